@@ -1,0 +1,134 @@
+"""Prompt assembly for a role-play beat.
+
+- system = base skeleton + role-play definition (``resources/prompts/roleplay_system.md``) + card layers; it
+  depends only on the card and the persona, so it is byte-identical across the beats of a chat (prefix caching).
+- messages = the opening, then past beats as the user's words and the finals only (revisions applied; asks,
+  tool calls and unsealed beats left out), then one user message = injection + blank line + the user's words.
+- injection order (seed 002, 场景快照放在用户原话前面): 【世界状态】 【登场名录】 【相关设定】 【设定集索引】 【语言】.
+Golden: ``round2.json``/``round3.json`` ``injection`` and ``messages_sent`` (system aside).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Iterable, Optional
+
+from .cards import Card
+from .lorebook import Lorebook
+from .macros import MacroContext, apply_macros
+from .state import WorldState, format_roster, format_state, has_roster
+
+LANGUAGE_LINES = {
+    "zh": "以中文写叙事与对白（专有名词可保留原文）。",
+    "en": "Write narration and dialogue in English (proper nouns may keep their original spelling).",
+    "ja": "叙述と台詞は日本語で書く（固有名詞は原語のままでもよい）。",
+}
+
+
+@lru_cache(maxsize=None)
+def prompt_resource(name: str) -> str:
+    """Text of a shipped prompt file under ``liyuan_desktop/resources/prompts`` (trailing newlines removed)."""
+    return resources.files("liyuan_desktop").joinpath("resources", "prompts", name).read_text("utf-8").rstrip("\n")
+
+
+def opening_text(card: Card, ctx: MacroContext) -> str:
+    """The opening as shown and sent: 「【开场 · 名字】」 then the card's first_mes (macros applied)."""
+    return f"【开场 · {card.name}】\n{apply_macros(card.first_mes, ctx)}"
+
+
+def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
+    """The card's part of the system prompt: definition fields that are present, then constant (常驻) lore."""
+    sections = [f"# 角色卡：{card.name}"]
+    for title, text in (
+        ("角色设定", card.description),
+        ("性格", card.personality),
+        ("场景", card.scenario),
+        ("卡作者的系统提示", card.system_prompt),
+        ("对话示例", card.mes_example),
+        ("卡作者的补充要求", card.post_history_instructions),
+    ):
+        body = apply_macros(text or "", ctx).strip()
+        if body:
+            sections.append(f"## {title}\n{body}")
+    consts = book.constants()
+    if consts:
+        lore = "\n\n".join(f"【{e.display_title}】{apply_macros(e.content, ctx).strip()}" for e in consts)
+        sections.append(f"## 常驻设定\n{lore}")
+    if ctx.user:
+        sections.append(f"## 用户的角色\n用户扮演「{ctx.user}」。")
+    return "\n\n".join(sections)
+
+
+def system_prompt(card: Card, book: Lorebook, ctx: MacroContext) -> str:
+    """Full role-play system prompt (skeleton + definition + card layers)."""
+    return f"{prompt_resource('roleplay_system.md')}\n\n{card_layers(card, book, ctx)}"
+
+
+def build_injection(
+    state: WorldState,
+    activated: Iterable[str],
+    index: Iterable[str],
+    language: str = "zh",
+    summaries: Optional[list[str]] = None,
+) -> str:
+    """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
+    names; 【相关设定】 only with hits; 【设定集索引】 only with entries."""
+    blocks: list[str] = []
+    if summaries:
+        blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
+    blocks.append(f"【世界状态】\n{format_state(state)}")
+    if has_roster(state):
+        blocks.append(f"【登场名录】{format_roster(state)}")
+    hits = list(activated)
+    if hits:
+        blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")
+    idx = list(index)
+    if idx:
+        blocks.append(f"【设定集索引】共 {len(idx)} 条：{'、'.join(idx)}")
+    blocks.append(f"【语言】{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh'])}")
+    return "\n\n".join(blocks)
+
+
+@dataclass(slots=True)
+class HistoryTurn:
+    """One past beat as it enters the prompt: the user's words and the final (revised if edited)."""
+
+    user: str
+    final: str
+    assistant_id: str
+
+
+def history_from_path(path: list[Any]) -> tuple[Optional[str], list[HistoryTurn]]:
+    """Rebuild (opening, past turns) from a branch path (root first). A user entry counts only if an assistant
+    final follows it on the path; revisions replace the text of their target."""
+    revisions: dict[str, str] = {}
+    for e in path:
+        if e.type == "revision":
+            revisions[e.target] = e.text
+    opening: Optional[str] = None
+    turns: list[HistoryTurn] = []
+    pending_user: Optional[str] = None
+    for e in path:
+        t = e.type
+        if t == "opening":
+            opening = e.text
+        elif t == "user":
+            pending_user = e.text
+        elif t == "assistant" and pending_user is not None:
+            turns.append(HistoryTurn(user=pending_user, final=revisions.get(e.id, e.text), assistant_id=e.id))
+            pending_user = None
+    return opening, turns
+
+
+def build_messages(system: str, opening: Optional[str], turns: list[HistoryTurn], injection: str, user_text: str) -> list[dict[str, str]]:
+    """The message list of the first call of a beat, as ``{"role", "content"}`` dicts."""
+    msgs: list[dict[str, str]] = [{"role": "system", "content": system}]
+    if opening is not None:
+        msgs.append({"role": "assistant", "content": opening})
+    for t in turns:
+        msgs.append({"role": "user", "content": t.user})
+        msgs.append({"role": "assistant", "content": t.final})
+    msgs.append({"role": "user", "content": f"{injection}\n\n{user_text}" if injection else user_text})
+    return msgs

@@ -1,0 +1,368 @@
+"""The beat loop (一拍): up to 20 model calls in which the model searches, writes on the draft, asks, and seals.
+
+Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上一轮能原位改, 稿纸之外的输出, 岔口交给用户.
+- Read tools in one response run concurrently, write tools in order; results go back in the calls' order.
+- A successful ``draft_seal`` or ``previous_draft_edit`` ends the loop: no further model call.
+- A response without tool calls ends the loop: its text is taken in (``draft_write`` when the draft is empty, or
+  ``draft_append`` when the model wrote and then stopped) and the draft is sealed automatically.
+- ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat.
+- Bad model output (malformed JSON arguments, an unknown tool, a stale version, a bad edit reference, seal before
+  writing) becomes a tool error the model can act on; out of rounds leaves the draft saved and unsealed.
+This module runs one beat on in-memory inputs; :mod:`chat` loads them from the session tree and stores the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional
+
+from .draft import Draft, DraftError, apply_edits, read_text
+from .events import (
+    Activity, AskAnswer, AskRequest, CallFinished, CallStarted, DraftChanged, ModelDelta, Revised, ToolFinished,
+    ToolStarted,
+)
+from .llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
+from .lorebook import Lorebook
+from .merge import final_text, merge_final_text
+from .session import CallLog, ToolCallLog
+from .state import WorldState, format_roster, utf16_len
+from .tools import TOOLS_BY_NAME, ToolArgError, parse_args, tool_specs
+
+log = logging.getLogger(__name__)
+
+MAX_ROUNDS = 20
+CAPTURED_NOTICE = "直出正文已代收为 draft_write"
+CAPTURED_APPEND_NOTICE = "稿纸之后的直出文字已代收为 draft_append，并自动收笔"
+UNSEALED_NOTICE = "本拍尚未收笔"
+
+AskHandler = Callable[[AskRequest], Awaitable[AskAnswer]]
+EventSink = Callable[[Any], None]
+
+
+@dataclass
+class PreviousBeat:
+    """The previous sealed beat on this branch, as previous_draft_read/edit see it. ``version`` counts revisions."""
+
+    assistant_id: str
+    text: str
+    version: int
+
+
+@dataclass
+class BeatInput:
+    """Everything one beat needs. ``messages`` is the first call's message list (system first)."""
+
+    messages: list[ChatMessage]
+    model: ChatModel
+    book: Lorebook
+    state: WorldState
+    previous: Optional[PreviousBeat]
+    ask: Optional[AskHandler] = None
+    on_event: Optional[EventSink] = None
+    max_rounds: int = MAX_ROUNDS
+    tool_names: tuple[str, ...] = tuple(TOOLS_BY_NAME)
+
+
+@dataclass
+class BeatOutput:
+    """What the beat did. ``outcome``: sealed | revised_previous | unsealed | stopped | out_of_rounds | error."""
+
+    outcome: str
+    draft: Draft
+    final: str = ""
+    calls: list[CallLog] = field(default_factory=list)
+    asks: list[tuple[AskRequest, AskAnswer]] = field(default_factory=list)
+    revision: Optional[tuple[str, str, int]] = None  # (target id, new text, new version)
+    activity: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: Optional[str] = None
+
+    @property
+    def sealed(self) -> bool:
+        return self.outcome == "sealed"
+
+
+class _Stop(Exception):
+    """Raised inside the loop when the user pressed Stop in an ask (the pen goes back to the user)."""
+
+
+class Beat:
+    """One running beat. Create, then ``await run()``; ``stop()`` from elsewhere ends it at once (the current model
+    call is cancelled; the draft so far is kept)."""
+
+    def __init__(self, inp: BeatInput):
+        self.inp = inp
+        self.draft = Draft()
+        self.out = BeatOutput(outcome="unsealed", draft=self.draft)
+        self._terminate = False
+        self._stop_requested = False
+        self._current: Optional[asyncio.Task[Any]] = None
+        self._round = 0
+        self._loop_tail: list[str] = []
+
+    # -- events ---------------------------------------------------------------------------------------------
+    def emit(self, ev: Any) -> None:
+        if self.inp.on_event is None:
+            return
+        try:
+            self.inp.on_event(ev)
+        except Exception:  # a broken UI handler must never break the beat
+            log.exception("event handler failed")
+
+    def _activity(self, text: str, level: str = "info") -> None:
+        self.out.activity.append(text)
+        self.emit(Activity(text=text, level=level))
+
+    def _draft_event(self, by: str = "model") -> None:
+        d = self.draft
+        self.emit(DraftChanged(text=d.text, version=d.version, chars=utf16_len(d.text), sealed=d.sealed, by=by))
+
+    # -- control --------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the beat: cancels the running model call; the loop ends with outcome ``stopped``."""
+        self._stop_requested = True
+        if self._current is not None and not self._current.done():
+            self._current.cancel()
+
+    # -- tools ----------------------------------------------------------------------------------------------
+    async def _run_tool(self, call: ToolCall) -> tuple[Any, bool]:
+        spec = TOOLS_BY_NAME.get(call.name)
+        if spec is None or call.name not in self.inp.tool_names:
+            names = "、".join(self.inp.tool_names)
+            return {"ok": False, "error": "unknown_tool", "message": f"没有名为 {call.name!r} 的工具。可用的工具：{names}。"}, False
+        try:
+            args = parse_args(spec, call.arguments)
+        except ToolArgError as e:
+            return e.result, False
+        try:
+            return await self._dispatch(call.name, args), True
+        except DraftError as e:
+            return e.to_result(), False
+
+    async def _dispatch(self, name: str, a: Any) -> Any:
+        d = self.draft
+        if name == "draft_write":
+            res = d.write(a.version, a.content)
+            d.explicit_writes += 1
+            self._draft_event()
+            return res
+        if name == "draft_append":
+            res = d.append(a.version, a.content, a.separator)
+            d.explicit_writes += 1
+            self._draft_event()
+            return res
+        if name == "draft_read":
+            return d.read(a.start, a.end)
+        if name == "draft_search":
+            return d.search(a.query, a.limit)
+        if name == "draft_edit":
+            res = d.edit(a.version, [e.model_dump() for e in a.edits])
+            d.explicit_writes += 1
+            self._draft_event()
+            return res
+        if name == "draft_seal":
+            res = d.seal(a.version)
+            self._terminate = True
+            self._draft_event()
+            return res
+        if name == "previous_draft_read":
+            prev = self._previous()
+            return read_text(prev.text, prev.version, a.start, a.end)
+        if name == "previous_draft_edit":
+            prev = self._previous()
+            if d.version > 0 or d.text:
+                raise DraftError("draft_in_use", "本拍已经写过稿纸，不能再回改上一拍；请在本拍稿件里继续，或用 draft_seal 收笔。")
+            if a.version != prev.version:
+                raise DraftError("stale_version", f"版本冲突：你基于版本 {a.version}，上一拍当前是版本 {prev.version}。先 previous_draft_read。", version=prev.version)
+            new_text, levels = apply_edits(prev.text, [e.model_dump() for e in a.edits])
+            prev.text, prev.version = new_text, prev.version + 1
+            self.out.revision = (prev.assistant_id, new_text, prev.version)
+            self._terminate = True
+            self.emit(Revised(target=prev.assistant_id, text=new_text, version=prev.version))
+            res: dict[str, Any] = {"ok": True, "version": prev.version}
+            if any(lv != "exact" for lv in levels):
+                res["matches"] = levels
+            return res
+        if name == "ask":
+            req = AskRequest(question=a.question, options=list(a.options))
+            self.emit(req)
+            if self.inp.ask is None:
+                ans = AskAnswer(answer=None, by="stop")
+            else:
+                ans = await self.inp.ask(req)
+            self.out.asks.append((req, ans))
+            if ans.by == "stop":
+                self._stop_requested = True
+                self._terminate = True
+                return {"answer": None, "by": "stop", "note": "用户点了停止：笔已交还用户，本拍到此为止。"}
+            return {"answer": ans.answer, "by": ans.by}
+        if name == "world_state_get":
+            st = self.inp.state
+            return {"state": st.to_dict(), "roster": format_roster(st)}
+        if name == "lorebook_search":
+            return [h.model_dump() for h in self.inp.book.search(a.query, a.limit)]
+        if name == "lorebook_list":
+            return self.inp.book.list_titles()
+        raise DraftError("unknown_tool", f"工具 {name} 未实现")  # pragma: no cover - guarded by TOOLS_BY_NAME
+
+    def _previous(self) -> PreviousBeat:
+        if self.inp.previous is None:
+            raise DraftError("no_previous", "当前分支还没有已交付的上一拍，没有可回改的回复。")
+        return self.inp.previous
+
+    @staticmethod
+    def _summary(name: str, ok: bool, result: Any, args: str) -> str:
+        if not ok:
+            return str(result.get("message", "")) if isinstance(result, dict) else "失败"
+        try:
+            a = json.loads(args or "{}")
+        except json.JSONDecodeError:
+            a = {}
+        if name == "lorebook_search" and isinstance(result, list):
+            return f"查「{a.get('query', '')}」→ " + ("、".join(h["title"] for h in result) or "无命中")
+        if name in ("draft_edit", "previous_draft_edit") and isinstance(result, dict):
+            return "匹配：" + "、".join(result.get("matches", ["exact"]))
+        if name in ("draft_write", "draft_append") and isinstance(result, dict):
+            return f"版本 {result.get('version')}，{result.get('chars')} 字"
+        return ""
+
+    async def _run_calls(self, calls: list[ToolCall], call_log: CallLog) -> list[tuple[ToolCall, Any, bool]]:
+        """Run one response's tool calls: consecutive reads concurrently, writes one by one, in order."""
+        results: list[Optional[tuple[Any, bool, float]]] = [None] * len(calls)
+
+        async def one(i: int) -> None:
+            c = calls[i]
+            self.emit(ToolStarted(round=self._round, call_id=c.id, name=c.name, arguments=c.arguments))
+            t0 = time.perf_counter()
+            res, ok = await self._run_tool(c)
+            results[i] = (res, ok, (time.perf_counter() - t0) * 1000)
+            self.emit(ToolFinished(round=self._round, call_id=c.id, name=c.name, ok=ok, result=res,
+                                   summary=self._summary(c.name, ok, res, c.arguments)))
+
+        i = 0
+        while i < len(calls):
+            spec = TOOLS_BY_NAME.get(calls[i].name)
+            if spec is not None and spec.mode == "read":
+                j = i
+                while j < len(calls) and (s := TOOLS_BY_NAME.get(calls[j].name)) is not None and s.mode == "read":
+                    j += 1
+                if j - i == 1:
+                    await one(i)
+                else:
+                    await asyncio.gather(*(one(k) for k in range(i, j)))
+                i = j
+            else:
+                await one(i)
+                i += 1
+        out = []
+        for c, r in zip(calls, results):
+            assert r is not None
+            res, ok, ms = r
+            mode = TOOLS_BY_NAME[c.name].mode if c.name in TOOLS_BY_NAME else ""
+            call_log.tool_calls.append(ToolCallLog(id=c.id, name=c.name, arguments=c.arguments, result=res, ok=ok, mode=mode, ms=round(ms, 3)))
+            out.append((c, res, ok))
+        return out
+
+    # -- stray text -----------------------------------------------------------------------------------------
+    def _capture(self, text: str) -> None:
+        """A response without tool calls: take its text in and seal (seed 000, 稿纸之外的输出)."""
+        d = self.draft
+        if d.sealed:
+            return
+        if d.text.strip():
+            if text.strip():
+                d.append(d.version, text)
+                self._loop_tail.clear()
+                self._activity(CAPTURED_APPEND_NOTICE)
+            d.seal(d.version)
+            self._draft_event(by="capture")
+        elif text.strip():
+            d.write(d.version, text)
+            self._loop_tail.clear()
+            self._activity(CAPTURED_NOTICE)
+            d.seal(d.version)
+            self._draft_event(by="capture")
+
+    # -- the loop -------------------------------------------------------------------------------------------
+    async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
+        rnd = self._round
+
+        def on_delta(dl: StreamDelta) -> None:
+            self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
+
+        req = ChatRequest(messages=messages, tools=tool_specs(self.inp.tool_names), purpose="actor")
+        self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
+        try:
+            return await self._current
+        finally:
+            self._current = None
+
+    async def run(self) -> BeatOutput:
+        """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures
+        (they become ``outcome``/``error``); a CancelledError of the caller's own task propagates."""
+        messages = list(self.inp.messages)
+        out = self.out
+        try:
+            while not self._terminate:
+                if self._round >= self.inp.max_rounds:
+                    out.outcome = "out_of_rounds"
+                    self._activity(f"已用满 {self.inp.max_rounds} 次模型调用，{UNSEALED_NOTICE}；稿件已保存，可按现稿收笔或继续。", "warning")
+                    break
+                if self._stop_requested:
+                    raise _Stop()
+                self._round += 1
+                self.emit(CallStarted(round=self._round, max_rounds=self.inp.max_rounds))
+                t0 = time.perf_counter()
+                try:
+                    resp = await self._call_model(messages)
+                except asyncio.CancelledError:
+                    if self._stop_requested:
+                        out.calls.append(CallLog(round=self._round, error="stopped", model=self.inp.model.name))
+                        raise _Stop()
+                    raise
+                except ModelError as e:
+                    part = e.partial
+                    out.calls.append(CallLog(round=self._round, reasoning=part.reasoning if part else "", content=part.content if part else "",
+                                             finish_reason=part.finish_reason if part else None, model=self.inp.model.name,
+                                             ms=round((time.perf_counter() - t0) * 1000, 1), error=f"{e.kind}: {e.message}"))
+                    out.outcome = "error"
+                    out.error = e.message
+                    self._activity(f"模型调用失败：{e.message}", "error")
+                    break
+                ms = (time.perf_counter() - t0) * 1000
+                clog = CallLog(round=self._round, reasoning=resp.reasoning, content=resp.content, finish_reason=resp.finish_reason,
+                               usage=resp.usage.raw or resp.usage.model_dump(exclude={"raw"}), model=resp.model or self.inp.model.name, ms=round(ms, 1))
+                out.calls.append(clog)
+                self.emit(CallFinished(round=self._round, tools=[c.name for c in resp.tool_calls], usage=clog.usage,
+                                       prompt_tokens=resp.usage.prompt_tokens, cached_tokens=resp.usage.cached_tokens,
+                                       completion_tokens=resp.usage.completion_tokens, finish_reason=resp.finish_reason, ms=ms))
+                if resp.content:
+                    self._loop_tail.append(resp.content)
+                if not resp.tool_calls:
+                    self._capture(resp.content)
+                    break
+                messages.append(ChatMessage(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
+                results = await self._run_calls(resp.tool_calls, clog)
+                for c, res, _ok in results:
+                    messages.append(ChatMessage(role="tool", tool_call_id=c.id, content=json.dumps(res, ensure_ascii=False)))
+                if self._stop_requested:
+                    raise _Stop()
+        except _Stop:
+            out.outcome = "stopped"
+            self._activity(f"已停止：笔交还给你。{UNSEALED_NOTICE if not self.draft.sealed else ''}".rstrip(), "warning")
+        d = self.draft
+        if out.revision is not None:
+            out.outcome = "revised_previous"
+        elif d.sealed:
+            out.outcome = "sealed"
+            tail = "".join(self._loop_tail)
+            out.final = final_text(d.text, merge_final_text(d.text, tail))
+        elif out.outcome == "unsealed" and self._round and not d.text:
+            out.warnings.append("模型没有写任何正文就结束了")
+        if out.outcome in ("unsealed",) and d.text:
+            self._activity(UNSEALED_NOTICE, "warning")
+        return out

@@ -1,0 +1,255 @@
+"""A chat: one session tree + its card + the models, and the commands the UI and CLI call (send a beat, …).
+
+Data on disk (../shared/design/ARCHITECTURE.md): ``<chat dir>/session.jsonl`` is the source of truth;
+``meta.json`` is a cache (mode, active leaf, title) rebuilt from the tree when missing or stale.
+
+One beat (``Chat.send``):
+1. the branch path → latest ``rp-state`` → 【世界状态】【登场名录】; activation over the scan window → 【相关设定】;
+2. messages: system, opening, past user words + finals, then injection + blank line + the user's words;
+3. the beat loop (:mod:`beat`); the user entry is on disk before the first model call;
+4. sealed → assistant entry (the final), then the scribe → ``rp-state``; a previous-beat edit → ``revision``;
+   not sealed → the beat entry keeps the draft, 「本拍尚未收笔」, no scribe. Everything is fsynced once at the end.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+from .assemble import build_injection, build_messages, history_from_path, opening_text, system_prompt
+from .beat import AskHandler, Beat, BeatInput, BeatOutput, EventSink, PreviousBeat
+from .cards import Card
+from .events import BeatFinished, BeatStarted, ScribeFinished
+from .llm.types import ChatMessage, ChatModel
+from .lorebook import Lorebook, ScanMessage
+from .macros import MacroContext
+from .scribe import ScribeOutcome, run_scribe
+from .session import SessionTree
+from .state import WorldState, format_roster, format_state
+
+
+class BeatResult(BaseModel):
+    """One beat as the CLI's ``--json`` prints it, plus ids for the UI. ``state``/``roster`` are the formatted
+    【世界状态】/【登场名录】 texts after the beat; ``calls`` lists the tool names of each model call."""
+
+    user: str
+    injection: str
+    activated: list[str] = Field(default_factory=list)
+    calls: list[list[str]] = Field(default_factory=list)
+    final: str = ""
+    sealed: bool = False
+    revised_previous: bool = False
+    outcome: str = ""
+    state: str = ""
+    roster: str = ""
+    warnings: list[str] = Field(default_factory=list)
+    activity: list[str] = Field(default_factory=list)
+    error: Optional[str] = None
+    messages_sent: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    scribe: Optional[ScribeOutcome] = Field(default=None, exclude=True)
+    output: Any = Field(default=None, exclude=True)
+    revised_text: Optional[str] = None
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+class Chat:
+    """An open chat. ``model`` plays the actor; ``scribe_model`` (optional side model) keeps the ledger."""
+
+    def __init__(self, directory: Path, tree: SessionTree, card: Card, model: ChatModel,
+                 scribe_model: Optional[ChatModel] = None, persona: str = "", language: Optional[str] = None):
+        self.dir = Path(directory)
+        self.tree = tree
+        self.card = card
+        self.model = model
+        self.scribe_model = scribe_model
+        self.persona = persona or tree.header.persona or card.persona_name or "你"
+        self.language = language or card.language
+        self.book: Lorebook = card.lorebook
+        self.ctx = MacroContext(char=card.name, user=self.persona)
+        self._system = system_prompt(card, self.book, self.ctx)
+        self._running: Optional[Beat] = None
+
+    # -- creating / opening ---------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, directory: Path, card: Card, model: ChatModel, *, mode: str = "roleplay", persona: str = "",
+               title: str = "", scribe_model: Optional[ChatModel] = None) -> "Chat":
+        """Create a chat folder with its session tree (header + opening). Raises SessionError if one exists."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        persona = persona or card.persona_name or "你"
+        tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
+                                  persona=persona, title=title or directory.name)
+        chat = cls(directory, tree, card, model, scribe_model, persona)
+        if card.first_mes.strip():
+            tree.append("opening", text=opening_text(card, chat.ctx))
+        tree.persist_leaf()
+        chat._write_meta()
+        return chat
+
+    @classmethod
+    def open(cls, directory: Path, card: Card, model: ChatModel, scribe_model: Optional[ChatModel] = None) -> "Chat":
+        """Open an existing chat folder (the tree is loaded; damaged lines are skipped, see ``load_warnings``)."""
+        directory = Path(directory)
+        tree = SessionTree.open(directory / "session.jsonl")
+        chat = cls(directory, tree, card, model, scribe_model)
+        chat._write_meta()
+        return chat
+
+    @property
+    def load_warnings(self) -> list[str]:
+        return self.tree.load_warnings
+
+    @property
+    def mode(self) -> str:
+        return self.tree.header.mode
+
+    def _write_meta(self) -> None:
+        meta = {"mode": self.mode, "leaf": self.tree.leaf_id, "title": self.tree.header.title,
+                "card": self.card.name, "updated": int(time.time() * 1000)}
+        try:
+            _atomic_write(self.dir / "meta.json", json.dumps(meta, ensure_ascii=False, indent=1))
+        except OSError:
+            pass  # a cache; the tree is the truth
+
+    # -- reading the branch ---------------------------------------------------------------------------------
+    @property
+    def system(self) -> str:
+        """The system prompt of this chat (byte-stable across beats)."""
+        return self._system
+
+    def current_state(self) -> WorldState:
+        """The ledger of the active branch (its latest rp-state), or an empty one."""
+        e = self.tree.latest("rp-state")
+        return WorldState.model_validate(e.state) if e else WorldState()
+
+    def previous_warnings(self) -> list[str]:
+        """Warnings of the latest scribe snapshot on the branch (fed back to the scribe)."""
+        e = self.tree.latest("rp-state")
+        return list(e.warnings) if e and e.source == "scribe" else []
+
+    def _previous_beat(self, path: list[Any]) -> Optional[PreviousBeat]:
+        last = None
+        for e in reversed(path):
+            if e.type == "assistant":
+                last = e
+                break
+        if last is None:
+            return None
+        text, version = last.text, 0
+        for e in path:
+            if e.type == "revision" and e.target == last.id:
+                text, version = e.text, e.version
+        return PreviousBeat(assistant_id=last.id, text=text, version=version)
+
+    def prepare(self, user_text: str) -> tuple[str, list[str], list[dict[str, str]], WorldState, Optional[PreviousBeat]]:
+        """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the
+        active branch — everything a beat sends, without running it."""
+        path = self.tree.path_to()
+        opening, turns = history_from_path(path)
+        state = self.current_state()
+        scan: list[ScanMessage] = []
+        depth = max(1, self.book.scan_depth)
+        for t in turns[-depth:]:
+            scan += [ScanMessage(name=self.persona, text=t.user), ScanMessage(name=self.card.name, text=t.final)]
+        if len(turns) < depth and opening is not None:
+            scan.insert(0, ScanMessage(name=self.card.name, text=opening))
+        scan.append(ScanMessage(name=self.persona, text=user_text))
+        activated = [e.display_title for e in self.book.activate(scan)]
+        injection = build_injection(state, activated, self.book.index_titles(), self.language)
+        messages = build_messages(self._system, opening, turns, injection, user_text)
+        return injection, activated, messages, state, self._previous_beat(path)
+
+    # -- commands -------------------------------------------------------------------------------------------
+    def stop(self) -> None:
+        """Stop the running beat, if any (the draft so far is kept)."""
+        if self._running is not None:
+            self._running.stop()
+
+    async def send(self, user_text: str, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
+                   max_rounds: Optional[int] = None) -> BeatResult:
+        """Play one beat for ``user_text`` on the active branch and store it. Returns a :class:`BeatResult`.
+        Model/network failures end the beat with ``outcome="error"`` and a message; nothing already written is
+        lost. Raises OSError only when the disk refuses the write (the beat's data is kept in memory then)."""
+        injection, activated, messages, state, previous = self.prepare(user_text)
+        beat_no = sum(1 for e in self.tree.path_to() if e.type == "user") + 1
+        user_entry = self.tree.append("user", text=user_text)
+        self.tree.commit()
+
+        def emit(ev: Any) -> None:
+            if on_event is not None:
+                try:
+                    on_event(ev)
+                except Exception:  # pragma: no cover - handler errors are the UI's problem
+                    pass
+
+        emit(BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
+                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
+        inp = BeatInput(messages=[ChatMessage(**m) for m in messages], model=self.model, book=self.book, state=state,
+                        previous=previous, ask=ask, on_event=on_event)
+        if max_rounds:
+            inp.max_rounds = max_rounds
+        beat = Beat(inp)
+        self._running = beat
+        try:
+            out = await beat.run()
+        finally:
+            self._running = None
+        tree = self.tree
+        for req, ans in out.asks:
+            tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
+        beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
+                                 draft_version=out.draft.version, injection=injection, activated=activated,
+                                 activity=out.activity, warnings=out.warnings, error=out.error)
+        result = BeatResult(user=user_text, injection=injection, activated=activated,
+                            calls=[[t.name for t in c.tool_calls] for c in out.calls], outcome=out.outcome,
+                            sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,
+                            messages_sent=messages, output=out)
+        if out.revision is not None:
+            target, text, version = out.revision
+            tree.append("revision", target=target, text=text, version=version)
+            result.revised_previous = True
+            result.revised_text = text
+        if out.sealed:
+            result.final = out.final
+            tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+        tree.persist_leaf()  # the beat is on disk (fsync) before the scribe runs
+        if out.sealed:
+            sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
+                                  user_text=user_text, assistant_text=out.final, previous_warnings=self.previous_warnings())
+            result.scribe = sc
+            if sc.result is not None:
+                tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
+                            warnings=sc.result.warnings, raw=sc.raw)
+                tree.persist_leaf()
+                result.warnings += sc.problems + sc.result.warnings
+            else:
+                result.warnings += [w for w in [sc.error] if w]
+            emit(ScribeFinished(applied=sc.result.applied if sc.result else [], warnings=(sc.problems + sc.result.warnings) if sc.result else [],
+                                state=format_state(self.current_state()), roster=format_roster(self.current_state()), error=sc.error))
+        final_state = self.current_state()
+        result.state = format_state(final_state)
+        result.roster = format_roster(final_state)
+        self._write_meta()
+        emit(BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
+                          message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔")))
+        _ = user_entry
+        return result
+
+    def edit_state(self, state: WorldState) -> None:
+        """The user edited the ledger: append a new snapshot (source user); the next beat uses it (seed 002)."""
+        self.tree.append("rp-state", state=state.to_dict(), source="user")
+        self.tree.persist_leaf()
+        self._write_meta()

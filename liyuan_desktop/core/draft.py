@@ -1,0 +1,269 @@
+"""The draft (稿纸): the artifact a beat is written on, with versions, targeted edits and seal.
+
+Seed 000, 稿纸：正文能定点改 and 收笔就结束这一轮. Every write carries the version it was based on; a stale version
+changes nothing. Offsets the model sees are UTF-16 code units (JavaScript string offsets), end exclusive.
+Edits are found in the original text — exactly, or with limited matching (trimmed ends, same-length punctuation
+variants such as full/half width) — and spliced into the original, never into a normalised copy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .state import utf16_len, utf16_slice
+
+
+class DraftError(Exception):
+    """A draft operation was refused; nothing changed. ``code`` is stable (``stale_version``, ``sealed``,
+    ``not_found``, ``not_unique``, ``overlap``, ``empty_old``, ``no_change``, ``empty_draft``, ``bad_range``,
+    ``bad_args``); ``message`` is Chinese text the model can act on."""
+
+    def __init__(self, code: str, message: str, **extra: Any):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.extra = extra
+
+    def to_result(self) -> dict[str, Any]:
+        """The tool result the model sees: ``{"ok": false, "error": code, "message": …, …extra}``."""
+        return {"ok": False, "error": self.code, "message": self.message, **self.extra}
+
+
+# Same-length punctuation variants: each maps to one canonical character, so positions line up one to one.
+_PUNCT_PAIRS = {
+    "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "„": '"', "＂": '"',
+    "‘": "'", "’": "'", "＇": "'",
+    "。": ".", "｡": ".", "、": ",", "―": "-", "—": "-", "–": "-", "－": "-",
+    "\u3000": " ", "\u00a0": " ", "\t": " ",
+    "〈": "<", "〉": ">", "《": "<", "》": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
+}
+_CANON = {ord(k): v for k, v in _PUNCT_PAIRS.items()}
+for _cp in range(0xFF01, 0xFF5F):  # full-width ASCII forms → ASCII
+    _CANON.setdefault(_cp, chr(_cp - 0xFEE0))
+
+
+def canon_punct(text: str) -> str:
+    """Map punctuation variants to one form, keeping the length in code points (so offsets stay valid)."""
+    return text.translate(_CANON)
+
+
+MATCH_LEVELS = ("exact", "trimmed", "punct", "trimmed+punct")
+
+
+@dataclass
+class _Span:
+    start: int  # code point offsets in the original text
+    end: int
+    new: str
+    level: str
+    index: int
+
+
+def _find_all(hay: str, needle: str) -> list[int]:
+    out: list[int] = []
+    if not needle:
+        return out
+    i = hay.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = hay.find(needle, i + len(needle))
+    return out
+
+
+def _locate(text: str, canon_text: str, old: str, index: int) -> tuple[int, int, str]:
+    """Find ``old`` once in ``text``. Returns (start, end, level) in code points, or raises DraftError."""
+    hits = _find_all(text, old)
+    if len(hits) == 1:
+        return hits[0], hits[0] + len(old), "exact"
+    if len(hits) > 1:
+        raise DraftError("not_unique", f"第 {index + 1} 处引用在稿件中出现 {len(hits)} 次，不唯一；请带上前后更多原文使它唯一。整批未改。", edit=index, count=len(hits))
+    stripped = old.strip()
+    candidates: list[tuple[str, str]] = []
+    if stripped and stripped != old:
+        candidates.append((stripped, "trimmed"))
+    candidates.append((old, "punct"))
+    if stripped and stripped != old:
+        candidates.append((stripped, "trimmed+punct"))
+    for probe, level in candidates:
+        if level == "trimmed":
+            found = _find_all(text, probe)
+        else:
+            found = _find_all(canon_text, canon_punct(probe))
+        if len(found) == 1:
+            return found[0], found[0] + len(probe), level
+        if len(found) > 1:
+            raise DraftError("not_unique", f"第 {index + 1} 处引用（{level} 匹配）在稿件中出现 {len(found)} 次，不唯一；请带上前后更多原文。整批未改。", edit=index, count=len(found))
+    raise DraftError("not_found", f"第 {index + 1} 处引用在稿件中找不到：{old[:40]!r}。请先用 draft_search/draft_read 取精确原文。整批未改。", edit=index)
+
+
+def _adjust_new(old: str, new: str, level: str) -> str:
+    """When ends were trimmed to match, drop the same leading/trailing whitespace from ``new`` if it repeats it."""
+    if "trimmed" not in level:
+        return new
+    lead = old[: len(old) - len(old.lstrip())]
+    trail = old[len(old.rstrip()) :]
+    if lead and new.startswith(lead):
+        new = new[len(lead) :]
+    if trail and new.endswith(trail):
+        new = new[: len(new) - len(trail)]
+    return new
+
+
+def apply_edits(text: str, edits: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """Apply a batch of ``{"old", "new"}`` edits to ``text``, all located against the same original.
+
+    Returns (new text, match level per edit). Raises :class:`DraftError` — and changes nothing — when an ``old`` is
+    empty, missing, not unique, overlaps another, or when the batch changes nothing.
+    Shared by ``draft_edit`` and ``previous_draft_edit`` (seed 000, 稿纸 and 上一轮能原位改).
+    """
+    if not isinstance(edits, list) or not edits:
+        raise DraftError("bad_args", "edits 必须是至少一项的数组，每项 {old, new}。")
+    canon = canon_punct(text)
+    spans: list[_Span] = []
+    for i, e in enumerate(edits):
+        if not isinstance(e, dict) or not isinstance(e.get("old"), str) or not isinstance(e.get("new"), str):
+            raise DraftError("bad_args", f"第 {i + 1} 项必须是 {{\"old\": 字符串, \"new\": 字符串}}。整批未改。", edit=i)
+        old, new = e["old"], e["new"]
+        if not old:
+            raise DraftError("empty_old", f"第 {i + 1} 项的 old 为空；续写请用 draft_append。整批未改。", edit=i)
+        s, t, level = _locate(text, canon, old, i)
+        spans.append(_Span(s, t, _adjust_new(old, new, level), level, i))
+    ordered = sorted(spans, key=lambda sp: (sp.start, sp.end))
+    for a, b in zip(ordered, ordered[1:]):
+        if b.start < a.end:
+            raise DraftError("overlap", f"第 {a.index + 1} 与第 {b.index + 1} 处引用重叠；请合并成一处再改。整批未改。", edits=[a.index, b.index])
+    out: list[str] = []
+    pos = 0
+    for sp in ordered:
+        out.append(text[pos : sp.start])
+        out.append(sp.new)
+        pos = sp.end
+    out.append(text[pos:])
+    result = "".join(out)
+    if result == text:
+        raise DraftError("no_change", "这批修改不改变任何文字（new 与原文相同）。")
+    return result, [sp.level for sp in spans]
+
+
+def _cp_to_u16(text: str, cp: int) -> int:
+    return utf16_len(text[:cp])
+
+
+class Draft:
+    """The current beat's draft: ``text``, ``version`` (0 before the first write, +1 per successful write/append/
+    edit), ``sealed`` (frozen after :meth:`seal`). Every mutating method checks ``version`` first and raises
+    :class:`DraftError` on any conflict, leaving the draft untouched. Results are the tool results the model sees
+    (golden ``round1.json``: ``{"ok": true, "version": 1, "chars": 259}`` where chars are UTF-16 units)."""
+
+    def __init__(self, text: str = "", version: int = 0, sealed: bool = False):
+        self.text = text
+        self.version = version
+        self.sealed = sealed
+        #: Writes made by the model itself (not by stray-text capture).
+        self.explicit_writes = 0
+
+    # -- guards ---------------------------------------------------------------------------------------------
+    def _check(self, version: Any) -> None:
+        if self.sealed:
+            raise DraftError("sealed", "本拍稿件已收笔，不能再改。", version=self.version)
+        if not isinstance(version, int) or isinstance(version, bool) or version != self.version:
+            raise DraftError(
+                "stale_version",
+                f"版本冲突：你基于版本 {version!r}，稿件当前是版本 {self.version}。先 draft_read 取最新原文再改。",
+                version=self.version,
+            )
+
+    def _ok(self) -> dict[str, Any]:
+        return {"ok": True, "version": self.version, "chars": utf16_len(self.text)}
+
+    # -- tools ----------------------------------------------------------------------------------------------
+    def write(self, version: Any, content: Any) -> dict[str, Any]:
+        """Create or replace the whole draft. Result ``{"ok", "version", "chars"}``."""
+        self._check(version)
+        if not isinstance(content, str):
+            raise DraftError("bad_args", "content 必须是字符串（完整稿件原文）。", version=self.version)
+        self.text = content
+        self.version += 1
+        return self._ok()
+
+    def append(self, version: Any, content: Any, separator: Any = "\n\n") -> dict[str, Any]:
+        """Append ``content`` after ``separator`` (default two newlines, may be ""; none when the draft is empty)."""
+        self._check(version)
+        if not isinstance(content, str) or not isinstance(separator, str):
+            raise DraftError("bad_args", "content 与 separator 必须是字符串。", version=self.version)
+        self.text = content if not self.text else self.text + separator + content
+        self.version += 1
+        return self._ok()
+
+    def read(self, start: Any = None, end: Any = None) -> dict[str, Any]:
+        """Exact text and version; ``start``/``end`` are UTF-16 offsets from 0, end exclusive, both optional.
+        Without a range: ``{"version", "content"}``; with one, also ``start``, ``end`` and ``total`` (UTF-16)."""
+        return read_text(self.text, self.version, start, end)
+
+    def search(self, query: Any, limit: Any = 20) -> dict[str, Any]:
+        """Literal search; see :func:`search_text`."""
+        return search_text(self.text, self.version, query, limit)
+
+    def edit(self, version: Any, edits: Any) -> dict[str, Any]:
+        """Batch edit against one version (:func:`apply_edits`). Result ``{"ok", "version", "chars"}`` plus
+        ``"matches": [level…]`` when any edit needed limited matching."""
+        self._check(version)
+        new_text, levels = apply_edits(self.text, edits)
+        self.text = new_text
+        self.version += 1
+        res = self._ok()
+        if any(lv != "exact" for lv in levels):
+            res["matches"] = levels
+        return res
+
+    def seal(self, version: Any) -> dict[str, Any]:
+        """Freeze the current version. Refused for a stale version or an empty draft."""
+        self._check(version)
+        if not self.text.strip():
+            raise DraftError("empty_draft", "稿件还是空的，不能收笔；先用 draft_write 写正文。", version=self.version)
+        self.sealed = True
+        return {"ok": True, "sealed": True, "version": self.version}
+
+
+def read_text(text: str, version: int, start: Any = None, end: Any = None) -> dict[str, Any]:
+    """Shared by draft_read and previous_draft_read. Raises ``bad_range`` for negative or non-integer offsets."""
+    if start is None and end is None:
+        return {"version": version, "content": text}
+    total = utf16_len(text)
+    for name, v in (("start", start), ("end", end)):
+        if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
+            raise DraftError("bad_range", f"{name} 必须是不小于 0 的整数（UTF-16 偏移）。", total=total)
+    s = start or 0
+    e = total if end is None else min(end, total)
+    if s > e:
+        raise DraftError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。", total=total)
+    return {"version": version, "content": utf16_slice(text, s, e), "start": s, "end": e, "total": total}
+
+
+def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[str, Any]:
+    """Literal search. Result ``{"version", "total", "hits": [{"start", "end", "text", "context"}]}`` with UTF-16
+    offsets; ``text`` is the exact original (usable as draft_edit ``old``). When there is no exact hit, hits found
+    with same-length punctuation variants are returned and flagged ``"level": "punct"``. ``limit`` 1..50."""
+    if not isinstance(query, str) or not query:
+        raise DraftError("bad_args", "query 必须是非空字符串。")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        limit = 20
+    limit = max(1, min(50, limit))
+    level = "exact"
+    hits = _find_all(text, query)
+    if not hits:
+        hits = _find_all(canon_punct(text), canon_punct(query))
+        level = "punct"
+    out = []
+    for h in hits[:limit]:
+        e = h + len(query)
+        ls = text.rfind("\n", 0, h) + 1
+        le = text.find("\n", e)
+        le = len(text) if le < 0 else le
+        ctx = text[max(ls, h - 30) : min(le, e + 30)]
+        item = {"start": _cp_to_u16(text, h), "end": _cp_to_u16(text, e), "text": text[h:e], "context": ctx}
+        if level != "exact":
+            item["level"] = level
+        out.append(item)
+    return {"version": version, "total": len(hits), "hits": out}

@@ -1,0 +1,131 @@
+"""Typed events the engine emits while a beat runs. The UI and the CLI render them; neither computes engine state.
+
+Every event has a ``kind``. Handlers are plain callables ``on_event(event)``; an exception in a handler is logged
+and never breaks the beat.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+
+class BeatStarted(BaseModel):
+    kind: Literal["beat_started"] = "beat_started"
+    beat: int
+    user: str
+    injection: str
+    activated: list[str]
+    model: str
+    is_replay: bool
+
+
+class CallStarted(BaseModel):
+    kind: Literal["call_started"] = "call_started"
+    round: int
+    max_rounds: int
+
+
+class ModelDelta(BaseModel):
+    """Streamed text: ``channel`` is "content", "reasoning", "tool_args" or "tool_name"."""
+
+    kind: Literal["delta"] = "delta"
+    round: int
+    channel: str
+    text: str
+    index: int = 0
+
+
+class CallFinished(BaseModel):
+    """A model call ended. ``usage``: prompt/completion/cached tokens; ``tools``: names of the calls it made."""
+
+    kind: Literal["call_finished"] = "call_finished"
+    round: int
+    tools: list[str]
+    usage: dict[str, Any] = Field(default_factory=dict)
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    completion_tokens: int = 0
+    finish_reason: Optional[str] = None
+    ms: float = 0.0
+
+
+class ToolStarted(BaseModel):
+    kind: Literal["tool_started"] = "tool_started"
+    round: int
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ToolFinished(BaseModel):
+    """A tool ran. ``summary`` is one human line (e.g. lorebook hit titles, an edit's match level)."""
+
+    kind: Literal["tool_finished"] = "tool_finished"
+    round: int
+    call_id: str
+    name: str
+    ok: bool
+    result: Any
+    summary: str = ""
+
+
+class DraftChanged(BaseModel):
+    """The draft after a write. ``chars`` in UTF-16 units."""
+
+    kind: Literal["draft_changed"] = "draft_changed"
+    text: str
+    version: int
+    chars: int
+    sealed: bool = False
+    by: str = "model"
+
+
+class Activity(BaseModel):
+    """A notice for the user, e.g. 「直出正文已代收为 draft_write」."""
+
+    kind: Literal["activity"] = "activity"
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+class AskRequest(BaseModel):
+    """The model asks the user to choose. Answered by the ask handler with an :class:`AskAnswer`."""
+
+    kind: Literal["ask"] = "ask"
+    question: str
+    options: list[str]
+
+
+class AskAnswer(BaseModel):
+    """The user's answer: an option text or free text (``by="user"``), or Stop (``by="stop"``, answer None)."""
+
+    answer: Optional[str] = None
+    by: Literal["user", "stop", "auto"] = "user"
+
+
+class Revised(BaseModel):
+    kind: Literal["revised"] = "revised"
+    target: str
+    text: str
+    version: int
+
+
+class ScribeFinished(BaseModel):
+    """The scribe's result: applied lines, warnings, the formatted ledger and roster; ``error`` when it failed."""
+
+    kind: Literal["scribe_finished"] = "scribe_finished"
+    applied: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    state: str = ""
+    roster: str = ""
+    error: Optional[str] = None
+
+
+class BeatFinished(BaseModel):
+    kind: Literal["beat_finished"] = "beat_finished"
+    outcome: str
+    final: str
+    sealed: bool
+    message: str = ""

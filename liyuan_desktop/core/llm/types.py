@@ -1,0 +1,119 @@
+"""Shapes shared by every model the engine can talk to (real HTTP client, replay model).
+
+All models are pydantic so a call can be logged on the session tree exactly as sent and received.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Awaitable, Callable, Literal, Optional, Protocol
+
+from pydantic import BaseModel, Field
+
+
+class ToolCall(BaseModel):
+    """One tool call as the model produced it.
+
+    ``arguments`` is the raw JSON text the model streamed (it may be malformed: the beat loop, not the client,
+    turns bad JSON into a tool error the model can act on).
+    """
+
+    id: str
+    name: str
+    arguments: str = ""
+
+
+class Usage(BaseModel):
+    """Token usage of one call. ``cached_tokens`` is read from ``prompt_tokens_details.cached_tokens`` (OpenAI)
+    or ``prompt_cache_hit_tokens`` (DeepSeek), whichever the server sent. ``raw`` keeps the server's object."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    raw: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChatMessage(BaseModel):
+    """An OpenAI chat message. ``tool_calls`` only on assistant messages, ``tool_call_id`` only on tool messages."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: Optional[list[ToolCall]] = None
+    tool_call_id: Optional[str] = None
+    reasoning_content: Optional[str] = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """The wire form of the chat completions API (arguments stay raw strings)."""
+        d: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            d["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            d["tool_call_id"] = self.tool_call_id
+        return d
+
+
+class ChatRequest(BaseModel):
+    """One model call. ``tools`` are OpenAI function specs (``{"type":"function","function":{...}}``).
+    ``purpose`` is "actor" for beat calls and "scribe" for the ledger call (the replay model keeps them apart)."""
+
+    messages: list[ChatMessage]
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    max_tokens: Optional[int] = None
+    temperature: Optional[float] = None
+    thinking: bool = True
+    purpose: Literal["actor", "scribe", "summary"] = "actor"
+
+
+class ChatResponse(BaseModel):
+    """What one call returned, assembled from the stream.
+
+    ``finish_reason`` is the server's value ("stop", "tool_calls", "length") or "cut" when the stream ended early
+    (connection dropped, no [DONE]); in that case ``content``/``tool_calls`` hold what had arrived."""
+
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    finish_reason: Optional[str] = None
+    model: str = ""
+
+
+class StreamDelta(BaseModel):
+    """A streamed piece, for live display: kind is "content", "reasoning" or "tool_args" (with the call index)."""
+
+    kind: Literal["content", "reasoning", "tool_args", "tool_name"]
+    text: str
+    index: int = 0
+
+
+OnDelta = Callable[[StreamDelta], Any]
+
+
+class ModelError(Exception):
+    """A model call failed in a way the user must be told about.
+
+    ``kind``: "auth" (401/403), "not_found" (404: wrong base URL or model), "rate_limit", "server", "network",
+    "bad_response" (not JSON / not the chat completions shape), "cancelled", "replay_exhausted".
+    ``message`` is Chinese-first text fit for the UI and CLI; it never contains the API key."""
+
+    def __init__(self, kind: str, message: str, *, status: Optional[int] = None, partial: Optional[ChatResponse] = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.status = status
+        self.partial = partial
+
+
+class ChatModel(Protocol):
+    """Anything the beat loop can call. ``name`` is shown to the user (a replay model says it is a replay)."""
+
+    name: str
+    is_replay: bool
+
+    async def complete(self, request: ChatRequest, on_delta: Optional[OnDelta] = None) -> ChatResponse:
+        """Run one call. Raises ModelError; ``asyncio.CancelledError`` propagates on Stop."""
+        ...

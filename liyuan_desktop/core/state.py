@@ -1,0 +1,293 @@
+"""The scene ledger (账本): world state, the patch merge rules with their guards, the roster (登场名录), presence.
+
+Rules follow seed 002 (「状态别漂移：每轮一份场景快照」): sections 合并规则写死在程序里, 登场名录：只增不删,
+地点和所在地一比. Text formats (applied lines, warnings, 【世界状态】 lines, roster line) are byte-exact with the
+golden runs ``round1.json``, ``round2.json`` and ``patch_demo.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
+
+#: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
+TOP_KEYS: tuple[str, ...] = ("time", "location", "characters", "inventory", "flags", "plot_threads")
+#: Roster caps per table (seed 002: 人物、地点 100 条，物品、剧情线 60 条).
+ROSTER_CAPS: dict[str, int] = {"characters": 100, "places": 100, "items": 60, "events": 60}
+#: A roster time blurb is the in-story time cut to this many UTF-16 units.
+ROSTER_BLURB_MAX = 40
+#: Names are kept past the cap (their times are dropped first); only beyond this multiple of the cap do the
+#: oldest names go, so a runaway scribe cannot grow the injection without bound.
+ROSTER_HARD_FACTOR = 3
+
+
+def js_json(value: Any) -> str:
+    """``JSON.stringify(value)`` as JavaScript prints it (no spaces, non-ASCII kept) — used in warning texts."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (what JavaScript's ``length`` reports)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
+    """``text.slice(start, end)`` with JavaScript (UTF-16 code unit) offsets; never splits a surrogate pair into
+    half characters: a cut inside a pair moves outward to keep the whole character."""
+    data = text.encode("utf-16-le")
+    n = len(data) // 2
+    s = max(0, min(start, n))
+    e = n if end is None else max(s, min(end, n))
+    # Do not start on a low surrogate or end after a high surrogate.
+    if s < n and 0xDC00 <= int.from_bytes(data[2 * s : 2 * s + 2], "little") <= 0xDFFF and s > 0:
+        s -= 1
+    if 0 < e < n and 0xDC00 <= int.from_bytes(data[2 * e : 2 * e + 2], "little") <= 0xDFFF:
+        e += 1
+    return data[2 * s : 2 * e].decode("utf-16-le")
+
+
+class CharacterState(BaseModel):
+    """One character in the ledger. ``affinity``: attitude towards the user's persona, integer -100..100.
+    ``at``: where the character is now, written like ``WorldState.location`` (equal → 在场)."""
+
+    affinity: int = 0
+    status: str = ""
+    notes: str = ""
+    at: Optional[str] = None
+
+
+class Roster(BaseModel):
+    """Append-only index of every name seen: name → in-story time of first appearance ("" once dropped)."""
+
+    characters: dict[str, str] = Field(default_factory=dict)
+    items: dict[str, str] = Field(default_factory=dict)
+    events: dict[str, str] = Field(default_factory=dict)
+    places: dict[str, str] = Field(default_factory=dict)
+
+
+class WorldState(BaseModel):
+    """The whole ledger of one branch at one point. Persisted in ``rp-state`` session entries.
+
+    ``to_json()`` key order is fixed (time, location, characters, inventory, flags, plot_threads, roster) because
+    the scribe prompt shows it (golden ``round1.json``/``round2.json`` ``scribe.userText``). ``roster`` is absent
+    until the first patch registers names.
+    """
+
+    time: str = ""
+    location: str = ""
+    characters: dict[str, CharacterState] = Field(default_factory=dict)
+    inventory: list[str] = Field(default_factory=list)
+    flags: dict[str, str] = Field(default_factory=dict)
+    plot_threads: list[str] = Field(default_factory=list)
+    roster: Optional[Roster] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict in the canonical key order, ``None`` fields left out."""
+        return self.model_dump(exclude_none=True)
+
+    def to_json(self, indent: Optional[int] = 2) -> str:
+        """``JSON.stringify(state, null, indent)``: non-ASCII kept, ``{}``/``[]`` for empty containers."""
+        if indent is None:
+            return js_json(self.to_dict())
+        return json.dumps(self.to_dict(), ensure_ascii=False, indent=indent)
+
+
+class PatchResult(BaseModel):
+    """Outcome of :func:`apply_patch`: the new state, the applied lines and the warnings (exact seed wording)."""
+
+    state: WorldState
+    applied: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+def _clamp_affinity(value: float) -> int:
+    # JavaScript Math.round: halves round up (towards +inf), unlike Python's banker's rounding.
+    return int(max(-100, min(100, math.floor(value + 0.5))))
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _js_string(value: Any) -> str:
+    """``String(value)`` for the scalars a scribe may put where a string belongs."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _string_array(key: str, value: Any, warnings: list[str]) -> Optional[list[str]]:
+    if not isinstance(value, list):
+        warnings.append(f"{key} 不是数组已忽略（{js_json(value)}）——本字段是字符串数组，请给出变化后的完整清单。")
+        return None
+    kept = [x for x in value if isinstance(x, str)]
+    dropped = [x for x in value if not isinstance(x, str)]
+    if dropped:
+        shown = "、".join(js_json(d) for d in dropped[:2])
+        more = "…" if len(dropped) > 2 else ""
+        warnings.append(
+            f"{key} 有 {len(dropped)} 项不是字符串已丢弃（{shown}{more}）——"
+            f'本字段是字符串数组，请写成 ["补气丹（已服用）"] 这样的一句话条目。'
+        )
+    return kept
+
+
+def apply_patch(state: WorldState, patch: Any) -> PatchResult:
+    """Merge a scribe patch into ``state`` (which is not modified) with the fixed rules of seed 002.
+
+    - ``time``/``location``: strings, replaced whole.
+    - ``characters``: ``{name: {affinity?, status?, notes?, at?}}`` merged field by field; a new name starts at
+      affinity 0; affinity is rounded (JavaScript ``Math.round``) and clamped to ±100; wrongly typed fields skipped.
+    - ``inventory``/``plot_threads``: string arrays replaced whole; non-strings dropped with a warning.
+    - ``flags``: merged by key; values are strings (numbers/booleans are stringified, other values dropped).
+    - any other top-level key is refused with ``未知字段 …`` warning. Finally the roster registers new names.
+
+    Returns a :class:`PatchResult`; never raises for bad patch content (a non-object patch is one warning).
+    """
+    nxt = state.model_copy(deep=True)
+    applied: list[str] = []
+    warnings: list[str] = []
+    if not isinstance(patch, dict):
+        warnings.append(f"patch 不是 JSON 对象已忽略（{js_json(patch)[:80]}）——请输出形如 {{\"patch\":{{...}}}} 的对象。")
+        register_roster(nxt)
+        return PatchResult(state=nxt, applied=applied, warnings=warnings)
+    for key, value in patch.items():
+        if key in ("time", "location"):
+            if isinstance(value, str):
+                setattr(nxt, key, value)
+                applied.append(f"{key} → {value}")
+            else:
+                warnings.append(f"{key} 不是字符串已忽略（{js_json(value)}）——请写成一句话的字符串。")
+        elif key == "characters":
+            if not isinstance(value, dict):
+                warnings.append(f"characters 不是对象已忽略——请写成 {{\"名字\": {{\"affinity\": 5}}}} 的形式。")
+                continue
+            for name, cs in value.items():
+                if not isinstance(cs, dict):
+                    warnings.append(f"characters.{name} 不是对象已忽略（{js_json(cs)}）")
+                    continue
+                cur = nxt.characters.get(name) or CharacterState()
+                if _is_number(cs.get("affinity")):
+                    cur.affinity = _clamp_affinity(cs["affinity"])
+                if isinstance(cs.get("status"), str):
+                    cur.status = cs["status"]
+                if isinstance(cs.get("notes"), str):
+                    cur.notes = cs["notes"]
+                if isinstance(cs.get("at"), str):
+                    cur.at = cs["at"]
+                nxt.characters[name] = cur
+                applied.append(f"characters.{name} 已更新")
+        elif key in ("inventory", "plot_threads"):
+            kept = _string_array(key, value, warnings)
+            if kept is not None:
+                setattr(nxt, key, kept)
+                applied.append(f"{key} → [{'、'.join(kept)}]")
+        elif key == "flags":
+            if not isinstance(value, dict):
+                warnings.append(f"flags 不是对象已忽略——请写成 {{\"键\": \"值\"}} 的形式。")
+                continue
+            for k, v in value.items():
+                if isinstance(v, str) or _is_number(v) or isinstance(v, bool):
+                    sv = v if isinstance(v, str) else _js_string(v)
+                    nxt.flags[k] = sv
+                    applied.append(f"flags.{k} → {sv}")
+                else:
+                    warnings.append(f"flags.{k} 的值不是字符串已丢弃（{js_json(v)}）——flags 的值请写成一句话的字符串。")
+        else:
+            warnings.append(f"未知字段 {key}，允许的顶层字段：{', '.join(TOP_KEYS)}")
+    register_roster(nxt)
+    return PatchResult(state=nxt, applied=applied, warnings=warnings)
+
+
+def _cap_roster(table: dict[str, str], cap: int) -> dict[str, str]:
+    """Over ``cap`` entries the oldest entries lose their time first (names are kept, so the model never takes an
+    old name for a new one); past ``cap * ROSTER_HARD_FACTOR`` the oldest names go."""
+    items = list(table.items())
+    hard = cap * ROSTER_HARD_FACTOR
+    if len(items) > hard:
+        items = items[len(items) - hard :]
+    if len(items) > cap:
+        cut = len(items) - cap
+        items = [(k, "") if i < cut else (k, v) for i, (k, v) in enumerate(items)]
+    return dict(items)
+
+
+def register_roster(state: WorldState) -> None:
+    """Add every current character, item, plot thread and place (``location`` and each ``at``) to the roster
+    with the in-story time of first sight (seed 002 registerRoster). Names are never removed. Mutates ``state``."""
+    r = state.roster or Roster()
+    at = utf16_slice(state.time or "", 0, ROSTER_BLURB_MAX)
+    for name in state.characters:
+        if name not in r.characters:
+            r.characters[name] = at
+    for it in state.inventory:
+        if it and it not in r.items:
+            r.items[it] = at
+    for t in state.plot_threads:
+        if t and t not in r.events:
+            r.events[t] = at
+    for p in [state.location, *[(c.at or "") for c in state.characters.values()]]:
+        if p and p not in r.places:
+            r.places[p] = at
+    state.roster = Roster(
+        characters=_cap_roster(r.characters, ROSTER_CAPS["characters"]),
+        items=_cap_roster(r.items, ROSTER_CAPS["items"]),
+        events=_cap_roster(r.events, ROSTER_CAPS["events"]),
+        places=_cap_roster(r.places, ROSTER_CAPS["places"]),
+    )
+
+
+def format_state(state: WorldState) -> str:
+    """The 【世界状态】 body: one fact per line (seed 002 formatState). Presence: ``at`` equal to ``location`` prints
+    「在场」, otherwise 「在：…」. Empty ledger → 「（尚无记录）」."""
+    lines: list[str] = []
+    if state.time:
+        lines.append(f"时间：{state.time}")
+    if state.location:
+        lines.append(f"地点：{state.location}")
+    for name, c in state.characters.items():
+        parts = [f"好感 {c.affinity}"]
+        if c.status:
+            parts.append(f"状态：{c.status}")
+        if c.at:
+            parts.append("在场" if c.at == state.location else f"在：{c.at}")
+        if c.notes:
+            parts.append(f"备注：{c.notes}")
+        lines.append(f"{name}：{'；'.join(parts)}")
+    if state.inventory:
+        lines.append(f"物品：{'、'.join(state.inventory)}")
+    for k, v in state.flags.items():
+        lines.append(f"{k}：{v}")
+    if state.plot_threads:
+        lines.append("剧情线：" + " ".join(f"「{t}」" for t in state.plot_threads))
+    return "\n".join(lines) if lines else "（尚无记录）"
+
+
+def _roster_section(label: str, entries: dict[str, str]) -> Optional[str]:
+    if not entries:
+        return None
+    return f"{label}：" + "、".join(f"{name}（{t}）" if t else name for name, t in entries.items())
+
+
+def format_roster(state: WorldState) -> str:
+    """The 【登场名录】 line: 人物；地点；物品；剧情线, each ``name（first-seen time）`` joined by 、 (seed 002
+    formatRosterIndex). No roster → 「（尚无登记）」."""
+    r = state.roster
+    sections = []
+    if r is not None:
+        for label, table in (("人物", r.characters), ("地点", r.places), ("物品", r.items), ("剧情线", r.events)):
+            s = _roster_section(label, table)
+            if s:
+                sections.append(s)
+    return "；".join(sections) if sections else "（尚无登记）"
+
+
+def has_roster(state: WorldState) -> bool:
+    """True when the roster holds at least one name (the injection shows 【登场名录】 only then)."""
+    r = state.roster
+    return bool(r and (r.characters or r.items or r.events or r.places))
