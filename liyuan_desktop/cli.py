@@ -1,0 +1,289 @@
+"""Command line: ``liyuan chat`` plays beats headless, on the same engine and events as the window.
+
+    liyuan                                   the offline demo in the terminal (until the window exists)
+    liyuan chat --demo [--json]              the three recorded seed beats on the demo card (replay model)
+    liyuan chat CARD [--chat NAME] [--model replay:FILE | --provider NAME [--model M] [--base-url URL]]
+                [--say TEXT …] [--json]      beats against a real model (or a replay file)
+
+Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input (card, replay file, provider, arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from . import __version__
+from .core.cards import Card, CardError, load_card
+from .core.chat import BeatResult, Chat
+from .core.events import AskAnswer, AskRequest
+from .core.llm.types import ChatModel
+from .core.paths import chat_dir, demo_card_path, demo_replay_path, sample_cards_dir
+from .core.session import SessionError
+
+
+def _out(text: str = "", end: str = "\n") -> None:
+    sys.stdout.write(text + end)
+    sys.stdout.flush()
+
+
+class HumanView:
+    """Renders engine events as text: the draft as it grows, tool activity, ask cards, the ledger."""
+
+    def __init__(self, color: bool):
+        self.color = color
+        self._reasoning = 0
+        self._streaming = False
+
+    def _c(self, code: str, text: str) -> str:
+        return f"\033[{code}m{text}\033[0m" if self.color else text
+
+    def _end_stream(self) -> None:
+        if self._streaming:
+            _out()
+            self._streaming = False
+
+    def __call__(self, ev: Any) -> None:
+        k = getattr(ev, "kind", "")
+        if k == "beat_started":
+            _out(self._c("1;36", f"\n━━ 第 {ev.beat} 拍 ━━") + ("  " + self._c("33", "［回放模型·离线演示］") if ev.is_replay else ""))
+            _out(self._c("1", "你：") + ev.user)
+            if ev.activated:
+                _out(self._c("2", f"  命中设定：{'、'.join(ev.activated)}"))
+        elif k == "call_started":
+            self._reasoning = 0
+            _out(self._c("2", f"  · 第 {ev.round}/{ev.max_rounds} 次调用"))
+        elif k == "delta":
+            if ev.channel == "reasoning":
+                self._reasoning += len(ev.text)
+            elif ev.channel == "content":
+                if not self._streaming:
+                    _out(self._c("2", "    文字："), end="")
+                    self._streaming = True
+                _out(ev.text, end="")
+        elif k == "call_finished":
+            self._end_stream()
+            bits = []
+            if self._reasoning:
+                bits.append(f"思考 {self._reasoning} 字")
+            if ev.prompt_tokens:
+                share = f"{100 * ev.cached_tokens / ev.prompt_tokens:.0f}%" if ev.prompt_tokens else "-"
+                bits.append(f"输入 {ev.prompt_tokens} token（缓存命中 {ev.cached_tokens}，{share}），输出 {ev.completion_tokens}")
+            if bits:
+                _out(self._c("2", "    " + "；".join(bits)))
+        elif k == "tool_finished":
+            mark = self._c("32", "✓") if ev.ok else self._c("31", "✗")
+            _out(f"    {mark} {ev.name}" + (f"  {ev.summary}" if ev.summary else ""))
+        elif k == "draft_changed":
+            if ev.sealed:
+                _out(self._c("35", f"  ■ 已收笔 · 版本 {ev.version} · {ev.chars} 字"))
+            else:
+                _out(self._c("35", f"  ┌─ 稿纸 · 版本 {ev.version} · {ev.chars} 字"))
+                for line in ev.text.splitlines():
+                    _out(self._c("35", "  │ ") + line)
+                _out(self._c("35", "  └─"))
+        elif k == "activity":
+            color = {"info": "36", "warning": "33", "error": "31"}.get(ev.level, "36")
+            _out(self._c(color, f"  ※ {ev.text}"))
+        elif k == "ask":
+            _out(self._c("1;33", f"  ？ {ev.question}"))
+            for i, o in enumerate(ev.options, 1):
+                _out(f"     {i}. {o}")
+        elif k == "revised":
+            _out(self._c("35", f"  ↺ 上一拍已原位修订（版本 {ev.version}）："))
+            for line in ev.text.splitlines():
+                _out(self._c("35", "  │ ") + line)
+        elif k == "scribe_finished":
+            if ev.error:
+                _out(self._c("31", f"  场记失败：{ev.error}（本拍已保存，账本未变）"))
+            else:
+                _out(self._c("2", "  场记记账：" + ("；".join(ev.applied) or "无变化")))
+                for w in ev.warnings:
+                    _out(self._c("33", f"  场记告警：{w}"))
+        elif k == "beat_finished":
+            if ev.sealed:
+                _out(self._c("1", "\n定稿：\n") + ev.final)
+            elif ev.outcome == "revised_previous":
+                _out(self._c("2", "  （本拍修订了上一拍，没有新回复）"))
+            else:
+                _out(self._c("33", f"  {ev.message}"))
+
+
+def _print_ledger(res: BeatResult, view: HumanView) -> None:
+    _out(view._c("1;34", "\n【世界状态】"))
+    _out(res.state)
+    _out(view._c("1;34", "【登场名录】") + res.roster)
+
+
+def _beat_json(r: BeatResult) -> dict[str, Any]:
+    return {"user": r.user, "injection": r.injection, "calls": r.calls, "final": r.final, "sealed": r.sealed,
+            "revised_previous": r.revised_previous, "state": r.state, "roster": r.roster, "warnings": r.warnings,
+            "outcome": r.outcome, "activated": r.activated, **({"error": r.error} if r.error else {}),
+            **({"revised_text": r.revised_text} if r.revised_text is not None else {})}
+
+
+def _make_asker(interactive: bool, recorded: list[str], json_mode: bool):
+    async def ask(req: AskRequest) -> AskAnswer:
+        default = recorded.pop(0) if recorded else None
+        if not interactive:
+            if default is None:
+                default = req.options[0] if req.options else ""
+            if not json_mode:
+                _out(f"     → {default}（演示按录制的选择作答）")
+            return AskAnswer(answer=default, by="user")
+        hint = f"回车选录制的「{default}」，" if default else ""
+        loop = asyncio.get_running_loop()
+        while True:
+            _out(f"     选 1-{len(req.options)}，或直接写一句；{hint}输入 s 停止：", end="")
+            line = await loop.run_in_executor(None, sys.stdin.readline)
+            if line == "":
+                return AskAnswer(answer=None, by="stop")
+            text = line.strip()
+            if not text and default:
+                return AskAnswer(answer=default, by="user")
+            if text.lower() in ("s", "stop", "停止"):
+                return AskAnswer(answer=None, by="stop")
+            if text.isdigit() and 1 <= int(text) <= len(req.options):
+                return AskAnswer(answer=req.options[int(text) - 1], by="user")
+            if text:
+                return AskAnswer(answer=text, by="user")
+
+    return ask
+
+
+def _resolve_card(spec: str) -> Card:
+    p = Path(spec)
+    if not p.exists():
+        cand = sample_cards_dir() / spec
+        if cand.is_dir():
+            jsons = sorted(x for x in cand.glob("*.json") if x.name != "replay.json")
+            if jsons:
+                p = jsons[0]
+    return load_card(p)
+
+
+def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatModel]]:
+    from .core.llm import ReplayModel, build_model, preset
+
+    if args.model and args.model.startswith("replay:"):
+        return ReplayModel.from_file(args.model[len("replay:"):]), None
+    if not args.provider:
+        raise ValueError("没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo")
+    settings = preset(args.provider)
+    if args.base_url:
+        settings.base_url = args.base_url.rstrip("/")
+    if args.model:
+        settings.model = args.model
+    main = build_model(settings)
+    scribe = build_model(settings, scribe=True) if settings.scribe_model else None
+    return main, scribe
+
+
+async def _run_chat(args: argparse.Namespace) -> int:
+    json_mode = bool(args.json)
+    view = HumanView(color=sys.stdout.isatty() and not json_mode)
+    recorded: list[str] = []
+    says: list[str] = list(args.say or [])
+    try:
+        if args.demo:
+            from .core.llm import ReplayModel
+
+            card = load_card(demo_card_path())
+            model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
+            scribe: Optional[ChatModel] = None
+            beats = getattr(model, "beats", [])
+            says = says or [b.user for b in beats]
+            recorded = [a for b in beats for a in b.ask_answers]
+            chat_name = args.chat or time.strftime("演示-%Y%m%d-%H%M%S")
+        else:
+            if not args.card:
+                raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
+            card = _resolve_card(args.card)
+            model, scribe = _build_model(args)
+            if getattr(model, "is_replay", False):
+                beats = getattr(model, "beats", [])
+                says = says or [b.user for b in beats]
+                recorded = [a for b in beats for a in b.ask_answers]
+            chat_name = args.chat or "默认"
+        d = chat_dir(card.name, chat_name)
+        chat = Chat.open(d, card, model, scribe) if (d / "session.jsonl").exists() else Chat.create(d, card, model, scribe_model=scribe)
+    except (CardError, SessionError, ValueError, KeyError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"liyuan: {msg}", file=sys.stderr)
+        return 2
+    for w in chat.load_warnings + card.warnings:
+        print(f"liyuan: 注意：{w}", file=sys.stderr)
+    interactive = sys.stdin.isatty() and not json_mode and not args.auto
+    if not json_mode:
+        _out(view._c("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
+        _out(view._c("2", f"模型：{model.name}"))
+        if chat.tree.latest("user") is None:
+            opening = chat.tree.latest("opening")
+            if opening is not None:
+                _out("\n" + opening.text)
+    results: list[BeatResult] = []
+    free_play = not says and interactive
+    status = 0
+    loop = asyncio.get_running_loop()
+    while says or free_play:
+        if says:
+            text = says.pop(0)
+        else:
+            _out(view._c("1", "\n你（空行退出）：") , end="")
+            text = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
+            if not text:
+                break
+        res = await chat.send(text, ask=_make_asker(interactive, recorded, json_mode), on_event=None if json_mode else view)
+        results.append(res)
+        if res.outcome == "error":
+            status = 1
+        if not json_mode:
+            _print_ledger(res, view)
+        if res.outcome == "error":
+            break
+    if json_mode:
+        _out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
+    p.add_argument("--version", action="version", version=f"liyuan {__version__}")
+    sub = p.add_subparsers(dest="cmd")
+    c = sub.add_parser("chat", help="在终端里演几拍（无窗口）")
+    c.add_argument("card", nargs="?", help="角色卡文件，或随附示例卡的名字（如 青梧）")
+    c.add_argument("--demo", action="store_true", help="离线演示：青梧卡上的三拍录制对局（回放模型）")
+    c.add_argument("--chat", help="对话名（同名则接着演）")
+    c.add_argument("--model", help="replay:FILE 用回放脚本；否则为服务商的模型名")
+    c.add_argument("--provider", help="服务商预设：deepseek、openai、openrouter、ollama、lmstudio …")
+    c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
+    c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
+    c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
+    c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
+    c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Console entry point ``liyuan``. Without a command it starts the offline demo in the terminal."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        argv = ["chat", "--demo"]
+    args = build_parser().parse_args(argv)
+    if args.cmd != "chat":
+        build_parser().print_help()
+        return 2
+    try:
+        return asyncio.run(_run_chat(args))
+    except KeyboardInterrupt:
+        print("\nliyuan: 已中断（已写入的内容都在会话文件里）", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

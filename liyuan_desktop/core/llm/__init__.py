@@ -1,0 +1,49 @@
+"""Model clients: the streaming OpenAI-compatible HTTP client, the offline replay model, provider settings."""
+
+from .openai_client import OpenAIChatModel
+from .providers import (
+    PRESETS,
+    ProviderSettings,
+    build_model,
+    delete_api_key,
+    preset,
+    resolve_api_key,
+    store_api_key,
+)
+from .replay import ReplayBeat, ReplayFile, ReplayModel
+from .types import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    ChatResponse,
+    ModelError,
+    OnDelta,
+    StreamDelta,
+    ToolCall,
+    Usage,
+)
+from .usage import parse_usage
+
+__all__ = [
+    "ChatMessage",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "ModelError",
+    "OnDelta",
+    "OpenAIChatModel",
+    "PRESETS",
+    "ProviderSettings",
+    "ReplayBeat",
+    "ReplayFile",
+    "ReplayModel",
+    "StreamDelta",
+    "ToolCall",
+    "Usage",
+    "build_model",
+    "delete_api_key",
+    "parse_usage",
+    "preset",
+    "resolve_api_key",
+    "store_api_key",
+]

@@ -1,0 +1,778 @@
+"""Streaming client for OpenAI-compatible ``/chat/completions`` endpoints.
+
+Works against DeepSeek, OpenAI, OpenRouter, Ollama, LM Studio, the llama.cpp server and vLLM. Every call is
+streamed (``stream: true``) so the UI can show text as it grows; a server that ignores that and answers with a
+plain JSON completion is accepted too.
+
+Retry policy: a call is retried (exponential backoff with jitter, through ``tenacity``) only while nothing of the
+answer has been consumed yet: on 429, 500/502/503/504 and connection failures. Once the first byte of the body
+has been read, a failure is reported as it is, with what had arrived in ``ModelError.partial``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import inspect
+import ipaddress
+import json
+import logging
+import time
+import uuid
+from typing import Any, AsyncIterator, Mapping, Optional
+from urllib.parse import urlsplit
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential, wait_random
+from tenacity.wait import wait_base
+
+from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta, ToolCall
+from .usage import parse_usage
+
+log = logging.getLogger(__name__)
+
+#: Statuses retried before any byte of the answer was consumed.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+#: Longest single wait between attempts, in seconds (also caps a server's Retry-After).
+MAX_RETRY_WAIT = 30.0
+#: How much of an error body is read to find the server's message (bytes).
+MAX_ERROR_BODY = 64 * 1024
+#: How much of a non-SSE 200 body is read before giving up on it (bytes).
+MAX_PLAIN_BODY = 8 * 1024 * 1024
+
+_SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# small helpers
+
+
+def _safe_host(base_url: str) -> str:
+    """``host[:port]`` of a URL, without any user:password part."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or base_url
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return host
+
+
+def _is_loopback(base_url: str) -> bool:
+    host = (urlsplit(base_url).hostname or "").strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _deep_merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
+    """Merge ``extra`` into ``into`` in place; nested dicts are merged, anything else is replaced."""
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
+            _deep_merge(into[key], value)
+        else:
+            into[key] = json.loads(json.dumps(value)) if isinstance(value, (dict, list)) else value
+
+
+def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:
+    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date); None when absent."""
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(float(ms) / 1000.0, 0.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+def _describe_exc(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _collapse(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _error_message_from_json(data: Any) -> str:
+    """The human message inside an error body: ``{"error": {"message": ...}}``, ``{"error": "..."}``,
+    ``{"message": ...}`` or ``{"detail": ...}``."""
+    if not isinstance(data, Mapping):
+        return ""
+    err = data.get("error")
+    if isinstance(err, Mapping):
+        msg = err.get("message") or err.get("msg") or ""
+        meta = err.get("metadata")
+        if isinstance(meta, Mapping) and isinstance(meta.get("raw"), str) and meta["raw"] not in str(msg):
+            msg = f"{msg} ({meta['raw']})" if msg else meta["raw"]
+        if not msg and err.get("code"):
+            msg = str(err.get("code"))
+        return str(msg)
+    if isinstance(err, str) and err:
+        return err
+    for key in ("message", "detail", "msg"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, list) and value:
+            return json.dumps(value, ensure_ascii=False)
+    return ""
+
+
+def _error_code_from_json(data: Any) -> str:
+    if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
+        err = data["error"]
+        return str(err.get("code") or err.get("type") or "")
+    return ""
+
+
+def _arguments_text(value: Any) -> str:
+    """Tool-call arguments as raw text (some servers send an object instead of a JSON string)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+class _Retryable(Exception):
+    """Internal: an attempt failed before any answer byte was read and may be tried again."""
+
+    def __init__(self, *, status: Optional[int] = None, retry_after: Optional[float] = None,
+                 message: str = "", cause: Optional[BaseException] = None):
+        super().__init__(message or (f"HTTP {status}" if status else repr(cause)))
+        self.status = status
+        self.retry_after = retry_after
+        self.message = message
+        self.cause = cause
+
+
+class _BackoffWait(wait_base):
+    """Exponential backoff with jitter (``base * 2**(n-1) + U(0, base)``, capped), or the server's Retry-After."""
+
+    def __init__(self, base: float, cap: float = MAX_RETRY_WAIT):
+        self._cap = cap
+        # Spelled as a sum so it works on both tenacity 8 and 9 (wait_exponential_jitter renamed its args).
+        self._exp = wait_exponential(multiplier=base, min=0, max=cap) + wait_random(0, base)
+
+    def __call__(self, retry_state: Any) -> float:
+        outcome = retry_state.outcome
+        exc = outcome.exception() if outcome is not None else None
+        if isinstance(exc, _Retryable) and exc.retry_after is not None:
+            return min(exc.retry_after, self._cap)
+        return min(float(self._exp(retry_state)), self._cap)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# stream assembly
+
+
+class _Assembler:
+    """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
+
+    def __init__(self, on_delta: Optional[OnDelta], model: str):
+        self._on_delta = on_delta
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self._last_call_index: Optional[int] = None
+        self.usage = parse_usage(None)
+        self.finish_reason: Optional[str] = None
+        self.model = model
+        self.got_data = False
+
+    async def _emit(self, kind: str, text: str, index: int = 0) -> None:
+        if not text or self._on_delta is None:
+            return
+        result = self._on_delta(StreamDelta(kind=kind, text=text, index=index))
+        if inspect.isawaitable(result):
+            await result
+
+    def _call_slot(self, piece: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        index = piece.get("index")
+        if not isinstance(index, int):
+            # Some servers omit "index": a new id starts a new call, anything else continues the last one.
+            new_id = piece.get("id")
+            known = {c["id"] for c in self.calls.values()}
+            if self._last_call_index is None or (new_id and new_id not in known):
+                index = max(self.calls, default=-1) + 1
+            else:
+                index = self._last_call_index
+        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+        self._last_call_index = index
+        return index, slot
+
+    async def _tool_piece(self, piece: Any) -> None:
+        if not isinstance(piece, Mapping):
+            return
+        index, slot = self._call_slot(piece)
+        call_id = piece.get("id")
+        if isinstance(call_id, str) and call_id and not slot["id"]:
+            slot["id"] = call_id
+        fn = piece.get("function")
+        if not isinstance(fn, Mapping):
+            return
+        name = fn.get("name")
+        if isinstance(name, str) and name and name != slot["name"]:
+            # Usually the whole name comes once; a few servers stream it in pieces, some repeat it.
+            slot["name"] += name
+            await self._emit("tool_name", name, index)
+        args = _arguments_text(fn.get("arguments"))
+        if args:
+            slot["arguments"].append(args)
+            await self._emit("tool_args", args, index)
+
+    async def _message_part(self, part: Mapping[str, Any]) -> None:
+        reasoning = part.get("reasoning_content") or part.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            await self._emit("reasoning", reasoning)
+        content = part.get("content")
+        if isinstance(content, str) and content:
+            self.content.append(content)
+            await self._emit("content", content)
+        tool_calls = part.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for piece in tool_calls:
+                await self._tool_piece(piece)
+
+    def _common(self, obj: Mapping[str, Any]) -> None:
+        if isinstance(obj.get("model"), str) and obj["model"]:
+            self.model = obj["model"]
+        if isinstance(obj.get("usage"), Mapping):
+            self.usage = parse_usage(obj["usage"])
+
+    async def feed_chunk(self, obj: Mapping[str, Any]) -> None:
+        """One ``chat.completion.chunk`` object from the stream."""
+        self.got_data = True
+        self._common(obj)
+        for choice in obj.get("choices") or []:
+            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
+                continue  # only the first choice (n=1) is used
+            delta = choice.get("delta")
+            if not isinstance(delta, Mapping):
+                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+            await self._message_part(delta)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+
+    async def feed_message(self, obj: Mapping[str, Any]) -> None:
+        """A whole non-stream ``chat.completion`` object."""
+        self.got_data = True
+        self._common(obj)
+        choices = obj.get("choices") or []
+        choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
+        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+        part = dict(message)
+        if isinstance(part.get("tool_calls"), list):
+            part["tool_calls"] = [
+                {**tc, "index": i} if isinstance(tc, Mapping) else tc for i, tc in enumerate(part["tool_calls"])
+            ]
+        await self._message_part(part)
+        if choice.get("finish_reason"):
+            self.finish_reason = str(choice["finish_reason"])
+
+    def response(self, finish_reason: Optional[str] = None) -> ChatResponse:
+        calls = []
+        for index in sorted(self.calls):
+            slot = self.calls[index]
+            if not slot["id"]:
+                slot["id"] = f"call_{uuid.uuid4().hex[:24]}"
+            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments="".join(slot["arguments"])))
+        return ChatResponse(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=finish_reason or self.finish_reason,
+            model=self.model,
+        )
+
+    def received_chars(self) -> int:
+        return sum(map(len, self.content)) + sum(map(len, self.reasoning)) + sum(
+            len("".join(s["arguments"])) for s in self.calls.values()
+        )
+
+
+async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline."""
+    buf = first
+    while True:
+        if b"\n" in buf:
+            parts = buf.split(b"\n")
+            buf = parts.pop()
+            for raw in parts:
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                yield raw.decode("utf-8", errors="replace")
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+        buf += chunk
+    if buf:
+        yield buf.rstrip(b"\r").decode("utf-8", errors="replace")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the model
+
+
+class OpenAIChatModel:
+    """A :class:`~liyuan_desktop.core.llm.types.ChatModel` over an OpenAI-compatible chat completions endpoint.
+
+    Args:
+        base_url: the API root, e.g. ``https://api.deepseek.com`` or ``http://127.0.0.1:11434/v1``
+            (``/chat/completions`` is appended unless the URL already ends with it).
+        model: model name sent as ``model``.
+        api_key: sent as ``Authorization: Bearer <key>`` when set; never logged, never put in messages or repr.
+        connect_timeout: seconds to open the connection.
+        read_timeout: seconds allowed between two reads of the response (not the whole call).
+        max_retries: retries after the first attempt (so up to ``max_retries + 1`` requests), before any byte
+            of the answer was read, on 429, 500/502/503/504 and connection failures.
+        retry_base_wait: seconds; attempt n waits ``base * 2**(n-1)`` plus up to ``base`` of jitter, capped at
+            30 s; a server's ``Retry-After`` (seconds, capped at 30) wins when present.
+        extra_body: merged (deeply) into every request body, e.g. provider routing options.
+        thinking_off_body: merged into the body when ``request.thinking`` is False, e.g.
+            ``{"chat_template_kwargs": {"enable_thinking": False}}``.
+        extra_headers: added to every request (never logged).
+        transport / client: injection for tests; an injected ``client`` is used as is and never closed here.
+
+    ``complete()`` raises :class:`ModelError` (kinds: auth, not_found, bad_request, rate_limit, server, network,
+    bad_response); ``asyncio.CancelledError`` closes the response and propagates.
+    """
+
+    is_replay: bool = False
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: Optional[str] = None,
+        *,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 120.0,
+        max_retries: int = 4,
+        retry_base_wait: float = 1.0,
+        extra_body: Optional[Mapping[str, Any]] = None,
+        thinking_off_body: Optional[Mapping[str, Any]] = None,
+        extra_headers: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.AsyncBaseTransport] = None,
+        client: Optional[httpx.AsyncClient] = None,
+    ):
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._api_key = api_key or None
+        self.connect_timeout = float(connect_timeout)
+        self.read_timeout = float(read_timeout)
+        self.max_retries = max(int(max_retries), 0)
+        self.retry_base_wait = max(float(retry_base_wait), 0.0)
+        self.extra_body = dict(extra_body or {})
+        self.thinking_off_body = dict(thinking_off_body or {})
+        self._extra_headers = dict(extra_headers or {})
+        self._transport = transport
+        self._injected_client = client
+        self._client: Optional[httpx.AsyncClient] = None
+        self._client_loop: Optional[asyncio.AbstractEventLoop] = None
+        self.host = _safe_host(self.base_url)
+        self.name = f"{model} @ {self.host}"
+        if self.base_url.endswith("/chat/completions"):
+            self.url = self.base_url
+        else:
+            self.url = self.base_url + "/chat/completions"
+        self._url_path = urlsplit(self.url).path or "/"
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(name={self.name!r}, url={self.host + self._url_path!r})"
+
+    # -- plumbing ---------------------------------------------------------------------------------------------
+
+    def _redact(self, text: str) -> str:
+        if self._api_key and len(self._api_key) >= 4:
+            text = text.replace(self._api_key, "***")
+        return text
+
+    def _timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(
+            connect=self.connect_timeout, read=self.read_timeout, write=self.read_timeout, pool=self.connect_timeout
+        )
+
+    def _get_client(self) -> httpx.AsyncClient:
+        if self._injected_client is not None:
+            return self._injected_client
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client.is_closed or self._client_loop is not loop:
+            # Pooled connections belong to one event loop: a new loop gets a new client.
+            self._client = httpx.AsyncClient(
+                transport=self._transport,
+                timeout=self._timeout(),
+                # Proxy variables must not capture local servers (Ollama, LM Studio...).
+                trust_env=not _is_loopback(self.base_url),
+                follow_redirects=False,
+            )
+            self._client_loop = loop
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the connection pool this model opened (an injected client is left alone)."""
+        client, self._client = self._client, None
+        if client is not None and not client.is_closed:
+            await client.aclose()
+
+    def build_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The JSON body for ``request`` (exposed for tests and call logging; holds no key)."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.to_openai() for m in request.messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            body["tools"] = request.tools
+        if request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
+        if request.temperature is not None:
+            body["temperature"] = request.temperature
+        _deep_merge(body, self.extra_body)
+        if not request.thinking and self.thinking_off_body:
+            _deep_merge(body, self.thinking_off_body)
+        return body
+
+    def _headers(self) -> dict[str, str]:
+        headers = {
+            "Accept": "text/event-stream, application/json",
+            "Content-Type": "application/json",
+            "User-Agent": "liyuan-desktop",
+        }
+        headers.update(self._extra_headers)
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    # -- errors -----------------------------------------------------------------------------------------------
+
+    def _status_error(self, status: int, message: str, code: str = "", retries: int = 0) -> ModelError:
+        message = self._redact(_collapse(message))
+        said = f" 服务器说：{message}" if message else ""
+        where = f"{self.host}{self._url_path}"
+        if status == 401 and not self._api_key:
+            return ModelError("auth", f"没有设置 API key (401)：{self.host} 需要密钥，请在设置里填写。{said}",
+                              status=status)
+        if status in (401, 403):
+            return ModelError(
+                "auth",
+                f"API key 无效或无权限 ({status})：请在设置里检查 {self.host} 的密钥是否正确、未过期、"
+                f"有权使用模型 “{self.model}”。{said}",
+                status=status,
+            )
+        if status == 402:
+            return ModelError("auth", f"账户余额不足或需要付费 (402)：请检查 {self.host} 的账户。{said}", status=status)
+        if status == 404:
+            return ModelError(
+                "not_found",
+                f"找不到接口或模型 (404)：请检查 base URL 和模型名。请求地址 {where}，模型 “{self.model}”。{said}",
+                status=status,
+            )
+        if status == 429:
+            if "insufficient_quota" in code or "insufficient_quota" in message:
+                text = f"额度已用完 (429)：{self.host} 的账户没有可用额度，请充值或换一个密钥。{said}"
+            else:
+                text = (f"请求太频繁，被限流 (429)：已重试 {retries} 次仍不行，请稍后再试，"
+                        f"或检查账户额度。{said}")
+            return ModelError("rate_limit", text, status=status)
+        if status >= 500:
+            again = f"已重试 {retries} 次仍失败，" if retries else ""
+            return ModelError("server", f"模型服务器出错 ({status})：{again}请稍后再试。{said}", status=status)
+        if 400 <= status < 500:
+            return ModelError("bad_request", f"请求被服务器拒绝 ({status})：{message or '服务器没有说明原因'}",
+                              status=status)
+        return ModelError("bad_response", f"服务器返回了意外的状态 ({status})：请检查 base URL {where}。{said}",
+                          status=status)
+
+    def _error_from_body(self, status: int, raw: bytes, retries: int = 0) -> ModelError:
+        text = raw.decode("utf-8", errors="replace")
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        message = _error_message_from_json(data) if data is not None else _collapse(text, 200)
+        return self._status_error(status, message, _error_code_from_json(data), retries)
+
+    def _transport_error(self, exc: BaseException, retries: int = 0) -> ModelError:
+        detail = self._redact(_describe_exc(exc))
+        tried = f"已重试 {retries} 次。" if retries else ""
+        if isinstance(exc, httpx.ReadTimeout):
+            return ModelError(
+                "network",
+                f"等待模型响应超时（{self.read_timeout:g} 秒内没有收到数据）：服务器可能过载或模型还在加载，"
+                f"请稍后再试，或在设置里调大超时。({detail})",
+            )
+        if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
+            return ModelError(
+                "network",
+                f"连接模型服务器超时（{self.connect_timeout:g} 秒）：{self.host} 连不上，请检查网络、代理和 base URL。"
+                f"{tried}({detail})",
+            )
+        return ModelError(
+            "network",
+            f"无法连接模型服务器 {self.host}：请检查网络或代理设置、base URL 是否正确；本地模型（Ollama / LM Studio）"
+            f"要先启动服务。{tried}({detail})",
+        )
+
+    def _cut_error(self, asm: _Assembler, exc: Optional[BaseException]) -> ModelError:
+        got = asm.received_chars()
+        if isinstance(exc, httpx.TimeoutException):
+            lead = f"读取超时（{self.read_timeout:g} 秒没有新数据）"
+        else:
+            lead = "网络中断"
+        detail = self._redact(_describe_exc(exc)) if exc else "stream ended without [DONE]"
+        return ModelError(
+            "network",
+            f"{lead}：模型输出中途断开，已收到 {got} 个字符，本次回复不完整，可以重试。(stream cut: {detail})",
+            partial=asm.response(finish_reason="cut"),
+        )
+
+    def _bad_response(self, text: str, status: int = 200, *, is_json: bool = False) -> ModelError:
+        snippet = self._redact(_collapse(text, 200))
+        what = "是 JSON 但不是聊天补全" if is_json else "不是 SSE 也不是 JSON"
+        return ModelError(
+            "bad_response",
+            f"服务器的回答不是聊天补全格式（{what}）：{self.host}{self._url_path} 可能不是 OpenAI 兼容接口"
+            f"（是否少了 /v1？是否被代理或登录页拦截？）。开头是：{snippet or '（空）'}",
+            status=status,
+        )
+
+    # -- one attempt ------------------------------------------------------------------------------------------
+
+    async def _open(self, content: bytes, attempts: list[int]) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
+        """Send the request and read the first body bytes. Raises _Retryable while retrying is still safe."""
+        attempts[0] += 1
+        client = self._get_client()
+        request = client.build_request("POST", self.url, content=content, headers=self._headers(),
+                                       timeout=self._timeout())
+        log.debug("POST %s model=%s attempt=%d", self.host + self._url_path, self.model, attempts[0])
+        try:
+            response = await client.send(request, stream=True)
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.RemoteProtocolError,
+                httpx.ReadError, httpx.WriteError) as exc:
+            # Nothing came back yet: the connection failed or was dropped before a response started.
+            raise _Retryable(cause=exc) from exc
+        except httpx.TransportError as exc:
+            raise self._transport_error(exc) from None
+
+        try:
+            status = response.status_code
+            if not 200 <= status < 300:
+                raw = b""
+                try:
+                    async for piece in response.aiter_bytes():
+                        raw += piece
+                        if len(raw) >= MAX_ERROR_BODY:
+                            break
+                except httpx.TransportError:
+                    pass
+                if 300 <= status < 400:
+                    location = response.headers.get("location", "")
+                    raise ModelError(
+                        "bad_response",
+                        f"服务器要求重定向 ({status}) 到 {_collapse(location, 200)}：请把 base URL 改成新的地址。",
+                        status=status,
+                    )
+                if status in RETRY_STATUSES:
+                    text = raw.decode("utf-8", errors="replace")
+                    try:
+                        data = json.loads(text)
+                    except ValueError:
+                        data = None
+                    message = _error_message_from_json(data) if data is not None else _collapse(text, 200)
+                    code = _error_code_from_json(data)
+                    if status == 429 and ("insufficient_quota" in code or "insufficient_quota" in message):
+                        raise self._status_error(status, message, code)
+                    raise _Retryable(status=status, retry_after=_parse_retry_after(response.headers),
+                                     message=message)
+                raise self._error_from_body(status, raw)
+
+            chunks = response.aiter_bytes()
+            try:
+                first = await chunks.__anext__()
+            except StopAsyncIteration:
+                first = b""
+            except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+                raise _Retryable(cause=exc) from exc
+            except httpx.TransportError as exc:
+                raise self._transport_error(exc) from None
+            return response, chunks, first
+        except BaseException:
+            await response.aclose()
+            raise
+
+    # -- reading the answer ------------------------------------------------------------------------------------
+
+    async def _dispatch(self, payload: str, asm: _Assembler) -> None:
+        try:
+            obj = json.loads(payload)
+        except ValueError:
+            raise ModelError(
+                "bad_response",
+                f"流式数据里有一段不是 JSON：{self._redact(_collapse(payload, 200))}",
+                partial=asm.response(finish_reason="cut") if asm.got_data else None,
+            ) from None
+        if not isinstance(obj, Mapping):
+            return
+        err = obj.get("error")
+        if err:
+            message = _error_message_from_json(obj) or str(err)
+            code = err.get("code") if isinstance(err, Mapping) else None
+            status = code if isinstance(code, int) else 500
+            error = self._status_error(status, message, _error_code_from_json(obj))
+            if error.kind == "bad_response":
+                error = ModelError("server", f"模型服务器在输出途中报错：{self._redact(_collapse(message))}",
+                                   status=status)
+            error.partial = asm.response(finish_reason="cut")
+            raise error
+        await asm.feed_chunk(obj)
+
+    async def _read(self, first: bytes, chunks: AsyncIterator[bytes], asm: _Assembler) -> ChatResponse:
+        mode: Optional[str] = None  # "sse" or "plain", decided by the first non-blank line
+        plain: list[str] = []
+        plain_size = 0
+        pending: list[str] = []  # data lines of an SSE event that did not parse on their own
+        done = False
+
+        lines = _lines(first, chunks)
+        try:
+            async with contextlib.aclosing(lines):
+                async for line in lines:
+                    if mode is None:
+                        if not line.strip():
+                            continue
+                        mode = "sse" if line.lstrip().startswith(_SSE_FIELDS) else "plain"
+                    if mode == "plain":
+                        plain.append(line)
+                        plain_size += len(line)
+                        if plain_size > MAX_PLAIN_BODY:
+                            raise self._bad_response("\n".join(plain))
+                        continue
+                    # SSE
+                    if not line:
+                        if pending:
+                            await self._dispatch("\n".join(pending), asm)
+                            pending.clear()
+                        continue
+                    if line.startswith(":"):
+                        continue  # comment / keep-alive
+                    field, _, value = line.partition(":")
+                    if field != "data":
+                        continue  # event:, id:, retry: and unknown fields
+                    if value.startswith(" "):
+                        value = value[1:]
+                    if value.strip() == "[DONE]":
+                        if pending:
+                            await self._dispatch("\n".join(pending), asm)
+                            pending.clear()
+                        done = True
+                        break
+                    if not pending:
+                        try:
+                            obj_ok = json.loads(value)
+                        except ValueError:
+                            pending.append(value)
+                            continue
+                        if isinstance(obj_ok, Mapping):
+                            await self._dispatch(value, asm)
+                        continue
+                    pending.append(value)
+        except httpx.TransportError as exc:
+            if mode == "plain" or mode is None:
+                raise self._transport_error(exc) from None
+            raise self._cut_error(asm, exc) from None
+
+        if mode is None:
+            raise self._bad_response("")
+        if mode == "plain":
+            return await self._read_plain("\n".join(plain), asm)
+        if pending:
+            await self._dispatch("\n".join(pending), asm)
+        if not done and not asm.finish_reason:
+            raise self._cut_error(asm, None)
+        return asm.response()
+
+    async def _read_plain(self, text: str, asm: _Assembler) -> ChatResponse:
+        """A 200 body that is not SSE: a non-stream completion is accepted, an error object or HTML is not."""
+        try:
+            data = json.loads(text)
+        except ValueError:
+            raise self._bad_response(text) from None
+        if isinstance(data, Mapping) and data.get("error"):
+            err = data["error"]
+            code = err.get("code") if isinstance(err, Mapping) else None
+            status = code if isinstance(code, int) else 500
+            error = self._status_error(status, _error_message_from_json(data), _error_code_from_json(data))
+            if error.kind == "bad_response":
+                error = ModelError("server", f"模型服务器报错：{self._redact(_collapse(_error_message_from_json(data)))}",
+                                   status=status)
+            raise error
+        if not isinstance(data, Mapping) or not isinstance(data.get("choices"), list) or not data["choices"]:
+            raise self._bad_response(text, is_json=True)
+        await asm.feed_message(data)
+        return asm.response()
+
+    # -- public -----------------------------------------------------------------------------------------------
+
+    async def complete(self, request: ChatRequest, on_delta: Optional[OnDelta] = None) -> ChatResponse:
+        """Run one streamed call and return the assembled answer.
+
+        ``on_delta`` (sync or async) gets a :class:`StreamDelta` for each content, reasoning, tool-name and
+        tool-arguments piece as it arrives. Raises :class:`ModelError`; when the stream breaks after data
+        arrived, ``kind == "network"`` and ``partial`` holds what arrived with ``finish_reason == "cut"``.
+        ``asyncio.CancelledError`` closes the response and propagates.
+        """
+        content = json.dumps(self.build_body(request), ensure_ascii=False).encode("utf-8")
+        attempts = [0]
+
+        def _before_sleep(state: Any) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            reason = f"HTTP {exc.status}" if isinstance(exc, _Retryable) and exc.status else type(
+                getattr(exc, "cause", exc)).__name__
+            wait = state.next_action.sleep if state.next_action is not None else 0.0
+            log.info("model %s: attempt %d failed (%s), retrying in %.2fs", self.name, state.attempt_number,
+                     reason, wait)
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(self.max_retries + 1),
+            wait=_BackoffWait(self.retry_base_wait),
+            retry=retry_if_exception_type(_Retryable),
+            before_sleep=_before_sleep,
+            reraise=True,
+        )
+        try:
+            response, chunks, first = await retrying(self._open, content, attempts)
+        except _Retryable as exc:
+            retries = attempts[0] - 1
+            if exc.status is not None:
+                raise self._status_error(exc.status, exc.message, retries=retries) from None
+            raise self._transport_error(exc.cause or exc, retries) from None
+
+        asm = _Assembler(on_delta, self.model)
+        try:
+            return await self._read(first, chunks, asm)
+        finally:
+            with contextlib.suppress(Exception):
+                await chunks.aclose()  # type: ignore[attr-defined]
+            await response.aclose()
