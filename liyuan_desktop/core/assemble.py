@@ -16,6 +16,7 @@ from importlib import resources
 from typing import Any, Iterable, Optional
 
 from .cards import Card
+from .llm.types import ChatMessage
 from .lorebook import Lorebook
 from .macros import MacroContext, apply_macros
 from .state import WorldState, format_roster, format_state, has_roster
@@ -100,35 +101,70 @@ class HistoryTurn:
     assistant_id: str
 
 
+class HistoryCache:
+    """The history part of the prompt for the active branch, kept up to date incrementally.
+
+    :meth:`update` takes the branch path (root first); when the path extends the one seen last time only the new
+    entries are read, so a beat costs O(new entries), not O(chat length) (bench/beat_overhead.py). Any other path
+    (branch switch) rebuilds from scratch. A user entry counts only if an assistant final follows it on the path;
+    revisions replace the text of their target. ``messages`` holds the opening and the past turns as
+    :class:`ChatMessage` objects, shared between beats (never mutate them).
+    """
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.n = 0
+        self.last_id: Optional[str] = None
+        self.opening: Optional[str] = None
+        self.turns: list[HistoryTurn] = []
+        self.messages: list[ChatMessage] = []
+        self.user_count = 0
+        self.revisions: dict[str, tuple[str, int]] = {}
+        self._where: dict[str, tuple[int, int]] = {}
+        self._pending_user: Optional[str] = None
+
+    def update(self, path: list[Any]) -> "HistoryCache":
+        n = self.n
+        if n and (len(path) < n or path[n - 1].id != self.last_id):
+            self.reset()
+            n = 0
+        for e in path[n:]:
+            t = e.type
+            if t == "user":
+                self._pending_user = e.text
+                self.user_count += 1
+            elif t == "assistant" and self._pending_user is not None:
+                text = self.revisions.get(e.id, (e.text, 0))[0]
+                self._where[e.id] = (len(self.turns), len(self.messages) + 1)
+                self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
+                self.messages.append(ChatMessage(role="user", content=self._pending_user))
+                self.messages.append(ChatMessage(role="assistant", content=text))
+                self._pending_user = None
+            elif t == "revision":
+                self.revisions[e.target] = (e.text, e.version)
+                where = self._where.get(e.target)
+                if where is not None:
+                    ti, mi = where
+                    self.turns[ti].final = e.text
+                    self.messages[mi] = ChatMessage(role="assistant", content=e.text)
+            elif t == "opening":
+                self.opening = e.text
+                self.messages.insert(0, ChatMessage(role="assistant", content=e.text))
+                self._where = {k: (ti, mi + 1) for k, (ti, mi) in self._where.items()}
+        self.n = len(path)
+        self.last_id = path[-1].id if path else None
+        return self
+
+
 def history_from_path(path: list[Any]) -> tuple[Optional[str], list[HistoryTurn]]:
-    """Rebuild (opening, past turns) from a branch path (root first). A user entry counts only if an assistant
-    final follows it on the path; revisions replace the text of their target."""
-    revisions: dict[str, str] = {}
-    for e in path:
-        if e.type == "revision":
-            revisions[e.target] = e.text
-    opening: Optional[str] = None
-    turns: list[HistoryTurn] = []
-    pending_user: Optional[str] = None
-    for e in path:
-        t = e.type
-        if t == "opening":
-            opening = e.text
-        elif t == "user":
-            pending_user = e.text
-        elif t == "assistant" and pending_user is not None:
-            turns.append(HistoryTurn(user=pending_user, final=revisions.get(e.id, e.text), assistant_id=e.id))
-            pending_user = None
-    return opening, turns
+    """(opening, past turns) of a branch path (root first), rebuilt from scratch."""
+    h = HistoryCache().update(path)
+    return h.opening, h.turns
 
 
-def build_messages(system: str, opening: Optional[str], turns: list[HistoryTurn], injection: str, user_text: str) -> list[dict[str, str]]:
-    """The message list of the first call of a beat, as ``{"role", "content"}`` dicts."""
-    msgs: list[dict[str, str]] = [{"role": "system", "content": system}]
-    if opening is not None:
-        msgs.append({"role": "assistant", "content": opening})
-    for t in turns:
-        msgs.append({"role": "user", "content": t.user})
-        msgs.append({"role": "assistant", "content": t.final})
-    msgs.append({"role": "user", "content": f"{injection}\n\n{user_text}" if injection else user_text})
-    return msgs
+def build_messages(system: str, history: list[ChatMessage], injection: str, user_text: str) -> list[ChatMessage]:
+    """The message list of the first call of a beat: system, the history, then injection + blank line + words."""
+    return [ChatMessage(role="system", content=system), *history,
+            ChatMessage(role="user", content=f"{injection}\n\n{user_text}" if injection else user_text)]

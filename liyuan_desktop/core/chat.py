@@ -21,7 +21,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from .assemble import build_injection, build_messages, history_from_path, opening_text, system_prompt
+from .assemble import HistoryCache, build_injection, build_messages, opening_text, system_prompt
 from .beat import AskHandler, Beat, BeatInput, BeatOutput, EventSink, PreviousBeat
 from .cards import Card
 from .events import BeatFinished, BeatStarted, ScribeFinished
@@ -50,10 +50,15 @@ class BeatResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     activity: list[str] = Field(default_factory=list)
     error: Optional[str] = None
-    messages_sent: list[dict[str, Any]] = Field(default_factory=list, exclude=True)
+    sent: list[ChatMessage] = Field(default_factory=list, exclude=True)
     scribe: Optional[ScribeOutcome] = Field(default=None, exclude=True)
     output: Any = Field(default=None, exclude=True)
     revised_text: Optional[str] = None
+
+    @property
+    def messages_sent(self) -> list[dict[str, Any]]:
+        """The first call's messages in wire form (``{"role", "content"}`` …), system first."""
+        return [m.to_openai() for m in self.sent]
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -81,6 +86,7 @@ class Chat:
         self.ctx = MacroContext(char=card.name, user=self.persona)
         self._system = system_prompt(card, self.book, self.ctx)
         self._running: Optional[Beat] = None
+        self._history = HistoryCache()
 
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
@@ -140,25 +146,21 @@ class Chat:
         e = self.tree.latest("rp-state")
         return list(e.warnings) if e and e.source == "scribe" else []
 
-    def _previous_beat(self, path: list[Any]) -> Optional[PreviousBeat]:
-        last = None
-        for e in reversed(path):
-            if e.type == "assistant":
-                last = e
-                break
-        if last is None:
+    def _previous_beat(self, h: HistoryCache) -> Optional[PreviousBeat]:
+        if not h.turns:
             return None
-        text, version = last.text, 0
-        for e in path:
-            if e.type == "revision" and e.target == last.id:
-                text, version = e.text, e.version
-        return PreviousBeat(assistant_id=last.id, text=text, version=version)
+        last = h.turns[-1]
+        return PreviousBeat(assistant_id=last.assistant_id, text=last.final, version=h.revisions.get(last.assistant_id, ("", 0))[1])
 
-    def prepare(self, user_text: str) -> tuple[str, list[str], list[dict[str, str]], WorldState, Optional[PreviousBeat]]:
+    def history(self) -> HistoryCache:
+        """The prompt history of the active branch (incrementally cached)."""
+        return self._history.update(self.tree.path_to())
+
+    def prepare(self, user_text: str) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
         """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the
         active branch — everything a beat sends, without running it."""
-        path = self.tree.path_to()
-        opening, turns = history_from_path(path)
+        h = self.history()
+        opening, turns = h.opening, h.turns
         state = self.current_state()
         scan: list[ScanMessage] = []
         depth = max(1, self.book.scan_depth)
@@ -169,8 +171,8 @@ class Chat:
         scan.append(ScanMessage(name=self.persona, text=user_text))
         activated = [e.display_title for e in self.book.activate(scan)]
         injection = build_injection(state, activated, self.book.index_titles(), self.language)
-        messages = build_messages(self._system, opening, turns, injection, user_text)
-        return injection, activated, messages, state, self._previous_beat(path)
+        messages = build_messages(self._system, h.messages, injection, user_text)
+        return injection, activated, messages, state, self._previous_beat(h)
 
     # -- commands -------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -184,7 +186,7 @@ class Chat:
         Model/network failures end the beat with ``outcome="error"`` and a message; nothing already written is
         lost. Raises OSError only when the disk refuses the write (the beat's data is kept in memory then)."""
         injection, activated, messages, state, previous = self.prepare(user_text)
-        beat_no = sum(1 for e in self.tree.path_to() if e.type == "user") + 1
+        beat_no = self._history.user_count + 1
         user_entry = self.tree.append("user", text=user_text)
         self.tree.commit()
 
@@ -197,7 +199,7 @@ class Chat:
 
         emit(BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
-        inp = BeatInput(messages=[ChatMessage(**m) for m in messages], model=self.model, book=self.book, state=state,
+        inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event)
         if max_rounds:
             inp.max_rounds = max_rounds
@@ -216,7 +218,7 @@ class Chat:
         result = BeatResult(user=user_text, injection=injection, activated=activated,
                             calls=[[t.name for t in c.tool_calls] for c in out.calls], outcome=out.outcome,
                             sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,
-                            messages_sent=messages, output=out)
+                            sent=messages, output=out)
         if out.revision is not None:
             target, text, version = out.revision
             tree.append("revision", target=target, text=text, version=version)

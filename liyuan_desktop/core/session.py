@@ -228,8 +228,13 @@ class SessionTree:
             if not raw.strip():
                 continue
             try:
-                obj = json.loads(raw)
-                entry = _ADAPTER.validate_python(obj) if obj.get("type") in _KNOWN else OtherEntry.model_validate(obj)
+                try:
+                    entry = _ADAPTER.validate_json(raw)
+                except ValidationError:
+                    obj = json.loads(raw)
+                    if not isinstance(obj, dict) or obj.get("type") in _KNOWN:
+                        raise
+                    entry = OtherEntry.model_validate(obj)
             except (ValueError, ValidationError, AttributeError) as e:
                 where = "最后一行不完整（上次写入时中断）" if n >= last_index - 1 else f"第 {n + 1} 行损坏"
                 tree.load_warnings.append(f"{tree.path.name}：{where}，已跳过（{type(e).__name__}）")
