@@ -149,8 +149,10 @@ def _make_asker(interactive: bool, recorded: list[str], json_mode: bool):
             if text.lower() in ("s", "stop", "停止"):
                 return AskAnswer(answer=None, by="stop")
             if text.isdigit() and 1 <= int(text) <= len(req.options):
-                return AskAnswer(answer=req.options[int(text) - 1], by="user")
+                text = req.options[int(text) - 1]
             if text:
+                if default and text != default:
+                    _out("     （回放模型只会按录制的剧情演下去；接真模型时才会按你的选择走）")
                 return AskAnswer(answer=text, by="user")
 
     return ask
@@ -248,6 +250,9 @@ async def _run_chat(args: argparse.Namespace) -> int:
             break
     if json_mode:
         _out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
+    elif args.demo and status == 0:
+        _out(view._c("1;36", "\n演示结束。") + f"对话已保存在 {d}。")
+        _out(f"配置模型后可以接着演：liyuan chat {card.name} --chat {chat_name} --provider deepseek   （密钥放在 DEEPSEEK_API_KEY）")
     return status
 
 

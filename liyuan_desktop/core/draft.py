@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .state import utf16_len, utf16_slice
+from .state import utf16_len, utf16_span
 
 
 class DraftError(Exception):
@@ -60,14 +60,17 @@ class _Span:
     index: int
 
 
-def _find_all(hay: str, needle: str) -> list[int]:
+def _find_all(hay: str, needle: str, overlapping: bool = True) -> list[int]:
+    """Start offsets of ``needle`` in ``hay``. Overlapping occurrences count (「哈哈」 is twice in 「哈哈哈」), which is
+    what uniqueness of an edit reference needs; search hits use non-overlapping ones."""
     out: list[int] = []
     if not needle:
         return out
+    step = 1 if overlapping else len(needle)
     i = hay.find(needle)
     while i >= 0:
         out.append(i)
-        i = hay.find(needle, i + len(needle))
+        i = hay.find(needle, i + step)
     return out
 
 
@@ -238,7 +241,8 @@ def read_text(text: str, version: int, start: Any = None, end: Any = None) -> di
     e = total if end is None else min(end, total)
     if s > e:
         raise DraftError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。", total=total)
-    return {"version": version, "content": utf16_slice(text, s, e), "start": s, "end": e, "total": total}
+    content, s, e = utf16_span(text, s, e)
+    return {"version": version, "content": content, "start": s, "end": e, "total": total}
 
 
 def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[str, Any]:
@@ -251,9 +255,9 @@ def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[st
         limit = 20
     limit = max(1, min(50, limit))
     level = "exact"
-    hits = _find_all(text, query)
+    hits = _find_all(text, query, overlapping=False)
     if not hits:
-        hits = _find_all(canon_punct(text), canon_punct(query))
+        hits = _find_all(canon_punct(text), canon_punct(query), overlapping=False)
         level = "punct"
     out = []
     for h in hits[:limit]:

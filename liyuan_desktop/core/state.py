@@ -34,19 +34,27 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
-def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
-    """``text.slice(start, end)`` with JavaScript (UTF-16 code unit) offsets; never splits a surrogate pair into
-    half characters: a cut inside a pair moves outward to keep the whole character."""
+def utf16_span(text: str, start: int, end: Optional[int] = None) -> tuple[str, int, int]:
+    """``text.slice(start, end)`` with JavaScript (UTF-16 code unit) offsets, clamped to the text. A cut inside a
+    surrogate pair moves outward so no character is split; returns (slice, actual start, actual end)."""
     data = text.encode("utf-16-le")
     n = len(data) // 2
     s = max(0, min(start, n))
     e = n if end is None else max(s, min(end, n))
-    # Do not start on a low surrogate or end after a high surrogate.
-    if s < n and 0xDC00 <= int.from_bytes(data[2 * s : 2 * s + 2], "little") <= 0xDFFF and s > 0:
+
+    def low(i: int) -> bool:
+        return 0 <= i < n and 0xDC00 <= int.from_bytes(data[2 * i : 2 * i + 2], "little") <= 0xDFFF
+
+    if s > 0 and low(s):
         s -= 1
-    if 0 < e < n and 0xDC00 <= int.from_bytes(data[2 * e : 2 * e + 2], "little") <= 0xDFFF:
+    if 0 < e < n and low(e):
         e += 1
-    return data[2 * s : 2 * e].decode("utf-16-le")
+    return data[2 * s : 2 * e].decode("utf-16-le"), s, e
+
+
+def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
+    """The text of :func:`utf16_span`."""
+    return utf16_span(text, start, end)[0]
 
 
 class CharacterState(BaseModel):
