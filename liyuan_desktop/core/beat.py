@@ -238,7 +238,10 @@ class Beat:
             c = calls[i]
             self.emit(ToolStarted(round=self._round, call_id=c.id, name=c.name, arguments=c.arguments))
             t0 = time.perf_counter()
-            res, ok = await self._run_tool(c)
+            if self._stop_requested:  # the user stopped (ask → Stop): the rest of this response is not run
+                res, ok = {"ok": False, "error": "stopped", "message": "用户已停止本拍，这次调用没有执行。"}, False
+            else:
+                res, ok = await self._run_tool(c)
             results[i] = (res, ok, (time.perf_counter() - t0) * 1000)
             self.emit(ToolFinished(round=self._round, call_id=c.id, name=c.name, ok=ok, result=res,
                                    summary=self._summary(c.name, ok, res, c.arguments)))
@@ -273,16 +276,17 @@ class Beat:
         d = self.draft
         if d.sealed:
             return
+        # The captured text leaves the text channel; format blocks of earlier calls stay in it.
+        if self._loop_tail and self._loop_tail[-1] == text:
+            self._loop_tail.pop()
         if d.text.strip():
             if text.strip():
                 d.append(d.version, text)
-                self._loop_tail.clear()
                 self._activity(CAPTURED_APPEND_NOTICE)
             d.seal(d.version)
             self._draft_event(by="capture")
         elif text.strip():
             d.write(d.version, text)
-            self._loop_tail.clear()
             self._activity(CAPTURED_NOTICE)
             d.seal(d.version)
             self._draft_event(by="capture")

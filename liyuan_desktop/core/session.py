@@ -179,7 +179,9 @@ def new_id(taken: Optional[set[str] | dict[str, Any]] = None) -> str:
 
 
 def _dump(entry: BaseModel) -> str:
-    return json.dumps(entry.model_dump(mode="json", exclude_none=True), ensure_ascii=False, separators=(",", ":"))
+    d = entry.model_dump(mode="json", exclude_none=True)
+    d = {"id": d.pop("id"), "parent_id": entry.parent_id, **d}  # parent_id always present (null at the root)
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
 
 
 class SessionTree:
@@ -196,6 +198,7 @@ class SessionTree:
         self._pending: list[str] = []
         self._path_cache: tuple[Optional[str], list[Any]] = (None, [])
         self._needs_newline = False
+        self._persisted_leaf: Optional[str] = None
 
     # -- opening / creating ---------------------------------------------------------------------------------
     @classmethod
@@ -248,6 +251,18 @@ class SessionTree:
         if tree.leaf_id is None or tree.leaf_id not in tree.entries:
             # No (valid) leaf pointer: fall back to the last tree entry in file order.
             tree.leaf_id = next(i for i in reversed(tree.order) if tree.entries[i].type != "leaf")
+        orphans = [n for n, i in enumerate(tree.order) if n and tree.entries[i].parent_id not in tree.entries]
+        for n in orphans:
+            # The parent's line was damaged: hang the entry under the entry written just before it (in memory only),
+            # which is where an append-only writer put its parent in all but branch-switch cases.
+            e = tree.entries[tree.order[n]]
+            old = e.parent_id
+            e.parent_id = tree.order[n - 1]
+            tree.children_of.get(old, []).remove(e.id)
+            tree.children_of.setdefault(e.parent_id, []).append(e.id)
+        if orphans:
+            tree.load_warnings.append(f"{tree.path.name}：{len(orphans)} 条记录的上级记录已损坏，已接到它前一条记录之后")
+        tree._persisted_leaf = tree.leaf_id
         return tree
 
     # -- internals ------------------------------------------------------------------------------------------
@@ -295,32 +310,40 @@ class SessionTree:
         return entry
 
     def set_leaf(self, entry_id: str) -> None:
-        """Make ``entry_id`` the active leaf and persist that (a ``leaf`` entry; nothing else is written)."""
+        """Make ``entry_id`` the active leaf; the next :meth:`commit` persists it (a ``leaf`` entry; nothing else)."""
         if entry_id not in self.entries or self.entries[entry_id].type == "leaf":
             raise KeyError(f"unknown entry {entry_id}")
         self.leaf_id = entry_id
-        entry = LeafEntry(id=new_id(self.entries), parent_id=None, target=entry_id)
-        self.entries[entry.id] = entry
-        self._pending.append(_dump(entry))
 
     def commit(self) -> None:
-        """Write pending lines, flush and fsync. Raises OSError (disk full…) with the pending lines kept, so a
-        later commit can retry; lines already on disk are never touched."""
+        """Write pending lines (plus a ``leaf`` entry when the active leaf moved since the last commit), flush and
+        fsync. Raises OSError (disk full…) with the pending lines kept and the partly written bytes cut off again,
+        so a later commit can retry; lines already on disk before this call are never touched."""
+        if self.leaf_id is not None and self.leaf_id != self._persisted_leaf:
+            entry = LeafEntry(id=new_id(self.entries), parent_id=None, target=self.leaf_id)
+            self.entries[entry.id] = entry
+            self._pending.append(_dump(entry))
         if not self._pending:
             return
         blob = ("\n" if self._needs_newline else "") + "\n".join(self._pending) + "\n"
-        with open(self.path, "ab") as f:
-            f.write(blob.encode("utf-8"))
-            f.flush()
-            os.fsync(f.fileno())
+        size_before = self.path.stat().st_size if self.path.exists() else 0
+        try:
+            with open(self.path, "ab") as f:
+                f.write(blob.encode("utf-8"))
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError:
+            try:
+                os.truncate(self.path, size_before)
+            except OSError:
+                self._needs_newline = True  # could not cut the torn bytes: keep the next line apart from them
+            raise
         self._needs_newline = False
         self._pending.clear()
+        self._persisted_leaf = self.leaf_id
 
     def persist_leaf(self) -> None:
-        """Record the current active leaf as a ``leaf`` entry (after a beat), then commit."""
-        entry = LeafEntry(id=new_id(self.entries), parent_id=None, target=self.leaf_id or "")
-        self.entries[entry.id] = entry
-        self._pending.append(_dump(entry))
+        """Commit, recording the current active leaf (after a beat)."""
         self.commit()
 
     def path_to(self, leaf: Optional[str] = None) -> list[Any]:
@@ -332,7 +355,9 @@ class SessionTree:
         out = []
         cur = leaf
         while cur is not None:
-            e = self.entries[cur]
+            e = self.entries.get(cur)
+            if e is None:  # parent line was damaged: the branch starts at the orphan (see load_warnings)
+                break
             out.append(e)
             cur = e.parent_id
         out.reverse()
