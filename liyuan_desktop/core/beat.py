@@ -65,6 +65,7 @@ class BeatInput:
     on_event: Optional[EventSink] = None
     max_rounds: int = MAX_ROUNDS
     tool_names: tuple[str, ...] = tuple(TOOLS_BY_NAME)
+    initial_draft: Optional[Draft] = None
 
 
 @dataclass
@@ -96,7 +97,7 @@ class Beat:
 
     def __init__(self, inp: BeatInput):
         self.inp = inp
-        self.draft = Draft()
+        self.draft = inp.initial_draft or Draft()
         self.out = BeatOutput(outcome="unsealed", draft=self.draft)
         self._terminate = False
         self._stop_requested = False

@@ -22,7 +22,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from .assemble import HistoryCache, build_injection, build_messages, opening_text, system_prompt
-from .beat import AskHandler, Beat, BeatInput, BeatOutput, EventSink, PreviousBeat
+from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from .draft import Draft
 from .cards import Card
 from .events import BeatFinished, BeatStarted, ScribeFinished
 from .llm.types import ChatMessage, ChatModel
@@ -91,13 +92,14 @@ class Chat:
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
     def create(cls, directory: Path, card: Card, model: ChatModel, *, mode: str = "roleplay", persona: str = "",
-               title: str = "", scribe_model: Optional[ChatModel] = None) -> "Chat":
-        """Create a chat folder with its session tree (header + opening). Raises SessionError if one exists."""
+               title: str = "", scribe_model: Optional[ChatModel] = None, **header_extra: Any) -> "Chat":
+        """Create a chat folder with its session tree (header + opening). ``header_extra`` goes into the header
+        (e.g. ``demo=True`` for a chat on the demo's replay model). Raises SessionError if one exists."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         persona = persona or card.persona_name or "你"
         tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
-                                  persona=persona, title=title or directory.name)
+                                  persona=persona, title=title or directory.name, **header_extra)
         chat = cls(directory, tree, card, model, scribe_model, persona)
         if card.first_mes.strip():
             tree.append("opening", text=opening_text(card, chat.ctx))
@@ -185,22 +187,73 @@ class Chat:
         """Play one beat for ``user_text`` on the active branch and store it. Returns a :class:`BeatResult`.
         Model/network failures end the beat with ``outcome="error"`` and a message; nothing already written is
         lost. Raises OSError only when the disk refuses the write (the beat's data is kept in memory then)."""
-        injection, activated, messages, state, previous = self.prepare(user_text)
-        beat_no = self._history.user_count + 1
-        user_entry = self.tree.append("user", text=user_text)
+        self.tree.append("user", text=user_text)
+        self.tree.commit()  # the user's words are on disk before the first model call
+        return await self._play(user_text, ask, on_event, max_rounds)
+
+    async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
+        """Play the last user message of the branch again: the new reply is a sibling of the old one under the same
+        user entry (nothing is deleted; the old reply stays on its branch). Raises ValueError with no user message."""
+        user = self.tree.latest("user")
+        if user is None:
+            raise ValueError("还没有可以重来的一拍")
+        self.tree.leaf_id = user.id
+        return await self._play(user.text, ask, on_event, None)
+
+    def pending_draft(self) -> Optional[Any]:
+        """The beat entry of an unfinished beat at the tip of the branch (not sealed, draft not empty, no reply
+        after it), or None."""
+        for e in reversed(self.tree.path_to()):
+            if e.type in ("assistant", "user", "revision"):
+                return None
+            if e.type == "beat":
+                return e if e.outcome in ("unsealed", "out_of_rounds", "stopped", "error") and e.draft.strip() else None
+        return None
+
+    async def seal_as_is(self, on_event: Optional[EventSink] = None) -> BeatResult:
+        """「按现稿收笔」: the user seals the unfinished beat's draft as it stands; the scribe then keeps the ledger as
+        after any sealed beat. Raises ValueError when there is no unfinished draft."""
+        pending = self.pending_draft()
+        user = self.tree.latest("user")
+        if pending is None or user is None:
+            raise ValueError("没有未收笔的稿件")
+        state = self.current_state()
+        self.tree.append("assistant", text=pending.draft, sealed=True, beat=pending.id, by="user")
         self.tree.commit()
+        result = BeatResult(user=user.text, injection=pending.injection, activated=list(pending.activated),
+                            final=pending.draft, sealed=True, outcome="sealed")
+        await self._scribe(result, state, user.text, pending.draft, on_event)
+        return result
 
-        def emit(ev: Any) -> None:
-            if on_event is not None:
-                try:
-                    on_event(ev)
-                except Exception:  # pragma: no cover - handler errors are the UI's problem
-                    pass
+    async def continue_beat(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
+        """「继续」: run the loop again on the unfinished beat, starting from its draft (same version), so the model
+        can finish and seal. Raises ValueError when there is no unfinished draft."""
+        pending = self.pending_draft()
+        user = self.tree.latest("user")
+        if pending is None or user is None:
+            raise ValueError("没有未收笔的稿件")
+        note = (f"（接着上一次没写完的稿子：稿件当前版本 {pending.draft_version}，尚未收笔。"
+                "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
+        return await self._play(user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version), note=note)
 
-        emit(BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
-                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
+    def _emit(self, on_event: Optional[EventSink], ev: Any) -> None:
+        if on_event is not None:
+            try:
+                on_event(ev)
+            except Exception:  # pragma: no cover - handler errors are the UI's problem
+                pass
+
+    async def _play(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
+                    max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "") -> BeatResult:
+        injection, activated, messages, state, previous = self.prepare(user_text)
+        if note:
+            last = messages[-1]
+            messages[-1] = ChatMessage(role="user", content=f"{last.content}\n\n{note}")
+        beat_no = self._history.user_count
+        self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
+                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
-                        previous=previous, ask=ask, on_event=on_event)
+                        previous=previous, ask=ask, on_event=on_event, initial_draft=draft)
         if max_rounds:
             inp.max_rounds = max_rounds
         beat = Beat(inp)
@@ -227,28 +280,70 @@ class Chat:
         if out.sealed:
             result.final = out.final
             tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
-        tree.persist_leaf()  # the beat is on disk (fsync) before the scribe runs
+        tree.commit()  # the beat is on disk (fsync) before the scribe runs
         if out.sealed:
-            sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
-                                  user_text=user_text, assistant_text=out.final, previous_warnings=self.previous_warnings())
-            result.scribe = sc
-            if sc.result is not None:
-                tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
-                            warnings=sc.result.warnings, raw=sc.raw)
-                tree.persist_leaf()
-                result.warnings += sc.problems + sc.result.warnings
-            else:
-                result.warnings += [w for w in [sc.error] if w]
-            emit(ScribeFinished(applied=sc.result.applied if sc.result else [], warnings=(sc.problems + sc.result.warnings) if sc.result else [],
-                                state=format_state(self.current_state()), roster=format_roster(self.current_state()), error=sc.error))
+            await self._scribe(result, state, user_text, out.final, on_event)
+        else:
+            final_state = self.current_state()
+            result.state = format_state(final_state)
+            result.roster = format_roster(final_state)
+            self._write_meta()
+        self._emit(on_event, BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
+                                          message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔")))
+        return result
+
+    async def _scribe(self, result: BeatResult, state: WorldState, user_text: str, final: str,
+                      on_event: Optional[EventSink]) -> None:
+        sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
+                              user_text=user_text, assistant_text=final, previous_warnings=self.previous_warnings())
+        result.scribe = sc
+        tree = self.tree
+        if sc.result is not None:
+            tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
+                        warnings=sc.result.warnings, raw=sc.raw)
+            tree.commit()
+            result.warnings += sc.problems + sc.result.warnings
+        elif sc.error:
+            result.warnings.append(sc.error)
         final_state = self.current_state()
         result.state = format_state(final_state)
         result.roster = format_roster(final_state)
         self._write_meta()
-        emit(BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
-                          message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔")))
-        _ = user_entry
-        return result
+        self._emit(on_event, ScribeFinished(applied=sc.result.applied if sc.result else [],
+                                            warnings=(sc.problems + sc.result.warnings) if sc.result else [],
+                                            state=result.state, roster=result.roster, error=sc.error))
+
+    def transcript(self) -> list[dict[str, Any]]:
+        """What the conversation view shows for the active branch, oldest first: ``{"id", "role", "text", "beat"}``
+        with role opening | user | assistant | draft (an unfinished beat's draft, with ``"outcome"``); revised
+        replies carry their latest text and ``"revised": true``; ``"siblings"`` counts alternative replies."""
+        items: list[dict[str, Any]] = []
+        revised: dict[str, str] = {}
+        path = self.tree.path_to()
+        for e in path:
+            if e.type == "revision":
+                revised[e.target] = e.text
+        beat = 0
+        for e in path:
+            t = e.type
+            if t == "opening":
+                items.append({"id": e.id, "role": "opening", "text": e.text, "beat": 0})
+            elif t == "user":
+                beat += 1
+                items.append({"id": e.id, "role": "user", "text": e.text, "beat": beat})
+            elif t == "assistant":
+                item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat}
+                if e.id in revised:
+                    item["revised"] = True
+                items.append(item)
+            elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
+                if items and items[-1]["role"] == "draft":
+                    items.pop()
+                items.append({"id": e.id, "role": "draft", "text": e.draft, "beat": beat, "outcome": e.outcome,
+                              "error": e.error})
+            if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
+                items.pop(-2)
+        return items
 
     def edit_state(self, state: WorldState) -> None:
         """The user edited the ledger: append a new snapshot (source user); the next beat uses it (seed 002)."""

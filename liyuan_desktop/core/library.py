@@ -1,0 +1,137 @@
+"""The card library in the data folder: cards, their chats, importing a card file, creating a chat.
+
+Layout (../shared/design/ARCHITECTURE.md, data on disk)::
+
+    <home>/cards/<card>/card.json                 the card as imported (normalised later by the card-import issue)
+    <home>/cards/<card>/original<ext>             the file the user imported, kept byte for byte
+    <home>/cards/<card>/对话/<chat>/session.jsonl  a chat (source of truth) + meta.json (cache)
+
+The demo card (青梧) is copied in from the shipped sample cards on first use, with its replay script.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel
+
+from .cards import Card, CardError, load_card
+from .paths import demo_card_path, demo_replay_path, home, safe_name
+from .session import SessionError, SessionTree
+
+
+class CardRef(BaseModel):
+    """A card in the library: display ``name`` and its folder."""
+
+    name: str
+    dir: str
+
+    @property
+    def card_file(self) -> Path:
+        return Path(self.dir) / "card.json"
+
+    def load(self) -> Card:
+        """The card (raises CardError for a damaged card file)."""
+        return load_card(self.card_file)
+
+
+class ChatRef(BaseModel):
+    """A chat of a card: folder, mode (roleplay|agent), title, last change (ms), beats (user messages on the
+    active branch, from meta.json when present)."""
+
+    name: str
+    dir: str
+    mode: str = "roleplay"
+    updated: int = 0
+
+
+def cards_root() -> Path:
+    root = home() / "cards"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def list_cards() -> list[CardRef]:
+    """Every card folder with a card.json, by name."""
+    out = []
+    for d in sorted(cards_root().iterdir()):
+        if (d / "card.json").is_file():
+            out.append(CardRef(name=d.name, dir=str(d)))
+    return out
+
+
+def list_chats(card: CardRef) -> list[ChatRef]:
+    """The card's chats, newest first (meta.json is read when present, else the session header)."""
+    base = Path(card.dir) / "对话"
+    out = []
+    if not base.is_dir():
+        return out
+    for d in base.iterdir():
+        s = d / "session.jsonl"
+        if not s.is_file():
+            continue
+        mode, updated = "roleplay", int(s.stat().st_mtime * 1000)
+        try:
+            meta = json.loads((d / "meta.json").read_text("utf-8"))
+            mode = meta.get("mode", mode)
+            updated = int(meta.get("updated", updated))
+        except (OSError, ValueError):
+            try:
+                mode = SessionTree.open(s).header.mode
+            except SessionError:
+                pass
+        out.append(ChatRef(name=d.name, dir=str(d), mode=mode, updated=updated))
+    out.sort(key=lambda c: -c.updated)
+    return out
+
+
+def import_card(path: str | Path) -> CardRef:
+    """Copy a card file into the library (original kept byte for byte beside ``card.json``). A card whose name is
+    taken gets a numbered folder. Raises CardError for a file that is not a readable card."""
+    src = Path(path)
+    card = load_card(src)
+    name = safe_name(card.name)
+    dest = cards_root() / name
+    n = 2
+    while dest.exists() and (dest / "card.json").exists():
+        if (dest / ("original" + src.suffix.lower())).exists() and (dest / ("original" + src.suffix.lower())).read_bytes() == src.read_bytes():
+            return CardRef(name=dest.name, dir=str(dest))  # the same file again
+        dest = cards_root() / f"{name}-{n}"
+        n += 1
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest / ("original" + src.suffix.lower()))
+    raw = dict(card.raw)
+    (dest / "card.json").write_text(json.dumps(raw, ensure_ascii=False, indent=1), "utf-8")
+    return CardRef(name=dest.name, dir=str(dest))
+
+
+def ensure_demo_card() -> CardRef:
+    """The demo card in the library (copied from the shipped sample on first use, with its replay script)."""
+    src = demo_card_path()
+    dest = cards_root() / "青梧"
+    if not (dest / "card.json").exists():
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest / "card.json")
+        shutil.copyfile(src, dest / "original.json")
+    shutil.copyfile(demo_replay_path(), dest / "replay.json")
+    return CardRef(name=dest.name, dir=str(dest))
+
+
+def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
+    """A fresh chat folder name under the card (``title`` or a dated name; numbered when taken)."""
+    base = Path(card.dir) / "对话"
+    name = safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S"))
+    d = base / name
+    n = 2
+    while d.exists():
+        d = base / f"{name}-{n}"
+        n += 1
+    return d
+
+
+__all__ = ["CardRef", "ChatRef", "CardError", "cards_root", "ensure_demo_card", "import_card", "list_cards",
+           "list_chats", "new_chat_dir"]

@@ -1,0 +1,79 @@
+"""Engine commands the window uses: regenerate (a sibling reply), seal as is, continue, ledger edit, transcript."""
+
+from __future__ import annotations
+
+from conftest import DEMO_CARD
+
+from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.state import WorldState, apply_patch
+
+
+def write(text: str, version: int = 0) -> dict:
+    return {"tool_calls": [{"name": "draft_write", "arguments": {"version": version, "content": text}}]}
+
+
+def seal(version: int = 1) -> dict:
+    return {"tool_calls": [{"name": "draft_seal", "arguments": {"version": version}}]}
+
+
+def read() -> dict:
+    return {"tool_calls": [{"name": "draft_read", "arguments": {}}]}
+
+
+async def test_regenerate_makes_a_sibling_reply(tmp_path):
+    model = ReplayModel(actor=[write("第一种。"), seal(), write("第二种。"), seal()],
+                        scribe=['{"patch": {"flags": {"版本": "一"}}}', '{"patch": {"flags": {"版本": "二"}}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    r1 = await chat.send("你好")
+    r2 = await chat.regenerate()
+    assert r1.final == "第一种。" and r2.final == "第二种。"
+    tree = SessionTree.open(chat.tree.path)
+    users = [e for e in tree.entries.values() if e.type == "user"]
+    assert len(users) == 1  # the same user message
+    assert len([e for e in tree.children(users[0].id) if e.type == "beat"]) == 2
+    assert [i["text"] for i in chat.transcript() if i["role"] == "assistant"] == ["第二种。"]
+    assert chat.current_state().flags == {"版本": "二"}  # the ledger follows the branch
+    assert tree.leaf_id == chat.tree.leaf_id
+
+
+async def test_out_of_rounds_then_seal_as_is(tmp_path):
+    model = ReplayModel(actor=[write("写了一半")] + [read()] * 3, scribe=['{"patch": {"time": "夜里"}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    r = await chat.send("讲下去", max_rounds=3)
+    assert r.outcome == "out_of_rounds" and not r.sealed
+    assert chat.pending_draft().draft == "写了一半"
+    items = chat.transcript()
+    assert items[-1]["role"] == "draft" and items[-1]["outcome"] == "out_of_rounds"
+    s = await chat.seal_as_is()
+    assert s.sealed and s.final == "写了一半" and "时间：夜里" in s.state
+    assert chat.pending_draft() is None
+    assert [i["role"] for i in chat.transcript()][-2:] == ["user", "assistant"]
+
+
+async def test_continue_finishes_the_draft(tmp_path):
+    model = ReplayModel(actor=[write("开头。")] + [read()],
+                        scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    r = await chat.send("讲下去", max_rounds=2)
+    assert r.outcome == "out_of_rounds"
+    model2 = ReplayModel(actor=[{"tool_calls": [{"name": "draft_append", "arguments": {"version": 1, "content": "结尾。"}}]}, seal(2)],
+                         scribe=['{"patch": {}}'])
+    chat.model = model2
+    c = await chat.continue_beat()
+    assert c.sealed and c.final == "开头。\n\n结尾。"
+    assert "尚未收笔" in c.sent[-1].content
+    assert [i["role"] for i in chat.transcript()][-2:] == ["user", "assistant"]
+
+
+async def test_ledger_edit_reaches_next_injection(tmp_path):
+    model = ReplayModel(actor=[write("好。"), seal()], scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    st = apply_patch(WorldState(), {"time": "三更", "characters": {"更夫": {"affinity": 3}}}).state
+    chat.edit_state(st)
+    r = await chat.send("听见梆子声")
+    assert "时间：三更" in r.injection and "更夫：好感 3" in r.injection
+    tree = SessionTree.open(chat.tree.path)
+    assert [e.source for e in tree.path_to() if e.type == "rp-state"][0] == "user"
