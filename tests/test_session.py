@@ -368,8 +368,8 @@ def test_unknown_entry_type_kept_as_other_entry(tmp_path):
         f.write(json.dumps(line, ensure_ascii=False) + "\n")
     r = SessionTree.open(t.path)
     assert r.load_warnings == []
-    assert r.leaf_id == ids["assistant"]  # the persisted leaf pointer wins over the last line
-    r.set_leaf("bm01")
+    # a line appended after the last leaf pointer (as when that pointer line was torn) becomes the leaf
+    assert r.leaf_id == "bm01"
     e = r.get("bm01")
     assert isinstance(e, OtherEntry)
     assert e.type == "bookmark" and e.parent_id == ids["assistant"] and e.ts == 123
@@ -484,3 +484,19 @@ def test_failed_commit_keeps_pending_and_retry_loses_nothing(tmp_path, monkeypat
     assert u.id in r.entries and a.id in r.entries, r.load_warnings
     assert r.get(u.id).text == long_text
     assert r.leaf_id == a.id
+
+
+def test_torn_leaf_line_keeps_the_last_beat_on_the_branch(tmp_path):
+    """Every commit ends with a leaf line; when only that line is torn, the entries of the commit stay on the
+    active branch (they are not dropped back to the previous pointer)."""
+    t, ids = _basic(tmp_path)
+    u = t.append("user", text="第二拍")
+    a = t.append("assistant", text="回应")
+    t.commit()
+    raw = t.path.read_text("utf-8").rstrip("\n").split("\n")
+    assert '"type":"leaf"' in raw[-1]
+    t.path.write_text("\n".join(raw[:-1]) + "\n" + raw[-1][: len(raw[-1]) // 2], "utf-8")
+    r = SessionTree.open(t.path)
+    assert r.load_warnings
+    assert r.leaf_id == a.id
+    assert [e.id for e in r.path_to()][-2:] == [u.id, a.id]

@@ -199,6 +199,7 @@ class SessionTree:
         self._path_cache: tuple[Optional[str], list[Any]] = (None, [])
         self._needs_newline = False
         self._persisted_leaf: Optional[str] = None
+        self._leaf_pos = 0  # how many tree entries preceded the last leaf line read
 
     # -- opening / creating ---------------------------------------------------------------------------------
     @classmethod
@@ -248,9 +249,10 @@ class SessionTree:
             tree._index(entry)
         if not tree.order or not isinstance(tree.entries[tree.order[0]], HeaderEntry):
             raise SessionError(f"{path} 不是梨园会话文件（缺少 header）")
-        if tree.leaf_id is None or tree.leaf_id not in tree.entries:
-            # No (valid) leaf pointer: fall back to the last tree entry in file order.
-            tree.leaf_id = next(i for i in reversed(tree.order) if tree.entries[i].type != "leaf")
+        if tree.leaf_id is None or tree.leaf_id not in tree.entries or tree._leaf_pos < len(tree.order):
+            # Every commit ends with a leaf line, so tree entries after the last intact one mean that line was torn
+            # (a crash mid-write): the commit's last entry was the leaf. No leaf line at all: the last entry too.
+            tree.leaf_id = tree.order[-1]
         orphans = [n for n, i in enumerate(tree.order) if n and tree.entries[i].parent_id not in tree.entries]
         for n in orphans:
             # The parent's line was damaged: hang the entry under the entry written just before it (in memory only),
@@ -270,6 +272,7 @@ class SessionTree:
         if entry.type == "leaf":
             if entry.target in self.entries:
                 self.leaf_id = entry.target
+                self._leaf_pos = len(self.order)
             self.entries[entry.id] = entry
             return
         self.entries[entry.id] = entry
@@ -316,10 +319,11 @@ class SessionTree:
         self.leaf_id = entry_id
 
     def commit(self) -> None:
-        """Write pending lines (plus a ``leaf`` entry when the active leaf moved since the last commit), flush and
+        """Write pending lines, then a ``leaf`` entry (whenever entries were written or the leaf moved), flush and
         fsync. Raises OSError (disk full…) with the pending lines kept and the partly written bytes cut off again,
         so a later commit can retry; lines already on disk before this call are never touched."""
-        if self.leaf_id is not None and self.leaf_id != self._persisted_leaf:
+        tree_lines = bool(self._pending)
+        if self.leaf_id is not None and (self.leaf_id != self._persisted_leaf or tree_lines):
             entry = LeafEntry(id=new_id(self.entries), parent_id=None, target=self.leaf_id)
             self.entries[entry.id] = entry
             self._pending.append(_dump(entry))
