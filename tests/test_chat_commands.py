@@ -77,3 +77,42 @@ async def test_ledger_edit_reaches_next_injection(tmp_path):
     assert "时间：三更" in r.injection and "更夫：好感 3" in r.injection
     tree = SessionTree.open(chat.tree.path)
     assert [e.source for e in tree.path_to() if e.type == "rp-state"][0] == "user"
+
+
+async def test_calls_after_a_previous_edit_are_not_run(tmp_path):
+    from liyuan_desktop.core.llm.replay import ReplayModel as R
+
+    model = R(actor=[write("原句。"), seal(),
+                     {"tool_calls": [{"name": "previous_draft_edit", "arguments": {"version": 0, "edits": [{"old": "原句", "new": "新句"}]}},
+                                     {"name": "draft_write", "arguments": {"version": 0, "content": "不该写"}},
+                                     {"name": "draft_seal", "arguments": {"version": 1}}]}],
+              scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    await chat.send("一")
+    r = await chat.send("把上一拍的原句改成新句")
+    assert r.outcome == "revised_previous" and r.revised_text == "新句。" and not r.sealed
+    logs = r.output.calls[0].tool_calls
+    assert [t.ok for t in logs] == [True, False, False]
+    assert r.output.draft.text == ""
+
+
+async def test_two_asks_in_one_response_are_asked_one_after_the_other(tmp_path):
+    import asyncio
+
+    open_now = []
+    seen = []
+
+    async def ask(req):
+        open_now.append(req.question)
+        assert len(open_now) == 1, "two questions on screen at once"
+        await asyncio.sleep(0.02)
+        seen.append(req.question)
+        open_now.pop()
+        from liyuan_desktop.core.events import AskAnswer
+        return AskAnswer(answer=req.options[0], by="user")
+
+    ask_call = lambda q: {"name": "ask", "arguments": {"question": q, "options": ["甲", "乙"]}}
+    model = ReplayModel(actor=[{"tool_calls": [ask_call("一？"), ask_call("二？")]}, write("好。"), seal()], scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    r = await chat.send("你问吧", ask=ask)
+    assert seen == ["一？", "二？"] and r.sealed

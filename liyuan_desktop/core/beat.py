@@ -241,6 +241,8 @@ class Beat:
             t0 = time.perf_counter()
             if self._stop_requested:  # the user stopped (ask → Stop): the rest of this response is not run
                 res, ok = {"ok": False, "error": "stopped", "message": "用户已停止本拍，这次调用没有执行。"}, False
+            elif self._terminate:  # sealed / previous beat revised: the beat is over, later calls are not run
+                res, ok = {"ok": False, "error": "beat_ended", "message": "本拍已经结束（已收笔或已回改上一拍），这次调用没有执行。"}, False
             else:
                 res, ok = await self._run_tool(c)
             results[i] = (res, ok, (time.perf_counter() - t0) * 1000)
@@ -250,7 +252,7 @@ class Beat:
         i = 0
         while i < len(calls):
             spec = TOOLS_BY_NAME.get(calls[i].name)
-            if spec is not None and spec.mode == "read":
+            if spec is not None and spec.mode == "read":  # ("ask" has its own mode: one question at a time)
                 j = i
                 while j < len(calls) and (s := TOOLS_BY_NAME.get(calls[j].name)) is not None and s.mode == "read":
                     j += 1

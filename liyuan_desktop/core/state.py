@@ -19,9 +19,6 @@ TOP_KEYS: tuple[str, ...] = ("time", "location", "characters", "inventory", "fla
 ROSTER_CAPS: dict[str, int] = {"characters": 100, "places": 100, "items": 60, "events": 60}
 #: A roster time blurb is the in-story time cut to this many UTF-16 units.
 ROSTER_BLURB_MAX = 40
-#: Names are kept past the cap (their times are dropped first); only beyond this multiple of the cap do the
-#: oldest names go, so a runaway scribe cannot grow the injection without bound.
-ROSTER_HARD_FACTOR = 3
 
 
 def js_json(value: Any) -> str:
@@ -182,12 +179,13 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
                 cur = nxt.characters.get(name) or CharacterState()
                 if _is_number(cs.get("affinity")):
                     cur.affinity = _clamp_affinity(cs["affinity"])
-                if isinstance(cs.get("status"), str):
-                    cur.status = cs["status"]
-                if isinstance(cs.get("notes"), str):
-                    cur.notes = cs["notes"]
-                if isinstance(cs.get("at"), str):
-                    cur.at = cs["at"]
+                elif "affinity" in cs:
+                    warnings.append(f"characters.{name}.affinity 不是数字已忽略（{js_json(cs['affinity'])}）——请写 -100..100 的整数。")
+                for fld in ("status", "notes", "at"):
+                    if isinstance(cs.get(fld), str):
+                        setattr(cur, fld, cs[fld])
+                    elif fld in cs:
+                        warnings.append(f"characters.{name}.{fld} 不是字符串已忽略（{js_json(cs[fld])}）")
                 nxt.characters[name] = cur
                 applied.append(f"characters.{name} 已更新")
         elif key in ("inventory", "plot_threads"):
@@ -213,12 +211,9 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
 
 
 def _cap_roster(table: dict[str, str], cap: int) -> dict[str, str]:
-    """Over ``cap`` entries the oldest entries lose their time first (names are kept, so the model never takes an
-    old name for a new one); past ``cap * ROSTER_HARD_FACTOR`` the oldest names go."""
+    """Over ``cap`` entries the oldest entries lose their time (seed 002: 超了预算先砍时间、不砍名字). Names are never
+    removed — a dropped name would come back as a 「new」 character."""
     items = list(table.items())
-    hard = cap * ROSTER_HARD_FACTOR
-    if len(items) > hard:
-        items = items[len(items) - hard :]
     if len(items) > cap:
         cut = len(items) - cap
         items = [(k, "") if i < cut else (k, v) for i, (k, v) in enumerate(items)]

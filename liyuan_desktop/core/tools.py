@@ -11,27 +11,36 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Annotated, Any, Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
 _VERSION = "稿件当前版本号（上一次写入回执里的 version；新一拍从 0 开始）"
 
 
+def _no_bool(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError("必须是整数，不能是 true/false")
+    return v
+
+
+Int = Annotated[int, BeforeValidator(_no_bool)]
+
+
 class DraftWriteArgs(BaseModel):
-    version: int = Field(ge=0, description=_VERSION)
+    version: Int = Field(ge=0, description=_VERSION)
     content: str = Field(description="完整稿件原文，格式与空白原样保留")
 
 
 class DraftAppendArgs(BaseModel):
-    version: int = Field(ge=0, description=_VERSION)
+    version: Int = Field(ge=0, description=_VERSION)
     content: str = Field(description="接在稿件末尾的新一段原文")
     separator: str = Field("\n\n", description="与上文之间的连接字符，默认两个换行；可为空串")
 
 
 class RangeArgs(BaseModel):
-    start: Optional[int] = Field(None, ge=0, description="起点，UTF-16 偏移，从 0 开始；省略为开头")
-    end: Optional[int] = Field(None, ge=0, description="终点，UTF-16 偏移，不含；省略为结尾")
+    start: Optional[Int] = Field(None, ge=0, description="起点，UTF-16 偏移，从 0 开始；省略为开头")
+    end: Optional[Int] = Field(None, ge=0, description="终点，UTF-16 偏移，不含；省略为结尾")
 
 
 class DraftSearchArgs(BaseModel):
@@ -45,16 +54,16 @@ class EditItem(BaseModel):
 
 
 class EditArgs(BaseModel):
-    version: int = Field(ge=0, description=_VERSION)
+    version: Int = Field(ge=0, description=_VERSION)
     edits: list[EditItem] = Field(min_length=1, description="一批修改，全部以同一版本为准定位")
 
 
 class SealArgs(BaseModel):
-    version: int = Field(ge=0, description=_VERSION)
+    version: Int = Field(ge=0, description=_VERSION)
 
 
 class PreviousEditArgs(BaseModel):
-    version: int = Field(ge=0, description="previous_draft_read 回执里的 version")
+    version: Int = Field(ge=0, description="previous_draft_read 回执里的 version")
     edits: list[EditItem] = Field(min_length=1, description="一批修改，全部以同一版本为准定位")
 
 
@@ -74,7 +83,9 @@ class LorebookSearchArgs(BaseModel):
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool: name, read/write mode, argument model, description."""
+    """A tool: name, mode, argument model, description. ``mode``: "read" (runs concurrently with neighbouring reads),
+    "write" (in order), "ask" (in order, one question at a time; seed 000 declares ask a read tool, but two questions
+    at once would race for the user's answer)."""
 
     name: str
     mode: str
@@ -93,7 +104,7 @@ ASK_DESCRIPTION = (
 
 RP_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("draft_write", "write", DraftWriteArgs,
-             "新建或整篇替换本拍的稿件，写入即向用户展示并保存。写入不等于收笔。局部修改用 draft_edit，接着写用 draft_append，写完用 draft_seal。"),
+             "新建或整篇替换本拍的稿件，写入即向用户展示并保存。写入不等于收笔。局部修改用 draft_edit，接着写用 draft_append，写完用 draft_seal。很短的回应也可以不用稿纸，直接输出。"),
     ToolSpec("draft_append", "write", DraftAppendArgs,
              "在稿件末尾接着写一段并展示。默认与上文隔一个空行，separator 可指定精确的连接字符。不会收笔。"),
     ToolSpec("draft_read", "read", RangeArgs,
@@ -111,7 +122,7 @@ RP_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec("previous_draft_edit", "write", PreviousEditArgs,
              "按 previous_draft_read 给的版本号和唯一原文引用，原位修订上一拍的回复：没引用的部分原样保留，任何一处冲突整批不改。"
              "只改正文，不重算账本和记忆；本拍已经动过稿纸时不能用。单独调用，成功后本拍结束，界面显示修订后的上一拍。"),
-    ToolSpec("ask", "read", AskArgs, ASK_DESCRIPTION),
+    ToolSpec("ask", "ask", AskArgs, ASK_DESCRIPTION),
     ToolSpec("world_state_get", "read", NoArgs,
              "读当前分支完整的账本（世界状态与登场名录，JSON）。只读：账本由场记在收笔后记。"),
     ToolSpec("lorebook_search", "read", LorebookSearchArgs,
@@ -169,6 +180,22 @@ def tool_specs(names: Optional[tuple[str, ...]] = None) -> list[dict[str, Any]]:
     return json.loads(_specs_json(names or tuple(TOOLS_BY_NAME)))
 
 
+def _zh(err: dict[str, Any]) -> str:
+    """A Chinese line for the common pydantic validation errors (the model and the user read these)."""
+    t, ctx, got = err.get("type", ""), err.get("ctx") or {}, err.get("input")
+    n = len(got) if isinstance(got, (list, str)) else None
+    table = {
+        "missing": "缺少这个参数",
+        "int_parsing": "必须是整数", "int_type": "必须是整数", "string_type": "必须是字符串", "list_type": "必须是数组",
+        "model_type": "必须是对象", "dict_type": "必须是对象",
+        "too_short": f"至少要 {ctx.get('min_length')} 项" + (f"（收到 {n} 项）" if n is not None else ""),
+        "too_long": f"最多 {ctx.get('max_length')} 项" + (f"（收到 {n} 项）" if n is not None else ""),
+        "greater_than_equal": f"不能小于 {ctx.get('ge')}", "less_than_equal": f"不能大于 {ctx.get('le')}",
+        "value_error": str(ctx.get("error", err.get("msg", ""))),
+    }
+    return table.get(t, err.get("msg", t))
+
+
 class ToolArgError(Exception):
     """Tool arguments could not be used; ``result`` is the error the model gets back."""
 
@@ -195,5 +222,5 @@ def parse_args(spec: ToolSpec, raw: str) -> BaseModel:
     try:
         return spec.args.model_validate(obj)
     except ValidationError as e:
-        problems = "；".join(f"{'.'.join(str(p) for p in err['loc']) or '参数'}：{err['msg']}" for err in e.errors()[:5])
+        problems = "；".join(f"{'.'.join(str(p) for p in err['loc']) or '参数'}：{_zh(err)}" for err in e.errors()[:5])
         raise ToolArgError({"ok": False, "error": "bad_args", "message": f"{spec.name} 的参数不对：{problems}。"}) from e

@@ -68,6 +68,9 @@ def card_from_json(obj: Any, path: str = "") -> Card:
     if not isinstance(obj, dict):
         raise CardError(f"{path or '角色卡'}：不是 JSON 对象，不是角色卡")
     spec = str(obj.get("spec") or "")
+    card_keys = ("name", "description", "first_mes", "personality", "scenario", "char_name", "char_persona", "data")
+    if not any(k in obj for k in card_keys):
+        raise CardError(f"{Path(path).name if path else '角色卡'}：这个 JSON 里没有角色卡的字段（name、description、first_mes…），不像角色卡")
     data = obj.get("data") if isinstance(obj.get("data"), dict) and spec.startswith("chara_card") else None
     src: dict[str, Any] = data if data is not None else obj
     fields: dict[str, Any] = {}
@@ -79,6 +82,11 @@ def card_from_json(obj: Any, path: str = "") -> Card:
         fields["name"] = Path(path).stem if path else "未命名"
         warnings.append(f"卡里没有名字，已用文件名「{fields['name']}」")
     book = src.get("character_book")
+    if book is not None and not isinstance(book, dict):
+        warnings.append(f"character_book 不是对象（{type(book).__name__}），世界书已忽略")
+    elif isinstance(book, dict) and book.get("entries") is not None and not isinstance(book.get("entries"), (list, dict)):
+        warnings.append("character_book.entries 不是数组，世界书已忽略")
+        book = None
     ext = src.get("extensions")
     return Card(
         **fields,

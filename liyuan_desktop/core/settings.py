@@ -1,0 +1,502 @@
+"""Application settings (``<home>/settings.json``), API-key lookup with a session fallback, and a connection test.
+
+No Qt here: the settings dialog, the CLI and tests all use this module.
+
+API keys are never stored in :class:`AppSettings` (its :class:`ProviderSettings` forbid unknown fields, so there is
+no place for one). A key comes, in this order, from
+
+1. the provider's environment variable (``ProviderSettings.api_key_env``),
+2. the OS keyring (service ``keyring_service``, user = provider ``name``),
+3. the in-memory session store (:func:`remember_key_for_session`), used when this machine has no keyring backend;
+   it is lost when the program exits.
+
+See :func:`resolve_key` and :func:`key_source`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
+from .llm.types import ChatMessage, ChatRequest, ModelError
+from .paths import home
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "settings.json"
+
+__all__ = [
+    "AppSettings",
+    "ConnectionReport",
+    "KeyProbe",
+    "KeySource",
+    "SETTINGS_FILE",
+    "clear_session_keys",
+    "forget_key",
+    "forget_session_key",
+    "key_source",
+    "lookup_key",
+    "key_storage_status",
+    "load_settings",
+    "remember_key_for_session",
+    "rename_key",
+    "resolve_key",
+    "save_settings",
+    "session_key",
+    "settings_path",
+    "store_key",
+    "test_connection",
+]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the settings model
+
+
+class AppSettings(BaseModel):
+    """Everything the user sets up, saved as ``<home>/settings.json``.
+
+    Fields:
+        providers: the configured model providers (edited copies of presets, or custom OpenAI-compatible ones);
+            names are unique.
+        active_provider: name of the provider used for the story; None = no model configured (the app offers
+            the offline demo). A name that is not in ``providers`` is cleared on load.
+        scribe_provider: name of an optional cheaper provider for scribe/summary calls; None = the active one
+            (with its ``scribe_model`` when set). Use :meth:`scribe` to get the provider to call.
+        ui_language: "zh" or "en".  theme: "light" or "dark".
+        persona_name / persona_description: who the user plays.
+        compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
+        window: free-form UI state (geometry/state as base64 strings, splitter sizes, last card and chat).
+        demo_done: the offline demo was finished once.
+        load_warning: not saved; set by :func:`load_settings` when the file was broken (Chinese text for the UI).
+
+    Unknown top-level keys in the file are ignored (and dropped on the next save).
+    """
+
+    model_config = ConfigDict(extra="ignore", validate_assignment=False)
+
+    providers: list[ProviderSettings] = Field(default_factory=list)
+    active_provider: Optional[str] = None
+    scribe_provider: Optional[str] = None
+    ui_language: Literal["zh", "en"] = "zh"
+    theme: Literal["light", "dark"] = "light"
+    persona_name: str = ""
+    persona_description: str = ""
+    compaction_share: float = Field(default=0.6, gt=0.0, lt=1.0)
+    window: dict[str, Any] = Field(default_factory=dict)
+    demo_done: bool = False
+    load_warning: Optional[str] = Field(default=None, exclude=True)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> "AppSettings":
+        seen: set[str] = set()
+        for p in self.providers:
+            if p.name in seen:
+                raise ValueError(f"服务商名称重复：{p.name}")
+            seen.add(p.name)
+        if self.active_provider is not None and self.active_provider not in seen:
+            self.active_provider = None
+        if self.scribe_provider is not None and self.scribe_provider not in seen:
+            self.scribe_provider = None
+        return self
+
+    def provider(self, name: Optional[str]) -> Optional[ProviderSettings]:
+        """The provider called ``name``, or None."""
+        for p in self.providers:
+            if p.name == name:
+                return p
+        return None
+
+    def active(self) -> Optional[ProviderSettings]:
+        """The active provider, or None when no model is configured (offer the offline demo)."""
+        return self.provider(self.active_provider)
+
+    def scribe(self) -> Optional[ProviderSettings]:
+        """The provider for scribe/summary calls: ``scribe_provider`` if set, else the active one (None if neither).
+        Build it with ``build_model(p, scribe=True)`` so its ``scribe_model`` is used when set."""
+        return self.provider(self.scribe_provider) or self.active()
+
+
+def settings_path() -> Path:
+    """``<home>/settings.json``."""
+    return home() / SETTINGS_FILE
+
+
+def _describe_errors(exc: ValidationError) -> str:
+    """Field locations and messages only: never the input values (a hand-edited file might hold a key)."""
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False)[:5]:
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "（顶层）"
+        parts.append(f"{loc}: {err.get('msg', '')}")
+    more = len(exc.errors()) - len(parts)
+    if more > 0:
+        parts.append(f"……另有 {more} 处")
+    return "；".join(parts)
+
+
+def _salvage(data: dict[str, Any]) -> tuple[AppSettings, list[str]]:
+    """Keep every valid part of a settings object that failed validation; returns the settings and what was
+    dropped (locations and messages, no values)."""
+    dropped: list[str] = []
+    providers: list[ProviderSettings] = []
+    raw_providers = data.get("providers", [])
+    if not isinstance(raw_providers, list):
+        dropped.append("providers: 不是列表")
+        raw_providers = []
+    names: set[str] = set()
+    for i, item in enumerate(raw_providers):
+        try:
+            p = ProviderSettings.model_validate(item)
+        except ValidationError as exc:
+            dropped.append(f"providers.{i}（{_describe_errors(exc)}）")
+            continue
+        if p.name in names:
+            dropped.append(f"providers.{i}: 名称重复 {p.name}")
+            continue
+        names.add(p.name)
+        providers.append(p)
+    kept: dict[str, Any] = {"providers": providers}
+    for key, value in data.items():
+        if key in ("providers", "load_warning") or key not in AppSettings.model_fields:
+            continue
+        try:
+            AppSettings.model_validate({key: value})
+        except ValidationError as exc:
+            dropped.append(_describe_errors(exc))
+            continue
+        kept[key] = value
+    return AppSettings.model_validate(kept), dropped
+
+
+def _move_aside(path: Path) -> str:
+    """Rename the broken file to ``settings.json.broken-<ts>`` (copy if renaming fails). Returns a Chinese note."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    target = path.with_name(f"{path.name}.broken-{stamp}")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.broken-{stamp}-{n}")
+        n += 1
+    try:
+        os.replace(path, target)
+        return f"原文件已改名为 {target.name} 保留"
+    except OSError:
+        try:
+            shutil.copy2(path, target)
+            return f"原文件已复制为 {target.name} 保留"
+        except OSError as exc:
+            return f"原文件无法另存（{type(exc).__name__}），保存设置时会被覆盖"
+
+
+def load_settings() -> AppSettings:
+    """Read ``<home>/settings.json``.
+
+    - missing file → defaults;
+    - unreadable / not JSON / not an object → defaults, ``load_warning`` set, and the file renamed to
+      ``settings.json.broken-<YYYYmmdd-HHMMSS>`` so nothing is lost;
+    - JSON whose fields partly fail validation → the valid parts are kept, the invalid ones dropped, and the
+      same renaming and warning happen.
+
+    Never raises for a bad file.
+    """
+    path = settings_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return AppSettings()
+    except OSError as exc:
+        s = AppSettings()
+        s.load_warning = f"无法读取设置文件 {path}（{type(exc).__name__}: {exc.strerror or exc}），已使用默认设置。"
+        log.warning("%s", s.load_warning)
+        return s
+
+    problem: Optional[str] = None
+    data: Any = None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        problem = "不是 UTF-8 文本"
+    except ValueError as exc:
+        problem = f"不是有效的 JSON（{exc}）"
+    if problem is None and not isinstance(data, dict):
+        problem = "顶层不是 JSON 对象"
+
+    if problem is not None:
+        s = AppSettings()
+        note = _move_aside(path)
+        s.load_warning = f"设置文件 settings.json 已损坏：{problem}。已改用默认设置，{note}。"
+        log.warning("%s", s.load_warning)
+        return s
+
+    try:
+        return AppSettings.model_validate(data)
+    except ValidationError as exc:
+        s, dropped = _salvage(data)
+        note = _move_aside(path)
+        what = "；".join(dropped) or _describe_errors(exc)
+        s.load_warning = f"设置文件 settings.json 有无效内容，已忽略：{what}。其余设置照常读取，{note}。"
+        log.warning("%s", s.load_warning)
+        return s
+
+
+def save_settings(settings: AppSettings) -> Path:
+    """Write ``settings`` to ``<home>/settings.json`` atomically (temp file in the same folder, fsync, rename).
+
+    ``load_warning`` is not written. Returns the path. Raises ``OSError`` when the folder is not writable
+    (the old file is then left untouched).
+    """
+    path = settings_path()
+    text = json.dumps(settings.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=str(path.parent))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if hasattr(os, "O_DIRECTORY"):
+        try:
+            dfd = os.open(str(path.parent), os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dfd)
+            finally:
+                os.close(dfd)
+        except OSError:
+            pass
+    return path
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# API keys
+
+KeySource = Literal["env", "keyring", "session", "none"]
+
+#: Keys typed in while no keyring backend was usable, by provider name. Process memory only, never written.
+_SESSION_KEYS: dict[str, str] = {}
+
+
+def key_storage_status() -> tuple[bool, str]:
+    """Whether a usable OS keyring backend exists, and a Chinese explanation for the settings dialog.
+
+    keyring's ``fail`` and ``null`` backends, an empty chainer, or any error while asking count as "none".
+    Does not read or write any key.
+    """
+    try:
+        import keyring
+        from keyring.backends import chainer, fail, null
+
+        backend = keyring.get_keyring()
+    except Exception as exc:  # keyring missing or broken
+        return False, f"无法使用系统钥匙串（{type(exc).__name__}）：密钥只在本次运行中有效；想长期使用请设置环境变量。"
+    usable = not isinstance(backend, (fail.Keyring, null.Keyring))
+    if usable and isinstance(backend, chainer.ChainerBackend):
+        try:
+            usable = bool(backend.backends)
+        except Exception:
+            usable = False
+    if not usable:
+        return False, "本机没有可用的系统钥匙串：密钥只在本次运行中有效；想长期使用请设置环境变量。"
+    name = getattr(backend, "name", None) or type(backend).__name__
+    return True, f"密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。"
+
+
+def remember_key_for_session(name: str, key: str) -> None:
+    """Keep ``key`` for provider ``name`` in memory until the program exits (fallback without a keyring).
+    An empty key forgets it."""
+    key = (key or "").strip()
+    if key:
+        _SESSION_KEYS[name] = key
+    else:
+        _SESSION_KEYS.pop(name, None)
+
+
+def session_key(name: str) -> Optional[str]:
+    """The key remembered for this session for provider ``name``, or None."""
+    return _SESSION_KEYS.get(name)
+
+
+def forget_session_key(name: str) -> None:
+    """Drop the session key of provider ``name`` (no error if none)."""
+    _SESSION_KEYS.pop(name, None)
+
+
+def clear_session_keys() -> None:
+    """Drop every session key."""
+    _SESSION_KEYS.clear()
+
+
+def _env_key(provider: Any) -> Optional[str]:
+    var = getattr(provider, "api_key_env", None)
+    if var:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value
+    return None
+
+
+def _keyring_key(provider: Any) -> Optional[str]:
+    try:
+        import keyring
+
+        value = keyring.get_password(provider.keyring_service, provider.name)
+    except Exception as exc:  # no backend / locked / broken: no key
+        log.debug("keyring lookup failed for provider %s: %s", getattr(provider, "name", "?"), type(exc).__name__)
+        return None
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+def lookup_key(provider: Any) -> tuple[KeySource, Optional[str]]:
+    """Where the key of ``provider`` comes from and the key itself, in the order of :func:`resolve_key`;
+    ``("none", None)`` when there is none. Never raises."""
+    value = _env_key(provider)
+    if value:
+        return "env", value
+    value = _keyring_key(provider)
+    if value:
+        return "keyring", value
+    value = session_key(provider.name)
+    if value:
+        return "session", value
+    return "none", None
+
+
+def resolve_key(provider: ProviderSettings) -> Optional[str]:
+    """The API key for ``provider``, or None. Order: environment variable ``api_key_env`` → OS keyring
+    (``keyring_service`` / ``name``) → session memory (:func:`remember_key_for_session`). Never raises.
+
+    ``provider`` may be any object with ``name``, ``api_key_env`` and ``keyring_service`` attributes."""
+    return lookup_key(provider)[1]
+
+
+def key_source(provider: ProviderSettings) -> KeySource:
+    """Where :func:`resolve_key` would take the key from: "env", "keyring", "session" or "none"."""
+    return lookup_key(provider)[0]
+
+
+def store_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -> Literal["keyring", "session"]:
+    """Keep the key of provider ``name``: in the OS keyring when :func:`key_storage_status` says one is usable
+    (then any session copy is dropped), otherwise, or when the keyring refuses, in session memory only.
+
+    Returns where it went. Raises ``ValueError`` for an empty key. The key is never logged.
+    """
+    key = (key or "").strip()
+    if not key:
+        raise ValueError("API key 为空，没有保存。")
+    if key_storage_status()[0]:
+        try:
+            store_api_key(name, key, service)
+        except RuntimeError as exc:
+            log.warning("%s", exc)
+        else:
+            forget_session_key(name)
+            return "keyring"
+    remember_key_for_session(name, key)
+    return "session"
+
+
+def forget_key(name: str, service: str = DEFAULT_KEYRING_SERVICE) -> None:
+    """Remove the key of provider ``name`` from the keyring and from session memory (environment variables are
+    left alone). Never raises."""
+    delete_api_key(name, service)
+    forget_session_key(name)
+
+
+def rename_key(old: str, new: str, service: str = DEFAULT_KEYRING_SERVICE) -> None:
+    """A provider was renamed from ``old`` to ``new``: move its keyring and session keys to the new name (a key
+    already stored under ``new`` wins) and remove the old ones. Never raises."""
+    if old == new:
+        return
+    probe_old = KeyProbe(old, None, service)
+    probe_new = KeyProbe(new, None, service)
+    value = _keyring_key(probe_old)
+    if value:
+        if not _keyring_key(probe_new):
+            try:
+                store_api_key(new, value, service)
+            except (RuntimeError, ValueError):
+                remember_key_for_session(new, value)
+        delete_api_key(old, service)
+    value = session_key(old)
+    if value:
+        if not session_key(new):
+            remember_key_for_session(new, value)
+        forget_session_key(old)
+
+
+class KeyProbe:
+    """The three attributes the key lookup needs, for a provider that is not (yet) a valid ProviderSettings."""
+
+    def __init__(self, name: str, api_key_env: Optional[str], keyring_service: str = DEFAULT_KEYRING_SERVICE):
+        self.name = name
+        self.api_key_env = api_key_env
+        self.keyring_service = keyring_service
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# connection test
+
+
+class ConnectionReport(BaseModel):
+    """Result of :func:`test_connection`.
+
+    ok: the server answered a chat completion. latency_ms: wall time of the whole request in milliseconds
+    (None when it failed before an answer). model: the model the server reported (or the configured one).
+    message: Chinese text for the UI: "连接成功 · 812 ms · model" or the exact ``ModelError`` message.
+    kind: the ``ModelError`` kind on failure ("auth", "not_found", "network", …), else None.
+    """
+
+    ok: bool
+    latency_ms: Optional[int] = None
+    model: str = ""
+    message: str = ""
+    kind: Optional[str] = None
+
+
+async def test_connection(provider: ProviderSettings, api_key: Optional[str] = None) -> ConnectionReport:
+    """Send one tiny real request (user message "ping", ``max_tokens`` 1, no tools, thinking off, no retries)
+    through :class:`OpenAIChatModel` and report how it went. Never raises for a failed call (cancellation
+    propagates); the client is always closed.
+
+    ``api_key``: the key to send; None looks it up with :func:`resolve_key`; "" sends none.
+    """
+    key = resolve_key(provider) if api_key is None else (api_key.strip() or None)
+    model = build_model(provider, api_key=key or "", max_retries=0)
+    request = ChatRequest(messages=[ChatMessage(role="user", content="ping")], max_tokens=1, thinking=False)
+    started = time.perf_counter()
+    try:
+        response = await model.complete(request)
+        latency = int(round((time.perf_counter() - started) * 1000))
+    except ModelError as exc:
+        return ConnectionReport(ok=False, model=provider.model, message=exc.message, kind=exc.kind)
+    except Exception as exc:  # a bug or an odd URL: still a report, with the key blanked out
+        text = f"{type(exc).__name__}: {exc}"
+        if key and len(key) >= 4:
+            text = text.replace(key, "***")
+        return ConnectionReport(ok=False, model=provider.model, message=f"连接测试失败：{text}", kind="error")
+    finally:
+        try:
+            await model.aclose()
+        except Exception:
+            pass
+    name = response.model or provider.model
+    return ConnectionReport(ok=True, latency_ms=latency, model=name, message=f"连接成功 · {latency} ms · {name}")
+
+
+# pytest must not collect the function above when a test module imports it by name.
+test_connection.__test__ = False  # type: ignore[attr-defined]
