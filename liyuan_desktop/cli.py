@@ -1,6 +1,6 @@
 """Command line: ``liyuan chat`` plays beats headless, on the same engine and events as the window.
 
-    liyuan                                   the offline demo in the terminal (until the window exists)
+    liyuan                                   the desktop window (see app.py); --self-test plays the demo through it
     liyuan chat --demo [--json]              the three recorded seed beats on the demo card (replay model)
     liyuan chat CARD [--chat NAME] [--model replay:FILE | --provider NAME [--model M] [--base-url URL]]
                 [--say TEXT …] [--json]      beats against a real model (or a replay file)
@@ -27,6 +27,25 @@ from .core.paths import chat_dir, demo_card_path, demo_replay_path, sample_cards
 from .core.session import SessionError
 
 
+async def _readline() -> str:
+    """One line from stdin without blocking the loop; read on a daemon thread so Ctrl-C at a prompt exits at once
+    (a default-executor thread would keep the process waiting for Enter)."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+
+    def work() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+
+    threading.Thread(target=work, daemon=True).start()
+    return await fut
+
+
 def _out(text: str = "", end: str = "\n") -> None:
     sys.stdout.write(text + end)
     sys.stdout.flush()
@@ -39,6 +58,7 @@ class HumanView:
         self.color = color
         self._reasoning = 0
         self._streaming = False
+        self._said: list[str] = []
 
     def _c(self, code: str, text: str) -> str:
         return f"\033[{code}m{text}\033[0m" if self.color else text
@@ -51,6 +71,7 @@ class HumanView:
     def __call__(self, ev: Any) -> None:
         k = getattr(ev, "kind", "")
         if k == "beat_started":
+            self._said = []
             _out(self._c("1;36", f"\n━━ 第 {ev.beat} 拍 ━━") + ("  " + self._c("33", "［回放模型·离线演示］") if ev.is_replay else ""))
             _out(self._c("1", "你：") + ev.user)
             if ev.activated:
@@ -88,6 +109,7 @@ class HumanView:
                     _out(self._c("35", "  │ ") + line)
                 _out(self._c("35", "  └─"))
         elif k == "activity":
+            self._said.append(ev.text)
             color = {"info": "36", "warning": "33", "error": "31"}.get(ev.level, "36")
             _out(self._c(color, f"  ※ {ev.text}"))
         elif k == "ask":
@@ -110,7 +132,7 @@ class HumanView:
                 _out(self._c("1", "\n定稿：\n") + ev.final)
             elif ev.outcome == "revised_previous":
                 _out(self._c("2", "  （本拍修订了上一拍，没有新回复）"))
-            else:
+            elif not any(ev.message and ev.message in said for said in self._said):
                 _out(self._c("33", f"  {ev.message}"))
 
 
@@ -123,39 +145,55 @@ def _print_ledger(res: BeatResult, view: HumanView) -> None:
 def _beat_json(r: BeatResult) -> dict[str, Any]:
     return {"user": r.user, "injection": r.injection, "calls": r.calls, "final": r.final, "sealed": r.sealed,
             "revised_previous": r.revised_previous, "state": r.state, "roster": r.roster, "warnings": r.warnings,
-            "outcome": r.outcome, "activated": r.activated, **({"error": r.error} if r.error else {}),
+            "outcome": r.outcome, "activated": r.activated, "activity": r.activity, **({"error": r.error} if r.error else {}),
+            "asks": [{"question": q.question, "options": q.options, "answer": a.answer, "by": a.by} for q, a in (r.output.asks if r.output else [])],
+            **({"draft": r.output.draft.text, "draft_version": r.output.draft.version} if r.output and not r.sealed and r.output.draft.text else {}),
             **({"revised_text": r.revised_text} if r.revised_text is not None else {})}
 
 
-def _make_asker(interactive: bool, recorded: list[str], json_mode: bool):
+def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay: bool):
     async def ask(req: AskRequest) -> AskAnswer:
         default = recorded.pop(0) if recorded else None
         if not interactive:
+            by = "user" if default is not None else "auto"
             if default is None:
                 default = req.options[0] if req.options else ""
             if not json_mode:
-                _out(f"     → {default}（演示按录制的选择作答）")
-            return AskAnswer(answer=default, by="user")
+                why = "按录制的选择作答" if by == "user" else "非交互运行，自动选第一项"
+                _out(f"     → {default}（{why}）")
+            return AskAnswer(answer=default, by=by)
         hint = f"回车选录制的「{default}」，" if default else ""
-        loop = asyncio.get_running_loop()
         while True:
             _out(f"     选 1-{len(req.options)}，或直接写一句；{hint}输入 s 停止：", end="")
-            line = await loop.run_in_executor(None, sys.stdin.readline)
+            line = await _readline()
             if line == "":
                 return AskAnswer(answer=None, by="stop")
             text = line.strip()
             if not text and default:
+                _out(f"     → {default}")
                 return AskAnswer(answer=default, by="user")
             if text.lower() in ("s", "stop", "停止"):
                 return AskAnswer(answer=None, by="stop")
-            if text.isdigit() and 1 <= int(text) <= len(req.options):
-                text = req.options[int(text) - 1]
+            if text.isdigit():
+                if 1 <= int(text) <= len(req.options):
+                    text = req.options[int(text) - 1]
+                    _out(f"     → {text}")
+                else:
+                    _out(f"     没有第 {text} 项。")
+                    continue
             if text:
-                if default and text != default:
+                if replay and default and text != default:
                     _out("     （回放模型只会按录制的剧情演下去；接真模型时才会按你的选择走）")
                 return AskAnswer(answer=text, by="user")
 
     return ask
+
+
+def _replay_for(beats: list[Any]) -> ChatModel:
+    from .core.llm import ReplayModel
+
+    return ReplayModel(actor=[c for b in beats for c in b.actor], scribe=[x for b in beats for x in b.scribe],
+                       label="演示", beats=beats)
 
 
 def _resolve_card(spec: str) -> Card:
@@ -176,11 +214,18 @@ def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatMode
         return ReplayModel.from_file(args.model[len("replay:"):]), None
     if not args.provider:
         raise ValueError("没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo")
+    from pydantic import ValidationError
+
+    from .core.llm import ProviderSettings, resolve_api_key
+
     settings = preset(args.provider)
-    if args.base_url:
-        settings.base_url = args.base_url.rstrip("/")
-    if args.model:
-        settings.model = args.model
+    try:
+        settings = ProviderSettings.model_validate({**settings.model_dump(), **({"base_url": args.base_url} if args.base_url else {}),
+                                                    **({"model": args.model} if args.model else {})})
+    except ValidationError as e:
+        raise ValueError("；".join(str(x.get("ctx", {}).get("error", x["msg"])) for x in e.errors())) from None
+    if settings.api_key_env and not resolve_api_key(settings):
+        raise ValueError(f"没有 {settings.name} 的 API key：请设置环境变量 {settings.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
     main = build_model(settings)
     scribe = build_model(settings, scribe=True) if settings.scribe_model else None
     return main, scribe
@@ -207,16 +252,19 @@ async def _run_chat(args: argparse.Namespace) -> int:
                 raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
             card = _resolve_card(args.card)
             model, scribe = _build_model(args)
-            if getattr(model, "is_replay", False):
+            if getattr(model, "is_replay", False) and not (args.seal_as_is or args.continue_beat):
                 beats = getattr(model, "beats", [])
                 says = says or [b.user for b in beats]
                 recorded = [a for b in beats for a in b.ask_answers]
             chat_name = args.chat or "默认"
         d = chat_dir(card.name, chat_name)
         chat = Chat.open(d, card, model, scribe) if (d / "session.jsonl").exists() else Chat.create(d, card, model, scribe_model=scribe)
-    except (CardError, SessionError, ValueError, KeyError) as e:
+    except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"liyuan: {msg}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
         return 2
     for w in chat.load_warnings + card.warnings:
         print(f"liyuan: 注意：{w}", file=sys.stderr)
@@ -229,24 +277,55 @@ async def _run_chat(args: argparse.Namespace) -> int:
             if opening is not None:
                 _out("\n" + opening.text)
     results: list[BeatResult] = []
-    free_play = not says and interactive
     status = 0
-    loop = asyncio.get_running_loop()
-    while says or free_play:
-        if says:
-            text = says.pop(0)
-        else:
-            _out(view._c("1", "\n你（空行退出）：") , end="")
-            text = (await loop.run_in_executor(None, sys.stdin.readline)).strip()
-            if not text:
-                break
-        res = await chat.send(text, ask=_make_asker(interactive, recorded, json_mode), on_event=None if json_mode else view)
+    is_replay = bool(getattr(model, "is_replay", False))
+    if is_replay and not says and not (args.seal_as_is or args.continue_beat):
+        print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
+        return 2
+    replay_beats = list(getattr(model, "beats", [])) if is_replay else []
+    asker = _make_asker(interactive, recorded, json_mode, is_replay)
+    free_play = not says and interactive and not (args.seal_as_is or args.continue_beat)
+    commands: list[str] = (["seal"] if args.seal_as_is else []) + (["continue"] if args.continue_beat else [])
+    on_event = None if json_mode else view
+    played = 0
+    while commands or says or free_play:
+        try:
+            if commands:
+                cmd = commands.pop(0)
+                res = await (chat.seal_as_is(on_event=on_event) if cmd == "seal" else chat.continue_beat(ask=asker, on_event=on_event))
+            else:
+                if says:
+                    text = says.pop(0)
+                else:
+                    _out(view._c("1", "\n你（空行退出）："), end="")
+                    text = (await _readline()).strip()
+                    if not text:
+                        break
+                if replay_beats and args.demo:
+                    # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
+                    chat.model = _replay_for(replay_beats[played:])
+                res = await chat.send(text, ask=asker, on_event=on_event)
+                played += 1
+        except ValueError as e:
+            print(f"liyuan: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:  # BeatSaveError: the beat ran, the disk refused it
+            print(f"liyuan: {e}", file=sys.stderr)
+            kept = getattr(e, "result", None)
+            if kept is not None:
+                text_kept = kept.final or (kept.output.draft.text if kept.output else "")
+                if text_kept:
+                    print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
+            return 1
         results.append(res)
         if res.outcome == "error":
             status = 1
         if not json_mode:
             _print_ledger(res, view)
         if res.outcome == "error":
+            break
+        if res.outcome == "stopped" and args.demo and says:
+            _out(view._c("33", "\n演示在这里停下了：回放模型只会按录制的剧情演。要接着演，请重新开始演示或配置真模型。"))
             break
     if json_mode:
         _out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
@@ -271,14 +350,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+    c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
+    c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
     return p
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    """Console entry point ``liyuan``. Without a command it starts the offline demo in the terminal."""
+    """Console entry point ``liyuan``. Without a command it opens the window (app.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv:
-        argv = ["chat", "--demo"]
+    if not argv or argv[0] in ("--self-test", "--screenshot", "--offscreen", "app"):
+        from .app import main as app_main
+
+        return app_main([a for a in argv if a != "app"])
     args = build_parser().parse_args(argv)
     if args.cmd != "chat":
         build_parser().print_help()

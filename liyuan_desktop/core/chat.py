@@ -62,6 +62,16 @@ class BeatResult(BaseModel):
         return [m.to_openai() for m in self.sent]
 
 
+class BeatSaveError(OSError):
+    """The beat ran but the session file refused the write (disk full, read-only…). ``result`` holds the beat;
+    its lines stay pending in the tree, so :meth:`Chat.retry_save` can write them once the disk is fixed."""
+
+    def __init__(self, result: "BeatResult", cause: OSError):
+        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。")
+        self.result = result
+        self.cause = cause
+
+
 def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w", encoding="utf-8") as f:
@@ -236,6 +246,11 @@ class Chat:
                 "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
         return await self._play(user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version), note=note)
 
+    def retry_save(self) -> None:
+        """Write what a failed save left pending (raises OSError again if the disk still refuses)."""
+        self.tree.commit()
+        self._write_meta()
+
     def _emit(self, on_event: Optional[EventSink], ev: Any) -> None:
         if on_event is not None:
             try:
@@ -280,7 +295,10 @@ class Chat:
         if out.sealed:
             result.final = out.final
             tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
-        tree.commit()  # the beat is on disk (fsync) before the scribe runs
+        try:
+            tree.commit()  # the beat is on disk (fsync) before the scribe runs
+        except OSError as e:
+            raise BeatSaveError(result, e) from e
         if out.sealed:
             await self._scribe(result, state, user_text, out.final, on_event)
         else:
@@ -301,7 +319,10 @@ class Chat:
         if sc.result is not None:
             tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
                         warnings=sc.result.warnings, raw=sc.raw)
-            tree.commit()
+            try:
+                tree.commit()
+            except OSError as e:
+                raise BeatSaveError(result, e) from e
             result.warnings += sc.problems + sc.result.warnings
         elif sc.error:
             result.warnings.append(sc.error)
