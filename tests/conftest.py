@@ -8,6 +8,13 @@ import os
 import sys
 from pathlib import Path
 
+# Qt must see these before it is imported anywhere (UI tests run offscreen; CI runs as root).
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_API", "pyside6")
+os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
+os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--no-sandbox --disable-gpu --log-level=3")
+os.environ.setdefault("LANG", "C.UTF-8")
+
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,501 @@
+/* Conversation view host page (liyuan_desktop/ui/conversation.py drives it).
+ *
+ * Python -> JS: window.liyuan.<method>(json) through QWebEnginePage.runJavaScript.
+ * JS -> Python: QWebChannel object "bridge" (pageReady, requestOlder, welcomeAction, linkClicked).
+ *
+ * Security: the model's text is never parsed as HTML. renderText() escapes the whole text first and only then
+ * adds our own tags (em, strong, code, p, br, lists, quotes, headings, links with http(s)/mailto hrefs) to the
+ * escaped string; labels, badges and errors are set with textContent.
+ */
+(function () {
+  "use strict";
+
+  // ---- strings (Python sends the translated set with setStrings; these are the Chinese defaults) ------------
+  var S = {
+    you: "你",
+    beat: "第 {n} 拍",
+    pending: "正在写…",
+    revised: "已修订",
+    "outcome.unsealed": "未收笔",
+    "outcome.stopped": "已停止",
+    "outcome.error": "调用出错",
+    "outcome.out_of_rounds": "用满 20 次调用",
+    older: "向上滚动，载入更早的内容",
+    "older.loading": "正在载入更早的内容…",
+    "welcome.title": "欢迎来到梨园",
+    "welcome.intro": "",
+    "welcome.sub": "",
+    "welcome.demo": "玩离线演示",
+    "welcome.settings": "设置模型"
+  };
+
+  var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
+  var BOTTOM_SLACK = 48;       // px from the bottom that still counts as "at the bottom"
+
+  var bridge = null;
+  var byId = new Map();
+  var state = {
+    hasOlder: false,
+    loadingOlder: false,
+    userLabel: "",
+    pendingText: null,
+    pendingLabel: "",
+    pendingDirty: false,
+    frame: 0,
+    timer: 0,
+    pendingUpdates: 0
+  };
+
+  var $ = function (id) { return document.getElementById(id); };
+  var log = $("log");
+  var pendingEl = $("pending");
+  var olderEl = $("older");
+  var bannerEl = $("banner");
+
+  function scroller() { return document.scrollingElement || document.documentElement; }
+  function atBottom() {
+    var s = scroller();
+    return s.scrollHeight - s.scrollTop - s.clientHeight <= BOTTOM_SLACK;
+  }
+  function toBottom() { var s = scroller(); s.scrollTop = s.scrollHeight; }
+
+  // ---- rendering text -----------------------------------------------------------------------------------------
+  var PH_OPEN = "\uE000", PH_CLOSE = "\uE001";
+
+  function esc(s) {
+    return String(s)
+      .replace(/&/g, "&amp;")
+      .replace(/</g, "&lt;")
+      .replace(/>/g, "&gt;")
+      .replace(/"/g, "&quot;")
+      .replace(/'/g, "&#39;");
+  }
+
+  // A URL (already escaped) we are willing to put into an href: http, https, mailto. Nothing else.
+  function safeHref(escUrl) {
+    return /^(https?:\/\/|mailto:)[^\s]+$/i.test(escUrl) ? escUrl : null;
+  }
+
+  function emphasis(t) {
+    t = t.replace(/\*\*\*(?=\S)([\s\S]*?[^\s*])\*\*\*/g, "<strong><em>$1</em></strong>");
+    t = t.replace(/\*\*(?=\S)([\s\S]*?[^\s])\*\*/g, "<strong>$1</strong>");
+    t = t.replace(/\*(?=[^\s*])([^*]*?[^\s*])\*/g, "<em>$1</em>");
+    t = t.replace(/\*(?=[^\s*])([^\s*])\*/g, "<em>$1</em>");
+    t = t.replace(/~~(?=\S)([\s\S]*?\S)~~/g, "<del>$1</del>");
+    return t;
+  }
+
+  // Inline formatting of one escaped block of text. Code spans and links are set aside first (placeholders in a
+  // private-use range the input cannot contain) so that emphasis never reaches into them.
+  function inline(t) {
+    var stash = [];
+    function keep(html) { stash.push(html); return PH_OPEN + (stash.length - 1) + PH_CLOSE; }
+
+    t = t.replace(/(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)/g, function (_, ticks, code) {
+      return keep("<code>" + code.replace(/^ (.*) $/, "$1") + "</code>");
+    });
+    t = t.replace(/\[([^\]\n]+)\]\(\s*([^\s)]+)(?:\s+&quot;[^\n]*?&quot;)?\s*\)/g, function (whole, label, url) {
+      var href = safeHref(url);
+      if (!href) return whole;            // e.g. javascript: — shown as the text it is
+      return keep('<a href="' + href + '" title="' + href + '">' + emphasis(label) + "</a>");
+    });
+    t = t.replace(/\bhttps?:\/\/(?:&amp;|[^\s&\u3000-\u303f\uff00-\uffef\uE000\uE001])+/gi, function (url) {
+      var tail = "";
+      var m = url.match(/[.,;:!?)\]]+$/);
+      if (m) { tail = m[0]; url = url.slice(0, -tail.length); }
+      var href = safeHref(url);
+      return href ? keep('<a href="' + href + '" title="' + href + '">' + url + "</a>") + tail : url + tail;
+    });
+    t = emphasis(t);
+    t = t.replace(/\n/g, "<br>");
+    for (var guard = 0; guard < 3 && t.indexOf(PH_OPEN) !== -1; guard++) {
+      t = t.replace(/\uE000(\d+)\uE001/g, function (_, i) { return stash[+i]; });
+    }
+    return t;
+  }
+
+  var RE_FENCE = /^\s{0,3}(`{3,}|~{3,})\s*([^`\s]*)[^`]*$/;
+  var RE_HEADING = /^\s{0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$/;
+  var RE_HR = /^\s{0,3}([-*_])(?:\s*\1){2,}\s*$/;
+  var RE_QUOTE = /^\s{0,3}&gt;\s?/;
+  var RE_UL = /^\s{0,3}[-*+]\s+/;
+  var RE_OL = /^\s{0,3}(\d{1,9})[.)]\s+/;
+
+  function startsBlock(line) {
+    return RE_FENCE.test(line) || RE_HEADING.test(line) || RE_HR.test(line) || RE_QUOTE.test(line) ||
+      RE_UL.test(line) || RE_OL.test(line);
+  }
+
+  // When a reply is still being written, an emphasis that has been opened but not yet closed is shown as if
+  // closed, so the text does not jump from "*她说" to italics when the closing star arrives.
+  function closeOpenStars(t) {
+    var singles = t.replace(/\*\*/g, "").split("*").length - 1;
+    var doubles = (t.match(/\*\*/g) || []).length;
+    if (doubles % 2 === 1 && !/\*\*$/.test(t)) t += "**";
+    if (singles % 2 === 1 && !/\*$/.test(t)) t += "*";
+    return t;
+  }
+
+  // Block structure over escaped lines: fenced code, headings, rules, quotes, lists, paragraphs.
+  function blocks(lines, opts) {
+    var out = [];
+    var i = 0, n = lines.length;
+    while (i < n) {
+      var line = lines[i];
+      var m;
+      if (/^\s*$/.test(line)) { i++; continue; }
+
+      if ((m = line.match(RE_FENCE))) {
+        var fence = m[1], lang = m[2], body = [];
+        i++;
+        while (i < n && !(new RegExp("^\\s{0,3}" + fence[0] + "{" + fence.length + ",}\\s*$")).test(lines[i])) {
+          body.push(lines[i]); i++;
+        }
+        i++; // the closing fence (or the end of a still-growing text)
+        out.push("<pre" + (lang ? ' data-lang="' + lang + '"' : "") + "><code>" + body.join("\n") + "</code></pre>");
+        continue;
+      }
+      if ((m = line.match(RE_HEADING))) {
+        var level = m[1].length;
+        out.push("<h" + level + ">" + inline(m[2]) + "</h" + level + ">");
+        i++; continue;
+      }
+      if (RE_HR.test(line)) { out.push("<hr>"); i++; continue; }
+
+      if (RE_QUOTE.test(line)) {
+        var q = [];
+        while (i < n && RE_QUOTE.test(lines[i])) { q.push(lines[i].replace(RE_QUOTE, "")); i++; }
+        out.push("<blockquote>" + blocks(q, opts) + "</blockquote>");
+        continue;
+      }
+
+      var ordered = RE_OL.test(line);
+      if (ordered || RE_UL.test(line)) {
+        var re = ordered ? RE_OL : RE_UL;
+        var items = [], cur = null;
+        var start = ordered ? parseInt(line.match(RE_OL)[1], 10) : 1;
+        while (i < n) {
+          var l = lines[i];
+          if (re.test(l)) {
+            cur = [l.replace(re, "")]; items.push(cur); i++;
+          } else if (/^\s*$/.test(l)) {
+            // a blank line ends the list unless the next line is another item of it
+            if (i + 1 < n && re.test(lines[i + 1])) { i++; continue; }
+            break;
+          } else if (/^\s{2,}\S/.test(l) || !startsBlock(l)) {
+            cur.push(l.replace(/^\s+/, "")); i++;          // continuation of the item
+          } else {
+            break;
+          }
+        }
+        var tag = ordered ? "ol" : "ul";
+        out.push("<" + tag + (ordered && start !== 1 ? ' start="' + start + '"' : "") + ">" +
+          items.map(function (it) { return "<li>" + inline(it.join("\n")) + "</li>"; }).join("") +
+          "</" + tag + ">");
+        continue;
+      }
+
+      var para = [line];
+      i++;
+      while (i < n && !/^\s*$/.test(lines[i]) && !startsBlock(lines[i])) { para.push(lines[i]); i++; }
+      var text = para.join("\n");
+      if (opts && opts.streaming && i >= n) text = closeOpenStars(text);
+      out.push("<p>" + inline(text) + "</p>");
+    }
+    return out.join("");
+  }
+
+  /** The HTML for a message text: escaped first, then formatted. opts.opening: a leading 【…】 line becomes the
+   *  opening's small title; opts.streaming: the text is still growing. */
+  function renderText(raw, opts) {
+    var text = String(raw == null ? "" : raw)
+      .replace(/\r\n?/g, "\n")
+      .replace(/[\uE000\uE001]/g, "\uFFFD");
+    var lines = esc(text).split("\n");
+    var head = "";
+    if (opts && opts.opening) {
+      var first = 0;
+      while (first < lines.length && /^\s*$/.test(lines[first])) first++;
+      var m = first < lines.length && lines[first].match(/^\s*【([^】\n]{1,60})】\s*$/);
+      if (m) {
+        head = '<div class="opening-title">' + m[1] + "</div>";
+        lines = lines.slice(first + 1);
+      }
+    }
+    return head + blocks(lines, opts);
+  }
+
+  // ---- items --------------------------------------------------------------------------------------------------
+  function fmt(key, vars) {
+    var s = S[key] != null ? S[key] : key;
+    if (vars) for (var k in vars) s = s.split("{" + k + "}").join(String(vars[k]));
+    return s;
+  }
+
+  function span(cls, text) {
+    var el = document.createElement("span");
+    el.className = cls;
+    el.textContent = text;
+    return el;
+  }
+
+  function outcomeBadge(item) {
+    var o = item.outcome || "unsealed";
+    if (o === "error") {
+      var msg = fmt("outcome.error");
+      if (item.error) msg += ": " + String(item.error);
+      return span("badge error outcome", msg);
+    }
+    if (o === "stopped") return span("badge warn outcome", fmt("outcome.stopped"));
+    if (o === "out_of_rounds") return span("badge warn outcome", fmt("outcome.out_of_rounds"));
+    return span("badge warn outcome", fmt("outcome.unsealed"));
+  }
+
+  function beatLabel(item) {
+    return item.beat ? span("beat", fmt("beat", { n: item.beat })) : null;
+  }
+
+  function buildItem(item) {
+    var role = item.role;
+    if (role !== "opening" && role !== "user" && role !== "assistant" && role !== "draft") role = "assistant";
+    var el = document.createElement("article");
+    el.className = "msg role-" + role;
+    el.dataset.id = String(item.id);
+    el.dataset.role = role;
+    if (item.beat != null) el.dataset.beat = String(item.beat);
+
+    var body = document.createElement("div");
+    body.className = "body md";
+    body.innerHTML = renderText(item.text, { opening: role === "opening" });
+
+    if (role === "user") {
+      var bubble = document.createElement("div");
+      bubble.className = "bubble";
+      var who = document.createElement("div");
+      who.className = "who";
+      who.appendChild(span("name", item.name || state.userLabel || fmt("you")));
+      var b = beatLabel(item);
+      if (b) who.appendChild(b);
+      bubble.appendChild(who);
+      bubble.appendChild(body);
+      el.appendChild(bubble);
+      return el;
+    }
+
+    var meta = document.createElement("div");
+    meta.className = "meta";
+    if (role === "draft") {
+      var bl = beatLabel(item);
+      if (bl) meta.appendChild(bl);
+      meta.appendChild(outcomeBadge(item));
+    } else if (role === "assistant" && item.revised) {
+      var bl2 = beatLabel(item);
+      if (bl2) meta.appendChild(bl2);
+      meta.appendChild(span("badge revised", fmt("revised")));
+    }
+    if (meta.childNodes.length) el.appendChild(meta);
+    el.appendChild(body);
+    return el;
+  }
+
+  function setOlder(hasOlder) {
+    state.hasOlder = !!hasOlder;
+    olderEl.hidden = !state.hasOlder;
+    olderEl.classList.toggle("loading", state.loadingOlder);
+    olderEl.textContent = fmt(state.loadingOlder ? "older.loading" : "older");
+  }
+
+  function oldestId() {
+    var first = log.firstElementChild;
+    return first ? first.dataset.id : "";
+  }
+
+  function maybeRequestOlder() {
+    if (!state.hasOlder || state.loadingOlder || !log.firstElementChild) return;
+    if (document.body.classList.contains("mode-welcome")) return;
+    if (scroller().scrollTop > OLDER_THRESHOLD) return;
+    state.loadingOlder = true;
+    setOlder(true);
+    if (bridge) bridge.requestOlder(oldestId());
+  }
+
+  function addItems(items, where) {
+    var frag = document.createDocumentFragment();
+    (items || []).forEach(function (item) {
+      if (!item || item.id == null) return;
+      var key = String(item.id);
+      var old = byId.get(key);
+      if (old) old.remove();
+      var el = buildItem(item);
+      byId.set(key, el);
+      frag.appendChild(el);
+    });
+    if (where === "top") log.insertBefore(frag, log.firstChild);
+    else log.appendChild(frag);
+  }
+
+  // ---- pending bubble: coalesced to one DOM update per animation frame ----------------------------------------
+  function flushPending() {
+    if (state.frame) { cancelAnimationFrame(state.frame); state.frame = 0; }
+    if (state.timer) { clearTimeout(state.timer); state.timer = 0; }
+    if (!state.pendingDirty) return;
+    state.pendingDirty = false;
+    state.pendingUpdates++;
+    var stick = atBottom();
+    if (state.pendingText == null) {
+      pendingEl.hidden = true;
+      pendingEl.querySelector(".body").textContent = "";
+    } else {
+      pendingEl.querySelector(".pending-label").textContent = state.pendingLabel || fmt("pending");
+      pendingEl.querySelector(".body").innerHTML = renderText(state.pendingText, { streaming: true });
+      pendingEl.hidden = false;
+    }
+    if (stick) toBottom();
+  }
+
+  function schedulePending() {
+    state.pendingDirty = true;
+    if (state.frame || state.timer) return;
+    state.frame = requestAnimationFrame(flushPending);
+    // A hidden or throttled page may not run animation frames: a timer makes sure the update lands anyway.
+    state.timer = setTimeout(flushPending, 60);
+  }
+
+  // ---- links: never navigate; Python opens external ones --------------------------------------------------------
+  document.addEventListener("click", function (ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest("a") : null;
+    if (a) {
+      ev.preventDefault();
+      var href = a.getAttribute("href") || "";
+      if (/^(https?:\/\/|mailto:)/i.test(href) && bridge) bridge.linkClicked(a.href);
+      return;
+    }
+    var btn = ev.target && ev.target.closest ? ev.target.closest("button[data-action]") : null;
+    if (btn && bridge) bridge.welcomeAction(btn.dataset.action);
+  }, true);
+  document.addEventListener("auxclick", function (ev) {
+    if (ev.target && ev.target.closest && ev.target.closest("a")) ev.preventDefault();
+  }, true);
+  document.addEventListener("dragstart", function (ev) { ev.preventDefault(); });
+
+  window.addEventListener("scroll", maybeRequestOlder, { passive: true });
+  window.addEventListener("resize", maybeRequestOlder);
+
+  // ---- API called from Python ---------------------------------------------------------------------------------
+  window.liyuan = {
+    /** Translated UI strings (keys as in S). */
+    setStrings: function (strings) {
+      for (var k in strings) if (Object.prototype.hasOwnProperty.call(strings, k)) S[k] = String(strings[k]);
+      $("welcome").querySelector(".welcome-title").textContent = fmt("welcome.title");
+      $("welcome").querySelector(".welcome-intro").textContent = fmt("welcome.intro");
+      $("welcome").querySelector(".welcome-sub").textContent = fmt("welcome.sub");
+      $("welcome-demo").textContent = fmt("welcome.demo");
+      $("welcome-settings").textContent = fmt("welcome.settings");
+      setOlder(state.hasOlder);
+    },
+
+    /** The label shown on the user's turns (the persona's name). */
+    setUserLabel: function (label) {
+      state.userLabel = label ? String(label) : "";
+      log.querySelectorAll(".role-user .who .name").forEach(function (el) { el.textContent = state.userLabel || fmt("you"); });
+    },
+
+    /** Replace everything with these items (oldest first); scroll to the newest. */
+    setTranscript: function (items, hasOlder) {
+      byId.clear();
+      log.textContent = "";
+      state.loadingOlder = false;
+      addItems(items, "bottom");
+      setOlder(hasOlder);
+      toBottom();
+      maybeRequestOlder();
+    },
+
+    /** Older items (oldest first) go on top; the reader's view does not move. */
+    prepend: function (items, hasOlder) {
+      var anchor = log.firstElementChild;
+      var before = anchor ? anchor.getBoundingClientRect().top : 0;
+      var s = scroller();
+      state.loadingOlder = false;
+      addItems(items, "top");
+      setOlder(hasOlder);
+      if (anchor && anchor.isConnected) s.scrollTop += anchor.getBoundingClientRect().top - before;
+      maybeRequestOlder();
+    },
+
+    appendItem: function (item) {
+      var stick = atBottom();
+      addItems([item], "bottom");
+      if (stick) toBottom();
+    },
+
+    /** Re-render the item with the same id in place (e.g. a revised reply). Unknown ids are ignored. */
+    updateItem: function (item) {
+      if (!item || item.id == null) return false;
+      var old = byId.get(String(item.id));
+      if (!old) return false;
+      var stick = atBottom();
+      var el = buildItem(item);
+      old.replaceWith(el);
+      byId.set(String(item.id), el);
+      if (stick) toBottom();
+      return true;
+    },
+
+    removeItem: function (id) {
+      var el = byId.get(String(id));
+      if (!el) return false;
+      el.remove();
+      byId.delete(String(id));
+      return true;
+    },
+
+    setPending: function (text, label) {
+      state.pendingText = text == null ? null : String(text);
+      state.pendingLabel = label ? String(label) : "";
+      schedulePending();
+    },
+
+    setBanner: function (text) {
+      if (text == null || text === "") { bannerEl.hidden = true; bannerEl.textContent = ""; }
+      else { bannerEl.textContent = String(text); bannerEl.hidden = false; }
+    },
+
+    showWelcome: function () {
+      document.body.classList.remove("mode-chat");
+      document.body.classList.add("mode-welcome");
+      $("welcome").hidden = false;
+      scroller().scrollTop = 0;
+    },
+
+    showChat: function () {
+      document.body.classList.remove("mode-welcome");
+      document.body.classList.add("mode-chat");
+      $("welcome").hidden = true;
+      toBottom();
+    },
+
+    setTheme: function (theme) {
+      document.documentElement.classList.toggle("theme-dark", theme === "dark");
+    },
+
+    scrollToBottom: toBottom,
+
+    // for tests and diagnostics
+    renderText: renderText,
+    stats: function () {
+      return { items: log.children.length, pendingUpdates: state.pendingUpdates, hasOlder: state.hasOlder,
+               loadingOlder: state.loadingOlder, oldest: oldestId(), bridge: !!bridge };
+    }
+  };
+
+  // ---- channel --------------------------------------------------------------------------------------------------
+  function connect() {
+    if (typeof QWebChannel === "undefined" || typeof qt === "undefined" || !qt.webChannelTransport) return;
+    new QWebChannel(qt.webChannelTransport, function (channel) {
+      bridge = channel.objects.bridge || null;
+      if (bridge) bridge.pageReady();
+    });
+  }
+  connect();
+})();

@@ -1,0 +1,221 @@
+"""The draft pane (稿纸): the running beat as it happens, rendered from engine events.
+
+Shows the draft as it grows (version, characters in UTF-16 units), the model's streamed text and collapsible
+reasoning, each tool call as a line of activity, model calls used out of 20, tokens and cache hits per call.
+After the beat: sealed, or 「本拍尚未收笔」 with one-click 「按现稿收笔」 / 「继续」 (seed 000, 收笔就结束这一轮).
+Streaming updates are coalesced (at most one repaint of each text box per 30 ms) so 200 chunks/s never stall the loop.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import (
+    QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QToolButton,
+    QVBoxLayout, QWidget,
+)
+
+from .i18n import tr
+
+
+class DraftPane(QWidget):
+    """Consumes engine events through :meth:`on_event`. ``sealAsIsRequested`` / ``continueRequested`` are the two
+    buttons shown when a beat ended unsealed."""
+
+    sealAsIsRequested = Signal()
+    continueRequested = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 6, 6, 6)
+        head = QHBoxLayout()
+        self.status = QLabel("—")
+        self.status.setObjectName("draftStatus")
+        self.status.setStyleSheet("font-weight: 600;")
+        self.calls_label = QLabel("")
+        self.calls_label.setObjectName("draftCalls")
+        head.addWidget(self.status, 1)
+        head.addWidget(self.calls_label)
+        lay.addLayout(head)
+        self.meta = QLabel("")
+        self.meta.setObjectName("draftMeta")
+        self.meta.setStyleSheet("color: #666;")
+        lay.addWidget(self.meta)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.draft = QPlainTextEdit()
+        self.draft.setReadOnly(True)
+        self.draft.setObjectName("draftText")
+        self.draft.setPlaceholderText("稿纸还空着")
+        split.addWidget(self.draft)
+
+        stream_box = QWidget()
+        sl = QVBoxLayout(stream_box)
+        sl.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        self.reasoning_toggle = QToolButton()
+        self.reasoning_toggle.setText("思考 ▸")
+        self.reasoning_toggle.setCheckable(True)
+        self.reasoning_toggle.toggled.connect(self._toggle_reasoning)
+        row.addWidget(self.reasoning_toggle)
+        row.addWidget(QLabel("模型输出"), 1)
+        sl.addLayout(row)
+        self.reasoning = QPlainTextEdit()
+        self.reasoning.setReadOnly(True)
+        self.reasoning.setVisible(False)
+        self.reasoning.setObjectName("draftReasoning")
+        self.reasoning.setStyleSheet("color: #777;")
+        sl.addWidget(self.reasoning)
+        self.stream = QPlainTextEdit()
+        self.stream.setReadOnly(True)
+        self.stream.setObjectName("draftStream")
+        self.stream.setMaximumBlockCount(2000)
+        sl.addWidget(self.stream)
+        split.addWidget(stream_box)
+
+        self.activity = QListWidget()
+        self.activity.setObjectName("draftActivity")
+        self.activity.setWordWrap(True)
+        split.addWidget(self.activity)
+        split.setSizes([320, 160, 160])
+        lay.addWidget(split, 1)
+
+        self.banner = QFrame()
+        bl = QHBoxLayout(self.banner)
+        self.banner_label = QLabel(tr("unsealed"))
+        self.banner_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        self.seal_btn = QPushButton(tr("seal.as.is"))
+        self.seal_btn.clicked.connect(self.sealAsIsRequested.emit)
+        self.continue_btn = QPushButton(tr("continue"))
+        self.continue_btn.clicked.connect(self.continueRequested.emit)
+        bl.addWidget(self.banner_label, 1)
+        bl.addWidget(self.seal_btn)
+        bl.addWidget(self.continue_btn)
+        self.banner.setVisible(False)
+        lay.addWidget(self.banner)
+
+        self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
+        self._flush = QTimer(self)
+        self._flush.setInterval(30)
+        self._flush.timeout.connect(self._flush_text)
+        self._max_rounds = 20
+        self._round = 0
+        self._tokens: list[str] = []
+        self.reasoning_chars = 0
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _toggle_reasoning(self, on: bool) -> None:
+        self.reasoning.setVisible(on)
+        self.reasoning_toggle.setText(f"思考 {'▾' if on else '▸'} {self.reasoning_chars} 字")
+
+    def _line(self, text: str, color: str = "") -> None:
+        it = QListWidgetItem(text)
+        if color:
+            it.setForeground(Qt.GlobalColor.darkRed if color == "red" else Qt.GlobalColor.darkYellow if color == "yellow" else Qt.GlobalColor.darkGreen)
+        self.activity.addItem(it)
+        self.activity.scrollToBottom()
+
+    def _flush_text(self) -> None:
+        for key, box in (("stream", self.stream), ("reasoning", self.reasoning)):
+            text = self._pending[key]
+            if text:
+                self._pending[key] = ""
+                box.moveCursor(QTextCursor.MoveOperation.End)
+                box.insertPlainText(text)
+        if not self._pending["stream"] and not self._pending["reasoning"]:
+            self._flush.stop()
+        self.reasoning_toggle.setText(f"思考 {'▾' if self.reasoning_toggle.isChecked() else '▸'} {self.reasoning_chars} 字")
+
+    def reset(self) -> None:
+        """Clear everything for a new beat."""
+        self.draft.clear()
+        self.stream.clear()
+        self.reasoning.clear()
+        self.activity.clear()
+        self._pending = {"stream": "", "reasoning": ""}
+        self.reasoning_chars = 0
+        self._round = 0
+        self._tokens = []
+        self.banner.setVisible(False)
+        self.status.setText("—")
+        self.meta.setText("")
+        self.calls_label.setText("")
+
+    def show_unfinished(self, draft: str, version: int, outcome: str) -> None:
+        """Show an unfinished beat found on the branch (e.g. after reopening a chat)."""
+        self.reset()
+        self.draft.setPlainText(draft)
+        self.status.setText(f"{tr('unsealed')} · 版本 {version}")
+        self.banner.setVisible(True)
+
+    # -- events ---------------------------------------------------------------------------------------------
+    def on_event(self, ev: Any) -> None:
+        """Render one engine event (see :mod:`liyuan_desktop.core.events`)."""
+        k = getattr(ev, "kind", "")
+        if k == "beat_started":
+            self.reset()
+            self.status.setText(f"第 {ev.beat} 拍 · 进行中")
+            if ev.activated:
+                self._line(f"本拍命中设定：{'、'.join(ev.activated)}")
+            if ev.is_replay:
+                self._line("回放模型：模型的话来自录制（离线演示）")
+        elif k == "call_started":
+            self._round = ev.round
+            self._max_rounds = ev.max_rounds
+            self.calls_label.setText(f"模型调用 {ev.round}/{ev.max_rounds}")
+            if self.stream.toPlainText() or self._pending["stream"]:
+                self._pending["stream"] += f"\n── 第 {ev.round} 次调用 ──\n"
+        elif k == "delta":
+            if ev.channel == "reasoning":
+                self.reasoning_chars += len(ev.text)
+                self._pending["reasoning"] += ev.text
+            elif ev.channel in ("content", "tool_args"):
+                self._pending["stream"] += ev.text
+            elif ev.channel == "tool_name":
+                self._pending["stream"] += f"\n→ {ev.text} "
+            if not self._flush.isActive():
+                self._flush.start()
+        elif k == "call_finished":
+            self._flush_text()
+            if ev.prompt_tokens:
+                share = 100 * ev.cached_tokens / ev.prompt_tokens
+                self._tokens.append(f"#{ev.round}: 输入 {ev.prompt_tokens}（缓存 {ev.cached_tokens}，{share:.0f}%）输出 {ev.completion_tokens}")
+                self.meta.setText(" · ".join(self._tokens[-3:]))
+        elif k == "tool_finished":
+            mark = "✓" if ev.ok else "✗"
+            self._line(f"{mark} {ev.name}" + (f"  {ev.summary}" if ev.summary else ""), "" if ev.ok else "red")
+        elif k == "draft_changed":
+            self.draft.setPlainText(ev.text)
+            self.draft.moveCursor(QTextCursor.MoveOperation.End)
+            state = tr("sealed") if ev.sealed else "稿纸"
+            self.status.setText(f"{state} · 版本 {ev.version} · {ev.chars} 字")
+        elif k == "activity":
+            self._line(f"※ {ev.text}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
+        elif k == "ask":
+            self._line(f"？ {ev.question}")
+        elif k == "revised":
+            self._line(f"↺ 上一拍已原位修订（版本 {ev.version}）")
+            self.draft.setPlainText(ev.text)
+            self.status.setText(f"回改上一拍 · 版本 {ev.version}")
+        elif k == "scribe_finished":
+            if ev.error:
+                self._line(f"场记失败：{ev.error}", "red")
+            else:
+                self._line("场记记账：" + ("；".join(ev.applied) or "无变化"))
+                for w in ev.warnings:
+                    self._line(f"场记告警：{w}", "yellow")
+        elif k == "beat_finished":
+            self._flush_text()
+            if ev.sealed:
+                self.status.setText(f"{tr('sealed')} · " + self.status.text().split(" · ", 1)[-1])
+                self.banner.setVisible(False)
+            elif ev.outcome == "revised_previous":
+                self.banner.setVisible(False)
+            else:
+                self.banner_label.setText(f"{tr('unsealed')}" + (f"：{ev.message}" if ev.message and ev.message != tr("unsealed") else ""))
+                self.banner.setVisible(bool(self.draft.toPlainText().strip()))
+                if not self.banner.isVisible():
+                    self.status.setText(ev.message or tr("unsealed"))

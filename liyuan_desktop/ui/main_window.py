@@ -1,0 +1,529 @@
+"""The main window: cards and chats on the left, the conversation in the centre, the draft and the ledger on the
+right, the input box with Send / Stop / Regenerate at the bottom.
+
+Thin by design: it opens chats (core), runs their commands as tasks on the qasync loop, and forwards engine events
+to the panes. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
+when the user scrolls up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Optional
+
+from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSplitter,
+    QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+)
+
+from ..core import library
+from ..core.cards import CardError
+from ..core.chat import BeatResult, Chat
+from ..core.llm.replay import ReplayModel
+from ..core.llm.types import ChatModel
+from ..core.session import SessionError
+from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
+from ..core.state import WorldState
+from .ask_dialog import AskDialog
+from .conversation import ConversationView
+from .draft_pane import DraftPane
+from .i18n import tr
+from .state_pane import StatePane
+
+log = logging.getLogger(__name__)
+PAGE = 60  # transcript items handed to the view at a time
+
+
+class MainWindow(QMainWindow):
+    """The app window. ``beatFinished(BeatResult)`` fires after every command (tests and the self-test use it)."""
+
+    beatFinished = Signal(object)
+    busyChanged = Signal(bool)
+
+    def __init__(self, settings: Optional[AppSettings] = None):
+        super().__init__()
+        self.settings = settings or load_settings()
+        self.setWindowTitle(tr("app.title") + " · Liyuan")
+        self.resize(1360, 860)
+        self.setAcceptDrops(True)
+        self.chat: Optional[Chat] = None
+        self.chat_ref: Optional[library.ChatRef] = None
+        self.card_ref: Optional[library.CardRef] = None
+        self.demo_lines: list[str] = []
+        self._items: list[dict[str, Any]] = []
+        self._shown_from = 0
+        self._task: Optional[asyncio.Task[Any]] = None
+        self.last_result: Optional[BeatResult] = None
+        self.results: list[BeatResult] = []
+
+        # left: cards and chats
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(6, 6, 6, 6)
+        ll.addWidget(QLabel(tr("cards")))
+        self.tree = QTreeWidget()
+        self.tree.setHeaderHidden(True)
+        self.tree.setObjectName("cardTree")
+        self.tree.itemActivated.connect(self._tree_activated)
+        self.tree.itemDoubleClicked.connect(self._tree_activated)
+        ll.addWidget(self.tree, 1)
+        for key, slot in (("import.card", self.import_card_dialog), ("new.chat", self.new_chat_dialog), ("settings", self.open_settings)):
+            b = QPushButton(tr(key))
+            b.clicked.connect(slot)
+            ll.addWidget(b)
+
+        # centre: conversation + input
+        centre = QWidget()
+        cl = QVBoxLayout(centre)
+        cl.setContentsMargins(0, 0, 0, 0)
+        self.view = ConversationView()
+        self.view.olderRequested.connect(self._older)
+        self.view.demoRequested.connect(self.start_demo)
+        self.view.settingsRequested.connect(self.open_settings)
+        cl.addWidget(self.view, 1)
+        row = QHBoxLayout()
+        row.setContentsMargins(8, 4, 8, 8)
+        self.input = QPlainTextEdit()
+        self.input.setObjectName("input")
+        self.input.setPlaceholderText(tr("input.placeholder"))
+        self.input.setFixedHeight(84)
+        row.addWidget(self.input, 1)
+        btns = QVBoxLayout()
+        self.send_btn = QPushButton(tr("send"))
+        self.send_btn.clicked.connect(self.send_clicked)
+        self.stop_btn = QPushButton(tr("stop"))
+        self.stop_btn.clicked.connect(self.stop_clicked)
+        self.regen_btn = QPushButton(tr("regenerate"))
+        self.regen_btn.clicked.connect(self.regenerate_clicked)
+        for b in (self.send_btn, self.stop_btn, self.regen_btn):
+            btns.addWidget(b)
+        row.addLayout(btns)
+        cl.addLayout(row)
+        QShortcut(QKeySequence("Ctrl+Return"), self.input, activated=self.send_clicked)
+
+        # right: draft and ledger
+        self.tabs = QTabWidget()
+        self.draft_pane = DraftPane()
+        self.draft_pane.sealAsIsRequested.connect(self.seal_as_is)
+        self.draft_pane.continueRequested.connect(self.continue_beat)
+        self.state_pane = StatePane()
+        self.state_pane.stateEdited.connect(self.ledger_edited)
+        self.tabs.addTab(self.draft_pane, tr("draft"))
+        self.tabs.addTab(self.state_pane, tr("ledger"))
+
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(left)
+        self.split.addWidget(centre)
+        self.split.addWidget(self.tabs)
+        self.split.setSizes([230, 700, 430])
+        self.split.setChildrenCollapsible(False)
+        self.setCentralWidget(self.split)
+        self.status_label = QLabel("")
+        self.statusBar().addPermanentWidget(self.status_label)
+        self.ask_dialog = AskDialog(self)
+
+        menu = self.menuBar().addMenu("梨园")
+        for text, slot, seq in (("导入角色卡…", self.import_card_dialog, "Ctrl+O"), ("设置…", self.open_settings, "Ctrl+,"),
+                                ("离线演示", self.start_demo, None), ("退出", self.close, "Ctrl+Q")):
+            act = QAction(text, self)
+            if seq:
+                act.setShortcut(QKeySequence(seq))
+            act.triggered.connect(slot)
+            menu.addAction(act)
+        self._set_busy(False)
+        self.refresh_tree()
+        self._restore_window()
+
+    # -- window state -----------------------------------------------------------------------------------------
+    def _restore_window(self) -> None:
+        w = self.settings.window or {}
+        try:
+            if w.get("geometry"):
+                self.restoreGeometry(QByteArray(base64.b64decode(w["geometry"])))
+            if w.get("split"):
+                self.split.setSizes([int(x) for x in w["split"]])
+        except (ValueError, TypeError):
+            pass
+
+    def save_window_state(self) -> None:
+        """Persist geometry, pane sizes and the open chat in the settings file."""
+        w = dict(self.settings.window or {})
+        w["geometry"] = base64.b64encode(bytes(self.saveGeometry())).decode("ascii")
+        w["split"] = self.split.sizes()
+        if self.chat_ref is not None and self.card_ref is not None:
+            w["last_card"] = self.card_ref.dir
+            w["last_chat"] = self.chat_ref.dir
+        self.settings.window = w
+        try:
+            save_settings(self.settings)
+        except OSError as e:
+            log.warning("could not save settings: %s", e)
+
+    def closeEvent(self, ev) -> None:  # noqa: N802 - Qt API
+        if self.chat is not None:
+            self.chat.stop()
+        self.save_window_state()
+        super().closeEvent(ev)
+
+    def start(self) -> None:
+        """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open."""
+        w = self.settings.window or {}
+        last_card, last_chat = w.get("last_card"), w.get("last_chat")
+        if last_card and last_chat and Path(last_chat, "session.jsonl").exists():
+            card = library.CardRef(name=Path(last_card).name, dir=last_card)
+            chat = library.ChatRef(name=Path(last_chat).name, dir=last_chat)
+            if self.open_chat(card, chat, quiet=True):
+                return
+        self.view.show_welcome()
+
+    # -- tree -----------------------------------------------------------------------------------------------
+    def refresh_tree(self) -> None:
+        """Rebuild the card/chat list from the data folder."""
+        self.tree.clear()
+        for card in library.list_cards():
+            it = QTreeWidgetItem([card.name])
+            it.setData(0, Qt.ItemDataRole.UserRole, ("card", card))
+            for chat in library.list_chats(card):
+                mode = tr("mode.agent") if chat.mode == "agent" else ""
+                ch = QTreeWidgetItem([chat.name + (f"  [{mode}]" if mode else "")])
+                ch.setData(0, Qt.ItemDataRole.UserRole, ("chat", card, chat))
+                it.addChild(ch)
+            self.tree.addTopLevelItem(it)
+            it.setExpanded(True)
+
+    def _tree_activated(self, item: QTreeWidgetItem, _col: int = 0) -> None:
+        data = item.data(0, Qt.ItemDataRole.UserRole)
+        if not data:
+            return
+        if data[0] == "chat":
+            self.open_chat(data[1], data[2])
+        elif data[0] == "card":
+            self.card_ref = data[1]
+
+    # -- models ---------------------------------------------------------------------------------------------
+    def _provider_models(self) -> tuple[Optional[ChatModel], Optional[ChatModel], str]:
+        from ..core.llm.providers import build_model
+
+        name = self.settings.active_provider
+        prov = next((p for p in self.settings.providers if p.name == name), None)
+        if prov is None:
+            return None, None, "还没有配置模型：打开「设置」添加一个服务商，或先玩离线演示。"
+        key = resolve_key(prov)
+        main = build_model(prov, api_key=key)
+        scribe = None
+        sp = next((p for p in self.settings.providers if p.name == self.settings.scribe_provider), None)
+        if sp is not None:
+            scribe = build_model(sp, scribe=True, api_key=resolve_key(sp))
+        elif prov.scribe_model:
+            scribe = build_model(prov, scribe=True, api_key=key)
+        return main, scribe, ""
+
+    def _demo_model(self, chat_dir: Path, played: int) -> ReplayModel:
+        replay = Path(self.card_ref.dir if self.card_ref else "") / "replay.json"
+        full = ReplayModel.from_file(replay, delay_ms=12)
+        beats = full.beats[played:]
+        actor = [c for b in beats for c in b.actor]
+        scribe = [s for b in beats for s in b.scribe]
+        self.demo_lines = [b.user for b in beats]
+        self._demo_answers = [a for b in beats for a in b.ask_answers]
+        return ReplayModel(actor=actor, scribe=scribe, label=full.name.split(": ", 1)[-1], delay_ms=12, beats=beats)
+
+    # -- opening chats --------------------------------------------------------------------------------------
+    def open_chat(self, card: library.CardRef, chat: library.ChatRef, quiet: bool = False) -> bool:
+        """Open ``chat``; returns False (with a message unless ``quiet``) when it cannot be opened."""
+        if self._task is not None and not self._task.done():
+            return False
+        try:
+            c = card.load()
+            self.card_ref = card
+            tree_header = None
+            from ..core.session import SessionTree
+
+            tree_header = SessionTree.open(Path(chat.dir) / "session.jsonl").header
+            is_demo = bool(getattr(tree_header, "demo", False))
+            if is_demo:
+                played = 0
+                model: Optional[ChatModel] = None
+                scribe = None
+            else:
+                model, scribe, why = self._provider_models()
+                if model is None:
+                    model = _NoModel(why)
+            chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe)
+            if is_demo:
+                played = chat_obj.history().user_count
+                chat_obj.model = self._demo_model(Path(chat.dir), played)
+        except (CardError, SessionError, OSError, ValueError) as e:
+            if not quiet:
+                QMessageBox.warning(self, "梨园", f"打不开这个对话：{e}")
+            return False
+        self.chat, self.chat_ref = chat_obj, chat
+        self.is_demo = is_demo
+        for w in chat_obj.load_warnings:
+            self.statusBar().showMessage(w, 8000)
+        self._after_open()
+        return True
+
+    def _after_open(self) -> None:
+        chat = self.chat
+        assert chat is not None
+        self.view.show_chat()
+        self.view.set_user_label(chat.persona)
+        self.view.set_banner(tr("replay.banner") if getattr(chat.model, "is_replay", False) else None)
+        self.reload_transcript()
+        self.refresh_state()
+        self.draft_pane.reset()
+        pending = chat.pending_draft()
+        if pending is not None:
+            self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
+        self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{chat.model.name}")
+        self._prefill()
+        self._set_busy(False)
+
+    def _prefill(self) -> None:
+        if getattr(self, "is_demo", False) and self.chat is not None:
+            played = self.chat.history().user_count
+            full = ReplayModel.from_file(Path(self.card_ref.dir) / "replay.json") if self.card_ref else None
+            lines = [b.user for b in full.beats] if full else []
+            if played < len(lines):
+                self.input.setPlainText(lines[played])
+            else:
+                self.input.clear()
+                self.statusBar().showMessage("演示的三拍都演完了。配置模型后，可以在新对话里接着演。", 15000)
+
+    def start_demo(self) -> None:
+        """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
+        try:
+            card = library.ensure_demo_card()
+            d = library.new_chat_dir(card, time.strftime("演示-%Y%m%d-%H%M%S"))
+            c = card.load()
+            self.card_ref = card
+            Chat.create(d, c, _NoModel(""), demo=True)
+        except (CardError, SessionError, OSError) as e:
+            QMessageBox.warning(self, "梨园", f"演示打不开：{e}")
+            return
+        self.refresh_tree()
+        self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+
+    def new_chat_dialog(self) -> None:
+        """Ask for a card (the selected one), a mode (role-play default; fixed afterwards) and create the chat."""
+        card = self.card_ref
+        item = self.tree.currentItem()
+        if item is not None:
+            data = item.data(0, Qt.ItemDataRole.UserRole)
+            if data:
+                card = data[1]
+        if card is None:
+            QMessageBox.information(self, "梨园", "先在左边选一张角色卡（或导入一张）。")
+            return
+        modes = [tr("mode.roleplay"), tr("mode.agent")]
+        mode, ok = QInputDialog.getItem(self, tr("new.chat"), "模式（建好后不能切换）：", modes, 0, False)
+        if not ok:
+            return
+        try:
+            c = card.load()
+            d = library.new_chat_dir(card)
+            model, scribe, why = self._provider_models()
+            Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe)
+        except (CardError, SessionError, OSError) as e:
+            QMessageBox.warning(self, "梨园", f"新建对话失败：{e}")
+            return
+        self.refresh_tree()
+        self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+
+    def import_card_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), "角色卡 (*.json *.png *.charx);;所有文件 (*)")
+        if path:
+            self.import_card_file(path)
+
+    def import_card_file(self, path: str) -> Optional[library.CardRef]:
+        """Import a card file into the library; a clear message when it is not a card."""
+        try:
+            ref = library.import_card(path)
+        except (CardError, OSError) as e:
+            QMessageBox.warning(self, "梨园", f"导入失败：{e}")
+            return None
+        self.refresh_tree()
+        self.card_ref = ref
+        self.statusBar().showMessage(f"已导入角色卡「{ref.name}」", 6000)
+        return ref
+
+    def dragEnterEvent(self, ev: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
+        if ev.mimeData().hasUrls():
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev: QDropEvent) -> None:  # noqa: N802 - Qt API
+        for url in ev.mimeData().urls():
+            if url.isLocalFile():
+                self.import_card_file(url.toLocalFile())
+
+    def open_settings(self) -> None:
+        from .settings import SettingsDialog
+
+        dlg = SettingsDialog(self.settings, self)
+        dlg.settingsSaved.connect(self._settings_saved)
+        dlg.open()
+        self._settings_dialog = dlg
+
+    def _settings_saved(self, s: AppSettings) -> None:
+        self.settings = s
+        if self.chat is not None and not getattr(self, "is_demo", False):
+            model, scribe, _why = self._provider_models()
+            if model is not None:
+                self.chat.model, self.chat.scribe_model = model, scribe
+                self.status_label.setText(f"{self.chat.card.name} · 模型：{model.name}")
+
+    # -- transcript -----------------------------------------------------------------------------------------
+    def reload_transcript(self) -> None:
+        """Hand the newest page of the active branch's transcript to the view."""
+        if self.chat is None:
+            return
+        self._items = self.chat.transcript()
+        self._shown_from = max(0, len(self._items) - PAGE)
+        self.view.set_transcript(self._items[self._shown_from :], self._shown_from > 0)
+
+    def _older(self, _oldest_id: str) -> None:
+        if self._shown_from <= 0:
+            return
+        start = max(0, self._shown_from - PAGE)
+        chunk = self._items[start : self._shown_from]
+        self._shown_from = start
+        self.view.prepend(chunk, start > 0)
+
+    def refresh_state(self) -> None:
+        if self.chat is None:
+            return
+        e = self.chat.tree.latest("rp-state")
+        state = WorldState.model_validate(e.state) if e else WorldState()
+        self.state_pane.show_state(state, list(e.applied) if e else [], list(e.warnings) if e else [], e.source if e else "")
+
+    # -- commands -------------------------------------------------------------------------------------------
+    def _set_busy(self, busy: bool) -> None:
+        has_chat = self.chat is not None
+        self.send_btn.setEnabled(has_chat and not busy)
+        self.regen_btn.setEnabled(has_chat and not busy)
+        self.stop_btn.setEnabled(busy)
+        self.input.setReadOnly(busy)
+        self.draft_pane.seal_btn.setEnabled(not busy)
+        self.draft_pane.continue_btn.setEnabled(not busy)
+        self.busyChanged.emit(busy)
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _on_event(self, ev: Any) -> None:
+        self.draft_pane.on_event(ev)
+        k = getattr(ev, "kind", "")
+        if k == "beat_started":
+            self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
+            self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
+            self.tabs.setCurrentWidget(self.draft_pane)
+        elif k == "draft_changed":
+            self.view.set_pending(ev.text, "稿纸 · 版本 %d" % ev.version)
+        elif k == "scribe_finished":
+            self.refresh_state()
+
+    def _run(self, make: Callable[[], Awaitable[BeatResult]]) -> Optional[asyncio.Task[Any]]:
+        if self.chat is None or self.busy:
+            return None
+
+        async def go() -> None:
+            self._set_busy(True)
+            res: Optional[BeatResult] = None
+            try:
+                res = await make()
+                self.last_result = res
+                self.results.append(res)
+                if res.outcome == "error" and res.error:
+                    self.statusBar().showMessage(f"本拍出错：{res.error}", 15000)
+            except ValueError as e:
+                self.statusBar().showMessage(str(e), 8000)
+            except OSError as e:
+                QMessageBox.critical(self, "梨园", f"写入磁盘失败：{e}\n已写好的内容都还在；腾出空间后再试。")
+            except Exception as e:  # never let a beat take the window down
+                log.exception("beat failed")
+                QMessageBox.critical(self, "梨园", f"本拍意外出错：{type(e).__name__}: {e}")
+            finally:
+                self.view.set_pending(None)
+                self.reload_transcript()
+                self.refresh_state()
+                self._set_busy(False)
+                self._prefill() if getattr(self, "is_demo", False) else None
+                self.beatFinished.emit(res)
+
+        self._task = asyncio.ensure_future(go())
+        return self._task
+
+    async def _ask(self, req):
+        return await self.ask_dialog.ask(req)
+
+    def send_clicked(self) -> None:
+        text = self.input.toPlainText().strip()
+        if not text or self.chat is None or self.busy:
+            return
+        if isinstance(self.chat.model, _NoModel):
+            QMessageBox.information(self, "梨园", self.chat.model.why or "还没有配置模型。")
+            self.open_settings()
+            return
+        self.input.clear()
+        chat = self.chat
+        self._run(lambda: chat.send(text, ask=self._ask, on_event=self._on_event))
+
+    def stop_clicked(self) -> None:
+        if self.chat is not None:
+            self.chat.stop()
+        if self.ask_dialog.isVisible():
+            self.ask_dialog.stop()
+
+    def regenerate_clicked(self) -> None:
+        if self.chat is None:
+            return
+        if getattr(self, "is_demo", False):
+            self.statusBar().showMessage("回放模型只能按录制的剧情演，不能重来；接真模型的对话可以。", 8000)
+            return
+        chat = self.chat
+        self._run(lambda: chat.regenerate(ask=self._ask, on_event=self._on_event))
+
+    def seal_as_is(self) -> None:
+        chat = self.chat
+        if chat is not None:
+            self._run(lambda: chat.seal_as_is(on_event=self._on_event))
+
+    def continue_beat(self) -> None:
+        chat = self.chat
+        if chat is not None:
+            self._run(lambda: chat.continue_beat(ask=self._ask, on_event=self._on_event))
+
+    def ledger_edited(self, state: WorldState) -> None:
+        """Append the user's ledger as a new snapshot; the next beat uses it."""
+        if self.chat is None:
+            return
+        try:
+            self.chat.edit_state(state)
+        except OSError as e:
+            QMessageBox.critical(self, "梨园", f"账本没存上：{e}")
+            return
+        self.refresh_state()
+        self.statusBar().showMessage("账本已更新（追加了一份你写的快照，下一拍起生效）", 6000)
+
+
+class _NoModel:
+    """Stands in when no model is configured: any call explains what to do."""
+
+    is_replay = False
+
+    def __init__(self, why: str):
+        self.why = why
+        self.name = "未配置模型"
+
+    async def complete(self, request, on_delta=None):
+        from ..core.llm.types import ModelError
+
+        raise ModelError("no_model", self.why or "还没有配置模型：打开「设置」添加一个服务商。")

@@ -1,0 +1,78 @@
+"""UI tests: a real QApplication (offscreen), async tests run on a qasync loop (so Qt events and the engine share
+one loop, as in the app). In async tests never use qtbot.wait*; poll with ``await asyncio.sleep`` instead
+(../shared/design/desktop-stack.md, pitfall 3)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import qasync
+from PySide6 import QtWebEngineWidgets  # noqa: F401  must be imported before the QApplication exists
+from PySide6.QtWidgets import QApplication
+
+
+def _app() -> QApplication:
+    return QApplication.instance() or QApplication(["liyuan-tests"])
+
+
+class _NestedLoopApp:
+    """What qasync drives instead of the QApplication: exec()/exit() run and stop a nested QEventLoop, so a test's
+    run_until_complete never emits QCoreApplication.aboutToQuit. QtWebEngine reacts to aboutToQuit, and once a web
+    view has existed in the process the second emission segfaults inside libQt6WebEngineCore."""
+
+    def __init__(self, app):
+        self._app = app
+        self._loops = []
+
+    def exec(self):
+        from PySide6.QtCore import QEventLoop
+
+        loop = QEventLoop()
+        self._loops.append(loop)
+        try:
+            return loop.exec()
+        finally:
+            self._loops.remove(loop)
+
+    exec_ = exec
+
+    def exit(self, code=0):
+        if self._loops:
+            self._loops[-1].exit(code)
+
+    def __getattr__(self, name):
+        return getattr(self._app, name)
+
+
+def _qasync_loop():
+    from liyuan_desktop.app import make_loop
+
+    return make_loop(_NestedLoopApp(_app()))
+
+
+def pytest_asyncio_loop_factories(config, item):
+    return {"qasync": _qasync_loop}
+
+
+async def wait_for(pred, timeout: float = 20.0, step: float = 0.02) -> None:
+    """Poll ``pred()`` on the running (qasync) loop until true; fail after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError(f"timed out after {timeout}s waiting for {getattr(pred, '__name__', pred)}")
+        await asyncio.sleep(step)
+
+
+@pytest.fixture
+def qloop(qapp):
+    """An explicit qasync loop for sync tests that drive coroutines with ``qloop.run_until_complete``."""
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    try:
+        yield loop
+    finally:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        asyncio.set_event_loop(None)

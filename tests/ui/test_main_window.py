@@ -1,0 +1,253 @@
+"""The main window, offscreen, driven as a user would: the demo on the replay model (draft pane, ask dialog, final in
+the web view, ledger pane), a ledger edit reaching the next injection, Stop during a beat, streaming without
+stalling the loop, and one beat over real HTTP against a loopback server.
+
+Async tests run on the qasync loop (tests/ui/conftest.py) and poll with ``await asyncio.sleep``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+
+from PySide6.QtCore import QTimer
+
+try:
+    from sse_server import ScriptedServer, chunk, sse_reply
+except ImportError:  # pragma: no cover
+    from tests.sse_server import ScriptedServer, chunk, sse_reply
+
+from liyuan_desktop.core import library
+from liyuan_desktop.core import settings as S
+from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.llm.providers import ProviderSettings
+from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, Usage
+from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.ui.main_window import MainWindow
+
+
+async def wait_for(pred, timeout: float = 30.0, step: float = 0.02) -> None:
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not pred():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {pred}")
+        await asyncio.sleep(step)
+
+
+async def js(win: MainWindow, script: str):
+    """Evaluate ``script`` in the conversation page; the value comes back through JSON (arrays and objects do not
+    survive QtWebEngine's own conversion reliably)."""
+    box: list = []
+    win.view.eval_js(f"JSON.stringify({script})", box.append)
+    await wait_for(lambda: bool(box), 10)
+    return json.loads(box[0])
+
+
+def make_window(qtbot, settings: S.AppSettings | None = None) -> MainWindow:
+    win = MainWindow(settings or S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+async def play_beat(win: MainWindow, answer=None, timeout: float = 30.0):
+    n = len(win.results)
+    win.send_clicked()
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while len(win.results) == n:
+        if win.ask_dialog.isVisible() and win.ask_dialog.option_buttons:
+            opts = [b.property("answer") for b in win.ask_dialog.option_buttons]
+            win.ask_dialog.choose(opts.index(answer) if answer in opts else 0)
+        assert loop.time() < end, "beat timed out"
+        await asyncio.sleep(0.02)
+    return win.results[-1]
+
+
+async def test_demo_plays_through_the_window(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    win.start_demo()
+    assert win.chat is not None and win.input.toPlainText().startswith("我把湿透的外衣")
+    r1 = await play_beat(win)
+    assert r1.sealed
+    # the draft pane showed the draft and the sealed status
+    assert win.draft_pane.draft.toPlainText() == r1.final
+    assert "已收笔" in win.draft_pane.status.text()
+    assert win.draft_pane.activity.count() >= 5
+    # the final is in the conversation view (read back from the page)
+    texts = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent)")
+    assert any("客官想打听他的什么" in t for t in texts), texts
+    # the ledger pane shows the scribe's state
+    assert win.state_pane.state.characters["青梧"].affinity == 5
+    assert "场记最近一次记账" in win.state_pane.view.toHtml()
+    # beat 2: the ask dialog appears and is answered
+    seen_ask: list[str] = []
+    win.ask_dialog.answered.connect(lambda a: seen_ask.append(a.answer))
+    r2 = await play_beat(win, answer="直问怀瑾的下落与生死，看她肯不肯给一句实话")
+    assert seen_ask == ["直问怀瑾的下落与生死，看她肯不肯给一句实话"]
+    assert r2.sealed and r2.calls[0] == ["ask"]
+    assert win.state_pane.state.characters["青梧"].affinity == 8
+    # beat 3 revises beat 2 in place; the view shows the revised reply with its badge
+    r3 = await play_beat(win)
+    assert r3.revised_previous
+    revised = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent).join('\\n')")
+    assert "这些年，他过得好吗？" in revised and "已修订" in revised
+    assert win.input.toPlainText() == ""  # the demo is over
+
+
+async def test_ledger_edit_appends_user_snapshot_used_next_beat(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    win.start_demo()
+    await play_beat(win)
+    win.state_pane.start_edit()
+    data = json.loads(win.state_pane.editor.toPlainText())
+    data["time"] = "深夜（雨停）"
+    win.state_pane.editor.setPlainText(json.dumps(data, ensure_ascii=False))
+    win.state_pane.save_edit()
+    tree = SessionTree.open(win.chat.tree.path)
+    snap = tree.latest("rp-state")
+    assert snap.source == "user" and snap.state["time"] == "深夜（雨停）"
+    r2 = await play_beat(win)
+    assert "时间：深夜（雨停）" in r2.injection
+    # a broken edit is refused with a message and appends nothing
+    win.state_pane.start_edit()
+    win.state_pane.editor.setPlainText("{不是 JSON")
+    win.state_pane.save_edit()
+    assert "JSON" in win.state_pane.error.text()
+
+
+class SlowModel:
+    """Writes a draft on the first call, then streams forever until cancelled (for Stop)."""
+
+    name = "slow-test-model"
+    is_replay = False
+
+    def __init__(self):
+        self.calls = 0
+
+    async def complete(self, request, on_delta=None):
+        self.calls += 1
+        if self.calls == 1:
+            return ChatResponse(tool_calls=[ToolCall(id="w1", name="draft_write", arguments=json.dumps({"version": 0, "content": "写到一半的稿子。"}, ensure_ascii=False))])
+        while True:
+            if on_delta:
+                on_delta(StreamDelta(kind="reasoning", text="想"))
+            await asyncio.sleep(0.01)
+
+
+def _open_chat_with(win: MainWindow, model) -> Chat:
+    card = library.ensure_demo_card()
+    d = library.new_chat_dir(card, "测试")
+    chat = Chat.create(d, card.load(), model)
+    win.chat, win.chat_ref, win.card_ref, win.is_demo = chat, library.ChatRef(name=d.name, dir=str(d)), card, False
+    win._after_open()
+    return chat
+
+
+async def test_stop_during_a_beat_keeps_the_draft(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    chat = _open_chat_with(win, SlowModel())
+    win.input.setPlainText("讲下去")
+    win.send_clicked()
+    await wait_for(lambda: win.draft_pane.draft.toPlainText() == "写到一半的稿子。")
+    await asyncio.sleep(0.1)
+    assert win.stop_btn.isEnabled()
+    win.stop_clicked()
+    await wait_for(lambda: bool(win.results))
+    r = win.results[-1]
+    assert r.outcome == "stopped" and not r.sealed
+    beat = SessionTree.open(chat.tree.path).latest("beat")
+    assert beat.outcome == "stopped" and beat.draft == "写到一半的稿子。"
+    assert win.draft_pane.banner.isVisible()  # 本拍尚未收笔 + seal as is / continue
+    assert not win.stop_btn.isEnabled() and win.send_btn.isEnabled()
+
+
+class StreamingModel:
+    """Streams 400 content chunks at 200 chunks/s, then writes and seals."""
+
+    name = "stream-test-model"
+    is_replay = False
+
+    def __init__(self):
+        self.calls = 0
+
+    async def complete(self, request, on_delta=None):
+        self.calls += 1
+        if request.purpose == "scribe":
+            return ChatResponse(content='{"patch": {}}')
+        if self.calls == 1:
+            text = ""
+            for i in range(400):
+                piece = f"字{i % 10}"
+                text += piece
+                if on_delta:
+                    on_delta(StreamDelta(kind="content", text=piece))
+                await asyncio.sleep(0.005)
+            return ChatResponse(content=text, tool_calls=[ToolCall(id="w", name="draft_write", arguments=json.dumps({"version": 0, "content": "好。"}, ensure_ascii=False))])
+        return ChatResponse(tool_calls=[ToolCall(id="s", name="draft_seal", arguments='{"version": 1}')], usage=Usage())
+
+
+async def test_event_loop_keeps_ticking_while_streaming(qtbot, record_property):
+    """Measure (and report) the longest gap of a 10 ms QTimer while a reply streams at 200 chunks/s. The figure
+    goes into the test report (record_property) and tests/ui/../.. bench notes; it is not asserted (no wall-clock
+    assertions in tests)."""
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    _open_chat_with(win, StreamingModel())
+    ticks: list[float] = []
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start()
+    win.input.setPlainText("流一段")
+    win.send_clicked()
+    await wait_for(lambda: bool(win.results), 60)
+    timer.stop()
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    worst = max(gaps) * 1000 if gaps else float("nan")
+    record_property("max_timer_gap_ms", round(worst, 1))
+    out = os.environ.get("LIYUAN_STALL_REPORT")
+    if out:
+        with open(out, "w") as f:
+            json.dump({"ticks": len(ticks), "max_gap_ms": round(worst, 1), "p99_gap_ms": round(sorted(gaps)[int(0.99 * (len(gaps) - 1))] * 1000, 1)}, f)
+    print(f"\nstreaming 200 chunks/s: {len(ticks)} timer ticks, longest gap {worst:.1f} ms")
+    assert win.results[-1].sealed
+    assert len(ticks) > 50  # the timer ran during the stream at all
+    assert "字9" in win.draft_pane.stream.toPlainText()
+
+
+async def test_one_beat_over_real_http_through_the_ui(qtbot):
+    with ScriptedServer() as srv:
+        srv.script(
+            sse_reply(chunk(reasoning="想一想。"), chunk("（先落稿）"),
+                      chunk(tool_calls=[{"index": 0, "id": "c1", "type": "function", "function": {"name": "draft_write", "arguments": ""}}]),
+                      chunk(tool_calls=[{"index": 0, "function": {"arguments": '{"version": 0, '}}]),
+                      chunk(tool_calls=[{"index": 0, "function": {"arguments": '"content": "雨停了，她推开窗。"}'}}]),
+                      chunk(finish="tool_calls")),
+            sse_reply(chunk(tool_calls=[{"index": 0, "id": "c2", "type": "function", "function": {"name": "draft_seal", "arguments": '{"version": 1}'}}]),
+                      chunk(finish="tool_calls")),
+            sse_reply(chunk('{"patch": {"time": "雨后"}}'), chunk(finish="stop")),
+        )
+        prov = ProviderSettings(name="loop", base_url=srv.base_url, model="test-model", api_key_env=None)
+        S.remember_key_for_session("loop", "sk-loop-test")
+        settings = S.AppSettings(providers=[prov], active_provider="loop")
+        win = make_window(qtbot, settings)
+        await wait_for(win.view.is_ready)
+        card = library.ensure_demo_card()
+        d = library.new_chat_dir(card, "真模型")
+        Chat.create(d, card.load(), win._provider_models()[0])
+        assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+        assert not getattr(win.chat.model, "is_replay", True)
+        win.input.setPlainText("推窗看看")
+        r = await play_beat(win)
+        assert r.sealed and r.final == "雨停了，她推开窗。"
+        assert "时间：雨后" in r.state
+        texts = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent).join('\\n')")
+        assert "雨停了，她推开窗。" in texts
+        assert srv.requests[0].headers.get("authorization") == "Bearer sk-loop-test"
+        await win.chat.model.aclose()
