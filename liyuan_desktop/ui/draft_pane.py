@@ -13,7 +13,7 @@ from typing import Any, Optional
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
-    QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QSplitter, QToolButton,
+    QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QSizePolicy, QSplitter, QToolButton,
     QVBoxLayout, QWidget,
 )
 
@@ -43,6 +43,10 @@ class DraftPane(QWidget):
         self.meta = QLabel("")
         self.meta.setObjectName("draftMeta")
         self.meta.setStyleSheet("color: #666;")
+        self.meta.setWordWrap(True)
+        # long token lines must never widen the pane (the conversation would be squeezed)
+        for lab in (self.status, self.meta):
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.meta)
 
         split = QSplitter(Qt.Orientation.Vertical)
@@ -86,6 +90,8 @@ class DraftPane(QWidget):
         self.banner = QFrame()
         bl = QHBoxLayout(self.banner)
         self.banner_label = QLabel(tr("unsealed"))
+        self.banner_label.setWordWrap(True)
+        self.banner_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.banner_label.setStyleSheet("color: #a15c00; font-weight: 600;")
         self.seal_btn = QPushButton(tr("seal.as.is"))
         self.seal_btn.clicked.connect(self.sealAsIsRequested.emit)
@@ -183,7 +189,7 @@ class DraftPane(QWidget):
             if ev.prompt_tokens:
                 share = 100 * ev.cached_tokens / ev.prompt_tokens
                 self._tokens.append(f"#{ev.round}: 输入 {ev.prompt_tokens}（缓存 {ev.cached_tokens}，{share:.0f}%）输出 {ev.completion_tokens}")
-                self.meta.setText(" · ".join(self._tokens[-3:]))
+                self.meta.setText("\n".join(self._tokens[-2:]))
         elif k == "tool_finished":
             mark = "✓" if ev.ok else "✗"
             self._line(f"{mark} {ev.name}" + (f"  {ev.summary}" if ev.summary else ""), "" if ev.ok else "red")

@@ -38,6 +38,7 @@ from .state_pane import StatePane
 
 log = logging.getLogger(__name__)
 PAGE = 60  # transcript items handed to the view at a time
+DEMO_DELAY_MS = 45  # pause between streamed pieces of the demo's replay, so the draft is seen growing
 
 
 class MainWindow(QMainWindow):
@@ -226,13 +227,13 @@ class MainWindow(QMainWindow):
 
     def _demo_model(self, chat_dir: Path, played: int) -> ReplayModel:
         replay = Path(self.card_ref.dir if self.card_ref else "") / "replay.json"
-        full = ReplayModel.from_file(replay, delay_ms=12)
+        full = ReplayModel.from_file(replay, delay_ms=DEMO_DELAY_MS)
         beats = full.beats[played:]
         actor = [c for b in beats for c in b.actor]
         scribe = [s for b in beats for s in b.scribe]
         self.demo_lines = [b.user for b in beats]
         self._demo_answers = [a for b in beats for a in b.ask_answers]
-        return ReplayModel(actor=actor, scribe=scribe, label=full.name.split(": ", 1)[-1], delay_ms=12, beats=beats)
+        return ReplayModel(actor=actor, scribe=scribe, label=full.name.split(": ", 1)[-1], delay_ms=DEMO_DELAY_MS, beats=beats)
 
     # -- opening chats --------------------------------------------------------------------------------------
     def open_chat(self, card: library.CardRef, chat: library.ChatRef, quiet: bool = False) -> bool:
@@ -423,6 +424,7 @@ class MainWindow(QMainWindow):
         k = getattr(ev, "kind", "")
         if k == "beat_started":
             self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
+            self.view.scroll_to_bottom()
             self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
             self.tabs.setCurrentWidget(self.draft_pane)
         elif k == "draft_changed":
