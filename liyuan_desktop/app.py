@@ -73,12 +73,51 @@ def has_display() -> bool:
     return True
 
 
+def _bench_start(win, path: str) -> None:
+    """For bench/ui_start.py: record wall-clock stamps (time.time()) of the first paint of the window and of the
+    demo chat being ready for input, write them to ``path``, then quit once ``path + ".quit"`` appears."""
+    import json
+    import time
+
+    from PySide6.QtCore import QEvent, QObject, QTimer
+
+    stamps: dict[str, float] = {}
+
+    class FirstPaint(QObject):
+        def eventFilter(self, obj, ev):  # noqa: N802 - Qt API
+            if ev.type() == QEvent.Type.Paint and "paint" not in stamps:
+                stamps["paint"] = time.time()
+            return False
+
+    f = FirstPaint(win)
+    win.installEventFilter(f)
+
+    async def go() -> None:
+        while not win.view.is_ready():
+            await asyncio.sleep(0.005)
+        win.start_demo()
+        while win.chat is None or not win.send_btn.isEnabled():
+            await asyncio.sleep(0.005)
+        box: list = []
+        win.view.eval_js("document.querySelectorAll('[data-role]').length", box.append)  # the transcript is in
+        while not box:
+            await asyncio.sleep(0.005)
+        stamps["interactive"] = time.time()
+        Path(path).write_text(json.dumps(stamps))
+        while not Path(path + ".quit").exists():
+            await asyncio.sleep(0.05)
+        QTimer.singleShot(0, win.close)
+
+    asyncio.ensure_future(go())
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     """Start the window (or the self-test). Returns the exit code."""
     ap = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop")
     ap.add_argument("--self-test", action="store_true", help="play the demo through the real window and check it")
     ap.add_argument("--screenshot", help="save a screenshot of the window (with --self-test: at the end)")
     ap.add_argument("--offscreen", action="store_true", help="no visible window (QT_QPA_PLATFORM=offscreen)")
+    ap.add_argument("--bench-start", metavar="FILE", help=argparse.SUPPRESS)  # bench/ui_start.py
     args = ap.parse_args(argv)
     if args.offscreen:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -128,7 +167,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         with loop:
             return loop.run_until_complete(go())
-    win.start()
+    if args.bench_start:
+        _bench_start(win, args.bench_start)
+    else:
+        win.start()
     if args.screenshot:
         async def shot() -> None:
             await asyncio.sleep(1.5)

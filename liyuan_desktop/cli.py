@@ -358,7 +358,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point ``liyuan``. Without a command it opens the window (app.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] in ("--self-test", "--screenshot", "--offscreen", "app"):
+    if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
         from .app import main as app_main
 
         return app_main([a for a in argv if a != "app"])

@@ -175,13 +175,25 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open."""
         w = self.settings.window or {}
+        if w.get("split"):  # again now that the window has its restored size (sizes are laid out proportionally)
+            try:
+                self.split.setSizes([int(x) for x in w["split"]])
+            except (ValueError, TypeError):
+                pass
         last_card, last_chat = w.get("last_card"), w.get("last_chat")
         if last_card and last_chat and Path(last_chat, "session.jsonl").exists():
             card = library.CardRef(name=Path(last_card).name, dir=last_card)
             chat = library.ChatRef(name=Path(last_chat).name, dir=last_chat)
             if self.open_chat(card, chat, quiet=True):
                 return
-        self.view.show_welcome()
+        if self.settings.active_provider:
+            # a model is configured: straight to the card list
+            self.view.show_chat()
+            self.view.set_transcript([], False)
+            self.view.set_banner("在左边选一张角色卡，双击对话打开，或点「新对话…」开始。")
+            self.statusBar().showMessage("已配置模型：选一张卡开始", 8000)
+        else:
+            self.view.show_welcome()
 
     # -- tree -----------------------------------------------------------------------------------------------
     def refresh_tree(self) -> None:
@@ -369,6 +381,8 @@ class MainWindow(QMainWindow):
 
         dlg = SettingsDialog(self.settings, self)
         dlg.settingsSaved.connect(self._settings_saved)
+        dlg.languageChanged.connect(lambda lang: self.statusBar().showMessage(
+            "界面语言已切换；窗口里已有的文字在重启后全部换成新语言。" if lang == "zh" else "Language switched; restart to apply it everywhere.", 10000))
         dlg.open()
         self._settings_dialog = dlg
 
