@@ -484,6 +484,10 @@ class MainWindow(QMainWindow):
         text = self.input.toPlainText().strip()
         if not text or self.chat is None or self.busy:
             return
+        if self.chat.mode == "agent":
+            QMessageBox.information(self, "梨园", "写长篇（agent）模式的对话已建好，但章节文件、检查点和 agent 工具还在下一版里；"
+                                    "现在请先用扮演模式。")
+            return
         if isinstance(self.chat.model, _NoModel):
             QMessageBox.information(self, "梨园", self.chat.model.why or "还没有配置模型。")
             self.open_settings()
