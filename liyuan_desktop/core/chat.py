@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Optional
 
@@ -94,7 +95,12 @@ class Chat:
         self.persona = persona or tree.header.persona or card.persona_name or "你"
         self.language = language or card.language
         self.book: Lorebook = card.lorebook
-        self.ctx = MacroContext(char=card.name, user=self.persona)
+        # Macros in the system prompt are evaluated once per chat: the clock is frozen at the chat's creation and
+        # {{pick}}/{{random}} are seeded by the chat id, so the system prompt stays byte-stable (prefix caching).
+        created = datetime.fromtimestamp(tree.header.ts / 1000)
+        self.ctx = MacroContext(char=card.name, user=self.persona, description=card.description,
+                                personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
+                                chat_id=tree.header.id, clock=lambda: created)
         self._system = system_prompt(card, self.book, self.ctx)
         self._running: Optional[Beat] = None
         self._history = HistoryCache()
