@@ -350,6 +350,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+    from .cli_card import add_card_parser
+
+    add_card_parser(sub)
     c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
     c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
     return p
@@ -363,6 +366,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         return app_main([a for a in argv if a != "app"])
     args = build_parser().parse_args(argv)
+    if args.cmd == "card":
+        from .cli_card import run_card
+
+        return run_card(args)
     if args.cmd != "chat":
         build_parser().print_help()
         return 2

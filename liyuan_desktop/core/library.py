@@ -19,7 +19,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
-from .cards import Card, CardError, load_card
+from .cards import Card, CardError, card_json_bytes, load_card
 from .paths import demo_card_path, demo_replay_path, home, safe_name
 from .session import SessionError, SessionTree
 
@@ -104,8 +104,7 @@ def import_card(path: str | Path) -> CardRef:
         n += 1
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest / ("original" + src.suffix.lower()))
-    raw = dict(card.raw)
-    (dest / "card.json").write_text(json.dumps(raw, ensure_ascii=False, indent=1), "utf-8")
+    (dest / "card.json").write_bytes(card_json_bytes(card.raw))
     return CardRef(name=dest.name, dir=str(dest))
 
 

@@ -1,30 +1,67 @@
-"""Character cards. This module reads JSON cards (V1 flat, V2 ``chara_card_v2``, V3 ``chara_card_v3``) with
-``data.*`` first and root fields as fallback, as SillyTavern does. PNG/CHARX import, export and the full
-world-info mapping come with the card-import issue; :class:`Card` keeps every unknown key so nothing is lost.
+"""Character cards: reading (JSON, PNG/APNG, CHARX), the normalised :class:`Card`, lossless export and inspection.
+
+Reading follows SillyTavern (see ../shared/design/cards.md §1):
+
+* JSON V1 (flat, no ``spec``), V2 (``spec: "chara_card_v2"``) and V3 (``spec: "chara_card_v3"``): the fields are
+  read from ``data.*`` first, with the root as fallback (SillyTavern writes the V1 fields at the root too, some
+  generators copy ``character_book``/``extensions`` there). Pygmalion-style keys (``char_name``,
+  ``char_persona``, ``char_greeting``, ``world_scenario``, ``example_dialogue``) are read as V1.
+* PNG/APNG: the card in a ``ccv3`` (wins) or ``chara`` text chunk, see :mod:`.png`.
+* CHARX: ``card.json`` in a zip plus ``embeded://`` assets, see :mod:`.charx`.
+
+The file type is sniffed from the content, never from the extension; a JPEG/WEBP/GIF/… is named in the error
+("这是 JPEG 图片，不是 PNG 角色卡"). A SillyTavern chat-completion preset, a World Info file, a ``lorebook_v3``
+export or a chat log is refused with a message saying what it is. Every failure is a :class:`CardError` whose
+text is ONE Chinese line naming the file.
+
+Nothing is lost: :attr:`Card.raw` is the card JSON exactly as read (unknown keys at every level), and
+:func:`export_json` / :func:`export_png` (in :mod:`.export`) start from it, applying only the fields that were
+deliberately changed on the :class:`Card`. :func:`inspect_card` (in :mod:`.inspect`) summarises a card file.
 """
 
 from __future__ import annotations
 
-import json
+import io
+import os
+import stat
 from pathlib import Path
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
 from ..lorebook import Lorebook
+from ._common import MAX_CARD_BYTES, PNG_SIGNATURE, CardError, MiB, fail, is_zip_head, parse_json_bytes, shown, sniff_foreign
 
 _TEXT_FIELDS = (
     "name", "description", "personality", "scenario", "first_mes", "mes_example", "creator_notes",
     "system_prompt", "post_history_instructions", "creator", "character_version",
 )
-
-
-class CardError(Exception):
-    """A card file cannot be read; ``message`` says which file and why (for the UI and CLI)."""
+#: Fields the normaliser reads; :func:`export_json` writes a field back only when the Card's value differs from
+#: what these keys of ``raw`` normalise to (a deliberate edit).
+CARD_FIELDS = _TEXT_FIELDS + ("alternate_greetings", "tags", "extensions", "character_book")
+#: Other spellings of a field at the root: SillyTavern's V1 ``creatorcomment``, Pygmalion/Gradio keys.
+FIELD_ALIASES: dict[str, tuple[str, ...]] = {
+    "creator_notes": ("creatorcomment",),
+    "name": ("char_name",),
+    "description": ("char_persona",),
+    "first_mes": ("char_greeting",),
+    "scenario": ("world_scenario",),
+    "mes_example": ("example_dialogue",),
+}
+_CARD_HINTS = ("description", "first_mes", "personality", "scenario", "mes_example", "char_name", "char_persona",
+               "char_greeting")
+_IMAGE_TYPES = {"JPEG", "GIF", "WEBP", "BMP", "TIFF", "AVIF", "HEIC", "ICO 图标"}
 
 
 class Card(BaseModel):
-    """A character card, normalised. ``raw`` is the file's JSON as read (unknown keys kept)."""
+    """A character card, normalised for the engine.
+
+    Text fields are always ``str`` (missing → ""), ``alternate_greetings``/``tags`` lists of ``str``,
+    ``extensions`` a dict, ``character_book`` the card's book dict or None (``null``, ``{"entries": null}`` or a
+    malformed book → None). ``spec`` is "v1" | "v2" | "v3"; ``source_format`` "json" | "png" | "charx";
+    ``assets`` the embedded assets by the URI used in ``data.assets`` (``embeded://…`` for CHARX,
+    ``__asset:…`` for PNG ``chara-ext-asset_`` chunks) → bytes; ``raw`` the card JSON exactly as read;
+    ``warnings`` one-line Chinese notes about what was repaired or ignored; ``path`` the file it came from."""
 
     name: str = ""
     description: str = ""
@@ -42,76 +79,331 @@ class Card(BaseModel):
     extensions: dict[str, Any] = Field(default_factory=dict)
     character_book: Optional[dict[str, Any]] = None
     spec: str = "v1"
+    source_format: str = "json"
     path: str = ""
     raw: dict[str, Any] = Field(default_factory=dict)
+    assets: dict[str, bytes] = Field(default_factory=dict)
     warnings: list[str] = Field(default_factory=list)
 
     @property
     def lorebook(self) -> Lorebook:
-        """The card's embedded book (empty when the card has none)."""
-        return Lorebook.from_card_book(self.character_book, name=self.name)
+        """The card's embedded book (empty when the card has none). Entries with values the engine's model cannot
+        take (string ids, a string for ``keys``, non-numeric order …) are coerced on a copy; ``raw`` is untouched."""
+        return Lorebook.from_card_book(_engine_book(self.character_book), name=self.name)
 
     @property
     def persona_name(self) -> str:
         """Persona name suggested by the card (``extensions.liyuan.persona.name``), else ""."""
         p = (self.extensions.get("liyuan") or {}).get("persona") or {}
-        return str(p.get("name") or "")
+        return str(p.get("name") or "") if isinstance(p, dict) else ""
 
     @property
     def language(self) -> str:
         """Prose language the card asks for (``extensions.liyuan.language``), default "zh"."""
-        return str((self.extensions.get("liyuan") or {}).get("language") or "zh")
+        lj = self.extensions.get("liyuan") or {}
+        return str((lj.get("language") if isinstance(lj, dict) else None) or "zh")
 
 
-def card_from_json(obj: Any, path: str = "") -> Card:
-    """Normalise a parsed JSON card. Raises :class:`CardError` when ``obj`` is not a card object."""
+def _engine_book(book: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """``book`` with entries coerced to what :meth:`Lorebook.from_card_book` accepts (copies only what changes)."""
+    if not isinstance(book, dict):
+        return None
+    entries = book.get("entries")
+    if isinstance(entries, dict):
+        entries = list(entries.values())
+    if not isinstance(entries, list):
+        return {**book, "entries": []}
+    fixed: list[Any] = []
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict):
+            continue
+        patch: dict[str, Any] = {}
+        for k in ("id", "uid"):
+            if k in e and not _intlike(e[k]):
+                patch[k] = i
+        for k in ("insertion_order", "order"):
+            if k in e and not _intlike(e[k]):
+                patch[k] = 100
+        for k in ("keys", "key", "secondary_keys", "keysecondary"):
+            v = e.get(k)
+            if isinstance(v, str):
+                patch[k] = [v] if v else []
+            elif v is not None and not isinstance(v, list):
+                patch[k] = []
+        if "case_sensitive" in e and not isinstance(e["case_sensitive"], (bool, type(None))):
+            patch["case_sensitive"] = None
+        if "extensions" in e and not isinstance(e["extensions"], dict):
+            patch["extensions"] = {}
+        fixed.append({**e, **patch} if patch else e)
+    return {**book, "entries": fixed}
+
+
+def _intlike(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        int(v)
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return True
+
+
+def _label(path: str) -> str:
+    return Path(path).name if path else "角色卡"
+
+
+def _fallback_name(path: str) -> str:
+    if not path:
+        return "未命名"
+    p = Path(path)
+    if p.name.lower() == "card.json" and p.parent.name:  # a library folder: <card>/card.json
+        return p.parent.name
+    return p.stem or "未命名"
+
+
+def not_a_card(obj: dict[str, Any]) -> Optional[str]:
+    """What a JSON object is when it is clearly not a character card ("这是 …，不是角色卡"), else None.
+
+    Recognised: SillyTavern chat-completion presets (``prompts``/``prompt_order``, or sampler keys with no card
+    fields), text-completion/instruct presets, World Info files (``entries`` and no card fields), ``lorebook_v3``
+    exports, chat-log headers; anything with none of the card keys."""
+    spec = obj.get("spec")
+    if spec == "lorebook_v3":
+        return "这是世界书（lorebook_v3）文件，不是角色卡"
+    data = obj.get("data")
+    if isinstance(spec, str) and spec.startswith("chara_card") and isinstance(data, dict):
+        return None
+    strong = any(k in obj for k in _CARD_HINTS) or (isinstance(data, dict) and any(k in data for k in ("name", *_CARD_HINTS)))
+    if strong:
+        return None
+    if "prompts" in obj or "prompt_order" in obj or "chat_completion_source" in obj:
+        return "这是 SillyTavern 的对话补全预设（preset），不是角色卡"
+    if any(k in obj for k in ("input_sequence", "output_sequence", "story_string", "system_sequence")):
+        return "这是 SillyTavern 的文本补全 / 指令模板预设（preset），不是角色卡"
+    if isinstance(obj.get("entries"), (dict, list)):
+        return "这是世界书（World Info）文件，不是角色卡"
+    if "user_name" in obj or "character_name" in obj:
+        return "这是聊天记录，不是角色卡"
+    if "name" in obj and not any(k in obj for k in ("temperature", "top_p", "rep_pen", "genamt", "max_length")):
+        return None  # a bare V1 card with only a name
+    if any(k in obj for k in ("temperature", "top_p", "rep_pen", "genamt", "max_length")):
+        return "这是 SillyTavern 的采样参数预设（preset），不是角色卡"
+    return "这个 JSON 里没有角色卡的字段（name、description、first_mes…），不像角色卡"
+
+
+def card_data(obj: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The ``data`` object the fields are read from: ``obj["data"]`` for a V2/V3 card (``spec`` starting with
+    ``chara_card``, or no spec but card fields only under ``data``), else None (a flat V1 card)."""
+    data = obj.get("data")
+    if not isinstance(data, dict):
+        return None
+    spec = obj.get("spec")
+    if isinstance(spec, str) and spec.startswith("chara_card"):
+        return data
+    if not any(isinstance(obj.get(k), str) and obj.get(k) for k in ("name", "description", "first_mes")) and \
+            any(k in data for k in ("name", *_CARD_HINTS)):
+        return data
+    return None
+
+
+def _pick(obj: dict[str, Any], data: Optional[dict[str, Any]], key: str) -> Any:
+    """``data[key]`` when present and not null, else the root key, else a root alias (``creatorcomment`` …)."""
+    if data is not None and data.get(key) is not None:
+        return data[key]
+    if obj.get(key) is not None:
+        return obj[key]
+    for alias in FIELD_ALIASES.get(key, ()):
+        if obj.get(alias) is not None:
+            return obj[alias]
+    return None
+
+
+def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> Card:
+    """Normalise a parsed card JSON object into a :class:`Card` (``raw`` = ``obj``, not copied).
+
+    ``data.*`` first, root as fallback (SillyTavern). Empty or missing name → the file name (for
+    ``<folder>/card.json`` the folder name) with a warning. ``character_book: null`` or ``{entries: null}`` → no
+    book; wrongly typed values are ignored with a warning. V3 ``spec_version`` ≥ 4 gives a warning (the spec says
+    warn, not reject). Raises :class:`CardError` when ``obj`` is not an object or is clearly something else
+    (preset, World Info, chat — see :func:`not_a_card`)."""
+    label = _label(path)
     if not isinstance(obj, dict):
-        raise CardError(f"{path or '角色卡'}：不是 JSON 对象，不是角色卡")
-    spec = str(obj.get("spec") or "")
-    card_keys = ("name", "description", "first_mes", "personality", "scenario", "char_name", "char_persona", "data")
-    if not any(k in obj for k in card_keys):
-        raise CardError(f"{Path(path).name if path else '角色卡'}：这个 JSON 里没有角色卡的字段（name、description、first_mes…），不像角色卡")
-    data = obj.get("data") if isinstance(obj.get("data"), dict) and spec.startswith("chara_card") else None
-    src: dict[str, Any] = data if data is not None else obj
+        kind = {list: "数组", str: "字符串", int: "数字", float: "数字", bool: "布尔值"}.get(type(obj), "空值" if obj is None else type(obj).__name__)
+        raise fail(label, f"JSON 的最外层是{kind}，不是对象，不是角色卡")
+    what = not_a_card(obj)
+    if what:
+        raise fail(label, what)
+    warnings: list[str] = []
+    spec_raw = obj.get("spec")
+    spec = spec_raw if isinstance(spec_raw, str) else ""
+    data = card_data(obj)
+    if spec.startswith("chara_card") and data is None:
+        warnings.append(f"卡声明为 {shown(spec)}，但没有 data 对象，已按 V1 平铺格式读取")
+    elif data is not None and not spec:
+        warnings.append("卡里没有 spec，但字段都在 data 里，已按 V2 读取")
     fields: dict[str, Any] = {}
     for key in _TEXT_FIELDS:
-        v = src.get(key, obj.get(key))
-        fields[key] = v if isinstance(v, str) else ("" if v is None else str(v))
-    warnings: list[str] = []
+        v = _pick(obj, data, key)
+        if v is None:
+            fields[key] = ""
+        elif isinstance(v, str):
+            fields[key] = v
+        elif isinstance(v, (int, float)) and not isinstance(v, bool):
+            fields[key] = str(v)
+        else:
+            fields[key] = ""
+            warnings.append(f"{key} 不是文本（{type(v).__name__}），已忽略")
     if not fields["name"].strip():
-        fields["name"] = Path(path).stem if path else "未命名"
+        fields["name"] = _fallback_name(path)
         warnings.append(f"卡里没有名字，已用文件名「{fields['name']}」")
-    book = src.get("character_book")
+    greetings = _pick(obj, data, "alternate_greetings")
+    alt: list[str] = []
+    if isinstance(greetings, list):
+        alt = [x for x in greetings if isinstance(x, str)]
+        if len(alt) != len(greetings):
+            warnings.append(f"alternate_greetings 里有 {len(greetings) - len(alt)} 项不是文本，已忽略")
+    elif isinstance(greetings, str):
+        alt = [greetings] if greetings.strip() else []
+    elif greetings is not None:
+        warnings.append("alternate_greetings 不是数组，已忽略")
+    tags_raw = _pick(obj, data, "tags")
+    tags: list[str] = []
+    if isinstance(tags_raw, list):
+        tags = [str(x) for x in tags_raw if isinstance(x, (str, int)) and not isinstance(x, bool)]
+    elif isinstance(tags_raw, str):
+        tags = [t.strip() for t in tags_raw.split(",") if t.strip()]
+    ext = _pick(obj, data, "extensions")
+    if ext is not None and not isinstance(ext, dict):
+        warnings.append(f"extensions 不是对象（{type(ext).__name__}），已忽略")
+    book = _pick(obj, data, "character_book")
     if book is not None and not isinstance(book, dict):
         warnings.append(f"character_book 不是对象（{type(book).__name__}），世界书已忽略")
-    elif isinstance(book, dict) and book.get("entries") is not None and not isinstance(book.get("entries"), (list, dict)):
-        warnings.append("character_book.entries 不是数组，世界书已忽略")
         book = None
-    ext = src.get("extensions")
+    elif isinstance(book, dict):
+        entries = book.get("entries")
+        if entries is None:
+            book = None
+        elif not isinstance(entries, (list, dict)):
+            warnings.append("character_book.entries 不是数组，世界书已忽略")
+            book = None
+    if spec == "chara_card_v3":
+        try:
+            ver = float(str(obj.get("spec_version", "3.0")))
+        except ValueError:
+            ver = 3.0
+        if ver >= 4.0:
+            warnings.append(f"卡的版本是 {shown(str(obj.get('spec_version')))}，比梨园认识的 V3 新，可能有字段没读到")
     return Card(
         **fields,
-        alternate_greetings=[str(x) for x in (src.get("alternate_greetings") or []) if isinstance(x, str)],
-        tags=[str(x) for x in (src.get("tags") or []) if isinstance(x, (str, int))],
+        alternate_greetings=alt,
+        tags=tags,
         extensions=ext if isinstance(ext, dict) else {},
-        character_book=book if isinstance(book, dict) else None,
-        spec={"chara_card_v2": "v2", "chara_card_v3": "v3"}.get(spec, "v1"),
+        character_book=book,
+        spec="v1" if data is None else {"chara_card_v2": "v2", "chara_card_v3": "v3"}.get(spec, "v2"),
+        source_format=source_format,
         path=path,
         raw=obj,
         warnings=warnings,
     )
 
 
+def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
+    from .charx import read_charx
+    from .png import read_png_card
+
+    if size == 0:
+        raise fail(label, "文件是空的（0 字节），不是角色卡")
+    f.seek(0)
+    head = f.read(16)
+    if head.startswith(PNG_SIGNATURE):
+        png = read_png_card(f, size, label)
+        card = card_from_json(png.card, path, source_format="png")
+        card.assets = png.assets
+        card.warnings = png.warnings + card.warnings
+        return card
+    foreign = sniff_foreign(head)
+    if is_zip_head(head) or (foreign == "JPEG" and _has_zip_directory(f, size)):
+        cx = read_charx(f, size, label)
+        card = card_from_json(cx.card, path, source_format="charx")
+        if isinstance(cx.card, dict) and not isinstance(cx.card.get("spec"), str):
+            card.warnings.insert(0, "CHARX 的 card.json 没有 spec（规范要求 V3），已尽量读取")
+        card.assets = cx.assets
+        card.warnings = cx.warnings + card.warnings
+        return card
+    if foreign:
+        if foreign in _IMAGE_TYPES:
+            raise fail(label, f"这是 {foreign} 图片，不是 PNG 角色卡（角色卡只能是 PNG、JSON 或 CHARX）")
+        raise fail(label, f"这是 {foreign}，不是角色卡（角色卡只能是 PNG、JSON 或 CHARX）")
+    if size > MAX_CARD_BYTES:
+        raise fail(label, f"文件有 {size // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB，不像角色卡")
+    f.seek(0)
+    data = f.read()
+    start = data[3:].lstrip() if data.startswith(b"\xef\xbb\xbf") else data.lstrip()
+    if not start.startswith((b"{", b"[", b'"')):
+        unknown = b"\x00" in data[:4096]
+        try:
+            data[:4096].decode("utf-8")
+        except UnicodeDecodeError as e:
+            unknown = unknown or e.start < 4092  # (a multi-byte character cut at 4096 is not an error)
+        if unknown:
+            raise fail(label, "无法识别的文件格式（不是 PNG、JSON 或 CHARX 角色卡）")
+    obj = parse_json_bytes(data, label)
+    return card_from_json(obj, path)
+
+
+def _has_zip_directory(f: Any, size: int) -> bool:
+    tail_len = min(size, 22 + 65535)
+    f.seek(size - tail_len)
+    return b"PK\x05\x06" in f.read(tail_len)
+
+
 def load_card(path: str | Path) -> Card:
-    """Read a JSON card file. Raises :class:`CardError` with the file name for unreadable or non-card files."""
+    """Read a card file: PNG/APNG, JSON (V1/V2/V3) or CHARX, sniffed from the content.
+
+    Returns a :class:`Card` (``source_format`` set, ``path`` = ``str(path)``). Raises :class:`CardError` — one
+    Chinese line starting with the file name — for a missing file, a folder, an empty file, another file type
+    (JPEG/WEBP/GIF named), a broken container, invalid base64/UTF-8/JSON, JSON that is not a card object, a
+    preset or a World Info file. Memory use is bounded by :data:`MAX_CARD_BYTES` plus CHARX assets; pixels are
+    never decoded."""
     p = Path(path)
+    label = p.name or str(p)
     try:
-        raw = p.read_bytes()
+        st = p.stat()
+        if stat.S_ISDIR(st.st_mode):
+            raise fail(label, "这是一个文件夹，不是角色卡文件")
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
+            raise fail(label, "这不是普通文件，不是角色卡")
+        f = open(p, "rb")
+    except CardError:
+        raise
+    except FileNotFoundError:
+        raise fail(label, "找不到这个文件") from None
+    except PermissionError:
+        raise fail(label, "没有权限读取这个文件") from None
     except OSError as e:
-        raise CardError(f"无法读取角色卡 {p}：{e.strerror or e}") from e
-    if raw[:8] == b"\x89PNG\r\n\x1a\n":
-        raise CardError(f"{p.name}：PNG 角色卡的导入在下一版提供；请先用 JSON 卡")
+        raise fail(label, f"无法读取：{shown(e.strerror or str(e))}") from None
+    with f:
+        try:
+            size = os.fstat(f.fileno()).st_size
+            return _read_stream(f, size, str(p), label)
+        except OSError as e:
+            raise fail(label, f"读取时出错：{shown(e.strerror or str(e))}") from None
+        except MemoryError:
+            raise fail(label, "内存不足，无法读取这个文件") from None
+
+
+def load_card_bytes(data: bytes, filename: str = "角色卡") -> Card:
+    """Like :func:`load_card` for bytes already in memory (drag-and-drop, downloads); ``filename`` names the card
+    in messages and is the fallback name."""
     try:
-        obj = json.loads(raw.decode("utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CardError(f"{p.name}：不是有效的 JSON 角色卡（{e}）") from e
-    return card_from_json(obj, str(p))
+        return _read_stream(io.BytesIO(data), len(data), filename, _label(filename))
+    except MemoryError:
+        raise fail(_label(filename), "内存不足，无法读取") from None
+
+
+from .export import card_json_bytes, export_json, export_png, icon_bytes  # noqa: E402  (need Card above)
+from .inspect import format_inspect, inspect_card, inspect_loaded  # noqa: E402
+
+__all__ = ["CARD_FIELDS", "Card", "CardError", "card_data", "card_from_json", "card_json_bytes", "export_json",
+           "export_png", "format_inspect", "icon_bytes", "inspect_card", "inspect_loaded", "load_card",
+           "load_card_bytes", "not_a_card"]

@@ -1,0 +1,153 @@
+"""``liyuan card …``: look at, import and export character cards from the terminal.
+
+    liyuan card inspect FILE [--json]                  what the card contains (Chinese summary, or JSON)
+    liyuan card import FILE                            copy it into the library; prints the card folder
+    liyuan card export NAME [--format png|json] [-o OUT]
+                                                       NAME = a card folder in the library, or a path to a card
+                                                       file / card folder; default output ./<name>.<format>
+
+Wiring (cli.py): ``add_card_parser(sub)`` on the top-level subparsers, then ``return run_card(args)`` when
+``args.cmd == "card"``. Exit codes: 0 ok; 2 a bad file or bad arguments — ONE line on stderr (``liyuan: …``),
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from .core.cards import Card, CardError, card_json_bytes, export_json, export_png, format_inspect, icon_bytes, inspect_loaded, load_card
+
+
+def add_card_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
+    return its parser. The chosen sub-command is ``args.card_cmd``."""
+    c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export}")
+    i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
+    i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
+    i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
+    im = cs.add_parser("import", help="把角色卡导入资料库，打印卡的文件夹")
+    im.add_argument("file", help="角色卡文件（.png / .json / .charx）")
+    ex = cs.add_parser("export", help="把资料库里的卡（或一个卡文件）导出为 PNG 或 JSON")
+    ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
+    ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
+    ex.add_argument("-o", "--output", help="输出文件（或文件夹）；默认当前目录下的 <卡名>.<格式>，不覆盖已有文件")
+    c.set_defaults(_card_parser=c)
+    return c
+
+
+def _err(msg: str) -> None:
+    print(f"liyuan: {' '.join(str(msg).splitlines())}", file=sys.stderr)
+
+
+def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
+    """The card to export and the image to put it on (None → default image)."""
+    from .core.library import cards_root
+    from .core.paths import safe_name
+
+    p = Path(name)
+    if p.is_file():
+        card = load_card(p)
+        return card, (p.read_bytes() if card.source_format == "png" else icon_bytes(card))
+    folder: Optional[Path] = p if p.is_dir() else None
+    if folder is None:
+        for cand in (cards_root() / name, cards_root() / safe_name(name)):
+            if (cand / "card.json").is_file():
+                folder = cand
+                break
+    if folder is None:
+        raise CardError(f"{name}：资料库里没有这张卡，也不是卡文件的路径")
+    if not (folder / "card.json").is_file():
+        raise CardError(f"{folder.name}：这个文件夹里没有 card.json，不是资料库里的卡")
+    card = load_card(folder / "card.json")
+    image: Optional[bytes] = None
+    orig_png = folder / "original.png"
+    orig_charx = folder / "original.charx"
+    if orig_png.is_file():
+        image = orig_png.read_bytes()
+    elif orig_charx.is_file():
+        try:
+            image = icon_bytes(load_card(orig_charx))
+        except CardError:
+            image = None
+    return card, image
+
+
+def _out_path(card: Card, fmt: str, output: Optional[str]) -> Path:
+    from .core.paths import safe_name
+
+    stem = safe_name(card.name)
+    if output:
+        o = Path(output)
+        return o / f"{stem}.{fmt}" if o.is_dir() or output.endswith(("/", os.sep)) else o
+    out = Path.cwd() / f"{stem}.{fmt}"
+    n = 2
+    while out.exists():
+        out = Path.cwd() / f"{stem}-{n}.{fmt}"
+        n += 1
+    return out
+
+
+def run_card(args: argparse.Namespace) -> int:
+    """Run ``liyuan card <inspect|import|export>`` from parsed ``args``; returns the exit code (0 ok, 2 bad file or
+    arguments with one ``liyuan: …`` line on stderr)."""
+    cmd = getattr(args, "card_cmd", None)
+    try:
+        if cmd == "inspect":
+            card = load_card(args.file)
+            info = inspect_loaded(card)
+            print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
+            return 0
+        if cmd == "import":
+            from .core.library import import_card
+
+            ref = import_card(args.file)
+            print(ref.dir)
+            return 0
+        if cmd == "export":
+            card, image = _resolve(args.name)
+            out = _out_path(card, args.format, args.output)
+            if args.format == "json":
+                blob = card_json_bytes(export_json(card), indent=2)
+            else:
+                blob = export_png(card, image)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(blob)
+            print(out)
+            return 0
+    except CardError as e:
+        _err(str(e))
+        return 2
+    except UnicodeError:  # a lone UTF-16 surrogate in the card text cannot be written as UTF-8
+        _err(f"{Path(getattr(args, 'file', '') or getattr(args, 'name', '')).name}：卡里有无法保存为 UTF-8 的字符（孤立的代理字符）")
+        return 2
+    except OSError as e:
+        where = getattr(e, "filename", None)
+        _err(f"{Path(where).name + '：' if where else ''}读写文件失败：{e.strerror or e}")
+        return 2
+    parser = getattr(args, "_card_parser", None)
+    if parser is not None:
+        parser.print_usage(sys.stderr)
+    _err("需要子命令：inspect、import 或 export")
+    return 2
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Stand-alone entry (``python -m liyuan_desktop.cli_card card inspect FILE``) until cli.py wires it in."""
+    p = argparse.ArgumentParser(prog="liyuan")
+    sub = p.add_subparsers(dest="cmd")
+    add_card_parser(sub)
+    args = p.parse_args(argv)
+    if args.cmd != "card":
+        p.print_usage(sys.stderr)
+        return 2
+    return run_card(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

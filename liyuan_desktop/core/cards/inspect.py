@@ -1,0 +1,115 @@
+"""Card inspection: what a card file contains, as counts (``liyuan card inspect``; the import dialog)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from . import Card, load_card
+
+#: An HTML block meant for display: an HTML document (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``) or a
+#: ``<script``, ``<style`` or ``<div`` tag — tag names case-insensitive and followed by whitespace, ``>`` or
+#: ``/`` (so ``<divider>`` or ``<bodyguard>`` do not count).
+HTML_BLOCK = re.compile(r"<!doctype\s+html|<(?:html|head|body|script|style|div)(?=[\s>/])", re.IGNORECASE)
+_INITVAR = "[initvar]"
+
+
+def has_display_html(text: Any) -> bool:
+    """True when ``text`` is a string containing an :data:`HTML_BLOCK`."""
+    return isinstance(text, str) and HTML_BLOCK.search(text) is not None
+
+
+def book_entries(book: Any) -> Iterator[dict[str, Any]]:
+    """The entry objects of a card book or World Info file (``entries`` as a list or as an object keyed by uid);
+    items that are not objects are skipped."""
+    entries = book.get("entries") if isinstance(book, dict) else None
+    if isinstance(entries, dict):
+        entries = list(entries.values())
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, dict):
+            yield e
+
+
+def _enabled(e: dict[str, Any]) -> bool:
+    if "enabled" in e:
+        return bool(e["enabled"])
+    return not bool(e.get("disable", False))
+
+
+def regex_scripts(card: Card) -> list[dict[str, Any]]:
+    """``data.extensions.regex_scripts`` (objects only; empty when absent or malformed)."""
+    rs = card.extensions.get("regex_scripts")
+    return [s for s in rs if isinstance(s, dict)] if isinstance(rs, list) else []
+
+
+def _shows_on_screen(script: dict[str, Any]) -> bool:
+    """A regex script can put its replacement on screen unless it is disabled or prompt-only (``promptOnly`` set
+    and ``markdownOnly`` not: SillyTavern then applies it only to the outgoing prompt)."""
+    if script.get("disabled"):
+        return False
+    return not (script.get("promptOnly") and not script.get("markdownOnly"))
+
+
+def inspect_loaded(card: Card) -> dict[str, Any]:
+    """The inspection summary of an already loaded card; see :func:`inspect_card` for the shape and rules."""
+    entries = list(book_entries(card.character_book))
+    titles = [str(e.get("comment") or "") + "\n" + str(e.get("name") or "") for e in entries]
+    scripts = regex_scripts(card)
+    status_bar = any(_shows_on_screen(s) and has_display_html(s.get("replaceString")) for s in scripts) or \
+        any(has_display_html(g) for g in [card.first_mes, *card.alternate_greetings])
+    return {
+        "name": card.name,
+        "spec": card.spec,
+        "source_format": card.source_format,
+        "lorebook": {"entries": len(entries), "constant": sum(1 for e in entries if e.get("constant") and _enabled(e))},
+        "regex_scripts": len(scripts),
+        "status_bar_html": status_bar,
+        "mvu": {"initvar_entries": sum(1 for t in titles if _INITVAR in t.lower())},
+        "greetings": (1 if card.first_mes.strip() else 0) + len(card.alternate_greetings),
+        "warnings": list(card.warnings),
+    }
+
+
+def inspect_card(path: str | Path) -> dict[str, Any]:
+    """Load the card file at ``path`` (any format :func:`load_card` reads) and summarise it::
+
+        {"name": str, "spec": "v1"|"v2"|"v3", "source_format": "png"|"json"|"charx",
+         "lorebook": {"entries": N, "constant": N}, "regex_scripts": N, "status_bar_html": bool,
+         "mvu": {"initvar_entries": N}, "greetings": N, "warnings": [str, …]}
+
+    * ``lorebook.entries``: entry objects in ``character_book.entries`` (0 without a book);
+      ``lorebook.constant``: those with ``constant: true`` that are enabled (``enabled`` not false; for WI-shaped
+      entries ``disable`` not true) — the always-on (常驻) entries SillyTavern would inject.
+    * ``regex_scripts``: objects in ``data.extensions.regex_scripts``, disabled ones included.
+    * ``status_bar_html``: True when a regex script that can reach the screen (not disabled, not prompt-only)
+      has a ``replaceString`` containing an HTML block, or when ``first_mes`` or an alternate greeting does. An
+      HTML block is ``<!DOCTYPE html``, or a tag ``<html``/``<head``/``<body``/``<script``/``<style``/``<div``
+      (case-insensitive, whole tag name; fenced in ```` ``` ```` or not). This is the status bar that
+      JS-Slash-Runner renders in an iframe (or plain SillyTavern shows as static HTML).
+    * ``mvu.initvar_entries``: entries whose ``comment`` (or ``name``) contains ``[initvar]``, any case, enabled
+      or not — MagVarUpdate reads them even when disabled.
+    * ``greetings``: 1 for a non-blank ``first_mes`` + the number of ``alternate_greetings``
+      (``group_only_greetings`` not counted).
+    * ``warnings``: what the reader repaired or ignored.
+
+    Raises :class:`CardError` like :func:`load_card`."""
+    return inspect_loaded(load_card(path))
+
+
+_FORMAT_NAMES = {"png": "PNG", "json": "JSON", "charx": "CHARX"}
+
+
+def format_inspect(info: dict[str, Any]) -> str:
+    """The inspection summary as a few lines of Chinese for the terminal."""
+    lb = info["lorebook"]
+    lines = [
+        f"{info['name']}（{info['spec'].upper()} · {_FORMAT_NAMES.get(info['source_format'], info['source_format'])}）",
+        f"  开场白：{info['greetings']} 条",
+        f"  世界书：{lb['entries']} 条" + (f"，其中常驻 {lb['constant']} 条" if lb["entries"] else ""),
+        f"  正则脚本：{info['regex_scripts']} 个",
+        f"  状态栏 HTML：{'有' if info['status_bar_html'] else '无'}",
+        f"  MVU 初始变量条目：{info['mvu']['initvar_entries']} 条",
+    ]
+    lines += [f"  注意：{w}" for w in info["warnings"]]
+    return "\n".join(lines)

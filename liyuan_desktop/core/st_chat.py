@@ -1,0 +1,534 @@
+"""SillyTavern chat files (``.jsonl``) ⇄ Liyuan session trees.
+
+SillyTavern format (../shared/design/cards.md §6; ST ``public/script.js`` ``saveChat``): line 1 is a header
+``{"user_name", "character_name", "create_date", "chat_metadata"}`` (ST's import only checks that line 1 has
+``user_name`` or ``name``); every further line is one message ``{"name", "is_user", "is_system", "send_date", "mes",
+"swipes", "swipe_id", "swipe_info", "gen_started", "gen_finished", "extra", …}``. ``swipes`` are all alternatives of
+a message (``mes`` == ``swipes[swipe_id]``); message 0 (the greeting) carries the alternate greetings as swipes.
+
+Import (:func:`import_st_chat`, :func:`write_session`) → our session tree (``session.py``):
+
+* header → ``HeaderEntry`` (persona = ``user_name``, title = file stem) with the whole ST header line —
+  ``chat_metadata`` included — under the extension key ``st``;
+* message 0 from the character → ``opening`` (text = ``【开场 · card name】`` + newline + ``mes``, as
+  ``assemble.opening_text`` writes it; export strips that header again);
+* ``is_user`` → ``user``; other character messages → ``assistant`` (``sealed``);
+* ``is_system`` (hidden ``/hide`` messages, system notices) and narrator messages (``extra.type == "narrator"``) →
+  ``note`` entries (``OtherEntry``: ``text``, ``kind`` = hidden | narrator | system). They show in the tree but are not
+  sent to the model (``assemble.HistoryCache`` ignores unknown entry types);
+* ``swipes`` + ``swipe_id`` → sibling entries of the same type under the same parent, in swipe order; the selected
+  one is on the active branch and carries the chat on; the others are leaves with ``st = {"swipe": i}``;
+* everything of a message except ``mes``/``swipes`` (``name``, ``is_user``, ``is_system``, ``send_date``,
+  ``gen_started``, ``gen_finished``, ``swipe_id``, ``swipe_info``, ``extra`` incl. ``reasoning``, JS-Slash-Runner
+  ``variables``, …) is kept verbatim under the selected entry's ``st`` key, so export is lossless;
+* ``ts`` comes from ``send_date`` (ms numbers, ISO strings, ``"October 18, 2024 8:52pm"``; else the previous one).
+
+Damaged input never crashes: a torn last line, lines that are not JSON, not objects or have no ``mes`` are skipped
+with a warning (Chinese, for the UI); a file that is not a chat at all (a card, a preset, world info, PNG) raises
+:class:`StChatError` naming what it is. The whole file is parsed before anything is written, and the tree is written
+with one buffered, fsynced write (:meth:`SessionTree.commit`) — a 5,000-message chat imports in well under a second.
+
+Export (:func:`export_st_chat`) writes ST's format from the tree's *active branch*: header (the imported one, or one
+made from the tree), then every ``opening``/``user``/``assistant``/``note`` entry on the branch; a message's
+``swipes`` are the alternatives of that entry (entries of the same type that are the first message below the
+previous message: imported swipes, and replies regenerated in Liyuan), ``swipe_id`` the active one. Revisions on the
+branch are applied to the text. When the active alternative differs from the imported selection, ``send_date``,
+``gen_started``, ``gen_finished`` and ``extra`` are taken from its ``swipe_info`` entry, as ST does on a swipe.
+
+import → export → import yields the same messages (every key and value) and swipes. Not round-tripped:
+key order inside a line and JSON spelling (``\\u`` escapes, spacing); skipped damaged lines; swipes given as objects
+(Chub exports: flattened to their text); an invalid ``swipe_id`` (repaired); a headerless file (a header is made).
+Liyuan → ST loses what ST has no place for: beat logs, asks, ledger snapshots (``rp-state``), unsealed drafts,
+revision history (only the latest text is written), branches other than the active one except as swipes of the
+message where they fork (a fork at a user message keeps only the active user text), and reasoning of replies written
+in Liyuan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from pydantic import BaseModel, Field
+
+from .session import HeaderEntry, SessionError, SessionTree, new_id
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .cards import Card
+    from .chat import Chat
+    from .llm.types import ChatModel
+
+MESSAGE_TYPES = ("opening", "user", "assistant", "note")
+#: keys of the ``st`` dict that are ours, never written to the ST file
+_INTERNAL = ("swipe_text",)
+_OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                "November", "December")
+_SEND_DATE = re.compile(r"([A-Za-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})\s*@?\s*(\d{1,2})\s*(?::|h)\s*(\d{1,2})\s*m?\s*(am|pm)?",
+                        re.IGNORECASE)
+_CREATE_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(?:(\d{1,2})s)?")
+
+
+class StChatError(Exception):
+    """The file cannot be imported as a SillyTavern chat; the message names the file and why (for the UI/CLI)."""
+
+
+class StChat(BaseModel):
+    """A parsed ST chat file: the header line (``{}`` when the file had none), the message objects in file order
+    (each as read), and warnings about skipped or repaired lines."""
+
+    name: str = ""
+    header: dict[str, Any] = Field(default_factory=dict)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    headerless: bool = False
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# time stamps
+
+
+def parse_st_time(value: Any) -> Optional[int]:
+    """A SillyTavern time stamp as ms since the epoch, or None. Accepts ms numbers (very old files), ISO strings
+    (``gen_started``), ``send_date`` strings ("October 18, 2024 8:52pm", "October 18, 2024 8:52 PM",
+    "June 19, 2023 @14h 20m") and ``create_date`` strings ("2024-10-18@20h52m17s", "2023-6-19 @14h 20m 5s 123ms").
+    Times without a zone are local time (ST writes them from the browser's clock)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        v = float(value)
+        if v <= 0:
+            return None
+        return int(v if v > 1e11 else v * 1000)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    s = value.strip()
+    if s.isdigit():
+        return parse_st_time(int(s))
+    try:
+        return int(datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() * 1000)
+    except ValueError:
+        pass
+    m = _CREATE_DATE.match(s)
+    if m:
+        y, mo, d, h, mi, sec = (int(x) if x else 0 for x in m.groups())
+        try:
+            return int(datetime(y, mo, d, h, mi, sec).timestamp() * 1000)
+        except ValueError:
+            return None
+    m = _SEND_DATE.search(s)
+    if m:
+        month = m.group(1).lower()
+        mo = next((i + 1 for i, name in enumerate(_MONTHS) if name.startswith(month[:3])), 0)
+        if not mo:
+            return None
+        hour, minute = int(m.group(4)), int(m.group(5))
+        mer = (m.group(6) or "").lower()
+        if mer == "pm" and hour < 12:
+            hour += 12
+        elif mer == "am" and hour == 12:
+            hour = 0
+        try:
+            return int(datetime(int(m.group(3)), mo, int(m.group(2)), hour, minute).timestamp() * 1000)
+        except ValueError:
+            return None
+    return None
+
+
+def format_send_date(ms: int) -> str:
+    """ST's ``getMessageTimeStamp()`` form in local time: ``"October 18, 2024 8:52pm"``."""
+    d = datetime.fromtimestamp(ms / 1000)
+    hour = d.hour % 12 or 12
+    return f"{_MONTH_NAMES[d.month - 1]} {d.day}, {d.year} {hour}:{d.minute:02d}{'pm' if d.hour >= 12 else 'am'}"
+
+
+def format_create_date(ms: int) -> str:
+    """ST's ``humanizedDateTime()`` form in local time, zero-padded: ``"2024-10-18@20h52m17s"``."""
+    d = datetime.fromtimestamp(ms / 1000)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}@{d.hour:02d}h{d.minute:02d}m{d.second:02d}s"
+
+
+def iso_now(ms: Optional[int] = None) -> str:
+    """An ISO time like ST's ``gen_started`` (UTC, ms, ``Z``)."""
+    d = datetime.fromtimestamp((ms if ms is not None else time.time() * 1000) / 1000, tz=timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + f"{d.microsecond // 1000:03d}Z"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# reading
+
+
+def _what_is(obj: Any) -> Optional[str]:
+    """The kind of a JSON object that is not a chat, or None."""
+    if not isinstance(obj, dict):
+        return None
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in data or "char_persona" in obj or (
+            "first_mes" in obj and "mes" not in obj):
+        return "角色卡"
+    if "prompts" in obj or "prompt_order" in obj:
+        return "对话补全预设"
+    if "entries" in obj and "mes" not in obj:
+        return "世界书（World Info）"
+    return None
+
+
+def parse_st_chat(data: bytes, name: str = "聊天记录") -> StChat:
+    """Parse the bytes of an ST ``.jsonl`` chat (UTF-8, BOM tolerated). Never raises for damaged lines (they are
+    skipped with a warning); raises :class:`StChatError` when the file is not a chat at all (empty, PNG, a card,
+    a preset, world info, a first line that is neither a header nor a message)."""
+    if data[:8] == b"\x89PNG\r\n\x1a\n":
+        raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    lines = data.split(b"\n")
+    numbered = [(n, raw) for n, raw in enumerate(lines, 1) if raw.strip()]
+    if not numbered:
+        raise StChatError(f"{name}：文件是空的，不是聊天记录")
+    out = StChat(name=name)
+    first_no, first_raw = numbered[0]
+    try:
+        first = json.loads(first_raw)
+    except ValueError:
+        try:
+            whole = json.loads(data.decode("utf-8"))
+        except ValueError:
+            whole = None
+        kind = _what_is(whole)
+        if kind:
+            raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录") from None
+        raise StChatError(f"{name}：第一行不是 JSON，不是 SillyTavern 聊天记录（.jsonl）") from None
+    kind = _what_is(first)
+    if kind:
+        raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录")
+    rest = numbered[1:]
+    if isinstance(first, dict) and "mes" not in first and ("user_name" in first or "name" in first
+                                                          or "character_name" in first or "chat_metadata" in first):
+        out.header = first
+    elif isinstance(first, dict) and "mes" in first:
+        out.headerless = True
+        out.warnings.append(f"{name}：没有头一行（user_name/character_name），已按消息读取并补上")
+        rest = numbered
+    else:
+        raise StChatError(f"{name}：第一行既不是聊天记录的头（user_name）也不是消息（mes），不是 SillyTavern 聊天记录")
+    last_no = numbered[-1][0]
+    torn_possible = not data.endswith(b"\n")
+    for n, raw in rest:
+        try:
+            obj = json.loads(raw)
+        except ValueError as e:
+            if n == last_no and torn_possible:
+                out.warnings.append(f"{name}：最后一行不完整（多半是写入时中断），已跳过")
+            else:
+                out.warnings.append(f"{name}：第 {n} 行不是有效的 JSON，已跳过（{type(e).__name__}）")
+            continue
+        if not isinstance(obj, dict):
+            out.warnings.append(f"{name}：第 {n} 行不是 JSON 对象，已跳过")
+            continue
+        if "mes" not in obj and not isinstance(obj.get("swipes"), list):
+            out.warnings.append(f"{name}：第 {n} 行没有 mes，不像一条消息，已跳过")
+            continue
+        out.messages.append(obj)
+    return out
+
+
+def read_st_chat(path: str | Path) -> StChat:
+    """Read and parse an ST chat file (see :func:`parse_st_chat`). Raises :class:`StChatError` (also for an
+    unreadable file)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
+    return parse_st_chat(data, p.name)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# import
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if v is None:
+        return ""
+    if isinstance(v, dict):  # Chub: swipe objects
+        for k in ("mes", "text", "content"):
+            if isinstance(v.get(k), str):
+                return v[k]
+        return json.dumps(v, ensure_ascii=False)
+    return str(v)
+
+
+def _swipes_of(msg: dict[str, Any], label: str, warnings: list[str]) -> tuple[list[str], int, dict[str, Any]]:
+    """(alternative texts, index of the selected one, ``st`` dict of the selected entry) for one ST message."""
+    st = {k: v for k, v in msg.items() if k not in ("mes", "swipes")}
+    mes = msg.get("mes")
+    if "mes" in msg and not isinstance(mes, str):
+        warnings.append(f"{label}：mes 不是文本（{type(mes).__name__}），已按文本读取")
+    swipes = msg.get("swipes")
+    if not isinstance(swipes, list) or not swipes:
+        if "swipes" in msg:
+            st["swipes"] = swipes  # kept as read (not a usable list)
+        return [_text(mes)], 0, st
+    texts = [_text(s) for s in swipes]
+    if any(not isinstance(s, str) for s in swipes):
+        warnings.append(f"{label}：swipes 里有非文本项（Chub 格式？），已取其文本")
+    sid = msg.get("swipe_id")
+    text = _text(mes) if "mes" in msg else None
+    if not (isinstance(sid, int) and not isinstance(sid, bool) and 0 <= sid < len(texts)):
+        sid_new = texts.index(text) if text is not None and text in texts else 0
+        warnings.append(f"{label}：swipe_id {sid!r} 不在 swipes 范围内，按第 {sid_new + 1} 个处理")
+        sid = sid_new
+        st["swipe_id"] = sid
+    if text is None:
+        text = texts[sid]
+    if texts[sid] != text:
+        st["swipe_text"] = texts[sid]  # ST's swipes[swipe_id] differed from mes: keep it for export
+        texts[sid] = text
+    return texts, sid, st
+
+
+def _kind(msg: dict[str, Any], index: int) -> tuple[str, str]:
+    """(entry type, note kind) of one ST message; ``index`` is its place among the messages."""
+    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    etype = extra.get("type")
+    if msg.get("is_system") or etype == "narrator":
+        if etype == "narrator":
+            return "note", "narrator"
+        return "note", "system" if etype else "hidden"
+    if msg.get("is_user"):
+        return "user", ""
+    return ("opening", "") if index == 0 else ("assistant", "")
+
+
+def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
+                  title: str = "") -> SessionTree:
+    """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
+    empty). All entries are buffered and written with one commit; if that write fails the new file is removed and
+    the OSError re-raised. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus notes made here)."""
+    path = Path(session_path)
+    warnings = list(st.warnings)
+    header = st.header
+    user_name = _text(header.get("user_name") or "") or "你"
+    st_char = _text(header.get("character_name") or "")
+    if card_name and st_char and st_char != card_name:
+        warnings.append(f"{st.name}：这份聊天记录属于「{st_char}」，导入到角色卡「{card_name}」下")
+    char_name = card_name or st_char
+    base_ts = parse_st_time(header.get("create_date")) or int(time.time() * 1000)
+    existed = path.exists()  # SessionTree.create accepts an existing *empty* file
+    tree = SessionTree.create(
+        path, HeaderEntry(id=new_id(), ts=base_ts, mode="roleplay", card=card_path,
+                          card_name=char_name, persona=user_name, title=title or Path(st.name).stem,
+                          st=header if not st.headerless else None, imported_from=st.name))
+    try:
+        parent = tree.header.id
+        last_ts = base_ts
+        for i, msg in enumerate(st.messages):
+            label = f"{st.name} 第 {i + 1} 条消息"
+            etype, note_kind = _kind(msg, i)
+            texts, selected, st_fields = _swipes_of(msg, label, warnings)
+            ts = parse_st_time(msg.get("send_date")) or parse_st_time(msg.get("gen_started")) or last_ts
+            last_ts = ts
+            info = msg.get("swipe_info") if isinstance(msg.get("swipe_info"), list) else []
+            chosen = None
+            for k, text in enumerate(texts):
+                body = f"【开场 · {char_name}】\n{text}" if etype == "opening" else text
+                ts_k = ts
+                if k != selected and k < len(info) and isinstance(info[k], dict):
+                    ts_k = parse_st_time(info[k].get("send_date")) or ts
+                fields: dict[str, Any] = {"text": body, "ts": ts_k, "st": st_fields if k == selected else {"swipe": k}}
+                if etype == "note":
+                    fields["kind"] = note_kind
+                e = tree.append(etype, parent_id=parent, move_leaf=k == selected, **fields)
+                if k == selected:
+                    chosen = e
+            assert chosen is not None
+            parent = chosen.id
+        tree.leaf_id = parent
+        tree.commit()
+    except BaseException:
+        try:
+            if existed:
+                os.truncate(path, 0)
+            else:
+                path.unlink()
+        except OSError:
+            pass
+        raise
+    tree.load_warnings.extend(warnings)
+    return tree
+
+
+def import_st_chat(path: str | Path, card: "Card", dest_dir: str | Path, model: "ChatModel",
+                   scribe_model: Optional["ChatModel"] = None, title: str = "") -> "Chat":
+    """Import an ST chat file as a new Liyuan chat in ``dest_dir`` (e.g. ``paths.chat_dir(card.name, stem)``) and
+    open it. The persona is the chat's ``user_name``. Warnings (skipped lines, repaired swipes, another card's chat)
+    are in ``chat.load_warnings``. Raises :class:`StChatError` for a file that is not a chat, SessionError when
+    ``dest_dir`` already holds a session, OSError when the disk refuses (nothing is left behind then)."""
+    from .chat import Chat
+
+    st = read_st_chat(path)
+    d = Path(dest_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path, title=title)
+    chat = Chat.open(d, card, model, scribe_model)
+    chat.tree.load_warnings.extend(tree.load_warnings)
+    return chat
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# export
+
+
+def _st(e: Any) -> dict[str, Any]:
+    v = getattr(e, "st", None)
+    return v if isinstance(v, dict) else {}
+
+
+def _is_message(e: Any) -> bool:
+    return e.type in MESSAGE_TYPES
+
+
+def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> list[Any]:
+    """The alternatives of a message entry: entries of the same type that are the first message below
+    ``anchor_id`` (the previous message, or the header) on any branch — imported swipes and replies regenerated in
+    Liyuan (which hang under beat entries) — in file order. Always contains ``entry``."""
+    out: list[Any] = []
+    stack = list(reversed(tree.children_of.get(anchor_id, [])))
+    while stack:
+        e = tree.entries[stack.pop()]
+        if _is_message(e):
+            if e.type == entry.type:
+                out.append(e)
+            continue
+        stack.extend(reversed(tree.children_of.get(e.id, [])))
+    if entry not in out:
+        out.append(entry)
+    return out
+
+
+def _strip_opening(e: Any, text: str) -> str:
+    return _OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
+
+
+def st_messages(tree: SessionTree, user_name: str = "", character_name: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ST header and message objects for the tree's active branch (what :func:`export_st_chat` writes).
+    ``user_name``/``character_name`` fill a header made for a Liyuan chat (default: the header's persona and card
+    name); an imported header is written back as it was."""
+    h = tree.header
+    header = dict(_st(h))
+    uname = user_name or h.persona or "你"
+    cname = character_name or h.card_name
+    if not header:
+        header = {"user_name": uname, "character_name": cname, "create_date": format_create_date(h.ts),
+                  "chat_metadata": {}}
+    path = tree.path_to()
+    revised: dict[str, str] = {e.target: e.text for e in path if e.type == "revision"}
+    messages: list[dict[str, Any]] = []
+    anchor = h.id
+    for e in path:
+        if not _is_message(e):
+            continue
+        alts = alternatives(tree, e, anchor)
+        anchor = e.id
+        messages.append(_export_one(e, alts, revised, uname, cname))
+    return header, messages
+
+
+def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cname: str) -> dict[str, Any]:
+    idx = alts.index(e)
+    base_entry = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
+    base = dict(_st(base_entry)) if base_entry is not None else {}
+    imported = base_entry is not None
+    own_text = revised.get(e.id, e.text)
+    text = _strip_opening(e, own_text)
+    if imported:
+        msg = {k: v for k, v in base.items() if k not in _INTERNAL}
+    else:
+        is_user = e.type == "user"
+        msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",
+               "send_date": format_send_date(e.ts), "extra": {}}
+    head = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
+    out: dict[str, Any] = {**head, "mes": text}
+    want_swipes = "swipe_id" in base or len(alts) > 1 or (not imported and e.type in ("assistant", "opening"))
+    if e.type == "user" and "swipe_id" not in base:
+        want_swipes = False
+    if want_swipes:
+        texts = [_strip_opening(a, revised.get(a.id, a.text)) for a in alts]
+        orig_sid = base.get("swipe_id")
+        if "swipe_text" in base and base_entry is e and own_text == e.text and isinstance(orig_sid, int) and orig_sid == idx:
+            texts[idx] = base["swipe_text"]
+        info = msg.get("swipe_info")
+        if isinstance(info, list) or not imported:
+            info = list(info) if isinstance(info, list) else []
+            for a in alts[len(info):]:
+                info.append({"send_date": format_send_date(a.ts), "gen_started": iso_now(a.ts),
+                             "gen_finished": iso_now(a.ts), "extra": {}})
+            msg["swipe_info"] = info
+        variables = msg.get("variables")
+        if isinstance(variables, list) and len(variables) < len(alts):
+            msg["variables"] = variables + [{} for _ in range(len(alts) - len(variables))]
+        if imported and base_entry is not e:
+            # the active alternative is not the one selected in the file: take its per-swipe data, as ST does on a
+            # swipe; without swipe_info (old files) the message-level data of the other reply must not stick to it
+            src = info[idx] if isinstance(info, list) and idx < len(info) and isinstance(info[idx], dict) else None
+            if src is None:
+                src = {"send_date": format_send_date(e.ts), "extra": {}}
+                msg.pop("gen_started", None)
+                msg.pop("gen_finished", None)
+            for k in ("send_date", "gen_started", "gen_finished", "extra"):
+                if k in src:
+                    (out if k == "send_date" else msg)[k] = src[k]
+        out["swipes"] = texts
+        out["swipe_id"] = idx
+        msg.pop("swipe_id", None)
+    for k, v in msg.items():
+        if k not in out:
+            out[k] = v
+    return out
+
+
+def export_st_chat(tree: SessionTree, dest_path: str | Path, user_name: str = "", character_name: str = "") -> Path:
+    """Write the tree's active branch as an ST ``.jsonl`` chat (see the module doc for what is and is not kept):
+    one buffered write to a temp file, fsync, rename — an existing file is replaced only when the write succeeded.
+    Lines are ``JSON.stringify``-style (no spaces, UTF-8 text unescaped), joined by ``\\n`` like ST's saveChat.
+    Returns the path. Raises OSError."""
+    header, messages = st_messages(tree, user_name, character_name)
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    blob = "\n".join([dumps(header), *(dumps(m) for m in messages)])
+    dest = Path(dest_path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, dest)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+    return dest
+
+
+def default_chat_name(path: str | Path) -> str:
+    """A chat folder name for an imported file: its stem (ST names chats ``<character> - <create_date>``)."""
+    return Path(path).stem or "导入的对话"
+
+
+__all__ = [
+    "StChat", "StChatError", "alternatives", "default_chat_name", "export_st_chat", "format_create_date",
+    "format_send_date", "import_st_chat", "parse_st_chat", "parse_st_time", "read_st_chat", "st_messages",
+    "write_session", "SessionError",
+]
