@@ -257,8 +257,20 @@ async def _run_chat(args: argparse.Namespace) -> int:
                 says = says or [b.user for b in beats]
                 recorded = [a for b in beats for a in b.ask_answers]
             chat_name = args.chat or "默认"
+        preset = None
+        if args.preset:
+            from .core.presets import PresetError, load_installed_preset, load_preset
+
+            try:
+                preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
+            except PresetError as e:
+                raise ValueError(str(e)) from None
         d = chat_dir(card.name, chat_name)
-        chat = Chat.open(d, card, model, scribe) if (d / "session.jsonl").exists() else Chat.create(d, card, model, scribe_model=scribe)
+        chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
+                else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
+        if chat.prompter is not None and not json_mode:
+            for w in chat.prompter.warnings:
+                print(f"liyuan: 预设：{w}", file=sys.stderr)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"liyuan: {msg}", file=sys.stderr)
@@ -335,6 +347,36 @@ async def _run_chat(args: argparse.Namespace) -> int:
     return status
 
 
+def _chat_file(args: argparse.Namespace) -> int:
+    """``liyuan import-chat`` / ``liyuan export-chat``: SillyTavern .jsonl chats in and out."""
+    from .core.session import SessionTree
+    from .core.st_chat import StChatError, default_chat_name, export_st_chat, read_st_chat, write_session
+
+    try:
+        card = _resolve_card(args.card)
+        if args.cmd == "import-chat":
+            st = read_st_chat(args.file)
+            d = chat_dir(card.name, args.chat or default_chat_name(args.file))
+            if (d / "session.jsonl").exists():
+                raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
+            tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path)
+            for w in tree.load_warnings + list(getattr(st, "warnings", [])):
+                print(f"liyuan: 注意：{w}", file=sys.stderr)
+            print(d)
+        else:
+            d = chat_dir(card.name, args.chat)
+            tree = SessionTree.open(d / "session.jsonl")
+            export_st_chat(tree, args.out)
+            print(args.out)
+    except (CardError, StChatError, SessionError, ValueError) as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
@@ -347,12 +389,21 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--provider", help="服务商预设：deepseek、openai、openrouter、ollama、lmstudio …")
     c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
     c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
+    c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
     from .cli_card import add_card_parser
 
     add_card_parser(sub)
+    ic = sub.add_parser("import-chat", help="导入 SillyTavern 聊天记录（.jsonl），滑动备选变成分支")
+    ic.add_argument("file")
+    ic.add_argument("--card", required=True, help="角色卡文件或示例卡名")
+    ic.add_argument("--chat", help="对话名（默认取文件名）")
+    ec = sub.add_parser("export-chat", help="把一个对话导出成 SillyTavern 聊天记录（.jsonl）")
+    ec.add_argument("out")
+    ec.add_argument("--card", required=True)
+    ec.add_argument("--chat", required=True)
     c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
     c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
     return p
@@ -370,6 +421,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         from .cli_card import run_card
 
         return run_card(args)
+    if args.cmd in ("import-chat", "export-chat"):
+        return _chat_file(args)
     if args.cmd != "chat":
         build_parser().print_help()
         return 2

@@ -116,3 +116,41 @@ async def test_two_asks_in_one_response_are_asked_one_after_the_other(tmp_path):
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
     r = await chat.send("你问吧", ask=ask)
     assert seen == ["一？", "二？"] and r.sealed
+
+
+async def test_imported_shapes_reach_the_prompt(tmp_path):
+    """A reply straight after the opening and two user messages in a row (SillyTavern chats have both) are sent;
+    the user message of a beat that produced no reply is not."""
+    model = ReplayModel(actor=[write("嗯。"), seal()], scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    t = chat.tree
+    t.append("assistant", text="（又补了一句）")
+    t.append("user", text="甲")
+    t.append("user", text="乙")
+    t.append("assistant", text="丙")
+    t.append("user", text="没写完的一拍")
+    t.append("beat", outcome="unsealed", draft="半截")
+    t.commit()
+    r = await chat.send("丁")
+    roles = [(m["role"], m["content"]) for m in r.messages_sent[1:-1]]
+    assert roles[1:] == [("assistant", "（又补了一句）"), ("user", "甲"), ("user", "乙"), ("assistant", "丙")]
+
+
+async def test_preset_layers_and_after_segments(tmp_path):
+    import pytest
+    from conftest import ROOT
+
+    from liyuan_desktop.core.presets import load_preset
+
+    p = ROOT.parent / "shared" / "fixtures" / "cards" / "formats" / "openai-preset-Default.json"
+    if not p.exists():
+        pytest.skip("fixture preset not found")
+    preset = load_preset(p)
+    model = ReplayModel(actor=[write("嗯。"), seal(), write("好。"), seal()], scribe=['{"patch": {}}', '{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model, preset=preset)
+    r1 = await chat.send("一")
+    r2 = await chat.send("二")
+    assert r1.messages_sent[0] == r2.messages_sent[0]  # the system prompt stays byte-stable with a preset
+    assert SessionTree.open(chat.tree.path).header.model_dump().get("preset") == preset.name
+    user_msgs = [m for m in r2.messages_sent if m["role"] == "user"]
+    assert user_msgs[-1]["content"].endswith("二") or any(m["content"].endswith("\n\n二") for m in r2.messages_sent)

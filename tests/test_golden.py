@@ -161,3 +161,23 @@ def test_demo_replay_holds_only_model_output():
     text = json.dumps(data, ensure_ascii=False)
     for forbidden in ('"result"', '"final"', '"injection"', '"formatted"', '"applied"', '"state_after"', '"roster"'):
         assert forbidden not in text
+
+
+def test_cli_import_and_export_st_chat(tmp_path):
+    src = tmp_path / "st.jsonl"
+    lines = [{"user_name": "你", "character_name": "青梧", "create_date": "2025-1-1@10h00m00s", "chat_metadata": {}},
+             {"name": "青梧", "is_user": False, "mes": "客官打算住几天？"},
+             {"name": "你", "is_user": True, "mes": "三天。"},
+             {"name": "青梧", "is_user": False, "mes": "三天也好。", "swipes": ["好。", "三天也好。"], "swipe_id": 1}]
+    src.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines) + "\n", "utf-8")
+    env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
+    run = lambda *a: subprocess.run([sys.executable, "-m", "liyuan_desktop", *a], capture_output=True, text=True, env=env, timeout=60)
+    p = run("import-chat", str(src), "--card", "青梧", "--chat", "imp")
+    assert p.returncode == 0, p.stderr
+    out = tmp_path / "out.jsonl"
+    p = run("export-chat", str(out), "--card", "青梧", "--chat", "imp")
+    assert p.returncode == 0, p.stderr
+    got = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert got[-1]["mes"] == "三天也好。" and got[-1]["swipes"] == ["好。", "三天也好。"] and got[-1]["swipe_id"] == 1
+    p = run("import-chat", str(tmp_path / "missing.jsonl"), "--card", "青梧")
+    assert p.returncode == 2 and "Traceback" not in p.stderr

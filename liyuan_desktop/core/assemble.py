@@ -62,9 +62,11 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
     return "\n\n".join(sections)
 
 
-def system_prompt(card: Card, book: Lorebook, ctx: MacroContext) -> str:
-    """Full role-play system prompt (skeleton + definition + card layers)."""
-    return f"{prompt_resource('roleplay_system.md')}\n\n{card_layers(card, book, ctx)}"
+def system_prompt(card: Card, book: Lorebook, ctx: MacroContext, prompter: Any = None) -> str:
+    """Full role-play system prompt (skeleton + definition + card layers). With a SillyTavern preset
+    (``prompter``: :class:`presets.PresetPrompter`) its system layers take the card layers' place."""
+    layers = prompter.system_layers if prompter is not None else card_layers(card, book, ctx)
+    return f"{prompt_resource('roleplay_system.md')}\n\n{layers}"
 
 
 def build_injection(
@@ -94,10 +96,12 @@ def build_injection(
 
 @dataclass(slots=True)
 class HistoryTurn:
-    """One past beat as it enters the prompt: the user's words and the final (revised if edited)."""
+    """One past exchange as it enters the prompt: the user's words and the final (revised if edited). Imported
+    chats can have a reply with no user message before it (``user`` None) or a user message with no reply
+    (``final`` None, ``assistant_id`` "")."""
 
-    user: str
-    final: str
+    user: Optional[str]
+    final: Optional[str]
     assistant_id: str
 
 
@@ -106,8 +110,10 @@ class HistoryCache:
 
     :meth:`update` takes the branch path (root first); when the path extends the one seen last time only the new
     entries are read, so a beat costs O(new entries), not O(chat length) (bench/beat_overhead.py). Any other path
-    (branch switch) rebuilds from scratch. A user entry counts only if an assistant final follows it on the path;
-    revisions replace the text of their target. ``messages`` holds the opening and the past turns as
+    (branch switch) rebuilds from scratch. Rules: a user message followed by a reply is a turn; a user message of a
+    beat that produced no reply (unsealed, stopped, a previous-beat edit) is left out; a user message followed
+    directly by another user message (imported chats) is sent on its own, and so is a reply with no user message
+    before it. Revisions replace the text of their target. ``messages`` holds the opening and the past turns as
     :class:`ChatMessage` objects, shared between beats (never mutate them).
     """
 
@@ -124,6 +130,13 @@ class HistoryCache:
         self.revisions: dict[str, tuple[str, int]] = {}
         self._where: dict[str, tuple[int, int]] = {}
         self._pending_user: Optional[str] = None
+        self._beat_seen = False
+
+    def _flush_user(self) -> None:
+        if self._pending_user is not None and not self._beat_seen:
+            self.turns.append(HistoryTurn(user=self._pending_user, final=None, assistant_id=""))
+            self.messages.append(ChatMessage(role="user", content=self._pending_user))
+        self._pending_user = None
 
     def update(self, path: list[Any]) -> "HistoryCache":
         n = self.n
@@ -133,13 +146,20 @@ class HistoryCache:
         for e in path[n:]:
             t = e.type
             if t == "user":
+                self._flush_user()
                 self._pending_user = e.text
+                self._beat_seen = False
                 self.user_count += 1
-            elif t == "assistant" and self._pending_user is not None:
+            elif t == "beat":
+                self._beat_seen = True
+            elif t == "assistant":
                 text = self.revisions.get(e.id, (e.text, 0))[0]
-                self._where[e.id] = (len(self.turns), len(self.messages) + 1)
+                if self._pending_user is not None:
+                    self._where[e.id] = (len(self.turns), len(self.messages) + 1)
+                    self.messages.append(ChatMessage(role="user", content=self._pending_user))
+                else:
+                    self._where[e.id] = (len(self.turns), len(self.messages))
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
-                self.messages.append(ChatMessage(role="user", content=self._pending_user))
                 self.messages.append(ChatMessage(role="assistant", content=text))
                 self._pending_user = None
             elif t == "revision":

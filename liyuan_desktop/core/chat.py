@@ -86,13 +86,16 @@ class Chat:
     """An open chat. ``model`` plays the actor; ``scribe_model`` (optional side model) keeps the ledger."""
 
     def __init__(self, directory: Path, tree: SessionTree, card: Card, model: ChatModel,
-                 scribe_model: Optional[ChatModel] = None, persona: str = "", language: Optional[str] = None):
+                 scribe_model: Optional[ChatModel] = None, persona: str = "", language: Optional[str] = None,
+                 preset: Any = None, persona_obj: Any = None):
+        """``preset``: a SillyTavern chat-completion preset (:class:`presets.Preset`) mapped onto our layers;
+        ``persona_obj``: the chat's :class:`personas.Persona` (name and description)."""
         self.dir = Path(directory)
         self.tree = tree
         self.card = card
         self.model = model
         self.scribe_model = scribe_model
-        self.persona = persona or tree.header.persona or card.persona_name or "你"
+        self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona or card.persona_name or "你"
         self.language = language or card.language
         self.book: Lorebook = card.lorebook
         # Macros in the system prompt are evaluated once per chat: the clock is frozen at the chat's creation and
@@ -100,8 +103,16 @@ class Chat:
         created = datetime.fromtimestamp(tree.header.ts / 1000)
         self.ctx = MacroContext(char=card.name, user=self.persona, description=card.description,
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
-                                chat_id=tree.header.id, clock=lambda: created)
-        self._system = system_prompt(card, self.book, self.ctx)
+                                chat_id=tree.header.id, clock=lambda: created,
+                                persona=getattr(persona_obj, "description", "") or "")
+        self.prompter = None
+        if preset is not None:
+            from .presets import PresetPrompter, plan
+
+            st_meta = (getattr(tree.header, "st", None) or {}).get("chat_metadata") or {}
+            self.prompter = PresetPrompter(plan(preset), card, self.book, self.ctx, persona=persona_obj,
+                                           seed=tree.header.id, variables=st_meta.get("variables"), model_name=model.name)
+        self._system = system_prompt(card, self.book, self.ctx, self.prompter)
         self._running: Optional[Beat] = None
         self._history = HistoryCache()
 
@@ -114,9 +125,15 @@ class Chat:
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         persona = persona or card.persona_name or "你"
+        preset = header_extra.pop("preset", None)
+        persona_obj = header_extra.pop("persona_obj", None)
+        if persona_obj is not None and not persona:
+            persona = persona_obj.name
+        if preset is not None:
+            header_extra["preset"] = preset.name
         tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
                                   persona=persona, title=title or directory.name, **header_extra)
-        chat = cls(directory, tree, card, model, scribe_model, persona)
+        chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
         if card.first_mes.strip():
             tree.append("opening", text=opening_text(card, chat.ctx))
         tree.persist_leaf()
@@ -124,11 +141,12 @@ class Chat:
         return chat
 
     @classmethod
-    def open(cls, directory: Path, card: Card, model: ChatModel, scribe_model: Optional[ChatModel] = None) -> "Chat":
+    def open(cls, directory: Path, card: Card, model: ChatModel, scribe_model: Optional[ChatModel] = None,
+             preset: Any = None, persona_obj: Any = None) -> "Chat":
         """Open an existing chat folder (the tree is loaded; damaged lines are skipped, see ``load_warnings``)."""
         directory = Path(directory)
         tree = SessionTree.open(directory / "session.jsonl")
-        chat = cls(directory, tree, card, model, scribe_model)
+        chat = cls(directory, tree, card, model, scribe_model, preset=preset, persona_obj=persona_obj)
         chat._write_meta()
         return chat
 
@@ -165,9 +183,9 @@ class Chat:
         return list(e.warnings) if e and e.source == "scribe" else []
 
     def _previous_beat(self, h: HistoryCache) -> Optional[PreviousBeat]:
-        if not h.turns:
+        last = next((t for t in reversed(h.turns) if t.final is not None), None)
+        if last is None:
             return None
-        last = h.turns[-1]
         return PreviousBeat(assistant_id=last.assistant_id, text=last.final, version=h.revisions.get(last.assistant_id, ("", 0))[1])
 
     def history(self) -> HistoryCache:
@@ -183,13 +201,19 @@ class Chat:
         scan: list[ScanMessage] = []
         depth = max(1, self.book.scan_depth)
         for t in turns[-depth:]:
-            scan += [ScanMessage(name=self.persona, text=t.user), ScanMessage(name=self.card.name, text=t.final)]
+            if t.user is not None:
+                scan.append(ScanMessage(name=self.persona, text=t.user))
+            if t.final is not None:
+                scan.append(ScanMessage(name=self.card.name, text=t.final))
         if len(turns) < depth and opening is not None:
             scan.insert(0, ScanMessage(name=self.card.name, text=opening))
         scan.append(ScanMessage(name=self.persona, text=user_text))
         activated = [e.display_title for e in self.book.activate(scan)]
         injection = build_injection(state, activated, self.book.index_titles(), self.language)
-        messages = build_messages(self._system, h.messages, injection, user_text)
+        if self.prompter is not None:
+            messages = self.prompter.build_messages(self._system, h.messages, injection, user_text)
+        else:
+            messages = build_messages(self._system, h.messages, injection, user_text)
         return injection, activated, messages, state, self._previous_beat(h)
 
     # -- commands -------------------------------------------------------------------------------------------
@@ -267,9 +291,10 @@ class Chat:
     async def _play(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
                     max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "") -> BeatResult:
         injection, activated, messages, state, previous = self.prepare(user_text)
-        if note:
-            last = messages[-1]
-            messages[-1] = ChatMessage(role="user", content=f"{last.content}\n\n{note}")
+        if note:  # after the user's own message (a preset may put "after" segments behind it)
+            mine = f"{injection}\n\n{user_text}" if injection else user_text
+            i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user" and messages[k].content == mine), len(messages) - 1)
+            messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
         beat_no = self._history.user_count
         self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
