@@ -38,8 +38,9 @@ def _prepare_env() -> None:
 
 
 def log_path() -> Path:
-    """The rotating log file in the platform's user log folder."""
-    d = Path(platformdirs.user_log_dir("liyuan", appauthor=False))
+    """The rotating log file: ``$LIYUAN_HOME/logs`` when LIYUAN_HOME is set, else the platform's user log folder."""
+    home = os.environ.get("LIYUAN_HOME", "").strip()
+    d = Path(home).expanduser() / "logs" if home else Path(platformdirs.user_log_dir("liyuan", appauthor=False))
     d.mkdir(parents=True, exist_ok=True)
     return d / "liyuan.log"
 
@@ -136,7 +137,6 @@ def main(argv: Optional[list[str]] = None) -> int:
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Liyuan")
-    app.setApplicationDisplayName("梨园")
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
 
@@ -177,6 +177,16 @@ def main(argv: Optional[list[str]] = None) -> int:
             win.grab().save(args.screenshot)
 
         asyncio.ensure_future(shot())
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    # SIGTERM/SIGINT close the window the normal way (state saved, a running beat stopped and stored)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: QTimer.singleShot(0, win.close))
+    wake = QTimer()  # lets Python run its signal handlers while Qt waits
+    wake.start(300)
+    wake.timeout.connect(lambda: None)
     done = asyncio.Event()
     app.aboutToQuit.connect(done.set)
     with loop:

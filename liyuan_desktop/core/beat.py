@@ -223,6 +223,8 @@ class Beat:
             a = json.loads(args or "{}")
         except json.JSONDecodeError:
             a = {}
+        if name == "ask" and isinstance(result, dict):
+            return "用户停止了这一拍" if result.get("by") == "stop" else f"答：{result.get('answer')}"
         if name == "lorebook_search" and isinstance(result, list):
             return f"查「{a.get('query', '')}」→ " + ("、".join(h["title"] for h in result) or "无命中")
         if name in ("draft_edit", "previous_draft_edit") and isinstance(result, dict):
@@ -313,6 +315,8 @@ class Beat:
         (they become ``outcome``/``error``); a CancelledError of the caller's own task propagates."""
         messages = list(self.inp.messages)
         out = self.out
+        if self.draft.text:  # continuing an unfinished draft: show it before the first call
+            self._draft_event(by="resume")
         try:
             while not self._terminate:
                 if self._round >= self.inp.max_rounds:

@@ -26,13 +26,13 @@ from .assemble import HistoryCache, build_injection, build_messages, opening_tex
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from .draft import Draft
 from .cards import Card
-from .events import BeatFinished, BeatStarted, ScribeFinished
+from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
 from .llm.types import ChatMessage, ChatModel
 from .lorebook import Lorebook, ScanMessage
 from .macros import MacroContext
 from .scribe import ScribeOutcome, run_scribe
 from .session import SessionTree
-from .state import WorldState, format_roster, format_state
+from .state import WorldState, format_roster, format_state, utf16_len
 
 
 class BeatResult(BaseModel):
@@ -238,7 +238,7 @@ class Chat:
         if user is None:
             raise ValueError("还没有可以重来的一拍")
         self.tree.leaf_id = user.id
-        return await self._play(user.text, ask, on_event, None)
+        return await self._play(user.text, ask, on_event, None, how="regenerate")
 
     def pending_draft(self) -> Optional[Any]:
         """The beat entry of an unfinished beat at the tip of the branch (not sealed, draft not empty, no reply
@@ -262,7 +262,10 @@ class Chat:
         self.tree.commit()
         result = BeatResult(user=user.text, injection=pending.injection, activated=list(pending.activated),
                             final=pending.draft, sealed=True, outcome="sealed")
+        self._emit(on_event, DraftChanged(text=pending.draft, version=pending.draft_version,
+                                          chars=utf16_len(pending.draft), sealed=True, by="user"))
         await self._scribe(result, state, user.text, pending.draft, on_event)
+        self._emit(on_event, BeatFinished(outcome="sealed", final=pending.draft, sealed=True, message="按现稿收笔"))
         return result
 
     async def continue_beat(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
@@ -274,7 +277,8 @@ class Chat:
             raise ValueError("没有未收笔的稿件")
         note = (f"（接着上一次没写完的稿子：稿件当前版本 {pending.draft_version}，尚未收笔。"
                 "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
-        return await self._play(user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version), note=note)
+        return await self._play(user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version), note=note,
+                                how="continue")
 
     def retry_save(self) -> None:
         """Write what a failed save left pending (raises OSError again if the disk still refuses)."""
@@ -289,7 +293,8 @@ class Chat:
                 pass
 
     async def _play(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
-                    max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "") -> BeatResult:
+                    max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "",
+                    how: str = "send") -> BeatResult:
         injection, activated, messages, state, previous = self.prepare(user_text)
         if note:  # after the user's own message (a preset may put "after" segments behind it)
             mine = f"{injection}\n\n{user_text}" if injection else user_text
@@ -297,7 +302,7 @@ class Chat:
             messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
         beat_no = self._history.user_count
         self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
-                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
+                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft)
         if max_rounds:

@@ -19,6 +19,7 @@ class BeatStarted(BaseModel):
     activated: list[str]
     model: str
     is_replay: bool
+    how: Literal["send", "regenerate", "continue"] = "send"
 
 
 class CallStarted(BaseModel):

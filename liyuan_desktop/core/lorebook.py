@@ -7,7 +7,7 @@ Liyuan deliberately differs marked **(Liyuan)**:
 * **Shapes.** A card's ``character_book`` (V2/V3 spec, SillyTavern extras in ``entry.extensions`` in snake_case,
   except ``useProbability`` and ``selectiveLogic`` which stay camelCase) and a SillyTavern World Info file
   (``{"entries": {"<uid>": {...camelCase...}}}``) load into the same :class:`LoreEntry`; the mapping and the
-  defaults are ST's ``convertCharacterBook`` / ``convertWorldInfoToCharacterBook`` (see ``_FIELDS``).
+  defaults are ST's ``convertCharacterBook`` / ``convertWorldInfoToCharacterBook`` (see ``_EXT_FIELDS``).
   :meth:`Lorebook.to_card_book` / :meth:`Lorebook.to_world_info` start from the JSON that was read and write back only
   the fields that changed, so an unedited book round-trips to an equal object; converting between the shapes
   writes ST's full field set.
@@ -20,10 +20,13 @@ Liyuan deliberately differs marked **(Liyuan)**:
   recursion step or above the current level unless sticky; ``excludeRecursion`` in a recursion step unless sticky;
   ``@@dont_activate``. Immediate: ``@@activate``, ``constant``, active sticky. No primary keys → never.
 * **Keys.** Macro-substituted (if a ``substitute`` function is given) and trimmed. ``/pattern/flags`` keys (ST's
-  ``parseRegexFromString``: flags ``gimsuy``, no unescaped ``/`` inside) are JavaScript regexes, translated to
-  Python (see :func:`translate_js_regex` for what is and is not supported); case and whole-word settings do not
-  apply to them. Plain keys: lower-cased unless case-sensitive (entry value, else book default); with whole words,
-  keys containing whitespace match as substrings (ST), single words need a word boundary **only on a side where
+  ``parseRegexFromString``: flags ``gimsuy``, no unescaped ``/`` inside) are JavaScript regexes: translated to
+  Python ``re`` once per key (:func:`translate_js_regex` lists what is covered); the few constructs it does not cover
+  (``\\p{…}``, variable-width lookbehind, ``(?i:…)``) run in QuickJS (JavaScript's own ``RegExp``, time-limited) and
+  are refused — never match, named in :attr:`Lorebook.warnings` — only if QuickJS cannot be loaded; a pattern
+  that is not valid JavaScript makes the key plain text, as in ST. Case and whole-word settings do not apply to them.
+  Plain keys: lower-cased unless case-sensitive (entry value, else book default); with whole words, keys
+  containing whitespace match as substrings (ST), single words need a word boundary **only on a side where
   the key itself starts/ends with an ASCII word character** **(Liyuan)** — ST's ``(?:^|\\W)key(?:$|\\W)`` also
   demands a boundary next to CJK or punctuation, so ``手机`` never fires in ``用iPhone手机`` and ``理`` not in
   ``ri理``; here both fire, while ``king`` still does not fire in ``liking`` and does in ``the king.``. Primary:
@@ -33,13 +36,16 @@ Liyuan deliberately differs marked **(Liyuan)**:
   ``groupOverride`` → highest order, else weighted roll by ``groupWeight``); then probability
   (``rng()*100 <= probability``; a failure holds for the whole run) and the token budget (sticky/constant are not
   exempt; ``ignoreBudget`` is; the entry whose content reaches the budget (``>=``) is dropped, and so is every
-  later one of the step — except ``ignoreBudget`` entries — and recursion stops).
+  later one of the step — except ``ignoreBudget`` entries — and recursion stops; as in ST's code the count is this
+  step's contents plus the contents earlier steps put into the recursion buffer).
 * **Recursion** (book ``recursive``, default on as in new ST installs; a card book's ``recursive_scanning`` sets it
   **(Liyuan: ST ignores the book-level flag)**): the new entries' content (not ``preventRecursion`` ones) is added to
-  the buffer and the scan repeats; pending ``delayUntilRecursion`` levels run afterwards in ascending order;
-  ``max_recursion_steps`` / ``min_activations`` as in ST. An entry activated earlier is never removed.
+  the buffer and the scan repeats; pending ``delayUntilRecursion`` levels run afterwards in ascending order (ST
+  opens them even with recursion off); ``max_recursion_steps`` / ``min_activations`` as in ST. An entry activated
+  earlier is never removed.
 * **Processing order** (ST ``getSortedEntries``): chat lore, persona lore, then card/global by ``strategy``
-  (1 = character first, default), each sorted by ``order`` descending; ties keep book order, then uid.
+  (1 = character first, default), each sorted by ``order`` descending; ties: books in merge order, then uid (the
+  order JavaScript iterates a WI file's ``entries``).
 * **Timed effects** (:class:`TimedEffects`, counted in chat messages): a newly activated entry with ``sticky`` /
   ``cooldown`` gets ``end = chat_length + n``; sticky keeps it active while ``chat_length < end``; when sticky
   ends its cooldown starts (protected); an effect is dropped when the chat did not advance past its start
@@ -50,7 +56,9 @@ Liyuan deliberately differs marked **(Liyuan)**:
 
 Known differences besides the (Liyuan) ones: an entry in several inclusion groups that loses twice does not make ST's
 ``splice(-1)`` remove an unrelated entry; character filters by tag are ignored (names are checked against
-``character``); the token count is approximate (:func:`approx_tokens`); probability ``null`` reads as 100.
+``character``); the token count is approximate (:func:`approx_tokens`); probability ``null`` reads as 100; a
+translated regex key sees Python code points where JavaScript without ``u`` sees UTF-16 units (``/^.$/`` matches an
+emoji here) and folds ``ſ``/``K`` to s/k under ``i``.
 
 In Liyuan the injection lists only the titles hit this beat (【相关设定】) and the index of all non-constant titles
 (【设定集索引】); the model pulls the text it needs with ``lorebook_search`` (seed 000/002 runs).
@@ -65,6 +73,7 @@ import json
 import math
 import random as _random
 import re
+import threading
 from functools import lru_cache
 from typing import Any, Callable, Iterable, Literal, Optional, Sequence, Union
 
@@ -407,7 +416,8 @@ class ActivationResult(BaseModel):
 
 class JsRegexUnsupported(ValueError):
     """A ``/pattern/flags`` key that is valid JavaScript but uses a construct this translator does not support.
-    Such a key never matches (and is reported in :attr:`Lorebook.warnings`), rather than matching wrongly."""
+    :func:`compile_key` then evaluates it in QuickJS; without QuickJS the key never matches (and is reported in
+    :attr:`Lorebook.warnings`) rather than matching wrongly."""
 
 
 class _JsSyntax(ValueError):
@@ -545,8 +555,9 @@ class _JsTranslator:
             j += 1
         return int(p[i:j], 8), j
 
-    def _class_escape(self, i: int) -> tuple[Union[int, str], int]:
-        """Escape inside ``[...]``; ``i`` at the backslash. Returns (code point | class body, next index)."""
+    def _class_escape(self, i: int, in_class: bool = True) -> tuple[Union[int, str], int]:
+        """Escape inside ``[...]`` (or a single-character escape outside, ``in_class=False``); ``i`` at the backslash.
+        Returns (code point | class body, next index)."""
         p = self.p
         if i + 1 >= len(p):
             raise _JsSyntax("\\ at end of pattern")
@@ -558,7 +569,9 @@ class _JsTranslator:
         if c in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[c], i + 2
         if c == "c":
-            if i + 2 < len(p) and p[i + 2].isascii() and (p[i + 2].isalpha() or (not self.u and (p[i + 2].isdigit() or p[i + 2] == "_"))):
+            nxt = p[i + 2] if i + 2 < len(p) else ""
+            # Annex B: \c + letter everywhere; \c + digit or _ only inside a class
+            if nxt.isascii() and (nxt.isalpha() or (in_class and not self.u and (nxt.isdigit() or nxt == "_"))):
                 return ord(p[i + 2]) % 32, i + 3
             if self.u:
                 raise _JsSyntax("bad \\c")
@@ -619,7 +632,7 @@ class _JsTranslator:
             if not p.startswith("<", i + 2) or end < 0 or p[i + 3:end] not in self.names:
                 raise _JsSyntax("bad named backreference")
             return self._backref(self.names[p[i + 3:end]]), end + 1
-        cp, j = self._class_escape(i)
+        cp, j = self._class_escape(i, in_class=False)
         if isinstance(cp, str):  # cannot happen outside the sets handled above
             return f"[{cp}]", j
         return _cls_char(cp) if cp != ord("\\") else "\\\\", j
@@ -665,7 +678,8 @@ class _JsTranslator:
                     continue
                 if self.u:
                     raise _JsSyntax("class escape in a range")
-                items += [a if isinstance(a, str) else _cls_char(a), _cls_char(ord("-")), b if isinstance(b, str) else _cls_char(b)]
+                items += [a if isinstance(a, str) else _cls_char(a), _cls_char(ord("-")),
+                          b if isinstance(b, str) else _cls_char(b)]
                 j = k
                 continue
             items.append(a if isinstance(a, str) else _cls_char(a))
@@ -776,7 +790,8 @@ def translate_js_regex(pattern: str, flags: str = "") -> tuple[str, int, bool]:
 
     Raises :class:`JsRegexUnsupported` for JS-valid constructs that are not translated: ``\\p{…}`` property escapes,
     ``(?i:…)`` modifier groups, variable-width lookbehind (Python's ``re`` needs fixed width), group names that are
-    not Python identifiers. Raises ``ValueError`` (a ``_JsSyntax``) when the pattern is not valid JavaScript.
+    not Python identifiers (:func:`compile_key` then runs the key in QuickJS). Raises ``ValueError`` (a
+    ``_JsSyntax``) when the pattern is not valid JavaScript by this translator's reading.
     Remaining differences: case folding under ``i`` follows Python (e.g. ``ſ``/``K`` fold to s/k), and without
     ``u`` JavaScript sees astral characters as two UTF-16 units while Python sees one code point.
     """
@@ -922,23 +937,128 @@ class _Refused:
         return -1
 
 
-_Matcher = Union[_Plain, _Regex, _Refused]
+# -- QuickJS fallback ---------------------------------------------------------------------------------------------
+
+_JS_SOURCE = r"""
+var __wiCache = new Map();
+function __wiRegex(p, f) {
+  var k = f + "/" + p, re = __wiCache.get(k);
+  if (re === undefined) {
+    re = new RegExp(p, f);
+    __wiCache.set(k, re);
+    if (__wiCache.size > 512) __wiCache.delete(__wiCache.keys().next().value);
+  }
+  return re;
+}
+function __wiTest(p, f, s) { var re = __wiRegex(p, f); re.lastIndex = 0; var m = re.exec(s); return m ? m.index : -1; }
+function __wiValid(p, f) { try { __wiRegex(p, f); return true; } catch (e) { return false; } }
+"""
+#: Seconds one regex key may run in QuickJS before it counts as not matching (catastrophic patterns).
+JS_TIME_LIMIT = 0.05
+_js_local = threading.local()
+_js_unavailable: list[str] = []
+
+
+class _JsEngine:
+    """A QuickJS-ng context (one per thread; ``quickjs-ng`` is a project dependency) that evaluates the regex keys the
+    translator cannot express, with JavaScript's own ``RegExp``."""
+
+    def __init__(self) -> None:
+        import quickjs  # quickjs-ng
+
+        self.quickjs = quickjs
+        self.ctx = quickjs.Context()
+        self.ctx.set_memory_limit(64 * 1024 * 1024)
+        self.ctx.eval(_JS_SOURCE)
+        self.test_fn = self.ctx.get("__wiTest")
+        self.valid_fn = self.ctx.get("__wiValid")
+
+    def valid(self, pattern: str, flags: str) -> bool:
+        try:
+            return bool(self.valid_fn(pattern, flags))
+        except Exception:  # noqa: BLE001 - engine trouble: treat as not valid JavaScript
+            return False
+
+    def find(self, pattern: str, flags: str, text: str) -> int:
+        self.ctx.set_time_limit(JS_TIME_LIMIT)
+        try:
+            u16 = self.test_fn(pattern, flags, text)
+        except Exception:  # noqa: BLE001 - interrupted (time limit), out of memory, unpaired surrogates
+            _js_local.engine = None  # start clean next time
+            return -1
+        finally:
+            try:
+                self.ctx.set_time_limit(-1)
+            except Exception:  # noqa: BLE001
+                pass
+        if u16 is None or u16 < 0:
+            return -1
+        if text.isascii() or u16 == 0:
+            return int(u16)
+        # UTF-16 index → code point index (astral characters are two units in JavaScript)
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= u16:
+                return i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return len(text)
+
+
+def _js_engine() -> Optional[_JsEngine]:
+    """This thread's QuickJS engine, or None when ``quickjs-ng`` cannot be loaded (then untranslatable regex keys are
+    refused)."""
+    eng = getattr(_js_local, "engine", None)
+    if eng is None and not _js_unavailable:
+        try:
+            eng = _js_local.engine = _JsEngine()
+        except Exception as exc:  # noqa: BLE001 - missing/broken package: the app keeps working
+            _js_unavailable.append(str(exc))
+            return None
+    return eng
+
+
+class _JsEval:
+    """A regex key evaluated by QuickJS (constructs the translator does not support)."""
+
+    __slots__ = ("pattern", "flags")
+    kind = "regex"
+    lowered = False
+
+    def __init__(self, pattern: str, flags: str):
+        self.pattern, self.flags = pattern, flags
+
+    def find(self, hay: _Hay) -> int:
+        eng = _js_engine()
+        return -1 if eng is None else eng.find(self.pattern, self.flags, hay.raw)
+
+
+_Matcher = Union[_Plain, _Regex, _JsEval, _Refused]
 
 
 @lru_cache(maxsize=65536)
 def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> _Matcher:
-    """The matcher for one key text (already substituted/trimmed as the caller wants): a regex key per
-    :func:`parse_regex_key` (invalid JavaScript → the key is plain text, as ST; unsupported → never matches),
-    else a plain key. Cached: each distinct (key, settings) is compiled once per process."""
+    """The matcher for one key text (already substituted/trimmed as the caller wants).
+
+    A regex key per :func:`parse_regex_key` is translated to Python (:func:`translate_js_regex`); a construct the
+    translator does not support is evaluated by QuickJS instead (JavaScript's own ``RegExp``, time-limited), and only
+    without QuickJS refused (never matches; a warning names it). A pattern that is not valid JavaScript (QuickJS
+    decides when available) makes the key plain text, as in ST. Otherwise a plain key. Cached per (key, settings)."""
     rk = parse_regex_key(key)
     if rk is not None:
         try:
             py, fl, sticky = translate_js_regex(*rk)
             return _Regex(re.compile(py, fl), sticky)
         except JsRegexUnsupported as exc:
-            return _Refused(f"正则关键词 {key} 无法使用：{exc}")
+            eng = _js_engine()
+            if eng is not None and eng.valid(*rk):
+                return _JsEval(*rk)
+            if eng is None:
+                return _Refused(f"正则关键词 {key} 无法使用：{exc}（JavaScript 引擎不可用）")
         except ValueError:
-            pass  # not valid JavaScript: ST falls back to plain text
+            eng = _js_engine()
+            if eng is not None and eng.valid(*rk):  # stricter than JavaScript here: let JavaScript run it
+                return _JsEval(*rk)
+        # not valid JavaScript: ST's `new RegExp` throws and the key is matched as plain text
     return _Plain(key, case_sensitive, match_whole_words)
 
 
@@ -951,7 +1071,8 @@ def key_matches(text: str, key: str, *, case_sensitive: bool = False, match_whol
 # tokens, decorators
 # ---------------------------------------------------------------------------------------------------------------
 
-_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
+_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+                   r"\U00020000-\U0003ffff]")
 
 
 @lru_cache(maxsize=16384)
@@ -1014,7 +1135,8 @@ _EXT_FIELDS: list[tuple[str, str, str, Callable[[Any], Any], Any]] = [
     ("delay_until_recursion", "delayUntilRecursion", "delay_until_recursion", _dur, 0),
     ("group", "group", "group", lambda v: "" if v is None else str(v), ""),
     ("group_override", "groupOverride", "group_override", _truthy, False),
-    ("group_weight", "groupWeight", "group_weight", lambda v: DEFAULT_WEIGHT if v is None else _int(v, DEFAULT_WEIGHT), DEFAULT_WEIGHT),
+    ("group_weight", "groupWeight", "group_weight",
+     lambda v: DEFAULT_WEIGHT if v is None else _int(v, DEFAULT_WEIGHT), DEFAULT_WEIGHT),
     ("use_group_scoring", "useGroupScoring", "use_group_scoring", _opt_bool, None),
     ("scan_depth", "scanDepth", "scan_depth", _opt_int, None),
     ("case_sensitive", "caseSensitive", "case_sensitive", _opt_bool, None),
@@ -1060,7 +1182,8 @@ def _parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
         "selective": _truthy(e.get("selective")),  # ST: `entry.selective || false`
         "enabled": _truthy(e.get("enabled")),  # ST: `disable: !entry.enabled`
         "order": _int(e.get("insertion_order", e.get("order", 100)), 100),
-        "position": _position_name(pos) if pos is not None else ("before_char" if e.get("position") == "before_char" else "after_char"),
+        "position": (_position_name(pos) if pos is not None
+                     else "before_char" if e.get("position") == "before_char" else "after_char"),
         "character_filter": ext.get("character_filter") if isinstance(ext.get("character_filter"), dict) else None,
         "extensions": ext,
     }
@@ -1205,7 +1328,8 @@ def _new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, 
 def _js_key_order(keys: Iterable[str]) -> list[str]:
     """Object key order as JavaScript iterates it: array-index-like keys ascending, then the others as written."""
     keys = list(keys)
-    ints = sorted((k for k in keys if k.isdigit() and (k == "0" or not k.startswith("0")) and int(k) < 2**32 - 1), key=int)
+    ints = sorted((k for k in keys if k.isascii() and k.isdigit() and (k == "0" or not k.startswith("0"))
+                   and int(k) < 2**32 - 1), key=int)
     rest = [k for k in keys if k not in set(ints)]
     return ints + rest
 
@@ -1279,7 +1403,7 @@ class _Rec:
 
 
 class _Compiled:
-    __slots__ = ("sig", "recs", "active", "_by_hash", "warnings", "any_cs")
+    __slots__ = ("sig", "recs", "active", "_by_hash", "warnings", "any_cs", "delayed", "levels")
 
     @property
     def by_hash(self) -> dict[str, "_Rec"]:
@@ -1367,6 +1491,9 @@ def _rng_fn(rng: Any) -> Callable[[], float]:
 # the book
 # ---------------------------------------------------------------------------------------------------------------
 
+_COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
+
+
 class Lorebook(BaseModel):
     """An ordered list of entries plus the scan settings SillyTavern keeps globally.
 
@@ -1404,7 +1531,7 @@ class Lorebook(BaseModel):
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        if not name.startswith("_"):
+        if name in _COMPILE_FIELDS:  # settings the compiled matchers depend on
             _EDITS[0] += 1
 
     # -- loading --------------------------------------------------------------------------------------------
@@ -1620,6 +1747,8 @@ class Lorebook(BaseModel):
         c.active = [r for r in recs if r.enabled]
         c._by_hash = None
         c.any_cs = any(k.si in (0, 2, 4) for r in c.active for k in r.primary)
+        c.delayed = [r for r in c.active if r.delay]
+        c.levels = sorted({r.dur for r in recs if r.dur})  # ST collects the levels over all entries
         self._compiled = c
         return c
 
@@ -1681,13 +1810,13 @@ class Lorebook(BaseModel):
         cooldown_on: set[int] = set()
         if not dry_run and (state.sticky or state.cooldown):
             self._check_timed(state, comp, chat_len, sticky_on, cooldown_on)
-        delay_on = {r.pos for r in comp.active if r.delay and chat_len < r.delay}
+        delay_on = {r.pos for r in comp.delayed if chat_len < r.delay}
         buf = _Buffer(messages, self.include_names, inject, global_scan)
 
         activated: dict[int, _Rec] = {}
         reasons: dict[int, ActivationReason] = {}
         failed: set[int] = set()
-        levels = sorted({r.dur for r in comp.recs if r.dur})  # ST collects levels over all entries
+        levels = list(comp.levels)
         cur_level = levels.pop(0) if levels else 0
         scan, count, skew, rec_steps = _INITIAL, 0, 0, 0
         overflowed = False
@@ -1814,7 +1943,8 @@ class Lorebook(BaseModel):
                 nxt = _RECURSION
             if not nxt and not overflowed and self.min_activations > 0 and len(activated) < self.min_activations:
                 d_now = self.scan_depth + skew
-                over = (self.min_activations_depth_max > 0 and d_now > self.min_activations_depth_max) or d_now > len(messages)
+                cap = self.min_activations_depth_max
+                over = (cap > 0 and d_now > cap) or d_now > len(messages)
                 if not over:
                     nxt = _MIN_ACTIVATIONS
                     skew += 1
@@ -1944,7 +2074,8 @@ class Lorebook(BaseModel):
             best = max(scores)
             i = 0
             while i < len(group):
-                scored = group[i].use_group_scoring if group[i].use_group_scoring is not None else self.use_group_scoring
+                own = group[i].use_group_scoring
+                scored = own if own is not None else self.use_group_scoring
                 if scored and scores[i] < best:
                     remove(group[i])
                     del group[i]

@@ -476,7 +476,8 @@ async def test_connection(provider: ProviderSettings, api_key: Optional[str] = N
     ``api_key``: the key to send; None looks it up with :func:`resolve_key`; "" sends none.
     """
     key = resolve_key(provider) if api_key is None else (api_key.strip() or None)
-    model = build_model(provider, api_key=key or "", max_retries=0)
+    # a short read timeout: the test must answer in seconds, not after the chat's 120 s
+    model = build_model(provider, api_key=key or "", max_retries=0, read_timeout=min(provider.read_timeout, 20.0))
     request = ChatRequest(messages=[ChatMessage(role="user", content="ping")], max_tokens=1, thinking=False)
     started = time.perf_counter()
     try:

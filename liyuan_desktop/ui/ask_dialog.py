@@ -36,6 +36,11 @@ class AskDialog(QDialog):
         self.question.setObjectName("askQuestion")
         self.question.setStyleSheet("font-size: 15px; font-weight: 600; padding: 4px 0 8px 0;")
         lay.addWidget(self.question)
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #a15c00;")
+        self.note.setVisible(False)
+        lay.addWidget(self.note)
         self.options_box = QVBoxLayout()
         lay.addLayout(self.options_box)
         self.option_buttons: list[QPushButton] = []
@@ -65,6 +70,11 @@ class AskDialog(QDialog):
         finally:
             self._future = None
             self.hide()
+
+    def set_note(self, text: str) -> None:
+        """A line under the question (e.g. that the demo plays its recorded choice whatever is picked)."""
+        self.note.setText(text)
+        self.note.setVisible(bool(text))
 
     def choose(self, index: int) -> None:
         """Pick option ``index`` (0-based)."""

@@ -143,6 +143,7 @@ class DraftPane(QWidget):
         self.activity.clear()
         self._pending = {"stream": "", "reasoning": ""}
         self.reasoning_chars = 0
+        self.reasoning_toggle.setText(f"思考 {'▾' if self.reasoning_toggle.isChecked() else '▸'} 0 字")
         self._round = 0
         self._tokens = []
         self.banner.setVisible(False)
@@ -180,6 +181,9 @@ class DraftPane(QWidget):
                 self._pending["reasoning"] += ev.text
             elif ev.channel in ("content", "tool_args"):
                 self._pending["stream"] += ev.text
+            elif ev.channel == "notice":
+                self._line(f"※ {ev.text}", "yellow")
+                return
             elif ev.channel == "tool_name":
                 self._pending["stream"] += f"\n→ {ev.text} "
             if not self._flush.isActive():
@@ -194,6 +198,8 @@ class DraftPane(QWidget):
             mark = "✓" if ev.ok else "✗"
             self._line(f"{mark} {ev.name}" + (f"  {ev.summary}" if ev.summary else ""), "" if ev.ok else "red")
         elif k == "draft_changed":
+            if ev.sealed:
+                self.banner.setVisible(False)
             self.draft.setPlainText(ev.text)
             self.draft.moveCursor(QTextCursor.MoveOperation.End)
             state = tr("sealed") if ev.sealed else "稿纸"

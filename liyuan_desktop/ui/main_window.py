@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
 
-from PySide6.QtCore import QByteArray, Qt, Signal
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSplitter,
@@ -50,7 +50,7 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: Optional[AppSettings] = None):
         super().__init__()
         self.settings = settings or load_settings()
-        self.setWindowTitle(tr("app.title") + " · Liyuan")
+        self.setWindowTitle("Liyuan")
         self.resize(1360, 860)
         self.setAcceptDrops(True)
         self.chat: Optional[Chat] = None
@@ -62,6 +62,8 @@ class MainWindow(QMainWindow):
         self._task: Optional[asyncio.Task[Any]] = None
         self.last_result: Optional[BeatResult] = None
         self.results: list[BeatResult] = []
+        self._inputs: dict[str, str] = {}  # unsent text per chat folder
+        self._closing = False
 
         # left: cards and chats
         left = QWidget()
@@ -138,6 +140,10 @@ class MainWindow(QMainWindow):
             act.triggered.connect(slot)
             menu.addAction(act)
         self._set_busy(False)
+        try:
+            library.ensure_demo_card()  # the bundled card is always there to start from
+        except OSError as e:
+            log.warning("could not install the demo card: %s", e)
         self.refresh_tree()
         self._restore_window()
 
@@ -167,14 +173,20 @@ class MainWindow(QMainWindow):
             log.warning("could not save settings: %s", e)
 
     def closeEvent(self, ev) -> None:  # noqa: N802 - Qt API
-        if self.chat is not None:
-            self.chat.stop()
+        if self.busy:
+            # stop the beat and close once it is stored (the draft so far lands in the session file)
+            self._closing = True
+            self.stop_clicked()
+            self.statusBar().showMessage("正在停下这一拍并保存稿件……", 5000)
+            ev.ignore()
+            return
         self.save_window_state()
         super().closeEvent(ev)
 
     def start(self) -> None:
         """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open."""
         w = self.settings.window or {}
+        self.view.set_theme(self.settings.theme)
         if w.get("split"):  # again now that the window has its restored size (sizes are laid out proportionally)
             try:
                 self.split.setSizes([int(x) for x in w["split"]])
@@ -270,14 +282,16 @@ class MainWindow(QMainWindow):
                     model = _NoModel(why)
             chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe)
             if is_demo:
-                played = chat_obj.history().user_count
-                chat_obj.model = self._demo_model(Path(chat.dir), played)
+                chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
         except (CardError, SessionError, OSError, ValueError) as e:
             if not quiet:
                 QMessageBox.warning(self, "梨园", f"打不开这个对话：{e}")
             return False
+        if self.chat_ref is not None:
+            self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         self.chat, self.chat_ref = chat_obj, chat
         self.is_demo = is_demo
+        self.input.setPlainText(self._inputs.get(chat.dir, ""))
         for w in chat_obj.load_warnings:
             self.statusBar().showMessage(w, 8000)
         self._after_open()
@@ -288,27 +302,37 @@ class MainWindow(QMainWindow):
         assert chat is not None
         self.view.show_chat()
         self.view.set_user_label(chat.persona)
-        self.view.set_banner(tr("replay.banner") if getattr(chat.model, "is_replay", False) else None)
+        demo = getattr(self, "is_demo", False)
+        self.view.set_banner(tr("replay.banner") if demo or getattr(chat.model, "is_replay", False) else None)
         self.reload_transcript()
         self.refresh_state()
         self.draft_pane.reset()
         pending = chat.pending_draft()
         if pending is not None:
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
-        self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{chat.model.name}")
+        model_name = "回放模型（离线演示，不连网）" if demo else chat.model.name
+        self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{model_name}")
         self._prefill()
         self._set_busy(False)
 
+    def _demo_progress(self) -> int:
+        """Demo beats finished on this branch (sealed or revised); a stopped beat is played again."""
+        if self.chat is None:
+            return 0
+        return sum(1 for e in self.chat.tree.path_to() if e.type == "beat" and e.outcome in ("sealed", "revised_previous"))
+
     def _prefill(self) -> None:
         if getattr(self, "is_demo", False) and self.chat is not None:
-            played = self.chat.history().user_count
+            played = self._demo_progress()
             full = ReplayModel.from_file(Path(self.card_ref.dir) / "replay.json") if self.card_ref else None
             lines = [b.user for b in full.beats] if full else []
             if played < len(lines):
                 self.input.setPlainText(lines[played])
+                self.send_btn.setEnabled(not self.busy)
             else:
                 self.input.clear()
-                self.statusBar().showMessage("演示的三拍都演完了。配置模型后，可以在新对话里接着演。", 15000)
+                self.send_btn.setEnabled(False)
+                self.statusBar().showMessage("演示的三拍都演完了。配置模型后，可以新建对话接着演。", 15000)
 
     def start_demo(self) -> None:
         """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
@@ -388,6 +412,7 @@ class MainWindow(QMainWindow):
 
     def _settings_saved(self, s: AppSettings) -> None:
         self.settings = s
+        self.view.set_theme(s.theme)
         if self.chat is not None and not getattr(self, "is_demo", False):
             model, scribe, _why = self._provider_models()
             if model is not None:
@@ -422,7 +447,7 @@ class MainWindow(QMainWindow):
     def _set_busy(self, busy: bool) -> None:
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
-        self.regen_btn.setEnabled(has_chat and not busy)
+        self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False))
         self.stop_btn.setEnabled(busy)
         self.input.setReadOnly(busy)
         self.draft_pane.seal_btn.setEnabled(not busy)
@@ -437,7 +462,12 @@ class MainWindow(QMainWindow):
         self.draft_pane.on_event(ev)
         k = getattr(ev, "kind", "")
         if k == "beat_started":
-            self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
+            if ev.how == "send":
+                self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
+            elif self._items:  # regenerate / continue: the old reply or draft makes way for the new one
+                last = self._items[-1]
+                if last["role"] in ("assistant", "draft"):
+                    self.view.remove_item(last["id"])
             self.view.scroll_to_bottom()
             self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
             self.tabs.setCurrentWidget(self.draft_pane)
@@ -473,11 +503,17 @@ class MainWindow(QMainWindow):
                 self._set_busy(False)
                 self._prefill() if getattr(self, "is_demo", False) else None
                 self.beatFinished.emit(res)
+                if self._closing:
+                    QTimer.singleShot(0, self.close)
 
         self._task = asyncio.ensure_future(go())
         return self._task
 
     async def _ask(self, req):
+        note = ""
+        if getattr(self, "is_demo", False) and getattr(self, "_demo_answers", None):
+            note = f"演示：回放模型只会按录制的选择演下去（「{self._demo_answers[0]}」）；接真模型时才按你的选择走。"
+        self.ask_dialog.set_note(note)
         return await self.ask_dialog.ask(req)
 
     def send_clicked(self) -> None:
@@ -488,6 +524,9 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, "梨园", "写长篇（agent）模式的对话已建好，但章节文件、检查点和 agent 工具还在下一版里；"
                                     "现在请先用扮演模式。")
             return
+        if getattr(self, "is_demo", False):
+            # each demo beat replays its own recording, so a stopped beat is simply played again
+            self.chat.model = self._demo_model(Path(self.chat.dir), self._demo_progress())
         if isinstance(self.chat.model, _NoModel):
             QMessageBox.information(self, "梨园", self.chat.model.why or "还没有配置模型。")
             self.open_settings()
@@ -507,6 +546,9 @@ class MainWindow(QMainWindow):
             return
         if getattr(self, "is_demo", False):
             self.statusBar().showMessage("回放模型只能按录制的剧情演，不能重来；接真模型的对话可以。", 8000)
+            return
+        if self.chat.tree.latest("user") is None:
+            self.statusBar().showMessage("还没有可以重来的一拍。", 6000)
             return
         chat = self.chat
         self._run(lambda: chat.regenerate(ask=self._ask, on_event=self._on_event))

@@ -251,3 +251,56 @@ async def test_one_beat_over_real_http_through_the_ui(qtbot):
         assert "雨停了，她推开窗。" in texts
         assert srv.requests[0].headers.get("authorization") == "Bearer sk-loop-test"
         await win.chat.model.aclose()
+
+
+async def test_demo_stop_at_the_ask_plays_that_beat_again(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    win.start_demo()
+    await play_beat(win)
+    line2 = win.input.toPlainText()
+    n = len(win.results)
+    win.send_clicked()
+    await wait_for(lambda: win.ask_dialog.isVisible() and bool(win.ask_dialog.option_buttons))
+    assert "录制的选择" in win.ask_dialog.note.text()
+    win.ask_dialog.stop()
+    await wait_for(lambda: len(win.results) > n)
+    assert win.results[-1].outcome == "stopped"
+    assert win.input.toPlainText() == line2  # the stopped demo beat is offered again, not the next one
+    r2 = await play_beat(win)
+    assert r2.sealed
+    r3 = await play_beat(win)
+    assert r3.revised_previous and "这些年，他过得好吗？" in r3.revised_text
+    assert not win.send_btn.isEnabled()  # the demo is over
+
+
+async def test_seal_as_is_and_continue_from_the_draft_pane(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    model = SlowModel()
+    chat = _open_chat_with(win, model)
+    win.input.setPlainText("讲下去")
+    win.send_clicked()
+    await wait_for(lambda: win.draft_pane.draft.toPlainText() == "写到一半的稿子。")
+    win.stop_clicked()
+    await wait_for(lambda: len(win.results) == 1)
+    assert win.draft_pane.banner.isVisible()
+    # 继续: the pane starts from the unfinished draft, and the user's words are not shown twice
+    model.calls = 1  # the next call streams until stopped
+    win.draft_pane.continue_btn.click()
+    await asyncio.sleep(0.2)
+    assert win.busy, win.statusBar().currentMessage()
+    await wait_for(lambda: win.draft_pane.draft.toPlainText() == "写到一半的稿子。")
+    win.stop_clicked()
+    await wait_for(lambda: len(win.results) == 2)
+    assert win.draft_pane.banner.isVisible()
+    users = await js(win, "Array.from(document.querySelectorAll('[data-role=user]')).map(e => e.textContent)")
+    assert sum("讲下去" in u for u in users) == 1
+    # 按现稿收笔: sealed, the banner goes away, the reply is in the conversation
+    chat.model = StreamingModel()  # only its scribe answer is used
+    win.draft_pane.seal_btn.click()
+    await wait_for(lambda: len(win.results) == 3)
+    assert win.results[-1].sealed and not win.draft_pane.banner.isVisible()
+    assert "已收笔" in win.draft_pane.status.text()
+    texts = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent).join('\\n')")
+    assert "写到一半的稿子。" in texts

@@ -521,7 +521,7 @@ class OpenAIChatModel:
             return ModelError(
                 "network",
                 f"等待模型响应超时（{self.read_timeout:g} 秒内没有收到数据）：服务器可能过载或模型还在加载，"
-                f"请稍后再试，或在设置里调大超时。({detail})",
+                f"请稍后再试。({detail})",
             )
         if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
             return ModelError(
@@ -753,6 +753,11 @@ class OpenAIChatModel:
             wait = state.next_action.sleep if state.next_action is not None else 0.0
             log.info("model %s: attempt %d failed (%s), retrying in %.2fs", self.name, state.attempt_number,
                      reason, wait)
+            if on_delta is not None:  # tell the user: a silent 20 s of retries looks like a hang
+                try:
+                    on_delta(StreamDelta(kind="notice", text=f"连接模型失败（{reason}），{wait:.1f} 秒后第 {state.attempt_number} 次重试…"))
+                except Exception:
+                    log.debug("on_delta failed for a retry notice", exc_info=True)
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),

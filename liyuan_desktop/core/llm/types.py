@@ -83,9 +83,10 @@ class ChatResponse(BaseModel):
 
 
 class StreamDelta(BaseModel):
-    """A streamed piece, for live display: kind is "content", "reasoning" or "tool_args" (with the call index)."""
+    """A streamed piece, for live display: kind is "content", "reasoning", "tool_args"/"tool_name" (with the call
+    index), or "notice" (a line for the user, e.g. a retry after a failed connection)."""
 
-    kind: Literal["content", "reasoning", "tool_args", "tool_name"]
+    kind: Literal["content", "reasoning", "tool_args", "tool_name", "notice"]
     text: str
     index: int = 0
 
