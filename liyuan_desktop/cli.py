@@ -76,6 +76,9 @@ class HumanView:
             _out(self._c("1", "你：") + ev.user)
             if ev.activated:
                 _out(self._c("2", f"  命中设定：{'、'.join(ev.activated)}"))
+            for why in ev.lore:
+                if "常驻" not in why:
+                    _out(self._c("2", f"    · {why}"))
         elif k == "call_started":
             self._reasoning = 0
             _out(self._c("2", f"  · 第 {ev.round}/{ev.max_rounds} 次调用"))
@@ -266,8 +269,22 @@ async def _run_chat(args: argparse.Namespace) -> int:
             except PresetError as e:
                 raise ValueError(str(e)) from None
         d = chat_dir(card.name, chat_name)
+        for w in args.world or []:  # chat-level world info: a copy in the chat folder
+            from .core.lorebook import Lorebook
+
+            wpath = Path(w)
+            try:
+                Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
+            except (OSError, ValueError) as e:
+                raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
+            (d / "世界书").mkdir(parents=True, exist_ok=True)
+            (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
         chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
                 else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
+        if args.allow_card_scripts:
+            from .core.regex_scripts import scripts_from_card
+
+            chat.scripts = scripts_from_card(card.raw)
         if chat.prompter is not None and not json_mode:
             for w in chat.prompter.warnings:
                 print(f"liyuan: 预设：{w}", file=sys.stderr)
@@ -390,6 +407,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
     c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
+    c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
+    c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")

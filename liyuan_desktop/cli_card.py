@@ -33,6 +33,7 @@ def add_card_parser(subparsers: Any) -> argparse.ArgumentParser:
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
     im = cs.add_parser("import", help="把角色卡导入资料库，打印卡的文件夹")
     im.add_argument("file", help="角色卡文件（.png / .json / .charx）")
+    im.add_argument("--allow-scripts", action="store_true", help="允许这张卡的正则脚本运行（默认不允许；窗口导入时会问）")
     ex = cs.add_parser("export", help="把资料库里的卡（或一个卡文件）导出为 PNG 或 JSON")
     ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
     ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
@@ -107,6 +108,11 @@ def run_card(args: argparse.Namespace) -> int:
             from .core.library import import_card
 
             ref = import_card(args.file)
+            from pathlib import Path as _P
+
+            from .core.chat import set_card_scripts_allowed
+
+            set_card_scripts_allowed(_P(ref.dir), bool(getattr(args, "allow_scripts", False)))
             print(ref.dir)
             return 0
         if cmd == "export":

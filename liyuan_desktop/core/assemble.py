@@ -53,13 +53,30 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
         body = apply_macros(text or "", ctx).strip()
         if body:
             sections.append(f"## {title}\n{body}")
-    consts = book.constants()
+    consts = [e for e in book.constants() if getattr(e, "position", "") != "at_depth"]
     if consts:
         lore = "\n\n".join(f"【{e.display_title}】{apply_macros(e.content, ctx).strip()}" for e in consts)
         sections.append(f"## 常驻设定\n{lore}")
     if ctx.user:
         sections.append(f"## 用户的角色\n用户扮演「{ctx.user}」。")
     return "\n\n".join(sections)
+
+
+_ROLES = {0: "system", 1: "user", 2: "assistant"}
+
+
+def lore_depth_blocks(result: Any) -> list[Any]:
+    """The @depth entries of an activation as depth injections (SillyTavern's WIDepthEntries: one message per
+    (depth, role), contents joined by newlines). Keyed and constant @depth entries alike: they are instructions the
+    card author placed in the chat, so they go where SillyTavern would put them."""
+    from .presets import DepthBlock
+
+    blocks = []
+    for g in result.depth_groups():
+        text = "\n".join(e.body for e in g.entries if e.body).strip()
+        if text:
+            blocks.append(DepthBlock(depth=g.depth, order=100, role=_ROLES.get(g.role, "system"), text=text, source="lore"))
+    return blocks
 
 
 def system_prompt(card: Card, book: Lorebook, ctx: MacroContext, prompter: Any = None) -> str:

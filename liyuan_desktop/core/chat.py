@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import time
 from datetime import datetime
 from pathlib import Path
@@ -22,13 +23,15 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from .assemble import HistoryCache, build_injection, build_messages, opening_text, system_prompt
+from .assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_text, system_prompt
+from .presets import insert_depth_injections
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from .draft import Draft
 from .cards import Card
 from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
 from .llm.types import ChatMessage, ChatModel
-from .lorebook import Lorebook, ScanMessage
+from .lorebook import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
+from .regex_scripts import apply_scripts, scripts_from_card
 from .macros import MacroContext
 from .scribe import ScribeOutcome, run_scribe
 from .session import SessionTree
@@ -61,6 +64,52 @@ class BeatResult(BaseModel):
     def messages_sent(self) -> list[dict[str, Any]]:
         """The first call's messages in wire form (``{"role", "content"}`` …), system first."""
         return [m.to_openai() for m in self.sent]
+
+
+def global_books_dir() -> Path:
+    """World-info files that apply to every chat: ``<home>/世界书/*.json`` (SillyTavern's global world info)."""
+    from .paths import home
+
+    return home() / "世界书"
+
+
+def load_books(folder: Path, source: str) -> list[Lorebook]:
+    """Every SillyTavern world-info (or card book) JSON in ``folder``; unreadable files are skipped (logged)."""
+    out: list[Lorebook] = []
+    if not folder.is_dir():
+        return out
+    for f in sorted(folder.glob("*.json")):
+        try:
+            obj = json.loads(f.read_text("utf-8"))
+            out.append(Lorebook.from_any(obj, f.stem, source=source) if hasattr(Lorebook, "from_any")
+                       else Lorebook.from_world_info(obj, f.stem, source=source))
+        except (OSError, ValueError) as e:
+            import logging
+
+            logging.getLogger(__name__).warning("world info %s skipped: %s", f, e)
+    return out
+
+
+def card_scripts_allowed(card: Card) -> bool:
+    """Whether the user allowed this card's regex scripts (``liyuan.json`` beside the card: ``regex_allowed``)."""
+    if not card.path:
+        return False
+    try:
+        meta = json.loads((Path(card.path).parent / "liyuan.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    return bool(meta.get("regex_allowed"))
+
+
+def set_card_scripts_allowed(card_dir: Path, allowed: bool) -> None:
+    """Record the user's answer for a card's regex scripts (asked once, at import)."""
+    p = Path(card_dir) / "liyuan.json"
+    try:
+        meta = json.loads(p.read_text("utf-8"))
+    except (OSError, ValueError):
+        meta = {}
+    meta["regex_allowed"] = bool(allowed)
+    _atomic_write(p, json.dumps(meta, ensure_ascii=False, indent=1))
 
 
 class BeatSaveError(OSError):
@@ -97,7 +146,11 @@ class Chat:
         self.scribe_model = scribe_model
         self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona or card.persona_name or "你"
         self.language = language or card.language
-        self.book: Lorebook = card.lorebook
+        self.book: Lorebook = merge_books([card.lorebook, *load_books(self.dir / "世界书", "chat"), *load_books(global_books_dir(), "global")])
+        self.book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else self.book.scan_depth
+        #: The card's regex scripts run only after the user allowed them for this card (asked once at import).
+        self.scripts = scripts_from_card(card.raw) if card_scripts_allowed(card) else []
+        self._script_cache: dict[tuple[str, int, str, Any], str] = {}
         # Macros in the system prompt are evaluated once per chat: the clock is frozen at the chat's creation and
         # {{pick}}/{{random}} are seeded by the chat id, so the system prompt stays byte-stable (prefix caching).
         created = datetime.fromtimestamp(tree.header.ts / 1000)
@@ -198,23 +251,117 @@ class Chat:
         h = self.history()
         opening, turns = h.opening, h.turns
         state = self.current_state()
-        scan: list[ScanMessage] = []
-        depth = max(1, self.book.scan_depth)
-        for t in turns[-depth:]:
-            if t.user is not None:
-                scan.append(ScanMessage(name=self.persona, text=t.user))
-            if t.final is not None:
-                scan.append(ScanMessage(name=self.card.name, text=t.final))
-        if len(turns) < depth and opening is not None:
-            scan.insert(0, ScanMessage(name=self.card.name, text=opening))
-        scan.append(ScanMessage(name=self.persona, text=user_text))
-        activated = [e.display_title for e in self.book.activate(scan)]
+        lore = self._activate(h, user_text)
+        self._last_lore = lore
+        keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
+        order = {id(e): i for i, e in enumerate(self.book.entries)}
+        activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
         injection = build_injection(state, activated, self.book.index_titles(), self.language)
         if self.prompter is not None:
             messages = self.prompter.build_messages(self._system, h.messages, injection, user_text)
         else:
             messages = build_messages(self._system, h.messages, injection, user_text)
+        if self.scripts:
+            messages = self._prompt_scripts(messages)
+        depth = lore_depth_blocks(lore)
+        if depth:  # instructions the author placed @depth go where SillyTavern would put them
+            messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
         return injection, activated, messages, state, self._previous_beat(h)
+
+    def _depth_key(self, depth: int) -> Any:
+        """Depths past every finite min/maxDepth of the scripts behave alike: cache them under one key."""
+        bound = max([x for sc in self.scripts for x in (sc.minDepth, sc.maxDepth) if isinstance(x, int) and x >= 0] + [0])
+        return depth if depth <= bound else "deep"
+
+    def _scripted(self, text: str, placement: int, depth: int, view: str) -> str:
+        key = (text, placement, view, self._depth_key(depth))
+        hit = self._script_cache.get(key)
+        if hit is None:
+            hit = apply_scripts(text, self.scripts, placement=placement, is_markdown=view == "display",
+                                is_prompt=view == "prompt", depth=depth, macros_ctx=self.ctx)
+            if len(self._script_cache) > 20000:
+                self._script_cache.clear()
+            self._script_cache[key] = hit
+        return hit
+
+    def _prompt_scripts(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """The card's prompt-side regex scripts on the history (SillyTavern: promptOnly and 'neither' scripts, by
+        message depth, 0 = the user's new message). Stored text is never changed; the system message and the
+        final user message's data blocks are left alone (only the user's own words are scripted)."""
+        out = [messages[0]]
+        body = messages[1:]
+        n = len(body)
+        for i, m in enumerate(body):
+            depth = n - 1 - i
+            if m.role == "assistant":
+                out.append(ChatMessage(role="assistant", content=self._scripted(m.content, 2, depth, "prompt")))
+            elif m.role == "user" and i < n - 1:
+                out.append(ChatMessage(role="user", content=self._scripted(m.content, 1, depth, "prompt")))
+            else:
+                out.append(m)
+        return out
+
+    def display_text(self, item: dict[str, Any], depth: int) -> str:
+        """What the conversation view shows for a transcript item: the display-side regex scripts of the card
+        (markdownOnly and 'neither' scripts, SillyTavern's rules) at the item's depth (0 = newest)."""
+        if not self.scripts or item.get("role") not in ("user", "assistant", "opening"):
+            return item.get("text", "")
+        return self._scripted(item["text"], 1 if item["role"] == "user" else 2, depth, "display")
+
+    def _activate(self, h: HistoryCache, user_text: str) -> ActivationResult:
+        """World-info activation for the next beat (SillyTavern's rules, lorebook.activate_detailed): the newest
+        messages as ``Name: text``, the branch's sticky/cooldown state from its latest beat entry, the chat length in
+        messages. Deterministic per chat and beat (the probability roll is seeded)."""
+        depth = max([self.book.scan_depth] + [e.scan_depth or 0 for e in self.book.entries if isinstance(getattr(e, "scan_depth", None), int)])
+        want = max(2, depth + 1)
+        scan: list[ScanMessage] = []
+        for t in reversed(h.turns):
+            if len(scan) >= want:
+                break
+            if t.final is not None:
+                scan.append(ScanMessage(name=self.card.name, text=t.final))
+            if t.user is not None:
+                scan.append(ScanMessage(name=self.persona, text=t.user))
+        if len(scan) < want and h.opening is not None:
+            scan.append(ScanMessage(name=self.card.name, text=h.opening))
+        scan.reverse()
+        scan.append(ScanMessage(name=self.persona, text=user_text))
+        chat_length = len(h.messages) + 1
+        timed = None
+        beat = self.tree.latest("beat")
+        raw = getattr(beat, "lore_timed", None) if beat is not None else None
+        if raw:
+            try:
+                timed = TimedEffects.model_validate(raw)
+            except ValueError:
+                timed = None
+        rng = random.Random(f"{self.tree.header.id}:{chat_length}")
+        self._last_scan_len = len(scan)
+        return self.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=rng)
+
+    def lore_reasons(self) -> list[str]:
+        """One line per entry of the last activation: its title and why it fired (which key in which message,
+        constant, sticky, recursion through another entry)."""
+        lore = getattr(self, "_last_lore", None)
+        if lore is None:
+            return []
+        n = getattr(self, "_last_scan_len", 0)
+        out = []
+        for e, r in zip(lore.entries, lore.reasons):
+            if r.kind == "key":
+                if r.matched_in == "recursion":
+                    where = f"条目「{r.via_title}」的正文里（递归）"
+                elif r.message_index is not None and r.message_index == n - 1:
+                    where = "你这一拍的话里"
+                elif r.message_index is not None:
+                    where = f"往前第 {n - 1 - r.message_index} 条消息里"
+                else:
+                    where = r.matched_in or "扫描文本里"
+                out.append(f"{e.display_title}：关键词「{r.key}」出现在{where}")
+            else:
+                label = {"constant": "常驻", "sticky": "黏滞（上次命中后仍在生效）", "decorator": "@@activate"}.get(r.kind, r.kind)
+                out.append(f"{e.display_title}：{label}")
+        return out
 
     # -- commands -------------------------------------------------------------------------------------------
     def stop(self) -> None:
@@ -302,7 +449,8 @@ class Chat:
             messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
         beat_no = self._history.user_count
         self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
-                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how))
+                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how,
+                                         lore=self.lore_reasons()))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft)
         if max_rounds:
@@ -316,9 +464,11 @@ class Chat:
         tree = self.tree
         for req, ans in out.asks:
             tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
+        lore = getattr(self, "_last_lore", None)
         beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
                                  draft_version=out.draft.version, injection=injection, activated=activated,
-                                 activity=out.activity, warnings=out.warnings, error=out.error)
+                                 activity=out.activity, warnings=out.warnings, error=out.error,
+                                 lore_timed=lore.timed.model_dump() if lore is not None else None)
         result = BeatResult(user=user_text, injection=injection, activated=activated,
                             calls=[[t.name for t in c.tool_calls] for c in out.calls], outcome=out.outcome,
                             sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,

@@ -20,6 +20,7 @@ class BeatStarted(BaseModel):
     model: str
     is_replay: bool
     how: Literal["send", "regenerate", "continue"] = "send"
+    lore: list[str] = Field(default_factory=list)  # which world-info entries fired and why
 
 
 class CallStarted(BaseModel):

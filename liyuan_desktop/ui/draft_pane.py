@@ -167,6 +167,8 @@ class DraftPane(QWidget):
             self.status.setText(f"第 {ev.beat} 拍 · 进行中")
             if ev.activated:
                 self._line(f"本拍命中设定：{'、'.join(ev.activated)}")
+            for why in ev.lore:
+                self._line(f"  · {why}")
             if ev.is_replay:
                 self._line("回放模型：模型的话来自录制（离线演示）")
         elif k == "call_started":

@@ -388,8 +388,26 @@ class MainWindow(QMainWindow):
             return None
         self.refresh_tree()
         self.card_ref = ref
+        self._ask_scripts(ref)
         self.statusBar().showMessage(f"已导入角色卡「{ref.name}」", 6000)
         return ref
+
+    def _ask_scripts(self, ref: library.CardRef) -> None:
+        """A card with regex scripts: ask once whether they may run (they change what is shown and sent)."""
+        from ..core.chat import set_card_scripts_allowed
+        from ..core.regex_scripts import scripts_from_card
+
+        try:
+            scripts = scripts_from_card(ref.load().raw)
+        except CardError:
+            return
+        if not scripts:
+            return
+        names = "、".join(sc.scriptName or "（无名）" for sc in scripts[:6]) + ("…" if len(scripts) > 6 else "")
+        answer = QMessageBox.question(
+            self, "梨园", f"这张卡带了 {len(scripts)} 个正则脚本：{names}\n\n它们会改变对话的显示和发给模型的文字"
+            "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在卡的 liyuan.json 里改。")
+        set_card_scripts_allowed(Path(ref.dir), answer == QMessageBox.StandardButton.Yes)
 
     def dragEnterEvent(self, ev: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
         if ev.mimeData().hasUrls():
@@ -426,13 +444,20 @@ class MainWindow(QMainWindow):
             return
         self._items = self.chat.transcript()
         self._shown_from = max(0, len(self._items) - PAGE)
-        self.view.set_transcript(self._items[self._shown_from :], self._shown_from > 0)
+        self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
+
+    def _display(self, start: int, end: int) -> list[dict[str, Any]]:
+        """Items start..end as shown: the card's display regex scripts applied at each item's depth."""
+        n = len(self._items)
+        chat = self.chat
+        return [dict(it, text=chat.display_text(it, n - 1 - i)) if chat is not None else it
+                for i, it in enumerate(self._items[start:end], start)]
 
     def _older(self, _oldest_id: str) -> None:
         if self._shown_from <= 0:
             return
         start = max(0, self._shown_from - PAGE)
-        chunk = self._items[start : self._shown_from]
+        chunk = self._display(start, self._shown_from)
         self._shown_from = start
         self.view.prepend(chunk, start > 0)
 
