@@ -137,12 +137,13 @@ async def test_imported_shapes_reach_the_prompt(tmp_path):
 
 
 async def test_preset_layers_and_after_segments(tmp_path):
+    from pathlib import Path
+
     import pytest
-    from conftest import ROOT
 
     from liyuan_desktop.core.presets import load_preset
 
-    p = ROOT.parent / "shared" / "fixtures" / "cards" / "formats" / "openai-preset-Default.json"
+    p = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "cards" / "formats" / "openai-preset-Default.json"
     if not p.exists():
         pytest.skip("fixture preset not found")
     preset = load_preset(p)

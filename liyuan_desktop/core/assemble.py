@@ -58,14 +58,17 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
         lore = "\n\n".join(f"【{e.display_title}】{apply_macros(e.content, ctx).strip()}" for e in consts)
         sections.append(f"## 常驻设定\n{lore}")
     if ctx.user:
-        sections.append(f"## 用户的角色\n用户扮演「{ctx.user}」。")
+        who = f"## 用户的角色\n用户扮演「{ctx.user}」。"
+        if ctx.persona.strip():
+            who += "\n" + apply_macros(ctx.persona, ctx).strip()
+        sections.append(who)
     return "\n\n".join(sections)
 
 
 _ROLES = {0: "system", 1: "user", 2: "assistant"}
 
 
-def lore_depth_blocks(result: Any) -> list[Any]:
+def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[Any]:
     """The @depth entries of an activation as depth injections (SillyTavern's WIDepthEntries: one message per
     (depth, role), contents joined by newlines). Keyed and constant @depth entries alike: they are instructions the
     card author placed in the chat, so they go where SillyTavern would put them."""
@@ -74,6 +77,8 @@ def lore_depth_blocks(result: Any) -> list[Any]:
     blocks = []
     for g in result.depth_groups():
         text = "\n".join(e.body for e in g.entries if e.body).strip()
+        if ctx is not None:
+            text = apply_macros(text, ctx)
         if text:
             blocks.append(DepthBlock(depth=g.depth, order=100, role=_ROLES.get(g.role, "system"), text=text, source="lore"))
     return blocks

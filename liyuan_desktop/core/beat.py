@@ -66,6 +66,7 @@ class BeatInput:
     max_rounds: int = MAX_ROUNDS
     tool_names: tuple[str, ...] = tuple(TOOLS_BY_NAME)
     initial_draft: Optional[Draft] = None
+    macros: Optional[Callable[[str], str]] = None
 
 
 @dataclass
@@ -205,7 +206,11 @@ class Beat:
             st = self.inp.state
             return {"state": st.to_dict(), "roster": format_roster(st)}
         if name == "lorebook_search":
-            return [h.model_dump() for h in self.inp.book.search(a.query, a.limit)]
+            hits = [h.model_dump() for h in self.inp.book.search(a.query, a.limit)]
+            if self.inp.macros is not None:  # lore text reaches the model through the macros like every card text
+                for h in hits:
+                    h["content"] = self.inp.macros(h["content"])
+            return hits
         if name == "lorebook_list":
             return self.inp.book.list_titles()
         raise DraftError("unknown_tool", f"工具 {name} 未实现")  # pragma: no cover - guarded by TOOLS_BY_NAME

@@ -32,7 +32,7 @@ from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
 from .llm.types import ChatMessage, ChatModel
 from .lorebook import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
 from .regex_scripts import apply_scripts, scripts_from_card
-from .macros import MacroContext
+from .macros import MacroContext, apply_macros
 from .scribe import ScribeOutcome, run_scribe
 from .session import SessionTree
 from .state import WorldState, format_roster, format_state, utf16_len
@@ -157,7 +157,7 @@ class Chat:
         self.ctx = MacroContext(char=card.name, user=self.persona, description=card.description,
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
                                 chat_id=tree.header.id, clock=lambda: created,
-                                persona=getattr(persona_obj, "description", "") or "")
+                                persona=getattr(persona_obj, "description", "") or getattr(tree.header, "persona_description", "") or "")
         self.prompter = None
         if preset is not None:
             from .presets import PresetPrompter, plan
@@ -184,6 +184,8 @@ class Chat:
             persona = persona_obj.name
         if preset is not None:
             header_extra["preset"] = preset.name
+        if persona_obj is not None and getattr(persona_obj, "description", ""):
+            header_extra["persona_description"] = persona_obj.description
         tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
                                   persona=persona, title=title or directory.name, **header_extra)
         chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
@@ -263,7 +265,7 @@ class Chat:
             messages = build_messages(self._system, h.messages, injection, user_text)
         if self.scripts:
             messages = self._prompt_scripts(messages)
-        depth = lore_depth_blocks(lore)
+        depth = lore_depth_blocks(lore, self.ctx)
         if depth:  # instructions the author placed @depth go where SillyTavern would put them
             messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
         return injection, activated, messages, state, self._previous_beat(h)
@@ -452,7 +454,8 @@ class Chat:
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how,
                                          lore=self.lore_reasons()))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
-                        previous=previous, ask=ask, on_event=on_event, initial_draft=draft)
+                        previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
+                        macros=lambda t: apply_macros(t, self.ctx))
         if max_rounds:
             inp.max_rounds = max_rounds
         beat = Beat(inp)

@@ -367,7 +367,12 @@ class MainWindow(QMainWindow):
             c = card.load()
             d = library.new_chat_dir(card)
             model, scribe, why = self._provider_models()
-            Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe)
+            extra = {}
+            if self.settings.persona_name.strip():  # the user's persona from the settings (name + description)
+                from ..core.personas import Persona
+
+                extra["persona_obj"] = Persona(name=self.settings.persona_name.strip(), description=self.settings.persona_description)
+            Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe, **extra)
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, "梨园", f"新建对话失败：{e}")
             return
