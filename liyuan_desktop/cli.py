@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -234,9 +235,63 @@ def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatMode
     return main, scribe
 
 
+async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
+    """The agent-mode demo (seed 000, 写长篇): play the role-play demo's first two beats (for the ledger), make an
+    agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
+    seed's agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
+    live. Returns ``{"system", "state_block", "checkpoints", "chapters", "chat"}``."""
+    import tempfile
+
+    from .core.llm import ReplayModel
+    from .core.paths import home, sample_cards_dir
+
+    card = load_card(demo_card_path())
+    plan = json.loads((sample_cards_dir() / "青梧" / "agent-demo.json").read_text("utf-8"))
+    d = chat_dir(card.name, plan["chat"])
+    if (d / "session.jsonl").exists():  # the seed's paths name 局C: a second run goes to a fresh data folder
+        os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-agent-demo-")
+        d = chat_dir(card.name, plan["chat"])
+        if not json_mode:
+            _out(f"（「局C」已存在，这次演示放在临时数据文件夹 {home()}）")
+    rp_model = ReplayModel.from_file(demo_replay_path())
+    beats = rp_model.beats[:2]
+    rp = Chat.create(chat_dir(card.name, "局C-扮演"), card, _replay_for(beats))
+    answers = [a for b in beats for a in b.ask_answers]
+
+    async def ask(req: AskRequest) -> AskAnswer:
+        return AskAnswer(answer=answers.pop(0) if answers else req.options[0], by="user")
+
+    finals = []
+    for b in beats:
+        r = await rp.send(b.user, ask=ask)
+        finals.append(r.final)
+    agent_replay = ReplayModel.from_file(sample_cards_dir() / "青梧" / "agent-replay.json")
+    chat = Chat.create(d, card, agent_replay, mode="agent")
+    chat.tree.append("rp-state", state=rp.current_state().to_dict(), source="init")
+    chat.tree.commit()
+    texts = [card.first_mes, *finals]
+    chat.import_chapters(list(zip(plan["chapters"], texts)), message=plan["message"])
+    res = await chat.send(agent_replay.beats[0].user, on_event=on_event)
+    return {"system": chat.agent_system(), "state_block": res.injection,
+            "checkpoints": [c.model_dump(exclude_none=True) for c in chat.history_log.checkpoints()],
+            "chapters": {p.name: p.read_text("utf-8") for p in sorted((d / "正文").glob("*.md"))},
+            "chat": str(d), "reply": res.final}
+
+
 async def _run_chat(args: argparse.Namespace) -> int:
     json_mode = bool(args.json)
     view = HumanView(color=sys.stdout.isatty() and not json_mode)
+    if args.demo_agent:
+        out = await demo_agent(json_mode, None if json_mode else view)
+        if json_mode:
+            _out(json.dumps({k: out[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
+        else:
+            _out(view._c("1", "\n讨论区：\n") + out["reply"])
+            _out(view._c("1", "\n检查点："))
+            for c in out["checkpoints"]:
+                _out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
+            _out(f"\n正文在 {out['chat']}/正文")
+        return 0
     recorded: list[str] = []
     says: list[str] = list(args.say or [])
     try:
@@ -364,6 +419,73 @@ async def _run_chat(args: argparse.Namespace) -> int:
     return status
 
 
+def _chat_folder(spec: str) -> Path:
+    p = Path(spec)
+    if (p / "session.jsonl").exists():
+        return p
+    if "/" in spec:
+        card, chat = spec.split("/", 1)
+        d = chat_dir(card, chat)
+        if (d / "session.jsonl").exists():
+            return d
+    raise ValueError(f"找不到对话：{spec}（给对话文件夹，或「卡名/对话名」）")
+
+
+def _story(args: argparse.Namespace) -> int:
+    """``liyuan story checkpoints|restore|export``."""
+    from .core.checkpoints import StoryHistory
+
+    try:
+        d = _chat_folder(args.chat)
+        hist = StoryHistory(d / "正文", d / "历史")
+        if args.story_cmd == "checkpoints":
+            cps = hist.checkpoints()
+            if args.json:
+                _out(json.dumps([c.model_dump(exclude_none=True) for c in cps], ensure_ascii=False, indent=1))
+            else:
+                for c in reversed(cps):
+                    ch = c.changed
+                    what = "，".join(x for x in (f"新增 {len(ch.added)}" if ch.added else "", f"修改 {len(ch.modified)}" if ch.modified else "",
+                                                 f"改名 {len(ch.renamed)}" if ch.renamed else "", f"删除 {len(ch.removed)}" if ch.removed else "") if x)
+                    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.ts / 1000))
+                    _out(f"{c.id}  {when}  {'你' if c.author == 'user' else 'agent'}  {what or '无变化'}  {c.message[:40]}")
+            return 0
+        if args.story_cmd == "restore":
+            cps = [c for c in hist.checkpoints() if c.id.startswith(args.checkpoint)]
+            if len(cps) != 1:
+                raise ValueError(f"检查点「{args.checkpoint}」{'找不到' if not cps else '不唯一'}")
+            target = cps[0]
+            if args.with_conversation:
+                from .core.session import SessionTree
+
+                tree = SessionTree.open(d / "session.jsonl")
+                turn = target.turnId
+                if turn and turn in tree.entries:
+                    parent = tree.get(turn).parent_id
+                    if parent:
+                        tree.set_leaf(parent)
+                        tree.commit()
+            new = hist.restore(target.id)
+            _out(f"已恢复到 {target.id}（新检查点 {new.id}）" + ("，对话也回到了那一轮之前" if args.with_conversation else ""))
+            return 0
+        if args.story_cmd == "export":
+            from .core import book_export
+
+            title = d.name
+            fn = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}[args.format]
+            fn(d / "正文", Path(args.output), title)
+            _out(args.output)
+            return 0
+    except (ValueError, KeyError, SessionError) as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    build_parser().print_help()
+    return 2
+
+
 def _chat_file(args: argparse.Namespace) -> int:
     """``liyuan import-chat`` / ``liyuan export-chat``: SillyTavern .jsonl chats in and out."""
     from .core.session import SessionTree
@@ -401,6 +523,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("chat", help="在终端里演几拍（无窗口）")
     c.add_argument("card", nargs="?", help="角色卡文件，或随附示例卡的名字（如 青梧）")
     c.add_argument("--demo", action="store_true", help="离线演示：青梧卡上的三拍录制对局（回放模型）")
+    c.add_argument("--demo-agent", action="store_true", help="离线演示写长篇：把演示的开场和前两拍存成三章，回放种子的 agent 一轮")
     c.add_argument("--chat", help="对话名（同名则接着演）")
     c.add_argument("--model", help="replay:FILE 用回放脚本；否则为服务商的模型名")
     c.add_argument("--provider", help="服务商预设：deepseek、openai、openrouter、ollama、lmstudio …")
@@ -415,6 +538,19 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_card import add_card_parser
 
     add_card_parser(sub)
+    st = sub.add_parser("story", help="写长篇（agent）模式：检查点、恢复、导出")
+    ss = st.add_subparsers(dest="story_cmd")
+    s1 = ss.add_parser("checkpoints", help="列出一个长篇对话的检查点")
+    s1.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    s1.add_argument("--json", action="store_true")
+    s2 = ss.add_parser("restore", help="把正文恢复到某个检查点")
+    s2.add_argument("chat")
+    s2.add_argument("checkpoint", help="检查点 id（可只写开头几位）")
+    s2.add_argument("--with-conversation", action="store_true", help="对话也回到那一轮之前（撤销本轮）")
+    s3 = ss.add_parser("export", help="把正文导出成一本书")
+    s3.add_argument("chat")
+    s3.add_argument("--format", choices=("md", "epub", "docx"), default="md")
+    s3.add_argument("-o", "--output", required=True)
     ic = sub.add_parser("import-chat", help="导入 SillyTavern 聊天记录（.jsonl），滑动备选变成分支")
     ic.add_argument("file")
     ic.add_argument("--card", required=True, help="角色卡文件或示例卡名")
@@ -442,6 +578,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         return run_card(args)
     if args.cmd in ("import-chat", "export-chat"):
         return _chat_file(args)
+    if args.cmd == "story":
+        return _story(args)
     if args.cmd != "chat":
         build_parser().print_help()
         return 2

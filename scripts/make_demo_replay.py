@@ -61,6 +61,20 @@ def main() -> None:
     dest = ROOT / "cards" / "青梧" / "replay.json"
     dest.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", "utf-8")
     print(f"wrote {dest} ({dest.stat().st_size} bytes, {len(beats)} beats)")
+    # The agent-mode demo: the seed's agent turn (what the model said), and how the seed named the three chapters it
+    # made of the opening and the first two finals. The seed records no scribe answer for that turn; the demo's
+    # scribe answers "no change" ({"patch": {}}) so the replay does not run dry.
+    ag = json.loads((golden / "agent.json").read_text("utf-8"))
+    agent = {"format": "liyuan-replay", "version": 1, "label": "青梧 · 种子实跑的 agent 一轮（读三章、改两处）",
+             "beats": [{"user": ag["user"],
+                        "actor": [{"reasoning": s.get("reasoning", ""), "content": s.get("content", ""),
+                                   "tool_calls": [{"name": c["name"], "arguments": c["args"]} for c in s["calls"]]}
+                                  for s in ag["steps"]],
+                        "scribe": ['{"patch": {}}'], "ask_answers": []}]}
+    (ROOT / "cards" / "青梧" / "agent-replay.json").write_text(json.dumps(agent, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    plan = {"chapters": sorted(ag["checkpoint0"]["files"]), "message": ag["checkpoint0"]["message"], "chat": "局C"}
+    (ROOT / "cards" / "青梧" / "agent-demo.json").write_text(json.dumps(plan, ensure_ascii=False, indent=1) + "\n", "utf-8")
+    print("wrote the agent demo (agent-replay.json, agent-demo.json)")
 
 
 if __name__ == "__main__":

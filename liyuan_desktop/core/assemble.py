@@ -210,3 +210,31 @@ def build_messages(system: str, history: list[ChatMessage], injection: str, user
     """The message list of the first call of a beat: system, the history, then injection + blank line + words."""
     return [ChatMessage(role="system", content=system), *history,
             ChatMessage(role="user", content=f"{injection}\n\n{user_text}" if injection else user_text)]
+
+
+def agent_system_prompt(*, cwd: str, card_path: str, story_dir: str, user_rules: str = "", card_rules: str = "",
+                        card_agents: str = "", ctx: Optional[MacroContext] = None) -> str:
+    """The agent-mode system prompt (seed 000, 写长篇; golden ``agent.json`` ``system``): the shipped agent rules
+    (``resources/prompts/agent_system.md``; the user's own rules replace them when given), the user's card rules,
+    the card's AGENTS layer (macros applied), then the work dir / card / story dir lines. Byte-stable per chat."""
+    sections = [(user_rules.strip() or prompt_resource("agent_system.md")).strip()]
+    if card_rules.strip():
+        sections.append(card_rules.strip())
+    if card_agents.strip():
+        sections.append(apply_macros(card_agents.strip(), ctx) if ctx is not None else card_agents.strip())
+    sections.append(f"工作目录：{cwd}\n当前角色卡：{card_path}\n稿子目录：{story_dir}")
+    return "\n\n".join(sections)
+
+
+def agent_state_block(state: WorldState, story_index: str, summaries: Optional[list[str]] = None) -> str:
+    """The project state block sent before the user's words in agent mode (seed 000 buildAgentStateBlock; golden
+    ``agent.json`` ``stateBlock``): 【前情提要】 (when present) → 【世界状态】 → 【登场名录】 (when it has names) →
+    【正文目录】. Prose never enters it: only the chapter index."""
+    blocks: list[str] = []
+    if summaries:
+        blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
+    blocks.append(f"【世界状态】\n{format_state(state)}")
+    if has_roster(state):
+        blocks.append(f"【登场名录】{format_roster(state)}")
+    blocks.append(story_index)
+    return "\n\n".join(blocks)

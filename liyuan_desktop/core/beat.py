@@ -30,7 +30,7 @@ from .lorebook import Lorebook
 from .merge import final_text, merge_final_text
 from .session import CallLog, ToolCallLog
 from .state import WorldState, format_roster, utf16_len
-from .tools import TOOLS_BY_NAME, ToolArgError, parse_args, tool_specs
+from .tools import TOOLS_BY_NAME, ToolArgError, parse_args, schema_of, tool_specs
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +67,12 @@ class BeatInput:
     tool_names: tuple[str, ...] = tuple(TOOLS_BY_NAME)
     initial_draft: Optional[Draft] = None
     macros: Optional[Callable[[str], str]] = None
+    #: "write" (role-play: prose on the draft, sealed) or "discuss" (agent mode: prose lives in chapter files; the
+    #: turn ends when the model answers without tool calls, and that answer is the discussion reply).
+    mode: str = "write"
+    #: Extra tools (agent file tools): name → (ToolSpec, handler(args model) → result; raising an exception with
+    #: ``code``/``message`` gives the model an error result).
+    extra_tools: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -131,9 +137,13 @@ class Beat:
             self._current.cancel()
 
     # -- tools ----------------------------------------------------------------------------------------------
+    def _spec(self, name: str) -> Any:
+        extra = self.inp.extra_tools.get(name)
+        return extra[0] if extra is not None else TOOLS_BY_NAME.get(name)
+
     async def _run_tool(self, call: ToolCall) -> tuple[Any, bool]:
-        spec = TOOLS_BY_NAME.get(call.name)
-        if spec is None or call.name not in self.inp.tool_names:
+        spec = self._spec(call.name)
+        if spec is None or call.name not in self.inp.tool_names:  # unknown, or not offered in this mode
             names = "、".join(self.inp.tool_names)
             return {"ok": False, "error": "unknown_tool", "message": f"没有名为 {call.name!r} 的工具。可用的工具：{names}。"}, False
         try:
@@ -141,9 +151,19 @@ class Beat:
         except ToolArgError as e:
             return e.result, False
         try:
+            extra = self.inp.extra_tools.get(call.name)
+            if extra is not None:
+                res = extra[1](args)
+                if asyncio.iscoroutine(res):
+                    res = await res
+                return res, True
             return await self._dispatch(call.name, args), True
         except DraftError as e:
             return e.to_result(), False
+        except Exception as e:  # a tool's own error (agent file tools): code + message for the model
+            if hasattr(e, "code") and hasattr(e, "message"):
+                return {"ok": False, "error": getattr(e, "code"), "message": getattr(e, "message")}, False
+            raise
 
     async def _dispatch(self, name: str, a: Any) -> Any:
         d = self.draft
@@ -258,10 +278,10 @@ class Beat:
 
         i = 0
         while i < len(calls):
-            spec = TOOLS_BY_NAME.get(calls[i].name)
+            spec = self._spec(calls[i].name)
             if spec is not None and spec.mode == "read":  # ("ask" has its own mode: one question at a time)
                 j = i
-                while j < len(calls) and (s := TOOLS_BY_NAME.get(calls[j].name)) is not None and s.mode == "read":
+                while j < len(calls) and (s := self._spec(calls[j].name)) is not None and s.mode == "read":
                     j += 1
                 if j - i == 1:
                     await one(i)
@@ -275,7 +295,8 @@ class Beat:
         for c, r in zip(calls, results):
             assert r is not None
             res, ok, ms = r
-            mode = TOOLS_BY_NAME[c.name].mode if c.name in TOOLS_BY_NAME else ""
+            sp = self._spec(c.name)
+            mode = sp.mode if sp is not None else ""
             call_log.tool_calls.append(ToolCallLog(id=c.id, name=c.name, arguments=c.arguments, result=res, ok=ok, mode=mode, ms=round(ms, 3)))
             out.append((c, res, ok))
         return out
@@ -302,13 +323,23 @@ class Beat:
             self._draft_event(by="capture")
 
     # -- the loop -------------------------------------------------------------------------------------------
+    def _tool_specs(self) -> list[dict[str, Any]]:
+        if not self.inp.extra_tools:
+            return tool_specs(self.inp.tool_names)
+        out = []
+        for n in self.inp.tool_names:
+            sp = self._spec(n)
+            if sp is not None:
+                out.append({"type": "function", "function": {"name": sp.name, "description": sp.description, "parameters": schema_of(sp.args)}})
+        return out
+
     async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
         rnd = self._round
 
         def on_delta(dl: StreamDelta) -> None:
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
-        req = ChatRequest(messages=messages, tools=tool_specs(self.inp.tool_names), purpose="actor")
+        req = ChatRequest(messages=messages, tools=self._tool_specs(), purpose="actor")
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
         try:
             return await self._current
@@ -359,7 +390,11 @@ class Beat:
                 if resp.content:
                     self._loop_tail.append(resp.content)
                 if not resp.tool_calls:
-                    self._capture(resp.content)
+                    if self.inp.mode == "discuss":  # agent mode: the answer without tools is the discussion reply
+                        out.outcome = "discussed"
+                        out.final = resp.content
+                    else:
+                        self._capture(resp.content)
                     break
                 messages.append(ChatMessage(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
                 results = await self._run_calls(resp.tool_calls, clog)
@@ -371,6 +406,8 @@ class Beat:
             out.outcome = "stopped"
             self._activity(f"已停止：笔交还给你。{UNSEALED_NOTICE if not self.draft.sealed else ''}".rstrip(), "warning")
         d = self.draft
+        if out.outcome == "discussed":
+            return out
         if out.revision is not None:
             out.outcome = "revised_previous"
         elif d.sealed:

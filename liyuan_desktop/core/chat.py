@@ -23,7 +23,10 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from .assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_text, system_prompt
+from .assemble import (
+    HistoryCache, agent_state_block, agent_system_prompt, build_injection, build_messages, lore_depth_blocks, opening_text,
+    system_prompt,
+)
 from .presets import insert_depth_injections
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from .draft import Draft
@@ -59,6 +62,7 @@ class BeatResult(BaseModel):
     scribe: Optional[ScribeOutcome] = Field(default=None, exclude=True)
     output: Any = Field(default=None, exclude=True)
     revised_text: Optional[str] = None
+    checkpoint: Optional[dict[str, Any]] = None
 
     @property
     def messages_sent(self) -> list[dict[str, Any]]:
@@ -189,7 +193,7 @@ class Chat:
         tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
                                   persona=persona, title=title or directory.name, **header_extra)
         chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
-        if card.first_mes.strip():
+        if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
             tree.append("opening", text=opening_text(card, chat.ctx))
         tree.persist_leaf()
         chat._write_meta()
@@ -441,9 +445,126 @@ class Chat:
             except Exception:  # pragma: no cover - handler errors are the UI's problem
                 pass
 
+    # -- agent mode (seed 000, 写长篇 / 检查点) ----------------------------------------------------------------
+    AGENT_TOOLS = ("read", "grep", "edit", "write", "ask", "world_state_get", "lorebook_search", "lorebook_list")
+
+    @property
+    def workspace(self) -> Path:
+        """The folder the model's file paths are relative to: the data folder when the chat lives in it."""
+        from .paths import home
+
+        h = home().resolve()
+        try:
+            self.dir.resolve().relative_to(h)
+            return h
+        except ValueError:
+            return self.dir.resolve()
+
+    def _rel(self, p: Path) -> str:
+        try:
+            return Path(p).resolve().relative_to(self.workspace).as_posix()
+        except ValueError:
+            return Path(p).as_posix()
+
+    @property
+    def story(self):
+        """The chat's chapter folder (``正文/``) with the agent file tools (core.story.StoryFolder)."""
+        from .story import StoryFolder
+
+        if getattr(self, "_story", None) is None:
+            (self.dir / "正文").mkdir(parents=True, exist_ok=True)
+            self._story = StoryFolder(self.workspace, self.dir / "正文")
+        return self._story
+
+    @property
+    def history_log(self):
+        """The chat's checkpoints (core.checkpoints.StoryHistory over 正文/ and 历史/)."""
+        from .checkpoints import StoryHistory
+
+        if getattr(self, "_hist", None) is None:
+            self._hist = StoryHistory(self.dir / "正文", self.dir / "历史")
+        return self._hist
+
+    def agent_system(self) -> str:
+        """The agent system prompt of this chat (byte-stable)."""
+        agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
+        return agent_system_prompt(cwd=str(self.workspace), card_path=self._rel(Path(self.card.path)) if self.card.path else self.card.name,
+                                   story_dir=self._rel(self.dir / "正文"), card_agents=agents, ctx=self.ctx)
+
+    def agent_state_block(self) -> str:
+        """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
+        from .story import format_story_index
+
+        return agent_state_block(self.current_state(), format_story_index(self.story))
+
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
+        """Write chapters (file name, text) into 正文/ and make a user checkpoint (seed: 导入三章)."""
+        for name, text in chapters:
+            self.story.write(name, text)
+        return self.history_log.commit(author="user", message=message)
+
+    async def _agent_turn(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
+                          max_rounds: Optional[int]) -> BeatResult:
+        from .story import AGENT_FILE_TOOLS
+
+        h = self.history()
+        state = self.current_state()
+        block = self.agent_state_block()
+        system = self.agent_system()
+        messages = [ChatMessage(role="system", content=system), *h.messages,
+                    ChatMessage(role="user", content=f"{block}\n\n{user_text}")]
+        self._emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
+                                         model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
+        story = self.story
+        extra = {sp.name: (sp, (lambda a, n=sp.name: story.call(n, a))) for sp in AGENT_FILE_TOOLS}
+        inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state, previous=None, ask=ask,
+                        on_event=on_event, mode="discuss", tool_names=self.AGENT_TOOLS, extra_tools=extra,
+                        macros=lambda t: apply_macros(t, self.ctx))
+        if max_rounds:
+            inp.max_rounds = max_rounds
+        beat = Beat(inp)
+        self._running = beat
+        try:
+            out = await beat.run()
+        finally:
+            self._running = None
+        tree = self.tree
+        user_entry = tree.latest("user")
+        for req, ans in out.asks:
+            tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
+        beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
+                                 warnings=out.warnings, error=out.error)
+        result = BeatResult(user=user_text, injection=block, calls=[[t.name for t in c.tool_calls] for c in out.calls],
+                            outcome=out.outcome, activity=list(out.activity), warnings=list(out.warnings),
+                            error=out.error, sent=messages, output=out)
+        if out.outcome == "discussed":
+            result.final = out.final
+            tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+        try:
+            tree.commit()
+        except OSError as e:
+            raise BeatSaveError(result, e) from e
+        cp = self.history_log.commit(author="agent", message=user_text, turn_id=user_entry.id if user_entry else None,
+                                     aborted=out.outcome not in ("discussed",))
+        result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
+        changed = [] if cp is None else list(cp.changed.added) + list(cp.changed.modified) + [r["to"] for r in cp.changed.renamed]
+        if changed:
+            # the scribe keeps the ledger from the changed chapters only (discussion is not story)
+            text = "\n\n".join(story.read(name) for name in sorted(changed))
+            await self._scribe(result, state, "", text, on_event)
+        else:
+            fs = self.current_state()
+            result.state, result.roster = format_state(fs), format_roster(fs)
+            self._write_meta()
+        self._emit(on_event, BeatFinished(outcome=out.outcome, final=result.final, sealed=out.outcome == "discussed",
+                                          message=out.error or ""))
+        return result
+
     async def _play(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
                     max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "",
                     how: str = "send") -> BeatResult:
+        if self.mode == "agent":
+            return await self._agent_turn(user_text, ask, on_event, max_rounds)
         injection, activated, messages, state, previous = self.prepare(user_text)
         if note:  # after the user's own message (a preset may put "after" segments behind it)
             mine = f"{injection}\n\n{user_text}" if injection else user_text

@@ -38,9 +38,12 @@ class DraftAppendArgs(BaseModel):
     separator: str = Field("\n\n", description="与上文之间的连接字符，默认两个换行；可为空串")
 
 
+NonNegInt = Annotated[int, Field(ge=0), BeforeValidator(_no_bool)]
+
+
 class RangeArgs(BaseModel):
-    start: Optional[Int] = Field(None, ge=0, description="起点，UTF-16 偏移，从 0 开始；省略为开头")
-    end: Optional[Int] = Field(None, ge=0, description="终点，UTF-16 偏移，不含；省略为结尾")
+    start: Optional[NonNegInt] = Field(None, description="起点，UTF-16 偏移，从 0 开始；省略为开头")
+    end: Optional[NonNegInt] = Field(None, description="终点，UTF-16 偏移，不含；省略为结尾")
 
 
 class DraftSearchArgs(BaseModel):

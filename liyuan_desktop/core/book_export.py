@@ -1,0 +1,79 @@
+"""Export an agent-mode book: one Markdown file, EPUB (ebooklib) or DOCX (python-docx), chapters in file-name
+order, titles from the file names (``NNN-标题.md`` → 标题). Markdown inside chapters is rendered with the
+``markdown`` library for EPUB; DOCX gets paragraphs with *italic* and **bold** runs."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+_NAME = re.compile(r"^\d+[-_ ]*")
+
+
+def chapter_title(file_name: str) -> str:
+    """``001-雨夜问名.md`` → ``雨夜问名`` (the number prefix and extension dropped; the name itself if nothing is left)."""
+    stem = Path(file_name).stem
+    return _NAME.sub("", stem) or stem
+
+
+def _chapters(story_dir: Path) -> list[tuple[str, str]]:
+    return [(chapter_title(p.name), p.read_text("utf-8")) for p in sorted(Path(story_dir).glob("*.md"))]
+
+
+def export_markdown(story_dir: Path, out: Path, title: str) -> Path:
+    """One Markdown file: ``# title`` then ``## chapter`` + text for each chapter."""
+    parts = [f"# {title}\n"]
+    for t, text in _chapters(story_dir):
+        parts.append(f"## {t}\n\n{text.strip()}\n")
+    Path(out).write_text("\n".join(parts), "utf-8")
+    return Path(out)
+
+
+def export_epub(story_dir: Path, out: Path, title: str, author: str = "") -> Path:
+    """An EPUB 3 book (ebooklib), one XHTML document per chapter, with a table of contents."""
+    import markdown
+    from ebooklib import epub
+
+    book = epub.EpubBook()
+    book.set_identifier(f"liyuan-{abs(hash((title, str(story_dir)))) % 10**12}")
+    book.set_title(title)
+    book.set_language("zh")
+    if author:
+        book.add_author(author)
+    items = []
+    for i, (t, text) in enumerate(_chapters(story_dir), 1):
+        c = epub.EpubHtml(title=t, file_name=f"chap_{i:03d}.xhtml", lang="zh")
+        c.content = f"<h2>{t}</h2>" + markdown.markdown(text)
+        book.add_item(c)
+        items.append(c)
+    book.toc = items
+    book.spine = ["nav", *items]
+    book.add_item(epub.EpubNcx())
+    book.add_item(epub.EpubNav())
+    epub.write_epub(str(out), book)
+    return Path(out)
+
+
+_RUN = re.compile(r"(\*\*[^*]+\*\*|\*[^*]+\*)")
+
+
+def export_docx(story_dir: Path, out: Path, title: str) -> Path:
+    """A DOCX (python-docx): the title, a heading per chapter, one paragraph per blank-line-separated block with
+    *italic* and **bold** runs."""
+    import docx
+
+    d = docx.Document()
+    d.add_heading(title, 0)
+    for t, text in _chapters(story_dir):
+        d.add_heading(t, 1)
+        for block in re.split(r"\n\s*\n", text.strip()):
+            p = d.add_paragraph()
+            for piece in _RUN.split(block.replace("\n", " ")):
+                if piece.startswith("**") and piece.endswith("**") and len(piece) > 4:
+                    p.add_run(piece[2:-2]).bold = True
+                elif piece.startswith("*") and piece.endswith("*") and len(piece) > 2:
+                    p.add_run(piece[1:-1]).italic = True
+                elif piece:
+                    p.add_run(piece)
+    d.save(str(out))
+    return Path(out)
