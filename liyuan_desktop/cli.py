@@ -204,10 +204,12 @@ def _resolve_card(spec: str) -> Card:
     p = Path(spec)
     if not p.exists():
         cand = sample_cards_dir() / spec
-        if cand.is_dir():
-            jsons = sorted(x for x in cand.glob("*.json") if x.name != "replay.json")
-            if jsons:
-                p = jsons[0]
+        if cand.is_dir():  # the card file of a sample folder (beside its replay scripts)
+            for x in sorted(cand.glob("*.json")):
+                try:
+                    return load_card(x)
+                except CardError:
+                    continue
     return load_card(p)
 
 
