@@ -14,7 +14,6 @@ One beat (``Chat.send``):
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from datetime import datetime
@@ -30,6 +29,7 @@ from .assemble import (
 from .presets import insert_depth_injections
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from .draft import Draft
+from .fsutil import atomic_write_text
 from .cards import Card
 from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
 from .llm.types import ChatMessage, ChatModel
@@ -127,12 +127,7 @@ class BeatSaveError(OSError):
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write_text(path, text)
 
 
 class Chat:
@@ -255,7 +250,6 @@ class Chat:
         """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the
         active branch — everything a beat sends, without running it."""
         h = self.history()
-        opening, turns = h.opening, h.turns
         state = self.current_state()
         lore = self._activate(h, user_text)
         self._last_lore = lore

@@ -30,12 +30,12 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import time
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .fsutil import atomic_write_text
 from .macros import MacroContext, apply_macros
 from .paths import home
 
@@ -240,20 +240,7 @@ def save_personas(store: PersonaStore, path: Optional[Path] = None) -> Path:
     p = Path(path) if path else personas_path()
     p.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(store.model_dump(mode="json"), ensure_ascii=False, indent=1)
-    tmp = p.with_name(f"{p.name}.{os.getpid()}.{int(time.time() * 1000)}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, p)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    return p
+    return atomic_write_text(p, text)
 
 
 def _int(v: Any, default: int) -> int:

@@ -19,13 +19,13 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .fsutil import atomic_write_text
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .paths import home
@@ -255,28 +255,7 @@ def save_settings(settings: AppSettings) -> Path:
     """
     path = settings_path()
     text = json.dumps(settings.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=str(path.parent))
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    if hasattr(os, "O_DIRECTORY"):
-        try:
-            dfd = os.open(str(path.parent), os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-        except OSError:
-            pass
+    atomic_write_text(path, text)
     return path
 
 

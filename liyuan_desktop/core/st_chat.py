@@ -56,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
+from .fsutil import atomic_write_text
 from .session import HeaderEntry, SessionError, SessionTree, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -506,20 +507,7 @@ def export_st_chat(tree: SessionTree, dest_path: str | Path, user_name: str = ""
     blob = "\n".join([dumps(header), *(dumps(m) for m in messages)])
     dest = Path(dest_path)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(f"{dest.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, dest)
-    except OSError:
-        try:
-            tmp.unlink()
-        except OSError:
-            pass
-        raise
-    return dest
+    return atomic_write_text(dest, blob)
 
 
 def default_chat_name(path: str | Path) -> str:

@@ -170,7 +170,7 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
                 warnings.append(f"{key} 不是字符串已忽略（{js_json(value)}）——请写成一句话的字符串。")
         elif key == "characters":
             if not isinstance(value, dict):
-                warnings.append(f"characters 不是对象已忽略——请写成 {{\"名字\": {{\"affinity\": 5}}}} 的形式。")
+                warnings.append('characters 不是对象已忽略——请写成 {"名字": {"affinity": 5}} 的形式。')
                 continue
             for name, cs in value.items():
                 if not isinstance(cs, dict):
@@ -195,7 +195,7 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
                 applied.append(f"{key} → [{'、'.join(kept)}]")
         elif key == "flags":
             if not isinstance(value, dict):
-                warnings.append(f"flags 不是对象已忽略——请写成 {{\"键\": \"值\"}} 的形式。")
+                warnings.append('flags 不是对象已忽略——请写成 {"键": "值"} 的形式。')
                 continue
             for k, v in value.items():
                 if isinstance(v, str) or _is_number(v) or isinstance(v, bool):

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Annotated, Any, Iterable, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
+from .fsutil import atomic_write_text
 from .state import utf16_len
 from .tools import ToolSpec, _no_bool
 
@@ -107,27 +107,7 @@ def _count_all(hay: str, needle: str) -> list[int]:
 
 def _atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` as UTF-8 to ``path`` atomically: temp file in the same folder, fsync, ``os.replace``."""
-    fd, tmp = tempfile.mkstemp(dir=str(path.parent), prefix=".liyuan-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # make the rename itself durable where the platform allows it
-        dfd = os.open(str(path.parent), os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
-    except OSError:
-        pass
+    atomic_write_text(path, text)
 
 
 def _excerpt(text: str, n: int = 40) -> str:

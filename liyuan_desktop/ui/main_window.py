@@ -273,7 +273,6 @@ class MainWindow(QMainWindow):
             tree_header = SessionTree.open(Path(chat.dir) / "session.jsonl").header
             is_demo = bool(getattr(tree_header, "demo", False))
             if is_demo:
-                played = 0
                 model: Optional[ChatModel] = None
                 scribe = None
             else:
@@ -549,10 +548,6 @@ class MainWindow(QMainWindow):
     def send_clicked(self) -> None:
         text = self.input.toPlainText().strip()
         if not text or self.chat is None or self.busy:
-            return
-        if self.chat.mode == "agent":
-            QMessageBox.information(self, "梨园", "写长篇（agent）模式的对话已建好，但章节文件、检查点和 agent 工具还在下一版里；"
-                                    "现在请先用扮演模式。")
             return
         if getattr(self, "is_demo", False):
             # each demo beat replays its own recording, so a stopped beat is simply played again

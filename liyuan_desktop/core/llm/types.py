@@ -5,7 +5,7 @@ All models are pydantic so a call can be logged on the session tree exactly as s
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable, Literal, Optional, Protocol
+from typing import Any, Callable, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field
 
