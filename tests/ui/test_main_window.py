@@ -304,3 +304,28 @@ async def test_seal_as_is_and_continue_from_the_draft_pane(qtbot):
     assert "已收笔" in win.draft_pane.status.text()
     texts = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent).join('\\n')")
     assert "写到一半的稿子。" in texts
+
+
+async def test_agent_chat_turn_in_the_window(qtbot):
+    """An agent-mode chat: the conversation shows the discussion, the chapters change on disk, a checkpoint is made."""
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.core.paths import sample_cards_dir
+
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    card = library.ensure_demo_card()
+    d = library.new_chat_dir(card, "局C")
+    replay = ReplayModel.from_file(sample_cards_dir() / "青梧" / "agent-replay.json")
+    chat = Chat.create(d, card.load(), replay, mode="agent")
+    assert d.name == "局C"  # the seed's recorded paths name 局C (a fresh data folder per test)
+    chat.import_chapters([("000-开场.md", "开场。"), ("001-雨夜问名.md", "「记得。」她背对着你，声音照旧不高，混在檐外的雨声里，「这镇子小，一条街，一个渡口。走一个人，十年也散不干净。」"),
+                          ("002-坦言.md", "「客官要寻的若是他，怕是寻不到什么了。」*她顿了顿，语气依旧和缓，却比方才多了几分认真。*「我倒想先问一句——你从哪里来，又为什么要寻他？」")], "导入三章")
+    win.chat, win.chat_ref, win.card_ref, win.is_demo = chat, library.ChatRef(name=d.name, dir=str(d)), card, False
+    win._after_open()
+    win.input.setPlainText(replay.beats[0].user)
+    r = await play_beat(win)
+    assert r.outcome == "discussed" and r.final.startswith("改好了两处")
+    texts = await js(win, "Array.from(document.querySelectorAll('[data-role=assistant]')).map(e => e.textContent).join('\\n')")
+    assert "改好了两处" in texts
+    assert "还湿着" in (d / "正文" / "001-雨夜问名.md").read_text("utf-8")
+    assert len(chat.history_log.checkpoints()) == 2
