@@ -132,7 +132,9 @@ class HumanView:
                 for w in ev.warnings:
                     _out(self._c("33", f"  场记告警：{w}"))
         elif k == "beat_finished":
-            if ev.sealed:
+            if ev.outcome == "discussed":  # agent mode: the reply was streamed as it came
+                self._end_stream()
+            elif ev.sealed:
                 _out(self._c("1", "\n定稿：\n") + ev.final)
             elif ev.outcome == "revised_previous":
                 _out(self._c("2", "  （本拍修订了上一拍，没有新回复）"))
@@ -288,7 +290,6 @@ async def _run_chat(args: argparse.Namespace) -> int:
         if json_mode:
             _out(json.dumps({k: out[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
         else:
-            _out(view._c("1", "\n讨论区：\n") + out["reply"])
             _out(view._c("1", "\n检查点："))
             for c in out["checkpoints"]:
                 _out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")

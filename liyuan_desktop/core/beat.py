@@ -248,6 +248,10 @@ class Beat:
             a = json.loads(args or "{}")
         except json.JSONDecodeError:
             a = {}
+        if name in ("read", "edit", "write"):
+            return str(a.get("path", "")).rsplit("/", 1)[-1]
+        if name == "grep":
+            return f"找「{a.get('pattern', '')}」"
         if name == "ask" and isinstance(result, dict):
             return "用户停止了这一拍" if result.get("by") == "stop" else f"答：{result.get('answer')}"
         if name == "lorebook_search" and isinstance(result, list):
