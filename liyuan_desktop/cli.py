@@ -438,6 +438,9 @@ def _story(args: argparse.Namespace) -> int:
     """``liyuan story checkpoints|restore|export``."""
     from .core.checkpoints import StoryHistory
 
+    if not getattr(args, "story_cmd", None):
+        print("liyuan: 用法：liyuan story checkpoints|restore|export CHAT …", file=sys.stderr)
+        return 2
     try:
         d = _chat_folder(args.chat)
         hist = StoryHistory(d / "正文", d / "历史")
@@ -458,23 +461,37 @@ def _story(args: argparse.Namespace) -> int:
             if len(cps) != 1:
                 raise ValueError(f"检查点「{args.checkpoint}」{'找不到' if not cps else '不唯一'}")
             target = cps[0]
-            if args.with_conversation:
-                from .core.session import SessionTree
+            if not args.with_conversation:
+                new = hist.restore(target.id)
+                _out(f"已恢复到 {target.id}（新检查点 {new.id}；对话没动）")
+                return 0
+            # 撤销本轮 (seed 000): files AND conversation back to before the turn that ended in this checkpoint
+            from .core.session import SessionTree
 
-                tree = SessionTree.open(d / "session.jsonl")
-                turn = target.turnId
-                if turn and turn in tree.entries:
-                    parent = tree.get(turn).parent_id
-                    if parent:
-                        tree.set_leaf(parent)
-                        tree.commit()
-            new = hist.restore(target.id)
-            _out(f"已恢复到 {target.id}（新检查点 {new.id}）" + ("，对话也回到了那一轮之前" if args.with_conversation else ""))
+            tree = SessionTree.open(d / "session.jsonl")
+            turn = target.turnId
+            if not turn or turn not in tree.entries:
+                raise ValueError(f"检查点 {target.id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文")
+            all_cps = hist.checkpoints()
+            before = all_cps[[c.id for c in all_cps].index(target.id) - 1] if all_cps.index(target) > 0 else None
+            if before is None:
+                raise ValueError(f"检查点 {target.id} 之前没有检查点，正文无处可回")
+            new = hist.restore(before.id)
+            parent = tree.get(turn).parent_id
+            if parent:
+                tree.set_leaf(parent)
+                tree.commit()
+            _out(f"已撤销那一轮：正文回到 {before.id}（新检查点 {new.id}），对话也回到了那一轮之前")
             return 0
         if args.story_cmd == "export":
             from .core import book_export
 
-            title = d.name
+            from .core.session import SessionTree
+
+            try:
+                title = SessionTree.open(d / "session.jsonl").header.title or d.name
+            except SessionError:
+                title = d.name
             fn = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}[args.format]
             fn(d / "正文", Path(args.output), title)
             _out(args.output)

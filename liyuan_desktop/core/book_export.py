@@ -17,7 +17,8 @@ def chapter_title(file_name: str) -> str:
 
 
 def _chapters(story_dir: Path) -> list[tuple[str, str]]:
-    return [(chapter_title(p.name), p.read_text("utf-8")) for p in sorted(Path(story_dir).glob("*.md"))]
+    files = sorted(p for p in Path(story_dir).iterdir() if p.is_file() and p.suffix.lower() == ".md" and not p.name.startswith("."))
+    return [(chapter_title(p.name), p.read_text("utf-8")) for p in files]
 
 
 def export_markdown(story_dir: Path, out: Path, title: str) -> Path:
@@ -35,7 +36,9 @@ def export_epub(story_dir: Path, out: Path, title: str, author: str = "") -> Pat
     from ebooklib import epub
 
     book = epub.EpubBook()
-    book.set_identifier(f"liyuan-{abs(hash((title, str(story_dir)))) % 10**12}")
+    import hashlib
+
+    book.set_identifier("liyuan-" + hashlib.sha256(f"{title}\n{Path(story_dir).resolve()}".encode()).hexdigest()[:16])
     book.set_title(title)
     book.set_language("zh")
     if author:

@@ -1,0 +1,682 @@
+"""The chapter pane of an agent chat (写长篇): the chapter files of ``正文/`` and an editor for one of them.
+
+Seed 000: the story is files, one ``.md`` per chapter, and the file names decide the order (``NNN-标题.md``). This
+pane lists them in file-name order with their size (UTF-16 units, shown as 「N 字」) and lets the user change the
+folder by hand; every change is recorded in the story's checkpoints (``历史/``) as a ``user`` checkpoint, so the
+checkpoint timeline can always bring it back:
+
+* 新建 — asks a title; the name is :func:`chapter_filename` with the next number (last number + 1).
+* 插入 — a new chapter right after the selected one. Its name must sort between the two neighbours. We choose, in
+  this order: the next number when there is a gap (``001`` … ``005`` → ``002-标题.md``); else a letter suffix
+  (``001`` → ``001a-标题.md``, ``001a`` → ``001b-…``; ``-`` and ``.`` sort before letters, so ``001-x.md`` <
+  ``001a-y.md`` < ``002-z.md``). No other file is renamed — the model and the discussion keep referring to the same
+  names. Only when no such name exists (e.g. titles that collide) the whole folder is renumbered in order.
+* 改名 — keeps the number prefix and replaces the title; typing a full name ending in ``.md`` renames to exactly
+  that name (that is how a chapter is moved elsewhere in the order).
+* 删除 — first a checkpoint of the folder as it is (so the chapter is restorable), then the file is removed and a
+  checkpoint 「删除 X」 is made.
+* 上移 / 下移 — swaps the number prefixes of the chapter and its neighbour (both renamed, one checkpoint). When the
+  prefixes are equal or missing, the folder is renumbered in the new order instead.
+
+Double-click opens a chapter in :class:`ChapterEditor` (below the list): save (button or Ctrl+S) writes through
+:meth:`StoryFolder.write` and makes a checkpoint 「编辑 <name>」. Unsaved changes are marked; when the file changed
+on disk since it was opened (the agent, a restore), the editor says so — an unmodified editor reloads, a modified
+one asks before overwriting.
+
+Dialogs go through the callables ``ask_text``, ``confirm`` and ``inform`` (instance attributes) so tests replace them.
+``changed()`` is emitted after every change to the folder (the main window refreshes the timeline).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QFont, QKeySequence, QShortcut
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
+                               QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem,
+                               QVBoxLayout, QWidget)
+
+from ..core.story import StoryToolError, chapter_filename
+from .i18n import tr
+
+#: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
+_PREFIX = re.compile(r"^(\d+)([a-z]*)(?=[-_. ]|$)")
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def split_prefix(name: str) -> tuple[str, str, str]:
+    """``(digits, letters, tail)`` of a chapter name: ``001a-雨停.md`` → ``("001", "a", "-雨停.md")``;
+    no prefix → ``("", "", name)``."""
+    m = _PREFIX.match(name)
+    if not m:
+        return "", "", name
+    return m.group(1), m.group(2), name[m.end():]
+
+
+def title_of(name: str) -> str:
+    """The title part of a chapter name (``001-雨夜问名.md`` → ``雨夜问名``)."""
+    _d, _l, tail = split_prefix(name)
+    if tail.lower().endswith(".md"):
+        tail = tail[:-3]
+    return tail.lstrip("-_ ")
+
+
+def tail_for(title: str) -> str:
+    """The safe ``-标题.md`` tail for a title, cleaned as :func:`chapter_filename` does (``.md`` when empty)."""
+    return chapter_filename(0, title, 1)[1:]
+
+
+def between_name(before: Optional[str], after: Optional[str], title: str, taken: set[str]) -> Optional[str]:
+    """A new chapter name for ``title`` that sorts strictly after ``before`` and before ``after`` (either may be
+    None) and is not in ``taken``; None when there is none without renaming other files (see the module doc)."""
+    tail = tail_for(title)
+    if before is None:
+        if after is None:
+            return chapter_filename(1, title)
+        d, _l, _t = split_prefix(after)
+        cands = [f"{n:0{len(d)}d}" for n in range(int(d) - 1, -1, -1)] if d else []
+    else:
+        d, letters, _t = split_prefix(before)
+        if not d:
+            return None
+        cands = [f"{int(d) + 1:0{len(d)}d}"]
+        if letters:
+            cands += [d + letters[:-1] + c for c in _LETTERS if c > letters[-1]]
+        cands += [d + letters + c for c in _LETTERS]
+    for p in cands:
+        name = p + tail
+        if name in taken:
+            continue
+        if (before is None or before < name) and (after is None or name < after):
+            return name
+    return None
+
+
+class ChapterEditor(QWidget):
+    """One chapter in a QPlainTextEdit. ``open(story, history, name)``; ``save()``; ``dirty``; ``check_disk()``.
+    ``saved(name)`` after a save (the file is written and a checkpoint 「编辑 <name>」 made)."""
+
+    saved = Signal(str)
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.story: Any = None
+        self.history: Any = None
+        self.name: Optional[str] = None
+        self._disk_text: Optional[str] = None  # the file's text when opened / last saved / reloaded
+        self._crlf = False
+        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
+        self.inform: Callable[[str, str], None] = self._inform_dialog
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        head = QHBoxLayout()
+        self.title = QLabel(tr("story.editor.none"))
+        self.title.setTextFormat(Qt.TextFormat.PlainText)
+        f = self.title.font()
+        f.setBold(True)
+        self.title.setFont(f)
+        head.addWidget(self.title, 1)
+        self.reload_btn = QPushButton(tr("story.editor.reload"))
+        self.reload_btn.clicked.connect(self.reload)
+        self.reload_btn.hide()
+        head.addWidget(self.reload_btn)
+        self.save_btn = QPushButton(tr("save"))
+        self.save_btn.setToolTip("Ctrl+S")
+        self.save_btn.clicked.connect(self.save)
+        head.addWidget(self.save_btn)
+        lay.addLayout(head)
+        self.banner = QLabel("")
+        self.banner.setWordWrap(True)
+        self.banner.setStyleSheet("QLabel{background:#fff4d6;color:#7a4b00;padding:4px 6px;border-radius:3px}")
+        self.banner.hide()
+        lay.addWidget(self.banner)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        tf = QFont(self.text.font())
+        tf.setPointSizeF(max(tf.pointSizeF(), 10.5))
+        self.text.setFont(tf)
+        self.text.document().modificationChanged.connect(self._update_title)
+        lay.addWidget(self.text, 1)
+        QShortcut(QKeySequence.StandardKey.Save, self, activated=self.save,
+                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._update_title()
+
+    # -- dialogs (replaced in tests) ------------------------------------------------------------------------
+    def _confirm_dialog(self, title: str, text: str) -> bool:
+        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+
+    def _inform_dialog(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
+
+    # -- state ----------------------------------------------------------------------------------------------
+    @property
+    def dirty(self) -> bool:
+        """Unsaved changes in the editor."""
+        return self.name is not None and self.text.document().isModified()
+
+    def editor_text(self) -> str:
+        """The editor's text exactly (no-break spaces kept; line ends as the file had them)."""
+        t = self.text.document().toRawText().replace("\u2029", "\n")
+        return t.replace("\n", "\r\n") if self._crlf else t
+
+    def _path(self) -> Path:
+        return self.story.resolve(self.name)
+
+    def _read_disk(self) -> Optional[str]:
+        """The file's text now, or None when it is gone. Raises UnicodeDecodeError / OSError."""
+        try:
+            with open(self._path(), "r", encoding="utf-8", newline="") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def _update_title(self, *_a: Any) -> None:
+        if self.name is None:
+            self.title.setText(tr("story.editor.none"))
+            self.save_btn.setEnabled(False)
+            return
+        mark = "● " if self.dirty else ""
+        self.title.setText(mark + self.name + ("  " + tr("story.editor.unsaved") if self.dirty else ""))
+        self.save_btn.setEnabled(True)
+
+    def _show(self, text: str) -> None:
+        self._crlf = "\r\n" in text
+        self.text.setPlainText(text.replace("\r\n", "\n") if self._crlf else text)
+        self.text.document().setModified(False)
+        self._disk_text = text
+
+    def _set_banner(self, text: str = "", reload: bool = False) -> None:
+        self.banner.setText(text)
+        self.banner.setVisible(bool(text))
+        self.reload_btn.setVisible(reload)
+
+    # -- commands -------------------------------------------------------------------------------------------
+    def open(self, story: Any, history: Any, name: str) -> bool:
+        """Show chapter ``name`` of ``story`` (a StoryFolder); checkpoints go to ``history`` (a StoryHistory)."""
+        try:
+            path = story.resolve(name)
+            with open(path, "r", encoding="utf-8", newline="") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError, StoryToolError) as e:
+            self.inform(tr("story.title"), tr("story.err.open", name=name, error=getattr(e, "message", str(e))))
+            return False
+        self.story, self.history, self.name = story, history, name
+        self._show(text)
+        self.text.setReadOnly(False)
+        self._set_banner()
+        self._update_title()
+        return True
+
+    def close_chapter(self) -> None:
+        """Show nothing (the chapter was deleted, or the chat closed)."""
+        self.name = None
+        self._disk_text = None
+        self.text.setPlainText("")
+        self.text.document().setModified(False)
+        self.text.setReadOnly(True)
+        self._set_banner()
+        self._update_title()
+
+    def renamed(self, new_name: str) -> None:
+        """The open file was renamed by the pane: follow it."""
+        self.name = new_name
+        self._update_title()
+
+    def reload(self) -> None:
+        """Read the file again, dropping unsaved changes."""
+        if self.name is None:
+            return
+        try:
+            text = self._read_disk()
+        except (OSError, UnicodeDecodeError) as e:
+            self.inform(tr("story.title"), tr("story.err.open", name=self.name, error=str(e)))
+            return
+        if text is None:
+            self._set_banner(tr("story.editor.gone", name=self.name))
+            return
+        self._show(text)
+        self._set_banner()
+        self._update_title()
+
+    def check_disk(self) -> None:
+        """Compare with the file on disk: unchanged → nothing; changed and no unsaved edits → reload and say so;
+        changed with unsaved edits (or gone) → a warning banner (saving will ask before overwriting)."""
+        if self.name is None:
+            return
+        try:
+            now = self._read_disk()
+        except (OSError, UnicodeDecodeError):
+            now = None
+        if now == self._disk_text:
+            return
+        if now is None:
+            self._set_banner(tr("story.editor.gone", name=self.name))
+        elif not self.dirty:
+            self._show(now)
+            self._set_banner(tr("story.editor.reloaded"))
+        else:
+            self._set_banner(tr("story.editor.conflict"), reload=True)
+        self._update_title()
+
+    def save(self) -> bool:
+        """Write the editor's text through StoryFolder.write and commit 「编辑 <name>」. A file changed (or removed)
+        on disk since it was opened is not overwritten without ``confirm``. Returns True when saved."""
+        if self.name is None:
+            return False
+        try:
+            now = self._read_disk()
+        except (OSError, UnicodeDecodeError):
+            now = None
+        if now != self._disk_text:
+            what = tr("story.editor.gone", name=self.name) if now is None else tr("story.editor.conflict")
+            if not self.confirm(tr("story.title"), what + "\n\n" + tr("story.editor.overwrite", name=self.name)):
+                self._set_banner(what, reload=now is not None)
+                return False
+        text = self.editor_text()
+        try:
+            self.story.write(self.name, text)
+            self.history.commit(author="user", message=f"编辑 {self.name}")
+        except (OSError, StoryToolError) as e:
+            self.inform(tr("story.title"), tr("story.err.save", name=self.name, error=getattr(e, "message", str(e))))
+            return False
+        self._disk_text = text
+        self.text.document().setModified(False)
+        self._set_banner()
+        self._update_title()
+        self.saved.emit(self.name)
+        return True
+
+
+class ChapterTreePane(QWidget):
+    """The chapters of an agent chat's ``正文/`` with new / insert / rename / delete / move up / move down, and a
+    :class:`ChapterEditor` below. ``set_chat(chat | None)``, ``refresh()``, ``set_busy(bool)``; ``changed()``."""
+
+    changed = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.chat: Any = None
+        self.ask_text: Callable[[str, str, str], Optional[str]] = self._ask_text_dialog
+        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
+        self.inform: Callable[[str, str], None] = self._inform_dialog
+        self._busy = False
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        bar = QHBoxLayout()
+        bar.setSpacing(4)
+        self.new_btn = self._button(bar, tr("story.new"), tr("story.new.tip"), self.new_chapter)
+        self.insert_btn = self._button(bar, tr("story.insert"), tr("story.insert.tip"), self.insert_chapter)
+        self.rename_btn = self._button(bar, tr("story.rename"), tr("story.rename.tip"), self.rename_chapter)
+        self.delete_btn = self._button(bar, tr("story.delete"), tr("story.delete.tip"), self.delete_chapter)
+        self.up_btn = self._button(bar, "↑", tr("story.up.tip"), lambda: self.move_chapter(-1))
+        self.down_btn = self._button(bar, "↓", tr("story.down.tip"), lambda: self.move_chapter(1))
+        bar.addStretch(1)
+        lay.addLayout(bar)
+
+        self.list = QTreeWidget()
+        self.list.setColumnCount(2)
+        self.list.setHeaderLabels([tr("story.col.name"), tr("story.col.size")])
+        self.list.setRootIsDecorated(False)
+        self.list.setUniformRowHeights(True)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        hdr = self.list.header()
+        hdr.setStretchLastSection(False)
+        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.list.itemDoubleClicked.connect(lambda it, _c: self.open_chapter(it.data(0, Qt.ItemDataRole.UserRole)))
+        self.list.itemSelectionChanged.connect(self._update_buttons)
+        self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        for text, slot in ((tr("story.open"), lambda: self.open_chapter(self.selected())),
+                           (tr("story.insert"), self.insert_chapter), (tr("story.rename"), self.rename_chapter),
+                           (tr("story.delete"), self.delete_chapter)):
+            act = QAction(text, self.list)
+            act.triggered.connect(slot)
+            self.list.addAction(act)
+
+        self.editor = ChapterEditor()
+        self.editor.confirm = lambda t, x: self.confirm(t, x)
+        self.editor.inform = lambda t, x: self.inform(t, x)
+        self.editor.saved.connect(self._editor_saved)
+
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.list)
+        self.split.addWidget(self.editor)
+        self.split.setSizes([200, 400])
+        self.split.setChildrenCollapsible(False)
+        lay.addWidget(self.split, 1)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setStyleSheet("color:#666")
+        lay.addWidget(self.status)
+        self.set_chat(None)
+
+    def _button(self, bar: QHBoxLayout, text: str, tip: str, slot: Callable[[], Any]) -> QPushButton:
+        b = QPushButton(text)
+        b.setToolTip(tip)
+        b.clicked.connect(lambda _=False: slot())
+        bar.addWidget(b)
+        return b
+
+    # -- dialogs (replaced in tests) ------------------------------------------------------------------------
+    def _ask_text_dialog(self, title: str, label: str, text: str = "") -> Optional[str]:
+        value, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, text)
+        return value if ok else None
+
+    def _confirm_dialog(self, title: str, text: str) -> bool:
+        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+
+    def _inform_dialog(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
+
+    # -- chat -----------------------------------------------------------------------------------------------
+    @property
+    def story(self) -> Any:
+        return self.chat.story
+
+    @property
+    def history(self) -> Any:
+        return self.chat.history_log
+
+    def set_chat(self, chat: Any) -> None:
+        """Show ``chat``'s chapters (agent chats; anything else or None shows an empty, disabled pane)."""
+        self.chat = chat if chat is not None and getattr(chat, "mode", "") == "agent" else None
+        self.editor.close_chapter()
+        self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
+        self.refresh()
+
+    def set_busy(self, busy: bool) -> None:
+        """While a turn runs the agent changes the files: no hand edits then (refresh after the turn)."""
+        self._busy = busy
+        self._update_buttons()
+
+    def chapter_names(self) -> list[str]:
+        return [c.name for c in self.story.chapters()] if self.chat is not None else []
+
+    def refresh(self) -> None:
+        """Re-read the folder (keeps the selection) and check the open chapter against the disk."""
+        keep = self.selected()
+        self.list.clear()
+        if self.chat is not None:
+            for c in self.story.chapters():
+                it = QTreeWidgetItem([c.name, tr("story.size", n=c.size)])
+                it.setData(0, Qt.ItemDataRole.UserRole, c.name)
+                it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                it.setToolTip(0, c.name)
+                self.list.addTopLevelItem(it)
+                if c.name == keep:
+                    it.setSelected(True)
+                    self.list.setCurrentItem(it)
+            self.editor.check_disk()
+        self._update_buttons()
+
+    def selected(self) -> Optional[str]:
+        items = self.list.selectedItems() if hasattr(self, "list") else []
+        return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+
+    def select(self, name: str) -> None:
+        for i in range(self.list.topLevelItemCount()):
+            it = self.list.topLevelItem(i)
+            if it.data(0, Qt.ItemDataRole.UserRole) == name:
+                self.list.setCurrentItem(it)
+                it.setSelected(True)
+                return
+
+    def _update_buttons(self) -> None:
+        ok = self.chat is not None and not self._busy
+        sel = self.selected()
+        names = [self.list.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(self.list.topLevelItemCount())]
+        i = names.index(sel) if sel in names else -1
+        self.new_btn.setEnabled(ok)
+        self.insert_btn.setEnabled(ok and sel is not None)
+        self.rename_btn.setEnabled(ok and sel is not None)
+        self.delete_btn.setEnabled(ok and sel is not None)
+        self.up_btn.setEnabled(ok and i > 0)
+        self.down_btn.setEnabled(ok and 0 <= i < len(names) - 1)
+        self.list.setEnabled(self.chat is not None)
+        self.editor.setEnabled(self.chat is not None and not self._busy)
+
+    # -- helpers --------------------------------------------------------------------------------------------
+    def _done(self, message: str, select: Optional[str] = None) -> None:
+        self.status.setText(message)
+        self.refresh()
+        if select:
+            self.select(select)
+        self.changed.emit()
+
+    def _fail(self, e: BaseException) -> None:
+        self.inform(tr("story.title"), getattr(e, "message", None) or str(e))
+        self.refresh()
+
+    def _check_new(self, name: str, old: Optional[str] = None) -> None:
+        """Raise StoryToolError when ``name`` is not a valid new chapter name (or already exists)."""
+        target = self.story.resolve(name, write=True)
+        if target.name != name:
+            raise StoryToolError("bad_path", tr("story.err.name", name=name))
+        if target.exists() and name != old:
+            raise StoryToolError("bad_path", tr("story.err.exists", name=name))
+
+    def _rename_many(self, mapping: dict[str, str]) -> None:
+        """Rename several chapters at once (via hidden temp names, so swaps work); no checkpoint."""
+        mapping = {a: b for a, b in mapping.items() if a != b}
+        if not mapping:
+            return
+        others = set(self.chapter_names()) - set(mapping)
+        for new in mapping.values():
+            self._check_new(new, old=new if new in mapping else None)
+            if new in others:
+                raise StoryToolError("bad_path", tr("story.err.exists", name=new))
+        d = self.story.story_dir
+        token = secrets.token_hex(3)
+        moved: list[tuple[Path, Path]] = []
+        try:
+            temps = {}
+            for i, old in enumerate(mapping):
+                tmp = d / f".liyuan-mv-{token}-{i}.tmp"
+                os.rename(d / old, tmp)
+                moved.append((d / old, tmp))
+                temps[old] = tmp
+            for old, new in mapping.items():
+                os.rename(temps[old], d / new)
+                moved.append((temps[old], d / new))
+        except OSError:
+            for src, dst in reversed(moved):  # best effort: put everything back
+                try:
+                    os.rename(dst, src)
+                except OSError:
+                    pass
+            raise
+        if self.editor.name in mapping:
+            self.editor.renamed(mapping[self.editor.name])
+
+    def _renumber(self, order: list[str], insert: Optional[tuple[int, str]] = None) -> dict[str, str]:
+        """Names for ``order`` (and an optional new title at position ``insert[0]``) numbered in sequence, keeping
+        each title: ``{old: new}`` plus ``{"": new name of the inserted one}`` when inserting."""
+        first = split_prefix(order[0])[0] if order else ""
+        start = int(first) if first and int(first) <= 1 else 1
+        n = len(order) + (1 if insert else 0)
+        width = max(3, len(str(start + n - 1)), *(len(split_prefix(x)[0]) for x in order))
+        slots: list[tuple[str, str]] = [(x, split_prefix(x)[2] if split_prefix(x)[0] else "-" + x) for x in order]
+        if insert:
+            slots.insert(insert[0], ("", tail_for(insert[1])))
+        out = {}
+        for k, (old, tail) in enumerate(slots):
+            if not tail.startswith(("-", "_", ".", " ")):
+                tail = "-" + tail
+            out[old] = f"{start + k:0{width}d}{tail}"
+        return out
+
+    def _next_number(self) -> tuple[int, int]:
+        nums = [split_prefix(n)[0] for n in self.chapter_names()]
+        nums = [x for x in nums if x]
+        if not nums:
+            return 1, 3
+        return max(int(x) for x in nums) + 1, max(3, max(len(x) for x in nums))
+
+    # -- commands -------------------------------------------------------------------------------------------
+    def new_chapter(self) -> Optional[str]:
+        """Ask a title; create ``NNN-标题.md`` (next number) empty, commit 「新建 X」, open it."""
+        if self.chat is None:
+            return None
+        title = self.ask_text(tr("story.new"), tr("story.ask.title"), "")
+        if title is None:
+            return None
+        n, width = self._next_number()
+        name = chapter_filename(n, title, max(width, len(str(n))))
+        try:
+            self._check_new(name)
+            self.story.write(name, "")
+            self.history.commit(author="user", message=f"新建 {name}")
+        except (OSError, StoryToolError) as e:
+            self._fail(e)
+            return None
+        self._done(tr("story.done.new", name=name), select=name)
+        self.open_chapter(name)
+        return name
+
+    def insert_chapter(self) -> Optional[str]:
+        """Ask a title; create a chapter right after the selected one (see the module doc for the name)."""
+        sel = self.selected()
+        if self.chat is None or sel is None:
+            return None
+        title = self.ask_text(tr("story.insert"), tr("story.ask.insert", name=sel), "")
+        if title is None:
+            return None
+        names = self.chapter_names()
+        i = names.index(sel) if sel in names else len(names) - 1
+        after = names[i + 1] if i + 1 < len(names) else None
+        try:
+            if after is None:
+                n, width = self._next_number()
+                name = chapter_filename(n, title, max(width, len(str(n))))
+                renames: dict[str, str] = {}
+            else:
+                name = between_name(sel, after, title, set(names))
+                renames = {}
+                if name is None:  # no name fits between: renumber the whole folder with the new one in place
+                    plan = self._renumber(names, insert=(i + 1, title))
+                    name = plan.pop("")
+                    renames = plan
+            if renames:
+                if not self.confirm(tr("story.insert"), tr("story.confirm.renumber", n=sum(1 for a, b in renames.items() if a != b))):
+                    return None
+                self.history.commit(author="user", message="插入前自动保存")
+                self._rename_many(renames)
+            self._check_new(name)
+            self.story.write(name, "")
+            self.history.commit(author="user", message=f"插入 {name}")
+        except (OSError, StoryToolError) as e:
+            self._fail(e)
+            return None
+        self._done(tr("story.done.new", name=name), select=name)
+        self.open_chapter(name)
+        return name
+
+    def rename_chapter(self) -> Optional[str]:
+        """Ask a new title (the number prefix stays) or a full name ending in ``.md``; rename, commit 「改名 A → B」."""
+        sel = self.selected()
+        if self.chat is None or sel is None:
+            return None
+        typed = self.ask_text(tr("story.rename"), tr("story.ask.rename", name=sel), title_of(sel))
+        if typed is None or not typed.strip():
+            return None
+        typed = typed.strip()
+        if typed.lower().endswith(".md"):
+            new = typed
+        else:
+            d, letters, _tail = split_prefix(sel)
+            tail = tail_for(typed)
+            if tail == ".md":
+                return None
+            new = d + letters + tail if d else tail[1:]
+        if new == sel:
+            return sel
+        try:
+            self._check_new(new)
+            self._rename_many({sel: new})
+            self.history.commit(author="user", message=f"改名 {sel} → {new}")
+        except (OSError, StoryToolError) as e:
+            self._fail(e)
+            return None
+        self._done(tr("story.done.rename", old=sel, new=new), select=new)
+        return new
+
+    def delete_chapter(self) -> bool:
+        """Confirm; checkpoint the folder as it is, remove the file, commit 「删除 X」 (restorable)."""
+        sel = self.selected()
+        if self.chat is None or sel is None:
+            return False
+        text = tr("story.confirm.delete", name=sel)
+        if self.editor.name == sel and self.editor.dirty:
+            text += "\n\n" + tr("story.confirm.delete.unsaved")
+        if not self.confirm(tr("story.delete"), text):
+            return False
+        try:
+            self.history.commit(author="user", message="删除前自动保存")
+            self.story.resolve(sel).unlink()
+            self.history.commit(author="user", message=f"删除 {sel}")
+        except (OSError, StoryToolError) as e:
+            self._fail(e)
+            return False
+        if self.editor.name == sel:
+            self.editor.close_chapter()
+        self._done(tr("story.done.delete", name=sel))
+        return True
+
+    def move_chapter(self, step: int) -> Optional[str]:
+        """Move the selected chapter up (-1) or down (+1): swap number prefixes with the neighbour (renumber the
+        folder when that cannot express the new order); one checkpoint 「上移/下移 X」."""
+        sel = self.selected()
+        if self.chat is None or sel is None:
+            return None
+        names = self.chapter_names()
+        if sel not in names:
+            return None
+        i = names.index(sel)
+        j = i + step
+        if not 0 <= j < len(names):
+            return None
+        other = names[j]
+        order = list(names)
+        order[i], order[j] = order[j], order[i]
+        ds, ls, ts = split_prefix(sel)
+        do, lo, to = split_prefix(other)
+        plan = {sel: do + lo + ts, other: ds + ls + to} if ds and do and ds + ls != do + lo else None
+        if plan is not None:
+            result = [plan.get(x, x) for x in order]
+            if len(set(result)) != len(result) or sorted(result) != result:
+                plan = None
+        if plan is None:
+            plan = self._renumber(order)
+        new = plan.get(sel, sel)
+        verb = "上移" if step < 0 else "下移"
+        try:
+            self._rename_many(plan)
+            self.history.commit(author="user", message=f"{verb} {sel} → {new}")
+        except (OSError, StoryToolError) as e:
+            self._fail(e)
+            return None
+        self._done(tr("story.done.move", name=new), select=new)
+        return new
+
+    def open_chapter(self, name: Optional[str]) -> bool:
+        """Open chapter ``name`` in the editor (asks first when the open one has unsaved changes)."""
+        if self.chat is None or not name:
+            return False
+        if self.editor.name == name:
+            self.editor.check_disk()
+            return True
+        if self.editor.dirty and not self.confirm(tr("story.title"), tr("story.confirm.discard", name=self.editor.name)):
+            return False
+        return self.editor.open(self.story, self.history, name)
+
+    def _editor_saved(self, name: str) -> None:
+        self._done(tr("story.done.save", name=name), select=name)

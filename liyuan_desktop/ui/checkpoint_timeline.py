@@ -1,0 +1,434 @@
+"""The checkpoint timeline of an agent chat (检查点): every checkpoint of ``正文/``, newest first, its diff, and the
+two ways back (seed 000: 「只把正文文件恢复到某个检查点、讨论不动；或者文件和对话一起回到那一轮之前，前端的『撤销本轮』
+就是后者」):
+
+* 「只恢复正文」 — the chapter folder becomes exactly this checkpoint (:meth:`StoryHistory.restore`); the conversation
+  stays where it is.
+* 「正文和对话一起回到这一轮之前」 — for a checkpoint made by an agent turn (it has a ``turnId``): the folder becomes
+  the checkpoint before it (the files as they were before the turn) and the chat's active leaf moves to the parent of
+  the turn's user entry (``chat.tree.set_leaf`` + ``commit``). The old conversation is not deleted: it stays in
+  ``session.jsonl`` as a branch.
+
+Both ask first (``confirm(title, text)``, an attribute tests replace) with a text that names every file that will be
+rewritten, removed or added back. Both are undoable: :meth:`StoryHistory.restore` first records the folder as it is,
+so the checkpoint just before the restore checkpoint is the pre-restore state — restore it to undo. Right after a
+restore, 「撤销刚才的恢复」 does that and also moves the conversation back (the leaf before is remembered for this
+window session).
+
+The diff view shows, per changed file, a unified diff (Python's :mod:`difflib`) of the checkpoint against its
+predecessor, with added lines green and removed lines red. ``restored()`` is emitted after every restore.
+"""
+
+from __future__ import annotations
+
+import difflib
+from datetime import datetime
+from typing import Any, Callable, Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPlainTextEdit,
+                               QPushButton, QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from .i18n import tr
+
+MAX_DIFF_LINES = 4000  # per file; the rest is summarised in one line
+_COLOURS = {  # kind -> (foreground, background or None, bold)
+    "file": ("#1f2d3d", "#e3e9f2", True),
+    "hunk": ("#0a5aa8", "#f0f5fb", False),
+    "add": ("#0f5323", "#dcf5e3", False),
+    "del": ("#86181d", "#fbe0e0", False),
+    "note": ("#777777", None, False),
+    "ctx": ("#333333", None, False),
+}
+
+
+def _lines(text: Optional[str]) -> list[str]:
+    """Lines without their ``\\n`` (a ``\\r`` before it is dropped too, for display)."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def file_diff_lines(d: Any) -> list[tuple[str, str]]:
+    """``[(kind, line)]`` for one :class:`FileDiff`: a header line, then the unified diff (kinds: file, hunk, add,
+    del, ctx, note)."""
+    status = {"added": "story.diff.added", "modified": "story.diff.modified", "removed": "story.diff.removed",
+              "renamed": "story.diff.renamed"}[d.status]
+    out: list[tuple[str, str]] = [("file", tr(status, name=d.name, old=d.old_name or ""))]
+    if d.status == "renamed":
+        return out
+    old, new = _lines(d.old_text), _lines(d.new_text)
+    body: list[tuple[str, str]] = []
+    for line in difflib.unified_diff(old, new, lineterm="", n=3):
+        if line.startswith(("---", "+++")) and not body:
+            continue
+        if line.startswith("@@"):
+            body.append(("hunk", line))
+        elif line.startswith("+"):
+            body.append(("add", line))
+        elif line.startswith("-"):
+            body.append(("del", line))
+        else:
+            body.append(("ctx", line))
+    if not body:
+        body.append(("note", tr("story.diff.empty")))
+    if len(body) > MAX_DIFF_LINES:
+        rest = len(body) - MAX_DIFF_LINES
+        body = body[:MAX_DIFF_LINES] + [("note", tr("story.diff.more", n=rest))]
+    return out + body
+
+
+def changed_summary(cp: Any) -> str:
+    """「改 001-x.md」 / 「改 2 · 新 1 · 删 1 · 改名 1」 for a checkpoint's ``changed``."""
+    ch = cp.changed
+    groups = [(tr("story.ch.modified"), list(ch.modified)), (tr("story.ch.added"), list(ch.added)),
+              (tr("story.ch.removed"), list(ch.removed)),
+              (tr("story.ch.renamed"), [f"{r['from']} → {r['to']}" for r in ch.renamed])]
+    groups = [(k, v) for k, v in groups if v]
+    if not groups:
+        return tr("story.ch.none")
+    total = sum(len(v) for _k, v in groups)
+    if total == 1:
+        k, v = groups[0]
+        return f"{k} {v[0]}"
+    return " · ".join(f"{k} {len(v)}" for k, v in groups)
+
+
+def plan_restore(current: dict[str, str], target: dict[str, str]) -> dict[str, list[str]]:
+    """What making the folder ``target`` does to ``current`` (both ``{name: hash}``): ``rewritten`` (in both, other
+    content), ``removed`` (only now), ``added`` (added back: only in the target)."""
+    return {"rewritten": sorted(n for n in target if n in current and current[n] != target[n]),
+            "removed": sorted(n for n in current if n not in target),
+            "added": sorted(n for n in target if n not in current)}
+
+
+def _when(ts: int) -> str:
+    return datetime.fromtimestamp(ts / 1000).strftime("%m-%d %H:%M:%S")
+
+
+class _DiffView(QPlainTextEdit):
+    """Read-only monospace text with whole-line colours per kind."""
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.setReadOnly(True)
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setStyleHint(QFont.StyleHint.Monospace)
+        self.setFont(font)
+        self.lines: list[tuple[str, str]] = []
+
+    def show_lines(self, lines: list[tuple[str, str]]) -> None:
+        self.lines = list(lines)
+        self.setPlainText("\n".join(t for _k, t in lines))
+        sels = []
+        doc = self.document()
+        for i, (kind, _t) in enumerate(lines):
+            fg, bg, bold = _COLOURS.get(kind, _COLOURS["ctx"])
+            if kind == "ctx":
+                continue
+            sel = QTextEdit.ExtraSelection()
+            fmt = QTextCharFormat()
+            fmt.setForeground(QColor(fg))
+            if bg:
+                fmt.setBackground(QColor(bg))
+                fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            if bold:
+                fmt.setFontWeight(QFont.Weight.Bold)
+            sel.format = fmt
+            cur = QTextCursor(doc.findBlockByNumber(i))
+            cur.clearSelection()
+            if not bg:  # a foreground needs the text selected; full-width backgrounds need an empty cursor
+                cur.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
+            sel.cursor = cur
+            sels.append(sel)
+        self.setExtraSelections(sels)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+
+
+class CheckpointTimelinePane(QWidget):
+    """Checkpoints newest first; the selected one's diff; restore buttons. ``set_chat``, ``refresh``,
+    ``set_busy``; ``restored()``."""
+
+    restored = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.chat: Any = None
+        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
+        self.inform: Callable[[str, str], None] = self._inform_dialog
+        self._busy = False
+        self._undo: Optional[tuple[str, Optional[str]]] = None  # (pre-restore checkpoint id, leaf before or None)
+
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self.list = QTreeWidget()
+        self.list.setColumnCount(4)
+        self.list.setHeaderLabels([tr("story.tl.time"), tr("story.tl.who"), tr("story.tl.message"), tr("story.tl.changed")])
+        self.list.setRootIsDecorated(False)
+        self.list.setUniformRowHeights(True)
+        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        hdr = self.list.header()
+        hdr.setStretchLastSection(False)
+        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        hdr.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        hdr.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.list.itemSelectionChanged.connect(self._selected_changed)
+
+        btns = QHBoxLayout()
+        self.files_btn = QPushButton(tr("story.restore.files"))
+        self.files_btn.setToolTip(tr("story.restore.files.tip"))
+        self.files_btn.clicked.connect(lambda _=False: self.restore_files())
+        self.turn_btn = QPushButton(tr("story.restore.turn"))
+        self.turn_btn.setToolTip(tr("story.restore.turn.tip"))
+        self.turn_btn.clicked.connect(lambda _=False: self.restore_before_turn())
+        self.undo_btn = QPushButton(tr("story.restore.undo"))
+        self.undo_btn.clicked.connect(lambda _=False: self.undo_restore())
+        self.undo_btn.hide()
+        btns.addWidget(self.files_btn)
+        btns.addWidget(self.turn_btn)
+        btns.addWidget(self.undo_btn)
+        btns.addStretch(1)
+
+        top = QWidget()
+        tl = QVBoxLayout(top)
+        tl.setContentsMargins(0, 0, 0, 0)
+        tl.addWidget(self.list, 1)
+        tl.addLayout(btns)
+        self.diff = _DiffView()
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(top)
+        self.split.addWidget(self.diff)
+        self.split.setSizes([220, 380])
+        self.split.setChildrenCollapsible(False)
+        lay.addWidget(self.split, 1)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.status.setStyleSheet("color:#666")
+        lay.addWidget(self.status)
+        self.set_chat(None)
+
+    # -- dialogs (replaced in tests) ------------------------------------------------------------------------
+    def _confirm_dialog(self, title: str, text: str) -> bool:
+        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+
+    def _inform_dialog(self, title: str, text: str) -> None:
+        QMessageBox.warning(self, title, text)
+
+    # -- chat -----------------------------------------------------------------------------------------------
+    @property
+    def history(self) -> Any:
+        return self.chat.history_log
+
+    def set_chat(self, chat: Any) -> None:
+        """Show ``chat``'s checkpoints (agent chats; anything else or None shows an empty pane)."""
+        if chat is not self.chat:
+            self._undo = None
+        self.chat = chat if chat is not None and getattr(chat, "mode", "") == "agent" else None
+        self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
+        self.refresh()
+
+    def set_busy(self, busy: bool) -> None:
+        """No restores while a turn runs."""
+        self._busy = busy
+        self._update_buttons()
+
+    def checkpoints(self) -> list[Any]:
+        """The chat's checkpoints, newest first (as listed)."""
+        return list(reversed(self.history.checkpoints())) if self.chat is not None else []
+
+    def refresh(self) -> None:
+        """Re-read the checkpoints (keeps the selection when it still exists)."""
+        keep = self.selected_id()
+        self.list.blockSignals(True)
+        self.list.clear()
+        for cp in self.checkpoints():
+            who = tr("conv.you") if cp.author == "user" else "agent"
+            msg = cp.message.replace("\n", " ")
+            if cp.restoredFrom:
+                msg = "↩ " + msg
+            if cp.aborted:
+                msg += " " + tr("story.tl.aborted")
+            it = QTreeWidgetItem([_when(cp.ts), who, msg, changed_summary(cp)])
+            it.setData(0, Qt.ItemDataRole.UserRole, cp.id)
+            it.setToolTip(2, cp.message)
+            it.setToolTip(3, "\n".join(self._changed_lines(cp)))
+            if cp.author == "agent":
+                it.setForeground(1, QColor("#6a3fa0"))
+            self.list.addTopLevelItem(it)
+            if cp.id == keep:
+                it.setSelected(True)
+                self.list.setCurrentItem(it)
+        self.list.blockSignals(False)
+        self._selected_changed()
+
+    def _changed_lines(self, cp: Any) -> list[str]:
+        ch = cp.changed
+        return ([f"{tr('story.ch.modified')} {n}" for n in ch.modified] + [f"{tr('story.ch.added')} {n}" for n in ch.added]
+                + [f"{tr('story.ch.removed')} {n}" for n in ch.removed]
+                + [f"{tr('story.ch.renamed')} {r['from']} → {r['to']}" for r in ch.renamed])
+
+    def selected_id(self) -> Optional[str]:
+        items = self.list.selectedItems() if hasattr(self, "list") else []
+        return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+
+    def select(self, checkpoint_id: str) -> None:
+        for i in range(self.list.topLevelItemCount()):
+            it = self.list.topLevelItem(i)
+            if it.data(0, Qt.ItemDataRole.UserRole) == checkpoint_id:
+                self.list.setCurrentItem(it)
+                it.setSelected(True)
+                return
+
+    def _selected_changed(self) -> None:
+        cid = self.selected_id()
+        if self.chat is None or cid is None:
+            self.diff.show_lines([])
+        else:
+            try:
+                lines: list[tuple[str, str]] = []
+                for d in self.history.diff_text(cid):
+                    if lines:
+                        lines.append(("ctx", ""))
+                    lines += file_diff_lines(d)
+                if not lines:
+                    lines = [("note", tr("story.diff.nochange"))]
+            except Exception as e:  # a missing/damaged blob: say so instead of failing the pane
+                lines = [("note", tr("story.diff.error", error=str(e)))]
+            self.diff.show_lines(lines)
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        ok = self.chat is not None and not self._busy
+        cp, pred, user = self._selected_turn()
+        self.files_btn.setEnabled(ok and cp is not None)
+        self.turn_btn.setEnabled(ok and cp is not None and pred is not None and user is not None)
+        self.undo_btn.setVisible(self._undo is not None)
+        self.undo_btn.setEnabled(ok and self._undo is not None)
+        self.list.setEnabled(self.chat is not None)
+
+    # -- restore --------------------------------------------------------------------------------------------
+    def _selected_turn(self) -> tuple[Any, Any, Any]:
+        """(selected checkpoint, the one before it, its turn's user entry in the tree) — each may be None."""
+        cid = self.selected_id()
+        if self.chat is None or cid is None:
+            return None, None, None
+        cps = self.history.checkpoints()
+        idx = next((i for i, c in enumerate(cps) if c.id == cid), None)
+        if idx is None:
+            return None, None, None
+        cp = cps[idx]
+        pred = cps[idx - 1] if idx > 0 else None
+        user = None
+        if cp.turnId:
+            try:
+                e = self.chat.tree.get(cp.turnId)
+                user = e if getattr(e, "type", "") == "user" else None
+            except KeyError:
+                user = None
+        return cp, pred, user
+
+    def _file_lines(self, target: dict[str, str]) -> list[str]:
+        plan = plan_restore(self.history.snapshot(), target)
+        out = []
+        for key, label in (("rewritten", "story.plan.rewritten"), ("removed", "story.plan.removed"),
+                           ("added", "story.plan.added")):
+            if plan[key]:
+                out.append(tr(label, names="、".join(plan[key])))
+        return out or [tr("story.plan.same")]
+
+    def confirm_text_files(self, cp: Any) -> str:
+        """The confirmation text of 「只恢复正文」 to ``cp``: which files change; the conversation stays; undo."""
+        return "\n".join([tr("story.confirm.files", message=cp.message, time=_when(cp.ts)), *self._file_lines(cp.files),
+                          tr("story.confirm.files.talk"), "", tr("story.confirm.undo")])
+
+    def confirm_text_turn(self, cp: Any, pred: Any, user: Any) -> str:
+        """The confirmation text of 「正文和对话一起回到这一轮之前」 for ``cp``."""
+        said = (getattr(user, "text", "") or "").replace("\n", " ")
+        if len(said) > 40:
+            said = said[:40] + "…"
+        return "\n".join([tr("story.confirm.turn", message=cp.message, time=_when(cp.ts)), *self._file_lines(pred.files),
+                          tr("story.confirm.turn.talk", said=said), "", tr("story.confirm.undo.turn")])
+
+    def restore_files(self) -> Optional[Any]:
+        """「只恢复正文」 for the selected checkpoint (after ``confirm``). Returns the restore checkpoint or None."""
+        cp, _pred, _user = self._selected_turn()
+        if cp is None or self._busy:
+            return None
+        if not self.confirm(tr("story.restore.files"), self.confirm_text_files(cp)):
+            return None
+        try:
+            done = self.history.restore(cp.id, author="user", message=f"恢复到「{cp.message}」")
+        except Exception as e:
+            self.inform(tr("story.restore.files"), tr("story.err.restore", error=str(e)))
+            return None
+        self._after_restore(done, None, tr("story.done.files", message=cp.message))
+        return done
+
+    def restore_before_turn(self) -> Optional[Any]:
+        """「正文和对话一起回到这一轮之前」 for the selected agent checkpoint (after ``confirm``): files to the
+        checkpoint before it, the active leaf to the parent of the turn's user entry."""
+        cp, pred, user = self._selected_turn()
+        if cp is None or pred is None or user is None or self._busy:
+            return None
+        if not self.confirm(tr("story.restore.turn"), self.confirm_text_turn(cp, pred, user)):
+            return None
+        tree = self.chat.tree
+        old_leaf = tree.leaf_id
+        try:
+            done = self.history.restore(pred.id, author="user", message=f"撤销本轮「{cp.message}」")
+            if user.parent_id is not None:
+                tree.set_leaf(user.parent_id)
+                tree.commit()
+                if hasattr(self.chat, "_write_meta"):
+                    self.chat._write_meta()
+        except Exception as e:
+            self.inform(tr("story.restore.turn"), tr("story.err.restore", error=str(e)))
+            self.refresh()
+            return None
+        self._after_restore(done, old_leaf, tr("story.done.turn", message=cp.message))
+        return done
+
+    def _after_restore(self, done: Any, old_leaf: Optional[str], message: str) -> None:
+        cps = self.history.checkpoints()
+        idx = next((i for i, c in enumerate(cps) if c.id == done.id), None)
+        pre = cps[idx - 1].id if idx else None
+        self._undo = (pre, old_leaf) if pre else None
+        self.status.setText(message)
+        self.refresh()
+        self.select(done.id)
+        self.restored.emit()
+
+    def undo_restore(self) -> Optional[Any]:
+        """Undo the last restore made here: files back to the checkpoint made just before it and, when the
+        conversation was moved, the active leaf back to where it was."""
+        if self._undo is None or self.chat is None or self._busy:
+            return None
+        pre_id, old_leaf = self._undo
+        pre = self.history.get(pre_id)
+        text = "\n".join([tr("story.confirm.undo.files", message=pre.message, time=_when(pre.ts)), *self._file_lines(pre.files)]
+                         + ([tr("story.confirm.undo.talk")] if old_leaf else []))
+        if not self.confirm(tr("story.restore.undo"), text):
+            return None
+        try:
+            done = self.history.restore(pre_id, author="user", message="撤销恢复")
+            if old_leaf and old_leaf in self.chat.tree.entries:
+                self.chat.tree.set_leaf(old_leaf)
+                self.chat.tree.commit()
+                if hasattr(self.chat, "_write_meta"):
+                    self.chat._write_meta()
+        except Exception as e:
+            self.inform(tr("story.restore.undo"), tr("story.err.restore", error=str(e)))
+            return None
+        self._undo = None
+        self.status.setText(tr("story.done.undo"))
+        self.refresh()
+        self.select(done.id)
+        self.restored.emit()
+        return done
