@@ -168,7 +168,7 @@ def test_restore_with_conversation_moves_the_leaf_before_the_turn(book):
     assert turn not in [e.id for e in tree.path_to()]
     assert turn in tree.entries                          # … but nothing was deleted
     cps = checkpoints(d)
-    assert cps[-1]["restoredFrom"] == agent["id"]
+    assert cps[-1]["restoredFrom"] == imp["id"]  # 撤销本轮: the files go back to before the turn as well
     chat = Chat.open(d, load_card(DEMO_CARD), ReplayModel(actor=[]))
     assert [i for i in chat.transcript() if i["role"] == "user"] == []
 

@@ -181,6 +181,22 @@ def test_reorder_with_equal_or_missing_prefixes_renumbers(tree):
     assert _files(chat)["003-坦言.md"] == CH2 and _files(chat)["002-序.md"] == "序言。\n"
 
 
+def test_insert_renumbers_when_no_name_fits_between(tree):
+    chat, pane = tree
+    chat.story.write("001a-甲.md", "甲。\n")
+    chat.history_log.commit(author="user", message="加甲")
+    pane.refresh()
+    pane.select("001-雨夜问名.md")
+    pane.answers = ["雨"]  # 001a-雨.md would sort after 001a-甲.md: nothing fits, so the folder is renumbered
+    assert pane.insert_chapter() == "002-雨.md"
+    assert _names(pane) == ["000-开场.md", "001-雨夜问名.md", "002-雨.md", "003-甲.md", "004-坦言.md"]
+    assert "2 个文件重新编号" in pane.confirmed[-1]
+    cp = chat.history_log.latest()
+    assert cp.message == "插入 002-雨.md" and cp.changed.added == ["002-雨.md"]
+    assert {r["to"] for r in cp.changed.renamed} == {"003-甲.md", "004-坦言.md"}
+    assert _files(chat)["004-坦言.md"] == CH2
+
+
 def test_between_name():
     taken = {"001-a.md", "002-b.md"}
     assert between_name("001-a.md", "002-b.md", "新", taken) == "001a-新.md"
