@@ -38,7 +38,7 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QTreeWidget, QTreeWidgetItem,
+                               QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
 from ..core.story import StoryToolError, chapter_filename
@@ -358,8 +358,10 @@ class ChapterTreePane(QWidget):
         lay.addWidget(self.status)
         self.set_chat(None)
 
-    def _button(self, bar: QHBoxLayout, text: str, tip: str, slot: Callable[[], Any]) -> QPushButton:
-        b = QPushButton(text)
+    def _button(self, bar: QHBoxLayout, text: str, tip: str, slot: Callable[[], Any]) -> QToolButton:
+        b = QToolButton()  # compact: the pane must fit the main window's 430 px side column
+        b.setText(text)
+        b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
         b.setToolTip(tip)
         b.clicked.connect(lambda _=False: slot())
         bar.addWidget(b)

@@ -26,7 +26,7 @@ from datetime import datetime
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPlainTextEdit,
                                QPushButton, QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
@@ -110,6 +110,26 @@ def _when(ts: int) -> str:
     return datetime.fromtimestamp(ts / 1000).strftime("%m-%d %H:%M:%S")
 
 
+class _DiffHighlighter(QSyntaxHighlighter):
+    """Text colour and weight per line kind (backgrounds are full-width extra selections, see _DiffView)."""
+
+    def __init__(self, doc: Any):
+        super().__init__(doc)
+        self.kinds: list[str] = []
+        self._formats = {}
+        for kind, (fg, _bg, bold) in _COLOURS.items():
+            f = QTextCharFormat()
+            f.setForeground(QColor(fg))
+            if bold:
+                f.setFontWeight(QFont.Weight.Bold)
+            self._formats[kind] = f
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt API
+        n = self.currentBlock().blockNumber()
+        kind = self.kinds[n] if 0 <= n < len(self.kinds) else "ctx"
+        self.setFormat(0, len(text), self._formats.get(kind, self._formats["ctx"]))
+
+
 class _DiffView(QPlainTextEdit):
     """Read-only monospace text with whole-line colours per kind."""
 
@@ -121,31 +141,25 @@ class _DiffView(QPlainTextEdit):
         font.setStyleHint(QFont.StyleHint.Monospace)
         self.setFont(font)
         self.lines: list[tuple[str, str]] = []
+        self._hl = _DiffHighlighter(self.document())
 
     def show_lines(self, lines: list[tuple[str, str]]) -> None:
         self.lines = list(lines)
+        self._hl.kinds = [k for k, _t in lines]
         self.setPlainText("\n".join(t for _k, t in lines))
         sels = []
         doc = self.document()
         for i, (kind, _t) in enumerate(lines):
-            fg, bg, bold = _COLOURS.get(kind, _COLOURS["ctx"])
-            if kind == "ctx":
+            _fg, bg, _bold = _COLOURS.get(kind, _COLOURS["ctx"])
+            if not bg:
                 continue
-            sel = QTextEdit.ExtraSelection()
+            line = QTextEdit.ExtraSelection()  # the whole line's width: full-width selection, empty cursor
             fmt = QTextCharFormat()
-            fmt.setForeground(QColor(fg))
-            if bg:
-                fmt.setBackground(QColor(bg))
-                fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            if bold:
-                fmt.setFontWeight(QFont.Weight.Bold)
-            sel.format = fmt
-            cur = QTextCursor(doc.findBlockByNumber(i))
-            cur.clearSelection()
-            if not bg:  # a foreground needs the text selected; full-width backgrounds need an empty cursor
-                cur.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
-            sel.cursor = cur
-            sels.append(sel)
+            fmt.setBackground(QColor(bg))
+            fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+            line.format = fmt
+            line.cursor = QTextCursor(doc.findBlockByNumber(i))
+            sels.append(line)
         self.setExtraSelections(sels)
         self.moveCursor(QTextCursor.MoveOperation.Start)
 

@@ -31,6 +31,8 @@ from ..core.session import SessionError
 from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
 from ..core.state import WorldState
 from .ask_dialog import AskDialog
+from .chapter_tree import ChapterTreePane
+from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView
 from .draft_pane import DraftPane
 from .i18n import tr
@@ -119,6 +121,15 @@ class MainWindow(QMainWindow):
         self.state_pane.stateEdited.connect(self.ledger_edited)
         self.tabs.addTab(self.draft_pane, tr("draft"))
         self.tabs.addTab(self.state_pane, tr("ledger"))
+        # agent mode: the chapter tree (with its editor) and the checkpoint timeline
+        self.chapter_pane = ChapterTreePane()
+        self.timeline_pane = CheckpointTimelinePane()
+        self.tabs.addTab(self.chapter_pane, tr("story.chapters"))
+        self.tabs.addTab(self.timeline_pane, tr("story.timeline"))
+        self.chapter_pane.changed.connect(self.timeline_pane.refresh)
+        self.timeline_pane.restored.connect(self._after_restore)
+        for pane in (self.chapter_pane, self.timeline_pane):
+            self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
 
         self.split = QSplitter(Qt.Orientation.Horizontal)
         self.split.addWidget(left)
@@ -132,7 +143,10 @@ class MainWindow(QMainWindow):
         self.ask_dialog = AskDialog(self)
 
         menu = self.menuBar().addMenu("梨园")
-        for text, slot, seq in (("导入角色卡…", self.import_card_dialog, "Ctrl+O"), ("设置…", self.open_settings, "Ctrl+,"),
+        for text, slot, seq in (("导入角色卡…", self.import_card_dialog, "Ctrl+O"),
+                                ("导入章节（文件夹或长 .txt）…", self.import_prose_dialog, None),
+                                ("把这个扮演对话变成长篇…", self.roleplay_to_agent_clicked, None),
+                                ("设置…", self.open_settings, "Ctrl+,"),
                                 ("离线演示", self.start_demo, None), ("退出", self.close, "Ctrl+Q")):
             act = QAction(text, self)
             if seq:
@@ -264,6 +278,10 @@ class MainWindow(QMainWindow):
         """Open ``chat``; returns False (with a message unless ``quiet``) when it cannot be opened."""
         if self._task is not None and not self._task.done():
             return False
+        editor = getattr(getattr(self, "chapter_pane", None), "editor", None)
+        if editor is not None and getattr(editor, "dirty", False) and not quiet:
+            if QMessageBox.question(self, "梨园", "正在编辑的章节还没保存，换对话会丢掉这些改动。继续吗？") != QMessageBox.StandardButton.Yes:
+                return False
         try:
             c = card.load()
             self.card_ref = card
@@ -301,6 +319,10 @@ class MainWindow(QMainWindow):
         assert chat is not None
         self.view.show_chat()
         self.view.set_user_label(chat.persona)
+        agent = chat.mode == "agent"
+        for pane in (self.chapter_pane, self.timeline_pane):
+            self.tabs.setTabVisible(self.tabs.indexOf(pane), agent)
+            pane.set_chat(chat if agent else None)
         demo = getattr(self, "is_demo", False)
         self.view.set_banner(tr("replay.banner") if demo or getattr(chat.model, "is_replay", False) else None)
         self.reload_transcript()
@@ -413,6 +435,55 @@ class MainWindow(QMainWindow):
             "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在卡的 liyuan.json 里改。")
         set_card_scripts_allowed(Path(ref.dir), answer == QMessageBox.StandardButton.Yes)
 
+    def import_prose_dialog(self) -> None:
+        """Agent chats: import a folder of .md/.txt chapters or one long .txt split at chapter headings."""
+        from ..core.prose_import import ProseImportError, import_folder, import_long_text
+
+        if self.chat is None or self.chat.mode != "agent":
+            QMessageBox.information(self, "梨园", "先打开一个写长篇（agent）模式的对话。")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "导入长篇 .txt（取消则选文件夹）", str(Path.home()), "文本 (*.txt *.md)")
+        try:
+            if path:
+                cp = import_long_text(self.chat, path)
+            else:
+                folder = QFileDialog.getExistingDirectory(self, "选一个放章节的文件夹", str(Path.home()))
+                if not folder:
+                    return
+                cp = import_folder(self.chat, folder)
+        except (ProseImportError, OSError, ValueError) as e:
+            QMessageBox.warning(self, "梨园", f"导入失败：{e}")
+            return
+        self.statusBar().showMessage(cp.message if cp else "没有可导入的章节", 8000)
+        self._story_changed()
+
+    def roleplay_to_agent_clicked(self) -> None:
+        """The open role-play chat becomes a new agent chat: opening and finals as chapters, the ledger carried."""
+        from ..core.prose_import import roleplay_to_agent
+
+        if self.chat is None or self.chat.mode != "roleplay" or self.card_ref is None:
+            QMessageBox.information(self, "梨园", "先打开一个扮演对话。")
+            return
+        d = library.new_chat_dir(self.card_ref, f"{self.chat_ref.name if self.chat_ref else '对话'}-长篇")
+        try:
+            model, scribe, why = self._provider_models()
+            roleplay_to_agent(self.chat, d, model or _NoModel(why), scribe_model=scribe)
+        except (OSError, ValueError, SessionError) as e:
+            QMessageBox.warning(self, "梨园", f"转换失败：{e}")
+            return
+        self.refresh_tree()
+        self.open_chat(self.card_ref, library.ChatRef(name=d.name, dir=str(d)))
+
+    def _after_restore(self) -> None:
+        self.chapter_pane.refresh()
+        self.reload_transcript()
+        self.refresh_state()
+
+    def _story_changed(self) -> None:
+        for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
+            if pane is not None:
+                pane.refresh()
+
     def dragEnterEvent(self, ev: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
         if ev.mimeData().hasUrls():
             ev.acceptProposedAction()
@@ -481,6 +552,9 @@ class MainWindow(QMainWindow):
         self.input.setReadOnly(busy)
         self.draft_pane.seal_btn.setEnabled(not busy)
         self.draft_pane.continue_btn.setEnabled(not busy)
+        for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
+            if pane is not None:
+                pane.set_busy(busy)
         self.busyChanged.emit(busy)
 
     @property
@@ -529,6 +603,8 @@ class MainWindow(QMainWindow):
                 self.view.set_pending(None)
                 self.reload_transcript()
                 self.refresh_state()
+                if self.chat is not None and self.chat.mode == "agent":
+                    self._story_changed()
                 self._set_busy(False)
                 self._prefill() if getattr(self, "is_demo", False) else None
                 self.beatFinished.emit(res)

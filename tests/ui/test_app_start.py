@@ -28,7 +28,8 @@ async def test_window_state_and_last_chat_restored(qtbot):
     await _until(win.view.is_ready)
     win.start_demo()
     chat_dir = win.chat_ref.dir
-    win.split.setSizes([150, 500, 300])
+    win.resize(1000, 700)  # within the offscreen screen, so the restored geometry is not clamped
+    win.split.setSizes([200, 450, 330])
     before = win.split.sizes()
     win.save_window_state()
     win.close()
