@@ -154,6 +154,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     sys.excepthook = excepthook
     settings = load_settings()
     set_language(settings.ui_language)
+    if settings.ui_language == "zh":  # Qt's own buttons (Yes/No, Cancel…) in Chinese too
+        from PySide6.QtCore import QLibraryInfo, QTranslator
+
+        qt_tr = QTranslator(app)
+        if qt_tr.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+            app.installTranslator(qt_tr)
     win = MainWindow(settings)
     win.show()
     if args.self_test:

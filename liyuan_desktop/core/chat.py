@@ -480,10 +480,21 @@ class Chat:
         return self._hist
 
     def agent_system(self) -> str:
-        """The agent system prompt of this chat (byte-stable)."""
+        """The agent system prompt of this chat (byte-stable). The user's own rules live in the data folder:
+        ``规则/agent.md`` replaces the shipped agent rules, ``规则/card.md`` is added after them (seed 000:
+        userRules.agent / userRules.card); the card's AGENTS layer is ``extensions.liyuan.agents``."""
+        from .paths import home
+
+        def rule(name: str) -> str:
+            try:
+                return (home() / "规则" / name).read_text("utf-8")
+            except OSError:
+                return ""
+
         agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
         return agent_system_prompt(cwd=str(self.workspace), card_path=self._rel(Path(self.card.path)) if self.card.path else self.card.name,
-                                   story_dir=self._rel(self.dir / "正文"), card_agents=agents, ctx=self.ctx)
+                                   story_dir=self._rel(self.dir / "正文"), user_rules=rule("agent.md"), card_rules=rule("card.md"),
+                                   card_agents=agents, ctx=self.ctx)
 
     def agent_state_block(self) -> str:
         """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
