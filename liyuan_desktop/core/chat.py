@@ -432,6 +432,20 @@ class Chat:
         self.tree.commit()
         self._write_meta()
 
+    async def _run_loop(self, inp: BeatInput, max_rounds: Optional[int]) -> Any:
+        """Run one beat loop (Stop reaches it through :meth:`stop`) and record its asks on the tree."""
+        if max_rounds:
+            inp.max_rounds = max_rounds
+        beat = Beat(inp)
+        self._running = beat
+        try:
+            out = await beat.run()
+        finally:
+            self._running = None
+        for req, ans in out.asks:
+            self.tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
+        return out
+
     def _emit(self, on_event: Optional[EventSink], ev: Any) -> None:
         if on_event is not None:
             try:
@@ -525,18 +539,9 @@ class Chat:
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state, previous=None, ask=ask,
                         on_event=on_event, mode="discuss", tool_names=self.AGENT_TOOLS, extra_tools=extra,
                         macros=lambda t: apply_macros(t, self.ctx))
-        if max_rounds:
-            inp.max_rounds = max_rounds
-        beat = Beat(inp)
-        self._running = beat
-        try:
-            out = await beat.run()
-        finally:
-            self._running = None
+        out = await self._run_loop(inp, max_rounds)
         tree = self.tree
         user_entry = tree.latest("user")
-        for req, ans in out.asks:
-            tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
         beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
                                  warnings=out.warnings, error=out.error)
         result = BeatResult(user=user_text, injection=block, calls=[[t.name for t in c.tool_calls] for c in out.calls],
@@ -582,17 +587,8 @@ class Chat:
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                         macros=lambda t: apply_macros(t, self.ctx))
-        if max_rounds:
-            inp.max_rounds = max_rounds
-        beat = Beat(inp)
-        self._running = beat
-        try:
-            out = await beat.run()
-        finally:
-            self._running = None
+        out = await self._run_loop(inp, max_rounds)
         tree = self.tree
-        for req, ans in out.asks:
-            tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
         lore = getattr(self, "_last_lore", None)
         beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
                                  draft_version=out.draft.version, injection=injection, activated=activated,
