@@ -157,6 +157,12 @@ class Chat:
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
                                 chat_id=tree.header.id, clock=lambda: created,
                                 persona=getattr(persona_obj, "description", "") or getattr(tree.header, "persona_description", "") or "")
+        from .mvu import initial_tree
+
+        try:  # the card's variable tree (MVU [InitVar] entries); macros such as <user> are filled in
+            self._mvu_initial = initial_tree(card, substitute=lambda t: apply_macros(t, self.ctx))
+        except Exception:  # a broken InitVar never stops a chat; the scribe just gets no tree
+            self._mvu_initial = None
         self.prompter = None
         if preset is not None:
             from .presets import PresetPrompter, plan
@@ -232,9 +238,24 @@ class Chat:
         return WorldState.model_validate(e.state) if e else WorldState()
 
     def previous_warnings(self) -> list[str]:
-        """Warnings of the latest scribe snapshot on the branch (fed back to the scribe)."""
+        """Warnings of the latest scribe snapshot on the branch, ledger and variable tree (fed back to the scribe)."""
         e = self.tree.latest("rp-state")
-        return list(e.warnings) if e and e.source == "scribe" else []
+        if not e or e.source != "scribe":
+            return []
+        return list(e.warnings) + list(getattr(e, "mvu_warnings", None) or [])
+
+    def current_mvu(self) -> Any:
+        """The card's MVU variable tree on the active branch (seed 002: the status bar and the ledger share one
+        snapshot): the latest rp-state that carries ``mvu``, else the tree from the card's [InitVar] entries, else
+        None (the card has no variable tree)."""
+        from .mvu import MvuState
+
+        for e in reversed(self.tree.path_to()):
+            if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
+                return MvuState.from_any(e.mvu)
+        if self._mvu_initial is not None:
+            return MvuState(stat_data=self._mvu_initial)
+        return None
 
     def _previous_beat(self, h: HistoryCache) -> Optional[PreviousBeat]:
         last = next((t for t in reversed(h.turns) if t.final is not None), None)
@@ -623,13 +644,22 @@ class Chat:
 
     async def _scribe(self, result: BeatResult, state: WorldState, user_text: str, final: str,
                       on_event: Optional[EventSink]) -> None:
+        mvu = self.current_mvu()
         sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
-                              user_text=user_text, assistant_text=final, previous_warnings=self.previous_warnings())
+                              user_text=user_text, assistant_text=final, previous_warnings=self.previous_warnings(),
+                              mvu=mvu)
         result.scribe = sc
         tree = self.tree
         if sc.result is not None:
+            extra: dict[str, Any] = {}
+            if mvu is not None:  # the variable tree lives in the same snapshot as the ledger
+                mr = sc.mvu_result
+                extra = {"mvu": (mr.state if mr else mvu).to_dict(), "mvu_applied": list(mr.applied) if mr else [],
+                         "mvu_warnings": list(mr.warnings) if mr else []}
+                if mr:
+                    result.warnings += list(mr.warnings)
             tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
-                        warnings=sc.result.warnings, raw=sc.raw)
+                        warnings=sc.result.warnings, raw=sc.raw, **extra)
             try:
                 tree.commit()
             except OSError as e:
@@ -678,7 +708,10 @@ class Chat:
         return items
 
     def edit_state(self, state: WorldState) -> None:
-        """The user edited the ledger: append a new snapshot (source user); the next beat uses it (seed 002)."""
-        self.tree.append("rp-state", state=state.to_dict(), source="user")
+        """The user edited the ledger: append a new snapshot (source user); the next beat uses it (seed 002). The
+        variable tree is carried over unchanged."""
+        mvu = self.current_mvu()
+        extra = {"mvu": mvu.to_dict()} if mvu is not None else {}
+        self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
         self._write_meta()

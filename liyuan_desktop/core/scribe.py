@@ -17,6 +17,7 @@ import json_repair
 from pydantic import BaseModel, Field
 
 from .llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .state import PatchResult, WorldState, apply_patch
 
 SCRIBE_MAX_TOKENS = 2048
@@ -30,9 +31,20 @@ _SYSTEM = """你是一场角色扮演的场记。阅读【当前账本】与【�
 - "inventory"：字符串数组，整体替换——只在物品归属变化时给出变化后的完整清单，条目注明归属（如「黄铜怀表（{user}持有）」）。
 - "flags"：键值对，按键合并（值为字符串）。
 - "plot_threads"：字符串数组，整体替换——新增或了结剧情线时给出完整清单。
-要点：否定性事件也要记账（赠礼被拒→物品仍在原主处；承诺被收回→记入 flags）；新的承诺、约定、伏笔进 plot_threads；没有变化的字段不要出现在 patch 中；完全无变化则 "patch" 为 {{}}。
+要点：否定性事件也要记账（赠礼被拒→物品仍在原主处；承诺被收回→记入 flags）；新的承诺、约定、伏笔进 plot_threads；没有变化的字段不要出现在 patch 中；完全无变化则 "patch" 为 {{}}。{mvu_section}
 
-只输出 JSON 对象，例如 {{"patch":{{...}}}} 或 {{"patch":{{}}}}。不要输出 warnings、不要输出其他文字。"""
+只输出 JSON 对象，例如 {{"patch":{{...}}{mvu_example}}} 或 {{"patch":{{}}{mvu_empty}}}。不要输出 warnings、不要输出其他文字。"""
+
+# Seed 002 scribe.ts:74-92 (mvuSystemSection), verbatim; appended only when the card has a variable tree.
+MVU_SYSTEM_SECTION = """
+这张卡另有一棵**状态树**（驱动卡上的状态栏面板）。多输出一个字段：
+"mvu_patch"：从本轮对话提取该树需要更新的值，形如 { "路径.用点分隔": 新值 }（如 {"user.背包.金币":480,"世界.当前地点":"裂谷城"}）。
+- 路径照抄下面【状态树·当前值】里出现的写法；只列**发生变化**的路径，值给变化后的完整新值（数字给数字、字符串给字符串、整段替换就给对象）。
+- 判断依据是本轮剧情**真的发生了什么**，不是凭空推进；无变化则 "mvu_patch" 为 {}。
+- 只填路径与新值，不要写 op/JSONPatch/UpdateVariable 之类任何指令语法。"""
+
+# The seed shows where ${mvuUserSection} goes (right after the ledger JSON) but not its text; this wording is ours.
+MVU_USER_HEADING = "【状态树·当前值】"
 
 
 def name_guide(state: WorldState, user_name: str) -> str:
@@ -43,13 +55,33 @@ def name_guide(state: WorldState, user_name: str) -> str:
     return f"名字必须使用账本中已有的写法（当前已有：{names}；用户角色「{user_name}」）"
 
 
-def scribe_system_prompt(state: WorldState, user_name: str, char_name: str) -> str:
-    """The scribe's system prompt (seed 002 scribe.ts 94-105, without the MVU/panel sections)."""
-    return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name))
+def _mvu_tree(mvu: Any) -> Optional[dict[str, Any]]:
+    """The ``stat_data`` of ``mvu`` (an MvuState, a snapshot dict or a bare tree); None = the card has no tree."""
+    if mvu is None:
+        return None
+    return MvuState.from_any(mvu).stat_data
+
+
+def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None) -> str:
+    """The scribe's system prompt (seed 002 scribe.ts 94-105; the panel section is not built). With ``mvu`` (the
+    card's variable tree) the mvu_patch section is added; without it the prompt is byte-identical to before."""
+    has = mvu is not None
+    return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
+                          mvu_section=MVU_SYSTEM_SECTION if has else "",
+                          mvu_example=',"mvu_patch":{...}' if has else "",
+                          mvu_empty=',"mvu_patch":{}' if has else "")
+
+
+def mvu_user_section(mvu: Any) -> str:
+    """``\n\n【状态树·当前值】\n`` + the tree's stat_data as ``JSON.stringify(tree, null, 2)``; "" without a tree."""
+    tree = _mvu_tree(mvu)
+    if tree is None:
+        return ""
+    return f"\n\n{MVU_USER_HEADING}\n{json.dumps(tree, ensure_ascii=False, indent=2)}"
 
 
 def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_text: str, assistant_text: str,
-                     previous_warnings: Optional[list[str]] = None) -> str:
+                     previous_warnings: Optional[list[str]] = None, mvu: Any = None) -> str:
     """【当前账本】 (the ledger as ``JSON.stringify(state, null, 2)``) and 【本轮对话】 (``名字：话`` pairs; in agent
     mode, where there are no user words, the chapter text alone). Previous warnings, when any, are appended to the
     ledger section so the scribe corrects its format."""
@@ -57,12 +89,11 @@ def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_tex
     feedback = ""
     if previous_warnings:
         feedback = "\n\n【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：\n" + "\n".join(f"- {w}" for w in previous_warnings)
-    return f"【当前账本】\n{state.to_json(2)}{feedback}\n\n【本轮对话】\n{exchange}"
+    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{feedback}\n\n【本轮对话】\n{exchange}"
 
 
-def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
-    """Pull the patch out of the scribe's text: tolerant of code fences, prose around the JSON and broken JSON
-    (repaired with the json-repair library). Returns (patch, problems); patch is ``{}`` when nothing usable."""
+def _scribe_object(raw: str) -> tuple[Any, list[str]]:
+    """The JSON object in the scribe's text (None when there is none) and the repair problems."""
     problems: list[str] = []
     text = (raw or "").strip()
     fence = re.search(r"```(?:json)?\s*([\s\S]*?)```", text)
@@ -80,6 +111,17 @@ def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
             obj = None
         if isinstance(obj, dict) and obj:
             problems.append("场记输出不是严格的 JSON，已自动修复后使用")
+    return obj, problems
+
+
+def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
+    """Pull the patch out of the scribe's text: tolerant of code fences, prose around the JSON and broken JSON
+    (repaired with the json-repair library). Returns (patch, problems); patch is ``{}`` when nothing usable."""
+    obj, problems = _scribe_object(raw)
+    return _patch_of(obj, problems)
+
+
+def _patch_of(obj: Any, problems: list[str], mvu: bool = False) -> tuple[Any, list[str]]:
     if not isinstance(obj, dict):
         problems.append("场记没有输出 JSON 对象，本拍账本未更新")
         return {}, problems
@@ -88,8 +130,24 @@ def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
     if any(k in obj for k in ("time", "location", "characters", "inventory", "flags", "plot_threads")):
         problems.append("场记输出缺少 patch 外层，已按 patch 使用")
         return obj, problems
+    if mvu and "mvu_patch" in obj:  # only the tree changed: an absent ledger patch is no problem
+        return {}, problems
     problems.append("场记输出里没有 patch 字段，本拍账本未更新")
     return {}, problems
+
+
+def parse_scribe_mvu(raw: str) -> tuple[Any, list[str]]:
+    """The ``mvu_patch`` of the scribe's text (``{}`` when absent) and problems about it (not the repair notes,
+    which :func:`parse_scribe_output` already reports)."""
+    obj, _ = _scribe_object(raw)
+    return _mvu_patch_of(obj)
+
+
+def _mvu_patch_of(obj: Any) -> tuple[Any, list[str]]:
+    if not isinstance(obj, dict) or obj.get("mvu_patch") is None:
+        return {}, []
+    # a non-object is passed on: apply_mvu_patch refuses it with a warning the scribe sees next beat
+    return obj["mvu_patch"], []
 
 
 class ScribeOutcome(BaseModel):
@@ -104,14 +162,20 @@ class ScribeOutcome(BaseModel):
     problems: list[str] = Field(default_factory=list)
     error: Optional[str] = None
     usage: dict[str, Any] = Field(default_factory=dict)
+    # MVU (card variable tree): set only when run_scribe got a tree
+    mvu_patch: Any = None
+    mvu_result: Optional[MvuResult] = None
 
 
 async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, char_name: str, user_text: str,
-                     assistant_text: str, previous_warnings: Optional[list[str]] = None) -> ScribeOutcome:
+                     assistant_text: str, previous_warnings: Optional[list[str]] = None,
+                     mvu: Any = None) -> ScribeOutcome:
     """Call the scribe and merge its patch. Never raises for model or parse failures: they come back in
-    ``error``/``problems`` (CancelledError still propagates)."""
-    system = scribe_system_prompt(state, user_name, char_name)
-    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings)
+    ``error``/``problems`` (CancelledError still propagates). ``mvu``: the card's variable tree (MvuState,
+    snapshot dict or bare stat_data) — adds the mvu sections to the prompts and fills ``mvu_patch``/``mvu_result``
+    (the new tree with this beat's display/delta data; on a failed call ``mvu_result`` stays None)."""
+    system = scribe_system_prompt(state, user_name, char_name, mvu)
+    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu)
     out = ScribeOutcome(system=system, user=user)
     req = ChatRequest(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
@@ -124,8 +188,13 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
         return out
     out.raw = resp.content
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})
-    patch, problems = parse_scribe_output(resp.content)
+    obj, problems = _scribe_object(resp.content)
+    patch, problems = _patch_of(obj, problems, mvu is not None)
     out.patch = patch
     out.problems = problems
     out.result = apply_patch(state, patch)
+    if mvu is not None:
+        mvu_patch, _ = _mvu_patch_of(obj)
+        out.mvu_patch = mvu_patch
+        out.mvu_result = apply_mvu_patch(mvu, mvu_patch)
     return out
