@@ -325,9 +325,15 @@ class Chat:
     def display_text(self, item: dict[str, Any], depth: int) -> str:
         """What the conversation view shows for a transcript item: the display-side regex scripts of the card
         (markdownOnly and 'neither' scripts, SillyTavern's rules) at the item's depth (0 = newest)."""
+        text = item.get("text", "")
+        if item.get("role") in ("assistant", "opening") and item.get("variables") is not None \
+                and "<StatusPlaceHolderImpl/>" not in text:
+            # as MVU does: a message that carries a variable snapshot gets the placeholder the card's display regex
+            # turns into its status bar (prompt-side scripts keep it away from the model)
+            text = f"{text}\n\n<StatusPlaceHolderImpl/>"
         if not self.scripts or item.get("role") not in ("user", "assistant", "opening"):
-            return item.get("text", "")
-        return self._scripted(item["text"], 1 if item["role"] == "user" else 2, depth, "display")
+            return text
+        return self._scripted(text, 1 if item["role"] == "user" else 2, depth, "display")
 
     def _activate(self, h: HistoryCache, user_text: str) -> ActivationResult:
         """World-info activation for the next beat (SillyTavern's rules, lorebook.activate_detailed): the newest
@@ -686,15 +692,26 @@ class Chat:
             if e.type == "revision":
                 revised[e.target] = e.text
         beat = 0
+        mvu = self._mvu_initial
+        from .mvu import MvuState
+
+        def vars_now() -> Any:
+            return MvuState.from_any(mvu).to_dict() if mvu is not None else None
+
         for e in path:
             t = e.type
+            if t == "rp-state" and getattr(e, "mvu", None) is not None:
+                mvu = e.mvu
+                last = next((i for i in reversed(items) if i["role"] in ("assistant", "opening")), None)
+                if last is not None:  # the scribe's snapshot belongs to the reply it followed
+                    last["variables"] = vars_now()
             if t == "opening":
-                items.append({"id": e.id, "role": "opening", "text": e.text, "beat": 0})
+                items.append({"id": e.id, "role": "opening", "text": e.text, "beat": 0, "variables": vars_now()})
             elif t == "user":
                 beat += 1
                 items.append({"id": e.id, "role": "user", "text": e.text, "beat": beat})
             elif t == "assistant":
-                item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat}
+                item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat, "variables": vars_now()}
                 if e.id in revised:
                     item["revised"] = True
                 items.append(item)
@@ -705,6 +722,9 @@ class Chat:
                               "error": e.error})
             if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
                 items.pop(-2)
+        for it in items:
+            if it.get("variables", 0) is None:
+                del it["variables"]
         return items
 
     def edit_state(self, state: WorldState) -> None:

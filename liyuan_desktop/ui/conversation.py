@@ -8,6 +8,19 @@ and links in the text are opened in the user's browser by Python (``QDesktopServ
 The model's text is never interpreted as HTML: ``conversation.js`` escapes it first and only then applies the
 Markdown / role-play formatting, and the page's Content-Security-Policy allows no inline script and no remote
 resources as a second line of defence.
+
+Status bars (TavernHelper-style, ``../shared/design/card-runtime.md``): a fenced code block whose text contains
+``html>``, ``<head>`` or ``<body`` is shown in an ``<iframe sandbox="allow-scripts">`` (opaque origin, never
+``allow-same-origin``) named ``TH-message--{id}--{n}``, whose ``srcdoc`` starts with our ``th_shim.js`` and the
+message's variables inline. Frames talk only to the host page (``postMessage``); the host relays writes to Python
+(:attr:`ConversationView.frameVariablesChanged`) and Python pushes new variables with
+:meth:`ConversationView.push_variables`. The frame's own CSP blocks all network; local libraries and a request
+interceptor / local library scheme come later.
+
+A ``srcdoc`` frame inherits the host page's Content-Security-Policy, so the host policy must allow what the frames
+need (inline script and style, ``data:`` images and fonts). When ``conversation.html``'s policy does not, the view
+loads a copy of the page whose policy is widened to :data:`HOST_CSP` (everything else is unchanged: no remote
+anything, no connections, no navigation).
 """
 
 from __future__ import annotations
@@ -15,6 +28,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import tempfile
 from importlib import resources
 from pathlib import Path
@@ -31,7 +45,12 @@ from .i18n import tr
 
 log = logging.getLogger(__name__)
 
-WEB_FILES = ("conversation.html", "conversation.css", "conversation.js")
+WEB_FILES = ("conversation.html", "conversation.css", "conversation.js", "th_shim.js")
+HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+            "img-src data:; font-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
+            "base-uri 'none'; form-action 'none'")
+"""The host page policy status-bar frames can live with (they inherit it; their own policy narrows it further)."""
+_CSP_META = re.compile(r'(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")', re.I)
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
 THEME_BACKGROUND = {"light": "#faf7f1", "dark": "#1c1a18"}
 PENDING_INTERVAL_MS = 16  # Python-side coalescing of set_pending: at most one page call per frame
@@ -51,6 +70,40 @@ def web_dir() -> Path:
     for name in WEB_FILES:
         (tmp / name).write_bytes((base / name).read_bytes())
     return tmp
+
+
+_host_dir_cache: Path | None = None
+
+
+def _frames_allowed(csp: str) -> bool:
+    script = re.search(r"script-src([^;]*)", csp)
+    style = re.search(r"style-src([^;]*)", csp)
+    return bool(script and "'unsafe-inline'" in script.group(1) and style and "'unsafe-inline'" in style.group(1))
+
+
+def host_dir() -> Path:
+    """The folder the view loads the host page from: :func:`web_dir` when its page policy already lets status-bar
+    frames run, else (once per process) a temporary copy whose ``conversation.html`` carries :data:`HOST_CSP`."""
+    global _host_dir_cache
+    base = web_dir()
+    html = (base / WEB_FILES[0]).read_text(encoding="utf-8")
+    m = _CSP_META.search(html)
+    if m is None or _frames_allowed(m.group(2)):
+        return base
+    if _host_dir_cache is not None and (_host_dir_cache / WEB_FILES[0]).is_file():
+        return _host_dir_cache
+    tmp = Path(tempfile.mkdtemp(prefix="liyuan-host-"))
+    for name in WEB_FILES[1:]:
+        (tmp / name).write_bytes((base / name).read_bytes())
+    (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + HOST_CSP + mm.group(3), html, count=1),
+                                     encoding="utf-8")
+    _host_dir_cache = tmp
+    return tmp
+
+
+def shim_source() -> str:
+    """The text of ``th_shim.js`` (our TavernHelper/MVU runtime shim, injected first into every status-bar frame)."""
+    return (web_dir() / "th_shim.js").read_text(encoding="utf-8")
 
 
 def _js_arg(value: Any) -> str:
@@ -102,6 +155,17 @@ class Bridge(QObject):
             self._view.settingsRequested.emit()
         else:
             log.debug("unknown welcome action %r", name)
+
+    @Slot(str, str)
+    def frameVariables(self, frame_name: str, payload: str) -> None:  # noqa: N802
+        """A status-bar frame wrote variables: ``payload`` is JSON ``{"type", "message_id", "variables"}``."""
+        try:
+            data = json.loads(payload)
+        except (TypeError, ValueError):
+            log.warning("conversation view: bad frame variables from %s", frame_name)
+            return
+        if isinstance(data, dict):
+            self._view._on_frame_variables(str(frame_name), data)
 
     @Slot(str)
     def linkClicked(self, url: str) -> None:  # noqa: N802
@@ -165,10 +229,14 @@ class ConversationView(QWebEngineView):
     """The welcome page's "玩离线演示" button."""
     settingsRequested = Signal()
     """The welcome page's "设置模型" button."""
+    frameVariablesChanged = Signal(str, dict)
+    """A status-bar frame wrote variables (``replaceVariables``, ``insertOrAssignVariables``, ``Mvu.replaceMvuData``
+    …): the frame's name (``TH-message--{id}--{n}``) and ``{"type": "message"|"chat"|"character"|"global",
+    "message_id": str|None, "variables": dict}`` (the whole new table of that scope)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._dir = web_dir()
+        self._dir = host_dir()
         self._url = QUrl.fromLocalFile(str(self._dir / WEB_FILES[0]))
         self._page = HostPage(self._url, self)
         self._page.setBackgroundColor(QColor(THEME_BACKGROUND["light"]))
@@ -197,6 +265,7 @@ class ConversationView(QWebEngineView):
         self._theme = "light"
         self._mode = "chat"
         self._user_label = ""
+        self._frame_context: dict = {}
 
         self._pending: tuple[str | None, str] = (None, "")
         self._pending_dirty = False
@@ -208,6 +277,7 @@ class ConversationView(QWebEngineView):
         self.loadFinished.connect(self._on_load_finished)
         self._page.renderProcessTerminated.connect(self._on_render_process_terminated)
         self._call("setStrings", page_strings())
+        self._call("setFrameRuntime", {"shim": shim_source()})
         self.setUrl(self._url)
 
     # ---- state ------------------------------------------------------------------------------------------------
@@ -297,6 +367,52 @@ class ConversationView(QWebEngineView):
         """Scroll to the newest item."""
         self._call("scrollToBottom")
 
+    # ---- status-bar frames --------------------------------------------------------------------------------------
+    def push_variables(self, message_id: str, variables: dict) -> None:
+        """New variables (an MvuData snapshot ``{stat_data, …}``) for message ``message_id``: every live status-bar
+        frame of that message (all frames when ``message_id`` is ``"*"``, each for its own message) gets them in
+        its cache, then its event bus fires ``mag_variable_update_started(new)``,
+        ``mag_variable_update_ended(new, old)`` and ``message_updated(id)``. Frames built later (re-render) start
+        from these variables too. Items may also carry their variables as ``item["variables"]``."""
+        variables = dict(variables or {})
+        key = str(message_id)
+        if key == "*":
+            for it in self._items.values():
+                it["variables"] = variables
+        elif key in self._items:
+            self._items[key]["variables"] = variables
+        self._call("pushVariables", key, variables)
+
+    def set_frame_context(self, *, user: str | None = None, char: str | None = None,
+                          chat_vars: dict | None = None, character_vars: dict | None = None,
+                          global_vars: dict | None = None) -> None:
+        """What status-bar frames see besides message variables: the persona and character names (for
+        ``substitudeMacros`` / ``SillyTavern.name1/name2``) and the chat / character / global variable scopes.
+        Applies to frames built after the call."""
+        ctx = self._frame_context
+        if user is not None or char is not None:
+            names = dict(ctx.get("names") or {})
+            if user is not None:
+                names["user"] = user
+            if char is not None:
+                names["char"] = char
+            ctx["names"] = names
+        for key, value in (("chatVars", chat_vars), ("characterVars", character_vars), ("globalVars", global_vars)):
+            if value is not None:
+                ctx[key] = dict(value)
+        self._call("setFrameContext", ctx)
+
+    def _on_frame_variables(self, frame_name: str, data: dict) -> None:
+        variables = data.get("variables")
+        if not isinstance(variables, dict):
+            variables = {}
+        mid = data.get("message_id")
+        payload = {"type": str(data.get("type") or "chat"), "message_id": None if mid is None else str(mid),
+                   "variables": variables}
+        if payload["type"] == "message" and payload["message_id"] in self._items:
+            self._items[payload["message_id"]]["variables"] = variables
+        self.frameVariablesChanged.emit(frame_name, payload)
+
     def eval_js(self, script: str, callback: Callable[[Any], None] | None = None) -> None:
         """Run ``script`` in the page (after everything queued before it) and pass its result to ``callback``."""
         self._run(script, callback)
@@ -351,6 +467,8 @@ class ConversationView(QWebEngineView):
         self._loaded = False
         self._queue = []
         self._call("setStrings", page_strings())
+        self._call("setFrameRuntime", {"shim": shim_source()})
+        self._call("setFrameContext", self._frame_context)
         self._call("setTheme", self._theme)
         self._call("setUserLabel", self._user_label)
         self._call("setBanner", self._banner)

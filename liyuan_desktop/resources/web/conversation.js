@@ -225,6 +225,170 @@
     return head + blocks(lines, opts);
   }
 
+  // ---- status-bar frames (TavernHelper-style) ---------------------------------------------------------------
+  // A fenced code block whose text contains "html>", "<head>" or "<body" becomes a sandboxed iframe
+  // (sandbox="allow-scripts", never allow-same-origin) named TH-message--{id}--{n}. The frame's document is built
+  // like TavernHelper's createSrcContent: reset CSS, the min-height Nvh rewrite, our th_shim.js (with the initial
+  // variables inline as a JSON literal) first, then the card's HTML. The code text is the block's textContent, i.e.
+  // the item's raw text between the fences (renderText escaped it, textContent un-escapes it exactly); everything
+  // outside code blocks stays escaped text. Frames talk to us only with postMessage; we relay to Python.
+  // Network: the frame's CSP allows no fetch/XHR/remote script; local libraries (jQuery, lodash, Vue, zod…) and a
+  // request interceptor / local library scheme come later.
+  var FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
+    "font-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'";
+  var FRAME_RESET = "*{box-sizing:border-box}html,body{margin:0!important;padding:0;overflow:hidden!important;" +
+    "max-width:100%!important}";
+  var frames = {
+    shim: "",                 // th_shim.js text (Python sends it with setFrameRuntime)
+    byName: new Map(),        // name -> {iframe, messageId}
+    vars: new Map(),          // message id -> variables (MvuData) of that message
+    context: { names: {}, chatVars: {}, characterVars: {}, globalVars: {} },
+    reports: [],              // what frames reported (tests, diagnostics)
+    logs: [],                 // frame console lines forwarded by the shim
+    probes: new Map(),
+    probeSeq: 0
+  };
+
+  function isFrontend(text) { return /html>|<head>|<body/.test(text); }
+
+  function rewriteMinHeight(code) {
+    function calc(n) { return "calc(var(--TH-viewport-height) * " + n + " / 100)"; }
+    return code
+      .replace(/(min-height\s*:\s*)(\d+(?:\.\d+)?)vh/gi, function (_, p, n) { return p + calc(n); })
+      .replace(/(\.minHeight\s*=\s*)(['"`])(\d+(?:\.\d+)?)vh\2/g, function (_, p, q, n) { return p + q + calc(n) + q; })
+      .replace(/(setProperty\(\s*(['"`])min-height\2\s*,\s*)(['"`])(\d+(?:\.\d+)?)vh\3/g,
+        function (_, p, q1, q, n) { return p + q + calc(n) + q; });
+  }
+
+  // JSON that is safe inside an inline <script>: no "</script", no "<!--".
+  function scriptJson(value) {
+    return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  }
+
+  function idValue(id) { return /^-?\d+$/.test(String(id)) ? parseInt(id, 10) : String(id); }
+
+  function chatSnapshot(extraItem) {
+    var out = [];
+    var seen = false;
+    byId.forEach(function (el, key) {
+      var it = el.__item || {};
+      if (extraItem && String(extraItem.id) === key) { it = extraItem; seen = true; }
+      out.push({ message_id: idValue(key), role: it.role === "user" ? "user" : (it.role === "draft" ? "system" : "assistant"),
+                 name: it.name || "", is_hidden: false, message: String(it.text || ""), data: frames.vars.get(key) || {} });
+    });
+    if (extraItem && !seen) {
+      out.push({ message_id: idValue(extraItem.id), role: extraItem.role === "user" ? "user" : "assistant",
+                 name: extraItem.name || "", is_hidden: false, message: String(extraItem.text || ""),
+                 data: frames.vars.get(String(extraItem.id)) || {} });
+    }
+    // order as shown
+    var order = Array.prototype.map.call(log.children, function (el) { return el.dataset.id; });
+    out.sort(function (a, b) {
+      var ia = order.indexOf(String(a.message_id)), ib = order.indexOf(String(b.message_id));
+      return (ia < 0 ? 1e9 : ia) - (ib < 0 ? 1e9 : ib);
+    });
+    return out;
+  }
+
+  function buildSrc(name, item, code) {
+    var init = {
+      name: name, messageId: idValue(item.id), chat: chatSnapshot(item),
+      chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
+      globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
+      viewportHeight: window.innerHeight
+    };
+    return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"" + FRAME_CSP + "\">" +
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +
+      "<style>" + FRAME_RESET + "</style>" +
+      "<script>window.__LIYUAN_TH__ = " + scriptJson(init) + ";</scr" + "ipt>" +
+      "<script>" + frames.shim + "</scr" + "ipt>" +
+      "</head><body>" + rewriteMinHeight(code) + "</body></html>";
+  }
+
+  function mountFrames(body, item) {
+    var n = 0;
+    body.querySelectorAll("pre").forEach(function (pre) {
+      var codeEl = pre.querySelector("code");
+      var code = codeEl ? codeEl.textContent : pre.textContent;
+      if (!isFrontend(code)) return;
+      var name = "TH-message--" + String(item.id) + "--" + n++;
+      var wrap = document.createElement("div");
+      wrap.className = "TH-render";
+      pre.parentNode.insertBefore(wrap, pre);
+      wrap.appendChild(pre);
+      pre.hidden = true;
+      var iframe = document.createElement("iframe");
+      iframe.setAttribute("sandbox", "allow-scripts");
+      iframe.setAttribute("name", name);
+      iframe.id = name;
+      iframe.className = "th-frame";
+      iframe.setAttribute("frameborder", "0");
+      iframe.setAttribute("referrerpolicy", "no-referrer");
+      iframe.srcdoc = buildSrc(name, item, code);
+      wrap.appendChild(iframe);
+      frames.byName.set(name, { iframe: iframe, messageId: String(item.id) });
+    });
+  }
+
+  function liveFrames() {
+    var out = [];
+    frames.byName.forEach(function (f, name) {
+      if (!f.iframe.isConnected) { frames.byName.delete(name); return; }
+      out.push({ name: name, frame: f });
+    });
+    return out;
+  }
+
+  function frameBySource(source) {
+    var hit = null;
+    liveFrames().forEach(function (x) { if (x.frame.iframe.contentWindow === source) hit = x; });
+    return hit;
+  }
+
+  function postTo(frame, msg) {
+    try { frame.iframe.contentWindow.postMessage(msg, "*"); } catch (e) { /* gone */ }
+  }
+
+  window.addEventListener("message", function (ev) {
+    var d = ev.data;
+    if (!d || typeof d !== "object" || typeof d.__th !== "string") return;
+    var hit = frameBySource(ev.source);
+    if (!hit) return;   // only our live frames are listened to
+    var name = hit.name, frame = hit.frame;
+    if (d.__th === "height") {
+      var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
+      frame.iframe.style.height = h + "px";
+    } else if (d.__th === "write") {
+      var type = String(d.type || "chat");
+      var vars = d.variables && typeof d.variables === "object" ? d.variables : {};
+      var mid = d.message_id == null ? frame.messageId : String(d.message_id);
+      if (type === "message") {
+        frames.vars.set(mid, vars);
+        liveFrames().forEach(function (x) {   // other frames' caches follow at once (no events)
+          if (x.name !== name) postTo(x.frame, { __th: "cache", message_id: idValue(mid), variables: vars });
+        });
+      } else if (type === "chat") frames.context.chatVars = vars;
+      else if (type === "character") frames.context.characterVars = vars;
+      else if (type === "global") frames.context.globalVars = vars;
+      if (bridge && bridge.frameVariables) {
+        bridge.frameVariables(name, JSON.stringify({ type: type, message_id: type === "message" ? mid : null, variables: vars }));
+      }
+    } else if (d.__th === "report") {
+      frames.reports.push({ name: name, data: d.data });
+    } else if (d.__th === "log") {
+      frames.logs.push({ name: name, level: String(d.level), text: String(d.text) });
+      if (frames.logs.length > 500) frames.logs.shift();
+      if (d.level === "error") console.warn("status bar " + name + ": " + String(d.text));
+    } else if (d.__th === "probe-result") {
+      frames.probes.set(String(d.id), d.text);
+    }
+  });
+
+  window.addEventListener("resize", function () {
+    liveFrames().forEach(function (x) { postTo(x.frame, { __th: "viewport", h: window.innerHeight }); });
+  });
+
   // ---- items --------------------------------------------------------------------------------------------------
   function fmt(key, vars) {
     var s = S[key] != null ? S[key] : key;
@@ -259,6 +423,7 @@
     var role = item.role;
     if (role !== "opening" && role !== "user" && role !== "assistant" && role !== "draft") role = "assistant";
     var el = document.createElement("article");
+    el.__item = item;
     el.className = "msg role-" + role;
     el.dataset.id = String(item.id);
     el.dataset.role = role;
@@ -267,6 +432,8 @@
     var body = document.createElement("div");
     body.className = "body md";
     body.innerHTML = renderText(item.text, { opening: role === "opening" });
+    if (item.variables && typeof item.variables === "object") frames.vars.set(String(item.id), item.variables);
+    mountFrames(body, item);
 
     if (role === "user") {
       var bubble = document.createElement("div");
@@ -481,7 +648,53 @@
 
     scrollToBottom: toBottom,
 
+    /** Status-bar runtime: {shim: th_shim.js text}. Sent by Python before any item. */
+    setFrameRuntime: function (rt) { frames.shim = String((rt && rt.shim) || "").replace(/<\/script/gi, "<\\/script"); },
+
+    /** Names and the non-message variable scopes frames see: {names:{user,char}, chatVars, characterVars, globalVars}. */
+    setFrameContext: function (ctx) {
+      ctx = ctx || {};
+      ["names", "chatVars", "characterVars", "globalVars"].forEach(function (k) {
+        if (ctx[k] && typeof ctx[k] === "object") frames.context[k] = ctx[k];
+      });
+    },
+
+    /** New variables for a message ("*": every frame, each for its own message): update the caches of its live
+     *  frames, then fire mag_variable_update_started, mag_variable_update_ended(new, old), message_updated(id). */
+    pushVariables: function (messageId, variables) {
+      var all = String(messageId) === "*";
+      if (!all) frames.vars.set(String(messageId), variables || {});
+      var count = 0;
+      liveFrames().forEach(function (x) {
+        if (!all && x.frame.messageId !== String(messageId)) return;
+        if (all) frames.vars.set(x.frame.messageId, variables || {});
+        postTo(x.frame, { __th: "sync", message_id: idValue(x.frame.messageId), variables: variables || {} });
+        count++;
+      });
+      return count;
+    },
+
+    /** Deliver an event on the bus of every live frame (or only those of messageId). */
+    emitFrameEvent: function (type, args, messageId) {
+      liveFrames().forEach(function (x) {
+        if (messageId != null && x.frame.messageId !== String(messageId)) return;
+        postTo(x.frame, { __th: "event", type: String(type), args: args || [] });
+      });
+    },
+
     // for tests and diagnostics
+    frameNames: function () { return liveFrames().map(function (x) { return x.name; }); },
+    frameHeight: function (name) { var f = frames.byName.get(name); return f ? f.iframe.getBoundingClientRect().height : -1; },
+    frameReports: function () { return frames.reports.slice(); },
+    frameLogs: function () { return frames.logs.slice(); },
+    /** Ask a frame for the textContent of a selector; read the answer with probeResult(id) (undefined until then). */
+    probeFrame: function (name, selector) {
+      var f = frames.byName.get(name);
+      var id = String(++frames.probeSeq);
+      if (f) postTo(f, { __th: "probe", id: id, selector: String(selector) });
+      return id;
+    },
+    probeResult: function (id) { return frames.probes.has(String(id)) ? frames.probes.get(String(id)) : undefined; },
     renderText: renderText,
     stats: function () {
       return { items: log.children.length, pendingUpdates: state.pendingUpdates, hasOlder: state.hasOlder,

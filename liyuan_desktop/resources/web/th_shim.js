@@ -1,0 +1,507 @@
+/* th_shim.js — Liyuan's own TavernHelper / MVU runtime shim for status-bar frames (our code; facts from
+ * ../shared/design/card-runtime.md §2 and §4).
+ *
+ * Runs first inside every sandboxed status-bar frame (<iframe sandbox="allow-scripts">, opaque origin, no network).
+ * The host page puts the initial state in window.__LIYUAN_TH__ (an inline JSON literal, so everything is
+ * synchronous before the card's own script runs):
+ *   {name, messageId, chat:[{message_id, role, name, is_hidden, message, data}], chatVars, characterVars,
+ *    globalVars, names:{user, char}, viewportHeight}
+ * Host <-> frame protocol: window.postMessage objects with a "__th" key.
+ *   frame -> host: {__th:"height", h} {__th:"write", type, message_id, variables} {__th:"report", data}
+ *                  {__th:"log", level, text} {__th:"probe-result", id, text}
+ *   host -> frame: {__th:"sync", message_id, variables} {__th:"viewport", h} {__th:"probe", id, selector}
+ *                  {__th:"event", type, args}
+ */
+(function () {
+  "use strict";
+  var init = window.__LIYUAN_TH__ || {};
+  var W = window;
+  var host = W.parent;
+
+  function clone(v) { return v === undefined ? undefined : JSON.parse(JSON.stringify(v)); }
+  function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
+  function post(msg) { try { host.postMessage(msg, "*"); } catch (e) { /* no host */ } }
+  function logToHost(level, args) {
+    var text = Array.prototype.map.call(args, function (a) {
+      try { return typeof a === "string" ? a : JSON.stringify(a); } catch (e) { return String(a); }
+    }).join(" ");
+    post({ __th: "log", level: level, text: text });
+  }
+  function stub(name, value) {
+    return function () {
+      logToHost("info", ["[th_shim] card called unsupported " + name + "()"]);
+      return typeof value === "function" ? value.apply(null, arguments) : value;
+    };
+  }
+
+  // ---- cache -----------------------------------------------------------------------------------------------------
+  var cache = {
+    name: String(init.name || W.name || ""),
+    chat: Array.isArray(init.chat) ? init.chat : [],
+    chat_vars: isObj(init.chatVars) ? init.chatVars : {},
+    character_vars: isObj(init.characterVars) ? init.characterVars : {},
+    global_vars: isObj(init.globalVars) ? init.globalVars : {},
+    names: init.names || {},
+    script_vars: {}
+  };
+  var currentId = init.messageId;
+
+  function sameId(a, b) { return String(a) === String(b); }
+  function findMessage(id, allowMissing) {
+    var chat = cache.chat;
+    if (id === undefined || id === null || id === "latest") {
+      for (var i = chat.length - 1; i >= 0; i--) if (chat[i].role !== "system") return chat[i];
+      if (allowMissing) return null;
+      throw new Error("no message");
+    }
+    for (var j = 0; j < chat.length; j++) if (sameId(chat[j].message_id, id)) return chat[j];
+    if (typeof id === "number" && id < 0 && -id <= chat.length) return chat[chat.length + id];
+    if (allowMissing) return null;
+    throw new Error("message_id " + id + " out of range");
+  }
+  function ensureMessage(id) {
+    var m = findMessage(id, true);
+    if (!m) {
+      m = { message_id: id == null || id === "latest" ? currentId : id, role: "assistant", name: "", is_hidden: false,
+            message: "", data: {} };
+      cache.chat.push(m);
+    }
+    return m;
+  }
+  function scopeOf(option) {
+    option = option || { type: "chat" };
+    return option.type || "chat";
+  }
+  function readScope(option) {
+    var type = scopeOf(option);
+    if (type === "message") { var m = findMessage(option.message_id, true); return m ? (m.data || {}) : {}; }
+    if (type === "chat") return cache.chat_vars;
+    if (type === "character") return cache.character_vars;
+    if (type === "global") return cache.global_vars;
+    if (type === "script") return cache.script_vars;
+    return {};  // preset, extension: not kept
+  }
+  function writeScope(vars, option) {
+    var type = scopeOf(option);
+    vars = isObj(vars) ? vars : {};
+    var messageId = null;
+    if (type === "message") {
+      var m = ensureMessage(option && option.message_id);
+      m.data = vars; messageId = m.message_id;
+    } else if (type === "chat") cache.chat_vars = vars;
+    else if (type === "character") cache.character_vars = vars;
+    else if (type === "global") cache.global_vars = vars;
+    else if (type === "script") { cache.script_vars = vars; return; }
+    else { logToHost("info", ["[th_shim] variables of type " + type + " are not kept"]); return; }
+    post({ __th: "write", type: type, message_id: messageId, variables: clone(vars) });
+  }
+
+  function getVariables(option) { return clone(readScope(option || { type: "chat" })); }
+  function replaceVariables(vars, option) { writeScope(clone(vars), option || { type: "chat" }); }
+  function updateVariablesWith(updater, option) {
+    option = option || { type: "chat" };
+    var vars = getVariables(option);
+    var out = updater(vars);
+    if (out && typeof out.then === "function") {
+      return out.then(function (r) { var v = r === undefined ? vars : r; replaceVariables(v, option); return getVariables(option); });
+    }
+    replaceVariables(out === undefined ? vars : out, option);
+    return getVariables(option);
+  }
+  function mergeInto(dst, src, onlyMissing) {
+    Object.keys(src || {}).forEach(function (k) {
+      var s = src[k];
+      if (isObj(s) && isObj(dst[k])) mergeInto(dst[k], s, onlyMissing);
+      else if (!onlyMissing || !(k in dst)) dst[k] = clone(s);
+    });
+    return dst;
+  }
+  function insertOrAssignVariables(vars, option) {
+    return updateVariablesWith(function (v) { return mergeInto(v, vars, false); }, option);
+  }
+  function insertVariables(vars, option) {
+    return updateVariablesWith(function (v) { return mergeInto(v, vars, true); }, option);
+  }
+  function splitPath(path) {
+    return String(path).replace(/\[(\w+)\]/g, ".$1").split(".").filter(function (p) { return p !== ""; });
+  }
+  function getPath(obj, path) {
+    var parts = splitPath(path), cur = obj;
+    for (var i = 0; i < parts.length; i++) { if (cur == null) return undefined; cur = cur[parts[i]]; }
+    return cur;
+  }
+  function hasPath(obj, path) {
+    var parts = splitPath(path), cur = obj;
+    for (var i = 0; i < parts.length; i++) {
+      if (cur == null || typeof cur !== "object" || !(parts[i] in cur)) return false;
+      cur = cur[parts[i]];
+    }
+    return true;
+  }
+  function setPath(obj, path, value) {
+    var parts = splitPath(path), cur = obj;
+    for (var i = 0; i < parts.length - 1; i++) {
+      if (cur[parts[i]] == null || typeof cur[parts[i]] !== "object") cur[parts[i]] = {};
+      cur = cur[parts[i]];
+    }
+    cur[parts[parts.length - 1]] = value;
+  }
+  function deleteVariable(path, option) {
+    option = option || { type: "chat" };
+    var vars = getVariables(option), parts = splitPath(path), cur = vars, occurred = false;
+    for (var i = 0; i < parts.length - 1 && cur != null; i++) cur = cur[parts[i]];
+    if (cur != null && typeof cur === "object" && parts[parts.length - 1] in cur) {
+      if (Array.isArray(cur)) cur.splice(+parts[parts.length - 1], 1); else delete cur[parts[parts.length - 1]];
+      occurred = true;
+      replaceVariables(vars, option);
+    }
+    return { variables: vars, delete_occurred: occurred };
+  }
+  function getAllVariables() {
+    var out = Object.assign({}, clone(cache.global_vars), clone(cache.character_vars), clone(cache.chat_vars));
+    for (var i = 0; i < cache.chat.length; i++) {
+      Object.assign(out, clone(cache.chat[i].data || {}));
+      if (sameId(cache.chat[i].message_id, currentId)) break;
+    }
+    return out;
+  }
+
+  // ---- messages ----------------------------------------------------------------------------------------------------
+  function toChatMessage(m) {
+    return { message_id: m.message_id, name: m.name || "", role: m.role || "assistant", is_hidden: !!m.is_hidden,
+             message: m.message || "", data: clone(m.data || {}), extra: {} };
+  }
+  function getChatMessages(range, opts) {
+    opts = opts || {};
+    var chat = cache.chat, picked;
+    var r = typeof range === "string" ? substitudeMacros(range) : range;
+    var mm = typeof r === "string" && r.match(/^\s*(-?\d+)\s*-\s*(-?\d+)\s*$/);
+    if (mm) {
+      var a = +mm[1], b = +mm[2];
+      picked = chat.filter(function (m, i) { var id = typeof m.message_id === "number" ? m.message_id : i; return id >= a && id <= b; });
+    } else {
+      var m = findMessage(typeof r === "string" && /^-?\d+$/.test(r.trim()) ? +r : r, true);
+      picked = m ? [m] : [];
+    }
+    if (opts.role && opts.role !== "all") picked = picked.filter(function (m) { return m.role === opts.role; });
+    if (opts.hide_state === "hidden") picked = picked.filter(function (m) { return m.is_hidden; });
+    if (opts.hide_state === "unhidden") picked = picked.filter(function (m) { return !m.is_hidden; });
+    return picked.map(function (m) {
+      var cm = toChatMessage(m);
+      if (opts.include_swipes) { cm.swipe_id = 0; cm.swipes = [cm.message]; cm.swipes_data = [clone(cm.data)]; cm.swipes_info = [{}]; }
+      return cm;
+    });
+  }
+  function getIframeName() { return cache.name; }
+  function getCurrentMessageId() {
+    var m = cache.name.match(/^TH-message--(.+)--\d+$/);
+    if (!m) throw new Error("not a message iframe: " + cache.name);
+    return /^-?\d+$/.test(m[1]) ? +m[1] : m[1];
+  }
+  function getMessageId(name) {
+    var m = String(name).match(/^TH-message--(.+)--\d+$/);
+    if (!m) throw new Error("not a message iframe: " + name);
+    return /^-?\d+$/.test(m[1]) ? +m[1] : m[1];
+  }
+  function getLastMessageId() {
+    var last = cache.chat[cache.chat.length - 1];
+    if (!last) return -1;
+    return typeof last.message_id === "number" ? last.message_id : cache.chat.length - 1;
+  }
+
+  // ---- macros ------------------------------------------------------------------------------------------------------
+  function substitudeMacros(text) {
+    var user = cache.names.user || "User", ch = cache.names.char || "Character";
+    return String(text)
+      .replace(/\{\{user\}\}|<user>/gi, user)
+      .replace(/\{\{char\}\}|<char>/gi, ch)
+      .replace(/\{\{lastMessageId\}\}/g, String(getLastMessageId()))
+      .replace(/\{\{(get|format)_(message|chat|character|global)_variable::([^}]+)\}\}/g, function (_, kind, type, path) {
+        var v = getPath(readScope({ type: type }), path.trim());
+        if (v === undefined) return "";
+        return typeof v === "string" ? v : JSON.stringify(v, null, kind === "format" ? 2 : 0);
+      });
+  }
+
+  // ---- events --------------------------------------------------------------------------------------------------
+  var listeners = {};
+  function list(type) { return listeners[type] || (listeners[type] = []); }
+  function eventOn(type, fn) { list(type).push({ fn: fn, once: false }); return { stop: function () { eventRemoveListener(type, fn); } }; }
+  function eventOnce(type, fn) { list(type).push({ fn: fn, once: true }); return { stop: function () { eventRemoveListener(type, fn); } }; }
+  function eventMakeFirst(type, fn) { eventRemoveListener(type, fn); list(type).unshift({ fn: fn, once: false }); return { stop: function () { eventRemoveListener(type, fn); } }; }
+  function eventMakeLast(type, fn) { eventRemoveListener(type, fn); return eventOn(type, fn); }
+  function eventRemoveListener(type, fn) { listeners[type] = list(type).filter(function (l) { return l.fn !== fn; }); }
+  function eventClearEvent(type) { delete listeners[type]; }
+  function eventClearListener(fn) { Object.keys(listeners).forEach(function (t) { eventRemoveListener(t, fn); }); }
+  function eventClearAll() { listeners = {}; }
+  function emitLocal(type, args) {
+    var ls = list(type).slice(), results = [];
+    listeners[type] = list(type).filter(function (l) { return !l.once; });
+    ls.forEach(function (l) {
+      try { results.push(l.fn.apply(null, args)); }
+      catch (e) { logToHost("error", ["[th_shim] listener of " + type + " failed: " + (e && e.stack || e)]); }
+    });
+    return results;
+  }
+  function eventEmit(type) {
+    var args = Array.prototype.slice.call(arguments, 1);
+    return Promise.all(emitLocal(type, args)).then(function () {});
+  }
+  function eventEmitAndWait(type) { emitLocal(type, Array.prototype.slice.call(arguments, 1)); }
+
+  var tavern_events = {
+    APP_READY: "app_ready", EXTRAS_CONNECTED: "extras_connected", MESSAGE_SWIPED: "message_swiped",
+    MESSAGE_SENT: "message_sent", MESSAGE_RECEIVED: "message_received", MESSAGE_EDITED: "message_edited",
+    MESSAGE_DELETED: "message_deleted", MESSAGE_UPDATED: "message_updated", MESSAGE_FILE_EMBEDDED: "message_file_embedded",
+    MESSAGE_SWIPE_DELETED: "message_swipe_deleted", MORE_MESSAGES_LOADED: "more_messages_loaded",
+    IMPERSONATE_READY: "impersonate_ready", CHAT_CHANGED: "chat_id_changed", GENERATION_AFTER_COMMANDS: "GENERATION_AFTER_COMMANDS",
+    GENERATION_STARTED: "generation_started", GENERATION_STOPPED: "generation_stopped", GENERATION_ENDED: "generation_ended",
+    EXTENSIONS_FIRST_LOAD: "extensions_first_load", EXTENSION_SETTINGS_LOADED: "extension_settings_loaded",
+    SETTINGS_LOADED: "settings_loaded", SETTINGS_UPDATED: "settings_updated", GROUP_UPDATED: "group_updated",
+    MOVABLE_PANELS_RESET: "movable_panels_reset", SETTINGS_LOADED_BEFORE: "settings_loaded_before",
+    SETTINGS_LOADED_AFTER: "settings_loaded_after", CHATCOMPLETION_SOURCE_CHANGED: "chatcompletion_source_changed",
+    CHATCOMPLETION_MODEL_CHANGED: "chatcompletion_model_changed", OAI_PRESET_CHANGED_BEFORE: "oai_preset_changed_before",
+    OAI_PRESET_CHANGED_AFTER: "oai_preset_changed_after", OAI_PRESET_EXPORT_READY: "oai_preset_export_ready",
+    OAI_PRESET_IMPORT_READY: "oai_preset_import_ready", WORLDINFO_SETTINGS_UPDATED: "worldinfo_settings_updated",
+    WORLDINFO_UPDATED: "worldinfo_updated", CHARACTER_EDITED: "character_edited", CHARACTER_PAGE_LOADED: "character_page_loaded",
+    CHARACTER_GROUP_OVERLAY_STATE_CHANGE_BEFORE: "character_group_overlay_state_change_before",
+    CHARACTER_GROUP_OVERLAY_STATE_CHANGE_AFTER: "character_group_overlay_state_change_after",
+    USER_MESSAGE_RENDERED: "user_message_rendered", CHARACTER_MESSAGE_RENDERED: "character_message_rendered",
+    FORCE_SET_BACKGROUND: "force_set_background", CHAT_DELETED: "chat_deleted", CHAT_CREATED: "chat_created",
+    GROUP_CHAT_DELETED: "group_chat_deleted", GROUP_CHAT_CREATED: "group_chat_created",
+    GENERATE_BEFORE_COMBINE_PROMPTS: "generate_before_combine_prompts", GENERATE_AFTER_COMBINE_PROMPTS: "generate_after_combine_prompts",
+    GENERATE_AFTER_DATA: "generate_after_data", GROUP_MEMBER_DRAFTED: "group_member_drafted",
+    WORLD_INFO_ACTIVATED: "world_info_activated", TEXT_COMPLETION_SETTINGS_READY: "text_completion_settings_ready",
+    CHAT_COMPLETION_SETTINGS_READY: "chat_completion_settings_ready", CHAT_COMPLETION_PROMPT_READY: "chat_completion_prompt_ready",
+    CHARACTER_FIRST_MESSAGE_SELECTED: "character_first_message_selected", CHARACTER_DELETED: "characterDeleted",
+    CHARACTER_DUPLICATED: "character_duplicated", STREAM_TOKEN_RECEIVED: "stream_token_received",
+    FILE_ATTACHMENT_DELETED: "file_attachment_deleted", WORLDINFO_FORCE_ACTIVATE: "worldinfo_force_activate",
+    OPEN_CHARACTER_LIBRARY: "open_character_library", ONLINE_STATUS_CHANGED: "online_status_changed",
+    IMAGE_SWIPED: "image_swiped", CONNECTION_PROFILE_LOADED: "connection_profile_loaded",
+    TOOL_CALLS_PERFORMED: "tool_calls_performed", TOOL_CALLS_RENDERED: "tool_calls_rendered"
+  };
+  var iframe_events = {
+    MESSAGE_IFRAME_RENDER_STARTED: "message_iframe_render_started",
+    MESSAGE_IFRAME_RENDER_ENDED: "message_iframe_render_ended",
+    GENERATION_STARTED: "js_generation_started",
+    STREAM_TOKEN_RECEIVED_FULLY: "js_stream_token_received_fully",
+    STREAM_TOKEN_RECEIVED_INCREMENTALLY: "js_stream_token_received_incrementally",
+    GENERATION_ENDED: "js_generation_ended"
+  };
+
+  // ---- MVU ---------------------------------------------------------------------------------------------------------
+  function unwrap(v) { return Array.isArray(v) && v.length === 2 && typeof v[1] === "string" ? v[0] : v; }
+  var Mvu = {
+    events: {
+      VARIABLE_INITIALIZED: "mag_variable_initialized",
+      VARIABLE_UPDATE_STARTED: "mag_variable_update_started",
+      COMMAND_PARSED: "mag_command_parsed",
+      VARIABLE_UPDATE_ENDED: "mag_variable_update_ended",
+      BEFORE_MESSAGE_UPDATE: "mag_before_message_update",
+      SINGLE_VARIABLE_UPDATED: "mag_variable_updated"
+    },
+    getMvuData: function (option) { return getVariables(option || { type: "message" }); },
+    replaceMvuData: function (data, option) { replaceVariables(data, option || { type: "message" }); return Promise.resolve(); },
+    getCurrentMvuData: function () { return getVariables({ type: "message" }); },
+    replaceCurrentMvuData: function (data) { replaceVariables(data, { type: "message" }); return Promise.resolve(); },
+    parseMessage: function (text, oldData) {
+      logToHost("info", ["[th_shim] Mvu.parseMessage is not supported; data returned unchanged"]);
+      return Promise.resolve(clone(oldData));
+    },
+    isDuringExtraAnalysis: function () { return false; },
+    reloadInitVar: function () { return Promise.resolve(false); },
+    getMvuVariable: function (data, path, opts) {
+      opts = opts || {};
+      var cat = opts.category === "display" ? "display_data" : opts.category === "delta" ? "delta_data" : "stat_data";
+      var v = getPath((data || {})[cat], path);
+      return v === undefined ? opts.default_value : unwrap(v);
+    },
+    setMvuVariable: function (data, path, value) {
+      if (!data || !data.stat_data || !hasPath(data.stat_data, path)) return Promise.resolve(false);
+      var old = getPath(data.stat_data, path);
+      if (Array.isArray(old) && old.length === 2 && typeof old[1] === "string") {
+        old[0] = typeof old[0] === "number" ? Number(value) : value;
+      } else {
+        setPath(data.stat_data, path, typeof old === "number" ? Number(value) : value);
+      }
+      return Promise.resolve(true);
+    },
+    getRecordFromMvuData: function (data, category) {
+      var cat = category === "display" ? "display_data" : category === "delta" ? "delta_data" : "stat_data";
+      return (data || {})[cat] || {};
+    }
+  };
+
+  // ---- storage polyfill (in memory; per-card persistence comes later) ----------------------------------------
+  function MemoryStorage() { this._d = {}; }
+  MemoryStorage.prototype = {
+    getItem: function (k) { k = String(k); return Object.prototype.hasOwnProperty.call(this._d, k) ? this._d[k] : null; },
+    setItem: function (k, v) { this._d[String(k)] = String(v); },
+    removeItem: function (k) { delete this._d[String(k)]; },
+    clear: function () { this._d = {}; },
+    key: function (i) { return Object.keys(this._d)[i] === undefined ? null : Object.keys(this._d)[i]; },
+    get length() { return Object.keys(this._d).length; }
+  };
+  ["localStorage", "sessionStorage"].forEach(function (n) {
+    var ok = false;
+    try { ok = !!W[n]; } catch (e) { ok = false; }
+    if (!ok) {
+      var s = new MemoryStorage();
+      try { Object.defineProperty(W, n, { configurable: true, get: function () { return s; } }); } catch (e) { /* keep */ }
+    }
+  });
+
+  // ---- misc --------------------------------------------------------------------------------------------------
+  var toastr = {};
+  ["success", "info", "warning", "error", "clear", "remove"].forEach(function (k) {
+    toastr[k] = function (msg, title) { logToHost("info", ["[toastr." + k + "]", title || "", msg || ""]); return {}; };
+  });
+  toastr.options = {};
+
+  function errorCatched(fn) {
+    return function () {
+      try {
+        var r = fn.apply(this, arguments);
+        if (r && typeof r.catch === "function") {
+          return r.catch(function (e) { toastr.error(String(e && e.stack || e)); throw e; });
+        }
+        return r;
+      } catch (e) { toastr.error(String(e && e.stack || e)); throw e; }
+    };
+  }
+  function waitGlobalInitialized(name) {
+    if (name === "Mvu") return Promise.resolve(Mvu);
+    if (W[name] !== undefined) return Promise.resolve(W[name]);
+    return new Promise(function (resolve) {
+      eventOnce("global_" + name + "_initialized", function () { resolve(W[name]); });
+    });
+  }
+  function initializeGlobal(name, value) { W[name] = value; eventEmit("global_" + name + "_initialized"); }
+
+  function context() {
+    var ctx = {
+      chat: cache.chat.map(function (m) {
+        return { name: m.name, is_user: m.role === "user", is_system: m.role === "system", mes: m.message,
+                 variables: [clone(m.data || {})], swipe_id: 0 };
+      }),
+      name1: cache.names.user || "User", name2: cache.names.char || "Character",
+      characterId: init.characterId != null ? init.characterId : 0,
+      chatMetadata: { variables: clone(cache.chat_vars) },
+      getCurrentChatId: function () { return init.chatId || ""; },
+      eventSource: { on: eventOn, once: eventOnce, emit: eventEmit, removeListener: eventRemoveListener },
+      eventTypes: tavern_events
+    };
+    ctx.getContext = function () { return context(); };
+    return ctx;
+  }
+
+  var api = {
+    getVariables: getVariables, replaceVariables: replaceVariables, updateVariablesWith: updateVariablesWith,
+    insertOrAssignVariables: insertOrAssignVariables, insertVariables: insertVariables, deleteVariable: deleteVariable,
+    getAllVariables: getAllVariables, getChatMessages: getChatMessages, getCurrentMessageId: getCurrentMessageId,
+    getLastMessageId: getLastMessageId, getIframeName: getIframeName, getMessageId: getMessageId,
+    eventOn: eventOn, eventOnce: eventOnce, eventMakeFirst: eventMakeFirst, eventMakeLast: eventMakeLast,
+    eventEmit: eventEmit, eventEmitAndWait: eventEmitAndWait, eventRemoveListener: eventRemoveListener,
+    eventClearEvent: eventClearEvent, eventClearListener: eventClearListener, eventClearAll: eventClearAll,
+    tavern_events: tavern_events, iframe_events: iframe_events, Mvu: Mvu, waitGlobalInitialized: waitGlobalInitialized,
+    initializeGlobal: initializeGlobal, substitudeMacros: substitudeMacros, errorCatched: errorCatched, toastr: toastr,
+    getTavernHelperVersion: function () { return "4.0.0"; },
+    registerVariableSchema: function () {},
+    // safe stubs (§4.3): they log what the card asked for
+    triggerSlash: stub("triggerSlash", function () { return Promise.resolve(""); }),
+    generate: stub("generate", function () { return Promise.reject(new Error("generate is not available")); }),
+    generateRaw: stub("generateRaw", function () { return Promise.reject(new Error("generateRaw is not available")); }),
+    setChatMessages: stub("setChatMessages", function (msgs) {
+      (msgs || []).forEach(function (m) {
+        var t = findMessage(m.message_id, true);
+        if (t && m.data) { t.data = clone(m.data); post({ __th: "write", type: "message", message_id: t.message_id, variables: clone(m.data) }); }
+        if (t && typeof m.message === "string") t.message = m.message;
+      });
+      return Promise.resolve();
+    }),
+    createChatMessages: stub("createChatMessages", function () { return Promise.resolve(); }),
+    deleteChatMessages: stub("deleteChatMessages", function () { return Promise.resolve(); }),
+    getLorebooks: stub("getLorebooks", function () { return []; }),
+    getCharLorebooks: stub("getCharLorebooks", function () { return { primary: null, additional: [] }; }),
+    getLorebookEntries: stub("getLorebookEntries", function () { return Promise.resolve([]); }),
+    getWorldbook: stub("getWorldbook", function () { return Promise.resolve([]); }),
+    getWorldbookNames: stub("getWorldbookNames", function () { return []; }),
+    getCharWorldbookNames: stub("getCharWorldbookNames", function () { return { primary: null, additional: [] }; }),
+    getPreset: stub("getPreset", function () { return {}; }),
+    getCharData: stub("getCharData", null),
+    getCharAvatarPath: stub("getCharAvatarPath", null),
+    getTavernRegexes: stub("getTavernRegexes", function () { return []; }),
+    formatAsTavernRegexedString: function (text) { return String(text); },
+    playAudio: stub("playAudio"), pauseAudio: stub("pauseAudio"),
+    getButtonEvent: function (name) { return "button_" + name; },
+    replaceScriptButtons: stub("replaceScriptButtons"), getScriptButtons: stub("getScriptButtons", function () { return []; }),
+    reloadIframe: function () { logToHost("info", ["[th_shim] reloadIframe is not supported yet"]); },
+    getExtensionType: stub("getExtensionType", null),
+    isAdmin: function () { return false; },
+    __liyuanReport: function (data) { post({ __th: "report", data: clone(data) }); }
+  };
+  Object.keys(api).forEach(function (k) { W[k] = api[k]; });
+  W.TavernHelper = api;
+  Object.defineProperty(W, "SillyTavern", { configurable: true, get: context });
+
+  // ---- host messages ---------------------------------------------------------------------------------------------
+  W.addEventListener("message", function (ev) {
+    if (ev.source !== host) return;
+    var d = ev.data;
+    if (!d || typeof d !== "object" || !d.__th) return;
+    if (d.__th === "sync") {
+      var m = ensureMessage(d.message_id);
+      var old = clone(m.data || {});
+      m.data = clone(d.variables || {});
+      var fresh = clone(m.data);
+      emitLocal(Mvu.events.VARIABLE_UPDATE_STARTED, [fresh]);
+      emitLocal(Mvu.events.VARIABLE_UPDATE_ENDED, [fresh, old]);
+      emitLocal(tavern_events.MESSAGE_UPDATED, [m.message_id]);
+    } else if (d.__th === "cache") {
+      var t = ensureMessage(d.message_id);
+      t.data = clone(d.variables || {});
+    } else if (d.__th === "viewport") {
+      document.documentElement.style.setProperty("--TH-viewport-height", d.h + "px");
+    } else if (d.__th === "event") {
+      emitLocal(String(d.type), d.args || []);
+    } else if (d.__th === "probe") {
+      var el = null;
+      try { el = document.querySelector(d.selector); } catch (e) { el = null; }
+      post({ __th: "probe-result", id: d.id, text: el ? el.textContent : null });
+    }
+  });
+
+  // ---- errors and height -----------------------------------------------------------------------------------------
+  W.addEventListener("error", function (ev) {
+    logToHost("error", ["[card] " + (ev.message || "error") + (ev.lineno ? " (line " + ev.lineno + ")" : "")]);
+  });
+  W.addEventListener("unhandledrejection", function (ev) {
+    logToHost("error", ["[card] unhandled rejection: " + (ev.reason && ev.reason.stack || ev.reason)]);
+  });
+  document.documentElement.style.setProperty("--TH-viewport-height", (init.viewportHeight || 600) + "px");
+  var lastH = -1, scheduled = false;
+  function reportHeight() {
+    scheduled = false;
+    if (!document.body) return;
+    var h = Math.ceil(document.body.scrollHeight);
+    if (h !== lastH) { lastH = h; post({ __th: "height", h: h }); }
+  }
+  function scheduleHeight() {
+    if (scheduled) return;
+    scheduled = true;
+    (W.requestAnimationFrame || setTimeout)(reportHeight);
+    setTimeout(reportHeight, 50);  // rAF may not run in a hidden page
+  }
+  function watch() {
+    scheduleHeight();
+    if (W.ResizeObserver && document.body) new W.ResizeObserver(scheduleHeight).observe(document.body);
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    watch();
+    emitLocal(iframe_events.MESSAGE_IFRAME_RENDER_STARTED, [cache.name]);
+  });
+  W.addEventListener("load", function () {
+    scheduleHeight();
+    emitLocal(iframe_events.MESSAGE_IFRAME_RENDER_ENDED, [cache.name]);
+  });
+})();
