@@ -27,13 +27,17 @@ def add_card_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
     im = cs.add_parser("import", help="把角色卡导入资料库，打印卡的文件夹")
     im.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     im.add_argument("--allow-scripts", action="store_true", help="允许这张卡的正则脚本运行（默认不允许；窗口导入时会问）")
+    pv = cs.add_parser("preview", help="离屏渲染开场白和它的状态栏（给卡作者）：截图并报告 frames/errors/blocked/height_px")
+    pv.add_argument("file", help="角色卡文件（.png / .json / .charx）")
+    pv.add_argument("--screenshot", help="截图保存到这个 PNG")
+    pv.add_argument("--json", action="store_true", help="输出 JSON：{frames, errors, blocked, height_px}")
     ex = cs.add_parser("export", help="把资料库里的卡（或一个卡文件）导出为 PNG 或 JSON")
     ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
     ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
@@ -103,6 +107,17 @@ def run_card(args: argparse.Namespace) -> int:
             card = load_card(args.file)
             info = inspect_loaded(card)
             print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
+            return 0
+        if cmd == "preview":
+            from .ui.preview import run_preview
+
+            info = run_preview(args.file, args.screenshot)
+            if args.json:
+                print(json.dumps(info, ensure_ascii=False))
+            else:
+                print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
+                for e in info["errors"]:
+                    print(f"  错误：{e}")
             return 0
         if cmd == "import":
             from .core.library import import_card

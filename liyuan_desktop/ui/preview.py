@@ -1,0 +1,76 @@
+"""``liyuan card preview FILE --screenshot OUT.png [--json]``: render a card's opening with its status bar from the
+initial variables, offscreen, and report ``{"frames", "errors", "blocked", "height_px"}`` — for card authors.
+
+The card's display regex scripts run (a preview is the author's own card), the opening carries the MVU tree from
+its [InitVar] entries, and the real conversation view renders it. ``errors`` are the frames' console errors and
+uncaught exceptions; ``blocked`` lists what the frames' policy refused (CSP violations reported by the shim).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Optional
+
+
+def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0) -> dict[str, Any]:
+    """Render and report (see the module doc). Raises CardError for a file that is not a card."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("LIYUAN_HOME", tempfile.mkdtemp(prefix="liyuan-preview-"))
+    from ..app import _prepare_env, make_loop
+
+    _prepare_env()
+    from PySide6 import QtWebEngineWidgets  # noqa: F401
+    from PySide6.QtWidgets import QApplication
+
+    from ..core.cards import load_card
+    from ..core.chat import Chat
+    from ..core.llm.replay import ReplayModel
+    from ..core.regex_scripts import scripts_from_card
+    from .conversation import ConversationView
+
+    card = load_card(card_file)  # CardError before any window
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    loop = make_loop(app)
+    asyncio.set_event_loop(loop)
+    d = Path(os.environ["LIYUAN_HOME"]) / "preview"
+    chat = Chat.create(d, card, ReplayModel(actor=[]))
+    chat.scripts = scripts_from_card(card.raw)
+    items = chat.transcript()
+    view = ConversationView()
+    view.resize(900, 1200)
+    view.show()
+    result: dict[str, Any] = {}
+
+    async def go() -> None:
+        end = loop.time() + timeout
+        while not view.is_ready() and loop.time() < end:
+            await asyncio.sleep(0.05)
+        view.show_chat()
+        view.set_frame_context(user=chat.persona, char=card.name) if hasattr(view, "set_frame_context") else None
+        view.set_transcript([dict(it, text=chat.display_text(it, len(items) - 1 - i)) for i, it in enumerate(items)], False)
+        await asyncio.sleep(2.5)  # frames load, run their scripts and report their heights
+        box: list = []
+        view.eval_js("JSON.stringify({names: window.liyuan.frameNames(), heights: window.liyuan.frameNames().map(n => window.liyuan.frameHeight(n)), logs: window.liyuan.frameLogs()})", box.append)
+        while not box and loop.time() < end:
+            await asyncio.sleep(0.05)
+        data = json.loads(box[0]) if box else {"names": [], "heights": [], "logs": []}
+        logs = data.get("logs") or []
+        result.update({
+            "frames": len(data.get("names") or []),
+            "errors": [x["text"] for x in logs if x.get("level") in ("error", "uncaught")],
+            "blocked": [x["text"] for x in logs if "Content Security Policy" in x.get("text", "") or x.get("level") == "blocked"],
+            "height_px": [round(h) for h in data.get("heights") or []],
+        })
+        if screenshot:
+            view.scroll_to_bottom()  # the bar sits under the opening
+            await asyncio.sleep(0.4)
+            view.grab().save(screenshot)
+
+    with loop:
+        loop.run_until_complete(go())
+    return result
