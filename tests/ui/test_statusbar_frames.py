@@ -242,3 +242,42 @@ def test_real_classic_bar_lili(qtbot, view):
     assert h > 100
     errors = [entry for entry in js_json(qtbot, view, "liyuan.frameLogs()") if entry["level"] == "error"]
     assert errors == []
+
+
+ATTACKS = """```html
+<body><img id="beacon" src="http://127.0.0.1:9/beacon.gif"><script>
+  var r = {};
+  function done() { if (Object.keys(r).length >= 8) __liyuanReport(r); }
+  var x = new XMLHttpRequest();
+  try { x.open('GET', 'http://example.invalid/'); x.onerror = function () { r.xhr = 'blocked'; done(); };
+        x.onload = function () { r.xhr = 'ok'; done(); }; x.send(); } catch (e) { r.xhr = 'blocked:' + e.name; }
+  try { var ws = new WebSocket('ws://127.0.0.1:9/'); ws.onerror = function () { r.ws = 'blocked'; done(); };
+        ws.onopen = function () { r.ws = 'ok'; done(); }; } catch (e) { r.ws = 'blocked:' + e.name; }
+  fetch('file:///etc/passwd').then(function () { r.file = 'ok'; done(); }, function (e) { r.file = 'blocked:' + e.name; done(); });
+  try { top.location = 'http://example.invalid/'; r.top = 'no error'; } catch (e) { r.top = 'blocked:' + e.name; }
+  try { r.popup = window.open('http://example.invalid/') === null ? 'blocked:null' : 'opened'; } catch (e) { r.popup = 'blocked:' + e.name; }
+  r.bridge = (typeof qt === 'undefined' && typeof QWebChannel === 'undefined') ? 'absent' : 'present';
+  var img = document.getElementById('beacon');
+  r.beacon = (img.complete && img.naturalWidth > 0) ? 'loaded' : 'not loaded';
+  try { r.otherStorage = String(parent.localStorage.length); } catch (e) { r.otherStorage = 'blocked:' + e.name; }
+  setTimeout(done, 1500);
+</script></body>
+```"""
+
+
+def test_frame_attacks_fail_safely(qtbot, view):
+    """Each attempt from inside a status-bar frame fails and the frame learns it failed; nothing leaves the machine
+    (the network here is closed anyway — the point is that the frame's policy refuses before trying)."""
+    view.set_transcript([item(11, ATTACKS)], False)
+    rep = wait_report(qtbot, view, "TH-message--11--0", lambda r: len(r) >= 8, timeout=15.0)
+    print("attack report:", rep)
+    assert rep["xhr"].startswith("blocked")
+    assert rep["ws"].startswith("blocked")
+    assert rep["file"].startswith("blocked")
+    assert rep["popup"].startswith("blocked")          # no allow-popups
+    assert rep["top"].startswith("blocked")            # no allow-top-navigation
+    assert rep["bridge"] == "absent"                   # the host's QWebChannel is out of reach
+    assert rep["beacon"] == "not loaded"               # CSP img-src data:
+    assert rep["otherStorage"].startswith("blocked")   # no reaching the host's (or another card's) storage
+    # top navigation (no allow-top-navigation) never moved the host page
+    assert js(qtbot, view, "location.href").startswith(view.host_url.toString().split("#")[0][:20])
