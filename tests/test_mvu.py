@@ -385,3 +385,35 @@ async def test_chat_keeps_the_variable_tree_in_the_snapshot(tmp_path):
     assert snap.model_dump()["mvu"]["stat_data"]["角色"]["好感"] == [15, "对用户的好感"]
     r2 = await chat.send("二")
     assert "15" in r2.scribe.user
+
+
+async def test_bar_values_follow_the_branch(tmp_path):
+    """Values after beat 2, then beat 2 regenerated with a different patch, then back to the first branch: the
+    transcript (what the bars are built from) carries each branch's own values."""
+    import json as _json
+
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": _json.dumps({"好感": 10}),
+                         "enabled": False, "insertion_order": 100, "extensions": {}}]}
+    card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "测", "first_mes": "你好。", "character_book": book}},
+                          str(tmp_path / "card.json"))
+    w = lambda t: {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": t}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    model = ReplayModel(actor=[w("一。"), seal, w("二。"), seal, w("二（重来）。"), seal],
+                        scribe=['{"patch": {}, "mvu_patch": {"好感": 15}}', '{"patch": {}, "mvu_patch": {"好感": 20}}',
+                                '{"patch": {}, "mvu_patch": {"好感": 30}}'])
+    chat = Chat.create(tmp_path / "c", card, model)
+    await chat.send("一")
+    await chat.send("二")
+    first_leaf = chat.tree.leaf_id
+    bar = lambda: [i["variables"]["stat_data"]["好感"] for i in chat.transcript() if "variables" in i]
+    assert bar() == [10, 15, 20]
+    await chat.regenerate()
+    assert bar() == [10, 15, 30]
+    chat.tree.set_leaf(first_leaf)
+    chat.tree.commit()
+    assert bar() == [10, 15, 20]
+    assert chat.current_mvu().stat_data["好感"] == 20
