@@ -232,8 +232,8 @@
   // variables inline as a JSON literal) first, then the card's HTML. The code text is the block's textContent, i.e.
   // the item's raw text between the fences (renderText escaped it, textContent un-escapes it exactly); everything
   // outside code blocks stays escaped text. Frames talk to us only with postMessage; we relay to Python.
-  // Network: the frame's CSP allows no fetch/XHR/remote script; local libraries (jQuery, lodash, Vue, zod…) and a
-  // request interceptor / local library scheme come later.
+  // Network: the frame's CSP allows no fetch/XHR/remote script. Libraries are inlined instead (see "frame
+  // libraries" below): the ones a card's HTML references, and the ones its CDN <script src> tags ask for.
   var FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
     "font-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'";
   var FRAME_RESET = "*{box-sizing:border-box}html,body{margin:0!important;padding:0;overflow:hidden!important;" +
@@ -246,8 +246,148 @@
     reports: [],              // what frames reported (tests, diagnostics)
     logs: [],                 // frame console lines forwarded by the shim
     probes: new Map(),
-    probeSeq: 0
+    probeSeq: 0,
+    libs: null,               // key -> {package, version, kind, text} once vendor/lib/frame_libs.js has loaded
+    libsWaiting: []           // callbacks waiting for it
   };
+
+  // ---- frame libraries ---------------------------------------------------------------------------------------
+  // The browser builds TavernHelper injects (vendor/lib/, rebuilt from the npm lock file by scripts/vendor_libs.py)
+  // arrive once, as JSON strings in vendor/lib/frame_libs.js: our page policy allows script-src 'self' but no
+  // connect-src, so a <script> tag, not fetch. The texts are inlined into a frame's srcdoc (its CSP allows only
+  // inline script), and only those the card needs, so that small bars stay light:
+  //   jquery   the card's HTML mentions  $(  $.x  or  jQuery
+  //   lodash   _.x
+  //   vue      Vue
+  //   showdown showdown
+  //   toastr   toastr (+ jquery, which it needs); toastr's JS and CSS come after th_shim.js, whose logging stub it
+  //            replaces; all the others come before the shim, as in TavernHelper.
+  // A classic <script src> pointing at a CDN copy of one of these (jsDelivr incl. testingcf/fastly/gcore, unpkg,
+  // cdnjs, code.jquery.com) is dropped and that library is injected instead (a CDN toastr stylesheet <link> too).
+  // Every other remote script (a <script src> or an ES module import of an http(s) URL) stays, is blocked by the
+  // frame's CSP, and the frame shows a notice "需要联网：URL" at the top instead of a silently blank bar.
+  // zod (z) and yaml (YAML) are not bundled: their npm packages ship no browser (UMD/IIFE) build.
+  var LIB_BEFORE_SHIM = ["jquery", "lodash", "vue", "showdown"];
+  var LIB_USE = {
+    jquery: /(^|[^\w$])\$\s*(\(|\.[A-Za-z_])|\bjQuery\b/,
+    lodash: /(^|[^\w$.])_\.[A-Za-z_$]/,
+    vue: /\bVue\b/,
+    showdown: /\bshowdown\b/,
+    toastr: /\btoastr\b/
+  };
+  var LIB_NEEDS = { toastr: ["jquery"] };
+  var CDN_PREFIX = /^(?:https?:)?\/\/(?:((?:testingcf|cdn|fastly|gcore)\.jsdelivr\.net\/npm\/|unpkg\.com\/)|(cdnjs\.cloudflare\.com\/ajax\/libs\/)|(code\.jquery\.com\/))/i;
+  var CDN_PACKAGES = { "jquery": "jquery", "lodash": "lodash", "lodash.js": "lodash", "vue": "vue", "showdown": "showdown",
+                       "toastr": "toastr", "toastr.js": "toastr" };
+
+  function loadFrameLibs() {
+    function done(libs) {
+      if (s.parentNode) s.parentNode.removeChild(s);   // the texts are kept; the page holds only its own scripts
+      frames.libs = libs;
+      var waiting = frames.libsWaiting;
+      frames.libsWaiting = [];
+      waiting.forEach(function (fn) { try { fn(); } catch (e) { /* keep going */ } });
+    }
+    var s = document.createElement("script");
+    s.src = "vendor/lib/frame_libs.js";
+    s.onload = function () {
+      var raw = window.__liyuanFrameLibs || {};
+      try { delete window.__liyuanFrameLibs; } catch (e) { window.__liyuanFrameLibs = undefined; }
+      var libs = {};
+      Object.keys(raw).forEach(function (k) {
+        var lib = raw[k] || {};
+        var text = String(lib.text || "");
+        text = lib.kind === "css" ? text.replace(/<\/style/gi, "<\\/style") : text.replace(/<\/script/gi, "<\\/script");
+        libs[k] = { version: String(lib.version || ""), kind: lib.kind, text: text };
+      });
+      done(libs);
+    };
+    s.onerror = function () { done({}); };
+    document.head.appendChild(s);
+  }
+  function whenFrameLibs(fn) { if (frames.libs) fn(); else frames.libsWaiting.push(fn); }
+  loadFrameLibs();
+
+  /** The library a CDN URL stands for (one we bundle), or null. */
+  function cdnLibrary(url) {
+    var m = CDN_PREFIX.exec(url);
+    if (!m) return null;
+    var rest = url.slice(m[0].length).split(/[?#]/)[0];
+    if (m[3]) return /^jquery-\d[\w.]*?(\.min)?\.js$/i.test(rest) && !/ui|migrate|slim/i.test(rest) ? "jquery" : null;
+    var name, version, path;
+    if (m[2]) {                                   // cdnjs: name/version/file
+      var parts = rest.split("/");
+      name = parts[0]; version = parts[1] || ""; path = "/" + parts.slice(2).join("/");
+    } else {                                      // npm style: name[@version][/path]
+      var pm = /^(@[^\/@]+\/[^\/@]+|[^\/@]+)(?:@([^\/]*))?(\/.*)?$/.exec(rest);
+      if (!pm) return null;
+      name = pm[1]; version = pm[2] || ""; path = pm[3] || "";
+    }
+    var lib = CDN_PACKAGES[name.toLowerCase()];
+    if (!lib) return null;
+    if (/\+esm|\.mjs|esm-|\/fp\b|\/es\//i.test(path)) return null;   // ES modules: not a classic script
+    if (lib === "vue" && version && !/^[\^~]?3/.test(version)) return null;  // Vue 2 is another library
+    if (lib === "toastr" && /\.css$/i.test(path)) return "toastr";
+    if (path && path !== "/" && !/\.js$/i.test(path)) return null;
+    if (/slim/i.test(path)) return null;
+    return lib;
+  }
+
+  function attr(attrs, name) {
+    var m = new RegExp("\\b" + name + "\\s*=\\s*(?:\"([^\"]*)\"|'([^']*)'|([^\\s>]+))", "i").exec(attrs);
+    return m ? (m[1] != null ? m[1] : m[2] != null ? m[2] : m[3]) : null;
+  }
+  function isRemote(url) { return /^(?:https?:)?\/\//i.test(url); }
+
+  /** The card's HTML with CDN tags of bundled libraries dropped, the libraries it needs, the remote scripts that
+   *  will be blocked. */
+  function prepareCard(code) {
+    var libs = {};
+    var blocked = [];
+    code = code.replace(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi, function (whole, attrs, body) {
+      var src = attr(attrs, "src");
+      var type = (attr(attrs, "type") || "").toLowerCase();
+      if (src != null && isRemote(src.trim())) {
+        var lib = type === "module" ? null : cdnLibrary(src.trim());
+        if (lib) { libs[lib] = true; return "<!-- " + lib + ": inlined by Liyuan -->"; }
+        blocked.push(src.trim());
+      }
+      if (type === "module") {
+        var re = /\bimport\s*(?:[\w$*{}\s,]+?\s*from\s*|\(\s*)?(["'])((?:https?:)?\/\/[^"']+)\1/g, im;
+        while ((im = re.exec(body))) blocked.push(im[2]);
+      }
+      return whole;
+    });
+    code = code.replace(/<link\b[^>]*>/gi, function (tag) {
+      var href = attr(tag, "href");
+      if (href && /stylesheet/i.test(attr(tag, "rel") || "") && cdnLibrary(href.trim()) === "toastr") {
+        libs.toastr = true;
+        return "";
+      }
+      return tag;
+    });
+    Object.keys(LIB_USE).forEach(function (k) { if (LIB_USE[k].test(code)) libs[k] = true; });
+    Object.keys(libs).forEach(function (k) { (LIB_NEEDS[k] || []).forEach(function (d) { libs[d] = true; }); });
+    var seen = {};
+    blocked = blocked.filter(function (u) { if (seen[u]) return false; seen[u] = true; return true; });
+    return { code: code, libs: Object.keys(libs), blocked: blocked };
+  }
+
+  function libScripts(keys) {
+    var out = "";
+    keys.forEach(function (k) {
+      var lib = frames.libs && frames.libs[k];
+      if (lib && lib.text) out += "<script>" + lib.text + "</scr" + "ipt>";
+    });
+    return out;
+  }
+
+  function netNotice(urls) {
+    if (!urls.length) return "";
+    return "<div class=\"liyuan-net-notice\" role=\"status\" style=\"margin:4px;padding:6px 10px;border:1px solid #d9a441;" +
+      "border-radius:6px;background:#fff6e0;color:#6b4a00;font:13px/1.5 sans-serif;word-break:break-all\">" +
+      urls.map(function (u) { return "<div>需要联网：" + esc(u) + "</div>"; }).join("") + "</div>";
+  }
 
   function isFrontend(text) { return /html>|<head>|<body/.test(text); }
 
@@ -290,7 +430,13 @@
     return out;
   }
 
-  function buildSrc(name, item, code) {
+  function buildSrc(name, item, code, card) {
+    card = card || prepareCard(rewriteMinHeight(code));
+    var has = {};
+    card.libs.forEach(function (k) { has[k] = true; });
+    var before = LIB_BEFORE_SHIM.filter(function (k) { return has[k]; });
+    var after = has.toastr ? ((frames.libs && frames.libs.toastr_css ? "<style>" + frames.libs.toastr_css.text + "</style>" : "") +
+                              libScripts(["toastr"])) : "";
     var init = {
       name: name, messageId: idValue(item.id), chat: chatSnapshot(item),
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
@@ -302,8 +448,9 @@
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +
       "<style>" + FRAME_RESET + "</style>" +
       "<script>window.__LIYUAN_TH__ = " + scriptJson(init) + ";</scr" + "ipt>" +
-      "<script>" + frames.shim + "</scr" + "ipt>" +
-      "</head><body>" + rewriteMinHeight(code) + "</body></html>";
+      libScripts(before) +
+      "<script>" + frames.shim + "</scr" + "ipt>" + after +
+      "</head><body>" + netNotice(card.blocked) + card.code + "</body></html>";
   }
 
   function mountFrames(body, item) {
@@ -325,7 +472,10 @@
       iframe.className = "th-frame";
       iframe.setAttribute("frameborder", "0");
       iframe.setAttribute("referrerpolicy", "no-referrer");
-      iframe.srcdoc = buildSrc(name, item, code);
+      var card = prepareCard(rewriteMinHeight(code));
+      iframe.dataset.libs = card.libs.join(" ");
+      if (!card.libs.length || frames.libs) iframe.srcdoc = buildSrc(name, item, code, card);
+      else whenFrameLibs(function () { iframe.srcdoc = buildSrc(name, item, code, card); });  // not loaded yet
       wrap.appendChild(iframe);
       frames.byName.set(name, { iframe: iframe, messageId: String(item.id) });
     });
