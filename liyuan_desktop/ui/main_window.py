@@ -522,10 +522,12 @@ class MainWindow(QMainWindow):
         self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
 
     def _display(self, start: int, end: int) -> list[dict[str, Any]]:
-        """Items start..end as shown: the card's display regex scripts applied at each item's depth."""
+        """Items start..end as shown: the card's display regex scripts applied at each item's depth, and the item's
+        place in the transcript as its id (SillyTavern's message index: 0 = the opening), which is what status-bar
+        scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``."""
         n = len(self._items)
         chat = self.chat
-        return [dict(it, text=chat.display_text(it, n - 1 - i)) if chat is not None else it
+        return [dict(it, id=str(i), entry_id=it["id"], text=chat.display_text(it, n - 1 - i) if chat is not None else it["text"])
                 for i, it in enumerate(self._items[start:end], start)]
 
     def _older(self, _oldest_id: str) -> None:
@@ -570,7 +572,7 @@ class MainWindow(QMainWindow):
             elif self._items:  # regenerate / continue: the old reply or draft makes way for the new one
                 last = self._items[-1]
                 if last["role"] in ("assistant", "draft"):
-                    self.view.remove_item(last["id"])
+                    self.view.remove_item(str(len(self._items) - 1))
             self.view.scroll_to_bottom()
             self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
             self.tabs.setCurrentWidget(self.draft_pane)
