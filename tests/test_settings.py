@@ -6,9 +6,7 @@ import json
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import fail, null
-from keyring.errors import PasswordDeleteError
 
 try:
     from sse_server import ScriptedServer, chunk, json_reply, sse_reply
@@ -19,29 +17,11 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings, preset
 from liyuan_desktop.core.paths import home
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+
 KEY = "sk-test-SECRET-settings-0123456789"
 
 
-class MemoryKeyring(KeyringBackend):
-    """A keyring backend that keeps passwords in a dict."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.store.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.store[(service, username)] = password
-
-    def delete_password(self, service, username):
-        try:
-            del self.store[(service, username)]
-        except KeyError:
-            raise PasswordDeleteError("not found") from None
 
 
 @pytest.fixture(autouse=True)

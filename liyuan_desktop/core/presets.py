@@ -1129,6 +1129,15 @@ class PresetPrompter:
         return "\n\n".join(sections)
 
     # -- tail -----------------------------------------------------------------------------------------------
+    def _tail_text(self, p: Any, out: "PresetTail", now: Any, rng: Any) -> str:
+        """One per-beat preset prompt rendered now: main/jailbreak with the card's override, others as written."""
+        key = p.name or p.identifier
+        if p.identifier in ("main", "jailbreak"):
+            card_text = self.card.system_prompt if p.identifier == "main" else self.card.post_history_instructions
+            _, text = self._override(p, card_text, key, True, warnings=out.warnings, now=now, rng=rng)
+            return text
+        return self._x(p.content, key, True, warnings=out.warnings, now=now, rng=rng)
+
     def tail(self, user_text: str = "", last_char_message: str = "", now: Optional[datetime] = None,
              rng: Optional[_random.Random] = None) -> PresetTail:
         """Render the depth injections and after segments for one beat (volatile macros evaluated now).
@@ -1142,12 +1151,7 @@ class PresetPrompter:
         self.env.last_char_message = last_char_message
         out = PresetTail()
         for p in self.plan.depth:
-            key = p.name or p.identifier
-            if p.identifier in ("main", "jailbreak"):
-                card_text = self.card.system_prompt if p.identifier == "main" else self.card.post_history_instructions
-                _, text = self._override(p, card_text, key, True, warnings=out.warnings, now=now, rng=rng)
-            else:
-                text = self._x(p.content, key, True, warnings=out.warnings, now=now, rng=rng)
+            text = self._tail_text(p, out, now, rng)
             if text:
                 out.depth.append(DepthBlock(depth=p.depth, order=p.order, role=p.role, text=text, source=p.identifier))
         if self.persona is not None and self.persona.position == "at_depth":
@@ -1165,12 +1169,7 @@ class PresetPrompter:
                     out.depth.append(DepthBlock(depth=max(0, int(depth if depth is not None else 4)), order=100,
                                                 role=role, text=text, source="card"))
         for p in self.plan.after:
-            key = p.name or p.identifier
-            if p.identifier in ("main", "jailbreak"):
-                card_text = self.card.system_prompt if p.identifier == "main" else self.card.post_history_instructions
-                _, text = self._override(p, card_text, key, True, warnings=out.warnings, now=now, rng=rng)
-            else:
-                text = self._x(p.content, key, True, warnings=out.warnings, now=now, rng=rng)
+            text = self._tail_text(p, out, now, rng)
             if text:
                 out.after.append(ChatMessage(role=p.role, content=text))
         out.warnings = list(dict.fromkeys(out.warnings))

@@ -11,9 +11,7 @@ import json
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 from keyring.backends import fail
-from keyring.errors import PasswordDeleteError
 from PySide6.QtWidgets import QDialog
 
 try:
@@ -26,29 +24,11 @@ from liyuan_desktop.core.llm.providers import ProviderSettings, preset
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+
 KEY = "sk-ui-SECRET-0123456789abcdef"
 
 
-class MemoryKeyring(KeyringBackend):
-    """A keyring backend that keeps passwords in a dict."""
-
-    priority = 1
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service, username):
-        return self.store.get((service, username))
-
-    def set_password(self, service, username, password):
-        self.store[(service, username)] = password
-
-    def delete_password(self, service, username):
-        try:
-            del self.store[(service, username)]
-        except KeyError:
-            raise PasswordDeleteError("not found") from None
 
 
 @pytest.fixture(autouse=True)
