@@ -3,7 +3,6 @@ tests that need them skip with a clear reason when that folder is absent."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -17,18 +16,7 @@ os.environ.setdefault("LANG", "C.UTF-8")
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-GOLDEN = Path(os.environ.get("LIYUAN_GOLDEN", ROOT.parent / "shared" / "golden"))
-DEMO_CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"
-
-
-def load_golden(name: str) -> dict:
-    """A golden run as JSON, or skip the test when ../shared/golden is not there."""
-    p = GOLDEN / name
-    if not p.exists():
-        pytest.skip(f"golden file {p} not found (the shared/ folder is not beside this checkout)")
-    return json.loads(p.read_text("utf-8"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ importable: helpers, sse_server, keyring_memory
 
 
 @pytest.fixture(autouse=True)

@@ -12,7 +12,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from conftest import DEMO_CARD, load_golden
+from helpers import DEMO_CARD, load_golden
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DEMO_CARD
+from helpers import DEMO_CARD
 from sse_server import Reply, ScriptedServer, chunk, sse, sse_reply, usage_chunk
 
 from liyuan_desktop.core.cards import load_card

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import DEMO_CARD
+from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DEMO_CARD, ROOT, load_golden
+from helpers import DEMO_CARD, ROOT, load_golden
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import DEMO_CARD
+from helpers import DEMO_CARD
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import DEMO_CARD
+from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat

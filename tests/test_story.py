@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import load_golden
+from helpers import load_golden
 from liyuan_desktop.core.story import (
     AGENT_FILE_TOOLS, READ_MAX_LINES, StoryEditArgs, StoryFolder, StoryPathError, StoryToolError,
     chapter_filename, format_story_index, split_text_into_chapters,

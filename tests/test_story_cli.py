@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DEMO_CARD, ROOT
+from helpers import DEMO_CARD, ROOT
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat import Chat
 from liyuan_desktop.core.checkpoints import StoryHistory
