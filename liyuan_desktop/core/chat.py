@@ -126,6 +126,12 @@ class BeatSaveError(OSError):
         self.cause = cause
 
 
+def _first_words(text: str, n: int = 24) -> str:
+    """The first ``n`` characters of a text on one line (for the navigator), with … when cut."""
+    one = " ".join(text.split())
+    return one if len(one) <= n else one[:n] + "…"
+
+
 def _atomic_write(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
@@ -414,6 +420,118 @@ class Chat:
         self.tree.leaf_id = user.id
         return await self._play(user.text, ask, on_event, None, how="regenerate")
 
+    # -- branches (issue 7: regenerate = sibling, swipes, edit a past user message, undo, navigator) -----------
+    def _tip(self, entry_id: str) -> str:
+        """The tip of the branch below ``entry_id``: follow the newest child (file order) down to a leaf entry."""
+        cur = entry_id
+        while True:
+            kids = self.tree.children_of.get(cur)
+            if not kids:
+                return cur
+            cur = kids[-1]
+
+    def select(self, entry_id: str) -> str:
+        """Show the branch through ``entry_id``: the active leaf moves to the tip below it (newest child at each
+        step) and only that leaf pointer is written (nothing else changes on disk). The ledger, roster, variables
+        and lorebook timers used from then on are those of that branch (its latest snapshot). Returns the new leaf
+        id. Raises KeyError for an unknown id, RuntimeError while a beat runs."""
+        if self._running is not None:
+            raise RuntimeError("本拍还在进行，先停下再切换分支")
+        self.tree.set_leaf(self._tip(entry_id))
+        self.tree.persist_leaf()
+        self._write_meta()
+        return self.tree.leaf_id
+
+    def _swipe_group(self, entry_id: str) -> tuple[Optional[str], list[str], int]:
+        """(owner, sibling ids, index) for a transcript item: an assistant reply's alternatives are the children of
+        its user entry (one per regenerate); a user message's alternatives are the user entries under the same
+        parent (one per edit). ``index`` is the position of the one on the active branch."""
+        e = self.tree.get(entry_id)
+        if e.type == "user":
+            owner = e.parent_id
+            sibs = [i for i in self.tree.children_of.get(owner, []) if self.tree.entries[i].type == "user"]
+            return owner, sibs, sibs.index(e.id)
+        # walk up to the child of the nearest user/opening/header entry
+        cur = e
+        while cur.parent_id is not None and self.tree.entries[cur.parent_id].type not in ("user", "opening", "header"):
+            cur = self.tree.entries[cur.parent_id]
+        owner = cur.parent_id
+        sibs = [i for i in self.tree.children_of.get(owner, []) if self.tree.entries[i].type != "user"]
+        return owner, sibs, sibs.index(cur.id) if cur.id in sibs else 0
+
+    def _count_user_siblings(self, e: Any) -> int:
+        kids = self.tree.children_of.get(e.parent_id, [])
+        return 1 if len(kids) == 1 else sum(1 for k in kids if self.tree.entries[k].type == "user")
+
+    def swipe_info(self, entry_id: str) -> tuple[int, int]:
+        """(index, count) of the alternatives of a transcript item (1-based index; (1, 1) when there are none)."""
+        _, sibs, i = self._swipe_group(entry_id)
+        return i + 1, max(1, len(sibs))
+
+    def swipe(self, entry_id: str, delta: int) -> str:
+        """「◀ n/m ▶」: show the previous (-1) or next (+1) alternative of a reply (another regenerate) or of a user
+        message (another edit), wrapping around; only the leaf pointer is written. Returns the new leaf id."""
+        _, sibs, i = self._swipe_group(entry_id)
+        if len(sibs) < 2:
+            return self.tree.leaf_id
+        return self.select(sibs[(i + delta) % len(sibs)])
+
+    def undo(self) -> str:
+        """「撤销本轮」: the active leaf moves back to just before the branch's last user message (nothing is
+        deleted; the undone beat stays on the tree and the navigator can jump back to it). Returns the new leaf id.
+        Raises ValueError when there is no beat to undo, RuntimeError while a beat runs."""
+        if self._running is not None:
+            raise RuntimeError("本拍还在进行，先停下再撤销")
+        user = self.tree.latest("user")
+        if user is None or user.parent_id is None:
+            raise ValueError("没有可以撤销的一拍")
+        self.tree.set_leaf(user.parent_id)
+        self.tree.persist_leaf()
+        self._write_meta()
+        return user.parent_id
+
+    async def edit_user(self, user_id: str, text: str, ask: Optional[AskHandler] = None,
+                        on_event: Optional[EventSink] = None, max_rounds: Optional[int] = None) -> BeatResult:
+        """Edit a past user message: the new words start a new branch from the same point (a sibling user entry;
+        the old branch stays and is one swipe away) and the beat is played there. Raises KeyError for an unknown
+        id, ValueError when ``user_id`` is not a user message."""
+        old = self.tree.get(user_id)
+        if old.type != "user":
+            raise ValueError("只能修改用户的话")
+        self.tree.append("user", parent_id=old.parent_id, text=text)
+        self.tree.commit()
+        return await self._play(text, ask, on_event, max_rounds, how="edit")
+
+    def branch_tree(self) -> list[dict[str, Any]]:
+        """The chat as a compact tree for the branch navigator: one node per user message, file order,
+        ``{"id", "parent" (id of the node above or None), "beat" (1-based depth), "text" (first words),
+        "reply" (first words of the newest reply below it, "" when none), "siblings" (alternatives of this
+        message), "replies" (alternative replies under it), "active" (on the shown branch), "tip" (the leaf the
+        node jumps to is the shown one)}``. O(entries)."""
+        tree = self.tree
+        on_path = {e.id for e in tree.path_to()}
+        node_of: dict[str, Optional[str]] = {}
+        beat_of: dict[Optional[str], int] = {None: 0}
+        nodes: list[dict[str, Any]] = []
+        by_id: dict[str, dict[str, Any]] = {}
+        for i in tree.order:
+            e = tree.entries[i]
+            up = node_of.get(e.parent_id) if e.parent_id is not None else None
+            if e.type == "user":
+                sib = sum(1 for k in tree.children_of.get(e.parent_id, []) if tree.entries[k].type == "user")
+                replies = [k for k in tree.children_of.get(e.id, []) if tree.entries[k].type != "user"]
+                beat_of[e.id] = beat_of.get(up, 0) + 1
+                node = {"id": e.id, "parent": up, "beat": beat_of[e.id], "text": _first_words(e.text),
+                        "reply": "", "siblings": sib, "replies": len(replies), "active": e.id in on_path}
+                nodes.append(node)
+                by_id[e.id] = node
+                node_of[e.id] = e.id
+            else:
+                node_of[e.id] = up
+                if e.type == "assistant" and up in by_id:
+                    by_id[up]["reply"] = _first_words(e.text)
+        return nodes
+
     def pending_draft(self) -> Optional[Any]:
         """The beat entry of an unfinished beat at the tip of the branch (not sealed, draft not empty, no reply
         after it), or None."""
@@ -684,7 +802,9 @@ class Chat:
     def transcript(self) -> list[dict[str, Any]]:
         """What the conversation view shows for the active branch, oldest first: ``{"id", "role", "text", "beat"}``
         with role opening | user | assistant | draft (an unfinished beat's draft, with ``"outcome"``); revised
-        replies carry their latest text and ``"revised": true``; ``"siblings"`` counts alternative replies."""
+        replies carry their latest text and ``"revised": true``; a reply with alternatives (regenerates) carries
+        ``"swipe": [index, count]`` (1-based), a user message with alternatives (edits) ``"branch": [index, count]``
+        (see :meth:`swipe`)."""
         items: list[dict[str, Any]] = []
         revised: dict[str, str] = {}
         path = self.tree.path_to()
@@ -709,11 +829,18 @@ class Chat:
                 items.append({"id": e.id, "role": "opening", "text": e.text, "beat": 0, "variables": vars_now()})
             elif t == "user":
                 beat += 1
-                items.append({"id": e.id, "role": "user", "text": e.text, "beat": beat})
+                item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
+                n_sib = self._count_user_siblings(e)
+                if n_sib > 1:
+                    item["branch"] = list(self.swipe_info(e.id))
+                items.append(item)
             elif t == "assistant":
                 item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat, "variables": vars_now()}
                 if e.id in revised:
                     item["revised"] = True
+                k, n_alt = self.swipe_info(e.id)
+                if n_alt > 1:
+                    item["swipe"] = [k, n_alt]
                 items.append(item)
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
                 if items and items[-1]["role"] == "draft":

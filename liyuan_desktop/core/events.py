@@ -19,7 +19,7 @@ class BeatStarted(BaseModel):
     activated: list[str]
     model: str
     is_replay: bool
-    how: Literal["send", "regenerate", "continue"] = "send"
+    how: Literal["send", "regenerate", "continue", "edit"] = "send"  # edit: a past user message, new branch
     lore: list[str] = Field(default_factory=list)  # which world-info entries fired and why
 
 

@@ -110,6 +110,10 @@ class BeatEntry(_Base):
     activity: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     error: Optional[str] = None
+    #: The first call's messages as sent, encoded against the branch history (core.inspect.encode_sent): runs of
+    #: history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
+    #: prompt's sha256, the prompt inspector rebuilds every call of the beat exactly.
+    sent: Optional[dict[str, Any]] = None
 
 
 class RevisionEntry(_Base):
@@ -143,6 +147,26 @@ class AskEntry(_Base):
     by: str = "user"
 
 
+class SummaryEntry(_Base):
+    """A relay summary (前情提要) of older beats on this branch (issue 7, compaction; seed 000: 收笔之后……再判断要不要压缩).
+
+    ``upto`` is the id of the last tree entry the summary covers (everything on the path up to and including it is
+    replaced in the prompt by the summaries); ``beats`` the covered beat numbers ``[first, last]`` (1-based, 0 = the
+    opening). ``layer`` 1 summarises beats, 2 summarises layer-1 summaries, 3 layer-2 ones (at most three layers);
+    ``merges`` lists the ids of the summaries a layer-2/3 summary replaces. A user edit is a new entry with
+    ``edit_of`` = the edited summary's id and ``source="user"`` (nothing is rewritten)."""
+
+    type: Literal["summary"] = "summary"
+    text: str
+    upto: str
+    beats: list[int] = Field(default_factory=list)
+    layer: int = 1
+    merges: list[str] = Field(default_factory=list)
+    edit_of: Optional[str] = None
+    source: Literal["scribe", "user"] = "scribe"
+    tokens: int = 0
+
+
 class LeafEntry(_Base):
     """Moves the active leaf. Not part of the tree itself (never a parent)."""
 
@@ -157,11 +181,13 @@ class OtherEntry(_Base):
 
 
 Entry = Union[
-    HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, LeafEntry
+    HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, SummaryEntry,
+    LeafEntry
 ]
 _KNOWN = {
     "header": HeaderEntry, "opening": OpeningEntry, "user": UserEntry, "assistant": AssistantEntry,
-    "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "leaf": LeafEntry,
+    "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
+    "leaf": LeafEntry,
 }
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")])
 
