@@ -97,15 +97,18 @@ def build_injection(
     index: Iterable[str],
     language: str = "zh",
     summaries: Optional[list[str]] = None,
+    memory_hint: bool = False,
 ) -> str:
     """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
-    names; 【相关设定】 only with hits; 【设定集索引】 only with entries."""
+    names; 【相关设定】 only with hits; 【设定集索引】 only with entries. ``memory_hint``: the chat has been
+    compacted and offers ``memory_search`` — the roster says to look details up there (issue 7)."""
     blocks: list[str] = []
     if summaries:
         blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
     blocks.append(f"【世界状态】\n{format_state(state)}")
     if has_roster(state):
-        blocks.append(f"【登场名录】{format_roster(state)}")
+        hint = "\n名录里的人和事，细节可用 memory_search 查原文。" if memory_hint else ""
+        blocks.append(f"【登场名录】{format_roster(state)}{hint}")
     hits = list(activated)
     if hits:
         blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")
@@ -153,6 +156,13 @@ class HistoryCache:
         self._where: dict[str, tuple[int, int]] = {}
         self._pending_user: Optional[str] = None
         self._beat_seen = False
+        #: active relay summaries of the branch (summary entries), by id; ``cut`` = how many leading entries of
+        #: ``messages`` they replace in the prompt (see :meth:`prompt_messages`)
+        self.summaries: dict[str, Any] = {}
+        self.cut = 0
+        self._end_of: dict[str, int] = {}
+        self._version = 0
+        self._prompt: tuple[int, list[ChatMessage]] = (-1, [])
 
     def _flush_user(self) -> None:
         if self._pending_user is not None and not self._beat_seen:
@@ -183,6 +193,7 @@ class HistoryCache:
                     self._where[e.id] = (len(self.turns), len(self.messages))
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
                 self.messages.append(ChatMessage(role="assistant", content=text))
+                self._end_of[e.id] = len(self.messages)
                 self._pending_user = None
             elif t == "revision":
                 self.revisions[e.target] = (e.text, e.version)
@@ -195,9 +206,57 @@ class HistoryCache:
                 self.opening = e.text
                 self.messages.insert(0, ChatMessage(role="assistant", content=e.text))
                 self._where = {k: (ti, mi + 1) for k, (ti, mi) in self._where.items()}
+                self._end_of = {k: v + 1 for k, v in self._end_of.items()}
+                self._end_of[e.id] = 1
+            elif t == "summary":
+                self._add_summary(e)
+            else:
+                continue
+            self._version += 1
         self.n = len(path)
         self.last_id = path[-1].id if path else None
         return self
+
+    def _add_summary(self, e: Any) -> None:
+        """A summary entry on the path: an edit replaces the edited summary in place, a layer-2/3 summary replaces
+        the ones it merges; the cut moves to the end of the newest covered reply (never backwards)."""
+        if e.edit_of and e.edit_of in self.summaries:
+            self.summaries = {(e.id if k == e.edit_of else k): (e if k == e.edit_of else v) for k, v in self.summaries.items()}
+        else:
+            for m in e.merges:
+                self.summaries.pop(m, None)
+            self.summaries[e.id] = e
+            self.summaries = dict(sorted(self.summaries.items(), key=lambda kv: (kv[1].beats or [0])[0]))
+        end = self._end_of.get(e.upto)
+        if end is not None:
+            self.cut = max(self.cut, end)
+
+    def summary_list(self) -> list[Any]:
+        """The active summary entries, earliest covered beats first."""
+        return list(self.summaries.values())
+
+    def prompt_messages(self) -> list[ChatMessage]:
+        """The history as sent: ``messages`` when nothing is compacted (the same list object); otherwise 【前情提要】
+        (the active summaries, earliest first, "是既定事实") followed by the messages after the cut, the block
+        joined to the first kept user message so roles still alternate. Cached until the history changes, so the
+        same objects are sent beat after beat (the cached prefix survives until the next compaction)."""
+        if not self.summaries:
+            return self.messages
+        if self._prompt[0] == self._version:
+            return self._prompt[1]
+        block = summary_block([s.text for s in self.summaries.values()])
+        rest = self.messages[self.cut:]
+        if rest and rest[0].role == "user":
+            out = [ChatMessage(role="user", content=f"{block}\n\n{rest[0].content}"), *rest[1:]]
+        else:
+            out = [ChatMessage(role="user", content=block), *rest]
+        self._prompt = (self._version, out)
+        return out
+
+
+def summary_block(texts: list[str]) -> str:
+    """【前情提要】 with the relay summaries, earliest first (seed 000 buildAgentStateBlock wording)."""
+    return "【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(texts)
 
 
 def history_from_path(path: list[Any]) -> tuple[Optional[str], list[HistoryTurn]]:

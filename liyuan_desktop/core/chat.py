@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 
 from .assemble import (
     HistoryCache, agent_state_block, agent_system_prompt, build_injection, build_messages, lore_depth_blocks, opening_text,
-    system_prompt,
+    prompt_resource, system_prompt,
 )
 from .presets import insert_depth_injections
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
@@ -179,6 +179,16 @@ class Chat:
         self._system = system_prompt(card, self.book, self.ctx, self.prompter)
         self._running: Optional[Beat] = None
         self._history = HistoryCache()
+        from .tokens import TokenCounter
+
+        #: token estimates, calibrated by the server's usage numbers (issue 7, token accounting)
+        self.tokens = TokenCounter()
+        #: the model's context size in tokens (the provider's setting; 65,536 when the model does not say)
+        self.context_window: int = int(getattr(model, "context_window", 0) or 65536)
+        #: compaction starts when the estimated prompt exceeds this share of the window (settings: compaction_share)
+        self.compaction_share: float = 0.6
+        self._mem: Any = None
+        self._mem_at: tuple[int, Optional[str]] = (0, None)
 
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
@@ -263,6 +273,7 @@ class Chat:
             return MvuState(stat_data=self._mvu_initial)
         return None
 
+
     def _previous_beat(self, h: HistoryCache) -> Optional[PreviousBeat]:
         last = next((t for t in reversed(h.turns) if t.final is not None), None)
         if last is None:
@@ -283,11 +294,12 @@ class Chat:
         keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
         order = {id(e): i for i, e in enumerate(self.book.entries)}
         activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
-        injection = build_injection(state, activated, self.book.index_titles(), self.language)
+        injection = build_injection(state, activated, self.book.index_titles(), self.language,
+                                    memory_hint=bool(h.summaries))
         if self.prompter is not None:
-            messages = self.prompter.build_messages(self._system, h.messages, injection, user_text)
+            messages = self.prompter.build_messages(self._system, h.prompt_messages(), injection, user_text)
         else:
-            messages = build_messages(self._system, h.messages, injection, user_text)
+            messages = build_messages(self._system, h.prompt_messages(), injection, user_text)
         if self.scripts:
             messages = self._prompt_scripts(messages)
         depth = lore_depth_blocks(lore, self.ctx)
@@ -599,7 +611,8 @@ class Chat:
                 pass
 
     # -- agent mode (seed 000, 写长篇 / 检查点) ----------------------------------------------------------------
-    AGENT_TOOLS = ("read", "grep", "edit", "write", "ask", "world_state_get", "lorebook_search", "lorebook_list")
+    AGENT_TOOLS = ("read", "grep", "edit", "write", "ask", "world_state_get", "lorebook_search", "lorebook_list",
+                   "memory_search")
 
     @property
     def workspace(self) -> Path:
@@ -675,12 +688,16 @@ class Chat:
         state = self.current_state()
         block = self.agent_state_block()
         system = self.agent_system()
-        messages = [ChatMessage(role="system", content=system), *h.messages,
+        messages = [ChatMessage(role="system", content=system), *h.prompt_messages(),
                     ChatMessage(role="user", content=f"{block}\n\n{user_text}")]
         self._emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
         story = self.story
         extra = {sp.name: (sp, (lambda a, n=sp.name: story.call(n, a))) for sp in AGENT_FILE_TOOLS}
+        from .memory import memory_tool_spec
+
+        msp = memory_tool_spec()  # the agent rules point to it (seed 000: 细节可用 memory_search 查)
+        extra[msp.name] = (msp, lambda a: {"results": self.memory_search(a.query, a.limit)})
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state, previous=None, ask=ask,
                         on_event=on_event, mode="discuss", tool_names=self.AGENT_TOOLS, extra_tools=extra,
                         macros=lambda t: apply_macros(t, self.ctx))
@@ -699,6 +716,7 @@ class Chat:
             tree.commit()
         except OSError as e:
             raise BeatSaveError(result, e) from e
+        self._calibrate(messages, out, inp)
         cp = self.history_log.commit(author="agent", message=user_text, turn_id=user_entry.id if user_entry else None,
                                      aborted=out.outcome not in ("discussed",))
         result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
@@ -711,6 +729,8 @@ class Chat:
             fs = self.current_state()
             result.state, result.roster = format_state(fs), format_roster(fs)
             self._write_meta()
+        if out.outcome == "discussed":
+            await self.maybe_compact(on_event)
         self._emit(on_event, BeatFinished(outcome=out.outcome, final=result.final, sealed=out.outcome == "discussed",
                                           message=out.error or ""))
         return result
@@ -731,7 +751,7 @@ class Chat:
                                          lore=self.lore_reasons()))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                        macros=lambda t: apply_macros(t, self.ctx))
+                        macros=lambda t: apply_macros(t, self.ctx), **self._memory_tools())
         out = await self._run_loop(inp, max_rounds)
         tree = self.tree
         lore = getattr(self, "_last_lore", None)
@@ -755,8 +775,10 @@ class Chat:
             tree.commit()  # the beat is on disk (fsync) before the scribe runs
         except OSError as e:
             raise BeatSaveError(result, e) from e
+        self._calibrate(messages, out, inp)
         if out.sealed:
             await self._scribe(result, state, user_text, out.final, on_event)
+            await self.maybe_compact(on_event)
         else:
             final_state = self.current_state()
             result.state = format_state(final_state)
@@ -862,3 +884,184 @@ class Chat:
         self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
         self._write_meta()
+
+    # -- memory: token accounting, compaction, memory_search (issue 7) -------------------------------------------
+    def _calibrate(self, messages: list[ChatMessage], out: Any, inp: BeatInput) -> None:
+        """Correct the token estimate with the first call's ``prompt_tokens`` as the server counted them."""
+        if not out.calls:
+            return
+        actual = int((out.calls[0].usage or {}).get("prompt_tokens") or 0)
+        if actual > 0:
+            from .tools import tool_specs
+
+            spec_raw = self.tokens.raw(json.dumps(tool_specs(inp.tool_names) if not inp.extra_tools else [], ensure_ascii=False))
+            self.tokens.observe(self.tokens.raw_messages(messages) + spec_raw, actual)
+
+    def context_usage(self) -> dict[str, Any]:
+        """The context meter: ``{"used": tokens, "window": tokens, "share": used/window}`` — the estimated prompt of
+        the next beat (system, history as sent, the ledger blocks, tool specs; the user's next words not counted),
+        calibrated by the server's usage numbers once a call has returned them."""
+        from .tools import tool_specs
+
+        h = self.history()
+        state = self.current_state()
+        injection = build_injection(state, [], self.book.index_titles(), self.language, memory_hint=bool(h.summaries))
+        system = self.agent_system() if self.mode == "agent" else self._system
+        used = (self.tokens.text(system) + self.tokens.messages(h.prompt_messages()) + self.tokens.text(injection)
+                + self.tokens.tools(tool_specs()) + 8)
+        window = self.context_window
+        return {"used": used, "window": window, "share": round(used / window, 4) if window else 0.0}
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """The relay summaries (前情提要) active on the shown branch, earliest first:
+        ``[{"id", "text", "beats": [first, last], "layer", "source"}]``."""
+        return [{"id": e.id, "text": e.text, "beats": list(e.beats), "layer": e.layer, "source": e.source}
+                for e in self.history().summary_list()]
+
+    def edit_summary(self, summary_id: str, text: str) -> str:
+        """The user rewrote a summary: a new summary entry (``edit_of`` the old one, source user) is appended on the
+        branch; the next beat sends the new text. Returns the new entry's id. Raises KeyError for an id that is not
+        an active summary of this branch, ValueError for an empty text."""
+        if not text.strip():
+            raise ValueError("摘要不能为空")
+        h = self.history()
+        old = h.summaries.get(summary_id)
+        if old is None:
+            raise KeyError(summary_id)
+        e = self.tree.append("summary", text=text.strip(), upto=old.upto, beats=list(old.beats), layer=old.layer,
+                             edit_of=old.id, source="user", tokens=self.tokens.text(text))
+        self.tree.persist_leaf()
+        self._write_meta()
+        return e.id
+
+    def _beat_numbers(self) -> dict[str, int]:
+        beat = 0
+        out: dict[str, int] = {}
+        for e in self.tree.path_to():
+            if e.type == "user":
+                beat += 1
+            elif e.type in ("assistant", "opening"):
+                out[e.id] = beat
+        return out
+
+    async def maybe_compact(self, on_event: Optional[EventSink] = None) -> Optional[Any]:
+        """After a sealed beat (seed 000: 收笔之后……再判断要不要压缩): when the next prompt would exceed
+        ``compaction_share`` of ``context_window``, summarise the oldest turns into a layer-1 summary entry (cut
+        down to about half the trigger level, the newest turns kept), then merge summaries into higher layers as
+        :func:`memory.merge_plan` says. Returns the :class:`events.Compacted` event, or None when nothing was due.
+        A failed summary call cuts nothing (the event carries the error). Raises OSError when the disk refuses."""
+        from .events import Compacted
+        from .memory import TurnCost, format_turns, plan_cut, summarize, summary_limit
+
+        if self.compaction_share <= 0:
+            return None
+        h = self.history()
+        before = self.context_usage()["used"]
+        threshold = int(self.compaction_share * self.context_window)
+        if before <= threshold:
+            return None
+        beat_of = self._beat_numbers()
+        turns = [TurnCost(t.assistant_id, beat_of.get(t.assistant_id, 0), t.user, t.final,
+                          self.tokens.text(t.user or "") + self.tokens.text(t.final) + 8)
+                 for t in h.turns if t.final is not None and t.assistant_id and h._end_of.get(t.assistant_id, 0) > h.cut]
+        cut = plan_cut(turns, before, threshold)
+        if not cut:
+            return None
+        story = format_turns(cut, self.persona, self.card.name)
+        if h.cut == 0 and h.opening:
+            story = f"【开场】\n{h.opening}\n\n{story}"
+        user = (f"【待压缩的剧情】第 {cut[0].beat}–{cut[-1].beat} 拍（摘要不超过 {summary_limit(len(story))} 字）：\n\n"
+                f"{story}")
+        out = await summarize(self.scribe_model or self.model, prompt_resource("compact.md"), user)
+        ev = Compacted(beats=[cut[0].beat, cut[-1].beat], layer=1, before=before)
+        if out.text is None:
+            ev.error = out.error
+            self._emit(on_event, ev)
+            return ev
+        self.tree.append("summary", text=out.text, upto=cut[-1].assistant_id, beats=[cut[0].beat, cut[-1].beat],
+                         layer=1, tokens=self.tokens.text(out.text))
+        self.tree.commit()
+        ev.error = await self._merge_summaries()
+        ev.after = self.context_usage()["used"]
+        self._write_meta()
+        self._emit(on_event, ev)
+        return ev
+
+    async def _merge_summaries(self) -> Optional[str]:
+        """Summaries of summaries (at most three layers); returns an error text when a merge call failed."""
+        from .memory import merge_plan, summarize
+
+        for _ in range(6):
+            plan = merge_plan(self.history().summary_list())
+            if plan is None:
+                return None
+            layer, group = plan
+            user = "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n" + "\n\n".join(
+                f"（第 {s.beats[0]}–{s.beats[-1]} 拍）{s.text}" if s.beats else s.text for s in group)
+            out = await summarize(self.scribe_model or self.model, prompt_resource("compact.md"), user)
+            if out.text is None:
+                return out.error
+            first = group[0].beats[0] if group[0].beats else 0
+            last = group[-1].beats[-1] if group[-1].beats else 0
+            self.tree.append("summary", text=out.text, upto=group[-1].upto, beats=[first, last], layer=layer,
+                             merges=[s.id for s in group], tokens=self.tokens.text(out.text))
+            self.tree.commit()
+        return None
+
+    def _memory_index(self) -> Any:
+        """The memory_search index of the active branch, extended incrementally while the branch only grows."""
+        from .memory import MemoryDoc, MemoryIndex
+
+        path = self.tree.path_to()
+        n, last = self._mem_at
+        if self._mem is None or n > len(path) or (n and path[n - 1].id != last):
+            self._mem, n = MemoryIndex(), 0
+            self._mem_beat, self._mem_superseded = 0, {}
+        idx = self._mem
+        for e in path[n:]:
+            t = e.type
+            if t == "user":
+                self._mem_beat += 1
+                idx.add(MemoryDoc(e.id, "user", self._mem_beat, e.text))
+            elif t in ("assistant", "opening"):
+                idx.add(MemoryDoc(e.id, "final", self._mem_beat, e.text))
+            elif t == "revision":
+                old = idx.keys.get(e.target)
+                idx.add(MemoryDoc(e.id, "final", idx.docs[old].beat if old is not None else self._mem_beat, e.text))
+                if old is not None:
+                    self._mem_superseded[old] = idx.keys[e.id]
+            elif t == "summary":
+                idx.add(MemoryDoc(e.id, "summary", (e.beats or [self._mem_beat])[-1], e.text))
+            elif t == "rp-state" and getattr(e, "applied", None):
+                idx.add(MemoryDoc(e.id, "ledger", self._mem_beat, "；".join(e.applied)))
+        self._mem_at = (len(path), path[-1].id if path else None)
+        return idx
+
+    def memory_search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """``memory_search``: the finals, user words, summaries and ledger changes of the active branch ranked by
+        BM25 over character bigrams / words (core.memory). Returns ``[{"beat", "kind", "snippet", "score"}]``, best
+        first; ``kind`` final | user | summary | ledger. Replaced text (a revised reply) is not returned."""
+        from .memory import snippet
+
+        idx = self._memory_index()
+        skip = set(self._mem_superseded)
+        tip = self.tree.path_to()[-1]
+        if tip.type in ("user", "ask", "beat"):  # the words of the beat being played are in its prompt already
+            user = self.tree.latest("user")
+            if user is not None and user.id in idx.keys:
+                skip.add(idx.keys[user.id])
+        hits = idx.search(query, limit, exclude=skip)
+        return [{"beat": d.beat, "kind": d.kind, "snippet": snippet(d.text, query), "score": round(sc, 3)}
+                for d, sc in hits]
+
+    def _memory_tools(self) -> dict[str, Any]:
+        """BeatInput fields that add ``memory_search`` once the branch has been compacted (before that, every beat
+        is in the prompt and the tool list stays as the seeds have it)."""
+        if not self.history().summaries:
+            return {}
+        from .memory import memory_tool_spec
+        from .tools import TOOLS_BY_NAME
+
+        spec = memory_tool_spec()
+        return {"tool_names": (*TOOLS_BY_NAME, spec.name),
+                "extra_tools": {spec.name: (spec, lambda a: {"results": self.memory_search(a.query, a.limit)})}}

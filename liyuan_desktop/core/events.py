@@ -125,6 +125,19 @@ class ScribeFinished(BaseModel):
     error: Optional[str] = None
 
 
+class Compacted(BaseModel):
+    """Older beats were summarised into 【前情提要】 (issue 7): ``beats`` [first, last] covered, the summary's
+    ``layer``, token estimates of the next prompt before/after (calibrated, tokens); ``error`` when the summary call
+    failed (nothing was cut then; the next sealed beat tries again)."""
+
+    kind: Literal["compacted"] = "compacted"
+    beats: list[int] = Field(default_factory=list)
+    layer: int = 1
+    before: int = 0
+    after: int = 0
+    error: Optional[str] = None
+
+
 class BeatFinished(BaseModel):
     kind: Literal["beat_finished"] = "beat_finished"
     outcome: str

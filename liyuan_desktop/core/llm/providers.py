@@ -176,4 +176,6 @@ def build_model(
     }
     kwargs.update(client_kwargs)
     model = settings.scribe_model if scribe and settings.scribe_model else settings.model
-    return OpenAIChatModel(settings.base_url, model, key, **kwargs)
+    client = OpenAIChatModel(settings.base_url, model, key, **kwargs)
+    client.context_window = settings.context_window  # the chat's context meter and compaction read it
+    return client
