@@ -146,6 +146,11 @@ def _print_ledger(res: BeatResult, view: HumanView) -> None:
     _out(view._c("1;34", "\n【世界状态】"))
     _out(res.state)
     _out(view._c("1;34", "【登场名录】") + res.roster)
+    ctx = (res.tokens or {}).get("context")
+    if ctx:
+        hit = res.tokens.get("cache_hit_share")
+        _out(view._c("2", f"上下文 {ctx['used']:,} / {ctx['window']:,} token（{ctx['share']:.0%}）"
+                          + (f"，本拍缓存命中 {hit:.0%}" if hit is not None else "")))
 
 
 def _beat_json(r: BeatResult) -> dict[str, Any]:
@@ -154,7 +159,8 @@ def _beat_json(r: BeatResult) -> dict[str, Any]:
             "outcome": r.outcome, "activated": r.activated, "activity": r.activity, **({"error": r.error} if r.error else {}),
             "asks": [{"question": q.question, "options": q.options, "answer": a.answer, "by": a.by} for q, a in (r.output.asks if r.output else [])],
             **({"draft": r.output.draft.text, "draft_version": r.output.draft.version} if r.output and not r.sealed and r.output.draft.text else {}),
-            **({"revised_text": r.revised_text} if r.revised_text is not None else {})}
+            **({"revised_text": r.revised_text} if r.revised_text is not None else {}),
+            **({"tokens": r.tokens} if r.tokens else {})}
 
 
 def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay: bool):

@@ -29,6 +29,7 @@ from .assemble import (
 from .presets import insert_depth_injections
 from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from .draft import Draft
+from .inspect import decode_sent, encode_sent, rebuild_calls, tool_specs_for
 from .fsutil import atomic_write_text
 from .cards import Card
 from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
@@ -63,6 +64,10 @@ class BeatResult(BaseModel):
     output: Any = Field(default=None, exclude=True)
     revised_text: Optional[str] = None
     checkpoint: Optional[dict[str, Any]] = None
+    #: token accounting of the beat (issue 7): ``{"prompt", "cached", "completion"}`` summed over the beat's model
+    #: calls (server usage), ``"cache_hit_share"`` = cached / prompt (None without usage), ``"context"`` =
+    #: :meth:`Chat.context_usage` after the beat (the next prompt's estimate against the window)
+    tokens: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def messages_sent(self) -> list[dict[str, Any]]:
@@ -688,7 +693,8 @@ class Chat:
         state = self.current_state()
         block = self.agent_state_block()
         system = self.agent_system()
-        messages = [ChatMessage(role="system", content=system), *h.prompt_messages(),
+        hist = h.prompt_messages()
+        messages = [ChatMessage(role="system", content=system), *hist,
                     ChatMessage(role="user", content=f"{block}\n\n{user_text}")]
         self._emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
@@ -705,7 +711,8 @@ class Chat:
         tree = self.tree
         user_entry = tree.latest("user")
         beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
-                                 warnings=out.warnings, error=out.error)
+                                 warnings=out.warnings, error=out.error,
+                                 sent=encode_sent(messages, system, hist, list(inp.tool_names)))
         result = BeatResult(user=user_text, injection=block, calls=[[t.name for t in c.tool_calls] for c in out.calls],
                             outcome=out.outcome, activity=list(out.activity), warnings=list(out.warnings),
                             error=out.error, sent=messages, output=out)
@@ -731,6 +738,7 @@ class Chat:
             self._write_meta()
         if out.outcome == "discussed":
             await self.maybe_compact(on_event)
+        self._account(result)
         self._emit(on_event, BeatFinished(outcome=out.outcome, final=result.final, sealed=out.outcome == "discussed",
                                           message=out.error or ""))
         return result
@@ -741,6 +749,7 @@ class Chat:
         if self.mode == "agent":
             return await self._agent_turn(user_text, ask, on_event, max_rounds)
         injection, activated, messages, state, previous = self.prepare(user_text)
+        hist = self.history().prompt_messages()
         if note:  # after the user's own message (a preset may put "after" segments behind it)
             mine = f"{injection}\n\n{user_text}" if injection else user_text
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user" and messages[k].content == mine), len(messages) - 1)
@@ -758,7 +767,8 @@ class Chat:
         beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
                                  draft_version=out.draft.version, injection=injection, activated=activated,
                                  activity=out.activity, warnings=out.warnings, error=out.error,
-                                 lore_timed=lore.timed.model_dump() if lore is not None else None)
+                                 lore_timed=lore.timed.model_dump() if lore is not None else None,
+                                 sent=encode_sent(messages, self._system, hist, list(inp.tool_names)))
         result = BeatResult(user=user_text, injection=injection, activated=activated,
                             calls=[[t.name for t in c.tool_calls] for c in out.calls], outcome=out.outcome,
                             sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,
@@ -784,6 +794,7 @@ class Chat:
             result.state = format_state(final_state)
             result.roster = format_roster(final_state)
             self._write_meta()
+        self._account(result)
         self._emit(on_event, BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
                                           message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔")))
         return result
@@ -886,6 +897,29 @@ class Chat:
         self._write_meta()
 
     # -- memory: token accounting, compaction, memory_search (issue 7) -------------------------------------------
+    def _account(self, result: "BeatResult") -> None:
+        """Fill ``result.tokens`` from the beat's call logs and the context meter."""
+        calls = result.output.calls if result.output is not None else []
+        use = [c.usage or {} for c in calls]
+
+        def total(*keys: str) -> int:
+            n = 0
+            for u in use:
+                for k in keys:
+                    v = u.get(k)
+                    if isinstance(v, dict):
+                        v = v.get("cached_tokens")
+                    if isinstance(v, (int, float)) and v:
+                        n += int(v)
+                        break
+            return n
+
+        prompt = total("prompt_tokens")
+        cached = total("prompt_cache_hit_tokens", "prompt_tokens_details", "cached_tokens")
+        result.tokens = {"prompt": prompt, "cached": cached, "completion": total("completion_tokens"),
+                         "cache_hit_share": round(cached / prompt, 4) if prompt else None,
+                         "context": self.context_usage()}
+
     def _calibrate(self, messages: list[ChatMessage], out: Any, inp: BeatInput) -> None:
         """Correct the token estimate with the first call's ``prompt_tokens`` as the server counted them."""
         if not out.calls:
@@ -1065,3 +1099,85 @@ class Chat:
         spec = memory_tool_spec()
         return {"tool_names": (*TOOLS_BY_NAME, spec.name),
                 "extra_tools": {spec.name: (spec, lambda a: {"results": self.memory_search(a.query, a.limit)})}}
+
+    # -- the prompt inspector (issue 7) ----------------------------------------------------------------------------
+    def _beat_of_item(self, entry_id: str) -> Any:
+        """The beat entry behind a transcript item: a draft item is the beat; a reply names its beat; a user
+        message → the newest beat below it on the shown branch (else its newest beat child)."""
+        e = self.tree.get(entry_id)
+        if e.type == "beat":
+            return e
+        if e.type == "assistant":
+            if e.beat and e.beat in self.tree.entries:
+                return self.tree.get(e.beat)
+            cur = e
+            while cur.parent_id is not None:
+                cur = self.tree.get(cur.parent_id)
+                if cur.type == "beat":
+                    return cur
+            raise ValueError("这条回复没有模型调用记录（导入的或开场）")
+        if e.type == "user":
+            path = self.tree.path_to()
+            ids = [x.id for x in path]
+            if e.id in ids:
+                beats = [x for x in path[ids.index(e.id) + 1:] if x.type == "beat"]
+                nxt = next((x for x in path[ids.index(e.id) + 1:] if x.type == "user"), None)
+                if nxt is not None:
+                    beats = [x for x in beats if ids.index(x.id) < ids.index(nxt.id)]
+                if beats:
+                    return beats[-1]
+            kids = [k for k in self.tree.children(e.id) if k.type == "beat"]
+            if kids:
+                return kids[-1]
+        raise ValueError("这一项没有模型调用记录")
+
+    def inspect_beat(self, entry_id: str) -> list[dict[str, Any]]:
+        """Every model call of the beat behind a transcript item, exactly as sent (core.inspect): ``[{"round",
+        "purpose": "actor", "request": {"messages": [OpenAI dicts], "tools": [specs]}, "reply": {"content",
+        "reasoning", "finish_reason", "tool_calls": [{"id", "name", "arguments", "result", "ok"}]}, "usage", "model",
+        "ms", "error"}]``, then the scribe's call (``"purpose": "scribe"``, its prompts rebuilt by the same functions
+        from the ledger before the beat, ``"reply": {"content": raw}``) when the beat was sealed and kept. Beats
+        written before this record existed have ``"request": None``. Raises KeyError/ValueError for an item without
+        model calls."""
+        beat = self._beat_of_item(entry_id)
+        sent = getattr(beat, "sent", None)
+        calls: list[dict[str, Any]]
+        if sent:
+            hist = HistoryCache().update(self.tree.path_to(beat.parent_id)).prompt_messages()
+            system = self.agent_system() if self.mode == "agent" else self._system
+            calls = rebuild_calls(decode_sent(sent, system, hist), beat.calls, tool_specs_for(sent.get("tools") or []))
+        else:
+            calls = [dict(c, request=None) for c in rebuild_calls([], beat.calls, [])]
+        sc = self._inspect_scribe(beat)
+        if sc is not None:
+            calls.append(sc)
+        return calls
+
+    def _inspect_scribe(self, beat: Any) -> Optional[dict[str, Any]]:
+        from .scribe import scribe_system_prompt, scribe_user_text
+
+        reply = next((k for k in self.tree.children(beat.id) if k.type == "assistant"), None)
+        if reply is None:
+            return None
+        snap = next((k for k in self.tree.children(reply.id) if k.type == "rp-state" and k.source == "scribe"), None)
+        if snap is None:
+            return None
+        before_path = self.tree.path_to(beat.parent_id)
+        prev = next((x for x in reversed(before_path) if x.type == "rp-state"), None)
+        state = WorldState.model_validate(prev.state) if prev else WorldState()
+        warnings = (list(prev.warnings) + list(getattr(prev, "mvu_warnings", None) or [])) if prev and prev.source == "scribe" else []
+        mvu = None
+        if getattr(snap, "mvu", None) is not None:
+            from .mvu import MvuState
+
+            mv = next((x for x in reversed(before_path) if x.type == "rp-state" and getattr(x, "mvu", None) is not None), None)
+            mvu = MvuState.from_any(mv.mvu) if mv else (MvuState(stat_data=self._mvu_initial) if self._mvu_initial is not None else None)
+        user = next((x for x in reversed(before_path) if x.type == "user"), None)
+        user_text = "" if self.mode == "agent" else (user.text if user else "")
+        system = scribe_system_prompt(state, self.persona, self.card.name, mvu)
+        text = scribe_user_text(state, self.persona, self.card.name, user_text, reply.text, warnings, mvu)
+        return {"round": len(beat.calls) + 1, "purpose": "scribe",
+                "request": {"messages": [{"role": "system", "content": system}, {"role": "user", "content": text}], "tools": []},
+                "reply": {"content": snap.raw or "", "reasoning": "", "finish_reason": None, "tool_calls": []},
+                "usage": {}, "model": getattr(self.scribe_model or self.model, "name", ""), "ms": 0.0, "error": None,
+                "applied": list(snap.applied), "warnings": list(snap.warnings)}
