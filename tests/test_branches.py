@@ -125,3 +125,18 @@ async def test_undo_with_nothing_to_undo(tmp_path):
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), ReplayModel(actor=[], scribe=[]))
     with pytest.raises(ValueError):
         chat.undo()
+
+
+async def test_alternate_greetings_are_swipes_of_the_opening(tmp_path):
+    raw = {"spec": "chara_card_v3", "spec_version": "3.0",
+           "data": {"name": "青梧", "first_mes": "雨夜。", "alternate_greetings": ["晴天。", "  ", "雪夜，{{user}}来了。"]}}
+    c = card_from_json(raw, str(tmp_path / "card.json"))
+    model = ReplayModel(actor=[w("一。"), SEAL], scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", c, model, persona="阿九")
+    opening = chat.transcript()[0]
+    assert opening["text"] == "【开场 · 青梧】\n雨夜。" and opening["swipe"] == [1, 3]
+    chat.swipe(opening["id"], -1)
+    assert chat.transcript()[0]["text"] == "【开场 · 青梧】\n雪夜，阿九来了。"
+    r = await chat.send("你好")
+    assert r.sent[1].content == "【开场 · 青梧】\n雪夜，阿九来了。"  # the prompt starts from the chosen greeting
+    assert SessionTree.open(chat.tree.path).path_to()[1].text.endswith("雪夜，阿九来了。")

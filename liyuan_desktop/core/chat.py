@@ -216,7 +216,12 @@ class Chat:
                                   persona=persona, title=title or directory.name, **header_extra)
         chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
         if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
-            tree.append("opening", text=opening_text(card, chat.ctx))
+            first = tree.append("opening", text=opening_text(card, chat.ctx))
+            for alt in card.alternate_greetings:  # SillyTavern: the alternate greetings are swipes of message 0
+                if alt.strip():
+                    tree.append("opening", parent_id=first.parent_id, move_leaf=False,
+                                text=f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}")
+            tree.set_leaf(first.id)
         tree.persist_leaf()
         chat._write_meta()
         return chat
@@ -859,7 +864,11 @@ class Chat:
                 if last is not None:  # the scribe's snapshot belongs to the reply it followed
                     last["variables"] = vars_now()
             if t == "opening":
-                items.append({"id": e.id, "role": "opening", "text": e.text, "beat": 0, "variables": vars_now()})
+                item = {"id": e.id, "role": "opening", "text": e.text, "beat": 0, "variables": vars_now()}
+                k, n_alt = self.swipe_info(e.id)
+                if n_alt > 1:  # alternate greetings
+                    item["swipe"] = [k, n_alt]
+                items.append(item)
             elif t == "user":
                 beat += 1
                 item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
