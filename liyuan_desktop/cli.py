@@ -319,7 +319,7 @@ async def _run_chat(args: argparse.Namespace) -> int:
                 raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
             card = _resolve_card(args.card)
             model, scribe = _build_model(args)
-            if getattr(model, "is_replay", False) and not (args.seal_as_is or args.continue_beat):
+            if getattr(model, "is_replay", False) and not (args.seal_as_is or args.continue_beat or args.regenerate):
                 beats = getattr(model, "beats", [])
                 says = says or [b.user for b in beats]
                 recorded = [a for b in beats for a in b.ask_answers]
@@ -372,20 +372,26 @@ async def _run_chat(args: argparse.Namespace) -> int:
     results: list[BeatResult] = []
     status = 0
     is_replay = bool(getattr(model, "is_replay", False))
-    if is_replay and not says and not (args.seal_as_is or args.continue_beat):
+    if is_replay and not says and not (args.seal_as_is or args.continue_beat or args.regenerate):
         print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
         return 2
     replay_beats = list(getattr(model, "beats", [])) if is_replay else []
     asker = _make_asker(interactive, recorded, json_mode, is_replay)
-    free_play = not says and interactive and not (args.seal_as_is or args.continue_beat)
-    commands: list[str] = (["seal"] if args.seal_as_is else []) + (["continue"] if args.continue_beat else [])
+    free_play = not says and interactive and not (args.seal_as_is or args.continue_beat or args.regenerate)
+    commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if args.continue_beat else [])
+                           + (["regenerate"] if args.regenerate else []))
     on_event = None if json_mode else view
     played = 0
     while commands or says or free_play:
         try:
             if commands:
                 cmd = commands.pop(0)
-                res = await (chat.seal_as_is(on_event=on_event) if cmd == "seal" else chat.continue_beat(ask=asker, on_event=on_event))
+                if cmd == "seal":
+                    res = await chat.seal_as_is(on_event=on_event)
+                elif cmd == "regenerate":
+                    res = await chat.regenerate(ask=asker, on_event=on_event)
+                else:
+                    res = await chat.continue_beat(ask=asker, on_event=on_event)
             else:
                 if says:
                     text = says.pop(0)
@@ -587,6 +593,10 @@ def build_parser() -> argparse.ArgumentParser:
     ec.add_argument("--chat", required=True)
     c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
     c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
+    c.add_argument("--regenerate", action="store_true", help="重来：最后一句话再演一次，新回复成为旧回复的兄弟分支")
+    from .cli_branch import add_parsers
+
+    add_parsers(sub)
     return p
 
 
@@ -606,6 +616,10 @@ def main(argv: Optional[list[str]] = None) -> int:
         return _chat_file(args)
     if args.cmd == "story":
         return _story(args)
+    if args.cmd in ("branches", "inspect", "memory"):
+        from .cli_branch import run as run_branch
+
+        return run_branch(args)
     if args.cmd != "chat":
         build_parser().print_help()
         return 2

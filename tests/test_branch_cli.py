@@ -1,0 +1,70 @@
+"""``liyuan chat --regenerate``, ``liyuan branches [--select|--undo|--swipe]``, ``liyuan inspect``, ``liyuan memory``
+run as real processes on a demo chat (issue 7 in the terminal)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from helpers import ROOT
+
+from liyuan_desktop.core.paths import chat_dir
+from liyuan_desktop.core.session import SessionTree
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    env["PYTHONIOENCODING"] = "utf-8"
+    return subprocess.run([sys.executable, "-m", "liyuan_desktop", *args], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+
+
+def test_branches_inspect_memory_from_the_terminal(tmp_path):
+    replay = tmp_path / "r.json"
+    w = lambda t: {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": t}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    replay.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": [
+        {"user": "我要一壶茶。", "actor": [w("她沏了一壶明前龙井。"), seal], "scribe": ['{"patch": {"time": "夜里"}}']},
+    ]}, ensure_ascii=False), "utf-8")
+    again = tmp_path / "r2.json"
+    again.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": [
+        {"user": "我要一壶茶。", "actor": [w("她端来一碗热汤。"), seal], "scribe": ['{"patch": {"time": "深夜"}}']},
+    ]}, ensure_ascii=False), "utf-8")
+    r = run_cli("chat", "青梧", "--chat", "局B", "--model", f"replay:{replay}", "--say", "我要一壶茶。", "--json")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("chat", "青梧", "--chat", "局B", "--model", f"replay:{again}", "--regenerate", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["beats"][0]["final"] == "她端来一碗热汤。"
+
+    r = run_cli("branches", "青梧/局B", "--json")
+    nodes = json.loads(r.stdout)
+    assert len(nodes) == 1 and nodes[0]["replies"] == 2 and nodes[0]["reply"] == "她端来一碗热汤。"
+
+    r = run_cli("inspect", "青梧/局B", "--json")
+    calls = json.loads(r.stdout)
+    assert [c["purpose"] for c in calls] == ["actor", "actor", "scribe"]
+    assert calls[0]["request"]["messages"][-1]["content"].endswith("我要一壶茶。")
+    assert calls[1]["request"]["messages"][-1]["role"] == "tool"
+    r = run_cli("inspect", "青梧/局B")
+    assert r.returncode == 0 and "── system" in r.stdout and "draft_seal" in r.stdout
+
+    r = run_cli("memory", "青梧/局B", "热汤", "--json")
+    assert json.loads(r.stdout)[0]["snippet"] == "她端来一碗热汤。"
+    assert "龙井" not in r.stdout  # the other swipe is another branch
+
+    # swipe back to the first reply: only a leaf line is written
+    tree = SessionTree.open(chat_dir("青梧", "局B") / "session.jsonl")
+    reply = tree.path_to()[-2] if tree.path_to()[-1].type == "rp-state" else tree.path_to()[-1]
+    r = run_cli("branches", "青梧/局B", "--swipe", reply.id[:8], "-1")
+    assert r.returncode == 0, r.stderr
+    r = run_cli("memory", "青梧/局B", "龙井", "--json")
+    assert "明前龙井" in json.loads(r.stdout)[0]["snippet"]
+
+    r = run_cli("branches", "青梧/局B", "--undo")
+    assert r.returncode == 0 and "*" not in r.stdout.split("\n")[0][:1]
+    r = run_cli("branches", "青梧/局B", "--select", "zzzz")
+    assert r.returncode == 2 and "找不到" in r.stderr
+    r = run_cli("inspect", "没有/这个")
+    assert r.returncode == 2 and "找不到对话" in r.stderr
