@@ -3,9 +3,11 @@
     liyuan                                  open the window (first run: the welcome page offers the offline demo)
     liyuan --self-test [--screenshot FILE]  play the demo through the real window, check it, exit 0/1
 
-The Chromium sandbox is disabled only when running as root (../shared/design/desktop-stack.md). Logs go to the
-user log folder with rotation; an uncaught exception shows a dialog with the log path (everything is already on
-disk, so no chat is lost).
+The Chromium sandbox stays on for normal users. It is turned off only when running as root
+(../shared/design/desktop-stack.md), when the system forbids unprivileged user namespaces (Chromium's sandbox needs
+them and QtWebEngine would abort with "No usable sandbox"; a warning goes to the log), or when the user sets
+LIYUAN_NO_SANDBOX=1. Logs go to the user log folder with rotation; an uncaught exception is logged and shows a
+(non-modal) dialog with the log path — everything is already on disk, so no chat is lost.
 """
 
 from __future__ import annotations
@@ -24,13 +26,55 @@ from typing import Optional
 import platformdirs
 
 
+_SANDBOX = "on"  # why the Chromium sandbox is off, or "on" (set by _prepare_env, shown in the About dialog)
+
+
+def userns_sandbox_possible() -> bool:
+    """Whether Chromium's namespace sandbox can start here (Linux): a forked child tries to unshare a user, PID and
+    network namespace, as the sandbox does. False where the kernel, a container or an AppArmor/SELinux policy
+    forbids unprivileged user namespaces. Always True off Linux."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return True
+    try:
+        import ctypes
+
+        unshare = ctypes.CDLL(None, use_errno=True).unshare
+    except (OSError, AttributeError):
+        return True
+    clone_newuser, clone_newpid, clone_newnet = 0x10000000, 0x20000000, 0x40000000
+    pid = os.fork()
+    if pid == 0:  # child: never returns into Python code
+        code = 1
+        try:
+            code = 0 if unshare(clone_newuser | clone_newpid | clone_newnet) == 0 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def sandbox_state() -> str:
+    """The web sandbox as the user should read it: on, or off and why (for the About dialog and the log)."""
+    from .ui.i18n import tr
+
+    return tr("sandbox.on") if _SANDBOX == "on" else tr(f"sandbox.off.{_SANDBOX}")
+
+
 def _prepare_env() -> None:
+    global _SANDBOX
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("LANG", "C.UTF-8") if not os.environ.get("LANG") else None
     flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
     if "--log-level" not in flags:
         flags = (flags + " --log-level=3").strip()
     if hasattr(os, "geteuid") and os.geteuid() == 0:
+        _SANDBOX = "root"
+    elif os.environ.get("LIYUAN_NO_SANDBOX") == "1" or os.environ.get("QTWEBENGINE_DISABLE_SANDBOX") == "1" \
+            or "--no-sandbox" in flags:
+        _SANDBOX = "user"
+    elif not userns_sandbox_possible():
+        _SANDBOX = "userns"
+    if _SANDBOX != "on":
         os.environ["QTWEBENGINE_DISABLE_SANDBOX"] = "1"
         if "--no-sandbox" not in flags:
             flags += " --no-sandbox"
@@ -53,6 +97,54 @@ def _setup_logging() -> Path:
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     return path
+
+
+_crash_box = None  # the crash dialog on screen (one at a time; every exception is in the log anyway)
+
+
+def show_crash_dialog(tp, value, logfile: Path):
+    """Show the error and the log path in a non-modal dialog when a QApplication exists (returns it, else None).
+    Non-modal, so no nested event loop starts inside the failing code and the engine keeps running."""
+    global _crash_box
+    from PySide6.QtWidgets import QApplication
+
+    if QApplication.instance() is None:
+        return None
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+    from PySide6.QtWidgets import QMessageBox
+
+    from .ui.i18n import tr
+
+    if _crash_box is not None and _crash_box.isVisible():
+        return _crash_box
+    box = QMessageBox(QMessageBox.Icon.Critical, tr("crash.title"),
+                      tr("crash.body", error=f"{tp.__name__}: {value}", log=str(logfile)))
+    box.setStandardButtons(QMessageBox.StandardButton.Ok)
+    open_logs = box.addButton(tr("crash.open_logs"), QMessageBox.ButtonRole.ActionRole)
+    open_logs.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(logfile).parent))))
+    box.setModal(False)
+    box.show()
+    _crash_box = box
+    return box
+
+
+def install_excepthook(logfile: Path) -> None:
+    """Route uncaught exceptions (also those raised in Qt slots) to the log, and to a dialog with the log path once
+    the QApplication exists. The session files are append-only and written as the beat goes, so no chat is lost."""
+
+    def excepthook(tp, value, tb) -> None:
+        logging.getLogger("liyuan").error("uncaught: %s", "".join(traceback.format_exception(tp, value, tb)))
+        if issubclass(tp, KeyboardInterrupt):
+            sys.__excepthook__(tp, value, tb)
+            return
+        try:
+            if show_crash_dialog(tp, value, logfile) is None:
+                sys.__excepthook__(tp, value, tb)
+        except Exception:  # noqa: BLE001 - the hook itself must never raise
+            sys.__excepthook__(tp, value, tb)
+
+    sys.excepthook = excepthook
 
 
 def make_loop(app):
@@ -131,12 +223,27 @@ def main(argv: Optional[list[str]] = None) -> int:
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-selftest-")
     _prepare_env()
     logfile = _setup_logging()
-
+    install_excepthook(logfile)
     from PySide6 import QtWebEngineWidgets  # noqa: F401  must come before the QApplication
-    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    from .ui.about import app_icon, build_info, build_label
+
+    info = build_info()
+    logging.getLogger("liyuan").info("start: version %s, build %s, frozen %s, web sandbox %s", info["version"],
+                                     build_label(info), info["frozen"], _SANDBOX)
+    if _SANDBOX == "userns":
+        logging.getLogger("liyuan").warning(
+            "Chromium sandbox OFF: this system forbids unprivileged user namespaces (kernel setting, container or "
+            "AppArmor/SELinux policy), so QtWebEngine runs with --no-sandbox. Card HTML still runs in sandboxed "
+            "iframes with a strict CSP.")
+
+    from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Liyuan")
+    app.setApplicationVersion(info["version"])
+    app.setDesktopFileName("liyuan")  # matches liyuan.desktop (taskbar grouping, Wayland app id)
+    app.setWindowIcon(app_icon())
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
 
@@ -144,14 +251,6 @@ def main(argv: Optional[list[str]] = None) -> int:
     from .ui.i18n import set_language
     from .ui.main_window import MainWindow
 
-    def excepthook(tp, value, tb) -> None:
-        logging.getLogger("liyuan").error("uncaught: %s", "".join(traceback.format_exception(tp, value, tb)))
-        try:
-            QMessageBox.critical(None, "梨园出错了", f"{tp.__name__}: {value}\n\n对话都已存盘，没有丢失。\n详细日志：{logfile}")
-        except Exception:
-            pass
-
-    sys.excepthook = excepthook
     settings = load_settings()
     set_language(settings.ui_language)
     if settings.ui_language == "zh":  # Qt's own buttons (Yes/No, Cancel…) in Chinese too

@@ -2,8 +2,9 @@
 
 Plays the demo's three beats through the UI (input box, Send, the ask dialog answered with the recorded option),
 then checks: beats 1 and 2 sealed; beat 3 revised beat 2 in place, leaving exactly the seed's ``previous_after``;
-the ledger pane holds the seed's state after beat 2. The expected texts below are the seed run's (golden) values,
-kept here as the check — the engine never reads them.
+the ledger pane holds the seed's state after beat 2; the window has its icon and the About text shows the build
+(so a packaged app is checked for its icons and build info too). The expected texts below are the seed run's
+(golden) values, kept here as the check — the engine never reads them.
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
     shown = format_state(win.state_pane.state)
     report["ledger_matches_seed"] = shown == EXPECTED_STATE_AFTER_BEAT2
     ok = ok and report["ledger_matches_seed"]
+    # packaging: the icon and the About facts come from files a build must carry (resources/icons, _build_info)
+    from .about import about_html, build_label
+
+    report["build"] = build_label()
+    if win.windowIcon().isNull():
+        report["errors"].append("the window has no icon (resources/icons missing?)")
+    if report["build"] not in about_html():
+        report["errors"].append("the About text does not show the build")
     await asyncio.sleep(0.3)
     if screenshot:
         win.grab().save(screenshot)
@@ -92,4 +101,5 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
 
 
 def report_json(report: dict) -> str:
+    """The report as one JSON line (what ``liyuan --self-test`` prints)."""
     return json.dumps(report, ensure_ascii=False)

@@ -1,0 +1,163 @@
+"""Packaging (packaging/): what the slim PyInstaller build drops and bundles, the desktop entry, the icons, the
+installer scripts. Fast: no PyInstaller run here (packaging/smoke.sh builds and tests the real thing)."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "packaging"
+
+
+def _slim():
+    spec = importlib.util.spec_from_file_location("liyuan_packaging_slim", PKG / "slim.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+slim = _slim()
+
+
+@pytest.mark.parametrize("path", [
+    "PySide6/Qt/qml/QtQuick/Controls/libqtquickcontrols2plugin.so",
+    "PySide6/Qt/lib/libQt6Quick3DRuntimeRender.so.6",
+    "PySide6/Qt/lib/libQt6QuickControls2Impl.so.6",
+    "PySide6/Qt/lib/libQt6Pdf.so.6",
+    "PySide6/Qt/lib/libQt6Multimedia.so.6",
+    "PySide6/Qt/lib/libQt6WlShellIntegration.so.6",
+    "PySide6/Qt/translations/qtbase_de.qm",
+    "PySide6/Qt/plugins/platforms/libqwayland-egl.so",
+    "PySide6/Qt/plugins/platforms/libqeglfs.so",
+    "PySide6/Qt/plugins/platformthemes/libqgtk3.so",
+    "PySide6/Qt/plugins/printsupport/libcupsprintersupport.so",
+    "PySide6/QtCharts.abi3.so",
+    "PySide6/QtOpenGL.abi3.so",
+    r"PySide6\Qt6Quick3D.dll",                       # Windows layout
+    r"PySide6\qml\QtQuick\Window\quickwindowplugin.dll",
+    "PySide6/Qt/lib/QtPdf.framework/Versions/A/QtPdf",  # macOS layout
+])
+def test_slim_build_drops_qml_and_unused_qt(path):
+    assert slim.dropped(path)
+
+
+@pytest.mark.parametrize("path", [
+    "PySide6/Qt/libexec/QtWebEngineProcess",
+    r"PySide6\QtWebEngineProcess.exe",
+    "PySide6/Qt/lib/QtWebEngineCore.framework/Helpers/QtWebEngineProcess.app/Contents/MacOS/QtWebEngineProcess",
+    "PySide6/Qt/resources/qtwebengine_resources.pak",
+    "PySide6/Qt/resources/icudtl.dat",
+    "PySide6/Qt/resources/v8_context_snapshot.bin",
+    "PySide6/Qt/translations/qtwebengine_locales/zh-CN.pak",
+    "PySide6/Qt/translations/qtwebengine_locales/de.pak",
+    "PySide6/Qt/translations/qtbase_zh_CN.qm",       # app.py loads it for Qt's own buttons in Chinese
+    "PySide6/Qt/plugins/platforms/libqxcb.so",
+    "PySide6/Qt/plugins/platforms/libqoffscreen.so",
+    "PySide6/Qt/plugins/platformthemes/libqxdgdesktopportal.so",
+    "PySide6/QtWebEngineWidgets.abi3.so",
+    "PySide6/QtOpenGLWidgets.abi3.so",
+    "liyuan_desktop/resources/web/conversation.js",
+])
+def test_slim_build_keeps_webengine_and_what_it_needs(path):
+    assert not slim.dropped(path)
+
+
+@pytest.mark.parametrize("name", slim.KEEP_QT)
+def test_slim_keeps_every_library_webengine_links(name):
+    for path in (f"PySide6/Qt/lib/libQt6{name}.so.6", rf"PySide6\Qt6{name}.dll",
+                 f"PySide6/Qt/lib/Qt{name}.framework/Versions/A/Qt{name}"):
+        assert not slim.dropped(path), path
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("ldd"), reason="ldd (Linux)")
+def test_slim_drops_nothing_the_installed_webengine_links():
+    """ldd over the installed PySide6: no library QtWebEngine and the widgets need may match DROP."""
+    import PySide6
+
+    base = Path(PySide6.__file__).parent
+    needed: set[str] = set()
+    for f in (base / "Qt/lib/libQt6WebEngineCore.so.6", base / "Qt/lib/libQt6WebEngineWidgets.so.6",
+              base / "Qt/plugins/platforms/libqxcb.so", base / "Qt/libexec/QtWebEngineProcess",
+              *base.glob("QtWebEngineWidgets*.so"), *base.glob("QtWebChannel*.so")):
+        if f.exists():
+            out = subprocess.run(["ldd", str(f)], capture_output=True, text=True).stdout
+            needed |= {line.split()[0] for line in out.splitlines() if "libQt6" in line}
+    assert needed, "found no Qt libraries to check"
+    bad = sorted(n for n in needed if slim.dropped(f"PySide6/Qt/lib/{n}"))
+    assert not bad, f"DROP would remove libraries QtWebEngine links against: {bad}"
+
+
+def test_prune_orphans_only_removes_what_dropped_binaries_alone_needed():
+    deps = {"/s/gtk3.so": ["libcairo.so.2", "libglib.so"], "/s/cairo": ["libpixman.so"], "/s/core.so": ["libglib.so"],
+            "/s/glib": [], "/s/pixman": [], "/s/nss": []}
+    kept = [("PySide6/core.so", "/s/core.so", "BINARY"), ("libcairo.so.2", "/s/cairo", "BINARY"),
+            ("libglib.so", "/s/glib", "BINARY"), ("libpixman.so", "/s/pixman", "BINARY"),
+            ("libsoftokn3.so", "/s/nss", "BINARY")]  # loaded with dlopen: nobody links it, it must stay
+    gone = [("PySide6/plugins/gtk3.so", "/s/gtk3.so", "BINARY")]
+    left, removed = slim.prune_orphans(kept, gone, lambda src: deps[src])
+    assert sorted(e[0] for e in removed) == ["libcairo.so.2", "libpixman.so"]
+    assert sorted(e[0] for e in left) == ["PySide6/core.so", "libglib.so", "libsoftokn3.so"]
+
+
+def test_bundled_data_has_resources_and_sample_cards_but_no_node_modules():
+    datas = slim.source_datas(ROOT)
+    dests = {(Path(src).name, dest.replace("\\", "/")) for src, dest in datas}
+    assert ("roleplay_system.md", "liyuan_desktop/resources/prompts") in dests
+    assert ("conversation.html", "liyuan_desktop/resources/web") in dests
+    assert ("frame_libs.js", "liyuan_desktop/resources/web/vendor/lib") in dests
+    assert ("liyuan-256.png", "liyuan_desktop/resources/icons") in dests
+    assert ("default_Qingwu.json", "liyuan_desktop/sample_cards/青梧") in dests
+    assert ("replay.json", "liyuan_desktop/sample_cards/青梧") in dests
+    assert not [s for s, _ in datas if "node_modules" in Path(s).parts]
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", head[16:24])
+
+
+def test_icons_exist_in_the_hicolor_sizes():
+    icons = ROOT / "liyuan_desktop" / "resources" / "icons"
+    assert (icons / "liyuan.svg").read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    for n in (16, 32, 48, 64, 128, 256, 512):
+        assert _png_size(icons / f"liyuan-{n}.png") == (n, n)
+
+
+def _render_desktop(exec_line: str, tryexec: str) -> str:
+    text = (PKG / "linux" / "liyuan.desktop.in").read_text(encoding="utf-8")
+    return text.replace("@EXEC@", exec_line).replace("@TRYEXEC@", tryexec)
+
+
+def test_desktop_entry_fields():
+    text = _render_desktop("/opt/liyuan/liyuan", "/opt/liyuan/liyuan")
+    lines = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    assert lines["Type"] == "Application" and lines["Icon"] == "liyuan" and lines["Terminal"] == "false"
+    assert lines["Exec"] == "/opt/liyuan/liyuan" and lines["Name[zh_CN]"] == "梨园"
+    assert lines["StartupWMClass"] == "Liyuan"  # app.py: applicationName "Liyuan" is the X11 WM_CLASS class
+
+
+@pytest.mark.skipif(not shutil.which("desktop-file-validate"), reason="desktop-file-validate not installed")
+@pytest.mark.parametrize("exec_line,tryexec", [("/opt/liyuan/liyuan", "/opt/liyuan/liyuan"),
+                                               ('"/home/a b/.local/opt/liyuan/liyuan"',
+                                                "/home/a b/.local/opt/liyuan/liyuan")])
+def test_desktop_entry_validates(tmp_path, exec_line, tryexec):
+    f = tmp_path / "liyuan.desktop"
+    f.write_text(_render_desktop(exec_line, tryexec), encoding="utf-8")
+    p = subprocess.run(["desktop-file-validate", str(f)], capture_output=True, text=True)
+    assert p.returncode == 0 and not p.stdout.strip(), p.stdout + p.stderr
+
+
+def test_scripts_parse_and_build_info_is_never_in_the_source_tree():
+    for script in ("build.sh", "smoke.sh"):
+        subprocess.run(["bash", "-n", str(PKG / script)], check=True)
+    for script in ("install.sh", "uninstall.sh", "deb-postinst", "deb-postrm"):
+        subprocess.run(["sh", "-n", str(PKG / "linux" / script)], check=True)
+    assert not (ROOT / "liyuan_desktop" / "_build_info.py").exists(), "build.sh writes it into the staged copy only"
