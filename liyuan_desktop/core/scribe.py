@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from .llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from .mvu import MvuResult, MvuState, apply_mvu_patch
+from .panels import Panel, apply_panel_patch, panel_data, scribe_panels
 from .state import PatchResult, WorldState, apply_patch
 
 SCRIBE_MAX_TOKENS = 2048
@@ -31,9 +32,9 @@ _SYSTEM = """你是一场角色扮演的场记。阅读【当前账本】与【�
 - "inventory"：字符串数组，整体替换——只在物品归属变化时给出变化后的完整清单，条目注明归属（如「黄铜怀表（{user}持有）」）。
 - "flags"：键值对，按键合并（值为字符串）。
 - "plot_threads"：字符串数组，整体替换——新增或了结剧情线时给出完整清单。
-要点：否定性事件也要记账（赠礼被拒→物品仍在原主处；承诺被收回→记入 flags）；新的承诺、约定、伏笔进 plot_threads；没有变化的字段不要出现在 patch 中；完全无变化则 "patch" 为 {{}}。{mvu_section}
+要点：否定性事件也要记账（赠礼被拒→物品仍在原主处；承诺被收回→记入 flags）；新的承诺、约定、伏笔进 plot_threads；没有变化的字段不要出现在 patch 中；完全无变化则 "patch" 为 {{}}。{mvu_section}{panel_section}
 
-只输出 JSON 对象，例如 {{"patch":{{...}}{mvu_example}}} 或 {{"patch":{{}}{mvu_empty}}}。不要输出 warnings、不要输出其他文字。"""
+只输出 JSON 对象，例如 {{"patch":{{...}}{mvu_example}{panel_example}}} 或 {{"patch":{{}}{mvu_empty}{panel_empty}}}。不要输出 warnings、不要输出其他文字。"""
 
 # Seed 002 scribe.ts:74-92 (mvuSystemSection), verbatim; appended only when the card has a variable tree.
 MVU_SYSTEM_SECTION = """
@@ -45,6 +46,17 @@ MVU_SYSTEM_SECTION = """
 
 # The seed shows where ${mvuUserSection} goes (right after the ledger JSON) but not its text; this wording is ours.
 MVU_USER_HEADING = "【状态树·当前值】"
+
+# Seed 002 scribe.ts:74-92 (panelSystemSection), verbatim but for the count; appended only when the card has panels
+# with a data tree (ledger-only panels add nothing, so such a card's prompt stays byte-identical).
+PANEL_SYSTEM_SECTION = """
+剧中还有 {n} 个展示面板，各自带一棵数据树（面板的外观是写死的模板，屏幕上显示的值来自这些树）。多输出一个字段：
+"panel_patch"：形如 {{ "面板名": {{ "路径.用点分隔": 新值 }} }}。
+- 面板名与路径都照抄下面【面板数据·当前值】里的写法；只列**发生变化**的面板与路径。
+- 判断依据同上：本轮剧情真的发生了什么；无变化则 "panel_patch" 为 {{}}。"""
+
+# The seed names 【面板数据·当前值】 in the system section; the user section itself (after the tree) is ours.
+PANEL_USER_HEADING = "【面板数据·当前值】"
 
 
 def name_guide(state: WorldState, user_name: str) -> str:
@@ -62,14 +74,34 @@ def _mvu_tree(mvu: Any) -> Optional[dict[str, Any]]:
     return MvuState.from_any(mvu).stat_data
 
 
-def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None) -> str:
-    """The scribe's system prompt (seed 002 scribe.ts 94-105; the panel section is not built). With ``mvu`` (the
-    card's variable tree) the mvu_patch section is added; without it the prompt is byte-identical to before."""
+def _data_panels(panels: Any) -> list[Panel]:
+    """The panels (Panel objects or their dicts) that carry a data tree; [] for None."""
+    return scribe_panels(p if isinstance(p, Panel) else Panel.model_validate(p) for p in (panels or []))
+
+
+def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None,
+                         panels: Any = None) -> str:
+    """The scribe's system prompt (seed 002 scribe.ts 94-105). With ``mvu`` (the card's variable tree) the
+    mvu_patch section is added; with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section
+    is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests)."""
     has = mvu is not None
+    n = len(_data_panels(panels))
     return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
                           mvu_section=MVU_SYSTEM_SECTION if has else "",
                           mvu_example=',"mvu_patch":{...}' if has else "",
-                          mvu_empty=',"mvu_patch":{}' if has else "")
+                          mvu_empty=',"mvu_patch":{}' if has else "",
+                          panel_section=PANEL_SYSTEM_SECTION.format(n=n) if n else "",
+                          panel_example=',"panel_patch":{...}' if n else "",
+                          panel_empty=',"panel_patch":{}' if n else "")
+
+
+def panel_user_section(panels: Any) -> str:
+    """``\n\n【面板数据·当前值】\n`` + ``{panel id: data}`` of the data panels as ``JSON.stringify(x, null, 2)``;
+    "" when no panel carries data."""
+    data = panel_data(_data_panels(panels))
+    if not data:
+        return ""
+    return f"\n\n{PANEL_USER_HEADING}\n{json.dumps(data, ensure_ascii=False, indent=2)}"
 
 
 def mvu_user_section(mvu: Any) -> str:
@@ -81,15 +113,16 @@ def mvu_user_section(mvu: Any) -> str:
 
 
 def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_text: str, assistant_text: str,
-                     previous_warnings: Optional[list[str]] = None, mvu: Any = None) -> str:
-    """【当前账本】 (the ledger as ``JSON.stringify(state, null, 2)``) and 【本轮对话】 (``名字：话`` pairs; in agent
-    mode, where there are no user words, the chapter text alone). Previous warnings, when any, are appended to the
-    ledger section so the scribe corrects its format."""
+                     previous_warnings: Optional[list[str]] = None, mvu: Any = None, panels: Any = None) -> str:
+    """【当前账本】 (the ledger as ``JSON.stringify(state, null, 2)``), then the variable tree and the panel data when
+    given (seed: ``${mvuUserSection}${panelUserSection}``), and 【本轮对话】 (``名字：话`` pairs; in agent mode, where
+    there are no user words, the chapter text alone). Previous warnings, when any, are appended to the ledger
+    section so the scribe corrects its format."""
     exchange = f"{user_name}：{user_text}\n\n{char_name}：{assistant_text}" if user_text.strip() else assistant_text
     feedback = ""
     if previous_warnings:
         feedback = "\n\n【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：\n" + "\n".join(f"- {w}" for w in previous_warnings)
-    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{feedback}\n\n【本轮对话】\n{exchange}"
+    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{panel_user_section(panels)}{feedback}\n\n【本轮对话】\n{exchange}"
 
 
 def _scribe_object(raw: str) -> tuple[Any, list[str]]:
@@ -121,7 +154,7 @@ def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
     return _patch_of(obj, problems)
 
 
-def _patch_of(obj: Any, problems: list[str], mvu: bool = False) -> tuple[Any, list[str]]:
+def _patch_of(obj: Any, problems: list[str], mvu: bool = False, panels: bool = False) -> tuple[Any, list[str]]:
     if not isinstance(obj, dict):
         problems.append("场记没有输出 JSON 对象，本拍账本未更新")
         return {}, problems
@@ -130,8 +163,8 @@ def _patch_of(obj: Any, problems: list[str], mvu: bool = False) -> tuple[Any, li
     if any(k in obj for k in ("time", "location", "characters", "inventory", "flags", "plot_threads")):
         problems.append("场记输出缺少 patch 外层，已按 patch 使用")
         return obj, problems
-    if mvu and "mvu_patch" in obj:  # only the tree changed: an absent ledger patch is no problem
-        return {}, problems
+    if (mvu and "mvu_patch" in obj) or (panels and "panel_patch" in obj):
+        return {}, problems  # only the tree / the panels changed: an absent ledger patch is no problem
     problems.append("场记输出里没有 patch 字段，本拍账本未更新")
     return {}, problems
 
@@ -150,6 +183,19 @@ def _mvu_patch_of(obj: Any) -> tuple[Any, list[str]]:
     return obj["mvu_patch"], []
 
 
+def parse_scribe_panels(raw: str) -> Any:
+    """The ``panel_patch`` of the scribe's text; ``{}`` when absent (a non-object is passed on as is, so
+    :func:`panels.apply_panel_patch` refuses it with a warning the scribe sees next beat)."""
+    obj, _ = _scribe_object(raw)
+    return _panel_patch_of(obj)
+
+
+def _panel_patch_of(obj: Any) -> Any:
+    if not isinstance(obj, dict) or obj.get("panel_patch") is None:
+        return {}
+    return obj["panel_patch"]
+
+
 class ScribeOutcome(BaseModel):
     """What one scribe run did: prompts, raw output, the merge result; ``error`` when the call itself failed
     (the beat is kept; the ledger stays as it was)."""
@@ -165,17 +211,25 @@ class ScribeOutcome(BaseModel):
     # MVU (card variable tree): set only when run_scribe got a tree
     mvu_patch: Any = None
     mvu_result: Optional[MvuResult] = None
+    # Liyuan panels: set only when run_scribe got panels with data; ``panels`` None after a failed call
+    panel_patch: Any = None
+    panels: Optional[list[Panel]] = None
+    panel_applied: list[str] = Field(default_factory=list)
+    panel_warnings: list[str] = Field(default_factory=list)
 
 
 async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, char_name: str, user_text: str,
                      assistant_text: str, previous_warnings: Optional[list[str]] = None,
-                     mvu: Any = None) -> ScribeOutcome:
+                     mvu: Any = None, panels: Any = None) -> ScribeOutcome:
     """Call the scribe and merge its patch. Never raises for model or parse failures: they come back in
     ``error``/``problems`` (CancelledError still propagates). ``mvu``: the card's variable tree (MvuState,
     snapshot dict or bare stat_data) — adds the mvu sections to the prompts and fills ``mvu_patch``/``mvu_result``
-    (the new tree with this beat's display/delta data; on a failed call ``mvu_result`` stays None)."""
-    system = scribe_system_prompt(state, user_name, char_name, mvu)
-    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu)
+    (the new tree with this beat's display/delta data; on a failed call ``mvu_result`` stays None). ``panels``:
+    the card's panels (:class:`panels.Panel` or dicts) — when some carry data, adds the panel sections and fills
+    ``panel_patch``/``panels`` (all panels, data patched)/``panel_applied``/``panel_warnings``."""
+    data_panels = _data_panels(panels)
+    system = scribe_system_prompt(state, user_name, char_name, mvu, data_panels)
+    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu, data_panels)
     out = ScribeOutcome(system=system, user=user)
     req = ChatRequest(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
@@ -189,7 +243,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     out.raw = resp.content
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})
     obj, problems = _scribe_object(resp.content)
-    patch, problems = _patch_of(obj, problems, mvu is not None)
+    patch, problems = _patch_of(obj, problems, mvu is not None, bool(data_panels))
     out.patch = patch
     out.problems = problems
     out.result = apply_patch(state, patch)
@@ -197,4 +251,8 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
         mvu_patch, _ = _mvu_patch_of(obj)
         out.mvu_patch = mvu_patch
         out.mvu_result = apply_mvu_patch(mvu, mvu_patch)
+    if data_panels:
+        all_panels = [p if isinstance(p, Panel) else Panel.model_validate(p) for p in panels]
+        out.panel_patch = _panel_patch_of(obj)
+        out.panels, out.panel_applied, out.panel_warnings = apply_panel_patch(all_panels, out.panel_patch)
     return out

@@ -14,8 +14,21 @@ Status bars (TavernHelper-style, ``../shared/design/card-runtime.md``): a fenced
 ``allow-same-origin``) named ``TH-message--{id}--{n}``, whose ``srcdoc`` starts with our ``th_shim.js`` and the
 message's variables inline. Frames talk only to the host page (``postMessage``); the host relays writes to Python
 (:attr:`ConversationView.frameVariablesChanged`) and Python pushes new variables with
-:meth:`ConversationView.push_variables`. The frame's own CSP blocks all network; local libraries and a request
-interceptor / local library scheme come later.
+:meth:`ConversationView.push_variables`. The frame's own CSP blocks all network; bundled libraries are inlined.
+
+Per card (:meth:`ConversationView.set_card`, called when a chat opens): the frames' ``localStorage`` /
+``sessionStorage`` are the card's own (``core/card_storage.py``: a JSON file in the card's folder, inlined into each
+frame before the card's script runs, changes relayed back and written atomically, 1 MiB cap); the card's "trusted"
+switch (``core/card_trust.py``) lets its frames load https scripts/styles/fonts, nothing more.
+
+Defences besides the sandbox and the CSPs: a :class:`FrameRequestInterceptor` on the page refuses every request
+that is not our own files, ``qrc:``/``data:``/``blob:`` — for a trusted card also https scripts, styles and fonts,
+but never loopback/private addresses — and lists what it refused (:meth:`ConversationView.blocked_requests`).
+Endless loops: Chromium's site isolation is switched on (:func:`ensure_frame_isolation`), which puts the sandboxed
+frames in a renderer of their own; the host page's watchdog (``conversation.js``) removes a frame that stops
+answering its pings and shows 「状态栏脚本无响应，已停止」 (:attr:`ConversationView.frameFailed`). Should a frame
+share the host's renderer anyway (isolation off), a Python-side watchdog notices the silent page, ends the
+renderer and reloads the view with the silent frames stopped.
 
 A ``srcdoc`` frame inherits the host page's Content-Security-Policy, so the host policy must allow what the frames
 need (inline script and style, ``data:`` images and fonts). When ``conversation.html``'s policy does not, the view
@@ -25,11 +38,14 @@ anything, no connections, no navigation).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import os
 import re
+import signal
 import tempfile
+import time
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -37,13 +53,38 @@ from typing import Any, Callable
 from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QDesktopServices
 from PySide6.QtWebChannel import QWebChannel
-from PySide6.QtWebEngineCore import QWebEnginePage, QWebEngineSettings
+from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineSettings, QWebEngineUrlRequestInfo,
+                                     QWebEngineUrlRequestInterceptor)
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMenu, QWidget
 
+from ..core.card_storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
+from ..core.card_trust import card_frames_trusted
 from .i18n import tr
 
 log = logging.getLogger(__name__)
+
+ISOLATION_FLAG = "--site-per-process"
+
+
+def ensure_frame_isolation() -> bool:
+    """Switch on Chromium's site isolation for this process (``--site-per-process`` in
+    ``QTWEBENGINE_CHROMIUM_FLAGS``), so that sandboxed status-bar frames run in a renderer process of their own and
+    a card's ``while(true){}`` cannot freeze the host page (QtWebEngine 6.12 keeps them in the host's renderer
+    without it — measured on this machine). Effective only before QtWebEngine starts (the first web view); called
+    when this module is imported. ``LIYUAN_FRAME_ISOLATION=0`` leaves the flags alone (then the Python watchdog is
+    the only defence). Returns whether the flag is (now) set."""
+    if os.environ.get("LIYUAN_FRAME_ISOLATION", "1") == "0":
+        return False
+    flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
+    if "--disable-site-isolation-trials" in flags:
+        return False
+    if ISOLATION_FLAG not in flags.split():
+        os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (flags + " " + ISOLATION_FLAG).strip()
+    return True
+
+
+ensure_frame_isolation()
 
 WEB_FILES = ("conversation.html", "conversation.css", "conversation.js", "th_shim.js")
 HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
@@ -52,6 +93,13 @@ HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline'; style-s
 """The host page policy status-bar frames can live with (they inherit it; their own policy narrows it further)."""
 _CSP_META = re.compile(r'(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")', re.I)
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
+FRAME_LIBS = Path("vendor") / "lib" / "frame_libs.js"
+PING_MS, HANG_MS, LOAD_MS, REUSE_MS = 1000, 5000, 15000, 3000
+"""Host-page watchdog: ping every frame each second; a ping unanswered for 5 s, or no hello 15 s after the frame
+was built, stops the frame."""
+PY_WATCHDOG_MS, PY_HANG_S, PY_HANG_TICKS = 2000, 15.0, 5
+"""Python watchdog: probe the host page every 2 s; a probe unanswered for 15 s and 5 probes' time means the
+renderer itself is stuck (only possible when frames share its process)."""
 THEME_BACKGROUND = {"light": "#faf7f1", "dark": "#1c1a18"}
 PENDING_INTERVAL_MS = 16  # Python-side coalescing of set_pending: at most one page call per frame
 
@@ -73,6 +121,8 @@ def web_dir() -> Path:
 
 
 _host_dir_cache: Path | None = None
+_SESSION_STORAGE: dict[str, dict[str, str]] = {}
+"""Frames' sessionStorage per card key, for the run of the app (never written to disk)."""
 
 
 def _frames_allowed(csp: str) -> bool:
@@ -81,10 +131,38 @@ def _frames_allowed(csp: str) -> bool:
     return bool(script and "'unsafe-inline'" in script.group(1) and style and "'unsafe-inline'" in style.group(1))
 
 
-def host_dir() -> Path:
+_trusted_dir_cache: Path | None = None
+
+
+def _with_https(csp: str) -> str:
+    """``csp`` with ``https:`` added to script-src, style-src and font-src (and nothing else)."""
+    def add(m: re.Match) -> str:
+        return m.group(0) if "https:" in m.group(2).split() else f"{m.group(1)}{m.group(2)} https:"
+    return re.sub(r"\b((?:script|style|font)-src)([^;]*)", add, csp)
+
+
+def host_dir(trusted: bool = False) -> Path:
     """The folder the view loads the host page from: :func:`web_dir` when its page policy already lets status-bar
-    frames run, else (once per process) a temporary copy whose ``conversation.html`` carries :data:`HOST_CSP`."""
-    global _host_dir_cache
+    frames run, else (once per process) a temporary copy whose ``conversation.html`` carries :data:`HOST_CSP`.
+    ``trusted``: a temporary copy (once per process) whose policy also allows https scripts, styles and fonts —
+    frames inherit the host page's policy, so a trusted card's frames could not load them otherwise."""
+    global _host_dir_cache, _trusted_dir_cache
+    if trusted:
+        if _trusted_dir_cache is not None and (_trusted_dir_cache / WEB_FILES[0]).is_file():
+            return _trusted_dir_cache
+        base = host_dir(False)
+        html = (base / WEB_FILES[0]).read_text(encoding="utf-8")
+        tmp = Path(tempfile.mkdtemp(prefix="liyuan-host-trusted-"))
+        for name in WEB_FILES[1:]:
+            (tmp / name).write_bytes((base / name).read_bytes())
+        libs = web_dir() / FRAME_LIBS
+        if libs.is_file():
+            (tmp / FRAME_LIBS).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / FRAME_LIBS).write_bytes(libs.read_bytes())
+        (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + _with_https(mm.group(2)) + mm.group(3),
+                                                      html, count=1), encoding="utf-8")
+        _trusted_dir_cache = tmp
+        return tmp
     base = web_dir()
     html = (base / WEB_FILES[0]).read_text(encoding="utf-8")
     m = _CSP_META.search(html)
@@ -95,6 +173,9 @@ def host_dir() -> Path:
     tmp = Path(tempfile.mkdtemp(prefix="liyuan-host-"))
     for name in WEB_FILES[1:]:
         (tmp / name).write_bytes((base / name).read_bytes())
+    if (base / FRAME_LIBS).is_file():
+        (tmp / FRAME_LIBS).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / FRAME_LIBS).write_bytes((base / FRAME_LIBS).read_bytes())
     (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + HOST_CSP + mm.group(3), html, count=1),
                                      encoding="utf-8")
     _host_dir_cache = tmp
@@ -120,7 +201,9 @@ def page_strings() -> dict[str, str]:
         "outcome.error": "conv.outcome.error", "outcome.out_of_rounds": "conv.outcome.out_of_rounds",
         "older": "conv.older", "older.loading": "conv.older.loading",
         "welcome.title": "welcome.title", "welcome.intro": "welcome.intro", "welcome.sub": "welcome.sub",
-        "welcome.demo": "welcome.demo", "welcome.settings": "welcome.settings",
+        "welcome.demo": "welcome.demo", "welcome.settings": "welcome.settings", "frame.hung": "conv.frame.hung",
+        "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
+        "branch.edit.tip": "branch.edit.tip",
     }
     return {k: tr(v) for k, v in keys.items()}
 
@@ -167,10 +250,109 @@ class Bridge(QObject):
         if isinstance(data, dict):
             self._view._on_frame_variables(str(frame_name), data)
 
+    @Slot(str, str, str)
+    def frameStorage(self, card_key: str, area: str, items: str) -> None:  # noqa: N802
+        """A card's frames changed their storage: ``area`` "local"|"session", ``items`` the whole area as JSON
+        ``{key: value}``; ``card_key`` is the key the host page built those frames for."""
+        try:
+            data = json.loads(items)
+        except (TypeError, ValueError):
+            log.warning("conversation view: bad frame storage payload")
+            return
+        self._view._on_frame_storage(str(card_key), str(area), data)
+
+    @Slot(str, str)
+    def frameFailed(self, frame_name: str, reason: str) -> None:  # noqa: N802
+        """The host page's watchdog stopped a frame (``reason`` "hung")."""
+        self._view._on_frame_failed(str(frame_name), str(reason))
+
+    @Slot(str, str, str)
+    def frameBlocked(self, frame_name: str, url: str, directive: str) -> None:  # noqa: N802
+        """A frame's Content-Security-Policy refused to load ``url`` (``directive``, e.g. connect-src)."""
+        self._view._note_blocked(f"{directive} {url}".strip(), frame_name)
+
+    @Slot(str)
+    def frameStarted(self, frame_name: str) -> None:  # noqa: N802
+        """A frame was built (for the Python watchdog: it has not said hello yet)."""
+        self._view._frames_seen[str(frame_name)] = False
+
+    @Slot(str)
+    def frameAlive(self, frame_name: str) -> None:  # noqa: N802
+        """A frame's shim said hello (its runtime started)."""
+        self._view._frames_seen[str(frame_name)] = True
+
     @Slot(str)
     def linkClicked(self, url: str) -> None:  # noqa: N802
         """A link in the text was clicked: open it outside the app when it is http(s) or mailto."""
         self._view._open_external(QUrl(url))
+
+    @Slot(str, int)
+    def swipe(self, entry_id: str, delta: int) -> None:  # noqa: N802
+        """「◀ / ▶」 on a reply or user message with alternatives: its session entry id and -1 / +1."""
+        self._view.swipeRequested.emit(str(entry_id), -1 if int(delta) < 0 else 1)
+
+    @Slot(str)
+    def editUser(self, entry_id: str) -> None:  # noqa: N802
+        """「编辑」 on a user message (its session entry id)."""
+        self._view.editRequested.emit(str(entry_id))
+
+
+def _private_host(host: str) -> bool:
+    """True for names and addresses that lead back to this machine or the local network (localhost, loopback,
+    private, link-local, unspecified, ``*.local``)."""
+    h = host.strip("[]").lower().rstrip(".")
+    if h in ("", "localhost") or h.endswith(".localhost") or h.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(h)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved or ip.is_multicast
+
+
+class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
+    """Every request of the conversation page and its frames passes here (Qt 6: on the UI thread). Allowed:
+    ``data:``, ``blob:``, ``qrc:``, ``about:`` and files inside the page's own folders; for a trusted card also
+    https scripts, stylesheets and fonts on public hosts. Everything else — other files (``file:///etc/passwd``),
+    plain http, WebSockets, XHR/fetch, images from outside, loopback and private addresses — is refused and
+    reported through ``on_block(url, why)``."""
+
+    TRUSTED_TYPES = (QWebEngineUrlRequestInfo.ResourceType.ResourceTypeScript,
+                     QWebEngineUrlRequestInfo.ResourceType.ResourceTypeStylesheet,
+                     QWebEngineUrlRequestInfo.ResourceType.ResourceTypeFontResource)
+
+    def __init__(self, dirs: list[Path], on_block: Callable[[str, str], None], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.dirs = [d.resolve() for d in dirs]
+        self.trusted = False
+        self._on_block = on_block
+
+    def allowed(self, url: QUrl, resource_type: Any) -> tuple[bool, str]:
+        """(allowed?, reason when not) for a request of ``resource_type`` to ``url``."""
+        scheme = url.scheme().lower()
+        if scheme in ("data", "blob", "qrc", "about"):
+            return True, ""
+        if scheme == "file":
+            try:
+                p = Path(url.toLocalFile()).resolve()
+            except (OSError, ValueError):
+                return False, "file"
+            return (any(p == d or d in p.parents for d in self.dirs), "file outside the page")
+        if scheme == "https" and self.trusted:
+            if _private_host(url.host()):
+                return False, "loopback/private address"
+            if resource_type in self.TRUSTED_TYPES:
+                return True, ""
+            return False, "not a script, style or font"
+        return False, f"{scheme or 'no'} scheme"
+
+    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:  # noqa: N802
+        """Block what :meth:`allowed` refuses."""
+        url = info.requestUrl()
+        ok, why = self.allowed(url, info.resourceType())
+        if not ok:
+            info.block(True)
+            self._on_block(url.toString(), why)
 
 
 class HostPage(QWebEnginePage):
@@ -182,6 +364,10 @@ class HostPage(QWebEnginePage):
 
     def __init__(self, host_url: QUrl, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._host = _without_fragment(host_url)
+
+    def set_host(self, host_url: QUrl) -> None:
+        """The host page moved (the trusted copy of the page, or back)."""
         self._host = _without_fragment(host_url)
 
     def acceptNavigationRequest(self, url: QUrl, nav_type: QWebEnginePage.NavigationType,  # noqa: N802
@@ -229,6 +415,19 @@ class ConversationView(QWebEngineView):
     """The welcome page's "玩离线演示" button."""
     settingsRequested = Signal()
     """The welcome page's "设置模型" button."""
+    swipeRequested = Signal(str, int)
+    """「◀ i/n ▶」 clicked: the session entry id of the reply / user message and -1 or +1."""
+    editRequested = Signal(str)
+    """「编辑」 clicked on a user message: its session entry id."""
+    inspectRequested = Signal(str)
+    """「查看提示词」 chosen in the context menu of a reply or draft: its session entry id."""
+    frameFailed = Signal(str, str)
+    """A status-bar frame was stopped: its name and the reason (``"hung"``: it stopped answering the watchdog);
+    its block now shows 「状态栏脚本无响应，已停止」."""
+    requestBlocked = Signal(str)
+    """Something a frame (or the page) tried was refused; the entry as listed by :meth:`blocked_requests`."""
+    frameStorageSaved = Signal(str)
+    """The current card's frame localStorage was written to its folder (the card key)."""
     frameVariablesChanged = Signal(str, dict)
     """A status-bar frame wrote variables (``replaceVariables``, ``insertOrAssignVariables``, ``Mvu.replaceMvuData``
     …): the frame's name (``TH-message--{id}--{n}``) and ``{"type": "message"|"chat"|"character"|"global",
@@ -245,6 +444,8 @@ class ConversationView(QWebEngineView):
         settings.setAttribute(QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls, False)
         settings.setAttribute(QWebEngineSettings.WebAttribute.PluginsEnabled, False)
         self.setPage(self._page)
+        self._interceptor = FrameRequestInterceptor([web_dir(), self._dir, host_dir(True)], self._note_blocked, self)
+        self._page.setUrlRequestInterceptor(self._interceptor)
 
         self._bridge = Bridge(self)
         self._channel = QWebChannel(self._page)
@@ -267,6 +468,24 @@ class ConversationView(QWebEngineView):
         self._user_label = ""
         self._frame_context: dict = {}
 
+        # the card whose chat is shown (set_card): storage, trust; what the frames were refused / stopped
+        self._card_dir: Path | None = None
+        self._card_key = ""
+        self._trusted = False
+        self._blocked: list[str] = []
+        self._failed_frames: dict[str, str] = {}
+        self._frames_seen: dict[str, bool] = {}
+        #: Watchdog settings (tests shorten them): host page ping interval / hang / load limits in ms.
+        self.frame_watchdog = {"pingMs": PING_MS, "hangMs": HANG_MS, "loadMs": LOAD_MS, "reuseMs": REUSE_MS}
+        self._py_probe: tuple[int, float, int] | None = None  # (token, sent at, ticks since)
+        self._py_token = 0
+        self._py_timer = QTimer(self)
+        self._py_timer.setInterval(PY_WATCHDOG_MS)
+        self._py_timer.timeout.connect(self._python_watchdog)
+        self._py_timer.start()
+        #: Python watchdog limits: seconds and ticks a probe may stay unanswered before the renderer is ended.
+        self.python_watchdog = {"hang_s": PY_HANG_S, "ticks": PY_HANG_TICKS}
+
         self._pending: tuple[str | None, str] = (None, "")
         self._pending_dirty = False
         self._pending_timer = QTimer(self)
@@ -277,7 +496,7 @@ class ConversationView(QWebEngineView):
         self.loadFinished.connect(self._on_load_finished)
         self._page.renderProcessTerminated.connect(self._on_render_process_terminated)
         self._call("setStrings", page_strings())
-        self._call("setFrameRuntime", {"shim": shim_source()})
+        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
         self.setUrl(self._url)
 
     # ---- state ------------------------------------------------------------------------------------------------
@@ -464,10 +683,18 @@ class ConversationView(QWebEngineView):
         if status == QWebEnginePage.RenderProcessTerminationStatus.NormalTerminationStatus:
             return  # the app is closing
         log.warning("conversation view: render process ended (%s, %s); reloading", status, exit_code)
+        self._reload_page()
+
+    def _reload_page(self) -> None:
+        """Load the host page (``self._url``) afresh and replay the mirror: after a render-process crash, after the
+        Python watchdog ended a stuck renderer, or when the page variant changes (a trusted card)."""
         self._loaded = False
         self._queue = []
+        self._py_probe = None
         self._call("setStrings", page_strings())
-        self._call("setFrameRuntime", {"shim": shim_source()})
+        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
+        self._call("setFrameCard", self._card_payload())
+        self._call("setFramesFailed", sorted(self._failed_frames))
         self._call("setFrameContext", self._frame_context)
         self._call("setTheme", self._theme)
         self._call("setUserLabel", self._user_label)
@@ -477,6 +704,127 @@ class ConversationView(QWebEngineView):
         self._pending_dirty = True
         QTimer.singleShot(0, lambda: self.setUrl(self._url))
 
+    # ---- per-card storage, trust, watchdog, refusals -----------------------------------------------------------
+    def set_card(self, card_dir: str | Path | None) -> None:
+        """The card whose chat the view shows (its folder; None = none). Frames built from now on get this card's
+        ``localStorage`` (``core/card_storage.py``, loaded from its folder) and ``sessionStorage`` (kept for the run
+        of the app), and its trust switch (``core/card_trust.py``); changes their frames make are written back to
+        this card only. Call it before :meth:`set_transcript`. A change of trust reloads the page (trusted cards use
+        a copy of the host page whose policy allows https scripts, styles and fonts)."""
+        new_dir = Path(card_dir).resolve() if card_dir else None
+        key = str(new_dir) if new_dir else ""
+        if key != self._card_key:
+            self._failed_frames = {}
+            self._frames_seen = {}
+        self._card_dir, self._card_key = new_dir, key
+        trusted = bool(new_dir) and card_frames_trusted(new_dir)
+        self._interceptor.trusted = trusted
+        if trusted != self._trusted:
+            self._trusted = trusted
+            self._dir = host_dir(trusted)
+            self._url = QUrl.fromLocalFile(str(self._dir / WEB_FILES[0]))
+            self._page.set_host(self._url)
+            self._ready = False
+            self._reload_page()  # replays setFrameCard with the new card
+            return
+        self._call("setFrameCard", self._card_payload())
+
+    def set_frame_watchdog(self, **limits: int) -> None:
+        """Change the host page's watchdog limits, in ms: ``pingMs``, ``hangMs``, ``loadMs``, ``reuseMs`` (see
+        ``conversation.js`` "frame watchdog"); applies to the running page and after reloads."""
+        self.frame_watchdog.update({k: int(v) for k, v in limits.items() if k in self.frame_watchdog})
+        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
+
+    @property
+    def card_key(self) -> str:
+        """The key of the card set with :meth:`set_card` (its resolved folder), "" when none."""
+        return self._card_key
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the current card's frames are trusted (may load https scripts, styles, fonts)."""
+        return self._trusted
+
+    def _card_payload(self) -> dict:
+        local = load_card_storage(self._card_dir) if self._card_dir else {}
+        return {"key": self._card_key, "trusted": self._trusted, "local": local,
+                "session": dict(_SESSION_STORAGE.get(self._card_key, {})), "maxBytes": MAX_BYTES}
+
+    def _on_frame_storage(self, card_key: str, area: str, items: Any) -> None:
+        if not card_key or card_key != self._card_key:
+            log.warning("conversation view: storage write for another card refused")
+            self._note_blocked("storage of another card", "")
+            return
+        if area == "session":
+            if isinstance(items, dict):
+                _SESSION_STORAGE[card_key] = {str(k): str(v) for k, v in items.items()}
+            return
+        if area != "local" or self._card_dir is None:
+            return
+        try:
+            save_card_storage(self._card_dir, items)
+        except StorageQuotaError as e:
+            log.warning("conversation view: card storage not saved: %s", e)
+        except (ValueError, OSError) as e:
+            log.warning("conversation view: card storage not saved: %s", e)
+        else:
+            self.frameStorageSaved.emit(card_key)
+
+    def _on_frame_failed(self, frame_name: str, reason: str) -> None:
+        self._failed_frames[frame_name] = reason
+        log.warning("conversation view: status bar %s stopped (%s)", frame_name, reason)
+        self.frameFailed.emit(frame_name, reason)
+
+    def failed_frames(self) -> dict[str, str]:
+        """Frames stopped since the card was set: ``{frame name: reason}`` (``"hung"``)."""
+        return dict(self._failed_frames)
+
+    def _note_blocked(self, what: str, where: str) -> None:
+        entry = f"{what} ({where})" if where else what
+        self._blocked.append(entry)
+        del self._blocked[:-500]
+        log.info("conversation view: blocked %s", entry)
+        self.requestBlocked.emit(entry)
+
+    def blocked_requests(self) -> list[str]:
+        """What was refused so far, newest last: requests the interceptor blocked (``"<url> (<why>)"``), what
+        frames' policies refused (``"<directive> <url> (<frame>)"``), storage writes for another card."""
+        return list(self._blocked)
+
+    def _python_watchdog(self) -> None:
+        """Every PY_WATCHDOG_MS: ask the page a trivial question. Unanswered for ``hang_s`` seconds and ``ticks``
+        ticks (ticks count only while Python's own loop runs, so a busy Python is never mistaken for a stuck page)
+        → the renderer is stuck: the frames not yet heard from (or, when every frame was, all of them) are marked
+        stopped and the renderer is ended, which reloads the page (:meth:`_reload_page`)."""
+        if not self._loaded or not self.isVisible():
+            self._py_probe = None
+            return
+        if self._py_probe is None:
+            self._py_token += 1
+            token = self._py_token
+            self._py_probe = (token, time.monotonic(), 0)
+
+            def answered(_value: Any, token: int = token) -> None:
+                if self._py_probe is not None and self._py_probe[0] == token:
+                    self._py_probe = None
+            self._exec("1", answered)
+            return
+        token, sent, ticks = self._py_probe
+        self._py_probe = (token, sent, ticks + 1)
+        if ticks + 1 < self.python_watchdog["ticks"] or time.monotonic() - sent < self.python_watchdog["hang_s"]:
+            return
+        quiet = [n for n, alive in self._frames_seen.items() if not alive] or list(self._frames_seen)
+        log.warning("conversation view: the page stopped answering; ending its renderer (frames %s)", quiet)
+        for name in quiet:
+            self._on_frame_failed(name, "hung")
+        self._py_probe = None
+        pid = self._page.renderProcessPid()
+        if pid > 0:
+            try:
+                os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
+            except OSError as e:
+                log.warning("conversation view: could not end the renderer: %s", e)
+
     def _open_external(self, url: QUrl) -> None:
         if url.isValid() and url.scheme().lower() in EXTERNAL_SCHEMES:
             self.link_opener(url)
@@ -484,9 +832,76 @@ class ConversationView(QWebEngineView):
             log.info("conversation view: not opening %s", url.toString())
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802
-        """Only Copy and Select all (no Back/Reload/View source: the page never navigates)."""
+        """Only Copy and Select all (no Back/Reload/View source: the page never navigates), plus 「查看提示词」 on a
+        reply or draft (the page tells which message was right-clicked)."""
         menu = QMenu(self)
         menu.addAction(self._page.action(QWebEnginePage.WebAction.Copy))
         menu.addAction(self._page.action(QWebEnginePage.WebAction.SelectAll))
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        menu.popup(event.globalPos())
+        pos = event.globalPos()
+
+        def with_item(raw: Any) -> None:
+            try:  # objects come back as JSON text (QtWebEngine's own conversion of objects is unreliable)
+                item = json.loads(raw) if isinstance(raw, str) else None
+            except ValueError:
+                item = None
+            if isinstance(item, dict) and item.get("role") in ("assistant", "draft", "user") and item.get("id"):
+                menu.addSeparator()
+                act = menu.addAction(tr("inspect.action"))
+                act.triggered.connect(lambda _=False, i=str(item["id"]): self.inspectRequested.emit(i))
+            menu.popup(pos)
+
+        self.eval_js("JSON.stringify(window.liyuan.contextItem ? window.liyuan.contextItem() : null)", with_item)
+
+
+def frames_trust_action(window: QWidget, current_chat: Callable[[], Any], view: "ConversationView") -> Any:
+    """The checkable menu action 「信任这张卡的状态栏（允许联网加载脚本）」 for the card of ``current_chat()`` (a Chat or
+    None). Switching it on asks first with a warning (``frames.trust.warn``); the answer is stored with
+    ``core.card_trust.set_card_frames_trusted`` and the view reloads its frames with the new policy
+    (:meth:`ConversationView.set_card`). The check mark follows the open chat's card each time the menu opens."""
+    from PySide6.QtGui import QAction
+    from PySide6.QtWidgets import QMessageBox
+
+    from ..core.card_trust import set_card_frames_trusted
+
+    act = QAction(tr("frames.trust.action"), window)
+    act.setObjectName("framesTrustAction")
+    act.setCheckable(True)
+
+    def card_dir() -> Path | None:
+        chat = current_chat()
+        path = getattr(getattr(chat, "card", None), "path", None)
+        return Path(path).parent if path else None
+
+    def sync() -> None:
+        d = card_dir()
+        act.setEnabled(d is not None)
+        act.setChecked(bool(d) and card_frames_trusted(d))
+
+    def toggled(on: bool) -> None:
+        d = card_dir()
+        chat = current_chat()
+        if d is None:
+            act.setChecked(False)
+            return
+        name = getattr(chat.card, "name", "")
+        if on and QMessageBox.warning(window, tr("app.title"), tr("frames.trust.warn", name=name),
+                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                      QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
+            act.setChecked(False)
+            return
+        try:
+            set_card_frames_trusted(d, on)
+        except OSError as e:
+            QMessageBox.warning(window, tr("app.title"), str(e))
+            sync()
+            return
+        view.set_card(d)
+        status = getattr(window, "statusBar", None)
+        if callable(status):
+            status().showMessage(tr("frames.trust.on" if on else "frames.trust.off", name=name), 6000)
+
+    act.triggered.connect(toggled)
+    act.sync = sync  # type: ignore[attr-defined]
+    sync()
+    return act

@@ -244,40 +244,282 @@ def test_real_classic_bar_lili(qtbot, view):
     assert errors == []
 
 
+class Loopback:
+    """A real HTTP server on 127.0.0.1 that counts every TCP connection it accepts (any request, a WebSocket
+    upgrade or a TLS hello alike): the frames' attacks must leave it at zero."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        outer = self
+        self.connections = 0
+        self.paths: list[str] = []
+
+        class H(http.server.BaseHTTPRequestHandler):
+            def setup(self):
+                outer.connections += 1
+                super().setup()
+
+            def do_GET(self):  # noqa: N802
+                outer.paths.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain")
+                self.end_headers()
+                self.wfile.write(b"secret")
+
+            def log_message(self, *a):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def loopback():
+    srv = Loopback()
+    yield srv
+    srv.close()
+
+
 ATTACKS = """```html
-<body><img id="beacon" src="http://127.0.0.1:9/beacon.gif"><script>
+<body><img id="beacon" src="http://127.0.0.1:PORT/beacon.gif"><iframe id="pw" src="file:///etc/passwd"></iframe>
+<link rel="stylesheet" href="http://127.0.0.1:PORT/x.css"><script>
   var r = {};
-  function done() { if (Object.keys(r).length >= 8) __liyuanReport(r); }
+  var N = 12;
+  function done() { if (Object.keys(r).length >= N) __liyuanReport(r); }
   var x = new XMLHttpRequest();
-  try { x.open('GET', 'http://example.invalid/'); x.onerror = function () { r.xhr = 'blocked'; done(); };
+  try { x.open('GET', 'http://127.0.0.1:PORT/xhr'); x.onerror = function () { r.xhr = 'blocked'; done(); };
         x.onload = function () { r.xhr = 'ok'; done(); }; x.send(); } catch (e) { r.xhr = 'blocked:' + e.name; }
-  try { var ws = new WebSocket('ws://127.0.0.1:9/'); ws.onerror = function () { r.ws = 'blocked'; done(); };
+  try { var ws = new WebSocket('ws://127.0.0.1:PORT/ws'); ws.onerror = function () { r.ws = 'blocked'; done(); };
         ws.onopen = function () { r.ws = 'ok'; done(); }; } catch (e) { r.ws = 'blocked:' + e.name; }
+  fetch('http://127.0.0.1:PORT/fetch').then(function () { r.fetchLoop = 'ok'; done(); },
+                                           function (e) { r.fetchLoop = 'blocked:' + e.name; done(); });
+  fetch('https://example.com/').then(function () { r.fetchOut = 'ok'; done(); },
+                                     function (e) { r.fetchOut = 'blocked:' + e.name; done(); });
   fetch('file:///etc/passwd').then(function () { r.file = 'ok'; done(); }, function (e) { r.file = 'blocked:' + e.name; done(); });
-  try { top.location = 'http://example.invalid/'; r.top = 'no error'; } catch (e) { r.top = 'blocked:' + e.name; }
-  try { r.popup = window.open('http://example.invalid/') === null ? 'blocked:null' : 'opened'; } catch (e) { r.popup = 'blocked:' + e.name; }
+  try { top.location = 'http://127.0.0.1:PORT/top'; r.top = 'no error'; } catch (e) { r.top = 'blocked:' + e.name; }
+  try { r.popup = window.open('http://127.0.0.1:PORT/popup') === null ? 'blocked:null' : 'opened'; } catch (e) { r.popup = 'blocked:' + e.name; }
   r.bridge = (typeof qt === 'undefined' && typeof QWebChannel === 'undefined') ? 'absent' : 'present';
-  var img = document.getElementById('beacon');
-  r.beacon = (img.complete && img.naturalWidth > 0) ? 'loaded' : 'not loaded';
+  try { r.parentBridge = typeof parent.qt + '/' + typeof parent.liyuan; } catch (e) { r.parentBridge = 'blocked:' + e.name; }
+  try { r.parentDoc = String(parent.document.body.innerHTML.length); } catch (e) { r.parentDoc = 'blocked:' + e.name; }
   try { r.otherStorage = String(parent.localStorage.length); } catch (e) { r.otherStorage = 'blocked:' + e.name; }
-  setTimeout(done, 1500);
+  // the only way out is postMessage: ask the host for things it has no answer to
+  parent.postMessage({__th: 'storage-get', card: 'any'}, '*');
+  parent.postMessage({__th: 'write', type: 'global', variables: {pwned: 1}, card: 'other'}, '*');
+  setTimeout(function () {
+    var img = document.getElementById('beacon');
+    r.beacon = (img.complete && img.naturalWidth > 0) ? 'loaded' : 'not loaded';
+    var f = document.getElementById('pw'), t = 'blocked';
+    try { t = f.contentDocument ? ('read:' + f.contentDocument.body.textContent.length) : 'blocked'; } catch (e) { t = 'blocked:' + e.name; }
+    r.fileFrame = t;
+    done();
+  }, 800);
+  setTimeout(function () { N = 0; done(); }, 4000);
 </script></body>
 ```"""
 
 
-def test_frame_attacks_fail_safely(qtbot, view):
-    """Each attempt from inside a status-bar frame fails and the frame learns it failed; nothing leaves the machine
-    (the network here is closed anyway — the point is that the frame's policy refuses before trying)."""
-    view.set_transcript([item(11, ATTACKS)], False)
-    rep = wait_report(qtbot, view, "TH-message--11--0", lambda r: len(r) >= 8, timeout=15.0)
+def test_frame_attacks_fail_safely(qtbot, view, loopback):
+    """Each attempt from inside a status-bar frame fails, the frame learns it failed, the host lists what was
+    refused, and a real HTTP server on 127.0.0.1 receives nothing at all."""
+    bar = ATTACKS.replace("PORT", str(loopback.port))
+    view.set_transcript([item(11, bar)], False)
+    rep = wait_report(qtbot, view, "TH-message--11--0", lambda r: len(r) >= 12, timeout=15.0)
     print("attack report:", rep)
     assert rep["xhr"].startswith("blocked")
     assert rep["ws"].startswith("blocked")
+    assert rep["fetchLoop"].startswith("blocked") and rep["fetchOut"].startswith("blocked")
     assert rep["file"].startswith("blocked")
+    assert rep["fileFrame"].startswith("blocked")      # frame-src 'none'; and no same-origin to read it anyway
     assert rep["popup"].startswith("blocked")          # no allow-popups
     assert rep["top"].startswith("blocked")            # no allow-top-navigation
     assert rep["bridge"] == "absent"                   # the host's QWebChannel is out of reach
+    assert rep["parentBridge"].startswith("blocked")   # … also through parent
+    assert rep["parentDoc"].startswith("blocked")
     assert rep["beacon"] == "not loaded"               # CSP img-src data:
     assert rep["otherStorage"].startswith("blocked")   # no reaching the host's (or another card's) storage
     # top navigation (no allow-top-navigation) never moved the host page
     assert js(qtbot, view, "location.href").startswith(view.host_url.toString().split("#")[0][:20])
+    # the refusals are reported: the frame's CSP violations reach the host page's list and Python's
+    blocked = wait_js(qtbot, view, "liyuan.frameBlocked()", lambda v: len(v) >= 4)
+    directives = {b["directive"] for b in blocked}
+    assert {"connect-src", "img-src"} <= directives, blocked   # (the file: iframe is refused before CSP: local resource)
+    assert any("127.0.0.1" in b["url"] for b in blocked)
+    qtbot.waitUntil(lambda: any("connect-src" in b for b in view.blocked_requests()), timeout=5000)
+    qtbot.wait(300)
+    assert loopback.connections == 0 and loopback.paths == []
+    # the forged host messages changed nothing
+    assert js_json(qtbot, view, "liyuan.frameStorage().local") == {}
+
+
+def test_interceptor_rules():
+    """The page's request interceptor (the second line behind the CSPs): only our files and inline schemes; https
+    scripts/styles/fonts only for a trusted card and never to loopback or private addresses."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtWebEngineCore import QWebEngineUrlRequestInfo as Info
+
+    from liyuan_desktop.ui.conversation import FrameRequestInterceptor, web_dir
+
+    got = []
+    ic = FrameRequestInterceptor([web_dir()], lambda url, why: got.append(url))
+    script, xhr, img = Info.ResourceType.ResourceTypeScript, Info.ResourceType.ResourceTypeXhr, Info.ResourceType.ResourceTypeImage
+    ok = lambda u, t=script: ic.allowed(QUrl(u), t)[0]
+    assert ok(QUrl.fromLocalFile(str(web_dir() / "conversation.js")).toString())
+    assert not ok("file:///etc/passwd")
+    assert ok("data:text/plain,x") and ok("qrc:///qtwebchannel/qwebchannel.js")
+    for u in ("https://cdn.example.com/x.js", "http://cdn.example.com/x.js", "ws://127.0.0.1:1/", "ftp://x/"):
+        assert not ok(u), u
+    ic.trusted = True
+    assert ok("https://cdn.example.com/x.js")
+    assert not ok("https://cdn.example.com/api", xhr) and not ok("https://cdn.example.com/a.png", img)
+    for u in ("https://127.0.0.1:8443/x.js", "https://localhost/x.js", "https://192.168.1.2/x.js", "https://[::1]/x.js",
+              "https://10.0.0.1/x.js", "https://169.254.1.1/x.js", "https://printer.local/x.js", "http://cdn.example.com/x.js"):
+        assert not ok(u), u
+
+
+STORE_WRITER = """```html
+<body><script>
+  var before = localStorage.getItem('k');
+  localStorage.setItem('k', 'MARK');
+  localStorage.n = '2';                       // property style, as browsers allow
+  sessionStorage.setItem('s', 'sess');
+  __liyuanReport({before: before, keys: Object.keys(localStorage).sort(), n: localStorage.getItem('n'), len: localStorage.length});
+</script></body>
+```"""
+
+STORE_READER = """```html
+<body><script>
+  var seen = [];
+  window.addEventListener('storage', function (e) { seen.push(e.key + '=' + e.newValue); __liyuanReport({seen: seen}); });
+  __liyuanReport({k: localStorage.getItem('k'), s: sessionStorage.getItem('s'), len: localStorage.length});
+</script></body>
+```"""
+
+
+def test_storage_is_kept_per_card(qtbot, view, tmp_path):
+    """localStorage persists in the card's folder, is inlined before the card's script runs, reaches the card's
+    other frames, and never crosses to another card; sessionStorage lives for the run of the app."""
+    from liyuan_desktop.core.card_storage import load_card_storage, storage_path
+
+    x, y = tmp_path / "卡X", tmp_path / "卡Y"
+    x.mkdir()
+    y.mkdir()
+    view.set_card(x)
+    view.set_transcript([item(1, STORE_READER), item(2, STORE_WRITER)], False)
+    w = wait_report(qtbot, view, "TH-message--2--0", lambda r: "keys" in r)
+    assert w == {"before": None, "keys": ["k", "n"], "n": "2", "len": 2}
+    seen = wait_report(qtbot, view, "TH-message--1--0", lambda r: "seen" in r and len(r["seen"]) >= 2)
+    assert seen["seen"][:2] == ["k=MARK", "n=2"]         # the other frame of the card heard of it
+    qtbot.waitUntil(lambda: load_card_storage(x) == {"k": "MARK", "n": "2"}, timeout=5000)
+    assert json.loads(storage_path(x).read_text("utf-8"))["items"] == {"k": "MARK", "n": "2"}
+    # card Y: nothing of X's
+    view.set_card(y)
+    view.set_transcript([item(3, STORE_READER)], False)
+    r = wait_report(qtbot, view, "TH-message--3--0", lambda r: "k" in r)
+    assert r == {"k": None, "s": None, "len": 0}
+    view.set_transcript([item(4, STORE_WRITER)], False)
+    wait_report(qtbot, view, "TH-message--4--0", lambda r: "keys" in r)
+    qtbot.waitUntil(lambda: load_card_storage(y) == {"k": "MARK", "n": "2"}, timeout=5000)
+    assert load_card_storage(x) == {"k": "MARK", "n": "2"}
+    # a storage write carrying another card's key (what a confused or forged relay would send) is refused
+    view._bridge.frameStorage(str(x.resolve()), "local", json.dumps({"k": "EVIL"}))
+    assert load_card_storage(x) == {"k": "MARK", "n": "2"}
+    assert any("another card" in b for b in view.blocked_requests())
+    # back to X in a fresh view (after a restart): the stored items are there before the script runs
+    view.set_card(x)
+    view.set_transcript([item(5, STORE_READER)], False)
+    r = wait_report(qtbot, view, "TH-message--5--0", lambda r: "k" in r)
+    assert r == {"k": "MARK", "s": "sess", "len": 2}
+
+
+QUOTA = """```html
+<body><script>
+  var r = {};
+  try { localStorage.setItem('big', 'x'.repeat(1100000)); r.big = 'stored'; } catch (e) { r.big = e.name; }
+  localStorage.setItem('small', 'ok');
+  r.small = localStorage.getItem('small'); r.hasBig = localStorage.getItem('big');
+  __liyuanReport(r);
+</script></body>
+```"""
+
+
+def test_storage_quota(qtbot, view, tmp_path):
+    from liyuan_desktop.core.card_storage import load_card_storage
+
+    view.set_card(tmp_path)
+    view.set_transcript([item(6, QUOTA)], False)
+    r = wait_report(qtbot, view, "TH-message--6--0", lambda r: "big" in r)
+    assert r == {"big": "QuotaExceededError", "small": "ok", "hasBig": None}
+    logs = wait_js(qtbot, view, "liyuan.frameLogs()", lambda v: any("1 MB" in e["text"] for e in v))
+    assert any(e["level"] == "error" and "full" in e["text"] for e in logs)
+    qtbot.waitUntil(lambda: load_card_storage(tmp_path) == {"small": "ok"}, timeout=5000)
+
+
+LOOP = """她停了一下。
+
+```html
+<body><b id="v">循环</b><script>__liyuanReport({started: 1}); setTimeout(function () { while (true) {} }, 200);</script></body>
+```"""
+
+
+def test_endless_loop_is_stopped_and_reported(qtbot, view):
+    """A bar with while(true){}: the window stays responsive (Python -> JS round trips keep working), the frame is
+    replaced by the error box, Python is told, and the card's other bar comes back and keeps working."""
+    view.set_frame_watchdog(pingMs=200, hangMs=1200, loadMs=6000, reuseMs=1500)
+    failed: list = []
+    view.frameFailed.connect(lambda name, why: failed.append((name, why)))
+    view.set_transcript([item(1, LOOP), item(2, BAR, variables={"stat_data": {"好感": 5}})], False)
+    wait_report(qtbot, view, "TH-message--1--0", lambda r: "started" in r)
+    qtbot.waitUntil(lambda: bool(failed), timeout=30000)
+    assert failed[0] == ("TH-message--1--0", "hung")
+    assert js(qtbot, view, "1 + 1") == 2                                    # the host page answers
+    box = js(qtbot, view, "document.querySelector('[data-id=\"1\"] .th-failed').textContent")
+    assert box == "状态栏脚本无响应，已停止"
+    assert js_json(qtbot, view, "liyuan.frameFailedNames()") == ["TH-message--1--0"]
+    assert view.failed_frames() == {"TH-message--1--0": "hung"}
+    # the other bar (same renderer while the loop ran) is back and answers
+    wait_js(qtbot, view, "liyuan.frameNames()", lambda v: v == ["TH-message--2--0"], timeout=20)
+    assert probe(qtbot, view, "TH-message--2--0", "#v", pred=lambda v: v == "5", timeout=20) == "5"
+    view.push_variables("2", {"stat_data": {"好感": 6}})
+    assert probe(qtbot, view, "TH-message--2--0", "#v", pred=lambda v: v == "6") == "6"
+    # re-rendering the message does not start the loop again
+    view.update_item(item(1, LOOP))
+    qtbot.wait(300)
+    assert js(qtbot, view, "document.querySelectorAll('[data-id=\"1\"] .th-failed').length") == 1
+    assert "TH-message--1--0" not in js_json(qtbot, view, "liyuan.frameNames()")
+
+
+REMOTE = """```html
+<body><script src="https://cdn.example.invalid/ui.js"></script><div id="v">ok</div><script>
+  fetch('https://example.com/').then(function () { __liyuanReport({fetch: 'ok'}); }, function (e) { __liyuanReport({fetch: 'blocked'}); });
+</script></body>
+```"""
+
+
+def test_trusted_card_may_load_remote_scripts_and_nothing_more(qtbot, view, tmp_path):
+    from liyuan_desktop.core.card_trust import card_frames_trusted, set_card_frames_trusted
+
+    view.set_card(tmp_path)
+    assert not view.trusted and not card_frames_trusted(tmp_path)
+    view.set_transcript([item(1, REMOTE)], False)
+    assert "需要联网" in probe(qtbot, view, "TH-message--1--0", ".liyuan-net-notice")
+    set_card_frames_trusted(tmp_path, True)
+    assert card_frames_trusted(tmp_path) and json.loads((tmp_path / "liyuan.json").read_text("utf-8"))["frames_trusted"] is True
+    view.set_card(tmp_path)                      # reloads the page with the trusted policy
+    assert view.trusted
+    qtbot.waitUntil(view.is_ready, timeout=20000)
+    view.set_transcript([item(2, REMOTE)], False)
+    assert wait_report(qtbot, view, "TH-message--2--0", lambda r: "fetch" in r) == {"fetch": "blocked"}  # no connect
+    assert probe(qtbot, view, "TH-message--2--0", "#v") == "ok"
+    assert js(qtbot, view, "document.querySelector('iframe').srcdoc.indexOf('liyuan-net-notice')") == -1
+    csp = js(qtbot, view, "document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').content")
+    assert "script-src 'self' qrc: 'unsafe-inline' https:" in csp and "connect-src 'none'" in csp
+    set_card_frames_trusted(tmp_path, False)
+    view.set_card(tmp_path)
+    assert not view.trusted

@@ -26,7 +26,8 @@
     "welcome.intro": "",
     "welcome.sub": "",
     "welcome.demo": "玩离线演示",
-    "welcome.settings": "设置模型"
+    "welcome.settings": "设置模型",
+    "frame.hung": "状态栏脚本无响应，已停止"
   };
 
   var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
@@ -234,8 +235,15 @@
   // outside code blocks stays escaped text. Frames talk to us only with postMessage; we relay to Python.
   // Network: the frame's CSP allows no fetch/XHR/remote script. Libraries are inlined instead (see "frame
   // libraries" below): the ones a card's HTML references, and the ones its CDN <script src> tags ask for.
+  // A trusted card (Python's setFrameCard, core/card_trust.py) may also load scripts, stylesheets and fonts over
+  // https — nothing else is relaxed (no connect, no frames, no images from outside; the request interceptor in
+  // conversation.py still refuses loopback / private addresses and plain http).
   var FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
     "font-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'";
+  var FRAME_CSP_TRUSTED = "default-src 'none'; script-src 'unsafe-inline' https:; style-src 'unsafe-inline' https:; " +
+    "img-src data:; font-src data: https:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; " +
+    "form-action 'none'";
+  function frameCsp() { return frames.card.trusted ? FRAME_CSP_TRUSTED : FRAME_CSP; }
   var FRAME_RESET = "*{box-sizing:border-box}html,body{margin:0!important;padding:0;overflow:hidden!important;" +
     "max-width:100%!important}";
   var frames = {
@@ -248,7 +256,16 @@
     probes: new Map(),
     probeSeq: 0,
     libs: null,               // key -> {package, version, kind, text} once vendor/lib/frame_libs.js has loaded
-    libsWaiting: []           // callbacks waiting for it
+    libsWaiting: [],          // callbacks waiting for it
+    // the card whose chat is shown: its storage (all frames of the view belong to it) and its trust switch
+    card: { key: "", trusted: false, local: {}, session: {}, maxBytes: 1048576 },
+    storageTimer: 0,
+    // watchdog (see "frame watchdog" below)
+    watch: { pingMs: 1000, hangMs: 5000, loadMs: 15000, reuseMs: 3000, timer: 0, seq: 0, queue: [], probation: null,
+             waiting: 0 },
+    failed: new Map(),        // failure key (name + code hash) -> reason; such frames show an error box instead
+    failedNames: [],          // names of frames stopped since the card was set (tests, Python)
+    blocked: []               // {name, url, directive}: what frames' policies refused
   };
 
   // ---- frame libraries ---------------------------------------------------------------------------------------
@@ -350,11 +367,11 @@
       if (src != null && isRemote(src.trim())) {
         var lib = type === "module" ? null : cdnLibrary(src.trim());
         if (lib) { libs[lib] = true; return "<!-- " + lib + ": inlined by Liyuan -->"; }
-        blocked.push(src.trim());
+        if (!frames.card.trusted) blocked.push(src.trim());
       }
       if (type === "module") {
         var re = /\bimport\s*(?:[\w$*{}\s,]+?\s*from\s*|\(\s*)?(["'])((?:https?:)?\/\/[^"']+)\1/g, im;
-        while ((im = re.exec(body))) blocked.push(im[2]);
+        while ((im = re.exec(body))) if (!frames.card.trusted) blocked.push(im[2]);
       }
       return whole;
     });
@@ -441,16 +458,33 @@
       name: name, messageId: idValue(item.id), chat: chatSnapshot(item),
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
       globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
-      viewportHeight: window.innerHeight
+      viewportHeight: window.innerHeight,
+      storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes }
     };
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"" + FRAME_CSP + "\">" +
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"" + frameCsp() + "\">" +
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +
       "<style>" + FRAME_RESET + "</style>" +
       "<script>window.__LIYUAN_TH__ = " + scriptJson(init) + ";</scr" + "ipt>" +
       libScripts(before) +
       "<script>" + frames.shim + "</scr" + "ipt>" + after +
       "</head><body>" + netNotice(card.blocked) + card.code + "</body></html>";
+  }
+
+  function hashCode(str) {
+    var h = 5381;
+    for (var i = 0; i < str.length; i++) h = ((h * 33) ^ str.charCodeAt(i)) >>> 0;
+    return h.toString(36) + ":" + str.length;
+  }
+  function failKey(name, code) { return name + "|" + hashCode(code); }
+
+  function failedBox(name) {
+    var box = document.createElement("div");
+    box.className = "th-failed";
+    box.setAttribute("role", "alert");
+    box.dataset.frame = name;
+    box.textContent = fmt("frame.hung");
+    return box;
   }
 
   function mountFrames(body, item) {
@@ -465,20 +499,32 @@
       pre.parentNode.insertBefore(wrap, pre);
       wrap.appendChild(pre);
       pre.hidden = true;
-      var iframe = document.createElement("iframe");
-      iframe.setAttribute("sandbox", "allow-scripts");
-      iframe.setAttribute("name", name);
-      iframe.id = name;
-      iframe.className = "th-frame";
-      iframe.setAttribute("frameborder", "0");
-      iframe.setAttribute("referrerpolicy", "no-referrer");
-      var card = prepareCard(rewriteMinHeight(code));
-      iframe.dataset.libs = card.libs.join(" ");
-      if (!card.libs.length || frames.libs) iframe.srcdoc = buildSrc(name, item, code, card);
-      else whenFrameLibs(function () { iframe.srcdoc = buildSrc(name, item, code, card); });  // not loaded yet
-      wrap.appendChild(iframe);
-      frames.byName.set(name, { iframe: iframe, messageId: String(item.id) });
+      if (frames.failed.has(failKey(name, code)) || frames.failed.has("name:" + name)) { wrap.appendChild(failedBox(name)); return; }
+      createFrame(wrap, name, item, code);
     });
+  }
+
+  function createFrame(wrap, name, item, code) {
+    var iframe = document.createElement("iframe");
+    iframe.setAttribute("sandbox", "allow-scripts");
+    iframe.setAttribute("name", name);
+    iframe.id = name;
+    iframe.className = "th-frame";
+    iframe.setAttribute("frameborder", "0");
+    iframe.setAttribute("referrerpolicy", "no-referrer");
+    var card = prepareCard(rewriteMinHeight(code));
+    iframe.dataset.libs = card.libs.join(" ");
+    var rec = { iframe: iframe, messageId: String(item.id), cardKey: frames.card.key, item: item, code: code,
+                wrap: wrap, born: 0, hello: false, ping: null, stalls: 0, pongs: 0 };
+    function go() { iframe.srcdoc = buildSrc(name, item, code, card); rec.born = Date.now(); }
+    if (!card.libs.length || frames.libs) go();
+    else whenFrameLibs(go);  // not loaded yet
+    wrap.appendChild(iframe);
+    var old = frames.byName.get(name);
+    if (old && old.iframe !== iframe && old.stalls) rec.stalls = old.stalls;
+    frames.byName.set(name, rec);
+    if (bridge && bridge.frameStarted) bridge.frameStarted(name);
+    return rec;
   }
 
   function liveFrames() {
@@ -496,6 +542,127 @@
     return hit;
   }
 
+  // ---- card storage (frames' localStorage / sessionStorage) ------------------------------------------------------
+  // A frame reports each change; the host applies it to the card's copy (frames.card), passes it on to the card's
+  // other live frames and, a moment later (coalesced), hands the whole area to Python with the card key the frame
+  // was built for — never a key the frame names. Python persists localStorage in the card's folder.
+  function onFrameStorage(name, frame, d) {
+    if (frame.cardKey !== frames.card.key) return;          // a frame of a card no longer shown
+    var area = d.area === "session" ? "session" : "local";
+    var items = frames.card[area];
+    var op = String(d.op), key = String(d.key);
+    if (op === "set") items[key] = String(d.value);
+    else if (op === "remove") delete items[key];
+    else if (op === "clear") { frames.card[area] = items = {}; }
+    else return;
+    liveFrames().forEach(function (x) {
+      if (x.name !== name && x.frame.cardKey === frames.card.key) {
+        postTo(x.frame, { __th: "storage-sync", area: area, op: op, key: key, value: d.value });
+      }
+    });
+    frames.card.dirty = frames.card.dirty || {};
+    frames.card.dirty[area] = true;
+    if (!frames.storageTimer) frames.storageTimer = setTimeout(flushStorage, 150);
+  }
+  function flushStorage() {
+    frames.storageTimer = 0;
+    var dirty = frames.card.dirty || {};
+    frames.card.dirty = {};
+    ["local", "session"].forEach(function (area) {
+      if (dirty[area] && bridge && bridge.frameStorage) {
+        bridge.frameStorage(frames.card.key, area, JSON.stringify(frames.card[area]));
+      }
+    });
+  }
+
+  // ---- frame watchdog ------------------------------------------------------------------------------------------
+  // A bar running while(true){} must not take the window down. With site isolation (conversation.py turns it on)
+  // sandboxed frames run in a renderer of their own, so the host page stays responsive; it pings every live frame
+  // (pingMs) and a frame that leaves a ping unanswered for hangMs (or never says hello within loadMs) is removed —
+  // which ends its renderer — and replaced by the error box 「状态栏脚本无响应，已停止」; Python hears of it
+  // (bridge.frameFailed). Frames of one card share a renderer, so one endless loop silences all of them: when
+  // several stall together, all are removed and re-created one at a time ("probation", each alone for 2 x hangMs):
+  // the one that hangs again is the culprit and stays stopped, the others come back. A frame caught in a third
+  // common stall is stopped for good.
+  // Only unanswered pings count, never the host's own timer gaps (a hidden page's timers are throttled).
+  function watchdogTick() {
+    var w = frames.watch, now = Date.now(), stalled = [];
+    liveFrames().forEach(function (x) {
+      var f = x.frame;
+      if (!f.born) return;                                   // srcdoc not set yet (libraries loading)
+      if (!f.hello) { if (now - f.born > w.loadMs) stalled.push(x); return; }
+      if (f.ping) { if (now - f.ping.at > w.hangMs) stalled.push(x); return; }
+      f.ping = { seq: ++w.seq, at: now };
+      postTo(f, { __th: "ping", seq: f.ping.seq });
+    });
+    if (stalled.length) onStalled(stalled);
+    if (w.probation) {
+      var p = frames.byName.get(w.probation);
+      if (!p || !p.iframe.isConnected || (p.hello && Date.now() - p.born > 2 * w.hangMs && p.pongs >= 2)) {
+        w.probation = null; nextProbation();
+      }
+    }
+  }
+  // Culprits are frames that had started (said hello) and then stopped answering: alone, or a second time, or
+  // while on probation. A frame that never said hello did not get to run at all (Chromium keeps a renderer whose
+  // last frame went away for a moment, for reuse, and a new frame can land in the stuck one): it is retried (three
+  // times at most). After frames are removed the next one comes back only after reuseMs, when that renderer is gone.
+  function onStalled(stalled) {
+    var w = frames.watch;
+    var single = stalled.length === 1;
+    stalled.forEach(function (x) {
+      var f = x.frame;
+      var onProbation = w.probation === x.name;
+      if (f.hello) f.stalls++;
+      else f.retries = (f.retries || 0) + 1;
+      var culprit = f.hello ? (single || f.stalls >= 3 || onProbation) : f.retries > 3;
+      f.iframe.remove();                                     // ends the frame's renderer, loop and all
+      frames.byName.delete(x.name);
+      if (onProbation) w.probation = null;
+      if (culprit) stopFrame(x.name, f, "hung");
+      else {
+        var pending = document.createElement("div");
+        pending.className = "th-pending";
+        pending.dataset.frame = x.name;
+        f.wrap.appendChild(pending);
+        f.pendingEl = pending;
+        w.queue.push({ name: x.name, rec: f });
+      }
+    });
+    if (!w.probation) laterProbation();
+  }
+  function laterProbation() {
+    var w = frames.watch;
+    if (w.waiting) return;
+    w.waiting = setTimeout(function () { w.waiting = 0; nextProbation(); }, w.reuseMs);
+  }
+  function nextProbation() {
+    var w = frames.watch;
+    if (w.waiting) return;
+    while (w.queue.length) {
+      var q = w.queue.shift();
+      if (!q.rec.wrap.isConnected) continue;                // re-rendered meanwhile
+      if (q.rec.pendingEl) q.rec.pendingEl.remove();
+      var rec = createFrame(q.rec.wrap, q.name, q.rec.item, q.rec.code);
+      rec.stalls = q.rec.stalls;
+      rec.retries = q.rec.retries || 0;
+      w.probation = q.name;
+      return;
+    }
+  }
+  function stopFrame(name, f, reason) {
+    frames.failed.set(failKey(name, f.code), reason);
+    frames.failedNames.push(name);
+    if (f.wrap && f.wrap.isConnected) f.wrap.appendChild(failedBox(name));
+    console.warn("status bar " + name + ": stopped (" + reason + ")");
+    if (bridge && bridge.frameFailed) bridge.frameFailed(name, reason);
+  }
+  function startWatchdog() {
+    if (frames.watch.timer) clearInterval(frames.watch.timer);
+    frames.watch.timer = setInterval(watchdogTick, frames.watch.pingMs);
+  }
+  startWatchdog();
+
   function postTo(frame, msg) {
     try { frame.iframe.contentWindow.postMessage(msg, "*"); } catch (e) { /* gone */ }
   }
@@ -506,7 +673,21 @@
     var hit = frameBySource(ev.source);
     if (!hit) return;   // only our live frames are listened to
     var name = hit.name, frame = hit.frame;
-    if (d.__th === "height") {
+    if (d.__th === "hello") {
+      frame.hello = true;
+      if (bridge && bridge.frameAlive) bridge.frameAlive(name);
+    } else if (d.__th === "pong") {
+      if (frame.ping && Number(d.seq) >= frame.ping.seq) frame.ping = null;
+      frame.pongs++;
+    } else if (d.__th === "storage") {
+      onFrameStorage(name, frame, d);
+    } else if (d.__th === "blocked") {
+      var b = { name: name, url: String(d.url || ""), directive: String(d.directive || "") };
+      frames.blocked.push(b);
+      if (frames.blocked.length > 500) frames.blocked.shift();
+      console.warn("status bar " + name + ": blocked " + b.directive + " " + b.url);
+      if (bridge && bridge.frameBlocked) bridge.frameBlocked(name, b.url, b.directive);
+    } else if (d.__th === "height") {
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
       frame.iframe.style.height = h + "px";
     } else if (d.__th === "write") {
@@ -596,6 +777,7 @@
       bubble.appendChild(who);
       bubble.appendChild(body);
       el.appendChild(bubble);
+      decorateBranches(el);
       return el;
     }
 
@@ -612,6 +794,7 @@
     }
     if (meta.childNodes.length) el.appendChild(meta);
     el.appendChild(body);
+    decorateBranches(el);
     return el;
   }
 
@@ -798,8 +981,35 @@
 
     scrollToBottom: toBottom,
 
-    /** Status-bar runtime: {shim: th_shim.js text}. Sent by Python before any item. */
-    setFrameRuntime: function (rt) { frames.shim = String((rt && rt.shim) || "").replace(/<\/script/gi, "<\\/script"); },
+    /** Status-bar runtime: {shim: th_shim.js text, pingMs?, hangMs?, loadMs?, reuseMs?}. Sent by Python first. */
+    setFrameRuntime: function (rt) {
+      rt = rt || {};
+      frames.shim = String(rt.shim || "").replace(/<\/script/gi, "<\\/script");
+      var w = frames.watch, changed = false;
+      ["pingMs", "hangMs", "loadMs", "reuseMs"].forEach(function (k) {
+        if (Number(rt[k]) > 0) { w[k] = Number(rt[k]); changed = true; }
+      });
+      if (changed) startWatchdog();
+    },
+
+    /** The card whose chat is shown: {key, trusted, local, session, maxBytes}. Frames built afterwards get this
+     *  card's storage and policy; a different key forgets which frames were stopped. */
+    setFrameCard: function (card) {
+      card = card || {};
+      var key = String(card.key || "");
+      if (frames.storageTimer) { clearTimeout(frames.storageTimer); flushStorage(); }
+      if (key !== frames.card.key) { frames.failed.clear(); frames.failedNames = []; frames.watch.queue = []; }
+      frames.card = { key: key, trusted: !!card.trusted,
+                      local: card.local && typeof card.local === "object" ? card.local : {},
+                      session: card.session && typeof card.session === "object" ? card.session : {},
+                      maxBytes: Number(card.maxBytes) > 0 ? Number(card.maxBytes) : 1048576 };
+    },
+
+    /** Names of frames Python found stalled (it had to end the whole renderer): from now on these blocks show the
+     *  error box instead of running (matched by name, whatever their code). */
+    setFramesFailed: function (names) {
+      (names || []).forEach(function (n) { frames.failed.set("name:" + String(n), "hung"); });
+    },
 
     /** Names and the non-message variable scopes frames see: {names:{user,char}, chatVars, characterVars, globalVars}. */
     setFrameContext: function (ctx) {
@@ -837,6 +1047,15 @@
     frameHeight: function (name) { var f = frames.byName.get(name); return f ? f.iframe.getBoundingClientRect().height : -1; },
     frameReports: function () { return frames.reports.slice(); },
     frameLogs: function () { return frames.logs.slice(); },
+    frameBlocked: function () { return frames.blocked.slice(); },
+    frameFailedNames: function () { return frames.failedNames.slice(); },
+    frameStorage: function () { return { key: frames.card.key, local: frames.card.local, session: frames.card.session }; },
+    /** For Python's watchdog: the names of frames not yet heard from since they were (re)built or last pinged. */
+    watchState: function () {
+      var quiet = [];
+      liveFrames().forEach(function (x) { if (!x.frame.hello || x.frame.ping) quiet.push(x.name); });
+      return JSON.stringify({ quiet: quiet, frames: liveFrames().length });
+    },
     /** Ask a frame for the textContent of a selector; read the answer with probeResult(id) (undefined until then). */
     probeFrame: function (name, selector) {
       var f = frames.byName.get(name);
@@ -851,6 +1070,77 @@
                loadingOlder: state.loadingOlder, oldest: oldestId(), bridge: !!bridge };
     }
   };
+
+  // ---- branches: swipes 「◀ i/n ▶」, 编辑 on user messages, the right-clicked message ------------------------------
+  // buildItem calls decorateBranches(el) last, so the controls are part of the article before it is laid out (a
+  // prepend keeps the reader's place with them included). A reply with item.swipe = [i, n] (regenerates) and a user
+  // message with item.branch = [i, n] (edits) get the control; every user message gets a 编辑 button, placed beside
+  // its bubble (absolutely positioned: it never changes the layout). The clicks go to Python as
+  // bridge.swipe(entry id, ±1) / bridge.editUser(entry id). The session entry id is item.entry_id (item.id is the
+  // message's place in the transcript).
+  var BRANCH_DEFAULTS = { "branch.prev": "上一个版本", "branch.next": "下一个版本", "branch.edit": "编辑",
+                          "branch.edit.tip": "改这句话：从这里长出一个新分支（原来的还在）" };
+  Object.keys(BRANCH_DEFAULTS).forEach(function (k) { if (S[k] == null) S[k] = BRANCH_DEFAULTS[k]; });
+  var lastContext = null;   // {id, role} of the message last right-clicked
+
+  function entryId(item) { return String(item.entry_id != null ? item.entry_id : item.id); }
+
+  function branchButton(cls, text, title, data) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = cls;
+    b.textContent = text;
+    b.title = title;
+    for (var k in data) b.dataset[k] = String(data[k]);
+    return b;
+  }
+
+  function swipeControl(item, pair) {
+    var i = Number(pair[0]) || 1, n = Number(pair[1]) || 1;
+    var box = document.createElement("span");
+    box.className = "swipe";
+    var id = entryId(item);
+    box.appendChild(branchButton("swipe-prev", "◀", fmt("branch.prev"), { swipeId: id, swipeDelta: -1 }));
+    box.appendChild(span("swipe-count", i + "/" + n));
+    box.appendChild(branchButton("swipe-next", "▶", fmt("branch.next"), { swipeId: id, swipeDelta: 1 }));
+    return box;
+  }
+
+  function decorateBranches(el) {
+    var item = el.__item;
+    if (!item || el.__branchDone) return;
+    el.__branchDone = true;
+    if (el.dataset.role === "user") {
+      var who = el.querySelector(".who");
+      var bubble = el.querySelector(".bubble");
+      if (who && Array.isArray(item.branch) && Number(item.branch[1]) > 1) who.appendChild(swipeControl(item, item.branch));
+      if (bubble && !/^pending-/.test(String(item.id))) {
+        bubble.appendChild(branchButton("edit-user", fmt("branch.edit"), fmt("branch.edit.tip"), { editId: entryId(item) }));
+      }
+    } else if (el.dataset.role === "assistant" && Array.isArray(item.swipe) && Number(item.swipe[1]) > 1) {
+      var foot = document.createElement("div");
+      foot.className = "branch-foot";
+      foot.appendChild(swipeControl(item, item.swipe));
+      el.appendChild(foot);
+    }
+  }
+
+  log.addEventListener("click", function (ev) {
+    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-swipe-id], button[data-edit-id]") : null;
+    if (!b || !bridge) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    if (b.dataset.swipeId != null && bridge.swipe) bridge.swipe(b.dataset.swipeId, Number(b.dataset.swipeDelta) || 1);
+    else if (b.dataset.editId != null && bridge.editUser) bridge.editUser(b.dataset.editId);
+  });
+
+  document.addEventListener("contextmenu", function (ev) {
+    var el = ev.target && ev.target.closest ? ev.target.closest("#log > article.msg") : null;
+    lastContext = el && el.__item ? { id: entryId(el.__item), role: el.dataset.role } : null;
+  }, true);
+
+  /** The message last right-clicked, {id: session entry id, role}, or null (Python's context menu asks). */
+  window.liyuan.contextItem = function () { return lastContext; };
 
   // ---- channel --------------------------------------------------------------------------------------------------
   function connect() {

@@ -5,18 +5,24 @@
  * The host page puts the initial state in window.__LIYUAN_TH__ (an inline JSON literal, so everything is
  * synchronous before the card's own script runs):
  *   {name, messageId, chat:[{message_id, role, name, is_hidden, message, data}], chatVars, characterVars,
- *    globalVars, names:{user, char}, viewportHeight}
+ *    globalVars, names:{user, char}, viewportHeight, storage:{local:{k:v}, session:{k:v}, maxBytes}}
  * Host <-> frame protocol: window.postMessage objects with a "__th" key.
- *   frame -> host: {__th:"height", h} {__th:"write", type, message_id, variables} {__th:"report", data}
+ *   frame -> host: {__th:"hello"} (first thing, before the card's code) {__th:"pong", seq}
+ *                  {__th:"height", h} {__th:"write", type, message_id, variables} {__th:"report", data}
  *                  {__th:"log", level, text} {__th:"probe-result", id, text}
+ *                  {__th:"storage", area:"local"|"session", op:"set"|"remove"|"clear", key, value}
+ *                  {__th:"blocked", url, directive} (a Content-Security-Policy violation: what the frame may not load)
  *   host -> frame: {__th:"sync", message_id, variables} {__th:"viewport", h} {__th:"probe", id, selector}
- *                  {__th:"event", type, args}
+ *                  {__th:"event", type, args} {__th:"ping", seq} {__th:"storage-sync", area, op, key, value}
+ * The host answers no other requests: a frame cannot name a card, so it can only ever reach the storage the host
+ * gave it (the one of the card whose chat is shown).
  */
 (function () {
   "use strict";
   var init = window.__LIYUAN_TH__ || {};
   var W = window;
   var host = W.parent;
+  try { host.postMessage({ __th: "hello" }, "*"); } catch (e) { /* no host */ }  // alive: the watchdog starts pinging
 
   function clone(v) { return v === undefined ? undefined : JSON.parse(JSON.stringify(v)); }
   function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
@@ -332,23 +338,99 @@
     }
   };
 
-  // ---- storage polyfill (in memory; per-card persistence comes later) ----------------------------------------
-  function MemoryStorage() { this._d = {}; }
-  MemoryStorage.prototype = {
-    getItem: function (k) { k = String(k); return Object.prototype.hasOwnProperty.call(this._d, k) ? this._d[k] : null; },
-    setItem: function (k, v) { this._d[String(k)] = String(v); },
-    removeItem: function (k) { delete this._d[String(k)]; },
-    clear: function () { this._d = {}; },
-    key: function (i) { return Object.keys(this._d)[i] === undefined ? null : Object.keys(this._d)[i]; },
-    get length() { return Object.keys(this._d).length; }
-  };
-  ["localStorage", "sessionStorage"].forEach(function (n) {
-    var ok = false;
-    try { ok = !!W[n]; } catch (e) { ok = false; }
-    if (!ok) {
-      var s = new MemoryStorage();
-      try { Object.defineProperty(W, n, { configurable: true, get: function () { return s; } }); } catch (e) { /* keep */ }
+  // ---- storage polyfill: per card, kept by the host ------------------------------------------------------------
+  // localStorage / sessionStorage of a sandboxed frame throw; cards use them, so both are replaced by a synchronous
+  // Storage look-alike filled from init.storage (the card's items, inlined by the host before any card code runs).
+  // Every change is posted to the host, which keeps the card's copy (localStorage on disk, in the card's folder;
+  // sessionStorage for the run of the app) and passes it on to the card's other frames. A write that would take the
+  // card's storage over maxBytes (UTF-8 of keys + values, 1 MiB) throws QuotaExceededError, as a browser does, and
+  // says so on the console.
+  var storageInit = isObj(init.storage) ? init.storage : {};
+  var MAX_STORAGE = Number(storageInit.maxBytes) > 0 ? Number(storageInit.maxBytes) : 1048576;
+  var encoder = W.TextEncoder ? new W.TextEncoder() : null;
+  function utf8Len(str) {
+    if (encoder) return encoder.encode(str).length;
+    return unescape(encodeURIComponent(str)).length;
+  }
+  var METHODS = { getItem: 1, setItem: 1, removeItem: 1, clear: 1, key: 1, length: 1 };
+  function makeStorage(area, items) {
+    var d = {}, size = 0;
+    Object.keys(isObj(items) ? items : {}).forEach(function (k) {
+      var v = String(items[k]);
+      d[k] = v; size += utf8Len(k) + utf8Len(v);
+    });
+    function has(k) { return Object.prototype.hasOwnProperty.call(d, k); }
+    function put(k, v, fromHost) {
+      var old = has(k) ? d[k] : null;
+      var next = size - (old == null ? 0 : utf8Len(k) + utf8Len(old)) + utf8Len(k) + utf8Len(v);
+      if (!fromHost && next > MAX_STORAGE) {
+        var msg = "[liyuan] " + area + "Storage of this card is full (" + MAX_STORAGE + " bytes): setItem(" +
+          JSON.stringify(k.slice(0, 40)) + ") was not saved / 这张卡的存储已满（上限 1 MB），这次写入没有保存";
+        try { console.warn(msg); } catch (e) { /* no console */ }
+        logToHost("error", [msg]);
+        var err;
+        try { err = new DOMException(msg, "QuotaExceededError"); } catch (e) { err = new Error(msg); err.name = "QuotaExceededError"; }
+        throw err;
+      }
+      d[k] = v; size = next;
+      if (!fromHost) post({ __th: "storage", area: area, op: "set", key: k, value: v });
     }
+    function drop(k, fromHost) {
+      if (!has(k)) return;
+      size -= utf8Len(k) + utf8Len(d[k]);
+      delete d[k];
+      if (!fromHost) post({ __th: "storage", area: area, op: "remove", key: k });
+    }
+    function wipe(fromHost) {
+      d = {}; size = 0;
+      if (!fromHost) post({ __th: "storage", area: area, op: "clear" });
+    }
+    var api = {
+      getItem: function (k) { k = String(k); return has(k) ? d[k] : null; },
+      setItem: function (k, v) { put(String(k), String(v), false); },
+      removeItem: function (k) { drop(String(k), false); },
+      clear: function () { wipe(false); },
+      key: function (i) { var ks = Object.keys(d); i = Number(i); return i >= 0 && i < ks.length ? ks[i] : null; }
+    };
+    var target = {
+      __apply: function (op, k, v) {   // a change another frame of this card made (host -> frame)
+        var old = has(k) ? d[k] : null;
+        if (op === "set") put(String(k), String(v), true);
+        else if (op === "remove") drop(String(k), true);
+        else if (op === "clear") wipe(true);
+        try {
+          W.dispatchEvent(new StorageEvent("storage", { key: op === "clear" ? null : String(k), oldValue: old,
+                                                        newValue: op === "set" ? String(v) : null, url: "" }));
+        } catch (e) { /* old engine */ }
+      }
+    };
+    // A Proxy, so that localStorage.foo / localStorage["foo"] = "x" / Object.keys(localStorage) work as in a browser.
+    if (typeof Proxy !== "function") { api.__apply = target.__apply; Object.defineProperty(api, "length", { get: function () { return Object.keys(d).length; } }); return api; }
+    return new Proxy(target, {
+      get: function (t, p) {
+        if (p === "__apply") return t.__apply;
+        if (p === "length") return Object.keys(d).length;
+        if (typeof p === "string" && Object.prototype.hasOwnProperty.call(api, p)) return api[p];
+        if (p === Symbol.toStringTag) return "Storage";
+        return typeof p === "string" && has(p) ? d[p] : undefined;
+      },
+      set: function (t, p, v) { if (typeof p === "string" && !METHODS[p]) put(p, String(v), false); return true; },
+      deleteProperty: function (t, p) { if (typeof p === "string") drop(p, false); return true; },
+      has: function (t, p) { return typeof p === "string" && (has(p) || Object.prototype.hasOwnProperty.call(api, p)); },
+      ownKeys: function () { return Object.keys(d); },
+      getOwnPropertyDescriptor: function (t, p) {
+        return typeof p === "string" && has(p) ? { value: d[p], writable: true, enumerable: true, configurable: true } : undefined;
+      }
+    });
+  }
+  var storages = {
+    local: makeStorage("local", storageInit.local),
+    session: makeStorage("session", storageInit.session)
+  };
+  [["localStorage", "local"], ["sessionStorage", "session"]].forEach(function (pair) {
+    var s = storages[pair[1]];
+    try { Object.defineProperty(W, pair[0], { configurable: true, get: function () { return s; } }); }
+    catch (e) { logToHost("error", ["[th_shim] could not install " + pair[0] + ": " + e]); }
   });
 
   // ---- misc --------------------------------------------------------------------------------------------------
@@ -449,7 +531,12 @@
     if (ev.source !== host) return;
     var d = ev.data;
     if (!d || typeof d !== "object" || !d.__th) return;
-    if (d.__th === "sync") {
+    if (d.__th === "ping") {
+      post({ __th: "pong", seq: d.seq });
+    } else if (d.__th === "storage-sync") {
+      var area = storages[d.area === "session" ? "session" : "local"];
+      area.__apply(String(d.op), d.key, d.value);
+    } else if (d.__th === "sync") {
       var m = ensureMessage(d.message_id);
       var old = clone(m.data || {});
       m.data = clone(d.variables || {});
@@ -469,6 +556,11 @@
       try { el = document.querySelector(d.selector); } catch (e) { el = null; }
       post({ __th: "probe-result", id: d.id, text: el ? el.textContent : null });
     }
+  });
+
+  // ---- what the frame's policy refused (reported, so the host can list it) ----------------------------------
+  document.addEventListener("securitypolicyviolation", function (ev) {
+    post({ __th: "blocked", url: String(ev.blockedURI || ""), directive: String(ev.effectiveDirective || ev.violatedDirective || "") });
   });
 
   // ---- errors and height -----------------------------------------------------------------------------------------
