@@ -500,3 +500,227 @@ def test_torn_leaf_line_keeps_the_last_beat_on_the_branch(tmp_path):
     assert r.load_warnings
     assert r.leaf_id == a.id
     assert [e.id for e in r.path_to()][-2:] == [u.id, a.id]
+
+
+# -- lazily parsed beat / rp-state lines (issue 7, long sessions) ----------------------------------------------
+
+
+def _varied(tmp_path: Path, n: int = 30) -> SessionTree:
+    """A tree with every entry kind and every beat/snapshot field in use: sealed and unsealed beats with calls,
+    tool results of any JSON shape, ``sent``, extra keys (``lore_timed``), errors; snapshots with and without
+    ``mvu``; revisions, asks, a branch."""
+    from liyuan_desktop.core.session import CallLog, ToolCallLog
+
+    t, _ids = _basic(tmp_path)
+    for i in range(n):
+        t.append("user", text=f"第 {i} 拍：我推门。")
+        calls = [CallLog(round=1, reasoning="想。" * (i % 4), content="" if i % 3 else "直出",
+                         usage={"prompt_tokens": 100 + i, "nested": {"a": [1, 2.5, None, True]}}, finish_reason="tool_calls",
+                         tool_calls=[ToolCallLog(id=f"c{i}", name="draft_write", arguments=json.dumps({"version": 0, "content": "稿"}),
+                                                 result=[{"ok": True}, "字符串", 3, None] if i % 2 else {"ok": False, "error": "版本不对"},
+                                                 ok=bool(i % 2), mode="write", ms=1.5)])]
+        outcome = ("sealed", "unsealed", "stopped", "error", "revised_previous")[i % 5]
+        b = t.append("beat", calls=calls, outcome=outcome, draft=f"稿纸 {i}", draft_version=i % 3, injection="【世界状态】",
+                     activated=["客栈"], activity=["写稿"], warnings=["警告"] if i % 4 == 0 else [],
+                     error="超时" if outcome == "error" else None, sent={"messages": [{"history": [0, i]}], "tools": ["draft_seal"]},
+                     lore_timed={"sticky": {"客栈": i}} if i % 2 else None)
+        if outcome == "sealed":
+            a = t.append("assistant", text=f"回应 {i}", beat=b.id)
+            if i % 7 == 0:
+                t.append("revision", target=a.id, text=f"改过的回应 {i}", version=2)
+        if i % 6 == 0:
+            t.append("ask", question="去哪？", options=["东", "西"], answer="东")
+        extra = {"mvu": {"stat_data": {"好感": i}}, "mvu_warnings": []} if i % 3 == 0 else {}
+        t.append("rp-state", state={"time": f"第 {i} 天", "characters": {"青梧": {"affinity": i}}}, source="scribe",
+                 applied=[f"time → 第 {i} 天"], raw='{"patch": {}}', **extra)
+        if i == n // 2:
+            t.commit()
+            fork = t.leaf_id
+    t.commit()
+    keep = t.leaf_id
+    t.set_leaf(fork)
+    t.append("user", text="另一条路")
+    t.append("beat", outcome="stopped", draft="半截")
+    t.set_leaf(keep)
+    t.commit()
+    return t
+
+
+def test_lazy_open_equals_eager_open_field_by_field(tmp_path):
+    t = _varied(tmp_path)
+    lazy = SessionTree.open(t.path)
+    eager = SessionTree.open(t.path, lazy=False)
+    assert lazy.load_warnings == eager.load_warnings == []
+    assert lazy.order == eager.order and lazy.leaf_id == eager.leaf_id
+    assert lazy.children_of == eager.children_of
+    kinds = {lazy.entries[i].type for i in lazy.order if session_mod.is_lazy(lazy.entries[i])}
+    assert kinds == {"beat", "rp-state"}
+    assert eager.lazy_count() == 0
+    for i in lazy.order:
+        a, b = lazy.entries[i], eager.entries[i]
+        assert isinstance(a, type(b))
+        # the cheap fields answer without parsing
+        assert (a.id, a.parent_id, a.ts, a.type) == (b.id, b.parent_id, b.ts, b.type)
+        if a.type == "beat":
+            assert a.outcome == b.outcome
+        for extra in ("mvu", "lore_timed", "mvu_warnings", "no_such_key"):
+            assert getattr(a, extra, "absent") == getattr(b, extra, "absent")
+        assert a.model_dump() == b.model_dump()
+        assert a.model_dump_json() == b.model_dump_json()
+        assert session_mod._dump(a) == session_mod._dump(b)
+        assert type(a) is type(b) and a == b and repr(a) == repr(b)
+        assert a.model_fields_set == b.model_fields_set and a.model_extra == b.model_extra
+    assert lazy.lazy_count() == 0
+    assert [e.id for e in lazy.path_to()] == [e.id for e in eager.path_to()]
+
+
+def test_lazy_entries_parse_on_first_use_only(tmp_path):
+    t = _varied(tmp_path, 12)
+    r = SessionTree.open(t.path)
+    beats = [e for e in r.path_to() if e.type == "beat"]
+    snaps = [e for e in r.path_to() if e.type == "rp-state"]
+    n_lazy = sum(1 for e in r.entries.values() if e.type in ("beat", "rp-state"))
+    assert r.lazy_count() == n_lazy > 0
+    # what walks over a long branch reads stays cheap: type, ids, a beat's outcome, a snapshot's source, absent extras
+    assert [b.outcome for b in beats] and [s.source for s in snaps]
+    assert all(getattr(s, "panels", None) is None for s in snaps)
+    assert not hasattr(beats[0], "__html__")
+    assert r.lazy_count() == n_lazy
+    # a snapshot is parsed to answer ``mvu`` only when its line has that key
+    with_mvu = [s for s in snaps if getattr(s, "mvu", None) is not None]
+    assert 0 < len(with_mvu) < len(snaps)
+    assert r.lazy_count() == n_lazy - len(with_mvu)
+    n_lazy -= len(with_mvu)
+    # a field beyond them parses that entry only, in place: same object, now a plain BeatEntry
+    b = beats[-1]
+    assert b.calls and b.calls[0].tool_calls[0].name == "draft_write"
+    assert type(b) is session_mod.BeatEntry and isinstance(b, session_mod.BeatEntry)
+    assert r.entries[b.id] is b and r.path_to()[r.path_to().index(b)] is b
+    assert r.lazy_count() == n_lazy - 1
+    assert with_mvu[-1].mvu["stat_data"]["好感"] >= 0
+    assert r.latest("rp-state").state["time"].startswith("第")
+
+
+def test_lazy_entry_assignment_and_copies(tmp_path):
+    import copy
+
+    t = _varied(tmp_path, 6)
+    r = SessionTree.open(t.path)
+    b = r.latest("beat")
+    assert session_mod.is_lazy(b)
+    c = copy.deepcopy(b)
+    assert not session_mod.is_lazy(b) and c == b and c is not b
+    b2 = SessionTree.open(t.path).latest("beat")
+    b2.draft = "改了"  # assignment parses first, then sets
+    assert b2.draft == "改了" and b2.calls == b.calls and "draft" in b2.model_fields_set
+    b3 = SessionTree.open(t.path).latest("beat")
+    assert dict(b3)["outcome"] == b.outcome and b3.model_copy(update={"draft": "x"}).draft == "x"
+
+
+def _beat_line(parent: str, **over) -> str:
+    d = {"id": "beat01", "parent_id": parent, "ts": 5, "type": "beat", "calls": [], "outcome": "unsealed",
+         "draft": "半截稿", "draft_version": 1}
+    d.update(over)
+    return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_corrupt_beat_lines_skipped_like_any_line(tmp_path):
+    t, ids = _basic(tmp_path)
+    lines = _lines(t.path)
+    good = _beat_line(ids["assistant"])
+    bad = [good[: len(good) // 2],  # torn in the middle
+           good.replace('"calls":[]', '"calls":[1,,]'),  # JSON broken past the cheap fields
+           _beat_line(ids["assistant"], id=7),  # an id that is no string
+           _beat_line(ids["assistant"], outcome=5),  # a cheap field of the wrong type
+           _beat_line(ids["assistant"], ts="昨天"),
+           _beat_line(ids["assistant"], id=ids["user"])]  # duplicate id
+    lines[4:4] = bad
+    t.path.write_text("\n".join(lines) + "\n", "utf-8")
+    lazy = SessionTree.open(t.path)
+    eager = SessionTree.open(t.path, lazy=False)
+    assert len(lazy.load_warnings) == len(bad)
+    assert lazy.load_warnings == eager.load_warnings
+    assert any("第 5 行损坏" in w for w in lazy.load_warnings)
+    assert any("id 重复" in w for w in lazy.load_warnings)
+    assert lazy.order == eager.order == t.order
+
+
+def test_torn_last_beat_line_and_orphan_under_a_corrupt_beat(tmp_path):
+    t, ids = _basic(tmp_path)
+    lines = _lines(t.path)
+    beat = _beat_line(ids["assistant"])
+    reply = json.dumps({"id": "rep01", "parent_id": "beat01", "ts": 6, "type": "assistant", "text": "后来的回应"},
+                       ensure_ascii=False)
+    beat2 = _beat_line("rep01", id="beat02")
+    t.path.write_text("\n".join(lines + [beat[:-10], reply]) + "\n" + beat2[:-3], "utf-8")
+    r = SessionTree.open(t.path)
+    assert len(r.load_warnings) == 3  # the damaged beat, the torn last line, the orphan note
+    assert any("最后一行" in w for w in r.load_warnings)
+    assert "beat01" not in r.entries and "beat02" not in r.entries
+    assert r.get("rep01").parent_id == ids["assistant"]  # re-hung under the line before it
+    # a lazy beat that lost its parent keeps the new parent when it is finally parsed
+    t2, ids2 = _basic(tmp_path / "b")
+    lines = _lines(t2.path)
+    user = json.dumps({"id": "u77", "parent_id": ids2["assistant"], "ts": 6, "type": "user", "text": "话"})
+    t2.path.write_text("\n".join(lines + [user[:-5], _beat_line("u77")]) + "\n", "utf-8")
+    r2 = SessionTree.open(t2.path)
+    b = r2.get("beat01")
+    assert session_mod.is_lazy(b) and b.parent_id == ids2["assistant"]
+    assert b.draft == "半截稿" and b.parent_id == ids2["assistant"] and not session_mod.is_lazy(b)
+    assert r2.children_of[ids2["assistant"]] == ["beat01"]
+
+
+def test_beat_line_with_fields_that_do_not_fit_never_crashes_a_reader(tmp_path, caplog):
+    """A beat line is checked for JSON syntax and its cheap fields at load; its other fields are validated when
+    first read. A hand-edited line whose other fields do not fit loses just those (defaults), with a log line."""
+    t, ids = _basic(tmp_path)
+    line = _beat_line(ids["assistant"], calls="不是列表", draft_version="二", injection="【世界状态】", lore_timed={"a": 1})
+    with open(t.path, "a", encoding="utf-8") as f:
+        f.write(line + "\n")
+    r = SessionTree.open(t.path)
+    assert r.load_warnings == [] and r.leaf_id == "beat01"
+    b = r.get("beat01")
+    assert b.outcome == "unsealed"
+    with caplog.at_level("WARNING"):
+        assert b.calls == [] and b.draft_version == 0
+    assert b.draft == "半截稿" and b.injection == "【世界状态】" and b.lore_timed == {"a": 1}
+    assert type(b) is session_mod.BeatEntry and b.parent_id == ids["assistant"]
+    assert any("beat" in m.lower() or "BeatEntry" in m for m in caplog.messages)
+
+
+def test_lazy_tree_appends_and_commits_like_an_eager_one(tmp_path):
+    t = _varied(tmp_path, 8)
+    r = SessionTree.open(t.path)
+    leaf = r.leaf_id
+    u = r.append("user", text="新的一拍")
+    b = r.append("beat", outcome="sealed", draft="稿")
+    r.commit()
+    assert [e.id for e in r.path_to()][-3:] == [leaf, u.id, b.id]
+    r2 = SessionTree.open(t.path)
+    assert r2.leaf_id == b.id and r2.get(b.id).draft == "稿" and r2.get(u.id).text == "新的一拍"
+
+
+def test_read_header_reads_only_the_first_entry(tmp_path):
+    t, ids = _basic(tmp_path)
+    h = SessionTree.read_header(t.path)
+    assert h == SessionTree.open(t.path).header and h.id == ids["header"]
+    with open(t.path, "ab") as f:
+        f.write(b'{"id":"torn","parent_id":null,"type":"us')  # the rest of the file does not matter
+    assert SessionTree.read_header(t.path).id == ids["header"]
+    for content in (b"", b"\n\n", b"not json\n", b'{"id":"u1","parent_id":null,"type":"user","text":"hi","ts":1}\n'):
+        p = tmp_path / "bad.jsonl"
+        p.write_bytes(content)
+        with pytest.raises(SessionError):
+            SessionTree.read_header(p)
+    with pytest.raises(SessionError):
+        SessionTree.read_header(tmp_path / "missing.jsonl")
+
+
+def test_lazy_entry_pickles_as_the_plain_entry(tmp_path):
+    import pickle
+
+    t = _varied(tmp_path, 4)
+    b = SessionTree.open(t.path).latest("beat")
+    assert session_mod.is_lazy(b)
+    c = pickle.loads(pickle.dumps(b))
+    assert type(c) is session_mod.BeatEntry and c == b and c.calls == b.calls
