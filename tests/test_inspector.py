@@ -98,3 +98,21 @@ async def test_agent_turn_is_rebuilt(tmp_path, monkeypatch):
     sent = _actor(model.requests)
     assert [c["request"]["messages"] for c in calls if c["purpose"] == "actor"] == [r["messages"] for r in sent]
     assert calls[0]["request"]["tools"] == sent[0]["tools"]
+
+
+async def test_meter_and_cache_share_survive_reopening(tmp_path):
+    from synthetic_game import SyntheticModel, demo_card_path, user_words
+
+    chat = Chat.create(tmp_path / "c", load_card(demo_card_path()), SyntheticModel())
+    for k in range(1, 6):
+        r = await chat.send(user_words(k))
+    assert chat.tokens.observed == 5 and r.tokens["context"] == chat.context_usage()
+    before = chat.context_usage()["used"]
+    again = Chat.open(tmp_path / "c", load_card(demo_card_path()), SyntheticModel())
+    after = again.context_usage()["used"]
+    assert again.tokens.observed == 5
+    assert after == before  # calibrated from the newest beats on the tree, as they were played
+    assert again.last_beat_tokens() == {k: r.tokens[k] for k in ("prompt", "cached", "completion", "cache_hit_share")}
+    fresh = Chat.create(tmp_path / "d", load_card(demo_card_path()), SyntheticModel())
+    fresh.context_usage()
+    assert fresh.tokens.observed == -1 and fresh.last_beat_tokens() is None

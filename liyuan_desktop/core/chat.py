@@ -13,6 +13,7 @@ One beat (``Chat.send``):
 
 from __future__ import annotations
 
+import bisect
 import json
 import random
 import time
@@ -131,6 +132,30 @@ class BeatSaveError(OSError):
         self.cause = cause
 
 
+def call_tokens(calls: list[Any]) -> dict[str, Any]:
+    """Server-reported usage summed over model calls (session.CallLog): ``{"prompt", "cached", "completion",
+    "cache_hit_share"}`` in tokens; cached tokens are read from ``prompt_cache_hit_tokens`` (DeepSeek),
+    ``prompt_tokens_details.cached_tokens`` (OpenAI) or ``cached_tokens``; the share is None without usage."""
+    use = [c.usage or {} for c in calls]
+
+    def total(*keys: str) -> int:
+        n = 0
+        for u in use:
+            for k in keys:
+                v = u.get(k)
+                if isinstance(v, dict):
+                    v = v.get("cached_tokens")
+                if isinstance(v, (int, float)) and v:
+                    n += int(v)
+                    break
+        return n
+
+    prompt = total("prompt_tokens")
+    cached = total("prompt_cache_hit_tokens", "prompt_tokens_details", "cached_tokens")
+    return {"prompt": prompt, "cached": cached, "completion": total("completion_tokens"),
+            "cache_hit_share": round(cached / prompt, 4) if prompt else None}
+
+
 def _first_words(text: str, n: int = 24) -> str:
     """The first ``n`` characters of a text on one line (for the navigator), with … when cut."""
     one = " ".join(text.split())
@@ -139,6 +164,50 @@ def _first_words(text: str, n: int = 24) -> str:
 
 def _atomic_write(path: Path, text: str) -> None:
     atomic_write_text(path, text)
+
+
+class TranscriptItems:
+    """A chat's transcript (:meth:`Chat.transcript`) as a read-only sequence of item dicts whose pages are built when
+    first read (:meth:`Chat.transcript_page`): ``len()`` is the full count, ``items[i]``/slices/iteration give
+    exactly what ``chat.transcript()`` would. A snapshot of the branch when it was made: make a new one after a
+    beat or a branch switch. Iterating builds every page still missing (O(chat length), once)."""
+
+    def __init__(self, chat: "Chat", page: int = 60):
+        first, total, items = chat.transcript_page(None, page)
+        self._chat, self._page, self._total = chat, max(1, page), total
+        self._have: dict[int, dict[str, Any]] = {first + k: it for k, it in enumerate(items)}
+
+    def __len__(self) -> int:
+        return self._total
+
+    def _fill(self, lo: int, hi: int) -> None:
+        """Build the items missing in ``[lo, hi)``."""
+        missing = [k for k in range(lo, hi) if k not in self._have]
+        if missing:
+            first, _total, items = self._chat.transcript_page(missing[-1] + 1, missing[-1] + 1 - missing[0])
+            self._have.update((first + k, it) for k, it in enumerate(items))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(self._total)
+            if step == 1 and lo < hi:
+                self._fill(lo, hi)
+            return [self[k] for k in range(lo, hi, step)]
+        k = i + self._total if i < 0 else i
+        if not 0 <= k < self._total:
+            raise IndexError("transcript index out of range")
+        if k not in self._have:
+            self._fill(max(0, k + 1 - self._page), k + 1)
+            if k not in self._have:  # the branch shrank since this snapshot was made
+                raise IndexError("transcript index out of range")
+        return self._have[k]
+
+    def __iter__(self) -> Any:
+        self._fill(0, self._total)
+        return (self._have[k] for k in range(self._total))
+
+    def __reversed__(self) -> Any:
+        return (self[k] for k in range(self._total - 1, -1, -1))
 
 
 class Chat:
@@ -276,13 +345,42 @@ class Chat:
         None (the card has no variable tree)."""
         from .mvu import MvuState
 
-        for e in reversed(self.tree.path_to()):
+        # an rp-state never changes: walk back only over what the branch gained since the last call (once per beat)
+        path = self.tree.path_to()
+        n, last_id, found = getattr(self, "_mvu_scan", (0, None, None))
+        if not (n and len(path) >= n and path[n - 1].id == last_id):
+            n, found = 0, None
+        for e in reversed(path[n:]):
             if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
-                return MvuState.from_any(e.mvu)
+                found = e
+                break
+        self._mvu_scan = (len(path), path[-1].id if path else None, found)
+        if found is not None:
+            return MvuState.from_any(found.mvu)
         if self._mvu_initial is not None:
             return MvuState(stat_data=self._mvu_initial)
         return None
 
+    def current_panels(self) -> list[Any]:
+        """The card's Liyuan panels (``extensions.liyuan.panels``, :mod:`panels`) with their data on the active
+        branch: the latest rp-state that carries ``panels`` (``{id: data}``), else the card's initial data; [] when
+        the card declares no panels. Templates and titles always come from the card."""
+        from .panels import panels_from_card, panels_with_data
+
+        card_panels, _ = panels_from_card(self.card)
+        if not any(p.data for p in card_panels):  # ledger-only panels: no snapshot carries data for them
+            return card_panels
+        # as current_mvu: walk back only over what the branch gained since the last call
+        path = self.tree.path_to()
+        n, last_id, found = getattr(self, "_panel_scan", (0, None, None))
+        if not (n and len(path) >= n and path[n - 1].id == last_id):
+            n, found = 0, None
+        for e in reversed(path[n:]):
+            if e.type == "rp-state" and isinstance(getattr(e, "panels", None), dict):
+                found = e
+                break
+        self._panel_scan = (len(path), path[-1].id if path else None, found)
+        return panels_with_data(card_panels, found.panels) if found is not None else card_panels
 
     def _previous_beat(self, h: HistoryCache) -> Optional[PreviousBeat]:
         last = next((t for t in reversed(h.turns) if t.final is not None), None)
@@ -807,9 +905,14 @@ class Chat:
     async def _scribe(self, result: BeatResult, state: WorldState, user_text: str, final: str,
                       on_event: Optional[EventSink]) -> None:
         mvu = self.current_mvu()
+        panels = [p for p in self.current_panels() if p.data]  # ledger-only panels add nothing (seed 002)
+        prev = self.previous_warnings()
+        last = self.tree.latest("rp-state")
+        if panels and last is not None and last.source == "scribe":
+            prev += list(getattr(last, "panel_warnings", None) or [])
         sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
-                              user_text=user_text, assistant_text=final, previous_warnings=self.previous_warnings(),
-                              mvu=mvu)
+                              user_text=user_text, assistant_text=final, previous_warnings=prev,
+                              mvu=mvu, panels=panels or None)
         result.scribe = sc
         tree = self.tree
         if sc.result is not None:
@@ -820,6 +923,12 @@ class Chat:
                          "mvu_warnings": list(mr.warnings) if mr else []}
                 if mr:
                     result.warnings += list(mr.warnings)
+            if panels:  # panel data lives in the same snapshot too: {panel id: data}
+                from .panels import panel_data
+
+                extra.update(panels=panel_data(sc.panels if sc.panels is not None else panels),
+                             panel_applied=list(sc.panel_applied), panel_warnings=list(sc.panel_warnings))
+                result.warnings += list(sc.panel_warnings)
             tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
                         warnings=sc.result.warnings, raw=sc.raw, **extra)
             try:
@@ -837,26 +946,28 @@ class Chat:
                                             warnings=(sc.problems + sc.result.warnings) if sc.result else [],
                                             state=result.state, roster=result.roster, error=sc.error))
 
-    def transcript(self) -> list[dict[str, Any]]:
+    def transcript(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
         """What the conversation view shows for the active branch, oldest first: ``{"id", "role", "text", "beat"}``
         with role opening | user | assistant | draft (an unfinished beat's draft, with ``"outcome"``); revised
         replies carry their latest text and ``"revised": true``; a reply with alternatives (regenerates) carries
         ``"swipe": [index, count]`` (1-based), a user message with alternatives (edits) ``"branch": [index, count]``
-        (see :meth:`swipe`)."""
+        (see :meth:`swipe`). ``start``/``stop``: read only the branch path's entries ``[start:stop]`` (positions in
+        ``tree.path_to()``), beat numbers and variables carried over from before ``start`` — for
+        :meth:`transcript_page`, which picks cut points where that gives the same items."""
         items: list[dict[str, Any]] = []
         revised: dict[str, str] = {}
         path = self.tree.path_to()
         for e in path:
             if e.type == "revision":
                 revised[e.target] = e.text
-        beat = 0
-        mvu = self._mvu_initial
+        beat = sum(1 for e in path[:start] if e.type == "user")
+        mvu = self._mvu_before(path, start)
         from .mvu import MvuState
 
         def vars_now() -> Any:
             return MvuState.from_any(mvu).to_dict() if mvu is not None else None
 
-        for e in path:
+        for e in path[start:stop]:
             t = e.type
             if t == "rp-state" and getattr(e, "mvu", None) is not None:
                 mvu = e.mvu
@@ -896,6 +1007,75 @@ class Chat:
                 del it["variables"]
         return items
 
+    def _mvu_before(self, path: list[Any], start: int) -> Any:
+        """The raw variable tree in force just before ``path[start]``: the latest rp-state with ``mvu`` before it,
+        else the card's initial tree (None without one)."""
+        lay = getattr(self, "_layout", None)
+        if start and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
+            k = bisect.bisect_left(lay[5], start)  # the layout knows where the snapshots with variables are
+            return path[lay[5][k - 1]].mvu if k else self._mvu_initial
+        for e in reversed(path[:start]):
+            if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
+                return e.mvu
+        return self._mvu_initial
+
+    def _transcript_layout(self) -> tuple[list[str], list[int]]:
+        """Entry ids and path positions of the items :meth:`transcript` returns for the active branch, in order —
+        the same item rules, but read from entry types and beat outcomes only (no text, no dicts), so the count and
+        the cut points of :meth:`transcript_page` cost O(new entries) per call (kept incrementally, like the
+        history cache; rebuilt after a branch switch). Also notes the positions of snapshots with variables."""
+        path = self.tree.path_to()
+        lay = getattr(self, "_layout", None)
+        if lay is None or not (lay[0] and len(path) >= lay[0] and path[lay[0] - 1].id == lay[1]):
+            lay = (0, None, [], [], [], [])
+        n, _, ids, pos, roles, mvu_pos = lay
+        for p in range(n, len(path)):
+            e = path[p]
+            t = e.type
+            if t == "rp-state" and getattr(e, "mvu", None) is not None:
+                mvu_pos.append(p)
+            if t in ("opening", "user", "assistant"):
+                ids.append(e.id), pos.append(p), roles.append(t)
+            elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
+                if roles and roles[-1] == "draft":
+                    ids.pop(), pos.pop(), roles.pop()
+                ids.append(e.id), pos.append(p), roles.append("draft")
+            if t in ("assistant", "revision") and len(roles) >= 2 and roles[-2] == "draft":
+                del ids[-2], pos[-2], roles[-2]
+        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos)
+        return ids, pos
+
+    def transcript_page(self, end: Optional[int] = None, count: int = 60) -> tuple[int, int, list[dict[str, Any]]]:
+        """Items ``[first, end)`` of :meth:`transcript` (at most ``count``; ``end`` defaults to the total, i.e. the
+        newest page) without building the others: returns ``(first, total, items)``, ``first`` being the index of
+        ``items[0]`` in the full transcript. A 10,000-beat chat's last screen costs as much as a short chat's.
+        The read starts at the user message at or before the page (nothing before it changes these items) and ends
+        at the first reply after it (nothing later does)."""
+        ids, pos = self._transcript_layout()
+        total = len(ids)
+        end = total if end is None else max(0, min(end, total))
+        first = max(0, end - max(0, count))
+        if first >= end:
+            return first, total, []
+        path = self.tree.path_to()
+        start = pos[first]
+        while start > 0 and path[start].type != "user":
+            start -= 1
+        stop = pos[end - 1] + 1
+        while stop < len(path) and path[stop].type not in ("assistant", "opening"):
+            stop += 1
+        by_id = {it["id"]: it for it in self.transcript(start, stop + 1)}
+        if all(i in by_id for i in ids[first:end]):
+            return first, total, [by_id[i] for i in ids[first:end]]
+        full = self.transcript()  # the layout rules fell behind transcript(): the slow way is always right
+        first = max(0, min(end, len(full)) - count)
+        return first, len(full), full[first:end]
+
+    def transcript_items(self, page: int = 60) -> "TranscriptItems":
+        """The active branch's transcript as a read-only sequence that builds only the pages that are read
+        (:class:`TranscriptItems`; the newest ``page`` items are built at once)."""
+        return TranscriptItems(self, page)
+
     def edit_state(self, state: WorldState) -> None:
         """The user edited the ledger: append a new snapshot (source user); the next beat uses it (seed 002). The
         variable tree is carried over unchanged."""
@@ -909,25 +1089,42 @@ class Chat:
     def _account(self, result: "BeatResult") -> None:
         """Fill ``result.tokens`` from the beat's call logs and the context meter."""
         calls = result.output.calls if result.output is not None else []
-        use = [c.usage or {} for c in calls]
+        result.tokens = {**call_tokens(calls), "context": self.context_usage()}
 
-        def total(*keys: str) -> int:
-            n = 0
-            for u in use:
-                for k in keys:
-                    v = u.get(k)
-                    if isinstance(v, dict):
-                        v = v.get("cached_tokens")
-                    if isinstance(v, (int, float)) and v:
-                        n += int(v)
-                        break
-            return n
+    def last_beat_tokens(self) -> Optional[dict[str, Any]]:
+        """Token accounting of the newest beat on the shown branch, from its stored call logs (so the draft pane can
+        show 「缓存命中」 after reopening): ``{"prompt", "cached", "completion", "cache_hit_share"}``, or None
+        when the branch has no beat."""
+        beat = self.tree.latest("beat")
+        return call_tokens(beat.calls) if beat is not None else None
 
-        prompt = total("prompt_tokens")
-        cached = total("prompt_cache_hit_tokens", "prompt_tokens_details", "cached_tokens")
-        result.tokens = {"prompt": prompt, "cached": cached, "completion": total("completion_tokens"),
-                         "cache_hit_share": round(cached / prompt, 4) if prompt else None,
-                         "context": self.context_usage()}
+    def _calibrate_from_tree(self, last: int = 8) -> None:
+        """Calibrate the token estimate from the newest beats (up to ``last``) on the branch that have usage and a
+        ``sent`` record, oldest first as they were played (after opening a chat the ratio is derived from the tree,
+        not stored beside it)."""
+        found = []
+        seen = 0
+        for e in reversed(self.tree.path_to()):
+            if e.type != "beat":
+                continue
+            seen += 1
+            if seen > last:  # only the newest beats are read (each is parsed from disk on first access)
+                break
+            if e.calls and getattr(e, "sent", None) and int((e.calls[0].usage or {}).get("prompt_tokens") or 0) > 0:
+                found.append(e)
+        if not found:
+            self.tokens.observed = -1  # nothing to learn from: do not look again
+            return
+        system = self.agent_system() if self.mode == "agent" else self._system
+        path = self.tree.path_to()
+        pos = {x.id: i for i, x in enumerate(path)}
+        hc = HistoryCache()  # one cache, extended beat by beat: the history is read once, not once per beat
+        for e in reversed(found):
+            hist = hc.update(path[:pos[e.parent_id] + 1]).prompt_messages()
+            msgs = decode_sent(e.sent, system, hist)
+            specs = tool_specs_for(e.sent.get("tools") or [])
+            self.tokens.observe(self.tokens.raw_messages(msgs) + self.tokens.raw(json.dumps(specs, ensure_ascii=False)),
+                                int(e.calls[0].usage["prompt_tokens"]))
 
     def _calibrate(self, messages: list[ChatMessage], out: Any, inp: BeatInput) -> None:
         """Correct the token estimate with the first call's ``prompt_tokens`` as the server counted them."""
@@ -935,10 +1132,10 @@ class Chat:
             return
         actual = int((out.calls[0].usage or {}).get("prompt_tokens") or 0)
         if actual > 0:
-            from .tools import tool_specs
-
-            spec_raw = self.tokens.raw(json.dumps(tool_specs(inp.tool_names) if not inp.extra_tools else [], ensure_ascii=False))
-            self.tokens.observe(self.tokens.raw_messages(messages) + spec_raw, actual)
+            specs = tool_specs_for(list(inp.tool_names))
+            if self.tokens.observed < 0:
+                self.tokens.observed = 0
+            self.tokens.observe(self.tokens.raw_messages(messages) + self.tokens.raw(json.dumps(specs, ensure_ascii=False)), actual)
 
     def context_usage(self) -> dict[str, Any]:
         """The context meter: ``{"used": tokens, "window": tokens, "share": used/window}`` — the estimated prompt of
@@ -946,6 +1143,8 @@ class Chat:
         calibrated by the server's usage numbers once a call has returned them."""
         from .tools import tool_specs
 
+        if self.tokens.observed == 0:
+            self._calibrate_from_tree()
         h = self.history()
         state = self.current_state()
         injection = build_injection(state, [], self.book.index_titles(), self.language, memory_hint=bool(h.summaries))

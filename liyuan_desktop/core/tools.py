@@ -161,12 +161,18 @@ def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:
 
 
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A compact JSON schema (object with properties/required) generated from a pydantic argument model."""
+    """A compact JSON schema (object with properties/required) generated from a pydantic argument model (a fresh
+    copy of a cached one: generating a schema costs milliseconds and happens for every model call)."""
+    return json.loads(_schema_json(model))
+
+
+@lru_cache(maxsize=None)
+def _schema_json(model: type[BaseModel]) -> str:
     raw = model.model_json_schema()
     schema = _clean_schema(raw, raw.get("$defs", {}))
     schema.setdefault("properties", {})
     schema["type"] = "object"
-    return schema
+    return json.dumps(schema, ensure_ascii=False)
 
 
 @lru_cache(maxsize=None)

@@ -3,6 +3,9 @@
 Shows the draft as it grows (version, characters in UTF-16 units), the model's streamed text and collapsible
 reasoning, each tool call as a line of activity, model calls used out of 20, tokens and cache hits per call.
 After the beat: sealed, or 「本拍尚未收笔」 with one-click 「按现稿收笔」 / 「继续」 (seed 000, 收笔就结束这一轮).
+A thin context meter shows 「上下文 used / window」 (``Chat.context_usage()``, set with :meth:`DraftPane.set_context`)
+and 「缓存命中 x%」 of the last beat (cached / prompt tokens summed over its model calls, from ``call_finished``
+events); 「查看提示词」 asks the main window for the inspector of the latest beat.
 Streaming updates are coalesced (at most one repaint of each text box per 30 ms) so 200 chunks/s never stall the loop.
 """
 
@@ -13,8 +16,8 @@ from typing import Any, Optional
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
-    QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QPushButton, QSizePolicy, QSplitter, QToolButton,
-    QVBoxLayout, QWidget,
+    QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter,
+    QToolButton, QVBoxLayout, QWidget,
 )
 
 from .i18n import tr
@@ -26,6 +29,8 @@ class DraftPane(QWidget):
 
     sealAsIsRequested = Signal()
     continueRequested = Signal()
+    inspectRequested = Signal()
+    """「查看提示词」: show the model calls of the latest beat."""
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
@@ -48,6 +53,37 @@ class DraftPane(QWidget):
         for lab in (self.status, self.meta):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.meta)
+
+        # the context meter: how full the model's window is, and the last beat's cache hits
+        meter = QHBoxLayout()
+        meter.setSpacing(8)
+        self.context_label = QLabel(tr("ctx.unknown"))
+        self.context_label.setObjectName("contextLabel")
+        self.context_label.setStyleSheet("color: #666; font-size: 11px;")
+        self.context_bar = QProgressBar()
+        self.context_bar.setObjectName("contextMeter")
+        self.context_bar.setRange(0, 1000)
+        self.context_bar.setValue(0)
+        self.context_bar.setTextVisible(False)
+        self.context_bar.setFixedHeight(6)
+        self.cache_label = QLabel("")
+        self.cache_label.setObjectName("cacheLabel")
+        self.cache_label.setStyleSheet("color: #666; font-size: 11px;")
+        self.inspect_btn = QToolButton()
+        self.inspect_btn.setText(tr("inspect.action"))
+        self.inspect_btn.setObjectName("inspectButton")
+        self.inspect_btn.setAutoRaise(True)
+        self.inspect_btn.clicked.connect(self.inspectRequested.emit)
+        # the labels keep their full text when there is room (the bar gives way first) but may shrink, so the
+        # meter never widens the pane
+        for lab in (self.context_label, self.cache_label):
+            lab.setMinimumWidth(1)
+        self.context_bar.setMinimumWidth(24)
+        meter.addWidget(self.context_label)
+        meter.addWidget(self.context_bar, 1)
+        meter.addWidget(self.cache_label)
+        meter.addWidget(self.inspect_btn)
+        lay.addLayout(meter)
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.draft = QPlainTextEdit()
@@ -111,6 +147,36 @@ class DraftPane(QWidget):
         self._round = 0
         self._tokens: list[str] = []
         self.reasoning_chars = 0
+        self._beat_prompt = 0
+        self._beat_cached = 0
+
+    # -- the context meter ----------------------------------------------------------------------------------
+    def set_context(self, usage: Optional[dict[str, Any]]) -> None:
+        """Show ``Chat.context_usage()`` (``{"used", "window", "share"}``); None when it is not known."""
+        if not usage or not usage.get("window"):
+            self.context_label.setText(tr("ctx.unknown"))
+            self.context_bar.setValue(0)
+            self.context_bar.setToolTip("")
+            return
+        used, window = int(usage.get("used") or 0), int(usage.get("window") or 0)
+        share = usage.get("share")
+        share = float(share) if share is not None else (used / window if window else 0.0)
+        self.context_label.setText(tr("ctx.label", used=f"{used:,}", window=f"{window:,}"))
+        self.context_bar.setValue(max(0, min(1000, round(share * 1000))))
+        self.context_bar.setToolTip(tr("ctx.tip", pct=f"{share * 100:.1f}"))
+        color = "#b5543c" if share >= 0.85 else "#c99a3c" if share >= 0.6 else "#7a9a6a"
+        self.context_bar.setStyleSheet(
+            "QProgressBar { border: 0; background: rgba(128,128,128,0.18); border-radius: 3px; }"
+            f"QProgressBar::chunk {{ background: {color}; border-radius: 3px; }}")
+
+    def cache_share(self) -> Optional[float]:
+        """Cached / prompt tokens over the model calls of the last beat (None before any call reported usage)."""
+        return self._beat_cached / self._beat_prompt if self._beat_prompt else None
+
+    def _show_cache(self) -> None:
+        share = self.cache_share()
+        self.cache_label.setText("" if share is None else tr("ctx.cache", pct=f"{share * 100:.0f}"))
+        self.cache_label.setToolTip("" if share is None else tr("ctx.cache.tip", c=self._beat_cached, p=self._beat_prompt))
 
     # -- helpers --------------------------------------------------------------------------------------------
     def _toggle_reasoning(self, on: bool) -> None:
@@ -150,6 +216,8 @@ class DraftPane(QWidget):
         self.status.setText("—")
         self.meta.setText("")
         self.calls_label.setText("")
+        self._beat_prompt = self._beat_cached = 0
+        self._show_cache()
 
     def show_unfinished(self, draft: str, version: int, outcome: str) -> None:
         """Show an unfinished beat found on the branch (e.g. after reopening a chat)."""
@@ -192,6 +260,9 @@ class DraftPane(QWidget):
                 self._flush.start()
         elif k == "call_finished":
             self._flush_text()
+            self._beat_prompt += int(getattr(ev, "prompt_tokens", 0) or 0)
+            self._beat_cached += int(getattr(ev, "cached_tokens", 0) or 0)
+            self._show_cache()
             if ev.prompt_tokens:
                 share = 100 * ev.cached_tokens / ev.prompt_tokens
                 self._tokens.append(f"#{ev.round}: 输入 {ev.prompt_tokens}（缓存 {ev.cached_tokens}，{share:.0f}%）输出 {ev.completion_tokens}")
@@ -221,6 +292,13 @@ class DraftPane(QWidget):
                 self._line("场记记账：" + ("；".join(ev.applied) or "无变化"))
                 for w in ev.warnings:
                     self._line(f"场记告警：{w}", "yellow")
+        elif k == "compacted":
+            if ev.error:
+                self._line(tr("ctx.compact.failed", err=ev.error), "yellow")
+            else:
+                b = list(ev.beats or [])
+                self._line(tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
+                              before=f"{ev.before:,}", after=f"{ev.after:,}"))
         elif k == "beat_finished":
             self._flush_text()
             if ev.sealed:

@@ -31,11 +31,13 @@ from ..core.session import SessionError
 from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
 from ..core.state import WorldState
 from .ask_dialog import AskDialog
+from .branch_navigator import BranchNavigator, EditMessageDialog
 from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView
 from .draft_pane import DraftPane
 from .i18n import tr
+from .inspector import InspectorDialog
 from .state_pane import StatePane
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,9 @@ class MainWindow(QMainWindow):
         self.view.olderRequested.connect(self._older)
         self.view.demoRequested.connect(self.start_demo)
         self.view.settingsRequested.connect(self.open_settings)
+        self.view.swipeRequested.connect(self.swipe_clicked)
+        self.view.editRequested.connect(self.edit_user_clicked)
+        self.view.inspectRequested.connect(self.inspect_entry)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)
@@ -106,8 +111,16 @@ class MainWindow(QMainWindow):
         self.stop_btn.clicked.connect(self.stop_clicked)
         self.regen_btn = QPushButton(tr("regenerate"))
         self.regen_btn.clicked.connect(self.regenerate_clicked)
-        for b in (self.send_btn, self.stop_btn, self.regen_btn):
+        self.undo_btn = QPushButton(tr("undo"))
+        self.undo_btn.setObjectName("undoButton")
+        self.undo_btn.clicked.connect(self.undo_clicked)
+        for b in (self.send_btn, self.stop_btn):
             btns.addWidget(b)
+        again = QHBoxLayout()  # 重来 and 撤销本轮 side by side
+        again.setSpacing(4)
+        again.addWidget(self.regen_btn)
+        again.addWidget(self.undo_btn)
+        btns.addLayout(again)
         row.addLayout(btns)
         cl.addLayout(row)
         QShortcut(QKeySequence("Ctrl+Return"), self.input, activated=self.send_clicked)
@@ -121,6 +134,14 @@ class MainWindow(QMainWindow):
         self.state_pane.stateEdited.connect(self.ledger_edited)
         self.tabs.addTab(self.draft_pane, tr("draft"))
         self.tabs.addTab(self.state_pane, tr("ledger"))
+        # issue 7: the branch navigator; the draft pane's 「查看提示词」
+        self.branch_nav = BranchNavigator()
+        self.branch_nav.nodeSelected.connect(self.select_node)
+        self.branch_nav.refreshRequested.connect(lambda: self._refresh_branches(force=True))
+        self.tabs.addTab(self.branch_nav, tr("nav.tab"))
+        self.tabs.currentChanged.connect(lambda _i: self._refresh_branches())
+        self._nav_stale = True
+        self.draft_pane.inspectRequested.connect(self.inspect_latest)
         # agent mode: the chapter tree (with its editor) and the checkpoint timeline
         self.chapter_pane = ChapterTreePane()
         self.timeline_pane = CheckpointTimelinePane()
@@ -141,6 +162,10 @@ class MainWindow(QMainWindow):
         self.status_label = QLabel("")
         self.statusBar().addPermanentWidget(self.status_label)
         self.ask_dialog = AskDialog(self)
+        from .panels_view import PanelsView  # issue 5: the card's Liyuan panels beside the conversation
+
+        self.panels_view = PanelsView()
+        self.tabs.setTabVisible(self.tabs.addTab(self.panels_view, tr("panels.title")), False)
 
         menu = self.menuBar().addMenu("梨园")
         for text, slot, seq in (("导入角色卡…", self.import_card_dialog, "Ctrl+O"),
@@ -153,6 +178,26 @@ class MainWindow(QMainWindow):
                 act.setShortcut(QKeySequence(seq))
             act.triggered.connect(slot)
             menu.addAction(act)
+        from .conversation import frames_trust_action  # issue 5: per-card "trusted status bars" switch
+
+        self.frames_trust_action = frames_trust_action(self, lambda: self.chat, self.view)
+        menu.insertAction(menu.actions()[1], self.frames_trust_action)  # next to 导入角色卡 (where scripts are asked)
+        menu.aboutToShow.connect(self.frames_trust_action.sync)
+        chat_menu = self.menuBar().addMenu(tr("menu.chat"))
+        for text, slot, seq in ((tr("regenerate"), self.regenerate_clicked, None), (tr("undo"), self.undo_clicked, None),
+                                (tr("menu.branches"), self.show_branches, "Ctrl+B"),
+                                (tr("menu.summaries"), self.open_summaries, None),
+                                (tr("menu.inspect"), self.inspect_latest, "Ctrl+I")):
+            act = QAction(text, self)
+            if seq:
+                act.setShortcut(QKeySequence(seq))
+            act.triggered.connect(slot)
+            chat_menu.addAction(act)
+        from .about import show_about  # 关于梨园: version, build date, data and log folders
+
+        self.about_action = self.menuBar().addMenu(tr("menu.help")).addAction(tr("about.action"))
+        self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
+        self.about_action.triggered.connect(lambda: show_about(self))
         self._set_busy(False)
         try:
             library.ensure_demo_card()  # the bundled card is always there to start from
@@ -288,7 +333,7 @@ class MainWindow(QMainWindow):
             tree_header = None
             from ..core.session import SessionTree
 
-            tree_header = SessionTree.open(Path(chat.dir) / "session.jsonl").header
+            tree_header = SessionTree.read_header(Path(chat.dir) / "session.jsonl")
             is_demo = bool(getattr(tree_header, "demo", False))
             if is_demo:
                 model: Optional[ChatModel] = None
@@ -300,6 +345,7 @@ class MainWindow(QMainWindow):
             chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe)
             if is_demo:
                 chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
+            chat_obj.compaction_share = self.settings.compaction_share
         except (CardError, SessionError, OSError, ValueError) as e:
             if not quiet:
                 QMessageBox.warning(self, "梨园", f"打不开这个对话：{e}")
@@ -318,6 +364,7 @@ class MainWindow(QMainWindow):
         chat = self.chat
         assert chat is not None
         self.view.show_chat()
+        self.view.set_card(Path(chat.card.path).parent if chat.card.path else None)  # frames' storage and trust
         self.view.set_user_label(chat.persona)
         agent = chat.mode == "agent"
         for pane in (self.chapter_pane, self.timeline_pane):
@@ -335,6 +382,7 @@ class MainWindow(QMainWindow):
         self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{model_name}")
         self._prefill()
         self._set_busy(False)
+        self._branches_changed()
 
     def _demo_progress(self) -> int:
         """Demo beats finished on this branch (sealed or revised); a stopped beat is played again."""
@@ -478,6 +526,7 @@ class MainWindow(QMainWindow):
         self.chapter_pane.refresh()
         self.reload_transcript()
         self.refresh_state()
+        self._branches_changed()
 
     def _story_changed(self) -> None:
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
@@ -514,10 +563,12 @@ class MainWindow(QMainWindow):
 
     # -- transcript -----------------------------------------------------------------------------------------
     def reload_transcript(self) -> None:
-        """Hand the newest page of the active branch's transcript to the view."""
+        """Hand the newest page of the active branch's transcript to the view. Only that page is built (a
+        10,000-beat chat shows its last screen as fast as a short one); older pages are built as they are scrolled
+        to (``_items`` is a :class:`core.chat.TranscriptItems`)."""
         if self.chat is None:
             return
-        self._items = self.chat.transcript()
+        self._items = self.chat.transcript_items(PAGE)  # type: ignore[assignment]
         self._shown_from = max(0, len(self._items) - PAGE)
         self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
 
@@ -544,12 +595,15 @@ class MainWindow(QMainWindow):
         e = self.chat.tree.latest("rp-state")
         state = WorldState.model_validate(e.state) if e else WorldState()
         self.state_pane.show_state(state, list(e.applied) if e else [], list(e.warnings) if e else [], e.source if e else "")
+        self.panels_view.refresh(self.chat)  # issue 5: panels follow the scribe, the branch and ledger edits
 
     # -- commands -------------------------------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
         self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False))
+        self.undo_btn.setEnabled(not busy and self._can_undo())
+        self.branch_nav.set_busy(busy)
         self.stop_btn.setEnabled(busy)
         self.input.setReadOnly(busy)
         self.draft_pane.seal_btn.setEnabled(not busy)
@@ -567,7 +621,7 @@ class MainWindow(QMainWindow):
         self.draft_pane.on_event(ev)
         k = getattr(ev, "kind", "")
         if k == "beat_started":
-            if ev.how == "send":
+            if ev.how in ("send", "edit"):
                 self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
             elif self._items:  # regenerate / continue: the old reply or draft makes way for the new one
                 last = self._items[-1]
@@ -605,6 +659,7 @@ class MainWindow(QMainWindow):
                 self.view.set_pending(None)
                 self.reload_transcript()
                 self.refresh_state()
+                self._branches_changed()
                 if self.chat is not None and self.chat.mode == "agent":
                     self._story_changed()
                 self._set_busy(False)
@@ -677,6 +732,180 @@ class MainWindow(QMainWindow):
             return
         self.refresh_state()
         self.statusBar().showMessage("账本已更新（追加了一份你写的快照，下一拍起生效）", 6000)
+
+    # -- branches, inspector, summaries (issue 7) -----------------------------------------------------------
+    def _branches_changed(self, focus: Optional[str] = None) -> None:
+        """After anything that moves the branch: the navigator (now or when its tab is shown; ``focus`` a node to
+        keep in view), 撤销本轮, the context meter."""
+        self._nav_stale = True
+        self._nav_focus = focus
+        self._refresh_branches()
+        self.undo_btn.setEnabled(not self.busy and self._can_undo())
+        usage = None
+        fn = getattr(self.chat, "context_usage", None)
+        if callable(fn):
+            try:
+                usage = fn()
+            except Exception:  # the meter must never take the window down
+                log.exception("context_usage failed")
+        self.draft_pane.set_context(usage)
+
+    def _can_undo(self) -> bool:
+        """撤销本轮 applies to role-play chats with a user message on the branch (an agent chat undoes a turn in its
+        checkpoint timeline, where the chapter files go back too)."""
+        return self.chat is not None and self.chat.mode != "agent" and self.chat.tree.latest("user") is not None
+
+    def _refresh_branches(self, force: bool = False) -> None:
+        """Rebuild the navigator when it is the tab shown (else later, when it is shown)."""
+        if self.chat is None:
+            self.branch_nav.set_nodes([])
+            return
+        if not force and (not self._nav_stale or self.tabs.currentWidget() is not self.branch_nav):
+            return
+        self._nav_stale = False
+        self.branch_nav.set_nodes(self.chat.branch_tree(), focus=getattr(self, "_nav_focus", None))
+
+    def show_branches(self) -> None:
+        """「分支」: show the navigator tab."""
+        self.tabs.setCurrentWidget(self.branch_nav)
+        self._refresh_branches(force=True)
+
+    def _after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
+        self.reload_transcript()
+        self.refresh_state()
+        pending = self.chat.pending_draft() if self.chat is not None else None
+        if pending is not None:
+            self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
+        else:
+            self.draft_pane.banner.setVisible(False)
+        self._branches_changed(focus)
+        if getattr(self, "is_demo", False):
+            self._prefill()
+        if message:
+            self.statusBar().showMessage(message, 5000)
+
+    def swipe_clicked(self, entry_id: str, delta: int) -> None:
+        """「◀ / ▶」 on a reply or user message: show its previous / next alternative."""
+        if self.chat is None or self.busy:
+            return
+        try:
+            self.chat.swipe(entry_id, delta)
+        except (KeyError, ValueError, RuntimeError, OSError) as e:
+            self.statusBar().showMessage(str(e), 6000)
+            return
+        self._after_branch_switch()
+
+    def select_node(self, node_id: str) -> None:
+        """A navigator row was clicked: show the branch through that user message."""
+        if self.chat is None or self.busy:
+            return
+        try:
+            self.chat.select(node_id)
+        except (KeyError, ValueError, RuntimeError, OSError) as e:
+            self.statusBar().showMessage(str(e), 6000)
+            return
+        self._after_branch_switch(tr("nav.switched"), focus=node_id)
+
+    def undo_clicked(self) -> None:
+        """「撤销本轮」: the branch moves back before its last user message (nothing is deleted)."""
+        if self.chat is None or self.busy:
+            return
+        if self.chat.mode == "agent":
+            self.statusBar().showMessage(tr("undo.agent"), 8000)
+            return
+        last = self.chat.tree.latest("user")
+        try:
+            self.chat.undo()
+        except ValueError:
+            self.statusBar().showMessage(tr("undo.none"), 6000)
+            return
+        except (RuntimeError, OSError) as e:
+            self.statusBar().showMessage(str(e), 6000)
+            return
+        if last is not None and not self.input.toPlainText().strip() and not getattr(self, "is_demo", False):
+            self.input.setPlainText(last.text)  # the undone words come back to the box, to send again or change
+        self._after_branch_switch(tr("undo.done"))
+
+    def edit_user_clicked(self, entry_id: str) -> Optional[EditMessageDialog]:
+        """「编辑」 on a user message: a small box with its text; OK plays it again on a new branch."""
+        if self.chat is None or self.busy:
+            return None
+        if getattr(self, "is_demo", False):
+            self.statusBar().showMessage(tr("branch.demo"), 8000)
+            return None
+        try:
+            entry = self.chat.tree.get(entry_id)
+        except KeyError:
+            return None
+        dlg = EditMessageDialog(entry_id, getattr(entry, "text", ""), self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.submitted.connect(self.edit_user_submitted)
+        dlg.open()
+        self._edit_dialog = dlg
+        return dlg
+
+    def edit_user_submitted(self, entry_id: str, text: str) -> None:
+        """Play the edited message: the view keeps what came before it, the beat runs like any other."""
+        chat = self.chat
+        if chat is None or self.busy:
+            return
+        if isinstance(chat.model, _NoModel):
+            QMessageBox.information(self, "梨园", chat.model.why or "还没有配置模型。")
+            return
+        # the edited message is on screen: look in the shown page only (older pages are built lazily)
+        idx = next((i for i in range(len(self._items) - 1, self._shown_from - 1, -1) if self._items[i]["id"] == entry_id), None)
+        if idx is not None:
+            self.view.set_transcript(self._display(self._shown_from, idx), self._shown_from > 0)
+        self._run(lambda: chat.edit_user(entry_id, text, ask=self._ask, on_event=self._on_event))
+
+    def inspect_entry(self, entry_id: str) -> Optional[InspectorDialog]:
+        """「查看提示词」 for the beat of a transcript item: every model call as sent, in a dialog."""
+        if self.chat is None:
+            return None
+        fn = getattr(self.chat, "inspect_beat", None)
+        if not callable(fn):
+            self.statusBar().showMessage(tr("inspect.unavailable"), 8000)
+            return None
+        try:
+            calls = fn(entry_id)
+        except (KeyError, ValueError, OSError) as e:
+            self.statusBar().showMessage(str(e), 8000)
+            return None
+        except Exception as e:  # a look at the record must never take the window down
+            log.exception("inspect_beat failed")
+            self.statusBar().showMessage(f"{tr('inspect.title')}：{type(e).__name__}: {e}", 8000)
+            return None
+        beat = next((it.get("beat") for it in self._items if it["id"] == entry_id), None)
+        title = tr("inspect.title") + (f" · {tr('nav.beat', n=beat)}" if beat else "")
+        dlg = InspectorDialog(calls, title, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.show()
+        self._inspector = dlg
+        return dlg
+
+    def inspect_latest(self) -> Optional[InspectorDialog]:
+        """「查看提示词」 for the latest beat on the shown branch."""
+        if self.chat is None:
+            return None
+        items = self._items or self.chat.transcript()
+        last = next((it for it in reversed(items) if it["role"] in ("assistant", "draft", "user")), None)
+        if last is None:
+            self.statusBar().showMessage(tr("inspect.nobeat"), 6000)
+            return None
+        return self.inspect_entry(last["id"])
+
+    def open_summaries(self):
+        """「前情提要」: read and edit the relay summaries of the shown branch."""
+        from .summaries import SummariesDialog
+
+        if self.chat is None:
+            return None
+        dlg = SummariesDialog(self.chat, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.edited.connect(lambda _id: self._branches_changed())
+        dlg.show()
+        self._summaries_dialog = dlg
+        return dlg
 
 
 class _NoModel:

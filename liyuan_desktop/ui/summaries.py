@@ -1,0 +1,103 @@
+"""前情提要: read and edit the relay summaries of the shown branch.
+
+Data: :meth:`Chat.summaries` → ``[{"id", "text", "beats": [first, last], "layer", "source"}]`` (active on the
+branch, earliest first) and :meth:`Chat.edit_summary` ``(id, text)``, which appends the user's version as a new
+entry (nothing is rewritten). One box per summary, each with its own 「保存」.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QScrollArea, QVBoxLayout,
+    QWidget,
+)
+
+from .i18n import tr
+
+
+def summary_heading(s: dict[str, Any]) -> str:
+    """「第 a–b 拍 · 第 n 层 · 来源」 for one summary."""
+    beats = s.get("beats") or []
+    span = tr("sum.beats", a=beats[0], b=beats[-1]) if beats else ""
+    source = {"user": tr("sum.source.user"), "scribe": tr("sum.source.scribe"), "model": tr("sum.source.scribe")}.get(str(s.get("source") or ""), str(s.get("source") or ""))
+    parts = [p for p in (span, tr("sum.layer", n=s.get("layer", 1)), source) if p]
+    return " · ".join(parts)
+
+
+class SummariesDialog(QDialog):
+    """Lists ``chat.summaries()`` with an edit box each; 「保存」 calls ``chat.edit_summary(id, text)`` and reloads.
+    ``edited(id)`` fires after a save."""
+
+    edited = Signal(str)
+
+    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.chat = chat
+        self.setWindowTitle(tr("sum.title"))
+        self.resize(640, 620)
+        lay = QVBoxLayout(self)
+        self.note = QLabel(tr("sum.note"))
+        self.note.setWordWrap(True)
+        self.note.setStyleSheet("color: #666;")
+        lay.addWidget(self.note)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        lay.addWidget(self.scroll, 1)
+        self.status = QLabel("")
+        self.status.setObjectName("sumStatus")
+        lay.addWidget(self.status)
+        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        box.rejected.connect(self.reject)
+        lay.addWidget(box)
+        self.editors: dict[str, QPlainTextEdit] = {}
+        self.reload()
+
+    def reload(self) -> None:
+        """Rebuild the list from the chat."""
+        inner = QWidget()
+        col = QVBoxLayout(inner)
+        self.editors = {}
+        getter = getattr(self.chat, "summaries", None)
+        items = getter() if callable(getter) else []
+        if not callable(getter):
+            col.addWidget(QLabel(tr("sum.unavailable")))
+        elif not items:
+            empty = QLabel(tr("sum.empty"))
+            empty.setWordWrap(True)
+            col.addWidget(empty)
+        for s in items:
+            frame = QFrame()
+            frame.setFrameShape(QFrame.Shape.StyledPanel)
+            fl = QVBoxLayout(frame)
+            row = QHBoxLayout()
+            row.addWidget(QLabel(summary_heading(s)), 1)
+            save = QPushButton(tr("save"))
+            row.addWidget(save)
+            fl.addLayout(row)
+            ed = QPlainTextEdit(str(s.get("text", "")))
+            ed.setMinimumHeight(120)
+            fl.addWidget(ed)
+            sid = str(s["id"])
+            self.editors[sid] = ed
+            save.clicked.connect(lambda _=False, i=sid: self.save(i))
+            col.addWidget(frame)
+        col.addStretch(1)
+        self.scroll.setWidget(inner)
+
+    def save(self, summary_id: str) -> bool:
+        """Save the text of one box as the user's version of that summary; False (with a message) on failure."""
+        ed = self.editors.get(summary_id)
+        if ed is None:
+            return False
+        try:
+            self.chat.edit_summary(summary_id, ed.toPlainText())
+        except (OSError, ValueError, KeyError, RuntimeError) as e:
+            self.status.setText(tr("sum.failed", err=e))
+            return False
+        self.status.setText(tr("sum.saved"))
+        self.edited.emit(summary_id)
+        self.reload()
+        return True
