@@ -835,8 +835,12 @@ class ConversationView(QWebEngineView):
         """Only Copy and Select all (no Back/Reload/View source: the page never navigates), plus 「查看提示词」 on a
         reply or draft (the page tells which message was right-clicked)."""
         menu = QMenu(self)
-        menu.addAction(self._page.action(QWebEnginePage.WebAction.Copy))
-        menu.addAction(self._page.action(QWebEnginePage.WebAction.SelectAll))
+        # our own labels (QtWebEngine ships no Chinese translation for its actions)
+        copy = menu.addAction(tr("conv.copy"))
+        copy.setEnabled(self.hasSelection())
+        copy.triggered.connect(lambda _=False: self._page.triggerAction(QWebEnginePage.WebAction.Copy))
+        menu.addAction(tr("conv.select_all")).triggered.connect(
+            lambda _=False: self._page.triggerAction(QWebEnginePage.WebAction.SelectAll))
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         pos = event.globalPos()
 

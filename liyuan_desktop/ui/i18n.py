@@ -237,6 +237,8 @@ STRINGS: dict[str, dict[str, str]] = {
                  "en": "Bold: the branch shown; ●: its last beat. Click a row to switch there (only a pointer moves; nothing is deleted)."},
     "nav.switched": {"zh": "已切换分支", "en": "Switched branch"},
     "inspect.action": {"zh": "查看提示词", "en": "Inspect prompt"},
+    "conv.copy": {"zh": "复制", "en": "Copy"},
+    "conv.select_all": {"zh": "全选", "en": "Select all"},
     "inspect.title": {"zh": "查看提示词", "en": "Prompt inspector"},
     "inspect.round": {"zh": "第 {n} 次调用", "en": "Call {n}"},
     "inspect.scribe": {"zh": "场记", "en": "Scribe"},
