@@ -417,3 +417,43 @@ async def test_bar_values_follow_the_branch(tmp_path):
     chat.tree.commit()
     assert bar() == [10, 15, 20]
     assert chat.current_mvu().stat_data["好感"] == 20
+
+
+async def test_mvu_update_rules_go_to_the_scribe_and_actor_blocks_are_applied_and_hidden(tmp_path):
+    """Issue 5: [mvu_update] world-info rules leave the actor's prompt and reach the scribe; an <UpdateVariable>
+    block the actor writes anyway is applied (before the scribe's patch) and hidden from the reply and the history;
+    the prompt inspector rebuilds that scribe call exactly."""
+    import json as _json
+
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    book = {"entries": [
+        {"id": 0, "comment": "[InitVar]", "keys": [], "content": _json.dumps({"好感": 10, "金币": 5}), "enabled": False,
+         "insertion_order": 100, "extensions": {}},
+        {"id": 1, "comment": "[mvu_update]变量更新规则", "keys": [], "constant": True, "enabled": True,
+         "content": "每次回复末尾输出<UpdateVariable>；好感每轮最多变化 3。", "insertion_order": 100, "extensions": {}},
+        {"id": 2, "comment": "茶馆", "keys": [], "constant": True, "enabled": True, "content": "听雨轩。",
+         "insertion_order": 100, "extensions": {}}]}
+    card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
+                           "data": {"name": "测", "first_mes": "你好。", "character_book": book}}, str(tmp_path / "card.json"))
+    reply = "她笑了。\n<UpdateVariable>\n_.add('金币', 2);//赏钱\n</UpdateVariable>"
+    w = {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": reply}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    model = ReplayModel(actor=[w, seal, {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "二。"}}]}, seal],
+                        scribe=['{"patch": {}, "mvu_patch": {"好感": 12}}', '{"patch": {}, "mvu_patch": {}}'])
+    chat = Chat.create(tmp_path / "c", card, model)
+    assert "每次回复末尾" not in chat.system and "听雨轩" in chat.system
+    r = await chat.send("打赏")
+    assert r.final == "她笑了。"
+    assert "【卡作者的变量规则】" in r.scribe.user and "好感每轮最多变化 3" in r.scribe.user
+    assert r.scribe.user.endswith("测：她笑了。")  # the exchange the scribe reads has no block
+    mvu = chat.current_mvu().stat_data
+    assert mvu["金币"] == 7 and mvu["好感"] == 12
+    assert [i["text"] for i in chat.transcript() if i["role"] == "assistant"] == ["她笑了。"]
+    r2 = await chat.send("再来")
+    assert all("UpdateVariable" not in (m.content or "") for m in r2.sent)
+    sc = chat.inspect_beat([i for i in chat.transcript() if i["role"] == "assistant"][0]["id"])[-1]
+    assert sc["request"]["messages"][1]["content"] == r.scribe.user
+    assert sc["request"]["messages"][0]["content"] == r.scribe.system

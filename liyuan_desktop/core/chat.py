@@ -243,6 +243,15 @@ class Chat:
             self._mvu_initial = initial_tree(card, substitute=lambda t: apply_macros(t, self.ctx))
         except Exception:  # a broken InitVar never stops a chat; the scribe just gets no tree
             self._mvu_initial = None
+        #: the card's [mvu_update] world-info rules (how variables change): with a variable tree they go to the
+        #: scribe, never to the actor (issue 5; MVU's "extra model" mode strips them from the story request too)
+        self.mvu_rules = ""
+        if self._mvu_initial is not None:
+            rules = [e for e in self.book.entries if "[mvu_update]" in (e.display_title or "").lower()]
+            if rules:
+                self.mvu_rules = "\n\n".join(apply_macros(e.content, self.ctx).strip() for e in rules if e.content.strip())
+                gone = {id(e) for e in rules}
+                self.book = self.book.model_copy(update={"entries": [e for e in self.book.entries if id(e) not in gone]})
         self.prompter = None
         if preset is not None:
             from .presets import PresetPrompter, plan
@@ -881,6 +890,12 @@ class Chat:
             tree.append("revision", target=target, text=text, version=version)
             result.revised_previous = True
             result.revised_text = text
+        actor_ops: list[Any] = []
+        if out.sealed and self._mvu_initial is not None and "<updatevariable" in out.final.lower():
+            from .mvu import parse_update_blocks, strip_update_blocks
+
+            actor_ops = parse_update_blocks(out.final)  # applied before the scribe's patch; hidden from the reply
+            out.final = strip_update_blocks(out.final)
         if out.sealed:
             result.final = out.final
             tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
@@ -890,7 +905,7 @@ class Chat:
             raise BeatSaveError(result, e) from e
         self._calibrate(messages, out, inp)
         if out.sealed:
-            await self._scribe(result, state, user_text, out.final, on_event)
+            await self._scribe(result, state, user_text, out.final, on_event, actor_ops)
             await self.maybe_compact(on_event)
         else:
             final_state = self.current_state()
@@ -903,8 +918,15 @@ class Chat:
         return result
 
     async def _scribe(self, result: BeatResult, state: WorldState, user_text: str, final: str,
-                      on_event: Optional[EventSink]) -> None:
+                      on_event: Optional[EventSink], actor_ops: Optional[list[Any]] = None) -> None:
         mvu = self.current_mvu()
+        actor_applied: list[str] = []
+        if mvu is not None and actor_ops:  # the actor wrote <UpdateVariable> anyway: applied first, then the scribe
+            from .mvu import apply_ops
+
+            ar = apply_ops(mvu, actor_ops)
+            mvu, actor_applied = ar.state, list(ar.applied)
+            result.warnings += [f"演员输出的变量更新：{w}" for w in ar.warnings]
         panels = [p for p in self.current_panels() if p.data]  # ledger-only panels add nothing (seed 002)
         prev = self.previous_warnings()
         last = self.tree.latest("rp-state")
@@ -912,15 +934,17 @@ class Chat:
             prev += list(getattr(last, "panel_warnings", None) or [])
         sc = await run_scribe(self.scribe_model or self.model, state, user_name=self.persona, char_name=self.card.name,
                               user_text=user_text, assistant_text=final, previous_warnings=prev,
-                              mvu=mvu, panels=panels or None)
+                              mvu=mvu, panels=panels or None, mvu_rules=self.mvu_rules)
         result.scribe = sc
         tree = self.tree
         if sc.result is not None:
             extra: dict[str, Any] = {}
             if mvu is not None:  # the variable tree lives in the same snapshot as the ledger
                 mr = sc.mvu_result
-                extra = {"mvu": (mr.state if mr else mvu).to_dict(), "mvu_applied": list(mr.applied) if mr else [],
+                extra = {"mvu": (mr.state if mr else mvu).to_dict(), "mvu_applied": actor_applied + (list(mr.applied) if mr else []),
                          "mvu_warnings": list(mr.warnings) if mr else []}
+                if actor_applied:
+                    extra["mvu_actor_applied"] = actor_applied
                 if mr:
                     result.warnings += list(mr.warnings)
             if panels:  # panel data lives in the same snapshot too: {panel id: data}
@@ -938,6 +962,13 @@ class Chat:
             result.warnings += sc.problems + sc.result.warnings
         elif sc.error:
             result.warnings.append(sc.error)
+            if actor_applied:  # the scribe failed, the actor's own updates still count
+                tree.append("rp-state", state=state.to_dict(), source="scribe", warnings=[sc.error], mvu=mvu.to_dict(),
+                            mvu_applied=actor_applied, mvu_actor_applied=actor_applied)
+                try:
+                    tree.commit()
+                except OSError as e:
+                    raise BeatSaveError(result, e) from e
         final_state = self.current_state()
         result.state = format_state(final_state)
         result.roster = format_roster(final_state)
@@ -1380,10 +1411,24 @@ class Chat:
 
             mv = next((x for x in reversed(before_path) if x.type == "rp-state" and getattr(x, "mvu", None) is not None), None)
             mvu = MvuState.from_any(mv.mvu) if mv else (MvuState(stat_data=self._mvu_initial) if self._mvu_initial is not None else None)
+            if getattr(snap, "mvu_actor_applied", None) and mvu is not None:  # the actor's own blocks came first
+                from .mvu import apply_ops, parse_update_blocks
+
+                mvu = apply_ops(mvu, parse_update_blocks(beat.draft)).state
+        panels = None
+        if getattr(snap, "panels", None) is not None:
+            from .panels import panels_from_card, panels_with_data
+
+            card_panels, _ = panels_from_card(self.card)
+            pv = next((x for x in reversed(before_path) if x.type == "rp-state" and isinstance(getattr(x, "panels", None), dict)), None)
+            panels = [p for p in (panels_with_data(card_panels, pv.panels) if pv else card_panels) if p.data] or None
+            if panels and prev is not None and prev.source == "scribe":
+                warnings += list(getattr(prev, "panel_warnings", None) or [])
         user = next((x for x in reversed(before_path) if x.type == "user"), None)
         user_text = "" if self.mode == "agent" else (user.text if user else "")
-        system = scribe_system_prompt(state, self.persona, self.card.name, mvu)
-        text = scribe_user_text(state, self.persona, self.card.name, user_text, reply.text, warnings, mvu)
+        system = scribe_system_prompt(state, self.persona, self.card.name, mvu, panels)
+        text = scribe_user_text(state, self.persona, self.card.name, user_text, reply.text, warnings, mvu, panels,
+                                self.mvu_rules)
         return {"round": len(beat.calls) + 1, "purpose": "scribe",
                 "request": {"messages": [{"role": "system", "content": system}, {"role": "user", "content": text}], "tools": []},
                 "reply": {"content": snap.raw or "", "reasoning": "", "finish_reason": None, "tool_calls": []},

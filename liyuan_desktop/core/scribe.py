@@ -112,8 +112,18 @@ def mvu_user_section(mvu: Any) -> str:
     return f"\n\n{MVU_USER_HEADING}\n{json.dumps(tree, ensure_ascii=False, indent=2)}"
 
 
+MVU_RULES_HEADING = "【卡作者的变量规则】以下是角色卡里写给「随回复输出变量更新」的规则；现在由你按其中的数值与条件判断 mvu_patch（其中要求的输出格式不用管，只按上面的 JSON 格式写）："
+
+
+def mvu_rules_section(rules: str) -> str:
+    """The card's ``[mvu_update]`` lorebook rules, routed to the scribe (issue 5: the actor no longer writes variable
+    updates); "" when the card has none."""
+    return f"\n\n{MVU_RULES_HEADING}\n{rules.strip()}" if rules and rules.strip() else ""
+
+
 def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_text: str, assistant_text: str,
-                     previous_warnings: Optional[list[str]] = None, mvu: Any = None, panels: Any = None) -> str:
+                     previous_warnings: Optional[list[str]] = None, mvu: Any = None, panels: Any = None,
+                     mvu_rules: str = "") -> str:
     """【当前账本】 (the ledger as ``JSON.stringify(state, null, 2)``), then the variable tree and the panel data when
     given (seed: ``${mvuUserSection}${panelUserSection}``), and 【本轮对话】 (``名字：话`` pairs; in agent mode, where
     there are no user words, the chapter text alone). Previous warnings, when any, are appended to the ledger
@@ -122,7 +132,8 @@ def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_tex
     feedback = ""
     if previous_warnings:
         feedback = "\n\n【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：\n" + "\n".join(f"- {w}" for w in previous_warnings)
-    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{panel_user_section(panels)}{feedback}\n\n【本轮对话】\n{exchange}"
+    rules = mvu_rules_section(mvu_rules) if mvu is not None else ""
+    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{rules}{panel_user_section(panels)}{feedback}\n\n【本轮对话】\n{exchange}"
 
 
 def _scribe_object(raw: str) -> tuple[Any, list[str]]:
@@ -220,16 +231,18 @@ class ScribeOutcome(BaseModel):
 
 async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, char_name: str, user_text: str,
                      assistant_text: str, previous_warnings: Optional[list[str]] = None,
-                     mvu: Any = None, panels: Any = None) -> ScribeOutcome:
+                     mvu: Any = None, panels: Any = None, mvu_rules: str = "") -> ScribeOutcome:
     """Call the scribe and merge its patch. Never raises for model or parse failures: they come back in
     ``error``/``problems`` (CancelledError still propagates). ``mvu``: the card's variable tree (MvuState,
     snapshot dict or bare stat_data) — adds the mvu sections to the prompts and fills ``mvu_patch``/``mvu_result``
     (the new tree with this beat's display/delta data; on a failed call ``mvu_result`` stays None). ``panels``:
     the card's panels (:class:`panels.Panel` or dicts) — when some carry data, adds the panel sections and fills
-    ``panel_patch``/``panels`` (all panels, data patched)/``panel_applied``/``panel_warnings``."""
+    ``panel_patch``/``panels`` (all panels, data patched)/``panel_applied``/``panel_warnings``. ``mvu_rules``: the
+    card's ``[mvu_update]`` lorebook rules (see :func:`mvu_rules_section`)."""
     data_panels = _data_panels(panels)
     system = scribe_system_prompt(state, user_name, char_name, mvu, data_panels)
-    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu, data_panels)
+    user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu, data_panels,
+                            mvu_rules)
     out = ScribeOutcome(system=system, user=user)
     req = ChatRequest(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
