@@ -33,12 +33,24 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     from ..core.regex_scripts import scripts_from_card
     from .conversation import ConversationView
 
-    card = load_card(card_file)  # CardError before any window
+    import shutil
+
+    # everything the preview writes (its chat, the frames' storage beside the card) goes to a scratch folder:
+    # a preview never touches the user's data folder or the folder the card file lives in, and can run again
+    scratch = Path(tempfile.mkdtemp(prefix="liyuan-preview-"))
+    src = Path(card_file)
+    if not src.is_file():
+        from ..core.cards import CardError
+
+        raise CardError(f"找不到角色卡文件：{card_file}")
+    copy = scratch / "card" / src.name
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(src, copy)
+    card = load_card(copy)  # CardError before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
-    d = Path(os.environ["LIYUAN_HOME"]) / "preview"
-    chat = Chat.create(d, card, ReplayModel(actor=[]))
+    chat = Chat.create(scratch / "chat", card, ReplayModel(actor=[]))
     chat.scripts = scripts_from_card(card.raw)
     items = chat.transcript()
     view = ConversationView()
@@ -71,6 +83,9 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
             await asyncio.sleep(0.4)
             view.grab().save(screenshot)
 
-    with loop:
-        loop.run_until_complete(go())
+    try:
+        with loop:
+            loop.run_until_complete(go())
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return result

@@ -1,13 +1,15 @@
-"""Libraries in status-bar frames: the browser builds TavernHelper injects (jQuery, lodash, Vue 3, toastr, showdown;
-``liyuan_desktop/resources/web/vendor/lib``, rebuilt by ``scripts/vendor_libs.py``) are inlined into a frame only when
-the card's HTML references them; CDN ``<script src>`` tags for them work offline (rewritten to the inlined copy);
-any other remote script leaves a visible "需要联网：URL" notice in the frame.
+"""Libraries in status-bar frames: the browser builds TavernHelper injects (jQuery, jQuery UI, lodash, Vue 3,
+vue-router, pinia, zod 4, yaml, toastr, showdown, Font Awesome; ``liyuan_desktop/resources/web/vendor/lib``, rebuilt by
+``scripts/vendor_libs.py``) are inlined into a frame only when the card's HTML references them; CDN ``<script src>``
+/ stylesheet tags and ES module imports of them work offline (rewritten to the inlined copy); any other remote script
+leaves a visible "需要联网：URL" notice in the frame.
 
 Sync tests with qtbot (the pattern of test_statusbar_frames.py; its small helpers are repeated here)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import time
 
 import pytest
@@ -107,7 +109,9 @@ NAME = "TH-message--3--0"
 def test_vendored_bundles_exist():
     lib = web_dir() / "vendor" / "lib"
     for f in ("jquery.min.js", "lodash.min.js", "vue.global.prod.js", "toastr.min.js", "toastr.min.css",
-              "showdown.min.js", "frame_libs.js"):
+              "showdown.min.js", "jquery-ui.min.js", "jquery-ui.min.css", "vue-router.global.prod.js",
+              "pinia.iife.prod.js", "zod.min.js", "yaml.min.js", "fontawesome.min.css", "fontawesome-brands.min.css",
+              "fontawesome-v5.min.css", "fontawesome-v4.min.css", "frame_libs.js"):
         assert (lib / f).stat().st_size > 1000, f
     assert "window.__liyuanFrameLibs" in (lib / "frame_libs.js").read_text(encoding="utf-8")[:200]
 
@@ -159,13 +163,13 @@ def test_cdn_script_tag_is_rewritten_offline(qtbot, view):
 
 def test_other_remote_script_shows_notice(qtbot, view):
     html = ('<div id="ui"></div>\n<script src="https://example.com/ui.js"></script>\n'
-            '<script type="module">import x from "https://cdn.jsdelivr.net/npm/pinia/+esm";</script>\n'
+            '<script type="module">import x from "https://cdn.jsdelivr.net/npm/@vueuse/core/+esm";</script>\n'
             '<script>__liyuanReport({ready: 1});</script>')
     view.set_transcript([item(3, bar(html))], False)
     wait_report(qtbot, view, NAME, lambda r: "ready" in r)
     text = probe(qtbot, view, NAME, ".liyuan-net-notice")
     assert "需要联网：https://example.com/ui.js" in text
-    assert "需要联网：https://cdn.jsdelivr.net/npm/pinia/+esm" in text
+    assert "需要联网：https://cdn.jsdelivr.net/npm/@vueuse/core/+esm" in text
     assert frame_info(qtbot, view, NAME)["libs"] == ""
 
 
@@ -200,3 +204,199 @@ def test_cdn_url_forms(qtbot, view):
     assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"vue", "lodash", "jquery", "toastr"}
     text = probe(qtbot, view, NAME, ".liyuan-net-notice")
     assert text == "需要联网：https://cdn.jsdelivr.net/npm/vue@2.7.16/dist/vue.min.js"   # Vue 2 is not ours
+
+
+# ---- the libraries added for issue 5: jQuery UI, vue-router, pinia, zod, yaml, Font Awesome -----------------------
+
+LOGGER = "liyuan_desktop.ui.conversation"
+
+
+def console_errors(qtbot, view, caplog):
+    """Errors a frame wrote to the console (the page logs them as warnings), reported to the shim, or refused by its
+    policy."""
+    js(qtbot, view, "1")  # one more round trip, so that console messages sent before the report have arrived
+    logged = [r.getMessage() for r in caplog.records if r.name == LOGGER and r.levelno >= logging.WARNING]
+    shim = [x["text"] for x in js_json(qtbot, view, "liyuan.frameLogs()") if x["level"] == "error"]
+    return logged + shim + [b["url"] for b in js_json(qtbot, view, "liyuan.frameBlocked()")]
+
+
+def srcdoc_body(qtbot, view, name=NAME):
+    return js(qtbot, view, f"document.getElementById({json.dumps(name)}).srcdoc").split("</head><body>")[1]
+
+
+def test_jquery_ui_from_cdn_tags(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    # TavernHelper's own tags (third_party_message.html) and the code.jquery.com forms
+    html = ('<script src="https://testingcf.jsdelivr.net/npm/jquery/dist/jquery.min.js"></script>\n'
+            '<script src="https://testingcf.jsdelivr.net/npm/jquery-ui/dist/jquery-ui.min.js"></script>\n'
+            '<link rel="stylesheet" href="https://testingcf.jsdelivr.net/npm/jquery-ui/themes/base/theme.min.css" />\n'
+            '<script src="https://testingcf.jsdelivr.net/npm/jquery-ui-touch-punch"></script>\n'
+            '<script src="https://code.jquery.com/ui/1.13.2/jquery-ui.min.js"></script>\n'
+            '<link rel="stylesheet" href="https://code.jquery.com/ui/1.13.2/themes/base/jquery-ui.css">\n'
+            '<div id="box" class="ui-widget ui-widget-content" style="width:50px;height:20px">'
+            '<span class="ui-icon ui-icon-heart"></span></div>\n'
+            '<script>\nvar J = window["jQ" + "uery"];\nJ("#box")["drag" + "gable"]();\n'
+            '__liyuanReport({ui: typeof J["u" + "i"], drag: typeof J.fn["drag" + "gable"], version: J["u" + "i"].version,'
+            ' cls: document.getElementById("box").className,'
+            ' icon: getComputedStyle(document.querySelector(".ui-icon")).backgroundImage.slice(0, 26)});\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "ui" in r)
+    assert rep["ui"] == "object" and rep["drag"] == "function"
+    assert rep["version"].startswith("1.")
+    assert "ui-draggable" in rep["cls"]
+    assert rep["icon"] == 'url("data:image/png;base64'     # the theme's icons, inlined
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"jquery", "jqueryui", "jqueryui_css"}
+    body = srcdoc_body(qtbot, view)
+    assert "jsdelivr" not in body and "code.jquery.com" not in body
+    assert probe(qtbot, view, NAME, "body", pred=lambda v: v is not None).count("需要联网") == 0
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_vue_router_and_pinia_from_cdn_tags(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<script src="https://testingcf.jsdelivr.net/npm/vue/dist/vue.runtime.global.prod.min.js"></script>\n'
+            '<script src="https://testingcf.jsdelivr.net/npm/vue-router/dist/vue-router.global.prod.min.js"></script>\n'
+            '<script src="https://unpkg.com/pinia@3/dist/pinia.iife.prod.js"></script>\n'
+            '<div id="app"></div>\n<script>\n'
+            'var W = window, V = W["V" + "ue"], R = W["Vue" + "Router"], P = W["Pi" + "nia"];\n'
+            'var useStore = P.defineStore("bar", { state: function () { return { n: 21 }; },'
+            ' getters: { twice: function (s) { return s.n * 2; } } });\n'
+            'var router = R.createRouter({ history: R.createMemoryHistory(), routes: [\n'
+            '  { path: "/", component: { render: function () { return V.h("i", "home"); } } },\n'
+            '  { path: "/stats", component: { render: function () { return V.h("b", {class: "n"}, String(useStore().twice)); } } }] });\n'
+            'var app = V.createApp({ render: function () { return V.h(R.RouterView); } });\n'
+            'app.use(P.createPinia()); app.use(router); router.push("/stats");\n'
+            'router.isReady().then(function () { app.mount("#app"); return V.nextTick(); }).then(function () {\n'
+            '  __liyuanReport({path: router.currentRoute.value.path, text: document.querySelector("#app").textContent,'
+            ' router: typeof R.createRouter, pinia: typeof P.createPinia}); });\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "path" in r)
+    assert rep == {"path": "/stats", "text": "42", "router": "function", "pinia": "function"}
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"vue", "vuerouter", "pinia"}
+    body = srcdoc_body(qtbot, view)
+    assert "jsdelivr" not in body and "unpkg" not in body
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_zod_and_yaml_globals(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    # TavernHelper provides z (zod 4: .prefault, z.prettifyError) and YAML without any tag
+    html = ('<script>\n'
+            'const Schema = z.object({ 好感: z.coerce.number().transform(v => Math.min(100, v)).prefault(0),'
+            ' 名字: z.string().prefault("") });\n'
+            'const ok = Schema.parse({ 好感: "120" });\n'
+            'const bad = z.object({ a: z.string() }).safeParse({ a: 1 });\n'
+            '__liyuanReport({ zod: typeof z.object, parsed: ok, msg: z.prettifyError(bad.error).length > 0,'
+            ' yaml: YAML.parse("a: 1").a, dumped: YAML.stringify({ 列表: [1, 2] }) });\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "zod" in r)
+    assert rep == {"zod": "function", "parsed": {"好感": 100, "名字": ""}, "msg": True, "yaml": 1,
+                   "dumped": "列表:\n  - 1\n  - 2\n"}
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"zod", "yaml"}
+    assert console_errors(qtbot, view, caplog) == []     # zod runs jitless: no eval, nothing for the CSP to refuse
+
+
+def test_zod_umd_tag_gives_zod_global(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<script src="https://cdn.jsdelivr.net/npm/zod@3.23.8/lib/index.umd.js"></script>\n'
+            '<script>var Z = window["Zo" + "d"]; __liyuanReport({ok: Z["obj" + "ect"]({n: Z["num" + "ber"]()})'
+            '.safeParse({n: 1}).success, same: Z === window["z"]});</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "ok" in r)
+    assert rep == {"ok": True, "same": True}
+    assert frame_info(qtbot, view, NAME)["libs"] == "zod"
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_esm_imports_of_bundled_libraries_are_rewritten(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<div id="app"></div>\n<script type="module">\n'
+            "import { createApp, h as hh } from 'https://testingcf.jsdelivr.net/npm/vue/+esm';\n"
+            "import { createPinia, defineStore } from 'https://testingcf.jsdelivr.net/npm/pinia@3/+esm';\n"
+            "import { z } from 'https://testingcf.jsdelivr.net/npm/zod/+esm';\n"
+            'import YAML, { parse } from "https://esm.sh/yaml@2";\n'
+            "import * as VR from 'https://unpkg.com/vue-router@4?module';\n"
+            "import 'https://cdn.jsdelivr.net/npm/lodash-es/+esm';\n"
+            "const zod2 = await import('https://esm.run/zod');\n"
+            "const useS = defineStore('s', { state: () => ({ n: 2 }) });\n"
+            "const app = createApp({ render: () => hh('b', String(useS().n)) });\n"
+            "app.use(createPinia()); app.mount('#app');\n"
+            "__liyuanReport({ text: document.querySelector('#app').textContent,"
+            " zod: z.object({ a: z.number() }).parse({ a: 1 }).a, dyn: typeof zod2.z.object,"
+            " def: typeof zod2.default.string, yaml: YAML.stringify(parse('b: [1]')), router: typeof VR.createRouter });\n"
+            '</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "text" in r)
+    assert rep == {"text": "2", "zod": 1, "dyn": "function", "def": "function", "yaml": "b:\n  - 1\n",
+                   "router": "function"}
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"vue", "pinia", "zod", "yaml", "vuerouter", "lodash"}
+    body = srcdoc_body(qtbot, view)
+    assert "+esm" not in body and "esm.sh" not in body and "esm.run" not in body
+    assert probe(qtbot, view, NAME, "#app", pred=lambda v: v == "2")
+    assert probe(qtbot, view, NAME, "body", pred=lambda v: v is not None).count("需要联网") == 0
+    assert console_errors(qtbot, view, caplog) == []
+
+
+FA_PROBE = ('<script>\n'
+            'document.fonts.ready.then(function () {\n'
+            '  var els = Array.prototype.slice.call(document.querySelectorAll("i"));\n'
+            '  return Promise.all(els.map(function (el) { var cs = getComputedStyle(el, "::before");\n'
+            '    return document.fonts.load(getComputedStyle(el).fontWeight + " 16px " + getComputedStyle(el).fontFamily,'
+            ' cs.content.replace(/"/g, "")).then(function (faces) {\n'
+            '      return { id: el.id, width: el.getBoundingClientRect().width, family: getComputedStyle(el).fontFamily,'
+            ' faces: faces.map(function (f) { return f.family; }) }; }); }));\n'
+            '}).then(function (icons) { __liyuanReport({icons: icons}); });\n</script>')
+
+
+def test_font_awesome_from_cdn_link(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<link rel="stylesheet" href="https://testingcf.jsdelivr.net/npm/@fortawesome/fontawesome-free/css/all.min.css" />\n'
+            '<link rel="stylesheet" href="https://cdnjs.cloudflare.com/ajax/libs/font-awesome/6.5.1/css/all.min.css">\n'
+            '<style>@import url("https://use.fontawesome.com/releases/v5.15.4/css/all.css");</style>\n'
+            '<p><i id="heart" class="fa-solid fa-heart"></i> <i id="star" class="far fa-star"></i></p>\n' + FA_PROBE)
+    view.set_transcript([item(3, bar(html))], False)
+    icons = {i["id"]: i for i in wait_report(qtbot, view, NAME, lambda r: "icons" in r)["icons"]}
+    for name in ("heart", "star"):
+        assert icons[name]["width"] > 0
+        assert "Font Awesome" in icons[name]["family"]
+        assert icons[name]["faces"] and all("Font Awesome" in f for f in icons[name]["faces"])   # the font loaded
+    info = frame_info(qtbot, view, NAME)
+    assert info["libs"] == "fontawesome"                 # no brand font, no compatibility families
+    assert info["size"] < 400_000
+    body = srcdoc_body(qtbot, view)
+    assert "jsdelivr" not in body and "cdnjs" not in body and "use.fontawesome.com" not in body
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_font_awesome_by_class_brands_and_v5_family(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    # no link at all: the fa- classes are enough (TavernHelper always has Font Awesome); an old bar's own CSS names
+    # the Font Awesome 5 family
+    html = ('<style>.mark::before { font-family: "Font Awesome 5 Free"; font-weight: 900; content: "\\f005"; }</style>\n'
+            '<p><i id="gh" class="fab fa-github"></i> <i id="mark" class="mark"></i></p>\n' + FA_PROBE)
+    view.set_transcript([item(3, bar(html))], False)
+    icons = {i["id"]: i for i in wait_report(qtbot, view, NAME, lambda r: "icons" in r)["icons"]}
+    assert icons["gh"]["width"] > 0 and icons["gh"]["faces"] == ["Font Awesome 7 Brands"]
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"fontawesome", "fontawesome_brands", "fontawesome_v5"}
+    # the compatibility family loads too
+    view.set_transcript([item(3, bar('<style>b::before{font-family:"Font Awesome 5 Free";font-weight:900;content:"\\f005"}</style>'
+                                     '<b id="b"></b><script>document.fonts.load(\'900 16px "Font Awesome 5 Free"\', "\\uf005")'
+                                     '.then(function (f) { __liyuanReport({v5: f.map(function (x) { return x.family; })}); });'
+                                     '</script>'))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "v5" in r)
+    assert rep["v5"] == ["Font Awesome 5 Free"]
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {"fontawesome", "fontawesome_v5"}
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_bar_without_them_gets_none_of_the_new_libraries(qtbot, view):
+    # words that are no reference: prose about YAML, a variable named z, a "fa" that is no class prefix
+    html = ('<p id="t">状态：YAML 格式；sofa-bed；z = 3</p>\n<script>\nvar z = {x: 1}, w = window;\n'
+            '__liyuanReport({g: ["Zo", "YA", "VueRou", "Pin", "jQu", "V"].map(function (k) { return k + {Zo: "d", YA: "ML", VueRou: "ter", Pin: "ia", jQu: "ery", V: "ue"}[k]; }).map(function (k) { return typeof w[k]; }),'
+            ' z: z.x, fonts: document.fonts.size, sheets: document.styleSheets.length});\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "g" in r)
+    assert rep == {"g": ["undefined"] * 6, "z": 1, "fonts": 0, "sheets": 1}    # only our reset style
+    info = frame_info(qtbot, view, NAME)
+    assert info["libs"] == ""
+    assert info["size"] < 80_000

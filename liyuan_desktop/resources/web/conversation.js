@@ -272,30 +272,68 @@
   // The browser builds TavernHelper injects (vendor/lib/, rebuilt from the npm lock file by scripts/vendor_libs.py)
   // arrive once, as JSON strings in vendor/lib/frame_libs.js: our page policy allows script-src 'self' but no
   // connect-src, so a <script> tag, not fetch. The texts are inlined into a frame's srcdoc (its CSP allows only
-  // inline script), and only those the card needs, so that small bars stay light:
-  //   jquery   the card's HTML mentions  $(  $.x  or  jQuery
-  //   lodash   _.x
-  //   vue      Vue
-  //   showdown showdown
-  //   toastr   toastr (+ jquery, which it needs); toastr's JS and CSS come after th_shim.js, whose logging stub it
-  //            replaces; all the others come before the shim, as in TavernHelper.
-  // A classic <script src> pointing at a CDN copy of one of these (jsDelivr incl. testingcf/fastly/gcore, unpkg,
-  // cdnjs, code.jquery.com) is dropped and that library is injected instead (a CDN toastr stylesheet <link> too).
+  // inline script and style, and data: fonts and images), and only those the card needs, so that small bars stay
+  // light:
+  //   jquery      the card's HTML mentions  $(  $.x  or  jQuery
+  //   jqueryui    $.ui / jQuery.ui or a widget call (.draggable( .sortable( .dialog( .slider( ...) (+ jquery, and
+  //               the base theme CSS jqueryui_css)
+  //   lodash      _.x
+  //   vue         Vue
+  //   vuerouter   VueRouter (+ vue)                 pinia   Pinia (+ vue)
+  //   zod         z.x( / z.x.  or  Zod.x  (zod 4, as in TavernHelper; global z, alias Zod)
+  //   yaml        YAML.x
+  //   showdown    showdown
+  //   toastr      toastr (+ jquery, which it needs); toastr's JS and CSS come after th_shim.js, whose logging stub
+  //               it replaces; all the others come before the shim, as in TavernHelper.
+  //   fontawesome a class with the fa- prefix (fa-solid, fa-heart ...) or the name "Font Awesome"/"FontAwesome":
+  //               Font Awesome Free's CSS with the solid and regular fonts inlined; the brand font
+  //               (fontawesome_brands) only for fa-brands / fab, the compatibility families only when the card's
+  //               CSS names them in a font declaration: "Font Awesome 5 Free/Brands" (fontawesome_v5),
+  //               "FontAwesome" (fontawesome_v4). Each is a few hundred KB of font data.
+  // A classic <script src> or stylesheet <link> (or a CSS @import) pointing at a CDN copy of one of these (jsDelivr
+  // incl. testingcf/fastly/gcore, unpkg, npm.elemecdn, cdnjs, bootcdn, staticfile, baomitu, code.jquery.com,
+  // use/kit.fontawesome.com) is dropped and that library is injected instead. ES module imports of them (jsDelivr
+  // "+esm", unpkg, esm.sh, esm.run, skypack) — static ones in <script type="module">, dynamic import("…") in any
+  // script — are rewritten to read the injected global (import { createApp } from ".../vue/+esm" becomes
+  // const { createApp } = <Vue as a module>), so that a card gets the one copy of Vue the others use.
   // Every other remote script (a <script src> or an ES module import of an http(s) URL) stays, is blocked by the
   // frame's CSP, and the frame shows a notice "需要联网：URL" at the top instead of a silently blank bar.
-  // zod (z) and yaml (YAML) are not bundled: their npm packages ship no browser (UMD/IIFE) build.
-  var LIB_BEFORE_SHIM = ["jquery", "lodash", "vue", "showdown"];
+  var LIB_BEFORE_SHIM = ["jqueryui_css", "fontawesome", "fontawesome_brands", "fontawesome_v5", "fontawesome_v4",
+                         "jquery", "jqueryui", "lodash", "vue", "vuerouter", "pinia", "zod", "yaml", "showdown"];
   var LIB_USE = {
     jquery: /(^|[^\w$])\$\s*(\(|\.[A-Za-z_])|\bjQuery\b/,
     lodash: /(^|[^\w$.])_\.[A-Za-z_$]/,
     vue: /\bVue\b/,
     showdown: /\bshowdown\b/,
-    toastr: /\btoastr\b/
+    toastr: /\btoastr\b/,
+    jqueryui: /(?:\$|\bjQuery)\.ui\b|\.(?:draggable|droppable|resizable|sortable|selectable|dialog|slider|progressbar|accordion|autocomplete|datepicker|spinner|selectmenu|checkboxradio|controlgroup|tabs|tooltip)\s*\(/,
+    vuerouter: /\bVueRouter\b/,
+    pinia: /\bPinia\b/,
+    zod: /(^|[^\w$.])z\.[A-Za-z_]\w*\s*[(.]|\bZod\.[A-Za-z_]/,
+    yaml: /\bYAML\s*\.\s*[A-Za-z_]/,
+    fontawesome: /(^|[^\w-])fa-[a-z0-9]|Font ?Awesome/,
+    fontawesome_brands: /(^|[^\w-])(?:fa-brands|fab)(?![\w-])|Font Awesome \d+ Brands/,
+    fontawesome_v5: /\bfont(?:-family|Family)?\s*[:=][^;}]*?Font Awesome 5 (?:Free|Brands)/,
+    fontawesome_v4: /\bfont(?:-family|Family)?\s*[:=][^;}]*?\bFontAwesome\b/
   };
-  var LIB_NEEDS = { toastr: ["jquery"] };
-  var CDN_PREFIX = /^(?:https?:)?\/\/(?:((?:testingcf|cdn|fastly|gcore)\.jsdelivr\.net\/npm\/|unpkg\.com\/)|(cdnjs\.cloudflare\.com\/ajax\/libs\/)|(code\.jquery\.com\/))/i;
-  var CDN_PACKAGES = { "jquery": "jquery", "lodash": "lodash", "lodash.js": "lodash", "vue": "vue", "showdown": "showdown",
-                       "toastr": "toastr", "toastr.js": "toastr" };
+  var LIB_NEEDS = { toastr: ["jquery"], jqueryui: ["jquery", "jqueryui_css"], vuerouter: ["vue"], pinia: ["vue"],
+                    fontawesome_brands: ["fontawesome"], fontawesome_v5: ["fontawesome"], fontawesome_v4: ["fontawesome"] };
+  // npm-style (name[@version][/path]) | cdnjs-style (name/version/file) | code.jquery.com | fontawesome.com
+  var CDN_PREFIX = new RegExp("^(?:https?:)?//(?:" +
+    "((?:testingcf|cdn|fastly|gcore)\\.jsdelivr\\.net/npm/|unpkg\\.com/|npm\\.elemecdn\\.com/|" +
+    "(?:esm\\.sh|esm\\.run|cdn\\.skypack\\.dev)/(?:v\\d+/|stable/)?)" +
+    "|((?:cdnjs\\.cloudflare\\.com|cdn\\.bootcdn\\.net)/ajax/libs/|cdn\\.staticfile\\.(?:org|net)/|lib\\.baomitu\\.com/)" +
+    "|(code\\.jquery\\.com/)|((?:use|kit|ka-f)\\.fontawesome\\.com/))", "i");
+  var CDN_PACKAGES = { "jquery": "jquery", "lodash": "lodash", "lodash.js": "lodash", "lodash-es": "lodash",
+                       "vue": "vue", "vue-demi": "vue", "showdown": "showdown", "toastr": "toastr", "toastr.js": "toastr",
+                       "jquery-ui": "jqueryui", "jquery-ui-dist": "jqueryui", "jqueryui": "jqueryui",
+                       "jquery-ui-touch-punch": "jqueryui", "jqueryui-touch-punch": "jqueryui",
+                       "vue-router": "vuerouter", "pinia": "pinia", "zod": "zod", "yaml": "yaml",
+                       "@fortawesome/fontawesome-free": "fontawesome", "font-awesome": "fontawesome" };
+  var CSS_LIBS = { toastr: true, jqueryui: true, fontawesome: true };
+  // the global an ES module import of a library reads (a library missing here is not rewritten)
+  var ESM_GLOBALS = { jquery: "jQuery", jqueryui: "jQuery", lodash: "_", vue: "Vue", vuerouter: "VueRouter",
+                      pinia: "Pinia", zod: "z", yaml: "YAML", showdown: "showdown", toastr: "toastr" };
 
   function loadFrameLibs() {
     function done(libs) {
@@ -325,29 +363,118 @@
   function whenFrameLibs(fn) { if (frames.libs) fn(); else frames.libsWaiting.push(fn); }
   loadFrameLibs();
 
-  /** The library a CDN URL stands for (one we bundle), or null. */
-  function cdnLibrary(url) {
+  /** A CDN URL taken apart: {host: "npm"|"esm"|"cdnjs"|"jquery"|"fontawesome", name, version, path}, or null. */
+  function cdnParts(url) {
     var m = CDN_PREFIX.exec(url);
     if (!m) return null;
     var rest = url.slice(m[0].length).split(/[?#]/)[0];
-    if (m[3]) return /^jquery-\d[\w.]*?(\.min)?\.js$/i.test(rest) && !/ui|migrate|slim/i.test(rest) ? "jquery" : null;
-    var name, version, path;
+    if (m[3]) return { host: "jquery", name: "", version: "", path: rest };
+    if (m[4]) return { host: "fontawesome", name: "@fortawesome/fontawesome-free", version: "", path: "/" + rest };
     if (m[2]) {                                   // cdnjs: name/version/file
       var parts = rest.split("/");
-      name = parts[0]; version = parts[1] || ""; path = "/" + parts.slice(2).join("/");
-    } else {                                      // npm style: name[@version][/path]
-      var pm = /^(@[^\/@]+\/[^\/@]+|[^\/@]+)(?:@([^\/]*))?(\/.*)?$/.exec(rest);
-      if (!pm) return null;
-      name = pm[1]; version = pm[2] || ""; path = pm[3] || "";
+      return { host: "cdnjs", name: parts[0], version: parts[1] || "", path: "/" + parts.slice(2).join("/") };
     }
-    var lib = CDN_PACKAGES[name.toLowerCase()];
+    var pm = /^(@[^\/@]+\/[^\/@]+|[^\/@]+)(?:@([^\/]*))?(\/.*)?$/.exec(rest);   // npm style: name[@version][/path]
+    var esmOnly = /^(?:esm\.sh|esm\.run|cdn\.skypack\.dev)\//i.test(m[1]);     // these serve ES modules only
+    return pm ? { host: esmOnly ? "esm" : "npm", name: pm[1], version: pm[2] || "", path: pm[3] || "" } : null;
+  }
+
+  function majorVersion(v) { var m = /^[\^~>=v\s]*(\d+)/.exec(v || ""); return m ? parseInt(m[1], 10) : null; }
+
+  /** The bundled library a CDN package stands for, by name and version (Vue 2, vue-router 3 are other libraries). */
+  function cdnPackageLib(p) {
+    var lib = CDN_PACKAGES[p.name.toLowerCase()];
     if (!lib) return null;
-    if (/\+esm|\.mjs|esm-|\/fp\b|\/es\//i.test(path)) return null;   // ES modules: not a classic script
-    if (lib === "vue" && version && !/^[\^~]?3/.test(version)) return null;  // Vue 2 is another library
-    if (lib === "toastr" && /\.css$/i.test(path)) return "toastr";
+    var major = majorVersion(p.version);
+    if (major != null && ((lib === "vue" && p.name.toLowerCase() === "vue" && major !== 3) ||
+                          (lib === "vuerouter" && major < 4))) return null;
+    return lib;
+  }
+
+  /** The library a CDN URL stands for (one we bundle) when loaded by a classic <script src> or a stylesheet, or
+   *  null. */
+  function cdnLibrary(url) {
+    var p = cdnParts(url);
+    if (!p) return null;
+    if (p.host === "jquery") {
+      if (/^jquery-\d[\w.]*?(\.min)?\.js$/i.test(p.path) && !/ui|migrate|slim/i.test(p.path)) return "jquery";
+      return /^ui\/[\w.]+\/(?:jquery-ui(?:\.min)?\.js|themes\/[\w-]+\/(?:jquery-ui|theme)(?:\.min)?\.css)$/i.test(p.path) ? "jqueryui" : null;
+    }
+    if (p.host === "fontawesome") return /\.(?:css|js)$/i.test(p.path) ? "fontawesome" : null;
+    var lib = cdnPackageLib(p);
+    if (!lib) return null;
+    var path = p.path;
+    if (p.host === "esm" || /\+esm|\.mjs|esm-|\/fp\b|\/es\//i.test(path)) return null;   // ES modules: not a classic script
+    if (/\.css$/i.test(path)) return CSS_LIBS[lib] ? lib : null;
     if (path && path !== "/" && !/\.js$/i.test(path)) return null;
     if (/slim/i.test(path)) return null;
     return lib;
+  }
+
+  /** The library an ES module import of a CDN URL stands for (one we bundle and can hand out as a module), or null. */
+  function esmLibrary(url) {
+    var p = cdnParts(url);
+    if (!p || p.host === "jquery" || p.host === "fontawesome") return null;
+    var lib = cdnPackageLib(p);
+    if (!lib || !ESM_GLOBALS[lib] || /\.css$|\/fp\b/i.test(p.path)) return null;
+    return lib;
+  }
+
+  /** A JS expression for library `lib` as an ES module namespace: its global's members, `default` the global
+   *  itself (and for zod `z`, as zod's own module exports). */
+  function esmModule(lib) {
+    var g = "window." + ESM_GLOBALS[lib];
+    return "Object.assign({}, " + g + ", {default: " + g + (lib === "zod" ? ", z: " + g : "") + "})";
+  }
+
+  /** Declarations replacing a static import clause ("X", "{ a, b as c }", "* as NS", "X, { a }") of `lib`, or null
+   *  when the clause is not understood. */
+  function importShim(clause, lib) {
+    var mod = esmModule(lib), out = [], rest = clause.trim();
+    var def = /^([A-Za-z_$][\w$]*)\s*(?:,\s*([\s\S]*))?$/.exec(rest);
+    if (def) { out.push("const " + def[1] + " = " + mod + ".default;"); rest = (def[2] || "").trim(); }
+    if (!rest) return out.length ? out.join(" ") : null;
+    var ns = /^\*\s*as\s+([A-Za-z_$][\w$]*)$/.exec(rest);
+    if (ns) { out.push("const " + ns[1] + " = " + mod + ";"); return out.join(" "); }
+    var named = /^\{([\s\S]*)\}$/.exec(rest);
+    if (!named) return null;
+    var names = [];
+    var ok = named[1].split(",").every(function (s) {
+      s = s.trim();
+      if (!s) return true;
+      var m = /^([A-Za-z_$][\w$]*)(?:\s+as\s+([A-Za-z_$][\w$]*))?$/.exec(s);
+      if (!m) return false;
+      names.push(m[2] ? m[1] + ": " + m[2] : m[1]);
+      return true;
+    });
+    if (!ok) return null;
+    out.push("const { " + names.join(", ") + " } = " + mod + ";");
+    return out.join(" ");
+  }
+
+  /** A script body with its imports of bundled libraries rewritten to the injected globals (static imports only in
+   *  a module); `libs` collects the libraries used. */
+  function rewriteImports(body, isModule, libs) {
+    body = body.replace(/\bimport\s*\(\s*(["'])([^"'\n]+)\1\s*\)/g, function (whole, q, url) {
+      var lib = isRemote(url.trim()) && esmLibrary(url.trim());
+      if (!lib) return whole;
+      libs[lib] = true;
+      return "Promise.resolve(" + esmModule(lib) + ")";
+    });
+    if (!isModule) return body;
+    body = body.replace(/\bimport\s*([\w$*{}\s,]+?)\s*from\s*(["'])([^"'\n]+)\2\s*;?/g, function (whole, clause, q, url) {
+      var lib = isRemote(url.trim()) && esmLibrary(url.trim());
+      var shim = lib && importShim(clause, lib);
+      if (!shim) return whole;
+      libs[lib] = true;
+      return shim;
+    });
+    return body.replace(/\bimport\s*(["'])([^"'\n]+)\1\s*;?/g, function (whole, q, url) {
+      var lib = isRemote(url.trim()) && esmLibrary(url.trim());
+      if (!lib) return whole;
+      libs[lib] = true;
+      return "/* " + lib + ": inlined by Liyuan */";
+    });
   }
 
   function attr(attrs, name) {
@@ -356,20 +483,26 @@
   }
   function isRemote(url) { return /^(?:https?:)?\/\//i.test(url); }
 
-  /** The card's HTML with CDN tags of bundled libraries dropped, the libraries it needs, the remote scripts that
-   *  will be blocked. */
+  /** The card's HTML with CDN tags of bundled libraries dropped (their ES module imports rewritten), the libraries
+   *  it needs, the remote scripts that will be blocked. */
   function prepareCard(code) {
     var libs = {};
     var blocked = [];
     code = code.replace(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi, function (whole, attrs, body) {
       var src = attr(attrs, "src");
       var type = (attr(attrs, "type") || "").toLowerCase();
+      var isModule = type === "module";
       if (src != null && isRemote(src.trim())) {
-        var lib = type === "module" ? null : cdnLibrary(src.trim());
+        var lib = isModule ? esmLibrary(src.trim()) : cdnLibrary(src.trim());
         if (lib) { libs[lib] = true; return "<!-- " + lib + ": inlined by Liyuan -->"; }
         if (!frames.card.trusted) blocked.push(src.trim());
       }
-      if (type === "module") {
+      if (src == null && (isModule || !type || /javascript|ecmascript/.test(type))) {
+        var rewritten = rewriteImports(body, isModule, libs);
+        if (rewritten !== body) whole = "<script" + attrs + ">" + rewritten + "</scr" + "ipt>";
+        body = rewritten;
+      }
+      if (isModule) {
         var re = /\bimport\s*(?:[\w$*{}\s,]+?\s*from\s*|\(\s*)?(["'])((?:https?:)?\/\/[^"']+)\1/g, im;
         while ((im = re.exec(body))) if (!frames.card.trusted) blocked.push(im[2]);
       }
@@ -377,24 +510,34 @@
     });
     code = code.replace(/<link\b[^>]*>/gi, function (tag) {
       var href = attr(tag, "href");
-      if (href && /stylesheet/i.test(attr(tag, "rel") || "") && cdnLibrary(href.trim()) === "toastr") {
-        libs.toastr = true;
-        return "";
-      }
+      var lib = href && /stylesheet/i.test(attr(tag, "rel") || "") ? cdnLibrary(href.trim()) : null;
+      if (lib && CSS_LIBS[lib]) { libs[lib] = true; return ""; }
       return tag;
     });
+    code = code.replace(/@import\s+(?:url\(\s*)?(["']?)((?:https?:)?\/\/[^"')\s;]+)\1\s*\)?[^;{}]*;/gi, function (whole, q, url) {
+      var lib = cdnLibrary(url.trim());
+      if (lib && CSS_LIBS[lib]) { libs[lib] = true; return "/* " + lib + ": inlined by Liyuan */"; }
+      return whole;
+    });
     Object.keys(LIB_USE).forEach(function (k) { if (LIB_USE[k].test(code)) libs[k] = true; });
-    Object.keys(libs).forEach(function (k) { (LIB_NEEDS[k] || []).forEach(function (d) { libs[d] = true; }); });
+    for (var grew = true; grew;) {
+      grew = false;
+      Object.keys(libs).forEach(function (k) {
+        (LIB_NEEDS[k] || []).forEach(function (d) { if (!libs[d]) { libs[d] = true; grew = true; } });
+      });
+    }
     var seen = {};
     blocked = blocked.filter(function (u) { if (seen[u]) return false; seen[u] = true; return true; });
     return { code: code, libs: Object.keys(libs), blocked: blocked };
   }
 
+  /** <script>/<style> elements for the libraries `keys` (those that are loaded), in that order. */
   function libScripts(keys) {
     var out = "";
     keys.forEach(function (k) {
       var lib = frames.libs && frames.libs[k];
-      if (lib && lib.text) out += "<script>" + lib.text + "</scr" + "ipt>";
+      if (!lib || !lib.text) return;
+      out += lib.kind === "css" ? "<style>" + lib.text + "</style>" : "<script>" + lib.text + "</scr" + "ipt>";
     });
     return out;
   }

@@ -24,6 +24,35 @@
   var host = W.parent;
   try { host.postMessage({ __th: "hello" }, "*"); } catch (e) { /* no host */ }  // alive: the watchdog starts pinging
 
+  // ---- window.parent ---------------------------------------------------------------------------------------------
+  // Under TavernHelper a frame is same-origin, so bars read the API from the chat page: `window.parent.Mvu`,
+  // `parent.TavernHelper`, `parent.getVariables`… Here the frame is sandboxed (opaque origin), so those reads would
+  // throw SecurityError. `parent` is a [Replaceable] window attribute: it is shadowed by a facade that answers with
+  // what this frame itself defines after this point (the shim's API, the injected libraries, the card's own globals)
+  // and, for anything a browser window has by itself (document, location, localStorage, qt…) or anything unknown,
+  // throws the same SecurityError a cross-origin parent would — and reports it. postMessage still reaches the host
+  // page, which decides on its own which card a message belongs to. (`top` is unforgeable and stays cross-origin.)
+  var builtins = Object.create(null);
+  Object.getOwnPropertyNames(W).forEach(function (k) { builtins[k] = true; });
+  var facade = null;
+  try {
+    if (typeof Proxy === "function" && host && host !== W) {
+      facade = new Proxy(Object.create(null), {
+        get: function (t, key) {
+          if (key === "postMessage") return function (msg, target) { return host.postMessage(msg, target === undefined ? "*" : target); };
+          if (typeof key === "symbol") return undefined;
+          if (key === "window" || key === "self" || key === "parent") return facade;
+          if (!builtins[key] && key in W) return W[key];
+          post({ __th: "log", level: "warning", text: "[th_shim] blocked parent." + String(key) + " (the chat page is out of a status bar's reach)" });
+          throw new DOMException("Blocked a frame from accessing parent." + String(key) + " (sandboxed status bar)", "SecurityError");
+        },
+        has: function (t, key) { return typeof key === "string" && !builtins[key] && key in W; },
+        set: function () { throw new DOMException("Blocked a frame from writing to its parent (sandboxed status bar)", "SecurityError"); }
+      });
+      W.parent = facade;
+    }
+  } catch (e) { /* keep the real (cross-origin) parent */ }
+
   function clone(v) { return v === undefined ? undefined : JSON.parse(JSON.stringify(v)); }
   function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
   function post(msg) { try { host.postMessage(msg, "*"); } catch (e) { /* no host */ } }
