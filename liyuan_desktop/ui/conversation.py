@@ -87,7 +87,7 @@ def ensure_frame_isolation() -> bool:
 ensure_frame_isolation()
 
 WEB_FILES = ("conversation.html", "conversation.css", "conversation.js", "th_shim.js")
-HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
             "img-src data:; font-src 'self' data:; connect-src 'none'; frame-src 'none'; object-src 'none'; "
             "base-uri 'none'; form-action 'none'")
 """The host page policy status-bar frames can live with (they inherit it; their own policy narrows it further)."""

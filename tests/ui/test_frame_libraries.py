@@ -129,8 +129,7 @@ def test_jquery_and_lodash(qtbot, view):
 
 
 def test_vue3_app_mounts(qtbot, view):
-    # a render function: Vue's runtime template compiler needs 'unsafe-eval', which the host page policy (inherited
-    # by srcdoc frames) does not allow
+    # a render function (no template compiler involved)
     html = ('<div id="app"></div>\n<script>\n'
             'const { createApp, h, nextTick } = Vue;\n'
             'createApp({ data() { return { label: "好感", count: 21 }; },\n'
@@ -143,6 +142,22 @@ def test_vue3_app_mounts(qtbot, view):
     assert rep["version"].startswith("3.")
     assert frame_info(qtbot, view, NAME)["libs"] == "vue"
     assert probe(qtbot, view, NAME, "#app") == "好感: 42"
+
+
+def test_vue3_in_dom_template_and_template_option(qtbot, view):
+    """Most Vue status bars write their template in the page (``{{ }}`` in the DOM) or as a ``template`` string: Vue's
+    runtime compiler builds render functions with ``new Function``, so frames allow 'unsafe-eval' (no capability a
+    card script does not already have inline; network access stays closed)."""
+    html = ('<div id="app"><span class="n">{{ label }}: {{ count * 2 }}</span><i v-for="x in 3" :key="x">·</i></div>\n'
+            '<div id="two"></div>\n<script>\n'
+            'Vue.createApp({ data() { return { label: "好感", count: 21 }; } }).mount("#app");\n'
+            'Vue.createApp({ template: "<b>{{ 6 * 7 }}</b>" }).mount("#two");\n'
+            'Vue.nextTick(() => __liyuanReport({text: document.querySelector("#app .n").textContent,'
+            ' dots: document.querySelectorAll("#app i").length, two: document.querySelector("#two").textContent}));\n'
+            '</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "text" in r)
+    assert rep == {"text": "好感: 42", "dots": 3, "two": "42"}
 
 
 def test_cdn_script_tag_is_rewritten_offline(qtbot, view):

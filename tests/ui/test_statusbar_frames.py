@@ -519,7 +519,7 @@ def test_trusted_card_may_load_remote_scripts_and_nothing_more(qtbot, view, tmp_
     assert probe(qtbot, view, "TH-message--2--0", "#v") == "ok"
     assert js(qtbot, view, "document.querySelector('iframe').srcdoc.indexOf('liyuan-net-notice')") == -1
     csp = js(qtbot, view, "document.querySelector('meta[http-equiv=\"Content-Security-Policy\"]').content")
-    assert "script-src 'self' qrc: 'unsafe-inline' https:" in csp and "connect-src 'none'" in csp
+    assert "script-src 'self' qrc: 'unsafe-inline' 'unsafe-eval' https:" in csp and "connect-src 'none'" in csp
     set_card_frames_trusted(tmp_path, False)
     view.set_card(tmp_path)
     assert not view.trusted

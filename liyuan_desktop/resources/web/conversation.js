@@ -238,9 +238,9 @@
   // A trusted card (Python's setFrameCard, core/card_trust.py) may also load scripts, stylesheets and fonts over
   // https — nothing else is relaxed (no connect, no frames, no images from outside; the request interceptor in
   // conversation.py still refuses loopback / private addresses and plain http).
-  var FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; " +
+  var FRAME_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data:; " +
     "font-src data:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'";
-  var FRAME_CSP_TRUSTED = "default-src 'none'; script-src 'unsafe-inline' https:; style-src 'unsafe-inline' https:; " +
+  var FRAME_CSP_TRUSTED = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' https:; style-src 'unsafe-inline' https:; " +
     "img-src data:; font-src data: https:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; " +
     "form-action 'none'";
   function frameCsp() { return frames.card.trusted ? FRAME_CSP_TRUSTED : FRAME_CSP; }
