@@ -140,3 +140,44 @@ async def test_alternate_greetings_are_swipes_of_the_opening(tmp_path):
     r = await chat.send("你好")
     assert r.sent[1].content == "【开场 · 青梧】\n雪夜，阿九来了。"  # the prompt starts from the chosen greeting
     assert SessionTree.open(chat.tree.path).path_to()[1].text.endswith("雪夜，阿九来了。")
+
+
+class _Flaky:
+    """Replays the wrapped model but fails every call while ``down`` is set (a server returning 500s)."""
+
+    name, is_replay = "flaky", False
+
+    def __init__(self, inner):
+        self.inner, self.down = inner, False
+
+    async def complete(self, request, on_delta=None):
+        from liyuan_desktop.core.llm.types import ModelError
+
+        if self.down:
+            raise ModelError("server", "服务器出错（HTTP 500）")
+        return await self.inner.complete(request, on_delta)
+
+
+async def test_failed_attempts_are_not_swipes(tmp_path):
+    model = _Flaky(ReplayModel(actor=[w("一。"), SEAL, w("一又。"), SEAL], scribe=['{"patch": {}}'] * 2))
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    await chat.send("你好")
+    model.down = True
+    for _ in range(3):
+        r = await chat.regenerate()
+        assert r.outcome == "error"
+    shown = chat.transcript()[-1]
+    assert shown["role"] == "draft" and shown["outcome"] == "error"
+    assert shown["swipe"] == [2, 2]  # the failed attempt on screen: the good reply is one swipe away, not 4
+    chat.swipe(shown["id"], -1)
+    assert [i["text"] for i in chat.transcript() if i["role"] == "assistant"] == ["一。"]
+    assert "swipe" not in chat.transcript()[-1]  # one reply, no dead ends to swipe to
+    model.down = False
+    await chat.regenerate()
+    last = chat.transcript()[-1]
+    assert last["text"] == "一又。" and last["swipe"] == [2, 2]
+    chat.swipe(last["id"], -1)
+    assert chat.transcript()[-1]["text"] == "一。"
+    node = chat.branch_tree()[0]
+    assert node["replies"] == 2 and node["reply"] == "一。"  # the reply on screen, not the newest
+    assert chat.tree.get(node["reply_id"]).text == "一。"

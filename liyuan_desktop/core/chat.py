@@ -585,8 +585,26 @@ class Chat:
         while cur.parent_id is not None and self.tree.entries[cur.parent_id].type not in ("user", "opening", "header"):
             cur = self.tree.entries[cur.parent_id]
         owner = cur.parent_id
-        sibs = [i for i in self.tree.children_of.get(owner, []) if self.tree.entries[i].type != "user"]
+        # alternatives are the attempts that produced a reply; a failed/stopped attempt counts only while it is the
+        # one on screen (so 重来 after errors shows 1/1, not 8/8, and ◀ never lands on a dead end)
+        sibs = [i for i in self.tree.children_of.get(owner, [])
+                if self.tree.entries[i].type != "user" and (i == cur.id or self._has_reply(i))]
         return owner, sibs, sibs.index(cur.id) if cur.id in sibs else 0
+
+    def _has_reply(self, entry_id: str) -> bool:
+        """Whether the branch below ``entry_id`` (following the newest child down to its tip, the way :meth:`select`
+        goes) reaches a reply before the next user message."""
+        cur = entry_id
+        while True:
+            t = self.tree.entries[cur].type
+            if t in ("assistant", "opening"):
+                return True
+            if t == "user" and cur != entry_id:
+                return False
+            kids = self.tree.children_of.get(cur)
+            if not kids:
+                return False
+            cur = kids[-1]
 
     def _count_user_siblings(self, e: Any) -> int:
         kids = self.tree.children_of.get(e.parent_id, [])
@@ -634,9 +652,9 @@ class Chat:
     def branch_tree(self) -> list[dict[str, Any]]:
         """The chat as a compact tree for the branch navigator: one node per user message, file order,
         ``{"id", "parent" (id of the node above or None), "beat" (1-based depth), "text" (first words),
-        "reply" (first words of the newest reply below it, "" when none), "siblings" (alternatives of this
-        message), "replies" (alternative replies under it), "active" (on the shown branch), "tip" (the leaf the
-        node jumps to is the shown one)}``. O(entries)."""
+        "reply" (first words of its reply on the shown branch for an active node, else of the newest reply below
+        it; "" when none), "reply_id", "siblings" (alternatives of this message), "replies" (attempts under it that
+        produced a reply), "active" (on the shown branch)}``. O(entries)."""
         tree = self.tree
         on_path = {e.id for e in tree.path_to()}
         node_of: dict[str, Optional[str]] = {}
@@ -648,7 +666,7 @@ class Chat:
             up = node_of.get(e.parent_id) if e.parent_id is not None else None
             if e.type == "user":
                 sib = sum(1 for k in tree.children_of.get(e.parent_id, []) if tree.entries[k].type == "user")
-                replies = [k for k in tree.children_of.get(e.id, []) if tree.entries[k].type != "user"]
+                replies = [k for k in tree.children_of.get(e.id, []) if tree.entries[k].type != "user" and self._has_reply(k)]
                 beat_of[e.id] = beat_of.get(up, 0) + 1
                 node = {"id": e.id, "parent": up, "beat": beat_of[e.id], "text": _first_words(e.text),
                         "reply": "", "siblings": sib, "replies": len(replies), "active": e.id in on_path}
@@ -658,7 +676,14 @@ class Chat:
             else:
                 node_of[e.id] = up
                 if e.type == "assistant" and up in by_id:
-                    by_id[up]["reply"] = _first_words(e.text)
+                    node = by_id[up]
+                    if not (node["active"] and node.get("_shown")):  # an active node keeps the reply on screen
+                        node["reply"] = _first_words(e.text)
+                        node["reply_id"] = e.id
+                        if node["active"] and e.id in on_path:
+                            node["_shown"] = True
+        for n in nodes:
+            n.pop("_shown", None)
         return nodes
 
     def pending_draft(self) -> Optional[Any]:
@@ -1029,8 +1054,12 @@ class Chat:
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
                 if items and items[-1]["role"] == "draft":
                     items.pop()
-                items.append({"id": e.id, "role": "draft", "text": e.draft, "beat": beat, "outcome": e.outcome,
-                              "error": e.error})
+                draft = {"id": e.id, "role": "draft", "text": e.draft, "beat": beat, "outcome": e.outcome,
+                         "error": e.error}
+                k, n_alt = self.swipe_info(e.id)
+                if n_alt > 1:  # a failed attempt on screen: the replies of the other attempts are one swipe away
+                    draft["swipe"] = [k, n_alt]
+                items.append(draft)
             if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
                 items.pop(-2)
         for it in items:

@@ -1260,7 +1260,8 @@
       if (bubble && !/^pending-/.test(String(item.id))) {
         bubble.appendChild(branchButton("edit-user", fmt("branch.edit"), fmt("branch.edit.tip"), { editId: entryId(item) }));
       }
-    } else if (el.dataset.role === "assistant" && Array.isArray(item.swipe) && Number(item.swipe[1]) > 1) {
+    } else if ((el.dataset.role === "assistant" || el.dataset.role === "draft" || el.dataset.role === "opening") &&
+               Array.isArray(item.swipe) && Number(item.swipe[1]) > 1) {
       var foot = document.createElement("div");
       foot.className = "branch-foot";
       foot.appendChild(swipeControl(item, item.swipe));
