@@ -208,3 +208,57 @@ def test_plan_cut_and_merge_plan():
     layer, group = merge_plan([S(2), S(1), S(1), S(1), S(1), S(1)])
     assert layer == 2 and len(group) == 4
     assert merge_plan([S(3)] * 3)[0] == 3
+
+
+async def test_a_chat_already_over_the_window_is_compacted_and_trimmed_before_sending(tmp_path):
+    """A long chat played on a big window, then opened with a small one (or an imported SillyTavern chat): the next
+    beat compacts first, each summary call fits the window, and what is still too old for this beat is left out of
+    the prompt (with a notice) rather than sent whole."""
+    big = SyntheticModel(context_window=200_000, record=False)
+    chat = Chat.create(tmp_path / "c", load_card(demo_card_path()), big)
+    await play(chat, 120)
+    assert chat.summaries() == []
+    small = SyntheticModel(context_window=8000)
+    again = Chat.open(tmp_path / "c", load_card(demo_card_path()), small)
+    events = []
+    r = await again.send(user_words(121), on_event=events.append)
+    assert r.sealed
+    summary_calls = [m for p, m, _ in small.requests if p == "summary"]
+    assert 1 <= len(summary_calls) and all(again.tokens.messages(m) < 8000 for m in summary_calls)
+    actor = [m for p, m, _ in small.requests if p == "actor"]
+    assert all(again.tokens.messages(m) < 8000 for m in actor)
+    assert actor[0][1]["content"].startswith("【前情提要】")
+    kinds = [getattr(e, "kind", "") for e in events]
+    assert kinds.index("compacted") < kinds.index("beat_started")
+    notices = [e.text for e in events if getattr(e, "kind", "") == "activity" and "超出上下文窗口" in e.text]
+    if again.dropped:  # 120 beats cannot all be summarised in one go: the oldest wait, out of this prompt
+        assert notices and "memory_search" in notices[0]
+        assert "memory_search" in [t["function"]["name"] for t in [t for p, _, t in small.requests if p == "actor"][0]]
+    # a few beats later everything is caught up and nothing needs leaving out
+    for k in range(122, 130):
+        await again.send(user_words(k))
+    assert again.dropped == 0
+    assert sum(i["role"] == "user" for i in again.transcript()) == 129
+
+
+async def test_what_cannot_be_summarised_yet_is_left_out_of_the_prompt(tmp_path):
+    big = SyntheticModel(context_window=200_000, record=False)
+    chat = Chat.create(tmp_path / "c", load_card(demo_card_path()), big)
+    await play(chat, 200)
+    small = SyntheticModel(context_window=6000)
+    again = Chat.open(tmp_path / "c", load_card(demo_card_path()), small)
+    events = []
+    r = await again.send(user_words(201), on_event=events.append)
+    assert r.sealed and again.dropped > 0
+    # before sending and again after sealing: each time at most 4 chunks, then a merge
+    assert len([m for p, m, _ in small.requests if p == "summary"]) <= 2 * (4 + 1)
+    actor = [m for p, m, _ in small.requests if p == "actor"]
+    assert all(again.tokens.messages(m) < 6000 for m in actor)
+    assert actor[0][1]["content"].startswith("【前情提要】")  # the relay summary stays first
+    assert [m["role"] for m in actor[0][1:3]] == ["user", "assistant"]
+    notice = next(e.text for e in events if getattr(e, "kind", "") == "activity" and "超出上下文窗口" in e.text)
+    assert f"最早的 {again.dropped} 条" in notice
+    tools = [t for p, _, t in small.requests if p == "actor"][0]
+    assert "memory_search" in [t["function"]["name"] for t in tools]
+    calls = again.inspect_beat(again.transcript()[-1]["id"])  # the inspector shows what was really sent
+    assert calls[0]["request"]["messages"] == actor[0]

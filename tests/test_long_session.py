@@ -97,6 +97,8 @@ def _lines_parsed_by_open_prepare_send(d: Path, card, n: int) -> tuple[Chat, int
     cheap fields read at load) by the assembly and by the beat."""
     write_long_chat(d, card, n)
     chat = Chat.open(d, card, ReplayModel(actor=[]))
+    # a model whose window holds the whole chat: this counts parsing, not compaction (tests/test_compaction.py)
+    chat.context_window = 10**9
     at_open = chat.tree.lazy_count()
     chat.prepare("我看向窗外。")
     after_prepare = chat.tree.lazy_count()

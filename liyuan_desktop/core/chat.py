@@ -270,6 +270,7 @@ class Chat:
         self.context_window: int = int(getattr(model, "context_window", 0) or 65536)
         #: compaction starts when the estimated prompt exceeds this share of the window (settings: compaction_share)
         self.compaction_share: float = 0.6
+        self.dropped = 0  # history messages the last prepare() left out to fit the window (see _fit_window)
         self._mem: Any = None
         self._mem_at: tuple[int, Optional[str]] = (0, None)
 
@@ -411,18 +412,47 @@ class Chat:
         keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
         order = {id(e): i for i, e in enumerate(self.book.entries)}
         activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
+        hist = self._fit_window(h, user_text)
         injection = build_injection(state, activated, self.book.index_titles(), self.language,
-                                    memory_hint=bool(h.summaries))
+                                    memory_hint=bool(h.summaries) or self.dropped > 0)
         if self.prompter is not None:
-            messages = self.prompter.build_messages(self._system, h.prompt_messages(), injection, user_text)
+            messages = self.prompter.build_messages(self._system, hist, injection, user_text)
         else:
-            messages = build_messages(self._system, h.prompt_messages(), injection, user_text)
+            messages = build_messages(self._system, hist, injection, user_text)
         if self.scripts:
             messages = self._prompt_scripts(messages)
         depth = lore_depth_blocks(lore, self.ctx)
         if depth:  # instructions the author placed @depth go where SillyTavern would put them
             messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
         return injection, activated, messages, state, self._previous_beat(h)
+
+    def _fit_window(self, h: HistoryCache, user_text: str) -> list[ChatMessage]:
+        """The history as sent, trimmed when the whole prompt would not fit the context window (an imported or
+        very long chat not yet compacted, a switch to a smaller model): the oldest messages are left out of this
+        beat's prompt (never out of the tree; memory_search still finds them), a relay-summary message stays first.
+        Sets ``self.dropped`` (how many were left out; 0 normally, then nothing is copied)."""
+        hist = h.prompt_messages()
+        self.dropped = 0
+        budget = int(self.context_window * 0.9)  # room for the reply, the tool calls and the estimate's error
+        fixed = self.tokens.text(self._system) + self.tokens.text(user_text) + 1500  # ledger blocks + tool specs
+        used = fixed + self.tokens.messages(hist)
+        if used <= budget or not hist:
+            return hist
+        keep_first = 1 if h.summaries else 0
+        k = keep_first
+        while used > budget and k < len(hist) - 2:
+            used -= self.tokens.messages([hist[k]])
+            k += 1
+        while k < len(hist) and hist[k].role != "user":  # start on a user message so roles still alternate
+            used -= self.tokens.messages([hist[k]])
+            k += 1
+        self.dropped = k - keep_first
+        if keep_first and k < len(hist):  # the relay summary goes with the first kept user message, as before
+            from .assemble import summary_block
+
+            block = summary_block([e.text for e in h.summary_list()])
+            return [ChatMessage(role="user", content=f"{block}\n\n{hist[k].content}"), *hist[k + 1:]]
+        return hist[:keep_first] + hist[k:]
 
     def _depth_key(self, depth: int) -> Any:
         """Depths past every finite min/maxDepth of the scripts behave alike: cache them under one key."""
@@ -883,6 +913,10 @@ class Chat:
     async def _play(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
                     max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "",
                     how: str = "send") -> BeatResult:
+        # a chat already past the compaction level (imported, opened with a smaller model, a failed summary last
+        # time) is compacted before it is sent, not only after the next sealed beat
+        if self.compaction_share > 0 and self.context_usage()["used"] > self.compaction_share * self.context_window:
+            await self.maybe_compact(on_event)
         if self.mode == "agent":
             return await self._agent_turn(user_text, ask, on_event, max_rounds)
         injection, activated, messages, state, previous = self.prepare(user_text)
@@ -895,6 +929,12 @@ class Chat:
         self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how,
                                          lore=self.lore_reasons()))
+        if self.dropped:
+            from .events import Activity
+
+            self._emit(on_event, Activity(level="warning", text=(
+                f"提示词超出上下文窗口（{self.context_window:,} token）：最早的 {self.dropped} 条历史消息这一拍没有发送"
+                "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
         inp = BeatInput(messages=messages, model=self.model, book=self.book, state=state,
                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                         macros=lambda t: apply_macros(t, self.ctx), **self._memory_tools())
@@ -1269,21 +1309,43 @@ class Chat:
         cut = plan_cut(turns, before, threshold)
         if not cut:
             return None
-        story = format_turns(cut, self.persona, self.card.name)
-        if h.cut == 0 and h.opening:
-            story = f"【开场】\n{h.opening}\n\n{story}"
-        user = (f"【待压缩的剧情】第 {cut[0].beat}–{cut[-1].beat} 拍（摘要不超过 {summary_limit(len(story))} 字）：\n\n"
-                f"{story}")
-        out = await summarize(self.scribe_model or self.model, prompt_resource("compact.md"), user)
-        ev = Compacted(beats=[cut[0].beat, cut[-1].beat], layer=1, before=before)
-        if out.text is None:
-            ev.error = out.error
-            self._emit(on_event, ev)
-            return ev
-        self.tree.append("summary", text=out.text, upto=cut[-1].assistant_id, beats=[cut[0].beat, cut[-1].beat],
-                         layer=1, tokens=self.tokens.text(out.text))
-        self.tree.commit()
-        ev.error = await self._merge_summaries()
+        # each summary call must fit the window too: the covered turns go in chunks of at most half of it, oldest
+        # first, and one compaction makes at most SUMMARY_CALLS of them (a huge imported chat is caught up over
+        # several beats; meanwhile _fit_window keeps each prompt inside the window)
+        from .memory import SUMMARY_CALLS
+
+        budget = max(1500, int(self.context_window * 0.5) - 800)
+        chunks: list[list[Any]] = [[]]
+        size = 0
+        for t in cut:
+            if chunks[-1] and size + t.tokens > budget:
+                if len(chunks) == SUMMARY_CALLS:
+                    break
+                chunks.append([])
+                size = 0
+            chunks[-1].append(t)
+            size += t.tokens
+        ev = Compacted(beats=[cut[0].beat, chunks[-1][-1].beat], layer=1, before=before)
+        first = True
+        for part in chunks:
+            story = format_turns(part, self.persona, self.card.name)
+            if first and h.cut == 0 and h.opening:
+                story = f"【开场】\n{h.opening}\n\n{story}"
+            first = False
+            user = (f"【待压缩的剧情】第 {part[0].beat}–{part[-1].beat} 拍（摘要不超过 {summary_limit(len(story))} 字）：\n\n"
+                    f"{story}")
+            out = await summarize(self.scribe_model or self.model, prompt_resource("compact.md"), user)
+            if out.text is None:
+                ev.error = out.error
+                if part is chunks[0]:
+                    self._emit(on_event, ev)
+                    return ev
+                ev.beats = [cut[0].beat, part[0].beat - 1]
+                break
+            self.tree.append("summary", text=out.text, upto=part[-1].assistant_id, beats=[part[0].beat, part[-1].beat],
+                             layer=1, tokens=self.tokens.text(out.text))
+            self.tree.commit()
+        ev.error = await self._merge_summaries() or ev.error
         ev.after = self.context_usage()["used"]
         self._write_meta()
         self._emit(on_event, ev)
@@ -1359,7 +1421,7 @@ class Chat:
     def _memory_tools(self) -> dict[str, Any]:
         """BeatInput fields that add ``memory_search`` once the branch has been compacted (before that, every beat
         is in the prompt and the tool list stays as the seeds have it)."""
-        if not self.history().summaries:
+        if not self.history().summaries and not self.dropped:
             return {}
         from .memory import memory_tool_spec
         from .tools import TOOLS_BY_NAME

@@ -36,23 +36,19 @@ def encode_sent(messages: list[ChatMessage], system: str, history: list[ChatMess
     parts: list[Any] = []
     j = 0
     n = len(history)
+    where = {id(h): k for k, h in enumerate(history)}  # history messages are shared objects: find them by identity
     for i, m in enumerate(messages):
         if i == 0 and m.role == "system" and m.content == system:
             parts.append(["sys"])
             continue
-        if j < n and _same(m, history[j]):
-            if parts and isinstance(parts[-1], list) and parts[-1][0] == "h" and parts[-1][2] == j:
-                parts[-1][2] = j + 1
+        k = where.get(id(m))
+        if k is None and j < n and _same(m, history[j]):
+            k = j
+        if k is not None:
+            if parts and isinstance(parts[-1], list) and parts[-1][0] == "h" and parts[-1][2] == k:
+                parts[-1][2] = k + 1
             else:
-                parts.append(["h", j, j + 1])
-            j += 1
-            continue
-        # a message not at the history's next position: look ahead (a depth injection sits between history items)
-        k = j + 1
-        while k < n and k < j + 4 and not _same(m, history[k]):
-            k += 1
-        if k < n and k < j + 4:
-            parts.append(["h", k, k + 1])
+                parts.append(["h", k, k + 1])
             j = k + 1
             continue
         parts.append(m.to_openai())

@@ -36,6 +36,7 @@ KEEP_TURNS = 2  # the newest turns always stay verbatim
 MERGE_AT = 4  # more than this many summaries of one layer → the oldest MERGE_AT become one of the next layer
 MAX_TOP = 2  # layer-3 summaries kept before they are merged into one
 SUMMARY_MAX_TOKENS = 1200
+SUMMARY_CALLS = 4  # summary calls one compaction may make (each covers at most half the context window)
 
 
 # -- compaction planning ------------------------------------------------------------------------------------------
