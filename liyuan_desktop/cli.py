@@ -52,6 +52,41 @@ def _out(text: str = "", end: str = "\n") -> None:
     sys.stdout.flush()
 
 
+class _PipeSafeStdout:
+    """stdout for the terminal commands: when the reader goes away (``liyuan inspect … | head``) the rest of the
+    output is dropped quietly instead of raising BrokenPipeError in the middle of a beat — the command goes on and
+    saves what it was doing. Everything else is delegated to the real stream."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self._gone = False
+
+    def _drop(self) -> None:
+        self._gone = True
+        try:  # later writes, and the interpreter's flush at exit, go to /dev/null
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._inner.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._inner.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._inner.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
 class HumanView:
     """Renders engine events as text: the draft as it grows, tool activity, ask cards, the ledger."""
 
@@ -209,8 +244,17 @@ def _replay_for(beats: list[Any]) -> ChatModel:
 
 
 def _resolve_card(spec: str) -> Card:
+    """A card by file path, by the name of an imported card (``<data folder>/cards/NAME/card.json``, what
+    ``liyuan card import`` prints), a card folder, or the name of a shipped sample card. Raises CardError."""
     p = Path(spec)
+    if p.is_dir() and (p / "card.json").is_file():
+        return load_card(p / "card.json")
     if not p.exists():
+        from .core.paths import home
+
+        imported = home() / "cards" / spec / "card.json"
+        if "/" not in spec and "\\" not in spec and imported.is_file():
+            return load_card(imported)
         cand = sample_cards_dir() / spec
         if cand.is_dir():  # the card file of a sample folder (beside its replay scripts)
             for x in sorted(cand.glob("*.json")):
@@ -608,6 +652,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         return app_main([a for a in argv if a != "app"])
     args = build_parser().parse_args(argv)
+    if not isinstance(sys.stdout, _PipeSafeStdout):
+        sys.stdout = _PipeSafeStdout(sys.stdout)
     if args.cmd == "card":
         from .cli_card import run_card
 

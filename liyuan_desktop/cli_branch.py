@@ -64,6 +64,8 @@ def _open(spec: str) -> Any:
 
 
 def _find(chat: Any, prefix: str) -> str:
+    if not prefix.strip():
+        raise ValueError("条目 id 是空的")
     hits = [i for i in chat.tree.entries if i.startswith(prefix) and chat.tree.entries[i].type != "leaf"]
     if len(hits) != 1:
         raise ValueError(f"条目「{prefix}」{'找不到' if not hits else '不唯一'}")
@@ -77,21 +79,37 @@ def run(args: argparse.Namespace) -> int:
     try:
         chat = _open(args.chat)
         if args.cmd == "branches":
-            if args.select:
+            if args.select is not None:
                 chat.select(_find(chat, args.select))
             elif args.undo:
                 chat.undo()
             elif args.swipe:
-                chat.swipe(_find(chat, args.swipe[0]), int(args.swipe[1]))
+                try:
+                    step = int(args.swipe[1])
+                except ValueError:
+                    raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）") from None
+                target = _find(chat, args.swipe[0])
+                k, n = chat.swipe_info(target)
+                if n < 2:
+                    raise ValueError(f"条目 {target} 没有别的版本可换（重来或编辑过的消息才有）")
+                chat.swipe(target, step)
             nodes = chat.branch_tree()
             if args.json:
                 print(json.dumps(nodes, ensure_ascii=False, indent=1))
             else:
                 for n in nodes:
-                    alt = f"  [{n['siblings']} 个说法]" if n["siblings"] > 1 else ""
-                    rep = f"  [{n['replies']} 个回复]" if n["replies"] > 1 else ""
                     mark = "*" if n["active"] else " "
-                    print(f"{mark} {n['id']}  第 {n['beat']:>3} 拍  {n['text']} → {n['reply'] or '（没有回复）'}{alt}{rep}")
+                    alt = ""
+                    if n["siblings"] > 1:
+                        k = chat.swipe_info(n["id"])[0]
+                        alt = f"  [说法 {k}/{n['siblings']}]" if n["active"] else f"  [{n['siblings']} 个说法]"
+                    rep = ""
+                    if n["replies"] > 1 and n.get("reply_id"):
+                        k = chat.swipe_info(n["reply_id"])[0]
+                        rep = f"  [回复 {k}/{n['replies']}]" if n["active"] else f"  [{n['replies']} 个回复]"
+                    reply = f"{n['reply']}（{n['reply_id'][:8]}）" if n.get("reply_id") else "（没有回复）"
+                    print(f"{mark} {n['id']}  第 {n['beat']:>3} 拍  {n['text']} → {reply}{alt}{rep}")
+                print("* = 正在显示的分支；--select ID 切换，--swipe ID ±1 换一条消息或回复的版本")
             return 0
         if args.cmd == "inspect":
             item = _find(chat, args.item) if args.item else next(
@@ -137,6 +155,8 @@ def run(args: argparse.Namespace) -> int:
         msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
         print(f"liyuan: {msg}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (| head): nothing to say
+        return 0
     except OSError as e:
         print(f"liyuan: 会话文件写不进去：{e}", file=sys.stderr)
         return 2

@@ -68,3 +68,24 @@ def test_branches_inspect_memory_from_the_terminal(tmp_path):
     assert r.returncode == 2 and "找不到" in r.stderr
     r = run_cli("inspect", "没有/这个")
     assert r.returncode == 2 and "找不到对话" in r.stderr
+
+
+def test_reader_going_away_and_imported_card_names(tmp_path):
+    """``liyuan … | head``: the command finishes quietly and saves its beat; ``liyuan chat NAME`` finds a card that
+    ``liyuan card import`` put in the data folder."""
+    fixtures = ROOT.parent / "shared" / "fixtures" / "cards"
+    r = run_cli("card", "import", str(fixtures / "default_Seraphina.png"))
+    assert r.returncode == 0, r.stderr
+    replay = ROOT / "cards" / "青梧" / "replay.json"
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    p = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "chat", "Seraphina", "--chat", "管道", "--model",
+                          f"replay:{replay}", "--say", "Hello there."], cwd=str(ROOT), env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    p.stdout.close()  # the reader goes away after one line
+    err = p.stderr.read().decode("utf-8")
+    assert p.wait(timeout=120) == 0 and "Traceback" not in err, err
+    tree = SessionTree.open(chat_dir("Seraphina", "管道") / "session.jsonl")
+    assert [e.type for e in tree.path_to() if e.type in ("user", "assistant")] == ["user", "assistant"]
+    r = run_cli("branches", "Seraphina/管道", "--swipe", tree.path_to()[-1].id[:8], "x")
+    assert r.returncode == 2 and "-1 或 1" in r.stderr

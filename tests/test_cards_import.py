@@ -474,3 +474,19 @@ def test_cli_bad_file_is_one_line_exit_2(tmp_path):
     r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli_card", "card", "inspect", str(bad)],
                        capture_output=True, text=True, env=env, timeout=60)
     assert "这是 JPEG 图片，不是 PNG 角色卡" in r.stderr
+
+
+def test_prose_language_follows_the_card():
+    """An English card is played in English (the 【语言】 line), a Chinese one in Chinese; the card's own
+    extensions.liyuan.language wins."""
+    from liyuan_desktop.core.cards import card_from_json
+
+    def lang(first, desc="", ext=None):
+        data = {"name": "x", "first_mes": first, "description": desc, "extensions": ext or {}}
+        return card_from_json({"spec": "chara_card_v2", "spec_version": "2.0", "data": data}, "x.json").language
+
+    assert lang("The rain had not stopped for three days when you pushed open the tavern door.") == "en"
+    assert lang("雨下到第三天，你推开听雨轩的门。*She looks up.*") == "zh"
+    assert lang("雨が三日も降り続いている。あなたは扉を開けた。") == "ja"
+    assert lang("The rain.", ext={"liyuan": {"language": "zh"}}) == "zh"
+    assert lang("") == "zh"

@@ -99,9 +99,22 @@ class Card(BaseModel):
 
     @property
     def language(self) -> str:
-        """Prose language the card asks for (``extensions.liyuan.language``), default "zh"."""
+        """Prose language of the card: ``extensions.liyuan.language`` when set, else guessed from the opening and the
+        description — "ja" when kana are a visible share of the letters, "en" when Latin letters clearly outnumber
+        CJK characters, else "zh" (an English SillyTavern card is played in English, not told to write Chinese)."""
         lj = self.extensions.get("liyuan") or {}
-        return str((lj.get("language") if isinstance(lj, dict) else None) or "zh")
+        chosen = lj.get("language") if isinstance(lj, dict) else None
+        if chosen:
+            return str(chosen)
+        text = f"{self.first_mes}\n{self.description}"[:6000]
+        kana = sum(1 for ch in text if "\u3040" <= ch <= "\u30ff")
+        cjk = sum(1 for ch in text if "\u4e00" <= ch <= "\u9fff")
+        latin = sum(1 for ch in text if ch.isascii() and ch.isalpha())
+        if kana and kana * 5 >= kana + cjk:
+            return "ja"
+        if latin > 4 * max(cjk, 1) and latin > 40:
+            return "en"
+        return "zh"
 
 
 def _engine_book(book: Optional[dict[str, Any]]) -> Optional[dict[str, Any]]:
