@@ -457,3 +457,19 @@ async def test_mvu_update_rules_go_to_the_scribe_and_actor_blocks_are_applied_an
     sc = chat.inspect_beat([i for i in chat.transcript() if i["role"] == "assistant"][0]["id"])[-1]
     assert sc["request"]["messages"][1]["content"] == r.scribe.user
     assert sc["request"]["messages"][0]["content"] == r.scribe.system
+
+
+def test_broken_initvar_is_reported_by_inspect_and_on_opening(tmp_path):
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.cards.inspect import inspect_loaded
+    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    book = {"entries": [{"id": 0, "comment": "[InitVar]初始化", "keys": [], "content": "a: [1, 2\nb: {c: ",
+                         "enabled": False, "insertion_order": 100, "extensions": {}}]}
+    card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
+                           "data": {"name": "坏", "first_mes": "你好。", "character_book": book}}, str(tmp_path / "c.json"))
+    warn = [w for w in inspect_loaded(card)["warnings"] if "InitVar" in w]
+    assert len(warn) == 1 and "\n" not in warn[0] and "初始变量没有读到" in warn[0]
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[]))
+    assert any("初始变量没有读到" in w for w in chat.load_warnings)

@@ -237,12 +237,14 @@ class Chat:
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
                                 chat_id=tree.header.id, clock=lambda: created,
                                 persona=getattr(persona_obj, "description", "") or getattr(tree.header, "persona_description", "") or "")
-        from .mvu import initial_tree
+        from .mvu import load_initvars
 
+        #: problems with the card's [InitVar] entries, shown with the tree's load warnings (see load_warnings)
+        self.mvu_warnings: list[str] = []
         try:  # the card's variable tree (MVU [InitVar] entries); macros such as <user> are filled in
-            self._mvu_initial = initial_tree(card, substitute=lambda t: apply_macros(t, self.ctx))
-        except Exception:  # a broken InitVar never stops a chat; the scribe just gets no tree
-            self._mvu_initial = None
+            self._mvu_initial, self.mvu_warnings = load_initvars(card, substitute=lambda t: apply_macros(t, self.ctx))
+        except Exception as e:  # a broken InitVar never stops a chat; the scribe just gets no tree
+            self._mvu_initial, self.mvu_warnings = None, [f"[MVU] 读取初始变量失败：{e}"]
         #: the card's [mvu_update] world-info rules (how variables change): with a variable tree they go to the
         #: scribe, never to the actor (issue 5; MVU's "extra model" mode strips them from the story request too)
         self.mvu_rules = ""
@@ -317,7 +319,8 @@ class Chat:
 
     @property
     def load_warnings(self) -> list[str]:
-        return self.tree.load_warnings
+        """What opening the chat found wrong: damaged session lines (skipped), then the card's [InitVar] problems."""
+        return self.tree.load_warnings + self.mvu_warnings
 
     @property
     def mode(self) -> str:

@@ -581,7 +581,8 @@ def load_initvars(book_or_card: Any, substitute: Optional[Callable[[str], str]] 
         try:
             data = parse_data(body)
         except ValueError as ex:
-            warnings.append(f"[MVU] 解析世界书条目'{_title(e)}'失败：{ex}")
+            why = " ".join(str(ex).split())  # YAML errors span lines; one line for the UI and the CLI
+            warnings.append(f"[MVU] 解析世界书条目'{_title(e)}'失败（这张卡的初始变量没有读到）：{why[:200]}")
             continue
         if not isinstance(data, dict):
             warnings.append(f"[MVU] 世界书条目'{_title(e)}'不是对象（顶层必须是键值对），已跳过")

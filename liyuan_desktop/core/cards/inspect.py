@@ -67,8 +67,19 @@ def inspect_loaded(card: Card) -> dict[str, Any]:
         "status_bar_html": status_bar,
         "mvu": {"initvar_entries": sum(1 for t in titles if _INITVAR in t.lower())},
         "greetings": (1 if card.first_mes.strip() else 0) + len(card.alternate_greetings),
-        "warnings": list(card.warnings),
+        "warnings": list(card.warnings) + _initvar_warnings(card),
     }
+
+
+def _initvar_warnings(card: Any) -> list[str]:
+    """Problems parsing the card's [InitVar] entries (broken YAML/JSON, a list at the top level): MVU would start
+    the chat with those variables missing, so the card author should hear about it."""
+    from ..mvu import load_initvars
+
+    try:
+        return list(load_initvars(card)[1])
+    except Exception as e:  # the inspection itself never fails on a strange book
+        return [f"[MVU] 读取初始变量失败：{e}"]
 
 
 def inspect_card(path: str | Path) -> dict[str, Any]:
