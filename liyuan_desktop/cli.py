@@ -452,10 +452,14 @@ async def _run_chat(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"liyuan: {e}", file=sys.stderr)
             return 2
-        except OSError as e:  # BeatSaveError: the beat ran, the disk refused it
-            print(f"liyuan: {e}", file=sys.stderr)
-            kept = getattr(e, "result", None)
-            if kept is not None:
+        except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
+            from .core.chat import BeatSaveError
+
+            print(f"liyuan: {e.strerror or e}", file=sys.stderr)
+            if not isinstance(e, BeatSaveError):
+                return 2  # nothing was played; what was saved before is untouched
+            kept = e.result
+            if kept is not None and e.stage != "ledger":
                 text_kept = kept.final or (kept.output.draft.text if kept.output else "")
                 if text_kept:
                     print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)

@@ -155,3 +155,54 @@ async def test_preset_layers_and_after_segments(tmp_path):
     assert SessionTree.open(chat.tree.path).header.model_dump().get("preset") == preset.name
     user_msgs = [m for m in r2.messages_sent if m["role"] == "user"]
     assert user_msgs[-1]["content"].endswith("二") or any(m["content"].endswith("\n\n二") for m in r2.messages_sent)
+
+
+async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches_disk(tmp_path):
+    import errno
+
+    import pytest
+
+    from liyuan_desktop.core.chat import SessionWriteError
+
+    model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    before = chat.tree.path.read_bytes()
+    real = chat.tree.commit
+    chat.tree.commit = lambda: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device"))
+    with pytest.raises(SessionWriteError) as ei:
+        await chat.send("你好")
+    assert "这一拍没有开始" in str(ei.value)
+    assert chat.tree.path.read_bytes() == before
+    assert chat.tree.latest("user") is None and [i["role"] for i in chat.transcript()] == ["opening"]
+    chat.tree.commit = real  # space again: the same words play normally, once
+    r = await chat.send("你好")
+    assert r.sealed and [e.type for e in SessionTree.open(chat.tree.path).path_to()].count("user") == 1
+
+
+async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_rest(tmp_path):
+    import errno
+
+    import pytest
+
+    from liyuan_desktop.core.chat import BeatSaveError
+
+    model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    real = chat.tree.commit
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] == 3:  # 1: the words, 2: the beat and reply, 3: the scribe's snapshot
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real()
+
+    chat.tree.commit = flaky
+    with pytest.raises(BeatSaveError) as ei:
+        await chat.send("你好")
+    assert ei.value.stage == "ledger" and "本拍的正文已经保存" in str(ei.value)
+    on_disk = SessionTree.open(chat.tree.path)
+    assert on_disk.latest("assistant").text == "一。" and on_disk.latest("rp-state") is None
+    chat.tree.commit = real
+    chat.retry_save()
+    assert SessionTree.open(chat.tree.path).latest("rp-state").state["time"] == "夜"

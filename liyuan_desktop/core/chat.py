@@ -126,9 +126,26 @@ class BeatSaveError(OSError):
     """The beat ran but the session file refused the write (disk full, read-only…). ``result`` holds the beat;
     its lines stay pending in the tree, so :meth:`Chat.retry_save` can write them once the disk is fixed."""
 
-    def __init__(self, result: "BeatResult", cause: OSError):
-        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。")
+    def __init__(self, result: "BeatResult", cause: OSError, stage: str = "beat"):
+        if stage == "ledger":
+            text = (f"会话文件写不进去：{cause.strerror or cause}。本拍的正文已经保存，场记记的账还在内存里，"
+                    "腾出空间或恢复写权限后可以重试保存。")
+        else:
+            text = f"会话文件写不进去：{cause.strerror or cause}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。"
+        super().__init__(cause.errno, text)
         self.result = result
+        self.cause = cause
+        #: "beat" (the reply itself is not on disk) or "ledger" (the reply is; the scribe's snapshot is not)
+        self.stage = stage
+
+
+class SessionWriteError(OSError):
+    """The session file refused the write before a command did anything (the user's words could not be saved):
+    nothing was played, memory was rolled back to what is on disk. The message is fit for the UI/CLI."""
+
+    def __init__(self, cause: OSError):
+        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}（{getattr(cause, 'filename', '') or ''}）。"
+                                      "这一拍没有开始；已经保存的内容都还在。")
         self.cause = cause
 
 
@@ -569,9 +586,17 @@ class Chat:
         """Play one beat for ``user_text`` on the active branch and store it. Returns a :class:`BeatResult`.
         Model/network failures end the beat with ``outcome="error"`` and a message; nothing already written is
         lost. Raises OSError only when the disk refuses the write (the beat's data is kept in memory then)."""
+        mark = self.tree.pending_mark()
         self.tree.append("user", text=user_text)
-        self.tree.commit()  # the user's words are on disk before the first model call
+        self._commit_or_rollback(mark)  # the user's words are on disk before the first model call
         return await self._play(user_text, ask, on_event, max_rounds)
+
+    def _commit_or_rollback(self, mark: tuple[int, Optional[str]]) -> None:
+        try:
+            self.tree.commit()
+        except OSError as e:
+            self.tree.rollback(mark)
+            raise SessionWriteError(e) from e
 
     async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
         """Play the last user message of the branch again: the new reply is a sibling of the old one under the same
@@ -678,8 +703,9 @@ class Chat:
         old = self.tree.get(user_id)
         if old.type != "user":
             raise ValueError("只能修改用户的话")
+        mark = self.tree.pending_mark()
         self.tree.append("user", parent_id=old.parent_id, text=text)
-        self.tree.commit()
+        self._commit_or_rollback(mark)
         return await self._play(text, ask, on_event, max_rounds, how="edit")
 
     def branch_tree(self) -> list[dict[str, Any]]:
@@ -1026,7 +1052,7 @@ class Chat:
             try:
                 tree.commit()
             except OSError as e:
-                raise BeatSaveError(result, e) from e
+                raise BeatSaveError(result, e, stage="ledger") from e
             result.warnings += sc.problems + sc.result.warnings
         elif sc.error:
             result.warnings.append(sc.error)
@@ -1036,7 +1062,7 @@ class Chat:
                 try:
                     tree.commit()
                 except OSError as e:
-                    raise BeatSaveError(result, e) from e
+                    raise BeatSaveError(result, e, stage="ledger") from e
         final_state = self.current_state()
         result.state = format_state(final_state)
         result.roster = format_roster(final_state)

@@ -400,6 +400,7 @@ class SessionTree:
         self.leaf_id: Optional[str] = None
         self.load_warnings: list[str] = []
         self._pending: list[str] = []
+        self._pending_ids: list[str] = []
         self._path_cache: tuple[Optional[str], list[Any]] = (None, [])
         self._needs_newline = False
         self._persisted_leaf: Optional[str] = None
@@ -552,7 +553,34 @@ class SessionTree:
     def _add(self, entry: Any) -> Any:
         self._index(entry)
         self._pending.append(_dump(entry))
+        self._pending_ids.append(entry.id)
         return entry
+
+    def pending_mark(self) -> tuple[int, Optional[str]]:
+        """A mark for :meth:`rollback`: how many unwritten entries there are now, and the active leaf."""
+        return len(self._pending_ids), self.leaf_id
+
+    def rollback(self, mark: tuple[int, Optional[str]] = (0, None)) -> None:
+        """Forget the unwritten entries appended after ``mark`` (:meth:`pending_mark`; default: all unwritten ones)
+        and put the active leaf back (default: the one last written). For a command whose first write failed (the
+        user's words could not be saved), so memory and disk agree again; lines an earlier failed save left pending
+        for a retry stay when the mark was taken after them."""
+        since, leaf = mark
+        drop = self._pending_ids[since:]
+        gone = set(drop)
+        for i in drop:
+            e = self.entries.pop(i, None)
+            if e is None or getattr(e, "type", "") == "leaf":
+                continue
+            kids = self.children_of.get(e.parent_id)
+            if kids and i in kids:
+                kids.remove(i)
+        if gone:
+            self.order = [i for i in self.order if i not in gone]
+        del self._pending[since:]
+        del self._pending_ids[since:]
+        self.leaf_id = leaf if leaf is not None and leaf in self.entries else self._persisted_leaf
+        self._path_cache = (None, [])
 
     # -- public API -----------------------------------------------------------------------------------------
     @property
@@ -597,6 +625,7 @@ class SessionTree:
             entry = LeafEntry(id=new_id(self.entries), parent_id=None, target=self.leaf_id)
             self.entries[entry.id] = entry
             self._pending.append(_dump(entry))
+            self._pending_ids.append(entry.id)
         if not self._pending:
             return
         blob = ("\n" if self._needs_newline else "") + "\n".join(self._pending) + "\n"
@@ -614,6 +643,7 @@ class SessionTree:
             raise
         self._needs_newline = False
         self._pending.clear()
+        self._pending_ids.clear()
         self._persisted_leaf = self.leaf_id
 
     def persist_leaf(self) -> None:

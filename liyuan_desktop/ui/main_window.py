@@ -635,7 +635,9 @@ class MainWindow(QMainWindow):
         elif k == "scribe_finished":
             self.refresh_state()
 
-    def _run(self, make: Callable[[], Awaitable[BeatResult]]) -> Optional[asyncio.Task[Any]]:
+    def _run(self, make: Callable[[], Awaitable[BeatResult]], restore: str = "") -> Optional[asyncio.Task[Any]]:
+        """Run one beat command as a task (one at a time). ``restore``: the words the input box gave up for it,
+        put back when the disk refused them before anything was played."""
         if self.chat is None or self.busy:
             return None
 
@@ -651,7 +653,16 @@ class MainWindow(QMainWindow):
             except ValueError as e:
                 self.statusBar().showMessage(str(e), 8000)
             except OSError as e:
-                QMessageBox.critical(self, "梨园", f"写入磁盘失败：{e}\n已写好的内容都还在；腾出空间后再试。")
+                from ..core.chat import BeatSaveError, SessionWriteError
+
+                if isinstance(e, SessionWriteError):
+                    if restore and not self.input.toPlainText().strip():
+                        self.input.setPlainText(restore)  # nothing was played: the words go back to the box
+                    QMessageBox.critical(self, "梨园", f"{e.strerror}\n腾出空间或恢复写权限后再发送。")
+                elif isinstance(e, BeatSaveError):
+                    self._offer_retry_save(e)
+                else:
+                    QMessageBox.critical(self, "梨园", f"写入磁盘失败：{e}\n已写好的内容都还在；腾出空间后再试。")
             except Exception as e:  # never let a beat take the window down
                 log.exception("beat failed")
                 QMessageBox.critical(self, "梨园", f"本拍意外出错：{type(e).__name__}: {e}")
@@ -670,6 +681,24 @@ class MainWindow(QMainWindow):
 
         self._task = asyncio.ensure_future(go())
         return self._task
+
+    def _offer_retry_save(self, e: Any) -> None:
+        """The beat ran but the disk refused (part of) it: offer 「重试保存」 until it works or the user gives up
+        (the lines stay in memory either way; the next successful save writes them)."""
+        chat = self.chat
+        while chat is not None:
+            box = QMessageBox(QMessageBox.Icon.Critical, "梨园", f"{e.strerror}", parent=self)
+            retry = box.addButton("重试保存", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton("稍后", QMessageBox.ButtonRole.RejectRole)
+            box.exec()
+            if box.clickedButton() is not retry:
+                return
+            try:
+                chat.retry_save()
+                self.statusBar().showMessage("已保存", 5000)
+                return
+            except OSError as again:
+                e = again
 
     async def _ask(self, req):
         note = ""
@@ -691,7 +720,7 @@ class MainWindow(QMainWindow):
             return
         self.input.clear()
         chat = self.chat
-        self._run(lambda: chat.send(text, ask=self._ask, on_event=self._on_event))
+        self._run(lambda: chat.send(text, ask=self._ask, on_event=self._on_event), restore=text)
 
     def stop_clicked(self) -> None:
         if self.chat is not None:

@@ -329,3 +329,30 @@ async def test_agent_chat_turn_in_the_window(qtbot):
     assert "改好了两处" in texts
     assert "还湿着" in (d / "正文" / "001-雨夜问名.md").read_text("utf-8")
     assert len(chat.history_log.checkpoints()) == 2
+
+
+async def test_disk_refusing_the_words_gives_them_back(qtbot, monkeypatch):
+    """The session file refuses the user's words (disk full): a clear message, nothing played, the words back in
+    the input box, and the chat on screen as before."""
+    import errno
+
+    from PySide6.QtWidgets import QMessageBox
+
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda parent, title, text, *a, **k: shown.append(text))
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    win.start_demo()
+    words = win.input.toPlainText()
+    real = win.chat.tree.commit
+    win.chat.tree.commit = lambda: (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device"))
+    n = len(win.results)
+    win.send_clicked()
+    await wait_for(lambda: shown)
+    await wait_for(lambda: not win.busy)
+    assert "这一拍没有开始" in shown[0] and len(win.results) == n
+    assert win.input.toPlainText() == words
+    assert [i["role"] for i in win.chat.transcript()] == ["opening"]
+    win.chat.tree.commit = real
+    r = await play_beat(win)
+    assert r.sealed
