@@ -219,6 +219,18 @@ class DraftPane(QWidget):
         self._beat_prompt = self._beat_cached = 0
         self._show_cache()
 
+    def show_beat(self, draft: str, version: int, outcome: str, tokens: Optional[dict[str, Any]] = None) -> None:
+        """Show the newest beat of the branch on screen (after a swipe, a navigator jump, reopening): its draft as
+        stored, sealed or not, and its cache share from the stored usage (``Chat.last_beat_tokens()``)."""
+        self.reset()
+        self.draft.setPlainText(draft)
+        sealed = outcome in ("sealed", "discussed")
+        self.status.setText(f"{tr('sealed') if sealed else tr('unsealed')} · 版本 {version}")
+        if tokens:
+            self._beat_prompt = int(tokens.get("prompt") or 0)
+            self._beat_cached = int(tokens.get("cached") or 0)
+            self._show_cache()
+
     def show_unfinished(self, draft: str, version: int, outcome: str) -> None:
         """Show an unfinished beat found on the branch (e.g. after reopening a chat)."""
         self.reset()

@@ -378,6 +378,8 @@ class MainWindow(QMainWindow):
         pending = chat.pending_draft()
         if pending is not None:
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
+        elif (beat := chat.tree.latest("beat")) is not None:  # reopening: the last beat's draft and cache share
+            self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, chat.last_beat_tokens())
         model_name = "回放模型（离线演示，不连网）" if demo else chat.model.name
         self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{model_name}")
         self._prefill()
@@ -805,8 +807,12 @@ class MainWindow(QMainWindow):
         pending = self.chat.pending_draft() if self.chat is not None else None
         if pending is not None:
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
-        else:
-            self.draft_pane.banner.setVisible(False)
+        else:  # the draft pane follows the branch too: the newest beat shown, not the newest beat played
+            beat = self.chat.tree.latest("beat") if self.chat is not None else None
+            if beat is not None:
+                self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, self.chat.last_beat_tokens())
+            else:
+                self.draft_pane.reset()
         self._branches_changed(focus)
         if getattr(self, "is_demo", False):
             self._prefill()

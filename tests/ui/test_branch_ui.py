@@ -115,6 +115,7 @@ async def test_regenerate_swipe_and_undo_in_the_view(qtbot):
     replies = await until_js(win, REPLIES, lambda v: v and v[-1] == "二乙。")
     assert replies == ["一。", "二乙。"]
     assert await js(win, LAST_SWIPE) == "2/3"
+    assert win.draft_pane.draft.toPlainText() == "二乙。"  # the draft pane follows the swipe too
     # ▶ twice wraps from 3/3 to 1/3
     for _ in range(2):
         await js(win, "(function(){var a=document.querySelectorAll('#log [data-role=assistant]');a[a.length-1].querySelector('.swipe-next').click();return 1})()")
