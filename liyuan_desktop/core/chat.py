@@ -290,6 +290,7 @@ class Chat:
         #: compaction starts when the estimated prompt exceeds this share of the window (settings: compaction_share)
         self.compaction_share: float = 0.6
         self.dropped = 0  # history messages the last prepare() left out to fit the window (see _fit_window)
+        self.fixed_over = False  # the system prompt (card, lore, preset) alone is over the window
         self._mem: Any = None
         self._mem_at: tuple[int, Optional[str]] = (0, None)
 
@@ -455,6 +456,7 @@ class Chat:
         self.dropped = 0
         budget = int(self.context_window * 0.9)  # room for the reply, the tool calls and the estimate's error
         fixed = self.tokens.text(self._system) + self.tokens.text(user_text) + 1500  # ledger blocks + tool specs
+        self.fixed_over = fixed > budget  # the card alone does not fit: trimming history cannot help
         used = fixed + self.tokens.messages(hist)
         if used <= budget or not hist:
             return hist
@@ -958,6 +960,13 @@ class Chat:
         self._emit(on_event, BeatStarted(beat=beat_no, user=user_text, injection=injection, activated=activated,
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how,
                                          lore=self.lore_reasons()))
+        if self.fixed_over:
+            from .events import Activity
+
+            self._emit(on_event, Activity(level="warning", text=(
+                f"角色卡、常驻设定和预设本身就约有 {self.tokens.text(self._system):,} token，"
+                f"超过了这个模型的上下文窗口（{self.context_window:,}）：请求很可能被服务商拒绝，"
+                "换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。")))
         if self.dropped:
             from .events import Activity
 
