@@ -173,14 +173,11 @@ def child_open(directory: Path, trace: bool) -> dict:
 
 
 def script(runs: int):
-    from liyuan_desktop.core.llm.replay import ReplayModel
+    """The replay script of bench/beat_overhead.py (draft_write + seal + scribe per beat)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from beat_overhead import script as overhead_script
 
-    actor, scribe = [], []
-    for i in range(runs):
-        actor.append({"reasoning": "写。", "tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": FINAL + str(i)}}]})
-        actor.append({"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]})
-        scribe.append(json.dumps({"patch": {"flags": {"拍": str(i)}}}, ensure_ascii=False))
-    return ReplayModel(actor=actor, scribe=scribe, label="bench")
+    return overhead_script(runs)
 
 
 def child_replay(directory: Path, runs: int) -> dict:

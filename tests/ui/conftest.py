@@ -55,14 +55,7 @@ def pytest_asyncio_loop_factories(config, item):
     return {"qasync": _qasync_loop}
 
 
-async def wait_for(pred, timeout: float = 20.0, step: float = 0.02) -> None:
-    """Poll ``pred()`` on the running (qasync) loop until true; fail after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"timed out after {timeout}s waiting for {getattr(pred, '__name__', pred)}")
-        await asyncio.sleep(step)
+
 
 
 @pytest.fixture

@@ -20,23 +20,7 @@ from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.branch_navigator import BranchModel, BranchNavigator
 from liyuan_desktop.ui.inspector import InspectorDialog
 from liyuan_desktop.ui.main_window import MainWindow
-
-
-async def wait_for(pred, timeout: float = 30.0, step: float = 0.02) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {pred}")
-        await asyncio.sleep(step)
-
-
-async def js(win: MainWindow, script: str):
-    """Evaluate ``script`` in the conversation page; the value comes back as JSON."""
-    box: list = []
-    win.view.eval_js(f"JSON.stringify({script})", box.append)
-    await wait_for(lambda: bool(box), 10)
-    return json.loads(box[0])
+from uihelpers import js, wait_for
 
 
 async def until_js(win: MainWindow, script: str, pred, timeout: float = 20.0):

@@ -23,6 +23,7 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings, preset
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
+from uihelpers import wait_for
 
 from keyring_memory import MemoryKeyring  # noqa: E402
 
@@ -63,16 +64,6 @@ def make_dialog(qtbot, settings: S.AppSettings | None = None) -> SettingsDialog:
 def add_from_combo(dlg: SettingsDialog, preset_name: str) -> None:
     dlg.preset_combo.setCurrentIndex(dlg.preset_combo.findData(preset_name))
     dlg.add_button.click()
-
-
-async def wait_for(pred, timeout: float = 20.0, step: float = 0.02) -> None:
-    """Poll ``pred()`` on the running qasync loop (same pattern as tests/ui/conftest.py)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"timed out after {timeout}s")
-        await asyncio.sleep(step)
 
 
 # ---------------------------------------------------------------------------------------------------------------
