@@ -84,15 +84,15 @@ def run(args: argparse.Namespace) -> int:
             elif args.undo:
                 chat.undo()
             elif args.swipe:
-                try:
-                    step = int(args.swipe[1])
-                except ValueError:
-                    raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）") from None
+                step = {"-1": -1, "1": 1, "+1": 1}.get(args.swipe[1].strip())
+                if step is None:
+                    raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）")
                 target = _find(chat, args.swipe[0])
                 k, n = chat.swipe_info(target)
                 if n < 2:
                     raise ValueError(f"条目 {target} 没有别的版本可换（重来或编辑过的消息才有）")
                 chat.swipe(target, step)
+                print(f"已换到第 {((k - 1 + step) % n) + 1}/{n} 个版本", file=sys.stderr)
             nodes = chat.branch_tree()
             if args.json:
                 print(json.dumps(nodes, ensure_ascii=False, indent=1))

@@ -473,3 +473,43 @@ def test_broken_initvar_is_reported_by_inspect_and_on_opening(tmp_path):
     assert len(warn) == 1 and "\n" not in warn[0] and "初始变量没有读到" in warn[0]
     chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[]))
     assert any("初始变量没有读到" in w for w in chat.load_warnings)
+
+
+async def test_first_snapshot_shows_values_and_variable_changes_are_reported(tmp_path):
+    """MVU's first snapshot has display_data = stat_data (classic bars read display_data first); the scribe's event
+    lists variable changes, so 「场记记账」 never says 无变化 when only variables moved."""
+    import json as _json
+
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": _json.dumps({"理": {"好感度": [10, "对你"]}}),
+                         "enabled": False, "insertion_order": 100, "extensions": {}}]}
+    card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
+                           "data": {"name": "测", "first_mes": "你好。", "character_book": book}}, str(tmp_path / "c.json"))
+    w = {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "一。"}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[w, seal], scribe=['{"patch": {}, "mvu_patch": {"理.好感度": 12}}']))
+    opening = chat.transcript()[0]["variables"]
+    assert opening["display_data"] == opening["stat_data"] == {"理": {"好感度": [10, "对你"]}}
+    assert opening["delta_data"] == {}
+    events = []
+    await chat.send("一", on_event=events.append)
+    sf = next(e for e in events if getattr(e, "kind", "") == "scribe_finished")
+    assert any(a.startswith("变量 ") and "好感度" in a for a in sf.applied)
+
+
+def test_demo_card_is_repaired_when_a_full_disk_left_it_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
+    from liyuan_desktop.core import library
+    from liyuan_desktop.core.cards import load_card
+
+    ref = library.ensure_demo_card()
+    card_file = tmp_path / "home" / "cards" / "青梧" / "card.json"
+    card_file.write_bytes(b"")  # what a full disk left behind
+    (tmp_path / "home" / "cards" / "青梧" / "replay.json").write_bytes(b"{")
+    ref = library.ensure_demo_card()
+    assert load_card(card_file).name == "青梧"
+    assert json.loads((tmp_path / "home" / "cards" / "青梧" / "replay.json").read_text("utf-8"))["beats"]
+    assert ref.load().name == "青梧"

@@ -144,8 +144,8 @@ class SessionWriteError(OSError):
     nothing was played, memory was rolled back to what is on disk. The message is fit for the UI/CLI."""
 
     def __init__(self, cause: OSError):
-        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}（{getattr(cause, 'filename', '') or ''}）。"
-                                      "这一拍没有开始；已经保存的内容都还在。")
+        where = f"（{cause.filename}）" if getattr(cause, "filename", None) else ""
+        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}{where}。这一拍没有开始；已经保存的内容都还在。")
         self.cause = cause
 
 
@@ -389,7 +389,7 @@ class Chat:
         if found is not None:
             return MvuState.from_any(found.mvu)
         if self._mvu_initial is not None:
-            return MvuState(stat_data=self._mvu_initial)
+            return MvuState.initial(self._mvu_initial)
         return None
 
     def current_panels(self) -> list[Any]:
@@ -1076,7 +1076,11 @@ class Chat:
         result.state = format_state(final_state)
         result.roster = format_roster(final_state)
         self._write_meta()
-        self._emit(on_event, ScribeFinished(applied=sc.result.applied if sc.result else [],
+        applied = list(sc.result.applied) if sc.result else []
+        # the variable tree and the panels are kept in the same step: their changes are the scribe's work too
+        applied += [f"变量 {x}" for x in actor_applied + (list(sc.mvu_result.applied) if sc.mvu_result else [])]
+        applied += [f"面板 {x}" for x in (getattr(sc, "panel_applied", None) or [])]
+        self._emit(on_event, ScribeFinished(applied=applied,
                                             warnings=(sc.problems + sc.result.warnings) if sc.result else [],
                                             state=result.state, roster=result.roster, error=sc.error))
 
@@ -1539,7 +1543,7 @@ class Chat:
             from .mvu import MvuState
 
             mv = next((x for x in reversed(before_path) if x.type == "rp-state" and getattr(x, "mvu", None) is not None), None)
-            mvu = MvuState.from_any(mv.mvu) if mv else (MvuState(stat_data=self._mvu_initial) if self._mvu_initial is not None else None)
+            mvu = MvuState.from_any(mv.mvu) if mv else (MvuState.initial(self._mvu_initial) if self._mvu_initial is not None else None)
             if getattr(snap, "mvu_actor_applied", None) and mvu is not None:  # the actor's own blocks came first
                 from .mvu import apply_ops, parse_update_blocks
 

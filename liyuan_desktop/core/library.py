@@ -20,6 +20,7 @@ from typing import Optional
 from pydantic import BaseModel
 
 from .cards import Card, CardError, card_json_bytes, load_card
+from .fsutil import atomic_write_bytes
 from .paths import demo_card_path, demo_replay_path, home, safe_name
 from .session import SessionError, SessionTree
 
@@ -112,11 +113,22 @@ def ensure_demo_card() -> CardRef:
     """The demo card in the library (copied from the shipped sample on first use, with its replay script)."""
     src = demo_card_path()
     dest = cards_root() / "青梧"
-    if not (dest / "card.json").exists():
-        dest.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, dest / "card.json")
-        shutil.copyfile(src, dest / "original.json")
-    shutil.copyfile(demo_replay_path(), dest / "replay.json")
+    dest.mkdir(parents=True, exist_ok=True)
+    for name, source in (("card.json", src), ("original.json", src), ("replay.json", demo_replay_path())):
+        target = dest / name
+        data = source.read_bytes()
+        try:  # written atomically, and repaired when a full disk left it empty or cut (never a half card)
+            current = target.read_bytes() if target.exists() else None
+        except OSError:
+            current = None
+        if name == "card.json" and current:
+            try:
+                load_card(target)
+                continue  # a card the user may have edited: kept as long as it loads
+            except Exception:
+                pass
+        if current != data:
+            atomic_write_bytes(target, data)
     return CardRef(name=dest.name, dir=str(dest))
 
 

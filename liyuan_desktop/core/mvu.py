@@ -69,9 +69,15 @@ class MvuState(BaseModel):
                        display_data=copy.deepcopy(value.get("display_data") or {}),
                        delta_data=copy.deepcopy(value.get("delta_data") or {}),
                        initialized_lorebooks=ib if isinstance(ib, dict) else {})
-        if isinstance(value, dict):
-            return cls(stat_data=copy.deepcopy(value))
+        if isinstance(value, dict):  # a bare tree (the [InitVar] values): MVU's first snapshot shows them as they are
+            return cls.initial(value)
         return cls()
+
+    @classmethod
+    def initial(cls, tree: dict[str, Any]) -> "MvuState":
+        """The snapshot of a fresh variable tree, as MVU initialises one: ``display_data`` is a copy of
+        ``stat_data`` (bars that read display_data first must find values, not ``{}``), ``delta_data`` empty."""
+        return cls(stat_data=copy.deepcopy(tree), display_data=copy.deepcopy(tree))
 
 
 class MvuResult(NamedTuple):

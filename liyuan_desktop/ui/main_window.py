@@ -252,7 +252,15 @@ class MainWindow(QMainWindow):
             except (ValueError, TypeError):
                 pass
         last_card, last_chat = w.get("last_card"), w.get("last_chat")
-        if last_card and last_chat and Path(last_chat, "session.jsonl").exists():
+
+        def at_home(p: Any) -> bool:  # a settings file copied from another data folder must not reopen its chats
+            try:
+                Path(p).resolve().relative_to(library.cards_root().resolve())
+                return True
+            except (ValueError, OSError, TypeError):
+                return False
+
+        if last_card and last_chat and at_home(last_card) and at_home(last_chat) and Path(last_chat, "session.jsonl").exists():
             card = library.CardRef(name=Path(last_card).name, dir=last_card)
             chat = library.ChatRef(name=Path(last_chat).name, dir=last_chat)
             if self.open_chat(card, chat, quiet=True):
@@ -623,6 +631,7 @@ class MainWindow(QMainWindow):
         self.draft_pane.on_event(ev)
         k = getattr(ev, "kind", "")
         if k == "beat_started":
+            self.statusBar().clearMessage()  # a message about an earlier beat (an error) must not outlive it
             if ev.how in ("send", "edit"):
                 self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
             elif self._items:  # regenerate / continue: the old reply or draft makes way for the new one
