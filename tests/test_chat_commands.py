@@ -206,3 +206,33 @@ async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_r
     chat.tree.commit = real
     chat.retry_save()
     assert SessionTree.open(chat.tree.path).latest("rp-state").state["time"] == "夜"
+
+
+async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
+    import errno
+
+    import pytest
+
+    from liyuan_desktop.core.chat import BeatSaveError
+
+    model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    real = chat.tree.commit
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] == 2:  # 1: the words, 2: the beat and its reply
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real()
+
+    chat.tree.commit = flaky
+    with pytest.raises(BeatSaveError) as ei:
+        await chat.send("你好")
+    assert ei.value.stage == "beat" and chat.needs_scribe
+    assert SessionTree.open(chat.tree.path).latest("assistant") is None
+    chat.retry_save()
+    r = await chat.finish_pending()
+    assert not chat.needs_scribe and r.final == "一。" and "时间：夜" in r.state
+    on_disk = SessionTree.open(chat.tree.path)
+    assert on_disk.latest("assistant").text == "一。" and on_disk.latest("rp-state").state["time"] == "夜"

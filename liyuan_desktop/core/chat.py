@@ -788,9 +788,32 @@ class Chat:
                                 how="continue")
 
     def retry_save(self) -> None:
-        """Write what a failed save left pending (raises OSError again if the disk still refuses)."""
+        """Write what a failed save left pending (raises OSError again if the disk still refuses). A sealed beat
+        whose save failed has not been through the scribe yet: :attr:`needs_scribe` tells, :meth:`finish_pending`
+        does it."""
         self.tree.commit()
         self._write_meta()
+
+    @property
+    def needs_scribe(self) -> bool:
+        """A sealed beat was saved late (after :meth:`retry_save`) and its ledger is still to be kept."""
+        return getattr(self, "_pending_scribe", None) is not None
+
+    async def finish_pending(self, on_event: Optional[EventSink] = None) -> BeatResult:
+        """Run the scribe (and compaction) for the beat whose save failed and was retried, exactly as the beat
+        would have. Raises ValueError when nothing is pending, OSError when the disk refuses again."""
+        pending = getattr(self, "_pending_scribe", None)
+        if pending is None:
+            raise ValueError("没有等着记账的一拍")
+        if self.tree._pending:
+            self.retry_save()
+        result, state, user_text, final, actor_ops = pending
+        self._pending_scribe = None
+        await self._scribe(result, state, user_text, final, on_event, actor_ops)
+        await self.maybe_compact(on_event)
+        self._account(result)
+        self._emit(on_event, BeatFinished(outcome="sealed", final=final, sealed=True, message="补记账"))
+        return result
 
     async def _run_loop(self, inp: BeatInput, max_rounds: Optional[int]) -> Any:
         """Run one beat loop (Stop reaches it through :meth:`stop`) and record its asks on the tree."""
@@ -1005,6 +1028,8 @@ class Chat:
         try:
             tree.commit()  # the beat is on disk (fsync) before the scribe runs
         except OSError as e:
+            if out.sealed:  # the scribe runs once the beat is saved (finish_pending, after retry_save)
+                self._pending_scribe = (result, state, user_text, out.final, actor_ops)
             raise BeatSaveError(result, e) from e
         self._calibrate(messages, out, inp)
         if out.sealed:

@@ -183,6 +183,11 @@ class DraftPane(QWidget):
         self.reasoning.setVisible(on)
         self.reasoning_toggle.setText(f"思考 {'▾' if on else '▸'} {self.reasoning_chars} 字")
 
+    def notice(self, text: str) -> None:
+        """A warning line in the activity list that stays until the next beat (e.g. what opening the chat found:
+        damaged session lines skipped, a broken [InitVar])."""
+        self._line(f"⚠ {text}", "yellow")
+
     def _line(self, text: str, color: str = "") -> None:
         it = QListWidgetItem(text)
         if color:

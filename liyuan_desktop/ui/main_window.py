@@ -183,6 +183,13 @@ class MainWindow(QMainWindow):
         self.frames_trust_action = frames_trust_action(self, lambda: self.chat, self.view)
         menu.insertAction(menu.actions()[1], self.frames_trust_action)  # next to 导入角色卡 (where scripts are asked)
         menu.aboutToShow.connect(self.frames_trust_action.sync)
+        # the card's regex scripts (status bars, beautifying) can be switched on later, not only when importing
+        self.scripts_action = QAction(tr("scripts.action"), self)
+        self.scripts_action.setObjectName("cardScriptsAction")
+        self.scripts_action.setCheckable(True)
+        self.scripts_action.triggered.connect(self._scripts_toggled)
+        menu.insertAction(self.frames_trust_action, self.scripts_action)
+        menu.aboutToShow.connect(self._sync_scripts_action)
         chat_menu = self.menuBar().addMenu(tr("menu.chat"))
         for text, slot, seq in ((tr("regenerate"), self.regenerate_clicked, None), (tr("undo"), self.undo_clicked, None),
                                 (tr("menu.branches"), self.show_branches, "Ctrl+B"),
@@ -363,9 +370,10 @@ class MainWindow(QMainWindow):
         self.chat, self.chat_ref = chat_obj, chat
         self.is_demo = is_demo
         self.input.setPlainText(self._inputs.get(chat.dir, ""))
-        for w in chat_obj.load_warnings:
-            self.statusBar().showMessage(w, 8000)
         self._after_open()
+        for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
+            self.statusBar().showMessage(w, 8000)
+            self.draft_pane.notice(w)
         return True
 
     def _after_open(self) -> None:
@@ -693,6 +701,34 @@ class MainWindow(QMainWindow):
         self._task = asyncio.ensure_future(go())
         return self._task
 
+    def _sync_scripts_action(self) -> None:
+        chat = self.chat
+        self.scripts_action.setEnabled(chat is not None and bool(getattr(chat.card, "path", "")))
+        if chat is not None:
+            from ..core.chat import card_scripts_allowed
+
+            self.scripts_action.setChecked(card_scripts_allowed(chat.card))
+
+    def _scripts_toggled(self, on: bool) -> None:
+        """「允许这张卡的正则脚本」: stored beside the card (the same permission the import asks for); the open chat
+        re-renders with or without them."""
+        chat = self.chat
+        if chat is None or not getattr(chat.card, "path", ""):
+            return
+        from ..core.chat import set_card_scripts_allowed
+        from ..core.regex_scripts import scripts_from_card
+
+        try:
+            set_card_scripts_allowed(Path(chat.card.path).parent, on)
+        except OSError as e:
+            QMessageBox.warning(self, "梨园", str(e))
+            self._sync_scripts_action()
+            return
+        chat.scripts = scripts_from_card(chat.card.raw) if on else []
+        chat._script_cache.clear()
+        self.reload_transcript()
+        self.statusBar().showMessage(tr("scripts.on" if on else "scripts.off", name=chat.card.name), 6000)
+
     def _offer_retry_save(self, e: Any) -> None:
         """The beat ran but the disk refused (part of) it: offer 「重试保存」 until it works or the user gives up
         (the lines stay in memory either way; the next successful save writes them)."""
@@ -707,6 +743,8 @@ class MainWindow(QMainWindow):
             try:
                 chat.retry_save()
                 self.statusBar().showMessage("已保存", 5000)
+                if chat.needs_scribe:  # the beat was saved late: the scribe keeps its ledger now
+                    QTimer.singleShot(0, lambda: self._run(lambda: chat.finish_pending(on_event=self._on_event)))
                 return
             except OSError as again:
                 e = again

@@ -22,6 +22,7 @@ from liyuan_desktop.core import library
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.chat import Chat
 from liyuan_desktop.core.llm.providers import ProviderSettings
+from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, Usage
 from liyuan_desktop.core.session import SessionTree
 from liyuan_desktop.ui.main_window import MainWindow
@@ -339,3 +340,33 @@ async def test_disk_refusing_the_words_gives_them_back(qtbot, monkeypatch):
     win.chat.tree.commit = real
     r = await play_beat(win)
     assert r.sealed
+
+
+async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
+    """A card imported without its regex scripts (the CLI default, or 否 at import) can get them later: 梨园 →
+    「允许这张卡的正则脚本」; the open chat re-renders (the status-bar placeholder becomes the bar's HTML)."""
+    from pathlib import Path
+
+    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cards" / "角色卡_修女与女忍的双面日常.json"
+    if not fixture.exists():
+        import pytest
+
+        pytest.skip("fixture card not found")
+    ref = library.import_card(fixture)
+    card = ref.load()
+    d = library.new_chat_dir(ref)
+    Chat.create(d, card, ReplayModel(actor=[]))
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    assert win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d)))
+    shown = lambda: win._display(0, 1)[0]["text"]
+    assert "StatusPlaceHolderImpl" in shown()
+    win._sync_scripts_action()
+    assert win.scripts_action.isEnabled() and not win.scripts_action.isChecked()
+    win.scripts_action.trigger()  # checkable: triggering turns it on
+    assert "StatusPlaceHolderImpl" not in shown() and "<" in shown()
+    from liyuan_desktop.core.chat import card_scripts_allowed
+
+    assert card_scripts_allowed(win.chat.card)
+    win.scripts_action.trigger()
+    assert "StatusPlaceHolderImpl" in shown()
