@@ -250,8 +250,9 @@ async def test_what_cannot_be_summarised_yet_is_left_out_of_the_prompt(tmp_path)
     events = []
     r = await again.send(user_words(201), on_event=events.append)
     assert r.sealed and again.dropped > 0
-    # before sending and again after sealing: each time at most 4 chunks, then a merge
-    assert len([m for p, m, _ in small.requests if p == "summary"]) <= 2 * (4 + 1)
+    # before sending and again after sealing: each time at most 4 chunks, then up to two merges (layer count and
+    # the summaries' own size budget)
+    assert len([m for p, m, _ in small.requests if p == "summary"]) <= 2 * (4 + 2)
     actor = [m for p, m, _ in small.requests if p == "actor"]
     assert all(again.tokens.messages(m) < 6000 for m in actor)
     assert actor[0][1]["content"].startswith("【前情提要】")  # the relay summary stays first
@@ -262,3 +263,51 @@ async def test_what_cannot_be_summarised_yet_is_left_out_of_the_prompt(tmp_path)
     assert "memory_search" in [t["function"]["name"] for t in tools]
     calls = again.inspect_beat(again.transcript()[-1]["id"])  # the inspector shows what was really sent
     assert calls[0]["request"]["messages"] == actor[0]
+
+
+class _Talker(SyntheticModel):
+    """Agent-mode discussion: every actor call answers in plain text (no tools), ~300 characters."""
+
+    async def complete(self, request, on_delta=None):
+        if request.purpose == "actor":
+            from liyuan_desktop.core.llm.types import ChatResponse, Usage
+
+            self.requests.append((request.purpose, [m.to_openai() for m in request.messages], request.tools))
+            k = len([m for m in request.messages if m.role == "user"])
+            text = f"第{k}轮讨论：我们把第{k}章的节奏放慢一点，雨夜、茶馆、铜铃都保留。" * 6
+            if k == 3:
+                text += "另外，青梧的旧伞是湘妃竹的伞骨。"
+            return ChatResponse(content=text, usage=Usage(), finish_reason="stop")  # no usage: the estimate stands
+        return await super().complete(request, on_delta)
+
+
+async def test_agent_mode_compacts_its_discussion_and_searches_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
+    model = _Talker(context_window=8000)
+    chat = Chat.create(tmp_path / "home" / "c", load_card(demo_card_path()), model, mode="agent")
+    events = []
+    for k in range(1, 31):
+        r = await chat.send(f"第{k}轮：接着聊第{k}章。", on_event=lambda e: events.append(e) if getattr(e, "kind", "") == "compacted" else None)
+        assert r.outcome == "discussed"
+    assert chat.summaries()
+    # the agent prompt and state block are large: compaction still happens in steps, not a sliver every turn
+    assert 1 <= len(events) <= 8 and all(e.beats[1] - e.beats[0] >= 1 for e in events[:1])
+    actor = [m for p, m, _ in model.requests if p == "actor"]
+    assert all(chat.tokens.messages(m) < 8000 for m in actor)
+    assert actor[-1][1]["content"].startswith("【前情提要】")
+    hits = chat.memory_search("湘妃竹 伞骨")
+    assert hits and hits[0]["beat"] == 3
+
+
+def test_summaries_over_their_budget_are_merged_and_cuts_leave_room():
+    class S:
+        def __init__(self, layer, tokens):
+            self.layer, self.tokens = layer, tokens
+
+    layer, group = merge_plan([S(1, 700), S(2, 700), S(1, 100)], budget=1200)
+    assert layer == 3 and len(group) == 2  # two oldest, one layer up
+    assert merge_plan([S(1, 300), S(1, 300)], budget=1200) is None
+    turns = [TurnCost(f"a{i}", i, "u", "x", 100) for i in range(1, 11)]
+    # a large fixed part: the cut keeps half the room above it, not half the threshold (which it could never reach)
+    cut = plan_cut(turns, 4000, 3600, fixed=3000)
+    assert [t.beat for t in cut] == [1, 2, 3, 4, 5, 6, 7]

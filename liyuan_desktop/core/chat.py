@@ -1373,7 +1373,13 @@ class Chat:
         turns = [TurnCost(t.assistant_id, beat_of.get(t.assistant_id, 0), t.user, t.final,
                           self.tokens.text(t.user or "") + self.tokens.text(t.final) + 8)
                  for t in h.turns if t.final is not None and t.assistant_id and h._end_of.get(t.assistant_id, 0) > h.cut]
-        cut = plan_cut(turns, before, threshold)
+        fixed = max(0, before - self.tokens.messages(self._uncompacted(h)))  # what no cut can shrink
+        # a window barely larger than the card's fixed prompt: let the history have a fifth of the window before
+        # compacting (up to 85% in all), or every beat would summarise a sliver and break the cached prefix
+        threshold = max(threshold, min(int(self.context_window * 0.85), fixed + int(self.context_window * 0.2)))
+        if before <= threshold:
+            return None
+        cut = plan_cut(turns, before, threshold, fixed=fixed)
         if not cut:
             return None
         # each summary call must fit the window too: the covered turns go in chunks of at most half of it, oldest
@@ -1418,12 +1424,17 @@ class Chat:
         self._emit(on_event, ev)
         return ev
 
+    def _uncompacted(self, h: HistoryCache) -> list[ChatMessage]:
+        """The history messages a cut can still remove (those after the cut; the relay summary stays)."""
+        return h.messages[h.cut:]
+
     async def _merge_summaries(self) -> Optional[str]:
-        """Summaries of summaries (at most three layers); returns an error text when a merge call failed."""
+        """Summaries of summaries (at most three layers, and together at most a fifth of the window); returns an
+        error text when a merge call failed."""
         from .memory import merge_plan, summarize
 
         for _ in range(6):
-            plan = merge_plan(self.history().summary_list())
+            plan = merge_plan(self.history().summary_list(), budget=int(self.context_window * 0.2))
             if plan is None:
                 return None
             layer, group = plan

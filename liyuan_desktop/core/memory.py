@@ -52,13 +52,16 @@ class TurnCost:
     tokens: int
 
 
-def plan_cut(turns: list[TurnCost], used: int, threshold: int, keep_turns: int = KEEP_TURNS) -> list[TurnCost]:
-    """Which turns to summarise: the oldest ones, until the estimated prompt ``used`` (tokens) drops to
-    ``KEEP_FACTOR × threshold``, never touching the newest ``keep_turns`` turns. Returns [] when ``used`` is within
-    ``threshold`` or nothing can be cut."""
+def plan_cut(turns: list[TurnCost], used: int, threshold: int, keep_turns: int = KEEP_TURNS,
+             fixed: int = 0) -> list[TurnCost]:
+    """Which turns to summarise: the oldest ones, until the estimated prompt ``used`` (tokens) drops to the target,
+    never touching the newest ``keep_turns`` turns. ``fixed``: the part of ``used`` that no cut can shrink (system
+    prompt, ledger blocks, tool specs, the summaries); the target keeps :data:`KEEP_FACTOR` of the room the history
+    has above it (``fixed + KEEP_FACTOR × (threshold − fixed)``), so one compaction makes room for several beats even
+    when the fixed part is large. Returns [] when ``used`` is within ``threshold`` or nothing can be cut."""
     if used <= threshold or len(turns) <= keep_turns:
         return []
-    target = threshold * KEEP_FACTOR
+    target = fixed + KEEP_FACTOR * max(0, threshold - fixed)
     out: list[TurnCost] = []
     for t in turns[: len(turns) - keep_turns]:
         if used <= target:
@@ -118,10 +121,14 @@ async def summarize(model: ChatModel, system: str, user: str) -> SummaryOutcome:
     return out
 
 
-def merge_plan(summaries: list[Any]) -> Optional[tuple[int, list[Any]]]:
+def merge_plan(summaries: list[Any], budget: int = 0) -> Optional[tuple[int, list[Any]]]:
     """The next merge to make, or None: ``(new layer, the summaries to merge)`` — the oldest :data:`MERGE_AT` of a
     layer that has more than that, lowest layer first; layer 3 merges all of its summaries once it has more than
-    :data:`MAX_TOP`. ``summaries``: active summary entries, earliest first."""
+    :data:`MAX_TOP`. ``budget`` (tokens, 0 = none): when the summaries together take more (their ``tokens``), the
+    two oldest are merged into the next layer up (at most 3), so 【前情提要】 itself never crowds out the story.
+    ``summaries``: active summary entries, earliest first."""
+    if budget and len(summaries) >= 2 and sum(getattr(s, "tokens", 0) or 0 for s in summaries) > budget:
+        return min(3, max(summaries[0].layer, summaries[1].layer) + 1), summaries[:2]
     for layer in (1, 2):
         same = [s for s in summaries if s.layer == layer]
         if len(same) > MERGE_AT:
