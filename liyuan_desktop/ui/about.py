@@ -86,7 +86,7 @@ def about_html() -> str:
     ]
     body = "".join(f"<tr><td style='padding-right:12px'><b>{escape(k)}</b></td><td>{escape(v)}</td></tr>"
                    for k, v in rows)
-    return (f"<h3>{escape(tr('app.title'))} Liyuan Desktop</h3><p>{escape(tr('about.tagline'))}</p>"
+    return (f"<h3>{escape(tr('about.heading'))}</h3><p>{escape(tr('about.tagline'))}</p>"
             f"<table>{body}</table>")
 
 

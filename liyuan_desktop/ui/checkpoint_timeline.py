@@ -354,7 +354,7 @@ class CheckpointTimelinePane(QWidget):
         for key, label in (("rewritten", "story.plan.rewritten"), ("removed", "story.plan.removed"),
                            ("added", "story.plan.added")):
             if plan[key]:
-                out.append(tr(label, names="、".join(plan[key])))
+                out.append(tr(label, names=tr("sep.list").join(plan[key])))
         return out or [tr("story.plan.same")]
 
     def confirm_text_files(self, cp: Any) -> str:

@@ -89,7 +89,7 @@ class DraftPane(QWidget):
         self.draft = QPlainTextEdit()
         self.draft.setReadOnly(True)
         self.draft.setObjectName("draftText")
-        self.draft.setPlaceholderText("稿纸还空着")
+        self.draft.setPlaceholderText(tr("draft.empty"))
         split.addWidget(self.draft)
 
         stream_box = QWidget()
@@ -97,11 +97,11 @@ class DraftPane(QWidget):
         sl.setContentsMargins(0, 0, 0, 0)
         row = QHBoxLayout()
         self.reasoning_toggle = QToolButton()
-        self.reasoning_toggle.setText("思考 ▸")
+        self.reasoning_toggle.setText(tr("draft.reasoning", arrow="▸"))
         self.reasoning_toggle.setCheckable(True)
         self.reasoning_toggle.toggled.connect(self._toggle_reasoning)
         row.addWidget(self.reasoning_toggle)
-        row.addWidget(QLabel("模型输出"), 1)
+        row.addWidget(QLabel(tr("draft.output")), 1)
         sl.addLayout(row)
         self.reasoning = QPlainTextEdit()
         self.reasoning.setReadOnly(True)
@@ -181,7 +181,7 @@ class DraftPane(QWidget):
     # -- helpers --------------------------------------------------------------------------------------------
     def _toggle_reasoning(self, on: bool) -> None:
         self.reasoning.setVisible(on)
-        self.reasoning_toggle.setText(f"思考 {'▾' if on else '▸'} {self.reasoning_chars} 字")
+        self.reasoning_toggle.setText(tr("draft.reasoning.chars", arrow="▾" if on else "▸", n=self.reasoning_chars))
 
     def notice(self, text: str) -> None:
         """A warning line in the activity list that stays until the next beat (e.g. what opening the chat found:
@@ -204,7 +204,8 @@ class DraftPane(QWidget):
                 box.insertPlainText(text)
         if not self._pending["stream"] and not self._pending["reasoning"]:
             self._flush.stop()
-        self.reasoning_toggle.setText(f"思考 {'▾' if self.reasoning_toggle.isChecked() else '▸'} {self.reasoning_chars} 字")
+        self.reasoning_toggle.setText(tr("draft.reasoning.chars", arrow="▾" if self.reasoning_toggle.isChecked() else "▸",
+                                         n=self.reasoning_chars))
 
     def reset(self) -> None:
         """Clear everything for a new beat."""
@@ -214,7 +215,7 @@ class DraftPane(QWidget):
         self.activity.clear()
         self._pending = {"stream": "", "reasoning": ""}
         self.reasoning_chars = 0
-        self.reasoning_toggle.setText(f"思考 {'▾' if self.reasoning_toggle.isChecked() else '▸'} 0 字")
+        self.reasoning_toggle.setText(tr("draft.reasoning.chars", arrow="▾" if self.reasoning_toggle.isChecked() else "▸", n=0))
         self._round = 0
         self._tokens = []
         self.banner.setVisible(False)
@@ -230,7 +231,7 @@ class DraftPane(QWidget):
         self.reset()
         self.draft.setPlainText(draft)
         sealed = outcome in ("sealed", "discussed")
-        self.status.setText(f"{tr('sealed') if sealed else tr('unsealed')} · 版本 {version}")
+        self.status.setText(tr("draft.status.version", state=tr("sealed") if sealed else tr("unsealed"), version=version))
         if tokens:
             self._beat_prompt = int(tokens.get("prompt") or 0)
             self._beat_cached = int(tokens.get("cached") or 0)
@@ -240,7 +241,7 @@ class DraftPane(QWidget):
         """Show an unfinished beat found on the branch (e.g. after reopening a chat)."""
         self.reset()
         self.draft.setPlainText(draft)
-        self.status.setText(f"{tr('unsealed')} · 版本 {version}")
+        self.status.setText(tr("draft.status.version", state=tr("unsealed"), version=version))
         self.banner.setVisible(True)
 
     # -- events ---------------------------------------------------------------------------------------------
@@ -249,19 +250,19 @@ class DraftPane(QWidget):
         k = getattr(ev, "kind", "")
         if k == "beat_started":
             self.reset()
-            self.status.setText(f"第 {ev.beat} 拍 · 进行中")
+            self.status.setText(tr("draft.running", n=ev.beat))
             if ev.activated:
-                self._line(f"本拍命中设定：{'、'.join(ev.activated)}")
+                self._line(tr("draft.lore", names=tr("sep.list").join(ev.activated)))
             for why in ev.lore:
                 self._line(f"  · {why}")
             if ev.is_replay:
-                self._line("回放模型：模型的话来自录制（离线演示）")
+                self._line(tr("draft.replay"))
         elif k == "call_started":
             self._round = ev.round
             self._max_rounds = ev.max_rounds
-            self.calls_label.setText(f"模型调用 {ev.round}/{ev.max_rounds}")
+            self.calls_label.setText(tr("draft.calls", n=ev.round, max=ev.max_rounds))
             if self.stream.toPlainText() or self._pending["stream"]:
-                self._pending["stream"] += f"\n── 第 {ev.round} 次调用 ──\n"
+                self._pending["stream"] += tr("draft.call.head", n=ev.round)
         elif k == "delta":
             if ev.channel == "reasoning":
                 self.reasoning_chars += len(ev.text)
@@ -282,7 +283,8 @@ class DraftPane(QWidget):
             self._show_cache()
             if ev.prompt_tokens:
                 share = 100 * ev.cached_tokens / ev.prompt_tokens
-                self._tokens.append(f"#{ev.round}: 输入 {ev.prompt_tokens}（缓存 {ev.cached_tokens}，{share:.0f}%）输出 {ev.completion_tokens}")
+                self._tokens.append(tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens, share=f"{share:.0f}",
+                                       o=ev.completion_tokens))
                 self.meta.setText("\n".join(self._tokens[-2:]))
         elif k == "tool_finished":
             mark = "✓" if ev.ok else "✗"
@@ -292,23 +294,23 @@ class DraftPane(QWidget):
                 self.banner.setVisible(False)
             self.draft.setPlainText(ev.text)
             self.draft.moveCursor(QTextCursor.MoveOperation.End)
-            state = tr("sealed") if ev.sealed else "稿纸"
-            self.status.setText(f"{state} · 版本 {ev.version} · {ev.chars} 字")
+            state = tr("sealed") if ev.sealed else tr("draft")
+            self.status.setText(tr("draft.status.chars", state=state, version=ev.version, chars=ev.chars))
         elif k == "activity":
             self._line(f"※ {ev.text}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
         elif k == "ask":
             self._line(f"？ {ev.question}")
         elif k == "revised":
-            self._line(f"↺ 上一拍已原位修订（版本 {ev.version}）")
+            self._line(tr("draft.revised", version=ev.version))
             self.draft.setPlainText(ev.text)
-            self.status.setText(f"回改上一拍 · 版本 {ev.version}")
+            self.status.setText(tr("draft.revising", version=ev.version))
         elif k == "scribe_finished":
             if ev.error:
-                self._line(f"场记失败：{ev.error}", "red")
+                self._line(tr("draft.scribe.failed", error=ev.error), "red")
             else:
-                self._line("场记记账：" + ("；".join(ev.applied) or "无变化"))
+                self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(ev.applied) or tr("draft.scribe.nochange")))
                 for w in ev.warnings:
-                    self._line(f"场记告警：{w}", "yellow")
+                    self._line(tr("draft.scribe.warning", warning=w), "yellow")
         elif k == "compacted":
             if ev.error:
                 self._line(tr("ctx.compact.failed", err=ev.error), "yellow")
@@ -324,7 +326,7 @@ class DraftPane(QWidget):
             elif ev.outcome == "revised_previous":
                 self.banner.setVisible(False)
             else:
-                self.banner_label.setText(f"{tr('unsealed')}" + (f"：{ev.message}" if ev.message and ev.message != tr("unsealed") else ""))
+                self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{ev.message}" if ev.message and ev.message != tr("unsealed") else ""))
                 self.banner.setVisible(bool(self.draft.toPlainText().strip()))
                 if not self.banner.isVisible():
                     self.status.setText(ev.message or tr("unsealed"))

@@ -300,7 +300,9 @@ def language() -> str:
 def tr(key: str, **fmt: object) -> str:
     """The string for ``key`` in the current language, formatted with ``fmt``."""
     entry = STRINGS.get(key)
-    text = (entry.get(_LANG) or entry.get("zh") or key) if entry else key
+    # an entry may be empty on purpose in one language (e.g. "welcome.sub", the English line under the Chinese
+    # intro, is not repeated in English); only a missing language falls back to Chinese
+    text = (entry[_LANG] if entry.get(_LANG) is not None else entry.get("zh") or key) if entry else key
     return text.format(**fmt) if fmt else text
 
 
@@ -309,6 +311,7 @@ STRINGS.update({
     "menu.help": {"zh": "帮助", "en": "Help"},
     "about.action": {"zh": "关于梨园", "en": "About Liyuan"},
     "about.title": {"zh": "关于梨园", "en": "About Liyuan"},
+    "about.heading": {"zh": "梨园 Liyuan Desktop", "en": "Liyuan Desktop"},
     "about.tagline": {"zh": "大模型角色扮演与长篇写作：先落稿，再收笔。",
                       "en": "LLM role-play and long-form fiction: the model drafts, edits, then seals."},
     "about.version": {"zh": "版本", "en": "Version"},
@@ -346,4 +349,117 @@ STRINGS.update({
     "frames.trust.off": {"zh": "已取消信任「{name}」的状态栏", "en": "“{name}”'s status bars are no longer trusted"},
     "panels.title": {"zh": "面板", "en": "Panels"},
     "panels.empty": {"zh": "这张卡没有面板。", "en": "This card has no panels."},
+})
+
+# --- the rest of the window: menus, status bar, message boxes, draft pane, ledger pane (English UI issue) ---
+STRINGS.update({
+    # punctuation that differs between the languages (list separators, colons, quotes)
+    "sep.list": {"zh": "、", "en": ", "},
+    "sep.semi": {"zh": "；", "en": "; "},
+    "sep.colon": {"zh": "：", "en": ": "},
+    "quote": {"zh": "「{text}」", "en": "“{text}”"},
+    "paren": {"zh": "（{text}）", "en": " ({text})"},
+    # the app menu
+    "menu.import.prose": {"zh": "导入章节（文件夹或长 .txt）…", "en": "Import chapters (folder or long .txt)…"},
+    "menu.to.agent": {"zh": "把这个扮演对话变成长篇…", "en": "Turn this role-play chat into long-form…"},
+    "menu.demo": {"zh": "离线演示", "en": "Offline demo"},
+    "menu.quit": {"zh": "退出", "en": "Quit"},
+    # main window: status bar, banners, message boxes
+    "status.stopping": {"zh": "正在停下这一拍并保存稿件……", "en": "Stopping this beat and saving the draft…"},
+    "banner.pick": {"zh": "在左边选一张角色卡，双击对话打开，或点「新对话…」开始。",
+                    "en": "Pick a card on the left and double-click a chat to open it, or click “New chat…” to start."},
+    "status.model.ready": {"zh": "已配置模型：选一张卡开始", "en": "A model is configured: pick a card to start"},
+    "model.none.why": {"zh": "还没有配置模型：打开「设置」添加一个服务商，或先玩离线演示。",
+                       "en": "No model is configured yet: open Settings to add a provider, or play the offline demo first."},
+    "model.none.settings": {"zh": "还没有配置模型：打开「设置」添加一个服务商。",
+                            "en": "No model is configured yet: open Settings to add a provider."},
+    "model.none": {"zh": "还没有配置模型。", "en": "No model is configured yet."},
+    "model.none.name": {"zh": "未配置模型", "en": "no model"},
+    "model.replay.name": {"zh": "回放模型（离线演示，不连网）", "en": "replay model (offline demo, no network)"},
+    "status.chat": {"zh": "{card} · {chat} · 模型：{model}", "en": "{card} · {chat} · Model: {model}"},
+    "status.chat.short": {"zh": "{card} · 模型：{model}", "en": "{card} · Model: {model}"},
+    "confirm.switch.unsaved": {"zh": "正在编辑的章节还没保存，换对话会丢掉这些改动。继续吗？",
+                               "en": "The chapter in the editor has unsaved changes; opening another chat discards them. Continue?"},
+    "err.open.chat": {"zh": "打不开这个对话：{error}", "en": "Cannot open this chat: {error}"},
+    "demo.done": {"zh": "演示的三拍都演完了。配置模型后，可以新建对话接着演。",
+                  "en": "All three demo beats are played. Configure a model to start a new chat and carry on."},
+    "err.demo": {"zh": "演示打不开：{error}", "en": "Cannot open the demo: {error}"},
+    "pick.card.first": {"zh": "先在左边选一张角色卡（或导入一张）。", "en": "Pick a card on the left first (or import one)."},
+    "new.chat.mode": {"zh": "模式（建好后不能切换）：", "en": "Mode (cannot be changed later):"},
+    "err.new.chat": {"zh": "新建对话失败：{error}", "en": "Could not create the chat: {error}"},
+    "import.card.filter": {"zh": "角色卡 (*.json *.png *.charx);;所有文件 (*)", "en": "Character cards (*.json *.png *.charx);;All files (*)"},
+    "err.import": {"zh": "导入失败：{error}", "en": "Import failed: {error}"},
+    "import.card.done": {"zh": "已导入角色卡「{name}」", "en": "Imported the card “{name}”"},
+    "scripts.unnamed": {"zh": "（无名）", "en": "(unnamed)"},
+    "scripts.ask": {"zh": "这张卡带了 {n} 个正则脚本：{names}\n\n它们会改变对话的显示和发给模型的文字"
+                          "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在卡的 liyuan.json 里改。",
+                    "en": "This card has {n} regex scripts: {names}\n\nThey change how the chat is shown and the text sent to "
+                          "the model (only when showing and sending; the stored text stays as it is). Allow this card to run "
+                          "them? You can change this later in the card's liyuan.json."},
+    "prose.need.agent": {"zh": "先打开一个写长篇（agent）模式的对话。", "en": "Open a long-form (agent) chat first."},
+    "prose.pick.txt": {"zh": "导入长篇 .txt（取消则选文件夹）", "en": "Import a long .txt (cancel to pick a folder)"},
+    "prose.filter": {"zh": "文本 (*.txt *.md)", "en": "Text (*.txt *.md)"},
+    "prose.pick.folder": {"zh": "选一个放章节的文件夹", "en": "Pick a folder of chapters"},
+    "prose.none": {"zh": "没有可导入的章节", "en": "No chapters to import"},
+    "to.agent.need.rp": {"zh": "先打开一个扮演对话。", "en": "Open a role-play chat first."},
+    "err.convert": {"zh": "转换失败：{error}", "en": "The conversion failed: {error}"},
+    "pending.draft": {"zh": "稿纸 · 版本 {v}", "en": "Draft · version {v}"},
+    "err.beat": {"zh": "本拍出错：{error}", "en": "This beat failed: {error}"},
+    "err.disk.refused": {"zh": "{error}\n腾出空间或恢复写权限后再发送。",
+                         "en": "{error}\nFree some space or restore write permission, then send again."},
+    "err.disk.write": {"zh": "写入磁盘失败：{error}\n已写好的内容都还在；腾出空间后再试。",
+                       "en": "Writing to disk failed: {error}\nEverything written so far is kept; free some space and try again."},
+    "err.beat.unexpected": {"zh": "本拍意外出错：{error}", "en": "Unexpected error in this beat: {error}"},
+    "save.retry": {"zh": "重试保存", "en": "Retry saving"},
+    "save.later": {"zh": "稍后", "en": "Later"},
+    "saved": {"zh": "已保存", "en": "Saved"},
+    "demo.ask.note": {"zh": "演示：回放模型只会按录制的选择演下去（「{answer}」）；接真模型时才按你的选择走。",
+                      "en": "Demo: the replay model always follows the recorded choice (“{answer}”); with a real model "
+                            "the story follows yours."},
+    "demo.no.regen": {"zh": "回放模型只能按录制的剧情演，不能重来；接真模型的对话可以。",
+                      "en": "The replay model can only play the recording and cannot regenerate; chats with a real model can."},
+    "regen.none": {"zh": "还没有可以重来的一拍。", "en": "No beat to regenerate yet."},
+    "err.ledger.save": {"zh": "账本没存上：{error}", "en": "The ledger was not saved: {error}"},
+    "ledger.updated": {"zh": "账本已更新（追加了一份你写的快照，下一拍起生效）",
+                       "en": "Ledger updated (your snapshot was appended; it applies from the next beat)"},
+    # draft pane
+    "draft.empty": {"zh": "稿纸还空着", "en": "The draft is empty"},
+    "draft.reasoning": {"zh": "思考 {arrow}", "en": "Reasoning {arrow}"},
+    "draft.reasoning.chars": {"zh": "思考 {arrow} {n} 字", "en": "Reasoning {arrow} {n} chars"},
+    "draft.output": {"zh": "模型输出", "en": "Model output"},
+    "draft.status.version": {"zh": "{state} · 版本 {version}", "en": "{state} · version {version}"},
+    "draft.status.chars": {"zh": "{state} · 版本 {version} · {chars} 字", "en": "{state} · version {version} · {chars} chars"},
+    "draft.running": {"zh": "第 {n} 拍 · 进行中", "en": "Beat {n} · in progress"},
+    "draft.lore": {"zh": "本拍命中设定：{names}", "en": "Lore matched in this beat: {names}"},
+    "draft.replay": {"zh": "回放模型：模型的话来自录制（离线演示）", "en": "Replay model: the model's words are recorded (offline demo)"},
+    "draft.calls": {"zh": "模型调用 {n}/{max}", "en": "Model calls {n}/{max}"},
+    "draft.call.head": {"zh": "\n── 第 {n} 次调用 ──\n", "en": "\n── call {n} ──\n"},
+    "draft.tokens": {"zh": "#{n}: 输入 {p}（缓存 {c}，{share}%）输出 {o}", "en": "#{n}: in {p} (cached {c}, {share}%) out {o}"},
+    "draft.revised": {"zh": "↺ 上一拍已原位修订（版本 {version}）", "en": "↺ The previous beat was revised in place (version {version})"},
+    "draft.revising": {"zh": "回改上一拍 · 版本 {version}", "en": "Revising the previous beat · version {version}"},
+    "draft.scribe.failed": {"zh": "场记失败：{error}", "en": "Scribe failed: {error}"},
+    "draft.scribe.applied": {"zh": "场记记账：{items}", "en": "Scribe's ledger: {items}"},
+    "draft.scribe.nochange": {"zh": "无变化", "en": "no change"},
+    "draft.scribe.warning": {"zh": "场记告警：{warning}", "en": "Scribe warning: {warning}"},
+    # ledger pane
+    "ledger.time": {"zh": "时间", "en": "Time"},
+    "ledger.place": {"zh": "地点", "en": "Place"},
+    "ledger.unset": {"zh": "未记", "en": "not recorded"},
+    "ledger.characters": {"zh": "人物", "en": "Characters"},
+    "ledger.col.name": {"zh": "名字", "en": "Name"},
+    "ledger.col.affinity": {"zh": "好感", "en": "Affinity"},
+    "ledger.col.status": {"zh": "状态", "en": "Status"},
+    "ledger.col.at": {"zh": "所在", "en": "Where"},
+    "ledger.col.notes": {"zh": "备注", "en": "Notes"},
+    "ledger.here": {"zh": "在场", "en": "here"},
+    "ledger.items": {"zh": "物品", "en": "Items"},
+    "ledger.flags": {"zh": "标记", "en": "Flags"},
+    "ledger.threads": {"zh": "剧情线", "en": "Plot threads"},
+    "ledger.roster": {"zh": "登场名录", "en": "Roster"},
+    "ledger.places": {"zh": "地点", "en": "Places"},
+    "ledger.applied.user": {"zh": "你最近一次记账", "en": "Your last ledger edit"},
+    "ledger.applied.scribe": {"zh": "场记最近一次记账", "en": "The scribe's last entries"},
+    "ledger.warnings": {"zh": "场记告警", "en": "Scribe warnings"},
+    "ledger.err.json": {"zh": "不是合法的 JSON：第 {line} 行第 {col} 列，{msg}", "en": "Not valid JSON: line {line}, column {col}: {msg}"},
+    "ledger.err.format": {"zh": "账本格式不对：{errors}", "en": "The ledger's format is wrong: {errors}"},
 })

@@ -53,7 +53,7 @@ def call_title(call: dict[str, Any]) -> str:
     names = [str(t.get("name", "?")) for t in reply.get("tool_calls") or []]
     parts = [head]
     if names:
-        parts.append("、".join(names))
+        parts.append(tr("sep.list").join(names))
     usage = call.get("usage") or {}
     pt = usage.get("prompt_tokens")
     if pt:
@@ -97,14 +97,14 @@ def call_text(call: dict[str, Any]) -> str:
     if tools:
         out.append(RULE)
         names = [str((t.get("function") or t).get("name", "?")) for t in tools]
-        out.append(f"【{tr('inspect.tools')}】 {len(tools)}：{'、'.join(names)}")
+        out.append(f"【{tr('inspect.tools')}】 {len(tools)}{tr('sep.colon')}{tr('sep.list').join(names)}")
         out.append(_json(tools))
     reply = call.get("reply") or {}
     out.append("")
     out.append("═" * 60)
     out.append(f"【{tr('inspect.reply')}】" + (f"  finish_reason={reply.get('finish_reason')}" if reply.get("finish_reason") else ""))
     if call.get("error"):
-        out.append(f"{tr('inspect.error')}：{call['error']}")
+        out.append(f"{tr('inspect.error')}{tr('sep.colon')}{call['error']}")
     if reply.get("reasoning"):
         out.append(f"〔{tr('inspect.reasoning')}〕")
         out.append(str(reply["reasoning"]))
@@ -117,15 +117,15 @@ def call_text(call: dict[str, Any]) -> str:
         out.append(f"  {mark} {tc.get('name', '?')} ({tc.get('id', '')})")
         out.append(_indent(_args(tc.get("arguments", ""))))
         if "result" in tc:
-            out.append(f"    {tr('inspect.result')}：")
+            out.append(f"    {tr('inspect.result')}{tr('sep.colon').rstrip()}")
             res = tc.get("result")
             out.append(_indent(res if isinstance(res, str) else _json(res), 6))
     usage = call.get("usage") or {}
     tail = []
     if usage:
-        tail.append(f"{tr('inspect.usage')}：{json.dumps(usage, ensure_ascii=False, default=str)}")
+        tail.append(f"{tr('inspect.usage')}{tr('sep.colon')}{json.dumps(usage, ensure_ascii=False, default=str)}")
     if call.get("ms") is not None:
-        tail.append(f"{tr('inspect.ms')}：{float(call.get('ms') or 0):.0f} ms")
+        tail.append(f"{tr('inspect.ms')}{tr('sep.colon')}{float(call.get('ms') or 0):.0f} ms")
     if tail:
         out.append(RULE)
         out.extend(tail)

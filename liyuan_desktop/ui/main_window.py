@@ -167,12 +167,12 @@ class MainWindow(QMainWindow):
         self.panels_view = PanelsView()
         self.tabs.setTabVisible(self.tabs.addTab(self.panels_view, tr("panels.title")), False)
 
-        menu = self.menuBar().addMenu("梨园")
-        for text, slot, seq in (("导入角色卡…", self.import_card_dialog, "Ctrl+O"),
-                                ("导入章节（文件夹或长 .txt）…", self.import_prose_dialog, None),
-                                ("把这个扮演对话变成长篇…", self.roleplay_to_agent_clicked, None),
-                                ("设置…", self.open_settings, "Ctrl+,"),
-                                ("离线演示", self.start_demo, None), ("退出", self.close, "Ctrl+Q")):
+        menu = self.menuBar().addMenu(tr("app.title"))
+        for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
+                                (tr("menu.import.prose"), self.import_prose_dialog, None),
+                                (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
+                                (tr("settings"), self.open_settings, "Ctrl+,"),
+                                (tr("menu.demo"), self.start_demo, None), (tr("menu.quit"), self.close, "Ctrl+Q")):
             act = QAction(text, self)
             if seq:
                 act.setShortcut(QKeySequence(seq))
@@ -243,7 +243,7 @@ class MainWindow(QMainWindow):
             # stop the beat and close once it is stored (the draft so far lands in the session file)
             self._closing = True
             self.stop_clicked()
-            self.statusBar().showMessage("正在停下这一拍并保存稿件……", 5000)
+            self.statusBar().showMessage(tr("status.stopping"), 5000)
             ev.ignore()
             return
         self.save_window_state()
@@ -276,8 +276,8 @@ class MainWindow(QMainWindow):
             # a model is configured: straight to the card list
             self.view.show_chat()
             self.view.set_transcript([], False)
-            self.view.set_banner("在左边选一张角色卡，双击对话打开，或点「新对话…」开始。")
-            self.statusBar().showMessage("已配置模型：选一张卡开始", 8000)
+            self.view.set_banner(tr("banner.pick"))
+            self.statusBar().showMessage(tr("status.model.ready"), 8000)
         else:
             self.view.show_welcome()
 
@@ -312,7 +312,7 @@ class MainWindow(QMainWindow):
         name = self.settings.active_provider
         prov = next((p for p in self.settings.providers if p.name == name), None)
         if prov is None:
-            return None, None, "还没有配置模型：打开「设置」添加一个服务商，或先玩离线演示。"
+            return None, None, tr("model.none.why")
         key = resolve_key(prov)
         main = build_model(prov, api_key=key)
         scribe = None
@@ -340,7 +340,7 @@ class MainWindow(QMainWindow):
             return False
         editor = getattr(getattr(self, "chapter_pane", None), "editor", None)
         if editor is not None and getattr(editor, "dirty", False) and not quiet:
-            if QMessageBox.question(self, "梨园", "正在编辑的章节还没保存，换对话会丢掉这些改动。继续吗？") != QMessageBox.StandardButton.Yes:
+            if QMessageBox.question(self, tr("app.title"), tr("confirm.switch.unsaved")) != QMessageBox.StandardButton.Yes:
                 return False
         try:
             c = card.load()
@@ -363,7 +363,7 @@ class MainWindow(QMainWindow):
             chat_obj.compaction_share = self.settings.compaction_share
         except (CardError, SessionError, OSError, ValueError) as e:
             if not quiet:
-                QMessageBox.warning(self, "梨园", f"打不开这个对话：{e}")
+                QMessageBox.warning(self, tr("app.title"), tr("err.open.chat", error=e))
             return False
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
@@ -396,8 +396,8 @@ class MainWindow(QMainWindow):
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
         elif (beat := chat.tree.latest("beat")) is not None:  # reopening: the last beat's draft and cache share
             self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, chat.last_beat_tokens())
-        model_name = "回放模型（离线演示，不连网）" if demo else chat.model.name
-        self.status_label.setText(f"{chat.card.name} · {self.chat_ref.name if self.chat_ref else ''} · 模型：{model_name}")
+        model_name = tr("model.replay.name") if demo else chat.model.name
+        self.status_label.setText(tr("status.chat", card=chat.card.name, chat=self.chat_ref.name if self.chat_ref else "", model=model_name))
         self._prefill()
         self._set_busy(False)
         self._branches_changed()
@@ -415,11 +415,13 @@ class MainWindow(QMainWindow):
             lines = [b.user for b in full.beats] if full else []
             if played < len(lines):
                 self.input.setPlainText(lines[played])
-                self.send_btn.setEnabled(not self.busy)
+                # called from a beat's own clean-up too, while its task is still finishing: ask _set_busy's flag,
+                # not the task (which would keep Send greyed out after every demo beat)
+                self.send_btn.setEnabled(not getattr(self, "_busy_flag", False))
             else:
                 self.input.clear()
                 self.send_btn.setEnabled(False)
-                self.statusBar().showMessage("演示的三拍都演完了。配置模型后，可以新建对话接着演。", 15000)
+                self.statusBar().showMessage(tr("demo.done"), 15000)
 
     def start_demo(self) -> None:
         """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
@@ -430,7 +432,7 @@ class MainWindow(QMainWindow):
             self.card_ref = card
             Chat.create(d, c, _NoModel(""), demo=True)
         except (CardError, SessionError, OSError) as e:
-            QMessageBox.warning(self, "梨园", f"演示打不开：{e}")
+            QMessageBox.warning(self, tr("app.title"), tr("err.demo", error=e))
             return
         self.refresh_tree()
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
@@ -444,10 +446,10 @@ class MainWindow(QMainWindow):
             if data:
                 card = data[1]
         if card is None:
-            QMessageBox.information(self, "梨园", "先在左边选一张角色卡（或导入一张）。")
+            QMessageBox.information(self, tr("app.title"), tr("pick.card.first"))
             return
         modes = [tr("mode.roleplay"), tr("mode.agent")]
-        mode, ok = QInputDialog.getItem(self, tr("new.chat"), "模式（建好后不能切换）：", modes, 0, False)
+        mode, ok = QInputDialog.getItem(self, tr("new.chat"), tr("new.chat.mode"), modes, 0, False)
         if not ok:
             return
         try:
@@ -461,13 +463,13 @@ class MainWindow(QMainWindow):
                 extra["persona_obj"] = Persona(name=self.settings.persona_name.strip(), description=self.settings.persona_description)
             Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe, **extra)
         except (CardError, SessionError, OSError) as e:
-            QMessageBox.warning(self, "梨园", f"新建对话失败：{e}")
+            QMessageBox.warning(self, tr("app.title"), tr("err.new.chat", error=e))
             return
         self.refresh_tree()
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
     def import_card_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), "角色卡 (*.json *.png *.charx);;所有文件 (*)")
+        path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), tr("import.card.filter"))
         if path:
             self.import_card_file(path)
 
@@ -476,12 +478,12 @@ class MainWindow(QMainWindow):
         try:
             ref = library.import_card(path)
         except (CardError, OSError) as e:
-            QMessageBox.warning(self, "梨园", f"导入失败：{e}")
+            QMessageBox.warning(self, tr("app.title"), tr("err.import", error=e))
             return None
         self.refresh_tree()
         self.card_ref = ref
         self._ask_scripts(ref)
-        self.statusBar().showMessage(f"已导入角色卡「{ref.name}」", 6000)
+        self.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
         return ref
 
     def _ask_scripts(self, ref: library.CardRef) -> None:
@@ -495,10 +497,9 @@ class MainWindow(QMainWindow):
             return
         if not scripts:
             return
-        names = "、".join(sc.scriptName or "（无名）" for sc in scripts[:6]) + ("…" if len(scripts) > 6 else "")
+        names = tr("sep.list").join(sc.scriptName or tr("scripts.unnamed") for sc in scripts[:6]) + ("…" if len(scripts) > 6 else "")
         answer = QMessageBox.question(
-            self, "梨园", f"这张卡带了 {len(scripts)} 个正则脚本：{names}\n\n它们会改变对话的显示和发给模型的文字"
-            "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在卡的 liyuan.json 里改。")
+            self, tr("app.title"), tr("scripts.ask", n=len(scripts), names=names))
         set_card_scripts_allowed(Path(ref.dir), answer == QMessageBox.StandardButton.Yes)
 
     def import_prose_dialog(self) -> None:
@@ -506,21 +507,21 @@ class MainWindow(QMainWindow):
         from ..core.prose_import import ProseImportError, import_folder, import_long_text
 
         if self.chat is None or self.chat.mode != "agent":
-            QMessageBox.information(self, "梨园", "先打开一个写长篇（agent）模式的对话。")
+            QMessageBox.information(self, tr("app.title"), tr("prose.need.agent"))
             return
-        path, _ = QFileDialog.getOpenFileName(self, "导入长篇 .txt（取消则选文件夹）", str(Path.home()), "文本 (*.txt *.md)")
+        path, _ = QFileDialog.getOpenFileName(self, tr("prose.pick.txt"), str(Path.home()), tr("prose.filter"))
         try:
             if path:
                 cp = import_long_text(self.chat, path)
             else:
-                folder = QFileDialog.getExistingDirectory(self, "选一个放章节的文件夹", str(Path.home()))
+                folder = QFileDialog.getExistingDirectory(self, tr("prose.pick.folder"), str(Path.home()))
                 if not folder:
                     return
                 cp = import_folder(self.chat, folder)
         except (ProseImportError, OSError, ValueError) as e:
-            QMessageBox.warning(self, "梨园", f"导入失败：{e}")
+            QMessageBox.warning(self, tr("app.title"), tr("err.import", error=e))
             return
-        self.statusBar().showMessage(cp.message if cp else "没有可导入的章节", 8000)
+        self.statusBar().showMessage(cp.message if cp else tr("prose.none"), 8000)
         self._story_changed()
 
     def roleplay_to_agent_clicked(self) -> None:
@@ -528,14 +529,14 @@ class MainWindow(QMainWindow):
         from ..core.prose_import import roleplay_to_agent
 
         if self.chat is None or self.chat.mode != "roleplay" or self.card_ref is None:
-            QMessageBox.information(self, "梨园", "先打开一个扮演对话。")
+            QMessageBox.information(self, tr("app.title"), tr("to.agent.need.rp"))
             return
         d = library.new_chat_dir(self.card_ref, f"{self.chat_ref.name if self.chat_ref else '对话'}-长篇")
         try:
             model, scribe, why = self._provider_models()
             roleplay_to_agent(self.chat, d, model or _NoModel(why), scribe_model=scribe)
         except (OSError, ValueError, SessionError) as e:
-            QMessageBox.warning(self, "梨园", f"转换失败：{e}")
+            QMessageBox.warning(self, tr("app.title"), tr("err.convert", error=e))
             return
         self.refresh_tree()
         self.open_chat(self.card_ref, library.ChatRef(name=d.name, dir=str(d)))
@@ -577,7 +578,7 @@ class MainWindow(QMainWindow):
             model, scribe, _why = self._provider_models()
             if model is not None:
                 self.chat.model, self.chat.scribe_model = model, scribe
-                self.status_label.setText(f"{self.chat.card.name} · 模型：{model.name}")
+                self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
 
     # -- transcript -----------------------------------------------------------------------------------------
     def reload_transcript(self) -> None:
@@ -617,6 +618,7 @@ class MainWindow(QMainWindow):
 
     # -- commands -------------------------------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:
+        self._busy_flag = busy
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
         self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False))
@@ -650,7 +652,7 @@ class MainWindow(QMainWindow):
             self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
             self.tabs.setCurrentWidget(self.draft_pane)
         elif k == "draft_changed":
-            self.view.set_pending(ev.text, "稿纸 · 版本 %d" % ev.version)
+            self.view.set_pending(ev.text, tr("pending.draft", v=ev.version))
         elif k == "scribe_finished":
             self.refresh_state()
 
@@ -668,7 +670,7 @@ class MainWindow(QMainWindow):
                 self.last_result = res
                 self.results.append(res)
                 if res.outcome == "error" and res.error:
-                    self.statusBar().showMessage(f"本拍出错：{res.error}", 15000)
+                    self.statusBar().showMessage(tr("err.beat", error=res.error), 15000)
             except ValueError as e:
                 self.statusBar().showMessage(str(e), 8000)
             except OSError as e:
@@ -677,14 +679,14 @@ class MainWindow(QMainWindow):
                 if isinstance(e, SessionWriteError):
                     if restore and not self.input.toPlainText().strip():
                         self.input.setPlainText(restore)  # nothing was played: the words go back to the box
-                    QMessageBox.critical(self, "梨园", f"{e.strerror}\n腾出空间或恢复写权限后再发送。")
+                    QMessageBox.critical(self, tr("app.title"), tr("err.disk.refused", error=e.strerror))
                 elif isinstance(e, BeatSaveError):
                     self._offer_retry_save(e)
                 else:
-                    QMessageBox.critical(self, "梨园", f"写入磁盘失败：{e}\n已写好的内容都还在；腾出空间后再试。")
+                    QMessageBox.critical(self, tr("app.title"), tr("err.disk.write", error=e))
             except Exception as e:  # never let a beat take the window down
                 log.exception("beat failed")
-                QMessageBox.critical(self, "梨园", f"本拍意外出错：{type(e).__name__}: {e}")
+                QMessageBox.critical(self, tr("app.title"), tr("err.beat.unexpected", error=f"{type(e).__name__}: {e}"))
             finally:
                 self.view.set_pending(None)
                 self.reload_transcript()
@@ -721,7 +723,7 @@ class MainWindow(QMainWindow):
         try:
             set_card_scripts_allowed(Path(chat.card.path).parent, on)
         except OSError as e:
-            QMessageBox.warning(self, "梨园", str(e))
+            QMessageBox.warning(self, tr("app.title"), str(e))
             self._sync_scripts_action()
             return
         chat.scripts = scripts_from_card(chat.card.raw) if on else []
@@ -734,15 +736,15 @@ class MainWindow(QMainWindow):
         (the lines stay in memory either way; the next successful save writes them)."""
         chat = self.chat
         while chat is not None:
-            box = QMessageBox(QMessageBox.Icon.Critical, "梨园", f"{e.strerror}", parent=self)
-            retry = box.addButton("重试保存", QMessageBox.ButtonRole.AcceptRole)
-            box.addButton("稍后", QMessageBox.ButtonRole.RejectRole)
+            box = QMessageBox(QMessageBox.Icon.Critical, tr("app.title"), f"{e.strerror}", parent=self)
+            retry = box.addButton(tr("save.retry"), QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(tr("save.later"), QMessageBox.ButtonRole.RejectRole)
             box.exec()
             if box.clickedButton() is not retry:
                 return
             try:
                 chat.retry_save()
-                self.statusBar().showMessage("已保存", 5000)
+                self.statusBar().showMessage(tr("saved"), 5000)
                 if chat.needs_scribe:  # the beat was saved late: the scribe keeps its ledger now
                     QTimer.singleShot(0, lambda: self._run(lambda: chat.finish_pending(on_event=self._on_event)))
                 return
@@ -752,7 +754,7 @@ class MainWindow(QMainWindow):
     async def _ask(self, req):
         note = ""
         if getattr(self, "is_demo", False) and getattr(self, "_demo_answers", None):
-            note = f"演示：回放模型只会按录制的选择演下去（「{self._demo_answers[0]}」）；接真模型时才按你的选择走。"
+            note = tr("demo.ask.note", answer=self._demo_answers[0])
         self.ask_dialog.set_note(note)
         return await self.ask_dialog.ask(req)
 
@@ -764,7 +766,7 @@ class MainWindow(QMainWindow):
             # each demo beat replays its own recording, so a stopped beat is simply played again
             self.chat.model = self._demo_model(Path(self.chat.dir), self._demo_progress())
         if isinstance(self.chat.model, _NoModel):
-            QMessageBox.information(self, "梨园", self.chat.model.why or "还没有配置模型。")
+            QMessageBox.information(self, tr("app.title"), self.chat.model.why or tr("model.none"))
             self.open_settings()
             return
         self.input.clear()
@@ -781,10 +783,10 @@ class MainWindow(QMainWindow):
         if self.chat is None:
             return
         if getattr(self, "is_demo", False):
-            self.statusBar().showMessage("回放模型只能按录制的剧情演，不能重来；接真模型的对话可以。", 8000)
+            self.statusBar().showMessage(tr("demo.no.regen"), 8000)
             return
         if self.chat.tree.latest("user") is None:
-            self.statusBar().showMessage("还没有可以重来的一拍。", 6000)
+            self.statusBar().showMessage(tr("regen.none"), 6000)
             return
         chat = self.chat
         self._run(lambda: chat.regenerate(ask=self._ask, on_event=self._on_event))
@@ -806,10 +808,10 @@ class MainWindow(QMainWindow):
         try:
             self.chat.edit_state(state)
         except OSError as e:
-            QMessageBox.critical(self, "梨园", f"账本没存上：{e}")
+            QMessageBox.critical(self, tr("app.title"), tr("err.ledger.save", error=e))
             return
         self.refresh_state()
-        self.statusBar().showMessage("账本已更新（追加了一份你写的快照，下一拍起生效）", 6000)
+        self.statusBar().showMessage(tr("ledger.updated"), 6000)
 
     # -- branches, inspector, summaries (issue 7) -----------------------------------------------------------
     def _branches_changed(self, focus: Optional[str] = None) -> None:
@@ -932,7 +934,7 @@ class MainWindow(QMainWindow):
         if chat is None or self.busy:
             return
         if isinstance(chat.model, _NoModel):
-            QMessageBox.information(self, "梨园", chat.model.why or "还没有配置模型。")
+            QMessageBox.information(self, tr("app.title"), chat.model.why or tr("model.none"))
             return
         # the edited message is on screen: look in the shown page only (older pages are built lazily)
         idx = next((i for i in range(len(self._items) - 1, self._shown_from - 1, -1) if self._items[i]["id"] == entry_id), None)
@@ -955,7 +957,7 @@ class MainWindow(QMainWindow):
             return None
         except Exception as e:  # a look at the record must never take the window down
             log.exception("inspect_beat failed")
-            self.statusBar().showMessage(f"{tr('inspect.title')}：{type(e).__name__}: {e}", 8000)
+            self.statusBar().showMessage(f"{tr('inspect.title')}{tr('sep.colon')}{type(e).__name__}: {e}", 8000)
             return None
         beat = next((it.get("beat") for it in self._items if it["id"] == entry_id), None)
         title = tr("inspect.title") + (f" · {tr('nav.beat', n=beat)}" if beat else "")
@@ -997,9 +999,9 @@ class _NoModel:
 
     def __init__(self, why: str):
         self.why = why
-        self.name = "未配置模型"
+        self.name = tr("model.none.name")
 
     async def complete(self, request, on_delta=None):
         from ..core.llm.types import ModelError
 
-        raise ModelError("no_model", self.why or "还没有配置模型：打开「设置」添加一个服务商。")
+        raise ModelError("no_model", self.why or tr("model.none.settings"))

@@ -24,30 +24,36 @@ def ledger_html(state: WorldState, applied: list[str], warnings: list[str], sour
     e = html.escape
     out = ["<style>td{padding:2px 6px;vertical-align:top} th{text-align:left;padding:2px 6px;color:#555}"
            " h4{margin:10px 0 4px 0;color:#345} .w{color:#a15c00} .dim{color:#888}</style>"]
-    out.append(f"<p><b>时间</b>：{e(state.time) or '<span class=dim>未记</span>'}<br><b>地点</b>：{e(state.location) or '<span class=dim>未记</span>'}</p>")
+    colon, unset = tr("sep.colon"), f"<span class=dim>{tr('ledger.unset')}</span>"
+    out.append(f"<p><b>{tr('ledger.time')}</b>{colon}{e(state.time) or unset}<br>"
+               f"<b>{tr('ledger.place')}</b>{colon}{e(state.location) or unset}</p>")
     if state.characters:
-        out.append("<h4>人物</h4><table><tr><th>名字</th><th>好感</th><th>状态</th><th>所在</th><th>备注</th></tr>")
+        heads = "".join(f"<th>{tr(k)}</th>" for k in ("ledger.col.name", "ledger.col.affinity", "ledger.col.status",
+                                                       "ledger.col.at", "ledger.col.notes"))
+        out.append(f"<h4>{tr('ledger.characters')}</h4><table><tr>{heads}</tr>")
         for name, c in state.characters.items():
-            where = "在场" if c.at and c.at == state.location else (e(c.at) if c.at else "")
+            where = tr("ledger.here") if c.at and c.at == state.location else (e(c.at) if c.at else "")
             out.append(f"<tr><td>{e(name)}</td><td>{c.affinity}</td><td>{e(c.status)}</td><td>{where}</td><td>{e(c.notes)}</td></tr>")
         out.append("</table>")
     if state.inventory:
-        out.append("<h4>物品</h4>" + "<br>".join(e(i) for i in state.inventory))
+        out.append(f"<h4>{tr('ledger.items')}</h4>" + "<br>".join(e(i) for i in state.inventory))
     if state.flags:
-        out.append("<h4>标记</h4><table>" + "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in state.flags.items()) + "</table>")
+        out.append(f"<h4>{tr('ledger.flags')}</h4><table>" + "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in state.flags.items()) + "</table>")
     if state.plot_threads:
-        out.append("<h4>剧情线</h4>" + "<br>".join(f"「{e(t)}」" for t in state.plot_threads))
+        out.append(f"<h4>{tr('ledger.threads')}</h4>" + "<br>".join(tr("quote", text=e(t)) for t in state.plot_threads))
     r = state.roster
     if r is not None:
-        out.append("<h4>登场名录</h4>")
-        for label, table in (("人物", r.characters), ("地点", r.places), ("物品", r.items), ("剧情线", r.events)):
+        out.append(f"<h4>{tr('ledger.roster')}</h4>")
+        for label, table in ((tr("ledger.characters"), r.characters), (tr("ledger.places"), r.places),
+                             (tr("ledger.items"), r.items), (tr("ledger.threads"), r.events)):
             if table:
-                out.append(f"<b>{label}</b>：" + "、".join(f"{e(k)}<span class=dim>（{e(v)}）</span>" if v else e(k) for k, v in table.items()) + "<br>")
+                out.append(f"<b>{label}</b>{colon}" + tr("sep.list").join(
+                    f"{e(k)}<span class=dim>{tr('paren', text=e(v))}</span>" if v else e(k) for k, v in table.items()) + "<br>")
     if applied:
-        who = "你" if source == "user" else "场记"
-        out.append(f"<h4>{who}最近一次记账</h4>" + "<br>".join(e(a) for a in applied))
+        who = tr("ledger.applied.user") if source == "user" else tr("ledger.applied.scribe")
+        out.append(f"<h4>{who}</h4>" + "<br>".join(e(a) for a in applied))
     if warnings:
-        out.append("<h4 class=w>场记告警</h4>" + "<br>".join(f"<span class=w>{e(w)}</span>" for w in warnings))
+        out.append(f"<h4 class=w>{tr('ledger.warnings')}</h4>" + "<br>".join(f"<span class=w>{e(w)}</span>" for w in warnings))
     return "".join(out)
 
 
@@ -115,10 +121,12 @@ class StatePane(QWidget):
             data = json.loads(self.editor.toPlainText())
             state = WorldState.model_validate(data)
         except json.JSONDecodeError as e:
-            self.error.setText(f"不是合法的 JSON：第 {e.lineno} 行第 {e.colno} 列，{e.msg}")
+            self.error.setText(tr("ledger.err.json", line=e.lineno, col=e.colno, msg=e.msg))
             return
         except ValidationError as e:
-            self.error.setText("账本格式不对：" + "；".join(f"{'.'.join(map(str, x['loc']))}：{x['msg']}" for x in e.errors()[:4]))
+            colon = tr("sep.colon")
+            self.error.setText(tr("ledger.err.format", errors=tr("sep.semi").join(
+                f"{'.'.join(map(str, x['loc']))}{colon}{x['msg']}" for x in e.errors()[:4])))
             return
         register_roster(state)
         self._set_editing(False)

@@ -57,6 +57,7 @@ async def test_demo_plays_through_the_window(qtbot):
     assert win.chat is not None and win.input.toPlainText().startswith("我把湿透的外衣")
     r1 = await play_beat(win)
     assert r1.sealed
+    assert win.send_btn.isEnabled()  # the next demo line is in the box and Send works (it stayed grey before)
     # the draft pane showed the draft and the sealed status
     assert win.draft_pane.draft.toPlainText() == r1.final
     assert "已收笔" in win.draft_pane.status.text()
