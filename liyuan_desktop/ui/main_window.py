@@ -234,7 +234,11 @@ class MainWindow(QMainWindow):
             w["last_chat"] = self.chat_ref.dir
         self.settings.window = w
         try:
-            save_settings(self.settings)
+            # only the window part is this method's: the rest comes from the file as it is now, so settings edited
+            # by hand (or by another window) while the app ran are not overwritten on exit
+            on_disk = load_settings()
+            on_disk.window = w
+            save_settings(on_disk)
         except OSError as e:
             log.warning("could not save settings: %s", e)
 
@@ -367,9 +371,11 @@ class MainWindow(QMainWindow):
             return False
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
+        typed_before = self.input.toPlainText() if self.chat_ref is None else ""
         self.chat, self.chat_ref = chat_obj, chat
         self.is_demo = is_demo
-        self.input.setPlainText(self._inputs.get(chat.dir, ""))
+        # each chat keeps its own unsent words; words typed before any chat was open go to the first one opened
+        self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
         self._after_open()
         for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
             self.statusBar().showMessage(w, 8000)

@@ -371,3 +371,22 @@ async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
     assert card_scripts_allowed(win.chat.card)
     win.scripts_action.trigger()
     assert "StatusPlaceHolderImpl" in shown()
+
+
+async def test_closing_keeps_settings_edited_meanwhile_and_typed_words(qtbot):
+    """Closing writes only the window part of settings.json (a hand edit made while the app ran survives), and
+    words typed before any chat was open go into the first chat opened."""
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    win.input.setPlainText("我先写好的一句话")
+    ref = library.ensure_demo_card()
+    d = library.new_chat_dir(ref, "先写后开")
+    Chat.create(d, ref.load(), ReplayModel(actor=[]))
+    assert win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d)))
+    assert win.input.toPlainText() == "我先写好的一句话"
+    edited = S.load_settings()
+    edited.theme = "dark"
+    S.save_settings(edited)  # changed on disk while the window is open
+    win.save_window_state()
+    after = S.load_settings()
+    assert after.theme == "dark" and after.window.get("last_chat") == win.chat_ref.dir
