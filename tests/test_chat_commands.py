@@ -236,3 +236,34 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
     assert not chat.needs_scribe and r.final == "一。" and "时间：夜" in r.state
     on_disk = SessionTree.open(chat.tree.path)
     assert on_disk.latest("assistant").text == "一。" and on_disk.latest("rp-state").state["time"] == "夜"
+
+
+async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeypatch):
+    import errno
+
+    import pytest
+
+    from liyuan_desktop.core.chat import BeatSaveError
+
+    monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
+    edit = {"tool_calls": [{"name": "write", "arguments": {"path": "001-雨夜.md", "content": "雨夜。\n"}}]}
+    done = {"content": "写好了第一章。"}
+    model = ReplayModel(actor=[edit, done], scribe=['{"patch": {"time": "雨夜"}}'])
+    chat = Chat.create(tmp_path / "home" / "c", load_card(DEMO_CARD), model, mode="agent")
+    real = chat.tree.commit
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] == 2:  # 1: the words, 2: the turn
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real()
+
+    chat.tree.commit = flaky
+    with pytest.raises(BeatSaveError):
+        await chat.send("写第一章")
+    assert chat.needs_scribe and chat.history_log.checkpoints() == []
+    chat.tree.commit = real
+    r = await chat.finish_pending()
+    assert r.checkpoint is not None and chat.history_log.checkpoints()
+    assert chat.current_state().time == "雨夜" and not chat.needs_scribe

@@ -796,24 +796,22 @@ class Chat:
 
     @property
     def needs_scribe(self) -> bool:
-        """A sealed beat was saved late (after :meth:`retry_save`) and its ledger is still to be kept."""
-        return getattr(self, "_pending_scribe", None) is not None
+        """A beat (or agent turn) was saved late (after :meth:`retry_save`) and what follows saving — the scribe's
+        ledger, an agent turn's checkpoint — is still to be done."""
+        return getattr(self, "_pending_finish", None) is not None
 
     async def finish_pending(self, on_event: Optional[EventSink] = None) -> BeatResult:
-        """Run the scribe (and compaction) for the beat whose save failed and was retried, exactly as the beat
-        would have. Raises ValueError when nothing is pending, OSError when the disk refuses again."""
-        pending = getattr(self, "_pending_scribe", None)
+        """Do for the beat whose save failed and was retried what the beat would have done next: the scribe and
+        compaction (role-play), the checkpoint and the scribe over changed chapters (agent mode). Its events go to
+        the beat's own ``on_event`` (the parameter is accepted for symmetry with the other commands). Raises
+        ValueError when nothing is pending, OSError when the disk refuses again."""
+        pending = getattr(self, "_pending_finish", None)
         if pending is None:
             raise ValueError("没有等着记账的一拍")
         if self.tree._pending:
             self.retry_save()
-        result, state, user_text, final, actor_ops = pending
-        self._pending_scribe = None
-        await self._scribe(result, state, user_text, final, on_event, actor_ops)
-        await self.maybe_compact(on_event)
-        self._account(result)
-        self._emit(on_event, BeatFinished(outcome="sealed", final=final, sealed=True, message="补记账"))
-        return result
+        self._pending_finish = None
+        return await pending()
 
     async def _run_loop(self, inp: BeatInput, max_rounds: Optional[int]) -> Any:
         """Run one beat loop (Stop reaches it through :meth:`stop`) and record its asks on the tree."""
@@ -940,11 +938,22 @@ class Chat:
         if out.outcome == "discussed":
             result.final = out.final
             tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+
+        async def after_save() -> BeatResult:
+            self._calibrate(messages, out, inp)
+            return await self._agent_after_save(result, out, state, user_text, user_entry, story, on_event)
+
         try:
             tree.commit()
         except OSError as e:
+            self._pending_finish = after_save  # checkpoint and scribe once the turn is saved (finish_pending)
             raise BeatSaveError(result, e) from e
-        self._calibrate(messages, out, inp)
+        return await after_save()
+
+    async def _agent_after_save(self, result: BeatResult, out: Any, state: WorldState, user_text: str, user_entry: Any,
+                                story: Any, on_event: Optional[EventSink]) -> BeatResult:
+        """An agent turn once it is on disk: the checkpoint of the chapter files, the scribe over changed chapters,
+        compaction, accounting, BeatFinished."""
         cp = self.history_log.commit(author="agent", message=user_text, turn_id=user_entry.id if user_entry else None,
                                      aborted=out.outcome not in ("discussed",))
         result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
@@ -1029,7 +1038,14 @@ class Chat:
             tree.commit()  # the beat is on disk (fsync) before the scribe runs
         except OSError as e:
             if out.sealed:  # the scribe runs once the beat is saved (finish_pending, after retry_save)
-                self._pending_scribe = (result, state, user_text, out.final, actor_ops)
+                async def after_save() -> BeatResult:
+                    await self._scribe(result, state, user_text, out.final, on_event, actor_ops)
+                    await self.maybe_compact(on_event)
+                    self._account(result)
+                    self._emit(on_event, BeatFinished(outcome="sealed", final=out.final, sealed=True, message="补记账"))
+                    return result
+
+                self._pending_finish = after_save
             raise BeatSaveError(result, e) from e
         self._calibrate(messages, out, inp)
         if out.sealed:
