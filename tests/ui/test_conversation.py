@@ -15,19 +15,7 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from liyuan_desktop.ui.conversation import ConversationView
-
-
-def js(qtbot, view: ConversationView, script: str, timeout: int = 10000):
-    """Evaluate ``script`` in the page and return its result (after everything queued before it)."""
-    box: list = []
-    view.eval_js(script, box.append)
-    qtbot.waitUntil(lambda: bool(box), timeout=timeout)
-    return box[0]
-
-
-def js_json(qtbot, view: ConversationView, expr: str):
-    """Evaluate ``expr`` in the page and return it through JSON (objects and arrays come back as Python values)."""
-    return json.loads(js(qtbot, view, f"JSON.stringify({expr})"))
+from uihelpers import view_js as js, view_json as js_json
 
 
 def js_until(qtbot, view: ConversationView, script: str, pred, timeout: float = 5.0):

@@ -10,70 +10,18 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 
 import pytest
 from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from liyuan_desktop.ui.conversation import ConversationView, web_dir
-
-
-def js(qtbot, view, script, timeout=10000):
-    box: list = []
-    view.eval_js(script, box.append)
-    qtbot.waitUntil(lambda: bool(box), timeout=timeout)
-    return box[0]
-
-
-def js_json(qtbot, view, expr):
-    return json.loads(js(qtbot, view, f"JSON.stringify({expr})"))
-
-
-def wait_js(qtbot, view, expr, pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while True:
-        value = js_json(qtbot, view, expr)
-        if pred(value):
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out; last value of {expr!r}: {value!r}")
-        qtbot.wait(30)
-
-
-def probe(qtbot, view, name, selector, pred=lambda v: v is not None, timeout=10.0):
-    end = time.monotonic() + timeout
-    while True:
-        pid = js(qtbot, view, f"liyuan.probeFrame({json.dumps(name)}, {json.dumps(selector)})")
-        try:
-            value = wait_js(qtbot, view, f"liyuan.probeResult({json.dumps(pid)}) === undefined ? null : "
-                                         f"{{v: liyuan.probeResult({json.dumps(pid)})}}", lambda v: v is not None,
-                            timeout=1.0)["v"]
-        except AssertionError:
-            value = None
-        if value is not None and pred(value):
-            return value
-        if time.monotonic() > end:
-            logs = js_json(qtbot, view, "liyuan.frameLogs()")
-            raise AssertionError(f"timed out; last {selector!r} in {name}: {value!r}; frame logs {logs!r}")
-        qtbot.wait(50)
-
-
-def reports(qtbot, view, name=None):
-    out = js_json(qtbot, view, "liyuan.frameReports()")
-    return [r["data"] for r in out if name is None or r["name"] == name]
-
-
-def wait_report(qtbot, view, name, pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while True:
-        hits = [r for r in reports(qtbot, view, name) if pred(r)]
-        if hits:
-            return hits[-1]
-        if time.monotonic() > end:
-            logs = js_json(qtbot, view, "liyuan.frameLogs()")
-            raise AssertionError(f"no matching report from {name}; got {reports(qtbot, view, name)!r}; logs {logs!r}")
-        qtbot.wait(30)
+from uihelpers import frame_reports as reports
+from uihelpers import probe_frame as probe
+from uihelpers import view_js as js
+from uihelpers import view_json as js_json
+from uihelpers import wait_frame_report as wait_report
+from uihelpers import wait_view as wait_js
 
 
 def frame_info(qtbot, view, name):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -19,67 +18,15 @@ from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from liyuan_desktop.ui.conversation import ConversationView
+from uihelpers import frame_reports as reports
+from uihelpers import probe_frame as probe
+from uihelpers import view_js as js
+from uihelpers import view_json as js_json
+from uihelpers import wait_frame_report as wait_report
+from uihelpers import wait_view as wait_js
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 LILI = FIXTURES / "statusbars" / "mvu-example-lili-classic.html"
-
-
-def js(qtbot, view, script, timeout=10000):
-    box: list = []
-    view.eval_js(script, box.append)
-    qtbot.waitUntil(lambda: bool(box), timeout=timeout)
-    return box[0]
-
-
-def js_json(qtbot, view, expr):
-    return json.loads(js(qtbot, view, f"JSON.stringify({expr})"))
-
-
-def wait_js(qtbot, view, expr, pred, timeout=10.0):
-    """Evaluate ``expr`` (through JSON) until ``pred(value)``; return the value."""
-    end = time.monotonic() + timeout
-    while True:
-        value = js_json(qtbot, view, expr)
-        if pred(value):
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out; last value of {expr!r}: {value!r}")
-        qtbot.wait(30)
-
-
-def probe(qtbot, view, name, selector, pred=lambda v: v is not None, timeout=10.0):
-    """The textContent of ``selector`` inside frame ``name`` (a host <-> frame postMessage round trip)."""
-    end = time.monotonic() + timeout
-    while True:
-        pid = js(qtbot, view, f"liyuan.probeFrame({json.dumps(name)}, {json.dumps(selector)})")
-        try:  # a probe sent before the frame's shim listens is lost: ask again
-            value = wait_js(qtbot, view, f"liyuan.probeResult({json.dumps(pid)}) === undefined ? null : "
-                                         f"{{v: liyuan.probeResult({json.dumps(pid)})}}", lambda v: v is not None,
-                            timeout=1.0)["v"]
-        except AssertionError:
-            value = None
-        if value is not None and pred(value):
-            return value
-        if time.monotonic() > end:
-            logs = js_json(qtbot, view, "liyuan.frameLogs()")
-            raise AssertionError(f"timed out; last {selector!r} in {name}: {value!r}; frame logs {logs!r}")
-        qtbot.wait(50)
-
-
-def reports(qtbot, view, name=None):
-    out = js_json(qtbot, view, "liyuan.frameReports()")
-    return [r["data"] for r in out if name is None or r["name"] == name]
-
-
-def wait_report(qtbot, view, name, pred, timeout=10.0):
-    end = time.monotonic() + timeout
-    while True:
-        hits = [r for r in reports(qtbot, view, name) if pred(r)]
-        if hits:
-            return hits[-1]
-        if time.monotonic() > end:
-            raise AssertionError(f"no matching report from {name}; got {reports(qtbot, view, name)!r}")
-        qtbot.wait(30)
 
 
 def close(view):
