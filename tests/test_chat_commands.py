@@ -23,6 +23,23 @@ def read() -> dict:
     return {"tool_calls": [{"name": "draft_read", "arguments": {}}]}
 
 
+def fail_commit(chat: Chat, n: int):
+    """Make the chat's ``n``-th session write from now fail as a full disk would; returns the real commit."""
+    import errno
+
+    real = chat.tree.commit
+    calls = {"n": 0}
+
+    def flaky():
+        calls["n"] += 1
+        if calls["n"] == n:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real()
+
+    chat.tree.commit = flaky
+    return real
+
+
 async def test_regenerate_makes_a_sibling_reply(tmp_path):
     model = ReplayModel(actor=[write("第一种。"), seal(), write("第二种。"), seal()],
                         scribe=['{"patch": {"flags": {"版本": "一"}}}', '{"patch": {"flags": {"版本": "二"}}}'])
@@ -188,16 +205,7 @@ async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_r
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    real = chat.tree.commit
-    calls = {"n": 0}
-
-    def flaky():
-        calls["n"] += 1
-        if calls["n"] == 3:  # 1: the words, 2: the beat and reply, 3: the scribe's snapshot
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real()
-
-    chat.tree.commit = flaky
+    real = fail_commit(chat, 3)  # 1: the words, 2: the beat and reply, 3: the scribe's snapshot
     with pytest.raises(BeatSaveError) as ei:
         await chat.send("你好")
     assert ei.value.stage == "ledger" and "本拍的正文已经保存" in str(ei.value)
@@ -217,16 +225,7 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    real = chat.tree.commit
-    calls = {"n": 0}
-
-    def flaky():
-        calls["n"] += 1
-        if calls["n"] == 2:  # 1: the words, 2: the beat and its reply
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real()
-
-    chat.tree.commit = flaky
+    real = fail_commit(chat, 2)  # 1: the words, 2: the beat and its reply
     with pytest.raises(BeatSaveError) as ei:
         await chat.send("你好")
     assert ei.value.stage == "beat" and chat.needs_scribe
@@ -250,16 +249,7 @@ async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeyp
     done = {"content": "写好了第一章。"}
     model = ReplayModel(actor=[edit, done], scribe=['{"patch": {"time": "雨夜"}}'])
     chat = Chat.create(tmp_path / "home" / "c", load_card(DEMO_CARD), model, mode="agent")
-    real = chat.tree.commit
-    calls = {"n": 0}
-
-    def flaky():
-        calls["n"] += 1
-        if calls["n"] == 2:  # 1: the words, 2: the turn
-            raise OSError(errno.ENOSPC, "No space left on device")
-        real()
-
-    chat.tree.commit = flaky
+    real = fail_commit(chat, 2)  # 1: the words, 2: the turn
     with pytest.raises(BeatSaveError):
         await chat.send("写第一章")
     assert chat.needs_scribe and chat.history_log.checkpoints() == []
