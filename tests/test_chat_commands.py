@@ -197,8 +197,6 @@ async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches
 
 
 async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_rest(tmp_path):
-    import errno
-
     import pytest
 
     from liyuan_desktop.core.chat import BeatSaveError
@@ -217,8 +215,6 @@ async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_r
 
 
 async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
-    import errno
-
     import pytest
 
     from liyuan_desktop.core.chat import BeatSaveError
@@ -238,8 +234,6 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
 
 
 async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeypatch):
-    import errno
-
     import pytest
 
     from liyuan_desktop.core.chat import BeatSaveError
