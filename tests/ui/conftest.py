@@ -69,3 +69,19 @@ def qloop(qapp):
         loop.run_until_complete(loop.shutdown_asyncgens())
         loop.close()
         asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def view(qtbot):
+    """A shown 800x600 conversation view whose page and channel are up (closed and deleted afterwards)."""
+    from liyuan_desktop.ui.conversation import ConversationView
+    from uihelpers import close_view
+
+    v = ConversationView()
+    v.resize(800, 600)
+    v.show()
+    try:
+        qtbot.waitUntil(lambda: v.is_ready(), timeout=20000)
+        yield v
+    finally:
+        close_view(v)

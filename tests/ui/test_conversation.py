@@ -11,10 +11,10 @@ import json
 import time
 
 import pytest
-from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 
 from liyuan_desktop.ui.conversation import ConversationView
+from uihelpers import close_view
 from uihelpers import view_js as js, view_json as js_json
 
 
@@ -40,26 +40,6 @@ def _detach_webengine_about_to_quit():
     app = QApplication.instance()
     if app is not None:
         app.aboutToQuit.disconnect()
-
-
-def close(view: ConversationView) -> None:
-    """Close and really delete the view (its page goes with it before the web profile is released)."""
-    view.close()
-    view.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-
-
-@pytest.fixture
-def view(qtbot):
-    """A shown 800x600 conversation view whose page and channel are up."""
-    v = ConversationView()
-    v.resize(800, 600)
-    v.show()
-    try:
-        qtbot.waitUntil(lambda: v.is_ready(), timeout=20000)
-        yield v
-    finally:
-        close(v)
 
 
 def item(i, role, text, beat=1, **kw):
@@ -290,7 +270,7 @@ def test_calls_before_load_are_queued_banner_and_theme(qtbot):
     try:
         _queued_calls(qtbot, view)
     finally:
-        close(view)
+        close_view(view)
 
 
 def _queued_calls(qtbot, view: ConversationView) -> None:

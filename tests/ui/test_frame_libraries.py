@@ -12,10 +12,8 @@ import json
 import logging
 
 import pytest
-from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QApplication
 
-from liyuan_desktop.ui.conversation import ConversationView, web_dir
+from liyuan_desktop.ui.conversation import web_dir
 from uihelpers import frame_reports as reports
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
@@ -27,20 +25,6 @@ from uihelpers import wait_view as wait_js
 def frame_info(qtbot, view, name):
     return js_json(qtbot, view, f"(function(){{var f=document.getElementById({json.dumps(name)});"
                                 f"return {{libs: f.dataset.libs, size: f.srcdoc.length}};}})()")
-
-
-@pytest.fixture
-def view(qtbot):
-    v = ConversationView()
-    v.resize(800, 600)
-    v.show()
-    try:
-        qtbot.waitUntil(lambda: v.is_ready(), timeout=20000)
-        yield v
-    finally:
-        v.close()
-        v.deleteLater()
-        QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
 
 
 def item(i, text, role="assistant", **kw):

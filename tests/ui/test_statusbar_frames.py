@@ -14,10 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent
-from PySide6.QtWidgets import QApplication
 
-from liyuan_desktop.ui.conversation import ConversationView
 from uihelpers import frame_reports as reports
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
@@ -27,24 +24,6 @@ from uihelpers import wait_view as wait_js
 
 FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 LILI = FIXTURES / "statusbars" / "mvu-example-lili-classic.html"
-
-
-def close(view):
-    view.close()
-    view.deleteLater()
-    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
-
-
-@pytest.fixture
-def view(qtbot):
-    v = ConversationView()
-    v.resize(800, 600)
-    v.show()
-    try:
-        qtbot.waitUntil(lambda: v.is_ready(), timeout=20000)
-        yield v
-    finally:
-        close(v)
 
 
 def item(i, text, role="assistant", **kw):

@@ -99,3 +99,13 @@ def wait_frame_report(qtbot: Any, view: Any, name: str, pred: Callable[[Any], bo
             logs = view_json(qtbot, view, "liyuan.frameLogs()")
             raise AssertionError(f"no matching report from {name}; got {frame_reports(qtbot, view, name)!r}; logs {logs!r}")
         qtbot.wait(30)
+
+
+def close_view(view: Any) -> None:
+    """Close and really delete a conversation view (its page goes before the web profile is released)."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    view.close()
+    view.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
