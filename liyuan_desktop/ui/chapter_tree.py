@@ -97,6 +97,22 @@ def between_name(before: Optional[str], after: Optional[str], title: str, taken:
     return None
 
 
+
+def selected_key(tree: Any) -> Optional[str]:
+    """The UserRole key of a QTreeWidget's selected top-level item, or None (also when ``tree`` is None)."""
+    items = tree.selectedItems() if tree is not None else []
+    return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+
+
+def select_key(tree: Any, key: str) -> None:
+    """Select and make current the top-level item whose UserRole key is ``key`` (nothing when there is none)."""
+    for i in range(tree.topLevelItemCount()):
+        it = tree.topLevelItem(i)
+        if it.data(0, Qt.ItemDataRole.UserRole) == key:
+            tree.setCurrentItem(it)
+            it.setSelected(True)
+            return
+
 class ChapterEditor(QWidget):
     """One chapter in a QPlainTextEdit. ``open(story, history, name)``; ``save()``; ``dirty``; ``check_disk()``.
     ``saved(name)`` after a save (the file is written and a checkpoint 「编辑 <name>」 made)."""
@@ -421,16 +437,10 @@ class ChapterTreePane(QWidget):
         self._update_buttons()
 
     def selected(self) -> Optional[str]:
-        items = self.list.selectedItems() if hasattr(self, "list") else []
-        return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+        return selected_key(getattr(self, "list", None))
 
     def select(self, name: str) -> None:
-        for i in range(self.list.topLevelItemCount()):
-            it = self.list.topLevelItem(i)
-            if it.data(0, Qt.ItemDataRole.UserRole) == name:
-                self.list.setCurrentItem(it)
-                it.setSelected(True)
-                return
+        select_key(self.list, name)
 
     def _update_buttons(self) -> None:
         ok = self.chat is not None and not self._busy

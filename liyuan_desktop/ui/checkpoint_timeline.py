@@ -30,6 +30,7 @@ from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTex
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPlainTextEdit,
                                QPushButton, QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from .chapter_tree import select_key, selected_key
 from .i18n import tr
 
 MAX_DIFF_LINES = 4000  # per file; the rest is summarised in one line
@@ -289,16 +290,10 @@ class CheckpointTimelinePane(QWidget):
                 + [f"{tr('story.ch.renamed')} {r['from']} → {r['to']}" for r in ch.renamed])
 
     def selected_id(self) -> Optional[str]:
-        items = self.list.selectedItems() if hasattr(self, "list") else []
-        return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
+        return selected_key(getattr(self, "list", None))
 
     def select(self, checkpoint_id: str) -> None:
-        for i in range(self.list.topLevelItemCount()):
-            it = self.list.topLevelItem(i)
-            if it.data(0, Qt.ItemDataRole.UserRole) == checkpoint_id:
-                self.list.setCurrentItem(it)
-                it.setSelected(True)
-                return
+        select_key(self.list, checkpoint_id)
 
     def _selected_changed(self) -> None:
         cid = self.selected_id()
