@@ -1328,6 +1328,11 @@ class Chat:
 
         if self.tokens.observed == 0:
             self._calibrate_from_tree()
+        # asked several times per beat (before sending, after the scribe, for the meter): computed once per state
+        key = (self.tree.leaf_id, len(self.tree.order), self.tokens.ratio, self.context_window, self.mode)
+        cached = getattr(self, "_usage_cache", None)
+        if cached is not None and cached[0] == key:
+            return dict(cached[1])
         h = self.history()
         state = self.current_state()
         injection = build_injection(state, [], self.book.index_titles(), self.language, memory_hint=bool(h.summaries))
@@ -1335,7 +1340,9 @@ class Chat:
         used = (self.tokens.text(system) + self.tokens.messages(h.prompt_messages()) + self.tokens.text(injection)
                 + self.tokens.tools(tool_specs()) + 8)
         window = self.context_window
-        return {"used": used, "window": window, "share": round(used / window, 4) if window else 0.0}
+        out = {"used": used, "window": window, "share": round(used / window, 4) if window else 0.0}
+        self._usage_cache = (key, out)
+        return dict(out)
 
     def summaries(self) -> list[dict[str, Any]]:
         """The relay summaries (前情提要) active on the shown branch, earliest first:
