@@ -311,3 +311,28 @@ def test_summaries_over_their_budget_are_merged_and_cuts_leave_room():
     # a large fixed part: the cut keeps half the room above it, not half the threshold (which it could never reach)
     cut = plan_cut(turns, 4000, 3600, fixed=3000)
     assert [t.beat for t in cut] == [1, 2, 3, 4, 5, 6, 7]
+
+
+async def test_running_token_sums_equal_a_full_count(game, tmp_path):
+    """The history's token estimate is kept as running sums (a beat costs its new messages only); it must equal
+    counting every message of the prompt again — with summaries, and after a revision of the previous reply."""
+    import shutil
+
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    chat = game["chat"]
+    h = chat.history()
+    assert h.summaries and chat._history_tokens(h) == chat.tokens.messages(h.prompt_messages())
+    shutil.copytree(game["dir"], tmp_path / "c")
+    model = ReplayModel(actor=[{"tool_calls": [{"name": "previous_draft_read", "arguments": {}}]},
+                               {"tool_calls": [{"name": "previous_draft_edit", "arguments": {
+                                   "version": 0, "edits": [{"old": "雨还没停。", "new": "雨早就停了，可檐角还在滴水。"}]}}]}],
+                        scribe=[])
+    again = Chat.open(tmp_path / "c", load_card(demo_card_path()), model)
+    again.compaction_share = 0  # this beat only revises the previous reply
+    h = again.history()
+    before = again._history_tokens(h)
+    r = await again.send("把上一拍第一句改一下")
+    assert r.revised_previous
+    h = again.history()
+    assert again._history_tokens(h) == again.tokens.messages(h.prompt_messages()) != before

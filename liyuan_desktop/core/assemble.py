@@ -163,6 +163,7 @@ class HistoryCache:
         self._end_of: dict[str, int] = {}
         self._version = 0
         self._prompt: tuple[int, list[ChatMessage]] = (-1, [])
+        self._psum: list[float] = []  # running token estimates of ``messages`` (see prompt_raw_tokens)
 
     def _flush_user(self) -> None:
         if self._pending_user is not None and not self._beat_seen:
@@ -202,9 +203,11 @@ class HistoryCache:
                     ti, mi = where
                     self.turns[ti].final = e.text
                     self.messages[mi] = ChatMessage(role="assistant", content=e.text)
+                    del self._psum[mi + 1:]
             elif t == "opening":
                 self.opening = e.text
                 self.messages.insert(0, ChatMessage(role="assistant", content=e.text))
+                self._psum = []
                 self._where = {k: (ti, mi + 1) for k, (ti, mi) in self._where.items()}
                 self._end_of = {k: v + 1 for k, v in self._end_of.items()}
                 self._end_of[e.id] = 1
@@ -252,6 +255,22 @@ class HistoryCache:
             out = [ChatMessage(role="user", content=block), *rest]
         self._prompt = (self._version, out)
         return out
+
+
+    def prompt_raw_tokens(self, raw_of: Any) -> float:
+        """The token estimate of :meth:`prompt_messages`, ``raw_of(message)`` summed — kept as running sums over
+        ``messages``, so a beat costs the new messages only, not the whole history (bench/long_session.py)."""
+        ps = self._psum
+        if not ps:
+            ps.append(0.0)
+        for m in self.messages[len(ps) - 1:]:
+            ps.append(ps[-1] + raw_of(m))
+        if not self.summaries:
+            return ps[-1]
+        pm = self.prompt_messages()
+        rest = self.messages[self.cut:]
+        start = self.cut + (1 if rest and rest[0].role == "user" else 0)
+        return raw_of(pm[0]) + ps[-1] - ps[start]
 
 
 def summary_block(texts: list[str]) -> str:

@@ -457,12 +457,12 @@ class Chat:
         budget = int(self.context_window * 0.9)  # room for the reply, the tool calls and the estimate's error
         fixed = self.tokens.text(self._system) + self.tokens.text(user_text) + 1500  # ledger blocks + tool specs
         self.fixed_over = fixed > budget  # the card alone does not fit: trimming history cannot help
-        used = fixed + self.tokens.messages(hist)
+        used = fixed + self._history_tokens(h)
         if used <= budget or not hist:
             return hist
         keep_first = 1 if h.summaries else 0
         k = keep_first
-        while used > budget and k < len(hist) - 2:
+        while used > budget and k < len(hist) - 2:  # O(messages left out); only for a chat over the window
             used -= self.tokens.messages([hist[k]])
             k += 1
         while k < len(hist) and hist[k].role != "user":  # start on a user message so roles still alternate
@@ -1337,12 +1337,16 @@ class Chat:
         state = self.current_state()
         injection = build_injection(state, [], self.book.index_titles(), self.language, memory_hint=bool(h.summaries))
         system = self.agent_system() if self.mode == "agent" else self._system
-        used = (self.tokens.text(system) + self.tokens.messages(h.prompt_messages()) + self.tokens.text(injection)
+        used = (self.tokens.text(system) + self._history_tokens(h) + self.tokens.text(injection)
                 + self.tokens.tools(tool_specs()) + 8)
         window = self.context_window
         out = {"used": used, "window": window, "share": round(used / window, 4) if window else 0.0}
         self._usage_cache = (key, out)
         return dict(out)
+
+    def _history_tokens(self, h: HistoryCache) -> int:
+        """Calibrated tokens of the history as sent, from the history cache's running sums."""
+        return round(h.prompt_raw_tokens(lambda m: self.tokens.raw_messages((m,))) * self.tokens.ratio)
 
     def summaries(self) -> list[dict[str, Any]]:
         """The relay summaries (前情提要) active on the shown branch, earliest first:

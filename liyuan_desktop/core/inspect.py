@@ -36,14 +36,20 @@ def encode_sent(messages: list[ChatMessage], system: str, history: list[ChatMess
     parts: list[Any] = []
     j = 0
     n = len(history)
-    where = {id(h): k for k, h in enumerate(history)}  # history messages are shared objects: find them by identity
-    for i, m in enumerate(messages):
-        if i == 0 and m.role == "system" and m.content == system:
-            parts.append(["sys"])
-            continue
-        k = where.get(id(m))
-        if k is None and j < n and _same(m, history[j]):
-            k = j
+    where: Optional[dict[int, int]] = None  # built only when a message is not the next history message
+    i0 = 1 if messages and messages[0].role == "system" and messages[0].content == system else 0
+    if i0:
+        parts.append(["sys"])
+    # the usual case: the whole history follows as is (list equality compares identical objects in C first)
+    if n and messages[i0:i0 + n] == history:
+        parts.append(["h", 0, n])
+        i0, j = i0 + n, n
+    for m in messages[i0:]:
+        k = j if j < n and (history[j] is m or _same(m, history[j])) else None
+        if k is None and j < n:  # (past the history's end — the new words — nothing to look up)
+            if where is None:  # history messages are shared objects: find them by identity
+                where = {id(h): x for x, h in enumerate(history)}
+            k = where.get(id(m))
         if k is not None:
             if parts and isinstance(parts[-1], list) and parts[-1][0] == "h" and parts[-1][2] == k:
                 parts[-1][2] = k + 1
