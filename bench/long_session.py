@@ -159,7 +159,9 @@ def child_open(directory: Path, trace: bool) -> dict:
     out.update(tree_ms=(t1 - t0) * 1000, chat_open_ms=(t3 - t2) * 1000, page_ms=(t4 - t3) * 1000,
                open_ms=(t4 - t2) * 1000, rss_open_mb=(rss_kb() - base) / 1024, items=len(page),
                entries=len(chat.tree.order))
-    # assembly for the next beat: the first prepare builds the history cache, later ones reuse it
+    # assembly for the next beat: the first prepare builds the history cache, later ones reuse it (a model whose
+    # window holds the whole chat: a 10,000-beat chat is trimmed or compacted on a 64k window, measured elsewhere)
+    chat.context_window = 10**9
     t0 = time.perf_counter()
     chat.prepare(f"{USER}（下一拍）")
     out["prepare_first_ms"] = (time.perf_counter() - t0) * 1000
