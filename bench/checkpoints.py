@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from liyuan_desktop.core.checkpoints import StoryHistory  # noqa: E402
+from liyuan_desktop.core.story.checkpoints import StoryHistory  # noqa: E402
 
 HAN = "雨下到第三天青石板路上的水洼连成了片你推开听雨轩的门檐角铜铃轻响一声柜台后女子抬起头来目光在被浸透肩停瞬随即移开像是什么都没看见"
 

@@ -48,12 +48,12 @@ def write_chat(directory: Path, n: int) -> int:
     """Create a chat folder with ``n`` past beats (see the module doc). Returns the session file's size in bytes.
     Lines are written the way the engine writes them (session._dump of the typed entries)."""
     from liyuan_desktop.core.cards import load_card
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.core.session import (
+    from liyuan_desktop.core.session.tree import (
         AssistantEntry, BeatEntry, CallLog, StateEntry, ToolCallLog, UserEntry, _dump, new_id,
     )
-    from liyuan_desktop.core.state import WorldState, apply_patch
+    from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 
     chat = Chat.create(directory, load_card(CARD), ReplayModel(actor=[]))
     tree = chat.tree
@@ -123,9 +123,9 @@ def child_open(directory: Path, trace: bool) -> dict:
     import tracemalloc
 
     from liyuan_desktop.core.cards import load_card
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.core.session import SessionTree
+    from liyuan_desktop.core.session.tree import SessionTree
 
     card = load_card(CARD)
     model = ReplayModel(actor=[])
@@ -187,7 +187,7 @@ def child_replay(directory: Path, runs: int) -> dict:
     import asyncio
 
     from liyuan_desktop.core.cards import load_card
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
 
     chat = Chat.open(directory, load_card(CARD), script(runs + 1))
     # a model whose window holds the whole chat: this measures the beat's own overhead; compaction of a chat
@@ -221,7 +221,7 @@ def child_ui(directory: Path) -> dict:
 
     from liyuan_desktop.core import settings as S
     from liyuan_desktop.core.cards import load_card
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
     from liyuan_desktop.ui.main_window import MainWindow
 

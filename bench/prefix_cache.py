@@ -49,7 +49,7 @@ def common_prefix(a: str, b: str) -> int:
 
 async def run(beats: int, window: int, share: float, first: int) -> dict:
     from liyuan_desktop.core.cards import load_card
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
 
     os.environ.setdefault("LIYUAN_HOME", tempfile.mkdtemp(prefix="liyuan-bench-"))
     model = SyntheticModel(context_window=window)

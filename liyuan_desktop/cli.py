@@ -21,11 +21,11 @@ from typing import Any, Optional
 
 from . import __version__
 from .core.cards import Card, CardError, load_card
-from .core.chat import BeatResult, Chat
-from .core.events import AskAnswer, AskRequest
+from .core.chat.facade import BeatResult, Chat
+from .core.beat.events import AskAnswer, AskRequest
 from .core.llm.types import ChatModel
 from .core.paths import chat_dir, demo_card_path, demo_replay_path, sample_cards_dir
-from .core.session import SessionError
+from .core.session.tree import SessionError
 
 
 async def _readline() -> str:
@@ -370,7 +370,7 @@ async def _run_chat(args: argparse.Namespace) -> int:
             chat_name = args.chat or "默认"
         preset = None
         if args.preset:
-            from .core.presets import PresetError, load_installed_preset, load_preset
+            from .core.prompt.presets import PresetError, load_installed_preset, load_preset
 
             try:
                 preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
@@ -378,7 +378,7 @@ async def _run_chat(args: argparse.Namespace) -> int:
                 raise ValueError(str(e)) from None
         d = chat_dir(card.name, chat_name)
         for w in args.world or []:  # chat-level world info: a copy in the chat folder
-            from .core.lorebook import Lorebook
+            from .core.lore.lorebook import Lorebook
 
             wpath = Path(w)
             try:
@@ -390,7 +390,7 @@ async def _run_chat(args: argparse.Namespace) -> int:
         chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
                 else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
         if args.allow_card_scripts:
-            from .core.regex_scripts import scripts_from_card
+            from .core.cards.regex_scripts import scripts_from_card
 
             chat.scripts = scripts_from_card(card.raw)
         if chat.prompter is not None and not json_mode:
@@ -453,7 +453,7 @@ async def _run_chat(args: argparse.Namespace) -> int:
             print(f"liyuan: {e}", file=sys.stderr)
             return 2
         except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
-            from .core.chat import BeatSaveError
+            from .core.chat.facade import BeatSaveError
 
             print(f"liyuan: {e.strerror or e}", file=sys.stderr)
             if not isinstance(e, BeatSaveError):
@@ -496,7 +496,7 @@ def _chat_folder(spec: str) -> Path:
 
 def _story(args: argparse.Namespace) -> int:
     """``liyuan story checkpoints|restore|export``."""
-    from .core.checkpoints import StoryHistory
+    from .core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
         print("liyuan: 用法：liyuan story checkpoints|restore|export CHAT …", file=sys.stderr)
@@ -526,7 +526,7 @@ def _story(args: argparse.Namespace) -> int:
                 _out(f"已恢复到 {target.id}（新检查点 {new.id}；对话没动）")
                 return 0
             # 撤销本轮 (seed 000): files AND conversation back to before the turn that ended in this checkpoint
-            from .core.session import SessionTree
+            from .core.session.tree import SessionTree
 
             tree = SessionTree.open(d / "session.jsonl")
             turn = target.turnId
@@ -544,9 +544,9 @@ def _story(args: argparse.Namespace) -> int:
             _out(f"已撤销那一轮：正文回到 {before.id}（新检查点 {new.id}），对话也回到了那一轮之前")
             return 0
         if args.story_cmd == "export":
-            from .core import book_export
+            from .core.story import export as book_export
 
-            from .core.session import SessionTree
+            from .core.session.tree import SessionTree
 
             try:
                 title = SessionTree.open(d / "session.jsonl").header.title or d.name
@@ -568,8 +568,8 @@ def _story(args: argparse.Namespace) -> int:
 
 def _chat_file(args: argparse.Namespace) -> int:
     """``liyuan import-chat`` / ``liyuan export-chat``: SillyTavern .jsonl chats in and out."""
-    from .core.session import SessionTree
-    from .core.st_chat import StChatError, default_chat_name, export_st_chat, read_st_chat, write_session
+    from .core.session.tree import SessionTree
+    from .core.cards.st_chat import StChatError, default_chat_name, export_st_chat, read_st_chat, write_session
 
     try:
         card = _resolve_card(args.card)

@@ -43,9 +43,9 @@ def add_parsers(sub: Any) -> None:
 
 def _open(spec: str) -> Any:
     from .cli import _chat_folder, _resolve_card
-    from .core.chat import Chat
+    from .core.chat.facade import Chat
     from .core.llm.replay import ReplayModel
-    from .core.session import SessionTree
+    from .core.session.tree import SessionTree
 
     d = _chat_folder(spec)
     header = SessionTree.open(d / "session.jsonl").header
@@ -74,7 +74,7 @@ def _find(chat: Any, prefix: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``branches``/``inspect``/``memory``; returns the exit status."""
-    from .core.session import SessionError
+    from .core.session.tree import SessionError
 
     try:
         chat = _open(args.chat)

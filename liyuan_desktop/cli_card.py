@@ -52,7 +52,7 @@ def _err(msg: str) -> None:
 
 def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
     """The card to export and the image to put it on (None → default image)."""
-    from .core.library import cards_root
+    from .core.cards.library import cards_root
     from .core.paths import safe_name
 
     p = Path(name)
@@ -120,12 +120,12 @@ def run_card(args: argparse.Namespace) -> int:
                     print(f"  错误：{e}")
             return 0
         if cmd == "import":
-            from .core.library import import_card
+            from .core.cards.library import import_card
 
             ref = import_card(args.file)
             from pathlib import Path as _P
 
-            from .core.chat import set_card_scripts_allowed
+            from .core.chat.facade import set_card_scripts_allowed
 
             set_card_scripts_allowed(_P(ref.dir), bool(getattr(args, "allow_scripts", False)))
             print(ref.dir)

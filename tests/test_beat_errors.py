@@ -11,13 +11,13 @@ from typing import Any, Optional
 
 import pytest
 
-from liyuan_desktop.core.beat import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE, MAX_ROUNDS, UNSEALED_NOTICE
+from liyuan_desktop.core.beat.loop import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE, MAX_ROUNDS, UNSEALED_NOTICE
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
-from liyuan_desktop.core.events import AskAnswer, AskRequest, ToolFinished
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.beat.events import AskAnswer, AskRequest, ToolFinished
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatRequest, ChatResponse, ModelError, ToolCall
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD = load_card(ROOT / "cards" / "青梧" / "default_Qingwu.json")

@@ -13,9 +13,9 @@ from helpers import DEMO_CARD
 from sse_server import Reply, ScriptedServer, chunk, sse, sse_reply, usage_chunk
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm import OpenAIChatModel
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 DRAFT = "雨还在下。她抬眼看你：「客官要住店？」"
 

@@ -11,7 +11,7 @@ import sys
 from helpers import ROOT
 
 from liyuan_desktop.core.paths import chat_dir
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:

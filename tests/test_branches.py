@@ -9,9 +9,9 @@ import pytest
 from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import card_from_json, load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 
 def w(text: str) -> dict:

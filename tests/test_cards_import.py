@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from liyuan_desktop.cli_card import add_card_parser, run_card
-from liyuan_desktop.core import library
+from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.cards import (Card, CardError, export_json, export_png, icon_bytes, inspect_card, load_card,
                                        load_card_bytes)
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.session import SessionTree
-from liyuan_desktop.core.state import WorldState, apply_patch
+from liyuan_desktop.core.session.tree import SessionTree
+from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 
 
 def write(text: str, version: int = 0) -> dict:
@@ -125,7 +125,7 @@ async def test_two_asks_in_one_response_are_asked_one_after_the_other(tmp_path):
         await asyncio.sleep(0.02)
         seen.append(req.question)
         open_now.pop()
-        from liyuan_desktop.core.events import AskAnswer
+        from liyuan_desktop.core.beat.events import AskAnswer
         return AskAnswer(answer=req.options[0], by="user")
 
     ask_call = lambda q: {"name": "ask", "arguments": {"question": q, "options": ["甲", "乙"]}}
@@ -158,7 +158,7 @@ async def test_preset_layers_and_after_segments(tmp_path):
 
     import pytest
 
-    from liyuan_desktop.core.presets import load_preset
+    from liyuan_desktop.core.prompt.presets import load_preset
 
     p = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "cards" / "formats" / "openai-preset-Default.json"
     if not p.exists():
@@ -179,7 +179,7 @@ async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches
 
     import pytest
 
-    from liyuan_desktop.core.chat import SessionWriteError
+    from liyuan_desktop.core.chat.facade import SessionWriteError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -199,7 +199,7 @@ async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches
 async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_rest(tmp_path):
     import pytest
 
-    from liyuan_desktop.core.chat import BeatSaveError
+    from liyuan_desktop.core.chat.facade import BeatSaveError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -217,7 +217,7 @@ async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_r
 async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
     import pytest
 
-    from liyuan_desktop.core.chat import BeatSaveError
+    from liyuan_desktop.core.chat.facade import BeatSaveError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -236,7 +236,7 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
 async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeypatch):
     import pytest
 
-    from liyuan_desktop.core.chat import BeatSaveError
+    from liyuan_desktop.core.chat.facade import BeatSaveError
 
     monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
     edit = {"tool_calls": [{"name": "write", "arguments": {"path": "001-雨夜.md", "content": "雨夜。\n"}}]}

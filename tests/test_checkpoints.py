@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core import checkpoints as cpmod
-from liyuan_desktop.core.checkpoints import (
+from liyuan_desktop.core.story import checkpoints as cpmod
+from liyuan_desktop.core.story.checkpoints import (
     Changed,
     Checkpoint,
     CheckpointNotFound,

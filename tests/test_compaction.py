@@ -14,11 +14,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 from synthetic_game import DETAIL_BEAT, SyntheticModel, demo_card_path, play, user_words  # noqa: E402
 
 from liyuan_desktop.core.cards import load_card  # noqa: E402
-from liyuan_desktop.core.chat import Chat  # noqa: E402
+from liyuan_desktop.core.chat.facade import Chat  # noqa: E402
 from liyuan_desktop.core.llm.types import ModelError  # noqa: E402
-from liyuan_desktop.core.memory import MemoryDoc, MemoryIndex, TurnCost, merge_plan, plan_cut, terms  # noqa: E402
-from liyuan_desktop.core.session import SessionTree  # noqa: E402
-from liyuan_desktop.core.tokens import TokenCounter, estimate  # noqa: E402
+from liyuan_desktop.core.memory.search import MemoryDoc, MemoryIndex, TurnCost, merge_plan, plan_cut, terms  # noqa: E402
+from liyuan_desktop.core.session.tree import SessionTree  # noqa: E402
+from liyuan_desktop.core.prompt.tokens import TokenCounter, estimate  # noqa: E402
 
 WINDOW = 12000
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from liyuan_desktop.core.draft import Draft, DraftError, apply_edits, canon_punct, read_text, search_text
-from liyuan_desktop.core.state import utf16_len
+from liyuan_desktop.core.beat.draft import Draft, DraftError, apply_edits, canon_punct, read_text, search_text
+from liyuan_desktop.core.ledger.state import utf16_len
 
 
 def _refused(fn, *args, code: str, **kw) -> DraftError:

@@ -9,7 +9,7 @@ import sys
 from helpers import DEMO_CARD, ROOT
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 
 sys.path.insert(0, str(ROOT / "bench"))

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 
 from liyuan_desktop.core.cards import card_from_json
-from liyuan_desktop.core.chat import Chat, set_card_scripts_allowed
+from liyuan_desktop.core.chat.facade import Chat, set_card_scripts_allowed
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 
 def _entry(i, title, keys, content, **kw):

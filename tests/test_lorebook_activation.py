@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core import lorebook
-from liyuan_desktop.core.lorebook import (
+from liyuan_desktop.core.lore import lorebook as lorebook
+from liyuan_desktop.core.lore.lorebook import (
     JsRegexUnsupported,
     Lorebook,
     LoreEntry,
@@ -28,7 +28,7 @@ from liyuan_desktop.core.lorebook import (
     merge_books,
     translate_js_regex,
 )
-from liyuan_desktop.core.macros import MacroContext, apply_macros
+from liyuan_desktop.core.prompt.macros import MacroContext, apply_macros
 
 ELDORIA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "cards" / "formats" / "Eldoria.json"
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core import mvu
+from liyuan_desktop.core.ledger import mvu as mvu
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.mvu import (MvuState, apply_mvu_patch, apply_ops, initial_tree, initvar_entries,
+from liyuan_desktop.core.ledger.mvu import (MvuState, apply_mvu_patch, apply_ops, initial_tree, initvar_entries,
                                      load_initvars, merge_initial, parse_update_blocks, strip_update_blocks)
-from liyuan_desktop.core.scribe import (MVU_SYSTEM_SECTION, parse_scribe_mvu, run_scribe, scribe_system_prompt,
+from liyuan_desktop.core.ledger.scribe import (MVU_SYSTEM_SECTION, parse_scribe_mvu, run_scribe, scribe_system_prompt,
                                         scribe_user_text)
-from liyuan_desktop.core.state import WorldState
+from liyuan_desktop.core.ledger.state import WorldState
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 CARDS = FIXTURES / "cards"
@@ -366,9 +366,9 @@ async def test_chat_keeps_the_variable_tree_in_the_snapshot(tmp_path):
     import json as _json
 
     from liyuan_desktop.core.cards import card_from_json
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.core.session import SessionTree
+    from liyuan_desktop.core.session.tree import SessionTree
 
     book = {"entries": [{"id": 0, "comment": "[InitVar]初始变量", "keys": [], "content": _json.dumps({"角色": {"好感": [10, "对用户的好感"]}}, ensure_ascii=False),
                          "enabled": False, "constant": False, "insertion_order": 100, "extensions": {}}]}
@@ -393,7 +393,7 @@ async def test_bar_values_follow_the_branch(tmp_path):
     import json as _json
 
     from liyuan_desktop.core.cards import card_from_json
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
 
     book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": _json.dumps({"好感": 10}),
@@ -426,7 +426,7 @@ async def test_mvu_update_rules_go_to_the_scribe_and_actor_blocks_are_applied_an
     import json as _json
 
     from liyuan_desktop.core.cards import card_from_json
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
 
     book = {"entries": [
@@ -462,7 +462,7 @@ async def test_mvu_update_rules_go_to_the_scribe_and_actor_blocks_are_applied_an
 def test_broken_initvar_is_reported_by_inspect_and_on_opening(tmp_path):
     from liyuan_desktop.core.cards import card_from_json
     from liyuan_desktop.core.cards.inspect import inspect_loaded
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
 
     book = {"entries": [{"id": 0, "comment": "[InitVar]初始化", "keys": [], "content": "a: [1, 2\nb: {c: ",
@@ -481,7 +481,7 @@ async def test_first_snapshot_shows_values_and_variable_changes_are_reported(tmp
     import json as _json
 
     from liyuan_desktop.core.cards import card_from_json
-    from liyuan_desktop.core.chat import Chat
+    from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
 
     book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": _json.dumps({"理": {"好感度": [10, "对你"]}}),
@@ -502,7 +502,7 @@ async def test_first_snapshot_shows_values_and_variable_changes_are_reported(tmp
 
 def test_demo_card_is_repaired_when_a_full_disk_left_it_empty(tmp_path, monkeypatch):
     monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
-    from liyuan_desktop.core import library
+    from liyuan_desktop.core.cards import library as library
     from liyuan_desktop.core.cards import load_card
 
     ref = library.ensure_demo_card()

@@ -9,11 +9,11 @@ from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import card_from_json, load_card
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.panels import (Panel, apply_panel_patch, ledger_context, panels_from_card, panels_with_data,
+from liyuan_desktop.core.ledger.panels import (Panel, apply_panel_patch, ledger_context, panels_from_card, panels_with_data,
                                         render_panel, render_template, scribe_panels)
-from liyuan_desktop.core.scribe import (PANEL_SYSTEM_SECTION, parse_scribe_panels, run_scribe, scribe_system_prompt,
+from liyuan_desktop.core.ledger.scribe import (PANEL_SYSTEM_SECTION, parse_scribe_panels, run_scribe, scribe_system_prompt,
                                         scribe_user_text)
-from liyuan_desktop.core.state import WorldState
+from liyuan_desktop.core.ledger.state import WorldState
 
 BAG = {"id": "行囊", "title": "旅人的行囊", "template": "<p>铜钱 <b>{{data.铜钱}}</b>，{{data.物品}}</p>",
        "data": {"铜钱": 30, "物品": ["油纸伞"], "伤势": {"轻重": "无", "天数": 0}, "已婚": False}}
@@ -123,8 +123,8 @@ async def test_chat_keeps_panel_data_in_the_snapshot(tmp_path):
     """Through a real chat with a test card: the data panel reaches the scribe, its panel_patch lands in the rp-state
     beside the ledger, the next beat's scribe sees the new value, a bad patch is fed back as a warning, and
     current_panels() follows the branch."""
-    from liyuan_desktop.core.chat import Chat
-    from liyuan_desktop.core.session import SessionTree
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.session.tree import SessionTree
 
     raw = {"spec": "chara_card_v3", "spec_version": "3.0",
            "data": {"name": "测", "first_mes": "你好。", "extensions": {"liyuan": {"panels": [BAG, CLOCK]}}}}

@@ -8,9 +8,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from liyuan_desktop.core.macros import MacroContext
+from liyuan_desktop.core.prompt.macros import MacroContext
 from liyuan_desktop.core.paths import chat_dir, home
-from liyuan_desktop.core.personas import (
+from liyuan_desktop.core.cards.personas import (
     Persona,
     PersonaError,
     PersonaStore,

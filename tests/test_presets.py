@@ -13,9 +13,9 @@ import pytest
 
 from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.llm.types import ChatMessage
-from liyuan_desktop.core.macros import MacroContext
-from liyuan_desktop.core.personas import Persona
-from liyuan_desktop.core.presets import (
+from liyuan_desktop.core.prompt.macros import MacroContext
+from liyuan_desktop.core.cards.personas import Persona
+from liyuan_desktop.core.prompt.presets import (
     DepthBlock,
     MacroEnv,
     Preset,

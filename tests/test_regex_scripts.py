@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core.macros import MacroContext
-from liyuan_desktop.core.regex_scripts import (
+from liyuan_desktop.core.prompt.macros import MacroContext
+from liyuan_desktop.core.cards.regex_scripts import (
     Placement,
     RegexScript,
     apply_scripts,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core import session as session_mod
-from liyuan_desktop.core.session import (
+from liyuan_desktop.core.session import tree as session_mod
+from liyuan_desktop.core.session.tree import (
     AssistantEntry, HeaderEntry, OtherEntry, SessionError, SessionTree, UserEntry,
 )
 
@@ -509,7 +509,7 @@ def _varied(tmp_path: Path, n: int = 30) -> SessionTree:
     """A tree with every entry kind and every beat/snapshot field in use: sealed and unsealed beats with calls,
     tool results of any JSON shape, ``sent``, extra keys (``lore_timed``), errors; snapshots with and without
     ``mvu``; revisions, asks, a branch."""
-    from liyuan_desktop.core.session import CallLog, ToolCallLog
+    from liyuan_desktop.core.session.tree import CallLog, ToolCallLog
 
     t, _ids = _basic(tmp_path)
     for i in range(n):

@@ -11,10 +11,10 @@ import pytest
 from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.session import SessionError, SessionTree
-from liyuan_desktop.core.st_chat import (
+from liyuan_desktop.core.session.tree import SessionError, SessionTree
+from liyuan_desktop.core.cards.st_chat import (
     StChatError,
     export_st_chat,
     format_create_date,

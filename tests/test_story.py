@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from helpers import load_golden
-from liyuan_desktop.core.story import (
+from liyuan_desktop.core.story.workspace import (
     AGENT_FILE_TOOLS, READ_MAX_LINES, StoryEditArgs, StoryFolder, StoryPathError, StoryToolError,
     chapter_filename, format_story_index, split_text_into_chapters,
 )
-from liyuan_desktop.core.tools import ToolArgError, parse_args, schema_of
+from liyuan_desktop.core.beat.tools import ToolArgError, parse_args, schema_of
 
 REL = "cards/青梧/对话/局C/正文"
 

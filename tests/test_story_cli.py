@@ -15,11 +15,11 @@ import pytest
 
 from helpers import DEMO_CARD, ROOT
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
-from liyuan_desktop.core.checkpoints import StoryHistory
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.story.checkpoints import StoryHistory
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 
 CHAPTERS = {
     "000-开场.md": "*雨下到第三天。*\n\n「茶是热的。」\n",

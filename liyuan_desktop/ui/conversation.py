@@ -58,8 +58,8 @@ from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineSettings, QWebEng
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMenu, QWidget
 
-from ..core.card_storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
-from ..core.card_trust import card_frames_trusted
+from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
+from ..core.cards.meta import card_frames_trusted
 from .i18n import tr
 
 log = logging.getLogger(__name__)
@@ -866,7 +866,7 @@ def frames_trust_action(window: QWidget, current_chat: Callable[[], Any], view: 
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMessageBox
 
-    from ..core.card_trust import set_card_frames_trusted
+    from ..core.cards.meta import set_card_frames_trusted
 
     act = QAction(tr("frames.trust.action"), window)
     act.setObjectName("framesTrustAction")

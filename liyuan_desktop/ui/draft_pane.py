@@ -246,7 +246,7 @@ class DraftPane(QWidget):
 
     # -- events ---------------------------------------------------------------------------------------------
     def on_event(self, ev: Any) -> None:
-        """Render one engine event (see :mod:`liyuan_desktop.core.events`)."""
+        """Render one engine event (see :mod:`liyuan_desktop.core.beat.events`)."""
         k = getattr(ev, "kind", "")
         if k == "beat_started":
             self.reset()

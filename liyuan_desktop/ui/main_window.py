@@ -22,14 +22,14 @@ from PySide6.QtWidgets import (
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
-from ..core import library
+from ..core.cards import library
 from ..core.cards import CardError
-from ..core.chat import BeatResult, Chat
+from ..core.chat.facade import BeatResult, Chat
 from ..core.llm.replay import ReplayModel
 from ..core.llm.types import ChatModel
-from ..core.session import SessionError
+from ..core.session.tree import SessionError
 from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
-from ..core.state import WorldState
+from ..core.ledger.state import WorldState
 from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
 from .chapter_tree import ChapterTreePane
@@ -350,7 +350,7 @@ class MainWindow(QMainWindow):
             c = card.load()
             self.card_ref = card
             tree_header = None
-            from ..core.session import SessionTree
+            from ..core.session.tree import SessionTree
 
             tree_header = SessionTree.read_header(Path(chat.dir) / "session.jsonl")
             is_demo = bool(getattr(tree_header, "demo", False))
@@ -464,7 +464,7 @@ class MainWindow(QMainWindow):
             model, scribe, why = self._provider_models()
             extra = {}
             if self.settings.persona_name.strip():  # the user's persona from the settings (name + description)
-                from ..core.personas import Persona
+                from ..core.cards.personas import Persona
 
                 extra["persona_obj"] = Persona(name=self.settings.persona_name.strip(), description=self.settings.persona_description)
             Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe, **extra)
@@ -494,8 +494,8 @@ class MainWindow(QMainWindow):
 
     def _ask_scripts(self, ref: library.CardRef) -> None:
         """A card with regex scripts: ask once whether they may run (they change what is shown and sent)."""
-        from ..core.chat import set_card_scripts_allowed
-        from ..core.regex_scripts import scripts_from_card
+        from ..core.chat.facade import set_card_scripts_allowed
+        from ..core.cards.regex_scripts import scripts_from_card
 
         try:
             scripts = scripts_from_card(ref.load().raw)
@@ -510,7 +510,7 @@ class MainWindow(QMainWindow):
 
     def import_prose_dialog(self) -> None:
         """Agent chats: import a folder of .md/.txt chapters or one long .txt split at chapter headings."""
-        from ..core.prose_import import ProseImportError, import_folder, import_long_text
+        from ..core.story.prose_import import ProseImportError, import_folder, import_long_text
 
         if self.chat is None or self.chat.mode != "agent":
             QMessageBox.information(self, tr("app.title"), tr("prose.need.agent"))
@@ -532,7 +532,7 @@ class MainWindow(QMainWindow):
 
     def roleplay_to_agent_clicked(self) -> None:
         """The open role-play chat becomes a new agent chat: opening and finals as chapters, the ledger carried."""
-        from ..core.prose_import import roleplay_to_agent
+        from ..core.story.prose_import import roleplay_to_agent
 
         if self.chat is None or self.chat.mode != "roleplay" or self.card_ref is None:
             QMessageBox.information(self, tr("app.title"), tr("to.agent.need.rp"))
@@ -680,7 +680,7 @@ class MainWindow(QMainWindow):
             except ValueError as e:
                 self.statusBar().showMessage(str(e), 8000)
             except OSError as e:
-                from ..core.chat import BeatSaveError, SessionWriteError
+                from ..core.chat.facade import BeatSaveError, SessionWriteError
 
                 if isinstance(e, SessionWriteError):
                     if restore and not self.input.toPlainText().strip():
@@ -713,7 +713,7 @@ class MainWindow(QMainWindow):
         chat = self.chat
         self.scripts_action.setEnabled(chat is not None and bool(getattr(chat.card, "path", "")))
         if chat is not None:
-            from ..core.chat import card_scripts_allowed
+            from ..core.chat.facade import card_scripts_allowed
 
             self.scripts_action.setChecked(card_scripts_allowed(chat.card))
 
@@ -723,8 +723,8 @@ class MainWindow(QMainWindow):
         chat = self.chat
         if chat is None or not getattr(chat.card, "path", ""):
             return
-        from ..core.chat import set_card_scripts_allowed
-        from ..core.regex_scripts import scripts_from_card
+        from ..core.chat.facade import set_card_scripts_allowed
+        from ..core.cards.regex_scripts import scripts_from_card
 
         try:
             set_card_scripts_allowed(Path(chat.card.path).parent, on)

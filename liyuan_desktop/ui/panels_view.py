@@ -17,7 +17,7 @@ from typing import Any, Optional
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QVBoxLayout, QWidget
 
-from ..core.panels import render_panel
+from ..core.ledger.panels import render_panel
 from .i18n import tr
 
 log = logging.getLogger(__name__)

@@ -28,9 +28,9 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     from PySide6.QtWidgets import QApplication
 
     from ..core.cards import load_card
-    from ..core.chat import Chat
+    from ..core.chat.facade import Chat
     from ..core.llm.replay import ReplayModel
-    from ..core.regex_scripts import scripts_from_card
+    from ..core.cards.regex_scripts import scripts_from_card
     from .conversation import ConversationView
 
     import shutil

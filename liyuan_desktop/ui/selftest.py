@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from ..core.state import format_state
+from ..core.ledger.state import format_state
 
 EXPECTED_STATE_AFTER_BEAT2 = (
     "时间：傍晚（雨中）\n地点：青梧的客栈（檐外下雨）\n"

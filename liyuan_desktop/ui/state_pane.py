@@ -15,7 +15,7 @@ from pydantic import ValidationError
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
-from ..core.state import WorldState, register_roster
+from ..core.ledger.state import WorldState, register_roster
 from .i18n import tr
 
 

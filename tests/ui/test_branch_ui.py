@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel
 
-from liyuan_desktop.core import library
+from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.branch_navigator import BranchModel, BranchNavigator
 from liyuan_desktop.ui.inspector import InspectorDialog

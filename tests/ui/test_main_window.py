@@ -18,13 +18,13 @@ try:
 except ImportError:  # pragma: no cover
     from tests.sse_server import ScriptedServer, chunk, sse_reply
 
-from liyuan_desktop.core import library
+from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, Usage
-from liyuan_desktop.core.session import SessionTree
+from liyuan_desktop.core.session.tree import SessionTree
 from liyuan_desktop.ui.main_window import MainWindow
 from uihelpers import js, wait_for
 
@@ -366,7 +366,7 @@ async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
     assert win.scripts_action.isEnabled() and not win.scripts_action.isChecked()
     win.scripts_action.trigger()  # checkable: triggering turns it on
     assert "StatusPlaceHolderImpl" not in shown() and "<" in shown()
-    from liyuan_desktop.core.chat import card_scripts_allowed
+    from liyuan_desktop.core.chat.facade import card_scripts_allowed
 
     assert card_scripts_allowed(win.chat.card)
     win.scripts_action.trigger()

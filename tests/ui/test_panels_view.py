@@ -7,8 +7,8 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QTabWidget, QWidget
 
-from liyuan_desktop.core.panels import Panel
-from liyuan_desktop.core.state import WorldState
+from liyuan_desktop.core.ledger.panels import Panel
+from liyuan_desktop.core.ledger.state import WorldState
 from liyuan_desktop.ui.panels_view import PanelsBrowser, PanelsView
 
 

@@ -331,7 +331,7 @@ STORE_READER = """```html
 def test_storage_is_kept_per_card(qtbot, view, tmp_path):
     """localStorage persists in the card's folder, is inlined before the card's script runs, reaches the card's
     other frames, and never crosses to another card; sessionStorage lives for the run of the app."""
-    from liyuan_desktop.core.card_storage import load_card_storage, storage_path
+    from liyuan_desktop.core.cards.storage import load_card_storage, storage_path
 
     x, y = tmp_path / "卡X", tmp_path / "卡Y"
     x.mkdir()
@@ -376,7 +376,7 @@ QUOTA = """```html
 
 
 def test_storage_quota(qtbot, view, tmp_path):
-    from liyuan_desktop.core.card_storage import load_card_storage
+    from liyuan_desktop.core.cards.storage import load_card_storage
 
     view.set_card(tmp_path)
     view.set_transcript([item(6, QUOTA)], False)
@@ -429,7 +429,7 @@ REMOTE = """```html
 
 
 def test_trusted_card_may_load_remote_scripts_and_nothing_more(qtbot, view, tmp_path):
-    from liyuan_desktop.core.card_trust import card_frames_trusted, set_card_frames_trusted
+    from liyuan_desktop.core.cards.meta import card_frames_trusted, set_card_frames_trusted
 
     view.set_card(tmp_path)
     assert not view.trusted and not card_frames_trusted(tmp_path)

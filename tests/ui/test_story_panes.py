@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.chapter_tree import ChapterTreePane, between_name, split_prefix
 from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane

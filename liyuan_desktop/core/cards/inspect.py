@@ -74,7 +74,7 @@ def inspect_loaded(card: Card) -> dict[str, Any]:
 def _initvar_warnings(card: Any) -> list[str]:
     """Problems parsing the card's [InitVar] entries (broken YAML/JSON, a list at the top level): MVU would start
     the chat with those variables missing, so the card author should hear about it."""
-    from ..mvu import load_initvars
+    from ..ledger.mvu import load_initvars
 
     try:
         return list(load_initvars(card)[1])

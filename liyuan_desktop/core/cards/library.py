@@ -19,10 +19,10 @@ from typing import Optional
 
 from pydantic import BaseModel
 
-from .cards import Card, CardError, card_json_bytes, load_card
-from .fsutil import atomic_write_bytes
-from .paths import demo_card_path, demo_replay_path, home, safe_name
-from .session import SessionError, SessionTree
+from . import Card, CardError, card_json_bytes, load_card
+from ..fsutil import atomic_write_bytes
+from ..paths import demo_card_path, demo_replay_path, home, safe_name
+from ..session.tree import SessionError, SessionTree
 
 
 class CardRef(BaseModel):

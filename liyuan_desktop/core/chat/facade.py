@@ -23,24 +23,24 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from .assemble import (
+from ..prompt.assemble import (
     HistoryCache, agent_state_block, agent_system_prompt, build_injection, build_messages, lore_depth_blocks, opening_text,
     prompt_resource, system_prompt,
 )
-from .presets import insert_depth_injections
-from .beat import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
-from .draft import Draft
-from .inspect import decode_sent, encode_sent, rebuild_calls, tool_specs_for
-from .fsutil import atomic_write_text
-from .cards import Card
-from .events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
-from .llm.types import ChatMessage, ChatModel
-from .lorebook import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
-from .regex_scripts import apply_scripts, scripts_from_card
-from .macros import MacroContext, apply_macros
-from .scribe import ScribeOutcome, run_scribe
-from .session import SessionTree
-from .state import WorldState, format_roster, format_state, utf16_len
+from ..prompt.presets import insert_depth_injections
+from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from ..beat.draft import Draft
+from ..prompt.inspect import decode_sent, encode_sent, rebuild_calls, tool_specs_for
+from ..fsutil import atomic_write_text
+from ..cards import Card
+from ..beat.events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
+from ..llm.types import ChatMessage, ChatModel
+from ..lore.lorebook import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
+from ..cards.regex_scripts import apply_scripts, scripts_from_card
+from ..prompt.macros import MacroContext, apply_macros
+from ..ledger.scribe import ScribeOutcome, run_scribe
+from ..session.tree import SessionTree
+from ..ledger.state import WorldState, format_roster, format_state, utf16_len
 
 
 class BeatResult(BaseModel):
@@ -78,7 +78,7 @@ class BeatResult(BaseModel):
 
 def global_books_dir() -> Path:
     """World-info files that apply to every chat: ``<home>/世界书/*.json`` (SillyTavern's global world info)."""
-    from .paths import home
+    from ..paths import home
 
     return home() / "世界书"
 
@@ -254,7 +254,7 @@ class Chat:
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
                                 chat_id=tree.header.id, clock=lambda: created,
                                 persona=getattr(persona_obj, "description", "") or getattr(tree.header, "persona_description", "") or "")
-        from .mvu import load_initvars
+        from ..ledger.mvu import load_initvars
 
         #: problems with the card's [InitVar] entries, shown with the tree's load warnings (see load_warnings)
         self.mvu_warnings: list[str] = []
@@ -273,7 +273,7 @@ class Chat:
                 self.book = self.book.model_copy(update={"entries": [e for e in self.book.entries if id(e) not in gone]})
         self.prompter = None
         if preset is not None:
-            from .presets import PresetPrompter, plan
+            from ..prompt.presets import PresetPrompter, plan
 
             st_meta = (getattr(tree.header, "st", None) or {}).get("chat_metadata") or {}
             self.prompter = PresetPrompter(plan(preset), card, self.book, self.ctx, persona=persona_obj,
@@ -281,7 +281,7 @@ class Chat:
         self._system = system_prompt(card, self.book, self.ctx, self.prompter)
         self._running: Optional[Beat] = None
         self._history = HistoryCache()
-        from .tokens import TokenCounter
+        from ..prompt.tokens import TokenCounter
 
         #: token estimates, calibrated by the server's usage numbers (issue 7, token accounting)
         self.tokens = TokenCounter()
@@ -374,7 +374,7 @@ class Chat:
         """The card's MVU variable tree on the active branch (seed 002: the status bar and the ledger share one
         snapshot): the latest rp-state that carries ``mvu``, else the tree from the card's [InitVar] entries, else
         None (the card has no variable tree)."""
-        from .mvu import MvuState
+        from ..ledger.mvu import MvuState
 
         # an rp-state never changes: walk back only over what the branch gained since the last call (once per beat)
         path = self.tree.path_to()
@@ -396,7 +396,7 @@ class Chat:
         """The card's Liyuan panels (``extensions.liyuan.panels``, :mod:`panels`) with their data on the active
         branch: the latest rp-state that carries ``panels`` (``{id: data}``), else the card's initial data; [] when
         the card declares no panels. Templates and titles always come from the card."""
-        from .panels import panels_from_card, panels_with_data
+        from ..ledger.panels import panels_from_card, panels_with_data
 
         card_panels, _ = panels_from_card(self.card)
         if not any(p.data for p in card_panels):  # ledger-only panels: no snapshot carries data for them
@@ -470,7 +470,7 @@ class Chat:
             k += 1
         self.dropped = k - keep_first
         if keep_first and k < len(hist):  # the relay summary goes with the first kept user message, as before
-            from .assemble import summary_block
+            from ..prompt.assemble import summary_block
 
             block = summary_block([e.text for e in h.summary_list()])
             return [ChatMessage(role="user", content=f"{block}\n\n{hist[k].content}"), *hist[k + 1:]]
@@ -841,7 +841,7 @@ class Chat:
     @property
     def workspace(self) -> Path:
         """The folder the model's file paths are relative to: the data folder when the chat lives in it."""
-        from .paths import home
+        from ..paths import home
 
         h = home().resolve()
         try:
@@ -859,7 +859,7 @@ class Chat:
     @property
     def story(self):
         """The chat's chapter folder (``正文/``) with the agent file tools (core.story.StoryFolder)."""
-        from .story import StoryFolder
+        from ..story.workspace import StoryFolder
 
         if getattr(self, "_story", None) is None:
             (self.dir / "正文").mkdir(parents=True, exist_ok=True)
@@ -869,7 +869,7 @@ class Chat:
     @property
     def history_log(self):
         """The chat's checkpoints (core.checkpoints.StoryHistory over 正文/ and 历史/)."""
-        from .checkpoints import StoryHistory
+        from ..story.checkpoints import StoryHistory
 
         if getattr(self, "_hist", None) is None:
             self._hist = StoryHistory(self.dir / "正文", self.dir / "历史")
@@ -879,7 +879,7 @@ class Chat:
         """The agent system prompt of this chat (byte-stable). The user's own rules live in the data folder:
         ``规则/agent.md`` replaces the shipped agent rules, ``规则/card.md`` is added after them (seed 000:
         userRules.agent / userRules.card); the card's AGENTS layer is ``extensions.liyuan.agents``."""
-        from .paths import home
+        from ..paths import home
 
         def rule(name: str) -> str:
             try:
@@ -894,7 +894,7 @@ class Chat:
 
     def agent_state_block(self) -> str:
         """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
-        from .story import format_story_index
+        from ..story.workspace import format_story_index
 
         return agent_state_block(self.current_state(), format_story_index(self.story))
 
@@ -906,7 +906,7 @@ class Chat:
 
     async def _agent_turn(self, user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
                           max_rounds: Optional[int]) -> BeatResult:
-        from .story import AGENT_FILE_TOOLS
+        from ..story.workspace import AGENT_FILE_TOOLS
 
         h = self.history()
         state = self.current_state()
@@ -919,7 +919,7 @@ class Chat:
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False)))
         story = self.story
         extra = {sp.name: (sp, (lambda a, n=sp.name: story.call(n, a))) for sp in AGENT_FILE_TOOLS}
-        from .memory import memory_tool_spec
+        from ..memory.search import memory_tool_spec
 
         msp = memory_tool_spec()  # the agent rules point to it (seed 000: 细节可用 memory_search 查)
         extra[msp.name] = (msp, lambda a: {"results": self.memory_search(a.query, a.limit)})
@@ -993,14 +993,14 @@ class Chat:
                                          model=self.model.name, is_replay=getattr(self.model, "is_replay", False), how=how,
                                          lore=self.lore_reasons()))
         if self.fixed_over:
-            from .events import Activity
+            from ..beat.events import Activity
 
             self._emit(on_event, Activity(level="warning", text=(
                 f"角色卡、常驻设定和预设本身就约有 {self.tokens.text(self._system):,} token，"
                 f"超过了这个模型的上下文窗口（{self.context_window:,}）：请求很可能被服务商拒绝，"
                 "换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。")))
         if self.dropped:
-            from .events import Activity
+            from ..beat.events import Activity
 
             self._emit(on_event, Activity(level="warning", text=(
                 f"提示词超出上下文窗口（{self.context_window:,} token）：最早的 {self.dropped} 条历史消息这一拍没有发送"
@@ -1027,7 +1027,7 @@ class Chat:
             result.revised_text = text
         actor_ops: list[Any] = []
         if out.sealed and self._mvu_initial is not None and "<updatevariable" in out.final.lower():
-            from .mvu import parse_update_blocks, strip_update_blocks
+            from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 
             actor_ops = parse_update_blocks(out.final)  # applied before the scribe's patch; hidden from the reply
             out.final = strip_update_blocks(out.final)
@@ -1066,7 +1066,7 @@ class Chat:
         mvu = self.current_mvu()
         actor_applied: list[str] = []
         if mvu is not None and actor_ops:  # the actor wrote <UpdateVariable> anyway: applied first, then the scribe
-            from .mvu import apply_ops
+            from ..ledger.mvu import apply_ops
 
             ar = apply_ops(mvu, actor_ops)
             mvu, actor_applied = ar.state, list(ar.applied)
@@ -1092,7 +1092,7 @@ class Chat:
                 if mr:
                     result.warnings += list(mr.warnings)
             if panels:  # panel data lives in the same snapshot too: {panel id: data}
-                from .panels import panel_data
+                from ..ledger.panels import panel_data
 
                 extra.update(panels=panel_data(sc.panels if sc.panels is not None else panels),
                              panel_applied=list(sc.panel_applied), panel_warnings=list(sc.panel_warnings))
@@ -1141,7 +1141,7 @@ class Chat:
                 revised[e.target] = e.text
         beat = sum(1 for e in path[:start] if e.type == "user")
         mvu = self._mvu_before(path, start)
-        from .mvu import MvuState
+        from ..ledger.mvu import MvuState
 
         def vars_now() -> Any:
             return MvuState.from_any(mvu).to_dict() if mvu is not None else None
@@ -1324,7 +1324,7 @@ class Chat:
         """The context meter: ``{"used": tokens, "window": tokens, "share": used/window}`` — the estimated prompt of
         the next beat (system, history as sent, the ledger blocks, tool specs; the user's next words not counted),
         calibrated by the server's usage numbers once a call has returned them."""
-        from .tools import tool_specs
+        from ..beat.tools import tool_specs
 
         if self.tokens.observed == 0:
             self._calibrate_from_tree()
@@ -1386,8 +1386,8 @@ class Chat:
         down to about half the trigger level, the newest turns kept), then merge summaries into higher layers as
         :func:`memory.merge_plan` says. Returns the :class:`events.Compacted` event, or None when nothing was due.
         A failed summary call cuts nothing (the event carries the error). Raises OSError when the disk refuses."""
-        from .events import Compacted
-        from .memory import TurnCost, format_turns, plan_cut, summarize, summary_limit
+        from ..beat.events import Compacted
+        from ..memory.search import TurnCost, format_turns, plan_cut, summarize, summary_limit
 
         if self.compaction_share <= 0:
             return None
@@ -1412,7 +1412,7 @@ class Chat:
         # each summary call must fit the window too: the covered turns go in chunks of at most half of it, oldest
         # first, and one compaction makes at most SUMMARY_CALLS of them (a huge imported chat is caught up over
         # several beats; meanwhile _fit_window keeps each prompt inside the window)
-        from .memory import SUMMARY_CALLS
+        from ..memory.search import SUMMARY_CALLS
 
         budget = max(1500, int(self.context_window * 0.5) - 800)
         chunks: list[list[Any]] = [[]]
@@ -1458,7 +1458,7 @@ class Chat:
     async def _merge_summaries(self) -> Optional[str]:
         """Summaries of summaries (at most three layers, and together at most a fifth of the window); returns an
         error text when a merge call failed."""
-        from .memory import merge_plan, summarize
+        from ..memory.search import merge_plan, summarize
 
         for _ in range(6):
             plan = merge_plan(self.history().summary_list(), budget=int(self.context_window * 0.2))
@@ -1479,7 +1479,7 @@ class Chat:
 
     def _memory_index(self) -> Any:
         """The memory_search index of the active branch, extended incrementally while the branch only grows."""
-        from .memory import MemoryDoc, MemoryIndex
+        from ..memory.search import MemoryDoc, MemoryIndex
 
         path = self.tree.path_to()
         n, last = self._mem_at
@@ -1510,7 +1510,7 @@ class Chat:
         """``memory_search``: the finals, user words, summaries and ledger changes of the active branch ranked by
         BM25 over character bigrams / words (core.memory). Returns ``[{"beat", "kind", "snippet", "score"}]``, best
         first; ``kind`` final | user | summary | ledger. Replaced text (a revised reply) is not returned."""
-        from .memory import snippet
+        from ..memory.search import snippet
 
         idx = self._memory_index()
         skip = set(self._mem_superseded)
@@ -1528,8 +1528,8 @@ class Chat:
         is in the prompt and the tool list stays as the seeds have it)."""
         if not self.history().summaries and not self.dropped:
             return {}
-        from .memory import memory_tool_spec
-        from .tools import TOOLS_BY_NAME
+        from ..memory.search import memory_tool_spec
+        from ..beat.tools import TOOLS_BY_NAME
 
         spec = memory_tool_spec()
         return {"tool_names": (*TOOLS_BY_NAME, spec.name),
@@ -1589,7 +1589,7 @@ class Chat:
         return calls
 
     def _inspect_scribe(self, beat: Any) -> Optional[dict[str, Any]]:
-        from .scribe import scribe_system_prompt, scribe_user_text
+        from ..ledger.scribe import scribe_system_prompt, scribe_user_text
 
         reply = next((k for k in self.tree.children(beat.id) if k.type == "assistant"), None)
         if reply is None:
@@ -1603,17 +1603,17 @@ class Chat:
         warnings = (list(prev.warnings) + list(getattr(prev, "mvu_warnings", None) or [])) if prev and prev.source == "scribe" else []
         mvu = None
         if getattr(snap, "mvu", None) is not None:
-            from .mvu import MvuState
+            from ..ledger.mvu import MvuState
 
             mv = next((x for x in reversed(before_path) if x.type == "rp-state" and getattr(x, "mvu", None) is not None), None)
             mvu = MvuState.from_any(mv.mvu) if mv else (MvuState.initial(self._mvu_initial) if self._mvu_initial is not None else None)
             if getattr(snap, "mvu_actor_applied", None) and mvu is not None:  # the actor's own blocks came first
-                from .mvu import apply_ops, parse_update_blocks
+                from ..ledger.mvu import apply_ops, parse_update_blocks
 
                 mvu = apply_ops(mvu, parse_update_blocks(beat.draft)).state
         panels = None
         if getattr(snap, "panels", None) is not None:
-            from .panels import panels_from_card, panels_with_data
+            from ..ledger.panels import panels_from_card, panels_with_data
 
             card_panels, _ = panels_from_card(self.card)
             pv = next((x for x in reversed(before_path) if x.type == "rp-state" and isinstance(getattr(x, "panels", None), dict)), None)

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .fsutil import atomic_write_text
+from ..fsutil import atomic_write_text
 
 META_FILE = "liyuan.json"
 KEY = "frames_trusted"

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .fsutil import atomic_write_text
+from ..fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .checkpoints import Checkpoint
-from .story import chapter_filename, split_text_into_chapters
+from .workspace import chapter_filename, split_text_into_chapters
 
 #: file suffixes :func:`import_folder` takes (case-insensitive)
 PROSE_SUFFIXES = (".md", ".txt")
@@ -232,8 +232,8 @@ def roleplay_to_agent(rp_chat: Any, dest_dir: Union[str, Path], model: Any, *, t
     """Start an agent-mode chat at ``dest_dir`` (must not hold a session yet: SessionError) from a role-play chat:
     same card and persona, the role-play ledger as its first ``rp-state`` (source ``init``), the chapters of
     :func:`chapters_from_roleplay` written to ``正文/`` with one user checkpoint 「从扮演对话导入 N 章」 (none when
-    there is nothing to import). Returns the new :class:`~liyuan_desktop.core.chat.Chat` (opened on ``model``)."""
-    from .chat import Chat
+    there is nothing to import). Returns the new :class:`~liyuan_desktop.core.chat.facade.Chat` (opened on ``model``)."""
+    from ..chat.facade import Chat
 
     chapters = chapters_from_roleplay(rp_chat)
     chat = Chat.create(Path(dest_dir), rp_chat.card, model, mode="agent", persona=rp_chat.persona, title=title,

@@ -33,9 +33,9 @@ from typing import Annotated, Any, Iterable, Optional, Union
 
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
-from .fsutil import atomic_write_text
-from .state import utf16_len
-from .tools import ToolSpec, _no_bool
+from ..fsutil import atomic_write_text
+from ..ledger.state import utf16_len
+from ..beat.tools import ToolSpec, _no_bool
 
 # ---------------------------------------------------------------------------------------------------------------
 # limits
@@ -472,7 +472,7 @@ class StoryFolder:
     def _not_found_msg(name: str, which: str, old: str, text: str) -> str:
         msg = f"{name}：{which}在文件里找不到。"
         try:
-            from .draft import canon_punct
+            from ..beat.draft import canon_punct
             hits = _count_all(canon_punct(text), canon_punct(old))
         except Exception:  # pragma: no cover - the hint is optional
             hits = []
@@ -693,7 +693,7 @@ AGENT_TOOLS_BY_NAME: dict[str, ToolSpec] = {t.name: t for t in AGENT_FILE_TOOLS}
 
 def agent_tool_specs() -> list[dict[str, Any]]:
     """OpenAI function specs for :data:`AGENT_FILE_TOOLS` (same shape as ``tools.tool_specs``)."""
-    from .tools import schema_of
+    from ..beat.tools import schema_of
 
     return json.loads(json.dumps([
         {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": schema_of(t.args)}}

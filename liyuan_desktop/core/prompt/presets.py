@@ -75,11 +75,11 @@ from typing import Any, Callable, Iterable, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-from .cards import Card
-from .llm.types import ChatMessage
-from .lorebook import LoreEntry, Lorebook
+from ..cards import Card
+from ..llm.types import ChatMessage
+from ..lore.lorebook import LoreEntry, Lorebook
 from .macros import MacroContext
-from .personas import Persona
+from ..cards.personas import Persona
 
 Role = Literal["system", "user", "assistant"]
 ROLES = ("system", "user", "assistant")
@@ -490,7 +490,7 @@ def load_preset(path: str | Path) -> Preset:
 
 def presets_dir() -> Path:
     """``<home>/presets`` (created on demand)."""
-    from .paths import home
+    from ..paths import home
 
     d = home() / "presets"
     d.mkdir(parents=True, exist_ok=True)
@@ -501,7 +501,7 @@ def install_preset(path: str | Path) -> Preset:
     """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (an existing one with that
     name is replaced). The copy drops :data:`SENSITIVE_KEYS` (proxy passwords, custom URLs/headers), as ST's own
     export does. Returns the loaded preset. Raises PresetError / OSError."""
-    from .paths import safe_name
+    from ..paths import safe_name
 
     preset = load_preset(path)
     clean = {k: v for k, v in preset.raw.items() if k not in SENSITIVE_KEYS}
@@ -519,7 +519,7 @@ def list_presets() -> list[str]:
 
 def load_installed_preset(name: str) -> Preset:
     """An installed preset by name (PresetError when missing or broken)."""
-    from .paths import safe_name
+    from ..paths import safe_name
 
     return load_preset(presets_dir() / f"{safe_name(name, 'preset')}.json")
 

@@ -56,13 +56,13 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
-from .fsutil import atomic_write_text
-from .session import HeaderEntry, SessionError, SessionTree, new_id
+from ..fsutil import atomic_write_text
+from ..session.tree import HeaderEntry, SessionError, SessionTree, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .cards import Card
-    from .chat import Chat
-    from .llm.types import ChatModel
+    from . import Card
+    from ..chat.facade import Chat
+    from ..llm.types import ChatModel
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
@@ -374,7 +374,7 @@ def import_st_chat(path: str | Path, card: "Card", dest_dir: str | Path, model: 
     open it. The persona is the chat's ``user_name``. Warnings (skipped lines, repaired swipes, another card's chat)
     are in ``chat.load_warnings``. Raises :class:`StChatError` for a file that is not a chat, SessionError when
     ``dest_dir`` already holds a session, OSError when the disk refuses (nothing is left behind then)."""
-    from .chat import Chat
+    from ..chat.facade import Chat
 
     st = read_st_chat(path)
     d = Path(dest_dir)

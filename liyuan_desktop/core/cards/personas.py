@@ -19,7 +19,7 @@ SillyTavern behaviour matched (``public/scripts/personas.js``, ``power-user.js``
   (deprecated, same as IN_PROMPT), 2 TOP_AN / 3 BOTTOM_AN (around the Author's Note), 4 AT_DEPTH (an in-chat
   injection with ``depth``/``role``; ST defaults depth 2, role system), 9 NONE (only reachable through
   ``{{persona}}``). Liyuan has no Author's Note, so TOP_AN/BOTTOM_AN are kept as read but rendered like IN_PROMPT
-  (see :func:`liyuan_desktop.core.presets.PresetPrompter`).
+  (see :func:`liyuan_desktop.core.prompt.presets.PresetPrompter`).
 - ST's settings export keeps personas in ``power_user.personas`` (avatar file → name) and
   ``power_user.persona_descriptions`` (avatar file → ``{description, position, depth, role, lorebook, title}``),
   the persona backup file in the same two maps at the top level; :func:`import_st_personas` reads both.
@@ -35,9 +35,9 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .fsutil import atomic_write_text
-from .macros import MacroContext, apply_macros
-from .paths import home
+from ..fsutil import atomic_write_text
+from ..prompt.macros import MacroContext, apply_macros
+from ..paths import home
 
 PersonaPosition = Literal["in_prompt", "top_an", "bottom_an", "at_depth", "none"]
 Role = Literal["system", "user", "assistant"]

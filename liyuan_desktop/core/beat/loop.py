@@ -25,11 +25,11 @@ from .events import (
     Activity, AskAnswer, AskRequest, CallFinished, CallStarted, DraftChanged, ModelDelta, Revised, ToolFinished,
     ToolStarted,
 )
-from .llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
-from .lorebook import Lorebook
+from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
+from ..lore.lorebook import Lorebook
 from .merge import final_text, merge_final_text
-from .session import CallLog, ToolCallLog
-from .state import WorldState, format_roster, utf16_len
+from ..session.tree import CallLog, ToolCallLog
+from ..ledger.state import WorldState, format_roster, utf16_len
 from .tools import TOOLS_BY_NAME, ToolArgError, parse_args, schema_of, tool_specs
 
 log = logging.getLogger(__name__)

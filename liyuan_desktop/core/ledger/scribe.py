@@ -16,7 +16,7 @@ from typing import Any, Optional
 import json_repair
 from pydantic import BaseModel, Field
 
-from .llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .panels import Panel, apply_panel_patch, panel_data, scribe_panels
 from .state import PatchResult, WorldState, apply_patch

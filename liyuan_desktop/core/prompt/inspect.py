@@ -16,7 +16,7 @@ import hashlib
 import json
 from typing import Any, Optional
 
-from .llm.types import ChatMessage
+from ..llm.types import ChatMessage
 
 
 def sha(text: str) -> str:
@@ -103,9 +103,9 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
 def tool_specs_for(names: list[str]) -> list[dict[str, Any]]:
     """The OpenAI tool specs for tool names as a beat offered them (role-play tools, agent file tools,
     memory_search), built the way beat.Beat._tool_specs builds them."""
-    from .memory import memory_tool_spec
-    from .story import AGENT_FILE_TOOLS
-    from .tools import TOOLS_BY_NAME, schema_of, tool_specs
+    from ..memory.search import memory_tool_spec
+    from ..story.workspace import AGENT_FILE_TOOLS
+    from ..beat.tools import TOOLS_BY_NAME, schema_of, tool_specs
 
     names = list(names)
     if all(n in TOOLS_BY_NAME for n in names):

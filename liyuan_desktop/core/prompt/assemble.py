@@ -15,11 +15,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Iterable, Optional
 
-from .cards import Card
-from .llm.types import ChatMessage
-from .lorebook import Lorebook
+from ..cards import Card
+from ..llm.types import ChatMessage
+from ..lore.lorebook import Lorebook
 from .macros import MacroContext, apply_macros
-from .state import WorldState, format_roster, format_state, has_roster
+from ..ledger.state import WorldState, format_roster, format_state, has_roster
 
 LANGUAGE_LINES = {
     "zh": "以中文写叙事与对白（专有名词可保留原文）。",

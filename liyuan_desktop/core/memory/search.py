@@ -29,7 +29,7 @@ from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
-from .llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 
 KEEP_FACTOR = 0.5  # after a compaction the prompt is aimed at this share of the trigger level
 KEEP_TURNS = 2  # the newest turns always stay verbatim
@@ -261,6 +261,6 @@ MEMORY_SEARCH_DESCRIPTION = (
 
 def memory_tool_spec() -> Any:
     """The ToolSpec of ``memory_search`` (read mode: runs concurrently with other reads)."""
-    from .tools import ToolSpec
+    from ..beat.tools import ToolSpec
 
     return ToolSpec("memory_search", "read", MemorySearchArgs, MEMORY_SEARCH_DESCRIPTION)

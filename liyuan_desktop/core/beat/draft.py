@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .state import utf16_len, utf16_span
+from ..ledger.state import utf16_len, utf16_span
 
 
 class DraftError(Exception):
