@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from helpers import ROOT
+from helpers import ROOT, need_shared
 
 from liyuan_desktop.core.paths import chat_dir
 from liyuan_desktop.core.session.tree import SessionTree
@@ -73,7 +73,7 @@ def test_branches_inspect_memory_from_the_terminal(tmp_path):
 def test_reader_going_away_and_imported_card_names(tmp_path):
     """``liyuan … | head``: the command finishes quietly and saves its beat; ``liyuan chat NAME`` finds a card that
     ``liyuan card import`` put in the data folder."""
-    fixtures = ROOT.parent / "shared" / "fixtures" / "cards"
+    fixtures = need_shared("fixtures", "cards")
     r = run_cli("card", "import", str(fixtures / "default_Seraphina.png"))
     assert r.returncode == 0, r.stderr
     replay = ROOT / "cards" / "青梧" / "replay.json"

@@ -23,9 +23,10 @@ from liyuan_desktop.cli_card import add_card_parser, run_card
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.cards import (Card, CardError, export_json, export_png, icon_bytes, inspect_card, load_card,
                                        load_card_bytes)
+from helpers import shared_path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = Path(os.environ.get("LIYUAN_FIXTURES", ROOT.parent / "shared" / "fixtures")) / "cards"
+FIXTURES = shared_path("fixtures", "cards")
 SKIP_REASON = f"card fixtures {FIXTURES} not found (the shared/ folder is not beside this checkout)"
 NOT_CARDS = {"openai-preset-Default.json": "预设", "Eldoria.json": "世界书"}
 

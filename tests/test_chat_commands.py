@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import DEMO_CARD
+from helpers import DEMO_CARD, shared_path
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
@@ -154,13 +154,12 @@ async def test_imported_shapes_reach_the_prompt(tmp_path):
 
 
 async def test_preset_layers_and_after_segments(tmp_path):
-    from pathlib import Path
 
     import pytest
 
     from liyuan_desktop.core.prompt.presets import load_preset
 
-    p = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "cards" / "formats" / "openai-preset-Default.json"
+    p = shared_path("fixtures", "cards", "formats", "openai-preset-Default.json")
     if not p.exists():
         pytest.skip("fixture preset not found")
     preset = load_preset(p)

@@ -19,8 +19,9 @@ from liyuan_desktop.core.story.checkpoints import (
     diff_manifests,
     sha256_hex,
 )
+from helpers import shared_path
 
-GOLDEN = Path(__file__).resolve().parents[2] / "shared" / "golden"
+GOLDEN = shared_path("golden")
 
 
 def _golden(name: str) -> dict:

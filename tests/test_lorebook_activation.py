@@ -11,7 +11,6 @@ import copy
 import json
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,9 @@ from liyuan_desktop.core.lore.lorebook import (
     translate_js_regex,
 )
 from liyuan_desktop.core.prompt.macros import MacroContext, apply_macros
+from helpers import need_shared, shared_path
 
-ELDORIA = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "cards" / "formats" / "Eldoria.json"
+ELDORIA = shared_path("fixtures", "cards", "formats", "Eldoria.json")
 
 
 def M(name: str, text: str) -> ScanMessage:
@@ -68,7 +68,7 @@ def book_of(entries, recursive: bool = False, scan_depth: int = 2, name: str = "
 # power→glade,power,magic.  ("woods" in eldoria's content does not match the whole word "wood".)
 
 def eldoria() -> Lorebook:
-    return Lorebook.from_world_info(json.loads(ELDORIA.read_text(encoding="utf-8")), "Eldoria")
+    return Lorebook.from_world_info(json.loads(need_shared("fixtures", "cards", "formats", "Eldoria.json").read_text(encoding="utf-8")), "Eldoria")
 
 
 ELDORIA_CASES = [
@@ -133,7 +133,7 @@ def test_book_settings_case_and_min_activations():
 
 
 def test_eldoria_round_trip_and_mapping():
-    raw = json.loads(ELDORIA.read_text(encoding="utf-8"))
+    raw = json.loads(need_shared("fixtures", "cards", "formats", "Eldoria.json").read_text(encoding="utf-8"))
     book = Lorebook.from_world_info(raw, "Eldoria")
     assert book.to_world_info() == raw
     e = book.entries[0]

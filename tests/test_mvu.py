@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +14,9 @@ from liyuan_desktop.core.ledger.mvu import (MvuState, apply_mvu_patch, apply_ops
 from liyuan_desktop.core.ledger.scribe import (MVU_SYSTEM_SECTION, parse_scribe_mvu, run_scribe, scribe_system_prompt,
                                         scribe_user_text)
 from liyuan_desktop.core.ledger.state import WorldState
+from helpers import shared_path
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = shared_path("fixtures")
 CARDS = FIXTURES / "cards"
 CLASSIC_BAR = FIXTURES / "statusbars" / "mvu-example-lili-classic.html"
 

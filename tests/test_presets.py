@@ -7,7 +7,6 @@ import copy
 import json
 import random
 from datetime import datetime
-from pathlib import Path
 
 import pytest
 
@@ -29,8 +28,9 @@ from liyuan_desktop.core.prompt.presets import (
     load_preset,
     plan,
 )
+from helpers import shared_path
 
-FORMATS = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "cards" / "formats"
+FORMATS = shared_path("fixtures", "cards", "formats")
 DEFAULT = FORMATS / "openai-preset-Default.json"
 
 

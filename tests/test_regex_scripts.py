@@ -24,8 +24,9 @@ from liyuan_desktop.core.cards.regex_scripts import (
     run_script,
     scripts_from_card,
 )
+from helpers import shared_path
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
+FIXTURES = shared_path("fixtures")
 AI = Placement.AI_OUTPUT
 USER = Placement.USER_INPUT
 

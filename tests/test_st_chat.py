@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import DEMO_CARD
+from helpers import DEMO_CARD, shared_path
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
@@ -27,7 +27,7 @@ from liyuan_desktop.core.cards.st_chat import (
     write_session,
 )
 
-FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "cards"
+FIXTURES = shared_path("fixtures", "cards")
 
 HEADER = {"user_name": "旅人", "character_name": "青梧", "create_date": "2024-10-18@20h52m17s",
           "chat_metadata": {"variables": {"好感": "5"}, "note_prompt": "", "chat_id_hash": 123, "tainted": False}}

@@ -6,11 +6,11 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from helpers import shared_path
 
-CARD = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cards" / "青空 理.png"
+CARD = shared_path("fixtures", "cards", "青空 理.png")
 
 
 def test_preview_renders_the_bar(tmp_path):

@@ -27,6 +27,7 @@ from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, U
 from liyuan_desktop.core.session.tree import SessionTree
 from liyuan_desktop.ui.main_window import MainWindow
 from uihelpers import js, wait_for
+from helpers import shared_path
 
 
 def make_window(qtbot, settings: S.AppSettings | None = None) -> MainWindow:
@@ -346,9 +347,8 @@ async def test_disk_refusing_the_words_gives_them_back(qtbot, monkeypatch):
 async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
     """A card imported without its regex scripts (the CLI default, or 否 at import) can get them later: 梨园 →
     「允许这张卡的正则脚本」; the open chat re-renders (the status-bar placeholder becomes the bar's HTML)."""
-    from pathlib import Path
 
-    fixture = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "cards" / "角色卡_修女与女忍的双面日常.json"
+    fixture = shared_path("fixtures", "cards", "角色卡_修女与女忍的双面日常.json")
     if not fixture.exists():
         import pytest
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,9 @@ from uihelpers import view_js as js
 from uihelpers import view_json as js_json
 from uihelpers import wait_frame_report as wait_report
 from uihelpers import wait_view as wait_js
+from helpers import shared_path
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
+FIXTURES = shared_path("fixtures")
 LILI = FIXTURES / "statusbars" / "mvu-example-lili-classic.html"
 
 
