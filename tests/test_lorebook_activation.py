@@ -14,8 +14,8 @@ import re
 
 import pytest
 
-from liyuan_desktop.core.lore import lorebook as lorebook
-from liyuan_desktop.core.lore.lorebook import (
+from liyuan_desktop.core.lore import keys as lore_keys
+from liyuan_desktop.core.lore import (
     JsRegexUnsupported,
     Lorebook,
     LoreEntry,
@@ -595,15 +595,15 @@ def test_regex_js_only_constructs_run_in_javascript():
 
 
 def test_regex_js_only_constructs_refused_clearly_without_quickjs(monkeypatch):
-    monkeypatch.setattr(lorebook, "_js_engine", lambda: None)
-    lorebook.compile_key.cache_clear()
+    monkeypatch.setattr(lore_keys, "_js_engine", lambda: None)
+    lore_keys.compile_key.cache_clear()
     try:
         book = book_of([card_entry(0, "汉字", [r"/\p{Script=Han}+/u"]), card_entry(1, "后顾", ["/(?<=a+)b/"])])
         res = book.activate_detailed([M("甲", "汉字 aab")])
         assert res.entries == []  # never matches rather than matching wrongly
         assert any("\\p{" in w for w in book.warnings) and any("lookbehind" in w for w in res.warnings)
     finally:
-        lorebook.compile_key.cache_clear()
+        lore_keys.compile_key.cache_clear()
 
 
 # pattern, flags, texts — the Python translation must agree with JavaScript (QuickJS) on every text
@@ -665,7 +665,7 @@ DIFFERENTIAL = [
 
 @pytest.mark.parametrize("pattern,flags,texts", DIFFERENTIAL, ids=[f"/{p}/{f}" for p, f, _ in DIFFERENTIAL])
 def test_translation_agrees_with_javascript(pattern, flags, texts):
-    eng = lorebook._js_engine()
+    eng = lore_keys._js_engine()
     if eng is None:
         pytest.skip("quickjs-ng not available")
     py, fl, sticky = translate_js_regex(pattern, flags)

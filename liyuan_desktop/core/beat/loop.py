@@ -26,7 +26,7 @@ from .events import (
     ToolStarted,
 )
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
-from ..lore.lorebook import Lorebook
+from ..lore import Lorebook
 from .merge import final_text, merge_final_text
 from ..session.tree import CallLog, ToolCallLog
 from ..ledger.state import WorldState, format_roster, utf16_len

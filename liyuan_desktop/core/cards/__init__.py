@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..lore.lorebook import Lorebook
+from ..lore import Lorebook
 from ._common import MAX_CARD_BYTES, PNG_SIGNATURE, CardError, MiB, fail, is_zip_head, parse_json_bytes, shown, sniff_foreign
 
 _TEXT_FIELDS = (

@@ -35,7 +35,7 @@ from ..fsutil import atomic_write_text
 from ..cards import Card
 from ..beat.events import BeatFinished, BeatStarted, DraftChanged, ScribeFinished
 from ..llm.types import ChatMessage, ChatModel
-from ..lore.lorebook import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
+from ..lore import ActivationResult, Lorebook, ScanMessage, TimedEffects, merge_books
 from ..cards.regex_scripts import apply_scripts, scripts_from_card
 from ..prompt.macros import MacroContext, apply_macros
 from ..ledger.scribe import ScribeOutcome, run_scribe

@@ -1,0 +1,374 @@
+"""Activation: SillyTavern's ``checkWorldInfo`` (``public/scripts/world-info.js``) over one chat — which entries of a
+book are in the prompt this turn, and why. The rules (skips, keys, per-step filtering, recursion, processing order,
+placement) are summarised in the package docstring (:mod:`liyuan_desktop.core.lore`); inclusion groups are in
+:mod:`.groups`, sticky/cooldown in :mod:`.timed`, the scan text in :mod:`.scan`.
+"""
+
+from __future__ import annotations
+
+import math
+import random as _random
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .budget import _token_weight, approx_tokens
+from .compile import _Compiled, _Rec
+from .groups import filter_groups
+from .model import AND_ALL, AND_ANY, LOGIC_NAMES, NOT_ALL, NOT_ANY, LoreEntry, ScanMessage
+from .scan import _INITIAL, _MIN_ACTIVATIONS, _RECURSION, _SCAN_NAMES, _Buffer, _Hay
+from .timed import TimedEffects, check_timed, record_timed
+
+if TYPE_CHECKING:  # type only: Lorebook.activate_detailed calls into this module
+    from .lorebook import Lorebook
+
+
+class ActivationReason(BaseModel):
+    """Why an entry is active.
+
+    ``kind``: "constant" | "key" | "sticky" | "decorator" (``@@activate``). For keys: ``key`` is the primary key as
+    written, ``secondary_key`` the secondary key that decided (AND_ANY: one that matched, NOT_ALL: one that did not;
+    None for NOT_ANY/AND_ALL or without secondary keys), ``logic`` the rule name when secondary keys were checked.
+    Where the primary key matched: ``message_index`` (index into the ``messages`` passed, 0 = oldest), or
+    ``matched_in`` "recursion" with ``via_uid``/``via_title``/``via_book`` naming the entry whose content contains
+    it, or "global:<field>" / "inject". ``step`` counts scan passes from 1; ``scan`` is the pass type;
+    ``recursion_level`` the number of recursion passes so far (0 = initial scan); ``delay_level`` the
+    delay-until-recursion level that was open.
+    """
+
+    uid: int
+    title: str
+    book: str = ""
+    source: str = ""
+    kind: Literal["constant", "key", "sticky", "decorator"]
+    key: Optional[str] = None
+    secondary_key: Optional[str] = None
+    logic: Optional[str] = None
+    message_index: Optional[int] = None
+    matched_in: Optional[str] = None
+    via_uid: Optional[int] = None
+    via_title: Optional[str] = None
+    via_book: Optional[str] = None
+    step: int = 1
+    scan: str = "initial"
+    recursion_level: int = 0
+    delay_level: int = 0
+
+
+class DepthGroup(BaseModel):
+    """@depth entries of one (depth, role), in prompt order (ST merges their contents with ``\\n``)."""
+
+    depth: int
+    role: int
+    entries: list[LoreEntry]
+
+
+class ActivationResult(BaseModel):
+    """Result of :meth:`Lorebook.activate_detailed`.
+
+    ``entries``: every activated entry in insertion order (order ascending, ties in reverse activation order — ST's
+    placement); ``reasons[i]`` explains ``entries[i]``. ``timed``: the new sticky/cooldown state to store.
+    ``tokens``: approximate tokens of the activated contents; ``budget_overflowed``: the budget stopped the scan;
+    ``steps``: scan passes run; ``warnings``: refused regex keys met during this run.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    entries: list[LoreEntry] = Field(default_factory=list)
+    reasons: list[ActivationReason] = Field(default_factory=list)
+    timed: TimedEffects = Field(default_factory=TimedEffects)
+    tokens: int = 0
+    budget_overflowed: bool = False
+    steps: int = 0
+    warnings: list[str] = Field(default_factory=list)
+
+    def reason_for(self, entry: LoreEntry) -> Optional[ActivationReason]:
+        for e, r in zip(self.entries, self.reasons):
+            if e is entry:
+                return r
+        return None
+
+    def keyed(self, book_order: Optional[Sequence[LoreEntry]] = None) -> list[LoreEntry]:
+        """Activated non-constant entries; in ``book_order`` if given, else insertion order."""
+        active = [e for e in self.entries if not e.constant]
+        if book_order is None:
+            return active
+        ids = {id(e) for e in active}
+        return [e for e in book_order if id(e) in ids]
+
+    def positions(self) -> dict[str, list[LoreEntry]]:
+        """Entries per position name in prompt order; entries with empty content are left out (ST skips them).
+        ``at_depth`` entries are listed too; use :meth:`depth_groups` to place them."""
+        out: dict[str, list[LoreEntry]] = {}
+        for e in self.entries:
+            if e.body:
+                out.setdefault(e.position, []).append(e)
+        return out
+
+    def depth_groups(self) -> list[DepthGroup]:
+        """@depth entries grouped by (depth, role) as ST's ``WIDepthEntries``: groups in order of first appearance
+        from the highest order down, entries inside a group in prompt order."""
+        groups: list[DepthGroup] = []
+        for e in reversed(self.entries):  # = ST's order-descending walk
+            if e.position != "at_depth" or not e.body:
+                continue
+            for g in groups:
+                if g.depth == e.depth and g.role == e.role:
+                    g.entries.insert(0, e)
+                    break
+            else:
+                groups.append(DepthGroup(depth=e.depth, role=e.role, entries=[e]))
+        return groups
+
+
+def _rng_fn(rng: Any) -> Callable[[], float]:
+    if rng is None:
+        return _random.random
+    if hasattr(rng, "random"):
+        return rng.random
+    if callable(rng):
+        return rng
+    raise TypeError("rng must be a random.Random-like object or a callable returning [0, 1)")
+
+
+def activate(
+    book: "Lorebook",
+    comp: _Compiled,
+    messages: Sequence[Union[ScanMessage, str]],
+    *,
+    timed: Optional[TimedEffects] = None,
+    chat_length: Optional[int] = None,
+    rng: Any = None,
+    budget_tokens: Optional[int] = None,
+    substitute: Optional[Callable[[str], str]] = None,
+    dry_run: bool = False,
+    character: Optional[str] = None,
+    inject: Sequence[str] = (),
+    global_scan: Optional[dict[str, str]] = None,
+) -> ActivationResult:
+    """Run SillyTavern's ``checkWorldInfo`` for ``book`` (compiled as ``comp``, see :func:`.compile.compile_book`)
+    over ``messages`` (oldest first, as ScanMessage or ready "Name: text" strings; only the newest ``scan_depth`` —
+    or an entry's ``scan_depth`` — are read, so passing the whole chat costs nothing).
+
+    ``timed``: the state from the previous run on this branch (None = none); ``chat_length``: number of messages
+    in the chat (default ``len(messages)``) — sticky/cooldown/delay count in it; ``rng``: ``random.Random``-like
+    or a callable returning [0, 1) for probability and group rolls (default :func:`random.random`);
+    ``budget_tokens``: the world-info budget in (approximate) tokens, None = unlimited (see
+    :func:`budget_from_context`); ``substitute``: macro function applied to keys and to content before it is
+    scanned/counted (ST's ``substituteParams``); ``dry_run``: sticky/cooldown are neither read nor written (ST's
+    dry run) and ``timed`` comes back unchanged; ``character``: checked against entries' character filters (by
+    name or avatar file name; None = filters ignored); ``inject``: extra prompts scanned like ST's extension
+    prompts flagged "scan" (Author's Note…); ``global_scan``: texts for the entries' ``match_*`` opt-ins, keys
+    from :data:`GLOBAL_SCAN_FIELDS`. Never raises for content; a regex key that cannot be used never matches and
+    is listed in ``warnings``.
+    """
+    chat_len = len(messages) if chat_length is None else int(chat_length)
+    roll = _rng_fn(rng)
+    state = TimedEffects() if timed is None else timed.model_copy(deep=True)
+    sticky_on: set[int] = set()
+    cooldown_on: set[int] = set()
+    if not dry_run and (state.sticky or state.cooldown):
+        check_timed(state, comp, chat_len, sticky_on, cooldown_on)
+    delay_on = {r.pos for r in comp.delayed if chat_len < r.delay}
+    buf = _Buffer(messages, book.include_names, inject, global_scan)
+
+    activated: dict[int, _Rec] = {}
+    reasons: dict[int, ActivationReason] = {}
+    failed: set[int] = set()
+    levels = list(comp.levels)
+    cur_level = levels.pop(0) if levels else 0
+    scan, count, skew, rec_steps = _INITIAL, 0, 0, 0
+    overflowed = False
+    all_weight = 0.0
+    budget = budget_tokens
+    warnings: list[str] = []
+    recursive = book.recursive
+
+    while scan:
+        if book.max_recursion_steps and book.max_recursion_steps <= count:
+            break
+        count += 1
+        if scan == _RECURSION:
+            rec_steps += 1
+        depth = book.scan_depth + skew
+        default_hay = buf.hay(depth, scan)
+        any_cs = comp.any_cs
+        d_sets = default_hay.probe_sets(any_cs)
+        now: list[tuple[_Rec, ActivationReason]] = []
+        # the skip rules that do not depend on the pass, as one set (ST: active, failed roll, delay, cooldown)
+        skip = set(activated)
+        skip |= failed
+        skip |= delay_on
+        skip |= cooldown_on - sticky_on
+        for r in comp.active:
+            p = r.pos
+            if p in skip:
+                continue
+            is_sticky = p in sticky_on if sticky_on else False
+            if r.special or is_sticky:
+                if r.char_names and character is not None:
+                    inc = character in r.char_names or f"{character}.png" in r.char_names
+                    if (inc if r.char_exclude else not inc):
+                        continue
+                if r.dur and not is_sticky:
+                    if scan != _RECURSION or r.dur > cur_level:
+                        continue
+                if scan == _RECURSION and recursive and r.exclude and not is_sticky:
+                    continue
+                if r.deco_activate:
+                    now.append((r, _reason(r, "decorator", count, scan, rec_steps, cur_level)))
+                    continue
+                if r.deco_dont:
+                    continue
+                if r.constant:
+                    now.append((r, _reason(r, "constant", count, scan, rec_steps, cur_level)))
+                    continue
+                if is_sticky:
+                    now.append((r, _reason(r, "sticky", count, scan, rec_steps, cur_level)))
+                    continue
+            if not r.primary:
+                continue
+            if r.scan_depth is None and not r.scan_flags:
+                hay, sets = default_hay, d_sets
+            else:
+                hay = buf.hay(depth if r.scan_depth is None else r.scan_depth, scan, r.scan_flags)
+                sets = hay.probe_sets(any_cs)
+            hit = None
+            for k in r.primary:
+                si = k.si
+                if si >= 0:
+                    if k.probe not in sets[si]:
+                        continue
+                    m = k.matcher
+                else:
+                    m = k.matcher if not k.dynamic else k.get(substitute, r.cs, r.whole)
+                    if m is None:
+                        continue
+                at = m.find(hay)
+                if at >= 0:
+                    hit = (k, m, at)
+                    break
+                if m.kind == "refused" and m.reason not in warnings:
+                    warnings.append(m.reason)
+            if hit is None:
+                continue
+            sec_key: Optional[str] = None
+            if r.check_secondary:
+                ok, sec_key = _secondary(r, hay, substitute)
+                if not ok:
+                    continue
+            reason = _reason(r, "key", count, scan, rec_steps, cur_level)
+            reason.key = hit[0].text
+            if r.check_secondary:
+                reason.logic = LOGIC_NAMES.get(r.logic, str(r.logic))
+                reason.secondary_key = sec_key
+            _where(reason, hay.locate(hit[2], hit[1].lowered))
+            now.append((r, reason))
+
+        # sticky first, then processing order (ST sorts by sortedEntries index)
+        now.sort(key=lambda x: (x[0].pos not in sticky_on, x[0].pos))
+        new = [r for r, _ in now]
+        why = {r.pos: reason for r, reason in now}
+        filter_groups(book.use_group_scoring, new, activated, buf, scan, depth, sticky_on, cooldown_on, delay_on, roll, substitute)
+
+        new_weight = 0.0
+        ignores = sum(1 for r in new if r.ignore_budget)
+        for r in new:
+            if r.ignore_budget:
+                ignores -= 1
+            if overflowed and not r.ignore_budget:
+                if ignores > 0:
+                    continue
+                break
+            if r.use_prob and r.probability != 100 and r.pos not in sticky_on:
+                if roll() * 100 > r.probability:
+                    failed.add(r.pos)
+                    continue
+            body = substitute(r.body) if substitute else r.body
+            new_weight += _token_weight(body) + 0.25
+            if (not r.ignore_budget and budget is not None
+                    and math.ceil(all_weight) + math.ceil(new_weight) >= budget):
+                overflowed = True
+                continue
+            activated[r.pos] = r
+            reasons[r.pos] = why[r.pos]
+
+        successful = [r for r in new if r.pos not in failed]
+        for_recursion = [r for r in successful if not r.prevent]
+        nxt = 0
+        if recursive and not overflowed and for_recursion:
+            nxt = _RECURSION
+        if recursive and not overflowed and scan == _MIN_ACTIVATIONS and buf.recurse:
+            nxt = _RECURSION
+        if not nxt and not overflowed and book.min_activations > 0 and len(activated) < book.min_activations:
+            d_now = book.scan_depth + skew
+            cap = book.min_activations_depth_max
+            over = (cap > 0 and d_now > cap) or d_now > len(messages)
+            if not over:
+                nxt = _MIN_ACTIVATIONS
+                skew += 1
+        if not nxt and levels:
+            nxt = _RECURSION
+            cur_level = levels.pop(0)
+        scan = nxt
+        if scan:
+            pieces = [(substitute(r.body) if substitute else r.body, r) for r in for_recursion]
+            text = "\n".join(t for t, _ in pieces)
+            if text:
+                buf.add_recurse(pieces)
+                all_weight += _token_weight(text) + 0.25
+
+    if not dry_run:
+        record_timed(state, list(activated.values()), chat_len)
+
+    # ST placement: sort by order descending (stable over activation order), then unshift → reverse
+    placed = sorted(activated.values(), key=lambda r: -r.order)[::-1]
+    tokens = sum(approx_tokens(substitute(r.body) if substitute else r.body) for r in placed)
+    return ActivationResult(
+        entries=[r.entry for r in placed], reasons=[reasons[r.pos] for r in placed], timed=state,
+        tokens=tokens, budget_overflowed=overflowed, steps=count, warnings=warnings,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------------------------------------------
+
+def _reason(r: _Rec, kind: str, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
+    e = r.entry
+    return ActivationReason(uid=e.uid, title=e.display_title, book=e.book, source=e.source, kind=kind,
+                            step=step, scan=_SCAN_NAMES[scan], recursion_level=rec_steps, delay_level=level)
+
+def _where(reason: ActivationReason, label: tuple) -> None:
+    if label[0] == "msg":
+        reason.message_index = label[1]
+        reason.matched_in = "message"
+    elif label[0] == "entry" and label[1] is not None:
+        src = label[1].entry
+        reason.matched_in = "recursion"
+        reason.via_uid, reason.via_title, reason.via_book = src.uid, src.display_title, src.book
+    elif label[0] == "global":
+        reason.matched_in = f"global:{label[1]}"
+    elif label[0] == "inject":
+        reason.matched_in = "inject"
+
+def _secondary(r: _Rec, hay: _Hay, substitute: Optional[Callable[[str], str]]) -> tuple[bool, Optional[str]]:
+    """ST ``matchSecondaryKeys``: (activates, deciding key)."""
+    logic = r.logic
+    any_hit, all_hit = False, True
+    for k in r.secondary:
+        m = k.get(substitute, r.cs, r.whole)
+        hit = m is not None and m.find(hay) >= 0
+        if hit:
+            any_hit = True
+        else:
+            all_hit = False
+        if logic == AND_ANY and hit:
+            return True, k.text
+        if logic == NOT_ALL and not hit:
+            return True, k.text
+    if logic == NOT_ANY and not any_hit:
+        return True, None
+    if logic == AND_ALL and all_hit:
+        return True, None
+    return False, None

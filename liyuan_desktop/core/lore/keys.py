@@ -1,0 +1,203 @@
+"""Key matchers: the compiled form of one world-info key (plain text with the Liyuan whole-word rule, a translated
+JavaScript regex, a regex run in QuickJS, or a refused one) and :func:`compile_key` / :func:`key_matches`.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Optional, Union
+
+from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex
+from .model import _ASCII_WORD
+from .scan import _Hay
+
+
+class _Plain:
+    """A plain key: substring, or whole word with boundaries only on the sides where the key has an ASCII word
+    character (the Liyuan rule)."""
+
+    __slots__ = ("needle", "cs", "left", "right")
+    kind = "plain"
+
+    def __init__(self, needle: str, cs: bool, whole: bool):
+        self.needle = needle if cs else needle.lower()
+        self.cs = cs
+        single = whole and len(re.split(r"\s+", needle)) <= 1  # JS: key.split(/\s+/).length > 1 → substring
+        self.left = bool(single and self.needle and self.needle[0] in _ASCII_WORD)
+        self.right = bool(single and self.needle and self.needle[-1] in _ASCII_WORD)
+
+    @property
+    def lowered(self) -> bool:
+        return not self.cs
+
+    def find(self, hay: _Hay) -> int:
+        h = hay.raw if self.cs else hay.low
+        n = self.needle
+        i = h.find(n)
+        if i < 0 or not (self.left or self.right):
+            return i
+        ln, end = len(n), len(h)
+        while i >= 0:
+            if (not self.left or i == 0 or h[i - 1] not in _ASCII_WORD) and (
+                    not self.right or i + ln >= end or h[i + ln] not in _ASCII_WORD):
+                return i
+            i = h.find(n, i + 1)
+        return -1
+
+
+class _Regex:
+    __slots__ = ("rx", "sticky")
+    kind = "regex"
+    lowered = False
+
+    def __init__(self, rx: re.Pattern[str], sticky: bool):
+        self.rx = rx
+        self.sticky = sticky
+
+    def find(self, hay: _Hay) -> int:
+        m = self.rx.match(hay.raw) if self.sticky else self.rx.search(hay.raw)
+        return m.start() if m else -1
+
+
+class _Refused:
+    __slots__ = ("reason",)
+    kind = "refused"
+    lowered = False
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+    def find(self, hay: _Hay) -> int:
+        return -1
+
+
+# -- QuickJS fallback ---------------------------------------------------------------------------------------------
+
+_JS_SOURCE = r"""
+var __wiCache = new Map();
+function __wiRegex(p, f) {
+  var k = f + "/" + p, re = __wiCache.get(k);
+  if (re === undefined) {
+    re = new RegExp(p, f);
+    __wiCache.set(k, re);
+    if (__wiCache.size > 512) __wiCache.delete(__wiCache.keys().next().value);
+  }
+  return re;
+}
+function __wiTest(p, f, s) { var re = __wiRegex(p, f); re.lastIndex = 0; var m = re.exec(s); return m ? m.index : -1; }
+function __wiValid(p, f) { try { __wiRegex(p, f); return true; } catch (e) { return false; } }
+"""
+#: Seconds one regex key may run in QuickJS before it counts as not matching (catastrophic patterns).
+JS_TIME_LIMIT = 0.05
+_js_local = threading.local()
+_js_unavailable: list[str] = []
+
+
+class _JsEngine:
+    """A QuickJS-ng context (one per thread; ``quickjs-ng`` is a project dependency) that evaluates the regex keys the
+    translator cannot express, with JavaScript's own ``RegExp``."""
+
+    def __init__(self) -> None:
+        import quickjs  # quickjs-ng
+
+        self.quickjs = quickjs
+        self.ctx = quickjs.Context()
+        self.ctx.set_memory_limit(64 * 1024 * 1024)
+        self.ctx.eval(_JS_SOURCE)
+        self.test_fn = self.ctx.get("__wiTest")
+        self.valid_fn = self.ctx.get("__wiValid")
+
+    def valid(self, pattern: str, flags: str) -> bool:
+        try:
+            return bool(self.valid_fn(pattern, flags))
+        except Exception:  # noqa: BLE001 - engine trouble: treat as not valid JavaScript
+            return False
+
+    def find(self, pattern: str, flags: str, text: str) -> int:
+        self.ctx.set_time_limit(JS_TIME_LIMIT)
+        try:
+            u16 = self.test_fn(pattern, flags, text)
+        except Exception:  # noqa: BLE001 - interrupted (time limit), out of memory, unpaired surrogates
+            _js_local.engine = None  # start clean next time
+            return -1
+        finally:
+            try:
+                self.ctx.set_time_limit(-1)
+            except Exception:  # noqa: BLE001
+                pass
+        if u16 is None or u16 < 0:
+            return -1
+        if text.isascii() or u16 == 0:
+            return int(u16)
+        # UTF-16 index → code point index (astral characters are two units in JavaScript)
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= u16:
+                return i
+            units += 2 if ord(ch) > 0xFFFF else 1
+        return len(text)
+
+
+def _js_engine() -> Optional[_JsEngine]:
+    """This thread's QuickJS engine, or None when ``quickjs-ng`` cannot be loaded (then untranslatable regex keys are
+    refused)."""
+    eng = getattr(_js_local, "engine", None)
+    if eng is None and not _js_unavailable:
+        try:
+            eng = _js_local.engine = _JsEngine()
+        except Exception as exc:  # noqa: BLE001 - missing/broken package: the app keeps working
+            _js_unavailable.append(str(exc))
+            return None
+    return eng
+
+
+class _JsEval:
+    """A regex key evaluated by QuickJS (constructs the translator does not support)."""
+
+    __slots__ = ("pattern", "flags")
+    kind = "regex"
+    lowered = False
+
+    def __init__(self, pattern: str, flags: str):
+        self.pattern, self.flags = pattern, flags
+
+    def find(self, hay: _Hay) -> int:
+        eng = _js_engine()
+        return -1 if eng is None else eng.find(self.pattern, self.flags, hay.raw)
+
+
+_Matcher = Union[_Plain, _Regex, _JsEval, _Refused]
+
+
+@lru_cache(maxsize=65536)
+def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> _Matcher:
+    """The matcher for one key text (already substituted/trimmed as the caller wants).
+
+    A regex key per :func:`parse_regex_key` is translated to Python (:func:`translate_js_regex`); a construct the
+    translator does not support is evaluated by QuickJS instead (JavaScript's own ``RegExp``, time-limited), and only
+    without QuickJS refused (never matches; a warning names it). A pattern that is not valid JavaScript (QuickJS
+    decides when available) makes the key plain text, as in ST. Otherwise a plain key. Cached per (key, settings)."""
+    rk = parse_regex_key(key)
+    if rk is not None:
+        try:
+            py, fl, sticky = translate_js_regex(*rk)
+            return _Regex(re.compile(py, fl), sticky)
+        except JsRegexUnsupported as exc:
+            eng = _js_engine()
+            if eng is not None and eng.valid(*rk):
+                return _JsEval(*rk)
+            if eng is None:
+                return _Refused(f"正则关键词 {key} 无法使用：{exc}（JavaScript 引擎不可用）")
+        except ValueError:
+            eng = _js_engine()
+            if eng is not None and eng.valid(*rk):  # stricter than JavaScript here: let JavaScript run it
+                return _JsEval(*rk)
+        # not valid JavaScript: ST's `new RegExp` throws and the key is matched as plain text
+    return _Plain(key, case_sensitive, match_whole_words)
+
+
+def key_matches(text: str, key: str, *, case_sensitive: bool = False, match_whole_words: bool = True) -> bool:
+    """Whether ``key`` matches ``text`` by the activation rules (plain or ``/regex/flags``); for tests and the UI."""
+    return compile_key(key.strip(), case_sensitive, match_whole_words).find(_Hay([(text, ("text",))])) >= 0

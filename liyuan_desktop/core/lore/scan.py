@@ -1,0 +1,147 @@
+"""The scan text: SillyTavern's ``WorldInfoBuffer`` for one activation run (:class:`_Buffer`: the newest messages
+newest first, ``"Name: text"`` trimmed, each prefixed ``\\x01`` and joined by ``\\n\\x01``, then the opt-in card
+fields, injected prompts and the recursion buffer) and one assembled text with its lower-cased copy and prefilter
+sets (:class:`_Hay`).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import TYPE_CHECKING, Optional, Sequence, Union
+
+from .model import MAX_SCAN_DEPTH, ScanMessage
+
+if TYPE_CHECKING:  # type only: compile.py builds on the matchers, which read a _Hay
+    from .compile import _Rec
+
+#: Scan pass types (ST ``scan_state``).
+_INITIAL, _RECURSION, _MIN_ACTIVATIONS = 1, 2, 3
+_SCAN_NAMES = {_INITIAL: "initial", _RECURSION: "recursion", _MIN_ACTIVATIONS: "min_activations"}
+_MATCHER = "\x01"
+_JOINER = "\n\x01"
+
+
+class _Hay:
+    """One scan text (ST's ``buffer.get``) with its lower-cased copy and a map from offsets to what was scanned."""
+
+    __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "_sets")
+
+    def __init__(self, parts: list[tuple[str, tuple]]):
+        # parts: (text, label) where text already includes its \x01 / \n\x01 prefix
+        self.parts = parts
+        self.raw = "".join(t for t, _ in parts)
+        self._low: Optional[str] = None
+        self._low_starts: Optional[list[int]] = None
+        self.starts = []
+        pos = 0
+        for t, _ in parts:
+            self.starts.append(pos)
+            pos += len(t)
+        self.labels = [lab for _, lab in parts]
+        self._sets: Optional[tuple[set[str], ...]] = None
+
+    def probe_sets(self, with_raw: bool) -> tuple[set[str], ...]:
+        """Prefilter sets, indexed by :attr:`_Key.si`: (0/1) the ASCII words of ``raw``/``low``, (2/3) all
+        two-character and (4/5) all four-character substrings of ``raw``/``low``. A key whose probe is not in its set
+        cannot match — one set lookup rules out nearly every key. The ``raw`` sets are built only ``with_raw``
+        (some key is case-sensitive)."""
+        if self._sets is None:
+            lo = self.low
+            empty: set[str] = set()
+            sets = [empty, set(_WORD_RUN.findall(lo)), empty, _grams2(lo), empty, _grams4(lo)]
+            if with_raw:
+                r = self.raw
+                sets[0], sets[2], sets[4] = set(_WORD_RUN.findall(r)), _grams2(r), _grams4(r)
+            self._sets = tuple(sets)
+        return self._sets
+
+    @property
+    def low(self) -> str:
+        if self._low is None:
+            lows = [t.lower() for t, _ in self.parts]
+            self._low = "".join(lows)
+            starts, pos = [], 0
+            for t in lows:
+                starts.append(pos)
+                pos += len(t)
+            self._low_starts = starts
+        return self._low
+
+    def locate(self, pos: int, lowered: bool) -> tuple:
+        if lowered:
+            self.low  # noqa: B018 - builds the offsets
+            starts = self._low_starts or [0]
+        else:
+            starts = self.starts
+        k = bisect.bisect_right(starts, pos) - 1
+        return self.labels[max(0, k)] if self.labels else ("none",)
+
+
+_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def _grams2(s: str) -> set[str]:
+    return set(map(str.__add__, s, s[1:]))
+
+
+def _grams4(s: str) -> set[str]:
+    return set(map(str.__add__, map(str.__add__, s, s[1:]), map(str.__add__, s[2:], s[3:])))
+
+
+
+class _Buffer:
+    """ST's ``WorldInfoBuffer`` for one run: messages newest first, injected prompts, the recursion buffer."""
+
+    def __init__(self, messages: Sequence[Union[ScanMessage, str]], include_names: bool, inject: Sequence[str],
+                 global_scan: Optional[dict[str, str]]):
+        self.messages = messages
+        self.n = len(messages)
+        self.include_names = include_names
+        self.inject = [s for s in inject if s]
+        self.global_scan = global_scan or {}
+        self.recurse: list[list[tuple[str, Optional[_Rec]]]] = []  # per step: (content, entry) pieces
+        self._texts: dict[int, str] = {}
+        self._cache: dict[tuple, _Hay] = {}
+
+    def _text(self, d: int) -> str:
+        t = self._texts.get(d)
+        if t is None:
+            m = self.messages[self.n - 1 - d]
+            if isinstance(m, str):
+                t = m
+            else:
+                t = m.scan_text() if self.include_names else m.text
+            t = self._texts[d] = t.strip()
+        return t
+
+    def hay(self, depth: int, scan: int, flags: tuple[str, ...] = ()) -> _Hay:
+        if depth <= 0:
+            return _Hay([])
+        depth = min(depth, MAX_SCAN_DEPTH)
+        rec_n = len(self.recurse) if scan != _MIN_ACTIVATIONS else 0
+        key = (depth, rec_n, flags)
+        h = self._cache.get(key)
+        if h is not None:
+            return h
+        parts: list[tuple[str, tuple]] = []
+        for d in range(min(depth, self.n)):
+            parts.append(((_MATCHER if d == 0 else _JOINER) + self._text(d), ("msg", self.n - 1 - d)))
+        if not parts:
+            parts.append((_MATCHER, ("none",)))
+        for f in flags:
+            v = self.global_scan.get(f)
+            if v:
+                parts.append((_JOINER + v, ("global", f)))
+        for i, s in enumerate(self.inject):
+            parts.append((_JOINER + s, ("inject", i)))
+        for step in self.recurse[:rec_n]:
+            first = True
+            for text, rec in step:
+                parts.append(((_JOINER if first else "\n") + text, ("entry", rec)))
+                first = False
+        h = self._cache[key] = _Hay(parts)
+        return h
+
+    def add_recurse(self, pieces: list[tuple[str, Optional[_Rec]]]) -> None:
+        self.recurse.append(pieces)

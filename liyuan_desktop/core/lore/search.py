@@ -1,0 +1,56 @@
+"""Search and listing for the lorebook tools: :func:`search_entries` (``lorebook_search``), :func:`list_titles`
+(``lorebook_list``) and :func:`index_titles` (the 【设定集索引】 injected into the prompt).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from pydantic import BaseModel
+
+from .model import LoreEntry
+
+
+class LoreHit(BaseModel):
+    """One lorebook_search result (seed runs: ``{"title", "score", "content"}``)."""
+
+    title: str
+    score: int
+    content: str
+
+
+def index_titles(entries: Sequence[LoreEntry]) -> list[str]:
+    """Titles of all enabled non-constant entries, book order (the 【设定集索引】)."""
+    return [e.display_title for e in entries if e.enabled and not e.constant]
+
+
+def search_entries(entries: Sequence[LoreEntry], query: str, limit: int = 8) -> list[LoreHit]:
+    """Rank entries for ``query`` (terms split on whitespace): per term, title equal +5 (title contains or is
+    contained +3), a key equal to / contained in the term +3, each occurrence in the content +1 (at most 3).
+    Entries scoring 0 are left out; ties keep book order. Constant entries are searchable."""
+    terms = [t for t in query.lower().split() if t]
+    scored: list[tuple[int, int, LoreEntry]] = []
+    for idx, e in enumerate(entries):
+        if not e.enabled:
+            continue
+        title = e.display_title.lower()
+        keys = [k.lower() for k in e.keys]
+        content = e.content.lower()
+        score = 0
+        for t in terms:
+            if title == t:
+                score += 5
+            elif title and (title in t or t in title):
+                score += 3
+            if any(k == t or (len(k) >= 2 and k in t) for k in keys):
+                score += 3
+            score += min(3, content.count(t))
+        if score > 0:
+            scored.append((score, idx, e))
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    return [LoreHit(title=e.display_title, score=s, content=e.content) for s, _, e in scored[: max(1, limit)]]
+
+
+def list_titles(entries: Sequence[LoreEntry]) -> list[str]:
+    """Every enabled title in book order; constant entries marked 「（常驻）」 (seed round 2 lorebook_list)."""
+    return [e.display_title + ("（常驻）" if e.constant else "") for e in entries if e.enabled]
