@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.cli_card import add_card_parser, run_card
+from liyuan_desktop.cli.card import add_parser as add_card_parser, run as run_card
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.cards import (Card, CardError, export_json, export_png, icon_bytes, inspect_card, load_card,
                                        load_card_bytes)
@@ -467,12 +467,12 @@ def test_cli_bad_file_is_one_line_exit_2(tmp_path):
     env = {**os.environ, "LIYUAN_HOME": str(tmp_path / "home")}
     for argv in (["card", "inspect", str(bad)], ["card", "import", str(bad)], ["card", "export", "没有这张卡"],
                  ["card", "inspect", str(fixture("formats/openai-preset-Default.json"))]):
-        r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli_card", *argv], capture_output=True, text=True,
+        r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", *argv], capture_output=True, text=True,
                            env=env, cwd=tmp_path, timeout=60)
         assert r.returncode == 2, r
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("liyuan: ") and "Traceback" not in r.stderr, r.stderr
-    r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli_card", "card", "inspect", str(bad)],
+    r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "card", "inspect", str(bad)],
                        capture_output=True, text=True, env=env, timeout=60)
     assert "这是 JPEG 图片，不是 PNG 角色卡" in r.stderr
 

@@ -6,7 +6,7 @@
                                                        NAME = a card folder in the library, or a path to a card
                                                        file / card folder; default output ./<name>.<format>
 
-Wiring (cli.py): ``add_card_parser(sub)`` on the top-level subparsers, then ``return run_card(args)`` when
+Wiring (``cli/__init__.py``): ``add_parser(sub)`` on the top-level subparsers, then ``return run(args)`` when
 ``args.cmd == "card"``. Exit codes: 0 ok; 2 a bad file or bad arguments — ONE line on stderr (``liyuan: …``),
 never a traceback.
 """
@@ -20,10 +20,10 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .core.cards import Card, CardError, card_json_bytes, export_json, export_png, format_inspect, icon_bytes, inspect_loaded, load_card
+from ..core.cards import Card, CardError, card_json_bytes, export_json, export_png, format_inspect, icon_bytes, inspect_loaded, load_card
 
 
-def add_card_parser(subparsers: Any) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
@@ -52,8 +52,8 @@ def _err(msg: str) -> None:
 
 def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
     """The card to export and the image to put it on (None → default image)."""
-    from .core.cards.library import cards_root
-    from .core.paths import safe_name
+    from ..core.cards.library import cards_root
+    from ..core.paths import safe_name
 
     p = Path(name)
     if p.is_file():
@@ -84,7 +84,7 @@ def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
 
 
 def _out_path(card: Card, fmt: str, output: Optional[str]) -> Path:
-    from .core.paths import safe_name
+    from ..core.paths import safe_name
 
     stem = safe_name(card.name)
     if output:
@@ -98,7 +98,7 @@ def _out_path(card: Card, fmt: str, output: Optional[str]) -> Path:
     return out
 
 
-def run_card(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run ``liyuan card <inspect|import|export>`` from parsed ``args``; returns the exit code (0 ok, 2 bad file or
     arguments with one ``liyuan: …`` line on stderr)."""
     cmd = getattr(args, "card_cmd", None)
@@ -109,7 +109,7 @@ def run_card(args: argparse.Namespace) -> int:
             print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
             return 0
         if cmd == "preview":
-            from .ui.preview import run_preview
+            from ..ui.preview import run_preview
 
             info = run_preview(args.file, args.screenshot)
             if args.json:
@@ -120,14 +120,12 @@ def run_card(args: argparse.Namespace) -> int:
                     print(f"  错误：{e}")
             return 0
         if cmd == "import":
-            from .core.cards.library import import_card
+            from ..core.cards.library import import_card
 
             ref = import_card(args.file)
-            from pathlib import Path as _P
+            from ..core.chat.facade import set_card_scripts_allowed
 
-            from .core.chat.facade import set_card_scripts_allowed
-
-            set_card_scripts_allowed(_P(ref.dir), bool(getattr(args, "allow_scripts", False)))
+            set_card_scripts_allowed(Path(ref.dir), bool(getattr(args, "allow_scripts", False)))
             print(ref.dir)
             return 0
         if cmd == "export":
@@ -157,18 +155,3 @@ def run_card(args: argparse.Namespace) -> int:
     _err("需要子命令：inspect、import 或 export")
     return 2
 
-
-def main(argv: Optional[list[str]] = None) -> int:
-    """Stand-alone entry (``python -m liyuan_desktop.cli_card card inspect FILE``) until cli.py wires it in."""
-    p = argparse.ArgumentParser(prog="liyuan")
-    sub = p.add_subparsers(dest="cmd")
-    add_card_parser(sub)
-    args = p.parse_args(argv)
-    if args.cmd != "card":
-        p.print_usage(sys.stderr)
-        return 2
-    return run_card(args)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

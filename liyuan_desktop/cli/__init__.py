@@ -1,0 +1,65 @@
+"""The ``liyuan`` command: the desktop window, or one of the terminal subcommands on the same engine.
+
+    liyuan                                   the desktop window (see app.py); --self-test plays the demo through it
+    liyuan chat …                            play beats headless (chat.py; --demo, --demo-agent)
+    liyuan card inspect|import|export|preview …   character cards (card.py)
+    liyuan story checkpoints|restore|export …     a long-form chat's chapters (story.py)
+    liyuan import-chat|export-chat …         SillyTavern chat files (chats.py)
+    liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
+                                             (branch.py, inspect.py, memory.py)
+
+Each subcommand module has ``add_parser(sub)`` (``add_parsers`` where it registers two) and ``run(args) -> int``;
+what they share lives in ``common.py``. Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input;
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Optional
+
+from .. import __version__
+from . import branch, card, chat, chats, inspect, memory, story
+from .common import PipeSafeStdout
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The top-level parser with every subcommand registered (in the order ``liyuan --help`` lists them)."""
+    p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
+    p.add_argument("--version", action="version", version=f"liyuan {__version__}")
+    sub = p.add_subparsers(dest="cmd")
+    chat.add_parser(sub)
+    card.add_parser(sub)
+    story.add_parser(sub)
+    chats.add_parsers(sub)
+    branch.add_parser(sub)
+    inspect.add_parser(sub)
+    memory.add_parser(sub)
+    return p
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    """Console entry point ``liyuan`` (``argv`` defaults to ``sys.argv[1:]``); returns the exit code. Without a
+    command, with ``app`` or with a window flag (``--self-test``, ``--offscreen``…) it opens the window (app.py)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
+        from ..app import main as app_main
+
+        return app_main([a for a in argv if a != "app"])
+    args = build_parser().parse_args(argv)
+    if not isinstance(sys.stdout, PipeSafeStdout):
+        sys.stdout = PipeSafeStdout(sys.stdout)
+    runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "story": story.run,
+            "branches": branch.run, "inspect": inspect.run, "memory": memory.run}
+    if args.cmd in runs:
+        return runs[args.cmd](args)
+    if args.cmd != "chat":
+        build_parser().print_help()
+        return 2
+    try:
+        return asyncio.run(chat.run(args))
+    except KeyboardInterrupt:
+        print("\nliyuan: 已中断（已写入的内容都在会话文件里）", file=sys.stderr)
+        return 130

@@ -1,0 +1,68 @@
+"""``liyuan branches CHAT [--select ID | --undo | --swipe ID ±1] [--json]``: a chat's branch tree in the terminal
+(issue 7) — one line per user message: beat, first words → first words of the reply, alternatives; ``*`` marks the
+shown branch. It reads the session tree and writes at most a leaf line (``--select`` / ``--undo`` / ``--swipe``).
+
+CHAT is a chat folder or ``card name/chat name``. Errors print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..core.chat.facade import Chat
+from .common import find_entry, run_on_chat
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``branches`` on the top-level subparsers; returns its parser."""
+    b = sub.add_parser("branches", help="对话的分支树：每句用户的话一行；可切换、撤销本轮、左右滑")
+    b.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    g = b.add_mutually_exclusive_group()
+    g.add_argument("--select", metavar="ID", help="切到这条分支（用户消息 id 或其开头几位）")
+    g.add_argument("--undo", action="store_true", help="撤销本轮：显示的分支退回到最后一句用户的话之前")
+    g.add_argument("--swipe", nargs=2, metavar=("ID", "STEP"), help="换到一条消息的上(-1)/下(+1)个备选")
+    b.add_argument("--json", action="store_true")
+    return b
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan branches``; returns the exit status (0 ok, 2 with one ``liyuan: …`` line)."""
+    return run_on_chat(args.chat, lambda chat: _branches(chat, args))
+
+
+def _branches(chat: Chat, args: argparse.Namespace) -> int:
+    if args.select is not None:
+        chat.select(find_entry(chat, args.select))
+    elif args.undo:
+        chat.undo()
+    elif args.swipe:
+        step = {"-1": -1, "1": 1, "+1": 1}.get(args.swipe[1].strip())
+        if step is None:
+            raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）")
+        target = find_entry(chat, args.swipe[0])
+        k, n = chat.swipe_info(target)
+        if n < 2:
+            raise ValueError(f"条目 {target} 没有别的版本可换（重来或编辑过的消息才有）")
+        chat.swipe(target, step)
+        print(f"已换到第 {((k - 1 + step) % n) + 1}/{n} 个版本", file=sys.stderr)
+    nodes = chat.branch_tree()
+    if args.json:
+        print(json.dumps(nodes, ensure_ascii=False, indent=1))
+    else:
+        for n in nodes:
+            mark = "*" if n["active"] else " "
+            alt = ""
+            if n["siblings"] > 1:
+                k = chat.swipe_info(n["id"])[0]
+                alt = f"  [说法 {k}/{n['siblings']}]" if n["active"] else f"  [{n['siblings']} 个说法]"
+            rep = ""
+            if n["replies"] > 1 and n.get("reply_id"):
+                k = chat.swipe_info(n["reply_id"])[0]
+                rep = f"  [回复 {k}/{n['replies']}]" if n["active"] else f"  [{n['replies']} 个回复]"
+            reply = f"{n['reply']}（{n['reply_id'][:8]}）" if n.get("reply_id") else "（没有回复）"
+            print(f"{mark} {n['id']}  第 {n['beat']:>3} 拍  {n['text']} → {reply}{alt}{rep}")
+        print("* = 正在显示的分支；--select ID 切换，--swipe ID ±1 换一条消息或回复的版本")
+    return 0

@@ -1,0 +1,326 @@
+"""``liyuan chat``: play beats headless, on the same engine and events as the window.
+
+    liyuan chat --demo [--json]              the three recorded seed beats on the demo card (replay model)
+    liyuan chat --demo-agent [--json]        the agent-mode demo (three chapters, one recorded agent turn)
+    liyuan chat CARD [--chat NAME] [--model replay:FILE | --provider NAME [--model M] [--base-url URL]]
+                [--say TEXT …] [--json]      beats against a real model (or a replay file)
+
+Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input (card, replay file, provider, arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from .. import __version__
+from ..core.beat.events import AskAnswer, AskRequest
+from ..core.cards import CardError, load_card
+from ..core.chat.facade import BeatResult, Chat
+from ..core.llm.types import ChatModel
+from ..core.paths import chat_dir, demo_card_path, demo_replay_path
+from ..core.session.tree import SessionError
+from .common import out, readline, resolve_card
+from .view import HumanView, print_ledger
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``chat`` and its flags on the top-level subparsers; returns its parser."""
+    c = sub.add_parser("chat", help="在终端里演几拍（无窗口）")
+    c.add_argument("card", nargs="?", help="角色卡文件，或随附示例卡的名字（如 青梧）")
+    c.add_argument("--demo", action="store_true", help="离线演示：青梧卡上的三拍录制对局（回放模型）")
+    c.add_argument("--demo-agent", action="store_true", help="离线演示写长篇：把演示的开场和前两拍存成三章，回放种子的 agent 一轮")
+    c.add_argument("--chat", help="对话名（同名则接着演）")
+    c.add_argument("--model", help="replay:FILE 用回放脚本；否则为服务商的模型名")
+    c.add_argument("--provider", help="服务商预设：deepseek、openai、openrouter、ollama、lmstudio …")
+    c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
+    c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
+    c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
+    c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
+    c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
+    c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
+    c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
+    c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+    c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
+    c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
+    c.add_argument("--regenerate", action="store_true", help="重来：最后一句话再演一次，新回复成为旧回复的兄弟分支")
+    return c
+
+
+def _beat_json(r: BeatResult) -> dict[str, Any]:
+    return {"user": r.user, "injection": r.injection, "calls": r.calls, "final": r.final, "sealed": r.sealed,
+            "revised_previous": r.revised_previous, "state": r.state, "roster": r.roster, "warnings": r.warnings,
+            "outcome": r.outcome, "activated": r.activated, "activity": r.activity, **({"error": r.error} if r.error else {}),
+            "asks": [{"question": q.question, "options": q.options, "answer": a.answer, "by": a.by} for q, a in (r.output.asks if r.output else [])],
+            **({"draft": r.output.draft.text, "draft_version": r.output.draft.version} if r.output and not r.sealed and r.output.draft.text else {}),
+            **({"revised_text": r.revised_text} if r.revised_text is not None else {}),
+            **({"tokens": r.tokens} if r.tokens else {})}
+
+
+def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay: bool):
+    async def ask(req: AskRequest) -> AskAnswer:
+        default = recorded.pop(0) if recorded else None
+        if not interactive:
+            by = "user" if default is not None else "auto"
+            if default is None:
+                default = req.options[0] if req.options else ""
+            if not json_mode:
+                why = "按录制的选择作答" if by == "user" else "非交互运行，自动选第一项"
+                out(f"     → {default}（{why}）")
+            return AskAnswer(answer=default, by=by)
+        hint = f"回车选录制的「{default}」，" if default else ""
+        while True:
+            out(f"     选 1-{len(req.options)}，或直接写一句；{hint}输入 s 停止：", end="")
+            line = await readline()
+            if line == "":
+                return AskAnswer(answer=None, by="stop")
+            text = line.strip()
+            if not text and default:
+                out(f"     → {default}")
+                return AskAnswer(answer=default, by="user")
+            if text.lower() in ("s", "stop", "停止"):
+                return AskAnswer(answer=None, by="stop")
+            if text.isdigit():
+                if 1 <= int(text) <= len(req.options):
+                    text = req.options[int(text) - 1]
+                    out(f"     → {text}")
+                else:
+                    out(f"     没有第 {text} 项。")
+                    continue
+            if text:
+                if replay and default and text != default:
+                    out("     （回放模型只会按录制的剧情演下去；接真模型时才会按你的选择走）")
+                return AskAnswer(answer=text, by="user")
+
+    return ask
+
+
+def _replay_for(beats: list[Any]) -> ChatModel:
+    from ..core.llm import ReplayModel
+
+    return ReplayModel(actor=[c for b in beats for c in b.actor], scribe=[x for b in beats for x in b.scribe],
+                       label="演示", beats=beats)
+
+
+def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatModel]]:
+    from ..core.llm import ReplayModel, build_model, preset
+
+    if args.model and args.model.startswith("replay:"):
+        return ReplayModel.from_file(args.model[len("replay:"):]), None
+    if not args.provider:
+        raise ValueError("没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo")
+    from pydantic import ValidationError
+
+    from ..core.llm import ProviderSettings, resolve_api_key
+
+    settings = preset(args.provider)
+    try:
+        settings = ProviderSettings.model_validate({**settings.model_dump(), **({"base_url": args.base_url} if args.base_url else {}),
+                                                    **({"model": args.model} if args.model else {})})
+    except ValidationError as e:
+        raise ValueError("；".join(str(x.get("ctx", {}).get("error", x["msg"])) for x in e.errors())) from None
+    if settings.api_key_env and not resolve_api_key(settings):
+        raise ValueError(f"没有 {settings.name} 的 API key：请设置环境变量 {settings.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+    main = build_model(settings)
+    scribe = build_model(settings, scribe=True) if settings.scribe_model else None
+    return main, scribe
+
+
+async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
+    """The agent-mode demo (seed 000, 写长篇): play the role-play demo's first two beats (for the ledger), make an
+    agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
+    seed's agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
+    live. Returns ``{"system", "state_block", "checkpoints", "chapters", "chat"}``."""
+    import tempfile
+
+    from ..core.llm import ReplayModel
+    from ..core.paths import home, sample_cards_dir
+
+    card = load_card(demo_card_path())
+    plan = json.loads((sample_cards_dir() / "青梧" / "agent-demo.json").read_text("utf-8"))
+    d = chat_dir(card.name, plan["chat"])
+    if (d / "session.jsonl").exists():  # the seed's paths name 局C: a second run goes to a fresh data folder
+        os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-agent-demo-")
+        d = chat_dir(card.name, plan["chat"])
+        if not json_mode:
+            out(f"（「局C」已存在，这次演示放在临时数据文件夹 {home()}）")
+    rp_model = ReplayModel.from_file(demo_replay_path())
+    beats = rp_model.beats[:2]
+    rp = Chat.create(chat_dir(card.name, "局C-扮演"), card, _replay_for(beats))
+    answers = [a for b in beats for a in b.ask_answers]
+
+    async def ask(req: AskRequest) -> AskAnswer:
+        return AskAnswer(answer=answers.pop(0) if answers else req.options[0], by="user")
+
+    finals = []
+    for b in beats:
+        r = await rp.send(b.user, ask=ask)
+        finals.append(r.final)
+    agent_replay = ReplayModel.from_file(sample_cards_dir() / "青梧" / "agent-replay.json")
+    chat = Chat.create(d, card, agent_replay, mode="agent")
+    chat.tree.append("rp-state", state=rp.current_state().to_dict(), source="init")
+    chat.tree.commit()
+    texts = [card.first_mes, *finals]
+    chat.import_chapters(list(zip(plan["chapters"], texts)), message=plan["message"])
+    res = await chat.send(agent_replay.beats[0].user, on_event=on_event)
+    return {"system": chat.agent_system(), "state_block": res.injection,
+            "checkpoints": [c.model_dump(exclude_none=True) for c in chat.history_log.checkpoints()],
+            "chapters": {p.name: p.read_text("utf-8") for p in sorted((d / "正文").glob("*.md"))},
+            "chat": str(d), "reply": res.final}
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan chat`` from parsed ``args`` on the running loop; returns the exit code (see the module doc)."""
+    json_mode = bool(args.json)
+    view = HumanView(color=sys.stdout.isatty() and not json_mode)
+    if args.demo_agent:
+        demo = await demo_agent(json_mode, None if json_mode else view)
+        if json_mode:
+            out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
+        else:
+            out(view.style("1", "\n检查点："))
+            for c in demo["checkpoints"]:
+                out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
+            out(f"\n正文在 {demo['chat']}/正文")
+        return 0
+    recorded: list[str] = []
+    says: list[str] = list(args.say or [])
+    try:
+        if args.demo:
+            from ..core.llm import ReplayModel
+
+            card = load_card(demo_card_path())
+            model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
+            scribe: Optional[ChatModel] = None
+            beats = getattr(model, "beats", [])
+            says = says or [b.user for b in beats]
+            recorded = [a for b in beats for a in b.ask_answers]
+            chat_name = args.chat or time.strftime("演示-%Y%m%d-%H%M%S")
+        else:
+            if not args.card:
+                raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
+            card = resolve_card(args.card)
+            model, scribe = _build_model(args)
+            if getattr(model, "is_replay", False) and not (args.seal_as_is or args.continue_beat or args.regenerate):
+                beats = getattr(model, "beats", [])
+                says = says or [b.user for b in beats]
+                recorded = [a for b in beats for a in b.ask_answers]
+            chat_name = args.chat or "默认"
+        preset = None
+        if args.preset:
+            from ..core.prompt.presets.model import PresetError
+            from ..core.prompt.presets.store import load_installed_preset, load_preset
+
+            try:
+                preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
+            except PresetError as e:
+                raise ValueError(str(e)) from None
+        d = chat_dir(card.name, chat_name)
+        for w in args.world or []:  # chat-level world info: a copy in the chat folder
+            from ..core.lore import Lorebook
+
+            wpath = Path(w)
+            try:
+                Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
+            except (OSError, ValueError) as e:
+                raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
+            (d / "世界书").mkdir(parents=True, exist_ok=True)
+            (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
+        chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
+                else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
+        if args.allow_card_scripts:
+            from ..core.cards.regex_scripts import scripts_from_card
+
+            chat.scripts = scripts_from_card(card.raw)
+        if chat.prompter is not None and not json_mode:
+            for w in chat.prompter.warnings:
+                print(f"liyuan: 预设：{w}", file=sys.stderr)
+    except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"liyuan: {msg}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
+        return 2
+    for w in chat.load_warnings + card.warnings:
+        print(f"liyuan: 注意：{w}", file=sys.stderr)
+    interactive = sys.stdin.isatty() and not json_mode and not args.auto
+    if not json_mode:
+        out(view.style("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
+        out(view.style("2", f"模型：{model.name}"))
+        if chat.tree.latest("user") is None:
+            opening = chat.tree.latest("opening")
+            if opening is not None:
+                out("\n" + opening.text)
+    results: list[BeatResult] = []
+    status = 0
+    is_replay = bool(getattr(model, "is_replay", False))
+    if is_replay and not says and not (args.seal_as_is or args.continue_beat or args.regenerate):
+        print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
+        return 2
+    replay_beats = list(getattr(model, "beats", [])) if is_replay else []
+    asker = _make_asker(interactive, recorded, json_mode, is_replay)
+    free_play = not says and interactive and not (args.seal_as_is or args.continue_beat or args.regenerate)
+    commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if args.continue_beat else [])
+                           + (["regenerate"] if args.regenerate else []))
+    on_event = None if json_mode else view
+    played = 0
+    while commands or says or free_play:
+        try:
+            if commands:
+                cmd = commands.pop(0)
+                if cmd == "seal":
+                    res = await chat.seal_as_is(on_event=on_event)
+                elif cmd == "regenerate":
+                    res = await chat.regenerate(ask=asker, on_event=on_event)
+                else:
+                    res = await chat.continue_beat(ask=asker, on_event=on_event)
+            else:
+                if says:
+                    text = says.pop(0)
+                else:
+                    out(view.style("1", "\n你（空行退出）："), end="")
+                    text = (await readline()).strip()
+                    if not text:
+                        break
+                if replay_beats and args.demo:
+                    # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
+                    chat.model = _replay_for(replay_beats[played:])
+                res = await chat.send(text, ask=asker, on_event=on_event)
+                played += 1
+        except ValueError as e:
+            print(f"liyuan: {e}", file=sys.stderr)
+            return 2
+        except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
+            from ..core.chat.facade import BeatSaveError
+
+            print(f"liyuan: {e.strerror or e}", file=sys.stderr)
+            if not isinstance(e, BeatSaveError):
+                return 2  # nothing was played; what was saved before is untouched
+            kept = e.result
+            if kept is not None and e.stage != "ledger":
+                text_kept = kept.final or (kept.output.draft.text if kept.output else "")
+                if text_kept:
+                    print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
+            return 1
+        results.append(res)
+        if res.outcome == "error":
+            status = 1
+        if not json_mode:
+            print_ledger(res, view)
+        if res.outcome == "error":
+            break
+        if res.outcome == "stopped" and args.demo and says:
+            out(view.style("33", "\n演示在这里停下了：回放模型只会按录制的剧情演。要接着演，请重新开始演示或配置真模型。"))
+            break
+    if json_mode:
+        out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
+    elif args.demo and status == 0:
+        out(view.style("1;36", "\n演示结束。") + f"对话已保存在 {d}。")
+        out(f"配置模型后可以接着演：liyuan chat {card.name} --chat {chat_name} --provider deepseek   （密钥放在 DEEPSEEK_API_KEY）")
+    return status

@@ -1,0 +1,56 @@
+"""``liyuan import-chat FILE --card CARD [--chat NAME]`` / ``liyuan export-chat OUT --card CARD --chat NAME``:
+SillyTavern .jsonl chats in (swipes become branches) and out. Errors: one ``liyuan: …`` line, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..core.cards import CardError
+from ..core.paths import chat_dir
+from ..core.session.tree import SessionError
+from .common import resolve_card
+
+
+def add_parsers(sub: Any) -> None:
+    """Register ``import-chat`` and ``export-chat`` on the top-level subparsers."""
+    ic = sub.add_parser("import-chat", help="导入 SillyTavern 聊天记录（.jsonl），滑动备选变成分支")
+    ic.add_argument("file")
+    ic.add_argument("--card", required=True, help="角色卡文件或示例卡名")
+    ic.add_argument("--chat", help="对话名（默认取文件名）")
+    ec = sub.add_parser("export-chat", help="把一个对话导出成 SillyTavern 聊天记录（.jsonl）")
+    ec.add_argument("out")
+    ec.add_argument("--card", required=True)
+    ec.add_argument("--chat", required=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
+    chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
+    from ..core.session.tree import SessionTree
+    from ..core.cards.st_chat import StChatError, default_chat_name, export_st_chat, read_st_chat, write_session
+
+    try:
+        card = resolve_card(args.card)
+        if args.cmd == "import-chat":
+            st = read_st_chat(args.file)
+            d = chat_dir(card.name, args.chat or default_chat_name(args.file))
+            if (d / "session.jsonl").exists():
+                raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
+            tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path)
+            for w in tree.load_warnings + list(getattr(st, "warnings", [])):
+                print(f"liyuan: 注意：{w}", file=sys.stderr)
+            print(d)
+        else:
+            d = chat_dir(card.name, args.chat)
+            tree = SessionTree.open(d / "session.jsonl")
+            export_st_chat(tree, args.out)
+            print(args.out)
+    except (CardError, StChatError, SessionError, ValueError) as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        return 2
+    return 0

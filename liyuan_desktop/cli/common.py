@@ -1,0 +1,163 @@
+"""What every ``liyuan`` subcommand shares: writing to a terminal that may go away, reading a line without blocking
+the event loop, and finding a card or a chat folder from what the user typed.
+
+Errors follow the CLI's one rule: the functions here raise (``CardError``, ``ValueError``); the subcommand turns that
+into one ``liyuan: …`` line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from ..core.cards import Card, CardError, load_card
+from ..core.chat.facade import Chat
+from ..core.llm.replay import ReplayModel
+from ..core.paths import chat_dir, home, sample_cards_dir
+from ..core.session.tree import SessionError, SessionTree
+
+
+async def readline() -> str:
+    """One line from stdin without blocking the loop ("" at end of input); read on a daemon thread so Ctrl-C at a
+    prompt exits at once (a default-executor thread would keep the process waiting for Enter)."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[str] = loop.create_future()
+
+    def work() -> None:
+        try:
+            line = sys.stdin.readline()
+        except (OSError, ValueError):
+            line = ""
+        loop.call_soon_threadsafe(lambda: fut.done() or fut.set_result(line))
+
+    threading.Thread(target=work, daemon=True).start()
+    return await fut
+
+
+def out(text: str = "", end: str = "\n") -> None:
+    """Write ``text + end`` to stdout and flush at once (streamed drafts must show as they grow)."""
+    sys.stdout.write(text + end)
+    sys.stdout.flush()
+
+
+class PipeSafeStdout:
+    """stdout for the terminal commands: when the reader goes away (``liyuan inspect … | head``) the rest of the
+    output is dropped quietly instead of raising BrokenPipeError in the middle of a beat — the command goes on and
+    saves what it was doing. Everything else is delegated to the real stream (``inner``)."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self._gone = False
+
+    def _drop(self) -> None:
+        self._gone = True
+        try:  # later writes, and the interpreter's flush at exit, go to /dev/null
+            os.dup2(os.open(os.devnull, os.O_WRONLY), self._inner.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def write(self, text: str) -> int:
+        """Write like the real stream; after the reader has gone, swallow ``text`` and report it written."""
+        if not self._gone:
+            try:
+                return self._inner.write(text)
+            except BrokenPipeError:
+                self._drop()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush the real stream unless the reader has gone."""
+        if not self._gone:
+            try:
+                self._inner.flush()
+            except BrokenPipeError:
+                self._drop()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def resolve_card(spec: str) -> Card:
+    """A card by file path, by the name of an imported card (``<data folder>/cards/NAME/card.json``, what
+    ``liyuan card import`` prints), a card folder, or the name of a shipped sample card. Raises CardError."""
+    p = Path(spec)
+    if p.is_dir() and (p / "card.json").is_file():
+        return load_card(p / "card.json")
+    if not p.exists():
+        imported = home() / "cards" / spec / "card.json"
+        if "/" not in spec and "\\" not in spec and imported.is_file():
+            return load_card(imported)
+        cand = sample_cards_dir() / spec
+        if cand.is_dir():  # the card file of a sample folder (beside its replay scripts)
+            for x in sorted(cand.glob("*.json")):
+                try:
+                    return load_card(x)
+                except CardError:
+                    continue
+    return load_card(p)
+
+
+def chat_folder(spec: str) -> Path:
+    """The folder of an existing chat from a folder path or ``card name/chat name``; ValueError when there is no
+    ``session.jsonl`` there."""
+    p = Path(spec)
+    if (p / "session.jsonl").exists():
+        return p
+    if "/" in spec:
+        card, chat = spec.split("/", 1)
+        d = chat_dir(card, chat)
+        if (d / "session.jsonl").exists():
+            return d
+    raise ValueError(f"找不到对话：{spec}（给对话文件夹，或「卡名/对话名」）")
+
+
+def open_chat(spec: str) -> Chat:
+    """Open an existing chat read-mostly for the terminal commands (``branches``, ``inspect``, ``memory``): the
+    folder from ``spec`` (see ``chat_folder``), the card its header names (path first, then name, via
+    ``resolve_card``), and a replay model that has nothing to say. ValueError when the card cannot be found;
+    SessionError for a broken session file."""
+    d = chat_folder(spec)
+    header = SessionTree.open(d / "session.jsonl").header
+    card = None
+    for cand in (header.card, header.card_name):
+        if not cand:
+            continue
+        try:
+            card = resolve_card(cand)
+            break
+        except (CardError, OSError, ValueError):
+            continue
+    if card is None:
+        raise ValueError(f"找不到这个对话的角色卡：{header.card or header.card_name}")
+    return Chat.open(d, card, ReplayModel(actor=[], scribe=[], label="只读"))
+
+
+def find_entry(chat: Chat, prefix: str) -> str:
+    """The one transcript entry id that starts with ``prefix``; ValueError when none or several match."""
+    if not prefix.strip():
+        raise ValueError("条目 id 是空的")
+    hits = [i for i in chat.tree.entries if i.startswith(prefix) and chat.tree.entries[i].type != "leaf"]
+    if len(hits) != 1:
+        raise ValueError(f"条目「{prefix}」{'找不到' if not hits else '不唯一'}")
+    return hits[0]
+
+
+def run_on_chat(spec: str, body: Callable[[Chat], int]) -> int:
+    """Open the chat ``spec`` (``open_chat``) and run ``body`` on it; returns its exit code, or 2 with one
+    ``liyuan: …`` line on stderr for a bad chat, id or argument (SessionError, ValueError, KeyError, RuntimeError) or
+    a session file that cannot be written, and 0 when the reader of stdout went away (``| head``)."""
+    try:
+        return body(open_chat(spec))
+    except (SessionError, ValueError, KeyError, RuntimeError) as e:
+        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        print(f"liyuan: {msg}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader went away (| head): nothing to say
+        return 0
+    except OSError as e:
+        print(f"liyuan: 会话文件写不进去：{e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,41 @@
+"""``liyuan memory CHAT QUERY [--limit N] [--json]``: what ``memory_search`` would return on the shown branch
+(issue 7). Read-only.
+
+CHAT is a chat folder or ``card name/chat name``. Errors print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..core.chat.facade import Chat
+from .common import run_on_chat
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``memory`` on the top-level subparsers; returns its parser."""
+    m = sub.add_parser("memory", help="在当前分支的往事里查细节（memory_search）")
+    m.add_argument("chat")
+    m.add_argument("query")
+    m.add_argument("--limit", type=int, default=5)
+    m.add_argument("--json", action="store_true")
+    return m
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan memory``; returns the exit status (0 ok, 2 with one ``liyuan: …`` line)."""
+    return run_on_chat(args.chat, lambda chat: _memory(chat, args))
+
+
+def _memory(chat: Chat, args: argparse.Namespace) -> int:
+    hits = chat.memory_search(args.query, args.limit)
+    if args.json:
+        print(json.dumps(hits, ensure_ascii=False, indent=1))
+    elif not hits:
+        print("没有查到。")
+    else:
+        for h in hits:
+            print(f"第 {h['beat']} 拍 · {h['kind']} · {h['score']}\n  {h['snippet']}")
+    return 0
