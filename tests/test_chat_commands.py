@@ -157,7 +157,7 @@ async def test_preset_layers_and_after_segments(tmp_path):
 
     import pytest
 
-    from liyuan_desktop.core.prompt.presets import load_preset
+    from liyuan_desktop.core.prompt.presets.store import load_preset
 
     p = shared_path("fixtures", "cards", "formats", "openai-preset-Default.json")
     if not p.exists():

@@ -1,4 +1,5 @@
-"""Macros (core/macros.py): the parser, SillyTavern's macro table, determinism of {{pick}}/{{random}}/{{roll}}."""
+"""The one macro engine (core/prompt/macros/): the parser, SillyTavern's macro table, determinism of
+{{pick}}/{{random}}/{{roll}}, and the cases the former preset engine covered (now answered the SillyTavern way)."""
 
 from __future__ import annotations
 
@@ -270,3 +271,41 @@ def test_degenerate_inputs_do_not_crash(text):
     out = apply_macros(text, ctx())
     assert isinstance(out, str)
     assert out == text  # nothing known to expand: kept as written
+
+
+# -- what the former preset engine (presets.expand_macros, deleted) covered, answered by the one engine -------------
+
+def test_former_preset_engine_cases():
+    c = ctx(char="青梧", user="旅人", description="{{char}}的描述 {{user}} <USER>", persona="外乡人")
+    x = lambda t, **kw: apply_macros(t, c.model_copy(update=kw))  # noqa: E731 (shallow copy: variables shared)
+    # card fields are expanded in turn, legacy tags included (SillyTavern's card fields have them replaced too;
+    # the preset engine left <USER> inside a field)
+    assert x("{{description}}|{{persona}}|<BOT>|{{User}}") == "青梧的描述 旅人 旅人|外乡人|青梧|旅人"
+    assert x("{{charDescription}}|{{charPersonality}}", personality="沉静") == "青梧的描述 旅人 旅人|沉静"
+    assert x("a{{original}}b{{original}}", original="O") == "aOb"
+    assert x("一\n\n{{trim}}\n二{{newline}}三{{noop}}") == "一二\n三"
+    assert x("x{{// 注释\n跨行 }}y") == "xy"
+    assert x("{{unknown}} {{getvar::nope}}|") == "{{unknown}} |"
+    assert x("{{setvar::n::3}}{{addvar::n::2}}{{getvar::n}} {{incvar::n}} {{decvar::m}}") == "5 6 -1"
+    assert x("{{setvar::s::甲}}{{addvar::s::乙}}{{getvar::s}}") == "甲乙"
+    assert x("{{setglobalvar::g::1}}{{getglobalvar::g}}{{getvar::g}}") == "1"
+    pick = x("{{pick::a::b::c}}")
+    assert pick in "abc" and all(x("{{pick::a::b::c}}") == pick for _ in range(5))
+    assert x("{{random:a\\,b,c}}") in ("a,b", "c")
+    assert x("{{roll:1d1}}+{{roll 1}}") == "1+1"
+    assert x("[{{roll:abc}}]") == "[]"  # invalid formula: '' as SillyTavern (the preset engine kept it verbatim)
+    now = datetime(2024, 1, 5, 9, 3, 7)
+    assert x("{{time}}|{{date}}|{{weekday}}|{{isotime}}|{{isodate}}|{{datetimeformat YYYY/MM/DD HH:mm [at] dddd}}"
+             "|{{lastMessage}}", clock=lambda: now, last_message="最后一句") == \
+        "9:03 AM|January 5, 2024|Friday|09:03|2024-01-05|2024/01/05 09:03 at Friday|最后一句"
+
+
+def test_random_and_roll_draw_from_a_given_generator():
+    import random
+
+    rng = random.Random(3)
+    assert {apply_macros("{{random::x::y}}", ctx(rng=rng)) for _ in range(40)} == {"x", "y"}
+    assert apply_macros("{{roll:2d6+100}}", ctx(rng=rng)).isdigit()
+    a, b = random.Random(7), random.Random(7)
+    assert [apply_macros("{{roll:d1000}}", ctx(rng=a)) for _ in range(5)] == \
+        [apply_macros("{{roll:d1000}}", ctx(rng=b)) for _ in range(5)]

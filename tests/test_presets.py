@@ -14,20 +14,10 @@ from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.llm.types import ChatMessage
 from liyuan_desktop.core.prompt.macros import MacroContext
 from liyuan_desktop.core.cards.personas import Persona
-from liyuan_desktop.core.prompt.presets import (
-    DepthBlock,
-    MacroEnv,
-    Preset,
-    PresetError,
-    PresetPrompter,
-    expand_macros,
-    insert_depth_injections,
-    install_preset,
-    list_presets,
-    load_installed_preset,
-    load_preset,
-    plan,
-)
+from liyuan_desktop.core.prompt.presets.mapping import plan
+from liyuan_desktop.core.prompt.presets.model import Preset, PresetError
+from liyuan_desktop.core.prompt.presets.prompter import DepthBlock, PresetPrompter, insert_depth_injections
+from liyuan_desktop.core.prompt.presets.store import install_preset, list_presets, load_installed_preset, load_preset
 from helpers import shared_path
 
 FORMATS = shared_path("fixtures", "cards", "formats")
@@ -177,11 +167,13 @@ def test_rich_render_overrides_macros_and_tail():
     card = make_card(system_prompt="卡的系统提示（原：{{original}}）", post_history_instructions="卡的收尾",
                      extensions={"depth_prompt": {"prompt": "角色笔记：{{char}}怕火。", "depth": 0, "role": "system"}})
     persona = Persona(name="旅人", description="外乡人", position="at_depth", depth=2, role="user")
-    ctx = MacroContext(char="青梧", user="旅人")
+    created = datetime(2024, 10, 18, 15, 7)
+    ctx = MacroContext(char="青梧", user="旅人", clock=lambda: created)  # the chat's clock, frozen at its creation
     a = PresetPrompter(pl, card, ctx=ctx, persona=persona, seed="chat-A")
     s = a.system_layers
     assert "## 卡作者的系统提示\n卡的系统提示（原：主提示 " in s  # main replaced by the card, {{original}} = preset text
-    assert "{{date}}" in s and any("{{date}}" in w for w in a.warnings)  # left verbatim: byte-stable
+    # one engine (SillyTavern): the date is expanded — once per chat, from the chat's clock, so still byte-stable
+    assert "October 18, 2024）" in s and "{{date}}" not in s and any("{{date}}" in w for w in a.warnings)
     assert any("{{random" in w for w in a.warnings)
     assert "## 预设 · 文风\n文风：白描。" in s and "## 预设 · 用户前置\n[开始演出]" in s
     assert "## 用户的角色\n用户扮演「旅人」。" in s and "外乡人" not in s  # at-depth persona is not in the system
@@ -340,34 +332,28 @@ def test_depth_insertion_matches_sillytavern():
     assert insert_depth_injections(history, []) == history
 
 
-def test_macros_legacy_order():
-    env = MacroEnv(char="青梧", user="旅人", description="{{char}}的描述 {{user}} <USER>", persona="外乡人")
-    x = lambda t, **kw: expand_macros(t, env, volatile=False, seed="s", key="k", **kw)  # noqa: E731
-    # card fields go in before the names, so their {{char}}/{{user}} resolve; legacy tags ran before (ST order)
-    assert x("{{description}}|{{persona}}|<BOT>|{{User}}") == "青梧的描述 旅人 <USER>|外乡人|青梧|旅人"
-    assert x("a{{original}}b{{original}}", original="O") == "aOb"
-    assert x("一\n\n{{trim}}\n二{{newline}}三{{noop}}") == "一二\n三"
-    assert x("x{{// 注释\n跨行 }}y") == "xy"
-    assert x("{{unknown}} {{getvar::nope}}|") == "{{unknown}} |"
-    assert x("{{setvar::n::3}}{{addvar::n::2}}{{getvar::n}} {{incvar::n}} {{decvar::m}}") == "5 6 -1"
-    assert x("{{setvar::s::甲}}{{addvar::s::乙}}{{getvar::s}}") == "甲乙"
-    assert x("{{setglobalvar::g::1}}{{getglobalvar::g}}{{getvar::g}}") == "1"
-    pick = x("{{pick::a::b::c}}")
-    assert pick in "abc" and all(x("{{pick::a::b::c}}") == pick for _ in range(5))
-    assert x("{{random:a\\,b,c}}") in ("a,b", "c")
-    assert x("{{roll:1d1}}+{{roll 1}}") == "1+1"
-    warnings: list[str] = []
-    assert expand_macros("{{time}} {{lastMessage}}", env, volatile=False, warnings=warnings) == "{{time}} {{lastMessage}}"
-    assert len(warnings) == 2
+def tiny_preset(main: str, after: str = "") -> Preset:
+    """A preset with a main prompt, the chat history and (optionally) one system prompt after it."""
+    prompts = [{"identifier": "main", "name": "Main Prompt", "role": "system", "content": main},
+               {"identifier": "chatHistory", "name": "Chat History", "system_prompt": True, "marker": True}]
+    order = [{"identifier": "main", "enabled": True}, {"identifier": "chatHistory", "enabled": True}]
+    if after:
+        prompts.append({"identifier": "tail", "name": "尾", "role": "system", "content": after})
+        order.append({"identifier": "tail", "enabled": True})
+    return Preset.from_json({"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]}, "tiny")
 
 
-def test_macros_volatile_in_the_tail():
-    env = MacroEnv(char="c", user="u", last_message="最后一句")
+def test_preset_macros_system_layers_once_per_chat_tail_fresh():
+    # preset text goes through the one engine (tests/test_macros.py covers the engine itself)
+    created = datetime(2024, 10, 18, 15, 7)
+    ctx = MacroContext(char="青梧", user="旅人", clock=lambda: created)
+    pl = plan(tiny_preset("{{ char }}于{{date}}。{{setvar::x::{{char}}}}[{{lastMessage}}]",
+                          after="{{time}} {{getvar::x}} {{lastMessage}} {{random::a::b}}"))
+    pr = PresetPrompter(pl, make_card(), ctx=ctx, seed="chat-1")
+    assert "## 预设 · Main Prompt\n青梧于October 18, 2024。[]" in pr.system_layers
+    assert any("{{date}}" in w for w in pr.warnings) and any("{{lastmessage}}" in w for w in pr.warnings)
+    assert PresetPrompter(pl, make_card(), ctx=ctx, seed="chat-1").system_layers == pr.system_layers
     now = datetime(2024, 1, 5, 9, 3, 7)
-    t = expand_macros("{{time}}|{{date}}|{{weekday}}|{{isotime}}|{{isodate}}|{{datetimeformat YYYY/MM/DD HH:mm [at] dddd}}"
-                      "|{{lastMessage}}", env, volatile=True, now=now)
-    assert t == "9:03 AM|January 5, 2024|Friday|09:03|2024-01-05|2024/01/05 09:03 at Friday|最后一句"
     rng = random.Random(3)
-    seen = {expand_macros("{{random::x::y}}", env, volatile=True, rng=rng) for _ in range(40)}
-    assert seen == {"x", "y"}
-    assert expand_macros("{{roll:2d6+100}}", env, volatile=True, rng=rng).isdigit()
+    seen = {pr.tail(user_text="你好", now=now, rng=rng).after[0].content for _ in range(40)}
+    assert seen == {"9:03 AM 青梧 你好 a", "9:03 AM 青梧 你好 b"}  # evaluated now, each beat afresh

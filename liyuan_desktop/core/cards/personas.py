@@ -19,7 +19,7 @@ SillyTavern behaviour matched (``public/scripts/personas.js``, ``power-user.js``
   (deprecated, same as IN_PROMPT), 2 TOP_AN / 3 BOTTOM_AN (around the Author's Note), 4 AT_DEPTH (an in-chat
   injection with ``depth``/``role``; ST defaults depth 2, role system), 9 NONE (only reachable through
   ``{{persona}}``). Liyuan has no Author's Note, so TOP_AN/BOTTOM_AN are kept as read but rendered like IN_PROMPT
-  (see :func:`liyuan_desktop.core.prompt.presets.PresetPrompter`).
+  (see :func:`liyuan_desktop.core.prompt.presets.prompter.PresetPrompter`).
 - ST's settings export keeps personas in ``power_user.personas`` (avatar file → name) and
   ``power_user.persona_descriptions`` (avatar file → ``{description, position, depth, role, lorebook, title}``),
   the persona backup file in the same two maps at the top level; :func:`import_st_personas` reads both.

@@ -27,7 +27,7 @@ from ..prompt.assemble import (
     HistoryCache, agent_state_block, agent_system_prompt, build_injection, build_messages, lore_depth_blocks, opening_text,
     prompt_resource, system_prompt,
 )
-from ..prompt.presets import insert_depth_injections
+from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.draft import Draft
 from ..prompt.inspect import decode_sent, encode_sent, rebuild_calls, tool_specs_for
@@ -273,7 +273,8 @@ class Chat:
                 self.book = self.book.model_copy(update={"entries": [e for e in self.book.entries if id(e) not in gone]})
         self.prompter = None
         if preset is not None:
-            from ..prompt.presets import PresetPrompter, plan
+            from ..prompt.presets.mapping import plan
+            from ..prompt.presets.prompter import PresetPrompter
 
             st_meta = (getattr(tree.header, "st", None) or {}).get("chat_metadata") or {}
             self.prompter = PresetPrompter(plan(preset), card, self.book, self.ctx, persona=persona_obj,

@@ -72,7 +72,7 @@ def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[A
     """The @depth entries of an activation as depth injections (SillyTavern's WIDepthEntries: one message per
     (depth, role), contents joined by newlines). Keyed and constant @depth entries alike: they are instructions the
     card author placed in the chat, so they go where SillyTavern would put them."""
-    from .presets import DepthBlock
+    from .presets.prompter import DepthBlock
 
     blocks = []
     for g in result.depth_groups():
