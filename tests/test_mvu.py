@@ -1,4 +1,4 @@
-"""MVU variable trees (core/mvu.py) and the scribe's mvu_patch section (core/scribe.py)."""
+"""MVU variable trees (core/ledger/mvu/) and the scribe's mvu_patch section (core/ledger/scribe.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from liyuan_desktop.core.ledger import mvu as mvu
+from liyuan_desktop.core.ledger.mvu import initvar as mvu_initvar
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.ledger.mvu import (MvuState, apply_mvu_patch, apply_ops, initial_tree, initvar_entries,
                                      load_initvars, merge_initial, parse_update_blocks, strip_update_blocks)
@@ -101,7 +101,7 @@ def test_several_initvar_entries_merge_in_book_order():
         ("普通条目", '{"不": "读"}', True),
         ("[INITVAR] b", "人物:\n  甲:\n    hp: 20\n  乙:\n    hp: 1\n列表: [9]\n", False),
     )
-    assert [mvu._title(e) for e in initvar_entries(book)] == ["[InitVar] a", "[INITVAR] b"]
+    assert [mvu_initvar._title(e) for e in initvar_entries(book)] == ["[InitVar] a", "[INITVAR] b"]
     tree = initial_tree(book)
     assert tree == {"人物": {"甲": {"hp": 20, "mp": 5}, "乙": {"hp": 1}}, "列表": [9]}
 

@@ -1,0 +1,165 @@
+"""``[InitVar]`` lorebook entries: a card's initial variable tree (JSON or YAML, usually in disabled entries), loaded,
+macro-substituted and merged into the first snapshot.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any, Callable, Optional
+
+import json_repair
+
+from .paths import _jsonable
+
+try:  # PyYAML is a declared dependency; stay importable without it (JSON-only InitVar then)
+    import yaml
+except ImportError:  # pragma: no cover - exercised only on a broken install
+    yaml = None  # type: ignore[assignment]
+
+
+_INITVAR = re.compile(r"\[initvar\]", re.IGNORECASE)
+
+
+def _entries_of(src: Any) -> list[Any]:
+    """Entries of a Card (its book), a Lorebook, a card-book / World Info dict, or a list of entries."""
+    if src is None:
+        return []
+    if isinstance(src, list):
+        return list(src)
+    lb = getattr(src, "lorebook", None)  # Card
+    if lb is not None and hasattr(lb, "entries"):
+        return list(lb.entries)
+    if hasattr(src, "entries") and not isinstance(src, dict):  # Lorebook
+        return list(src.entries)
+    if isinstance(src, dict):
+        entries = src.get("entries")
+        if isinstance(entries, dict):
+            entries = list(entries.values())
+        return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
+    return []
+
+
+def _title(e: Any) -> str:
+    if isinstance(e, dict):
+        return str(e.get("comment") or e.get("title") or e.get("name") or "")
+    return str(getattr(e, "title", "") or getattr(e, "comment", "") or "")
+
+
+def _content(e: Any) -> str:
+    v = e.get("content") if isinstance(e, dict) else getattr(e, "content", "")
+    return v if isinstance(v, str) else ""
+
+
+def initvar_entries(book_or_card: Any) -> list[Any]:
+    """Entries whose title/comment contains ``[InitVar]`` (any case), enabled or not, in book order."""
+    return [e for e in _entries_of(book_or_card) if _INITVAR.search(_title(e))]
+
+
+def _unwrap_body(text: str) -> str:
+    t = text.strip()
+    t = re.sub(r"^\s*<initvar>\s*\n?", "", t, flags=re.IGNORECASE)
+    t = re.sub(r"\n?\s*</initvar>\s*$", "", t, flags=re.IGNORECASE)
+    m = re.match(r"^```[\w-]*\s*\n([\s\S]*?)\n?```\s*$", t.strip())
+    if m:
+        t = m.group(1)
+    return t.strip()
+
+
+def _yaml(text: str) -> Any:
+    if yaml is None:
+        raise ValueError("PyYAML not installed")
+    return yaml.safe_load(text)
+
+
+def parse_data(text: str) -> Any:
+    """An InitVar / JSONPatch body: YAML unless it starts with ``{``/``[``, then JSON, then json-repair, then YAML
+    again (card-runtime.md §3.3). Raises ValueError when nothing parses."""
+    t = _unwrap_body(text)
+    if not t:
+        raise ValueError("空内容")
+    tries: list[Callable[[str], Any]] = []
+    if t[0] not in "{[":
+        tries.append(_yaml)
+    tries.append(json.loads)
+
+    def repaired(s: str) -> Any:
+        if s[0] not in "{[":
+            raise ValueError("not JSON-like")
+        return json_repair.loads(s)
+
+    tries += [repaired, _yaml]
+    last: Optional[Exception] = None
+    for f in tries:
+        try:
+            return _jsonable(f(t))
+        except Exception as e:  # noqa: BLE001 - any parser failure moves to the next parser
+            last = e
+    raise ValueError(str(last) if last else "无法解析")
+
+
+def _clean_meta(v: Any) -> Any:
+    """Drop ``$meta`` objects and the ``"$__META_EXTENSIBLE__$"`` array marker (MVU turns them into ``schema``)."""
+    if isinstance(v, dict):
+        return {k: _clean_meta(x) for k, x in v.items() if k != "$meta"}
+    if isinstance(v, list):
+        return [_clean_meta(x) for x in v if x != "$__META_EXTENSIBLE__$"]
+    return v
+
+
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` merged into a copy of ``base``: objects merge key by key, anything else (arrays included) is
+    replaced by ``over``'s value."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def load_initvars(book_or_card: Any, substitute: Optional[Callable[[str], str]] = None
+                  ) -> tuple[Optional[dict[str, Any]], list[str]]:
+    """Parse every InitVar entry and deep-merge them in book order (a later entry's value wins on the same key —
+    several entries in one book are merged like MVU does). Returns (tree or None when the source has no InitVar
+    entry, warnings). ``substitute`` runs macro substitution on each body first (MVU does; ``{{user}}`` …)."""
+    entries = initvar_entries(book_or_card)
+    if not entries:
+        return None, []
+    tree: dict[str, Any] = {}
+    warnings: list[str] = []
+    for e in entries:
+        body = _content(e)
+        if substitute is not None:
+            body = substitute(body)
+        try:
+            data = parse_data(body)
+        except ValueError as ex:
+            why = " ".join(str(ex).split())  # YAML errors span lines; one line for the UI and the CLI
+            warnings.append(f"[MVU] 解析世界书条目'{_title(e)}'失败（这张卡的初始变量没有读到）：{why[:200]}")
+            continue
+        if not isinstance(data, dict):
+            warnings.append(f"[MVU] 世界书条目'{_title(e)}'不是对象（顶层必须是键值对），已跳过")
+            continue
+        tree = deep_merge(tree, _clean_meta(data))
+    return tree, warnings
+
+
+def initial_tree(card: Any, substitute: Optional[Callable[[str], str]] = None) -> Optional[dict[str, Any]]:
+    """The card's initial ``stat_data`` from its InitVar entries, or None when it has none."""
+    return load_initvars(card, substitute)[0]
+
+
+def merge_initial(existing: Optional[dict[str, Any]], *initials: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """Across lorebooks MVU merges root keys shallowly and existing progress wins:
+    ``{...bookA, ...bookB, ...existing}``. Use when a lorebook with InitVar is attached mid-chat."""
+    out: dict[str, Any] = {}
+    for t in initials:
+        if t:
+            out.update(copy.deepcopy(t))
+    if existing:
+        out.update(copy.deepcopy(existing))
+    return out
+

@@ -1,0 +1,94 @@
+"""The scribe's ``mvu_patch`` (``{"a.b.c": new value}``): :func:`apply_mvu_patch` merges it with the type rules."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from .paths import (_MISSING, Segment, _coerce, _get, _guard, _index, _put, is_pair, join_path, js_str, split_path,
+                    value_of)
+from .state import MvuResult, MvuState, _Changes, _result
+
+
+def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _Changes, applied: list[str],
+              warnings: list[str], *, create: bool = True, keep_pair: bool = True) -> bool:
+    """Set one path with the type rules; returns True when the tree changed."""
+    where = join_path(segs)
+    if not segs:
+        warnings.append("空路径已忽略。")
+        return False
+    g = _guard(segs)
+    if g:
+        warnings.append(g)
+        return False
+    parent = _get(tree, segs[:-1])
+    if parent is _MISSING:
+        warnings.append(f"{where} 的上级路径不存在，已忽略——路径请照抄【状态树·当前值】里的写法。")
+        return False
+    last = segs[-1]
+    if isinstance(parent, dict):
+        key = last if isinstance(last, str) else str(last)
+        if key not in parent:
+            if not create:
+                warnings.append(f"{where} 不存在，已忽略。")
+                return False
+            parent[key] = copy.deepcopy(value)
+            changes.mark(segs)
+            applied.append(f"{where}：新增 {js_str(value)}")
+            return True
+        old = parent[key]
+    elif isinstance(parent, list):
+        i = _index(parent, last)
+        if i is None:
+            warnings.append(f"{where} 超出数组范围或不是下标，已忽略——改数组请给完整新数组。")
+            return False
+        old = parent[i]
+    else:
+        warnings.append(f"{where} 的上级不是对象（是 {js_str(parent)[:40]}），不能新建子路径，已忽略。")
+        return False
+    if keep_pair and is_pair(old) and not (isinstance(value, list) and not is_pair(value) and not isinstance(old[0], list)):
+        nv = value[0] if is_pair(value) else value
+        coerced, warn = _coerce(old[0], nv, where)
+        if warn:
+            warnings.append(warn)
+            return False
+        if coerced == old[0] and type(coerced) is type(old[0]):
+            return False
+        before = old[0]
+        new_leaf = [coerced, old[1]]
+    else:
+        coerced, warn = _coerce(old, value, where)
+        if warn:
+            warnings.append(warn)
+            return False
+        if coerced == old and type(coerced) is type(old):
+            return False
+        before = old
+        new_leaf = coerced
+    _put(parent, last, new_leaf)
+    changes.mark(segs)
+    applied.append(f"{where}：{js_str(before)} → {js_str(value_of(new_leaf))}")
+    return True
+
+
+def apply_mvu_patch(tree: Any, patch: Any) -> MvuResult:
+    """Merge the scribe's ``{"a.b.c": new value}`` into a copy of ``tree`` (an :class:`MvuState`, a snapshot dict
+    or the bare ``stat_data``). Rules: numbers stay numbers (a numeric string is converted, anything else refused),
+    strings stay strings (numbers/booleans are stringified), objects and arrays are replaced whole only by an object
+    / array; a ``[value, "description"]`` pair keeps its description; ``$…`` (derived) and ``_…`` (read-only) keys
+    are refused; an unknown key is created only under an existing object. Never raises."""
+    state = MvuState.from_any(tree)
+    data = state.stat_data
+    changes = _Changes(copy.deepcopy(data))
+    applied: list[str] = []
+    warnings: list[str] = []
+    if patch is None or patch == {}:
+        return _result(state, data, changes, applied, warnings)
+    if not isinstance(patch, dict):
+        warnings.append(f"mvu_patch 不是 JSON 对象已忽略（{js_str(patch)[:80]}）——请输出形如 {{\"路径.用点分隔\": 新值}} 的对象。")
+        return _result(state, data, changes, applied, warnings)
+    for path, value in patch.items():
+        segs = split_path(str(path))
+        _set_leaf(data, segs, value, changes, applied, warnings)
+    return _result(state, data, changes, applied, warnings)
+

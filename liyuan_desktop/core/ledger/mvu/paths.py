@@ -1,0 +1,255 @@
+"""Paths into an MVU variable tree and the small readings shared by every update dialect: VWD pairs
+(``[value, "description"]``), JavaScript-style stringification of values, ``a.b[0].c`` path syntax, guarded reads and
+writes (``$…`` derived and ``_…`` read-only keys), and the type rules a new value must keep (:func:`_coerce`).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import math
+import operator
+import re
+from typing import Any, Iterable, Optional, Union
+
+Segment = Union[str, int]
+
+
+def is_pair(v: Any) -> bool:
+    """A VWD pair: a list of length 2 whose second item is a string."""
+    return isinstance(v, list) and len(v) == 2 and isinstance(v[1], str)
+
+
+def value_of(v: Any) -> Any:
+    """Unwrap a VWD pair (classic ``SafeGetValue``)."""
+    return v[0] if is_pair(v) else v
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _js_num(n: Union[int, float]) -> str:
+    if isinstance(n, float):
+        if math.isnan(n):
+            return "NaN"
+        if math.isinf(n):
+            return "Infinity" if n > 0 else "-Infinity"
+        if n.is_integer() and abs(n) < 1e21:
+            return str(int(n))
+        return repr(n)
+    return str(n)
+
+
+def js_str(v: Any) -> str:
+    """``String(v)`` for display strings: numbers as JavaScript prints them, objects/arrays as compact JSON."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if _is_num(v):
+        return _js_num(v)
+    if isinstance(v, str):
+        return v
+    return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+
+
+def _jsonable(v: Any) -> Any:
+    """YAML can yield dates, sets, non-string keys: fold them into JSON types."""
+    if isinstance(v, dict):
+        return {str(k) if not isinstance(k, str) else k: _jsonable(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, set)):
+        return [_jsonable(x) for x in v]
+    if v is None or isinstance(v, (str, bool, int, float)):
+        return v
+    return str(v)
+
+
+def _num_from_str(s: str) -> Optional[Union[int, float]]:
+    t = s.strip()
+    if not t:
+        return None
+    if re.fullmatch(r"[+-]?\d+", t):
+        return int(t)
+    try:
+        f = float(t)
+    except ValueError:
+        return None
+    return f if math.isfinite(f) else None
+
+
+def split_path(path: Union[str, Iterable[Segment]]) -> list[Segment]:
+    """``"a.b[0].c"`` / ``'a["x.y"]'`` → segments. Pure digit segments stay strings here; they index lists when the
+    container is a list. A list of segments is returned as is."""
+    if not isinstance(path, str):
+        return list(path)
+    segs: list[Segment] = []
+    buf = ""
+    i, n = 0, len(path)
+    while i < n:
+        c = path[i]
+        if c == ".":
+            if buf:
+                segs.append(buf)
+            buf = ""
+        elif c == "[":
+            if buf:
+                segs.append(buf)
+            buf = ""
+            j = path.find("]", i)
+            if j < 0:
+                buf = path[i:]
+                break
+            inner = path[i + 1:j].strip()
+            if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "'\"`":
+                segs.append(inner[1:-1])
+            elif re.fullmatch(r"-?\d+", inner):
+                segs.append(int(inner))
+            else:
+                segs.append(inner)
+            i = j
+        else:
+            buf += c
+        i += 1
+    if buf:
+        segs.append(buf)
+    return [s.strip() if isinstance(s, str) else s for s in segs]
+
+
+def join_path(segs: Iterable[Segment]) -> str:
+    out = ""
+    for s in segs:
+        if isinstance(s, int):
+            out += f"[{s}]"
+        else:
+            out += ("." if out else "") + s
+    return out
+
+
+def _guard(segs: list[Segment]) -> Optional[str]:
+    p = join_path(segs)
+    for s in segs:
+        if isinstance(s, str) and s.startswith("$"):
+            return f"{p} 是派生值（{s} 开头的键由卡自己计算），不能写入，已忽略。"
+        if isinstance(s, str) and s.startswith("_"):
+            return f"{p} 是只读值（路径里有 _ 开头的键），不能写入，已忽略。"
+    return None
+
+
+def _index(container: list, seg: Segment) -> Optional[int]:
+    if isinstance(seg, int):
+        i = seg
+    elif isinstance(seg, str) and re.fullmatch(r"-?\d+", seg):
+        i = int(seg)
+    else:
+        return None
+    if i < 0:
+        i += len(container)
+    return i if 0 <= i < len(container) else None
+
+
+_MISSING = object()
+
+
+def _get(tree: Any, segs: list[Segment]) -> Any:
+    cur = tree
+    for s in segs:
+        if isinstance(cur, dict):
+            key = s if isinstance(s, str) else str(s)
+            if key not in cur:
+                return _MISSING
+            cur = cur[key]
+        elif isinstance(cur, list):
+            i = _index(cur, s)
+            if i is None:
+                return _MISSING
+            cur = cur[i]
+        else:
+            return _MISSING
+    return cur
+
+
+def get_path(tree: Any, path: Union[str, Iterable[Segment]], default: Any = None) -> Any:
+    """The value at ``path`` (pairs not unwrapped), or ``default``."""
+    v = _get(tree, split_path(path))
+    return default if v is _MISSING else v
+
+
+def _put(container: Any, seg: Segment, value: Any) -> None:
+    if isinstance(container, dict):
+        container[seg if isinstance(seg, str) else str(seg)] = value
+    else:
+        i = _index(container, seg)
+        assert i is not None
+        container[i] = value
+
+
+def _coerce(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
+    """``new`` fitted to the type of ``old`` (returns (value, None)), or (None, warning) when refused."""
+    if old is None or old is _MISSING:
+        return new, None
+    if _is_num(old):
+        if _is_num(new):
+            return new, None
+        if isinstance(new, str):
+            n = _num_from_str(new)
+            if n is None:
+                n = _math(new)
+            if n is not None:
+                return n, None
+        return None, f"{where} 原值是数字（{js_str(old)}），新值 {js_str(new)} 不是数字，已忽略——请给数字。"
+    if isinstance(old, bool):
+        if isinstance(new, bool):
+            return new, None
+        if isinstance(new, str) and new.strip().lower() in ("true", "false"):
+            return new.strip().lower() == "true", None
+        return None, f"{where} 原值是布尔值（{js_str(old)}），新值 {js_str(new)} 不是 true/false，已忽略。"
+    if isinstance(old, str):
+        if isinstance(new, str):
+            return new, None
+        if new is None or isinstance(new, bool) or _is_num(new):
+            return js_str(new), None
+        return None, f"{where} 原值是字符串，新值 {js_str(new)[:80]} 是对象/数组，已忽略——请给字符串。"
+    if isinstance(old, dict):
+        if isinstance(new, dict):
+            return copy.deepcopy(new), None
+        return None, f"{where} 原值是对象，新值 {js_str(new)[:80]} 不是对象，已忽略——整段替换请给完整对象，改单项请写到子路径。"
+    if isinstance(old, list):
+        if isinstance(new, list):
+            return copy.deepcopy(new), None
+        return None, f"{where} 原值是数组，新值 {js_str(new)[:80]} 不是数组，已忽略——请给变化后的完整数组。"
+    return new, None
+
+
+_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+        ast.Mod: operator.mod, ast.Pow: operator.pow}
+
+
+def _math(expr: str) -> Optional[Union[int, float]]:
+    if not re.fullmatch(r"[\d\s.+\-*/%()eE]+", expr) or not re.search(r"\d", expr):
+        return None
+
+    def ev(n: ast.AST) -> Union[int, float]:
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and _is_num(n.value):
+            return n.value
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
+            v = ev(n.operand)
+            return -v if isinstance(n.op, ast.USub) else v
+        if isinstance(n, ast.BinOp) and type(n.op) in _BIN:
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Pow) and abs(b) > 64:
+                raise ValueError("exponent too large")
+            return _BIN[type(n.op)](a, b)
+        raise ValueError("not arithmetic")
+
+    try:
+        v = ev(ast.parse(expr.strip(), mode="eval"))
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, TypeError):
+        return None
+    if isinstance(v, float) and v.is_integer() and "." not in expr and "/" not in expr:
+        return int(v)
+    return v
+
