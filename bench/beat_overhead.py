@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from liyuan_desktop.core.cards import load_card  # noqa: E402
 from liyuan_desktop.core.chat.facade import Chat  # noqa: E402
 from liyuan_desktop.core.llm.replay import ReplayModel  # noqa: E402
-from liyuan_desktop.core.session.tree import CallLog, SessionTree, ToolCallLog  # noqa: E402
+from liyuan_desktop.core.session import CallLog, SessionTree, ToolCallLog  # noqa: E402
 from liyuan_desktop.core.ledger.state import WorldState, apply_patch  # noqa: E402
 
 CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"

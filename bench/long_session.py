@@ -50,9 +50,10 @@ def write_chat(directory: Path, n: int) -> int:
     from liyuan_desktop.core.cards import load_card
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.core.session.tree import (
-        AssistantEntry, BeatEntry, CallLog, StateEntry, ToolCallLog, UserEntry, _dump, new_id,
+    from liyuan_desktop.core.session import (
+        AssistantEntry, BeatEntry, CallLog, StateEntry, ToolCallLog, UserEntry, new_id,
     )
+    from liyuan_desktop.core.session.tree import _dump
     from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 
     chat = Chat.create(directory, load_card(CARD), ReplayModel(actor=[]))
@@ -212,9 +213,9 @@ def child_ui(directory: Path) -> dict:
     conversation page has drawn the items it was handed (checked in the page itself)."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("LIYUAN_HOME", str(directory.parent / "home"))
-    from liyuan_desktop import app as liyuan_app
+    from liyuan_desktop.runtime import prepare_env
 
-    liyuan_app._prepare_env()  # web engine flags as the app sets them (sandbox, log level)
+    prepare_env()  # web engine flags as the app sets them (sandbox, log level)
     from PySide6 import QtWebEngineWidgets  # noqa: F401  before the QApplication exists
     from PySide6.QtCore import QEventLoop
     from PySide6.QtWidgets import QApplication

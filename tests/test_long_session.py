@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core.session import tree as session_mod
+from liyuan_desktop.core.session import entries as session_mod
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat, TranscriptItems
 from liyuan_desktop.core.llm.replay import ReplayModel

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from liyuan_desktop.core.session import tree as session_mod
-from liyuan_desktop.core.session.tree import (
-    AssistantEntry, HeaderEntry, OtherEntry, SessionError, SessionTree, UserEntry,
-)
+from liyuan_desktop.core.session.entries import AssistantEntry, BeatEntry, HeaderEntry, OtherEntry, UserEntry
+from liyuan_desktop.core.session.lazy import is_lazy
+from liyuan_desktop.core.session.tree import SessionError, SessionTree
 
 
 def _lines(path: Path) -> list[str]:
@@ -509,7 +509,7 @@ def _varied(tmp_path: Path, n: int = 30) -> SessionTree:
     """A tree with every entry kind and every beat/snapshot field in use: sealed and unsealed beats with calls,
     tool results of any JSON shape, ``sent``, extra keys (``lore_timed``), errors; snapshots with and without
     ``mvu``; revisions, asks, a branch."""
-    from liyuan_desktop.core.session.tree import CallLog, ToolCallLog
+    from liyuan_desktop.core.session.entries import CallLog, ToolCallLog
 
     t, _ids = _basic(tmp_path)
     for i in range(n):
@@ -553,7 +553,7 @@ def test_lazy_open_equals_eager_open_field_by_field(tmp_path):
     assert lazy.load_warnings == eager.load_warnings == []
     assert lazy.order == eager.order and lazy.leaf_id == eager.leaf_id
     assert lazy.children_of == eager.children_of
-    kinds = {lazy.entries[i].type for i in lazy.order if session_mod.is_lazy(lazy.entries[i])}
+    kinds = {lazy.entries[i].type for i in lazy.order if is_lazy(lazy.entries[i])}
     assert kinds == {"beat", "rp-state"}
     assert eager.lazy_count() == 0
     for i in lazy.order:
@@ -594,7 +594,7 @@ def test_lazy_entries_parse_on_first_use_only(tmp_path):
     # a field beyond them parses that entry only, in place: same object, now a plain BeatEntry
     b = beats[-1]
     assert b.calls and b.calls[0].tool_calls[0].name == "draft_write"
-    assert type(b) is session_mod.BeatEntry and isinstance(b, session_mod.BeatEntry)
+    assert type(b) is BeatEntry and isinstance(b, BeatEntry)
     assert r.entries[b.id] is b and r.path_to()[r.path_to().index(b)] is b
     assert r.lazy_count() == n_lazy - 1
     assert with_mvu[-1].mvu["stat_data"]["好感"] >= 0
@@ -607,9 +607,9 @@ def test_lazy_entry_assignment_and_copies(tmp_path):
     t = _varied(tmp_path, 6)
     r = SessionTree.open(t.path)
     b = r.latest("beat")
-    assert session_mod.is_lazy(b)
+    assert is_lazy(b)
     c = copy.deepcopy(b)
-    assert not session_mod.is_lazy(b) and c == b and c is not b
+    assert not is_lazy(b) and c == b and c is not b
     b2 = SessionTree.open(t.path).latest("beat")
     b2.draft = "改了"  # assignment parses first, then sets
     assert b2.draft == "改了" and b2.calls == b.calls and "draft" in b2.model_fields_set
@@ -665,8 +665,8 @@ def test_torn_last_beat_line_and_orphan_under_a_corrupt_beat(tmp_path):
     t2.path.write_text("\n".join(lines + [user[:-5], _beat_line("u77")]) + "\n", "utf-8")
     r2 = SessionTree.open(t2.path)
     b = r2.get("beat01")
-    assert session_mod.is_lazy(b) and b.parent_id == ids2["assistant"]
-    assert b.draft == "半截稿" and b.parent_id == ids2["assistant"] and not session_mod.is_lazy(b)
+    assert is_lazy(b) and b.parent_id == ids2["assistant"]
+    assert b.draft == "半截稿" and b.parent_id == ids2["assistant"] and not is_lazy(b)
     assert r2.children_of[ids2["assistant"]] == ["beat01"]
 
 
@@ -684,7 +684,7 @@ def test_beat_line_with_fields_that_do_not_fit_never_crashes_a_reader(tmp_path, 
     with caplog.at_level("WARNING"):
         assert b.calls == [] and b.draft_version == 0
     assert b.draft == "半截稿" and b.injection == "【世界状态】" and b.lore_timed == {"a": 1}
-    assert type(b) is session_mod.BeatEntry and b.parent_id == ids["assistant"]
+    assert type(b) is BeatEntry and b.parent_id == ids["assistant"]
     assert any("beat" in m.lower() or "BeatEntry" in m for m in caplog.messages)
 
 
@@ -721,6 +721,6 @@ def test_lazy_entry_pickles_as_the_plain_entry(tmp_path):
 
     t = _varied(tmp_path, 4)
     b = SessionTree.open(t.path).latest("beat")
-    assert session_mod.is_lazy(b)
+    assert is_lazy(b)
     c = pickle.loads(pickle.dumps(b))
-    assert type(c) is session_mod.BeatEntry and c == b and c.calls == b.calls
+    assert type(c) is BeatEntry and c == b and c.calls == b.calls

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_text
-from ..session.tree import HeaderEntry, SessionError, SessionTree, new_id
+from ..session import HeaderEntry, SessionError, SessionTree, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Card

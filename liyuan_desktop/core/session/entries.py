@@ -1,0 +1,182 @@
+"""The entries of a session file, one pydantic model per ``type`` (header, opening, user, assistant, beat, revision,
+rp-state, ask, summary, leaf; anything else is kept as :class:`OtherEntry`). Every entry has ``id``, ``parent_id``,
+``type`` and ``ts`` (ms since the epoch); unknown fields are kept (``extra="allow"``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated, Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+def now_ms() -> int:
+    """Wall clock in milliseconds since the epoch."""
+    return int(time.time() * 1000)
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    parent_id: Optional[str] = None
+    ts: int = Field(default_factory=now_ms)
+
+
+class HeaderEntry(_Base):
+    """Root of the tree. ``mode`` is fixed at creation (seed 000, 写长篇: 建好不能切换)."""
+
+    type: Literal["header"] = "header"
+    format: str = "liyuan-session"
+    version: int = 1
+    mode: Literal["roleplay", "agent"] = "roleplay"
+    card: str = ""
+    card_name: str = ""
+    persona: str = ""
+    title: str = ""
+
+
+class OpeningEntry(_Base):
+    """The card's opening (first_mes), as shown and as sent (with its 【开场 · name】 header)."""
+
+    type: Literal["opening"] = "opening"
+    text: str
+
+
+class UserEntry(_Base):
+    """The user's words of one beat, exactly as typed."""
+
+    type: Literal["user"] = "user"
+    text: str
+
+
+class AssistantEntry(_Base):
+    """The final (定稿) of a beat. ``sealed`` is False for a beat that ended without 收笔 and was kept anyway."""
+
+    type: Literal["assistant"] = "assistant"
+    text: str
+    sealed: bool = True
+    beat: Optional[str] = None
+
+
+class ToolCallLog(BaseModel):
+    """One tool call of a model call: raw arguments as streamed, the parsed result the model got back."""
+
+    id: str = ""
+    name: str
+    arguments: str = ""
+    result: Any = None
+    ok: bool = True
+    mode: str = ""
+    ms: float = 0.0
+
+
+class CallLog(BaseModel):
+    """One model call of a beat: what came back (reasoning, text, tool calls with results) and usage."""
+
+    round: int
+    reasoning: str = ""
+    content: str = ""
+    tool_calls: list[ToolCallLog] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+    finish_reason: Optional[str] = None
+    model: str = ""
+    ms: float = 0.0
+    error: Optional[str] = None
+
+
+class BeatEntry(_Base):
+    """The log of one beat (every model call). ``outcome``: sealed | unsealed | revised_previous | stopped |
+    out_of_rounds | error. ``draft`` and ``draft_version`` keep the draft as it stood at the end (nothing lost)."""
+
+    type: Literal["beat"] = "beat"
+    calls: list[CallLog] = Field(default_factory=list)
+    outcome: str = "sealed"
+    draft: str = ""
+    draft_version: int = 0
+    injection: str = ""
+    activated: list[str] = Field(default_factory=list)
+    activity: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    error: Optional[str] = None
+    #: The first call's messages as sent, encoded against the branch history (core.inspect.encode_sent): runs of
+    #: history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
+    #: prompt's sha256, the prompt inspector rebuilds every call of the beat exactly.
+    sent: Optional[dict[str, Any]] = None
+
+
+class RevisionEntry(_Base):
+    """A previous-beat edit (previous_draft_edit): ``target`` is the assistant entry, ``text`` its new text."""
+
+    type: Literal["revision"] = "revision"
+    target: str
+    text: str
+    version: int
+
+
+class StateEntry(_Base):
+    """A ledger snapshot (rp-state): the whole WorldState as a dict, written by the scribe or the user."""
+
+    type: Literal["rp-state"] = "rp-state"
+    state: dict[str, Any]
+    source: Literal["scribe", "user", "init"] = "scribe"
+    applied: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    raw: Optional[str] = None
+
+
+class AskEntry(_Base):
+    """An ask: the model's question, 2-4 options, the answer (an option or free text) and who gave it
+    (``by``: user | stop | auto)."""
+
+    type: Literal["ask"] = "ask"
+    question: str
+    options: list[str]
+    answer: Optional[str] = None
+    by: str = "user"
+
+
+class SummaryEntry(_Base):
+    """A relay summary (前情提要) of older beats on this branch (issue 7, compaction; seed 000: 收笔之后……再判断要不要压缩).
+
+    ``upto`` is the id of the last tree entry the summary covers (everything on the path up to and including it is
+    replaced in the prompt by the summaries); ``beats`` the covered beat numbers ``[first, last]`` (1-based, 0 = the
+    opening). ``layer`` 1 summarises beats, 2 summarises layer-1 summaries, 3 layer-2 ones (at most three layers);
+    ``merges`` lists the ids of the summaries a layer-2/3 summary replaces. A user edit is a new entry with
+    ``edit_of`` = the edited summary's id and ``source="user"`` (nothing is rewritten)."""
+
+    type: Literal["summary"] = "summary"
+    text: str
+    upto: str
+    beats: list[int] = Field(default_factory=list)
+    layer: int = 1
+    merges: list[str] = Field(default_factory=list)
+    edit_of: Optional[str] = None
+    source: Literal["scribe", "user"] = "scribe"
+    tokens: int = 0
+
+
+class LeafEntry(_Base):
+    """Moves the active leaf. Not part of the tree itself (never a parent)."""
+
+    type: Literal["leaf"] = "leaf"
+    target: str
+
+
+class OtherEntry(_Base):
+    """Any entry type this version does not know (kept as read, so newer files still load)."""
+
+    type: str
+
+
+Entry = Union[
+    HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, SummaryEntry,
+    LeafEntry
+]
+_KNOWN = {
+    "header": HeaderEntry, "opening": OpeningEntry, "user": UserEntry, "assistant": AssistantEntry,
+    "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
+    "leaf": LeafEntry,
+}
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")])
+
