@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 
 from liyuan_desktop.core.story import checkpoints as cpmod
-from liyuan_desktop.core.story.checkpoints import (
+from liyuan_desktop.core.story.checkpoint_model import (
     Changed,
     Checkpoint,
     CheckpointNotFound,
     MissingObjectError,
-    StoryHistory,
     diff_manifests,
     sha256_hex,
 )
+from liyuan_desktop.core.story.checkpoints import StoryHistory
 from helpers import shared_path
 
 GOLDEN = shared_path("golden")
