@@ -30,7 +30,7 @@ from liyuan_desktop.core.llm import (
     resolve_api_key,
     store_api_key,
 )
-from liyuan_desktop.core.llm import openai_client
+from liyuan_desktop.core.llm import errors as llm_errors
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 
@@ -331,15 +331,15 @@ async def test_connection_refused_is_network_error():
 
 
 def test_backoff_caps_retry_after_and_grows():
-    wait = openai_client._BackoffWait(base=1.0)
+    wait = llm_errors._BackoffWait(base=1.0)
 
     def state(exc, attempt):
         return SimpleNamespace(outcome=SimpleNamespace(exception=lambda: exc), attempt_number=attempt)
 
-    assert wait(state(openai_client._Retryable(status=429, retry_after=100.0), 1)) == 30.0
-    assert wait(state(openai_client._Retryable(status=429, retry_after=2.5), 1)) == 2.5
-    w1 = wait(state(openai_client._Retryable(status=503), 1))
-    w3 = wait(state(openai_client._Retryable(status=503), 3))
+    assert wait(state(llm_errors._Retryable(status=429, retry_after=100.0), 1)) == 30.0
+    assert wait(state(llm_errors._Retryable(status=429, retry_after=2.5), 1)) == 2.5
+    w1 = wait(state(llm_errors._Retryable(status=503), 1))
+    w3 = wait(state(llm_errors._Retryable(status=503), 3))
     assert 1.0 <= w1 <= 2.0 and 4.0 <= w3 <= 5.0
 
 

@@ -7,41 +7,30 @@ plain JSON completion is accepted too.
 Retry policy: a call is retried (exponential backoff with jitter, through ``tenacity``) only while nothing of the
 answer has been consumed yet: on 429, 500/502/503/504 and connection failures. Once the first byte of the body
 has been read, a failure is reported as it is, with what had arrived in ``ModelError.partial``.
+
+Where things are: this module builds the request and drives the call (:class:`OpenAIChatModel`); :mod:`.sse`
+assembles the streamed answer; :mod:`.errors` holds the retry policy and the error messages.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import inspect
 import ipaddress
 import json
 import logging
-import time
-import uuid
 from typing import Any, AsyncIterator, Mapping, Optional
 from urllib.parse import urlsplit
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt, wait_exponential, wait_random
-from tenacity.wait import wait_base
+from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
-from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta, ToolCall
-from .usage import parse_usage
+from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _describe_exc, _error_code_from_json,
+                     _error_message_from_json, _parse_retry_after, _Retryable)
+from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines
+from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 
 log = logging.getLogger(__name__)
-
-#: Statuses retried before any byte of the answer was consumed.
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
-#: Longest single wait between attempts, in seconds (also caps a server's Retry-After).
-MAX_RETRY_WAIT = 30.0
-#: How much of an error body is read to find the server's message (bytes).
-MAX_ERROR_BODY = 64 * 1024
-#: How much of a non-SSE 200 body is read before giving up on it (bytes).
-MAX_PLAIN_BODY = 8 * 1024 * 1024
-
-_SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -75,259 +64,6 @@ def _deep_merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
         else:
             into[key] = json.loads(json.dumps(value)) if isinstance(value, (dict, list)) else value
 
-
-def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:
-    """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date); None when absent."""
-    ms = headers.get("retry-after-ms")
-    if ms:
-        try:
-            return max(float(ms) / 1000.0, 0.0)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    try:
-        return max(float(value), 0.0)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when is None:
-        return None
-    return max(when.timestamp() - time.time(), 0.0)
-
-
-def _describe_exc(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _collapse(text: str, limit: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[:limit] + "…"
-
-
-def _error_message_from_json(data: Any) -> str:
-    """The human message inside an error body: ``{"error": {"message": ...}}``, ``{"error": "..."}``,
-    ``{"message": ...}`` or ``{"detail": ...}``."""
-    if not isinstance(data, Mapping):
-        return ""
-    err = data.get("error")
-    if isinstance(err, Mapping):
-        msg = err.get("message") or err.get("msg") or ""
-        meta = err.get("metadata")
-        if isinstance(meta, Mapping) and isinstance(meta.get("raw"), str) and meta["raw"] not in str(msg):
-            msg = f"{msg} ({meta['raw']})" if msg else meta["raw"]
-        if not msg and err.get("code"):
-            msg = str(err.get("code"))
-        return str(msg)
-    if isinstance(err, str) and err:
-        return err
-    for key in ("message", "detail", "msg"):
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if isinstance(value, list) and value:
-            return json.dumps(value, ensure_ascii=False)
-    return ""
-
-
-def _error_code_from_json(data: Any) -> str:
-    if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
-        err = data["error"]
-        return str(err.get("code") or err.get("type") or "")
-    return ""
-
-
-def _arguments_text(value: Any) -> str:
-    """Tool-call arguments as raw text (some servers send an object instead of a JSON string)."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-class _Retryable(Exception):
-    """Internal: an attempt failed before any answer byte was read and may be tried again."""
-
-    def __init__(self, *, status: Optional[int] = None, retry_after: Optional[float] = None,
-                 message: str = "", cause: Optional[BaseException] = None):
-        super().__init__(message or (f"HTTP {status}" if status else repr(cause)))
-        self.status = status
-        self.retry_after = retry_after
-        self.message = message
-        self.cause = cause
-
-
-class _BackoffWait(wait_base):
-    """Exponential backoff with jitter (``base * 2**(n-1) + U(0, base)``, capped), or the server's Retry-After."""
-
-    def __init__(self, base: float, cap: float = MAX_RETRY_WAIT):
-        self._cap = cap
-        # Spelled as a sum so it works on both tenacity 8 and 9 (wait_exponential_jitter renamed its args).
-        self._exp = wait_exponential(multiplier=base, min=0, max=cap) + wait_random(0, base)
-
-    def __call__(self, retry_state: Any) -> float:
-        outcome = retry_state.outcome
-        exc = outcome.exception() if outcome is not None else None
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
-            return min(exc.retry_after, self._cap)
-        return min(float(self._exp(retry_state)), self._cap)
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# stream assembly
-
-
-class _Assembler:
-    """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
-
-    def __init__(self, on_delta: Optional[OnDelta], model: str):
-        self._on_delta = on_delta
-        self.content: list[str] = []
-        self.reasoning: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
-        self._last_call_index: Optional[int] = None
-        self.usage = parse_usage(None)
-        self.finish_reason: Optional[str] = None
-        self.model = model
-        self.got_data = False
-
-    async def _emit(self, kind: str, text: str, index: int = 0) -> None:
-        if not text or self._on_delta is None:
-            return
-        result = self._on_delta(StreamDelta(kind=kind, text=text, index=index))
-        if inspect.isawaitable(result):
-            await result
-
-    def _call_slot(self, piece: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        index = piece.get("index")
-        if not isinstance(index, int):
-            # Some servers omit "index": a new id starts a new call, anything else continues the last one.
-            new_id = piece.get("id")
-            known = {c["id"] for c in self.calls.values()}
-            if self._last_call_index is None or (new_id and new_id not in known):
-                index = max(self.calls, default=-1) + 1
-            else:
-                index = self._last_call_index
-        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
-        self._last_call_index = index
-        return index, slot
-
-    async def _tool_piece(self, piece: Any) -> None:
-        if not isinstance(piece, Mapping):
-            return
-        index, slot = self._call_slot(piece)
-        call_id = piece.get("id")
-        if isinstance(call_id, str) and call_id and not slot["id"]:
-            slot["id"] = call_id
-        fn = piece.get("function")
-        if not isinstance(fn, Mapping):
-            return
-        name = fn.get("name")
-        if isinstance(name, str) and name and name != slot["name"]:
-            # Usually the whole name comes once; a few servers stream it in pieces, some repeat it.
-            slot["name"] += name
-            await self._emit("tool_name", name, index)
-        args = _arguments_text(fn.get("arguments"))
-        if args:
-            slot["arguments"].append(args)
-            await self._emit("tool_args", args, index)
-
-    async def _message_part(self, part: Mapping[str, Any]) -> None:
-        reasoning = part.get("reasoning_content") or part.get("reasoning")
-        if isinstance(reasoning, str) and reasoning:
-            self.reasoning.append(reasoning)
-            await self._emit("reasoning", reasoning)
-        content = part.get("content")
-        if isinstance(content, str) and content:
-            self.content.append(content)
-            await self._emit("content", content)
-        tool_calls = part.get("tool_calls")
-        if isinstance(tool_calls, list):
-            for piece in tool_calls:
-                await self._tool_piece(piece)
-
-    def _common(self, obj: Mapping[str, Any]) -> None:
-        if isinstance(obj.get("model"), str) and obj["model"]:
-            self.model = obj["model"]
-        if isinstance(obj.get("usage"), Mapping):
-            self.usage = parse_usage(obj["usage"])
-
-    async def feed_chunk(self, obj: Mapping[str, Any]) -> None:
-        """One ``chat.completion.chunk`` object from the stream."""
-        self.got_data = True
-        self._common(obj)
-        for choice in obj.get("choices") or []:
-            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
-                continue  # only the first choice (n=1) is used
-            delta = choice.get("delta")
-            if not isinstance(delta, Mapping):
-                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
-            await self._message_part(delta)
-            if choice.get("finish_reason"):
-                self.finish_reason = str(choice["finish_reason"])
-
-    async def feed_message(self, obj: Mapping[str, Any]) -> None:
-        """A whole non-stream ``chat.completion`` object."""
-        self.got_data = True
-        self._common(obj)
-        choices = obj.get("choices") or []
-        choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
-        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
-        part = dict(message)
-        if isinstance(part.get("tool_calls"), list):
-            part["tool_calls"] = [
-                {**tc, "index": i} if isinstance(tc, Mapping) else tc for i, tc in enumerate(part["tool_calls"])
-            ]
-        await self._message_part(part)
-        if choice.get("finish_reason"):
-            self.finish_reason = str(choice["finish_reason"])
-
-    def response(self, finish_reason: Optional[str] = None) -> ChatResponse:
-        calls = []
-        for index in sorted(self.calls):
-            slot = self.calls[index]
-            if not slot["id"]:
-                slot["id"] = f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments="".join(slot["arguments"])))
-        return ChatResponse(
-            content="".join(self.content),
-            reasoning="".join(self.reasoning),
-            tool_calls=calls,
-            usage=self.usage,
-            finish_reason=finish_reason or self.finish_reason,
-            model=self.model,
-        )
-
-    def received_chars(self) -> int:
-        return sum(map(len, self.content)) + sum(map(len, self.reasoning)) + sum(
-            len("".join(s["arguments"])) for s in self.calls.values()
-        )
-
-
-async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline."""
-    buf = first
-    while True:
-        if b"\n" in buf:
-            parts = buf.split(b"\n")
-            buf = parts.pop()
-            for raw in parts:
-                if raw.endswith(b"\r"):
-                    raw = raw[:-1]
-                yield raw.decode("utf-8", errors="replace")
-        try:
-            chunk = await chunks.__anext__()
-        except StopAsyncIteration:
-            break
-        buf += chunk
-    if buf:
-        yield buf.rstrip(b"\r").decode("utf-8", errors="replace")
 
 
 # ----------------------------------------------------------------------------------------------------------------

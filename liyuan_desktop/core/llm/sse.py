@@ -1,0 +1,178 @@
+"""Stream assembly for the OpenAI-compatible client: :class:`_Assembler` collects the chunks of a streamed answer
+(SSE ``data:`` lines, split by :func:`_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` — content, reasoning, tool
+calls put together from their pieces, usage — and reports each piece to the caller's ``on_delta``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import uuid
+from typing import Any, AsyncIterator, Mapping, Optional
+
+from .types import ChatResponse, OnDelta, StreamDelta, ToolCall
+from .usage import parse_usage
+
+#: How much of a non-SSE 200 body is read before giving up on it (bytes).
+MAX_PLAIN_BODY = 8 * 1024 * 1024
+
+#: Line prefixes that mark a body as a server-sent event stream.
+_SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
+
+
+def _arguments_text(value: Any) -> str:
+    """Tool-call arguments as raw text (some servers send an object instead of a JSON string)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+
+class _Assembler:
+    """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
+
+    def __init__(self, on_delta: Optional[OnDelta], model: str):
+        self._on_delta = on_delta
+        self.content: list[str] = []
+        self.reasoning: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self._last_call_index: Optional[int] = None
+        self.usage = parse_usage(None)
+        self.finish_reason: Optional[str] = None
+        self.model = model
+        self.got_data = False
+
+    async def _emit(self, kind: str, text: str, index: int = 0) -> None:
+        if not text or self._on_delta is None:
+            return
+        result = self._on_delta(StreamDelta(kind=kind, text=text, index=index))
+        if inspect.isawaitable(result):
+            await result
+
+    def _call_slot(self, piece: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        index = piece.get("index")
+        if not isinstance(index, int):
+            # Some servers omit "index": a new id starts a new call, anything else continues the last one.
+            new_id = piece.get("id")
+            known = {c["id"] for c in self.calls.values()}
+            if self._last_call_index is None or (new_id and new_id not in known):
+                index = max(self.calls, default=-1) + 1
+            else:
+                index = self._last_call_index
+        slot = self.calls.setdefault(index, {"id": "", "name": "", "arguments": []})
+        self._last_call_index = index
+        return index, slot
+
+    async def _tool_piece(self, piece: Any) -> None:
+        if not isinstance(piece, Mapping):
+            return
+        index, slot = self._call_slot(piece)
+        call_id = piece.get("id")
+        if isinstance(call_id, str) and call_id and not slot["id"]:
+            slot["id"] = call_id
+        fn = piece.get("function")
+        if not isinstance(fn, Mapping):
+            return
+        name = fn.get("name")
+        if isinstance(name, str) and name and name != slot["name"]:
+            # Usually the whole name comes once; a few servers stream it in pieces, some repeat it.
+            slot["name"] += name
+            await self._emit("tool_name", name, index)
+        args = _arguments_text(fn.get("arguments"))
+        if args:
+            slot["arguments"].append(args)
+            await self._emit("tool_args", args, index)
+
+    async def _message_part(self, part: Mapping[str, Any]) -> None:
+        reasoning = part.get("reasoning_content") or part.get("reasoning")
+        if isinstance(reasoning, str) and reasoning:
+            self.reasoning.append(reasoning)
+            await self._emit("reasoning", reasoning)
+        content = part.get("content")
+        if isinstance(content, str) and content:
+            self.content.append(content)
+            await self._emit("content", content)
+        tool_calls = part.get("tool_calls")
+        if isinstance(tool_calls, list):
+            for piece in tool_calls:
+                await self._tool_piece(piece)
+
+    def _common(self, obj: Mapping[str, Any]) -> None:
+        if isinstance(obj.get("model"), str) and obj["model"]:
+            self.model = obj["model"]
+        if isinstance(obj.get("usage"), Mapping):
+            self.usage = parse_usage(obj["usage"])
+
+    async def feed_chunk(self, obj: Mapping[str, Any]) -> None:
+        """One ``chat.completion.chunk`` object from the stream."""
+        self.got_data = True
+        self._common(obj)
+        for choice in obj.get("choices") or []:
+            if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
+                continue  # only the first choice (n=1) is used
+            delta = choice.get("delta")
+            if not isinstance(delta, Mapping):
+                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+            await self._message_part(delta)
+            if choice.get("finish_reason"):
+                self.finish_reason = str(choice["finish_reason"])
+
+    async def feed_message(self, obj: Mapping[str, Any]) -> None:
+        """A whole non-stream ``chat.completion`` object."""
+        self.got_data = True
+        self._common(obj)
+        choices = obj.get("choices") or []
+        choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
+        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+        part = dict(message)
+        if isinstance(part.get("tool_calls"), list):
+            part["tool_calls"] = [
+                {**tc, "index": i} if isinstance(tc, Mapping) else tc for i, tc in enumerate(part["tool_calls"])
+            ]
+        await self._message_part(part)
+        if choice.get("finish_reason"):
+            self.finish_reason = str(choice["finish_reason"])
+
+    def response(self, finish_reason: Optional[str] = None) -> ChatResponse:
+        calls = []
+        for index in sorted(self.calls):
+            slot = self.calls[index]
+            if not slot["id"]:
+                slot["id"] = f"call_{uuid.uuid4().hex[:24]}"
+            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments="".join(slot["arguments"])))
+        return ChatResponse(
+            content="".join(self.content),
+            reasoning="".join(self.reasoning),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=finish_reason or self.finish_reason,
+            model=self.model,
+        )
+
+    def received_chars(self) -> int:
+        return sum(map(len, self.content)) + sum(map(len, self.reasoning)) + sum(
+            len("".join(s["arguments"])) for s in self.calls.values()
+        )
+
+
+async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline."""
+    buf = first
+    while True:
+        if b"\n" in buf:
+            parts = buf.split(b"\n")
+            buf = parts.pop()
+            for raw in parts:
+                if raw.endswith(b"\r"):
+                    raw = raw[:-1]
+                yield raw.decode("utf-8", errors="replace")
+        try:
+            chunk = await chunks.__anext__()
+        except StopAsyncIteration:
+            break
+        buf += chunk
+    if buf:
+        yield buf.rstrip(b"\r").decode("utf-8", errors="replace")
+
