@@ -16,16 +16,15 @@ from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.session.tree import SessionError, SessionTree
 from liyuan_desktop.core.cards.st_chat import (
     StChatError,
-    export_st_chat,
     format_create_date,
     format_send_date,
     import_st_chat,
     parse_st_chat,
     parse_st_time,
     read_st_chat,
-    st_messages,
     write_session,
 )
+from liyuan_desktop.core.cards.st_chat_export import export_st_chat, st_messages
 
 FIXTURES = shared_path("fixtures", "cards")
 

@@ -6,7 +6,7 @@ SillyTavern format (../shared/design/cards.md §6; ST ``public/script.js`` ``sav
 "swipes", "swipe_id", "swipe_info", "gen_started", "gen_finished", "extra", …}``. ``swipes`` are all alternatives of
 a message (``mes`` == ``swipes[swipe_id]``); message 0 (the greeting) carries the alternate greetings as swipes.
 
-Import (:func:`import_st_chat`, :func:`write_session`) → our session tree (``session.py``):
+Import (:func:`import_st_chat`, :func:`write_session`) → our session tree (``core/session``):
 
 * header → ``HeaderEntry`` (persona = ``user_name``, title = file stem) with the whole ST header line —
   ``chat_metadata`` included — under the extension key ``st``;
@@ -28,12 +28,8 @@ with a warning (Chinese, for the UI); a file that is not a chat at all (a card, 
 :class:`StChatError` naming what it is. The whole file is parsed before anything is written, and the tree is written
 with one buffered, fsynced write (:meth:`SessionTree.commit`) — a 5,000-message chat imports in well under a second.
 
-Export (:func:`export_st_chat`) writes ST's format from the tree's *active branch*: header (the imported one, or one
-made from the tree), then every ``opening``/``user``/``assistant``/``note`` entry on the branch; a message's
-``swipes`` are the alternatives of that entry (entries of the same type that are the first message below the
-previous message: imported swipes, and replies regenerated in Liyuan), ``swipe_id`` the active one. Revisions on the
-branch are applied to the text. When the active alternative differs from the imported selection, ``send_date``,
-``gen_started``, ``gen_finished`` and ``extra`` are taken from its ``swipe_info`` entry, as ST does on a swipe.
+Export (:func:`~.st_chat_export.export_st_chat`, in :mod:`.st_chat_export`) writes ST's format from the tree's
+*active branch*; the lossless round trip below holds for the pair.
 
 import → export → import yields the same messages (every key and value) and swipes. Not round-tripped:
 key order inside a line and JSON spelling (``\\u`` escapes, spacing); skipped damaged lines; swipes given as objects
@@ -56,8 +52,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..fsutil import atomic_write_text
-from ..session import HeaderEntry, SessionError, SessionTree, new_id
+from ..session import HeaderEntry, SessionTree, new_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Card
@@ -374,7 +369,7 @@ def import_st_chat(path: str | Path, card: "Card", dest_dir: str | Path, model: 
     open it. The persona is the chat's ``user_name``. Warnings (skipped lines, repaired swipes, another card's chat)
     are in ``chat.load_warnings``. Raises :class:`StChatError` for a file that is not a chat, SessionError when
     ``dest_dir`` already holds a session, OSError when the disk refuses (nothing is left behind then)."""
-    from ..chat.facade import Chat
+    from ..chat.facade import Chat  # lazy: the chat facade imports the cards package (a real cycle)
 
     st = read_st_chat(path)
     d = Path(dest_dir)
@@ -385,138 +380,14 @@ def import_st_chat(path: str | Path, card: "Card", dest_dir: str | Path, model: 
     return chat
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# export
-
-
-def _st(e: Any) -> dict[str, Any]:
-    v = getattr(e, "st", None)
-    return v if isinstance(v, dict) else {}
-
-
-def _is_message(e: Any) -> bool:
-    return e.type in MESSAGE_TYPES
-
-
-def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> list[Any]:
-    """The alternatives of a message entry: entries of the same type that are the first message below
-    ``anchor_id`` (the previous message, or the header) on any branch — imported swipes and replies regenerated in
-    Liyuan (which hang under beat entries) — in file order. Always contains ``entry``."""
-    out: list[Any] = []
-    stack = list(reversed(tree.children_of.get(anchor_id, [])))
-    while stack:
-        e = tree.entries[stack.pop()]
-        if _is_message(e):
-            if e.type == entry.type:
-                out.append(e)
-            continue
-        stack.extend(reversed(tree.children_of.get(e.id, [])))
-    if entry not in out:
-        out.append(entry)
-    return out
-
-
-def _strip_opening(e: Any, text: str) -> str:
-    return _OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
-
-
-def st_messages(tree: SessionTree, user_name: str = "", character_name: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The ST header and message objects for the tree's active branch (what :func:`export_st_chat` writes).
-    ``user_name``/``character_name`` fill a header made for a Liyuan chat (default: the header's persona and card
-    name); an imported header is written back as it was."""
-    h = tree.header
-    header = dict(_st(h))
-    uname = user_name or h.persona or "你"
-    cname = character_name or h.card_name
-    if not header:
-        header = {"user_name": uname, "character_name": cname, "create_date": format_create_date(h.ts),
-                  "chat_metadata": {}}
-    path = tree.path_to()
-    revised: dict[str, str] = {e.target: e.text for e in path if e.type == "revision"}
-    messages: list[dict[str, Any]] = []
-    anchor = h.id
-    for e in path:
-        if not _is_message(e):
-            continue
-        alts = alternatives(tree, e, anchor)
-        anchor = e.id
-        messages.append(_export_one(e, alts, revised, uname, cname))
-    return header, messages
-
-
-def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cname: str) -> dict[str, Any]:
-    idx = alts.index(e)
-    base_entry = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
-    base = dict(_st(base_entry)) if base_entry is not None else {}
-    imported = base_entry is not None
-    own_text = revised.get(e.id, e.text)
-    text = _strip_opening(e, own_text)
-    if imported:
-        msg = {k: v for k, v in base.items() if k not in _INTERNAL}
-    else:
-        is_user = e.type == "user"
-        msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",
-               "send_date": format_send_date(e.ts), "extra": {}}
-    head = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
-    out: dict[str, Any] = {**head, "mes": text}
-    want_swipes = "swipe_id" in base or len(alts) > 1 or (not imported and e.type in ("assistant", "opening"))
-    if e.type == "user" and "swipe_id" not in base:
-        want_swipes = False
-    if want_swipes:
-        texts = [_strip_opening(a, revised.get(a.id, a.text)) for a in alts]
-        orig_sid = base.get("swipe_id")
-        if "swipe_text" in base and base_entry is e and own_text == e.text and isinstance(orig_sid, int) and orig_sid == idx:
-            texts[idx] = base["swipe_text"]
-        info = msg.get("swipe_info")
-        if isinstance(info, list) or not imported:
-            info = list(info) if isinstance(info, list) else []
-            for a in alts[len(info):]:
-                info.append({"send_date": format_send_date(a.ts), "gen_started": iso_now(a.ts),
-                             "gen_finished": iso_now(a.ts), "extra": {}})
-            msg["swipe_info"] = info
-        variables = msg.get("variables")
-        if isinstance(variables, list) and len(variables) < len(alts):
-            msg["variables"] = variables + [{} for _ in range(len(alts) - len(variables))]
-        if imported and base_entry is not e:
-            # the active alternative is not the one selected in the file: take its per-swipe data, as ST does on a
-            # swipe; without swipe_info (old files) the message-level data of the other reply must not stick to it
-            src = info[idx] if isinstance(info, list) and idx < len(info) and isinstance(info[idx], dict) else None
-            if src is None:
-                src = {"send_date": format_send_date(e.ts), "extra": {}}
-                msg.pop("gen_started", None)
-                msg.pop("gen_finished", None)
-            for k in ("send_date", "gen_started", "gen_finished", "extra"):
-                if k in src:
-                    (out if k == "send_date" else msg)[k] = src[k]
-        out["swipes"] = texts
-        out["swipe_id"] = idx
-        msg.pop("swipe_id", None)
-    for k, v in msg.items():
-        if k not in out:
-            out[k] = v
-    return out
-
-
-def export_st_chat(tree: SessionTree, dest_path: str | Path, user_name: str = "", character_name: str = "") -> Path:
-    """Write the tree's active branch as an ST ``.jsonl`` chat (see the module doc for what is and is not kept):
-    one buffered write to a temp file, fsync, rename — an existing file is replaced only when the write succeeded.
-    Lines are ``JSON.stringify``-style (no spaces, UTF-8 text unescaped), joined by ``\\n`` like ST's saveChat.
-    Returns the path. Raises OSError."""
-    header, messages = st_messages(tree, user_name, character_name)
-    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-    blob = "\n".join([dumps(header), *(dumps(m) for m in messages)])
-    dest = Path(dest_path)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    return atomic_write_text(dest, blob)
-
 
 def default_chat_name(path: str | Path) -> str:
     """A chat folder name for an imported file: its stem (ST names chats ``<character> - <create_date>``)."""
     return Path(path).stem or "导入的对话"
 
 
+
 __all__ = [
-    "StChat", "StChatError", "alternatives", "default_chat_name", "export_st_chat", "format_create_date",
-    "format_send_date", "import_st_chat", "parse_st_chat", "parse_st_time", "read_st_chat", "st_messages",
-    "write_session", "SessionError",
+    "StChat", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "import_st_chat",
+    "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
 ]
