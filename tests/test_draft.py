@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from liyuan_desktop.core.beat.draft import Draft, DraftError, apply_edits, canon_punct, read_text, search_text
+from liyuan_desktop.core.beat.draft import Draft, apply_edits, canon_punct, read_text, search_text
+from liyuan_desktop.core.tools.errors import ToolError
 from liyuan_desktop.core.ledger.state import utf16_len
 
 
-def _refused(fn, *args, code: str, **kw) -> DraftError:
-    with pytest.raises(DraftError) as ei:
+def _refused(fn, *args, code: str, **kw) -> ToolError:
+    with pytest.raises(ToolError) as ei:
         fn(*args, **kw)
     assert ei.value.code == code, (ei.value.code, ei.value.message)
     res = ei.value.to_result()
@@ -119,7 +120,7 @@ def test_stale_version_refused_and_nothing_changes(stale):
         lambda: d.edit(stale, [{"old": "原", "new": "新"}]),
         lambda: d.seal(stale),
     ):
-        with pytest.raises(DraftError) as ei:
+        with pytest.raises(ToolError) as ei:
             op()
         assert ei.value.code == "stale_version"
         assert ei.value.to_result()["version"] == 1  # the model is told the current version
@@ -337,11 +338,11 @@ def test_edit_deletion_with_empty_new():
     assert d.text == "甲，丙"
 
 
-def _assert_edit_refused(text: str, edits, code: str) -> DraftError:
+def _assert_edit_refused(text: str, edits, code: str) -> ToolError:
     d = _draft(text)
     e = _refused(d.edit, 1, edits, code=code)
     assert d.text == text and d.version == 1 and not d.sealed
-    with pytest.raises(DraftError) as ei:
+    with pytest.raises(ToolError) as ei:
         apply_edits(text, edits)
     assert ei.value.code == code
     return e
@@ -554,7 +555,7 @@ def test_after_seal_every_write_refused_with_sealed():
         lambda: d.write(0, "改"),  # sealed wins over a stale version
         lambda: d.edit(5, [{"old": "", "new": ""}]),
     ):
-        with pytest.raises(DraftError) as ei:
+        with pytest.raises(ToolError) as ei:
             op()
         assert ei.value.code == "sealed"
     assert d.text == "正文，记得。" and d.version == 1 and d.sealed

@@ -10,13 +10,27 @@ from pathlib import Path
 import pytest
 
 from helpers import load_golden
-from liyuan_desktop.core.story.workspace import (
-    AGENT_FILE_TOOLS, READ_MAX_LINES, StoryEditArgs, StoryFolder, StoryPathError, StoryToolError,
-    chapter_filename, format_story_index, split_text_into_chapters,
-)
-from liyuan_desktop.core.beat.tools import ToolArgError, parse_args, schema_of
+from liyuan_desktop.core.story.chapters import chapter_filename, split_text_into_chapters
+from liyuan_desktop.core.story.workspace import READ_MAX_LINES, StoryFolder, StoryPathError, format_story_index
+from liyuan_desktop.core.tools.context import ToolContext
+from liyuan_desktop.core.tools.errors import ToolError
+from liyuan_desktop.core.tools.registry import ToolSpec, get_tool, parse_args, schema_of
+from liyuan_desktop.core.tools.sets import AGENT_FILE_TOOLS
+from liyuan_desktop.core.tools.story_files import StoryEditArgs
 
 REL = "cards/青梧/对话/局C/正文"
+
+
+def _spec(name: str) -> ToolSpec:
+    spec = get_tool(name)
+    assert spec is not None
+    return spec
+
+
+def _call(folder: StoryFolder, name: str, raw_args: str) -> str:
+    """Run agent file tool ``name`` on ``folder`` through the registry, as the beat loop does."""
+    spec = _spec(name)
+    return spec.handler(ToolContext(story=folder), parse_args(spec, raw_args))
 
 
 @pytest.fixture
@@ -75,9 +89,7 @@ def test_golden_reads_and_edits(folder):
         _put(folder, name, text)
     for step in agent["steps"]:
         for call in step["calls"]:
-            spec = next(t for t in AGENT_FILE_TOOLS if t.name == call["name"])
-            args = parse_args(spec, json.dumps(call["args"], ensure_ascii=False))
-            assert folder.call(call["name"], args) == call["result"]
+            assert _call(folder, call["name"], json.dumps(call["args"], ensure_ascii=False)) == call["result"]
     for name, text in agent["chapters"].items():
         assert _raw(folder.story_dir / name) == text
     assert sorted(os.listdir(folder.story_dir)) == sorted(agent["chapters"])  # no temp files left
@@ -142,7 +154,7 @@ def test_every_tool_refuses_escapes(folder, ws, tmp_path, bad):
         lambda: folder.write(bad, "pwned"),
     ]
     for call in calls:
-        with pytest.raises(StoryToolError) as ei:
+        with pytest.raises(ToolError) as ei:
             call()
         assert ei.value.code in ("bad_path", "not_found"), (bad, ei.value.code)
         assert ei.value.message
@@ -187,10 +199,10 @@ def test_read_whole_and_windows(folder):
     assert folder.read("a.md") == "一\n二\r\n三"
     assert folder.read("a.md", offset=2, limit=1) == "二\r\n[第 2–2 行，共 3 行；用 offset=3 继续读]"
     assert folder.read("a.md", offset=3) == "三\n[第 3–3 行，共 3 行；已到结尾]"
-    with pytest.raises(StoryToolError) as ei:
+    with pytest.raises(ToolError) as ei:
         folder.read("a.md", offset=4)
     assert ei.value.code == "bad_args" and "共 3 行" in ei.value.message
-    with pytest.raises(StoryToolError) as ei:
+    with pytest.raises(ToolError) as ei:
         folder.read("missing.md")
     assert ei.value.code == "not_found" and "a.md" in ei.value.message
 
@@ -220,7 +232,7 @@ def test_edit_errors(folder):
     orig = _raw(p)
 
     def err(**kw):
-        with pytest.raises(StoryToolError) as ei:
+        with pytest.raises(ToolError) as ei:
             folder.edit("a.md", **kw)
         assert _raw(p) == orig
         return ei.value
@@ -241,7 +253,7 @@ def test_edit_errors(folder):
     assert e.code == "bad_args"
     e = err(oldText="a", newText="b", edits=[{"oldText": "c", "newText": "d"}])
     assert e.code == "bad_args"
-    with pytest.raises(StoryToolError) as ei:
+    with pytest.raises(ToolError) as ei:
         folder.edit("missing.md", oldText="a", newText="b")
     assert ei.value.code == "not_found"
 
@@ -252,7 +264,7 @@ def test_edit_keeps_full_width_punctuation(folder):
     assert folder.edit("a.md", "声音照旧不高", "把这两个字说得很慢") == "ok"
     assert _raw(p) == text.replace("声音照旧不高", "把这两个字说得很慢")
     # an ASCII-punctuated quote does not match loosely and nothing is normalised; the hint quotes the original
-    with pytest.raises(StoryToolError) as ei:
+    with pytest.raises(ToolError) as ei:
         folder.edit("a.md", '"记得."她背对着你,', "x")
     assert ei.value.code == "not_found" and "「记得。」她背对着你，" in ei.value.message
     assert "「记得。」" in _raw(p) and "……" in _raw(p) and "\r\n" in _raw(p)
@@ -262,9 +274,9 @@ def test_edit_batch_against_same_original(folder):
     p = _put(folder, "a.md", "甲乙丙丁")
     assert folder.edit("a.md", edits=[{"oldText": "丁", "newText": "乙"}, {"oldText": "乙", "newText": "丁"}]) == "ok"
     assert _raw(p) == "甲丁丙乙"
-    args = parse_args(AGENT_FILE_TOOLS[2], json.dumps({"path": "a.md", "edits": [{"oldText": "甲", "newText": "一"}]}))
-    assert isinstance(args, StoryEditArgs)
-    assert folder.call("edit", args) == "ok" and _raw(p) == "一丁丙乙"
+    raw = json.dumps({"path": "a.md", "edits": [{"oldText": "甲", "newText": "一"}]})
+    assert isinstance(parse_args(_spec("edit"), raw), StoryEditArgs)
+    assert _call(folder, "edit", raw) == "ok" and _raw(p) == "一丁丙乙"
 
 
 def test_edit_crlf_fallback_keeps_line_endings(folder):
@@ -288,10 +300,10 @@ def test_grep_literal_and_regex(folder):
     assert folder.grep(r"雨.了", regex=True).splitlines() == ["001-a.md:3: 雨停了.*", "共 1 行命中（1 个文件）"]
     assert folder.grep("雨", limit=1).splitlines()[-1].startswith("共 3 行命中（2 个文件），只列出前 1 行")
     assert folder.grep("晴").splitlines()[-1] == "共 0 行命中"
-    with pytest.raises(StoryToolError) as ei:
+    with pytest.raises(ToolError) as ei:
         folder.grep("([", regex=True)
     assert ei.value.code == "bad_args"
-    with pytest.raises(StoryToolError):
+    with pytest.raises(ToolError):
         folder.grep("")
 
 
@@ -299,16 +311,30 @@ def test_grep_literal_and_regex(folder):
 
 
 def test_specs():
-    assert [(t.name, t.mode) for t in AGENT_FILE_TOOLS] == [
+    tools = [_spec(n) for n in AGENT_FILE_TOOLS]
+    assert [(t.name, t.mode) for t in tools] == [
         ("read", "read"), ("grep", "read"), ("edit", "write"), ("write", "write")]
-    props = {t.name: set(schema_of(t.args)["properties"]) for t in AGENT_FILE_TOOLS}
+    props = {t.name: set(schema_of(t.args)["properties"]) for t in tools}
     assert props == {"read": {"path", "offset", "limit"}, "grep": {"pattern", "path", "regex", "limit"},
                      "edit": {"path", "oldText", "newText", "edits"}, "write": {"path", "content"}}
-    assert schema_of(AGENT_FILE_TOOLS[0].args)["properties"]["offset"]["minimum"] == 1
-    with pytest.raises(ToolArgError):
-        parse_args(AGENT_FILE_TOOLS[2], '{"path": "a.md", "oldText": "x"}')
-    with pytest.raises(ToolArgError):
-        parse_args(AGENT_FILE_TOOLS[0], '{"path": "a.md", "offset": true}')
+    assert schema_of(tools[0].args)["properties"]["offset"]["minimum"] == 1
+    with pytest.raises(ToolError) as ei:
+        parse_args(tools[2], '{"path": "a.md", "oldText": "x"}')
+    assert ei.value.code == "bad_args"
+    with pytest.raises(ToolError) as ei:
+        parse_args(tools[0], '{"path": "a.md", "offset": true}')
+    assert ei.value.code == "bad_args"
+
+
+def test_file_tool_errors_reach_the_model_as_code_and_message(folder):
+    _put(folder, "a.md", "哈哈哈")
+    spec = _spec("edit")
+    with pytest.raises(ToolError) as ei:
+        _call(folder, "edit", json.dumps({"path": "a.md", "oldText": "哈哈", "newText": "嘿"}))
+    assert ei.value.to_result() == {"ok": False, "error": "not_unique", "message": ei.value.message}
+    with pytest.raises(ToolError) as ei:  # a beat that offers no chapter folder
+        spec.handler(ToolContext(), parse_args(spec, json.dumps({"path": "a.md", "oldText": "哈", "newText": "嘿"})))
+    assert ei.value.code == "unavailable"
 
 
 # --- import ------------------------------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInp
                                QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
-from ..core.story.workspace import StoryToolError, chapter_filename
+from ..core.story.chapters import chapter_filename
+from ..core.tools.errors import ToolError
 from .i18n import tr
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
@@ -220,7 +221,7 @@ class ChapterEditor(QWidget):
             path = story.resolve(name)
             with open(path, "r", encoding="utf-8", newline="") as f:
                 text = f.read()
-        except (OSError, UnicodeDecodeError, StoryToolError) as e:
+        except (OSError, UnicodeDecodeError, ToolError) as e:
             self.inform(tr("story.title"), tr("story.err.open", name=name, error=getattr(e, "message", str(e))))
             return False
         self.story, self.history, self.name = story, history, name
@@ -299,7 +300,7 @@ class ChapterEditor(QWidget):
         try:
             self.story.write(self.name, text)
             self.history.commit(author="user", message=f"编辑 {self.name}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self.inform(tr("story.title"), tr("story.err.save", name=self.name, error=getattr(e, "message", str(e))))
             return False
         self._disk_text = text
@@ -469,12 +470,12 @@ class ChapterTreePane(QWidget):
         self.refresh()
 
     def _check_new(self, name: str, old: Optional[str] = None) -> None:
-        """Raise StoryToolError when ``name`` is not a valid new chapter name (or already exists)."""
+        """Raise ToolError when ``name`` is not a valid new chapter name (or already exists)."""
         target = self.story.resolve(name, write=True)
         if target.name != name:
-            raise StoryToolError("bad_path", tr("story.err.name", name=name))
+            raise ToolError("bad_path", tr("story.err.name", name=name))
         if target.exists() and name != old:
-            raise StoryToolError("bad_path", tr("story.err.exists", name=name))
+            raise ToolError("bad_path", tr("story.err.exists", name=name))
 
     def _rename_many(self, mapping: dict[str, str]) -> None:
         """Rename several chapters at once (via hidden temp names, so swaps work); no checkpoint."""
@@ -485,7 +486,7 @@ class ChapterTreePane(QWidget):
         for new in mapping.values():
             self._check_new(new, old=new if new in mapping else None)
             if new in others:
-                raise StoryToolError("bad_path", tr("story.err.exists", name=new))
+                raise ToolError("bad_path", tr("story.err.exists", name=new))
         d = self.story.story_dir
         token = secrets.token_hex(3)
         moved: list[tuple[Path, Path]] = []
@@ -547,7 +548,7 @@ class ChapterTreePane(QWidget):
             self._check_new(name)
             self.story.write(name, "")
             self.history.commit(author="user", message=f"新建 {name}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self._fail(e)
             return None
         self._done(tr("story.done.new", name=name), select=name)
@@ -585,7 +586,7 @@ class ChapterTreePane(QWidget):
             self._check_new(name)
             self.story.write(name, "")
             self.history.commit(author="user", message=f"插入 {name}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self._fail(e)
             return None
         self._done(tr("story.done.new", name=name), select=name)
@@ -615,7 +616,7 @@ class ChapterTreePane(QWidget):
             self._check_new(new)
             self._rename_many({sel: new})
             self.history.commit(author="user", message=f"改名 {sel} → {new}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self._fail(e)
             return None
         self._done(tr("story.done.rename", old=sel, new=new), select=new)
@@ -635,7 +636,7 @@ class ChapterTreePane(QWidget):
             self.history.commit(author="user", message="删除前自动保存")
             self.story.resolve(sel).unlink()
             self.history.commit(author="user", message=f"删除 {sel}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self._fail(e)
             return False
         if self.editor.name == sel:
@@ -673,7 +674,7 @@ class ChapterTreePane(QWidget):
         try:
             self._rename_many(plan)
             self.history.commit(author="user", message=f"{verb} {sel} → {new}")
-        except (OSError, StoryToolError) as e:
+        except (OSError, ToolError) as e:
             self._fail(e)
             return None
         self._done(tr("story.done.move", name=new), select=new)

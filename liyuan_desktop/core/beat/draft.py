@@ -4,6 +4,10 @@ Seed 000, 稿纸：正文能定点改 and 收笔就结束这一轮. Every write 
 changes nothing. Offsets the model sees are UTF-16 code units (JavaScript string offsets), end exclusive.
 Edits are found in the original text — exactly, or with limited matching (trimmed ends, same-length punctuation
 variants such as full/half width) — and spliced into the original, never into a normalised copy.
+
+Refusals are :class:`~core.tools.errors.ToolError` (nothing changed) with a stable ``code``: ``stale_version``,
+``sealed``, ``not_found``, ``not_unique``, ``overlap``, ``empty_old``, ``no_change``, ``empty_draft``, ``bad_range``,
+``bad_args``; ``message`` is Chinese text the model can act on.
 """
 
 from __future__ import annotations
@@ -12,22 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ledger.state import utf16_len, utf16_span
-
-
-class DraftError(Exception):
-    """A draft operation was refused; nothing changed. ``code`` is stable (``stale_version``, ``sealed``,
-    ``not_found``, ``not_unique``, ``overlap``, ``empty_old``, ``no_change``, ``empty_draft``, ``bad_range``,
-    ``bad_args``); ``message`` is Chinese text the model can act on."""
-
-    def __init__(self, code: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def to_result(self) -> dict[str, Any]:
-        """The tool result the model sees: ``{"ok": false, "error": code, "message": …, …extra}``."""
-        return {"ok": False, "error": self.code, "message": self.message, **self.extra}
+from ..tools.errors import ToolError
+from .events import DraftChanged
 
 
 # Same-length punctuation variants: each maps to one canonical character, so positions line up one to one.
@@ -75,12 +65,12 @@ def _find_all(hay: str, needle: str, overlapping: bool = True) -> list[int]:
 
 
 def _locate(text: str, canon_text: str, old: str, index: int) -> tuple[int, int, str]:
-    """Find ``old`` once in ``text``. Returns (start, end, level) in code points, or raises DraftError."""
+    """Find ``old`` once in ``text``. Returns (start, end, level) in code points, or raises ToolError."""
     hits = _find_all(text, old)
     if len(hits) == 1:
         return hits[0], hits[0] + len(old), "exact"
     if len(hits) > 1:
-        raise DraftError("not_unique", f"第 {index + 1} 处引用在稿件中出现 {len(hits)} 次，不唯一；请带上前后更多原文使它唯一。整批未改。", edit=index, count=len(hits))
+        raise ToolError("not_unique", f"第 {index + 1} 处引用在稿件中出现 {len(hits)} 次，不唯一；请带上前后更多原文使它唯一。整批未改。", edit=index, count=len(hits))
     stripped = old.strip()
     candidates: list[tuple[str, str]] = []
     if stripped and stripped != old:
@@ -96,8 +86,8 @@ def _locate(text: str, canon_text: str, old: str, index: int) -> tuple[int, int,
         if len(found) == 1:
             return found[0], found[0] + len(probe), level
         if len(found) > 1:
-            raise DraftError("not_unique", f"第 {index + 1} 处引用（{level} 匹配）在稿件中出现 {len(found)} 次，不唯一；请带上前后更多原文。整批未改。", edit=index, count=len(found))
-    raise DraftError("not_found", f"第 {index + 1} 处引用在稿件中找不到：{old[:40]!r}。请先用 draft_search/draft_read 取精确原文。整批未改。", edit=index)
+            raise ToolError("not_unique", f"第 {index + 1} 处引用（{level} 匹配）在稿件中出现 {len(found)} 次，不唯一；请带上前后更多原文。整批未改。", edit=index, count=len(found))
+    raise ToolError("not_found", f"第 {index + 1} 处引用在稿件中找不到：{old[:40]!r}。请先用 draft_search/draft_read 取精确原文。整批未改。", edit=index)
 
 
 def _adjust_new(old: str, new: str, level: str) -> str:
@@ -116,26 +106,26 @@ def _adjust_new(old: str, new: str, level: str) -> str:
 def apply_edits(text: str, edits: list[dict[str, Any]]) -> tuple[str, list[str]]:
     """Apply a batch of ``{"old", "new"}`` edits to ``text``, all located against the same original.
 
-    Returns (new text, match level per edit). Raises :class:`DraftError` — and changes nothing — when an ``old`` is
+    Returns (new text, match level per edit). Raises :class:`ToolError` — and changes nothing — when an ``old`` is
     empty, missing, not unique, overlaps another, or when the batch changes nothing.
     Shared by ``draft_edit`` and ``previous_draft_edit`` (seed 000, 稿纸 and 上一轮能原位改).
     """
     if not isinstance(edits, list) or not edits:
-        raise DraftError("bad_args", "edits 必须是至少一项的数组，每项 {old, new}。")
+        raise ToolError("bad_args", "edits 必须是至少一项的数组，每项 {old, new}。")
     canon = canon_punct(text)
     spans: list[_Span] = []
     for i, e in enumerate(edits):
         if not isinstance(e, dict) or not isinstance(e.get("old"), str) or not isinstance(e.get("new"), str):
-            raise DraftError("bad_args", f"第 {i + 1} 项必须是 {{\"old\": 字符串, \"new\": 字符串}}。整批未改。", edit=i)
+            raise ToolError("bad_args", f"第 {i + 1} 项必须是 {{\"old\": 字符串, \"new\": 字符串}}。整批未改。", edit=i)
         old, new = e["old"], e["new"]
         if not old:
-            raise DraftError("empty_old", f"第 {i + 1} 项的 old 为空；续写请用 draft_append。整批未改。", edit=i)
+            raise ToolError("empty_old", f"第 {i + 1} 项的 old 为空；续写请用 draft_append。整批未改。", edit=i)
         s, t, level = _locate(text, canon, old, i)
         spans.append(_Span(s, t, _adjust_new(old, new, level), level, i))
     ordered = sorted(spans, key=lambda sp: (sp.start, sp.end))
     for a, b in zip(ordered, ordered[1:]):
         if b.start < a.end:
-            raise DraftError("overlap", f"第 {a.index + 1} 与第 {b.index + 1} 处引用重叠；请合并成一处再改。整批未改。", edits=[a.index, b.index])
+            raise ToolError("overlap", f"第 {a.index + 1} 与第 {b.index + 1} 处引用重叠；请合并成一处再改。整批未改。", edits=[a.index, b.index])
     out: list[str] = []
     pos = 0
     for sp in ordered:
@@ -145,7 +135,7 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> tuple[str, list[str]]
     out.append(text[pos:])
     result = "".join(out)
     if result == text:
-        raise DraftError("no_change", "这批修改不改变任何文字（new 与原文相同）。")
+        raise ToolError("no_change", "这批修改不改变任何文字（new 与原文相同）。")
     return result, [sp.level for sp in spans]
 
 
@@ -156,7 +146,7 @@ def _cp_to_u16(text: str, cp: int) -> int:
 class Draft:
     """The current beat's draft: ``text``, ``version`` (0 before the first write, +1 per successful write/append/
     edit), ``sealed`` (frozen after :meth:`seal`). Every mutating method checks ``version`` first and raises
-    :class:`DraftError` on any conflict, leaving the draft untouched. Results are the tool results the model sees
+    :class:`ToolError` on any conflict, leaving the draft untouched. Results are the tool results the model sees
     (golden ``round1.json``: ``{"ok": true, "version": 1, "chars": 259}`` where chars are UTF-16 units)."""
 
     def __init__(self, text: str = "", version: int = 0, sealed: bool = False):
@@ -169,13 +159,17 @@ class Draft:
     # -- guards ---------------------------------------------------------------------------------------------
     def _check(self, version: Any) -> None:
         if self.sealed:
-            raise DraftError("sealed", "本拍稿件已收笔，不能再改。", version=self.version)
+            raise ToolError("sealed", "本拍稿件已收笔，不能再改。", version=self.version)
         if not isinstance(version, int) or isinstance(version, bool) or version != self.version:
-            raise DraftError(
+            raise ToolError(
                 "stale_version",
                 f"版本冲突：你基于版本 {version!r}，稿件当前是版本 {self.version}。先 draft_read 取最新原文再改。",
                 version=self.version,
             )
+
+    def changed(self, by: str = "model") -> DraftChanged:
+        """The event that shows the draft as it is now (``by``: model | capture | resume); chars in UTF-16 units."""
+        return DraftChanged(text=self.text, version=self.version, chars=utf16_len(self.text), sealed=self.sealed, by=by)
 
     def _ok(self) -> dict[str, Any]:
         return {"ok": True, "version": self.version, "chars": utf16_len(self.text)}
@@ -185,7 +179,7 @@ class Draft:
         """Create or replace the whole draft. Result ``{"ok", "version", "chars"}``."""
         self._check(version)
         if not isinstance(content, str):
-            raise DraftError("bad_args", "content 必须是字符串（完整稿件原文）。", version=self.version)
+            raise ToolError("bad_args", "content 必须是字符串（完整稿件原文）。", version=self.version)
         self.text = content
         self.version += 1
         return self._ok()
@@ -194,7 +188,7 @@ class Draft:
         """Append ``content`` after ``separator`` (default two newlines, may be ""; none when the draft is empty)."""
         self._check(version)
         if not isinstance(content, str) or not isinstance(separator, str):
-            raise DraftError("bad_args", "content 与 separator 必须是字符串。", version=self.version)
+            raise ToolError("bad_args", "content 与 separator 必须是字符串。", version=self.version)
         self.text = content if not self.text else self.text + separator + content
         self.version += 1
         return self._ok()
@@ -224,7 +218,7 @@ class Draft:
         """Freeze the current version. Refused for a stale version or an empty draft."""
         self._check(version)
         if not self.text.strip():
-            raise DraftError("empty_draft", "稿件还是空的，不能收笔；先用 draft_write 写正文。", version=self.version)
+            raise ToolError("empty_draft", "稿件还是空的，不能收笔；先用 draft_write 写正文。", version=self.version)
         self.sealed = True
         return {"ok": True, "sealed": True, "version": self.version}
 
@@ -236,11 +230,11 @@ def read_text(text: str, version: int, start: Any = None, end: Any = None) -> di
     total = utf16_len(text)
     for name, v in (("start", start), ("end", end)):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise DraftError("bad_range", f"{name} 必须是不小于 0 的整数（UTF-16 偏移）。", total=total)
+            raise ToolError("bad_range", f"{name} 必须是不小于 0 的整数（UTF-16 偏移）。", total=total)
     s = start or 0
     e = total if end is None else min(end, total)
     if s > e:
-        raise DraftError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。", total=total)
+        raise ToolError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。", total=total)
     content, s, e = utf16_span(text, s, e)
     return {"version": version, "content": content, "start": s, "end": e, "total": total}
 
@@ -250,7 +244,7 @@ def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[st
     offsets; ``text`` is the exact original (usable as draft_edit ``old``). When there is no exact hit, hits found
     with same-length punctuation variants are returned and flagged ``"level": "punct"``. ``limit`` 1..50."""
     if not isinstance(query, str) or not query:
-        raise DraftError("bad_args", "query 必须是非空字符串。")
+        raise ToolError("bad_args", "query 必须是非空字符串。")
     if not isinstance(limit, int) or isinstance(limit, bool):
         limit = 20
     limit = max(1, min(50, limit))

@@ -8,6 +8,7 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
 - ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat.
 - Bad model output (malformed JSON arguments, an unknown tool, a stale version, a bad edit reference, seal before
   writing) becomes a tool error the model can act on; out of rounds leaves the draft saved and unsealed.
+Tools are looked up by name in the registry (:mod:`core.tools`) and run with one :class:`ToolContext` per beat.
 This module runs one beat on in-memory inputs; :mod:`chat` loads them from the session tree and stores the result.
 """
 
@@ -18,19 +19,20 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Callable, Optional
 
-from .draft import Draft, DraftError, apply_edits, read_text
-from .events import (
-    Activity, AskAnswer, AskRequest, CallFinished, CallStarted, DraftChanged, ModelDelta, Revised, ToolFinished,
-    ToolStarted,
-)
+from .draft import Draft
+from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
-from ..session.tree import CallLog, ToolCallLog
-from ..ledger.state import WorldState, format_roster, utf16_len
-from .tools import TOOLS_BY_NAME, ToolArgError, parse_args, schema_of, tool_specs
+from ..session import CallLog, ToolCallLog
+from ..ledger.state import WorldState
+from ..story.workspace import StoryFolder
+from ..tools.context import AskHandler, MemorySearch, ToolContext
+from ..tools.errors import ToolError
+from ..tools.registry import ToolSpec, get_tool, parse_args, tool_specs
+from ..tools.sets import ROLEPLAY_TOOLS
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +41,6 @@ CAPTURED_NOTICE = "直出正文已代收为 draft_write"
 CAPTURED_APPEND_NOTICE = "稿纸之后的直出文字已代收为 draft_append，并自动收笔"
 UNSEALED_NOTICE = "本拍尚未收笔"
 
-AskHandler = Callable[[AskRequest], Awaitable[AskAnswer]]
 EventSink = Callable[[Any], None]
 
 
@@ -54,7 +55,9 @@ class PreviousBeat:
 
 @dataclass
 class BeatInput:
-    """Everything one beat needs. ``messages`` is the first call's message list (system first)."""
+    """Everything one beat needs. ``messages`` is the first call's message list (system first); ``tool_names`` the
+    tools offered, in the order the model sees them (a set from :mod:`core.tools.sets`); ``story`` and
+    ``memory_search`` the services the agent file tools and memory_search need (None when not offered)."""
 
     messages: list[ChatMessage]
     model: ChatModel
@@ -64,15 +67,14 @@ class BeatInput:
     ask: Optional[AskHandler] = None
     on_event: Optional[EventSink] = None
     max_rounds: int = MAX_ROUNDS
-    tool_names: tuple[str, ...] = tuple(TOOLS_BY_NAME)
+    tool_names: tuple[str, ...] = ROLEPLAY_TOOLS
     initial_draft: Optional[Draft] = None
     macros: Optional[Callable[[str], str]] = None
     #: "write" (role-play: prose on the draft, sealed) or "discuss" (agent mode: prose lives in chapter files; the
     #: turn ends when the model answers without tool calls, and that answer is the discussion reply).
     mode: str = "write"
-    #: Extra tools (agent file tools): name → (ToolSpec, handler(args model) → result; raising an exception with
-    #: ``code``/``message`` gives the model an error result).
-    extra_tools: dict[str, Any] = field(default_factory=dict)
+    story: Optional[StoryFolder] = None
+    memory_search: Optional[MemorySearch] = None
 
 
 @dataclass
@@ -106,8 +108,10 @@ class Beat:
         self.inp = inp
         self.draft = inp.initial_draft or Draft()
         self.out = BeatOutput(outcome="unsealed", draft=self.draft)
-        self._terminate = False
-        self._stop_requested = False
+        self.ctx = ToolContext(draft=self.draft, previous=inp.previous, state=inp.state, book=inp.book, ask=inp.ask,
+                               macros=inp.macros, emit=self.emit, story=inp.story, memory_search=inp.memory_search,
+                               asks=self.out.asks)
+        self._offered = {n: sp for n in inp.tool_names if (sp := get_tool(n)) is not None}
         self._current: Optional[asyncio.Task[Any]] = None
         self._round = 0
         self._loop_tail: list[str] = []
@@ -126,141 +130,46 @@ class Beat:
         self.emit(Activity(text=text, level=level))
 
     def _draft_event(self, by: str = "model") -> None:
-        d = self.draft
-        self.emit(DraftChanged(text=d.text, version=d.version, chars=utf16_len(d.text), sealed=d.sealed, by=by))
+        self.emit(self.draft.changed(by))
 
     # -- control --------------------------------------------------------------------------------------------
     def stop(self) -> None:
         """Stop the beat: cancels the running model call; the loop ends with outcome ``stopped``."""
-        self._stop_requested = True
+        self.ctx.stopped = True
         if self._current is not None and not self._current.done():
             self._current.cancel()
 
     # -- tools ----------------------------------------------------------------------------------------------
-    def _spec(self, name: str) -> Any:
-        extra = self.inp.extra_tools.get(name)
-        return extra[0] if extra is not None else TOOLS_BY_NAME.get(name)
+    def _spec(self, name: str) -> Optional[ToolSpec]:
+        """The declaration of an offered tool; None for a name this beat does not offer."""
+        return self._offered.get(name)
 
     async def _run_tool(self, call: ToolCall) -> tuple[Any, bool]:
-        spec = self._spec(call.name)
-        if spec is None or call.name not in self.inp.tool_names:  # unknown, or not offered in this mode
+        spec = self._offered.get(call.name)
+        if spec is None:  # unknown, or not offered in this mode
             names = "、".join(self.inp.tool_names)
             return {"ok": False, "error": "unknown_tool", "message": f"没有名为 {call.name!r} 的工具。可用的工具：{names}。"}, False
         try:
             args = parse_args(spec, call.arguments)
-        except ToolArgError as e:
-            return e.result, False
-        try:
-            extra = self.inp.extra_tools.get(call.name)
-            if extra is not None:
-                res = extra[1](args)
-                if asyncio.iscoroutine(res):
-                    res = await res
-                return res, True
-            return await self._dispatch(call.name, args), True
-        except DraftError as e:
+            res = spec.handler(self.ctx, args)
+            if asyncio.iscoroutine(res):
+                res = await res
+            return res, True
+        except ToolError as e:
             return e.to_result(), False
-        except Exception as e:  # a tool's own error (agent file tools): code + message for the model
-            if hasattr(e, "code") and hasattr(e, "message"):
-                return {"ok": False, "error": getattr(e, "code"), "message": getattr(e, "message")}, False
-            raise
 
-    async def _dispatch(self, name: str, a: Any) -> Any:
-        d = self.draft
-        if name == "draft_write":
-            res = d.write(a.version, a.content)
-            d.explicit_writes += 1
-            self._draft_event()
-            return res
-        if name == "draft_append":
-            res = d.append(a.version, a.content, a.separator)
-            d.explicit_writes += 1
-            self._draft_event()
-            return res
-        if name == "draft_read":
-            return d.read(a.start, a.end)
-        if name == "draft_search":
-            return d.search(a.query, a.limit)
-        if name == "draft_edit":
-            res = d.edit(a.version, [e.model_dump() for e in a.edits])
-            d.explicit_writes += 1
-            self._draft_event()
-            return res
-        if name == "draft_seal":
-            res = d.seal(a.version)
-            self._terminate = True
-            self._draft_event()
-            return res
-        if name == "previous_draft_read":
-            prev = self._previous()
-            return read_text(prev.text, prev.version, a.start, a.end)
-        if name == "previous_draft_edit":
-            prev = self._previous()
-            if d.version > 0 or d.text:
-                raise DraftError("draft_in_use", "本拍已经写过稿纸，不能再回改上一拍；请在本拍稿件里继续，或用 draft_seal 收笔。")
-            if a.version != prev.version:
-                raise DraftError("stale_version", f"版本冲突：你基于版本 {a.version}，上一拍当前是版本 {prev.version}。先 previous_draft_read。", version=prev.version)
-            new_text, levels = apply_edits(prev.text, [e.model_dump() for e in a.edits])
-            prev.text, prev.version = new_text, prev.version + 1
-            self.out.revision = (prev.assistant_id, new_text, prev.version)
-            self._terminate = True
-            self.emit(Revised(target=prev.assistant_id, text=new_text, version=prev.version))
-            res: dict[str, Any] = {"ok": True, "version": prev.version}
-            if any(lv != "exact" for lv in levels):
-                res["matches"] = levels
-            return res
-        if name == "ask":
-            req = AskRequest(question=a.question, options=list(a.options))
-            self.emit(req)
-            if self.inp.ask is None:
-                ans = AskAnswer(answer=None, by="stop")
-            else:
-                ans = await self.inp.ask(req)
-            self.out.asks.append((req, ans))
-            if ans.by == "stop":
-                self._stop_requested = True
-                self._terminate = True
-                return {"answer": None, "by": "stop", "note": "用户点了停止：笔已交还用户，本拍到此为止。"}
-            return {"answer": ans.answer, "by": ans.by}
-        if name == "world_state_get":
-            st = self.inp.state
-            return {"state": st.to_dict(), "roster": format_roster(st)}
-        if name == "lorebook_search":
-            hits = [h.model_dump() for h in self.inp.book.search(a.query, a.limit)]
-            if self.inp.macros is not None:  # lore text reaches the model through the macros like every card text
-                for h in hits:
-                    h["content"] = self.inp.macros(h["content"])
-            return hits
-        if name == "lorebook_list":
-            return self.inp.book.list_titles()
-        raise DraftError("unknown_tool", f"工具 {name} 未实现")  # pragma: no cover - guarded by TOOLS_BY_NAME
-
-    def _previous(self) -> PreviousBeat:
-        if self.inp.previous is None:
-            raise DraftError("no_previous", "当前分支还没有已交付的上一拍，没有可回改的回复。")
-        return self.inp.previous
-
-    @staticmethod
-    def _summary(name: str, ok: bool, result: Any, args: str) -> str:
+    def _summary(self, name: str, ok: bool, result: Any, args: str) -> str:
+        """The activity line of a finished call: a failure's message, or the tool's own summary of a success."""
         if not ok:
             return str(result.get("message", "")) if isinstance(result, dict) else "失败"
+        spec = self._offered.get(name)
+        if spec is None or spec.summary is None:
+            return ""
         try:
             a = json.loads(args or "{}")
         except json.JSONDecodeError:
             a = {}
-        if name in ("read", "edit", "write"):
-            return str(a.get("path", "")).rsplit("/", 1)[-1]
-        if name == "grep":
-            return f"找「{a.get('pattern', '')}」"
-        if name == "ask" and isinstance(result, dict):
-            return "用户停止了这一拍" if result.get("by") == "stop" else f"答：{result.get('answer')}"
-        if name == "lorebook_search" and isinstance(result, list):
-            return f"查「{a.get('query', '')}」→ " + ("、".join(h["title"] for h in result) or "无命中")
-        if name in ("draft_edit", "previous_draft_edit") and isinstance(result, dict):
-            return "匹配：" + "、".join(result.get("matches", ["exact"]))
-        if name in ("draft_write", "draft_append") and isinstance(result, dict):
-            return f"版本 {result.get('version')}，{result.get('chars')} 字"
-        return ""
+        return spec.summary(a if isinstance(a, dict) else {}, result)
 
     async def _run_calls(self, calls: list[ToolCall], call_log: CallLog) -> list[tuple[ToolCall, Any, bool]]:
         """Run one response's tool calls: consecutive reads concurrently, writes one by one, in order."""
@@ -270,9 +179,9 @@ class Beat:
             c = calls[i]
             self.emit(ToolStarted(round=self._round, call_id=c.id, name=c.name, arguments=c.arguments))
             t0 = time.perf_counter()
-            if self._stop_requested:  # the user stopped (ask → Stop): the rest of this response is not run
+            if self.ctx.stopped:  # the user stopped (ask → Stop): the rest of this response is not run
                 res, ok = {"ok": False, "error": "stopped", "message": "用户已停止本拍，这次调用没有执行。"}, False
-            elif self._terminate:  # sealed / previous beat revised: the beat is over, later calls are not run
+            elif self.ctx.ended:  # sealed / previous beat revised: the beat is over, later calls are not run
                 res, ok = {"ok": False, "error": "beat_ended", "message": "本拍已经结束（已收笔或已回改上一拍），这次调用没有执行。"}, False
             else:
                 res, ok = await self._run_tool(c)
@@ -328,14 +237,7 @@ class Beat:
 
     # -- the loop -------------------------------------------------------------------------------------------
     def _tool_specs(self) -> list[dict[str, Any]]:
-        if not self.inp.extra_tools:
-            return tool_specs(self.inp.tool_names)
-        out = []
-        for n in self.inp.tool_names:
-            sp = self._spec(n)
-            if sp is not None:
-                out.append({"type": "function", "function": {"name": sp.name, "description": sp.description, "parameters": schema_of(sp.args)}})
-        return out
+        return tool_specs(self.inp.tool_names)
 
     async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
         rnd = self._round
@@ -358,12 +260,12 @@ class Beat:
         if self.draft.text:  # continuing an unfinished draft: show it before the first call
             self._draft_event(by="resume")
         try:
-            while not self._terminate:
+            while not self.ctx.ended:
                 if self._round >= self.inp.max_rounds:
                     out.outcome = "out_of_rounds"
                     self._activity(f"已用满 {self.inp.max_rounds} 次模型调用，{UNSEALED_NOTICE}；稿件已保存，可按现稿收笔或继续。", "warning")
                     break
-                if self._stop_requested:
+                if self.ctx.stopped:
                     raise _Stop()
                 self._round += 1
                 self.emit(CallStarted(round=self._round, max_rounds=self.inp.max_rounds))
@@ -371,7 +273,7 @@ class Beat:
                 try:
                     resp = await self._call_model(messages)
                 except asyncio.CancelledError:
-                    if self._stop_requested:
+                    if self.ctx.stopped:
                         out.calls.append(CallLog(round=self._round, error="stopped", model=self.inp.model.name))
                         raise _Stop()
                     raise
@@ -404,12 +306,13 @@ class Beat:
                 results = await self._run_calls(resp.tool_calls, clog)
                 for c, res, _ok in results:
                     messages.append(ChatMessage(role="tool", tool_call_id=c.id, content=json.dumps(res, ensure_ascii=False)))
-                if self._stop_requested:
+                if self.ctx.stopped:
                     raise _Stop()
         except _Stop:
             out.outcome = "stopped"
             self._activity(f"已停止：笔交还给你。{UNSEALED_NOTICE if not self.draft.sealed else ''}".rstrip(), "warning")
         d = self.draft
+        out.revision = self.ctx.revision
         if out.outcome == "discussed":
             return out
         if out.revision is not None:

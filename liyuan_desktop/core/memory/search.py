@@ -245,22 +245,3 @@ def _positions(text: str, term: str) -> Iterable[int]:
     while i >= 0:
         yield i
         i = text.find(term, i + 1)
-
-
-# -- the memory_search tool -------------------------------------------------------------------------------------
-class MemorySearchArgs(BaseModel):
-    query: str = Field(description="要查的细节：人名、物件、地点、事件或一句话里的关键词，多个词用空格分开")
-    limit: int = Field(5, ge=1, le=10, description="最多返回几条")
-
-
-MEMORY_SEARCH_DESCRIPTION = (
-    "在本局当前分支的全部往事里查细节：每一拍的定稿原文、用户说过的话、【前情提要】和账本的变化。"
-    "【前情提要】只留要点；写到更早的人物、物件、约定、数字时，先用它查原文再写。返回最相关的几段和它们在第几拍。"
-)
-
-
-def memory_tool_spec() -> Any:
-    """The ToolSpec of ``memory_search`` (read mode: runs concurrently with other reads)."""
-    from ..beat.tools import ToolSpec
-
-    return ToolSpec("memory_search", "read", MemorySearchArgs, MEMORY_SEARCH_DESCRIPTION)

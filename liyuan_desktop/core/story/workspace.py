@@ -17,25 +17,26 @@ Text is kept byte for byte: UTF-8, no newline translation, and ``edit`` splices 
 nothing is ever normalised (pi's edit tool turned full-width punctuation into ASCII on a loose match; we never do).
 Every write is atomic (temp file in the same folder, fsync, ``os.replace``).
 
-Errors: :class:`StoryToolError` with a stable ``code`` (``not_found``, ``not_unique``, ``no_change``, ``bad_path``,
+Errors: :class:`ToolError` with a stable ``code`` (``not_found``, ``not_unique``, ``no_change``, ``bad_path``,
 ``bad_args``, ``too_large``) and a Chinese ``message`` naming the file and what to do next; nothing changes on error.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
-from pydantic import BaseModel, BeforeValidator, Field, model_validator
+from pydantic import BaseModel
 
+from ..beat.draft import canon_punct
 from ..fsutil import atomic_write_text
 from ..ledger.state import utf16_len
-from ..beat.tools import ToolSpec, _no_bool
+from ..tools.errors import ToolError
+from .chapters import BAD_NAME_CHARS, split_lines
 
 # ---------------------------------------------------------------------------------------------------------------
 # limits
@@ -52,30 +53,15 @@ GREP_MAX_LIMIT = 1000
 _RESERVED = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
              *(f"COM{i}" for i in range(0, 10)), *(f"LPT{i}" for i in range(0, 10)),
              "COM¹", "COM²", "COM³", "LPT¹", "LPT²", "LPT³"}
-_BAD_NAME_CHARS = set('<>:"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # errors
 
 
-class StoryToolError(Exception):
-    """A story tool call was refused; nothing changed. ``code``: ``not_found`` | ``not_unique`` | ``no_change`` |
-    ``bad_path`` | ``bad_args`` | ``too_large``; ``message``: Chinese text the model can act on."""
-
-    def __init__(self, code: str, message: str, **extra: Any):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.extra = extra
-
-    def to_result(self) -> dict[str, Any]:
-        """``{"ok": false, "error": code, "message": …, …extra}`` — the tool result the model sees."""
-        return {"ok": False, "error": self.code, "message": self.message, **self.extra}
-
-
-class StoryPathError(StoryToolError):
-    """A path the story tools will not touch (code ``bad_path``): outside the story folder, unsafe or not a chapter."""
+class StoryPathError(ToolError):
+    """A path the story tools will not touch (code ``bad_path``): outside the story folder, unsafe or not a chapter.
+    Refusals of any other kind are plain :class:`~core.tools.errors.ToolError`."""
 
     def __init__(self, message: str, **extra: Any):
         super().__init__("bad_path", message, **extra)
@@ -83,17 +69,6 @@ class StoryPathError(StoryToolError):
 
 # ---------------------------------------------------------------------------------------------------------------
 # helpers
-
-
-def _split_lines(text: str) -> list[str]:
-    """Lines with their endings kept (split after each ``"\\n"`` only); ``"".join(result) == text``."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
 
 
 def _count_all(hay: str, needle: str) -> list[int]:
@@ -134,7 +109,7 @@ class StoryFolder:
 
     ``workspace`` is the data folder the model's paths are relative to. ``story_dir`` need not exist yet (the first
     ``write`` creates it). The four tools :meth:`read`, :meth:`grep`, :meth:`edit`, :meth:`write` return the text the
-    model sees and raise :class:`StoryToolError`; :meth:`call` dispatches a tool by name."""
+    model sees and raise :class:`ToolError`; :meth:`call` dispatches a tool by name."""
 
     def __init__(self, workspace: Path, story_dir: Path):
         self.workspace = Path(workspace)
@@ -213,7 +188,7 @@ class StoryFolder:
         if len(name) > NAME_MAX_CHARS or len(name.encode("utf-8")) > NAME_MAX_BYTES:
             raise StoryPathError(f"文件名太长（{len(name)} 个字符）。请把文件名缩到 {NAME_MAX_CHARS} 个字符以内，"
                                  f"建议 \"NNN-短标题.md\"。")
-        bad = sorted({c for c in name if c in _BAD_NAME_CHARS})
+        bad = sorted({c for c in name if c in BAD_NAME_CHARS})
         if bad:
             shown = "".join(c if c.isprintable() else repr(c) for c in bad)
             raise StoryPathError(f"文件名「{name}」里有不能用的字符 {shown}。请换一个只含文字、数字、-、_ 的名字。")
@@ -237,12 +212,12 @@ class StoryFolder:
         if not target.exists():
             known = [c.name for c in self.chapters()]
             hint = ("现有章节：" + "、".join(known[:30]) + ("……" if len(known) > 30 else "")) if known else "正文目录还是空的"
-            raise StoryToolError("not_found", f"{name} 不存在。{hint}。新建章节请用 write。", path=path)
+            raise ToolError("not_found", f"{name} 不存在。{hint}。新建章节请用 write。", path=path)
         if not target.is_file():
             raise StoryPathError(f"「{name}」不是文件。请给出章节文件名。")
         size = target.stat().st_size
         if size > READ_MAX_FILE_BYTES:
-            raise StoryToolError("too_large", f"{name} 有 {size} 字节，太大了，不能读入。请用 grep 找到要看的地方。")
+            raise ToolError("too_large", f"{name} 有 {size} 字节，太大了，不能读入。请用 grep 找到要看的地方。")
         try:
             with open(target, "r", encoding="utf-8", newline="") as f:
                 return target, f.read()
@@ -285,10 +260,10 @@ class StoryFolder:
         (a single line longer than the character cap)."""
         for label, v in (("offset", offset), ("limit", limit)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-                raise StoryToolError("bad_args", f"read 的 {label} 必须是不小于 1 的整数（行数；offset 从 1 开始）。")
+                raise ToolError("bad_args", f"read 的 {label} 必须是不小于 1 的整数（行数；offset 从 1 开始）。")
         target, text = self._load(path)
         name = target.name
-        lines = _split_lines(text)
+        lines = split_lines(text)
         total = len(lines)
         windowed = offset is not None or limit is not None
         if not windowed and total <= READ_MAX_LINES and utf16_len(text) <= READ_MAX_CHARS:
@@ -297,7 +272,7 @@ class StoryFolder:
             return "" if not windowed else f"[{name} 是空文件，共 0 行]"
         start = (offset or 1) - 1
         if start >= total:
-            raise StoryToolError("bad_args", f"offset={offset} 超出范围：{name} 共 {total} 行。请用 1 到 {total} 之间的 offset。")
+            raise ToolError("bad_args", f"offset={offset} 超出范围：{name} 共 {total} 行。请用 1 到 {total} 之间的 offset。")
         want = min(limit or READ_MAX_LINES, READ_MAX_LINES)
         chunk: list[str] = []
         used = 0
@@ -308,7 +283,7 @@ class StoryFolder:
             chunk.append(ln)
             used += n
         if not chunk:
-            raise StoryToolError("too_large", f"{name} 第 {start + 1} 行超过 {READ_MAX_CHARS} 字，一次读不完。"
+            raise ToolError("too_large", f"{name} 第 {start + 1} 行超过 {READ_MAX_CHARS} 字，一次读不完。"
                                               f"请用 grep 找到要改的句子，再用 edit 定点改。")
         first, last = start + 1, start + len(chunk)
         body = "".join(chunk)
@@ -326,15 +301,15 @@ class StoryFolder:
         over ~400 characters are shown as an exact window around the first hit between ``…``), at most ``limit``
         rows, then a count line ``共 N 行命中（M 个文件）`` (plus ``，只列出前 K 行`` when cut)."""
         if not isinstance(pattern, str) or pattern == "":
-            raise StoryToolError("bad_args", "grep 的 pattern 不能为空：给出要找的原文片段。")
+            raise ToolError("bad_args", "grep 的 pattern 不能为空：给出要找的原文片段。")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise StoryToolError("bad_args", "grep 的 limit 必须是不小于 1 的整数。")
+            raise ToolError("bad_args", "grep 的 limit 必须是不小于 1 的整数。")
         limit = min(limit, GREP_MAX_LIMIT)
         if regex:
             try:
                 rx = re.compile(pattern)
             except re.error as e:
-                raise StoryToolError("bad_args", f"正则表达式「{pattern}」写错了：{e}。要按字面找就去掉 regex=true。") from e
+                raise ToolError("bad_args", f"正则表达式「{pattern}」写错了：{e}。要按字面找就去掉 regex=true。") from e
 
             def find(line: str) -> Optional[tuple[int, int]]:
                 m = rx.search(line)
@@ -356,7 +331,7 @@ class StoryFolder:
             if text is None:
                 try:
                     _, text = self._load(name)
-                except StoryToolError:
+                except ToolError:
                     continue
             found_here = False
             for no, line in enumerate(text.split("\n"), 1):
@@ -408,23 +383,23 @@ class StoryFolder:
         for i, (old, new) in enumerate(items, 1):
             which = f"第 {i} 处修改" if len(items) > 1 else "oldText"
             if old == new:
-                raise StoryToolError("no_change", f"{name}：{which}的 newText 和 oldText 完全一样，没有可改的。"
+                raise ToolError("no_change", f"{name}：{which}的 newText 和 oldText 完全一样，没有可改的。"
                                                   f"请给出改动后的新文字。", index=i)
             occ = _count_all(text, old)
             if not occ and crlf and "\n" in old and "\r\n" not in old:
                 old, new = old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
                 occ = _count_all(text, old)
             if not occ:
-                raise StoryToolError("not_found", self._not_found_msg(name, which, old, text), index=i)
+                raise ToolError("not_found", self._not_found_msg(name, which, old, text), index=i)
             if len(occ) > 1:
-                raise StoryToolError("not_unique", f"{name}：{which}的 oldText 出现了 {len(occ)} 次，不唯一。"
+                raise ToolError("not_unique", f"{name}：{which}的 oldText 出现了 {len(occ)} 次，不唯一。"
                                                    f"请多带几个前后的字，让它在文件里只出现一次。",
                                      index=i, count=len(occ))
             spans.append((occ[0], occ[0] + len(old), new, i))
         spans.sort()
         for a, b in zip(spans, spans[1:]):
             if b[0] < a[1]:
-                raise StoryToolError("bad_args", f"{name}：第 {a[3]} 处和第 {b[3]} 处修改的 oldText 互相重叠，整批都没改。"
+                raise ToolError("bad_args", f"{name}：第 {a[3]} 处和第 {b[3]} 处修改的 oldText 互相重叠，整批都没改。"
                                                  f"请把它们合成一处修改，或让每处引用不相交的原文。")
         out, pos = [], 0
         for s, e, new, _ in spans:
@@ -434,9 +409,9 @@ class StoryFolder:
         out.append(text[pos:])
         result = "".join(out)
         if result == text:
-            raise StoryToolError("no_change", f"{name}：改完和原文一模一样，文件没有变化。")
+            raise ToolError("no_change", f"{name}：改完和原文一模一样，文件没有变化。")
         if utf16_len(result) > WRITE_MAX_CHARS:
-            raise StoryToolError("too_large", f"{name} 改完会超过 {WRITE_MAX_CHARS} 字，太长了。请把内容拆成几章。")
+            raise ToolError("too_large", f"{name} 改完会超过 {WRITE_MAX_CHARS} 字，太长了。请把内容拆成几章。")
         _atomic_write_text(target, result)
         return "ok"
 
@@ -444,26 +419,26 @@ class StoryFolder:
     def _edit_items(oldText: Any, newText: Any, edits: Any) -> list[tuple[str, str]]:
         single = oldText is not None or newText is not None
         if single and edits:
-            raise StoryToolError("bad_args", "edit 要么给 oldText/newText（改一处），要么给 edits 数组（改多处），不能两样都给。")
+            raise ToolError("bad_args", "edit 要么给 oldText/newText（改一处），要么给 edits 数组（改多处），不能两样都给。")
         if single:
             raw: list[Any] = [{"oldText": oldText, "newText": newText}]
         elif edits:
             if not isinstance(edits, (list, tuple)):
-                raise StoryToolError("bad_args", "edits 必须是数组：[{\"oldText\": …, \"newText\": …}, …]。")
+                raise ToolError("bad_args", "edits 必须是数组：[{\"oldText\": …, \"newText\": …}, …]。")
             raw = list(edits)
         else:
-            raise StoryToolError("bad_args", "edit 缺少要改的内容：给 oldText 和 newText，或给 edits 数组。")
+            raise ToolError("bad_args", "edit 缺少要改的内容：给 oldText 和 newText，或给 edits 数组。")
         items: list[tuple[str, str]] = []
         for i, it in enumerate(raw, 1):
             if isinstance(it, BaseModel):
                 it = it.model_dump()
             if not isinstance(it, dict):
-                raise StoryToolError("bad_args", f"edits 第 {i} 项必须是对象 {{\"oldText\": …, \"newText\": …}}。")
+                raise ToolError("bad_args", f"edits 第 {i} 项必须是对象 {{\"oldText\": …, \"newText\": …}}。")
             old, new = it.get("oldText"), it.get("newText")
             if not isinstance(old, str) or not isinstance(new, str):
-                raise StoryToolError("bad_args", f"第 {i} 处修改缺少 oldText 或 newText（都必须是字符串）。")
+                raise ToolError("bad_args", f"第 {i} 处修改缺少 oldText 或 newText（都必须是字符串）。")
             if old == "":
-                raise StoryToolError("bad_args", f"第 {i} 处修改的 oldText 是空的。请引用文件里要换掉的原文；"
+                raise ToolError("bad_args", f"第 {i} 处修改的 oldText 是空的。请引用文件里要换掉的原文；"
                                                  f"整章重写用 write。")
             items.append((old, new))
         return items
@@ -471,11 +446,7 @@ class StoryFolder:
     @staticmethod
     def _not_found_msg(name: str, which: str, old: str, text: str) -> str:
         msg = f"{name}：{which}在文件里找不到。"
-        try:
-            from ..beat.draft import canon_punct
-            hits = _count_all(canon_punct(text), canon_punct(old))
-        except Exception:  # pragma: no cover - the hint is optional
-            hits = []
+        hits = _count_all(canon_punct(text), canon_punct(old))
         if len(hits) == 1:
             actual = text[hits[0]:hits[0] + len(old)]
             msg += f"标点写法不同的一处是：「{actual}」。请照原文逐字复制（全角/半角标点也要一致）后再改。"
@@ -488,13 +459,13 @@ class StoryFolder:
         Returns e.g. ``已新建 003-雨停.md（812 字）`` / ``已整章替换 001-雨夜问名.md（259 字）`` — 字 in UTF-16 units.
         Errors: ``bad_path``, ``bad_args`` (content not a string), ``too_large`` (over 2,000,000 units)."""
         if not isinstance(content, str):
-            raise StoryToolError("bad_args", "write 的 content 必须是字符串：整章的完整正文。")
+            raise ToolError("bad_args", "write 的 content 必须是字符串：整章的完整正文。")
         if "\x00" in content:
-            raise StoryToolError("bad_args", "content 里有 NUL 字符，正文不能含这个字符。")
+            raise ToolError("bad_args", "content 里有 NUL 字符，正文不能含这个字符。")
         target = self.resolve(path, write=True)
         n = utf16_len(content)
         if n > WRITE_MAX_CHARS:
-            raise StoryToolError("too_large", f"内容有 {n} 字，超过一章的上限 {WRITE_MAX_CHARS}。请拆成几章分别写。")
+            raise ToolError("too_large", f"内容有 {n} 字，超过一章的上限 {WRITE_MAX_CHARS}。请拆成几章分别写。")
         if target.exists() and not target.is_file():
             raise StoryPathError(f"「{target.name}」不是文件，不能写。")
         existed = target.exists()
@@ -502,21 +473,6 @@ class StoryFolder:
         target = self.resolve(path, write=True)  # re-check now that the folder exists
         _atomic_write_text(target, content)
         return f"{'已整章替换' if existed else '已新建'} {target.name}（{n} 字）"
-
-    def call(self, name: str, args: Union[BaseModel, dict[str, Any]]) -> str:
-        """Run tool ``name`` (``read``/``grep``/``edit``/``write``) with validated or plain arguments."""
-        if isinstance(args, BaseModel):
-            args = args.model_dump(exclude_none=False)
-        if name == "read":
-            return self.read(args.get("path"), args.get("offset"), args.get("limit"))
-        if name == "grep":
-            return self.grep(args.get("pattern"), args.get("path"), bool(args.get("regex") or False),
-                             args.get("limit") or 100)
-        if name == "edit":
-            return self.edit(args.get("path"), args.get("oldText"), args.get("newText"), args.get("edits"))
-        if name == "write":
-            return self.write(args.get("path"), args.get("content"))
-        raise StoryToolError("bad_args", f"没有叫 {name} 的文件工具（只有 read、grep、edit、write）。")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -537,165 +493,3 @@ def format_story_index(folder: Union[StoryFolder, Iterable[ChapterInfo]], rel_la
     for c in files:
         lines.append(f"{c.name} {c.size} 字 {datetime.fromtimestamp(c.mtime).strftime('%Y-%m-%d %H:%M')}")
     return "\n".join(lines)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# importing a long .txt
-
-_NUM = r"[0-9０-９零〇一二两三四五六七八九十百千万壹贰叁肆伍陆柒捌玖拾佰仟]+"
-_HEADING = re.compile(
-    rf"^[ \t\u3000]*(?:(第{_NUM}[章回])(?:[ \t\u3000:：、.．—\-]+(.*?))?"
-    r"|((?:chapter|CHAPTER|Chapter)[ \t]+(?:\d+|[IVXLCDM]+)\b)(?:[ \t\u3000:：.．—\-]+(.*?))?)"
-    r"[ \t\u3000]*$")
-_HEADING_MAX = 60
-
-
-def _heading(line: str) -> Optional[tuple[str, str]]:
-    """(full heading, trailing title) when ``line`` is a chapter heading, else None."""
-    s = line.rstrip("\r\n")
-    if len(s.strip()) > _HEADING_MAX:
-        return None
-    m = _HEADING.match(s)
-    if not m:
-        return None
-    rest = (m.group(2) if m.group(1) else m.group(4)) or ""
-    return s.strip(" \t\u3000"), rest.strip()
-
-
-def split_text_into_chapters(text: str) -> list[tuple[str, str]]:
-    """Split a long text at chapter headings: a line (≤ 60 characters) that is ``第X章``/``第X回`` (X in Chinese or
-    Arabic numerals, full-width digits too) or ``Chapter N`` (Arabic or Roman), optionally followed by a title.
-
-    Returns ``[(title, body)]`` in order; ``title`` is the heading line as written (``第一章 雨夜问名``), ``body`` the
-    text up to the next heading with leading blank lines removed and trailing whitespace trimmed to one final newline
-    (line endings inside are kept). Non-blank text before the first heading becomes ``("序", body)``. No heading at
-    all: ``[("", text-trimmed)]``; empty text: ``[]``."""
-    if not text or not text.strip():
-        return []
-    chapters: list[tuple[str, list[str]]] = []
-    current: tuple[str, list[str]] = ("序", [])
-    for line in _split_lines(text):
-        h = _heading(line)
-        if h:
-            chapters.append(current)
-            current = (h[0], [])
-        else:
-            current[1].append(line)
-    chapters.append(current)
-
-    def body_of(lines: list[str]) -> str:
-        i = 0
-        while i < len(lines) and not lines[i].strip():
-            i += 1
-        b = "".join(lines[i:]).rstrip()
-        return b + "\n" if b else ""
-
-    out = []
-    for i, (title, lines) in enumerate(chapters):
-        body = body_of(lines)
-        if i == 0:
-            if not body.strip():
-                continue
-            if len(chapters) == 1:
-                title = ""
-        out.append((title, body))
-    return out
-
-
-def chapter_filename(index: int, title: str, width: int = 3) -> str:
-    """A safe chapter file name ``NNN-标题.md`` (``index`` zero-padded to ``width`` digits, used as given: the seed
-    names the opening ``000-开场.md`` and the first chapter ``001-…``). A ``第X章``/``Chapter N`` prefix is dropped when a
-    title follows it (``第一章 雨夜问名`` → ``001-雨夜问名.md``); characters unsafe in file names become ``_``; runs of
-    whitespace become one space; the title is cut to 60 characters. No usable title → ``NNN.md``. Pass ``width``
-    large enough for the whole book (e.g. 4 for ≥ 1000 chapters) so file-name order stays chapter order."""
-    t = (title or "").strip()
-    h = _heading(t) if t else None
-    if h and h[1]:
-        t = h[1]
-    t = re.sub(r"\s+", " ", t)
-    t = "".join("_" if (c in _BAD_NAME_CHARS or c in "/\\" or not c.isprintable()) and c != " " else c for c in t)
-    t = t.strip(" ._")
-    t = t[:60].rstrip(" .")
-    num = f"{index:0{width}d}"
-    return f"{num}-{t}.md" if t else f"{num}.md"
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# tool specs
-
-_PATH = "章节文件路径：本局正文目录下的 .md 文件，相对工作目录（如 cards/…/正文/001-标题.md），也可只写文件名"
-
-
-# constraint before the bool guard, so the schema says "minimum" (Annotated[Int, Field(ge=1)] would leak "ge")
-PosInt = Annotated[int, Field(ge=1), BeforeValidator(_no_bool)]
-
-
-class StoryReadArgs(BaseModel):
-    path: str = Field(description=_PATH)
-    offset: Optional[PosInt] = Field(None, description="从第几行开始读（从 1 起）；省略从头读")
-    limit: Optional[PosInt] = Field(None, description="最多读几行；省略读到结尾（单次上限 2000 行）")
-
-
-class StoryGrepArgs(BaseModel):
-    pattern: str = Field(min_length=1, description="要找的文字；默认按字面匹配，区分大小写")
-    path: Optional[str] = Field(None, description="只在这一章里找；省略则找正文目录下全部章节")
-    regex: bool = Field(False, description="为 true 时 pattern 按正则表达式（Python re）解释")
-    limit: Annotated[int, Field(ge=1, le=GREP_MAX_LIMIT), BeforeValidator(_no_bool)] = Field(100, description="最多列出几行命中")
-
-
-class StoryEditItem(BaseModel):
-    oldText: str = Field(description="文件里要换掉的原文，逐字照抄，须在文件中只出现一次")
-    newText: str = Field(description="换成的新文字")
-
-
-class StoryEditArgs(BaseModel):
-    path: str = Field(description=_PATH)
-    oldText: Optional[str] = Field(None, description="要换掉的原文（改一处时用），逐字照抄，须唯一")
-    newText: Optional[str] = Field(None, description="换成的新文字（改一处时用）")
-    edits: Optional[list[StoryEditItem]] = Field(
-        None, min_length=1, description="一次改多处时用：[{oldText, newText}, …]，都以改前的同一份原文定位")
-
-    @model_validator(mode="after")
-    def _one_form(self) -> "StoryEditArgs":
-        single = self.oldText is not None or self.newText is not None
-        if single and self.edits:
-            raise ValueError("oldText/newText 和 edits 只能二选一")
-        if single and (self.oldText is None or self.newText is None):
-            raise ValueError("改一处时 oldText 和 newText 都要给")
-        if not single and not self.edits:
-            raise ValueError("要给 oldText 和 newText，或给 edits 数组")
-        return self
-
-
-class StoryWriteArgs(BaseModel):
-    path: str = Field(description="章节文件路径，必须以 .md 结尾；文件名决定顺序，建议 NNN-标题.md")
-    content: str = Field(description="整章的完整正文，原样写入")
-
-
-AGENT_FILE_TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec("read", "read", StoryReadArgs,
-             "读正文目录里一章的精确原文。offset/limit 按行计（offset 从 1 起），省略即读整章；"
-             "太长时只返回前一部分，末尾一行注明读到第几行和下一次的 offset。改之前先读。"),
-    ToolSpec("grep", "read", StoryGrepArgs,
-             "在正文章节里找文字：默认按字面匹配，regex=true 时按正则；给 path 只找这一章，省略则找全部章节。"
-             "每行命中写成「文件名:行号: 原文」，最后一行是命中总数。命中保留原文标点，可直接拿去当 edit 的 oldText。"),
-    ToolSpec("edit", "write", StoryEditArgs,
-             "定点修改一章：oldText 是文件里要换掉的原文，逐字照抄（全角标点、空格、换行都要一致），必须只出现一次；"
-             "换成 newText，其余文字原样不动。一次改多处用 edits，都以改前的同一份原文定位，互不重叠；"
-             "任何一处找不到、不唯一或没变化，整批都不改。先 read 再改。成功回执 ok。"),
-    ToolSpec("write", "write", StoryWriteArgs,
-             "新建一章，或把一章整个替换成 content。只能写正文目录下的 .md 文件，一个文件一章，文件名决定顺序"
-             "（建议 NNN-标题.md，插章就起一个排在中间的名字）。只改几句时用 edit，不要整章重写。"),
-)
-
-AGENT_TOOLS_BY_NAME: dict[str, ToolSpec] = {t.name: t for t in AGENT_FILE_TOOLS}
-
-
-def agent_tool_specs() -> list[dict[str, Any]]:
-    """OpenAI function specs for :data:`AGENT_FILE_TOOLS` (same shape as ``tools.tool_specs``)."""
-    from ..beat.tools import schema_of
-
-    return json.loads(json.dumps([
-        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": schema_of(t.args)}}
-        for t in AGENT_FILE_TOOLS
-    ], ensure_ascii=False))

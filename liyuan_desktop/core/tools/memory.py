@@ -1,0 +1,34 @@
+"""``memory_search`` (issue 7), declared once: the role-play set of a compacted branch and the agent set offer it.
+
+The search itself (BM25 over the branch's finals, summaries and ledger changes) is :mod:`core.memory.search`; the
+chat hands it to the beat as ``ctx.memory_search``. The result is ``{"results": [{"beat", "kind", "snippet",
+"score"}]}``, best first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from .context import ToolContext
+from .errors import ToolError
+from .registry import tool
+
+
+class MemorySearchArgs(BaseModel):
+    query: str = Field(description="要查的细节：人名、物件、地点、事件或一句话里的关键词，多个词用空格分开")
+    limit: int = Field(5, ge=1, le=10, description="最多返回几条")
+
+
+MEMORY_SEARCH_DESCRIPTION = (
+    "在本局当前分支的全部往事里查细节：每一拍的定稿原文、用户说过的话、【前情提要】和账本的变化。"
+    "【前情提要】只留要点；写到更早的人物、物件、约定、数字时，先用它查原文再写。返回最相关的几段和它们在第几拍。"
+)
+
+
+@tool("memory_search", "read", MemorySearchArgs, MEMORY_SEARCH_DESCRIPTION)
+def _memory_search(ctx: ToolContext, a: MemorySearchArgs) -> dict[str, Any]:
+    if ctx.memory_search is None:
+        raise ToolError("unavailable", "这一局还没有可查的往事记录，memory_search 用不了。")
+    return {"results": ctx.memory_search(a.query, a.limit)}

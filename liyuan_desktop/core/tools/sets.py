@@ -1,0 +1,23 @@
+"""The named sets of tools a beat offers, drawn from the registry (importing this module declares every tool).
+
+Each set is a tuple of tool names in the exact order the model sees them (the order is part of the prompt prefix the
+provider caches, and of the golden runs). :func:`core.tools.registry.tool_specs` turns a set into the specs sent.
+
+- :data:`ROLEPLAY_TOOLS`: a role-play beat (seed 000 稿纸/收笔/上一轮能原位改/岔口交给用户; seed 002 world_state_get).
+- :data:`MEMORY_TOOLS`: added after the role-play set once a branch has been compacted (or cut to fit the window).
+- :data:`AGENT_FILE_TOOLS`, :data:`AGENT_TOOLS`: agent mode (写长篇): the file tools, then ask, the ledger, the world
+  book and memory_search (the agent rules point to it: 细节可用 memory_search 查).
+"""
+
+from __future__ import annotations
+
+from . import memory, roleplay, story_files  # noqa: F401  (declares the tools)
+
+ROLEPLAY_TOOLS: tuple[str, ...] = (
+    "draft_write", "draft_append", "draft_read", "draft_search", "draft_edit", "draft_seal",
+    "previous_draft_read", "previous_draft_edit", "ask", "world_state_get", "lorebook_search", "lorebook_list",
+)
+MEMORY_TOOLS: tuple[str, ...] = ("memory_search",)
+AGENT_FILE_TOOLS: tuple[str, ...] = ("read", "grep", "edit", "write")
+AGENT_TOOLS: tuple[str, ...] = (*AGENT_FILE_TOOLS, "ask", "world_state_get", "lorebook_search", "lorebook_list",
+                                *MEMORY_TOOLS)

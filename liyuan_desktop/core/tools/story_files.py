@@ -1,0 +1,118 @@
+"""Agent mode's four file tools (seed 000, 「写长篇：agent 模式，正文是文件」), declared once.
+
+``read`` reads, ``grep`` finds, ``edit`` changes exact text in place, ``write`` creates a chapter or replaces it whole
+— all on ``ctx.story`` (:class:`core.story.workspace.StoryFolder`, which owns paths, units and limits). Results are
+the text the folder returns. A refusal reaches the model as ``{"ok": false, "error": code, "message": …}`` — code and
+message only: the folder's extra fields (``index``, ``count``, ``path``) are for its callers and tests, and the agent
+tools' error results have never carried them.
+
+The order of declaration is the order of :data:`core.tools.sets.AGENT_FILE_TOOLS`. Argument models carry no
+docstrings (pydantic would put them into the schema).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Callable, Optional
+
+from pydantic import BaseModel, BeforeValidator, Field, model_validator
+
+from ..story.workspace import GREP_MAX_LIMIT, StoryFolder
+from .context import ToolContext
+from .errors import ToolError
+from .registry import PosInt, no_bool, tool
+
+_PATH = "章节文件路径：本局正文目录下的 .md 文件，相对工作目录（如 cards/…/正文/001-标题.md），也可只写文件名"
+
+
+class StoryReadArgs(BaseModel):
+    path: str = Field(description=_PATH)
+    offset: Optional[PosInt] = Field(None, description="从第几行开始读（从 1 起）；省略从头读")
+    limit: Optional[PosInt] = Field(None, description="最多读几行；省略读到结尾（单次上限 2000 行）")
+
+
+class StoryGrepArgs(BaseModel):
+    pattern: str = Field(min_length=1, description="要找的文字；默认按字面匹配，区分大小写")
+    path: Optional[str] = Field(None, description="只在这一章里找；省略则找正文目录下全部章节")
+    regex: bool = Field(False, description="为 true 时 pattern 按正则表达式（Python re）解释")
+    limit: Annotated[int, Field(ge=1, le=GREP_MAX_LIMIT), BeforeValidator(no_bool)] = Field(100, description="最多列出几行命中")
+
+
+class StoryEditItem(BaseModel):
+    oldText: str = Field(description="文件里要换掉的原文，逐字照抄，须在文件中只出现一次")
+    newText: str = Field(description="换成的新文字")
+
+
+class StoryEditArgs(BaseModel):
+    path: str = Field(description=_PATH)
+    oldText: Optional[str] = Field(None, description="要换掉的原文（改一处时用），逐字照抄，须唯一")
+    newText: Optional[str] = Field(None, description="换成的新文字（改一处时用）")
+    edits: Optional[list[StoryEditItem]] = Field(
+        None, min_length=1, description="一次改多处时用：[{oldText, newText}, …]，都以改前的同一份原文定位")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "StoryEditArgs":
+        single = self.oldText is not None or self.newText is not None
+        if single and self.edits:
+            raise ValueError("oldText/newText 和 edits 只能二选一")
+        if single and (self.oldText is None or self.newText is None):
+            raise ValueError("改一处时 oldText 和 newText 都要给")
+        if not single and not self.edits:
+            raise ValueError("要给 oldText 和 newText，或给 edits 数组")
+        return self
+
+
+class StoryWriteArgs(BaseModel):
+    path: str = Field(description="章节文件路径，必须以 .md 结尾；文件名决定顺序，建议 NNN-标题.md")
+    content: str = Field(description="整章的完整正文，原样写入")
+
+
+def _file_name(a: dict[str, Any], _res: Any) -> str:
+    return str(a.get("path", "")).rsplit("/", 1)[-1]
+
+
+def _grep_line(a: dict[str, Any], _res: Any) -> str:
+    return f"找「{a.get('pattern', '')}」"
+
+
+def _on_story(ctx: ToolContext, op: Callable[[StoryFolder], str]) -> str:
+    """Run ``op`` on the chapter folder; a refusal keeps only its code and message (see the module note)."""
+    if ctx.story is None:
+        raise ToolError("unavailable", "这一局没有正文目录，文件工具用不了。")
+    try:
+        return op(ctx.story)
+    except ToolError as e:
+        raise ToolError(e.code, e.message) from e
+
+
+@tool("read", "read", StoryReadArgs,
+      "读正文目录里一章的精确原文。offset/limit 按行计（offset 从 1 起），省略即读整章；"
+      "太长时只返回前一部分，末尾一行注明读到第几行和下一次的 offset。改之前先读。",
+      summary=_file_name)
+def _read(ctx: ToolContext, a: StoryReadArgs) -> str:
+    return _on_story(ctx, lambda s: s.read(a.path, a.offset, a.limit))
+
+
+@tool("grep", "read", StoryGrepArgs,
+      "在正文章节里找文字：默认按字面匹配，regex=true 时按正则；给 path 只找这一章，省略则找全部章节。"
+      "每行命中写成「文件名:行号: 原文」，最后一行是命中总数。命中保留原文标点，可直接拿去当 edit 的 oldText。",
+      summary=_grep_line)
+def _grep(ctx: ToolContext, a: StoryGrepArgs) -> str:
+    return _on_story(ctx, lambda s: s.grep(a.pattern, a.path, a.regex, a.limit))
+
+
+@tool("edit", "write", StoryEditArgs,
+      "定点修改一章：oldText 是文件里要换掉的原文，逐字照抄（全角标点、空格、换行都要一致），必须只出现一次；"
+      "换成 newText，其余文字原样不动。一次改多处用 edits，都以改前的同一份原文定位，互不重叠；"
+      "任何一处找不到、不唯一或没变化，整批都不改。先 read 再改。成功回执 ok。",
+      summary=_file_name)
+def _edit(ctx: ToolContext, a: StoryEditArgs) -> str:
+    edits = [e.model_dump() for e in a.edits] if a.edits is not None else None
+    return _on_story(ctx, lambda s: s.edit(a.path, a.oldText, a.newText, edits))
+
+
+@tool("write", "write", StoryWriteArgs,
+      "新建一章，或把一章整个替换成 content。只能写正文目录下的 .md 文件，一个文件一章，文件名决定顺序"
+      "（建议 NNN-标题.md，插章就起一个排在中间的名字）。只改几句时用 edit，不要整章重写。",
+      summary=_file_name)
+def _write(ctx: ToolContext, a: StoryWriteArgs) -> str:
+    return _on_story(ctx, lambda s: s.write(a.path, a.content))
