@@ -178,7 +178,7 @@ async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches
 
     import pytest
 
-    from liyuan_desktop.core.chat.facade import SessionWriteError
+    from liyuan_desktop.core.chat.results import SessionWriteError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -198,7 +198,7 @@ async def test_disk_refuses_the_users_words_nothing_is_played_and_memory_matches
 async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_rest(tmp_path):
     import pytest
 
-    from liyuan_desktop.core.chat.facade import BeatSaveError
+    from liyuan_desktop.core.chat.results import BeatSaveError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -216,7 +216,7 @@ async def test_disk_refuses_the_ledger_the_reply_is_saved_and_retry_writes_the_r
 async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
     import pytest
 
-    from liyuan_desktop.core.chat.facade import BeatSaveError
+    from liyuan_desktop.core.chat.results import BeatSaveError
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
@@ -235,7 +235,7 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
 async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeypatch):
     import pytest
 
-    from liyuan_desktop.core.chat.facade import BeatSaveError
+    from liyuan_desktop.core.chat.results import BeatSaveError
 
     monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
     edit = {"tool_calls": [{"name": "write", "arguments": {"path": "001-雨夜.md", "content": "雨夜。\n"}}]}

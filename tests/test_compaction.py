@@ -322,7 +322,7 @@ async def test_running_token_sums_equal_a_full_count(game, tmp_path):
 
     chat = game["chat"]
     h = chat.history()
-    assert h.summaries and chat._history_tokens(h) == chat.tokens.messages(h.prompt_messages())
+    assert h.summaries and chat.window.history_tokens(h) == chat.tokens.messages(h.prompt_messages())
     shutil.copytree(game["dir"], tmp_path / "c")
     model = ReplayModel(actor=[{"tool_calls": [{"name": "previous_draft_read", "arguments": {}}]},
                                {"tool_calls": [{"name": "previous_draft_edit", "arguments": {
@@ -331,8 +331,8 @@ async def test_running_token_sums_equal_a_full_count(game, tmp_path):
     again = Chat.open(tmp_path / "c", load_card(demo_card_path()), model)
     again.compaction_share = 0  # this beat only revises the previous reply
     h = again.history()
-    before = again._history_tokens(h)
+    before = again.window.history_tokens(h)
     r = await again.send("把上一拍第一句改一下")
     assert r.revised_previous
     h = again.history()
-    assert again._history_tokens(h) == again.tokens.messages(h.prompt_messages()) != before
+    assert again.window.history_tokens(h) == again.tokens.messages(h.prompt_messages()) != before

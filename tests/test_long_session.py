@@ -12,7 +12,8 @@ import pytest
 
 from liyuan_desktop.core.session import entries as session_mod
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat.facade import Chat, TranscriptItems
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.session.transcript import Transcript, TranscriptItems
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.session.tree import SessionTree, new_id
 
@@ -216,7 +217,7 @@ def test_transcript_page_follows_new_beats_and_branch_switches(tmp_path, card):
 def test_transcript_page_falls_back_to_the_full_transcript_when_the_layout_is_wrong(tmp_path, card, monkeypatch):
     chat, _ = _random_chat(tmp_path / "c", card, 3)
     full = chat.transcript()
-    monkeypatch.setattr(Chat, "_transcript_layout", lambda self: (["nope"] * len(full), list(range(len(full)))))
+    monkeypatch.setattr(Transcript, "layout", lambda self: (["nope"] * len(full), list(range(len(full)))))
     first, total, page = chat.transcript_page(None, 4)
     assert (first, total, page) == (len(full) - 4, len(full), full[-4:])
 
@@ -229,7 +230,7 @@ def test_current_mvu_follows_appends_and_branch_switches(tmp_path, card):
         for e in reversed(t.path_to()):
             if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
                 return e.mvu["stat_data"]
-        return chat._mvu_initial
+        return chat.context.mvu_initial
 
     def got():
         m = chat.current_mvu()

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from liyuan_desktop.core.cards import card_from_json
-from liyuan_desktop.core.chat.facade import Chat, set_card_scripts_allowed
+from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
+from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.session.tree import SessionTree
 

@@ -208,7 +208,7 @@ async def test_roleplay_to_agent(card):
     assert rp.current_state().time == "清晨"
     assert agent.current_state().to_dict() == rp.current_state().to_dict()
     assert tree.latest("opening") is None and tree.latest("user") is None  # the conversation starts empty
-    block = agent.agent_state_block()
+    block = agent.agent.state_block(agent.current_state())
     assert "清晨" in block and "听雨轩" in block and "003-第5拍.md" in block
 
     # reopening works and the role-play chat is untouched

@@ -366,7 +366,7 @@ async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
     assert win.scripts_action.isEnabled() and not win.scripts_action.isChecked()
     win.scripts_action.trigger()  # checkable: triggering turns it on
     assert "StatusPlaceHolderImpl" not in shown() and "<" in shown()
-    from liyuan_desktop.core.chat.facade import card_scripts_allowed
+    from liyuan_desktop.core.cards.meta import card_scripts_allowed
 
     assert card_scripts_allowed(win.chat.card)
     win.scripts_action.trigger()

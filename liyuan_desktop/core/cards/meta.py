@@ -1,56 +1,80 @@
-"""The per-card "trusted status bars" switch (issue 5), off by default.
+"""The per-card switches the user sets (``liyuan.json`` beside the card file), both off by default.
 
-Kept like the regex-scripts permission (``core.chat.card_scripts_allowed``): a key in ``liyuan.json`` beside the
-card file, ``"frames_trusted": true|false``. What it changes (``ui/conversation.py``): status-bar frames of a
-trusted card may load **remote scripts, stylesheets and fonts over https** (bars that are a loader for a UI on
-jsDelivr, ../shared/design/card-runtime.md §3.6); the CDN rewrite of bundled libraries still applies. Nothing else
-is relaxed: frames stay sandboxed without same-origin, have no fetch/XHR/WebSocket, no pop-ups, no top navigation,
-no loopback or private-network addresses, no ``file:``.
+One JSON object, other keys kept on every write (atomic):
+
+* ``"regex_allowed": true|false`` — the card's regex scripts may run (asked once at import; 「允许这张卡的正则脚本」).
+  They change what is shown and what is sent, so a chat reads this when it loads its context.
+* ``"frames_trusted": true|false`` — trusted status bars (issue 5). What it changes (``ui/conversation.py``):
+  status-bar frames of a trusted card may load **remote scripts, stylesheets and fonts over https** (bars that are
+  a loader for a UI on jsDelivr, ../shared/design/card-runtime.md §3.6); the CDN rewrite of bundled libraries still
+  applies. Nothing else is relaxed: frames stay sandboxed without same-origin, have no fetch/XHR/WebSocket, no
+  pop-ups, no top navigation, no loopback or private-network addresses, no ``file:``.
+
+This module is the only reader and writer of ``liyuan.json``; ``Chat.set_scripts_allowed`` / ``Chat.set_trusted``
+call it and clear what depends on the switch.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Union
 
 from ..fsutil import atomic_write_text
+from . import Card
 
 META_FILE = "liyuan.json"
 KEY = "frames_trusted"
+SCRIPTS_KEY = "regex_allowed"
+
+CardLike = Union[str, Path, Card, None]
 
 
-def _card_dir(card: Any) -> Path | None:
+def _card_dir(card: CardLike) -> Path | None:
     """A card folder from a folder path, or from a :class:`cards.Card` (its file's folder); None without one."""
     if card is None:
         return None
-    if isinstance(card, (str, Path)):
-        return Path(card)
-    path = getattr(card, "path", None)
-    return Path(path).parent if path else None
+    if isinstance(card, Card):
+        return Path(card.path).parent if card.path else None
+    return Path(card)
 
 
-def card_frames_trusted(card: Any) -> bool:
-    """Whether the user trusted this card's status bars. ``card``: the card folder (str/Path) or a Card. False
-    when the card has no folder, no ``liyuan.json``, or an unreadable one."""
+def read_meta(card: CardLike) -> dict[str, Any]:
+    """The card's ``liyuan.json`` as a dict; {} when the card has no folder, no file, or an unreadable one."""
     d = _card_dir(card)
     if d is None:
-        return False
+        return {}
     try:
         meta = json.loads((d / META_FILE).read_text("utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and meta.get(KEY) is True
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _set_key(card_dir: str | Path, key: str, value: bool) -> None:
+    """Write one switch into ``<card_dir>/liyuan.json``, other keys kept (atomic). Raises OSError."""
+    meta = read_meta(Path(card_dir))
+    meta[key] = bool(value)
+    atomic_write_text(Path(card_dir) / META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
+
+
+def card_frames_trusted(card: CardLike) -> bool:
+    """Whether the user trusted this card's status bars. ``card``: the card folder (str/Path) or a Card. False
+    when the card has no folder, no ``liyuan.json``, or an unreadable one."""
+    return read_meta(card).get(KEY) is True
 
 
 def set_card_frames_trusted(card_dir: str | Path, trusted: bool) -> None:
-    """Record the switch in ``<card_dir>/liyuan.json`` (other keys kept; atomic write). Raises OSError."""
-    p = Path(card_dir) / META_FILE
-    try:
-        meta = json.loads(p.read_text("utf-8"))
-        if not isinstance(meta, dict):
-            meta = {}
-    except (OSError, ValueError):
-        meta = {}
-    meta[KEY] = bool(trusted)
-    atomic_write_text(p, json.dumps(meta, ensure_ascii=False, indent=1))
+    """Record the trust switch in ``<card_dir>/liyuan.json`` (other keys kept; atomic write). Raises OSError."""
+    _set_key(card_dir, KEY, trusted)
+
+
+def card_scripts_allowed(card: CardLike) -> bool:
+    """Whether the user allowed this card's regex scripts (``regex_allowed``). ``card``: folder or Card; False
+    without a folder or file."""
+    return bool(read_meta(card).get(SCRIPTS_KEY))
+
+
+def set_card_scripts_allowed(card_dir: str | Path, allowed: bool) -> None:
+    """Record the user's answer for a card's regex scripts (asked once, at import). Raises OSError."""
+    _set_key(card_dir, SCRIPTS_KEY, allowed)

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Optional
 
 from ..cards import Card
 from ..llm.types import ChatMessage
-from ..lore.lorebook import Lorebook
+from ..lore import Lorebook
 from .macros import MacroContext, apply_macros
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 
@@ -164,6 +164,11 @@ class HistoryCache:
         self._version = 0
         self._prompt: tuple[int, list[ChatMessage]] = (-1, [])
         self._psum: list[float] = []  # running token estimates of ``messages`` (see prompt_raw_tokens)
+
+    def end_of(self, entry_id: str) -> int:
+        """How many leading entries of ``messages`` end at or before the reply ``entry_id`` (0 when unknown): a
+        turn whose end is past :attr:`cut` is still in the prompt."""
+        return self._end_of.get(entry_id, 0)
 
     def _flush_user(self) -> None:
         if self._pending_user is not None and not self._beat_seen:

@@ -16,7 +16,14 @@ import hashlib
 import json
 from typing import Any, Optional
 
+from ..ledger.mvu import MvuState, apply_ops, parse_update_blocks
+from ..ledger.panels import panels_with_data
+from ..ledger.scribe import scribe_system_prompt, scribe_user_text
+from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
+from ..tools import sets as _tool_sets  # noqa: F401  (declares every tool)
+from ..tools.registry import get_tool, tool_specs
+from .assemble import HistoryCache
 
 
 def sha(text: str) -> str:
@@ -101,22 +108,88 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
 
 
 def tool_specs_for(names: list[str]) -> list[dict[str, Any]]:
-    """The OpenAI tool specs for tool names as a beat offered them (role-play tools, agent file tools,
-    memory_search), built the way beat.Beat._tool_specs builds them."""
-    from ..memory.search import memory_tool_spec
-    from ..story.workspace import AGENT_FILE_TOOLS
-    from ..beat.tools import TOOLS_BY_NAME, schema_of, tool_specs
+    """The OpenAI tool specs for tool names as a beat offered them (a set of core.tools.sets), in that order and
+    byte for byte as the beat sent them (core.tools.registry.tool_specs); names no tool has any more are left out."""
+    return tool_specs(tuple(n for n in names if get_tool(n) is not None))
 
-    names = list(names)
-    if all(n in TOOLS_BY_NAME for n in names):
-        return tool_specs(tuple(names))
-    extra = {sp.name: sp for sp in AGENT_FILE_TOOLS}
-    ms = memory_tool_spec()
-    extra[ms.name] = ms
-    out = []
-    for n in names:
-        sp = extra.get(n) or TOOLS_BY_NAME.get(n)
-        if sp is not None:
-            out.append({"type": "function", "function": {"name": sp.name, "description": sp.description,
-                                                         "parameters": schema_of(sp.args)}})
-    return out
+
+# -- rebuilding a beat's calls from the tree (the inspector dialog, ``liyuan inspect``) ---------------------------
+def beat_of_item(tree: Any, entry_id: str) -> Any:
+    """The beat entry behind a transcript item of ``tree`` (a session.SessionTree): a draft item is the beat; a
+    reply names its beat; a user message → the newest beat below it on the shown branch (else its newest beat
+    child). Raises KeyError for an unknown id, ValueError for an item without model calls."""
+    e = tree.get(entry_id)
+    if e.type == "beat":
+        return e
+    if e.type == "assistant":
+        if e.beat and e.beat in tree.entries:
+            return tree.get(e.beat)
+        cur = e
+        while cur.parent_id is not None:
+            cur = tree.get(cur.parent_id)
+            if cur.type == "beat":
+                return cur
+        raise ValueError("这条回复没有模型调用记录（导入的或开场）")
+    if e.type == "user":
+        path = tree.path_to()
+        ids = [x.id for x in path]
+        if e.id in ids:
+            beats = [x for x in path[ids.index(e.id) + 1:] if x.type == "beat"]
+            nxt = next((x for x in path[ids.index(e.id) + 1:] if x.type == "user"), None)
+            if nxt is not None:
+                beats = [x for x in beats if ids.index(x.id) < ids.index(nxt.id)]
+            if beats:
+                return beats[-1]
+        kids = [k for k in tree.children(e.id) if k.type == "beat"]
+        if kids:
+            return kids[-1]
+    raise ValueError("这一项没有模型调用记录")
+
+
+def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:
+    """Every actor call of ``beat`` exactly as sent (:func:`rebuild_calls`), its history rebuilt from the tree and
+    ``system`` the chat's system prompt of the beat's mode; beats without a ``sent`` record get ``"request": None``."""
+    if beat.sent:
+        hist = HistoryCache().update(tree.path_to(beat.parent_id)).prompt_messages()
+        return rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls, tool_specs_for(beat.sent.get("tools") or []))
+    return [dict(c, request=None) for c in rebuild_calls([], beat.calls, [])]
+
+
+def inspect_scribe(tree: Any, beat: Any, *, persona: str, char: str, card_panels: list[Any], mvu_initial: Any,
+                   mvu_rules: str, agent: bool, model_name: str) -> Optional[dict[str, Any]]:
+    """The scribe's call after ``beat`` as a call dict (``"purpose": "scribe"``), its prompts rebuilt by the
+    scribe's own functions from the ledger before the beat; None when the beat has no kept reply with a scribe
+    snapshot. ``card_panels``: the card's panels (templates, initial data); ``mvu_initial``: the card's raw
+    initial variable tree or None; ``agent``: agent mode (the scribe read chapters, not the user's words)."""
+    reply = next((k for k in tree.children(beat.id) if k.type == "assistant"), None)
+    if reply is None:
+        return None
+    snap = next((k for k in tree.children(reply.id) if k.type == "rp-state" and k.source == "scribe"), None)
+    if snap is None:
+        return None
+    before_path = tree.path_to(beat.parent_id)
+    prev = next((x for x in reversed(before_path) if x.type == "rp-state"), None)
+    state = WorldState.model_validate(prev.state) if prev else WorldState()
+    # mvu / panels / *_warnings are optional extra keys of a snapshot (absent on most): read with a default
+    warnings = (list(prev.warnings) + list(getattr(prev, "mvu_warnings", None) or [])) if prev and prev.source == "scribe" else []
+    mvu = None
+    if getattr(snap, "mvu", None) is not None:
+        mv = next((x for x in reversed(before_path) if x.type == "rp-state" and getattr(x, "mvu", None) is not None), None)
+        mvu = MvuState.from_any(mv.mvu) if mv else (MvuState.initial(mvu_initial) if mvu_initial is not None else None)
+        if getattr(snap, "mvu_actor_applied", None) and mvu is not None:  # the actor's own blocks came first
+            mvu = apply_ops(mvu, parse_update_blocks(beat.draft)).state
+    panels = None
+    if getattr(snap, "panels", None) is not None:
+        pv = next((x for x in reversed(before_path) if x.type == "rp-state" and isinstance(getattr(x, "panels", None), dict)), None)
+        panels = [p for p in (panels_with_data(card_panels, pv.panels) if pv else card_panels) if p.data] or None
+        if panels and prev is not None and prev.source == "scribe":
+            warnings += list(getattr(prev, "panel_warnings", None) or [])
+    user = next((x for x in reversed(before_path) if x.type == "user"), None)
+    user_text = "" if agent else (user.text if user else "")
+    system = scribe_system_prompt(state, persona, char, mvu, panels)
+    text = scribe_user_text(state, persona, char, user_text, reply.text, warnings, mvu, panels, mvu_rules)
+    return {"round": len(beat.calls) + 1, "purpose": "scribe",
+            "request": {"messages": [{"role": "system", "content": system}, {"role": "user", "content": text}], "tools": []},
+            "reply": {"content": snap.raw or "", "reasoning": "", "finish_reason": None, "tool_calls": []},
+            "usage": {}, "model": model_name, "ms": 0.0, "error": None,
+            "applied": list(snap.applied), "warnings": list(snap.warnings)}

@@ -29,8 +29,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from .checkpoints import Checkpoint
-from .workspace import chapter_filename, split_text_into_chapters
+from .checkpoint_model import Checkpoint
+from .chapters import chapter_filename, split_text_into_chapters
 
 #: file suffixes :func:`import_folder` takes (case-insensitive)
 PROSE_SUFFIXES = (".md", ".txt")
@@ -240,7 +240,7 @@ def roleplay_to_agent(rp_chat: Any, dest_dir: Union[str, Path], model: Any, *, t
                        scribe_model=scribe_model)
     chat.tree.append("rp-state", state=rp_chat.current_state().to_dict(), source="init")
     chat.tree.commit()
-    chat._write_meta()
+    chat.write_meta()
     if chapters:
         chat.import_chapters(chapters, message=f"从扮演对话导入 {len(chapters)} 章")
     return chat

@@ -1,0 +1,142 @@
+"""Agent mode (seed 000, 写长篇 / 检查点): the chat's chapter folder ``正文/`` with the file tools, its
+checkpoints (``历史/``), the agent system prompt and state block, importing chapters, and restoring a checkpoint
+with or without the conversation (「只恢复正文」 / 「正文和对话一起回到这一轮之前」, the front ends' 撤销本轮).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ..cards import Card
+from ..ledger.state import WorldState
+from ..paths import home
+from ..prompt.assemble import agent_state_block, agent_system_prompt
+from ..prompt.macros import MacroContext
+from ..session.tree import SessionTree
+from ..story.checkpoint_model import Checkpoint
+from ..story.checkpoints import StoryHistory
+from ..story.workspace import StoryFolder, format_story_index
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    """What a restore did: ``checkpoint`` (the new restore checkpoint), ``files_to`` (the checkpoint whose files
+    the folder now holds), ``old_leaf`` (the active leaf before, when the conversation moved; else None)."""
+
+    checkpoint: Checkpoint
+    files_to: Checkpoint
+    old_leaf: Optional[str]
+
+
+class AgentDesk:
+    """The agent-mode parts of one chat folder ``directory`` (created lazily: a role-play chat never makes
+    ``正文/``)."""
+
+    def __init__(self, directory: Path, tree: SessionTree, card: Card, ctx: MacroContext):
+        self.dir, self.tree, self.card, self.ctx = Path(directory), tree, card, ctx
+        self._story: Optional[StoryFolder] = None
+        self._hist: Optional[StoryHistory] = None
+
+    @property
+    def workspace(self) -> Path:
+        """The folder the model's file paths are relative to: the data folder when the chat lives in it."""
+        h = home().resolve()
+        try:
+            self.dir.resolve().relative_to(h)
+            return h
+        except ValueError:
+            return self.dir.resolve()
+
+    def _rel(self, p: Path) -> str:
+        try:
+            return Path(p).resolve().relative_to(self.workspace).as_posix()
+        except ValueError:
+            return Path(p).as_posix()
+
+    @property
+    def story(self) -> StoryFolder:
+        """The chapter folder (``正文/``, created on first use) with the agent file tools."""
+        if self._story is None:
+            (self.dir / "正文").mkdir(parents=True, exist_ok=True)
+            self._story = StoryFolder(self.workspace, self.dir / "正文")
+        return self._story
+
+    @property
+    def history_log(self) -> StoryHistory:
+        """The checkpoints of ``正文/`` (kept in ``历史/``)."""
+        if self._hist is None:
+            self._hist = StoryHistory(self.dir / "正文", self.dir / "历史")
+        return self._hist
+
+    def system(self) -> str:
+        """The agent system prompt (byte-stable). The user's own rules live in the data folder: ``规则/agent.md``
+        replaces the shipped agent rules, ``规则/card.md`` is added after them (seed 000: userRules.agent /
+        userRules.card); the card's AGENTS layer is ``extensions.liyuan.agents``."""
+        def rule(name: str) -> str:
+            try:
+                return (home() / "规则" / name).read_text("utf-8")
+            except OSError:
+                return ""
+
+        agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
+        card_path = self._rel(Path(self.card.path)) if self.card.path else self.card.name
+        return agent_system_prompt(cwd=str(self.workspace), card_path=card_path, story_dir=self._rel(self.dir / "正文"),
+                                   user_rules=rule("agent.md"), card_rules=rule("card.md"), card_agents=agents, ctx=self.ctx)
+
+    def state_block(self, state: WorldState) -> str:
+        """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
+        return agent_state_block(state, format_story_index(self.story))
+
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
+        """Write chapters (file name, text) into 正文/ and make a user checkpoint (seed: 导入三章)."""
+        for name, text in chapters:
+            self.story.write(name, text)
+        return self.history_log.commit(author="user", message=message)
+
+    def turn_user(self, cp: Checkpoint) -> Optional[Any]:
+        """The user entry of the agent turn that ended in checkpoint ``cp`` (None for a user checkpoint or when
+        the turn is not in this tree)."""
+        if not cp.turnId or cp.turnId not in self.tree.entries:
+            return None
+        e = self.tree.get(cp.turnId)
+        return e if e.type == "user" else None
+
+    def restore(self, checkpoint_id: str, with_conversation: bool = False, message: str = "") -> RestoreResult:
+        """Restore a checkpoint. Files only: the folder becomes exactly that checkpoint; the conversation stays.
+        ``with_conversation`` (撤销本轮, for a checkpoint an agent turn made): the folder becomes the checkpoint
+        *before* it (the files as they were before the turn) and the active leaf moves to the parent of the turn's
+        user entry (the old conversation stays in the tree as a branch). Both first record the folder as it is,
+        so the checkpoint just before the new one undoes the restore. Raises KeyError for an unknown checkpoint,
+        ValueError when the conversation cannot go back (no turn, or no checkpoint before it), OSError."""
+        cps = self.history_log.checkpoints()
+        idx = next((i for i, c in enumerate(cps) if c.id == checkpoint_id), None)
+        if idx is None:
+            raise KeyError(checkpoint_id)
+        cp = cps[idx]
+        if not with_conversation:
+            done = self.history_log.restore(cp.id, author="user", message=message or f"恢复到「{cp.message}」")
+            return RestoreResult(done, cp, None)
+        user = self.turn_user(cp)
+        if user is None:
+            raise ValueError(f"检查点 {cp.id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文")
+        if idx == 0:
+            raise ValueError(f"检查点 {cp.id} 之前没有检查点，正文无处可回")
+        before = cps[idx - 1]
+        old_leaf = self.tree.leaf_id
+        done = self.history_log.restore(before.id, author="user", message=message or f"撤销本轮「{cp.message}」")
+        if user.parent_id is not None:
+            self.tree.set_leaf(user.parent_id)
+            self.tree.commit()
+        return RestoreResult(done, before, old_leaf)
+
+    def undo_restore(self, checkpoint_id: str, old_leaf: Optional[str]) -> Checkpoint:
+        """Undo a restore: the folder back to ``checkpoint_id`` (the one recorded just before the restore) and, when
+        the conversation had moved, the active leaf back to ``old_leaf`` (ignored when no longer in the tree).
+        Returns the new checkpoint. Raises CheckpointNotFound / OSError."""
+        done = self.history_log.restore(checkpoint_id, author="user", message="撤销恢复")
+        if old_leaf and old_leaf in self.tree.entries:
+            self.tree.set_leaf(old_leaf)
+            self.tree.commit()
+        return done

@@ -1,0 +1,167 @@
+"""The chat's loaded context: everything a chat reads once when it is created or opened — the card, its merged
+world books (card + the chat's attached ``世界书/`` + the global ones), the persona, the preset prompter, the macro
+context, the card's regex scripts (only when the user allowed them, :mod:`cards.meta`), the card's MVU variable
+tree and update rules, and the byte-stable system prompt.
+
+What the session header stored is read back here (issue 12): the persona (name, description and placement) and
+the preset by name from the preset library; anything missing becomes a line of :attr:`ChatContext.warnings`, and
+the chat opens without it.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Optional
+
+from ..cards import Card
+from ..cards.meta import card_scripts_allowed
+from ..cards.personas import Persona
+from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
+from ..ledger.mvu import load_initvars
+from ..llm.types import ChatMessage
+from ..lore import Lorebook, merge_books
+from ..lore.books import global_books_dir, load_books
+from ..paths import safe_name
+from ..prompt.assemble import system_prompt
+from ..prompt.macros import MacroContext, apply_macros
+from ..prompt.presets.mapping import plan
+from ..prompt.presets.model import SENSITIVE_KEYS, Preset, PresetError
+from ..prompt.presets.prompter import PresetPrompter
+from ..prompt.presets.store import load_installed_preset, presets_dir
+from ..fsutil import atomic_write_text
+from ..session.tree import SessionTree
+
+
+def header_persona(tree: SessionTree) -> Optional[Persona]:
+    """The persona the header stored at creation (``persona_detail``, else name + ``persona_description``), or
+    None when the chat was created without one."""
+    h = tree.header
+    detail = h.model_extra.get("persona_detail") if h.model_extra else None
+    if isinstance(detail, dict):
+        try:
+            return Persona.model_validate(detail)
+        except ValueError:
+            pass
+    desc = (h.model_extra or {}).get("persona_description")
+    return Persona(name=h.persona or "你", description=desc) if isinstance(desc, str) and desc else None
+
+
+def keep_preset(preset: Preset) -> str:
+    """Copy ``preset`` into the preset library (``presets.presets_dir()/<name>.json``, without the sensitive keys,
+    as ``install_preset`` writes it) so a chat that names it can load it again. Returns the library name. Raises
+    OSError when the disk refuses."""
+    name = safe_name(preset.name, "preset")
+    clean = {k: v for k, v in preset.to_json().items() if k not in SENSITIVE_KEYS}
+    atomic_write_text(presets_dir() / f"{name}.json", json.dumps(clean, ensure_ascii=False, indent=4))
+    return name
+
+
+class ChatContext:
+    """What a chat loaded (module doc). Attributes: ``card``, ``book`` (merged; [mvu_update] rules removed when
+    the card has a variable tree), ``persona`` (the user's name), ``persona_obj``, ``language``, ``ctx``
+    (:class:`MacroContext`; the clock frozen at the chat's creation, randomness seeded by the chat id, so the
+    system prompt stays byte-stable for prefix caching), ``scripts``, ``mvu_initial``, ``mvu_rules``,
+    ``prompter``, ``system``, ``warnings`` (what could not be loaded)."""
+
+    def __init__(self, directory: Path, tree: SessionTree, card: Card, model_name: str, *, persona: str = "",
+                 language: Optional[str] = None, preset: Optional[Preset] = None,
+                 persona_obj: Optional[Persona] = None):
+        self.warnings: list[str] = []
+        self.card = card
+        persona_obj = persona_obj or header_persona(tree)
+        self.persona_obj = persona_obj
+        self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona \
+            or card.persona_name or "你"
+        self.language = language or card.language
+        book = merge_books([card.lorebook, *load_books(Path(directory) / "世界书", "chat"),
+                            *load_books(global_books_dir(), "global")])
+        book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else book.scan_depth
+        self.scripts: list[RegexScript] = []
+        self._script_cache: dict[tuple[str, int, str, Any], str] = {}
+        self.set_scripts(card_scripts_allowed(card))
+        created = datetime.fromtimestamp(tree.header.ts / 1000)
+        self.ctx = MacroContext(char=card.name, user=self.persona, description=card.description,
+                                personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
+                                chat_id=tree.header.id, clock=lambda: created,
+                                persona=persona_obj.description if persona_obj is not None else "")
+        try:  # the card's variable tree (MVU [InitVar] entries); macros such as <user> are filled in
+            self.mvu_initial, mvu_warnings = load_initvars(card, substitute=lambda t: apply_macros(t, self.ctx))
+        except Exception as e:  # a broken InitVar never stops a chat; the scribe just gets no tree
+            self.mvu_initial, mvu_warnings = None, [f"[MVU] 读取初始变量失败：{e}"]
+        #: the card's [mvu_update] world-info rules: with a variable tree they go to the scribe, never to the actor
+        self.mvu_rules = ""
+        if self.mvu_initial is not None:
+            rules = [e for e in book.entries if "[mvu_update]" in (e.display_title or "").lower()]
+            if rules:
+                self.mvu_rules = "\n\n".join(apply_macros(e.content, self.ctx).strip() for e in rules if e.content.strip())
+                gone = {id(e) for e in rules}
+                book = book.model_copy(update={"entries": [e for e in book.entries if id(e) not in gone]})
+        self.book: Lorebook = book
+        if preset is None and tree.header.model_extra and tree.header.model_extra.get("preset"):
+            name = str(tree.header.model_extra["preset"])
+            try:
+                preset = load_installed_preset(name)
+            except PresetError as e:
+                self.warnings.append(f"这个对话创建时用的预设「{name}」读不到了（{e}）：这次不用预设打开，系统提示词会短一些。")
+        self.prompter: Optional[PresetPrompter] = None
+        if preset is not None:
+            st_meta = ((tree.header.model_extra or {}).get("st") or {}).get("chat_metadata") or {}
+            self.prompter = PresetPrompter(plan(preset), card, self.book, self.ctx, persona=persona_obj,
+                                           seed=tree.header.id, variables=st_meta.get("variables"), model_name=model_name)
+        self.warnings += mvu_warnings
+        self.system = system_prompt(card, self.book, self.ctx, self.prompter)
+
+    # -- the card's regex scripts -------------------------------------------------------------------------------
+    def set_scripts(self, allowed: bool) -> None:
+        """Run the card's regex scripts from now on (``allowed``) or not; clears the scripted-text cache."""
+        self.scripts = scripts_from_card(self.card.raw) if allowed else []
+        self._script_cache.clear()
+
+    def _depth_key(self, depth: int) -> Any:
+        """Depths past every finite min/maxDepth of the scripts behave alike: cache them under one key."""
+        bound = max([x for sc in self.scripts for x in (sc.minDepth, sc.maxDepth) if isinstance(x, int) and x >= 0] + [0])
+        return depth if depth <= bound else "deep"
+
+    def scripted(self, text: str, placement: int, depth: int, view: str) -> str:
+        """``text`` after the scripts for ``placement`` (1 user, 2 reply) at message ``depth`` (0 = newest) in
+        ``view`` ("display" | "prompt"); cached (at most 20,000 texts)."""
+        key = (text, placement, view, self._depth_key(depth))
+        hit = self._script_cache.get(key)
+        if hit is None:
+            hit = apply_scripts(text, self.scripts, placement=placement, is_markdown=view == "display",
+                                is_prompt=view == "prompt", depth=depth, macros_ctx=self.ctx)
+            if len(self._script_cache) > 20000:
+                self._script_cache.clear()
+            self._script_cache[key] = hit
+        return hit
+
+    def prompt_scripts(self, messages: list[ChatMessage]) -> list[ChatMessage]:
+        """The prompt-side scripts on the history (SillyTavern: promptOnly and 'neither' scripts, by message depth,
+        0 = the user's new message). Stored text never changes; the system message and the final user message
+        (its data blocks) are left alone."""
+        out = [messages[0]]
+        body = messages[1:]
+        n = len(body)
+        for i, m in enumerate(body):
+            depth = n - 1 - i
+            if m.role == "assistant":
+                out.append(ChatMessage(role="assistant", content=self.scripted(m.content, 2, depth, "prompt")))
+            elif m.role == "user" and i < n - 1:
+                out.append(ChatMessage(role="user", content=self.scripted(m.content, 1, depth, "prompt")))
+            else:
+                out.append(m)
+        return out
+
+    def display_text(self, item: dict[str, Any], depth: int) -> str:
+        """What the conversation view shows for a transcript item: the display-side scripts (markdownOnly and
+        'neither') at the item's depth (0 = newest). A reply carrying a variable snapshot gets MVU's
+        ``<StatusPlaceHolderImpl/>`` (the card's display regex turns it into its status bar)."""
+        text = item.get("text", "")
+        if item.get("role") in ("assistant", "opening") and item.get("variables") is not None \
+                and "<StatusPlaceHolderImpl/>" not in text:
+            text = f"{text}\n\n<StatusPlaceHolderImpl/>"
+        if not self.scripts or item.get("role") not in ("user", "assistant", "opening"):
+            return text
+        return self.scripted(text, 1 if item["role"] == "user" else 2, depth, "display")

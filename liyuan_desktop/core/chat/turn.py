@@ -1,0 +1,264 @@
+"""One turn of a chat: assembling the role-play prompt (:func:`prepare`, world-info activation), playing a
+role-play beat (:func:`play`) or an agent turn (:func:`agent_turn`) through the beat loop, and recording it on the
+tree; what follows the save is :func:`pipeline.after_turn`.
+
+One beat: the branch path → latest ``rp-state`` → 【世界状态】【登场名录】; activation over the scan window →
+【相关设定】; messages (system, opening, past user words + finals, injection + the user's words); the beat loop (the
+user entry is on disk before the first model call); sealed → assistant entry + the scribe; a previous-beat edit →
+``revision``; not sealed → the beat entry keeps the draft (「本拍尚未收笔」, no scribe).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..beat.draft import Draft
+from ..beat.events import Activity, BeatFinished, BeatStarted
+from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from ..ledger.mvu import parse_update_blocks, strip_update_blocks
+from ..ledger.state import WorldState
+from ..llm.types import ChatMessage
+from ..lore import ActivationResult, ScanMessage, TimedEffects
+from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks
+from ..prompt.inspect import encode_sent
+from ..prompt.macros import apply_macros
+from ..prompt.presets.prompter import insert_depth_injections
+from ..tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
+from .pipeline import after_turn, emit, run_scribe_step, show_ledger
+from .results import BeatResult
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facade import Chat
+
+
+
+def previous_beat(h: HistoryCache) -> Optional[PreviousBeat]:
+    """The newest reply on the branch as the loop's editable previous beat, or None."""
+    last = next((t for t in reversed(h.turns) if t.final is not None), None)
+    if last is None:
+        return None
+    return PreviousBeat(assistant_id=last.assistant_id, text=last.final, version=h.revisions.get(last.assistant_id, ("", 0))[1])
+
+
+def activate(chat: "Chat", h: HistoryCache, user_text: str) -> ActivationResult:
+    """World-info activation for the next beat (SillyTavern's rules, ``Lorebook.activate_detailed``): the newest
+    messages as ``Name: text``, the branch's sticky/cooldown state from its latest beat entry, the chat length in
+    messages; deterministic per chat and beat (the roll is seeded). Kept as ``chat.last_activation``."""
+    c = chat.context
+    depth = max([c.book.scan_depth] + [e.scan_depth for e in c.book.entries if isinstance(e.scan_depth, int)])
+    want = max(2, depth + 1)
+    scan: list[ScanMessage] = []
+    for t in reversed(h.turns):
+        if len(scan) >= want:
+            break
+        if t.final is not None:
+            scan.append(ScanMessage(name=c.card.name, text=t.final))
+        if t.user is not None:
+            scan.append(ScanMessage(name=c.persona, text=t.user))
+    if len(scan) < want and h.opening is not None:
+        scan.append(ScanMessage(name=c.card.name, text=h.opening))
+    scan.reverse()
+    scan.append(ScanMessage(name=c.persona, text=user_text))
+    chat_length = len(h.messages) + 1
+    timed = None
+    beat = chat.tree.latest("beat")
+    raw = getattr(beat, "lore_timed", None) if beat is not None else None  # an extra key of the beat entry
+    if raw:
+        try:
+            timed = TimedEffects.model_validate(raw)
+        except ValueError:
+            timed = None
+    rng = random.Random(f"{chat.tree.header.id}:{chat_length}")
+    lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=rng)
+    chat.last_activation = (lore, len(scan))
+    return lore
+
+
+def prepare(chat: "Chat", user_text: str) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
+    """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the active
+    branch — everything a beat sends, without running it."""
+    c = chat.context
+    h = chat.history()
+    state = chat.ledger.state()
+    lore = activate(chat, h, user_text)
+    keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
+    order = {id(e): i for i, e in enumerate(c.book.entries)}
+    activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
+    hist = chat.window.fit(h, c.system, user_text)
+    injection = build_injection(state, activated, c.book.index_titles(), c.language,
+                                memory_hint=bool(h.summaries) or chat.window.dropped > 0)
+    if c.prompter is not None:
+        messages = c.prompter.build_messages(c.system, hist, injection, user_text)
+    else:
+        messages = build_messages(c.system, hist, injection, user_text)
+    if c.scripts:
+        messages = c.prompt_scripts(messages)
+    depth = lore_depth_blocks(lore, c.ctx)
+    if depth:  # instructions the author placed @depth go where SillyTavern would put them
+        messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
+    return injection, activated, messages, state, previous_beat(h)
+
+
+def lore_reasons(chat: "Chat") -> list[str]:
+    """One line per entry of the last activation: its title and why it fired (which key in which message,
+    constant, sticky, recursion through another entry); [] before any activation."""
+    if chat.last_activation is None:
+        return []
+    lore, n = chat.last_activation
+    out = []
+    for e, r in zip(lore.entries, lore.reasons):
+        if r.kind == "key":
+            if r.matched_in == "recursion":
+                where = f"条目「{r.via_title}」的正文里（递归）"
+            elif r.message_index is not None and r.message_index == n - 1:
+                where = "你这一拍的话里"
+            elif r.message_index is not None:
+                where = f"往前第 {n - 1 - r.message_index} 条消息里"
+            else:
+                where = r.matched_in or "扫描文本里"
+            out.append(f"{e.display_title}：关键词「{r.key}」出现在{where}")
+        else:
+            label = {"constant": "常驻", "sticky": "黏滞（上次命中后仍在生效）", "decorator": "@@activate"}.get(r.kind, r.kind)
+            out.append(f"{e.display_title}：{label}")
+    return out
+
+
+def memory_tools(chat: "Chat") -> dict[str, Any]:
+    """BeatInput fields that add ``memory_search`` once the branch has been compacted (before that, every beat
+    is in the prompt and the tool list stays as the seeds have it)."""
+    if not chat.history().summaries and not chat.window.dropped:
+        return {}
+    return {"tool_names": (*ROLEPLAY_TOOLS, *MEMORY_TOOLS), "memory_search": chat.memory_search}
+
+
+async def run_loop(chat: "Chat", inp: BeatInput, max_rounds: Optional[int]) -> Any:
+    """Run one beat loop (Stop reaches it through ``chat.running``) and record its asks on the tree."""
+    if max_rounds:
+        inp.max_rounds = max_rounds
+    beat = Beat(inp)
+    chat.running = beat
+    try:
+        out = await beat.run()
+    finally:
+        chat.running = None
+    for req, ans in out.asks:
+        chat.tree.append("ask", question=req.question, options=req.options, answer=ans.answer, by=ans.by)
+    return out
+
+
+async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
+               max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "", how: str = "send") -> BeatResult:
+    """Play the beat for ``user_text`` (already on the tree) on the active branch and store it (module doc).
+    ``draft``/``note``: 「继续」 on an unfinished draft; ``how``: send | regenerate | edit | continue."""
+    # a chat already past the compaction level (imported, a smaller model, a failed summary) is compacted first
+    w = chat.window
+    if w.share > 0 and chat.context_usage()["used"] > w.share * w.window:
+        await chat.maybe_compact(on_event)
+    if chat.mode == "agent":
+        return await agent_turn(chat, user_text, ask, on_event, max_rounds)
+    c = chat.context
+    injection, activated, messages, state, previous = prepare(chat, user_text)
+    hist = chat.history().prompt_messages()
+    if note:  # after the user's own message (a preset may put "after" segments behind it)
+        mine = f"{injection}\n\n{user_text}" if injection else user_text
+        i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user" and messages[k].content == mine), len(messages) - 1)
+        messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
+    emit(on_event, BeatStarted(beat=chat.history().user_count, user=user_text, injection=injection, activated=activated,
+                               model=chat.model.name, is_replay=chat.model.is_replay, how=how,
+                               lore=lore_reasons(chat)))
+    if w.fixed_over:
+        emit(on_event, Activity(level="warning", text=(
+            f"角色卡、常驻设定和预设本身就约有 {w.tokens.text(c.system):,} token，"
+            f"超过了这个模型的上下文窗口（{w.window:,}）：请求很可能被服务商拒绝，"
+            "换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。")))
+    if w.dropped:
+        emit(on_event, Activity(level="warning", text=(
+            f"提示词超出上下文窗口（{w.window:,} token）：最早的 {w.dropped} 条历史消息这一拍没有发送"
+            "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
+    inp = BeatInput(messages=messages, model=chat.model, book=c.book, state=state,
+                    previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
+                    macros=lambda t: apply_macros(t, c.ctx), **memory_tools(chat))
+    out = await run_loop(chat, inp, max_rounds)
+    tree = chat.tree
+    lore = chat.last_activation[0] if chat.last_activation is not None else None
+    beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
+                             draft_version=out.draft.version, injection=injection, activated=activated,
+                             activity=out.activity, warnings=out.warnings, error=out.error,
+                             lore_timed=lore.timed.model_dump() if lore is not None else None,
+                             sent=encode_sent(messages, c.system, hist, list(inp.tool_names)))
+    result = BeatResult(user=user_text, injection=injection, activated=activated,
+                        calls=[[t.name for t in call.tool_calls] for call in out.calls], outcome=out.outcome,
+                        sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,
+                        sent=messages, output=out)
+    if out.revision is not None:
+        target, text, version = out.revision
+        tree.append("revision", target=target, text=text, version=version)
+        result.revised_previous = True
+        result.revised_text = text
+    actor_ops: list[Any] = []
+    if out.sealed and c.mvu_initial is not None and "<updatevariable" in out.final.lower():
+        actor_ops = parse_update_blocks(out.final)  # applied before the scribe's patch; hidden from the reply
+        out.final = strip_update_blocks(out.final)
+    if out.sealed:
+        result.final = out.final
+        tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+
+    async def scribe() -> None:
+        await run_scribe_step(chat, result, state, user_text, out.final, on_event, actor_ops)
+
+    finished = BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
+                            message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔"))
+    return await after_turn(chat, result, on_event, scribe=scribe if out.sealed else None, compact=out.sealed,
+                            finished=finished, messages=messages, tool_names=list(inp.tool_names),
+                            late_message="补记账")
+
+
+async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
+                     max_rounds: Optional[int]) -> BeatResult:
+    """An agent turn (seed 000, 写长篇): discussion with the file tools over ``正文/``; after the save, a checkpoint
+    of the chapter files and the scribe over the chapters it changed (discussion is not story)."""
+    c = chat.context
+    h = chat.history()
+    state = chat.ledger.state()
+    block = chat.agent.state_block(state)
+    system = chat.agent.system()
+    hist = h.prompt_messages()
+    messages = [ChatMessage(role="system", content=system), *hist,
+                ChatMessage(role="user", content=f"{block}\n\n{user_text}")]
+    emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
+                               model=chat.model.name, is_replay=chat.model.is_replay))
+    story = chat.agent.story
+    inp = BeatInput(messages=messages, model=chat.model, book=c.book, state=state, previous=None, ask=ask,
+                    on_event=on_event, mode="discuss", tool_names=AGENT_TOOLS, story=story,
+                    memory_search=chat.memory_search,
+                    macros=lambda t: apply_macros(t, c.ctx))
+    out = await run_loop(chat, inp, max_rounds)
+    tree = chat.tree
+    user_entry = tree.latest("user")
+    beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
+                             warnings=out.warnings, error=out.error,
+                             sent=encode_sent(messages, system, hist, list(inp.tool_names)))
+    result = BeatResult(user=user_text, injection=block, calls=[[t.name for t in call.tool_calls] for call in out.calls],
+                        outcome=out.outcome, activity=list(out.activity), warnings=list(out.warnings),
+                        error=out.error, sent=messages, output=out)
+    if out.outcome == "discussed":
+        result.final = out.final
+        tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+
+    async def checkpoint_and_scribe() -> None:
+        cp = chat.agent.history_log.commit(author="agent", message=user_text,
+                                           turn_id=user_entry.id if user_entry else None,
+                                           aborted=out.outcome not in ("discussed",))
+        result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
+        changed = [] if cp is None else list(cp.changed.added) + list(cp.changed.modified) + [r["to"] for r in cp.changed.renamed]
+        if changed:  # the scribe keeps the ledger from the changed chapters only
+            text = "\n\n".join(story.read(name) for name in sorted(changed))
+            await run_scribe_step(chat, result, state, "", text, on_event)
+        else:
+            show_ledger(chat, result)
+
+    finished = BeatFinished(outcome=out.outcome, final=result.final, sealed=out.outcome == "discussed",
+                            message=out.error or "")
+    return await after_turn(chat, result, on_event, scribe=checkpoint_and_scribe, compact=out.outcome == "discussed",
+                            finished=finished, messages=messages, tool_names=list(inp.tool_names))

@@ -1,0 +1,193 @@
+"""What the conversation view shows for the active branch (:class:`Transcript`), page by page, and a lazy
+sequence over it (:class:`TranscriptItems`).
+
+Items, oldest first: ``{"id", "role", "text", "beat"}`` with role opening | user | assistant | draft (an
+unfinished beat's draft, with ``"outcome"`` and ``"error"``); revised replies carry their latest text and
+``"revised": true``; a reply with alternatives carries ``"swipe": [index, count]`` (1-based), a user message with
+alternatives ``"branch": [index, count]``; replies and openings carry ``"variables"`` (the card's variable tree in
+force after them) when the card has one.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Callable, Optional
+
+from .branches import Branches
+from .tree import SessionTree
+
+
+class Transcript:
+    """The transcript of one tree. ``initial_vars``: the card's raw initial variable tree (None without one);
+    ``variables``: raw tree → the dict an item carries (the ledger's normal form)."""
+
+    def __init__(self, tree: SessionTree, branches: Branches, initial_vars: Any,
+                 variables: Callable[[Any], Any]):
+        self.tree, self.branches = tree, branches
+        self.initial_vars, self._vars = initial_vars, variables
+        self._layout: Optional[tuple[int, Optional[str], list[str], list[int], list[str], list[int]]] = None
+
+    def items(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
+        """The items (module doc). ``start``/``stop``: read only the branch path's entries ``[start:stop]``
+        (positions in ``tree.path_to()``), beat numbers and variables carried over from before ``start`` — for
+        :meth:`page`, which picks cut points where that gives the same items."""
+        items: list[dict[str, Any]] = []
+        revised: dict[str, str] = {}
+        path = self.tree.path_to()
+        for e in path:
+            if e.type == "revision":
+                revised[e.target] = e.text
+        beat = sum(1 for e in path[:start] if e.type == "user")
+        mvu = self._vars_before(path, start)
+
+        def vars_now() -> Any:
+            return self._vars(mvu) if mvu is not None else None
+
+        swipe_info = self.branches.swipe_info
+        for e in path[start:stop]:
+            t = e.type
+            if t == "rp-state" and getattr(e, "mvu", None) is not None:  # an extra key: absent on most snapshots
+                mvu = e.mvu
+                last = next((i for i in reversed(items) if i["role"] in ("assistant", "opening")), None)
+                if last is not None:  # the scribe's snapshot belongs to the reply it followed
+                    last["variables"] = vars_now()
+            if t == "opening":
+                item = {"id": e.id, "role": "opening", "text": e.text, "beat": 0, "variables": vars_now()}
+                k, n_alt = swipe_info(e.id)
+                if n_alt > 1:  # alternate greetings
+                    item["swipe"] = [k, n_alt]
+                items.append(item)
+            elif t == "user":
+                beat += 1
+                item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
+                if self.branches.count_user_siblings(e) > 1:
+                    item["branch"] = list(swipe_info(e.id))
+                items.append(item)
+            elif t == "assistant":
+                item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat, "variables": vars_now()}
+                if e.id in revised:
+                    item["revised"] = True
+                k, n_alt = swipe_info(e.id)
+                if n_alt > 1:
+                    item["swipe"] = [k, n_alt]
+                items.append(item)
+            elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
+                if items and items[-1]["role"] == "draft":
+                    items.pop()
+                draft = {"id": e.id, "role": "draft", "text": e.draft, "beat": beat, "outcome": e.outcome,
+                         "error": e.error}
+                k, n_alt = swipe_info(e.id)
+                if n_alt > 1:  # a failed attempt on screen: the replies of the other attempts are one swipe away
+                    draft["swipe"] = [k, n_alt]
+                items.append(draft)
+            if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
+                items.pop(-2)
+        for it in items:
+            if it.get("variables", 0) is None:
+                del it["variables"]
+        return items
+
+    def _vars_before(self, path: list[Any], start: int) -> Any:
+        """The raw variable tree in force just before ``path[start]``: the latest rp-state with ``mvu`` before it,
+        else the card's initial tree (None without one)."""
+        lay = self._layout
+        if start and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
+            k = bisect.bisect_left(lay[5], start)  # the layout knows where the snapshots with variables are
+            return path[lay[5][k - 1]].mvu if k else self.initial_vars
+        for e in reversed(path[:start]):
+            if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
+                return e.mvu
+        return self.initial_vars
+
+    def layout(self) -> tuple[list[str], list[int]]:
+        """Entry ids and path positions of the items :meth:`items` returns, in order — the same item rules read
+        from entry types and beat outcomes only, kept incrementally (O(new entries) per call; rebuilt after a
+        branch switch). Also notes the positions of snapshots with variables."""
+        path = self.tree.path_to()
+        lay = self._layout
+        if lay is None or not (lay[0] and len(path) >= lay[0] and path[lay[0] - 1].id == lay[1]):
+            lay = (0, None, [], [], [], [])
+        n, _, ids, pos, roles, mvu_pos = lay
+        for p in range(n, len(path)):
+            e = path[p]
+            t = e.type
+            if t == "rp-state" and getattr(e, "mvu", None) is not None:
+                mvu_pos.append(p)
+            if t in ("opening", "user", "assistant"):
+                ids.append(e.id), pos.append(p), roles.append(t)
+            elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
+                if roles and roles[-1] == "draft":
+                    ids.pop(), pos.pop(), roles.pop()
+                ids.append(e.id), pos.append(p), roles.append("draft")
+            if t in ("assistant", "revision") and len(roles) >= 2 and roles[-2] == "draft":
+                del ids[-2], pos[-2], roles[-2]
+        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos)
+        return ids, pos
+
+    def page(self, end: Optional[int] = None, count: int = 60) -> tuple[int, int, list[dict[str, Any]]]:
+        """Items ``[first, end)`` of :meth:`items` (at most ``count``; ``end`` defaults to the total, i.e. the
+        newest page) without building the others: ``(first, total, items)``. The read starts at the user message at
+        or before the page and ends at the first reply after it (nothing outside changes these items)."""
+        ids, pos = self.layout()
+        total = len(ids)
+        end = total if end is None else max(0, min(end, total))
+        first = max(0, end - max(0, count))
+        if first >= end:
+            return first, total, []
+        path = self.tree.path_to()
+        start = pos[first]
+        while start > 0 and path[start].type != "user":
+            start -= 1
+        stop = pos[end - 1] + 1
+        while stop < len(path) and path[stop].type not in ("assistant", "opening"):
+            stop += 1
+        by_id = {it["id"]: it for it in self.items(start, stop + 1)}
+        if all(i in by_id for i in ids[first:end]):
+            return first, total, [by_id[i] for i in ids[first:end]]
+        full = self.items()  # the layout rules fell behind items(): the slow way is always right
+        first = max(0, min(end, len(full)) - count)
+        return first, len(full), full[first:end]
+
+
+class TranscriptItems:
+    """A transcript as a read-only sequence of item dicts whose pages are built when first read: ``len()`` is the
+    full count, ``items[i]``/slices/iteration give exactly what :meth:`Transcript.items` would. A snapshot of the
+    branch when it was made: make a new one after a beat or a branch switch. Iterating builds every page still
+    missing (O(chat length), once)."""
+
+    def __init__(self, transcript: Transcript, page: int = 60):
+        first, total, items = transcript.page(None, page)
+        self._t, self._page, self._total = transcript, max(1, page), total
+        self._have: dict[int, dict[str, Any]] = {first + k: it for k, it in enumerate(items)}
+
+    def __len__(self) -> int:
+        return self._total
+
+    def _fill(self, lo: int, hi: int) -> None:
+        """Build the items missing in ``[lo, hi)``."""
+        missing = [k for k in range(lo, hi) if k not in self._have]
+        if missing:
+            first, _total, items = self._t.page(missing[-1] + 1, missing[-1] + 1 - missing[0])
+            self._have.update((first + k, it) for k, it in enumerate(items))
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(self._total)
+            if step == 1 and lo < hi:
+                self._fill(lo, hi)
+            return [self[k] for k in range(lo, hi, step)]
+        k = i + self._total if i < 0 else i
+        if not 0 <= k < self._total:
+            raise IndexError("transcript index out of range")
+        if k not in self._have:
+            self._fill(max(0, k + 1 - self._page), k + 1)
+            if k not in self._have:  # the branch shrank since this snapshot was made
+                raise IndexError("transcript index out of range")
+        return self._have[k]
+
+    def __iter__(self) -> Any:
+        self._fill(0, self._total)
+        return (self._have[k] for k in range(self._total))
+
+    def __reversed__(self) -> Any:
+        return (self[k] for k in range(self._total - 1, -1, -1))
