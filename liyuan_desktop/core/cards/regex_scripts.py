@@ -5,10 +5,10 @@ Reference: ../shared/design/cards.md §3 (SillyTavern ``public/scripts/extension
 
 **Engine.** Patterns are JavaScript regexes (lookbehind, named groups, ``s``/``u``/``y`` flags, ``[\\s\\S]``,
 Annex-B leniency …), so they run in an embedded JavaScript engine, QuickJS-ng (PyPI ``quickjs-ng``, ``import
-quickjs``), never translated to Python ``re``. One engine per thread (a QuickJS context is not thread-safe), each with
-a memory limit; compiled ``RegExp`` objects are cached inside it (LRU, :data:`REGEX_CACHE_SIZE` entries, keyed by
-pattern and flags). Every script run has a time limit (``time_limit`` seconds, measured by QuickJS as process CPU
-time, so another busy thread makes it fire sooner): a catastrophic pattern such as ``/(a+)+$/`` is interrupted, the
+quickjs``; :mod:`.regex_engine`), never translated to Python ``re``. One engine per thread (a QuickJS context is not
+thread-safe), each with a memory limit; compiled ``RegExp`` objects are cached inside it (LRU,
+:data:`.regex_engine.REGEX_CACHE_SIZE` entries, keyed by pattern and flags). Every script run has a time limit
+(``time_limit`` seconds, measured by QuickJS as process CPU time, so another busy thread makes it fire sooner): a catastrophic pattern such as ``/(a+)+$/`` is interrupted, the
 script is **skipped with a warning** (logged, and appended to ``issues`` when given) and the text goes on to the next
 script unchanged; the same script on the same text is then skipped at once, without running again.
 
@@ -71,7 +71,6 @@ scripts to :func:`apply_scripts` only when allowed. ``disabled`` scripts never r
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import threading
@@ -82,20 +81,17 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ..prompt.macros import MacroContext, apply_macros
+from .regex_engine import _drop_engine, _engine, _fix_surrogates, _ScriptFailed, _ScriptTimeout, engine_error
 
 __all__ = [
     "Placement", "SubstituteRegex", "RegexScript", "apply_scripts", "run_script", "scripts_from_card",
-    "parse_find_regex", "escape_regex_macro", "DEFAULT_TIME_LIMIT", "MEMORY_LIMIT", "REGEX_CACHE_SIZE",
+    "parse_find_regex", "escape_regex_macro", "DEFAULT_TIME_LIMIT",
 ]
 
 log = logging.getLogger(__name__)
 
 #: Seconds of (process CPU) time one script may take on one text before it is interrupted and skipped.
 DEFAULT_TIME_LIMIT = 0.5
-#: Bytes of memory a thread's JavaScript engine may use (pathological replacements fail instead of swapping).
-MEMORY_LIMIT = 256 * 1024 * 1024
-#: Compiled regexes kept per engine.
-REGEX_CACHE_SIZE = 1000
 
 
 class Placement(IntEnum):
@@ -283,173 +279,11 @@ def escape_regex_macro(value: str) -> str:
     return _REGEX_SPECIAL.sub(lambda m: _CONTROL_ESCAPES.get(m.group(0), "\\" + m.group(0)), value)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# the JavaScript side
-
-# run(pattern, flags, text, template, trims) → "" (no match) | JSON {"e": message} (bad regex) |
-# JSON [pieces, replacements]: text = pieces[0] + rep[0] + pieces[1] + … + pieces[n]; replacements still need macros.
-_JS = r"""
-var __liyuanRegexRun = (function () {
-  var cache = new Map();
-  var LIMIT = %d;
-  function compile(pattern, flags) {
-    var key = flags + '/' + pattern;
-    if (cache.has(key)) {
-      var hit = cache.get(key);
-      cache.delete(key);
-      cache.set(key, hit);
-      return hit;
-    }
-    var re = new RegExp(pattern, flags);
-    if (cache.size >= LIMIT) cache.delete(cache.keys().next().value);
-    cache.set(key, re);
-    return re;
-  }
-  function groupText(value, trims) {
-    if (!value) return '';
-    var out = String(value);
-    for (var t = 0; t < trims.length; t++) {
-      if (trims[t]) out = out.split(trims[t]).join('');
-    }
-    return out;
-  }
-  // The replacement template split once into literal text and references: [text, kind, key, text, kind, key, …]
-  // with kind 1 = numbered group, 2 = named group, 3 = whole match ($&).
-  function parseTemplate(template) {
-    var parts = [];
-    var ref = /\$(\d+)|\$<([^>]+)>|\$&/g;
-    var last = 0;
-    var m;
-    while ((m = ref.exec(template)) !== null) {
-      parts.push(template.slice(last, m.index));
-      if (m[1] !== undefined) parts.push(1, Number(m[1]));
-      else if (m[2] !== undefined) parts.push(2, m[2]);
-      else parts.push(3, 0);
-      last = ref.lastIndex;
-    }
-    parts.push(template.slice(last));
-    return parts;
-  }
-  return function (pattern, flags, text, template, trimsJson) {
-    var re;
-    try {
-      re = compile(pattern, flags);
-    } catch (err) {
-      return JSON.stringify({ e: String(err) });
-    }
-    var trims = JSON.parse(trimsJson);
-    var parts = parseTemplate(template);
-    re.lastIndex = 0;
-    var pieces = [];
-    var reps = [];
-    var last = 0;
-    text.replace(re, function () {
-      var n = arguments.length;
-      var named = (typeof arguments[n - 1] === 'object') ? arguments[n - 1] : undefined;
-      var ngroups = named === undefined ? n - 2 : n - 3;
-      var offset = arguments[ngroups];
-      pieces.push(text.slice(last, offset));
-      last = offset + arguments[0].length;
-      var out = parts[0];
-      for (var i = 1; i < parts.length; i += 3) {
-        var kind = parts[i];
-        var key = parts[i + 1];
-        var value;
-        if (kind === 1) value = key < ngroups ? arguments[key] : undefined;
-        else if (kind === 2) value = named ? named[key] : undefined;
-        else value = arguments[0];
-        out += groupText(value, trims) + parts[i + 2];
-      }
-      reps.push(out);
-      return '';
-    });
-    if (!reps.length) return '';
-    pieces.push(text.slice(last));
-    return JSON.stringify([pieces, reps]);
-  };
-})();
-""" % REGEX_CACHE_SIZE
-
-
-class _ScriptTimeout(Exception):
-    pass
-
-
-class _ScriptFailed(Exception):
-    pass
-
-
-class _Engine:
-    """One QuickJS context (per thread) with the replace function loaded."""
-
-    def __init__(self) -> None:
-        import quickjs  # quickjs-ng
-
-        self._quickjs = quickjs
-        self.ctx = quickjs.Context()
-        self.ctx.set_memory_limit(MEMORY_LIMIT)
-        self.ctx.eval(_JS)
-        self.fn = self.ctx.get("__liyuanRegexRun")
-
-    def run(self, pattern: str, flags: str, text: str, template: str, trims: list[str],
-            time_limit: float) -> Optional[tuple[list[str], list[str]]]:
-        """Pieces and replacements, or None when nothing matched. Raises _ScriptTimeout / _ScriptFailed."""
-        self.ctx.set_time_limit(time_limit)
-        try:
-            out = self.fn(pattern, flags, text, template, json.dumps(trims))
-        except self._quickjs.JSException as exc:
-            if "interrupted" in str(exc):
-                raise _ScriptTimeout(str(exc)) from None
-            raise _ScriptFailed(str(exc).splitlines()[0] if str(exc) else "out of memory") from None
-        finally:
-            self.ctx.set_time_limit(-1)
-        if not out:
-            return None
-        data = json.loads(out)
-        if isinstance(data, dict):
-            raise _ScriptFailed(f"invalid regex: {data.get('e')}")
-        return data[0], data[1]
-
-
-_local = threading.local()
-_engine_error: Optional[str] = None
-
-
-def _engine() -> Optional[_Engine]:
-    global _engine_error
-    eng = getattr(_local, "engine", None)
-    if eng is None:
-        if _engine_error is not None:
-            return None
-        try:
-            eng = _Engine()
-        except Exception as exc:  # missing/broken package: scripts are skipped, the app keeps working
-            _engine_error = f"JavaScript regex engine unavailable ({exc}); regex scripts are not applied"
-            log.error(_engine_error)
-            return None
-        _local.engine = eng
-    return eng
-
-
-def _drop_engine() -> None:
-    """Forget this thread's engine (after an interrupt or out-of-memory); the next run makes a fresh one."""
-    _local.engine = None
-
-
 # Scripts that timed out on a given text: (pattern, flags, text digest) → True; skipped without running again.
 _timeouts: "OrderedDict[tuple[str, str, str], bool]" = OrderedDict()
 _timeouts_lock = threading.Lock()
 _TIMEOUT_MEMORY = 256
-
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 _META = set("\\^$.|?*+()[]{}")
-
-
-def _fix_surrogates(text: str) -> str:
-    """Re-pair UTF-16 halves split by a non-unicode regex; a half left alone becomes U+FFFD."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _digest(text: str) -> str:
@@ -497,8 +331,9 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
         return text
     eng = _engine()
     if eng is None:
-        if issues is not None and _engine_error:
-            issues.append(_engine_error)
+        unavailable = engine_error()
+        if issues is not None and unavailable:
+            issues.append(unavailable)
         return text
     template = re.sub(r"\{\{match\}\}", lambda _: "$0", script.replaceString, flags=re.IGNORECASE)
     trims = [apply_macros(t, macros_ctx) for t in script.trimStrings]

@@ -1,6 +1,7 @@
 """Stream assembly for the OpenAI-compatible client: :class:`_Assembler` collects the chunks of a streamed answer
-(SSE ``data:`` lines, split by :func:`_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` — content, reasoning, tool
-calls put together from their pieces, usage — and reports each piece to the caller's ``on_delta``.
+(SSE ``data:`` lines, split by :func:`_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` —
+content, reasoning, tool calls put together from their pieces, usage — and reports each piece to the caller's
+``on_delta``.
 """
 
 from __future__ import annotations

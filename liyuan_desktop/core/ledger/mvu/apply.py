@@ -6,7 +6,8 @@ import copy
 from typing import Any, Iterable
 
 from .commands import MvuOp, _math
-from .paths import _MISSING, Segment, _get, _guard, _index, _is_num, _num_from_str, _put, is_pair, join_path, js_str, value_of
+from .paths import (_MISSING, Segment, _get, _guard, _index, _is_num, _num_from_str, _put, is_pair, join_path, js_str,
+                    value_of)
 from .patch import _set_leaf
 from .state import MvuResult, MvuState, _Changes, _result
 
