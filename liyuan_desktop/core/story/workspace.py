@@ -85,11 +85,6 @@ def _atomic_write_text(path: Path, text: str) -> None:
     atomic_write_text(path, text)
 
 
-def _excerpt(text: str, n: int = 40) -> str:
-    one = text.replace("\n", "⏎")
-    return one if len(one) <= n else one[:n] + "…"
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # the folder
 
@@ -109,7 +104,7 @@ class StoryFolder:
 
     ``workspace`` is the data folder the model's paths are relative to. ``story_dir`` need not exist yet (the first
     ``write`` creates it). The four tools :meth:`read`, :meth:`grep`, :meth:`edit`, :meth:`write` return the text the
-    model sees and raise :class:`ToolError`; :meth:`call` dispatches a tool by name."""
+    model sees and raise :class:`ToolError`; the model reaches them through the registry (core.tools.story_files)."""
 
     def __init__(self, workspace: Path, story_dir: Path):
         self.workspace = Path(workspace)
