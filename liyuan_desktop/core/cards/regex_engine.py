@@ -115,7 +115,7 @@ class _Engine:
     """One QuickJS context (per thread) with the replace function loaded."""
 
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng
+        import quickjs  # quickjs-ng; lazy: a native module, loaded only when a script runs
 
         self._quickjs = quickjs
         self.ctx = quickjs.Context()

@@ -485,7 +485,7 @@ class OpenAIChatModel:
         def _before_sleep(state: Any) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
             reason = f"HTTP {exc.status}" if isinstance(exc, _Retryable) and exc.status else type(
-                getattr(exc, "cause", exc)).__name__
+                exc.cause if isinstance(exc, _Retryable) else exc).__name__
             wait = state.next_action.sleep if state.next_action is not None else 0.0
             log.info("model %s: attempt %d failed (%s), retrying in %.2fs", self.name, state.attempt_number,
                      reason, wait)

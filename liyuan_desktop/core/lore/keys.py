@@ -100,7 +100,7 @@ class _JsEngine:
     translator cannot express, with JavaScript's own ``RegExp``."""
 
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng
+        import quickjs  # quickjs-ng; lazy: a native module, loaded only when a key needs JavaScript
 
         self.quickjs = quickjs
         self.ctx = quickjs.Context()

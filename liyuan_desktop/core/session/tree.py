@@ -227,7 +227,7 @@ class SessionTree:
         gone = set(drop)
         for i in drop:
             e = self.entries.pop(i, None)
-            if e is None or getattr(e, "type", "") == "leaf":
+            if e is None or e.type == "leaf":
                 continue
             kids = self.children_of.get(e.parent_id)
             if kids and i in kids:

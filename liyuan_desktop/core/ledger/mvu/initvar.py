@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 
 import json_repair
 
+from ...lore import Lorebook
 from .paths import _jsonable
 
 try:  # PyYAML is a declared dependency; stay importable without it (JSON-only InitVar then)
@@ -28,10 +29,11 @@ def _entries_of(src: Any) -> list[Any]:
         return []
     if isinstance(src, list):
         return list(src)
-    lb = getattr(src, "lorebook", None)  # Card
-    if lb is not None and hasattr(lb, "entries"):
+    # a Card: read through its attribute, since importing Card here would make a cycle (cards.inspect imports mvu)
+    lb = getattr(src, "lorebook", None)
+    if isinstance(lb, Lorebook):
         return list(lb.entries)
-    if hasattr(src, "entries") and not isinstance(src, dict):  # Lorebook
+    if isinstance(src, Lorebook):
         return list(src.entries)
     if isinstance(src, dict):
         entries = src.get("entries")
