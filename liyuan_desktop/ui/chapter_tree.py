@@ -407,7 +407,7 @@ class ChapterTreePane(QWidget):
 
     def set_chat(self, chat: Any) -> None:
         """Show ``chat``'s chapters (agent chats; anything else or None shows an empty, disabled pane)."""
-        self.chat = chat if chat is not None and getattr(chat, "mode", "") == "agent" else None
+        self.chat = chat if chat is not None and chat.mode == "agent" else None
         self.editor.close_chapter()
         self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
         self.refresh()

@@ -6,8 +6,8 @@ two ways back (seed 000: 「只把正文文件恢复到某个检查点、讨论�
   stays where it is.
 * 「正文和对话一起回到这一轮之前」 — for a checkpoint made by an agent turn (it has a ``turnId``): the folder becomes
   the checkpoint before it (the files as they were before the turn) and the chat's active leaf moves to the parent of
-  the turn's user entry (``chat.tree.set_leaf`` + ``commit``). The old conversation is not deleted: it stays in
-  ``session.jsonl`` as a branch.
+  the turn's user entry (``Chat.restore_checkpoint(…, with_conversation=True)``, the same command the CLI calls).
+  The old conversation is not deleted: it stays in ``session.jsonl`` as a branch.
 
 Both ask first (``confirm(title, text)``, an attribute tests replace) with a text that names every file that will be
 rewritten, removed or added back. Both are undoable: :meth:`StoryHistory.restore` first records the folder as it is,
@@ -245,7 +245,7 @@ class CheckpointTimelinePane(QWidget):
         """Show ``chat``'s checkpoints (agent chats; anything else or None shows an empty pane)."""
         if chat is not self.chat:
             self._undo = None
-        self.chat = chat if chat is not None and getattr(chat, "mode", "") == "agent" else None
+        self.chat = chat if chat is not None and chat.mode == "agent" else None
         self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
         self.refresh()
 
@@ -324,7 +324,7 @@ class CheckpointTimelinePane(QWidget):
 
     # -- restore --------------------------------------------------------------------------------------------
     def _selected_turn(self) -> tuple[Any, Any, Any]:
-        """(selected checkpoint, the one before it, its turn's user entry in the tree) — each may be None."""
+        """(selected checkpoint, the one before it, its turn's user words) — each may be None."""
         cid = self.selected_id()
         if self.chat is None or cid is None:
             return None, None, None
@@ -334,14 +334,7 @@ class CheckpointTimelinePane(QWidget):
             return None, None, None
         cp = cps[idx]
         pred = cps[idx - 1] if idx > 0 else None
-        user = None
-        if cp.turnId:
-            try:
-                e = self.chat.tree.get(cp.turnId)
-                user = e if getattr(e, "type", "") == "user" else None
-            except KeyError:
-                user = None
-        return cp, pred, user
+        return cp, pred, self.chat.checkpoint_turn_text(cp)
 
     def _file_lines(self, target: dict[str, str]) -> list[str]:
         plan = plan_restore(self.history.snapshot(), target)
@@ -359,7 +352,7 @@ class CheckpointTimelinePane(QWidget):
 
     def confirm_text_turn(self, cp: Any, pred: Any, user: Any) -> str:
         """The confirmation text of 「正文和对话一起回到这一轮之前」 for ``cp``."""
-        said = (getattr(user, "text", "") or "").replace("\n", " ")
+        said = (user or "").replace("\n", " ")
         if len(said) > 40:
             said = said[:40] + "…"
         return "\n".join([tr("story.confirm.turn", message=cp.message, time=_when(cp.ts)), *self._file_lines(pred.files),
@@ -373,7 +366,7 @@ class CheckpointTimelinePane(QWidget):
         if not self.confirm(tr("story.restore.files"), self.confirm_text_files(cp)):
             return None
         try:
-            done = self.history.restore(cp.id, author="user", message=f"恢复到「{cp.message}」")
+            done = self.chat.restore_checkpoint(cp.id).checkpoint
         except Exception as e:
             self.inform(tr("story.restore.files"), tr("story.err.restore", error=str(e)))
             return None
@@ -388,21 +381,14 @@ class CheckpointTimelinePane(QWidget):
             return None
         if not self.confirm(tr("story.restore.turn"), self.confirm_text_turn(cp, pred, user)):
             return None
-        tree = self.chat.tree
-        old_leaf = tree.leaf_id
         try:
-            done = self.history.restore(pred.id, author="user", message=f"撤销本轮「{cp.message}」")
-            if user.parent_id is not None:
-                tree.set_leaf(user.parent_id)
-                tree.commit()
-                if hasattr(self.chat, "_write_meta"):
-                    self.chat._write_meta()
+            res = self.chat.restore_checkpoint(cp.id, with_conversation=True)
         except Exception as e:
             self.inform(tr("story.restore.turn"), tr("story.err.restore", error=str(e)))
             self.refresh()
             return None
-        self._after_restore(done, old_leaf, tr("story.done.turn", message=cp.message))
-        return done
+        self._after_restore(res.checkpoint, res.old_leaf, tr("story.done.turn", message=cp.message))
+        return res.checkpoint
 
     def _after_restore(self, done: Any, old_leaf: Optional[str], message: str) -> None:
         cps = self.history.checkpoints()
@@ -426,12 +412,7 @@ class CheckpointTimelinePane(QWidget):
         if not self.confirm(tr("story.restore.undo"), text):
             return None
         try:
-            done = self.history.restore(pre_id, author="user", message="撤销恢复")
-            if old_leaf and old_leaf in self.chat.tree.entries:
-                self.chat.tree.set_leaf(old_leaf)
-                self.chat.tree.commit()
-                if hasattr(self.chat, "_write_meta"):
-                    self.chat._write_meta()
+            done = self.chat.undo_restore(pre_id, old_leaf)
         except Exception as e:
             self.inform(tr("story.restore.undo"), tr("story.err.restore", error=str(e)))
             return None

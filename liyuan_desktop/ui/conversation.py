@@ -19,7 +19,7 @@ message's variables inline. Frames talk only to the host page (``postMessage``);
 Per card (:meth:`ConversationView.set_card`, called when a chat opens): the frames' ``localStorage`` /
 ``sessionStorage`` are the card's own (``core/card_storage.py``: a JSON file in the card's folder, inlined into each
 frame before the card's script runs, changes relayed back and written atomically, 1 MiB cap); the card's "trusted"
-switch (``core/card_trust.py``) lets its frames load https scripts/styles/fonts, nothing more.
+switch (``core/cards/meta.py``) lets its frames load https scripts/styles/fonts, nothing more.
 
 Defences besides the sandbox and the CSPs: a :class:`FrameRequestInterceptor` on the page refuses every request
 that is not our own files, ``qrc:``/``data:``/``blob:`` — for a trusted card also https scripts, styles and fonts,
@@ -48,7 +48,7 @@ import tempfile
 import time
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QDesktopServices
@@ -56,11 +56,14 @@ from PySide6.QtWebChannel import QWebChannel
 from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineSettings, QWebEngineUrlRequestInfo,
                                      QWebEngineUrlRequestInterceptor)
 from PySide6.QtWebEngineWidgets import QWebEngineView
-from PySide6.QtWidgets import QMenu, QWidget
+from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from .i18n import tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -708,7 +711,7 @@ class ConversationView(QWebEngineView):
     def set_card(self, card_dir: str | Path | None) -> None:
         """The card whose chat the view shows (its folder; None = none). Frames built from now on get this card's
         ``localStorage`` (``core/card_storage.py``, loaded from its folder) and ``sessionStorage`` (kept for the run
-        of the app), and its trust switch (``core/card_trust.py``); changes their frames make are written back to
+        of the app), and its trust switch (``core/cards/meta.py``); changes their frames make are written back to
         this card only. Call it before :meth:`set_transcript`. A change of trust reloads the page (trusted cards use
         a copy of the host page whose policy allows https scripts, styles and fonts)."""
         new_dir = Path(card_dir).resolve() if card_dir else None
@@ -858,15 +861,13 @@ class ConversationView(QWebEngineView):
         self.eval_js("JSON.stringify(window.liyuan.contextItem ? window.liyuan.contextItem() : null)", with_item)
 
 
-def frames_trust_action(window: QWidget, current_chat: Callable[[], Any], view: "ConversationView") -> Any:
+def frames_trust_action(window: QMainWindow, current_chat: Callable[[], Optional["Chat"]], view: "ConversationView") -> Any:
     """The checkable menu action 「信任这张卡的状态栏（允许联网加载脚本）」 for the card of ``current_chat()`` (a Chat or
     None). Switching it on asks first with a warning (``frames.trust.warn``); the answer is stored with
-    ``core.card_trust.set_card_frames_trusted`` and the view reloads its frames with the new policy
+    ``Chat.set_trusted`` (core.cards.meta) and the view reloads its frames with the new policy
     (:meth:`ConversationView.set_card`). The check mark follows the open chat's card each time the menu opens."""
     from PySide6.QtGui import QAction
     from PySide6.QtWidgets import QMessageBox
-
-    from ..core.cards.meta import set_card_frames_trusted
 
     act = QAction(tr("frames.trust.action"), window)
     act.setObjectName("framesTrustAction")
@@ -874,8 +875,7 @@ def frames_trust_action(window: QWidget, current_chat: Callable[[], Any], view: 
 
     def card_dir() -> Path | None:
         chat = current_chat()
-        path = getattr(getattr(chat, "card", None), "path", None)
-        return Path(path).parent if path else None
+        return Path(chat.card.path).parent if chat is not None and chat.card.path else None
 
     def sync() -> None:
         d = card_dir()
@@ -885,25 +885,23 @@ def frames_trust_action(window: QWidget, current_chat: Callable[[], Any], view: 
     def toggled(on: bool) -> None:
         d = card_dir()
         chat = current_chat()
-        if d is None:
+        if d is None or chat is None:
             act.setChecked(False)
             return
-        name = getattr(chat.card, "name", "")
+        name = chat.card.name
         if on and QMessageBox.warning(window, tr("app.title"), tr("frames.trust.warn", name=name),
                                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
                                       QMessageBox.StandardButton.No) != QMessageBox.StandardButton.Yes:
             act.setChecked(False)
             return
         try:
-            set_card_frames_trusted(d, on)
-        except OSError as e:
+            chat.set_trusted(on)
+        except (OSError, ValueError) as e:
             QMessageBox.warning(window, tr("app.title"), str(e))
             sync()
             return
         view.set_card(d)
-        status = getattr(window, "statusBar", None)
-        if callable(status):
-            status().showMessage(tr("frames.trust.on" if on else "frames.trust.off", name=name), 6000)
+        window.statusBar().showMessage(tr("frames.trust.on" if on else "frames.trust.off", name=name), 6000)
 
     act.triggered.connect(toggled)
     act.sync = sync  # type: ignore[attr-defined]

@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from ..core.cards import library
 from ..core.cards import CardError
-from ..core.chat.facade import BeatResult, Chat
+from ..core.cards.meta import set_card_scripts_allowed
+from ..core.chat import BeatResult, BeatSaveError, Chat, SessionWriteError
 from ..core.llm.replay import ReplayModel
 from ..core.llm.types import ChatModel
 from ..core.session.tree import SessionError
@@ -393,14 +394,14 @@ class MainWindow(QMainWindow):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), agent)
             pane.set_chat(chat if agent else None)
         demo = getattr(self, "is_demo", False)
-        self.view.set_banner(tr("replay.banner") if demo or getattr(chat.model, "is_replay", False) else None)
+        self.view.set_banner(tr("replay.banner") if demo or chat.model.is_replay else None)
         self.reload_transcript()
         self.refresh_state()
         self.draft_pane.reset()
         pending = chat.pending_draft()
         if pending is not None:
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
-        elif (beat := chat.tree.latest("beat")) is not None:  # reopening: the last beat's draft and cache share
+        elif (beat := chat.latest_beat()) is not None:  # reopening: the last beat's draft and cache share
             self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, chat.last_beat_tokens())
         model_name = tr("model.replay.name") if demo else chat.model.name
         self.status_label.setText(tr("status.chat", card=chat.card.name, chat=self.chat_ref.name if self.chat_ref else "", model=model_name))
@@ -412,7 +413,7 @@ class MainWindow(QMainWindow):
         """Demo beats finished on this branch (sealed or revised); a stopped beat is played again."""
         if self.chat is None:
             return 0
-        return sum(1 for e in self.chat.tree.path_to() if e.type == "beat" and e.outcome in ("sealed", "revised_previous"))
+        return self.chat.sealed_beat_count()
 
     def _prefill(self) -> None:
         if getattr(self, "is_demo", False) and self.chat is not None:
@@ -494,7 +495,6 @@ class MainWindow(QMainWindow):
 
     def _ask_scripts(self, ref: library.CardRef) -> None:
         """A card with regex scripts: ask once whether they may run (they change what is shown and sent)."""
-        from ..core.chat.facade import set_card_scripts_allowed
         from ..core.cards.regex_scripts import scripts_from_card
 
         try:
@@ -617,7 +617,7 @@ class MainWindow(QMainWindow):
     def refresh_state(self) -> None:
         if self.chat is None:
             return
-        e = self.chat.tree.latest("rp-state")
+        e = self.chat.ledger_entry()
         state = WorldState.model_validate(e.state) if e else WorldState()
         self.state_pane.show_state(state, list(e.applied) if e else [], list(e.warnings) if e else [], e.source if e else "")
         self.panels_view.refresh(self.chat)  # issue 5: panels follow the scribe, the branch and ledger edits
@@ -680,8 +680,6 @@ class MainWindow(QMainWindow):
             except ValueError as e:
                 self.statusBar().showMessage(str(e), 8000)
             except OSError as e:
-                from ..core.chat.facade import BeatSaveError, SessionWriteError
-
                 if isinstance(e, SessionWriteError):
                     if restore and not self.input.toPlainText().strip():
                         self.input.setPlainText(restore)  # nothing was played: the words go back to the box
@@ -711,29 +709,22 @@ class MainWindow(QMainWindow):
 
     def _sync_scripts_action(self) -> None:
         chat = self.chat
-        self.scripts_action.setEnabled(chat is not None and bool(getattr(chat.card, "path", "")))
+        self.scripts_action.setEnabled(chat is not None and bool(chat.card.path))
         if chat is not None:
-            from ..core.chat.facade import card_scripts_allowed
-
-            self.scripts_action.setChecked(card_scripts_allowed(chat.card))
+            self.scripts_action.setChecked(chat.scripts_allowed())
 
     def _scripts_toggled(self, on: bool) -> None:
         """「允许这张卡的正则脚本」: stored beside the card (the same permission the import asks for); the open chat
         re-renders with or without them."""
         chat = self.chat
-        if chat is None or not getattr(chat.card, "path", ""):
+        if chat is None or not chat.card.path:
             return
-        from ..core.chat.facade import set_card_scripts_allowed
-        from ..core.cards.regex_scripts import scripts_from_card
-
         try:
-            set_card_scripts_allowed(Path(chat.card.path).parent, on)
-        except OSError as e:
+            chat.set_scripts_allowed(on)
+        except (OSError, ValueError) as e:
             QMessageBox.warning(self, tr("app.title"), str(e))
             self._sync_scripts_action()
             return
-        chat.scripts = scripts_from_card(chat.card.raw) if on else []
-        chat._script_cache.clear()
         self.reload_transcript()
         self.statusBar().showMessage(tr("scripts.on" if on else "scripts.off", name=chat.card.name), 6000)
 
@@ -791,7 +782,7 @@ class MainWindow(QMainWindow):
         if getattr(self, "is_demo", False):
             self.statusBar().showMessage(tr("demo.no.regen"), 8000)
             return
-        if self.chat.tree.latest("user") is None:
+        if self.chat.last_user_text() is None:
             self.statusBar().showMessage(tr("regen.none"), 6000)
             return
         chat = self.chat
@@ -828,10 +819,9 @@ class MainWindow(QMainWindow):
         self._refresh_branches()
         self.undo_btn.setEnabled(not self.busy and self._can_undo())
         usage = None
-        fn = getattr(self.chat, "context_usage", None)
-        if callable(fn):
+        if self.chat is not None:
             try:
-                usage = fn()
+                usage = self.chat.context_usage()
             except Exception:  # the meter must never take the window down
                 log.exception("context_usage failed")
         self.draft_pane.set_context(usage)
@@ -839,7 +829,7 @@ class MainWindow(QMainWindow):
     def _can_undo(self) -> bool:
         """撤销本轮 applies to role-play chats with a user message on the branch (an agent chat undoes a turn in its
         checkpoint timeline, where the chapter files go back too)."""
-        return self.chat is not None and self.chat.mode != "agent" and self.chat.tree.latest("user") is not None
+        return self.chat is not None and self.chat.mode != "agent" and self.chat.last_user_text() is not None
 
     def _refresh_branches(self, force: bool = False) -> None:
         """Rebuild the navigator when it is the tab shown (else later, when it is shown)."""
@@ -863,7 +853,7 @@ class MainWindow(QMainWindow):
         if pending is not None:
             self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
         else:  # the draft pane follows the branch too: the newest beat shown, not the newest beat played
-            beat = self.chat.tree.latest("beat") if self.chat is not None else None
+            beat = self.chat.latest_beat() if self.chat is not None else None
             if beat is not None:
                 self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, self.chat.last_beat_tokens())
             else:
@@ -903,7 +893,7 @@ class MainWindow(QMainWindow):
         if self.chat.mode == "agent":
             self.statusBar().showMessage(tr("undo.agent"), 8000)
             return
-        last = self.chat.tree.latest("user")
+        last = self.chat.last_user_text()
         try:
             self.chat.undo()
         except ValueError:
@@ -913,7 +903,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(str(e), 6000)
             return
         if last is not None and not self.input.toPlainText().strip() and not getattr(self, "is_demo", False):
-            self.input.setPlainText(last.text)  # the undone words come back to the box, to send again or change
+            self.input.setPlainText(last)  # the undone words come back to the box, to send again or change
         self._after_branch_switch(tr("undo.done"))
 
     def edit_user_clicked(self, entry_id: str) -> Optional[EditMessageDialog]:
@@ -924,10 +914,10 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(tr("branch.demo"), 8000)
             return None
         try:
-            entry = self.chat.tree.get(entry_id)
+            text = self.chat.entry_text(entry_id)
         except KeyError:
             return None
-        dlg = EditMessageDialog(entry_id, getattr(entry, "text", ""), self)
+        dlg = EditMessageDialog(entry_id, text, self)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.submitted.connect(self.edit_user_submitted)
         dlg.open()
@@ -952,12 +942,8 @@ class MainWindow(QMainWindow):
         """「查看提示词」 for the beat of a transcript item: every model call as sent, in a dialog."""
         if self.chat is None:
             return None
-        fn = getattr(self.chat, "inspect_beat", None)
-        if not callable(fn):
-            self.statusBar().showMessage(tr("inspect.unavailable"), 8000)
-            return None
         try:
-            calls = fn(entry_id)
+            calls = self.chat.inspect_beat(entry_id)
         except (KeyError, ValueError, OSError) as e:
             self.statusBar().showMessage(str(e), 8000)
             return None

@@ -16,21 +16,20 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from ..runtime import make_loop, prepare_env
+
 
 def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0) -> dict[str, Any]:
     """Render and report (see the module doc). Raises CardError for a file that is not a card."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("LIYUAN_HOME", tempfile.mkdtemp(prefix="liyuan-preview-"))
-    from ..app import _prepare_env, make_loop
-
-    _prepare_env()
+    prepare_env()
     from PySide6 import QtWebEngineWidgets  # noqa: F401
     from PySide6.QtWidgets import QApplication
 
     from ..core.cards import load_card
     from ..core.chat.facade import Chat
     from ..core.llm.replay import ReplayModel
-    from ..core.cards.regex_scripts import scripts_from_card
     from .conversation import ConversationView
 
     import shutil
@@ -51,7 +50,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
     chat = Chat.create(scratch / "chat", card, ReplayModel(actor=[]))
-    chat.scripts = scripts_from_card(card.raw)
+    chat.context.set_scripts(True)  # the preview runs the card's scripts without storing a permission
     items = chat.transcript()
     view = ConversationView()
     view.resize(900, 1200)
@@ -63,7 +62,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
         while not view.is_ready() and loop.time() < end:
             await asyncio.sleep(0.05)
         view.show_chat()
-        view.set_frame_context(user=chat.persona, char=card.name) if hasattr(view, "set_frame_context") else None
+        view.set_frame_context(user=chat.persona, char=card.name)
         view.set_transcript([dict(it, text=chat.display_text(it, len(items) - 1 - i)) for i, it in enumerate(items)], False)
         await asyncio.sleep(2.5)  # frames load, run their scripts and report their heights
         box: list = []

@@ -60,11 +60,8 @@ class SummariesDialog(QDialog):
         inner = QWidget()
         col = QVBoxLayout(inner)
         self.editors = {}
-        getter = getattr(self.chat, "summaries", None)
-        items = getter() if callable(getter) else []
-        if not callable(getter):
-            col.addWidget(QLabel(tr("sum.unavailable")))
-        elif not items:
+        items = self.chat.summaries() if self.chat is not None else []
+        if not items:
             empty = QLabel(tr("sum.empty"))
             empty.setWordWrap(True)
             col.addWidget(empty)
