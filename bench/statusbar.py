@@ -37,9 +37,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
-    from liyuan_desktop.app import _prepare_env, make_loop
+    from liyuan_desktop.runtime import make_loop, prepare_env
 
-    _prepare_env()
+    prepare_env()
     from PySide6 import QtWebEngineWidgets  # noqa: F401
     from PySide6.QtWidgets import QApplication
 

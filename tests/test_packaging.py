@@ -161,3 +161,14 @@ def test_scripts_parse_and_build_info_is_never_in_the_source_tree():
     for script in ("install.sh", "uninstall.sh", "deb-postinst", "deb-postrm"):
         subprocess.run(["sh", "-n", str(PKG / "linux" / script)], check=True)
     assert not (ROOT / "liyuan_desktop" / "_build_info.py").exists(), "build.sh writes it into the staged copy only"
+
+
+def test_every_package_is_in_pyproject():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]["packages"])
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "liyuan_desktop").rglob("__init__.py")
+               if "__pycache__" not in p.parts}
+    assert on_disk | {"liyuan_desktop.sample_cards"} == listed, (
+        f"missing from pyproject [tool.setuptools] packages: {sorted(on_disk - listed)}; "
+        f"listed but gone: {sorted(listed - on_disk - {'liyuan_desktop.sample_cards'})}")

@@ -42,12 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point ``liyuan`` (``argv`` defaults to ``sys.argv[1:]``); returns the exit code. Without a
-    command, with ``app`` or with a window flag (``--self-test``, ``--offscreen``…) it opens the window (app.py)."""
+    command, with ``app`` or with a window flag (``--self-test``, ``--offscreen``…) it opens the window (app.py), or
+    plays the demo in the terminal where there is no display."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
         from ..app import main as app_main
 
-        return app_main([a for a in argv if a != "app"])
+        return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)

@@ -1,4 +1,4 @@
-"""「关于梨园」: version, build date, where the data and the logs live, and the app icon.
+"""「关于梨园」: version, build date, the web sandbox state, where the data and the logs live, and the app icon.
 
 The build date comes from ``liyuan_desktop/_build_info.py``, which packaging/build.sh writes into the build's staged
 copy of the source only; a source checkout has no such file and says 源码运行 / from source instead.
@@ -17,6 +17,7 @@ from PySide6.QtGui import QIcon, QPixmap
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from .. import __version__
+from ..runtime import SandboxMode, log_path, sandbox_mode
 from .i18n import tr
 
 ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
@@ -62,6 +63,11 @@ def build_label(info: dict | None = None) -> str:
     return info["build_date"] + (f" · {info['commit']}" if info.get("commit") else "")
 
 
+def sandbox_text(mode: SandboxMode) -> str:
+    """The web sandbox as the user should read it: on, or off and why (``runtime.prepare_env`` decides ``mode``)."""
+    return tr("sandbox.on") if mode == "on" else tr(f"sandbox.off.{mode}")
+
+
 def about_html() -> str:
     """The About text (rich text): name, version, build, Qt/Python versions, sandbox state, data and log folders."""
     from PySide6 import __version__ as pyside_version
@@ -71,9 +77,7 @@ def about_html() -> str:
 
     info = build_info()
     try:
-        from ..app import log_path, sandbox_state
-
-        logs, sandbox = str(log_path().parent), sandbox_state()
+        logs, sandbox = str(log_path().parent), sandbox_text(sandbox_mode())
     except Exception:  # noqa: BLE001 - the dialog must open whatever happens
         logs, sandbox = "?", "?"
     rows = [

@@ -46,7 +46,7 @@ class _NestedLoopApp:
 
 
 def _qasync_loop():
-    from liyuan_desktop.app import make_loop
+    from liyuan_desktop.runtime import make_loop
 
     return make_loop(_NestedLoopApp(_app()))
 

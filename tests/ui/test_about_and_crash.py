@@ -1,4 +1,4 @@
-"""The About dialog (version, build, folders), the window icon, and the crash dialog of app.py's excepthook."""
+"""The About dialog (version, build, folders), the window icon, and the crash dialog behind runtime's excepthook."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import logging
 import sys
 
 from liyuan_desktop import __version__
-from liyuan_desktop import app as app_mod
-from liyuan_desktop.ui import about
+from liyuan_desktop import runtime
+from liyuan_desktop.ui import about, crash
 from liyuan_desktop.ui.i18n import set_language, tr
 
 
@@ -20,7 +20,7 @@ def test_about_text_from_source(qtbot, tmp_path, monkeypatch):
     qtbot.addWidget(box)
     text = box.text()
     assert "梨园" in text and __version__ in text and "源码运行" in text and str(tmp_path / "data") in text
-    assert str(app_mod.log_path().parent) in text
+    assert str(runtime.log_path().parent) in text
 
 
 def test_about_in_english_and_with_build_info(qtbot, monkeypatch):
@@ -45,15 +45,15 @@ def test_app_icon_has_all_sizes(qtbot):
 
 def test_crash_dialog_shows_log_path_and_is_not_modal(qtbot, tmp_path, monkeypatch, caplog):
     logfile = tmp_path / "logs" / "liyuan.log"
-    monkeypatch.setattr(app_mod, "_crash_box", None)
+    monkeypatch.setattr(crash, "_crash_box", None)
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # restored after the test
-    app_mod.install_excepthook(logfile)
+    runtime.install_excepthook(logfile, crash.show_crash_dialog)
     with caplog.at_level(logging.ERROR, logger="liyuan"):
         try:
             raise RuntimeError("boom in a slot")
         except RuntimeError:
             sys.excepthook(*sys.exc_info())
-    box = app_mod._crash_box
+    box = crash.current_crash_dialog()
     assert box is not None
     qtbot.addWidget(box)
     assert box.isVisible() and not box.isModal()
@@ -61,15 +61,38 @@ def test_crash_dialog_shows_log_path_and_is_not_modal(qtbot, tmp_path, monkeypat
     assert tr("crash.title") == box.windowTitle()
     assert "boom in a slot" in caplog.text  # and it is in the log
     # a second error while the first dialog is open does not stack another dialog
-    assert app_mod.show_crash_dialog(ValueError, ValueError("again"), logfile) is box
+    assert crash.show_crash_dialog(ValueError, ValueError("again"), logfile) is box
 
 
 def test_sandbox_state_reads_as_text(monkeypatch):
-    monkeypatch.setattr(app_mod, "_SANDBOX", "on")
-    assert app_mod.sandbox_state() == "开启"
-    monkeypatch.setattr(app_mod, "_SANDBOX", "userns")
-    assert "命名空间" in app_mod.sandbox_state()
-    assert isinstance(app_mod.userns_sandbox_possible(), bool)
+    assert about.sandbox_text("on") == "开启"
+    assert "命名空间" in about.sandbox_text("userns")
+    assert isinstance(runtime.userns_sandbox_possible(), bool)
+
+
+def test_prepare_env_records_the_sandbox_decision(monkeypatch):
+    for k in ("LIYUAN_NO_SANDBOX", "QTWEBENGINE_DISABLE_SANDBOX", "QTWEBENGINE_CHROMIUM_FLAGS"):
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.setattr(runtime, "_sandbox", "on")
+    monkeypatch.setenv("LIYUAN_NO_SANDBOX", "1")
+    monkeypatch.setattr(runtime.os, "geteuid", lambda: 1000)
+    assert runtime.prepare_env() == "user" == runtime.sandbox_mode()
+    flags = runtime.os.environ["QTWEBENGINE_CHROMIUM_FLAGS"]
+    assert "--no-sandbox" in flags and "--log-level=3" in flags
+    assert runtime.os.environ["QTWEBENGINE_DISABLE_SANDBOX"] == "1"
+
+
+def test_excepthook_without_a_dialog_logs_and_prints(monkeypatch, tmp_path, caplog):
+    printed = []
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    monkeypatch.setattr(sys, "__excepthook__", lambda tp, value, tb: printed.append(tp))
+    runtime.install_excepthook(tmp_path / "liyuan.log")
+    with caplog.at_level(logging.ERROR, logger="liyuan"):
+        try:
+            raise KeyError("no dialog here")
+        except KeyError:
+            sys.excepthook(*sys.exc_info())
+    assert printed == [KeyError] and "no dialog here" in caplog.text
 
 
 def test_main_window_menu_opens_about(qtbot, monkeypatch):

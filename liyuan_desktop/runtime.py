@@ -1,0 +1,151 @@
+"""Preparing a process to run Qt: the environment QtWebEngine reads at start-up, the Chromium sandbox decision, the
+rotating log file, the uncaught-exception hook and the qasync event loop. The window (``app``), the terminal card
+preview (``ui/preview``) and the benchmarks call these instead of each setting the process up its own way.
+
+The Chromium sandbox stays on for normal users. It is turned off only when running as root
+(../shared/design/desktop-stack.md), when the system forbids unprivileged user namespaces (Chromium's sandbox needs
+them and QtWebEngine would abort with "No usable sandbox"), or when the user sets LIYUAN_NO_SANDBOX=1 (or Qt's own
+QTWEBENGINE_DISABLE_SANDBOX=1, or ``--no-sandbox`` in QTWEBENGINE_CHROMIUM_FLAGS).
+
+Layering: this module sits under ``ui``, ``app`` and ``cli`` and above ``core``; it imports no ``ui`` (the crash
+dialog and the sandbox text are the UI's, passed in or looked up there). Qt and qasync are imported only inside the
+functions that need them, so the terminal commands can import it without loading Qt.
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import sys
+import traceback
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Callable, Literal, Optional
+
+import platformdirs
+
+SandboxMode = Literal["on", "root", "user", "userns"]
+"""Why the Chromium sandbox is off ("root": running as root; "user": the user asked; "userns": the system forbids
+unprivileged user namespaces), or "on"."""
+
+CrashDialog = Callable[[type[BaseException], BaseException, Path], Optional[object]]
+"""Shows an uncaught exception and the log path to the user; returns None when it could not (no QApplication)."""
+
+_sandbox: SandboxMode = "on"  # set by prepare_env
+
+
+def userns_sandbox_possible() -> bool:
+    """Whether Chromium's namespace sandbox can start here (Linux): a forked child tries to unshare a user, PID and
+    network namespace, as the sandbox does. False where the kernel, a container or an AppArmor/SELinux policy
+    forbids unprivileged user namespaces. Always True off Linux."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "fork"):
+        return True
+    try:
+        import ctypes
+
+        unshare = ctypes.CDLL(None, use_errno=True).unshare
+    except (OSError, AttributeError):
+        return True
+    clone_newuser, clone_newpid, clone_newnet = 0x10000000, 0x20000000, 0x40000000
+    pid = os.fork()
+    if pid == 0:  # child: never returns into Python code
+        code = 1
+        try:
+            code = 0 if unshare(clone_newuser | clone_newpid | clone_newnet) == 0 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
+def prepare_env() -> SandboxMode:
+    """Set the environment QtWebEngine reads when it starts (call before the first Qt import that loads it):
+    ``QT_API=pyside6``, ``LANG=C.UTF-8`` when LANG is not set, Chromium's log level 3 unless the user chose one, and
+    the sandbox switched off (``QTWEBENGINE_DISABLE_SANDBOX=1`` and ``--no-sandbox``) in the cases the module doc
+    names. Records and returns the sandbox decision (``sandbox_mode()`` reads it later)."""
+    global _sandbox
+    os.environ.setdefault("QT_API", "pyside6")
+    os.environ.setdefault("LANG", "C.UTF-8")
+    flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
+    if "--log-level" not in flags:
+        flags = (flags + " --log-level=3").strip()
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        _sandbox = "root"
+    elif os.environ.get("LIYUAN_NO_SANDBOX") == "1" or os.environ.get("QTWEBENGINE_DISABLE_SANDBOX") == "1" \
+            or "--no-sandbox" in flags:
+        _sandbox = "user"
+    elif not userns_sandbox_possible():
+        _sandbox = "userns"
+    if _sandbox != "on":
+        os.environ["QTWEBENGINE_DISABLE_SANDBOX"] = "1"
+        if "--no-sandbox" not in flags:
+            flags += " --no-sandbox"
+    os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = flags
+    return _sandbox
+
+
+def sandbox_mode() -> SandboxMode:
+    """The sandbox decision ``prepare_env`` made in this process ("on" before it has run)."""
+    return _sandbox
+
+
+def log_path() -> Path:
+    """The rotating log file: ``$LIYUAN_HOME/logs/liyuan.log`` when LIYUAN_HOME is set, else ``liyuan.log`` in the
+    platform's user log folder. Creates the folder (OSError when it cannot)."""
+    home = os.environ.get("LIYUAN_HOME", "").strip()
+    d = Path(home).expanduser() / "logs" if home else Path(platformdirs.user_log_dir("liyuan", appauthor=False))
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "liyuan.log"
+
+
+def setup_logging() -> Path:
+    """Send the root logger (level INFO) to ``log_path()``, rotated at 2 MB with three old files kept; returns the
+    path."""
+    path = log_path()
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    return path
+
+
+def install_excepthook(logfile: Path, show_dialog: Optional[CrashDialog] = None) -> None:
+    """Route uncaught exceptions (also those raised in Qt slots) to the log (logger ``liyuan``, level ERROR) and
+    then to ``show_dialog`` (the window's crash dialog, given the log path); Python's default hook prints them when
+    there is no dialog, it returns None, or it fails. KeyboardInterrupt is logged and re-raised the default way. The
+    session files are append-only and written as the beat goes, so no chat is lost."""
+
+    def excepthook(tp: type[BaseException], value: BaseException, tb: Optional[TracebackType]) -> None:
+        logging.getLogger("liyuan").error("uncaught: %s", "".join(traceback.format_exception(tp, value, tb)))
+        if issubclass(tp, KeyboardInterrupt) or show_dialog is None:
+            sys.__excepthook__(tp, value, tb)
+            return
+        try:
+            if show_dialog(tp, value, logfile) is None:
+                sys.__excepthook__(tp, value, tb)
+        except Exception:  # noqa: BLE001 - the hook itself must never raise
+            sys.__excepthook__(tp, value, tb)
+
+    sys.excepthook = excepthook
+
+
+def make_loop(app: Any) -> Any:
+    """A ``qasync.QEventLoop`` for the QApplication ``app``, with asyncio's async-generator hooks installed (qasync's
+    run_forever does not install them, so half-read httpx streams would be finalised with no running loop and print
+    warnings). The caller sets it as the current loop."""
+    import qasync
+
+    loop = qasync.QEventLoop(app)
+    sys.set_asyncgen_hooks(firstiter=loop._asyncgen_firstiter_hook, finalizer=loop._asyncgen_finalizer_hook)
+    return loop
+
+
+def has_display() -> bool:
+    """True when Qt can open a window here (a display, or an explicit QT_QPA_PLATFORM such as offscreen)."""
+    if os.environ.get("QT_QPA_PLATFORM"):
+        return True
+    if sys.platform.startswith("linux"):
+        return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return True
