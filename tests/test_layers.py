@@ -47,3 +47,16 @@ def test_the_terminal_commands_load_neither_qt_nor_the_window():
             "print(bad); sys.exit(1 if bad else 0)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_the_front_ends_import_no_private_name_from_core():
+    """import-linter sees modules, not names: ``from ..core.x import _helper`` is caught here."""
+    import ast
+
+    files = [*(PKG / "ui").rglob("*.py"), *(PKG / "cli").rglob("*.py"), PKG / "app.py", PKG / "runtime.py"]
+    bad = []
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and "core" in node.module.split("."):
+                bad += [f"{f.relative_to(ROOT)}:{node.lineno} {a.name}" for a in node.names if a.name.startswith("_")]
+    assert not bad, bad

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Optional
 
 from ..core.ledger.state import format_state
+from ..core.llm.replay import ReplayModel
+from ..core.paths import demo_replay_path
 
 EXPECTED_STATE_AFTER_BEAT2 = (
     "时间：傍晚（雨中）\n地点：青梧的客栈（檐外下雨）\n"
@@ -51,7 +53,7 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
     if win.chat is None:
         report["errors"].append("demo chat did not open")
         return False, report
-    answers = list(getattr(win, "_demo_answers", []))
+    answers = [a for b in ReplayModel.from_file(demo_replay_path()).beats for a in b.ask_answers]  # as recorded
     for i in range(3):
         text = win.input.toPlainText().strip()
         if not text:
