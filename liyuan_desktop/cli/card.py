@@ -123,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
             from ..core.cards.library import import_card
 
             ref = import_card(args.file)
-            from ..core.chat.facade import set_card_scripts_allowed
+            from ..core.cards.meta import set_card_scripts_allowed
 
             set_card_scripts_allowed(Path(ref.dir), bool(getattr(args, "allow_scripts", False)))
             print(ref.dir)

@@ -253,10 +253,10 @@ async def run(args: argparse.Namespace) -> int:
     if not json_mode:
         out(view.style("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
         out(view.style("2", f"模型：{model.name}"))
-        if chat.tree.latest("user") is None:
-            opening = chat.tree.latest("opening")
+        if chat.last_user_text() is None:
+            opening = chat.opening()
             if opening is not None:
-                out("\n" + opening.text)
+                out("\n" + opening)
     results: list[BeatResult] = []
     status = 0
     is_replay = bool(getattr(model, "is_replay", False))
@@ -297,7 +297,7 @@ async def run(args: argparse.Namespace) -> int:
             print(f"liyuan: {e}", file=sys.stderr)
             return 2
         except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
-            from ..core.chat.facade import BeatSaveError
+            from ..core.chat.results import BeatSaveError
 
             print(f"liyuan: {e.strerror or e}", file=sys.stderr)
             if not isinstance(e, BeatSaveError):

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.session.tree import SessionError
-from .common import chat_folder, out
+from .common import chat_folder, open_chat, out
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -62,27 +62,12 @@ def run(args: argparse.Namespace) -> int:
             if len(cps) != 1:
                 raise ValueError(f"检查点「{args.checkpoint}」{'找不到' if not cps else '不唯一'}")
             target = cps[0]
+            # one command for the window and the CLI (撤销本轮 with --with-conversation, seed 000)
+            res = open_chat(args.chat).restore_checkpoint(target.id, with_conversation=args.with_conversation)
             if not args.with_conversation:
-                new = hist.restore(target.id)
-                out(f"已恢复到 {target.id}（新检查点 {new.id}；对话没动）")
-                return 0
-            # 撤销本轮 (seed 000): files AND conversation back to before the turn that ended in this checkpoint
-            from ..core.session.tree import SessionTree
-
-            tree = SessionTree.open(d / "session.jsonl")
-            turn = target.turnId
-            if not turn or turn not in tree.entries:
-                raise ValueError(f"检查点 {target.id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文")
-            all_cps = hist.checkpoints()
-            before = all_cps[[c.id for c in all_cps].index(target.id) - 1] if all_cps.index(target) > 0 else None
-            if before is None:
-                raise ValueError(f"检查点 {target.id} 之前没有检查点，正文无处可回")
-            new = hist.restore(before.id)
-            parent = tree.get(turn).parent_id
-            if parent:
-                tree.set_leaf(parent)
-                tree.commit()
-            out(f"已撤销那一轮：正文回到 {before.id}（新检查点 {new.id}），对话也回到了那一轮之前")
+                out(f"已恢复到 {target.id}（新检查点 {res.checkpoint.id}；对话没动）")
+            else:
+                out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
             return 0
         if args.story_cmd == "export":
             from ..core.story import export as book_export
