@@ -1,0 +1,229 @@
+"""The read side of a chat (:class:`ChatView`): the parts a chat is made of and every read-only query the UI and
+the CLI may use — what the chat loaded, the branch's ledger, transcript, branches, the context meter, summaries,
+memory search, the prompt inspector, the per-card switches. :class:`facade.Chat` adds the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Optional
+
+from ..beat.loop import Beat
+from ..cards import Card
+from ..cards.meta import card_frames_trusted, card_scripts_allowed
+from ..cards.personas import Persona
+from ..fsutil import atomic_write_text
+from ..ledger.mvu import MvuState
+from ..ledger.panels import panels_from_card
+from ..ledger.state import WorldState
+from ..llm.types import ChatModel
+from ..lore import ActivationResult
+from ..memory.compaction import BranchMemory, Compactor
+from ..prompt.assemble import HistoryCache, build_injection
+from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
+from ..prompt.presets.model import Preset
+from ..prompt.window import ContextWindow
+from ..session.branches import Branches
+from ..session.transcript import Transcript, TranscriptItems
+from ..session.tree import SessionTree
+from . import turn
+from .agent import AgentDesk
+from .context import ChatContext
+from .ledger import BranchLedger
+from .results import BeatResult, call_tokens
+
+
+class ChatView:
+    """An open chat. ``model`` plays the actor; ``scribe_model`` (optional side model) keeps the ledger. Parts:
+    ``context`` (:class:`ChatContext`), ``ledger``, ``branches``, ``window`` (tokens), ``agent``; ``tree`` is the
+    session (tests and core read it; the UI and CLI use the commands and queries below)."""
+
+    def __init__(self, directory: Path, tree: SessionTree, card: Card, model: ChatModel,
+                 scribe_model: Optional[ChatModel] = None, persona: str = "", language: Optional[str] = None,
+                 preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None):
+        """``preset``: a SillyTavern preset (else the one the header names, from the library); ``persona_obj``:
+        the chat's persona (else the one the header stored)."""
+        self.dir, self.tree, self.model, self.scribe_model = Path(directory), tree, model, scribe_model
+        self.context = c = ChatContext(self.dir, tree, card, model.name, persona=persona, language=language,
+                                       preset=preset, persona_obj=persona_obj)
+        self.ledger = BranchLedger(tree, card, c.mvu_initial)
+        self.branches = Branches(tree)
+        self._transcript = Transcript(tree, self.branches, c.mvu_initial, lambda raw: MvuState.from_any(raw).to_dict())
+        # the ChatModel protocol has no context size; a configured client carries one (llm.providers)
+        self.window = ContextWindow(getattr(model, "context_window", 0))
+        self._history = HistoryCache()
+        self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
+        self.memory = BranchMemory(tree)
+        self.agent = AgentDesk(self.dir, tree, card, c.ctx)
+        self.running: Optional[Beat] = None
+        self.pending_finish: Optional[Callable[[], Awaitable[BeatResult]]] = None
+        self.last_activation: Optional[tuple[ActivationResult, int]] = None
+
+    def write_meta(self) -> None:
+        """Rewrite ``meta.json`` (mode, leaf, title, card, updated ms); a cache, so a refused write is ignored."""
+        meta = {"mode": self.mode, "leaf": self.tree.leaf_id, "title": self.tree.header.title,
+                "card": self.card.name, "updated": int(time.time() * 1000)}
+        try:
+            atomic_write_text(self.dir / "meta.json", json.dumps(meta, ensure_ascii=False, indent=1))
+        except OSError:
+            pass
+    # -- what the chat loaded (read-only) -------------------------------------------------------------------
+    card = property(lambda self: self.context.card, doc="The chat's card.")
+    persona = property(lambda self: self.context.persona, doc="The user's name in this chat ({{user}}).")
+    book = property(lambda self: self.context.book, doc="The merged world books (card, attached, global).")
+    ctx = property(lambda self: self.context.ctx, doc="The chat's macro context.")
+    prompter = property(lambda self: self.context.prompter, doc="The preset prompter, or None without a preset.")
+    scripts = property(lambda self: self.context.scripts, doc="The card's regex scripts that run ([] unless allowed).")
+    system = property(lambda self: self.context.system, doc="The system prompt (byte-stable across beats).")
+    mode = property(lambda self: self.tree.header.mode, doc="roleplay | agent (fixed at creation).")
+    tokens = property(lambda self: self.window.tokens, doc="The calibrated token counter.")
+    dropped = property(lambda self: self.window.dropped, doc="History messages the last prompt left out.")
+
+    @property
+    def load_warnings(self) -> list[str]:
+        """What opening found wrong: damaged session lines, a missing preset, the card's [InitVar] problems."""
+        return self.tree.load_warnings + self.context.warnings
+
+    @property
+    def context_window(self) -> int:
+        """The model's context size in tokens (settable: the provider's setting)."""
+        return self.window.window
+
+    @context_window.setter
+    def context_window(self, value: int) -> None:
+        self.window.window = int(value)
+
+    @property
+    def compaction_share(self) -> float:
+        """Compaction starts above this share of the window (settable: settings' compaction_share; 0 = never)."""
+        return self.window.share
+
+    @compaction_share.setter
+    def compaction_share(self, value: float) -> None:
+        self.window.share = float(value)
+
+    # -- read-only queries ----------------------------------------------------------------------------------
+    def history(self) -> HistoryCache:
+        """The prompt history of the active branch (incrementally cached)."""
+        return self._history.update(self.tree.path_to())
+
+    def current_state(self) -> WorldState:
+        """The ledger of the active branch (its latest rp-state), or an empty one."""
+        return self.ledger.state()
+
+    def ledger_entry(self) -> Optional[Any]:
+        """The newest ledger snapshot on the branch (``state``, ``applied``, ``warnings``, ``source``), or None."""
+        return self.ledger.latest()
+
+    def current_mvu(self) -> Optional[MvuState]:
+        """The card's variable tree on the active branch, or None when the card has none."""
+        return self.ledger.mvu()
+
+    def current_panels(self) -> list[Any]:
+        """The card's panels with their data on the active branch ([] when the card declares none)."""
+        return self.ledger.panels()
+
+    def prepare(self, user_text: str) -> tuple[str, list[str], list[Any], WorldState, Any]:
+        """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text``."""
+        return turn.prepare(self, user_text)
+
+    def lore_reasons(self) -> list[str]:
+        """Why each entry of the last world-info activation fired, one line each."""
+        return turn.lore_reasons(self)
+
+    def display_text(self, item: dict[str, Any], depth: int) -> str:
+        """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest)."""
+        return self.context.display_text(item, depth)
+
+    def transcript(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
+        """The conversation view's items for the active branch (session.transcript)."""
+        return self._transcript.items(start, stop)
+
+    def transcript_page(self, end: Optional[int] = None, count: int = 60) -> tuple[int, int, list[dict[str, Any]]]:
+        """``(first, total, items)``: one page of :meth:`transcript` ending at ``end`` (default: the newest)."""
+        return self._transcript.page(end, count)
+
+    def transcript_items(self, page: int = 60) -> TranscriptItems:
+        """The transcript as a lazy read-only sequence (the newest ``page`` items built at once)."""
+        return TranscriptItems(self._transcript, page)
+
+    def swipe_info(self, entry_id: str) -> tuple[int, int]:
+        """(index, count) of a transcript item's alternatives (1-based; (1, 1) without any)."""
+        return self.branches.swipe_info(entry_id)
+
+    def branch_tree(self) -> list[dict[str, Any]]:
+        """The navigator's nodes (session.branches.Branches.navigator)."""
+        return self.branches.navigator()
+
+    def pending_draft(self) -> Optional[Any]:
+        """The unfinished beat at the branch tip (``draft``, ``draft_version``, ``outcome``), or None."""
+        return self.branches.pending_draft()
+
+    def latest_beat(self) -> Optional[Any]:
+        """The newest beat entry on the shown branch (``draft``, ``draft_version``, ``outcome``), or None."""
+        return self.tree.latest("beat")
+
+    def last_beat_tokens(self) -> Optional[dict[str, Any]]:
+        """Token accounting of the newest beat on the branch from its call logs, or None without a beat."""
+        beat = self.latest_beat()
+        return call_tokens(beat.calls) if beat is not None else None
+
+    def sealed_beat_count(self) -> int:
+        """Beats on the branch that ended sealed (or revised the previous reply)."""
+        return self.branches.sealed_beat_count()
+
+    def last_user_text(self) -> Optional[str]:
+        """The branch's last user message, or None when there is none."""
+        user = self.tree.latest("user")
+        return user.text if user is not None else None
+
+    def entry_text(self, entry_id: str) -> str:
+        """The stored text of a message entry. Raises KeyError for an unknown id."""
+        e = self.tree.get(entry_id)
+        return e.text if e.type in ("user", "assistant", "opening", "revision", "summary") else ""
+
+    def opening(self) -> Optional[str]:
+        """The opening on the shown branch, or None."""
+        e = self.tree.latest("opening")
+        return e.text if e is not None else None
+
+    def context_usage(self) -> dict[str, Any]:
+        """The context meter ``{"used", "window", "share"}`` in tokens for the next prompt (prompt.window)."""
+        w = self.window
+        system = self.agent.system() if self.mode == "agent" else self.system
+        if w.tokens.observed == 0:
+            w.calibrate_from_tree(self.tree, system)
+        h = self.history()
+        injection = lambda: build_injection(self.current_state(), [], self.book.index_titles(), self.context.language,
+                                            memory_hint=bool(h.summaries))
+        return w.usage((self.tree.leaf_id, len(self.tree.order), self.mode), system, h, injection)
+
+    def summaries(self) -> list[dict[str, Any]]:
+        """The relay summaries active on the branch, earliest first (memory.compaction)."""
+        return self.compactor.summaries()
+
+    def memory_search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
+        """``memory_search`` over the active branch: ``[{"beat", "kind", "snippet", "score"}]``, best first."""
+        return self.memory.search(query, limit)
+
+    def inspect_beat(self, entry_id: str) -> list[dict[str, Any]]:
+        """Every model call of the beat behind a transcript item exactly as sent, then the scribe's call
+        (prompt.inspect). Raises KeyError/ValueError for an item without model calls."""
+        beat = beat_of_item(self.tree, entry_id)
+        agent = self.mode == "agent"
+        calls = inspect_calls(self.tree, beat, self.agent.system() if agent else self.system)
+        sc = inspect_scribe(self.tree, beat, persona=self.persona, char=self.card.name,
+                            card_panels=panels_from_card(self.card)[0], mvu_initial=self.context.mvu_initial,
+                            mvu_rules=self.context.mvu_rules, agent=agent, model_name=(self.scribe_model or self.model).name)
+        return calls + ([sc] if sc is not None else [])
+
+    def scripts_allowed(self) -> bool:
+        """Whether the card's regex scripts may run (cards.meta)."""
+        return card_scripts_allowed(self.card)
+
+    def trusted(self) -> bool:
+        """Whether the card's status bars are trusted (cards.meta)."""
+        return card_frames_trusted(self.card)
+
