@@ -163,8 +163,7 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
         finals.append(r.final)
     agent_replay = ReplayModel.from_file(sample_cards_dir() / "青梧" / "agent-replay.json")
     chat = Chat.create(d, card, agent_replay, mode="agent")
-    chat.tree.append("rp-state", state=rp.current_state().to_dict(), source="init")
-    chat.tree.commit()
+    chat.seed_ledger(rp.current_state())
     texts = [card.first_mes, *finals]
     chat.import_chapters(list(zip(plan["chapters"], texts)), message=plan["message"])
     res = await chat.send(agent_replay.beats[0].user, on_event=on_event)

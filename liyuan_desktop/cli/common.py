@@ -138,12 +138,7 @@ def open_chat(spec: str) -> Chat:
 
 def find_entry(chat: Chat, prefix: str) -> str:
     """The one transcript entry id that starts with ``prefix``; ValueError when none or several match."""
-    if not prefix.strip():
-        raise ValueError("条目 id 是空的")
-    hits = [i for i in chat.tree.entries if i.startswith(prefix) and chat.tree.entries[i].type != "leaf"]
-    if len(hits) != 1:
-        raise ValueError(f"条目「{prefix}」{'找不到' if not hits else '不唯一'}")
-    return hits[0]
+    return chat.find_entry(prefix)
 
 
 def run_on_chat(spec: str, body: Callable[[Chat], int]) -> int:

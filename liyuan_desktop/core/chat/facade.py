@@ -212,6 +212,12 @@ class Chat(ChatView):
         self.ledger.edit(state)
         self.write_meta()
 
+    def seed_ledger(self, state: WorldState) -> None:
+        """Start the ledger from ``state`` (an ``init`` snapshot, e.g. carried over from a role-play chat). OSError."""
+        self.tree.append("rp-state", state=state.to_dict(), source="init")
+        self.tree.commit()
+        self.write_meta()
+
     def edit_summary(self, summary_id: str, text: str) -> str:
         """The user rewrote a summary (memory.compaction); returns the new entry's id."""
         new_id = self.compactor.edit_summary(summary_id, text)

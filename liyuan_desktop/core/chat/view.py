@@ -184,6 +184,15 @@ class ChatView:
         e = self.tree.get(entry_id)
         return e.text if e.type in ("user", "assistant", "opening", "revision", "summary") else ""
 
+    def find_entry(self, prefix: str) -> str:
+        """The one entry id that starts with ``prefix``; ValueError when none or several match (or it is empty)."""
+        if not prefix.strip():
+            raise ValueError("条目 id 是空的")
+        hits = [i for i in self.tree.entries if i.startswith(prefix) and self.tree.entries[i].type != "leaf"]
+        if len(hits) != 1:
+            raise ValueError(f"条目「{prefix}」{'找不到' if not hits else '不唯一'}")
+        return hits[0]
+
     def opening(self) -> Optional[str]:
         """The opening on the shown branch, or None."""
         e = self.tree.latest("opening")

@@ -238,9 +238,7 @@ def roleplay_to_agent(rp_chat: Any, dest_dir: Union[str, Path], model: Any, *, t
     chapters = chapters_from_roleplay(rp_chat)
     chat = Chat.create(Path(dest_dir), rp_chat.card, model, mode="agent", persona=rp_chat.persona, title=title,
                        scribe_model=scribe_model)
-    chat.tree.append("rp-state", state=rp_chat.current_state().to_dict(), source="init")
-    chat.tree.commit()
-    chat.write_meta()
+    chat.seed_ledger(rp_chat.current_state())
     if chapters:
         chat.import_chapters(chapters, message=f"从扮演对话导入 {len(chapters)} 章")
     return chat
