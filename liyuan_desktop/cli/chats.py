@@ -29,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
     chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
     from ..core.session.tree import SessionTree
-    from ..core.cards.st_chat import StChatError, default_chat_name, export_st_chat, read_st_chat, write_session
+    from ..core.cards.st_chat import StChatError, default_chat_name, read_st_chat, write_session
+    from ..core.cards.st_chat_export import export_st_chat
 
     try:
         card = resolve_card(args.card)
