@@ -89,3 +89,24 @@ def test_reader_going_away_and_imported_card_names(tmp_path):
     assert [e.type for e in tree.path_to() if e.type in ("user", "assistant")] == ["user", "assistant"]
     r = run_cli("branches", "Seraphina/管道", "--swipe", tree.path_to()[-1].id[:8], "x")
     assert r.returncode == 2 and "-1 或 1" in r.stderr
+
+
+def test_allow_card_scripts_for_one_run_only(tmp_path):
+    """``liyuan chat CARD --allow-card-scripts`` runs the card's regex scripts for this run (through
+    ``Chat.set_scripts_allowed(True, remember=False)``) and stores no permission beside the card."""
+    card = tmp_path / "剧本卡.json"
+    card.write_text(json.dumps({"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "剧本卡", "description": "一位说书人。", "first_mes": "开场。",
+        "extensions": {"regex_scripts": [{"scriptName": "换茶", "findRegex": "/龙井/g", "replaceString": "碧螺春",
+                                          "placement": [2], "markdownOnly": True, "disabled": False}]}}},
+        ensure_ascii=False), "utf-8")
+    replay = tmp_path / "r.json"
+    w = {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "她沏了一壶龙井。"}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    replay.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": [
+        {"user": "茶。", "actor": [w, seal], "scribe": ['{"patch": {}}']}]}, ensure_ascii=False), "utf-8")
+    r = run_cli("chat", str(card), "--chat", "一次", "--model", f"replay:{replay}", "--say", "茶。",
+                "--allow-card-scripts", "--json")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert json.loads(r.stdout)["beats"][0]["final"] == "她沏了一壶龙井。"  # the reply is stored as written
+    assert not (tmp_path / "liyuan.json").exists()  # nothing remembered beside the card

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from liyuan_desktop.core.beat.draft import Draft, apply_edits, canon_punct, read_text, search_text
-from liyuan_desktop.core.tools.errors import ToolError
-from liyuan_desktop.core.ledger.state import utf16_len
+from liyuan_desktop.core.beat.draft import Draft, apply_edits, read_text, search_text
+from liyuan_desktop.core.errors import ToolError
+from liyuan_desktop.core.text import canon_punct, utf16_len
 
 
 def _refused(fn, *args, code: str, **kw) -> ToolError:

@@ -27,7 +27,7 @@ from liyuan_desktop.core.lore import (
     merge_books,
     translate_js_regex,
 )
-from liyuan_desktop.core.prompt.macros import MacroContext, apply_macros
+from liyuan_desktop.core.macros import MacroContext, apply_macros
 from helpers import need_shared, shared_path
 
 ELDORIA = shared_path("fixtures", "cards", "formats", "Eldoria.json")

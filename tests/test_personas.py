@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from liyuan_desktop.core.prompt.macros import MacroContext
+from liyuan_desktop.core.macros import MacroContext
 from liyuan_desktop.core.paths import chat_dir, home
 from liyuan_desktop.core.cards.personas import (
     Persona,

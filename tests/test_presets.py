@@ -12,7 +12,7 @@ import pytest
 
 from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.llm.types import ChatMessage
-from liyuan_desktop.core.prompt.macros import MacroContext
+from liyuan_desktop.core.macros import MacroContext
 from liyuan_desktop.core.cards.personas import Persona
 from liyuan_desktop.core.prompt.presets.mapping import plan
 from liyuan_desktop.core.prompt.presets.model import Preset, PresetError

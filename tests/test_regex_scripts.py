@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core.prompt.macros import MacroContext
+from liyuan_desktop.core.macros import MacroContext
 from liyuan_desktop.core.cards.regex_scripts import (
     Placement,
     RegexScript,

@@ -14,11 +14,11 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.session.tree import SessionError, SessionTree
+from liyuan_desktop.core.chat.st_import import import_st_chat
 from liyuan_desktop.core.cards.st_chat import (
     StChatError,
     format_create_date,
     format_send_date,
-    import_st_chat,
     parse_st_chat,
     parse_st_time,
     read_st_chat,

@@ -233,9 +233,7 @@ async def run(args: argparse.Namespace) -> int:
         chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
                 else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
         if args.allow_card_scripts:
-            from ..core.cards.regex_scripts import scripts_from_card
-
-            chat.scripts = scripts_from_card(card.raw)
+            chat.set_scripts_allowed(True, remember=False)
         if chat.prompter is not None and not json_mode:
             for w in chat.prompter.warnings:
                 print(f"liyuan: 预设：{w}", file=sys.stderr)

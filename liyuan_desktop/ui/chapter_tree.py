@@ -42,7 +42,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInp
                                QVBoxLayout, QWidget)
 
 from ..core.story.chapters import chapter_filename
-from ..core.tools.errors import ToolError
+from ..core.errors import ToolError
 from .i18n import tr
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…

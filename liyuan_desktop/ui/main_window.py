@@ -510,7 +510,7 @@ class MainWindow(QMainWindow):
 
     def import_prose_dialog(self) -> None:
         """Agent chats: import a folder of .md/.txt chapters or one long .txt split at chapter headings."""
-        from ..core.story.prose_import import ProseImportError, import_folder, import_long_text
+        from ..core.chat.prose_import import ProseImportError, import_folder, import_long_text
 
         if self.chat is None or self.chat.mode != "agent":
             QMessageBox.information(self, tr("app.title"), tr("prose.need.agent"))
@@ -532,7 +532,7 @@ class MainWindow(QMainWindow):
 
     def roleplay_to_agent_clicked(self) -> None:
         """The open role-play chat becomes a new agent chat: opening and finals as chapters, the ledger carried."""
-        from ..core.story.prose_import import roleplay_to_agent
+        from ..core.chat.prose_import import roleplay_to_agent
 
         if self.chat is None or self.chat.mode != "roleplay" or self.card_ref is None:
             QMessageBox.information(self, tr("app.title"), tr("to.agent.need.rp"))

@@ -50,7 +50,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
     chat = Chat.create(scratch / "chat", card, ReplayModel(actor=[]))
-    chat.context.set_scripts(True)  # the preview runs the card's scripts without storing a permission
+    chat.set_scripts_allowed(True, remember=False)  # the preview runs the card's scripts without storing a permission
     items = chat.transcript()
     view = ConversationView()
     view.resize(900, 1200)

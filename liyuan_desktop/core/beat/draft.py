@@ -5,7 +5,7 @@ changes nothing. Offsets the model sees are UTF-16 code units (JavaScript string
 Edits are found in the original text — exactly, or with limited matching (trimmed ends, same-length punctuation
 variants such as full/half width) — and spliced into the original, never into a normalised copy.
 
-Refusals are :class:`~core.tools.errors.ToolError` (nothing changed) with a stable ``code``: ``stale_version``,
+Refusals are :class:`~core.errors.ToolError` (nothing changed) with a stable ``code``: ``stale_version``,
 ``sealed``, ``not_found``, ``not_unique``, ``overlap``, ``empty_old``, ``no_change``, ``empty_draft``, ``bad_range``,
 ``bad_args``; ``message`` is Chinese text the model can act on.
 """
@@ -15,27 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..ledger.state import utf16_len, utf16_span
-from ..tools.errors import ToolError
+from ..text import canon_punct, utf16_len, utf16_span
+from ..errors import ToolError
 from .events import DraftChanged
-
-
-# Same-length punctuation variants: each maps to one canonical character, so positions line up one to one.
-_PUNCT_PAIRS = {
-    "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "„": '"', "＂": '"',
-    "‘": "'", "’": "'", "＇": "'",
-    "。": ".", "｡": ".", "、": ",", "―": "-", "—": "-", "–": "-", "－": "-",
-    "\u3000": " ", "\u00a0": " ", "\t": " ",
-    "〈": "<", "〉": ">", "《": "<", "》": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
-}
-_CANON = {ord(k): v for k, v in _PUNCT_PAIRS.items()}
-for _cp in range(0xFF01, 0xFF5F):  # full-width ASCII forms → ASCII
-    _CANON.setdefault(_cp, chr(_cp - 0xFEE0))
-
-
-def canon_punct(text: str) -> str:
-    """Map punctuation variants to one form, keeping the length in code points (so offsets stay valid)."""
-    return text.translate(_CANON)
 
 
 MATCH_LEVELS = ("exact", "trimmed", "punct", "trimmed+punct")

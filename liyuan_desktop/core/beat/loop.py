@@ -29,10 +29,10 @@ from .merge import final_text, merge_final_text
 from ..session import CallLog, ToolCallLog
 from ..ledger.state import WorldState
 from ..story.workspace import StoryFolder
-from ..tools.context import AskHandler, MemorySearch, ToolContext
-from ..tools.errors import ToolError
-from ..tools.registry import ToolSpec, get_tool, parse_args, tool_specs
-from ..tools.sets import ROLEPLAY_TOOLS
+from .tools.context import AskHandler, MemorySearch, ToolContext
+from ..errors import ToolError
+from .tools.registry import ToolSpec, get_tool, parse_args, tool_specs
+from .tools.sets import ROLEPLAY_TOOLS
 
 log = logging.getLogger(__name__)
 

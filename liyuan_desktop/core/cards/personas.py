@@ -36,7 +36,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..fsutil import atomic_write_text
-from ..prompt.macros import MacroContext, apply_macros
+from ..macros import MacroContext, apply_macros
 from ..paths import home
 
 PersonaPosition = Literal["in_prompt", "top_an", "bottom_an", "at_depth", "none"]

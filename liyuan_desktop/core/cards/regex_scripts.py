@@ -22,7 +22,7 @@ rejects (including the flags ``x X U A J``) skips the script with a warning.
 empty group inserts ``''`` (so does ``$n`` beyond the last group — SillyTavern would insert its replace-callback's
 offset/input arguments there). Each ``trimStrings`` entry (macro-expanded) is removed from every inserted match or
 group, not from the rest of the text. Then macros are expanded over the result of that match's replacement —
-captured text included — with ``macros_ctx`` (:func:`liyuan_desktop.core.prompt.macros.apply_macros`). ``$&`` is also the
+captured text included — with ``macros_ctx`` (:func:`liyuan_desktop.core.macros.apply_macros`). ``$&`` is also the
 whole match here (an extension: SillyTavern leaves ``$&`` literal); ``$$``, `` $` `` and ``$'`` are kept literally.
 
 **substituteRegex**: 0 none; 1 raw — macros are expanded in ``findRegex`` before it is parsed; 2 escaped — the same
@@ -80,7 +80,7 @@ from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ..prompt.macros import MacroContext, apply_macros
+from ..macros import MacroContext, apply_macros
 from .regex_engine import _drop_engine, _engine, _fix_surrogates, _ScriptFailed, _ScriptTimeout, engine_error
 
 __all__ = [

@@ -6,7 +6,7 @@ SillyTavern format (../shared/design/cards.md §6; ST ``public/script.js`` ``sav
 "swipes", "swipe_id", "swipe_info", "gen_started", "gen_finished", "extra", …}``. ``swipes`` are all alternatives of
 a message (``mes`` == ``swipes[swipe_id]``); message 0 (the greeting) carries the alternate greetings as swipes.
 
-Import (:func:`import_st_chat`, :func:`write_session`) → our session tree (``core/session``):
+Import (:func:`write_session`; :func:`core.chat.st_import.import_st_chat` opens the result as a chat) → our session tree (``core/session``):
 
 * header → ``HeaderEntry`` (persona = ``user_name``, title = file stem) with the whole ST header line —
   ``chat_metadata`` included — under the extension key ``st``;
@@ -48,16 +48,11 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
 from ..session import HeaderEntry, SessionTree, new_id
-
-if TYPE_CHECKING:  # pragma: no cover
-    from . import Card
-    from ..chat.facade import Chat
-    from ..llm.types import ChatModel
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
@@ -363,24 +358,6 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
     return tree
 
 
-def import_st_chat(path: str | Path, card: "Card", dest_dir: str | Path, model: "ChatModel",
-                   scribe_model: Optional["ChatModel"] = None, title: str = "") -> "Chat":
-    """Import an ST chat file as a new Liyuan chat in ``dest_dir`` (e.g. ``paths.chat_dir(card.name, stem)``) and
-    open it. The persona is the chat's ``user_name``. Warnings (skipped lines, repaired swipes, another card's chat)
-    are in ``chat.load_warnings``. Raises :class:`StChatError` for a file that is not a chat, SessionError when
-    ``dest_dir`` already holds a session, OSError when the disk refuses (nothing is left behind then)."""
-    from ..chat.facade import Chat  # lazy: the chat facade imports the cards package (a real cycle)
-
-    st = read_st_chat(path)
-    d = Path(dest_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path, title=title)
-    chat = Chat.open(d, card, model, scribe_model)
-    chat.tree.load_warnings.extend(tree.load_warnings)
-    return chat
-
-
-
 def default_chat_name(path: str | Path) -> str:
     """A chat folder name for an imported file: its stem (ST names chats ``<character> - <create_date>``)."""
     return Path(path).stem or "导入的对话"
@@ -388,6 +365,5 @@ def default_chat_name(path: str | Path) -> str:
 
 
 __all__ = [
-    "StChat", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "import_st_chat",
-    "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
+    "StChat", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
 ]

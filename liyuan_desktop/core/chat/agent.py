@@ -13,7 +13,7 @@ from ..cards import Card
 from ..ledger.state import WorldState
 from ..paths import home
 from ..prompt.assemble import agent_state_block, agent_system_prompt
-from ..prompt.macros import MacroContext
+from ..macros import MacroContext
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..story.checkpoints import StoryHistory

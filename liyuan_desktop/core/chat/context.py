@@ -25,7 +25,7 @@ from ..lore import Lorebook, merge_books
 from ..lore.books import global_books_dir, load_books
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
-from ..prompt.macros import MacroContext, apply_macros
+from ..macros import MacroContext, apply_macros
 from ..prompt.presets.mapping import plan
 from ..prompt.presets.model import SENSITIVE_KEYS, Preset, PresetError
 from ..prompt.presets.prompter import PresetPrompter

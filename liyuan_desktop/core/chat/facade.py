@@ -20,10 +20,11 @@ from ..beat.loop import AskHandler, EventSink
 from ..cards import Card
 from ..cards.meta import set_card_frames_trusted, set_card_scripts_allowed
 from ..cards.personas import Persona
-from ..ledger.state import WorldState, utf16_len
+from ..ledger.state import WorldState
+from ..text import utf16_len
 from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
-from ..prompt.macros import apply_macros
+from ..macros import apply_macros
 from ..prompt.presets.model import Preset
 from ..session.tree import SessionTree
 from ..story import export as book_export
@@ -224,12 +225,15 @@ class Chat(ChatView):
         self.write_meta()
         return new_id
 
-    def set_scripts_allowed(self, allowed: bool) -> None:
-        """Allow or forbid the card's regex scripts (stored beside the card) and re-apply them from now on (the
-        scripted-text cache is cleared). Raises OSError; ValueError for a card without a folder."""
-        if not self.card.path:
-            raise ValueError("这张卡没有文件夹，无法记住正则脚本的设置")
-        set_card_scripts_allowed(Path(self.card.path).parent, allowed)
+    def set_scripts_allowed(self, allowed: bool, *, remember: bool = True) -> None:
+        """Allow or forbid the card's regex scripts and re-apply them from now on (the scripted-text cache is
+        cleared). ``remember``: store the choice beside the card (cards.meta, ``liyuan.json``); without it the choice
+        holds for this open chat only (``liyuan chat --allow-card-scripts``, ``card preview``). Raises OSError;
+        ValueError when asked to remember for a card without a folder."""
+        if remember:
+            if not self.card.path:
+                raise ValueError("这张卡没有文件夹，无法记住正则脚本的设置")
+            set_card_scripts_allowed(Path(self.card.path).parent, allowed)
         self.context.set_scripts(allowed)
 
     def set_trusted(self, trusted: bool) -> None:

@@ -22,9 +22,9 @@ from ..llm.types import ChatMessage
 from ..lore import ActivationResult, ScanMessage, TimedEffects
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks
 from ..prompt.inspect import encode_sent
-from ..prompt.macros import apply_macros
+from ..macros import apply_macros
 from ..prompt.presets.prompter import insert_depth_injections
-from ..tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
+from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .results import BeatResult
 

@@ -13,6 +13,8 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..text import utf16_slice
+
 #: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
 TOP_KEYS: tuple[str, ...] = ("time", "location", "characters", "inventory", "flags", "plot_threads")
 #: Roster caps per table (seed 002: 人物、地点 100 条，物品、剧情线 60 条).
@@ -24,34 +26,6 @@ ROSTER_BLURB_MAX = 40
 def js_json(value: Any) -> str:
     """``JSON.stringify(value)`` as JavaScript prints it (no spaces, non-ASCII kept) — used in warning texts."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def utf16_len(text: str) -> int:
-    """Length of ``text`` in UTF-16 code units (what JavaScript's ``length`` reports)."""
-    return len(text.encode("utf-16-le")) // 2
-
-
-def utf16_span(text: str, start: int, end: Optional[int] = None) -> tuple[str, int, int]:
-    """``text.slice(start, end)`` with JavaScript (UTF-16 code unit) offsets, clamped to the text. A cut inside a
-    surrogate pair moves outward so no character is split; returns (slice, actual start, actual end)."""
-    data = text.encode("utf-16-le")
-    n = len(data) // 2
-    s = max(0, min(start, n))
-    e = n if end is None else max(s, min(end, n))
-
-    def low(i: int) -> bool:
-        return 0 <= i < n and 0xDC00 <= int.from_bytes(data[2 * i : 2 * i + 2], "little") <= 0xDFFF
-
-    if s > 0 and low(s):
-        s -= 1
-    if 0 < e < n and low(e):
-        e += 1
-    return data[2 * s : 2 * e].decode("utf-16-le"), s, e
-
-
-def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
-    """The text of :func:`utf16_span`."""
-    return utf16_span(text, start, end)[0]
 
 
 class CharacterState(BaseModel):

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Optional
 from ..cards import Card
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
-from .macros import MacroContext, apply_macros
+from ..macros import MacroContext, apply_macros
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 
 LANGUAGE_LINES = {

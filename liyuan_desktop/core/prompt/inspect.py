@@ -21,8 +21,8 @@ from ..ledger.panels import panels_with_data
 from ..ledger.scribe import scribe_system_prompt, scribe_user_text
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
-from ..tools import sets as _tool_sets  # noqa: F401  (declares every tool)
-from ..tools.registry import get_tool, tool_specs
+from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
+from ..beat.tools.registry import get_tool, tool_specs
 from .assemble import HistoryCache
 
 

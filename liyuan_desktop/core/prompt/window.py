@@ -13,8 +13,8 @@ from typing import Any, Callable, Optional
 
 from ..llm.types import ChatMessage
 from ..session.tree import SessionTree
-from ..tools.registry import tool_specs
-from ..tools.sets import ROLEPLAY_TOOLS
+from ..beat.tools.registry import tool_specs
+from ..beat.tools.sets import ROLEPLAY_TOOLS
 from .assemble import HistoryCache, summary_block
 from .inspect import decode_sent, tool_specs_for
 from .tokens import TokenCounter

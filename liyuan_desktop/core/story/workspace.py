@@ -32,10 +32,10 @@ from typing import Any, Iterable, Optional, Union
 
 from pydantic import BaseModel
 
-from ..beat.draft import canon_punct
+from ..text import canon_punct
 from ..fsutil import atomic_write_text
-from ..ledger.state import utf16_len
-from ..tools.errors import ToolError
+from ..text import utf16_len
+from ..errors import ToolError
 from .chapters import BAD_NAME_CHARS, split_lines
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ _RESERVED = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
 
 class StoryPathError(ToolError):
     """A path the story tools will not touch (code ``bad_path``): outside the story folder, unsafe or not a chapter.
-    Refusals of any other kind are plain :class:`~core.tools.errors.ToolError`."""
+    Refusals of any other kind are plain :class:`~core.errors.ToolError`."""
 
     def __init__(self, message: str, **extra: Any):
         super().__init__("bad_path", message, **extra)

@@ -50,7 +50,7 @@ entry counts as enabled only when ``enabled`` is true (ST tests ``entry.enabled`
 
 Macros
 ------
-Preset text goes through the one macro engine (:func:`liyuan_desktop.core.prompt.macros.apply_macros`), like card
+Preset text goes through the one macro engine (:func:`liyuan_desktop.core.macros.apply_macros`), like card
 fields and world info. In the system layers it must stay byte-stable (prefix caching): the chat's
 :class:`MacroContext` has its clock frozen (the chat's creation; a fixed moment when the caller gives no clock) and
 ``{{random}}``/``{{roll}}``/``{{pick}}`` seeded by the chat id, so they are evaluated once per chat — each volatile

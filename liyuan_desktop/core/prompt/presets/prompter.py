@@ -13,7 +13,7 @@ from ...cards import Card
 from ...cards.personas import Persona
 from ...llm.types import ChatMessage
 from ...lore import LoreEntry, Lorebook
-from ..macros import MacroContext, apply_macros, volatile_macros
+from ...macros import MacroContext, apply_macros, volatile_macros
 from .mapping import PlannedPrompt, PresetPlan
 from .model import ROLES, Role, to_number
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from .context import ToolContext
-from .errors import ToolError
+from ...errors import ToolError
 from .registry import tool
 
 

@@ -1,7 +1,7 @@
 """Macro bodies as segments: ``(text, literal)`` pairs. Literal text came from the source; non-literal text is the
 value of an inner macro (or an unknown macro kept as written) and is never split by its outer macro — so a ``::``
 or ``,`` that came from a value never splits the outer macro's arguments. Part of the one macro engine
-(:mod:`liyuan_desktop.core.prompt.macros`)."""
+(:mod:`liyuan_desktop.core.macros`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Variable macros (``{{getvar}}``, ``{{setvar}}``, ``{{addvar}}``, ``{{incvar}}``, ``{{decvar}}`` and the
 ``globalvar`` forms) with SillyTavern's ``public/scripts/variables.js`` semantics: values that look numeric come
 back as numbers, a missing variable is ``''``, ``addvar`` adds numbers, appends to a JSON array, otherwise
-concatenates. Part of the one macro engine (:mod:`liyuan_desktop.core.prompt.macros`)."""
+concatenates. Part of the one macro engine (:mod:`liyuan_desktop.core.macros`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The values the one macro engine expands to (:class:`MacroContext`) and the engine's limits.
-Part of :mod:`liyuan_desktop.core.prompt.macros`."""
+Part of :mod:`liyuan_desktop.core.macros`."""
 
 from __future__ import annotations
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
-from ..beat.draft import Draft
-from ..beat.events import AskAnswer, AskRequest
-from ..ledger.state import WorldState
-from ..lore import Lorebook
+from ..draft import Draft
+from ..events import AskAnswer, AskRequest
+from ...ledger.state import WorldState
+from ...lore import Lorebook
 
 if TYPE_CHECKING:
-    from ..beat.loop import PreviousBeat
-    from ..story.workspace import StoryFolder
+    from ..loop import PreviousBeat
+    from ...story.workspace import StoryFolder
 
 #: Asks the user one question and waits for the answer (the UI's ask box; Stop answers ``by="stop"``).
 AskHandler = Callable[[AskRequest], Awaitable[AskAnswer]]

@@ -3,7 +3,7 @@
 The draft tools work on ``ctx.draft`` (:class:`core.beat.draft.Draft`); previous_draft_read/edit on
 ``ctx.previous``; ask suspends the beat until ``ctx.ask`` answers; the world-state and lorebook tools read
 ``ctx.state`` and ``ctx.book``. A successful draft_seal or previous_draft_edit, and Stop in an ask, set
-``ctx.ended``: the beat is over. Refusals are :class:`~core.tools.errors.ToolError` (the draft's own codes, plus
+``ctx.ended``: the beat is over. Refusals are :class:`~core.errors.ToolError` (the draft's own codes, plus
 ``draft_in_use``, ``stale_version`` and ``no_previous`` for the previous beat).
 
 The order of declaration is the order of :data:`core.tools.sets.ROLEPLAY_TOOLS`. Argument models carry no
@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..beat.draft import apply_edits, read_text
-from ..beat.events import AskAnswer, AskRequest, Revised
-from ..ledger.state import format_roster
+from ..draft import apply_edits, read_text
+from ..events import AskAnswer, AskRequest, Revised
+from ...ledger.state import format_roster
 from .context import ToolContext
-from .errors import ToolError
+from ...errors import ToolError
 from .registry import Int, NoArgs, NonNegInt, tool
 
 if TYPE_CHECKING:  # the previous beat's type lives with the loop, which imports this module
-    from ..beat.loop import PreviousBeat
+    from ..loop import PreviousBeat
 
 _VERSION = "稿件当前版本号（上一次写入回执里的 version；新一拍从 0 开始）"
 

@@ -1,5 +1,5 @@
 """The macro parser and evaluator: ``{{`` opens a macro, ``}}`` closes the innermost open one, inner macros are
-evaluated first. See :mod:`liyuan_desktop.core.prompt.macros` for the rules; this module is internal to it."""
+evaluated first. See :mod:`liyuan_desktop.core.macros` for the rules; this module is internal to it."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """moment.js-style date formatting in the English locale, for the clock macros (``{{time}}``, ``{{date}}``,
-``{{datetimeformat …}}``). Part of the one macro engine (:mod:`liyuan_desktop.core.prompt.macros`)."""
+``{{datetimeformat …}}``). Part of the one macro engine (:mod:`liyuan_desktop.core.macros`)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 
-from .errors import ToolError
+from ...errors import ToolError
 
 if TYPE_CHECKING:
     from .context import ToolContext

@@ -1,0 +1,57 @@
+"""Text units the engine and the model share: UTF-16 offsets and same-length punctuation variants.
+
+The model counts and addresses text the way JavaScript does (``String.length``, ``slice``): in UTF-16 code units
+(seed 000, 稿纸工具的偏移量). Edits and searches forgive punctuation variants that keep the length
+(full/half width, Chinese/Western quotes and dashes), so a reference the model retyped still finds its place.
+Used by the draft (core/beat/draft.py), the chapter folder (core/story/workspace.py) and the ledger's roster blurbs.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+
+def utf16_len(text: str) -> int:
+    """Length of ``text`` in UTF-16 code units (what JavaScript's ``length`` reports)."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+def utf16_span(text: str, start: int, end: Optional[int] = None) -> tuple[str, int, int]:
+    """``text.slice(start, end)`` with JavaScript (UTF-16 code unit) offsets, clamped to the text. A cut inside a
+    surrogate pair moves outward so no character is split; returns (slice, actual start, actual end)."""
+    data = text.encode("utf-16-le")
+    n = len(data) // 2
+    s = max(0, min(start, n))
+    e = n if end is None else max(s, min(end, n))
+
+    def low(i: int) -> bool:
+        return 0 <= i < n and 0xDC00 <= int.from_bytes(data[2 * i : 2 * i + 2], "little") <= 0xDFFF
+
+    if s > 0 and low(s):
+        s -= 1
+    if 0 < e < n and low(e):
+        e += 1
+    return data[2 * s : 2 * e].decode("utf-16-le"), s, e
+
+
+def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
+    """The text of :func:`utf16_span`."""
+    return utf16_span(text, start, end)[0]
+
+
+# Same-length punctuation variants: each maps to one canonical character, so positions line up one to one.
+_PUNCT_PAIRS = {
+    "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "„": '"', "＂": '"',
+    "‘": "'", "’": "'", "＇": "'",
+    "。": ".", "｡": ".", "、": ",", "―": "-", "—": "-", "–": "-", "－": "-",
+    "\u3000": " ", "\u00a0": " ", "\t": " ",
+    "〈": "<", "〉": ">", "《": "<", "》": ">", "【": "[", "】": "]", "〔": "[", "〕": "]",
+}
+_CANON = {ord(k): v for k, v in _PUNCT_PAIRS.items()}
+for _cp in range(0xFF01, 0xFF5F):  # full-width ASCII forms → ASCII
+    _CANON.setdefault(_cp, chr(_cp - 0xFEE0))
+
+
+def canon_punct(text: str) -> str:
+    """Map punctuation variants to one form, keeping the length in code points (so offsets stay valid)."""
+    return text.translate(_CANON)
