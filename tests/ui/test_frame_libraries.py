@@ -48,6 +48,19 @@ def test_vendored_bundles_exist():
     assert "window.__liyuanFrameLibs" in (lib / "frame_libs.js").read_text(encoding="utf-8")[:200]
 
 
+def test_host_page_sanitiser_is_vendored_but_not_a_frame_library():
+    """DOMPurify (the message sanitiser of conversation.html) comes from the same npm lock file, as lib/purify.min.js,
+    and is not one of the libraries offered to frames."""
+    lib = web_dir() / "vendor" / "lib"
+    text = (lib / "purify.min.js").read_text(encoding="utf-8")
+    assert "DOMPurify" in text[:300] and "sourceMappingURL" not in text
+    lock = json.loads((web_dir() / "vendor" / "package-lock.json").read_text(encoding="utf-8"))
+    assert "node_modules/dompurify" in lock["packages"]
+    libs = (lib / "frame_libs.js").read_text(encoding="utf-8")
+    index = json.loads(libs[libs.index("=") + 1:].strip().rstrip(";"))
+    assert "dompurify" not in index and all(v["package"] != "dompurify" for v in index.values())
+
+
 def test_jquery_and_lodash(qtbot, view):
     view.set_transcript([item(3, bar('<b id="x">?</b>\n<script>\n$(\'#x\').text(_.sum([1, 2]));\n'
                                      '__liyuanReport({x: $(\'#x\').text(), jq: $.fn.jquery, vue: typeof window["V" + "ue"]});\n'
