@@ -213,6 +213,22 @@ class Chat(ChatView):
         self.ledger.edit(state)
         self.write_meta()
 
+    def write_frame_variables(self, message_id: Optional[str], variables: dict[str, Any], scope: str = "message") -> bool:
+        """A status-bar frame wrote variables (the view's ``frameVariablesChanged`` payload: ``scope`` = its
+        ``type``, message | chat | character | global; ``message_id`` = its ``message_id``, the message's index in
+        the transcript as the view numbers them (0 = the opening; an entry id works too; ignored for the other
+        scopes); ``variables`` = the whole new table of that scope). Recorded as a user snapshot on the active
+        branch (chat.ledger), so it survives reopening, branch switches and export; a message's table is what its
+        transcript item carries from then on, and the newest message's is what the scribe continues from. Returns
+        False when nothing changed (nothing written). Raises ValueError (bad scope, table or message),
+        RuntimeError while a beat runs (the frame may write again after it), OSError when the disk refuses."""
+        self._idle("保存状态栏变量")
+        done = self.ledger.write_frame(scope, variables, message_id,
+                                       self.transcript_items() if scope == "message" else [])
+        if done:
+            self.write_meta()
+        return done
+
     def seed_ledger(self, state: WorldState) -> None:
         """Start the ledger from ``state`` (an ``init`` snapshot, e.g. carried over from a role-play chat). OSError."""
         self.tree.append("rp-state", state=state.to_dict(), source="init")

@@ -4,11 +4,27 @@ snapshot): the latest ``rp-state`` entry's world state, variable tree (MVU) and 
 A snapshot never changes once written, so the variable and panel look-ups walk back only over what the branch
 gained since the last call (once per beat); a branch switch starts over. ``mvu``, ``panels`` and the
 ``*_warnings`` lists are optional extra keys of a snapshot (absent on most), read with a default.
+
+Status-bar writes (issue 13 §2, :meth:`BranchLedger.write_frame`) are user snapshots with these extra keys:
+
+- ``mvu``: the whole variable table a frame wrote for a message (TavernHelper's ``replaceVariables`` with
+  ``{type: 'message'}``, MVU's ``replaceMvuData``) — an MvuData ``{stat_data, …}``, or any table when
+  ``vars_raw`` is true (a bar of a card without MVU: the table is kept and shown exactly as written);
+- ``for_message``: the entry id of an *older* reply / opening the table belongs to (absent when it belongs to the
+  newest one). Such a snapshot changes that message only: the variables in force on the branch, which the scribe
+  and later messages continue from, are untouched — as in SillyTavern, where writing message 3's variables leaves
+  message 9's alone;
+- ``frame_vars``: ``{"chat"|"character"|"global": table}``, the other scopes a frame wrote, all carried forward.
+  SillyTavern keeps chat variables in the chat file's metadata (one per branch, since a branch is a copy of the
+  chat file); character and global variables are kept here per branch too — narrower than SillyTavern's, which is
+  what the card isolation of issue 13 §1 wants anyway.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
+
+import copy
 
 from ..cards import Card
 from ..ledger.mvu import MvuState
@@ -17,11 +33,22 @@ from ..ledger.state import WorldState
 from ..session.tree import SessionTree
 
 
+FRAME_SCOPES = ("message", "chat", "character", "global")
+"""The variable scopes a status-bar frame writes (TavernHelper's ``VariableOption.type`` without ``script``)."""
+
+
+def _not_in_force(e: Any) -> bool:
+    """A snapshot whose variables belong to an older message, or a raw (non-MVU) frame table: never the branch's
+    variable tree."""
+    return bool(getattr(e, "for_message", None) or getattr(e, "vars_raw", False))
+
+
 class _Scan:
     """The newest entry on the branch that satisfies a test, found incrementally."""
 
     def __init__(self, key: str, want_dict: bool = False):
         self.key, self.want_dict = key, want_dict
+        self.skip = (lambda e: False) if key != "mvu" else _not_in_force
         self.at: tuple[int, Optional[str], Any] = (0, None, None)
 
     def find(self, path: list[Any]) -> Any:
@@ -29,7 +56,7 @@ class _Scan:
         if not (n and len(path) >= n and path[n - 1].id == last_id):
             n, found = 0, None
         for e in reversed(path[n:]):
-            if e.type == "rp-state":
+            if e.type == "rp-state" and not self.skip(e):
                 v = getattr(e, self.key, None)
                 if (isinstance(v, dict) if self.want_dict else v is not None):
                     found = e
@@ -45,6 +72,7 @@ class BranchLedger:
     def __init__(self, tree: SessionTree, card: Card, mvu_initial: Any):
         self.tree, self.card, self.mvu_initial = tree, card, mvu_initial
         self._mvu, self._panels = _Scan("mvu"), _Scan("panels", want_dict=True)
+        self._frame = _Scan("frame_vars", want_dict=True)
 
     def latest(self) -> Optional[Any]:
         """The newest ``rp-state`` entry on the branch (``state``, ``applied``, ``warnings``, ``source``), or None."""
@@ -88,3 +116,59 @@ class BranchLedger:
         extra = {"mvu": mvu.to_dict()} if mvu is not None else {}
         self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
+
+    def frame_variables(self) -> dict[str, dict[str, Any]]:
+        """The chat / character / global variable tables status-bar frames wrote on this branch (the newest
+        snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent. Deep copies."""
+        found = self._frame.find(self.tree.path_to())
+        return copy.deepcopy(found.frame_vars) if found is not None else {}
+
+    def write_frame(self, scope: str, variables: dict[str, Any], message_id: Any, items: Sequence[dict[str, Any]]) -> bool:
+        """Record a status-bar frame's write (module doc): ``scope`` one of :data:`FRAME_SCOPES`, ``variables``
+        the whole new table of that scope; for scope message, ``message_id`` names the opening / reply it belongs
+        to in ``items`` (the active branch's transcript items): its index there (SillyTavern's message id, what the
+        view gives frames: an int or a string of digits) or its session entry id. The new snapshot (source
+        ``user``) carries the ledger over unchanged and becomes the leaf; it is persisted. Returns False, writing
+        nothing, when the table is already the one in force. Raises ValueError for a bad scope / table / message,
+        OSError when the disk refuses."""
+        if scope not in FRAME_SCOPES:
+            raise ValueError(f"未知的变量作用域：{scope}")
+        if not isinstance(variables, dict):
+            raise ValueError("变量表必须是对象")
+        variables = copy.deepcopy(variables)
+        extra: dict[str, Any] = {}
+        if scope == "message":
+            item = _item_of(items, message_id)
+            if item is None or item.get("role") not in ("opening", "assistant"):
+                raise ValueError(f"状态栏写入的变量不属于当前分支上的开场或回复（消息 {message_id}）")
+            raw = not isinstance(variables.get("stat_data"), dict)
+            if item.get("variables") == (variables if raw else MvuState.from_any(variables).to_dict()):
+                return False
+            newest = next((it for it in reversed(items) if it.get("role") in ("opening", "assistant")), None)
+            extra["mvu"] = variables
+            if raw:
+                extra["vars_raw"] = True
+            if newest is not None and newest["id"] != item["id"]:
+                extra["for_message"] = item["id"]
+        else:
+            tables = self.frame_variables()
+            if tables.get(scope) == variables:
+                return False
+            tables[scope] = variables
+            extra["frame_vars"] = tables
+        e = self.latest()
+        state = e.state if e is not None else WorldState().to_dict()
+        self.tree.append("rp-state", state=copy.deepcopy(state), source="user", **extra)
+        self.tree.persist_leaf()
+        return True
+
+
+def _item_of(items: Sequence[dict[str, Any]], message_id: Any) -> Optional[dict[str, Any]]:
+    """The transcript item a frame's ``message_id`` names (an index, as int or digits, or an entry id)."""
+    if isinstance(message_id, bool) or message_id is None:
+        return None
+    key = str(message_id).strip()
+    if key.isdigit():
+        k = int(key)
+        return items[k] if k < len(items) else None
+    return next((it for it in reversed(items) if it.get("id") == key), None)

@@ -121,6 +121,11 @@ class ChatView:
         """The card's variable tree on the active branch, or None when the card has none."""
         return self.ledger.mvu()
 
+    def frame_variables(self) -> dict[str, dict[str, Any]]:
+        """The chat / character / global variable tables status-bar frames wrote on the active branch
+        (``{scope: table}``; a scope never written is absent) — for the view's frame context."""
+        return self.ledger.frame_variables()
+
     def current_panels(self) -> list[Any]:
         """The card's panels with their data on the active branch ([] when the card declares none)."""
         return self.ledger.panels()
@@ -133,9 +138,16 @@ class ChatView:
         """Why each entry of the last world-info activation fired, one line each."""
         return turn.lore_reasons(self)
 
-    def display_text(self, item: dict[str, Any], depth: int) -> str:
-        """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest)."""
-        return self.context.display_text(item, depth)
+    def display_text(self, item: dict[str, Any], depth: int, issues: Optional[list[str]] = None) -> str:
+        """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest). Runs the card's
+        scripts when the result is not cached, which can take long: the window calls it from a worker thread.
+        ``issues``: the scripts' warnings (a timed-out script, a bad pattern) are appended."""
+        return self.context.display_text(item, depth, issues)
+
+    def display_text_if_known(self, item: dict[str, Any], depth: int) -> Optional[str]:
+        """:meth:`display_text` when no script has to run for it (no scripts, or the result is cached in memory or
+        in the chat's display cache on disk), else None. Cheap: for painting at once on the UI thread."""
+        return self.context.display_text_if_known(item, depth)
 
     def transcript(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
         """The conversation view's items for the active branch (session.transcript)."""

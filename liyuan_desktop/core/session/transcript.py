@@ -6,11 +6,17 @@ unfinished beat's draft, with ``"outcome"`` and ``"error"``); revised replies ca
 ``"revised": true``; a reply with alternatives carries ``"swipe": [index, count]`` (1-based), a user message with
 alternatives ``"branch": [index, count]``; replies and openings carry ``"variables"`` (the card's variable tree in
 force after them) when the card has one.
+
+Snapshots with variables (``rp-state`` with ``mvu``, see ``chat/ledger.py``) give them to the newest reply /
+opening before them and to everything after, except a snapshot with ``for_message`` (a status bar rewrote an older
+message's variables), which changes that message's item only; ``vars_raw`` marks a table kept exactly as a frame
+wrote it (no MVU normal form).
 """
 
 from __future__ import annotations
 
 import bisect
+import copy
 from typing import Any, Callable, Optional
 
 from .branches import Branches
@@ -25,7 +31,11 @@ class Transcript:
                  variables: Callable[[Any], Any]):
         self.tree, self.branches = tree, branches
         self.initial_vars, self._vars = initial_vars, variables
-        self._layout: Optional[tuple[int, Optional[str], list[str], list[int], list[str], list[int]]] = None
+        self._layout: Optional[tuple[int, Optional[str], list[str], list[int], list[str], list[int], list[int]]] = None
+
+    def _table(self, e: Any) -> Any:
+        """The dict an item carries for the snapshot ``e`` (module doc)."""
+        return copy.deepcopy(e.mvu) if getattr(e, "vars_raw", False) else self._vars(e.mvu)
 
     def items(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
         """The items (module doc). ``start``/``stop``: read only the branch path's entries ``[start:stop]``
@@ -39,15 +49,20 @@ class Transcript:
                 revised[e.target] = e.text
         beat = sum(1 for e in path[:start] if e.type == "user")
         mvu = self._vars_before(path, start)
+        aimed: list[Any] = []  # snapshots that rewrote an older message's variables
 
         def vars_now() -> Any:
-            return self._vars(mvu) if mvu is not None else None
+            if mvu is None:
+                return None
+            return self._table(mvu) if mvu is not self.initial_vars else self._vars(mvu)
 
         swipe_info = self.branches.swipe_info
         for e in path[start:stop]:
             t = e.type
-            if t == "rp-state" and getattr(e, "mvu", None) is not None:  # an extra key: absent on most snapshots
-                mvu = e.mvu
+            if t == "rp-state" and getattr(e, "for_message", None):
+                aimed.append(e)
+            elif t == "rp-state" and getattr(e, "mvu", None) is not None:  # an extra key: absent on most snapshots
+                mvu = e
                 last = next((i for i in reversed(items) if i["role"] in ("assistant", "opening")), None)
                 if last is not None:  # the scribe's snapshot belongs to the reply it followed
                     last["variables"] = vars_now()
@@ -82,36 +97,48 @@ class Transcript:
                 items.append(draft)
             if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
                 items.pop(-2)
+        lay = self._layout
+        if stop is not None and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
+            aimed += [path[p] for p in lay[6] if p >= stop]  # aimed at this page from after it
+        elif stop is not None:
+            aimed += [e for e in path[stop:] if e.type == "rp-state" and getattr(e, "for_message", None)]
+        by_id = {it["id"]: it for it in items}
+        for e in aimed:
+            if e.for_message in by_id:
+                by_id[e.for_message]["variables"] = self._table(e)
         for it in items:
             if it.get("variables", 0) is None:
                 del it["variables"]
         return items
 
     def _vars_before(self, path: list[Any], start: int) -> Any:
-        """The raw variable tree in force just before ``path[start]``: the latest rp-state with ``mvu`` before it,
-        else the card's initial tree (None without one)."""
+        """The variables in force just before ``path[start]``: the latest rp-state with ``mvu`` (and no
+        ``for_message``) before it, else the card's initial tree (None without one)."""
         lay = self._layout
         if start and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
             k = bisect.bisect_left(lay[5], start)  # the layout knows where the snapshots with variables are
-            return path[lay[5][k - 1]].mvu if k else self.initial_vars
+            return path[lay[5][k - 1]] if k else self.initial_vars
         for e in reversed(path[:start]):
-            if e.type == "rp-state" and getattr(e, "mvu", None) is not None:
-                return e.mvu
+            if e.type == "rp-state" and getattr(e, "mvu", None) is not None and not getattr(e, "for_message", None):
+                return e
         return self.initial_vars
 
     def layout(self) -> tuple[list[str], list[int]]:
         """Entry ids and path positions of the items :meth:`items` returns, in order — the same item rules read
         from entry types and beat outcomes only, kept incrementally (O(new entries) per call; rebuilt after a
-        branch switch). Also notes the positions of snapshots with variables."""
+        branch switch). Also notes the positions of snapshots with variables (and of those aimed at an older
+        message)."""
         path = self.tree.path_to()
         lay = self._layout
         if lay is None or not (lay[0] and len(path) >= lay[0] and path[lay[0] - 1].id == lay[1]):
-            lay = (0, None, [], [], [], [])
-        n, _, ids, pos, roles, mvu_pos = lay
+            lay = (0, None, [], [], [], [], [])
+        n, _, ids, pos, roles, mvu_pos, aimed_pos = lay
         for p in range(n, len(path)):
             e = path[p]
             t = e.type
-            if t == "rp-state" and getattr(e, "mvu", None) is not None:
+            if t == "rp-state" and getattr(e, "for_message", None):
+                aimed_pos.append(p)
+            elif t == "rp-state" and getattr(e, "mvu", None) is not None:
                 mvu_pos.append(p)
             if t in ("opening", "user", "assistant"):
                 ids.append(e.id), pos.append(p), roles.append(t)
@@ -121,7 +148,7 @@ class Transcript:
                 ids.append(e.id), pos.append(p), roles.append("draft")
             if t in ("assistant", "revision") and len(roles) >= 2 and roles[-2] == "draft":
                 del ids[-2], pos[-2], roles[-2]
-        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos)
+        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos, aimed_pos)
         return ids, pos
 
     def page(self, end: Optional[int] = None, count: int = 60) -> tuple[int, int, list[dict[str, Any]]]:
