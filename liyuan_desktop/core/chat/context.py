@@ -19,7 +19,7 @@ from ..cards import Card
 from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
-from ..ledger.mvu import load_initvars
+from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.types import ChatMessage
 from ..lore import Lorebook, merge_books
 from ..lore.books import global_books_dir, load_books
@@ -75,8 +75,8 @@ class ChatContext:
         self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona \
             or card.persona_name or "你"
         self.language = language or card.language
-        book = merge_books([card.lorebook, *load_books(Path(directory) / "世界书", "chat"),
-                            *load_books(global_books_dir(), "global")])
+        books = [card.lorebook, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
+        book = merge_books(books)
         book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else book.scan_depth
         self.scripts: list[RegexScript] = []
         self._script_cache: dict[tuple[str, int, str, Any], str] = {}
@@ -86,8 +86,12 @@ class ChatContext:
                                 personality=card.personality, scenario=card.scenario, mes_examples=card.mes_example,
                                 chat_id=tree.header.id, clock=lambda: created,
                                 persona=persona_obj.description if persona_obj is not None else "")
-        try:  # the card's variable tree (MVU [InitVar] entries); macros such as <user> are filled in
-            self.mvu_initial, mvu_warnings = load_initvars(card, substitute=lambda t: apply_macros(t, self.ctx))
+        #: the [InitVar] trees of the books other than the card's, in book order (a greeting's <initvar> override
+        #: is merged over them: ledger.mvu.greeting)
+        self.mvu_other_books: list[dict[str, Any]] = []
+        try:  # the variable tree (MVU [InitVar] entries of every book, card first); macros such as <user> filled in
+            self.mvu_initial, trees, mvu_warnings = load_initvars_books(books, substitute=lambda t: apply_macros(t, self.ctx))
+            self.mvu_other_books = trees[1:] if initvar_entries(card) else trees
         except Exception as e:  # a broken InitVar never stops a chat; the scribe just gets no tree
             self.mvu_initial, mvu_warnings = None, [f"[MVU] 读取初始变量失败：{e}"]
         #: the card's [mvu_update] world-info rules: with a variable tree they go to the scribe, never to the actor

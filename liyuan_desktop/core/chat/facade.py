@@ -63,12 +63,13 @@ class Chat(ChatView):
                                   persona=persona, title=title or directory.name, **header_extra)
         chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
         if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
-            first = tree.append("opening", text=opening_text(card, chat.ctx))
+            # a greeting's variable commands and <initvar> override give its swipe its own values (chat.ledger)
+            books = chat.context.mvu_other_books
+            first = chat.ledger.add_opening(opening_text(card, chat.ctx), books)
             for alt in card.alternate_greetings:  # SillyTavern: the alternate greetings are swipes of message 0
                 if alt.strip():
-                    tree.append("opening", parent_id=first.parent_id, move_leaf=False,
-                                text=f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}")
-            tree.set_leaf(first.id)
+                    chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}", books, first.parent_id)
+            tree.set_leaf(chat.branches.tip(first.id))
         tree.persist_leaf()
         chat.write_meta()
         return chat

@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 import copy
 
 from ..cards import Card
-from ..ledger.mvu import MvuState
+from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
 from ..session.tree import SessionTree
@@ -116,6 +116,19 @@ class BranchLedger:
         extra = {"mvu": mvu.to_dict()} if mvu is not None else {}
         self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
+
+    def add_opening(self, text: str, other_books: list[dict[str, Any]], parent_id: Optional[str] = "__leaf__") -> Any:
+        """Append a greeting (``text``, macros applied) as an opening under ``parent_id`` (default: the leaf; the
+        leaf does not move) with the variables it sets (ledger.mvu.greeting: its ``<initvar>`` override and
+        commands): those make an ``init`` snapshot right below it, so each greeting swipe has its own opening values.
+        The blocks are left out of the stored text. ``other_books``: the [InitVar] trees of the books other than
+        the card's (ChatContext.mvu_other_books). Returns the opening entry (pending until the tree is committed)."""
+        g = greeting_variables(text, self.mvu_initial, other_books)
+        e = self.tree.append("opening", parent_id=parent_id, move_leaf=False, text=g.text)
+        if g.state is not None:
+            self.tree.append("rp-state", parent_id=e.id, move_leaf=False, state=WorldState().to_dict(), source="init",
+                             mvu=g.state.to_dict(), warnings=g.warnings)
+        return e
 
     def frame_variables(self) -> dict[str, dict[str, Any]]:
         """The chat / character / global variable tables status-bar frames wrote on this branch (the newest

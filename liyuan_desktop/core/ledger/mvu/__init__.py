@@ -15,16 +15,18 @@ with ``_`` is read-only for the model. ``display_data`` is the tree with each ch
 
 Where things are: :mod:`.paths` (path syntax, VWD pairs, type rules), :mod:`.state` (the snapshot and its display
 strings), :mod:`.patch` (the scribe's ``mvu_patch``), :mod:`.initvar` (``[InitVar]`` entries), :mod:`.commands`
-(``<UpdateVariable>`` parsing), :mod:`.apply` (applying parsed commands).
+(``<UpdateVariable>`` parsing), :mod:`.apply` (applying parsed commands), :mod:`.greeting` (what a greeting sets).
 """
 
 from .apply import apply_ops
 from .commands import parse_update_blocks, strip_update_blocks
-from .initvar import initial_tree, initvar_entries, load_initvars, merge_initial
+from .greeting import GreetingVars, greeting_variables, strip_variable_blocks
+from .initvar import initial_tree, initvar_entries, load_initvars, load_initvars_books, merge_initial
 from .patch import apply_mvu_patch
 from .state import MvuResult, MvuState
 
 __all__ = [
-    "MvuResult", "MvuState", "apply_mvu_patch", "apply_ops", "initial_tree", "initvar_entries",
-    "load_initvars", "merge_initial", "parse_update_blocks", "strip_update_blocks",
+    "GreetingVars", "MvuResult", "MvuState", "apply_mvu_patch", "apply_ops", "greeting_variables", "initial_tree",
+    "initvar_entries", "load_initvars", "load_initvars_books", "merge_initial", "parse_update_blocks",
+    "strip_update_blocks", "strip_variable_blocks",
 ]

@@ -165,3 +165,25 @@ def merge_initial(existing: Optional[dict[str, Any]], *initials: Optional[dict[s
         out.update(copy.deepcopy(existing))
     return out
 
+
+
+def load_initvars_books(books: list[Any], substitute: Optional[Callable[[str], str]] = None
+                        ) -> tuple[Optional[dict[str, Any]], list[dict[str, Any]], list[str]]:
+    """The initial tree from the ``[InitVar]`` entries of several books (Lorebook, card, dict …), in the order
+    given — Liyuan's book order: the card's book, the chat's attached books, the global ones. Inside one book the
+    entries deep-merge (:func:`load_initvars`); across books MVU merges root keys shallowly and what is already
+    there wins (``stat_data = {...book, ...stat_data}`` per book, MagVarUpdate ``loadInitVarData``), so a root key
+    keeps the value of the first book that has it. (MVU reads the selected global books before the card's; here
+    the card comes first, so a global book can add root keys to a card's tree but never replace the card's.)
+    Returns ``(tree or None when no book has an InitVar entry, [each book's own tree, in order, books without
+    InitVar left out], warnings)``."""
+    per_book: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for b in books:
+        tree, warns = load_initvars(b, substitute)
+        warnings += warns
+        if tree is not None:
+            per_book.append(tree)
+    if not per_book:
+        return None, [], warnings
+    return merge_initial(None, *reversed(per_book)), per_book, warnings

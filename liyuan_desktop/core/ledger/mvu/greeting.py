@@ -1,0 +1,76 @@
+"""Variables set by a greeting (issue 13 §2): MVU gives message 0 one snapshot per greeting swipe.
+
+What MagVarUpdate does (``src/function/initvar/variable_init.ts``, ``initCheck``; design/card-runtime.md §3.3), for
+each swipe of message 0 (the first message and every alternate greeting):
+
+1. it starts from the initial tree of the [InitVar] entries of the books;
+2. when the greeting has ``<initvar>…</initvar>`` blocks (a fence inside is allowed), their contents, deep-merged,
+   *replace* the tree — the card's own book is considered done, and the other books' [InitVar] trees are merged in
+   again under it (root keys, what is there wins);
+3. then the commands in the greeting text run (``updateVariables(swipe)``: ``<UpdateVariable>`` blocks, the classic
+   ``_.set(…)`` calls and ``<JSONPatch>`` arrays), giving that swipe's snapshot.
+
+The blocks are hidden from display and from the prompt by :func:`strip_variable_blocks` (cards ship a regex for
+that; here it happens whether or not the card's scripts may run).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, NamedTuple, Optional
+
+from .apply import apply_ops
+from .commands import parse_update_blocks
+from .initvar import _clean_meta, deep_merge, merge_initial, parse_data
+from .state import MvuState
+
+_INITVAR_BLOCK = re.compile(r"<(initvar)>([\s\S]*?)</\1>", re.IGNORECASE)
+_HIDDEN = re.compile(r"\s*<(UpdateVariable|initvar|json_?patch)>[\s\S]*?(?:</\1>|$)", re.IGNORECASE)
+
+
+def strip_variable_blocks(text: str) -> str:
+    """``text`` without ``<UpdateVariable>``, ``<JSONPatch>`` and ``<initvar>`` blocks (an unclosed trailing one
+    runs to the end), trailing whitespace trimmed when something was removed."""
+    out = _HIDDEN.sub("", text or "")
+    return out.rstrip() if out != text else out
+
+
+class GreetingVars(NamedTuple):
+    """What :func:`greeting_variables` found: ``text`` as shown and sent (blocks removed), ``state`` the swipe's
+    snapshot (None when the greeting sets nothing: the initial tree applies), ``warnings`` (Chinese)."""
+
+    text: str
+    state: Optional[MvuState]
+    warnings: list[str]
+
+
+def greeting_variables(text: str, initial: Optional[dict[str, Any]], other_books: list[dict[str, Any]]
+                       ) -> GreetingVars:
+    """The snapshot one greeting gives its swipe (module doc). ``text``: the greeting with macros applied;
+    ``initial``: the merged [InitVar] tree of all books (None without one); ``other_books``: the [InitVar] trees of
+    the books other than the card's, in book order (merged under an ``<initvar>`` override)."""
+    warnings: list[str] = []
+    override: Optional[dict[str, Any]] = None
+    for m in _INITVAR_BLOCK.finditer(text or ""):
+        try:
+            data = parse_data(m.group(2))
+        except ValueError as e:
+            warnings.append(f"[MVU] 开场白里的 <initvar> 块解析失败：{' '.join(str(e).split())[:200]}")
+            continue
+        if not isinstance(data, dict):
+            warnings.append("[MVU] 开场白里的 <initvar> 块不是对象，已跳过")
+            continue
+        override = deep_merge(override or {}, _clean_meta(data))
+    ops = parse_update_blocks(text or "")
+    shown = strip_variable_blocks(text or "")
+    if override is None and not ops:
+        return GreetingVars(shown, None, warnings)
+    tree = merge_initial(override, *reversed(other_books)) if override is not None else initial
+    if tree is None:  # commands without any tree: MVU starts from an empty stat_data
+        tree = {}
+    state = MvuState.initial(tree)
+    if ops:
+        result = apply_ops(state, ops)
+        state = result.state
+        warnings += [f"[MVU] 开场白：{w}" for w in result.warnings]
+    return GreetingVars(shown, state, warnings)
