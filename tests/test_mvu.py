@@ -513,3 +513,42 @@ def test_demo_card_is_repaired_when_a_full_disk_left_it_empty(tmp_path, monkeypa
     assert load_card(card_file).name == "青梧"
     assert json.loads((tmp_path / "home" / "cards" / "青梧" / "replay.json").read_text("utf-8"))["beats"]
     assert ref.load().name == "青梧"
+
+
+# --------------------------------------------------------------------------------------- keys with dots (issue 13)
+def test_keys_with_dots_are_addressed_by_json_pointer_or_brackets():
+    tree = {"装备": {"AXMC .338 LM": {"弹药": 10}, "v1.2": "旧"}, "a/b": {"c~d": 1}, "金币": 5}
+    r = apply_mvu_patch(tree, {"/装备/AXMC .338 LM/弹药": 20, '装备["v1.2"]': "新", "/a~1b/c~0d": 2, "金币": 6})
+    assert r.warnings == []
+    assert r.state.stat_data == {"装备": {"AXMC .338 LM": {"弹药": 20}, "v1.2": "新"}, "a/b": {"c~d": 2}, "金币": 6}
+    assert r.state.delta_data["装备"]["AXMC .338 LM"]["弹药"] == "10->20"
+    assert any(line.startswith('装备["AXMC .338 LM"].弹药') for line in r.applied)
+    # the dotted form cannot reach such a key: it is refused, never written somewhere else
+    r2 = apply_mvu_patch(tree, {"装备.AXMC .338 LM.弹药": 30})
+    assert r2.state.stat_data == tree and r2.warnings
+
+
+def test_scribe_hears_about_pointers_only_when_the_tree_needs_them():
+    from liyuan_desktop.core.ledger.scribe import MVU_POINTER_NOTE
+    plain = scribe_system_prompt(WorldState(), "远野", "测", mvu={"装备": {"剑": 1}})
+    odd = scribe_system_prompt(WorldState(), "远野", "测", mvu={"装备": {"AXMC .338 LM": 1}})
+    assert MVU_POINTER_NOTE not in plain and MVU_SYSTEM_SECTION in plain
+    assert MVU_POINTER_NOTE in odd
+    assert odd.replace(MVU_POINTER_NOTE, "") == plain
+
+
+async def test_a_dotted_key_is_patched_by_the_scribe_in_a_chat(tmp_path):
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.chat.facade import Chat
+
+    book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "enabled": False, "insertion_order": 100,
+                         "extensions": {}, "content": json.dumps({"装备": {"AXMC .338 LM": {"弹药": 10}}})}]}
+    card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
+                           "data": {"name": "测", "first_mes": "你好。", "character_book": book}}, str(tmp_path / "card.json"))
+    w = {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "开了三枪。"}}]}
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    model = ReplayModel(actor=[w, seal], scribe=['{"patch": {}, "mvu_patch": {"/装备/AXMC .338 LM/弹药": 7}}'])
+    chat = Chat.create(tmp_path / "c", card, model)
+    r = await chat.send("开枪")
+    assert "JSON Pointer" in r.scribe.system
+    assert chat.current_mvu().stat_data["装备"]["AXMC .338 LM"]["弹药"] == 7

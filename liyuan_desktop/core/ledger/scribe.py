@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from .mvu import MvuResult, MvuState, apply_mvu_patch
+from .mvu.paths import has_odd_keys
 from .panels import Panel, apply_panel_patch, panel_data, scribe_panels
 from .state import PatchResult, WorldState, apply_patch
 
@@ -43,6 +44,11 @@ MVU_SYSTEM_SECTION = """
 - 路径照抄下面【状态树·当前值】里出现的写法；只列**发生变化**的路径，值给变化后的完整新值（数字给数字、字符串给字符串、整段替换就给对象）。
 - 判断依据是本轮剧情**真的发生了什么**，不是凭空推进；无变化则 "mvu_patch" 为 {}。
 - 只填路径与新值，不要写 op/JSONPatch/UpdateVariable 之类任何指令语法。"""
+
+# Ours (issue 13 §2): added after MVU_SYSTEM_SECTION only when the tree has a key a dotted path cannot address, so
+# every other card's prompt stays byte-identical.
+MVU_POINTER_NOTE = """
+- 键名里本身带点或方括号的（如 "AXMC .338 LM"、"v1.2"），点号路径写不出来：这类路径改用 JSON Pointer 写法，以 / 开头、逐级用 / 分隔，键名原样照抄（键名里的 / 写成 ~1，~ 写成 ~0），如 {"/装备/AXMC .338 LM/弹药": 20}。其他路径照旧用点分隔。"""
 
 # The seed shows where ${mvuUserSection} goes (right after the ledger JSON) but not its text; this wording is ours.
 MVU_USER_HEADING = "【状态树·当前值】"
@@ -82,12 +88,12 @@ def _data_panels(panels: Any) -> list[Panel]:
 def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None,
                          panels: Any = None) -> str:
     """The scribe's system prompt (seed 002 scribe.ts 94-105). With ``mvu`` (the card's variable tree) the
-    mvu_patch section is added; with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section
-    is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests)."""
+    mvu_patch section is added (and, when the tree has keys with dots, how to address them: MVU_POINTER_NOTE);
+    with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests)."""
     has = mvu is not None
     n = len(_data_panels(panels))
     return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
-                          mvu_section=MVU_SYSTEM_SECTION if has else "",
+                          mvu_section=(MVU_SYSTEM_SECTION + (MVU_POINTER_NOTE if has_odd_keys(_mvu_tree(mvu)) else "")) if has else "",
                           mvu_example=',"mvu_patch":{...}' if has else "",
                           mvu_empty=',"mvu_patch":{}' if has else "",
                           panel_section=PANEL_SYSTEM_SECTION.format(n=n) if n else "",

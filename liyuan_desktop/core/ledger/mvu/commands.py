@@ -13,7 +13,7 @@ import json_repair
 from pydantic import BaseModel, Field
 
 from .initvar import parse_data
-from .paths import Segment, _math, _num_from_str, js_str, split_path
+from .paths import Segment, _math, _num_from_str, js_str, parse_path, split_path
 
 
 class MvuOp(BaseModel):
@@ -194,10 +194,7 @@ def _classic(text: str) -> list[MvuOp]:
 
 
 def _pointer(p: Any) -> list[Segment]:
-    s = str(p or "")
-    if not s.startswith("/"):
-        return split_path(s)
-    return [seg.replace("~1", "/").replace("~0", "~") for seg in s[1:].split("/")]
+    return parse_path(str(p or ""))
 
 
 def _jsonpatch(body: str) -> list[MvuOp]:

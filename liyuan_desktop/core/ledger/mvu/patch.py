@@ -1,11 +1,13 @@
-"""The scribe's ``mvu_patch`` (``{"a.b.c": new value}``): :func:`apply_mvu_patch` merges it with the type rules."""
+"""The scribe's ``mvu_patch`` (``{"a.b.c": new value}``): :func:`apply_mvu_patch` merges it with the type rules.
+A key that holds a dot (``AXMC .338 LM``, ``v1.2``) is addressed with a JSON Pointer key (``"/装备/AXMC .338 LM"``)
+or lodash's bracket form (``装备["AXMC .338 LM"]``); the dotted form stays for every other key."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from .paths import (_MISSING, Segment, _coerce, _get, _guard, _index, _put, is_pair, join_path, js_str, split_path,
+from .paths import (_MISSING, Segment, _coerce, _get, _guard, _index, _put, is_pair, join_path, js_str, parse_path,
                     value_of)
 from .state import MvuResult, MvuState, _Changes, _result
 
@@ -76,7 +78,8 @@ def apply_mvu_patch(tree: Any, patch: Any) -> MvuResult:
     or the bare ``stat_data``). Rules: numbers stay numbers (a numeric string is converted, anything else refused),
     strings stay strings (numbers/booleans are stringified), objects and arrays are replaced whole only by an object
     / array; a ``[value, "description"]`` pair keeps its description; ``$…`` (derived) and ``_…`` (read-only) keys
-    are refused; an unknown key is created only under an existing object. Never raises."""
+    are refused; an unknown key is created only under an existing object. A path is dotted (``a.b[0]``, lodash
+    brackets ``a["x.y"]`` too) or a JSON Pointer (``/a/x.y``, RFC 6901 escapes). Never raises."""
     state = MvuState.from_any(tree)
     data = state.stat_data
     changes = _Changes(copy.deepcopy(data))
@@ -88,7 +91,7 @@ def apply_mvu_patch(tree: Any, patch: Any) -> MvuResult:
         warnings.append(f"mvu_patch 不是 JSON 对象已忽略（{js_str(patch)[:80]}）——请输出形如 {{\"路径.用点分隔\": 新值}} 的对象。")
         return _result(state, data, changes, applied, warnings)
     for path, value in patch.items():
-        segs = split_path(str(path))
+        segs = parse_path(str(path))
         _set_leaf(data, segs, value, changes, applied, warnings)
     return _result(state, data, changes, applied, warnings)
 

@@ -118,13 +118,51 @@ def split_path(path: Union[str, Iterable[Segment]]) -> list[Segment]:
 
 
 def join_path(segs: Iterable[Segment]) -> str:
+    """Segments → ``a.b[0].c``; a key that a dotted path cannot carry (it has ``.``, ``[`` or ``]``) is written
+    ``["…"]`` (lodash's bracket form, which :func:`split_path` reads back)."""
     out = ""
     for s in segs:
         if isinstance(s, int):
             out += f"[{s}]"
+        elif needs_brackets(s):
+            out += f'["{s}"]'
         else:
             out += ("." if out else "") + s
     return out
+
+
+def needs_brackets(key: str) -> bool:
+    """Whether a key cannot be one segment of a dotted path (``AXMC .338 LM``, ``v1.2``, ``a[b]``)."""
+    return any(c in key for c in ".[]")
+
+
+def split_pointer(pointer: str) -> list[Segment]:
+    """A JSON Pointer (RFC 6901: ``/a/b~1c`` → ``["a", "b/c"]``, ``~0`` → ``~``) → segments; ``""`` is the root."""
+    if not pointer:
+        return []
+    return [seg.replace("~1", "/").replace("~0", "~") for seg in pointer[1:].split("/")]
+
+
+def to_pointer(segs: Iterable[Segment]) -> str:
+    """Segments → a JSON Pointer (``~`` → ``~0``, ``/`` → ``~1``)."""
+    return "".join("/" + str(s).replace("~", "~0").replace("/", "~1") for s in segs)
+
+
+def parse_path(path: Union[str, Iterable[Segment]]) -> list[Segment]:
+    """Any path form a patch may use: a JSON Pointer (starts with ``/``), a list of segments, or the dotted /
+    bracket form of :func:`split_path`."""
+    if isinstance(path, str) and path.startswith("/"):
+        return split_pointer(path)
+    return split_path(path)
+
+
+def has_odd_keys(tree: Any) -> bool:
+    """Whether any object key in ``tree`` needs more than a dotted path (:func:`needs_brackets`)."""
+    if isinstance(tree, dict):
+        return any(needs_brackets(k) or has_odd_keys(v) for k, v in tree.items())
+    if isinstance(tree, list):
+        return any(has_odd_keys(v) for v in tree)
+    return False
 
 
 def _guard(segs: list[Segment]) -> Optional[str]:
