@@ -10,6 +10,7 @@ the chat opens without it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -32,6 +33,7 @@ from ..prompt.presets.prompter import PresetPrompter
 from ..prompt.presets.store import load_installed_preset, presets_dir
 from ..fsutil import atomic_write_text
 from ..session.tree import SessionTree
+from .display_cache import DisplayCache, display_key
 
 
 def header_persona(tree: SessionTree) -> Optional[Persona]:
@@ -80,6 +82,9 @@ class ChatContext:
         book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else book.scan_depth
         self.scripts: list[RegexScript] = []
         self._script_cache: dict[tuple[str, int, str, Any], str] = {}
+        self._fingerprint: Optional[str] = None
+        #: display texts the scripts made, on disk beside the chat (issue 13 §4; a cache, never the source of truth)
+        self.display_cache = DisplayCache(Path(directory))
         self.set_scripts(card_scripts_allowed(card))
         created = datetime.fromtimestamp(tree.header.ts / 1000)
         self.ctx = MacroContext(char=card.name, user=self.persona, description=card.description,
@@ -122,23 +127,61 @@ class ChatContext:
         """Run the card's regex scripts from now on (``allowed``) or not; clears the scripted-text cache."""
         self.scripts = scripts_from_card(self.card.raw) if allowed else []
         self._script_cache.clear()
+        self._fingerprint = None
+
+    def _script_fingerprint(self) -> str:
+        """A digest of the script set and the macro values their replacements read (names): the disk cache key's
+        first part, so changed scripts or names never see an old entry."""
+        fp = self._fingerprint
+        if fp is None:
+            raw = json.dumps([[s.model_dump() for s in self.scripts], self.ctx.user, self.ctx.char],
+                             ensure_ascii=False, sort_keys=True, default=str)
+            fp = self._fingerprint = hashlib.sha256(raw.encode("utf-8", "surrogatepass")).hexdigest()
+        return fp
 
     def _depth_key(self, depth: int) -> Any:
         """Depths past every finite min/maxDepth of the scripts behave alike: cache them under one key."""
         bound = max([x for sc in self.scripts for x in (sc.minDepth, sc.maxDepth) if isinstance(x, int) and x >= 0] + [0])
         return depth if depth <= bound else "deep"
 
-    def scripted(self, text: str, placement: int, depth: int, view: str) -> str:
+    def scripted(self, text: str, placement: int, depth: int, view: str, issues: Optional[list[str]] = None) -> str:
         """``text`` after the scripts for ``placement`` (1 user, 2 reply) at message ``depth`` (0 = newest) in
-        ``view`` ("display" | "prompt"); cached (at most 20,000 texts)."""
+        ``view`` ("display" | "prompt"); cached in memory (at most 20,000 texts) and, for the display, on disk
+        beside the chat (:mod:`.display_cache`; a result with a timed-out script is not written there, so it is
+        tried again next time). ``issues``: warnings of this run (timeouts, bad patterns) are appended. Safe to call
+        from a worker thread (each thread has its own JavaScript engine)."""
         key = (text, placement, view, self._depth_key(depth))
         hit = self._script_cache.get(key)
+        if hit is not None:
+            return hit
+        scripts = self.scripts
+        disk_key = None
+        if view == "display":
+            disk_key = display_key(self._script_fingerprint(), placement, view, key[3], text)
+            hit = self.display_cache.get(disk_key)
         if hit is None:
-            hit = apply_scripts(text, self.scripts, placement=placement, is_markdown=view == "display",
-                                is_prompt=view == "prompt", depth=depth, macros_ctx=self.ctx)
+            found: list[str] = []
+            hit = apply_scripts(text, scripts, placement=placement, is_markdown=view == "display",
+                                is_prompt=view == "prompt", depth=depth, macros_ctx=self.ctx, issues=found)
+            if issues is not None:
+                issues.extend(found)
+            if disk_key is not None and scripts is self.scripts and not any("time limit" in w for w in found):
+                self.display_cache.put(disk_key, hit)
+        if scripts is self.scripts:  # scripts switched meanwhile (a worker thread): the result is stale
             if len(self._script_cache) > 20000:
                 self._script_cache.clear()
             self._script_cache[key] = hit
+        return hit
+
+    def scripted_if_known(self, text: str, placement: int, depth: int, view: str) -> Optional[str]:
+        """What :meth:`scripted` would return, when it is known without running a script (memory or disk cache),
+        else None. Cheap enough for the UI thread."""
+        key = (text, placement, view, self._depth_key(depth))
+        hit = self._script_cache.get(key)
+        if hit is None and view == "display":
+            hit = self.display_cache.get(display_key(self._script_fingerprint(), placement, view, key[3], text))
+            if hit is not None:
+                self._script_cache[key] = hit
         return hit
 
     def prompt_scripts(self, messages: list[ChatMessage]) -> list[ChatMessage]:
@@ -158,14 +201,31 @@ class ChatContext:
                 out.append(m)
         return out
 
-    def display_text(self, item: dict[str, Any], depth: int) -> str:
-        """What the conversation view shows for a transcript item: the display-side scripts (markdownOnly and
-        'neither') at the item's depth (0 = newest). A reply carrying a variable snapshot gets MVU's
-        ``<StatusPlaceHolderImpl/>`` (the card's display regex turns it into its status bar)."""
+    def _display_source(self, item: dict[str, Any]) -> tuple[str, Optional[int]]:
+        """The text the display scripts start from (MVU's placeholder added to a reply with a variable snapshot) and
+        the placement they run with (None: no script runs on this item)."""
         text = item.get("text", "")
         if item.get("role") in ("assistant", "opening") and item.get("variables") is not None \
                 and "<StatusPlaceHolderImpl/>" not in text:
             text = f"{text}\n\n<StatusPlaceHolderImpl/>"
         if not self.scripts or item.get("role") not in ("user", "assistant", "opening"):
+            return text, None
+        return text, 1 if item["role"] == "user" else 2
+
+    def display_text(self, item: dict[str, Any], depth: int, issues: Optional[list[str]] = None) -> str:
+        """What the conversation view shows for a transcript item: the display-side scripts (markdownOnly and
+        'neither') at the item's depth (0 = newest). A reply carrying a variable snapshot gets MVU's
+        ``<StatusPlaceHolderImpl/>`` (the card's display regex turns it into its status bar). ``issues``: warnings
+        of the scripts' run are appended. May take long (scripts run): call it off the UI thread."""
+        text, placement = self._display_source(item)
+        if placement is None:
             return text
-        return self.scripted(text, 1 if item["role"] == "user" else 2, depth, "display")
+        return self.scripted(text, placement, depth, "display", issues)
+
+    def display_text_if_known(self, item: dict[str, Any], depth: int) -> Optional[str]:
+        """:meth:`display_text` when it needs no script run (nothing to run, or cached in memory or on disk), else
+        None. For the UI thread: paint these at once and fill in the rest from a worker."""
+        text, placement = self._display_source(item)
+        if placement is None:
+            return text
+        return self.scripted_if_known(text, placement, depth, "display")
