@@ -47,7 +47,10 @@ class MacroContext(BaseModel):
     callable returning the current ``datetime`` (naive = local time; default ``datetime.now``). ``rng_seed``: int →
     ``{{random}}``/``{{roll}}`` deterministic per chat, text and position; ``None`` → fresh randomness. ``rng``: a
     ``random.Random`` that ``{{random}}``/``{{roll}}`` draw from instead (overrides ``rng_seed``; tests and
-    per-beat tails that want a reproducible stream). ``clock`` and ``rng`` are not serialised.
+    per-beat tails that want a reproducible stream). ``th_variables``: ``scope -> dict | None`` for TavernHelper's
+    ``{{get_message_variable::path}}`` family (scope ``message``/``chat``/``character``/``preset``/``global``;
+    :mod:`.tavernhelper`); ``None`` keeps those macros as written. ``clock``, ``rng`` and ``th_variables`` are not
+    serialised.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -75,4 +78,5 @@ class MacroContext(BaseModel):
     clock: Optional[Callable[[], datetime]] = Field(default=None, exclude=True)
     rng_seed: Optional[int] = 0
     rng: Optional[_random.Random] = Field(default=None, exclude=True)
+    th_variables: Optional[Callable[[str], Any]] = Field(default=None, exclude=True)
 

@@ -14,6 +14,7 @@ from .context import MAX_DICE, MAX_FIELD_DEPTH, MacroContext
 from .moment import format_moment
 from .segments import (ARGS_PREFIX, LIST_PREFIX, REVERSE_PREFIX, ROLL_PREFIX, SPACE_PREFIX, Seg, list_items,
                        seg_join, seg_slice, seg_split, strip_prefix)
+from .tavernhelper import FORMAT_START, apply_format_indent, is_th_macro, th_macro
 from .variables import VAR_MACROS, variable_macro
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -34,6 +35,8 @@ def expand(text: str, ctx: MacroContext, escape: Optional[Callable[[str], str]])
     out = _expand(text, run, depth=0)
     if _TRIM_MARK in out:
         out = _TRIM_RE.sub("", out)
+    if FORMAT_START in out:  # TavernHelper's format_*_variable: indent known only now (tavernhelper.py)
+        out = apply_format_indent(out)
     return out
 
 
@@ -253,6 +256,12 @@ def _evaluate(frame: _Frame, run: _Run, depth: int) -> Optional[str]:
         if now.tzinfo is None:
             now = now.astimezone()
         return format_moment(now.astimezone(offset), "LT")
+
+    if is_th_macro(name):  # TavernHelper's {{get_message_variable::path}} family (tavernhelper.py)
+        body = strip_prefix(rest, ARGS_PREFIX)
+        if body is None or ctx.th_variables is None:
+            return None
+        return th_macro(name, seg_join(body), ctx)
 
     if name == "banned":
         if re.fullmatch(r'\s*".*"\s*', seg_join(rest), re.DOTALL):
