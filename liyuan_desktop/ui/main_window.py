@@ -37,6 +37,7 @@ from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView
 from .draft_pane import DraftPane
+from .regex_worker import DisplayWorker, split_known
 from .i18n import tr
 from .inspector import InspectorDialog
 from .state_pane import StatePane
@@ -129,6 +130,10 @@ class MainWindow(QMainWindow):
         # right: draft and ledger
         self.tabs = QTabWidget()
         self.draft_pane = DraftPane()
+        # issue 13 §4: the card's display regex scripts run on a worker thread; the view paints first, fills in
+        self.display_worker = DisplayWorker(self)
+        self.display_worker.filled.connect(self._display_filled)
+        self.display_worker.issue.connect(self.draft_pane.notice)
         self.draft_pane.sealAsIsRequested.connect(self.seal_as_is)
         self.draft_pane.continueRequested.connect(self.continue_beat)
         self.state_pane = StatePane()
@@ -252,6 +257,7 @@ class MainWindow(QMainWindow):
             ev.ignore()
             return
         self.save_window_state()
+        self.display_worker.shutdown()
         super().closeEvent(ev)
 
     def start(self) -> None:
@@ -374,6 +380,7 @@ class MainWindow(QMainWindow):
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
         self.chat, self.chat_ref = chat_obj, chat
+        self.display_worker.reset_issues()
         self.is_demo = is_demo
         # each chat keeps its own unsent words; words typed before any chat was open go to the first one opened
         self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
@@ -593,6 +600,7 @@ class MainWindow(QMainWindow):
         to (``_items`` is a :class:`core.chat.TranscriptItems`)."""
         if self.chat is None:
             return
+        self.display_worker.restart()  # results for the old page would paint over newer text
         self._items = self.chat.transcript_items(PAGE)  # type: ignore[assignment]
         self._shown_from = max(0, len(self._items) - PAGE)
         self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
@@ -600,11 +608,25 @@ class MainWindow(QMainWindow):
     def _display(self, start: int, end: int) -> list[dict[str, Any]]:
         """Items start..end as shown: the card's display regex scripts applied at each item's depth, and the item's
         place in the transcript as its id (SillyTavern's message index: 0 = the opening), which is what status-bar
-        scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``."""
+        scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``. Items whose display
+        text needs a script run come back from their stored text marked ``scripting`` and are queued on the
+        display worker (newest first), which fills them in (issue 13 §4)."""
         n = len(self._items)
         chat = self.chat
-        return [dict(it, id=str(i), entry_id=it["id"], text=chat.display_text(it, n - 1 - i) if chat is not None else it["text"])
-                for i, it in enumerate(self._items[start:end], start)]
+        items = [dict(it, id=str(i), entry_id=it["id"]) for i, it in enumerate(self._items[start:end], start)]
+        if chat is None:
+            return items
+        shown, todo = split_known(items, lambda it: chat.display_text_if_known(it, n - 1 - int(it["id"])))
+        if todo:
+            def run(it: dict[str, Any]) -> tuple[str, list[str]]:
+                issues: list[str] = []
+                return chat.display_text(it, n - 1 - int(it["id"]), issues), issues
+            self.display_worker.submit(todo[::-1], run)
+        return shown
+
+    def _display_filled(self, _gen: int, item: dict[str, Any], text: str) -> None:
+        """The display worker's result for one item: re-render it in place (if still shown)."""
+        self.view.update_item(dict(item, text=text))
 
     def _older(self, _oldest_id: str) -> None:
         if self._shown_from <= 0:

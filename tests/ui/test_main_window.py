@@ -360,17 +360,20 @@ async def test_card_scripts_can_be_allowed_later_from_the_menu(qtbot, tmp_path):
     win = make_window(qtbot)
     await wait_for(win.view.is_ready)
     assert win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d)))
-    shown = lambda: win._display(0, 1)[0]["text"]
-    assert "StatusPlaceHolderImpl" in shown()
+    async def shown() -> str:  # the opening as the view shows it, once the display worker filled it in (issue 13 §4)
+        await wait_for(win.display_worker.idle)
+        return win.view._items["0"]["text"]
+
+    assert "StatusPlaceHolderImpl" in await shown()
     win._sync_scripts_action()
     assert win.scripts_action.isEnabled() and not win.scripts_action.isChecked()
     win.scripts_action.trigger()  # checkable: triggering turns it on
-    assert "StatusPlaceHolderImpl" not in shown() and "<" in shown()
+    assert "StatusPlaceHolderImpl" not in await shown() and "<" in await shown()
     from liyuan_desktop.core.cards.meta import card_scripts_allowed
 
     assert card_scripts_allowed(win.chat.card)
     win.scripts_action.trigger()
-    assert "StatusPlaceHolderImpl" in shown()
+    assert "StatusPlaceHolderImpl" in await shown()
 
 
 async def test_closing_keeps_settings_edited_meanwhile_and_typed_words(qtbot):

@@ -210,7 +210,10 @@ class ChatContext:
             text = f"{text}\n\n<StatusPlaceHolderImpl/>"
         if not self.scripts or item.get("role") not in ("user", "assistant", "opening"):
             return text, None
-        return text, 1 if item["role"] == "user" else 2
+        placement = 1 if item["role"] == "user" else 2
+        if not any(placement in s.placement and not s.disabled and s.findRegex for s in self.scripts):
+            return text, None  # no script for this kind of message: nothing to run
+        return text, placement
 
     def display_text(self, item: dict[str, Any], depth: int, issues: Optional[list[str]] = None) -> str:
         """What the conversation view shows for a transcript item: the display-side scripts (markdownOnly and

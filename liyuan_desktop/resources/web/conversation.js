@@ -907,7 +907,9 @@
     body.className = "body md";
     body.innerHTML = renderText(item.text, { opening: role === "opening" });
     if (item.variables && typeof item.variables === "object") frames.vars.set(String(item.id), item.variables);
-    mountFrames(body, item);
+    // item.scripting: the card's display scripts still run for it (Python fills it in): no frames from the raw text
+    if (item.scripting) el.classList.add("scripting");
+    else mountFrames(body, item);
 
     if (role === "user") {
       var bubble = document.createElement("div");
