@@ -71,8 +71,12 @@ def test_import_builds_tree_with_opening_swipes_and_notes(tmp_path):
     assert st.header == HEADER and len(st.messages) == 7
     assert any("最后一行不完整" in w for w in st.warnings)
     tree = write_session(st, tmp_path / "out" / "session.jsonl", card_name="青梧")
-    path = tree.path_to()
-    assert [e.type for e in path] == ["header", "opening", "user", "assistant", "note", "note", "user", "assistant"]
+    full = tree.path_to()
+    # the reply's per-swipe variables became a snapshot right below it (issue 13 §2); the messages are as before
+    assert [e.type for e in full] == ["header", "opening", "user", "assistant", "rp-state", "note", "note", "user",
+                                      "assistant"]
+    assert full[4].mvu == {"stat_data": {"好感": 2}} and full[4].source == "init"
+    path = [e for e in full if e.type != "rp-state"]
     h = path[0]
     assert h.persona == "旅人" and h.card_name == "青梧" and h.st == HEADER and h.title.startswith("青梧 - ")
     opening = path[1]
@@ -93,7 +97,7 @@ def test_import_builds_tree_with_opening_swipes_and_notes(tmp_path):
     assert abs(path[2].ts - parse_st_time("October 18, 2024 8:52pm")) == 0
     # the file on disk loads back to the same branch
     again = SessionTree.open(tmp_path / "out" / "session.jsonl")
-    assert [e.id for e in again.path_to()] == [e.id for e in path] and not again.load_warnings
+    assert [e.id for e in again.path_to()] == [e.id for e in full] and not again.load_warnings
 
 
 def test_round_trip_is_lossless_on_messages_and_swipes(tmp_path):
@@ -305,3 +309,60 @@ def test_five_thousand_messages_import_fast(tmp_path):
     out = export_st_chat(tree, tmp_path / "big-out.jsonl")
     assert time.perf_counter() - t0 < 3.0
     assert [json.loads(x) for x in out.read_text("utf-8").split("\n")] == lines[:5001]
+
+
+# ------------------------------------------------------------------------ the game continues (issue 13 §2)
+def _mvu(n: int, extra: bool = False) -> dict:
+    d = {"initialized_lorebooks": {"青梧": []}, "stat_data": {"好感": n, "地点": "栖水"}, "schema": "…"}
+    if extra:
+        d["display_data"] = {"好感": f"{n - 1}->{n}"}
+    return d
+
+
+def _game_lines() -> list[dict]:
+    return [
+        HEADER,
+        swiped("青梧", ["开场甲", "开场乙"], 1, variables=[_mvu(1), _mvu(50)]),
+        msg("旅人", "你好", user=True, variables=[_mvu(50)]),
+        swiped("青梧", ["回答一", "回答二"], 0, variables=[_mvu(55, True), _mvu(60)]),
+        msg("旅人", "再见", user=True),
+        msg("青梧", "旧式的一条", variables={"stat_data": {"好感": 70, "地点": "渡口"}}),
+    ]
+
+
+async def test_imported_variables_become_the_snapshots_and_the_game_continues(tmp_path):
+    card = load_card(DEMO_CARD)
+    f = write_chat(tmp_path / "g.jsonl", _game_lines())
+    model = ReplayModel(actor=[{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "嗯。"}}]},
+                               {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}],
+                        scribe=['{"patch": {}, "mvu_patch": {"好感": 71}}'])
+    chat = import_st_chat(f, card, tmp_path / "chat", model)
+    items = chat.transcript()
+    vals = [(i["role"], i.get("variables", {}).get("stat_data", {}).get("好感")) for i in items]
+    assert vals == [("opening", 50), ("user", None), ("assistant", 55), ("user", None), ("assistant", 70)]
+    assert chat.current_mvu().stat_data == {"好感": 70, "地点": "渡口"}  # not the card's initial values
+    chat.swipe(items[2]["id"], +1)
+    assert chat.current_mvu().stat_data["好感"] == 60  # each swipe has its own values
+    chat.swipe(chat.transcript()[2]["id"], -1)
+    r = await chat.send("走吧")
+    assert '"好感": 70' in r.scribe.user and "mvu_patch" in r.scribe.system
+    assert chat.current_mvu().stat_data["好感"] == 71
+    # a bar's write to an older message goes into the file too
+    chat.write_frame_variables("2", {**chat.transcript()[2]["variables"], "stat_data": {"好感": 56, "地点": "栖水"}})
+    _, messages = st_messages(chat.tree)
+    assert messages[0]["variables"] == [_mvu(1), _mvu(50)]
+    assert [v["stat_data"]["好感"] for v in messages[2]["variables"]] == [56, 60]
+    assert messages[4]["variables"] == {"stat_data": {"好感": 70, "地点": "渡口"}}  # the legacy object stays one
+    assert messages[6]["variables"][0]["stat_data"]["好感"] == 71  # the reply written here
+    assert messages[1]["variables"] == [_mvu(50)]  # a user message's variables as they were
+
+
+def test_variables_round_trip_through_import_and_export(tmp_path):
+    lines = _game_lines()
+    tree = write_session(read_st_chat(write_chat(tmp_path / "g.jsonl", lines)), tmp_path / "a" / "session.jsonl")
+    out = export_st_chat(tree, tmp_path / "out.jsonl")
+    exported = [json.loads(x) for x in out.read_text("utf-8").splitlines()]
+    assert exported[1:] == lines[1:]
+    again = write_session(read_st_chat(out), tmp_path / "b" / "session.jsonl")
+    snaps = lambda t: [e.mvu for e in t.entries.values() if e.type == "rp-state"]
+    assert snaps(again) == snaps(tree) and len(snaps(tree)) == 5

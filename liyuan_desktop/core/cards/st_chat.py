@@ -21,7 +21,14 @@ Import (:func:`write_session`; :func:`core.chat.st_import.import_st_chat` opens 
 * everything of a message except ``mes``/``swipes`` (``name``, ``is_user``, ``is_system``, ``send_date``,
   ``gen_started``, ``gen_finished``, ``swipe_id``, ``swipe_info``, ``extra`` incl. ``reasoning``, JS-Slash-Runner
   ``variables``, …) is kept verbatim under the selected entry's ``st`` key, so export is lossless;
-* ``ts`` comes from ``send_date`` (ms numbers, ISO strings, ``"October 18, 2024 8:52pm"``; else the previous one).
+* ``ts`` comes from ``send_date`` (ms numbers, ISO strings, ``"October 18, 2024 8:52pm"``; else the previous one);
+* per-swipe variables (JS-Slash-Runner / TavernHelper keep ``variables`` as an array parallel to ``swipes``,
+  ``variables[swipe_id]`` being the message's; a legacy plain object is the selected swipe's; MVU stores its
+  ``{stat_data, display_data, delta_data, initialized_lorebooks, schema}`` there — design/card-runtime.md §2, §3.1)
+  of the greeting and the character's replies become an ``rp-state`` snapshot (source ``init``, ``mvu`` = the table
+  as read; ``vars_raw`` when it is not an MVU snapshot) right below that swipe's entry, so status bars and the scribe
+  continue from the file's values (issue 13 §2). A user message's variables (MVU copies the previous snapshot onto
+  it) stay only in its ``st`` dict. Export writes each swipe's current snapshot back into ``variables``.
 
 Damaged input never crashes: a torn last line, lines that are not JSON, not objects or have no ``mes`` are skipped
 with a warning (Chinese, for the UI); a file that is not a chat at all (a card, a preset, world info, PNG) raises
@@ -34,7 +41,8 @@ Export (:func:`~.st_chat_export.export_st_chat`, in :mod:`.st_chat_export`) writ
 import → export → import yields the same messages (every key and value) and swipes. Not round-tripped:
 key order inside a line and JSON spelling (``\\u`` escapes, spacing); skipped damaged lines; swipes given as objects
 (Chub exports: flattened to their text); an invalid ``swipe_id`` (repaired); a headerless file (a header is made).
-Liyuan → ST loses what ST has no place for: beat logs, asks, ledger snapshots (``rp-state``), unsealed drafts,
+Liyuan → ST loses what ST has no place for: beat logs, asks, ledger snapshots (``rp-state``; their variable trees do
+go back into ``variables``), unsealed drafts,
 revision history (only the latest text is written), branches other than the active one except as swipes of the
 message where they fork (a fork at a user message keeps only the active user text), and reasoning of replies written
 in Liyuan.
@@ -287,6 +295,22 @@ def _swipes_of(msg: dict[str, Any], label: str, warnings: list[str]) -> tuple[li
     return texts, sid, st
 
 
+def _swipe_variables(msg: dict[str, Any], k: int, selected: int) -> Optional[dict[str, Any]]:
+    """The variables TavernHelper kept for swipe ``k`` of a message (``variables[k]``; a legacy plain object belongs
+    to the selected swipe), or None when there are none (missing, not an object, or ``{}``, which is how ST pads)."""
+    v = msg.get("variables")
+    if isinstance(v, list):
+        v = v[k] if k < len(v) else None
+    elif k != selected:
+        v = None
+    return v if isinstance(v, dict) and v else None
+
+
+def _is_mvu(v: Any) -> bool:
+    """An MVU snapshot (``stat_data`` an object) rather than some other table a script kept."""
+    return isinstance(v, dict) and isinstance(v.get("stat_data"), dict)
+
+
 def _kind(msg: dict[str, Any], index: int) -> tuple[str, str]:
     """(entry type, note kind) of one ST message; ``index`` is its place among the messages."""
     extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
@@ -339,6 +363,10 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
                 if etype == "note":
                     fields["kind"] = note_kind
                 e = tree.append(etype, parent_id=parent, move_leaf=k == selected, **fields)
+                snap = _swipe_variables(msg, k, selected) if etype in ("opening", "assistant") else None
+                if snap is not None:  # the game goes on from the file's values (module doc)
+                    e = tree.append("rp-state", parent_id=e.id, move_leaf=k == selected, ts=ts_k, state={},
+                                    source="init", mvu=snap, **({"vars_raw": True} if not _is_mvu(snap) else {}))
                 if k == selected:
                     chosen = e
             assert chosen is not None

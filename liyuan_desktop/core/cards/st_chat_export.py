@@ -6,6 +6,8 @@ made from the tree), then every ``opening``/``user``/``assistant``/``note`` entr
 previous message: imported swipes, and replies regenerated in Liyuan), ``swipe_id`` the active one. Revisions on the
 branch are applied to the text. When the active alternative differs from the imported selection, ``send_date``,
 ``gen_started``, ``gen_finished`` and ``extra`` are taken from its ``swipe_info`` entry, as ST does on a swipe.
+The greeting's and the replies' ``variables`` hold each swipe's current variable table (its own snapshot, a status
+bar's later write to it included; see :mod:`.st_chat`), so an exported game continues in SillyTavern.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def st_messages(tree: SessionTree, user_name: str = "", character_name: str = ""
                   "chat_metadata": {}}
     path = tree.path_to()
     revised: dict[str, str] = {e.target: e.text for e in path if e.type == "revision"}
+    aimed = {e.for_message: e.mvu for e in path if e.type == "rp-state" and getattr(e, "for_message", None)}
+    on_path = {e.id: k for k, e in enumerate(path)}
     messages: list[dict[str, Any]] = []
     anchor = h.id
     for e in path:
@@ -70,8 +74,45 @@ def st_messages(tree: SessionTree, user_name: str = "", character_name: str = ""
             continue
         alts = alternatives(tree, e, anchor)
         anchor = e.id
-        messages.append(_export_one(e, alts, revised, uname, cname))
+        out = _export_one(e, alts, revised, uname, cname)
+        if e.type in ("opening", "assistant"):
+            _write_variables(out, [aimed.get(a.id, _own_variables(tree, path, on_path, a)) for a in alts], alts.index(e))
+        messages.append(out)
     return header, messages
+
+
+def _own_variables(tree: SessionTree, path: list[Any], on_path: dict[str, int], entry: Any) -> Optional[Any]:
+    """The variable table a message's own snapshot holds (the newest ``rp-state`` with ``mvu`` below it before the
+    next message: on the active branch, or down its newest children off it), as stored; None without one."""
+    found = None
+    if entry.id in on_path:
+        below = path[on_path[entry.id] + 1:]
+    else:
+        below, cur = [], entry.id
+        while tree.children_of.get(cur):
+            cur = tree.children_of[cur][-1]
+            below.append(tree.entries[cur])
+    for x in below:
+        if _is_message(x):
+            break
+        if x.type == "rp-state" and getattr(x, "mvu", None) is not None and not getattr(x, "for_message", None):
+            found = x.mvu
+    return found
+
+
+def _write_variables(out: dict[str, Any], tables: list[Optional[Any]], idx: int) -> None:
+    """Put the swipes' current variable tables into the message's ``variables`` (TavernHelper's array parallel to
+    ``swipes``; a legacy plain object stays one, holding the selected swipe's). A swipe without a snapshot keeps what
+    the file had there, else ``{}``; nothing is added to a message that has neither."""
+    old = out.get("variables")
+    if isinstance(old, dict):
+        if tables[idx] is not None:
+            out["variables"] = tables[idx]
+        return
+    if all(t is None for t in tables):
+        return
+    prev = old if isinstance(old, list) else []
+    out["variables"] = [t if t is not None else (prev[k] if k < len(prev) else {}) for k, t in enumerate(tables)]
 
 
 def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cname: str) -> dict[str, Any]:
