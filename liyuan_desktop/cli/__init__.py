@@ -7,6 +7,7 @@
     liyuan import-chat|export-chat …         SillyTavern chat files (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
+    liyuan preset import|list|show|delete|default …   the preset library 预设/ (preset.py)
 
 Each subcommand module has ``add_parser(sub)`` (``add_parsers`` where it registers two) and ``run(args) -> int``;
 what they share lives in ``common.py``. Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input;
@@ -21,7 +22,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from . import branch, card, chat, chats, inspect, memory, story
+from . import branch, card, chat, chats, inspect, memory, preset, story
 from .common import PipeSafeStdout
 
 
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     branch.add_parser(sub)
     inspect.add_parser(sub)
     memory.add_parser(sub)
+    preset.add_parser(sub)
     return p
 
 
@@ -53,7 +55,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "story": story.run,
-            "branches": branch.run, "inspect": inspect.run, "memory": memory.run}
+            "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

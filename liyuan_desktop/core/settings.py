@@ -26,7 +26,9 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .fsutil import atomic_write_text
+from .llm.profiles import ConnectionProfile
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
+from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .paths import home
 
@@ -77,6 +79,10 @@ class AppSettings(BaseModel):
         compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
         window: free-form UI state (geometry/state as base64 strings, splitter sizes, last card and chat).
         demo_done: the offline demo was finished once.
+        default_preset: name of the preset (preset library ``预设/``) new chats get; None = none.
+        profiles: connection profiles (provider + model + preset + sampling, ``llm.profiles``), names unique;
+            ``active_profile``: the one chosen last (None = none; cleared on load when unknown). Switch with
+            :meth:`use_profile`.
         load_warning: not saved; set by :func:`load_settings` when the file was broken (Chinese text for the UI).
 
     Unknown top-level keys in the file are ignored (and dropped on the next save).
@@ -94,6 +100,9 @@ class AppSettings(BaseModel):
     compaction_share: float = Field(default=0.6, gt=0.0, lt=1.0)
     window: dict[str, Any] = Field(default_factory=dict)
     demo_done: bool = False
+    default_preset: Optional[str] = None
+    profiles: list[ConnectionProfile] = Field(default_factory=list)
+    active_profile: Optional[str] = None
     load_warning: Optional[str] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -107,7 +116,42 @@ class AppSettings(BaseModel):
             self.active_provider = None
         if self.scribe_provider is not None and self.scribe_provider not in seen:
             self.scribe_provider = None
+        if len({p.name for p in self.profiles}) != len(self.profiles):
+            raise ValueError("连接配置名称重复")
+        if self.active_profile is not None and self.profile(self.active_profile) is None:
+            self.active_profile = None
         return self
+
+    def profile(self, name: Optional[str]) -> Optional[ConnectionProfile]:
+        """The connection profile called ``name``, or None."""
+        return next((p for p in self.profiles if p.name == name), None)
+
+    def use_profile(self, name: str) -> ConnectionProfile:
+        """Switch to the connection profile ``name``: its provider becomes the active one, with the profile's
+        model (written into that provider's ``model``), and it becomes ``active_profile`` (its preset and
+        sampling: :meth:`preset_for_new_chat`, :meth:`profile_sampling`). Not saved here. KeyError for an unknown
+        profile, ValueError when its provider is not configured."""
+        prof = self.profile(name)
+        if prof is None:
+            raise KeyError(f"没有名为「{name}」的连接配置")
+        prov = self.provider(prof.provider)
+        if prov is None:
+            raise ValueError(f"连接配置「{name}」用的服务商「{prof.provider}」没有配置")
+        if prof.model.strip():
+            prov.model = prof.model.strip()
+        self.active_provider = prov.name
+        self.active_profile = prof.name
+        return prof
+
+    def preset_for_new_chat(self) -> Optional[str]:
+        """The preset a new chat gets: the active profile's, else :attr:`default_preset` (None = no preset)."""
+        prof = self.profile(self.active_profile)
+        return (prof.preset if prof is not None and prof.preset else None) or self.default_preset
+
+    def profile_sampling(self) -> Optional[Sampling]:
+        """The active profile's sampling settings (None without an active profile or when it sets none)."""
+        prof = self.profile(self.active_profile)
+        return prof.sampling if prof is not None and not prof.sampling.is_empty() else None
 
     def provider(self, name: Optional[str]) -> Optional[ProviderSettings]:
         """The provider called ``name``, or None."""

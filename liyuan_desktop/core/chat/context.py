@@ -21,6 +21,7 @@ from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
 from ..ledger.mvu import initvar_entries, load_initvars_books
+from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
 from ..lore import Lorebook, merge_books
 from ..lore.books import global_books_dir, load_books
@@ -58,6 +59,24 @@ def keep_preset(preset: Preset) -> str:
     clean = {k: v for k, v in preset.to_json().items() if k not in SENSITIVE_KEYS}
     atomic_write_text(presets_dir() / f"{name}.json", json.dumps(clean, ensure_ascii=False, indent=4))
     return name
+
+
+def chat_settings(tree: SessionTree) -> tuple[Optional[str], Optional[dict[str, Any]]]:
+    """The chat's own settings from its newest ``chat-settings`` entries (``session.entries.ChatSettingsEntry``):
+    (preset name — "" for none, None when never changed —, sampling overrides or None). O(entries), once per open."""
+    preset: Optional[str] = None
+    sampling: Optional[dict[str, Any]] = None
+    for i in reversed(tree.order):
+        e = tree.entries[i]
+        if e.type != "chat-settings":
+            continue
+        if preset is None and "preset" in e.model_fields_set and e.preset is not None:
+            preset = e.preset
+        if sampling is None and "sampling" in e.model_fields_set and e.sampling is not None:
+            sampling = e.sampling
+        if preset is not None and sampling is not None:
+            break
+    return preset, sampling
 
 
 class ChatContext:
@@ -108,19 +127,34 @@ class ChatContext:
                 gone = {id(e) for e in rules}
                 book = book.model_copy(update={"entries": [e for e in book.entries if id(e) not in gone]})
         self.book: Lorebook = book
-        if preset is None and tree.header.model_extra and tree.header.model_extra.get("preset"):
-            name = str(tree.header.model_extra["preset"])
+        self._tree, self._model_name = tree, model_name
+        chosen, overrides = chat_settings(tree)
+        #: the chat's own sampling overrides (a ``chat-settings`` entry; they win over profile and preset)
+        self.sampling_overrides = Sampling.model_validate(overrides or {})
+        name = chosen if chosen is not None else str((tree.header.model_extra or {}).get("preset") or "")
+        if preset is None and name:
             try:
                 preset = load_installed_preset(name)
             except PresetError as e:
-                self.warnings.append(f"这个对话创建时用的预设「{name}」读不到了（{e}）：这次不用预设打开，系统提示词会短一些。")
+                self.warnings.append(f"这个对话用的预设「{name}」读不到了（{e}）：这次不用预设打开，系统提示词会短一些。")
+        self.warnings += mvu_warnings
+        self.use_preset(preset)
+
+    # -- the preset -----------------------------------------------------------------------------------------
+    def use_preset(self, preset: Optional[Preset]) -> None:
+        """Build the prompter and the system prompt for ``preset`` (None = no preset): at open, and when the user
+        changes the chat's preset (the byte-stable system prompt changes once). Sets ``preset``,
+        ``preset_sampling`` (:meth:`Preset.request_sampling`) and ``preset_notes``."""
+        tree = self._tree
+        self.preset = preset
         self.prompter: Optional[PresetPrompter] = None
+        self.preset_sampling, self.preset_notes = preset.request_sampling() if preset is not None else (None, [])
         if preset is not None:
             st_meta = ((tree.header.model_extra or {}).get("st") or {}).get("chat_metadata") or {}
-            self.prompter = PresetPrompter(plan(preset), card, self.book, self.ctx, persona=persona_obj,
-                                           seed=tree.header.id, variables=st_meta.get("variables"), model_name=model_name)
-        self.warnings += mvu_warnings
-        self.system = system_prompt(card, self.book, self.ctx, self.prompter)
+            self.prompter = PresetPrompter(plan(preset), self.card, self.book, self.ctx, persona=self.persona_obj,
+                                           seed=tree.header.id, variables=st_meta.get("variables"),
+                                           model_name=self._model_name)
+        self.system = system_prompt(self.card, self.book, self.ctx, self.prompter)
 
     # -- the card's regex scripts -------------------------------------------------------------------------------
     def set_scripts(self, allowed: bool) -> None:

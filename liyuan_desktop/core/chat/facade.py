@@ -22,6 +22,7 @@ from ..cards.meta import set_card_frames_trusted, set_card_scripts_allowed
 from ..cards.personas import Persona
 from ..ledger.state import WorldState
 from ..text import utf16_len
+from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
 from ..macros import apply_macros
@@ -252,6 +253,40 @@ class Chat(ChatView):
                 raise ValueError("这张卡没有文件夹，无法记住正则脚本的设置")
             set_card_scripts_allowed(Path(self.card.path).parent, allowed)
         self.context.set_scripts(allowed)
+
+    def set_preset(self, name: Optional[str]) -> str:
+        """Use the library preset ``name`` (None or "" = no preset) for this chat from the next beat on: a
+        ``chat-settings`` entry on the tree (so reopening keeps it) and a new system prompt — the cached prompt
+        prefix is rebuilt once, which the next beat's activity list says (:attr:`pending_notices`). Returns that
+        notice ("" when the preset did not change). PresetError for a missing/broken preset, RuntimeError while a
+        beat runs, OSError when the disk refuses."""
+        from ..prompt.presets.store import load_installed_preset
+
+        self._idle("换预设")
+        name = (name or "").strip()
+        preset = load_installed_preset(name) if name else None
+        if name == self.preset_name() and (preset is None) == (self.context.preset is None):
+            return ""
+        before = self.system
+        self.tree.append("chat-settings", parent_id=None, move_leaf=False, preset=preset.name if preset else "")
+        self.tree.commit()
+        self.context.use_preset(preset)
+        if self.system == before:
+            return ""
+        what = f"换用预设「{preset.name}」" if preset is not None else "不再使用预设"
+        notice = (f"本对话{what}：系统提示词变了，服务商缓存的提示词前缀下一拍会重建一次"
+                  "（这一拍的缓存命中会很低，之后恢复）。")
+        self.pending_notices.append(notice)
+        return notice
+
+    def set_sampling(self, overrides: Optional[Sampling]) -> None:
+        """Set this chat's own sampling overrides (None or empty = none; they win over the connection profile's
+        and the preset's, :meth:`sampling`), kept on the tree as a ``chat-settings`` entry. OSError."""
+        s = overrides or Sampling()
+        self.tree.append("chat-settings", parent_id=None, move_leaf=False,
+                         sampling=s.model_dump(mode="json", exclude_none=True))
+        self.tree.commit()
+        self.context.sampling_overrides = s.model_copy()
 
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises

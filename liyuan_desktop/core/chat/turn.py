@@ -18,6 +18,7 @@ from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
+from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage
 from ..lore import ActivationResult, ScanMessage, TimedEffects
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks
@@ -167,6 +168,8 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     emit(on_event, BeatStarted(beat=chat.history().user_count, user=user_text, injection=injection, activated=activated,
                                model=chat.model.name, is_replay=chat.model.is_replay, how=how,
                                lore=lore_reasons(chat)))
+    while chat.pending_notices:  # e.g. the preset changed: the cached prefix is rebuilt once
+        emit(on_event, Activity(level="info", text=chat.pending_notices.pop(0)))
     if w.fixed_over:
         emit(on_event, Activity(level="warning", text=(
             f"角色卡、常驻设定和预设本身就约有 {w.tokens.text(c.system):,} token，"
@@ -176,7 +179,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         emit(on_event, Activity(level="warning", text=(
             f"提示词超出上下文窗口（{w.window:,} token）：最早的 {w.dropped} 条历史消息这一拍没有发送"
             "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
-    inp = BeatInput(messages=messages, model=chat.model, book=c.book, state=state,
+    inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                     previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                     macros=lambda t: apply_macros(t, c.ctx), **memory_tools(chat))
     out = await run_loop(chat, inp, max_rounds)
@@ -229,7 +232,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
     emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
                                model=chat.model.name, is_replay=chat.model.is_replay))
     story = chat.agent.story
-    inp = BeatInput(messages=messages, model=chat.model, book=c.book, state=state, previous=None, ask=ask,
+    inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state, previous=None, ask=ask,
                     on_event=on_event, mode="discuss", tool_names=AGENT_TOOLS, story=story,
                     memory_search=chat.memory_search,
                     macros=lambda t: apply_macros(t, c.ctx))

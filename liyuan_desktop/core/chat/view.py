@@ -23,7 +23,9 @@ from ..lore import ActivationResult
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
+from ..llm.sampling import Sampling
 from ..prompt.presets.model import Preset
+from ..prompt.presets.store import PresetReport, describe_preset
 from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
@@ -60,6 +62,8 @@ class ChatView:
         self.running: Optional[Beat] = None
         self.pending_finish: Optional[Callable[[], Awaitable[BeatResult]]] = None
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
+        #: notices for the next beat's activity list (e.g. the preset changed: the cached prefix is rebuilt once)
+        self.pending_notices: list[str] = []
 
     def write_meta(self) -> None:
         """Rewrite ``meta.json`` (mode, leaf, title, card, updated ms); a cache, so a refused write is ignored."""
@@ -103,6 +107,35 @@ class ChatView:
     @compaction_share.setter
     def compaction_share(self, value: float) -> None:
         self.window.share = float(value)
+
+    # -- preset and sampling (issue 14 §3) -------------------------------------------------------------------
+    #: the active connection profile's sampling (``AppSettings.profile_sampling``), set by the front end; not saved
+    profile_sampling: Optional[Sampling] = None
+
+    def preset_name(self) -> str:
+        """The name of the chat's preset in the preset library ("" = none)."""
+        p = self.context.preset
+        return p.name if p is not None else ""
+
+    def sampling_overrides(self) -> Sampling:
+        """The chat's own sampling overrides (empty = none)."""
+        return self.context.sampling_overrides.model_copy()
+
+    def sampling(self) -> Sampling:
+        """The sampling the actor's calls send: the chat's overrides over the connection profile's over the
+        preset's (:mod:`llm.sampling`)."""
+        base = self.context.preset_sampling
+        if self.profile_sampling is not None:
+            base = self.profile_sampling.over(base)
+        return self.context.sampling_overrides.over(base)
+
+    def preset_report(self, provider: Optional[str] = None) -> Optional[PresetReport]:
+        """What the chat's preset does here (mapping, repairs, sampling sent and not sent, for the chat model's
+        provider kind unless ``provider`` is given), or None without a preset."""
+        p = self.context.preset
+        if p is None:
+            return None
+        return describe_preset(p, provider or getattr(self.model, "provider", "other"))
 
     # -- read-only queries ----------------------------------------------------------------------------------
     def history(self) -> HistoryCache:

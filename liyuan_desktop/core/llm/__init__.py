@@ -11,6 +11,7 @@ from .providers import (
     store_api_key,
 )
 from .replay import ReplayBeat, ReplayFile, ReplayModel
+from .sampling import Sampling, apply_sampling, provider_kind, with_sampling
 from .types import (
     ChatMessage,
     ChatModel,
@@ -37,13 +38,17 @@ __all__ = [
     "ReplayBeat",
     "ReplayFile",
     "ReplayModel",
+    "Sampling",
     "StreamDelta",
     "ToolCall",
     "Usage",
+    "apply_sampling",
     "build_model",
     "delete_api_key",
     "parse_usage",
     "preset",
+    "provider_kind",
     "resolve_api_key",
     "store_api_key",
+    "with_sampling",
 ]

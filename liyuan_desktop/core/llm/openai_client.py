@@ -27,6 +27,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _describe_exc, _error_code_from_json,
                      _error_message_from_json, _parse_retry_after, _Retryable)
+from .sampling import apply_sampling, provider_kind
 from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 
@@ -88,6 +89,8 @@ class OpenAIChatModel:
         thinking_off_body: merged into the body when ``request.thinking`` is False, e.g.
             ``{"chat_template_kwargs": {"enable_thinking": False}}``.
         extra_headers: added to every request (never logged).
+        provider: the provider's kind for :func:`.sampling.apply_sampling` ("openai", "deepseek", "openrouter",
+            "ollama", "llamacpp", "lmstudio", "other"); default: guessed from ``base_url``.
         transport / client: injection for tests; an injected ``client`` is used as is and never closed here.
 
     ``complete()`` raises :class:`ModelError` (kinds: auth, not_found, bad_request, rate_limit, server, network,
@@ -109,6 +112,7 @@ class OpenAIChatModel:
         extra_body: Optional[Mapping[str, Any]] = None,
         thinking_off_body: Optional[Mapping[str, Any]] = None,
         extra_headers: Optional[Mapping[str, str]] = None,
+        provider: Optional[str] = None,
         transport: Optional[httpx.AsyncBaseTransport] = None,
         client: Optional[httpx.AsyncClient] = None,
     ):
@@ -122,6 +126,9 @@ class OpenAIChatModel:
         self.extra_body = dict(extra_body or {})
         self.thinking_off_body = dict(thinking_off_body or {})
         self._extra_headers = dict(extra_headers or {})
+        self.provider = provider or provider_kind("", self.base_url)
+        #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)
+        self.sampling_dropped: list[str] = []
         self._transport = transport
         self._injected_client = client
         self._client: Optional[httpx.AsyncClient] = None
@@ -185,6 +192,8 @@ class OpenAIChatModel:
             body["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             body["temperature"] = request.temperature
+        if request.sampling is not None:
+            self.sampling_dropped = apply_sampling(body, request.sampling, self.provider)  # type: ignore[arg-type]
         _deep_merge(body, self.extra_body)
         if not request.thinking and self.thinking_off_body:
             _deep_merge(body, self.thinking_off_body)

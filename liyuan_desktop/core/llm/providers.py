@@ -13,6 +13,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .openai_client import OpenAIChatModel
+from .sampling import provider_kind
 
 log = logging.getLogger(__name__)
 
@@ -173,6 +174,7 @@ def build_model(
         "read_timeout": settings.read_timeout,
         "extra_body": settings.extra_body,
         "thinking_off_body": settings.thinking_off_body,
+        "provider": provider_kind(settings.name, settings.base_url),
     }
     kwargs.update(client_kwargs)
     model = settings.scribe_model if scribe and settings.scribe_model else settings.model

@@ -9,6 +9,8 @@ from typing import Any, Callable, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field
 
+from .sampling import Sampling
+
 
 class ToolCall(BaseModel):
     """One tool call as the model produced it.
@@ -58,7 +60,9 @@ class ChatMessage(BaseModel):
 
 class ChatRequest(BaseModel):
     """One model call. ``tools`` are OpenAI function specs (``{"type":"function","function":{...}}``).
-    ``purpose`` is "actor" for beat calls and "scribe" for the ledger call (the replay model keeps them apart)."""
+    ``purpose`` is "actor" for beat calls and "scribe" for the ledger call (the replay model keeps them apart).
+    ``sampling``: the chat's sampling settings (:mod:`.sampling`; they win over ``max_tokens``/``temperature``),
+    applied by the HTTP client as the provider accepts them; None = only the fields above."""
 
     messages: list[ChatMessage]
     tools: list[dict[str, Any]] = Field(default_factory=list)
@@ -66,6 +70,7 @@ class ChatRequest(BaseModel):
     temperature: Optional[float] = None
     thinking: bool = True
     purpose: Literal["actor", "scribe", "summary"] = "actor"
+    sampling: Optional[Sampling] = None
 
 
 class ChatResponse(BaseModel):

@@ -1,5 +1,5 @@
 """The entries of a session file, one pydantic model per ``type`` (header, opening, user, assistant, beat, revision,
-rp-state, ask, summary, leaf; anything else is kept as :class:`OtherEntry`). Every entry has ``id``, ``parent_id``,
+rp-state, ask, summary, leaf, chat-settings; anything else is kept as :class:`OtherEntry`). Every entry has ``id``, ``parent_id``,
 ``type`` and ``ts`` (ms since the epoch); unknown fields are kept (``extra="allow"``).
 """
 
@@ -163,6 +163,17 @@ class LeafEntry(_Base):
     target: str
 
 
+class ChatSettingsEntry(_Base):
+    """A change of the chat's own settings, outside every branch (``parent_id`` None, never a parent, never the
+    leaf): the newest one that carries a field wins for the whole chat (swipes, undo and branch switches do not
+    undo it). ``preset``: the preset library name used from now on ("" = no preset); ``sampling``: the chat's
+    sampling overrides (``llm.sampling.Sampling`` as JSON, {} = none). A field left out is unchanged."""
+
+    type: Literal["chat-settings"] = "chat-settings"
+    preset: Optional[str] = None
+    sampling: Optional[dict[str, Any]] = None
+
+
 class OtherEntry(_Base):
     """Any entry type this version does not know (kept as read, so newer files still load)."""
 
@@ -171,12 +182,12 @@ class OtherEntry(_Base):
 
 Entry = Union[
     HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, SummaryEntry,
-    LeafEntry
+    LeafEntry, ChatSettingsEntry
 ]
 _KNOWN = {
     "header": HeaderEntry, "opening": OpeningEntry, "user": UserEntry, "assistant": AssistantEntry,
     "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
-    "leaf": LeafEntry,
+    "leaf": LeafEntry, "chat-settings": ChatSettingsEntry,
 }
 _ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")])
 

@@ -9,6 +9,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from ...llm.sampling import Sampling, field_label
+
 Role = Literal["system", "user", "assistant"]
 ROLES = ("system", "user", "assistant")
 
@@ -118,7 +120,8 @@ class Preset(BaseModel):
 
     Samplers (None = not in the file): ``temperature``, ``top_p``, ``top_k``, ``top_a``, ``min_p``,
     ``frequency_penalty``, ``presence_penalty``, ``repetition_penalty``, ``openai_max_context`` (context size in
-    tokens), ``openai_max_tokens`` (reply budget in tokens), ``seed`` (-1 = random), ``n``. See :meth:`sampling`.
+    tokens), ``openai_max_tokens`` (reply budget in tokens), ``seed`` (-1 = random), ``n``; ``stream_openai``,
+    ``reasoning_effort`` (auto/min/low/medium/high/max). See :meth:`sampling` and :meth:`request_sampling`.
     """
 
     model_config = ConfigDict(extra="allow")
@@ -139,6 +142,7 @@ class Preset(BaseModel):
     seed: Optional[int] = None
     n: Optional[int] = None
     stream_openai: Optional[bool] = None
+    reasoning_effort: Optional[str] = None
     wi_format: Optional[str] = None
     scenario_format: Optional[str] = None
     personality_format: Optional[str] = None
@@ -202,6 +206,8 @@ class Preset(BaseModel):
         for key in ("stream_openai", "squash_system_messages"):
             if key in data and not isinstance(data[key], bool):
                 data[key] = None
+        if "reasoning_effort" in data and not isinstance(data["reasoning_effort"], str):
+            data["reasoning_effort"] = None
         if not isinstance(data.get("name"), str) or not data.get("name"):
             data["name"] = name
         try:
@@ -266,6 +272,41 @@ class Preset(BaseModel):
         if include_max_tokens and self.openai_max_tokens:
             out["max_tokens"] = self.openai_max_tokens
         return out
+
+    def request_sampling(self) -> tuple[Sampling, list[str]]:
+        """The preset's sampling as :class:`~liyuan_desktop.core.llm.sampling.Sampling` for the actor's calls, and
+        a line per value that is not used and why (Chinese, for the preset dialog and ``liyuan preset show``).
+
+        Taken: :meth:`sampling`'s values (non-neutral ones only; ``top_a``/``seed`` included), ``stream_openai`` →
+        ``stream``, ``reasoning_effort`` (SillyTavern's auto/min/low/medium/high/max; ``auto`` sends nothing).
+        Not taken: ``openai_max_tokens`` (presets are tuned for plain replies, e.g. Default.json's 300, and such a
+        cap would cut Liyuan's tool calls — a ``draft_write`` carries the whole text; set a reply limit per chat or
+        per connection profile instead), ``n`` (Liyuan reads one choice), ``openai_max_context`` (the context window
+        is the provider's setting). Values out of the API's range are dropped and reported."""
+        notes: list[str] = []
+        values = dict(self.sampling())
+        if self.stream_openai is not None:
+            values["stream"] = self.stream_openai
+        effort = (self.reasoning_effort or "").strip().lower()
+        if effort:
+            if effort in ("auto", "min", "low", "medium", "high", "max"):
+                values["reasoning_effort"] = effort
+            else:
+                notes.append(f"思考力度 reasoning_effort「{self.reasoning_effort}」不认识，没有使用")
+        kept: dict[str, Any] = {}
+        for key, value in values.items():
+            try:
+                Sampling.model_validate({key: value})
+            except ValidationError:
+                notes.append(f"{field_label(key)} = {value!r} 超出接口允许的范围，没有使用")
+                continue
+            kept[key] = value
+        if self.openai_max_tokens:
+            notes.append(f"回复上限 openai_max_tokens = {self.openai_max_tokens}：没有使用（梨园的工具调用要带整段正文，"
+                         "预设给普通回复定的上限会把它截断；需要时在本对话或连接配置里设回复上限）")
+        if self.n and self.n > 1:
+            notes.append(f"n = {self.n}：没有使用（梨园每次只取一个回答）")
+        return Sampling.model_validate(kept), notes
 
     def to_json(self) -> dict[str, Any]:
         """The preset as SillyTavern JSON: the file exactly as read (``raw``), except the fields changed since

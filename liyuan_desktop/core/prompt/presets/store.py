@@ -1,13 +1,28 @@
-"""Preset files: reading one (:func:`load_preset`) and the installed presets under ``<home>/presets``."""
+"""The preset library (预设): reading one preset file (:func:`load_preset`) and the installed presets under
+``<home>/预设/`` — import, list, load, delete, and a report of what a preset does in Liyuan (:func:`describe_preset`).
+
+The data folder names its folders in Chinese (对话, 世界书, 预设). Earlier versions kept presets in
+``<home>/presets/``: on first use of the library its files are moved into ``预设/`` (a name already there wins and
+the old file stays), and for one release both folders are still read (``预设/`` first).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any, Optional
+
+from pydantic import BaseModel, Field
 
 from .model import SENSITIVE_KEYS, Preset, PresetError
 
-__all__ = ["load_preset", "presets_dir", "install_preset", "list_presets", "load_installed_preset"]
+__all__ = ["load_preset", "presets_dir", "install_preset", "list_presets", "load_installed_preset",
+           "delete_preset", "preset_path", "describe_preset", "PresetReport", "PRESETS_FOLDER", "LEGACY_FOLDER"]
+
+#: the library folder under the data folder, and the one earlier versions used
+PRESETS_FOLDER = "预设"
+LEGACY_FOLDER = "presets"
 
 
 def load_preset(path: str | Path) -> Preset:
@@ -30,37 +45,125 @@ def load_preset(path: str | Path) -> Preset:
     return Preset.from_json(obj, name=p.stem)
 
 
-def presets_dir() -> Path:
-    """``<home>/presets`` (created on demand)."""
+def _legacy_dir() -> Path:
     from ...paths import home
 
-    d = home() / "presets"
+    return home() / LEGACY_FOLDER
+
+
+def presets_dir() -> Path:
+    """``<home>/预设`` (created on demand). Every call first moves any file left in the old
+    ``<home>/presets`` folder in (module doc); a file that cannot be moved stays where it is and is still read."""
+    from ...paths import home
+
+    d = home() / PRESETS_FOLDER
     d.mkdir(parents=True, exist_ok=True)
+    old = _legacy_dir()
+    if old.is_dir():
+        for f in old.glob("*.json"):
+            target = d / f.name
+            if target.exists():
+                continue
+            try:
+                os.replace(f, target)
+            except OSError:
+                pass
+        try:
+            old.rmdir()  # only when empty
+        except OSError:
+            pass
     return d
+
+
+def preset_path(name: str) -> Optional[Path]:
+    """The file of the installed preset ``name`` (``预设/`` first, then the old ``presets/``), or None."""
+    from ...paths import safe_name
+
+    file = f"{safe_name(name, 'preset')}.json"
+    for d in (presets_dir(), _legacy_dir()):
+        if (d / file).is_file():
+            return d / file
+    return None
 
 
 def install_preset(path: str | Path) -> Preset:
     """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (an existing one with that
     name is replaced). The copy drops :data:`SENSITIVE_KEYS` (proxy passwords, custom URLs/headers), as ST's own
     export does. Returns the loaded preset. Raises PresetError / OSError."""
+    from ...fsutil import atomic_write_text
     from ...paths import safe_name
 
     preset = load_preset(path)
     clean = {k: v for k, v in preset.raw.items() if k not in SENSITIVE_KEYS}
     dest = presets_dir() / f"{safe_name(preset.name, 'preset')}.json"
-    tmp = dest.with_name(dest.name + ".tmp")
-    tmp.write_text(json.dumps(clean, ensure_ascii=False, indent=4), encoding="utf-8")
-    tmp.replace(dest)
+    atomic_write_text(dest, json.dumps(clean, ensure_ascii=False, indent=4))
     return preset
 
 
 def list_presets() -> list[str]:
-    """Names of the installed presets (file stems in :func:`presets_dir`), sorted."""
-    return sorted(p.stem for p in presets_dir().glob("*.json"))
+    """Names of the installed presets (file stems in ``预设/`` and, for one release, the old ``presets/``), sorted."""
+    names = {p.stem for p in presets_dir().glob("*.json")}
+    old = _legacy_dir()
+    if old.is_dir():
+        names |= {p.stem for p in old.glob("*.json")}
+    return sorted(names)
 
 
 def load_installed_preset(name: str) -> Preset:
     """An installed preset by name (PresetError when missing or broken)."""
-    from ...paths import safe_name
+    p = preset_path(name)
+    if p is None:
+        raise PresetError(f"预设库里没有「{name}」")
+    return load_preset(p)
 
-    return load_preset(presets_dir() / f"{safe_name(name, 'preset')}.json")
+
+def delete_preset(name: str) -> bool:
+    """Remove the installed preset ``name`` from the library (both folders). True if a file was removed. Chats
+    that use it open without it afterwards (with a notice). Raises OSError when the disk refuses."""
+    removed = False
+    while (p := preset_path(name)) is not None:
+        p.unlink()
+        removed = True
+    return removed
+
+
+class PresetReport(BaseModel):
+    """What a preset does in Liyuan, for the 预设 dialog and ``liyuan preset show``: ``lines`` (the mapping:
+    where each prompt goes, what is dropped and why, how it differs from SillyTavern — ``PresetPlan.describe``),
+    ``repairs`` (what was repaired on import), ``sampling`` (the values sent, by field name), ``sampling_notes``
+    (values not used and why), ``sent``/``not_sent`` (for a given provider kind: fields sent, and the ones that
+    provider does not take)."""
+
+    name: str
+    lines: list[str] = Field(default_factory=list)
+    repairs: list[str] = Field(default_factory=list)
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    sampling_notes: list[str] = Field(default_factory=list)
+    not_sent: list[str] = Field(default_factory=list)
+
+    def text(self) -> str:
+        """The report as plain text, one line each (sections headed 映射 / 导入时修复 / 采样参数)."""
+        from ...llm.sampling import field_label
+
+        out = list(self.lines)
+        if self.repairs:
+            out.append("")
+            out.append("导入时修复：")
+            out.extend(f"  · {r}" for r in self.repairs)
+        out.append("")
+        out.append("采样参数：" + ("" if self.sampling else "（预设没有设置，用服务商的默认值）"))
+        out.extend(f"  · {field_label(k)} = {v}" for k, v in self.sampling.items())
+        out.extend(f"  · {n}" for n in self.sampling_notes + self.not_sent)
+        return "\n".join(out)
+
+
+def describe_preset(preset: Preset, provider: str = "other") -> PresetReport:
+    """The :class:`PresetReport` of ``preset`` for a connection to provider kind ``provider`` (see
+    :func:`liyuan_desktop.core.llm.sampling.provider_kind`)."""
+    from ...llm.sampling import apply_sampling
+    from .mapping import plan
+
+    sampling, notes = preset.request_sampling()
+    not_sent = apply_sampling({}, sampling, provider) if provider != "other" else []  # type: ignore[arg-type]
+    return PresetReport(name=preset.name, lines=plan(preset).describe(), repairs=list(preset.warnings),
+                        sampling=sampling.values(), sampling_notes=notes, not_sent=not_sent)

@@ -1,0 +1,215 @@
+"""Sampling settings of a model call (:class:`Sampling`) and how they reach an OpenAI-compatible request body
+(:func:`apply_sampling`), per provider.
+
+Where the values come from (highest wins, :meth:`Sampling.over`): a chat's own overrides, then the connection
+profile's sampling, then the chat's SillyTavern preset (``prompt.presets.model.Preset.request_sampling``). A field
+left None is not sent: the server's default applies.
+
+Which provider accepts which body field (checked against the providers' public API documentation, 2026):
+
+* **OpenAI** (api.openai.com): ``temperature``, ``top_p``, ``frequency_penalty``, ``presence_penalty``, ``seed``,
+  ``stop`` (at most 4), ``max_tokens`` and ``reasoning_effort`` (reasoning models). No ``top_k``/``min_p``/
+  ``top_a``/``repetition_penalty``: dropped, the server would refuse the request.
+* **DeepSeek** (api.deepseek.com): ``temperature``, ``top_p``, ``frequency_penalty``, ``presence_penalty``,
+  ``max_tokens``, ``stop`` (at most 16); no ``top_k``/``min_p``/``repetition_penalty``/``reasoning_effort``/
+  ``seed`` (thinking is chosen by model name).
+* **OpenRouter**: the OpenAI fields plus ``top_k``, ``min_p``, ``top_a``, ``repetition_penalty``; reasoning
+  effort as ``reasoning: {"effort": …}`` (OpenRouter's normalised form).
+* **Ollama** (``/v1`` OpenAI compatibility): ``temperature``, ``top_p``, ``frequency_penalty``,
+  ``presence_penalty``, ``seed``, ``stop``, ``max_tokens``, ``reasoning_effort``; its OpenAI layer has no
+  ``top_k``/``min_p``/``repeat_penalty`` (those are only in Ollama's native API).
+* **llama.cpp server**: the OpenAI fields plus its native samplers ``top_k``, ``min_p`` and ``repeat_penalty``
+  (llama.cpp's name for the repetition penalty, sent under that name). **LM Studio**: the OpenAI fields plus
+  ``top_k`` and ``repeat_penalty`` (no ``min_p`` in its documented list). No reasoning effort for either.
+* **other** OpenAI-compatible servers (vLLM, proxies): every field is sent under its OpenAI/OpenRouter name (vLLM
+  accepts ``top_k``/``min_p``/``repetition_penalty`` as extra sampling parameters); a server that refuses one
+  answers 400 with its reason, shown to the user.
+
+SillyTavern's reasoning-effort values (``auto``, ``min``, ``low``, ``medium``, ``high``, ``max``) are mapped as
+SillyTavern maps them for OpenAI-style sources: ``auto`` → not sent, ``min`` → ``low``, ``max`` → ``high``.
+Streaming: ``stream`` False asks for one JSON answer (the client accepts it; the UI then sees the reply at once).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = ["Sampling", "ProviderKind", "provider_kind", "apply_sampling", "SAMPLING_FIELDS", "field_label",
+           "with_sampling", "SampledModel"]
+
+ProviderKind = Literal["openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other"]
+
+#: The fields of :class:`Sampling`, in the order the UI shows them.
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "top_a", "frequency_penalty", "presence_penalty",
+                   "repetition_penalty", "max_tokens", "seed", "stop", "reasoning_effort", "stream")
+
+_LABELS = {
+    "temperature": "温度 temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "top_a": "top_a",
+    "frequency_penalty": "频率惩罚 frequency_penalty", "presence_penalty": "存在惩罚 presence_penalty",
+    "repetition_penalty": "重复惩罚 repetition_penalty", "max_tokens": "回复上限 max_tokens", "seed": "种子 seed",
+    "stop": "停止词 stop", "reasoning_effort": "思考力度 reasoning_effort", "stream": "流式输出 stream",
+}
+
+_OPENAI_BASE = {"temperature", "top_p", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "stream"}
+#: body fields each provider accepts (see the module doc); "other" accepts everything
+_SUPPORTED: dict[str, set[str]] = {
+    "openai": _OPENAI_BASE | {"seed", "reasoning_effort"},
+    "deepseek": set(_OPENAI_BASE),
+    "openrouter": _OPENAI_BASE | {"seed", "top_k", "min_p", "top_a", "repetition_penalty", "reasoning_effort"},
+    "ollama": _OPENAI_BASE | {"seed", "reasoning_effort"},
+    "llamacpp": _OPENAI_BASE | {"seed", "top_k", "min_p", "repetition_penalty"},
+    "lmstudio": _OPENAI_BASE | {"seed", "top_k", "repetition_penalty"},
+}
+_STOP_LIMIT = {"openai": 4, "deepseek": 16}
+_EFFORT = {"auto": None, "min": "low", "minimal": "low", "low": "low", "medium": "medium", "high": "high",
+           "max": "high"}
+
+
+def field_label(name: str) -> str:
+    """The Chinese-first label of a sampling field (for dialogs and reports)."""
+    return _LABELS.get(name, name)
+
+
+class Sampling(BaseModel):
+    """Sampling settings of the actor's model calls; None = not set (the server's default).
+
+    Units and ranges: ``temperature`` 0–2; ``top_p``/``min_p``/``top_a`` 0–1; ``top_k`` ≥ 0 (0 = off);
+    ``frequency_penalty``/``presence_penalty`` −2…2; ``repetition_penalty`` > 0 (1 = off); ``max_tokens`` the reply
+    budget in tokens (≥ 1); ``seed`` ≥ 0; ``stop`` strings (empty ones dropped); ``reasoning_effort`` one of
+    SillyTavern's values (auto, min, low, medium, high, max); ``stream`` True/False. Persisted (settings, session
+    entries) as JSON with None fields left out."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    temperature: Optional[float] = Field(default=None, ge=0, le=2)
+    top_p: Optional[float] = Field(default=None, ge=0, le=1)
+    top_k: Optional[int] = Field(default=None, ge=0)
+    min_p: Optional[float] = Field(default=None, ge=0, le=1)
+    top_a: Optional[float] = Field(default=None, ge=0, le=1)
+    frequency_penalty: Optional[float] = Field(default=None, ge=-2, le=2)
+    presence_penalty: Optional[float] = Field(default=None, ge=-2, le=2)
+    repetition_penalty: Optional[float] = Field(default=None, gt=0)
+    max_tokens: Optional[int] = Field(default=None, ge=1)
+    seed: Optional[int] = Field(default=None, ge=0)
+    stop: Optional[list[str]] = None
+    reasoning_effort: Optional[Literal["auto", "min", "low", "medium", "high", "max"]] = None
+    stream: Optional[bool] = None
+
+    @field_validator("stop")
+    @classmethod
+    def _clean_stop(cls, v: Optional[list[str]]) -> Optional[list[str]]:
+        if v is None:
+            return None
+        out = [s for s in v if isinstance(s, str) and s != ""]
+        return out or None
+
+    def values(self) -> dict[str, Any]:
+        """The fields that are set, in :data:`SAMPLING_FIELDS` order."""
+        return {k: getattr(self, k) for k in SAMPLING_FIELDS if getattr(self, k) is not None}
+
+    def over(self, base: Optional["Sampling"]) -> "Sampling":
+        """These settings on top of ``base``: a field set here wins, the others come from ``base``."""
+        if base is None:
+            return self.model_copy()
+        return Sampling.model_validate({**base.values(), **self.values()})
+
+    def is_empty(self) -> bool:
+        """No field is set."""
+        return not self.values()
+
+
+def provider_kind(name: str = "", base_url: str = "") -> ProviderKind:
+    """Which provider a connection talks to, from its host (api.openai.com, api.deepseek.com, openrouter.ai),
+    else its configured name (the built-in presets' names: ollama, llamacpp, lmstudio…), else the local default
+    ports (11434 Ollama, 8080 llama.cpp, 1234 LM Studio); "other" when nothing matches."""
+    parts = urlsplit(base_url or "")
+    host = (parts.hostname or "").lower()
+    if host.endswith("openai.com"):
+        return "openai"
+    if host.endswith("deepseek.com"):
+        return "deepseek"
+    if host.endswith("openrouter.ai"):
+        return "openrouter"
+    n = (name or "").lower().replace(".", "").replace("-", "").replace("_", "")
+    for kind in ("openrouter", "deepseek", "ollama", "llamacpp", "lmstudio", "openai"):
+        if n.startswith(kind):
+            return kind  # type: ignore[return-value]
+    port = parts.port
+    if port == 11434:
+        return "ollama"
+    if port == 8080:
+        return "llamacpp"
+    if port == 1234:
+        return "lmstudio"
+    return "other"
+
+
+def apply_sampling(body: dict[str, Any], sampling: Optional[Sampling], kind: ProviderKind = "other"
+                   ) -> list[str]:
+    """Put ``sampling`` into the request ``body`` (in place) the way provider ``kind`` takes it (module doc).
+    Returns a line per setting left out and why (Chinese, for the preset dialog and the CLI); [] when everything
+    was sent. Fields already in ``body`` are overwritten (the caller's ``max_tokens`` included)."""
+    if sampling is None:
+        return []
+    dropped: list[str] = []
+    ok = _SUPPORTED.get(kind)
+    for name, value in sampling.values().items():
+        if ok is not None and name not in ok:
+            dropped.append(f"{field_label(name)}：{kind} 不接受这个参数，没有发送")
+            continue
+        if name == "stream":
+            body["stream"] = bool(value)
+            if not value:
+                body.pop("stream_options", None)
+            continue
+        if name == "reasoning_effort":
+            effort = _EFFORT.get(value)
+            if effort is None:
+                continue  # "auto": the server decides (SillyTavern sends nothing)
+            if kind == "openrouter":
+                reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+                body["reasoning"] = {**reasoning, "effort": effort}
+            else:
+                body["reasoning_effort"] = effort
+            continue
+        if name == "stop":
+            limit = _STOP_LIMIT.get(kind)
+            if limit is not None and len(value) > limit:
+                dropped.append(f"{field_label(name)}：{kind} 最多接受 {limit} 个，只发送前 {limit} 个")
+                value = value[:limit]
+            body["stop"] = list(value)
+            continue
+        if name == "repetition_penalty" and kind in ("llamacpp", "lmstudio"):
+            body["repeat_penalty"] = value
+            continue
+        body[name] = value
+    return dropped
+
+
+class SampledModel:
+    """A :class:`~.types.ChatModel` that adds ``sampling`` to every actor request (``purpose == "actor"``) that
+    has none of its own, then calls ``inner``. Scribe and summary calls keep their own settings. Every other
+    attribute (``name``, ``is_replay``, ``context_window``…) is the inner model's."""
+
+    def __init__(self, inner: Any, sampling: Optional[Sampling]):
+        self.inner = inner
+        self.sampling = sampling
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def complete(self, request: Any, on_delta: Any = None) -> Any:
+        """The inner model's answer to ``request`` with the sampling added (see the class doc)."""
+        if self.sampling is not None and request.purpose == "actor" and getattr(request, "sampling", None) is None:
+            request = request.model_copy(update={"sampling": self.sampling})
+        return await self.inner.complete(request, on_delta)
+
+
+def with_sampling(model: Any, sampling: Optional[Sampling]) -> Any:
+    """``model`` wrapped in :class:`SampledModel`, or ``model`` itself when ``sampling`` is None or empty."""
+    if sampling is None or sampling.is_empty():
+        return model
+    return SampledModel(model, sampling)
