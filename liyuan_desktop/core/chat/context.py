@@ -27,6 +27,7 @@ from ..lore import Lorebook, merge_books
 from ..lore.books import global_books_dir, load_books
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
+from ..prompt.lore_layers import system_constants
 from ..macros import MacroContext, apply_macros
 from ..prompt.presets.mapping import plan
 from ..prompt.presets.model import SENSITIVE_KEYS, Preset, PresetError
@@ -127,6 +128,8 @@ class ChatContext:
                 gone = {id(e) for e in rules}
                 book = book.model_copy(update={"entries": [e for e in book.entries if id(e) not in gone]})
         self.book: Lorebook = book
+        #: the constants the byte-stable system prompt holds; the turn's other constants are rendered per beat
+        self.fixed_lore = system_constants(book, card.name)
         self._tree, self._model_name = tree, model_name
         chosen, overrides = chat_settings(tree)
         #: the chat's own sampling overrides (a ``chat-settings`` entry; they win over profile and preset)

@@ -21,9 +21,10 @@ from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage
 from ..lore import ActivationResult, ScanMessage, TimedEffects
-from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks
+from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.inspect import encode_sent
-from ..macros import apply_macros
+from ..macros import MacroContext, apply_macros
+from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
@@ -42,11 +43,41 @@ def previous_beat(h: HistoryCache) -> Optional[PreviousBeat]:
     return PreviousBeat(assistant_id=last.assistant_id, text=last.final, version=h.revisions.get(last.assistant_id, ("", 0))[1])
 
 
-def activate(chat: "Chat", h: HistoryCache, user_text: str) -> ActivationResult:
+def beat_macros(chat: "Chat", h: HistoryCache, user_text: str) -> MacroContext:
+    """The chat's macro context for one beat: ``{{lastMessage}}``/``{{lastUserMessage}}`` = the user's new words,
+    ``{{lastCharMessage}}`` = the newest reply (the greeting without Liyuan's header before the first one),
+    ``{{lastMessageId}}`` = the index of the user's message (SillyTavern has pushed it to the chat before world
+    info and the prompt are built). A shallow copy: variables stay the chat's own."""
+    last_char = next((t.final for t in reversed(h.turns) if t.final is not None), None)
+    if last_char is None and h.opening is not None:
+        last_char = opening_body(h.opening)
+    return chat.context.ctx.model_copy(update={
+        "last_message": user_text, "last_user_message": user_text, "last_char_message": last_char or "",
+        "last_message_id": len(h.messages)})
+
+
+def attempt_of(chat: "Chat") -> int:
+    """How many times the beat of the branch's newest user message has been played before (0 on a send or an
+    edit; 1, 2 … on a regenerate or a continue: the beat entries already under that message)."""
+    user = chat.tree.latest("user")
+    if user is None:
+        return 0
+    return sum(1 for e in chat.tree.children(user.id) if e.type == "beat")
+
+
+def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroContext] = None,
+             attempt: int = 0) -> ActivationResult:
     """World-info activation for the next beat (SillyTavern's rules, ``Lorebook.activate_detailed``): the newest
-    messages as ``Name: text``, the branch's sticky/cooldown state from its latest beat entry, the chat length in
-    messages; deterministic per chat and beat (the roll is seeded). Kept as ``chat.last_activation``."""
+    messages as ``Name: text`` (the greeting without Liyuan's 【开场 · 名字】 header), the branch's sticky/cooldown
+    state from its latest beat entry, the chat length in messages, the card's name for character filters, and
+    macros (``ctx``, default :func:`beat_macros`) applied to keys and to the content recursion scans, as ST's
+    ``substituteParams`` does (so a key ``{{char}}`` fires on the ``Name:`` prefix). Probability and group rolls
+    are seeded by chat id + position + ``attempt`` (:func:`attempt_of`): reproducible, yet a regenerate rolls
+    again as SillyTavern does (the first attempt keeps the seed of earlier versions). Kept as
+    ``chat.last_activation``."""
     c = chat.context
+    if ctx is None:
+        ctx = beat_macros(chat, h, user_text)
     depth = max([c.book.scan_depth] + [e.scan_depth for e in c.book.entries if isinstance(e.scan_depth, int)])
     want = max(2, depth + 1)
     scan: list[ScanMessage] = []
@@ -58,7 +89,7 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str) -> ActivationResult:
         if t.user is not None:
             scan.append(ScanMessage(name=c.persona, text=t.user))
     if len(scan) < want and h.opening is not None:
-        scan.append(ScanMessage(name=c.card.name, text=h.opening))
+        scan.append(ScanMessage(name=c.card.name, text=opening_body(h.opening)))
     scan.reverse()
     scan.append(ScanMessage(name=c.persona, text=user_text))
     chat_length = len(h.messages) + 1
@@ -70,32 +101,39 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str) -> ActivationResult:
             timed = TimedEffects.model_validate(raw)
         except ValueError:
             timed = None
-    rng = random.Random(f"{chat.tree.header.id}:{chat_length}")
-    lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=rng)
+    seed = f"{chat.tree.header.id}:{chat_length}" + (f":{attempt}" if attempt else "")
+    lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=random.Random(seed),
+                                    substitute=lambda t: apply_macros(t, ctx), character=c.card.name)
     chat.last_activation = (lore, len(scan))
     return lore
 
 
-def prepare(chat: "Chat", user_text: str) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
+def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
     """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the active
-    branch — everything a beat sends, without running it."""
+    branch — everything a beat sends, without running it. ``attempt``: see :func:`activate`.
+
+    Lore: keyed hits are titles in 【相关设定】; the system prompt holds the chat's fixed constants; the turn's other
+    constants (rolled, grouped, filtered, or quoting the newest messages) go to 【本拍常驻设定】 and @depth entries
+    into the chat at their depth, macros evaluated with the beat's context (:mod:`..prompt.lore_layers`)."""
     c = chat.context
     h = chat.history()
     state = chat.ledger.state()
-    lore = activate(chat, h, user_text)
+    ctx = beat_macros(chat, h, user_text)
+    lore = activate(chat, h, user_text, ctx, attempt)
     keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
     order = {id(e): i for i, e in enumerate(c.book.entries)}
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
     hist = chat.window.fit(h, c.system, user_text)
+    consts = render_lore(beat_constants(lore, c.fixed_lore), ctx)
     injection = build_injection(state, activated, c.book.index_titles(), c.language,
-                                memory_hint=bool(h.summaries) or chat.window.dropped > 0)
+                                memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
     if c.prompter is not None:
         messages = c.prompter.build_messages(c.system, hist, injection, user_text)
     else:
         messages = build_messages(c.system, hist, injection, user_text)
     if c.scripts:
         messages = c.prompt_scripts(messages)
-    depth = lore_depth_blocks(lore, c.ctx)
+    depth = lore_depth_blocks(lore, ctx)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
         messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
     return injection, activated, messages, state, previous_beat(h)
@@ -159,7 +197,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     if chat.mode == "agent":
         return await agent_turn(chat, user_text, ask, on_event, max_rounds)
     c = chat.context
-    injection, activated, messages, state, previous = prepare(chat, user_text)
+    injection, activated, messages, state, previous = prepare(chat, user_text, attempt_of(chat))
     hist = chat.history().prompt_messages()
     if note:  # after the user's own message (a preset may put "after" segments behind it)
         mine = f"{injection}\n\n{user_text}" if injection else user_text

@@ -240,6 +240,33 @@ class Lorebook(BaseModel):
         """Enabled constant (常驻) entries, in book order."""
         return [e for e in self.entries if e.enabled and e.constant]
 
+    def fixed_constants(self, character: Optional[str] = None) -> list[LoreEntry]:
+        """The constant entries SillyTavern activates on every turn of a chat with ``character`` (the card's name),
+        in ST's placement order (``order`` ascending, higher order nearer the chat; ties as
+        :meth:`activate_detailed` places them) — what a byte-stable system prompt may hold.
+
+        A constant is *fixed* when nothing in ``checkWorldInfo`` can keep it out on some turn: enabled, not
+        ``@@dont_activate``, its character filter admits ``character`` (None = filters ignored), no probability
+        roll (``use_probability`` off or 100 %), no inclusion group (a keyed member could win the group's roll), no
+        ``delay``/``cooldown`` and no delay-until-recursion. Every other constant that activates is per turn: read
+        it from the activation result. Not modelled: a world-info budget small enough to cut constants (ST budgets
+        them too; they are found first, so only a budget below the constants themselves cuts one)."""
+        out = []
+        for r in self._compile().active:
+            if not r.constant or r.deco_dont or r.dur or r.delay or r.cooldown or r.groups:
+                continue
+            if r.use_prob and r.probability != 100:
+                continue
+            if r.char_names and character is not None:
+                inc = character in r.char_names or f"{character}.png" in r.char_names
+                if inc if r.char_exclude else not inc:
+                    continue
+            out.append(r.entry)
+        ids = {id(e) for e in out}
+        res = self.activate_detailed([], dry_run=True, character=character, rng=lambda: 0.0)
+        placed = [e for e in res.entries if id(e) in ids]
+        return placed + [e for e in out if id(e) not in {id(p) for p in placed}]
+
     def activate_detailed(
         self,
         messages: Sequence[Union[ScanMessage, str]],

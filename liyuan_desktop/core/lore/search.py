@@ -27,15 +27,18 @@ def index_titles(entries: Sequence[LoreEntry]) -> list[str]:
 def search_entries(entries: Sequence[LoreEntry], query: str, limit: int = 8) -> list[LoreHit]:
     """Rank entries for ``query`` (terms split on whitespace): per term, title equal +5 (title contains or is
     contained +3), a key equal to / contained in the term +3, each occurrence in the content +1 (at most 3).
-    Entries scoring 0 are left out; ties keep book order. Constant entries are searchable."""
+    Entries scoring 0 are left out; ties keep book order. Constant entries are searchable. The content searched and
+    returned is the entry's body: SillyTavern's ``@@activate``/``@@dont_activate`` decorator lines are activation
+    switches, never text (ST strips them before the content reaches the prompt)."""
     terms = [t for t in query.lower().split() if t]
-    scored: list[tuple[int, int, LoreEntry]] = []
+    scored: list[tuple[int, int, LoreEntry, str]] = []
     for idx, e in enumerate(entries):
         if not e.enabled:
             continue
         title = e.display_title.lower()
         keys = [k.lower() for k in e.keys]
-        content = e.content.lower()
+        body = e.body
+        content = body.lower()
         score = 0
         for t in terms:
             if title == t:
@@ -46,9 +49,9 @@ def search_entries(entries: Sequence[LoreEntry], query: str, limit: int = 8) -> 
                 score += 3
             score += min(3, content.count(t))
         if score > 0:
-            scored.append((score, idx, e))
+            scored.append((score, idx, e, body))
     scored.sort(key=lambda x: (-x[0], x[1]))
-    return [LoreHit(title=e.display_title, score=s, content=e.content) for s, _, e in scored[: max(1, limit)]]
+    return [LoreHit(title=e.display_title, score=s, content=b) for s, _, e, b in scored[: max(1, limit)]]
 
 
 def list_titles(entries: Sequence[LoreEntry]) -> list[str]:

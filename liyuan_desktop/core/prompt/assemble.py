@@ -4,7 +4,8 @@
   depends only on the card and the persona, so it is byte-identical across the beats of a chat (prefix caching).
 - messages = the opening, then past beats as the user's words and the finals only (revisions applied; asks,
   tool calls and unsealed beats left out), then one user message = injection + blank line + the user's words.
-- injection order (seed 002, 场景快照放在用户原话前面): 【世界状态】 【登场名录】 【相关设定】 【设定集索引】 【语言】.
+- injection order (seed 002, 场景快照放在用户原话前面): 【世界状态】 【登场名录】 【本拍常驻设定】 【相关设定】 【设定集索引】
+  【语言】 (【本拍常驻设定】: constants that vary per turn, see :mod:`.lore_layers`).
 Golden: ``round2.json``/``round3.json`` ``injection`` and ``messages_sent`` (system aside).
 """
 
@@ -16,9 +17,11 @@ from importlib import resources
 from typing import Any, Iterable, Optional
 
 from ..cards import Card
+from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
 from ..macros import MacroContext, apply_macros
+from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 
 LANGUAGE_LINES = {
@@ -39,24 +42,41 @@ def opening_text(card: Card, ctx: MacroContext) -> str:
     return f"【开场 · {card.name}】\n{apply_macros(card.first_mes, ctx)}"
 
 
+def opening_body(text: str) -> str:
+    """The greeting without the 「【开场 · 名字】」 line :func:`opening_text` puts in front — what SillyTavern has as
+    message 0 (world-info scans this, so a key such as 「开场」 does not fire on Liyuan's own header)."""
+    return _OPENING_HEADER.sub("", text, count=1)
+
+
 def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
-    """The card's part of the system prompt: definition fields that are present, then constant (常驻) lore."""
+    """The card's part of the system prompt without a preset, in SillyTavern's default prompt order: 常驻设定
+    (before-character lore, ``worldInfoBefore``), the definition fields that are present, 常驻设定（续）
+    (after-character lore, ``worldInfoAfter``), the card's system prompt, the examples (with the example-message
+    lore SillyTavern keeps around them), the post-history instructions, then who the user plays. The lore is the
+    chat's fixed constants (:func:`.lore_layers.system_constants`, order ascending), so the text is byte-stable."""
+    fixed = system_constants(book, card.name)
+    before = render_lore([e for e in fixed if lore_slot(e) == "before"], ctx)
+    after = render_lore([e for e in fixed if lore_slot(e) == "after"], ctx)
+    top, bottom = example_lore(fixed, ctx)
     sections = [f"# 角色卡：{card.name}"]
-    for title, text in (
-        ("角色设定", card.description),
-        ("性格", card.personality),
-        ("场景", card.scenario),
-        ("卡作者的系统提示", card.system_prompt),
-        ("对话示例", card.mes_example),
-        ("卡作者的补充要求", card.post_history_instructions),
-    ):
+    if before:
+        sections.append(f"## 常驻设定\n{before}")
+
+    def field(title: str, text: str) -> None:
         body = apply_macros(text or "", ctx).strip()
         if body:
             sections.append(f"## {title}\n{body}")
-    consts = [e for e in book.constants() if getattr(e, "position", "") != "at_depth"]
-    if consts:
-        lore = "\n\n".join(f"【{e.display_title}】{apply_macros(e.content, ctx).strip()}" for e in consts)
-        sections.append(f"## 常驻设定\n{lore}")
+
+    field("角色设定", card.description)
+    field("性格", card.personality)
+    field("场景", card.scenario)
+    if after:
+        sections.append(f"## {'常驻设定（续）' if before else '常驻设定'}\n{after}")
+    field("卡作者的系统提示", card.system_prompt)
+    examples = "\n".join(x for x in (top, apply_macros(card.mes_example or "", ctx).strip(), bottom) if x)
+    if examples:
+        sections.append(f"## 对话示例\n{examples}")
+    field("卡作者的补充要求", card.post_history_instructions)
     if ctx.user:
         who = f"## 用户的角色\n用户扮演「{ctx.user}」。"
         if ctx.persona.strip():
@@ -70,15 +90,20 @@ _ROLES = {0: "system", 1: "user", 2: "assistant"}
 
 def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[Any]:
     """The @depth entries of an activation as depth injections (SillyTavern's WIDepthEntries: one message per
-    (depth, role), contents joined by newlines). Keyed and constant @depth entries alike: they are instructions the
-    card author placed in the chat, so they go where SillyTavern would put them."""
+    (depth, role), contents joined by newlines; macros applied with ``ctx``, the beat's context). Keyed and
+    constant @depth entries alike: they are instructions the card author placed in the chat, so they go where
+    SillyTavern would put them — only here, never also in the system prompt. Wrappers left empty (a ``<Format>``
+    entry and its ``</Format>`` with the rules between taken out) are dropped
+    (:func:`.lore_layers.empty_wrapper_indices`)."""
     from .presets.prompter import DepthBlock
 
     blocks = []
     for g in result.depth_groups():
-        text = "\n".join(e.body for e in g.entries if e.body).strip()
+        bodies = [e.body for e in g.entries if e.body]
         if ctx is not None:
-            text = apply_macros(text, ctx)
+            bodies = [apply_macros(b, ctx) for b in bodies]
+        drop = empty_wrapper_indices(bodies)
+        text = "\n".join(b for i, b in enumerate(bodies) if i not in drop).strip()
         if text:
             blocks.append(DepthBlock(depth=g.depth, order=100, role=_ROLES.get(g.role, "system"), text=text, source="lore"))
     return blocks
@@ -98,10 +123,13 @@ def build_injection(
     language: str = "zh",
     summaries: Optional[list[str]] = None,
     memory_hint: bool = False,
+    constants: str = "",
 ) -> str:
     """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
-    names; 【相关设定】 only with hits; 【设定集索引】 only with entries. ``memory_hint``: the chat has been
-    compacted and offers ``memory_search`` — the roster says to look details up there (issue 7)."""
+    names; 【本拍常驻设定】 only with ``constants`` (the turn's constant lore that cannot sit in the byte-stable
+    system prompt, rendered by :func:`.lore_layers.render_lore`); 【相关设定】 only with hits; 【设定集索引】 only
+    with entries. ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
+    look details up there (issue 7)."""
     blocks: list[str] = []
     if summaries:
         blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
@@ -109,6 +137,8 @@ def build_injection(
     if has_roster(state):
         hint = "\n名录里的人和事，细节可用 memory_search 查原文。" if memory_hint else ""
         blocks.append(f"【登场名录】{format_roster(state)}{hint}")
+    if constants:
+        blocks.append(f"【本拍常驻设定】以下设定本拍生效：\n\n{constants}")
     hits = list(activated)
     if hits:
         blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")

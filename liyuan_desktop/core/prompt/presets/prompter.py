@@ -12,8 +12,9 @@ from pydantic import BaseModel, Field
 from ...cards import Card
 from ...cards.personas import Persona
 from ...llm.types import ChatMessage
-from ...lore import LoreEntry, Lorebook
+from ...lore import Lorebook
 from ...macros import MacroContext, apply_macros, volatile_macros
+from ..lore_layers import CHAT_REFS, example_lore, lore_slot, render_lore, system_constants
 from .mapping import PlannedPrompt, PresetPlan
 from .model import ROLES, Role, to_number
 
@@ -79,18 +80,6 @@ def insert_depth_injections(messages: list[ChatMessage], blocks: Iterable[DepthB
 #: Volatile macros not reported for the system layers: variables are chat state by design, {{input}} is empty there.
 _QUIET_IN_SYSTEM = frozenset({"input", "getvar", "setvar", "addvar", "incvar", "decvar", "getglobalvar",
                               "setglobalvar", "addglobalvar", "incglobalvar", "decglobalvar"})
-_CHAT_REFS = frozenset({"lastmessage", "lastusermessage", "lastcharmessage", "lastmessageid"})
-
-
-def _lore_slot(e: LoreEntry) -> Optional[str]:
-    """Which world-info marker a constant entry fills: "after" for ``after_char`` (ST position 1), None for an
-    ``outlet`` entry (ST sends it only through ``{{outlet::name}}``), else "before" — Author's-Note, example and
-    @depth positions included, since Liyuan keeps constant lore in the system prompt (as ``card_layers`` does)."""
-    pos = str(getattr(e, "position", "before_char")).lower()
-    ext_pos = (e.extensions or {}).get("position")
-    if pos in ("outlet", "7") or ext_pos == 7:
-        return None
-    return "after" if pos in ("after_char", "1") or ext_pos == 1 else "before"
 
 
 class PresetPrompter:
@@ -139,6 +128,8 @@ class PresetPrompter:
             "global_variables": dict(base.global_variables),
         })
         self.warnings: list[str] = []
+        #: the constants the byte-stable layers hold (the card's name decides character filters)
+        self._fixed = system_constants(self.book, card.name)
         self.system_layers = self._render_system()
         self._vars_after_system = dict(self.ctx.variables)
         self._globals_after_system = dict(self.ctx.global_variables)
@@ -161,7 +152,7 @@ class PresetPrompter:
         for name in sorted(volatile_macros(text) - _QUIET_IN_SYSTEM):
             if name in ("random", "roll"):
                 self.warnings.append(f"{where}：{{{{{name}}}}} 在系统提示里每个对话只抽一次（固定）")
-            elif name in _CHAT_REFS:
+            elif name in CHAT_REFS:
                 self.warnings.append(f"{where}：{{{{{name}}}}} 随对话变化，系统提示里展开为空（要逐字节稳定）")
             else:
                 self.warnings.append(f"{where}：{{{{{name}}}}} 是时间宏，系统提示里按对话开始的时间展开一次（固定）")
@@ -175,13 +166,14 @@ class PresetPrompter:
         return False, self._x(p.content, key, ctx)
 
     def _lore(self, after: bool) -> str:
-        parts = []
-        for e in self.book.constants():
-            if _lore_slot(e) == ("after" if after else "before"):
-                body = self._x(e.content, f"世界书「{e.display_title}」")
-                if body:
-                    parts.append(f"【{e.display_title}】{body}")
-        return "\n\n".join(parts)
+        """The ``worldInfoBefore``/``worldInfoAfter`` marker: the chat's fixed constants of that position
+        (:func:`..lore_layers.system_constants`, order ascending). @depth constants are not here: they go in the
+        chat at their depth per beat (``assemble.lore_depth_blocks``), as SillyTavern sends them — once."""
+        slot = "after" if after else "before"
+        entries = [e for e in self._fixed if lore_slot(e) == slot]
+        for e in entries:
+            self._warn_volatile(e.content, f"世界书「{e.display_title}」")
+        return render_lore(entries, self.ctx)
 
     def _section(self, p: PlannedPrompt, lore_titles: list[str]) -> Optional[tuple[str, str]]:
         ident = p.identifier
@@ -193,8 +185,9 @@ class PresetPrompter:
                 return "性格", self._x(card.personality, "性格")
             if ident == "scenario":
                 return "场景", self._x(card.scenario, "场景")
-            if ident == "dialogueExamples":
-                return "对话示例", self._x(card.mes_example, "对话示例")
+            if ident == "dialogueExamples":  # with the example-message lore ST keeps (em top / bottom)
+                top, bottom = example_lore(self._fixed, self.ctx)
+                return "对话示例", "\n".join(x for x in (top, self._x(card.mes_example, "对话示例"), bottom) if x)
             if ident in ("worldInfoBefore", "worldInfoAfter"):
                 title = "常驻设定" if not lore_titles else "常驻设定（续）"
                 body = self._lore(after=ident == "worldInfoAfter")
