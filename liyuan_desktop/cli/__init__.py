@@ -8,6 +8,8 @@
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
     liyuan preset import|list|show|delete|default …   the preset library 预设/ (preset.py)
+    liyuan settings show|import-st …         the app's world-info settings; take them over from SillyTavern
+                                             (settings_cli.py)
 
 Each subcommand module has ``add_parser(sub)`` (``add_parsers`` where it registers two) and ``run(args) -> int``;
 what they share lives in ``common.py``. Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input;
@@ -22,7 +24,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from . import branch, card, chat, chats, inspect, memory, preset, story
+from . import branch, card, chat, chats, inspect, memory, preset, settings_cli, story
 from .common import PipeSafeStdout
 
 
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_parser(sub)
     memory.add_parser(sub)
     preset.add_parser(sub)
+    settings_cli.add_parser(sub)
     return p
 
 
@@ -55,7 +58,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "story": story.run,
-            "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run}
+            "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
+            "settings": settings_cli.run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

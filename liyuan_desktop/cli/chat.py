@@ -3,7 +3,9 @@
     liyuan chat --demo [--json]              the three recorded seed beats on the demo card (replay model)
     liyuan chat --demo-agent [--json]        the agent-mode demo (three chapters, one recorded agent turn)
     liyuan chat CARD [--chat NAME] [--model replay:FILE | --provider NAME [--model M] [--base-url URL]]
-                [--say TEXT …] [--json]      beats against a real model (or a replay file)
+                [--say TEXT …] [--wi KEY=VALUE …] [--json]
+                                             beats against a real model (or a replay file); --wi sets the chat's
+                                             own world-info settings (SillyTavern's names), kept in the chat
 
 Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input (card, replay file, provider, arguments).
 """
@@ -43,6 +45,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
     c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
     c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
+    c.add_argument("--wi", action="append", metavar="KEY=VALUE",
+                   help="这个对话自己的世界书设置，用 SillyTavern 的名字（如 world_info_depth=4、world_info_recursive=false；"
+                        "可重复；记在对话里，下次打开仍有效）；其余沿用应用设置")
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
@@ -219,6 +224,15 @@ async def run(args: argparse.Namespace) -> int:
                 preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
             except PresetError as e:
                 raise ValueError(str(e)) from None
+        from ..core.lore.settings import parse_assignments
+
+        wi_overrides = parse_assignments(args.wi or [])  # ValueError: exit 2 before anything is written
+        if args.demo:  # the recorded demo plays with its card book's own scan settings (it reproduces a golden run)
+            app_wi = None
+        else:
+            from ..core.settings import load_settings
+
+            app_wi = load_settings().world_info
         d = chat_dir(card.name, chat_name)
         for w in args.world or []:  # chat-level world info: a copy in the chat folder
             from ..core.lore import Lorebook
@@ -230,8 +244,10 @@ async def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
             (d / "世界书").mkdir(parents=True, exist_ok=True)
             (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
-        chat = (Chat.open(d, card, model, scribe, preset=preset) if (d / "session.jsonl").exists()
-                else Chat.create(d, card, model, scribe_model=scribe, preset=preset))
+        chat = (Chat.open(d, card, model, scribe, preset=preset, world_info=app_wi) if (d / "session.jsonl").exists()
+                else Chat.create(d, card, model, scribe_model=scribe, preset=preset, world_info=app_wi))
+        if wi_overrides:
+            chat.set_world_info(wi_overrides, replace=False)
         if args.allow_card_scripts:
             chat.set_scripts_allowed(True, remember=False)
         if chat.prompter is not None and not json_mode:

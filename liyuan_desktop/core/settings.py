@@ -30,6 +30,7 @@ from .llm.profiles import ConnectionProfile
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
 from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
+from .lore.settings import WorldInfoSettings
 from .paths import home
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,8 @@ class AppSettings(BaseModel):
         profiles: connection profiles (provider + model + preset + sampling, ``llm.profiles``), names unique;
             ``active_profile``: the one chosen last (None = none; cleared on load when unknown). Switch with
             :meth:`use_profile`.
+        world_info: SillyTavern's world-info settings (``lore.settings.WorldInfoSettings``, SillyTavern's names and
+            defaults) for every chat; a chat may override them (``Chat.set_world_info``).
         load_warning: not saved; set by :func:`load_settings` when the file was broken (Chinese text for the UI).
 
     Unknown top-level keys in the file are ignored (and dropped on the next save).
@@ -103,6 +106,7 @@ class AppSettings(BaseModel):
     default_preset: Optional[str] = None
     profiles: list[ConnectionProfile] = Field(default_factory=list)
     active_profile: Optional[str] = None
+    world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     load_warning: Optional[str] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")

@@ -25,6 +25,7 @@ from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
 from ..lore import Lorebook, merge_books
 from ..lore.books import global_books_dir, load_books
+from ..lore.settings import WorldInfoSettings
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
 from ..prompt.lore_layers import system_constants
@@ -89,7 +90,7 @@ class ChatContext:
 
     def __init__(self, directory: Path, tree: SessionTree, card: Card, model_name: str, *, persona: str = "",
                  language: Optional[str] = None, preset: Optional[Preset] = None,
-                 persona_obj: Optional[Persona] = None):
+                 persona_obj: Optional[Persona] = None, world_info: Optional[WorldInfoSettings] = None):
         self.warnings: list[str] = []
         self.card = card
         persona_obj = persona_obj or header_persona(tree)
@@ -100,6 +101,8 @@ class ChatContext:
         books = [card.lorebook, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
         book = merge_books(books)
         book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else book.scan_depth
+        if world_info is not None:  # SillyTavern's global settings rule, not the book file's own scan settings
+            world_info.apply(book)
         self.scripts: list[RegexScript] = []
         self._script_cache: dict[tuple[str, int, str, Any], str] = {}
         self._fingerprint: Optional[str] = None

@@ -26,6 +26,7 @@ from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
 from ..macros import apply_macros
+from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
 from ..session.tree import SessionTree
 from ..story import export as book_export
@@ -46,11 +47,13 @@ class Chat(ChatView):
     @classmethod
     def create(cls, directory: Path, card: Card, model: ChatModel, *, mode: str = "roleplay", persona: str = "",
                title: str = "", scribe_model: Optional[ChatModel] = None, preset: Optional[Preset] = None,
-               persona_obj: Optional[Persona] = None, **header_extra: Any) -> "Chat":
+               persona_obj: Optional[Persona] = None, world_info: Optional[WorldInfoSettings] = None,
+               **header_extra: Any) -> "Chat":
         """Create a chat folder with its session tree (header + opening). The header keeps what :meth:`open` reads
         back: mode, card, persona (name, description, placement), the preset's name (the preset itself is copied
-        into the preset library). ``header_extra`` goes into the header too (e.g. ``demo=True``). Raises
-        SessionError if a session exists, OSError when the disk refuses."""
+        into the preset library). ``world_info``: the app's world-info settings (None: the card book's own).
+        ``header_extra`` goes into the header too (e.g. ``demo=True``). Raises SessionError if a session exists,
+        OSError when the disk refuses."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         persona = persona or (persona_obj.name if persona_obj is not None else "") or card.persona_name or "你"
@@ -62,7 +65,8 @@ class Chat(ChatView):
                 header_extra["persona_description"] = persona_obj.description
         tree = SessionTree.create(directory / "session.jsonl", mode=mode, card=card.path, card_name=card.name,
                                   persona=persona, title=title or directory.name, **header_extra)
-        chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj)
+        chat = cls(directory, tree, card, model, scribe_model, persona, preset=preset, persona_obj=persona_obj,
+                   world_info=world_info)
         if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
             # a greeting's variable commands and <initvar> override give its swipe its own values (chat.ledger)
             books = chat.context.mvu_other_books
@@ -77,12 +81,14 @@ class Chat(ChatView):
 
     @classmethod
     def open(cls, directory: Path, card: Card, model: ChatModel, scribe_model: Optional[ChatModel] = None,
-             preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None) -> "Chat":
+             preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None,
+             world_info: Optional[WorldInfoSettings] = None) -> "Chat":
         """Open a chat folder: the tree (damaged lines skipped), and everything its header names — persona,
-        preset (from the library unless ``preset`` is given), attached world books, the card's switches; what is
-        missing is in :attr:`load_warnings`. Raises SessionError / OSError."""
+        preset (from the library unless ``preset`` is given), attached world books, the card's switches, the chat's
+        world-info overrides over ``world_info`` (the app's settings; None: the card book's own); what is missing is in
+        :attr:`load_warnings`. Raises SessionError / OSError."""
         chat = cls(Path(directory), SessionTree.open(Path(directory) / "session.jsonl"), card, model, scribe_model,
-                   preset=preset, persona_obj=persona_obj)
+                   preset=preset, persona_obj=persona_obj, world_info=world_info)
         chat.write_meta()
         return chat
 
@@ -287,6 +293,16 @@ class Chat(ChatView):
                          sampling=s.model_dump(mode="json", exclude_none=True))
         self.tree.commit()
         self.context.sampling_overrides = s.model_copy()
+
+    def set_world_info(self, overrides: dict[str, Any], replace: bool = True) -> bool:
+        """Set the chat's own world-info settings (issue 14 §1): ``overrides`` maps SillyTavern's names
+        (``world_info_depth`` …, or the same without ``world_info_``) to values; they replace the chat's old
+        overrides (``replace``; ``{}`` = back to the app's settings) or are added to them. Kept on the tree (a
+        ``chat-settings`` entry, for the whole chat), so reopening keeps them; the next beat activates lore with
+        them. Returns False when nothing changed (nothing written). Raises ValueError (Chinese) for an unknown name
+        or a bad value, RuntimeError while a beat runs, OSError when the disk refuses."""
+        self._idle("改世界书设置")
+        return self._wi.set_overrides(overrides, replace)
 
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises

@@ -78,17 +78,17 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
     c = chat.context
     if ctx is None:
         ctx = beat_macros(chat, h, user_text)
-    depth = max([c.book.scan_depth] + [e.scan_depth for e in c.book.entries if isinstance(e.scan_depth, int)])
-    want = max(2, depth + 1)
+    wi = chat.world_info_settings()  # the app's world-info settings under the chat's own (chat.world_info)
+    want = wi.scan_messages_needed(e.scan_depth for e in c.book.entries if isinstance(e.scan_depth, int))
     scan: list[ScanMessage] = []
-    for t in reversed(h.turns):
-        if len(scan) >= want:
+    for t in reversed(h.turns):  # want None: min activations may widen the scan to the whole chat
+        if want is not None and len(scan) >= want:
             break
         if t.final is not None:
             scan.append(ScanMessage(name=c.card.name, text=t.final))
         if t.user is not None:
             scan.append(ScanMessage(name=c.persona, text=t.user))
-    if len(scan) < want and h.opening is not None:
+    if (want is None or len(scan) < want) and h.opening is not None:
         scan.append(ScanMessage(name=c.card.name, text=opening_body(h.opening)))
     scan.reverse()
     scan.append(ScanMessage(name=c.persona, text=user_text))
@@ -103,7 +103,8 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
             timed = None
     seed = f"{chat.tree.header.id}:{chat_length}" + (f":{attempt}" if attempt else "")
     lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=random.Random(seed),
-                                    substitute=lambda t: apply_macros(t, ctx), character=c.card.name)
+                                    substitute=lambda t: apply_macros(t, ctx), character=c.card.name,
+                                    budget_tokens=wi.budget_tokens(chat.context_window))
     chat.last_activation = (lore, len(scan))
     return lore
 
@@ -208,6 +209,10 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                                lore=lore_reasons(chat)))
     while chat.pending_notices:  # e.g. the preset changed: the cached prefix is rebuilt once
         emit(on_event, Activity(level="info", text=chat.pending_notices.pop(0)))
+    spent = chat.last_activation[0] if chat.last_activation is not None else None
+    if spent is not None and spent.budget_overflowed and chat.world_info_settings().world_info_overflow_alert:
+        emit(on_event, Activity(level="warning", text=(  # SillyTavern's overflow alert
+            f"世界书预算用完了：激活 {len(spent.entries)} 条后停止扫描（世界书设置里可以调预算和上限）")))
     if w.fixed_over:
         emit(on_event, Activity(level="warning", text=(
             f"角色卡、常驻设定和预设本身就约有 {w.tokens.text(c.system):,} token，"

@@ -20,6 +20,7 @@ from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
 from ..llm.types import ChatModel
 from ..lore import ActivationResult
+from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
@@ -35,6 +36,7 @@ from .agent import AgentDesk
 from .context import ChatContext
 from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
+from .world_info import ChatWorldInfo
 
 
 class ChatView:
@@ -44,12 +46,17 @@ class ChatView:
 
     def __init__(self, directory: Path, tree: SessionTree, card: Card, model: ChatModel,
                  scribe_model: Optional[ChatModel] = None, persona: str = "", language: Optional[str] = None,
-                 preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None):
+                 preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None,
+                 world_info: Optional[WorldInfoSettings] = None):
         """``preset``: a SillyTavern preset (else the one the header names, from the library); ``persona_obj``:
-        the chat's persona (else the one the header stored)."""
+        the chat's persona (else the one the header stored); ``world_info``: the app's world-info settings, under
+        the chat's own overrides from the tree (None: the book's own scan settings, see ``world_info.ChatWorldInfo``)."""
         self.dir, self.tree, self.model, self.scribe_model = Path(directory), tree, model, scribe_model
+        self._wi = ChatWorldInfo(tree, world_info)
         self.context = c = ChatContext(self.dir, tree, card, model.name, persona=persona, language=language,
-                                       preset=preset, persona_obj=persona_obj)
+                                       preset=preset, persona_obj=persona_obj,
+                                       world_info=self._wi.effective if world_info is not None else None)
+        self._wi.attach(lambda: self.context.book)
         self.ledger = BranchLedger(tree, card, c.mvu_initial)
         self.branches = Branches(tree)
         self._transcript = Transcript(tree, self.branches, c.mvu_initial, lambda raw: MvuState.from_any(raw).to_dict())
@@ -87,8 +94,9 @@ class ChatView:
 
     @property
     def load_warnings(self) -> list[str]:
-        """What opening found wrong: damaged session lines, a missing preset, the card's [InitVar] problems."""
-        return self.tree.load_warnings + self.context.warnings
+        """What opening found wrong: damaged session lines, a missing preset, the card's [InitVar] problems, stored
+        world-info settings this version cannot use."""
+        return self.tree.load_warnings + self.context.warnings + self._wi.warnings
 
     @property
     def context_window(self) -> int:
@@ -170,6 +178,25 @@ class ChatView:
     def lore_reasons(self) -> list[str]:
         """Why each entry of the last world-info activation fired, one line each."""
         return turn.lore_reasons(self)
+
+    # -- world-info settings (issue 14 §1) ------------------------------------------------------------------------
+    def world_info_settings(self) -> WorldInfoSettings:
+        """The world-info settings this chat activates lore with: the app's, under the chat's overrides (a copy)."""
+        return self._wi.effective.model_copy()
+
+    def world_info_overrides(self) -> dict[str, Any]:
+        """The chat's own world-info overrides (SillyTavern names → values; {} = the app's settings apply)."""
+        return dict(self._wi.overrides)
+
+    @property
+    def world_info_defaults(self) -> WorldInfoSettings:
+        """The app's world-info settings this chat starts from (settable: ``AppSettings.world_info`` after the
+        settings page saved; the chat's overrides stay on top)."""
+        return self._wi.defaults.model_copy()
+
+    @world_info_defaults.setter
+    def world_info_defaults(self, value: WorldInfoSettings) -> None:
+        self._wi.set_defaults(value)
 
     def display_text(self, item: dict[str, Any], depth: int, issues: Optional[list[str]] = None) -> str:
         """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest). Runs the card's

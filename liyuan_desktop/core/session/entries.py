@@ -167,11 +167,14 @@ class ChatSettingsEntry(_Base):
     """A change of the chat's own settings, outside every branch (``parent_id`` None, never a parent, never the
     leaf): the newest one that carries a field wins for the whole chat (swipes, undo and branch switches do not
     undo it). ``preset``: the preset library name used from now on ("" = no preset); ``sampling``: the chat's
-    sampling overrides (``llm.sampling.Sampling`` as JSON, {} = none). A field left out is unchanged."""
+    sampling overrides (``llm.sampling.Sampling`` as JSON, {} = none); ``world_info``: the chat's world-info
+    overrides (SillyTavern names → values, ``lore.settings.WorldInfoSettings``; {} = the app's settings). A field
+    left out is unchanged."""
 
     type: Literal["chat-settings"] = "chat-settings"
     preset: Optional[str] = None
     sampling: Optional[dict[str, Any]] = None
+    world_info: Optional[dict[str, Any]] = None
 
 
 class OtherEntry(_Base):

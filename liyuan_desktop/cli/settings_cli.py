@@ -1,0 +1,84 @@
+"""``liyuan settings``: the app's settings from the terminal (issue 14 §1: SillyTavern's world-info settings).
+
+    liyuan settings show [--json]            the app's world-info settings (SillyTavern's names and values)
+    liyuan settings import-st PATH [--json]  take over the world-info settings of a SillyTavern settings.json
+                                             (its world_info_settings block, or world_info_* keys at the top level)
+                                             into <home>/settings.json; prints what was read and what was not
+
+Exit codes: 0 ok; 2 bad input (file missing, not JSON, no world-info settings in it, settings not writable).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..core.lore.settings import from_st_settings
+from ..core.settings import load_settings, save_settings, settings_path
+from .common import out
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``settings`` (``show``, ``import-st``) on the top-level subparsers; returns its parser."""
+    p = sub.add_parser("settings", help="应用设置：世界书设置的查看与从 SillyTavern 导入")
+    s = p.add_subparsers(dest="settings_cmd")
+    show = s.add_parser("show", help="显示应用的世界书设置（SillyTavern 的名字）")
+    show.add_argument("--json", action="store_true", help="输出 JSON")
+    imp = s.add_parser("import-st", help="从 SillyTavern 的 settings.json 导入世界书设置（作为应用的全局设置）")
+    imp.add_argument("path", help="SillyTavern 的 settings.json（通常在 data/<用户>/settings.json）")
+    imp.add_argument("--json", action="store_true", help="输出 JSON：{world_info, notes}")
+    return p
+
+
+def _show(values: dict[str, Any]) -> None:
+    width = max(len(k) for k in values)
+    for k, v in values.items():
+        out(f"  {k.ljust(width)}  {json.dumps(v)}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan settings …``; returns the exit code (module doc)."""
+    cmd = getattr(args, "settings_cmd", None)
+    if cmd == "show":
+        wi = load_settings().world_info.model_dump()
+        if args.json:
+            out(json.dumps({"world_info": wi}, ensure_ascii=False, indent=1))
+        else:
+            out(f"世界书设置（{settings_path()}）：")
+            _show(wi)
+        return 0
+    if cmd != "import-st":
+        print("liyuan: 用法：liyuan settings show | liyuan settings import-st PATH", file=sys.stderr)
+        return 2
+    path = Path(args.path)
+    try:
+        data = json.loads(path.read_text("utf-8-sig"))
+    except OSError as e:
+        print(f"liyuan: 读不了 {path}：{e.strerror or e}", file=sys.stderr)
+        return 2
+    except ValueError as e:
+        print(f"liyuan: {path.name} 不是 JSON：{e}", file=sys.stderr)
+        return 2
+    settings = load_settings()
+    try:
+        wi, notes = from_st_settings(data, settings.world_info)
+    except ValueError as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    settings.world_info = wi
+    try:
+        save_settings(settings)
+    except OSError as e:
+        print(f"liyuan: 设置写不进去：{e}", file=sys.stderr)
+        return 2
+    if args.json:
+        out(json.dumps({"world_info": wi.model_dump(), "notes": notes}, ensure_ascii=False, indent=1))
+    else:
+        for n in notes:
+            out(n)
+        out(f"已存入 {settings_path()}：")
+        _show(wi.model_dump())
+    return 0
