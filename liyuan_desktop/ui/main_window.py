@@ -178,6 +178,7 @@ class MainWindow(QMainWindow):
                                 (tr("menu.import.prose"), self.import_prose_dialog, None),
                                 (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
                                 (tr("settings"), self.open_settings, "Ctrl+,"),
+                                (tr("wi.menu"), self.open_world_info_settings, None),
                                 (tr("menu.demo"), self.start_demo, None), (tr("menu.quit"), self.close, "Ctrl+Q")):
             act = QAction(text, self)
             if seq:
@@ -368,7 +369,8 @@ class MainWindow(QMainWindow):
                 model, scribe, why = self._provider_models()
                 if model is None:
                     model = _NoModel(why)
-            chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe)
+            chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe,
+                                 world_info=None if is_demo else self.settings.world_info)
             if is_demo:
                 chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
             chat_obj.compaction_share = self.settings.compaction_share
@@ -593,10 +595,22 @@ class MainWindow(QMainWindow):
                 self.chat.model, self.chat.scribe_model = model, scribe
                 self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
 
+    def open_world_info_settings(self) -> None:
+        """世界书设置: SillyTavern's world-info settings for all chats or for the open one (ui/world_info_settings)."""
+        from .world_info_settings import WorldInfoSettingsDialog
+
+        chat = None if getattr(self, "is_demo", False) else self.chat
+        dlg = WorldInfoSettingsDialog(self.settings, chat, self.chat_ref.name if chat is not None and self.chat_ref else "", self)
+        dlg.settingsSaved.connect(self._settings_saved)
+        dlg.chatSaved.connect(lambda: self.statusBar().showMessage(tr("wi.saved"), 8000))
+        dlg.open()
+        self._wi_dialog = dlg
+
     # -- transcript -----------------------------------------------------------------------------------------
     def reload_transcript(self) -> None:
         """Hand the newest page of the active branch's transcript to the view. Only that page is built (a
         10,000-beat chat shows its last screen as fast as a short one); older pages are built as they are scrolled
+            self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
         to (``_items`` is a :class:`core.chat.TranscriptItems`)."""
         if self.chat is None:
             return
