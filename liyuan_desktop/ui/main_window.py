@@ -590,6 +590,7 @@ class MainWindow(QMainWindow):
         self.settings = s
         self.view.set_theme(s.theme)
         if self.chat is not None and not getattr(self, "is_demo", False):
+            self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
             model, scribe, _why = self._provider_models()
             if model is not None:
                 self.chat.model, self.chat.scribe_model = model, scribe
@@ -610,7 +611,6 @@ class MainWindow(QMainWindow):
     def reload_transcript(self) -> None:
         """Hand the newest page of the active branch's transcript to the view. Only that page is built (a
         10,000-beat chat shows its last screen as fast as a short one); older pages are built as they are scrolled
-            self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
         to (``_items`` is a :class:`core.chat.TranscriptItems`)."""
         if self.chat is None:
             return
