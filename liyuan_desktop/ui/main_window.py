@@ -18,7 +18,7 @@ from typing import Any, Awaitable, Callable, Optional
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QInputDialog, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSplitter,
+    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSplitter,
     QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
@@ -207,6 +207,11 @@ class MainWindow(QMainWindow):
                 act.setShortcut(QKeySequence(seq))
             act.triggered.connect(slot)
             chat_menu.addAction(act)
+        from .presets_dialog import add_presets_action  # issue 14 §3: the preset library and the chat's preset
+        from .profiles import install_profile_bar  # issue 14 §3: connection profiles, switched in one click
+
+        self.presets_action = add_presets_action(self, chat_menu)
+        install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
         self.about_action = self.menuBar().addMenu(tr("menu.help")).addAction(tr("about.action"))
@@ -374,6 +379,7 @@ class MainWindow(QMainWindow):
             if is_demo:
                 chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
             chat_obj.compaction_share = self.settings.compaction_share
+            chat_obj.profile_sampling = self.settings.profile_sampling()  # the connection profile's sampling
         except (CardError, SessionError, OSError, ValueError) as e:
             if not quiet:
                 QMessageBox.warning(self, tr("app.title"), tr("err.open.chat", error=e))
@@ -464,10 +470,12 @@ class MainWindow(QMainWindow):
         if card is None:
             QMessageBox.information(self, tr("app.title"), tr("pick.card.first"))
             return
-        modes = [tr("mode.roleplay"), tr("mode.agent")]
-        mode, ok = QInputDialog.getItem(self, tr("new.chat"), tr("new.chat.mode"), modes, 0, False)
-        if not ok:
+        from .presets_dialog import NewChatDialog, preset_for_new_chat
+
+        dlg = NewChatDialog(self.settings.preset_for_new_chat(), self)  # mode and preset (default preselected)
+        if dlg.exec() != NewChatDialog.DialogCode.Accepted:
             return
+        mode, preset_name = dlg.choice()
         try:
             c = card.load()
             d = library.new_chat_dir(card)
@@ -477,7 +485,8 @@ class MainWindow(QMainWindow):
                 from ..core.cards.personas import Persona
 
                 extra["persona_obj"] = Persona(name=self.settings.persona_name.strip(), description=self.settings.persona_description)
-            Chat.create(d, c, model or _NoModel(why), mode="agent" if mode == modes[1] else "roleplay", scribe_model=scribe, **extra)
+            Chat.create(d, c, model or _NoModel(why), mode=mode, scribe_model=scribe,
+                        preset=preset_for_new_chat(preset_name), **extra)
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.new.chat", error=e))
             return
