@@ -360,3 +360,65 @@ def test_bar_without_them_gets_none_of_the_new_libraries(qtbot, view):
     info = frame_info(qtbot, view, NAME)
     assert info["libs"] == ""
     assert info["size"] < 80_000
+
+
+# ---- libraries by need (issue 13 §2): TavernHelper's globals without a visible call ---------------------------------
+def lazy_info(qtbot, view, name=NAME):
+    return js_json(qtbot, view, f"(function(){{var f=document.getElementById({json.dumps(name)});"
+                                f"return {{libs: f.dataset.libs, lazy: f.dataset.lazyLibs, size: f.srcdoc.length}};}})()")
+
+
+def test_minified_bar_gets_zod_by_name_with_z_z(qtbot, view, caplog):
+    """A bundled bar (webpack/vite output) keeps TavernHelper's `z` in a variable and calls `B.z.object` (zod's module
+    namespace has `z`): no `z.x(` for the eager rule to see, yet zod is there, brought in when first read."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<script>\n!function(){"use strict";const B=z;const S=B.z.object({hp:B.z.coerce.number().prefault(1)});'
+            '__liyuanReport({hp:S.parse({hp:"7"}).hp,same:B.z.object===B.object,alias:window["Zo"+"d"]===B})}();\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "hp" in r)
+    assert rep == {"hp": 7, "same": True, "alias": True}
+    info = lazy_info(qtbot, view)
+    assert info["libs"] == "" and info["lazy"] == "zod"
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_globals_read_through_parent_window_and_a_variable(qtbot, view, caplog):
+    """`parent.YAML` (TavernHelper's same-origin habit), `window._`, `$` kept in a variable: each library runs on first
+    read, once; one the code names but never reads (`z` in a function nobody calls) stays inert text."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<p id="p">x</p><script>\nvar Y = parent.YAML, L = window._, J = $;\n'
+            'J("#p").text(L.sum([1, 2]));\n'
+            '__liyuanReport({y: Y.parse("a: 2").a, p: J("#p").text(), same: window["jQ" + "uery"] === J && window._ === L,'
+            ' inert: Array.from(document.querySelectorAll("script[data-liyuan-lib]"))'
+            '.filter(s => s.textContent).map(s => s.dataset.liyuanLib),'
+            ' unread: typeof Object.getOwnPropertyDescriptor(window, "z").get});\n'
+            'function never() { return z; }\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "y" in r)
+    assert rep == {"y": 2, "p": "3", "same": True, "inert": ["zod"], "unread": "function"}
+    info = lazy_info(qtbot, view)
+    assert info["libs"] == "" and set(info["lazy"].split()) == {"yaml", "lodash", "jquery", "zod"}
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_card_own_dollar_and_underscore_win(qtbot, view, caplog):
+    """A bar's own `const $ = …` / `window._ = …` is its own: the library does not replace it and nothing breaks."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<b id="b">1</b><script>\nconst $ = (s) => document.querySelector(s);\nwindow._ = "mine";\n'
+            '__liyuanReport({t: $("#b").textContent, u: window._});\n</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "t" in r)
+    assert rep == {"t": "1", "u": "mine"}
+    assert console_errors(qtbot, view, caplog) == []
+
+
+def test_ejs_template_stand_in(qtbot, view, caplog):
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<script>\nEjsTemplate.prepareContext({n: 2}).then(env => EjsTemplate.evalTemplate('
+            '"<% if (variables.stat_data.hp > 1) { %>hp <%= variables.stat_data.hp %><% } -%>\\n'
+            '<%_ const d = await Promise.resolve(n * 2) _%>\\n[<%- d %>]<%# no %>", env))'
+            '.then(t => __liyuanReport({t: t}));\n</script>')
+    view.set_transcript([item(3, bar(html), variables={"stat_data": {"hp": 5}})], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "t" in r)
+    assert rep == {"t": "hp 5[4]"}
+    assert console_errors(qtbot, view, caplog) == []

@@ -488,7 +488,9 @@
   function prepareCard(code) {
     var libs = {};
     var blocked = [];
+    var scripts = [];   // the code the card runs (script bodies, on* handlers): where LAZY_USE looks
     code = code.replace(/<script\b([^>]*)>([\s\S]*?)<\/script\s*>/gi, function (whole, attrs, body) {
+      scripts.push(body);
       var src = attr(attrs, "src");
       var type = (attr(attrs, "type") || "").toLowerCase();
       var isModule = type === "module";
@@ -526,9 +528,18 @@
         (LIB_NEEDS[k] || []).forEach(function (d) { if (!libs[d]) { libs[d] = true; grew = true; } });
       });
     }
+    var lazy = {};
+    code.replace(/\son[a-z]+\s*=\s*("[^"]*"|'[^']*')/gi, function (whole, v) { scripts.push(v.slice(1, -1)); return whole; });
+    var run = scripts.join("\n");
+    Object.keys(LAZY_USE).forEach(function (k) {
+      if (!libs[k] && LAZY_USE[k].some(function (used) { return used(run); })) {
+        (LAZY_NEEDS[k] || []).forEach(function (d) { if (!libs[d]) lazy[d] = true; });
+        lazy[k] = true;
+      }
+    });
     var seen = {};
     blocked = blocked.filter(function (u) { if (seen[u]) return false; seen[u] = true; return true; });
-    return { code: code, libs: Object.keys(libs), blocked: blocked };
+    return { code: code, libs: Object.keys(libs), lazy: Object.keys(lazy), blocked: blocked };
   }
 
   /** <script>/<style> elements for the libraries `keys` (those that are loaded), in that order. */
@@ -540,6 +551,32 @@
       out += lib.kind === "css" ? "<style>" + lib.text + "</style>" : "<script>" + lib.text + "</scr" + "ipt>";
     });
     return out;
+  }
+
+  // Libraries TavernHelper always provides as globals (z/Zod, YAML, _, $/jQuery, Vue, VueRouter, showdown), used
+  // without a call LIB_USE recognises: a minified bar does `const B=z` and later `B.z.object(...)`, another reads
+  // `parent.YAML` or tests `typeof Vue`. When the card's script code (script bodies and on* handlers; not its prose)
+  // names such a global at all, not as its own variable (LAZY_USE: the bare
+  // identifier, or window./parent./globalThis. + name) and the library is not inlined already, its text goes into the
+  // frame inert (<script type="text/x-liyuan-lib">: parsed as text, never run) and th_shim.js defines the global as a
+  // getter that runs the library on first read (see "lazy libraries" there). Inert text costs little; a frame whose
+  // code never names them carries none (bench/frame_start.py: 20 plain bars start in ~0.4 s; with all of them inert
+  // in every frame it was ~0.9 s and +80 MiB).
+  function nameUse(name) {
+    var n = name.replace(/\$/g, "\\$");
+    var bare = new RegExp("(?:^|[^\\w$.\\-#'\"])" + n + "(?![\\w$\\-{])");
+    var own = new RegExp("\\b(?:var|let|const|function|class)\\s+" + n + "(?![\\w$])");    // the card's own variable
+    var via = new RegExp("\\b(?:window|parent|globalThis|self|top)\\s*(?:\\.\\s*" + n + "(?![\\w$])|\\[\\s*[\"']" + n + "[\"']\\s*\\])");
+    return function (code) { return via.test(code) || (bare.test(code) && !own.test(code)); };
+  }
+  var LAZY_USE = { jquery: ["$", "jQuery"], lodash: ["_"], vue: ["Vue"], vuerouter: ["VueRouter"], zod: ["z", "Zod"],
+                   yaml: ["YAML"], showdown: ["showdown"] };
+  Object.keys(LAZY_USE).forEach(function (k) { LAZY_USE[k] = LAZY_USE[k].map(nameUse); });
+  var LAZY_NEEDS = { vuerouter: ["vue"] };
+  function lazyLibTexts(keys) {
+    return keys.map(function (k) {
+      return "<script type=\"text/x-liyuan-lib\" data-liyuan-lib=\"" + k + "\">" + frames.libs[k].text + "</scr" + "ipt>";
+    }).join("");
   }
 
   function netNotice(urls) {
@@ -597,19 +634,21 @@
     var before = LIB_BEFORE_SHIM.filter(function (k) { return has[k]; });
     var after = has.toastr ? ((frames.libs && frames.libs.toastr_css ? "<style>" + frames.libs.toastr_css.text + "</style>" : "") +
                               libScripts(["toastr"])) : "";
+    var lazy = (card.lazy || []).filter(function (k) { return !has[k] && frames.libs && frames.libs[k] && frames.libs[k].text; });
     var init = {
       name: name, messageId: idValue(item.id), chat: chatSnapshot(item),
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
       globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
       viewportHeight: window.innerHeight,
-      storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes }
+      storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
+      lazyLibs: lazy
     };
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
       "<meta http-equiv=\"Content-Security-Policy\" content=\"" + frameCsp() + "\">" +
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +
       "<style>" + FRAME_RESET + "</style>" +
       "<script>window.__LIYUAN_TH__ = " + scriptJson(init) + ";</scr" + "ipt>" +
-      libScripts(before) +
+      libScripts(before) + lazyLibTexts(lazy) +
       "<script>" + frames.shim + "</scr" + "ipt>" + after +
       "</head><body>" + netNotice(card.blocked) + card.code + "</body></html>";
   }
@@ -657,10 +696,11 @@
     iframe.setAttribute("referrerpolicy", "no-referrer");
     var card = prepareCard(rewriteMinHeight(code));
     iframe.dataset.libs = card.libs.join(" ");
+    iframe.dataset.lazyLibs = card.lazy.join(" ");
     var rec = { iframe: iframe, messageId: String(item.id), cardKey: frames.card.key, item: item, code: code,
                 wrap: wrap, born: 0, hello: false, ping: null, stalls: 0, pongs: 0 };
     function go() { iframe.srcdoc = buildSrc(name, item, code, card); rec.born = Date.now(); }
-    if (!card.libs.length || frames.libs) go();
+    if (!(card.libs.length || card.lazy.length) || frames.libs) go();
     else whenFrameLibs(go);  // not loaded yet
     wrap.appendChild(iframe);
     var old = frames.byName.get(name);

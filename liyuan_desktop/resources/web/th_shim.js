@@ -553,6 +553,106 @@
   };
   Object.keys(api).forEach(function (k) { W[k] = api[k]; });
   W.TavernHelper = api;
+
+  // ---- EjsTemplate (stand-in) ------------------------------------------------------------------------------------
+  // The Prompt Template extension's `EjsTemplate` (ST-Prompt-Template; TavernHelper's @types declare it): templates
+  // in EJS syntax — `<% code %>`, `<%= expr %>` and `<%- expr %>` (both output unescaped there), `<%# comment %>`,
+  // `<%_`/`_%>` and `-%>` trim the whitespace / newline beside the tag; code may `await`. The context from
+  // prepareContext(extra) has `variables` (all variable scopes merged, getAllVariables()), `getvar(path)`,
+  // `setvar(path, value)` (chat scope here), `_`, `$`, `SillyTavern` and `extra`'s own keys. Needs the frame's CSP to
+  // allow evaluation (it compiles the template with the AsyncFunction constructor); otherwise evalTemplate rejects.
+  function ejsCompile(code) {
+    var src = "var __out = [];\n", re = /<%([_=\-#]?)([\s\S]*?)([_\-]?)%>/g, last = 0, m, trimNext = null;
+    function text(t) {
+      if (trimNext === "_") t = t.replace(/^[ \t]*\n?/, "");
+      else if (trimNext === "-") t = t.replace(/^\r?\n/, "");
+      trimNext = null;
+      return t;
+    }
+    var pending = [];
+    while ((m = re.exec(code))) {
+      var before = text(code.slice(last, m.index));
+      if (m[1] === "_") before = before.replace(/[ \t]*$/, "");
+      if (before) pending.push("__out.push(" + JSON.stringify(before) + ");\n");
+      if (m[1] === "=" || m[1] === "-") pending.push("__out.push(__str(" + m[2] + "));\n");
+      else if (m[1] !== "#") pending.push(m[2] + "\n");
+      trimNext = m[3] || null;
+      last = re.lastIndex;
+    }
+    var rest = text(code.slice(last));
+    if (rest) pending.push("__out.push(" + JSON.stringify(rest) + ");\n");
+    return src + pending.join("") + "return __out.join(\"\");";
+  }
+  var AsyncFunction = Object.getPrototypeOf(async function () {}).constructor;
+  var EjsTemplate = {
+    prepareContext: function (extra) {
+      var env = {
+        variables: getAllVariables(),
+        getvar: function (path, opts) { var v = getPath(getAllVariables(), path); return v === undefined && opts ? opts.defaults : v; },
+        setvar: function (path, value) { var vars = getVariables({ type: "chat" }); setPath(vars, path, value); replaceVariables(vars, { type: "chat" }); return value; },
+        SillyTavern: context(),
+        _: W._, $: W.$
+      };
+      return Promise.resolve(Object.assign(env, extra || {}));
+    },
+    evalTemplate: function (code, env) {
+      return Promise.resolve(env || EjsTemplate.prepareContext()).then(function (ctx) {
+        var names = Object.keys(ctx).filter(function (k) { return /^[A-Za-z_$][\w$]*$/.test(k); });
+        var fn = new AsyncFunction("__str", names.join(",") || "__none", ejsCompile(String(code)));
+        return fn.apply(null, [function (v) { return v == null ? "" : typeof v === "object" ? JSON.stringify(v) : String(v); }]
+          .concat(names.map(function (k) { return ctx[k]; })));
+      });
+    },
+    getSyntaxErrorInfo: function (code) {
+      try { new AsyncFunction("__str", ejsCompile(String(code))); return Promise.resolve(""); }
+      catch (e) { return Promise.resolve(String(e && e.message || e)); }
+    },
+    allVariables: function () { return getAllVariables(); },
+    setFeatures: function () {}, getFeatures: function () { return {}; }, resetFeatures: function () {},
+    refreshWorldInfo: function () { return Promise.resolve(); }
+  };
+  W.EjsTemplate = EjsTemplate;
+
+  // ---- lazy libraries ----------------------------------------------------------------------------------------------
+  // TavernHelper gives every frame its libraries as globals (card-runtime.md §4.1: predefine.js copies `_`, `YAML`,
+  // `showdown`, `toastr`, `z`… from the chat page; jQuery and Vue come as scripts), so bars use them without any
+  // visible call (`const B=z`, `window["Vue"]`, `parent._`). The host inlines the libraries a card visibly uses and
+  // puts the others (init.lazyLibs) into the frame as inert text; each of their globals is a getter here that runs
+  // the library (a new inline <script>, synchronous) the first time anything reads it, then becomes the plain value
+  // the library assigned. Writing the global first (a card's own `$ = …`) just replaces it.
+  var LAZY_GLOBALS = { z: ["zod"], Zod: ["zod"], YAML: ["yaml"], _: ["lodash"], $: ["jquery"], jQuery: ["jquery"],
+                       Vue: ["vue"], VueRouter: ["vue", "vuerouter"], showdown: ["showdown"] };
+  var lazyText = {};
+  (Array.isArray(init.lazyLibs) ? init.lazyLibs : []).forEach(function (k) {
+    var el = document.querySelector('script[data-liyuan-lib="' + k + '"]');
+    if (el) lazyText[k] = el;
+  });
+  function runLazy(key) {
+    var el = lazyText[key];
+    if (!el) return;
+    delete lazyText[key];
+    var s = document.createElement("script");
+    s.textContent = el.textContent;
+    el.textContent = "";
+    (document.head || document.documentElement).appendChild(s);  // runs now, in the global scope
+    s.textContent = "";
+  }
+  function plain(name, value) {
+    Object.defineProperty(W, name, { configurable: true, enumerable: true, writable: true, value: value });
+  }
+  Object.keys(LAZY_GLOBALS).forEach(function (name) {
+    var keys = LAZY_GLOBALS[name];
+    if (!lazyText[keys[keys.length - 1]] || Object.prototype.hasOwnProperty.call(W, name)) return;
+    Object.defineProperty(W, name, {
+      configurable: true, enumerable: false,
+      get: function () {
+        plain(name, undefined);
+        keys.forEach(runLazy);
+        return W[name];
+      },
+      set: function (v) { plain(name, v); }
+    });
+  });
   Object.defineProperty(W, "SillyTavern", { configurable: true, get: context });
 
   // ---- host messages ---------------------------------------------------------------------------------------------
