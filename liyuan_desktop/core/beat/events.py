@@ -12,6 +12,10 @@ from pydantic import BaseModel, Field
 
 
 class BeatStarted(BaseModel):
+    """A beat began: its number on the branch (``beat``, 1-based), the user's words, the injection block sent with
+    them and the world-info titles it ``activated``, the actor model's name, whether it is a replay, ``how`` it was
+    started and, in ``lore``, why each world-info entry fired (one line each)."""
+
     kind: Literal["beat_started"] = "beat_started"
     beat: int
     user: str
@@ -24,6 +28,8 @@ class BeatStarted(BaseModel):
 
 
 class CallStarted(BaseModel):
+    """A model call of the beat began: ``round`` (1-based) of at most ``max_rounds``."""
+
     kind: Literal["call_started"] = "call_started"
     round: int
     max_rounds: int
@@ -54,6 +60,9 @@ class CallFinished(BaseModel):
 
 
 class ToolStarted(BaseModel):
+    """The model called a tool: its ``name``, the call's id and its raw JSON ``arguments`` as the model sent them
+    (parsed and validated only when the tool runs)."""
+
     kind: Literal["tool_started"] = "tool_started"
     round: int
     call_id: str
@@ -108,6 +117,9 @@ class AskAnswer(BaseModel):
 
 
 class Revised(BaseModel):
+    """The previous reply was revised in place (previous_draft_edit): ``target`` is the reply's entry id, ``text`` its
+    new text and ``version`` the new version."""
+
     kind: Literal["revised"] = "revised"
     target: str
     text: str
@@ -139,6 +151,9 @@ class Compacted(BaseModel):
 
 
 class BeatFinished(BaseModel):
+    """The beat ended: ``outcome`` (sealed | revised_previous | unsealed | stopped | out_of_rounds | error, as
+    :class:`core.beat.loop.BeatOutput`), the ``final`` text, whether it was ``sealed`` and a line for the user."""
+
     kind: Literal["beat_finished"] = "beat_finished"
     outcome: str
     final: str

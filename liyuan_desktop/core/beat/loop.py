@@ -8,7 +8,7 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
 - ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat.
 - Bad model output (malformed JSON arguments, an unknown tool, a stale version, a bad edit reference, seal before
   writing) becomes a tool error the model can act on; out of rounds leaves the draft saved and unsealed.
-Tools are looked up by name in the registry (:mod:`core.tools`) and run with one :class:`ToolContext` per beat.
+Tools are looked up by name in the registry (:mod:`core.beat.tools`) and run with one :class:`ToolContext` per beat.
 This module runs one beat on in-memory inputs; :mod:`chat` loads them from the session tree and stores the result.
 """
 
@@ -56,7 +56,7 @@ class PreviousBeat:
 @dataclass
 class BeatInput:
     """Everything one beat needs. ``messages`` is the first call's message list (system first); ``tool_names`` the
-    tools offered, in the order the model sees them (a set from :mod:`core.tools.sets`); ``story`` and
+    tools offered, in the order the model sees them (a set from :mod:`core.beat.tools.sets`); ``story`` and
     ``memory_search`` the services the agent file tools and memory_search need (None when not offered)."""
 
     messages: list[ChatMessage]
@@ -93,6 +93,7 @@ class BeatOutput:
 
     @property
     def sealed(self) -> bool:
+        """True when the beat ended with the draft sealed (outcome ``sealed``)."""
         return self.outcome == "sealed"
 
 
@@ -118,6 +119,8 @@ class Beat:
 
     # -- events ---------------------------------------------------------------------------------------------
     def emit(self, ev: Any) -> None:
+        """Pass an event (:mod:`core.beat.events`) to the beat's handler; a handler that raises is logged, never
+        allowed to break the beat."""
         if self.inp.on_event is None:
             return
         try:

@@ -33,6 +33,7 @@ class CardRef(BaseModel):
 
     @property
     def card_file(self) -> Path:
+        """The card's ``card.json`` in its library folder (it need not exist)."""
         return Path(self.dir) / "card.json"
 
     def load(self) -> Card:
@@ -51,6 +52,8 @@ class ChatRef(BaseModel):
 
 
 def cards_root() -> Path:
+    """The library's card folder ``<home>/cards`` (``LIYUAN_HOME`` or the platform's data folder), created when
+    missing. Raises OSError when it cannot be created."""
     root = home() / "cards"
     root.mkdir(parents=True, exist_ok=True)
     return root

@@ -53,14 +53,17 @@ class Chunk:
 
     @property
     def data_start(self) -> int:
+        """File offset of the chunk's data (after the 4-byte length and the 4-byte type)."""
         return self.start + 8
 
     @property
     def end(self) -> int:
+        """File offset just past the chunk (length, type, data and the 4-byte CRC)."""
         return self.start + 12 + self.length
 
     @property
     def name(self) -> str:
+        """The chunk type as text (``tEXt``, ``IDAT`` …)."""
         return self.type.decode("latin-1")
 
 

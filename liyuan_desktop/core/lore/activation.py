@@ -83,6 +83,7 @@ class ActivationResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
 
     def reason_for(self, entry: LoreEntry) -> Optional[ActivationReason]:
+        """Why ``entry`` (this very object, not an equal one) was activated, or None when it was not."""
         for e, r in zip(self.entries, self.reasons):
             if e is entry:
                 return r

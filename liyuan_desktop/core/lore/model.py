@@ -125,6 +125,8 @@ class LoreEntry(BaseModel):
 
     @property
     def role_name(self) -> str:
+        """The message role of an at-depth entry: SillyTavern's ``role`` number (0 system, 1 user, 2 assistant) as
+        a name; any other number counts as system."""
         return ROLES[self.role] if 0 <= self.role < len(ROLES) else "system"
 
 

@@ -176,6 +176,7 @@ class HistoryCache:
         self.reset()
 
     def reset(self) -> None:
+        """Forget everything: the next :meth:`update` rebuilds from the root."""
         self.n = 0
         self.last_id: Optional[str] = None
         self.opening: Optional[str] = None
@@ -207,6 +208,8 @@ class HistoryCache:
         self._pending_user = None
 
     def update(self, path: list[Any]) -> "HistoryCache":
+        """Bring the cache to ``path`` (the branch's entries, root first) and return it: only the entries after the
+        ones seen last time are read when ``path`` extends that path, else it is rebuilt from scratch."""
         n = self.n
         if n and (len(path) < n or path[n - 1].id != self.last_id):
             self.reset()

@@ -108,8 +108,9 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
 
 
 def tool_specs_for(names: list[str]) -> list[dict[str, Any]]:
-    """The OpenAI tool specs for tool names as a beat offered them (a set of core.tools.sets), in that order and
-    byte for byte as the beat sent them (core.tools.registry.tool_specs); names no tool has any more are left out."""
+    """The OpenAI tool specs for tool names as a beat offered them (a set of core.beat.tools.sets), in that order
+    and byte for byte as the beat sent them (core.beat.tools.registry.tool_specs); names no tool has any more are left
+    out."""
     return tool_specs(tuple(n for n in names if get_tool(n) is not None))
 
 

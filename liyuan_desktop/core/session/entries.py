@@ -99,8 +99,8 @@ class BeatEntry(_Base):
     activity: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     error: Optional[str] = None
-    #: The first call's messages as sent, encoded against the branch history (core.inspect.encode_sent): runs of
-    #: history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
+    #: The first call's messages as sent, encoded against the branch history (core.prompt.inspect.encode_sent): runs
+    #: of history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
     #: prompt's sha256, the prompt inspector rebuilds every call of the beat exactly.
     sent: Optional[dict[str, Any]] = None
 

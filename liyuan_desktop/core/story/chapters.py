@@ -1,7 +1,7 @@
 """Chapters as text: splitting a long text at its chapter headings and naming chapter files (``NNN-标题.md``).
 
 The chapter folder itself (paths, the four file tools, the index) is :mod:`core.story.workspace`; importing prose
-files into it is :mod:`core.story.prose_import`.
+files into it is :mod:`core.chat.prose_import`.
 """
 
 from __future__ import annotations

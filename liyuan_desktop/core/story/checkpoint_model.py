@@ -46,6 +46,7 @@ class Changed(BaseModel):
     removed: list[str] = Field(default_factory=list)
 
     def is_empty(self) -> bool:
+        """True when nothing was added, modified, renamed or removed."""
         return not (self.added or self.modified or self.renamed or self.removed)
 
     def to_dict(self) -> dict:
@@ -113,6 +114,7 @@ class FileDiff(BaseModel):
 
 
 def sha256_hex(data: bytes) -> str:
+    """The lowercase hex SHA-256 of ``data``: the name of a blob in the object store."""
     return hashlib.sha256(data).hexdigest()
 
 

@@ -208,6 +208,7 @@ class StoryHistory:
             return sorted(self._object_set())
 
     def has_object(self, h: str) -> bool:
+        """Whether the blob with hash ``h`` is in ``历史/对象/`` (the cached listing, then the disk)."""
         return h in self._object_set() or (self.objects_dir / h).is_file()
 
     def _object_path(self, h: str) -> Path:

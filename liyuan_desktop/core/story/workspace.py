@@ -104,7 +104,8 @@ class StoryFolder:
 
     ``workspace`` is the data folder the model's paths are relative to. ``story_dir`` need not exist yet (the first
     ``write`` creates it). The four tools :meth:`read`, :meth:`grep`, :meth:`edit`, :meth:`write` return the text the
-    model sees and raise :class:`ToolError`; the model reaches them through the registry (core.tools.story_files)."""
+    model sees and raise :class:`ToolError`; the model reaches them through the registry
+    (core.beat.tools.story_files)."""
 
     def __init__(self, workspace: Path, story_dir: Path):
         self.workspace = Path(workspace)

@@ -2,8 +2,9 @@
 
 A declaration (:class:`ToolSpec`) is the tool's name, its mode, its pydantic argument model (which generates the JSON
 schema the model sees), its description, its handler and how a successful call is summarised on screen. The sets of
-tools a beat offers (role-play, agent mode, memory) are tuples of names in :mod:`core.tools.sets`; the beat loop
-(:mod:`core.beat.loop`) looks a called name up here and runs its handler with a :class:`core.tools.context.ToolContext`.
+tools a beat offers (role-play, agent mode, memory) are tuples of names in :mod:`core.beat.tools.sets`; the beat
+loop (:mod:`core.beat.loop`) looks a called name up here and runs its handler with a
+:class:`core.beat.tools.context.ToolContext`.
 
 Specs are generated once and are byte-stable across beats and runs (cached JSON), so the tool block stays in the
 provider's prefix cache. The descriptions are our own Chinese text following the semantics of seed 000 (稿纸, 收笔,
@@ -171,7 +172,7 @@ def _specs_json(names: tuple[str, ...]) -> str:
 def tool_specs(names: tuple[str, ...]) -> list[dict[str, Any]]:
     """OpenAI function specs (``[{"type": "function", "function": {name, description, parameters}}]``) for the tools
     ``names``, in that order; byte-stable (built once per tuple and cached as JSON). Raises KeyError for a name that
-    is not registered (import :mod:`core.tools.sets` to have every shipped tool declared)."""
+    is not registered (import :mod:`core.beat.tools.sets` to have every shipped tool declared)."""
     return json.loads(_specs_json(tuple(names)))
 
 

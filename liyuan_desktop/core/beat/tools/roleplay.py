@@ -6,7 +6,7 @@ The draft tools work on ``ctx.draft`` (:class:`core.beat.draft.Draft`); previous
 ``ctx.ended``: the beat is over. Refusals are :class:`~core.errors.ToolError` (the draft's own codes, plus
 ``draft_in_use``, ``stale_version`` and ``no_previous`` for the previous beat).
 
-The order of declaration is the order of :data:`core.tools.sets.ROLEPLAY_TOOLS`. Argument models carry no
+The order of declaration is the order of :data:`core.beat.tools.sets.ROLEPLAY_TOOLS`. Argument models carry no
 docstrings (pydantic would put them into the schema).
 """
 

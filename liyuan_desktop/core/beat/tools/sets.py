@@ -1,7 +1,7 @@
 """The named sets of tools a beat offers, drawn from the registry (importing this module declares every tool).
 
 Each set is a tuple of tool names in the exact order the model sees them (the order is part of the prompt prefix the
-provider caches, and of the golden runs). :func:`core.tools.registry.tool_specs` turns a set into the specs sent.
+provider caches, and of the golden runs). :func:`core.beat.tools.registry.tool_specs` turns a set into the specs sent.
 
 - :data:`ROLEPLAY_TOOLS`: a role-play beat (seed 000 稿纸/收笔/上一轮能原位改/岔口交给用户; seed 002 world_state_get).
 - :data:`MEMORY_TOOLS`: added after the role-play set once a branch has been compacted (or cut to fit the window).

@@ -6,7 +6,7 @@ the text the folder returns. A refusal reaches the model as ``{"ok": false, "err
 message only: the folder's extra fields (``index``, ``count``, ``path``) are for its callers and tests, and the agent
 tools' error results have never carried them.
 
-The order of declaration is the order of :data:`core.tools.sets.AGENT_FILE_TOOLS`. Argument models carry no
+The order of declaration is the order of :data:`core.beat.tools.sets.AGENT_FILE_TOOLS`. Argument models carry no
 docstrings (pydantic would put them into the schema).
 """
 
