@@ -183,3 +183,23 @@ def test_profile_switch_changes_provider_model_preset_and_sampling():
     assert again.active_profile == "云端" and again.profile("本地夜跑").sampling.min_p == 0.05
     with pytest.raises(KeyError):
         s.use_profile("没有")
+
+
+def test_cli_sample_overrides_are_kept_on_the_chat(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    args = [sys.executable, "-m", "liyuan_desktop.cli", "chat", "--demo", "--auto", "--json", "--delay-ms", "0",
+            "--chat", "采样", "--sample", "temperature=0.5", "--sample", "stop=<END>", "--sample", "stream=false"]
+    r = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    d = next(p for p in (home() / "cards").glob("*/对话/采样"))
+    chat = Chat.open(d, load_card(DEMO_CARD), OpenAIChatModel("http://127.0.0.1:9", "m"))
+    assert chat.sampling_overrides() == Sampling(temperature=0.5, stop=["<END>"], stream=False)
+    bad = subprocess.run(args[:-6] + ["--chat", "坏", "--sample", "temperature=9"], capture_output=True, text=True,
+                         env=env, timeout=300, cwd=ROOT)
+    assert bad.returncode == 2 and "temperature" in bad.stderr

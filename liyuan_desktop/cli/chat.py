@@ -45,6 +45,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
     c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
     c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
+    c.add_argument("--sample", action="append", metavar="KEY=VALUE",
+                   help="这个对话自己的采样参数（如 temperature=0.8、top_k=40、stop=<END>、reasoning_effort=high、"
+                        "stream=false；可重复；KEY= 取消；记在对话里，压过预设的采样参数）")
     c.add_argument("--wi", action="append", metavar="KEY=VALUE",
                    help="这个对话自己的世界书设置，用 SillyTavern 的名字（如 world_info_depth=4、world_info_recursive=false；"
                         "可重复；记在对话里，下次打开仍有效）；其余沿用应用设置")
@@ -248,6 +251,10 @@ async def run(args: argparse.Namespace) -> int:
                 else Chat.create(d, card, model, scribe_model=scribe, preset=preset, world_info=app_wi))
         if wi_overrides:
             chat.set_world_info(wi_overrides, replace=False)
+        if args.sample:  # the chat's own sampling overrides (issue 14 §3), kept on the tree
+            from ..core.llm.sampling import Sampling
+
+            chat.set_sampling(Sampling.from_pairs(args.sample, chat.sampling_overrides()))
         if args.allow_card_scripts:
             chat.set_scripts_allowed(True, remember=False)
         if chat.prompter is not None and not json_mode:

@@ -120,6 +120,36 @@ class Sampling(BaseModel):
         """No field is set."""
         return not self.values()
 
+    @classmethod
+    def from_pairs(cls, pairs: list[str], base: Optional["Sampling"] = None) -> "Sampling":
+        """``KEY=VALUE`` strings (the CLI's ``--sample``) on top of ``base``: numbers and true/false as written,
+        ``stop=TEXT`` adds one stop string (repeatable), ``KEY=`` (empty) unsets KEY. Raises ValueError (Chinese)
+        for an unknown key or a value out of range."""
+        data: dict[str, Any] = base.values() if base is not None else {}
+        stops: list[str] = list(data.get("stop") or [])
+        for pair in pairs:
+            key, sep, value = pair.partition("=")
+            key = key.strip().replace("-", "_")
+            if not sep or key not in SAMPLING_FIELDS:
+                raise ValueError(f"采样参数写成 KEY=VALUE，KEY 是 {', '.join(SAMPLING_FIELDS)} 之一：{pair!r}")
+            if key == "stop":
+                if value:
+                    stops.append(value)
+                else:
+                    stops = []
+                continue
+            if value == "":
+                data.pop(key, None)
+                continue
+            data[key] = value.strip().lower() in ("1", "true", "yes", "on", "开") if key == "stream" else value.strip()
+        data["stop"] = stops or None
+        try:
+            return cls.model_validate(data)
+        except ValueError as e:
+            errs = getattr(e, "errors", lambda **_: [])(include_input=False, include_url=False)
+            where = "；".join(f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg', '')}" for er in errs)
+            raise ValueError(f"采样参数不对：{where or e}") from None
+
 
 def provider_kind(name: str = "", base_url: str = "") -> ProviderKind:
     """Which provider a connection talks to, from its host (api.openai.com, api.deepseek.com, openrouter.ai),
