@@ -282,7 +282,8 @@ class PresetsDialog(QDialog):
         self._show_report()
 
     def _provider(self) -> str:
-        return getattr(getattr(self.chat, "model", None), "provider", "other") if self.chat is not None else "other"
+        # Chat.model is always there; a configured client (llm.providers) carries its provider, a replay has none
+        return getattr(self.chat.model, "provider", "other") if self.chat is not None else "other"
 
     def _show_report(self) -> None:
         name = self.selected()
