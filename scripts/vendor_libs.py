@@ -5,8 +5,11 @@ Runs ``npm ci --include=dev --ignore-scripts`` in ``liyuan_desktop/resources/web
 
 - copies the ready browser builds (UMD/IIFE, single file) out of ``node_modules`` into ``vendor/lib/``: jQuery,
   jQuery UI (+ its base theme CSS), lodash, Vue 3, vue-router, pinia, toastr (+ CSS), showdown;
-- bundles the two packages that ship only ES modules, zod 4 (global ``z``, alias ``Zod``) and yaml (``YAML``), into
-  IIFE scripts with esbuild (``vendor/build.mjs``, entries in ``vendor/entries/``);
+- bundles the packages that ship only ES modules, zod 4 (global ``z``, alias ``Zod``) and yaml (``YAML``), into
+  IIFE scripts with esbuild (``vendor/build.mjs``, entries in ``vendor/entries/``), and so the small helpers
+  status-bar templates import from CDNs: async-wait-until, klona, dedent, json5, mitt, @vueuse/core,
+  pinia-plugin-persistedstate (each one global with its module namespace; Vue and pinia inside them are the frame's
+  globals);
 - builds Font Awesome Free's ``css/all.min.css`` with its web fonts inlined as ``data:`` URLs (a frame can load
   nothing else), split by font family so that a frame carries only the fonts it can use: ``fontawesome`` (the rules
   and "Font Awesome 7 Free", solid + regular), ``fontawesome_brands``, ``fontawesome_v5`` ("Font Awesome 5
@@ -63,6 +66,14 @@ HOST = {
 ESBUILD = {
     "zod": ("zod", "zod.min.js"),
     "yaml": ("yaml", "yaml.min.js"),
+    # helpers status-bar templates import from CDNs (build.mjs HELPERS: one global holding the module namespace)
+    "asyncwaituntil": ("async-wait-until", "async-wait-until.min.js"),
+    "klona": ("klona", "klona.min.js"),
+    "dedent": ("dedent", "dedent.min.js"),
+    "json5": ("json5", "json5.min.js"),
+    "mitt": ("mitt", "mitt.min.js"),
+    "vueuse": ("@vueuse/core", "vueuse.min.js"),
+    "piniapersist": ("pinia-plugin-persistedstate", "pinia-plugin-persistedstate.min.js"),
 }
 
 FONTAWESOME = "@fortawesome/fontawesome-free"

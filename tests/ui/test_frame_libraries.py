@@ -43,8 +43,10 @@ def test_vendored_bundles_exist():
     for f in ("jquery.min.js", "lodash.min.js", "vue.global.prod.js", "toastr.min.js", "toastr.min.css",
               "showdown.min.js", "jquery-ui.min.js", "jquery-ui.min.css", "vue-router.global.prod.js",
               "pinia.iife.prod.js", "zod.min.js", "yaml.min.js", "fontawesome.min.css", "fontawesome-brands.min.css",
-              "fontawesome-v5.min.css", "fontawesome-v4.min.css", "frame_libs.js"):
+              "fontawesome-v5.min.css", "fontawesome-v4.min.css", "frame_libs.js", "async-wait-until.min.js",
+              "klona.min.js", "dedent.min.js", "json5.min.js", "vueuse.min.js", "pinia-plugin-persistedstate.min.js"):
         assert (lib / f).stat().st_size > 1000, f
+    assert (lib / "mitt.min.js").stat().st_size > 300
     assert "window.__liyuanFrameLibs" in (lib / "frame_libs.js").read_text(encoding="utf-8")[:200]
 
 
@@ -122,15 +124,53 @@ def test_cdn_script_tag_is_rewritten_offline(qtbot, view):
 
 
 def test_other_remote_script_shows_notice(qtbot, view):
+    """A remote script or module we do not bundle: a 「需要联网：URL」 line in the frame, and the URL in the list of what
+    the frame's policy refused (what `card preview --json` reports as `blocked`)."""
     html = ('<div id="ui"></div>\n<script src="https://example.com/ui.js"></script>\n'
-            '<script type="module">import x from "https://cdn.jsdelivr.net/npm/@vueuse/core/+esm";</script>\n'
+            '<script type="module">import x from "https://cdn.jsdelivr.net/npm/canvas-confetti/+esm";</script>\n'
             '<script>__liyuanReport({ready: 1});</script>')
     view.set_transcript([item(3, bar(html))], False)
     wait_report(qtbot, view, NAME, lambda r: "ready" in r)
     text = probe(qtbot, view, NAME, ".liyuan-net-notice")
     assert "需要联网：https://example.com/ui.js" in text
-    assert "需要联网：https://cdn.jsdelivr.net/npm/@vueuse/core/+esm" in text
+    assert "需要联网：https://cdn.jsdelivr.net/npm/canvas-confetti/+esm" in text
     assert frame_info(qtbot, view, NAME)["libs"] == ""
+    wait_js(qtbot, view, "liyuan.frameBlocked().map(b => b.url)",
+            lambda urls: {"https://example.com/ui.js", "https://cdn.jsdelivr.net/npm/canvas-confetti/+esm"} <= set(urls))
+
+
+def test_cdn_helpers_of_status_bar_templates_are_bundled(qtbot, view, caplog):
+    """The small helpers Vue status-bar templates import from CDNs come from the npm lock file: async-wait-until,
+    klona, dedent, json5, mitt, @vueuse/core (on the frame's one Vue) and pinia-plugin-persistedstate."""
+    caplog.set_level(logging.DEBUG, logger=LOGGER)
+    html = ('<div id="app"></div>\n<script type="module">\n'
+            "import { waitUntil } from 'https://testingcf.jsdelivr.net/npm/async-wait-until/+esm';\n"
+            "import { klona } from 'https://testingcf.jsdelivr.net/npm/klona/+esm';\n"
+            "import dedent from 'https://testingcf.jsdelivr.net/npm/dedent/+esm';\n"
+            "import JSON5 from 'https://esm.sh/json5@2';\n"
+            "import mitt from 'https://unpkg.com/mitt@3/dist/mitt.mjs';\n"
+            "import { useIntervalFn, useLocalStorage } from 'https://testingcf.jsdelivr.net/npm/@vueuse/core/+esm';\n"
+            "import { createPersistedState } from 'https://testingcf.jsdelivr.net/npm/pinia-plugin-persistedstate/+esm';\n"
+            "import { ref, effectScope } from 'https://testingcf.jsdelivr.net/npm/vue/+esm';\n"
+            "let n = 0; const t = setInterval(() => n++, 10);\n"
+            "await waitUntil(() => n >= 2, { timeout: 5000 }); clearInterval(t);\n"
+            "const a = { x: [1] }, b = klona(a); b.x.push(2);\n"
+            "const bus = mitt(); let got = null; bus.on('e', v => { got = v; }); bus.emit('e', 5);\n"
+            "const scope = effectScope(); let ticks = 0, stored;\n"
+            "scope.run(() => { useIntervalFn(() => ticks++, 5); stored = useLocalStorage('k', { v: 1 }); });\n"
+            "await waitUntil(() => ticks >= 2); scope.stop();\n"
+            "__liyuanReport({ waited: n >= 2, klona: a.x.length, dedent: dedent`\n    a\n      b`,"
+            " json5: JSON5.parse('{a: 1, /* c */ b: [2,],}'), mitt: got, vueuse: ticks >= 2,"
+            " stored: localStorage.getItem('k'), persist: typeof createPersistedState });\n"
+            '</script>')
+    view.set_transcript([item(3, bar(html))], False)
+    rep = wait_report(qtbot, view, NAME, lambda r: "waited" in r)
+    assert rep == {"waited": True, "klona": 1, "dedent": "a\n  b", "json5": {"a": 1, "b": [2]}, "mitt": 5,
+                   "vueuse": True, "stored": '{"v":1}', "persist": "function"}
+    assert set(frame_info(qtbot, view, NAME)["libs"].split()) == {
+        "asyncwaituntil", "klona", "dedent", "json5", "mitt", "vueuse", "piniapersist", "vue"}
+    assert probe(qtbot, view, NAME, "body", pred=lambda v: v is not None).count("需要联网") == 0
+    assert console_errors(qtbot, view, caplog) == []
 
 
 def test_plain_bar_gets_no_library(qtbot, view):

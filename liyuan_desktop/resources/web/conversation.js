@@ -299,7 +299,8 @@
   // Every other remote script (a <script src> or an ES module import of an http(s) URL) stays, is blocked by the
   // frame's CSP, and the frame shows a notice "需要联网：URL" at the top instead of a silently blank bar.
   var LIB_BEFORE_SHIM = ["jqueryui_css", "fontawesome", "fontawesome_brands", "fontawesome_v5", "fontawesome_v4",
-                         "jquery", "jqueryui", "lodash", "vue", "vuerouter", "pinia", "zod", "yaml", "showdown"];
+                         "jquery", "jqueryui", "lodash", "vue", "vuerouter", "pinia", "zod", "yaml", "showdown",
+                         "asyncwaituntil", "klona", "dedent", "json5", "mitt", "vueuse", "piniapersist"];
   var LIB_USE = {
     jquery: /(^|[^\w$])\$\s*(\(|\.[A-Za-z_])|\bjQuery\b/,
     lodash: /(^|[^\w$.])_\.[A-Za-z_$]/,
@@ -314,9 +315,12 @@
     fontawesome: /(^|[^\w-])fa-[a-z0-9]|Font ?Awesome/,
     fontawesome_brands: /(^|[^\w-])(?:fa-brands|fab)(?![\w-])|Font Awesome \d+ Brands/,
     fontawesome_v5: /\bfont(?:-family|Family)?\s*[:=][^;}]*?Font Awesome 5 (?:Free|Brands)/,
-    fontawesome_v4: /\bfont(?:-family|Family)?\s*[:=][^;}]*?\bFontAwesome\b/
+    fontawesome_v4: /\bfont(?:-family|Family)?\s*[:=][^;}]*?\bFontAwesome\b/,
+    json5: /\bJSON5\s*\.\s*(?:parse|stringify)\b/,
+    vueuse: /\bVueUse\s*\.\s*[A-Za-z_]/
   };
   var LIB_NEEDS = { toastr: ["jquery"], jqueryui: ["jquery", "jqueryui_css"], vuerouter: ["vue"], pinia: ["vue"],
+                    vueuse: ["vue"],
                     fontawesome_brands: ["fontawesome"], fontawesome_v5: ["fontawesome"], fontawesome_v4: ["fontawesome"] };
   // npm-style (name[@version][/path]) | cdnjs-style (name/version/file) | code.jquery.com | fontawesome.com
   var CDN_PREFIX = new RegExp("^(?:https?:)?//(?:" +
@@ -329,11 +333,21 @@
                        "jquery-ui": "jqueryui", "jquery-ui-dist": "jqueryui", "jqueryui": "jqueryui",
                        "jquery-ui-touch-punch": "jqueryui", "jqueryui-touch-punch": "jqueryui",
                        "vue-router": "vuerouter", "pinia": "pinia", "zod": "zod", "yaml": "yaml",
-                       "@fortawesome/fontawesome-free": "fontawesome", "font-awesome": "fontawesome" };
+                       "@fortawesome/fontawesome-free": "fontawesome", "font-awesome": "fontawesome",
+                       // small helpers status-bar templates import (vendor/build.mjs HELPERS)
+                       "async-wait-until": "asyncwaituntil", "klona": "klona", "dedent": "dedent", "json5": "json5",
+                       "mitt": "mitt", "@vueuse/core": "vueuse", "@vueuse/shared": "vueuse",
+                       "pinia-plugin-persistedstate": "piniapersist" };
   var CSS_LIBS = { toastr: true, jqueryui: true, fontawesome: true };
   // the global an ES module import of a library reads (a library missing here is not rewritten)
   var ESM_GLOBALS = { jquery: "jQuery", jqueryui: "jQuery", lodash: "_", vue: "Vue", vuerouter: "VueRouter",
-                      pinia: "Pinia", zod: "z", yaml: "YAML", showdown: "showdown", toastr: "toastr" };
+                      pinia: "Pinia", zod: "z", yaml: "YAML", showdown: "showdown", toastr: "toastr",
+                      asyncwaituntil: "__liyuanAsyncWaitUntil", klona: "__liyuanKlona", dedent: "__liyuanDedent",
+                      json5: "__liyuanJSON5", mitt: "__liyuanMitt", vueuse: "__liyuanVueUse",
+                      piniapersist: "__liyuanPiniaPersist" };
+  // libraries whose global already is their module namespace (named exports and `default`), handed out as it is
+  var ESM_NAMESPACE = { asyncwaituntil: true, klona: true, dedent: true, json5: true, mitt: true, vueuse: true,
+                        piniapersist: true };
 
   function loadFrameLibs() {
     function done(libs) {
@@ -424,6 +438,7 @@
    *  itself (and for zod `z`, as zod's own module exports). */
   function esmModule(lib) {
     var g = "window." + ESM_GLOBALS[lib];
+    if (ESM_NAMESPACE[lib]) return g;
     return "Object.assign({}, " + g + ", {default: " + g + (lib === "zod" ? ", z: " + g : "") + "})";
   }
 
