@@ -336,6 +336,10 @@ STRINGS.update({
 # --- status-bar frames and Liyuan panels (issue 5) ---
 STRINGS.update({
     "conv.frame.hung": {"zh": "状态栏脚本无响应，已停止", "en": "The status bar's script stopped responding and was stopped"},
+    "conv.frame.notice.error": {"zh": "状态栏出错了（{n} 条）", "en": "The status bar had errors ({n})"},
+    "conv.frame.notice.blocked": {"zh": "状态栏要加载的内容被拦下了（{n} 条）", "en": "Things the status bar tried to load were blocked ({n})"},
+    "conv.frame.notice.empty": {"zh": "状态栏没有显示任何内容", "en": "The status bar shows nothing"},
+    "conv.frame.notice.details": {"zh": "详情", "en": "Details"},
     "frames.trust.action": {"zh": "信任这张卡的状态栏（允许联网加载脚本）", "en": "Trust this card's status bars (load scripts from the internet)"},
     "frames.trust.nocard": {"zh": "先打开一张卡的对话。", "en": "Open a chat of a card first."},
     "frames.trust.warn": {"zh": "信任「{name}」的状态栏后，它的状态栏可以从网上（https）加载脚本、样式和字体——脚本的作者可以随时改动这些文件，"

@@ -449,3 +449,71 @@ def test_trusted_card_may_load_remote_scripts_and_nothing_more(qtbot, view, tmp_
     set_card_frames_trusted(tmp_path, False)
     view.set_card(tmp_path)
     assert not view.trusted
+
+
+# ---- a failed frame says so (issue 13 §2) ------------------------------------------------------------------------
+def notices(qtbot, view):
+    return js_json(qtbot, view, "liyuan.frameNotices()")
+
+
+def notice_dom(qtbot, view, name):
+    return js_json(qtbot, view, f"""(function () {{
+        var f = document.getElementById({json.dumps(name)}), box = f.parentNode.querySelector('.th-notice');
+        return {{height: Math.round(f.getBoundingClientRect().height), text: box ? box.querySelector('summary').textContent : null,
+                 lines: box ? Array.from(box.querySelectorAll('li')).map(li => li.textContent) : []}}; }})()""")
+
+
+def test_erroring_empty_and_blocked_frames_show_a_notice_in_place(qtbot, view):
+    """A bar whose script throws before drawing anything, a bar that draws nothing, a bar whose remote script was
+    refused: each shows a one-line notice where it would be (a 0 px frame takes no room: no blank gap) with the errors
+    and blocked URLs under 「详情」; a healthy bar shows none."""
+    throws = "```html\n<body><script>\nconst B = noSuchGlobal.make();\n</script></body>\n```"
+    empty = "```html\n<body><script>\nvar x = 1; console.error('配置缺失：主题');\n</script></body>\n```"
+    blocked = ("```html\n<body><div>HP 3</div><script src=\"https://example.com/bar.js\"></script>"
+               "<script>__liyuanReport({ok: 1});</script></body>\n```")
+    fine = "```html\n<body><b>HP 9</b><script>__liyuanReport({ok: 1});</script></body>\n```"
+    view.set_transcript([item(1, throws), item(2, empty), item(3, blocked), item(4, fine)], False)
+    got = wait_js(qtbot, view, "liyuan.frameNotices()",
+                  lambda n: {"TH-message--1--0", "TH-message--2--0", "TH-message--3--0"} <= set(n)
+                  and n["TH-message--3--0"]["blocked"], timeout=15)
+    assert set(got) == {"TH-message--1--0", "TH-message--2--0", "TH-message--3--0"}    # not the healthy bar
+    one = notice_dom(qtbot, view, "TH-message--1--0")
+    assert one["height"] == 0 and "没有显示任何内容" in one["text"] and "出错了（1 条）" in one["text"]
+    assert any("noSuchGlobal" in line for line in one["lines"])
+    two = notice_dom(qtbot, view, "TH-message--2--0")
+    assert two["height"] == 0 and any("配置缺失：主题" in line for line in two["lines"])
+    three = notice_dom(qtbot, view, "TH-message--3--0")
+    assert three["height"] > 0                                   # it drew something: the notice sits under it
+    assert "被拦下了" in three["text"] and "需要联网：https://example.com/bar.js" in three["lines"]
+    assert got["TH-message--1--0"]["reason"] == "empty" and got["TH-message--3--0"]["reason"] == "blocked"
+    assert notice_dom(qtbot, view, "TH-message--4--0")["text"] is None
+
+
+def test_notice_goes_when_the_frame_recovers(qtbot, view):
+    """A bar that is empty at first and draws once its variables arrive loses its notice."""
+    late = ("```html\n<body><div id=\"v\"></div><script>\neventOn(Mvu.events.VARIABLE_UPDATE_ENDED, function (n) {\n"
+            "  document.getElementById('v').textContent = 'HP ' + n.stat_data.hp; });\n</script></body>\n```")
+    view.set_transcript([item(5, late)], False)
+    wait_js(qtbot, view, "liyuan.frameNotices()", lambda n: "TH-message--5--0" in n, timeout=15)
+    view.push_variables("5", {"stat_data": {"hp": 4}})
+    wait_js(qtbot, view, "liyuan.frameNotices()", lambda n: "TH-message--5--0" not in n, timeout=15)
+    after = notice_dom(qtbot, view, "TH-message--5--0")
+    assert after["height"] > 0 and after["text"] is None and after["lines"] == []
+    assert probe(qtbot, view, "TH-message--5--0", "#v") == "HP 4"
+
+
+@pytest.mark.parametrize("wrap", ["*{}*", "**{}**", "- {}", "1. *{}*", "> {}", "她点点头。*{}* 然后呢？"])
+def test_placeholder_wrapped_in_formatting_still_renders_the_bar(qtbot, view, wrap):
+    """The model wrapped <StatusPlaceHolderImpl/> in emphasis or a list item, so the card's regex left the bar's
+    ```html block inside that markup: the bar renders in its frame, its HTML source never shows as text, and the
+    words around it stay."""
+    block = "```html\n<body><b id=\"hp\">HP 7</b><script>__liyuanReport({ok: 1});</script></body>\n```"
+    view.set_transcript([item(6, "开头。\n\n" + wrap.format(block) + "\n\n结尾。")], False)
+    wait_report(qtbot, view, "TH-message--6--0", lambda r: r.get("ok") == 1)
+    assert probe(qtbot, view, "TH-message--6--0", "#hp") == "HP 7"
+    shown = js(qtbot, view, "(function(){var b=document.querySelector('[data-id=\"6\"] .body').cloneNode(true);"
+                            "b.querySelectorAll('.TH-render').forEach(function(e){e.remove();});return b.textContent;})()")
+    assert "<body" not in shown and "```" not in shown and "__liyuanReport" not in shown
+    assert "开头。" in shown and "结尾。" in shown
+    if "她点点头" in wrap:
+        assert "她点点头。" in shown and "然后呢？" in shown

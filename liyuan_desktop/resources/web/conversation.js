@@ -27,7 +27,11 @@
     "welcome.sub": "",
     "welcome.demo": "玩离线演示",
     "welcome.settings": "设置模型",
-    "frame.hung": "状态栏脚本无响应，已停止"
+    "frame.hung": "状态栏脚本无响应，已停止",
+    "frame.notice.error": "状态栏出错了（{n} 条）",
+    "frame.notice.blocked": "状态栏要加载的内容被拦下了（{n} 条）",
+    "frame.notice.empty": "状态栏没有显示任何内容",
+    "frame.notice.details": "详情"
   };
 
   var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
@@ -206,12 +210,29 @@
     return out.join("");
   }
 
+  // A status bar in formatting: a card's display regex puts its ```html block where the placeholder was, and models
+  // wrap the placeholder in emphasis or a list item (`*<StatusPlaceHolderImpl/>*`, `**…**`, `- …`, `> …`), so the
+  // fence starts mid-line and the closing markup follows the closing fence. A fenced block whose code is a status
+  // bar (isFrontend) is moved onto lines of its own: the markup around it is dropped, other text on those lines
+  // stays as a paragraph before / after it. Fences already on their own lines are left as they are.
+  var LIFT_FENCE = /^([^\n`]*?)(`{3,})([\w-]*)[ \t]*\n([\s\S]*?)\n[ \t]*\2(?!`)([^\n]*)$/gm;
+  function liftFrontendFences(text) {
+    if (text.indexOf("```") === -1) return text;
+    return text.replace(LIFT_FENCE, function (whole, before, fence, lang, body, after) {
+      if (!before.trim() && !after.trim() || !isFrontend(body)) return whole;
+      var pre = before.replace(/[*_~\s]+$/, "");
+      if (/^\s*(?:(?:[-*+]|\d{1,9}[.)])\s*|>\s*)*$/.test(pre)) pre = "";
+      var post = after.replace(/^[*_~\s]+/, "");
+      return (pre ? pre + "\n\n" : "") + fence + lang + "\n" + body + "\n" + fence + (post ? "\n\n" + post : "");
+    });
+  }
+
   /** The HTML for a message text: escaped first, then formatted. opts.opening: a leading 【…】 line becomes the
    *  opening's small title; opts.streaming: the text is still growing. */
   function renderText(raw, opts) {
-    var text = String(raw == null ? "" : raw)
+    var text = liftFrontendFences(String(raw == null ? "" : raw)
       .replace(/\r\n?/g, "\n")
-      .replace(/[\uE000\uE001]/g, "\uFFFD");
+      .replace(/[\uE000\uE001]/g, "\uFFFD"));
     var lines = esc(text).split("\n");
     var head = "";
     if (opts && opts.opening) {
@@ -718,6 +739,7 @@
     if (!(card.libs.length || card.lazy.length) || frames.libs) go();
     else whenFrameLibs(go);  // not loaded yet
     wrap.appendChild(iframe);
+    watchNotice(name, rec);
     var old = frames.byName.get(name);
     if (old && old.iframe !== iframe && old.stalls) rec.stalls = old.stalls;
     frames.byName.set(name, rec);
@@ -855,6 +877,55 @@
     console.warn("status bar " + name + ": stopped (" + reason + ")");
     if (bridge && bridge.frameFailed) bridge.frameFailed(name, reason);
   }
+  // ---- frame notices --------------------------------------------------------------------------------------------
+  // A frame that errors (uncaught exceptions, failed listeners, console.error), had something refused by its policy
+  // (a remote script, style, font…) or shows nothing (0 px once it has settled) gets a one-line notice under it,
+  // with a details toggle listing the errors and blocked URLs; a 0 px frame takes no room (.th-frame starts at
+  // height 0), so the notice stands in its place instead of a blank gap. The notice follows the frame: it updates as more arrives and goes when the frame
+  // recovers (grows past 0 px with no errors) or is rebuilt. liyuan.frameNotices() lists them (card preview).
+  var NOTICE_SETTLE_MS = 1200;   // after the frame's load event: scripts that render late have had their turn
+  var NOTICE_MAX_LINES = 20;
+  function watchNotice(name, rec) {
+    var stale = rec.wrap.querySelector(":scope > .th-notice");
+    if (stale) stale.remove();
+    rec.iframe.addEventListener("load", function () {
+      setTimeout(function () {
+        if (frames.byName.get(name) !== rec) return;
+        rec.settled = true;
+        frameNotice(name, rec);
+      }, NOTICE_SETTLE_MS);
+    });
+  }
+  function frameTrouble(name, rec, kind, text) {
+    var t = rec.trouble || (rec.trouble = { errors: [], blocked: [] });
+    if (t[kind].indexOf(text) === -1 && t[kind].length < NOTICE_MAX_LINES) t[kind].push(text);
+    if (rec.settled) frameNotice(name, rec);
+  }
+  function frameNotice(name, rec) {
+    var t = rec.trouble || { errors: [], blocked: [] };
+    var h = parseFloat(rec.iframe.style.height);
+    var empty = rec.settled && (!rec.heightSeen || !(h >= 1));
+    var box = rec.wrap.querySelector(":scope > .th-notice");
+    if (!t.errors.length && !t.blocked.length && !empty) { if (box) box.remove(); rec.notice = null; return; }
+    var parts = [];
+    if (empty) parts.push(fmt("frame.notice.empty"));
+    if (t.errors.length) parts.push(fmt("frame.notice.error", { n: t.errors.length }));
+    if (t.blocked.length) parts.push(fmt("frame.notice.blocked", { n: t.blocked.length }));
+    rec.notice = { reason: empty ? "empty" : t.errors.length ? "error" : "blocked", errors: t.errors.slice(),
+                   blocked: t.blocked.slice(), text: parts.join("；") };
+    if (!box) {
+      box = document.createElement("details");
+      box.className = "th-notice";
+      box.setAttribute("role", "status");
+      box.dataset.frame = name;
+      rec.wrap.appendChild(box);
+    }
+    var lines = t.errors.map(function (e) { return "<li class=\"th-notice-error\">" + esc(e) + "</li>"; })
+      .concat(t.blocked.map(function (u) { return "<li class=\"th-notice-blocked\">需要联网：" + esc(u) + "</li>"; }));
+    box.innerHTML = "<summary><span class=\"th-notice-text\">" + esc(rec.notice.text) + "</span> <span class=\"th-notice-more\">" +
+      esc(fmt("frame.notice.details")) + "</span></summary>" + (lines.length ? "<ul>" + lines.join("") + "</ul>" : "");
+  }
+
   function startWatchdog() {
     if (frames.watch.timer) clearInterval(frames.watch.timer);
     frames.watch.timer = setInterval(watchdogTick, frames.watch.pingMs);
@@ -884,10 +955,13 @@
       frames.blocked.push(b);
       if (frames.blocked.length > 500) frames.blocked.shift();
       console.warn("status bar " + name + ": blocked " + b.directive + " " + b.url);
+      frameTrouble(name, frame, "blocked", b.url);
       if (bridge && bridge.frameBlocked) bridge.frameBlocked(name, b.url, b.directive);
     } else if (d.__th === "height") {
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
       frame.iframe.style.height = h + "px";
+      frame.heightSeen = true;
+      if (frame.settled) frameNotice(name, frame);
     } else if (d.__th === "write") {
       var type = String(d.type || "chat");
       var vars = d.variables && typeof d.variables === "object" ? d.variables : {};
@@ -909,6 +983,7 @@
       frames.logs.push({ name: name, level: String(d.level), text: String(d.text) });
       if (frames.logs.length > 500) frames.logs.shift();
       if (d.level === "error") console.warn("status bar " + name + ": " + String(d.text));
+      if (d.level === "error" || d.level === "console-error") frameTrouble(name, frame, "errors", String(d.text));
     } else if (d.__th === "probe-result") {
       frames.probes.set(String(d.id), d.text);
     }
@@ -1248,6 +1323,12 @@
     frameReports: function () { return frames.reports.slice(); },
     frameLogs: function () { return frames.logs.slice(); },
     frameBlocked: function () { return frames.blocked.slice(); },
+    /** Frames showing a notice (see "frame notices"): {name: {reason: "empty"|"error"|"blocked", errors, blocked, text}}. */
+    frameNotices: function () {
+      var out = {};
+      liveFrames().forEach(function (x) { if (x.frame.notice) out[x.name] = x.frame.notice; });
+      return out;
+    },
     frameFailedNames: function () { return frames.failedNames.slice(); },
     frameStorage: function () { return { key: frames.card.key, local: frames.card.local, session: frames.card.session }; },
     /** For Python's watchdog: the names of frames not yet heard from since they were (re)built or last pinged. */

@@ -696,6 +696,16 @@
   W.addEventListener("error", function (ev) {
     logToHost("error", ["[card] " + (ev.message || "error") + (ev.lineno ? " (line " + ev.lineno + ")" : "")]);
   });
+  // a card's own console.error() calls reach the host too (listed in the frame's notice, card preview's errors)
+  try {
+    var consoleError = W.console && W.console.error;
+    if (typeof consoleError === "function") {
+      W.console.error = function () {
+        logToHost("console-error", arguments);
+        return consoleError.apply(this, arguments);
+      };
+    }
+  } catch (e) { /* a read-only console */ }
   W.addEventListener("unhandledrejection", function (ev) {
     logToHost("error", ["[card] unhandled rejection: " + (ev.reason && ev.reason.stack || ev.reason)]);
   });
