@@ -67,8 +67,50 @@ def inspect_loaded(card: Card) -> dict[str, Any]:
         "status_bar_html": status_bar,
         "mvu": {"initvar_entries": sum(1 for t in titles if _INITVAR in t.lower())},
         "greetings": (1 if card.first_mes.strip() else 0) + len(card.alternate_greetings),
+        "templates": templates_of(card),
         "warnings": list(card.warnings) + _initvar_warnings(card),
     }
+
+
+_TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|global)_variable\s*::", re.IGNORECASE)
+
+
+def template_texts(card: Card) -> Iterator[tuple[str, str]]:
+    """``(where, text)`` of every text of ``card`` that may hold a prompt template: the definition fields, the
+    greetings, each enabled world-info entry (世界书「title」) and each regex script's replacement."""
+    for where, text in (("角色设定", card.description), ("性格", card.personality), ("场景", card.scenario),
+                        ("对话示例", card.mes_example), ("系统提示", card.system_prompt),
+                        ("补充要求", card.post_history_instructions), ("开场白", card.first_mes)):
+        yield where, text or ""
+    for i, g in enumerate(card.alternate_greetings):
+        yield f"备选开场白 {i + 1}", g if isinstance(g, str) else ""
+    for e in book_entries(card.character_book):
+        if _enabled(e) and isinstance(e.get("content"), str):
+            yield f"世界书「{e.get('comment') or e.get('name') or e.get('id', '?')}」", e["content"]
+    for sc in regex_scripts(card):
+        if isinstance(sc.get("replaceString"), str):
+            yield f"正则「{sc.get('scriptName') or '?'}」", sc["replaceString"]
+
+
+def templates_of(card: Card) -> dict[str, Any]:
+    """The card's prompt templates: ``{"ejs": N, "tavernhelper_macros": N, "where": [str], "broken": [{"where",
+    "error"}]}`` — texts holding an EJS tag (ST-Prompt-Template; evaluated when the prompt is built), texts using
+    TavernHelper's ``{{get_/format_…_variable::}}`` macros, where the EJS ones are, and the EJS ones that do not
+    compile (checked in the template engine without running them, ``macros.ejs.check_template``)."""
+    from ..macros.ejs import check_template, has_template
+
+    ejs: list[str] = []
+    broken: list[dict[str, str]] = []
+    th = 0
+    for where, text in template_texts(card):
+        if _TH_MACRO.search(text):
+            th += 1
+        if has_template(text):
+            ejs.append(where)
+            err = check_template(text)
+            if err:
+                broken.append({"where": where, "error": err})
+    return {"ejs": len(ejs), "tavernhelper_macros": th, "where": ejs, "broken": broken}
 
 
 def _initvar_warnings(card: Any) -> list[str]:
@@ -87,7 +129,9 @@ def inspect_card(path: str | Path) -> dict[str, Any]:
 
         {"name": str, "spec": "v1"|"v2"|"v3", "source_format": "png"|"json"|"charx",
          "lorebook": {"entries": N, "constant": N}, "regex_scripts": N, "status_bar_html": bool,
-         "mvu": {"initvar_entries": N}, "greetings": N, "warnings": [str, …]}
+         "mvu": {"initvar_entries": N}, "greetings": N,
+         "templates": {"ejs": N, "tavernhelper_macros": N, "where": [str], "broken": [{"where", "error"}]},
+         "warnings": [str, …]}
 
     * ``lorebook.entries``: entry objects in ``character_book.entries`` (0 without a book);
       ``lorebook.constant``: those with ``constant: true`` that are enabled (``enabled`` not false; for WI-shaped
@@ -102,6 +146,8 @@ def inspect_card(path: str | Path) -> dict[str, Any]:
       or not — MagVarUpdate reads them even when disabled.
     * ``greetings``: 1 for a non-blank ``first_mes`` + the number of ``alternate_greetings``
       (``group_only_greetings`` not counted).
+    * ``templates``: the prompt templates (:func:`templates_of`): EJS texts, TavernHelper macro texts, and the EJS
+      ones that fail to compile.
     * ``warnings``: what the reader repaired or ignored.
 
     Raises :class:`CardError` like :func:`load_card`."""
@@ -122,5 +168,10 @@ def format_inspect(info: dict[str, Any]) -> str:
         f"  状态栏 HTML：{'有' if info['status_bar_html'] else '无'}",
         f"  MVU 初始变量条目：{info['mvu']['initvar_entries']} 条",
     ]
+    t = info.get("templates") or {}
+    if t.get("ejs") or t.get("tavernhelper_macros"):
+        lines.append(f"  提示词模板：EJS {t.get('ejs', 0)} 处，TavernHelper 变量宏 {t.get('tavernhelper_macros', 0)} 处"
+                     + (f"（EJS 在：{'、'.join(t.get('where') or [])}）" if t.get("where") else ""))
+    lines += [f"  模板无法编译：{b['where']}：{b['error']}" for b in t.get("broken") or []]
     lines += [f"  注意：{w}" for w in info["warnings"]]
     return "\n".join(lines)

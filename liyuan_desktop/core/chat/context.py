@@ -37,6 +37,7 @@ from ..prompt.presets.store import load_installed_preset, presets_dir
 from ..fsutil import atomic_write_text
 from ..session.tree import SessionTree
 from .display_cache import DisplayCache, display_key
+from .templates import attach as attach_templates
 
 
 def header_persona(tree: SessionTree) -> Optional[Persona]:
@@ -92,6 +93,10 @@ class ChatContext:
                  language: Optional[str] = None, preset: Optional[Preset] = None,
                  persona_obj: Optional[Persona] = None, world_info: Optional[WorldInfoSettings] = None):
         self.warnings: list[str] = []
+        #: the chat's prompt templates (chat.templates; None when its texts use none) and what the last beat's
+        #: prompt rendered from them (``[{"label", "output", "error"?}]``)
+        self.templates: Any = None
+        self.last_templates: list[dict[str, Any]] = []
         self.card = card
         persona_obj = persona_obj or header_persona(tree)
         self.persona_obj = persona_obj
@@ -157,10 +162,28 @@ class ChatContext:
         self.preset_sampling, self.preset_notes = preset.request_sampling() if preset is not None else (None, [])
         if preset is not None:
             st_meta = ((tree.header.model_extra or {}).get("st") or {}).get("chat_metadata") or {}
-            self.prompter = PresetPrompter(plan(preset), self.card, self.book, self.ctx, persona=self.persona_obj,
+        #: the context the prompt is built with: with the chat's templates (EJS, TavernHelper macros) when its texts
+        #: use them (chat.templates; the display keeps ``ctx``)
+        self.prompt_ctx = attach_templates(self)
+        if preset is not None:
+            self.prompter = PresetPrompter(plan(preset), self.card, self.book, self.prompt_ctx, persona=self.persona_obj,
                                            seed=tree.header.id, variables=st_meta.get("variables"),
                                            model_name=self._model_name)
-        self.system = system_prompt(self.card, self.book, self.ctx, self.prompter)
+        self.system = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter)
+        #: the system prompt of the next beat: ``system`` until templates render differently (:meth:`refresh_system`)
+        self.beat_system = self.system
+
+    def refresh_system(self) -> bool:
+        """Render the system prompt again with the templates' current values (chat.templates.refresh) into
+        :attr:`beat_system`; True when it differs from the previous beat's. ``system`` stays the prompt as opened."""
+        if self.templates is None:
+            return False
+        if self.prompter is not None:
+            self.prompter.rerender_system()
+        new = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter)
+        changed = new != self.beat_system
+        self.beat_system = new
+        return changed
 
     # -- the card's regex scripts -------------------------------------------------------------------------------
     def set_scripts(self, allowed: bool) -> None:

@@ -29,6 +29,7 @@ from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .results import BeatResult
+from .templates import finish as finish_templates, refresh as refresh_templates, requested_entries, with_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -47,11 +48,12 @@ def beat_macros(chat: "Chat", h: HistoryCache, user_text: str) -> MacroContext:
     """The chat's macro context for one beat: ``{{lastMessage}}``/``{{lastUserMessage}}`` = the user's new words,
     ``{{lastCharMessage}}`` = the newest reply (the greeting without Liyuan's header before the first one),
     ``{{lastMessageId}}`` = the index of the user's message (SillyTavern has pushed it to the chat before world
-    info and the prompt are built). A shallow copy: variables stay the chat's own."""
+    info and the prompt are built). A shallow copy of the prompt context (with the chat's templates, if any):
+    variables stay the chat's own."""
     last_char = next((t.final for t in reversed(h.turns) if t.final is not None), None)
     if last_char is None and h.opening is not None:
         last_char = opening_body(h.opening)
-    return chat.context.ctx.model_copy(update={
+    return chat.context.prompt_ctx.model_copy(update={
         "last_message": user_text, "last_user_message": user_text, "last_char_message": last_char or "",
         "last_message_id": len(h.messages)})
 
@@ -120,23 +122,25 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[s
     h = chat.history()
     state = chat.ledger.state()
     ctx = beat_macros(chat, h, user_text)
+    refresh_templates(chat, h, user_text)  # EJS / TavernHelper macros: this beat's values, system rendered again
     lore = activate(chat, h, user_text, ctx, attempt)
-    keyed = [e for e in lore.entries if not e.constant and e.position != "at_depth"]
+    keyed = with_text([e for e in lore.entries if not e.constant and e.position != "at_depth"], ctx)
     order = {id(e): i for i, e in enumerate(c.book.entries)}
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
-    hist = chat.window.fit(h, c.system, user_text)
-    consts = render_lore(beat_constants(lore, c.fixed_lore), ctx)
+    hist = chat.window.fit(h, c.beat_system, user_text)
+    consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
     injection = build_injection(state, activated, c.book.index_titles(), c.language,
                                 memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
     if c.prompter is not None:
-        messages = c.prompter.build_messages(c.system, hist, injection, user_text)
+        messages = c.prompter.build_messages(c.beat_system, hist, injection, user_text)
     else:
-        messages = build_messages(c.system, hist, injection, user_text)
+        messages = build_messages(c.beat_system, hist, injection, user_text)
     if c.scripts:
         messages = c.prompt_scripts(messages)
     depth = lore_depth_blocks(lore, ctx)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
         messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
+    finish_templates(chat)  # what the templates rendered (the beat entry, the inspector); failures to the notices
     return injection, activated, messages, state, previous_beat(h)
 
 
@@ -224,7 +228,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
             "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
     inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                     previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                    macros=lambda t: apply_macros(t, c.ctx), **memory_tools(chat))
+                    macros=lambda t: apply_macros(t, c.prompt_ctx), **memory_tools(chat))
     out = await run_loop(chat, inp, max_rounds)
     tree = chat.tree
     lore = chat.last_activation[0] if chat.last_activation is not None else None
@@ -232,6 +236,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                              draft_version=out.draft.version, injection=injection, activated=activated,
                              activity=out.activity, warnings=out.warnings, error=out.error,
                              lore_timed=lore.timed.model_dump() if lore is not None else None,
+                             **({"templates": c.last_templates} if c.last_templates else {}),
                              sent=encode_sent(messages, c.system, hist, list(inp.tool_names)))
     result = BeatResult(user=user_text, injection=injection, activated=activated,
                         calls=[[t.name for t in call.tool_calls] for call in out.calls], outcome=out.outcome,

@@ -5,7 +5,8 @@ Every text that carries macros goes through :func:`apply_macros` and nothing els
 (``prompt.presets.prompter``), regex-script find/replace/trim strings (``cards.regex_scripts``), the persona
 description (``cards.personas``), MVU ``[InitVar]`` bodies and the agent rules. Package layout: ``context``
 (:class:`MacroContext`, limits), ``engine`` (parser and evaluation), ``segments`` (argument splitting),
-``variables`` (the variable macros), ``moment`` (date formats).
+``variables`` (the variable macros), ``moment`` (date formats), ``tavernhelper`` (TavernHelper's variable macros),
+``ejs`` (ST-Prompt-Template's EJS templates, evaluated after the macros when ``ctx.ejs`` is set).
 
 Reference: ../shared/design/cards.md §4 (SillyTavern's legacy engine ``evaluateMacros``/``substituteParams`` and
 ``replaceVariableMacros``; the 2025 "experimental" engine for nesting).
@@ -83,13 +84,17 @@ def apply_macros(text: str, ctx: MacroContext, *, escape: Optional[Callable[[str
     ``escape`` (optional) is applied to every value a known macro puts into ``text`` at the top level (not to the
     surrounding text, not to values consumed by an outer macro) — SillyTavern's ``substituteParamsExtended`` post
     processor, used to escape macro values inside a regex pattern. Never raises on malformed input; variable
-    macros mutate ``ctx.variables``/``ctx.global_variables``.
+    macros mutate ``ctx.variables``/``ctx.global_variables``. With ``ctx.ejs`` (and no ``escape``), EJS templates
+    left after the macros are evaluated (:mod:`.ejs`; a failing one gives ``''`` and a notice there).
     """
     if not text:
         return text
     if "{{" not in text and "<" not in text:
         return text
-    return expand(text, ctx, escape)
+    out = expand(text, ctx, escape)
+    if ctx.ejs is not None and escape is None and "<%" in out:  # ST-Prompt-Template: after the macros (ejs.py)
+        out = ctx.ejs.render(out, source=text)
+    return out
 
 
 def volatile_macros(text: str) -> set[str]:

@@ -134,6 +134,14 @@ class PresetPrompter:
         self._vars_after_system = dict(self.ctx.variables)
         self._globals_after_system = dict(self.ctx.global_variables)
 
+    def rerender_system(self) -> str:
+        """Render the system layers again and return them (:attr:`system_layers`): a chat whose texts hold EJS
+        templates or TavernHelper macros does this each beat, with the values of the beat
+        (``chat.templates``); the text is unchanged while those values are. :attr:`warnings` are made anew."""
+        self.warnings = []
+        self.system_layers = self._render_system()
+        return self.system_layers
+
     # -- system ---------------------------------------------------------------------------------------------
     def _x(self, text: str, key: str, ctx: Optional[MacroContext] = None, original: Optional[str] = None) -> str:
         """``text`` through the macro engine, stripped. ``ctx`` None = the system layers (volatile macros are
