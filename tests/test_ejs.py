@@ -155,6 +155,12 @@ async def test_chat_prompt_has_no_template_left_and_only_the_phase_reached(tmp_p
     rendered = {t["label"]: t for t in beat.templates}
     assert rendered["世界书「阶段指引」"]["output"].startswith("【阶段一】")
     assert "error" in rendered["世界书「会出错」"]
+    # the prompt inspector marks the templates and what they rendered to
+    from liyuan_desktop.ui.inspector import call_text
+
+    reply = [i for i in chat.transcript() if i["role"] == "assistant"][-1]
+    shown = call_text(chat.inspect_beat(reply["id"])[0])
+    assert "✓ 世界书「阶段指引」 →" in shown and "✗ 世界书「会出错」" in shown and "· 世界书「空输出」" in shown
     # the scribe moved the story to phase 2: the next prompt holds phase 2 only
     _inj, _t, messages, _s, _p = chat.prepare("再往前走。")
     text = _sent(messages)

@@ -2,15 +2,16 @@
 
 Data: :meth:`Chat.inspect_beat` (``entry_id`` → a list of calls). Each call is a dict::
 
-    {"round": int, "purpose"?: "scribe",
+    {"round": int, "purpose"?: "scribe", "templates"?: [{"label", "output", "error"?}],
      "request": {"messages": [{"role", "content", "tool_calls"?, "tool_call_id"?}, ...], "tools": [function specs]},
      "reply": {"content", "reasoning", "tool_calls": [{"id", "name", "arguments", "result", "ok"}], "finish_reason"},
      "usage": dict, "model": str, "ms": float, "error": str | None}
 
 The dialog lists the calls on the left (round, tools, tokens) and shows the selected one on the right as plain
 text: the messages one by one (role, content, tool calls and tool results), the tool specs (names, then the JSON),
-then the reply (content, reasoning, tool calls with their results), usage and timing. 「复制为 JSON」 puts the whole
-list on the clipboard as JSON. Nothing here computes anything: the text is laid out from the dicts as given.
+then the prompt templates the beat evaluated (where each came from and what it rendered to, ✗ for one that failed
+and was not sent), then the reply (content, reasoning, tool calls with their results), usage and timing.
+「复制为 JSON」 puts the whole list on the clipboard as JSON. Nothing here computes anything: the text is laid out from the dicts as given.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def call_title(call: dict[str, Any]) -> str:
 
 
 def call_text(call: dict[str, Any]) -> str:
-    """The whole call as plain text: request (system, messages, tools), then the reply, usage and timing."""
+    """The whole call as plain text: request (system, messages, templates, tools), then the reply, usage and
+    timing."""
     out: list[str] = []
     req = call.get("request")
     if req is None:  # beats recorded before the engine kept what it sent
@@ -93,6 +95,18 @@ def call_text(call: dict[str, Any]) -> str:
             fn = tc.get("function") or tc
             out.append(f"  → {fn.get('name', '?')} ({tc.get('id', '')})")
             out.append(_indent(_args(fn.get("arguments", ""))))
+    templates = call.get("templates") or []
+    if templates:
+        out.append(RULE)
+        out.append(f"【{tr('inspect.templates', n=len(templates))}】")
+        for t in templates:
+            if t.get("error"):
+                out.append(f"  ✗ {t.get('label', '?')}：{tr('inspect.template_error')}（{t['error']}）")
+            elif not str(t.get("output") or "").strip():
+                out.append(f"  · {t.get('label', '?')} {tr('inspect.template_empty')}")
+            else:
+                out.append(f"  ✓ {t.get('label', '?')} →")
+                out.append(_indent(str(t["output"]).strip(), 6))
     tools = req.get("tools") or []
     if tools:
         out.append(RULE)

@@ -149,11 +149,18 @@ def beat_of_item(tree: Any, entry_id: str) -> Any:
 
 def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:
     """Every actor call of ``beat`` exactly as sent (:func:`rebuild_calls`), its history rebuilt from the tree and
-    ``system`` the chat's system prompt of the beat's mode; beats without a ``sent`` record get ``"request": None``."""
+    ``system`` the chat's system prompt of the beat's mode; beats without a ``sent`` record get ``"request": None``.
+    When the beat's prompt evaluated templates (EJS, TavernHelper macros), the first call has ``"templates"``:
+    ``[{"label", "output", "error"?}]`` — where each came from and what it rendered to ('' = dropped)."""
     if beat.sent:
         hist = HistoryCache().update(tree.path_to(beat.parent_id)).prompt_messages()
-        return rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls, tool_specs_for(beat.sent.get("tools") or []))
-    return [dict(c, request=None) for c in rebuild_calls([], beat.calls, [])]
+        calls = rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls, tool_specs_for(beat.sent.get("tools") or []))
+    else:
+        calls = [dict(c, request=None) for c in rebuild_calls([], beat.calls, [])]
+    templates = getattr(beat, "templates", None)  # an extra key of the beat entry (chat.templates.finish)
+    if calls and templates:
+        calls[0]["templates"] = list(templates)
+    return calls
 
 
 def inspect_scribe(tree: Any, beat: Any, *, persona: str, char: str, card_panels: list[Any], mvu_initial: Any,
