@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..macros import MacroContext, apply_macros
+from ..prompt.assemble import opening_body
 from ..macros.ejs import TemplateEnv, TemplateRender, has_template
 from .ledger import BranchLedger
 
@@ -113,8 +114,8 @@ def branch_values(chat: "Chat", h: "HistoryCache", user_text: str) -> dict[str, 
     last_char = ""
     for i in range(n - 1, -1, -1):
         m = h.messages[i]
-        if getattr(m, "role", "") == "assistant":
-            last_char_id, last_char = i, m.content
+        if getattr(m, "role", "") == "assistant":  # the greeting without Liyuan's 【开场 · 名字】 line
+            last_char_id, last_char = i, opening_body(m.content) if i == 0 and h.opening is not None else m.content
             break
     return {"message": mvu.to_dict() if mvu is not None else {}, "chat": chat_vars,
             "global_": frames.get("global") or {}, "character": frames.get("character") or {},

@@ -199,6 +199,7 @@ class TemplateEnv:
     _json: str = ""
     _book_json: str = '{"wi": [], "presets": [], "card": {}}'
     _titles: list[str] = field(default_factory=list)
+    _memo: dict[str, tuple[str, Optional[str]]] = field(default_factory=dict)
 
     def set_book(self, entries: list[tuple[Any, str, str, str, bool]], presets: Optional[dict[str, str]] = None,
                  card: Optional[dict[str, Any]] = None) -> None:
@@ -208,6 +209,7 @@ class TemplateEnv:
         ``first_message``, ``depth_prompt`` …); texts with the chat's macros applied."""
         wi = [{"uid": u, "comment": t, "content": c, "world": w, "constant": k} for u, t, c, w, k in entries]
         self._titles = [t for _, t, _, _, _ in entries]
+        self._memo.clear()
         self._book_json = json.dumps({"wi": wi, "presets": [{"name": n, "content": c} for n, c in (presets or {}).items()],
                                       "card": card or {}}, ensure_ascii=False, default=str)
 
@@ -232,7 +234,10 @@ class TemplateEnv:
             "lastMessageId": max(last_user_id, last_char_id), "lastUserMessageId": last_user_id,
             "lastCharMessageId": last_char_id, "chatIndex": chat_index,
         }
-        self._json = json.dumps(data, ensure_ascii=False, default=str)
+        new = json.dumps(data, ensure_ascii=False, default=str)
+        if new != self._json:
+            self._json = new
+            self._memo.clear()
 
     def th_lookup(self, scope: str) -> Optional[dict[str, Any]]:
         """The table of TavernHelper scope ``scope`` for its macros (``MacroContext.th_variables``): message, chat,
@@ -251,10 +256,18 @@ class TemplateEnv:
 
     def render(self, text: str, source: Optional[str] = None) -> str:
         """``text`` (macros already applied) with its templates evaluated; '' and a notice when it fails (module
-        doc). ``source``: the raw text it came from (for the label)."""
+        doc). ``source``: the raw text it came from (for the label). The same text is evaluated once per set of
+        values (:meth:`update` with other values, or :meth:`set_book`, starts afresh): building one prompt asks for
+        an entry more than once (the system prompt, activation, the titles offered) and must get one answer."""
         if not has_template(text):
             return text
         label = self.label_of(source if source is not None else text)
+        hit = self._memo.get(text)
+        if hit is not None:  # the same text with the same values: the prompt asks for a text more than once
+            if hit[1] is not None:
+                return self._fail(label, hit[1])
+            self.renders.append(TemplateRender(label=label, output=hit[0]))
+            return hit[0]
         eng = _engine()
         if eng is None:
             return self._fail(label, _engine_error or "模板引擎不可用")
@@ -281,20 +294,23 @@ class TemplateEnv:
         except eng.quickjs.JSException as exc:
             _local.engine = None  # interrupted or out of memory: the next render gets a fresh context
             msg = str(exc).splitlines()[0] if str(exc) else "out of memory"
-            return self._fail(label, "超时（超过 %.1f 秒）" % TIME_LIMIT if "interrupted" in msg else msg)
+            return self._fail(label, "超时（超过 %.1f 秒）" % TIME_LIMIT if "interrupted" in msg else msg, text)
         for i in acts:
             if 0 <= i < len(self._titles) and self._titles[i] not in self.activated:
                 self.activated.append(self._titles[i])
         if not raw:
-            return self._fail(label, "模板没有执行完（等待的操作没有完成）")
+            return self._fail(label, "模板没有执行完（等待的操作没有完成）", text)
         result = json.loads(raw)
         if "e" in result:
-            return self._fail(label, str(result["e"]))
+            return self._fail(label, str(result["e"]), text)
         out = str(result.get("o", ""))
         self.renders.append(TemplateRender(label=label, output=out))
+        self._memo[text] = (out, None)
         return out
 
-    def _fail(self, label: str, message: str) -> str:
+    def _fail(self, label: str, message: str, text: Optional[str] = None) -> str:
+        if text is not None:
+            self._memo[text] = ("", message)
         self.renders.append(TemplateRender(label=label, output="", error=message))
         line = f"{label}：模板出错（{message}），这段没有发给模型"
         if line not in self.notices:
