@@ -626,6 +626,11 @@ class ConversationView(QWebEngineView):
                 ctx[key] = dict(value)
         self._call("setFrameContext", ctx)
 
+    def frame_context(self) -> dict:
+        """A copy of what :meth:`set_frame_context` gave frames so far: ``{"names": {"user", "char"}, "chatVars",
+        "characterVars", "globalVars"}`` (keys never set are absent)."""
+        return json.loads(json.dumps(self._frame_context))
+
     def _on_frame_variables(self, frame_name: str, data: dict) -> None:
         variables = data.get("variables")
         if not isinstance(variables, dict):
@@ -861,6 +866,15 @@ class ConversationView(QWebEngineView):
             menu.popup(pos)
 
         self.eval_js("JSON.stringify(window.liyuan.contextItem ? window.liyuan.contextItem() : null)", with_item)
+
+
+def chat_frame_context(chat: "Chat") -> dict[str, Any]:
+    """The keyword arguments of :meth:`ConversationView.set_frame_context` for ``chat`` (the window and ``card
+    preview`` alike): the persona and the card's names, and the chat / character / global tables status bars wrote on
+    its active branch (``Chat.frame_variables``; empty when none, so another chat's never stay)."""
+    tables = chat.frame_variables()
+    return {"user": chat.persona, "char": chat.card.name, "chat_vars": tables.get("chat") or {},
+            "character_vars": tables.get("character") or {}, "global_vars": tables.get("global") or {}}
 
 
 def frames_trust_action(window: QMainWindow, current_chat: Callable[[], Optional["Chat"]], view: "ConversationView") -> Any:

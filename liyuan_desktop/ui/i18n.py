@@ -354,6 +354,7 @@ STRINGS.update({
                                 "card's data.\n\nTrust only cards whose source you know. Trust it?"},
     "frames.trust.on": {"zh": "已信任「{name}」的状态栏（可联网加载脚本）", "en": "“{name}”'s status bars are trusted (may load scripts online)"},
     "frames.trust.off": {"zh": "已取消信任「{name}」的状态栏", "en": "“{name}”'s status bars are no longer trusted"},
+    "frame.vars.unsaved": {"zh": "状态栏改的变量没有保存：{error}", "en": "The status bar's variable change was not saved: {error}"},
     "panels.title": {"zh": "面板", "en": "Panels"},
     "panels.empty": {"zh": "这张卡没有面板。", "en": "This card has no panels."},
 })

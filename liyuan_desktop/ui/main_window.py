@@ -35,7 +35,7 @@ from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
 from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
-from .conversation import ConversationView
+from .conversation import ConversationView, chat_frame_context
 from .draft_pane import DraftPane
 from .regex_worker import DisplayWorker, split_known
 from .i18n import tr
@@ -98,6 +98,7 @@ class MainWindow(QMainWindow):
         self.view.swipeRequested.connect(self.swipe_clicked)
         self.view.editRequested.connect(self.edit_user_clicked)
         self.view.inspectRequested.connect(self.inspect_entry)
+        self.view.frameVariablesChanged.connect(self._frame_variables_written)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)
@@ -626,6 +627,7 @@ class MainWindow(QMainWindow):
         self.display_worker.restart()  # results for the old page would paint over newer text
         self._items = self.chat.transcript_items(PAGE)  # type: ignore[assignment]
         self._shown_from = max(0, len(self._items) - PAGE)
+        self._frame_context()
         self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
 
     def _display(self, start: int, end: int) -> list[dict[str, Any]]:
@@ -666,6 +668,29 @@ class MainWindow(QMainWindow):
         state = WorldState.model_validate(e.state) if e else WorldState()
         self.state_pane.show_state(state, list(e.applied) if e else [], list(e.warnings) if e else [], e.source if e else "")
         self.panels_view.refresh(self.chat)  # issue 5: panels follow the scribe, the branch and ledger edits
+
+    def _frame_context(self) -> None:
+        """What the status bars built from now on see besides their message's variables (issue 13 §2): the persona
+        and card names (SillyTavern.name1/name2, {{user}}/{{char}} in substitudeMacros) and the chat / character /
+        global tables frames wrote on the active branch (empty when none)."""
+        chat = self.chat
+        if chat is None:
+            return
+        self.view.set_frame_context(**chat_frame_context(chat))
+
+    def _frame_variables_written(self, frame_name: str, payload: dict) -> None:
+        """A status bar wrote variables (± buttons, updateVariablesWith …): kept through the chat as a user
+        snapshot on the branch, so the write survives reopening (Chat.write_frame_variables). While a beat runs the
+        chat refuses; the bar keeps its value and the status bar says it was not saved."""
+        chat = self.chat
+        if chat is None:
+            return
+        try:
+            chat.write_frame_variables(payload.get("message_id"), payload.get("variables") or {},
+                                       str(payload.get("type") or "message"))
+        except (RuntimeError, ValueError, OSError) as e:
+            log.warning("status bar %s: variables not saved: %s", frame_name, e)
+            self.statusBar().showMessage(tr("frame.vars.unsaved", error=e), 8000)
 
     # -- commands -------------------------------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:

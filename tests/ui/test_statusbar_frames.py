@@ -517,3 +517,108 @@ def test_placeholder_wrapped_in_formatting_still_renders_the_bar(qtbot, view, wr
     assert "开头。" in shown and "结尾。" in shown
     if "她点点头" in wrap:
         assert "她点点头。" in shown and "然后呢？" in shown
+
+
+# ---- the StageDog-shaped Vue template bar in the real window (issue 13 §2 acceptance) ----------------------------
+async def _frame_ready(win, name, selector, want, timeout=30.0):
+    """Wait until ``selector`` in frame ``name`` reads ``want`` (through the page's probe round trip)."""
+    import asyncio
+
+    from uihelpers import js as wjs
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    last = None
+    while loop.time() < end:
+        pid = await wjs(win, f"liyuan.probeFrame({json.dumps(name)}, {json.dumps(selector)})")
+        for _ in range(20):
+            got = await wjs(win, f"liyuan.probeResult({json.dumps(pid)}) === undefined ? null : "
+                                 f"{{v: liyuan.probeResult({json.dumps(pid)})}}")
+            if got is not None:
+                last = got["v"]
+                break
+            await asyncio.sleep(0.05)
+        if last == want:
+            return last
+        await asyncio.sleep(0.1)
+    logs = await wjs(win, "liyuan.frameLogs()")
+    raise AssertionError(f"{selector} in {name}: {last!r}, not {want!r}; frame logs {logs!r}")
+
+
+async def _click(win, name, selector):
+    """A real mouse click (QTest on the view) in the middle of ``selector`` inside frame ``name``."""
+    import asyncio
+
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtTest import QTest
+    from uihelpers import js as wjs, wait_for
+    await wjs(win, f"(document.getElementById({json.dumps(name)}).scrollIntoView({{block: 'center'}}), 0)")
+    await asyncio.sleep(0.2)
+    left, top = await wjs(win, f"(function(){{var r=document.getElementById({json.dumps(name)})"
+                               f".getBoundingClientRect();return [r.left, r.top];}})()")
+    frame = next(f for f in win.view.page().mainFrame().children() if f.name() == name)
+    box: list = []
+    frame.runJavaScript(f"JSON.stringify((function(){{var r=document.querySelector({json.dumps(selector)})"
+                        f".getBoundingClientRect();return [r.left + r.width / 2, r.top + r.height / 2];}})())",
+                        0, box.append)
+    await wait_for(lambda: bool(box))
+    x, y = json.loads(box[0])
+    QTest.mouseClick(win.view.focusProxy(), Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+                     QPoint(round(left + x), round(top + y)))
+    await asyncio.sleep(0.15)
+
+
+async def test_vue_template_bar_renders_with_names_and_its_buttons_persist(qtbot, tmp_path):
+    """The StageDog-shaped Vue 3 + zod + async-wait-until bar (tests/vue_template_card.py) in the main window: it
+    renders its [InitVar] data, sees the persona's and card's names, has no console errors and no notice; two clicks
+    on + write 信赖 41 → 42 through Chat.write_frame_variables, which survives reopening the chat in a new window."""
+    from liyuan_desktop.core import settings as S
+    from liyuan_desktop.core.cards import library
+    from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.ui.main_window import MainWindow
+    from uihelpers import js as wjs, wait_for
+    from vue_template_card import write_card
+
+    card_path = write_card(tmp_path / "card")
+    set_card_scripts_allowed(card_path.parent, True)
+    card_ref = library.CardRef(name="梧桐", dir=str(card_path.parent))
+    chat_dir = tmp_path / "chat"
+    Chat.create(chat_dir, card_ref.load(), ReplayModel(actor=[]), persona="阿远")
+    chat_ref = library.ChatRef(name="chat", dir=str(chat_dir))
+    name = "TH-message--0--0"
+
+    def window():
+        w = MainWindow(S.AppSettings())
+        qtbot.addWidget(w)
+        w.resize(1100, 900)
+        w.show()
+        return w
+
+    win = window()
+    await wait_for(win.view.is_ready)
+    assert win.open_chat(card_ref, chat_ref)
+    assert win.view.frame_context()["names"] == {"user": "阿远", "char": "梧桐"}
+    await _frame_ready(win, name, "#trust", "40")
+    assert await _frame_ready(win, name, "#who", "阿远 与 梧桐")
+    assert await _frame_ready(win, name, "#hp", "阿远 体力 80")        # the [InitVar] key {{user}} is the persona's
+    assert await _frame_ready(win, name, "#where", "梧桐小院")
+    await _click(win, name, "#inc")
+    await _click(win, name, "#inc")
+    await _frame_ready(win, name, "#trust", "42")
+    await wait_for(lambda: win.chat.transcript()[0]["variables"]["stat_data"]["梧桐"]["信赖"] == 42, timeout=10)
+    logs = await wjs(win, "liyuan.frameLogs()")
+    assert [x for x in logs if x["level"] in ("error", "console-error")] == []
+    assert await wjs(win, "liyuan.frameNotices()") == {}
+    assert await wjs(win, "liyuan.frameBlocked()") == []
+    win.close()
+
+    again = window()                                   # as after a restart: the chat read from disk
+    await wait_for(again.view.is_ready)
+    assert again.open_chat(card_ref, chat_ref)
+    await _frame_ready(again, name, "#trust", "42")
+    await _click(again, name, "#dec")
+    await _frame_ready(again, name, "#trust", "41")
+    await wait_for(lambda: again.chat.transcript()[0]["variables"]["stat_data"]["梧桐"]["信赖"] == 41, timeout=10)
+    assert Chat.open(chat_dir, card_ref.load(), ReplayModel(actor=[])).transcript()[0]["variables"]["stat_data"]["梧桐"]["信赖"] == 41
+    again.close()
