@@ -85,6 +85,38 @@ def prepare_env() -> SandboxMode:
     return _sandbox
 
 
+def add_chromium_flags(flags: list[str]) -> str:
+    """Add Chromium switches to ``QTWEBENGINE_CHROMIUM_FLAGS`` (read once, when QtWebEngine starts: call before
+    the first web view). A switch already there with another value is replaced (``--name=value`` by name), so the
+    security switches of ``ui/frame_guard`` win over a user's. A value with spaces is quoted (QtWebEngine's parser
+    of this variable keeps a quoted part as one argument). Returns the new value."""
+    current = _split_flags(os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""))
+    for flag in flags:
+        name = flag.split("=", 1)[0]
+        current = [f for f in current if f.split("=", 1)[0] != name]
+        current.append(flag)
+    text = " ".join(f'"{f}"' if " " in f else f for f in current)
+    os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = text
+    return text
+
+
+def _split_flags(text: str) -> list[str]:
+    """Split a QTWEBENGINE_CHROMIUM_FLAGS value the way QtWebEngine does (spaces separate, double quotes group)."""
+    out, arg, quoted, started = [], "", False, False
+    for c in text:
+        if c == '"':
+            quoted, started = not quoted, True
+        elif c == " " and not quoted:
+            if started:
+                out.append(arg)
+            arg, started = "", False
+        else:
+            arg, started = arg + c, True
+    if started:
+        out.append(arg)
+    return out
+
+
 def sandbox_mode() -> SandboxMode:
     """The sandbox decision ``prepare_env`` made in this process ("on" before it has run)."""
     return _sandbox

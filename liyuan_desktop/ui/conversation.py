@@ -24,6 +24,8 @@ switch (``core/cards/meta.py``) lets its frames load https scripts/styles/fonts,
 Defences besides the sandbox and the CSPs: a :class:`FrameRequestInterceptor` on the page refuses every request
 that is not our own files, ``qrc:``/``data:``/``blob:`` — for a trusted card also https scripts, styles and fonts,
 but never loopback/private addresses — and lists what it refused (:meth:`ConversationView.blocked_requests`).
+What neither CSP nor this filter sees (preconnect hints, WebRTC, DNS), a frame renderer's memory, message floods and
+per-card variable scopes are ``frame_guard.py``'s (Chromium switches, the egress gate, the memory guard).
 Endless loops: Chromium's site isolation is switched on (:func:`ensure_frame_isolation`), which puts the sandboxed
 frames in a renderer of their own; the host page's watchdog (``conversation.js``) removes a frame that stops
 answering its pings and shows 「状态栏脚本无响应，已停止」 (:attr:`ConversationView.frameFailed`). Should a frame
@@ -60,6 +62,7 @@ from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
+from . import frame_guard
 from .i18n import tr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -88,6 +91,7 @@ def ensure_frame_isolation() -> bool:
 
 
 ensure_frame_isolation()
+frame_guard.install()  # no channel out of a frame besides ordinary requests (frame_guard's module doc)
 
 WEB_FILES = ("conversation.html", "conversation.css", "conversation.js", "th_shim.js")
 HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline' 'unsafe-eval'; style-src 'self' 'unsafe-inline'; "
@@ -358,6 +362,8 @@ class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
         if not ok:
             info.block(True)
             self._on_block(url.toString(), why)
+        elif url.scheme().lower() == "https" and frame_guard.gate() is not None:
+            frame_guard.gate().allow(url.host(), url.port(443))  # the egress gate opens a tunnel for this one
 
 
 class HostPage(QWebEnginePage):
@@ -448,6 +454,7 @@ class ConversationView(QWebEngineView):
         settings.setAttribute(QWebEngineSettings.WebAttribute.JavascriptCanOpenWindows, False)
         settings.setAttribute(QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls, False)
         settings.setAttribute(QWebEngineSettings.WebAttribute.PluginsEnabled, False)
+        frame_guard.harden_settings(settings)
         self.setPage(self._page)
         self._interceptor = FrameRequestInterceptor([web_dir(), self._dir, host_dir(True)], self._note_blocked, self)
         self._page.setUrlRequestInterceptor(self._interceptor)
@@ -482,6 +489,8 @@ class ConversationView(QWebEngineView):
         self._frames_seen: dict[str, bool] = {}
         #: Watchdog settings (tests shorten them): host page ping interval / hang / load limits in ms.
         self.frame_watchdog = {"pingMs": PING_MS, "hangMs": HANG_MS, "loadMs": LOAD_MS, "reuseMs": REUSE_MS}
+        #: What a frame may post to the host page (frame_guard.FLOOD: token bucket per frame; tests change it).
+        self.frame_flood = dict(frame_guard.FLOOD)
         self._py_probe: tuple[int, float, int] | None = None  # (token, sent at, ticks since)
         self._py_token = 0
         self._py_timer = QTimer(self)
@@ -500,8 +509,10 @@ class ConversationView(QWebEngineView):
 
         self.loadFinished.connect(self._on_load_finished)
         self._page.renderProcessTerminated.connect(self._on_render_process_terminated)
+        # the egress gate's refusals and the memory guard's kills (frame_guard): listed and shown like the others
+        frame_guard.watch_view(self)
         self._call("setStrings", page_strings())
-        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
+        self._call("setFrameRuntime", {"shim": shim_source(), "flood": self.frame_flood, **self.frame_watchdog})
         self.setUrl(self._url)
 
     # ---- state ------------------------------------------------------------------------------------------------
@@ -632,6 +643,10 @@ class ConversationView(QWebEngineView):
         return json.loads(json.dumps(self._frame_context))
 
     def _on_frame_variables(self, frame_name: str, data: dict) -> None:
+        if data.get("card") is not None and str(data.get("card")) != self._card_key:
+            # a frame of another card (the page built it before the card changed): its variables are not this card's
+            self._note_blocked("variables of another card", frame_name)
+            return
         variables = data.get("variables")
         if not isinstance(variables, dict):
             variables = {}
@@ -702,9 +717,9 @@ class ConversationView(QWebEngineView):
         self._queue = []
         self._py_probe = None
         self._call("setStrings", page_strings())
-        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
+        self._call("setFrameRuntime", {"shim": shim_source(), "flood": self.frame_flood, **self.frame_watchdog})
         self._call("setFrameCard", self._card_payload())
-        self._call("setFramesFailed", sorted(self._failed_frames))
+        self._call("setFramesFailed", dict(sorted(self._failed_frames.items())))  # {name: reason}
         self._call("setFrameContext", self._frame_context)
         self._call("setTheme", self._theme)
         self._call("setUserLabel", self._user_label)
@@ -729,6 +744,8 @@ class ConversationView(QWebEngineView):
         self._card_dir, self._card_key = new_dir, key
         trusted = bool(new_dir) and card_frames_trusted(new_dir)
         self._interceptor.trusted = trusted
+        if not trusted and frame_guard.gate() is not None:
+            frame_guard.gate().revoke_all()
         if trusted != self._trusted:
             self._trusted = trusted
             self._dir = host_dir(trusted)
@@ -743,7 +760,7 @@ class ConversationView(QWebEngineView):
         """Change the host page's watchdog limits, in ms: ``pingMs``, ``hangMs``, ``loadMs``, ``reuseMs`` (see
         ``conversation.js`` "frame watchdog"); applies to the running page and after reloads."""
         self.frame_watchdog.update({k: int(v) for k, v in limits.items() if k in self.frame_watchdog})
-        self._call("setFrameRuntime", {"shim": shim_source(), **self.frame_watchdog})
+        self._call("setFrameRuntime", {"shim": shim_source(), "flood": self.frame_flood, **self.frame_watchdog})
 
     @property
     def card_key(self) -> str:
@@ -758,7 +775,8 @@ class ConversationView(QWebEngineView):
     def _card_payload(self) -> dict:
         local = load_card_storage(self._card_dir) if self._card_dir else {}
         return {"key": self._card_key, "trusted": self._trusted, "local": local,
-                "session": dict(_SESSION_STORAGE.get(self._card_key, {})), "maxBytes": MAX_BYTES}
+                "session": dict(_SESSION_STORAGE.get(self._card_key, {})), "maxBytes": MAX_BYTES,
+                "globalKey": frame_guard.variable_scope_key(self._card_key, self._trusted)}
 
     def _on_frame_storage(self, card_key: str, area: str, items: Any) -> None:
         if not card_key or card_key != self._card_key:
@@ -784,6 +802,8 @@ class ConversationView(QWebEngineView):
         self._failed_frames[frame_name] = reason
         log.warning("conversation view: status bar %s stopped (%s)", frame_name, reason)
         self.frameFailed.emit(frame_name, reason)
+        if reason == "flood":
+            frame_guard.after_flood(self)  # drop what it already posted, if the page is still swamped by it
 
     def failed_frames(self) -> dict[str, str]:
         """Frames stopped since the card was set: ``{frame name: reason}`` (``"hung"``)."""

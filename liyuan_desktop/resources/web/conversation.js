@@ -28,6 +28,8 @@
     "welcome.demo": "玩离线演示",
     "welcome.settings": "设置模型",
     "frame.hung": "状态栏脚本无响应，已停止",
+    "frame.memory": "状态栏占用内存过多，已停止",
+    "frame.flood": "状态栏发送消息过多，已停止",
     "frame.notice.error": "状态栏出错了（{n} 条）",
     "frame.notice.blocked": "状态栏要加载的内容被拦下了（{n} 条）",
     "frame.notice.empty": "状态栏没有显示任何内容",
@@ -279,14 +281,18 @@
     libs: null,               // key -> {package, version, kind, text} once vendor/lib/frame_libs.js has loaded
     libsWaiting: [],          // callbacks waiting for it
     // the card whose chat is shown: its storage (all frames of the view belong to it) and its trust switch
-    card: { key: "", trusted: false, local: {}, session: {}, maxBytes: 1048576 },
+    card: { key: "", trusted: false, local: {}, session: {}, maxBytes: 1048576, globalKey: "card:" },
     storageTimer: 0,
     // watchdog (see "frame watchdog" below)
     watch: { pingMs: 1000, hangMs: 5000, loadMs: 15000, reuseMs: 3000, timer: 0, seq: 0, queue: [], probation: null,
              waiting: 0 },
     failed: new Map(),        // failure key (name + code hash) -> reason; such frames show an error box instead
     failedNames: [],          // names of frames stopped since the card was set (tests, Python)
-    blocked: []               // {name, url, directive}: what frames' policies refused
+    blocked: [],              // {name, url, directive}: what frames' policies refused
+    // what a frame may post to us (Python's frame_guard.FLOOD): token bucket per frame, see the message listener
+    flood: { rate: 200, burst: 400, stopPerSecond: 2000, lagMs: 250, lagCount: 150 },
+    // variable scopes kept per card (frame_guard.variable_scope_key): chat/character by card key, global by globalKey
+    scopes: {}, globals: {}
   };
 
   // ---- frame libraries ---------------------------------------------------------------------------------------
@@ -696,12 +702,12 @@
   }
   function failKey(name, code) { return name + "|" + hashCode(code); }
 
-  function failedBox(name) {
+  function failedBox(name, reason) {
     var box = document.createElement("div");
     box.className = "th-failed";
     box.setAttribute("role", "alert");
     box.dataset.frame = name;
-    box.textContent = fmt("frame.hung");
+    box.textContent = fmt(S["frame." + reason] != null ? "frame." + reason : "frame.hung");
     return box;
   }
 
@@ -717,7 +723,10 @@
       pre.parentNode.insertBefore(wrap, pre);
       wrap.appendChild(pre);
       pre.hidden = true;
-      if (frames.failed.has(failKey(name, code)) || frames.failed.has("name:" + name)) { wrap.appendChild(failedBox(name)); return; }
+      if (frames.failed.has(failKey(name, code)) || frames.failed.has("name:" + name)) {
+        wrap.appendChild(failedBox(name, frames.failed.get(failKey(name, code)) || frames.failed.get("name:" + name)));
+        return;
+      }
       createFrame(wrap, name, item, code);
     });
   }
@@ -827,7 +836,7 @@
   // while on probation. A frame that never said hello did not get to run at all (Chromium keeps a renderer whose
   // last frame went away for a moment, for reuse, and a new frame can land in the stuck one): it is retried (three
   // times at most). After frames are removed the next one comes back only after reuseMs, when that renderer is gone.
-  function onStalled(stalled) {
+  function onStalled(stalled, reason) {
     var w = frames.watch;
     var single = stalled.length === 1;
     stalled.forEach(function (x) {
@@ -839,7 +848,7 @@
       f.iframe.remove();                                     // ends the frame's renderer, loop and all
       frames.byName.delete(x.name);
       if (onProbation) w.probation = null;
-      if (culprit) stopFrame(x.name, f, "hung");
+      if (culprit) stopFrame(x.name, f, reason || "hung");
       else {
         var pending = document.createElement("div");
         pending.className = "th-pending";
@@ -873,7 +882,7 @@
   function stopFrame(name, f, reason) {
     frames.failed.set(failKey(name, f.code), reason);
     frames.failedNames.push(name);
-    if (f.wrap && f.wrap.isConnected) f.wrap.appendChild(failedBox(name));
+    if (f.wrap && f.wrap.isConnected) f.wrap.appendChild(failedBox(name, reason));
     console.warn("status bar " + name + ": stopped (" + reason + ")");
     if (bridge && bridge.frameFailed) bridge.frameFailed(name, reason);
   }
@@ -936,17 +945,69 @@
     try { frame.iframe.contentWindow.postMessage(msg, "*"); } catch (e) { /* gone */ }
   }
 
+  // ---- floods and memory (ui/frame_guard.py) -------------------------------------------------------------------
+  // Every message a frame posts costs a token from its bucket (frames.flood.rate a second, frames.flood.burst at
+  // most); without one the message is dropped here, before any work. A burst of drops (drops less than a second
+  // apart) is logged once, when it starts. Dropping is not free: Chromium delivers every message a frame posts
+  // (measured here: about a millisecond each under load, and slower than the bucket refills when the machine is
+  // busy), so a frame that had more than lagCount messages delivered while this page is falling behind (its 50 ms
+  // heartbeat late by more than lagMs), or that drops stopPerSecond messages within a second, is removed (its
+  // messages stop at the source) and stopped ("flood"); Python then throws away what it had already posted
+  // (frame_guard.after_flood).
+  var beat = { at: performance.now() };
+  setInterval(function () { beat.at = performance.now(); }, 50);
+  function floodAllows(name, frame) {
+    var cfg = frames.flood, now = performance.now();
+    var b = frame.bucket || (frame.bucket = { tokens: cfg.burst, at: now, lastDrop: -1e9, windowAt: 0, windowDrops: 0 });
+    if (b.beatAt !== beat.at) { b.beatAt = beat.at; b.sinceBeat = 0; }
+    var swamping = ++b.sinceBeat > cfg.lagCount && now - beat.at > cfg.lagMs && document.visibilityState === "visible";
+    b.tokens = Math.min(cfg.burst, b.tokens + (now - b.at) * cfg.rate / 1000);
+    b.at = now;
+    if (b.tokens >= 1 && !swamping) { b.tokens -= 1; return true; }
+    if (now - b.lastDrop > 1000) {
+      console.warn("status bar " + name + ": more than " + cfg.rate + " messages a second; dropping the excess");
+    }
+    b.lastDrop = now;
+    if (now - b.windowAt > 1000) { b.windowAt = now; b.windowDrops = 0; }
+    b.windowDrops++;
+    if ((swamping || b.windowDrops >= cfg.stopPerSecond) && frames.byName.get(name) === frame) {
+      frame.iframe.remove();
+      frames.byName.delete(name);
+      stopFrame(name, frame, "flood");
+    }
+    return false;
+  }
+  // Python's memory guard ended a frame renderer (over the cap): the frames that lived in it no longer answer. Each
+  // live frame is pinged; those silent after a moment are handled like a stall with reason `reason` (alone: stopped
+  // with its notice; several: brought back one at a time, and the one that grows past the cap again is stopped).
+  function framesKilled(reason) {
+    var seq = ++frames.watch.seq, born = [];
+    liveFrames().forEach(function (x) {
+      if (!x.frame.born) return;
+      x.frame.killCheck = seq;
+      born.push(x);
+      postTo(x.frame, { __th: "ping", seq: seq });
+    });
+    setTimeout(function () {
+      var dead = born.filter(function (x) { return x.frame.killCheck === seq && frames.byName.get(x.name) === x.frame; });
+      if (dead.length) onStalled(dead, reason);
+    }, Math.min(1500, frames.watch.hangMs));
+    return born.length;
+  }
+
   window.addEventListener("message", function (ev) {
     var d = ev.data;
     if (!d || typeof d !== "object" || typeof d.__th !== "string") return;
     var hit = frameBySource(ev.source);
     if (!hit) return;   // only our live frames are listened to
     var name = hit.name, frame = hit.frame;
+    if (!floodAllows(name, frame)) return;
     if (d.__th === "hello") {
       frame.hello = true;
       if (bridge && bridge.frameAlive) bridge.frameAlive(name);
     } else if (d.__th === "pong") {
       if (frame.ping && Number(d.seq) >= frame.ping.seq) frame.ping = null;
+      if (frame.killCheck && Number(d.seq) >= frame.killCheck) frame.killCheck = 0;
       frame.pongs++;
     } else if (d.__th === "storage") {
       onFrameStorage(name, frame, d);
@@ -963,6 +1024,7 @@
       frame.heightSeen = true;
       if (frame.settled) frameNotice(name, frame);
     } else if (d.__th === "write") {
+      if (frame.cardKey !== frames.card.key) return;          // a frame of a card no longer shown
       var type = String(d.type || "chat");
       var vars = d.variables && typeof d.variables === "object" ? d.variables : {};
       var mid = d.message_id == null ? frame.messageId : String(d.message_id);
@@ -975,7 +1037,8 @@
       else if (type === "character") frames.context.characterVars = vars;
       else if (type === "global") frames.context.globalVars = vars;
       if (bridge && bridge.frameVariables) {
-        bridge.frameVariables(name, JSON.stringify({ type: type, message_id: type === "message" ? mid : null, variables: vars }));
+        bridge.frameVariables(name, JSON.stringify({ type: type, message_id: type === "message" ? mid : null, variables: vars,
+                                                     card: frame.cardKey }));
       }
     } else if (d.__th === "report") {
       frames.reports.push({ name: name, data: d.data });
@@ -1265,6 +1328,9 @@
         if (Number(rt[k]) > 0) { w[k] = Number(rt[k]); changed = true; }
       });
       if (changed) startWatchdog();
+      if (rt.flood && typeof rt.flood === "object") {
+        ["rate", "burst", "stopPerSecond", "lagMs", "lagCount"].forEach(function (k) { if (Number(rt.flood[k]) > 0) frames.flood[k] = Number(rt.flood[k]); });
+      }
     },
 
     /** The card whose chat is shown: {key, trusted, local, session, maxBytes}. Frames built afterwards get this
@@ -1274,7 +1340,19 @@
       var key = String(card.key || "");
       if (frames.storageTimer) { clearTimeout(frames.storageTimer); flushStorage(); }
       if (key !== frames.card.key) { frames.failed.clear(); frames.failedNames = []; frames.watch.queue = []; }
-      frames.card = { key: key, trusted: !!card.trusted,
+      // a frame sees its own card's variables only: the scopes of the card shown so far are put away under its key,
+      // the new card's (empty at first) come out; "global" is per card unless trusted (frame_guard.variable_scope_key)
+      var globalKey = String(card.globalKey || "card:" + key);
+      if (key !== frames.card.key || globalKey !== frames.card.globalKey) {
+        var ctx = frames.context;
+        frames.scopes[frames.card.key] = { chatVars: ctx.chatVars, characterVars: ctx.characterVars };
+        if (frames.card.globalKey) frames.globals[frames.card.globalKey] = ctx.globalVars;
+        var mine = frames.scopes[key] || {};
+        ctx.chatVars = mine.chatVars || {};
+        ctx.characterVars = mine.characterVars || {};
+        ctx.globalVars = frames.globals[globalKey] || {};
+      }
+      frames.card = { key: key, trusted: !!card.trusted, globalKey: globalKey,
                       local: card.local && typeof card.local === "object" ? card.local : {},
                       session: card.session && typeof card.session === "object" ? card.session : {},
                       maxBytes: Number(card.maxBytes) > 0 ? Number(card.maxBytes) : 1048576 };
@@ -1283,6 +1361,10 @@
     /** Names of frames Python found stalled (it had to end the whole renderer): from now on these blocks show the
      *  error box instead of running (matched by name, whatever their code). */
     setFramesFailed: function (names) {
+      if (names && !Array.isArray(names)) {   // {name: reason}
+        Object.keys(names).forEach(function (n) { frames.failed.set("name:" + n, String(names[n] || "hung")); });
+        return;
+      }
       (names || []).forEach(function (n) { frames.failed.set("name:" + String(n), "hung"); });
     },
 
@@ -1330,6 +1412,8 @@
       return out;
     },
     frameFailedNames: function () { return frames.failedNames.slice(); },
+    /** Python's memory guard ended a frame renderer: stop the frames that were in it (see framesKilled above). */
+    framesKilled: function (reason) { return framesKilled(String(reason || "memory")); },
     frameStorage: function () { return { key: frames.card.key, local: frames.card.local, session: frames.card.session }; },
     /** For Python's watchdog: the names of frames not yet heard from since they were (re)built or last pinged. */
     watchState: function () {
