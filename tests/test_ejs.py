@@ -186,6 +186,21 @@ async def test_system_prefix_is_stable_while_values_do_not_change(tmp_path):
     assert len(beats) == 2
 
 
+async def test_prompt_regex_replacement_evaluates_templates_with_the_beats_values(tmp_path):
+    card = _card(tmp_path)
+    card.raw["data"].setdefault("extensions", {})["regex_scripts"] = [
+        {"id": "r1", "scriptName": "好感标记", "findRegex": "/【好感】/g", "replaceString": "好感=<%- stat_data.好感 %>",
+         "placement": [2], "promptOnly": True, "markdownOnly": False, "disabled": False}]
+    model = ReplayModel(actor=[{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "她笑了。【好感】"}}]},
+                               {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}],
+                        scribe=[json.dumps({"patch": {}, "mvu_patch": {"好感": 55}})])
+    chat = Chat.create(tmp_path / "c", card, model)
+    chat.set_scripts_allowed(True, remember=False)
+    await chat.send("一")
+    text = _sent(chat.prepare("二")[2])
+    assert "她笑了。好感=55" in text and "<%" not in text
+
+
 def test_card_inspect_lists_templates_and_the_ones_that_do_not_compile(tmp_path):
     from liyuan_desktop.core.cards.inspect import format_inspect, inspect_loaded
 

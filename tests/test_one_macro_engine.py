@@ -21,6 +21,9 @@ from liyuan_desktop.core.prompt.presets.prompter import PresetPrompter
 #: spaces inside the braces, a nested setvar read back, an unknown macro, a comment, a name in another case
 TEXT = "{{ char }}|{{setvar::x::{{char}}}}{{getvar::x}}|{{get_message_variable::stat.hp}}|{{// note {{char}} }}|{{ User }}"
 EXPECTED = "Alice|Alice|{{get_message_variable::stat.hp}}||Bob"
+#: In a chat's prompt TavernHelper's variable macros resolve too (issue 14 §4: no TavernHelper macro reaches the
+#: model): a path the message's variables lack is ``null``, as TavernHelper's JSON.stringify writes it.
+IN_PROMPT = EXPECTED.replace("{{get_message_variable::stat.hp}}", "null")
 TRIM = "甲\n\n{{trim}}\n乙"
 TRIMMED = "甲乙"
 
@@ -74,21 +77,21 @@ def test_the_engine_itself():
 
 async def test_card_field_greeting_and_world_info_through_a_chat(tmp_path):
     chat = Chat.create(tmp_path / "c", _card(tmp_path), _model(), persona="Bob")
-    assert f"## 角色设定\n{EXPECTED}" in chat.system  # card field
+    assert f"## 角色设定\n{IN_PROMPT}" in chat.system  # card field
     assert f"## 场景\n{TRIMMED}" in chat.system
-    assert f"【常驻】{EXPECTED}" in chat.system  # constant world info
-    assert chat.transcript()[0]["text"].endswith(EXPECTED)  # greeting
+    assert f"【常驻】{IN_PROMPT}" in chat.system  # constant world info
+    assert chat.transcript()[0]["text"].endswith(EXPECTED)  # greeting (stored; the view resolves TavernHelper's)
     r = await chat.send("撑伞")
-    assert r.messages_sent[-1] == {"role": "system", "content": EXPECTED}  # keyed @depth world info, placed in the chat
+    assert r.messages_sent[-1] == {"role": "system", "content": IN_PROMPT}  # keyed @depth world info, in the chat
 
 
 async def test_preset_prompt_through_a_chat_gives_the_same(tmp_path):
     preset = _preset(TEXT + "\n" + TRIM, after=TEXT)
     chat = Chat.create(tmp_path / "c", _card(tmp_path), _model(), persona="Bob", preset=preset)
-    assert f"## 预设 · Main Prompt\n{EXPECTED}\n{TRIMMED}" in chat.system  # a preset system layer
-    assert f"## 角色设定\n{EXPECTED}" in chat.system and f"【常驻】{EXPECTED}" in chat.system  # markers filled
+    assert f"## 预设 · Main Prompt\n{IN_PROMPT}\n{TRIMMED}" in chat.system  # a preset system layer
+    assert f"## 角色设定\n{IN_PROMPT}" in chat.system and f"【常驻】{IN_PROMPT}" in chat.system  # markers filled
     r = await chat.send("你好")
-    assert r.messages_sent[-1] == {"role": "system", "content": EXPECTED}  # an after segment, rendered per beat
+    assert r.messages_sent[-1] == {"role": "system", "content": IN_PROMPT}  # an after segment, rendered per beat
 
 
 def test_preset_prompter_directly():

@@ -191,6 +191,8 @@ class ChatContext:
         self.scripts = scripts_from_card(self.card.raw) if allowed else []
         self._script_cache.clear()
         self._fingerprint = None
+        if hasattr(self, "system"):  # the scripts' replacements are template sources too (chat.templates)
+            self.use_preset(self.preset)
 
     def _script_fingerprint(self) -> str:
         """A digest of the script set and the macro values their replacements read (names): the disk cache key's
@@ -213,7 +215,10 @@ class ChatContext:
         beside the chat (:mod:`.display_cache`; a result with a timed-out script is not written there, so it is
         tried again next time). ``issues``: warnings of this run (timeouts, bad patterns) are appended. Safe to call
         from a worker thread (each thread has its own JavaScript engine)."""
-        key = (text, placement, view, self._depth_key(depth))
+        key: tuple[Any, ...] = (text, placement, view, self._depth_key(depth))
+        macros_ctx = self.ctx
+        if view == "prompt" and self.templates is not None:  # replacements with templates read the beat's values
+            macros_ctx, key = self.prompt_ctx, (*key, self.templates.version)
         hit = self._script_cache.get(key)
         if hit is not None:
             return hit
@@ -225,7 +230,7 @@ class ChatContext:
         if hit is None:
             found: list[str] = []
             hit = apply_scripts(text, scripts, placement=placement, is_markdown=view == "display",
-                                is_prompt=view == "prompt", depth=depth, macros_ctx=self.ctx, issues=found)
+                                is_prompt=view == "prompt", depth=depth, macros_ctx=macros_ctx, issues=found)
             if issues is not None:
                 issues.extend(found)
             if disk_key is not None and scripts is self.scripts and not any("time limit" in w for w in found):

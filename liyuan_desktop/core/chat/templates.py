@@ -34,13 +34,16 @@ TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|g
 
 def template_sources(c: "ChatContext") -> list[tuple[str, str]]:
     """``(label, raw text)`` of every text of the chat that is sent to the model and may hold templates: the card's
-    fields, every world-info entry (label 世界书「title」) and the preset's prompts (预设「name」)."""
+    fields, every world-info entry (label 世界书「title」), the preset's prompts (预设「name」) and the replacements
+    of the card's regex scripts when they run (正则「name」; the prompt-side scripts evaluate them with the beat's
+    values, the display keeps the plain context)."""
     card = c.card
     out = [("角色设定", card.description), ("性格", card.personality), ("场景", card.scenario),
            ("对话示例", card.mes_example), ("卡作者的系统提示", card.system_prompt),
            ("卡作者的补充要求", card.post_history_instructions)]
     out += [(f"世界书「{e.display_title}」", e.content) for e in c.book.entries]
     out += [(f"预设「{name or '?'}」", text) for name, text in _preset_prompts(c).items()]
+    out += [(f"正则「{sc.scriptName or '?'}」", sc.replaceString) for sc in getattr(c, "scripts", None) or []]
     return [(label, text) for label, text in out if text]
 
 

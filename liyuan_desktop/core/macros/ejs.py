@@ -186,7 +186,8 @@ class TemplateEnv:
     macros applied). ``labels`` maps a raw source text (an entry's content, a card field, a preset prompt) to the
     name its notices and the inspector use. ``notices``: one line per failed template since the last
     :meth:`take_notices`; ``renders``: every template evaluated since the last :meth:`take_renders`;
-    ``activated``: titles ``activewi`` asked for since the last :meth:`take_activated`."""
+    ``activated``: titles ``activewi`` asked for since the last :meth:`take_activated`; ``version``: grows whenever
+    the values or the book change (a cache key for text rendered with them)."""
 
     labels: dict[str, str] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
@@ -196,6 +197,7 @@ class TemplateEnv:
     chat: dict[str, Any] = field(default_factory=dict)
     globals_: dict[str, Any] = field(default_factory=dict)
     character: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
     _json: str = ""
     _book_json: str = '{"wi": [], "presets": [], "card": {}}'
     _titles: list[str] = field(default_factory=list)
@@ -210,6 +212,7 @@ class TemplateEnv:
         wi = [{"uid": u, "comment": t, "content": c, "world": w, "constant": k} for u, t, c, w, k in entries]
         self._titles = [t for _, t, _, _, _ in entries]
         self._memo.clear()
+        self.version += 1
         self._book_json = json.dumps({"wi": wi, "presets": [{"name": n, "content": c} for n, c in (presets or {}).items()],
                                       "card": card or {}}, ensure_ascii=False, default=str)
 
@@ -238,6 +241,7 @@ class TemplateEnv:
         if new != self._json:
             self._json = new
             self._memo.clear()
+            self.version += 1
 
     def th_lookup(self, scope: str) -> Optional[dict[str, Any]]:
         """The table of TavernHelper scope ``scope`` for its macros (``MacroContext.th_variables``): message, chat,
