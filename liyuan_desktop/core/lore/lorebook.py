@@ -231,7 +231,7 @@ class Lorebook(BaseModel):
     def activate(self, messages: Sequence[Union[ScanMessage, str]]) -> list[LoreEntry]:
         """Non-constant entries activated for ``messages`` (oldest first; the newest ``scan_depth`` are scanned), in
         book order — the full :meth:`activate_detailed` semantics without timed state or budget (``chat_length`` =
-        ``len(messages)``). Constant entries are not returned here (they are always in the system prompt); disabled
+        ``len(messages)``). Constant entries are not returned here (see :meth:`fixed_constants`); disabled
         entries never."""
         res = self.activate_detailed(messages, dry_run=True)
         return res.keyed(self.entries)
