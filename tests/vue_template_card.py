@@ -5,7 +5,8 @@ bundled bar does — a zod schema that parses `stat_data` and writes the parsed 
 <StatusPlaceHolderImpl/>, and an [InitVar] world-info entry with the initial variables). Written for these tests
 from that public structure; no code of the template is in it.
 
-The bar shows the time and place, 「{{user}} 与 {{char}}」 (SillyTavern.name1 / substitudeMacros), 梧桐's 信赖 with
+The bar shows the time and place, 「{{user}} 与 {{char}}」 (SillyTavern.name1 / substitudeMacros in the frame: the macro is spelled in two pieces, because SillyTavern
+substitutes {{user}} in a regex's replacement text before the frame ever sees it), 梧桐's 信赖 with
 − / + buttons (#dec, #inc; the value in #trust) and the persona's 体力 under the persona's own key (the [InitVar]
 key is `{{user}}`, so the tree is built with the persona's name). Used by tests/ui/test_statusbar_frames.py and
 tests/ui/test_card_preview.py."""
@@ -60,7 +61,7 @@ $(errorCatched(async () => {
     setup() {
       return () => h('div', { class: 'card' }, [
         h('div', { class: 'meta' }, [h('span', { id: 'when' }, data.value.世界.时间), h('span', { id: 'where' }, data.value.世界.地点),
-                                     h('span', { id: 'who' }, substitudeMacros('{{user}} 与 {{char}}'))]),
+                                     h('span', { id: 'who' }, substitudeMacros('{{' + 'user}} 与 {{' + 'char}}'))]),
         h('div', { class: 'row' }, [
           h('span', '信赖'),
           h('button', { id: 'dec', type: 'button', disabled: data.value.梧桐.信赖 <= 0, onClick: () => step(-1) }, '−'),
@@ -88,9 +89,9 @@ INITVAR = """世界:
 FIRST_MES = "清晨，院里的梧桐叶落了一地。她抬头看你，笑了一下。\n\n<StatusPlaceHolderImpl/>"
 
 
-def card_json(first_mes: str = FIRST_MES) -> dict:
-    """The card as a chara_card_v3 JSON object."""
-    return {
+def card_json(first_mes: str = FIRST_MES, bar: bool = True) -> dict:
+    """The card as a chara_card_v3 JSON object (without its display regex when ``bar`` is false)."""
+    raw = {
         "spec": "chara_card_v3", "spec_version": "3.0",
         "data": {
             "name": "梧桐", "description": "院子里的姑娘。", "personality": "", "scenario": "", "first_mes": first_mes,
@@ -107,11 +108,14 @@ def card_json(first_mes: str = FIRST_MES) -> dict:
             ]},
         },
     }
+    if not bar:
+        raw["data"]["extensions"]["regex_scripts"] = []
+    return raw
 
 
-def write_card(folder: Path, first_mes: str = FIRST_MES) -> Path:
+def write_card(folder: Path, first_mes: str = FIRST_MES, bar: bool = True) -> Path:
     """Write the card into ``folder`` (created) as ``card.json``; returns its path."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "card.json"
-    path.write_text(json.dumps(card_json(first_mes), ensure_ascii=False, indent=1), encoding="utf-8")
+    path.write_text(json.dumps(card_json(first_mes, bar), ensure_ascii=False, indent=1), encoding="utf-8")
     return path
