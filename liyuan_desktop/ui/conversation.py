@@ -209,6 +209,7 @@ def page_strings() -> dict[str, str]:
         "older": "conv.older", "older.loading": "conv.older.loading",
         "welcome.title": "welcome.title", "welcome.intro": "welcome.intro", "welcome.sub": "welcome.sub",
         "welcome.demo": "welcome.demo", "welcome.settings": "welcome.settings", "frame.hung": "conv.frame.hung",
+        "frame.memory": "conv.frame.memory", "frame.flood": "conv.frame.flood",
         "frame.notice.error": "conv.frame.notice.error", "frame.notice.blocked": "conv.frame.notice.blocked",
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",

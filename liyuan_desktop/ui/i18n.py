@@ -339,6 +339,8 @@ STRINGS.update({
 # --- status-bar frames and Liyuan panels (issue 5) ---
 STRINGS.update({
     "conv.frame.hung": {"zh": "状态栏脚本无响应，已停止", "en": "The status bar's script stopped responding and was stopped"},
+    "conv.frame.memory": {"zh": "状态栏占用内存过多，已停止", "en": "The status bar used too much memory and was stopped"},
+    "conv.frame.flood": {"zh": "状态栏发送消息过多，已停止", "en": "The status bar sent too many messages and was stopped"},
     "conv.frame.notice.error": {"zh": "状态栏出错了（{n} 条）", "en": "The status bar had errors ({n})"},
     "conv.frame.notice.blocked": {"zh": "状态栏要加载的内容被拦下了（{n} 条）", "en": "Things the status bar tried to load were blocked ({n})"},
     "conv.frame.notice.empty": {"zh": "状态栏没有显示任何内容", "en": "The status bar shows nothing"},
