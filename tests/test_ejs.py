@@ -211,3 +211,20 @@ def test_card_inspect_lists_templates_and_the_ones_that_do_not_compile(tmp_path)
     assert t["ejs"] == 6 and t["tavernhelper_macros"] == 2 and "角色设定" in t["where"]
     assert [b["where"] for b in t["broken"]] == ["世界书「写坏了」"]
     assert "写坏了" in format_inspect(info)
+
+
+async def test_display_evaluates_a_messages_templates_with_its_own_variables(tmp_path):
+    card = _card(tmp_path)
+    card.first_mes = "初见。好感<%- stat_data.好感 %>"
+    model = ReplayModel(actor=[{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0,
+                                                 "content": "她回头。好感<%- stat_data.好感 %><% oops( %>"}}]},
+                               {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}],
+                        scribe=[json.dumps({"patch": {}, "mvu_patch": {"好感": 60}})])
+    chat = Chat.create(tmp_path / "c", card, model)
+    await chat.send("一")
+    items = chat.transcript()
+    opening = items[0]
+    assert chat.context.display_text_if_known(opening, 2) is None  # templates never run on the UI thread
+    assert chat.context.display_text(opening, 2).startswith("【开场 · 林】\n初见。好感10")  # its own snapshot
+    reply = items[-1]
+    assert "<% oops(" in chat.context.display_text(reply, 0)  # a failing template: shown as written

@@ -37,7 +37,8 @@ from ..prompt.presets.store import load_installed_preset, presets_dir
 from ..fsutil import atomic_write_text
 from ..session.tree import SessionTree
 from .display_cache import DisplayCache, display_key
-from .templates import attach as attach_templates
+from ..macros.ejs import has_template
+from .templates import attach as attach_templates, render_for_display
 
 
 def header_persona(tree: SessionTree) -> Optional[Persona]:
@@ -287,16 +288,22 @@ class ChatContext:
         """What the conversation view shows for a transcript item: the display-side scripts (markdownOnly and
         'neither') at the item's depth (0 = newest). A reply carrying a variable snapshot gets MVU's
         ``<StatusPlaceHolderImpl/>`` (the card's display regex turns it into its status bar). ``issues``: warnings
-        of the scripts' run are appended. May take long (scripts run): call it off the UI thread."""
+        of the scripts' run are appended. May take long (scripts run): call it off the UI thread. EJS templates in
+        the text are evaluated first, with the item's own variables (chat.templates.render_for_display)."""
         text, placement = self._display_source(item)
+        if self.templates is not None and has_template(text):
+            text = render_for_display(self, text, item)
         if placement is None:
             return text
         return self.scripted(text, placement, depth, "display", issues)
 
     def display_text_if_known(self, item: dict[str, Any], depth: int) -> Optional[str]:
         """:meth:`display_text` when it needs no script run (nothing to run, or cached in memory or on disk), else
-        None. For the UI thread: paint these at once and fill in the rest from a worker."""
+        None. For the UI thread: paint these at once and fill in the rest from a worker (text with templates
+        always goes there)."""
         text, placement = self._display_source(item)
+        if self.templates is not None and has_template(text):
+            return None
         if placement is None:
             return text
         return self.scripted_if_known(text, placement, depth, "display")

@@ -13,6 +13,7 @@ only when a template's output changes — and moves the notices of failed templa
 from __future__ import annotations
 
 import re
+import threading
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..macros import MacroContext, apply_macros
@@ -25,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from .context import ChatContext
     from .facade import Chat
 
-__all__ = ["TH_MACRO", "uses_templates", "attach", "refresh", "finish", "requested_entries", "with_text", "branch_values",
+__all__ = ["TH_MACRO", "uses_templates", "attach", "refresh", "finish", "requested_entries", "with_text",
+           "render_for_display", "branch_values",
            "template_sources"]
 
 #: TavernHelper's variable macros as they appear in text (``{{get_message_variable::…}}``, ``{{format_chat_variable::…}}`` …).
@@ -179,3 +181,29 @@ def requested_entries(chat: "Chat", lore: Any) -> list[Any]:
         return []
     have = {id(e) for e in lore.entries}
     return [e for e in chat.context.book.entries if e.display_title in wanted and id(e) not in have]
+
+
+_display_lock = threading.Lock()
+
+
+def render_for_display(c: "ChatContext", text: str, item: dict[str, Any]) -> str:
+    """``text`` of transcript ``item`` with its EJS templates evaluated for the conversation view, as the extension
+    does when it renders a message: ``variables``/``stat_data`` are the item's own snapshot (``item["variables"]``),
+    the chat and global tables those of the latest beat. A template that fails leaves the text as it was (the
+    reader sees the code; nothing of it is sent anywhere). Text unchanged when the chat has no templates. Safe from
+    worker threads (one display environment per chat, behind a lock); slow templates are bounded by the engine's
+    time limit, so call it off the UI thread."""
+    env: Optional[TemplateEnv] = getattr(c, "templates", None)
+    if env is None or not has_template(text):
+        return text
+    with _display_lock:
+        d = getattr(c, "_display_templates", None)
+        if d is None:
+            d = c._display_templates = env.with_same_book()
+        d.update(message=item.get("variables") if isinstance(item.get("variables"), dict) else {}, chat=env.chat,
+                 global_=env.globals_, character=env.character, char=c.card.name, user=c.persona)
+        out = d.render(text)
+        failed = d.take_notices()
+        d.take_renders()
+        d.take_activated()
+    return text if failed else out

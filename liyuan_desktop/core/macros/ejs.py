@@ -243,6 +243,13 @@ class TemplateEnv:
             self._memo.clear()
             self.version += 1
 
+    def with_same_book(self) -> "TemplateEnv":
+        """A new environment with this one's book, preset prompts, card and labels, and no values yet (for
+        evaluating with other values — a message's own, for the display — without touching this one)."""
+        other = TemplateEnv(labels=self.labels)
+        other._book_json, other._titles = self._book_json, list(self._titles)
+        return other
+
     def th_lookup(self, scope: str) -> Optional[dict[str, Any]]:
         """The table of TavernHelper scope ``scope`` for its macros (``MacroContext.th_variables``): message, chat,
         character, global; preset is empty."""
