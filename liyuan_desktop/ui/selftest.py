@@ -1,7 +1,7 @@
 """``liyuan --self-test``: drive the real window through the demo and check what the seed run says must happen.
 
 Plays the demo's three beats through the UI (input box, Send, the ask dialog answered with the recorded option),
-then checks: beats 1 and 2 sealed; beat 3 revised beat 2 in place, leaving exactly the seed's ``previous_after``;
+then checks: status-bar frames get the persona's and the card's names; beats 1 and 2 sealed; beat 3 revised beat 2 in place, leaving exactly the seed's ``previous_after``;
 the ledger pane holds the seed's state after beat 2; the window has its icon and the About text shows the build
 (so a packaged app is checked for its icons and build info too). The expected texts below are the seed run's
 (golden) values, kept here as the check — the engine never reads them.
@@ -53,6 +53,11 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
     if win.chat is None:
         report["errors"].append("demo chat did not open")
         return False, report
+    # status bars get the same names as in any chat of the window (issue 13 §2): the persona's and the card's
+    names = win.view.frame_context().get("names", {})
+    report["frame_names"] = names
+    if names != {"user": win.chat.persona, "char": win.chat.card.name}:
+        report["errors"].append(f"status-bar frames got the names {names!r}, not the persona's and the card's")
     answers = [a for b in ReplayModel.from_file(demo_replay_path()).beats for a in b.ask_answers]  # as recorded
     for i in range(3):
         text = win.input.toPlainText().strip()
