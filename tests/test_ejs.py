@@ -228,3 +228,20 @@ async def test_display_evaluates_a_messages_templates_with_its_own_variables(tmp
     assert chat.context.display_text(opening, 2).startswith("【开场 · 林】\n初见。好感10")  # its own snapshot
     reply = items[-1]
     assert "<% oops(" in chat.context.display_text(reply, 0)  # a failing template: shown as written
+
+
+async def test_preset_prompts_are_templates_too(tmp_path):
+    from liyuan_desktop.core.prompt.presets.model import Preset
+
+    prompts = [{"identifier": "main", "name": "Main Prompt", "role": "system",
+                "content": "主线：<%- getvar('stat_data.阶段') == 1 ? '序章' : '后章' %>｜<%- await getpreset('附注') %>"},
+               {"identifier": "note", "name": "附注", "role": "system", "content": "附注<%- 1 + 1 %>"},
+               {"identifier": "tail", "name": "尾", "role": "system", "content": "尾：好感<%- stat_data.好感 %>"}]
+    order = [{"identifier": i, "enabled": True} for i in ("main", "charDescription", "worldInfoBefore", "chatHistory", "tail")]
+    preset = Preset.from_json({"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]}, "p")
+    chat = Chat.create(tmp_path / "c", _card(tmp_path), _model({"阶段": 2, "好感": 70}, {}), preset=preset)
+    text = _sent(chat.prepare("一")[2])
+    assert "主线：序章｜附注2" in text and "尾：好感10" in text and "<%" not in text
+    await chat.send("一")
+    text = _sent(chat.prepare("二")[2])
+    assert "主线：后章｜附注2" in text and "尾：好感70" in text and "<%" not in text
