@@ -228,6 +228,10 @@ async def test_display_evaluates_a_messages_templates_with_its_own_variables(tmp
     assert chat.context.display_text(opening, 2).startswith("【开场 · 林】\n初见。好感10")  # its own snapshot
     reply = items[-1]
     assert "<% oops(" in chat.context.display_text(reply, 0)  # a failing template: shown as written
+    # in the prompt the reply's templates are evaluated (the failing one sends nothing of that message)
+    text = _sent(chat.prepare("二")[2])
+    assert "<%" not in text and "初见" in text
+    assert any("第 " in n and "条消息" in n for n in chat.pending_notices)
 
 
 async def test_preset_prompts_are_templates_too(tmp_path):

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
 
 __all__ = ["TH_MACRO", "uses_templates", "attach", "refresh", "finish", "requested_entries", "with_text",
-           "render_for_display", "branch_values",
+           "render_for_display", "render_messages", "branch_values",
            "template_sources"]
 
 #: TavernHelper's variable macros as they appear in text (``{{get_message_variable::…}}``, ``{{format_chat_variable::…}}`` …).
@@ -181,6 +181,24 @@ def requested_entries(chat: "Chat", lore: Any) -> list[Any]:
         return []
     have = {id(e) for e in lore.entries}
     return [e for e in chat.context.book.entries if e.display_title in wanted and id(e) not in have]
+
+
+def render_messages(chat: "Chat", messages: list[Any]) -> list[Any]:
+    """``messages`` (a beat's first call) with the EJS templates in the chat messages evaluated with the beat's
+    values, as the extension evaluates the whole prompt: a model reply that wrote ``<% … %>`` (or words the user
+    typed with it) never reaches the model as code; one that fails is sent without that message's text. The system
+    message (rendered already) is left alone; messages without a tag are the same objects. Unchanged without
+    templates."""
+    env: Optional[TemplateEnv] = getattr(chat.context, "templates", None)
+    if env is None:
+        return messages
+    out = list(messages)
+    for i, m in enumerate(out):
+        if i == 0 or not isinstance(m.content, str) or not has_template(m.content):
+            continue
+        env.labels.setdefault(m.content, f"第 {i} 条消息")
+        out[i] = m.model_copy(update={"content": env.render(m.content, m.content)})
+    return out
 
 
 _display_lock = threading.Lock()

@@ -29,7 +29,8 @@ from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .results import BeatResult
-from .templates import finish as finish_templates, refresh as refresh_templates, requested_entries, with_text
+from .templates import (finish as finish_templates, refresh as refresh_templates, render_messages as render_templates,
+                        requested_entries, with_text)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -137,6 +138,7 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[s
         messages = build_messages(c.beat_system, hist, injection, user_text)
     if c.scripts:
         messages = c.prompt_scripts(messages)
+    messages = render_templates(chat, messages)  # templates a reply (or the user) wrote: evaluated, never sent as code
     depth = lore_depth_blocks(lore, ctx)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
         messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
