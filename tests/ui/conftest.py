@@ -85,3 +85,20 @@ def view(qtbot):
         yield v
     finally:
         close_view(v)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _web_pages_go_before_the_profile(qapp):
+    """At the end of the session, close and really delete every window still alive. pytest-qt closes the widgets a
+    test registered and calls deleteLater, but after the last test no event loop runs those deletions; a web page
+    still alive when QtWebEngine releases its profile at interpreter exit makes the process segfault after every
+    test passed ("Release of profile requested but WebEnginePage still not deleted"), so the README's test command
+    exited 139 whenever the last UI test file had opened a MainWindow."""
+    yield
+    from PySide6.QtCore import QEvent
+
+    for w in QApplication.topLevelWidgets():
+        w.close()
+        w.deleteLater()
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    QApplication.processEvents()
