@@ -168,12 +168,7 @@ class EgressGate:
             threading.Thread(target=self._handle, args=(conn,), name="liyuan-egress-conn", daemon=True).start()
 
     def _refuse(self, conn: socket.socket, entry: str) -> None:
-        try:
-            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        except OSError:
-            pass
-        conn.close()
-        self.refused.append(entry)
+        self.refused.append(entry)  # (listed before the answer: whoever sees the 403 finds the refusal listed)
         now = time.monotonic()
         if now - self._logged.get(entry, -1e9) > 10:
             self._logged[entry] = now
@@ -183,6 +178,11 @@ class EgressGate:
                 fn(entry)
             except Exception:  # noqa: BLE001 - a listener never stops the gate
                 log.exception("egress gate listener")
+        try:
+            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except OSError:
+            pass
+        conn.close()
 
     def _handle(self, conn: socket.socket) -> None:
         conn.settimeout(10)
