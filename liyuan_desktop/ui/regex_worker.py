@@ -19,8 +19,11 @@ one and results of the old one are dropped, so a slow old run never paints over 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import threading
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
@@ -61,6 +64,22 @@ def split_known(items: list[dict[str, Any]], known: Callable[[dict[str, Any]], O
     return shown, todo
 
 
+_lowered: set[int] = set()
+
+
+def _lower_priority() -> None:
+    """Give the calling (worker) thread a lower CPU priority where the OS allows it per thread (Linux: nice 10),
+    so on a busy machine the UI thread wins the core; elsewhere nothing happens."""
+    tid = threading.get_native_id()
+    if tid in _lowered or not sys.platform.startswith("linux"):
+        return
+    _lowered.add(tid)
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, 10)
+    except (OSError, AttributeError):
+        pass
+
+
 class DisplayWorker(QObject):
     """Runs ``run(item) -> (text, warnings)`` for batches of transcript items on one worker thread and emits
     :attr:`filled` (generation, item, display text) on the UI thread for each, newest first. ``warnings`` are the
@@ -71,7 +90,9 @@ class DisplayWorker(QObject):
     filled = Signal(int, dict, str)
     #: a new script problem, already worded for the activity list (once per script until :meth:`reset_issues`)
     issue = Signal(str)
-    _done = Signal(int, dict, str, list)
+    # only an argument-free signal crosses threads: the results wait in a deque (Python objects carried by a queued
+    # signal from another thread corrupted reference counts in PySide6 here: "none_dealloc" crashes)
+    _done = Signal()
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -80,6 +101,7 @@ class DisplayWorker(QObject):
         self._lock = threading.Lock()
         self._named: set[str] = set()
         self.pending = 0
+        self._results: deque[tuple[int, dict, str, list]] = deque()
         self._done.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     @property
@@ -105,6 +127,7 @@ class DisplayWorker(QObject):
             self.pending += len(items)
 
         def work() -> None:
+            _lower_priority()
             for it in items:
                 if gen != self._gen:
                     return
@@ -115,22 +138,25 @@ class DisplayWorker(QObject):
                     text, warnings = it.get("text", ""), []
                 if gen != self._gen:
                     return
-                self._done.emit(gen, it, text, list(warnings))
+                self._results.append((gen, it, text, list(warnings)))
+                self._done.emit()
 
         self._pool.submit(work)
         return gen
 
-    @Slot(int, dict, str, list)
-    def _deliver(self, gen: int, item: dict, text: str, warnings: list) -> None:
-        if gen != self._gen:
-            return
-        with self._lock:
-            self.pending = max(0, self.pending - 1)
-        for w in warnings:
-            line = self._word(str(w))
-            if line is not None:
-                self.issue.emit(line)
-        self.filled.emit(gen, item, text)
+    @Slot()
+    def _deliver(self) -> None:
+        while self._results:
+            gen, item, text, warnings = self._results.popleft()
+            if gen != self._gen:
+                continue
+            with self._lock:
+                self.pending = max(0, self.pending - 1)
+            for w in warnings:
+                line = self._word(str(w))
+                if line is not None:
+                    self.issue.emit(line)
+            self.filled.emit(gen, item, text)
 
     def _word(self, warning: str) -> Optional[str]:
         """The activity line for a script warning, or None when that script was named already."""
