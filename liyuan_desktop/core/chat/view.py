@@ -20,6 +20,7 @@ from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
 from ..llm.types import ChatModel
 from ..lore import ActivationResult
+from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
@@ -202,12 +203,32 @@ class ChatView:
         """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest). Runs the card's
         scripts when the result is not cached, which can take long: the window calls it from a worker thread.
         ``issues``: the scripts' warnings (a timed-out script, a bad pattern) are appended."""
-        return self.context.display_text(item, depth, issues)
+        return self._th_display(item, self.context.display_text(item, depth, issues))
 
     def display_text_if_known(self, item: dict[str, Any], depth: int) -> Optional[str]:
         """:meth:`display_text` when no script has to run for it (no scripts, or the result is cached in memory or
         in the chat's display cache on disk), else None. Cheap: for painting at once on the UI thread."""
-        return self.context.display_text_if_known(item, depth)
+        known = self.context.display_text_if_known(item, depth)
+        return None if known is None else self._th_display(item, known)
+
+    def _th_display(self, item: dict[str, Any], text: str) -> str:
+        """TavernHelper's ``{{get_message_variable::…}}`` family replaced in a display text (issue 13 §3): the
+        message scope is the item's own snapshot, the others the tables status bars wrote on the branch."""
+        if "_variable::" not in text:
+            return text
+        frame: list[dict[str, Any]] = []
+
+        def lookup(scope: str) -> Any:
+            if scope == "message":
+                return item.get("variables")
+            if not frame:
+                try:
+                    frame.append(self.ledger.frame_variables())
+                except Exception:  # read from the display worker while a beat writes: show nulls, never fail
+                    frame.append({})
+            return frame[0].get(scope)
+
+        return apply_th_macros(text, self.ctx, lookup)
 
     def transcript(self, start: int = 0, stop: Optional[int] = None) -> list[dict[str, Any]]:
         """The conversation view's items for the active branch (session.transcript)."""

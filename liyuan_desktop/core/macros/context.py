@@ -49,7 +49,8 @@ class MacroContext(BaseModel):
     ``random.Random`` that ``{{random}}``/``{{roll}}`` draw from instead (overrides ``rng_seed``; tests and
     per-beat tails that want a reproducible stream). ``th_variables``: ``scope -> dict | None`` for TavernHelper's
     ``{{get_message_variable::path}}`` family (scope ``message``/``chat``/``character``/``preset``/``global``;
-    :mod:`.tavernhelper`); ``None`` keeps those macros as written. ``ejs``: the chat's :class:`.ejs.TemplateEnv`
+    :mod:`.tavernhelper`); ``None`` keeps those macros as written. ``th_only``: expand nothing but those (the
+    display pass, :func:`.tavernhelper.apply_th_macros`). ``ejs``: the chat's :class:`.ejs.TemplateEnv`
     (shared by the copies of a context) — with it, text that still holds an EJS tag after its macros is evaluated
     as an ST-Prompt-Template template; ``None`` leaves tags as written. ``clock``, ``rng``, ``th_variables`` and
     ``ejs`` are not serialised.
@@ -81,5 +82,6 @@ class MacroContext(BaseModel):
     rng_seed: Optional[int] = 0
     rng: Optional[_random.Random] = Field(default=None, exclude=True)
     th_variables: Optional[Callable[[str], Any]] = Field(default=None, exclude=True)
+    th_only: bool = False
     ejs: Optional[Any] = Field(default=None, exclude=True)
 

@@ -86,7 +86,7 @@ def _expand(text: str, run: _Run, depth: int) -> str:
         """Source text into the innermost frame, with the legacy <USER>-style tags replaced."""
         if not chunk:
             return
-        if "<" not in chunk:
+        if "<" not in chunk or run.ctx.th_only:
             frames[-1].add(chunk, True)
             return
         last = 0
@@ -185,6 +185,8 @@ def _evaluate(frame: _Frame, run: _Run, depth: int) -> Optional[str]:
     rest = seg_slice(segs, m.end())
     bare = not rest or (all(lit for _, lit in rest) and not seg_join(rest).strip())
     ctx = run.ctx
+    if ctx.th_only and not is_th_macro(name):
+        return None
 
     if bare:
         simple = _SIMPLE.get(name)

@@ -33,7 +33,7 @@ from typing import Any, Optional
 
 from .variables import _js_str
 
-__all__ = ["TH_SCOPES", "is_th_macro", "th_macro", "lodash_get", "omit_dollar_keys", "js_json", "yaml_stringify",
+__all__ = ["TH_SCOPES", "is_th_macro", "th_macro", "apply_th_macros", "lodash_get", "omit_dollar_keys", "js_json", "yaml_stringify",
            "FORMAT_START", "FORMAT_INDENT", "FORMAT_END", "apply_format_indent"]
 
 #: The variable scopes TavernHelper's macros name.
@@ -272,3 +272,14 @@ def apply_format_indent(text: str) -> str:
             line_len += 2 if ord(c) > 0xFFFF else 1
         i += 1
     return "".join(out)
+
+
+def apply_th_macros(text: str, ctx: Any, lookup: Any) -> str:
+    """``text`` with only TavernHelper's variable macros replaced (every other macro kept as written), values from
+    ``lookup(scope) -> dict | None`` — what TavernHelper does to a rendered message (it replaces its own macros
+    there, nothing else). ``ctx``: the chat's :class:`.context.MacroContext` (copied, never changed)."""
+    if not text or "_variable::" not in text:
+        return text
+    from .engine import expand  # the engine imports this module: imported when first used
+
+    return expand(text, ctx.model_copy(update={"th_variables": lookup, "th_only": True}), None)
