@@ -101,6 +101,7 @@ HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline' 'unsafe-
 _CSP_META = re.compile(r'(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")', re.I)
 EXTERNAL_SCHEMES = ("http", "https", "mailto")
 FRAME_LIBS = Path("vendor") / "lib" / "frame_libs.js"
+PURIFY_LIB = Path("vendor") / "lib" / "purify.min.js"  # the host page's message sanitiser (issue 13 §3)
 PING_MS, HANG_MS, LOAD_MS, REUSE_MS = 1000, 5000, 15000, 3000
 """Host-page watchdog: ping every frame each second; a ping unanswered for 5 s, or no hello 15 s after the frame
 was built, stops the frame."""
@@ -166,6 +167,9 @@ def host_dir(trusted: bool = False) -> Path:
         if libs.is_file():
             (tmp / FRAME_LIBS).parent.mkdir(parents=True, exist_ok=True)
             (tmp / FRAME_LIBS).write_bytes(libs.read_bytes())
+        if (web_dir() / PURIFY_LIB).is_file():
+            (tmp / PURIFY_LIB).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / PURIFY_LIB).write_bytes((web_dir() / PURIFY_LIB).read_bytes())
         (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + _with_https(mm.group(2)) + mm.group(3),
                                                       html, count=1), encoding="utf-8")
         _trusted_dir_cache = tmp
@@ -183,6 +187,9 @@ def host_dir(trusted: bool = False) -> Path:
     if (base / FRAME_LIBS).is_file():
         (tmp / FRAME_LIBS).parent.mkdir(parents=True, exist_ok=True)
         (tmp / FRAME_LIBS).write_bytes((base / FRAME_LIBS).read_bytes())
+    if (base / PURIFY_LIB).is_file():
+        (tmp / PURIFY_LIB).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / PURIFY_LIB).write_bytes((base / PURIFY_LIB).read_bytes())
     (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + HOST_CSP + mm.group(3), html, count=1),
                                      encoding="utf-8")
     _host_dir_cache = tmp

@@ -116,7 +116,10 @@ HOSTILE = [
 ]
 
 
-def test_model_text_is_never_html(qtbot, view):
+def test_model_html_is_sanitised_and_never_runs(qtbot, view):
+    """Model text may carry HTML since issue 13 §3 (SillyTavern shows it, through DOMPurify): it never runs — no
+    script, no event handler, no javascript: link, no frame, no remote image — while code spans, Markdown links with
+    unsafe URLs and every label set by the page stay literal text."""
     text = "\n\n".join(HOSTILE)
     view.set_transcript([
         item("o", "opening", "【开场 · <b onclick=x>青梧</b>】\n" + text, beat=0),
@@ -127,28 +130,29 @@ def test_model_text_is_never_html(qtbot, view):
     view.set_pending(text, "<b>青梧</b>正在写…")
     view.set_banner("<img src=x onerror=\"window.__pwned=7\">")
     js_until(qtbot, view, "!document.getElementById('pending').hidden", bool)
+    qtbot.wait(200)  # an onerror would have fired by now
 
     counts = js_json(qtbot, view, """({
         scripts: document.scripts.length,
-        imgs: document.querySelectorAll('img, iframe, svg, b').length,
+        logScripts: document.querySelectorAll('#log script, #pending script').length,
+        remote: document.querySelectorAll('iframe, object, embed, img[src]:not([src^="data:"])').length,
         jsHrefs: Array.from(document.querySelectorAll('a')).filter(a => /^\\s*javascript:/i.test(a.getAttribute('href') || '')).length,
         handlers: Array.from(document.querySelectorAll('*')).filter(e => Array.from(e.attributes).some(a => /^on/i.test(a.name))).length,
         pwned: window.__pwned === undefined ? null : window.__pwned
     })""")
-    assert counts == {"scripts": 2, "imgs": 0, "jsHrefs": 0, "handlers": 0, "pwned": None}
+    # the page's own three scripts: qwebchannel.js, the sanitiser, conversation.js
+    assert counts == {"scripts": 3, "logScripts": 0, "remote": 0, "jsHrefs": 0, "handlers": 0, "pwned": None}
 
     shown = js(qtbot, view, "document.querySelector('[data-id=a] .body').textContent")
-    assert "<script>window.__pwned = 1</script>" in shown
-    assert '<img src=x onerror="window.__pwned = 2">' in shown
-    assert "[点我](javascript:window.__pwned=3)" in shown
-    assert "<b>code</b>" in shown
-    assert js(qtbot, view, "document.querySelector('[data-id=o] .opening-title').textContent") == \
-        "开场 · <b onclick=x>青梧</b>"
+    assert "window.__pwned = 1" not in shown  # the script element is gone with its text
+    assert "[点我](javascript:window.__pwned=3)" in shown  # a Markdown link with an unsafe URL stays text
+    assert "<b>code</b>" in shown  # code spans stay literal
+    assert js(qtbot, view, "document.querySelector('[data-id=o] .opening-title').textContent") == "开场 · 青梧"
     assert js(qtbot, view, "document.querySelector('[data-id=u] .name').textContent") == "<i>旅人</i>"
     assert js(qtbot, view, "document.getElementById('banner').textContent") == '<img src=x onerror="window.__pwned=7">'
-    # the one http link stays inside its href attribute
+    # the one http link keeps its href; the javascript: one lost it
     hrefs = js_json(qtbot, view, "Array.from(document.querySelectorAll('[data-id=a] a')).map(a => a.getAttribute('href'))")
-    assert hrefs == ['http://example.com/"onmouseover="window.__pwned=4', "https://example.com"]
+    assert hrefs == ['http://example.com/"onmouseover="window.__pwned=4', None]
 
 
 def test_prepend_keeps_scroll_position_and_older_is_requested(qtbot, view):

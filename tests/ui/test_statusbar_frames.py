@@ -133,17 +133,21 @@ def test_frame_is_sandboxed_and_offline(qtbot, view):
     assert rep["fetch"] == "blocked:TypeError"        # CSP connect-src 'none'
 
 
-def test_script_outside_code_block_is_text(qtbot, view):
+def test_script_outside_code_block_never_runs(qtbot, view):
+    """Outside code blocks card HTML is sanitised (issue 13 §3): the script is dropped, the image keeps no remote
+    source and no handler; inside the code block everything stays literal text."""
     text = ("<script>document.title='pwned'</script>\n\n<img src=x onerror=\"document.title='pwned2'\">\n\n"
             "```js\n<div><script>document.title='pwned3'</script></div>\n```")
     view.set_transcript([item(9, text)], False)
     shown = wait_js(qtbot, view, "document.querySelector('[data-id=\"9\"] .body').textContent",
                     lambda v: "script" in v)
-    assert "<script>document.title='pwned'</script>" in shown
+    assert "<div><script>document.title='pwned3'</script></div>" in shown
+    assert "document.title='pwned'" not in shown
     qtbot.wait(300)
     assert js(qtbot, view, "document.title") == "梨园"
     assert js_json(qtbot, view, "liyuan.frameNames()") == []   # no html/head/body: stays a code block
-    assert js(qtbot, view, "document.querySelectorAll('[data-id=\"9\"] img, [data-id=\"9\"] script').length") == 0
+    assert js(qtbot, view, "document.querySelectorAll('[data-id=\"9\"] img[src], [data-id=\"9\"] [onerror], "
+                           "[data-id=\"9\"] script').length") == 0
 
 
 def _lili_data() -> dict:

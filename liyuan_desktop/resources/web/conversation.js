@@ -106,7 +106,7 @@
       if (!href) return whole;            // e.g. javascript: — shown as the text it is
       return keep('<a href="' + href + '" title="' + href + '">' + emphasis(label) + "</a>");
     });
-    t = t.replace(/\bhttps?:\/\/(?:&amp;|[^\s&\u3000-\u303f\uff00-\uffef\uE000\uE001])+/gi, function (url) {
+    t = t.replace(/\bhttps?:\/\/(?:&amp;|[^\s&\u3000-\u303f\uff00-\uffef\uE000-\uE003])+/gi, function (url) {
       var tail = "";
       var m = url.match(/[.,;:!?)\]]+$/);
       if (m) { tail = m[0]; url = url.slice(0, -tail.length); }
@@ -247,6 +247,143 @@
       }
     }
     return head + blocks(lines, opts);
+  }
+
+  // ---- card HTML in messages (issue 13 §3) -------------------------------------------------------------------
+  // SillyTavern renders message HTML after DOMPurify (messageFormatting: DOMPurify's default allow-list, classes
+  // renamed custom-*, <style> blocks decoded with their selectors prefixed by the message text's selector and
+  // @import dropped). Here, when DOMPurify is loaded and the text has HTML tags outside code fences: those tags are
+  // set aside, the rest is escaped and formatted exactly as renderText does, the tags go back in, and the result is
+  // sanitised: no script, event handler, form, embedded document or media element; URLs only data:image for images
+  // and http(s)/mailto for links; classes and ids renamed custom-*; no data-* attributes (the page's own buttons use
+  // them); url() in styles only data:. <style> blocks are scoped to this message (selectors under its body, classes
+  // renamed, @import/@font-face dropped) and the body gets `contain: layout paint` (.md.html in conversation.css), so
+  // nothing a card writes can reach or cover the app outside its message. Unknown tags such as MVU's
+  // <StatusPlaceHolderImpl/> vanish (DOMPurify drops them). Text with no tags keeps renderText's escaping.
+  var HTML_TAG = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>|<!--[\s\S]*?-->/g;
+  var CODE_OR_TAG = new RegExp("(`+)(?:[^`]|[^`][\\s\\S]*?[^`])\\1(?!`)|" + HTML_TAG.source, "g");
+  var HAS_TAG = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>/;
+  var STYLE_BLOCK = /<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi;
+  var CSS_URL = /url\(\s*(['"]?)(?!data:)[^)]*\)/gi;
+  var TAG_OPEN = "\uE002", TAG_CLOSE = "\uE003";
+  var purifyReady = false;
+  var OWN_CLASSES = { "opening-title": true };  // renderText's own markup keeps its classes
+  var PURIFY_CONFIG = {
+    FORBID_TAGS: ["style", "form", "input", "textarea", "select", "option", "link", "meta", "base", "iframe", "frame",
+                  "frameset", "object", "embed", "applet", "video", "audio", "source", "track", "picture", "portal",
+                  "template", "noscript", "dialog"],
+    FORBID_ATTR: ["srcset", "action", "formaction", "ping", "background", "poster", "xlink:href", "lowsrc", "dynsrc",
+                  "autofocus", "tabindex", "accesskey", "target"],
+    ALLOW_DATA_ATTR: false,
+    ADD_ATTR: ["data-lang"],                   // renderText's <pre data-lang>
+    ALLOW_ARIA_ATTR: true
+  };
+
+  function setupPurify() {
+    if (purifyReady) return true;
+    var P = window.DOMPurify;
+    if (!P || typeof P.sanitize !== "function" || !P.isSupported) return false;
+    P.addHook("afterSanitizeAttributes", function (node) {
+      if (!node.getAttribute) return;
+      if (node.hasAttribute("class")) {
+        node.setAttribute("class", node.getAttribute("class").split(/\s+/).filter(Boolean)
+          .map(function (c) { return OWN_CLASSES[c] ? c : "custom-" + c; }).join(" "));
+      }
+      ["id", "name", "for", "form", "list"].forEach(function (a) {
+        if (node.hasAttribute(a)) node.setAttribute(a, "custom-" + node.getAttribute(a));
+      });
+      if (node.hasAttribute("href") && !/^(https?:\/\/|mailto:)/i.test(node.getAttribute("href").trim())) {
+        node.removeAttribute("href");
+      }
+      if (node.hasAttribute("src") && !/^data:image\//i.test(node.getAttribute("src").trim())) node.removeAttribute("src");
+      if (node.hasAttribute("style")) node.setAttribute("style", node.getAttribute("style").replace(CSS_URL, "none"));
+      ["cite", "longdesc", "usemap", "codebase", "data", "archive", "manifest", "icon"].forEach(function (a) {
+        if (node.hasAttribute(a)) node.removeAttribute(a);
+      });
+    });
+    purifyReady = true;
+    return true;
+  }
+
+  function scopeSelector(sel, scope) {
+    sel = sel.trim().replace(/^(?:html|body|:root)\b\s*/i, "").replace(/^(?:body)\b\s*/i, "");
+    sel = sel.replace(/\.(-?[_a-zA-Z\u00a0-\uffff][\w\u00a0-\uffff-]*)/g, ".custom-$1")
+      .replace(/#(-?[_a-zA-Z\u00a0-\uffff][\w\u00a0-\uffff-]*)/g, "#custom-$1");
+    return scope + (sel ? " " + sel : "");
+  }
+
+  /** The CSS of a message's <style> blocks scoped to that message (scope: its body's selector). */
+  function scopeCss(css, scope) {
+    var sheet;
+    try { sheet = new CSSStyleSheet(); sheet.replaceSync(css); } catch (e) { return ""; }
+    function rules(list) {
+      var out = [];
+      Array.prototype.forEach.call(list, function (r) {
+        if (r.selectorText !== undefined && r.style) {
+          out.push(r.selectorText.split(",").map(function (x) { return scopeSelector(x, scope); }).join(", ") +
+                   " { " + r.style.cssText.replace(CSS_URL, "none") + " }");
+        } else if (r.media && r.cssRules) {
+          out.push("@media " + r.media.mediaText + " { " + rules(r.cssRules) + " }");
+        } else if (r.name !== undefined && r.cssRules && /keyframes/i.test(r.cssText.slice(0, 20))) {
+          out.push(r.cssText.replace(CSS_URL, "none"));
+        }
+        // @import, @font-face, @namespace, @page … are dropped
+      });
+      return out.join("\n");
+    }
+    return rules(sheet.cssRules);
+  }
+
+  /** The HTML for a message whose text carries card HTML (see above), or null when renderText applies (no tags,
+   *  or no DOMPurify). Returns {html, css}; css is the scoped text of its <style> blocks ("" when none). */
+  function renderHtmlText(raw, opts, scope) {
+    var text = String(raw == null ? "" : raw).replace(/\r\n?/g, "\n").replace(/[\uE002\uE003]/g, "\uFFFD");
+    if (!HAS_TAG.test(text) || !setupPurify()) return null;
+    text = liftFrontendFences(text);
+    var lines = text.split("\n"), chunks = [], cur = [], fence = null, i;
+    for (i = 0; i < lines.length; i++) {       // code fences stay exactly as they are (frames read them)
+      var line = lines[i], m;
+      if (fence === null && (m = line.match(RE_FENCE))) {
+        chunks.push({ code: false, text: cur.join("\n") }); cur = [line]; fence = m[1];
+      } else if (fence !== null && new RegExp("^\\s{0,3}" + (fence[0] === "`" ? "`" : "~") + "{" + fence.length + ",}\\s*$").test(line)) {
+        cur.push(line); chunks.push({ code: true, text: cur.join("\n") }); cur = []; fence = null;
+      } else {
+        cur.push(line);
+      }
+    }
+    chunks.push({ code: fence !== null, text: cur.join("\n") });
+    var stash = [], css = [];
+    var joined = chunks.map(function (c) {
+      if (c.code) return c.text;
+      var t = c.text.replace(STYLE_BLOCK, function (_, body) { css.push(body); return ""; });
+      return t.replace(CODE_OR_TAG, function (tag, ticks) {
+        if (ticks) return tag;                 // an inline code span stays literal text
+        if (/^<!--/.test(tag)) return "";
+        stash.push(tag);
+        return TAG_OPEN + (stash.length - 1) + TAG_CLOSE;
+      });
+    }).filter(function (t, k) { return k === 0 || t !== "" || chunks[k].code; }).join("\n");
+    var html = renderText(joined, opts)
+      // a line holding only tags is not a paragraph of its own (<div>, <details> … stand as blocks)
+      .replace(/<p>((?:\s|<br>|\uE002\d+\uE003)*)<\/p>/g, function (_, inner) { return inner.replace(/<br>/g, ""); })
+      .replace(/\uE002(\d+)\uE003/g, function (_, k) { return stash[+k] || ""; });
+    var clean = window.DOMPurify.sanitize(html, PURIFY_CONFIG);
+    return { html: clean, css: css.length && scope ? scopeCss(css.join("\n"), scope) : "" };
+  }
+
+  /** Fill a message body: card HTML sanitised (renderHtmlText) or escaped text (renderText). */
+  function fillBody(body, item, opts) {
+    var scope = item.id != null ? '.msg[data-id="' + String(item.id).replace(/["\\\n]/g, "") + '"] .body' : "";
+    var r = null;
+    try { r = renderHtmlText(item.text, opts, scope); } catch (e) { r = null; }
+    if (!r) { body.innerHTML = renderText(item.text, opts); return; }
+    body.innerHTML = r.html;
+    body.classList.add("html");
+    if (r.css) {
+      var st = document.createElement("style");
+      st.textContent = r.css;
+      body.insertBefore(st, body.firstChild);
+    }
   }
 
   // ---- status-bar frames (TavernHelper-style) ---------------------------------------------------------------
@@ -1098,7 +1235,7 @@
 
     var body = document.createElement("div");
     body.className = "body md";
-    body.innerHTML = renderText(item.text, { opening: role === "opening" });
+    fillBody(body, item, { opening: role === "opening" });
     if (item.variables && typeof item.variables === "object") frames.vars.set(String(item.id), item.variables);
     // item.scripting: the card's display scripts still run for it (Python fills it in): no frames from the raw text
     if (item.scripting) el.classList.add("scripting");
