@@ -306,7 +306,7 @@
   }
 
   function scopeSelector(sel, scope) {
-    sel = sel.trim().replace(/^(?:html|body|:root)\b\s*/i, "").replace(/^(?:body)\b\s*/i, "");
+    sel = sel.trim();  // as SillyTavern: every selector is put under the message, so html/body/:root match nothing
     sel = sel.replace(/\.(-?[_a-zA-Z\u00a0-\uffff][\w\u00a0-\uffff-]*)/g, ".custom-$1")
       .replace(/#(-?[_a-zA-Z\u00a0-\uffff][\w\u00a0-\uffff-]*)/g, "#custom-$1");
     return scope + (sel ? " " + sel : "");
