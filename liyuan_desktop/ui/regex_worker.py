@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import threading
+import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
@@ -43,6 +44,9 @@ STRINGS.update({
                             "messages are shown without it."},
     "regex.failed": {"zh": "正则脚本「{name}」出错，已跳过：{why}", "en": "Regex script \"{name}\" failed and was skipped: {why}"},
 })
+
+#: Seconds a batch waits before its first script runs, so the first paint does not share the CPU with it.
+START_DELAY_S = 0.25
 
 _WARNING = re.compile(r"^regex script '(?P<name>.*)': skipped: (?P<why>.*)$", re.DOTALL)
 _LIMIT = re.compile(r"time limit \((?P<s>[0-9.]+) s\)")
@@ -128,6 +132,7 @@ class DisplayWorker(QObject):
 
         def work() -> None:
             _lower_priority()
+            time.sleep(START_DELAY_S)  # the page paints first: the renderer gets the cores for it
             for it in items:
                 if gen != self._gen:
                     return

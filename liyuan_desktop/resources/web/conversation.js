@@ -375,7 +375,8 @@
   function fillBody(body, item, opts) {
     var scope = item.id != null ? '.msg[data-id="' + String(item.id).replace(/["\\\n]/g, "") + '"] .body' : "";
     var r = null;
-    try { r = renderHtmlText(item.text, opts, scope); } catch (e) { r = null; }
+    // an item still being scripted is shown for a moment only: as plain escaped text (cheap, nothing mounted)
+    if (!item.scripting) { try { r = renderHtmlText(item.text, opts, scope); } catch (e) { r = null; } }
     if (!r) { body.innerHTML = renderText(item.text, opts); return; }
     body.innerHTML = r.html;
     body.classList.add("html");
