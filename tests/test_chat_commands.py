@@ -250,3 +250,23 @@ async def test_agent_turn_saved_late_still_gets_its_checkpoint(tmp_path, monkeyp
     r = await chat.finish_pending()
     assert r.checkpoint is not None and chat.history_log.checkpoints()
     assert chat.current_state().time == "雨夜" and not chat.needs_scribe
+
+
+def test_scripts_for_this_chat_only_and_folder_queries(tmp_path):
+    """``set_scripts_allowed(True, remember=False)`` (the CLI's --allow-card-scripts, card preview) runs the scripts
+    and says so through ``scripts_allowed()`` without writing ``liyuan.json``; ``chat_info`` reads a chat's header
+    without opening it and ``export_story`` is the export Chat.export and ``liyuan story export`` share."""
+    from liyuan_desktop.core.chat.folder import chat_info, export_story
+
+    card = load_card(DEMO_CARD)
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[], scribe=[]), header_extra={"title": "雨夜"})
+    assert not chat.scripts_allowed()
+    chat.set_scripts_allowed(True, remember=False)
+    assert chat.scripts_allowed()
+    assert not (DEMO_CARD.parent / "liyuan.json").exists() or "scripts" not in (DEMO_CARD.parent / "liyuan.json").read_text("utf-8")
+    info = chat_info(tmp_path / "c")
+    assert (info.mode, info.card_name, info.demo) == ("roleplay", card.name, False)
+    (tmp_path / "c" / "正文").mkdir()
+    (tmp_path / "c" / "正文" / "001-开端.md").write_text("第一章的正文。", "utf-8")
+    out = export_story(tmp_path / "c", "md", tmp_path / "book.md")
+    assert "第一章的正文。" in out.read_text("utf-8")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..core.cards import CardError
@@ -28,25 +29,21 @@ def add_parsers(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
     chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
-    from ..core.session.tree import SessionTree
-    from ..core.cards.st_chat import StChatError, default_chat_name, read_st_chat, write_session
-    from ..core.cards.st_chat_export import export_st_chat
+    from ..core.cards.st_chat import StChatError, default_chat_name
+    from ..core.chat.folder import export_st_file, import_st_file
 
     try:
         card = resolve_card(args.card)
         if args.cmd == "import-chat":
-            st = read_st_chat(args.file)
             d = chat_dir(card.name, args.chat or default_chat_name(args.file))
             if (d / "session.jsonl").exists():
                 raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
-            tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path)
-            for w in tree.load_warnings + list(getattr(st, "warnings", [])):
+            for w in import_st_file(Path(args.file), card, d):
                 print(f"liyuan: 注意：{w}", file=sys.stderr)
             print(d)
         else:
             d = chat_dir(card.name, args.chat)
-            tree = SessionTree.open(d / "session.jsonl")
-            export_st_chat(tree, args.out)
+            export_st_file(d, Path(args.out))
             print(args.out)
     except (CardError, StChatError, SessionError, ValueError) as e:
         print(f"liyuan: {e}", file=sys.stderr)

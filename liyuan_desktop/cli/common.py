@@ -18,7 +18,8 @@ from ..core.cards import Card, CardError, load_card
 from ..core.chat.facade import Chat
 from ..core.llm.replay import ReplayModel
 from ..core.paths import chat_dir, home, sample_cards_dir
-from ..core.session.tree import SessionError, SessionTree
+from ..core.chat.folder import chat_info
+from ..core.session.tree import SessionError
 
 
 async def readline() -> str:
@@ -121,7 +122,7 @@ def open_chat(spec: str) -> Chat:
     ``resolve_card``), and a replay model that has nothing to say. ValueError when the card cannot be found;
     SessionError for a broken session file."""
     d = chat_folder(spec)
-    header = SessionTree.open(d / "session.jsonl").header
+    header = chat_info(d)
     card = None
     for cand in (header.card, header.card_name):
         if not cand:

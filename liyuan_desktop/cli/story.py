@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..core.chat.folder import export_story
 from ..core.session.tree import SessionError
 from .common import chat_folder, open_chat, out
 
@@ -70,16 +71,7 @@ def run(args: argparse.Namespace) -> int:
                 out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
             return 0
         if args.story_cmd == "export":
-            from ..core.story import export as book_export
-
-            from ..core.session.tree import SessionTree
-
-            try:
-                title = SessionTree.open(d / "session.jsonl").header.title or d.name
-            except SessionError:
-                title = d.name
-            fn = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}[args.format]
-            fn(d / "正文", Path(args.output), title)
+            export_story(d, args.format, Path(args.output))  # the same command as Chat.export, without a card
             out(args.output)
             return 0
     except (ValueError, KeyError, SessionError) as e:

@@ -28,6 +28,7 @@ from ..core.cards.meta import set_card_scripts_allowed
 from ..core.chat import BeatResult, BeatSaveError, Chat, SessionWriteError
 from ..core.llm.replay import ReplayModel
 from ..core.llm.types import ChatModel
+from ..core.chat.folder import chat_info
 from ..core.session.tree import SessionError
 from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
 from ..core.ledger.state import WorldState
@@ -363,11 +364,7 @@ class MainWindow(QMainWindow):
         try:
             c = card.load()
             self.card_ref = card
-            tree_header = None
-            from ..core.session.tree import SessionTree
-
-            tree_header = SessionTree.read_header(Path(chat.dir) / "session.jsonl")
-            is_demo = bool(getattr(tree_header, "demo", False))
+            is_demo = chat_info(Path(chat.dir)).demo
             if is_demo:
                 model: Optional[ChatModel] = None
                 scribe = None
@@ -596,16 +593,6 @@ class MainWindow(QMainWindow):
         dlg.open()
         self._settings_dialog = dlg
 
-    def _settings_saved(self, s: AppSettings) -> None:
-        self.settings = s
-        self.view.set_theme(s.theme)
-        if self.chat is not None and not getattr(self, "is_demo", False):
-            self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
-            model, scribe, _why = self._provider_models()
-            if model is not None:
-                self.chat.model, self.chat.scribe_model = model, scribe
-                self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
-
     def open_world_info_settings(self) -> None:
         """世界书设置: SillyTavern's world-info settings for all chats or for the open one (ui/world_info_settings)."""
         from .world_info_settings import WorldInfoSettingsDialog
@@ -616,6 +603,16 @@ class MainWindow(QMainWindow):
         dlg.chatSaved.connect(lambda: self.statusBar().showMessage(tr("wi.saved"), 8000))
         dlg.open()
         self._wi_dialog = dlg
+
+    def _settings_saved(self, s: AppSettings) -> None:
+        self.settings = s
+        self.view.set_theme(s.theme)
+        if self.chat is not None and not getattr(self, "is_demo", False):
+            self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
+            model, scribe, _why = self._provider_models()
+            if model is not None:
+                self.chat.model, self.chat.scribe_model = model, scribe
+                self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
 
     # -- transcript -----------------------------------------------------------------------------------------
     def reload_transcript(self) -> None:

@@ -190,6 +190,8 @@ class ChatContext:
     def set_scripts(self, allowed: bool) -> None:
         """Run the card's regex scripts from now on (``allowed``) or not; clears the scripted-text cache."""
         self.scripts = scripts_from_card(self.card.raw) if allowed else []
+        #: whether the card's scripts run now (Chat.scripts_allowed)
+        self.scripts_on = allowed
         self._script_cache.clear()
         self._fingerprint = None
         if hasattr(self, "system"):  # the scripts' replacements are template sources too (chat.templates)

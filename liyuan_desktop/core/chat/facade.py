@@ -29,10 +29,10 @@ from ..macros import apply_macros
 from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
 from ..session.tree import SessionTree
-from ..story import export as book_export
 from . import turn
 from .agent import RestoreResult
 from .context import keep_preset
+from .folder import export_story
 from .pipeline import emit, run_scribe_step
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
@@ -345,6 +345,4 @@ class Chat(ChatView):
 
     def export(self, fmt: str, output: Path) -> Path:
         """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
-        fn = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}[fmt]
-        fn(self.dir / "正文", Path(output), self.tree.header.title or self.dir.name)
-        return Path(output)
+        return export_story(self.dir, fmt, output)

@@ -12,7 +12,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from ..beat.loop import Beat
 from ..cards import Card
-from ..cards.meta import card_frames_trusted, card_scripts_allowed
+from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona
 from ..fsutil import atomic_write_text
 from ..ledger.mvu import MvuState
@@ -322,8 +322,9 @@ class ChatView:
         return calls + ([sc] if sc is not None else [])
 
     def scripts_allowed(self) -> bool:
-        """Whether the card's regex scripts may run (cards.meta)."""
-        return card_scripts_allowed(self.card)
+        """Whether the card's regex scripts run in this chat now: allowed beside the card (cards.meta) or for this
+        open chat only (``set_scripts_allowed(True, remember=False)``)."""
+        return self.context.scripts_on
 
     def trusted(self) -> bool:
         """Whether the card's status bars are trusted (cards.meta)."""

@@ -1,0 +1,74 @@
+"""Queries and commands on a chat *folder* that need no open :class:`Chat` (no card, no model): what its header
+says, exporting its chapters, and SillyTavern chat files in and out. The window's chat list, the terminal commands and
+:class:`Chat` itself use these, so a front end never reads a session file on its own.
+
+A chat folder is ``<home>/cards/<card>/对话/<chat>/`` holding ``session.jsonl`` (the source of truth).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..cards import Card
+from ..cards.st_chat import read_st_chat, write_session
+from ..cards.st_chat_export import export_st_chat
+from ..session.tree import SessionError, SessionTree
+from ..story import export as book_export
+
+#: the export formats of a story (agent mode's chapters) → the writer in core.story.export
+STORY_FORMATS = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}
+
+
+class ChatInfo(BaseModel):
+    """What a chat's header says, read without loading the chat: ``mode`` (roleplay | agent, fixed at creation),
+    the card it was made with (``card``: the card file's path as stored; ``card_name``), its ``title`` (empty when
+    none was given) and whether it is the recorded offline demo (``demo``)."""
+
+    folder: Path
+    mode: str = "roleplay"
+    card: str = ""
+    card_name: str = ""
+    title: str = ""
+    demo: bool = False
+
+
+def chat_info(folder: Path) -> ChatInfo:
+    """The header of the chat in ``folder``, reading only its first line (a 10,000-beat chat costs the same as a new
+    one). Raises :class:`SessionError` when there is no usable header (missing or damaged file)."""
+    h = SessionTree.read_header(Path(folder) / "session.jsonl")
+    return ChatInfo(folder=Path(folder), mode=h.mode, card=h.card, card_name=h.card_name, title=h.title,
+                    demo=bool((h.model_extra or {}).get("demo", False)))
+
+
+def export_story(folder: Path, fmt: str, output: Path) -> Path:
+    """Write agent mode's chapters (``<folder>/正文/``, in file-name order) as ``fmt`` — ``md`` | ``epub`` | ``docx``
+    — to ``output``, titled by the chat's title (else the folder name). Returns ``output``. Raises KeyError for an
+    unknown format, OSError when a file cannot be read or written."""
+    folder = Path(folder)
+    try:
+        title = chat_info(folder).title or folder.name
+    except SessionError:
+        title = folder.name
+    STORY_FORMATS[fmt](folder / "正文", Path(output), title)
+    return Path(output)
+
+
+def import_st_file(path: Path, card: Card, dest_dir: Path, title: str = "") -> list[str]:
+    """Write a SillyTavern chat file (``.jsonl``) as a new chat of ``card`` in ``dest_dir`` without opening it;
+    returns what the import noticed (skipped lines, repaired swipes, another card's chat). Raises
+    :class:`~core.cards.st_chat.StChatError` for a file that is not a chat, SessionError when ``dest_dir`` already
+    holds a session, OSError when the disk refuses."""
+    st = read_st_chat(path)
+    d = Path(dest_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path, title=title)
+    return list(tree.load_warnings) + list(st.warnings)
+
+
+def export_st_file(folder: Path, out: Path) -> Path:
+    """Write the chat in ``folder`` (its shown branch, every swipe) as a SillyTavern chat file ``out``. Raises
+    SessionError for a broken session, OSError when ``out`` cannot be written."""
+    export_st_chat(SessionTree.open(Path(folder) / "session.jsonl"), out)
+    return Path(out)
