@@ -323,7 +323,7 @@ def key_storage_status() -> tuple[bool, str]:
     Does not read or write any key.
     """
     try:
-        import keyring
+        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
         from keyring.backends import chainer, fail, null
 
         backend = keyring.get_keyring()
@@ -377,7 +377,7 @@ def _env_key(provider: Any) -> Optional[str]:
 
 def _keyring_key(provider: Any) -> Optional[str]:
     try:
-        import keyring
+        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
 
         value = keyring.get_password(provider.keyring_service, provider.name)
     except Exception as exc:  # no backend / locked / broken: no key

@@ -321,7 +321,7 @@ def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> 
 
 
 def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
-    from .charx import read_charx
+    from .charx import read_charx  # late: charx and png build Card objects, defined above in this module
     from .png import read_png_card
 
     if size == 0:

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from . import Card, load_card
+from ..ledger.mvu import load_initvars
+from ..macros.ejs import check_template, has_template
 
 #: An HTML block meant for display: an HTML document (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``) or a
 #: ``<script``, ``<style`` or ``<div`` tag — tag names case-insensitive and followed by whitespace, ``>`` or
@@ -97,8 +99,6 @@ def templates_of(card: Card) -> dict[str, Any]:
     "error"}]}`` — texts holding an EJS tag (ST-Prompt-Template; evaluated when the prompt is built), texts using
     TavernHelper's ``{{get_/format_…_variable::}}`` macros, where the EJS ones are, and the EJS ones that do not
     compile (checked in the template engine without running them, ``macros.ejs.check_template``)."""
-    from ..macros.ejs import check_template, has_template
-
     ejs: list[str] = []
     broken: list[dict[str, str]] = []
     th = 0
@@ -116,8 +116,6 @@ def templates_of(card: Card) -> dict[str, Any]:
 def _initvar_warnings(card: Any) -> list[str]:
     """Problems parsing the card's [InitVar] entries (broken YAML/JSON, a list at the top level): MVU would start
     the chat with those variables missing, so the card author should hear about it."""
-    from ..ledger.mvu import load_initvars
-
     try:
         return list(load_initvars(card)[1])
     except Exception as e:  # the inspection itself never fails on a strange book

@@ -28,6 +28,7 @@ from ..prompt.assemble import opening_text
 from ..macros import apply_macros
 from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
+from ..prompt.presets.store import load_installed_preset
 from ..session.tree import SessionTree
 from . import turn
 from .agent import RestoreResult
@@ -266,8 +267,6 @@ class Chat(ChatView):
         prefix is rebuilt once, which the next beat's activity list says (:attr:`pending_notices`). Returns that
         notice ("" when the preset did not change). PresetError for a missing/broken preset, RuntimeError while a
         beat runs, OSError when the disk refuses."""
-        from ..prompt.presets.store import load_installed_preset
-
         self._idle("换预设")
         name = (name or "").strip()
         preset = load_installed_preset(name) if name else None

@@ -31,6 +31,7 @@ from typing import Any, Optional, Union
 
 from ..story.checkpoint_model import Checkpoint
 from ..story.chapters import chapter_filename, split_text_into_chapters
+from .facade import Chat
 
 #: file suffixes :func:`import_folder` takes (case-insensitive)
 PROSE_SUFFIXES = (".md", ".txt")
@@ -233,8 +234,6 @@ def roleplay_to_agent(rp_chat: Any, dest_dir: Union[str, Path], model: Any, *, t
     same card and persona, the role-play ledger as its first ``rp-state`` (source ``init``), the chapters of
     :func:`chapters_from_roleplay` written to ``正文/`` with one user checkpoint 「从扮演对话导入 N 章」 (none when
     there is nothing to import). Returns the new :class:`~liyuan_desktop.core.chat.facade.Chat` (opened on ``model``)."""
-    from .facade import Chat
-
     chapters = chapters_from_roleplay(rp_chat)
     chat = Chat.create(Path(dest_dir), rp_chat.card, model, mode="agent", persona=rp_chat.persona, title=title,
                        scribe_model=scribe_model)

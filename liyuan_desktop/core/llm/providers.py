@@ -115,7 +115,7 @@ def resolve_api_key(settings: ProviderSettings) -> Optional[str]:
         if value:
             return value
     try:
-        import keyring
+        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
 
         value = keyring.get_password(settings.keyring_service, settings.name)
     except Exception as exc:  # any backend failure: no key
@@ -136,7 +136,7 @@ def store_api_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -
     if not key:
         raise ValueError("API key 为空，没有保存。")
     try:
-        import keyring
+        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
 
         keyring.set_password(service, name, key)
     except Exception as exc:
@@ -148,7 +148,7 @@ def store_api_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -
 def delete_api_key(name: str, service: str = DEFAULT_KEYRING_SERVICE) -> bool:
     """Remove the stored key of provider ``name``; True if one was removed. Never raises."""
     try:
-        import keyring
+        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
 
         keyring.delete_password(service, name)
         return True

@@ -21,6 +21,7 @@ from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST 
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
 from ..macros import MacroContext, apply_macros
+from .presets.prompter import DepthBlock
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 
@@ -95,8 +96,6 @@ def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[A
     SillyTavern would put them — only here, never also in the system prompt. Wrappers left empty (a ``<Format>``
     entry and its ``</Format>`` with the rules between taken out) are dropped
     (:func:`.lore_layers.empty_wrapper_indices`)."""
-    from .presets.prompter import DepthBlock
-
     blocks = []
     for g in result.depth_groups():
         bodies = [e.body for e in g.entries if e.body]

@@ -4,6 +4,7 @@ order, titles from the file names (``NNN-标题.md`` → 标题). Markdown insid
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -32,12 +33,10 @@ def export_markdown(story_dir: Path, out: Path, title: str) -> Path:
 
 def export_epub(story_dir: Path, out: Path, title: str, author: str = "") -> Path:
     """An EPUB 3 book (ebooklib), one XHTML document per chapter, with a table of contents."""
-    import markdown
+    import markdown  # late: the EPUB/DOCX writers are loaded only when a book is exported (start-up time)
     from ebooklib import epub
 
     book = epub.EpubBook()
-    import hashlib
-
     book.set_identifier("liyuan-" + hashlib.sha256(f"{title}\n{Path(story_dir).resolve()}".encode()).hexdigest()[:16])
     book.set_title(title)
     book.set_language("zh")
@@ -63,7 +62,7 @@ _RUN = re.compile(r"(\*\*[^*]+\*\*|\*[^*]+\*)")
 def export_docx(story_dir: Path, out: Path, title: str) -> Path:
     """A DOCX (python-docx): the title, a heading per chapter, one paragraph per blank-line-separated block with
     *italic* and **bold** runs."""
-    import docx
+    import docx  # late: loaded only when a book is exported (start-up time)
 
     d = docx.Document()
     d.add_heading(title, 0)

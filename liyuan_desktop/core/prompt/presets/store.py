@@ -15,6 +15,10 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ...fsutil import atomic_write_text
+from ...llm.sampling import apply_sampling, field_label
+from ...paths import home, safe_name
+from .mapping import plan
 from .model import SENSITIVE_KEYS, Preset, PresetError
 
 __all__ = ["load_preset", "presets_dir", "install_preset", "list_presets", "load_installed_preset",
@@ -46,16 +50,12 @@ def load_preset(path: str | Path) -> Preset:
 
 
 def _legacy_dir() -> Path:
-    from ...paths import home
-
     return home() / LEGACY_FOLDER
 
 
 def presets_dir() -> Path:
     """``<home>/预设`` (created on demand). Every call first moves any file left in the old
     ``<home>/presets`` folder in (module doc); a file that cannot be moved stays where it is and is still read."""
-    from ...paths import home
-
     d = home() / PRESETS_FOLDER
     d.mkdir(parents=True, exist_ok=True)
     old = _legacy_dir()
@@ -77,8 +77,6 @@ def presets_dir() -> Path:
 
 def preset_path(name: str) -> Optional[Path]:
     """The file of the installed preset ``name`` (``预设/`` first, then the old ``presets/``), or None."""
-    from ...paths import safe_name
-
     file = f"{safe_name(name, 'preset')}.json"
     for d in (presets_dir(), _legacy_dir()):
         if (d / file).is_file():
@@ -90,9 +88,6 @@ def install_preset(path: str | Path) -> Preset:
     """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (an existing one with that
     name is replaced). The copy drops :data:`SENSITIVE_KEYS` (proxy passwords, custom URLs/headers), as ST's own
     export does. Returns the loaded preset. Raises PresetError / OSError."""
-    from ...fsutil import atomic_write_text
-    from ...paths import safe_name
-
     preset = load_preset(path)
     clean = {k: v for k, v in preset.raw.items() if k not in SENSITIVE_KEYS}
     dest = presets_dir() / f"{safe_name(preset.name, 'preset')}.json"
@@ -143,8 +138,6 @@ class PresetReport(BaseModel):
 
     def text(self) -> str:
         """The report as plain text, one line each (sections headed 映射 / 导入时修复 / 采样参数)."""
-        from ...llm.sampling import field_label
-
         out = list(self.lines)
         if self.repairs:
             out.append("")
@@ -160,9 +153,6 @@ class PresetReport(BaseModel):
 def describe_preset(preset: Preset, provider: str = "other") -> PresetReport:
     """The :class:`PresetReport` of ``preset`` for a connection to provider kind ``provider`` (see
     :func:`liyuan_desktop.core.llm.sampling.provider_kind`)."""
-    from ...llm.sampling import apply_sampling
-    from .mapping import plan
-
     sampling, notes = preset.request_sampling()
     not_sent = apply_sampling({}, sampling, provider) if provider != "other" else []  # type: ignore[arg-type]
     return PresetReport(name=preset.name, lines=plan(preset).describe(), repairs=list(preset.warnings),
