@@ -55,8 +55,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QDesktopServices
 from PySide6.QtWebChannel import QWebChannel
-from PySide6.QtWebEngineCore import (QWebEnginePage, QWebEngineSettings, QWebEngineUrlRequestInfo,
-                                     QWebEngineUrlRequestInterceptor)
+from PySide6.QtWebEngineCore import (QWebEngineLoadingInfo, QWebEnginePage, QWebEngineSettings,
+                                     QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
@@ -515,7 +515,8 @@ class ConversationView(QWebEngineView):
         self._pending_timer.setInterval(PENDING_INTERVAL_MS)
         self._pending_timer.timeout.connect(self._flush_pending)
 
-        self.loadFinished.connect(self._on_load_finished)
+        # (loadingChanged, not loadFinished: it says which page finished — see _on_loading_changed)
+        self._page.loadingChanged.connect(self._on_loading_changed)
         self._page.renderProcessTerminated.connect(self._on_render_process_terminated)
         # the egress gate's refusals and the memory guard's kills (frame_guard): listed and shown like the others
         frame_guard.watch_view(self)
@@ -706,6 +707,19 @@ class ConversationView(QWebEngineView):
         for script, callback in queue:
             self._exec(script, callback)
         self._flush_pending()
+
+    def _on_loading_changed(self, info: Any) -> None:
+        """A load of the main frame started or ended. The end of a load of a page other than ``self._url`` is
+        ignored: the page shown before a switch (set_card: the trusted copy of the page, or back) can finish loading
+        after the switch was queued, and the queue is for the page about to load, not for that one."""
+        status = info.status()
+        if status == QWebEngineLoadingInfo.LoadStatus.LoadStartedStatus:
+            return
+        ok = status == QWebEngineLoadingInfo.LoadStatus.LoadSucceededStatus
+        if ok and _without_fragment(info.url()) != _without_fragment(self._url):
+            log.debug("conversation view: the previous host page finished loading; waiting for %s", self._url.toString())
+            return
+        self._on_load_finished(ok)
 
     def _on_page_ready(self) -> None:
         if not self._ready:
