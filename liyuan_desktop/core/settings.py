@@ -504,7 +504,8 @@ async def test_connection(provider: ProviderSettings, api_key: Optional[str] = N
     """
     key = resolve_key(provider) if api_key is None else (api_key.strip() or None)
     # a short read timeout: the test must answer in seconds, not after the chat's 120 s
-    model = build_model(provider, api_key=key or "", max_retries=0, read_timeout=min(provider.read_timeout, 20.0))
+    model = build_model(provider, api_key=key or "", max_retries=0, read_timeout=min(provider.read_timeout, 20.0),
+                        total_timeout=min(provider.total_timeout, 30.0))
     request = ChatRequest(messages=[ChatMessage(role="user", content="ping")], max_tokens=1, thinking=False)
     started = time.perf_counter()
     try:

@@ -57,6 +57,14 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
+def _content_mark(asm: _Assembler) -> int:
+    """How many pieces of content (text, reasoning, tool names and arguments) ``asm`` has taken so far.
+
+    Cheap (list lengths, not characters): compared after each line to tell content from keep-alives. Empty
+    pieces are never stored by the assembler, so a chunk with an empty delta does not move the mark."""
+    return len(asm.content) + len(asm.reasoning) + sum(len(s["arguments"]) + bool(s["name"]) for s in asm.calls.values())
+
+
 def _deep_merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
     """Merge ``extra`` into ``into`` in place; nested dicts are merged, anything else is replaced."""
     for key, value in extra.items():
@@ -81,6 +89,11 @@ class OpenAIChatModel:
         api_key: sent as ``Authorization: Bearer <key>`` when set; never logged, never put in messages or repr.
         connect_timeout: seconds to open the connection.
         read_timeout: seconds allowed between two reads of the response (not the whole call).
+        idle_timeout: seconds the stream may go on without any new *content* (text, reasoning, tool name or
+            arguments) once the answer has started; keep-alive comments, empty chunks and role-only deltas do not
+            count as content, so a server that only keeps the connection warm is cut here. Default 180 s.
+        total_timeout: seconds one whole call may take, from the request to the last byte (retries included);
+            a server trickling one character every few seconds is cut here. Default 600 s (10 minutes).
         max_retries: retries after the first attempt (so up to ``max_retries + 1`` requests), before any byte
             of the answer was read, on 429, 500/502/503/504 and connection failures.
         retry_base_wait: seconds; attempt n waits ``base * 2**(n-1)`` plus up to ``base`` of jitter, capped at
@@ -107,6 +120,8 @@ class OpenAIChatModel:
         *,
         connect_timeout: float = 10.0,
         read_timeout: float = 120.0,
+        idle_timeout: float = 180.0,
+        total_timeout: float = 600.0,
         max_retries: int = 4,
         retry_base_wait: float = 1.0,
         extra_body: Optional[Mapping[str, Any]] = None,
@@ -121,6 +136,8 @@ class OpenAIChatModel:
         self._api_key = api_key or None
         self.connect_timeout = float(connect_timeout)
         self.read_timeout = float(read_timeout)
+        self.idle_timeout = float(idle_timeout)
+        self.total_timeout = float(total_timeout)
         self.max_retries = max(int(max_retries), 0)
         self.retry_base_wait = max(float(retry_base_wait), 0.0)
         self.extra_body = dict(extra_body or {})
@@ -393,17 +410,51 @@ class OpenAIChatModel:
             raise error
         await asm.feed_chunk(obj)
 
-    async def _read(self, first: bytes, chunks: AsyncIterator[bytes], asm: _Assembler) -> ChatResponse:
+    def _deadline_error(self, asm: Optional[_Assembler], which: str) -> ModelError:
+        """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``) or :attr:`total_timeout`;
+        ``partial`` holds what had arrived (``finish_reason == "cut"``), so the beat keeps its draft."""
+        got = asm.received_chars() if asm is not None else 0
+        if which == "idle":
+            lead = (f"模型 {self.idle_timeout:g} 秒没有输出新内容（服务器只在保持连接）"
+                    f" / no new content for {self.idle_timeout:g} s")
+        else:
+            lead = (f"模型调用超过总时限 {self.total_timeout:g} 秒"
+                    f" / the call ran past its {self.total_timeout:g} s limit")
+        return ModelError(
+            "network",
+            f"{lead}：已停止等待，已收到 {got} 个字符，本次回复不完整，可以重试（时限可在服务商设置里调整）。",
+            partial=asm.response(finish_reason="cut") if asm is not None else None,
+        )
+
+    async def _read(self, first: bytes, chunks: AsyncIterator[bytes], asm: _Assembler,
+                    hard_deadline: Optional[float] = None) -> ChatResponse:
         mode: Optional[str] = None  # "sse" or "plain", decided by the first non-blank line
         plain: list[str] = []
         plain_size = 0
         pending: list[str] = []  # data lines of an SSE event that did not parse on their own
         done = False
 
+        # Two clocks on the event loop: idle (reset only when content arrives, or a plain body grows) and the
+        # call's hard deadline. httpx's read timeout counts bytes, so keep-alives alone would never end a call.
+        loop = asyncio.get_running_loop()
+        hard = hard_deadline if hard_deadline is not None else loop.time() + self.total_timeout
+        mark = _content_mark(asm)
+        which = "idle"
+
+        def _next_deadline() -> float:
+            nonlocal which
+            idle = loop.time() + self.idle_timeout
+            which = "idle" if idle < hard else "total"
+            return min(idle, hard)
+
         lines = _lines(first, chunks)
         try:
-            async with contextlib.aclosing(lines):
+            async with asyncio.timeout_at(_next_deadline()) as clock, contextlib.aclosing(lines):
                 async for line in lines:
+                    now_mark = _content_mark(asm) + plain_size
+                    if now_mark != mark:
+                        mark = now_mark
+                        clock.reschedule(_next_deadline())
                     if mode is None:
                         if not line.strip():
                             continue
@@ -447,6 +498,8 @@ class OpenAIChatModel:
             if mode == "plain" or mode is None:
                 raise self._transport_error(exc) from None
             raise self._cut_error(asm, exc) from None
+        except TimeoutError:
+            raise self._deadline_error(asm, which) from None
 
         if mode is None:
             raise self._bad_response("")
@@ -485,7 +538,8 @@ class OpenAIChatModel:
 
         ``on_delta`` (sync or async) gets a :class:`StreamDelta` for each content, reasoning, tool-name and
         tool-arguments piece as it arrives. Raises :class:`ModelError`; when the stream breaks after data
-        arrived, ``kind == "network"`` and ``partial`` holds what arrived with ``finish_reason == "cut"``.
+        arrived, ``kind == "network"`` and ``partial`` holds what arrived with ``finish_reason == "cut"``; the
+        same when :attr:`idle_timeout` (no new content) or :attr:`total_timeout` (the whole call) runs out.
         ``asyncio.CancelledError`` closes the response and propagates.
         """
         content = json.dumps(self.build_body(request), ensure_ascii=False).encode("utf-8")
@@ -511,8 +565,12 @@ class OpenAIChatModel:
             before_sleep=_before_sleep,
             reraise=True,
         )
+        hard = asyncio.get_running_loop().time() + self.total_timeout
         try:
-            response, chunks, first = await retrying(self._open, content, attempts)
+            async with asyncio.timeout_at(hard):
+                response, chunks, first = await retrying(self._open, content, attempts)
+        except TimeoutError:
+            raise self._deadline_error(None, "total") from None
         except _Retryable as exc:
             retries = attempts[0] - 1
             if exc.status is not None:
@@ -521,7 +579,7 @@ class OpenAIChatModel:
 
         asm = _Assembler(on_delta, self.model)
         try:
-            return await self._read(first, chunks, asm)
+            return await self._read(first, chunks, asm, hard)
         finally:
             with contextlib.suppress(Exception):
                 await chunks.aclose()  # type: ignore[attr-defined]

@@ -33,6 +33,9 @@ class ProviderSettings(BaseModel):
         thinking_off_body: merged into the request body when thinking is switched off.
         extra_body: merged into every request body.
         connect_timeout / read_timeout: seconds (see :class:`OpenAIChatModel`).
+        idle_timeout: seconds a started answer may go without new content (keep-alives do not count); default 180.
+        total_timeout: seconds one whole model call may take; default 600 (10 minutes). Both end the beat unsealed
+            with the draft kept (see :class:`OpenAIChatModel`).
 
     Unknown fields are rejected, so an ``api_key`` can never be stored here by mistake.
     """
@@ -50,6 +53,8 @@ class ProviderSettings(BaseModel):
     extra_body: dict[str, Any] = Field(default_factory=dict)
     connect_timeout: float = Field(default=10.0, gt=0)
     read_timeout: float = Field(default=120.0, gt=0)
+    idle_timeout: float = Field(default=180.0, gt=0)
+    total_timeout: float = Field(default=600.0, gt=0)
 
     @field_validator("base_url")
     @classmethod
@@ -172,6 +177,8 @@ def build_model(
     kwargs: dict[str, Any] = {
         "connect_timeout": settings.connect_timeout,
         "read_timeout": settings.read_timeout,
+        "idle_timeout": settings.idle_timeout,
+        "total_timeout": settings.total_timeout,
         "extra_body": settings.extra_body,
         "thinking_off_body": settings.thinking_off_body,
         "provider": provider_kind(settings.name, settings.base_url),
