@@ -9,8 +9,11 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .checkpoint_model import BIDI_CONTROLS
+
 #: Characters refused in chapter file names (not portable across file systems), besides ``/`` and ``\\``.
-BAD_NAME_CHARS = set('<>:"|?*') | {chr(c) for c in range(32)} | {"\x7f"}
+#: Bidi controls are refused too: such a name can display as another name (see checkpoint_model.BIDI_CONTROLS).
+BAD_NAME_CHARS = set('<>:"|?*') | {chr(c) for c in range(32)} | {"\x7f"} | set(BIDI_CONTROLS)
 
 
 def split_lines(text: str) -> list[str]:

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
+import re
 import secrets
+import time
+from pathlib import Path
 from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
@@ -18,6 +23,13 @@ OBJECTS_DIRNAME = "对象"
 LOG_FILENAME = "检查点.jsonl"
 HASHCACHE_FILENAME = ".hashcache.json"
 CHAPTER_SUFFIX = ".md"
+
+log = logging.getLogger(__name__)
+
+#: Bidirectional-text controls (Unicode UAX #9: LRE RLE PDF LRO RLO, LRI RLI FSI PDI, LRM RLM ALM). A file name with
+#: one of them can display as a different name (``001-\u202edm.exe`` shows reversed), so agent mode never treats such
+#: a file as a chapter and the tools refuse to create one (chapters.BAD_NAME_CHARS).
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c")
 
 class CheckpointError(Exception):
     """Base of this module's errors."""
@@ -171,3 +183,109 @@ def diff_manifests(old: dict[str, str], new: dict[str, str]) -> Changed:
 def is_chapter_name(name: str) -> bool:
     """A chapter file name: ends in ``.md`` (any case) and does not start with ``.`` (hidden / temp files)."""
     return name.lower().endswith(CHAPTER_SUFFIX) and not name.startswith(".")
+
+
+def has_bidi_control(name: str) -> bool:
+    """Whether ``name`` contains a bidirectional-text control character (:data:`BIDI_CONTROLS`)."""
+    return any(c in BIDI_CONTROLS for c in name)
+
+
+def scan_chapters(story_dir: "os.PathLike[str] | str") -> tuple[list[os.DirEntry], list[tuple[str, str]]]:
+    """The chapter files of an agent-mode folder, never following a link — the one rule for snapshot, index,
+    export and restore.
+
+    Returns ``(chapters, ignored)``: ``chapters`` are the entries directly in ``story_dir`` with a chapter name
+    (:func:`is_chapter_name`: ``.md``, not hidden — ``.liyuan-*`` names and temp files are hidden) that are regular
+    files themselves (``is_file(follow_symlinks=False)``: a symlink, even to a file inside the folder, is not a
+    chapter; neither is a folder, FIFO or socket) and whose name has no bidi control; sorted by name (code point).
+    ``ignored`` lists ``(name, reason)`` for every entry with a visible ``.md`` name that was skipped (reason
+    ``"symlink"``, ``"not_a_file"`` or ``"bidi_name"``), so a caller can say once what it left out. A missing
+    folder (or a file where the folder should be) gives ``([], [])``."""
+    try:
+        it = os.scandir(story_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    chapters: list[os.DirEntry] = []
+    ignored: list[tuple[str, str]] = []
+    with it:
+        for e in it:
+            if not is_chapter_name(e.name):
+                continue
+            try:
+                if e.is_symlink():
+                    ignored.append((e.name, "symlink"))
+                elif not e.is_file(follow_symlinks=False):
+                    ignored.append((e.name, "not_a_file"))
+                elif has_bidi_control(e.name):
+                    ignored.append((e.name, "bidi_name"))
+                else:
+                    chapters.append(e)
+            except OSError:
+                ignored.append((e.name, "not_a_file"))
+    chapters.sort(key=lambda e: e.name)
+    ignored.sort()
+    return chapters, ignored
+
+
+_warned_ignored: set[tuple[str, str, str]] = set()
+
+
+def warn_ignored_once(story_dir: "os.PathLike[str] | str", ignored: list[tuple[str, str]]) -> None:
+    """Log each ignored entry of :func:`scan_chapters` once per process (per folder, name and reason)."""
+    for name, why in ignored:
+        key = (str(story_dir), name, why)
+        if key not in _warned_ignored:
+            _warned_ignored.add(key)
+            log.warning("%s: ignoring %r (%s): agent mode never follows links or reads such names", story_dir,
+                        name, why)
+
+
+#: Temp files our atomic writers leave when killed mid-write: ``.<name>.<pid>.<hex>.tmp`` (checkpoints) and
+#: ``.liyuan-<random>.tmp`` (core.fsutil.atomic_write_text).
+_LEFTOVER_TMP = re.compile(r"^\.(?:liyuan-.*|.*\.(\d+)\.[0-9a-f]{8})\.tmp$", re.S)
+#: A leftover temp file younger than this may belong to a write in progress in another process; it is kept.
+LEFTOVER_TMP_MIN_AGE_S = 60.0
+
+
+def clean_leftover_tmp(*dirs: "os.PathLike[str] | str", min_age_s: float = LEFTOVER_TMP_MIN_AGE_S) -> list[str]:
+    """Delete the temp files a killed atomic write left in ``dirs`` (see :data:`_LEFTOVER_TMP`): regular files
+    (never links) older than ``min_age_s`` seconds, or of a pid that is no longer running. Returns the paths
+    deleted; errors are logged and skipped (a cleanup never fails an open)."""
+    done: list[str] = []
+    now = time.time()
+    for d in dirs:
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                m = _LEFTOVER_TMP.match(e.name)
+                if not m:
+                    continue
+                try:
+                    if not e.is_file(follow_symlinks=False):
+                        continue
+                    old = now - e.stat(follow_symlinks=False).st_mtime >= min_age_s
+                    dead = m.group(1) is not None and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1)))
+                    if old or dead:
+                        os.unlink(e.path)
+                        done.append(e.path)
+                except OSError as err:
+                    log.warning("could not remove leftover temp file %s: %s", e.path, err)
+    if done:
+        log.info("removed %d leftover temp file(s): %s", len(done), ", ".join(Path(p).name for p in done))
+    return done
+
+
+def _pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (POSIX ``kill(pid, 0)``; elsewhere assume it does, so only age decides)."""
+    if os.name != "posix" or pid <= 0:
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True

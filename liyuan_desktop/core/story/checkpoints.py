@@ -14,6 +14,9 @@ Layout (``history_dir`` is the story's ``历史/``; the records are in :mod:`.ch
 Chapters are the regular files directly inside ``story_dir`` whose name ends in ``.md`` (case-insensitive) and does
 not start with ``.``; ``.txt`` and every other file, sub-folders and hidden/temporary files are not chapters and are
 never touched by :meth:`StoryHistory.restore` (the agent prompt: "按文件名排序的 .md 文件，一个文件一章").
+Links are never followed (:func:`.checkpoint_model.scan_chapters`): a symlink named ``x.md`` is no chapter, is never
+read into ``对象/`` and is listed once as ignored (``StoryHistory.ignored``); names with bidi controls likewise.
+Opening a history removes temp files a killed write left behind (:func:`.checkpoint_model.clean_leftover_tmp`).
 
 Durability: a blob is written to a temp file, fsynced and renamed into place, and every blob of a checkpoint is
 written BEFORE its log line is appended (append + fsync). A crash in between leaves unreferenced blobs, which are
@@ -31,14 +34,15 @@ import logging
 import os
 import re
 import secrets
+import stat as _stat
 import threading
 import time
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
 from .checkpoint_model import (HASHCACHE_FILENAME, LOG_FILENAME, OBJECTS_DIRNAME, Checkpoint, CheckpointNotFound,
-                               FileDiff, MissingObjectError, diff_manifests, is_chapter_name, new_checkpoint_id,
-                               sha256_hex)
+                               FileDiff, MissingObjectError, clean_leftover_tmp, diff_manifests, new_checkpoint_id,
+                               scan_chapters, sha256_hex, warn_ignored_once)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +92,28 @@ def _atomic_write(path: Path, data: bytes, *, fsync: bool = True) -> None:
         raise
 
 
+def read_nofollow(path: "os.PathLike[str] | str") -> bytes:
+    """The bytes of the regular file ``path``, refusing to follow a symlink at the last component (``O_NOFOLLOW``
+    where the OS has it; elsewhere an ``lstat`` check first). Raises OSError (ELOOP / ``IsADirectoryError`` ...) for a
+    link or a non-file, FileNotFoundError when gone."""
+    flags = os.O_RDONLY | getattr(os, "O_BINARY", 0)
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    if not nofollow and os.path.islink(path):
+        raise OSError(f"{path} is a symbolic link")
+    fd = os.open(path, flags | nofollow | getattr(os, "O_NONBLOCK", 0))  # non-blocking: a FIFO must not hang us
+    try:
+        if not _stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
 
 # ------------------------------------------------------------------------------------------------- history
 
@@ -112,6 +138,10 @@ class StoryHistory:
         self._log_cache: Optional[tuple[tuple[int, int], list[Checkpoint]]] = None
         self._read_bytes: dict[str, bytes] = {}  # bytes read by the last snapshot, for writing blobs
         self.last_read_count = 0
+        #: ``(name, reason)`` of the ``.md`` entries the last snapshot skipped (symlinks, non-files, bidi names)
+        self.ignored: list[tuple[str, str]] = []
+        #: temp files removed when this history was opened (paths)
+        self.cleaned: list[str] = clean_leftover_tmp(self.story_dir, self.history_dir, self.objects_dir)
 
     # ------------------------------------------------------------------ snapshot
 
@@ -143,12 +173,9 @@ class StoryHistory:
             log.warning("could not save hash cache %s: %s", self.cache_file, e)
 
     def _chapter_entries(self) -> list[os.DirEntry]:
-        try:
-            it = os.scandir(self.story_dir)
-        except FileNotFoundError:
-            return []
-        with it:
-            return [e for e in it if is_chapter_name(e.name) and e.is_file()]
+        entries, self.ignored = scan_chapters(self.story_dir)
+        warn_ignored_once(self.story_dir, self.ignored)
+        return entries
 
     def snapshot(self) -> dict[str, str]:
         """``{chapter name: sha256 hex}`` of the folder now, sorted by name.
@@ -165,18 +192,25 @@ class StoryHistory:
             for e in self._chapter_entries():
                 name = e.name
                 seen.add(name)
-                st = e.stat()
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except FileNotFoundError:  # vanished since the listing
+                    continue
                 c = cache.get(name)
                 if (c is not None and c[0] == st.st_size and c[1] == st.st_mtime_ns
                         and st.st_mtime_ns < c[3] - RACY_WINDOW_NS):
                     files[name] = c[2]
                     continue
                 hashed_at = time.time_ns()
-                data = Path(e.path).read_bytes()
+                try:
+                    data = read_nofollow(e.path)  # swapped for a link since the listing → OSError, skipped
+                except OSError as err:
+                    log.warning("%s: not snapshotting %r: %s", self.story_dir, name, err)
+                    continue
                 reads += 1
                 h = sha256_hex(data)
                 self._read_bytes[name] = data
-                st2 = os.stat(e.path)  # the stat that belongs to the bytes we read (the file may have moved on)
+                st2 = os.stat(e.path, follow_symlinks=False)  # the stat that belongs to the bytes we read (the file may have moved on)
                 new_entry = [len(data), st2.st_mtime_ns, h, hashed_at]
                 if st2.st_size != len(data):
                     new_entry[3] = 0  # changed while we read: never trust this entry
@@ -257,8 +291,8 @@ class StoryHistory:
             data = self._read_bytes.get(name)
             if data is None:
                 try:
-                    data = (self.story_dir / name).read_bytes()
-                except FileNotFoundError:  # vanished since the snapshot
+                    data = read_nofollow(self.story_dir / name)
+                except OSError:  # vanished (or became a link) since the snapshot
                     del out[name]
                     continue
             out[name] = self._store_object(data)

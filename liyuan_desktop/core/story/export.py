@@ -8,6 +8,9 @@ import hashlib
 import re
 from pathlib import Path
 
+from .checkpoint_model import scan_chapters, warn_ignored_once
+from .checkpoints import read_nofollow
+
 _NAME = re.compile(r"^\d+[-_ ]*")
 
 
@@ -18,8 +21,19 @@ def chapter_title(file_name: str) -> str:
 
 
 def _chapters(story_dir: Path) -> list[tuple[str, str]]:
-    files = sorted(p for p in Path(story_dir).iterdir() if p.is_file() and p.suffix.lower() == ".md" and not p.name.startswith("."))
-    return [(chapter_title(p.name), p.read_text("utf-8")) for p in files]
+    """``[(title, text)]`` of the chapters in file-name order — the same files the checkpoints see
+    (:func:`.checkpoint_model.scan_chapters`: links are never followed, hidden and bidi-control names are left out;
+    each left-out ``.md`` entry is logged once). Undecodable bytes become U+FFFD."""
+    entries, ignored = scan_chapters(story_dir)
+    warn_ignored_once(story_dir, ignored)
+    out = []
+    for e in entries:
+        try:
+            data = read_nofollow(e.path)
+        except OSError:  # vanished or swapped for a link since the listing
+            continue
+        out.append((chapter_title(e.name), data.decode("utf-8", errors="replace")))
+    return out
 
 
 def export_markdown(story_dir: Path, out: Path, title: str) -> Path:

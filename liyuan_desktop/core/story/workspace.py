@@ -37,6 +37,7 @@ from ..fsutil import atomic_write_text
 from ..text import utf16_len
 from ..errors import ToolError
 from .chapters import BAD_NAME_CHARS, split_lines
+from .checkpoint_model import scan_chapters, warn_ignored_once
 
 # ---------------------------------------------------------------------------------------------------------------
 # limits
@@ -193,6 +194,9 @@ class StoryFolder:
         stem = name.split(".", 1)[0].rstrip(" ").upper()
         if stem in _RESERVED:
             raise StoryPathError(f"「{name}」是系统保留的设备名，不能当文件名。请换一个名字，例如 \"001-标题.md\"。")
+        if write and name.startswith("."):
+            raise StoryPathError(f"「{name}」以句点开头，是隐藏文件名，目录和检查点都看不到它。请换一个不以 . 开头的名字，"
+                                 f"例如 \"001-标题.md\"。")
         if write and not name.lower().endswith(".md"):
             raise StoryPathError(f"只能写 .md 文件，「{name}」不是。一章一个 .md 文件，例如 \"001-雨夜问名.md\"。")
         target = self.story_dir / name
@@ -222,20 +226,14 @@ class StoryFolder:
 
     def chapters(self) -> list[ChapterInfo]:
         """The ``.md`` files directly in the story folder, ordered by file name (code point order), with size in
-        UTF-16 units and mtime. Symlinks leading outside the folder and non-files are skipped; missing folder → []."""
-        try:
-            entries = list(os.scandir(self.story_dir))
-        except (FileNotFoundError, NotADirectoryError):
-            return []
-        real_dir = os.path.realpath(self.story_dir)
+        UTF-16 units and mtime. Symlinks (wherever they lead), non-files, hidden names (``.liyuan-*`` …) and names with
+        bidi controls are skipped (checkpoint_model.scan_chapters); missing folder → []."""
+        entries, ignored = scan_chapters(self.story_dir)  # the checkpoints' rule: no links, no hidden/bidi names
+        warn_ignored_once(self.story_dir, ignored)
         out: list[ChapterInfo] = []
         for e in entries:
-            if not e.name.lower().endswith(".md") or e.name.startswith(".liyuan-"):
-                continue
             try:
-                if not e.is_file() or os.path.dirname(os.path.realpath(e.path)) != real_dir:
-                    continue
-                st = os.stat(e.path)
+                st = os.stat(e.path, follow_symlinks=False)
                 with open(e.path, "r", encoding="utf-8", errors="replace", newline="") as f:
                     size = utf16_len(f.read())
             except OSError:
