@@ -3,6 +3,9 @@
 :func:`parse_regex_key` recognises one (ST's ``parseRegexFromString``); :func:`translate_js_regex` translates the body
 into a Python ``re`` pattern once per key (what is covered is listed there); :class:`JsRegexUnsupported` marks the
 few valid constructs it does not translate, which :func:`.keys.compile_key` then runs in QuickJS.
+:func:`translate_js_regex_re2` translates the same body for RE2 (linear time: a key from a card can never freeze
+activation); what RE2 cannot express (backreferences, lookaround, multi-line anchors) raises
+:class:`JsRegexUnsupported` and runs in QuickJS under its time limit instead.
 """
 
 from __future__ import annotations
@@ -56,11 +59,19 @@ def _cls_char(cp: int) -> str:
     return f"\\U{cp:08x}"
 
 
-def _ranges_body(ranges: list[tuple[int, int]]) -> str:
-    return "".join(_cls_char(a) if a == b else f"{_cls_char(a)}-{_cls_char(b)}" for a, b in ranges)
+def _re2_char(cp: int) -> str:
+    """One code point as RE2 pattern text (RE2 spells escapes ``\\x{HHHH}``; it has no ``\\u``)."""
+    ch = chr(cp)
+    if ch.isascii() and ch.isalnum():
+        return ch
+    return f"\\x{{{cp:x}}}"
 
 
-def _complement(ranges: list[tuple[int, int]]) -> str:
+def _ranges_body(ranges: list[tuple[int, int]], char=_cls_char) -> str:
+    return "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in ranges)
+
+
+def _complement(ranges: list[tuple[int, int]], char=_cls_char) -> str:
     out, lo = [], 0
     for a, b in sorted(ranges):
         if a > lo:
@@ -68,24 +79,34 @@ def _complement(ranges: list[tuple[int, int]]) -> str:
         lo = max(lo, b + 1)
     if lo <= 0x10FFFF:
         out.append((lo, 0x10FFFF))
-    return _ranges_body(out)
+    return _ranges_body(out, char)
 
 
-_CLASS_SETS = {
-    "d": _ranges_body(_DIGIT_RANGES), "D": _complement(_DIGIT_RANGES),
-    "w": _ranges_body(_WORD_RANGES), "W": _complement(_WORD_RANGES),
-    "s": _ranges_body(_SPACE_RANGES), "S": _complement(_SPACE_RANGES),
-}
+def _class_sets(char) -> dict[str, str]:
+    return {
+        "d": _ranges_body(_DIGIT_RANGES, char), "D": _complement(_DIGIT_RANGES, char),
+        "w": _ranges_body(_WORD_RANGES, char), "W": _complement(_WORD_RANGES, char),
+        "s": _ranges_body(_SPACE_RANGES, char), "S": _complement(_SPACE_RANGES, char),
+    }
+
+
+_CLASS_SETS = _class_sets(_cls_char)
+_CLASS_SETS_RE2 = _class_sets(_re2_char)
+_LINE_TERMS_RE2 = r"\n\r\x{2028}\x{2029}"
 _SIMPLE_ESCAPES = {"t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
 _HEX = "0123456789abcdefABCDEF"
 
 
 class _JsTranslator:
-    """One-pass translation of a JavaScript (ES2018+, Annex B, non-``v``) regex body into a Python ``re`` pattern."""
+    """One-pass translation of a JavaScript (ES2018+, Annex B, non-``v``) regex body into a Python ``re`` pattern,
+    or (``re2=True``) into an RE2 pattern, refusing with :class:`JsRegexUnsupported` what RE2 cannot express."""
 
-    def __init__(self, pattern: str, flags: str):
+    def __init__(self, pattern: str, flags: str, re2: bool = False):
         if len(set(flags)) != len(flags):
             raise _JsSyntax("duplicate flag")
+        self.re2 = re2
+        self.ch = _re2_char if re2 else _cls_char
+        self.sets = _CLASS_SETS_RE2 if re2 else _CLASS_SETS
         self.p = pattern
         self.u = "u" in flags
         self.m = "m" in flags
@@ -158,8 +179,8 @@ class _JsTranslator:
         if i + 1 >= len(p):
             raise _JsSyntax("\\ at end of pattern")
         c = p[i + 1]
-        if c in _CLASS_SETS:
-            return _CLASS_SETS[c], i + 2
+        if c in self.sets:
+            return self.sets[c], i + 2
         if c == "b":
             return 8, i + 2
         if c in _SIMPLE_ESCAPES:
@@ -208,12 +229,12 @@ class _JsTranslator:
         if i + 1 >= len(p):
             raise _JsSyntax("\\ at end of pattern")
         c = p[i + 1]
-        if c in _CLASS_SETS:
-            return f"[{_CLASS_SETS[c]}]", i + 2
-        if c == "b":
-            return _BOUNDARY, i + 2
+        if c in self.sets:
+            return f"[{self.sets[c]}]", i + 2
+        if c == "b":  # JavaScript's \b is ASCII (without u+i), as RE2's
+            return (r"\b" if self.re2 else _BOUNDARY), i + 2
         if c == "B":
-            return _NON_BOUNDARY, i + 2
+            return (r"\B" if self.re2 else _NON_BOUNDARY), i + 2
         if c in "123456789":
             j = i + 1
             while j < len(p) and p[j] in "0123456789":
@@ -231,13 +252,15 @@ class _JsTranslator:
         cp, j = self._class_escape(i, in_class=False)
         if isinstance(cp, str):  # cannot happen outside the sets handled above
             return f"[{cp}]", j
-        return _cls_char(cp) if cp != ord("\\") else "\\\\", j
+        return self.ch(cp) if cp != ord("\\") else "\\\\", j
 
     def _backref(self, num: int) -> str:
         # JS: a reference to a group that has not matched (yet), or is still open, matches the empty string;
         # Python fails instead — so such references become "(?:)" and the others a conditional reference.
         if num > self.opened or num in self.open_stack:
             return "(?:)"
+        if self.re2:
+            raise JsRegexUnsupported("backreferences are not linear-time (RE2)")
         return f"(?:(?({num})\\{num}))"
 
     # -- classes ----------------------------------------------------------------------------------------------
@@ -247,7 +270,8 @@ class _JsTranslator:
         if neg:
             j += 1
         if p.startswith("]", j):
-            return ("(?s:.)" if neg else "(?!)"), j + 1
+            never = r"[^\x00-\x{10ffff}]" if self.re2 else "(?!)"
+            return ("(?s:.)" if neg else never), j + 1
         items: list[str] = []
 
         def atom(k: int) -> tuple[Union[int, str], int]:
@@ -269,16 +293,16 @@ class _JsTranslator:
                 if isinstance(a, int) and isinstance(b, int):
                     if a > b:
                         raise _JsSyntax("range out of order")
-                    items.append(f"{_cls_char(a)}-{_cls_char(b)}")
+                    items.append(f"{self.ch(a)}-{self.ch(b)}")
                     j = k
                     continue
                 if self.u:
                     raise _JsSyntax("class escape in a range")
-                items += [a if isinstance(a, str) else _cls_char(a), _cls_char(ord("-")),
-                          b if isinstance(b, str) else _cls_char(b)]
+                items += [a if isinstance(a, str) else self.ch(a), self.ch(ord("-")),
+                          b if isinstance(b, str) else self.ch(b)]
                 j = k
                 continue
-            items.append(a if isinstance(a, str) else _cls_char(a))
+            items.append(a if isinstance(a, str) else self.ch(a))
         return "[" + ("^" if neg else "") + "".join(items) + "]", j
 
     # -- main -------------------------------------------------------------------------------------------------
@@ -290,7 +314,7 @@ class _JsTranslator:
             if c == "\\":
                 piece, i = self._atom_escape(i)
                 out.append(piece)
-                quantifiable = piece not in (_BOUNDARY, _NON_BOUNDARY)
+                quantifiable = piece not in (_BOUNDARY, _NON_BOUNDARY, r"\b", r"\B")
                 continue
             if c == "[":
                 piece, i = self._class(i)
@@ -300,6 +324,8 @@ class _JsTranslator:
             if c == "(":
                 if p.startswith(("(?:", "(?=", "(?!", "(?<=", "(?<!"), i):
                     k = 4 if p.startswith("(?<", i) else 3
+                    if self.re2 and k == 4 or (self.re2 and p.startswith(("(?=", "(?!"), i)):
+                        raise JsRegexUnsupported("lookahead / lookbehind are not linear-time (RE2)")
                     out.append(p[i:i + k])
                     self.open_stack.append(0)
                     i += k
@@ -353,17 +379,23 @@ class _JsTranslator:
                 quantifiable = False
                 continue
             if c == ".":
-                out.append("(?s:.)" if self.s else f"[^{_LINE_TERMS}]")
+                out.append("(?s:.)" if self.s else f"[^{_LINE_TERMS_RE2 if self.re2 else _LINE_TERMS}]")
+            elif c in "^$" and self.m and self.re2:
+                # JavaScript lines also end at \r, U+2028 and U+2029; RE2's (?m) knows only \n
+                raise JsRegexUnsupported("multi-line anchors (m flag) need JavaScript line terminators")
             elif c == "^":
                 out.append(f"(?<![^{_LINE_TERMS}])" if self.m else r"\A")
             elif c == "$":
-                out.append(f"(?![^{_LINE_TERMS}])" if self.m else r"\Z")
+                out.append(f"(?![^{_LINE_TERMS}])" if self.m else (r"\z" if self.re2 else r"\Z"))
             elif c == "|":
                 out.append("|")
             elif c in "{}]":
                 if self.u:
                     raise _JsSyntax(f"lone {c}")
                 out.append("\\" + c)
+            elif self.re2:
+                out.append(c if c.isalnum() else ("\\" + c if c.isascii() and c.isprintable() and c != " "
+                                                  else self.ch(ord(c))))
             else:
                 out.append(re.escape(c))
             quantifiable = c not in "^$|"
@@ -402,3 +434,18 @@ def translate_js_regex(pattern: str, flags: str = "") -> tuple[str, int, bool]:
         raise JsRegexUnsupported(f"not translatable to Python: {exc}") from exc
     return py, re_flags, "y" in flags
 
+
+
+def translate_js_regex_re2(pattern: str, flags: str = "") -> tuple[str, bool]:
+    """Translate a JavaScript regex body + flags into ``(re2_pattern, sticky)`` for the linear-time RE2 engine
+    (``google-re2``; the ``i`` flag becomes a leading ``(?i)``).
+
+    Same reading as :func:`translate_js_regex` (same classes, escapes, ``.``/``^``/``$`` and invalid-pattern
+    errors), but raises :class:`JsRegexUnsupported` for what RE2 cannot run: backreferences to a group that has
+    matched, lookahead and lookbehind, ``^``/``$`` under the ``m`` flag (JavaScript lines also end at ``\\r``,
+    U+2028, U+2029), plus everything :func:`translate_js_regex` refuses. Whether RE2 accepts the result (e.g. a
+    repeat count over 1000, a lone surrogate) is decided when it is compiled.
+    """
+    t = _JsTranslator(pattern, flags, re2=True)
+    body = t.translate()
+    return ("(?i)" + body if "i" in flags else body), "y" in flags

@@ -1,5 +1,8 @@
-"""Key matchers: the compiled form of one world-info key (plain text with the Liyuan whole-word rule, a translated
-JavaScript regex, a regex run in QuickJS, or a refused one) and :func:`compile_key` / :func:`key_matches`.
+"""Key matchers: the compiled form of one world-info key (plain text with the Liyuan whole-word rule, a JavaScript
+regex translated for RE2, a regex run in QuickJS, or a refused one) and :func:`compile_key` / :func:`key_matches`.
+
+Regex keys come from cards, so none runs on a backtracking engine without a bound: RE2 (linear time) runs what it
+can express; the rest (backreferences, lookaround, ``m``-flag anchors) runs in QuickJS under :data:`JS_TIME_LIMIT`.
 """
 
 from __future__ import annotations
@@ -7,9 +10,11 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
-from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex
+from ..linear_regex import LinearRegexRefused, compile_re2
+from ..linear_regex import search as linear_search
+from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, translate_js_regex_re2
 from .model import _ASCII_WORD
 from .scan import _Hay
 
@@ -48,16 +53,18 @@ class _Plain:
 
 
 class _Regex:
+    """A regex key compiled for RE2 (linear time in the scan text; ``sticky``: match at the start only)."""
+
     __slots__ = ("rx", "sticky")
     kind = "regex"
     lowered = False
 
-    def __init__(self, rx: re.Pattern[str], sticky: bool):
+    def __init__(self, rx: Any, sticky: bool):
         self.rx = rx
         self.sticky = sticky
 
     def find(self, hay: _Hay) -> int:
-        m = self.rx.match(hay.raw) if self.sticky else self.rx.search(hay.raw)
+        m = linear_search(self.rx, hay.raw, sticky=self.sticky)
         return m.start() if m else -1
 
 
@@ -175,15 +182,23 @@ _Matcher = Union[_Plain, _Regex, _JsEval, _Refused]
 def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> _Matcher:
     """The matcher for one key text (already substituted/trimmed as the caller wants).
 
-    A regex key per :func:`parse_regex_key` is translated to Python (:func:`translate_js_regex`); a construct the
-    translator does not support is evaluated by QuickJS instead (JavaScript's own ``RegExp``, time-limited), and only
-    without QuickJS refused (never matches; a warning names it). A pattern that is not valid JavaScript (QuickJS
-    decides when available) makes the key plain text, as in ST. Otherwise a plain key. Cached per (key, settings)."""
+    A regex key per :func:`parse_regex_key` is read by :func:`translate_js_regex` (is it valid JavaScript?) and run
+    by RE2 (:func:`translate_js_regex_re2`, linear time); a construct RE2 or the translator does not support is
+    evaluated by QuickJS instead (JavaScript's own ``RegExp``, :data:`JS_TIME_LIMIT` per test), and only without
+    QuickJS refused (never matches; a warning names it). A pattern that is not valid JavaScript (QuickJS decides when
+    available) makes the key plain text, as in ST. Otherwise a plain key. Cached per (key, settings)."""
     rk = parse_regex_key(key)
     if rk is not None:
         try:
-            py, fl, sticky = translate_js_regex(*rk)
-            return _Regex(re.compile(py, fl), sticky)
+            translate_js_regex(*rk)  # the JavaScript reading: raises for invalid or untranslatable patterns
+            try:
+                body, sticky = translate_js_regex_re2(*rk)
+                return _Regex(compile_re2(body), sticky)
+            except (JsRegexUnsupported, LinearRegexRefused) as exc:
+                eng = _js_engine()
+                if eng is not None and eng.valid(*rk):
+                    return _JsEval(*rk)
+                return _Refused(f"正则关键词 {key} 无法安全运行：{exc}（JavaScript 引擎不可用）")
         except JsRegexUnsupported as exc:
             eng = _js_engine()
             if eng is not None and eng.valid(*rk):

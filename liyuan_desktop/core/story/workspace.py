@@ -36,6 +36,8 @@ from ..text import canon_punct
 from ..fsutil import atomic_write_text
 from ..text import utf16_len
 from ..errors import ToolError
+from ..linear_regex import LinearRegexRefused, compile_python_pattern
+from ..linear_regex import search as linear_search
 from .chapters import BAD_NAME_CHARS, split_lines
 from .checkpoint_model import scan_chapters, warn_ignored_once
 
@@ -290,7 +292,10 @@ class StoryFolder:
     def grep(self, pattern: str, path: Optional[str] = None, regex: bool = False, limit: int = 100) -> str:
         """Search one chapter (``path``) or every chapter (``path`` omitted or naming the story folder).
 
-        Literal, case-sensitive, line by line; ``regex=True`` uses Python ``re`` (an invalid pattern is ``bad_args``).
+        Literal, case-sensitive, line by line; ``regex=True`` reads the pattern as Python ``re`` syntax (an invalid
+        pattern is ``bad_args``) and runs it in linear time (RE2, :func:`~..linear_regex.compile_python_pattern`:
+        the model can write both the pattern and the line, so ``(a+)+$`` must not freeze the window); a pattern
+        RE2 cannot run (backreferences, lookaround…) is ``bad_args`` too, saying what to write instead.
         Returns one ``name:line: text`` row per matching line (line 1-based; text without its line ending; lines
         over ~400 characters are shown as an exact window around the first hit between ``…``), at most ``limit``
         rows, then a count line ``共 N 行命中（M 个文件）`` (plus ``，只列出前 K 行`` when cut)."""
@@ -301,12 +306,18 @@ class StoryFolder:
         limit = min(limit, GREP_MAX_LIMIT)
         if regex:
             try:
-                rx = re.compile(pattern)
+                rx = compile_python_pattern(pattern)
             except re.error as e:
                 raise ToolError("bad_args", f"正则表达式「{pattern}」写错了：{e}。要按字面找就去掉 regex=true。") from e
+            except LinearRegexRefused as e:
+                raise ToolError(
+                    "bad_args",
+                    f"正则表达式「{pattern}」不能用：{e}。请改写成不含反向引用、前后查找的正则（例如用两次 grep 代替），"
+                    f"或去掉 regex=true 按字面找。",
+                ) from e
 
             def find(line: str) -> Optional[tuple[int, int]]:
-                m = rx.search(line)
+                m = linear_search(rx, line)
                 return (m.start(), m.end()) if m else None
         else:
             def find(line: str) -> Optional[tuple[int, int]]:
