@@ -12,8 +12,14 @@ Refusals are :class:`~core.errors.ToolError` (nothing changed) with a stable ``c
 
 from __future__ import annotations
 
+import json
+import logging
+import os
+import re
+import time
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Optional
 
 from ..text import canon_punct, utf16_len, utf16_span
 from ..errors import ToolError
@@ -247,3 +253,130 @@ def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[st
             item["level"] = level
         out.append(item)
     return {"version": version, "total": len(hits), "hits": out}
+
+
+# -- the draft on disk while a beat runs (issue 15: nothing lost) ------------------------------------------------
+#: The draft log's file name, beside ``session.jsonl`` in the chat folder.
+DRAFT_LOG_NAME = "session.draft.jsonl"
+
+_CONTENT_KEY = re.compile(r'"content"\s*:\s*"')
+_SEPARATOR_KEY = re.compile(r'"separator"\s*:\s*"')
+
+
+@dataclass
+class DraftRecord:
+    """The newest intact line of a draft log: the draft as it stood (``text``, ``version``), the user entry its beat
+    answers (``user``), when the beat started (``started``, ms since the epoch) and whether ``text`` was rebuilt
+    from a tool call still streaming (``streaming``: the tool's name, else "")."""
+
+    user: str
+    started: int
+    text: str
+    version: int
+    streaming: str = ""
+
+
+def partial_string(args: str, key_re: "re.Pattern[str]" = _CONTENT_KEY) -> Optional[str]:
+    """The value of the ``content`` string in the *prefix* of a JSON object (a tool call's arguments still being
+    streamed): everything after ``"content": "`` up to its closing quote or the end, a torn escape at the end
+    dropped. None when the key has not arrived yet."""
+    m = key_re.search(args)
+    if m is None:
+        return None
+    body = args[m.end():]
+    i, n = 0, len(body)
+    while i < n:
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == '"':
+            break
+        i += 1
+    body = body[:min(i, n)]
+    for cut in range(0, 7):  # a torn "\" or "\u12" at the end
+        try:
+            return json.loads('"' + body[:len(body) - cut] + '"')
+        except ValueError:
+            continue
+    return ""
+
+
+class DraftLog:
+    """The running beat's draft on disk, so a crash (kill -9, power cut) loses at most the last second of it.
+
+    A side file beside the session (:data:`DRAFT_LOG_NAME`), not draft entries in the session tree: the tree is
+    append-only and every line is kept forever, while a draft is rewritten many times a beat and streamed text
+    wants a line a second — in the tree that would multiply the file (and every later open) by the drafts' sizes;
+    here the file is thrown away once the beat entry (which keeps the final draft) is on disk. Append-only JSON
+    lines, each the whole draft, each ``fsync``'d: a torn last line (a crash mid-write) leaves the one before it,
+    and there is no rename and no folder fsync per write, so a write costs one small append + fsync.
+
+    :meth:`record` after each write/append/edit that changed the draft; :meth:`record_stream` while a
+    ``draft_write``/``draft_append`` is still streaming (the caller throttles it); :meth:`clear` once the beat
+    entry is committed; :meth:`read` (recovery on open). A refused write is logged and never breaks the beat."""
+
+    def __init__(self, path: Path, user_id: str, started: Optional[int] = None):
+        self.path = Path(path)
+        self.user_id = user_id
+        self.started = started if started is not None else int(time.time() * 1000)
+        self.version = -1
+        self.writes = 0
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        line = json.dumps({"user": self.user_id, "started": self.started, **obj}, ensure_ascii=False) + "\n"
+        try:
+            with open(self.path, "ab") as f:
+                f.write(line.encode("utf-8", "replace"))
+                f.flush()
+                os.fsync(f.fileno())
+            self.writes += 1
+        except OSError as e:  # disk full: the beat goes on; its entry will still keep the draft at the end
+            logging.getLogger(__name__).warning("draft log not written: %s", e)
+
+    def record(self, draft: Draft) -> None:
+        """Persist ``draft`` as it is now, if its version changed since the last record."""
+        if draft.version == self.version:
+            return
+        self.version = draft.version
+        self._write({"v": draft.version, "text": draft.text})
+
+    def record_stream(self, draft: Draft, tool: str, args: str) -> None:
+        """Persist the draft a ``draft_write``/``draft_append`` still streaming would make: ``args`` is the raw
+        arguments text so far (the content is read from it at recovery, :meth:`read`)."""
+        self._write({"v": draft.version, "text": draft.text, "tool": tool, "args": args})
+
+    def clear(self) -> None:
+        """Remove the log (the beat entry now keeps the draft)."""
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            pass
+
+    @staticmethod
+    def read(path: Path) -> Optional[DraftRecord]:
+        """The newest intact record of the log at ``path``, or None (no file, nothing intact). A streamed record's
+        text is the draft the tool would have made from the arguments that had arrived."""
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            return None
+        for raw in reversed(data.splitlines()):
+            try:
+                obj = json.loads(raw)
+                user, started, text, version = obj["user"], int(obj["started"]), obj["text"], int(obj["v"])
+            except (ValueError, KeyError, TypeError):
+                continue
+            if not isinstance(user, str) or not isinstance(text, str):
+                continue
+            tool = obj.get("tool") or ""
+            if tool and isinstance(obj.get("args"), str):
+                part = partial_string(obj["args"])
+                if part:
+                    if tool == "draft_append" and text:
+                        sep = partial_string(obj["args"], _SEPARATOR_KEY)
+                        text = text + ("\n\n" if sep is None else sep) + part
+                    else:
+                        text = part
+            return DraftRecord(user=user, started=started, text=text, version=version, streaming=tool)
+        return None

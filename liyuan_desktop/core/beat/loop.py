@@ -21,8 +21,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .draft import Draft
+from .draft import Draft, DraftLog
 from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
+from ..llm.sse import LONE_SURROGATE_NOTICE, fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
@@ -40,6 +41,9 @@ MAX_ROUNDS = 20
 CAPTURED_NOTICE = "直出正文已代收为 draft_write"
 CAPTURED_APPEND_NOTICE = "稿纸之后的直出文字已代收为 draft_append，并自动收笔"
 UNSEALED_NOTICE = "本拍尚未收笔"
+#: How long streamed draft text may wait before it is on disk (seconds; issue 15: no draft older than 1 s lost).
+STREAM_PERSIST_S = 0.5
+_STREAMED_DRAFT_TOOLS = ("draft_write", "draft_append")
 
 EventSink = Callable[[Any], None]
 
@@ -75,6 +79,9 @@ class BeatInput:
     mode: str = "write"
     story: Optional[StoryFolder] = None
     memory_search: Optional[MemorySearch] = None
+    #: Where the draft is kept on disk while the beat runs (issue 15): each change, and a draft_write/append
+    #: still streaming at least every :data:`STREAM_PERSIST_S` seconds. None: memory only (tests, agent mode).
+    draft_log: Optional[DraftLog] = None
 
 
 @dataclass
@@ -116,6 +123,13 @@ class Beat:
         self._current: Optional[asyncio.Task[Any]] = None
         self._round = 0
         self._loop_tail: list[str] = []
+        self._stream_flush: Optional[asyncio.TimerHandle] = None
+
+    # -- the draft on disk ----------------------------------------------------------------------------------
+    def _persist_draft(self) -> None:
+        """Record the draft in the beat's draft log when it changed (no-op without a log)."""
+        if self.inp.draft_log is not None:
+            self.inp.draft_log.record(self.draft)
 
     # -- events ---------------------------------------------------------------------------------------------
     def emit(self, ev: Any) -> None:
@@ -152,8 +166,17 @@ class Beat:
         if spec is None:  # unknown, or not offered in this mode
             names = "、".join(self.inp.tool_names)
             return {"ok": False, "error": "unknown_tool", "message": f"没有名为 {call.name!r} 的工具。可用的工具：{names}。"}, False
+        raw = call.arguments
+        if raw and ("\\ud" in raw or "\\uD" in raw):  # a lone surrogate escape would break measuring and saving
+            try:
+                fixed, n = fix_surrogates_in(json.loads(raw))
+            except ValueError:
+                n = 0
+            if n:
+                raw = json.dumps(fixed, ensure_ascii=False)
+                self._activity(f"{call.name}：{LONE_SURROGATE_NOTICE}", "warning")
         try:
-            args = parse_args(spec, call.arguments)
+            args = parse_args(spec, raw)
             res = spec.handler(self.ctx, args)
             if asyncio.iscoroutine(res):
                 res = await res
@@ -189,6 +212,7 @@ class Beat:
             else:
                 res, ok = await self._run_tool(c)
             results[i] = (res, ok, (time.perf_counter() - t0) * 1000)
+            self._persist_draft()
             self.emit(ToolFinished(round=self._round, call_id=c.id, name=c.name, ok=ok, result=res,
                                    summary=self._summary(c.name, ok, res, c.arguments)))
 
@@ -231,9 +255,11 @@ class Beat:
                 d.append(d.version, text)
                 self._activity(CAPTURED_APPEND_NOTICE)
             d.seal(d.version)
+            self._persist_draft()
             self._draft_event(by="capture")
         elif text.strip():
             d.write(d.version, text)
+            self._persist_draft()
             self._activity(CAPTURED_NOTICE)
             d.seal(d.version)
             self._draft_event(by="capture")
@@ -244,8 +270,28 @@ class Beat:
 
     async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
         rnd = self._round
+        log_ = self.inp.draft_log
+        names: dict[int, str] = {}
+        args: dict[int, list[str]] = {}
+        loop = asyncio.get_running_loop()
+
+        def flush() -> None:  # the draft a draft_write/append still streaming would make, on disk
+            self._stream_flush = None
+            if log_ is None or self.draft.sealed:
+                return
+            for idx in sorted(args, reverse=True):
+                if names.get(idx) in _STREAMED_DRAFT_TOOLS:
+                    log_.record_stream(self.draft, names[idx], "".join(args[idx]))
+                    return
 
         def on_delta(dl: StreamDelta) -> None:
+            if log_ is not None and dl.kind in ("tool_name", "tool_args"):
+                if dl.kind == "tool_name":
+                    names[dl.index] = names.get(dl.index, "") + dl.text
+                else:
+                    args.setdefault(dl.index, []).append(dl.text)
+                    if self._stream_flush is None and names.get(dl.index) in _STREAMED_DRAFT_TOOLS:
+                        self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
         req = ChatRequest(messages=messages, tools=self._tool_specs(), purpose="actor")
@@ -254,6 +300,9 @@ class Beat:
             return await self._current
         finally:
             self._current = None
+            if self._stream_flush is not None:  # the call is over: its tools record the draft themselves
+                self._stream_flush.cancel()
+                self._stream_flush = None
 
     async def run(self) -> BeatOutput:
         """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures

@@ -30,7 +30,7 @@ from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import load_installed_preset
 from ..session.tree import SessionTree
-from . import turn
+from . import recovery, turn
 from .agent import RestoreResult
 from .context import keep_preset
 from .folder import export_story
@@ -88,7 +88,12 @@ class Chat(ChatView):
         preset (from the library unless ``preset`` is given), attached world books, the card's switches, the chat's
         world-info overrides over ``world_info`` (the app's settings; None: the card book's own); what is missing is in
         :attr:`load_warnings`. Raises SessionError / OSError."""
-        chat = cls(Path(directory), SessionTree.open(Path(directory) / "session.jsonl"), card, model, scribe_model,
+        tree = SessionTree.open(Path(directory) / "session.jsonl",
+                                rebuild_header=lambda: recovery.header_fields(Path(directory), card))
+        note = recovery.recover_draft(tree, Path(directory))  # a beat killed mid-draft: its draft, offered back
+        if note:
+            tree.load_warnings.append(note)
+        chat = cls(Path(directory), tree, card, model, scribe_model,
                    preset=preset, persona_obj=persona_obj, world_info=world_info)
         chat.write_meta()
         return chat
@@ -112,7 +117,13 @@ class Chat(ChatView):
     async def send(self, user_text: str, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
                    max_rounds: Optional[int] = None) -> BeatResult:
         """Play one beat for ``user_text`` and store it. Model failures end it with ``outcome="error"``; raises
-        SessionWriteError (nothing played) or BeatSaveError (played, not saved) when the disk refuses."""
+        SessionWriteError (nothing played) or BeatSaveError (played, not saved) when the disk refuses. Words a
+        crash left unanswered (:meth:`unanswered`) are never sent along silently: the new words go beside them
+        (a sibling; the old ones stay on their own branch)."""
+        left = self.unanswered()
+        if left is not None:
+            self._user(user_text, left.parent_id)
+            return await turn.play(self, user_text, ask, on_event, max_rounds)
         self._user(user_text)
         return await turn.play(self, user_text, ask, on_event, max_rounds)
 
@@ -187,6 +198,34 @@ class Chat(ChatView):
                 "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
         return await turn.play(self, user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version),
                                note=note, how="continue")
+
+    def drop_unanswered(self) -> str:
+        """Drop the words a crash left unanswered (:meth:`unanswered`) from the branch: the leaf moves back before
+        them (nothing deleted; they stay on their own branch). Returns the new leaf. ValueError when there are
+        none, RuntimeError while a beat runs."""
+        self._idle("撤下")
+        left = self.unanswered()
+        if left is None or left.parent_id is None:
+            raise ValueError("没有未得到回应的话")
+        self.tree.set_leaf(left.parent_id)
+        self.tree.persist_leaf()
+        self.write_meta()
+        return left.parent_id
+
+    async def repair_ledger(self, on_event: Optional[EventSink] = None) -> list[BeatResult]:
+        """Run the scribe for every sealed reply the ledger misses (:meth:`ledger_gaps`: a crash after the reply
+        was saved, before its snapshot), oldest first; each repair is committed before the next starts. Returns
+        one result per repaired reply ([] when there was no gap). RuntimeError while a beat runs; BeatSaveError
+        (stage "ledger") when the disk refuses."""
+        self._idle("补记账")
+        done: list[BeatResult] = []
+        for reply in recovery.ledger_gaps(self.tree):
+            user_text = recovery.user_before(self.tree, reply.id)
+            result = BeatResult(user=user_text, injection="", final=reply.text, sealed=True, outcome="sealed")
+            await run_scribe_step(self, result, self.current_state(), user_text, reply.text, on_event,
+                                  covers=reply.id)
+            done.append(result)
+        return done
 
     def retry_save(self) -> None:
         """Write what a failed save left pending (OSError again if the disk still refuses)."""

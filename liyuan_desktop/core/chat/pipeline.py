@@ -40,12 +40,14 @@ def show_ledger(chat: "Chat", result: BeatResult) -> None:
 
 async def after_turn(chat: "Chat", result: BeatResult, on_event: Optional[EventSink], *,
                      scribe: Optional[Callable[[], Awaitable[None]]], compact: bool, finished: BeatFinished,
-                     messages: list[ChatMessage], tool_names: list[str], late_message: str = "") -> BeatResult:
+                     messages: list[ChatMessage], tool_names: list[str], late_message: str = "",
+                     saved: Optional[Callable[[], None]] = None) -> BeatResult:
     """The one pipeline after a turn: commit (fsync) → calibrate the token estimate from the first call →
     ``scribe()`` (the scribe, or an agent turn's checkpoint + scribe; None: just the ledger shown) → compaction
     when ``compact`` → accounting (``result.tokens``) → ``finished`` emitted. When the commit fails and there is a
     ``scribe`` step, the rest is kept as ``chat.pending_finish`` (its BeatFinished then says ``late_message``
-    when it has no message); :class:`BeatSaveError` is raised either way. Returns ``result``."""
+    when it has no message); :class:`BeatSaveError` is raised either way. ``saved`` runs once the turn is on disk
+    (the role-play beat's draft log is removed then: the beat entry keeps the draft). Returns ``result``."""
     calls = result.output.calls if result.output is not None else []
 
     async def rest(late: bool = False) -> BeatResult:
@@ -68,15 +70,21 @@ async def after_turn(chat: "Chat", result: BeatResult, on_event: Optional[EventS
         if scribe is not None:
             chat.pending_finish = lambda: rest(late=True)
         raise BeatSaveError(result, e) from e
+    if saved is not None:
+        saved()
     return await rest()
 
 
 async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, user_text: str, final: str,
-                          on_event: Optional[EventSink], actor_ops: Optional[list[Any]] = None) -> None:
+                          on_event: Optional[EventSink], actor_ops: Optional[list[Any]] = None,
+                          covers: Optional[str] = None) -> None:
     """The scribe after a sealed beat: the actor's own ``<UpdateVariable>`` ops first (when the card has a
     variable tree), then the scribe's patch of ledger, variables and panels, written as one ``rp-state``
     snapshot (committed; :class:`BeatSaveError` stage "ledger" when the disk refuses). A failed scribe call
-    becomes a warning. Fills ``result.scribe``/``state``/``roster``/``warnings``; emits :class:`ScribeFinished`."""
+    becomes a warning. Fills ``result.scribe``/``state``/``roster``/``warnings``; emits :class:`ScribeFinished`.
+    ``covers``: the id of the reply the snapshot keeps the ledger for, stored on it (``covers``) so a ledger gap
+    left by a crash can be found and repaired later, in order (:mod:`.recovery`), even when the repair's
+    snapshots land after later replies."""
     mvu = chat.ledger.mvu()
     actor_applied: list[str] = []
     if mvu is not None and actor_ops:
@@ -105,6 +113,8 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
             extra.update(panels=panel_data(sc.panels if sc.panels is not None else panels),
                          panel_applied=list(sc.panel_applied), panel_warnings=list(sc.panel_warnings))
             result.warnings += list(sc.panel_warnings)
+        if covers is not None:
+            extra["covers"] = covers
         tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
                     warnings=sc.result.warnings, raw=sc.raw, **extra)
         try:
@@ -116,7 +126,8 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
         result.warnings.append(sc.error)
         if actor_applied and mvu is not None:  # the scribe failed, the actor's own updates still count
             tree.append("rp-state", state=state.to_dict(), source="scribe", warnings=[sc.error], mvu=mvu.to_dict(),
-                        mvu_applied=actor_applied, mvu_actor_applied=actor_applied)
+                        mvu_applied=actor_applied, mvu_actor_applied=actor_applied,
+                        **({"covers": covers} if covers is not None else {}))
             try:
                 tree.commit()
             except OSError as e:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING, Any, Optional
 
-from ..beat.draft import Draft
+from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
@@ -228,9 +228,11 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         emit(on_event, Activity(level="warning", text=(
             f"提示词超出上下文窗口（{w.window:,} token）：最早的 {w.dropped} 条历史消息这一拍没有发送"
             "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
+    user_entry = chat.tree.latest("user")
+    draft_log = DraftLog(chat.dir / DRAFT_LOG_NAME, user_entry.id) if user_entry is not None else None
     inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                     previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                    macros=lambda t: apply_macros(t, c.prompt_ctx), **memory_tools(chat))
+                    macros=lambda t: apply_macros(t, c.prompt_ctx), draft_log=draft_log, **memory_tools(chat))
     out = await run_loop(chat, inp, max_rounds)
     tree = chat.tree
     lore = chat.last_activation[0] if chat.last_activation is not None else None
@@ -253,18 +255,20 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     if out.sealed and c.mvu_initial is not None and "<updatevariable" in out.final.lower():
         actor_ops = parse_update_blocks(out.final)  # applied before the scribe's patch; hidden from the reply
         out.final = strip_update_blocks(out.final)
+    reply = None
     if out.sealed:
         result.final = out.final
-        tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+        reply = tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
 
     async def scribe() -> None:
-        await run_scribe_step(chat, result, state, user_text, out.final, on_event, actor_ops)
+        await run_scribe_step(chat, result, state, user_text, out.final, on_event, actor_ops,
+                              covers=reply.id if reply is not None else None)
 
     finished = BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
                             message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔"))
     return await after_turn(chat, result, on_event, scribe=scribe if out.sealed else None, compact=out.sealed,
                             finished=finished, messages=messages, tool_names=list(inp.tool_names),
-                            late_message="补记账")
+                            late_message="补记账", saved=draft_log.clear if draft_log is not None else None)
 
 
 async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],

@@ -32,7 +32,7 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
-from . import turn
+from . import recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext
 from .ledger import BranchLedger
@@ -253,6 +253,17 @@ class ChatView:
     def pending_draft(self) -> Optional[Any]:
         """The unfinished beat at the branch tip (``draft``, ``draft_version``, ``outcome``), or None."""
         return self.branches.pending_draft()
+
+    def ledger_gaps(self) -> list[str]:
+        """Ids of the sealed replies on the shown branch whose ledger snapshot a crash cut off, oldest first
+        (chat.recovery; ``Chat.repair_ledger`` fills them in)."""
+        return [e.id for e in recovery.ledger_gaps(self.tree)]
+
+    def unanswered(self) -> Optional[Any]:
+        """The user's words at the branch tip that a crash left without a reply (``id``, ``text``), or None
+        (chat.recovery): show them so the user can resend (``regenerate``), edit (``edit_user``) or drop them
+        (``drop_unanswered``)."""
+        return recovery.unanswered(self.tree)
 
     def latest_beat(self) -> Optional[Any]:
         """The newest beat entry on the shown branch (``draft``, ``draft_version``, ``outcome``), or None."""

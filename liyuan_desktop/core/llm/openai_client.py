@@ -28,7 +28,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _describe_exc, _error_code_from_json,
                      _error_message_from_json, _parse_retry_after, _Retryable)
 from .sampling import apply_sampling, provider_kind
-from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines
+from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 
 log = logging.getLogger(__name__)
@@ -542,7 +542,7 @@ class OpenAIChatModel:
         same when :attr:`idle_timeout` (no new content) or :attr:`total_timeout` (the whole call) runs out.
         ``asyncio.CancelledError`` closes the response and propagates.
         """
-        content = json.dumps(self.build_body(request), ensure_ascii=False).encode("utf-8")
+        content = fix_surrogates(json.dumps(self.build_body(request), ensure_ascii=False))[0].encode("utf-8")
         attempts = [0]
 
         def _before_sleep(state: Any) -> None:

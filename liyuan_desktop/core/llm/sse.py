@@ -6,8 +6,11 @@ content, reasoning, tool calls put together from their pieces, usage — and rep
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
+import logging
+import re
 import uuid
 from typing import Any, AsyncIterator, Mapping, Optional
 
@@ -31,6 +34,42 @@ def _arguments_text(value: Any) -> str:
 
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+#: The notice shown when a model's text held a lone UTF-16 surrogate (replaced by U+FFFD).
+LONE_SURROGATE_NOTICE = "模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �"
+
+
+def fix_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with UTF-16 surrogates made sound: an adjacent high + low pair (an emoji whose two halves came as
+    two ``\\uXXXX`` escapes, perhaps in two SSE chunks) becomes the one character it encodes; a lone surrogate
+    (``\\ud800`` alone in tool arguments) becomes U+FFFD. Returns (text, how many were replaced). Python strings
+    may hold lone surrogates after ``json.loads``, but they cannot be encoded as UTF-8 or UTF-16, so every text
+    from a model passes here before it is measured, saved or sent again. Cheap when there are none."""
+    if not _SURROGATE.search(text):
+        return text, 0
+    before = text.count("\ufffd")
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - before
+
+
+def fix_surrogates_in(value: Any) -> tuple[Any, int]:
+    """:func:`fix_surrogates` over every string of a JSON value (dict keys and values, lists); (value, replaced)."""
+    if isinstance(value, str):
+        return fix_surrogates(value)
+    if isinstance(value, dict):
+        out, n = {}, 0
+        for k, v in value.items():
+            k2, a = fix_surrogates(k) if isinstance(k, str) else (k, 0)
+            v2, b = fix_surrogates_in(v)
+            out[k2] = v2
+            n += a + b
+        return out, n
+    if isinstance(value, list):
+        items = [fix_surrogates_in(v) for v in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
 class _Assembler:
     """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
 
@@ -44,10 +83,23 @@ class _Assembler:
         self.finish_reason: Optional[str] = None
         self.model = model
         self.got_data = False
+        self._carry: dict[tuple[str, int], str] = {}
+        #: lone surrogates replaced with U+FFFD in the assembled answer (see :func:`fix_surrogates`)
+        self.replaced = 0
+        self._warned = False
 
     async def _emit(self, kind: str, text: str, index: int = 0) -> None:
         if not text or self._on_delta is None:
             return
+        if kind in ("content", "reasoning", "tool_args"):
+            # a high surrogate at the end of a piece waits for its low half in the next piece of the same channel
+            text = self._carry.pop((kind, index), "") + text
+            if "\ud800" <= text[-1] <= "\udbff":
+                self._carry[(kind, index)] = text[-1]
+                text = text[:-1]
+            text, _ = fix_surrogates(text)
+            if not text:
+                return
         result = self._on_delta(StreamDelta(kind=kind, text=text, index=index))
         if inspect.isawaitable(result):
             await result
@@ -136,16 +188,33 @@ class _Assembler:
         if choice.get("finish_reason"):
             self.finish_reason = str(choice["finish_reason"])
 
+    def _fixed(self, text: str) -> str:
+        text, n = fix_surrogates(text)
+        self.replaced += n
+        return text
+
     def response(self, finish_reason: Optional[str] = None) -> ChatResponse:
+        """The assembled answer. Pieces are joined before surrogates are checked, so an emoji split across two
+        chunks is whole again; a truly lone surrogate becomes U+FFFD (counted in :attr:`replaced`, logged)."""
+        self.replaced = 0
         calls = []
         for index in sorted(self.calls):
             slot = self.calls[index]
             if not slot["id"]:
                 slot["id"] = f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(id=slot["id"], name=slot["name"], arguments="".join(slot["arguments"])))
+            calls.append(ToolCall(id=slot["id"], name=self._fixed(slot["name"]),
+                                  arguments=self._fixed("".join(slot["arguments"]))))
+        content, reasoning = self._fixed("".join(self.content)), self._fixed("".join(self.reasoning))
+        if self.replaced:
+            logging.getLogger(__name__).warning("model output: %d lone UTF-16 surrogate(s) replaced", self.replaced)
+            if self._on_delta is not None and not self._warned:
+                self._warned = True  # once per call (response() is asked again for a cut stream's partial)
+                shown = self._on_delta(StreamDelta(kind="notice", text=LONE_SURROGATE_NOTICE))
+                if inspect.isawaitable(shown):
+                    asyncio.ensure_future(shown)
         return ChatResponse(
-            content="".join(self.content),
-            reasoning="".join(self.reasoning),
+            content=content,
+            reasoning=reasoning,
             tool_calls=calls,
             usage=self.usage,
             finish_reason=finish_reason or self.finish_reason,

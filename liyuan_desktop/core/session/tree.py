@@ -19,12 +19,16 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, ValidationError
 
-from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry
+from ..fsutil import atomic_write_bytes
+from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry, now_ms
 from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 class SessionError(Exception):
@@ -79,18 +83,76 @@ class SessionTree:
         return tree
 
     @classmethod
-    def open(cls, path: Path, lazy: bool = True) -> "SessionTree":
+    def open(cls, path: Path, lazy: bool = True,
+             rebuild_header: Optional[Callable[[], dict[str, Any]]] = None) -> "SessionTree":
         """Load a session file. A torn last line (a crash mid-write) or any corrupt line is skipped with a warning
         in ``load_warnings``; raises :class:`SessionError` when there is no usable header.
+
+        Repairs (issue 15), each reported in ``load_warnings``: a UTF-8 BOM (Notepad) is skipped and CRLF line
+        ends are read like LF; a parent-id cycle or a parent written *after* its child (an append-only writer
+        always writes the parent first, so such a link is damage) is cut and the entry re-hung under the entry
+        written just before it, as a missing parent is — so every branch walk ends at the root; with
+        ``rebuild_header`` (a callable giving header fields, e.g. from the chat folder's meta.json and card) a
+        file with no usable header (0 bytes: a crash between create and the first write, a full disk) gets one:
+        the damaged file is kept beside it as ``<name>.damaged-<ms>`` and a repaired copy (the header, then the
+        old lines) replaces it atomically — the only time a session file is rewritten.
 
         Every line is validated; with ``lazy`` (the default) ``beat`` entries are then kept as their raw bytes and
         parsed again on first use (see the module doc): a 10,000-beat file (~100 MB) opens in a fraction of the
         time and memory. ``lazy=False`` keeps every entry parsed (same content)."""
+        try:
+            return cls._open(Path(path), lazy)
+        except SessionError:
+            if rebuild_header is None:
+                raise
+        repaired = cls._rebuild_header(Path(path), rebuild_header())
+        tree = cls._open(Path(path), lazy)
+        tree.load_warnings.insert(0, repaired)
+        return tree
+
+    @classmethod
+    def _rebuild_header(cls, path: Path, fields: dict[str, Any]) -> str:
+        """Write ``path`` again with a header line first (``fields``; its id is the root id the old lines point at,
+        when they agree on one) and the old bytes after it (a BOM dropped); the old file is kept as
+        ``<name>.damaged-<ms>`` unless it was empty. Returns the warning that says so. Raises SessionError."""
+        try:
+            data = path.read_bytes() if path.exists() else b""
+        except OSError as e:
+            raise SessionError(f"无法读取会话文件 {path}：{e}") from e
+        if data.startswith(_BOM):
+            data = data[len(_BOM):]
+        ids, parents = set(), []
+        for raw in data.splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and isinstance(obj.get("id"), str):
+                ids.add(obj["id"])
+                if isinstance(obj.get("parent_id"), str) and obj.get("type") != "leaf":
+                    parents.append(obj["parent_id"])
+        root = next((p for p in parents if p not in ids), None)  # the first entry's lost parent: the old header
+        header = HeaderEntry(id=root or new_id(ids), **{k: v for k, v in fields.items() if k not in ("id", "type")})
+        blob = (_dump(header) + "\n").encode("utf-8") + data
+        try:
+            if data.strip():
+                (path.parent / f"{path.name}.damaged-{now_ms()}").write_bytes(path.read_bytes())
+            atomic_write_bytes(path, blob)
+        except OSError as e:
+            raise SessionError(f"会话文件缺少开头记录，也无法修复：{e}") from e
+        what = "是空的" if not data.strip() else "缺少开头记录（原文件另存为 .damaged 副本）"
+        return f"{path.name}{what}：已按对话文件夹和角色卡重建开头记录"
+
+    @classmethod
+    def _open(cls, path: Path, lazy: bool) -> "SessionTree":
         tree = cls(Path(path))
         try:
             data = tree.path.read_bytes()
         except OSError as e:
             raise SessionError(f"无法读取会话文件 {path}：{e}") from e
+        if data.startswith(_BOM):  # Notepad's BOM: spaces keep every offset (and the lazy lines) where they were
+            data = b"   " + data[len(_BOM):]
+            tree.load_warnings.append(f"{tree.path.name}：开头有 BOM（记事本保存过？），已忽略")
         tree._needs_newline = bool(data) and not data.endswith(b"\n")
         name = tree.path.name
         size = len(data)
@@ -154,8 +216,19 @@ class SessionTree:
             # Every commit ends with a leaf line, so tree entries after the last intact one mean that line was torn
             # (a crash mid-write): the commit's last entry was the leaf. No leaf line at all: the last entry too.
             tree.leaf_id = tree.order[-1]
-        lost = [p for p in tree.children_of if p is not None and p not in tree.entries]  # parents never read
-        orphans = [n for n, i in enumerate(tree.order) if n and tree.entries[i].parent_id not in tree.entries] if lost else []
+        # A parent missing (its line damaged), or written after its child (a cycle, or a hand-edited file): an
+        # append-only writer always wrote the parent first, so any other link is damage — and following it could
+        # loop forever (a parent-id cycle once grew a path walk to 695 MB in 20 s).
+        head = tree.entries[tree.order[0]]
+        if head.parent_id is not None:
+            tree.children_of.get(head.parent_id, []).remove(head.id)
+            head.parent_id = None
+            tree.children_of.setdefault(None, []).insert(0, head.id)
+            tree.load_warnings.append(f"{tree.path.name}：开头记录指向了上级记录（环），已断开")
+        pos = {i: n for n, i in enumerate(tree.order)}
+        orphans = [n for n, i in enumerate(tree.order)
+                   if n and (p := tree.entries[i].parent_id) is not None and pos.get(p, n) >= n]
+        cycles = sum(1 for n in orphans if tree.entries[tree.order[n]].parent_id in pos)
         for n in orphans:
             # The parent's line was damaged: hang the entry under the entry written just before it (in memory only),
             # which is where an append-only writer put its parent in all but branch-switch cases.
@@ -167,8 +240,11 @@ class SessionTree:
                 e.parent_id = tree.order[n - 1]
             tree.children_of.get(old, []).remove(e.id)
             tree.children_of.setdefault(e.parent_id, []).append(e.id)
-        if orphans:
-            tree.load_warnings.append(f"{tree.path.name}：{len(orphans)} 条记录的上级记录已损坏，已接到它前一条记录之后")
+        if len(orphans) > cycles:
+            tree.load_warnings.append(f"{tree.path.name}：{len(orphans) - cycles} 条记录的上级记录已损坏，已接到它前一条记录之后")
+        if cycles:
+            tree.load_warnings.append(f"{tree.path.name}：{cycles} 条记录的上级记录写在它之后（上级链成环或被改乱），"
+                                      "已断开并接到它前一条记录之后")
         tree._persisted_leaf = tree.leaf_id
         return tree
 
@@ -179,7 +255,9 @@ class SessionTree:
         usable header there (unreadable file, first entry missing, damaged or not a header)."""
         try:
             with open(path, "rb") as f:
-                for raw in f:
+                for n, raw in enumerate(f):
+                    if n == 0 and raw.startswith(_BOM):
+                        raw = raw[len(_BOM):]
                     if not raw.strip():
                         continue
                     try:
@@ -288,8 +366,12 @@ class SessionTree:
         blob = ("\n" if self._needs_newline else "") + "\n".join(self._pending) + "\n"
         size_before = self.path.stat().st_size if self.path.exists() else 0
         try:
+            try:
+                data = blob.encode("utf-8")
+            except UnicodeEncodeError:  # a lone UTF-16 surrogate got this far: U+FFFD, never a lost beat
+                data = blob.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
             with open(self.path, "ab") as f:
-                f.write(blob.encode("utf-8"))
+                f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
         except OSError:
