@@ -25,6 +25,8 @@ from typing import Any, Callable, Literal, Optional
 
 import platformdirs
 
+from .core.llm.errors import mask_secrets
+
 SandboxMode = Literal["on", "root", "user", "userns"]
 """Why the Chromium sandbox is off ("root": running as root; "user": the user asked; "userns": the system forbids
 unprivileged user namespaces), or "on"."""
@@ -131,12 +133,30 @@ def log_path() -> Path:
     return d / "liyuan.log"
 
 
+class MaskCredentials(logging.Filter):
+    """A log filter that masks credentials written inside URLs (``https://user:pass@host`` → ``https://***@host``,
+    :func:`~liyuan_desktop.core.llm.errors.mask_secrets`) in every record, message and arguments alike — httpx
+    logs each request's full URL at INFO. Attached to the log file's handler by :func:`setup_logging`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a bad format string: let logging report it as usual
+            return True
+        masked = mask_secrets(text)
+        if masked != text:
+            record.msg, record.args = masked, None
+        return True
+
+
 def setup_logging() -> Path:
-    """Send the root logger (level INFO) to ``log_path()``, rotated at 2 MB with three old files kept; returns the
-    path."""
+    """Send the root logger (level INFO) to ``log_path()``, rotated at 2 MB with three old files kept, credentials
+    in URLs masked (:class:`MaskCredentials`); returns the path. Raises OSError when the log folder or file cannot
+    be created or written (a read-only data folder): the caller decides how to go on."""
     path = log_path()
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(MaskCredentials())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)

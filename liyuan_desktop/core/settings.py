@@ -26,6 +26,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .fsutil import atomic_write_text
+from .llm.errors import mask_secrets, url_secrets
 from .llm.profiles import ConnectionProfile
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
 from .llm.sampling import Sampling
@@ -514,9 +515,7 @@ async def test_connection(provider: ProviderSettings, api_key: Optional[str] = N
     except ModelError as exc:
         return ConnectionReport(ok=False, model=provider.model, message=exc.message, kind=exc.kind)
     except Exception as exc:  # a bug or an odd URL: still a report, with the key blanked out
-        text = f"{type(exc).__name__}: {exc}"
-        if key and len(key) >= 4:
-            text = text.replace(key, "***")
+        text = mask_secrets(f"{type(exc).__name__}: {exc}", ([key] if key else []) + url_secrets(provider.base_url))
         return ConnectionReport(ok=False, model=provider.model, message=f"连接测试失败：{text}", kind="error")
     finally:
         try:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
+from urllib.parse import unquote, urlsplit
 
 import httpx
 from tenacity import wait_exponential, wait_random
@@ -21,6 +23,41 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_WAIT = 30.0
 #: How much of an error body is read to find the server's message (bytes).
 MAX_ERROR_BODY = 64 * 1024
+
+
+#: ``scheme://user[:password]@`` in any text: the credentials part of a URL (RFC 3986 userinfo).
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@?#]+@")
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials inside ``url`` (``https://user:pass@host``): the password, the ``user:pass`` pair and their
+    percent-decoded forms, longest first, each at least 4 characters; [] when the URL holds none. A user name alone
+    (no password) counts as a credential too (some gateways put a token there)."""
+    try:
+        parts = urlsplit(url.strip())
+        netloc = parts.netloc
+    except ValueError:
+        return []
+    if "@" not in netloc:
+        return []
+    userinfo = netloc.rpartition("@")[0]
+    user, _, password = userinfo.partition(":")
+    found = {userinfo, unquote(userinfo), password, unquote(password)}
+    if not password:
+        found |= {user, unquote(user)}
+    return sorted((s for s in found if len(s) >= 4), key=len, reverse=True)
+
+
+def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every credential masked as ``***``: each of ``secrets`` (API keys, :func:`url_secrets`;
+    ones shorter than 4 characters are ignored) and the userinfo of any URL written in the text
+    (``https://user:pass@host`` → ``https://***@host``). Used for error messages, logs and anything saved."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    if "@" in text:
+        text = _URL_USERINFO.sub(r"\1***@", text)
+    return text
 
 
 def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:

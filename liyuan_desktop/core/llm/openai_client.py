@@ -26,7 +26,7 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _describe_exc, _error_code_from_json,
-                     _error_message_from_json, _parse_retry_after, _Retryable)
+                     _error_message_from_json, _parse_retry_after, _Retryable, mask_secrets, url_secrets)
 from .sampling import apply_sampling, provider_kind
 from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
@@ -134,6 +134,7 @@ class OpenAIChatModel:
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._api_key = api_key or None
+        self._secrets = ([self._api_key] if self._api_key else []) + url_secrets(base_url)
         self.connect_timeout = float(connect_timeout)
         self.read_timeout = float(read_timeout)
         self.idle_timeout = float(idle_timeout)
@@ -164,9 +165,9 @@ class OpenAIChatModel:
     # -- plumbing ---------------------------------------------------------------------------------------------
 
     def _redact(self, text: str) -> str:
-        if self._api_key and len(self._api_key) >= 4:
-            text = text.replace(self._api_key, "***")
-        return text
+        """``text`` with the API key and any credentials of the base URL (``https://user:pass@host``, also as a
+        server echoes them) masked as ``***`` (:func:`.errors.mask_secrets`)."""
+        return mask_secrets(text, self._secrets)
 
     def _timeout(self) -> httpx.Timeout:
         return httpx.Timeout(

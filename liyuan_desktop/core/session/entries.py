@@ -5,10 +5,14 @@ rp-state, ask, summary, leaf, chat-settings; anything else is kept as :class:`Ot
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer, field_validator
+
+from ..paths import home
 
 def now_ms() -> int:
     """Wall clock in milliseconds since the epoch."""
@@ -23,8 +27,37 @@ class _Base(BaseModel):
     ts: int = Field(default_factory=now_ms)
 
 
+def stored_card_path(path: str) -> str:
+    """How a card's file path is written in a session header: relative to the data folder (``/``-separated, e.g.
+    ``cards/青梧/card.json``) when the card lives there, else ``~/…`` when it is under the user's home folder,
+    else as given. A session file shared with someone (or a bug report) thus does not carry the absolute path and
+    the OS user name in it (issue 15 item 13)."""
+    if not path or not os.path.isabs(path):
+        return path
+    p = Path(path)
+    for base, prefix in ((home(), ""), (Path.home(), "~/")):
+        try:
+            return prefix + p.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return path
+
+
+def card_path_from_store(stored: str) -> str:
+    """The absolute path of a header's ``card`` as :func:`stored_card_path` wrote it: ``~/…`` expanded, a relative
+    path joined to the data folder when that file exists there; an absolute path (older files) or anything else
+    (a bare name) as is."""
+    if not stored or os.path.isabs(stored):
+        return stored
+    if stored.startswith("~/"):
+        return str(Path(stored).expanduser())
+    full = home() / stored
+    return str(full) if full.exists() else stored
+
+
 class HeaderEntry(_Base):
-    """Root of the tree. ``mode`` is fixed at creation (seed 000, 写长篇: 建好不能切换)."""
+    """Root of the tree. ``mode`` is fixed at creation (seed 000, 写长篇: 建好不能切换). ``card`` is the card file's
+    absolute path in memory and relative to the data folder on disk (:func:`stored_card_path`)."""
 
     type: Literal["header"] = "header"
     format: str = "liyuan-session"
@@ -34,6 +67,15 @@ class HeaderEntry(_Base):
     card_name: str = ""
     persona: str = ""
     title: str = ""
+
+    @field_validator("card", mode="after")
+    @classmethod
+    def _card_absolute(cls, value: str) -> str:
+        return card_path_from_store(value)
+
+    @field_serializer("card")
+    def _card_relative(self, value: str) -> str:
+        return stored_card_path(value)
 
 
 class OpeningEntry(_Base):
