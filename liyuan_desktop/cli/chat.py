@@ -269,6 +269,21 @@ async def run(args: argparse.Namespace) -> int:
         return 2
     for w in chat.load_warnings + card.warnings:
         print(f"liyuan: 注意：{w}", file=sys.stderr)
+    repaired = 0
+    gaps = chat.ledger_gaps()  # replies a crash left without their ledger snapshot
+    if gaps and args.continue_beat:
+        try:
+            repaired = len(await chat.repair_ledger(on_event=None if json_mode else view))
+        except OSError as e:
+            print(f"liyuan: 补记账没存上：{e}", file=sys.stderr)
+            return 1
+        print(f"liyuan: 已为上次中断时没记上账的 {repaired} 拍补记账", file=sys.stderr)
+    elif gaps:
+        print(f"liyuan: 注意：有 {len(gaps)} 拍回复还没记账（上次中断），用 --continue 补上", file=sys.stderr)
+    left = chat.unanswered()
+    if left is not None:  # never sent along silently: the user resends, edits or drops them
+        print(f"liyuan: 注意：上次这句话没有得到回应：「{left.text[:60]}」。--regenerate 原样重发；"
+              "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
     interactive = sys.stdin.isatty() and not json_mode and not args.auto
     if not json_mode:
         out(view.style("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
@@ -286,7 +301,8 @@ async def run(args: argparse.Namespace) -> int:
     replay_beats = list(getattr(model, "beats", [])) if is_replay else []
     asker = _make_asker(interactive, recorded, json_mode, is_replay)
     free_play = not says and interactive and not (args.seal_as_is or args.continue_beat or args.regenerate)
-    commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if args.continue_beat else [])
+    continuing = args.continue_beat and not (repaired and chat.pending_draft() is None)  # the repair was the work
+    commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if continuing else [])
                            + (["regenerate"] if args.regenerate else []))
     on_event = None if json_mode else view
     played = 0

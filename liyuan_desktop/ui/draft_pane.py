@@ -29,6 +29,11 @@ class DraftPane(QWidget):
 
     sealAsIsRequested = Signal()
     continueRequested = Signal()
+    #: what a crash left (chat.recovery): run the scribe for the gaps / resend, edit or drop unanswered words
+    repairLedgerRequested = Signal()
+    resendRequested = Signal()
+    editUnansweredRequested = Signal()
+    dropUnansweredRequested = Signal()
     inspectRequested = Signal()
     """「查看提示词」: show the model calls of the latest beat."""
 
@@ -139,6 +144,36 @@ class DraftPane(QWidget):
         self.banner.setVisible(False)
         lay.addWidget(self.banner)
 
+        # what a crash left behind: ledger gaps (a button runs the scribe) and words left unanswered
+        self.gaps_banner = QFrame()
+        gl = QHBoxLayout(self.gaps_banner)
+        self.gaps_label = QLabel("")
+        self.gaps_label.setWordWrap(True)
+        self.gaps_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        self.repair_btn = QPushButton(tr("recover.repair"))
+        self.repair_btn.clicked.connect(self.repairLedgerRequested.emit)
+        gl.addWidget(self.gaps_label, 1)
+        gl.addWidget(self.repair_btn)
+        self.gaps_banner.setVisible(False)
+        lay.addWidget(self.gaps_banner)
+        self.unanswered_banner = QFrame()
+        ul = QHBoxLayout(self.unanswered_banner)
+        self.unanswered_label = QLabel("")
+        self.unanswered_label.setWordWrap(True)
+        self.unanswered_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.unanswered_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        self.resend_btn = QPushButton(tr("recover.resend"))
+        self.resend_btn.clicked.connect(self.resendRequested.emit)
+        self.edit_unanswered_btn = QPushButton(tr("recover.edit"))
+        self.edit_unanswered_btn.clicked.connect(self.editUnansweredRequested.emit)
+        self.drop_btn = QPushButton(tr("recover.drop"))
+        self.drop_btn.clicked.connect(self.dropUnansweredRequested.emit)
+        ul.addWidget(self.unanswered_label, 1)
+        for b in (self.resend_btn, self.edit_unanswered_btn, self.drop_btn):
+            ul.addWidget(b)
+        self.unanswered_banner.setVisible(False)
+        lay.addWidget(self.unanswered_banner)
+
         self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
         self._flush = QTimer(self)
         self._flush.setInterval(30)
@@ -243,6 +278,16 @@ class DraftPane(QWidget):
         self.draft.setPlainText(draft)
         self.status.setText(tr("draft.status.version", state=tr("unsealed"), version=version))
         self.banner.setVisible(True)
+
+    def show_recovery(self, gaps: int, unanswered: Optional[str]) -> None:
+        """Show what a crash left on the shown branch (``Chat.ledger_gaps``/``Chat.unanswered``): ``gaps`` replies
+        without their ledger (a button runs the scribe), ``unanswered`` the user's words no reply followed
+        (resend, edit, drop); 0 / None hide them."""
+        self.gaps_label.setText(tr("recover.gaps", n=gaps))
+        self.gaps_banner.setVisible(gaps > 0)
+        text = (unanswered or "").strip().replace("\n", " ")
+        self.unanswered_label.setText(tr("recover.unanswered", text=text[:80] + ("…" if len(text) > 80 else "")))
+        self.unanswered_banner.setVisible(unanswered is not None)
 
     # -- events ---------------------------------------------------------------------------------------------
     def on_event(self, ev: Any) -> None:

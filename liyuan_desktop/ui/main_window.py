@@ -137,6 +137,10 @@ class MainWindow(QMainWindow):
         self.display_worker.filled.connect(self._display_filled)
         self.display_worker.issue.connect(self.draft_pane.notice)
         self.draft_pane.sealAsIsRequested.connect(self.seal_as_is)
+        self.draft_pane.repairLedgerRequested.connect(self.repair_ledger)
+        self.draft_pane.resendRequested.connect(self.regenerate_clicked)
+        self.draft_pane.editUnansweredRequested.connect(self._edit_unanswered)
+        self.draft_pane.dropUnansweredRequested.connect(self._drop_unanswered)
         self.draft_pane.continueRequested.connect(self.continue_beat)
         self.state_pane = StatePane()
         self.state_pane.stateEdited.connect(self.ledger_edited)
@@ -421,6 +425,7 @@ class MainWindow(QMainWindow):
         self._prefill()
         self._set_busy(False)
         self._branches_changed()
+        self._show_recovery()
 
     def _demo_progress(self) -> int:
         """Demo beats finished on this branch (sealed or revised); a stopped beat is played again."""
@@ -701,6 +706,8 @@ class MainWindow(QMainWindow):
         self.input.setReadOnly(busy)
         self.draft_pane.seal_btn.setEnabled(not busy)
         self.draft_pane.continue_btn.setEnabled(not busy)
+        for b in (self.draft_pane.repair_btn, self.draft_pane.resend_btn, self.draft_pane.drop_btn):
+            b.setEnabled(not busy)
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
             if pane is not None:
                 pane.set_busy(busy)
@@ -763,6 +770,7 @@ class MainWindow(QMainWindow):
                 self.reload_transcript()
                 self.refresh_state()
                 self._branches_changed()
+                self._show_recovery()
                 if self.chat is not None and self.chat.mode == "agent":
                     self._story_changed()
                 self._set_busy(False)
@@ -865,6 +873,49 @@ class MainWindow(QMainWindow):
         if chat is not None:
             self._run(lambda: chat.continue_beat(ask=self._ask, on_event=self._on_event))
 
+    # -- what a crash left (issue 15) -----------------------------------------------------------------------
+    def _show_recovery(self) -> None:
+        """The draft pane's notices for ledger gaps and unanswered words on the shown branch."""
+        chat = self.chat
+        if chat is None or chat.mode == "agent":
+            self.draft_pane.show_recovery(0, None)
+            return
+        left = chat.unanswered()
+        self.draft_pane.show_recovery(len(chat.ledger_gaps()), left.text if left is not None else None)
+
+    def repair_ledger(self) -> None:
+        """「补记账」: the scribe for every reply a crash left without its ledger, oldest first."""
+        chat = self.chat
+        if chat is None:
+            return
+
+        async def repair() -> BeatResult:
+            done = await chat.repair_ledger(on_event=self._on_event)
+            return done[-1] if done else BeatResult(user="", injection="", outcome="sealed")
+
+        self._run(repair)
+
+    def _edit_unanswered(self) -> None:
+        """「改了再发」: the unanswered words go to the input box; sending them puts them beside the old ones."""
+        left = self.chat.unanswered() if self.chat is not None else None
+        if left is not None:
+            self.input.setPlainText(left.text)
+            self.input.setFocus()
+
+    def _drop_unanswered(self) -> None:
+        """「撤下」: the unanswered words leave the branch (kept on their own)."""
+        if self.chat is None:
+            return
+        try:
+            self.chat.drop_unanswered()
+        except (ValueError, RuntimeError) as e:
+            self.statusBar().showMessage(str(e), 6000)
+            return
+        except OSError as e:
+            QMessageBox.critical(self, tr("app.title"), tr("err.disk.write", error=e))
+            return
+        self._after_branch_switch()
+
     def ledger_edited(self, state: WorldState) -> None:
         """Append the user's ledger as a new snapshot; the next beat uses it."""
         if self.chat is None:
@@ -926,6 +977,7 @@ class MainWindow(QMainWindow):
             else:
                 self.draft_pane.reset()
         self._branches_changed(focus)
+        self._show_recovery()
         if getattr(self, "is_demo", False):
             self._prefill()
         if message:

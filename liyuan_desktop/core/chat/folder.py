@@ -7,6 +7,7 @@ A chat folder is ``<home>/cards/<card>/对话/<chat>/`` holding ``session.jsonl`
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -36,8 +37,21 @@ class ChatInfo(BaseModel):
 
 def chat_info(folder: Path) -> ChatInfo:
     """The header of the chat in ``folder``, reading only its first line (a 10,000-beat chat costs the same as a new
-    one). Raises :class:`SessionError` when there is no usable header (missing or damaged file)."""
-    h = SessionTree.read_header(Path(folder) / "session.jsonl")
+    one). A session file whose header a crash lost (0 bytes, a torn first line) answers from the folder's
+    ``meta.json`` (else role-play, untitled): ``Chat.open`` rebuilds the header (chat.recovery). Raises
+    :class:`SessionError` when there is no session file or it cannot be read."""
+    try:
+        h = SessionTree.read_header(Path(folder) / "session.jsonl")
+    except SessionError:
+        if not (Path(folder) / "session.jsonl").is_file():
+            raise
+        try:
+            meta = json.loads((Path(folder) / "meta.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            meta = {}
+        meta = meta if isinstance(meta, dict) else {}
+        return ChatInfo(folder=Path(folder), mode="agent" if meta.get("mode") == "agent" else "roleplay",
+                        card_name=str(meta.get("card") or ""), title=str(meta.get("title") or ""))
     return ChatInfo(folder=Path(folder), mode=h.mode, card=h.card, card_name=h.card_name, title=h.title,
                     demo=bool((h.model_extra or {}).get("demo", False)))
 
