@@ -5,7 +5,10 @@
 For each N it writes a chat with N past beats (user words, a beat log of two calls, a ~300-character final and a
 ledger snapshot each, like a real game), reopens it from disk (load time printed), then plays ``--runs`` beats
 (draft_write + draft_seal + scribe, each an engine round trip with fsync) and prints the median, p90 and max
-wall time of ``Chat.send`` — i.e. everything the engine does per beat except waiting for the model.
+wall time of ``Chat.send`` — i.e. everything the engine does per beat except waiting for the model — and the median
+CPU time of this process per beat (``time.process_time``: what the engine computes, without the wait for fsync,
+which on a disk shared with other work varies far more than the computing). The last line gives the ratios of the
+largest N to the smallest (target, issue 15: ≤ 1.5 for 10,000 vs 100 beats).
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ def script(runs: int) -> ReplayModel:
     return ReplayModel(actor=actor, scribe=scribe, label="bench")
 
 
-async def measure(n: int, runs: int, tmp: Path) -> None:
+async def measure(n: int, runs: int, tmp: Path) -> tuple[float, float]:
     path = tmp / f"chat-{n}"
     t0 = time.perf_counter()
     build(path, n)
@@ -74,16 +77,19 @@ async def measure(n: int, runs: int, tmp: Path) -> None:
     # a model whose window holds the whole chat: this measures the beat's own overhead; compaction of a chat
     # bigger than the window is measured by bench/prefix_cache.py
     chat.context_window = 10**9
-    times = []
+    times, cpu = [], []
     for i in range(runs):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         res = await chat.send(f"{USER}（测 {i}）")
         times.append((time.perf_counter() - t0) * 1000)
+        cpu.append((time.process_time() - c0) * 1000)
         assert res.sealed, res.outcome
     times.sort()
     p90 = times[int(0.9 * (len(times) - 1))]
     print(f"{n:>6} prior beats | file {size / 1e6:6.1f} MB, {len(tree.order):>6} entries | load {t_load * 1000:7.1f} ms | "
-          f"per beat: median {statistics.median(times):6.2f} ms, p90 {p90:6.2f} ms, max {times[-1]:6.2f} ms  (build {t_build:.1f} s)")
+          f"per beat: median {statistics.median(times):6.2f} ms, p90 {p90:6.2f} ms, max {times[-1]:6.2f} ms, "
+          f"CPU median {statistics.median(cpu):6.2f} ms  (build {t_build:.1f} s)")
+    return statistics.median(times), statistics.median(cpu)
 
 
 def main() -> None:
@@ -92,9 +98,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=30)
     args = ap.parse_args()
     print(f"beat_overhead: replay model, {args.runs} beats each (draft_write + draft_seal + scribe, fsync per beat)")
+    got = {}
     with tempfile.TemporaryDirectory() as d:
         for n in args.beats:
-            asyncio.run(measure(n, args.runs, Path(d)))
+            got[n] = asyncio.run(measure(n, args.runs, Path(d)))
+    lo, hi = min(got), max(got)
+    if lo != hi:
+        print(f"ratio {hi} / {lo} beats: wall {got[hi][0] / got[lo][0]:.2f}, CPU {got[hi][1] / got[lo][1]:.2f}")
 
 
 if __name__ == "__main__":

@@ -294,7 +294,8 @@ class Beat:
                         self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
-        req = ChatRequest(messages=messages, tools=self._tool_specs(), purpose="actor")
+        # the engine's own ChatMessage objects, not validated again: that is O(chat length) per call (beat_overhead)
+        req = ChatRequest.model_construct(messages=list(messages), tools=self._tool_specs(), purpose="actor")
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
         try:
             return await self._current

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
 
 from ..ledger.scribe import ScribeOutcome
 from ..llm.types import ChatMessage
@@ -32,7 +32,8 @@ class BeatResult(BaseModel):
     warnings: list[str] = Field(default_factory=list)
     activity: list[str] = Field(default_factory=list)
     error: Optional[str] = None
-    sent: list[ChatMessage] = Field(default_factory=list, exclude=True)
+    #: the first call's messages (the engine's own objects: not validated again — O(chat length) per beat)
+    sent: SkipValidation[list[ChatMessage]] = Field(default_factory=list, exclude=True)
     scribe: Optional[ScribeOutcome] = Field(default=None, exclude=True)
     output: Any = Field(default=None, exclude=True)
     revised_text: Optional[str] = None

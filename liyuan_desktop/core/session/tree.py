@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, ValidationError
 
 from ..fsutil import atomic_write_bytes
+from .branch_path import BranchPath
 from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry, now_ms
 from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy
 
@@ -340,8 +341,9 @@ class SessionTree:
         self._add(entry)
         if move_leaf and entry.type != "leaf":
             cached_leaf, cached = self._path_cache
-            if cached_leaf is not None and cached_leaf == parent:
-                self._path_cache = (entry.id, cached + [entry])
+            if cached_leaf is not None and cached_leaf == parent:  # extended in place: a copy is O(chat length)
+                cached.append(entry)  # (bench/beat_overhead.py; views path_to handed out keep their length)
+                self._path_cache = (entry.id, cached)
             self.leaf_id = entry.id
         return entry
 
@@ -389,12 +391,14 @@ class SessionTree:
         """Commit, recording the current active leaf (after a beat)."""
         self.commit()
 
-    def path_to(self, leaf: Optional[str] = None) -> list[Any]:
-        """Entries from the root to ``leaf`` (default: the active leaf), root first. Cached for the active leaf."""
+    def path_to(self, leaf: Optional[str] = None) -> BranchPath:
+        """Entries from the root to ``leaf`` (default: the active leaf), root first, as a read-only
+        :class:`~.branch_path.BranchPath` (a sequence; slices are lists) that never changes after this call. Cached
+        for the active leaf; :meth:`append` extends the cache in place rather than copying the whole path."""
         leaf = leaf or self.leaf_id
         cached_leaf, cached = self._path_cache
         if leaf == cached_leaf:
-            return cached
+            return BranchPath(cached)
         out = []
         cur = leaf
         while cur is not None:
@@ -405,7 +409,7 @@ class SessionTree:
             cur = e.parent_id
         out.reverse()
         self._path_cache = (leaf, out)
-        return out
+        return BranchPath(out)
 
     def children(self, entry_id: Optional[str]) -> list[Any]:
         """Direct children of an entry, in file order."""
