@@ -19,7 +19,13 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional
 
-from .runtime import has_display, install_excepthook, make_loop, prepare_env, setup_logging
+from .runtime import (data_folder, data_folder_problem, has_display, install_excepthook, make_loop, prepare_env,
+                      setup_logging)
+
+log = logging.getLogger("liyuan")
+
+#: the window on screen (a new one replaces it when the user picks another data folder)
+_windows: list = []
 
 
 def _crash_dialog(tp: type[BaseException], value: BaseException, logfile: Path) -> Optional[object]:
@@ -67,6 +73,106 @@ def _bench_start(win, path: str) -> None:
     asyncio.ensure_future(go())
 
 
+def open_window(problem: Optional[str] = None):
+    """Load the settings, build and show the main window; returns it (also kept as the current window).
+
+    ``problem`` (from :func:`runtime.data_folder_problem`): the data folder cannot be written — the window starts
+    read-only anyway (it can browse what is there, and plays nothing that could not be saved:
+    ``MainWindow.read_only_reason``) and a dialog says so and offers another folder
+    (:func:`show_data_folder_problem`). When there is nothing to browse (the folder is missing or has no
+    ``cards/``), an empty temporary folder stands in for it so the window can start."""
+    from .core.settings import AppSettings, load_settings
+    from .ui.i18n import set_language
+    from .ui.main_window import MainWindow
+
+    if problem and not (data_folder() / "cards").is_dir():
+        os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-readonly-")
+    try:
+        settings = load_settings()
+    except OSError as exc:  # unreadable settings in a broken folder: defaults, still read-only
+        log.warning("could not read the settings: %s", exc)
+        settings = AppSettings()
+    set_language(settings.ui_language)
+    _install_qt_translation(settings.ui_language)
+    win = MainWindow(settings)
+    if problem:
+        win.read_only_reason = problem
+        win.statusBar().showMessage(_tr("home.readonly.status"))
+    win.show()
+    _windows[:] = [win]
+    if problem:
+        show_data_folder_problem(win, problem)
+    return win
+
+
+def _install_qt_translation(lang: str) -> None:
+    """Qt's own buttons (Yes/No, Cancel…) in Chinese too, when the UI is Chinese (installed once per process)."""
+    from PySide6.QtCore import QLibraryInfo, QTranslator
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if lang != "zh" or app is None or getattr(app, "_liyuan_qt_tr", None) is not None:
+        return
+    qt_tr = QTranslator(app)
+    if qt_tr.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
+        app.installTranslator(qt_tr)
+        app._liyuan_qt_tr = qt_tr
+
+
+def _tr(key: str, **fmt: object) -> str:
+    from .ui.i18n import tr
+
+    return tr(key, **fmt)
+
+
+def show_data_folder_problem(win, problem: str):
+    """A window-modal (not application-blocking) dialog on ``win``: the data folder cannot be written
+    (``problem``), the window is read-only; buttons 选择其他文件夹… (a folder picker, then
+    :func:`switch_data_folder`) and 只读浏览. Returns the QMessageBox (kept as ``win.data_folder_box``)."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    box = QMessageBox(QMessageBox.Icon.Warning, _tr("home.readonly.title"), _tr("home.readonly.text", error=problem),
+                      QMessageBox.StandardButton.NoButton, win)
+    choose = box.addButton(_tr("home.readonly.choose"), QMessageBox.ButtonRole.ActionRole)
+    box.addButton(_tr("home.readonly.keep"), QMessageBox.ButtonRole.RejectRole)
+
+    def clicked(button) -> None:
+        if button is choose:
+            folder = QFileDialog.getExistingDirectory(win, _tr("home.readonly.pick"), str(Path.home()))
+            if folder:
+                switch_data_folder(win, Path(folder))
+
+    box.buttonClicked.connect(clicked)
+    win.data_folder_box = box
+    box.open()
+    return box
+
+
+def switch_data_folder(win, folder: Path):
+    """Use ``folder`` as the data folder for the rest of this run (``LIYUAN_HOME``): when it can be written, the
+    read-only window ``win`` closes and a new window opens on ``folder`` (settings, cards and chats from there) and
+    is returned; when it cannot, ``win`` stays and the dialog comes back with the new reason (returns None)."""
+    from PySide6.QtWidgets import QApplication
+
+    problem = data_folder_problem(folder)
+    if problem:
+        show_data_folder_problem(win, problem)
+        return None
+    app = QApplication.instance()
+    quit_on_close = app.quitOnLastWindowClosed()
+    app.setQuitOnLastWindowClosed(False)  # the old window closes before the new one exists
+    try:
+        win.close()  # saving its state fails quietly in the read-only folder
+        os.environ["LIYUAN_HOME"] = str(folder)
+        setup_logging()  # from now on the log is in the new folder too
+        log.info("data folder switched to %s", folder)
+        new = open_window(None)
+        new.start()
+    finally:
+        app.setQuitOnLastWindowClosed(quit_on_close)
+    return new
+
+
 def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], int]] = None) -> int:
     """Start the window (or the self-test) with the window flags in ``argv``; returns the exit code. Where Qt cannot
     open a window (no display) it says so on stderr and returns ``terminal_demo()`` (the ``liyuan`` command passes
@@ -88,6 +194,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     if args.self_test and not os.environ.get("LIYUAN_HOME"):
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-selftest-")
     sandbox = prepare_env()
+    problem = data_folder_problem()  # a read-only data folder: start anyway, read-only, and say so
     logfile = setup_logging()
     install_excepthook(logfile, _crash_dialog)
     from PySide6 import QtWebEngineWidgets  # noqa: F401  must come before the QApplication
@@ -97,6 +204,8 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     info = build_info()
     logging.getLogger("liyuan").info("start: version %s, build %s, frozen %s, web sandbox %s", info["version"],
                                      build_label(info), info["frozen"], sandbox)
+    if problem:
+        logging.getLogger("liyuan").warning("data folder cannot be written, read-only: %s", problem)
     if sandbox == "userns":
         logging.getLogger("liyuan").warning(
             "Chromium sandbox OFF: this system forbids unprivileged user namespaces (kernel setting, container or "
@@ -113,20 +222,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     loop = make_loop(app)
     asyncio.set_event_loop(loop)
 
-    from .core.settings import load_settings
-    from .ui.i18n import set_language
-    from .ui.main_window import MainWindow
-
-    settings = load_settings()
-    set_language(settings.ui_language)
-    if settings.ui_language == "zh":  # Qt's own buttons (Yes/No, Cancel…) in Chinese too
-        from PySide6.QtCore import QLibraryInfo, QTranslator
-
-        qt_tr = QTranslator(app)
-        if qt_tr.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-            app.installTranslator(qt_tr)
-    win = MainWindow(settings)
-    win.show()
+    win = open_window(problem)
     if args.self_test:
         from .ui.selftest import report_json, run_self_test
 
@@ -154,7 +250,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
 
     # SIGTERM/SIGINT close the window the normal way (state saved, a running beat stopped and stored)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: QTimer.singleShot(0, win.close))
+        signal.signal(sig, lambda *_: QTimer.singleShot(0, (_windows[-1] if _windows else win).close))
     wake = QTimer()  # lets Python run its signal handlers while Qt waits
     wake.start(300)
     wake.timeout.connect(lambda: None)

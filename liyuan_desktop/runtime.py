@@ -18,6 +18,7 @@ import logging
 import logging.handlers
 import os
 import sys
+import tempfile
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -26,6 +27,7 @@ from typing import Any, Callable, Literal, Optional
 import platformdirs
 
 from .core.llm.errors import mask_secrets
+from .core.paths import APP_NAME
 
 SandboxMode = Literal["on", "root", "user", "userns"]
 """Why the Chromium sandbox is off ("root": running as root; "user": the user asked; "userns": the system forbids
@@ -149,17 +151,57 @@ class MaskCredentials(logging.Filter):
         return True
 
 
+def data_folder() -> Path:
+    """The data folder ``core.paths.home()`` would use (``LIYUAN_HOME``, else the platform's), without creating it."""
+    env = os.environ.get("LIYUAN_HOME", "").strip()
+    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def data_folder_problem(folder: Optional[Path] = None) -> Optional[str]:
+    """Why ``folder`` (default: :func:`data_folder`) cannot be used for writing — the folder and the OS error, e.g.
+    ``/mnt/ro/liyuan: Read-only file system`` — or None when a file can be created and removed in it. Creates the
+    folder when missing; leaves nothing behind."""
+    d = Path(folder) if folder is not None else data_folder()
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        probe = d / f".liyuan-write-test-{os.getpid()}"
+        with open(probe, "wb") as f:
+            f.write(b"ok")
+        probe.unlink()
+    except OSError as exc:
+        return f"{d}: {exc.strerror or exc}"
+    return None
+
+
+def _fallback_log_path() -> Path:
+    """Where the log goes when the data folder refuses it: ``liyuan.log`` in a per-user folder of the system's
+    temporary directory."""
+    user = str(os.getuid()) if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
+    d = Path(tempfile.gettempdir()) / f"liyuan-logs-{user}"
+    d.mkdir(parents=True, exist_ok=True)
+    return d / "liyuan.log"
+
+
 def setup_logging() -> Path:
     """Send the root logger (level INFO) to ``log_path()``, rotated at 2 MB with three old files kept, credentials
-    in URLs masked (:class:`MaskCredentials`); returns the path. Raises OSError when the log folder or file cannot
-    be created or written (a read-only data folder): the caller decides how to go on."""
-    path = log_path()
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    in URLs masked (:class:`MaskCredentials`); returns the path. When the data folder refuses the log (read-only,
+    cannot be created) the log goes to the system's temporary folder instead (issue 15 item 8: the window must
+    still start); only when that fails too is OSError raised."""
+    refused: Optional[OSError] = None
+    try:
+        path = log_path()
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
+    except OSError as exc:
+        refused = exc
+        path = _fallback_log_path()
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=2_000_000, backupCount=3, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     handler.addFilter(MaskCredentials())
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)
+    if refused is not None:
+        logging.getLogger("liyuan").warning("the data folder refuses the log (%s); logging to %s", refused, path)
     return path
 
 

@@ -514,3 +514,20 @@ STRINGS.update({
     "wi.saved": {"zh": "世界书设置已保存，下一拍起生效。", "en": "World info settings saved; they apply from the next beat."},
     "wi.err.save": {"zh": "保存失败：{error}", "en": "Could not save: {error}"},
 })
+
+# A data folder that cannot be written (issue 15 item 8): the window starts read-only and offers another folder.
+STRINGS.update({
+    "home.readonly.title": {"zh": "数据文件夹不能写入", "en": "The data folder cannot be written"},
+    "home.readonly.text": {
+        "zh": "梨园的数据文件夹不能写入：\n{error}\n\n现在是只读模式：可以浏览已有的对话，但不能开始或继续对话（写不进去的内容会丢失）。"
+              "可以选择另一个可写的文件夹（本次运行有效；要一直使用，请设置环境变量 LIYUAN_HOME）。",
+        "en": "Liyuan's data folder cannot be written:\n{error}\n\nThe window is read-only: existing chats can be browsed, "
+              "but nothing can be started or continued (it could not be saved). Choose another, writable folder "
+              "(for this run; set LIYUAN_HOME to keep it)."},
+    "home.readonly.choose": {"zh": "选择其他文件夹…", "en": "Choose another folder…"},
+    "home.readonly.keep": {"zh": "只读浏览", "en": "Browse read-only"},
+    "home.readonly.pick": {"zh": "选择梨园的数据文件夹", "en": "Choose Liyuan's data folder"},
+    "home.readonly.blocked": {"zh": "只读模式：数据文件夹不能写入，无法保存，所以不能开始或继续对话。",
+                              "en": "Read-only: the data folder cannot be written, so nothing can be started or continued."},
+    "home.readonly.status": {"zh": "只读模式（数据文件夹不能写入）", "en": "Read-only (the data folder cannot be written)"},
+})

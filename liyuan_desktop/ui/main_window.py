@@ -450,6 +450,8 @@ class MainWindow(QMainWindow):
 
     def start_demo(self) -> None:
         """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
+        if self._refuse_read_only():
+            return
         try:
             card = library.ensure_demo_card()
             d = library.new_chat_dir(card, time.strftime("演示-%Y%m%d-%H%M%S"))
@@ -464,6 +466,8 @@ class MainWindow(QMainWindow):
 
     def new_chat_dialog(self) -> None:
         """Ask for a card (the selected one), a mode (role-play default; fixed afterwards) and create the chat."""
+        if self._refuse_read_only():
+            return
         card = self.card_ref
         item = self.tree.currentItem()
         if item is not None:
@@ -497,6 +501,8 @@ class MainWindow(QMainWindow):
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
     def import_card_dialog(self) -> None:
+        if self._refuse_read_only():
+            return
         path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), tr("import.card.filter"))
         if path:
             self.import_card_file(path)
@@ -739,7 +745,7 @@ class MainWindow(QMainWindow):
     def _run(self, make: Callable[[], Awaitable[BeatResult]], restore: str = "") -> Optional[asyncio.Task[Any]]:
         """Run one beat command as a task (one at a time). ``restore``: the words the input box gave up for it,
         put back when the disk refused them before anything was played."""
-        if self.chat is None or self.busy:
+        if self.chat is None or self.busy or self._refuse_read_only():
             return None
 
         async def go() -> None:
@@ -830,9 +836,20 @@ class MainWindow(QMainWindow):
         self.ask_dialog.set_note(note)
         return await self.ask_dialog.ask(req)
 
+    #: why nothing can be played: the data folder cannot be written (set by ``app`` at start-up; "" when it can)
+    read_only_reason: str = ""
+
+    def _refuse_read_only(self) -> bool:
+        """True (and says so in the status bar) when the data folder cannot be written: nothing that cannot be saved
+        is started (issue 15 item 8)."""
+        if not self.read_only_reason:
+            return False
+        self.statusBar().showMessage(tr("home.readonly.blocked"), 15000)
+        return True
+
     def send_clicked(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.chat is None or self.busy:
+        if not text or self.chat is None or self.busy or self._refuse_read_only():
             return
         if getattr(self, "is_demo", False):
             # each demo beat replays its own recording, so a stopped beat is simply played again
