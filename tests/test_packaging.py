@@ -172,3 +172,14 @@ def test_every_package_is_in_pyproject():
     assert on_disk | {"liyuan_desktop.sample_cards"} == listed, (
         f"missing from pyproject [tool.setuptools] packages: {sorted(on_disk - listed)}; "
         f"listed but gone: {sorted(listed - on_disk - {'liyuan_desktop.sample_cards'})}")
+
+
+def test_data_files_live_under_resources():
+    """pyproject's package-data and the PyInstaller spec (packaging/slim.py source_datas) carry data files from
+    ``liyuan_desktop/resources`` only: a runtime file kept beside the code (a .js, .json, .md …) would be missing from
+    the wheel and the built app."""
+    pkg = ROOT / "liyuan_desktop"
+    stray = [str(p.relative_to(pkg)) for p in pkg.rglob("*")
+             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
+             and p.relative_to(pkg).parts[0] != "resources"]
+    assert stray == [], stray

@@ -3,7 +3,7 @@
 Cards written for SillyTavern's ST-Prompt-Template extension put JavaScript in their text: phase-gated guidance
 (``<%_ if (getvar('stat_data.阶段') == 2) { _%> … <%_ } _%>``), status lines (``<%- stat_data.好感度 %>``) and
 nested look-ups with defaults. This module compiles such a template to JavaScript (our own small compiler, in
-``ejs_runtime.js``: a template becomes the body of an async function, cached by its text) and runs it in a QuickJS-ng context (one per thread, as :mod:`..cards.regex_engine` does)
+``resources/ejs/ejs_runtime.js``: a template becomes the body of an async function, cached by its text) and runs it in a QuickJS-ng context (one per thread, as :mod:`..cards.regex_engine` does)
 with lodash loaded and the extension's common API (``ejs_runtime.js``) over the values of the beat
 (:class:`TemplateEnv`). There is no network, file, module or host access in that context; each render has a time
 limit (:data:`TIME_LIMIT`) and the context a memory limit (:data:`MEMORY_LIMIT`).
@@ -86,7 +86,7 @@ class _Engine:
         ctx.set_memory_limit(MEMORY_LIMIT)
         lodash = resources.files("liyuan_desktop").joinpath("resources", "web", "vendor", "lib", "lodash.min.js")
         ctx.eval(lodash.read_text("utf-8"))
-        ctx.eval(resources.files(__package__).joinpath("ejs_runtime.js").read_text("utf-8"))
+        ctx.eval(resources.files("liyuan_desktop").joinpath("resources", "ejs", "ejs_runtime.js").read_text("utf-8"))
         self.set_book = ctx.eval("(function (j) { __ejs.setBook(j); })")
         self.set_env = ctx.eval("(function (j) { __ejs.setEnv(j); })")
         self.start = ctx.eval("(function (t) { __ejs.start(t); })")
