@@ -60,6 +60,7 @@ from PySide6.QtWebEngineCore import (QWebEngineLoadingInfo, QWebEnginePage, QWeb
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
+from ..runtime import _split_flags
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from . import frame_guard
@@ -71,13 +72,33 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 ISOLATION_FLAG = "--site-per-process"
+SPARE_RENDERER_FEATURE = "SpareRendererForSitePerProcess"
+"""Chromium's spare renderer: with site isolation it keeps one idle renderer process started ahead of the next
+navigation — the fifth process of a window with no status bar (15-25 MB PSS, and its start-up competes with the
+app's own; issue 15). Switched off (``--disable-features``): a frame's renderer starts when the frame is built."""
+
+
+def _disable_feature(flags: str, feature: str) -> str:
+    """``flags`` (a QTWEBENGINE_CHROMIUM_FLAGS value) with ``feature`` added to its ``--disable-features`` list
+    (one switch: Chromium keeps only the last of several), quoting as ``runtime.add_chromium_flags`` does."""
+    parts = _split_flags(flags)
+    for i, f in enumerate(parts):
+        if f.startswith("--disable-features="):
+            names = [n for n in f.split("=", 1)[1].split(",") if n]
+            if feature not in names:
+                parts[i] = "--disable-features=" + ",".join(names + [feature])
+            break
+    else:
+        parts.append(f"--disable-features={feature}")
+    return " ".join(f'"{f}"' if " " in f else f for f in parts)
 
 
 def ensure_frame_isolation() -> bool:
     """Switch on Chromium's site isolation for this process (``--site-per-process`` in
     ``QTWEBENGINE_CHROMIUM_FLAGS``), so that sandboxed status-bar frames run in a renderer process of their own and
     a card's ``while(true){}`` cannot freeze the host page (QtWebEngine 6.12 keeps them in the host's renderer
-    without it — measured on this machine). Effective only before QtWebEngine starts (the first web view); called
+    without it — measured on this machine); Chromium's idle spare renderer is switched off
+    (:data:`SPARE_RENDERER_FEATURE`). Effective only before QtWebEngine starts (the first web view); called
     when this module is imported. ``LIYUAN_FRAME_ISOLATION=0`` leaves the flags alone (then the Python watchdog is
     the only defence). Returns whether the flag is (now) set."""
     if os.environ.get("LIYUAN_FRAME_ISOLATION", "1") == "0":
@@ -86,7 +107,8 @@ def ensure_frame_isolation() -> bool:
     if "--disable-site-isolation-trials" in flags:
         return False
     if ISOLATION_FLAG not in flags.split():
-        os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (flags + " " + ISOLATION_FLAG).strip()
+        flags = (flags + " " + ISOLATION_FLAG).strip()
+    os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = _disable_feature(flags, SPARE_RENDERER_FEATURE)
     return True
 
 

@@ -1,0 +1,87 @@
+"""Start-up memory (issue 15): the window with the demo open runs one renderer (the host page's; Chromium's idle
+spare renderer is off) and composites in software (no GL driver in the process: with Mesa that is llvmpipe and
+libLLVM, ~60 MB), while site isolation stays on for status-bar frames (tests/ui/test_frame_attacks.py and
+test_statusbar_frames.py check frames run apart). The app is started as a user starts it (``python -m
+liyuan_desktop``, offscreen, a fresh data folder) and its process tree is read from /proc: no timings here,
+bench/ui_start.py prints them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from liyuan_desktop.app import NO_GPU_FLAG
+from liyuan_desktop.ui.conversation import SPARE_RENDERER_FEATURE, _disable_feature
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
+
+GL_DRIVER_MARKS = ("libLLVM", "_dri.so", "libGLX_mesa", "libEGL_mesa", "libvulkan_")
+
+
+def _tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+def _threads(pid: int) -> set[str]:
+    out = set()
+    for t in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            out.add((t / "comm").read_text().strip())
+        except OSError:
+            pass
+    return out
+
+
+def test_the_demo_window_runs_one_renderer_and_no_gl_driver(tmp_path):
+    stamp = tmp_path / "stamps.json"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
+    for k in ("LIYUAN_GPU", "QTWEBENGINE_CHROMIUM_FLAGS", "LIYUAN_FRAME_ISOLATION"):
+        env.pop(k, None)
+    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 120
+        while not stamp.exists():
+            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
+            assert time.monotonic() < end, "the demo chat did not become interactive"
+            time.sleep(0.05)
+        time.sleep(1.0)  # a spare renderer is started right after the first page load
+        pids = _tree(proc.pid)
+        renderers = [p for p in pids if p != proc.pid and "Compositor" in _threads(p)]
+        assert len(renderers) == 1, (pids, renderers)
+        maps = Path(f"/proc/{proc.pid}/maps").read_text()
+        assert not [m for m in GL_DRIVER_MARKS if m in maps], [ln for ln in maps.splitlines()
+                                                                if any(m in ln for m in GL_DRIVER_MARKS)][:5]
+    finally:
+        Path(str(stamp) + ".quit").write_text("")
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def test_the_spare_renderer_switch_joins_the_users_disabled_features():
+    assert _disable_feature("", SPARE_RENDERER_FEATURE) == f"--disable-features={SPARE_RENDERER_FEATURE}"
+    got = _disable_feature('--log-level=3 --disable-features=A,B "--x=a b"', SPARE_RENDERER_FEATURE)
+    assert got == f'--log-level=3 --disable-features=A,B,{SPARE_RENDERER_FEATURE} "--x=a b"'
+    assert _disable_feature(got, SPARE_RENDERER_FEATURE) == got
+    assert NO_GPU_FLAG == "--disable-gpu"
