@@ -158,7 +158,7 @@ def _parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
         "extensions": ext,
     }
     for field, _wi, ck, reader, default in _EXT_FIELDS:
-        vals[field] = reader(ext[ck]) if ck in ext else copy.deepcopy(default)
+        vals[field] = reader(ext[ck]) if ck in ext else json_copy(default)
     return vals
 
 
@@ -178,7 +178,7 @@ def _parse_wi_entry(w: dict[str, Any], uid: int) -> dict[str, Any]:
         "extensions": w.get("extensions") if isinstance(w.get("extensions"), dict) else {},
     }
     for field, wk, _ck, reader, default in _EXT_FIELDS:
-        vals[field] = reader(w[wk]) if wk in w else copy.deepcopy(default)
+        vals[field] = reader(w[wk]) if wk in w else json_copy(default)
     return vals
 
 
@@ -287,11 +287,26 @@ def _export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
     return out
 
 
+def json_copy(v: Any) -> Any:
+    """A deep copy of a JSON-shaped value (dicts, lists, tuples, scalars), several times faster than
+    ``copy.deepcopy`` (no memo, no reduce protocol); any other object falls back to ``copy.deepcopy``. Parsing a
+    50,000-entry book spent 80 % of its time in ``deepcopy`` (issue 15 item 10)."""
+    if v is None or isinstance(v, (str, int, float, bool)):
+        return v
+    if type(v) is dict:
+        return {k: json_copy(x) for k, x in v.items()}
+    if type(v) is list:
+        return [json_copy(x) for x in v]
+    if type(v) is tuple:
+        return tuple(json_copy(x) for x in v)
+    return copy.deepcopy(v)
+
+
 def _new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, source: str) -> LoreEntry:
-    e = LoreEntry(**copy.deepcopy(vals), book=book, source=source)
+    e = LoreEntry(**json_copy(vals), book=book, source=source)
     e._raw = raw
     e._kind = kind
-    e._parsed = copy.deepcopy(vals)
+    e._parsed = json_copy(vals)
     return e
 
 

@@ -7,6 +7,9 @@ books attached to a chat.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import pickle
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -21,6 +24,13 @@ from .search import index_titles as _index_titles
 from .search import list_titles as _list_titles
 from .search import search_entries as _search_entries
 from .timed import TimedEffects
+
+#: Card books with at least this many entries are parsed once per content (sha256 of their JSON) and handed out as
+#: copies (pickle of the parsed book, made before any compile); at most ``_MEMO_MAX_BOOKS`` are kept in memory.
+#: A 50,000-entry book was parsed four times per chat open (issue 15 item 10). Smaller books parse as before.
+_MEMO_MIN_ENTRIES = 1000
+_MEMO_MAX_BOOKS = 4
+_PARSED_MEMO: dict[str, bytes] = {}
 
 _COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
 
@@ -79,6 +89,27 @@ class Lorebook(BaseModel):
             book = book["data"]
         if isinstance(book.get("entries"), dict):
             return cls.from_world_info(book, name=str(book.get("name") or name), source=source)
+        entries_in = book.get("entries")
+        if not isinstance(entries_in, list) or len(entries_in) < _MEMO_MIN_ENTRIES:
+            return cls._parse_card_book(book, name, source)
+        # a big book: opening a chat asks for the card's book several times — parse it once per content
+        try:
+            key = hashlib.sha256(json.dumps([book, name, source], ensure_ascii=False, default=repr,
+                                            check_circular=False).encode("utf-8", "surrogatepass")).hexdigest()
+        except (TypeError, ValueError, RecursionError):
+            return cls._parse_card_book(book, name, source)
+        blob = _PARSED_MEMO.pop(key, None)
+        if blob is None:
+            parsed = cls._parse_card_book(book, name, source)
+            blob = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
+        _PARSED_MEMO[key] = blob  # most recent last
+        while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
+            _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
+        return pickle.loads(blob)  # an independent copy each time: callers may edit their book
+
+    @classmethod
+    def _parse_card_book(cls, book: dict[str, Any], name: str, source: str) -> "Lorebook":
+        """The parse behind :meth:`from_card_book` for a card-shaped (entry list) book, no memo."""
         raw_entries = book.get("entries") if isinstance(book.get("entries"), list) else []
         bname = str(book.get("name") or name)
         used = {_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}

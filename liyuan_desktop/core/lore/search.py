@@ -24,6 +24,49 @@ def index_titles(entries: Sequence[LoreEntry]) -> list[str]:
     return [e.display_title for e in entries if e.enabled and not e.constant]
 
 
+#: Above either bound the 【设定集索引】 lists only a selection (issue 15 item 10: a 50,000-entry book sent 389,015
+#: characters of titles every beat). Books within both keep the full list, byte for byte as before.
+INDEX_MAX_TITLES = 200
+INDEX_MAX_CHARS = 4000
+
+
+def bounded_index(titles: Sequence[str], relevant: Sequence[str] = (), max_titles: int = INDEX_MAX_TITLES,
+                  max_chars: int = INDEX_MAX_CHARS) -> tuple[list[str], int]:
+    """The titles the 【设定集索引】 shows and how many it leaves out: ``(shown, more)``.
+
+    Within both bounds (``len(titles) <= max_titles`` and the titles joined by 「、」 at most ``max_chars``
+    characters): every title, in order, ``more == 0``. Above: titles in ``relevant`` (this beat's hits, in their
+    order) come first, then the rest in book order, each once, until ``max_titles`` titles or ``max_chars``
+    characters (separators counted) are reached; ``more`` = ``len(titles) - len(shown)``. Cost is linear in the
+    number of titles (a set of the relevant ones)."""
+    if len(titles) <= max_titles and sum(len(t) for t in titles) + max(0, len(titles) - 1) <= max_chars:
+        return list(titles), 0
+    shown: list[str] = []
+    seen: set[str] = set()
+    chars = 0
+    have = set(titles)
+
+    def take(t: str) -> bool:
+        nonlocal chars
+        if t in seen:
+            return True
+        cost = len(t) + (1 if shown else 0)
+        if len(shown) >= max_titles or chars + cost > max_chars:
+            return False
+        shown.append(t)
+        seen.add(t)
+        chars += cost
+        return True
+
+    for t in relevant:
+        if t in have and not take(t):
+            break
+    for t in titles:
+        if not take(t):
+            break
+    return shown, len(titles) - len(shown)
+
+
 def search_entries(entries: Sequence[LoreEntry], query: str, limit: int = 8) -> list[LoreHit]:
     """Rank entries for ``query`` (terms split on whitespace): per term, title equal +5 (title contains or is
     contained +3), a key equal to / contained in the term +3, each occurrence in the content +1 (at most 3).

@@ -20,6 +20,7 @@ from ..cards import Card
 from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
+from ..lore.search import bounded_index
 from ..macros import MacroContext, apply_macros
 from .presets.prompter import DepthBlock
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
@@ -127,7 +128,9 @@ def build_injection(
     """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
     names; 【本拍常驻设定】 only with ``constants`` (the turn's constant lore that cannot sit in the byte-stable
     system prompt, rendered by :func:`.lore_layers.render_lore`); 【相关设定】 only with hits; 【设定集索引】 only
-    with entries. ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
+    with entries — above :data:`..lore.search.INDEX_MAX_TITLES` titles or :data:`..lore.search.INDEX_MAX_CHARS`
+    characters it lists this beat's hits first and then book order up to those bounds, and says how many more exist
+    and which tools reach them (:func:`..lore.search.bounded_index`). ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
     look details up there (issue 7)."""
     blocks: list[str] = []
     if summaries:
@@ -143,7 +146,13 @@ def build_injection(
         blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")
     idx = list(index)
     if idx:
-        blocks.append(f"【设定集索引】共 {len(idx)} 条：{'、'.join(idx)}")
+        shown, more = bounded_index(idx, hits)
+        if not more:
+            blocks.append(f"【设定集索引】共 {len(idx)} 条：{'、'.join(idx)}")
+        else:  # a big book: the relevant titles first, and where the rest are (issue 15 item 10)
+            blocks.append(f"【设定集索引】共 {len(idx)} 条，条目太多，这里只列 {len(shown)} 条（本拍命中的在前）："
+                          f"{'、'.join(shown)}\n另有 {more} 条没有列出：用 lorebook_search 按关键词查，"
+                          f"或用 lorebook_list 分页列出标题。")
     blocks.append(f"【语言】{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh'])}")
     return "\n\n".join(blocks)
 

@@ -1,0 +1,75 @@
+"""A very big lorebook (issue 15 item 10): the 【设定集索引】 stays bounded (the seed's exact text below the bound),
+and a big card book is parsed once per content however often the chat asks for it."""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+from pathlib import Path
+
+from liyuan_desktop.core.ledger.state import WorldState
+from liyuan_desktop.core.lore import Lorebook
+from liyuan_desktop.core.lore import formats as lore_formats
+from liyuan_desktop.core.lore.search import INDEX_MAX_CHARS, INDEX_MAX_TITLES, bounded_index
+from liyuan_desktop.core.prompt.assemble import build_injection
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
+import lorebook as bench_book  # noqa: E402
+
+
+def _titles(n: int) -> list[str]:
+    return [f"条目{i}" for i in range(n)]
+
+
+def _index_block(injection: str) -> str:
+    return next(b for b in injection.split("\n\n") if b.startswith("【设定集索引】"))
+
+
+def test_small_index_keeps_the_seed_text():
+    titles = _titles(5)
+    block = _index_block(build_injection(WorldState(), ["条目3"], titles))
+    assert block == "【设定集索引】共 5 条：条目0、条目1、条目2、条目3、条目4"
+
+
+def test_index_of_50000_titles_is_bounded_and_puts_hits_first():
+    titles = _titles(50_000)
+    hits = ["条目49999", "条目777"]
+    block = _index_block(build_injection(WorldState(), hits, titles))
+    assert len(block) < INDEX_MAX_CHARS + 300  # was 389,015 characters for the issue's book
+    assert "共 50000 条" in block and "lorebook_search" in block and "lorebook_list" in block
+    listed = block.split("：", 1)[1].split("\n", 1)[0].split("、")
+    assert listed[:2] == hits and len(listed) <= INDEX_MAX_TITLES
+    assert f"另有 {50_000 - len(listed)} 条" in block
+
+
+def test_bounded_index_at_the_bound():
+    t = _titles(INDEX_MAX_TITLES)
+    assert bounded_index(t) == (t, 0) or sum(map(len, t)) + len(t) - 1 > INDEX_MAX_CHARS
+    long = ["长" * 50 for _ in range(100)]  # 100 titles but 5,099 characters: over the character bound
+    shown, more = bounded_index(long)
+    assert more > 0 and len("、".join(shown)) <= INDEX_MAX_CHARS
+
+
+def test_a_big_card_book_is_parsed_once_per_content(monkeypatch):
+    captured = {}
+    orig = Lorebook.from_card_book
+
+    def grab(book, name="", source="card"):
+        captured["raw"] = book
+        return orig(book, name, source)
+
+    monkeypatch.setattr(Lorebook, "from_card_book", staticmethod(grab))
+    bench_book.build_book(3000, random.Random(3))
+    monkeypatch.setattr(Lorebook, "from_card_book", orig)
+    raw = captured["raw"]
+    calls = []
+    real = lore_formats._parse_card_entry
+    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook._parse_card_entry",
+                        lambda e, uid: (calls.append(uid), real(e, uid))[1])
+    books = [Lorebook.from_card_book(raw, "big") for _ in range(4)]
+    assert len(calls) == 3000  # parsed once, not four times
+    assert books[0].index_titles() == books[3].index_titles()
+    books[0].entries[0].content = "改过"  # copies are independent: an edit to one never reaches the others
+    assert books[1].entries[0].content != "改过"
+    assert Lorebook.from_card_book(raw, "big").entries[0].content != "改过"
