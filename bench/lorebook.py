@@ -1,6 +1,7 @@
 """World-info activation time for a big book over a long chat.
 
     python bench/lorebook.py [--entries 2000] [--messages 2000] [--runs 50] [--seed 7]
+    python bench/lorebook.py --big 50000      # the very-big-book line: open (parse), compile, activation, index
 
 Builds a synthetic book of ``--entries`` entries (three keys each: ASCII words, Chinese words, some multi-word keys,
 one ``/regex/i`` key per 50 entries, secondary keys with every logic on one entry in ten, a few constants, groups and
@@ -85,14 +86,56 @@ def timeit(book: Lorebook, chat: list[ScanMessage], runs: int) -> tuple[list[flo
     return times, len(res.entries), res.steps
 
 
+def big_line(n: int, rng: random.Random) -> None:
+    """The "very big book" line (issue 15 item 10): parse the card book four times as opening a chat does (the
+    first parse pays, the rest are copies), compile once, activate once over a short chat (recursion off, depth 2),
+    and the size of the 【设定集索引】 block sent every beat."""
+    from liyuan_desktop.core.ledger.state import WorldState
+    from liyuan_desktop.core.prompt.assemble import build_injection
+
+    captured: dict = {}
+    orig = Lorebook.from_card_book
+    Lorebook.from_card_book = staticmethod(lambda d, name="", source="card": captured.setdefault("d", d) and orig(d, name, source))  # type: ignore[method-assign]
+    try:
+        book, keys = build_book(n, rng)
+    finally:
+        Lorebook.from_card_book = orig  # type: ignore[method-assign]
+    raw = captured["d"]
+    t = time.perf_counter()
+    books = [Lorebook.from_card_book(raw, "big") for _ in range(4)]
+    t_parse = (time.perf_counter() - t) * 1000
+    big = books[-1]
+    t = time.perf_counter()
+    big._compile()
+    t_comp = (time.perf_counter() - t) * 1000
+    big.recursive, big.scan_depth = False, 2
+    chat = build_chat(20, keys, rng)
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        res = big.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1))
+        times.append((time.perf_counter() - t) * 1000)
+    titles = big.index_titles()
+    block = next(b for b in build_injection(WorldState(), [e.display_title for e in res.entries], titles).split("\n\n")
+                 if b.startswith("【设定集索引】"))
+    print(f"big book {n} entries: parse x4 (as a chat open) {t_parse:.0f} ms, compile {t_comp:.0f} ms, "
+          f"activation (recursion off, depth 2) median {statistics.median(times):.1f} ms; "
+          f"index block {len(block)} characters for {len(titles)} titles (all titles: {len('、'.join(titles))})")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=2000)
     ap.add_argument("--messages", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--big", type=int, default=0, metavar="N",
+                    help="print only the very-big-book line for an N-entry book (e.g. 50000) and exit")
     a = ap.parse_args()
     rng = random.Random(a.seed)
+    if a.big:
+        big_line(a.big, rng)
+        return
     book, keys = build_book(a.entries, rng)
     chat = build_chat(a.messages, keys, rng)
     t = time.perf_counter()

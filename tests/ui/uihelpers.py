@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from typing import Any, Callable
 
 
@@ -27,6 +28,49 @@ async def js(win: Any, script: str) -> Any:
     win.view.eval_js(f"JSON.stringify({script})", box.append)
     await wait_for(lambda: bool(box), 10)
     return json.loads(box[0])
+
+
+class LoopStallMeter:
+    """The UI thread's longest event-loop stall during an operation, in ms: a QTimer ticking every ``interval_ms``
+    records the largest gap between two ticks (a gap of ``interval_ms`` means no stall). Use as a context manager
+    around the operation (awaiting inside is fine; the timer runs on the Qt loop)::
+
+        with LoopStallMeter() as meter:
+            await open_the_chat()
+        assert meter.worst_ms < 1000  # report meter.worst_ms; assert only a generous bound
+
+    ``worst_ms`` also counts the gap up to ``__exit__`` (a stall in the last synchronous call is measured);
+    ``ticks`` is how many ticks ran. Wall-clock figures are for reports: tests assert only generous bounds."""
+
+    def __init__(self, interval_ms: int = 5) -> None:
+        self.interval_ms = interval_ms
+        self.worst_ms = 0.0
+        self.ticks = 0
+        self._last = 0.0
+        self._timer: Any = None
+
+    def _tick(self) -> None:
+        now = time.monotonic()
+        self.worst_ms = max(self.worst_ms, (now - self._last) * 1000)
+        self._last = now
+        self.ticks += 1
+
+    def __enter__(self) -> "LoopStallMeter":
+        from PySide6.QtCore import QTimer
+
+        self._timer = QTimer()
+        self._timer.setInterval(self.interval_ms)
+        self._timer.timeout.connect(self._tick)
+        self._last = time.monotonic()
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._tick()
+        self.ticks -= 1
+        self._timer.stop()
+        self._timer.deleteLater()
+        self._timer = None
 
 
 # -- synchronous helpers for tests that drive a ConversationView directly (qtbot waits; not in async tests) --------

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import pickle
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -26,11 +25,23 @@ from .search import search_entries as _search_entries
 from .timed import TimedEffects
 
 #: Card books with at least this many entries are parsed once per content (sha256 of their JSON) and handed out as
-#: copies (pickle of the parsed book, made before any compile); at most ``_MEMO_MAX_BOOKS`` are kept in memory.
+#: copies (the parsed book, never compiled, copied per call); at most ``_MEMO_MAX_BOOKS`` are kept in memory.
 #: A 50,000-entry book was parsed four times per chat open (issue 15 item 10). Smaller books parse as before.
 _MEMO_MIN_ENTRIES = 1000
 _MEMO_MAX_BOOKS = 4
-_PARSED_MEMO: dict[str, bytes] = {}
+_PARSED_MEMO: dict[str, "Lorebook"] = {}
+
+def _shallow_copy(m: BaseModel) -> Any:
+    """A new instance of the pydantic model ``m`` with the same field values and private attributes (shallow,
+    no validation) — what ``model_copy()`` does, several times faster (it copies private values one by one)."""
+    new = m.__class__.__new__(m.__class__)
+    object.__setattr__(new, "__dict__", dict(m.__dict__))
+    object.__setattr__(new, "__pydantic_fields_set__", set(m.__pydantic_fields_set__))
+    object.__setattr__(new, "__pydantic_extra__", None if m.__pydantic_extra__ is None else dict(m.__pydantic_extra__))
+    object.__setattr__(new, "__pydantic_private__",
+                       None if m.__pydantic_private__ is None else dict(m.__pydantic_private__))
+    return new
+
 
 _COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
 
@@ -98,14 +109,18 @@ class Lorebook(BaseModel):
                                             check_circular=False).encode("utf-8", "surrogatepass")).hexdigest()
         except (TypeError, ValueError, RecursionError):
             return cls._parse_card_book(book, name, source)
-        blob = _PARSED_MEMO.pop(key, None)
-        if blob is None:
-            parsed = cls._parse_card_book(book, name, source)
-            blob = pickle.dumps(parsed, protocol=pickle.HIGHEST_PROTOCOL)
-        _PARSED_MEMO[key] = blob  # most recent last
+        master = _PARSED_MEMO.pop(key, None)
+        if master is None:
+            master = cls._parse_card_book(book, name, source)  # never handed out, never compiled
+        _PARSED_MEMO[key] = master  # most recent last
         while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
             _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
-        return pickle.loads(blob)  # an independent copy each time: callers may edit their book
+        # a copy per caller: the book and each entry are new objects (assigning a field of one never reaches
+        # another); field values are shared, which the model's rule already allows (lists are replaced, never
+        # mutated in place — see LoreEntry)
+        out = master.model_copy(update={"entries": [_shallow_copy(e) for e in master.entries]})
+        out._load_warnings = list(master._load_warnings)
+        return out
 
     @classmethod
     def _parse_card_book(cls, book: dict[str, Any], name: str, source: str) -> "Lorebook":
