@@ -73,3 +73,18 @@ def test_a_big_card_book_is_parsed_once_per_content(monkeypatch):
     books[0].entries[0].content = "改过"  # copies are independent: an edit to one never reaches the others
     assert books[1].entries[0].content != "改过"
     assert Lorebook.from_card_book(raw, "big").entries[0].content != "改过"
+
+
+def test_lorebook_list_of_a_huge_book_is_capped_with_a_note():
+    from types import SimpleNamespace
+
+    from liyuan_desktop.core.beat.tools import roleplay
+
+    small = Lorebook.from_card_book({"entries": [{"id": i, "keys": [f"k{i}"], "content": "c", "enabled": True,
+                                                  "comment": f"t{i}"} for i in range(3)]})
+    assert roleplay._lorebook_list(SimpleNamespace(book=small), None) == ["t0", "t1", "t2"]
+    n = roleplay.LIST_MAX_TITLES + 500
+    big = Lorebook.from_card_book({"entries": [{"id": i, "keys": [f"k{i}"], "content": "c", "enabled": True,
+                                                "comment": f"t{i}"} for i in range(n)]})
+    out = roleplay._lorebook_list(SimpleNamespace(book=big), None)
+    assert out["total"] == n and len(out["titles"]) == roleplay.LIST_MAX_TITLES and "lorebook_search" in out["note"]

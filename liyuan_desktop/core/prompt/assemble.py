@@ -151,8 +151,8 @@ def build_injection(
             blocks.append(f"【设定集索引】共 {len(idx)} 条：{'、'.join(idx)}")
         else:  # a big book: the relevant titles first, and where the rest are (issue 15 item 10)
             blocks.append(f"【设定集索引】共 {len(idx)} 条，条目太多，这里只列 {len(shown)} 条（本拍命中的在前）："
-                          f"{'、'.join(shown)}\n另有 {more} 条没有列出：用 lorebook_search 按关键词查，"
-                          f"或用 lorebook_list 分页列出标题。")
+                          f"{'、'.join(shown)}\n另有 {more} 条没有列出：用 lorebook_search 按名字或关键词查"
+                          f"（lorebook_list 列出书中顺序的前 2000 条标题）。")
     blocks.append(f"【语言】{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh'])}")
     return "\n\n".join(blocks)
 

@@ -240,4 +240,16 @@ def _lorebook_search(ctx: ToolContext, a: LorebookSearchArgs) -> list[dict[str, 
 @tool("lorebook_list", "read", NoArgs,
       "列出世界书全部条目标题，书中顺序；常驻条目标注「（常驻）」。")
 def _lorebook_list(ctx: ToolContext, _a: NoArgs) -> Any:
-    return ctx.book.list_titles()
+    """Every title as a list (the seed's result) up to :data:`LIST_MAX_TITLES`; a bigger book (issue 15 item 10:
+    50,000 titles were ~390,000 characters in one tool result) gives ``{"total", "titles", "note"}`` with the first
+    titles in book order and a note that ``lorebook_search`` reaches the rest (the tool takes no arguments, so its
+    schema — and every golden request — stays as it was)."""
+    titles = ctx.book.list_titles()
+    if len(titles) <= LIST_MAX_TITLES:
+        return titles
+    return {"total": len(titles), "titles": titles[:LIST_MAX_TITLES],
+            "note": f"世界书共 {len(titles)} 条，这里只列出书中顺序的前 {LIST_MAX_TITLES} 条；其余请用 lorebook_search 按名字或关键词查。"}
+
+
+#: Above this many titles ``lorebook_list`` returns the first ones and a note (see _lorebook_list).
+LIST_MAX_TITLES = 2000
