@@ -94,7 +94,7 @@ def add_chromium_flags(flags: list[str]) -> str:
     the first web view). A switch already there with another value is replaced (``--name=value`` by name), so the
     security switches of ``ui/frame_guard`` win over a user's. A value with spaces is quoted (QtWebEngine's parser
     of this variable keeps a quoted part as one argument). Returns the new value."""
-    current = _split_flags(os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""))
+    current = split_flags(os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""))
     for flag in flags:
         name = flag.split("=", 1)[0]
         current = [f for f in current if f.split("=", 1)[0] != name]
@@ -104,7 +104,7 @@ def add_chromium_flags(flags: list[str]) -> str:
     return text
 
 
-def _split_flags(text: str) -> list[str]:
+def split_flags(text: str) -> list[str]:
     """Split a QTWEBENGINE_CHROMIUM_FLAGS value the way QtWebEngine does (spaces separate, double quotes group)."""
     out, arg, quoted, started = [], "", False, False
     for c in text:

@@ -60,7 +60,7 @@ from PySide6.QtWebEngineCore import (QWebEngineLoadingInfo, QWebEnginePage, QWeb
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from ..runtime import _split_flags
+from ..runtime import split_flags
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from . import frame_guard
@@ -81,7 +81,7 @@ app's own; issue 15). Switched off (``--disable-features``): a frame's renderer 
 def _disable_feature(flags: str, feature: str) -> str:
     """``flags`` (a QTWEBENGINE_CHROMIUM_FLAGS value) with ``feature`` added to its ``--disable-features`` list
     (one switch: Chromium keeps only the last of several), quoting as ``runtime.add_chromium_flags`` does."""
-    parts = _split_flags(flags)
+    parts = split_flags(flags)
     for i, f in enumerate(parts):
         if f.startswith("--disable-features="):
             names = [n for n in f.split("=", 1)[1].split(",") if n]

@@ -270,10 +270,10 @@ def test_egress_gate_rules():
 def test_chromium_flags_are_set():
     """The switches reach QtWebEngine (set when conversation.py is imported, before the first view)."""
     import liyuan_desktop.ui.conversation  # noqa: F401
-    from liyuan_desktop.runtime import _split_flags
+    from liyuan_desktop.runtime import split_flags
     from liyuan_desktop.ui import frame_guard
 
-    flags = _split_flags(os.environ["QTWEBENGINE_CHROMIUM_FLAGS"])
+    flags = split_flags(os.environ["QTWEBENGINE_CHROMIUM_FLAGS"])
     assert frame_guard.gate() is not None
     for f in frame_guard.chromium_flags(frame_guard.gate().port):
         assert f in flags, (f, flags)
