@@ -136,10 +136,10 @@ class Transcript:
         for p in range(n, len(path)):
             e = path[p]
             t = e.type
-            if t == "rp-state" and getattr(e, "for_message", None):
-                aimed_pos.append(p)
-            elif t == "rp-state" and getattr(e, "mvu", None) is not None:
-                mvu_pos.append(p)
+            # a snapshot aimed at an older message always carries its table (chat.ledger), so ``for_message`` is
+            # looked up only under ``mvu``: one lazy lookup per snapshot of a chat without variables
+            if t == "rp-state" and getattr(e, "mvu", None) is not None:
+                (aimed_pos if getattr(e, "for_message", None) else mvu_pos).append(p)
             if t in ("opening", "user", "assistant"):
                 ids.append(e.id), pos.append(p), roles.append(t)
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
