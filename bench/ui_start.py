@@ -30,22 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def tree_pids(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += children.get(p, [])
-    return out
+from liyuan_desktop.ui.frame_guard import process_tree
 
 
 def pss_kb(pid: int, field: str = "Pss") -> int:
@@ -129,7 +114,7 @@ def one_run(cmd: list[str], platform: str, clean: bool = False) -> dict:
             time.sleep(0.01)
         time.sleep(0.05)
         s = json.loads(stamp.read_text())
-        pids = tree_pids(proc.pid)
+        pids = process_tree(proc.pid)
         pss = sum(pss_kb(p) for p in pids)
         # file-backed pages are shared with every other process mapping the same files (another app run from the
         # same venv counts them at half), so the anonymous part compares a built app with the source tree fairly

@@ -328,6 +328,19 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def process_tree(root: int) -> list[int]:
+    """``root`` and every process below it (Linux ``/proc``; just ``[root]`` where it is missing): the app's
+    QtWebEngine processes for the memory guard, the start-up benchmark and the footprint test."""
+    out, todo, seen = [], [root], set()
+    while todo:
+        pid = todo.pop()
+        if pid not in seen:
+            seen.add(pid)
+            out.append(pid)
+            todo += _children(pid)
+    return out
+
+
 def renderer_pids(root: Optional[int] = None) -> list[int]:
     """Process ids of this app's Chromium renderers (Linux: descendants of ``root``, default this process, whose
     command line says ``--type=renderer``, or a zygote's forked children, which keep the zygote's command line —

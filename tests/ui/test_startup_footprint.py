@@ -17,27 +17,11 @@ import pytest
 
 from liyuan_desktop.app import NO_GPU_FLAG
 from liyuan_desktop.ui.conversation import SPARE_RENDERER_FEATURE, _disable_feature
+from liyuan_desktop.ui.frame_guard import process_tree
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
 
 GL_DRIVER_MARKS = ("libLLVM", "_dri.so", "libGLX_mesa", "libEGL_mesa", "libvulkan_")
-
-
-def _tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, todo = [], [root]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo += children.get(p, [])
-    return out
 
 
 def _threads(pid: int) -> set[str]:
@@ -64,7 +48,7 @@ def test_the_demo_window_runs_one_renderer_and_no_gl_driver(tmp_path):
             assert time.monotonic() < end, "the demo chat did not become interactive"
             time.sleep(0.05)
         time.sleep(1.0)  # a spare renderer is started right after the first page load
-        pids = _tree(proc.pid)
+        pids = process_tree(proc.pid)
         renderers = [p for p in pids if p != proc.pid and "Compositor" in _threads(p)]
         assert len(renderers) == 1, (pids, renderers)
         maps = Path(f"/proc/{proc.pid}/maps").read_text()
