@@ -295,6 +295,13 @@ STRINGS: dict[str, dict[str, str]] = {
 }
 
 
+def register(strings: dict[str, dict[str, str]]) -> None:
+    """Add a module's strings to the one catalog (``{key: {"zh": …, "en": …}}``). A window module that owns a
+    screen keeps its strings beside its code and registers them at import; a key registered twice keeps the last
+    text (modules must use distinct key prefixes)."""
+    STRINGS.update(strings)
+
+
 def set_language(lang: str) -> None:
     """Switch the UI language ("zh" or "en"); anything else means Chinese."""
     global _LANG
