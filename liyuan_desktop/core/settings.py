@@ -76,7 +76,7 @@ class AppSettings(BaseModel):
             the offline demo). A name that is not in ``providers`` is cleared on load.
         scribe_provider: name of an optional cheaper provider for scribe/summary calls; None = the active one
             (with its ``scribe_model`` when set). Use :meth:`scribe` to get the provider to call.
-        ui_language: "zh" or "en".  theme: "light" or "dark".
+        ui_language: "zh" or "en".  theme: "system" (follow the desktop's colour scheme; the default), "light" or "dark".
         persona_name / persona_description: who the user plays.
         compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
         window: free-form UI state (geometry/state as base64 strings, splitter sizes, last card and chat).
@@ -98,7 +98,7 @@ class AppSettings(BaseModel):
     active_provider: Optional[str] = None
     scribe_provider: Optional[str] = None
     ui_language: Literal["zh", "en"] = "zh"
-    theme: Literal["light", "dark"] = "light"
+    theme: Literal["system", "light", "dark"] = "system"
     persona_name: str = ""
     persona_description: str = ""
     compaction_share: float = Field(default=0.6, gt=0.0, lt=1.0)
