@@ -76,7 +76,7 @@ def test_defaults_when_missing():
     s = S.load_settings()
     assert s == S.AppSettings()
     assert s.providers == [] and s.active_provider is None and s.active() is None
-    assert s.ui_language == "zh" and s.theme == "light" and s.compaction_share == 0.6
+    assert s.ui_language == "zh" and s.theme == "system" and s.compaction_share == 0.6
     assert s.load_warning is None
 
 
@@ -149,7 +149,7 @@ def test_partly_invalid_file_keeps_the_valid_parts_and_never_echoes_values():
     S.settings_path().write_text(json.dumps(data), "utf-8")
     s = S.load_settings()
     assert [p.name for p in s.providers] == ["deepseek"]
-    assert s.active_provider == "deepseek" and s.persona_name == "阿梨" and s.theme == "light"
+    assert s.active_provider == "deepseek" and s.persona_name == "阿梨" and s.theme == "system"
     assert s.load_warning and "providers.1" in s.load_warning and "theme" in s.load_warning
     assert KEY not in s.load_warning and "ftp://nope" not in s.load_warning
     kept = [p for p in home().iterdir() if p.name.startswith("settings.json.broken-")]
