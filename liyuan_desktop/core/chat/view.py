@@ -321,6 +321,25 @@ class ChatView:
         """``memory_search`` over the active branch: ``[{"beat", "kind", "snippet", "score"}]``, best first."""
         return self.memory.search(query, limit)
 
+    def search_messages(self, query: str, *, regex: bool = False, all_branches: bool = False, limit: int = 1000,
+                        cancelled: Optional[Callable[[], bool]] = None) -> list[Any]:
+        """Messages of this chat containing ``query`` (case-insensitive substring; ``regex``: Python syntax run by
+        RE2): ``chat.search.SearchHit`` list, the shown branch first in order, other branches' messages with
+        ``all_branches`` (``index`` -1). Safe on a worker thread while nothing is sent. Raises ValueError (empty),
+        ``re.error`` / ``LinearRegexRefused`` (bad pattern)."""
+        from .search import Matcher, search_tree
+
+        return search_tree(self.tree, Matcher(query, regex), self._transcript.layout()[0], all_branches=all_branches,
+                           limit=limit, cancelled=cancelled)
+
+    def message_index(self, entry_id: str) -> int:
+        """The place of a message in the shown branch's transcript (0 = the opening; -1 when not on it)."""
+        ids = self._transcript.layout()[0]
+        for k in range(len(ids) - 1, -1, -1):
+            if ids[k] == entry_id:
+                return k
+        return -1
+
     def inspect_beat(self, entry_id: str) -> list[dict[str, Any]]:
         """Every model call of the beat behind a transcript item exactly as sent, then the scribe's call
         (prompt.inspect). Raises KeyError/ValueError for an item without model calls."""
