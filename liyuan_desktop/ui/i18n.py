@@ -97,6 +97,7 @@ STRINGS: dict[str, dict[str, str]] = {
                               "en": "{{user}} in cards becomes your name; the description tells the model who you are."},
     "settings.language": {"zh": "界面语言", "en": "Language"},
     "settings.theme": {"zh": "主题", "en": "Theme"},
+    "settings.theme.system": {"zh": "跟随系统", "en": "Follow the system"},
     "settings.theme.light": {"zh": "浅色", "en": "Light"},
     "settings.theme.dark": {"zh": "深色", "en": "Dark"},
     # --- conversation view (liyuan_desktop/ui/conversation.py); "welcome.sub" is the English line under the intro ---

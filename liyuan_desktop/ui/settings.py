@@ -48,6 +48,7 @@ from ..core.settings import (
 )
 from ..core.settings import test_connection as run_connection_test
 from .i18n import language, set_language, tr
+from .theme import set_role
 
 log = logging.getLogger(__name__)
 
@@ -65,11 +66,6 @@ PRESET_CHOICES: list[tuple[str, str]] = [
 _ENV_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FORM_FIELDS = ("name", "base_url", "model", "scribe_model", "api_key_env")
 
-_ERROR_STYLE = "color: #c0392b;"
-_OK_STYLE = "color: #1e8449;"
-_NOTICE_STYLE = ("background: #fff4e0; color: #7a4b00; border: 1px solid #f0c36d; border-radius: 4px;"
-                 " padding: 6px;")
-_MUTED_STYLE = "color: #666;"
 
 
 def _is_valid(obj: Any) -> bool:
@@ -212,7 +208,7 @@ class SettingsDialog(QDialog):
 
     def _error_label(self) -> QLabel:
         label = QLabel()
-        label.setStyleSheet(_ERROR_STYLE)
+        set_role(label, "error")
         label.setWordWrap(True)
         label.hide()
         return label
@@ -244,7 +240,7 @@ class SettingsDialog(QDialog):
 
         bottom = QHBoxLayout()
         self.error_label = QLabel()
-        self.error_label.setStyleSheet(_ERROR_STYLE)
+        set_role(self.error_label, "error")
         self.error_label.setWordWrap(True)
         bottom.addWidget(self.error_label, 1)
         self.save_button = QPushButton()
@@ -301,7 +297,7 @@ class SettingsDialog(QDialog):
         self.empty_label = QLabel()
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setWordWrap(True)
-        self.empty_label.setStyleSheet(_MUTED_STYLE)
+        set_role(self.empty_label, "muted")
         self._tx(self.empty_label.setText, "settings.empty")
         self.form_stack.addWidget(self.empty_label)
         self.form_stack.addWidget(self._build_form())
@@ -371,12 +367,12 @@ class SettingsDialog(QDialog):
         key_row.addWidget(self.key_forget_button)
         key_lay.addLayout(key_row)
         self.key_status_label = QLabel()
-        self.key_status_label.setStyleSheet(_MUTED_STYLE)
+        set_role(self.key_status_label, "muted")
         self.key_status_label.setToolTip(self.keyring_message)
         key_lay.addWidget(self.key_status_label)
         self.keyring_notice = QLabel()
         self.keyring_notice.setWordWrap(True)
-        self.keyring_notice.setStyleSheet(_NOTICE_STYLE)
+        set_role(self.keyring_notice, "notice")
         self.keyring_notice.setVisible(False)
         key_lay.addWidget(self.keyring_notice)
         form.addRow(self._form_label("settings.api_key"), key_box)
@@ -425,7 +421,7 @@ class SettingsDialog(QDialog):
         form.addRow(self._form_label("settings.persona.name"), self.persona_name_edit)
         form.addRow(self._form_label("settings.persona.description"), self.persona_desc_edit)
         hint = QLabel()
-        hint.setStyleSheet(_MUTED_STYLE)
+        set_role(hint, "muted")
         hint.setWordWrap(True)
         self._tx(hint.setText, "settings.persona.hint")
         form.addRow("", hint)
@@ -440,10 +436,13 @@ class SettingsDialog(QDialog):
         self.language_combo.addItem("中文", "zh")
         self.language_combo.addItem("English", "en")
         self.theme_combo = QComboBox()
+        self.theme_combo.setObjectName("themeCombo")
+        self.theme_combo.addItem("", "system")
         self.theme_combo.addItem("", "light")
         self.theme_combo.addItem("", "dark")
-        self._tx(lambda t: self.theme_combo.setItemText(0, t), "settings.theme.light")
-        self._tx(lambda t: self.theme_combo.setItemText(1, t), "settings.theme.dark")
+        self._tx(lambda t: self.theme_combo.setItemText(0, t), "settings.theme.system")
+        self._tx(lambda t: self.theme_combo.setItemText(1, t), "settings.theme.light")
+        self._tx(lambda t: self.theme_combo.setItemText(2, t), "settings.theme.dark")
         form.addRow(self._form_label("settings.language"), self.language_combo)
         form.addRow(self._form_label("settings.theme"), self.theme_combo)
         outer.addLayout(form)
@@ -712,12 +711,12 @@ class SettingsDialog(QDialog):
         row = self._current
         report = row.report if row is not None else None
         if self._test_task is not None and not self._test_task.done() and self._testing_row is row:
-            self.test_result.setStyleSheet(_MUTED_STYLE)
+            set_role(self.test_result, "muted")
             self.test_result.setText(tr("settings.testing"))
         elif report is None:
             self.test_result.setText("")
         else:
-            self.test_result.setStyleSheet(_OK_STYLE if report.ok else _ERROR_STYLE)
+            set_role(self.test_result, "ok" if report.ok else "error")
             self.test_result.setText(report.message)
 
     def _on_test(self) -> None:
@@ -725,13 +724,13 @@ class SettingsDialog(QDialog):
         if row is None or (self._test_task is not None and not self._test_task.done()):
             return
         if self._show_errors():
-            self.test_result.setStyleSheet(_ERROR_STYLE)
+            set_role(self.test_result, "error")
             self.test_result.setText(tr("settings.test.fix"))
             return
         try:
             provider = row.build()
         except ValidationError:
-            self.test_result.setStyleSheet(_ERROR_STYLE)
+            set_role(self.test_result, "error")
             self.test_result.setText(tr("settings.test.fix"))
             return
         key = row.pending_key or self._key_of(row)[1] or ""
@@ -787,7 +786,7 @@ class SettingsDialog(QDialog):
             persona_name=self.persona_name_edit.text().strip(),
             persona_description=self.persona_desc_edit.toPlainText().strip(),
             ui_language=self.language_combo.currentData() or "zh",
-            theme=self.theme_combo.currentData() or "light",
+            theme=self.theme_combo.currentData() or "system",
         )
         return AppSettings.model_validate(data)
 
