@@ -210,13 +210,15 @@ class ChatSettingsEntry(_Base):
     leaf): the newest one that carries a field wins for the whole chat (swipes, undo and branch switches do not
     undo it). ``preset``: the preset library name used from now on ("" = no preset); ``sampling``: the chat's
     sampling overrides (``llm.sampling.Sampling`` as JSON, {} = none); ``world_info``: the chat's world-info
-    overrides (SillyTavern names → values, ``lore.settings.WorldInfoSettings``; {} = the app's settings). A field
+    overrides (SillyTavern names → values, ``lore.settings.WorldInfoSettings``; {} = the app's settings);
+    ``authors_note``: the chat's Author's Note (``prompt.authors_note.AuthorsNote`` as JSON, {} = none). A field
     left out is unchanged."""
 
     type: Literal["chat-settings"] = "chat-settings"
     preset: Optional[str] = None
     sampling: Optional[dict[str, Any]] = None
     world_info: Optional[dict[str, Any]] = None
+    authors_note: Optional[dict[str, Any]] = None
 
 
 class OtherEntry(_Base):
