@@ -8,6 +8,7 @@
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
     liyuan preset import|list|show|delete|default …   the preset library 预设/ (preset.py)
+    liyuan search QUERY [--card C] [--json]   words in every chat (search.py)
     liyuan settings show|import-st …         the app's world-info settings; take them over from SillyTavern
                                              (settings_cli.py)
 
@@ -24,7 +25,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from . import branch, card, chat, chats, inspect, memory, preset, settings_cli, story
+from . import branch, card, chat, chats, inspect, memory, preset, search, settings_cli, story
 from .common import PipeSafeStdout
 
 
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_parser(sub)
     preset.add_parser(sub)
     settings_cli.add_parser(sub)
+    search.add_parser(sub)
     return p
 
 
@@ -59,7 +61,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run}
+            "settings": settings_cli.run, "search": search.run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":
