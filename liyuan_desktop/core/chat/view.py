@@ -24,6 +24,7 @@ from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
+from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, stored_note
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
 from ..llm.sampling import Sampling
 from ..prompt.presets.model import Preset
@@ -72,6 +73,7 @@ class ChatView:
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
         #: notices for the next beat's activity list (e.g. the preset changed: the cached prefix is rebuilt once)
         self.pending_notices: list[str] = []
+        self._note: Any = False  # the Author's Note, read from the tree on first use (authors_note)
 
     def write_meta(self) -> None:
         """Rewrite ``meta.json`` (mode, leaf, title, card, updated ms); a cache, so a refused write is ignored."""
@@ -184,6 +186,18 @@ class ChatView:
     def world_info_settings(self) -> WorldInfoSettings:
         """The world-info settings this chat activates lore with: the app's, under the chat's overrides (a copy)."""
         return self._wi.effective.model_copy()
+
+    def authors_note(self) -> AuthorsNote:
+        """The chat's Author's Note (``prompt.authors_note``; an empty note when it has none), a copy. Read from the
+        tree once per open, then kept by :meth:`Chat.set_authors_note`."""
+        if self._note is False:
+            self._note = stored_note(self.tree)
+        return (self._note or AuthorsNote()).model_copy()
+
+    def character_note(self) -> Optional[CharacterNote]:
+        """The card's Character's Note (``extensions.depth_prompt``: prompt, depth, role) as the prompt uses it, or
+        None; read-only here (it belongs to the card)."""
+        return character_note(self.card.extensions)
 
     def world_info_overrides(self) -> dict[str, Any]:
         """The chat's own world-info overrides (SillyTavern names → values; {} = the app's settings apply)."""

@@ -1,0 +1,141 @@
+"""The Author's Note (作者注) of a chat and the card's Character's Note — SillyTavern's "Author's Note" extension
+(``2_floating_prompt``) as Liyuan places it — and the default texts of SillyTavern's Continue and Impersonate.
+
+SillyTavern's semantics (checked against its documentation and the extension's settings): a note has a text, a
+position — in the chat at a depth (default, depth 4) with a role (system / user / assistant), or before / after
+the scenario (the story string) — and an insertion frequency "every N user messages" (default 1; 0 = never). The
+note is inserted on a generation when the number of user messages in the chat, the new one included, is a multiple
+of N. The card's own ``extensions.depth_prompt`` (the Character's Note: prompt, depth, role) is a separate
+injection, always present, honoured by the preset prompter (:mod:`.presets.prompter`).
+
+**Byte-stable system prompt.** Liyuan's system prompt is made once per chat (prefix cache), so a note never goes
+into it: an in-chat note is a depth injection (the same machinery as @depth lore, :func:`.presets.prompter.
+insert_depth_injections`), and a before/after-scenario note is placed in the per-beat data blocks before the user's
+words as 【作者注】 (the nearest per-beat place to the story string). No note = nothing changes (golden runs).
+
+The note is stored on the session tree as the ``authors_note`` field of a ``chat-settings`` entry (the same
+mechanism as the chat's world-info overrides, :mod:`..chat.world_info`): the newest entry carrying the field wins;
+``{}`` = no note.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from ..macros import MacroContext, apply_macros
+from .presets.prompter import DepthBlock
+
+__all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note_injection_text",
+           "character_note", "stored_note", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
+
+#: The header of a before/after-scenario note in the per-beat data blocks.
+NOTE_HEADER = "【作者注】"
+
+#: Liyuan's own continue nudge (SillyTavern sends a "continue nudge" after the message being continued; a preset's
+#: ``continue_nudge_prompt`` replaces this text). ``{text}`` is not used: the reply is the draft itself.
+DEFAULT_CONTINUE_NUDGE = ("（续写：稿纸上是你上一拍已经收笔的回复。请接着它往下写，不要重复、不要改写已有的内容；"
+                          "用 draft_append 把新的段落接在后面，写完用 draft_seal 收笔。）")
+
+#: Liyuan's own impersonation prompt (SillyTavern's ``impersonation_prompt``: the model writes the user's next
+#: message in the user's voice; a preset's own text replaces this one). Macros apply.
+DEFAULT_IMPERSONATION_PROMPT = ("[请以{{user}}的身份、用{{user}}的口吻，写出{{user}}接下来要说的一句话或要做的动作，"
+                                "参照前面对话里{{user}}的写法。不要替{{char}}说话或行动，不要写旁白以外的说明，"
+                                "只输出这句话本身。]")
+
+
+class AuthorsNote(BaseModel):
+    """A chat's Author's Note. ``text`` (macros apply; "" = no note); ``position``: ``chat`` (in the chat at
+    ``depth`` messages from the end, 0 = after the last one, as ``role``) | ``before`` / ``after`` (SillyTavern:
+    before / after the scenario; Liyuan: the per-beat data blocks, module doc); ``interval``: insert on every N-th
+    user message (1 = every beat, 0 = never)."""
+
+    text: str = ""
+    position: Literal["chat", "before", "after"] = "chat"
+    depth: int = Field(default=4, ge=0, le=10000)
+    role: Literal["system", "user", "assistant"] = "system"
+    interval: int = Field(default=1, ge=0, le=10000)
+
+    @property
+    def active(self) -> bool:
+        """Whether the note can ever be inserted (text and a non-zero interval)."""
+        return bool(self.text.strip()) and self.interval > 0
+
+    def summary(self) -> str:
+        """One Chinese line for the inspector and the CLI, e.g. 「作者注：对话中深度 4（system），每 1 条用户消息」."""
+        if not self.text.strip():
+            return "作者注：无"
+        where = {"chat": f"对话中深度 {self.depth}（{self.role}）", "before": "场景之前（本拍数据块）",
+                 "after": "场景之后（本拍数据块）"}[self.position]
+        every = "已关闭（间隔 0）" if self.interval == 0 else f"每 {self.interval} 条用户消息插入一次"
+        return f"作者注：{where}，{every}"
+
+
+class CharacterNote(BaseModel):
+    """The card's Character's Note (``extensions.depth_prompt``) as stored: ``prompt``, ``depth``, ``role``."""
+
+    prompt: str = ""
+    depth: int = 4
+    role: str = "system"
+
+
+def note_due(note: Optional[AuthorsNote], user_count: int) -> bool:
+    """Whether ``note`` goes into the prompt of a generation when the chat has ``user_count`` user messages (the
+    new one included): active and ``user_count`` a multiple of its interval (SillyTavern's insertion frequency)."""
+    if note is None or not note.active:
+        return False
+    return user_count > 0 and user_count % note.interval == 0
+
+
+def note_depth_block(note: Optional[AuthorsNote], user_count: int, ctx: MacroContext) -> Optional[DepthBlock]:
+    """The in-chat injection of an in-chat ``note`` due now (:func:`note_due`), macros applied with ``ctx``; None
+    when not due, not in-chat, or empty after macros."""
+    if note is None or note.position != "chat" or not note_due(note, user_count):
+        return None
+    text = apply_macros(note.text, ctx).strip()
+    if not text:
+        return None
+    return DepthBlock(depth=note.depth, order=100, role=note.role, text=text, source="authors_note")
+
+
+def note_injection_text(note: Optional[AuthorsNote], user_count: int, ctx: MacroContext) -> str:
+    """The 【作者注】 block of a before/after-scenario ``note`` due now ("" otherwise), macros applied."""
+    if note is None or note.position == "chat" or not note_due(note, user_count):
+        return ""
+    text = apply_macros(note.text, ctx).strip()
+    return f"{NOTE_HEADER}{text}" if text else ""
+
+
+def character_note(extensions: Optional[dict[str, Any]]) -> Optional[CharacterNote]:
+    """The card's Character's Note from its ``extensions`` (``depth_prompt``: ``prompt``, ``depth`` default 4,
+    ``role`` default system), or None when the card has none (or an empty one)."""
+    dp = (extensions or {}).get("depth_prompt")
+    if not isinstance(dp, dict) or not isinstance(dp.get("prompt"), str) or not dp["prompt"].strip():
+        return None
+    try:
+        depth = int(dp.get("depth", 4))
+    except (TypeError, ValueError):
+        depth = 4
+    role = dp.get("role") if dp.get("role") in ("system", "user", "assistant") else "system"
+    return CharacterNote(prompt=dp["prompt"], depth=max(0, depth), role=role)
+
+
+def stored_note(tree: Any) -> Optional[AuthorsNote]:
+    """The chat's Author's Note from the newest ``chat-settings`` entry of ``tree`` (a ``session.tree.SessionTree``)
+    with an ``authors_note`` field; None when there is none, it is ``{}`` or it cannot be read (a damaged value is
+    ignored, as a note is advice, not data). O(entries), once per open."""
+    for i in reversed(tree.order):
+        e = tree.entries[i]
+        if e.type != "chat-settings":
+            continue
+        raw = getattr(e, "authors_note", None)
+        if raw is None:
+            continue
+        if not isinstance(raw, dict) or not raw:
+            return None
+        try:
+            return AuthorsNote.model_validate(raw)
+        except ValueError:
+            return None
+    return None
