@@ -100,6 +100,10 @@ class MainWindow(QMainWindow):
         self.view.editRequested.connect(self.edit_user_clicked)
         self.view.inspectRequested.connect(self.inspect_entry)
         self.view.frameVariablesChanged.connect(self._frame_variables_written)
+        from . import theme  # issue 17: one palette + style sheet for every pane, dialog and the web view
+
+        theme.apply(self.settings.theme)
+        theme.notifier.changed.connect(self.view.set_theme)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)
@@ -275,7 +279,9 @@ class MainWindow(QMainWindow):
     def start(self) -> None:
         """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open."""
         w = self.settings.window or {}
-        self.view.set_theme(self.settings.theme)
+        from .theme import mode as theme_mode
+
+        self.view.set_theme(theme_mode())
         if w.get("split"):  # again now that the window has its restored size (sizes are laid out proportionally)
             try:
                 self.split.setSizes([int(x) for x in w["split"]])
@@ -617,7 +623,9 @@ class MainWindow(QMainWindow):
 
     def _settings_saved(self, s: AppSettings) -> None:
         self.settings = s
-        self.view.set_theme(s.theme)
+        from .theme import apply as apply_theme
+
+        apply_theme(s.theme)  # the conversation follows through theme.notifier
         if self.chat is not None and not getattr(self, "is_demo", False):
             self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
             model, scribe, _why = self._provider_models()
