@@ -18,6 +18,15 @@ def global_books_dir() -> Path:
     return home() / "世界书"
 
 
+def library_books_dir() -> Path:
+    """World books kept in the library but active in no chat by themselves: ``<home>/世界书/未启用/*.json`` (a
+    subfolder, so :func:`load_books` of the global folder does not read them). SillyTavern keeps every book in
+    ``worlds/`` and activates only the globally selected ones (``world_info.globalSelect``), the card-linked ones
+    and the chat's; the SillyTavern migration (``core.migrate``) puts the books that were not global here. Moving a
+    file up into :func:`global_books_dir` makes it global."""
+    return global_books_dir() / "未启用"
+
+
 def load_books(folder: Path, source: str) -> list[Lorebook]:
     """Every SillyTavern world-info (or card book) JSON in ``folder``, file-name order, each read by
     :meth:`Lorebook.from_any` with ``source`` ("chat" | "global"). Unreadable or malformed files are skipped and

@@ -84,11 +84,14 @@ def preset_path(name: str) -> Optional[Path]:
     return None
 
 
-def install_preset(path: str | Path) -> Preset:
-    """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (an existing one with that
-    name is replaced). The copy drops :data:`SENSITIVE_KEYS` (proxy passwords, custom URLs/headers), as ST's own
-    export does. Returns the loaded preset. Raises PresetError / OSError."""
+def install_preset(path: str | Path, name: Optional[str] = None) -> Preset:
+    """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (``name``: the library name,
+    default the file's stem; an existing one with that name is replaced). The copy drops :data:`SENSITIVE_KEYS`
+    (proxy passwords, custom URLs/headers), as ST's own export does. Returns the loaded preset. Raises
+    PresetError / OSError."""
     preset = load_preset(path)
+    if name:
+        preset.name = name
     clean = {k: v for k, v in preset.raw.items() if k not in SENSITIVE_KEYS}
     dest = presets_dir() / f"{safe_name(preset.name, 'preset')}.json"
     atomic_write_text(dest, json.dumps(clean, ensure_ascii=False, indent=4))
