@@ -633,6 +633,12 @@ class ConversationView(QWebEngineView):
         """Scroll to the newest item."""
         self._call("scrollToBottom")
 
+    def focus_item(self, item_id: str, needle: str = "", callback: Callable[[Any], None] | None = None) -> None:
+        """Find (issue 17): scroll the shown item ``item_id`` to the middle, outline it and mark every
+        case-insensitive occurrence of ``needle`` in its text; ``callback`` gets how many were marked (-1: the
+        item is not shown)."""
+        self._run(f"window.liyuan.focusItem({_js_arg(str(item_id))}, {_js_arg(needle or '')});", callback)
+
     # ---- status-bar frames --------------------------------------------------------------------------------------
     def push_variables(self, message_id: str, variables: dict) -> None:
         """New variables (an MvuData snapshot ``{stat_data, …}``) for message ``message_id``: every live status-bar

@@ -1457,6 +1457,53 @@
 
     scrollToBottom: toBottom,
 
+    /** Find (issue 17): scroll the item with this id to the middle, mark it for a moment and mark every
+     *  case-insensitive occurrence of ``needle`` in its text (not inside frames, code is left whole). Returns
+     *  how many occurrences were marked, or -1 when the item is not shown. */
+    focusItem: function (id, needle) {
+      log.querySelectorAll("mark.find-mark").forEach(function (m) {
+        var t = document.createTextNode(m.textContent);
+        m.replaceWith(t);
+        if (t.parentNode) t.parentNode.normalize();
+      });
+      log.querySelectorAll(".msg.find-hit").forEach(function (m) { m.classList.remove("find-hit"); });
+      var el = byId.get(String(id));
+      if (!el) return -1;
+      var n = 0, want = String(needle || "").toLowerCase();
+      if (want) {
+        var body = el.querySelector(".body") || el;
+        var walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT, {
+          acceptNode: function (node) {
+            var p = node.parentNode;
+            return p && /^(SCRIPT|STYLE|IFRAME|TEXTAREA)$/.test(p.nodeName) ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT;
+          }
+        });
+        var nodes = [];
+        while (walker.nextNode()) nodes.push(walker.currentNode);
+        nodes.forEach(function (node) {
+          var text = node.nodeValue, low = text.toLowerCase(), at = low.indexOf(want);
+          if (at < 0 || low.length !== text.length) return;
+          var frag = document.createDocumentFragment(), from = 0;
+          while (at >= 0) {
+            frag.appendChild(document.createTextNode(text.slice(from, at)));
+            var mark = document.createElement("mark");
+            mark.className = "find-mark";
+            mark.textContent = text.slice(at, at + want.length);
+            frag.appendChild(mark);
+            n += 1;
+            from = at + want.length;
+            at = low.indexOf(want, from);
+          }
+          frag.appendChild(document.createTextNode(text.slice(from)));
+          node.replaceWith(frag);
+        });
+      }
+      el.classList.add("find-hit");
+      var first = el.querySelector("mark.find-mark") || el;
+      first.scrollIntoView({ block: "center" });
+      return n;
+    },
+
     /** Status-bar runtime: {shim: th_shim.js text, pingMs?, hangMs?, loadMs?, reuseMs?}. Sent by Python first. */
     setFrameRuntime: function (rt) {
       rt = rt || {};
