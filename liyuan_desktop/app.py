@@ -199,6 +199,11 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
         return terminal_demo()
     if args.self_test and not os.environ.get("LIYUAN_HOME"):
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-selftest-")
+    from .platform_check import preflight  # before Qt loads: the platform plugin's system libraries (issue 16)
+
+    missing_libs = preflight(setup_logging)
+    if missing_libs is not None:
+        return missing_libs
     sandbox = prepare_env()
     if os.environ.get("LIYUAN_GPU") != "1":
         add_chromium_flags([NO_GPU_FLAG])
