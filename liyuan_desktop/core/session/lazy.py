@@ -183,3 +183,32 @@ def _make_lazy(entry: Any, data: bytes, start: int, end: int, line: int) -> Any:
     object.__setattr__(lazy, "__dict__", {k: entry.__dict__[k] for k in _CHEAP[entry.type]})
     object.__setattr__(lazy, "__pydantic_private__", (data, start, end, line))
     return lazy
+
+
+# -- every other entry type, for lines read from the index cache (:mod:`.index_cache`) ------------------------
+#: Types that come back from the index cache as lazy entries too (their lines were validated when the cache was
+#: written and are the same bytes now); the header is always parsed, leaf entries are rebuilt from the cache.
+_CACHE_CHEAP = ("id", "parent_id", "ts", "type")
+_LAZY_CACHED: dict[str, type] = dict(_LAZY)
+for _t, _cls in list(_KNOWN.items()) + [("*", None)]:
+    if _t in _LAZY_CACHED or _t in ("header", "leaf"):
+        continue
+    from .entries import OtherEntry as _Other  # noqa: E402  (entries is imported above; kept local to the loop)
+
+    _real = _cls or _Other
+    _LAZY_CACHED[_t] = type(f"Lazy{_real.__name__}", (_LazyMixin, _real),
+                            {"__module__": __name__, "__doc__": f"A {_real.__name__} not parsed yet (see _LazyMixin)."})
+    _REAL[_LAZY_CACHED[_t]] = _real
+    _FIELDS[_real] = frozenset(_real.model_fields)
+
+
+def lazy_from_head(head: dict[str, Any], data: bytes, start: int, end: int, line: int) -> Any:
+    """A lazy entry for a line whose cheap fields are known without parsing it (``head``: ``id``, ``parent_id``,
+    ``ts``, ``type`` and, for a beat / snapshot, ``outcome`` / ``source``; read from the index cache). Any other
+    field parses ``data[start:end]`` as :func:`_materialize` does. Types this version does not know become a lazy
+    :class:`~.entries.OtherEntry`."""
+    cls = _LAZY_CACHED.get(head["type"]) or _LAZY_CACHED["*"]
+    lazy = cls.__new__(cls)
+    object.__setattr__(lazy, "__dict__", head)
+    object.__setattr__(lazy, "__pydantic_private__", (data, start, end, line))
+    return lazy

@@ -10,7 +10,11 @@ Loading never crashes on a damaged file: a torn or corrupt line is skipped and r
 
 Long chats (issue 7): ``beat`` and ``rp-state`` entries are kept unparsed until read (:mod:`.lazy`). Damaged lines
 are skipped as before: every line is checked to be valid JSON with valid ``id``/``parent_id``/``ts``/``type``, and
-every line but a beat's is fully validated at load. The entry models are in :mod:`.entries`."""
+every line but a beat's is fully validated at load. The entry models are in :mod:`.entries`.
+
+Very long chats (issue 15 item 11): a file of :data:`.index_cache.MIN_BYTES` or more keeps its line index in a
+rebuildable cache beside it (:mod:`.index_cache`); the lines it covers come back as lazy entries of every type
+(parsed on first use) without being parsed at open — a 100,000-message chat opens in a fraction of a second."""
 
 from __future__ import annotations
 
@@ -26,7 +30,8 @@ from pydantic import BaseModel, ValidationError
 from ..fsutil import atomic_write_bytes
 from .branch_path import BranchPath
 from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry, now_ms
-from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy
+from . import index_cache
+from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy, lazy_from_head
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -67,6 +72,7 @@ class SessionTree:
         self._needs_newline = False
         self._persisted_leaf: Optional[str] = None
         self._leaf_pos = 0  # how many tree entries preceded the last leaf line read
+        self._suspects: list[int] = []  # positions in ``order`` whose parent was not indexed before them (load)
 
     # -- opening / creating ---------------------------------------------------------------------------------
     @classmethod
@@ -157,10 +163,18 @@ class SessionTree:
         tree._needs_newline = bool(data) and not data.endswith(b"\n")
         name = tree.path.name
         size = len(data)
+        big = lazy and size >= index_cache.MIN_BYTES
+        cache = index_cache.load(tree.path, data) if big else None
+        rows: Optional[list[list[Any]]] = None if not big else (cache.rows if cache else [])
+        warn_from = len(tree.load_warnings)
         gc_was_on = gc.isenabled()
         gc.disable()  # tens of thousands of new objects, none cyclic: collections would only rescan them
         try:
             start = n = 0
+            if cache is not None:
+                tree._index_cached(cache, data)
+                start, n = cache.size, cache.lines
+            cached_lines = n
             while start <= size:  # the pieces of data.split(b"\n"), without copying them all at once
                 end = data.find(b"\n", start)
                 if end < 0:
@@ -187,6 +201,9 @@ class SessionTree:
                             entry = None  # the general path reports the duplicate
                         else:  # a beat: JSON and cheap fields checked, the rest parsed on first use
                             tree._index(_make_lazy(entry, data, line_start, end, n))
+                            if rows is not None:
+                                rows.append([line_start, end, n, entry.id, entry.parent_id, entry.ts, "beat",
+                                             entry.outcome])
                             continue
                 if entry is None:
                     try:
@@ -208,9 +225,19 @@ class SessionTree:
                 if lazy and entry.type in _LAZY:
                     entry = _make_lazy(entry, data, line_start, end, n)
                 tree._index(entry)
+                if rows is not None:
+                    t = entry.type
+                    extra = (entry.target if t == "leaf" else entry.__dict__.get("outcome") if t == "beat"
+                             else entry.__dict__.get("source") if t == "rp-state" else None)
+                    rows.append([line_start, end, n, entry.id, entry.parent_id, entry.ts, t, extra])
         finally:
             if gc_was_on:
                 gc.enable()
+        if (rows is not None and not tree._needs_newline and tree.order
+                and isinstance(tree.entries[tree.order[0]], HeaderEntry)
+                and (cache is None or n - cached_lines >= index_cache.REWRITE_LINES)):
+            index_cache.save(tree.path, data, size, n - 1, rows,
+                             (cache.warnings if cache else []) + tree.load_warnings[warn_from:])
         if not tree.order or not isinstance(tree.entries[tree.order[0]], HeaderEntry):
             raise SessionError(f"{path} 不是梨园会话文件（缺少 header）")
         if tree.leaf_id is None or tree.leaf_id not in tree.entries or tree._leaf_pos < len(tree.order):
@@ -226,10 +253,11 @@ class SessionTree:
             head.parent_id = None
             tree.children_of.setdefault(None, []).insert(0, head.id)
             tree.load_warnings.append(f"{tree.path.name}：开头记录指向了上级记录（环），已断开")
-        pos = {i: n for n, i in enumerate(tree.order)}
-        orphans = [n for n, i in enumerate(tree.order)
-                   if n and (p := tree.entries[i].parent_id) is not None and pos.get(p, n) >= n]
-        cycles = sum(1 for n in orphans if tree.entries[tree.order[n]].parent_id in pos)
+        # (_index noted every entry whose parent was not indexed before it: O(1) per entry, no second pass)
+        orphans = [n for n in tree._suspects if n]
+        cycles = sum(1 for n in orphans if (q := tree.entries.get(tree.entries[tree.order[n]].parent_id)) is not None
+                     and q.type != "leaf")
+        tree._suspects = []
         for n in orphans:
             # The parent's line was damaged: hang the entry under the entry written just before it (in memory only),
             # which is where an append-only writer put its parent in all but branch-switch cases.
@@ -275,6 +303,24 @@ class SessionTree:
         raise SessionError(f"{path} 不是梨园会话文件（缺少 header）")
 
     # -- internals ------------------------------------------------------------------------------------------
+    def _index_cached(self, cache: "index_cache.IndexCache", data: bytes) -> None:
+        """Index the lines an index cache covers (:mod:`.index_cache`): the header parsed, leaf entries rebuilt,
+        every other entry lazy (its line parsed on first use), the cached load warnings reported again."""
+        for start, end, line, eid, parent, ts, t, extra in cache.rows:
+            if t == "header":
+                entry = _ADAPTER.validate_json(data[start:end])
+            elif t == "leaf":
+                entry = LeafEntry.model_construct(id=eid, parent_id=parent, ts=ts, target=extra)
+            else:
+                head = {"id": eid, "parent_id": parent, "ts": ts, "type": t}
+                if t == "beat":
+                    head["outcome"] = extra
+                elif t == "rp-state":
+                    head["source"] = extra
+                entry = lazy_from_head(head, data, start, end, line)
+            self._index(entry)
+        self.load_warnings.extend(cache.warnings)
+
     def _index(self, entry: Any) -> None:
         if entry.type == "leaf":
             if entry.target in self.entries:
@@ -282,6 +328,9 @@ class SessionTree:
                 self._leaf_pos = len(self.order)
             self.entries[entry.id] = entry
             return
+        p = entry.parent_id
+        if p is not None and ((q := self.entries.get(p)) is None or q.type == "leaf"):
+            self._suspects.append(len(self.order))  # a missing parent or one written later: repaired at load
         self.entries[entry.id] = entry
         self.order.append(entry.id)
         self.children_of.setdefault(entry.parent_id, []).append(entry.id)
