@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QLineEdit, QPushButt
 
 from ..core.beat.events import AskAnswer, AskRequest
 from .i18n import tr
+from .theme import set_role
 
 
 class AskDialog(QDialog):
@@ -38,7 +39,7 @@ class AskDialog(QDialog):
         lay.addWidget(self.question)
         self.note = QLabel("")
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #a15c00;")
+        set_role(self.note, "warn")
         self.note.setVisible(False)
         lay.addWidget(self.note)
         self.options_box = QVBoxLayout()

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import tr
+from .theme import set_role
 
 GROUP = 100
 """Rows per group when a folded run is expanded."""
@@ -151,7 +152,7 @@ class BranchNavigator(QWidget):
         self.summary = QLabel("")
         self.summary.setObjectName("navSummary")
         self.summary.setWordWrap(True)
-        self.summary.setStyleSheet("color: #666;")
+        set_role(self.summary, "muted")
         head.addWidget(self.summary, 1)
         self.refresh_btn = QPushButton(tr("nav.refresh"))
         self.refresh_btn.clicked.connect(self.refreshRequested.emit)
@@ -167,7 +168,7 @@ class BranchNavigator(QWidget):
         lay.addWidget(self.tree, 1)
         hint = QLabel(tr("nav.hint"))
         hint.setWordWrap(True)
-        hint.setStyleSheet("color: #888; font-size: 11px;")
+        set_role(hint, "small")
         lay.addWidget(hint)
         self.model = BranchModel([])
         self._busy = False

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInp
 from ..core.story.chapters import chapter_filename
 from ..core.errors import ToolError
 from .i18n import tr
+from .theme import set_role
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
 _PREFIX = re.compile(r"^(\d+)([a-z]*)(?=[-_. ]|$)")
@@ -150,7 +151,7 @@ class ChapterEditor(QWidget):
         lay.addLayout(head)
         self.banner = QLabel("")
         self.banner.setWordWrap(True)
-        self.banner.setStyleSheet("QLabel{background:#fff4d6;color:#7a4b00;padding:4px 6px;border-radius:3px}")
+        set_role(self.banner, "banner")
         self.banner.hide()
         lay.addWidget(self.banner)
         self.text = QPlainTextEdit()
@@ -371,7 +372,7 @@ class ChapterTreePane(QWidget):
         lay.addWidget(self.split, 1)
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.status.setStyleSheet("color:#666")
+        set_role(self.status, "muted")
         lay.addWidget(self.status)
         self.set_chat(None)
 

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 
 from .chapter_tree import select_key, selected_key
 from .i18n import tr
+from .theme import set_role
 
 MAX_DIFF_LINES = 4000  # per file; the rest is summarised in one line
 _COLOURS = {  # kind -> (foreground, background or None, bold)
@@ -224,7 +225,7 @@ class CheckpointTimelinePane(QWidget):
         lay.addWidget(self.split, 1)
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.status.setStyleSheet("color:#666")
+        set_role(self.status, "muted")
         lay.addWidget(self.status)
         self.set_chat(None)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import tr
+from .theme import set_role
 
 
 class DraftPane(QWidget):
@@ -44,7 +45,7 @@ class DraftPane(QWidget):
         head = QHBoxLayout()
         self.status = QLabel("—")
         self.status.setObjectName("draftStatus")
-        self.status.setStyleSheet("font-weight: 600;")
+        set_role(self.status, "title")
         self.calls_label = QLabel("")
         self.calls_label.setObjectName("draftCalls")
         head.addWidget(self.status, 1)
@@ -52,7 +53,7 @@ class DraftPane(QWidget):
         lay.addLayout(head)
         self.meta = QLabel("")
         self.meta.setObjectName("draftMeta")
-        self.meta.setStyleSheet("color: #666;")
+        set_role(self.meta, "muted")
         self.meta.setWordWrap(True)
         # long token lines must never widen the pane (the conversation would be squeezed)
         for lab in (self.status, self.meta):
@@ -64,7 +65,7 @@ class DraftPane(QWidget):
         meter.setSpacing(8)
         self.context_label = QLabel(tr("ctx.unknown"))
         self.context_label.setObjectName("contextLabel")
-        self.context_label.setStyleSheet("color: #666; font-size: 11px;")
+        set_role(self.context_label, "small")
         self.context_bar = QProgressBar()
         self.context_bar.setObjectName("contextMeter")
         self.context_bar.setRange(0, 1000)
@@ -73,7 +74,7 @@ class DraftPane(QWidget):
         self.context_bar.setFixedHeight(6)
         self.cache_label = QLabel("")
         self.cache_label.setObjectName("cacheLabel")
-        self.cache_label.setStyleSheet("color: #666; font-size: 11px;")
+        set_role(self.cache_label, "small")
         self.inspect_btn = QToolButton()
         self.inspect_btn.setText(tr("inspect.action"))
         self.inspect_btn.setObjectName("inspectButton")
@@ -112,7 +113,7 @@ class DraftPane(QWidget):
         self.reasoning.setReadOnly(True)
         self.reasoning.setVisible(False)
         self.reasoning.setObjectName("draftReasoning")
-        self.reasoning.setStyleSheet("color: #777;")
+        set_role(self.reasoning, "muted")
         sl.addWidget(self.reasoning)
         self.stream = QPlainTextEdit()
         self.stream.setReadOnly(True)
@@ -133,7 +134,7 @@ class DraftPane(QWidget):
         self.banner_label = QLabel(tr("unsealed"))
         self.banner_label.setWordWrap(True)
         self.banner_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.banner_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        set_role(self.banner_label, "warn")
         self.seal_btn = QPushButton(tr("seal.as.is"))
         self.seal_btn.clicked.connect(self.sealAsIsRequested.emit)
         self.continue_btn = QPushButton(tr("continue"))
@@ -149,7 +150,7 @@ class DraftPane(QWidget):
         gl = QHBoxLayout(self.gaps_banner)
         self.gaps_label = QLabel("")
         self.gaps_label.setWordWrap(True)
-        self.gaps_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        set_role(self.gaps_label, "warn")
         self.repair_btn = QPushButton(tr("recover.repair"))
         self.repair_btn.clicked.connect(self.repairLedgerRequested.emit)
         gl.addWidget(self.gaps_label, 1)
@@ -161,7 +162,7 @@ class DraftPane(QWidget):
         self.unanswered_label = QLabel("")
         self.unanswered_label.setWordWrap(True)
         self.unanswered_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.unanswered_label.setStyleSheet("color: #a15c00; font-weight: 600;")
+        set_role(self.unanswered_label, "warn")
         self.resend_btn = QPushButton(tr("recover.resend"))
         self.resend_btn.clicked.connect(self.resendRequested.emit)
         self.edit_unanswered_btn = QPushButton(tr("recover.edit"))

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import tr
+from .theme import set_role
 
 RULE = "─" * 60
 
@@ -188,7 +189,7 @@ class InspectorDialog(QDialog):
         self.copy_btn.clicked.connect(self.copy_json)
         row.addWidget(self.copy_btn)
         self.note = QLabel("")
-        self.note.setStyleSheet("color: #666;")
+        set_role(self.note, "muted")
         row.addWidget(self.note, 1)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         box.rejected.connect(self.reject)

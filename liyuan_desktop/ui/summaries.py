@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import tr
+from .theme import set_role
 
 
 def summary_heading(s: dict[str, Any]) -> str:
@@ -41,7 +42,7 @@ class SummariesDialog(QDialog):
         lay = QVBoxLayout(self)
         self.note = QLabel(tr("sum.note"))
         self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #666;")
+        set_role(self.note, "muted")
         lay.addWidget(self.note)
         self.scroll = QScrollArea()
         self.scroll.setWidgetResizable(True)
