@@ -221,6 +221,9 @@ class MainWindow(QMainWindow):
         from .profiles import install_profile_bar  # issue 14 §3: connection profiles, switched in one click
 
         self.presets_action = add_presets_action(self, chat_menu)
+        from .find_bar import install_find_bar  # issue 17: Ctrl+F, find in every message of the chat
+
+        install_find_bar(self, chat_menu)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
