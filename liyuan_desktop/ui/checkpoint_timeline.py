@@ -43,6 +43,21 @@ _COLOURS = {  # kind -> (foreground, background or None, bold)
     "note": ("#777777", None, False),
     "ctx": ("#333333", None, False),
 }
+_COLOURS_DARK = {  # the same kinds on the dark theme's base (ui/theme.py)
+    "file": ("#d6e2f0", "#2a3442", True),
+    "hunk": ("#8cbcf0", "#232c36", False),
+    "add": ("#a8e0b4", "#1f3a27", False),
+    "del": ("#f2b0b0", "#442324", False),
+    "note": ("#9a9288", None, False),
+    "ctx": ("#d8d2c8", None, False),
+}
+
+
+def _colours() -> dict[str, tuple[str, Optional[str], bool]]:
+    """The diff colours for the theme applied now (light or dark)."""
+    from .theme import mode
+
+    return _COLOURS_DARK if mode() == "dark" else _COLOURS
 
 
 def _lines(text: Optional[str]) -> list[str]:
@@ -119,7 +134,7 @@ class _DiffHighlighter(QSyntaxHighlighter):
         super().__init__(doc)
         self.kinds: list[str] = []
         self._formats = {}
-        for kind, (fg, _bg, bold) in _COLOURS.items():
+        for kind, (fg, _bg, bold) in _colours().items():
             f = QTextCharFormat()
             f.setForeground(QColor(fg))
             if bold:
@@ -152,7 +167,7 @@ class _DiffView(QPlainTextEdit):
         sels = []
         doc = self.document()
         for i, (kind, _t) in enumerate(lines):
-            _fg, bg, _bold = _COLOURS.get(kind, _COLOURS["ctx"])
+            _fg, bg, _bold = _colours().get(kind, _colours()["ctx"])
             if not bg:
                 continue
             line = QTextEdit.ExtraSelection()  # the whole line's width: full-width selection, empty cursor
@@ -276,7 +291,7 @@ class CheckpointTimelinePane(QWidget):
             it.setToolTip(2, cp.message)
             it.setToolTip(3, "\n".join(self._changed_lines(cp)))
             if cp.author == "agent":
-                it.setForeground(1, QColor("#6a3fa0"))
+                it.setForeground(1, QColor("#b89ae0" if _colours() is _COLOURS_DARK else "#6a3fa0"))
             self.list.addTopLevelItem(it)
             if cp.id == keep:
                 it.setSelected(True)
