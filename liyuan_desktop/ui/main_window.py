@@ -224,6 +224,9 @@ class MainWindow(QMainWindow):
         from .find_bar import install_find_bar  # issue 17: Ctrl+F, find in every message of the chat
 
         install_find_bar(self, chat_menu)
+        from .search_dialog import install_search_dialog  # issue 17: every chat of every card
+
+        install_search_dialog(self, chat_menu)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 

@@ -130,3 +130,35 @@ async def test_find_in_a_10000_beat_chat_never_stalls_the_window(qtbot, tmp_path
     print(f"\nfind in a 10,000-beat chat: longest UI stall {meter.worst_ms:.0f} ms "
           f"(every message matching: {every.worst_ms:.0f} ms)")
     assert meter.worst_ms < 1000 and every.worst_ms < 1000  # generous: the figure to report is far lower
+
+
+async def test_search_all_chats_lists_hits_and_opens_one_at_the_message(qtbot):
+    card = library.ensure_demo_card()
+    chats = []
+    for name, words in (("甲", "码头的灯还亮着。"), ("乙", "灯笼被风吹灭了。")):
+        d = library.new_chat_dir(card, name)
+        chat = Chat.create(d, card.load(), ReplayModel(actor=[w(words), SEAL], scribe=['{"patch": {}}']))
+        await chat.send(f"我看向{name}处")
+        chats.append((d, chat))
+    win = make_window(qtbot)
+    win.findChild(type(win.actions()[0]), "searchAllAction").trigger()
+    dlg = win.search_dialog
+    assert dlg.isVisible()
+    dlg.edit.setText("灯")
+    dlg.search()
+    await wait_for(lambda: not dlg.worker.running and dlg.go.isEnabled())
+    assert sorted(h.chat for h in dlg.hits) == ["乙", "甲"]
+    assert dlg.results.topLevelItemCount() == 2
+    row = dlg.results.topLevelItem(0)
+    assert row.text(0) == card.name and "灯" in row.text(2) and row.text(3)
+    k = [h.chat for h in dlg.hits].index("乙")
+    assert dlg.open_hit(k)
+    assert win.chat_ref is not None and win.chat_ref.name == "乙"
+    found = await until(win, HIT, lambda v: v is not None)
+    assert found[1] == ["灯"]
+    # a bad pattern says so and lists nothing
+    dlg.regex.setChecked(True)
+    dlg.edit.setText("(")
+    dlg.search()
+    await wait_for(lambda: not dlg.worker.running and dlg.go.isEnabled())
+    assert dlg.hits == [] and dlg.status.text()
