@@ -6,6 +6,15 @@
                 [--say TEXT …] [--wi KEY=VALUE …] [--json]
                                              beats against a real model (or a replay file); --wi sets the chat's
                                              own world-info settings (SillyTavern's names), kept in the chat
+    liyuan chat CARD … --continue-reply      SillyTavern's Continue: the model writes on from the last sealed reply
+                                             (a new version of it; the old one stays a swipe away)
+    liyuan chat CARD … --impersonate         the model drafts your next line in the persona's voice; printed (JSON:
+                                             {"impersonation": TEXT}), nothing sent or saved
+    liyuan chat CARD … --authors-note TEXT [--an-depth N] [--an-role R] [--an-position P] [--an-interval N]
+                                             the chat's Author's Note (SillyTavern's semantics; "" clears it), kept
+                                             in the chat; alone it only sets the note (JSON: {"authors_note": …}),
+                                             with --say the beats that follow use it; --an-* alone change the
+                                             current note
 
 Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input (card, replay file, provider, arguments).
 """
@@ -57,7 +66,46 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
     c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
     c.add_argument("--regenerate", action="store_true", help="重来：最后一句话再演一次，新回复成为旧回复的兄弟分支")
+    c.add_argument("--continue-reply", action="store_true",
+                   help="续写：让模型接着最后一条已收笔的回复往下写（成为这条回复的新版本，旧版本仍可翻回）")
+    c.add_argument("--impersonate", action="store_true",
+                   help="代拟：让模型用你的人设写出你下一句话（只打印出来，不发送、不保存）")
+    c.add_argument("--authors-note", metavar="TEXT",
+                   help="这个对话的作者注（SillyTavern 的 Author's Note；空字符串 = 清除；记在对话里）")
+    c.add_argument("--an-depth", type=int, metavar="N", help="作者注插在倒数第 N 条消息之前（0 = 最后；默认 4）")
+    c.add_argument("--an-role", choices=["system", "user", "assistant"], help="作者注以哪个角色发送（默认 system）")
+    c.add_argument("--an-position", choices=["chat", "before", "after"],
+                   help="作者注的位置：chat 对话中按深度（默认）；before/after 场景之前/之后（放在本拍数据块里）")
+    c.add_argument("--an-interval", type=int, metavar="N", help="每 N 条用户消息插入一次（默认 1；0 = 关闭）")
     return c
+
+
+def _note_from_args(chat: Chat, args: argparse.Namespace) -> Optional[Any]:
+    """The Author's Note the ``--authors-note``/``--an-*`` flags ask for (the chat's current note with those
+    fields changed), or None when no such flag was given. ValueError (Chinese) for a bad value."""
+    from pydantic import ValidationError
+
+    from ..core.prompt.authors_note import AuthorsNote
+
+    fields = {"text": args.authors_note, "depth": args.an_depth, "role": args.an_role, "position": args.an_position,
+              "interval": args.an_interval}
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if not fields:
+        return None
+    try:
+        return AuthorsNote.model_validate({**chat.authors_note().model_dump(), **fields})
+    except ValidationError as e:
+        raise ValueError("作者注的设置不对：" + "；".join(f"{'.'.join(map(str, x['loc']))} {x['msg']}" for x in e.errors())) from None
+
+
+def unique_chat_name(card_name: str, base: str) -> str:
+    """``base`` when no chat of ``card_name`` has that folder yet, else ``base-2``, ``base-3`` … (two demo runs in
+    the same second must not continue one chat)."""
+    name, n = base, 1
+    while chat_dir(card_name, name).exists():
+        n += 1
+        name = f"{base}-{n}"
+    return name
 
 
 def _beat_json(r: BeatResult) -> dict[str, Any]:
@@ -139,6 +187,15 @@ def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatMode
     return main, scribe
 
 
+def _commanded(args: argparse.Namespace, note_counts: bool = True) -> bool:
+    """Whether the flags ask for a command on the chat (seal, continue, regenerate, continue-reply,
+    impersonate, and — with ``note_counts`` — setting the Author's Note) rather than playing beats."""
+    note = note_counts and any(v is not None for v in (args.authors_note, args.an_depth, args.an_role,
+                                                        args.an_position, args.an_interval))
+    return bool(args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply or args.impersonate
+                or note)
+
+
 async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     """The agent-mode demo (seed 000, 写长篇): play the role-play demo's first two beats (for the ledger), make an
     agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
@@ -207,13 +264,13 @@ async def run(args: argparse.Namespace) -> int:
             beats = getattr(model, "beats", [])
             says = says or [b.user for b in beats]
             recorded = [a for b in beats for a in b.ask_answers]
-            chat_name = args.chat or time.strftime("演示-%Y%m%d-%H%M%S")
+            chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
         else:
             if not args.card:
                 raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
             card = resolve_card(args.card)
             model, scribe = _build_model(args)
-            if getattr(model, "is_replay", False) and not (args.seal_as_is or args.continue_beat or args.regenerate):
+            if getattr(model, "is_replay", False) and not _commanded(args):
                 beats = getattr(model, "beats", [])
                 says = says or [b.user for b in beats]
                 recorded = [a for b in beats for a in b.ask_answers]
@@ -257,6 +314,9 @@ async def run(args: argparse.Namespace) -> int:
             chat.set_sampling(Sampling.from_pairs(args.sample, chat.sampling_overrides()))
         if args.allow_card_scripts:
             chat.set_scripts_allowed(True, remember=False)
+        note = _note_from_args(chat, args)
+        if note is not None:
+            chat.set_authors_note(note)
         if chat.prompter is not None and not json_mode:
             for w in chat.prompter.warnings:
                 print(f"liyuan: 预设：{w}", file=sys.stderr)
@@ -295,15 +355,34 @@ async def run(args: argparse.Namespace) -> int:
     results: list[BeatResult] = []
     status = 0
     is_replay = bool(getattr(model, "is_replay", False))
-    if is_replay and not says and not (args.seal_as_is or args.continue_beat or args.regenerate):
+    if note is not None and not says and not _commanded(args, note_counts=False):  # only the note was asked for
+        if json_mode:
+            n = chat.authors_note()
+            out(json.dumps({"authors_note": n.model_dump() if n.text.strip() else None}, ensure_ascii=False))
+        else:
+            out(chat.authors_note().summary())
+        return 0
+    if args.impersonate:
+        from ..core.llm.types import ModelError
+
+        try:
+            line = await chat.impersonate()
+        except ModelError as e:
+            print(f"liyuan: {e.message}", file=sys.stderr)
+            return 1
+        out(json.dumps({"impersonation": line}, ensure_ascii=False) if json_mode else line)
+        if not (says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
+            return 0
+    if is_replay and not says and not _commanded(args):
         print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
         return 2
     replay_beats = list(getattr(model, "beats", [])) if is_replay else []
     asker = _make_asker(interactive, recorded, json_mode, is_replay)
-    free_play = not says and interactive and not (args.seal_as_is or args.continue_beat or args.regenerate)
+    free_play = not says and interactive and not _commanded(args)
     continuing = args.continue_beat and not (repaired and chat.pending_draft() is None)  # the repair was the work
     commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if continuing else [])
-                           + (["regenerate"] if args.regenerate else []))
+                           + (["regenerate"] if args.regenerate else [])
+                           + (["continue-reply"] if args.continue_reply else []))
     on_event = None if json_mode else view
     played = 0
     while commands or says or free_play:
@@ -314,6 +393,8 @@ async def run(args: argparse.Namespace) -> int:
                     res = await chat.seal_as_is(on_event=on_event)
                 elif cmd == "regenerate":
                     res = await chat.regenerate(ask=asker, on_event=on_event)
+                elif cmd == "continue-reply":
+                    res = await chat.continue_reply(ask=asker, on_event=on_event)
                 else:
                     res = await chat.continue_beat(ask=asker, on_event=on_event)
             else:

@@ -25,6 +25,7 @@ from ..text import utf16_len
 from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
+from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote
 from ..macros import apply_macros
 from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
@@ -37,6 +38,10 @@ from .folder import export_story
 from .pipeline import emit, run_scribe_step
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
+
+
+#: What the window and the CLI say after :meth:`Chat.edit_reply` (one line).
+REPLY_EDIT_NOTE = "已存为这条回复的新版本（◀ ▶ 可以翻回原文）；账本没有按改后的文字重算。"
 
 
 class Chat(ChatView):
@@ -145,6 +150,127 @@ class Chat(ChatView):
             raise ValueError("只能修改用户的话")
         self._user(text, old.parent_id)
         return await turn.play(self, text, ask, on_event, max_rounds, how="edit")
+
+    # -- a reply: edit, continue; impersonate (issue 17) ---------------------------------------------------------
+    def _reply_slot(self, reply_id: str) -> tuple[Any, Optional[Any]]:
+        """(the entry a new version of the reply ``reply_id`` hangs under — its user message, or the opening /
+        header for a reply without one —, the ledger snapshot in force after the reply on the active branch: the
+        newest ``rp-state`` between it and the next user message that is not aimed at an older message, or None).
+        ValueError when ``reply_id`` is not a reply on the shown branch; KeyError for an unknown id."""
+        e = self.tree.get(reply_id)
+        if e.type != "assistant":
+            raise ValueError("只能修改或续写角色的回复")
+        path = self.tree.path_to()
+        at = next((i for i in range(len(path) - 1, -1, -1) if path[i].id == reply_id), None)
+        if at is None:
+            raise ValueError("这条回复不在当前显示的分支上")
+        owner = e
+        while owner.parent_id is not None and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
+            owner = self.tree.entries[owner.parent_id]
+        snap = None
+        for x in path[at + 1:]:
+            if x.type == "user":
+                break
+            if x.type == "rp-state" and not getattr(x, "for_message", None):
+                snap = x
+        return self.tree.get(owner.parent_id), snap
+
+    def _carry(self, snap: Optional[Any]) -> None:
+        """Append (at the leaf, uncommitted) a copy of the ledger snapshot ``snap``: a new version of a reply keeps
+        the ledger the old one had (it is not recomputed). The copy names its source (``carried_from``) and no
+        reply (``covers``), so it covers everything before it (chat.recovery)."""
+        if snap is None:
+            return
+        fields = {k: v for k, v in snap.model_dump().items() if k not in ("id", "parent_id", "ts", "type", "covers")}
+        self.tree.append("rp-state", **fields, carried_from=snap.id)
+
+    def edit_reply(self, reply_id: str, text: str) -> str:
+        """Edit a reply of the shown branch (the model's final; issue 17): the new text becomes a new version of
+        that reply — a sibling attempt under the same user message, so 「◀ n/m ▶」 reaches the old text — and the
+        ledger is carried over unchanged (not recomputed from the new words; say so, :data:`REPLY_EDIT_NOTE`).
+        The next prompt sends the edited text. Editing an older reply starts the new version there: the later beats
+        stay on the old version's branch. Returns the new reply's id. ValueError for an empty text, a message that
+        is not a reply or not on the shown branch; KeyError for an unknown id; RuntimeError while a beat runs;
+        SessionWriteError when the disk refuses (nothing changed)."""
+        self._idle("修改回复")
+        if not text.strip():
+            raise ValueError("回复不能是空的")
+        owner, snap = self._reply_slot(reply_id)
+        mark = self.tree.pending_mark()
+        self.tree.append("assistant", parent_id=owner.id, text=text, sealed=True, by="user", edit_of=reply_id)
+        self._carry(snap)
+        try:
+            self.tree.commit()
+        except OSError as e:
+            self.tree.rollback(mark)
+            raise SessionWriteError(e) from e
+        self.write_meta()
+        return self.tree.leaf_id if snap is None else self.tree.get(self.tree.leaf_id).parent_id
+
+    def last_reply_id(self) -> Optional[str]:
+        """The id of the shown branch's newest reply when nothing came after it but its ledger (the reply 「继续」
+        can continue), else None (no reply yet, the user spoke after it, or an unfinished beat is pending)."""
+        for e in reversed(self.tree.path_to()):
+            if e.type == "assistant":
+                return e.id if e.sealed and self.pending_draft() is None else None
+            if e.type in ("user", "beat", "opening"):
+                return None
+        return None
+
+    async def continue_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
+                             max_rounds: Optional[int] = None) -> BeatResult:
+        """SillyTavern's Continue on the newest sealed reply (:meth:`last_reply_id`): its text becomes the starting
+        draft of a continuation beat under the same user message (the ledger carried over as it stood after the
+        reply), the model is nudged to write on (the preset's ``continue_nudge_prompt`` first when it has one, then
+        how the draft tools do it), and the result is sealed as a new version of that reply (the old one stays a
+        swipe away). The scribe reads only the addition. ValueError when there is no reply to continue (or it
+        answers no user message); RuntimeError while a beat runs. Not :meth:`continue_beat` (an unsealed draft)."""
+        self._idle("续写")
+        reply_id = self.last_reply_id()
+        if reply_id is None:
+            raise ValueError("没有可以续写的回复（最后一条不是已收笔的回复）")
+        owner, snap = self._reply_slot(reply_id)
+        if owner.type != "user":
+            raise ValueError("开场白不能续写")
+        text = self.history().revisions.get(reply_id, (self.tree.get(reply_id).text, 0))[0]
+        self.tree.set_leaf(owner.id)
+        self._carry(snap)
+        preset = self.context.preset
+        nudge = apply_macros(preset.continue_nudge_prompt, self.ctx).strip() if preset and preset.continue_nudge_prompt else ""
+        note = (nudge + "\n" if nudge else "") + DEFAULT_CONTINUE_NUDGE.format(version=1)
+        return await turn.play(self, owner.text, ask, on_event, max_rounds, draft=Draft(text, 1), note=note,
+                               how="continue", continues=text)
+
+    async def impersonate(self, on_delta: Optional[Any] = None) -> str:
+        """SillyTavern's Impersonate: the model drafts the user's next message in the persona's voice (one
+        completion, no tools; the preset's ``impersonation_prompt`` when it has one, else Liyuan's). Returns the
+        text for the input box; nothing is sent or written to the chat. Raises ``llm.types.ModelError`` (a failed
+        call), RuntimeError while a beat runs."""
+        self._idle("代拟")
+        preset = self.context.preset
+        prompt = preset.impersonation_prompt if preset and (preset.impersonation_prompt or "").strip() else DEFAULT_IMPERSONATION_PROMPT
+        return await turn.impersonate(self, prompt, on_delta)
+
+    def set_authors_note(self, note: Optional[AuthorsNote]) -> bool:
+        """Set the chat's Author's Note (``prompt.authors_note.AuthorsNote``; None or an empty text = no note),
+        kept on the tree as a ``chat-settings`` entry (for the whole chat, like its world-info settings); the next
+        beat's prompt places it (in the chat at its depth, or in the beat's data blocks — never in the system
+        prompt). Returns False when nothing changed (nothing written). RuntimeError while a beat runs;
+        SessionWriteError when the disk refuses (nothing changed)."""
+        self._idle("改作者注")
+        new = note if note is not None and note.text.strip() else None
+        if (new.model_dump() if new else None) == (self.authors_note().model_dump() if self.authors_note().text.strip() else None):
+            return False
+        mark = self.tree.pending_mark()
+        self.tree.append("chat-settings", parent_id=None, move_leaf=False,
+                         authors_note=new.model_dump() if new is not None else {})
+        try:
+            self.tree.commit()
+        except OSError as e:
+            self.tree.rollback(mark)
+            raise SessionWriteError(e) from e
+        self._note = new.model_copy() if new is not None else None
+        return True
 
     def _idle(self, what: str) -> None:
         if self.running is not None:

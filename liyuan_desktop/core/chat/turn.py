@@ -19,9 +19,10 @@ from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
-from ..llm.types import ChatMessage
+from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationResult, ScanMessage, TimedEffects
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
+from ..prompt.authors_note import note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
 from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
@@ -132,6 +133,11 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[s
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
     injection = build_injection(state, activated, c.book.index_titles(), c.language,
                                 memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
+    note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
+    note_text = note_injection_text(note, h.user_count, ctx)
+    if note_text:
+        parts = [note_text, injection] if note.position == "before" else [injection, note_text]
+        injection = "\n\n".join(p for p in parts if p)
     if c.prompter is not None:
         messages = c.prompter.build_messages(c.beat_system, hist, injection, user_text)
     else:
@@ -140,6 +146,9 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[s
         messages = c.prompt_scripts(messages)
     messages = render_templates(chat, messages)  # templates a reply (or the user) wrote: evaluated, never sent as code
     depth = lore_depth_blocks(lore, ctx)
+    note_block = note_depth_block(note, h.user_count, ctx)
+    if note_block is not None:
+        depth.append(note_block)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
         messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
     finish_templates(chat)  # what the templates rendered (the beat entry, the inspector); failures to the notices
@@ -194,9 +203,12 @@ async def run_loop(chat: "Chat", inp: BeatInput, max_rounds: Optional[int]) -> A
 
 
 async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
-               max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "", how: str = "send") -> BeatResult:
+               max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "", how: str = "send",
+               continues: Optional[str] = None) -> BeatResult:
     """Play the beat for ``user_text`` (already on the tree) on the active branch and store it (module doc).
-    ``draft``/``note``: 「继续」 on an unfinished draft; ``how``: send | regenerate | edit | continue."""
+    ``draft``/``note``: 「继续」 on an unfinished draft, or the sealed reply being continued; ``how``: send |
+    regenerate | edit | continue (an unsealed draft or a sealed reply); ``continues``: the sealed reply's text a continue-reply starts
+    from — the scribe then reads only what was added after it (the whole final when the model rewrote the start)."""
     # a chat already past the compaction level (imported, a smaller model, a failed summary) is compacted first
     w = chat.window
     if w.share > 0 and chat.context_usage()["used"] > w.share * w.window:
@@ -260,8 +272,12 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         result.final = out.final
         reply = tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
 
+    scribe_text = out.final
+    if continues is not None and out.final.startswith(continues):
+        scribe_text = out.final[len(continues):].strip()
+
     async def scribe() -> None:
-        await run_scribe_step(chat, result, state, user_text, out.final, on_event, actor_ops,
+        await run_scribe_step(chat, result, state, user_text, scribe_text, on_event, actor_ops,
                               covers=reply.id if reply is not None else None)
 
     finished = BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
@@ -319,3 +335,19 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                             message=out.error or "")
     return await after_turn(chat, result, on_event, scribe=checkpoint_and_scribe, compact=out.outcome == "discussed",
                             finished=finished, messages=messages, tool_names=list(inp.tool_names))
+
+
+async def impersonate(chat: "Chat", prompt: str, on_delta: Optional[Any] = None) -> str:
+    """SillyTavern's Impersonate: one completion, no tools, in which the model writes the user's next message in
+    the persona's voice. Sent: the chat's system prompt, the branch history (fitted to the window), then
+    ``prompt`` (the impersonation prompt, macros applied here) as the last user message. Nothing is written to the
+    tree; returns the text (stripped; the model's reasoning left out). ``on_delta``: streamed pieces
+    (``llm.types.StreamDelta``). Raises ``llm.types.ModelError``."""
+    c = chat.context
+    h = chat.history()
+    ask = apply_macros(prompt, beat_macros(chat, h, ""))
+    hist = chat.window.fit(h, c.beat_system, ask)
+    messages = [ChatMessage(role="system", content=c.beat_system), *hist, ChatMessage(role="user", content=ask)]
+    model = with_sampling(chat.model, chat.sampling())
+    resp = await model.complete(ChatRequest(messages=messages, tools=[], purpose="actor"), on_delta)
+    return (resp.content or "").strip()

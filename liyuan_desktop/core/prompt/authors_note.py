@@ -33,10 +33,11 @@ __all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note
 #: The header of a before/after-scenario note in the per-beat data blocks.
 NOTE_HEADER = "【作者注】"
 
-#: Liyuan's own continue nudge (SillyTavern sends a "continue nudge" after the message being continued; a preset's
-#: ``continue_nudge_prompt`` replaces this text). ``{text}`` is not used: the reply is the draft itself.
-DEFAULT_CONTINUE_NUDGE = ("（续写：稿纸上是你上一拍已经收笔的回复。请接着它往下写，不要重复、不要改写已有的内容；"
-                          "用 draft_append 把新的段落接在后面，写完用 draft_seal 收笔。）")
+#: Liyuan's continue nudge (SillyTavern sends a "continue nudge" with the message being continued; a preset's
+#: ``continue_nudge_prompt`` is put before this text, which says how Liyuan's draft tools do it). ``{version}``: the
+#: draft's version.
+DEFAULT_CONTINUE_NUDGE = ("（续写：稿纸上是你上一拍已经收笔的回复，稿件当前版本 {version}。请接着它往下写，"
+                          "不要重复、不要改写已有的内容；用 draft_append 把新的段落接在后面，写完用 draft_seal 收笔。）")
 
 #: Liyuan's own impersonation prompt (SillyTavern's ``impersonation_prompt``: the model writes the user's next
 #: message in the user's voice; a preset's own text replaces this one). Macros apply.
