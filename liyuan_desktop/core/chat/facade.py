@@ -207,16 +207,6 @@ class Chat(ChatView):
         self.write_meta()
         return self.tree.leaf_id if snap is None else self.tree.get(self.tree.leaf_id).parent_id
 
-    def last_reply_id(self) -> Optional[str]:
-        """The id of the shown branch's newest reply when nothing came after it but its ledger (the reply 「继续」
-        can continue), else None (no reply yet, the user spoke after it, or an unfinished beat is pending)."""
-        for e in reversed(self.tree.path_to()):
-            if e.type == "assistant":
-                return e.id if e.sealed and self.pending_draft() is None else None
-            if e.type in ("user", "beat", "opening"):
-                return None
-        return None
-
     async def continue_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
                              max_rounds: Optional[int] = None) -> BeatResult:
         """SillyTavern's Continue on the newest sealed reply (:meth:`last_reply_id`): its text becomes the starting

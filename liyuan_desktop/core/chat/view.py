@@ -194,6 +194,16 @@ class ChatView:
             self._note = stored_note(self.tree)
         return (self._note or AuthorsNote()).model_copy()
 
+    def last_reply_id(self) -> Optional[str]:
+        """The id of the shown branch's newest reply when nothing came after it but its ledger (the reply 「继续」
+        can continue), else None (no reply yet, the user spoke after it, or an unfinished beat is pending)."""
+        for e in reversed(self.tree.path_to()):
+            if e.type == "assistant":
+                return e.id if e.sealed and self.pending_draft() is None else None
+            if e.type in ("user", "beat", "opening"):
+                return None
+        return None
+
     def character_note(self) -> Optional[CharacterNote]:
         """The card's Character's Note (``extensions.depth_prompt``: prompt, depth, role) as the prompt uses it, or
         None; read-only here (it belongs to the card)."""
