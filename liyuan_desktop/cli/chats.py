@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
     chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
     from ..core.cards.st_chat import StChatError, default_chat_name
-    from ..core.chat.folder import export_st_file, import_st_file
+    from ..core.chat.folder import export_st_file
 
     try:
         card = resolve_card(args.card)
@@ -38,7 +38,20 @@ def run(args: argparse.Namespace) -> int:
             d = chat_dir(card.name, args.chat or default_chat_name(args.file))
             if (d / "session.jsonl").exists():
                 raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
-            for w in import_st_file(Path(args.file), card, d):
+            from ..core.cards.st_chat import StChatCancelled
+            from ..core.chat.st_import import import_st_folder
+            from .progress import Interrupt, StderrProgress
+
+            bar = StderrProgress(f"导入 {Path(args.file).name}")
+            try:
+                with Interrupt() as stop:  # Ctrl-C cancels: nothing of the chat is left behind
+                    warnings = import_st_folder(Path(args.file), card, d, progress=bar, cancelled=stop)
+            except StChatCancelled:
+                bar.done()
+                print("liyuan: 已取消导入，没有留下任何文件", file=sys.stderr)
+                return 130
+            bar.done()
+            for w in warnings:
                 print(f"liyuan: 注意：{w}", file=sys.stderr)
             print(d)
         else:

@@ -56,7 +56,7 @@ import re
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
@@ -77,6 +77,29 @@ _CREATE_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1
 
 class StChatError(Exception):
     """The file cannot be imported as a SillyTavern chat; the message names the file and why (for the UI/CLI)."""
+
+
+class StChatCancelled(StChatError):
+    """The import was cancelled (its ``cancelled()`` callback said so); nothing of it is left on disk."""
+
+
+#: ``progress(done, total)``: how far a long step is (``done`` of ``total`` lines or messages), called every few
+#: hundred; ``cancelled()``: True stops the step with :class:`StChatCancelled` (checked as often). The same callback
+#: shapes as ``core.chat.search``.
+Progress = Optional[Callable[[int, int], None]]
+Cancelled = Optional[Callable[[], bool]]
+#: Lines / messages between two progress reports and cancel checks.
+STEP = 500
+
+
+def _tick(i: int, total: int, progress: Progress, cancelled: Cancelled) -> None:
+    """Every :data:`STEP` items: report ``(i, total)`` and raise :class:`StChatCancelled` when asked to stop."""
+    if i % STEP:
+        return
+    if cancelled is not None and cancelled():
+        raise StChatCancelled("已取消导入")
+    if progress is not None:
+        progress(i, total)
 
 
 class StChat(BaseModel):
@@ -179,10 +202,12 @@ def _what_is(obj: Any) -> Optional[str]:
     return None
 
 
-def parse_st_chat(data: bytes, name: str = "聊天记录") -> StChat:
+def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = None,
+                  cancelled: Cancelled = None) -> StChat:
     """Parse the bytes of an ST ``.jsonl`` chat (UTF-8, BOM tolerated). Never raises for damaged lines (they are
     skipped with a warning); raises :class:`StChatError` when the file is not a chat at all (empty, PNG, a card,
-    a preset, world info, a first line that is neither a header nor a message)."""
+    a preset, world info, a first line that is neither a header nor a message). ``progress``/``cancelled``: see
+    :data:`Progress` (counted in lines; :class:`StChatCancelled` when cancelled)."""
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -219,7 +244,9 @@ def parse_st_chat(data: bytes, name: str = "聊天记录") -> StChat:
         raise StChatError(f"{name}：第一行既不是聊天记录的头（user_name）也不是消息（mes），不是 SillyTavern 聊天记录")
     last_no = numbered[-1][0]
     torn_possible = not data.endswith(b"\n")
-    for n, raw in rest:
+    total = len(rest)
+    for k, (n, raw) in enumerate(rest):
+        _tick(k, total, progress, cancelled)
         try:
             obj = json.loads(raw)
         except ValueError as e:
@@ -235,10 +262,12 @@ def parse_st_chat(data: bytes, name: str = "聊天记录") -> StChat:
             out.warnings.append(f"{name}：第 {n} 行没有 mes，不像一条消息，已跳过")
             continue
         out.messages.append(obj)
+    if progress is not None:
+        progress(total, total)
     return out
 
 
-def read_st_chat(path: str | Path) -> StChat:
+def read_st_chat(path: str | Path, progress: Progress = None, cancelled: Cancelled = None) -> StChat:
     """Read and parse an ST chat file (see :func:`parse_st_chat`). Raises :class:`StChatError` (also for an
     unreadable file)."""
     p = Path(path)
@@ -246,7 +275,7 @@ def read_st_chat(path: str | Path) -> StChat:
         data = p.read_bytes()
     except OSError as e:
         raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
-    return parse_st_chat(data, p.name)
+    return parse_st_chat(data, p.name, progress, cancelled)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -325,10 +354,13 @@ def _kind(msg: dict[str, Any], index: int) -> tuple[str, str]:
 
 
 def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
-                  title: str = "") -> SessionTree:
+                  title: str = "", progress: Progress = None, cancelled: Cancelled = None) -> SessionTree:
     """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
-    empty). All entries are buffered and written with one commit; if that write fails the new file is removed and
-    the OSError re-raised. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus notes made here)."""
+    empty). All entries are buffered and written with one commit; if that write fails — or ``cancelled()`` says
+    stop (:class:`StChatCancelled`, checked every :data:`STEP` messages; ``progress(done, total)`` in messages) —
+    the new file is removed and the error re-raised. A big result (``index_cache.MIN_BYTES``) gets its line index
+    written too, so its first open is fast. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus
+    notes made here)."""
     path = Path(session_path)
     warnings = list(st.warnings)
     header = st.header
@@ -346,7 +378,9 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
     try:
         parent = tree.header.id
         last_ts = base_ts
+        total = len(st.messages)
         for i, msg in enumerate(st.messages):
+            _tick(i, total, progress, cancelled)
             label = f"{st.name} 第 {i + 1} 条消息"
             etype, note_kind = _kind(msg, i)
             texts, selected, st_fields = _swipes_of(msg, label, warnings)
@@ -372,7 +406,12 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
             assert chosen is not None
             parent = chosen.id
         tree.leaf_id = parent
+        if cancelled is not None and cancelled():
+            raise StChatCancelled("已取消导入")
         tree.commit()
+        if progress is not None:
+            progress(total, total)
+        tree.save_index()
     except BaseException:
         try:
             if existed:
@@ -393,5 +432,5 @@ def default_chat_name(path: str | Path) -> str:
 
 
 __all__ = [
-    "StChat", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
+    "StChat", "StChatCancelled", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
 ]

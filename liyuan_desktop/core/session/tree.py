@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
@@ -35,6 +36,7 @@ from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_l
 
 
 _BOM = b"\xef\xbb\xbf"
+_ID_AT_START = re.compile(rb'\{"id":"([^"\\]+)"')
 
 
 class SessionError(Exception):
@@ -276,6 +278,38 @@ class SessionTree:
                                       "已断开并接到它前一条记录之后")
         tree._persisted_leaf = tree.leaf_id
         return tree
+
+    def save_index(self) -> bool:
+        """Write the index cache (:mod:`.index_cache`) of this tree's file from the entries in memory, without
+        parsing a line: each line's id (the first key, as :func:`_dump` writes it) names its entry. For a file this
+        tree wrote (an import): its first open is then as fast as later ones. Only for files of
+        :data:`.index_cache.MIN_BYTES` or more with nothing pending; returns False (no cache) when a line does not
+        name a known entry (a damaged line: the next open indexes the file itself) or the folder refuses."""
+        if self._pending:
+            return False
+        try:
+            data = self.path.read_bytes()
+        except OSError:
+            return False
+        if len(data) < index_cache.MIN_BYTES or not data.endswith(b"\n"):
+            return False
+        rows: list[list[Any]] = []
+        size, start, n = len(data), 0, 0
+        while start < size:
+            end = data.find(b"\n", start)
+            line_start, start = start, end + 1
+            n += 1
+            if end == line_start:
+                continue
+            m = _ID_AT_START.match(data, line_start, end)
+            e = self.entries.get(m.group(1).decode()) if m else None
+            if e is None:
+                return False
+            t = e.type
+            extra = (e.target if t == "leaf" else e.outcome if t == "beat" else e.source if t == "rp-state"
+                     else None)
+            rows.append([line_start, end, n, e.id, e.parent_id, e.ts, t, extra])
+        return index_cache.save(self.path, data, size, n, rows, [])
 
     @staticmethod
     def read_header(path: Path) -> HeaderEntry:
