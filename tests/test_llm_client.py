@@ -247,7 +247,7 @@ async def test_request_body_and_headers(server):
     assert body["stream_options"] == {"include_usage": True}
     assert body["model"] == "test-model"
     assert body["tools"] == TOOLS
-    assert "tool_choice" not in body
+    assert body["tool_choice"] == "auto"  # issue 18: llama-cpp-python drops tools without it
     assert body["max_tokens"] == 512
     assert body["temperature"] == 0.7
     assert body["top_p"] == 0.9

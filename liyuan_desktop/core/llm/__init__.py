@@ -1,5 +1,6 @@
 """Model clients: the streaming OpenAI-compatible HTTP client, the offline replay model, provider settings."""
 
+from .capabilities import Capabilities, capabilities_for
 from .openai_client import OpenAIChatModel
 from .providers import (
     PRESETS,
@@ -26,6 +27,8 @@ from .types import (
 from .usage import parse_usage
 
 __all__ = [
+    "Capabilities",
+    "capabilities_for",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",

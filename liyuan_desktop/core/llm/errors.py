@@ -153,3 +153,89 @@ class _BackoffWait(wait_base):
         if isinstance(exc, _Retryable) and exc.retry_after is not None:
             return min(exc.retry_after, self._cap)
         return min(float(self._exp(retry_state)), self._cap)
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# errors that retrying cannot fix: the server's configuration, or a prompt longer than its window
+
+#: Phrases in a server's error text that say the request's *shape* is wrong for this server — retrying sends the
+#: same body and fails the same way. Checked facts: llama.cpp's server answers 500 "tools param requires --jinja
+#: flag" when started without ``--jinja``; Ollama answers "<model> does not support tools"; OpenAI-style proxies
+#: answer "Unrecognized request argument supplied: …"; several servers name ``tool_choice`` when they reject it.
+_CONFIG_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"--jinja", re.I), "jinja"),
+    (re.compile(r"does not support (?:tools|function|tool)", re.I), "tools"),
+    (re.compile(r"(?:tools?|functions?|function calling)\b.{0,40}\bnot (?:supported|enabled|allowed)", re.I), "tools"),
+    (re.compile(r"tool_choice", re.I), "tools"),
+    (re.compile(r"unrecognized request argument", re.I), "argument"),
+    (re.compile(r"extra (?:inputs|fields) (?:are )?not permitted", re.I), "argument"),
+)
+
+#: Phrases that say the prompt does not fit the server's context window (checked: llama.cpp's
+#: ``exceed_context_size_error`` "the request exceeds the available context size", with ``n_ctx``; OpenAI and vLLM
+#: "This model's maximum context length is N tokens"; llama-cpp-python "Requested tokens (N) exceed context window
+#: of M"; LM Studio "the model is loaded with context length of only N tokens").
+_CONTEXT_PATTERNS = re.compile(
+    r"context[_ ]length|context window|context size|exceed_context_size|n_ctx|maximum context|"
+    r"prompt is too long|too many tokens|context_length_exceeded", re.I)
+_WINDOW_NUMBERS = (
+    re.compile(r"maximum context length is\s*(\d[\d,]*)", re.I),
+    re.compile(r"context window of\s*(\d[\d,]*)", re.I),
+    re.compile(r"context length of (?:only )?\s*(\d[\d,]*)", re.I),
+    re.compile(r"\bn_ctx\b\D{0,5}(\d[\d,]*)", re.I),
+    re.compile(r"context (?:size|length) (?:is|of)\s*(\d[\d,]*)", re.I),
+)
+
+
+def classify_error(status: Optional[int], message: str, data: Any = None) -> Optional[tuple[str, str]]:
+    """Whether a failed call is one that no retry can fix, and why: ("config", what) or ("context", ""), else None.
+
+    ``status``: the HTTP status (None for an error inside a stream); ``message``: the server's error text;
+    ``data``: the parsed error body when there was one (llama.cpp puts ``type: exceed_context_size_error`` and
+    ``n_ctx`` beside the message). ``what`` is "jinja", "tools" or "argument" (see :func:`config_hint`).
+
+    Rules: a context-size error wins (it can come as 400 or 500); the configuration phrases of
+    :data:`_CONFIG_PATTERNS` count for any status; a plain 4xx other than 408/429 is a bad request anyway
+    (already not retried); 5xx without those phrases stays retryable."""
+    err = data.get("error") if isinstance(data, Mapping) else None
+    etype = str(err.get("type") or "") if isinstance(err, Mapping) else ""
+    text = f"{message} {etype}"
+    if "exceed_context_size" in etype or _CONTEXT_PATTERNS.search(text):
+        return ("context", "")
+    for pattern, what in _CONFIG_PATTERNS:
+        if pattern.search(text):
+            return ("config", what)
+    return None
+
+
+def server_window(message: str, data: Any = None) -> Optional[int]:
+    """The server's context window in tokens as its context-size error states it (llama.cpp's ``n_ctx`` field,
+    or "maximum context length is N" / "context window of N" / "context length of only N" in the text); None when
+    it does not say."""
+    err = data.get("error") if isinstance(data, Mapping) else None
+    if isinstance(err, Mapping):
+        n = err.get("n_ctx")
+        if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+            return n
+    for pattern in _WINDOW_NUMBERS:
+        m = pattern.search(message or "")
+        if m:
+            try:
+                return int(m.group(1).replace(",", ""))
+            except ValueError:
+                continue
+    return None
+
+
+def config_hint(what: str, provider: str = "") -> str:
+    """The fix for a configuration error, Chinese first with English (for :class:`~.types.ModelError` messages):
+    "jinja" → start llama.cpp with ``--jinja`` (or turn tools off for this provider); "tools" → turn tools off
+    for this provider; "argument" → remove the named field from the provider's extra body / sampling."""
+    if what == "jinja":
+        return ("请用 --jinja 参数启动 llama.cpp 服务器（llama-server --jinja …），或在服务商设置里关闭工具调用"
+                " / start llama.cpp with --jinja, or turn tools off for this provider")
+    if what == "tools":
+        return ("这个服务器或模型不接受工具调用：请在服务商设置里关闭工具（改用纯文字演出）"
+                " / this server or model rejects tools: turn tools off for this provider")
+    return ("服务器不认识请求里的某个参数：请在服务商设置里去掉它（额外请求体或采样参数）"
+            " / the server rejects a request field: remove it from this provider's extra body or sampling")

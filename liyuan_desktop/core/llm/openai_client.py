@@ -1,12 +1,20 @@
 """Streaming client for OpenAI-compatible ``/chat/completions`` endpoints.
 
-Works against DeepSeek, OpenAI, OpenRouter, Ollama, LM Studio, the llama.cpp server and vLLM. Every call is
-streamed (``stream: true``) so the UI can show text as it grows; a server that ignores that and answers with a
-plain JSON completion is accepted too.
+Works against DeepSeek, OpenAI, OpenRouter, Ollama, LM Studio, the llama.cpp server and vLLM. Calls are
+streamed (``stream: true``) so the UI can show text as it grows, unless the provider is set (or detected,
+:mod:`.capabilities`) not to stream: then one plain JSON completion is asked for and turned into the same
+response and the same ``on_delta`` pieces. A server that ignores ``stream`` and answers plain JSON is accepted too.
+
+Every request carries the provider's output cap (``max_tokens``; the scribe's own cap for scribe and summary
+calls) and, when tools are offered, ``tool_choice: "auto"`` (llama-cpp-python's function-calling mode drops
+the tools without it). A reply with no text, no reasoning and no tool call is an error of its own ("empty"),
+not a network failure; a server that reports no usage gets an estimate marked ``Usage.estimated``.
 
 Retry policy: a call is retried (exponential backoff with jitter, through ``tenacity``) only while nothing of the
-answer has been consumed yet: on 429, 500/502/503/504 and connection failures. Once the first byte of the body
-has been read, a failure is reported as it is, with what had arrived in ``ModelError.partial``.
+answer has been consumed yet: on 429, 500/502/503/504 and connection failures — except errors no retry can fix
+(:func:`.errors.classify_error`: the server's configuration, e.g. llama.cpp without ``--jinja``, or a prompt
+longer than its context window), which fail at once with a hint. Once the first byte of the body has been read,
+a failure is reported as it is, with what had arrived in ``ModelError.partial``.
 
 Where things are: this module builds the request and drives the call (:class:`OpenAIChatModel`); :mod:`.sse`
 assembles the streamed answer; :mod:`.errors` holds the retry policy and the error messages.
@@ -26,10 +34,12 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _describe_exc, _error_code_from_json,
-                     _error_message_from_json, _parse_retry_after, _Retryable, mask_secrets, url_secrets)
+                     _error_message_from_json, _parse_retry_after, _Retryable, classify_error, config_hint,
+                     mask_secrets, server_window, url_secrets)
 from .sampling import apply_sampling, provider_kind
 from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
+from .usage import estimate_usage
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +112,15 @@ class OpenAIChatModel:
         thinking_off_body: merged into the body when ``request.thinking`` is False, e.g.
             ``{"chat_template_kwargs": {"enable_thinking": False}}``.
         extra_headers: added to every request (never logged).
+        max_tokens: output cap in tokens sent with actor calls (``max_tokens``); None = none sent. A request's own
+            ``max_tokens`` is lowered to it; the chat's sampling ``max_tokens`` (the user's explicit choice) wins.
+        scribe_max_tokens: the same for scribe and summary calls (``request.purpose`` "scribe"/"summary").
+        stream: False asks for one plain JSON answer (``stream: false``) instead of SSE — for servers whose
+            streamed tool calls break; the response and the ``on_delta`` pieces are the same.
+        context_window: our idea of the model's window in tokens (the chat's meter and compaction read it; a
+            context-size error names it beside the server's).
+        provider_name: the configured provider this model was built from ("" when built by hand); used to
+            record capabilities (:mod:`.capabilities`).
         provider: the provider's kind for :func:`.sampling.apply_sampling` ("openai", "deepseek", "openrouter",
             "ollama", "llamacpp", "lmstudio", "other"); default: guessed from ``base_url``.
         transport / client: injection for tests; an injected ``client`` is used as is and never closed here.
@@ -130,6 +149,11 @@ class OpenAIChatModel:
         provider: Optional[str] = None,
         transport: Optional[httpx.AsyncBaseTransport] = None,
         client: Optional[httpx.AsyncClient] = None,
+        max_tokens: Optional[int] = None,
+        scribe_max_tokens: Optional[int] = None,
+        stream: bool = True,
+        context_window: Optional[int] = None,
+        provider_name: str = "",
     ):
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -145,6 +169,14 @@ class OpenAIChatModel:
         self.thinking_off_body = dict(thinking_off_body or {})
         self._extra_headers = dict(extra_headers or {})
         self.provider = provider or provider_kind("", self.base_url)
+        self.max_tokens = max_tokens if max_tokens and max_tokens > 0 else None
+        self.scribe_max_tokens = scribe_max_tokens if scribe_max_tokens and scribe_max_tokens > 0 else None
+        self.stream = bool(stream)
+        if context_window:
+            self.context_window = int(context_window)
+        self.provider_name = provider_name
+        #: what the last answer showed about the server (``_Assembler.wire_facts``), for capability probes
+        self.last_wire: dict[str, Any] = {}
         #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)
         self.sampling_dropped: list[str] = []
         self._transport = transport
@@ -196,18 +228,34 @@ class OpenAIChatModel:
         if client is not None and not client.is_closed:
             await client.aclose()
 
+    def output_cap(self, request: ChatRequest) -> Optional[int]:
+        """The ``max_tokens`` to send for ``request`` before sampling: the request's own value lowered to the
+        provider's cap for its purpose (:attr:`max_tokens` for actor calls, :attr:`scribe_max_tokens` for scribe
+        and summary calls); either alone when the other is None; None = send none."""
+        cap = self.max_tokens if request.purpose == "actor" else self.scribe_max_tokens
+        own = request.max_tokens
+        if own is None:
+            return cap
+        return own if cap is None else min(own, cap)
+
     def build_body(self, request: ChatRequest) -> dict[str, Any]:
-        """The JSON body for ``request`` (exposed for tests and call logging; holds no key)."""
+        """The JSON body for ``request`` (exposed for tests and call logging; holds no key): ``stream`` as the
+        provider is set (with ``stream_options.include_usage`` when streaming), ``tools`` with
+        ``tool_choice: "auto"`` when tools are offered, the output cap (:meth:`output_cap`), then sampling, the
+        extra body and the thinking-off body."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_openai() for m in request.messages],
-            "stream": True,
-            "stream_options": {"include_usage": True},
+            "stream": self.stream,
         }
+        if self.stream:
+            body["stream_options"] = {"include_usage": True}
         if request.tools:
             body["tools"] = request.tools
-        if request.max_tokens is not None:
-            body["max_tokens"] = request.max_tokens
+            body["tool_choice"] = "auto"
+        cap = self.output_cap(request)
+        if cap is not None:
+            body["max_tokens"] = cap
         if request.temperature is not None:
             body["temperature"] = request.temperature
         if request.sampling is not None:
@@ -230,7 +278,42 @@ class OpenAIChatModel:
 
     # -- errors -----------------------------------------------------------------------------------------------
 
-    def _status_error(self, status: int, message: str, code: str = "", retries: int = 0) -> ModelError:
+    def _unfixable(self, status: Optional[int], message: str, data: Any = None) -> Optional[ModelError]:
+        """A "config" or "context" :class:`ModelError` when the server's error is one no retry can fix
+        (:func:`.errors.classify_error`), else None. The message says what the server said and the fix: for
+        a configuration error the hint of :func:`.errors.config_hint`; for a context error the server's window
+        (when it states one) and ours (:attr:`context_window`)."""
+        found = classify_error(status if status != 429 else None, message, data) if status != 429 else None
+        if found is None:
+            return None
+        kind, what = found
+        said = self._redact(_collapse(message))
+        code = f" ({status})" if status else ""
+        if kind == "config":
+            hint = config_hint(what, self.provider)
+            return ModelError("config", f"服务器不接受这个请求{code}：{hint}。服务器说：{said}", status=status,
+                              hint=hint, config=what)
+        theirs = server_window(message, data)
+        ours = getattr(self, "context_window", None)
+        parts = []
+        if theirs:
+            parts.append(f"服务器的上下文窗口是 {theirs} tokens / the server's window is {theirs} tokens")
+        if ours:
+            parts.append(f"梨园按 {ours} tokens 计算 / Liyuan counts with {ours}")
+        window = "；".join(parts) or "服务器没有说明窗口大小 / the server did not say its window"
+        if theirs and ours and theirs < ours:
+            hint = (f"把服务商设置里的上下文窗口改成 {theirs}，或用更大的上下文启动服务器"
+                    f" / set this provider's context window to {theirs}, or start the server with a larger context")
+        else:
+            hint = "缩短对话或调大服务器的上下文 / shorten the chat or start the server with a larger context"
+        return ModelError("context", f"提示词超出了模型的上下文{code}：{window}。{hint}。服务器说：{said}",
+                          status=status, hint=hint, server_window=theirs)
+
+    def _status_error(self, status: int, message: str, code: str = "", retries: int = 0,
+                      data: Any = None) -> ModelError:
+        unfixable = self._unfixable(status, message, data)
+        if unfixable is not None:
+            return unfixable
         message = self._redact(_collapse(message))
         said = f" 服务器说：{message}" if message else ""
         where = f"{self.host}{self._url_path}"
@@ -275,7 +358,7 @@ class OpenAIChatModel:
         except ValueError:
             data = None
         message = _error_message_from_json(data) if data is not None else _collapse(text, 200)
-        return self._status_error(status, message, _error_code_from_json(data), retries)
+        return self._status_error(status, message, _error_code_from_json(data), retries, data)
 
     def _transport_error(self, exc: BaseException, retries: int = 0) -> ModelError:
         detail = self._redact(_describe_exc(exc))
@@ -367,6 +450,9 @@ class OpenAIChatModel:
                     code = _error_code_from_json(data)
                     if status == 429 and ("insufficient_quota" in code or "insufficient_quota" in message):
                         raise self._status_error(status, message, code)
+                    unfixable = self._unfixable(status, message, data)
+                    if unfixable is not None:  # the same body would fail the same way: no retries
+                        raise unfixable
                     raise _Retryable(status=status, retry_after=_parse_retry_after(response.headers),
                                      message=message)
                 raise self._error_from_body(status, raw)
@@ -403,7 +489,7 @@ class OpenAIChatModel:
             message = _error_message_from_json(obj) or str(err)
             code = err.get("code") if isinstance(err, Mapping) else None
             status = code if isinstance(code, int) else 500
-            error = self._status_error(status, message, _error_code_from_json(obj))
+            error = self._status_error(status, message, _error_code_from_json(obj), data=obj)
             if error.kind == "bad_response":
                 error = ModelError("server", f"模型服务器在输出途中报错：{self._redact(_collapse(message))}",
                                    status=status)
@@ -522,7 +608,7 @@ class OpenAIChatModel:
             err = data["error"]
             code = err.get("code") if isinstance(err, Mapping) else None
             status = code if isinstance(code, int) else 500
-            error = self._status_error(status, _error_message_from_json(data), _error_code_from_json(data))
+            error = self._status_error(status, _error_message_from_json(data), _error_code_from_json(data), data=data)
             if error.kind == "bad_response":
                 error = ModelError("server", f"模型服务器报错：{self._redact(_collapse(_error_message_from_json(data)))}",
                                    status=status)
@@ -580,8 +666,28 @@ class OpenAIChatModel:
 
         asm = _Assembler(on_delta, self.model)
         try:
-            return await self._read(first, chunks, asm, hard)
+            result = await self._read(first, chunks, asm, hard)
+            self.last_wire = asm.wire_facts()
         finally:
             with contextlib.suppress(Exception):
                 await chunks.aclose()  # type: ignore[attr-defined]
             await response.aclose()
+        return self._finish(request, result)
+
+    def _finish(self, request: ChatRequest, result: ChatResponse) -> ChatResponse:
+        """The last checks on a complete answer: an answer with nothing in it (no text, no reasoning, no tool
+        call) raises ModelError("empty") — the server ended the reply at once, which retrying the connection will
+        not fix; a server that reported no usage gets an estimate (``Usage.estimated``)."""
+        if not result.content and not result.reasoning and not result.tool_calls:
+            why = f"（finish_reason: {result.finish_reason}）" if result.finish_reason else ""
+            raise ModelError(
+                "empty",
+                f"服务器返回了空回复{why}：没有文字，也没有工具调用。可能是模型不支持工具调用或模板出错、输出上限太小，"
+                f"可以换用纯文字演出或检查服务器日志 / the server returned an empty reply (no text, no tool call)",
+                partial=result,
+            )
+        if not result.usage.total_tokens and not result.usage.raw:
+            produced = result.content + result.reasoning + "".join(c.name + c.arguments for c in result.tool_calls)
+            body_messages = [m.to_openai() for m in request.messages]
+            result = result.model_copy(update={"usage": estimate_usage(body_messages, request.tools, produced)})
+        return result

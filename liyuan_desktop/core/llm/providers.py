@@ -1,23 +1,26 @@
 """Provider settings, API-key lookup and model construction.
 
 API keys are never fields of these models (so they cannot leak through ``repr``, logs or saved settings):
-they come from an environment variable or the OS keyring, and only the client holds them.
+they come from an environment variable, the OS keyring or the user-only key file (``core/secrets.py``), and only
+the client holds them.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from typing import Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .. import secrets
+from .capabilities import Capabilities, capabilities_for
 from .openai_client import OpenAIChatModel
 from .sampling import provider_kind
 
 log = logging.getLogger(__name__)
 
-DEFAULT_KEYRING_SERVICE = "liyuan-desktop"
+DEFAULT_KEYRING_SERVICE = secrets.DEFAULT_KEYRING_SERVICE
+"""The keyring service keys are stored under (user = provider name); key storage lives in core/secrets.py."""
 
 
 class ProviderSettings(BaseModel):
@@ -36,6 +39,13 @@ class ProviderSettings(BaseModel):
         idle_timeout: seconds a started answer may go without new content (keep-alives do not count); default 180.
         total_timeout: seconds one whole model call may take; default 600 (10 minutes). Both end the beat unsealed
             with the draft kept (see :class:`OpenAIChatModel`).
+        max_tokens: output cap in tokens of every actor call (default 2048: a looping local model must stop;
+            enough for a beat's prose in one ``draft_write``); None or 0 = send no cap.
+        scribe_max_tokens: the same for scribe and summary calls (default 1024); None or 0 = their own value.
+        stream: True/False forces streaming on or off; None = as detected (``capabilities``: a server whose
+            streamed calls break is called without streaming).
+        capabilities: what each (base URL, model) of this provider can do, probed and/or set by hand
+            (:mod:`.capabilities`; read with :meth:`caps`).
 
     Unknown fields are rejected, so an ``api_key`` can never be stored here by mistake.
     """
@@ -55,6 +65,26 @@ class ProviderSettings(BaseModel):
     read_timeout: float = Field(default=120.0, gt=0)
     idle_timeout: float = Field(default=180.0, gt=0)
     total_timeout: float = Field(default=600.0, gt=0)
+    max_tokens: Optional[int] = Field(default=2048, ge=0)
+    scribe_max_tokens: Optional[int] = Field(default=1024, ge=0)
+    stream: Optional[bool] = None
+    capabilities: list[Capabilities] = Field(default_factory=list)
+
+    @field_validator("max_tokens", "scribe_max_tokens")
+    @classmethod
+    def _zero_is_none(cls, value: Optional[int]) -> Optional[int]:
+        return value or None
+
+    def caps(self, model: Optional[str] = None) -> Capabilities:
+        """The capabilities stored for ``model`` (default :attr:`model`) on the current base URL; unknown when none
+        (:func:`.capabilities.capabilities_for`)."""
+        return capabilities_for(self, model)
+
+    def streams(self, model: Optional[str] = None) -> bool:
+        """Whether calls stream: :attr:`stream` when set, else False only when the probe found streaming broken."""
+        if self.stream is not None:
+            return self.stream
+        return self.caps(model).streaming is not False
 
     @field_validator("base_url")
     @classmethod
@@ -112,53 +142,26 @@ def preset(name: str) -> ProviderSettings:
 
 
 def resolve_api_key(settings: ProviderSettings) -> Optional[str]:
-    """The API key for ``settings``: the environment variable ``api_key_env`` first, then the OS keyring
-    (service ``keyring_service``, user ``name``). Returns None when neither has one; never raises (a missing or
-    broken keyring backend counts as "no key")."""
-    if settings.api_key_env:
-        value = os.environ.get(settings.api_key_env, "").strip()
-        if value:
-            return value
-    try:
-        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
-
-        value = keyring.get_password(settings.keyring_service, settings.name)
-    except Exception as exc:  # any backend failure: no key
-        log.debug("keyring lookup failed for provider %s: %s", settings.name, type(exc).__name__)
-        return None
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    """The API key for ``settings``: the environment variable ``api_key_env`` first, then the OS keyring (service
+    ``keyring_service``, user ``name``), then the 0600 key file used without a keyring, then this run's memory
+    (``core.secrets.lookup``). Returns None when none has one; never raises."""
+    return secrets.lookup(settings)[1]
 
 
 def store_api_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -> None:
-    """Save ``key`` in the OS keyring for provider ``name``.
+    """Save ``key`` in the OS keyring for provider ``name`` (``core.secrets.keyring_set``).
 
     Raises ``ValueError`` for an empty key and ``RuntimeError`` (Chinese message, no key in it) when the keyring
     cannot store it (e.g. no keyring backend on this system).
     """
-    key = (key or "").strip()
-    if not key:
-        raise ValueError("API key 为空，没有保存。")
-    try:
-        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
-
-        keyring.set_password(service, name, key)
-    except Exception as exc:
-        raise RuntimeError(
-            f"无法把 {name} 的 API key 存进系统钥匙串（{type(exc).__name__}）：可以改用环境变量提供密钥。"
-        ) from None
+    secrets.keyring_set(service, name, key)
 
 
 def delete_api_key(name: str, service: str = DEFAULT_KEYRING_SERVICE) -> bool:
-    """Remove the stored key of provider ``name``; True if one was removed. Never raises."""
-    try:
-        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
-
-        keyring.delete_password(service, name)
-        return True
-    except Exception:
-        return False
+    """Remove the key of provider ``name`` from the OS keyring and the key file; True if one was removed. Never
+    raises."""
+    in_keyring = secrets.keyring_delete(service, name)
+    return secrets.file_delete(service, name) or in_keyring
 
 
 def build_model(
@@ -172,6 +175,9 @@ def build_model(
 
     ``scribe=True`` uses ``scribe_model`` when set. ``api_key`` overrides the lookup through
     :func:`resolve_api_key`. Other keyword arguments go to the client (``max_retries``, ``transport``…).
+    The client gets the provider's output caps, its streaming choice (:meth:`ProviderSettings.streams`), its name
+    and its context window — the server's, when the probe found one smaller than the configured one (a prompt
+    over the server's window always fails).
     """
     key = api_key if api_key is not None else resolve_api_key(settings)
     kwargs: dict[str, Any] = {
@@ -183,8 +189,14 @@ def build_model(
         "thinking_off_body": settings.thinking_off_body,
         "provider": provider_kind(settings.name, settings.base_url),
     }
-    kwargs.update(client_kwargs)
     model = settings.scribe_model if scribe and settings.scribe_model else settings.model
+    window = settings.context_window
+    server = settings.caps(model).context_window
+    if server and server < window:
+        window = server
+    kwargs.update(max_tokens=settings.max_tokens, scribe_max_tokens=settings.scribe_max_tokens,
+                  stream=settings.streams(model), provider_name=settings.name, context_window=window)
+    kwargs.update(client_kwargs)
     client = OpenAIChatModel(settings.base_url, model, key, **kwargs)
-    client.context_window = settings.context_window  # the chat's context meter and compaction read it
+    client.context_window = kwargs["context_window"]  # the chat's context meter and compaction read it
     return client

@@ -87,6 +87,10 @@ class _Assembler:
         #: lone surrogates replaced with U+FFFD in the assembled answer (see :func:`fix_surrogates`)
         self.replaced = 0
         self._warned = False
+        #: what the wire looked like (for capability probes, :mod:`.capabilities`): the reasoning field the server
+        #: used ("reasoning_content" / "reasoning", or None), and whether a tool call's arguments came in pieces
+        self.reasoning_field: Optional[str] = None
+        self.streamed = False
 
     async def _emit(self, kind: str, text: str, index: int = 0) -> None:
         if not text or self._on_delta is None:
@@ -140,6 +144,8 @@ class _Assembler:
 
     async def _message_part(self, part: Mapping[str, Any]) -> None:
         reasoning = part.get("reasoning_content") or part.get("reasoning")
+        if isinstance(reasoning, str) and reasoning and self.reasoning_field is None:
+            self.reasoning_field = "reasoning_content" if part.get("reasoning_content") else "reasoning"
         if isinstance(reasoning, str) and reasoning:
             self.reasoning.append(reasoning)
             await self._emit("reasoning", reasoning)
@@ -161,6 +167,7 @@ class _Assembler:
     async def feed_chunk(self, obj: Mapping[str, Any]) -> None:
         """One ``chat.completion.chunk`` object from the stream."""
         self.got_data = True
+        self.streamed = True
         self._common(obj)
         for choice in obj.get("choices") or []:
             if not isinstance(choice, Mapping) or choice.get("index", 0) not in (0, None):
@@ -220,6 +227,21 @@ class _Assembler:
             finish_reason=finish_reason or self.finish_reason,
             model=self.model,
         )
+
+    def wire_facts(self) -> dict[str, Any]:
+        """What this answer showed about the server (read by capability probes): ``streamed`` (SSE chunks, not
+        one JSON body), ``reasoning_field``, ``tool_pieces`` (most argument pieces of one tool call; > 1 means
+        the server streams tool-call deltas), ``usage`` (the server sent a usage object) and ``cached_tokens``
+        (it had a cached-token field)."""
+        raw = self.usage.raw
+        return {
+            "streamed": self.streamed,
+            "reasoning_field": self.reasoning_field,
+            "tool_pieces": max((len(s["arguments"]) for s in self.calls.values()), default=0),
+            "usage": bool(raw),
+            "cached_tokens": bool(raw) and ("prompt_cache_hit_tokens" in raw or isinstance(
+                raw.get("prompt_tokens_details"), Mapping) and "cached_tokens" in raw["prompt_tokens_details"]),
+        }
 
     def received_chars(self) -> int:
         return sum(map(len, self.content)) + sum(map(len, self.reasoning)) + sum(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Literal, Optional, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_serializer
 
 from .sampling import Sampling
 
@@ -26,7 +26,10 @@ class ToolCall(BaseModel):
 
 class Usage(BaseModel):
     """Token usage of one call. ``cached_tokens`` is read from ``prompt_tokens_details.cached_tokens`` (OpenAI)
-    or ``prompt_cache_hit_tokens`` (DeepSeek), whichever the server sent. ``raw`` keeps the server's object."""
+    or ``prompt_cache_hit_tokens`` (DeepSeek), whichever the server sent. ``raw`` keeps the server's object.
+    ``estimated``: the server reported no usage (many local servers stream none), so the counts are our estimate
+    (:func:`.usage.estimate_usage`); front ends show them as「约」/ "~". Left out of the dump when False, so
+    usage saved before this flag existed reads the same."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -34,6 +37,14 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     reasoning_tokens: int = 0
     raw: dict[str, Any] = Field(default_factory=dict)
+    estimated: bool = False
+
+    @model_serializer(mode="wrap")
+    def _drop_unestimated(self, handler: Any) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not self.estimated:
+            data.pop("estimated", None)
+        return data
 
 
 class ChatMessage(BaseModel):
@@ -103,15 +114,25 @@ class ModelError(Exception):
     """A model call failed in a way the user must be told about.
 
     ``kind``: "auth" (401/403), "not_found" (404: wrong base URL or model), "rate_limit", "server", "network",
-    "bad_response" (not JSON / not the chat completions shape), "cancelled", "replay_exhausted".
-    ``message`` is Chinese-first text fit for the UI and CLI; it never contains the API key."""
+    "bad_response" (not JSON / not the chat completions shape), "config" (the server rejects the request's shape —
+    tools without llama.cpp's ``--jinja``, a model without tool support, an unknown field: never retried, ``hint``
+    names the fix), "context" (the prompt does not fit the server's window: never retried, ``server_window`` is the
+    window the server stated, or None), "empty" (the server answered with no text and no tool call at all),
+    "cancelled", "replay_exhausted".
+    ``message`` is Chinese-first text fit for the UI and CLI; it never contains the API key. ``hint``: the fix in
+    one line (also inside ``message``), "" when there is none. ``config``: for kind "config", what was rejected —
+    "jinja", "tools" or "argument" (the beat side switches to prose-only play on "jinja"/"tools")."""
 
-    def __init__(self, kind: str, message: str, *, status: Optional[int] = None, partial: Optional[ChatResponse] = None):
+    def __init__(self, kind: str, message: str, *, status: Optional[int] = None, partial: Optional[ChatResponse] = None,
+                 hint: str = "", server_window: Optional[int] = None, config: str = ""):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.status = status
         self.partial = partial
+        self.hint = hint
+        self.server_window = server_window
+        self.config = config
 
 
 class ChatModel(Protocol):

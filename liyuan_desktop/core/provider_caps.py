@@ -1,0 +1,111 @@
+"""Capabilities of the configured providers, probed and kept in the app settings (issue 18 §1).
+
+The one place that reads and writes ``ProviderSettings.capabilities`` through ``settings.json``:
+:func:`probe_provider` runs :func:`.llm.capabilities.probe` on a provider and stores the result,
+:func:`record_capabilities` stores a result, :func:`mark_tools_ignored` records that a model never calls tools
+(the beat side calls it after 3 sealed beats without a tool call), :func:`capabilities_of` reads.
+Model objects built by :func:`.llm.providers.build_model` carry ``provider_name``, so the beat side can pass the
+model itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Optional, Union
+
+from .llm.capabilities import Capabilities, capabilities_for, probe, set_capabilities
+from .llm.providers import ProviderSettings, build_model
+from .settings import load_settings, resolve_key, save_settings
+
+log = logging.getLogger(__name__)
+
+__all__ = ["capabilities_of", "mark_tools_ignored", "probe_provider", "record_capabilities"]
+
+
+def _provider(provider: Union[str, ProviderSettings]) -> Optional[ProviderSettings]:
+    if isinstance(provider, ProviderSettings):
+        return provider
+    return load_settings().provider(provider)
+
+
+def capabilities_of(provider: Union[str, ProviderSettings], model: Optional[str] = None) -> Capabilities:
+    """The stored capabilities of a configured provider (by name, read from ``settings.json``, or a
+    ``ProviderSettings``) for ``model`` (default its model); unknown when nothing is stored or the provider does not
+    exist."""
+    p = _provider(provider)
+    if p is None:
+        return Capabilities(model=model or "")
+    return capabilities_for(p, model)
+
+
+def record_capabilities(provider_name: str, caps: Capabilities) -> bool:
+    """Store ``caps`` with the provider called ``provider_name`` in ``settings.json`` (keeping that entry's
+    overridden fields). False when there is no such provider or the file cannot be written (logged)."""
+    settings = load_settings()
+    p = settings.provider(provider_name)
+    if p is None:
+        return False
+    set_capabilities(p, caps)
+    try:
+        save_settings(settings)
+    except OSError as exc:
+        log.warning("capabilities of %s not saved: %s", provider_name, exc)
+        return False
+    return True
+
+
+def mark_tools_ignored(model_or_provider: Union[Any, str], model: Optional[str] = None) -> bool:
+    """Record that a model ignores tools ("ignored", unless the user overrode ``tools``), persisted in
+    ``settings.json``. ``model_or_provider``: a model object built by ``build_model`` (its ``provider_name``,
+    ``base_url`` and ``model`` are used) or a provider name (then ``model`` defaults to the provider's model).
+    False when the provider is unknown (a replay or hand-built model) or nothing could be saved."""
+    if isinstance(model_or_provider, str):
+        name, base_url = model_or_provider, None
+    else:
+        name = getattr(model_or_provider, "provider_name", "") or ""
+        base_url = getattr(model_or_provider, "base_url", None)
+        model = model or getattr(model_or_provider, "model", None)
+    if not name:
+        return False
+    settings = load_settings()
+    p = settings.provider(name)
+    if p is None:
+        return False
+    caps = capabilities_for(p, model)
+    if base_url:
+        caps = caps.model_copy(update={"base_url": base_url.rstrip("/")})
+    if "tools" in caps.overridden:
+        return False
+    set_capabilities(p, caps.model_copy(update={"tools": "ignored"}))
+    try:
+        save_settings(settings)
+    except OSError as exc:
+        log.warning("tools-ignored mark of %s not saved: %s", name, exc)
+        return False
+    return True
+
+
+async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Optional[str] = None,
+                         save: bool = True, **client_kwargs: Any) -> Capabilities:
+    """Probe a provider (name or ``ProviderSettings``) with short timeouts and no retries
+    (:func:`.llm.capabilities.probe`) and, with ``save``, store the result in ``settings.json`` when the provider
+    is configured there. ``api_key`` None looks the key up (environment, keyring, session). KeyError for an unknown
+    provider name. Never raises for a failed probe (its ``notes`` say what failed)."""
+    p = _provider(provider)
+    if p is None:
+        raise KeyError(f"没有名为「{provider}」的服务商")
+    key = resolve_key(p) if api_key is None else (api_key or None)
+    kwargs: dict[str, Any] = {"max_retries": 0, "read_timeout": min(p.read_timeout, 30.0),
+                              "total_timeout": min(p.total_timeout, 60.0), "stream": p.stream is not False}
+    kwargs.update(client_kwargs)
+    client = build_model(p, api_key=key or "", **kwargs)
+    try:
+        caps = await probe(client, api_key=key)
+    finally:
+        try:
+            await client.aclose()
+        except Exception:
+            pass
+    if save and load_settings().provider(p.name) is not None:
+        record_capabilities(p.name, caps)
+    return set_capabilities(p.model_copy(deep=True), caps)
