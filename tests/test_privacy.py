@@ -151,3 +151,51 @@ def test_a_card_under_the_user_home_is_stored_with_a_tilde(tmp_path, monkeypatch
     assert _header(chat.tree.path)["card"] == f"~/Downloads/{DEMO_CARD.name}"
     assert "someone" not in chat.tree.path.read_text("utf-8")
     assert chat_info(tmp_path / "chat").card == str(card_file)
+
+
+async def test_a_key_from_the_key_file_reaches_only_the_server(tmp_path, server, monkeypatch):
+    """Issue 16 §2: a key kept in the user-only key file (no keyring) is sent to the server and appears nowhere
+    else — not in the log, the session file, the chat folder, an export, or settings.json — even when the server
+    echoes it back in an error."""
+    import keyring
+    from keyring.backends import fail
+
+    from liyuan_desktop.core import secrets
+    from liyuan_desktop.core.llm import ProviderSettings, build_model
+    from liyuan_desktop.core.settings import AppSettings, save_settings, store_key
+    from liyuan_desktop.runtime import setup_logging
+
+    key = "sk-filekey-PRIVACY-0123456789"
+    old = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    root = logging.getLogger()
+    before, level = list(root.handlers), root.level
+    logpath = setup_logging()
+    try:
+        assert store_key("gw", key) == "file"
+        prov = ProviderSettings(name="gw", base_url=server.base_url, model="test-model", read_timeout=5.0)
+        save_settings(AppSettings(providers=[prov], active_provider="gw"))
+        server.script(json_reply({"error": {"message": f"invalid api key {key} (Bearer {key})"}}, status=401))
+        model = build_model(prov, max_retries=0)
+        try:
+            chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+            res = await chat.send("你好")
+        finally:
+            await model.aclose()
+        from liyuan_desktop.core.cards.st_chat_export import export_st_chat
+
+        out = export_st_chat(chat.tree, tmp_path / "export.jsonl")
+    finally:
+        for h in root.handlers[:]:
+            if h not in before:
+                h.close()
+                root.removeHandler(h)
+        root.setLevel(level)
+        keyring.set_keyring(old)
+        secrets.session_clear()
+    assert res.outcome == "error"
+    assert server.requests and server.requests[0].headers.get("authorization") == f"Bearer {key}"
+    places = [logpath, home() / "settings.json", out] + [p for p in (tmp_path / "c").rglob("*") if p.is_file()]
+    for p in places:
+        assert key not in p.read_text("utf-8", errors="replace"), p
+    assert key in secrets.keys_file_path().read_text("utf-8")  # only there

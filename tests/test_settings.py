@@ -229,14 +229,26 @@ def test_resolve_key_uses_the_provider_keyring_service(mem_keyring):
     assert S.resolve_key(p) == "right"
 
 
-def test_session_fallback_without_keyring():
+def test_file_fallback_without_keyring():
+    """Issue 16: without a keyring the key goes to the user-only key file (tests/test_secrets.py: mode, restart)."""
+    p = preset("openai")
+    assert S.store_key("openai", "  sk-typed  ") == "file"
+    assert S.resolve_key(p) == "sk-typed" and S.key_source(p) == "file"
+    S.forget_key("openai")
+    assert S.resolve_key(p) is None
+    with pytest.raises(ValueError):
+        S.store_key("openai", "  ")
+
+
+def test_session_fallback_when_the_key_file_cannot_be_written(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    monkeypatch.setenv("LIYUAN_HOME", str(blocker / "home"))  # cannot be created: a file is in the way
     p = preset("openai")
     assert S.store_key("openai", "  sk-typed  ") == "session"
     assert S.resolve_key(p) == "sk-typed" and S.key_source(p) == "session"
     S.forget_session_key("openai")
     assert S.resolve_key(p) is None
-    with pytest.raises(ValueError):
-        S.store_key("openai", "  ")
 
 
 def test_store_key_prefers_keyring_and_drops_session_copy(mem_keyring):
@@ -252,7 +264,7 @@ def test_store_key_falls_back_when_keyring_refuses(monkeypatch):
             raise RuntimeError("locked")
 
     keyring.set_keyring(Refusing())
-    assert S.store_key("openai", "sk-x") == "session"
+    assert S.store_key("openai", "sk-x") == "file"
     assert S.resolve_key(preset("openai")) == "sk-x"
 
 

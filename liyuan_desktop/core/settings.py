@@ -7,8 +7,12 @@ no place for one). A key comes, in this order, from
 
 1. the provider's environment variable (``ProviderSettings.api_key_env``),
 2. the OS keyring (service ``keyring_service``, user = provider ``name``),
-3. the in-memory session store (:func:`remember_key_for_session`), used when this machine has no keyring backend;
-   it is lost when the program exits.
+3. a key file only the user can read (mode 0600, ``api-keys.json`` in the data folder), used when this machine has
+   no keyring backend,
+4. the in-memory session store (:func:`remember_key_for_session`), when even that file cannot be written; it is lost
+   when the program exits.
+
+Key storage itself lives in ``core/secrets.py``.
 
 See :func:`resolve_key` and :func:`key_source`.
 """
@@ -25,10 +29,11 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from . import secrets
 from .fsutil import atomic_write_text
 from .llm.errors import mask_secrets, url_secrets
 from .llm.profiles import ConnectionProfile
-from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model, delete_api_key, store_api_key
+from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model
 from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .lore.settings import WorldInfoSettings
@@ -311,170 +316,72 @@ def save_settings(settings: AppSettings) -> Path:
 # ----------------------------------------------------------------------------------------------------------------
 # API keys
 
-KeySource = Literal["env", "keyring", "session", "none"]
+# Key storage lives in core/secrets.py (keyring → 0600 key file → session memory); these are its names as the
+# settings dialog, the window and the tests have always called them.
 
-#: Keys typed in while no keyring backend was usable, by provider name. Process memory only, never written.
-_SESSION_KEYS: dict[str, str] = {}
+KeySource = secrets.KeySource
+KeyProbe = secrets.KeyProbe
 
 
 def key_storage_status() -> tuple[bool, str]:
-    """Whether a usable OS keyring backend exists, and a Chinese explanation for the settings dialog.
-
-    keyring's ``fail`` and ``null`` backends, an empty chainer, or any error while asking count as "none".
-    Does not read or write any key.
-    """
-    try:
-        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
-        from keyring.backends import chainer, fail, null
-
-        backend = keyring.get_keyring()
-    except Exception as exc:  # keyring missing or broken
-        return False, f"无法使用系统钥匙串（{type(exc).__name__}）：密钥只在本次运行中有效；想长期使用请设置环境变量。"
-    usable = not isinstance(backend, (fail.Keyring, null.Keyring))
-    if usable and isinstance(backend, chainer.ChainerBackend):
-        try:
-            usable = bool(backend.backends)
-        except Exception:
-            usable = False
-    if not usable:
-        return False, "本机没有可用的系统钥匙串：密钥只在本次运行中有效；想长期使用请设置环境变量。"
-    name = getattr(backend, "name", None) or type(backend).__name__
-    return True, f"密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。"
+    """Whether a usable OS keyring backend exists, and a Chinese explanation for the settings dialog
+    (:func:`secrets.storage_status`). Does not read or write any key."""
+    return secrets.storage_status()
 
 
 def remember_key_for_session(name: str, key: str) -> None:
-    """Keep ``key`` for provider ``name`` in memory until the program exits (fallback without a keyring).
-    An empty key forgets it."""
-    key = (key or "").strip()
-    if key:
-        _SESSION_KEYS[name] = key
-    else:
-        _SESSION_KEYS.pop(name, None)
+    """Keep ``key`` for provider ``name`` in memory until the program exits (an empty key forgets it)."""
+    secrets.session_set(name, key)
 
 
 def session_key(name: str) -> Optional[str]:
-    """The key remembered for this session for provider ``name``, or None."""
-    return _SESSION_KEYS.get(name)
+    """The key remembered for this run for provider ``name``, or None."""
+    return secrets.session_get(name)
 
 
 def forget_session_key(name: str) -> None:
-    """Drop the session key of provider ``name`` (no error if none)."""
-    _SESSION_KEYS.pop(name, None)
+    """Drop the in-memory key of provider ``name`` (no error if none)."""
+    secrets.session_delete(name)
 
 
 def clear_session_keys() -> None:
-    """Drop every session key."""
-    _SESSION_KEYS.clear()
-
-
-def _env_key(provider: Any) -> Optional[str]:
-    var = getattr(provider, "api_key_env", None)
-    if var:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value
-    return None
-
-
-def _keyring_key(provider: Any) -> Optional[str]:
-    try:
-        import keyring  # inside the try: a missing or broken keyring must not stop the app (key lookup goes on)
-
-        value = keyring.get_password(provider.keyring_service, provider.name)
-    except Exception as exc:  # no backend / locked / broken: no key
-        log.debug("keyring lookup failed for provider %s: %s", getattr(provider, "name", "?"), type(exc).__name__)
-        return None
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    """Drop every in-memory key."""
+    secrets.session_clear()
 
 
 def lookup_key(provider: Any) -> tuple[KeySource, Optional[str]]:
-    """Where the key of ``provider`` comes from and the key itself, in the order of :func:`resolve_key`;
-    ``("none", None)`` when there is none. Never raises."""
-    value = _env_key(provider)
-    if value:
-        return "env", value
-    value = _keyring_key(provider)
-    if value:
-        return "keyring", value
-    value = session_key(provider.name)
-    if value:
-        return "session", value
-    return "none", None
+    """Where the key of ``provider`` comes from and the key itself: "env", "keyring", "file" (the 0600 key file
+    used without a keyring), "session" or ``("none", None)`` (:func:`secrets.lookup`). Never raises."""
+    return secrets.lookup(provider)
 
 
 def resolve_key(provider: ProviderSettings) -> Optional[str]:
-    """The API key for ``provider``, or None. Order: environment variable ``api_key_env`` → OS keyring
-    (``keyring_service`` / ``name``) → session memory (:func:`remember_key_for_session`). Never raises.
-
+    """The API key for ``provider``, or None, in the order of :func:`lookup_key`. Never raises.
     ``provider`` may be any object with ``name``, ``api_key_env`` and ``keyring_service`` attributes."""
-    return lookup_key(provider)[1]
+    return secrets.lookup(provider)[1]
 
 
 def key_source(provider: ProviderSettings) -> KeySource:
-    """Where :func:`resolve_key` would take the key from: "env", "keyring", "session" or "none"."""
-    return lookup_key(provider)[0]
+    """Where :func:`resolve_key` would take the key from."""
+    return secrets.lookup(provider)[0]
 
 
-def store_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -> Literal["keyring", "session"]:
-    """Keep the key of provider ``name``: in the OS keyring when :func:`key_storage_status` says one is usable
-    (then any session copy is dropped), otherwise, or when the keyring refuses, in session memory only.
-
-    Returns where it went. Raises ``ValueError`` for an empty key. The key is never logged.
-    """
-    key = (key or "").strip()
-    if not key:
-        raise ValueError("API key 为空，没有保存。")
-    if key_storage_status()[0]:
-        try:
-            store_api_key(name, key, service)
-        except RuntimeError as exc:
-            log.warning("%s", exc)
-        else:
-            forget_session_key(name)
-            return "keyring"
-    remember_key_for_session(name, key)
-    return "session"
+def store_key(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -> Literal["keyring", "file", "session"]:
+    """Keep the key of provider ``name``: the OS keyring when usable, else the 0600 key file in the data folder,
+    else (unwritable folder) session memory (:func:`secrets.store`). Returns where it went; ``ValueError`` for an
+    empty key. The key is never logged."""
+    return secrets.store(name, key, service)
 
 
 def forget_key(name: str, service: str = DEFAULT_KEYRING_SERVICE) -> None:
-    """Remove the key of provider ``name`` from the keyring and from session memory (environment variables are
-    left alone). Never raises."""
-    delete_api_key(name, service)
-    forget_session_key(name)
+    """Remove the key of provider ``name`` from the keyring, the key file and session memory (environment variables
+    are left alone). Never raises."""
+    secrets.forget(name, service)
 
 
 def rename_key(old: str, new: str, service: str = DEFAULT_KEYRING_SERVICE) -> None:
-    """A provider was renamed from ``old`` to ``new``: move its keyring and session keys to the new name (a key
-    already stored under ``new`` wins) and remove the old ones. Never raises."""
-    if old == new:
-        return
-    probe_old = KeyProbe(old, None, service)
-    probe_new = KeyProbe(new, None, service)
-    value = _keyring_key(probe_old)
-    if value:
-        if not _keyring_key(probe_new):
-            try:
-                store_api_key(new, value, service)
-            except (RuntimeError, ValueError):
-                remember_key_for_session(new, value)
-        delete_api_key(old, service)
-    value = session_key(old)
-    if value:
-        if not session_key(new):
-            remember_key_for_session(new, value)
-        forget_session_key(old)
-
-
-class KeyProbe:
-    """The three attributes the key lookup needs, for a provider that is not (yet) a valid ProviderSettings."""
-
-    def __init__(self, name: str, api_key_env: Optional[str], keyring_service: str = DEFAULT_KEYRING_SERVICE):
-        self.name = name
-        self.api_key_env = api_key_env
-        self.keyring_service = keyring_service
-
+    """A provider was renamed: move its stored keys to the new name (one already there wins). Never raises."""
+    secrets.rename(old, new, service)
 
 # ----------------------------------------------------------------------------------------------------------------
 # connection test

@@ -1,6 +1,7 @@
 """The settings dialog: model providers (with API keys and a connection test), persona, language and theme.
 
-Keys typed here go to the OS keyring (or, without a usable keyring, to session memory); they are never written
+Keys typed here go to the OS keyring (or, without a usable keyring, to a key file only the user can read:
+core/secrets.py); they are never written
 to ``settings.json`` and never logged. See :mod:`liyuan_desktop.core.settings` for the key lookup order.
 """
 
@@ -661,6 +662,7 @@ class SettingsDialog(QDialog):
             text = {
                 "env": tr("settings.key.status.env", var=env),
                 "keyring": tr("settings.key.status.keyring"),
+                "file": tr("settings.key.status.file"),
                 "session": tr("settings.key.status.session"),
             }.get(source, tr("settings.key.status.none"))
         self.key_status_label.setText(text)
@@ -676,7 +678,8 @@ class SettingsDialog(QDialog):
         self._refresh_key_status()
 
     def _on_key_save(self) -> None:
-        """Store the typed key now, under the provider's current name (keyring, or session without one)."""
+        """Store the typed key now, under the provider's current name (keyring, or the user-only key file without
+        one)."""
         row = self._current
         if row is None or not row.pending_key:
             return

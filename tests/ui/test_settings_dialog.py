@@ -208,22 +208,27 @@ def test_save_key_button_and_status(qtbot, mem_keyring, monkeypatch):
     assert mem_keyring.store == {}
 
 
-def test_without_keyring_the_key_lives_for_the_session_only(qtbot):
+def test_without_keyring_the_key_lives_in_the_user_only_file(qtbot):
+    """Issue 16 §2: no keyring → the 0600 key file; Settings says where the key lives and 清除 removes it."""
     keyring.set_keyring(fail.Keyring())
     dlg = make_dialog(qtbot, S.AppSettings(providers=[preset("deepseek")], active_provider="deepseek"))
     assert not dlg.keyring_ok
     assert not dlg.keyring_notice.isHidden()
     assert dlg.keyring_notice.text() == (
-        "本机没有可用的系统钥匙串：密钥只在本次运行中有效；想长期使用请设置环境变量 DEEPSEEK_API_KEY")
+        "本机没有可用的系统钥匙串：密钥保存在本机的一个文件里（只有你的账户能读，不在系统钥匙串中）；"
+        "环境变量 DEEPSEEK_API_KEY 仍然优先")
     dlg.key_edit.setText(KEY)
     dlg.save_button.click()
     assert dlg.result() == QDialog.DialogCode.Accepted
     assert KEY not in S.settings_path().read_text("utf-8")
-    assert S.session_key("deepseek") == KEY
-    assert S.key_source(preset("deepseek")) == "session"
+    assert S.session_key("deepseek") is None
+    assert S.key_source(preset("deepseek")) == "file"
 
     again = make_dialog(qtbot, S.load_settings())
-    assert again.key_status_label.text() == "只在本次运行中有效（没有存进钥匙串）"
+    assert again.key_status_label.text() == "已保存在本机文件（不在系统钥匙串中）"
+    again.key_forget_button.click()
+    assert again.key_status_label.text() == "未设置"
+    assert S.key_source(preset("deepseek")) == "none"
 
 
 def test_rename_moves_key_and_remove_forgets_it(qtbot, mem_keyring):
