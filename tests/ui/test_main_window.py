@@ -89,7 +89,7 @@ async def test_ledger_edit_appends_user_snapshot_used_next_beat(qtbot):
     await wait_for(win.view.is_ready)
     win.start_demo()
     await play_beat(win)
-    win.state_pane.start_edit()
+    win.state_pane.start_edit(advanced=True)  # the JSON view
     data = json.loads(win.state_pane.editor.toPlainText())
     data["time"] = "深夜（雨停）"
     win.state_pane.editor.setPlainText(json.dumps(data, ensure_ascii=False))
@@ -100,7 +100,7 @@ async def test_ledger_edit_appends_user_snapshot_used_next_beat(qtbot):
     r2 = await play_beat(win)
     assert "时间：深夜（雨停）" in r2.injection
     # a broken edit is refused with a message and appends nothing
-    win.state_pane.start_edit()
+    win.state_pane.start_edit(advanced=True)
     win.state_pane.editor.setPlainText("{不是 JSON")
     win.state_pane.save_edit()
     assert "JSON" in win.state_pane.error.text()
