@@ -20,6 +20,14 @@ def home() -> Path:
     return p
 
 
+def cache_dir() -> Path:
+    """Rebuildable caches: ``<home>/cache`` (created on first use). Anything in it may be deleted at any time; a
+    damaged or old-format file in it is ignored and rebuilt by its owner (e.g. compiled world books, ``lore.bookcache``)."""
+    p = home() / "cache"
+    p.mkdir(parents=True, exist_ok=True)
+    return p
+
+
 def sample_cards_dir() -> Path:
     """The shipped sample cards: ``cards/`` next to the package in a source checkout, else the copy installed
     inside the package (``liyuan_desktop/sample_cards``)."""
