@@ -1,0 +1,368 @@
+"""``run(plan, progress, cancel) -> MigrationReport``: import what :func:`.scan.scan` planned.
+
+Order: world books, presets, cards (through :func:`core.cards.library.import_card`), each card's chats (through
+:func:`core.chat.folder.import_st_file`, which reads the file with :mod:`core.cards.st_chat`: swipes become
+branches, per-message variables snapshots, ``send_date`` timestamps), persona avatars; then, in one step that is
+not cancelled any more, personas, settings, the hash index and the report.
+
+World books and their links, as SillyTavern plays them: books in ``world_info.globalSelect`` go to the global folder
+(``<home>/世界书/``, active in every chat), the others to the library (``lore.books.library_books_dir``). A card's
+linked books (``extensions.world`` and ``charLore`` extra books) and a chat's own book (``chat_metadata.world_info``)
+are attached to each imported chat of that card (a copy in ``<chat>/世界书/``), so the chat activates what it did in
+SillyTavern; a linked book that is global already, or whose entries the card carries embedded, is not attached
+twice. The card keeps ``extensions.world`` in its card.json.
+
+Nothing half-written on cancel: every file and folder the run creates is recorded and removed again when ``cancel``
+turns true (or an unexpected error or Ctrl-C stops the run); personas.json, settings.json and the index are only
+written after the last cancel check. An item that fails (a damaged file, a full disk) becomes an ``error`` item and
+the rest goes on. Settings are taken over only where ours are unset (user name, default preset, default persona,
+world-info settings still at SillyTavern's defaults, an API connection not yet configured); what was kept is listed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional, Union
+
+from ..cards import CardError
+from ..cards.library import CardRef, cards_root, import_card
+from ..cards.personas import Persona, load_personas, save_personas
+from ..cards.st_chat import StChatError
+from ..chat.folder import import_st_file
+from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..llm.providers import ProviderSettings
+from ..lore.books import global_books_dir, library_books_dir
+from ..lore.lorebook import Lorebook
+from ..lore.settings import WorldInfoSettings
+from ..paths import home, safe_name
+from ..prompt.presets.model import PresetError
+from ..prompt.presets.store import install_preset, presets_dir
+from ..session.tree import SessionError
+from ..settings import load_settings, save_settings
+from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
+from .model import MigrationPlan, MigrationReport, PlanItem
+from .scan import AVATARS_FOLDER, _persona_key, numbered, read_json
+
+Progress = Callable[[int, int, str], None]
+Cancel = Union[Callable[[], bool], threading.Event, None]
+PROVIDER_NAME = "sillytavern"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+def _is_cancelled(cancel: Cancel) -> bool:
+    if cancel is None:
+        return False
+    if isinstance(cancel, threading.Event):
+        return cancel.is_set()
+    return bool(cancel())
+
+
+def _rel(p: Path) -> str:
+    try:
+        return p.relative_to(home()).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _remove(p: Path) -> None:
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p, ignore_errors=True)
+    else:
+        try:
+            p.unlink()
+        except FileNotFoundError:
+            pass
+
+
+class _Run:
+    def __init__(self, plan: MigrationPlan, report: MigrationReport):
+        self.plan, self.report = plan, report
+        self.root = Path(plan.root)
+        self.created: list[Path] = []
+        self.index = MigrationIndex.load()
+        self.book_file: dict[str, Path] = {}  # SillyTavern book name -> our file (library or global)
+        self.book_global: set[str] = set()
+        self.cards: dict[str, CardRef] = {}  # card file stem -> library card
+        self.card_items: dict[str, PlanItem] = {}
+        self.chat_personas: list[tuple[Path, str]] = []
+        self.avatar_names: dict[str, str] = {}  # persona id -> avatar file name here
+
+    # -- items ----------------------------------------------------------------------------------------------
+    def _record(self, item: PlanItem, dest: Path, digest: Optional[str]) -> None:
+        if digest:
+            self.index.items[digest] = IndexEntry(kind=item.kind, dest=_rel(dest), target=item.target)
+
+    def book(self, item: PlanItem) -> None:
+        folder = global_books_dir() if item.detail.get("global") else library_books_dir()
+        dest = folder / f"{item.target}.json"
+        if dest.exists():  # taken since the scan: never overwrite
+            item.target = numbered(item.target, lambda n: (folder / f"{n}.json").exists())
+            item.action, dest = "rename", folder / f"{item.target}.json"
+        atomic_write_bytes(dest, (self.root / item.source).read_bytes())
+        self.created.append(dest)
+        self._record(item, dest, item.detail.get("sha256"))
+
+    def preset(self, item: PlanItem) -> None:
+        folder = presets_dir()
+        if (folder / f"{safe_name(item.target, 'preset')}.json").exists():
+            item.target = numbered(item.target, lambda n: (folder / f"{safe_name(n, 'preset')}.json").exists())
+            item.action = "rename"
+        dest = folder / f"{safe_name(item.target, 'preset')}.json"
+        self.created.append(dest)
+        install_preset(self.root / item.source, name=item.target)
+        self._record(item, dest, item.detail.get("sha256"))
+
+    def card(self, item: PlanItem) -> None:
+        before = {p.name for p in cards_root().iterdir()}
+        ref = import_card(self.root / item.source)
+        if ref.name not in before:
+            self.created.append(Path(ref.dir))
+        else:
+            item.action = "same"
+        item.target = ref.name
+        self.cards[item.owner] = ref
+
+    def chat(self, item: PlanItem) -> None:
+        ref = self.cards.get(item.owner)
+        if ref is None:
+            raise StChatError(f"它的角色卡没有导入（characters/{item.owner}.*）")
+        base = Path(ref.dir) / "对话"
+        if (base / item.target).exists():
+            item.target = numbered(item.target, lambda n: (base / n).exists())
+            item.action = "rename"
+        dest = base / item.target
+        self.created.append(dest)
+        card = ref.load()
+        warnings = import_st_file(self.root / item.source, card, dest, title=item.name)
+        if warnings:
+            item.detail["warnings"] = warnings
+            item.reason = "；".join(warnings[:3]) + ("……" if len(warnings) > 3 else "")
+        attached = self._attach_books(item, card, dest)
+        if attached:
+            item.detail["attached_books"] = attached
+        if item.detail.get("persona"):
+            self.chat_personas.append((dest, str(item.detail["persona"])))
+        self._record(item, dest / "session.jsonl", item.detail.get("sha256"))
+
+    def _attach_books(self, item: PlanItem, card: Any, dest: Path) -> list[str]:
+        card_item = self.card_items.get(item.owner)
+        names = list(card_item.links if card_item else []) + list(item.links)
+        out: list[str] = []
+        embedded = {e.content.strip() for e in card.lorebook.entries}
+        for i, name in enumerate(dict.fromkeys(names)):
+            f = self.book_file.get(name)
+            if f is None:
+                if name not in self.book_global:
+                    self.plan.notes.append(f"对话「{item.name}」链接的世界书「{name}」在 worlds/ 里没有找到")
+                continue
+            if f.parent == global_books_dir():
+                continue  # global already: every chat reads it
+            if i == 0 and card_item and card_item.links and name == card_item.links[0] and embedded:
+                try:
+                    own = {e.content.strip() for e in Lorebook.from_any(read_json(f), f.stem).entries}
+                except (OSError, ValueError):
+                    own = set()
+                if own <= embedded:
+                    continue  # the card carries this book embedded (SillyTavern embeds the linked book on save)
+            atomic_write_bytes(dest / "世界书" / f.name, f.read_bytes())
+            out.append(f.stem)
+        return out
+
+    def avatar(self, item: PlanItem) -> None:
+        folder = home() / AVATARS_FOLDER
+        dest = folder / item.target
+        if dest.exists():
+            stem, suffix = Path(item.target).stem, Path(item.target).suffix
+            item.target = numbered(stem, lambda n: (folder / f"{n}{suffix}").exists()) + suffix
+            item.action, dest = "rename", folder / item.target
+        atomic_write_bytes(dest, (self.root / item.source).read_bytes())
+        self.created.append(dest)
+        self.avatar_names[item.owner] = item.target
+
+    # -- the commit step (personas, settings, index, report) --------------------------------------------------
+    def personas(self) -> None:
+        items = self.plan.of("persona")
+        if not items:
+            return
+        store = load_personas()
+        by_key = {_persona_key(p): p.id for p in store.personas}
+        ids: dict[str, str] = {}  # SillyTavern avatar id -> our persona id
+        for item in items:
+            p = Persona.model_validate(item.detail["persona"])
+            if item.action in ("new", "rename"):
+                p.id = str(item.detail.get("id") or p.id)
+                if item.owner in self.avatar_names:
+                    p.avatar = self.avatar_names[item.owner]
+                store.personas.append(p)
+                ids[item.owner] = p.id
+            elif item.action == "same":
+                ids[item.owner] = by_key.get(_persona_key(p), p.id)
+        st_default = self.plan.settings.get("default_persona")
+        if st_default in ids:
+            if store.default is None or store.get(store.default) is None:
+                store.default = ids[st_default]
+                self.report.settings_changed.append(f"默认人设：{store.get(ids[st_default]).name}")  # type: ignore[union-attr]
+            elif store.default != ids[st_default]:
+                self.report.settings_kept.append(f"默认人设「{store.default_persona.name}」")  # type: ignore[union-attr]
+        for chat_dir, st_id in self.chat_personas:
+            if st_id in ids:
+                store.select_for_chat(chat_dir, ids[st_id])
+        save_personas(store)
+
+    def settings(self) -> None:
+        s = self.plan.settings
+        if not s:
+            return
+        app = load_settings()
+        changed, kept = self.report.settings_changed, self.report.settings_kept
+        name = s.get("user_name")
+        if name:
+            if not app.persona_name:
+                app.persona_name = name
+                changed.append(f"用户名：{name}")
+            elif app.persona_name != name:
+                kept.append(f"用户名「{app.persona_name}」")
+        wi = s.get("world_info")
+        if wi:
+            new = WorldInfoSettings.model_validate(wi)
+            if new != app.world_info:
+                if app.world_info == WorldInfoSettings():
+                    app.world_info = new
+                    changed.append("世界书设置：" + "、".join(f"{k}={v}" for k, v in wi.items()
+                                                          if v != WorldInfoSettings().model_dump()[k]))
+                else:
+                    kept.append("世界书设置（梨园里已经改过）")
+        preset = s.get("default_preset")
+        if preset:
+            target = next((i.target for i in self.plan.of("preset") if i.name == preset and i.action != "error"), None)
+            if target is None:
+                self.plan.notes.append(f"SillyTavern 正在用的预设「{preset}」不在 OpenAI Settings/ 里，没有设为默认")
+            elif not app.default_preset:
+                app.default_preset = target
+                changed.append(f"默认预设：{target}")
+            elif app.default_preset != target:
+                kept.append(f"默认预设「{app.default_preset}」")
+        api = s.get("api")
+        if api:
+            same = next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/")
+                         and p.model == api["model"]), None)
+            if same is None:
+                taken = {p.name for p in app.providers}
+                prov = ProviderSettings(name=numbered(PROVIDER_NAME, lambda n: n in taken), base_url=api["base_url"],
+                                        model=api["model"])
+                app.providers.append(prov)
+                changed.append(f"连接：{prov.name}（{prov.base_url}，模型 {prov.model}；密钥没有导入，请在设置里填写）")
+                same = prov
+            if app.active_provider is None:
+                app.active_provider = same.name
+                changed.append(f"当前连接：{same.name}")
+            elif app.active_provider != same.name:
+                kept.append(f"当前连接「{app.active_provider}」")
+        for item in self.plan.of("settings"):
+            if item.action != "error":
+                item.action = "new" if changed else "same"
+        if changed:
+            save_settings(app)
+
+
+def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel = None, *,
+        dry_run: bool = False) -> MigrationReport:
+    """Import ``plan`` into the data folder (module doc). ``progress(done, total, label)`` is called before each
+    item and once at the end (``done == total``); ``cancel`` is a callable returning True or a
+    :class:`threading.Event` — when it turns true, everything created so far is removed and the report says
+    ``cancelled`` (nothing is left half-written; personas, settings and the index are untouched). ``dry_run``:
+    write nothing, report what would be imported. The report is saved in ``<home>/导入记录/<time>/`` as
+    ``报告.md`` and ``report.json`` (not for a dry run or a cancel). The extracted zip (``plan.temp_dir``) is
+    removed at the end. Raises only what cannot be reported per item (OSError when the data folder itself is not
+    writable at the commit step — what was created is removed first — and KeyboardInterrupt, after the same
+    clean-up)."""
+    report = MigrationReport(plan=plan, started=int(time.time() * 1000), dry_run=dry_run)
+    say = progress or (lambda done, total, label: None)
+    if dry_run:
+        for i in plan.items:
+            if i.action in ("new", "rename"):
+                report.imported[i.kind] = report.imported.get(i.kind, 0) + 1
+            elif i.action == "same":
+                report.skipped[i.kind] = report.skipped.get(i.kind, 0) + 1
+        report.finished = int(time.time() * 1000)
+        plan.discard()
+        return report
+    r = _Run(plan, report)
+    for i in plan.of("book"):
+        if i.action in ("same", "new", "rename"):
+            folder = global_books_dir() if i.detail.get("global") else library_books_dir()
+            r.book_file[i.name] = folder / f"{i.target}.json"
+    r.book_global = {i.name for i in plan.of("book") if i.detail.get("global")}
+    for i in plan.of("card"):
+        r.card_items[i.owner] = i
+        if i.action == "same":
+            r.cards[i.owner] = CardRef(name=i.target, dir=str(cards_root() / i.target))
+    order = ("book", "preset", "card", "chat", "avatar")
+    work = [i for kind in order for i in plan.of(kind) if i.action in ("new", "rename")]
+    handlers = {"book": r.book, "preset": r.preset, "card": r.card, "chat": r.chat, "avatar": r.avatar}
+    total = len(work) + 1
+    try:
+        for n, item in enumerate(work):
+            if _is_cancelled(cancel):
+                raise _Cancelled
+            say(n, total, f"{item.kind}：{item.name}")
+            try:
+                handlers[item.kind](item)
+            except (OSError, ValueError, CardError, StChatError, SessionError, PresetError) as e:
+                item.action, item.reason = "error", getattr(e, "strerror", None) or str(e)
+                if item.kind == "chat" and r.created and r.created[-1].parent.name == "对话":
+                    _remove(r.created.pop())  # a chat folder the failed import left behind
+        if _is_cancelled(cancel):
+            raise _Cancelled
+        say(total - 1, total, "人设与设置")
+        r.personas()
+        r.settings()
+        r.index.save()
+    except _Cancelled:
+        for p in reversed(r.created):
+            _remove(p)
+        report.cancelled = True
+        report.created = []
+        report.finished = int(time.time() * 1000)
+        plan.discard()
+        say(total, total, "已取消")
+        return report
+    except BaseException:
+        for p in reversed(r.created):
+            _remove(p)
+        plan.discard()
+        raise
+    for i in plan.items:
+        bucket = {"new": report.imported, "rename": report.imported, "same": report.skipped,
+                  "error": report.failed}.get(i.action)
+        if bucket is not None:
+            bucket[i.kind] = bucket.get(i.kind, 0) + 1
+    report.created = [_rel(p) for p in r.created]
+    report.finished = int(time.time() * 1000)
+    plan.discard()
+    try:
+        save_report(report)
+    except OSError as e:
+        plan.problems.append(f"报告没有保存：{e.strerror or e}")
+    say(total, total, "完成")
+    return report
+
+
+def save_report(report: MigrationReport) -> Path:
+    """Write ``报告.md`` and ``report.json`` into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and
+    returns ``report.report_dir``. Raises OSError."""
+    base = home() / REPORTS_FOLDER
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started / 1000))
+    d = base / numbered(stamp, lambda n: (base / n).exists())
+    d.mkdir(parents=True)
+    report.report_dir = str(d)
+    atomic_write_text(d / "报告.md", report.markdown())
+    atomic_write_text(d / "report.json", json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=1))
+    return d

@@ -1,0 +1,430 @@
+"""``scan(path) -> MigrationPlan``: what a SillyTavern data folder holds and what importing it would do here.
+
+Nothing is written to the data folder by a scan (a zip is extracted into a temp folder). Every file is checked the
+way the import will read it (cards with :func:`core.cards.load_card`, books with :meth:`Lorebook.from_any`, presets
+with :func:`load_preset`, personas with :func:`import_st_personas`), so damaged ones show as ``error`` items in the
+plan. ``secrets.json`` is never opened: only its presence is noted (the directory listing).
+
+SillyTavern facts used (its ``src/endpoints/`` and ``public/scripts/world-info.js``): a card's chats are in
+``chats/<card file name without extension>/``; a card's primary world book is ``data.extensions.world`` (a
+``worlds/`` file stem), its additional books are ``settings.json`` ``world_info.charLore`` =
+``[{name: <card file stem>, extraBooks: [...]}]``; the globally active books are ``world_info.globalSelect``; a
+chat's own book is ``chat_metadata.world_info`` in the chat file's first line; the active chat-completion preset is
+``oai_settings.preset_settings_openai``; personas are ``power_user.personas`` (avatar file → name) with
+``power_user.persona_descriptions`` and ``power_user.default_persona``; a chat locked to a persona has
+``chat_metadata.persona``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from ..cards import CardError, load_card
+from ..cards.library import cards_root
+from ..cards.personas import PersonaError, Persona, import_st_personas, load_personas
+from ..lore.books import global_books_dir, library_books_dir
+from ..lore.lorebook import Lorebook
+from ..lore.settings import from_st_settings
+from ..paths import home, safe_name
+from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
+from ..prompt.presets.store import load_preset, presets_dir
+from ..settings import load_settings
+from .index import MigrationIndex
+from .model import MigrationPlan, NotImported, PlanItem
+from .source import MigrationError, extract_zip, find_user_dir
+
+CARD_SUFFIXES = (".png", ".json", ".charx", ".apng")
+#: the folder persona avatars are copied to
+AVATARS_FOLDER = "人设头像"
+
+#: what is found but never imported: (folder or file, glob, label, why)
+NOT_IMPORTED = (
+    ("group chats", "*.jsonl", "群聊记录", "梨园还没有群聊"),
+    ("groups", "*.json", "群组", "梨园还没有群聊"),
+    ("QuickReplies", "*.json", "快速回复（Quick Replies）", "梨园没有快速回复"),
+    ("extensions", "*", "扩展", "SillyTavern 的扩展是网页脚本，梨园不运行它们（卡里的状态栏照常显示）"),
+    ("themes", "*.json", "主题", "自定义 CSS 和主题不导入"),
+    ("TextGen Settings", "*.json", "文本补全预设", "梨园只用对话补全（Chat Completion）预设"),
+    ("KoboldAI Settings", "*.json", "KoboldAI 预设", "梨园只用对话补全（Chat Completion）预设"),
+    ("NovelAI Settings", "*.json", "NovelAI 预设", "梨园只用对话补全（Chat Completion）预设"),
+    ("instruct", "*.json", "指令模板", "只用于文本补全"),
+    ("context", "*.json", "上下文模板", "只用于文本补全"),
+)
+
+
+def sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes (read in 1 MB chunks). Raises OSError."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def numbered(name: str, taken) -> str:
+    """``name`` when ``taken(name)`` is false, else the first free 「name (2)」, 「name (3)」…"""
+    if not taken(name):
+        return name
+    n = 2
+    while taken(f"{name} ({n})"):
+        n += 1
+    return f"{name} ({n})"
+
+
+def _rel(p: Path, root: Path) -> str:
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _files(d: Path, pattern: str) -> list[Path]:
+    if not d.is_dir():
+        return []
+    return sorted((f for f in d.glob(pattern) if f.is_file()), key=lambda f: f.name)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file (UTF-8, BOM tolerated). Raises OSError / ValueError."""
+    return json.loads(path.read_bytes().decode("utf-8-sig"))
+
+
+def chat_header(path: Path) -> dict[str, Any]:
+    """The first line of a SillyTavern chat file as an object ({} when it is not one). Reads only that line."""
+    try:
+        with open(path, "rb") as f:
+            line = f.readline(4 << 20)
+        obj = json.loads(line.decode("utf-8-sig"))
+    except (OSError, ValueError):
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def preset_text(raw: dict[str, Any]) -> str:
+    """The library file text of a preset as :func:`install_preset` writes it (sensitive keys dropped)."""
+    clean = {k: v for k, v in raw.items() if k not in SENSITIVE_KEYS}
+    return json.dumps(clean, ensure_ascii=False, indent=4)
+
+
+def _persona_key(p: Persona) -> str:
+    d = p.model_dump(mode="json")
+    d.pop("id", None)
+    return json.dumps(d, sort_keys=True, ensure_ascii=False)
+
+
+def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
+    """The active API of a SillyTavern ``settings.json`` as ``{"source", "base_url", "model"}`` (None when it is not
+    an OpenAI-compatible one Liyuan can call) and notes. Chat completion (``main_api`` "openai"): the source's
+    ``<source>_model`` and its URL (``custom_url`` for custom, ``reverse_proxy`` when set); text completion
+    (``textgenerationwebui``): the local server's URL + ``/v1`` (Ollama, llama.cpp, KoboldCpp, TabbyAPI, vLLM …
+    all serve an OpenAI-compatible ``/v1``). Keys are never read (they are in ``secrets.json``)."""
+    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    main = str(st.get("main_api") or ("openai" if oai else ""))
+    if main == "openai":
+        source = str(oai.get("chat_completion_source") or "openai")
+        known = {"openai": "https://api.openai.com/v1", "openrouter": "https://openrouter.ai/api/v1",
+                 "deepseek": "https://api.deepseek.com", "mistralai": "https://api.mistral.ai/v1",
+                 "groq": "https://api.groq.com/openai/v1", "xai": "https://api.x.ai/v1"}
+        if source == "custom":
+            url, model = str(oai.get("custom_url") or ""), str(oai.get("custom_model") or "")
+        elif source in known:
+            url = str(oai.get("reverse_proxy") or "") or known[source]
+            model = str(oai.get(f"{source}_model") or "")
+        else:
+            return None, [f"SillyTavern 用的接口是 {source}，梨园目前只接 OpenAI 兼容的接口，没有导入连接设置"]
+        if url.lower().startswith(("http://", "https://")) and model:
+            return {"source": source, "base_url": url.rstrip("/"), "model": model}, []
+        return None, [f"SillyTavern 的接口 {source} 没有可用的地址或模型名，没有导入连接设置"]
+    if main == "textgenerationwebui":
+        tg = st.get("textgen_settings") if isinstance(st.get("textgen_settings"), dict) else {}
+        kind = str(tg.get("type") or "ooba")
+        urls = tg.get("server_urls") if isinstance(tg.get("server_urls"), dict) else {}
+        url = str(urls.get(kind) or "")
+        if url.lower().startswith(("http://", "https://")):
+            base = url.rstrip("/")
+            base = base if base.endswith("/v1") else base + "/v1"
+            model = str(tg.get(f"{kind}_model") or tg.get("custom_model") or "local-model")
+            return {"source": kind, "base_url": base, "model": model}, [
+                f"SillyTavern 用的是文本补全（{kind}），梨园用它的 OpenAI 兼容地址 {base}"]
+        return None, [f"SillyTavern 的文本补全（{kind}）没有服务器地址，没有导入连接设置"]
+    if main:
+        return None, [f"SillyTavern 用的接口是 {main}，梨园接不了，没有导入连接设置"]
+    return None, []
+
+
+def scan(path: str | Path) -> MigrationPlan:
+    """Find a SillyTavern data folder at ``path`` (folder or backup zip, :mod:`.source`) and plan its import into
+    our data folder (module doc). Raises :class:`MigrationError` when ``path`` is missing, is no SillyTavern data
+    or is a refused zip; damaged files inside are items with action ``error``."""
+    src = Path(path).expanduser()
+    if not src.exists():
+        raise MigrationError(f"找不到 {src}")
+    temp: Optional[Path] = None
+    problems: list[str] = []
+    base = src
+    if src.is_file():
+        if not src.suffix.lower() == ".zip":
+            raise MigrationError(f"{src.name}：请选择 SillyTavern 的数据文件夹（data/<用户名>/）或它的备份 .zip")
+        temp, problems = extract_zip(src)
+        base = temp
+    root, layout, notes = find_user_dir(base)
+    if root is None:
+        if temp:
+            import shutil
+
+            shutil.rmtree(temp, ignore_errors=True)
+        raise MigrationError(f"{src}：这里没有 SillyTavern 的数据（要有 characters、chats、worlds 或 settings.json；"
+                             "可以选 SillyTavern 文件夹、它的 data/<用户名>/、旧版的 public/ 或备份 zip）")
+    plan = MigrationPlan(source=str(src), root=str(root), layout=layout, home=str(home()), problems=problems,
+                         notes=notes, temp_dir=str(temp) if temp else None)
+    index = MigrationIndex.load()
+    st = _scan_settings(plan, root)
+    _scan_books(plan, root, st, index)
+    _scan_presets(plan, root, index)
+    _scan_cards_and_chats(plan, root, st, index)
+    _scan_personas(plan, root, st)
+    _scan_not_imported(plan, root)
+    return plan
+
+
+def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
+    f = root / "settings.json"
+    if not f.exists():
+        plan.notes.append("没有 settings.json：世界书设置、人设、默认预设和连接设置都没有导入")
+        return {}
+    item = PlanItem(kind="settings", source="settings.json", name="settings.json", target="settings.json",
+                    size=f.stat().st_size)
+    plan.items.append(item)
+    try:
+        st = read_json(f)
+        if not isinstance(st, dict):
+            raise ValueError("顶层不是对象")
+    except (OSError, ValueError) as e:
+        item.action, item.reason = "error", f"读不了 settings.json：{getattr(e, 'strerror', None) or e}"
+        return {}
+    s: dict[str, Any] = {}
+    if isinstance(st.get("username"), str) and st["username"].strip():
+        s["user_name"] = st["username"].strip()
+    try:
+        wi, wi_notes = from_st_settings(st)
+        s["world_info"] = wi.model_dump()
+        plan.notes.extend(n for n in wi_notes if "全局启用的世界书" not in n)  # we do import the global books
+    except ValueError:
+        pass
+    api, api_notes = api_of(st)
+    if api:
+        s["api"] = api
+    plan.notes.extend(api_notes)
+    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    active = oai.get("preset_settings_openai") or st.get("preset_settings_openai")
+    if isinstance(active, str) and active:
+        s["default_preset"] = active
+    pu = st.get("power_user") if isinstance(st.get("power_user"), dict) else {}
+    if pu.get("default_persona"):
+        s["default_persona"] = str(pu["default_persona"])
+    plan.settings = s
+    item.detail = {k: v for k, v in s.items() if k != "world_info"}
+    return st
+
+
+def _world_info(st: dict[str, Any]) -> dict[str, Any]:
+    wi = st.get("world_info")
+    return wi if isinstance(wi, dict) else {}
+
+
+def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: MigrationIndex) -> None:
+    glob = {str(b) for b in (_world_info(st).get("globalSelect") or []) if isinstance(b, str)}
+    claimed: dict[Path, set[str]] = {}
+    for f in _files(root / "worlds", "*.json"):
+        item = PlanItem(kind="book", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
+        plan.items.append(item)
+        try:
+            data = read_json(f)
+            if not isinstance(data, dict) or not isinstance(data.get("entries"), (dict, list)):
+                raise ValueError("没有 entries，不是世界书")
+            book = Lorebook.from_any(data, f.stem)
+            item.detail["entries"] = len(book.entries)
+        except (OSError, ValueError) as e:
+            item.action, item.reason = "error", f"不是可用的世界书：{e}"
+            continue
+        folder = global_books_dir() if f.stem in glob else library_books_dir()
+        item.detail["global"] = f.stem in glob
+        data_bytes = f.read_bytes()
+        item.detail["sha256"] = hashlib.sha256(data_bytes).hexdigest()
+        name = safe_name(f.stem, "世界书")
+        taken = claimed.setdefault(folder, set())
+        same = folder / f"{name}.json"
+        if same.is_file() and same.read_bytes() == data_bytes or index.exists(item.detail["sha256"]):
+            item.action, item.target = "same", index.target(item.detail["sha256"]) or name
+            continue
+        target = numbered(name, lambda n: n in taken or (folder / f"{n}.json").exists())
+        taken.add(target)
+        item.target = target
+        if target != name:
+            item.action, item.reason = "rename", "梨园里已有同名但内容不同的世界书"
+
+
+def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> None:
+    taken: set[str] = set()
+    folder = presets_dir()
+    for f in _files(root / "OpenAI Settings", "*.json"):
+        item = PlanItem(kind="preset", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
+        plan.items.append(item)
+        try:
+            preset = load_preset(f)
+        except PresetError as e:
+            item.action, item.reason = "error", str(e)
+            continue
+        text = preset_text(preset.raw)
+        item.detail["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        name = safe_name(f.stem, "preset")
+        existing = folder / f"{name}.json"
+        if existing.is_file() and existing.read_text("utf-8", errors="replace") == text or index.exists(item.detail["sha256"]):
+            item.action, item.target = "same", index.target(item.detail["sha256"]) or name
+            continue
+        target = numbered(name, lambda n: n in taken or (folder / f"{n}.json").exists())
+        taken.add(target)
+        item.target = target
+        if target != name:
+            item.action, item.reason = "rename", "预设库里已有同名但内容不同的预设"
+
+
+def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) -> tuple[str, bool]:
+    """Where :func:`core.cards.library.import_card` will put a card (its numbering: 名字, 名字-2 …) and whether an
+    identical card (same original file) is already there."""
+    root = cards_root()
+    name = safe_name(card_name)
+    dest, n = name, 2
+    while (root / dest / "card.json").exists() or dest in taken:
+        orig = root / dest / ("original" + suffix)
+        if dest not in taken and orig.exists() and orig.read_bytes() == original:
+            return dest, True
+        dest = f"{name}-{n}"
+        n += 1
+    return dest, False
+
+
+def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], index: MigrationIndex) -> None:
+    char_lore = {str(e.get("name")): [str(b) for b in (e.get("extraBooks") or []) if isinstance(b, str)]
+                 for e in (_world_info(st).get("charLore") or []) if isinstance(e, dict)}
+    cards: dict[str, PlanItem] = {}
+    taken: set[str] = set()
+    for f in _files(root / "characters", "*"):
+        if f.suffix.lower() not in CARD_SUFFIXES:
+            continue
+        item = PlanItem(kind="card", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=f.stem)
+        plan.items.append(item)
+        try:
+            card = load_card(f)
+        except CardError as e:
+            item.action, item.reason = "error", str(e)
+            continue
+        item.name = card.name or f.stem
+        world = card.extensions.get("world")
+        item.links = ([world] if isinstance(world, str) and world else []) + char_lore.get(f.stem, [])
+        item.detail["embedded_book"] = bool(card.lorebook.entries)
+        target, same = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken)
+        item.target = target
+        if same:
+            item.action = "same"
+        else:
+            taken.add(target)
+            if target != safe_name(card.name):
+                item.action, item.reason = "rename", "梨园里已有同名但内容不同的角色卡"
+        cards[f.stem] = item
+    chats_root = root / "chats"
+    if not chats_root.is_dir():
+        return
+    for d in sorted(p for p in chats_root.iterdir() if p.is_dir()):
+        owner = cards.get(d.name)
+        claimed: set[str] = set()
+        for f in _files(d, "*.jsonl"):
+            item = PlanItem(kind="chat", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=d.name)
+            plan.items.append(item)
+            if owner is None or owner.action == "error":
+                item.action, item.reason = "skip", f"找不到它的角色卡 characters/{d.name}.*"
+                continue
+            header = chat_header(f)
+            meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
+            if isinstance(meta.get("world_info"), str) and meta["world_info"]:
+                item.links = [meta["world_info"]]
+            if isinstance(meta.get("persona"), str) and meta["persona"]:
+                item.detail["persona"] = meta["persona"]
+            try:
+                digest = sha256(f)
+            except OSError as e:
+                item.action, item.reason = "error", f"读不了：{e.strerror or e}"
+                continue
+            item.detail["sha256"] = digest
+            if index.exists(digest):
+                item.action, item.target = "same", index.target(digest) or f.stem
+                continue
+            base = cards_root() / owner.target / "对话"
+            name = safe_name(f.stem)
+            target = numbered(name, lambda n: n in claimed or (owner.action == "same" and (base / n).exists()))
+            claimed.add(target)
+            item.target = target
+            if target != name:
+                item.action, item.reason = "rename", "这张卡下已有同名的对话"
+
+
+def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
+    if not st:
+        return
+    try:
+        personas, default_id, warnings = import_st_personas(st)
+    except PersonaError:
+        return
+    plan.notes.extend(w for w in warnings)
+    store = load_personas()
+    have = {_persona_key(p) for p in store.personas}
+    ids = {p.id for p in store.personas}
+    avatars = root / "User Avatars"
+    dest = home() / AVATARS_FOLDER
+    for p in personas:
+        item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
+        item.detail["persona"] = p.model_dump(mode="json")
+        plan.items.append(item)
+        if _persona_key(p) in have:
+            item.action, item.target = "same", p.name
+        else:
+            new_id = numbered(p.id, lambda n: n in ids)
+            ids.add(new_id)
+            item.target = p.name
+            item.detail["id"] = new_id
+            if new_id != p.id:
+                item.action, item.reason = "rename", f"已有同一头像文件的另一个人设，这个存为 {new_id}"
+        a = avatars / p.avatar if p.avatar else None
+        if a is not None and a.is_file():
+            av = PlanItem(kind="avatar", source=_rel(a, root), name=a.name, owner=p.id, size=a.stat().st_size)
+            plan.items.append(av)
+            old = dest / a.name
+            if old.is_file() and old.read_bytes() == a.read_bytes():
+                av.action, av.target = "same", a.name
+            else:
+                av.target = numbered(a.stem, lambda n: (dest / f"{n}{a.suffix}").exists()) + a.suffix
+                if av.target != a.name:
+                    av.action, av.reason = "rename", "已有同名但内容不同的头像"
+    if default_id:
+        plan.settings["default_persona"] = default_id
+
+
+def _scan_not_imported(plan: MigrationPlan, root: Path) -> None:
+    for folder, pattern, label, why in NOT_IMPORTED:
+        d = root / folder
+        if not d.is_dir():
+            continue
+        n = len([p for p in d.glob(pattern) if not p.name.startswith(".")])
+        if n:
+            plan.not_imported.append(NotImported(what=label, count=n, why=why))
+    try:
+        names = set(os.listdir(root))
+    except OSError:
+        names = set()
+    if "secrets.json" in names:  # listed, never opened
+        plan.not_imported.append(NotImported(what="secrets.json（API 密钥）", count=1,
+                                             why="从不读取：密钥请在梨园的设置里重新填写"))

@@ -1,0 +1,141 @@
+"""Where a SillyTavern data folder is: a ``data/<user>/`` folder (1.12+), a SillyTavern root (its
+``data/default-user/``), the older ``public/`` layout, or a backup ``.zip`` of any of these.
+
+SillyTavern's layout (checked against SillyTavern's ``src/endpoints/`` and users' data folders): a user folder holds
+``characters/`` (cards, ``.png``/``.json``/``.charx``; sub-folders are expression sprites), ``chats/<card file
+stem>/*.jsonl``, ``group chats/*.jsonl`` + ``groups/*.json``, ``worlds/*.json``, ``OpenAI Settings/*.json``,
+``User Avatars/*``, ``QuickReplies/*.json``, ``extensions/<name>/``, ``themes/``, ``settings.json`` and
+``secrets.json``. Before 1.12 the same folders sat under ``public/`` (``settings.json`` and ``secrets.json`` at
+the root). This module only finds the folder; it opens no file but a zip's directory.
+
+A zip is extracted into a private temp folder with checks: member names with ``..``, absolute paths or drive
+letters, symlinks and device entries are refused one by one (each becomes a problem line, the rest is extracted);
+the whole zip is refused when it holds more than :data:`MAX_MEMBERS` entries, more than :data:`MAX_TOTAL_BYTES`
+uncompressed, or one entry over :data:`MAX_ENTRY_BYTES` (the byte counts are enforced while reading, not taken from
+the headers).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Optional
+
+#: folder names that mark a SillyTavern user data folder
+MARKERS = ("characters", "chats", "worlds", "OpenAI Settings", "User Avatars", "settings.json", "group chats",
+           "QuickReplies")
+MAX_MEMBERS = 200_000
+MAX_TOTAL_BYTES = 8 * 1024 ** 3
+MAX_ENTRY_BYTES = 1024 ** 3
+
+
+class MigrationError(Exception):
+    """The path cannot be migrated at all (not a SillyTavern folder, a refused or unreadable zip); the message is
+    one Chinese line naming the path and why."""
+
+
+def _score(d: Path) -> int:
+    try:
+        names = set(os.listdir(d))
+    except OSError:
+        return 0
+    return sum(1 for m in MARKERS if m in names)
+
+
+def find_user_dir(root: Path) -> tuple[Optional[Path], str, list[str]]:
+    """The SillyTavern user folder under ``root`` and the layout's name ("data/<user>", "public", "user folder").
+    Returns ``(folder or None, layout, notes)``; notes name other users' folders that are not migrated. Looks at
+    ``root`` itself, ``root/data/<user>`` (``default-user`` first), ``root/<user>`` (the ``data`` folder given),
+    ``root/public`` and, for an archive's single top folder, one level further down."""
+    notes: list[str] = []
+    if _score(root) >= 2 or (root / "characters").is_dir() and _score(root) >= 1:
+        layout = "public" if root.name == "public" else "user folder"
+        return root, layout, notes
+    for data in (root / "data", root):
+        if not data.is_dir():
+            continue
+        users = sorted((d for d in data.iterdir() if d.is_dir() and not d.name.startswith(".") and _score(d) >= 2),
+                       key=lambda d: (d.name != "default-user", d.name))
+        if users:
+            if len(users) > 1:
+                notes.append("还有其他 SillyTavern 用户的数据没有导入：" + "、".join(d.name for d in users[1:])
+                             + "（每次导入一个用户文件夹，可以再选 data/<用户名>/ 导入）")
+            return users[0], f"data/{users[0].name}", notes
+    pub = root / "public"
+    if pub.is_dir() and _score(pub) >= 2:
+        return pub, "public", notes
+    try:
+        subs = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
+    except OSError:
+        subs = []
+    if len(subs) == 1:  # an archive with one top folder (SillyTavern-1.12.6/, default-user/ …)
+        found, layout, more = find_user_dir(subs[0])
+        return found, layout, notes + more
+    return None, "", notes
+
+
+def _unsafe(name: str) -> Optional[str]:
+    n = name.replace("\\", "/")
+    if n.startswith("/") or (len(n) > 1 and n[1] == ":"):
+        return "绝对路径"
+    if ".." in PurePosixPath(n).parts:
+        return "路径里有 ..（会写到解压文件夹外面）"
+    if "\x00" in n:
+        return "名字里有空字符"
+    return None
+
+
+def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str]]:
+    """Extract the zip ``path`` safely (module doc) into a new temp folder (under ``into`` when given). Returns
+    ``(folder, problems)`` — one Chinese line per refused member. Raises :class:`MigrationError` for a file that
+    is not a zip, an over-size archive (nothing is left behind then) or an unreadable one."""
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as e:
+        raise MigrationError(f"{path.name}：不是可读的 zip 文件（{e}）") from None
+    problems: list[str] = []
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > MAX_MEMBERS:
+            raise MigrationError(f"{path.name}：条目太多（{len(infos)} 个，上限 {MAX_MEMBERS}），拒绝解压")
+        dest = Path(tempfile.mkdtemp(prefix="liyuan-st-", dir=str(into) if into else None))
+        total = 0
+        try:
+            for info in infos:
+                name = info.filename
+                why = _unsafe(name)
+                mode = info.external_attr >> 16
+                if why is None and mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+                    why = "符号链接或特殊文件"
+                if why:
+                    problems.append(f"压缩包里的「{name}」没有解压：{why}")
+                    continue
+                target = dest.joinpath(*[p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".")])
+                if not str(target.resolve()).startswith(str(dest.resolve())):
+                    problems.append(f"压缩包里的「{name}」没有解压：会写到解压文件夹外面")
+                    continue
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                if info.file_size > MAX_ENTRY_BYTES:
+                    raise MigrationError(f"{path.name}：「{name}」解压后太大（{info.file_size} 字节），拒绝解压")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                written = 0
+                with zf.open(info) as src, open(target, "wb") as out:
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        total += len(chunk)
+                        if written > MAX_ENTRY_BYTES or total > MAX_TOTAL_BYTES:
+                            raise MigrationError(f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）")
+                        out.write(chunk)
+        except MigrationError:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise MigrationError(f"{path.name}：解压失败（{e}）") from None
+    return dest, problems
