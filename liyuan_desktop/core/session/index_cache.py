@@ -9,7 +9,9 @@ A cache, never the source of truth: ``session.jsonl`` is; the cache may be delet
 next open of a big file. It is used only for the bytes it was made from: it names the prefix length of the file it
 indexed and that prefix's CRC-32 and the SHA-256 of its last 64 KiB (an append-only file keeps its prefix; any
 other change — an edit, a repair, a truncation — makes it miss and the file is read in full). Written atomically;
-a damaged, foreign or older-version cache file is ignored. One file, ``.session-index.json`` in the chat folder (a
+a damaged, foreign or older-version cache file is ignored. The file is JSON lines: a first line with the stamp and
+the warnings, then the rows in chunks of :data:`CHUNK` per line, so reading it never holds the interpreter for long
+in one C call (a window opening the chat on a worker thread keeps painting). One file, ``.session-index.json`` in the chat folder (a
 dot file, like the display cache). Only files of :data:`MIN_BYTES` or more get one (small files open fast anyway).
 """
 
@@ -35,7 +37,9 @@ MIN_BYTES = 4_000_000
 #: Re-write the cache when this many lines were parsed beyond it at an open.
 REWRITE_LINES = 2_000
 #: Bumped whenever the row layout or the entry models' cheap fields change (an old cache is then ignored).
-VERSION = 1
+VERSION = 2
+#: Rows per line of the cache file.
+CHUNK = 2000
 _TAIL = 65536
 
 
@@ -69,7 +73,8 @@ def load(session: Path, data: bytes) -> Optional[IndexCache]:
     except OSError:
         return None
     try:
-        obj = json.loads(raw)
+        first = raw.find(b"\n")
+        obj = json.loads(raw[:first] if first >= 0 else raw)
         if not isinstance(obj, dict) or obj.get("v") != VERSION or obj.get("name") != Path(session).name:
             return None
         size = int(obj["size"])
@@ -77,8 +82,17 @@ def load(session: Path, data: bytes) -> Optional[IndexCache]:
             return None
         if [obj["crc"], obj["tail"]] != list(_stamp(data, size)):
             return None
-        rows = obj["rows"]
-        if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == 8 for r in rows[:1]):
+        rows: list[list[Any]] = []
+        start = first + 1
+        while 0 < start < len(raw):
+            end = raw.find(b"\n", start)
+            end = len(raw) if end < 0 else end
+            chunk = json.loads(raw[start:end])
+            if not isinstance(chunk, list) or (chunk and not (isinstance(chunk[0], list) and len(chunk[0]) == 8)):
+                return None
+            rows += chunk
+            start = end + 1
+        if len(rows) != obj.get("count"):
             return None
         return IndexCache(size, int(obj["lines"]), rows, [str(w) for w in obj.get("warnings", [])])
     except (ValueError, KeyError, TypeError) as e:
@@ -91,9 +105,11 @@ def save(session: Path, data: bytes, size: int, lines: int, rows: list[list[Any]
     ``rows``/``warnings`` as in :class:`IndexCache`). Returns False when the folder refuses (the cache is only an
     optimisation; logged, never raised)."""
     crc, tail = _stamp(data, size)
-    blob = json.dumps({"v": VERSION, "name": Path(session).name, "size": size, "lines": lines, "crc": crc,
-                       "tail": tail, "warnings": warnings, "rows": rows},
-                      ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
+    dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+    parts = [dumps({"v": VERSION, "name": Path(session).name, "size": size, "lines": lines, "crc": crc, "tail": tail,
+                    "count": len(rows), "warnings": warnings})]
+    parts += [dumps(rows[k:k + CHUNK]) for k in range(0, len(rows), CHUNK)]
+    blob = ("\n".join(parts) + "\n").encode("utf-8", "surrogatepass")
     try:
         atomic_write_bytes(cache_path(session), blob)
     except OSError as e:
