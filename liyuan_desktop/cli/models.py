@@ -1,0 +1,126 @@
+"""``liyuan models``: what the configured providers can do, and which local model servers are running (issue 18).
+
+    liyuan models probe [PROVIDER] [--json]   probe a provider (default: the active one) with two tiny requests
+                                              and its server's metadata; the result is stored with the provider
+    liyuan models local [--json]              ask the usual local servers on loopback (Ollama, LM Studio,
+                                              llama.cpp, KoboldCpp, vLLM, text-generation-webui, Jan)
+    liyuan models list [PROVIDER] [--json]    the model names a provider's server lists (/v1/models)
+
+Also home of :func:`resolve_provider`, the one lookup of ``--provider NAME`` for every subcommand: a provider
+configured in the settings (base URL, context size, timeouts, scribe model, extra body, caps) first, else a
+built-in preset. Exit codes: 0 ok; 1 the probe or listing failed; 2 bad input (unknown provider).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any
+
+from ..core.llm.capabilities import list_models, summary
+from ..core.llm.discovery import discover
+from ..core.llm.providers import PRESETS, ProviderSettings, preset
+from ..core.provider_caps import probe_provider
+from ..core.settings import load_settings, resolve_key
+from .common import out
+
+
+def resolve_provider(name: str) -> ProviderSettings:
+    """The provider ``--provider NAME`` means: the one configured under that name in the app settings (a copy:
+    everything the user set up — base URL, context window, timeouts, scribe model, extra body, output caps,
+    capabilities), else the built-in preset of that name. KeyError (Chinese, listing both kinds of names) when
+    neither exists."""
+    configured = load_settings()
+    found = configured.provider(name)
+    if found is not None:
+        return found.model_copy(deep=True)
+    if name in PRESETS:
+        return preset(name)
+    names = [p.name for p in configured.providers]
+    mine = f"已配置的：{', '.join(names)}；" if names else ""
+    raise KeyError(f"没有名为 {name!r} 的服务商（{mine}内置预设：{', '.join(PRESETS)}）")
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``models`` with its ``probe``, ``local`` and ``list`` subcommands; returns its parser."""
+    m = sub.add_parser("models", help="模型服务：探测能力、查找本机模型服务器")
+    msub = m.add_subparsers(dest="models_cmd")
+    pr = msub.add_parser("probe", help="探测服务商的能力（工具调用、流式、思考字段、用量、上下文窗口），结果记在设置里")
+    pr.add_argument("provider", nargs="?", help="服务商名（默认：当前使用的）")
+    pr.add_argument("--json", action="store_true", help="输出 JSON")
+    lo = msub.add_parser("local", help="查找本机正在运行的模型服务器（Ollama、LM Studio、llama.cpp …）")
+    lo.add_argument("--json", action="store_true", help="输出 JSON")
+    ls = msub.add_parser("list", help="列出服务商服务器上的模型（/v1/models）")
+    ls.add_argument("provider", nargs="?", help="服务商名（默认：当前使用的）")
+    ls.add_argument("--json", action="store_true", help="输出 JSON")
+    return m
+
+
+def _chosen(name: str | None) -> ProviderSettings:
+    if name:
+        return resolve_provider(name)
+    active = load_settings().active()
+    if active is None:
+        raise KeyError("没有当前使用的服务商：给出服务商名，或先在设置里配置一个")
+    return active
+
+
+async def _probe(args: argparse.Namespace) -> int:
+    p = _chosen(args.provider)
+    caps = await probe_provider(p)
+    if args.json:
+        out(json.dumps({"provider": p.name, **caps.model_dump(mode="json")}, ensure_ascii=False, indent=2))
+    else:
+        out(f"{p.name} · {caps.model} @ {caps.base_url}")
+        for label, value in summary(caps):
+            out(f"  {label}：{value}")
+        for note in caps.notes:
+            out(f"  ※ {note}")
+    return 0 if caps.tools != "unknown" or caps.streaming is not None else 1
+
+
+async def _local(args: argparse.Namespace) -> int:
+    found = await discover()
+    if args.json:
+        out(json.dumps([s.model_dump(mode="json") for s in found], ensure_ascii=False, indent=2))
+        return 0
+    if not found:
+        out("本机没有找到正在运行的模型服务器（Ollama 11434、LM Studio 1234、llama.cpp 8080、KoboldCpp 5001、"
+            "vLLM 8000、text-generation-webui 5000、Jan 1337）。")
+        return 0
+    for s in found:
+        key = "（需要 API key）" if s.needs_key else ""
+        out(f"{s.label} · {s.base_url}{key}")
+        for name in s.models:
+            out(f"  - {name}")
+        if not s.models:
+            out("  （没有列出模型）")
+    return 0
+
+
+async def _list(args: argparse.Namespace) -> int:
+    p = _chosen(args.provider)
+    names = await list_models(p.base_url, resolve_key(p))
+    if args.json:
+        out(json.dumps({"provider": p.name, "models": names}, ensure_ascii=False))
+    else:
+        for name in names:
+            out(name)
+    return 0 if names else 1
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan models …``; returns the exit code (2 with one ``liyuan: …`` line for an unknown provider)."""
+    import sys
+
+    handlers = {"probe": _probe, "local": _local, "list": _list}
+    handler = handlers.get(getattr(args, "models_cmd", None) or "")
+    if handler is None:
+        print("liyuan: 用法：liyuan models probe|local|list …", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(handler(args))
+    except KeyError as exc:
+        print(f"liyuan: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
