@@ -48,7 +48,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--demo-agent", action="store_true", help="离线演示写长篇：把演示的开场和前两拍存成三章，回放种子的 agent 一轮")
     c.add_argument("--chat", help="对话名（同名则接着演）")
     c.add_argument("--model", help="replay:FILE 用回放脚本；否则为服务商的模型名")
-    c.add_argument("--provider", help="服务商预设：deepseek、openai、openrouter、ollama、lmstudio …")
+    c.add_argument("--provider", help="服务商：设置里配置的任一服务商，或内置预设 deepseek、openai、openrouter、ollama、lmstudio …")
     c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
     c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
@@ -164,7 +164,7 @@ def _replay_for(beats: list[Any]) -> ChatModel:
 
 
 def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatModel]]:
-    from ..core.llm import ReplayModel, build_model, preset
+    from ..core.llm import ReplayModel, build_model
 
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):]), None
@@ -174,7 +174,12 @@ def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatMode
 
     from ..core.llm import ProviderSettings, resolve_api_key
 
-    settings = preset(args.provider)
+    from .models import resolve_provider  # configured providers first, then the built-in presets
+
+    try:
+        settings = resolve_provider(args.provider)
+    except KeyError as e:
+        raise ValueError(e.args[0]) from None
     try:
         settings = ProviderSettings.model_validate({**settings.model_dump(), **({"base_url": args.base_url} if args.base_url else {}),
                                                     **({"model": args.model} if args.model else {})})
