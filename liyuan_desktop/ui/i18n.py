@@ -4,6 +4,8 @@ then to the key itself, so a missing translation never breaks the window."""
 
 from __future__ import annotations
 
+from ..core.messages import CATALOG as _CORE_CATALOG, Msg, render as _render
+
 _LANG = "zh"
 
 STRINGS: dict[str, dict[str, str]] = {
@@ -315,9 +317,21 @@ def language() -> str:
     return _LANG
 
 
+def show(value: object) -> str:
+    """An engine message in the current language: a ``core.messages.Msg`` (or an exception carrying one) rendered,
+    anything else as ``str(value)`` (issue 17: the engine returns keys, the window renders them)."""
+    return _render(value, _LANG)
+
+
 def tr(key: str, **fmt: object) -> str:
-    """The string for ``key`` in the current language, formatted with ``fmt``."""
+    """The string for ``key`` in the current language, formatted with ``fmt``. A key the window does not know is
+    looked up in the engine's catalog (``core/messages.py``); engine messages and exceptions among ``fmt`` are
+    rendered in the current language."""
     entry = STRINGS.get(key)
+    if entry is None:
+        entry = _CORE_CATALOG.get(key)
+    if fmt:
+        fmt = {k: show(v) if isinstance(v, (Msg, BaseException)) else v for k, v in fmt.items()}
     # an entry may be empty on purpose in one language (e.g. "welcome.sub", the English line under the Chinese
     # intro, is not repeated in English); only a missing language falls back to Chinese
     text = (entry[_LANG] if entry.get(_LANG) is not None else entry.get("zh") or key) if entry else key

@@ -15,6 +15,7 @@ from typing import Any, Callable, Optional
 from ..lore import Lorebook
 from ..lore.settings import WorldInfoSettings, check_overrides
 from ..session.tree import SessionTree
+from ..messages import message
 
 
 def stored_overrides(tree: SessionTree) -> tuple[dict[str, Any], list[str]]:
@@ -34,7 +35,7 @@ def stored_overrides(tree: SessionTree) -> tuple[dict[str, Any], list[str]]:
             try:
                 good.update(check_overrides({k: v}))
             except ValueError as err:
-                warnings.append(f"这个对话保存的世界书设置有一项用不了，已忽略：{err}")
+                warnings.append(message("ctx.wi_setting_bad", error=err))
         return good, warnings
     return {}, []
 

@@ -33,6 +33,7 @@ from .branch_path import BranchPath
 from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry, now_ms
 from . import index_cache
 from .lazy import _BEAT_HEAD, _LAZY, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy, lazy_from_head
+from ..messages import message
 
 
 _BOM = b"\xef\xbb\xbf"
@@ -161,7 +162,7 @@ class SessionTree:
             raise SessionError(f"无法读取会话文件 {path}：{e}") from e
         if data.startswith(_BOM):  # Notepad's BOM: spaces keep every offset (and the lazy lines) where they were
             data = b"   " + data[len(_BOM):]
-            tree.load_warnings.append(f"{tree.path.name}：开头有 BOM（记事本保存过？），已忽略")
+            tree.load_warnings.append(message("load.bom", file=tree.path.name))
         tree._needs_newline = bool(data) and not data.endswith(b"\n")
         name = tree.path.name
         size = len(data)
@@ -222,7 +223,7 @@ class SessionTree:
                         tree.load_warnings.append(f"{name}：{where}，已跳过（{type(e).__name__}）")
                         continue
                 if entry.id in tree.entries:
-                    tree.load_warnings.append(f"{name}：第 {n} 行 id 重复（{entry.id}），已跳过")
+                    tree.load_warnings.append(message("load.dup_id", file=name, line=n, id=entry.id))
                     continue
                 if lazy and entry.type in _LAZY:
                     entry = _make_lazy(entry, data, line_start, end, n)
@@ -254,7 +255,7 @@ class SessionTree:
             tree.children_of.get(head.parent_id, []).remove(head.id)
             head.parent_id = None
             tree.children_of.setdefault(None, []).insert(0, head.id)
-            tree.load_warnings.append(f"{tree.path.name}：开头记录指向了上级记录（环），已断开")
+            tree.load_warnings.append(message("load.head_cycle", file=tree.path.name))
         # (_index noted every entry whose parent was not indexed before it: O(1) per entry, no second pass)
         orphans = [n for n in tree._suspects if n]
         cycles = sum(1 for n in orphans if (q := tree.entries.get(tree.entries[tree.order[n]].parent_id)) is not None
@@ -272,7 +273,7 @@ class SessionTree:
             tree.children_of.get(old, []).remove(e.id)
             tree.children_of.setdefault(e.parent_id, []).append(e.id)
         if len(orphans) > cycles:
-            tree.load_warnings.append(f"{tree.path.name}：{len(orphans) - cycles} 条记录的上级记录已损坏，已接到它前一条记录之后")
+            tree.load_warnings.append(message("load.orphans", file=tree.path.name, n=len(orphans) - cycles))
         if cycles:
             tree.load_warnings.append(f"{tree.path.name}：{cycles} 条记录的上级记录写在它之后（上级链成环或被改乱），"
                                       "已断开并接到它前一条记录之后")
