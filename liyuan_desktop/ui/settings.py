@@ -49,6 +49,7 @@ from ..core.settings import (
 )
 from ..core.settings import test_connection as run_connection_test
 from .i18n import language, set_language, tr
+from .local_models import LocalModelsPage, ModelPickerButton, ProviderExtrasBox
 from .theme import set_role
 
 log = logging.getLogger(__name__)
@@ -238,6 +239,10 @@ class SettingsDialog(QDialog):
         self._tx(lambda t: self.tabs.setTabText(0, t), "settings.tab.models")
         self._tx(lambda t: self.tabs.setTabText(1, t), "settings.tab.persona")
         self._tx(lambda t: self.tabs.setTabText(2, t), "settings.tab.appearance")
+        self.local_page = LocalModelsPage()  # 本地模型 (ui/local_models.py)
+        self.tabs.addTab(self.local_page, "")
+        self._tx(lambda t: self.tabs.setTabText(self.tabs.indexOf(self.local_page), t), "lm.tab")
+        self.local_page.providerChosen.connect(self.add_provider_settings)
 
         bottom = QHBoxLayout()
         self.error_label = QLabel()
@@ -340,12 +345,22 @@ class SettingsDialog(QDialog):
 
         form.addRow(self._form_label("settings.name"), self._with_error(self.name_edit, self.name_error))
         form.addRow(self._form_label("settings.base_url"), self._with_error(self.url_edit, self.url_error))
-        form.addRow(self._form_label("settings.model"), self._with_error(self.model_edit, self.model_error))
+        self.model_picker = ModelPickerButton(self.model_edit, self._picker_source)
+        model_row = QWidget()
+        model_lay = QHBoxLayout(model_row)
+        model_lay.setContentsMargins(0, 0, 0, 0)
+        model_lay.addWidget(self.model_edit, 1)
+        model_lay.addWidget(self.model_picker)
+        form.addRow(self._form_label("settings.model"), self._with_error(model_row, self.model_error))
         form.addRow(self._form_label("settings.scribe_model"), self.scribe_model_edit)
         ctx_row = QHBoxLayout()
         ctx_row.addWidget(self.context_spin)
         ctx_row.addStretch(1)
         form.addRow(self._form_label("settings.context_window"), ctx_row)
+        self.extras_box = ProviderExtrasBox()  # output caps, streaming, capabilities (ui/local_models.py)
+        self.extras_box.key_source = lambda: (self._current.pending_key or self._key_of(self._current)[1]
+                                              if self._current is not None else None)
+        form.addRow("", self.extras_box)
         form.addRow(self._form_label("settings.api_key_env"), self._with_error(self.env_edit, self.env_error))
 
         # API key: field + save/forget, status line, no-keyring notice
@@ -467,6 +482,8 @@ class SettingsDialog(QDialog):
         self.preset_combo.setItemText(len(PRESET_CHOICES) - 1, tr("settings.preset.custom"))
         self._rebuild_scribe_combo()
         self._refresh_list_labels()
+        self.local_page.retranslate()
+        self.extras_box.retranslate()
         if self._current is not None:
             self._show_errors()
             self._refresh_key_status()
@@ -553,6 +570,23 @@ class SettingsDialog(QDialog):
         self._rebuild_list(select=len(self._rows) - 1)
         self.name_edit.setFocus()
 
+    def add_provider_settings(self, provider: ProviderSettings) -> None:
+        """Add ``provider`` (e.g. from 本地模型) under a unique name, select it and show the models tab. The
+        first provider added becomes the current model."""
+        row = _Row.from_provider(provider, None)
+        row.values["name"] = self._unique_name(provider.name)
+        self._rows.append(row)
+        if self._active is None and len(self._rows) == 1:
+            self._active = row
+        self._rebuild_list(select=len(self._rows) - 1)
+        self.tabs.setCurrentIndex(0)
+
+    def _picker_source(self) -> tuple[str, Optional[str]]:
+        row = self._current
+        if row is None:
+            return "", None
+        return str(row.values["base_url"]).strip(), row.pending_key or self._key_of(row)[1]
+
     def _on_add(self) -> None:
         self.add_provider(self.preset_combo.currentData() or "")
 
@@ -595,6 +629,7 @@ class SettingsDialog(QDialog):
             self.context_spin.setValue(int(row.values["context_window"]))
             self.key_edit.setText(row.pending_key)
             self.active_check.setChecked(row is self._active)
+            self.extras_box.load(row.extras, str(row.values["base_url"]), str(row.values["model"]))
         finally:
             self._loading = False
         self._show_errors()
@@ -614,6 +649,8 @@ class SettingsDialog(QDialog):
             self._rebuild_scribe_combo()
         if field in ("name", "api_key_env"):
             self._refresh_key_status()
+        if field in ("base_url", "model"):
+            self.extras_box.set_target(str(self._current.values["base_url"]), str(self._current.values["model"]))
 
     def _on_context_changed(self, value: int) -> None:
         if not self._loading and self._current is not None:
@@ -758,6 +795,11 @@ class SettingsDialog(QDialog):
         if not _is_valid(self):
             return
         row.report = report
+        if row is self._current and report.ok:
+            # a working connection: find out what the model can do (issue 18 §1) before the button is back
+            await self.extras_box.probe_and_wait(provider, key)
+            if not _is_valid(self):
+                return
         self._test_task = None
         self.test_button.setEnabled(True)
         if row is self._current:

@@ -319,7 +319,8 @@ async def test_connection_button_success_then_auth_error(qtbot, server, mem_keyr
     text = dlg.test_result.text()
     assert "API key 无效或无权限 (401)" in text, text
     assert wrong not in text and KEY not in text
-    assert server.requests[1].headers["authorization"] == f"Bearer {wrong}"
+    # the last request: a successful test also probed the capabilities (issue 18) in between
+    assert server.requests[-1].headers["authorization"] == f"Bearer {wrong}"
     assert "connection" not in S.settings_path().name  # nothing else was touched
     assert not S.settings_path().exists()
 
