@@ -5,6 +5,7 @@
     liyuan card inspect|import|export|preview …   character cards (card.py)
     liyuan story checkpoints|restore|export …     a long-form chat's chapters (story.py)
     liyuan import-chat|export-chat …         SillyTavern chat files (chats.py)
+    liyuan chats list|rename|duplicate|delete|trash|restore …   manage chats and cards, the 回收站 (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
     liyuan preset import|list|show|delete|default …   the preset library 预设/ (preset.py)
@@ -61,7 +62,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
-    runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "story": story.run,
+    runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
             "settings": settings_cli.run, "search": search.run, "models": models.run}
     if args.cmd in runs:

@@ -1,5 +1,7 @@
 """``liyuan import-chat FILE --card CARD [--chat NAME]`` / ``liyuan export-chat OUT --card CARD --chat NAME``:
-SillyTavern .jsonl chats in (swipes become branches) and out. Errors: one ``liyuan: …`` line, exit 2."""
+SillyTavern .jsonl chats in (swipes become branches) and out. ``liyuan chats list|rename|duplicate|delete|delete-card|
+trash|restore|empty-trash``: managing chats and cards (core/chat/manage.py; deleting moves to the in-app 回收站).
+Errors: one ``liyuan: …`` line, exit 2."""
 
 from __future__ import annotations
 
@@ -24,6 +26,25 @@ def add_parsers(sub: Any) -> None:
     ec.add_argument("out")
     ec.add_argument("--card", required=True)
     ec.add_argument("--chat", required=True)
+    ch = sub.add_parser("chats", help="管理对话与角色卡：改名、复制、删除到回收站、恢复")
+    csub = ch.add_subparsers(dest="chats_cmd", required=True)
+    csub.add_parser("list", help="列出所有角色卡和对话")
+    r = csub.add_parser("rename", help="给对话改名")
+    r.add_argument("chat", help="对话文件夹，或「卡名/对话名」")
+    r.add_argument("name")
+    d = csub.add_parser("duplicate", help="复制对话（--from 某条消息：只复制到那条为止的分支）")
+    d.add_argument("chat")
+    d.add_argument("--from", dest="upto", help="消息的条目 id（或其开头）")
+    d.add_argument("--name")
+    x = csub.add_parser("delete", help="把对话移到回收站")
+    x.add_argument("chat")
+    xc = csub.add_parser("delete-card", help="把角色卡（连同它的所有对话）移到回收站")
+    xc.add_argument("card", help="资料库里的卡名")
+    csub.add_parser("trash", help="列出回收站")
+    rs = csub.add_parser("restore", help="从回收站恢复")
+    rs.add_argument("item", help="回收站条目 id（或其开头，或原名）")
+    et = csub.add_parser("empty-trash", help="清空回收站（不可恢复）")
+    et.add_argument("--yes", action="store_true", required=True, help="确认永久删除")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -32,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     from ..core.cards.st_chat import StChatError, default_chat_name
     from ..core.chat.folder import export_st_file
 
+    if args.cmd == "chats":
+        return _manage(args)
     try:
         card = resolve_card(args.card)
         if args.cmd == "import-chat":
@@ -59,6 +82,62 @@ def run(args: argparse.Namespace) -> int:
             export_st_file(d, Path(args.out))
             print(args.out)
     except (CardError, StChatError, SessionError, ValueError) as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _manage(args: argparse.Namespace) -> int:
+    """``liyuan chats …`` (module doc); prints the folder made / moved, or the listing."""
+    import time
+
+    from ..core.cards import library
+    from ..core.chat import manage
+    from .common import chat_folder
+
+    c = args.chats_cmd
+    try:
+        if c == "list":
+            for card in library.list_cards():
+                print(card.name)
+                for chat in library.list_chats(card):
+                    print(f"  {chat.name}\t{chat.mode}")
+        elif c == "rename":
+            print(manage.rename_chat(chat_folder(args.chat), args.name))
+        elif c == "duplicate":
+            d = chat_folder(args.chat)
+            upto = None
+            if args.upto:
+                from ..core.session.tree import SessionTree
+
+                tree = SessionTree.open(d / "session.jsonl")
+                hits = [i for i in tree.entries if i.startswith(args.upto) and tree.entries[i].type != "leaf"]
+                if len(hits) != 1:
+                    raise ValueError(f"条目「{args.upto}」{'找不到' if not hits else '不唯一'}")
+                upto = hits[0]
+            print(manage.duplicate_chat(d, upto, args.name))
+        elif c == "delete":
+            it = manage.delete_chat(chat_folder(args.chat))
+            print(f"已移到回收站：{it.id}")
+        elif c == "delete-card":
+            cards = [x for x in library.list_cards() if x.name == args.card]
+            if not cards:
+                raise ValueError(f"资料库里没有角色卡「{args.card}」")
+            it = manage.delete_card(cards[0])
+            print(f"已移到回收站：{it.id}")
+        elif c == "trash":
+            for it in manage.list_trash():
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(it.deleted / 1000))
+                kind = "角色卡" if it.kind == "card" else "对话"
+                print(f"{it.id}\t{kind}\t{it.origin}\t{when}")
+        elif c == "restore":
+            print(manage.restore(args.item))
+        elif c == "empty-trash":
+            print(f"已永久删除 {manage.empty_trash()} 项")
+    except (ValueError, SessionError) as e:
         print(f"liyuan: {e}", file=sys.stderr)
         return 2
     except OSError as e:

@@ -93,13 +93,37 @@ def list_chats(card: CardRef) -> list[ChatRef]:
     return out
 
 
-def import_card(path: str | Path) -> CardRef:
+def existing_card(path: str | Path) -> Optional[CardRef]:
+    """The library card a re-import of ``path`` would meet: the folder named after the file's card, when it
+    holds a card whose files differ from ``path`` (the very same file again is not a conflict: None). The window
+    and the CLI ask the user then (replace / keep both); :func:`import_card` never replaces on its own. Raises
+    CardError for a file that is not a readable card."""
+    src = Path(path)
+    dest = cards_root() / safe_name(load_card(src).name)
+    if not (dest / "card.json").is_file():
+        return None
+    same = dest / ("original" + src.suffix.lower())
+    if same.is_file() and same.read_bytes() == src.read_bytes():
+        return None
+    return CardRef(name=dest.name, dir=str(dest))
+
+
+def import_card(path: str | Path, replace: bool = False) -> CardRef:
     """Copy a card file into the library (original kept byte for byte beside ``card.json``). A card whose name is
-    taken gets a numbered folder. Raises CardError for a file that is not a readable card."""
+    taken gets a numbered folder ("keep both") unless ``replace``: then the card's files in the existing folder are
+    replaced and its chats, switches and frame storage stay (the caller saved the old files first, see
+    ``chat.manage.replace_card``). The very same file again returns the card already there. Raises CardError for
+    a file that is not a readable card."""
     src = Path(path)
     card = load_card(src)
     name = safe_name(card.name)
     dest = cards_root() / name
+    if replace and (dest / "card.json").is_file():
+        for old in dest.glob("original.*"):
+            old.unlink()
+        atomic_write_bytes(dest / ("original" + src.suffix.lower()), src.read_bytes())
+        atomic_write_bytes(dest / "card.json", card_json_bytes(card.raw))
+        return CardRef(name=dest.name, dir=str(dest))
     n = 2
     while dest.exists() and (dest / "card.json").exists():
         if (dest / ("original" + src.suffix.lower())).exists() and (dest / ("original" + src.suffix.lower())).read_bytes() == src.read_bytes():
@@ -147,5 +171,5 @@ def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
     return d
 
 
-__all__ = ["CardRef", "ChatRef", "CardError", "cards_root", "ensure_demo_card", "import_card", "list_cards",
+__all__ = ["CardRef", "ChatRef", "CardError", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",
            "list_chats", "new_chat_dir"]
