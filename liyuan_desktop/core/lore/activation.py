@@ -170,7 +170,7 @@ def activate(
     cooldown_on: set[int] = set()
     if not dry_run and (state.sticky or state.cooldown):
         check_timed(state, comp, chat_len, sticky_on, cooldown_on)
-    delay_on = {r.pos for r in comp.delayed if chat_len < r.delay}
+    delay_on = {p for p, delay in comp.delayed if chat_len < delay}
     buf = _Buffer(messages, book.include_names, inject, global_scan)
 
     activated: dict[int, _Rec] = {}
@@ -193,18 +193,14 @@ def activate(
             rec_steps += 1
         depth = book.scan_depth + skew
         default_hay = buf.hay(depth, scan)
-        any_cs = comp.any_cs
-        d_sets = default_hay.probe_sets(any_cs)
         now: list[tuple[_Rec, ActivationReason]] = []
         # the skip rules that do not depend on the pass, as one set (ST: active, failed roll, delay, cooldown)
         skip = set(activated)
         skip |= failed
         skip |= delay_on
         skip |= cooldown_on - sticky_on
-        for r in comp.active:
-            p = r.pos
-            if p in skip:
-                continue
+        for p in _candidates(comp, buf, depth, scan, sticky_on, skip):
+            r = comp.rec(p)
             is_sticky = p in sticky_on if sticky_on else False
             if r.special or is_sticky:
                 if r.char_names and character is not None:
@@ -230,21 +226,14 @@ def activate(
             if not r.primary:
                 continue
             if r.scan_depth is None and not r.scan_flags:
-                hay, sets = default_hay, d_sets
+                hay = default_hay
             else:
                 hay = buf.hay(depth if r.scan_depth is None else r.scan_depth, scan, r.scan_flags)
-                sets = hay.probe_sets(any_cs)
             hit = None
             for k in r.primary:
-                si = k.si
-                if si >= 0:
-                    if k.probe not in sets[si]:
-                        continue
-                    m = k.matcher
-                else:
-                    m = k.matcher if not k.dynamic else k.get(substitute, r.cs, r.whole)
-                    if m is None:
-                        continue
+                m = k.matcher if not k.dynamic else k.get(substitute, r.cs, r.whole)
+                if m is None:
+                    continue
                 at = m.find(hay)
                 if at >= 0:
                     hit = (k, m, at)
@@ -334,6 +323,36 @@ def activate(
 # ---------------------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------------------
+
+#: Use the key index (:class:`.compile._KeyIndex`) to pick the entries a pass looks at. False: look at every active
+#: entry (the reference path the tests compare against; also what runs without the ``ahocorasick`` module).
+_USE_INDEX = True
+
+
+def _candidates(comp: _Compiled, buf: _Buffer, depth: int, scan: int, sticky_on: set[int],
+                skip: set[int]) -> list[int]:
+    """Processing positions a pass must look at, ascending: the index's always-checked entries, the active sticky
+    ones, and every entry owning a literal key whose text occurs in the scan text of its hay group (the pass's
+    ``depth``, or the entry's own scan depth / opt-in fields); minus ``skip``. Any other entry cannot activate in
+    this pass — it has no key that could match — so the result is the same as looking at every active entry."""
+    idx = comp.index
+    if idx is None or not _USE_INDEX:
+        return [p for p in comp.active_pos if p not in skip]
+    c = set(idx.always)
+    for p in sticky_on:
+        if comp.rec(p).enabled:
+            c.add(p)
+    for g, (sd, flags) in enumerate(idx.groups):
+        own = idx.owners[g]
+        if not own:
+            continue
+        for nid in buf.key_hits(idx, depth if sd is None else sd, scan, flags):
+            ps = own.get(nid)
+            if ps:
+                c.update(ps)
+    c -= skip
+    return sorted(c)
+
 
 def _reason(r: _Rec, kind: str, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
     e = r.entry

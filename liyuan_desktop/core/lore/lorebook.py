@@ -7,14 +7,13 @@ books attached to a chat.
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
 
 from .activation import ActivationResult
 from .activation import activate as _activate
+from .bookcache import DISK_MIN_ENTRIES, STATS, book_key, gc_paused, load_rows, save_rows
 from .compile import _Compiled, compile_book
 from .formats import _export_entry, _int, _js_key_order, _new_entry, _opt_int, _parse_card_entry, _parse_wi_entry
 from .model import _EDITS, LoreEntry, ScanMessage
@@ -24,23 +23,86 @@ from .search import list_titles as _list_titles
 from .search import search_entries as _search_entries
 from .timed import TimedEffects
 
-#: Card books with at least this many entries are parsed once per content (sha256 of their JSON) and handed out as
-#: copies (the parsed book, never compiled, copied per call); at most ``_MEMO_MAX_BOOKS`` are kept in memory.
-#: A 50,000-entry book was parsed four times per chat open (issue 15 item 10). Smaller books parse as before.
+#: Books with at least this many entries are parsed once per content (:func:`.bookcache.book_key`): the parse is kept
+#: as plain rows in memory (the ``_MEMO_MAX_BOOKS`` most recent) and on disk (:mod:`.bookcache`), and every caller
+#: gets its own objects built from the rows. A 50,000-entry book was parsed four times per chat open, 2.5 s each
+#: (issue 15 item 10). Smaller books parse as before.
 _MEMO_MIN_ENTRIES = 1000
 _MEMO_MAX_BOOKS = 4
-_PARSED_MEMO: dict[str, "Lorebook"] = {}
+_PARSED_MEMO: dict[str, tuple] = {}
 
-def _shallow_copy(m: BaseModel) -> Any:
-    """A new instance of the pydantic model ``m`` with the same field values and private attributes (shallow,
-    no validation) — what ``model_copy()`` does, several times faster (it copies private values one by one)."""
-    new = m.__class__.__new__(m.__class__)
-    object.__setattr__(new, "__dict__", dict(m.__dict__))
-    object.__setattr__(new, "__pydantic_fields_set__", set(m.__pydantic_fields_set__))
-    object.__setattr__(new, "__pydantic_extra__", None if m.__pydantic_extra__ is None else dict(m.__pydantic_extra__))
-    object.__setattr__(new, "__pydantic_private__",
-                       None if m.__pydantic_private__ is None else dict(m.__pydantic_private__))
-    return new
+
+def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
+    """``lb`` (just parsed from ``raw_entries``, the book's entry list or World-Info entry dict) as plain rows:
+    the book's field values and private values, and per entry its field values, set fields, extras, kind, values
+    as read and where in ``raw_entries`` it was read from (index or key). Dicts are copied, values shared (the
+    model's rule: lists are replaced, never mutated in place)."""
+    if isinstance(raw_entries, dict):
+        ref = {id(v): k for k, v in raw_entries.items()}
+    else:
+        ref = {id(v): i for i, v in enumerate(raw_entries)}
+    ents = []
+    for e in lb.entries:
+        priv = e.__pydantic_private__ or {}
+        extra = e.__pydantic_extra__
+        ents.append((dict(e.__dict__), frozenset(e.__pydantic_fields_set__), None if extra is None else dict(extra),
+                     priv.get("_kind"), priv.get("_parsed"), ref.get(id(priv.get("_raw")))))
+    book = {k: v for k, v in lb.__dict__.items() if k != "entries"}
+    priv = lb.__pydantic_private__ or {}
+    return (book, frozenset(lb.__pydantic_fields_set__), priv.get("_kind"), priv.get("_parsed"),
+            priv.get("_entry_keys"), list(priv.get("_load_warnings") or []), ents)
+
+
+def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook":
+    """A new, independent book from :func:`_to_rows` rows (no validation: the rows are a parse's output), its
+    entries pointing back at ``raw_entries`` of ``raw`` (the JSON being opened, equal to the one parsed) for
+    export. ~3 µs per entry."""
+    book, fields_set, kind, parsed, entry_keys, warnings, ents = rows
+    new, sa = object.__new__, object.__setattr__
+    entries: list[LoreEntry] = []
+    append = entries.append
+    with gc_paused():
+        for d, fs, extra, ekind, eparsed, ref in ents:
+            e = new(LoreEntry)
+            sa(e, "__dict__", dict(d))
+            sa(e, "__pydantic_fields_set__", set(fs))
+            sa(e, "__pydantic_extra__", None if extra is None else dict(extra))
+            sa(e, "__pydantic_private__", {"_raw": None if ref is None else raw_entries[ref], "_kind": ekind,
+                                           "_parsed": eparsed})
+            append(e)
+        out = new(Lorebook)
+        sa(out, "__dict__", {**book, "entries": entries})
+        sa(out, "__pydantic_fields_set__", set(fields_set))
+        sa(out, "__pydantic_extra__", None)
+        sa(out, "__pydantic_private__", {"_raw": raw, "_kind": kind, "_parsed": parsed,
+                                         "_entry_keys": None if entry_keys is None else list(entry_keys),
+                                         "_load_warnings": list(warnings), "_compiled": None})
+    _EDITS[0] += 1
+    return out
+
+
+def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, source: str,
+                 parse: Callable[[], "Lorebook"]) -> "Lorebook":
+    """``parse()`` of a big book at most once per content: from the memory memo, else the disk cache, else parsed
+    (and then stored in both)."""
+    key = book_key(kind, raw, name, source)
+    if key is None:
+        return parse()
+    rows = _PARSED_MEMO.pop(key, None)
+    out = None
+    if rows is None:
+        rows = load_rows(key)
+    if rows is None:
+        with gc_paused():
+            out = parse()
+            rows = _to_rows(out, raw_entries)
+        STATS["parsed"] = STATS.get("parsed", 0) + 1
+        if len(rows[-1]) >= DISK_MIN_ENTRIES:
+            save_rows(key, rows)
+    _PARSED_MEMO[key] = rows  # most recent last
+    while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
+        _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
+    return out if out is not None else _from_rows(rows, raw, raw_entries)
 
 
 _COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
@@ -104,23 +166,7 @@ class Lorebook(BaseModel):
         if not isinstance(entries_in, list) or len(entries_in) < _MEMO_MIN_ENTRIES:
             return cls._parse_card_book(book, name, source)
         # a big book: opening a chat asks for the card's book several times — parse it once per content
-        try:
-            key = hashlib.sha256(json.dumps([book, name, source], ensure_ascii=False, default=repr,
-                                            check_circular=False).encode("utf-8", "surrogatepass")).hexdigest()
-        except (TypeError, ValueError, RecursionError):
-            return cls._parse_card_book(book, name, source)
-        master = _PARSED_MEMO.pop(key, None)
-        if master is None:
-            master = cls._parse_card_book(book, name, source)  # never handed out, never compiled
-        _PARSED_MEMO[key] = master  # most recent last
-        while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
-            _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
-        # a copy per caller: the book and each entry are new objects (assigning a field of one never reaches
-        # another); field values are shared, which the model's rule already allows (lists are replaced, never
-        # mutated in place — see LoreEntry)
-        out = master.model_copy(update={"entries": [_shallow_copy(e) for e in master.entries]})
-        out._load_warnings = list(master._load_warnings)
-        return out
+        return _parsed_once("card", book, entries_in, name, source, lambda: cls._parse_card_book(book, name, source))
 
     @classmethod
     def _parse_card_book(cls, book: dict[str, Any], name: str, source: str) -> "Lorebook":
@@ -170,6 +216,14 @@ class Lorebook(BaseModel):
             return cls(name=name, source=source)
         if isinstance(obj.get("entries"), list):
             return cls.from_card_book(obj, name=name, source=source)
+        raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
+        if len(raw) >= _MEMO_MIN_ENTRIES:
+            return _parsed_once("wi", obj, raw, name, source, lambda: cls._parse_world_info(obj, name, source))
+        return cls._parse_world_info(obj, name, source)
+
+    @classmethod
+    def _parse_world_info(cls, obj: dict[str, Any], name: str, source: str) -> "Lorebook":
+        """The parse behind :meth:`from_world_info` for an entry-dict book, no memo."""
         raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
         entries: list[LoreEntry] = []
         warnings: list[str] = []
@@ -297,9 +351,11 @@ class Lorebook(BaseModel):
         ``delay``/``cooldown`` and no delay-until-recursion. Every other constant that activates is per turn: read
         it from the activation result. Not modelled: a world-info budget small enough to cut constants (ST budgets
         them too; they are found first, so only a budget below the constants themselves cuts one)."""
-        out = []
-        for r in self._compile().active:
-            if not r.constant or r.deco_dont or r.dur or r.delay or r.cooldown or r.groups:
+        comp = self._compile()
+        fixed = []
+        for p in comp.constants:  # every one activates in the first pass, in processing order
+            r = comp.rec(p)
+            if r.deco_dont or r.dur or r.delay or r.cooldown or r.groups:
                 continue
             if r.use_prob and r.probability != 100:
                 continue
@@ -307,11 +363,11 @@ class Lorebook(BaseModel):
                 inc = character in r.char_names or f"{character}.png" in r.char_names
                 if inc if r.char_exclude else not inc:
                     continue
-            out.append(r.entry)
-        ids = {id(e) for e in out}
-        res = self.activate_detailed([], dry_run=True, character=character, rng=lambda: 0.0)
-        placed = [e for e in res.entries if id(e) in ids]
-        return placed + [e for e in out if id(e) not in {id(p) for p in placed}]
+            fixed.append(r)
+        # ST placement (as activate_detailed): order descending, stable over activation order, then reversed; no
+        # scan needed — the old full activation rescanned the constants' text through every entry per recursion
+        # pass (a 20,000-entry book: 85 s)
+        return [r.entry for r in sorted(fixed, key=lambda r: -r.order)[::-1]]
 
     def activate_detailed(
         self,

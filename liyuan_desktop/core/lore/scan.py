@@ -1,19 +1,18 @@
 """The scan text: SillyTavern's ``WorldInfoBuffer`` for one activation run (:class:`_Buffer`: the newest messages
 newest first, ``"Name: text"`` trimmed, each prefixed ``\\x01`` and joined by ``\\n\\x01``, then the opt-in card
-fields, injected prompts and the recursion buffer) and one assembled text with its lower-cased copy and prefilter
-sets (:class:`_Hay`).
+fields, injected prompts and the recursion buffer) and one assembled text with its lower-cased copy and the
+needles of the key index found in it (:class:`_Hay`, :meth:`_Buffer.key_hits`).
 """
 
 from __future__ import annotations
 
 import bisect
-import re
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from .model import MAX_SCAN_DEPTH, ScanMessage
 
 if TYPE_CHECKING:  # type only: compile.py builds on the matchers, which read a _Hay
-    from .compile import _Rec
+    from .compile import _KeyIndex, _Rec
 
 #: Scan pass types (ST ``scan_state``).
 _INITIAL, _RECURSION, _MIN_ACTIVATIONS = 1, 2, 3
@@ -25,7 +24,7 @@ _JOINER = "\n\x01"
 class _Hay:
     """One scan text (ST's ``buffer.get``) with its lower-cased copy and a map from offsets to what was scanned."""
 
-    __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "_sets")
+    __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "depth", "rec_n", "hits")
 
     def __init__(self, parts: list[tuple[str, tuple]]):
         # parts: (text, label) where text already includes its \x01 / \n\x01 prefix
@@ -39,22 +38,8 @@ class _Hay:
             self.starts.append(pos)
             pos += len(t)
         self.labels = [lab for _, lab in parts]
-        self._sets: Optional[tuple[set[str], ...]] = None
-
-    def probe_sets(self, with_raw: bool) -> tuple[set[str], ...]:
-        """Prefilter sets, indexed by :attr:`_Key.si`: (0/1) the ASCII words of ``raw``/``low``, (2/3) all
-        two-character and (4/5) all four-character substrings of ``raw``/``low``. A key whose probe is not in its set
-        cannot match — one set lookup rules out nearly every key. The ``raw`` sets are built only ``with_raw``
-        (some key is case-sensitive)."""
-        if self._sets is None:
-            lo = self.low
-            empty: set[str] = set()
-            sets = [empty, set(_WORD_RUN.findall(lo)), empty, _grams2(lo), empty, _grams4(lo)]
-            if with_raw:
-                r = self.raw
-                sets[0], sets[2], sets[4] = set(_WORD_RUN.findall(r)), _grams2(r), _grams4(r)
-            self._sets = tuple(sets)
-        return self._sets
+        self.depth = self.rec_n = 0  # set by _Buffer.hay: which scan window this is
+        self.hits: Optional[set[int]] = None  # key-index needle ids found in it (_Buffer.key_hits)
 
     @property
     def low(self) -> str:
@@ -78,18 +63,6 @@ class _Hay:
         return self.labels[max(0, k)] if self.labels else ("none",)
 
 
-_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
-
-
-def _grams2(s: str) -> set[str]:
-    return set(map(str.__add__, s, s[1:]))
-
-
-def _grams4(s: str) -> set[str]:
-    return set(map(str.__add__, map(str.__add__, s, s[1:]), map(str.__add__, s[2:], s[3:])))
-
-
-
 class _Buffer:
     """ST's ``WorldInfoBuffer`` for one run: messages newest first, injected prompts, the recursion buffer."""
 
@@ -103,6 +76,7 @@ class _Buffer:
         self.recurse: list[list[tuple[str, Optional[_Rec]]]] = []  # per step: (content, entry) pieces
         self._texts: dict[int, str] = {}
         self._cache: dict[tuple, _Hay] = {}
+        self._last_hits: dict[tuple, _Hay] = {}  # (depth, flags) → the latest hay whose key hits are known
 
     def _text(self, d: int) -> str:
         t = self._texts.get(d)
@@ -141,7 +115,25 @@ class _Buffer:
                 parts.append(((_JOINER if first else "\n") + text, ("entry", rec)))
                 first = False
         h = self._cache[key] = _Hay(parts)
+        h.depth, h.rec_n = depth, rec_n
         return h
+
+    def key_hits(self, index: "_KeyIndex", depth: int, scan: int, flags: tuple[str, ...] = ()) -> set[int]:
+        """Needle ids of ``index`` found in :meth:`hay` ``(depth, scan, flags)``. Incremental: a recursion pass's
+        text is the previous pass's text plus the new entries' contents, so only the added text (and the
+        ``maxlen - 1`` characters before it, where a key can straddle the seam) is scanned and the earlier hits are
+        kept — a pass costs the new text, not the whole buffer again."""
+        h = self.hay(depth, scan, flags)
+        got = h.hits
+        if got is None:
+            prev = self._last_hits.get((h.depth, flags))
+            if prev is not None and prev is not h and prev.rec_n < h.rec_n and h.raw.startswith(prev.raw):
+                got = prev.hits | index.scan(h, len(prev.low), len(prev.raw))
+            else:
+                got = index.scan(h)
+            h.hits = got
+            self._last_hits[(h.depth, flags)] = h
+        return got
 
     def add_recurse(self, pieces: list[tuple[str, Optional[_Rec]]]) -> None:
         self.recurse.append(pieces)
