@@ -234,6 +234,17 @@ def load_personas(path: Optional[Path] = None) -> PersonaStore:
     return store
 
 
+def chosen_for_chat(chat_dir: str | Path) -> Optional[Persona]:
+    """The persona explicitly chosen for one chat (``chats`` in the persona file), or None: no choice, a choice
+    pointing at a deleted persona, no file, or a file that cannot be read. Only the explicit choice: the default
+    persona is what *new* chats start with, an existing chat keeps the persona its header stored (issue 17)."""
+    try:
+        store = load_personas()
+    except OSError:
+        return None
+    return store.get(store.chats.get(chat_key(chat_dir)))
+
+
 def save_personas(store: PersonaStore, path: Optional[Path] = None) -> Path:
     """Write the store atomically (temp file in the same folder, fsync, rename). Returns the path. Raises OSError
     when the disk refuses (the old file is untouched then)."""

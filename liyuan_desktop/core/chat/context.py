@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..cards import Card
 from ..cards.meta import card_scripts_allowed
-from ..cards.personas import Persona
+from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
 from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.sampling import Sampling
@@ -39,6 +39,7 @@ from ..session.tree import SessionTree
 from .display_cache import DisplayCache, display_key
 from ..macros.ejs import has_template
 from .templates import attach as attach_templates, render_for_display
+from ..messages import message
 
 
 def header_persona(tree: SessionTree) -> Optional[Persona]:
@@ -99,7 +100,8 @@ class ChatContext:
         self.templates: Any = None
         self.last_templates: list[dict[str, Any]] = []
         self.card = card
-        persona_obj = persona_obj or header_persona(tree)
+        # the persona: given, else chosen for this chat in the window (personas.json), else what the header stored
+        persona_obj = persona_obj or chosen_for_chat(directory) or header_persona(tree)
         self.persona_obj = persona_obj
         self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona \
             or card.persona_name or "你"
@@ -148,7 +150,7 @@ class ChatContext:
             try:
                 preset = load_installed_preset(name)
             except PresetError as e:
-                self.warnings.append(f"这个对话用的预设「{name}」读不到了（{e}）：这次不用预设打开，系统提示词会短一些。")
+                self.warnings.append(message("ctx.preset_missing", name=name, error=e))
         self.warnings += mvu_warnings
         self.use_preset(preset)
 

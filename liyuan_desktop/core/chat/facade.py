@@ -19,7 +19,7 @@ from ..beat.events import BeatFinished, DraftChanged
 from ..beat.loop import AskHandler, EventSink
 from ..cards import Card
 from ..cards.meta import set_card_frames_trusted, set_card_scripts_allowed
-from ..cards.personas import Persona
+from ..cards.personas import Persona, load_personas, save_personas
 from ..ledger.state import WorldState
 from ..text import utf16_len
 from ..llm.sampling import Sampling
@@ -33,11 +33,12 @@ from ..prompt.presets.store import load_installed_preset
 from ..session.tree import SessionTree
 from . import recovery, turn
 from .agent import RestoreResult
-from .context import keep_preset
+from .context import ChatContext, keep_preset
 from .folder import export_story
 from .pipeline import emit, run_scribe_step
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
+from ..messages import action, message
 
 
 #: What the window and the CLI say after :meth:`Chat.edit_reply` (one line).
@@ -264,7 +265,7 @@ class Chat(ChatView):
 
     def _idle(self, what: str) -> None:
         if self.running is not None:
-            raise RuntimeError(f"本拍还在进行，先停下再{what}")
+            raise RuntimeError(message("chat.busy", what=action(what)))  # core/messages.py: rendered per language
 
     def select(self, entry_id: str) -> str:
         """Show the branch through ``entry_id`` (the tip below it); only the leaf is written. Returns the new leaf.
@@ -438,6 +439,25 @@ class Chat(ChatView):
                   "（这一拍的缓存命中会很低，之后恢复）。")
         self.pending_notices.append(notice)
         return notice
+
+    def set_persona(self, persona_id: Optional[str]) -> str:
+        """Play this chat as the persona ``persona_id`` of the persona library (``core/cards/personas.py``; None =
+        back to the persona the chat was created with). The choice is kept in the persona file's per-chat choices
+        (``PersonaStore.select_for_chat``), which opening reads (``ChatContext``), and takes effect from the next
+        beat: the chat's context is rebuilt ({{user}}, {{persona}}, the system prompt; the provider's cached prefix
+        is rebuilt once, said in the next beat's activity list). Past messages keep the name they were written
+        with. Returns the user's name now. KeyError for an unknown id, RuntimeError while a beat runs, OSError
+        when the persona file cannot be written."""
+        self._idle("换角色")
+        store = load_personas()
+        store.select_for_chat(self.dir, persona_id)
+        old = self.context
+        save_personas(store)
+        self.context = ChatContext(self.dir, self.tree, old.card, self.model.name, preset=old.preset,
+                                   world_info=self._wi.effective)
+        if self.context.persona != old.persona or self.system != old.system:
+            self.pending_notices.append(message("persona.changed", name=self.context.persona))
+        return self.context.persona
 
     def set_sampling(self, overrides: Optional[Sampling]) -> None:
         """Set this chat's own sampling overrides (None or empty = none; they win over the connection profile's

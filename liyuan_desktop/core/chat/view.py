@@ -13,7 +13,7 @@ from typing import Any, Awaitable, Callable, Optional
 from ..beat.loop import Beat
 from ..cards import Card
 from ..cards.meta import card_frames_trusted
-from ..cards.personas import Persona
+from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
@@ -297,6 +297,14 @@ class ChatView:
         """Token accounting of the newest beat on the branch from its call logs, or None without a beat."""
         beat = self.latest_beat()
         return call_tokens(beat.calls) if beat is not None else None
+
+    def persona_info(self) -> dict[str, Any]:
+        """This chat's persona: ``{"name": the user's name, "description": str, "id": the persona chosen for this
+        chat in the persona library or None (the chat plays the persona it was created with)}``."""
+        p = self.context.persona_obj
+        chosen = chosen_for_chat(self.dir)
+        return {"name": self.persona, "description": p.description if p is not None else "",
+                "id": chosen.id if chosen is not None else None}
 
     def sealed_beat_count(self) -> int:
         """Beats on the branch that ended sealed (or revised the previous reply)."""
