@@ -462,6 +462,8 @@ class ConversationView(QWebEngineView):
     """「编辑」 clicked on a user message: its session entry id."""
     inspectRequested = Signal(str)
     """「查看提示词」 chosen in the context menu of a reply or draft: its session entry id."""
+    branchFromRequested = Signal(str)
+    """「从这里新建对话」 on a message: a new chat holding the branch up to that session entry id (issue 17)."""
     frameFailed = Signal(str, str)
     """A status-bar frame was stopped: its name and the reason (``"hung"``: it stopped answering the watchdog);
     its block now shows 「状态栏脚本无响应，已停止」."""
@@ -933,6 +935,10 @@ class ConversationView(QWebEngineView):
                 menu.addSeparator()
                 act = menu.addAction(tr("inspect.action"))
                 act.triggered.connect(lambda _=False, i=str(item["id"]): self.inspectRequested.emit(i))
+            if isinstance(item, dict) and item.get("role") in ("assistant", "user", "opening") and item.get("id") \
+                    and not str(item["id"]).startswith("pending-"):
+                here = menu.addAction(tr("manage.branch.here"))
+                here.triggered.connect(lambda _=False, i=str(item["id"]): self.branchFromRequested.emit(i))
             menu.popup(pos)
 
         self.eval_js("JSON.stringify(window.liyuan.contextItem ? window.liyuan.contextItem() : null)", with_item)

@@ -39,7 +39,7 @@ from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView, chat_frame_context
 from .draft_pane import DraftPane
 from .regex_worker import DisplayWorker, split_known
-from .i18n import show, tr
+from .i18n import tr
 from .inspector import InspectorDialog
 from .state_pane import StatePane
 
@@ -227,17 +227,15 @@ class MainWindow(QMainWindow):
         from .search_dialog import install_search_dialog  # issue 17: every chat of every card
 
         install_search_dialog(self, chat_menu)
+        from .manage import install_manage  # issue 17: rename / duplicate / delete to the 回收站, the folder watcher
+
+        install_manage(self, menu)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
         self.about_action = self.menuBar().addMenu(tr("menu.help")).addAction(tr("about.action"))
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.about_action.triggered.connect(lambda: show_about(self))
-        from .persona_picker import open_persona_dialog  # issue 17: the persona per chat (menu 对话)
-
-        self.persona_action = chat_menu.addAction(tr("persona.menu"))
-        self.persona_action.setObjectName("personaAction")
-        self.persona_action.triggered.connect(lambda: open_persona_dialog(self))
         self._set_busy(False)
         try:
             library.ensure_demo_card()  # the bundled card is always there to start from
@@ -413,7 +411,6 @@ class MainWindow(QMainWindow):
         self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
         self._after_open()
         for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
-            w = show(w)  # an engine message (core/messages.py) in the window's language
             self.statusBar().showMessage(w, 8000)
             self.draft_pane.notice(w)
         return True
@@ -527,10 +524,14 @@ class MainWindow(QMainWindow):
 
     def import_card_file(self, path: str) -> Optional[library.CardRef]:
         """Import a card file into the library; a clear message when it is not a card."""
+        from .manage import import_asking  # a card that exists: 替换 / 保留两个 / 取消, never a silent replace
+
         try:
-            ref = library.import_card(path)
+            ref = import_asking(self, path)
         except (CardError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.import", error=e))
+            return None
+        if ref is None:
             return None
         self.refresh_tree()
         self.card_ref = ref
