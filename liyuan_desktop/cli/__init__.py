@@ -12,6 +12,7 @@
     liyuan search QUERY [--card C] [--json]   words in every chat (search.py)
     liyuan settings show|import-st …         the app's world-info settings; take them over from SillyTavern
                                              (settings_cli.py)
+    liyuan import-sillytavern PATH [--json] [--dry-run]   a whole SillyTavern data folder in one step (migrate.py)
     liyuan models probe|local|list …         what a provider can do, local model servers (models.py)
 
 Each subcommand module has ``add_parser(sub)`` (``add_parsers`` where it registers two) and ``run(args) -> int``;
@@ -27,7 +28,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from . import branch, card, chat, chats, inspect, memory, models, preset, search, settings_cli, story
+from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
 from .common import PipeSafeStdout
 
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.add_parser(sub)
     preset.add_parser(sub)
     settings_cli.add_parser(sub)
+    migrate.add_parser(sub)
     search.add_parser(sub)
     models.add_parser(sub)
     return p
@@ -64,7 +66,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run, "search": search.run, "models": models.run}
+            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

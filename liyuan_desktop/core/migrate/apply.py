@@ -141,12 +141,12 @@ class _Run:
         self.created.append(dest)
         card = ref.load()
         warnings = import_st_file(self.root / item.source, card, dest, title=item.name)
+        warnings = list(dict.fromkeys(warnings))
         if warnings:
             item.detail["warnings"] = warnings
             item.reason = "；".join(warnings[:3]) + ("……" if len(warnings) > 3 else "")
         attached = self._attach_books(item, card, dest)
-        if attached:
-            item.detail["attached_books"] = attached
+        item.links = attached  # what the chat reads now, beside the card's own book and the global ones
         if item.detail.get("persona"):
             self.chat_personas.append((dest, str(item.detail["persona"])))
         self._record(item, dest / "session.jsonl", item.detail.get("sha256"))

@@ -349,6 +349,9 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
                 item.action, item.reason = "skip", f"找不到它的角色卡 characters/{d.name}.*"
                 continue
             header = chat_header(f)
+            if header and not any(k in header for k in ("user_name", "name", "mes", "chat_metadata")):
+                item.action, item.reason = "error", "第一行不是 SillyTavern 聊天记录的开头（可能是角色卡、预设或别的 JSON）"
+                continue
             meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]

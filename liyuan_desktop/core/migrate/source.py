@@ -55,6 +55,9 @@ def find_user_dir(root: Path) -> tuple[Optional[Path], str, list[str]]:
     if _score(root) >= 2 or (root / "characters").is_dir() and _score(root) >= 1:
         layout = "public" if root.name == "public" else "user folder"
         return root, layout, notes
+    pub = root / "public"
+    if pub.is_dir() and _score(pub) >= 2:
+        return pub, "public", notes
     for data in (root / "data", root):
         if not data.is_dir():
             continue
@@ -65,9 +68,6 @@ def find_user_dir(root: Path) -> tuple[Optional[Path], str, list[str]]:
                 notes.append("还有其他 SillyTavern 用户的数据没有导入：" + "、".join(d.name for d in users[1:])
                              + "（每次导入一个用户文件夹，可以再选 data/<用户名>/ 导入）")
             return users[0], f"data/{users[0].name}", notes
-    pub = root / "public"
-    if pub.is_dir() and _score(pub) >= 2:
-        return pub, "public", notes
     try:
         subs = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
     except OSError:

@@ -1,0 +1,74 @@
+"""``liyuan import-sillytavern PATH [--json] [--dry-run]``: bring a whole SillyTavern data folder over in one step
+(``core.migrate``): cards with their chats, world books with their links, presets, personas, settings — never keys.
+
+PATH is a SillyTavern folder, its ``data/<user>/``, the older ``public/`` folder, or a backup ``.zip`` of one. Prints
+the plan (what was found, conflicts, what is not imported) on stdout, progress on stderr (a line about every 5 %),
+then the report (Markdown; ``--json``: only the report as JSON on stdout). ``--dry-run`` writes nothing. Ctrl-C
+cancels cleanly: what was already created is removed.
+
+Exit codes: 0 imported (damaged items are listed in the report); 2 PATH is no SillyTavern data or a refused zip;
+130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+from ..core.migrate import MigrationError, run as run_migration, scan
+from .common import out
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``import-sillytavern`` on the top-level subparsers; returns its parser."""
+    p = sub.add_parser("import-sillytavern",
+                       help="从 SillyTavern 一步导入：角色卡和聊天、世界书、预设、人设、设置（不含密钥）")
+    p.add_argument("path", help="SillyTavern 文件夹、data/<用户名>/、旧版 public/，或它们的备份 .zip")
+    p.add_argument("--json", action="store_true", help="只输出报告的 JSON")
+    p.add_argument("--dry-run", action="store_true", help="只看会导入什么，什么都不写")
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan import-sillytavern`` (module doc); returns the exit code."""
+    try:
+        plan = scan(args.path)
+    except MigrationError as e:
+        print(f"liyuan: {e}", file=sys.stderr)
+        return 2
+    if not args.json:
+        for line in plan.summary_lines():
+            out(line)
+        out("")
+    stop = threading.Event()
+    last = [-1]
+
+    def progress(done: int, total: int, label: str) -> None:
+        pct = 100 * done // max(total, 1)
+        if pct // 5 != last[0] // 5 or done == total:
+            last[0] = pct
+            print(f"liyuan: 导入 {pct:3d}%  {label}", file=sys.stderr, flush=True)
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        stop.set()
+
+    old = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    try:
+        report = run_migration(plan, progress, stop, dry_run=args.dry_run)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGINT, old)
+    if args.json:
+        out(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=1))
+    else:
+        out(report.markdown())
+        if report.report_dir:
+            out(f"报告已保存：{report.report_dir}")
+    if report.cancelled:
+        print("liyuan: 已取消，这次导入的东西都已删除", file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,318 @@
+"""One-step migration from SillyTavern (issue 16 §3): core.migrate scan/run and ``liyuan import-sillytavern``.
+
+The SillyTavern folder is built from literal JSON (tests/st_folder.py), so these run without ../shared; one test
+also builds one from the real fixtures (skipped without them)."""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import os
+import shutil
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from helpers import need_shared
+from st_folder import build_st_folder
+
+from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.cards.personas import load_personas
+from liyuan_desktop.core.chat import Chat
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.lore.books import global_books_dir, library_books_dir
+from liyuan_desktop.core.migrate import MigrationError, run, scan
+from liyuan_desktop.core.paths import home
+from liyuan_desktop.core.prompt.presets.store import list_presets, presets_dir
+from liyuan_desktop.core.settings import load_settings
+
+
+@pytest.fixture
+def no_secrets(monkeypatch):
+    """Call it to arm: from then on any attempt to open a file called secrets.json fails the test (builtins/io/os
+    open are watched)."""
+    opened: list[str] = []
+
+    def guard(real):
+        def wrapper(file, *a, **k):
+            if isinstance(file, (str, os.PathLike)) and os.path.basename(os.fspath(file)) == "secrets.json":
+                opened.append(os.fspath(file))
+                raise AssertionError("secrets.json was opened")
+            return real(file, *a, **k)
+        return wrapper
+
+    def arm() -> None:
+        monkeypatch.setattr(builtins, "open", guard(builtins.open))
+        monkeypatch.setattr(io, "open", guard(io.open))
+        monkeypatch.setattr(os, "open", guard(os.open))
+
+    yield arm
+    assert not opened
+
+
+def _snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _card(name: str):
+    return load_card(home() / "cards" / name / "card.json")
+
+
+def _open(card: str, chat: str) -> Chat:
+    return Chat.open(home() / "cards" / card / "对话" / chat, _card(card), ReplayModel(actor=[]))
+
+
+def test_every_kind_is_imported_and_plays_as_in_sillytavern(tmp_path, no_secrets):
+    st = build_st_folder(tmp_path / "st")
+    no_secrets()
+    plan = scan(tmp_path / "st")  # a SillyTavern root: data/default-user is found
+    assert Path(plan.root) == st and plan.layout == "data/default-user"
+    counts = plan.counts()
+    assert counts["card"] == {"new": 2, "error": 1}
+    assert counts["chat"] == {"new": 4, "error": 1, "skip": 1}
+    assert counts["book"] == {"new": 4, "error": 1} and counts["preset"] == {"new": 2}
+    assert counts["persona"] == {"new": 2} and counts["avatar"] == {"new": 2}
+    missing = {n.what.split("（")[0]: n.count for n in plan.not_imported}
+    assert missing["群聊记录"] == 1 and missing["快速回复"] == 2 and missing["扩展"] == 1 and missing["secrets.json"] == 1
+
+    seen: list[tuple[int, int]] = []
+    report = run(plan, lambda done, total, label: seen.append((done, total)))
+    assert not report.cancelled and seen[-1][0] == seen[-1][1]
+    assert report.imported == {"settings": 1, "book": 4, "preset": 2, "card": 2, "chat": 4, "persona": 2, "avatar": 2}
+    assert report.failed == {"book": 1, "card": 1, "chat": 1}
+    # damaged inputs are named per item
+    by_name = {(i.kind, i.name): i for i in report.plan.items}
+    assert "截断" in by_name[("card", "broken")].reason or "PNG" in by_name[("card", "broken")].reason
+    assert "不完整" in by_name[("chat", "断了")].reason and by_name[("chat", "断了")].action == "new"
+    assert by_name[("chat", "x")].action == "skip" and by_name[("book", "坏书")].action == "error"
+    # the report is saved beside the data, Markdown and JSON
+    rd = Path(report.report_dir)
+    assert rd.parent == home() / "导入记录"
+    assert "secrets.json" in (rd / "报告.md").read_text("utf-8")
+    assert json.loads((rd / "report.json").read_text("utf-8"))["imported"]["chat"] == 4
+
+    # chats open with their swipes and their bar variables
+    chat = _open("阿梨", "第一局")
+    items = chat.transcript()
+    assert [i["role"] for i in items] == ["opening", "user", "assistant", "user", "assistant"]
+    assert items[2]["swipe"] == [3, 3] and items[0]["swipe"] == [1, 2]
+    assert items[2]["variables"]["stat_data"]["好感"] == 30
+    assert chat.current_mvu().stat_data["好感"] == 31
+    chat.swipe(items[2]["id"], -1)
+    assert chat.transcript()[2]["variables"]["stat_data"]["好感"] == 20
+    bob = _open("阿柏", "柏的一局").transcript()
+    assert bob[0]["swipe"] == [2, 2] and bob[0]["variables"]["stat_data"]["好感"] == 6
+
+    # world books: the global one is global, the others in the library; links kept
+    assert (global_books_dir() / "全局之书.json").is_file()
+    assert {p.stem for p in library_books_dir().glob("*.json")} == {"阿梨的世界", "额外之书", "聊天之书"}
+    assert _card("阿梨").extensions["world"] == "阿梨的世界"
+    contents = {e.content for e in chat.context.book.entries}
+    assert {"梨园是阿梨长大的地方。", "渡口在镇子东边。", "第一局里灯笼是红的。", "天下分九州。"} <= contents
+    second = {e.content for e in _open("阿梨", "第二局").context.book.entries}
+    assert "渡口在镇子东边。" in second and "第一局里灯笼是红的。" not in second  # only 第一局 had that chat book
+    assert "阿柏的剑叫长风。" in {e.content for e in _open("阿柏", "柏的一局").context.book.entries}  # charLore
+
+    # presets, personas, settings
+    assert set(list_presets()) >= {"梨园预设", "备用预设"}
+    assert "proxy_password" not in (presets_dir() / "梨园预设.json").read_text("utf-8")
+    store = load_personas()
+    assert {p.name for p in store.personas} == {"旅人", "侠客"} and store.default_persona.name == "侠客"
+    assert store.for_chat(home() / "cards" / "阿梨" / "对话" / "第一局").name == "侠客"  # the chat's locked persona
+    assert (home() / "人设头像" / "user2.png").read_bytes().endswith(b"avatar-two")
+    s = load_settings()
+    assert s.default_preset == "梨园预设" and s.persona_name == "旅人"
+    assert s.world_info.world_info_depth == 4 and s.world_info.world_info_budget == 40
+    prov = next(p for p in s.providers if p.name == s.active_provider)
+    assert (prov.base_url, prov.model) == ("http://127.0.0.1:5001/v1", "my-local-model")
+    assert "sk-never-read" not in json.dumps(_snapshot(home()), default=lambda b: b.decode("utf-8", "replace"))
+
+
+def test_second_run_imports_nothing_new(tmp_path):
+    build_st_folder(tmp_path / "st")
+    run(scan(tmp_path / "st"))
+    before = _snapshot(home() / "cards")
+    plan = scan(tmp_path / "st")
+    assert plan.to_import() == 1  # only settings.json, which the run finds unchanged
+    report = run(plan)
+    assert report.imported == {} and report.skipped["chat"] == 4 and report.skipped["card"] == 2
+    assert report.skipped["book"] == 4 and report.skipped["preset"] == 2 and report.skipped["persona"] == 2
+    assert _snapshot(home() / "cards") == before
+    assert len(load_personas().personas) == 2 and len(load_settings().providers) == 1
+
+
+def test_conflicts_are_renamed_never_overwritten(tmp_path):
+    build_st_folder(tmp_path / "st")
+    library_books_dir().mkdir(parents=True)
+    (library_books_dir() / "阿梨的世界.json").write_text('{"entries": {}}', "utf-8")
+    presets_dir().joinpath("梨园预设.json").write_text('{"temperature": 0.1, "prompts": []}', "utf-8")
+    report = run(scan(tmp_path / "st"))
+    assert (library_books_dir() / "阿梨的世界.json").read_text("utf-8") == '{"entries": {}}'
+    assert (library_books_dir() / "阿梨的世界 (2).json").is_file()
+    assert presets_dir().joinpath("梨园预设.json").read_text("utf-8") == '{"temperature": 0.1, "prompts": []}'
+    assert presets_dir().joinpath("梨园预设 (2).json").is_file()
+    assert load_settings().default_preset == "梨园预设 (2)"  # the default follows the renamed preset
+    renamed = {i.name: i.target for i in report.plan.items if i.action == "rename"}
+    assert renamed == {"阿梨的世界": "阿梨的世界 (2)", "梨园预设": "梨园预设 (2)"}
+    # the link follows the rename: the chat reads the imported book, not the one that was here
+    assert "渡口在镇子东边。" in {e.content for e in _open("阿梨", "第一局").context.book.entries}
+
+
+def test_cancel_leaves_nothing(tmp_path):
+    build_st_folder(tmp_path / "st")
+    run(scan(tmp_path / "st"))  # something already there that must stay as it is
+    build_st_folder(tmp_path / "st2")
+    (tmp_path / "st2/data/default-user/worlds/阿梨的世界.json").write_text('{"entries": {"0": {"key": ["x"], "content": "变了"}}}', "utf-8")
+    shutil.copy(tmp_path / "st2/data/default-user/chats/alice/第二局.jsonl", tmp_path / "st2/data/default-user/chats/alice/第三局.jsonl")
+    with open(tmp_path / "st2/data/default-user/chats/alice/第三局.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"name": "阿梨", "is_user": False, "mes": "多一句"}, ensure_ascii=False) + "\n")
+    before = _snapshot(home())
+    plan = scan(tmp_path / "st2")
+    assert plan.to_import() >= 3
+    stop = threading.Event()
+    calls = []
+
+    def progress(done, total, label):
+        calls.append(label)
+        if label.startswith("chat"):  # the book is written by now, the chat is being written
+            stop.set()
+
+    report = run(plan, progress, stop)
+    assert report.cancelled and report.report_dir == ""
+    assert any(c.startswith("book") for c in calls)
+    assert _snapshot(home()) == before
+    assert plan.temp_dir is None
+
+
+def _zip_of(folder: Path, out: Path, extra: dict[str, bytes] | None = None, symlink: bool = False) -> Path:
+    with zipfile.ZipFile(out, "w") as z:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                z.write(p, p.relative_to(folder).as_posix())
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+        if symlink:
+            info = zipfile.ZipInfo("default-user/worlds/link.json")
+            info.external_attr = (0o120777 << 16)
+            z.writestr(info, "/etc/passwd")
+    return out
+
+
+def test_backup_zip_imports_and_hostile_members_are_refused(tmp_path):
+    build_st_folder(tmp_path / "st")
+    z = _zip_of(tmp_path / "st" / "data", tmp_path / "backup.zip",
+                {"../evil.txt": b"escaped", "default-user/../../evil2.txt": b"escaped", "/abs-evil.txt": b"abs"},
+                symlink=True)
+    plan = scan(z)
+    assert plan.layout == "data/default-user" and Path(plan.temp_dir).is_dir()
+    refused = [p for p in plan.problems if "没有解压" in p]
+    assert len(refused) == 4
+    assert not (tmp_path / "evil.txt").exists() and not Path("/abs-evil.txt").exists()
+    assert not list(Path(plan.temp_dir).parent.glob("evil*.txt"))
+    temp = Path(plan.temp_dir)
+    report = run(plan)
+    assert report.imported["card"] == 2 and report.imported["chat"] == 4
+    assert not temp.exists()  # the extracted copy is removed
+
+
+def test_zip_bomb_and_non_zip_are_refused(tmp_path, monkeypatch):
+    from liyuan_desktop.core.migrate import source
+
+    (tmp_path / "x.zip").write_bytes(b"not a zip")
+    with pytest.raises(MigrationError, match="zip"):
+        scan(tmp_path / "x.zip")
+    build_st_folder(tmp_path / "st")
+    z = _zip_of(tmp_path / "st", tmp_path / "b.zip")
+    monkeypatch.setattr(source, "MAX_TOTAL_BYTES", 1000)
+    before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("liyuan-st-*"))
+    with pytest.raises(MigrationError, match="上限"):
+        scan(z)
+    assert set(Path(os.environ.get("TMPDIR", "/tmp")).glob("liyuan-st-*")) == before  # nothing left behind
+
+
+def test_old_public_layout_and_user_folder(tmp_path):
+    st = build_st_folder(tmp_path / "new")
+    old = tmp_path / "old" / "public"
+    shutil.copytree(st, old)
+    plan = scan(tmp_path / "old")
+    assert plan.layout == "public" and plan.counts()["card"]["new"] == 2
+    plan.discard()
+    plan = scan(st)  # the user folder itself
+    assert plan.layout == "user folder" and plan.counts()["chat"]["new"] == 4
+
+
+def test_unreadable_settings_is_reported_and_the_rest_imports(tmp_path):
+    st = build_st_folder(tmp_path / "st")
+    (st / "settings.json").write_text('{"username": "旅', "utf-8")
+    report = run(scan(st))
+    item = next(i for i in report.plan.items if i.kind == "settings")
+    assert item.action == "error" and "settings.json" in item.reason
+    assert report.imported["card"] == 2 and report.imported["chat"] == 4 and report.imported["book"] == 4
+    assert load_settings().default_preset is None
+
+
+def test_not_sillytavern_data(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(MigrationError, match="SillyTavern"):
+        scan(tmp_path / "empty")
+    with pytest.raises(MigrationError):
+        scan(tmp_path / "missing")
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    build_st_folder(tmp_path / "st")
+    before = _snapshot(home())
+    report = run(scan(tmp_path / "st"), dry_run=True)
+    assert report.dry_run and report.imported["chat"] == 4
+    assert _snapshot(home()) == before
+
+
+def test_cli_json_and_second_run(tmp_path, capsys):
+    from liyuan_desktop.cli import main
+
+    build_st_folder(tmp_path / "st")
+    assert main(["import-sillytavern", str(tmp_path / "st"), "--json"]) == 0
+    cap = capsys.readouterr()
+    first = json.loads(cap.out)
+    assert first["imported"]["card"] == 2 and first["imported"]["chat"] == 4 and first["imported"]["book"] == 4
+    assert "导入" in cap.err and "%" in cap.err
+    assert main(["import-sillytavern", str(tmp_path / "st"), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["imported"] == {} and again["skipped"]["chat"] == 4
+    assert main(["import-sillytavern", str(tmp_path / "st")]) == 0
+    text = capsys.readouterr().out
+    assert "角色卡" in text and "secrets.json" in text and "报告已保存" in text
+    assert main(["import-sillytavern", str(tmp_path / "nothing")]) == 2
+
+
+def test_real_fixture_cards_books_and_preset(tmp_path):
+    fx = need_shared("fixtures", "cards")
+    st = tmp_path / "data" / "default-user"
+    for sub in ("characters", "worlds", "OpenAI Settings", "chats"):
+        (st / sub).mkdir(parents=True)
+    for name in ("default_Seraphina.png", "Skynet_v2.png", "青空 理.png", "角色卡_修女与女忍的双面日常.json"):
+        shutil.copy(fx / name, st / "characters" / name)
+    shutil.copy(fx / "formats" / "Eldoria.json", st / "worlds" / "Eldoria.json")
+    shutil.copy(fx / "formats" / "openai-preset-Default.json", st / "OpenAI Settings" / "Default.json")
+    (st / "chats" / "default_Seraphina").mkdir()
+    lines = [{"user_name": "User", "character_name": "Seraphina", "chat_metadata": {"world_info": "Eldoria"}},
+             {"name": "Seraphina", "is_user": False, "mes": "Hello", "swipes": ["Hello", "Hi"], "swipe_id": 1},
+             {"name": "User", "is_user": True, "mes": "Hi there"}]
+    (st / "chats" / "default_Seraphina" / "chat.jsonl").write_text(
+        "\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    report = run(scan(tmp_path))
+    assert report.imported == {"book": 1, "preset": 1, "card": 4, "chat": 1}
+    card_name = next(i.target for i in report.plan.items if i.kind == "card" and i.owner == "default_Seraphina")
+    chat = Chat.open(home() / "cards" / card_name / "对话" / "chat", _card(card_name), ReplayModel(actor=[]))
+    assert chat.transcript()[0]["swipe"] == [2, 2]
+    eldoria = json.loads((fx / "formats" / "Eldoria.json").read_text("utf-8"))
+    # Seraphina links Eldoria (extensions.world) and carries it embedded (SillyTavern embeds the linked book when
+    # it saves a card): the chat reads its entries once, from the card, and no copy is attached
+    assert _card(card_name).extensions["world"] == "Eldoria"
+    assert not (home() / "cards" / card_name / "对话" / "chat" / "世界书").exists()
+    contents = [e.content for e in chat.context.book.entries]
+    assert all(contents.count(e["content"]) == 1 for e in eldoria["entries"].values())
+    assert run(scan(tmp_path)).imported == {}
