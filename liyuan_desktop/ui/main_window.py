@@ -39,7 +39,7 @@ from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView, chat_frame_context
 from .draft_pane import DraftPane
 from .regex_worker import DisplayWorker, split_known
-from .i18n import tr
+from .i18n import show, tr
 from .inspector import InspectorDialog
 from .state_pane import StatePane
 
@@ -236,6 +236,11 @@ class MainWindow(QMainWindow):
         self.about_action = self.menuBar().addMenu(tr("menu.help")).addAction(tr("about.action"))
         self.about_action.setMenuRole(QAction.MenuRole.AboutRole)
         self.about_action.triggered.connect(lambda: show_about(self))
+        from .persona_picker import open_persona_dialog  # issue 17: the persona per chat (menu 对话)
+
+        self.persona_action = chat_menu.addAction(tr("persona.menu"))
+        self.persona_action.setObjectName("personaAction")
+        self.persona_action.triggered.connect(lambda: open_persona_dialog(self))
         self._set_busy(False)
         try:
             library.ensure_demo_card()  # the bundled card is always there to start from
@@ -411,6 +416,7 @@ class MainWindow(QMainWindow):
         self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
         self._after_open()
         for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
+            w = show(w)  # an engine message (core/messages.py) in the window's language
             self.statusBar().showMessage(w, 8000)
             self.draft_pane.notice(w)
         return True
