@@ -106,6 +106,11 @@ def open_window(problem: Optional[str] = None):
         win.statusBar().showMessage(_tr("home.readonly.status"))
     win.show()
     _windows[:] = [win]
+    from .ui.cjk_font import cjk_hint
+
+    font_hint = cjk_hint()  # no system Chinese font: which package brings one (issue 16)
+    if font_hint and not problem:
+        win.statusBar().showMessage(font_hint)
     if problem:
         show_data_folder_problem(win, problem)
     return win
@@ -204,6 +209,9 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     missing_libs = preflight(setup_logging)
     if missing_libs is not None:
         return missing_libs
+    from .ui.cjk_font import prepare_fontconfig
+
+    prepare_fontconfig()  # no Chinese font on the system: the bundled one, for Qt and Chromium alike
     sandbox = prepare_env()
     if os.environ.get("LIYUAN_GPU") != "1":
         add_chromium_flags([NO_GPU_FLAG])

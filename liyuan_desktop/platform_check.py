@@ -2,8 +2,9 @@
 
 Qt's xcb plugin (``libqxcb.so``) links a dozen X11 helper libraries that a minimal desktop lacks (``libxcb-cursor``,
 ``libxcb-icccm``, ``libxcb-keysyms``…). When one is missing Qt aborts (rc 134) naming only the first, and a menu-launched
-app just vanishes. This module asks the dynamic linker first — ``ldd`` of the plugin and of ``libQt6XcbQpa.so.6``
-(``libqwayland.so`` in a Wayland session) — and, when anything is "not found", names every missing library with ONE
+app just vanishes. This module asks the dynamic linker first — ``ldd`` of the plugin, of ``libQt6XcbQpa.so.6``
+(``libqwayland.so`` in a Wayland session) and of ``libQt6WebEngineCore.so.6`` (the transcript's web view: NSS, NSPR,
+ALSA, libXcomposite… — a minimal Debian chroot lacked those too) — and, when anything is "not found", names every missing library with ONE
 install command for this distribution (``/etc/os-release`` ``ID``/``ID_LIKE`` → apt, dnf, pacman or zypper, with each
 distribution's package names), shows it in a dialog or notification when there is no terminal, logs it and exits 3.
 
@@ -98,6 +99,48 @@ PACKAGES: dict[str, dict[str, str]] = {
         "libwayland-cursor.so.0": "libwayland-cursor0", "libwayland-egl.so.1": "libwayland-egl1",
     },
 }
+
+#: the libraries QtWebEngine (the transcript and the status-bar frames) links, same tables
+PACKAGES["apt"].update({
+    "libnss3.so": "libnss3", "libnssutil3.so": "libnss3", "libsmime3.so": "libnss3",
+    "libnspr4.so": "libnspr4", "libXcomposite.so.1": "libxcomposite1", "libXdamage.so.1": "libxdamage1",
+    "libXrandr.so.2": "libxrandr2", "libXtst.so.6": "libxtst6", "libXext.so.6": "libxext6",
+    "libXfixes.so.3": "libxfixes3", "libXrender.so.1": "libxrender1", "libasound.so.2": "libasound2",
+    "libxkbfile.so.1": "libxkbfile1", "libgssapi_krb5.so.2": "libgssapi-krb5-2", "libxshmfence.so.1": "libxshmfence1",
+    "libgbm.so.1": "libgbm1", "libdrm.so.2": "libdrm2", "libxcb-dri3.so.0": "libxcb-dri3-0",
+    "libexpat.so.1": "libexpat1", "libXau.so.6": "libxau6", "libXdmcp.so.6": "libxdmcp6",
+    "libwayland-server.so.0": "libwayland-server0",
+})
+PACKAGES["dnf"].update({
+    "libnss3.so": "nss", "libnssutil3.so": "nss-util", "libsmime3.so": "nss",
+    "libnspr4.so": "nspr", "libXcomposite.so.1": "libXcomposite", "libXdamage.so.1": "libXdamage",
+    "libXrandr.so.2": "libXrandr", "libXtst.so.6": "libXtst", "libXext.so.6": "libXext",
+    "libXfixes.so.3": "libXfixes", "libXrender.so.1": "libXrender", "libasound.so.2": "alsa-lib",
+    "libxkbfile.so.1": "libxkbfile", "libgssapi_krb5.so.2": "krb5-libs", "libxshmfence.so.1": "libxshmfence",
+    "libgbm.so.1": "mesa-libgbm", "libdrm.so.2": "libdrm", "libxcb-dri3.so.0": "libxcb",
+    "libexpat.so.1": "expat", "libXau.so.6": "libXau", "libXdmcp.so.6": "libXdmcp",
+    "libwayland-server.so.0": "libwayland-server",
+})
+PACKAGES["pacman"].update({
+    "libnss3.so": "nss", "libnssutil3.so": "nss", "libsmime3.so": "nss",
+    "libnspr4.so": "nspr", "libXcomposite.so.1": "libxcomposite", "libXdamage.so.1": "libxdamage",
+    "libXrandr.so.2": "libxrandr", "libXtst.so.6": "libxtst", "libXext.so.6": "libxext",
+    "libXfixes.so.3": "libxfixes", "libXrender.so.1": "libxrender", "libasound.so.2": "alsa-lib",
+    "libxkbfile.so.1": "libxkbfile", "libgssapi_krb5.so.2": "krb5", "libxshmfence.so.1": "libxshmfence",
+    "libgbm.so.1": "mesa", "libdrm.so.2": "libdrm", "libxcb-dri3.so.0": "libxcb",
+    "libexpat.so.1": "expat", "libXau.so.6": "libxau", "libXdmcp.so.6": "libxdmcp",
+    "libwayland-server.so.0": "wayland",
+})
+PACKAGES["zypper"].update({
+    "libnss3.so": "mozilla-nss", "libnssutil3.so": "mozilla-nss", "libsmime3.so": "mozilla-nss",
+    "libnspr4.so": "mozilla-nspr", "libXcomposite.so.1": "libXcomposite1", "libXdamage.so.1": "libXdamage1",
+    "libXrandr.so.2": "libXrandr2", "libXtst.so.6": "libXtst6", "libXext.so.6": "libXext6",
+    "libXfixes.so.3": "libXfixes3", "libXrender.so.1": "libXrender1", "libasound.so.2": "libasound2",
+    "libxkbfile.so.1": "libxkbfile1", "libgssapi_krb5.so.2": "krb5", "libxshmfence.so.1": "libxshmfence1",
+    "libgbm.so.1": "libgbm1", "libdrm.so.2": "libdrm2", "libxcb-dri3.so.0": "libxcb-dri3-0",
+    "libexpat.so.1": "libexpat1", "libXau.so.6": "libXau6", "libXdmcp.so.6": "libXdmcp6",
+    "libwayland-server.so.0": "libwayland-server0",
+})
 
 INSTALL_PREFIX = {"apt": "sudo apt install", "dnf": "sudo dnf install", "pacman": "sudo pacman -S --needed",
                   "zypper": "sudo zypper install"}
@@ -210,12 +253,17 @@ def _plugin_files(platform: str, pdir: Path) -> list[Path]:
     plugin = pdir / ("libqxcb.so" if platform == "xcb" else "libqwayland.so")
     if not plugin.exists() and platform == "wayland":
         plugin = pdir / "libqwayland-generic.so"
-    files = [plugin] if plugin.exists() else []
+    if not plugin.exists():
+        return []
+    files = [plugin]
     libdir = pdir.parent.parent / "lib"
+    if not libdir.is_dir():  # the built app keeps Qt's libraries beside the plugins folder's grandparent
+        libdir = pdir.parent.parent
     stem = "libQt6XcbQpa.so" if platform == "xcb" else "libQt6WaylandClient.so"
-    qpa = sorted(libdir.glob(stem + "*")) if libdir.is_dir() else []
-    if qpa:
-        files.append(qpa[0])
+    for name in (stem, "libQt6WebEngineCore.so"):  # the window's web view needs its libraries as much
+        found = sorted(libdir.glob(name + "*"))
+        if found:
+            files.append(found[0])
     return files
 
 
@@ -358,8 +406,9 @@ def message(result: CheckResult, manager: Optional[str], logfile: Optional[Path]
     """The text shown to the user (Chinese, then English): every missing library, the install command, the log."""
     plat = " / ".join(result.platforms) or "xcb"
     cmd = install_command(result.missing, manager)
-    lines = [f"梨园无法打开窗口：Qt 图形平台插件（{plat}）缺少以下系统库 / "
-             f"Liyuan cannot open its window: the Qt platform plugin ({plat}) needs these missing system libraries:"]
+    lines = [f"梨园无法打开窗口：Qt 图形界面（{plat} 平台插件与网页引擎）缺少以下系统库 / "
+             f"Liyuan cannot open its window: Qt ({plat} platform plugin and web engine) needs these missing system "
+             "libraries:"]
     lines += [f"  {s}" for s in result.missing]
     if cmd:
         lines += ["请用这条命令安装后再启动 / Install them with:", f"  {cmd}"]

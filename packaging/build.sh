@@ -68,6 +68,23 @@ PLATFORM = "$(uname -s | tr 'A-Z' 'a-z')-$(uname -m)"
 EOF
 echo "    version $VERSION, commit $COMMIT, build date $BUILD_DATE"
 
+# a Chinese fallback font (issue 16): used only on a machine without one (liyuan_desktop/ui/cjk_font.py); WenQuanYi
+# Micro Hei, Apache-2.0 or GPL-3 with the font exception (packaging/README.md), 5 MB, taken from the build machine
+WQY=/usr/share/fonts/truetype/wqy/wqy-microhei.ttc
+if [ ! -f "$WQY" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei >/dev/null 2>&1 \
+    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei >/dev/null; } || true
+fi
+if [ -f "$WQY" ]; then
+  mkdir -p "$STAGE/liyuan_desktop/resources/fonts"
+  cp "$WQY" "$STAGE/liyuan_desktop/resources/fonts/"
+  cp "$STAGE/packaging/linux/wqy-microhei-LICENSE.txt" "$STAGE/liyuan_desktop/resources/fonts/" 2>/dev/null || true
+  echo "    bundled fallback font: $(basename "$WQY") ($(du -k "$WQY" | cut -f1) KB)"
+else
+  echo "build.sh: WARNING: no WenQuanYi Micro Hei on the build machine (Debian: fonts-wqy-microhei); the app will" \
+       "carry no Chinese fallback font" >&2
+fi
+
 # --- 2. the build venv -----------------------------------------------------------------------------------------
 if [ -n "${LIYUAN_BUILD_PYTHON:-}" ]; then
   VPY=$LIYUAN_BUILD_PYTHON

@@ -108,3 +108,38 @@ def source_datas(src: Path) -> list[tuple[str, str]]:
             dest = Path("liyuan_desktop", "sample_cards") / f.relative_to(cards).parent
             out.append((str(f), str(dest)))
     return out
+
+
+# Issue 16: the X11 helper libraries Qt's xcb platform plugin links that a minimal desktop lacks (Debian's minimal
+# GNOME/Xfce installs and server-turned-desktop images miss xcb-cursor, icccm, keysyms, image, render-util and
+# xkbcommon-x11 first; the others come with them). The built app carries them all, so it starts without them; what
+# every X11 desktop has (libxcb1, libGL/libEGL, libc) is declared in the .deb's Depends instead
+# (packaging/linux/deb-control.in).
+XCB_BUNDLE = ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1", "libxcb-image.so.0",
+              "libxcb-render-util.so.0", "libxkbcommon-x11.so.0", "libxkbcommon.so.0", "libxcb-util.so.1",
+              "libxcb-randr.so.0", "libxcb-shm.so.0", "libxcb-sync.so.1", "libxcb-xfixes.so.0", "libxcb-render.so.0",
+              "libxcb-shape.so.0", "libxcb-xkb.so.1", "libX11-xcb.so.1")
+
+
+def missing_xcb(binary_names: list[str]) -> list[str]:
+    """The :data:`XCB_BUNDLE` sonames not among ``binary_names`` (destination paths of the bundle's binaries;
+    compared by file name)."""
+    have = {Path(n).name for n in binary_names}
+    return [s for s in XCB_BUNDLE if s not in have]
+
+
+def system_library(soname: str) -> str | None:
+    """The path of ``soname`` in the system's linker cache (``ldconfig -p``), or None."""
+    import subprocess
+
+    for ldconfig in ("/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"):
+        try:
+            out = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=20).stdout
+        except (OSError, subprocess.SubprocessError):
+            continue
+        for line in out.splitlines():
+            parts = line.strip().split(" => ")
+            if len(parts) == 2 and parts[0].split(" ")[0] == soname:
+                return parts[1].strip()
+        return None
+    return None

@@ -4,6 +4,7 @@ installer scripts. Fast: no PyInstaller run here (packaging/smoke.sh builds and 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import struct
 import subprocess
@@ -183,3 +184,95 @@ def test_data_files_live_under_resources():
              if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts
              and p.relative_to(pkg).parts[0] != "resources"]
     assert stray == [], stray
+
+
+# --- issue 16: the xcb helpers the built app carries, the Chinese fallback font ------------------------------------
+
+def test_xcb_bundle_lists_what_minimal_desktops_lack():
+    for soname in ("libxcb-cursor.so.0", "libxcb-icccm.so.4", "libxcb-keysyms.so.1", "libxcb-image.so.0",
+                   "libxcb-render-util.so.0", "libxkbcommon-x11.so.0"):
+        assert soname in slim.XCB_BUNDLE
+    assert slim.missing_xcb([f"PySide6/Qt/lib/{n}" for n in slim.XCB_BUNDLE]) == []
+    assert slim.missing_xcb(["libxcb-icccm.so.4"])[0] == "libxcb-cursor.so.0"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not shutil.which("ldd"), reason="ldd (Linux)")
+def test_xcb_bundle_covers_what_the_installed_plugin_links_beyond_the_deb_depends():
+    """Every library libqxcb.so links outside Qt is either carried by the app (XCB_BUNDLE) or a Depends of the .deb
+    (by its Debian package name)."""
+    from liyuan_desktop import platform_check as pc
+
+    pdir = pc.plugins_dir()
+    needed = pc.ldd_resolver(pdir / "libqxcb.so")
+    control = (ROOT / "packaging" / "linux" / "deb-control.in").read_text("utf-8")
+    depends = next(ln for ln in control.splitlines() if ln.startswith("Depends:"))
+    for soname, path in needed.items():
+        if path is None or "PySide6" in path or soname.startswith(("libc.", "libm.", "libstdc++", "libgcc_s",
+                                                                   "libpthread", "libdl.", "librt.")):
+            continue
+        if soname in slim.XCB_BUNDLE:
+            continue
+        pkg = pc.PACKAGES["apt"].get(soname)
+        if pkg is None or pkg in depends:
+            continue
+        # what the xcb plugin links that is neither bundled nor declared must come with a declared package
+        assert soname in ("libglib-2.0.so.0", "libgthread-2.0.so.0", "libfontconfig.so.1", "libfreetype.so.6",
+                          "libdbus-1.so.3", "libX11.so.6", "libxkbcommon.so.0", "libz.so.1", "libzstd.so.1",
+                          "libpng16.so.16", "libexpat.so.1", "libbrotlidec.so.1", "libpcre2-8.so.0", "libXau.so.6",
+                          "libXdmcp.so.6", "libGLX.so.0", "libGLdispatch.so.0"), soname
+
+
+def test_cjk_hint_names_the_package_per_distro():
+    from liyuan_desktop.ui import cjk_font, i18n
+
+    i18n.set_language("zh")
+    assert cjk_font.cjk_hint(["Noto Sans CJK SC"], "apt") is None
+    hint = cjk_font.cjk_hint([], "apt")
+    assert "fonts-noto-cjk" in hint and "sudo apt install fonts-noto-cjk" in hint and "\n" not in hint
+    assert "google-noto-sans-cjk-fonts" in cjk_font.cjk_hint([], "dnf")
+    assert "noto-fonts-cjk" in cjk_font.cjk_hint([], "pacman")
+    # the system's own WenQuanYi counts; the bundled copy does not
+    assert cjk_font.cjk_hint(["WenQuanYi Micro Hei"], "apt", bundled_in_use=False) is None
+    bundled = cjk_font.cjk_hint(["WenQuanYi Micro Hei"], "apt", bundled_in_use=True)
+    assert "内置" in bundled and "fonts-noto-cjk" in bundled
+
+
+def test_prepare_fontconfig_adds_the_bundled_font_only_without_a_system_one(tmp_path, monkeypatch):
+    from liyuan_desktop.ui import cjk_font
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    (fonts / "wqy-microhei.ttc").write_bytes(b"\0")
+    monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
+    monkeypatch.setattr(cjk_font, "_bundled_in_use", False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
+    assert cjk_font.prepare_fontconfig(lambda: True) is None and "FONTCONFIG_FILE" not in os.environ
+    conf = cjk_font.prepare_fontconfig(lambda: False)
+    assert conf is not None and os.environ["FONTCONFIG_FILE"] == str(conf)
+    text = conf.read_text("utf-8")
+    assert "/etc/fonts/fonts.conf" in text and f"<dir>{fonts}</dir>" in text
+    assert cjk_font._bundled_in_use
+
+
+@pytest.mark.skipif(not shutil.which("fc-list") or not Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").exists(),
+                    reason="fontconfig and WenQuanYi Micro Hei (the build's fallback font) needed")
+def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, monkeypatch):
+    """Real fontconfig: with only the bundled folder (the system's config stubbed out by an empty include), fc-list
+    finds a Chinese font through the config prepare_fontconfig writes."""
+    from liyuan_desktop.ui import cjk_font
+
+    fonts = tmp_path / "fonts"
+    fonts.mkdir()
+    shutil.copy("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", fonts)
+    monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
+    conf = cjk_font.prepare_fontconfig(lambda: False)
+    # a copy without the system folders: only the bundled font can answer
+    only = tmp_path / "only.conf"
+    only.write_text(conf.read_text("utf-8").replace("/etc/fonts/fonts.conf", str(tmp_path / "none.conf"))
+                    .replace("<dir>/usr/share/fonts</dir>", ""), "utf-8")
+    out = subprocess.run(["fc-list", ":lang=zh", "family"], env={**os.environ, "FONTCONFIG_FILE": str(only)},
+                         capture_output=True, text=True, timeout=60).stdout
+    assert "WenQuanYi" in out
