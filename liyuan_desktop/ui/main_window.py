@@ -186,6 +186,7 @@ class MainWindow(QMainWindow):
         menu = self.menuBar().addMenu(tr("app.title"))
         for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
                                 (tr("menu.import.prose"), self.import_prose_dialog, None),
+                                (tr("work.menu.import.chat"), lambda: _chat_work().import_st_chat_dialog(self), None),
                                 (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
                                 (tr("settings"), self.open_settings, "Ctrl+,"),
                                 (tr("wi.menu"), self.open_world_info_settings, None),
@@ -344,7 +345,9 @@ class MainWindow(QMainWindow):
         if not data:
             return
         if data[0] == "chat":
-            self.open_chat(data[1], data[2])
+            from . import chat_work  # off the UI thread, with progress and Cancel (issue 15)
+
+            chat_work.spawn(self, chat_work.open_chat_async(self, data[1], data[2]))
         elif data[0] == "card":
             self.card_ref = data[1]
 
@@ -378,37 +381,58 @@ class MainWindow(QMainWindow):
 
     # -- opening chats --------------------------------------------------------------------------------------
     def open_chat(self, card: library.CardRef, chat: library.ChatRef, quiet: bool = False) -> bool:
-        """Open ``chat``; returns False (with a message unless ``quiet``) when it cannot be opened."""
+        """Open ``chat``; returns False (with a message unless ``quiet``) when it cannot be opened. Synchronous (the
+        start-up restore, the demo, search hits); the chat list, new chats and imports open through
+        :mod:`.chat_work`, which runs :meth:`_load_chat` on a worker thread."""
+        if not self._may_open(quiet):
+            return False
+        try:
+            chat_obj, is_demo = self._load_chat(card, chat, self._provider_models())
+        except (CardError, SessionError, OSError, ValueError) as e:
+            if not quiet:
+                QMessageBox.warning(self, tr("app.title"), tr("err.open.chat", error=e))
+            return False
+        return self._install_chat(card, chat, chat_obj, is_demo)
+
+    def _may_open(self, quiet: bool) -> bool:
+        """Whether another chat may be opened now (no beat running; unsaved chapter edits confirmed)."""
         if self._task is not None and not self._task.done():
             return False
         editor = getattr(getattr(self, "chapter_pane", None), "editor", None)
         if editor is not None and getattr(editor, "dirty", False) and not quiet:
             if QMessageBox.question(self, tr("app.title"), tr("confirm.switch.unsaved")) != QMessageBox.StandardButton.Yes:
                 return False
-        try:
-            c = card.load()
-            self.card_ref = card
-            is_demo = chat_info(Path(chat.dir)).demo
-            if is_demo:
-                model: Optional[ChatModel] = None
-                scribe = None
-            else:
-                model, scribe, why = self._provider_models()
-                if model is None:
-                    model = _NoModel(why)
-            chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe,
-                                 world_info=None if is_demo else self.settings.world_info)
-            if is_demo:
-                chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
-            chat_obj.compaction_share = self.settings.compaction_share
-            chat_obj.profile_sampling = self.settings.profile_sampling()  # the connection profile's sampling
-        except (CardError, SessionError, OSError, ValueError) as e:
-            if not quiet:
-                QMessageBox.warning(self, tr("app.title"), tr("err.open.chat", error=e))
+        return True
+
+    def _load_chat(self, card: library.CardRef, chat: library.ChatRef,
+                   models: tuple[Optional[ChatModel], Optional[ChatModel], str]) -> tuple[Chat, bool]:
+        """The engine half of opening a chat — card, session, books — touching no widget (safe on a worker thread;
+        ``models``: :meth:`_provider_models`, made on the UI thread). Returns (chat, is_demo). Raises CardError,
+        SessionError, OSError, ValueError."""
+        c = card.load()
+        is_demo = chat_info(Path(chat.dir)).demo
+        model, scribe, why = models
+        if is_demo:
+            model, scribe = None, None
+        elif model is None:
+            model = _NoModel(why)
+        chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe,
+                             world_info=None if is_demo else self.settings.world_info)
+        if is_demo:
+            chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
+        chat_obj.compaction_share = self.settings.compaction_share
+        chat_obj.profile_sampling = self.settings.profile_sampling()  # the connection profile's sampling
+        return chat_obj, is_demo
+
+    def _install_chat(self, card: library.CardRef, chat: library.ChatRef, chat_obj: Chat, is_demo: bool) -> bool:
+        """The UI half of opening a chat: show ``chat_obj`` (made by :meth:`_load_chat`). False when a beat started
+        meanwhile (the new chat is dropped)."""
+        if self._task is not None and not self._task.done():
             return False
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
+        self.card_ref = card
         self.chat, self.chat_ref = chat_obj, chat
         self.display_worker.reset_issues()
         self.is_demo = is_demo
@@ -504,29 +528,29 @@ class MainWindow(QMainWindow):
         if dlg.exec() != NewChatDialog.DialogCode.Accepted:
             return
         mode, preset_name = dlg.choice()
-        try:
-            c = card.load()
-            d = library.new_chat_dir(card)
-            model, scribe, why = self._provider_models()
-            extra = {}
-            if self.settings.persona_name.strip():  # the user's persona from the settings (name + description)
-                from ..core.cards.personas import Persona
+        extra = {}
+        from .persona_picker import persona_for_new_chat  # the library's default persona, else 我的角色 (settings)
 
-                extra["persona_obj"] = Persona(name=self.settings.persona_name.strip(), description=self.settings.persona_description)
-            Chat.create(d, c, model or _NoModel(why), mode=mode, scribe_model=scribe,
-                        preset=preset_for_new_chat(preset_name), **extra)
-        except (CardError, SessionError, OSError) as e:
-            QMessageBox.warning(self, tr("app.title"), tr("err.new.chat", error=e))
-            return
-        self.refresh_tree()
-        self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+        if (persona := persona_for_new_chat(self.settings)) is not None:
+            extra["persona_obj"] = persona
+        preset = preset_for_new_chat(preset_name)
+
+        def create(d: Path, models: tuple) -> None:  # on a worker thread (chat_work), then opened there too
+            model, scribe, why = models
+            Chat.create(d, card.load(), model or _NoModel(why), mode=mode, scribe_model=scribe, preset=preset, **extra)
+
+        from . import chat_work
+
+        chat_work.spawn(self, chat_work.new_chat_async(self, card, create))
 
     def import_card_dialog(self) -> None:
         if self._refuse_read_only():
             return
         path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), tr("import.card.filter"))
         if path:
-            self.import_card_file(path)
+            from . import chat_work  # read and copied on a worker thread
+
+            chat_work.spawn(self, chat_work.import_card_async(self, path))
 
     def import_card_file(self, path: str) -> Optional[library.CardRef]:
         """Import a card file into the library; a clear message when it is not a card."""
@@ -545,12 +569,13 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
         return ref
 
-    def _ask_scripts(self, ref: library.CardRef) -> None:
-        """A card with regex scripts: ask once whether they may run (they change what is shown and sent)."""
+    def _ask_scripts(self, ref: library.CardRef, scripts: Optional[list] = None) -> None:
+        """A card with regex scripts: ask once whether they may run (they change what is shown and sent).
+        ``scripts``: the card's scripts when already read (on a worker: chat_work), else the card is read here."""
         from ..core.cards.regex_scripts import scripts_from_card
 
         try:
-            scripts = scripts_from_card(ref.load().raw)
+            scripts = scripts_from_card(ref.load().raw) if scripts is None else scripts
         except CardError:
             return
         if not scripts:
@@ -617,7 +642,9 @@ class MainWindow(QMainWindow):
     def dropEvent(self, ev: QDropEvent) -> None:  # noqa: N802 - Qt API
         for url in ev.mimeData().urls():
             if url.isLocalFile():
-                self.import_card_file(url.toLocalFile())
+                from . import chat_work
+
+                chat_work.spawn(self, chat_work.import_card_async(self, url.toLocalFile()))
 
     def open_settings(self) -> None:
         from .settings import SettingsDialog
@@ -1151,6 +1178,12 @@ class _NoModel:
     """Stands in when no model is configured: any call explains what to do."""
 
     is_replay = False
+
+def _chat_work() -> Any:
+    from . import chat_work  # (imported late: it imports this module's names for type checks only)
+
+    return chat_work
+
 
     def __init__(self, why: str):
         self.why = why
