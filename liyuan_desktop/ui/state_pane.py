@@ -104,7 +104,7 @@ class StatePane(QWidget):
         row.addWidget(self.cancel_btn)
         lay.addLayout(row)
         self._set_editing(False)
-        theme.notifier.changed.connect(lambda _m: self._rerender())
+        theme.notifier.changed.connect(self._theme_changed)  # a bound slot: disconnected when the pane goes
 
     def _set_editing(self, on: bool, json_view: bool = False) -> None:
         self.stack.setCurrentIndex((1 if json_view else 2) if on else 0)
@@ -118,6 +118,9 @@ class StatePane(QWidget):
     def editing(self) -> str:
         """"" (reading), "form" or "json"."""
         return {0: "", 1: "json", 2: "form"}[self.stack.currentIndex()]
+
+    def _theme_changed(self, _mode: str) -> None:
+        self._rerender()
 
     def _rerender(self) -> None:
         self.view.setHtml(ledger_html(self.state, *self._last))
