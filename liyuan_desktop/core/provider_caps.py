@@ -19,7 +19,7 @@ from .settings import load_settings, resolve_key, save_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["capabilities_of", "mark_tools_ignored", "probe_provider", "record_capabilities"]
+__all__ = ["capabilities_of", "ensure_probed", "mark_tools_ignored", "probe_provider", "record_capabilities"]
 
 
 def _provider(provider: Union[str, ProviderSettings]) -> Optional[ProviderSettings]:
@@ -109,3 +109,20 @@ async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Opt
     if save and load_settings().provider(p.name) is not None:
         record_capabilities(p.name, caps)
     return set_capabilities(p.model_copy(deep=True), caps)
+
+
+async def ensure_probed(provider_name: str, model: Optional[str] = None) -> Optional[Capabilities]:
+    """The first-use probe: probe the configured provider ``provider_name`` and store the result, unless its
+    current (base URL, ``model``) pair was probed before or the user overrode its tool support; returns the
+    capabilities (stored or new), None for an unknown provider. Callers run it as a coroutine next to the chat
+    (never on the UI thread's critical path); a failed probe still stores what it saw (its notes)."""
+    settings = load_settings()
+    p = settings.provider(provider_name)
+    if p is None:
+        return None
+    caps = capabilities_for(p, model)
+    if caps.probed_at or "tools" in caps.overridden:
+        return caps
+    if model and model != p.model:
+        p = p.model_copy(update={"model": model})
+    return await probe_provider(p)

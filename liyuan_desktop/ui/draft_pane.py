@@ -329,8 +329,9 @@ class DraftPane(QWidget):
             self._show_cache()
             if ev.prompt_tokens:
                 share = 100 * ev.cached_tokens / ev.prompt_tokens
-                self._tokens.append(tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens, share=f"{share:.0f}",
-                                       o=ev.completion_tokens))
+                approx = tr("draft.tokens.approx") if (ev.usage or {}).get("estimated") else ""  # server sent none
+                self._tokens.append(approx + tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens,
+                                                share=f"{share:.0f}", o=ev.completion_tokens))
                 self.meta.setText("\n".join(self._tokens[-2:]))
         elif k == "tool_finished":
             mark = "✓" if ev.ok else "✗"

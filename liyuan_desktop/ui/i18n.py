@@ -474,6 +474,7 @@ STRINGS.update({
     "draft.calls": {"zh": "模型调用 {n}/{max}", "en": "Model calls {n}/{max}"},
     "draft.call.head": {"zh": "\n── 第 {n} 次调用 ──\n", "en": "\n── call {n} ──\n"},
     "draft.tokens": {"zh": "#{n}: 输入 {p}（缓存 {c}，{share}%）输出 {o}", "en": "#{n}: in {p} (cached {c}, {share}%) out {o}"},
+    "draft.tokens.approx": {"zh": "约 ", "en": "~ "},
     "draft.revised": {"zh": "↺ 上一拍已原位修订（版本 {version}）", "en": "↺ The previous beat was revised in place (version {version})"},
     "draft.revising": {"zh": "回改上一拍 · 版本 {version}", "en": "Revising the previous beat · version {version}"},
     "draft.scribe.failed": {"zh": "场记失败：{error}", "en": "Scribe failed: {error}"},

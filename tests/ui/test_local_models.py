@@ -129,3 +129,16 @@ async def test_english_texts(qtbot):
     qtbot.addWidget(dlg)
     assert dlg.tabs.tabText(dlg.tabs.indexOf(dlg.local_page)) == "Local models"
     assert dlg.local_page.scan_button.text() == "Scan"
+
+
+def test_estimated_usage_is_shown_as_approximate(qtbot):
+    from liyuan_desktop.core.beat.events import CallFinished
+    from liyuan_desktop.ui.draft_pane import DraftPane
+
+    pane = DraftPane()
+    qtbot.addWidget(pane)
+    pane.on_event(CallFinished(round=1, tools=[], usage={"prompt_tokens": 900, "estimated": True}, prompt_tokens=900,
+                               completion_tokens=40))
+    assert pane.meta.text().startswith("约 #1: 输入 900")
+    pane.on_event(CallFinished(round=2, tools=[], usage={"prompt_tokens": 950}, prompt_tokens=950, completion_tokens=4))
+    assert pane.meta.text().splitlines()[-1].startswith("#2: 输入 950")
