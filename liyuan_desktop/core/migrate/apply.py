@@ -1,8 +1,9 @@
 """``run(plan, progress, cancel) -> MigrationReport``: import what :func:`.scan.scan` planned.
 
 Order: world books, presets, cards (through :func:`core.cards.library.import_card`), each card's chats (through
-:func:`core.chat.folder.import_st_file`, which reads the file with :mod:`core.cards.st_chat`: swipes become
-branches, per-message variables snapshots, ``send_date`` timestamps), persona avatars; then, in one step that is
+:func:`core.chat.st_import.import_st_folder`, which reads the file with :mod:`core.cards.st_chat`: swipes become
+branches, per-message variables snapshots, ``send_date`` timestamps; all or nothing, cancellable inside a long
+chat), persona avatars; then, in one step that is
 not cancelled any more, personas, settings, the hash index and the report.
 
 World books and their links, as SillyTavern plays them: books in ``world_info.globalSelect`` go to the global folder
@@ -31,8 +32,8 @@ from typing import Any, Callable, Optional, Union
 from ..cards import CardError
 from ..cards.library import CardRef, cards_root, import_card
 from ..cards.personas import Persona, load_personas, save_personas
-from ..cards.st_chat import StChatError
-from ..chat.folder import import_st_file
+from ..cards.st_chat import StChatCancelled, StChatError
+from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..llm.providers import ProviderSettings
 from ..lore.books import global_books_dir, library_books_dir
@@ -82,8 +83,9 @@ def _remove(p: Path) -> None:
 
 
 class _Run:
-    def __init__(self, plan: MigrationPlan, report: MigrationReport):
+    def __init__(self, plan: MigrationPlan, report: MigrationReport, cancel: Cancel = None):
         self.plan, self.report = plan, report
+        self.cancel = cancel
         self.root = Path(plan.root)
         self.created: list[Path] = []
         self.index = MigrationIndex.load()
@@ -140,7 +142,8 @@ class _Run:
         dest = base / item.target
         self.created.append(dest)
         card = ref.load()
-        warnings = import_st_file(self.root / item.source, card, dest, title=item.name)
+        warnings = import_st_folder(self.root / item.source, card, dest, title=item.name,
+                                    cancelled=lambda: _is_cancelled(self.cancel))
         warnings = list(dict.fromkeys(warnings))
         if warnings:
             item.detail["warnings"] = warnings
@@ -294,7 +297,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         report.finished = int(time.time() * 1000)
         plan.discard()
         return report
-    r = _Run(plan, report)
+    r = _Run(plan, report, cancel)
     for i in plan.of("book"):
         if i.action in ("same", "new", "rename"):
             folder = global_books_dir() if i.detail.get("global") else library_books_dir()
@@ -315,6 +318,8 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
             say(n, total, f"{item.kind}：{item.name}")
             try:
                 handlers[item.kind](item)
+            except StChatCancelled:
+                raise _Cancelled from None
             except (OSError, ValueError, CardError, StChatError, SessionError, PresetError) as e:
                 item.action, item.reason = "error", getattr(e, "strerror", None) or str(e)
                 if item.kind == "chat" and r.created and r.created[-1].parent.name == "对话":
