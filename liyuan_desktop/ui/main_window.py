@@ -429,10 +429,10 @@ class MainWindow(QMainWindow):
         meanwhile (the new chat is dropped)."""
         if self._task is not None and not self._task.done():
             return False
+        self.card_ref = card
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
-        self.card_ref = card
         self.chat, self.chat_ref = chat_obj, chat
         self.display_worker.reset_issues()
         self.is_demo = is_demo
@@ -1174,16 +1174,16 @@ class MainWindow(QMainWindow):
         return dlg
 
 
-class _NoModel:
-    """Stands in when no model is configured: any call explains what to do."""
-
-    is_replay = False
-
 def _chat_work() -> Any:
     from . import chat_work  # (imported late: it imports this module's names for type checks only)
 
     return chat_work
 
+
+class _NoModel:
+    """Stands in when no model is configured: any call explains what to do."""
+
+    is_replay = False
 
     def __init__(self, why: str):
         self.why = why
