@@ -41,6 +41,7 @@ from ..core.llm.discovery import LocalServer, Target, discover
 from ..core.llm.providers import ProviderSettings
 from ..core.provider_caps import probe_provider
 from .i18n import register, tr
+from .theme import set_role
 
 log = logging.getLogger(__name__)
 
@@ -316,7 +317,7 @@ class ProviderExtrasBox(QGroupBox):
         self.summary_label = QLabel("")
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.summary_label.setStyleSheet("color: #555;")
+        set_role(self.summary_label, "muted")  # coloured by the theme (ui/theme.py)
         probe_row = QHBoxLayout()
         self.probe_button = QPushButton(tr("lm.probe"))
         self.probe_button.setAutoDefault(False)
