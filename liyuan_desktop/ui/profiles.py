@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (
 from ..core.llm.profiles import ConnectionProfile
 from ..core.prompt.presets.model import PresetError
 from ..core.prompt.presets.store import list_presets
-from ..core.settings import AppSettings, save_settings
+from ..core.settings import AppSettings, resolve_key, save_settings
 from .i18n import STRINGS, tr
+from .local_models import ModelPickerButton
 from .presets_dialog import SamplingEditor
 
 log = logging.getLogger(__name__)
@@ -159,7 +160,11 @@ class ProfilesDialog(QDialog):
             self.preset.addItem(n, n)
         form.addRow(tr("profiles.name"), self.name)
         form.addRow(tr("profiles.provider"), self.provider)
-        form.addRow(tr("profiles.model"), self.model)
+        self.model_picker = ModelPickerButton(self.model, self._picker_source)  # the provider's /v1/models
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model, 1)
+        model_row.addWidget(self.model_picker)
+        form.addRow(tr("profiles.model"), model_row)
         form.addRow(tr("profiles.preset"), self.preset)
         right.addLayout(form)
         self.sampling = SamplingEditor()
@@ -174,6 +179,11 @@ class ProfilesDialog(QDialog):
         if not settings.providers:
             hint.setText(tr("profiles.noprovider"))
         self._fill()
+
+    def _picker_source(self) -> tuple[str, Optional[str]]:
+        """(base URL, key) of the chosen provider, for the model picker."""
+        prov = self.settings.provider(self.provider.currentText())
+        return (prov.base_url, resolve_key(prov)) if prov is not None else ("", None)
 
     def _fill(self, select: Optional[str] = None) -> None:
         self.list.clear()

@@ -142,3 +142,18 @@ def test_estimated_usage_is_shown_as_approximate(qtbot):
     assert pane.meta.text().startswith("约 #1: 输入 900")
     pane.on_event(CallFinished(round=2, tools=[], usage={"prompt_tokens": 950}, prompt_tokens=950, completion_tokens=4))
     assert pane.meta.text().splitlines()[-1].startswith("#2: 输入 950")
+
+
+async def test_profile_dialog_model_picker_lists_the_providers_models(qtbot):
+    from liyuan_desktop.ui.profiles import ProfilesDialog
+
+    with RouteServer({("GET", "/v1/models"): (200, {"data": [{"id": "a-model"}, {"id": "b-model"}]})}) as srv:
+        s = S.AppSettings(providers=[ProviderSettings(name="local", base_url=srv.base_url, model="a-model")])
+        dlg = ProfilesDialog(s)
+        qtbot.addWidget(dlg)
+        dlg.provider.setCurrentText("local")
+        dlg.model_picker.refresh()
+        await wait_for(lambda: dlg.model_picker.models)
+        assert dlg.model_picker.models == ["a-model", "b-model"]
+        dlg.model_picker.menu_.actions()[1].trigger()
+        assert dlg.model.text() == "b-model"
