@@ -422,6 +422,10 @@ class MainWindow(QMainWindow):
             chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
         chat_obj.compaction_share = self.settings.compaction_share
         chat_obj.profile_sampling = self.settings.profile_sampling()  # the connection profile's sampling
+        # what the UI half asks first, computed here (on a worker, from chat_work) so that half stays quick: the
+        # context meter (reads the whole history once; cached in the chat) and the transcript layout
+        chat_obj.context_usage()
+        chat_obj.transcript_page(None, 1)
         return chat_obj, is_demo
 
     def _install_chat(self, card: library.CardRef, chat: library.ChatRef, chat_obj: Chat, is_demo: bool) -> bool:
