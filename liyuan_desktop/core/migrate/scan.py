@@ -248,6 +248,9 @@ def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: Migr
                 raise ValueError("没有 entries，不是世界书")
             book = Lorebook.from_any(data, f.stem)
             item.detail["entries"] = len(book.entries)
+        except json.JSONDecodeError as e:
+            item.action, item.reason = "error", f"不是有效的 JSON（第 {e.lineno} 行第 {e.colno} 列），不是可用的世界书"
+            continue
         except (OSError, ValueError) as e:
             item.action, item.reason = "error", f"不是可用的世界书：{e}"
             continue
