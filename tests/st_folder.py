@@ -81,6 +81,7 @@ def _preset(main: str, temperature: float) -> dict[str, Any]:
 SETTINGS: dict[str, Any] = {
     "username": "旅人",
     "main_api": "openai",
+    "extension_settings": {"character_allowed_regex": ["bob.png"], "regex": [{"scriptName": "全局美化"}]},
     "world_info_settings": {"world_info_depth": 4, "world_info_budget": 40, "world_info_recursive": True},
     "world_info": {"globalSelect": ["全局之书"], "charLore": [{"name": "bob", "extraBooks": ["额外之书"]}]},
     "oai_settings": {"chat_completion_source": "custom", "custom_url": "http://127.0.0.1:5001/v1",

@@ -20,6 +20,7 @@ from helpers import need_shared
 from st_folder import build_st_folder
 
 from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.cards.meta import card_scripts_allowed
 from liyuan_desktop.core.cards.personas import load_personas
 from liyuan_desktop.core.chat import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
@@ -128,6 +129,9 @@ def test_every_kind_is_imported_and_plays_as_in_sillytavern(tmp_path, no_secrets
     assert s.world_info.world_info_depth == 4 and s.world_info.world_info_budget == 40
     prov = next(p for p in s.providers if p.name == s.active_provider)
     assert (prov.base_url, prov.model) == ("http://127.0.0.1:5001/v1", "my-local-model")
+    # regex scripts allowed in SillyTavern for bob.png only: the same switch here
+    assert card_scripts_allowed(home() / "cards" / "阿柏") and not card_scripts_allowed(home() / "cards" / "阿梨")
+    assert missing["全局正则脚本"] == 1
     assert "sk-never-read" not in json.dumps(_snapshot(home()), default=lambda b: b.decode("utf-8", "replace"))
 
 

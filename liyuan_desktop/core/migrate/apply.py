@@ -11,7 +11,8 @@ World books and their links, as SillyTavern plays them: books in ``world_info.gl
 linked books (``extensions.world`` and ``charLore`` extra books) and a chat's own book (``chat_metadata.world_info``)
 are attached to each imported chat of that card (a copy in ``<chat>/世界书/``), so the chat activates what it did in
 SillyTavern; a linked book that is global already, or whose entries the card carries embedded, is not attached
-twice. The card keeps ``extensions.world`` in its card.json.
+twice. The card keeps ``extensions.world`` in its card.json. A card whose regex scripts were allowed in SillyTavern
+(``extension_settings.character_allowed_regex``) gets them allowed here (``cards.meta``), as a new card only.
 
 Nothing half-written on cancel: every file and folder the run creates is recorded and removed again when ``cancel``
 turns true (or an unexpected error or Ctrl-C stops the run); personas.json, settings.json and the index are only
@@ -31,6 +32,7 @@ from typing import Any, Callable, Optional, Union
 
 from ..cards import CardError
 from ..cards.library import CardRef, cards_root, import_card
+from ..cards.meta import set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..cards.st_chat import StChatCancelled, StChatError
 from ..chat.st_import import import_st_folder
@@ -126,6 +128,8 @@ class _Run:
         ref = import_card(self.root / item.source)
         if ref.name not in before:
             self.created.append(Path(ref.dir))
+            if item.detail.get("regex_allowed"):  # allowed in SillyTavern: the same answer here (cards.meta)
+                set_card_scripts_allowed(ref.dir, True)
         else:
             item.action = "same"
         item.target = ref.name

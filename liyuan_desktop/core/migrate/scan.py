@@ -9,7 +9,8 @@ SillyTavern facts used (its ``src/endpoints/`` and ``public/scripts/world-info.j
 ``chats/<card file name without extension>/``; a card's primary world book is ``data.extensions.world`` (a
 ``worlds/`` file stem), its additional books are ``settings.json`` ``world_info.charLore`` =
 ``[{name: <card file stem>, extraBooks: [...]}]``; the globally active books are ``world_info.globalSelect``; a
-chat's own book is ``chat_metadata.world_info`` in the chat file's first line; the active chat-completion preset is
+chat's own book is ``chat_metadata.world_info`` in the chat file's first line; a card whose regex scripts the user
+allowed is in ``extension_settings.character_allowed_regex`` (avatar file names); the active chat-completion preset is
 ``oai_settings.preset_settings_openai``; personas are ``power_user.personas`` (avatar file → name) with
 ``power_user.persona_descriptions`` and ``power_user.default_persona``; a chat locked to a persona has
 ``chat_metadata.persona``.
@@ -226,8 +227,15 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     pu = st.get("power_user") if isinstance(st.get("power_user"), dict) else {}
     if pu.get("default_persona"):
         s["default_persona"] = str(pu["default_persona"])
+    ext = st.get("extension_settings") if isinstance(st.get("extension_settings"), dict) else {}
+    allowed = ext.get("character_allowed_regex")
+    if isinstance(allowed, list):
+        s["regex_allowed"] = [str(a) for a in allowed if isinstance(a, str)]
+    if isinstance(ext.get("regex"), list) and ext["regex"]:
+        plan.not_imported.append(NotImported(what="全局正则脚本", count=len(ext["regex"]),
+                                             why="梨园只运行角色卡自带的正则脚本"))
     plan.settings = s
-    item.detail = {k: v for k, v in s.items() if k != "world_info"}
+    item.detail = {k: v for k, v in s.items() if k not in ("world_info", "regex_allowed")}
     return st
 
 
@@ -330,6 +338,8 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
         world = card.extensions.get("world")
         item.links = ([world] if isinstance(world, str) and world else []) + char_lore.get(f.stem, [])
         item.detail["embedded_book"] = bool(card.lorebook.entries)
+        if f.name in (plan.settings.get("regex_allowed") or ()):  # SillyTavern asked once and the user allowed
+            item.detail["regex_allowed"] = True
         target, same = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken)
         item.target = target
         if same:
