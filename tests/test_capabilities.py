@@ -150,3 +150,19 @@ async def test_probe_provider_persists_and_mark_tools_ignored_for_the_beat_side(
         assert load_settings().provider("local").caps().tools == "ignored"
         await model.aclose()
     assert mark_tools_ignored("nobody") is False
+
+
+def test_an_older_copy_saved_later_keeps_what_was_learned_meanwhile(home):
+    p = ProviderSettings(name="local", base_url="http://127.0.0.1:9/v1", model="m")
+    save_settings(AppSettings(providers=[p], active_provider="local"))
+    window_copy = load_settings()  # the window holds this while the beat side marks the model
+    assert mark_tools_ignored("local") is True
+    window_copy.persona_name = "阿月"
+    save_settings(window_copy)  # e.g. the settings dialog saved from the older copy
+    again = load_settings()
+    assert again.persona_name == "阿月" and again.provider("local").caps().tools == "ignored"
+    # a user override in the older copy still wins over the newer mark
+    older = load_settings()
+    set_capabilities(older.provider("local"), apply_override(older.provider("local").caps(), "tools", "works"))
+    save_settings(older)
+    assert load_settings().provider("local").caps().tools == "works"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Optional, Union
 
-from .llm.capabilities import Capabilities, capabilities_for, probe, set_capabilities
+from .llm.capabilities import Capabilities, _now, capabilities_for, probe, set_capabilities
 from .llm.providers import ProviderSettings, build_model
 from .settings import load_settings, resolve_key, save_settings
 
@@ -76,7 +76,9 @@ def mark_tools_ignored(model_or_provider: Union[Any, str], model: Optional[str] 
         caps = caps.model_copy(update={"base_url": base_url.rstrip("/")})
     if "tools" in caps.overridden:
         return False
-    set_capabilities(p, caps.model_copy(update={"tools": "ignored"}))
+    note = "连续 3 拍没有调用工具：改为纯文字演出 / no tool call in 3 beats: prose only"
+    set_capabilities(p, caps.model_copy(update={"tools": "ignored", "probed_at": _now(),
+                                                "notes": [note] + [n for n in caps.notes if n != note][:3]}))
     try:
         save_settings(settings)
     except OSError as exc:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from . import secrets
 from .fsutil import atomic_write_text
+from .llm.capabilities import keep_newer
 from .llm.errors import mask_secrets, url_secrets
 from .llm.profiles import ConnectionProfile
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model
@@ -308,9 +309,24 @@ def save_settings(settings: AppSettings) -> Path:
     (the old file is then left untouched).
     """
     path = settings_path()
+    _keep_newer_capabilities(settings, path)
     text = json.dumps(settings.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
     atomic_write_text(path, text)
     return path
+
+
+def _keep_newer_capabilities(settings: AppSettings, path: Path) -> None:
+    """Capabilities learned since ``settings`` was loaded (a probe, the beat side's "tools ignored" mark, written
+    by ``core.provider_caps``) are kept when an older copy is saved (``llm.capabilities.keep_newer``)."""
+    try:
+        old = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return
+    stored = {p.get("name"): p.get("capabilities") for p in (old.get("providers") or []) if isinstance(p, dict)} \
+        if isinstance(old, dict) else {}
+    for p in settings.providers:
+        if stored.get(p.name):
+            p.capabilities = keep_newer(p.capabilities, stored[p.name])
 
 
 # ----------------------------------------------------------------------------------------------------------------

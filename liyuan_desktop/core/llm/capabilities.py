@@ -34,7 +34,7 @@ from .types import ChatMessage, ChatRequest, ModelError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["Capabilities", "CAPABILITY_FIELDS", "ToolSupport", "capabilities_for", "set_capabilities",
+__all__ = ["Capabilities", "CAPABILITY_FIELDS", "ToolSupport", "capabilities_for", "set_capabilities", "keep_newer",
            "apply_override", "probe", "server_root", "fetch_context_window", "list_models", "summary"]
 
 ToolSupport = Literal["works", "rejected", "ignored", "unknown"]
@@ -75,7 +75,8 @@ class Capabilities(BaseModel):
         context_window: the window in tokens the server states (module doc), None when it says nothing.
         streaming: streaming works (False: the streamed call failed where a plain JSON one worked — use
             non-streaming for this provider).
-        probed_at: ISO-8601 UTC time of the last probe, None = never probed.
+        probed_at: ISO-8601 UTC time these facts were last learned (a probe, or the beat side's "tools ignored"
+            mark), None = never.
         overridden: the fields the user set by hand; a new probe leaves them as they are.
         notes: short lines about what the probe saw (errors, Chinese first), for the settings summary.
     """
@@ -129,6 +130,27 @@ def set_capabilities(provider: Any, caps: Capabilities) -> Capabilities:
     stored = [c for c in stored if c is not old] + [new]
     provider.capabilities = stored
     return new
+
+
+def keep_newer(ours: list[Capabilities], stored: Iterable[Any]) -> list[Capabilities]:
+    """``ours`` updated with what another writer stored meanwhile (``stored``: the entries in ``settings.json``,
+    models or their JSON): an entry learned later (a later ``probed_at``: a probe, or the beat side's "tools
+    ignored" mark) replaces ours, keeping the fields we override; an entry we do not have is added. Used when
+    settings are saved from an older copy (the settings dialog, a profile switch), so a probe or mark made in
+    the meantime is not lost. Invalid stored entries are skipped."""
+    out = list(ours)
+    for raw in stored or []:
+        try:
+            theirs = raw if isinstance(raw, Capabilities) else Capabilities.model_validate(raw)
+        except ValueError:
+            continue
+        key = (_norm_url(theirs.base_url), theirs.model)
+        i = next((j for j, c in enumerate(out) if (_norm_url(c.base_url), c.model) == key), None)
+        if i is None:
+            out.append(theirs)
+        elif (theirs.probed_at or "") > (out[i].probed_at or ""):
+            out[i] = theirs.merged_into(out[i])
+    return out
 
 
 def apply_override(caps: Capabilities, field: str, value: Any) -> Capabilities:
