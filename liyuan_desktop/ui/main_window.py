@@ -231,6 +231,9 @@ class MainWindow(QMainWindow):
         from .manage import install_manage  # issue 17: rename / duplicate / delete to the 回收站, the folder watcher
 
         install_manage(self, menu)
+        from .export_menu import install_export_menu  # issue 17: 导出 (chat .jsonl, story md/epub/docx, card png/json)
+
+        install_export_menu(self)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 

@@ -115,3 +115,27 @@ def icon_bytes(card: Card) -> Optional[bytes]:
         if isinstance(assets, list) else []
     icons.sort(key=lambda a: a.get("name") != "main")
     return card.assets[icons[0]["uri"]] if icons else None
+
+
+def card_image(card: Card) -> Optional[bytes]:
+    """The card's picture as a PNG, or None: the file the user imported when it was a PNG/APNG (kept byte for byte
+    as ``original.png`` beside the library's ``card.json``, or the card file itself), else the main icon of a
+    CHARX/asset card when that is a PNG. For the card list, the conversation's avatars and :func:`export_png`
+    (which then keeps the card's own image rather than the plain default)."""
+    from pathlib import Path
+
+    candidates = []
+    if card.path:
+        p = Path(card.path)
+        candidates += [p.with_name("original.png"), p.with_name("original.apng")]
+        if p.suffix.lower() in (".png", ".apng"):
+            candidates.append(p)
+    for c in candidates:
+        try:
+            data = c.read_bytes()
+        except OSError:
+            continue
+        if data.startswith(b"\x89PNG\r\n\x1a\n"):
+            return data
+    icon = icon_bytes(card)
+    return icon if icon is not None and icon.startswith(b"\x89PNG\r\n\x1a\n") else None
