@@ -37,7 +37,8 @@ BUNDLED_FAMILIES = ("WenQuanYi Micro Hei", "文泉驿微米黑", "文泉驛微�
 _bundled_in_use = False
 
 register({
-    "cjkfont.missing": {"zh": "未找到中文字体，中文会显示成方框：请安装 {pkg}（{cmd}）后重启",
+    # Latin first: without a Chinese font the Chinese half of this very line is boxes
+    "cjkfont.missing": {"zh": "No Chinese font: {cmd} · 未找到中文字体，中文会显示成方框：请安装 {pkg} 后重启",
                         "en": "No Chinese font found, Chinese text shows as boxes: install {pkg} ({cmd}) and restart"},
     "cjkfont.bundled": {"zh": "系统没有中文字体，正在使用内置的文泉驿微米黑；想要更好的显示请安装 {pkg}（{cmd}）",
                         "en": "No system Chinese font: using the bundled WenQuanYi Micro Hei; for better text install "
