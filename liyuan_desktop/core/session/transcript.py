@@ -31,7 +31,8 @@ class Transcript:
                  variables: Callable[[Any], Any]):
         self.tree, self.branches = tree, branches
         self.initial_vars, self._vars = initial_vars, variables
-        self._layout: Optional[tuple[int, Optional[str], list[str], list[int], list[str], list[int], list[int]]] = None
+        self._layout: Optional[tuple[int, Optional[str], list[str], list[int], list[str], list[int], list[int],
+                                     list[int]]] = None
 
     def _table(self, e: Any) -> Any:
         """The dict an item carries for the snapshot ``e`` (module doc)."""
@@ -47,7 +48,11 @@ class Transcript:
         for e in path:
             if e.type == "revision":
                 revised[e.target] = e.text
-        beat = sum(1 for e in path[:start] if e.type == "user")
+        lay = self._layout
+        if start and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
+            beat = bisect.bisect_left(lay[7], start)  # the layout knows where the user messages are
+        else:
+            beat = sum(1 for e in path[:start] if e.type == "user")
         mvu = self._vars_before(path, start)
         aimed: list[Any] = []  # snapshots that rewrote an older message's variables
 
@@ -127,12 +132,12 @@ class Transcript:
         """Entry ids and path positions of the items :meth:`items` returns, in order — the same item rules read
         from entry types and beat outcomes only, kept incrementally (O(new entries) per call; rebuilt after a
         branch switch). Also notes the positions of snapshots with variables (and of those aimed at an older
-        message)."""
+        message) and of user messages (a page's first beat number without counting from the start)."""
         path = self.tree.path_to()
         lay = self._layout
         if lay is None or not (lay[0] and len(path) >= lay[0] and path[lay[0] - 1].id == lay[1]):
-            lay = (0, None, [], [], [], [], [])
-        n, _, ids, pos, roles, mvu_pos, aimed_pos = lay
+            lay = (0, None, [], [], [], [], [], [])
+        n, _, ids, pos, roles, mvu_pos, aimed_pos, user_pos = lay
         for p in range(n, len(path)):
             e = path[p]
             t = e.type
@@ -142,13 +147,15 @@ class Transcript:
                 (aimed_pos if getattr(e, "for_message", None) else mvu_pos).append(p)
             if t in ("opening", "user", "assistant"):
                 ids.append(e.id), pos.append(p), roles.append(t)
+                if t == "user":
+                    user_pos.append(p)
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
                 if roles and roles[-1] == "draft":
                     ids.pop(), pos.pop(), roles.pop()
                 ids.append(e.id), pos.append(p), roles.append("draft")
             if t in ("assistant", "revision") and len(roles) >= 2 and roles[-2] == "draft":
                 del ids[-2], pos[-2], roles[-2]
-        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos, aimed_pos)
+        self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos, aimed_pos, user_pos)
         return ids, pos
 
     def page(self, end: Optional[int] = None, count: int = 60) -> tuple[int, int, list[dict[str, Any]]]:

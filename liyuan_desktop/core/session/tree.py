@@ -37,6 +37,7 @@ from ..messages import message
 
 
 _BOM = b"\xef\xbb\xbf"
+_MISS = object()
 _ID_AT_START = re.compile(rb'\{"id":"([^"\\]+)"')
 
 
@@ -76,6 +77,7 @@ class SessionTree:
         self._persisted_leaf: Optional[str] = None
         self._leaf_pos = 0  # how many tree entries preceded the last leaf line read
         self._suspects: list[int] = []  # positions in ``order`` whose parent was not indexed before them (load)
+        self._latest: dict[tuple[Optional[str], str], Any] = {}  # (leaf, type) -> latest() answer
 
     # -- opening / creating ---------------------------------------------------------------------------------
     @classmethod
@@ -401,6 +403,7 @@ class SessionTree:
         del self._pending_ids[since:]
         self.leaf_id = leaf if leaf is not None and leaf in self.entries else self._persisted_leaf
         self._path_cache = (None, [])
+        self._latest.clear()
 
     # -- public API -----------------------------------------------------------------------------------------
     @property
@@ -508,8 +511,25 @@ class SessionTree:
         return sum(1 for e in self.entries.values() if type(e) in _REAL)
 
     def latest(self, entry_type: str, leaf: Optional[str] = None) -> Optional[Any]:
-        """The newest entry of ``entry_type`` on the branch, or None."""
+        """The newest entry of ``entry_type`` on the branch, or None. Remembered per (leaf, type): a branch never
+        changes once written, so after one walk a later call — or a call for a leaf appended below it, which walks
+        only down to the nearest entry already answered — costs O(new entries), not O(chat length) (a 100,000-message
+        chat with no beat asked "latest beat?" on every redraw)."""
+        leaf = leaf or self.leaf_id
+        memo = self._latest
+        found = memo.get((leaf, entry_type), _MISS)
+        if found is not _MISS:
+            return found
+        found = None
         for e in reversed(self.path_to(leaf)):
             if e.type == entry_type:
-                return e
-        return None
+                found = e
+                break
+            prev = memo.get((e.id, entry_type), _MISS)
+            if prev is not _MISS:
+                found = prev
+                break
+        if len(memo) > 4096:
+            memo.clear()
+        memo[(leaf, entry_type)] = found
+        return found
