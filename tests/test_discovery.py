@@ -57,3 +57,10 @@ async def test_closed_ports_answer_quickly_and_nothing_is_found():
     started = time.monotonic()
     assert await discover(targets, timeout=1.0) == []
     assert time.monotonic() - started < 30  # generous stall bound: all asked at once, no retries
+
+
+async def test_another_web_server_on_a_default_port_is_not_a_model_server():
+    other = RouteServer({("GET", "/"): (200, {"hello": "world"})})  # answers 404 on every model endpoint
+    with other:
+        found = await discover([Target(kind="llamacpp", label="llama.cpp", port=other.port)], timeout=2.0)
+    assert found == []

@@ -114,15 +114,12 @@ async def _ask(client: httpx.AsyncClient, target: Target) -> Optional[LocalServe
             answered = True
             models = [m["id"] for m in _model_ids(data)]
     status, data = await _get(client, f"{base}/models")
-    if status is not None:
-        if status == 200:
-            answered = True
-            models = models or [m["id"] for m in _model_ids(data)]
-        elif status in (401, 403):
-            answered, needs_key = True, True
-            detail = "需要 API key / needs an API key"
-        elif status < 500 and not answered and target.kind in ("llamacpp", "koboldcpp"):
-            answered = True
+    if status == 200 and isinstance(data, (dict, list)):  # JSON: another web server's HTML page is not a model server
+        answered = True
+        models = models or [m["id"] for m in _model_ids(data)]
+    elif status in (401, 403):
+        answered, needs_key = True, True
+        detail = "需要 API key / needs an API key"
     if target.kind == "llamacpp":
         status, data = await _get(client, f"{root}/props")
         if status == 200 and isinstance(data, dict):
