@@ -183,10 +183,13 @@ class MainWindow(QMainWindow):
         self.panels_view = PanelsView()
         self.tabs.setTabVisible(self.tabs.addTab(self.panels_view, tr("panels.title")), False)
 
+        from . import st_migration  # noqa: F401  its strings (文件 → 从 SillyTavern 导入…)
+
         menu = self.menuBar().addMenu(tr("app.title"))
         for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
                                 (tr("menu.import.prose"), self.import_prose_dialog, None),
                                 (tr("work.menu.import.chat"), lambda: _chat_work().import_st_chat_dialog(self), None),
+                                (tr("stmig.menu"), self.import_sillytavern_dialog, None),
                                 (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
                                 (tr("settings"), self.open_settings, "Ctrl+,"),
                                 (tr("wi.menu"), self.open_world_info_settings, None),
@@ -558,6 +561,14 @@ class MainWindow(QMainWindow):
             from . import chat_work  # read and copied on a worker thread
 
             chat_work.spawn(self, chat_work.import_card_async(self, path))
+
+    def import_sillytavern_dialog(self) -> None:
+        """文件 → 从 SillyTavern 导入… (ui/st_migration.py, issue 16 §3); the card list refreshes after an import."""
+        if self._refuse_read_only():
+            return
+        from .st_migration import open_dialog
+
+        open_dialog(self, on_imported=self.refresh_tree)
 
     def import_card_file(self, path: str) -> Optional[library.CardRef]:
         """Import a card file into the library; a clear message when it is not a card."""
