@@ -181,12 +181,12 @@ def test_cancel_leaves_nothing(tmp_path):
 
     def progress(done, total, label):
         calls.append(label)
-        if label.startswith("chat"):  # the book is written by now, the chat is being written
+        if label.startswith("聊天记录"):  # the book is written by now, the chat is being written
             stop.set()
 
     report = run(plan, progress, stop)
     assert report.cancelled and report.report_dir == ""
-    assert any(c.startswith("book") for c in calls)
+    assert any(c.startswith("世界书") for c in calls)
     assert _snapshot(home()) == before
     assert plan.temp_dir is None
 

@@ -90,7 +90,8 @@ def plan_markdown(plan: MigrationPlan) -> str:
         if not c:
             continue
         out.append(f"| {tr('stmig.kind.' + kind)} | {sum(c.values())} | {c.get('new', 0) + c.get('rename', 0)} | "
-                   f"{c.get('same', 0)} | {c.get('error', 0) + c.get('skip', 0)} | {human_size(plan.size(kind))} |")
+                   f"{c.get('same', 0)} | {c.get('error', 0) + c.get('skip', 0)} | "
+                   f"{human_size(plan.size(kind)) if plan.size(kind) else '—'} |")
     renamed = [i for i in plan.items if i.action == "rename"]
     if renamed:
         out += ["", f"**{tr('stmig.conflicts')}**", ""]

@@ -89,7 +89,7 @@ async def test_cancel_in_the_window_leaves_nothing(qtbot, tmp_path, monkeypatch)
     def slow_run(plan, progress, stop, **kw):  # the real import, held at its first chat until Cancel is pressed
         def held(done, total, label):
             progress(done, total, label)
-            if label.startswith("chat"):
+            if label.startswith("聊天记录"):
                 reached.set()
                 stop.wait(20)
         return real_run(plan, held, stop, **kw)

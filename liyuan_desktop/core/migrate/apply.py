@@ -47,7 +47,7 @@ from ..prompt.presets.store import install_preset, presets_dir
 from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
-from .model import MigrationPlan, MigrationReport, PlanItem
+from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
 from .scan import AVATARS_FOLDER, _persona_key, numbered, read_json
 
 Progress = Callable[[int, int, str], None]
@@ -282,7 +282,7 @@ class _Run:
 def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel = None, *,
         dry_run: bool = False) -> MigrationReport:
     """Import ``plan`` into the data folder (module doc). ``progress(done, total, label)`` is called before each
-    item and once at the end (``done == total``); ``cancel`` is a callable returning True or a
+    item (label: 「种类「名字」」, e.g. 聊天记录「第一局」) and once at the end (``done == total``); ``cancel`` is a callable returning True or a
     :class:`threading.Event` — when it turns true, everything created so far is removed and the report says
     ``cancelled`` (nothing is left half-written; personas, settings and the index are untouched). ``dry_run``:
     write nothing, report what would be imported. The report is saved in ``<home>/导入记录/<time>/`` as
@@ -319,7 +319,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         for n, item in enumerate(work):
             if _is_cancelled(cancel):
                 raise _Cancelled
-            say(n, total, f"{item.kind}：{item.name}")
+            say(n, total, f"{KIND_LABELS[item.kind]}「{item.name}」")
             try:
                 handlers[item.kind](item)
             except StChatCancelled:
