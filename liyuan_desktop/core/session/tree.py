@@ -78,6 +78,7 @@ class SessionTree:
         self._leaf_pos = 0  # how many tree entries preceded the last leaf line read
         self._suspects: list[int] = []  # positions in ``order`` whose parent was not indexed before them (load)
         self._latest: dict[tuple[Optional[str], str], Any] = {}  # (leaf, type) -> latest() answer
+        self._type_count: dict[str, int] = {}  # entries per type (leaf lines not counted)
 
     # -- opening / creating ---------------------------------------------------------------------------------
     @classmethod
@@ -369,6 +370,7 @@ class SessionTree:
         if p is not None and ((q := self.entries.get(p)) is None or q.type == "leaf"):
             self._suspects.append(len(self.order))  # a missing parent or one written later: repaired at load
         self.entries[entry.id] = entry
+        self._type_count[entry.type] = self._type_count.get(entry.type, 0) + 1
         self.order.append(entry.id)
         self.children_of.setdefault(entry.parent_id, []).append(entry.id)
 
@@ -394,6 +396,7 @@ class SessionTree:
             e = self.entries.pop(i, None)
             if e is None or e.type == "leaf":
                 continue
+            self._type_count[e.type] -= 1
             kids = self.children_of.get(e.parent_id)
             if kids and i in kids:
                 kids.remove(i)
@@ -515,6 +518,8 @@ class SessionTree:
         changes once written, so after one walk a later call — or a call for a leaf appended below it, which walks
         only down to the nearest entry already answered — costs O(new entries), not O(chat length) (a 100,000-message
         chat with no beat asked "latest beat?" on every redraw)."""
+        if not self._type_count.get(entry_type):
+            return None  # none in the whole file (an imported chat has no beat): no walk at all
         leaf = leaf or self.leaf_id
         memo = self._latest
         found = memo.get((leaf, entry_type), _MISS)
