@@ -635,6 +635,12 @@ class ConversationView(QWebEngineView):
         """Scroll to the newest item."""
         self._call("scrollToBottom")
 
+    def set_avatars(self, char: str = "", user: str = "") -> None:
+        """The character's and the user's avatars as ``data:image/…`` URLs ("" = none; the page's CSP allows only
+        data: images), shown beside every message (issue 17, ui/avatars.py)."""
+        self._avatars = {"char": char or "", "user": user or ""}
+        self._call("setAvatars", self._avatars)
+
     def focus_item(self, item_id: str, needle: str = "", callback: Callable[[Any], None] | None = None) -> None:
         """Find (issue 17): scroll the shown item ``item_id`` to the middle, outline it and mark every
         case-insensitive occurrence of ``needle`` in its text; ``callback`` gets how many were marked (-1: the

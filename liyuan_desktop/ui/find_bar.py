@@ -179,7 +179,6 @@ class FindBar(QWidget):
         lay.addLayout(row)
         self.list = QListWidget()
         self.list.setObjectName("findHits")
-        self.list.setMaximumHeight(150)
         self.list.setVisible(False)
         self.list.itemActivated.connect(lambda it: self.jump(self.list.row(it)))
         self.list.itemClicked.connect(lambda it: self.jump(self.list.row(it)))
@@ -267,6 +266,8 @@ class FindBar(QWidget):
             it.setToolTip(h.snippet)
             self.list.addItem(it)
         self.list.setVisible(bool(self.hits))
+        rows = min(len(self.hits), 6)  # as tall as its hits, at most six rows (the conversation keeps the room)
+        self.list.setFixedHeight(rows * max(18, self.list.sizeHintForRow(0)) + 2 * self.list.frameWidth() + 2 if rows else 0)
         if not self.hits:
             self.count.setText(tr("find.none"))
             return

@@ -237,6 +237,9 @@ class MainWindow(QMainWindow):
         from .export_menu import install_export_menu  # issue 17: 导出 (chat .jsonl, story md/epub/docx, card png/json)
 
         install_export_menu(self)
+        from .avatars import install_avatars  # issue 17: card and persona pictures in the list and the conversation
+
+        install_avatars(self)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
@@ -345,6 +348,9 @@ class MainWindow(QMainWindow):
                 it.addChild(ch)
             self.tree.addTopLevelItem(it)
             it.setExpanded(True)
+        from .avatars import decorate_tree  # the cards' pictures (issue 17)
+
+        decorate_tree(self)
 
     def _tree_activated(self, item: QTreeWidgetItem, _col: int = 0) -> None:
         data = item.data(0, Qt.ItemDataRole.UserRole)

@@ -45,6 +45,7 @@
     hasOlder: false,
     loadingOlder: false,
     userLabel: "",
+    avatars: { char: "", user: "" },  // data: URLs (issue 17), "" = none
     pendingText: null,
     pendingLabel: "",
     pendingDirty: false,
@@ -1224,6 +1225,16 @@
     return item.beat ? span("beat", fmt("beat", { n: item.beat })) : null;
   }
 
+  /** The avatar beside a message (issue 17): ``who`` char | user; hidden while there is no picture. */
+  function avatarImg(who) {
+    var img = document.createElement("img");
+    img.className = "avatar " + who;
+    img.alt = "";
+    img.draggable = false;
+    if (state.avatars[who]) img.src = state.avatars[who];
+    return img;
+  }
+
   function buildItem(item) {
     var role = item.role;
     if (role !== "opening" && role !== "user" && role !== "assistant" && role !== "draft") role = "assistant";
@@ -1253,10 +1264,12 @@
       bubble.appendChild(who);
       bubble.appendChild(body);
       el.appendChild(bubble);
+      el.appendChild(avatarImg("user"));
       decorateBranches(el);
       return el;
     }
 
+    el.appendChild(avatarImg("char"));
     var meta = document.createElement("div");
     meta.className = "meta";
     if (role === "draft") {
@@ -1456,6 +1469,20 @@
     },
 
     scrollToBottom: toBottom,
+
+    /** Avatars (issue 17): data: URLs of the character's and the user's pictures ("" = none); applied to every
+     *  message shown and to those added later. */
+    setAvatars: function (avatars) {
+      avatars = avatars || {};
+      ["char", "user"].forEach(function (who) {
+        var url = typeof avatars[who] === "string" && avatars[who].indexOf("data:image/") === 0 ? avatars[who] : "";
+        state.avatars[who] = url;
+        log.querySelectorAll("img.avatar." + who).forEach(function (img) {
+          if (url) img.src = url; else img.removeAttribute("src");
+        });
+      });
+      document.body.classList.toggle("has-avatars", !!state.avatars.char);
+    },
 
     /** Find (issue 17): scroll the item with this id to the middle, mark it for a moment and mark every
      *  case-insensitive occurrence of ``needle`` in its text (not inside frames, code is left whole). Returns
