@@ -101,10 +101,11 @@ class OffThread(QObject):
         self.running = False
 
 
-def role_label(role: str, char: str) -> str:
-    """Who wrote a message, as the hit list says it."""
+def role_label(role: str, char: str, user: str = "") -> str:
+    """Who wrote a message, as the hit list says it: the persona's name for the user's words (「你」 without one),
+    「开场」 for the opening, else the character's name."""
     if role == "user":
-        return tr("find.role.user")
+        return user or tr("find.role.user")
     if role == "opening":
         return tr("find.role.opening")
     return char
@@ -259,10 +260,11 @@ class FindBar(QWidget):
         self.worker.running = False
         self.hits = list(hits)
         self.list.clear()
-        char = self.win.chat.card.name if self.win.chat is not None else ""
+        chat = self.win.chat
+        char, user = (chat.card.name, chat.persona) if chat is not None else ("", "")
         for h in self.hits:
             where = tr("find.beat", n=h.beat) if h.on_branch else tr("find.other.branch")
-            it = QListWidgetItem(f"{where} · {role_label(h.role, char)}：{h.snippet}")
+            it = QListWidgetItem(f"{where} · {role_label(h.role, char, user)}：{h.snippet}")
             it.setToolTip(h.snippet)
             self.list.addItem(it)
         self.list.setVisible(bool(self.hits))
