@@ -10,6 +10,7 @@ import io
 import json
 import os
 import shutil
+import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -320,3 +321,34 @@ def test_real_fixture_cards_books_and_preset(tmp_path):
     contents = [e.content for e in chat.context.book.entries]
     assert all(contents.count(e["content"]) == 1 for e in eldoria["entries"].values())
     assert run(scan(tmp_path)).imported == {}
+
+
+def test_ctrl_c_cancels_the_cli_cleanly(tmp_path):
+    """A real SIGINT to a running ``liyuan import-sillytavern``: exit 130, nothing of the import left behind."""
+    import signal
+    import subprocess
+    import time
+
+    st = build_st_folder(tmp_path / "st")
+    lines = (st / "chats/alice/第二局.jsonl").read_text("utf-8").splitlines()
+    body = [lines[0]] + [json.dumps({"name": "阿梨", "is_user": j % 2 == 0, "mes": f"第{j}句" * 30,
+                                     "swipes": [f"甲{j}", f"乙{j}"], "swipe_id": 0}, ensure_ascii=False)
+                         for j in range(4000)]
+    for k in range(40):  # enough work that the signal arrives mid-import
+        (st / "chats/alice" / f"长局{k}.jsonl").write_text("\n".join(body) + "\n", "utf-8")
+    env = {**os.environ, "LIYUAN_HOME": str(home())}
+    before = _snapshot(home())
+    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop.cli", "import-sillytavern", str(st)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+    deadline = time.monotonic() + 120
+    seen = ""
+    while time.monotonic() < deadline:  # wait until a chat is being imported
+        line = proc.stderr.readline()
+        seen += line
+        if "聊天记录" in line or not line:
+            break
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (seen, err[-500:])
+    assert "已取消" in err
+    assert _snapshot(home()) == before

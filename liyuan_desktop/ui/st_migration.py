@@ -36,6 +36,9 @@ register({
                     "en": "Pick the SillyTavern folder (or its data/<user>/, or the old public/), or a backup zip. "
                           "Cards with their chats, world books, presets, personas and settings come over together; "
                           "API keys do not."},
+    "stmig.placeholder": {"zh": "选好之后，这里会列出找到的内容：每种多少、多大、哪些已经在梨园里、哪些同名要改名、哪些不导入。",
+                          "en": "Once chosen, this lists what was found: how many of each kind, their size, what is "
+                                "already here, which names conflict and are renamed, and what is not imported."},
     "stmig.pick.folder": {"zh": "选择文件夹…", "en": "Choose folder…"},
     "stmig.pick.zip": {"zh": "选择 zip…", "en": "Choose zip…"},
     "stmig.zip.filter": {"zh": "SillyTavern 备份 (*.zip)", "en": "SillyTavern backup (*.zip)"},
@@ -161,6 +164,7 @@ class StMigrationDialog(QDialog):
         self.view = QTextBrowser()
         self.view.setObjectName("stMigrationView")
         self.view.setOpenExternalLinks(False)
+        self.view.setPlaceholderText(tr("stmig.placeholder"))
         lay.addWidget(self.view, 1)
         self.status = QLabel("")
         self.status.setWordWrap(True)
