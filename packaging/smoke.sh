@@ -8,7 +8,7 @@
 # 1. the start-up library check of the built app: one library made to look missing (LIYUAN_TEST_MISSING_LIBS) must
 #    give exit 3 with the library and the install command, nothing else but the log path;
 # 2. the self-test plays the demo through the real window on Xvfb; the app's own grab and a screenshot of the whole
-#    X screen (xwd | convert, or ImageMagick's import) are taken;
+#    X screen (xwd, made PNG by packaging/xwd2png.py) are taken;
 # 3. the report must say passed. Kept in $LIYUAN_BUILD_DIR/smoke/ and copied to packaging/out/ (ignored by git; CI
 #    keeps that folder): smoke.png (the X screen while the demo window was up), smoke-window.png (the app's grab),
 #    stdout.json, stderr.txt, missing-libs.txt.
@@ -37,7 +37,6 @@ APP=$(cd "$APP" && pwd)
 need=()
 command -v Xvfb >/dev/null || need+=(xvfb)
 command -v xwd >/dev/null || need+=(x11-apps)
-command -v convert >/dev/null || command -v import >/dev/null || need+=(imagemagick)
 command -v xdotool >/dev/null || need+=(xdotool)
 if [ "${#need[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "smoke.sh: apt-get install ${need[*]}"
@@ -93,19 +92,12 @@ echo "smoke.sh: exit 3, message: $(tr '\n' ' ' < "$OUT/missing-libs.txt" | head 
 rm -rf "${TMPHOME:?}"/* 2>/dev/null || true
 
 # --- 2. the demo through the real window on Xvfb (xcb) --------------------------------------------------------
-root_shot() {  # the whole X screen as PNG
-  if command -v xwd >/dev/null && command -v convert >/dev/null; then
-    xwd -display ":$N" -root -silent | convert xwd:- "png:$1" 2>/dev/null
-  elif command -v import >/dev/null; then
-    import -display ":$N" -window root "$1" 2>/dev/null
-  else
-    return 1
-  fi
-}
-(  # while the app runs: a screenshot of the X screen every second the demo window is mapped, the last one kept
+(  # while the app runs: a dump of the X screen every second a window is mapped, the last one kept (xwd is cheap;
+   # the PNG is made once at the end)
   while true; do
-    if DISPLAY=":$N" xdotool search --onlyvisible --name "梨园" >/dev/null 2>&1; then
-      root_shot "$OUT/.screen.png" && [ -s "$OUT/.screen.png" ] && mv "$OUT/.screen.png" "$OUT/smoke.png"
+    if DISPLAY=":$N" xdotool search --onlyvisible --class liyuan >/dev/null 2>&1; then
+      xwd -display ":$N" -root -silent >"$OUT/.screen.xwd" 2>/dev/null && [ -s "$OUT/.screen.xwd" ] \
+        && mv "$OUT/.screen.xwd" "$OUT/screen.xwd"
     fi
     sleep 1
   done
@@ -123,6 +115,9 @@ t1=$(date +%s%N)
 kill "$SHOTPID" 2>/dev/null || true
 wait "$SHOTPID" 2>/dev/null || true
 SHOTPID=""
+if [ -s "$OUT/screen.xwd" ]; then  # standard-library converter: no ImageMagick needed
+  python3 "$REPO/packaging/xwd2png.py" "$OUT/smoke.png" <"$OUT/screen.xwd" && rm -f "$OUT/screen.xwd"
+fi
 report=$(tail -n 1 "$OUT/stdout.json" || true)
 echo "smoke.sh: exit $rc after $(( (t1 - t0) / 1000000 )) ms"
 echo "smoke.sh: report $report"
@@ -145,5 +140,5 @@ if [ -s "$OUT/smoke.png" ]; then
   cp "$OUT/smoke.png" "$KEEP/"
   echo "smoke.sh: PASSED (X screen $KEEP/smoke.png, $(du -k "$OUT/smoke.png" | cut -f1) KB; window $KEEP/smoke-window.png)"
 else
-  echo "smoke.sh: PASSED (window $KEEP/smoke-window.png; no X screen shot: install x11-apps and imagemagick)"
+  echo "smoke.sh: PASSED (window $KEEP/smoke-window.png; no X screen shot: install x11-apps and xdotool)"
 fi

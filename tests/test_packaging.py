@@ -276,3 +276,34 @@ def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, mo
     out = subprocess.run(["fc-list", ":lang=zh", "family"], env={**os.environ, "FONTCONFIG_FILE": str(only)},
                          capture_output=True, text=True, timeout=60).stdout
     assert "WenQuanYi" in out
+
+
+@pytest.mark.parametrize("bpp,stride_px", [(24, 4), (32, 4), (24, 3)])
+def test_xwd2png_reads_xvfb_dumps(bpp, stride_px):
+    """packaging/xwd2png.py (smoke.sh's screenshot converter): a 2x2 XWD of known colours → the same RGB in the PNG.
+    Xvfb's depth-24 screens give 24 bits per pixel in rows padded to 4 bytes per pixel."""
+    import zlib
+
+    spec = importlib.util.spec_from_file_location("xwd2png", ROOT / "packaging" / "xwd2png.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    w, h = 2, 2
+    name = b"root\0"
+    header_size = 100 + len(name)
+    bpl = w * stride_px
+    fields = [header_size, 7, 2, 24, w, h, 0, 0, 32, 0, 32, bpp, bpl, 5, 0xFF0000, 0xFF00, 0xFF, 8, 256, 0, w, h,
+              0, 0, 0]
+    colours = [(255, 0, 0), (0, 255, 0), (0, 0, 255), (10, 20, 30)]
+    rows = b""
+    for y in range(h):
+        row = b""
+        for x in range(w):
+            r, g, b = colours[y * w + x]
+            row += ((r << 16) | (g << 8) | b).to_bytes(bpp // 8, "little")
+        rows += row.ljust(bpl, b"\0")
+    png = mod.xwd_to_png(struct.pack(">25I", *fields) + name + rows)
+    assert png.startswith(b"\x89PNG")
+    idat = png[png.index(b"IDAT") + 4: png.index(b"IEND") - 8]
+    raw = zlib.decompress(idat)
+    got = [tuple(raw[y * (1 + 3 * w) + 1 + 3 * x: y * (1 + 3 * w) + 4 + 3 * x]) for y in range(h) for x in range(w)]
+    assert got == colours
