@@ -141,9 +141,10 @@ def test_second_run_imports_nothing_new(tmp_path):
     run(scan(tmp_path / "st"))
     before = _snapshot(home() / "cards")
     plan = scan(tmp_path / "st")
-    assert plan.to_import() == 1  # only settings.json, which the run finds unchanged
+    assert plan.to_import() == 0  # settings.json too: it would change nothing
     report = run(plan)
     assert report.imported == {} and report.skipped["chat"] == 4 and report.skipped["card"] == 2
+    assert report.skipped["settings"] == 1
     assert report.skipped["book"] == 4 and report.skipped["preset"] == 2 and report.skipped["persona"] == 2
     assert _snapshot(home() / "cards") == before
     assert len(load_personas().personas) == 2 and len(load_settings().providers) == 1
@@ -176,7 +177,7 @@ def test_cancel_leaves_nothing(tmp_path):
         f.write(json.dumps({"name": "阿梨", "is_user": False, "mes": "多一句"}, ensure_ascii=False) + "\n")
     before = _snapshot(home())
     plan = scan(tmp_path / "st2")
-    assert plan.to_import() >= 3
+    assert plan.to_import() == 2  # the changed book and the new chat
     stop = threading.Event()
     calls = []
 

@@ -61,6 +61,7 @@ register({
     "stmig.col.bad": {"zh": "损坏/跳过", "en": "Damaged/skipped"},
     "stmig.col.size": {"zh": "大小", "en": "Size"},
     "stmig.conflicts": {"zh": "同名冲突（改名导入，不覆盖）", "en": "Name conflicts (imported renamed, never overwritten)"},
+    "stmig.settings": {"zh": "将接管的设置（梨园里已经设过的保留）", "en": "Settings taken over (what you set here is kept)"},
     "stmig.damaged": {"zh": "损坏或跳过的", "en": "Damaged or skipped"},
     "stmig.not.imported": {"zh": "不导入的", "en": "Not imported"},
     "stmig.notes": {"zh": "说明", "en": "Notes"},
@@ -99,6 +100,10 @@ def plan_markdown(plan: MigrationPlan) -> str:
     if renamed:
         out += ["", f"**{tr('stmig.conflicts')}**", ""]
         out += [f"- {tr('stmig.kind.' + i.kind)}「{_esc(i.name)}」→「{_esc(i.target)}」" for i in renamed]
+    changes = [c for i in plan.of("settings") for c in i.detail.get("changes", [])]
+    if changes:
+        out += ["", f"**{tr('stmig.settings')}**", ""]
+        out += [f"- {_esc(c)}" for c in changes]
     bad = [i for i in plan.items if i.action in ("error", "skip")]
     if bad:
         out += ["", f"**{tr('stmig.damaged')}**", ""]

@@ -62,7 +62,8 @@ async def test_plan_then_import_with_progress_then_report_and_card_list(qtbot, t
     dlg.scan_path(tmp_path / "st")
     await wait_for(lambda: dlg.state == "ready", timeout=30)
     shown = dlg.view.toPlainText()
-    for text in ("角色卡", "聊天记录", "世界书", "预设", "人设", "secrets.json", "快速回复", "群聊记录", "broken.png"):
+    for text in ("角色卡", "聊天记录", "世界书", "预设", "人设", "secrets.json", "快速回复", "群聊记录", "broken.png",
+                 "默认预设：梨园预设", "http://127.0.0.1:5001/v1"):
         assert text in shown, text
     assert dlg.start_btn.isEnabled()
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -37,10 +37,8 @@ from ..cards.personas import Persona, load_personas, save_personas
 from ..cards.st_chat import StChatCancelled, StChatError
 from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
-from ..llm.providers import ProviderSettings
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
-from ..lore.settings import WorldInfoSettings
 from ..paths import home, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
@@ -48,11 +46,11 @@ from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
 from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
+from .merge import merge_settings
 from .scan import AVATARS_FOLDER, _persona_key, numbered, read_json
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
-PROVIDER_NAME = "sillytavern"
 
 
 class _Cancelled(Exception):
@@ -224,54 +222,13 @@ class _Run:
         save_personas(store)
 
     def settings(self) -> None:
-        s = self.plan.settings
-        if not s:
+        if not self.plan.settings:
             return
         app = load_settings()
-        changed, kept = self.report.settings_changed, self.report.settings_kept
-        name = s.get("user_name")
-        if name:
-            if not app.persona_name:
-                app.persona_name = name
-                changed.append(f"用户名：{name}")
-            elif app.persona_name != name:
-                kept.append(f"用户名「{app.persona_name}」")
-        wi = s.get("world_info")
-        if wi:
-            new = WorldInfoSettings.model_validate(wi)
-            if new != app.world_info:
-                if app.world_info == WorldInfoSettings():
-                    app.world_info = new
-                    changed.append("世界书设置：" + "、".join(f"{k}={v}" for k, v in wi.items()
-                                                          if v != WorldInfoSettings().model_dump()[k]))
-                else:
-                    kept.append("世界书设置（梨园里已经改过）")
-        preset = s.get("default_preset")
-        if preset:
-            target = next((i.target for i in self.plan.of("preset") if i.name == preset and i.action != "error"), None)
-            if target is None:
-                self.plan.notes.append(f"SillyTavern 正在用的预设「{preset}」不在 OpenAI Settings/ 里，没有设为默认")
-            elif not app.default_preset:
-                app.default_preset = target
-                changed.append(f"默认预设：{target}")
-            elif app.default_preset != target:
-                kept.append(f"默认预设「{app.default_preset}」")
-        api = s.get("api")
-        if api:
-            same = next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/")
-                         and p.model == api["model"]), None)
-            if same is None:
-                taken = {p.name for p in app.providers}
-                prov = ProviderSettings(name=numbered(PROVIDER_NAME, lambda n: n in taken), base_url=api["base_url"],
-                                        model=api["model"])
-                app.providers.append(prov)
-                changed.append(f"连接：{prov.name}（{prov.base_url}，模型 {prov.model}；密钥没有导入，请在设置里填写）")
-                same = prov
-            if app.active_provider is None:
-                app.active_provider = same.name
-                changed.append(f"当前连接：{same.name}")
-            elif app.active_provider != same.name:
-                kept.append(f"当前连接「{app.active_provider}」")
+        changed, kept, notes = merge_settings(app, self.plan)
+        self.report.settings_changed += changed
+        self.report.settings_kept += kept
+        self.plan.notes += notes
         for item in self.plan.of("settings"):
             if item.action != "error":
                 item.action = "new" if changed else "same"

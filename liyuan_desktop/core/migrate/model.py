@@ -112,6 +112,9 @@ class MigrationPlan(BaseModel):
         for i in self.items:
             if i.action == "rename":
                 out.append(f"  同名冲突：{KIND_LABELS[i.kind]}「{i.name}」→「{i.target}」")
+        for i in self.of("settings"):
+            out.extend(f"  设置将改为：{c}" for c in i.detail.get("changes", []))
+            out.extend(f"  设置保留梨园现有的：{c}" for c in i.detail.get("kept", []))
         for n in self.not_imported:
             out.append(f"  不导入：{n.what} {n.count} 个——{n.why}")
         out.extend(f"  问题：{p}" for p in self.problems)

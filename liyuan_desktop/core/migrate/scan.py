@@ -189,7 +189,24 @@ def scan(path: str | Path) -> MigrationPlan:
     _scan_cards_and_chats(plan, root, st, index)
     _scan_personas(plan, root, st)
     _scan_not_imported(plan, root)
+    _preview_settings(plan)
     return plan
+
+
+def _preview_settings(plan: MigrationPlan) -> None:
+    """Would the settings change anything here? (``merge_settings`` on a copy): the settings item becomes "same"
+    when not, and lists the changes it would make in ``detail["changes"]``."""
+    from .merge import merge_settings
+
+    for item in plan.of("settings"):
+        if item.action == "error":
+            continue
+        changed, kept, _ = merge_settings(load_settings().model_copy(deep=True), plan)
+        item.detail["changes"] = changed
+        if kept:
+            item.detail["kept"] = kept
+        if not changed:
+            item.action, item.reason = "same", "梨园的设置已经是这样，或已经由你设置过"
 
 
 def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:

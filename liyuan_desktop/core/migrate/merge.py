@@ -1,0 +1,78 @@
+"""Taking over SillyTavern's settings into ours (:class:`core.settings.AppSettings`) without overwriting what the user
+set here: the user name, the world-info settings (only while ours are still SillyTavern's defaults), the default
+preset (the one that was active, under the name it got in the preset library), and the active API as a provider
+named ``sillytavern`` (its base URL and model; never a key) made the active one when none is. The scan runs it on a
+copy to tell whether a second import would change anything; the import runs it for real.
+"""
+
+from __future__ import annotations
+
+from ..llm.providers import ProviderSettings
+from ..lore.settings import WorldInfoSettings
+from ..settings import AppSettings
+from .model import MigrationPlan
+
+PROVIDER_NAME = "sillytavern"
+
+
+def _numbered(name: str, taken: set[str]) -> str:
+    if name not in taken:
+        return name
+    n = 2
+    while f"{name} ({n})" in taken:
+        n += 1
+    return f"{name} ({n})"
+
+
+def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], list[str], list[str]]:
+    """Apply ``plan.settings`` (see :class:`MigrationPlan`) to ``app`` in place (not saved). Returns Chinese lines:
+    ``(changed, kept, notes)`` — what was taken over, what was already set here and kept, and remarks (the active
+    preset is not among the presets)."""
+    s = plan.settings
+    changed: list[str] = []
+    kept: list[str] = []
+    notes: list[str] = []
+    name = s.get("user_name")
+    if name:
+        if not app.persona_name:
+            app.persona_name = name
+            changed.append(f"用户名：{name}")
+        elif app.persona_name != name:
+            kept.append(f"用户名「{app.persona_name}」")
+    wi = s.get("world_info")
+    if wi:
+        new = WorldInfoSettings.model_validate(wi)
+        if new != app.world_info:
+            default = WorldInfoSettings()
+            if app.world_info == default:
+                app.world_info = new
+                diff = [f"{k}={v}" for k, v in new.model_dump().items() if v != default.model_dump()[k]]
+                changed.append("世界书设置：" + "、".join(diff))
+            else:
+                kept.append("世界书设置（梨园里已经改过）")
+    preset = s.get("default_preset")
+    if preset:
+        target = next((i.target for i in plan.of("preset") if i.name == preset and i.action != "error"), None)
+        if target is None:
+            notes.append(f"SillyTavern 正在用的预设「{preset}」不在 OpenAI Settings/ 里，没有设为默认")
+        elif not app.default_preset:
+            app.default_preset = target
+            changed.append(f"默认预设：{target}")
+        elif app.default_preset != target:
+            kept.append(f"默认预设「{app.default_preset}」")
+    api = s.get("api")
+    if api:
+        same = next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/")
+                     and p.model == api["model"]), None)
+        if same is None:
+            prov = ProviderSettings(name=_numbered(PROVIDER_NAME, {p.name for p in app.providers}),
+                                    base_url=api["base_url"], model=api["model"])
+            app.providers.append(prov)
+            changed.append(f"连接：{prov.name}（{prov.base_url}，模型 {prov.model}；密钥没有导入，请在设置里填写）")
+            same = prov
+        if app.active_provider is None:
+            app.active_provider = same.name
+            changed.append(f"当前连接：{same.name}")
+        elif app.active_provider != same.name:
+            kept.append(f"当前连接「{app.active_provider}」")
+    return changed, kept, notes
