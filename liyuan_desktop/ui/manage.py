@@ -119,6 +119,24 @@ def import_asking(win: Any, path: str) -> Optional[library.CardRef]:
     return ref
 
 
+def reimport_choice(win: Any, path: str) -> Optional[str]:
+    """For an import that runs on a worker (ui/chat_work.py): ask on the UI thread first. "new" (no such card yet,
+    or the very same file), "keep", "replace", or None when the user cancelled. Reading the card's name reads the
+    file once (CardError / OSError propagate like the import's)."""
+    old = library.existing_card(path)
+    if old is None:
+        return "new"
+    choice = ask_reimport(win, old.name)
+    return None if choice == "cancel" else choice
+
+
+def import_with_choice(path: str, choice: str) -> library.CardRef:
+    """The import itself for a :func:`reimport_choice` answer (no Qt: safe on a worker thread)."""
+    if choice == "replace":
+        return manage.replace_card(Path(path))[0]
+    return library.import_card(path)
+
+
 # -- the commands ---------------------------------------------------------------------------------------------------
 class Manager:
     """The manage commands of one main window (module doc)."""
@@ -421,4 +439,4 @@ def _refresh_keeping(win: Any) -> None:
 
 
 __all__ = ["LibraryWatcher", "Manager", "TrashDialog", "ask_reimport", "ask_text", "ask_yes", "import_asking",
-           "install_manage"]
+           "import_with_choice", "install_manage", "reimport_choice"]

@@ -143,3 +143,18 @@ async def test_reimporting_a_card_asks_replace_keep_both_or_cancel(qtbot, tmp_pa
     assert win.import_card_file(str(f)) == ref and ref.load().first_mes == "第三版"
     assert [i.kind for i in core_manage.list_trash()] == ["card"]  # the replaced files are kept
     assert sorted(rows(win)) == sorted(c.name for c in library.list_cards())
+
+
+def test_reimport_choice_for_a_worker_import(qtbot, tmp_path, monkeypatch):
+    raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "白鹭", "first_mes": "旧开场"}}
+    f = tmp_path / "bailu.json"
+    f.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    assert ui_manage.reimport_choice(None, str(f)) == "new"
+    ref = ui_manage.import_with_choice(str(f), "new")
+    raw["data"]["first_mes"] = "新开场"
+    f.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "cancel")
+    assert ui_manage.reimport_choice(None, str(f)) is None
+    monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "replace")
+    assert ui_manage.reimport_choice(None, str(f)) == "replace"
+    assert ui_manage.import_with_choice(str(f), "replace") == ref and ref.load().first_mes == "新开场"
