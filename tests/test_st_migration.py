@@ -285,6 +285,9 @@ def test_cli_json_and_second_run(tmp_path, capsys):
     first = json.loads(cap.out)
     assert first["imported"]["card"] == 2 and first["imported"]["chat"] == 4 and first["imported"]["book"] == 4
     assert "导入" in cap.err and "%" in cap.err
+    assert set(first["imported"]) == {"card", "chat", "book", "preset", "persona", "avatar", "settings"}
+    items = _open("阿梨", "第一局").transcript()  # the chats open with their swipes and bar variables
+    assert items[2]["swipe"] == [3, 3] and items[2]["variables"]["stat_data"]["好感"] == 30
     assert main(["import-sillytavern", str(tmp_path / "st"), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["imported"] == {} and again["skipped"]["chat"] == 4
