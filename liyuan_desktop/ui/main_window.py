@@ -565,8 +565,10 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), tr("import.card.filter"))
         if path:
             from . import chat_work  # read and copied on a worker thread
+            from .manage import start_import  # a card that exists: 替换 / 保留两个 / 取消 (issue 17)
 
-            chat_work.spawn(self, chat_work.import_card_async(self, path))
+            if start_import(self, path):
+                chat_work.spawn(self, chat_work.import_card_async(self, path))
 
     def import_sillytavern_dialog(self) -> None:
         """文件 → 从 SillyTavern 导入… (ui/st_migration.py, issue 16 §3); the card list refreshes after an import."""
@@ -667,8 +669,10 @@ class MainWindow(QMainWindow):
         for url in ev.mimeData().urls():
             if url.isLocalFile():
                 from . import chat_work
+                from .manage import start_import  # a card that exists: ask first (issue 17)
 
-                chat_work.spawn(self, chat_work.import_card_async(self, url.toLocalFile()))
+                if start_import(self, url.toLocalFile()):
+                    chat_work.spawn(self, chat_work.import_card_async(self, url.toLocalFile()))
 
     def open_settings(self) -> None:
         from .settings import SettingsDialog

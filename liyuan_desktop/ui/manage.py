@@ -137,6 +137,29 @@ def import_with_choice(path: str, choice: str) -> library.CardRef:
     return library.import_card(path)
 
 
+def start_import(win: Any, path: str) -> bool:
+    """Before the window's card import (a worker job that keeps both on a name clash): ask about a card that
+    exists. True — go on with the normal import (a new card, the same file again, or 保留两个); False — nothing
+    more to do (cancelled, or 替换 done here: the card files replaced, the old ones in the 回收站, the list
+    refreshed). A file that is not a card returns True, so the normal import reports it."""
+    try:
+        choice = reimport_choice(win, path)
+    except (CardError, OSError):
+        return True
+    if choice in ("new", "keep"):
+        return True
+    if choice == "replace":
+        try:
+            ref = import_with_choice(path, "replace")
+        except (CardError, OSError) as e:
+            QMessageBox.warning(win, tr("app.title"), tr("err.import", error=e))
+            return False
+        win.refresh_tree()
+        win.card_ref = ref
+        win.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
+    return False
+
+
 # -- the commands ---------------------------------------------------------------------------------------------------
 class Manager:
     """The manage commands of one main window (module doc)."""
@@ -439,4 +462,4 @@ def _refresh_keeping(win: Any) -> None:
 
 
 __all__ = ["LibraryWatcher", "Manager", "TrashDialog", "ask_reimport", "ask_text", "ask_yes", "import_asking",
-           "import_with_choice", "install_manage", "reimport_choice"]
+           "import_with_choice", "install_manage", "reimport_choice", "start_import"]

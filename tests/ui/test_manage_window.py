@@ -158,3 +158,27 @@ def test_reimport_choice_for_a_worker_import(qtbot, tmp_path, monkeypatch):
     monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "replace")
     assert ui_manage.reimport_choice(None, str(f)) == "replace"
     assert ui_manage.import_with_choice(str(f), "replace") == ref and ref.load().first_mes == "新开场"
+
+
+async def test_the_import_dialog_asks_before_the_worker_import(qtbot, tmp_path, monkeypatch):
+    from liyuan_desktop.ui import main_window as mw
+
+    raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "白鹭", "first_mes": "旧开场"}}
+    f = tmp_path / "bailu.json"
+    f.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    ref = library.import_card(f)
+    raw["data"]["first_mes"] = "新开场"
+    f.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    win = make_window(qtbot)
+    monkeypatch.setattr(mw.QFileDialog, "getOpenFileName", lambda *a, **k: (str(f), ""))
+    monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "cancel")
+    win.import_card_dialog()
+    assert [c.name for c in library.list_cards()].count("白鹭-2") == 0 and ref.load().first_mes == "旧开场"
+    monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "replace")
+    win.import_card_dialog()
+    assert ref.load().first_mes == "新开场" and "白鹭-2" not in [c.name for c in library.list_cards()]
+    monkeypatch.setattr(ui_manage, "ask_reimport", lambda _w, _n: "keep")
+    raw["data"]["first_mes"] = "第三版"
+    f.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    win.import_card_dialog()
+    await wait_for(lambda: "白鹭-2" in [c.name for c in library.list_cards()], timeout=15)
