@@ -356,3 +356,19 @@ def test_ctrl_c_cancels_the_cli_cleanly(tmp_path):
     assert proc.returncode == 130, (seen, err[-500:])
     assert "已取消" in err
     assert _snapshot(home()) == before
+
+
+def test_credentials_in_the_api_url_are_never_shown_or_saved(tmp_path, capsys):
+    from liyuan_desktop.cli import main
+
+    st = build_st_folder(tmp_path / "st")
+    data = json.loads((st / "settings.json").read_text("utf-8"))
+    data["oai_settings"]["custom_url"] = "https://alice:s3cretpass@proxy.example/v1"
+    (st / "settings.json").write_text(json.dumps(data, ensure_ascii=False), "utf-8")
+    assert main(["import-sillytavern", str(tmp_path / "st")]) == 0
+    shown = capsys.readouterr().out
+    assert "s3cretpass" not in shown and "proxy.example" in shown
+    saved = [p.read_text("utf-8") for p in (home() / "导入记录").rglob("*") if p.is_file()]
+    assert saved and not any("s3cretpass" in t for t in saved)
+    prov = next(p for p in load_settings().providers if p.name == "sillytavern")
+    assert prov.base_url == "https://alice:s3cretpass@proxy.example/v1"  # the connection itself still works

@@ -13,7 +13,6 @@ Exit codes: 0 imported (damaged items are listed in the report); 2 PATH is no Si
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
@@ -63,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
         if old is not None:
             signal.signal(signal.SIGINT, old)
     if args.json:
-        out(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        out(report.to_json())
     else:
         out(report.markdown())
         if report.report_dir:

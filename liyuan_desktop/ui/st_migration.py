@@ -114,7 +114,7 @@ def plan_markdown(plan: MigrationPlan) -> str:
     if plan.problems or plan.notes:
         out += ["", f"**{tr('stmig.notes')}**", ""]
         out += [f"- {_esc(x)}" for x in plan.problems + plan.notes]
-    return "\n".join(out) + "\n"
+    return plan.masked("\n".join(out) + "\n")
 
 
 class _Job:

@@ -23,7 +23,6 @@ world-info settings still at SillyTavern's defaults, an API connection not yet c
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
@@ -330,5 +329,5 @@ def save_report(report: MigrationReport) -> Path:
     d.mkdir(parents=True)
     report.report_dir = str(d)
     atomic_write_text(d / "报告.md", report.markdown())
-    atomic_write_text(d / "report.json", json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=1))
+    atomic_write_text(d / "report.json", report.to_json())
     return d

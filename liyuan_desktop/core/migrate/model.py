@@ -14,6 +14,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from ..llm.errors import mask_secrets, url_secrets
+
 Kind = Literal["card", "chat", "book", "preset", "persona", "avatar", "settings"]
 Action = Literal["new", "rename", "same", "skip", "error"]
 
@@ -99,6 +101,12 @@ class MigrationPlan(BaseModel):
             shutil.rmtree(self.temp_dir, ignore_errors=True)
             self.temp_dir = None
 
+    def masked(self, text: str) -> str:
+        """``text`` with any credentials of the SillyTavern API URL (``https://user:pass@host``) masked as ``***``
+        (every text shown or saved goes through this)."""
+        url = str((self.settings.get("api") or {}).get("base_url") or "")
+        return mask_secrets(text, url_secrets(url) if url else ())
+
     def summary_lines(self) -> list[str]:
         """The plan in Chinese, one line each: per kind counts and size, conflicts, what is not imported."""
         out = [f"SillyTavern 数据：{self.source}（{self.layout}）"]
@@ -119,7 +127,7 @@ class MigrationPlan(BaseModel):
             out.append(f"  不导入：{n.what} {n.count} 个——{n.why}")
         out.extend(f"  问题：{p}" for p in self.problems)
         out.extend(f"  注意：{n}" for n in self.notes)
-        return out
+        return [self.masked(line) for line in out]
 
 
 class MigrationReport(BaseModel):
@@ -171,7 +179,13 @@ class MigrationReport(BaseModel):
         if p.problems or p.notes:
             out += ["", "## 问题与说明", ""]
             out += [f"- {x}" for x in p.problems + p.notes]
-        return "\n".join(out) + "\n"
+        return p.masked("\n".join(out) + "\n")
+
+    def to_json(self) -> str:
+        """The report as indented JSON (credentials in URLs masked, :meth:`MigrationPlan.masked`)."""
+        import json
+
+        return self.plan.masked(json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1))
 
 
 def human_size(n: int) -> str:
