@@ -327,23 +327,56 @@ def test_real_fixture_cards_books_and_preset(tmp_path):
     assert run(scan(tmp_path)).imported == {}
 
 
-def test_ctrl_c_cancels_the_cli_cleanly(tmp_path):
-    """A real SIGINT to a running ``liyuan import-sillytavern``: exit 130, nothing of the import left behind."""
-    import signal
-    import subprocess
-    import time
-
-    st = build_st_folder(tmp_path / "st")
+def _long_chats(st: Path, n: int) -> None:
     lines = (st / "chats/alice/第二局.jsonl").read_text("utf-8").splitlines()
     body = [lines[0]] + [json.dumps({"name": "阿梨", "is_user": j % 2 == 0, "mes": f"第{j}句" * 30,
                                      "swipes": [f"甲{j}", f"乙{j}"], "swipe_id": 0}, ensure_ascii=False)
                          for j in range(4000)]
-    for k in range(40):  # enough work that the signal arrives mid-import
-        (st / "chats/alice" / f"长局{k}.jsonl").write_text("\n".join(body) + "\n", "utf-8")
+    for k in range(n):  # enough work that a signal arrives mid-import; each file different
+        (st / "chats/alice" / f"长局{k}.jsonl").write_text("\n".join(body) + f"\n{json.dumps({'name': '阿梨', 'mes': k})}\n", "utf-8")
+
+
+def _cli(st: Path):
+    import subprocess
+
     env = {**os.environ, "LIYUAN_HOME": str(home())}
-    before = _snapshot(home())
-    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop.cli", "import-sillytavern", str(st)],
+    return subprocess.Popen([sys.executable, "-m", "liyuan_desktop.cli", "import-sillytavern", str(st)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
+
+
+def test_a_killed_import_is_resumed_without_duplicates(tmp_path):
+    """SIGKILL in the middle (no clean-up possible): what was finished stays whole, and the next run imports only
+    the rest — no 「名字 (2)」 copies of chats the killed run had finished."""
+    import signal
+
+    st = build_st_folder(tmp_path / "st")
+    _long_chats(st, 30)
+    proc = _cli(st)
+    done = 0
+    for line in proc.stderr:
+        done += "聊天记录「长局" in line
+        if done >= 4:  # a few long chats are finished
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    chats = home() / "cards" / "阿梨" / "对话"
+    finished = {d.name for d in chats.iterdir() if (d / "session.jsonl").is_file() and not d.name.startswith(".")}
+    assert finished and len(finished) < 34
+    report = run(scan(st))
+    assert report.imported["chat"] == 34 - len(finished) and report.skipped["chat"] == len(finished)  # + bob's
+    names = {d.name for d in chats.iterdir() if not d.name.startswith(".")}
+    assert not any(n.endswith(")") for n in names) and len(names) == 33  # 30 long + 第一局 第二局 断了
+
+
+def test_ctrl_c_cancels_the_cli_cleanly(tmp_path):
+    """A real SIGINT to a running ``liyuan import-sillytavern``: exit 130, nothing of the import left behind."""
+    import signal
+    import time
+
+    st = build_st_folder(tmp_path / "st")
+    _long_chats(st, 40)
+    before = _snapshot(home())
+    proc = _cli(st)
     deadline = time.monotonic() + 120
     seen = ""
     while time.monotonic() < deadline:  # wait until a chat is being imported

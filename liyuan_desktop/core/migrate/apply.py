@@ -15,14 +15,17 @@ twice. The card keeps ``extensions.world`` in its card.json. A card whose regex 
 (``extension_settings.character_allowed_regex``) gets them allowed here (``cards.meta``), as a new card only.
 
 Nothing half-written on cancel: every file and folder the run creates is recorded and removed again when ``cancel``
-turns true (or an unexpected error or Ctrl-C stops the run); personas.json, settings.json and the index are only
-written after the last cancel check. An item that fails (a damaged file, a full disk) becomes an ``error`` item and
+turns true (or an unexpected error or Ctrl-C stops the run); personas.json and settings.json are only written after
+the last cancel check, and the hash index is put back as it was. A killed run leaves only whole items (each chat is
+written all or nothing, books and presets atomically) and the index line of each finished item, so the next run
+skips what it finished. An item that fails (a damaged file, a full disk) becomes an ``error`` item and
 the rest goes on. Settings are taken over only where ours are unset (user name, default preset, default persona,
 world-info settings still at SillyTavern's defaults, an API connection not yet configured); what was kept is listed.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -81,6 +84,17 @@ def _remove(p: Path) -> None:
             pass
 
 
+def _restore(path: Path, size: Optional[int]) -> None:
+    """Cut the index back to ``size`` bytes (the lines this run appended go), or remove it when it did not exist."""
+    try:
+        if size is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.truncate(path, size)
+    except OSError:
+        pass  # a stale index only names items that no longer exist: harmless (MigrationIndex.exists)
+
+
 class _Run:
     def __init__(self, plan: MigrationPlan, report: MigrationReport, cancel: Cancel = None):
         self.plan, self.report = plan, report
@@ -98,7 +112,7 @@ class _Run:
     # -- items ----------------------------------------------------------------------------------------------
     def _record(self, item: PlanItem, dest: Path, digest: Optional[str]) -> None:
         if digest:
-            self.index.items[digest] = IndexEntry(kind=item.kind, dest=_rel(dest), target=item.target)
+            self.index.record(IndexEntry(sha256=digest, kind=item.kind, dest=_rel(dest), target=item.target))
 
     def book(self, item: PlanItem) -> None:
         folder = global_books_dir() if item.detail.get("global") else library_books_dir()
@@ -116,8 +130,8 @@ class _Run:
             item.target = numbered(item.target, lambda n: (folder / f"{safe_name(n, 'preset')}.json").exists())
             item.action = "rename"
         dest = folder / f"{safe_name(item.target, 'preset')}.json"
-        self.created.append(dest)
         install_preset(self.root / item.source, name=item.target)
+        self.created.append(dest)
         self._record(item, dest, item.detail.get("sha256"))
 
     def card(self, item: PlanItem) -> None:
@@ -141,15 +155,20 @@ class _Run:
             item.target = numbered(item.target, lambda n: (base / n).exists())
             item.action = "rename"
         dest = base / item.target
-        self.created.append(dest)
         card = ref.load()
         warnings = import_st_folder(self.root / item.source, card, dest, title=item.name,
-                                    cancelled=lambda: _is_cancelled(self.cancel))
+                                    cancelled=lambda: _is_cancelled(self.cancel))  # all or nothing
+        self.created.append(dest)
         warnings = list(dict.fromkeys(warnings))
         if warnings:
             item.detail["warnings"] = warnings
             item.reason = "；".join(warnings[:3]) + ("……" if len(warnings) > 3 else "")
-        attached = self._attach_books(item, card, dest)
+        try:
+            attached = self._attach_books(item, card, dest)
+        except BaseException:
+            self.created.remove(dest)
+            _remove(dest)
+            raise
         item.links = attached  # what the chat reads now, beside the card's own book and the global ones
         if item.detail.get("persona"):
             self.chat_personas.append((dest, str(item.detail["persona"])))
@@ -271,6 +290,8 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     work = [i for kind in order for i in plan.of(kind) if i.action in ("new", "rename")]
     handlers = {"book": r.book, "preset": r.preset, "card": r.card, "chat": r.chat, "avatar": r.avatar}
     total = len(work) + 1
+    index_file = MigrationIndex.path()
+    old_index = index_file.stat().st_size if index_file.is_file() else None
     try:
         for n, item in enumerate(work):
             if _is_cancelled(cancel):
@@ -282,17 +303,15 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
                 raise _Cancelled from None
             except (OSError, ValueError, CardError, StChatError, SessionError, PresetError) as e:
                 item.action, item.reason = "error", getattr(e, "strerror", None) or str(e)
-                if item.kind == "chat" and r.created and r.created[-1].parent.name == "对话":
-                    _remove(r.created.pop())  # a chat folder the failed import left behind
         if _is_cancelled(cancel):
             raise _Cancelled
         say(total - 1, total, "人设与设置")
         r.personas()
         r.settings()
-        r.index.save()
     except _Cancelled:
         for p in reversed(r.created):
             _remove(p)
+        _restore(index_file, old_index)
         report.cancelled = True
         report.created = []
         report.finished = int(time.time() * 1000)
@@ -302,6 +321,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     except BaseException:
         for p in reversed(r.created):
             _remove(p)
+        _restore(index_file, old_index)
         plan.discard()
         raise
     for i in plan.items:

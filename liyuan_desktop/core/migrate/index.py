@@ -1,53 +1,62 @@
-"""What earlier SillyTavern migrations imported, by content hash: ``<home>/导入记录/sillytavern-index.json``.
+"""What earlier SillyTavern migrations imported, by content hash: ``<home>/导入记录/sillytavern-index.jsonl``, one JSON
+line per imported item (appended the moment the item is complete, so a killed run is resumed by the next one).
 
 A re-run skips a file whose SHA-256 is recorded here while the item it became still exists (a chat the user deleted
 is imported again). Cards are recognised by :func:`core.cards.library.import_card` itself (same original file);
-books, presets, chats are recognised here too, so a renamed 「名字 (2)」 is not imported a third time.
+books, presets and chats are recognised here too, so a renamed 「名字 (2)」 is not imported a third time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..fsutil import atomic_write_text
 from ..paths import home
 
 REPORTS_FOLDER = "导入记录"
-INDEX_FILE = "sillytavern-index.json"
+INDEX_FILE = "sillytavern-index.jsonl"
 
 
 class IndexEntry(BaseModel):
-    """One imported item: ``kind`` (plan item kind), ``dest`` (path relative to the data folder), ``target`` (the
-    name it got here)."""
+    """One imported item: ``sha256`` of the source, ``kind`` (plan item kind), ``dest`` (path relative to the data
+    folder), ``target`` (the name it got here)."""
 
+    sha256: str
     kind: str
     dest: str
     target: str = ""
 
 
 class MigrationIndex(BaseModel):
-    """``items``: SHA-256 of the source → :class:`IndexEntry`."""
+    """``items``: SHA-256 of the source → :class:`IndexEntry` (the last line for a hash wins)."""
 
-    version: int = 1
     items: dict[str, IndexEntry] = Field(default_factory=dict)
 
     @staticmethod
     def path() -> Path:
-        """``<home>/导入记录/sillytavern-index.json``."""
+        """``<home>/导入记录/sillytavern-index.jsonl``."""
         return home() / REPORTS_FOLDER / INDEX_FILE
 
     @classmethod
     def load(cls) -> "MigrationIndex":
-        """The index; an empty one when the file is missing or damaged (a damaged index only means identical items
-        are recognised by name and content instead)."""
+        """The index; lines that do not parse (a torn last line) are skipped, a missing file is an empty index (a
+        damaged index only means identical items are recognised by name and content instead)."""
+        out = cls()
         try:
-            return cls.model_validate_json(cls.path().read_bytes())
-        except (OSError, ValueError, ValidationError):
-            return cls()
+            data = cls.path().read_bytes()
+        except OSError:
+            return out
+        for line in data.splitlines():
+            try:
+                e = IndexEntry.model_validate_json(line)
+            except (ValidationError, ValueError):
+                continue
+            out.items[e.sha256] = e
+        return out
 
     def exists(self, digest: str) -> bool:
         """True when ``digest`` was imported and what it became is still in the data folder."""
@@ -59,6 +68,20 @@ class MigrationIndex(BaseModel):
         e = self.items.get(digest)
         return e.target if e is not None else None
 
-    def save(self) -> None:
-        """Write the index atomically. Raises OSError."""
-        atomic_write_text(self.path(), json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1))
+    def record(self, entry: IndexEntry) -> None:
+        """Add ``entry`` and append its line to the file at once (one write; a crash can tear only that line).
+        Raises OSError."""
+        self.items[entry.sha256] = entry
+        p = self.path()
+        p.parent.mkdir(parents=True, exist_ok=True)
+        line = (json.dumps(entry.model_dump(mode="json"), ensure_ascii=False) + "\n").encode("utf-8")
+        with open(p, "ab") as f:
+            if f.tell() and not _ends_with_newline(p):
+                line = b"\n" + line  # after a torn line
+            f.write(line)
+
+
+def _ends_with_newline(p: Path) -> bool:
+    with open(p, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1) == b"\n"
