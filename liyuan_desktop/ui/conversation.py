@@ -242,7 +242,7 @@ def page_strings() -> dict[str, str]:
         "frame.notice.error": "conv.frame.notice.error", "frame.notice.blocked": "conv.frame.notice.blocked",
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
-        "branch.edit.tip": "branch.edit.tip",
+        "branch.edit.tip": "branch.edit.tip", "reply.edit": "reply.edit", "reply.edit.tip": "reply.edit.tip",
     }
     return {k: tr(v) for k, v in keys.items()}
 
@@ -334,6 +334,11 @@ class Bridge(QObject):
     def editUser(self, entry_id: str) -> None:  # noqa: N802
         """「编辑」 on a user message (its session entry id)."""
         self._view.editRequested.emit(str(entry_id))
+
+    @Slot(str)
+    def editReply(self, entry_id: str) -> None:  # noqa: N802
+        """「编辑」 on a reply (its session entry id)."""
+        self._view.editReplyRequested.emit(str(entry_id))
 
 
 def _private_host(host: str) -> bool:
@@ -460,6 +465,8 @@ class ConversationView(QWebEngineView):
     """「◀ i/n ▶」 clicked: the session entry id of the reply / user message and -1 or +1."""
     editRequested = Signal(str)
     """「编辑」 clicked on a user message: its session entry id."""
+    editReplyRequested = Signal(str)
+    """「编辑」 on a reply (its button or the context menu): its session entry id (issue 17, ui.reply_actions)."""
     inspectRequested = Signal(str)
     """「查看提示词」 chosen in the context menu of a reply or draft: its session entry id."""
     branchFromRequested = Signal(str)
@@ -941,6 +948,9 @@ class ConversationView(QWebEngineView):
                 menu.addSeparator()
                 act = menu.addAction(tr("inspect.action"))
                 act.triggered.connect(lambda _=False, i=str(item["id"]): self.inspectRequested.emit(i))
+                if item.get("role") == "assistant" and not str(item["id"]).startswith("pending-"):
+                    edit = menu.addAction(tr("reply.edit.title"))
+                    edit.triggered.connect(lambda _=False, i=str(item["id"]): self.editReplyRequested.emit(i))
             if isinstance(item, dict) and item.get("role") in ("assistant", "user", "opening") and item.get("id") \
                     and not str(item["id"]).startswith("pending-"):
                 here = menu.addAction(tr("manage.branch.here"))

@@ -20,8 +20,12 @@ from PySide6.QtWidgets import (
     QToolButton, QVBoxLayout, QWidget,
 )
 
-from .i18n import tr
+from .i18n import register, tr
 from .theme import set_role
+
+register({
+    "dp.revised.beat": {"zh": "这一拍改了上一拍的回复（没有新回复）", "en": "This beat revised the previous reply (no new reply)"},
+})
 
 
 class DraftPane(QWidget):
@@ -267,7 +271,10 @@ class DraftPane(QWidget):
         self.reset()
         self.draft.setPlainText(draft)
         sealed = outcome in ("sealed", "discussed")
-        self.status.setText(tr("draft.status.version", state=tr("sealed") if sealed else tr("unsealed"), version=version))
+        if outcome == "revised_previous":  # a revision is not an unsealed beat: it ended by editing the reply before
+            self.status.setText(tr("dp.revised.beat"))
+        else:
+            self.status.setText(tr("draft.status.version", state=tr("sealed") if sealed else tr("unsealed"), version=version))
         if tokens:
             self._beat_prompt = int(tokens.get("prompt") or 0)
             self._beat_cached = int(tokens.get("cached") or 0)

@@ -221,6 +221,9 @@ STRINGS: dict[str, dict[str, str]] = {
     "branch.next": {"zh": "下一个版本", "en": "Next version"},
     "branch.edit": {"zh": "编辑", "en": "Edit"},
     "branch.edit.tip": {"zh": "改这句话：从这里长出一个新分支（原来的还在）", "en": "Edit: a new branch grows from here (the old one stays)"},
+    "reply.edit": {"zh": "编辑", "en": "Edit"},  # the conversation page's 编辑 on a reply (ui.reply_actions)
+    "reply.edit.tip": {"zh": "改这条回复：存为它的新版本（◀ ▶ 可以翻回原文）",
+                       "en": "Edit this reply: saved as a new version of it (◀ ▶ reaches the old text)"},
     "branch.edit.title": {"zh": "改这句话", "en": "Edit your message"},
     "branch.edit.label": {"zh": "改好后从这里重新演（原来的分支还在，可以用 ◀ ▶ 切回去）：",
                           "en": "The story is played again from here (the old branch stays; ◀ ▶ switch back):"},

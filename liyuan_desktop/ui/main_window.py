@@ -240,6 +240,9 @@ class MainWindow(QMainWindow):
         from .avatars import install_avatars  # issue 17: card and persona pictures in the list and the conversation
 
         install_avatars(self)
+        from .reply_actions import install_reply_actions  # issue 17: edit a reply, 续写, 代拟, 作者注
+
+        install_reply_actions(self, chat_menu)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
@@ -787,7 +790,8 @@ class MainWindow(QMainWindow):
         self._busy_flag = busy
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
-        self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False))
+        self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False)
+                                  and self.chat.last_user_text() is not None)  # nothing to play again before a beat
         self.undo_btn.setEnabled(not busy and self._can_undo())
         self.branch_nav.set_busy(busy)
         self.stop_btn.setEnabled(busy)
@@ -1077,6 +1081,7 @@ class MainWindow(QMainWindow):
                 self.draft_pane.reset()
         self._branches_changed(focus)
         self._show_recovery()
+        self._set_busy(self.busy)  # what can be done follows the branch (重来, 续写)
         if getattr(self, "is_demo", False):
             self._prefill()
         if message:

@@ -1656,7 +1656,8 @@
   // bridge.swipe(entry id, ±1) / bridge.editUser(entry id). The session entry id is item.entry_id (item.id is the
   // message's place in the transcript).
   var BRANCH_DEFAULTS = { "branch.prev": "上一个版本", "branch.next": "下一个版本", "branch.edit": "编辑",
-                          "branch.edit.tip": "改这句话：从这里长出一个新分支（原来的还在）" };
+                          "branch.edit.tip": "改这句话：从这里长出一个新分支（原来的还在）",
+                          "reply.edit": "编辑", "reply.edit.tip": "改这条回复：存为它的新版本（◀ ▶ 可以翻回原文）" };
   Object.keys(BRANCH_DEFAULTS).forEach(function (k) { if (S[k] == null) S[k] = BRANCH_DEFAULTS[k]; });
   var lastContext = null;   // {id, role} of the message last right-clicked
 
@@ -1694,8 +1695,12 @@
       if (bubble && !/^pending-/.test(String(item.id))) {
         bubble.appendChild(branchButton("edit-user", fmt("branch.edit"), fmt("branch.edit.tip"), { editId: entryId(item) }));
       }
-    } else if ((el.dataset.role === "assistant" || el.dataset.role === "draft" || el.dataset.role === "opening") &&
-               Array.isArray(item.swipe) && Number(item.swipe[1]) > 1) {
+    } else if (el.dataset.role === "assistant" || el.dataset.role === "draft" || el.dataset.role === "opening") {
+      // issue 17: 编辑 on a reply, under its left edge in the article's margin (absolute: the layout never changes)
+      if (el.dataset.role === "assistant" && !/^pending-/.test(String(item.id))) {
+        el.appendChild(branchButton("edit-reply", fmt("reply.edit"), fmt("reply.edit.tip"), { editReplyId: entryId(item) }));
+      }
+      if (!(Array.isArray(item.swipe) && Number(item.swipe[1]) > 1)) return;
       var foot = document.createElement("div");
       foot.className = "branch-foot";
       foot.appendChild(swipeControl(item, item.swipe));
@@ -1704,12 +1709,13 @@
   }
 
   log.addEventListener("click", function (ev) {
-    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-swipe-id], button[data-edit-id]") : null;
+    var b = ev.target && ev.target.closest ? ev.target.closest("button[data-swipe-id], button[data-edit-id], button[data-edit-reply-id]") : null;
     if (!b || !bridge) return;
     ev.preventDefault();
     ev.stopPropagation();
     if (b.dataset.swipeId != null && bridge.swipe) bridge.swipe(b.dataset.swipeId, Number(b.dataset.swipeDelta) || 1);
     else if (b.dataset.editId != null && bridge.editUser) bridge.editUser(b.dataset.editId);
+    else if (b.dataset.editReplyId != null && bridge.editReply) bridge.editReply(b.dataset.editReplyId);
   });
 
   document.addEventListener("contextmenu", function (ev) {

@@ -1,0 +1,143 @@
+"""Issue 17 in the window: 「编辑」 on a reply (a new version, the old one a swipe away, one line saying the ledger was
+kept), 「续写」 the last reply, 「代拟」 into the input box (nothing sent), the 「作者注…」 editor with the card's
+Character's Note read-only, 重来 disabled with nothing to play again, and the draft pane after a revision.
+
+Async tests run on the qasync loop (tests/ui/conftest.py); the page is driven with JavaScript clicks."""
+
+from __future__ import annotations
+
+import asyncio
+
+from liyuan_desktop.core import settings as S
+from liyuan_desktop.core.cards import library as library
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.prompt.authors_note import AuthorsNote
+from liyuan_desktop.ui.authors_note import AuthorsNoteDialog
+from liyuan_desktop.ui.draft_pane import DraftPane
+from liyuan_desktop.ui.main_window import MainWindow
+from uihelpers import js, wait_for
+
+REPLIES = "Array.from(document.querySelectorAll('#log [data-role=assistant] .body')).map(e => e.textContent)"
+LAST_SWIPE = ("(function(){var a=document.querySelectorAll('#log [data-role=assistant]');"
+              "var s=a.length?a[a.length-1].querySelector('.swipe-count'):null;return s?s.textContent:null})()")
+
+
+def w(text: str, version: int = 0) -> dict:
+    return {"tool_calls": [{"name": "draft_write", "arguments": {"version": version, "content": text}}]}
+
+
+def seal(version: int = 1) -> dict:
+    return {"tool_calls": [{"name": "draft_seal", "arguments": {"version": version}}]}
+
+
+def make_window(qtbot) -> MainWindow:
+    win = MainWindow(S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    return win
+
+
+def open_chat(win: MainWindow, model, card=None) -> Chat:
+    ref = library.ensure_demo_card()
+    d = library.new_chat_dir(ref, "回复")
+    chat = Chat.create(d, card or ref.load(), model)
+    win.chat, win.chat_ref, win.card_ref, win.is_demo = chat, library.ChatRef(name=d.name, dir=str(d)), ref, False
+    win._after_open()
+    return chat
+
+
+async def until_js(win, script, pred, timeout=20.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        v = await js(win, script)
+        if pred(v):
+            return v
+        assert loop.time() < end, f"page never satisfied the condition; last value: {v!r}"
+        await asyncio.sleep(0.05)
+
+
+async def send(win: MainWindow, text: str) -> None:
+    n = len(win.results)
+    win.input.setPlainText(text)
+    win.send_clicked()
+    await wait_for(lambda: len(win.results) > n and not win.busy)
+
+
+async def test_edit_a_reply_in_the_view(qtbot):
+    win = make_window(qtbot)
+    model = ReplayModel(actor=[w("月色很好。"), seal()], scribe=['{"patch": {"flags": {"月": "圆"}}}'])
+    chat = open_chat(win, model)
+    assert not win.regen_btn.isEnabled()  # nothing to play again yet
+    await send(win, "看看月亮")
+    assert win.regen_btn.isEnabled()
+    await until_js(win, REPLIES, lambda v: v and v[-1].strip() == "月色很好。")
+    # the reply's own 编辑 button reaches the window
+    await js(win, "(document.querySelector('#log [data-role=assistant] button.edit-reply').click(), true)")
+    await wait_for(lambda: getattr(win.reply_actions, "dialog", None) is not None and win.reply_actions.dialog.isVisible())
+    dlg = win.reply_actions.dialog
+    assert dlg.editor.toPlainText() == "月色很好。"
+    dlg.editor.setPlainText("月色很好，风也很轻。")
+    dlg.accept()
+    await until_js(win, REPLIES, lambda v: v and v[-1].strip() == "月色很好，风也很轻。")
+    assert await until_js(win, LAST_SWIPE, lambda v: v == "2/2")
+    assert "账本" in win.statusBar().currentMessage()  # one line: the ledger was not recomputed
+    assert chat.current_state().flags == {"月": "圆"}
+    await js(win, "(document.querySelector('#log [data-role=assistant] .swipe-prev').click(), true)")
+    await until_js(win, REPLIES, lambda v: v and v[-1].strip() == "月色很好。")
+
+
+async def test_continue_and_impersonate_in_the_window(qtbot):
+    win = make_window(qtbot)
+    model = ReplayModel(actor=[w("月色很好。"), seal(),
+                               {"tool_calls": [{"name": "draft_append", "arguments": {"version": 1, "content": "云散开了。"}}]},
+                               seal(2), {"content": "我抬头看了看天。"}],
+                        scribe=['{"patch": {}}', '{"patch": {}}'])
+    chat = open_chat(win, model)
+    ra = win.reply_actions
+    assert not ra.continue_btn.isEnabled() and ra.impersonate_btn.isEnabled()
+    await send(win, "看看月亮")
+    assert ra.continue_btn.isEnabled()
+    n = len(win.results)
+    ra.continue_btn.click()
+    await wait_for(lambda: len(win.results) > n and not win.busy)
+    await until_js(win, REPLIES, lambda v: v and "云散开了。" in v[-1] and "月色很好。" in v[-1])
+    assert await until_js(win, LAST_SWIPE, lambda v: v == "2/2")
+    before = chat.tree.path.read_bytes()
+    win.input.setPlainText("旧的字")
+    task = ra.impersonate_clicked()
+    assert task is not None and not ra.impersonate_btn.isEnabled()
+    await wait_for(lambda: ra.impersonating is None)
+    assert win.input.toPlainText() == "我抬头看了看天。" and not win.input.isReadOnly()
+    assert chat.tree.path.read_bytes() == before  # nothing sent, nothing saved
+    assert len(win.results) == n + 1
+
+
+async def test_authors_note_dialog_saves_and_shows_the_character_note(qtbot):
+    win = make_window(qtbot)
+    card = library.ensure_demo_card().load()
+    card.extensions = {**(card.extensions or {}), "depth_prompt": {"prompt": "保持冷静。", "depth": 2, "role": "user"}}
+    chat = open_chat(win, ReplayModel(actor=[], scribe=[]), card=card)
+    win.reply_actions.note_action.trigger()
+    dlg = win.reply_actions.dialog
+    assert isinstance(dlg, AuthorsNoteDialog) and dlg.isVisible()
+    assert dlg.char_note.isReadOnly() and dlg.char_note.toPlainText() == "保持冷静。"
+    assert "2" in dlg.char_where.text()
+    dlg.text.setPlainText("多写景。")
+    dlg.depth.setValue(1)
+    dlg.interval.setValue(2)
+    dlg.accept()
+    assert chat.authors_note() == AuthorsNote(text="多写景。", depth=1, interval=2)
+    assert "作者注" in win.statusBar().currentMessage() or "Author" in win.statusBar().currentMessage()
+    again = AuthorsNoteDialog(chat)  # reopening shows what was saved
+    qtbot.addWidget(again)
+    assert again.text.toPlainText() == "多写景。" and again.depth.value() == 1 and again.interval.value() == 2
+
+
+def test_draft_pane_after_a_revision_is_not_unsealed(qtbot):
+    pane = DraftPane()
+    qtbot.addWidget(pane)
+    pane.show_beat("", 0, "revised_previous")
+    assert "尚未收笔" not in pane.status.text() and "没有收笔" not in pane.status.text()
+    assert "版本 0" not in pane.status.text()
