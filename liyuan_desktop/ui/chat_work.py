@@ -82,7 +82,7 @@ async def open_chat_async(win: "MainWindow", card: library.CardRef, chat: librar
     models = win._provider_models()
     try:
         chat_obj, is_demo = await run_in_worker(win, lambda w: _checked(w, win._load_chat(card, chat, models)),
-                                                label=tr("work.open.chat", name=chat.name))
+                                                label=tr("work.open.chat", name=chat.name), big=True)
     except WorkCancelled:
         return False
     except (CardError, SessionError, OSError, ValueError) as e:
@@ -109,7 +109,8 @@ async def new_chat_async(win: "MainWindow", card: library.CardRef, create: Any) 
         return win._load_chat(card, ref, models)  # a new chat is not cancelled half-way: it opens
 
     try:
-        chat_obj, is_demo = await run_in_worker(win, job, label=tr("work.new.chat"), cancellable=False)
+        chat_obj, is_demo = await run_in_worker(win, job, label=tr("work.new.chat"), cancellable=False,
+                                                big=True)
     except (CardError, SessionError, OSError) as e:
         QMessageBox.warning(win, tr("app.title"), tr("err.new.chat", error=e))
         return False
@@ -147,7 +148,8 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
         return warnings, win._load_chat(card, ref, models)  # the import is done: it opens, Cancel or not
 
     try:
-        warnings, (chat_obj, is_demo) = await run_in_worker(win, job, label=tr("work.import.chat", name=path.name))
+        warnings, (chat_obj, is_demo) = await run_in_worker(win, job, label=tr("work.import.chat", name=path.name),
+                                                                 big=True)
     except (WorkCancelled, StChatCancelled):
         return False
     except (CardError, StChatError, SessionError, OSError, ValueError) as e:

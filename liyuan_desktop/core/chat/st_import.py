@@ -7,11 +7,12 @@ Long imports (issue 15 item 11: a 100,000-message chat takes seconds) report pro
 ``progress(done, total)`` in per-mille of the whole import (:data:`PROGRESS_TOTAL`; reading the file is the first
 40 %, writing the session the rest) and ``cancelled()`` → :class:`~core.cards.st_chat.StChatCancelled`. The folder
 is written under a temporary name beside its destination and renamed into place at the end, so a cancel, an error
-or a kill never leaves a half-written chat where the chat list looks (a killed import leaves only a hidden
-``.liyuan-import-*`` folder, removed by a later import into the same place a day on)."""
+or a kill never leaves a half-written chat where the chat list looks, and the list never sees one being written (a
+killed import leaves only a hidden ``.liyuan-import-*`` folder, removed by a later import into the same place a day on)."""
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -21,6 +22,7 @@ from typing import Callable, Optional
 
 from ..cards import Card
 from ..cards.st_chat import Cancelled, Progress, read_st_chat, write_session
+from ..fsutil import atomic_write_text
 from ..llm.types import ChatModel
 from ..session.tree import SessionError
 from .facade import Chat
@@ -64,17 +66,24 @@ def import_st_folder(path: str | Path, card: Card, dest_dir: str | Path, title: 
     st = read_st_chat(path, _scaled(progress, 0, _READ_SHARE), cancelled)
     d.parent.mkdir(parents=True, exist_ok=True)
     _sweep(d.parent)
-    tmp = d.parent / f"{_TMP_PREFIX}{secrets.token_hex(4)}"
-    tmp.mkdir()
+    # built one level down in a hidden box, so a chat list scanning the folder meanwhile sees no session there
+    box = d.parent / f"{_TMP_PREFIX}{secrets.token_hex(4)}"
+    tmp = box / "chat"
+    tmp.mkdir(parents=True)
     try:
         tree = write_session(st, tmp / "session.jsonl", card_name=card.name, card_path=card.path, title=title,
                              progress=_scaled(progress, _READ_SHARE, PROGRESS_TOTAL - 10), cancelled=cancelled)
+        # the folder's meta.json as Chat.write_meta writes it, so a chat list never has to read the session
+        atomic_write_text(tmp / "meta.json", json.dumps(
+            {"mode": tree.header.mode, "leaf": tree.leaf_id, "title": tree.header.title, "card": card.name,
+             "updated": int(time.time() * 1000)}, ensure_ascii=False, indent=1))
         if d.exists():
             d.rmdir()  # an empty folder made for it (OSError when it is not empty: nothing is overwritten)
         os.rename(tmp, d)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(box, ignore_errors=True)
         raise
+    shutil.rmtree(box, ignore_errors=True)
     if progress is not None:
         progress(PROGRESS_TOTAL, PROGRESS_TOTAL)
     return list(tree.load_warnings)
