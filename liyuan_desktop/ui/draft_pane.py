@@ -11,13 +11,14 @@ Streaming updates are coalesced (at most one repaint of each text box per 30 ms)
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter,
-    QToolButton, QVBoxLayout, QWidget,
+    QTextBrowser, QToolButton, QVBoxLayout, QWidget,
 )
 
 from .i18n import register, tr
@@ -25,7 +26,157 @@ from .theme import set_role
 
 register({
     "dp.revised.beat": {"zh": "这一拍改了上一拍的回复（没有新回复）", "en": "This beat revised the previous reply (no new reply)"},
+    "dp.raw": {"zh": "原始 JSON", "en": "Raw JSON"},
+    "dp.raw.tip": {"zh": "显示工具参数的原始 JSON（否则只显示写进稿纸的文字）",
+                   "en": "Show the tool arguments as raw JSON (otherwise only the text written to the draft)"},
+    "dp.led.char": {"zh": "{name}：状态已更新", "en": "{name}: state updated"},
+    "dp.led.time": {"zh": "时间：{v}", "en": "Time: {v}"},
+    "dp.led.location": {"zh": "地点：{v}", "en": "Place: {v}"},
+    "dp.led.inventory": {"zh": "随身物品：{v}", "en": "Inventory: {v}"},
+    "dp.led.plot_threads": {"zh": "情节线：{v}", "en": "Plot threads: {v}"},
+    "dp.led.flag": {"zh": "标记「{k}」：{v}", "en": "Flag “{k}”: {v}"},
 })
+
+#: The scribe's applied lines (``core.ledger.state.apply_patch``, byte-exact with the seed) said in words.
+_APPLIED = (
+    (re.compile(r"^characters\.(.+) 已更新$"), lambda m: tr("dp.led.char", name=m.group(1))),
+    (re.compile(r"^(time|location) → (.*)$", re.S), lambda m: tr(f"dp.led.{m.group(1)}", v=m.group(2))),
+    (re.compile(r"^(inventory|plot_threads) → \[(.*)\]$", re.S), lambda m: tr(f"dp.led.{m.group(1)}", v=m.group(2) or "—")),
+    (re.compile(r"^flags\.(.+?) → (.*)$", re.S), lambda m: tr("dp.led.flag", k=m.group(1), v=m.group(2))),
+)
+
+
+def applied_in_words(line: str) -> str:
+    """One applied line of the scribe in words (「characters.青梧 已更新」 → 「青梧：状态已更新」); lines of other
+    shapes (MVU paths, panels) as they are."""
+    for pat, say in _APPLIED:
+        m = pat.match(line)
+        if m:
+            return say(m)
+    return line
+
+
+#: Argument fields whose string value is the prose a draft tool writes (shown as text in 模型输出).
+_PROSE_FIELDS = ("content", "text", "new", "final")
+_FIELD_START = re.compile(r'"(%s)"\s*:\s*"' % "|".join(_PROSE_FIELDS))
+_ESC = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _partial_string(raw: str, i: int) -> str:
+    """Decode the JSON string body starting at ``raw[i]`` up to its closing quote or the end of what has arrived
+    (an escape cut in the middle is left out until the rest arrives)."""
+    out: list[str] = []
+    n = len(raw)
+    while i < n:
+        c = raw[i]
+        if c == '"':
+            break
+        if c != "\\":
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 >= n:
+            break
+        e = raw[i + 1]
+        if e == "u":
+            hexs = raw[i + 2:i + 6]
+            if len(hexs) < 4:
+                break
+            try:
+                out.append(chr(int(hexs, 16)))
+            except ValueError:
+                pass
+            i += 6
+            continue
+        out.append(_ESC.get(e, e))
+        i += 2
+    text = "".join(out)
+    try:  # surrogate pairs from \u escapes
+        return text.encode("utf-16", "surrogatepass").decode("utf-16")
+    except UnicodeError:
+        return text
+
+
+class ArgsReader:
+    """Reads one tool call's arguments as they stream and hands out, piece by piece, the prose they carry
+    (:data:`_PROSE_FIELDS`, unescaped): O(new characters) per piece. ``raw`` keeps everything that arrived."""
+
+    def __init__(self) -> None:
+        self.raw = ""
+        self.pos = 0
+        self.inside = False
+        self.fields = 0
+
+    def feed(self, text: str) -> str:
+        """Add streamed argument text; returns the readable text it completes ("" when none yet)."""
+        self.raw += text
+        raw, out = self.raw, []
+        while True:
+            if not self.inside:
+                m = _FIELD_START.search(raw, self.pos)
+                if m is None:
+                    self.pos = max(self.pos, len(raw) - 24)  # a field name may be cut at the end
+                    break
+                self.inside, self.pos = True, m.end()
+                if self.fields:
+                    out.append("\n")
+                self.fields += 1
+                continue
+            i, n, piece = self.pos, len(raw), []
+            while i < n:
+                c = raw[i]
+                if c == '"':
+                    break
+                if c != "\\":
+                    piece.append(c)
+                    i += 1
+                    continue
+                if i + 1 >= n or (raw[i + 1] == "u" and i + 6 > n):
+                    break  # an escape cut short: wait for the rest
+                piece.append(_partial_string(raw[i:i + 6] + '"', 0) if raw[i + 1] == "u" else _ESC.get(raw[i + 1], raw[i + 1]))
+                i += 6 if raw[i + 1] == "u" else 2
+            out.append("".join(piece))
+            self.pos = i
+            if i < n and raw[i] == '"':
+                self.inside, self.pos = False, i + 1
+                continue
+            break
+        return "".join(out)
+
+
+def readable_args(raw: str) -> str:
+    """A tool call's streamed arguments (JSON, maybe cut short) as a person reads them: the prose fields'
+    text unescaped (「content」 of draft_write / draft_append …, each edit's new text), "" when there is none yet."""
+    parts = [_partial_string(raw, m.end()) for m in _FIELD_START.finditer(raw)]
+    return "\n".join(p for p in parts if p)
+
+
+class MarkdownDraft(QTextBrowser):
+    """The 稿纸 box: the draft rendered as Markdown as the conversation renders it (``*斜体*``, ``**粗体**``, quotes,
+    lists, code; a single line break stays a line break, raw HTML is shown as text, links are not followed).
+    :meth:`toPlainText` gives the draft as written (its Markdown source), as the plain box did."""
+
+    def __init__(self, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self._source = ""
+
+    def setPlainText(self, text: str) -> None:  # noqa: N802
+        """Show ``text`` (Markdown)."""
+        self._source = text or ""
+        body = self._source.replace("&", "&amp;").replace("<", "&lt;")
+        body = re.sub(r"(?<!\n)\n(?!\n)", "  \n", body)  # one line break = a line break, as in the conversation
+        self.setMarkdown(body)
+
+    def toPlainText(self) -> str:  # noqa: N802
+        """The draft as written (Markdown source)."""
+        return self._source
+
+    def clear(self) -> None:
+        """Empty the box."""
+        self._source = ""
+        super().clear()
 
 
 class DraftPane(QWidget):
@@ -96,8 +247,7 @@ class DraftPane(QWidget):
         lay.addLayout(meter)
 
         split = QSplitter(Qt.Orientation.Vertical)
-        self.draft = QPlainTextEdit()
-        self.draft.setReadOnly(True)
+        self.draft = MarkdownDraft()
         self.draft.setObjectName("draftText")
         self.draft.setPlaceholderText(tr("draft.empty"))
         split.addWidget(self.draft)
@@ -112,6 +262,14 @@ class DraftPane(QWidget):
         self.reasoning_toggle.toggled.connect(self._toggle_reasoning)
         row.addWidget(self.reasoning_toggle)
         row.addWidget(QLabel(tr("draft.output")), 1)
+        self.raw_toggle = QToolButton()
+        self.raw_toggle.setObjectName("rawArgsToggle")
+        self.raw_toggle.setText(tr("dp.raw"))
+        self.raw_toggle.setToolTip(tr("dp.raw.tip"))
+        self.raw_toggle.setCheckable(True)
+        self.raw_toggle.setAutoRaise(True)
+        self.raw_toggle.toggled.connect(self._rerender_stream)
+        row.addWidget(self.raw_toggle)
         sl.addLayout(row)
         self.reasoning = QPlainTextEdit()
         self.reasoning.setReadOnly(True)
@@ -180,6 +338,9 @@ class DraftPane(QWidget):
         lay.addWidget(self.unanswered_banner)
 
         self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
+        #: 模型输出 as it came: ("text", str) pieces and ("tool", name, ArgsReader) calls, for the raw-JSON toggle
+        self._segs: list[Any] = []
+        self._args: dict[int, ArgsReader] = {}
         self._flush = QTimer(self)
         self._flush.setInterval(30)
         self._flush.timeout.connect(self._flush_text)
@@ -247,10 +408,31 @@ class DraftPane(QWidget):
         self.reasoning_toggle.setText(tr("draft.reasoning.chars", arrow="▾" if self.reasoning_toggle.isChecked() else "▸",
                                          n=self.reasoning_chars))
 
+    def _stream_text(self, text: str) -> None:
+        if self._segs and self._segs[-1][0] == "text":
+            self._segs[-1][1] += text
+        else:
+            self._segs.append(["text", text])
+        self._pending["stream"] += text
+
+    def _rerender_stream(self, _on: bool = False) -> None:
+        """Show 模型输出 again from what came (readable, or the raw JSON of the tool arguments)."""
+        self._flush_text()
+        raw = self.raw_toggle.isChecked()
+        out = []
+        for seg in self._segs:
+            if seg[0] == "text":
+                out.append(seg[1])
+            else:
+                out.append(f"\n→ {seg[1]} " + (seg[2].raw if raw else readable_args(seg[2].raw)))
+        self.stream.setPlainText("".join(out))
+        self.stream.moveCursor(QTextCursor.MoveOperation.End)
+
     def reset(self) -> None:
         """Clear everything for a new beat."""
         self.draft.clear()
         self.stream.clear()
+        self._segs, self._args = [], {}
         self.reasoning.clear()
         self.activity.clear()
         self._pending = {"stream": "", "reasoning": ""}
@@ -314,18 +496,28 @@ class DraftPane(QWidget):
             self._round = ev.round
             self._max_rounds = ev.max_rounds
             self.calls_label.setText(tr("draft.calls", n=ev.round, max=ev.max_rounds))
+            self._args = {}
             if self.stream.toPlainText() or self._pending["stream"]:
-                self._pending["stream"] += tr("draft.call.head", n=ev.round)
+                self._stream_text(tr("draft.call.head", n=ev.round))
         elif k == "delta":
             if ev.channel == "reasoning":
                 self.reasoning_chars += len(ev.text)
                 self._pending["reasoning"] += ev.text
-            elif ev.channel in ("content", "tool_args"):
-                self._pending["stream"] += ev.text
+            elif ev.channel == "content":
+                self._stream_text(ev.text)
+            elif ev.channel == "tool_args":  # the prose the tool writes, readable; raw JSON on demand
+                reader = self._args.get(ev.index)
+                if reader is None:
+                    reader = self._args[ev.index] = ArgsReader()
+                    self._segs.append(["tool", "", reader])
+                readable = reader.feed(ev.text)
+                self._pending["stream"] += ev.text if self.raw_toggle.isChecked() else readable
             elif ev.channel == "notice":
                 self._line(f"※ {ev.text}", "yellow")
                 return
             elif ev.channel == "tool_name":
+                reader = self._args[ev.index] = ArgsReader()
+                self._segs.append(["tool", ev.text, reader])
                 self._pending["stream"] += f"\n→ {ev.text} "
             if not self._flush.isActive():
                 self._flush.start()
@@ -362,7 +554,8 @@ class DraftPane(QWidget):
             if ev.error:
                 self._line(tr("draft.scribe.failed", error=ev.error), "red")
             else:
-                self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(ev.applied) or tr("draft.scribe.nochange")))
+                self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in ev.applied)
+                              or tr("draft.scribe.nochange")))
                 for w in ev.warnings:
                     self._line(tr("draft.scribe.warning", warning=w), "yellow")
         elif k == "compacted":

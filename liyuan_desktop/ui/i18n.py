@@ -434,10 +434,10 @@ STRINGS.update({
     "import.card.done": {"zh": "已导入角色卡「{name}」", "en": "Imported the card “{name}”"},
     "scripts.unnamed": {"zh": "（无名）", "en": "(unnamed)"},
     "scripts.ask": {"zh": "这张卡带了 {n} 个正则脚本：{names}\n\n它们会改变对话的显示和发给模型的文字"
-                          "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在卡的 liyuan.json 里改。",
+                          "（只在显示和发送时生效，存下的原文不变）。允许这张卡运行它们吗？以后可以在菜单「梨园 › 允许这张卡的正则脚本」里改。",
                     "en": "This card has {n} regex scripts: {names}\n\nThey change how the chat is shown and the text sent to "
                           "the model (only when showing and sending; the stored text stays as it is). Allow this card to run "
-                          "them? You can change this later in the card's liyuan.json."},
+                          "them? You can change this later in the menu “Liyuan › Allow this card's regex scripts”."},
     "prose.need.agent": {"zh": "先打开一个写长篇（agent）模式的对话。", "en": "Open a long-form (agent) chat first."},
     "prose.pick.txt": {"zh": "导入长篇 .txt（取消则选文件夹）", "en": "Import a long .txt (cancel to pick a folder)"},
     "prose.filter": {"zh": "文本 (*.txt *.md)", "en": "Text (*.txt *.md)"},

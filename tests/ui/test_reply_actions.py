@@ -141,3 +141,30 @@ def test_draft_pane_after_a_revision_is_not_unsealed(qtbot):
     pane.show_beat("", 0, "revised_previous")
     assert "尚未收笔" not in pane.status.text() and "没有收笔" not in pane.status.text()
     assert "版本 0" not in pane.status.text()
+
+
+def test_draft_pane_renders_markdown_and_tool_arguments_readably(qtbot):
+    from liyuan_desktop.core.beat.events import CallStarted, ModelDelta, ScribeFinished
+    from liyuan_desktop.ui.draft_pane import applied_in_words
+
+    pane = DraftPane()
+    qtbot.addWidget(pane)
+    pane.draft.setPlainText("她*轻轻*笑了。\n**灯**亮着。")
+    assert pane.draft.toPlainText() == "她*轻轻*笑了。\n**灯**亮着。"  # the draft as written
+    html = pane.draft.toHtml()
+    assert "font-style:italic" in html and "font-weight" in html and "*轻轻*" not in pane.draft.document().toPlainText()
+    pane.on_event(CallStarted(round=1, max_rounds=20))
+    pane.on_event(ModelDelta(round=1, channel="tool_name", text="draft_write", index=0))
+    for piece in ['{"version": 0, "con', 'tent": "他说：\\"好', '。\\"\\n第二', '行\\u4f', '60"}']:
+        pane.on_event(ModelDelta(round=1, channel="tool_args", text=piece, index=0))
+    pane._flush_text()
+    shown = pane.stream.toPlainText()
+    assert '他说："好。"\n第二行你' in shown and "\\n" not in shown and '"version"' not in shown
+    pane.raw_toggle.setChecked(True)  # raw JSON on demand
+    assert '"version": 0' in pane.stream.toPlainText()
+    pane.raw_toggle.setChecked(False)
+    assert '"version"' not in pane.stream.toPlainText()
+    assert applied_in_words("characters.青梧 已更新") == "青梧：状态已更新"
+    pane.on_event(ScribeFinished(applied=["characters.青梧 已更新", "time → 夜里"], warnings=[], state="", roster=""))
+    line = pane.activity.item(pane.activity.count() - 1).text()
+    assert "青梧：状态已更新" in line and "时间：夜里" in line and "characters." not in line
