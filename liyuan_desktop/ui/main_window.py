@@ -102,8 +102,8 @@ class MainWindow(QMainWindow):
         self.view.frameVariablesChanged.connect(self._frame_variables_written)
         from . import theme  # issue 17: one palette + style sheet for every pane, dialog and the web view
 
-        theme.apply(self.settings.theme)
         theme.notifier.changed.connect(self.view.set_theme)
+        theme.apply(self.settings.theme)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)

@@ -48,7 +48,7 @@ class _Notifier(QObject):
 
 
 notifier = _Notifier()
-_state = {"setting": "system", "mode": "light", "hooked": False}
+_state = {"setting": "system", "mode": "light", "hooked": False, "fusion": False}
 
 
 def system_mode() -> str:
@@ -131,7 +131,8 @@ def apply(setting: Optional[str] = None, app: Optional[QApplication] = None) -> 
     _state["mode"] = which
     if app is None:
         return which
-    if app.style().name().lower() != "fusion":
+    if not _state["fusion"]:  # once (app.style() reads "" behind a style sheet, so it cannot be asked)
+        _state["fusion"] = True
         app.setStyle("Fusion")
     app.setPalette(palette(which))
     app.setStyleSheet(style_sheet(which))
