@@ -49,7 +49,35 @@ register({
     "an.saved": {"zh": "作者注已保存，下一拍生效。", "en": "Author's Note saved; it applies from the next beat."},
     "an.cleared": {"zh": "作者注已清除。", "en": "Author's Note cleared."},
     "an.unchanged": {"zh": "作者注没有改动。", "en": "The Author's Note did not change."},
+    "an.line.note": {"zh": "作者注：{where}，每 {n} 条用户消息插入一次 ——「{text}」",
+                     "en": "Author's Note: {where}, every {n} user messages — “{text}”"},
+    "an.line.off": {"zh": "作者注：已关闭（间隔 0）——「{text}」", "en": "Author's Note: off (interval 0) — “{text}”"},
+    "an.line.chat": {"zh": "对话中深度 {depth}（{role}）", "en": "in chat at depth {depth} ({role})"},
+    "an.line.char": {"zh": "角色注（卡）：深度 {depth}（{role}）——「{text}」",
+                     "en": "Character's Note (card): depth {depth} ({role}) — “{text}”"},
 })
+
+
+def _short(text: str, n: int = 40) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= n else one[:n] + "…"
+
+
+def notes_line(chat: "Chat") -> str:
+    """One line for the prompt inspector: the chat's Author's Note and the card's Character's Note, where each goes
+    ("" when the chat has neither)."""
+    out = []
+    note = chat.authors_note()
+    if note.text.strip():
+        if note.interval == 0:
+            out.append(tr("an.line.off", text=_short(note.text)))
+        else:
+            where = tr("an.line.chat", depth=note.depth, role=note.role) if note.position == "chat" else tr(f"an.pos.{note.position}")
+            out.append(tr("an.line.note", where=where, n=note.interval, text=_short(note.text)))
+    cn = chat.character_note()
+    if cn is not None:
+        out.append(tr("an.line.char", depth=cn.depth, role=cn.role, text=_short(cn.prompt)))
+    return "\n".join(out)
 
 _POSITIONS = ("chat", "before", "after")
 _ROLES = ("system", "user", "assistant")

@@ -169,6 +169,12 @@ class InspectorDialog(QDialog):
         self.head.setObjectName("inspectHead")
         self.head.setWordWrap(True)
         lay.addWidget(self.head)
+        self.notes = QLabel("")  # the chat's Author's Note and the card's Character's Note (ui.authors_note)
+        self.notes.setObjectName("inspectNotes")
+        self.notes.setWordWrap(True)
+        set_role(self.notes, "muted")
+        self.notes.setVisible(False)
+        lay.addWidget(self.notes)
         split = QSplitter()
         self.list = QListWidget()
         self.list.setObjectName("inspectCalls")
@@ -212,6 +218,11 @@ class InspectorDialog(QDialog):
             self.list.setCurrentRow(0)
         else:
             self.text.setPlainText("")
+
+    def set_notes(self, text: str) -> None:
+        """Show the chat's notes line above the calls ("" hides it)."""
+        self.notes.setText(text)
+        self.notes.setVisible(bool(text))
 
     def _show(self, row: int) -> None:
         if 0 <= row < len(self.calls):

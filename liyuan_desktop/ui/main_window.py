@@ -1177,6 +1177,9 @@ class MainWindow(QMainWindow):
         beat = next((it.get("beat") for it in self._items if it["id"] == entry_id), None)
         title = tr("inspect.title") + (f" · {tr('nav.beat', n=beat)}" if beat else "")
         dlg = InspectorDialog(calls, title, self)
+        from .authors_note import notes_line  # issue 17: the Author's / Character's Note are shown here
+
+        dlg.set_notes(notes_line(self.chat))
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dlg.show()
         self._inspector = dlg

@@ -168,3 +168,16 @@ def test_draft_pane_renders_markdown_and_tool_arguments_readably(qtbot):
     pane.on_event(ScribeFinished(applied=["characters.青梧 已更新", "time → 夜里"], warnings=[], state="", roster=""))
     line = pane.activity.item(pane.activity.count() - 1).text()
     assert "青梧：状态已更新" in line and "时间：夜里" in line and "characters." not in line
+
+
+async def test_inspector_shows_the_notes(qtbot):
+    win = make_window(qtbot)
+    model = ReplayModel(actor=[w("好。"), seal()], scribe=['{"patch": {}}'])
+    chat = open_chat(win, model)
+    chat.set_authors_note(AuthorsNote(text="多写景。", depth=2))
+    await send(win, "你好")
+    dlg = win.inspect_latest()
+    assert dlg is not None and dlg.notes.isVisible()
+    assert "多写景。" in dlg.notes.text() and "2" in dlg.notes.text()
+    sent = dlg.all_text()
+    assert "多写景。" in sent  # and the note is in the call as sent
