@@ -254,6 +254,11 @@ class MainWindow(QMainWindow):
         self.persona_action = chat_menu.addAction(tr("persona.menu"))
         self.persona_action.setObjectName("personaAction")
         self.persona_action.triggered.connect(lambda: open_persona_dialog(self))
+        from .world_books import open_world_books  # issue 17: world books per chat and global, the card's book
+
+        self.books_action = chat_menu.addAction(tr("books.menu"))
+        self.books_action.setObjectName("worldBooksAction")
+        self.books_action.triggered.connect(lambda: open_world_books(self))
         self._set_busy(False)
         try:
             library.ensure_demo_card()  # the bundled card is always there to start from

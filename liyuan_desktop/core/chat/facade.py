@@ -17,7 +17,7 @@ from typing import Any, Optional
 from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
 from ..beat.loop import AskHandler, EventSink
-from ..cards import Card
+from ..cards import Card, card_json_bytes, export_json, load_card
 from ..cards.meta import set_card_frames_trusted, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..ledger.state import WorldState
@@ -27,6 +27,8 @@ from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
 from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote
 from ..macros import apply_macros
+from ..fsutil import atomic_write_bytes
+from ..lore import Lorebook
 from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import load_installed_preset
@@ -453,11 +455,38 @@ class Chat(ChatView):
         store.select_for_chat(self.dir, persona_id)
         old = self.context
         save_personas(store)
-        self.context = ChatContext(self.dir, self.tree, old.card, self.model.name, preset=old.preset,
-                                   world_info=self._wi.effective)
+        self._reload_context()
         if self.context.persona != old.persona or self.system != old.system:
             self.pending_notices.append(message("persona.changed", name=self.context.persona))
         return self.context.persona
+
+    def _reload_context(self, card: Optional[Card] = None) -> None:
+        """Read what the chat loaded again (persona, world books, card), keeping the preset and the app's
+        world-info settings; the next beat uses it."""
+        old = self.context
+        self.context = ChatContext(self.dir, self.tree, card or old.card, self.model.name, preset=old.preset,
+                                   world_info=self._wi.effective)
+
+    def reload_books(self) -> None:
+        """World books changed on disk (the chat's or the global ones switched on/off, imported, removed): read
+        them again; the next beat's activation uses them. RuntimeError while a beat runs."""
+        self._idle("改世界书")
+        self._reload_context()
+
+    def save_card_book(self, book: Lorebook) -> Path:
+        """Write ``book`` back as the card's own world book (``character_book`` of the card file, through the
+        lossless export: unknown keys kept, only edited fields rewritten) and use it from the next beat. Returns
+        the card file. RuntimeError while a beat runs, OSError when the card file cannot be written (a read-only
+        card), ValueError when the card has no file."""
+        self._idle("改世界书")
+        card = self.context.card
+        if not card.path:
+            raise ValueError("card has no file")
+        new = card.model_copy(update={"character_book": book.to_card_book()})
+        path = Path(card.path)
+        atomic_write_bytes(path, card_json_bytes(export_json(new), indent=2))
+        self._reload_context(load_card(path))
+        return path
 
     def set_sampling(self, overrides: Optional[Sampling]) -> None:
         """Set this chat's own sampling overrides (None or empty = none; they win over the connection profile's

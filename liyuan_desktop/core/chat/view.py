@@ -6,6 +6,7 @@ memory search, the prompt inspector, the per-card switches. :class:`facade.Chat`
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Optional
@@ -19,7 +20,7 @@ from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
 from ..llm.types import ChatModel
-from ..lore import ActivationResult
+from ..lore import ActivationResult, Lorebook
 from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
@@ -297,6 +298,19 @@ class ChatView:
         """Token accounting of the newest beat on the branch from its call logs, or None without a beat."""
         beat = self.latest_beat()
         return call_tokens(beat.calls) if beat is not None else None
+
+    def books_folder(self) -> Path:
+        """The folder of the world books attached to this chat (``<chat>/世界书``; it need not exist)."""
+        return self.dir / "世界书"
+
+    def card_book(self) -> Lorebook:
+        """The card's own world book as read from the card (not the merged one: :attr:`book`), for the editor."""
+        return self.card.lorebook
+
+    def card_book_writable(self) -> bool:
+        """Whether the card's own book can be saved back into its card file."""
+        p = Path(self.card.path) if self.card.path else None
+        return p is not None and p.is_file() and os.access(p, os.W_OK) and p.suffix.lower() == ".json"
 
     def persona_info(self) -> dict[str, Any]:
         """This chat's persona: ``{"name": the user's name, "description": str, "id": the persona chosen for this

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from pathlib import Path
 
+from pydantic import BaseModel
+
+from ..fsutil import atomic_write_bytes
 from ..paths import home
 from .lorebook import Lorebook
 
@@ -45,3 +49,63 @@ def load_books(folder: Path, source: str) -> list[Lorebook]:
 def book_names(folder: Path) -> list[str]:
     """The names (file stems) of the world-info files in ``folder``, sorted; [] without the folder."""
     return sorted(f.stem for f in folder.glob("*.json")) if folder.is_dir() else []
+
+
+# -- the window's book list (issue 17): on/off, import --------------------------------------------------------
+OFF_FOLDER = "未启用"
+
+
+class BookFile(BaseModel):
+    """A world-info file in a books folder: ``name`` (file stem), ``path``, ``enabled`` (in the folder itself;
+    switched off = in its ``未启用`` subfolder, which :func:`load_books` does not read — the same rule as
+    :func:`library_books_dir` for the global folder)."""
+
+    name: str
+    path: str
+    enabled: bool
+
+
+def list_book_files(folder: Path) -> list[BookFile]:
+    """The books of ``folder`` (a chat's ``世界书`` or :func:`global_books_dir`): on ones, then off ones, each by
+    name; [] without the folder."""
+    folder = Path(folder)
+    out = [BookFile(name=f.stem, path=str(f), enabled=True) for f in sorted(folder.glob("*.json"))] if folder.is_dir() else []
+    off = folder / OFF_FOLDER
+    if off.is_dir():
+        out += [BookFile(name=f.stem, path=str(f), enabled=False) for f in sorted(off.glob("*.json"))]
+    return out
+
+
+def set_book_enabled(folder: Path, name: str, enabled: bool) -> Path:
+    """Switch the book ``name`` of ``folder`` on (moved into ``folder``) or off (moved into ``folder/未启用``).
+    Returns its new path. FileNotFoundError when there is no such book, FileExistsError when the other place
+    already has a book of that name, OSError when the disk refuses."""
+    folder = Path(folder)
+    src = (folder / OFF_FOLDER if enabled else folder) / f"{name}.json"
+    dst = (folder if enabled else folder / OFF_FOLDER) / f"{name}.json"
+    if dst.exists() and not src.exists():
+        return dst
+    if not src.is_file():
+        raise FileNotFoundError(str(src))
+    if dst.exists():
+        raise FileExistsError(str(dst))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(src, dst)
+    return dst
+
+
+def import_book_file(source: Path, folder: Path) -> Path:
+    """Copy a SillyTavern world-info (or card book) JSON into ``folder``, switched on, under its own name (``-2``,
+    ``-3``… when taken). The file is read first: ValueError when it is not a world book (bad JSON or no entries
+    shape :meth:`Lorebook.from_any` accepts), OSError when it cannot be read or written."""
+    source, folder = Path(source), Path(folder)
+    raw = source.read_bytes()
+    Lorebook.from_any(json.loads(raw.decode("utf-8-sig")), source.stem)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem, n = source.stem, 1
+    dst = folder / f"{stem}.json"
+    while dst.exists() or (folder / OFF_FOLDER / dst.name).exists():
+        n += 1
+        dst = folder / f"{stem}-{n}.json"
+    atomic_write_bytes(dst, raw)
+    return dst
