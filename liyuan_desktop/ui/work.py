@@ -53,7 +53,7 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from .i18n import register, tr
 
-__all__ = ["Work", "WorkCancelled", "run_in_worker", "SHOW_AFTER_MS"]
+__all__ = ["Work", "WorkCancelled", "collect_frozen", "run_in_worker", "SHOW_AFTER_MS"]
 
 register({
     "work.title": {"zh": "请稍候", "en": "Please wait"},
@@ -112,16 +112,29 @@ _GC_LOCK = threading.Lock()
 _frozen = False
 
 
+def _collect_frozen() -> None:
+    global _frozen
+    if _frozen:
+        gc.unfreeze()
+        gc.collect()
+        _frozen = False
+
+
+def collect_frozen() -> None:
+    """Put back and collect what big work froze (module doc) now rather than at the start of the next big work — a
+    full collector pass, ~1-2 s with a 100,000-message chat in memory (it holds the GIL: call it only where a
+    pause is acceptable, e.g. between tests)."""
+    with _GC_LOCK:
+        _collect_frozen()
+
+
 def _big(fn: Callable[[Work], T]) -> Callable[[Work], T]:
     """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc)."""
 
     def run(work: Work) -> T:
         global _frozen
         with _GC_LOCK:
-            if _frozen:  # what the last big work froze may hold a replaced chat: collect it now, here
-                gc.unfreeze()
-                gc.collect()
-                _frozen = False
+            _collect_frozen()  # what the last big work froze may hold a replaced chat: collect it now, here
             threshold = gc.get_threshold()
             gc.set_threshold(threshold[0], threshold[1], 10**9)
             try:
