@@ -687,10 +687,18 @@ class MainWindow(QMainWindow):
 
         dlg = SettingsDialog(self.settings, self)
         dlg.settingsSaved.connect(self._settings_saved)
-        dlg.languageChanged.connect(lambda lang: self.statusBar().showMessage(
-            "界面语言已切换；窗口里已有的文字在重启后全部换成新语言。" if lang == "zh" else "Language switched; restart to apply it everywhere.", 10000))
+        dlg.languageChanged.connect(self._language_changed)
         dlg.open()
         self._settings_dialog = dlg
+
+    def _language_changed(self, _lang: str) -> None:
+        """The language switched (settings dialog): every window's texts again, now (issue 17, ui/retranslate)."""
+        from .retranslate import retranslate_app
+
+        retranslate_app(self)
+        if self.chat is not None and not self.busy:  # texts built from the chat's state (panes, banner)
+            self._after_branch_switch()
+        self.statusBar().showMessage(tr("lang.switched"), 6000)
 
     def open_world_info_settings(self) -> None:
         """世界书设置: SillyTavern's world-info settings for all chats or for the open one (ui/world_info_settings)."""
