@@ -14,8 +14,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Callable, Optional
 
+from .bookcache import automaton, gc_paused
 from .formats import _truthy
-from .keys import _Matcher, _Plain, _Refused, compile_key
+from .keys import _Matcher, _Refused, compile_key
 from .model import GLOBAL_SCAN_FIELDS, LoreEntry, _parse_decorators
 
 if TYPE_CHECKING:  # type only: the Lorebook model holds the cache of what this builds
@@ -96,8 +97,35 @@ class _Compiled:
     None without the ``ahocorasick`` module: then every active entry is looked at, as before) and the few lists the
     scan needs up front (constants, delayed entries, delay-until-recursion levels, entries with timed effects)."""
 
-    __slots__ = ("sig", "entries", "order", "_recs", "cs", "whole", "name", "warnings", "_by_hash", "active_pos",
-                 "constants", "delayed", "levels", "timed_pos", "index")
+    __slots__ = ("sig", "entries", "order", "_recs", "cs", "whole", "name", "_warnings", "_by_hash", "active_pos",
+                 "constants", "delayed", "levels", "timed_pos", "_index", "_keyed", "_always")
+
+    @property
+    def index(self) -> Optional[_KeyIndex]:
+        """The key index, built on first use (the first activation, not the chat's opening: the byte-stable
+        constants need only the order); None without the ``ahocorasick`` module."""
+        if self._index is False:
+            with gc_paused():
+                self._index = _index_of(self)
+        return self._index  # type: ignore[return-value]
+
+    @property
+    def warnings(self) -> list[str]:
+        """The regex keys (primary and secondary, every entry, processing order) that cannot be used, one Chinese
+        line each; computed on first use (compiling a book's regex keys costs ~0.2 ms each)."""
+        if self._warnings is None:
+            out: list[str] = []
+            for i in self.order:
+                e = self.entries[i]
+                cs = self.cs if e.case_sensitive is None else e.case_sensitive
+                whole = self.whole if e.match_whole_words is None else e.match_whole_words
+                for k in (*e.keys, *e.secondary_keys):
+                    if "/" in k and k.lstrip().startswith("/"):
+                        m = compile_key(k.strip(), cs, whole)
+                        if isinstance(m, _Refused) and m.reason not in out:
+                            out.append(m.reason)
+            self._warnings = out
+        return self._warnings
 
     def rec(self, p: int) -> _Rec:
         """The prepared entry at processing position ``p`` (built on first use, then kept)."""
@@ -186,34 +214,42 @@ def _make_rec(c: _Compiled, p: int) -> _Rec:
     return r
 
 
-_MATCH_FLAGS = tuple("match_" + f for f in GLOBAL_SCAN_FIELDS)
-
-
 def compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
     """Prepare the book ``lb`` for activation: entries sorted in processing order, the key index built (its automata
     come from the on-disk cache when this set of needles was seen before, :func:`.bookcache.automaton`), refused
     regex keys collected in ``warnings`` (Chinese, one line each). ``sig`` is stored so the caller can tell when the
     book changed. One pass over the entries reading plain fields; the per-entry matchers are built only for the
     entries a scan looks at (:meth:`_Compiled.rec`)."""
+    with gc_paused():  # tens of thousands of small lists and tuples: see gc_paused
+        return _compile_book(lb, sig)
+
+
+def _compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
     c = _Compiled()
     c.sig = sig
-    c.warnings = []
+    c._warnings = None
     c.entries = entries = lb.entries
     c.cs, c.whole, c.name = lb.case_sensitive, lb.match_whole_words, lb.name
     ranks = source_ranks(lb.strategy)
     card_rank = ranks["card"]
+    evenly = lb.strategy == 0
+    bname = lb.name
     book_seg: dict[str, int] = {}
+    dicts = [e.__dict__ for e in entries]  # field values (plain reads: pydantic attribute access is slower)
     keys: list[tuple] = []
-    for i, e in enumerate(entries):
-        book = e.book or lb.name
+    append_key = keys.append
+    for i, d in enumerate(dicts):
+        book = d["book"] or bname
         seg = book_seg.get(book)
         if seg is None:
             seg = book_seg[book] = len(book_seg)
+        src = d["source"]
         # ST "evenly" merges global before character lore, then sorts (stable) by order
-        sub = (0 if e.source == "global" else 1) if lb.strategy == 0 else 0
-        keys.append((ranks.get(e.source, card_rank), -e.order, sub, seg, e.uid, i))
+        append_key((ranks.get(src, card_rank), -d["order"], (0 if src == "global" else 1) if evenly else 0, seg,
+                    d["uid"], i))
     keys.sort()
     c.order = order = [k[5] for k in keys]
+    del keys
     c._recs = [None] * len(order)
     c._by_hash = None
     active_pos: list[int] = []
@@ -222,91 +258,92 @@ def compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
     timed_pos: list[int] = []
     levels: set[int] = set()
     always: list[int] = []
-    groups: dict[tuple, int] = {(None, ()): 0}
-    owners: list[dict[int, list[int]]] = [{}]
-    needles: tuple[dict[str, int], dict[str, int]] = ({}, {})  # lower-cased, case-sensitive → needle id
-    book_cs, book_whole = lb.case_sensitive, lb.match_whole_words
-    warnings = c.warnings
+    keyed: list[int] = []
     for p, i in enumerate(order):
-        e = entries[i]
-        if e.delay_until_recursion:
-            levels.add(e.delay_until_recursion)
-        if e.sticky or e.cooldown:
+        d = dicts[i]
+        if d["delay_until_recursion"]:
+            levels.add(d["delay_until_recursion"])
+        if d["sticky"] or d["cooldown"]:
             timed_pos.append(p)
-        cs = book_cs if e.case_sensitive is None else e.case_sensitive
-        for k in e.keys:
-            if k.lstrip().startswith("/"):
-                _regex_warning(k, cs, book_whole if e.match_whole_words is None else e.match_whole_words, warnings)
-        for k in e.secondary_keys:
-            if k.lstrip().startswith("/"):
-                _regex_warning(k, cs, book_whole if e.match_whole_words is None else e.match_whole_words, warnings)
-        if not e.enabled:
+        ekeys = d["keys"]
+        if not d["enabled"]:
             continue
         active_pos.append(p)
-        if e.delay:
-            delayed.append((p, e.delay))
-        if e.constant:
+        if d["delay"]:
+            delayed.append((p, d["delay"]))
+        if d["constant"]:
             constants.append(p)
             always.append(p)
             continue
-        if e.content.startswith("@@"):
+        if d["content"].startswith("@@"):  # decorators (@@activate needs no key)
             always.append(p)
             continue
-        if not e.keys:
+        if not ekeys:
             continue  # activates only while sticky
-        found: list[tuple[int, int]] = []
-        for k in e.keys:
+        keyed.append(p)
+    c.active_pos, c.constants, c.delayed, c.timed_pos = active_pos, constants, delayed, timed_pos
+    c.levels = sorted(levels)  # ST collects the levels over all entries
+    c._index, c._keyed, c._always = False, keyed, always
+    return c
+
+
+def _index_of(c: _Compiled) -> Optional["_KeyIndex"]:
+    """The key index of ``c``: the literal primary keys of the entries that activate by keys (``c._keyed``)."""
+    dicts = c.entries
+    order = c.order
+    always = list(c._always)
+    groups: dict[tuple, int] = {(None, ()): 0}
+    owners: list[dict[int, list[int]]] = [{}]
+    low_ids: dict[str, int] = {}
+    raw_ids: dict[str, int] = {}
+    book_cs = c.cs
+    for p in c._keyed:
+        d = dicts[order[p]].__dict__
+        found: list[int] = []
+        cs = d["case_sensitive"]
+        if cs is None:
+            cs = book_cs
+        ids = raw_ids if cs else low_ids
+        for k in d["keys"]:
             t = k.strip()
-            if not t or _dynamic(k):
+            # macro keys change per run; a /regex/ key (even one JavaScript would reject and so match as text) is
+            # decided when the entry is looked at, where its matcher is built
+            if not t or "{{" in k or "<" in k or t[0] == "/":
                 found = []
                 break
-            if t.startswith("/"):
-                m = compile_key(t, cs, book_whole if e.match_whole_words is None else e.match_whole_words)
-                if not isinstance(m, _Plain):
-                    found = []
-                    break
-            which = 1 if cs else 0
-            n = t if cs else t.lower()
-            ids = needles[which]
-            nid = ids.get(n)
+            if not cs:
+                t = t.lower()
+            nid = ids.get(t)
             if nid is None:
-                nid = ids[n] = len(ids)
-            found.append((which, nid))
+                nid = ids[t] = len(ids)
+            found.append(nid if not cs else ~nid)
         if not found:
             always.append(p)
             continue
         g = 0
-        if e.scan_depth is not None or any(getattr(e, f) for f in _MATCH_FLAGS):
-            gk = (e.scan_depth, tuple(f for f in GLOBAL_SCAN_FIELDS if getattr(e, "match_" + f)))
+        if d["scan_depth"] is not None or d["match_persona_description"] or d["match_character_description"] \
+                or d["match_character_personality"] or d["match_character_depth_prompt"] or d["match_scenario"] \
+                or d["match_creator_notes"]:
+            gk = (d["scan_depth"], tuple(f for f in GLOBAL_SCAN_FIELDS if d["match_" + f]))
             g = groups.get(gk, -1)
             if g < 0:
                 g = groups[gk] = len(owners)
                 owners.append({})
         own = owners[g]
-        for which, nid in found:
-            key = nid if which == 0 else ~nid
+        for key in found:
             lst = own.get(key)
             if lst is None:
                 own[key] = [p]
             elif lst[-1] != p:
                 lst.append(p)
-    c.active_pos, c.constants, c.delayed, c.timed_pos = active_pos, constants, delayed, timed_pos
-    c.levels = sorted(levels)  # ST collects the levels over all entries
-    c.index = _build_index(needles, owners, groups, always)
-    return c
-
-
-def _regex_warning(k: str, cs: bool, whole: bool, warnings: list[str]) -> None:
-    m = compile_key(k.strip(), cs, whole)
-    if isinstance(m, _Refused) and m.reason not in warnings:
-        warnings.append(m.reason)
+    always.sort()
+    return _build_index((low_ids, raw_ids), owners, groups, always)
 
 
 def _build_index(needles: tuple[dict[str, int], dict[str, int]], owners: list[dict[int, list[int]]],
                  groups: dict[tuple, int], always: list[int]) -> Optional[_KeyIndex]:
     """The :class:`_KeyIndex` (None when the ``ahocorasick`` module is missing). Case-sensitive needle ids are
     stored as ``~id`` while collecting and shifted after the lower-cased ones here."""
-    from .bookcache import automaton  # the cache module imports this one
 
     low, raw = list(needles[0]), list(needles[1])
     ac_low = automaton(low, 0) if low else None
