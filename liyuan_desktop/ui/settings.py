@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QStackedWidget,
     QTabWidget,
@@ -306,7 +308,11 @@ class SettingsDialog(QDialog):
         set_role(self.empty_label, "muted")
         self._tx(self.empty_label.setText, "settings.empty")
         self.form_stack.addWidget(self.empty_label)
-        self.form_stack.addWidget(self._build_form())
+        form_scroll = QScrollArea()  # the form outgrows the dialog's minimum height (caps, capabilities, key notice)
+        form_scroll.setWidgetResizable(True)
+        form_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        form_scroll.setWidget(self._build_form())
+        self.form_stack.addWidget(form_scroll)
         lay.addWidget(self.form_stack, 1)
 
         self.provider_list.currentRowChanged.connect(self._on_row_selected)
