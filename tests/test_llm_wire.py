@@ -5,14 +5,13 @@ the server sends none."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 
 try:
-    from sse_server import Reply, ScriptedServer, chunk, json_reply, sse_reply, usage_chunk
+    from sse_server import ScriptedServer, chunk, json_reply, sse_reply, usage_chunk
 except ImportError:  # tests/ collected as a package
-    from tests.sse_server import Reply, ScriptedServer, chunk, json_reply, sse_reply, usage_chunk
+    from tests.sse_server import ScriptedServer, chunk, json_reply, sse_reply, usage_chunk
 
 from liyuan_desktop.core.llm import ChatMessage, ChatRequest, ModelError, OpenAIChatModel, ProviderSettings, build_model
 from liyuan_desktop.core.llm.errors import classify_error, server_window
