@@ -260,3 +260,94 @@ def test_lazy_beats_are_plain_entries_for_every_reader(tmp_path, card):
     assert p.model_dump() == eager.pending_draft().model_dump()
     assert p.calls[0].tool_calls[0].result == {"ok": True}
     assert lazy.transcript() == eager.transcript()
+
+
+# -- the line index cache (issue 15 item 11) --------------------------------------------------------------------------
+def _dumps(tree: SessionTree) -> list[str]:
+    return [tree.entries[i].model_dump_json() for i in tree.order]
+
+
+@pytest.fixture
+def small_cache(monkeypatch):
+    from liyuan_desktop.core.session import index_cache
+
+    monkeypatch.setattr(index_cache, "MIN_BYTES", 1)  # small files indexed too (the real bound is a few MB)
+    monkeypatch.setattr(index_cache, "CHUNK", 7)  # several row lines
+    return index_cache
+
+
+def test_index_cache_reopens_the_same_tree_without_parsing_a_line(tmp_path, card, small_cache):
+    from liyuan_desktop.core.session.lazy import is_lazy
+
+    d = tmp_path / "c"
+    write_long_chat(d, card, 40)
+    s = d / "session.jsonl"
+    with open(s, "a", encoding="utf-8") as f:  # a damaged line: its warning must come back from the cache too
+        f.write("{not json\n")
+    full = SessionTree.open(s, lazy=False)
+    first = SessionTree.open(s)  # writes the cache
+    assert small_cache.cache_path(s).is_file()
+    again = SessionTree.open(s)
+    kinds = {again.entries[i].type for i in again.order}
+    assert {"user", "assistant", "beat", "rp-state"} <= kinds
+    assert all(is_lazy(again.entries[i]) for i in again.order[1:])  # every entry but the header still unparsed
+    assert again.load_warnings == first.load_warnings == full.load_warnings and len(full.load_warnings) == 1
+    assert again.leaf_id == full.leaf_id and again.order == full.order
+    assert {k: list(v) for k, v in again.children_of.items()} == {k: list(v) for k, v in full.children_of.items()}
+    assert _dumps(again) == _dumps(full)
+    assert [e.id for e in again.path_to()] == [e.id for e in full.path_to()]
+
+
+def test_index_cache_reads_only_lines_appended_since(tmp_path, card, small_cache):
+    from liyuan_desktop.core.session.lazy import is_lazy
+
+    d = tmp_path / "c"
+    write_long_chat(d, card, 30)
+    s = d / "session.jsonl"
+    SessionTree.open(s)
+    tree = SessionTree.open(s)
+    u = tree.append("user", text="新的一句")
+    a = tree.append("assistant", text="新的回应", sealed=True)
+    tree.commit()
+    again = SessionTree.open(s)
+    assert again.leaf_id == a.id and again.get(a.id).text == "新的回应"
+    assert not is_lazy(again.get(u.id))  # the tail was read the usual way
+    assert is_lazy(again.get(again.order[1]))  # the indexed part was not
+    assert _dumps(again) == _dumps(SessionTree.open(s, lazy=False))
+
+
+def test_index_cache_is_ignored_when_the_file_changed_or_the_cache_is_damaged(tmp_path, card, small_cache):
+    from liyuan_desktop.core.session.lazy import is_lazy
+
+    d = tmp_path / "c"
+    write_long_chat(d, card, 20)
+    s = d / "session.jsonl"
+    SessionTree.open(s)
+    data = s.read_bytes()
+    at = data.index("第 3 拍：我推门进去".encode())
+    s.write_bytes(data[:at] + "第 3 拍：我推窗进去".encode() + data[at + len("第 3 拍：我推门进去".encode()):])  # same size
+    edited = SessionTree.open(s)
+    assert any(getattr(edited.entries[i], "text", "") == "第 3 拍：我推窗进去。" for i in edited.order)
+    users = [i for i in edited.order if edited.entries[i].type == "user"]
+    assert not is_lazy(edited.get(users[0]))  # read in full, not from the stale index
+    small_cache.cache_path(s).write_text("{broken", "utf-8")
+    assert _dumps(SessionTree.open(s)) == _dumps(SessionTree.open(s, lazy=False))
+
+
+def test_latest_is_remembered_per_leaf_and_follows_appends_and_switches(tmp_path, card):
+    d = tmp_path / "c"
+    write_long_chat(d, card, 5)
+    tree = SessionTree.open(d / "session.jsonl")
+    old = tree.latest("assistant")
+    assert tree.latest("assistant") is old and tree.latest("note") is None
+    tree.append("user", text="又一句")
+    new = tree.append("assistant", text="又一答", sealed=True)
+    assert tree.latest("assistant") is new
+    tree.set_leaf(old.id)
+    assert tree.latest("assistant") is old
+    assert tree.latest("user", new.id).text == "又一句"
+    mark = tree.pending_mark()
+    tree.append("note", text="旁白", kind="narrator")
+    assert tree.latest("note") is not None
+    tree.rollback(mark)
+    assert tree.latest("note") is None

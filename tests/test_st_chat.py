@@ -366,3 +366,78 @@ def test_variables_round_trip_through_import_and_export(tmp_path):
     again = write_session(read_st_chat(out), tmp_path / "b" / "session.jsonl")
     snaps = lambda t: [e.mvu for e in t.entries.values() if e.type == "rp-state"]
     assert snaps(again) == snaps(tree) and len(snaps(tree)) == 5
+
+
+# -- long imports: progress, Cancel, all or nothing (issue 15 item 11) -------------------------------------------------
+def _many(n: int) -> list[dict]:
+    lines: list[dict] = [HEADER, msg("青梧", "开场")]
+    for i in range(n):
+        lines.append(msg("旅人", f"第 {i} 句", user=True) if i % 2 else swiped("青梧", [f"答 {i}", f"答 {i} 乙"], 0))
+    return lines
+
+
+def test_import_reports_progress_and_cancel_leaves_nothing(tmp_path):
+    from liyuan_desktop.core.cards.st_chat import StChatCancelled
+    from liyuan_desktop.core.chat.st_import import PROGRESS_TOTAL, import_st_folder
+
+    card = load_card(DEMO_CARD)
+    f = write_chat(tmp_path / "long.jsonl", _many(3000))
+    seen: list[tuple[int, int]] = []
+    warnings = import_st_folder(f, card, tmp_path / "chats" / "ok", progress=lambda d, t: seen.append((d, t)))
+    assert warnings == [] and (tmp_path / "chats" / "ok" / "session.jsonl").is_file()
+    assert (tmp_path / "chats" / "ok" / "meta.json").is_file()  # a chat list never has to read the session
+    assert seen[-1] == (PROGRESS_TOTAL, PROGRESS_TOTAL) and len(seen) > 5
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    tree = SessionTree.open(tmp_path / "chats" / "ok" / "session.jsonl")
+    assert sum(1 for e in tree.path_to() if e.type in ("user", "assistant", "opening")) == 3001
+
+    for stop_at in (100, 700):  # while reading the file, and while writing the session
+        calls = []
+
+        def cancelled() -> bool:
+            return bool(calls) and calls[-1][0] >= stop_at
+
+        with pytest.raises(StChatCancelled):
+            import_st_folder(f, card, tmp_path / "chats" / "gone", progress=lambda d, t: calls.append((d, t)),
+                             cancelled=cancelled)
+        assert sorted(p.name for p in (tmp_path / "chats").iterdir()) == ["ok"]  # no folder, no temporary one
+
+
+def test_import_into_a_folder_with_a_session_is_refused_and_keeps_it(tmp_path):
+    from liyuan_desktop.core.chat.st_import import import_st_folder
+
+    card = load_card(DEMO_CARD)
+    f = write_chat(tmp_path / "a.jsonl", sample_lines())
+    d = tmp_path / "chats" / "a"
+    import_st_folder(f, card, d)
+    before = (d / "session.jsonl").read_bytes()
+    with pytest.raises(SessionError):
+        import_st_folder(f, card, d)
+    assert (d / "session.jsonl").read_bytes() == before
+
+
+def test_cli_import_prints_progress_and_ctrl_c_cancels_cleanly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    f = write_chat(tmp_path / "big chat.jsonl", _many(60_000))
+    env = {**os.environ, "LIYUAN_HOME": str(tmp_path / "home")}
+    cmd = [sys.executable, "-m", "liyuan_desktop.cli", "import-chat", str(f), "--card", str(DEMO_CARD), "--chat", "x"]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    first = p.stderr.readline()  # the first progress line: the import is under way
+    assert "导入 big chat.jsonl" in first and "%" in first
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 130, (first, err)
+    assert "已取消导入" in err and "Traceback" not in err
+    chats = list((tmp_path / "home").rglob("session.jsonl"))
+    assert chats == [] and not list((tmp_path / "home").rglob(".liyuan-import-*"))
+    # without Ctrl-C: progress lines every 5 % on a pipe, the chat folder on stdout
+    small = write_chat(tmp_path / "small.jsonl", _many(2000))
+    r = subprocess.run(cmd[:4] + [str(small)] + cmd[5:], capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    pct = [int(line.rsplit(" ", 1)[1].rstrip("%")) for line in r.stderr.splitlines() if line.endswith("%")]
+    assert pct[-1] == 100 and pct == sorted(pct) and len(pct) >= 10
+    assert Path(r.stdout.strip(), "session.jsonl").is_file()
