@@ -14,7 +14,10 @@ the encoded ``sent`` prompt; a ~600-character final; a ledger snapshot), then, e
   messages) — the first call (which builds the history cache from scratch) and the median of the next ``--runs``;
 * a full beat on the replay model (draft_write + draft_seal + scribe, fsync) with 100 vs 10,000 prior beats
   (``--replay``): median of ``--runs`` beats after the first;
-* ``--ui``: MainWindow (offscreen) opening the largest chat until the view has its last page (optional; needs Qt).
+* ``--ui``: MainWindow (offscreen) opening the largest chat until the view has its last page (optional; needs Qt);
+* an imported SillyTavern chat of ``--st`` messages (default 100,000; ``--st`` with no number skips it): the import
+  (``core.chat.st_import.import_st_folder``: parse, write, index) and then opening it (``Chat.open`` + the first page,
+  the first open after the import and a later one), medians of ``--st-runs`` fresh processes (issue 15 item 11).
 """
 
 from __future__ import annotations
@@ -102,6 +105,45 @@ def write_chat(directory: Path, n: int) -> int:
         leaf = {"id": new_id(taken), "parent_id": None, "ts": ts + 5000, "type": "leaf", "target": parent}
         f.write(json.dumps(leaf, ensure_ascii=False, separators=(",", ":")) + "\n")
     return path.stat().st_size
+
+
+def write_st_file(path: Path, n: int) -> int:
+    """A SillyTavern chat file of ``n`` messages (character / user alternating, ~200 characters each, the
+    character's with a swipe list as ST writes them). Returns its size in bytes."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(json.dumps({"user_name": "旅人", "character_name": "青梧", "create_date": "2024-10-18@20h52m17s",
+                            "chat_metadata": {}}, ensure_ascii=False) + "\n")
+        for i in range(n):
+            user = i % 2 == 1
+            mes = f"第 {i} 条。" + "檐下的雨声密了，灯芯噼啪一响，她抬眼看你。" * 8
+            m = {"name": "旅人" if user else "青梧", "is_user": user, "is_system": False,
+                 "send_date": "October 18, 2024 8:52pm", "mes": mes}
+            if not user:
+                m.update(swipes=[mes], swipe_id=0, swipe_info=[{}], extra={"api": "openai", "model": "x"})
+            f.write(json.dumps(m, ensure_ascii=False) + "\n")
+    return path.stat().st_size
+
+
+def child_st(src: Path, directory: Path) -> dict:
+    """Import ``src`` into ``directory`` (which must not exist); with ``src`` None, open ``directory`` (Chat.open +
+    the first page) as a freshly started app would."""
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.chat.st_import import import_st_folder
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    card = load_card(CARD)
+    model = ReplayModel(actor=[])
+    with tempfile.TemporaryDirectory() as d:  # warm imports and caches on a tiny chat
+        write_st_file(Path(d) / "w.jsonl", 4)
+        import_st_folder(Path(d) / "w.jsonl", card, Path(d) / "warm")
+        _first_page(Chat.open(Path(d) / "warm", card, model))
+    t0 = time.perf_counter()
+    if src is not None:
+        import_st_folder(src, card, directory)
+        return {"import_ms": (time.perf_counter() - t0) * 1000}
+    page = _first_page(Chat.open(directory, card, model))
+    return {"open_ms": (time.perf_counter() - t0) * 1000, "items": len(page)}
 
 
 def rss_kb() -> int:
@@ -263,6 +305,8 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--replay", type=int, nargs="*", default=[100, 10000])
     ap.add_argument("--ui", action="store_true")
+    ap.add_argument("--st", type=int, nargs="*", default=[100_000])
+    ap.add_argument("--st-runs", type=int, default=3)
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
@@ -273,6 +317,8 @@ def main() -> None:
             res = child_open(directory, trace=True)
         elif kind == "replay":
             res = child_replay(directory, int(args.child[2]))
+        elif kind == "st":
+            res = child_st(None if args.child[1] == "-" else directory, Path(args.child[2]))
         else:
             res = child_ui(directory)
         print(json.dumps(res), flush=True)
@@ -280,6 +326,19 @@ def main() -> None:
             os._exit(0)  # skip Qt's teardown at interpreter exit (the figure is out)
         return
     print(f"long_session: each figure from a fresh process; first page = newest {PAGE} transcript items")
+    for n in args.st:
+        with tempfile.TemporaryDirectory() as d:
+            src = Path(d) / "st.jsonl"
+            size = write_st_file(src, n)
+            imp = [run_child("st", str(src), str(Path(d) / f"chat-{k}"))["import_ms"] for k in range(args.st_runs)]
+            opens = [run_child("st", "-", str(Path(d) / "chat-0")) for _ in range(args.st_runs)]
+            print(f"  SillyTavern chat of {n} messages ({size / 1e6:.1f} MB), medians of {args.st_runs} fresh processes: "
+                  f"import {statistics.median(imp):.0f} ms | open (Chat.open + 1st page) "
+                  f"{statistics.median(o['open_ms'] for o in opens):.0f} ms ({opens[0]['items']} items)")
+    if args.st:
+        print()
+    if not args.beats and not args.replay:
+        return
     with tempfile.TemporaryDirectory() as d:
         dirs: dict[int, Path] = {}
         sizes = sorted(set(args.beats) | set(args.replay))
