@@ -96,3 +96,33 @@ def test_window_tr_falls_back_to_the_engine_catalog():
     finally:
         i18n.set_language("zh")
     assert i18n.tr("load.head_cycle", file="s.jsonl") == "s.jsonl：开头记录指向了上级记录（环），已断开"
+
+
+def test_cli_lang_renders_engine_errors(tmp_path: Path, capsys, monkeypatch):
+    """``liyuan --lang en …``: an engine refusal on stderr in English (the same text in Chinese by default)."""
+    from liyuan_desktop.cli import common
+    from liyuan_desktop.core.cards.library import ensure_demo_card
+    from liyuan_desktop.core.chat.facade import Chat
+
+    class _M:
+        name = "none"
+        is_replay = False
+
+    chat = Chat.create(tmp_path / "c", ensure_demo_card().load(), _M())
+
+    def body(c):
+        c.running = object()
+        c.select(c.tree.leaf_id)
+        return 0
+
+    monkeypatch.delenv("LIYUAN_LANG", raising=False)
+    try:
+        assert common.take_lang(["branches", "--lang", "en", "x"]) == ["branches", "x"]
+        assert common.language() == "en"
+        assert common.run_on_chat(str(chat.dir), body) == 2
+        assert "liyuan: A beat is still running: stop it before you switch branches" in capsys.readouterr().err
+        assert common.take_lang(["--lang=zh"]) == [] and common.language() == "zh"
+        assert common.run_on_chat(str(chat.dir), body) == 2
+        assert "liyuan: 本拍还在进行，先停下再切换分支" in capsys.readouterr().err
+    finally:
+        common._LANG.clear()

@@ -29,7 +29,7 @@ from typing import Optional
 
 from .. import __version__
 from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
-from .common import PipeSafeStdout
+from .common import PipeSafeStdout, take_lang
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,7 +56,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point ``liyuan`` (``argv`` defaults to ``sys.argv[1:]``); returns the exit code. Without a
     command, with ``app`` or with a window flag (``--self-test``, ``--offscreen``…) it opens the window (app.py), or
     plays the demo in the terminal where there is no display."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = take_lang(list(sys.argv[1:] if argv is None else argv))  # --lang en: engine messages in English
     if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
         from ..app import main as app_main
 

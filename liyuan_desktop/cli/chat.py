@@ -36,7 +36,7 @@ from ..core.chat.facade import BeatResult, Chat
 from ..core.llm.types import ChatModel
 from ..core.paths import chat_dir, demo_card_path, demo_replay_path
 from ..core.session.tree import SessionError
-from .common import out, readline, resolve_card
+from .common import language, out, readline, resolve_card, say
 from .view import HumanView, print_ledger
 
 
@@ -333,7 +333,7 @@ async def run(args: argparse.Namespace) -> int:
         print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
         return 2
     for w in chat.load_warnings + card.warnings:
-        print(f"liyuan: 注意：{w}", file=sys.stderr)
+        print(f"liyuan: {'note: ' if language() == 'en' else '注意：'}{say(w)}", file=sys.stderr)
     repaired = 0
     gaps = chat.ledger_gaps()  # replies a crash left without their ledger snapshot
     if gaps and args.continue_beat:

@@ -137,6 +137,56 @@ def open_chat(spec: str) -> Chat:
     return Chat.open(d, card, ReplayModel(actor=[], scribe=[], label="只读"))
 
 
+# -- language (issue 17): engine messages in the chosen language -------------------------------------------------
+_LANG: list[str] = []
+
+
+def take_lang(argv: list[str]) -> list[str]:
+    """Remove ``--lang zh|en`` / ``--lang=zh|en`` from ``argv`` (anywhere) and choose that language; returns the
+    rest. Without it the language is ``LIYUAN_LANG``, else the settings' ``ui_language``, else Chinese."""
+    out, i = [], 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--lang" and i + 1 < len(argv):
+            set_language(argv[i + 1])
+            i += 2
+            continue
+        if a.startswith("--lang="):
+            set_language(a.split("=", 1)[1])
+        else:
+            out.append(a)
+        i += 1
+    return out
+
+
+def set_language(lang: str) -> None:
+    """Choose the language of the CLI's engine messages ("zh" or "en"; anything else = zh)."""
+    _LANG[:] = [lang if lang in ("zh", "en") else "zh"]
+
+
+def language() -> str:
+    """The chosen language (see :func:`take_lang`)."""
+    if not _LANG:
+        lang = os.environ.get("LIYUAN_LANG", "")
+        if lang not in ("zh", "en"):
+            try:
+                from ..core.settings import load_settings
+
+                lang = load_settings().ui_language
+            except Exception:  # noqa: BLE001 - an unreadable settings file never stops the CLI
+                lang = "zh"
+        set_language(lang)
+    return _LANG[0]
+
+
+def say(value: Any) -> str:
+    """An engine message (``core/messages.Msg``, or an exception carrying one) in the chosen language; anything
+    else as ``str``."""
+    from ..core.messages import render
+
+    return render(value, language())
+
+
 def find_entry(chat: Chat, prefix: str) -> str:
     """The one transcript entry id that starts with ``prefix``; ValueError when none or several match."""
     return chat.find_entry(prefix)
@@ -149,7 +199,7 @@ def run_on_chat(spec: str, body: Callable[[Chat], int]) -> int:
     try:
         return body(open_chat(spec))
     except (SessionError, ValueError, KeyError, RuntimeError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)
         print(f"liyuan: {msg}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (| head): nothing to say
