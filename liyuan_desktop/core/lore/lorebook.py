@@ -13,7 +13,8 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from .activation import ActivationResult
 from .activation import activate as _activate
-from .bookcache import DISK_MIN_ENTRIES, STATS, book_key, gc_paused, load_rows, save_rows
+from . import bookcache as _bookcache
+from .bookcache import STATS, book_key, gc_paused, load_rows, save_rows
 from .compile import _Compiled, compile_book
 from .formats import _export_entry, _int, _js_key_order, _new_entry, _opt_int, _parse_card_entry, _parse_wi_entry
 from .model import _EDITS, LoreEntry, ScanMessage
@@ -156,7 +157,7 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
             stored = _to_rows(out, raw_entries)
             rows = _expand_rows(stored)
         STATS["parsed"] = STATS.get("parsed", 0) + 1
-        if len(stored[-1]) >= DISK_MIN_ENTRIES:
+        if len(stored[-1]) >= _bookcache.DISK_MIN_ENTRIES:
             save_rows(key, stored)
     _PARSED_MEMO[key] = rows  # most recent last
     while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
