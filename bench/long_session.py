@@ -17,7 +17,7 @@ the encoded ``sent`` prompt; a ~600-character final; a ledger snapshot), then, e
 * ``--ui``: MainWindow (offscreen) opening the largest chat until the view has its last page (optional; needs Qt);
 * an imported SillyTavern chat of ``--st`` messages (default 100,000; ``--st`` with no number skips it): the import
   (``core.chat.st_import.import_st_folder``: parse, write, index) and then opening it (``Chat.open`` + the first page,
-  the first open after the import and a later one), medians of ``--st-runs`` fresh processes (issue 15 item 11).
+  as a freshly started app does), medians of ``--st-runs`` fresh processes each (issue 15 item 11).
 """
 
 from __future__ import annotations
