@@ -88,3 +88,32 @@ def test_lorebook_list_of_a_huge_book_is_capped_with_a_note():
                                                 "comment": f"t{i}"} for i in range(n)]})
     out = roleplay._lorebook_list(SimpleNamespace(book=big), None)
     assert out["total"] == n and len(out["titles"]) == roleplay.LIST_MAX_TITLES and "lorebook_search" in out["note"]
+
+
+def test_a_50000_entry_book_opens_from_the_cache_without_parsing(monkeypatch):
+    """Opening a chat again with an unchanged 50,000-entry book reads the cached parse (a new process: the memory memo
+    is empty, the disk cache under the data folder is not) — counted in parses, not timed."""
+    from liyuan_desktop.core.lore import bookcache, lorebook, merge_books
+
+    raw = {"name": "大书", "entries": [
+        {"id": i, "keys": [f"名{i}", f"name{i}"], "content": f"第{i}条", "enabled": True, "comment": f"条目{i}",
+         "constant": i % 5000 == 0, "insertion_order": i % 100, "extensions": {"position": i % 5}}
+        for i in range(50_000)]}
+    lorebook._PARSED_MEMO.clear()
+    calls = []
+    real = lore_formats._parse_card_entry
+    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook._parse_card_entry",
+                        lambda e, uid: (calls.append(uid), real(e, uid))[1])
+    first = merge_books([Lorebook.from_card_book(raw, "大书")])
+    fixed = [e.uid for e in first.fixed_constants("大书")]
+    assert len(calls) == 50_000
+    lorebook._PARSED_MEMO.clear()
+    bookcache._AC_MEMO.clear()
+    calls.clear()
+    card = Lorebook.from_card_book(raw, "大书")
+    Lorebook.from_card_book(raw, "大书")  # asked for again, as a chat open does (the MVU [InitVar] reader)
+    again = merge_books([card])
+    assert calls == []  # not one entry parsed
+    assert [e.uid for e in again.fixed_constants("大书")] == fixed and sorted(fixed) == list(range(0, 50_000, 5000))
+    assert [e.uid for e in again.activate(["用户: 说到 name49999 与 名7"])] == [7, 49999]
+    lorebook._PARSED_MEMO.clear()
