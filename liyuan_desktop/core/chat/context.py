@@ -108,7 +108,8 @@ class ChatContext:
         self.language = language or card.language
         books = [card.lorebook, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
         book = merge_books(books)
-        book.scan_depth = card.lorebook.scan_depth if card.lorebook.entries else book.scan_depth
+        card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)
+        book.scan_depth = card_book.scan_depth if card_book.entries else book.scan_depth
         if world_info is not None:  # SillyTavern's global settings rule, not the book file's own scan settings
             world_info.apply(book)
         self.scripts: list[RegexScript] = []
