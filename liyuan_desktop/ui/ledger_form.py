@@ -130,8 +130,9 @@ class LedgerForm(QScrollArea):
         self.chars = QTableWidget(0, len(CHAR_COLS))
         self.chars.setObjectName("ledgerCharacters")
         self.chars.verticalHeader().setVisible(False)
-        self.chars.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.chars.horizontalHeader().setStretchLastSection(True)
+        heads = self.chars.horizontalHeader()  # every column in view: no sideways scrolling in a narrow pane
+        heads.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        heads.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.chars.setMinimumHeight(140)
         lay.addWidget(self.chars)
         row = QHBoxLayout()

@@ -30,8 +30,9 @@ register({
     "persona.make_default": {"zh": "新对话默认用这个角色", "en": "New chats start with this persona"},
     "persona.new": {"zh": "新建角色", "en": "New persona"},
     "persona.new.name": {"zh": "名字", "en": "Name"},
-    "persona.new.description": {"zh": "描述（{{persona}}，可用 {{char}}/{{user}}）",
-                                "en": "Description ({{persona}}; {{char}}/{{user}} allowed)"},
+    "persona.new.description": {"zh": "描述", "en": "Description"},
+    "persona.new.description.hint": {"zh": "{{persona}} 展开成这段描述；可以用 {{char}}、{{user}}",
+                                     "en": "{{persona}} expands to this; {{char}} and {{user}} work in it"},
     "persona.add": {"zh": "添加", "en": "Add"},
     "persona.note": {"zh": "从下一拍起生效；之前的消息保留原来的名字。",
                      "en": "Applies from the next beat; earlier messages keep the name they were written with."},
@@ -94,6 +95,7 @@ class PersonaDialog(QDialog):
         self.new_desc = QPlainTextEdit()
         self.new_desc.setObjectName("personaNewDescription")
         self.new_desc.setMaximumHeight(80)
+        self.new_desc.setPlaceholderText(tr("persona.new.description.hint"))
         self.add_btn = QPushButton(tr("persona.add"))
         self.add_btn.clicked.connect(self.add_persona)
         bl.addRow(tr("persona.new.name"), self.new_name)

@@ -42,6 +42,7 @@ register({
     "books.changed": {"zh": "世界书已更新，下一拍起生效。", "en": "World books updated; they apply from the next beat."},
     "books.card.entries": {"zh": "角色卡「{name}」自带的世界书：{n} 条。", "en": "The card “{name}” has its own world book: {n} entries."},
     "books.card.edit": {"zh": "查看与编辑…", "en": "View and edit…"},
+    "books.close": {"zh": "关闭", "en": "Close"},
 })
 
 
@@ -186,7 +187,7 @@ class WorldBooksDialog(QDialog):
         cl.addStretch(1)
         self.tabs.addTab(card, tr("books.tab.card"))
         lay.addWidget(self.tabs, 1)
-        close = QPushButton(tr("book.close"))
+        close = QPushButton(tr("books.close"))
         close.clicked.connect(self.accept)
         row = QHBoxLayout()
         row.addStretch(1)
