@@ -5,7 +5,15 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
 - A successful ``draft_seal`` or ``previous_draft_edit`` ends the loop: no further model call.
 - A response without tool calls ends the loop: its text is taken in (``draft_write`` when the draft is empty, or
   ``draft_append`` when the model wrote and then stopped) and the draft is sealed automatically.
-- ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat.
+- ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat. Prose a reply
+  without tool calls had streamed when Stop came becomes the draft, unsealed (issue 18).
+- A reply cut off by the output cap (``finish_reason: "length"``) or caught looping (:mod:`.repetition`, the
+  call is cancelled as soon as the loop shows) is taken into the draft but never sealed (``BeatOutput.cut``), so
+  the user gets 继续 / 按现稿收笔 and the scribe books nothing.
+- Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
+  a leading ``<think>`` block goes to reasoning (:mod:`.think`).
+- Prose-only play (``BeatInput.prose_only``, issue 18 §2): no tools are offered; the one reply is the draft and
+  is sealed.
 - Bad model output (malformed JSON arguments, an unknown tool, a stale version, a bad edit reference, seal before
   writing) becomes a tool error the model can act on; out of rounds leaves the draft saved and unsealed.
 Tools are looked up by name in the registry (:mod:`core.beat.tools`) and run with one :class:`ToolContext` per beat.
@@ -27,6 +35,9 @@ from ..llm.sse import LONE_SURROGATE_NOTICE, fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
+from .echo import strip_echo
+from .repetition import RepetitionGuard
+from .think import ThinkSplitter, split_think
 from ..session import CallLog, ToolCallLog
 from ..ledger.state import WorldState
 from ..story.workspace import StoryFolder
@@ -41,6 +52,12 @@ MAX_ROUNDS = 20
 CAPTURED_NOTICE = "直出正文已代收为 draft_write"
 CAPTURED_APPEND_NOTICE = "稿纸之后的直出文字已代收为 draft_append，并自动收笔"
 UNSEALED_NOTICE = "本拍尚未收笔"
+CUT_LENGTH_NOTICE = "回复到了输出上限被截断，本拍尚未收笔：可以「继续」，或「按现稿收笔」。"
+CUT_REPEAT_NOTICE = "回复开始重复自己（{what}），已提前停下；重复的部分没有收进稿子，本拍尚未收笔：可以「继续」，或「按现稿收笔」。"
+ECHO_NOTICE = "回复里复述了提示里的数据块（或仿写了开场标签），已去掉"
+ECHO_ONLY_NOTICE = "回复只复述了提示里的数据块，没有正文：本拍尚未收笔"
+STOP_KEPT_NOTICE = "已流出的正文收进了稿子（未收笔）"
+_REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
 #: How long streamed draft text may wait before it is on disk (seconds; issue 15: no draft older than 1 s lost).
 STREAM_PERSIST_S = 0.5
 _STREAMED_DRAFT_TOOLS = ("draft_write", "draft_append")
@@ -82,6 +99,11 @@ class BeatInput:
     #: Where the draft is kept on disk while the beat runs (issue 15): each change, and a draft_write/append
     #: still streaming at least every :data:`STREAM_PERSIST_S` seconds. None: memory only (tests, agent mode).
     draft_log: Optional[DraftLog] = None
+    #: The blocks sent before the user's words this beat (the injection): a reply that repeats them has them
+    #: taken out before it is captured (:mod:`.echo`).
+    echo: str = ""
+    #: Prose-only play (issue 18 §2): no tools offered; the one reply is captured and sealed.
+    prose_only: bool = False
 
 
 @dataclass
@@ -97,6 +119,16 @@ class BeatOutput:
     activity: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     error: Optional[str] = None
+    #: Why an unsealed beat's reply ended early: "length" (the output cap cut it), "repetition" (it looped and
+    #: was stopped), None otherwise.
+    cut: Optional[str] = None
+    #: "tools" (the tool loop) or "prose" (prose-only play), as played.
+    play_mode: str = "tools"
+
+    @property
+    def used_tools(self) -> bool:
+        """True when any model call of the beat asked for a tool."""
+        return any(c.tool_calls for c in self.calls)
 
     @property
     def sealed(self) -> bool:
@@ -124,6 +156,13 @@ class Beat:
         self._round = 0
         self._loop_tail: list[str] = []
         self._stream_flush: Optional[asyncio.TimerHandle] = None
+        # the current call's streamed prose (after any think block), whether it streamed tool calls, the loop guard
+        self._streamed: list[str] = []
+        self._tool_streamed = False
+        self._looped: Optional[str] = None
+        self._guard: Optional[RepetitionGuard] = None
+        if inp.prose_only:
+            self.out.play_mode = "prose"
 
     # -- the draft on disk ----------------------------------------------------------------------------------
     def _persist_draft(self) -> None:
@@ -242,6 +281,28 @@ class Beat:
         return out
 
     # -- stray text -----------------------------------------------------------------------------------------
+    def _clean(self, text: str) -> str:
+        """Captured text without our injection echoed back or an imitated opening label (:mod:`.echo`)."""
+        clean = strip_echo(text, self.inp.echo)
+        if clean != text:
+            self._activity(ECHO_NOTICE, "warning")
+        return clean
+
+    def _keep_unsealed(self, text: str) -> bool:
+        """Put prose that must not be sealed (cut off, looping, stopped) into the draft: written when the draft is
+        empty, appended otherwise. False when there was nothing to keep."""
+        d = self.draft
+        text = self._clean(text)
+        if d.sealed or not text.strip():
+            return False
+        if d.text.strip():
+            d.append(d.version, text)
+        else:
+            d.write(d.version, text)
+        self._persist_draft()
+        self._draft_event(by="capture")
+        return True
+
     def _capture(self, text: str) -> None:
         """A response without tool calls: take its text in and seal (seed 000, 稿纸之外的输出)."""
         d = self.draft
@@ -250,6 +311,11 @@ class Beat:
         # The captured text leaves the text channel; format blocks of earlier calls stay in it.
         if self._loop_tail and self._loop_tail[-1] == text:
             self._loop_tail.pop()
+        raw, text = text, self._clean(text)
+        if raw.strip() and not text.strip() and not d.text.strip():
+            self.out.warnings.append(ECHO_ONLY_NOTICE)
+            self._activity(ECHO_ONLY_NOTICE, "warning")
+            return
         if d.text.strip():
             if text.strip():
                 d.append(d.version, text)
@@ -266,7 +332,7 @@ class Beat:
 
     # -- the loop -------------------------------------------------------------------------------------------
     def _tool_specs(self) -> list[dict[str, Any]]:
-        return tool_specs(self.inp.tool_names)
+        return [] if self.inp.prose_only else tool_specs(self.inp.tool_names)
 
     async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
         rnd = self._round
@@ -284,7 +350,31 @@ class Beat:
                     log_.record_stream(self.draft, names[idx], "".join(args[idx]))
                     return
 
+        self._streamed, self._tool_streamed, self._looped = [], False, None
+        guard = self._guard = RepetitionGuard()
+        think = ThinkSplitter()
+        task_box: list[asyncio.Future[Any]] = []
+
+        def looped(reason: Optional[str]) -> None:
+            if reason and self._looped is None:
+                self._looped = reason
+                if task_box and not task_box[0].done():
+                    task_box[0].cancel()
+
         def on_delta(dl: StreamDelta) -> None:
+            if dl.kind == "content":
+                thought, text = think.feed(dl.text)
+                if thought:
+                    self.emit(ModelDelta(round=rnd, channel="reasoning", text=thought, index=dl.index))
+                if text:
+                    self._streamed.append(text)
+                    self.emit(ModelDelta(round=rnd, channel="content", text=text, index=dl.index))
+                    looped(guard.feed(text))
+                return
+            if dl.kind in ("tool_name", "tool_args"):
+                self._tool_streamed = True
+                if dl.kind == "tool_args" and names.get(dl.index, "") in _STREAMED_DRAFT_TOOLS:
+                    looped(guard.feed(dl.text))
             if log_ is not None and dl.kind in ("tool_name", "tool_args"):
                 if dl.kind == "tool_name":
                     names[dl.index] = names.get(dl.index, "") + dl.text
@@ -292,18 +382,38 @@ class Beat:
                     args.setdefault(dl.index, []).append(dl.text)
                     if self._stream_flush is None and names.get(dl.index) in _STREAMED_DRAFT_TOOLS:
                         self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
+            elif dl.kind == "tool_name":
+                names[dl.index] = names.get(dl.index, "") + dl.text
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
         # the engine's own ChatMessage objects, not validated again: that is O(chat length) per call (beat_overhead)
         req = ChatRequest.model_construct(messages=list(messages), tools=self._tool_specs(), purpose="actor")
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
+        task_box.append(self._current)
         try:
-            return await self._current
+            resp = await self._current
         finally:
             self._current = None
             if self._stream_flush is not None:  # the call is over: its tools record the draft themselves
                 self._stream_flush.cancel()
                 self._stream_flush = None
+        thought, rest = split_think(resp.content)
+        if thought:  # a leading <think> block is reasoning, never prose (also for non-streamed replies)
+            resp = resp.model_copy(update={"content": rest, "reasoning": (resp.reasoning + "\n" + thought).strip()})
+        return resp
+
+    def _repetition(self, streamed: str, t0: float) -> None:
+        """The loop guard stopped a looping reply: log the call, keep the prose up to the loop (a reply without
+        tool calls), and end the beat unsealed (``cut="repetition"``)."""
+        g = self._guard
+        reason = self._looped or "repetition"
+        self.out.calls.append(CallLog(round=self._round, content=streamed, finish_reason="repetition",
+                                      model=self.inp.model.name, ms=round((time.perf_counter() - t0) * 1000, 1),
+                                      error=f"repetition: {reason}"))
+        if not self._tool_streamed and g is not None and self.inp.mode == "write":
+            self._keep_unsealed(g.text[:g.keep])
+        self.out.cut = "repetition"
+        self._activity(CUT_REPEAT_NOTICE.format(what=_REPEAT_WHAT.get(reason, reason)), "warning")
 
     async def run(self) -> BeatOutput:
         """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures
@@ -326,8 +436,15 @@ class Beat:
                 try:
                     resp = await self._call_model(messages)
                 except asyncio.CancelledError:
+                    streamed = "".join(self._streamed)
+                    if self._looped is not None and not self.ctx.stopped:  # the loop guard cancelled the call
+                        self._repetition(streamed, t0)
+                        break
                     if self.ctx.stopped:
-                        out.calls.append(CallLog(round=self._round, error="stopped", model=self.inp.model.name))
+                        out.calls.append(CallLog(round=self._round, error="stopped", content=streamed, model=self.inp.model.name,
+                                                 ms=round((time.perf_counter() - t0) * 1000, 1)))
+                        if self.inp.mode == "write" and not self._tool_streamed and self._keep_unsealed(streamed):
+                            self._activity(STOP_KEPT_NOTICE)
                         raise _Stop()
                     raise
                 except ModelError as e:
@@ -352,6 +469,12 @@ class Beat:
                     if self.inp.mode == "discuss":  # agent mode: the answer without tools is the discussion reply
                         out.outcome = "discussed"
                         out.final = resp.content
+                    elif resp.finish_reason == "length":  # cut off by the output cap: kept, never sealed
+                        if self._loop_tail and self._loop_tail[-1] == resp.content:
+                            self._loop_tail.pop()
+                        self._keep_unsealed(resp.content)
+                        out.cut = "length"
+                        self._activity(CUT_LENGTH_NOTICE, "warning")
                     else:
                         self._capture(resp.content)
                     break

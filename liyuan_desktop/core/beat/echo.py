@@ -1,0 +1,65 @@
+"""Our own injection echoed back in a reply (issue 18 §0): small models answer with the data blocks we put before
+the user's words (【世界状态】…【语言】…) or imitate the 【开场 · 名字】 label of the opening. Captured prose must never
+seal such text.
+
+:func:`strip_echo` removes, from text the loop captures:
+
+* every block of this beat's injection (the text sent before the user's words, split at blank lines) that the
+  reply repeats word for word;
+* every paragraph that starts with one of the injection's headers (:data:`INJECTION_HEADERS`, the ones
+  ``core.prompt.assemble.build_injection`` and the prose-only prompt write) up to the next blank line — an echo
+  the model reworded or cut;
+* a leading 「【开场 · 名字】」 line (the label the opening carries; the opening's own label is added by the engine
+  and stays).
+
+Text without 【 is returned as is (the common case costs one ``in`` test).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..cards.st_chat import _OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
+
+__all__ = ["INJECTION_HEADERS", "strip_echo", "strip_opening_label"]
+
+#: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
+INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
+                     "【语言】", "【正文目录】", "【作者注】")
+
+_LEADING_LABEL = re.compile(r"^\s*【\s*开场\s*[·・•.．]\s*[^】\n]{0,40}】[ \t]*(?:\n|$)")
+_PARA_SPLIT = re.compile(r"(\n[ \t]*\n)")
+
+
+def strip_opening_label(text: str) -> str:
+    """``text`` without a leading imitation of the opening's 「【开场 · 名字】」 label (any spacing or dot)."""
+    if "开场" not in text[:64]:
+        return text
+    m = _LEADING_LABEL.match(text) or _OPENING_HEADER.match(text)
+    return text[m.end():].lstrip("\n") if m else text
+
+
+def strip_echo(text: str, injection: str = "") -> str:
+    """``text`` without echoes of our injection (module doc), surrounding blank lines tidied; "" when nothing else
+    was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only)."""
+    if "【" not in text:
+        return text
+    out = strip_opening_label(text)
+    if injection:
+        blocks = sorted({b.strip() for b in injection.split("\n\n") if len(b.strip()) >= 8}, key=len, reverse=True)
+        for b in blocks:
+            if b in out:
+                out = out.replace(b, "")
+    if any(h in out for h in INJECTION_HEADERS):
+        parts = _PARA_SPLIT.split(out)
+        kept: list[str] = []
+        for i in range(0, len(parts), 2):
+            para = parts[i]
+            if para.lstrip().startswith(INJECTION_HEADERS):
+                continue
+            kept.append(para)
+        out = "\n\n".join(p.strip("\n") for p in kept if p.strip())
+    if out == text:
+        return text
+    out = re.sub(r"\n{3,}", "\n\n", out).strip()
+    return strip_opening_label(out)

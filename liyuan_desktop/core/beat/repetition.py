@@ -1,0 +1,123 @@
+"""Catching a reply that repeats itself while it streams (issue 18 §0: small local models loop until the output cap).
+
+:class:`RepetitionGuard` is fed the streamed text piece by piece (``feed``) and says when the text has started to
+loop. Two signs, both checked incrementally (each piece costs O(its length), plus one bounded tail comparison every
+:data:`TAIL_STEP` characters — never a scan of the whole text):
+
+* **a repeated unit**: the same paragraph (a line of at least :data:`MIN_PARAGRAPH` characters) or the same
+  sentence (ending in 。！？!?… or a period, at least :data:`MIN_SENTENCE` characters) seen :data:`REPEATS` times.
+  Units are compared with whitespace removed. Short lines (「是。」, a dialogue tag) never count.
+* **a periodic tail**: the last :data:`TAIL_SPAN` characters (or three periods, whichever is longer) repeat with
+  a period of 1..:data:`MAX_PERIOD` characters — a loop with no sentence ends (「哈哈哈…」, a list growing forever).
+
+When it fires, :attr:`keep` is how much of the text to keep: everything up to the end of the first copy of the
+repeated unit (or one period of the loop), so the draft the user gets back holds no loop.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+__all__ = ["RepetitionGuard", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
+
+#: How many times the same unit may appear before the reply counts as looping.
+REPEATS = 3
+#: The shortest paragraph (characters, whitespace aside) that counts as a unit.
+MIN_PARAGRAPH = 16
+#: The shortest sentence (characters, whitespace aside) that counts as a unit.
+MIN_SENTENCE = 12
+#: The periodic-tail check looks at this many trailing characters (at least three periods).
+TAIL_SPAN = 240
+#: The longest period the tail check tries (characters).
+MAX_PERIOD = 80
+#: The tail check runs once per this many new characters.
+TAIL_STEP = 48
+
+_SENTENCE_END = "。！？!?…."
+_CLOSERS = "」』”’\"')）】"
+_WS = re.compile(r"\s+")
+
+
+class RepetitionGuard:
+    """Feed streamed text with :meth:`feed`; it returns a reason ("paragraph", "sentence" or "periodic") the first
+    time the text loops, then keeps returning it. ``keep``: characters of the text fed so far worth keeping
+    (module doc); ``text``: all text fed."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._n = 0
+        self._para_start = 0
+        self._sent_start = 0
+        self._para: dict[str, tuple[int, int]] = {}  # unit → (count, end offset of its first copy)
+        self._sent: dict[str, tuple[int, int]] = {}
+        self._tail = ""  # the last TAIL_SPAN + MAX_PERIOD characters
+        self._since_tail = 0
+        self._cur_para: list[str] = []
+        self._cur_sent: list[str] = []
+        self.reason: Optional[str] = None
+        self.keep = 0
+
+    @property
+    def text(self) -> str:
+        """Everything fed so far."""
+        return "".join(self._parts)
+
+    def _unit(self, table: dict[str, tuple[int, int]], raw: str, minimum: int, end: int, kind: str) -> None:
+        key = _WS.sub("", raw)
+        if len(key) < minimum:
+            return
+        count, first_end = table.get(key, (0, end))
+        count += 1
+        table[key] = (count, first_end)
+        if count >= REPEATS and self.reason is None:
+            self.reason, self.keep = kind, first_end
+
+    def feed(self, piece: str) -> Optional[str]:
+        """Take the next streamed piece; the loop's reason once it loops, else None."""
+        if self.reason is not None or not piece:
+            return self.reason
+        self._parts.append(piece)
+        base = self._n
+        self._n += len(piece)
+        for i, ch in enumerate(piece):
+            pos = base + i + 1  # offset just after ch
+            if ch == "\n":
+                self._unit(self._para, "".join(self._cur_para), MIN_PARAGRAPH, pos - 1, "paragraph")
+                self._unit(self._sent, "".join(self._cur_sent), MIN_SENTENCE, pos - 1, "sentence")
+                self._cur_para, self._cur_sent = [], []
+                continue
+            self._cur_para.append(ch)
+            if ch in _SENTENCE_END or (ch in _CLOSERS and self._cur_sent and self._cur_sent[-1] in _SENTENCE_END):
+                self._cur_sent.append(ch)
+                # a sentence ends here unless the next character continues the punctuation run (。」 …… ?!)
+                nxt = piece[i + 1] if i + 1 < len(piece) else ""
+                if nxt and (nxt in _SENTENCE_END or nxt in _CLOSERS):
+                    continue
+                self._unit(self._sent, "".join(self._cur_sent), MIN_SENTENCE, pos, "sentence")
+                self._cur_sent = []
+            else:
+                self._cur_sent.append(ch)
+            if self.reason is not None:
+                return self.reason
+        if self.reason is not None:
+            return self.reason
+        self._tail = (self._tail + piece)[-(TAIL_SPAN + MAX_PERIOD + 1):]
+        self._since_tail += len(piece)
+        if self._since_tail >= TAIL_STEP:
+            self._since_tail = 0
+            self._check_tail()
+        return self.reason
+
+    def _check_tail(self) -> None:
+        t = self._tail
+        for p in range(1, MAX_PERIOD + 1):
+            span = max(TAIL_SPAN, 3 * p)
+            if len(t) < span + p:
+                break
+            if t[-span:] == t[-span - p:-p]:
+                if not t[-span:].strip():
+                    return  # trailing whitespace is no loop
+                self.reason = "periodic"
+                self.keep = max(0, self._n - span)  # the text before the loop and one period of it
+                return
