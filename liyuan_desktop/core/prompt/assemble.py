@@ -124,6 +124,7 @@ def build_injection(
     summaries: Optional[list[str]] = None,
     memory_hint: bool = False,
     constants: str = "",
+    lore: str = "",
 ) -> str:
     """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
     names; 【本拍常驻设定】 only with ``constants`` (the turn's constant lore that cannot sit in the byte-stable
@@ -131,7 +132,8 @@ def build_injection(
     with entries — above :data:`..lore.search.INDEX_MAX_TITLES` titles or :data:`..lore.search.INDEX_MAX_CHARS`
     characters it lists this beat's hits first and then book order up to those bounds, and says how many more exist
     and which tools reach them (:func:`..lore.search.bounded_index`). ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
-    look details up there (issue 7)."""
+    look details up there (issue 7). ``lore``: prose-only play (issue 18 §2, :mod:`.prose_only`) — the turn's
+    activated entries as text (:func:`.lore_layers.render_lore`), sent in 【相关设定】 instead of their titles."""
     blocks: list[str] = []
     if summaries:
         blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
@@ -142,7 +144,9 @@ def build_injection(
     if constants:
         blocks.append(f"【本拍常驻设定】以下设定本拍生效：\n\n{constants}")
     hits = list(activated)
-    if hits:
+    if lore:
+        blocks.append(f"【相关设定】本拍命中的世界书条目原文：\n\n{lore}")
+    elif hits:
         blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")
     idx = list(index)
     if idx:
