@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Un
 from pydantic import BaseModel, ConfigDict, Field
 
 from .budget import _token_weight, approx_tokens
-from .compile import _Compiled, _Rec
+from .compile import _Compiled, _KeyIndex, _Rec
 from .groups import filter_groups
 from .model import AND_ALL, AND_ANY, LOGIC_NAMES, NOT_ALL, NOT_ANY, LoreEntry, ScanMessage
 from .scan import _INITIAL, _MIN_ACTIVATIONS, _RECURSION, _SCAN_NAMES, _Buffer, _Hay
@@ -172,6 +172,7 @@ def activate(
         check_timed(state, comp, chat_len, sticky_on, cooldown_on)
     delay_on = {p for p, delay in comp.delayed if chat_len < delay}
     buf = _Buffer(messages, book.include_names, inject, global_scan)
+    idx = comp.index if _USE_INDEX else None
 
     activated: dict[int, _Rec] = {}
     reasons: dict[int, ActivationReason] = {}
@@ -234,7 +235,7 @@ def activate(
                 m = k.matcher if not k.dynamic else k.get(substitute, r.cs, r.whole)
                 if m is None:
                     continue
-                at = m.find(hay)
+                at = _find(m, hay, idx)
                 if at >= 0:
                     hit = (k, m, at)
                     break
@@ -244,7 +245,7 @@ def activate(
                 continue
             sec_key: Optional[str] = None
             if r.check_secondary:
-                ok, sec_key = _secondary(r, hay, substitute)
+                ok, sec_key = _secondary(r, hay, substitute, idx)
                 if not ok:
                     continue
             reason = _reason(r, "key", count, scan, rec_steps, cur_level)
@@ -329,6 +330,20 @@ def activate(
 _USE_INDEX = True
 
 
+def _find(m: Any, hay: _Hay, idx: Optional[_KeyIndex]) -> int:
+    """``m.find(hay)``; for a plain key whose needle the index holds, read from the hit offsets the index found in
+    this very text (no scan of a text that grows with every recursion pass). Same result: the index reports every
+    occurrence."""
+    hits = hay.hits
+    if hits is None or idx is None or m.kind != "plain":
+        return m.find(hay)
+    nid = idx.needle_id(m.needle, m.cs)
+    if nid is None:
+        return m.find(hay)
+    ends = hits.get(nid)
+    return -1 if ends is None else m.find_at(hay, ends)
+
+
 def _candidates(comp: _Compiled, buf: _Buffer, depth: int, scan: int, sticky_on: set[int],
                 skip: set[int]) -> list[int]:
     """Processing positions a pass must look at, ascending: the index's always-checked entries, the active sticky
@@ -372,13 +387,14 @@ def _where(reason: ActivationReason, label: tuple) -> None:
     elif label[0] == "inject":
         reason.matched_in = "inject"
 
-def _secondary(r: _Rec, hay: _Hay, substitute: Optional[Callable[[str], str]]) -> tuple[bool, Optional[str]]:
+def _secondary(r: _Rec, hay: _Hay, substitute: Optional[Callable[[str], str]],
+               idx: Optional[_KeyIndex] = None) -> tuple[bool, Optional[str]]:
     """ST ``matchSecondaryKeys``: (activates, deciding key)."""
     logic = r.logic
     any_hit, all_hit = False, True
     for k in r.secondary:
         m = k.get(substitute, r.cs, r.whole)
-        hit = m is not None and m.find(hay) >= 0
+        hit = m is not None and _find(m, hay, idx) >= 0
         if hit:
             any_hit = True
         else:

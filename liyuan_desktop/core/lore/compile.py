@@ -77,18 +77,33 @@ class _KeyIndex:
     macro or empty keys). ``maxlen``: the longest needle (characters), for scanning only text added since the last
     pass (:meth:`.scan._Buffer.key_hits`)."""
 
-    __slots__ = ("ac_low", "ac_raw", "maxlen", "owners", "groups", "always")
+    __slots__ = ("ac_low", "ac_raw", "maxlen", "owners", "groups", "always", "low_ids", "raw_ids", "base")
 
-    def scan(self, hay: "_Hay", low_from: int = 0, raw_from: int = 0) -> set[int]:
-        """Ids of the needles that occur in ``hay`` in a match ending at or after offset ``low_from`` of its
-        lower-cased copy / ``raw_from`` of its text as written (0, 0: the whole text). Time linear in the text
-        scanned plus the matches, independent of the number of needles."""
-        out: set[int] = set()
-        if self.ac_low is not None:
-            out.update(v for _, v in self.ac_low.iter(hay.low, max(0, low_from - self.maxlen + 1)))
-        if self.ac_raw is not None:
-            out.update(v for _, v in self.ac_raw.iter(hay.raw, max(0, raw_from - self.maxlen + 1)))
+    def scan(self, hay: "_Hay", low_from: int = 0, raw_from: int = 0) -> dict[int, list[int]]:
+        """Needle id → end offsets (ascending; in the lower-cased copy for lower-cased needles, else in the text as
+        written) of the occurrences in ``hay`` that end at or after ``low_from`` / ``raw_from`` (0, 0: all). Time
+        linear in the text scanned plus the matches, independent of the number of needles."""
+        out: dict[int, list[int]] = {}
+        get = out.get
+        for ac, text, start in ((self.ac_low, hay.low if self.ac_low is not None else "", low_from),
+                                (self.ac_raw, hay.raw, raw_from)):
+            if ac is None:
+                continue
+            for end, v in ac.iter(text, max(0, start - self.maxlen + 1)):
+                if end >= start:  # an earlier end was found by the scan that covered it
+                    lst = get(v)
+                    if lst is None:
+                        out[v] = [end]
+                    else:
+                        lst.append(end)
         return out
+
+    def needle_id(self, needle: str, cs: bool) -> Optional[int]:
+        """The id of a plain matcher's needle (as :class:`.keys._Plain` holds it), None when not indexed."""
+        if cs:
+            i = self.raw_ids.get(needle)
+            return None if i is None else self.base + i
+        return self.low_ids.get(needle)
 
 
 class _Compiled:
@@ -320,6 +335,13 @@ def _index_of(c: _Compiled) -> Optional["_KeyIndex"]:
         if not found:
             always.append(p)
             continue
+        for k in d["secondary_keys"]:  # indexed too (no owner): their matching then reads the hit offsets
+            t = k.strip()
+            if t and "{{" not in k and "<" not in k and t[0] != "/":
+                if not cs:
+                    t = t.lower()
+                if t not in ids:
+                    ids[t] = len(ids)
         g = 0
         if d["scan_depth"] is not None or d["match_persona_description"] or d["match_character_description"] \
                 or d["match_character_personality"] or d["match_character_depth_prompt"] or d["match_scenario"] \
@@ -370,4 +392,5 @@ def _build_index(needles: tuple[dict[str, int], dict[str, int]], owners: list[di
     x.owners = fixed
     x.groups = [gk for gk, _ in sorted(groups.items(), key=lambda kv: kv[1])]
     x.always = always
+    x.low_ids, x.raw_ids, x.base = needles[0], needles[1], base
     return x

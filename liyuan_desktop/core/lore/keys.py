@@ -52,6 +52,22 @@ class _Plain:
         return -1
 
 
+    def find_at(self, hay: _Hay, ends: list[int]) -> int:
+        """:meth:`find` given the end offsets of every occurrence of the needle (ascending, from the key index):
+        the first one with the word boundaries the key needs — no scan of the text."""
+        ln = len(self.needle)
+        if not (self.left or self.right):
+            return ends[0] - ln + 1
+        h = hay.raw if self.cs else hay.low
+        end = len(h)
+        for e in ends:
+            i = e - ln + 1
+            if (not self.left or i == 0 or h[i - 1] not in _ASCII_WORD) and (
+                    not self.right or i + ln >= end or h[i + ln] not in _ASCII_WORD):
+                return i
+        return -1
+
+
 class _Regex:
     """A regex key compiled for RE2 (linear time in the scan text; ``sticky``: match at the start only)."""
 

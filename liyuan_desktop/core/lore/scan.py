@@ -39,7 +39,7 @@ class _Hay:
             pos += len(t)
         self.labels = [lab for _, lab in parts]
         self.depth = self.rec_n = 0  # set by _Buffer.hay: which scan window this is
-        self.hits: Optional[set[int]] = None  # key-index needle ids found in it (_Buffer.key_hits)
+        self.hits: Optional[dict[int, list[int]]] = None  # key-index needle id → end offsets (_Buffer.key_hits)
 
     @property
     def low(self) -> str:
@@ -118,8 +118,10 @@ class _Buffer:
         h.depth, h.rec_n = depth, rec_n
         return h
 
-    def key_hits(self, index: "_KeyIndex", depth: int, scan: int, flags: tuple[str, ...] = ()) -> set[int]:
-        """Needle ids of ``index`` found in :meth:`hay` ``(depth, scan, flags)``. Incremental: a recursion pass's
+    def key_hits(self, index: "_KeyIndex", depth: int, scan: int,
+                 flags: tuple[str, ...] = ()) -> dict[int, list[int]]:
+        """Needle ids of ``index`` found in :meth:`hay` ``(depth, scan, flags)`` → their end offsets (kept on the hay:
+        the matchers read them, :func:`.activation._find`). Incremental: a recursion pass's
         text is the previous pass's text plus the new entries' contents, so only the added text (and the
         ``maxlen - 1`` characters before it, where a key can straddle the seam) is scanned and the earlier hits are
         kept — a pass costs the new text, not the whole buffer again."""
@@ -128,7 +130,10 @@ class _Buffer:
         if got is None:
             prev = self._last_hits.get((h.depth, flags))
             if prev is not None and prev is not h and prev.rec_n < h.rec_n and h.raw.startswith(prev.raw):
-                got = prev.hits | index.scan(h, len(prev.low), len(prev.raw))
+                got = dict(prev.hits)
+                for nid, ends in index.scan(h, len(prev.low), len(prev.raw)).items():
+                    old = got.get(nid)
+                    got[nid] = ends if old is None else old + ends
             else:
                 got = index.scan(h)
             h.hits = got
