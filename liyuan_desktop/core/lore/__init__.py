@@ -4,7 +4,14 @@ Where things are: :mod:`.model` (:class:`LoreEntry`, constants, decorators), :mo
 JSON ⇄ entries), :mod:`.lorebook` (:class:`Lorebook`, :func:`merge_books`), :mod:`.compile` (a book prepared for
 scanning), :mod:`.jsregex` and :mod:`.keys` (key matchers), :mod:`.scan` (the scan buffer), :mod:`.activation`
 (``checkWorldInfo``), :mod:`.groups` (inclusion groups), :mod:`.timed` (sticky/cooldown), :mod:`.budget` (token
-budget), :mod:`.search` (``lorebook_search`` / ``lorebook_list``).
+budget), :mod:`.search` (``lorebook_search`` / ``lorebook_list``), :mod:`.bookcache` (big books: the parse cached on
+disk by content, the key automaton cached by its needles).
+
+**Big books** (issue 15 item 10). A scan pass looks only at the entries whose literal key text occurs in the scan
+text — one Aho–Corasick pass finds them (:class:`.compile._KeyIndex`) — plus constants, decorators and regex/macro
+keys; their keys are then matched exactly as below, so results are those of looking at every entry (tests compare
+both on randomised books). Recursion passes scan only the text they add. A book of 1,000+ entries is parsed once per
+content and kept as rows in memory and under ``<home>/cache/lore`` (damaged or old files ignored and rebuilt).
 
 
 Semantics follow SillyTavern's ``checkWorldInfo`` (``public/scripts/world-info.js``) as written down in
