@@ -6,8 +6,8 @@ responsive; the book itself is read on a worker thread (:class:`BookEditorDialog
 The form edits one entry: title (SillyTavern's ``comment``), keys, secondary keys, the selective logic (AND ANY /
 NOT ALL / NOT ANY / AND ALL, ST's ``selectiveLogic`` 0-3), content, constant / selective / enabled, position
 (ST's numbering, ``core/lore/model.POSITIONS``), depth (at-depth entries), order, probability. 保存 writes the book
-back into the card file through ``Chat.save_card_book`` (lossless: unknown keys kept) and the chat re-reads it; a
-card that cannot be written is said so (nothing is lost: the editor stays open).
+back into the card file through ``Chat.save_card_book`` (lossless: unknown keys kept) and the chat re-reads it; for
+a card that cannot be written the editor says so and saving keeps the book as this chat's own copy instead.
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ register({
     "book.save": {"zh": "保存到角色卡", "en": "Save to the card"},
     "book.close": {"zh": "关闭", "en": "Close"},
     "book.saved": {"zh": "已保存到角色卡，下一拍起生效。", "en": "Saved to the card; applies from the next beat."},
-    "book.readonly": {"zh": "这张角色卡不能写入（只读）：可以查看，不能保存。", "en": "This card cannot be written (read-only): view only."},
+    "book.readonly": {"zh": "这张角色卡不能写入（只读）：保存会存成这个对话自己的副本，只在这个对话里生效。",
+                      "en": "This card cannot be written (read-only): saving keeps a copy for this chat, used in this chat only."},
+    "book.saved.copy": {"zh": "已存成这个对话的副本（角色卡没有改），下一拍起生效。",
+                        "en": "Saved as this chat's copy (the card is unchanged); applies from the next beat."},
     "book.err.save": {"zh": "保存失败：{error}", "en": "Could not save: {error}"},
     "book.err.load": {"zh": "读不出世界书：{error}", "en": "Could not read the world book: {error}"},
     "book.unsaved": {"zh": "有没保存的修改，确定关闭？", "en": "There are unsaved changes. Close anyway?"},
@@ -377,7 +380,7 @@ class BookEditorDialog(QDialog):
     def _set_enabled(self, on: bool) -> None:
         for w in (self.table, self.add_btn, self.del_btn, self._form, self.filter_edit):
             w.setEnabled(on)
-        self.save_btn.setEnabled(on and self.writable)
+        self.save_btn.setEnabled(on)
 
     def _update_count(self) -> None:
         self.count_label.setText(tr("book.count", shown=self.model.matching(), total=len(self.model.book.entries)))
@@ -478,7 +481,7 @@ class BookEditorDialog(QDialog):
             set_role(self.note, "error")
             return False
         self.dirty = False
-        self.note.setText(tr("book.saved"))
+        self.note.setText(tr("book.saved") if self.writable else tr("book.saved.copy"))
         set_role(self.note, "ok")
         self.saved.emit()
         return True

@@ -85,18 +85,26 @@ def test_add_and_delete_entries(qtbot, tmp_path: Path):
     assert dlg.save() and len(chat.card_book().entries) == n
 
 
-def test_read_only_card_is_viewable_not_saved(qtbot, tmp_path: Path):
+def test_read_only_card_saves_a_copy_for_this_chat(qtbot, tmp_path: Path, monkeypatch):
+    """A card that cannot be written is left alone; the edit is kept as the chat's own copy, which replaces the
+    card's book in this chat (and after reopening), not in others."""
     chat = _chat(tmp_path)
-    path = Path(chat.card.path)
-    path.chmod(0o444)
-    try:
-        dlg = _editor(qtbot, chat)
-        if chat.card_book_writable():  # running as root: permissions do not stop writes
-            return
-        assert not dlg.save_btn.isEnabled() and dlg.model.rowCount() > 0
-        assert "只读" in dlg.note.text()
-    finally:
-        path.chmod(0o644)
+    card_bytes = Path(chat.card.path).read_bytes()
+    monkeypatch.setattr(Chat, "card_book_writable", lambda self: False)
+    dlg = _editor(qtbot, chat)
+    assert "只读" in dlg.note.text() and dlg.save_btn.isEnabled()
+    dlg.f_content.setPlainText("只在这个对话里的改动")
+    assert dlg.save() and "副本" in dlg.note.text()
+    assert Path(chat.card.path).read_bytes() == card_bytes
+    assert (chat.dir / "角色卡世界书.json").is_file()
+    assert any(e.content == "只在这个对话里的改动" for e in chat.book.entries)
+    assert chat.card_book().entries[0].content == "只在这个对话里的改动"
+    n_card = len(ensure_demo_card().load().lorebook.entries)
+    assert sum(1 for e in chat.book.entries if e.source == "card") == n_card  # replaced, not added twice
+    again = Chat.open(chat.dir, ensure_demo_card().load(), _M())
+    assert any(e.content == "只在这个对话里的改动" for e in again.book.entries)
+    other = Chat.create(tmp_path / "o", ensure_demo_card().load(), _M())
+    assert not any(e.content == "只在这个对话里的改动" for e in other.book.entries)
 
 
 class _BigChat:

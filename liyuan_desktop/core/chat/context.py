@@ -24,7 +24,7 @@ from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
 from ..lore import Lorebook, merge_books
-from ..lore.books import global_books_dir, load_books
+from ..lore.books import chat_card_book, global_books_dir, load_books
 from ..lore.settings import WorldInfoSettings
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
@@ -106,7 +106,9 @@ class ChatContext:
         self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona \
             or card.persona_name or "你"
         self.language = language or card.language
-        books = [card.lorebook, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
+        # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
+        card_book = chat_card_book(Path(directory)) or card.lorebook
+        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)
         book.scan_depth = card_book.scan_depth if card_book.entries else book.scan_depth

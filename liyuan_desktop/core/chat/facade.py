@@ -11,6 +11,8 @@ switches (``cards.meta``) and export (``story.export``).
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,7 +29,8 @@ from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
 from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote
 from ..macros import apply_macros
-from ..fsutil import atomic_write_bytes
+from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..lore.books import CARD_BOOK_COPY
 from ..lore import Lorebook
 from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
@@ -475,13 +478,17 @@ class Chat(ChatView):
 
     def save_card_book(self, book: Lorebook) -> Path:
         """Write ``book`` back as the card's own world book (``character_book`` of the card file, through the
-        lossless export: unknown keys kept, only edited fields rewritten) and use it from the next beat. Returns
-        the card file. RuntimeError while a beat runs, OSError when the card file cannot be written (a read-only
-        card), ValueError when the card has no file."""
+        lossless export: unknown keys kept, only edited fields rewritten) and use it from the next beat. A card
+        that cannot be written (:meth:`card_book_writable` false) is left alone: the book is kept as this chat's
+        own copy (``books.CARD_BOOK_COPY`` beside the session, World Info JSON), which replaces the card's book in
+        this chat only. Returns the file written. RuntimeError while a beat runs, OSError when the disk refuses."""
         self._idle("改世界书")
         card = self.context.card
-        if not card.path:
-            raise ValueError("card has no file")
+        if not self.card_book_writable():
+            path = self.dir / CARD_BOOK_COPY
+            atomic_write_text(path, json.dumps(book.to_world_info(), ensure_ascii=False, indent=1))
+            self._reload_context()
+            return path
         new = card.model_copy(update={"character_book": book.to_card_book()})
         path = Path(card.path)
         atomic_write_bytes(path, card_json_bytes(export_json(new), indent=2))

@@ -21,6 +21,7 @@ from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
 from ..llm.types import ChatModel
 from ..lore import ActivationResult, Lorebook
+from ..lore.books import chat_card_book
 from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
@@ -304,11 +305,13 @@ class ChatView:
         return self.dir / "世界书"
 
     def card_book(self) -> Lorebook:
-        """The card's own world book as read from the card (not the merged one: :attr:`book`), for the editor."""
-        return self.card.lorebook
+        """The card's own world book (not the merged one: :attr:`book`), for the editor: this chat's copy of it when
+        one was saved (the card file was read-only), else the card's."""
+        return chat_card_book(self.dir) or self.card.lorebook
 
     def card_book_writable(self) -> bool:
-        """Whether the card's own book can be saved back into its card file."""
+        """Whether the card's own book can be saved back into its card file (else ``save_card_book`` keeps a copy
+        for this chat)."""
         p = Path(self.card.path) if self.card.path else None
         return p is not None and p.is_file() and os.access(p, os.W_OK) and p.suffix.lower() == ".json"
 

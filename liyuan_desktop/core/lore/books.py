@@ -7,6 +7,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Optional
 
 from pydantic import BaseModel
 
@@ -109,3 +110,21 @@ def import_book_file(source: Path, folder: Path) -> Path:
         dst = folder / f"{stem}-{n}.json"
     atomic_write_bytes(dst, raw)
     return dst
+
+
+#: The chat's own copy of the card's book, beside the session (outside ``世界书/`` so it is not read twice): saved
+#: by the book editor when the card file cannot be written; it replaces the card's book in that chat only.
+CARD_BOOK_COPY = "角色卡世界书.json"
+
+
+def chat_card_book(chat_dir: Path) -> Optional[Lorebook]:
+    """The chat's copy of the card's book (:data:`CARD_BOOK_COPY`, World Info JSON) or None when there is none or
+    it cannot be read (logged; the card's own book is used then)."""
+    p = Path(chat_dir) / CARD_BOOK_COPY
+    if not p.is_file():
+        return None
+    try:
+        return Lorebook.from_any(json.loads(p.read_text("utf-8")), p.stem, source="card")
+    except (OSError, ValueError) as e:
+        log.warning("chat copy of the card book %s skipped: %s", p, e)
+        return None
