@@ -57,6 +57,8 @@ CUT_REPEAT_NOTICE = "回复开始重复自己（{what}），已提前停下；�
 ECHO_NOTICE = "回复里复述了提示里的数据块（或仿写了开场标签），已去掉"
 ECHO_ONLY_NOTICE = "回复只复述了提示里的数据块，没有正文：本拍尚未收笔"
 STOP_KEPT_NOTICE = "已流出的正文收进了稿子（未收笔）"
+#: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
+CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔"}
 _REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
 #: How long streamed draft text may wait before it is on disk (seconds; issue 15: no draft older than 1 s lost).
 STREAM_PERSIST_S = 0.5
@@ -124,6 +126,10 @@ class BeatOutput:
     cut: Optional[str] = None
     #: "tools" (the tool loop) or "prose" (prose-only play), as played.
     play_mode: str = "tools"
+    #: For outcome "error": the model error's ``kind`` and, for kind "config", what the server rejected
+    #: ("jinja" / "tools" / "argument"; the chat falls back to prose-only play on the first two).
+    error_kind: str = ""
+    error_config: str = ""
 
     @property
     def used_tools(self) -> bool:
@@ -454,6 +460,7 @@ class Beat:
                                              ms=round((time.perf_counter() - t0) * 1000, 1), error=f"{e.kind}: {e.message}"))
                     out.outcome = "error"
                     out.error = e.message
+                    out.error_kind, out.error_config = e.kind, getattr(e, "config", "") or ""
                     self._activity(f"模型调用失败：{e.message}", "error")
                     break
                 ms = (time.perf_counter() - t0) * 1000

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from ..beat.events import Activity, BeatFinished, BeatStarted
-from ..beat.loop import AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from ..beat.loop import CUT_MESSAGES, AskHandler, Beat, BeatInput, EventSink, PreviousBeat
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
@@ -26,9 +26,11 @@ from ..prompt.authors_note import note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
 from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
+from ..prompt.prose_only import prose_lore, prose_system
 from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
+from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
 from .results import BeatResult
 from .templates import (finish as finish_templates, refresh as refresh_templates, render_messages as render_templates,
                         requested_entries, with_text)
@@ -113,9 +115,10 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
     return lore
 
 
-def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
+def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
     """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text`` on the active
-    branch — everything a beat sends, without running it. ``attempt``: see :func:`activate`.
+    branch — everything a beat sends, without running it. ``attempt``: see :func:`activate`. ``prose``: prose-only
+    play (:mod:`..prompt.prose_only`: the prose-only system prompt, the keyed entries' text in 【相关设定】, no index).
 
     Lore: keyed hits are titles in 【相关设定】; the system prompt holds the chat's fixed constants; the turn's other
     constants (rolled, grouped, filtered, or quoting the newest messages) go to 【本拍常驻设定】 and @depth entries
@@ -131,17 +134,22 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0) -> tuple[str, list[s
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
     hist = chat.window.fit(h, c.beat_system, user_text)
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
-    injection = build_injection(state, activated, c.book.index_titles(), c.language,
-                                memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
+    system = prose_system(c.beat_system) if prose else c.beat_system
+    if prose:
+        lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
+        injection = build_injection(state, activated, [], c.language, constants=consts, lore=lore_text)
+    else:
+        injection = build_injection(state, activated, c.book.index_titles(), c.language,
+                                    memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
     note_text = note_injection_text(note, h.user_count, ctx)
     if note_text:
         parts = [note_text, injection] if note.position == "before" else [injection, note_text]
         injection = "\n\n".join(p for p in parts if p)
     if c.prompter is not None:
-        messages = c.prompter.build_messages(c.beat_system, hist, injection, user_text)
+        messages = c.prompter.build_messages(system, hist, injection, user_text)
     else:
-        messages = build_messages(c.beat_system, hist, injection, user_text)
+        messages = build_messages(system, hist, injection, user_text)
     if c.scripts:
         messages = c.prompt_scripts(messages)
     messages = render_templates(chat, messages)  # templates a reply (or the user) wrote: evaluated, never sent as code
@@ -216,12 +224,19 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     if chat.mode == "agent":
         return await agent_turn(chat, user_text, ask, on_event, max_rounds)
     c = chat.context
-    injection, activated, messages, state, previous = prepare(chat, user_text, attempt_of(chat))
+    pm = prose_mode(chat)
+    prose, _why = pm.decide(chat)
+
+    def assemble(prose: bool) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
+        injection, activated, messages, state, previous = prepare(chat, user_text, attempt_of(chat), prose=prose)
+        if note:  # after the user's own message (a preset may put "after" segments behind it)
+            mine = f"{injection}\n\n{user_text}" if injection else user_text
+            i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user" and messages[k].content == mine), len(messages) - 1)
+            messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
+        return injection, activated, messages, state, previous
+
+    injection, activated, messages, state, previous = assemble(prose)
     hist = chat.history().prompt_messages()
-    if note:  # after the user's own message (a preset may put "after" segments behind it)
-        mine = f"{injection}\n\n{user_text}" if injection else user_text
-        i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user" and messages[k].content == mine), len(messages) - 1)
-        messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{note}")
     emit(on_event, BeatStarted(beat=chat.history().user_count, user=user_text, injection=injection, activated=activated,
                                model=chat.model.name, is_replay=chat.model.is_replay, how=how,
                                lore=lore_reasons(chat)))
@@ -242,10 +257,33 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
             "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
     user_entry = chat.tree.latest("user")
     draft_log = DraftLog(chat.dir / DRAFT_LOG_NAME, user_entry.id) if user_entry is not None else None
-    inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
-                    previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                    macros=lambda t: apply_macros(t, c.prompt_ctx), draft_log=draft_log, **memory_tools(chat))
+    if prose and not pm.told_limits:
+        pm.told_limits = True
+        emit(on_event, Activity(level="info", text=PROSE_LIMITS))
+
+    def beat_input(prose: bool) -> BeatInput:
+        return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
+                         previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
+                         macros=lambda t: apply_macros(t, c.prompt_ctx), draft_log=draft_log, echo=injection,
+                         prose_only=prose, **({"tool_names": ()} if prose else memory_tools(chat)))
+
+    inp = beat_input(prose)
     out = await run_loop(chat, inp, max_rounds)
+    if out.outcome == "error" and not prose and out.error_kind == "config" and out.error_config in ("jinja", "tools"):
+        # the server refuses tools: prose-only from now on, and this beat played again at once without them
+        pm.tools_rejected(chat)
+        emit(on_event, Activity(level="warning", text=REJECTED_NOTICE))
+        failed = list(out.calls)
+        prose = True
+        injection, activated, messages, state, previous = assemble(True)
+        inp = beat_input(True)
+        out = await run_loop(chat, inp, max_rounds)
+        out.calls[:0] = failed
+        out.activity.insert(0, REJECTED_NOTICE)
+    ignored = pm.after_beat(chat, out)
+    if ignored:
+        out.activity.append(ignored)
+        emit(on_event, Activity(level="warning", text=ignored))
     tree = chat.tree
     lore = chat.last_activation[0] if chat.last_activation is not None else None
     beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
@@ -253,6 +291,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                              activity=out.activity, warnings=out.warnings, error=out.error,
                              lore_timed=lore.timed.model_dump() if lore is not None else None,
                              **({"templates": c.last_templates} if c.last_templates else {}),
+                             **({"cut": out.cut} if out.cut else {}), **({"play_mode": "prose"} if prose else {}),
                              sent=encode_sent(messages, c.system, hist, list(inp.tool_names)))
     result = BeatResult(user=user_text, injection=injection, activated=activated,
                         calls=[[t.name for t in call.tool_calls] for call in out.calls], outcome=out.outcome,
@@ -281,7 +320,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                               covers=reply.id if reply is not None else None)
 
     finished = BeatFinished(outcome=out.outcome, final=result.final, sealed=result.sealed,
-                            message="" if out.sealed or out.revision else (out.error or "本拍尚未收笔"))
+                            message="" if out.sealed or out.revision else (out.error or CUT_MESSAGES.get(out.cut or "", "本拍尚未收笔")))
     return await after_turn(chat, result, on_event, scribe=scribe if out.sealed else None, compact=out.sealed,
                             finished=finished, messages=messages, tool_names=list(inp.tool_names),
                             late_message="补记账", saved=draft_log.clear if draft_log is not None else None)

@@ -1,0 +1,141 @@
+"""Which way a chat plays its beats: the tool loop, or prose-only play (issue 18 §2; the prompt side is
+:mod:`..prompt.prose_only`).
+
+A beat is played prose-only when the chat is switched to it (``Chat.set_prose_only(True)``, kept on the tree as a
+``chat-settings`` entry with ``prose_only``), or — when the chat has no switch of its own — when the provider's
+capabilities (``core.provider_caps``, issue 18 §1) say the server rejects ``tools`` or the model ignores them.
+``set_prose_only(False)`` forces tool play; ``None`` goes back to following the capabilities.
+
+Two things move a chat to prose-only on their own, each told to the user once:
+
+* the server rejects ``tools`` (``ModelError`` kind "config", ``config`` "jinja"/"tools"): the capability is
+  stored as "rejected" and the beat is played again at once without tools (:func:`tools_rejected`);
+* the model answered 3 sealed beats in a row without a single tool call (:data:`IGNORED_AFTER`): the capability
+  is stored as "ignored" (``provider_caps.mark_tools_ignored``) and the next beats are prose-only
+  (:meth:`ProseMode.after_beat`).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from .. import provider_caps
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facade import Chat
+
+log = logging.getLogger(__name__)
+
+__all__ = ["IGNORED_AFTER", "ProseMode", "prose_mode", "stored_switch", "REJECTED_NOTICE", "IGNORED_NOTICE",
+           "PROSE_LIMITS"]
+
+#: Sealed beats in a row without a tool call after which a model counts as ignoring tools.
+IGNORED_AFTER = 3
+REJECTED_NOTICE = "服务器不接受工具调用（tools）：这个对话改为纯文字演出，本拍已按纯文字重演。设定原文直接随每拍发送。"
+IGNORED_NOTICE = (f"模型连续 {IGNORED_AFTER} 拍都没有调用工具：已把它标记为「只写正文」，之后的拍改为纯文字演出"
+                  "（设定原文随每拍发送）。可以在对话菜单里切回工具演出。")
+#: What prose-only play cannot do (the window and the CLI show it).
+PROSE_LIMITS = "纯文字演出：不能原位修改上一拍，模型也不能向你提问（ask）。"
+
+
+def stored_switch(tree: Any) -> Optional[bool]:
+    """The chat's own prose-only switch from its newest ``chat-settings`` entry that carries one (an extra key
+    ``prose_only``: true / false / null = follow the provider), None when never set. O(entries), once per open."""
+    for i in reversed(tree.order):
+        e = tree.entries[i]
+        if e.type != "chat-settings":
+            continue
+        extra = e.model_extra or {}
+        if "prose_only" in extra:
+            v = extra["prose_only"]
+            return None if v is None else bool(v)
+    return None
+
+
+def _caps_tools(model: Any) -> str:
+    """The stored tool support of ``model``'s provider ("works" / "rejected" / "ignored" / "unknown")."""
+    name = getattr(model, "provider_name", "") or ""
+    if not name:
+        return "unknown"
+    try:
+        return provider_caps.capabilities_of(name, getattr(model, "model", None)).tools
+    except Exception:  # settings unreadable: play as configured
+        log.exception("capabilities of %s not readable", name)
+        return "unknown"
+
+
+@dataclass
+class ProseMode:
+    """The per-chat state: the switch (read from the tree once), tool-less sealed beats in a row, and whether the
+    chat fell back after a rejection (for the rest of this session, even when the capability could not be saved)."""
+
+    switch: Optional[bool]
+    tool_less: int = 0
+    fell_back: bool = False
+    told_limits: bool = False
+
+    def decide(self, chat: "Chat") -> tuple[bool, str]:
+        """(prose-only?, why): "switch" (the chat's own), "rejected" / "ignored" (the provider's capabilities or this
+        session's fallback), "" for tool play."""
+        if chat.mode == "agent":
+            return False, ""
+        if self.switch is not None:
+            return self.switch, "switch" if self.switch else ""
+        if self.fell_back:
+            return True, "rejected"
+        tools = _caps_tools(chat.model)
+        if tools in ("rejected", "ignored"):
+            return True, tools
+        return False, ""
+
+    def set(self, chat: "Chat", on: Optional[bool]) -> None:
+        """Set the chat's switch (None = follow the provider), kept on the tree. OSError."""
+        chat.tree.append("chat-settings", parent_id=None, move_leaf=False, prose_only=on)
+        chat.tree.commit()
+        self.switch = on
+        self.tool_less = 0
+        if on is False:
+            self.fell_back = False
+
+    def tools_rejected(self, chat: "Chat") -> None:
+        """The server refused ``tools``: store "rejected" with the provider (when it is a configured one) and fall
+        back to prose-only for this chat."""
+        self.fell_back = True
+        name = getattr(chat.model, "provider_name", "") or ""
+        if not name:
+            return
+        try:
+            caps = provider_caps.capabilities_of(name, getattr(chat.model, "model", None))
+            if "tools" not in caps.overridden:
+                provider_caps.record_capabilities(name, caps.model_copy(update={"tools": "rejected"}))
+        except Exception:  # the fallback holds for this session anyway
+            log.exception("tools-rejected mark of %s not saved", name)
+
+    def after_beat(self, chat: "Chat", out: Any) -> Optional[str]:
+        """Count a finished tool-play beat: a sealed one without any tool call adds one, one with a tool call
+        resets. At :data:`IGNORED_AFTER` the model is marked as ignoring tools (persisted) and the notice to show
+        once is returned; None otherwise."""
+        if out.play_mode != "tools" or self.switch is not None or getattr(chat.model, "is_replay", False):
+            return None
+        if out.used_tools:
+            self.tool_less = 0
+            return None
+        if not out.sealed:
+            return None
+        self.tool_less += 1
+        if self.tool_less < IGNORED_AFTER:
+            return None
+        self.tool_less = 0
+        # only a configured provider is marked (a replay or hand-built model has none; a user override wins)
+        return IGNORED_NOTICE if provider_caps.mark_tools_ignored(chat.model) else None
+
+
+def prose_mode(chat: "Chat") -> ProseMode:
+    """The chat's :class:`ProseMode`, made on first use (the switch read from the tree)."""
+    pm = chat.__dict__.get("_prose_mode")
+    if pm is None:
+        pm = ProseMode(stored_switch(chat.tree))
+        chat.__dict__["_prose_mode"] = pm
+    return pm

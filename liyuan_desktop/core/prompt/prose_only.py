@@ -1,0 +1,48 @@
+"""Prose-only play (issue 18 §2): the prompt for a model that cannot or will not call tools.
+
+Most models people run locally (3–14B on Ollama, LM Studio, llama.cpp, KoboldCpp) call tools poorly or not at all,
+and some servers reject a ``tools`` field. In prose-only play the beat is one streamed completion with no tools:
+
+* the system prompt is :func:`prose_system` — the chat's own system prompt with the shipped tool-play rules
+  (``resources/prompts/roleplay_system.md``) replaced by the prose-only rules (``roleplay_system_prose.md``: no
+  tool instructions). It depends only on the chat's system prompt, so it is byte-stable across beats (the
+  provider's cached prefix holds) just as the tool-play one is;
+* the activated world info is *inlined* the way SillyTavern sends it — the entries' content, not their titles
+  (:func:`prose_lore`, rendered by :func:`.lore_layers.render_lore`): keyed before/after-character entries go in
+  【相关设定】 before the user's words (SillyTavern puts them in its system area each turn; ours must stay
+  byte-stable, so they travel with the turn's data blocks as the turn's varying constants already do), @depth
+  entries at their depth (:func:`.assemble.lore_depth_blocks`, unchanged), all within the world-info budget the
+  activation already applied (``Lorebook.activate_detailed(budget_tokens=…)``, SillyTavern's budget);
+* 【世界状态】 and 【登场名录】 stay; 【设定集索引】 (titles the model could only reach with tools) is left out.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..lore import LoreEntry
+from ..macros import MacroContext
+from .assemble import prompt_resource
+from .lore_layers import render_lore
+
+__all__ = ["TOOL_RULES", "PROSE_RULES", "prose_system", "prose_lore"]
+
+#: The shipped rules files: tool play (the default system prompt's head) and prose-only play.
+TOOL_RULES = "roleplay_system.md"
+PROSE_RULES = "roleplay_system_prose.md"
+
+
+def prose_system(system: str) -> str:
+    """The prose-only variant of a role-play system prompt ``system`` (``assemble.system_prompt`` output): the
+    tool-play rules at its head swapped for the prose-only rules; the card layers (or the preset's) untouched. A
+    prompt that does not start with the shipped rules (user-replaced) gets the prose-only rules put in front."""
+    tools, prose = prompt_resource(TOOL_RULES), prompt_resource(PROSE_RULES)
+    if system.startswith(tools):
+        return prose + system[len(tools):]
+    return f"{prose}\n\n{system}"
+
+
+def prose_lore(entries: Iterable[LoreEntry], ctx: MacroContext) -> str:
+    """The activated keyed entries' text for 【相关设定】 (``【title】body`` each, macros applied with the beat's
+    context ``ctx``, empty wrappers dropped), in the order given (book order)."""
+    return render_lore(entries, ctx)
