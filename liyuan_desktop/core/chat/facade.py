@@ -41,6 +41,7 @@ from .agent import RestoreResult
 from .context import ChatContext, keep_preset
 from .folder import export_story
 from .pipeline import emit, run_scribe_step
+from .prose_mode import PROSE_LIMITS, prose_mode
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
 from ..messages import action, message
@@ -513,6 +514,20 @@ class Chat(ChatView):
         or a bad value, RuntimeError while a beat runs, OSError when the disk refuses."""
         self._idle("改世界书设置")
         return self._wi.set_overrides(overrides, replace)
+
+    def set_prose_only(self, on: Optional[bool]) -> None:
+        """Switch this chat to prose-only play (True: one completion per beat, no tools, lore inlined —
+        :mod:`.prose_mode`), to tool play (False), or back to following the provider's capabilities (None). Kept on
+        the tree (a ``chat-settings`` entry); the next beat plays that way. RuntimeError while a beat runs, OSError."""
+        self._idle("切换演出方式")
+        prose_mode(self).set(self, on)
+
+    def prose_only(self) -> dict[str, Any]:
+        """How the next beat will play: ``{"on": bool, "why": "switch" | "rejected" | "ignored" | "", "switch":
+        the chat's own switch (True / False / None = follow the provider), "limits": what prose-only play cannot do}``."""
+        pm = prose_mode(self)
+        on, why = pm.decide(self)
+        return {"on": on, "why": why, "switch": pm.switch, "limits": PROSE_LIMITS}
 
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises
