@@ -96,7 +96,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     c = chat.context
     sc = await run_scribe(chat.scribe_model or chat.model, state, user_name=c.persona, char_name=c.card.name,
                           user_text=user_text, assistant_text=final, previous_warnings=prev,
-                          mvu=mvu, panels=panels or None, mvu_rules=c.mvu_rules)
+                          mvu=mvu, panels=panels or None, mvu_rules=c.mvu_rules, language=c.language)
     result.scribe = sc
     tree = chat.tree
     if sc.result is not None:
@@ -115,6 +115,10 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
             result.warnings += list(sc.panel_warnings)
         if covers is not None:
             extra["covers"] = covers
+        # what the scribe call cost and who answered it (the inspector shows them), its language when not Chinese
+        extra.update(scribe_usage=sc.usage, scribe_model=sc.model)
+        if c.language and c.language != "zh":
+            extra["language"] = c.language
         tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
                     warnings=sc.result.warnings, raw=sc.raw, **extra)
         try:

@@ -5,6 +5,8 @@ no opening); it outputs ``{"patch": {...}}``, which :func:`state.apply_patch` me
 system prompt's name guide differs between the first beat (empty ledger) and later beats — both are golden
 (``round1.json`` / ``round2.json`` ``scribe.systemPrompt``). Thinking off, at most 2048 output tokens.
 Warnings from the previous scribe run are fed back in the next user text so the scribe learns the format.
+A chat that is not in Chinese gets a language line at the end of the system prompt (:data:`SCRIBE_LANGUAGE_LINES`,
+issue 18: an English card's ledger came out in Chinese); a Chinese chat's prompt is byte-identical to the seed's.
 """
 
 from __future__ import annotations
@@ -65,6 +67,22 @@ PANEL_SYSTEM_SECTION = """
 PANEL_USER_HEADING = "【面板数据·当前值】"
 
 
+#: The line added to the scribe's system prompt for a chat in another language than Chinese (the chat's language is
+#: the one the role-play prompt's 【语言】 block names: ``ChatContext.language`` / ``Card.language``).
+SCRIBE_LANGUAGE_LINES = {
+    "en": ("【语言】This chat is in English. Write every text value of the patch (time, location, status, notes, at, "
+           "inventory, flags, plot_threads) in English; keep names as the story spells them."),
+    "ja": "【語言】この対話は日本語です。patch の文字列の値（time、location、status、notes、at、inventory、flags、plot_threads）はすべて日本語で書き、名前は本文の表記のままにする。",
+}
+
+
+def scribe_language_line(language: str) -> str:
+    """The scribe's language line for ``language`` ("" for Chinese; English for any language without its own line)."""
+    if not language or language == "zh":
+        return ""
+    return SCRIBE_LANGUAGE_LINES.get(language, SCRIBE_LANGUAGE_LINES["en"])
+
+
 def name_guide(state: WorldState, user_name: str) -> str:
     """First beat (no characters yet): 「用户角色写作「X」」; later: the names already in the ledger."""
     if not state.characters:
@@ -86,19 +104,21 @@ def _data_panels(panels: Any) -> list[Panel]:
 
 
 def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None,
-                         panels: Any = None) -> str:
+                         panels: Any = None, language: str = "zh") -> str:
     """The scribe's system prompt (seed 002 scribe.ts 94-105). With ``mvu`` (the card's variable tree) the
     mvu_patch section is added (and, when the tree has keys with dots, how to address them: MVU_POINTER_NOTE);
-    with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests)."""
+    with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests).
+    ``language``: the chat's language; other than "zh" adds :func:`scribe_language_line` at the end."""
     has = mvu is not None
     n = len(_data_panels(panels))
+    line = scribe_language_line(language)
     return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
                           mvu_section=(MVU_SYSTEM_SECTION + (MVU_POINTER_NOTE if has_odd_keys(_mvu_tree(mvu)) else "")) if has else "",
                           mvu_example=',"mvu_patch":{...}' if has else "",
                           mvu_empty=',"mvu_patch":{}' if has else "",
                           panel_section=PANEL_SYSTEM_SECTION.format(n=n) if n else "",
                           panel_example=',"panel_patch":{...}' if n else "",
-                          panel_empty=',"panel_patch":{}' if n else "")
+                          panel_empty=',"panel_patch":{}' if n else "") + (f"\n\n{line}" if line else "")
 
 
 def panel_user_section(panels: Any) -> str:
@@ -225,6 +245,8 @@ class ScribeOutcome(BaseModel):
     problems: list[str] = Field(default_factory=list)
     error: Optional[str] = None
     usage: dict[str, Any] = Field(default_factory=dict)
+    #: the model that answered (the server's name for it, else the client's), "" before the call
+    model: str = ""
     # MVU (card variable tree): set only when run_scribe got a tree
     mvu_patch: Any = None
     mvu_result: Optional[MvuResult] = None
@@ -237,16 +259,18 @@ class ScribeOutcome(BaseModel):
 
 async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, char_name: str, user_text: str,
                      assistant_text: str, previous_warnings: Optional[list[str]] = None,
-                     mvu: Any = None, panels: Any = None, mvu_rules: str = "") -> ScribeOutcome:
+                     mvu: Any = None, panels: Any = None, mvu_rules: str = "", language: str = "zh") -> ScribeOutcome:
     """Call the scribe and merge its patch. Never raises for model or parse failures: they come back in
     ``error``/``problems`` (CancelledError still propagates). ``mvu``: the card's variable tree (MvuState,
     snapshot dict or bare stat_data) — adds the mvu sections to the prompts and fills ``mvu_patch``/``mvu_result``
     (the new tree with this beat's display/delta data; on a failed call ``mvu_result`` stays None). ``panels``:
     the card's panels (:class:`panels.Panel` or dicts) — when some carry data, adds the panel sections and fills
     ``panel_patch``/``panels`` (all panels, data patched)/``panel_applied``/``panel_warnings``. ``mvu_rules``: the
-    card's ``[mvu_update]`` lorebook rules (see :func:`mvu_rules_section`)."""
+    card's ``[mvu_update]`` lorebook rules (see :func:`mvu_rules_section`). ``language``: the chat's language
+    (:func:`scribe_language_line`). ``usage``/``model`` of the outcome: the call's token usage and the model that
+    answered (kept with the ledger snapshot, shown by the inspector)."""
     data_panels = _data_panels(panels)
-    system = scribe_system_prompt(state, user_name, char_name, mvu, data_panels)
+    system = scribe_system_prompt(state, user_name, char_name, mvu, data_panels, language)
     user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu, data_panels,
                             mvu_rules)
     out = ScribeOutcome(system=system, user=user)
@@ -261,6 +285,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
         return out
     out.raw = resp.content
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})
+    out.model = resp.model or getattr(model, "name", "")
     obj, problems = _scribe_object(resp.content)
     patch, problems = _patch_of(obj, problems, mvu is not None, bool(data_panels))
     out.patch = patch

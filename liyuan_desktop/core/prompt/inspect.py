@@ -168,7 +168,8 @@ def inspect_scribe(tree: Any, beat: Any, *, persona: str, char: str, card_panels
     """The scribe's call after ``beat`` as a call dict (``"purpose": "scribe"``), its prompts rebuilt by the
     scribe's own functions from the ledger before the beat; None when the beat has no kept reply with a scribe
     snapshot. ``card_panels``: the card's panels (templates, initial data); ``mvu_initial``: the card's raw
-    initial variable tree or None; ``agent``: agent mode (the scribe read chapters, not the user's words)."""
+    initial variable tree or None; ``agent``: agent mode (the scribe read chapters, not the user's words);
+    ``model_name``: the label when the snapshot does not name the model that answered (snapshots before issue 18)."""
     reply = next((k for k in tree.children(beat.id) if k.type == "assistant"), None)
     if reply is None:
         return None
@@ -194,10 +195,12 @@ def inspect_scribe(tree: Any, beat: Any, *, persona: str, char: str, card_panels
             warnings += list(getattr(prev, "panel_warnings", None) or [])
     user = next((x for x in reversed(before_path) if x.type == "user"), None)
     user_text = "" if agent else (user.text if user else "")
-    system = scribe_system_prompt(state, persona, char, mvu, panels)
+    system = scribe_system_prompt(state, persona, char, mvu, panels, getattr(snap, "language", None) or "zh")
     text = scribe_user_text(state, persona, char, user_text, reply.text, warnings, mvu, panels, mvu_rules)
     return {"round": len(beat.calls) + 1, "purpose": "scribe",
             "request": {"messages": [{"role": "system", "content": system}, {"role": "user", "content": text}], "tools": []},
             "reply": {"content": snap.raw or "", "reasoning": "", "finish_reason": None, "tool_calls": []},
-            "usage": {}, "model": model_name, "ms": 0.0, "error": None,
+            # the snapshot keeps the real call's usage and model (older snapshots: none, the chat's scribe model)
+            "usage": dict(getattr(snap, "scribe_usage", None) or {}),
+            "model": getattr(snap, "scribe_model", None) or model_name, "ms": 0.0, "error": None,
             "applied": list(snap.applied), "warnings": list(snap.warnings)}
