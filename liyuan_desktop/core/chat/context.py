@@ -42,6 +42,16 @@ from .templates import attach as attach_templates, render_for_display
 from ..messages import message
 
 
+#: The user's name when nothing names it, per chat language: 「你」 for Chinese, "User" otherwise (issue 18: an
+#: English card's example dialogue went out as ``你: "…"``).
+DEFAULT_USER_NAMES = {"zh": "你"}
+
+
+def default_user_name(language: str) -> str:
+    """The user's default name in a chat in ``language`` (:data:`DEFAULT_USER_NAMES`, "User" for the others)."""
+    return DEFAULT_USER_NAMES.get(language or "zh", "User")
+
+
 def header_persona(tree: SessionTree) -> Optional[Persona]:
     """The persona the header stored at creation (``persona_detail``, else name + ``persona_description``), or
     None when the chat was created without one."""
@@ -103,9 +113,12 @@ class ChatContext:
         # the persona: given, else chosen for this chat in the window (personas.json), else what the header stored
         persona_obj = persona_obj or chosen_for_chat(directory) or header_persona(tree)
         self.persona_obj = persona_obj
-        self.persona = persona or (persona_obj.name if persona_obj is not None else "") or tree.header.persona \
-            or card.persona_name or "你"
         self.language = language or card.language
+        stored = tree.header.persona
+        if stored == "你" and self.language != "zh":  # the old default, stored before the language was looked at
+            stored = ""
+        self.persona = persona or (persona_obj.name if persona_obj is not None else "") or stored \
+            or card.persona_name or default_user_name(self.language)
         # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
         card_book = chat_card_book(Path(directory)) or card.lorebook
         books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]

@@ -38,7 +38,7 @@ from ..prompt.presets.store import load_installed_preset
 from ..session.tree import SessionTree
 from . import recovery, turn
 from .agent import RestoreResult
-from .context import ChatContext, keep_preset
+from .context import ChatContext, default_user_name, keep_preset
 from .folder import export_story
 from .pipeline import emit, run_scribe_step
 from .prose_mode import PROSE_LIMITS, prose_mode
@@ -69,7 +69,8 @@ class Chat(ChatView):
         OSError when the disk refuses."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        persona = persona or (persona_obj.name if persona_obj is not None else "") or card.persona_name or "你"
+        persona = persona or (persona_obj.name if persona_obj is not None else "") or card.persona_name \
+            or default_user_name(card.language)
         if preset is not None:
             header_extra["preset"] = keep_preset(preset)
         if persona_obj is not None:
