@@ -1,4 +1,4 @@
-"""导出 in the window (issue 17 "Export"): a menu in the menu bar and in the card list's context menu.
+"""导出 in the window (issue 17 "Export"): a submenu of 对话 and of the card list's context menu.
 
 * 对话 → SillyTavern 聊天记录 (.jsonl): the chat's shown branch with every swipe (``core.chat.folder.export_st_file``,
   SillyTavern's own line format; core/cards/st_chat_export.py);
@@ -201,20 +201,18 @@ class Exporter:
                     lambda _=False, f=fmt: self.export_card(f, card))
 
 
-def install_export_menu(win: Any) -> Exporter:
-    """The 导出 menu in ``win``'s menu bar (rebuilt each time it opens, so the story entries follow the open chat's
-    mode) and the hooks the card list's context menu calls (``win.chat_export_actions`` /
-    ``win.card_export_actions``, see ui/manage.py). Sets ``win.exporter``."""
+def install_export_menu(win: Any, parent: Optional[QMenu] = None) -> Exporter:
+    """The 导出 menu — a submenu of ``parent`` (the 对话 menu), else in ``win``'s menu bar; rebuilt each time it
+    opens, so the story entries follow the open chat's mode — and the hooks the card list's context menu calls
+    (``win.chat_export_actions`` / ``win.card_export_actions``, see ui/manage.py). Sets ``win.exporter``."""
     ex = Exporter(win)
     win.exporter = ex
-    bar = win.menuBar()
-    menu = QMenu(tr("export.menu"), bar)
-    menu.setObjectName("exportMenu")
-    help_menu = next((a for a in bar.actions() if a.text() == tr("menu.help")), None)
-    if help_menu is not None:
-        bar.insertMenu(help_menu, menu)  # before 帮助
+    if parent is not None:
+        parent.addSeparator()
+        menu = parent.addMenu(tr("export.menu"))
     else:
-        bar.addMenu(menu)
+        menu = win.menuBar().addMenu(tr("export.menu"))
+    menu.setObjectName("exportMenu")
 
     def rebuild() -> None:
         menu.clear()

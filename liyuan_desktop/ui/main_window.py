@@ -236,7 +236,7 @@ class MainWindow(QMainWindow):
         install_manage(self, menu)
         from .export_menu import install_export_menu  # issue 17: 导出 (chat .jsonl, story md/epub/docx, card png/json)
 
-        install_export_menu(self)
+        install_export_menu(self, chat_menu)
         from .avatars import install_avatars  # issue 17: card and persona pictures in the list and the conversation
 
         install_avatars(self)
