@@ -5,6 +5,7 @@ with or without the conversation (「只恢复正文」 / 「正文和对话一�
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -18,6 +19,47 @@ from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..story.checkpoints import StoryHistory
 from ..story.workspace import StoryFolder, format_story_index
+
+
+#: Said under an agent reply that claims edits when no write tool changed a file this turn (issue 18 §0: a small
+#: model answered 「改好了第三章」 and no file changed).
+NO_EDITS_NOTICE = "这一轮没有改动任何文件 / No files were changed this turn"
+
+# Claims of having changed the manuscript, in Chinese and English. A claim, not a plan or a question: 「我来改」,
+# 「要不要改」 and "I'll update" are not matched.
+_CLAIMS = re.compile(
+    r"(?:改好了|改完了|写好了|写完了|已(?:经)?(?:修改|改好|改完|改写|重写|更新|写入|写好|补写|续写|替换|删除|删去|加入|添加|调整|润色)"
+    r"|(?:修改|更新|改写|重写|写入)(?:完成|完毕|好了)"
+    r"|\bI(?:'ve| have)\s+(?:now\s+|just\s+)?(?:updated|changed|rewritten|rewrote|edited|revised|modified|written|added|removed|fixed|replaced)\b"
+    r"|\b(?:has|have) been (?:updated|changed|rewritten|edited|revised|modified|written|added|removed|replaced)\b)",
+    re.IGNORECASE)
+
+
+def shown_path(path: Path) -> str:
+    """How the agent prompt names a folder (issue 18: the absolute path, and with it the OS user name, went to
+    the provider): ``~/…`` relative to the user's home folder, else ``…/<folder name>``; never the absolute path."""
+    p = Path(path)
+    try:
+        rel = p.resolve().relative_to(Path.home().resolve())
+    except (ValueError, RuntimeError, OSError):
+        return f"…/{p.name}" if p.name else "…"
+    return "~" if str(rel) == "." else f"~/{rel.as_posix()}"
+
+
+def claims_edits(text: str) -> bool:
+    """Whether an agent reply says it changed files (「改好了」「已修改」「I've updated…」…, :data:`_CLAIMS`)."""
+    return bool(text) and _CLAIMS.search(text) is not None
+
+
+def wrote_files(calls: list[Any]) -> bool:
+    """Whether any call log of the turn ran a write-mode tool (``edit`` / ``write``) successfully."""
+    return any(t.ok and t.mode == "write" for c in calls for t in c.tool_calls)
+
+
+def unbacked_claim(final: str, calls: list[Any]) -> bool:
+    """True when an agent turn's reply ``final`` claims edits (:func:`claims_edits`) that no tool made
+    (:func:`wrote_files` over its ``calls``): the front ends show :data:`NO_EDITS_NOTICE` under it."""
+    return claims_edits(final) and not wrote_files(calls)
 
 
 @dataclass(frozen=True)
@@ -52,8 +94,8 @@ class AgentDesk:
     def _rel(self, p: Path) -> str:
         try:
             return Path(p).resolve().relative_to(self.workspace).as_posix()
-        except ValueError:
-            return Path(p).as_posix()
+        except ValueError:  # outside the work dir: never the absolute path (shown_path)
+            return shown_path(Path(p))
 
     @property
     def story(self) -> StoryFolder:
@@ -82,7 +124,7 @@ class AgentDesk:
 
         agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
         card_path = self._rel(Path(self.card.path)) if self.card.path else self.card.name
-        return agent_system_prompt(cwd=str(self.workspace), card_path=card_path, story_dir=self._rel(self.dir / "正文"),
+        return agent_system_prompt(cwd=shown_path(self.workspace), card_path=card_path, story_dir=self._rel(self.dir / "正文"),
                                    user_rules=rule("agent.md"), card_rules=rule("card.md"), card_agents=agents, ctx=self.ctx)
 
     def state_block(self, state: WorldState) -> str:

@@ -29,6 +29,7 @@ from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.prose_only import prose_lore, prose_system
 from ..prompt.presets.prompter import insert_depth_injections
 from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
+from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
 from .results import BeatResult
@@ -346,6 +347,9 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                     memory_search=chat.memory_search,
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
+    if out.outcome == "discussed" and unbacked_claim(out.final, out.calls):  # 「改好了」 with no file changed
+        out.activity.append(NO_EDITS_NOTICE)
+        emit(on_event, Activity(level="warning", text=NO_EDITS_NOTICE))
     tree = chat.tree
     user_entry = tree.latest("user")
     beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
