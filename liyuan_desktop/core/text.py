@@ -8,6 +8,7 @@ Used by the draft (core/beat/draft.py), the chapter folder (core/story/workspace
 
 from __future__ import annotations
 
+import re
 from typing import Optional
 
 
@@ -55,3 +56,17 @@ for _cp in range(0xFF01, 0xFF5F):  # full-width ASCII forms → ASCII
 def canon_punct(text: str) -> str:
     """Map punctuation variants to one form, keeping the length in code points (so offsets stay valid)."""
     return text.translate(_CANON)
+
+
+# One counting rule for 「字数」 (chapter list, editor): each CJK character is one, a run of Latin letters/digits is
+# one word; punctuation, spaces and symbols are not counted (how Chinese word processors count 字数).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+_LETTER = rf"(?:(?![{_CJK}])[^\W_])"
+_WORDS = re.compile(rf"[{_CJK}]|{_LETTER}+(?:['’-]{_LETTER}+)*")
+
+
+def count_words(text: str) -> int:
+    """字数 of ``text``: CJK ideographs, kana and hangul count one each; a run of Latin letters/digits (an apostrophe
+    or hyphen inside allowed, e.g. ``don't``, ``well-known``) counts one; punctuation and spaces count nothing.
+    ``count_words("雨停了。Hello, world!")`` → 5."""
+    return sum(1 for _ in _WORDS.finditer(text))
