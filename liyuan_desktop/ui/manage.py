@@ -14,6 +14,7 @@ closes it first. Nothing here runs while a beat runs (the commands say so in the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from pathlib import Path
@@ -48,6 +49,7 @@ register({
     "manage.busy": {"zh": "正在生成，等这一拍结束再整理对话", "en": "A beat is running; wait for it to finish"},
     "manage.failed": {"zh": "没做成：{err}", "en": "Not done: {err}"},
     "manage.renamed": {"zh": "已改名为「{name}」", "en": "Renamed to \"{name}\""},
+    "manage.duplicating": {"zh": "正在复制对话…", "en": "Copying the chat…"},
     "manage.duplicated": {"zh": "已复制为「{name}」", "en": "Copied as \"{name}\""},
     "manage.deleted": {"zh": "已移到回收站：{name}", "en": "Moved to the Trash: {name}"},
     "manage.restored": {"zh": "已恢复：{name}", "en": "Restored: {name}"},
@@ -213,20 +215,43 @@ class Manager:
         return new
 
     def duplicate(self, card: library.CardRef, chat_dir: Path, upto: Optional[str] = None,
-                  open_it: bool = True) -> Optional[Path]:
-        """复制为新对话 / 从这里新建对话: the copy is made and (by default) opened."""
+                  open_it: bool = True) -> Any:
+        """复制为新对话 / 从这里新建对话: the copy is made off the UI thread (a long chat's session file is read
+        and written whole; ``ui.work.run_in_worker``) and then (by default) opened. Returns the task (None when
+        refused); without a running event loop the copy is made at once and its folder returned."""
         if not self._guard():
             return None
+
+        def done(new: Path) -> Path:
+            self.win.refresh_tree()
+            if open_it:
+                self.win.open_chat(card, library.ChatRef(name=new.name, dir=str(new)))
+            self.win.statusBar().showMessage(tr("manage.duplicated", name=new.name), 6000)
+            return new
+
         try:
-            new = manage.duplicate_chat(Path(chat_dir), upto)
-        except (manage.ManageError, SessionError, OSError) as e:
-            self._failed(e)
-            return None
-        self.win.refresh_tree()
-        if open_it:
-            self.win.open_chat(card, library.ChatRef(name=new.name, dir=str(new)))
-        self.win.statusBar().showMessage(tr("manage.duplicated", name=new.name), 6000)
-        return new
+            asyncio.get_running_loop()
+        except RuntimeError:
+            try:
+                return done(manage.duplicate_chat(Path(chat_dir), upto))
+            except (manage.ManageError, SessionError, OSError) as e:
+                self._failed(e)
+                return None
+
+        async def go() -> Optional[Path]:
+            from .work import WorkCancelled, run_in_worker
+
+            try:
+                new = await run_in_worker(self.win, lambda _w: manage.duplicate_chat(Path(chat_dir), upto),
+                                          label=tr("manage.duplicating"), cancellable=False)
+            except WorkCancelled:
+                return None
+            except (manage.ManageError, SessionError, OSError) as e:
+                self._failed(e)
+                return None
+            return done(new)
+
+        return asyncio.ensure_future(go())
 
     def branch_from(self, entry_id: str) -> Optional[Path]:
         """「从这里新建对话」 on a message of the open chat."""
