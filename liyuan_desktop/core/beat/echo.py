@@ -5,10 +5,11 @@ seal such text.
 :func:`strip_echo` removes, from text the loop captures:
 
 * every block of this beat's injection (the text sent before the user's words, split at blank lines) that the
-  reply repeats word for word;
+  reply repeats word for word (inside a paragraph when at least 8 characters long, else as a whole paragraph);
 * every paragraph that starts with one of the injection's headers (:data:`INJECTION_HEADERS`, the ones
   ``core.prompt.assemble.build_injection`` and the prose-only prompt write) up to the next blank line — an echo
-  the model reworded or cut;
+  the model reworded or cut — and, after a header that introduces entries (ends in 「：」), the 【title】body
+  paragraphs under it;
 * a leading 「【开场 · 名字】」 line (the label the opening carries; the opening's own label is added by the engine
   and stays).
 
@@ -45,19 +46,23 @@ def strip_echo(text: str, injection: str = "") -> str:
     if "【" not in text:
         return text
     out = strip_opening_label(text)
+    paras: set[str] = set()
     if injection:
-        blocks = sorted({b.strip() for b in injection.split("\n\n") if len(b.strip()) >= 8}, key=len, reverse=True)
-        for b in blocks:
+        paras = {b.strip() for b in injection.split("\n\n") if b.strip()}
+        for b in sorted((b for b in paras if len(b) >= 8), key=len, reverse=True):
             if b in out:
                 out = out.replace(b, "")
-    if any(h in out for h in INJECTION_HEADERS):
+    if paras or any(h in out for h in INJECTION_HEADERS):
         parts = _PARA_SPLIT.split(out)
         kept: list[str] = []
+        listing = False  # after a header that introduces entries (「…：」): its 【title】body paragraphs
         for i in range(0, len(parts), 2):
-            para = parts[i]
-            if para.lstrip().startswith(INJECTION_HEADERS):
-                continue
-            kept.append(para)
+            para = parts[i].strip()
+            if para.startswith(INJECTION_HEADERS) or para in paras or (listing and para.startswith("【")):
+                listing = listing or (para.startswith(INJECTION_HEADERS) and para.endswith(("：", ":")))
+                continue  # a header's paragraph, a whole (short) paragraph of the injection, or an entry under it
+            listing = False
+            kept.append(parts[i])
         out = "\n\n".join(p.strip("\n") for p in kept if p.strip())
     if out == text:
         return text
