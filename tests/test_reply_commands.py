@@ -106,6 +106,16 @@ async def test_continue_reply_appends_and_the_scribe_reads_only_the_addition(tmp
     assert chat.transcript()[-1]["id"] == old
 
 
+async def test_continue_after_an_edit_and_edit_after_a_continue(tmp_path):
+    chat, _ = await two_beats(tmp_path, more_actor=[append("又一句。", 1), seal(2)], more_scribe=['{"patch": {}}'])
+    chat.edit_reply(chat.last_reply_id(), "改过的。")
+    r = await chat.continue_reply()  # the carried snapshot is carried again
+    assert r.final == "改过的。\n\n又一句。"
+    chat.edit_reply(chat.last_reply_id(), "再改。")
+    assert chat.transcript()[-1]["text"] == "再改。" and chat.transcript()[-1]["swipe"] == [4, 4]
+    assert chat.current_state().flags == {"拍": "二"} and chat.ledger_gaps() == []
+
+
 async def test_continue_reply_needs_a_sealed_last_reply(tmp_path):
     import pytest
 

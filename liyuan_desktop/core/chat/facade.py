@@ -190,7 +190,8 @@ class Chat(ChatView):
         if snap is None:
             return
         fields = {k: v for k, v in snap.model_dump().items() if k not in ("id", "parent_id", "ts", "type", "covers")}
-        self.tree.append("rp-state", **fields, carried_from=snap.id)
+        fields.setdefault("carried_from", snap.id)  # a copy of a copy names the first snapshot
+        self.tree.append("rp-state", **fields)
 
     def edit_reply(self, reply_id: str, text: str) -> str:
         """Edit a reply of the shown branch (the model's final; issue 17): the new text becomes a new version of
