@@ -480,6 +480,50 @@ class StoryFolder:
         return f"{'已整章替换' if existed else '已新建'} {target.name}（{n} 字）"
 
 
+    def rename(self, mapping: dict[str, str]) -> dict[str, str]:
+        """Rename chapters ``{old name: new name}`` all at once (the window's rename / reorder; no checkpoint — the
+        caller commits one). Every name goes through :meth:`resolve` (new names as ``write``: ``.md``, no hidden
+        name, nothing outside the folder); an old name must be an existing chapter and a new name must not be taken
+        by a chapter that is not itself renamed away, so swaps (``001-a ↔ 002-b``) work: the files move to hidden
+        temp names first, then to their new names. On any failure everything moved is put back and the error is
+        raised (:class:`StoryPathError`, ``not_found``, or OSError). Returns the mapping without no-op entries."""
+        mapping = {a: b for a, b in mapping.items() if a != b}
+        if not mapping:
+            return {}
+        olds = {a: self.resolve(a) for a in mapping}
+        news = {a: self.resolve(b, write=True) for a, b in mapping.items()}
+        for a, p in olds.items():
+            if not p.is_file():
+                raise ToolError("not_found", f"{a} 不存在，不能改名。")
+        for a, p in news.items():
+            if p.name != mapping[a]:
+                raise StoryPathError(f"「{mapping[a]}」不是一个正文文件名。")
+            if p.exists() and p.name not in mapping:
+                raise StoryPathError(f"已经有「{p.name}」了，换一个名字。")
+        if len(set(p.name for p in news.values())) != len(news):
+            raise StoryPathError("改名后有两个文件同名。")
+        token = os.urandom(3).hex()
+        moved: list[tuple[Path, Path]] = []
+        try:
+            temps: dict[str, Path] = {}
+            for i, (a, p) in enumerate(olds.items()):
+                tmp = self.story_dir / f".liyuan-mv-{token}-{i}.tmp"
+                os.rename(p, tmp)
+                moved.append((p, tmp))
+                temps[a] = tmp
+            for a, tmp in temps.items():
+                os.rename(tmp, news[a])
+                moved.append((tmp, news[a]))
+        except OSError:
+            for src, dst in reversed(moved):  # best effort: put everything back
+                try:
+                    os.rename(dst, src)
+                except OSError:
+                    pass
+            raise
+        return {a: news[a].name for a in mapping}
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # the index in the state block
 
