@@ -1,7 +1,8 @@
 """The chapter pane of an agent chat (写长篇): the chapter files of ``正文/`` and an editor for one of them.
 
 Seed 000: the story is files, one ``.md`` per chapter, and the file names decide the order (``NNN-标题.md``). This
-pane lists them in file-name order with their size (UTF-16 units, shown as 「N 字」) and lets the user change the
+pane lists them in file-name order by title (the name without its number and ``.md``, :func:`title_of`; the file
+name and its UTF-16 size in the tooltip) with their 字数 (core/text.py ``count_words``) and lets the user change the
 folder by hand; every change is recorded in the story's checkpoints (``历史/``) as a ``user`` checkpoint, so the
 checkpoint timeline can always bring it back:
 
@@ -18,8 +19,10 @@ checkpoint timeline can always bring it back:
 * 上移 / 下移 — swaps the number prefixes of the chapter and its neighbour (both renamed, one checkpoint). When the
   prefixes are equal or missing, the folder is renumbered in the new order instead.
 
-Double-click opens a chapter in :class:`ChapterEditor` (below the list): save (button or Ctrl+S) writes through
-:meth:`StoryFolder.write` and makes a checkpoint 「编辑 <name>」. Unsaved changes are marked; when the file changed
+Double-click opens a chapter in :class:`~.chapter_editor.ChapterEditor` (below the list): save (button or Ctrl+S)
+writes through :meth:`StoryFolder.write` and makes a checkpoint 「编辑 <name>」; a pause in typing autosaves as
+「自动保存 <name>」. Renames go through :meth:`StoryFolder.rename` (the engine's confined file operations). In the
+editor's distraction-free mode the pane hides its buttons and list (the window hides the rest). Unsaved changes are marked; when the file changed
 on disk since it was opened (the agent, a restore), the editor says so — an unmodified editor reloads, a modified
 one asks before overwriting.
 
@@ -29,19 +32,18 @@ Dialogs go through the callables ``ask_text``, ``confirm`` and ``inform`` (insta
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-from pathlib import Path
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QMessageBox, QPlainTextEdit, QPushButton, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
+                               QMessageBox, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
 from ..core.story.chapters import chapter_filename
+from ..core.text import count_words
+from .chapter_editor import ChapterEditor
 from ..core.errors import ToolError
 from .i18n import tr
 from .theme import set_role
@@ -115,203 +117,6 @@ def select_key(tree: Any, key: str) -> None:
             it.setSelected(True)
             return
 
-class ChapterEditor(QWidget):
-    """One chapter in a QPlainTextEdit. ``open(story, history, name)``; ``save()``; ``dirty``; ``check_disk()``.
-    ``saved(name)`` after a save (the file is written and a checkpoint 「编辑 <name>」 made)."""
-
-    saved = Signal(str)
-
-    def __init__(self, parent: Optional[QWidget] = None):
-        super().__init__(parent)
-        self.story: Any = None
-        self.history: Any = None
-        self.name: Optional[str] = None
-        self._disk_text: Optional[str] = None  # the file's text when opened / last saved / reloaded
-        self._crlf = False
-        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
-        self.inform: Callable[[str, str], None] = self._inform_dialog
-
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        head = QHBoxLayout()
-        self.title = QLabel(tr("story.editor.none"))
-        self.title.setTextFormat(Qt.TextFormat.PlainText)
-        f = self.title.font()
-        f.setBold(True)
-        self.title.setFont(f)
-        head.addWidget(self.title, 1)
-        self.reload_btn = QPushButton(tr("story.editor.reload"))
-        self.reload_btn.clicked.connect(self.reload)
-        self.reload_btn.hide()
-        head.addWidget(self.reload_btn)
-        self.save_btn = QPushButton(tr("save"))
-        self.save_btn.setToolTip("Ctrl+S")
-        self.save_btn.clicked.connect(self.save)
-        head.addWidget(self.save_btn)
-        lay.addLayout(head)
-        self.banner = QLabel("")
-        self.banner.setWordWrap(True)
-        set_role(self.banner, "banner")
-        self.banner.hide()
-        lay.addWidget(self.banner)
-        self.text = QPlainTextEdit()
-        self.text.setReadOnly(True)
-        tf = QFont(self.text.font())
-        tf.setPointSizeF(max(tf.pointSizeF(), 10.5))
-        self.text.setFont(tf)
-        self.text.document().modificationChanged.connect(self._update_title)
-        lay.addWidget(self.text, 1)
-        QShortcut(QKeySequence.StandardKey.Save, self, activated=self.save,
-                  context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._update_title()
-
-    # -- dialogs (replaced in tests) ------------------------------------------------------------------------
-    def _confirm_dialog(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
-
-    def _inform_dialog(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
-
-    # -- state ----------------------------------------------------------------------------------------------
-    @property
-    def dirty(self) -> bool:
-        """Unsaved changes in the editor."""
-        return self.name is not None and self.text.document().isModified()
-
-    def editor_text(self) -> str:
-        """The editor's text exactly (no-break spaces kept; line ends as the file had them)."""
-        t = self.text.document().toRawText().replace("\u2029", "\n")
-        return t.replace("\n", "\r\n") if self._crlf else t
-
-    def _path(self) -> Path:
-        return self.story.resolve(self.name)
-
-    def _read_disk(self) -> Optional[str]:
-        """The file's text now, or None when it is gone. Raises UnicodeDecodeError / OSError."""
-        try:
-            with open(self._path(), "r", encoding="utf-8", newline="") as f:
-                return f.read()
-        except FileNotFoundError:
-            return None
-
-    def _update_title(self, *_a: Any) -> None:
-        if self.name is None:
-            self.title.setText(tr("story.editor.none"))
-            self.save_btn.setEnabled(False)
-            return
-        mark = "● " if self.dirty else ""
-        self.title.setText(mark + self.name + ("  " + tr("story.editor.unsaved") if self.dirty else ""))
-        self.save_btn.setEnabled(True)
-
-    def _show(self, text: str) -> None:
-        self._crlf = "\r\n" in text
-        self.text.setPlainText(text.replace("\r\n", "\n") if self._crlf else text)
-        self.text.document().setModified(False)
-        self._disk_text = text
-
-    def _set_banner(self, text: str = "", reload: bool = False) -> None:
-        self.banner.setText(text)
-        self.banner.setVisible(bool(text))
-        self.reload_btn.setVisible(reload)
-
-    # -- commands -------------------------------------------------------------------------------------------
-    def open(self, story: Any, history: Any, name: str) -> bool:
-        """Show chapter ``name`` of ``story`` (a StoryFolder); checkpoints go to ``history`` (a StoryHistory)."""
-        try:
-            path = story.resolve(name)
-            with open(path, "r", encoding="utf-8", newline="") as f:
-                text = f.read()
-        except (OSError, UnicodeDecodeError, ToolError) as e:
-            self.inform(tr("story.title"), tr("story.err.open", name=name, error=getattr(e, "message", str(e))))
-            return False
-        self.story, self.history, self.name = story, history, name
-        self._show(text)
-        self.text.setReadOnly(False)
-        self._set_banner()
-        self._update_title()
-        return True
-
-    def close_chapter(self) -> None:
-        """Show nothing (the chapter was deleted, or the chat closed)."""
-        self.name = None
-        self._disk_text = None
-        self.text.setPlainText("")
-        self.text.document().setModified(False)
-        self.text.setReadOnly(True)
-        self._set_banner()
-        self._update_title()
-
-    def renamed(self, new_name: str) -> None:
-        """The open file was renamed by the pane: follow it."""
-        self.name = new_name
-        self._update_title()
-
-    def reload(self) -> None:
-        """Read the file again, dropping unsaved changes."""
-        if self.name is None:
-            return
-        try:
-            text = self._read_disk()
-        except (OSError, UnicodeDecodeError) as e:
-            self.inform(tr("story.title"), tr("story.err.open", name=self.name, error=str(e)))
-            return
-        if text is None:
-            self._set_banner(tr("story.editor.gone", name=self.name))
-            return
-        self._show(text)
-        self._set_banner()
-        self._update_title()
-
-    def check_disk(self) -> None:
-        """Compare with the file on disk: unchanged → nothing; changed and no unsaved edits → reload and say so;
-        changed with unsaved edits (or gone) → a warning banner (saving will ask before overwriting)."""
-        if self.name is None:
-            return
-        try:
-            now = self._read_disk()
-        except (OSError, UnicodeDecodeError):
-            now = None
-        if now == self._disk_text:
-            return
-        if now is None:
-            self._set_banner(tr("story.editor.gone", name=self.name))
-        elif not self.dirty:
-            self._show(now)
-            self._set_banner(tr("story.editor.reloaded"))
-        else:
-            self._set_banner(tr("story.editor.conflict"), reload=True)
-        self._update_title()
-
-    def save(self) -> bool:
-        """Write the editor's text through StoryFolder.write and commit 「编辑 <name>」. A file changed (or removed)
-        on disk since it was opened is not overwritten without ``confirm``. Returns True when saved."""
-        if self.name is None:
-            return False
-        try:
-            now = self._read_disk()
-        except (OSError, UnicodeDecodeError):
-            now = None
-        if now != self._disk_text:
-            what = tr("story.editor.gone", name=self.name) if now is None else tr("story.editor.conflict")
-            if not self.confirm(tr("story.title"), what + "\n\n" + tr("story.editor.overwrite", name=self.name)):
-                self._set_banner(what, reload=now is not None)
-                return False
-        text = self.editor_text()
-        try:
-            self.story.write(self.name, text)
-            self.history.commit(author="user", message=f"编辑 {self.name}")
-        except (OSError, ToolError) as e:
-            self.inform(tr("story.title"), tr("story.err.save", name=self.name, error=getattr(e, "message", str(e))))
-            return False
-        self._disk_text = text
-        self.text.document().setModified(False)
-        self._set_banner()
-        self._update_title()
-        self.saved.emit(self.name)
-        return True
-
-
 class ChapterTreePane(QWidget):
     """The chapters of an agent chat's ``正文/`` with new / insert / rename / delete / move up / move down, and a
     :class:`ChapterEditor` below. ``set_chat(chat | None)``, ``refresh()``, ``set_busy(bool)``; ``changed()``."""
@@ -325,6 +130,7 @@ class ChapterTreePane(QWidget):
         self.confirm: Callable[[str, str], bool] = self._confirm_dialog
         self.inform: Callable[[str, str], None] = self._inform_dialog
         self._busy = False
+        self._word_cache: dict[tuple[str, int, float], int] = {}
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -337,11 +143,14 @@ class ChapterTreePane(QWidget):
         self.up_btn = self._button(bar, "↑", tr("story.up.tip"), lambda: self.move_chapter(-1))
         self.down_btn = self._button(bar, "↓", tr("story.down.tip"), lambda: self.move_chapter(1))
         bar.addStretch(1)
-        lay.addLayout(bar)
+        self.bar = QWidget()
+        self.bar.setLayout(bar)
+        bar.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.bar)
 
         self.list = QTreeWidget()
         self.list.setColumnCount(2)
-        self.list.setHeaderLabels([tr("story.col.name"), tr("story.col.size")])
+        self.list.setHeaderLabels([tr("desk.col.title"), tr("story.col.size")])
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -363,6 +172,8 @@ class ChapterTreePane(QWidget):
         self.editor.confirm = lambda t, x: self.confirm(t, x)
         self.editor.inform = lambda t, x: self.inform(t, x)
         self.editor.saved.connect(self._editor_saved)
+        self.editor.focusModeChanged.connect(self._focus_mode)
+        self.editor.autosaved.connect(self._editor_autosaved)
 
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.list)
@@ -427,16 +238,35 @@ class ChapterTreePane(QWidget):
         self.list.clear()
         if self.chat is not None:
             for c in self.story.chapters():
-                it = QTreeWidgetItem([c.name, tr("story.size", n=c.size)])
+                words = self._words(c)
+                it = QTreeWidgetItem([title_of(c.name) or c.name, tr("desk.words", n=words)])
                 it.setData(0, Qt.ItemDataRole.UserRole, c.name)
                 it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                it.setToolTip(0, c.name)
+                it.setToolTip(0, tr("desk.chapter.tip", name=c.name, size=c.size))
+                it.setToolTip(1, tr("desk.chapter.tip", name=c.name, size=c.size))
                 self.list.addTopLevelItem(it)
                 if c.name == keep:
                     it.setSelected(True)
                     self.list.setCurrentItem(it)
             self.editor.check_disk()
         self._update_buttons()
+
+    def _words(self, c: Any) -> int:
+        """字数 of chapter ``c`` (a ChapterInfo), cached by (name, size, mtime) so a refresh reads only changed files."""
+        key = (c.name, c.size, c.mtime)
+        n = self._word_cache.get(key)
+        if n is None:
+            try:
+                with open(self.story.resolve(c.name), "r", encoding="utf-8", errors="replace", newline="") as f:
+                    n = count_words(f.read())
+            except (OSError, ToolError):
+                n = 0
+            self._word_cache[key] = n
+        return n
+
+    def names(self) -> list[str]:
+        """The chapter file names as listed (top to bottom)."""
+        return [self.list.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(self.list.topLevelItemCount())]
 
     def selected(self) -> Optional[str]:
         return selected_key(getattr(self, "list", None))
@@ -488,26 +318,7 @@ class ChapterTreePane(QWidget):
             self._check_new(new, old=new if new in mapping else None)
             if new in others:
                 raise ToolError("bad_path", tr("story.err.exists", name=new))
-        d = self.story.story_dir
-        token = secrets.token_hex(3)
-        moved: list[tuple[Path, Path]] = []
-        try:
-            temps = {}
-            for i, old in enumerate(mapping):
-                tmp = d / f".liyuan-mv-{token}-{i}.tmp"
-                os.rename(d / old, tmp)
-                moved.append((d / old, tmp))
-                temps[old] = tmp
-            for old, new in mapping.items():
-                os.rename(temps[old], d / new)
-                moved.append((temps[old], d / new))
-        except OSError:
-            for src, dst in reversed(moved):  # best effort: put everything back
-                try:
-                    os.rename(dst, src)
-                except OSError:
-                    pass
-            raise
+        self.story.rename(mapping)  # confined to 正文/, swaps via temp names, all put back on failure
         if self.editor.name in mapping:
             self.editor.renamed(mapping[self.editor.name])
 
@@ -694,3 +505,12 @@ class ChapterTreePane(QWidget):
 
     def _editor_saved(self, name: str) -> None:
         self._done(tr("story.done.save", name=name), select=name)
+
+    def _editor_autosaved(self, name: str) -> None:
+        self.status.setText(tr("desk.autosaved", name=name))
+
+    def _focus_mode(self, on: bool) -> None:
+        """The editor's distraction-free mode: only the editor stays (the window hides its other panes)."""
+        self.bar.setVisible(not on)
+        self.list.setVisible(not on)
+        self.status.setVisible(not on)

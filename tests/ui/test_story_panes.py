@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.text import count_words
 from liyuan_desktop.ui.chapter_tree import ChapterTreePane, between_name, split_prefix
 from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
 
@@ -46,7 +47,8 @@ def _messages(chat: Chat) -> list[str]:
 
 
 def _names(pane: ChapterTreePane) -> list[str]:
-    return [pane.list.topLevelItem(i).text(0) for i in range(pane.list.topLevelItemCount())]
+    """The chapter file names as listed (the rows show titles; the file name is the row's key)."""
+    return [pane.list.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(pane.list.topLevelItemCount())]
 
 
 @pytest.fixture
@@ -72,11 +74,15 @@ def tree(qtbot, tmp_path):
 def test_tree_lists_chapters_in_order_with_sizes(tree):
     chat, pane = tree
     assert _names(pane) == ["000-开场.md", "001-雨夜问名.md", "002-坦言.md"]
-    assert [pane.list.topLevelItem(i).text(1) for i in range(3)] == [f"{len(CH0)} 字", f"{len(CH1)} 字", f"{len(CH2)} 字"]
-    # UTF-16 units: a character outside the BMP counts 2
+    # rows show titles and 字数 (count_words: CJK characters, not punctuation); file name and size in the tooltip
+    assert [pane.list.topLevelItem(i).text(0) for i in range(3)] == ["开场", "雨夜问名", "坦言"]
+    assert [pane.list.topLevelItem(i).text(1) for i in range(3)] == [f"{count_words(c)} 字" for c in (CH0, CH1, CH2)]
+    assert [pane.list.topLevelItem(i).text(1) for i in range(3)] == ["15 字", "17 字", "11 字"]
+    # the tooltip keeps the UTF-16 size: a character outside the BMP counts 2 units, one 字
     chat.story.write("003-星.md", "𠀀\n")
     pane.refresh()
-    assert pane.list.topLevelItem(3).text(1) == "3 字"
+    assert pane.list.topLevelItem(3).text(1) == "1 字"
+    assert "003-星.md" in pane.list.topLevelItem(3).toolTip(0) and "3 个 UTF-16" in pane.list.topLevelItem(3).toolTip(0)
     # a role-play chat has no chapters
     pane.set_chat(None)
     assert pane.list.topLevelItemCount() == 0 and not pane.new_btn.isEnabled()
@@ -232,7 +238,7 @@ def test_editor_saves_commits_and_marks_unsaved(tree, qtbot):
     cp = chat.history_log.latest()
     assert cp.message == "编辑 001-雨夜问名.md" and cp.author == "user" and cp.changed.modified == ["001-雨夜问名.md"]
     assert not ed.dirty and not ed.title.text().startswith("● ") and changed
-    assert pane.list.topLevelItem(1).text(1) == f"{len(CH1 + '雨停了。') + 1} 字"
+    assert pane.list.topLevelItem(1).text(1) == f"{count_words(CH1 + '雨停了。')} 字"
 
 
 def test_editor_reports_changes_on_disk(tree):
