@@ -19,20 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-CJK_TOKENS = 0.8
-OTHER_TOKENS = 0.3
-MESSAGE_OVERHEAD = 4
+# The shape rule has one home, the model client's usage estimate (llm.usage), which servers without usage use too:
+# ``estimate(text)`` is the raw (not rounded, not calibrated) estimate of one string, O(len) in C.
+from ..llm.usage import CJK_TOKENS, MESSAGE_OVERHEAD, OTHER_TOKENS
+from ..llm.usage import estimate_text_tokens as estimate
 
-
-def estimate(text: str) -> float:
-    """Raw token estimate of ``text`` (not rounded, not calibrated). O(len) in C: the UTF-8 length tells how many
-    characters take 3+ bytes (CJK and other wide scripts) without a Python-level loop."""
-    if not text:
-        return 0.0
-    n = len(text)
-    b = len(text.encode("utf-8", "surrogatepass"))
-    wide = max(0, (b - n) // 2)  # 3-byte characters add 2 bytes each (2-byte ones are rare in our texts)
-    return wide * CJK_TOKENS + (n - wide) * OTHER_TOKENS
+__all__ = ["CJK_TOKENS", "OTHER_TOKENS", "MESSAGE_OVERHEAD", "estimate", "TokenCounter"]
 
 
 class TokenCounter:
