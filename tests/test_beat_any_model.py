@@ -267,3 +267,41 @@ def test_agent_prompt_never_sends_the_absolute_data_folder(tmp_path, monkeypatch
     system = chat.agent_system()
     rel = home().resolve().relative_to(tmp_path.resolve()).as_posix()
     assert f"工作目录：~/{rel}" in system and str(tmp_path) not in system
+
+
+def test_cli_ctrl_c_keeps_the_streamed_prose_as_an_unsealed_draft(tmp_path):
+    """A real SIGINT to ``liyuan chat`` while a reply streams: the beat stops, the streamed prose is the unsealed
+    draft in the session (Ctrl-C used to lose it), and the command ends normally."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from liyuan_desktop.core.llm import ProviderSettings
+    from liyuan_desktop.core.settings import AppSettings, save_settings
+
+    with ScriptedServer() as srv:
+        srv.script(Reply(body=[sse(c) for c in pieces(PROSE, 4)], stall=True))
+        home = tmp_path / "home"
+        env = {**os.environ, "LIYUAN_HOME": str(home), "LANG": "C.UTF-8"}
+        assert os.environ["LIYUAN_HOME"] == str(home)  # (conftest: every test's own data folder)
+        save_settings(AppSettings(providers=[ProviderSettings(name="local", base_url=srv.base_url, model="m")],
+                                  active_provider="local"))
+        p = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "chat", str(DEMO_CARD), "--chat", "ctrlc",
+                              "--provider", "local", "--say", "我推门进去。", "--auto"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        deadline = time.monotonic() + 60
+        while not srv.requests and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert srv.requests, "the chat never called the model"
+        time.sleep(1.0)  # the pieces are out (the server wrote them all before stalling)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    found = list(home.rglob("ctrlc/session.jsonl"))
+    assert found
+    lines = [json.loads(x) for x in found[0].read_text("utf-8").splitlines()]
+    beat = [e for e in lines if e.get("type") == "beat"][-1]
+    assert beat["outcome"] == "stopped" and beat["draft"] == PROSE
+    assert not any(e.get("type") == "assistant" for e in lines)

@@ -22,12 +22,15 @@ Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input (card, repl
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from .. import __version__
 from ..core.beat.events import AskAnswer, AskRequest
@@ -63,6 +66,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
     c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
     c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+    c.add_argument("--prose-only", action="store_true",
+                   help="纯文字演出：不给模型工具，每拍一次补全，命中的设定原文随拍发送（给不会调工具的本地小模型；记在对话里）")
     c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
     c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
     c.add_argument("--regenerate", action="store_true", help="重来：最后一句话再演一次，新回复成为旧回复的兄弟分支")
@@ -190,6 +195,35 @@ def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatMode
     main = build_model(settings)
     scribe = build_model(settings, scribe=True) if settings.scribe_model else None
     return main, scribe
+
+
+@contextlib.contextmanager
+def ctrl_c_stops(chat: Chat) -> Iterator[None]:
+    """While a beat runs, the first Ctrl-C stops it as the window's Stop does (prose a tool-less reply had streamed
+    stays as the unsealed draft; 继续 / --seal-as-is later); a Ctrl-C with no beat running, or a second one, quits
+    as before (exit 130). Without signal support (not the main thread, Windows' loop) nothing changes."""
+    loop = asyncio.get_running_loop()
+    presses: list[int] = []
+
+    def on_int() -> None:
+        if getattr(chat, "running", None) is not None and not presses:
+            presses.append(1)
+            print("\nliyuan: 已停止本拍（已流出的正文存为未收笔的稿子）；再按一次 Ctrl-C 退出", file=sys.stderr)
+            chat.stop()
+            return
+        loop.remove_signal_handler(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+
+    try:
+        loop.add_signal_handler(signal.SIGINT, on_int)
+        installed = True
+    except (NotImplementedError, RuntimeError, ValueError):
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
 
 
 def _commanded(args: argparse.Namespace, note_counts: bool = True) -> bool:
@@ -322,6 +356,8 @@ async def run(args: argparse.Namespace) -> int:
         note = _note_from_args(chat, args)
         if note is not None:
             chat.set_authors_note(note)
+        if args.prose_only and not chat.prose_only()["switch"]:
+            chat.set_prose_only(True)
         if chat.prompter is not None and not json_mode:
             for w in chat.prompter.warnings:
                 print(f"liyuan: 预设：{w}", file=sys.stderr)
@@ -353,6 +389,8 @@ async def run(args: argparse.Namespace) -> int:
     if not json_mode:
         out(view.style("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
         out(view.style("2", f"模型：{model.name}"))
+        if chat.prose_only()["on"]:
+            out(view.style("2", chat.prose_only()["limits"]))
         if chat.last_user_text() is None:
             opening = chat.opening()
             if opening is not None:
@@ -392,29 +430,30 @@ async def run(args: argparse.Namespace) -> int:
     played = 0
     while commands or says or free_play:
         try:
-            if commands:
-                cmd = commands.pop(0)
-                if cmd == "seal":
-                    res = await chat.seal_as_is(on_event=on_event)
-                elif cmd == "regenerate":
-                    res = await chat.regenerate(ask=asker, on_event=on_event)
-                elif cmd == "continue-reply":
-                    res = await chat.continue_reply(ask=asker, on_event=on_event)
+            with ctrl_c_stops(chat):  # Ctrl-C during a beat stops it (the streamed prose kept), a second one quits
+                if commands:
+                    cmd = commands.pop(0)
+                    if cmd == "seal":
+                        res = await chat.seal_as_is(on_event=on_event)
+                    elif cmd == "regenerate":
+                        res = await chat.regenerate(ask=asker, on_event=on_event)
+                    elif cmd == "continue-reply":
+                        res = await chat.continue_reply(ask=asker, on_event=on_event)
+                    else:
+                        res = await chat.continue_beat(ask=asker, on_event=on_event)
                 else:
-                    res = await chat.continue_beat(ask=asker, on_event=on_event)
-            else:
-                if says:
-                    text = says.pop(0)
-                else:
-                    out(view.style("1", "\n你（空行退出）："), end="")
-                    text = (await readline()).strip()
-                    if not text:
-                        break
-                if replay_beats and args.demo:
-                    # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
-                    chat.model = _replay_for(replay_beats[played:])
-                res = await chat.send(text, ask=asker, on_event=on_event)
-                played += 1
+                    if says:
+                        text = says.pop(0)
+                    else:
+                        out(view.style("1", "\n你（空行退出）："), end="")
+                        text = (await readline()).strip()
+                        if not text:
+                            break
+                    if replay_beats and args.demo:
+                        # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
+                        chat.model = _replay_for(replay_beats[played:])
+                    res = await chat.send(text, ask=asker, on_event=on_event)
+                    played += 1
         except ValueError as e:
             print(f"liyuan: {e}", file=sys.stderr)
             return 2
