@@ -15,6 +15,7 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.chat.prose_mode import IGNORED_AFTER, IGNORED_NOTICE, REJECTED_NOTICE
 from liyuan_desktop.core.llm import ProviderSettings, build_model
+from liyuan_desktop.core.paths import chat_dir
 from liyuan_desktop.core.prompt.assemble import prompt_resource
 from liyuan_desktop.core.settings import AppSettings, load_settings, save_settings
 
@@ -115,7 +116,7 @@ async def test_a_model_that_calls_tools_is_never_marked(tmp_path, server, provid
 
 
 async def test_think_goes_to_reasoning_lore_is_inlined_and_prefix_is_byte_stable(tmp_path, server, provider_model):
-    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), provider_model)
+    chat = Chat.create(chat_dir("青梧", "纯文字"), load_card(DEMO_CARD), provider_model)
     chat.set_prose_only(True)
     finals = ["她从柜台后抬起头。", "她把伞挂回墙上。", "雨停了。"]
     # beat 1: a reasoning model's <think> block, split across pieces and across the tags
@@ -151,6 +152,17 @@ async def test_think_goes_to_reasoning_lore_is_inlined_and_prefix_is_byte_stable
     assert getattr(beat, "play_mode", None) == "prose"
     calls = chat.inspect_beat(chat.tree.latest("assistant").id)
     assert calls[0]["request"]["tools"] == [] and calls[0]["request"]["messages"][0]["content"] == reqs[2]["messages"][0]["content"]
+    assert calls[0]["play_mode"] == "prose"
+    # liyuan inspect labels the mode, and the scribe call with the model that answered (not a replay label)
+    import os
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "liyuan_desktop", "inspect", "青梧/纯文字"], capture_output=True,
+                       text=True, encoding="utf-8", env={**os.environ, "PYTHONIOENCODING": "utf-8"}, timeout=120)
+    assert r.returncode == 0, r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first.startswith("══ 第 1 次调用 · 演员 · test-model") and first.endswith("纯文字演出（无工具）")
+    assert "══ 第 2 次调用 · 场记 · test-model" in r.stdout
 
 
 async def test_prose_only_reply_cut_off_is_not_sealed(tmp_path, server, provider_model):

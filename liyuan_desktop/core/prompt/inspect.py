@@ -151,7 +151,9 @@ def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:
     """Every actor call of ``beat`` exactly as sent (:func:`rebuild_calls`), its history rebuilt from the tree and
     ``system`` the chat's system prompt of the beat's mode; beats without a ``sent`` record get ``"request": None``.
     When the beat's prompt evaluated templates (EJS, TavernHelper macros), the first call has ``"templates"``:
-    ``[{"label", "output", "error"?}]`` — where each came from and what it rendered to ('' = dropped)."""
+    ``[{"label", "output", "error"?}]`` — where each came from and what it rendered to ('' = dropped). Every call
+    has ``"play_mode"`` ("tools" / "prose", issue 18 §2) and, for a beat ended early, ``"cut"`` ("length" /
+    "repetition")."""
     if beat.sent:
         hist = HistoryCache().update(tree.path_to(beat.parent_id)).prompt_messages()
         calls = rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls, tool_specs_for(beat.sent.get("tools") or []))
@@ -160,6 +162,10 @@ def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:
     templates = getattr(beat, "templates", None)  # an extra key of the beat entry (chat.templates.finish)
     if calls and templates:
         calls[0]["templates"] = list(templates)
+    for c in calls:  # how the beat played (issue 18 §2): "prose" (prose-only, no tools) or "tools"; why it was cut
+        c["play_mode"] = getattr(beat, "play_mode", None) or "tools"
+        if getattr(beat, "cut", None):
+            c["cut"] = beat.cut
     return calls
 
 
