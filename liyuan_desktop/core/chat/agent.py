@@ -8,8 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from ..beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
 from ..cards import Card
 from ..ledger.state import WorldState
 from ..paths import home
@@ -18,6 +19,7 @@ from ..macros import MacroContext
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..story.checkpoints import StoryHistory
+from ..story.outline import OUTLINE_FILE
 from ..story.workspace import StoryFolder, format_story_index
 
 
@@ -80,6 +82,8 @@ class AgentDesk:
         self.dir, self.tree, self.card, self.ctx = Path(directory), tree, card, ctx
         self._story: Optional[StoryFolder] = None
         self._hist: Optional[StoryHistory] = None
+        #: extra blocks after 【正文目录】 (the writing room's 【大纲】【伏笔】…; "" adds nothing — byte-stable)
+        self.extra_blocks: Optional[Callable[[WorldState], str]] = None
 
     @property
     def workspace(self) -> Path:
@@ -129,7 +133,16 @@ class AgentDesk:
 
     def state_block(self, state: WorldState) -> str:
         """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
-        return agent_state_block(state, format_story_index(self.story))
+        block = agent_state_block(state, format_story_index(self.story))
+        extra = self.extra_blocks(state) if self.extra_blocks is not None else ""
+        return f"{block}\n\n{extra}" if extra else block
+
+    def tool_names(self) -> tuple[str, ...]:
+        """The tools an agent turn offers: :data:`AGENT_TOOLS`, plus the outline tools when the chat has an outline
+        (``大纲.md``) — a chat without one sends the same tool block as before (golden agent runs)."""
+        if (self.dir / OUTLINE_FILE).is_file():
+            return (*AGENT_TOOLS, *WRITING_TOOLS)
+        return AGENT_TOOLS
 
     def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
         """Write chapters (file name, text) into 正文/ and make a user checkpoint (seed: 导入三章)."""

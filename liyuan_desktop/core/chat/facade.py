@@ -570,6 +570,34 @@ class Chat(ChatView):
         self.write_meta()
         return done
 
+    # -- the writing room (issue 19; chat.writing) ------------------------------------------------------------
+    def save_outline(self, text: str) -> Any:
+        """Write the outline ``大纲.md`` whole (the next checkpoint records it); returns it parsed. OSError."""
+        self._idle("保存大纲")
+        return self.writing.save_outline(text)
+
+    def set_outline_chapter(self, ref: "str | int", *, status: Optional[str] = None, target: Optional[int] = None,
+                            file: Optional[str] = None) -> Any:
+        """Change one outline chapter (``ref``: 1-based number, title or file) — ``status`` planned | drafted |
+        revised | done (or 计划/初稿/修订/定稿), ``target`` 字 (0 removes), ``file`` ("" unlinks). Returns the
+        outline. Raises ToolError (no outline, unknown chapter, bad status), OSError."""
+        self._idle("保存大纲")
+        return self.writing.set_chapter(ref, status=status, target=target, file=file)
+
+    def thread_event(self, event: Any) -> Any:
+        """Apply a user change to a foreshadowing thread of the active branch (``ledger.threads.ThreadEvent``: add,
+        edit title/note/due chapter, advance, intentional, close as paid_off/dropped, reopen), recorded as a user
+        ledger snapshot (so it is per branch and goes back with the conversation). Returns the thread after it.
+        Raises KeyError (unknown thread), RuntimeError while a beat runs, OSError."""
+        self._idle("修改伏笔")
+        t = self.writing.thread_event(event, self.current_state())
+        self.write_meta()
+        return t
+
+    def set_aliases(self, name: str, aliases: list[str]) -> None:
+        """Set the codex aliases of roster ``name`` (they count as mentions of it); [] removes them. OSError."""
+        self.writing.set_aliases(name, aliases)
+
     def export(self, fmt: str, output: Path) -> Path:
         """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
         return export_story(self.dir, fmt, output)

@@ -28,7 +28,7 @@ from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.prose_only import prose_lore, prose_system
 from ..prompt.presets.prompter import insert_depth_injections
-from ..beat.tools.sets import AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
+from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
@@ -343,7 +343,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                                model=chat.model.name, is_replay=chat.model.is_replay))
     story = chat.agent.story
     inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state, previous=None, ask=ask,
-                    on_event=on_event, mode="discuss", tool_names=AGENT_TOOLS, story=story,
+                    on_event=on_event, mode="discuss", tool_names=chat.agent.tool_names(), story=story,
                     memory_search=chat.memory_search,
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
@@ -368,6 +368,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                                            aborted=out.outcome not in ("discussed",))
         result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
         changed = [] if cp is None else list(cp.changed.added) + list(cp.changed.modified) + [r["to"] for r in cp.changed.renamed]
+        changed = [n for n in changed if "/" not in n]  # chapters only (the checkpoint also keeps ../大纲.md)
         if changed:  # the scribe keeps the ledger from the changed chapters only
             text = "\n\n".join(story.read(name) for name in sorted(changed))
             await run_scribe_step(chat, result, state, "", text, on_event)

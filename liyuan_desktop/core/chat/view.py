@@ -37,6 +37,7 @@ from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
 from . import recovery, turn
 from .agent import AgentDesk
+from .writing_room import CodexEntry, WritingRoom
 from .context import ChatContext
 from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
@@ -70,6 +71,9 @@ class ChatView:
         self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
         self.memory = BranchMemory(tree)
         self.agent = AgentDesk(self.dir, tree, card, c.ctx)
+        #: the writing room (issue 19): outline, threads, codex, progress; its blocks join the agent state block
+        self.writing = WritingRoom(self.dir, tree, lambda: self.agent.history_log, lambda: self.context.book)
+        self.agent.extra_blocks = self.writing.state_blocks
         self.running: Optional[Beat] = None
         self.pending_finish: Optional[Callable[[], Awaitable[BeatResult]]] = None
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
@@ -408,4 +412,33 @@ class ChatView:
     def trusted(self) -> bool:
         """Whether the card's status bars are trusted (cards.meta)."""
         return card_frames_trusted(self.card)
+
+    # -- the writing room (issue 19; chat.writing) ------------------------------------------------------------
+    def outline(self) -> Optional[Any]:
+        """The chat's outline (``大纲.md``) parsed (``story.outline.Outline``: volumes → chapters with status,
+        target, linked file, beats), or None when there is none."""
+        return self.writing.outline()
+
+    def threads(self) -> list[Any]:
+        """The foreshadowing threads of the active branch (``ledger.threads.Thread``; planting order, closed ones
+        included)."""
+        return self.writing.threads()
+
+    def codex(self, name: Optional[str] = None) -> list[CodexEntry]:
+        """The codex of the active branch: each roster name (or only ``name``) with its facts (scoped from a
+        chapter), first appearance, mentions per chapter file and lore entry (``chat.writing_room.CodexEntry``)."""
+        return self.writing.codex(self.current_state(), name)
+
+    def mentions(self, name: str, limit: Optional[int] = None) -> list[Any]:
+        """Every mention of roster ``name`` (aliases included) in the chapter files, book order
+        (``story.mentions.Mention``: file, UTF-16 offset, length)."""
+        return self.writing.mentions(self.current_state(), name, limit)
+
+    def aliases(self) -> dict[str, list[str]]:
+        """The codex alias lists (canonical name → aliases)."""
+        return self.writing.aliases()
+
+    def writing_progress(self) -> Any:
+        """字数 per chapter / volume / book, targets from the outline, daily counts (``story.progress.Progress``)."""
+        return self.writing.progress()
 

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
+from .outline import OUTLINE_FILE, OUTLINE_KEY
 from .checkpoint_model import (HASHCACHE_FILENAME, LOG_FILENAME, OBJECTS_DIRNAME, Checkpoint, CheckpointNotFound,
                                FileDiff, MissingObjectError, clean_leftover_tmp, diff_manifests, new_checkpoint_id,
                                scan_chapters, sha256_hex, warn_ignored_once)
@@ -221,9 +222,27 @@ class StoryHistory:
             for name in [n for n in cache if n not in seen]:
                 del cache[name]
                 self._cache_dirty = True
+            for name, path in self._extras().items():  # the outline beside 正文/ (small: read every time)
+                try:
+                    data = read_nofollow(path)
+                except OSError:
+                    continue
+                reads += 1
+                files[name] = sha256_hex(data)
+                self._read_bytes[name] = data
             self.last_read_count = reads
             self._save_hashcache()
             return {k: files[k] for k in sorted(files)}
+
+    def _extras(self) -> dict[str, Path]:
+        """Files beside the chapter folder that checkpoints keep too (issue 19): the outline ``大纲.md`` of the
+        chat folder, under the manifest key :data:`.outline.OUTLINE_KEY` (``../大纲.md``; a chapter name never
+        has a ``/``, and it is no chapter name, so export, the index and the scribe never see it)."""
+        return {OUTLINE_KEY: self.story_dir.parent / OUTLINE_FILE}
+
+    def _file(self, name: str) -> Path:
+        """The path of manifest entry ``name``: a chapter in the folder, or one of :meth:`_extras`."""
+        return self._extras().get(name) or self.story_dir / name
 
     # ------------------------------------------------------------------ objects
 
@@ -291,7 +310,7 @@ class StoryHistory:
             data = self._read_bytes.get(name)
             if data is None:
                 try:
-                    data = read_nofollow(self.story_dir / name)
+                    data = read_nofollow(self._file(name))
                 except OSError:  # vanished (or became a link) since the snapshot
                     del out[name]
                     continue
@@ -436,15 +455,17 @@ class StoryHistory:
             for name, h in target.files.items():
                 if current.get(name) == h:
                     continue
-                p = self.story_dir / name
+                p = self._file(name)
                 _atomic_write(p, contents[h])
+                if name in self._extras():
+                    continue
                 st = p.stat()
                 cache[name] = [st.st_size, st.st_mtime_ns, h, time.time_ns()]
                 self._cache_dirty = True
             for name in current:
                 if name not in target.files:
                     try:
-                        (self.story_dir / name).unlink()
+                        self._file(name).unlink()
                     except FileNotFoundError:
                         pass
                     cache.pop(name, None)

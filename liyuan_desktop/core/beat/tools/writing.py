@@ -1,0 +1,79 @@
+"""The outline tools of agent mode (issue 19 §1): ``outline_read`` and ``outline_edit`` on ``大纲.md``.
+
+Offered only when the chat has an outline (:meth:`core.chat.agent.AgentDesk.tool_names`), so a chat without one
+sends the tool block it always sent. The outline lives in the chat folder, beside ``正文/``
+(``ctx.story.story_dir.parent``); its convention is :mod:`core.story.outline`. ``outline_edit`` is the exact-text
+replace of the ``edit`` file tool, or a chapter's status / target / linked file. Argument models carry no
+docstrings (pydantic would put them into the schema).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from pydantic import BaseModel, Field, model_validator
+
+from ...errors import ToolError
+from ...fsutil import atomic_write_text
+from ...story.outline import OUTLINE_FILE, parse_outline, replace_text, set_chapter
+from .context import ToolContext
+from .registry import NoArgs, NonNegInt, tool
+
+
+class OutlineEditArgs(BaseModel):
+    oldText: Optional[str] = Field(None, description="大纲里要换掉的原文，逐字照抄，须唯一（改文字时用）")
+    newText: Optional[str] = Field(None, description="换成的新文字（改文字时用）")
+    chapter: Optional[str] = Field(None, description="改某一章的状态/目标字数/文件时用：章号（从 1 起）、章名或文件名")
+    status: Optional[str] = Field(None, description="章节状态：planned 计划 / drafted 初稿 / revised 修订 / done 定稿")
+    target: Optional[NonNegInt] = Field(None, description="目标字数；0 表示去掉")
+    file: Optional[str] = Field(None, description="这一章对应的正文文件名；空字符串表示去掉")
+
+    @model_validator(mode="after")
+    def _one_form(self) -> "OutlineEditArgs":
+        text = self.oldText is not None or self.newText is not None
+        attrs = self.chapter is not None
+        if text and attrs:
+            raise ValueError("改文字（oldText/newText）和改章节属性（chapter）只能二选一")
+        if text and (self.oldText is None or self.newText is None):
+            raise ValueError("改文字时 oldText 和 newText 都要给")
+        if attrs and self.status is None and self.target is None and self.file is None:
+            raise ValueError("给了 chapter，还要给 status、target 或 file 之一")
+        if not text and not attrs:
+            raise ValueError("要给 oldText 和 newText，或给 chapter 加上要改的属性")
+        return self
+
+
+def _path(ctx: ToolContext) -> Path:
+    if ctx.story is None:
+        raise ToolError("unavailable", "这一局没有正文目录，大纲工具用不了。")
+    return Path(ctx.story.story_dir).parent / OUTLINE_FILE
+
+
+def _text(ctx: ToolContext) -> str:
+    p = _path(ctx)
+    if not p.is_file() or p.is_symlink():
+        raise ToolError("not_found", "这一局还没有大纲（大纲.md）。")
+    return p.read_text("utf-8", errors="replace")
+
+
+@tool("outline_read", "read", NoArgs,
+      "读大纲（大纲.md）全文：# 卷、## 章（行尾 {file=… status=… target=…} 是文件、状态、目标字数）、- 情节点。"
+      "大纲即法律：写之前先对照大纲。", summary=None)
+def _outline_read(ctx: ToolContext, _a: NoArgs) -> str:
+    return _text(ctx)
+
+
+@tool("outline_edit", "write", OutlineEditArgs,
+      "改大纲：oldText/newText 按原文精确替换（须唯一），或给 chapter 加 status/target/file 改一章的状态、"
+      "目标字数、对应文件（写完一章把状态改成 drafted 并填 file）。大纲的情节只在用户同意时改。成功回执 ok。",
+      summary=lambda a, _r: f"大纲 {a.get('chapter') or ''}".strip())
+def _outline_edit(ctx: ToolContext, a: OutlineEditArgs) -> str:
+    text = _text(ctx)
+    if a.chapter is not None:
+        new = set_chapter(text, a.chapter, status=a.status, target=a.target, file=a.file)
+    else:
+        new = replace_text(text, a.oldText or "", a.newText or "")
+    atomic_write_text(_path(ctx), new)
+    parse_outline(new)
+    return "ok"

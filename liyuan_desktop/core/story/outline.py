@@ -1,0 +1,289 @@
+"""The outline (大纲, issue 19 §1): ``大纲.md`` in the chat folder, beside ``正文/``, edited by the user and the agent.
+
+It is plain Markdown with one small convention (our own; no other tool defines it):
+
+- ``# 第一卷 风起`` — a volume (卷). Chapters before the first ``#`` belong to an unnamed volume.
+- ``## 第三章 雨夜 {file=03-雨夜.md status=drafted target=3000}`` — a chapter. The trailing ``{…}`` is optional and
+  holds space-separated ``key=value`` attributes: ``file`` (the chapter file in ``正文/``; ``正文/`` in front is
+  accepted and dropped), ``status`` (``planned`` / ``drafted`` / ``revised`` / ``done``, or 计划 / 初稿 / 修订 / 定稿;
+  default planned), ``target`` (target length in 字, :func:`core.text.count_words`), ``due`` is not a chapter
+  attribute (threads carry their own). Unknown keys are kept as they are.
+- ``- 她在雨里捡到玉佩`` (or ``*``, ``+``, ``1.``) under a chapter — a beat (情节点). Other lines are notes and kept.
+
+The file is versioned with the chapters: :class:`core.story.checkpoints.StoryHistory` captures ``大纲.md`` (key
+:data:`OUTLINE_KEY`) in every checkpoint and a restore puts it back. Parsing never fails: whatever is not a heading or
+a list item under a chapter is free text. Line numbers are 0-based lines of the file.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Literal, Optional
+
+from pydantic import BaseModel, Field
+
+from ..errors import ToolError
+from ..text import count_words
+
+#: The outline's file name in the chat folder.
+OUTLINE_FILE = "大纲.md"
+#: How checkpoints name the outline in their manifest (relative to ``正文/``; a chapter name never has a ``/``).
+OUTLINE_KEY = "../" + OUTLINE_FILE
+
+ChapterStatus = Literal["planned", "drafted", "revised", "done"]
+STATUSES: tuple[str, ...] = ("planned", "drafted", "revised", "done")
+#: Chinese spellings accepted for a status (and how the state block shows each one).
+STATUS_ZH: dict[str, str] = {"planned": "计划", "drafted": "初稿", "revised": "修订", "done": "定稿"}
+_STATUS_ALIASES = {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STATUSES}}
+
+_HEADING = re.compile(r"^(#{1,2})(?!#)\s*(.*?)\s*$")
+_ATTRS = re.compile(r"\s*\{([^{}]*)\}\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)、])\s+(.*\S)\s*$")
+
+#: Bounds of the outline part of the agent state block (characters of a beat line, chapters either side).
+BRANCH_BEAT_MAX = 80
+BRANCH_NEIGHBOURS = 2
+
+
+class OutlineChapter(BaseModel):
+    """One ``##`` chapter: ``title`` (the heading without attributes), ``status``, ``target`` (字, None when not set),
+    ``file`` (a file name in ``正文/``, None when not yet linked), ``beats`` (its list items, in order), ``attrs``
+    (every attribute as written, unknown ones included), ``line`` (the heading's 0-based line), ``index`` (0-based
+    over the whole book), ``volume`` (0-based volume index)."""
+
+    title: str
+    status: ChapterStatus = "planned"
+    target: Optional[int] = None
+    file: Optional[str] = None
+    beats: list[str] = Field(default_factory=list)
+    attrs: dict[str, str] = Field(default_factory=dict)
+    line: int = 0
+    index: int = 0
+    volume: int = 0
+
+
+class OutlineVolume(BaseModel):
+    """One ``#`` volume: ``title`` ("" for chapters before the first ``#``), its ``chapters``, ``line`` (-1 when
+    implicit)."""
+
+    title: str = ""
+    chapters: list[OutlineChapter] = Field(default_factory=list)
+    line: int = -1
+
+
+class Outline(BaseModel):
+    """A parsed ``大纲.md``: ``volumes`` in order and the raw ``text`` it came from."""
+
+    volumes: list[OutlineVolume] = Field(default_factory=list)
+    text: str = ""
+
+    def chapters(self) -> list[OutlineChapter]:
+        """Every chapter of every volume, in book order."""
+        return [c for v in self.volumes for c in v.chapters]
+
+    def chapter_for_file(self, name: str) -> Optional[OutlineChapter]:
+        """The chapter linked to file ``name`` (a name in ``正文/``), or None."""
+        name = _norm_file(name)
+        return next((c for c in self.chapters() if c.file == name), None)
+
+    def find(self, ref: str | int) -> OutlineChapter:
+        """A chapter by 1-based number (int or digits), by linked file name, or by exact / unique partial title.
+        Raises ToolError ``not_found`` / ``ambiguous``."""
+        chs = self.chapters()
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
+            i = int(ref) - 1
+            if 0 <= i < len(chs):
+                return chs[i]
+            raise ToolError("not_found", f"大纲里没有第 {int(ref)} 章（共 {len(chs)} 章）。")
+        ref = str(ref).strip()
+        by_file = self.chapter_for_file(ref)
+        if by_file is not None:
+            return by_file
+        exact = [c for c in chs if c.title == ref]
+        if len(exact) == 1:
+            return exact[0]
+        part = [c for c in chs if ref and ref in c.title]
+        if len(part) == 1:
+            return part[0]
+        if not part:
+            raise ToolError("not_found", f"大纲里找不到章节「{ref}」。")
+        raise ToolError("ambiguous", f"「{ref}」对应多章：{'、'.join(c.title for c in part[:5])}，请写完整标题或章号。")
+
+    def focus(self, file: Optional[str] = None) -> Optional[OutlineChapter]:
+        """The chapter being worked on: the one linked to ``file`` when given and linked; else the first chapter not
+        yet done that comes after the last drafted one (the first planned after the written ones), else the last."""
+        chs = self.chapters()
+        if not chs:
+            return None
+        if file:
+            c = self.chapter_for_file(file)
+            if c is not None:
+                return c
+        written = [c.index for c in chs if c.status != "planned"]
+        after = written[-1] + 1 if written else 0
+        return chs[after] if after < len(chs) else chs[-1]
+
+    def branch(self, focus: Optional[OutlineChapter] = None, neighbours: int = BRANCH_NEIGHBOURS) -> str:
+        """The outline's current branch as the agent state block shows it (bounded): the volume line (every volume
+        title, the current one marked), the focus chapter with its beats, and up to ``neighbours`` chapters either
+        side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters."""
+        chs = self.chapters()
+        if not chs:
+            return "（大纲还没有章节）"
+        focus = focus or self.focus()
+        assert focus is not None
+        vols = [v.title or "（未分卷）" for v in self.volumes]
+        lines = []
+        if len(vols) > 1 or self.volumes[0].title:
+            lines.append("卷：" + " / ".join(f"▶{t}" if i == focus.volume else t for i, t in enumerate(vols)))
+        lo, hi = max(0, focus.index - neighbours), min(len(chs), focus.index + neighbours + 1)
+        if lo > 0:
+            lines.append(f"…（前面还有 {lo} 章）")
+        for c in chs[lo:hi]:
+            mark = "▶ " if c.index == focus.index else "  "
+            lines.append(f"{mark}{chapter_line(c)}")
+            if c.index == focus.index:
+                lines += [f"    - {b if len(b) <= BRANCH_BEAT_MAX else b[:BRANCH_BEAT_MAX] + '…'}" for b in c.beats]
+        if hi < len(chs):
+            lines.append(f"…（后面还有 {len(chs) - hi} 章）")
+        return "\n".join(lines)
+
+
+def chapter_line(c: OutlineChapter) -> str:
+    """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕``."""
+    bits = [STATUS_ZH[c.status]]
+    if c.target:
+        bits.append(f"目标 {c.target} 字")
+    bits.append(c.file or "未成文")
+    return f"{c.index + 1}. {c.title}〔{'｜'.join(bits)}〕"
+
+
+def _norm_file(name: str) -> str:
+    name = (name or "").strip().replace("\\", "/")
+    if name.startswith("正文/"):
+        name = name[len("正文/"):]
+    return name.rsplit("/", 1)[-1] if "/" in name else name
+
+
+def _parse_attrs(raw: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for tok in raw.split():
+        k, sep, v = tok.partition("=")
+        if sep and k:
+            out[k.strip()] = v.strip()
+    return out
+
+
+def parse_outline(text: str) -> Outline:
+    """Parse ``大纲.md`` text (see the module doc). Never raises: a bad status or target is ignored (kept in
+    ``attrs``)."""
+    vols: list[OutlineVolume] = []
+    cur: Optional[OutlineChapter] = None
+    index = 0
+    in_fence = False
+    for ln, line in enumerate(text.splitlines()):
+        if line.lstrip().startswith("```"):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING.match(line)
+        if m:
+            level, body = len(m.group(1)), m.group(2)
+            if level == 1:
+                vols.append(OutlineVolume(title=body, line=ln))
+                cur = None
+                continue
+            attrs: dict[str, str] = {}
+            am = _ATTRS.search(body)
+            if am:
+                attrs = _parse_attrs(am.group(1))
+                body = body[:am.start()].rstrip()
+            if not vols:
+                vols.append(OutlineVolume())
+            status = _STATUS_ALIASES.get(attrs.get("status", "").strip().lower(), "planned")
+            target = None
+            t = attrs.get("target", "").strip().rstrip("字")
+            if t.isdigit():
+                target = int(t)
+            f = _norm_file(attrs["file"]) if attrs.get("file") else None
+            cur = OutlineChapter(title=body, status=status, target=target, file=f or None, attrs=attrs, line=ln,
+                                 index=index, volume=len(vols) - 1)
+            vols[-1].chapters.append(cur)
+            index += 1
+            continue
+        if cur is not None:
+            im = _ITEM.match(line)
+            if im:
+                cur.beats.append(im.group(1))
+    return Outline(volumes=vols, text=text)
+
+
+def _format_attrs(attrs: dict[str, str]) -> str:
+    return "{" + " ".join(f"{k}={v}" for k, v in attrs.items()) + "}" if attrs else ""
+
+
+def set_chapter(text: str, ref: str | int, *, status: Optional[str] = None, target: Optional[int] = None,
+                file: Optional[str] = None) -> str:
+    """``text`` with one chapter's attributes changed (``ref`` as :meth:`Outline.find`): ``status`` (English or
+    Chinese name), ``target`` (字; 0 removes it), ``file`` ("" removes the link). Only that heading line changes;
+    the rest of the file is kept byte for byte. Raises ToolError ``not_found`` / ``ambiguous`` / ``bad_args``."""
+    o = parse_outline(text)
+    ch = o.find(ref)
+    attrs = dict(ch.attrs)
+    if status is not None:
+        s = _STATUS_ALIASES.get(status.strip().lower())
+        if s is None:
+            raise ToolError("bad_args", f"状态只能是 planned/drafted/revised/done（计划/初稿/修订/定稿），不是「{status}」。")
+        attrs["status"] = s
+    if target is not None:
+        if target < 0:
+            raise ToolError("bad_args", "目标字数不能是负数。")
+        if target:
+            attrs["target"] = str(target)
+        else:
+            attrs.pop("target", None)
+    if file is not None:
+        if _norm_file(file):
+            attrs["file"] = _norm_file(file)
+        else:
+            attrs.pop("file", None)
+    lines = text.split("\n")
+    raw = lines[ch.line]
+    cr = raw.endswith("\r")
+    level = "#" * len(_HEADING.match(raw.rstrip("\r")).group(1))  # type: ignore[union-attr]
+    new = f"{level} {ch.title}" + (f" {_format_attrs(attrs)}" if attrs else "")
+    lines[ch.line] = new + ("\r" if cr else "")
+    return "\n".join(lines)
+
+
+def replace_text(text: str, old: str, new: str) -> str:
+    """Exact-text replace, like the agent's ``edit`` tool: ``old`` must occur exactly once in ``text``. Raises
+    ToolError ``not_found`` / ``ambiguous`` / ``no_change``."""
+    if old == new:
+        raise ToolError("no_change", "oldText 和 newText 相同，没有可改的。")
+    n = text.count(old) if old else 0
+    if n == 0:
+        raise ToolError("not_found", "大纲里找不到 oldText（要逐字照抄，包括标点和空格）。先 outline_read 再改。")
+    if n > 1:
+        raise ToolError("ambiguous", f"oldText 在大纲里出现了 {n} 次，请多带几个字让它唯一。")
+    return text.replace(old, new, 1)
+
+
+def outline_path(chat_dir: Path) -> Path:
+    """Where a chat's outline lives: ``<chat folder>/大纲.md``."""
+    return Path(chat_dir) / OUTLINE_FILE
+
+
+def read_outline(chat_dir: Path) -> Optional[Outline]:
+    """The chat's parsed outline, or None when ``大纲.md`` does not exist (or is not a regular file)."""
+    p = outline_path(chat_dir)
+    if not p.is_file() or p.is_symlink():
+        return None
+    return parse_outline(p.read_text("utf-8", errors="replace"))
+
+
+def chapter_words(text: str) -> int:
+    """字数 of a chapter's text (the one rule, :func:`core.text.count_words`)."""
+    return count_words(text)
