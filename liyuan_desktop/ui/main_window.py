@@ -40,6 +40,7 @@ from .conversation import ConversationView, chat_frame_context
 from .draft_pane import DraftPane
 from .regex_worker import DisplayWorker, split_known
 from .i18n import show, tr
+from . import chat_work  # the window's slow commands off the UI thread (its strings registered at import)
 from .inspector import InspectorDialog
 from .state_pane import StatePane
 
@@ -188,7 +189,7 @@ class MainWindow(QMainWindow):
         menu = self.menuBar().addMenu(tr("app.title"))
         for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
                                 (tr("menu.import.prose"), self.import_prose_dialog, None),
-                                (tr("work.menu.import.chat"), lambda: _chat_work().import_st_chat_dialog(self), None),
+                                (tr("work.menu.import.chat"), lambda: chat_work.import_st_chat_dialog(self), None),
                                 (tr("stmig.menu"), self.import_sillytavern_dialog, None),
                                 (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
                                 (tr("settings"), self.open_settings, "Ctrl+,"),
@@ -1221,12 +1222,6 @@ class MainWindow(QMainWindow):
         dlg.show()
         self._summaries_dialog = dlg
         return dlg
-
-
-def _chat_work() -> Any:
-    from . import chat_work  # (imported late: it imports this module's names for type checks only)
-
-    return chat_work
 
 
 class _NoModel:
