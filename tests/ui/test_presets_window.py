@@ -175,6 +175,7 @@ async def test_new_chat_gets_the_default_preset(qtbot, monkeypatch):
 
     monkeypatch.setattr(NewChatDialog, "exec", accept)
     win.new_chat_dialog()
+    await wait_for(lambda: win.chat is not None)  # created and opened on a worker thread (issue 15)
     assert seen == ["默认预设"]  # preselected
     assert win.chat is not None and win.chat.preset_name() == "默认预设"
     assert "默认的写法。" in win.chat.system
