@@ -25,8 +25,14 @@ from PySide6.QtWidgets import (
     QSplitter, QVBoxLayout, QWidget,
 )
 
-from .i18n import tr
+from .i18n import register, tr
 from .theme import set_role
+
+register({  # issue 18: how a beat played, and why it ended early
+    "inspect.prose": {"zh": "纯文字演出（无工具）", "en": "prose-only (no tools)"},
+    "inspect.cut.length": {"zh": "被输出上限截断", "en": "cut off at the output cap"},
+    "inspect.cut.repetition": {"zh": "重复，提前停下", "en": "repeating, stopped early"},
+})
 
 RULE = "─" * 60
 
@@ -61,6 +67,10 @@ def call_title(call: dict[str, Any]) -> str:
     if pt:
         cached = usage.get("cached_tokens", usage.get("prompt_cache_hit_tokens", 0)) or 0
         parts.append(tr("inspect.tokens", p=pt, c=cached))
+    if call.get("play_mode") == "prose" and call.get("purpose") != "scribe":  # issue 18 §2
+        parts.append(tr("inspect.prose"))
+    if call.get("cut"):
+        parts.append(tr(f"inspect.cut.{call['cut']}") if call["cut"] in ("length", "repetition") else call["cut"])
     if call.get("error"):
         parts.append("✗")
     return " · ".join(parts)

@@ -244,6 +244,9 @@ class MainWindow(QMainWindow):
         from .reply_actions import install_reply_actions  # issue 17: edit a reply, 续写, 代拟, 作者注
 
         install_reply_actions(self, chat_menu)
+        from .prose_toggle import install_prose_toggle  # issue 18 §2: tool play or prose-only play
+
+        install_prose_toggle(self, chat_menu)
         install_profile_bar(self)
         from .about import show_about  # 关于梨园: version, build date, data and log folders
 
