@@ -1,0 +1,123 @@
+"""Issue 19, the writing room end to end: a scripted 10-chapter project through the real engine (replayed model
+responses, the real agent loop, file tools, checkpoints and scribe step). The user writes the outline; each turn the
+agent writes a chapter and marks it drafted in the outline; the scribe plants a thread in chapter 2 and pays it off in
+chapter 8; a restore (撤销本轮) takes the outline, the thread and the files back together. After every turn the test
+checks the ledger, the outline and the codex."""
+
+from __future__ import annotations
+
+import json
+
+from helpers import DEMO_CARD
+
+from liyuan_desktop.core.beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
+from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.ledger.threads import ThreadEvent
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.paths import chat_dir
+from liyuan_desktop.core.text import count_words
+
+OUTLINE = "\n".join([
+    "# 第一卷 雨夜",
+    *[f"## 第{i}章 章{i} {{target=20}}\n- 情节{i}" for i in range(1, 6)],
+    "# 第二卷 回声",
+    *[f"## 第{i}章 章{i} {{target=20}}\n- 情节{i}" for i in range(6, 11)],
+]) + "\n"
+THREAD = "玉佩的来历"
+
+
+def chapter_text(i: int) -> str:
+    if i == 2:
+        return "林青在雨里捡到一块玉佩。玉佩的来历无人知晓。阿檀看着她。"
+    if i == 8:
+        return "阿檀终于说出玉佩的来历：那是林青母亲的遗物。"
+    return f"林青走过第{i}条街。阿檀在桥上等她。"
+
+
+def turn_steps(i: int) -> list[dict]:
+    name = f"{i:03d}-章{i}.md"
+    return [
+        {"content": "", "tool_calls": [
+            {"name": "write", "arguments": json.dumps({"path": name, "content": chapter_text(i)}, ensure_ascii=False)},
+            {"name": "outline_edit", "arguments": json.dumps({"chapter": str(i), "status": "drafted", "file": name},
+                                                             ensure_ascii=False)},
+        ]},
+        {"content": f"第{i}章写好了。", "tool_calls": []},
+    ]
+
+
+def scribe_patch(i: int) -> str:
+    threads = [THREAD] if 2 <= i < 8 else []
+    return json.dumps({"patch": {"time": f"第{i}天", "characters": {"林青": {"status": f"第{i}章的林青"}},
+                                 "plot_threads": threads}}, ensure_ascii=False)
+
+
+async def test_ten_chapter_project_outline_threads_codex_and_restore():
+    card = load_card(DEMO_CARD)
+    actor = [s for i in range(1, 11) for s in turn_steps(i)]
+    scribe = [scribe_patch(i) for i in range(1, 11)]
+    d = chat_dir(card.name, "长篇-写作间")
+    chat = Chat.create(d, card, ReplayModel(actor=actor, scribe=scribe), mode="agent")
+    assert chat.outline() is None and chat.agent.tool_names() == AGENT_TOOLS  # nothing used: the old tool block
+    chat.save_outline(OUTLINE)
+    assert chat.agent.tool_names() == (*AGENT_TOOLS, *WRITING_TOOLS)
+    assert [c.title for c in chat.outline().chapters()] == [f"第{i}章 章{i}" for i in range(1, 11)]
+    cps = {}
+    for i in range(1, 11):
+        res = await chat.send(f"写第{i}章")
+        assert res.error is None and res.final == f"第{i}章写好了。"
+        cps[i] = chat.history_log.latest()
+        assert "../大纲.md" in cps[i].files  # the outline is versioned with the chapters
+        # the outline: chapters 1..i drafted and linked
+        o = chat.outline()
+        chs = o.chapters()
+        assert [c.status for c in chs] == ["drafted"] * i + ["planned"] * (10 - i)
+        assert chs[i - 1].file == f"{i:03d}-章{i}.md"
+        # the state block showed the outline's branch and the law
+        assert "【大纲】大纲即法律" in res.injection
+        # the ledger
+        st = chat.current_state()
+        assert st.time == f"第{i}天" and st.characters["林青"].status == f"第{i}章的林青"
+        # threads: planted in chapter 2 (quote, file, UTF-16 offset), paid off in chapter 8
+        ths = chat.threads()
+        if i < 2:
+            assert ths == []
+        else:
+            (t,) = ths
+            assert t.title == THREAD and t.planted.chapter == 2 and t.planted.file == "002-章2.md"
+            assert t.planted.quote == "玉佩的来历无人知晓。"
+            assert chapter_text(2)[t.planted.offset:t.planted.offset + len(t.planted.quote)] == t.planted.quote
+            assert t.state == ("planted" if i < 8 else "paid_off")
+            if i >= 8:
+                assert t.closed.chapter == 8 and t.closed.file == "008-章8.md"
+        # the codex: 林青 is mentioned in every chapter written so far
+        (lin,) = chat.codex("林青")
+        assert lin.kind == "character" and list(lin.chapters) == [f"{k:03d}-章{k}.md" for k in range(1, i + 1)]
+        assert lin.first_mention.file == "001-章1.md" and lin.first_mention.offset == 0
+        assert lin.facts[-1].text == f"状态：第{i}章的林青" and lin.facts[-1].from_chapter == i
+        assert [f.from_chapter for f in lin.facts_at(3)] == [min(i, 3)]
+    # progress: 10 chapters, targets from the outline, today's count
+    p = chat.writing_progress()
+    assert [c.words for c in p.chapters] == [count_words(chapter_text(i)) for i in range(1, 11)]
+    assert p.chapters[0].words == 15  # 14 CJK characters and the number 1 (one word)
+    assert p.target == 200 and [v.title for v in p.volumes] == ["第一卷 雨夜", "第二卷 回声"]
+    assert p.today == p.words
+    # 撤销本轮 of chapter 8: files, outline and thread go back together
+    res = chat.restore_checkpoint(cps[8].id, with_conversation=True)
+    o = chat.outline()
+    assert [c.status for c in o.chapters()][:8] == ["drafted"] * 7 + ["planned"]
+    assert not (d / "正文" / "008-章8.md").exists()
+    (t,) = chat.threads()
+    assert t.state == "planted" and t.closed is None
+    # the user marks the reopened thread intentional and sets its due chapter: per branch, on the ledger
+    t2 = chat.thread_event(ThreadEvent(op="edit", id=t.id, due_chapter=5))
+    assert t2.due_chapter == 5
+    block = chat.agent.state_block(chat.current_state())
+    assert "【伏笔】" in block and "⚠已过期 玉佩的来历" in block
+    t3 = chat.thread_event(ThreadEvent(op="intentional", id=t.id, value=True))
+    assert t3.intentional and not t3.past_due(8)
+    # restoring the later checkpoint (files only) brings chapter 8 and its outline status back
+    chat.restore_checkpoint(cps[10].id)
+    assert chat.outline().chapters()[7].status == "drafted"
+    assert (d / "正文" / "008-章8.md").read_text("utf-8") == chapter_text(8)
