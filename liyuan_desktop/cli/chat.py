@@ -206,7 +206,7 @@ def ctrl_c_stops(chat: Chat) -> Iterator[None]:
     presses: list[int] = []
 
     def on_int() -> None:
-        if getattr(chat, "running", None) is not None and not presses:
+        if chat.beat_running() and not presses:
             presses.append(1)
             print("\nliyuan: 已停止本拍（已流出的正文存为未收笔的稿子）；再按一次 Ctrl-C 退出", file=sys.stderr)
             chat.stop()

@@ -531,6 +531,10 @@ class Chat(ChatView):
         on, why = pm.decide(self)
         return {"on": on, "why": why, "switch": pm.switch, "limits": PROSE_LIMITS}
 
+    def beat_running(self) -> bool:
+        """Whether a beat (or an agent turn) is running now — :meth:`stop` would stop it."""
+        return self.running is not None
+
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises
         OSError; ValueError for a card without a folder."""
