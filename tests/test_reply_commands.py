@@ -219,3 +219,15 @@ def test_cli_continue_reply_impersonate_and_note(tmp_path):
     assert r.returncode == 0 and "我笑了笑。" in r.stdout
     r = _cli(home, "chat", str(DEMO_CARD), "--model", more, "--authors-note", "", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["authors_note"] is None
+
+
+def test_demo_chat_names_are_unique_within_a_second(tmp_path, monkeypatch):
+    from liyuan_desktop.cli.chat import unique_chat_name
+    from liyuan_desktop.core.paths import chat_dir
+
+    monkeypatch.setenv("LIYUAN_HOME", str(tmp_path))
+    assert unique_chat_name("青梧", "演示-1") == "演示-1"
+    chat_dir("青梧", "演示-1").mkdir(parents=True)
+    assert unique_chat_name("青梧", "演示-1") == "演示-1-2"
+    chat_dir("青梧", "演示-1-2").mkdir(parents=True)
+    assert unique_chat_name("青梧", "演示-1") == "演示-1-3"
