@@ -2,7 +2,8 @@
 
 The table is a model/view (:class:`EntryTableModel`, a QAbstractTableModel) that hands rows to the view in pages
 (``canFetchMore``/``fetchMore``) and filters through a precomputed lower-case index, so a 50,000-entry book stays
-responsive; the book itself is read on a worker thread (:class:`BookEditorDialog` shows 「读取中…」 meanwhile).
+responsive; the book itself is read and indexed on a worker thread (``ui/work.run_in_worker``, the one helper for
+slow work: a progress dialog with Cancel when it takes long).
 The form edits one entry: title (SillyTavern's ``comment``), keys, secondary keys, the selective logic (AND ANY /
 NOT ALL / NOT ANY / AND ALL, ST's ``selectiveLogic`` 0-3), content, constant / selective / enabled, position
 (ST's numbering, ``core/lore/model.POSITIONS``), depth (at-depth entries), order, probability. 保存 writes the book
@@ -12,7 +13,7 @@ a card that cannot be written the editor says so and saving keeps the book as th
 
 from __future__ import annotations
 
-import threading
+import asyncio
 from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, QTimer, Signal
@@ -212,23 +213,6 @@ class EntryTableModel(QAbstractTableModel):
         return None
 
 
-class _Loader(QObject):
-    """Reads the card's book on a worker thread; ``done(book, hay, error)`` arrives on the UI thread."""
-
-    done = Signal(object, object, str)
-
-    def start(self, read: Any) -> None:
-        def run() -> None:
-            try:
-                book = read()
-                hay = [_haystack(e) for e in book.entries]
-                self.done.emit(book, hay, "")
-            except Exception as e:  # noqa: BLE001 - any failure is shown, never raised on the worker
-                self.done.emit(None, None, show(e))
-
-        threading.Thread(target=run, name="book-editor-load", daemon=True).start()
-
-
 class BookEditorDialog(QDialog):
     """The editor for ``chat``'s card book. ``saved()`` after it was written into the card."""
 
@@ -314,9 +298,30 @@ class BookEditorDialog(QDialog):
             set_role(self.note, "warn")
         self._set_enabled(False)
         self.loaded = False
-        self._loader = _Loader(self)
-        self._loader.done.connect(self._loaded)
-        self._loader.start(chat.card_book)
+        self._load_task = asyncio.ensure_future(self._load())  # on the qasync loop (ui/work.py)
+
+    async def _load(self) -> None:
+        """Read and index the card's book on a worker thread (ui/work.run_in_worker: a progress dialog with Cancel
+        after 300 ms; nothing crosses threads but the result)."""
+        from .work import WorkCancelled, run_in_worker
+
+        chat = self.chat
+
+        def read(_work: Any) -> tuple[Lorebook, list[str]]:
+            book = chat.card_book()
+            return book, [_haystack(e) for e in book.entries]
+
+        try:
+            book, hay = await run_in_worker(self, read, label=tr("book.loading"), big=True)
+        except WorkCancelled:
+            return
+        except Exception as e:  # noqa: BLE001 - shown in the dialog, never lost
+            self._loaded(None, None, show(e))
+            return
+        try:
+            self._loaded(book, hay, "")
+        except RuntimeError:  # the dialog was closed meanwhile
+            pass
 
     def _build_form(self) -> QWidget:
         w = QWidget()

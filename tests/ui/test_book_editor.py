@@ -16,7 +16,7 @@ from liyuan_desktop.core.lore import Lorebook
 from liyuan_desktop.core.lore.model import LoreEntry
 from liyuan_desktop.ui.book_editor import PAGE, BookEditorDialog
 from liyuan_desktop.ui.world_books import WorldBooksDialog
-from uihelpers import LoopStallMeter
+from uihelpers import LoopStallMeter, wait_for
 
 
 class _M:
@@ -28,18 +28,18 @@ def _chat(tmp_path: Path) -> Chat:
     return Chat.create(tmp_path / "c", ensure_demo_card().load(), _M())
 
 
-def _editor(qtbot, chat) -> BookEditorDialog:
+async def _editor(qtbot, chat) -> BookEditorDialog:
     dlg = BookEditorDialog(chat)
     qtbot.addWidget(dlg)
     dlg.show()
-    qtbot.waitUntil(lambda: dlg.loaded, timeout=20000)
+    await wait_for(lambda: dlg.loaded, timeout=20)
     return dlg
 
 
-def test_edit_an_entry_in_the_form_and_save_into_the_card(qtbot, tmp_path: Path):
+async def test_edit_an_entry_in_the_form_and_save_into_the_card(qtbot, tmp_path: Path):
     chat = _chat(tmp_path)
     before = chat.card_book()
-    dlg = _editor(qtbot, chat)
+    dlg = await _editor(qtbot, chat)
     assert dlg.model.rowCount() == len(before.entries) > 0
     assert dlg._current == 0 and dlg.f_title.text() == before.entries[0].title
     assert dlg.f_content.toPlainText() == before.entries[0].content
@@ -68,10 +68,10 @@ def test_edit_an_entry_in_the_form_and_save_into_the_card(qtbot, tmp_path: Path)
     assert card_raw.get("spec") == json.loads(Path(ensure_demo_card().dir, "original.json").read_text("utf-8")).get("spec")
 
 
-def test_add_and_delete_entries(qtbot, tmp_path: Path):
+async def test_add_and_delete_entries(qtbot, tmp_path: Path):
     chat = _chat(tmp_path)
     n = len(chat.card_book().entries)
-    dlg = _editor(qtbot, chat)
+    dlg = await _editor(qtbot, chat)
     dlg.add_entry()
     dlg.f_title.setText("新条目")
     dlg.f_title.textEdited.emit("新条目")
@@ -85,13 +85,13 @@ def test_add_and_delete_entries(qtbot, tmp_path: Path):
     assert dlg.save() and len(chat.card_book().entries) == n
 
 
-def test_read_only_card_saves_a_copy_for_this_chat(qtbot, tmp_path: Path, monkeypatch):
+async def test_read_only_card_saves_a_copy_for_this_chat(qtbot, tmp_path: Path, monkeypatch):
     """A card that cannot be written is left alone; the edit is kept as the chat's own copy, which replaces the
     card's book in this chat (and after reopening), not in others."""
     chat = _chat(tmp_path)
     card_bytes = Path(chat.card.path).read_bytes()
     monkeypatch.setattr(Chat, "card_book_writable", lambda self: False)
-    dlg = _editor(qtbot, chat)
+    dlg = await _editor(qtbot, chat)
     assert "只读" in dlg.note.text() and dlg.save_btn.isEnabled()
     dlg.f_content.setPlainText("只在这个对话里的改动")
     assert dlg.save() and "副本" in dlg.note.text()
@@ -122,19 +122,19 @@ class _BigChat:
         return False
 
 
-def test_fifty_thousand_entries_load_off_the_ui_thread_and_filter(qtbot):
+async def test_fifty_thousand_entries_load_off_the_ui_thread_and_filter(qtbot):
     chat = _BigChat(50_000)
     meter = LoopStallMeter()
     with meter:
         dlg = BookEditorDialog(chat)
         qtbot.addWidget(dlg)
         dlg.show()
-        qtbot.waitUntil(lambda: dlg.loaded, timeout=60000)
+        await wait_for(lambda: dlg.loaded, timeout=60)
         assert dlg.model.rowCount() == PAGE and dlg.model.matching() == 50_000  # paged into the view
         dlg.model.fetchMore()
         assert dlg.model.rowCount() == 2 * PAGE
         dlg.filter_edit.setText("条目4999")
-        qtbot.waitUntil(lambda: dlg.model.matching() == 11, timeout=10000)  # 4999, 49990..49999
+        await wait_for(lambda: dlg.model.matching() == 11, timeout=10)  # 4999, 49990..49999
         assert "11 / 50000" in dlg.count_label.text().replace(",", "")
         assert dlg.f_title.text() == "条目4999"
         row = dlg.model.row_of(49_999)
@@ -143,7 +143,7 @@ def test_fifty_thousand_entries_load_off_the_ui_thread_and_filter(qtbot):
     assert meter.worst_ms < 2000  # generous stall bound: loading and parsing happen on the worker
 
 
-def test_book_lists_switch_on_off_and_import(qtbot, tmp_path: Path):
+async def test_book_lists_switch_on_off_and_import(qtbot, tmp_path: Path):
     chat = _chat(tmp_path)
     src = tmp_path / "江湖.json"
     src.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": ["暗号"], "content": "江湖暗号：天王盖地虎",
@@ -171,5 +171,5 @@ def test_book_lists_switch_on_off_and_import(qtbot, tmp_path: Path):
     # the card's own book opens in the editor
     ed = dlg.open_editor()
     qtbot.addWidget(ed)
-    qtbot.waitUntil(lambda: ed.loaded, timeout=20000)
+    await wait_for(lambda: ed.loaded, timeout=20)
     assert ed.model.rowCount() == len(chat.card_book().entries)
