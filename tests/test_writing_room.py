@@ -121,3 +121,24 @@ async def test_ten_chapter_project_outline_threads_codex_and_restore():
     chat.restore_checkpoint(cps[10].id)
     assert chat.outline().chapters()[7].status == "drafted"
     assert (d / "正文" / "008-章8.md").read_text("utf-8") == chapter_text(8)
+
+    # the CLI prints the same (a real subprocess on the chat folder)
+    import os
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    def run(*args: str) -> str:
+        env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        r = subprocess.run([sys.executable, "-m", "liyuan_desktop", "story", *args, str(d)], cwd=str(ROOT), env=env,
+                           capture_output=True, text=True, encoding="utf-8", timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    assert "# 第二卷 回声" in run("outline") and "8. 第8章 章8〔初稿｜目标 20 字｜008-章8.md〕" in run("outline")
+    (jt,) = json.loads(run("threads", "--json"))
+    assert jt["title"] == THREAD and jt["intentional"] is True and jt["due_chapter"] == 5
+    codex = {e["name"]: e for e in json.loads(run("codex", "--json"))}
+    assert len(codex["林青"]["chapters"]) == 10
+    assert json.loads(run("progress", "--json"))["target"] == 200 and "全书" in run("progress")

@@ -1,5 +1,6 @@
 """``liyuan story checkpoints|restore|export CHAT …``: a long-form (agent) chat's checkpoints, restoring the chapter
-folder (optionally the conversation too) and exporting the chapters as a book. Errors: one ``liyuan: …`` line, exit 2.
+folder (optionally the conversation too) and exporting the chapters as a book; ``outline|threads|codex|progress CHAT
+[--json]`` print the writing room (issue 19) through Chat's queries. Errors: one ``liyuan: …`` line, exit 2.
 """
 
 from __future__ import annotations
@@ -15,11 +16,78 @@ from ..core.chat.folder import export_story
 from ..core.session.tree import SessionError
 from .common import chat_folder, open_chat, out
 
+#: The writing-room sub-commands (issue 19).
+WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
+
+
+def writing_report(chat: Any, what: str, as_json: bool) -> str:
+    """The text (or JSON) of ``liyuan story outline|threads|codex|progress`` for an open ``chat``."""
+    if what == "outline":
+        o = chat.outline()
+        if as_json:
+            return json.dumps(o.model_dump(exclude={"text"}) if o else None, ensure_ascii=False, indent=1)
+        if o is None:
+            return "（这一局还没有大纲：在对话文件夹里写 大纲.md）"
+        from ..core.story.outline import chapter_line
+        lines = []
+        for v in o.volumes:
+            if v.title:
+                lines.append(f"# {v.title}")
+            for c in v.chapters:
+                lines.append(chapter_line(c))
+                lines += [f"    - {b}" for b in c.beats]
+        return "\n".join(lines) or "（大纲还没有章节）"
+    if what == "threads":
+        ts = chat.threads()
+        if as_json:
+            return json.dumps([t.model_dump() for t in ts], ensure_ascii=False, indent=1)
+        from ..core.ledger.threads import STATE_ZH
+        lines = []
+        for t in ts:
+            where = f"第 {t.planted.chapter} 章 {t.planted.file}" if t.planted.chapter else (
+                f"第 {t.planted.beat} 轮" if t.planted.beat else "")
+            bits = [STATE_ZH[t.state], f"埋于{where}" if where else ""]
+            if t.due_chapter:
+                bits.append(f"须在第 {t.due_chapter} 章前回收")
+            if t.intentional:
+                bits.append("有意悬置")
+            q = f"  「{t.planted.quote}」@{t.planted.offset}" if t.planted.quote else ""
+            lines.append(f"{t.id}  {t.title}（{'，'.join(b for b in bits if b)}）{q}")
+        return "\n".join(lines) or "（没有伏笔）"
+    if what == "codex":
+        es = chat.codex()
+        if as_json:
+            return json.dumps([e.model_dump() for e in es], ensure_ascii=False, indent=1)
+        from ..core.chat.writing_room import KIND_ZH
+        lines = []
+        for e in es:
+            head = f"{KIND_ZH[e.kind]}  {e.name}" + (f"（又名 {'、'.join(e.aliases)}）" if e.aliases else "")
+            lines.append(head + (f"  首见：{e.first_seen}" if e.first_seen else ""))
+            for f in e.facts[-3:]:
+                lines.append(f"    {f.text}" + (f"（自第 {f.from_chapter} 章）" if f.from_chapter else ""))
+            if e.chapters:
+                lines.append(f"    提到 {e.mentions} 次，{len(e.chapters)} 章：" + "、".join(list(e.chapters)[:10])
+                             + ("…" if len(e.chapters) > 10 else ""))
+            if e.lore is not None:
+                lines.append(f"    设定条目：{e.lore.title or e.lore.uid}")
+        return "\n".join(lines) or "（名录还是空的）"
+    p = chat.writing_progress()
+    if as_json:
+        return json.dumps(p.model_dump(), ensure_ascii=False, indent=1)
+    lines = [f"全书 {p.words} 字" + (f" / 目标 {p.target}" if p.target else "") + f"；今天 {p.today} 字"]
+    for v in p.volumes:
+        lines.append(f"# {v.title or '（未分卷）'}  {v.words} 字" + (f" / {v.target}" if v.target else ""))
+    for c in p.chapters:
+        lines.append(f"  {c.title}  {c.words} 字" + (f" / {c.target}" if c.target else "") + ("" if c.file else "（未成文）"))
+    for d in p.days[-7:]:
+        lines.append(f"  {d.day}  {d.words:+d} 字（累计 {d.total}）")
+    return "\n".join(lines)
+
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
-    """Register ``story`` (with ``checkpoints``, ``restore``, ``export``) on the top-level subparsers; the chosen
+    """Register ``story`` (with ``checkpoints``, ``restore``, ``export`` and :data:`WRITING_COMMANDS`) on the top-level subparsers; the chosen
     sub-command is ``args.story_cmd``. Returns the ``story`` parser."""
-    st = sub.add_parser("story", help="写长篇（agent）模式：检查点、恢复、导出")
+    st = sub.add_parser("story", help="写长篇（agent）模式：检查点、恢复、导出、大纲、伏笔、设定集、进度")
     ss = st.add_subparsers(dest="story_cmd")
     s1 = ss.add_parser("checkpoints", help="列出一个长篇对话的检查点")
     s1.add_argument("chat", help="对话文件夹，或 卡名/对话名")
@@ -32,16 +100,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s3.add_argument("chat")
     s3.add_argument("--format", choices=("md", "epub", "docx"), default="md")
     s3.add_argument("-o", "--output", required=True)
+    for name, helptext in (("outline", "大纲：卷、章（状态、目标字数、文件）、情节点"), ("threads", "伏笔：当前分支的伏笔和状态"),
+                           ("codex", "设定集：名录里每个名字的事实、首次出现、提到它的章节、设定条目"),
+                           ("progress", "进度：每章/每卷/全书字数、目标、每日字数")):
+        sp = ss.add_parser(name, help=helptext)
+        sp.add_argument("chat")
+        sp.add_argument("--json", action="store_true")
     return st
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run ``liyuan story checkpoints|restore|export`` from parsed ``args``; returns the exit code (0 ok, 2 a bad
+    """Run ``liyuan story checkpoints|restore|export|outline|threads|codex|progress`` from parsed ``args``; returns the exit code (0 ok, 2 a bad
     chat, checkpoint or file with one ``liyuan: …`` line on stderr, or no sub-command: usage)."""
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
-        print("liyuan: 用法：liyuan story checkpoints|restore|export CHAT …", file=sys.stderr)
+        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|threads|codex|progress CHAT …", file=sys.stderr)
         return 2
     try:
         d = chat_folder(args.chat)
@@ -70,6 +144,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
             return 0
+        if args.story_cmd in WRITING_COMMANDS:
+            out(writing_report(open_chat(args.chat), args.story_cmd, args.json))
+            return 0
         if args.story_cmd == "export":
             export_story(d, args.format, Path(args.output))  # the same command as Chat.export, without a card
             out(args.output)
@@ -80,4 +157,4 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"liyuan: {e}", file=sys.stderr)
         return 2
-    return 2  # argparse admits only the three sub-commands above
+    return 2  # argparse admits only the sub-commands above
