@@ -95,6 +95,20 @@ async def test_looping_reply_is_stopped_early_flagged_and_not_sealed(tmp_path, s
     assert chat.pending_draft() is not None
 
 
+async def test_looping_draft_write_keeps_its_prose_up_to_the_loop(tmp_path, server, model):
+    content = "她沉默了一会儿。\n\n" + LOOP_PARA * 40
+    args = json.dumps({"version": 0, "content": content}, ensure_ascii=False)
+    body = [chunk(tool_calls=[{"index": 0, "id": "w1", "type": "function", "function": {"name": "draft_write", "arguments": ""}}])]
+    body += [chunk(tool_calls=[{"index": 0, "function": {"arguments": args[i:i + 8]}}]) for i in range(0, len(args), 8)]
+    server.script(Reply(body=[sse(c) for c in body] + [sse(chunk(finish="tool_calls")), "data: [DONE]\n\n"], gap=0.002))
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    res = await chat.send("你还在等他吗？")
+    assert res.outcome == "unsealed" and len(server.requests) == 1
+    beat = chat.latest_beat()
+    assert getattr(beat, "cut", None) == "repetition"
+    assert beat.draft.startswith("她沉默了一会儿。") and beat.draft.count("他说他会回来的") == 1
+
+
 def test_repetition_guard_kinds_and_no_false_alarm_on_real_prose():
     g = RepetitionGuard()
     text = "Once upon a time. " + "ha" * 400

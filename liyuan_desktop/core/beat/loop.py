@@ -36,7 +36,7 @@ from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, Model
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
 from .echo import strip_echo
-from .repetition import RepetitionGuard
+from .repetition import RepetitionGuard, partial_content
 from .think import ThinkSplitter, split_think
 from ..session import CallLog, ToolCallLog
 from ..ledger.state import WorldState
@@ -167,6 +167,7 @@ class Beat:
         self._tool_streamed = False
         self._looped: Optional[str] = None
         self._guard: Optional[RepetitionGuard] = None
+        self._stream_calls: tuple[dict[int, str], dict[int, list[str]]] = ({}, {})
         if inp.prose_only:
             self.out.play_mode = "prose"
 
@@ -357,6 +358,7 @@ class Beat:
                     return
 
         self._streamed, self._tool_streamed, self._looped = [], False, None
+        self._stream_calls = (names, args)
         guard = self._guard = RepetitionGuard()
         think = ThinkSplitter()
         task_box: list[asyncio.Future[Any]] = []
@@ -379,17 +381,14 @@ class Beat:
                 return
             if dl.kind in ("tool_name", "tool_args"):
                 self._tool_streamed = True
-                if dl.kind == "tool_args" and names.get(dl.index, "") in _STREAMED_DRAFT_TOOLS:
-                    looped(guard.feed(dl.text))
-            if log_ is not None and dl.kind in ("tool_name", "tool_args"):
                 if dl.kind == "tool_name":
                     names[dl.index] = names.get(dl.index, "") + dl.text
                 else:
                     args.setdefault(dl.index, []).append(dl.text)
-                    if self._stream_flush is None and names.get(dl.index) in _STREAMED_DRAFT_TOOLS:
-                        self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
-            elif dl.kind == "tool_name":
-                names[dl.index] = names.get(dl.index, "") + dl.text
+                    if names.get(dl.index, "") in _STREAMED_DRAFT_TOOLS:
+                        looped(guard.feed(dl.text))
+                        if log_ is not None and self._stream_flush is None:
+                            self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
         # the engine's own ChatMessage objects, not validated again: that is O(chat length) per call (beat_overhead)
@@ -416,8 +415,18 @@ class Beat:
         self.out.calls.append(CallLog(round=self._round, content=streamed, finish_reason="repetition",
                                       model=self.inp.model.name, ms=round((time.perf_counter() - t0) * 1000, 1),
                                       error=f"repetition: {reason}"))
-        if not self._tool_streamed and g is not None and self.inp.mode == "write":
+        if self.inp.mode != "write" or g is None:
+            pass
+        elif not self._tool_streamed:
             self._keep_unsealed(g.text[:g.keep])
+        else:  # a draft_write/append looping: its prose up to the loop, from the arguments streamed so far
+            names, args = self._stream_calls
+            idx = next((i for i in sorted(args, reverse=True) if names.get(i) in _STREAMED_DRAFT_TOOLS), None)
+            text = partial_content("".join(args[idx])) if idx is not None else ""
+            if text:
+                again = RepetitionGuard()
+                again.feed(text)
+                self._keep_unsealed(text[:again.keep] if again.reason else text)
         self.out.cut = "repetition"
         self._activity(CUT_REPEAT_NOTICE.format(what=_REPEAT_WHAT.get(reason, reason)), "warning")
 

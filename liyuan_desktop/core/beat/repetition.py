@@ -16,10 +16,13 @@ repeated unit (or one period of the loop), so the draft the user gets back holds
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Optional
 
-__all__ = ["RepetitionGuard", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
+import json_repair
+
+__all__ = ["RepetitionGuard", "partial_content", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
 
 #: How many times the same unit may appear before the reply counts as looping.
 REPEATS = 3
@@ -121,3 +124,18 @@ class RepetitionGuard:
                 self.reason = "periodic"
                 self.keep = max(0, self._n - span)  # the text before the loop and one period of it
                 return
+
+
+def partial_content(args: str) -> str:
+    """The ``content`` of a draft_write/draft_append whose JSON arguments were cut mid-stream (the call was
+    cancelled): the complete arguments when they parse, else what the json-repair library makes of the prefix;
+    "" when there is no content string."""
+    try:
+        obj = json.loads(args)
+    except ValueError:
+        try:
+            obj = json_repair.loads(args)
+        except Exception:  # json_repair raises on some inputs
+            return ""
+    value = obj.get("content") if isinstance(obj, dict) else None
+    return value if isinstance(value, str) else ""
