@@ -142,3 +142,30 @@ async def test_ten_chapter_project_outline_threads_codex_and_restore():
     codex = {e["name"]: e for e in json.loads(run("codex", "--json"))}
     assert len(codex["林青"]["chapters"]) == 10
     assert json.loads(run("progress", "--json"))["target"] == 200 and "全书" in run("progress")
+
+
+def test_roleplay_plot_threads_become_threads_with_history_and_user_events():
+    """Role-play: plot_threads (replaced whole by the scribe) give planted / paid-off threads; the user's events add,
+    advance, close as dropped and reopen — all from the branch's snapshots."""
+    from types import SimpleNamespace as NS
+
+    from liyuan_desktop.core.ledger.threads import build_threads, format_threads_block, thread_id
+
+    snaps = [
+        (NS(id="s1", state={"plot_threads": ["A"]}), 1),
+        (NS(id="s2", state={"plot_threads": ["A", "B"]}), 2),
+        (NS(id="s3", state={"plot_threads": ["B"]}, thread_events=[
+            {"op": "add", "title": "C", "due_chapter": 3},
+            {"op": "advance", "id": thread_id("B"), "mark": {"note": "又提了一次"}}]), 3),
+        (NS(id="s4", state={"plot_threads": ["B"]}, thread_events=[
+            {"op": "close", "id": thread_id("B"), "state": "dropped"},
+            {"op": "bogus"}]), 4),
+        (NS(id="s5", state={"plot_threads": ["B", "A"]}), 5),
+    ]
+    a, b, c = build_threads(snaps)
+    assert (a.title, a.state, a.planted.beat, a.closed, [m.beat for m in a.advanced]) == ("A", "advancing", 1, None, [5])
+    assert (b.state, b.closed.beat, b.advanced[0].note) == ("dropped", 4, "又提了一次")
+    assert (c.source, c.due_chapter, c.state) == ("user", 3, "planted")
+    block = format_threads_block([a, b, c], chapter=4)
+    assert block.splitlines()[0].startswith("- ⚠已过期 C") and "B" not in block
+    assert format_threads_block([b], chapter=4) == ""
