@@ -169,3 +169,28 @@ def test_roleplay_plot_threads_become_threads_with_history_and_user_events():
     block = format_threads_block([a, b, c], chapter=4)
     assert block.splitlines()[0].startswith("- ⚠已过期 C") and "B" not in block
     assert format_threads_block([b], chapter=4) == ""
+
+
+async def test_roleplay_chat_threads_quote_the_reply_and_follow_the_branch():
+    """A role-play chat through the real engine: the scribe's plot_threads plant a thread quoted in that beat's reply
+    (UTF-16 offset in the reply), pay it off later; going back to the first beat's branch reopens it."""
+    card = load_card(DEMO_CARD)
+    story = ["雨夜，她把一枚旧铜钱塞进你手里。铜钱背面刻着一个「沈」字。", "沈家的人来了，铜钱的秘密终于说开。"]
+    actor = [{"content": "", "tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": t}},
+                                            {"name": "draft_seal", "arguments": {"version": 1}}]} for t in story]
+    scribe = [json.dumps({"patch": {"plot_threads": ["铜钱背面的沈字"]}}, ensure_ascii=False),
+              json.dumps({"patch": {"plot_threads": []}}, ensure_ascii=False)]
+    chat = Chat.create(chat_dir(card.name, "扮演-伏笔"), card, ReplayModel(actor=actor, scribe=scribe))
+    r1 = await chat.send("她给了我什么？")
+    (t,) = chat.threads()
+    assert t.state == "planted" and t.planted.beat == 1 and t.planted.file == ""
+    assert t.planted.quote == "铜钱背面刻着一个「沈」字。"
+    assert r1.final[t.planted.offset:t.planted.offset + len(t.planted.quote)] == t.planted.quote
+    assert "【伏笔】" not in (r1.injection or "")  # role-play injection unchanged
+    await chat.send("问她沈家是谁")
+    (t,) = chat.threads()
+    assert t.state == "paid_off" and t.closed.beat == 2
+    first_reply = chat.last_reply_id()
+    chat.undo()  # back before beat 2: the thread is open again on this branch
+    (t,) = chat.threads()
+    assert t.state == "planted", first_reply

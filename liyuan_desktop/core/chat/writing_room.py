@@ -162,6 +162,17 @@ class WritingRoom:
                     cps[users[c.turnId]] = c
         return snaps, cps
 
+    def _replies(self) -> dict[int, tuple[str, str]]:
+        """{beat: (reply entry id, text)} of the branch's sealed replies (the last one of each user turn)."""
+        out: dict[int, tuple[str, str]] = {}
+        beat = 0
+        for e in self.tree.path_to():
+            if e.type == "user":
+                beat += 1
+            elif e.type == "assistant" and beat:
+                out[beat] = (e.id, str(getattr(e, "text", "") or ""))
+        return out
+
     def _chapter_no(self, cp: Optional[Checkpoint], outline: Optional[Outline]) -> tuple[Optional[int], str]:
         """The chapter a checkpoint's turn worked on: (1-based number, file) of the last chapter file it changed —
         numbered by the outline when linked there, else by its place in the checkpoint's manifest."""
@@ -191,8 +202,14 @@ class WritingRoom:
         outline = self.outline()
         hist = self._history() if cps else None
 
+        replies = self._replies() if not cps else {}
+
         def locate(title: str, beat: int) -> Optional[ThreadMark]:
             cp = cps.get(beat)
+            if cp is None and beat in replies:  # role-play: the quote is in that beat's reply (file "")
+                rid, text = replies[beat]
+                q = quote_at(text, title)
+                return ThreadMark(quote=q[0], offset=q[1], note=f"回复 {rid}") if q is not None else None
             no, f = self._chapter_no(cp, outline)
             if cp is None or not f or hist is None:
                 return None

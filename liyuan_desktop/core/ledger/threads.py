@@ -34,8 +34,9 @@ QUOTE_MAX = 60
 
 class ThreadMark(BaseModel):
     """Where something happened to a thread: ``beat`` (1-based user turn on the branch), ``chapter`` (1-based
-    chapter number, agent mode), ``file`` (chapter file name in ``正文/``), ``quote`` (the words in that file),
-    ``offset`` (UTF-16 offset of the quote in the file as it was then), ``note`` (free text), ``entry`` (the
+    chapter number, agent mode), ``file`` (chapter file name in ``正文/``; "" in role-play), ``quote`` (the words
+    in that file — in role-play, in that beat's reply), ``offset`` (UTF-16 offset of the quote in the file as it was
+    then, or in the reply's text), ``note`` (free text), ``entry`` (the
     snapshot entry id that recorded it)."""
 
     beat: Optional[int] = None
