@@ -15,89 +15,43 @@ so the checkpoint just before the restore checkpoint is the pre-restore state �
 restore, 「撤销刚才的恢复」 does that and also moves the conversation back (the leaf before is remembered for this
 window session).
 
-The diff view shows, per changed file, a unified diff (Python's :mod:`difflib`) of the checkpoint against its
-predecessor, with added lines green and removed lines red. ``restored()`` is emitted after every restore.
+The diff view (ui/prose_diff.py) shows, per changed file, what the checkpoint changed against its predecessor as
+prose — by sentence, then by word/character, the changed words highlighted, inline or side by side, unchanged
+sentences folded unless 「全文」 is ticked (no ``@@`` hunks). After a restore, a card above the diff says what was
+restored (the checkpoint's label and time, the files rewritten / removed / added back, what happened to the
+conversation) and how to undo it — its 「撤销刚才的恢复」 button — so the pane never goes blank. ``restored()`` is
+emitted after every restore.
 """
 
 from __future__ import annotations
 
-import difflib
 from datetime import datetime
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPlainTextEdit,
-                               QPushButton, QSplitter, QTextEdit, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
+                               QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from .chapter_tree import select_key, selected_key
-from .i18n import tr
-from .theme import set_role
+from .i18n import register, tr
+from .prose_diff import ProseDiffView
+from .theme import mode, set_role
 
-MAX_DIFF_LINES = 4000  # per file; the rest is summarised in one line
-_COLOURS = {  # kind -> (foreground, background or None, bold)
-    "file": ("#1f2d3d", "#e3e9f2", True),
-    "hunk": ("#0a5aa8", "#f0f5fb", False),
-    "add": ("#0f5323", "#dcf5e3", False),
-    "del": ("#86181d", "#fbe0e0", False),
-    "note": ("#777777", None, False),
-    "ctx": ("#333333", None, False),
-}
-_COLOURS_DARK = {  # the same kinds on the dark theme's base (ui/theme.py)
-    "file": ("#d6e2f0", "#2a3442", True),
-    "hunk": ("#8cbcf0", "#232c36", False),
-    "add": ("#a8e0b4", "#1f3a27", False),
-    "del": ("#f2b0b0", "#442324", False),
-    "note": ("#9a9288", None, False),
-    "ctx": ("#d8d2c8", None, False),
-}
-
-
-def _colours() -> dict[str, tuple[str, Optional[str], bool]]:
-    """The diff colours for the theme applied now (light or dark)."""
-    from .theme import mode
-
-    return _COLOURS_DARK if mode() == "dark" else _COLOURS
-
-
-def _lines(text: Optional[str]) -> list[str]:
-    """Lines without their ``\\n`` (a ``\\r`` before it is dropped too, for display)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    if parts[-1] == "":
-        parts.pop()
-    return [p[:-1] if p.endswith("\r") else p for p in parts]
-
-
-def file_diff_lines(d: Any) -> list[tuple[str, str]]:
-    """``[(kind, line)]`` for one :class:`FileDiff`: a header line, then the unified diff (kinds: file, hunk, add,
-    del, ctx, note)."""
-    status = {"added": "story.diff.added", "modified": "story.diff.modified", "removed": "story.diff.removed",
-              "renamed": "story.diff.renamed"}[d.status]
-    out: list[tuple[str, str]] = [("file", tr(status, name=d.name, old=d.old_name or ""))]
-    if d.status == "renamed":
-        return out
-    old, new = _lines(d.old_text), _lines(d.new_text)
-    body: list[tuple[str, str]] = []
-    for line in difflib.unified_diff(old, new, lineterm="", n=3):
-        if line.startswith(("---", "+++")) and not body:
-            continue
-        if line.startswith("@@"):
-            body.append(("hunk", line))
-        elif line.startswith("+"):
-            body.append(("add", line))
-        elif line.startswith("-"):
-            body.append(("del", line))
-        else:
-            body.append(("ctx", line))
-    if not body:
-        body.append(("note", tr("story.diff.empty")))
-    if len(body) > MAX_DIFF_LINES:
-        rest = len(body) - MAX_DIFF_LINES
-        body = body[:MAX_DIFF_LINES] + [("note", tr("story.diff.more", n=rest))]
-    return out + body
-
+register({
+    "desk.restored.files": {"zh": "已把正文恢复到检查点「{message}」（{time}）", "en": "The files were restored to the checkpoint “{message}” ({time})"},
+    "desk.restored.turn": {"zh": "已撤销「{message}」这一轮（{time}）：正文回到这一轮之前",
+                           "en": "The turn “{message}” ({time}) was undone: the files are back to before it"},
+    "desk.restored.changed": {"zh": "这次恢复改动了：", "en": "This restore changed:"},
+    "desk.restored.talk.kept": {"zh": "对话没动。", "en": "The conversation was not touched."},
+    "desk.restored.talk.moved": {"zh": "对话回到了你说「{said}」之前（那一段没有删除，仍是一条分支）。",
+                                 "en": "The conversation went back to before you said “{said}” (nothing deleted; it stays as a branch)."},
+    "desk.restored.undo": {"zh": "想撤销：点「撤销刚才的恢复」，正文{talk}回到恢复之前。恢复前的正文也记在检查点「{pre}」里。",
+                           "en": "To undo: press “Undo that restore” and the files{talk} go back to before the restore. They are also kept in the checkpoint “{pre}”."},
+    "desk.restored.undo.talk": {"zh": "和对话", "en": " and the conversation"},
+    "desk.restored.diff": {"zh": "下面是这次恢复对正文的改动。", "en": "Below: what the restore changed in the files."},
+    "desk.restored.close": {"zh": "知道了", "en": "Got it"},
+})
 
 def changed_summary(cp: Any) -> str:
     """「改 001-x.md」 / 「改 2 · 新 1 · 删 1 · 改名 1」 for a checkpoint's ``changed``."""
@@ -125,60 +79,6 @@ def plan_restore(current: dict[str, str], target: dict[str, str]) -> dict[str, l
 
 def _when(ts: int) -> str:
     return datetime.fromtimestamp(ts / 1000).strftime("%m-%d %H:%M:%S")
-
-
-class _DiffHighlighter(QSyntaxHighlighter):
-    """Text colour and weight per line kind (backgrounds are full-width extra selections, see _DiffView)."""
-
-    def __init__(self, doc: Any):
-        super().__init__(doc)
-        self.kinds: list[str] = []
-        self._formats = {}
-        for kind, (fg, _bg, bold) in _colours().items():
-            f = QTextCharFormat()
-            f.setForeground(QColor(fg))
-            if bold:
-                f.setFontWeight(QFont.Weight.Bold)
-            self._formats[kind] = f
-
-    def highlightBlock(self, text: str) -> None:  # noqa: N802 - Qt API
-        n = self.currentBlock().blockNumber()
-        kind = self.kinds[n] if 0 <= n < len(self.kinds) else "ctx"
-        self.setFormat(0, len(text), self._formats.get(kind, self._formats["ctx"]))
-
-
-class _DiffView(QPlainTextEdit):
-    """Read-only monospace text with whole-line colours per kind."""
-
-    def __init__(self, parent: Optional[QWidget] = None):
-        super().__init__(parent)
-        self.setReadOnly(True)
-        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
-        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        font.setStyleHint(QFont.StyleHint.Monospace)
-        self.setFont(font)
-        self.lines: list[tuple[str, str]] = []
-        self._hl = _DiffHighlighter(self.document())
-
-    def show_lines(self, lines: list[tuple[str, str]]) -> None:
-        self.lines = list(lines)
-        self._hl.kinds = [k for k, _t in lines]
-        self.setPlainText("\n".join(t for _k, t in lines))
-        sels = []
-        doc = self.document()
-        for i, (kind, _t) in enumerate(lines):
-            _fg, bg, _bold = _colours().get(kind, _colours()["ctx"])
-            if not bg:
-                continue
-            line = QTextEdit.ExtraSelection()  # the whole line's width: full-width selection, empty cursor
-            fmt = QTextCharFormat()
-            fmt.setBackground(QColor(bg))
-            fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
-            line.format = fmt
-            line.cursor = QTextCursor(doc.findBlockByNumber(i))
-            sels.append(line)
-        self.setExtraSelections(sels)
-        self.moveCursor(QTextCursor.MoveOperation.Start)
 
 
 class CheckpointTimelinePane(QWidget):
@@ -223,18 +123,45 @@ class CheckpointTimelinePane(QWidget):
         self.undo_btn.hide()
         btns.addWidget(self.files_btn)
         btns.addWidget(self.turn_btn)
-        btns.addWidget(self.undo_btn)
         btns.addStretch(1)
+
+        # after a restore: what was restored and how to undo it (above the diff, so the pane never goes blank)
+        self.card = QFrame()
+        set_role(self.card, "notice")
+        cl = QVBoxLayout(self.card)
+        cl.setContentsMargins(8, 6, 8, 6)
+        self.card_title = QLabel("")
+        self.card_title.setWordWrap(True)
+        self.card_title.setTextFormat(Qt.TextFormat.PlainText)
+        set_role(self.card_title, "title")
+        self.card_text = QLabel("")
+        self.card_text.setWordWrap(True)
+        self.card_text.setTextFormat(Qt.TextFormat.PlainText)
+        cl.addWidget(self.card_title)
+        cl.addWidget(self.card_text)
+        cb = QHBoxLayout()
+        cb.addWidget(self.undo_btn)
+        self.card_close = QPushButton(tr("desk.restored.close"))
+        self.card_close.clicked.connect(lambda _=False: self.card.hide())
+        cb.addWidget(self.card_close)
+        cb.addStretch(1)
+        cl.addLayout(cb)
+        self.card.hide()
 
         top = QWidget()
         tl = QVBoxLayout(top)
         tl.setContentsMargins(0, 0, 0, 0)
         tl.addWidget(self.list, 1)
         tl.addLayout(btns)
-        self.diff = _DiffView()
+        self.diff = ProseDiffView()
+        bottom = QWidget()
+        bl = QVBoxLayout(bottom)
+        bl.setContentsMargins(0, 0, 0, 0)
+        bl.addWidget(self.card)
+        bl.addWidget(self.diff, 1)
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(top)
-        self.split.addWidget(self.diff)
+        self.split.addWidget(bottom)
         self.split.setSizes([220, 380])
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
@@ -261,6 +188,7 @@ class CheckpointTimelinePane(QWidget):
         """Show ``chat``'s checkpoints (agent chats; anything else or None shows an empty pane)."""
         if chat is not self.chat:
             self._undo = None
+            self.card.hide()
         self.chat = chat if chat is not None and chat.mode == "agent" else None
         self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
         self.refresh()
@@ -291,7 +219,7 @@ class CheckpointTimelinePane(QWidget):
             it.setToolTip(2, cp.message)
             it.setToolTip(3, "\n".join(self._changed_lines(cp)))
             if cp.author == "agent":
-                it.setForeground(1, QColor("#b89ae0" if _colours() is _COLOURS_DARK else "#6a3fa0"))
+                it.setForeground(1, QColor("#b89ae0" if mode() == "dark" else "#6a3fa0"))
             self.list.addTopLevelItem(it)
             if cp.id == keep:
                 it.setSelected(True)
@@ -314,19 +242,17 @@ class CheckpointTimelinePane(QWidget):
     def _selected_changed(self) -> None:
         cid = self.selected_id()
         if self.chat is None or cid is None:
-            self.diff.show_lines([])
+            self.diff.show_note("")
         else:
             try:
-                lines: list[tuple[str, str]] = []
-                for d in self.history.diff_text(cid):
-                    if lines:
-                        lines.append(("ctx", ""))
-                    lines += file_diff_lines(d)
-                if not lines:
-                    lines = [("note", tr("story.diff.nochange"))]
+                files = self.history.diff_text(cid)
             except Exception as e:  # a missing/damaged blob: say so instead of failing the pane
-                lines = [("note", tr("story.diff.error", error=str(e)))]
-            self.diff.show_lines(lines)
+                self.diff.show_note(tr("story.diff.error", error=str(e)))
+            else:
+                if files:
+                    self.diff.show_files(files)
+                else:
+                    self.diff.show_note(tr("story.diff.nochange"))
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -381,12 +307,14 @@ class CheckpointTimelinePane(QWidget):
             return None
         if not self.confirm(tr("story.restore.files"), self.confirm_text_files(cp)):
             return None
+        lines = self._file_lines(cp.files)
         try:
             done = self.chat.restore_checkpoint(cp.id).checkpoint
         except Exception as e:
             self.inform(tr("story.restore.files"), tr("story.err.restore", error=str(e)))
             return None
-        self._after_restore(done, None, tr("story.done.files", message=cp.message))
+        self._after_restore(done, None, tr("story.done.files", message=cp.message),
+                            card=(tr("desk.restored.files", message=cp.message, time=_when(cp.ts)), lines, None))
         return done
 
     def restore_before_turn(self) -> Optional[Any]:
@@ -397,24 +325,49 @@ class CheckpointTimelinePane(QWidget):
             return None
         if not self.confirm(tr("story.restore.turn"), self.confirm_text_turn(cp, pred, user)):
             return None
+        lines = self._file_lines(pred.files)
         try:
             res = self.chat.restore_checkpoint(cp.id, with_conversation=True)
         except Exception as e:
             self.inform(tr("story.restore.turn"), tr("story.err.restore", error=str(e)))
             self.refresh()
             return None
-        self._after_restore(res.checkpoint, res.old_leaf, tr("story.done.turn", message=cp.message))
+        self._after_restore(res.checkpoint, res.old_leaf, tr("story.done.turn", message=cp.message),
+                            card=(tr("desk.restored.turn", message=cp.message, time=_when(cp.ts)), lines, user))
         return res.checkpoint
 
-    def _after_restore(self, done: Any, old_leaf: Optional[str], message: str) -> None:
+    def _after_restore(self, done: Any, old_leaf: Optional[str], message: str,
+                       card: Optional[tuple[str, list[str], Optional[str]]] = None) -> None:
         cps = self.history.checkpoints()
         idx = next((i for i, c in enumerate(cps) if c.id == done.id), None)
-        pre = cps[idx - 1].id if idx else None
-        self._undo = (pre, old_leaf) if pre else None
+        pre = cps[idx - 1] if idx else None
+        self._undo = (pre.id, old_leaf) if pre else None
         self.status.setText(message)
+        if card is not None:
+            self._show_card(*card, pre_label=pre.message if pre else None)
         self.refresh()
         self.select(done.id)
         self.restored.emit()
+
+    def _show_card(self, title: str, lines: list[str], said: Optional[str], pre_label: Optional[str]) -> None:
+        """The after-restore card: ``title`` (checkpoint and time), the files it changed, the conversation, undo."""
+        if said is None:
+            talk = tr("desk.restored.talk.kept")
+        else:
+            said = said.replace("\n", " ")
+            talk = tr("desk.restored.talk.moved", said=said[:40] + ("…" if len(said) > 40 else ""))
+        body = [tr("desk.restored.changed"), *lines, talk]
+        if pre_label is not None:
+            body += ["", tr("desk.restored.undo", pre=pre_label,
+                            talk=tr("desk.restored.undo.talk") if said is not None else "")]
+        body.append(tr("desk.restored.diff"))
+        self.card_title.setText(title)
+        self.card_text.setText("\n".join(body))
+        self.card.show()
+
+    def restore_card_text(self) -> str:
+        """What the after-restore card says now ("" when it is hidden)."""
+        return "" if self.card.isHidden() else self.card_title.text() + "\n" + self.card_text.text()
 
     def undo_restore(self) -> Optional[Any]:
         """Undo the last restore made here: files back to the checkpoint made just before it and, when the
@@ -433,6 +386,7 @@ class CheckpointTimelinePane(QWidget):
             self.inform(tr("story.restore.undo"), tr("story.err.restore", error=str(e)))
             return None
         self._undo = None
+        self.card.hide()
         self.status.setText(tr("story.done.undo"))
         self.refresh()
         self.select(done.id)

@@ -309,15 +309,15 @@ def test_timeline_lists_newest_first_and_shows_the_diff(timeline):
     restored = []
     pane.restored.connect(lambda: restored.append(1))
     pane.list.setCurrentItem(pane.list.topLevelItem(0))
-    lines = pane.diff.lines
-    assert lines[0] == ("file", "修改 001-雨夜问名.md")
-    assert ("add", "+后来雨停了。") in lines
-    assert any(k == "hunk" for k, _t in lines)
-    assert "+后来雨停了。" in pane.diff.toPlainText() and pane.diff.isReadOnly()
-    assert len(pane.diff.extraSelections()) >= 2  # coloured lines
+    # a prose diff (ui/prose_diff.py): the file, the added sentence highlighted, no unified-diff hunks
+    shown = pane.diff.plain_text()
+    assert shown.startswith("修改 001-雨夜问名.md") and "后来雨停了。" in shown
+    assert pane.diff.marks == [("insert", "后来雨停了。\n")]
+    assert "@@" not in shown and "+后来" not in shown and pane.diff.browser.isReadOnly()
     # the first checkpoint: every file added
     pane.list.setCurrentItem(pane.list.topLevelItem(2))
-    assert [t for k, t in pane.diff.lines if k == "file"] == ["新增 000-开场.md", "新增 001-雨夜问名.md", "新增 002-坦言.md"]
+    assert [line.split(" ")[0] + " " + line.split(" ")[1] for line in pane.diff.plain_text().splitlines()
+            if line.startswith("新增")] == ["新增 000-开场.md", "新增 001-雨夜问名.md", "新增 002-坦言.md"]
     assert not pane.turn_btn.isEnabled()  # no turn, no predecessor
     pane.list.setCurrentItem(pane.list.topLevelItem(1))
     assert not pane.turn_btn.isEnabled() and pane.files_btn.isEnabled()  # a user checkpoint has no turn
