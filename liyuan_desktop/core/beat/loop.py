@@ -8,7 +8,7 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
 - ``ask`` suspends the beat until the user answers; Stop hands the pen back and ends the beat. Prose a reply
   without tool calls had streamed when Stop came becomes the draft, unsealed (issue 18).
 - A reply cut off by the output cap (``finish_reason: "length"``) or caught looping (:mod:`.repetition`, the
-  call is cancelled as soon as the loop shows) is taken into the draft but never sealed (``BeatOutput.cut``), so
+  call is cancelled as soon as the loop shows; live models only — a replay plays its recorded calls as recorded) is taken into the draft but never sealed (``BeatOutput.cut``), so
   the user gets 继续 / 按现稿收笔 and the scribe books nothing.
 - Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
@@ -359,11 +359,13 @@ class Beat:
 
         self._streamed, self._tool_streamed, self._looped = [], False, None
         self._stream_calls = (names, args)
-        guard = self._guard = RepetitionGuard()
+        # a replay plays recorded calls as recorded (golden runs, benches): the loop guard watches live models only
+        guard = self._guard = RepetitionGuard() if not getattr(self.inp.model, "is_replay", False) else None
         think = ThinkSplitter()
         task_box: list[asyncio.Future[Any]] = []
 
-        def looped(reason: Optional[str]) -> None:
+        def looped(piece: str) -> None:
+            reason = guard.feed(piece) if guard is not None else None
             if reason and self._looped is None:
                 self._looped = reason
                 if task_box and not task_box[0].done():
@@ -377,7 +379,7 @@ class Beat:
                 if text:
                     self._streamed.append(text)
                     self.emit(ModelDelta(round=rnd, channel="content", text=text, index=dl.index))
-                    looped(guard.feed(text))
+                    looped(text)
                 return
             if dl.kind in ("tool_name", "tool_args"):
                 self._tool_streamed = True
@@ -386,7 +388,7 @@ class Beat:
                 else:
                     args.setdefault(dl.index, []).append(dl.text)
                     if names.get(dl.index, "") in _STREAMED_DRAFT_TOOLS:
-                        looped(guard.feed(dl.text))
+                        looped(dl.text)
                         if log_ is not None and self._stream_flush is None:
                             self._stream_flush = loop.call_later(STREAM_PERSIST_S, flush)
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
