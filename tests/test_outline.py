@@ -105,3 +105,8 @@ def test_checkpoints_keep_and_restore_the_outline(tmp_path):
     assert (chat / "大纲.md").read_text("utf-8") == "## 一\n"
     h.restore(c0.id)
     assert not (chat / "大纲.md").exists() and (chat / "正文" / "001.md").read_text("utf-8") == "一"
+
+
+def test_due_beats_name_the_chapter_a_thread_is_due():
+    o = parse_outline("## 一\n- 回收：「玉佩的来历」\n## 二\n- 回收伏笔：铜钱\n- 回收：玉佩的来历\n")
+    assert o.due_chapters() == {"玉佩的来历": 1, "铜钱": 2}

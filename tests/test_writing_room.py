@@ -22,7 +22,7 @@ OUTLINE = "\n".join([
     "# 第一卷 雨夜",
     *[f"## 第{i}章 章{i} {{target=20}}\n- 情节{i}" for i in range(1, 6)],
     "# 第二卷 回声",
-    *[f"## 第{i}章 章{i} {{target=20}}\n- 情节{i}" for i in range(6, 11)],
+    *[f"## 第{i}章 章{i} {{target=20}}\n- 情节{i}" + ("\n- 回收：玉佩的来历" if i == 8 else "") for i in range(6, 11)],
 ]) + "\n"
 THREAD = "玉佩的来历"
 
@@ -89,6 +89,7 @@ async def test_ten_chapter_project_outline_threads_codex_and_restore():
             assert t.planted.quote == "玉佩的来历无人知晓。"
             assert chapter_text(2)[t.planted.offset:t.planted.offset + len(t.planted.quote)] == t.planted.quote
             assert t.state == ("planted" if i < 8 else "paid_off")
+            assert t.due_chapter == 8  # the outline's 「回收：…」 beat in chapter 8
             if i >= 8:
                 assert t.closed.chapter == 8 and t.closed.file == "008-章8.md"
         # the codex: 林青 is mentioned in every chapter written so far

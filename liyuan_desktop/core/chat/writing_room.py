@@ -196,10 +196,11 @@ class WritingRoom:
         """The branch's threads (planting order; closed ones included), each plant/close located in the chapter
         text of its turn's checkpoint when the chat has one."""
         snaps, cps = self._turns()
-        key = (self.tree.leaf_id, len(snaps), snaps[-1][0].id if snaps else None, len(cps))
+        outline = self.outline()
+        key = (self.tree.leaf_id, len(snaps), snaps[-1][0].id if snaps else None, len(cps),
+               hash(outline.text) if outline is not None else None)
         if key == self._threads_key:
             return [t.model_copy(deep=True) for t in self._threads]
-        outline = self.outline()
         hist = self._history() if cps else None
 
         replies = self._replies() if not cps else {}
@@ -224,6 +225,11 @@ class WritingRoom:
             return m
 
         self._threads = build_threads(snaps, locate)
+        due = outline.due_chapters() if outline is not None else {}
+        for t in self._threads:  # the outline says when a thread is due (a due chapter the user set wins)
+            if t.due_chapter is None and due:
+                hit = due.get(t.title) or next((n for k, n in due.items() if k and (k in t.title or t.title in k)), None)
+                t.due_chapter = hit
         self._threads_key = key
         return [t.model_copy(deep=True) for t in self._threads]
 

@@ -9,6 +9,8 @@ It is plain Markdown with one small convention (our own; no other tool defines i
   default planned), ``target`` (target length in 字, :func:`core.text.count_words`), ``due`` is not a chapter
   attribute (threads carry their own). Unknown keys are kept as they are.
 - ``- 她在雨里捡到玉佩`` (or ``*``, ``+``, ``1.``) under a chapter — a beat (情节点). Other lines are notes and kept.
+- ``- 回收：玉佩的来历`` (also ``回收伏笔：``) — a beat that says the thread of that title (or containing it) is due
+  by this chapter (:meth:`Outline.due_chapters`; a due chapter the user set wins).
 
 The file is versioned with the chapters: :class:`core.story.checkpoints.StoryHistory` captures ``大纲.md`` (key
 :data:`OUTLINE_KEY`) in every checkpoint and a restore puts it back. Parsing never fails: whatever is not a heading or
@@ -39,6 +41,7 @@ _STATUS_ALIASES = {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STAT
 
 _HEADING = re.compile(r"^(#{1,2})(?!#)\s*(.*?)\s*$")
 _ATTRS = re.compile(r"\s*\{([^{}]*)\}\s*$")
+_DUE = re.compile(r"^(?:回收伏笔|伏笔回收|回收)\s*[:：]\s*(.+?)\s*$")
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)、])\s+(.*\S)\s*$")
 
 #: Bounds of the outline part of the agent state block (characters of a beat line, chapters either side).
@@ -86,6 +89,16 @@ class Outline(BaseModel):
         """The chapter linked to file ``name`` (a name in ``正文/``), or None."""
         name = _norm_file(name)
         return next((c for c in self.chapters() if c.file == name), None)
+
+    def due_chapters(self) -> dict[str, int]:
+        """{thread title as written: 1-based chapter} from the ``回收：…`` beats (the first chapter naming it wins)."""
+        out: dict[str, int] = {}
+        for c in self.chapters():
+            for b in c.beats:
+                m = _DUE.match(b)
+                if m:
+                    out.setdefault(m.group(1).strip("「」“” "), c.index + 1)
+        return out
 
     def find(self, ref: str | int) -> OutlineChapter:
         """A chapter by 1-based number (int or digits), by linked file name, or by exact / unique partial title.
