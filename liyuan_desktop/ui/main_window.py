@@ -34,6 +34,7 @@ from ..core.settings import AppSettings, load_settings, resolve_key, save_settin
 from ..core.ledger.state import WorldState
 from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
+from . import agent_desk
 from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView, chat_frame_context
@@ -166,6 +167,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.timeline_pane, tr("story.timeline"))
         self.chapter_pane.changed.connect(self.timeline_pane.refresh)
         self.timeline_pane.restored.connect(self._after_restore)
+        agent_desk.install(self)  # issue 17: 撤销本轮 says why it is off; the chapter editor's focus mode
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
 
@@ -483,6 +485,7 @@ class MainWindow(QMainWindow):
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), agent)
             pane.set_chat(chat if agent else None)
+        agent_desk.show_agent_desk(self, agent)  # an agent chat opens on 章节, not on the empty 稿纸
         demo = getattr(self, "is_demo", False)
         self.view.set_banner(tr("replay.banner") if demo or chat.model.is_replay else None)
         self.reload_transcript()
@@ -809,7 +812,7 @@ class MainWindow(QMainWindow):
         self.send_btn.setEnabled(has_chat and not busy)
         self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False)
                                   and self.chat.last_user_text() is not None)  # nothing to play again before a beat
-        self.undo_btn.setEnabled(not busy and self._can_undo())
+        agent_desk.update_undo(self, busy)  # enabled, or a tooltip saying why not
         self.branch_nav.set_busy(busy)
         self.stop_btn.setEnabled(busy)
         self.input.setReadOnly(busy)
@@ -1055,7 +1058,7 @@ class MainWindow(QMainWindow):
         self._nav_stale = True
         self._nav_focus = focus
         self._refresh_branches()
-        self.undo_btn.setEnabled(not self.busy and self._can_undo())
+        agent_desk.update_undo(self)
         usage = None
         if self.chat is not None:
             try:

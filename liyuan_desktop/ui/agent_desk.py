@@ -1,0 +1,103 @@
+"""The main window's side of agent mode as a writer expects it (issue 17): the hooks ui/main_window.py calls.
+
+* :func:`update_undo` — 「撤销本轮」 enabled or not, and when not, why: the reason is the button's tooltip and status
+  tip, and hovering the disabled button puts it in the status bar (a disabled button cannot be clicked to ask).
+  An agent chat undoes a turn in its checkpoint timeline (files and conversation together), so there the button is
+  always off and says where to go.
+* :func:`install` — the chapter editor's distraction-free mode hides the card list, the conversation and the side
+  tabs (and brings them back, at their old sizes, when it ends).
+* :func:`show_agent_desk` — an agent chat opens on 章节 (its chapters), not on the empty 稿纸.
+
+The window keeps its widgets; this module only reads ``chat.mode`` / ``chat.last_user_text()`` (public ``Chat``
+queries) and toggles visibility.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from PySide6.QtCore import QEvent, QObject
+
+from .i18n import register, tr
+
+register({
+    "desk.undo.tip": {"zh": "撤销本轮：分支回到你最后一句话之前（什么都不删，可在「分支」里找回）",
+                      "en": "Undo turn: the branch goes back to before your last message (nothing is deleted)"},
+    "desk.undo.nochat": {"zh": "先打开一个对话。", "en": "Open a chat first."},
+    "desk.undo.busy": {"zh": "正在生成：停下或等这一拍写完再撤销。", "en": "A beat is running: stop it or wait before undoing."},
+    "desk.undo.agent": {"zh": "写长篇对话不在这里撤销：到「检查点」选这一轮，点「正文和对话一起回到这一轮之前」（正文文件也一起回去）。",
+                        "en": "Long-form chats undo a turn in Checkpoints: pick the turn and choose “Files and conversation back to before this turn”."},
+    "desk.undo.nothing": {"zh": "这条分支上还没有你说的话，没有可撤销的一轮。", "en": "Nothing to undo: you have not said anything on this branch yet."},
+})
+
+
+def undo_reason(chat: Any, busy: bool) -> Optional[str]:
+    """Why 撤销本轮 cannot be used now, or None when it can (no chat, a beat running, an agent chat, no user
+    message on the branch)."""
+    if chat is None:
+        return tr("desk.undo.nochat")
+    if busy:
+        return tr("desk.undo.busy")
+    if chat.mode == "agent":
+        return tr("desk.undo.agent")
+    if chat.last_user_text() is None:
+        return tr("desk.undo.nothing")
+    return None
+
+
+def update_undo(window: Any, busy: Optional[bool] = None) -> None:
+    """Enable / disable ``window.undo_btn`` and set its tooltip and status tip to the reason (or what it does)."""
+    reason = undo_reason(getattr(window, "chat", None), window.busy if busy is None else busy)
+    btn = window.undo_btn
+    btn.setEnabled(reason is None)
+    tip = reason or tr("desk.undo.tip")
+    btn.setToolTip(tip)
+    btn.setStatusTip(tip)
+
+
+class _HoverReason(QObject):
+    """Hovering the disabled 撤销本轮 shows its reason in the status bar."""
+
+    def __init__(self, window: Any):
+        super().__init__(window)
+        self.window = window
+
+    def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt API
+        if ev.type() == QEvent.Type.Enter and not obj.isEnabled():
+            self.window.statusBar().showMessage(obj.statusTip(), 8000)
+        return False
+
+
+def _focus(window: Any, on: bool) -> None:
+    split = window.split
+    others = [split.widget(0), split.widget(1)]
+    if on:
+        window._desk_sizes = split.sizes()
+        for w in others:
+            w.hide()
+        window.tabs.tabBar().hide()
+    else:
+        for w in others:
+            w.show()
+        window.tabs.tabBar().show()
+        sizes = getattr(window, "_desk_sizes", None)
+        if sizes:
+            split.setSizes(sizes)
+
+
+def install(window: Any) -> None:
+    """Connect the window: the hover reason on 撤销本轮, the editor's distraction-free mode, the first tooltip."""
+    window.undo_btn.installEventFilter(_HoverReason(window))
+    window.chapter_pane.editor.focusModeChanged.connect(lambda on: _focus(window, on))
+    update_undo(window, False)
+
+
+def show_agent_desk(window: Any, agent: bool) -> None:
+    """After a chat opened: an agent chat shows 章节; any other chat leaves a hidden agent tab for 稿纸."""
+    editor = window.chapter_pane.editor
+    if editor.focus_mode:
+        editor.set_focus_mode(False)
+    if agent:
+        window.tabs.setCurrentWidget(window.chapter_pane)
+    elif window.tabs.currentWidget() in (window.chapter_pane, window.timeline_pane):
+        window.tabs.setCurrentWidget(window.draft_pane)
