@@ -195,3 +195,30 @@ async def test_roleplay_chat_threads_quote_the_reply_and_follow_the_branch():
     chat.undo()  # back before beat 2: the thread is open again on this branch
     (t,) = chat.threads()
     assert t.state == "planted", first_reply
+
+
+def test_codex_links_lore_counts_aliases_and_first_sight():
+    """The codex: roster names of every kind, the card book's entry matched by title or key, aliases counted as
+    mentions (longest name first: 「怀瑾」 is not also 「瑾」), first sight from the roster."""
+    from liyuan_desktop.core.ledger.state import CharacterState, WorldState, register_roster
+
+    card = load_card(DEMO_CARD)
+    chat = Chat.create(chat_dir(card.name, "长篇-设定集"), card, ReplayModel(actor=[]), mode="agent")
+    st = WorldState(time="第一夜", location="听雨轩", characters={"怀瑾": CharacterState(status="失踪", at="镇北渡口")},
+                    inventory=["油纸伞"], plot_threads=["怀瑾的下落"])
+    register_roster(st)
+    chat.seed_ledger(st)
+    chat.import_chapters([("001.md", "听雨轩里，有人提起怀瑾。"), ("002.md", "瑾公子的油纸伞还在。老周说怀瑾去了镇北渡口。")])
+    codex = {e.name: e for e in chat.codex()}
+    assert {n: e.kind for n, e in codex.items()} == {"怀瑾": "character", "听雨轩": "place", "镇北渡口": "place",
+                                                     "油纸伞": "item", "怀瑾的下落": "event"}
+    assert codex["怀瑾"].lore.title == "怀瑾" and codex["油纸伞"].lore.title == "旧油纸伞"  # by key
+    assert codex["怀瑾"].chapters == {"001.md": 1, "002.md": 1} and codex["怀瑾"].first_seen == "第一夜"
+    assert codex["怀瑾"].facts[0].text == "状态：失踪；在：镇北渡口"
+    chat.set_aliases("怀瑾", ["瑾公子"])
+    (hj,) = chat.codex("怀瑾")
+    assert hj.aliases == ["瑾公子"] and hj.chapters == {"001.md": 1, "002.md": 2} and hj.mentions == 3
+    assert [(m.file, m.offset, m.matched) for m in chat.mentions("怀瑾")][1] == ("002.md", 0, "瑾公子")
+    assert chat.aliases() == {"怀瑾": ["瑾公子"]}
+    # 怀瑾的下落 is an event (plot thread) and also a thread of this branch
+    assert [t.title for t in chat.threads()] == ["怀瑾的下落"]
