@@ -104,6 +104,8 @@ async def test_ten_chapter_project_outline_threads_codex_and_restore():
     assert p.chapters[0].words == 15  # 14 CJK characters and the number 1 (one word)
     assert p.target == 200 and [v.title for v in p.volumes] == ["第一卷 雨夜", "第二卷 回声"]
     assert p.today == p.words
+    cache = json.loads((d / ".liyuan-words.json").read_text("utf-8"))  # counted once per content, kept on disk
+    assert sorted(cache.values()) == sorted(count_words(chapter_text(i)) for i in range(1, 11))
     # 撤销本轮 of chapter 8: files, outline and thread go back together
     res = chat.restore_checkpoint(cps[8].id, with_conversation=True)
     o = chat.outline()

@@ -35,6 +35,8 @@ from ..story.progress import Progress, WordCache, book_progress, daily_counts
 
 #: The per-chat alias list (canonical name → aliases), user-edited.
 ALIASES_FILE = "名录别名.json"
+#: 字数 by content hash, a rebuildable cache (story.progress.WordCache).
+WORDS_CACHE_FILE = ".liyuan-words.json"
 #: Bounds of the codex part of the state block.
 CODEX_BLOCK_MAX_NAMES = 20
 
@@ -93,7 +95,7 @@ class WritingRoom:
                  book: Callable[[], Lorebook]):
         self.dir, self.tree, self._history, self._book = Path(directory), tree, history, book
         self._mentions = MentionIndex()
-        self._words = WordCache()
+        self._words = WordCache(self.dir / WORDS_CACHE_FILE)
         self._threads_key: Any = None
         self._threads: list[Thread] = []
 
@@ -375,6 +377,7 @@ class WritingRoom:
             hist = self._history()
             p.days, p.today = daily_counts(hist.checkpoints(),
                                            lambda h: self._words.count(h, lambda: hist.object_text(h)))
+        self._words.save()
         return p
 
     # ------------------------------------------------------------------ the agent state block

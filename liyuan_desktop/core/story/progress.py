@@ -11,10 +11,13 @@ blob's count never changes), so a long history is counted once.
 from __future__ import annotations
 
 import datetime as _dt
+import json
+from pathlib import Path
 from typing import Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
+from ..fsutil import atomic_write_text
 from ..text import count_words
 from .checkpoint_model import Checkpoint, is_chapter_name
 from .outline import Outline
@@ -65,16 +68,37 @@ class Progress(BaseModel):
 
 
 class WordCache:
-    """字数 by content hash (a blob's count never changes)."""
+    """字数 by content hash (a blob's count never changes). With ``path`` it is also kept on disk (a JSON object
+    ``{sha256: count}``; a cache — deleted or damaged, it is rebuilt): reopening a long book counts nothing again."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Optional[Path] = None) -> None:
+        self.path = path
         self._by_hash: dict[str, int] = {}
+        self._dirty = False
+        if path is not None:
+            try:
+                raw = json.loads(Path(path).read_text("utf-8"))
+                if isinstance(raw, dict):
+                    self._by_hash = {k: v for k, v in raw.items() if isinstance(k, str) and isinstance(v, int)}
+            except (OSError, ValueError):
+                pass
+
+    def save(self) -> None:
+        """Write the cache to ``path`` when it gained counts (errors ignored: it is only a cache)."""
+        if self.path is None or not self._dirty:
+            return
+        try:
+            atomic_write_text(self.path, json.dumps(self._by_hash, separators=(",", ":")))
+            self._dirty = False
+        except OSError:
+            pass
 
     def count(self, digest: str, text: Callable[[], str]) -> int:
         """The count of the content with hash ``digest``; ``text()`` is called only on a miss."""
         n = self._by_hash.get(digest)
         if n is None:
             n = self._by_hash[digest] = count_words(text())
+            self._dirty = True
         return n
 
 
