@@ -44,6 +44,7 @@ from .pipeline import emit, run_scribe_step
 from .prose_mode import PROSE_LIMITS, prose_mode
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
+from .review import ChapterReview
 from ..messages import action, message
 
 
@@ -55,6 +56,12 @@ class Chat(ChatView):
     """An open chat: :class:`ChatView`'s parts and queries plus one public method per user command (send,
     regenerate, continue, seal as is, select / swipe / undo / edit a message, restore a checkpoint, edit the ledger
     or a summary, the card's switches, export). Construct with :meth:`create` or :meth:`open`."""
+
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        #: chapter review (issue 19 §4, chat.review): accepted findings join the agent state block as 【审稿意见】
+        self.review = ChapterReview(self)
+        self.agent.extra_blocks = self.review.wrap_blocks(self.agent.extra_blocks)
 
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
@@ -601,6 +608,29 @@ class Chat(ChatView):
     def set_aliases(self, name: str, aliases: list[str]) -> None:
         """Set the codex aliases of roster ``name`` (they count as mentions of it); [] removes them. OSError."""
         self.writing.set_aliases(name, aliases)
+
+    # -- chapter review (issue 19 §4; chat.review) --------------------------------------------------------------
+    async def review_chapter(self, file: str, *, use_model: bool = True, model: Optional[ChatModel] = None) -> Any:
+        """Review chapter ``file`` (a name in 正文/): local checks, then the model (``model``, else the chat's) unless
+        ``use_model`` is False; never edits. Returns ``story.review.ChapterReviewResult`` (kept in 审稿.json).
+        Raises ToolError (no such chapter), OSError; a failed model call is the result's ``model_error``."""
+        return await self.review.run(file, model, use_model)
+
+    def last_review(self, file: str) -> Any:
+        """The last review of chapter ``file`` (None when never reviewed), intentional findings left out."""
+        return self.review.last(file)
+
+    def accept_finding(self, finding_id: str) -> Any:
+        """Queue a review finding for the agent's next turn (its 【审稿意见】). Raises KeyError, OSError."""
+        return self.review.accept(finding_id)
+
+    def mark_finding_intentional(self, finding_id: str, value: bool = True) -> Any:
+        """Mark a review finding intentional (never reported again) or, ``value`` False, not any more. KeyError."""
+        return self.review.intentional(finding_id, value)
+
+    def pending_review(self) -> list[Any]:
+        """Accepted findings the agent has not had on this branch yet (``story.review.ReviewFinding``)."""
+        return self.review.pending()
 
     def export(self, fmt: str, output: Path) -> Path:
         """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
