@@ -7,12 +7,13 @@ provider caches, and of the golden runs). :func:`core.beat.tools.registry.tool_s
 - :data:`MEMORY_TOOLS`: added after the role-play set once a branch has been compacted (or cut to fit the window).
 - :data:`AGENT_FILE_TOOLS`, :data:`AGENT_TOOLS`: agent mode (写长篇): the file tools, then ask, the ledger, the world
   book and memory_search (the agent rules point to it: 细节可用 memory_search 查).
-- :data:`WRITING_TOOLS`: added after the agent set when the chat has an outline (大纲.md; issue 19).
+- :data:`WRITING_TOOLS`: added after the agent set when the chat has an outline (大纲.md; issue 19): the outline
+  tools and ``chapter_review`` (the agent reviews a chapter of its own).
 """
 
 from __future__ import annotations
 
-from . import memory, roleplay, story_files, writing  # noqa: F401  (declares the tools)
+from . import memory, review, roleplay, story_files, writing  # noqa: F401  (declares the tools)
 
 ROLEPLAY_TOOLS: tuple[str, ...] = (
     "draft_write", "draft_append", "draft_read", "draft_search", "draft_edit", "draft_seal",
@@ -22,4 +23,4 @@ MEMORY_TOOLS: tuple[str, ...] = ("memory_search",)
 AGENT_FILE_TOOLS: tuple[str, ...] = ("read", "grep", "edit", "write")
 AGENT_TOOLS: tuple[str, ...] = (*AGENT_FILE_TOOLS, "ask", "world_state_get", "lorebook_search", "lorebook_list",
                                 *MEMORY_TOOLS)
-WRITING_TOOLS: tuple[str, ...] = ("outline_read", "outline_edit")
+WRITING_TOOLS: tuple[str, ...] = ("outline_read", "outline_edit", "chapter_review")
