@@ -7,6 +7,9 @@
 * :func:`install` — the chapter editor's distraction-free mode hides the card list, the conversation and the side
   tabs (and brings them back, at their old sizes, when it ends).
 * :func:`show_agent_desk` — an agent chat opens on 章节 (its chapters), not on the empty 稿纸.
+* :func:`after_restore` — after a checkpoint restore the conversation (the centre pane, blank when the restore took
+  the conversation back before the first turn) carries a banner saying what was restored and how to undo it; the
+  banner goes back to what it was when the restore is undone or the next beat starts.
 
 The window keeps its widgets; this module only reads ``chat.mode`` / ``chat.last_user_text()`` (public ``Chat``
 queries) and toggles visibility.
@@ -85,9 +88,30 @@ def _focus(window: Any, on: bool) -> None:
             split.setSizes(sizes)
 
 
+def _base_banner(window: Any) -> Optional[str]:
+    """The banner the conversation has without a restore: the replay notice for the demo or a replay model."""
+    chat = getattr(window, "chat", None)
+    replay = chat is not None and (getattr(window, "is_demo", False) or chat.model.is_replay)
+    return tr("replay.banner") if replay else None
+
+
+def after_restore(window: Any) -> None:
+    """Show what the last restore did in the conversation's banner (or put the usual banner back)."""
+    summary = window.timeline_pane.restore_summary()
+    window.view.set_banner(summary or _base_banner(window))
+    window._desk_restore_banner = bool(summary)
+
+
+def _busy_changed(window: Any, busy: bool) -> None:
+    if busy and getattr(window, "_desk_restore_banner", False):
+        window._desk_restore_banner = False
+        window.view.set_banner(_base_banner(window))
+
+
 def install(window: Any) -> None:
     """Connect the window: the hover reason on 撤销本轮, the editor's distraction-free mode, the first tooltip."""
     window.undo_btn.installEventFilter(_HoverReason(window))
+    window.busyChanged.connect(lambda busy: _busy_changed(window, busy))
     window.chapter_pane.editor.focusModeChanged.connect(lambda on: _focus(window, on))
     update_undo(window, False)
 

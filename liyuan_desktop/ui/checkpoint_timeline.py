@@ -51,6 +51,8 @@ register({
     "desk.restored.undo.talk": {"zh": "和对话", "en": " and the conversation"},
     "desk.restored.diff": {"zh": "下面是这次恢复对正文的改动。", "en": "Below: what the restore changed in the files."},
     "desk.restored.close": {"zh": "知道了", "en": "Got it"},
+    "desk.restored.summary": {"zh": "{title}。改动：{files}。{talk} 要撤销：右侧「检查点」里点「撤销刚才的恢复」。",
+                              "en": "{title}. Changed: {files}. {talk} To undo: “Undo that restore” under Checkpoints on the right."},
 })
 
 def changed_summary(cp: Any) -> str:
@@ -94,6 +96,7 @@ class CheckpointTimelinePane(QWidget):
         self.inform: Callable[[str, str], None] = self._inform_dialog
         self._busy = False
         self._undo: Optional[tuple[str, Optional[str]]] = None  # (pre-restore checkpoint id, leaf before or None)
+        self._summary = ""
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -361,9 +364,16 @@ class CheckpointTimelinePane(QWidget):
             body += ["", tr("desk.restored.undo", pre=pre_label,
                             talk=tr("desk.restored.undo.talk") if said is not None else "")]
         body.append(tr("desk.restored.diff"))
+        files = "；".join(x.lstrip("· ") for x in lines)
+        self._summary = tr("desk.restored.summary", title=title, files=files, talk=talk)
         self.card_title.setText(title)
         self.card_text.setText("\n".join(body))
         self.card.show()
+
+    def restore_summary(self) -> str:
+        """One line for the window's centre pane after a restore (what, which files, the conversation, how to undo);
+        "" when there is no restore to undo."""
+        return self._summary if self._undo is not None and not self.card.isHidden() else ""
 
     def restore_card_text(self) -> str:
         """What the after-restore card says now ("" when it is hidden)."""

@@ -670,6 +670,7 @@ class MainWindow(QMainWindow):
         self.reload_transcript()
         self.refresh_state()
         self._branches_changed()
+        agent_desk.after_restore(self)  # the conversation says what was restored and how to undo it
 
     def _story_changed(self) -> None:
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
