@@ -178,7 +178,7 @@ class ChapterTreePane(QWidget):
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(self.list)
         self.split.addWidget(self.editor)
-        self.split.setSizes([200, 400])
+        self.split.setSizes([140, 560])  # the editor gets the room; the list scrolls
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
         self.status = QLabel("")

@@ -165,7 +165,7 @@ class CheckpointTimelinePane(QWidget):
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.addWidget(top)
         self.split.addWidget(bottom)
-        self.split.setSizes([220, 380])
+        self.split.setSizes([170, 530])  # the diff gets the room
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
         self.status = QLabel("")

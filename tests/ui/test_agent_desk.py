@@ -101,6 +101,21 @@ async def test_agent_chat_opens_on_chapters_and_undo_says_why(qtbot):
     assert not ed.focus_mode and not left.isHidden() and not centre.isHidden() and not win.tabs.tabBar().isHidden()
     assert not win.chapter_pane.list.isHidden()
 
+    # after a restore the conversation (the centre pane) says what was restored and how to undo it
+    banners = []
+    real_banner = win.view.set_banner
+    win.view.set_banner = lambda text: (banners.append(text), real_banner(text))[1]
+    tl = win.timeline_pane
+    tl.confirm = lambda title, text: True
+    tl.refresh()
+    tl.select(chat.history_log.checkpoints()[0].id)
+    chat.story.write("002-坦言.md", "改过。\n")
+    assert tl.restore_files() is not None
+    assert "导入三章" in banners[-1] and "002-坦言.md" in banners[-1] and "撤销刚才的恢复" in banners[-1]
+    tl.undo_restore()
+    assert banners[-1] is None  # the usual banner again (no replay model here)
+    win.view.set_banner = real_banner
+
     # a role-play chat again: the hidden agent tabs are not left current
     win.start_demo()
     assert win.tabs.currentWidget() not in (win.chapter_pane, win.timeline_pane)
