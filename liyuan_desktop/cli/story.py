@@ -106,6 +106,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         sp = ss.add_parser(name, help=helptext)
         sp.add_argument("chat")
         sp.add_argument("--json", action="store_true")
+    from . import story_review  # issue 19 §4: review one chapter (local checks, then the configured model)
+
+    sr = ss.add_parser("review", help="审稿：对一章做审读（重复、套话、矛盾、人物走样、伏笔……），只报告不改稿")
+    sr.add_argument("chat")
+    sr.add_argument("--json", action="store_true")
+    story_review.add_arguments(sr)
     return st
 
 
@@ -115,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
-        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|threads|codex|progress CHAT …", file=sys.stderr)
+        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|threads|codex|progress|review CHAT …", file=sys.stderr)
         return 2
     try:
         d = chat_folder(args.chat)
@@ -144,6 +150,14 @@ def run(args: argparse.Namespace) -> int:
             else:
                 out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
             return 0
+        if args.story_cmd == "review":
+            from . import story_review
+            from ..core.errors import ToolError
+
+            try:
+                return story_review.run(args)
+            except ToolError as e:
+                raise ValueError(e.message) from None
         if args.story_cmd in WRITING_COMMANDS:
             out(writing_report(open_chat(args.chat), args.story_cmd, args.json))
             return 0

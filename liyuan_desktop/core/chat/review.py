@@ -38,7 +38,7 @@ from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from ..prompt.assemble import prompt_resource
 from ..story.review import (KINDS, AcceptedFinding, ChapterReviewResult, ReviewFinding, ReviewInput, ReviewStore,
                             ThreadView, dedupe, finding_line, fingerprint, is_dead, load_store,
-                            local_findings, locate, lost_items, save_store, stock_phrases)
+                            local_findings, locate, lost_items, outline_chapter, save_store, stock_phrases)
 from ..text import utf16_len
 
 if TYPE_CHECKING:
@@ -77,10 +77,9 @@ class ChapterReview:
         return [c.name for c in self.chat.story.chapters()]
 
     def _chapter_no(self, file: str, order: list[str]) -> tuple[Optional[int], Optional[int]]:
-        """(1-based chapter number, outline target) of ``file``: the outline's number when linked there, else its
-        place in ``order``."""
-        o = self.chat.writing.outline()
-        oc = o.chapter_for_file(file) if o is not None else None
+        """(1-based chapter number, outline target) of ``file``: its outline chapter's
+        (:func:`core.story.review.outline_chapter`), else its place in ``order``."""
+        oc = outline_chapter(self.chat.writing.outline(), file, order)
         if oc is not None:
             return oc.index + 1, oc.target
         return (order.index(file) + 1 if file in order else None), None
@@ -141,10 +140,7 @@ class ChapterReview:
         card = self.chat.card
         parts = [f"【人物卡】{card.name}\n{(card.description or '')[:3000]}"
                  + (f"\n性格：{card.personality[:1000]}" if card.personality else "")]
-        o = self.chat.writing.outline()
-        oc = o.chapter_for_file(inp.file) if o is not None else None
-        if oc is None and o is not None and inp.chapter is not None and inp.chapter <= len(o.chapters()):
-            oc = o.chapters()[inp.chapter - 1]
+        oc = outline_chapter(self.chat.writing.outline(), inp.file, self._order())
         if oc is not None:
             parts.append(f"【大纲】第 {oc.index + 1} 章 {oc.title}" + (f"（目标 {oc.target} 字）" if oc.target else "")
                          + "".join(f"\n- {b}" for b in oc.beats))
@@ -225,6 +221,9 @@ class ChapterReview:
             result.findings, result.suppressed = kept, skipped + skipped2
         store = self.store()  # re-read: the user may have acted while the model was thinking
         store.last[file] = result
+        for f in result.findings:
+            store.recent.pop(f.id, None)
+            store.recent[f.id] = f
         save_store(self.dir, store)
         return result
 
@@ -238,11 +237,12 @@ class ChapterReview:
         return r
 
     def _find(self, store: ReviewStore, finding_id: str) -> ReviewFinding:
-        for r in store.last.values():
-            for f in r.findings:
-                if f.id == finding_id:
-                    return f
-        raise KeyError(finding_id)
+        f = store.recent.get(finding_id)
+        if f is None:
+            f = next((x for r in store.last.values() for x in r.findings if x.id == finding_id), None)
+        if f is None:
+            raise KeyError(finding_id)
+        return f
 
     def accept(self, finding_id: str) -> ReviewFinding:
         """Queue finding ``finding_id`` (of a kept review) for the agent's next turn. Accepting twice queues once.

@@ -125,16 +125,20 @@ class AcceptedFinding(BaseModel):
 
 
 class ReviewStore(BaseModel):
-    """``审稿.json``: ``last`` (the last review per chapter file), ``accepted`` (oldest first, at most
-    :data:`MAX_ACCEPTED`), ``intentional`` ({fingerprint: "kind · quote" for the user to read})."""
+    """``审稿.json``: ``last`` (the last review per chapter file), ``recent`` (every finding of recent reviews by id,
+    oldest first, at most :data:`MAX_RECENT`: a finding shown earlier can still be accepted after a new review),
+    ``accepted`` (oldest first, at most :data:`MAX_ACCEPTED`), ``intentional`` ({fingerprint: "kind · quote" for the
+    user to read})."""
 
     version: int = 1
     last: dict[str, ChapterReviewResult] = Field(default_factory=dict)
+    recent: dict[str, ReviewFinding] = Field(default_factory=dict)
     accepted: list[AcceptedFinding] = Field(default_factory=list)
     intentional: dict[str, str] = Field(default_factory=dict)
 
 
 MAX_ACCEPTED = 200
+MAX_RECENT = 500
 
 
 def fingerprint(kind: str, file: str, quote: str, note: str = "") -> str:
@@ -244,6 +248,8 @@ def load_store(chat_dir: Path) -> ReviewStore:
 def save_store(chat_dir: Path, store: ReviewStore) -> None:
     """Write ``审稿.json`` (atomic). OSError."""
     store.accepted = store.accepted[-MAX_ACCEPTED:]
+    if len(store.recent) > MAX_RECENT:
+        store.recent = dict(list(store.recent.items())[-MAX_RECENT:])
     atomic_write_text(Path(chat_dir) / REVIEW_FILE, store.model_dump_json(indent=1))
 
 
@@ -511,6 +517,19 @@ def check_length(text: str, file: str, target: Optional[int]) -> list[ReviewFind
     if n > target * 2:
         return [make_finding("outline", text, file, None, None, f"本章 {n} 字，大纲目标 {target} 字，超出一倍多。")]
     return []
+
+
+def outline_chapter(outline: Any, file: str, order: list[str]) -> Any:
+    """The outline chapter (``story.outline.OutlineChapter``) of chapter ``file``: the one linked to it, else the one
+    at its place in ``order`` (file-name order) when that one is linked to no file; None without one."""
+    if outline is None:
+        return None
+    oc = outline.chapter_for_file(file)
+    if oc is not None:
+        return oc
+    chs = outline.chapters()
+    i = order.index(file) if file in order else -1
+    return chs[i] if 0 <= i < len(chs) and not chs[i].file else None
 
 
 class ReviewInput(BaseModel):

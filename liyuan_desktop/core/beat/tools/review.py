@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from ...errors import ToolError
 from ...story.outline import read_outline
 from ...story.review import (ReviewInput, ThreadView, is_dead, load_store, local_findings, lost_items,
-                             stock_phrases)
+                             outline_chapter, stock_phrases)
 from .context import ToolContext
 from .registry import tool
 
@@ -51,7 +51,7 @@ def _chapter_review(ctx: ToolContext, a: ChapterReviewArgs) -> dict[str, Any]:
     prev = order[order.index(name) - 1] if name in order and order.index(name) > 0 else ""
     chat_dir = Path(story.story_dir).parent
     outline = read_outline(chat_dir)
-    oc = outline.chapter_for_file(name) if outline is not None else None
+    oc = outline_chapter(outline, name, order)
     chapter = oc.index + 1 if oc is not None else (order.index(name) + 1 if name in order else None)
     due = outline.due_chapters() if outline is not None else {}
     st = ctx.state

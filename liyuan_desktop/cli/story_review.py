@@ -1,0 +1,90 @@
+"""``liyuan story review CHAT --chapter FILE [--json] [--local] [--provider NAME] [--model M] [--base-url URL]``: a
+review turn on one chapter (issue 19 §4) through ``Chat.review_chapter`` — the local checks, then the configured model
+(``--provider``, else the app's active provider; ``--model replay:FILE`` plays a recorded answer; ``--local`` skips
+the model). Prints the findings (or the result as JSON); never edits the chapter. Registered by ``cli/story.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from typing import Any, Optional
+
+from ..core.llm.types import ChatModel
+from ..core.story.review import KIND_ZH, finding_line
+from .common import open_chat, out
+
+
+def add_arguments(sp: argparse.ArgumentParser) -> None:
+    """The arguments of ``story review`` (``chat`` and ``--json`` are added by the caller)."""
+    sp.add_argument("--chapter", required=True, help="章节文件名（正文目录下，如 003-雨夜.md）")
+    sp.add_argument("--local", action="store_true", help="只做本地检查（重复、套话、死者开口、失物、伏笔、篇幅），不调用模型")
+    sp.add_argument("--provider", help="服务商名（默认：设置里当前使用的）")
+    sp.add_argument("--model", help="模型名；replay:FILE 播放录好的回答")
+    sp.add_argument("--base-url", dest="base_url", help="服务商地址（覆盖设置）")
+
+
+def review_model(args: argparse.Namespace) -> Optional[ChatModel]:
+    """The model ``args`` name (None with ``--local``). Raises ValueError (no model configured, unknown provider,
+    missing API key, a bad replay file)."""
+    if args.local:
+        return None
+    from ..core.llm import ReplayModel, build_model
+
+    if args.model and args.model.startswith("replay:"):
+        return ReplayModel.from_file(args.model[len("replay:"):])
+    from ..core.llm import ProviderSettings, resolve_api_key
+    from ..core.settings import load_settings
+
+    if args.provider:
+        from .models import resolve_provider
+
+        try:
+            settings = resolve_provider(args.provider)
+        except KeyError as e:
+            raise ValueError(e.args[0]) from None
+    else:
+        found = load_settings().active()
+        if found is None:
+            raise ValueError("没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查")
+        settings = found
+    extra = {**({"base_url": args.base_url} if args.base_url else {}), **({"model": args.model} if args.model else {})}
+    if extra:
+        settings = ProviderSettings.model_validate({**settings.model_dump(), **extra})
+    if settings.api_key_env and not resolve_api_key(settings):
+        raise ValueError(f"没有 {settings.name} 的 API key：请设置环境变量 {settings.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+    return build_model(settings)
+
+
+def report(result: Any) -> str:
+    """The text of a review result: a head line, then one line per finding."""
+    head = f"审稿 {result.file}" + (f"（第 {result.chapter} 章）" if result.chapter else "") + f"：{len(result.findings)} 条"
+    if result.suppressed:
+        head += f"（另有 {result.suppressed} 条已标为有意，不再报）"
+    lines = [head]
+    if result.model_error:
+        lines.append(f"  模型没有审完：{result.model_error}（下面只有本地检查的结果）")
+    for f in result.findings:
+        lines.append(f"  {f.id}  {finding_line(f)}" + ("" if f.source == "local" else "  ·模型"))
+    for p in result.problems:
+        lines.append(f"  注意：{p}")
+    if not result.findings:
+        lines.append("  没有发现问题。")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``story review``; returns 0 (the findings printed; a failed model call still prints the local ones).
+    Raises ValueError / KeyError / OSError / ToolError for the caller's one-line error (exit 2)."""
+    chat = open_chat(args.chat)
+    model = review_model(args)
+    result = asyncio.run(chat.review_chapter(args.chapter, use_model=model is not None, model=model))
+    if args.json:
+        out(json.dumps(result.model_dump(), ensure_ascii=False, indent=1))
+    else:
+        out(report(result))
+    return 0
+
+
+__all__ = ["add_arguments", "review_model", "report", "run", "KIND_ZH"]
