@@ -66,6 +66,8 @@ def test_added_and_removed_files():
     d = diff_prose("旧的一章。", None)
     assert [b.pieces for b in d.blocks] == [(Piece("delete", "旧的一章。"),)]
     assert not diff_prose("同样。", "同样。").changed and not diff_prose(None, None).blocks
+    # line breaks are not sentences in the count
+    assert diff_prose(None, "开场。雨夜，渡口。\n\n").changed_sentences == 2
 
 
 def test_randomised_diffs_reproduce_both_texts():

@@ -59,6 +59,11 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
+def _real(sentences: list[str]) -> int:
+    """How many of ``sentences`` have text (bare line breaks and spaces are not sentences)."""
+    return sum(1 for x in sentences if x.strip())
+
+
 def tokens(text: str) -> list[str]:
     """Diff units of ``text``: a CJK character, a Latin word, a run of spaces, or any other one character.
     ``"".join(tokens(t)) == t``."""
@@ -89,8 +94,8 @@ class Block:
 @dataclass
 class ProseDiff:
     """A prose diff: ``blocks`` in text order (joining each block's ``old`` gives the old text, ``new`` the new);
-    ``added`` / ``removed`` are the characters inserted / deleted; ``changed_sentences`` counts the old and new
-    sentences in changed blocks (the larger side of each block)."""
+    ``added`` / ``removed`` are the characters inserted / deleted; ``changed_sentences`` counts the sentences with
+    text (not bare line breaks) in changed blocks, the larger side of each block."""
 
     blocks: list[Block] = field(default_factory=list)
     added: int = 0
@@ -161,5 +166,5 @@ def diff_prose(old: Optional[str], new: Optional[str]) -> ProseDiff:
         out.blocks.append(Block("change", o, n, pieces=pieces, rewrite=rewrite))
         out.added += sum(len(p.text) for p in pieces if p.op == "insert")
         out.removed += sum(len(p.text) for p in pieces if p.op == "delete")
-        out.changed_sentences += max(i2 - i1, j2 - j1)
+        out.changed_sentences += max(_real(sa[i1:i2]), _real(sb[j1:j2]))
     return out
