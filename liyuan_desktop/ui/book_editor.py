@@ -259,8 +259,13 @@ class BookEditorDialog(QDialog):
         self.table.verticalHeader().setDefaultSectionSize(24)
         hh = self.table.horizontalHeader()
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        for col in (0, 3, 4, 5, 6):  # the short columns as wide as their header/contents (no "Before …")
-            hh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        # the short columns as wide as their header or longest label (no "Before …"), measured once from the texts:
+        # ResizeToContents would ask every loaded row of a big book again on each change
+        fm = self.table.fontMetrics()
+        widest = {0: [tr(COLUMNS[0])], 3: [tr(COLUMNS[3])], 4: [tr(COLUMNS[4])] + [tr(f"book.pos.{p}") for p in POSITIONS],
+                  5: [tr(COLUMNS[5]), "100000"], 6: [tr(COLUMNS[6]), "100"]}
+        for col, texts in widest.items():
+            hh.resizeSection(col, max(fm.horizontalAdvance(t) for t in texts) + 24)
         hh.resizeSection(1, 150)
         hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().currentRowChanged.connect(lambda cur, _prev: self.show_row(cur.row()))
