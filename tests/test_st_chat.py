@@ -441,3 +441,24 @@ def test_cli_import_prints_progress_and_ctrl_c_cancels_cleanly(tmp_path):
     pct = [int(line.rsplit(" ", 1)[1].rstrip("%")) for line in r.stderr.splitlines() if line.endswith("%")]
     assert pct[-1] == 100 and pct == sorted(pct) and len(pct) >= 10
     assert Path(r.stdout.strip(), "session.jsonl").is_file()
+
+
+async def test_imported_replies_are_no_ledger_gaps_but_a_reply_played_here_is(tmp_path):
+    """SillyTavern never ran our scribe: an imported chat opens with no 「拍回复没记上账」 notice (it said 49,999
+    for a 100,000-message chat); a reply played here whose snapshot a crash cut off is still a gap."""
+    card = load_card(DEMO_CARD)
+    f = write_chat(tmp_path / "a.jsonl", sample_lines())
+    model = ReplayModel(actor=[{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "新的一拍。"}}]},
+                               {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}],
+                        scribe=['{"patch": {}}'])
+    chat = import_st_chat(f, card, tmp_path / "chat", model)
+    assert chat.ledger_gaps() == []
+    assert Chat.open(tmp_path / "chat", card, ReplayModel(actor=[])).ledger_gaps() == []
+    await chat.send("再来一句。")
+    path = tmp_path / "chat" / "session.jsonl"
+    lines = path.read_text("utf-8").splitlines()
+    last_state = max(i for i, ln in enumerate(lines) if '"type":"rp-state"' in ln)
+    del lines[last_state]  # killed before the new reply's snapshot
+    path.write_text("\n".join(lines) + "\n", "utf-8")
+    again = Chat.open(tmp_path / "chat", card, ReplayModel(actor=[]))
+    assert [again.entry_text(g) for g in again.ledger_gaps()] == ["新的一拍。"]

@@ -78,12 +78,16 @@ def recover_draft(tree: SessionTree, directory: Path) -> Optional[str]:
 
 def ledger_gaps(tree: SessionTree) -> list[Any]:
     """The sealed replies on the active branch (role-play chats) that no ledger snapshot covers, oldest first
-    (module doc). [] for agent chats, whose ledger follows checkpoints."""
+    (module doc). [] for agent chats, whose ledger follows checkpoints. Replies imported from a SillyTavern chat
+    file (their entries carry the file's ``st`` fields) were never scribed and are no gap: the walk stops at the
+    newest of them, so an imported 50,000-message chat reports only the replies played here since."""
     if tree.header.mode != "roleplay":
         return []
     gaps: list[Any] = []
     covered_id: Optional[str] = None
     for e in reversed(tree.path_to()):
+        if e.type == "assistant" and getattr(e, "st", None) is not None:
+            break  # imported from a SillyTavern file: never scribed there, and everything before it is imported too
         if covered_id is not None:
             if e.id == covered_id:
                 break
