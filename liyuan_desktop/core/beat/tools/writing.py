@@ -4,7 +4,7 @@ Offered only when the chat has an outline (:meth:`core.chat.agent.AgentDesk.tool
 sends the tool block it always sent. The outline lives in the chat folder, beside ``正文/``
 (``ctx.story.story_dir.parent``); its convention is :mod:`core.story.outline`. ``outline_edit`` is the exact-text
 replace of the ``edit`` file tool, or a chapter's status / target / linked file. Argument models carry no
-docstrings (pydantic would put them into the schema).
+docstrings (pydantic would put them into the schema), hence the private name of the edit model.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from .context import ToolContext
 from .registry import NoArgs, NonNegInt, tool
 
 
-class OutlineEditArgs(BaseModel):
+class _OutlineEditArgs(BaseModel):
     oldText: Optional[str] = Field(None, description="大纲里要换掉的原文，逐字照抄，须唯一（改文字时用）")
     newText: Optional[str] = Field(None, description="换成的新文字（改文字时用）")
     chapter: Optional[str] = Field(None, description="改某一章的状态/目标字数/文件时用：章号（从 1 起）、章名或文件名")
@@ -30,7 +30,7 @@ class OutlineEditArgs(BaseModel):
     file: Optional[str] = Field(None, description="这一章对应的正文文件名；空字符串表示去掉")
 
     @model_validator(mode="after")
-    def _one_form(self) -> "OutlineEditArgs":
+    def _one_form(self) -> "_OutlineEditArgs":
         text = self.oldText is not None or self.newText is not None
         attrs = self.chapter is not None
         if text and attrs:
@@ -64,11 +64,11 @@ def _outline_read(ctx: ToolContext, _a: NoArgs) -> str:
     return _text(ctx)
 
 
-@tool("outline_edit", "write", OutlineEditArgs,
+@tool("outline_edit", "write", _OutlineEditArgs,
       "改大纲：oldText/newText 按原文精确替换（须唯一），或给 chapter 加 status/target/file 改一章的状态、"
       "目标字数、对应文件（写完一章把状态改成 drafted 并填 file）。大纲的情节只在用户同意时改。成功回执 ok。",
       summary=lambda a, _r: f"大纲 {a.get('chapter') or ''}".strip())
-def _outline_edit(ctx: ToolContext, a: OutlineEditArgs) -> str:
+def _outline_edit(ctx: ToolContext, a: _OutlineEditArgs) -> str:
     text = _text(ctx)
     if a.chapter is not None:
         new = set_chapter(text, a.chapter, status=a.status, target=a.target, file=a.file)
