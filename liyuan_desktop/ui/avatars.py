@@ -98,9 +98,15 @@ def card_avatar(card: Any, name: str = "") -> QImage:
             key = (str(probe), st.st_mtime, st.st_size)
             if key in _cache:
                 return _cache[key]
-        if hasattr(card, "card_file"):
-            card = card.load()
-        img = _from_bytes(card_image(card), key or ("mem:" + name, 0.0, 0))
+        if key is not None and Path(key[0]).name == "original.png":
+            # the picture the user imported, kept byte for byte: read it, not the card (whose book can be 50,000
+            # entries: parsing it for an icon cost 780 ms on the UI thread)
+            data = Path(key[0]).read_bytes()
+            img = _from_bytes(data if data.startswith(b"\x89PNG\r\n\x1a\n") else None, key)
+        else:
+            if hasattr(card, "card_file"):
+                card = card.load()
+            img = _from_bytes(card_image(card), key or ("mem:" + name, 0.0, 0))
     except Exception as e:  # a card that cannot be read: the default
         log.debug("no card picture for %s: %s", name, e)
         img = None
