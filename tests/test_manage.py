@@ -132,3 +132,19 @@ async def test_cli_chats(tmp_path, capsys):
     assert cli_main(["chats", "delete", f"{card.name}/没有"]) == 2
     assert "liyuan:" in capsys.readouterr().err
     assert cli_main(["chats", "delete-card", "没有"]) == 2
+
+
+def test_chat_list_skips_hidden_import_folders_and_reads_only_headers(tmp_path, monkeypatch):
+    """A chat import still running (or killed) lives in a hidden ``.liyuan-import-*`` folder: not a chat to list.
+    A chat without meta.json is listed from its header line, never by loading the whole session."""
+    card = library.ensure_demo_card()
+    base = Path(card.dir) / "对话"
+    hidden = base / ".liyuan-import-123"
+    hidden.mkdir(parents=True)
+    (hidden / "session.jsonl").write_text("", "utf-8")
+    d = library.new_chat_dir(card, "无元数据")
+    Chat.create(d, card.load(), ReplayModel(actor=[]), mode="agent")
+    (d / "meta.json").unlink()
+    monkeypatch.setattr(SessionTree, "open", classmethod(lambda cls, *a, **k: (_ for _ in ()).throw(AssertionError("loaded"))))
+    refs = library.list_chats(card)
+    assert [c.name for c in refs] == [d.name] and refs[0].mode == "agent"

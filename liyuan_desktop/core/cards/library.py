@@ -75,6 +75,8 @@ def list_chats(card: CardRef) -> list[ChatRef]:
     if not base.is_dir():
         return out
     for d in base.iterdir():
+        if d.name.startswith("."):  # hidden: a chat import still in progress, or left by a kill (.liyuan-import-*)
+            continue
         s = d / "session.jsonl"
         if not s.is_file():
             continue
@@ -85,7 +87,7 @@ def list_chats(card: CardRef) -> list[ChatRef]:
             updated = int(meta.get("updated", updated))
         except (OSError, ValueError):
             try:
-                mode = SessionTree.open(s).header.mode
+                mode = SessionTree.read_header(s).mode  # the first line only: a big chat is not loaded for a list
             except SessionError:
                 pass
         out.append(ChatRef(name=d.name, dir=str(d), mode=mode, updated=updated))
