@@ -35,6 +35,7 @@ from ..core.ledger.state import WorldState
 from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
 from . import agent_desk
+from . import writing_panes
 from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView, chat_frame_context
@@ -168,6 +169,7 @@ class MainWindow(QMainWindow):
         self.chapter_pane.changed.connect(self.timeline_pane.refresh)
         self.timeline_pane.restored.connect(self._after_restore)
         agent_desk.install(self)  # issue 17: 撤销本轮 says why it is off; the chapter editor's focus mode
+        writing_panes.install(self)  # issue 19: 大纲, 伏笔, 设定 and 审稿 beside 章节; progress in 章节 and the status bar
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
 
@@ -486,6 +488,7 @@ class MainWindow(QMainWindow):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), agent)
             pane.set_chat(chat if agent else None)
         agent_desk.show_agent_desk(self, agent)  # an agent chat opens on 章节, not on the empty 稿纸
+        self.writing_panes.set_chat(chat)  # issue 19: the writing room (agent chats only)
         demo = getattr(self, "is_demo", False)
         self.view.set_banner(tr("replay.banner") if demo or chat.model.is_replay else None)
         self.reload_transcript()
