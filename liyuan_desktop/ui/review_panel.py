@@ -251,7 +251,7 @@ class ReviewPanel(QWidget):
             kind = tr(f"wr.review.kind.{f.kind}")
             if f.source == "model":
                 kind += f" · {tr('wr.review.src.model')}"
-            text = f"「{f.quote}」 {f.note}" if f.quote else f.note
+            text = f"「{f.quote}」\n{f.note}" if f.quote else f.note
             it = QTreeWidgetItem([kind, text])
             it.setData(0, KEY, f)
             it.setToolTip(1, f"{f.file} @{f.offset}\n{f.note}" if f.offset is not None else f"{f.file}\n{f.note}")

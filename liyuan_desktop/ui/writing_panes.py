@@ -135,6 +135,7 @@ class WritingPanes(QObject):
         window.busyChanged.connect(self.set_busy)
         self.status_progress = QLabel("")
         set_role(self.status_progress, "muted")
+        self.status_progress.setContentsMargins(0, 0, 16, 0)
         window.statusBar().addPermanentWidget(self.status_progress)
         self.status_progress.hide()
         self._update_review_btn()

@@ -76,16 +76,23 @@ async def _project() -> tuple[library.CardRef, Path]:
     return card, d
 
 
-def _shots(win: MainWindow, tag: str) -> None:
+def _shots(win: MainWindow, names: tuple[str, ...]) -> None:
+    """Grab the window on each pane of ``names``, light and dark, into ``$LIYUAN_SHOTS_DIR`` (when set)."""
     out = os.environ.get("LIYUAN_SHOTS_DIR")
     if not out:
         return
     Path(out).mkdir(parents=True, exist_ok=True)
     wp = win.writing_panes
-    for name, pane in (("outline", wp.outline), ("threads", wp.threads), ("codex", wp.codex), ("review", wp.review)):
-        win.tabs.setCurrentWidget(pane)
-        pane.repaint()
-        win.grab().save(str(Path(out) / f"{name}-{tag}.png"))
+    panes = {"outline": wp.outline, "threads": wp.threads, "codex": wp.codex, "review": wp.review}
+    try:
+        for tag in ("light", "dark"):
+            theme.apply(tag)
+            for name in names:
+                win.tabs.setCurrentWidget(panes[name])
+                panes[name].repaint()
+                win.grab().save(str(Path(out) / f"{name}-{tag}.png"))
+    finally:
+        theme.apply("light")
 
 
 async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
@@ -122,6 +129,10 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     o._activate(rows[2])
     assert tabs.currentWidget() is win.chapter_pane and win.chapter_pane.editor.name == "003-章3.md"
     assert "本章" in wp.chapter_progress.text() and "/20" in wp.chapter_progress.text()
+
+    wp.codex.select_name("老周")
+    wp.threads.tree.setCurrentItem(None)
+    _shots(win, ("outline", "threads", "codex"))
 
     # edit a status and a target through the pane
     o.select_chapter(2)
@@ -185,6 +196,7 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     kinds = [f.kind for f in r.findings()]
     assert "dead_speaks" in kinds and "stock_phrase" in kinds and "ooc" in kinds
     assert "模型：" in r.summary.text()
+    _shots(win, ("review",))
     dead_row = kinds.index("dead_speaks")
     r.tree.setCurrentItem(r.tree.topLevelItem(dead_row))
     assert r.accept()
@@ -202,14 +214,6 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     r.open_selected()
     assert ed.name == "006-章6.md" and ed.text.textCursor().selectedText() == "「我回来了。」老周笑道。"
 
-    # screenshots (light and dark) when asked for
-    win.tabs.setCurrentWidget(wp.outline)
-    _shots(win, "light")
-    theme.apply("dark")
-    try:
-        _shots(win, "dark")
-    finally:
-        theme.apply("light")
 
     # a role-play chat hides the tabs
     wp.set_chat(None)
