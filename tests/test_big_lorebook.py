@@ -117,3 +117,68 @@ def test_a_50000_entry_book_opens_from_the_cache_without_parsing(monkeypatch):
     assert [e.uid for e in again.fixed_constants("大书")] == fixed and sorted(fixed) == list(range(0, 50_000, 5000))
     assert [e.uid for e in again.activate(["用户: 说到 name49999 与 名7"])] == [7, 49999]
     lorebook._PARSED_MEMO.clear()
+
+
+def _initvar_card(tmp_path, n: int):
+    """A card whose 1,000+-entry book (cached path) has an [InitVar] entry, as a chat opens it."""
+    import json
+
+    from liyuan_desktop.core.cards import card_from_json
+
+    entries = [{"id": i, "keys": [f"名{i}"], "content": f"第{i}条", "enabled": True, "comment": f"条目{i}",
+                "insertion_order": i % 50, "constant": i % 400 == 0} for i in range(n)]
+    entries.append({"id": n, "keys": [], "content": '{"好感": 1}', "enabled": False, "comment": "[InitVar] 初始"})
+    data = {"name": "大书卡", "first_mes": "你好。", "description": "d", "character_book": {"entries": entries}}
+    raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": data}
+    d = tmp_path / "card"
+    d.mkdir()
+    (d / "card.json").write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    return card_from_json(raw, str(d / "card.json"))
+
+
+def test_opening_a_chat_builds_the_big_card_book_once_and_initvar_reuses_it(tmp_path):
+    """Issue 15 item 10 (second round): a chat open builds the card's book objects once — the MVU [InitVar] reader
+    works on the book already built — and the full compile waits for the first activation (counted, not timed)."""
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.core.lore import bookcache, lorebook
+
+    card = _initvar_card(tmp_path, 1500)
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[], scribe=[]))
+    lorebook._PARSED_MEMO.clear()
+    bookcache.STATS.clear()
+    compiled = []
+    real = lorebook.compile_book
+    lorebook.compile_book = lambda lb, sig: (compiled.append(len(lb.entries)), real(lb, sig))[1]
+    try:
+        again = Chat.open(chat.dir, card, ReplayModel(actor=[], scribe=[]))
+    finally:
+        lorebook.compile_book = real
+    assert bookcache.STATS.get("built") == 1, bookcache.STATS  # not twice (the [InitVar] reader reuses it)
+    assert bookcache.STATS.get("parsed", 0) == 0 and bookcache.STATS.get("disk_hit") == 1
+    assert compiled == []  # the constants are placed without compiling 1,500 entries
+    lorebook._PARSED_MEMO.clear()
+
+
+def test_constants_without_compiling_match_the_compiled_ones():
+    from liyuan_desktop.core.lore import merge_books
+    from liyuan_desktop.core.lore.compile import constant_recs
+
+    rng = random.Random(5)
+    books = []
+    for b, src in enumerate(("card", "chat", "global")):
+        raw = {"name": f"书{b}", "entries": [
+            {"id": rng.randint(0, 40), "keys": [f"k{i}"], "content": f"c{i}", "enabled": rng.random() < 0.8,
+             "comment": f"t{b}-{i}", "constant": rng.random() < 0.4, "insertion_order": rng.randint(0, 4)}
+            for i in range(60)]}
+        books.append(Lorebook.from_card_book(raw, f"书{b}", source=src))
+    book = merge_books(books)
+    for strategy in (0, 1, 2):
+        book.strategy = strategy
+        book.invalidate()
+        fast = [r.entry for r in constant_recs(book)]
+        comp = book._compile()
+        assert [id(e) for e in fast] == [id(comp.rec(p).entry) for p in comp.constants]
+        before = [id(e) for e in book.fixed_constants("x")]
+        book.invalidate()
+        assert [id(e) for e in book.fixed_constants("x")] == before

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from operator import itemgetter
 from typing import TYPE_CHECKING, Callable, Optional
 
 from .bookcache import automaton, gc_paused
@@ -251,55 +252,98 @@ def _compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
     bname = lb.name
     book_seg: dict[str, int] = {}
     dicts = [e.__dict__ for e in entries]  # field values (plain reads: pydantic attribute access is slower)
-    keys: list[tuple] = []
-    append_key = keys.append
-    for i, d in enumerate(dicts):
-        book = d["book"] or bname
-        seg = book_seg.get(book)
-        if seg is None:
-            seg = book_seg[book] = len(book_seg)
-        src = d["source"]
-        # ST "evenly" merges global before character lore, then sorts (stable) by order
-        append_key((ranks.get(src, card_rank), -d["order"], (0 if src == "global" else 1) if evenly else 0, seg,
-                    d["uid"], i))
-    keys.sort()
-    c.order = order = [k[5] for k in keys]
-    del keys
+    c.order = order = _processing_order(dicts, ranks, card_rank, evenly, bname, book_seg)
     c._recs = [None] * len(order)
     c._by_hash = None
-    active_pos: list[int] = []
+    # columns of the fields the scan needs up front, read in C (operator.itemgetter) and looked at in processing
+    # order; ~2x faster than reading each entry's dict field by field (a 50,000-entry book opens with this)
+    def col(name: str) -> list:
+        return list(map(itemgetter(name), dicts))
+
+    dur, sticky, cooldown = col("delay_until_recursion"), col("sticky"), col("cooldown")
+    levels = {x for x in dur if x}  # ST collects the levels over all entries
+    timed_pos = [p for p, i in enumerate(order) if sticky[i] or cooldown[i]]
+    enabled = col("enabled")
+    active_pos = [p for p, i in enumerate(order) if enabled[i]]
+    delay, constant, content, ekeys = col("delay"), col("constant"), col("content"), col("keys")
     constants: list[int] = []
     delayed: list[tuple[int, int]] = []
-    timed_pos: list[int] = []
-    levels: set[int] = set()
     always: list[int] = []
     keyed: list[int] = []
-    for p, i in enumerate(order):
-        d = dicts[i]
-        if d["delay_until_recursion"]:
-            levels.add(d["delay_until_recursion"])
-        if d["sticky"] or d["cooldown"]:
-            timed_pos.append(p)
-        ekeys = d["keys"]
-        if not d["enabled"]:
-            continue
-        active_pos.append(p)
-        if d["delay"]:
-            delayed.append((p, d["delay"]))
-        if d["constant"]:
+    for p in active_pos:
+        i = order[p]
+        if delay[i]:
+            delayed.append((p, delay[i]))
+        if constant[i]:
             constants.append(p)
             always.append(p)
-            continue
-        if d["content"].startswith("@@"):  # decorators (@@activate needs no key)
+        elif content[i][:2] == "@@":  # decorators (@@activate needs no key)
             always.append(p)
-            continue
-        if not ekeys:
-            continue  # activates only while sticky
-        keyed.append(p)
+        elif ekeys[i]:  # no keys: activates only while sticky
+            keyed.append(p)
     c.active_pos, c.constants, c.delayed, c.timed_pos = active_pos, constants, delayed, timed_pos
     c.levels = sorted(levels)  # ST collects the levels over all entries
     c._index, c._keyed, c._always = False, keyed, always
     return c
+
+
+_B = 1 << 33  # room for an order or uid offset by 2**32 (ints of 32 bits either way)
+_OFF = 1 << 32
+
+
+def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, evenly: bool, bname: str,
+                      book_seg: dict[str, int]) -> list[int]:
+    """Indices of the entries (field dicts ``dicts``) in processing order: by source rank, ``order`` descending,
+    (strategy "evenly": global before character lore), book segment (merge order), uid, then list position —
+    ST ``getSortedEntries``. Sorted on one integer per entry when every order and uid fits in 32 bits (a 50,000-entry
+    book: a third of the time of sorting 6-tuples); a stable sort on the position keeps the last tie-break."""
+    segs: list[int] = []
+    seg_of = book_seg.get
+    for d in dicts:
+        book = d["book"] or bname
+        seg = seg_of(book)
+        if seg is None:
+            seg = book_seg[book] = len(book_seg)
+        segs.append(seg)
+    n = max(1, len(book_seg))
+    keys: list = []
+    append = keys.append
+    for d, sg in zip(dicts, segs):
+        src = d["source"]
+        o, u = d["order"], d["uid"]
+        # ST "evenly" merges global before character lore, then sorts (stable) by order
+        ev = (0 if src == "global" else 1) if evenly else 0
+        r = ranks.get(src, card_rank)
+        if type(o) is int and type(u) is int and -_OFF < o < _OFF and -_OFF <= u < _OFF:
+            append(((((r * _B + (_OFF - o)) * 2 + ev) * n + sg) * _B + (u + _OFF)))
+        else:
+            keys = None  # type: ignore[assignment]
+            break
+    if keys is None:  # an order or uid beyond 32 bits: sort on tuples
+        keys = [(ranks.get(d["source"], card_rank), -d["order"],
+                 (0 if d["source"] == "global" else 1) if evenly else 0, sg, d["uid"]) for d, sg in zip(dicts, segs)]
+    return sorted(range(len(dicts)), key=keys.__getitem__)
+
+
+def constant_recs(lb: "Lorebook") -> list[_Rec]:
+    """The enabled constant entries of ``lb`` prepared as :class:`_Rec`, in processing order — what
+    :func:`compile_book` would list in ``constants`` — without compiling the whole book (one pass picking the
+    constants, then the processing order of those alone: the order is a per-entry key, so it is the same order).
+    The records' ``pos`` is their rank among the constants, not a processing position of the book."""
+    entries = lb.entries
+    dicts = [e.__dict__ for e in entries]
+    picked = [i for i, d in enumerate(dicts) if d["constant"] and d["enabled"]]
+    if not picked:
+        return []
+    bname = lb.name
+    book_seg = {b: n for n, b in enumerate(dict.fromkeys(d["book"] or bname for d in dicts))}
+    ranks = source_ranks(lb.strategy)
+    sub = [dicts[i] for i in picked]
+    order = _processing_order(sub, ranks, ranks["card"], lb.strategy == 0, bname, book_seg)
+    c = _Compiled()
+    c.entries, c.cs, c.whole, c.name = entries, lb.case_sensitive, lb.match_whole_words, lb.name
+    c.order = [picked[k] for k in order]
+    return [_make_rec(c, p) for p in range(len(c.order))]
 
 
 def _index_of(c: _Compiled) -> Optional["_KeyIndex"]:

@@ -7,6 +7,7 @@ books attached to a chat.
 from __future__ import annotations
 
 import copy
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
@@ -15,7 +16,7 @@ from .activation import ActivationResult
 from .activation import activate as _activate
 from . import bookcache as _bookcache
 from .bookcache import STATS, book_key, gc_paused, load_rows, save_rows
-from .compile import _Compiled, compile_book
+from .compile import _Compiled, compile_book, constant_recs
 from .formats import _export_entry, _int, _js_key_order, _new_entry, _opt_int, _parse_card_entry, _parse_wi_entry
 from .model import _EDITS, LoreEntry, ScanMessage
 from .search import LoreHit
@@ -84,41 +85,57 @@ def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
             priv.get("_entry_keys"), list(priv.get("_load_warnings") or []), ents)
 
 
-def _expand_rows(rows: tuple) -> tuple:
-    """Rows as :func:`_from_rows` uses them: per entry (field dict, set fields, extras, kind, values as read,
-    raw ref). Done once per rows (the dicts made here are copied per book, never handed out)."""
-    book, fields_set, kind, parsed, entry_keys, warnings, ents = rows
-    out = []
-    fields = _ENTRY_FIELDS
-    with gc_paused():
-        for vals, fs, extra, ekind, pkeys, diff, ref in ents:
-            d = dict(zip(fields, vals)) if type(vals) is tuple else vals
-            eparsed = None
-            if pkeys is not None:
-                eparsed = {}
-                for k in pkeys:
-                    if diff is not None and k in diff:
-                        eparsed[k] = diff[k]
-                    elif k in d:
-                        eparsed[k] = d[k]
-                    else:
-                        eparsed[k] = extra[k] if extra and k in extra else None
-            out.append((d, fs, extra, ekind, eparsed, ref))
-    return (book, fields_set, kind, parsed, entry_keys, warnings, out)
+#: Per shared "names read" tuple of the rows: an ``operator.itemgetter`` over the entry's fields when every name is
+#: a model field (the common case), else None (then the slow per-name path). Keyed by the tuple itself.
+_PARSED_GETTERS: dict[tuple, Any] = {}
+_FIELD_SET = frozenset(_ENTRY_FIELDS)
+
+
+def _getter(pkeys: tuple) -> Any:
+    g = _PARSED_GETTERS.get(pkeys, False)
+    if g is False:
+        g = None
+        if len(pkeys) >= 2 and _FIELD_SET.issuperset(pkeys):
+            g = itemgetter(*pkeys)
+        if len(_PARSED_GETTERS) > 256:
+            _PARSED_GETTERS.clear()
+        _PARSED_GETTERS[pkeys] = g
+    return g
 
 
 def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook":
-    """A new, independent book from :func:`_expand_rows` rows (no validation: the rows are a parse's output), its
-    entries pointing back at ``raw_entries`` of ``raw`` (the JSON being opened, equal to the one parsed) for
-    export. A few µs per entry."""
+    """A new, independent book straight from :func:`_to_rows` rows (as stored on disk; no validation: the rows are a
+    parse's output) in one pass — each entry's field dict, its set fields, extras and values as read built once
+    (issue 15 item 10: a warm open of a 50,000-entry book unpacked the rows, then copied them into entries: two
+    passes). Its entries point back at ``raw_entries`` of ``raw`` (the JSON being opened, equal to the one parsed)
+    for export. Values are shared with the rows (lists are replaced, never mutated in place). A few µs per entry."""
     book, fields_set, kind, parsed, entry_keys, warnings, ents = rows
     new, sa = object.__new__, object.__setattr__
     entries: list[LoreEntry] = []
     append = entries.append
+    fields = _ENTRY_FIELDS
+    getter = _getter
     with gc_paused():
-        for d, fs, extra, ekind, eparsed, ref in ents:
+        for vals, fs, extra, ekind, pkeys, diff, ref in ents:
+            d = dict(zip(fields, vals)) if type(vals) is tuple else dict(vals)
+            eparsed = None
+            if pkeys is not None:
+                g = getter(pkeys)
+                if g is not None:
+                    eparsed = dict(zip(pkeys, g(d)))
+                    if diff is not None:
+                        eparsed.update(diff)
+                else:
+                    eparsed = {}
+                    for k in pkeys:
+                        if diff is not None and k in diff:
+                            eparsed[k] = diff[k]
+                        elif k in d:
+                            eparsed[k] = d[k]
+                        else:
+                            eparsed[k] = extra[k] if extra and k in extra else None
             e = new(LoreEntry)
-            sa(e, "__dict__", dict(d))
+            sa(e, "__dict__", d)
             sa(e, "__pydantic_fields_set__", set(fs))
             sa(e, "__pydantic_extra__", {} if extra is None else dict(extra))
             sa(e, "__pydantic_private__", {"_raw": None if ref is None else raw_entries[ref], "_kind": ekind,
@@ -132,37 +149,42 @@ def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook"
                                          "_entry_keys": None if entry_keys is None else list(entry_keys),
                                          "_load_warnings": list(warnings), "_compiled": None})
     _EDITS[0] += 1
+    STATS["built"] = STATS.get("built", 0) + 1
     return out
 
 
 def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, source: str,
                  parse: Callable[[], "Lorebook"]) -> "Lorebook":
     """``parse()`` of a big book at most once per content: from the memory memo, else the disk cache, else parsed
-    (and then stored in both)."""
+    (and then stored in both). The memo keeps the compact rows; every call builds its own book from them in one
+    pass (:func:`_from_rows`). The content key (:func:`.bookcache.book_key`, ~0.1 s for 20 MB of JSON) is computed
+    once per call."""
     key = book_key(kind, raw, name, source)
     if key is None:
         return parse()
     rows = _PARSED_MEMO.pop(key, None)
     out = None
     if rows is None:
-        stored = load_rows(key)
-        if stored is not None:
-            try:
-                rows = _expand_rows(stored)
-            except Exception:  # noqa: BLE001 - a cache file of an unexpected shape: parse instead
-                rows = None
+        rows = load_rows(key)
+        if rows is not None and not (isinstance(rows, tuple) and len(rows) == 7):
+            rows = None  # a cache file of an unexpected shape: parse instead
+    if rows is not None:
+        try:
+            out = _from_rows(rows, raw, raw_entries)
+        except Exception:  # noqa: BLE001 - rows of an unexpected shape: parse instead
+            rows = None
     if rows is None:
         with gc_paused():
             out = parse()
-            stored = _to_rows(out, raw_entries)
-            rows = _expand_rows(stored)
+            rows = _to_rows(out, raw_entries)
         STATS["parsed"] = STATS.get("parsed", 0) + 1
-        if len(stored[-1]) >= _bookcache.DISK_MIN_ENTRIES:
-            save_rows(key, stored)
+        STATS["built"] = STATS.get("built", 0) + 1
+        if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
+            save_rows(key, rows)
     _PARSED_MEMO[key] = rows  # most recent last
     while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
         _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
-    return out if out is not None else _from_rows(rows, raw, raw_entries)
+    return out
 
 
 _COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
@@ -411,10 +433,8 @@ class Lorebook(BaseModel):
         ``delay``/``cooldown`` and no delay-until-recursion. Every other constant that activates is per turn: read
         it from the activation result. Not modelled: a world-info budget small enough to cut constants (ST budgets
         them too; they are found first, so only a budget below the constants themselves cuts one)."""
-        comp = self._compile()
         fixed = []
-        for p in comp.constants:  # every one activates in the first pass, in processing order
-            r = comp.rec(p)
+        for r in self._constant_recs():  # every one activates in the first pass, in processing order
             if r.deco_dont or r.dur or r.delay or r.cooldown or r.groups:
                 continue
             if r.use_prob and r.probability != 100:
@@ -428,6 +448,15 @@ class Lorebook(BaseModel):
         # scan needed — the old full activation rescanned the constants' text through every entry per recursion
         # pass (a 20,000-entry book: 85 s)
         return [r.entry for r in sorted(fixed, key=lambda r: -r.order)[::-1]]
+
+    def _constant_recs(self) -> list:
+        """The enabled constants prepared (:class:`.compile._Rec`), processing order. From the compiled book when it is
+        current; else without compiling it (:func:`.compile.constant_recs`: opening a chat places the constants, and
+        the full compile — ~0.1-0.3 s for 50,000 entries — waits for the first activation)."""
+        c = self._compiled
+        if c is not None and c.sig == self._signature():
+            return [c.rec(p) for p in c.constants]
+        return constant_recs(self)
 
     def activate_detailed(
         self,
