@@ -64,6 +64,7 @@ class ChapterReview:
 
     @property
     def dir(self) -> Path:
+        """The chat folder (where ``审稿.json`` lives)."""
         return Path(self.chat.dir)
 
     def store(self) -> ReviewStore:

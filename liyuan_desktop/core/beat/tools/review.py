@@ -30,15 +30,15 @@ SELF_CHECK = ("以上是本地检查（重复、套话、死者开口、失物�
               "大纲的情节点是否写到，请你读过原文后自己判断；只报告，改不改先问用户。")
 
 
-class ChapterReviewArgs(BaseModel):
+class _ChapterReviewArgs(BaseModel):
     path: str = Field(description="要审读的章节文件名（正文目录下，如 003-雨夜.md）")
 
 
-@tool("chapter_review", "read", ChapterReviewArgs,
+@tool("chapter_review", "read", _ChapterReviewArgs,
       "审读一章（不改稿）：查重复句与高频短语、套话、账本里已死的人开口说话、已失去的物品又出现、过期未回收的伏笔、"
       "篇幅与大纲目标；返回问题清单（kind、引文 quote、UTF-16 偏移 offset、说明 note）和本章的大纲情节点。",
       summary=lambda a, r: f"审稿 {a.get('path', '')}：{len(r.get('findings', []))} 条" if isinstance(r, dict) else "")
-def _chapter_review(ctx: ToolContext, a: ChapterReviewArgs) -> dict[str, Any]:
+def _chapter_review(ctx: ToolContext, a: _ChapterReviewArgs) -> dict[str, Any]:
     if ctx.story is None:
         raise ToolError("unavailable", "这一局没有正文目录，审稿用不了。")
     story = ctx.story
