@@ -157,6 +157,12 @@ class CodexPane(QWidget):
         elif self.selected_name() is None:
             self._show_entry(None)
 
+    def retranslate(self) -> None:
+        """The language changed (ui/retranslate.py): headers, groups and the selected entry again."""
+        self.names.setHeaderLabels([tr("wr.codex.col.name"), tr("wr.codex.col.mentions")])
+        if self.data is not None:
+            self.show_data(self.data)
+
     def entry_items(self) -> list[QTreeWidgetItem]:
         out = []
         for i in range(self.names.topLevelItemCount()):

@@ -241,6 +241,13 @@ class OutlinePane(QWidget):
             self._select(keep)
         self._update_buttons()
 
+    def retranslate(self) -> None:
+        """The language changed (ui/retranslate.py): headers and rows again."""
+        self.tree.setHeaderLabels([tr("wr.outline.col.title"), tr("wr.outline.col.status"),
+                                   tr("wr.outline.col.words"), tr("wr.outline.col.file")])
+        if self.data is not None:
+            self.show_data(self.data)
+
     # -- selection ------------------------------------------------------------------------------------------
     def selected_key(self) -> Optional[tuple]:
         items = self.tree.selectedItems()

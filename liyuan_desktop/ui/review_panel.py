@@ -46,7 +46,7 @@ register({
     "wr.review.never": {"zh": "这一章还没审过。", "en": "This chapter has not been reviewed yet."},
     "wr.review.accept": {"zh": "采纳", "en": "Accept"},
     "wr.review.accept.tip": {"zh": "交给 agent：下一轮它会先按这条意见改正文", "en": "Hand it to the agent: its next turn fixes it first"},
-    "wr.review.intentional": {"zh": "有意", "en": "Intentional"},
+    "wr.review.intentional": {"zh": "有意为之", "en": "Deliberate"},
     "wr.review.intentional.tip": {"zh": "这是有意为之：以后不再报", "en": "Deliberate: never report it again"},
     "wr.review.open": {"zh": "打开", "en": "Open"},
     "wr.review.accepted": {"zh": "已采纳：agent 下一轮会先改这一条。", "en": "Accepted: the agent fixes it in its next turn."},
@@ -60,8 +60,8 @@ register({
     "wr.review.kind.contradiction": {"zh": "前后矛盾", "en": "Contradiction"},
     "wr.review.kind.timeline": {"zh": "时间线", "en": "Timeline"},
     "wr.review.kind.ooc": {"zh": "人物走样", "en": "Out of character"},
-    "wr.review.kind.thread": {"zh": "伏笔", "en": "Thread"},
-    "wr.review.kind.outline": {"zh": "偏离大纲", "en": "Outline"},
+    "wr.review.kind.thread": {"zh": "伏笔未收", "en": "Open thread"},
+    "wr.review.kind.outline": {"zh": "偏离大纲", "en": "Off outline"},
     "wr.review.kind.repetition": {"zh": "重复", "en": "Repetition"},
     "wr.review.kind.stock_phrase": {"zh": "套话", "en": "Stock phrase"},
     "wr.review.phrases.saved": {"zh": "套话表已保存：{path}", "en": "Stock phrases saved: {path}"},
@@ -266,6 +266,14 @@ class ReviewPanel(QWidget):
         self.error.setText(tr("wr.review.model.error", error=r.model_error) if r.model_error else "")
         self.error.setVisible(bool(r.model_error))
         self._update_buttons()
+
+    def retranslate(self) -> None:
+        """The language changed (ui/retranslate.py): headers, the head line and the findings again."""
+        self.tree.setHeaderLabels([tr("wr.review.col.kind"), tr("wr.review.col.quote")])
+        self.head.setText(tr("wr.review.chapter", file=self.file) if self.file else tr("wr.review.nochapter"))
+        if self.result is not None:
+            self.show_result(self.result)
+        self.refresh_pending()
 
     # -- commands -------------------------------------------------------------------------------------------
     def _start(self) -> None:

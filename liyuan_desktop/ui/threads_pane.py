@@ -27,7 +27,7 @@ register({
     "wr.threads.tab": {"zh": "伏笔", "en": "Threads"},
     "wr.threads.none": {"zh": "还没有伏笔。场记会把正文里埋下的线索记进账本（plot_threads），你也可以自己新增。",
                         "en": "No threads yet. The scribe records the story's open threads; you can add your own."},
-    "wr.threads.col.title": {"zh": "伏笔", "en": "Thread"},
+    "wr.threads.col.title": {"zh": "伏笔内容", "en": "Thread"},
     "wr.threads.col.state": {"zh": "状态", "en": "State"},
     "wr.threads.col.planted": {"zh": "埋于", "en": "Planted"},
     "wr.threads.col.due": {"zh": "回收期限", "en": "Due by"},
@@ -35,8 +35,8 @@ register({
     "wr.threads.edit": {"zh": "编辑…", "en": "Edit…"},
     "wr.threads.intentional": {"zh": "有意悬置", "en": "Intentional"},
     "wr.threads.intentional.tip": {"zh": "这条伏笔有意不回收：不再标为过期", "en": "Left open on purpose: never flagged as past due"},
-    "wr.threads.close": {"zh": "已回收", "en": "Paid off"},
-    "wr.threads.drop": {"zh": "放弃", "en": "Drop"},
+    "wr.threads.close": {"zh": "标为已回收", "en": "Mark paid off"},
+    "wr.threads.drop": {"zh": "标为放弃", "en": "Mark dropped"},
     "wr.threads.reopen": {"zh": "重开", "en": "Reopen"},
     "wr.threads.ask.title": {"zh": "伏笔（一句话）：", "en": "Thread (one line):"},
     "wr.threads.ask.note": {"zh": "备注：", "en": "Note:"},
@@ -194,6 +194,13 @@ class ThreadsPane(QWidget):
                              if ch else tr("wr.threads.count.nochapter", open=len(open_)))
         self.empty.setVisible(self.chat is not None and not ths)
         self._update_buttons()
+
+    def retranslate(self) -> None:
+        """The language changed (ui/retranslate.py): headers and rows again."""
+        self.tree.setHeaderLabels([tr("wr.threads.col.title"), tr("wr.threads.col.state"),
+                                   tr("wr.threads.col.planted"), tr("wr.threads.col.due")])
+        if self.data is not None:
+            self.show_data(self.data)
 
     def selected(self) -> Optional[Any]:
         items = self.tree.selectedItems()

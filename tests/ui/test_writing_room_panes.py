@@ -215,6 +215,21 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     assert ed.name == "006-章6.md" and ed.text.textCursor().selectedText() == "「我回来了。」老周笑道。"
 
 
+    # the language switch re-renders the panes (ui/retranslate.py calls their retranslate())
+    from liyuan_desktop.ui import i18n
+    from liyuan_desktop.ui.retranslate import retranslate_tree
+
+    i18n.set_language("en")
+    try:
+        retranslate_tree(win)
+        assert wp.outline.tree.headerItem().text(1) == "Status" and wp.outline.chapter_items()[0].text(1) == "drafted"
+        assert tabs.tabText(tabs.indexOf(wp.threads)) == "Threads" and wp.threads.tree.headerItem().text(3) == "Due by"
+        assert wp.review.tree.headerItem().text(0) == "Kind" and wp.review.findings()
+    finally:
+        i18n.set_language("zh")
+        retranslate_tree(win)
+    assert wp.outline.chapter_items()[0].text(1) == "初稿"
+
     # a role-play chat hides the tabs
     wp.set_chat(None)
     assert not tabs.isTabVisible(tabs.indexOf(wp.outline))
