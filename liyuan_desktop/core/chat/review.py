@@ -9,7 +9,7 @@ A review of chapter file F reads, never writes, the chapter folder:
 2. **The local checks** of :mod:`core.story.review` (repetition, stock phrases, a dead character speaking, a lost item
    used, threads past due, the outline target).
 3. **The model** (optional) gets a structured-output prompt (``resources/prompts/chapter_review.md``) with the card,
-   the outline chapter, the ledger, the codex facts at this chapter, open threads, the previous chapter's end, the
+   the outline chapter, the ledger before the chapter, the world-book entries of the names it mentions, open threads, the previous chapter's end, the
    local findings and the intentional list, and answers ``{"findings":[{kind, quote, note}]}`` — parsed like the
    scribe's output (code fences and prose tolerated, broken JSON repaired with json-repair); each quote is located in
    the chapter (:func:`core.story.review.locate`). A failed call leaves the local findings standing
@@ -146,13 +146,9 @@ class ChapterReview:
             parts.append(f"【大纲】第 {oc.index + 1} 章 {oc.title}" + (f"（目标 {oc.target} 字）" if oc.target else "")
                          + "".join(f"\n- {b}" for b in oc.beats))
         parts.append(f"【账本】（写本章之前）\n{before.to_json(2)}")
-        facts = []
-        for e in self.chat.writing.codex(self.chat.current_state())[:30]:
-            at = e.facts_at(inp.chapter)
-            if at:
-                facts.append(f"{e.name}：{at[-1].text}")
-        if facts:
-            parts.append("【设定】\n" + "\n".join(facts))
+        lore = self._lore(inp)
+        if lore:
+            parts.append("【设定】\n" + "\n".join(lore))
         open_threads = [t for t in inp.threads if t.open]
         if open_threads:
             parts.append("【伏笔】\n" + "\n".join(
@@ -168,6 +164,23 @@ class ChapterReview:
         if getattr(self.chat.context, "language", "zh") not in ("", "zh"):
             parts.append("【语言】Write every note in the language of the chapter.")
         return "\n\n".join(parts)
+
+    def _lore(self, inp: ReviewInput) -> list[str]:
+        """The world-book entries whose title is a roster name the chapter mentions (at most 12, 300 characters
+        each): what the model checks the chapter's facts against besides the ledger."""
+        try:
+            entries = list(self.chat.book.entries)
+        except Exception:  # noqa: BLE001 - a book that fails to load simply adds nothing
+            return []
+        named = [n for n in inp.names if n and n in inp.text]
+        out = []
+        for e in entries:
+            title = getattr(e, "title", "") or ""
+            if title and title in named and getattr(e, "content", ""):
+                out.append(f"{title}：{e.content[:300]}")
+            if len(out) >= 12:
+                break
+        return out
 
     async def _ask_model(self, model: ChatModel, user: str, inp: ReviewInput,
                          result: ChapterReviewResult) -> list[ReviewFinding]:
