@@ -9,11 +9,11 @@ A review of chapter file F reads, never writes, the chapter folder:
 2. **The local checks** of :mod:`core.story.review` (repetition, stock phrases, a dead character speaking, a lost item
    used, threads past due, the outline target).
 3. **The model** (optional) gets a structured-output prompt (``resources/prompts/chapter_review.md``) with the card,
-   the outline chapter, the ledger before the chapter, the world-book entries of the names it mentions, open threads, the previous chapter's end, the
-   local findings and the intentional list, and answers ``{"findings":[{kind, quote, note}]}`` — parsed like the
-   scribe's output (code fences and prose tolerated, broken JSON repaired with json-repair); each quote is located in
-   the chapter (:func:`core.story.review.locate`). A failed call leaves the local findings standing
-   (``model_error``).
+   the outline chapter, the ledger before the chapter, the world-book entries of the names it mentions, open
+   threads, the previous chapter's end, the local findings and the intentional list, and answers
+   ``{"findings":[{kind, quote, note}]}`` — parsed like the scribe's output (code fences and prose tolerated, broken
+   JSON repaired with json-repair); each quote is located in the chapter (:func:`core.story.review.locate`). A failed
+   call leaves the local findings standing (``model_error``).
 
 The result is kept in ``审稿.json`` (last review per chapter). **Accept** queues a finding for the agent's next turn:
 the agent state block gains 【审稿意见】 listing the accepted findings not yet delivered on this branch — a finding
