@@ -83,7 +83,8 @@ def _shots(win: MainWindow, names: tuple[str, ...]) -> None:
         return
     Path(out).mkdir(parents=True, exist_ok=True)
     wp = win.writing_panes
-    panes = {"outline": wp.outline, "threads": wp.threads, "codex": wp.codex, "review": wp.review}
+    panes = {"outline": wp.outline, "threads": wp.threads, "codex": wp.codex, "review": wp.review,
+             "chapters": win.chapter_pane}
     try:
         for tag in ("light", "dark"):
             theme.apply(tag)
@@ -129,6 +130,7 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     o._activate(rows[2])
     assert tabs.currentWidget() is win.chapter_pane and win.chapter_pane.editor.name == "003-章3.md"
     assert "本章" in wp.chapter_progress.text() and "/20" in wp.chapter_progress.text()
+    _shots(win, ("chapters",))
 
     wp.codex.select_name("老周")
     wp.threads.tree.setCurrentItem(None)
