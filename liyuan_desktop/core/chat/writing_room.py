@@ -16,6 +16,7 @@ thread event the user made (:meth:`WritingRoom.state_blocks`): a chat using none
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
@@ -98,6 +99,8 @@ class WritingRoom:
         self._words = WordCache(self.dir / WORDS_CACHE_FILE)
         self._threads_key: Any = None
         self._threads: list[Thread] = []
+        # the window gathers the panes on a worker thread while a turn may build its state block: one at a time
+        self._lock = threading.RLock()
 
     @property
     def story_dir(self) -> Path:
@@ -196,7 +199,11 @@ class WritingRoom:
 
     def threads(self) -> list[Thread]:
         """The branch's threads (planting order; closed ones included), each plant/close located in the chapter
-        text of its turn's checkpoint when the chat has one."""
+        text of its turn's checkpoint when the chat has one. Thread-safe."""
+        with self._lock:
+            return self._threads_locked()
+
+    def _threads_locked(self) -> list[Thread]:
         snaps, cps = self._turns()
         outline = self.outline()
         key = (self.tree.leaf_id, len(snaps), snaps[-1][0].id if snaps else None, len(cps),
@@ -291,7 +298,8 @@ class WritingRoom:
         return out
 
     def mention_index(self, state: WorldState) -> MentionIndex:
-        """The mentions index over ``正文/`` for the roster of ``state`` (incremental, see MentionIndex)."""
+        """The mentions index over ``正文/`` for the roster of ``state`` (incremental, see MentionIndex). Callers
+        query it under the room's lock (:meth:`codex`, :meth:`mentions`)."""
         al = self.aliases()
         names = self._names(state)
         self._mentions.set_names({n: al.get(n, []) for n in names if n not in ("",)})
@@ -335,6 +343,10 @@ class WritingRoom:
     def codex(self, state: WorldState, name: Optional[str] = None) -> list[CodexEntry]:
         """The codex of the branch whose ledger is ``state``: every roster name (or only ``name``) with its facts,
         first appearance, mentions per chapter and lore link, in roster order (characters, places, items, events)."""
+        with self._lock:
+            return self._codex_locked(state, name)
+
+    def _codex_locked(self, state: WorldState, name: Optional[str]) -> list[CodexEntry]:
         names = self._names(state)
         idx = self.mention_index(state)
         al = self.aliases()
@@ -357,12 +369,18 @@ class WritingRoom:
 
     def mentions(self, state: WorldState, name: str, limit: Optional[int] = None) -> list[Mention]:
         """Every mention of ``name`` (aliases included) in the chapter files, book order."""
-        return self.mention_index(state).mentions(name, limit)
+        with self._lock:
+            return self.mention_index(state).mentions(name, limit)
 
     # ------------------------------------------------------------------ progress
 
     def progress(self) -> Progress:
-        """字数 per chapter / volume / book with the outline's targets, and the daily counts from the checkpoints."""
+        """字数 per chapter / volume / book with the outline's targets, and the daily counts from the checkpoints.
+        Thread-safe."""
+        with self._lock:
+            return self._progress_locked()
+
+    def _progress_locked(self) -> Progress:
         from ..story.checkpoint_model import scan_chapters, sha256_hex
         files: dict[str, int] = {}
         entries, _ = scan_chapters(self.story_dir)
