@@ -1,7 +1,7 @@
 """「作者注」 — the chat's Author's Note editor (issue 17), with the card's Character's Note shown read-only.
 
 The note (``core.prompt.authors_note.AuthorsNote``: text, position, depth, role, every N user messages) is read with
-``Chat.authors_note()`` and saved with ``Chat.set_authors_note()`` (kept in the chat's session, for the whole chat);
+``Chat.authors_note()`` and saved with ``Chat.set_authors_note()`` (kept in the chat's session, per branch);
 the card's Character's Note (``Chat.character_note()``, the card's ``extensions.depth_prompt``) belongs to the card
 and is only shown. Non-modal (``open()``); the strings live here (prefix ``an.``) and join the one catalog at import.
 """

@@ -27,7 +27,7 @@ from ..text import utf16_len
 from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
 from ..prompt.assemble import opening_text
-from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote
+from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote, note_anchor
 from ..macros import apply_macros
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..lore.books import CARD_BOOK_COPY
@@ -259,7 +259,8 @@ class Chat(ChatView):
 
     def set_authors_note(self, note: Optional[AuthorsNote]) -> bool:
         """Set the chat's Author's Note (``prompt.authors_note.AuthorsNote``; None or an empty text = no note),
-        kept on the tree as a ``chat-settings`` entry (for the whole chat, like its world-info settings); the next
+        kept on the tree as a ``chat-settings`` entry for the shown BRANCH (anchored at its newest user message,
+        ``prompt.authors_note.note_anchor``: branches forked after it share it, others keep theirs); the next
         beat's prompt places it (in the chat at its depth, or in the beat's data blocks — never in the system
         prompt). Returns False when nothing changed (nothing written). RuntimeError while a beat runs;
         SessionWriteError when the disk refuses (nothing changed)."""
@@ -268,14 +269,17 @@ class Chat(ChatView):
         if (new.model_dump() if new else None) == (self.authors_note().model_dump() if self.authors_note().text.strip() else None):
             return False
         mark = self.tree.pending_mark()
+        anchor = note_anchor(self.tree.path_to())
         self.tree.append("chat-settings", parent_id=None, move_leaf=False,
-                         authors_note=new.model_dump() if new is not None else {})
+                         authors_note=new.model_dump() if new is not None else {}, authors_note_at=anchor)
         try:
             self.tree.commit()
         except OSError as e:
             self.tree.rollback(mark)
             raise SessionWriteError(e) from e
-        self._note = new.model_copy() if new is not None else None
+        notes = self._note[0] if self._note is not False else []
+        notes.append((anchor, new.model_copy() if new is not None else None))
+        self._note = (notes, None, None)  # looked up again for the shown leaf
         return True
 
     def _idle(self, what: str) -> None:

@@ -26,7 +26,7 @@ from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
-from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, stored_note
+from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
 from ..llm.sampling import Sampling
 from ..prompt.presets.model import Preset
@@ -79,7 +79,7 @@ class ChatView:
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
         #: notices for the next beat's activity list (e.g. the preset changed: the cached prefix is rebuilt once)
         self.pending_notices: list[str] = []
-        self._note: Any = False  # the Author's Note, read from the tree on first use (authors_note)
+        self._note: Any = False  # the Author's Notes (all settings, leaf, the leaf's note), read on first use (authors_note)
 
     def write_meta(self) -> None:
         """Rewrite ``meta.json`` (mode, leaf, title, card, updated ms); a cache, so a refused write is ignored."""
@@ -194,11 +194,16 @@ class ChatView:
         return self._wi.effective.model_copy()
 
     def authors_note(self) -> AuthorsNote:
-        """The chat's Author's Note (``prompt.authors_note``; an empty note when it has none), a copy. Read from the
-        tree once per open, then kept by :meth:`Chat.set_authors_note`."""
+        """The Author's Note of the shown branch (``prompt.authors_note``, kept per branch; an empty note when it has
+        none), a copy. The settings are read from the tree once per open (then kept by :meth:`Chat.set_authors_note`);
+        the branch's note is looked up once per leaf (O(branch length))."""
         if self._note is False:
-            self._note = stored_note(self.tree)
-        return (self._note or AuthorsNote()).model_copy()
+            self._note = (stored_notes(self.tree), None, None)
+        notes, leaf, note = self._note
+        if leaf != self.tree.leaf_id:
+            note = note_on_path(notes, {e.id for e in self.tree.path_to()})
+            self._note = (notes, self.tree.leaf_id, note)
+        return (note or AuthorsNote()).model_copy()
 
     def last_reply_id(self) -> Optional[str]:
         """The id of the shown branch's newest reply when nothing came after it but its ledger (the reply 「继续」

@@ -14,7 +14,11 @@ insert_depth_injections`), and a before/after-scenario note is placed in the per
 words as 【作者注】 (the nearest per-beat place to the story string). No note = nothing changes (golden runs).
 
 The note is stored on the session tree as the ``authors_note`` field of a ``chat-settings`` entry (the same
-mechanism as the chat's world-info overrides, :mod:`..chat.world_info`): the newest entry carrying the field wins;
+mechanism as the chat's world-info overrides, :mod:`..chat.world_info`), kept **per branch** (issue 17): the entry
+also names, as ``authors_note_at``, the newest user message of the branch shown when it was set (absent or null =
+the whole chat: notes set before the first user message, and files written before this rule). The note of a branch
+is the newest entry whose ``authors_note_at`` is on that branch's path, so another branch forked before that user
+message keeps its own note, while a regenerated reply (a sibling under the same user message) keeps the note;
 ``{}`` = no note.
 """
 
@@ -28,7 +32,7 @@ from ..macros import MacroContext, apply_macros
 from .presets.prompter import DepthBlock
 
 __all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note_injection_text",
-           "character_note", "stored_note", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
+           "character_note", "stored_note", "stored_notes", "note_on_path", "note_anchor", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
 
 #: The header of a before/after-scenario note in the per-beat data blocks.
 NOTE_HEADER = "【作者注】"
@@ -122,21 +126,49 @@ def character_note(extensions: Optional[dict[str, Any]]) -> Optional[CharacterNo
     return CharacterNote(prompt=dp["prompt"], depth=max(0, depth), role=role)
 
 
-def stored_note(tree: Any) -> Optional[AuthorsNote]:
-    """The chat's Author's Note from the newest ``chat-settings`` entry of ``tree`` (a ``session.tree.SessionTree``)
-    with an ``authors_note`` field; None when there is none, it is ``{}`` or it cannot be read (a damaged value is
-    ignored, as a note is advice, not data). O(entries), once per open."""
-    for i in reversed(tree.order):
+def stored_notes(tree: Any) -> list[tuple[Optional[str], Optional[AuthorsNote]]]:
+    """Every Author's Note setting of ``tree`` (a ``session.tree.SessionTree``), oldest first, as ``(anchor, note)``:
+    ``anchor`` the user-message id the note was set at (``authors_note_at``; None = the whole chat), ``note`` None
+    for ``{}`` or a value that cannot be read (a damaged value is ignored, as a note is advice, not data).
+    O(entries), once per open."""
+    out: list[tuple[Optional[str], Optional[AuthorsNote]]] = []
+    for i in tree.order:
         e = tree.entries[i]
         if e.type != "chat-settings":
             continue
         raw = getattr(e, "authors_note", None)
         if raw is None:
             continue
-        if not isinstance(raw, dict) or not raw:
-            return None
-        try:
-            return AuthorsNote.model_validate(raw)
-        except ValueError:
-            return None
+        anchor = (e.model_extra or {}).get("authors_note_at")
+        note: Optional[AuthorsNote] = None
+        if isinstance(raw, dict) and raw:
+            try:
+                note = AuthorsNote.model_validate(raw)
+            except ValueError:
+                note = None
+        out.append((anchor if isinstance(anchor, str) else None, note))
+    return out
+
+
+def note_on_path(notes: list[tuple[Optional[str], Optional[AuthorsNote]]], path_ids: Any) -> Optional[AuthorsNote]:
+    """The note of the branch whose entry ids are ``path_ids`` (a set): the newest of ``notes`` (:func:`stored_notes`)
+    set for the whole chat or at a user message on that path; None when there is none."""
+    for anchor, note in reversed(notes):
+        if anchor is None or anchor in path_ids:
+            return note
     return None
+
+
+def note_anchor(path: Any) -> Optional[str]:
+    """Where a note set now is kept: the id of the newest ``user`` entry on ``path`` (the shown branch, root first),
+    None before the first user message (then it holds for the whole chat)."""
+    for e in reversed(path):
+        if e.type == "user":
+            return e.id
+    return None
+
+
+def stored_note(tree: Any) -> Optional[AuthorsNote]:
+    """The Author's Note of ``tree``'s shown branch (:func:`stored_notes`, :func:`note_on_path`); None when there is
+    none. O(entries)."""
+    return note_on_path(stored_notes(tree), {e.id for e in tree.path_to()})
