@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import random
 import re
 
@@ -764,3 +765,121 @@ def test_activate_keeps_its_contract():
     assert [e.title for e in hits] == ["龙胆", "国王"]  # book order, no constant
     assert [e.title for e in book.constants()] == ["序章"]
     assert "序章" not in book.index_titles() and "禁用" not in book.index_titles()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# bounded recursion (issue 15 item 10): the budget stops a cascade where SillyTavern's loop stops; regex keys test
+# only the text a pass added; a hard bound on one run's work
+# ---------------------------------------------------------------------------------------------------------------
+
+def _cjk_key(i: int) -> str:
+    return chr(0x4E00 + 200 + 2 * i) + chr(0x4E00 + 201 + 2 * i)
+
+
+def chain_book(n: int, filler: int = 8, fan: int = 1, regex: bool = False) -> Lorebook:
+    """Entry i is keyed by a 2-character CJK word and its content names the next ``fan`` entries' keys, then
+    ``filler`` CJK characters — so every content is a whole number of tokens and each pass activates the next
+    link(s). ``regex``: the keys are written as /regex/ keys."""
+    es = []
+    for i in range(n):
+        nxt = "".join(_cjk_key(j) for j in range(fan * i + 1, fan * i + 1 + fan) if j < n)
+        key = f"/{_cjk_key(i)}/" if regex else _cjk_key(i)
+        es.append(card_entry(i, f"链{i}", [key], nxt + "字" * filler, order=500 - i % 500))
+    return book_of(es, recursive=True)
+
+
+def _st_budget_cut(weights: list[float], budget: int) -> int:
+    """How many links of a chain SillyTavern activates (one per pass): a pass adds an entry while
+    ceil(tokens of the recursion text so far) + ceil(tokens of the new content + "\\n") < budget; the first that
+    reaches the budget is dropped, "budget overflowed", and no further pass runs."""
+    spent, n = 0.0, 0
+    for w in weights:
+        if math.ceil(spent) + math.ceil(w + 0.25) >= budget:
+            return n
+        n += 1
+        spent += w + 0.25
+    return n
+
+
+@pytest.mark.parametrize("budget", [11, 12, 50, 137, 400])
+def test_recursion_stops_where_the_budget_overflows_like_sillytavern(budget):
+    book = chain_book(60)
+    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")], budget_tokens=budget)
+    weights = [approx_tokens(e.content) for e in book.entries]  # 10 tokens each (2 + 8 CJK characters)
+    want = _st_budget_cut(weights, budget)
+    assert [e.uid for e in res.entries] == sorted(range(want), key=lambda u: book.entries[u].order)
+    assert res.budget_overflowed and not res.safety_stopped
+    assert res.steps == want + 1  # the pass that overflowed ran, no pass after it
+    # no budget: the whole chain, one pass per link (and one that finds nothing new)
+    full = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")])
+    assert len(full.entries) == 60 and not full.budget_overflowed and full.steps == 61
+
+
+def test_max_recursion_steps_stops_the_chain():
+    book = chain_book(30)
+    book.max_recursion_steps = 4  # ST: checked before each pass, `max <= count` → 4 passes run
+    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")])
+    assert sorted(e.uid for e in res.entries) == [0, 1, 2, 3] and res.steps == 4
+
+
+def test_the_safety_bound_stops_a_run_without_budget(monkeypatch, caplog):
+    from liyuan_desktop.core.lore import activation
+
+    book = chain_book(400, fan=3)  # each link names three more: a cascade through the whole book
+    msgs = [M("甲", f"说起{_cjk_key(0)}")]
+    assert len(book.activate_detailed(msgs).entries) == 400  # under the bound: SillyTavern's result
+    monkeypatch.setattr(activation, "SAFETY_MAX_ENTRIES", 100)
+    with caplog.at_level("WARNING", logger="liyuan_desktop.core.lore.activation"):
+        res = book.activate_detailed(msgs)
+    assert len(res.entries) == 100 and res.safety_stopped and not res.budget_overflowed
+    assert any("停止扫描" in w for w in res.warnings) and "safety bound" in caplog.text
+    monkeypatch.setattr(activation, "SAFETY_MAX_ENTRIES", 10_000)
+    monkeypatch.setattr(activation, "SAFETY_MAX_CHARS", 14 * 50)  # 14 characters per content: 50 entries fit
+    res = book.activate_detailed(msgs)
+    assert len(res.entries) == 50 and res.safety_stopped
+    # what made it: every entry of the earlier passes, then the last pass's entries in processing order
+    monkeypatch.setattr(activation, "SAFETY_MAX_CHARS", 10**9)
+    ref = book.activate_detailed(msgs)
+    kept = {id(e) for e in res.entries}
+    earlier = [e for e, r in zip(ref.entries, ref.reasons) if r.step < res.steps]
+    assert all(id(e) in kept for e in earlier)
+    last = sorted((e for e, r in zip(ref.entries, ref.reasons) if r.step == res.steps), key=lambda e: -e.order)
+    assert {id(e) for e in last[:50 - len(earlier)]} == kept - {id(e) for e in earlier}
+
+
+def test_the_default_safety_bound_holds_a_big_cascade():
+    from liyuan_desktop.core.lore import activation
+
+    book = chain_book(activation.SAFETY_MAX_ENTRIES + 500, filler=2, fan=3)
+    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")])
+    assert len(res.entries) == activation.SAFETY_MAX_ENTRIES and res.safety_stopped
+
+
+def test_regex_keys_in_recursion_test_only_the_added_text(monkeypatch):
+    from liyuan_desktop.core.lore.keys import _Regex
+
+    full, part = [], []
+    real_find, real_from = _Regex.find, _Regex.find_from
+    monkeypatch.setattr(_Regex, "find", lambda self, hay: (full.append(len(hay.raw)), real_find(self, hay))[1])
+    monkeypatch.setattr(_Regex, "find_from", lambda self, hay, start: (part.append(len(hay.raw) - start),
+                                                                        real_from(self, hay, start))[1])
+    book = chain_book(40, filler=200, regex=True)
+    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")])
+    assert len(res.entries) == 40  # the whole chain, as a full re-test finds it
+    # a whole text is tested only while it is shorter than the margin (+ one content); later passes test the margin
+    # and the added content (+ the joiner) — the buffer grows to ~8,000 characters
+    assert part and all(n <= 1000 + 202 + 20 for n in full) and max(part) <= 1000 + 202 + 2
+
+
+def test_a_regex_key_across_the_seam_of_two_passes_is_found():
+    # ST tests the joined buffer: 甲's content ends with 尾, 乙's (next pass) begins with 头, joined by "\n\x01"
+    # (WorldInfoBuffer's joiner) → /尾[\s\S]{0,3}头/ matches across the seam
+    book = book_of([
+        card_entry(0, "起", ["开始"], "引出甲乙"),
+        card_entry(1, "甲", ["甲乙"], "一段话的尾", order=90),
+        card_entry(2, "乙", ["一段话"], "头上有字", order=80),
+        card_entry(3, "跨", [r"/尾[\s\S]{0,3}头/"], "跨接", order=70),
+    ], recursive=True)
+    res = book.activate_detailed([M("用户", "开始")])
+    assert {e.title for e in res.entries} == {"起", "甲", "乙", "跨"}
+    assert res.reason_for(next(e for e in res.entries if e.title == "跨")).matched_in == "recursion"

@@ -6,6 +6,7 @@ placement) are summarised in the package docstring (:mod:`liyuan_desktop.core.lo
 
 from __future__ import annotations
 
+import logging
 import math
 import random as _random
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Union
@@ -15,12 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from .budget import _token_weight, approx_tokens
 from .compile import _Compiled, _KeyIndex, _Rec
 from .groups import filter_groups
+from .keys import REGEX_SEAM_MARGIN
 from .model import AND_ALL, AND_ANY, LOGIC_NAMES, NOT_ALL, NOT_ANY, LoreEntry, ScanMessage
 from .scan import _INITIAL, _MIN_ACTIVATIONS, _RECURSION, _SCAN_NAMES, _Buffer, _Hay
 from .timed import TimedEffects, check_timed, record_timed
 
 if TYPE_CHECKING:  # type only: Lorebook.activate_detailed calls into this module
     from .lorebook import Lorebook
+
+log = logging.getLogger(__name__)
 
 
 class ActivationReason(BaseModel):
@@ -69,7 +73,9 @@ class ActivationResult(BaseModel):
     ``entries``: every activated entry in insertion order (order ascending, ties in reverse activation order — ST's
     placement); ``reasons[i]`` explains ``entries[i]``. ``timed``: the new sticky/cooldown state to store.
     ``tokens``: approximate tokens of the activated contents; ``budget_overflowed``: the budget stopped the scan;
-    ``steps``: scan passes run; ``warnings``: refused regex keys met during this run.
+    ``safety_stopped``: the hard bound on one run's work stopped it (:data:`SAFETY_MAX_ENTRIES`,
+    :data:`SAFETY_MAX_CHARS`; a notice is in ``warnings``); ``steps``: scan passes run; ``warnings``: refused regex
+    keys met during this run, and the safety notice.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -79,6 +85,7 @@ class ActivationResult(BaseModel):
     timed: TimedEffects = Field(default_factory=TimedEffects)
     tokens: int = 0
     budget_overflowed: bool = False
+    safety_stopped: bool = False
     steps: int = 0
     warnings: list[str] = Field(default_factory=list)
 
@@ -181,6 +188,8 @@ def activate(
     cur_level = levels.pop(0) if levels else 0
     scan, count, skew, rec_steps = _INITIAL, 0, 0, 0
     overflowed = False
+    safety = False  # the hard bound on this run's work was hit (SAFETY_MAX_*)
+    added_chars = 0
     all_weight = 0.0
     budget = budget_tokens
     warnings: list[str] = []
@@ -276,6 +285,9 @@ def activate(
                     failed.add(r.pos)
                     continue
             body = substitute(r.body) if substitute else r.body
+            if len(activated) >= SAFETY_MAX_ENTRIES or added_chars + len(body) > SAFETY_MAX_CHARS:
+                safety = True  # like an overflow, but for every entry (ignore_budget too): the run stops here
+                break
             new_weight += _token_weight(body) + 0.25
             if (not r.ignore_budget and budget is not None
                     and math.ceil(all_weight) + math.ceil(new_weight) >= budget):
@@ -283,10 +295,14 @@ def activate(
                 continue
             activated[r.pos] = r
             reasons[r.pos] = why[r.pos]
+            added_chars += len(body)
 
         successful = [r for r in new if r.pos not in failed]
         for_recursion = [r for r in successful if not r.prevent]
         nxt = 0
+        if safety:
+            _safety_notice(warnings, len(activated), added_chars, count)
+            break
         if recursive and not overflowed and for_recursion:
             nxt = _RECURSION
         if recursive and not overflowed and scan == _MIN_ACTIVATIONS and buf.recurse:
@@ -317,13 +333,30 @@ def activate(
     tokens = sum(approx_tokens(substitute(r.body) if substitute else r.body) for r in placed)
     return ActivationResult(
         entries=[r.entry for r in placed], reasons=[reasons[r.pos] for r in placed], timed=state,
-        tokens=tokens, budget_overflowed=overflowed, steps=count, warnings=warnings,
+        tokens=tokens, budget_overflowed=overflowed, safety_stopped=safety, steps=count, warnings=warnings,
     )
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # helpers
 # ---------------------------------------------------------------------------------------------------------------
+
+#: Hard bounds on one activation run (issue 15 item 10): SillyTavern's loop ends when a pass activates nothing new,
+#: when ``max_recursion_steps`` is reached or when the world-info budget overflows — without a budget (a context
+#: window of 0 = unknown) a big book whose entries name each other activated 15,949 entries over 10 passes. No prompt
+#: can hold this much lore (a million characters is far beyond any context window's world-info share), so the run
+#: stops like an overflow — the entry that crossed the line is not added, no further pass — logs it and says so in
+#: ``warnings``. Books that stay under the bounds get exactly SillyTavern's result.
+SAFETY_MAX_ENTRIES = 2000
+SAFETY_MAX_CHARS = 1_000_000
+
+
+def _safety_notice(warnings: list[str], n: int, chars: int, passes: int) -> None:
+    log.warning("world-info activation stopped by the safety bound: %d entries, %d characters, %d passes",
+                n, chars, passes)
+    warnings.append(f"世界书激活条目过多：已激活 {n} 条（约 {chars:,} 字）后停止扫描，其余条目这一拍不发送"
+                    "（可在世界书设置里设预算或递归步数上限）")
+
 
 #: Use the key index (:class:`.compile._KeyIndex`) to pick the entries a pass looks at. False: look at every active
 #: entry (the reference path the tests compare against; also what runs without the ``ahocorasick`` module).
@@ -333,7 +366,9 @@ _USE_INDEX = True
 def _find(m: Any, hay: _Hay, idx: Optional[_KeyIndex]) -> int:
     """``m.find(hay)``; for a plain key whose needle the index holds, read from the hit offsets the index found in
     this very text (no scan of a text that grows with every recursion pass). Same result: the index reports every
-    occurrence."""
+    occurrence. A regex key in a recursion pass tests only the text the pass added (:func:`_find_regex`)."""
+    if m.kind == "regex" and idx is not None and hay.prev is not None and getattr(m, "incremental", False):
+        return _find_regex(m, hay)
     hits = hay.hits
     if hits is None or idx is None or m.kind != "plain":
         return m.find(hay)
@@ -342,6 +377,41 @@ def _find(m: Any, hay: _Hay, idx: Optional[_KeyIndex]) -> int:
         return m.find(hay)
     ends = hits.get(nid)
     return -1 if ends is None else m.find_at(hay, ends)
+
+
+def _find_regex(m: Any, hay: _Hay) -> int:
+    """First match of the RE2 regex key ``m`` in ``hay``, a recursion pass's text, from the earlier passes' results
+    (issue 15 item 10: 1,000 regex keys re-tested over a buffer growing every pass took 99.8 s in a 50,000-entry
+    cascade). ``hay.raw`` extends the previous pass's text (``hay.prev``) by ``"\\n" + contents``, so a match found
+    there is still the first one (``m.incremental``: no end-of-text anchor), and a key that did not match before can
+    only match now by ending in the added text: it is tested from :data:`.keys.REGEX_SEAM_MARGIN` characters before
+    the seam. The results are kept per text, so each pass costs the added text, not the whole buffer. A match that
+    starts further back than the margin and ends in the added text is missed (SillyTavern re-tests the joined buffer
+    and would see it): the accepted difference, documented at the margin."""
+    chain = [hay]
+    base: Optional[tuple[int, int]] = None  # (result, text length) of the nearest earlier pass that knows m
+    h = hay
+    while h.prev is not None:
+        p = h.prev
+        got = p.rx.get(m) if p.rx is not None else None
+        if got is not None:
+            base = (got, len(p.raw))
+            break
+        chain.append(p)
+        h = p
+    pos = -1
+    for h in reversed(chain):
+        if base is None:
+            pos = m.find(h)
+        elif base[0] >= 0:
+            pos = base[0]
+        else:
+            pos = m.find_from(h, max(0, base[1] - REGEX_SEAM_MARGIN))
+        if h.rx is None:
+            h.rx = {}
+        h.rx[m] = pos
+        base = (pos, len(h.raw))
+    return pos
 
 
 def _candidates(comp: _Compiled, buf: _Buffer, depth: int, scan: int, sticky_on: set[int],

@@ -12,11 +12,14 @@ import threading
 from functools import lru_cache
 from typing import Any, Optional, Union
 
-from ..linear_regex import LinearRegexRefused, compile_re2
+from ..linear_regex import LinearRegexRefused, compile_re2, re2_safe_text
 from ..linear_regex import search as linear_search
 from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, translate_js_regex_re2
 from .model import _ASCII_WORD
 from .scan import _Hay
+
+
+_WS = re.compile(r"\s+")
 
 
 class _Plain:
@@ -29,7 +32,7 @@ class _Plain:
     def __init__(self, needle: str, cs: bool, whole: bool):
         self.needle = needle if cs else needle.lower()
         self.cs = cs
-        single = whole and len(re.split(r"\s+", needle)) <= 1  # JS: key.split(/\s+/).length > 1 → substring
+        single = whole and _WS.search(needle) is None  # JS: key.split(/\s+/).length > 1 → substring
         self.left = bool(single and self.needle and self.needle[0] in _ASCII_WORD)
         self.right = bool(single and self.needle and self.needle[-1] in _ASCII_WORD)
 
@@ -68,20 +71,43 @@ class _Plain:
         return -1
 
 
-class _Regex:
-    """A regex key compiled for RE2 (linear time in the scan text; ``sticky``: match at the start only)."""
+#: Characters before the seam a recursion pass re-reads for regex keys (:meth:`_Regex.find_from`): a regex match
+#: that starts more than this before the text added by the pass and ends in it is not seen (SillyTavern re-tests the
+#: whole joined buffer, so it would be) — an accepted difference: keys are words and short phrases, not paragraphs.
+REGEX_SEAM_MARGIN = 1000
 
-    __slots__ = ("rx", "sticky")
+
+class _Regex:
+    """A regex key compiled for RE2 (linear time in the scan text; ``sticky``: match at the start only).
+    ``incremental``: a match in a text stays a match when text is appended after a ``\n`` (true unless the pattern
+    anchors at the end of the text, ``$``/``\z``, or is sticky) — then a recursion pass tests only the added text
+    (:meth:`find_from`)."""
+
+    __slots__ = ("rx", "sticky", "incremental")
     kind = "regex"
     lowered = False
 
-    def __init__(self, rx: Any, sticky: bool):
+    def __init__(self, rx: Any, sticky: bool, body: str = "$"):
         self.rx = rx
         self.sticky = sticky
+        self.incremental = not sticky and "$" not in body and "\\z" not in body
 
     def find(self, hay: _Hay) -> int:
         m = linear_search(self.rx, hay.raw, sticky=self.sticky)
         return m.start() if m else -1
+
+    def find_from(self, hay: _Hay, start: int) -> int:
+        """The first match starting at or after ``start`` (code points), as RE2 sees it in the whole text: only
+        ``hay.raw[start - 1:]`` is handed over, its first character kept as context for ``\\b`` and ``^``
+        (RE2 looks no further back). -1 when none."""
+        if start <= 0:
+            return self.find(hay)
+        sub = hay.raw[start - 1:]
+        try:
+            m = self.rx.search(sub, 1)
+        except UnicodeEncodeError:
+            m = self.rx.search(re2_safe_text(sub), 1)
+        return start - 1 + m.start() if m else -1
 
 
 class _Refused:
@@ -209,7 +235,7 @@ def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool 
             translate_js_regex(*rk)  # the JavaScript reading: raises for invalid or untranslatable patterns
             try:
                 body, sticky = translate_js_regex_re2(*rk)
-                return _Regex(compile_re2(body), sticky)
+                return _Regex(compile_re2(body), sticky, body)
             except (JsRegexUnsupported, LinearRegexRefused) as exc:
                 eng = _js_engine()
                 if eng is not None and eng.valid(*rk):

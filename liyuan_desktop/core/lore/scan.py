@@ -24,7 +24,7 @@ _JOINER = "\n\x01"
 class _Hay:
     """One scan text (ST's ``buffer.get``) with its lower-cased copy and a map from offsets to what was scanned."""
 
-    __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "depth", "rec_n", "hits")
+    __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "depth", "rec_n", "hits", "prev", "rx")
 
     def __init__(self, parts: list[tuple[str, tuple]]):
         # parts: (text, label) where text already includes its \x01 / \n\x01 prefix
@@ -40,6 +40,10 @@ class _Hay:
         self.labels = [lab for _, lab in parts]
         self.depth = self.rec_n = 0  # set by _Buffer.hay: which scan window this is
         self.hits: Optional[dict[int, list[int]]] = None  # key-index needle id → end offsets (_Buffer.key_hits)
+        #: the text of an earlier recursion pass this one extends (same window; ``raw`` starts with its ``raw``), and
+        #: regex key → first match found here (:func:`.activation._find_regex`)
+        self.prev: Optional[_Hay] = None
+        self.rx: Optional[dict] = None
 
     @property
     def low(self) -> str:
@@ -116,6 +120,11 @@ class _Buffer:
                 first = False
         h = self._cache[key] = _Hay(parts)
         h.depth, h.rec_n = depth, rec_n
+        for k in range(rec_n - 1, -1, -1):  # the latest earlier pass over this window: h.raw extends its raw
+            p = self._cache.get((depth, k, flags))
+            if p is not None:
+                h.prev = p
+                break
         return h
 
     def key_hits(self, index: "_KeyIndex", depth: int, scan: int,
