@@ -1,7 +1,12 @@
 """``liyuan card …``: look at, import and export character cards from the terminal.
 
     liyuan card inspect FILE [--json]                  what the card contains (Chinese summary, or JSON)
-    liyuan card import FILE                            copy it into the library; prints the card folder
+    liyuan card import FILE [--replace|--keep-both]    copy it into the library; prints the card folder. When the
+                                                       library has a DIFFERENT card of that name it asks (replace /
+                                                       keep both / cancel) on a terminal; without a terminal it keeps
+                                                       both and says so on stderr; --replace replaces (the old card's
+                                                       files go to the 回收站, its chats stay), as the window does
+    liyuan card rename NAME NEW                        rename a library card's folder (its chats keep working)
     liyuan card export NAME [--format png|json] [-o OUT]
                                                        NAME = a card folder in the library, or a path to a card
                                                        file / card folder; default output ./<name>.<format>
@@ -21,19 +26,27 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..core.cards import Card, CardError, card_json_bytes, export_json, export_png, format_inspect, icon_bytes, inspect_loaded, load_card
+from ..core.messages import message
+from .common import say
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
     im = cs.add_parser("import", help="把角色卡导入资料库，打印卡的文件夹")
     im.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     im.add_argument("--allow-scripts", action="store_true", help="允许这张卡的正则脚本运行（默认不允许；窗口导入时会问）")
+    how = im.add_mutually_exclusive_group()
+    how.add_argument("--replace", action="store_true", help="资料库里已有同名的另一张卡时替换它（旧卡文件进回收站，对话保留）")
+    how.add_argument("--keep-both", action="store_true", help="资料库里已有同名的另一张卡时两个都保留（不问）")
+    rn = cs.add_parser("rename", help="给资料库里的卡改名（改文件夹名；它的对话照常打开）")
+    rn.add_argument("name", help="资料库里卡的文件夹名")
+    rn.add_argument("new_name", help="新名字")
     pv = cs.add_parser("preview", help="离屏渲染开场白和它的状态栏（给卡作者）：截图并报告 frames/errors/blocked/height_px")
     pv.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     pv.add_argument("--screenshot", help="截图保存到这个 PNG")
@@ -98,9 +111,42 @@ def _out_path(card: Card, fmt: str, output: Optional[str]) -> Path:
     return out
 
 
+def _import(args: argparse.Namespace) -> Optional[Any]:
+    """``card import``: the library card (``cards.library.CardRef``), or None when the user cancelled. A different
+    card of the same name (``library.existing_card``) is never replaced silently: ``--replace`` replaces
+    (``chat.manage.replace_card``), ``--keep-both`` keeps both, else a terminal is asked and a run without one keeps
+    both and says so on stderr. CardError / OSError propagate."""
+    from ..core.cards.library import existing_card, import_card
+    from ..core.chat.manage import replace_card
+
+    old = existing_card(args.file)
+    if old is None or args.keep_both:
+        return import_card(args.file)
+    if args.replace:
+        ref, item = replace_card(Path(args.file))
+        print(say(message("card.replaced", name=ref.name, trash=item.id if item else "-")), file=sys.stderr)
+        return ref
+    if sys.stdin.isatty():
+        try:
+            answer = input(say(message("card.exists_ask", name=old.name))).strip().lower()
+        except EOFError:
+            answer = "c"
+        if answer in ("c", "cancel", "取消", "q"):
+            print(say(message("card.import_cancelled")), file=sys.stderr)
+            return None
+        if answer in ("r", "replace", "替换"):
+            ref, item = replace_card(Path(args.file))
+            print(say(message("card.replaced", name=ref.name, trash=item.id if item else "-")), file=sys.stderr)
+            return ref
+        return import_card(args.file)
+    ref = import_card(args.file)
+    print(say(message("card.kept_both", name=old.name, dir=ref.dir)), file=sys.stderr)
+    return ref
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``liyuan card <inspect|import|export>`` from parsed ``args``; returns the exit code (0 ok, 2 bad file or
-    arguments with one ``liyuan: …`` line on stderr)."""
+    """Run ``liyuan card <inspect|import|export|preview|rename>`` from parsed ``args``; returns the exit code (0 ok,
+    1 an import the user cancelled, 2 bad file or arguments with one ``liyuan: …`` line on stderr)."""
     cmd = getattr(args, "card_cmd", None)
     try:
         if cmd == "inspect":
@@ -120,13 +166,24 @@ def run(args: argparse.Namespace) -> int:
                     print(f"  错误：{e}")
             return 0
         if cmd == "import":
-            from ..core.cards.library import import_card
-
-            ref = import_card(args.file)
+            ref = _import(args)
+            if ref is None:
+                return 1
             from ..core.cards.meta import set_card_scripts_allowed
 
             set_card_scripts_allowed(Path(ref.dir), bool(getattr(args, "allow_scripts", False)))
             print(ref.dir)
+            return 0
+        if cmd == "rename":
+            from ..core.cards.library import cards_root
+            from ..core.chat.manage import ManageError, rename_card
+
+            try:
+                ref = rename_card(cards_root() / args.name, args.new_name)
+            except ManageError as e:
+                _err(say(e))
+                return 2
+            print(say(message("card.renamed", name=ref.name, dir=ref.dir)))
             return 0
         if cmd == "export":
             card, image = _resolve(args.name)
@@ -140,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             print(out)
             return 0
     except CardError as e:
-        _err(str(e))
+        _err(say(e))
         return 2
     except UnicodeError:  # a lone UTF-16 surrogate in the card text cannot be written as UTF-8
         _err(f"{Path(getattr(args, 'file', '') or getattr(args, 'name', '')).name}：卡里有无法保存为 UTF-8 的字符（孤立的代理字符）")
@@ -152,6 +209,6 @@ def run(args: argparse.Namespace) -> int:
     parser = getattr(args, "_card_parser", None)
     if parser is not None:
         parser.print_usage(sys.stderr)
-    _err("需要子命令：inspect、import 或 export")
+    _err("需要子命令：inspect、import、export、preview 或 rename")
     return 2
 

@@ -19,6 +19,7 @@ from ..core.chat.facade import Chat
 from ..core.llm.replay import ReplayModel
 from ..core.paths import chat_dir, home, sample_cards_dir
 from ..core.chat.folder import chat_info
+from ..core.cards.library import card_of_chat
 from ..core.session.tree import SessionError
 
 
@@ -118,13 +119,14 @@ def chat_folder(spec: str) -> Path:
 
 def open_chat(spec: str) -> Chat:
     """Open an existing chat read-mostly for the terminal commands (``branches``, ``inspect``, ``memory``): the
-    folder from ``spec`` (see ``chat_folder``), the card its header names (path first, then name, via
-    ``resolve_card``), and a replay model that has nothing to say. ValueError when the card cannot be found;
+    folder from ``spec`` (see ``chat_folder``), the card it lives in (``library.card_of_chat``), else the card its
+    header names (path first, then name, via ``resolve_card``), and a replay model that has nothing to say. ValueError when the card cannot be found;
     SessionError for a broken session file."""
     d = chat_folder(spec)
     header = chat_info(d)
     card = None
-    for cand in (header.card, header.card_name):
+    home_card = card_of_chat(d)  # the card folder the chat lives in first: a renamed card keeps its chats
+    for cand in ((home_card.dir,) if home_card is not None else ()) + (header.card, header.card_name):
         if not cand:
             continue
         try:

@@ -53,6 +53,27 @@ CATALOG: dict[str, dict[str, str]] = {
     # persona / world books per chat (core/chat/facade.py)
     "persona.unknown": {"zh": "没有名为「{name}」的角色（我的角色）", "en": "There is no persona named “{name}”"},
     "persona.changed": {"zh": "这个对话的角色已换成「{name}」，下一拍起生效", "en": "This chat's persona is now “{name}”; it applies from the next beat"},
+    # managing chats and cards (core/chat/manage.py)
+    "manage.not_chat": {"zh": "「{name}」不是一个对话文件夹", "en": "“{name}” is not a chat folder"},
+    "manage.not_card": {"zh": "「{name}」不是资料库里的角色卡", "en": "“{name}” is not a card in the library"},
+    "manage.empty_name": {"zh": "新名字是空的", "en": "The new name is empty"},
+    "manage.chat_taken": {"zh": "已经有叫「{name}」的对话了", "en": "There is already a chat named “{name}”"},
+    "manage.card_taken": {"zh": "已经有叫「{name}」的角色卡了", "en": "There is already a card named “{name}”"},
+    "manage.no_message": {"zh": "对话里没有这条消息：{id}", "en": "The chat has no message {id}"},
+    "manage.outside_home": {"zh": "「{name}」不在数据文件夹里", "en": "“{name}” is not inside the data folder"},
+    "manage.trash_none": {"zh": "回收站里没有「{id}」", "en": "The trash holds no “{id}”"},
+    "manage.trash_many": {"zh": "回收站里不止一个「{id}」", "en": "The trash holds more than one “{id}”"},
+    # liyuan card import / rename (cli/card.py)
+    "card.exists_ask": {"zh": "资料库里已经有一张叫「{name}」的卡（内容不同）。替换它（r）、保留两个（k）还是取消（c）？[k] ",
+                        "en": "The library already has a different card named “{name}”. Replace it (r), keep both "
+                              "(k) or cancel (c)? [k] "},
+    "card.kept_both": {"zh": "资料库里已经有一张叫「{name}」的卡（内容不同）：两个都保留，新卡在 {dir}（要替换旧卡用 --replace）",
+                       "en": "The library already has a different card named “{name}”: both are kept, the new one is "
+                             "in {dir} (use --replace to replace the old card)"},
+    "card.replaced": {"zh": "已替换「{name}」：它的对话都还在，旧卡的文件在回收站（{trash}）",
+                      "en": "Replaced “{name}”: its chats are kept, the old card's files are in the trash ({trash})"},
+    "card.import_cancelled": {"zh": "已取消导入", "en": "Import cancelled"},
+    "card.renamed": {"zh": "角色卡已改名为「{name}」：{dir}", "en": "The card is renamed to “{name}”: {dir}"},
 }
 
 

@@ -38,6 +38,7 @@ register({
     "manage.open": {"zh": "打开", "en": "Open"},
     "manage.rename": {"zh": "改名…", "en": "Rename…"},
     "manage.rename.prompt": {"zh": "对话的新名字：", "en": "New name for the chat:"},
+    "manage.rename.card.prompt": {"zh": "角色卡的新名字（它的对话照常打开）：", "en": "New name for the card (its chats keep working):"},
     "manage.duplicate": {"zh": "复制为新对话", "en": "Duplicate as a new chat"},
     "manage.branch.here": {"zh": "从这里新建对话", "en": "New chat from here"},
     "manage.delete.chat": {"zh": "删除（移到回收站）", "en": "Delete (to the Trash)"},
@@ -214,6 +215,31 @@ class Manager:
         self.win.statusBar().showMessage(tr("manage.renamed", name=new.name), 6000)
         return new
 
+    def rename_card(self, card: library.CardRef, name: Optional[str] = None) -> Optional[library.CardRef]:
+        """改名… on a card: ask for a name (unless given) and rename its folder (``chat.manage.rename_card``); a chat
+        of it that is open is reopened from the new folder."""
+        if not self._guard():
+            return None
+        if name is None:
+            name = ask_text(self.win, tr("manage.rename"), tr("manage.rename.card.prompt"), card.name)
+            if name is None:
+                return None
+        open_ref = self.win.chat_ref
+        was_open = self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir) and open_ref is not None
+        try:
+            new = manage.rename_card(card, name)
+        except (manage.ManageError, OSError) as e:
+            self._failed(e)
+            return None
+        if was_open:
+            moved = Path(new.dir) / "对话" / Path(open_ref.dir).name
+            self.win.open_chat(new, library.ChatRef(name=moved.name, dir=str(moved), mode=open_ref.mode), quiet=True)
+        elif self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
+            self.win.card_ref = new
+        self.win.refresh_tree()
+        self.win.statusBar().showMessage(tr("manage.renamed", name=new.name), 6000)
+        return new
+
     def duplicate(self, card: library.CardRef, chat_dir: Path, upto: Optional[str] = None,
                   open_it: bool = True) -> Any:
         """复制为新对话 / 从这里新建对话: the copy is made off the UI thread (a long chat's session file is read
@@ -323,6 +349,7 @@ class Manager:
             menu.addAction(tr("manage.delete.chat")).triggered.connect(lambda: self.delete_chat(chat))
         else:
             card = data[1]
+            menu.addAction(tr("manage.rename")).triggered.connect(lambda: self.rename_card(card))
             extra = getattr(self.win, "card_export_actions", None)
             if extra is not None:
                 extra(menu, card)

@@ -110,6 +110,17 @@ def existing_card(path: str | Path) -> Optional[CardRef]:
     return CardRef(name=dest.name, dir=str(dest))
 
 
+def card_of_chat(chat_dir: str | Path) -> Optional[CardRef]:
+    """The library card a chat folder lives in (``<card>/对话/<chat>``: the card is the folder two levels up when it
+    holds a ``card.json``), else None. Chats resolve their card this way first, so renaming a card's folder keeps
+    its chats working although their (append-only) session headers still name the old path."""
+    d = Path(chat_dir)
+    card = d.parent.parent
+    if d.parent.name == "对话" and (card / "card.json").is_file():
+        return CardRef(name=card.name, dir=str(card))
+    return None
+
+
 def import_card(path: str | Path, replace: bool = False) -> CardRef:
     """Copy a card file into the library (original kept byte for byte beside ``card.json``). A card whose name is
     taken gets a numbered folder ("keep both") unless ``replace``: then the card's files in the existing folder are
@@ -173,5 +184,5 @@ def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
     return d
 
 
-__all__ = ["CardRef", "ChatRef", "CardError", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",
+__all__ = ["CardRef", "ChatRef", "CardError", "card_of_chat", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",
            "list_chats", "new_chat_dir"]

@@ -9,7 +9,10 @@ trash does not tell portably, and no dependency is needed. :func:`empty_trash` i
 removed for good.
 
 Renaming a chat renames its folder (the chat list shows folder names) and its ``meta.json`` title; the session
-file is append-only and keeps its header. A card folder is not renamed: chat headers store the card's path.
+file is append-only and keeps its header. Renaming a card renames its folder (the card list shows folder names;
+the card's own name inside ``card.json`` is unchanged); its chats move with it and find their card by the folder
+they live in (``cards.library.card_of_chat``), not by the old path their headers hold, and the per-chat persona
+choices follow the new folder.
 
 Duplicating copies the branch that ends at a message (SillyTavern's "branch from here"): the session lines from the
 root to that message, the ledger snapshots and summaries that follow it before the next user turn (so the copy's
@@ -31,6 +34,7 @@ from pydantic import BaseModel
 
 from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
+from ..messages import message
 from ..paths import home, safe_name
 from ..session.tree import SessionError, SessionTree, new_id
 
@@ -80,7 +84,7 @@ def _free(path: Path) -> Path:
 def _check_chat(chat_dir: Path) -> Path:
     d = Path(chat_dir)
     if not (d / "session.jsonl").is_file():
-        raise ManageError(f"「{d.name}」不是一个对话文件夹")
+        raise ManageError(message("manage.not_chat", name=d.name))
     return d
 
 
@@ -91,12 +95,12 @@ def rename_chat(chat_dir: Path, new_name: str) -> Path:
     d = _check_chat(chat_dir)
     name = safe_name(new_name.strip(), "")
     if not name:
-        raise ManageError("新名字是空的")
+        raise ManageError(message("manage.empty_name"))
     if name == d.name:
         return d
     dest = d.with_name(name)
     if dest.exists():
-        raise ManageError(f"已经有叫「{name}」的对话了")
+        raise ManageError(message("manage.chat_taken", name=name))
     d.rename(dest)
     meta = dest / "meta.json"
     try:
@@ -106,6 +110,46 @@ def rename_chat(chat_dir: Path, new_name: str) -> Path:
     except (OSError, ValueError):
         pass  # a cache: rewritten on the next open
     return dest
+
+
+def rename_card(card: CardRef | Path, new_name: str) -> CardRef:
+    """Rename a library card's folder to ``new_name`` (made file-system safe); its chats, switches and frame storage
+    move with it, and the personas chosen for its chats are re-keyed to the new folder. Returns the renamed card.
+    Raises ManageError for a folder that is not a library card, an empty name or a taken one; OSError when the
+    disk refuses (nothing renamed)."""
+    d = Path(card.dir) if isinstance(card, CardRef) else Path(card)
+    if not (d / "card.json").is_file():
+        raise ManageError(message("manage.not_card", name=d.name))
+    name = safe_name(new_name.strip(), "")
+    if not name:
+        raise ManageError(message("manage.empty_name"))
+    if name == d.name:
+        return CardRef(name=d.name, dir=str(d))
+    dest = d.with_name(name)
+    if dest.exists():
+        raise ManageError(message("manage.card_taken", name=name))
+    d.rename(dest)
+    _rekey_personas(d, dest)
+    return CardRef(name=dest.name, dir=str(dest))
+
+
+def _rekey_personas(old: Path, new: Path) -> None:
+    """Move the per-chat persona choices of the chats under ``old`` to ``new`` (``cards.personas`` keys chats by
+    folder). A persona file that cannot be read or written is left alone: the chats then use the default persona."""
+    from ..cards.personas import chat_key, load_personas, save_personas
+
+    try:
+        store = load_personas()
+    except OSError:
+        return
+    before, after = chat_key(old) + "/", chat_key(new) + "/"
+    moved = {(after + k[len(before):] if k.startswith(before) else k): v for k, v in store.chats.items()}
+    if moved != store.chats and not store.load_warning:
+        store.chats = moved
+        try:
+            save_personas(store)
+        except OSError:
+            pass
 
 
 def branch_ids(tree: SessionTree, upto: Optional[str] = None) -> tuple[list[str], str]:
@@ -138,7 +182,7 @@ def duplicate_chat(chat_dir: Path, upto: Optional[str] = None, name: Optional[st
     try:
         ids, leaf = branch_ids(tree, upto)
     except KeyError:
-        raise ManageError(f"对话里没有这条消息：{upto}") from None
+        raise ManageError(message("manage.no_message", id=upto)) from None
     keep = set(ids)
     dest = _free(d.with_name(safe_name((name or "").strip(), "") or f"{d.name} 的副本"))
     tmp = d.with_name(f".{dest.name}.copying-{new_id()}")
@@ -171,7 +215,7 @@ def _to_trash(folder: Path, kind: str, card: str = "") -> TrashItem:
     try:
         origin = str(folder.resolve().relative_to(home().resolve()))
     except ValueError:
-        raise ManageError(f"「{folder}」不在数据文件夹里") from None
+        raise ManageError(message("manage.outside_home", name=folder)) from None
     ms = int(time.time() * 1000)
     slot = _free(trash_root() / f"{ms}-{safe_name(folder.name)}")
     slot.mkdir(parents=True)
@@ -195,7 +239,7 @@ def delete_card(card: CardRef | Path) -> TrashItem:
     """Move a card folder — with all its chats — to the 回收站 (restorable). Raises ManageError / OSError."""
     d = Path(card.dir if isinstance(card, CardRef) else card)
     if not (d / "card.json").is_file() or d.parent.resolve() != cards_root().resolve():
-        raise ManageError(f"「{d.name}」不是资料库里的角色卡")
+        raise ManageError(message("manage.not_card", name=d.name))
     return _to_trash(d, "card", card=d.name)
 
 
@@ -220,7 +264,7 @@ def find_trash(item_id: str) -> TrashItem:
     hits = [i for i in items if i.id == item_id] or [i for i in items if i.id.startswith(item_id)] \
         or [i for i in items if i.name == item_id][:1]
     if len(hits) != 1:
-        raise ManageError(f"回收站里{'没有' if not hits else '不止一个'}「{item_id}」")
+        raise ManageError(message("manage.trash_none" if not hits else "manage.trash_many", id=item_id))
     return hits[0]
 
 
@@ -268,4 +312,4 @@ def replace_card(path: Path) -> tuple[CardRef, Optional[TrashItem]]:
 
 
 __all__ = ["ManageError", "TRASH", "TrashItem", "branch_ids", "delete_card", "delete_chat", "duplicate_chat", "replace_card",
-           "empty_trash", "find_trash", "list_trash", "rename_chat", "restore", "trash_root"]
+           "empty_trash", "find_trash", "list_trash", "rename_card", "rename_chat", "restore", "trash_root"]
