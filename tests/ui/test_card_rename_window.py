@@ -38,4 +38,3 @@ async def test_rename_a_card_from_the_list(qtbot, monkeypatch, tmp_path):
     assert win.chat.dir == Path(new.dir) / "对话" / "旧事"
     names = [win.tree.topLevelItem(i).text(0) for i in range(win.tree.topLevelItemCount())]
     assert "白鹭·雨" in names and "白鹭" not in names
-    monkeypatch.setattr(ui_manage, "ask_text", lambda *a: "白鹭·雨")
