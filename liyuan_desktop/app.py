@@ -241,6 +241,9 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     app.setDesktopFileName("liyuan")  # matches liyuan.desktop (taskbar grouping, Wayland app id)
     app.setWindowIcon(app_icon())
     loop = make_loop(app)
+    from .ui.work import install_gc_pump
+
+    install_gc_pump()  # the cyclic collector runs on the UI thread only (ui/work.py)
     asyncio.set_event_loop(loop)
 
     win = open_window(problem)

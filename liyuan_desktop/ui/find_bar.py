@@ -59,45 +59,96 @@ LIMIT = 1000  # hits listed at most
 WINDOW_MAX = 400
 
 
+class _Shared:
+    """What a worker thread of :class:`OffThread` may touch: plain Python, no Qt object (module doc of ui/work.py,
+    "Threads")."""
+
+    def __init__(self) -> None:
+        self.gen = 0
+        self.lock = threading.Lock()
+        self.inbox: list[tuple[Any, tuple]] = []  # (function or "done"/"failed", arguments)
+        self.outstanding = 0
+
+
 class OffThread(QObject):
-    """Runs one function at a time on a daemon thread and hands its result to the UI thread (a queued signal).
-    :meth:`start` begins a new generation; a result of an older generation is dropped, and ``cancelled()`` (passed
-    to the function) turns true for it so it can stop early. ``done(gen, result)``; ``failed(gen, exception)``."""
+    """Runs one function at a time on a daemon thread and hands its result to the UI thread. :meth:`start` begins a
+    new generation; a result of an older generation is dropped, and ``cancelled()`` (passed to the function) turns
+    true for it so it can stop early. ``done(gen, result)``; ``failed(gen, exception)``.
+
+    The thread never emits a Qt signal nor touches a Qt object: it appends to a locked inbox (plain Python) that a
+    timer of this object drains on the UI thread every :data:`POLL_MS` ms while threads are out (and
+    :meth:`relay` lets a function send its own partial results the same way). Emitting from the thread raced the
+    window's deletion: the object could be destroyed on the UI thread while the thread was inside ``emit``
+    (a segfault, not the RuntimeError the old code caught); a result arriving after the owner is gone now simply
+    stays in the inbox."""
 
     done = Signal(int, object)
     failed = Signal(int, object)
+    POLL_MS = 15
 
     def __init__(self, parent: Optional[QObject] = None):
         super().__init__(parent)
-        self.gen = 0
+        self._shared = _Shared()
         self.running = False
+        self._poll = QTimer(self)
+        self._poll.setInterval(self.POLL_MS)
+        self._poll.timeout.connect(self._deliver)
+
+    @property
+    def gen(self) -> int:
+        """The current generation (results of older ones are dropped)."""
+        return self._shared.gen
 
     def start(self, fn: Callable[[Callable[[], bool]], Any]) -> int:
-        """Run ``fn(cancelled)`` on a new thread; returns its generation."""
-        self.gen += 1
-        gen = self.gen
+        """Run ``fn(cancelled)`` on a new thread; returns its generation. Call on the UI thread."""
+        shared = self._shared
+        shared.gen += 1
+        gen = shared.gen
         self.running = True
 
         def work() -> None:
             try:
-                result = fn(lambda: gen != self.gen)
+                item: tuple[Any, tuple] = ("done", (gen, fn(lambda: gen != shared.gen)))
             except Exception as e:  # handed to the UI thread, which shows it
-                self._emit(self.failed, gen, e)
-                return
-            self._emit(self.done, gen, result)
+                item = ("failed", (gen, e))
+            with shared.lock:
+                shared.inbox.append(item)
+                shared.outstanding -= 1
 
+        with shared.lock:
+            shared.outstanding += 1
+        self._poll.start()
         threading.Thread(target=work, name="liyuan-find", daemon=True).start()
         return gen
 
-    def _emit(self, signal: Any, gen: int, value: Any) -> None:
-        try:
-            signal.emit(gen, value)
-        except RuntimeError:  # the window (and this object) went away meanwhile
-            pass
+    def relay(self, fn: Callable[..., Any]) -> Callable[..., None]:
+        """A function the worker may call with any arguments: ``fn(*args)`` then runs on the UI thread (in order,
+        before the result of the same run). ``fn`` may be a signal's ``emit``."""
+        shared = self._shared
+
+        def send(*args: Any) -> None:
+            with shared.lock:
+                shared.inbox.append((fn, args))
+        return send
+
+    def _deliver(self) -> None:
+        shared = self._shared
+        with shared.lock:
+            items, shared.inbox = shared.inbox, []
+            idle = shared.outstanding == 0
+        if idle:
+            self._poll.stop()
+        for fn, args in items:
+            if fn == "done":
+                self.done.emit(*args)
+            elif fn == "failed":
+                self.failed.emit(*args)
+            else:
+                fn(*args)
 
     def cancel(self) -> None:
         """Drop whatever runs now."""
-        self.gen += 1
+        self._shared.gen += 1
         self.running = False
 
 

@@ -80,6 +80,9 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     card = load_card(copy)  # CardError before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = make_loop(app)
+    from .work import install_gc_pump
+
+    install_gc_pump()  # the cyclic collector runs on the UI thread only (ui/work.py)
     asyncio.set_event_loop(loop)
     chat = Chat.create(scratch / "chat", card, ReplayModel(actor=[]), **_persona_of_settings())
     chat.set_scripts_allowed(True, remember=False)  # the preview runs the card's scripts without storing a permission

@@ -124,7 +124,7 @@ class SearchDialog(QDialog):
             self.worker.cancel()
             self.status.setText("")
             return
-        batch, progress = self.batch, self.progress
+        batch, progress = self.worker.relay(self.batch.emit), self.worker.relay(self.progress.emit)
         gen = self.worker.gen + 1  # the generation start() gives this run
 
         def run(cancelled: Callable[[], bool]) -> int:
@@ -133,13 +133,13 @@ class SearchDialog(QDialog):
 
             def flush() -> None:
                 if pending:
-                    batch.emit(gen, list(pending))
+                    batch(gen, list(pending))
                     pending.clear()
                 last[0] = time.monotonic()
 
             n = 0
             for h in search_library(query, regex=regex, card=card, limit=LIMIT, cancelled=cancelled,
-                                    progress=lambda d, t: (flush(), progress.emit(gen, d, t))):
+                                    progress=lambda d, t: (flush(), progress(gen, d, t))):
                 pending.append(h)
                 n += 1
                 if time.monotonic() - last[0] > 0.1:

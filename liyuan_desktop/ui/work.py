@@ -36,8 +36,18 @@ garbage collector holds the GIL for a full pass over every object whenever the h
 building a big chat on a worker froze the UI thread for 0.5–1.5 s at a time (measured with the stall meter: 2.2 s
 worst). During such work full (generation 2) passes are held off, and what the work built is then moved to the
 collector's permanent generation (``gc.freeze``), where passes no longer walk it. The next big work first puts it
-back and collects once (on the worker, so a chat that was replaced — its objects are cyclic — is reclaimed then, at
-a cost proportional to its size), so nothing leaks for longer than until the next big work.
+back and collects once (a chat that was replaced — its objects are cyclic — is reclaimed then, at a cost
+proportional to its size), so nothing leaks for longer than until the next big work. That collection runs on the UI
+thread, just before the work is handed to the pool: a collector pass holds the GIL from start to end wherever it
+runs, so the window waits for it either way, and only on the UI thread may it destroy Qt objects (below).
+
+Where the collector runs (:func:`install_gc_pump`): CPython runs a cyclic collection in whichever thread happens to
+cross the allocation threshold — a pool worker, the find bar's thread, the egress gate's connection threads, a test's
+loopback server. Garbage cycles that hold a PySide wrapper owning its C++ object (a closed dialog, a timer, a
+page kept in a lambda) are then destroyed on that thread while the UI thread may be using them or their parent: the
+suite died with SIGSEGV at random places under load (faulthandler showed server threads; Qt prints
+"Timers cannot be stopped from another thread" for such a destruction). So the window turns automatic collection off
+and collects on the UI thread instead, from a timer, with the same generation thresholds.
 """
 
 from __future__ import annotations
@@ -45,15 +55,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, TypeVar
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QCoreApplication, Qt, QThread, QTimer
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from .i18n import register, tr
 
-__all__ = ["Work", "WorkCancelled", "collect_frozen", "run_in_worker", "SHOW_AFTER_MS"]
+__all__ = ["Work", "WorkCancelled", "collect_frozen", "install_gc_pump", "run_in_worker", "SHOW_AFTER_MS",
+           "GC_PUMP_MS"]
 
 register({
     "work.title": {"zh": "请稍候", "en": "Please wait"},
@@ -120,21 +132,83 @@ def _collect_frozen() -> None:
         _frozen = False
 
 
+def _on_ui_thread() -> bool:
+    app = QCoreApplication.instance()
+    return app is not None and QThread.currentThread() is app.thread()
+
+
 def collect_frozen() -> None:
     """Put back and collect what big work froze (module doc) now rather than at the start of the next big work — a
     full collector pass, ~1-2 s with a 100,000-message chat in memory (it holds the GIL: call it only where a
-    pause is acceptable, e.g. between tests)."""
+    pause is acceptable, e.g. between tests). Call it on the UI thread (the pass may destroy Qt objects)."""
     with _GC_LOCK:
         _collect_frozen()
 
 
+def _collect_frozen_now() -> None:
+    """Before big work, on the UI thread: what the last big work froze may hold a replaced chat; collect it here
+    (never on the worker: module doc). Skipped while another big work still runs (it holds the lock; the UI thread
+    never waits for it) — the next big work collects then."""
+    if _GC_LOCK.acquire(blocking=False):
+        try:
+            _collect_frozen()
+        finally:
+            _GC_LOCK.release()
+
+
+#: How often the UI thread's collector timer looks at the allocation counts (:func:`install_gc_pump`), in ms.
+GC_PUMP_MS = 100
+#: A full (generation 2) pass waits until this many times its last duration has gone by since it ended (at most
+#: ~2% of the UI thread's time; CPython's own rule, "the heap grew by a quarter", cannot be read from Python).
+_FULL_PASS_SPACING = 50
+_pump: Optional[QTimer] = None
+_last_full = {"end": 0.0, "took": 0.0}
+
+
+def _pump_tick() -> None:
+    c0, c1, c2 = gc.get_count()
+    t0, t1, t2 = gc.get_threshold()
+    if t0 <= 0 or c0 <= t0:
+        return
+    gen = 1 if c1 > t1 else 0
+    now = time.monotonic()
+    if c2 > t2 and now - _last_full["end"] >= _FULL_PASS_SPACING * _last_full["took"]:
+        gen = 2
+    gc.collect(gen)
+    if gen == 2:
+        end = time.monotonic()
+        _last_full.update(end=end, took=end - now)
+
+
+def install_gc_pump() -> None:
+    """Turn CPython's automatic cyclic collection off and run it from a timer on the UI thread instead (module doc,
+    "Where the collector runs"): every :data:`GC_PUMP_MS` ms the timer compares ``gc.get_count()`` with
+    ``gc.get_threshold()`` like the interpreter does after allocations and collects the oldest generation due (a
+    full pass no more than ~2% of the time; none while big work holds them off). Reference counting still frees
+    everything that is not in a cycle at once. Idempotent; call on the UI thread once the QApplication exists (the
+    app at start, the UI tests' conftest). Code that pauses the collector around a build (``gc.disable()`` …
+    ``gc.enable()`` only if it was enabled) leaves it off."""
+    global _pump
+    app = QCoreApplication.instance()
+    if _pump is not None or app is None:
+        return
+    if not _on_ui_thread():
+        raise RuntimeError("install_gc_pump() must be called on the UI thread")
+    gc.disable()
+    _pump = QTimer(app)  # the application's child: lives as long as the app, ticks on the UI thread
+    _pump.setObjectName("liyuanGcPump")
+    _pump.setInterval(GC_PUMP_MS)
+    _pump.timeout.connect(_pump_tick)
+    _pump.start()
+
+
 def _big(fn: Callable[[Work], T]) -> Callable[[Work], T]:
-    """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc)."""
+    """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc).
+    What the previous big work froze was collected on the UI thread before (:func:`_collect_frozen_now`)."""
 
     def run(work: Work) -> T:
         global _frozen
         with _GC_LOCK:
-            _collect_frozen()  # what the last big work froze may hold a replaced chat: collect it now, here
             threshold = gc.get_threshold()
             gc.set_threshold(threshold[0], threshold[1], 10**9)
             try:
@@ -157,6 +231,8 @@ async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, l
     is shown (tests use it). Raises what ``fn`` raised, or :class:`WorkCancelled` (module doc). Must be awaited on
     the UI thread's (qasync) loop."""
     work = Work()
+    if big:
+        _collect_frozen_now()
     fut = asyncio.wrap_future(_POOL.submit(_big(fn) if big else fn, work))
     dialog: list[QProgressDialog] = []
 

@@ -88,6 +88,17 @@ def view(qtbot):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _collector_on_the_ui_thread(qapp):
+    """As in the app (app.py): the cyclic garbage collector runs only on the UI thread (``ui/work.py``
+    ``install_gc_pump``), never in a loopback server's, the egress gate's or a worker's thread, where it destroyed
+    Qt objects of earlier tests and the process died with SIGSEGV part-way through tests/ui."""
+    from liyuan_desktop.ui.work import install_gc_pump
+
+    install_gc_pump()
+    yield
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _web_pages_go_before_the_profile(qapp):
     """At the end of the session, close and really delete every window still alive. pytest-qt closes the widgets a
     test registered and calls deleteLater, but after the last test no event loop runs those deletions; a web page
