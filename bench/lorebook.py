@@ -93,6 +93,7 @@ def _forget_memory() -> None:
 
     lorebook._PARSED_MEMO.clear()
     bookcache._AC_MEMO.clear()
+    bookcache._TAG.clear()  # the parser fingerprint is computed again, as a new process does
     keys.compile_key.cache_clear()
 
 

@@ -304,3 +304,22 @@ def test_a_key_straddling_two_recursion_steps_is_found(monkeypatch):
     monkeypatch.setattr(activation, "_USE_INDEX", False)
     ref = book.activate_detailed(["用户: 你好"], dry_run=True)
     assert [id(e) for e in ref.entries] == [id(e) for e in res.entries]
+
+
+def test_the_cache_key_is_the_same_in_every_process():
+    """A new process must find the files the last one wrote: the parser fingerprint once hashed marshalled code and
+    set reprs, which change with the string hash seed (every start parsed again and wrote another file)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("from liyuan_desktop.core.lore import bookcache; "
+            "print(bookcache.book_key('card', {'entries': [{'id': 1, 'keys': ['甲']}]}, '书', 'card'))")
+    keys = set()
+    for seed in ("1", "2", "random"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        keys.add(out.stdout.strip())
+    assert len(keys) == 1
+    assert keys == {bookcache.book_key("card", {"entries": [{"id": 1, "keys": ["甲"]}]}, "书", "card")}

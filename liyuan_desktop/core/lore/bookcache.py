@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import inspect
 import logging
 import marshal
 import pickle
@@ -83,7 +84,10 @@ _TAG: list[bytes] = []
 
 def _code_tag() -> bytes:
     """A fingerprint of everything that decides what a parse gives: the cache version, the Python and pydantic
-    versions, and the code and constants of the lore model/formats/lorebook modules (a changed parser misses)."""
+    versions, and the source of the lore model/formats/lorebook modules (a changed parser misses). The same in every
+    process: the first version hashed marshalled code objects and reprs of sets, whose bytes change with the string
+    hash seed and with reference counts — so a new process never found the files the last one wrote (and wrote
+    another 24 MB file for the same book each start)."""
     if not _TAG:
         import pydantic
 
@@ -91,21 +95,41 @@ def _code_tag() -> bytes:
 
         h = hashlib.sha256(f"{CACHE_VERSION}|{sys.version_info[:2]}|{pydantic.VERSION}".encode())
         for mod in (model, formats, lorebook):
-            for name, obj in sorted(vars(mod).items()):
-                if isinstance(obj, types.FunctionType) and obj.__module__ == mod.__name__:
-                    h.update(name.encode() + marshal.dumps(obj.__code__))
-                elif isinstance(obj, type) and obj.__module__ == mod.__name__:
-                    for an, av in sorted(vars(obj).items()):
-                        fn = getattr(av, "__func__", av)
-                        if isinstance(fn, types.FunctionType):
-                            h.update(f"{name}.{an}".encode() + marshal.dumps(fn.__code__))
-                    fields = getattr(obj, "model_fields", None)
-                    if fields:
-                        h.update(repr(sorted((k, repr(v)) for k, v in fields.items())).encode())
-                elif isinstance(obj, (tuple, frozenset, dict, str, int)) and not name.startswith("__"):
-                    h.update(name.encode() + repr(obj).encode("utf-8", "surrogatepass"))
+            h.update(mod.__name__.encode() + b"\x00" + _module_text(mod))
         _TAG.append(h.digest())
     return _TAG[0]
+
+
+def _module_text(mod: types.ModuleType) -> bytes:
+    """The module's source file as bytes; without one (a frozen build), its functions' bytecode and names in a
+    process-independent form (sorted; no marshal, no set reprs)."""
+    try:
+        return inspect.getsource(mod).encode("utf-8", "surrogatepass")
+    except (OSError, TypeError):
+        pass
+    out: list[bytes] = []
+
+    def code_bytes(code: types.CodeType) -> bytes:
+        parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode()]
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                parts.append(code_bytes(c))
+            elif isinstance(c, frozenset):
+                parts.append(repr(sorted(map(repr, c))).encode("utf-8", "surrogatepass"))
+            else:
+                parts.append(repr(c).encode("utf-8", "surrogatepass"))
+        return b"\x00".join(parts)
+
+    for name, obj in sorted(vars(mod).items()):
+        fn = obj
+        if isinstance(fn, types.FunctionType) and fn.__module__ == mod.__name__:
+            out.append(name.encode() + code_bytes(fn.__code__))
+        elif isinstance(obj, type) and obj.__module__ == mod.__name__:
+            for an, av in sorted(vars(obj).items()):
+                f = getattr(av, "__func__", av)
+                if isinstance(f, types.FunctionType):
+                    out.append(f"{name}.{an}".encode() + code_bytes(f.__code__))
+    return b"\x01".join(out)
 
 
 def book_key(kind: str, obj: Any, name: str, source: str) -> Optional[str]:
