@@ -10,8 +10,13 @@ disk by content, the key automaton cached by its needles).
 **Big books** (issue 15 item 10). A scan pass looks only at the entries whose literal key text occurs in the scan
 text — one Aho–Corasick pass finds them (:class:`.compile._KeyIndex`) — plus constants, decorators and regex/macro
 keys; their keys are then matched exactly as below, so results are those of looking at every entry (tests compare
-both on randomised books). Recursion passes scan only the text they add. A book of 1,000+ entries is parsed once per
-content and kept as rows in memory and under ``<home>/cache/lore`` (damaged or old files ignored and rebuilt).
+both on randomised books). Recursion passes scan only the text they add — regex keys too, from
+:data:`.keys.REGEX_SEAM_MARGIN` characters before the seam (a longer match across it is the one accepted difference
+from SillyTavern, which re-tests the joined buffer). A run stops where ST's does (a pass with nothing new,
+``max_recursion_steps``, the budget overflowing) and, whatever the book, at a hard bound on its work
+(:data:`.activation.SAFETY_MAX_ENTRIES` / ``SAFETY_MAX_CHARS``: logged, a notice in ``warnings``). A book of 1,000+
+entries is parsed once per content and kept as rows in memory and under ``<home>/cache/lore`` (damaged or old files
+ignored and rebuilt); a chat open builds it once from the rows and places the constants without compiling it.
 
 
 Semantics follow SillyTavern's ``checkWorldInfo`` (``public/scripts/world-info.js``) as written down in
