@@ -10,11 +10,22 @@ here: its language is the card's (golden runs stay byte-identical).
 Parameters may themselves be Msg values (rendered in the same language). A key missing from the catalog renders
 as the key; a language missing from an entry falls back to Chinese. Exceptions carry a Msg as their first
 argument; :func:`render` accepts the exception itself.
+
+**Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
+or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
+entry's Chinese template is also a pattern (its literal text fixed, each ``{param}`` any text), and a text that
+matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
+space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary). :func:`render` does this
+for plain strings, so a front end renders every engine line the same way whatever carried it. Templates with fewer
+than two literal characters never match (they would match anything), so story text is left alone unless it is
+exactly a catalog sentence.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+import string
+from typing import Any, Optional
 
 LANGUAGES = ("zh", "en")
 
@@ -74,6 +85,122 @@ CATALOG: dict[str, dict[str, str]] = {
                       "en": "Replaced “{name}”: its chats are kept, the old card's files are in the trash ({trash})"},
     "card.import_cancelled": {"zh": "已取消导入", "en": "Import cancelled"},
     "card.renamed": {"zh": "角色卡已改名为「{name}」：{dir}", "en": "The card is renamed to “{name}”: {dir}"},
+    # -- what a beat shows the user (issue 17 "English throughout"). The engine builds these texts as before (the same
+    # Chinese); the front ends find them here (translate) — the model never sees them. ---------------------------
+    # tool summaries of successful calls (core/beat/tools/*.py, the ``summary`` of each tool)
+    "tool.version_chars": {"zh": "版本 {version}，{chars} 字", "en": "version {version}, {chars} chars"},
+    "tool.matches": {"zh": "匹配：{m}", "en": "matched: {m}"},
+    "tool.stopped": {"zh": "用户停止了这一拍", "en": "the user stopped this beat"},
+    "tool.answer": {"zh": "答：{answer}", "en": "answer: {answer}"},
+    "tool.lore": {"zh": "查「{query}」→ {hits}", "en": "looked up “{query}” → {hits}", "nest": "hits"},
+    "tool.lore.none": {"zh": "无命中", "en": "no hits"},
+    "tool.review": {"zh": "审稿 {path}：{n} 条", "en": "review of {path}: {n} findings"},
+    "tool.outline": {"zh": "大纲 {chapter}", "en": "outline {chapter}"},
+    "tool.grep": {"zh": "找「{pattern}」", "en": "search “{pattern}”"},
+    # why a world-info entry fired (core/chat/turn.py lore_reasons)
+    "lore.why.this": {"zh": "{title}：关键词「{kw}」出现在你这一拍的话里", "en": "{title}: the key “{kw}” is in your words this beat"},
+    "lore.why.back": {"zh": "{title}：关键词「{kw}」出现在往前第 {n} 条消息里", "en": "{title}: the key “{kw}” is in the message {n} back"},
+    "lore.why.recursion": {"zh": "{title}：关键词「{kw}」出现在条目「{via}」的正文里（递归）",
+                           "en": "{title}: the key “{kw}” is in the text of the entry “{via}” (recursion)"},
+    "lore.why.scan": {"zh": "{title}：关键词「{kw}」出现在扫描文本里", "en": "{title}: the key “{kw}” is in the scanned text"},
+    "lore.why.constant": {"zh": "{title}：常驻", "en": "{title}: constant"},
+    "lore.why.sticky": {"zh": "{title}：黏滞（上次命中后仍在生效）", "en": "{title}: sticky (still in effect since it last fired)"},
+    # notices during a beat (core/beat/loop.py, core/chat/turn.py, core/chat/prose_mode.py, core/chat/recovery.py)
+    "beat.captured": {"zh": "直出正文已代收为 draft_write", "en": "Prose written outside the draft was taken in as draft_write"},
+    "beat.captured_append": {"zh": "稿纸之后的直出文字已代收为 draft_append，并自动收笔",
+                             "en": "Text after the draft was taken in as draft_append and the beat sealed"},
+    "beat.unsealed": {"zh": "本拍尚未收笔", "en": "This beat is not sealed yet"},
+    "beat.cut_length": {"zh": "回复到了输出上限被截断，本拍尚未收笔：可以「继续」，或「按现稿收笔」。",
+                        "en": "The reply hit the output limit and was cut; this beat is not sealed: Continue, or Seal as is."},
+    "beat.cut_repeat": {"zh": "回复开始重复自己（{what}），已提前停下；重复的部分没有收进稿子，本拍尚未收笔：可以「继续」，或「按现稿收笔」。",
+                        "en": "The reply started repeating itself ({what}) and was stopped early; the repeats were not "
+                              "kept and this beat is not sealed: Continue, or Seal as is.", "nest": "what"},
+    "beat.repeat.paragraph": {"zh": "同一段出现了 3 次", "en": "the same paragraph 3 times"},
+    "beat.repeat.sentence": {"zh": "同一句出现了 3 次", "en": "the same sentence 3 times"},
+    "beat.repeat.periodic": {"zh": "末尾在循环", "en": "the end loops"},
+    "beat.cut.length": {"zh": "回复被截断（到了输出上限），本拍尚未收笔", "en": "The reply was cut (output limit); this beat is not sealed"},
+    "beat.cut.repetition": {"zh": "回复开始重复，已提前停下，本拍尚未收笔", "en": "The reply started repeating and was stopped; this beat is not sealed"},
+    "beat.echo": {"zh": "回复里复述了提示里的数据块（或仿写了开场标签），已去掉",
+                  "en": "The reply repeated data blocks of the prompt (or imitated the opening label); removed"},
+    "beat.echo_only": {"zh": "回复只复述了提示里的数据块，没有正文：本拍尚未收笔",
+                       "en": "The reply only repeated the prompt's data blocks, no prose: this beat is not sealed"},
+    "beat.stop_kept": {"zh": "已流出的正文收进了稿子（未收笔）", "en": "The prose streamed so far was kept in the draft (not sealed)"},
+    "beat.out_of_rounds": {"zh": "已用满 {n} 次模型调用，本拍尚未收笔；稿件已保存，可按现稿收笔或继续。",
+                           "en": "All {n} model calls used; this beat is not sealed. The draft is saved: seal it as is or continue."},
+    "beat.call_failed": {"zh": "模型调用失败：{error}", "en": "The model call failed: {error}"},
+    "beat.stopped_unsealed": {"zh": "已停止：笔交还给你。本拍尚未收笔", "en": "Stopped: the pen is back with you. This beat is not sealed"},
+    "beat.stopped": {"zh": "已停止：笔交还给你。", "en": "Stopped: the pen is back with you."},
+    "beat.lore_budget": {"zh": "世界书预算用完了：激活 {n} 条后停止扫描（世界书设置里可以调预算和上限）",
+                         "en": "The world-info budget ran out: scanning stopped after {n} entries (budget and cap are in "
+                               "the world-info settings)"},
+    "beat.window_fixed_over": {"zh": "角色卡、常驻设定和预设本身就约有 {tokens} token，超过了这个模型的上下文窗口（{window}）：请求很可能被服务商拒绝，换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。",
+                               "en": "The card, the constant lore and the preset alone are about {tokens} tokens, more than "
+                                     "this model's context window ({window}): the provider will likely refuse the request. "
+                                     "Use a model with a larger window, or set the window to the model's real size."},
+    "beat.window_dropped": {"zh": "提示词超出上下文窗口（{window} token）：最早的 {n} 条历史消息这一拍没有发送（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）",
+                            "en": "The prompt is over the context window ({window} tokens): the {n} oldest messages were "
+                                  "not sent this beat (still recorded; the model can find them with memory_search, and "
+                                  "compaction catches up beat by beat)"},
+    "beat.prose_rejected": {"zh": "服务器不接受工具调用（tools）：这个对话改为纯文字演出，本拍已按纯文字重演。设定原文直接随每拍发送。",
+                            "en": "The server does not accept tool calls: this chat now plays prose-only and this beat "
+                                  "was played again that way. Lore text is sent with every beat."},
+    "beat.prose_ignored": {"zh": "模型连续 {n} 拍都没有调用工具：已把它标记为「只写正文」，之后的拍改为纯文字演出（设定原文随每拍发送）。可以在对话菜单里切回工具演出。",
+                           "en": "The model called no tools for {n} beats in a row: it is marked “prose only” and later "
+                                 "beats play prose-only (lore text sent with every beat). The Chat menu switches tool "
+                                 "play back on."},
+    "beat.prose_limits": {"zh": "纯文字演出：不能原位修改上一拍，模型也不能向你提问（ask）。",
+                          "en": "Prose-only play: the previous reply cannot be revised in place and the model cannot ask you (ask)."},
+    "beat.recovered": {"zh": "程序上次在写稿时意外退出：稿件已从草稿记录恢复（本拍尚未收笔）：{n} 字，可以继续写或按现稿收笔",
+                       "en": "The app quit unexpectedly while drafting last time: the draft was recovered from the "
+                             "draft log (not sealed): {n} chars; continue writing or seal it as is"},
+    "beat.recovered_short": {"zh": "程序上次在写稿时意外退出：稿件已从草稿记录恢复（本拍尚未收笔）",
+                             "en": "The app quit unexpectedly while drafting last time: the draft was recovered from the "
+                                   "draft log (not sealed)"},
+    # the ledger (core/ledger/state.py format_state / the scribe's applied lines), for the terminal's 【世界状态】
+    "ledger.time": {"zh": "时间：{v}", "en": "Time: {v}"},
+    "ledger.location": {"zh": "地点：{v}", "en": "Place: {v}"},
+    "ledger.items": {"zh": "物品：{v}", "en": "Items: {v}"},
+    "ledger.threads": {"zh": "剧情线：{v}", "en": "Plot threads: {v}"},
+    "ledger.people": {"zh": "人物：{v}", "en": "Characters: {v}"},
+    "ledger.affinity": {"zh": "{name}：好感 {v}", "en": "{name}: affinity {v}"},
+    "ledger.status": {"zh": "状态：{v}", "en": "status: {v}"},
+    "ledger.at": {"zh": "在：{v}", "en": "at: {v}"},
+    "ledger.present": {"zh": "在场", "en": "present"},
+    "ledger.notes": {"zh": "备注：{v}", "en": "notes: {v}"},
+    "ledger.empty": {"zh": "（尚无记录）", "en": "(nothing recorded yet)"},
+    "ledger.roster_empty": {"zh": "（尚无登记）", "en": "(nobody listed yet)"},
+    # the scribe's applied lines in words (core/ledger/wording.py), in both languages
+    "ledger.applied.char": {"zh": "{name}：状态已更新", "en": "{name}: state updated"},
+    "ledger.applied.time": {"zh": "时间：{v}", "en": "Time: {v}"},
+    "ledger.applied.location": {"zh": "地点：{v}", "en": "Place: {v}"},
+    "ledger.applied.inventory": {"zh": "随身物品：{v}", "en": "Inventory: {v}"},
+    "ledger.applied.plot_threads": {"zh": "情节线：{v}", "en": "Plot threads: {v}"},
+    "ledger.applied.flag": {"zh": "标记「{k}」：{v}", "en": "Flag “{k}”: {v}"},
+    # the terminal's beat view (cli/view.py) and chat header (cli/chat.py)
+    "cli.beat": {"zh": "\n━━ 第 {n} 拍 ━━", "en": "\n━━ Beat {n} ━━"},
+    "cli.replay": {"zh": "［回放模型·离线演示］", "en": "[replay model · offline demo]"},
+    "cli.you": {"zh": "你：", "en": "You: "},
+    "cli.lore": {"zh": "  命中设定：{names}", "en": "  Lore: {names}"},
+    "cli.call": {"zh": "  · 第 {n}/{max} 次调用", "en": "  · model call {n}/{max}"},
+    "cli.text": {"zh": "    文字：", "en": "    Text: "},
+    "cli.reasoning": {"zh": "思考 {n} 字", "en": "reasoning {n} chars"},
+    "cli.tokens": {"zh": "输入 {p} token（缓存命中 {c}，{share}），输出 {o}",
+                   "en": "input {p} tokens (cache hit {c}, {share}), output {o}"},
+    "cli.sealed": {"zh": "  ■ 已收笔 · 版本 {version} · {chars} 字", "en": "  ■ Sealed · version {version} · {chars} chars"},
+    "cli.draft": {"zh": "  ┌─ 稿纸 · 版本 {version} · {chars} 字", "en": "  ┌─ Draft · version {version} · {chars} chars"},
+    "cli.revised": {"zh": "  ↺ 上一拍已原位修订（版本 {version}）：", "en": "  ↺ The previous reply was revised in place (version {version}):"},
+    "cli.scribe_failed": {"zh": "  场记失败：{error}（本拍已保存，账本未变）", "en": "  The scribe failed: {error} (the beat is saved, the ledger unchanged)"},
+    "cli.scribe": {"zh": "  场记记账：{items}", "en": "  Scribe's ledger: {items}"},
+    "cli.scribe_none": {"zh": "无变化", "en": "no change"},
+    "cli.scribe_warning": {"zh": "  场记告警：{w}", "en": "  Scribe warning: {w}"},
+    "cli.final": {"zh": "\n定稿：\n", "en": "\nFinal:\n"},
+    "cli.revised_previous": {"zh": "  （本拍修订了上一拍，没有新回复）", "en": "  (this beat revised the previous reply; no new reply)"},
+    "cli.state": {"zh": "\n【世界状态】", "en": "\n[World state]"},
+    "cli.roster": {"zh": "【登场名录】", "en": "[Roster] "},
+    "cli.context": {"zh": "上下文 {used} / {window} token（{share}）", "en": "Context {used} / {window} tokens ({share})"},
+    "cli.context_hit": {"zh": "，本拍缓存命中 {hit}", "en": ", cache hit this beat {hit}"},
+    "cli.sep.list": {"zh": "、", "en": ", "},
+    "cli.sep.semi": {"zh": "；", "en": "; "},
 }
 
 
@@ -84,7 +211,7 @@ class Msg(str):
     key: str
     params: dict[str, Any]
 
-    def __new__(cls, key: str, **params: Any) -> "Msg":
+    def __new__(cls, key: str, /, **params: Any) -> "Msg":
         obj = super().__new__(cls, _format(key, "zh", params))
         obj.key = key
         obj.params = dict(params)
@@ -117,7 +244,7 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         return template
 
 
-def message(key: str, **params: Any) -> Msg:
+def message(key: str, /, **params: Any) -> Msg:
     """A catalog message (see :class:`Msg`). Unknown keys are allowed (they render as the key)."""
     return Msg(key, **params)
 
@@ -129,11 +256,82 @@ def action(verb: str) -> Msg | str:
 
 def render(value: Any, lang: str) -> str:
     """``value`` as text in ``lang``: a Msg rendered; an exception whose first argument is a Msg rendered (other
-    exceptions as ``str(e)``); anything else ``str(value)``."""
+    exceptions as their text, :func:`translate`\ d); a plain ``str`` :func:`translate`\ d; anything else
+    ``str(value)``."""
     if isinstance(value, Msg):
         return value.render(lang)
     if isinstance(value, BaseException):
         if value.args and isinstance(value.args[0], Msg):
             return value.args[0].render(lang)
-        return str(value)
+        return translate(str(value), lang)
+    if isinstance(value, str):
+        return translate(value, lang)
     return str(value)
+
+
+# -- texts that lost their key (module doc) -------------------------------------------------------------------------
+_PATTERNS: list[tuple[str, "re.Pattern[str]", str]] = []  # (the longest literal chunk, pattern, key), specific first
+_PATTERNS_FOR: list[int] = [-1]  # the catalog size the patterns were built for (entries may be added at import)
+
+
+def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
+    if _PATTERNS_FOR[0] == len(CATALOG):
+        return _PATTERNS
+    built: list[tuple[int, str, "re.Pattern[str]", str]] = []
+    for key, entry in CATALOG.items():
+        zh, en = entry.get("zh") or "", entry.get("en")
+        if not en or en == zh:
+            continue
+        regex, names, chunks = "", [], []
+        try:
+            for lit, field, _spec, _conv in string.Formatter().parse(zh):
+                regex += re.escape(lit)
+                chunks.append(lit)
+                if field is None:
+                    continue
+                if not field.isidentifier():
+                    raise ValueError(field)
+                regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
+                names.append(field)
+        except ValueError:
+            continue
+        literal = sum(len(c) for c in chunks)
+        if literal < 2:
+            continue
+        built.append((literal, max(chunks, key=len), re.compile(regex, re.S), key))
+    built.sort(key=lambda b: -b[0])
+    _PATTERNS[:] = [(chunk, pat, key) for _n, chunk, pat, key in built]
+    _PATTERNS_FOR[0] = len(CATALOG)
+    return _PATTERNS
+
+
+def find_message(text: str) -> Optional[Msg]:
+    """The catalog message whose Chinese text ``text`` is, whole (module doc), or None. The most specific template
+    (most literal text) wins."""
+    if not text:
+        return None
+    for chunk, pat, key in _patterns():
+        if chunk not in text:
+            continue
+        m = pat.fullmatch(text)
+        if m is None:
+            continue
+        params: dict[str, Any] = dict(m.groupdict())
+        for name in (CATALOG[key].get("nest") or "").split():
+            inner = find_message(params.get(name) or "")
+            if inner is not None:
+                params[name] = inner
+        return Msg(key, **params)
+    return None
+
+
+def translate(text: str, lang: str) -> str:
+    """``text`` in ``lang``: a Msg rendered; a plain Chinese engine sentence found in the catalog (:func:`find_message`)
+    rendered; anything else unchanged (story text, card data, a sentence the catalog does not know). Chinese is
+    returned as is."""
+    if isinstance(text, Msg):
+        return text.render(lang)
+    if lang == "zh" or not text:
+        return text
+    found = find_message(text)
+    return found.render(lang) if found is not None else text

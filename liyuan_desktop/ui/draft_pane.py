@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (
     QTextBrowser, QToolButton, QVBoxLayout, QWidget,
 )
 
-from .i18n import register, tr
+from ..core.ledger.wording import applied_in_words as core_applied_in_words
+from .i18n import register, show, tr
 from .theme import set_role
 
 register({
@@ -29,31 +30,13 @@ register({
     "dp.raw": {"zh": "原始 JSON", "en": "Raw JSON"},
     "dp.raw.tip": {"zh": "显示工具参数的原始 JSON（否则只显示写进稿纸的文字）",
                    "en": "Show the tool arguments as raw JSON (otherwise only the text written to the draft)"},
-    "dp.led.char": {"zh": "{name}：状态已更新", "en": "{name}: state updated"},
-    "dp.led.time": {"zh": "时间：{v}", "en": "Time: {v}"},
-    "dp.led.location": {"zh": "地点：{v}", "en": "Place: {v}"},
-    "dp.led.inventory": {"zh": "随身物品：{v}", "en": "Inventory: {v}"},
-    "dp.led.plot_threads": {"zh": "情节线：{v}", "en": "Plot threads: {v}"},
-    "dp.led.flag": {"zh": "标记「{k}」：{v}", "en": "Flag “{k}”: {v}"},
 })
-
-#: The scribe's applied lines (``core.ledger.state.apply_patch``, byte-exact with the seed) said in words.
-_APPLIED = (
-    (re.compile(r"^characters\.(.+) 已更新$"), lambda m: tr("dp.led.char", name=m.group(1))),
-    (re.compile(r"^(time|location) → (.*)$", re.S), lambda m: tr(f"dp.led.{m.group(1)}", v=m.group(2))),
-    (re.compile(r"^(inventory|plot_threads) → \[(.*)\]$", re.S), lambda m: tr(f"dp.led.{m.group(1)}", v=m.group(2) or "—")),
-    (re.compile(r"^flags\.(.+?) → (.*)$", re.S), lambda m: tr("dp.led.flag", k=m.group(1), v=m.group(2))),
-)
 
 
 def applied_in_words(line: str) -> str:
-    """One applied line of the scribe in words (「characters.青梧 已更新」 → 「青梧：状态已更新」); lines of other
-    shapes (MVU paths, panels) as they are."""
-    for pat, say in _APPLIED:
-        m = pat.match(line)
-        if m:
-            return say(m)
-    return line
+    """One applied line of the scribe in words in the window's language (「characters.青梧 已更新」 → 「青梧：状态已更新」,
+    ``core.ledger.wording``); lines of other shapes (MVU paths, panels) as they are."""
+    return show(core_applied_in_words(line))
 
 
 #: Argument fields whose string value is the prose a draft tool writes (shown as text in 模型输出).
@@ -489,7 +472,7 @@ class DraftPane(QWidget):
             if ev.activated:
                 self._line(tr("draft.lore", names=tr("sep.list").join(ev.activated)))
             for why in ev.lore:
-                self._line(f"  · {why}")
+                self._line(f"  · {show(why)}")
             if ev.is_replay:
                 self._line(tr("draft.replay"))
         elif k == "call_started":
@@ -513,7 +496,7 @@ class DraftPane(QWidget):
                 readable = reader.feed(ev.text)
                 self._pending["stream"] += ev.text if self.raw_toggle.isChecked() else readable
             elif ev.channel == "notice":
-                self._line(f"※ {ev.text}", "yellow")
+                self._line(f"※ {show(ev.text)}", "yellow")
                 return
             elif ev.channel == "tool_name":
                 reader = self._args[ev.index] = ArgsReader()
@@ -534,7 +517,7 @@ class DraftPane(QWidget):
                 self.meta.setText("\n".join(self._tokens[-2:]))
         elif k == "tool_finished":
             mark = "✓" if ev.ok else "✗"
-            self._line(f"{mark} {ev.name}" + (f"  {ev.summary}" if ev.summary else ""), "" if ev.ok else "red")
+            self._line(f"{mark} {ev.name}" + (f"  {show(ev.summary)}" if ev.summary else ""), "" if ev.ok else "red")
         elif k == "draft_changed":
             if ev.sealed:
                 self.banner.setVisible(False)
@@ -543,7 +526,7 @@ class DraftPane(QWidget):
             state = tr("sealed") if ev.sealed else tr("draft")
             self.status.setText(tr("draft.status.chars", state=state, version=ev.version, chars=ev.chars))
         elif k == "activity":
-            self._line(f"※ {ev.text}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
+            self._line(f"※ {show(ev.text)}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
         elif k == "ask":
             self._line(f"？ {ev.question}")
         elif k == "revised":
@@ -552,15 +535,15 @@ class DraftPane(QWidget):
             self.status.setText(tr("draft.revising", version=ev.version))
         elif k == "scribe_finished":
             if ev.error:
-                self._line(tr("draft.scribe.failed", error=ev.error), "red")
+                self._line(tr("draft.scribe.failed", error=show(ev.error)), "red")
             else:
                 self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in ev.applied)
                               or tr("draft.scribe.nochange")))
                 for w in ev.warnings:
-                    self._line(tr("draft.scribe.warning", warning=w), "yellow")
+                    self._line(tr("draft.scribe.warning", warning=show(w)), "yellow")
         elif k == "compacted":
             if ev.error:
-                self._line(tr("ctx.compact.failed", err=ev.error), "yellow")
+                self._line(tr("ctx.compact.failed", err=show(ev.error)), "yellow")
             else:
                 b = list(ev.beats or [])
                 self._line(tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
@@ -573,7 +556,8 @@ class DraftPane(QWidget):
             elif ev.outcome == "revised_previous":
                 self.banner.setVisible(False)
             else:
-                self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{ev.message}" if ev.message and ev.message != tr("unsealed") else ""))
+                said = show(ev.message) if ev.message else ""
+                self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{said}" if said and said != tr("unsealed") else ""))
                 self.banner.setVisible(bool(self.draft.toPlainText().strip()))
                 if not self.banner.isVisible():
-                    self.status.setText(ev.message or tr("unsealed"))
+                    self.status.setText(said or tr("unsealed"))

@@ -1,0 +1,73 @@
+"""The ledger said in words for the user (issue 17): the scribe's applied lines and the formatted 【世界状态】 /
+【登场名录】 texts, rendered through the one message catalog (``core/messages.py``, keys ``ledger.*``).
+
+The scribe's applied lines (``state.apply_patch``: 「characters.青梧 已更新」, 「flags.k → v」, 「time → v」 …) are
+byte-exact with the seed and are what the session and the golden runs keep; the user reads them in words
+(「青梧：状态已更新」, 「标记「k」：v」) in either language. The formatted ledger (``state.format_state`` /
+``format_roster``) is the very text the model reads, so in Chinese it is shown as is; in English its labels
+(时间、地点、好感、状态、在、备注、物品、剧情线、人物) are translated and the values — story content — kept as written.
+No Qt; the window (``ui/draft_pane.py``) and the terminal (``cli/view.py``) both use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..messages import Msg, message, render
+
+__all__ = ["applied_in_words", "ledger_in_words"]
+
+#: The scribe's applied lines (``state.apply_patch``) and the catalog message each becomes.
+_APPLIED = (
+    (re.compile(r"^characters\.(.+) 已更新$", re.S), lambda m: message("ledger.applied.char", name=m.group(1))),
+    (re.compile(r"^time → (.*)$", re.S), lambda m: message("ledger.applied.time", v=m.group(1))),
+    (re.compile(r"^location → (.*)$", re.S), lambda m: message("ledger.applied.location", v=m.group(1))),
+    (re.compile(r"^inventory → \[(.*)\]$", re.S), lambda m: message("ledger.applied.inventory", v=m.group(1) or "—")),
+    (re.compile(r"^plot_threads → \[(.*)\]$", re.S), lambda m: message("ledger.applied.plot_threads", v=m.group(1) or "—")),
+    (re.compile(r"^flags\.(.+?) → (.*)$", re.S), lambda m: message("ledger.applied.flag", k=m.group(1), v=m.group(2))),
+)
+
+
+def applied_in_words(line: str) -> Msg | str:
+    """One applied line of the scribe in words as a catalog message (「characters.青梧 已更新」 → 「青梧：状态已更新」
+    / "青梧: state updated"); lines of other shapes (MVU paths, panels) as they are."""
+    for pat, say in _APPLIED:
+        m = pat.match(line)
+        if m:
+            return say(m)
+    return line
+
+
+_CHAR_LINE = re.compile(r"^(.+?)：好感 (-?\d+)((?:；.*)?)$", re.S)
+_CHAR_PARTS = re.compile(r"；(状态：|在：|备注：|在场)")
+_PART_KEYS = {"状态：": "ledger.status", "在：": "ledger.at", "备注：": "ledger.notes", "在场": "ledger.present"}
+
+
+def ledger_in_words(text: str, lang: str) -> str:
+    """The formatted ledger or roster (``state.format_state`` / ``format_roster``) for the user in ``lang``: Chinese
+    as is; otherwise each line's labels translated (a line the catalog knows whole, a character line label by label,
+    a roster line part by part), the values kept as written."""
+    if lang == "zh" or not text:
+        return text
+    semi = render(message("cli.sep.semi"), lang)
+    out = []
+    for line in text.split("\n"):
+        m = _CHAR_LINE.match(line)
+        if m:
+            head = render(message("ledger.affinity", name=m.group(1), v=m.group(2)), lang)
+            rest = m.group(3)
+            pieces = _CHAR_PARTS.split(rest)  # ["", "状态：", "value", "在场", "", …]
+            tail = pieces[0]
+            for i in range(1, len(pieces), 2):
+                label, value = pieces[i], pieces[i + 1]
+                shown = render(message(_PART_KEYS[label], v=value), lang) if label != "在场" else \
+                    render(message("ledger.present"), lang) + value
+                tail += semi + shown
+            out.append(head + tail)
+            continue
+        whole = render(line, lang)
+        if whole != line:
+            out.append(whole)
+            continue
+        out.append(semi.join(render(part, lang) for part in line.split("；")) if "；" in line else line)
+    return "\n".join(out)
