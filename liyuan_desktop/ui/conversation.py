@@ -792,7 +792,7 @@ class ConversationView(QWebEngineView):
         self._call("setTranscript", list(self._items.values()), self._has_older)
         self._call("showWelcome" if self._mode == "welcome" else "showChat")
         self._pending_dirty = True
-        QTimer.singleShot(0, lambda: self.setUrl(self._url))
+        QTimer.singleShot(0, self, lambda: self.setUrl(self._url))  # (dropped if the view is deleted first)
 
     # ---- per-card storage, trust, watchdog, refusals -----------------------------------------------------------
     def set_card(self, card_dir: str | Path | None) -> None:

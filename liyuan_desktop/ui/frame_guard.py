@@ -558,4 +558,4 @@ def after_flood(view: Any) -> None:
                 os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
             except OSError as e:
                 log.warning("conversation view: could not end the renderer: %s", e)
-    QTimer.singleShot(FLOOD_BACKLOG_MS, check)
+    QTimer.singleShot(FLOOD_BACKLOG_MS, view, check)  # (dropped if the view is deleted first)

@@ -233,7 +233,21 @@ async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, l
     work = Work()
     if big:
         _collect_frozen_now()
-    fut = asyncio.wrap_future(_POOL.submit(_big(fn) if big else fn, work))
+    # The worker must not drop the last reference to ``fn``: its closure often holds the window (a lambda over
+    # ``win``), and a Qt object whose last Python reference goes on a worker thread is destroyed there. The box
+    # keeps ``fn``; the worker lets go of its own reference before the result is handed over, and the box is
+    # emptied here, on the UI thread, after the work is done.
+    box: list[Callable[[Work], T]] = [_big(fn) if big else fn]
+    del fn
+
+    def run(w: Work) -> T:
+        f = box[0]
+        try:
+            return f(w)
+        finally:
+            del f
+
+    fut = asyncio.wrap_future(_POOL.submit(run, work))
     dialog: list[QProgressDialog] = []
 
     def show() -> None:
@@ -289,6 +303,7 @@ async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, l
     finally:
         shower.stop()
         poller.stop()
+        box.clear()
         for dlg in dialog:
             dlg.canceled.disconnect()
             dlg.close()
