@@ -39,6 +39,7 @@ from ..core.chat.facade import BeatResult, Chat
 from ..core.llm.types import ChatModel
 from ..core.paths import chat_dir, demo_card_path, demo_replay_path
 from ..core.session.tree import SessionError
+from ..core.messages import message
 from .common import language, out, readline, resolve_card, say
 from .view import HumanView, print_ledger
 
@@ -131,12 +132,11 @@ def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay:
             if default is None:
                 default = req.options[0] if req.options else ""
             if not json_mode:
-                why = "按录制的选择作答" if by == "user" else "非交互运行，自动选第一项"
-                out(f"     → {default}（{why}）")
+                out(say(message("cli.ask.recorded" if by == "user" else "cli.ask.auto", answer=default)))
             return AskAnswer(answer=default, by=by)
-        hint = f"回车选录制的「{default}」，" if default else ""
+        hint = say(message("cli.ask.hint", answer=default)) if default else ""
         while True:
-            out(f"     选 1-{len(req.options)}，或直接写一句；{hint}输入 s 停止：", end="")
+            out(say(message("cli.ask.prompt", n=len(req.options), hint=hint)), end="")
             line = await readline()
             if line == "":
                 return AskAnswer(answer=None, by="stop")
@@ -151,11 +151,11 @@ def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay:
                     text = req.options[int(text) - 1]
                     out(f"     → {text}")
                 else:
-                    out(f"     没有第 {text} 项。")
+                    out(say(message("cli.ask.no_option", n=text)))
                     continue
             if text:
                 if replay and default and text != default:
-                    out("     （回放模型只会按录制的剧情演下去；接真模型时才会按你的选择走）")
+                    out(say(message("cli.ask.replay")))
                 return AskAnswer(answer=text, by="user")
 
     return ask
@@ -387,8 +387,9 @@ async def run(args: argparse.Namespace) -> int:
               "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
     interactive = sys.stdin.isatty() and not json_mode and not args.auto
     if not json_mode:
-        out(view.style("1", f"梨园 {__version__} · {card.name} · 对话「{chat_name}」") + f"  （存于 {d}）")
-        out(view.style("2", f"模型：{model.name}"))
+        out(view.style("1", say(message("cli.header", version=__version__, card=card.name, chat=chat_name)))
+            + say(message("cli.saved_in", dir=d)))
+        out(view.style("2", say(message("cli.model", name=model.name))))
         if chat.prose_only()["on"]:
             out(view.style("2", chat.prose_only()["limits"]))
         if chat.last_user_text() is None:
@@ -445,7 +446,7 @@ async def run(args: argparse.Namespace) -> int:
                     if says:
                         text = says.pop(0)
                     else:
-                        out(view.style("1", "\n你（空行退出）："), end="")
+                        out(view.style("1", say(message("cli.you_input"))), end="")
                         text = (await readline()).strip()
                         if not text:
                             break
@@ -477,11 +478,11 @@ async def run(args: argparse.Namespace) -> int:
         if res.outcome == "error":
             break
         if res.outcome == "stopped" and args.demo and says:
-            out(view.style("33", "\n演示在这里停下了：回放模型只会按录制的剧情演。要接着演，请重新开始演示或配置真模型。"))
+            out(view.style("33", say(message("cli.demo.stopped"))))
             break
     if json_mode:
         out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
     elif args.demo and status == 0:
-        out(view.style("1;36", "\n演示结束。") + f"对话已保存在 {d}。")
-        out(f"配置模型后可以接着演：liyuan chat {card.name} --chat {chat_name} --provider deepseek   （密钥放在 DEEPSEEK_API_KEY）")
+        out(view.style("1;36", say(message("cli.demo.done"))) + say(message("cli.demo.saved", dir=d)))
+        out(say(message("cli.demo.next", card=card.name, chat=chat_name)))
     return status

@@ -17,8 +17,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from ..core.ledger.state import WorldState, register_roster
+from ..core.ledger.wording import applied_in_words
 from . import theme
-from .i18n import tr
+from .i18n import show, tr
 from .ledger_form import LedgerForm, LedgerFormError
 
 
@@ -55,9 +56,9 @@ def ledger_html(state: WorldState, applied: list[str], warnings: list[str], sour
                     f"{e(k)}<span class=dim>{tr('paren', text=e(v))}</span>" if v else e(k) for k, v in table.items()) + "<br>")
     if applied:
         who = tr("ledger.applied.user") if source == "user" else tr("ledger.applied.scribe")
-        out.append(f"<h4>{who}</h4>" + "<br>".join(e(a) for a in applied))
+        out.append(f"<h4>{who}</h4>" + "<br>".join(e(show(applied_in_words(a))) for a in applied))
     if warnings:
-        out.append(f"<h4 class=w>{tr('ledger.warnings')}</h4>" + "<br>".join(f"<span class=w>{e(w)}</span>" for w in warnings))
+        out.append(f"<h4 class=w>{tr('ledger.warnings')}</h4>" + "<br>".join(f"<span class=w>{e(show(w))}</span>" for w in warnings))
     return "".join(out)
 
 

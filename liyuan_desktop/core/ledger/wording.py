@@ -19,12 +19,12 @@ __all__ = ["applied_in_words", "ledger_in_words"]
 
 #: The scribe's applied lines (``state.apply_patch``) and the catalog message each becomes.
 _APPLIED = (
-    (re.compile(r"^characters\.(.+) 已更新$", re.S), lambda m: message("ledger.applied.char", name=m.group(1))),
-    (re.compile(r"^time → (.*)$", re.S), lambda m: message("ledger.applied.time", v=m.group(1))),
-    (re.compile(r"^location → (.*)$", re.S), lambda m: message("ledger.applied.location", v=m.group(1))),
-    (re.compile(r"^inventory → \[(.*)\]$", re.S), lambda m: message("ledger.applied.inventory", v=m.group(1) or "—")),
-    (re.compile(r"^plot_threads → \[(.*)\]$", re.S), lambda m: message("ledger.applied.plot_threads", v=m.group(1) or "—")),
-    (re.compile(r"^flags\.(.+?) → (.*)$", re.S), lambda m: message("ledger.applied.flag", k=m.group(1), v=m.group(2))),
+    (re.compile(r"^characters\.(.+) 已更新$", re.S), lambda m: message("led.applied.char", name=m.group(1))),
+    (re.compile(r"^time → (.*)$", re.S), lambda m: message("led.applied.time", v=m.group(1))),
+    (re.compile(r"^location → (.*)$", re.S), lambda m: message("led.applied.location", v=m.group(1))),
+    (re.compile(r"^inventory → \[(.*)\]$", re.S), lambda m: message("led.applied.inventory", v=m.group(1) or "—")),
+    (re.compile(r"^plot_threads → \[(.*)\]$", re.S), lambda m: message("led.applied.plot_threads", v=m.group(1) or "—")),
+    (re.compile(r"^flags\.(.+?) → (.*)$", re.S), lambda m: message("led.applied.flag", k=m.group(1), v=m.group(2))),
 )
 
 
@@ -40,7 +40,7 @@ def applied_in_words(line: str) -> Msg | str:
 
 _CHAR_LINE = re.compile(r"^(.+?)：好感 (-?\d+)((?:；.*)?)$", re.S)
 _CHAR_PARTS = re.compile(r"；(状态：|在：|备注：|在场)")
-_PART_KEYS = {"状态：": "ledger.status", "在：": "ledger.at", "备注：": "ledger.notes", "在场": "ledger.present"}
+_PART_KEYS = {"状态：": "led.status", "在：": "led.at", "备注：": "led.notes", "在场": "led.present"}
 
 
 def ledger_in_words(text: str, lang: str) -> str:
@@ -54,20 +54,19 @@ def ledger_in_words(text: str, lang: str) -> str:
     for line in text.split("\n"):
         m = _CHAR_LINE.match(line)
         if m:
-            head = render(message("ledger.affinity", name=m.group(1), v=m.group(2)), lang)
+            head = render(message("led.affinity", name=m.group(1), v=m.group(2)), lang)
             rest = m.group(3)
             pieces = _CHAR_PARTS.split(rest)  # ["", "状态：", "value", "在场", "", …]
             tail = pieces[0]
             for i in range(1, len(pieces), 2):
                 label, value = pieces[i], pieces[i + 1]
                 shown = render(message(_PART_KEYS[label], v=value), lang) if label != "在场" else \
-                    render(message("ledger.present"), lang) + value
+                    render(message("led.present"), lang) + value
                 tail += semi + shown
             out.append(head + tail)
             continue
-        whole = render(line, lang)
-        if whole != line:
-            out.append(whole)
+        if "；" in line:  # a roster line (人物：…；地点：…): part by part
+            out.append(semi.join(render(part, lang) for part in line.split("；")))
             continue
-        out.append(semi.join(render(part, lang) for part in line.split("；")) if "；" in line else line)
+        out.append(render(line, lang))
     return "\n".join(out)

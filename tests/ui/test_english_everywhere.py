@@ -1,0 +1,161 @@
+"""Issue 17 "English throughout": with English chosen, the whole offline demo (three beats on the replay model:
+lore look-ups, an ask, a revision of the previous reply) played through the window and through ``liyuan --lang en
+chat --demo`` shows no Chinese of ours — only the story and the card's data.
+
+The detector looks for CJK ideographs in what the user reads (window: menus, the status bar, every visible label
+and button, the draft pane's activity list and status, the ledger pane, the tabs, the conversation page; CLI: every
+line of output) after removing the allowed content: every string of the demo card (names, lore titles and keys,
+the opening) and of its recording (the user's lines, the model's drafts and tool arguments, the scribe's patches —
+i.e. the story and the ledger values) and the data folder path (folder names are data). CJK punctuation
+(「」（）：；、) is not an ideograph and is allowed as a separator."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QAbstractButton, QLabel, QMenu
+
+from liyuan_desktop.core import settings as S
+from liyuan_desktop.core.paths import demo_card_path, demo_replay_path, home
+from liyuan_desktop.ui.i18n import set_language
+from liyuan_desktop.ui.main_window import MainWindow
+from uihelpers import js, wait_for
+
+ROOT = Path(__file__).resolve().parents[2]
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def _strings(value, out: set[str]) -> None:
+    if isinstance(value, str):
+        try:  # tool arguments and scribe patches are JSON inside strings
+            inner = json.loads(value)
+        except ValueError:
+            inner = None
+        if isinstance(inner, (dict, list)):
+            _strings(inner, out)
+        for line in [value, *value.splitlines()]:  # also as the page shows it: Markdown marks and 【】 gone
+            out.update({line.strip(), re.sub(r"[*【】]", "", line).strip()})
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            _strings(k, out)
+            _strings(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+
+
+#: The story fields of a session's entries (never its notices: ``activity``, ``warnings`` are what we check).
+_STORY_FIELDS = ("text", "draft", "state", "question", "options", "answer", "title", "card_name", "persona")
+
+
+def allowed_content(data: Path) -> list[str]:
+    """The story and card data of the demo (module doc) and of the chats the run saved under ``data`` (their story
+    fields and folder names), longest first."""
+    out: set[str] = {str(data)}
+    for f in (demo_card_path(), demo_replay_path()):
+        _strings(json.loads(Path(f).read_text("utf-8")), out)
+    for session in Path(data).glob("cards/*/对话/*/session.jsonl"):
+        for line in session.read_text("utf-8").splitlines():
+            entry = json.loads(line)
+            _strings([entry.get(k) for k in _STORY_FIELDS if entry.get(k)], out)
+        out.add(str(session.parent))
+    return sorted((s for s in out if s and CJK.search(s)), key=len, reverse=True)
+
+
+def chrome_cjk(texts, allowed: list[str]) -> list[str]:
+    """The texts that still hold a CJK ideograph once the allowed content is taken out."""
+    bad = []
+    for t in texts:
+        rest = t
+        for a in allowed:
+            if a in rest:
+                rest = rest.replace(a, " ")
+        if CJK.search(rest):
+            bad.append(t)
+    return bad
+
+
+@pytest.fixture
+def english():
+    set_language("en")
+    try:
+        yield
+    finally:
+        set_language("zh")
+
+
+def test_cli_demo_in_english(tmp_path):
+    data = tmp_path / "home"
+    env = {**os.environ, "LIYUAN_HOME": str(data), "PYTHONIOENCODING": "utf-8", "NO_COLOR": "1"}
+    p = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "--lang", "en", "chat", "--demo", "--delay-ms", "0"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert p.returncode == 0, p.stderr
+    lines = (p.stdout + p.stderr).splitlines()
+    assert any(line.startswith("━━ Beat 3 ━━") for line in lines) and "The demo is over." in p.stdout
+    assert any("looked up “" in line for line in lines) and any(line.startswith("[World state]") for line in lines)
+    bad = chrome_cjk(lines, allowed_content(data))
+    assert bad == [], "\n".join(bad)
+
+
+def _menus(menu: QMenu) -> list[str]:
+    out = []
+    for a in menu.actions():
+        if a.isSeparator():
+            continue
+        out.append(a.text())
+        if a.menu() is not None:
+            out += _menus(a.menu())
+    return out
+
+
+async def test_window_demo_in_english(qtbot, english):
+    win = MainWindow(S.AppSettings(ui_language="en"))
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    await wait_for(win.view.is_ready)
+    win.start_demo()
+    loop = asyncio.get_running_loop()
+    pane = win.draft_pane
+    activity: list[str] = []  # the draft pane's activity list of every beat (each beat starts a new one)
+    for _ in range(3):
+        n = len(win.results)
+        win.send_clicked()
+        end = loop.time() + 60
+        while len(win.results) == n:
+            if win.ask_dialog.isVisible() and win.ask_dialog.option_buttons:
+                win.ask_dialog.choose(0)
+            assert loop.time() < end, "beat timed out"
+            await asyncio.sleep(0.02)
+        activity += [pane.activity.item(i).text() for i in range(pane.activity.count())]
+    assert win.results[-1].revised_previous
+    await asyncio.sleep(0.3)
+
+    texts = [win.windowTitle(), win.statusBar().currentMessage()]
+    for top in win.menuBar().actions():
+        texts.append(top.text())
+        if top.menu() is not None:
+            texts += _menus(top.menu())
+    texts += [w.text() for w in win.findChildren(QLabel) if w.isVisible()]
+    texts += [w.text() for w in win.findChildren(QAbstractButton) if w.isVisible()]
+    texts += [w.toolTip() for w in win.findChildren(QAbstractButton) if w.isVisible()]
+    texts += [win.tabs.tabText(i) for i in range(win.tabs.count())]
+    texts += activity + [pane.status.text(), pane.meta.text(), pane.calls_label.text()]
+    texts += win.state_pane.view.toPlainText().splitlines()
+    page = await js(win, "document.body.innerText")
+    texts += page.splitlines()
+    assert any("looked up “" in t for t in activity), activity
+    assert any(t.startswith("Scribe's ledger: ") and "state updated" in t for t in activity), activity
+    shots = os.environ.get("LIYUAN_SHOTS_DIR")
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        win.grab().save(str(Path(shots) / "demo-english.png"))
+    bad = chrome_cjk([t for t in texts if t], allowed_content(home()))
+    assert bad == [], "\n".join(bad)
