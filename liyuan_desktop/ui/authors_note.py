@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.prompt.authors_note import AuthorsNote
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -175,7 +175,7 @@ class AuthorsNoteDialog(QDialog):
         try:
             changed = self.chat.set_authors_note(note)
         except (RuntimeError, OSError, ValueError) as e:
-            QMessageBox.warning(self, self.windowTitle(), str(e))
+            QMessageBox.warning(self, self.windowTitle(), show(e))
             return
         super().accept()
         self.saved.emit(tr("an.unchanged") if not changed else tr("an.saved") if note.text else tr("an.cleared"))

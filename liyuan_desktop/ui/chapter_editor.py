@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMessageBox, QPlainTextEdit,
 
 from ..core.errors import ToolError
 from ..core.text import count_words
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 register({
@@ -256,7 +256,7 @@ class ChapterEditor(QWidget):
             with open(path, "r", encoding="utf-8", newline="") as f:
                 text = f.read()
         except (OSError, UnicodeDecodeError, ToolError) as e:
-            self.inform(tr("story.title"), tr("story.err.open", name=name, error=getattr(e, "message", str(e))))
+            self.inform(tr("story.title"), tr("story.err.open", name=name, error=show(getattr(e, "message", None) or e)))
             return False
         self.story, self.history, self.name = story, history, name
         self._show(text)
@@ -289,7 +289,7 @@ class ChapterEditor(QWidget):
         try:
             text = self._read_disk()
         except (OSError, UnicodeDecodeError) as e:
-            self.inform(tr("story.title"), tr("story.err.open", name=self.name, error=str(e)))
+            self.inform(tr("story.title"), tr("story.err.open", name=self.name, error=show(e)))
             return
         if text is None:
             self._set_banner(tr("story.editor.gone", name=self.name))
@@ -343,7 +343,7 @@ class ChapterEditor(QWidget):
             self.story.write(self.name, text)
             self.history.commit(author="user", message=f"{'自动保存' if auto else '编辑'} {self.name}")
         except (OSError, ToolError) as e:
-            self.inform(tr("story.title"), tr("story.err.save", name=self.name, error=getattr(e, "message", str(e))))
+            self.inform(tr("story.title"), tr("story.err.save", name=self.name, error=show(getattr(e, "message", None) or e)))
             return False
         self._disk_text = text
         self.text.document().setModified(False)

@@ -45,7 +45,7 @@ from ..core.story.chapters import chapter_filename
 from ..core.text import count_words
 from .chapter_editor import ChapterEditor
 from ..core.errors import ToolError
-from .i18n import tr
+from .i18n import show, tr
 from .theme import set_role
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
@@ -297,7 +297,7 @@ class ChapterTreePane(QWidget):
         self.changed.emit()
 
     def _fail(self, e: BaseException) -> None:
-        self.inform(tr("story.title"), getattr(e, "message", None) or str(e))
+        self.inform(tr("story.title"), show(getattr(e, "message", None) or e))
         self.refresh()
 
     def _check_new(self, name: str, old: Optional[str] = None) -> None:

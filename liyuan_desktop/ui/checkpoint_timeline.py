@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderVi
                                QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from .chapter_tree import select_key, selected_key
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .prose_diff import ProseDiffView
 from .theme import mode, set_role
 
@@ -250,7 +250,7 @@ class CheckpointTimelinePane(QWidget):
             try:
                 files = self.history.diff_text(cid)
             except Exception as e:  # a missing/damaged blob: say so instead of failing the pane
-                self.diff.show_note(tr("story.diff.error", error=str(e)))
+                self.diff.show_note(tr("story.diff.error", error=show(e)))
             else:
                 if files:
                     self.diff.show_files(files)
@@ -314,7 +314,7 @@ class CheckpointTimelinePane(QWidget):
         try:
             done = self.chat.restore_checkpoint(cp.id).checkpoint
         except Exception as e:
-            self.inform(tr("story.restore.files"), tr("story.err.restore", error=str(e)))
+            self.inform(tr("story.restore.files"), tr("story.err.restore", error=show(e)))
             return None
         self._after_restore(done, None, tr("story.done.files", message=cp.message),
                             card=(tr("desk.restored.files", message=cp.message, time=_when(cp.ts)), lines, None))
@@ -332,7 +332,7 @@ class CheckpointTimelinePane(QWidget):
         try:
             res = self.chat.restore_checkpoint(cp.id, with_conversation=True)
         except Exception as e:
-            self.inform(tr("story.restore.turn"), tr("story.err.restore", error=str(e)))
+            self.inform(tr("story.restore.turn"), tr("story.err.restore", error=show(e)))
             self.refresh()
             return None
         self._after_restore(res.checkpoint, res.old_leaf, tr("story.done.turn", message=cp.message),
@@ -393,7 +393,7 @@ class CheckpointTimelinePane(QWidget):
         try:
             done = self.chat.undo_restore(pre_id, old_leaf)
         except Exception as e:
-            self.inform(tr("story.restore.undo"), tr("story.err.restore", error=str(e)))
+            self.inform(tr("story.restore.undo"), tr("story.err.restore", error=show(e)))
             return None
         self._undo = None
         self.card.hide()

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
                                QVBoxLayout, QWidget)
 
 from ..core.text import utf16_slice
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 register({
@@ -270,7 +270,7 @@ class CodexPane(QWidget):
         try:
             self.chat.set_aliases(name, [a.strip() for a in raw.split("、") if a.strip()])
         except OSError as e:
-            self.inform(str(e))
+            self.inform(show(e))
             return False
         self.changed.emit()
         return True

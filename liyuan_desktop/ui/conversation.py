@@ -64,7 +64,7 @@ from ..runtime import split_flags
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from . import frame_guard
-from .i18n import tr
+from .i18n import show, tr
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.chat import Chat
@@ -1005,7 +1005,7 @@ def frames_trust_action(window: QMainWindow, current_chat: Callable[[], Optional
         try:
             chat.set_trusted(on)
         except (OSError, ValueError) as e:
-            QMessageBox.warning(window, tr("app.title"), str(e))
+            QMessageBox.warning(window, tr("app.title"), show(e))
             sync()
             return
         view.set_card(d)

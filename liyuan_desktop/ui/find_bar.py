@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.linear_regex import LinearRegexRefused
-from .i18n import register, tr
+from .i18n import register, show, tr
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +303,7 @@ class FindBar(QWidget):
             self.count.setText(tr("find.bad", err=e) if self.regex.isChecked() else "")
         else:
             log.warning("find failed: %r", e)
-            self.count.setText(str(e))
+            self.count.setText(show(e))
 
     def _done(self, gen: int, hits: Any) -> None:
         if gen != self.worker.gen:
@@ -373,7 +373,7 @@ def jump_to_entry(win: Any, entry_id: str, needle: str = "") -> bool:
         try:
             chat.select(entry_id)
         except (KeyError, ValueError, RuntimeError, OSError) as e:
-            win.statusBar().showMessage(str(e), 6000)
+            win.statusBar().showMessage(show(e), 6000)
             return False
         win._find_browsing = False
         win._after_branch_switch(tr("find.switched"), focus=entry_id)

@@ -868,7 +868,7 @@ class MainWindow(QMainWindow):
                 if res.outcome == "error" and res.error:
                     self.statusBar().showMessage(tr("err.beat", error=res.error), 15000)
             except ValueError as e:
-                self.statusBar().showMessage(str(e), 8000)
+                self.statusBar().showMessage(show(e), 8000)
             except OSError as e:
                 if isinstance(e, SessionWriteError):
                     if restore and not self.input.toPlainText().strip():
@@ -913,7 +913,7 @@ class MainWindow(QMainWindow):
         try:
             chat.set_scripts_allowed(on)
         except (OSError, ValueError) as e:
-            QMessageBox.warning(self, tr("app.title"), str(e))
+            QMessageBox.warning(self, tr("app.title"), show(e))
             self._sync_scripts_action()
             return
         self.reload_transcript()
@@ -1036,7 +1036,7 @@ class MainWindow(QMainWindow):
         try:
             self.chat.drop_unanswered()
         except (ValueError, RuntimeError) as e:
-            self.statusBar().showMessage(str(e), 6000)
+            self.statusBar().showMessage(show(e), 6000)
             return
         except OSError as e:
             QMessageBox.critical(self, tr("app.title"), tr("err.disk.write", error=e))
@@ -1118,7 +1118,7 @@ class MainWindow(QMainWindow):
         try:
             self.chat.swipe(entry_id, delta)
         except (KeyError, ValueError, RuntimeError, OSError) as e:
-            self.statusBar().showMessage(str(e), 6000)
+            self.statusBar().showMessage(show(e), 6000)
             return
         self._after_branch_switch()
 
@@ -1129,7 +1129,7 @@ class MainWindow(QMainWindow):
         try:
             self.chat.select(node_id)
         except (KeyError, ValueError, RuntimeError, OSError) as e:
-            self.statusBar().showMessage(str(e), 6000)
+            self.statusBar().showMessage(show(e), 6000)
             return
         self._after_branch_switch(tr("nav.switched"), focus=node_id)
 
@@ -1147,7 +1147,7 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(tr("undo.none"), 6000)
             return
         except (RuntimeError, OSError) as e:
-            self.statusBar().showMessage(str(e), 6000)
+            self.statusBar().showMessage(show(e), 6000)
             return
         if last is not None and not self.input.toPlainText().strip() and not getattr(self, "is_demo", False):
             self.input.setPlainText(last)  # the undone words come back to the box, to send again or change
@@ -1192,7 +1192,7 @@ class MainWindow(QMainWindow):
         try:
             calls = self.chat.inspect_beat(entry_id)
         except (KeyError, ValueError, OSError) as e:
-            self.statusBar().showMessage(str(e), 8000)
+            self.statusBar().showMessage(show(e), 8000)
             return None
         except Exception as e:  # a look at the record must never take the window down
             log.exception("inspect_beat failed")

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHB
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.errors import ToolError
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 register({
@@ -309,7 +309,7 @@ class OutlinePane(QWidget):
         try:
             fn()
         except (ToolError, OSError, RuntimeError, ValueError) as e:
-            self.inform(getattr(e, "message", None) or str(e))
+            self.inform(show(getattr(e, "message", None) or e))
             return False
         self.note.setText(tr("wr.outline.saved"))
         self.changed.emit()

@@ -28,7 +28,7 @@ from ..core.prompt.presets.model import PresetError
 from ..core.prompt.presets.store import (delete_preset, describe_preset, install_preset, list_presets,
                                          load_installed_preset)
 from ..core.settings import AppSettings, save_settings
-from .i18n import STRINGS, tr
+from .i18n import STRINGS, show, tr
 
 log = logging.getLogger(__name__)
 
@@ -304,7 +304,7 @@ class PresetsDialog(QDialog):
             try:
                 done.append(install_preset(p).name)
             except (PresetError, OSError) as e:
-                errors.append(str(e))
+                errors.append(show(e))
         self.refresh(select=done[-1] if done else None)
         if errors:
             QMessageBox.warning(self, tr("presets.title"), "\n".join(errors))

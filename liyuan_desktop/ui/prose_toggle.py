@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 
-from .i18n import register, tr
+from .i18n import register, show, tr
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ def toggle(window: Any, on: bool) -> None:
     except RuntimeError:
         QMessageBox.information(window, tr("app.title"), tr("prose.mode.busy"))
     except OSError as e:
-        QMessageBox.warning(window, tr("app.title"), str(e))
+        QMessageBox.warning(window, tr("app.title"), show(e))
     window.statusBar().showMessage(tr("prose.mode.on") if chat.prose_only()["on"] else tr("prose.mode.off"), 8000)
 
 

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from ..core.chat.facade import REPLY_EDIT_NOTE
 from .authors_note import open_authors_note
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 log = logging.getLogger(__name__)
@@ -191,7 +191,7 @@ class ReplyActions(QObject):
         try:
             chat.edit_reply(entry_id, text)
         except (KeyError, ValueError, RuntimeError, OSError) as e:
-            self.w.statusBar().showMessage(str(e), 8000)
+            self.w.statusBar().showMessage(show(e), 8000)
             return
         self.w._after_branch_switch(tr("reply.edit.done"))
         self.w.statusBar().showMessage(tr("reply.edit.done"), 10000)
@@ -239,7 +239,7 @@ class ReplyActions(QObject):
             except Exception as e:  # a failed call must never take the window down
                 flush.stop()
                 box.setPlainText(before)
-                msg = getattr(e, "message", None) or str(e)
+                msg = show(getattr(e, "message", None) or e)
                 self.w.statusBar().showMessage(tr("reply.impersonate.failed", error=msg), 12000)
             else:
                 flush.stop()

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QDialogBut
 
 from ..core.story.review import save_stock_phrases, stock_phrases_text
 from . import theme
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .theme import set_role
 
 register({
@@ -294,7 +294,7 @@ class ReviewPanel(QWidget):
             r = await self.chat.review_chapter(self.file, use_model=not self.local.isChecked())
         except Exception as e:  # noqa: BLE001 - ToolError (the chapter is gone), OSError: said, nothing changed
             self.summary.setText("")
-            self.inform(getattr(e, "message", None) or str(e))
+            self.inform(show(getattr(e, "message", None) or e))
             return None
         finally:
             self._running = False
@@ -311,7 +311,7 @@ class ReviewPanel(QWidget):
         try:
             self.chat.accept_finding(f.id)
         except (KeyError, OSError) as e:
-            self.inform(str(e))
+            self.inform(show(e))
             return False
         self.status.setText(tr("wr.review.accepted"))
         self.refresh_pending()
@@ -325,7 +325,7 @@ class ReviewPanel(QWidget):
         try:
             self.chat.mark_finding_intentional(f.id)
         except (KeyError, OSError) as e:
-            self.inform(str(e))
+            self.inform(show(e))
             return False
         items = self.tree.selectedItems()
         if items:
@@ -349,7 +349,7 @@ class ReviewPanel(QWidget):
         try:
             p = save_stock_phrases(text)
         except OSError as e:
-            self.inform(str(e))
+            self.inform(show(e))
             return False
         self.status.setText(tr("wr.review.phrases.saved", path=p.name))
         return True

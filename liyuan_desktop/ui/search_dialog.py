@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from ..core.cards import library
 from ..core.linear_regex import LinearRegexRefused
 from .find_bar import OffThread, jump_to_entry
-from .i18n import register, tr
+from .i18n import register, show, tr
 
 register({
     "gsearch.menu": {"zh": "搜索所有对话…", "en": "Search all chats…"},
@@ -191,7 +191,7 @@ class SearchDialog(QDialog):
         self.worker.running = False
         self._idle()
         self.status.setText(tr("gsearch.bad", err=e) if isinstance(e, (ValueError, re.error, LinearRegexRefused))
-                            else str(e))
+                            else show(e))
 
     # -- opening -------------------------------------------------------------------------------------------------
     def open_hit(self, k: int) -> bool:
