@@ -85,7 +85,7 @@ import sys, time, xllamacpp as x
 a = dict(arg.split("=", 1) for arg in sys.argv[1:])
 p = x.CommonParams()
 p.model.path = a["model"]
-p.model_alias = a["alias"]  # the name the server reports (llama.cpp --alias), not the file's path
+p.model_alias = {a["alias"]}  # the name the server reports (llama.cpp --alias), not the file's path
 p.n_ctx = int(a["ctx"])
 p.n_parallel = int(a["parallel"])
 p.port = int(a["port"])
