@@ -99,6 +99,7 @@ class WritingPanes(QObject):
         self.data: Optional[RoomData] = None
         self._stale = False
         self._task: Optional[asyncio.Future] = None
+        self._is_busy = False
         self.outline = OutlinePane()
         self.threads = ThreadsPane()
         self.codex = CodexPane()
@@ -157,7 +158,9 @@ class WritingPanes(QObject):
             self.schedule()
 
     def set_busy(self, busy: bool) -> None:
-        """A turn started (no edits, no review) or ended (gather again)."""
+        """A turn started (no edits, no review) or ended (gather again). The flag is the signal's, not
+        ``window.busy``: the window says "not busy" from inside the task that is still finishing."""
+        self._is_busy = busy
         for pane in self.panes:
             pane.set_busy(busy)
         self._update_review_btn()
@@ -166,7 +169,7 @@ class WritingPanes(QObject):
             self.schedule()
 
     def _busy(self) -> bool:
-        return bool(getattr(self.window, "busy", False))
+        return self._is_busy
 
     # -- gathering ------------------------------------------------------------------------------------------
     def schedule(self) -> None:

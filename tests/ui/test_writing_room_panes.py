@@ -186,6 +186,19 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     await wait_for(lambda: c.select_name("阿檀") and c.aliases.text() == "檀")
     assert int(next(it for it in c.entry_items() if it.data(0, Qt.ItemDataRole.UserRole).name == "阿檀").text(1)) == before
 
+    # a turn played in the window: the panes follow once it is over
+    new10 = "林青走过第10条街，雨停了。阿檀在桥上等她，手里拿着伞。\n"
+    chat.model = ReplayModel(actor=[
+        {"content": "", "tool_calls": [{"name": "write", "arguments": json.dumps(
+            {"path": "010-章10.md", "content": new10}, ensure_ascii=False)}]},
+        {"content": "改好了。", "tool_calls": []}], scribe=[scribe_patch(10)])
+    n = len(win.results)
+    win.input.setPlainText("把第10章写长一点")
+    win.send_clicked()
+    await wait_for(lambda: len(win.results) > n and not win.busy)
+    assert win.results[-1].error is None
+    await wait_for(lambda: wp.outline.chapter_items()[9].text(2) == f"{count_words(new10)}/20")
+
     # 审稿: from 章节's button on chapter 6; the local check finds 老周 speaking, the model adds one
     chat.model = ReplayModel(actor=[], scribe=[MODEL_REVIEW])
     win.tabs.setCurrentWidget(win.chapter_pane)
