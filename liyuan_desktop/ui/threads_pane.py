@@ -114,8 +114,13 @@ class ThreadsPane(QWidget):
         self.detail.setTextFormat(Qt.TextFormat.PlainText)
         set_role(self.detail, "muted")
         lay.addWidget(self.detail)
-        theme.notifier.changed.connect(lambda _m: self.show_data(self.data) if self.data is not None else None)
+        theme.notifier.changed.connect(self._theme_changed)  # a bound slot: disconnected when the pane goes
         self.set_chat(None)
+
+    def _theme_changed(self, _mode: str) -> None:
+        # (a lambda on the app-wide notifier outlived the pane and reached its deleted tree in later windows)
+        if self.data is not None:
+            self.show_data(self.data)
 
     def _button(self, bar: QHBoxLayout, text: str, slot: Callable[[], Any]) -> QToolButton:
         b = QToolButton()
