@@ -79,8 +79,8 @@ REGEX_SEAM_MARGIN = 1000
 
 class _Regex:
     """A regex key compiled for RE2 (linear time in the scan text; ``sticky``: match at the start only).
-    ``incremental``: a match in a text stays a match when text is appended after a ``\n`` (true unless the pattern
-    anchors at the end of the text, ``$``/``\z``, or is sticky) — then a recursion pass tests only the added text
+    ``incremental``: a match in a text stays a match when text is appended after a newline (true unless the pattern
+    anchors at the end of the text, ``$`` or ``\\z``, or is sticky) — then a recursion pass tests only the added text
     (:meth:`find_from`)."""
 
     __slots__ = ("rx", "sticky", "incremental")
