@@ -257,6 +257,10 @@ class ProseDiffView(QWidget):
                 rows.append(f"<tr>{cell}{left}</td>{cell}{right}</td></tr>")
         return f'<table width="100%" cellspacing="0" cellpadding="0">{"".join(rows)}</table>'
 
+    def retranslate(self) -> None:
+        """The language switched: headers, fold lines and stats again (the live switch, ui/retranslate.py)."""
+        self.render()
+
     def plain_text(self) -> str:
         """What the view shows, as plain text."""
         return self.browser.toPlainText()

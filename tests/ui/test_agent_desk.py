@@ -285,3 +285,21 @@ async def test_after_a_restore_the_pane_says_what_was_restored_and_how_to_undo(q
     text = tl.restore_card_text()
     assert "已撤销「给第一章末尾补一句雨停」这一轮" in text and "对话回到了你说「给第一章末尾补一句雨停」之前" in text
     assert "正文和对话回到恢复之前" in text
+
+
+def test_the_desk_follows_the_language_switch(pane, qtbot):
+    from liyuan_desktop.ui import i18n
+    from liyuan_desktop.ui.retranslate import retranslate_tree
+
+    chat, p = pane
+    v = ProseDiffView()
+    qtbot.addWidget(v)
+    v.show_files([FileDiff(name="001.md", status="modified", old_text=_long(10), new_text=_long(10).replace("雨", "雪", 1))])
+    try:
+        i18n.set_language("en")
+        retranslate_tree(p)
+        retranslate_tree(v)
+        assert p.list.topLevelItem(0).text(1) == "15 words"
+        assert v.plain_text().startswith("Changed 001.md") and "unchanged sentences" in v.plain_text()
+    finally:
+        i18n.set_language("zh")
