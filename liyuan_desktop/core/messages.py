@@ -174,7 +174,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "led.applied.time": {"zh": "时间：{v}", "en": "Time: {v}"},
     "led.applied.location": {"zh": "地点：{v}", "en": "Place: {v}"},
     "led.applied.inventory": {"zh": "随身物品：{v}", "en": "Inventory: {v}"},
-    "led.applied.plot_threads": {"zh": "情节线：{v}", "en": "Plot threads: {v}"},
+    "led.applied.plot_threads": {"zh": "情节线：{v}", "en": "Story threads: {v}"},
     "led.applied.flag": {"zh": "标记「{k}」：{v}", "en": "Flag “{k}”: {v}"},
     # the terminal's beat view (cli/view.py) and chat header (cli/chat.py)
     "cli.beat": {"zh": "\n━━ 第 {n} 拍 ━━", "en": "\n━━ Beat {n} ━━"},
@@ -277,7 +277,7 @@ def action(verb: str) -> Msg | str:
 
 def render(value: Any, lang: str) -> str:
     """``value`` as text in ``lang``: a Msg rendered; an exception whose first argument is a Msg rendered (other
-    exceptions as their text, :func:`translate`\ d); a plain ``str`` :func:`translate`\ d; anything else
+    exceptions as their text, through :func:`translate`); a plain ``str`` through :func:`translate`; anything else
     ``str(value)``."""
     if isinstance(value, Msg):
         return value.render(lang)

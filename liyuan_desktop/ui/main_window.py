@@ -707,8 +707,12 @@ class MainWindow(QMainWindow):
         from .retranslate import retranslate_app
 
         retranslate_app(self)
-        if self.chat is not None and not self.busy:  # texts built from the chat's state (panes, banner)
-            self._after_branch_switch()
+        if self.chat is not None and not self.busy:  # texts built from the chat's state (panes, banner); the draft
+            self.reload_transcript()                 # pane keeps the beat's activity, switched by retranslate_app
+            self.refresh_state()
+            self._branches_changed(None)
+            self._show_recovery()
+            self._set_busy(self.busy)
         self.statusBar().showMessage(tr("lang.switched"), 6000)
 
     def open_world_info_settings(self) -> None:

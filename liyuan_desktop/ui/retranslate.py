@@ -7,16 +7,25 @@ current text is looked up in the one catalog (``ui/i18n.STRINGS`` and the engine
 re-set with ``tr(key)``. Buttons, labels, check boxes, group boxes, tab titles, menu titles, actions, placeholders,
 tool tips, window titles and table headers are covered; a pane that builds formatted or HTML text has a
 ``retranslate()`` method, which is called; the conversation page gets its strings again (``setStrings``).
+
+Texts built with values (the status bar's 「角色卡 · 对话 · 模型」 line, counters, the draft pane's activity lines
+and notices) are not any key's text exactly: :func:`switch_text` finds them by pattern — every catalog template (either
+language) with its ``{placeholders}`` as wildcards, the most literal text first — and formats that key again in the
+new language with the captured values (each value switched in turn, so an engine message inside a window line
+follows too). Activity lines keep their marker (※, ✓ name, ·) and switch the rest. Values that are story or card
+data match nothing and stay as written.
 """
 
 from __future__ import annotations
 
+import re
+import string
 from typing import Any, Optional
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractButton, QApplication, QGroupBox, QLabel, QLineEdit, QMenu, QPlainTextEdit, QTabWidget, QTableWidget,
-    QTextEdit, QWidget,
+    QAbstractButton, QApplication, QGroupBox, QLabel, QLineEdit, QListWidget, QMainWindow, QMenu, QPlainTextEdit,
+    QTabWidget, QTableWidget, QTextEdit, QWidget,
 )
 
 from . import i18n
@@ -54,6 +63,107 @@ def translated(text: str) -> Optional[str]:
     return i18n.tr(key)
 
 
+_patterns: list[tuple[str, "re.Pattern[str]", str]] = []  # (longest literal chunk, pattern, key), most literal first
+_patterns_size = [-1]
+
+
+def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
+    """Patterns of every catalog template with placeholders, in both languages (module doc)."""
+    from ..core.messages import CATALOG
+
+    size = len(i18n.STRINGS) + len(CATALOG)
+    if size == _patterns_size[0]:
+        return _patterns
+    built = []
+    for table in (i18n.STRINGS, CATALOG):
+        for key, entry in table.items():
+            for lang in ("zh", "en"):
+                text = entry.get(lang) or ""
+                if "{" not in text:
+                    continue
+                regex, names, chunks = "", [], []
+                try:
+                    for lit, field, _spec, _conv in string.Formatter().parse(text):
+                        regex += re.escape(lit)
+                        chunks.append(lit)
+                        if field is None:
+                            continue
+                        if not field.isidentifier():
+                            raise ValueError(field)
+                        regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
+                        names.append(field)
+                except ValueError:
+                    continue
+                literal = sum(len(c.strip()) for c in chunks)
+                if literal < 2:
+                    continue
+                built.append((literal, max(chunks, key=len), re.compile(regex, re.S), key))
+    built.sort(key=lambda b: -b[0])
+    _patterns[:] = [(c, p, k) for _n, c, p, k in built]
+    _patterns_size[0] = size
+    return _patterns
+
+
+def switch_text(text: str, depth: int = 0) -> Optional[str]:
+    """``text`` — a catalog text in either language, plain or built with values — in the current language, or None
+    when it is no catalog text (module doc)."""
+    if not text:
+        return None
+    plain = translated(text)
+    if plain is not None:
+        return plain
+    if depth > 2:
+        return None
+    for chunk, pat, key in _formatted():
+        if chunk not in text:
+            continue
+        m = pat.fullmatch(text)
+        if m is None:
+            continue
+        params = {k: _switch_value(v, depth + 1) for k, v in m.groupdict().items()}
+        try:
+            return i18n.tr(key, **params)
+        except (KeyError, IndexError, ValueError):
+            return None
+    return None
+
+
+_SEMI = re.compile(r"；|; ")
+
+
+def _switch_value(value: str, depth: int) -> str:
+    """A captured value switched: whole, else part by part when it is a 「；」 / "; " list (the scribe's changes)."""
+    whole = switch_text(value, depth)
+    if whole is not None:
+        return whole
+    parts = _SEMI.split(value)
+    if len(parts) < 2:
+        return value
+    switched = [switch_text(p, depth) for p in parts]
+    if all(x is None for x in switched):
+        return value
+    return i18n.tr("sep.semi").join(x if x is not None else p for x, p in zip(switched, parts))
+
+
+_MARKER = re.compile(r"^(\s*(?:※ |· |[✓✗] \S+  |[✓✗] \S+$|→ ))(.*)$", re.S)
+
+
+def switch_line(text: str) -> Optional[str]:
+    """An activity line (``※ notice``, ``✓ tool  summary``, ``  · reason``) or any text in the current language:
+    the marker kept, the rest switched (:func:`switch_text`); None when nothing changes."""
+    m = _MARKER.match(text)
+    if m is None or not m.group(2):  # no marker: the line is one text
+        return switch_text(text)
+    rest = switch_text(m.group(2))
+    if rest is None:
+        from ..core.messages import translate
+
+        rest = translate(m.group(2), i18n._LANG) if i18n._LANG != "zh" else None
+        if rest == m.group(2):
+            rest = None
+    return None if rest is None else m.group(1) + rest
+
+
 def _swap(obj: Any, slot: str, getter: Any, setter: Any) -> None:
     """Re-set one text. The key found the first time is kept on ``obj`` (property ``i18n.<slot>``) and used from
     then on: an English text can belong to two keys (“Edit” is 编辑 and 改了再发), the first lookup is made while
@@ -68,7 +178,10 @@ def _swap(obj: Any, slot: str, getter: Any, setter: Any) -> None:
             key = None
     if not key:
         key = _index().get(current) if current else None
-        if key is None:
+        if key is None:  # a text built with values (module doc)
+            new = switch_text(current) if slot in ("text", "tooltip") and current else None
+            if new is not None and new != current:
+                setter(new)
             return
         if hasattr(obj, "setProperty"):
             obj.setProperty(prop, key)
@@ -98,6 +211,17 @@ def retranslate_widget(w: QWidget) -> None:
     _swap(w, "tooltip", w.toolTip, w.setToolTip)
     if w.isWindow():
         _swap(w, "title", w.windowTitle, w.setWindowTitle)
+    if isinstance(w, QListWidget) and w.objectName() == "draftActivity":
+        for i in range(w.count()):
+            it = w.item(i)
+            new = switch_line(it.text())
+            if new is not None:
+                it.setText(new)
+    if isinstance(w, QMainWindow):
+        msg = w.statusBar().currentMessage()
+        new = switch_text(msg) if msg else None
+        if new is not None and new != msg:
+            w.statusBar().showMessage(new, 6000)
     for act in w.actions():
         if isinstance(act, QAction):
             _swap(act, "text", act.text, act.setText)

@@ -159,3 +159,39 @@ async def test_window_demo_in_english(qtbot, english):
         win.grab().save(str(Path(shots) / "demo-english.png"))
     bad = chrome_cjk([t for t in texts if t], allowed_content(home()))
     assert bad == [], "\n".join(bad)
+
+
+async def test_live_switch_rerenders_texts_built_with_values(qtbot):
+    """Issue 17 item: the switch re-translates texts built with values — the status bar's chat line, the draft
+    pane's status and counters, its activity lines (tool summaries, lore reasons, ledger changes) — and back."""
+    set_language("zh")
+    win = MainWindow(S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    try:
+        await wait_for(win.view.is_ready)
+        win.start_demo()
+        n = len(win.results)
+        win.send_clicked()
+        await wait_for(lambda: len(win.results) > n, 60)
+        pane = win.draft_pane
+
+        def shown() -> list[str]:
+            return [win.status_label.text(), pane.status.text(), pane.calls_label.text(), pane.meta.text(),
+                    *[pane.activity.item(i).text() for i in range(pane.activity.count())]]
+
+        chinese = shown()
+        assert any("查「" in t for t in chinese) and any(t.startswith("场记记账：") for t in chinese)
+        set_language("en")
+        win._language_changed("en")
+        english = shown()
+        assert any("looked up “" in t for t in english) and any(t.startswith("Scribe's ledger: ") for t in english)
+        assert any("is in your words this beat" in t for t in english)
+        assert "Model: replay model" in english[0] and english[1].startswith("Sealed · version ")
+        bad = chrome_cjk([t for t in english if t], allowed_content(home()))
+        assert bad == [], "\n".join(bad)
+        set_language("zh")
+        win._language_changed("zh")
+        assert shown() == chinese  # and back, as it was
+    finally:
+        set_language("zh")
