@@ -16,7 +16,7 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QMessageBox, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QMenu, QMessageBox, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.ledger.threads import ThreadEvent
 from . import theme
@@ -38,6 +38,7 @@ register({
     "wr.threads.close": {"zh": "标为已回收", "en": "Mark paid off"},
     "wr.threads.drop": {"zh": "标为放弃", "en": "Mark dropped"},
     "wr.threads.reopen": {"zh": "重开", "en": "Reopen"},
+    "wr.threads.state.menu": {"zh": "收束", "en": "Close"},
     "wr.threads.ask.title": {"zh": "伏笔（一句话）：", "en": "Thread (one line):"},
     "wr.threads.ask.note": {"zh": "备注：", "en": "Note:"},
     "wr.threads.ask.due": {"zh": "须在第几章前回收（0 = 不设）：", "en": "Due by chapter (0 = none):"},
@@ -85,9 +86,20 @@ class ThreadsPane(QWidget):
         self.edit_btn = self._button(bar, tr("wr.threads.edit"), self.edit_thread)
         self.intent_btn = self._button(bar, tr("wr.threads.intentional"), self.toggle_intentional)
         self.intent_btn.setToolTip(tr("wr.threads.intentional.tip"))
-        self.close_btn = self._button(bar, tr("wr.threads.close"), lambda: self.close_thread("paid_off"))
-        self.drop_btn = self._button(bar, tr("wr.threads.drop"), lambda: self.close_thread("dropped"))
-        self.reopen_btn = self._button(bar, tr("wr.threads.reopen"), self.reopen_thread)
+        # close / drop / reopen in one menu button: the pane must fit the window's side column (its minimum width
+        # is the tab widget's, hidden tabs included)
+        self.state_btn = QToolButton()
+        self.state_btn.setText(tr("wr.threads.state.menu"))
+        self.state_btn.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.state_btn)
+        self.close_btn = menu.addAction(tr("wr.threads.close"))
+        self.close_btn.triggered.connect(lambda _=False: self.close_thread("paid_off"))
+        self.drop_btn = menu.addAction(tr("wr.threads.drop"))
+        self.drop_btn.triggered.connect(lambda _=False: self.close_thread("dropped"))
+        self.reopen_btn = menu.addAction(tr("wr.threads.reopen"))
+        self.reopen_btn.triggered.connect(lambda _=False: self.reopen_thread())
+        self.state_btn.setMenu(menu)
+        bar.addWidget(self.state_btn)
         bar.addStretch(1)
         lay.addLayout(bar)
         self.empty = QLabel(tr("wr.threads.none"))
@@ -229,6 +241,7 @@ class ThreadsPane(QWidget):
         self.close_btn.setEnabled(ok and t is not None and t.open)
         self.drop_btn.setEnabled(ok and t is not None and t.open)
         self.reopen_btn.setEnabled(ok and t is not None and not t.open)
+        self.state_btn.setEnabled(ok and t is not None)
         if t is None:
             self.detail.setText("")
         else:
