@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
                                QMessageBox, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
@@ -160,6 +160,8 @@ class ChapterTreePane(QWidget):
         hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.list.itemDoubleClicked.connect(lambda it, _c: self.open_chapter(it.data(0, Qt.ItemDataRole.UserRole)))
         self.list.itemSelectionChanged.connect(self._update_buttons)
+        self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)  # F2 edits the title in place
+        self.list.itemChanged.connect(self._title_edited)
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
         for text, slot in ((tr("story.open"), lambda: self.open_chapter(self.selected())),
                            (tr("story.insert"), self.insert_chapter), (tr("story.rename"), self.rename_chapter),
@@ -235,6 +237,7 @@ class ChapterTreePane(QWidget):
     def refresh(self) -> None:
         """Re-read the folder (keeps the selection) and check the open chapter against the disk."""
         keep = self.selected()
+        self.list.blockSignals(True)  # itemChanged means a title typed in place, not rows being filled
         self.list.clear()
         if self.chat is not None:
             for c in self.story.chapters():
@@ -244,12 +247,26 @@ class ChapterTreePane(QWidget):
                 it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 it.setToolTip(0, tr("desk.chapter.tip", name=c.name, size=c.size))
                 it.setToolTip(1, tr("desk.chapter.tip", name=c.name, size=c.size))
+                it.setFlags(it.flags() | Qt.ItemFlag.ItemIsEditable)
                 self.list.addTopLevelItem(it)
                 if c.name == keep:
                     it.setSelected(True)
                     self.list.setCurrentItem(it)
+        self.list.blockSignals(False)
+        if self.chat is not None:
             self.editor.check_disk()
         self._update_buttons()
+
+    def _title_edited(self, item: QTreeWidgetItem, column: int) -> None:
+        """A title typed in place (F2 on a row): rename the file through :meth:`rename_to`."""
+        name = item.data(0, Qt.ItemDataRole.UserRole)
+        if column != 0:  # the 字数 cell is not editable in meaning: put it back
+            QTimer.singleShot(0, self.refresh)
+            return
+        if not name or item.text(0) == (title_of(name) or name):
+            return
+        typed = item.text(0)
+        QTimer.singleShot(0, lambda: self.rename_to(name, typed) or self.refresh())  # not inside the item's own signal
 
     def retranslate(self) -> None:
         """The language switched: the rows' 字数 and tooltips again (ui/retranslate.py calls this)."""
@@ -416,7 +433,13 @@ class ChapterTreePane(QWidget):
         if self.chat is None or sel is None:
             return None
         typed = self.ask_text(tr("story.rename"), tr("story.ask.rename", name=sel), title_of(sel))
-        if typed is None or not typed.strip():
+        return self.rename_to(sel, typed)
+
+    def rename_to(self, sel: str, typed: Optional[str]) -> Optional[str]:
+        """Rename chapter ``sel`` to the title ``typed`` (the number prefix stays) or, when it ends in ``.md``, to
+        exactly that name; commit 「改名 A → B」. The title cell's in-place edit (F2) and 改名 both end here. Returns
+        the new name (``sel`` when unchanged) or None when refused (the reason is shown)."""
+        if self.chat is None or typed is None or not typed.strip():
             return None
         typed = typed.strip()
         if typed.lower().endswith(".md"):

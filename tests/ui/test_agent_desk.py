@@ -144,6 +144,21 @@ def test_chapters_by_title_with_word_counts_and_rename_through_the_story_folder(
     assert cp.author == "user" and cp.changed.renamed == [{"from": "001-雨夜问名.md", "to": "001-夜雨.md"}]
 
 
+def test_a_title_typed_in_place_renames_the_file(pane, qtbot):
+    chat, p = pane
+    item = p.list.topLevelItem(2)
+    assert item.flags() & Qt.ItemFlag.ItemIsEditable
+    item.setText(0, "坦白")  # what the F2 editor commits
+    qtbot.waitUntil(lambda: "002-坦白.md" in p.names(), timeout=5000)
+    assert p.list.topLevelItem(2).text(0) == "坦白" and not (chat.story.story_dir / "002-坦言.md").exists()
+    assert chat.history_log.latest().message == "改名 002-坦言.md → 002-坦白.md"
+    # a name that is taken is refused and the row shows the old title again
+    p.list.topLevelItem(2).setText(0, "001-雨夜问名.md")
+    qtbot.waitUntil(lambda: bool(p.informed), timeout=5000)
+    qtbot.waitUntil(lambda: p.list.topLevelItem(2).text(0) == "坦白", timeout=5000)
+    assert p.names() == ["000-开场.md", "001-雨夜问名.md", "002-坦白.md"]
+
+
 def test_story_folder_rename_is_confined_and_all_or_nothing(tmp_path):
     chat = _chat(tmp_path / "局C")
     story = chat.story
