@@ -12,8 +12,8 @@ checkpoint timeline can always bring it back:
   (``001`` → ``001a-标题.md``, ``001a`` → ``001b-…``; ``-`` and ``.`` sort before letters, so ``001-x.md`` <
   ``001a-y.md`` < ``002-z.md``). No other file is renamed — the model and the discussion keep referring to the same
   names. Only when no such name exists (e.g. titles that collide) the whole folder is renumbered in order.
-* 改名 — keeps the number prefix and replaces the title; typing a full name ending in ``.md`` renames to exactly
-  that name (that is how a chapter is moved elsewhere in the order).
+* 改名 (or F2 on a row: the title is edited in place) — keeps the number prefix and replaces the title; typing a
+  full name ending in ``.md`` renames to exactly that name (that is how a chapter is moved elsewhere in the order).
 * 删除 — first a checkpoint of the folder as it is (so the chapter is restorable), then the file is removed and a
   checkpoint 「删除 X」 is made.
 * 上移 / 下移 — swaps the number prefixes of the chapter and its neighbour (both renamed, one checkpoint). When the
