@@ -128,7 +128,10 @@ def _collect_frozen() -> None:
     global _frozen
     if _frozen:
         gc.unfreeze()
+        start = time.monotonic()
         gc.collect()
+        end = time.monotonic()
+        _last_full.update(end=end, took=end - start)  # the pump's next full pass waits accordingly
         _frozen = False
 
 
@@ -166,6 +169,8 @@ _last_full = {"end": 0.0, "took": 0.0}
 
 
 def _pump_tick() -> None:
+    if _GC_LOCK.locked():  # big work runs (what it builds is frozen after, never walked) or a collection does
+        return
     c0, c1, c2 = gc.get_count()
     t0, t1, t2 = gc.get_threshold()
     if t0 <= 0 or c0 <= t0:
@@ -184,7 +189,8 @@ def install_gc_pump() -> None:
     """Turn CPython's automatic cyclic collection off and run it from a timer on the UI thread instead (module doc,
     "Where the collector runs"): every :data:`GC_PUMP_MS` ms the timer compares ``gc.get_count()`` with
     ``gc.get_threshold()`` like the interpreter does after allocations and collects the oldest generation due (a
-    full pass no more than ~2% of the time; none while big work holds them off). Reference counting still frees
+    full pass no more than ~2% of the time; no pass at all while big work runs: what it builds is frozen after it,
+    as before, rather than walked by passes on the way). Reference counting still frees
     everything that is not in a cycle at once. Idempotent; call on the UI thread once the QApplication exists (the
     app at start, the UI tests' conftest). Code that pauses the collector around a build (``gc.disable()`` …
     ``gc.enable()`` only if it was enabled) leaves it off."""
