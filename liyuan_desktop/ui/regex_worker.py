@@ -106,6 +106,7 @@ class DisplayWorker(QObject):
         self._named: set[str] = set()
         self.pending = 0
         self._results: deque[tuple[int, dict, str, list]] = deque()
+        self._closed = False
         self._done.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     @property
@@ -144,7 +145,10 @@ class DisplayWorker(QObject):
                 if gen != self._gen:
                     return
                 self._results.append((gen, it, text, list(warnings)))
-                self._done.emit()
+                with self._lock:  # shutdown() takes the lock: never emit while the window deletes this object
+                    if self._closed:
+                        return
+                    self._done.emit()
 
         self._pool.submit(work)
         return gen
@@ -185,4 +189,6 @@ class DisplayWorker(QObject):
     def shutdown(self) -> None:
         """Drop queued work and stop the thread (not waiting for a script that runs; its result is dropped)."""
         self.restart()
+        with self._lock:
+            self._closed = True
         self._pool.shutdown(wait=False, cancel_futures=True)
