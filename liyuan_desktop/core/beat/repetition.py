@@ -30,8 +30,9 @@ REPEATS = 3
 MIN_PARAGRAPH = 16
 #: The shortest sentence (characters, whitespace aside) that counts as a unit.
 MIN_SENTENCE = 12
-#: The periodic-tail check looks at this many trailing characters (at least three periods).
-TAIL_SPAN = 240
+#: The periodic-tail check looks at this many trailing characters (at least three periods): long enough that
+#: deliberate patterns in a reply (a chant, a ruler of characters) pass, short against a 2048-token output cap.
+TAIL_SPAN = 1000
 #: The longest period the tail check tries (characters).
 MAX_PERIOD = 80
 #: The tail check runs once per this many new characters.
