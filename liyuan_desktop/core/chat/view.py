@@ -201,7 +201,7 @@ class ChatView:
             self._note = (stored_notes(self.tree), None, None)
         notes, leaf, note = self._note
         if leaf != self.tree.leaf_id:
-            note = note_on_path(notes, {e.id for e in self.tree.path_to()})
+            note = note_on_path(notes, self.tree.path_to())
             self._note = (notes, self.tree.leaf_id, note)
         return (note or AuthorsNote()).model_copy()
 

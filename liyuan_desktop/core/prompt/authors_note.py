@@ -150,11 +150,22 @@ def stored_notes(tree: Any) -> list[tuple[Optional[str], Optional[AuthorsNote]]]
     return out
 
 
-def note_on_path(notes: list[tuple[Optional[str], Optional[AuthorsNote]]], path_ids: Any) -> Optional[AuthorsNote]:
-    """The note of the branch whose entry ids are ``path_ids`` (a set): the newest of ``notes`` (:func:`stored_notes`)
-    set for the whole chat or at a user message on that path; None when there is none."""
+def note_on_path(notes: list[tuple[Optional[str], Optional[AuthorsNote]]], path: Any) -> Optional[AuthorsNote]:
+    """The note of the branch ``path`` (its entries, root first): the newest of ``notes`` (:func:`stored_notes`) set
+    for the whole chat or at a user message on that path; None when there is none. No note: no walk at all; else one
+    walk up the path that allocates nothing per entry (a beat of a long chat asks this once)."""
+    if not notes:
+        return None
+    wanted = {anchor for anchor, _n in notes if anchor is not None}
+    found: set[str] = set()
+    if wanted:
+        for e in reversed(path):
+            if e.id in wanted:
+                found.add(e.id)
+                if len(found) == len(wanted):
+                    break
     for anchor, note in reversed(notes):
-        if anchor is None or anchor in path_ids:
+        if anchor is None or anchor in found:
             return note
     return None
 
@@ -171,4 +182,4 @@ def note_anchor(path: Any) -> Optional[str]:
 def stored_note(tree: Any) -> Optional[AuthorsNote]:
     """The Author's Note of ``tree``'s shown branch (:func:`stored_notes`, :func:`note_on_path`); None when there is
     none. O(entries)."""
-    return note_on_path(stored_notes(tree), {e.id for e in tree.path_to()})
+    return note_on_path(stored_notes(tree), tree.path_to())
