@@ -366,6 +366,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             log(f"· server up in {time.perf_counter() - t1:.1f} s (llama.cpp, --jinja, 127.0.0.1)")
             rows = asyncio.run(play(base_url, work, args))
         if args.json:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
         sealed = sum(r["sealed"] for r in rows)
         lore = sum(bool(r["lore"]) for r in rows)
