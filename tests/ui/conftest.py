@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-import qasync
 from PySide6 import QtWebEngineWidgets  # noqa: F401  must be imported before the QApplication exists
 from PySide6.QtWidgets import QApplication
 
@@ -60,8 +59,12 @@ def pytest_asyncio_loop_factories(config, item):
 
 @pytest.fixture
 def qloop(qapp):
-    """An explicit qasync loop for sync tests that drive coroutines with ``qloop.run_until_complete``."""
-    loop = qasync.QEventLoop(qapp)
+    """An explicit qasync loop for sync tests that drive coroutines with ``qloop.run_until_complete``. It drives a
+    nested event loop like the async tests' (:class:`_NestedLoopApp`): a loop on the QApplication itself ends each
+    ``run_until_complete`` with ``QApplication.exit()``, which emits aboutToQuit, and once any earlier test had
+    shown a web view the next one segfaulted inside libQt6WebEngineCore (test_story_panes.py's timeline tests after
+    test_frame_attacks.py or test_branch_ui.py)."""
+    loop = _qasync_loop()
     asyncio.set_event_loop(loop)
     try:
         yield loop
