@@ -86,3 +86,18 @@ async def test_chat_world_info_and_allowed_scripts(tmp_path):
     first = next(i for i in items if i["role"] == "assistant")
     assert first["text"] == "<tag>雨</tag>（旁白）好。"  # stored text unchanged
     assert chat.display_text(first, 2) == "[雨]（旁白）好。"  # display script
+
+
+async def test_a_run_stopped_by_the_safety_bound_tells_the_user(tmp_path, monkeypatch):
+    """lore.activation's hard bound on one run (issue 15: a book can never freeze a beat) reaches the player as a
+    warning in the beat's activity, not only as a log line."""
+    from liyuan_desktop.core.beat.events import Activity
+    from liyuan_desktop.core.lore import activation
+
+    monkeypatch.setattr(activation, "SAFETY_MAX_ENTRIES", 3)
+    card, _ = _card(tmp_path, [_entry(i, f"条{i}", ["剑"], f"第{i}条。") for i in range(8)])
+    chat = Chat.create(tmp_path / "c", card, _beats(1))
+    seen = []
+    await chat.send("拔剑", on_event=seen.append)
+    notes = [e.text for e in seen if isinstance(e, Activity) and e.level == "warning"]
+    assert any("世界书激活条目过多" in t for t in notes), notes

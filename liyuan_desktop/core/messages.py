@@ -133,6 +133,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "beat.lore_budget": {"zh": "世界书预算用完了：激活 {n} 条后停止扫描（世界书设置里可以调预算和上限）",
                          "en": "The world-info budget ran out: scanning stopped after {n} entries (budget and cap are in "
                                "the world-info settings)"},
+    "beat.lore_safety": {"zh": "世界书激活条目过多：已激活 {n} 条（约 {chars} 字）后停止扫描，其余条目这一拍不发送（可在世界书设置里设预算或递归步数上限）",
+                         "en": "Too many world-info entries activated: scanning stopped after {n} entries (about {chars} "
+                               "characters); the rest are not sent this beat (set a budget or a recursion limit in the "
+                               "world-info settings)"},
     "beat.window_fixed_over": {"zh": "角色卡、常驻设定和预设本身就约有 {tokens} token，超过了这个模型的上下文窗口（{window}）：请求很可能被服务商拒绝，换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。",
                                "en": "The card, the constant lore and the preset alone are about {tokens} tokens, more than "
                                      "this model's context window ({window}): the provider will likely refuse the request. "

@@ -247,6 +247,8 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     if spent is not None and spent.budget_overflowed and chat.world_info_settings().world_info_overflow_alert:
         emit(on_event, Activity(level="warning", text=(  # SillyTavern's overflow alert
             f"世界书预算用完了：激活 {len(spent.entries)} 条后停止扫描（世界书设置里可以调预算和上限）")))
+    if spent is not None and spent.safety_stopped and spent.warnings:  # lore.activation's hard bound on one run
+        emit(on_event, Activity(level="warning", text=spent.warnings[-1]))
     if w.fixed_over:
         emit(on_event, Activity(level="warning", text=(
             f"角色卡、常驻设定和预设本身就约有 {w.tokens.text(c.system):,} token，"
