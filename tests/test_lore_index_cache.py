@@ -323,3 +323,30 @@ def test_the_cache_key_is_the_same_in_every_process():
         keys.add(out.stdout.strip())
     assert len(keys) == 1
     assert keys == {bookcache.book_key("card", {"entries": [{"id": 1, "keys": ["甲"]}]}, "书", "card")}
+
+
+def test_the_cache_folder_stays_under_its_size_least_recently_used_first(small_threshold, monkeypatch):
+    """Every changed book writes a new file: without a bound the folder grows by ~24 MB per edit of a 50,000-entry
+    card. After each write the least recently used files go; a hit counts as a use."""
+    import os
+    import time
+
+    books = [_raw_book(40, tag=t) for t in "abc"]
+    for i, raw in enumerate(books):
+        Lorebook.from_card_book(raw, f"书{i}")
+    files = sorted(bookcache.folder().glob("book-*.bin"))
+    assert len(files) == 3
+    size = files[0].stat().st_size
+    old = time.time() - 100
+    for k, f in enumerate(files):
+        os.utime(f, (old + k, old + k))
+    lorebook._PARSED_MEMO.clear()
+    Lorebook.from_card_book(books[0], "书0")  # a disk hit: book a is now the most recently used
+    monkeypatch.setattr(bookcache, "MAX_BYTES", int(size * 2.5))
+    Lorebook.from_card_book(_raw_book(40, tag="d"), "书3")  # a write: the folder is pruned to 2 files
+    left = list(bookcache.folder().glob("book-*.bin"))
+    assert len(left) == 2
+    lorebook._PARSED_MEMO.clear()
+    calls = _parses(monkeypatch)
+    Lorebook.from_card_book(books[0], "书0")
+    assert calls == []  # the recently used book survived the pruning

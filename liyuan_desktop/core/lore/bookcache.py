@@ -11,7 +11,8 @@ compile each time a chat opened. Two kinds of file live in ``<home>/cache/lore/`
 Every file is ``MAGIC`` + a BLAKE2b digest of the payload + the payload (a pickle); a file that is short, has
 another version tag or a wrong digest is ignored and rebuilt (never trusted: the automaton is a C structure).
 Files are written atomically (:func:`..fsutil.atomic_write_bytes`); a folder that refuses writes only costs speed.
-This is a cache: any file may be deleted at any time. The files are the user's own (their data folder); pickle is
+This is a cache: any file may be deleted at any time, and the folder is kept under :data:`MAX_BYTES` (least
+recently used first, :func:`prune`). The files are the user's own (their data folder); pickle is
 only ever read from there.
 
 Formats measured for the 50,000-entry bench book (bench/lorebook.py): pickle of plain dict rows loads in ~0.4 s
@@ -146,6 +147,48 @@ def book_key(kind: str, obj: Any, name: str, source: str) -> Optional[str]:
     return h.hexdigest()
 
 
+#: The cache folder is kept under this many bytes: after each write the least recently used files go (a hit
+#: touches its file). A 50,000-entry book is ~24 MB of rows + ~16 MB of automaton.
+MAX_BYTES = 512 * 1024 * 1024
+
+
+def prune(limit: Optional[int] = None, keep: Optional[Path] = None) -> int:
+    """Delete the least recently used cache files (by modification time, which a hit refreshes) until the folder
+    holds at most ``limit`` bytes (default :data:`MAX_BYTES`); ``keep`` (the file just written) is never deleted. Returns the number deleted;
+    never raises (a file another process removed meanwhile is skipped)."""
+    limit = MAX_BYTES if limit is None else limit
+    files = []
+    for f in folder().glob("*.bin"):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        files.append((st.st_mtime, st.st_size, f))
+    total = sum(size for _, size, _ in files)
+    gone = 0
+    for _, size, f in sorted(files, key=lambda t: t[0]):
+        if total <= limit:
+            break
+        if keep is not None and f == keep:
+            continue
+        try:
+            f.unlink()
+        except OSError:
+            continue
+        total -= size
+        gone += 1
+    if gone:
+        log.info("lore cache pruned: %d file(s) removed, %d bytes kept", gone, total)
+    return gone
+
+
+def _touch(path: Path) -> None:
+    try:
+        path.touch(exist_ok=True)
+    except OSError:
+        pass
+
+
 def _write(path: Path, payload: Any) -> None:
     try:
         data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
@@ -153,6 +196,8 @@ def _write(path: Path, payload: Any) -> None:
     except (OSError, pickle.PicklingError, TypeError, ValueError, RecursionError) as e:
         _count("write_failed")
         log.info("lore cache %s not written: %s", path.name, e)
+        return
+    prune(keep=path)
 
 
 def _read(path: Path) -> Any:
@@ -195,6 +240,7 @@ def load_rows(key: str) -> Any:
         _drop(path, ValueError("key mismatch"))
         return None
     _count("disk_hit")
+    _touch(path)  # least recently used goes first when the folder is pruned
     return got[1]
 
 
@@ -226,6 +272,7 @@ def automaton(needles: list[str], base: int) -> Any:
                 and isinstance(loaded[1], ahocorasick.Automaton) and len(loaded[1]) == len(needles):
             got = loaded[1]
             _count("ac_disk_hit")
+            _touch(path)
         elif loaded is not None:
             _drop(path, ValueError("key mismatch"))
     if got is None:
