@@ -13,7 +13,11 @@ seal such text.
 * a leading 「【开场 · 名字】」 line (the label the opening carries; the opening's own label is added by the engine
   and stays).
 
-Text without 【 is returned as is (the common case costs one ``in`` test).
+* the user's own words of this beat repeated back (issue 18 follow-up: a 1.5B model answered a tool beat with the
+  user's question 「掌柜的，这客栈开了多少年了？」 and nothing else): the whole reply when it equals them, or a
+  leading paragraph that equals them — compared after normalising whitespace and quote marks (「」『』“”"\'…).
+
+Text without 【 (and no user words given) is returned as is (the common case costs one ``in`` test).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import re
 
 from ..cards.st_chat import _OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["INJECTION_HEADERS", "strip_echo", "strip_opening_label"]
+__all__ = ["INJECTION_HEADERS", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
 INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
@@ -30,6 +34,29 @@ INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名�
 
 _LEADING_LABEL = re.compile(r"^\s*【\s*开场\s*[·・•.．]\s*[^】\n]{0,40}】[ \t]*(?:\n|$)")
 _PARA_SPLIT = re.compile(r"(\n[ \t]*\n)")
+_NOISE = re.compile(r"[\s「」『』“”‘’\"'《》〈〉]+")
+
+
+def _norm(text: str) -> str:
+    """``text`` without whitespace and quote marks (how an echo of the user's words is compared)."""
+    return _NOISE.sub("", text)
+
+
+def strip_user_echo(text: str, user: str) -> str:
+    """``text`` without the user's own words ``user`` repeated back: "" when the whole reply is them (after
+    :func:`_norm`), else the reply without a leading paragraph (up to the first blank line, or first line) that
+    is them. Unchanged when ``user`` is empty or not repeated."""
+    u = _norm(user)
+    if not u or not text.strip():
+        return text
+    if _norm(text) == u:
+        return ""
+    s = text.lstrip()
+    for sep in ("\n\n", "\n"):
+        head, found, tail = s.partition(sep)
+        if found and _norm(head) == u and tail.strip():
+            return tail.strip()
+    return text
 
 
 def strip_opening_label(text: str) -> str:
@@ -40,9 +67,15 @@ def strip_opening_label(text: str) -> str:
     return text[m.end():].lstrip("\n") if m else text
 
 
-def strip_echo(text: str, injection: str = "") -> str:
+def strip_echo(text: str, injection: str = "", user: str = "") -> str:
     """``text`` without echoes of our injection (module doc), surrounding blank lines tidied; "" when nothing else
-    was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only)."""
+    was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only); ``user``: the
+    user's words of this beat ("" = not checked; :func:`strip_user_echo`)."""
+    if user:  # the user's words, before and after our blocks (a reply may repeat both)
+        out = strip_user_echo(text, user)
+        out = strip_echo(out, injection) if out else ""
+        out = strip_user_echo(out, user)
+        return text if out == text else out
     if "【" not in text:
         return text
     out = strip_opening_label(text)

@@ -14,6 +14,9 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
 - Prose-only play (``BeatInput.prose_only``, issue 18 §2): no tools are offered; the one reply is the draft and
   is sealed.
+- Tool calls written as text (a ```json block, ``<tool_call>…</tool_call>``, a bare JSON reply; :mod:`.text_calls`)
+  naming an offered tool with valid arguments run exactly like native calls (ids ``text_call_…``); anything else
+  stays prose. Captured prose that only repeats the user's words of this beat is not sealed (:mod:`.echo`).
 - Bad model output (malformed JSON arguments, an unknown tool, a stale version, a bad edit reference, seal before
   writing) becomes a tool error the model can act on; out of rounds leaves the draft saved and unsealed.
 Tools are looked up by name in the registry (:mod:`core.beat.tools`) and run with one :class:`ToolContext` per beat.
@@ -36,6 +39,7 @@ from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, Model
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
 from .echo import strip_echo
+from .text_calls import find_text_calls
 from .repetition import RepetitionGuard, partial_content
 from .think import ThinkSplitter, split_think
 from ..session import CallLog, ToolCallLog
@@ -56,6 +60,7 @@ CUT_LENGTH_NOTICE = "回复到了输出上限被截断，本拍尚未收笔：�
 CUT_REPEAT_NOTICE = "回复开始重复自己（{what}），已提前停下；重复的部分没有收进稿子，本拍尚未收笔：可以「继续」，或「按现稿收笔」。"
 ECHO_NOTICE = "回复里复述了提示里的数据块（或仿写了开场标签），已去掉"
 ECHO_ONLY_NOTICE = "回复只复述了提示里的数据块，没有正文：本拍尚未收笔"
+TEXT_CALLS_NOTICE = "回复把工具调用写成了文字（{names}），已按工具调用执行"
 STOP_KEPT_NOTICE = "已流出的正文收进了稿子（未收笔）"
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
 CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔"}
@@ -106,6 +111,9 @@ class BeatInput:
     echo: str = ""
     #: Prose-only play (issue 18 §2): no tools offered; the one reply is captured and sealed.
     prose_only: bool = False
+    #: The user's words of this beat (a reply that only repeats them is not sealed, :mod:`.echo`). None: taken from
+    #: the last user message of ``messages`` after the ``echo`` blocks (``build_messages``' layout).
+    user: Optional[str] = None
 
 
 @dataclass
@@ -142,6 +150,18 @@ class BeatOutput:
         return self.outcome == "sealed"
 
 
+def _user_words(messages: list[ChatMessage], injection: str) -> str:
+    """The user's words of a beat: the last user message's text after the injection blocks and their blank line
+    (``core.prompt.assemble.build_messages``); "" when there is no plain-text user message."""
+    for m in reversed(messages):
+        if m.role == "user":
+            text = m.content if isinstance(m.content, str) else ""
+            if injection and text.startswith(injection):
+                text = text[len(injection):]
+            return text.strip()
+    return ""
+
+
 class _Stop(Exception):
     """Raised inside the loop when the user pressed Stop in an ask (the pen goes back to the user)."""
 
@@ -170,6 +190,7 @@ class Beat:
         self._stream_calls: tuple[dict[int, str], dict[int, list[str]]] = ({}, {})
         if inp.prose_only:
             self.out.play_mode = "prose"
+        self._user = inp.user if inp.user is not None else _user_words(inp.messages, inp.echo)
 
     # -- the draft on disk ----------------------------------------------------------------------------------
     def _persist_draft(self) -> None:
@@ -290,7 +311,7 @@ class Beat:
     # -- stray text -----------------------------------------------------------------------------------------
     def _clean(self, text: str) -> str:
         """Captured text without our injection echoed back or an imitated opening label (:mod:`.echo`)."""
-        clean = strip_echo(text, self.inp.echo)
+        clean = strip_echo(text, self.inp.echo, self._user)
         if clean != text:
             self._activity(ECHO_NOTICE, "warning")
         return clean
@@ -409,6 +430,18 @@ class Beat:
             resp = resp.model_copy(update={"content": rest, "reasoning": (resp.reasoning + "\n" + thought).strip()})
         return resp
 
+    def _text_calls(self, resp: ChatResponse) -> ChatResponse:
+        """A reply without native tool calls whose content writes offered calls as text (:mod:`.text_calls`): the
+        response with them as real ``tool_calls`` and the rest of the text as content. Not in prose-only play, not
+        for a reply cut off by the output cap (its JSON is incomplete)."""
+        if resp.tool_calls or self.inp.prose_only or not self._offered or resp.finish_reason == "length":
+            return resp
+        calls, rest = find_text_calls(resp.content, self._offered, tag=str(self._round))
+        if not calls:
+            return resp
+        self._activity(TEXT_CALLS_NOTICE.format(names="、".join(c.name for c in calls)), "warning")
+        return resp.model_copy(update={"tool_calls": calls, "content": rest})
+
     def _repetition(self, streamed: str, t0: float) -> None:
         """The loop guard stopped a looping reply: log the call, keep the prose up to the loop (a reply without
         tool calls), and end the beat unsealed (``cut="repetition"``)."""
@@ -475,7 +508,9 @@ class Beat:
                     self._activity(f"模型调用失败：{e.message}", "error")
                     break
                 ms = (time.perf_counter() - t0) * 1000
-                clog = CallLog(round=self._round, reasoning=resp.reasoning, content=resp.content, finish_reason=resp.finish_reason,
+                raw_content = resp.content
+                resp = self._text_calls(resp)
+                clog = CallLog(round=self._round, reasoning=resp.reasoning, content=raw_content, finish_reason=resp.finish_reason,
                                usage=resp.usage.raw or resp.usage.model_dump(exclude={"raw"}), model=resp.model or self.inp.model.name, ms=round(ms, 1))
                 out.calls.append(clog)
                 self.emit(CallFinished(round=self._round, tools=[c.name for c in resp.tool_calls], usage=clog.usage,

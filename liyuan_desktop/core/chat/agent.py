@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from ..beat.text_calls import text_call_candidates
 from ..beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
 from ..cards import Card
 from ..ledger.state import WorldState
@@ -58,10 +59,21 @@ def wrote_files(calls: list[Any]) -> bool:
     return any(t.ok and t.mode == "write" for c in calls for t in c.tool_calls)
 
 
+_EDIT_NAME = re.compile(r"write|edit|replace|insert|append|patch|update|create|save", re.IGNORECASE)
+
+
+def edit_call_in_text(text: str) -> bool:
+    """Whether an agent reply still carries, as text, a call that looks like a file write/edit (a ```json block,
+    ``<tool_call>`` or bare JSON naming write/edit/replace…; :mod:`core.beat.text_calls`). Calls that could run
+    were taken out of the reply and run, so one left in the text could not (unknown tool or invalid arguments)."""
+    return any(_EDIT_NAME.search(c.name) for c in text_call_candidates(text))
+
+
 def unbacked_claim(final: str, calls: list[Any]) -> bool:
-    """True when an agent turn's reply ``final`` claims edits (:func:`claims_edits`) that no tool made
-    (:func:`wrote_files` over its ``calls``): the front ends show :data:`NO_EDITS_NOTICE` under it."""
-    return claims_edits(final) and not wrote_files(calls)
+    """True when an agent turn's reply ``final`` claims edits (:func:`claims_edits`), or carries a write/edit call
+    written as text that could not run (:func:`edit_call_in_text`), and no tool made one (:func:`wrote_files` over
+    its ``calls``): the front ends show :data:`NO_EDITS_NOTICE` under it."""
+    return (claims_edits(final) or edit_call_in_text(final)) and not wrote_files(calls)
 
 
 @dataclass(frozen=True)
