@@ -350,3 +350,37 @@ def test_the_cache_folder_stays_under_its_size_least_recently_used_first(small_t
     calls = _parses(monkeypatch)
     Lorebook.from_card_book(books[0], "书0")
     assert calls == []  # the recently used book survived the pruning
+
+
+def test_warm_up_does_the_first_activations_work_ahead(monkeypatch):
+    """``Lorebook.warm_up`` (called by ``Chat.warm_up`` on the window's open worker) compiles the book, builds its key
+    index and prepares the entries, so the first beat builds none of them on the UI thread."""
+    from liyuan_desktop.core.lore import compile as lore_compile
+
+    entries = [{"id": i, "keys": [f"name{i}"], "content": "c", "enabled": True, "comment": f"t{i}"} for i in range(3000)]
+    book = Lorebook.from_card_book({"entries": entries}, "big")
+    book.warm_up()
+    built = []
+    monkeypatch.setattr(lore_compile, "_index_of", lambda c: built.append("index"))
+    monkeypatch.setattr(lore_compile, "_make_rec", lambda c, p: built.append(p))
+    monkeypatch.setattr(lore_compile, "_compile_book", lambda lb, sig: built.append("compile"))
+    res = book.activate_detailed(["用户: 我找 name77"], dry_run=True)
+    assert [e.uid for e in res.entries] == [77] and built == []
+
+
+def test_chat_warm_up_prepares_the_merged_book(tmp_path, monkeypatch):
+    import json as _json
+
+    from liyuan_desktop.core.cards import card_from_json
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    entries = [{"id": i, "keys": [f"name{i}"], "content": "c", "enabled": True, "comment": f"t{i}"} for i in range(50)]
+    raw = {"spec": "chara_card_v3", "spec_version": "3.0",
+           "data": {"name": "书", "first_mes": "你好。", "character_book": {"entries": entries}}}
+    (tmp_path / "card.json").write_text(_json.dumps(raw, ensure_ascii=False), "utf-8")
+    chat = Chat.create(tmp_path / "c", card_from_json(raw, str(tmp_path / "card.json")), ReplayModel(actor=[]))
+    calls = []
+    monkeypatch.setattr(type(chat.book), "warm_up", lambda self: calls.append(len(self.entries)))
+    chat.warm_up()
+    assert calls == [50]

@@ -453,6 +453,7 @@ class MainWindow(QMainWindow):
         # what the UI half asks first, computed here (on a worker, from chat_work) so that half stays quick: the
         # context meter (reads the whole history once; cached in the chat) and the transcript layout
         chat_obj.context_usage()
+        chat_obj.warm_up()  # the book's matchers and key index: the first beat would build them on the UI thread
         chat_obj.transcript_page(None, 1)
         return chat_obj, is_demo
 
