@@ -104,18 +104,26 @@ async def test_fenced_json_draft_write_and_seal_become_real_calls(tmp_path, serv
 
 
 async def test_tool_call_tag_form_then_plain_seal(tmp_path, server, model):
-    reply = "<tool_call>\n" + json.dumps({"name": "draft_write", "arguments": {"version": 0, "content": PROSE}},
-                                         ensure_ascii=False) + "\n</tool_call>"
+    reply = "我先写下这一段。\n<tool_call>\n" + json.dumps(
+        {"name": "draft_write", "arguments": {"version": 0, "content": PROSE}}, ensure_ascii=False) + "\n</tool_call>"
     server.script(sse_reply(*pieces(reply), chunk(finish="stop")),
                   sse_reply(chunk('<tool_call>{"name": "draft_seal", "arguments": {"version": 1}}</tool_call>'),
                             chunk(finish="stop")), SCRIBE_OK)
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    res = await chat.send("我推门进去。")
+    events: list = []
+    res = await chat.send("我推门进去。", on_event=events.append)
     assert res.sealed and res.final == PROSE
     second = server.requests[1].json["messages"]
-    # the recovered call went back to the model as a call with its result
+    # the recovered call went back to the model as a call with its result, the rest of the text as content
     assert second[-2]["role"] == "assistant" and second[-2]["tool_calls"][0]["function"]["name"] == "draft_write"
-    assert second[-1]["role"] == "tool"
+    assert second[-2]["content"] == "我先写下这一段。" and second[-1]["role"] == "tool"
+    started = [e for e in events if getattr(e, "kind", "") == "tool_started"]
+    assert [(e.name, e.from_text) for e in started] == [("draft_write", True), ("draft_seal", True)]
+    # the inspector says so, and rebuilds the second request exactly as sent
+    shown = chat.inspect_beat(chat.transcript()[-1]["id"])
+    assert [t.get("from_text") for t in shown[0]["reply"]["tool_calls"]] == [True]
+    assert shown[0]["reply"]["content"] == reply  # what the model wrote
+    assert shown[1]["request"]["messages"][-2]["content"] == "我先写下这一段。"
 
 
 async def test_recorded_json_block_naming_a_tool_not_offered_stays_prose(tmp_path, server, model):

@@ -61,13 +61,15 @@ class CallFinished(BaseModel):
 
 class ToolStarted(BaseModel):
     """The model called a tool: its ``name``, the call's id and its raw JSON ``arguments`` as the model sent them
-    (parsed and validated only when the tool runs)."""
+    (parsed and validated only when the tool runs). ``from_text``: the model wrote the call in its reply's text
+    and the engine recovered it (:mod:`core.beat.text_calls`)."""
 
     kind: Literal["tool_started"] = "tool_started"
     round: int
     call_id: str
     name: str
     arguments: str
+    from_text: bool = False
 
 
 class ToolFinished(BaseModel):

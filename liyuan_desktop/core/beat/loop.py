@@ -39,7 +39,7 @@ from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, Model
 from ..lore import Lorebook
 from .merge import final_text, merge_final_text
 from .echo import strip_echo
-from .text_calls import find_text_calls
+from .text_calls import find_text_calls, is_text_call
 from .repetition import RepetitionGuard, partial_content
 from .think import ThinkSplitter, split_think
 from ..session import CallLog, ToolCallLog
@@ -270,7 +270,8 @@ class Beat:
 
         async def one(i: int) -> None:
             c = calls[i]
-            self.emit(ToolStarted(round=self._round, call_id=c.id, name=c.name, arguments=c.arguments))
+            self.emit(ToolStarted(round=self._round, call_id=c.id, name=c.name, arguments=c.arguments,
+                                  from_text=is_text_call(c.id)))
             t0 = time.perf_counter()
             if self.ctx.stopped:  # the user stopped (ask → Stop): the rest of this response is not run
                 res, ok = {"ok": False, "error": "stopped", "message": "用户已停止本拍，这次调用没有执行。"}, False

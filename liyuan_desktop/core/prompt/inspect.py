@@ -22,6 +22,7 @@ from ..ledger.scribe import scribe_system_prompt, scribe_user_text
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
 from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
+from ..beat.text_calls import find_text_calls, is_text_call
 from ..beat.tools.registry import get_tool, tool_specs
 from .assemble import HistoryCache
 
@@ -85,6 +86,15 @@ def decode_sent(sent: dict[str, Any], system: Optional[str], history: list[ChatM
     return out
 
 
+def _sent_content(c: Any) -> str:
+    """The assistant content a call log's reply went back to the model with: the reply as written, less the calls
+    it wrote as text (those were sent back as tool calls, :mod:`core.beat.text_calls`)."""
+    if not any(is_text_call(t.id) for t in c.tool_calls):
+        return c.content
+    offered = {t.name: sp for t in c.tool_calls if (sp := get_tool(t.name)) is not None}
+    return find_text_calls(c.content, offered)[1]
+
+
 def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every call of a beat: ``[{"round", "request": {"messages", "tools"}, "reply": {...}, "usage", "model", "ms",
     "error"}]`` from the first call's messages and the beat's call logs (session.CallLog)."""
@@ -92,13 +102,14 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
     out = []
     for c in calls:
         reply = {"content": c.content, "reasoning": c.reasoning, "finish_reason": c.finish_reason,
-                 "tool_calls": [{"id": t.id, "name": t.name, "arguments": t.arguments, "result": t.result, "ok": t.ok}
+                 "tool_calls": [{"id": t.id, "name": t.name, "arguments": t.arguments, "result": t.result, "ok": t.ok,
+                                 **({"from_text": True} if is_text_call(t.id) else {})}
                                 for t in c.tool_calls]}
         out.append({"round": c.round, "purpose": "actor", "request": {"messages": list(msgs), "tools": tools},
                     "reply": reply, "usage": dict(c.usage), "model": c.model, "ms": c.ms, "error": c.error})
         if not c.tool_calls:
             break
-        a: dict[str, Any] = {"role": "assistant", "content": c.content,
+        a: dict[str, Any] = {"role": "assistant", "content": _sent_content(c),
                              "tool_calls": [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}}
                                             for t in c.tool_calls]}
         msgs.append(a)
