@@ -306,17 +306,20 @@ class EditMessageDialog(QDialog):
 
     submitted = Signal(str, str)
 
-    def __init__(self, entry_id: str, text: str, parent: Optional[QWidget] = None):
+    def __init__(self, entry_id: str, text: str, parent: Optional[QWidget] = None, *, title_key: str = "branch.edit.title",
+                 label_key: str = "branch.edit.label", editor_name: str = "editUserText", size: tuple = (560, 260)):
+        """``title_key``/``label_key``: the catalog keys of the title and the line above the box (a subclass edits
+        another kind of message with the same box, e.g. ``reply_actions.EditReplyDialog``)."""
         super().__init__(parent)
         self.entry_id = entry_id
-        self.setWindowTitle(tr("branch.edit.title"))
-        self.resize(560, 260)
+        self.setWindowTitle(tr(title_key))
+        self.resize(*size)
         lay = QVBoxLayout(self)
-        label = QLabel(tr("branch.edit.label"))
+        self.label = label = QLabel(tr(label_key))
         label.setWordWrap(True)
         lay.addWidget(label)
         self.editor = QPlainTextEdit(text)
-        self.editor.setObjectName("editUserText")
+        self.editor.setObjectName(editor_name)
         lay.addWidget(self.editor, 1)
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         box.accepted.connect(self.accept)

@@ -14,14 +14,15 @@ import asyncio
 import logging
 from typing import Any, Optional
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QBoxLayout, QDialog, QDialogButtonBox, QLabel, QLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget,
+    QBoxLayout, QDialog, QLayout, QPushButton, QWidget,
 )
 
 from ..core.chat.facade import REPLY_EDIT_NOTE
 from .authors_note import open_authors_note
+from .branch_navigator import EditMessageDialog
 from .i18n import register, show, tr
 from .theme import set_role
 
@@ -50,40 +51,15 @@ register({
 })
 
 
-class EditReplyDialog(QDialog):
-    """「编辑」 a reply: its text in a box and one line saying what saving does; OK emits ``submitted(entry_id,
-    text)``. Non-modal (``open()``)."""
-
-    submitted = Signal(str, str)
+class EditReplyDialog(EditMessageDialog):
+    """「编辑」 a reply: its text in a box and one line saying what saving does (the ledger is not recomputed); OK
+    emits ``submitted(entry_id, text)``. Non-modal (``open()``). The box is the user-message editor's."""
 
     def __init__(self, entry_id: str, text: str, parent: Optional[QWidget] = None):
-        super().__init__(parent)
+        super().__init__(entry_id, text, parent, title_key="reply.edit.title", label_key="reply.edit.label",
+                         editor_name="editReplyText", size=(640, 420))
         self.setObjectName("editReplyDialog")
-        self.entry_id = entry_id
-        self.setWindowTitle(tr("reply.edit.title"))
-        self.resize(640, 420)
-        lay = QVBoxLayout(self)
-        label = QLabel(tr("reply.edit.label"))
-        label.setWordWrap(True)
-        set_role(label, "muted")
-        lay.addWidget(label)
-        self.editor = QPlainTextEdit(text)
-        self.editor.setObjectName("editReplyText")
-        lay.addWidget(self.editor, 1)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        box.accepted.connect(self.accept)
-        box.rejected.connect(self.reject)
-        lay.addWidget(box)
-        self.ok_button = box.button(QDialogButtonBox.StandardButton.Ok)
-        self.editor.textChanged.connect(lambda: self.ok_button.setEnabled(bool(self.editor.toPlainText().strip())))
-
-    def accept(self) -> None:
-        """Emit the new text (unless empty) and close."""
-        text = self.editor.toPlainText().strip()
-        if not text:
-            return
-        super().accept()
-        self.submitted.emit(self.entry_id, text)
+        set_role(self.label, "muted")
 
 
 def _layout_with(layout: Optional[QLayout], widget: QWidget) -> Optional[QBoxLayout]:
