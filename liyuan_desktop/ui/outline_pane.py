@@ -78,13 +78,14 @@ def words_text(words: int, target: Optional[int]) -> str:
     return f"{words}/{target}" if target else str(words)
 
 
-class OutlineDialog(QDialog):
-    """The whole ``大纲.md`` in a plain-text editor (OK saves)."""
+class TextDialog(QDialog):
+    """A plain text to edit in a box, Save / Cancel (``exec()``; the text is ``self.edit.toPlainText()``): the
+    writing room's whole-outline editor and its stock-phrase list."""
 
-    def __init__(self, text: str, parent: Optional[QWidget] = None):
+    def __init__(self, title: str, text: str, parent: Optional[QWidget] = None, size: tuple = (620, 560)):
         super().__init__(parent)
-        self.setWindowTitle(tr("wr.outline.tab"))
-        self.resize(620, 560)
+        self.setWindowTitle(title)
+        self.resize(*size)
         lay = QVBoxLayout(self)
         self.edit = QPlainTextEdit()
         self.edit.setPlainText(text)
@@ -93,6 +94,13 @@ class OutlineDialog(QDialog):
         bb.accepted.connect(self.accept)
         bb.rejected.connect(self.reject)
         lay.addWidget(bb)
+
+
+class OutlineDialog(TextDialog):
+    """The whole ``大纲.md`` in a plain-text editor (Save saves)."""
+
+    def __init__(self, text: str, parent: Optional[QWidget] = None):
+        super().__init__(tr("wr.outline.tab"), text, parent)
 
 
 class OutlinePane(QWidget):

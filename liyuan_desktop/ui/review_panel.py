@@ -16,13 +16,14 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QDialogButtonBox, QHBoxLayout, QHeaderView,
-                               QLabel, QMessageBox, QPlainTextEdit, QPushButton, QToolButton, QTreeWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QDialog, QHBoxLayout, QHeaderView,
+                               QLabel, QMessageBox, QPushButton, QToolButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ..core.story.review import save_stock_phrases, stock_phrases_text
 from . import theme
 from .i18n import register, show, tr
+from .outline_pane import TextDialog
 from .theme import set_role
 
 register({
@@ -70,21 +71,11 @@ register({
 KEY = Qt.ItemDataRole.UserRole
 
 
-class PhrasesDialog(QDialog):
+class PhrasesDialog(TextDialog):
     """The stock-phrase list as text (Save writes the user's list)."""
 
     def __init__(self, text: str, parent: Optional[QWidget] = None):
-        super().__init__(parent)
-        self.setWindowTitle(tr("wr.review.phrases"))
-        self.resize(420, 520)
-        lay = QVBoxLayout(self)
-        self.edit = QPlainTextEdit()
-        self.edit.setPlainText(text)
-        lay.addWidget(self.edit, 1)
-        bb = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        bb.accepted.connect(self.accept)
-        bb.rejected.connect(self.reject)
-        lay.addWidget(bb)
+        super().__init__(tr("wr.review.phrases"), text, parent, size=(420, 520))
 
 
 class ReviewPanel(QWidget):
