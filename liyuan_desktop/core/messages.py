@@ -299,6 +299,31 @@ _PATTERNS: list[tuple[str, "re.Pattern[str]", str]] = []  # (the longest literal
 _PATTERNS_FOR: list[int] = [-1]  # the catalog size the patterns were built for (entries may be added at import)
 
 
+def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str, "re.Pattern[str]"]]:
+    """A ``str.format`` template as a pattern that matches the texts it makes: ``(literal, chunk, pattern)`` —
+    how many literal characters it has (whitespace not counted when ``strip``), its longest literal chunk (a cheap
+    ``in`` test before matching), the compiled pattern (each ``{name}`` a lazy group, a repeated name a
+    backreference). None when the template has fewer than 2 literal characters or a field that is no identifier.
+    Used by :func:`find_message` and by the window's live language switch (``ui/retranslate.py``)."""
+    regex, names, chunks = "", [], []
+    try:
+        for lit, field, _spec, _conv in string.Formatter().parse(text):
+            regex += re.escape(lit)
+            chunks.append(lit)
+            if field is None:
+                continue
+            if not field.isidentifier():
+                return None
+            regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
+            names.append(field)
+    except ValueError:
+        return None
+    literal = sum(len(c.strip() if strip else c) for c in chunks)
+    if literal < 2:
+        return None
+    return literal, max(chunks, key=len), re.compile(regex, re.S)
+
+
 def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
     if _PATTERNS_FOR[0] == len(CATALOG):
         return _PATTERNS
@@ -307,23 +332,9 @@ def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
         zh, en = entry.get("zh") or "", entry.get("en")
         if not en or en == zh:
             continue
-        regex, names, chunks = "", [], []
-        try:
-            for lit, field, _spec, _conv in string.Formatter().parse(zh):
-                regex += re.escape(lit)
-                chunks.append(lit)
-                if field is None:
-                    continue
-                if not field.isidentifier():
-                    raise ValueError(field)
-                regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
-                names.append(field)
-        except ValueError:
-            continue
-        literal = sum(len(c) for c in chunks)
-        if literal < 2:
-            continue
-        built.append((literal, max(chunks, key=len), re.compile(regex, re.S), key))
+        pat = template_pattern(zh)
+        if pat is not None:
+            built.append((*pat, key))
     built.sort(key=lambda b: -b[0])
     _PATTERNS[:] = [(chunk, pat, key) for _n, chunk, pat, key in built]
     _PATTERNS_FOR[0] = len(CATALOG)

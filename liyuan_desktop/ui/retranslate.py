@@ -19,7 +19,6 @@ data match nothing and stay as written.
 from __future__ import annotations
 
 import re
-import string
 from typing import Any, Optional
 
 from PySide6.QtGui import QAction
@@ -69,7 +68,7 @@ _patterns_size = [-1]
 
 def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
     """Patterns of every catalog template with placeholders, in both languages (module doc)."""
-    from ..core.messages import CATALOG
+    from ..core.messages import CATALOG, template_pattern
 
     size = len(i18n.STRINGS) + len(CATALOG)
     if size == _patterns_size[0]:
@@ -81,23 +80,9 @@ def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
                 text = entry.get(lang) or ""
                 if "{" not in text:
                     continue
-                regex, names, chunks = "", [], []
-                try:
-                    for lit, field, _spec, _conv in string.Formatter().parse(text):
-                        regex += re.escape(lit)
-                        chunks.append(lit)
-                        if field is None:
-                            continue
-                        if not field.isidentifier():
-                            raise ValueError(field)
-                        regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
-                        names.append(field)
-                except ValueError:
-                    continue
-                literal = sum(len(c.strip()) for c in chunks)
-                if literal < 2:
-                    continue
-                built.append((literal, max(chunks, key=len), re.compile(regex, re.S), key))
+                pat = template_pattern(text, strip=True)
+                if pat is not None:
+                    built.append((*pat, key))
     built.sort(key=lambda b: -b[0])
     _patterns[:] = [(c, p, k) for _n, c, p, k in built]
     _patterns_size[0] = size
