@@ -24,11 +24,12 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QResizeEvent, QShortcut, QTextOption
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QMessageBox, QPlainTextEdit, QPushButton, QToolButton,
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QToolButton,
                                QVBoxLayout, QWidget)
 
 from ..core.errors import ToolError
 from ..core.text import count_words
+from .dialogs import confirm, inform
 from .i18n import register, show, tr
 from .theme import set_role
 
@@ -177,11 +178,10 @@ class ChapterEditor(QWidget):
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
     def _confirm_dialog(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+        return confirm(self, title, text)
 
     def _inform_dialog(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
+        inform(self, title, text)
 
     # -- state ----------------------------------------------------------------------------------------------
     @property

@@ -38,13 +38,14 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QMessageBox, QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
+                               QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
 from ..core.story.chapters import chapter_filename
 from ..core.text import count_words
 from .chapter_editor import ChapterEditor
 from ..core.errors import ToolError
+from .dialogs import confirm, inform
 from .i18n import show, tr
 from .theme import set_role
 
@@ -204,11 +205,10 @@ class ChapterTreePane(QWidget):
         return value if ok else None
 
     def _confirm_dialog(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+        return confirm(self, title, text)
 
     def _inform_dialog(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
+        inform(self, title, text)
 
     # -- chat -----------------------------------------------------------------------------------------------
     @property

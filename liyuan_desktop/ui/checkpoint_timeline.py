@@ -30,10 +30,11 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QMessageBox, QPushButton,
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QPushButton,
                                QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from .chapter_tree import select_key, selected_key
+from .dialogs import confirm, inform
 from .i18n import register, show, tr
 from .prose_diff import ProseDiffView
 from .theme import mode, set_role
@@ -176,11 +177,10 @@ class CheckpointTimelinePane(QWidget):
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
     def _confirm_dialog(self, title: str, text: str) -> bool:
-        return QMessageBox.question(self, title, text, QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                    QMessageBox.StandardButton.No) == QMessageBox.StandardButton.Yes
+        return confirm(self, title, text)
 
     def _inform_dialog(self, title: str, text: str) -> None:
-        QMessageBox.warning(self, title, text)
+        inform(self, title, text)
 
     # -- chat -----------------------------------------------------------------------------------------------
     @property
