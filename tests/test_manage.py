@@ -148,3 +148,14 @@ def test_chat_list_skips_hidden_import_folders_and_reads_only_headers(tmp_path, 
     monkeypatch.setattr(SessionTree, "open", classmethod(lambda cls, *a, **k: (_ for _ in ()).throw(AssertionError("loaded"))))
     refs = library.list_chats(card)
     assert [c.name for c in refs] == [d.name] and refs[0].mode == "agent"
+
+
+def test_a_cli_demo_chat_is_listed_and_searchable(capsys):
+    """`liyuan chat --demo` played on the shipped card but left the library without it: the chat was invisible to
+    `liyuan chats list`, `liyuan search` and the card list until the window had run once."""
+    assert cli_main(["chat", "--demo", "--json"]) == 0
+    capsys.readouterr()
+    assert cli_main(["chats", "list"]) == 0
+    assert "演示-" in capsys.readouterr().out
+    assert cli_main(["search", "客官"]) == 0
+    assert "青梧 / 演示-" in capsys.readouterr().out

@@ -297,6 +297,9 @@ async def run(args: argparse.Namespace) -> int:
         if args.demo:
             from ..core.llm import ReplayModel
 
+            from ..core.cards import library
+
+            library.ensure_demo_card()  # the card in the library, so `chats list`, `search` and the window see this chat
             card = load_card(demo_card_path())
             model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
             scribe: Optional[ChatModel] = None
