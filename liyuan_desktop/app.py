@@ -63,7 +63,9 @@ def _bench_start(win, path: str) -> None:
     async def go() -> None:
         while not win.view.is_ready():
             await asyncio.sleep(0.005)
-        win.start_demo()
+        from .ui import bench_hooks  # bench/ui_start.py --card: a status-bar card's chat instead of the demo
+
+        await bench_hooks.open_card(win, stamps) if bench_hooks.wanted() else win.start_demo()
         while win.chat is None or not win.send_btn.isEnabled():
             await asyncio.sleep(0.005)
         box: list = []

@@ -1,0 +1,130 @@
+"""Start-up bench with a status-bar card (``bench/ui_start.py --card PATH [--messages N]``; issue 15).
+
+``liyuan --bench-start FILE`` normally opens the demo chat (``app._bench_start``). When the environment carries
+:data:`CARD_ENV` (a card file: PNG, JSON or CHARX), :func:`open_card` runs instead: the card is imported into the
+(fresh) data folder the way the window's 导入角色卡 does (``library.import_card`` on a worker thread), its regex
+scripts are allowed (``cards.meta.set_card_scripts_allowed``: the answer 「是」 to the window's question), and a new
+chat of it is opened in the window (``MainWindow.open_chat``). With :data:`MESSAGES_ENV` = N > 0 the chat is first
+filled with N user/reply pairs: a SillyTavern chat file is written (each reply ends with MVU's
+``<StatusPlaceHolderImpl/>``, the placeholder a status-bar card's display regex turns into its bar, and carries the
+card's initial MVU variables as its ``variables[0]``, as TavernHelper saves them) and imported with
+``st_import.import_st_folder`` — what 文件 → 导入 SillyTavern 聊天 does. A card whose display regex keeps the bar
+to the last few messages (``maxDepth``) shows that many bars whatever N is; the stamp file says how many were built.
+
+The chat is interactive when the send button is enabled, the display worker (regex scripts, ``regex_worker.py``)
+is idle, the page has applied every update, and every status-bar frame of the transcript has said hello to the
+host page (its script ran: ``conversation.js`` "frame watchdog"). :func:`open_card` returns then and adds to the
+caller's stamps ``card`` (its name), ``frames`` (frames built), ``failed`` (frames stopped) and ``messages``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .main_window import MainWindow
+
+CARD_ENV = "LIYUAN_BENCH_CARD"
+"""The card file :func:`open_card` imports (set by bench/ui_start.py ``--card``)."""
+MESSAGES_ENV = "LIYUAN_BENCH_MESSAGES"
+"""How many user/reply pairs the bench chat is filled with before it opens (``--messages``; default 0)."""
+PLACEHOLDER = "<StatusPlaceHolderImpl/>"
+"""MVU's status-bar placeholder (MagVarUpdate; a status-bar card's display regex replaces it with its bar)."""
+FRAME_WAIT_S = 60.0
+
+
+def wanted() -> bool:
+    """Whether this start should open a card (:data:`CARD_ENV` set) instead of the demo."""
+    return bool(os.environ.get(CARD_ENV))
+
+
+def st_chat_lines(card: Any, messages: int, variables: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A SillyTavern chat (header + messages, one dict per ``.jsonl`` line) of ``card`` with its opening and
+    ``messages`` user/reply pairs; every reply ends with :data:`PLACEHOLDER` and, when ``variables`` (a
+    ``stat_data`` tree) is given, carries ``{"stat_data": variables}`` as the selected swipe's variables."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    snap = [{"stat_data": variables}] if variables else None
+
+    def msg(user: bool, text: str) -> dict[str, Any]:
+        m: dict[str, Any] = {"name": "User" if user else card.name, "is_user": user, "is_system": False,
+                             "send_date": now, "mes": text, "swipes": [text], "swipe_id": 0}
+        if snap and not user:
+            m["variables"] = snap
+        return m
+
+    opening = card.first_mes or f"{card.name}。"
+    if PLACEHOLDER not in opening:
+        opening += "\n\n" + PLACEHOLDER
+    lines: list[dict[str, Any]] = [{"user_name": "User", "character_name": card.name, "create_date": now,
+                                    "chat_metadata": {}}, msg(False, opening)]
+    for i in range(messages):
+        lines.append(msg(True, f"第 {i + 1} 句：我们接着走吧。"))
+        lines.append(msg(False, f"（第 {i + 1} 段回复）她点点头，推开了门。\n\n{PLACEHOLDER}"))
+    return lines
+
+
+def _prepare(card_path: str, messages: int) -> tuple[Any, Path]:
+    """On a worker thread: import the card, allow its scripts, make the chat folder (filled when ``messages``).
+    Returns (card ref, chat folder)."""
+    from ..core.cards import library
+    from ..core.cards.meta import set_card_scripts_allowed
+    from ..core.chat import Chat
+    from ..core.chat.st_import import import_st_folder
+    from ..core.ledger.mvu.initvar import initial_tree
+    from .main_window import _NoModel
+
+    ref = library.import_card(card_path)
+    set_card_scripts_allowed(Path(ref.dir), True)
+    card = ref.load()
+    d = library.new_chat_dir(ref, "bench")
+    if messages <= 0:
+        Chat.create(d, card, _NoModel(""))
+        return ref, d
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "bench.jsonl"
+        src.write_text("\n".join(json.dumps(line, ensure_ascii=False)
+                                 for line in st_chat_lines(card, messages, initial_tree(card))) + "\n",
+                       encoding="utf-8")
+        import_st_folder(src, card, d)
+    return ref, d
+
+
+async def _page(win: "MainWindow", script: str) -> Any:
+    box: list = []
+    win.view.eval_js(script, box.append)
+    while not box:
+        await asyncio.sleep(0.005)
+    return box[0]
+
+
+async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
+    """Import the card named by :data:`CARD_ENV`, open a new (filled) chat of it in ``win`` and wait until it is
+    interactive (module doc); adds ``card``, ``frames``, ``failed`` and ``messages`` to ``stamps``. Raises
+    RuntimeError when the frames do not all say hello within :data:`FRAME_WAIT_S` seconds."""
+    from ..core.cards import library
+
+    messages = int(os.environ.get(MESSAGES_ENV, "0") or 0)
+    ref, d = await asyncio.get_running_loop().run_in_executor(None, _prepare, os.environ[CARD_ENV], messages)
+    win.refresh_tree()
+    if not win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d))):
+        raise RuntimeError(f"could not open the bench chat {d}")
+    t0 = time.monotonic()
+    probe = ("JSON.stringify({st: window.liyuan.stats(), w: JSON.parse(window.liyuan.watchState()), "
+             "wraps: document.querySelectorAll('#log .TH-render').length, "
+             "failed: document.querySelectorAll('#log .th-failed').length})")
+    while True:
+        if win.chat is not None and win.send_btn.isEnabled() and win.display_worker.idle():
+            s = json.loads(await _page(win, probe))
+            built = s["w"]["frames"]
+            if not s["st"]["pendingUpdates"] and not s["w"]["quiet"] and built + s["failed"] >= s["wraps"]:
+                stamps.update(card=ref.name, frames=built, failed=s["failed"], messages=messages)
+                return
+        if time.monotonic() - t0 > FRAME_WAIT_S:
+            raise RuntimeError("the status-bar frames did not all say hello")
+        await asyncio.sleep(0.01)
