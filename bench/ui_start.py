@@ -15,6 +15,16 @@ run (root only: ``/proc/sys/vm/drop_caches``), so each start reads the app from 
 The app runs with its bytecode cached, as an installed app does (``PYTHONDONTWRITEBYTECODE`` is dropped from the
 app's environment: with it, each start compiled some 130 modules from source again, ~0.2 s of CPU).
 Targets (issue 15): under 1 s to an interactive demo chat (warm), under 300 MB PSS with the demo open.
+
+    python bench/ui_start.py --card mvu [--messages 20]     # a status-bar card instead of the demo
+
+``--card PATH`` (a PNG/JSON/CHARX card; ``mvu`` = :data:`MVU_CARD`, a real modern MVU status-bar card from
+../shared/fixtures) makes the app import that card with its regex scripts allowed and open a new chat of it
+(``liyuan_desktop/ui/bench_hooks.py``); ``--messages N`` first fills the chat with N replies carrying the card's
+bar (an imported SillyTavern chat). Interactive then means: the send button is enabled and every status-bar frame of
+the transcript has said hello (its script ran). The report adds the card, the frames built, the renderer processes
+and the PSS per process type (browser = the Python process, zygote, renderer, other). Target: under 400 MB with a
+status-bar card open.
 """
 
 from __future__ import annotations
@@ -30,7 +40,28 @@ import tempfile
 import time
 from pathlib import Path
 
-from liyuan_desktop.ui.frame_guard import process_tree
+from liyuan_desktop.ui.frame_guard import process_tree, renderer_pids
+
+ROOT = Path(__file__).resolve().parent.parent
+MVU_CARD = ROOT.parent / "shared" / "fixtures" / "cards" / "角色卡_修女与女忍的双面日常.json"
+"""``--card mvu``: a modern MVU card (its fenced-HTML status bar reads ``Mvu.getMvuData``, shown on every reply —
+no ``maxDepth`` on its display regex — so ``--messages 20`` gives 21 bars with the opening's). SOURCES.md there."""
+
+
+def process_kinds(root: int, pids: list[int]) -> dict[int, str]:
+    """Each of ``pids`` (the app's process tree) named by its part: "browser" (``root``, the Python process that
+    hosts Chromium's browser side), "renderer" (``renderer_pids``: page and frame renderers, incl. the ones a zygote
+    forked), "zygote", "other" (utility, GPU …)."""
+    renderers = set(renderer_pids(root))
+    out = {}
+    for p in pids:
+        try:
+            cmd = Path(f"/proc/{p}/cmdline").read_bytes()
+        except OSError:
+            cmd = b""
+        out[p] = ("browser" if p == root else "renderer" if p in renderers
+                  else "zygote" if b"--type=zygote" in cmd else "other")
+    return out
 
 
 def pss_kb(pid: int, field: str = "Pss") -> int:
@@ -95,14 +126,17 @@ def clean_env(home: str, platform: str) -> dict:
     return env
 
 
-def one_run(cmd: list[str], platform: str, clean: bool = False) -> dict:
-    """Start the app once in a fresh data folder; return seconds to first paint and to an interactive demo chat,
-    the PSS of its process tree and the number of processes."""
+def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", messages: int = 0) -> dict:
+    """Start the app once in a fresh data folder; return seconds to first paint and to an interactive demo chat
+    (``card``: the chat of that card, filled with ``messages`` replies — module doc), the PSS of its process tree
+    (and per process type), the number of processes and, with a card, its name and the frames built."""
     with tempfile.TemporaryDirectory() as d:
         stamp = Path(d) / "stamps.json"
         base = clean_env(d, platform) if clean else {**os.environ, "QT_QPA_PLATFORM": platform}
         base.pop("PYTHONDONTWRITEBYTECODE", None)  # an installed app has its bytecode cached (module doc)
         env = {**base, "LIYUAN_HOME": str(Path(d) / "home")}
+        if card:
+            env.update(LIYUAN_BENCH_CARD=card, LIYUAN_BENCH_MESSAGES=str(messages))
         t0 = time.time()
         proc = subprocess.Popen(cmd + ["--bench-start", str(stamp)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not stamp.exists():
@@ -120,10 +154,15 @@ def one_run(cmd: list[str], platform: str, clean: bool = False) -> dict:
         # same venv counts them at half), so the anonymous part compares a built app with the source tree fairly
         anon = sum(pss_kb(p, "Pss_Anon") for p in pids)
         own = footprint_kb(pids)
+        kinds = process_kinds(proc.pid, pids)
+        by_kind: dict[str, list[float]] = {}
+        for p in pids:
+            by_kind.setdefault(kinds[p], []).append(pss_kb(p) / 1024)
         Path(str(stamp) + ".quit").write_text("")
         proc.wait(timeout=30)
         return {"paint_s": s["paint"] - t0, "interactive_s": s["interactive"] - t0, "pss_mb": pss / 1024,
-                "anon_mb": anon / 1024, "own_mb": own / 1024, "processes": len(pids)}
+                "anon_mb": anon / 1024, "own_mb": own / 1024, "processes": len(pids), "by_kind": by_kind,
+                "card": s.get("card", ""), "frames": s.get("frames", 0), "failed": s.get("failed", 0)}
 
 
 def main() -> None:
@@ -136,7 +175,17 @@ def main() -> None:
     ap.add_argument("--clean-env", action="store_true", help="run --cmd in a clean environment too")
     ap.add_argument("--cold", action="store_true", help="drop the page cache before every run (root)")
     ap.add_argument("--warmup", type=int, default=1, help="runs before the counted ones, not counted (default 1)")
+    ap.add_argument("--card", metavar="PATH", default="", help="open a chat of this card instead of the demo "
+                    "(PNG/JSON/CHARX; 'mvu' = a real MVU status-bar card from ../shared/fixtures)")
+    ap.add_argument("--messages", type=int, default=0, help="with --card: fill the chat with N replies carrying "
+                    "the card's status bar first")
     args = ap.parse_args()
+    if args.card == "mvu":
+        args.card = str(MVU_CARD)
+    if args.card:
+        if not Path(args.card).is_file():
+            raise SystemExit(f"no card file: {args.card}")
+        args.card = str(Path(args.card).resolve())
     if args.binary:
         binary = Path(args.binary).resolve()
         if not os.access(binary, os.X_OK):
@@ -145,22 +194,36 @@ def main() -> None:
     cmd = shlex.split(args.cmd)
     runs, cold = [], []
     for _ in range(max(0, args.warmup)):
-        one_run(cmd, args.platform, args.clean_env)
+        one_run(cmd, args.platform, args.clean_env, args.card, args.messages)
     for _ in range(args.runs):
         cold.append(drop_caches() if args.cold else False)
-        runs.append(one_run(cmd, args.platform, args.clean_env))
+        runs.append(one_run(cmd, args.platform, args.clean_env, args.card, args.messages))
     med = {k: statistics.median(r[k] for r in runs) for k in ("paint_s", "interactive_s", "pss_mb", "anon_mb", "own_mb")}
     what = "cold (page cache dropped before each run)" if all(cold) and args.cold else "warm"
     if args.cold and not all(cold):
         what = "warm: could not drop the page cache (needs root)"
     env = "clean env" if args.clean_env else "this shell's env"
     print(f"ui_start ({args.platform}, {args.runs} runs, {what}, {env}, cmd: {args.cmd})")
+    opened = "interactive demo chat"
+    if args.card:
+        opened = "interactive card chat"
+        r0 = runs[0]
+        print(f"  card: {r0['card']} ({Path(args.card).name}), {args.messages} replies filled in, "
+              f"status-bar frames built {r0['frames']}" + (f", stopped {r0['failed']}" if r0["failed"] else ""))
     for i, r in enumerate(runs, 1):
-        print(f"  run {i}: first paint {r['paint_s']:.2f} s, interactive demo chat {r['interactive_s']:.2f} s, "
+        print(f"  run {i}: first paint {r['paint_s']:.2f} s, {opened} {r['interactive_s']:.2f} s, "
               f"PSS {r['pss_mb']:.0f} MB (anonymous {r['anon_mb']:.0f} MB, distinct pages {r['own_mb']:.0f} MB) "
               f"over {r['processes']} processes")
     print(f"  median: first paint {med['paint_s']:.2f} s, interactive {med['interactive_s']:.2f} s, "
           f"PSS {med['pss_mb']:.0f} MB (anonymous {med['anon_mb']:.0f} MB, distinct pages {med['own_mb']:.0f} MB)")
+    kinds = sorted({k for r in runs for k in r["by_kind"]}, key=["browser", "renderer", "zygote", "other"].index)
+    parts = []
+    for k in kinds:
+        n = statistics.median(len(r["by_kind"].get(k, [])) for r in runs)
+        mb = statistics.median(sum(r["by_kind"].get(k, [])) for r in runs)
+        each = ", ".join(f"{v:.0f}" for v in sorted(runs[len(runs) // 2]["by_kind"].get(k, []), reverse=True))
+        parts.append(f"{k} x{n:g} {mb:.0f} MB ({each})")
+    print("  median PSS per process type: " + "; ".join(parts))
 
 
 if __name__ == "__main__":
