@@ -28,12 +28,14 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
 from .common import PipeSafeStdout, take_lang
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The top-level parser with every subcommand registered (in the order ``liyuan --help`` lists them)."""
+    """The top-level parser with every subcommand registered (in the order ``liyuan --help`` lists them). The
+    subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
+    from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
     sub = p.add_subparsers(dest="cmd")
@@ -62,6 +64,8 @@ def main(argv: Optional[list[str]] = None) -> int:
 
         return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)
+    from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,

@@ -12,15 +12,11 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from ..core.cards import Card, CardError, load_card
-from ..core.chat.facade import Chat
-from ..core.llm.replay import ReplayModel
-from ..core.paths import chat_dir, home, sample_cards_dir
-from ..core.chat.folder import chat_info
-from ..core.cards.library import card_of_chat
-from ..core.session.tree import SessionError
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: the window's start needs none of it
+    from ..core.cards import Card
+    from ..core.chat.facade import Chat
 
 
 async def readline() -> str:
@@ -86,6 +82,9 @@ class PipeSafeStdout:
 def resolve_card(spec: str) -> Card:
     """A card by file path, by the name of an imported card (``<data folder>/cards/NAME/card.json``, what
     ``liyuan card import`` prints), a card folder, or the name of a shipped sample card. Raises CardError."""
+    from ..core.cards import CardError, load_card
+    from ..core.paths import home, sample_cards_dir
+
     p = Path(spec)
     if p.is_dir() and (p / "card.json").is_file():
         return load_card(p / "card.json")
@@ -106,6 +105,8 @@ def resolve_card(spec: str) -> Card:
 def chat_folder(spec: str) -> Path:
     """The folder of an existing chat from a folder path or ``card name/chat name``; ValueError when there is no
     ``session.jsonl`` there."""
+    from ..core.paths import chat_dir
+
     p = Path(spec)
     if (p / "session.jsonl").exists():
         return p
@@ -122,6 +123,12 @@ def open_chat(spec: str) -> Chat:
     folder from ``spec`` (see ``chat_folder``), the card it lives in (``library.card_of_chat``), else the card its
     header names (path first, then name, via ``resolve_card``), and a replay model that has nothing to say. ValueError when the card cannot be found;
     SessionError for a broken session file."""
+    from ..core.cards import CardError
+    from ..core.cards.library import card_of_chat
+    from ..core.chat.facade import Chat
+    from ..core.chat.folder import chat_info
+    from ..core.llm.replay import ReplayModel
+
     d = chat_folder(spec)
     header = chat_info(d)
     card = None
@@ -198,6 +205,8 @@ def run_on_chat(spec: str, body: Callable[[Chat], int]) -> int:
     """Open the chat ``spec`` (``open_chat``) and run ``body`` on it; returns its exit code, or 2 with one
     ``liyuan: …`` line on stderr for a bad chat, id or argument (SessionError, ValueError, KeyError, RuntimeError) or
     a session file that cannot be written, and 0 when the reader of stdout went away (``| head``)."""
+    from ..core.session.tree import SessionError
+
     try:
         return body(open_chat(spec))
     except (SessionError, ValueError, KeyError, RuntimeError) as e:
