@@ -61,6 +61,15 @@ CATALOG: dict[str, dict[str, str]] = {
                                  "time, so the system prompt is shorter."},
     "ctx.wi_setting_bad": {"zh": "这个对话保存的世界书设置有一项用不了，已忽略：{error}",
                            "en": "One of this chat's saved world-info settings cannot be used and was ignored: {error}"},
+    # a card's linked world books (core/cards/book_links.py)
+    "books.link_missing": {"zh": "角色卡链接的世界书「{name}」不在书库里（世界书/ 或 世界书/未启用/），这个对话没有读它。",
+                           "en": "The card's linked world book “{name}” is not in the library (世界书/ or 世界书/未启用/); "
+                                 "this chat does not read it."},
+    "books.link_broken": {"zh": "角色卡链接的世界书「{name}」读不了，这个对话没有读它。",
+                          "en": "The card's linked world book “{name}” cannot be read; this chat does not read it."},
+    "books.link_not_found": {"zh": "角色卡「{card}」链接的世界书「{name}」不在书库里，没有链接；把它导入书库后可在「世界书…」里链接。",
+                             "en": "The world book “{name}” linked to the card “{card}” is not in the library, so it is "
+                                   "not linked; import it into the library, then link it in World books…."},
     # persona / world books per chat (core/chat/facade.py)
     "persona.unknown": {"zh": "没有名为「{name}」的角色（我的角色）", "en": "There is no persona named “{name}”"},
     "persona.changed": {"zh": "这个对话的角色已换成「{name}」，下一拍起生效", "en": "This chat's persona is now “{name}”; it applies from the next beat"},
