@@ -9,6 +9,11 @@ One JSON object, other keys kept on every write (atomic):
   a loader for a UI on jsDelivr, ../shared/design/card-runtime.md §3.6); the CDN rewrite of bundled libraries still
   applies. Nothing else is relaxed: frames stay sandboxed without same-origin, have no fetch/XHR/WebSocket, no
   pop-ups, no top navigation, no loopback or private-network addresses, no ``file:``.
+* ``"world_books": ["name", ...]`` — the world books of the library linked to the card (SillyTavern's character
+  lore: the primary book ``data.extensions.world`` first, then the card's "additional" books from SillyTavern's
+  ``world_info.charLore``), by file stem in ``<home>/世界书/未启用/`` or ``<home>/世界书/``. Written at card import
+  and by the SillyTavern migration, edited in the window's 世界书 dialog; every chat of the card reads them
+  (:mod:`.book_links`). Absent = never recorded (the card's ``extensions.world`` is used, as SillyTavern does).
 
 This module is the only reader and writer of ``liyuan.json``; ``Chat.set_scripts_allowed`` / ``Chat.set_trusted``
 call it and clear what depends on the switch.
@@ -18,7 +23,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Optional, Union
 
 from ..fsutil import atomic_write_text
 from . import Card
@@ -26,6 +31,7 @@ from . import Card
 META_FILE = "liyuan.json"
 KEY = "frames_trusted"
 SCRIPTS_KEY = "regex_allowed"
+BOOKS_KEY = "world_books"
 
 CardLike = Union[str, Path, Card, None]
 
@@ -51,10 +57,10 @@ def read_meta(card: CardLike) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _set_key(card_dir: str | Path, key: str, value: bool) -> None:
-    """Write one switch into ``<card_dir>/liyuan.json``, other keys kept (atomic). Raises OSError."""
+def _set_key(card_dir: str | Path, key: str, value: Any) -> None:
+    """Write one key into ``<card_dir>/liyuan.json``, other keys kept (atomic). Raises OSError."""
     meta = read_meta(Path(card_dir))
-    meta[key] = bool(value)
+    meta[key] = value
     atomic_write_text(Path(card_dir) / META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
 
 
@@ -66,7 +72,7 @@ def card_frames_trusted(card: CardLike) -> bool:
 
 def set_card_frames_trusted(card_dir: str | Path, trusted: bool) -> None:
     """Record the trust switch in ``<card_dir>/liyuan.json`` (other keys kept; atomic write). Raises OSError."""
-    _set_key(card_dir, KEY, trusted)
+    _set_key(card_dir, KEY, bool(trusted))
 
 
 def card_scripts_allowed(card: CardLike) -> bool:
@@ -77,4 +83,20 @@ def card_scripts_allowed(card: CardLike) -> bool:
 
 def set_card_scripts_allowed(card_dir: str | Path, allowed: bool) -> None:
     """Record the user's answer for a card's regex scripts (asked once, at import). Raises OSError."""
-    _set_key(card_dir, SCRIPTS_KEY, allowed)
+    _set_key(card_dir, SCRIPTS_KEY, bool(allowed))
+
+
+def card_linked_books(card: CardLike) -> Optional[list[str]]:
+    """The names of the library world books linked to the card (``world_books``, primary first), or None when
+    none were ever recorded (then SillyTavern's own link, the card's ``extensions.world``, applies:
+    :func:`.book_links.card_links`). ``card``: folder or Card. Non-string items of a hand-edited file are dropped."""
+    raw = read_meta(card).get(BOOKS_KEY)
+    if not isinstance(raw, list):
+        return None
+    return list(dict.fromkeys(n for n in raw if isinstance(n, str) and n.strip()))
+
+
+def set_card_linked_books(card_dir: str | Path, names: list[str]) -> None:
+    """Record the card's linked world books (library file stems, primary first; duplicates dropped; [] = none,
+    which also stops the card's ``extensions.world`` from applying). Raises OSError."""
+    _set_key(card_dir, BOOKS_KEY, list(dict.fromkeys(n for n in names if n)))

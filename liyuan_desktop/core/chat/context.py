@@ -1,7 +1,8 @@
 """The chat's loaded context: everything a chat reads once when it is created or opened — the card, its merged
-world books (card + the chat's attached ``世界书/`` + the global ones), the persona, the preset prompter, the macro
-context, the card's regex scripts (only when the user allowed them, :mod:`cards.meta`), the card's MVU variable
-tree and update rules, and the byte-stable system prompt.
+world books (card + the chat's attached ``世界书/`` + the card's linked library books, :mod:`cards.book_links` +
+the global ones), the persona, the preset prompter, the macro context, the card's regex scripts (only when the
+user allowed them, :mod:`cards.meta`), the card's MVU variable tree and update rules, and the byte-stable system
+prompt.
 
 What the session header stored is read back here (issue 12): the persona (name, description and placement) and
 the preset by name from the preset library; anything missing becomes a line of :attr:`ChatContext.warnings`, and
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cards import Card
+from ..cards.book_links import linked_books
 from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
@@ -121,7 +123,11 @@ class ChatContext:
             or card.persona_name or default_user_name(self.language)
         # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
         card_book = chat_card_book(Path(directory)) or card.lorebook
-        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *load_books(global_books_dir(), "global")]
+        # the card's linked library books (SillyTavern's character lore: extensions.world + charLore, cards.book_links)
+        linked, link_warnings = linked_books(card, Path(directory))
+        self.warnings += link_warnings
+        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *linked,
+                 *load_books(global_books_dir(), "global")]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)
         book.scan_depth = card_book.scan_depth if card_book.entries else book.scan_depth
