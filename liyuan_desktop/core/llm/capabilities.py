@@ -24,13 +24,15 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import logging
-from typing import Any, Iterable, Literal, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Optional
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from .types import ChatMessage, ChatRequest, ModelError
+
+if TYPE_CHECKING:  # httpx is imported by the functions that ask a server (issue 15: not at start-up)
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -243,6 +245,8 @@ def _window_from_model_entry(entry: Mapping[str, Any]) -> Optional[int]:
 async def _get_json(client: httpx.AsyncClient, method: str, url: str, headers: Mapping[str, str],
                     body: Any = None) -> Any:
     """The JSON of one metadata request, or None on any failure (a missing endpoint is normal)."""
+    import httpx
+
     try:
         response = await client.request(method, url, headers=dict(headers), json=body)
         if response.status_code != 200:
@@ -279,7 +283,10 @@ async def list_models(base_url: str, api_key: Optional[str] = None, *, timeout: 
     picker of every provider (never call it on the UI thread without awaiting)."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     own = client is None
-    client = client or httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
+    if client is None:
+        import httpx
+
+        client = httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
     try:
         names = [m["id"] for m in _model_ids(await _get_json(client, "GET", _models_url(base_url), headers))]
         if not names:
@@ -300,7 +307,10 @@ async def fetch_context_window(base_url: str, model: str, api_key: Optional[str]
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     root = server_root(base_url)
     own = client is None
-    client = client or httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
+    if client is None:
+        import httpx
+
+        client = httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
     try:
         models, props, show = await asyncio.gather(
             _get_json(client, "GET", _models_url(base_url), headers),

@@ -6,16 +6,14 @@ exception is turned into a short message for :class:`~.types.ModelError`.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import re
 import time
-from typing import Any, Iterable, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional
 from urllib.parse import unquote, urlsplit
 
-import httpx
-from tenacity import wait_exponential, wait_random
-from tenacity.wait import wait_base
+if TYPE_CHECKING:  # httpx and tenacity load with the HTTP client, not with the app (issue 15: start-up)
+    import httpx
 
 #: Statuses retried before any byte of the answer was consumed.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -75,6 +73,8 @@ def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:
         return max(float(value), 0.0)
     except ValueError:
         pass
+    import email.utils
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
@@ -139,10 +139,13 @@ class _Retryable(Exception):
         self.cause = cause
 
 
-class _BackoffWait(wait_base):
-    """Exponential backoff with jitter (``base * 2**(n-1) + U(0, base)``, capped), or the server's Retry-After."""
+class _BackoffWait:
+    """Exponential backoff with jitter (``base * 2**(n-1) + U(0, base)``, capped), or the server's Retry-After.
+    A tenacity ``wait`` (tenacity takes any callable of the retry state returning seconds)."""
 
     def __init__(self, base: float, cap: float = MAX_RETRY_WAIT):
+        from tenacity import wait_exponential, wait_random
+
         self._cap = cap
         # Spelled as a sum so it works on both tenacity 8 and 9 (wait_exponential_jitter renamed its args).
         self._exp = wait_exponential(multiplier=base, min=0, max=cap) + wait_random(0, base)

@@ -8,14 +8,16 @@ the client holds them.
 from __future__ import annotations
 
 import logging
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import secrets
 from .capabilities import Capabilities, capabilities_for
-from .openai_client import OpenAIChatModel
 from .sampling import provider_kind
+
+if TYPE_CHECKING:  # the HTTP client (httpx, tenacity) is imported when a model is built (issue 15: start-up)
+    from .openai_client import OpenAIChatModel
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +199,8 @@ def build_model(
     kwargs.update(max_tokens=settings.max_tokens, scribe_max_tokens=settings.scribe_max_tokens,
                   stream=settings.streams(model), provider_name=settings.name, context_window=window)
     kwargs.update(client_kwargs)
+    from .openai_client import OpenAIChatModel
+
     client = OpenAIChatModel(settings.base_url, model, key, **kwargs)
     client.context_window = kwargs["context_window"]  # the chat's context meter and compaction read it
     return client

@@ -83,13 +83,35 @@ In Liyuan the injection lists only the titles hit this beat (【相关设定】)
 (【设定集索引】); the model pulls the text it needs with ``lorebook_search`` (seed 000/002 runs).
 """
 
-from .activation import ActivationResult
-from .budget import approx_tokens, budget_from_context
-from .jsregex import JsRegexUnsupported, translate_js_regex
-from .keys import compile_key, key_matches
-from .lorebook import Lorebook, merge_books
-from .model import LoreEntry, ScanMessage
-from .timed import TimedEffects
+from typing import TYPE_CHECKING
+
+from ..lazy_exports import lazy_exports
+
+# issue 15: a name's module is imported when the name is first read (importing one submodule no longer
+# imports them all, and what they import)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "ActivationResult": ".activation",
+    "approx_tokens": ".budget",
+    "budget_from_context": ".budget",
+    "JsRegexUnsupported": ".jsregex",
+    "translate_js_regex": ".jsregex",
+    "compile_key": ".keys",
+    "key_matches": ".keys",
+    "Lorebook": ".lorebook",
+    "merge_books": ".lorebook",
+    "LoreEntry": ".model",
+    "ScanMessage": ".model",
+    "TimedEffects": ".timed",
+})
+
+if TYPE_CHECKING:
+    from .activation import ActivationResult
+    from .budget import approx_tokens, budget_from_context
+    from .jsregex import JsRegexUnsupported, translate_js_regex
+    from .keys import compile_key, key_matches
+    from .lorebook import Lorebook, merge_books
+    from .model import LoreEntry, ScanMessage
+    from .timed import TimedEffects
 
 __all__ = [
     "ActivationResult", "JsRegexUnsupported", "LoreEntry", "Lorebook", "ScanMessage", "TimedEffects",

@@ -18,12 +18,36 @@ strings), :mod:`.patch` (the scribe's ``mvu_patch``), :mod:`.initvar` (``[InitVa
 (``<UpdateVariable>`` parsing), :mod:`.apply` (applying parsed commands), :mod:`.greeting` (what a greeting sets).
 """
 
-from .apply import apply_ops
-from .commands import parse_update_blocks, strip_update_blocks
-from .greeting import GreetingVars, greeting_variables, strip_variable_blocks
-from .initvar import initial_tree, initvar_entries, load_initvars, load_initvars_books, merge_initial
-from .patch import apply_mvu_patch
-from .state import MvuResult, MvuState
+from typing import TYPE_CHECKING
+
+from ...lazy_exports import lazy_exports
+
+# issue 15: a name's module is imported when the name is first read (importing one submodule no longer
+# imports them all, and what they import)
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "apply_ops": ".apply",
+    "parse_update_blocks": ".commands",
+    "strip_update_blocks": ".commands",
+    "GreetingVars": ".greeting",
+    "greeting_variables": ".greeting",
+    "strip_variable_blocks": ".greeting",
+    "initial_tree": ".initvar",
+    "initvar_entries": ".initvar",
+    "load_initvars": ".initvar",
+    "load_initvars_books": ".initvar",
+    "merge_initial": ".initvar",
+    "apply_mvu_patch": ".patch",
+    "MvuResult": ".state",
+    "MvuState": ".state",
+})
+
+if TYPE_CHECKING:
+    from .apply import apply_ops
+    from .commands import parse_update_blocks, strip_update_blocks
+    from .greeting import GreetingVars, greeting_variables, strip_variable_blocks
+    from .initvar import initial_tree, initvar_entries, load_initvars, load_initvars_books, merge_initial
+    from .patch import apply_mvu_patch
+    from .state import MvuResult, MvuState
 
 __all__ = [
     "GreetingVars", "MvuResult", "MvuState", "apply_mvu_patch", "apply_ops", "greeting_variables", "initial_tree",
