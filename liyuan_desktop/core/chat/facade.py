@@ -127,7 +127,9 @@ class Chat(ChatView):
         cycle that only a full pass of the interpreter's cyclic collector could free — a pause proportional to
         everything in memory. Emptying the chat's attributes breaks those cycles: reference counting frees the rest
         as soon as the returned list goes. Nothing is written (every command already saved what it changed). The
-        chat cannot be used afterwards (its attributes are gone); only :attr:`dir` and ``closed`` stay."""
+        chat cannot be used afterwards (its attributes are gone); only :attr:`dir` and ``closed`` stay. Idempotent."""
+        if vars(self).get("closed"):
+            return []  # closed already
         if self.running is not None:
             self.running.stop()
         directory = self.dir
