@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from .runtime import (add_chromium_flags, data_folder, data_folder_problem, has_display, install_excepthook,
-                      make_loop, prepare_env, setup_logging)
+                      make_loop, prepare_env, setup_logging, skip_pyside_source_scan)
 
 log = logging.getLogger("liyuan")
 
@@ -29,6 +29,13 @@ NO_GPU_FLAG = "--disable-gpu"
 the GPU, and the GPU path costs ~60 MB of the window's memory (measured with bench/ui_start.py, offscreen: the GL
 driver — Mesa's llvmpipe with libLLVM — and its buffers, 368 → 309 MB of distinct pages), start-up time unchanged.
 WebGL is then unavailable to status-bar frames. ``LIYUAN_GPU=1`` keeps Chromium's GPU compositing."""
+
+NO_UNSANDBOXED_ZYGOTE_FLAG = "--no-unsandboxed-zygote"
+"""Chromium starts two zygotes: the sandboxed one every renderer (the conversation page, the card frames) is forked
+from, and an unsandboxed one for helper processes that run without a sandbox — which QtWebEngine does not start
+(its GPU and network service run inside the app's own process). The idle second zygote cost 17-21 MB of PSS
+(bench/ui_start.py, issue 15); without it Chromium would launch such a helper directly. The renderers' sandbox is
+untouched (the switch is not ``--no-zygote``, which needs ``--no-sandbox``)."""
 
 #: the window on screen (a new one replaces it when the user picks another data folder)
 _windows: list = []
@@ -217,9 +224,11 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     sandbox = prepare_env()
     if os.environ.get("LIYUAN_GPU") != "1":
         add_chromium_flags([NO_GPU_FLAG])
+    add_chromium_flags([NO_UNSANDBOXED_ZYGOTE_FLAG])
     problem = data_folder_problem()  # a read-only data folder: start anyway, read-only, and say so
     logfile = setup_logging()
     install_excepthook(logfile, _crash_dialog)
+    skip_pyside_source_scan()  # before the window's ~100 modules are imported after Qt
     from PySide6 import QtWebEngineWidgets  # noqa: F401  must come before the QApplication
 
     from .ui.about import app_icon, build_info, build_label

@@ -121,6 +121,31 @@ def split_flags(text: str) -> list[str]:
     return out
 
 
+def skip_pyside_source_scan() -> bool:
+    """Spare every import after PySide6 a read of the module's source (issue 15, start-up time). PySide6's
+    ``__feature__`` support (``snake_case``/``true_property``) hooks the import system and, for each module imported
+    once PySide6 is loaded, calls ``shibokensupport.feature._mod_uses_pyside``: ``inspect.getsource`` of the whole
+    module, searched for the text "PySide6", to give the module the selection 0 ("no feature") or -1 ("ignore").
+    That cost 41 ms over the ~100 modules the window imports after Qt (0.4 ms each: tokenising the file again).
+    This project selects no feature anywhere, so the two selections behave the same; every module is given 0, the
+    one a PySide-using module gets. Call after Python may import ``shiboken6`` and before the window's modules are
+    imported; imports ``shiboken6`` (not Qt). Returns False, changing nothing, when PySide6 has no such hook (a
+    later version) — start-up is then only as slow as before."""
+    try:
+        import shiboken6  # noqa: F401  loads shibokensupport.feature
+    except ImportError:
+        return False
+    feature = sys.modules.get("shibokensupport.feature")
+    if feature is None or not callable(getattr(feature, "_mod_uses_pyside", None)):
+        return False
+
+    def uses_pyside(module: object) -> bool:
+        return True
+
+    feature._mod_uses_pyside = uses_pyside
+    return True
+
+
 def sandbox_mode() -> SandboxMode:
     """The sandbox decision ``prepare_env`` made in this process ("on" before it has run)."""
     return _sandbox

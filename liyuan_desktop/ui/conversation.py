@@ -495,7 +495,9 @@ class ConversationView(QWebEngineView):
         settings.setAttribute(QWebEngineSettings.WebAttribute.PluginsEnabled, False)
         frame_guard.harden_settings(settings)
         self.setPage(self._page)
-        self._interceptor = FrameRequestInterceptor([web_dir(), self._dir, host_dir(True)], self._note_blocked, self)
+        # the trusted copy of the page (host_dir(True): a folder written on first use) is added when a trusted
+        # card is shown (set_card), not made at every start (issue 15: ~80 ms of copying on the way to the window)
+        self._interceptor = FrameRequestInterceptor([web_dir(), self._dir], self._note_blocked, self)
         self._page.setUrlRequestInterceptor(self._interceptor)
 
         self._bridge = Bridge(self)
@@ -814,6 +816,8 @@ class ConversationView(QWebEngineView):
         if trusted != self._trusted:
             self._trusted = trusted
             self._dir = host_dir(trusted)
+            if self._dir.resolve() not in self._interceptor.dirs:
+                self._interceptor.dirs.append(self._dir.resolve())
             self._url = QUrl.fromLocalFile(str(self._dir / WEB_FILES[0]))
             self._page.set_host(self._url)
             self._ready = False

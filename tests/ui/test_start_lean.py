@@ -1,0 +1,107 @@
+"""Start-up leanness of the window (issue 15, "Startup, memory and the hot paths"): no source scan of every module
+PySide6 sees imported, one Chromium zygote instead of two, and no application style sheet (roles are palettes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QApplication, QFrame, QLabel
+
+from liyuan_desktop.ui import theme
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_SCAN = """
+import inspect, sys
+calls = []
+orig = inspect.getsource
+inspect.getsource = lambda m, *a, **k: calls.append(getattr(m, "__name__", "?")) or orig(m, *a, **k)
+if sys.argv[1] == "1":
+    from liyuan_desktop.runtime import skip_pyside_source_scan
+    assert skip_pyside_source_scan()
+from PySide6 import QtWidgets  # noqa: F401
+import liyuan_desktop.ui.theme  # noqa: F401  modules imported after PySide6
+import liyuan_desktop.ui.i18n  # noqa: F401
+print(' '.join(calls))
+"""
+
+
+def test_modules_imported_after_pyside_are_not_read_again():
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    scanned = [subprocess.run([sys.executable, "-c", _SCAN, flag], env=env, cwd=ROOT, capture_output=True, text=True,
+                              timeout=120, check=True).stdout.split() for flag in ("0", "1")]
+    ours = [[n for n in names if n.startswith(("liyuan_desktop", "PySide6."))] for names in scanned]
+    assert ours[0]  # PySide6 reads the source of modules imported after it (the cost this spares)
+    assert ours[1] == [], ours[1]  # (shiboken6's own import, before the hook can be changed, is still scanned)
+
+
+def test_roles_are_palettes_not_an_application_style_sheet(qtbot):
+    app = QApplication.instance()
+    theme.apply("light")
+    muted, notice = QLabel("x"), QLabel("note")
+    for w in (muted, notice):
+        qtbot.addWidget(w)
+    theme.set_role(muted, "muted")
+    theme.set_role(notice, "notice")
+    try:
+        assert app.styleSheet() == ""
+        assert muted.palette().color(QPalette.ColorRole.WindowText).name() == theme.colors("light")["muted"]
+        assert notice.autoFillBackground() and notice.frameShape() == QFrame.Shape.StyledPanel
+        assert notice.palette().color(QPalette.ColorRole.Window).name() == theme.colors("light")["notice_bg"]
+        theme.apply("dark")  # a switch recolours every role widget there is
+        assert muted.palette().color(QPalette.ColorRole.WindowText).name() == theme.colors("dark")["muted"]
+        assert notice.palette().color(QPalette.ColorRole.WindowText).name() == theme.colors("dark")["notice_fg"]
+        assert app.styleSheet() == ""
+    finally:
+        theme.apply("light")
+
+
+def _tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            kids = []
+        todo += [int(k) for k in kids]
+    return out
+
+
+def test_the_window_runs_with_one_zygote(tmp_path):
+    """The real app (offscreen) with the demo open: Chromium's unsandboxed zygote is not started
+    (app.NO_UNSANDBOXED_ZYGOTE_FLAG); the sandboxed one and the page's renderer are."""
+    stamp = tmp_path / "stamps.json"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 90
+        while not stamp.exists():
+            assert proc.poll() is None, "the app exited early"
+            assert time.time() < deadline, "the demo did not become interactive"
+            time.sleep(0.05)
+        assert set(json.loads(stamp.read_text())) >= {"paint", "interactive"}
+        kinds = []
+        for p in _tree(proc.pid)[1:]:
+            try:
+                args = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            kinds += [a.split(b"=", 1)[1].decode() for a in args if a.startswith(b"--type=")]
+        assert "--no-unsandboxed-zygote" not in " ".join(kinds)
+        # forked renderers keep the zygote's command line: the zygote and the conversation page's renderer
+        assert kinds.count("zygote") == 2, kinds
+    finally:
+        Path(str(stamp) + ".quit").write_text("")
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
