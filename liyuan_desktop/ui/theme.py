@@ -1,12 +1,12 @@
-"""One theme for the whole window (issue 17): a palette and one application style sheet, light or dark, applied to
-every pane, dialog and the web views; "system" (the default) follows the desktop's colour scheme and re-applies
-when it changes.
+"""One theme for the whole window (issue 17): a palette, light or dark, applied to every pane, dialog and the web
+views; "system" (the default) follows the desktop's colour scheme and re-applies when it changes.
 
 Widgets never hard-code colours. They say what a text *is* with :func:`set_role` (``"muted"``, ``"small"``,
-``"error"``, ``"warn"``, ``"ok"``, ``"notice"``, ``"banner"``, ``"title"``) and the application style sheet colours
-it for the current theme; HTML a widget builds itself (the ledger, the panels) takes its colours from
-:func:`colors`. The conversation's web page has its own light/dark CSS; :func:`apply` switches it through
-:data:`notifier` (``ConversationView.set_theme`` is connected by the main window).
+``"error"``, ``"warn"``, ``"ok"``, ``"notice"``, ``"banner"``, ``"title"``) and the theme colours it (a palette per
+role widget, renewed on every switch; no application style sheet — see :func:`set_role`); HTML a widget builds
+itself (the ledger, the panels) takes its colours from :func:`colors`. The conversation's web page has its own
+light/dark CSS; :func:`apply` switches it through :data:`notifier` (``ConversationView.set_theme`` is connected by
+the main window).
 
 Sources: ``QStyleHints.colorScheme()`` / ``colorSchemeChanged`` (Qt 6.5+) for the system scheme; the Fusion style
 because it draws every control from the palette (the platform styles ignore a dark palette on some desktops).
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QToolTip, QWidget
 
 THEMES = ("system", "light", "dark")
 
@@ -94,35 +94,57 @@ def palette(which: str) -> QPalette:
     return p
 
 
-def style_sheet(which: str) -> str:
-    """The application style sheet for "light" or "dark": role colours for labels, borders for frames."""
-    c = _COLORS["dark" if which == "dark" else "light"]
-    return f"""
-*[role="muted"] {{ color: {c['muted']}; }}
-*[role="small"] {{ color: {c['muted']}; font-size: 11px; }}
-*[role="error"] {{ color: {c['error']}; }}
-*[role="warn"] {{ color: {c['warn']}; font-weight: 600; }}
-*[role="ok"] {{ color: {c['ok']}; }}
-*[role="title"] {{ font-weight: 600; }}
-*[role="notice"], *[role="banner"] {{ background: {c['notice_bg']}; color: {c['notice_fg']};
-    border: 1px solid {c['notice_border']}; border-radius: 4px; padding: 4px 6px; }}
-QToolTip {{ background: {c['tooltip_bg']}; color: {c['text']}; border: 1px solid {c['border']}; }}
-QSplitter::handle {{ background: {c['window']}; }}
-"""
+_ROLE_COLOUR = {"muted": "muted", "small": "muted", "error": "error", "warn": "warn", "ok": "ok"}
+"""The text colour each role takes from the colour table (``notice``/``banner`` have their own, ``title`` none)."""
+
+
+def _colour_role(widget: QWidget, role: str, c: dict[str, str]) -> None:
+    """Give ``widget`` the colours of ``role`` from the table ``c``: a palette with only those roles set, so the rest
+    still follows the application palette (the theme)."""
+    R = QPalette.ColorRole
+    pal = QPalette()
+    if role in ("notice", "banner"):
+        pal.setColor(R.Window, QColor(c["notice_bg"]))
+        for r in (R.WindowText, R.Text):
+            pal.setColor(r, QColor(c["notice_fg"]))
+        pal.setColor(R.Mid, QColor(c["notice_border"]))
+        pal.setColor(R.Dark, QColor(c["notice_border"]))
+    elif role in _ROLE_COLOUR:
+        for r in (R.WindowText, R.Text, R.ButtonText):
+            pal.setColor(r, QColor(c[_ROLE_COLOUR[role]]))
+            pal.setColor(QPalette.ColorGroup.Disabled, r, QColor(c["disabled"]))
+    else:
+        return
+    widget.setPalette(pal)
 
 
 def set_role(widget: QWidget, role: str) -> None:
-    """Mark ``widget`` as a ``role`` text (see the module doc); the style sheet colours it in every theme."""
+    """Mark ``widget`` as a ``role`` text (see the module doc): its colour (a palette of the current theme, renewed
+    by :func:`apply`), its font (``small``: 11 px; ``title``, ``warn``: semi-bold) and, for ``notice``/``banner``,
+    a filled, framed box with a little padding.
+
+    Roles are palettes and fonts, not an application style sheet (issue 15): any application style sheet makes Qt
+    style every widget through its slower style-sheet engine, which cost 50-110 ms of building the main window."""
     widget.setProperty("role", role)
-    st = widget.style()
-    if st is not None:
-        st.unpolish(widget)
-        st.polish(widget)
+    if role in ("small", "title", "warn"):
+        font = widget.font()
+        if role == "small":
+            font.setPixelSize(11)
+        else:
+            font.setWeight(QFont.Weight.DemiBold)
+        widget.setFont(font)
+    if role in ("notice", "banner"):
+        widget.setAutoFillBackground(True)
+        if isinstance(widget, QFrame):
+            widget.setFrameShape(QFrame.Shape.StyledPanel)
+        if isinstance(widget, QLabel):
+            widget.setContentsMargins(6, 4, 6, 4)
+    _colour_role(widget, role, _COLORS["dark" if _state["mode"] == "dark" else "light"])
 
 
 def apply(setting: Optional[str] = None, app: Optional[QApplication] = None) -> str:
     """Apply the theme ``setting`` ("system", "light" or "dark"; None = the last one) to the application: Fusion
-    style, palette, style sheet; emits ``notifier.changed`` (web views follow). "system" also re-applies whenever
+    style, palette (and every role widget's colours); emits ``notifier.changed`` (web views follow). "system" also re-applies whenever
     the desktop's scheme changes. Returns the resolved mode."""
     app = app or QApplication.instance()  # type: ignore[assignment]
     if setting is not None:
@@ -131,11 +153,17 @@ def apply(setting: Optional[str] = None, app: Optional[QApplication] = None) -> 
     _state["mode"] = which
     if app is None:
         return which
-    if not _state["fusion"]:  # once (app.style() reads "" behind a style sheet, so it cannot be asked)
+    if not _state["fusion"]:  # once
         _state["fusion"] = True
         app.setStyle("Fusion")
-    app.setPalette(palette(which))
-    app.setStyleSheet(style_sheet(which))
+    pal = palette(which)
+    app.setPalette(pal)
+    QToolTip.setPalette(pal)
+    c = _COLORS[which]
+    for w in app.allWidgets():  # the role colours of every widget there is (set_role)
+        role = w.property("role")
+        if role:
+            _colour_role(w, str(role), c)
     if not _state["hooked"]:
         _state["hooked"] = True
         QGuiApplication.styleHints().colorSchemeChanged.connect(_system_changed)
