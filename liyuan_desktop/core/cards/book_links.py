@@ -93,12 +93,17 @@ def _chat_book_names(chat_dir: Optional[Path]) -> set[str]:
     return {p.stem for folder in (books, books / OFF_FOLDER) if folder.is_dir() for p in folder.glob("*.json")}
 
 
-def _resolve(card: Card, chat_dir: Optional[Path]) -> list[tuple[BookLink, Optional[Lorebook]]]:
+def _resolve(card: Card, chat_dir: Optional[Path], card_book: Optional[Lorebook] = None
+             ) -> list[tuple[BookLink, Optional[Lorebook]]]:
+    names = card_links(card)
+    if not names:
+        return []  # the card's book is not even built (a big one costs: lore.bookcache)
     primary = _primary(card)
-    embedded = {e.content.strip() for e in card.lorebook.entries if e.content.strip()}
+    own_book = card_book if card_book is not None else card.lorebook
+    embedded = {e.content.strip() for e in own_book.entries if e.content.strip()}
     own = _chat_book_names(chat_dir)
     out: list[tuple[BookLink, Optional[Lorebook]]] = []
-    for name in card_links(card):
+    for name in names:
         is_primary = name == primary
         if name in own:
             out.append((BookLink(name=name, state="chat", primary=is_primary), None))
@@ -136,13 +141,15 @@ def link_states(card: Card, chat_dir: Optional[Path] = None) -> list[BookLink]:
     return [link for link, _book in _resolve(card, chat_dir)]
 
 
-def linked_books(card: Card, chat_dir: Optional[Path] = None) -> tuple[list[Lorebook], list[Msg]]:
+def linked_books(card: Card, chat_dir: Optional[Path] = None, card_book: Optional[Lorebook] = None
+                 ) -> tuple[list[Lorebook], list[Msg]]:
     """The linked books a chat of ``card`` reads (state ``read``, link order, ``source="card"`` — SillyTavern's
     character lore) and a warning per link that names no book or an unreadable one (the chat opens without it,
-    as SillyTavern skips it)."""
+    as SillyTavern skips it). ``card_book``: the card's own book when the caller has built it already (default
+    ``card.lorebook``; only read when the card has links)."""
     books: list[Lorebook] = []
     warnings: list[Msg] = []
-    for link, book in _resolve(card, chat_dir):
+    for link, book in _resolve(card, chat_dir, card_book):
         if book is not None:
             books.append(book)
         elif link.state == "missing":

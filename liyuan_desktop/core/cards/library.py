@@ -15,21 +15,24 @@ import json
 import shutil
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from . import Card, CardError, card_json_bytes, load_card
+from .book_links import link_on_import
 from ..fsutil import atomic_write_bytes
 from ..paths import demo_card_path, demo_replay_path, home, safe_name
 from ..session.tree import SessionError, SessionTree
 
 
 class CardRef(BaseModel):
-    """A card in the library: display ``name`` and its folder."""
+    """A card in the library: display ``name`` and its folder; ``notes``: what :func:`import_card` tells the user
+    (e.g. the card's linked world book is not in the library), [] otherwise."""
 
     name: str
     dir: str
+    notes: list[str] = Field(default_factory=list)
 
     @property
     def card_file(self) -> Path:
@@ -125,8 +128,9 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     """Copy a card file into the library (original kept byte for byte beside ``card.json``). A card whose name is
     taken gets a numbered folder ("keep both") unless ``replace``: then the card's files in the existing folder are
     replaced and its chats, switches and frame storage stay (the caller saved the old files first, see
-    ``chat.manage.replace_card``). The very same file again returns the card already there. Raises CardError for
-    a file that is not a readable card."""
+    ``chat.manage.replace_card``). The very same file again returns the card already there. A new card naming a
+    world book of the library (``extensions.world``) is linked to it (``cards.book_links.link_on_import``; a
+    missing one is said in ``notes``). Raises CardError for a file that is not a readable card, OSError."""
     src = Path(path)
     card = load_card(src)
     name = safe_name(card.name)
@@ -146,7 +150,7 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest / ("original" + src.suffix.lower()))
     (dest / "card.json").write_bytes(card_json_bytes(card.raw))
-    return CardRef(name=dest.name, dir=str(dest))
+    return CardRef(name=dest.name, dir=str(dest), notes=[str(n) for n in link_on_import(dest, card)])
 
 
 def ensure_demo_card() -> CardRef:
@@ -172,17 +176,23 @@ def ensure_demo_card() -> CardRef:
     return CardRef(name=dest.name, dir=str(dest))
 
 
+def numbered_name(name: str, taken: Callable[[str], bool]) -> str:
+    """``name`` when ``taken(name)`` is false, else the first free 「name-2」, 「name-3」…: the one rule for a name
+    already in use in the data folder (a card kept beside another of its name, a new chat's folder, and everything
+    the SillyTavern migration renames — books, presets, chats, avatars, personas)."""
+    if not taken(name):
+        return name
+    n = 2
+    while taken(f"{name}-{n}"):
+        n += 1
+    return f"{name}-{n}"
+
+
 def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
     """A fresh chat folder name under the card (``title`` or a dated name; numbered when taken)."""
     base = Path(card.dir) / "对话"
-    name = safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S"))
-    d = base / name
-    n = 2
-    while d.exists():
-        d = base / f"{name}-{n}"
-        n += 1
-    return d
+    return base / numbered_name(safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S")), lambda n: (base / n).exists())
 
 
 __all__ = ["CardRef", "ChatRef", "CardError", "card_of_chat", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",
-           "list_chats", "new_chat_dir"]
+           "list_chats", "new_chat_dir", "numbered_name"]

@@ -124,7 +124,7 @@ class ChatContext:
         # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
         card_book = chat_card_book(Path(directory)) or card.lorebook
         # the card's linked library books (SillyTavern's character lore: extensions.world + charLore, cards.book_links)
-        linked, link_warnings = linked_books(card, Path(directory))
+        linked, link_warnings = linked_books(card, Path(directory), card_book)
         self.warnings += link_warnings
         books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *linked,
                  *load_books(global_books_dir(), "global")]

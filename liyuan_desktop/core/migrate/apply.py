@@ -8,10 +8,11 @@ not cancelled any more, personas, settings, the hash index and the report.
 
 World books and their links, as SillyTavern plays them: books in ``world_info.globalSelect`` go to the global folder
 (``<home>/世界书/``, active in every chat), the others to the library (``lore.books.library_books_dir``). A card's
-linked books (``extensions.world`` and ``charLore`` extra books) and a chat's own book (``chat_metadata.world_info``)
-are attached to each imported chat of that card (a copy in ``<chat>/世界书/``), so the chat activates what it did in
-SillyTavern; a linked book that is global already, or whose entries the card carries embedded, is not attached
-twice. The card keeps ``extensions.world`` in its card.json. A card whose regex scripts were allowed in SillyTavern
+linked books (``extensions.world`` and ``charLore`` extra books) are recorded on the card under the names they got
+here (``cards.meta`` ``world_books``), so every chat of the card — the imported ones and those started later — reads
+them from the library (``cards.book_links``: one shared file, as in SillyTavern; a global one or one whose entries the
+card carries embedded is not read twice); a chat's own book (``chat_metadata.world_info``) is attached to that chat
+(a copy in ``<chat>/世界书/``). The card keeps ``extensions.world`` in its card.json. A card whose regex scripts were allowed in SillyTavern
 (``extension_settings.character_allowed_regex``) gets them allowed here (``cards.meta``), as a new card only.
 
 Nothing half-written on cancel: every file and folder the run creates is recorded and removed again when ``cancel``
@@ -34,13 +35,12 @@ from typing import Any, Callable, Optional, Union
 
 from ..cards import CardError
 from ..cards.library import CardRef, cards_root, import_card
-from ..cards.meta import set_card_scripts_allowed
+from ..cards.meta import card_linked_books, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..cards.st_chat import StChatCancelled, StChatError
 from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..lore.books import global_books_dir, library_books_dir
-from ..lore.lorebook import Lorebook
 from ..paths import home, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
@@ -49,7 +49,7 @@ from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
 from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
 from .merge import merge_settings
-from .scan import AVATARS_FOLDER, _persona_key, numbered, read_json
+from .scan import AVATARS_FOLDER, _persona_key, numbered
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
@@ -141,10 +141,24 @@ class _Run:
             self.created.append(Path(ref.dir))
             if item.detail.get("regex_allowed"):  # allowed in SillyTavern: the same answer here (cards.meta)
                 set_card_scripts_allowed(ref.dir, True)
+            self._link_books(item, ref)
         else:
             item.action = "same"
         item.target = ref.name
         self.cards[item.owner] = ref
+
+    def _link_books(self, item: PlanItem, ref: CardRef) -> None:
+        """Record the card's SillyTavern links (``extensions.world``, then its ``charLore`` books) under the names
+        the books got here (cards.meta ``world_books``): every chat of the card reads them (cards.book_links), the
+        imported ones and the new ones. A name with no book in ``worlds/`` is said in the plan's notes."""
+        names: list[str] = []
+        for name in dict.fromkeys(item.links):
+            f = self.book_file.get(name)
+            if f is None:
+                self.plan.notes.append(f"角色卡「{item.name}」链接的世界书「{name}」在 worlds/ 里没有找到")
+                continue
+            names.append(f.stem)
+        set_card_linked_books(ref.dir, names)
 
     def chat(self, item: PlanItem) -> None:
         ref = self.cards.get(item.owner)
@@ -175,25 +189,20 @@ class _Run:
         self._record(item, dest / "session.jsonl", item.detail.get("sha256"))
 
     def _attach_books(self, item: PlanItem, card: Any, dest: Path) -> list[str]:
+        """Copy the chat's own book (``chat_metadata.world_info``) into ``<chat>/世界书/``; the card's linked books
+        are not copied: the card links them (:meth:`_link_books`), as SillyTavern shares one file among the
+        character's chats. A book that is global already, or one of the card's links, is not attached."""
         card_item = self.card_items.get(item.owner)
-        names = list(card_item.links if card_item else []) + list(item.links)
+        linked = set(card_item.links if card_item else [])
         out: list[str] = []
-        embedded = {e.content.strip() for e in card.lorebook.entries}
-        for i, name in enumerate(dict.fromkeys(names)):
+        for name in dict.fromkeys(item.links):
             f = self.book_file.get(name)
             if f is None:
                 if name not in self.book_global:
                     self.plan.notes.append(f"对话「{item.name}」链接的世界书「{name}」在 worlds/ 里没有找到")
                 continue
-            if f.parent == global_books_dir():
-                continue  # global already: every chat reads it
-            if i == 0 and card_item and card_item.links and name == card_item.links[0] and embedded:
-                try:
-                    own = {e.content.strip() for e in Lorebook.from_any(read_json(f), f.stem).entries}
-                except (OSError, ValueError):
-                    own = set()
-                if own <= embedded:
-                    continue  # the card carries this book embedded (SillyTavern embeds the linked book on save)
+            if f.parent == global_books_dir() or name in linked:
+                continue  # global already, or the card's: every chat of the card reads it
             atomic_write_bytes(dest / "世界书" / f.name, f.read_bytes())
             out.append(f.stem)
         return out
@@ -210,6 +219,15 @@ class _Run:
         self.avatar_names[item.owner] = item.target
 
     # -- the commit step (personas, settings, index, report) --------------------------------------------------
+    def link_known_cards(self) -> None:
+        """Cards that were here already (an earlier import of the same file) and have no links recorded get them
+        now: after the last cancel check, as their folder is not this run's to remove."""
+        for owner, ref in self.cards.items():
+            item = self.card_items.get(owner)
+            if item is not None and item.action == "same" and Path(ref.dir).is_dir() \
+                    and card_linked_books(ref.dir) is None:
+                self._link_books(item, ref)
+
     def personas(self) -> None:
         items = self.plan.of("persona")
         if not items:
@@ -306,6 +324,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         if _is_cancelled(cancel):
             raise _Cancelled
         say(total - 1, total, "人设与设置")
+        r.link_known_cards()
         r.personas()
         r.settings()
     except _Cancelled:

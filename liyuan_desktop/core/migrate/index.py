@@ -3,7 +3,7 @@ line per imported item (appended the moment the item is complete, so a killed ru
 
 A re-run skips a file whose SHA-256 is recorded here while the item it became still exists (a chat the user deleted
 is imported again). Cards are recognised by :func:`core.cards.library.import_card` itself (same original file);
-books, presets and chats are recognised here too, so a renamed 「名字 (2)」 is not imported a third time.
+books, presets and chats are recognised here too, so a renamed 「名字-2」 is not imported a third time.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ copy to tell whether a second import would change anything; the import runs it f
 
 from __future__ import annotations
 
+from ..cards.library import numbered_name
 from ..llm.providers import ProviderSettings
 from ..lore.settings import WorldInfoSettings
 from ..settings import AppSettings
@@ -15,13 +16,6 @@ from .model import MigrationPlan
 PROVIDER_NAME = "sillytavern"
 
 
-def _numbered(name: str, taken: set[str]) -> str:
-    if name not in taken:
-        return name
-    n = 2
-    while f"{name} ({n})" in taken:
-        n += 1
-    return f"{name} ({n})"
 
 
 def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], list[str], list[str]]:
@@ -65,7 +59,7 @@ def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], li
         same = next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/")
                      and p.model == api["model"]), None)
         if same is None:
-            prov = ProviderSettings(name=_numbered(PROVIDER_NAME, {p.name for p in app.providers}),
+            prov = ProviderSettings(name=numbered_name(PROVIDER_NAME, {p.name for p in app.providers}.__contains__),
                                     base_url=api["base_url"], model=api["model"])
             app.providers.append(prov)
             changed.append(f"连接：{prov.name}（{prov.base_url}，模型 {prov.model}；密钥没有导入，请在设置里填写）")

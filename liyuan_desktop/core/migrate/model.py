@@ -4,7 +4,7 @@ Item kinds: ``card`` (a character card with its embedded book), ``chat`` (one ``
 ``worlds/*.json`` world book), ``preset`` (an ``OpenAI Settings/*.json`` chat-completion preset), ``persona``
 (one persona of ``settings.json``), ``avatar`` (a ``User Avatars/`` image of a persona), ``settings`` (the
 settings that change how a chat plays). Actions: ``new`` (imported under its own name), ``rename`` (a different
-item has that name here: imported as 「名字 (2)」), ``same`` (an identical item is already here: skipped), ``skip``
+item has that name here: imported as 「名字-2」), ``same`` (an identical item is already here: skipped), ``skip``
 (not importable, ``reason`` says why), ``error`` (damaged: ``reason`` says what is wrong).
 """
 

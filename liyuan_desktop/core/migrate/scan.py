@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cards import CardError, load_card
-from ..cards.library import cards_root
+from ..cards.library import cards_root, numbered_name
 from ..cards.personas import PersonaError, Persona, import_st_personas, load_personas
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
@@ -66,14 +66,9 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def numbered(name: str, taken) -> str:
-    """``name`` when ``taken(name)`` is false, else the first free 「name (2)」, 「name (3)」…"""
-    if not taken(name):
-        return name
-    n = 2
-    while taken(f"{name} ({n})"):
-        n += 1
-    return f"{name} ({n})"
+#: ``name`` when free, else 「name-2」, 「name-3」…: the library's one renaming rule (:func:`cards.library.numbered_name`,
+#: which the card importer follows too)
+numbered = numbered_name
 
 
 def _rel(p: Path, root: Path) -> str:
