@@ -22,7 +22,7 @@ from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationResult, ScanMessage, TimedEffects
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
-from ..prompt.authors_note import note_depth_block, note_injection_text
+from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
 from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
@@ -154,10 +154,11 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     if c.scripts:
         messages = c.prompt_scripts(messages)
     messages = render_templates(chat, messages)  # templates a reply (or the user) wrote: evaluated, never sent as code
-    depth = lore_depth_blocks(lore, ctx)
-    note_block = note_depth_block(note, h.user_count, ctx)
-    if note_block is not None:
-        depth.append(note_block)
+    # SillyTavern's order within one depth and role: the Author's Note, the card's Character's Note (which a
+    # preset's prompter has placed already), then the @depth lore (prompt.authors_note)
+    depth = [b for b in (note_depth_block(note, h.user_count, ctx),
+                         character_note_block(c.card.extensions, ctx) if c.prompter is None else None) if b is not None]
+    depth += lore_depth_blocks(lore, ctx)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
         messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
     finish_templates(chat)  # what the templates rendered (the beat entry, the inspector); failures to the notices
@@ -386,14 +387,19 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
 async def impersonate(chat: "Chat", prompt: str, on_delta: Optional[Any] = None) -> str:
     """SillyTavern's Impersonate: one completion, no tools, in which the model writes the user's next message in
     the persona's voice. Sent: the chat's system prompt, the branch history (fitted to the window), then
-    ``prompt`` (the impersonation prompt, macros applied here) as the last user message. Nothing is written to the
+    ``prompt`` (the impersonation prompt, macros applied here) as the last user message, the card's Character's
+    Note at its depth (prompt.authors_note.character_note_block). Nothing is written to the
     tree; returns the text (stripped; the model's reasoning left out). ``on_delta``: streamed pieces
     (``llm.types.StreamDelta``). Raises ``llm.types.ModelError``."""
     c = chat.context
     h = chat.history()
-    ask = apply_macros(prompt, beat_macros(chat, h, ""))
+    ctx = beat_macros(chat, h, "")
+    ask = apply_macros(prompt, ctx)
     hist = chat.window.fit(h, c.beat_system, ask)
     messages = [ChatMessage(role="system", content=c.beat_system), *hist, ChatMessage(role="user", content=ask)]
+    note = character_note_block(c.card.extensions, ctx)  # SillyTavern sends it on an impersonation too
+    if note is not None:
+        messages = [messages[0], *insert_depth_injections(messages[1:], [note])]
     model = with_sampling(chat.model, chat.sampling())
     resp = await model.complete(ChatRequest(messages=messages, tools=[], purpose="actor"), on_delta)
     return (resp.content or "").strip()

@@ -6,7 +6,14 @@ position — in the chat at a depth (default, depth 4) with a role (system / use
 the scenario (the story string) — and an insertion frequency "every N user messages" (default 1; 0 = never). The
 note is inserted on a generation when the number of user messages in the chat, the new one included, is a multiple
 of N. The card's own ``extensions.depth_prompt`` (the Character's Note: prompt, depth, role) is a separate
-injection, always present, honoured by the preset prompter (:mod:`.presets.prompter`).
+injection: SillyTavern (``public/script.js`` Generate, checked 2024-09) sets it on every generation of a solo chat as
+the in-chat extension prompt ``DEPTH_PROMPT`` — text trimmed, macros applied, depth default 4, role default system —
+whatever the prompt manager holds, and ``openai.js`` ``populationInjectionPrompts`` joins it, per depth and role,
+after the preset's in-chat prompts and the Author's Note (its key sorts after ``2_floating_prompt``) and before
+the @depth world info (``customDepthWI-…``). Liyuan sends it in every role-play prompt of a card that has one
+(:func:`character_note_block`): with a preset the prompter places it among the preset's depth prompts
+(:mod:`.presets.prompter`), without one the turn puts it beside the Author's Note and the @depth lore; never in
+agent mode, whose model is the writer's assistant, not the character (it reads the card file itself).
 
 **Byte-stable system prompt.** Liyuan's system prompt is made once per chat (prefix cache), so a note never goes
 into it: an in-chat note is a depth injection (the same machinery as @depth lore, :func:`.presets.prompter.
@@ -32,7 +39,7 @@ from ..macros import MacroContext, apply_macros
 from .presets.prompter import DepthBlock
 
 __all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note_injection_text",
-           "character_note", "stored_note", "stored_notes", "note_on_path", "note_anchor", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
+           "character_note", "character_note_block", "stored_note", "stored_notes", "note_on_path", "note_anchor", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
 
 #: The header of a before/after-scenario note in the per-beat data blocks.
 NOTE_HEADER = "【作者注】"
@@ -124,6 +131,20 @@ def character_note(extensions: Optional[dict[str, Any]]) -> Optional[CharacterNo
         depth = 4
     role = dp.get("role") if dp.get("role") in ("system", "user", "assistant") else "system"
     return CharacterNote(prompt=dp["prompt"], depth=max(0, depth), role=role)
+
+
+def character_note_block(extensions: Optional[dict[str, Any]], ctx: MacroContext) -> Optional[DepthBlock]:
+    """The card's Character's Note (:func:`character_note`) as an in-chat injection: macros applied with ``ctx``
+    (the one macro engine) and trimmed, order 100, ``source="card"``; None when the card has none or it is empty
+    after macros. For prompts without a preset (a preset's prompter renders its own, :meth:`.presets.prompter.
+    PresetPrompter.tail`)."""
+    cn = character_note(extensions)
+    if cn is None:
+        return None
+    text = apply_macros(cn.prompt.strip(), ctx).strip()
+    if not text:
+        return None
+    return DepthBlock(depth=cn.depth, order=100, role=cn.role, text=text, source="card")
 
 
 def stored_notes(tree: Any) -> list[tuple[Optional[str], Optional[AuthorsNote]]]:

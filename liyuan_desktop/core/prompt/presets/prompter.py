@@ -16,7 +16,7 @@ from ...lore import Lorebook
 from ...macros import MacroContext, apply_macros, volatile_macros
 from ..lore_layers import CHAT_REFS, example_lore, lore_slot, render_lore, system_constants
 from .mapping import PlannedPrompt, PresetPlan
-from .model import ROLES, Role, to_number
+from .model import Role
 
 __all__ = ["DepthBlock", "PresetTail", "insert_depth_injections", "PresetPrompter"]
 
@@ -270,15 +270,13 @@ class PresetPrompter:
             if text:
                 out.depth.append(DepthBlock(depth=self.persona.depth, order=100, role=self.persona.role, text=text,
                                             source="persona"))
-        if self.include_card_depth_prompt:
-            dp = (self.card.extensions or {}).get("depth_prompt")
-            if isinstance(dp, dict) and isinstance(dp.get("prompt"), str) and dp["prompt"].strip():
-                role = dp.get("role") if dp.get("role") in ROLES else "system"
-                depth = to_number(dp.get("depth", 4), integer=True)
-                text = self._x(dp["prompt"], "depth_prompt", ctx)
-                if text:
-                    out.depth.append(DepthBlock(depth=max(0, int(depth if depth is not None else 4)), order=100,
-                                                role=role, text=text, source="card"))
+        if self.include_card_depth_prompt:  # the card's Character's Note, read by the one rule (authors_note)
+            from ..authors_note import character_note  # (that module imports this one)
+
+            cn = character_note(self.card.extensions)
+            text = self._x(cn.prompt.strip(), "depth_prompt", ctx) if cn is not None else ""
+            if cn is not None and text:
+                out.depth.append(DepthBlock(depth=cn.depth, order=100, role=cn.role, text=text, source="card"))
         for p in self.plan.after:
             text = self._tail_text(p, ctx)
             if text:
