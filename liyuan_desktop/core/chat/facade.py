@@ -20,7 +20,7 @@ from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
 from ..beat.loop import AskHandler, EventSink
 from ..cards import Card, card_json_bytes, export_json, load_card
-from ..cards.meta import set_card_frames_trusted, set_card_scripts_allowed
+from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..ledger.state import WorldState
 from ..text import utf16_len
@@ -565,6 +565,16 @@ class Chat(ChatView):
     def beat_running(self) -> bool:
         """Whether a beat (or an agent turn) is running now — :meth:`stop` would stop it."""
         return self.running is not None
+
+    def set_linked_books(self, names: list[str]) -> None:
+        """Link the card to the library world books ``names`` (file stems, primary first; [] = none) — stored beside
+        the card (cards.meta ``world_books``), so every chat of the card reads them — and read this chat's books
+        again. RuntimeError while a beat runs; ValueError for a card without a folder; OSError."""
+        self._idle("改世界书")
+        if not self.card.path:
+            raise ValueError("这张卡没有文件夹，无法记住链接的世界书")
+        set_card_linked_books(Path(self.card.path).parent, names)
+        self._reload_context()
 
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises

@@ -22,6 +22,7 @@ from ..ledger.state import WorldState
 from ..llm.types import ChatModel
 from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
+from ..cards.book_links import BookLink, library_book_names, link_states
 from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
@@ -317,6 +318,16 @@ class ChatView:
         """The card's own world book (not the merged one: :attr:`book`), for the editor: this chat's copy of it when
         one was saved (the card file was read-only), else the card's."""
         return chat_card_book(self.dir) or self.card.lorebook
+
+    def linked_books(self) -> list[BookLink]:
+        """The card's linked library world books (SillyTavern's character lore) and what each does in this chat:
+        read, global already, the chat's own copy, carried embedded, missing (cards.book_links). Reads the linked
+        files: off the UI thread for big books."""
+        return link_states(self.card, self.dir)
+
+    def library_book_names(self) -> list[str]:
+        """The library's world books a card can be linked to (global and not active), sorted."""
+        return library_book_names()
 
     def card_book_writable(self) -> bool:
         """Whether the card's own book can be saved back into its card file (else ``save_card_book`` keeps a copy
