@@ -21,7 +21,7 @@ from ..core.cards import CardError, library
 from ..core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
 from ..core.session.tree import SessionError
 from .i18n import register, tr
-from .work import WorkCancelled, run_in_worker
+from .work import WorkCancelled, dismantle, release, run_in_worker
 
 if TYPE_CHECKING:
     from .main_window import MainWindow
@@ -92,8 +92,21 @@ async def open_chat_async(win: "MainWindow", card: library.CardRef, chat: librar
     return win._install_chat(card, chat, chat_obj, is_demo)
 
 
+def release_chat(chat: Any) -> Any:
+    """Let go of a chat the window replaced or closed: ``chat.close()`` (breaks its reference cycles: the
+    interpreter's collector never has to find a 100,000-message chat — ui/work.py's module doc) on the UI thread,
+    then its parts freed on a worker a slice at a time (:func:`.work.release`). Returns that work's future, or None
+    when there was nothing to release. Call it after the window has switched to the new chat (nothing may use the
+    old one afterwards)."""
+    if chat is None or getattr(chat, "closed", False):
+        return None
+    return release(chat.close())
+
+
 def _checked(work: Any, value: Any) -> Any:
-    work.check()  # Cancel pressed while a step that cannot stop midway ran: drop what it built (nothing was written)
+    if work.cancelled():  # Cancel pressed while a step that cannot stop midway ran: drop what it built (nothing
+        dismantle(value[0].close())  # was written) — closed, or its cycles would stay frozen (ui/work.py)
+        work.check()
     return value
 
 

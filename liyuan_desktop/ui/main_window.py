@@ -461,12 +461,13 @@ class MainWindow(QMainWindow):
         """The UI half of opening a chat: show ``chat_obj`` (made by :meth:`_load_chat`). False when a beat started
         meanwhile (the new chat is dropped)."""
         if self._task is not None and not self._task.done():
+            chat_work.release_chat(chat_obj)
             return False
         self.card_ref = card
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
-        self.chat, self.chat_ref = chat_obj, chat
+        old, self.chat, self.chat_ref = self.chat, chat_obj, chat
         self.display_worker.reset_issues()
         self.is_demo = is_demo
         # each chat keeps its own unsent words; words typed before any chat was open go to the first one opened
@@ -476,6 +477,8 @@ class MainWindow(QMainWindow):
             w = show(w)  # an engine message (core/messages.py) in the window's language
             self.statusBar().showMessage(w, 8000)
             self.draft_pane.notice(w)
+        if old is not chat_obj:
+            chat_work.release_chat(old)  # freed off the UI thread, no collector pass (issue 15 item 12)
         return True
 
     def _after_open(self) -> None:

@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -64,8 +65,8 @@ from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from .i18n import register, tr
 
-__all__ = ["Work", "WorkCancelled", "collect_frozen", "install_gc_pump", "run_in_worker", "SHOW_AFTER_MS",
-           "GC_PUMP_MS"]
+__all__ = ["Work", "WorkCancelled", "collect_frozen", "dismantle", "install_gc_pump", "release", "run_in_worker",
+           "SHOW_AFTER_MS", "GC_PUMP_MS"]
 
 register({
     "work.title": {"zh": "请稍候", "en": "Please wait"},
@@ -148,15 +149,99 @@ def collect_frozen() -> None:
         _collect_frozen()
 
 
-def _collect_frozen_now() -> None:
-    """Before big work, on the UI thread: what the last big work froze may hold a replaced chat; collect it here
-    (never on the worker: module doc). Skipped while another big work still runs (it holds the lock; the UI thread
-    never waits for it) — the next big work collects then."""
-    if _GC_LOCK.acquire(blocking=False):
-        try:
-            _collect_frozen()
-        finally:
-            _GC_LOCK.release()
+#: Pops :func:`dismantle` makes between two pauses (a pop frees one element: a few objects, microseconds).
+RELEASE_SLICE = 256
+#: Containers at least this long are taken apart element by element; their elements are dropped whole unless they
+#: are such containers too.
+_BIG_LEN = 64
+_deferred: list[Any] = []  # Qt wrappers met by dismantle on a worker: dropped by the pump, on the UI thread
+_deferred_lock = threading.Lock()
+
+
+def _takeable(v: Any) -> bool:
+    if isinstance(v, (dict, list, set)):
+        return len(v) > 0
+    t = type(v)
+    return t.__module__.startswith("liyuan_desktop.") and hasattr(v, "__dict__")
+
+
+def _is_qt(v: Any) -> bool:
+    return type(v).__module__.startswith(("PySide6", "shiboken6"))
+
+
+def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)) -> int:
+    """Drop every object of ``objs`` (the list is emptied) a little at a time, so that freeing a big graph never
+    holds the interpreter lock for long: a dict, list or set, or an instance of a ``liyuan_desktop`` class, that
+    nothing else references (``sys.getrefcount``) is emptied one element (one attribute) at a time, descending
+    into what it held — into every such element of an instance or a short container, into the long containers
+    (:data:`_BIG_LEN`) of a long container; everything else is simply let go (an entry, a string: a few objects).
+    ``pause()`` runs every :data:`RELEASE_SLICE` pops (on a worker: ``time.sleep(0)`` hands the lock to the UI
+    thread). Anything still referenced elsewhere (shared with a live chat, a module cache) is never changed, only
+    our reference dropped. Qt wrappers are not dropped here but handed to the UI thread (the collector pump drops
+    them): a Qt object must not be destroyed on a worker thread (module doc). Returns how many pops it made.
+
+    For what :meth:`Chat.close <liyuan_desktop.core.chat.facade.Chat.close>` returns: a 100,000-message chat is
+    ~800,000 objects, ~0.5 s of frees in one go when its last reference is dropped."""
+    stack = objs
+    pops = 0
+
+    def tick() -> None:
+        nonlocal pops
+        pops += 1
+        if pops % RELEASE_SLICE == 0:
+            pause()
+
+    while stack:
+        obj = stack.pop()
+        if _is_qt(obj):
+            with _deferred_lock:
+                _deferred.append(obj)
+            del obj
+            continue
+        # our two references: ``obj`` and getrefcount's argument; more means someone else holds it: only let go
+        if sys.getrefcount(obj) > 2 or not _takeable(obj):
+            del obj
+            tick()
+            continue
+        if isinstance(obj, list):
+            big = len(obj) >= _BIG_LEN
+            while obj:
+                v = obj.pop()
+                if (_takeable(v) and not big) or (isinstance(v, (dict, list, set)) and len(v) >= _BIG_LEN):
+                    stack.append(v)
+                del v
+                tick()
+        elif isinstance(obj, set):
+            big = len(obj) >= _BIG_LEN
+            while obj:
+                v = obj.pop()
+                if not big and _takeable(v):
+                    stack.append(v)
+                del v
+                tick()
+        else:
+            d = obj if isinstance(obj, dict) else vars(obj)
+            big = d is obj and len(d) >= _BIG_LEN
+            while d:
+                _k, v = d.popitem()
+                if _is_qt(v) or (_takeable(v) and not big) or (isinstance(v, (dict, list, set)) and len(v) >= _BIG_LEN):
+                    stack.append(v)
+                del _k, v
+                tick()
+            del d
+        del obj
+        tick()
+    return pops
+
+
+def release(objs: list[Any]) -> Any:
+    """Drop ``objs`` on a worker thread with :func:`dismantle` (e.g. what ``Chat.close()`` returned when the window
+    replaced the chat). Call on the UI thread and keep no reference to what is in the list; returns the
+    ``concurrent.futures.Future`` (its result: the pop count). Nothing here is collected: a closed chat has no cycles
+    left, so reference counting frees it, and what it froze leaves the permanent generation as it is freed."""
+    box = list(objs)
+    objs.clear()
+    return _POOL.submit(dismantle, box)
 
 
 #: How often the UI thread's collector timer looks at the allocation counts (:func:`install_gc_pump`), in ms.
@@ -169,6 +254,9 @@ _last_full = {"end": 0.0, "took": 0.0}
 
 
 def _pump_tick() -> None:
+    if _deferred:
+        with _deferred_lock:
+            _deferred.clear()
     if _GC_LOCK.locked():  # big work runs (what it builds is frozen after, never walked) or a collection does
         return
     c0, c1, c2 = gc.get_count()
@@ -210,7 +298,7 @@ def install_gc_pump() -> None:
 
 def _big(fn: Callable[[Work], T]) -> Callable[[Work], T]:
     """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc).
-    What the previous big work froze was collected on the UI thread before (:func:`_collect_frozen_now`)."""
+    What earlier big work froze stays frozen: a replaced chat is freed by :func:`release`, not by a collection."""
 
     def run(work: Work) -> T:
         global _frozen
@@ -237,8 +325,6 @@ async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, l
     is shown (tests use it). Raises what ``fn`` raised, or :class:`WorkCancelled` (module doc). Must be awaited on
     the UI thread's (qasync) loop."""
     work = Work()
-    if big:
-        _collect_frozen_now()
     # The worker must not drop the last reference to ``fn``: its closure often holds the window (a lambda over
     # ``win``), and a Qt object whose last Python reference goes on a worker thread is destroyed there. The box
     # keeps ``fn``; the worker lets go of its own reference before the result is handed over, and the box is
