@@ -46,8 +46,8 @@ register({
     "an.char.group": {"zh": "角色注（来自角色卡，只读）", "en": "Character's Note (from the card, read-only)"},
     "an.char.none": {"zh": "这张卡没有角色注。", "en": "This card has no Character's Note."},
     "an.char.where": {"zh": "深度 {depth} · {role} · 每一拍都会插入", "en": "Depth {depth} · {role} · in every prompt"},
-    "an.char.unused": {"zh": "深度 {depth} · {role} · 这个对话没有用 SillyTavern 预设，角色注目前不会发送",
-                       "en": "Depth {depth} · {role} · this chat uses no SillyTavern preset, so it is not sent now"},
+    "an.char.unused": {"zh": "深度 {depth} · {role} · 写长篇模式不发送角色注（助手直接读角色卡文件）",
+                       "en": "Depth {depth} · {role} · not sent in agent mode (the assistant reads the card file itself)"},
     "an.saved": {"zh": "作者注已保存，下一拍生效。", "en": "Author's Note saved; it applies from the next beat."},
     "an.cleared": {"zh": "作者注已清除。", "en": "Author's Note cleared."},
     "an.unchanged": {"zh": "作者注没有改动。", "en": "The Author's Note did not change."},
@@ -77,7 +77,7 @@ def notes_line(chat: "Chat") -> str:
             where = tr("an.line.chat", depth=note.depth, role=note.role) if note.position == "chat" else tr(f"an.pos.{note.position}")
             out.append(tr("an.line.note", where=where, n=note.interval, text=_short(note.text)))
     cn = chat.character_note()
-    if cn is not None and chat.prompter is not None:  # only a preset's prompter places it
+    if cn is not None and chat.mode != "agent":  # every role-play prompt carries it (core.prompt.authors_note)
         out.append(tr("an.line.char", depth=cn.depth, role=cn.role, text=_short(cn.prompt)))
     return "\n".join(out)
 
@@ -143,8 +143,8 @@ class AuthorsNoteDialog(QDialog):
         self.char_note.setObjectName("characterNoteText")
         self.char_note.setReadOnly(True)
         self.char_note.setMaximumHeight(110)
-        # the preset prompter is what places the card's depth_prompt (core.prompt.presets.prompter)
-        where = "an.char.where" if chat.prompter is not None else "an.char.unused"
+        # every role-play prompt carries the card's depth_prompt, agent mode none (core.prompt.authors_note)
+        where = "an.char.where" if chat.mode != "agent" else "an.char.unused"
         self.char_where = QLabel(tr(where, depth=cn.depth, role=cn.role) if cn is not None else tr("an.char.none"))
         self.char_where.setWordWrap(True)
         set_role(self.char_where, "small")

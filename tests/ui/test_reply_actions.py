@@ -123,7 +123,7 @@ async def test_authors_note_dialog_saves_and_shows_the_character_note(qtbot):
     dlg = win.reply_actions.dialog
     assert isinstance(dlg, AuthorsNoteDialog) and dlg.isVisible()
     assert dlg.char_note.isReadOnly() and dlg.char_note.toPlainText() == "保持冷静。"
-    assert "2" in dlg.char_where.text() and "不会发送" in dlg.char_where.text()  # no preset: said plainly
+    assert "2" in dlg.char_where.text() and "每一拍都会插入" in dlg.char_where.text()  # sent without a preset too
     dlg.text.setPlainText("多写景。")
     dlg.depth.setValue(1)
     dlg.interval.setValue(2)
