@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import logging
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, NamedTuple, Optional
 
 from pydantic import BaseModel
 
@@ -33,8 +33,8 @@ from .meta import card_linked_books, set_card_linked_books
 
 log = logging.getLogger(__name__)
 
-__all__ = ["BookLink", "LinkState", "card_links", "find_library_book", "library_book_names", "link_states",
-           "linked_books", "link_on_import"]
+__all__ = ["BookLink", "LinkState", "LoadedLinks", "card_links", "find_library_book", "library_book_names",
+           "link_states", "linked_books", "load_links", "link_on_import"]
 
 #: What a link does in a chat: ``read`` (its entries join the chat's books), ``global`` (a global book: every chat
 #: reads it already), ``chat`` (the chat has its own book of that name), ``embedded`` (the card carries it embedded),
@@ -141,22 +141,37 @@ def link_states(card: Card, chat_dir: Optional[Path] = None) -> list[BookLink]:
     return [link for link, _book in _resolve(card, chat_dir)]
 
 
+class LoadedLinks(NamedTuple):
+    """What a chat loads from its card's links: ``links`` (every link with its state), ``books`` (the ones it
+    reads), ``warnings`` (one per missing or unreadable book)."""
+
+    links: list[BookLink]
+    books: list[Lorebook]
+    warnings: list[Msg]
+
+
+def load_links(card: Card, chat_dir: Optional[Path] = None, card_book: Optional[Lorebook] = None) -> LoadedLinks:
+    """The links of ``card`` for the chat at ``chat_dir``: the books it reads (state ``read``, link order,
+    ``source="card"`` — SillyTavern's character lore) and a warning per link that names no book or an unreadable
+    one (the chat opens without it, as SillyTavern skips it). ``card_book``: the card's own book when the caller
+    has built it already (default ``card.lorebook``; only read when the card has links)."""
+    out = LoadedLinks([], [], [])
+    for link, book in _resolve(card, chat_dir, card_book):
+        out.links.append(link)
+        if book is not None:
+            out.books.append(book)
+        elif link.state == "missing":
+            out.warnings.append(message("books.link_missing", name=link.name))
+        elif link.state == "broken":
+            out.warnings.append(message("books.link_broken", name=link.name))
+    return out
+
+
 def linked_books(card: Card, chat_dir: Optional[Path] = None, card_book: Optional[Lorebook] = None
                  ) -> tuple[list[Lorebook], list[Msg]]:
-    """The linked books a chat of ``card`` reads (state ``read``, link order, ``source="card"`` — SillyTavern's
-    character lore) and a warning per link that names no book or an unreadable one (the chat opens without it,
-    as SillyTavern skips it). ``card_book``: the card's own book when the caller has built it already (default
-    ``card.lorebook``; only read when the card has links)."""
-    books: list[Lorebook] = []
-    warnings: list[Msg] = []
-    for link, book in _resolve(card, chat_dir, card_book):
-        if book is not None:
-            books.append(book)
-        elif link.state == "missing":
-            warnings.append(message("books.link_missing", name=link.name))
-        elif link.state == "broken":
-            warnings.append(message("books.link_broken", name=link.name))
-    return books, warnings
+    """:func:`load_links` without the link list: (books read, warnings)."""
+    loaded = load_links(card, chat_dir, card_book)
+    return loaded.books, loaded.warnings
 
 
 def link_on_import(card_dir: str | Path, card: Card) -> list[Msg]:

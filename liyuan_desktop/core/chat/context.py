@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cards import Card
-from ..cards.book_links import linked_books
+from ..cards.book_links import load_links
 from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
@@ -124,9 +124,11 @@ class ChatContext:
         # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
         card_book = chat_card_book(Path(directory)) or card.lorebook
         # the card's linked library books (SillyTavern's character lore: extensions.world + charLore, cards.book_links)
-        linked, link_warnings = linked_books(card, Path(directory), card_book)
-        self.warnings += link_warnings
-        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *linked,
+        loaded = load_links(card, Path(directory), card_book)
+        #: the card's links and what each does in this chat (cards.book_links.BookLink)
+        self.book_links = loaded.links
+        self.warnings += loaded.warnings
+        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *loaded.books,
                  *load_books(global_books_dir(), "global")]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)

@@ -22,7 +22,7 @@ from ..ledger.state import WorldState
 from ..llm.types import ChatModel
 from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
-from ..cards.book_links import BookLink, library_book_names, link_states
+from ..cards.book_links import BookLink, library_book_names
 from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
@@ -321,9 +321,9 @@ class ChatView:
 
     def linked_books(self) -> list[BookLink]:
         """The card's linked library world books (SillyTavern's character lore) and what each does in this chat:
-        read, global already, the chat's own copy, carried embedded, missing (cards.book_links). Reads the linked
-        files: off the UI thread for big books."""
-        return link_states(self.card, self.dir)
+        read, global already, the chat's own copy, carried embedded, missing (cards.book_links), as the chat loaded
+        them (no file is read here)."""
+        return list(self.context.book_links)
 
     def library_book_names(self) -> list[str]:
         """The library's world books a card can be linked to (global and not active), sorted."""
