@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -37,11 +37,13 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.llm.capabilities import Capabilities, apply_override, capabilities_for, list_models, set_capabilities, summary
-from ..core.llm.discovery import LocalServer, Target, discover
 from ..core.llm.providers import ProviderSettings
 from ..core.provider_caps import probe_provider
 from .i18n import register, tr
 from .theme import set_role
+
+if TYPE_CHECKING:  # pragma: no cover  (discovery brings the HTTP client: imported when a scan starts)
+    from ..core.llm.discovery import LocalServer, Target
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +164,8 @@ class LocalModelsPage(QWidget):
 
     async def _scan(self) -> None:
         try:
+            from ..core.llm.discovery import discover
+
             found = await discover(self.targets)
         except Exception:  # a bug must not leave the button disabled
             log.exception("local model scan failed")

@@ -17,14 +17,16 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from ..core.migrate import MigrationError, MigrationPlan, MigrationReport, human_size, run, scan
 from .i18n import register, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..core.migrate import MigrationPlan, MigrationReport
 
 __all__ = ["StMigrationDialog", "open_dialog", "plan_markdown"]
 
@@ -79,6 +81,28 @@ KINDS = ("card", "chat", "book", "preset", "persona", "avatar", "settings")
 
 def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def scan(*args: Any, **kwargs: Any) -> "MigrationPlan":
+    """``core.migrate.scan`` (same arguments) — the engine's migration is imported when the dialog first uses it,
+    not when the window starts (this module is imported at start for its menu strings; issue 15)."""
+    from ..core.migrate import scan as _scan
+
+    return _scan(*args, **kwargs)
+
+
+def run(*args: Any, **kwargs: Any) -> "MigrationReport":
+    """``core.migrate.run`` (same arguments; imported on first use, as :func:`scan`)."""
+    from ..core.migrate import run as _run
+
+    return _run(*args, **kwargs)
+
+
+def human_size(n: int) -> str:
+    """``core.migrate.human_size`` (imported on first use, as :func:`scan`)."""
+    from ..core.migrate import human_size as _human_size
+
+    return _human_size(n)
 
 
 def plan_markdown(plan: MigrationPlan) -> str:
@@ -229,6 +253,8 @@ class StMigrationDialog(QDialog):
     def _scanned(self, result: Any) -> None:
         self.bar.setVisible(False)
         if isinstance(result, BaseException):
+            from ..core.migrate import MigrationError
+
             self.error = str(result) if isinstance(result, MigrationError) else f"{type(result).__name__}: {result}"
             self.status.setText(tr("stmig.failed", error=self.error))
             self._set_state("failed")
