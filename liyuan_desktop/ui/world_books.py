@@ -1,5 +1,7 @@
 """世界书 (issue 17): the world books of the open chat and the global ones, each a list with on/off, 导入…
-and 打开文件夹, plus the card's own book (opened in the editor, ``ui/book_editor.py``).
+and 打开文件夹, plus the card's own book (opened in the editor, ``ui/book_editor.py``) and the library books linked
+to the card (SillyTavern's character lore, read by every chat of the card: ``Chat.linked_books`` /
+``Chat.set_linked_books``, ``core/cards/book_links.py``).
 
 Where the books live (``core/lore/books.py``): a chat's in ``<chat>/世界书``, the global ones (every chat) in
 ``<home>/世界书``; a book switched off moves to the ``未启用`` subfolder of its folder, which is not read (the global
@@ -15,8 +17,8 @@ from typing import Any, Optional
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QDialog, QFileDialog, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPushButton, QTabWidget, QVBoxLayout,
-    QWidget,
+    QDialog, QFileDialog, QHBoxLayout, QInputDialog, QLabel, QListWidget, QListWidgetItem, QPushButton, QTabWidget,
+    QVBoxLayout, QWidget,
 )
 
 from ..core.lore.books import global_books_dir, import_book_file, list_book_files, set_book_enabled
@@ -28,7 +30,7 @@ register({
     "books.title": {"zh": "世界书", "en": "World books"},
     "books.tab.chat": {"zh": "本对话", "en": "This chat"},
     "books.tab.global": {"zh": "全局（所有对话）", "en": "Global (every chat)"},
-    "books.tab.card": {"zh": "角色卡自带", "en": "The card's own"},
+    "books.tab.card": {"zh": "角色卡", "en": "The card"},
     "books.hint.chat": {"zh": "勾选的世界书只在这个对话里生效（在角色卡世界书之后合并）。",
                         "en": "Checked books apply in this chat only (merged after the card's book)."},
     "books.hint.global": {"zh": "勾选的世界书在所有对话里生效；取消勾选的留在书库里（未启用）。",
@@ -43,6 +45,26 @@ register({
     "books.card.entries": {"zh": "角色卡「{name}」自带的世界书：{n} 条。", "en": "The card “{name}” has its own world book: {n} entries."},
     "books.card.edit": {"zh": "查看与编辑…", "en": "View and edit…"},
     "books.close": {"zh": "关闭", "en": "Close"},
+    # the card's linked library books (SillyTavern's character lore: core/cards/book_links.py)
+    "books.links.title": {"zh": "链接的世界书", "en": "Linked world books"},
+    "books.links.hint": {"zh": "书库里链接到这张卡的世界书：这张卡的每个对话（包括新开的）都会读它们，"
+                                "和 SillyTavern 的角色世界书（主世界书 + 附加世界书）一样。",
+                         "en": "Library books linked to this card: every chat of the card, new ones included, reads "
+                               "them, like SillyTavern's character lore (primary + additional books)."},
+    "books.links.add": {"zh": "链接…", "en": "Link…"},
+    "books.links.remove": {"zh": "取消链接", "en": "Unlink"},
+    "books.links.pick": {"zh": "选择要链接的世界书", "en": "Choose a book to link"},
+    "books.links.pick.label": {"zh": "书库里的世界书：", "en": "Books in the library:"},
+    "books.links.none": {"zh": "（没有链接的世界书）", "en": "(no linked books)"},
+    "books.links.nobooks": {"zh": "书库里没有可以链接的世界书（先在「全局」页导入）。",
+                            "en": "The library has no book left to link (import one on the Global tab first)."},
+    "books.links.primary": {"zh": "主", "en": "primary"},
+    "books.links.state.read": {"zh": "这个对话在读", "en": "read in this chat"},
+    "books.links.state.global": {"zh": "全局世界书，本来就在读", "en": "a global book, read anyway"},
+    "books.links.state.chat": {"zh": "这个对话有自己的一份，用它的", "en": "this chat has its own copy, used instead"},
+    "books.links.state.embedded": {"zh": "卡里已自带同样的条目，不重复读", "en": "the card carries the same entries, not read twice"},
+    "books.links.state.missing": {"zh": "书库里没有这本", "en": "not in the library"},
+    "books.links.state.broken": {"zh": "文件读不了", "en": "the file cannot be read"},
 })
 
 
@@ -156,6 +178,109 @@ class BookList(QWidget):
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.folder)))
 
 
+class LinkedBooks(QWidget):
+    """The card's linked library books (``Chat.linked_books``: name, state, primary) with 链接… and 取消链接;
+    a change is stored beside the card (``Chat.set_linked_books``), so every chat of the card follows.
+    ``changed()`` after the chat re-read its books."""
+
+    changed = Signal()
+
+    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+        super().__init__(parent)
+        self.chat = chat
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 8, 0, 0)
+        title = QLabel(tr("books.links.title"))
+        set_role(title, "title")
+        lay.addWidget(title)
+        hint = QLabel(tr("books.links.hint"))
+        hint.setWordWrap(True)
+        set_role(hint, "muted")
+        lay.addWidget(hint)
+        self.list = QListWidget()
+        self.list.setObjectName("linkedBooks")
+        lay.addWidget(self.list, 1)
+        self.error = QLabel("")
+        self.error.setWordWrap(True)
+        set_role(self.error, "error")
+        lay.addWidget(self.error)
+        row = QHBoxLayout()
+        self.add_btn = QPushButton(tr("books.links.add"))
+        self.add_btn.setObjectName("linkBook")
+        self.add_btn.clicked.connect(self.pick)
+        self.remove_btn = QPushButton(tr("books.links.remove"))
+        self.remove_btn.setObjectName("unlinkBook")
+        self.remove_btn.clicked.connect(self.unlink_selected)
+        row.addWidget(self.add_btn)
+        row.addWidget(self.remove_btn)
+        row.addStretch(1)
+        lay.addLayout(row)
+        for w in (self.add_btn, self.remove_btn, self.list):
+            w.setEnabled(chat is not None)
+        self.refresh()
+
+    def names(self) -> list[str]:
+        """The linked book names, primary first."""
+        return [b.name for b in self.chat.linked_books()] if self.chat is not None else []
+
+    def refresh(self) -> None:
+        """Show the links as the chat loaded them."""
+        self.list.clear()
+        links = self.chat.linked_books() if self.chat is not None else []
+        for b in links:
+            label = f"{b.name}（{tr('books.links.primary')}）" if b.primary else b.name
+            it = QListWidgetItem(f"{label} — {tr('books.links.state.' + b.state)}")
+            it.setData(Qt.ItemDataRole.UserRole, b.name)
+            it.setToolTip(b.path or b.name)
+            self.list.addItem(it)
+        if not links:
+            it = QListWidgetItem(tr("books.links.none") if self.chat is not None else tr("books.nochat"))
+            it.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.list.addItem(it)
+        self.remove_btn.setEnabled(bool(links))
+
+    def set_links(self, names: list[str]) -> bool:
+        """Store ``names`` as the card's links and re-read the chat's books; False (said in the error line) when the
+        chat refuses (a beat is running, the card has no folder, the disk)."""
+        try:
+            self.chat.set_linked_books(names)
+        except (RuntimeError, ValueError, OSError) as e:
+            self.error.setText(tr("books.err", error=show(e)))
+            return False
+        self.error.setText("")
+        self.refresh()
+        self.changed.emit()
+        return True
+
+    def link(self, name: str) -> bool:
+        """Link the library book ``name`` (after the others)."""
+        names = self.names()
+        return name in names or self.set_links([*names, name])
+
+    def unlink(self, name: str) -> bool:
+        """Unlink ``name``."""
+        return self.set_links([n for n in self.names() if n != name])
+
+    def unlink_selected(self) -> None:
+        it = self.list.currentItem()
+        name = it.data(Qt.ItemDataRole.UserRole) if it is not None else None
+        if name:
+            self.unlink(name)
+
+    def pick(self) -> None:
+        """链接…: choose one of the library's books not linked yet."""
+        if self.chat is None:
+            return
+        have = set(self.names())
+        free = [n for n in self.chat.library_book_names() if n not in have]
+        if not free:
+            self.error.setText(tr("books.links.nobooks"))
+            return
+        name, ok = QInputDialog.getItem(self, tr("books.links.pick"), tr("books.links.pick.label"), free, 0, False)
+        if ok and name:
+            self.link(name)
+
+
 class WorldBooksDialog(QDialog):
     """The chat's and the global world books, and the card's own. ``booksChanged()`` after the chat re-read them."""
 
@@ -184,7 +309,9 @@ class WorldBooksDialog(QDialog):
         self.edit_btn.setEnabled(chat is not None)
         self.edit_btn.clicked.connect(self.open_editor)
         cl.addWidget(self.edit_btn, 0, Qt.AlignmentFlag.AlignLeft)
-        cl.addStretch(1)
+        self.links = LinkedBooks(chat)
+        self.links.changed.connect(self.booksChanged.emit)
+        cl.addWidget(self.links, 1)
         self.tabs.addTab(card, tr("books.tab.card"))
         lay.addWidget(self.tabs, 1)
         close = QPushButton(tr("books.close"))
