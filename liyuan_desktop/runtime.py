@@ -24,8 +24,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable, Literal, Optional
 
-import platformdirs
-
 from .core.llm.errors import mask_secrets
 from .core.paths import APP_NAME
 
@@ -155,7 +153,12 @@ def log_path() -> Path:
     """The rotating log file: ``$LIYUAN_HOME/logs/liyuan.log`` when LIYUAN_HOME is set, else ``liyuan.log`` in the
     platform's user log folder. Creates the folder (OSError when it cannot)."""
     home = os.environ.get("LIYUAN_HOME", "").strip()
-    d = Path(home).expanduser() / "logs" if home else Path(platformdirs.user_log_dir("liyuan", appauthor=False))
+    if home:
+        d = Path(home).expanduser() / "logs"
+    else:
+        import platformdirs  # only without LIYUAN_HOME (issue 15: start-up)
+
+        d = Path(platformdirs.user_log_dir("liyuan", appauthor=False))
     d.mkdir(parents=True, exist_ok=True)
     return d / "liyuan.log"
 
@@ -179,7 +182,11 @@ class MaskCredentials(logging.Filter):
 def data_folder() -> Path:
     """The data folder ``core.paths.home()`` would use (``LIYUAN_HOME``, else the platform's), without creating it."""
     env = os.environ.get("LIYUAN_HOME", "").strip()
-    return Path(env).expanduser() if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    if env:
+        return Path(env).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
 def data_folder_problem(folder: Optional[Path] = None) -> Optional[str]:
