@@ -172,6 +172,8 @@ def run(args: argparse.Namespace) -> int:
             from ..core.cards.meta import set_card_scripts_allowed
 
             set_card_scripts_allowed(Path(ref.dir), bool(getattr(args, "allow_scripts", False)))
+            for note in ref.notes:  # e.g. the card's linked world book is not in the library (cards.book_links)
+                print(say(note), file=sys.stderr)
             print(ref.dir)
             return 0
         if cmd == "rename":
