@@ -137,3 +137,17 @@ def test_a_clashing_card_is_renamed_by_the_same_rule_as_the_other_kinds(tmp_path
     assert done == planned and (home() / "cards" / "阿梨-2" / "card.json").is_file()
     assert card_linked_books(home() / "cards" / "阿梨-2") == ["阿梨的世界-2"]  # the link follows the renamed book
     assert _contents(_new_chat("阿梨-2")).count("渡口在镇子东边。") == 1
+
+
+def test_cli_card_import_says_the_linked_book_is_missing(tmp_path):
+    import subprocess
+    import sys
+
+    from helpers import ROOT
+
+    env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8"}
+    out = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "card", "import",
+                          str(_card_file(tmp_path, "失书", extensions={"world": "没有这本"}))],
+                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("失书")
+    assert "没有这本" in out.stderr and "不在书库里" in out.stderr
