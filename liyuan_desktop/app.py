@@ -274,6 +274,9 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
 
         with loop:
             return loop.run_until_complete(go())
+    from .ui import warm
+
+    warm.start()  # the engine's first-chat work while the page loads (ui/warm.py)
     if args.bench_start:
         _bench_start(win, args.bench_start)
     else:

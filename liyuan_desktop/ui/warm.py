@@ -1,0 +1,73 @@
+"""Warm the engine up while the window's page loads (issue 15: start-up to an interactive chat).
+
+Once the window is shown, the conversation page takes ~100 ms to load — work done by Chromium's renderer process,
+while the UI thread mostly waits for it. The first chat the user opens then imports the rest of the engine
+(the beat loop, world-info activation and its key index, …) and builds the tool schemas the context meter and the
+first request need (~30 ms): work that can be done in that wait instead.
+
+:func:`start` runs these steps on the UI thread's event loop, one step per turn of the loop (each a few to a few
+tens of ms), so Chromium's own work on the UI thread is never held up by more than one step. Not a worker thread:
+two threads importing the same modules at once can meet a circular import half-done (Python then hands one of
+them a partly initialised module), and the engine's first chat may start on the UI thread at any moment. A step
+that fails is logged and skipped — the first chat then does that work itself, as it always did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+from typing import Callable, Optional
+
+log = logging.getLogger(__name__)
+
+MODULES: tuple[str, ...] = (
+    "liyuan_desktop.core.chat.facade",
+    "liyuan_desktop.core.chat.turn",
+    "liyuan_desktop.core.chat.pipeline",
+    "liyuan_desktop.core.beat.loop",
+    "liyuan_desktop.core.beat.tools.sets",
+    "liyuan_desktop.core.lore.activation",
+    "liyuan_desktop.core.lore.bookcache",
+    "liyuan_desktop.core.ledger.scribe",
+    "liyuan_desktop.core.prompt.window",
+    "ahocorasick",
+    "pydantic._internal._dataclasses",
+)
+"""Modules a first chat imports (the engine's packages load their parts lazily; issue 15)."""
+
+
+def _tool_schemas() -> None:
+    from ..core.beat.tools.registry import tool_specs
+    from ..core.beat.tools.sets import AGENT_TOOLS, ROLEPLAY_TOOLS
+
+    tool_specs(ROLEPLAY_TOOLS)  # cached per process (byte-stable); the context meter needs it at open
+    tool_specs(AGENT_TOOLS)
+
+
+def steps() -> list[tuple[str, Callable[[], object]]]:
+    """The warm-up steps in order: ``(name, fn)``; each is done once per process (imports and per-process caches)."""
+    out: list[tuple[str, Callable[[], object]]] = [(m, lambda m=m: importlib.import_module(m)) for m in MODULES]
+    out.append(("tool schemas", _tool_schemas))
+    return out
+
+
+_task: Optional[asyncio.Future] = None
+
+
+async def _run(delay_s: float) -> None:
+    await asyncio.sleep(delay_s)
+    for name, fn in steps():
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - a warm-up step must never break the window
+            log.exception("warm-up step %s failed", name)
+        await asyncio.sleep(0)  # let the window (and Chromium's work on this thread) run between steps
+
+
+def start(delay_s: float = 0.0) -> asyncio.Future:
+    """Schedule the warm-up on the running event loop (once per process; later calls return the same task)."""
+    global _task
+    if _task is None:
+        _task = asyncio.ensure_future(_run(delay_s))
+    return _task
