@@ -455,6 +455,7 @@ class MainWindow(QMainWindow):
         chat_obj.context_usage()
         chat_obj.warm_up()  # the book's matchers and key index: the first beat would build them on the UI thread
         chat_obj.transcript_page(None, 1)
+        chat_obj.frame_variables()  # the frames' tables: a walk of the whole branch when none was ever written
         return chat_obj, is_demo
 
     def _install_chat(self, card: library.CardRef, chat: library.ChatRef, chat_obj: Chat, is_demo: bool) -> bool:
