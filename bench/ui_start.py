@@ -162,7 +162,8 @@ def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", 
         proc.wait(timeout=30)
         return {"paint_s": s["paint"] - t0, "interactive_s": s["interactive"] - t0, "pss_mb": pss / 1024,
                 "anon_mb": anon / 1024, "own_mb": own / 1024, "processes": len(pids), "by_kind": by_kind,
-                "card": s.get("card", ""), "frames": s.get("frames", 0), "failed": s.get("failed", 0)}
+                "card": s.get("card", ""), "frames": s.get("frames", 0), "failed": s.get("failed", 0),
+                "bars": s.get("bars", 0), "deferred": s.get("deferred", 0)}
 
 
 def main() -> None:
@@ -209,7 +210,9 @@ def main() -> None:
         opened = "interactive card chat"
         r0 = runs[0]
         print(f"  card: {r0['card']} ({Path(args.card).name}), {args.messages} replies filled in, "
-              f"status-bar frames built {r0['frames']}" + (f", stopped {r0['failed']}" if r0["failed"] else ""))
+              f"{r0['bars']} status bars, {r0['frames']} frames live"
+              + (f" ({r0['deferred']} far from the screen, built when scrolled to)" if r0["deferred"] else "")
+              + (f", {r0['failed']} stopped" if r0["failed"] else ""))
     for i, r in enumerate(runs, 1):
         print(f"  run {i}: first paint {r['paint_s']:.2f} s, {opened} {r['interactive_s']:.2f} s, "
               f"PSS {r['pss_mb']:.0f} MB (anonymous {r['anon_mb']:.0f} MB, distinct pages {r['own_mb']:.0f} MB) "

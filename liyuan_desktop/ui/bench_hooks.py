@@ -12,9 +12,11 @@ card's initial MVU variables as its ``variables[0]``, as TavernHelper saves them
 to the last few messages (``maxDepth``) shows that many bars whatever N is; the stamp file says how many were built.
 
 The chat is interactive when the send button is enabled, the display worker (regex scripts, ``regex_worker.py``)
-is idle, the page has applied every update, and every status-bar frame of the transcript has said hello to the
-host page (its script ran: ``conversation.js`` "frame watchdog"). :func:`open_card` returns then and adds to the
-caller's stamps ``card`` (its name), ``frames`` (frames built), ``failed`` (frames stopped) and ``messages``.
+is idle, and every status-bar frame on or near the screen has been built and has said hello to the host page (its
+script ran: ``conversation.js`` "frame watchdog"; bars far from the screen are built when scrolled to, "frame
+memory" there). :func:`open_card` returns then and adds to the caller's stamps ``card`` (its name), ``bars``
+(status-bar blocks in the transcript), ``frames`` (live frames), ``deferred`` (bars not built yet, far from the
+screen), ``asleep``, ``failed`` (frames stopped) and ``messages``.
 """
 
 from __future__ import annotations
@@ -105,7 +107,8 @@ async def _page(win: "MainWindow", script: str) -> Any:
 
 async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     """Import the card named by :data:`CARD_ENV`, open a new (filled) chat of it in ``win`` and wait until it is
-    interactive (module doc); adds ``card``, ``frames``, ``failed`` and ``messages`` to ``stamps``. Raises
+    interactive (module doc); adds ``card``, ``bars``, ``frames``, ``deferred``, ``asleep``, ``failed`` and
+    ``messages`` to ``stamps``. Raises
     RuntimeError when the frames do not all say hello within :data:`FRAME_WAIT_S` seconds."""
     from ..core.cards import library
 
@@ -115,15 +118,16 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     if not win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d))):
         raise RuntimeError(f"could not open the bench chat {d}")
     t0 = time.monotonic()
-    probe = ("JSON.stringify({st: window.liyuan.stats(), w: JSON.parse(window.liyuan.watchState()), "
+    probe = ("JSON.stringify({w: JSON.parse(window.liyuan.watchState()), m: JSON.parse(window.liyuan.frameMemory()), "
              "wraps: document.querySelectorAll('#log .TH-render').length, "
              "failed: document.querySelectorAll('#log .th-failed').length})")
     while True:
         if win.chat is not None and win.send_btn.isEnabled() and win.display_worker.idle():
             s = json.loads(await _page(win, probe))
-            built = s["w"]["frames"]
-            if not s["st"]["pendingUpdates"] and not s["w"]["quiet"] and built + s["failed"] >= s["wraps"]:
-                stamps.update(card=ref.name, frames=built, failed=s["failed"], messages=messages)
+            m = s["m"]
+            if not s["w"]["quiet"] and not m["unseen"] and not m["near"]:
+                stamps.update(card=ref.name, frames=m["live"], bars=s["wraps"], failed=s["failed"],
+                              deferred=m["deferred"], asleep=m["asleep"], messages=messages)
                 return
         if time.monotonic() - t0 > FRAME_WAIT_S:
             raise RuntimeError("the status-bar frames did not all say hello")

@@ -80,8 +80,13 @@ def test_push_variables_updates_bar_and_fires_events_in_order(qtbot, view):
     wait_report(qtbot, view, "TH-message--4--0", lambda r: "ready" in r)
     view.push_variables("3", {"stat_data": {"好感": 57}})
     rep = wait_report(qtbot, view, "TH-message--3--0", lambda r: "seen" in r)
-    assert rep == {"seen": ["started", "ended:42->57", "updated:3"], "text": "57"}
-    assert probe(qtbot, view, "TH-message--3--0", "#v") == "57"
+    # the bar reads getVariables({type: 'message'}) with no message_id: TavernHelper's 'latest', the last message of
+    # the chat (card-runtime.md §2.2) — message 4 here, as every bar is built with the whole transcript in place
+    # (frames are built once their block is laid out, conversation.js "frame memory"); its own message's update
+    # shows in the event it got (42->57)
+    assert rep == {"seen": ["started", "ended:42->57", "updated:3"], "text": "1"}
+    assert probe(qtbot, view, "TH-message--3--0", "#v") == "1"
+    assert js(qtbot, view, "liyuan.frameReports().filter(r => r.name === 'TH-message--3--0')[0].data.last") == 4
     assert probe(qtbot, view, "TH-message--4--0", "#v") == "1"      # other messages untouched
     view.push_variables("*", {"stat_data": {"好感": 8}})
     rep4 = wait_report(qtbot, view, "TH-message--4--0", lambda r: "seen" in r)

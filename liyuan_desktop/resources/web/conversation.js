@@ -866,8 +866,88 @@
         wrap.appendChild(failedBox(name, frames.failed.get(failKey(name, code)) || frames.failed.get("name:" + name)));
         return;
       }
-      createFrame(wrap, name, item, code);
+      deferFrame(wrap, name, item, code);
     });
+  }
+
+  // ---- frame memory ---------------------------------------------------------------------------------------------
+  // Every live bar costs its renderer a document, a JavaScript context and the shim's objects (~2.5 MB each on top
+  // of the renderer; bench/ui_start.py --card mvu --messages 20), so only bars near the screen are live. A bar is
+  // built when its block comes within nearMargin of the viewport (an IntersectionObserver; a page that never
+  // reports, e.g. a hidden one, builds every bar after fallbackMs, as before); a live bar whose block is farther
+  // than farMargin away is put to sleep — its frame removed, its block keeping the frame's last height so nothing
+  // moves — once more than keepLive bars are live, and rebuilt when it comes near again. A rebuilt bar starts from
+  // what the host keeps: its message's variables (frames.vars, also what bars wrote), the chat/character/global
+  // tables (frames.context) and the card's storage (frames.card); what only lived in the old frame's own script
+  // (an open <details>, a counter) starts over, as in TavernHelper when a message is re-rendered. Bars on
+  // probation, not yet heard from, or stopped are never put to sleep. liyuan.frameMemory() counts them.
+  // A bar not built yet holds guessPx (the last height a bar reported; DEFAULT_GUESS_PX before any did), so that
+  // unbuilt bars do not all crowd into the near zone at 0 px (20 bars in a chat: 10 were built instead of 5).
+  var DEFAULT_GUESS_PX = 120;
+  var mem = { nearMargin: "100% 0px", farMargin: "300% 0px", keepLive: 4, fallbackMs: 400, near: null, far: null,
+              slept: 0, woken: 0, guessPx: 0 };
+  function memObservers() {
+    if (mem.near || typeof IntersectionObserver === "undefined") return !!mem.near;
+    mem.near = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        var wrap = e.target;
+        wrap.__seen = true;
+        if (!wrap.isConnected) { forgetBar(wrap); return; }
+        wrap.__near = e.isIntersecting;
+        if (e.isIntersecting) wakeBar(wrap);
+      });
+    }, { rootMargin: mem.nearMargin });
+    mem.far = new IntersectionObserver(function (entries) {
+      entries.forEach(function (e) {
+        if (!e.target.isConnected) { forgetBar(e.target); return; }
+        e.target.__far = !e.isIntersecting;
+        if (!e.isIntersecting) sleepBar(e.target);
+      });
+    }, { rootMargin: mem.farMargin });
+    return true;
+  }
+  function forgetBar(wrap) {
+    if (mem.near) { mem.near.unobserve(wrap); mem.far.unobserve(wrap); }
+  }
+  function deferFrame(wrap, name, item, code) {
+    wrap.__bar = { name: name, item: item, code: code };
+    wrap.classList.add("th-deferred");
+    if (!memObservers()) { wakeBar(wrap); return; }
+    wrap.style.minHeight = (mem.guessPx || DEFAULT_GUESS_PX) + "px";
+    mem.near.observe(wrap);
+    mem.far.observe(wrap);
+    setTimeout(function () { if (!wrap.__seen && wrap.isConnected) wakeBar(wrap); }, mem.fallbackMs);
+  }
+  function wakeBar(wrap) {
+    var bar = wrap.__bar;
+    if (!bar || !wrap.isConnected) return;
+    var cur = frames.byName.get(bar.name);
+    if (cur && cur.wrap === wrap && cur.iframe.isConnected) return;          // live already
+    if (wrap.querySelector(":scope > .th-failed, :scope > .th-pending")) return;   // stopped, or the watchdog's
+    if (frames.failed.has(failKey(bar.name, bar.code)) || frames.failed.has("name:" + bar.name)) return;
+    wrap.classList.remove("th-deferred");
+    if (wrap.classList.contains("th-asleep")) { wrap.classList.remove("th-asleep"); mem.woken++; }
+    createFrame(wrap, bar.name, bar.item, bar.code);
+    trimLive();
+  }
+  // Far bars that stayed live (there were no more than keepLive when they went far, or they had not said hello)
+  // are put to sleep once other bars are live (called when a bar is built and when one says hello).
+  function trimLive() {
+    if (!mem.near || liveFrames().length <= mem.keepLive) return;
+    log.querySelectorAll(".TH-render").forEach(function (wrap) { if (wrap.__far) sleepBar(wrap); });
+  }
+  function sleepBar(wrap) {
+    var bar = wrap.__bar;
+    var f = bar && frames.byName.get(bar.name);
+    if (!f || f.wrap !== wrap || !f.iframe.isConnected || !f.hello || frames.watch.probation === bar.name) return;
+    if (liveFrames().length <= mem.keepLive) return;
+    wrap.style.minHeight = wrap.getBoundingClientRect().height + "px";   // its place is kept: nothing moves
+    f.iframe.remove();                                                   // the frame's document and context go
+    frames.byName.delete(bar.name);
+    var notice = wrap.querySelector(":scope > .th-notice");
+    if (notice) notice.remove();
+    wrap.classList.add("th-asleep");
+    mem.slept++;
   }
 
   function createFrame(wrap, name, item, code) {
@@ -1040,6 +1120,7 @@
       setTimeout(function () {
         if (frames.byName.get(name) !== rec) return;
         rec.settled = true;
+        if (rec.wrap.style.minHeight && !(parseFloat(rec.iframe.style.height) > 0)) rec.wrap.style.minHeight = "";
         frameNotice(name, rec);
       }, NOTICE_SETTLE_MS);
     });
@@ -1143,6 +1224,7 @@
     if (!floodAllows(name, frame)) return;
     if (d.__th === "hello") {
       frame.hello = true;
+      trimLive();
       if (bridge && bridge.frameAlive) bridge.frameAlive(name);
     } else if (d.__th === "pong") {
       if (frame.ping && Number(d.seq) >= frame.ping.seq) frame.ping = null;
@@ -1161,6 +1243,8 @@
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
       frame.iframe.style.height = h + "px";
       frame.heightSeen = true;
+      if (frame.wrap.style.minHeight && (h > 0 || frame.settled)) frame.wrap.style.minHeight = "";   // its own height
+      if (h > 0) mem.guessPx = h;
       if (frame.settled) frameNotice(name, frame);
     } else if (d.__th === "write") {
       if (frame.cardKey !== frames.card.key) return;          // a frame of a card no longer shown
@@ -1592,13 +1676,23 @@
      *  frames, then fire mag_variable_update_started, mag_variable_update_ended(new, old), message_updated(id). */
     pushVariables: function (messageId, variables) {
       var all = String(messageId) === "*";
-      if (!all) frames.vars.set(String(messageId), variables || {});
+      var ids = [];                                     // the messages whose variables change
+      if (!all) ids.push(String(messageId));
+      else log.querySelectorAll(".TH-render").forEach(function (wrap) {
+        if (wrap.__bar && ids.indexOf(String(wrap.__bar.item.id)) < 0) ids.push(String(wrap.__bar.item.id));
+      });
+      ids.forEach(function (id) { frames.vars.set(id, variables || {}); });   // bars built later start with these
       var count = 0;
       liveFrames().forEach(function (x) {
-        if (!all && x.frame.messageId !== String(messageId)) return;
-        if (all) frames.vars.set(x.frame.messageId, variables || {});
-        postTo(x.frame, { __th: "sync", message_id: idValue(x.frame.messageId), variables: variables || {} });
-        count++;
+        // other messages first (the frame's copy follows — getVariables 'latest', getChatMessages — no events), so
+        // that what the frame's own message's events show already reads the new values
+        ids.forEach(function (id) {
+          if (id !== x.frame.messageId) postTo(x.frame, { __th: "cache", message_id: idValue(id), variables: variables || {} });
+        });
+        if (ids.indexOf(x.frame.messageId) >= 0) {
+          postTo(x.frame, { __th: "sync", message_id: idValue(x.frame.messageId), variables: variables || {} });
+          count++;
+        }
       });
       return count;
     },
@@ -1624,6 +1718,38 @@
       return out;
     },
     frameFailedNames: function () { return frames.failedNames.slice(); },
+    /** Status-bar blocks by state (see "frame memory"): live frames, asleep (put away, far from the screen),
+     *  deferred (never built yet), near (within nearMargin and not live: about to be built), unseen (not yet
+     *  placed by the observer), and how many were put to sleep / woken so far. */
+    frameMemory: function () {
+      var out = { live: liveFrames().length, asleep: 0, deferred: 0, near: 0, unseen: 0, slept: mem.slept,
+                  woken: mem.woken, keepLive: mem.keepLive };
+      log.querySelectorAll(".TH-render").forEach(function (wrap) {
+        if (!wrap.__bar) return;
+        var f = frames.byName.get(wrap.__bar.name);
+        var live = f && f.wrap === wrap && f.iframe.isConnected;
+        if (wrap.classList.contains("th-asleep")) out.asleep++;
+        else if (wrap.classList.contains("th-deferred")) out.deferred++;
+        if (!live && !wrap.querySelector(":scope > .th-failed")) {
+          if (!wrap.__seen && mem.near) out.unseen++;
+          else if (wrap.__near) out.near++;
+        }
+      });
+      return JSON.stringify(out);
+    },
+    /** Change the frame-memory settings: {nearMargin, farMargin (CSS margins), keepLive, fallbackMs}; applies to
+     *  bars mounted afterwards (tests shorten them). */
+    setFrameMemory: function (cfg) {
+      cfg = cfg || {};
+      var margins = false;
+      ["nearMargin", "farMargin"].forEach(function (k) { if (typeof cfg[k] === "string" && cfg[k] !== mem[k]) { mem[k] = cfg[k]; margins = true; } });
+      ["keepLive", "fallbackMs"].forEach(function (k) { if (Number(cfg[k]) >= 0 && cfg[k] != null) mem[k] = Number(cfg[k]); });
+      if (margins && mem.near) {
+        var wraps = log.querySelectorAll(".TH-render");
+        mem.near.disconnect(); mem.far.disconnect(); mem.near = mem.far = null;
+        if (memObservers()) wraps.forEach(function (w) { if (w.__bar) { mem.near.observe(w); mem.far.observe(w); } });
+      }
+    },
     /** Python's memory guard ended a frame renderer: stop the frames that were in it (see framesKilled above). */
     framesKilled: function (reason) { return framesKilled(String(reason || "memory")); },
     frameStorage: function () { return { key: frames.card.key, local: frames.card.local, session: frames.card.session }; },
