@@ -7,15 +7,18 @@ import os
 import re
 from pathlib import Path
 
-import platformdirs
-
 APP_NAME = "liyuan"
 
 
 def home() -> Path:
     """The data folder: ``$LIYUAN_HOME`` if set, else the platform user data dir (e.g. ~/.local/share/liyuan)."""
     env = os.environ.get("LIYUAN_HOME", "").strip()
-    p = Path(env).expanduser() if env else Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+    if env:
+        p = Path(env).expanduser()
+    else:
+        import platformdirs  # only without LIYUAN_HOME (issue 15: start-up)
+
+        p = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
     p.mkdir(parents=True, exist_ok=True)
     return p
 

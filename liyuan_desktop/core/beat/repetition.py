@@ -20,8 +20,6 @@ import json
 import re
 from typing import Optional
 
-import json_repair
-
 __all__ = ["RepetitionGuard", "partial_content", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
 
 #: How many times the same unit may appear before the reply counts as looping.
@@ -134,6 +132,8 @@ def partial_content(args: str) -> str:
     try:
         obj = json.loads(args)
     except ValueError:
+        import json_repair  # on first use (issue 15: start-up)
+
         try:
             obj = json_repair.loads(args)
         except Exception:  # json_repair raises on some inputs

@@ -22,7 +22,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-import json_repair
 from pydantic import ValidationError
 
 from ..llm.types import ToolCall
@@ -62,6 +61,8 @@ def _load(body: str) -> Any:
         return json.loads(body)
     except ValueError:
         pass
+    import json_repair  # on first use (issue 15: start-up)
+
     try:
         obj = json_repair.loads(body)
     except Exception:  # json_repair raises on some inputs: not a call

@@ -25,10 +25,11 @@ import io
 import os
 import stat
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..lazy_exports import lazy_exports
 from ..lore import Lorebook
 from ._common import MAX_CARD_BYTES, PNG_SIGNATURE, CardError, MiB, fail, is_zip_head, parse_json_bytes, shown, sniff_foreign
 
@@ -414,8 +415,15 @@ def load_card_bytes(data: bytes, filename: str = "角色卡") -> Card:
         raise fail(_label(filename), "内存不足，无法读取") from None
 
 
-from .export import card_json_bytes, export_json, export_png, icon_bytes  # noqa: E402  (need Card above)
-from .inspect import format_inspect, inspect_card, inspect_loaded  # noqa: E402
+# Export and inspection are imported when first used (issue 15: start-up needs neither, and inspection brings the
+# MVU initvar reader with yaml and json_repair).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "card_json_bytes": ".export", "export_json": ".export", "export_png": ".export", "icon_bytes": ".export",
+    "format_inspect": ".inspect", "inspect_card": ".inspect", "inspect_loaded": ".inspect",
+})
+if TYPE_CHECKING:
+    from .export import card_json_bytes, export_json, export_png, icon_bytes
+    from .inspect import format_inspect, inspect_card, inspect_loaded
 
 __all__ = ["CARD_FIELDS", "Card", "CardError", "card_data", "card_from_json", "card_json_bytes", "export_json",
            "export_png", "format_inspect", "icon_bytes", "inspect_card", "inspect_loaded", "load_card",

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import sqlite3
 import threading
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # sqlite3 is imported when the cache file is first opened (issue 15: start-up)
+    import sqlite3
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +58,8 @@ class DisplayCache:
     def _conn(self) -> Optional[sqlite3.Connection]:
         if self._db is not None or self._broken:
             return self._db
+        import sqlite3
+
         for attempt in (1, 2):
             try:
                 db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=2.0)
@@ -89,6 +93,8 @@ class DisplayCache:
             db = self._conn()
             if db is None:
                 return None
+            import sqlite3
+
             try:
                 row = db.execute("SELECT v FROM display WHERE k = ?", (key,)).fetchone()
             except sqlite3.Error as e:
@@ -105,6 +111,8 @@ class DisplayCache:
                     self._memory.clear()
                 self._memory[key] = value
                 return
+            import sqlite3
+
             try:
                 db.execute("INSERT OR REPLACE INTO display (k, v) VALUES (?, ?)", (key, value))
                 row = db.execute("SELECT max(rowid) FROM display").fetchone()
@@ -117,6 +125,8 @@ class DisplayCache:
         """Close the file (a later call opens it again)."""
         with self._lock:
             if self._db is not None:
+                import sqlite3
+
                 try:
                     self._db.close()
                 except sqlite3.Error:

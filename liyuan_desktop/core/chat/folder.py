@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from ..cards import Card
-from ..cards.st_chat import read_st_chat, write_session
-from ..cards.st_chat_export import export_st_chat
 from ..session.tree import SessionError, SessionTree
-from ..story import export as book_export
 
-#: the export formats of a story (agent mode's chapters) → the writer in core.story.export
-STORY_FORMATS = {"md": book_export.export_markdown, "epub": book_export.export_epub, "docx": book_export.export_docx}
+if TYPE_CHECKING:  # the import/export modules load when used (issue 15: start-up needs none of them)
+    from ..cards import Card
+
+#: the export formats of a story (agent mode's chapters) → the name of the writer in core.story.export
+STORY_FORMATS = {"md": "export_markdown", "epub": "export_epub", "docx": "export_docx"}
 
 
 class ChatInfo(BaseModel):
@@ -65,7 +65,10 @@ def export_story(folder: Path, fmt: str, output: Path) -> Path:
         title = chat_info(folder).title or folder.name
     except SessionError:
         title = folder.name
-    STORY_FORMATS[fmt](folder / "正文", Path(output), title)
+    writer = STORY_FORMATS[fmt]
+    from ..story import export as book_export
+
+    getattr(book_export, writer)(folder / "正文", Path(output), title)
     return Path(output)
 
 
@@ -74,6 +77,8 @@ def import_st_file(path: Path, card: Card, dest_dir: Path, title: str = "") -> l
     returns what the import noticed (skipped lines, repaired swipes, another card's chat). Raises
     :class:`~core.cards.st_chat.StChatError` for a file that is not a chat, SessionError when ``dest_dir`` already
     holds a session, OSError when the disk refuses."""
+    from ..cards.st_chat import read_st_chat, write_session
+
     st = read_st_chat(path)
     d = Path(dest_dir)
     d.mkdir(parents=True, exist_ok=True)
@@ -84,5 +89,7 @@ def import_st_file(path: Path, card: Card, dest_dir: Path, title: str = "") -> l
 def export_st_file(folder: Path, out: Path) -> Path:
     """Write the chat in ``folder`` (its shown branch, every swipe) as a SillyTavern chat file ``out``. Raises
     SessionError for a broken session, OSError when ``out`` cannot be written."""
+    from ..cards.st_chat_export import export_st_chat
+
     export_st_chat(SessionTree.open(Path(folder) / "session.jsonl"), out)
     return Path(out)

@@ -31,8 +31,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-import json_repair
-
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from ..prompt.assemble import prompt_resource
@@ -342,6 +340,8 @@ def parse_review_output(raw: str) -> tuple[list[dict[str, Any]], list[str]]:
         obj: Any = json.loads(text)
     except json.JSONDecodeError:
         starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
+        import json_repair  # on first use (issue 15: start-up)
+
         try:
             obj = json_repair.loads(text[min(starts):] if starts else text)
         except Exception:  # json_repair raises on some inputs; treat as unusable

@@ -15,7 +15,6 @@ import json
 import re
 from typing import Any, Optional
 
-import json_repair
 from pydantic import BaseModel, Field
 
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
@@ -175,6 +174,8 @@ def _scribe_object(raw: str) -> tuple[Any, list[str]]:
     except json.JSONDecodeError:
         start = text.find("{")
         candidate = text[start:] if start >= 0 else text
+        import json_repair  # on first use (issue 15: start-up)
+
         try:
             obj = json_repair.loads(candidate)
         except Exception:  # json_repair raises on some inputs; treat as unusable

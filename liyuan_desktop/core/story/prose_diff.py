@@ -21,7 +21,6 @@ for no visible gain. Known weak spot: text that repeats the same sentences perio
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Literal, Optional
@@ -130,6 +129,8 @@ def diff_words(old: str, new: str) -> tuple[tuple[Piece, ...], bool]:
     a, b = tokens(old), tokens(new)
     if not a or not b or len(a) * len(b) > MAX_TOKEN_CELLS:
         return _whole(old, new), bool(a and b)
+    import difflib  # on first use (issue 15: start-up)
+
     sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
     pieces: list[Piece] = []
     same = 0
@@ -153,6 +154,8 @@ def diff_prose(old: Optional[str], new: Optional[str]) -> ProseDiff:
     """The sentence-then-word diff of ``old`` → ``new`` (None reads as empty: a file added or removed)."""
     old, new = old or "", new or ""
     sa, sb = split_sentences(old), split_sentences(new)
+    import difflib
+
     sm = difflib.SequenceMatcher(None, sa, sb, autojunk=False)
     out = ProseDiff()
     for tag, i1, i2, j1, j2 in sm.get_opcodes():

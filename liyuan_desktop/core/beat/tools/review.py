@@ -19,9 +19,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...errors import ToolError
-from ...story.outline import read_outline
-from ...story.review import (ReviewInput, ThreadView, is_dead, load_store, local_findings, lost_items,
-                             outline_chapter, stock_phrases)
 from .context import ToolContext
 from .registry import tool
 
@@ -41,6 +38,10 @@ class _ChapterReviewArgs(BaseModel):
 def _chapter_review(ctx: ToolContext, a: _ChapterReviewArgs) -> dict[str, Any]:
     if ctx.story is None:
         raise ToolError("unavailable", "这一局没有正文目录，审稿用不了。")
+    from ...story.outline import read_outline  # the review room loads when a chapter is reviewed (issue 15)
+    from ...story.review import (ReviewInput, ThreadView, is_dead, load_store, local_findings, lost_items,
+                                 outline_chapter, stock_phrases)
+
     story = ctx.story
     path = story.resolve(a.path)
     if not path.is_file():

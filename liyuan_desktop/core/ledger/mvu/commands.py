@@ -9,7 +9,6 @@ import json
 import re
 from typing import Any, Optional
 
-import json_repair
 from pydantic import BaseModel, Field
 
 from .initvar import parse_data
@@ -68,6 +67,8 @@ def parse_value(arg: str) -> Any:
         try:
             return json.loads(s)
         except json.JSONDecodeError:
+            import json_repair  # on first use (issue 15: start-up)
+
             try:
                 return json_repair.loads(s)
             except Exception:  # noqa: BLE001

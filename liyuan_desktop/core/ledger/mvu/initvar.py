@@ -9,15 +9,8 @@ import json
 import re
 from typing import Any, Callable, Optional
 
-import json_repair
-
 from ...lore import Lorebook
 from .paths import _jsonable
-
-try:  # PyYAML is a declared dependency; stay importable without it (JSON-only InitVar then)
-    import yaml
-except ImportError:  # pragma: no cover - exercised only on a broken install
-    yaml = None  # type: ignore[assignment]
 
 
 _INITVAR = re.compile(r"\[initvar\]", re.IGNORECASE)
@@ -70,8 +63,10 @@ def _unwrap_body(text: str) -> str:
 
 
 def _yaml(text: str) -> Any:
-    if yaml is None:
-        raise ValueError("PyYAML not installed")
+    try:  # imported on first use (issue 15: start-up); PyYAML is a declared dependency, JSON-only without it
+        import yaml
+    except ImportError:  # pragma: no cover - exercised only on a broken install
+        raise ValueError("PyYAML not installed") from None
     return yaml.safe_load(text)
 
 
@@ -89,6 +84,8 @@ def parse_data(text: str) -> Any:
     def repaired(s: str) -> Any:
         if s[0] not in "{[":
             raise ValueError("not JSON-like")
+        import json_repair  # on first use (issue 15: start-up)
+
         return json_repair.loads(s)
 
     tries += [repaired, _yaml]
