@@ -35,11 +35,15 @@ Big object graphs (``big=True``; opening a 100,000-message chat builds ~750,000 
 garbage collector holds the GIL for a full pass over every object whenever the heap has grown by a quarter, so
 building a big chat on a worker froze the UI thread for 0.5–1.5 s at a time (measured with the stall meter: 2.2 s
 worst). During such work full (generation 2) passes are held off, and what the work built is then moved to the
-collector's permanent generation (``gc.freeze``), where passes no longer walk it. The next big work first puts it
-back and collects once (a chat that was replaced — its objects are cyclic — is reclaimed then, at a cost
-proportional to its size), so nothing leaks for longer than until the next big work. That collection runs on the UI
-thread, just before the work is handed to the pool: a collector pass holds the GIL from start to end wherever it
-runs, so the window waits for it either way, and only on the UI thread may it destroy Qt objects (below).
+collector's permanent generation (``gc.freeze``), where passes no longer walk it. Nothing ever puts it back and
+collects it (that was one full pass over every object on the UI thread: 1.4-3 s with a 100,000-message chat in
+memory, proportional to the heap, not to what was freed). A chat the window replaces is instead closed
+(``Chat.close()`` empties the chat's attributes: its parts pointed back at it, so it was one big reference cycle)
+and its parts dropped on a worker by :func:`release` / :func:`dismantle`, one element at a time with the GIL handed
+back every :data:`RELEASE_SLICE` frees: reference counting frees it (frozen or not) and no collector is needed.
+What the load itself leaves as cyclic garbage (~30 objects per open, measured) and frozen objects that become cyclic
+garbage later stay until the app exits — bounded; tests/ui/test_chat_release.py opens and replaces a big chat
+several times and checks the frozen count and the object count come back.
 
 Where the collector runs (:func:`install_gc_pump`): CPython runs a cyclic collection in whichever thread happens to
 cross the allocation threshold — a pool worker, the find bar's thread, the egress gate's connection threads, a test's
@@ -142,9 +146,9 @@ def _on_ui_thread() -> bool:
 
 
 def collect_frozen() -> None:
-    """Put back and collect what big work froze (module doc) now rather than at the start of the next big work — a
-    full collector pass, ~1-2 s with a 100,000-message chat in memory (it holds the GIL: call it only where a
-    pause is acceptable, e.g. between tests). Call it on the UI thread (the pass may destroy Qt objects)."""
+    """Put back and collect what big work froze (module doc) — a full collector pass, ~1-2 s with a 100,000-message
+    chat in memory (it holds the GIL: never in the window; only where a pause is acceptable, e.g. between tests).
+    Call it on the UI thread (the pass may destroy Qt objects)."""
     with _GC_LOCK:
         _collect_frozen()
 
@@ -159,10 +163,19 @@ _deferred_lock = threading.Lock()
 
 
 def _takeable(v: Any) -> bool:
-    if isinstance(v, (dict, list, set)):
+    if isinstance(v, (dict, list, set, tuple)):
         return len(v) > 0
     t = type(v)
-    return t.__module__.startswith("liyuan_desktop.") and hasattr(v, "__dict__")
+    return t.__module__.startswith("liyuan_desktop.") and (hasattr(v, "__dict__") or bool(_slots(t)))
+
+
+def _slots(t: type) -> list[str]:
+    return [n for k in t.__mro__ for n in ((k.__dict__.get("__slots__") or ()) if not isinstance(
+        k.__dict__.get("__slots__"), str) else (k.__dict__["__slots__"],)) if n not in ("__dict__", "__weakref__")]
+
+
+def _is_big(v: Any) -> bool:
+    return isinstance(v, (dict, list, set, tuple)) and len(v) >= _BIG_LEN
 
 
 def _is_qt(v: Any) -> bool:
@@ -171,8 +184,8 @@ def _is_qt(v: Any) -> bool:
 
 def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)) -> int:
     """Drop every object of ``objs`` (the list is emptied) a little at a time, so that freeing a big graph never
-    holds the interpreter lock for long: a dict, list or set, or an instance of a ``liyuan_desktop`` class, that
-    nothing else references (``sys.getrefcount``) is emptied one element (one attribute) at a time, descending
+    holds the interpreter lock for long: a dict, list, set or tuple, or an instance of a ``liyuan_desktop`` class
+    (attributes or ``__slots__``), that nothing else references (``sys.getrefcount``) is emptied one element (one attribute) at a time, descending
     into what it held — into every such element of an instance or a short container, into the long containers
     (:data:`_BIG_LEN`) of a long container; everything else is simply let go (an entry, a string: a few objects).
     ``pause()`` runs every :data:`RELEASE_SLICE` pops (on a worker: ``time.sleep(0)`` hands the lock to the UI
@@ -203,11 +216,27 @@ def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)
             del obj
             tick()
             continue
+        if isinstance(obj, tuple):
+            obj = list(obj)  # the tuple goes (ours alone); its elements are now held by a list we can empty
+        elif not isinstance(obj, (dict, list, set)):
+            for name in _slots(type(obj)):  # a class with __slots__ (e.g. the tree's BranchPath views)
+                v = getattr(obj, name, None)
+                try:
+                    delattr(obj, name)
+                except AttributeError:
+                    pass
+                if _is_qt(v) or _takeable(v):
+                    stack.append(v)
+                del v
+                tick()
+            if not hasattr(obj, "__dict__"):
+                del obj
+                continue
         if isinstance(obj, list):
             big = len(obj) >= _BIG_LEN
             while obj:
                 v = obj.pop()
-                if (_takeable(v) and not big) or (isinstance(v, (dict, list, set)) and len(v) >= _BIG_LEN):
+                if (_takeable(v) and not big) or _is_big(v):
                     stack.append(v)
                 del v
                 tick()
@@ -224,7 +253,7 @@ def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)
             big = d is obj and len(d) >= _BIG_LEN
             while d:
                 _k, v = d.popitem()
-                if _is_qt(v) or (_takeable(v) and not big) or (isinstance(v, (dict, list, set)) and len(v) >= _BIG_LEN):
+                if _is_qt(v) or (_takeable(v) and not big) or _is_big(v):
                     stack.append(v)
                 del _k, v
                 tick()
