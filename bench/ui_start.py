@@ -148,6 +148,10 @@ def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", 
             time.sleep(0.01)
         time.sleep(0.05)
         s = json.loads(stamp.read_text())
+        if s.get("error"):  # --card: the bars did not all start (bench_hooks.open_card)
+            Path(str(stamp) + ".quit").write_text("")
+            proc.wait(timeout=30)
+            raise SystemExit(f"the card chat did not become interactive: {s['error']}")
         pids = process_tree(proc.pid)
         pss = sum(pss_kb(p) for p in pids)
         # file-backed pages are shared with every other process mapping the same files (another app run from the

@@ -38,7 +38,8 @@ MESSAGES_ENV = "LIYUAN_BENCH_MESSAGES"
 """How many user/reply pairs the bench chat is filled with before it opens (``--messages``; default 0)."""
 PLACEHOLDER = "<StatusPlaceHolderImpl/>"
 """MVU's status-bar placeholder (MagVarUpdate; a status-bar card's display regex replaces it with its bar)."""
-FRAME_WAIT_S = 60.0
+FRAME_WAIT_S = 40.0
+"""After this many seconds :func:`open_card` gives up waiting and says why in the stamps (``error``)."""
 
 
 def wanted() -> bool:
@@ -108,8 +109,8 @@ async def _page(win: "MainWindow", script: str) -> Any:
 async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     """Import the card named by :data:`CARD_ENV`, open a new (filled) chat of it in ``win`` and wait until it is
     interactive (module doc); adds ``card``, ``bars``, ``frames``, ``deferred``, ``asleep``, ``failed`` and
-    ``messages`` to ``stamps``. Raises
-    RuntimeError when the frames do not all say hello within :data:`FRAME_WAIT_S` seconds."""
+    ``messages`` to ``stamps``; when the frames do not all say hello within :data:`FRAME_WAIT_S` seconds, ``error``
+    (what the page said last) instead. RuntimeError when the chat cannot be opened."""
     from ..core.cards import library
 
     messages = int(os.environ.get(MESSAGES_ENV, "0") or 0)
@@ -121,6 +122,7 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     probe = ("JSON.stringify({w: JSON.parse(window.liyuan.watchState()), m: JSON.parse(window.liyuan.frameMemory()), "
              "wraps: document.querySelectorAll('#log .TH-render').length, "
              "failed: document.querySelectorAll('#log .th-failed').length})")
+    s: dict[str, Any] = {}
     while True:
         if win.chat is not None and win.send_btn.isEnabled() and win.display_worker.idle():
             s = json.loads(await _page(win, probe))
@@ -130,5 +132,6 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
                               deferred=m["deferred"], asleep=m["asleep"], messages=messages)
                 return
         if time.monotonic() - t0 > FRAME_WAIT_S:
-            raise RuntimeError("the status-bar frames did not all say hello")
+            stamps.update(card=ref.name, error=f"the status-bar frames did not all say hello: {s}")
+            return
         await asyncio.sleep(0.01)
