@@ -32,6 +32,10 @@ LANGUAGES = ("zh", "en")
 CATALOG: dict[str, dict[str, str]] = {
     # a command refused while a beat runs (core/chat/facade.py Chat._idle)
     "chat.busy": {"zh": "本拍还在进行，先停下再{what}", "en": "A beat is still running: stop it before you {what}"},
+    # after Chat.edit_reply (the window's status line, the CLI)
+    "chat.reply_edited": {"zh": "已存为这条回复的新版本（◀ ▶ 可以翻回原文）；账本没有按改后的文字重算。",
+                          "en": "Saved as a new version of this reply (◀ ▶ reaches the old text); the ledger was not "
+                                "recomputed."},
     # the actions that can be refused (the {what} above), keyed by their Chinese verb as the facade names them
     "act.修改回复": {"zh": "修改回复", "en": "edit a reply"},
     "act.续写": {"zh": "续写", "en": "continue the reply"},

@@ -13,7 +13,7 @@ import base64
 import logging
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
@@ -25,10 +25,6 @@ from PySide6.QtWidgets import (
 from ..core.cards import library
 from ..core.cards import CardError
 from ..core.cards.meta import set_card_scripts_allowed
-from ..core.chat import BeatResult, BeatSaveError, Chat, SessionWriteError
-from ..core.llm.replay import ReplayModel
-from ..core.llm.types import ChatModel
-from ..core.chat.folder import chat_info
 from ..core.session.tree import SessionError
 from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
 from ..core.ledger.state import WorldState
@@ -45,6 +41,13 @@ from .i18n import show, tr
 from . import chat_work  # the window's slow commands off the UI thread (its strings registered at import)
 from .inspector import InspectorDialog
 from .state_pane import StatePane
+
+if TYPE_CHECKING:  # pragma: no cover
+    # the engine's chat (and with it the beat loop, world info, the scribe…) is imported when the first chat opens
+    # or by ui/warm.py while the page loads, not before the window can show (issue 15: start-up)
+    from ..core.chat import BeatResult, Chat
+    from ..core.llm.replay import ReplayModel
+    from ..core.llm.types import ChatModel
 
 log = logging.getLogger(__name__)
 PAGE = 60  # transcript items handed to the view at a time
@@ -381,7 +384,13 @@ class MainWindow(QMainWindow):
 
     # -- models ---------------------------------------------------------------------------------------------
     def _provider_models(self) -> tuple[Optional[ChatModel], Optional[ChatModel], str]:
+        """The chat model, the scribe's model and why there is none, from the settings; on the UI thread before any
+        chat is opened or created, so it also makes sure the engine is imported here (ui/warm.py), not on the worker
+        that then opens the chat."""
+        from . import warm
         from ..core.llm.providers import build_model
+
+        warm.ensure_engine()
 
         name = self.settings.active_provider
         prov = next((p for p in self.settings.providers if p.name == name), None)
@@ -399,6 +408,8 @@ class MainWindow(QMainWindow):
 
     def _demo_model(self, chat_dir: Path, played: int) -> ReplayModel:
         replay = Path(self.card_ref.dir if self.card_ref else "") / "replay.json"
+        from ..core.llm.replay import ReplayModel
+
         full = ReplayModel.from_file(replay, delay_ms=DEMO_DELAY_MS)
         beats = full.beats[played:]
         actor = [c for b in beats for c in b.actor]
@@ -438,6 +449,9 @@ class MainWindow(QMainWindow):
         ``models``: :meth:`_provider_models`, made on the UI thread). Returns (chat, is_demo). Raises CardError,
         SessionError, OSError, ValueError."""
         c = card.load()
+        from ..core.chat import Chat
+        from ..core.chat.folder import chat_info
+
         is_demo = chat_info(Path(chat.dir)).demo
         model, scribe, why = models
         if is_demo:
@@ -520,6 +534,8 @@ class MainWindow(QMainWindow):
     def _prefill(self) -> None:
         if getattr(self, "is_demo", False) and self.chat is not None:
             played = self._demo_progress()
+            from ..core.llm.replay import ReplayModel
+
             full = ReplayModel.from_file(Path(self.card_ref.dir) / "replay.json") if self.card_ref else None
             lines = [b.user for b in full.beats] if full else []
             if played < len(lines):
@@ -541,6 +557,8 @@ class MainWindow(QMainWindow):
             d = library.new_chat_dir(card, time.strftime("演示-%Y%m%d-%H%M%S"))
             c = card.load()
             self.card_ref = card
+            from ..core.chat import Chat
+
             Chat.create(d, c, _NoModel(""), demo=True)
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.demo", error=e))
@@ -573,6 +591,7 @@ class MainWindow(QMainWindow):
         if (persona := persona_for_new_chat(self.settings)) is not None:
             extra["persona_obj"] = persona
         preset = preset_for_new_chat(preset_name)
+        from ..core.chat import Chat  # here, on the UI thread: create() runs on a worker
 
         def create(d: Path, models: tuple) -> None:  # on a worker thread (chat_work), then opened there too
             model, scribe, why = models
@@ -870,6 +889,8 @@ class MainWindow(QMainWindow):
         async def go() -> None:
             self._set_busy(True)
             res: Optional[BeatResult] = None
+            from ..core.chat import BeatSaveError, SessionWriteError
+
             try:
                 res = await make()
                 self.last_result = res
@@ -1027,6 +1048,8 @@ class MainWindow(QMainWindow):
 
         async def repair() -> BeatResult:
             done = await chat.repair_ledger(on_event=self._on_event)
+            from ..core.chat import BeatResult
+
             return done[-1] if done else BeatResult(user="", injection="", outcome="sealed")
 
         self._run(repair)

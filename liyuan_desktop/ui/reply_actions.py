@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QBoxLayout, QDialog, QLayout, QPushButton, QWidget,
 )
 
-from ..core.chat.facade import REPLY_EDIT_NOTE
 from .authors_note import open_authors_note
 from .branch_navigator import EditMessageDialog
 from .i18n import register, show, tr
@@ -33,8 +32,6 @@ register({
     "reply.edit.label": {"zh": "改好的文字存为这条回复的新版本，原文仍可用 ◀ ▶ 翻回。账本不会按改后的文字重算。",
                          "en": "The edited text is saved as a new version of this reply; ◀ ▶ still reaches the old "
                                "one. The ledger is not recomputed from the edited text."},
-    "reply.edit.done": {"zh": REPLY_EDIT_NOTE,
-                        "en": "Saved as a new version of this reply (◀ ▶ reaches the old text); the ledger was not recomputed."},
     "reply.continue": {"zh": "续写", "en": "Continue"},
     "reply.continue.tip": {"zh": "让模型接着最后一条回复往下写（成为它的新版本）",
                            "en": "Let the model write on from the last reply (a new version of it)"},
@@ -169,8 +166,8 @@ class ReplyActions(QObject):
         except (KeyError, ValueError, RuntimeError, OSError) as e:
             self.w.statusBar().showMessage(show(e), 8000)
             return
-        self.w._after_branch_switch(tr("reply.edit.done"))
-        self.w.statusBar().showMessage(tr("reply.edit.done"), 10000)
+        self.w._after_branch_switch(tr("chat.reply_edited"))
+        self.w.statusBar().showMessage(tr("chat.reply_edited"), 10000)
         self.sync()
 
     # -- continue -------------------------------------------------------------------------------------------

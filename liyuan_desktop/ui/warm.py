@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
+import sys
 from typing import Callable, Optional
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,15 @@ def steps() -> list[tuple[str, Callable[[], object]]]:
     out: list[tuple[str, Callable[[], object]]] = [(m, lambda m=m: importlib.import_module(m)) for m in MODULES]
     out.append(("tool schemas", _tool_schemas))
     return out
+
+
+def ensure_engine() -> None:
+    """Import the engine's chat modules now, on the calling (UI) thread, if the warm-up has not yet: called before
+    anything that opens or creates a chat, so a worker thread that then opens one never imports them itself (two
+    threads importing at once can meet a circular import half-done). Cheap once done (a dictionary lookup each)."""
+    for m in MODULES:
+        if m not in sys.modules:
+            importlib.import_module(m)
 
 
 _task: Optional[asyncio.Future] = None

@@ -45,11 +45,11 @@ from .prose_mode import PROSE_LIMITS, prose_mode
 from .results import BeatResult, SessionWriteError
 from .view import ChatView
 from .review import ChapterReview
-from ..messages import action, message
+from ..messages import CATALOG, action, message
 
 
-#: What the window and the CLI say after :meth:`Chat.edit_reply` (one line).
-REPLY_EDIT_NOTE = "已存为这条回复的新版本（◀ ▶ 可以翻回原文）；账本没有按改后的文字重算。"
+#: What the window and the CLI say after :meth:`Chat.edit_reply` (one line; the catalog entry "chat.reply_edited").
+REPLY_EDIT_NOTE = CATALOG["chat.reply_edited"]["zh"]
 
 
 class Chat(ChatView):
