@@ -319,8 +319,12 @@ class MainWindow(QMainWindow):
         self.display_worker.shutdown()
         super().closeEvent(ev)
 
-    def start(self) -> None:
-        """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open."""
+    def start(self) -> Optional[asyncio.Task[Any]]:
+        """After show(): reopen the last chat, or the welcome page when no model is configured / nothing open.
+
+        The last chat is reopened off the UI thread (``chat_work.open_chat_async``, issue 15 item 12): a long chat
+        takes a second or more to read, and the window paints and answers meanwhile (the welcome page shows if it
+        cannot be reopened). Returns that task (None when there was nothing to reopen)."""
         w = self.settings.window or {}
         from .theme import mode as theme_mode
 
@@ -342,8 +346,18 @@ class MainWindow(QMainWindow):
         if last_card and last_chat and at_home(last_card) and at_home(last_chat) and Path(last_chat, "session.jsonl").exists():
             card = library.CardRef(name=Path(last_card).name, dir=last_card)
             chat = library.ChatRef(name=Path(last_chat).name, dir=last_chat)
-            if self.open_chat(card, chat, quiet=True):
-                return
+            from . import chat_work
+
+            async def reopen() -> None:
+                if not await chat_work.open_chat_async(self, card, chat, quiet=True):
+                    self._show_home()
+
+            return chat_work.spawn(self, reopen())
+        self._show_home()
+        return None
+
+    def _show_home(self) -> None:
+        """The page shown when no chat is open: the card list (a model is configured) or the welcome page."""
         if self.settings.active_provider:
             # a model is configured: straight to the card list
             self.view.show_chat()

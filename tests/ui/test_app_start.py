@@ -38,7 +38,9 @@ async def test_window_state_and_last_chat_restored(qtbot):
     win2 = MainWindow(saved)
     qtbot.addWidget(win2)
     win2.show()
-    win2.start()
+    task = win2.start()  # the last chat is read on a worker (issue 15): the window answers meanwhile
+    assert task is not None
+    await task
     assert win2.chat_ref is not None and win2.chat_ref.dir == chat_dir
     # the offscreen screen may clamp the restored geometry, so compare the panes' proportions
     after = win2.split.sizes()
