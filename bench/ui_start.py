@@ -48,10 +48,14 @@ MVU_CARD = ROOT.parent / "shared" / "fixtures" / "cards" / "角色卡_修女与�
 no ``maxDepth`` on its display regex — so ``--messages 20`` gives 21 bars with the opening's). SOURCES.md there."""
 
 
-def process_kinds(root: int, pids: list[int]) -> dict[int, str]:
+KINDS = ["browser", "renderer", "page renderer", "frame renderer", "zygote", "other"]
+
+
+def process_kinds(root: int, pids: list[int], page_renderer: int = 0) -> dict[int, str]:
     """Each of ``pids`` (the app's process tree) named by its part: "browser" (``root``, the Python process that
     hosts Chromium's browser side), "renderer" (``renderer_pids``: page and frame renderers, incl. the ones a zygote
-    forked), "zygote", "other" (utility, GPU …)."""
+    forked; with ``page_renderer``, the host page's pid as the app stamped it: "page renderer" and "frame renderer"),
+    "zygote", "other" (utility, GPU …)."""
     renderers = set(renderer_pids(root))
     out = {}
     for p in pids:
@@ -59,8 +63,11 @@ def process_kinds(root: int, pids: list[int]) -> dict[int, str]:
             cmd = Path(f"/proc/{p}/cmdline").read_bytes()
         except OSError:
             cmd = b""
-        out[p] = ("browser" if p == root else "renderer" if p in renderers
-                  else "zygote" if b"--type=zygote" in cmd else "other")
+        kind = ("browser" if p == root else "renderer" if p in renderers
+                else "zygote" if b"--type=zygote" in cmd else "other")
+        if kind == "renderer" and page_renderer:
+            kind = "page renderer" if p == page_renderer else "frame renderer"
+        out[p] = kind
     return out
 
 
@@ -126,7 +133,8 @@ def clean_env(home: str, platform: str) -> dict:
     return env
 
 
-def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", messages: int = 0) -> dict:
+def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", messages: int = 0,
+            near: str = "") -> dict:
     """Start the app once in a fresh data folder; return seconds to first paint and to an interactive demo chat
     (``card``: the chat of that card, filled with ``messages`` replies — module doc), the PSS of its process tree
     (and per process type), the number of processes and, with a card, its name and the frames built."""
@@ -137,6 +145,8 @@ def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", 
         env = {**base, "LIYUAN_HOME": str(Path(d) / "home")}
         if card:
             env.update(LIYUAN_BENCH_CARD=card, LIYUAN_BENCH_MESSAGES=str(messages))
+            if near:
+                env["LIYUAN_BENCH_NEAR_MARGIN"] = near
         t0 = time.time()
         proc = subprocess.Popen(cmd + ["--bench-start", str(stamp)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while not stamp.exists():
@@ -158,7 +168,7 @@ def one_run(cmd: list[str], platform: str, clean: bool = False, card: str = "", 
         # same venv counts them at half), so the anonymous part compares a built app with the source tree fairly
         anon = sum(pss_kb(p, "Pss_Anon") for p in pids)
         own = footprint_kb(pids)
-        kinds = process_kinds(proc.pid, pids)
+        kinds = process_kinds(proc.pid, pids, int(s.get("page_renderer") or 0))
         by_kind: dict[str, list[float]] = {}
         for p in pids:
             by_kind.setdefault(kinds[p], []).append(pss_kb(p) / 1024)
@@ -184,7 +194,11 @@ def main() -> None:
                     "(PNG/JSON/CHARX; 'mvu' = a real MVU status-bar card from ../shared/fixtures)")
     ap.add_argument("--messages", type=int, default=0, help="with --card: fill the chat with N replies carrying "
                     "the card's status bar first")
+    ap.add_argument("--near-margin", default="", help="with --card: how far from the screen status bars are built "
+                    "(a CSS margin such as '100%% 0px', the app's default; 'all' builds every bar at once)")
     args = ap.parse_args()
+    if args.near_margin == "all":
+        args.near_margin = "100000px 0px"
     if args.card == "mvu":
         args.card = str(MVU_CARD)
     if args.card:
@@ -199,10 +213,10 @@ def main() -> None:
     cmd = shlex.split(args.cmd)
     runs, cold = [], []
     for _ in range(max(0, args.warmup)):
-        one_run(cmd, args.platform, args.clean_env, args.card, args.messages)
+        one_run(cmd, args.platform, args.clean_env, args.card, args.messages, args.near_margin)
     for _ in range(args.runs):
         cold.append(drop_caches() if args.cold else False)
-        runs.append(one_run(cmd, args.platform, args.clean_env, args.card, args.messages))
+        runs.append(one_run(cmd, args.platform, args.clean_env, args.card, args.messages, args.near_margin))
     med = {k: statistics.median(r[k] for r in runs) for k in ("paint_s", "interactive_s", "pss_mb", "anon_mb", "own_mb")}
     what = "cold (page cache dropped before each run)" if all(cold) and args.cold else "warm"
     if args.cold and not all(cold):
@@ -223,7 +237,7 @@ def main() -> None:
               f"over {r['processes']} processes")
     print(f"  median: first paint {med['paint_s']:.2f} s, interactive {med['interactive_s']:.2f} s, "
           f"PSS {med['pss_mb']:.0f} MB (anonymous {med['anon_mb']:.0f} MB, distinct pages {med['own_mb']:.0f} MB)")
-    kinds = sorted({k for r in runs for k in r["by_kind"]}, key=["browser", "renderer", "zygote", "other"].index)
+    kinds = sorted({k for r in runs for k in r["by_kind"]}, key=KINDS.index)
     parts = []
     for k in kinds:
         n = statistics.median(len(r["by_kind"].get(k, [])) for r in runs)

@@ -16,7 +16,8 @@ is idle, and every status-bar frame on or near the screen has been built and has
 script ran: ``conversation.js`` "frame watchdog"; bars far from the screen are built when scrolled to, "frame
 memory" there). :func:`open_card` returns then and adds to the caller's stamps ``card`` (its name), ``bars``
 (status-bar blocks in the transcript), ``frames`` (live frames), ``deferred`` (bars not built yet, far from the
-screen), ``asleep``, ``failed`` (frames stopped) and ``messages``.
+screen), ``asleep``, ``failed`` (frames stopped), ``messages`` and ``page_renderer`` (the process id of the host
+page's renderer; the frames' is the other one).
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ CARD_ENV = "LIYUAN_BENCH_CARD"
 """The card file :func:`open_card` imports (set by bench/ui_start.py ``--card``)."""
 MESSAGES_ENV = "LIYUAN_BENCH_MESSAGES"
 """How many user/reply pairs the bench chat is filled with before it opens (``--messages``; default 0)."""
+NEAR_ENV = "LIYUAN_BENCH_NEAR_MARGIN"
+"""A CSS margin (``"100% 0px"``; ``bench/ui_start.py --near-margin``): how far from the screen bars are built, for
+measuring what each live frame costs (a huge margin builds every bar); bars go to sleep only beyond it too."""
 PLACEHOLDER = "<StatusPlaceHolderImpl/>"
 """MVU's status-bar placeholder (MagVarUpdate; a status-bar card's display regex replaces it with its bar)."""
 FRAME_WAIT_S = 40.0
@@ -116,6 +120,9 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     messages = int(os.environ.get(MESSAGES_ENV, "0") or 0)
     ref, d = await asyncio.get_running_loop().run_in_executor(None, _prepare, os.environ[CARD_ENV], messages)
     win.refresh_tree()
+    if os.environ.get(NEAR_ENV):  # an experiment: how far from the screen bars are built (conversation.js)
+        win.view.eval_js("liyuan.setFrameMemory(%s)" % json.dumps({"nearMargin": os.environ[NEAR_ENV],
+                                                                     "farMargin": os.environ[NEAR_ENV]}))
     if not win.open_chat(ref, library.ChatRef(name=d.name, dir=str(d))):
         raise RuntimeError(f"could not open the bench chat {d}")
     t0 = time.monotonic()
@@ -129,7 +136,8 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
             m = s["m"]
             if not s["w"]["quiet"] and not m["unseen"] and not m["near"]:
                 stamps.update(card=ref.name, frames=m["live"], bars=s["wraps"], failed=s["failed"],
-                              deferred=m["deferred"], asleep=m["asleep"], messages=messages)
+                              deferred=m["deferred"], asleep=m["asleep"], messages=messages,
+                              page_renderer=win.view.page().renderProcessPid())
                 return
         if time.monotonic() - t0 > FRAME_WAIT_S:
             stamps.update(card=ref.name, error=f"the status-bar frames did not all say hello: {s}")
