@@ -7,21 +7,28 @@ with the changed words highlighted — no ``@@`` hunks, no ``+``/``-`` line pref
   「全文」 shows the whole chapter (whole-chapter context on demand).
 
 The diff itself is core/story/prose_diff.py (:func:`diff_prose`); this module only renders it as HTML in a
-QTextBrowser, coloured from the theme (light/dark). ``show_files(list[FileDiff])`` / ``show_note(text)``; ``html``
+QTextBrowser, coloured from the theme (light/dark). Nothing long on the UI thread (issue 15 item 12): a big diff is
+computed on a worker (:func:`.work.call_in_worker`; 「正在比较…」 meanwhile), every line of text is its own paragraph
+and 并排 is many small tables (the browser lays out paragraph by paragraph, but a block or a table whole), and a
+long document is appended in :data:`FILL_CHARS` steps after the first screen — a 20,000-character chapter side by
+side was one 125-200 ms step, now steps of ~10-25 ms (tests/ui/test_prose_diff_offthread.py). ``show_files(list[FileDiff])`` / ``show_note(text)``; ``html``
 is the last HTML set and ``marks`` the highlighted pieces ``[(op, text)]`` (both for tests).
 """
 
 from __future__ import annotations
 
 import html as _html
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout,
                                QWidget)
 
 from ..core.story.prose_diff import Block, ProseDiff, diff_prose
 from .i18n import register, tr
 from .theme import mode, set_role
+from .work import call_in_worker
 
 register({
     "pdiff.inline": {"zh": "行内", "en": "Inline"},
@@ -40,11 +47,24 @@ register({
     "pdiff.stats": {"zh": "+{added} 字 · −{removed} 字 · {n} 句有改动", "en": "+{added} · −{removed} chars · {n} sentences changed"},
     "pdiff.same": {"zh": "内容没有变化。", "en": "No change in the text."},
     "pdiff.empty": {"zh": "（空文件）", "en": "(empty file)"},
+    "pdiff.wait": {"zh": "正在比较…", "en": "Comparing…"},
+    "pdiff.error": {"zh": "无法比较：{error}", "en": "Could not compare: {error}"},
     "pdiff.cut": {"zh": "…… 还有约 {n} 字没有显示（太长）。", "en": "… about {n} more characters not shown (too long)."},
 })
 
 CONTEXT = 2
 """Unchanged sentences kept on each side of a change when collapsed."""
+
+SYNC_DIFF_CHARS = 8_000
+"""Text (old + new, all files) up to which the diff is computed on the UI thread (~1 ms); above: on a worker."""
+
+FILL_CHARS = 6_000
+"""HTML characters put into the browser at once (the first screen), then per timer tick (a few ms each)."""
+
+_DOC = "<html><body style='line-height:160%'>{}</body></html>"
+
+SIDE_ROW_LINES = 4
+"""Paragraphs per row (one small table each) in 并排: a table is laid out whole, so rows stay small."""
 
 MAX_HTML_CHARS = 600_000
 """Text characters rendered at most (the rest is summarised in one line)."""
@@ -79,6 +99,13 @@ class ProseDiffView(QWidget):
         self.marks: list[tuple[str, str]] = []
         self.side_by_side = False
         self.full = False
+        #: a diff is being computed on a worker (:meth:`show_files`)
+        self.pending = False
+        self._cancel: Optional[Callable[[], None]] = None
+        self._rest: list[str] = []  # HTML parts still to append (:meth:`_fill`)
+        self._fill_timer = QTimer(self)
+        self._fill_timer.setInterval(0)
+        self._fill_timer.timeout.connect(self._fill)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -115,14 +142,46 @@ class ProseDiffView(QWidget):
 
     # -- input ----------------------------------------------------------------------------------------------
     def show_files(self, files: list[Any]) -> None:
-        """Show the changed files of a checkpoint (``FileDiff`` list: name, status, old_name, old_text, new_text)."""
+        """Show the changed files of a checkpoint (``FileDiff`` list: name, status, old_name, old_text, new_text).
+        Up to :data:`SYNC_DIFF_CHARS` characters of text the diff is computed and shown at once; above, it is
+        computed on a worker (「正在比较…」 meanwhile, :attr:`pending` True) and shown when it is done — a
+        20,000-character chapter took 15-40 ms of diff on the UI thread (issue 15 item 12)."""
         self.files = list(files)
         self._diffs = [None] * len(self.files)
         self.note = None
-        self.render()
+        self._cancel_diff()
+        jobs = [None if f.status == "renamed" else (f.old_text if f.status != "added" else None,
+                                                    f.new_text if f.status != "removed" else None)
+                for f in self.files]
+        if sum(len(a or "") + len(b or "") for j in jobs if j for a, b in (j,)) <= SYNC_DIFF_CHARS:
+            self.render()
+            return
+        self.pending = True
+        self.render()  # the waiting line
+
+        def compute() -> list[Optional[ProseDiff]]:  # on the worker: plain strings in, plain data out
+            return [diff_prose(*j) if j else None for j in jobs]
+
+        def done(diffs: Optional[list[Optional[ProseDiff]]], error: Optional[BaseException]) -> None:
+            self._cancel = None
+            self.pending = False
+            if error is not None:
+                self.files, self._diffs, self.note = [], [], tr("pdiff.error", error=error)
+            else:
+                self._diffs = list(diffs or [])
+            self.render()
+
+        self._cancel = call_in_worker(self, compute, done)
+
+    def _cancel_diff(self) -> None:
+        if self._cancel is not None:
+            self._cancel()
+            self._cancel = None
+        self.pending = False
 
     def show_note(self, text: str) -> None:
         """Show one line instead of a diff (nothing selected, an error)."""
+        self._cancel_diff()
         self.files, self._diffs, self.note = [], [], text
         self.render()
 
@@ -151,7 +210,8 @@ class ProseDiffView(QWidget):
 
     # -- rendering ------------------------------------------------------------------------------------------
     def render(self) -> None:
-        """Rebuild the HTML for the files, the mode and 全文."""
+        """Rebuild the HTML for the files, the mode and 全文 (while a diff is computed: the waiting line). A long
+        document is put into the browser a part at a time (:meth:`_fill`)."""
         c = _COLOURS["dark" if mode() == "dark" else "light"]
         self.marks = []
         parts: list[str] = []
@@ -159,7 +219,9 @@ class ProseDiffView(QWidget):
         budget = [MAX_HTML_CHARS, 0]  # characters left to render, characters skipped
         if self.note is not None:
             parts.append(f'<p style="color:{c["muted"]}">{_esc(self.note)}</p>')
-        for i, f in enumerate(self.files):
+        if self.pending:
+            parts.append(f'<p style="color:{c["muted"]}">{_esc(tr("pdiff.wait"))}</p>')
+        for i, f in enumerate(self.files if not self.pending else []):
             head = tr({"added": "pdiff.added", "removed": "pdiff.removed", "modified": "pdiff.modified",
                        "renamed": "pdiff.renamed"}[f.status], name=f.name, old=f.old_name or "")
             if f.status == "renamed":
@@ -173,14 +235,46 @@ class ProseDiffView(QWidget):
             elif not d.changed:
                 parts.append(f'<p style="color:{c["muted"]}">{tr("pdiff.same")}</p>')
             elif self.side_by_side:
-                parts.append(self._side(c, d.blocks, budget))
+                parts.extend(self._side(c, d.blocks, budget))
             else:
-                parts.append(self._inline(c, d.blocks, budget))
+                parts.extend(self._inline(c, d.blocks, budget))
         if budget[1]:
             parts.append(f'<p style="color:{c["muted"]}">{_esc(tr("pdiff.cut", n=budget[1]))}</p>')
-        self.stats.setText(tr("pdiff.stats", added=added, removed=removed, n=sentences) if len(self.files) > 1 else "")
-        self.html = "<html><body style='line-height:160%'>" + "".join(parts) + "</body></html>"
-        self.browser.setHtml(self.html)
+        self.stats.setText(tr("pdiff.stats", added=added, removed=removed, n=sentences)
+                           if len(self.files) > 1 and not self.pending else "")
+        self.html = _DOC.format("".join(parts))
+        self._fill_timer.stop()
+        first, size = 0, 0
+        while first < len(parts) and size < FILL_CHARS:
+            size += len(parts[first])
+            first += 1
+        self._rest = parts[first:]
+        self.browser.setHtml(_DOC.format("".join(parts[:first])))
+        if self._rest:
+            self._fill_timer.start()
+
+    def _fill(self) -> None:
+        """Append the next :data:`FILL_CHARS` of HTML to the document (a timer tick; the view shows the first part
+        at once and the rest follows in steps of a few ms: setting a 20,000-character chapter's HTML at once parses
+        and lays out for 50-200 ms on the UI thread)."""
+        batch: list[str] = []
+        size = 0
+        while self._rest and size < FILL_CHARS:
+            part = self._rest.pop(0)
+            batch.append(part)
+            size += len(part)
+        if batch:
+            cur = QTextCursor(self.browser.document())
+            cur.movePosition(QTextCursor.MoveOperation.End)
+            if cur.block().length() > 1:  # the last paragraph has text: the batch starts a new one
+                cur.insertBlock(QTextBlockFormat(), QTextCharFormat())
+            cur.insertHtml("".join(batch))
+        if not self._rest:
+            self._fill_timer.stop()
+
+    def filled(self) -> bool:
+        """Whether the whole document is in the browser (a long one is appended in steps: :meth:`_fill`)."""
+        return not self._rest and not self.pending
 
     @staticmethod
     def _head(c: dict[str, str], title: str, stats: str) -> str:
@@ -188,18 +282,47 @@ class ProseDiffView(QWidget):
         return (f'<p style="background:{c["head_bg"]};color:{c["head_fg"]};font-weight:bold;margin-top:8px;'
                 f'padding:2px">{_esc(title)}{extra}</p>')
 
-    def _piece(self, c: dict[str, str], op: str, text: str, budget: list[int]) -> str:
+    def _piece(self, c: dict[str, str], op: str, text: str, budget: list[int]) -> list[str]:
+        """The HTML of one piece, one string per line of its text (``text.split("\\n")``; the caller starts a
+        paragraph at each line break). Recorded in :attr:`marks` whole."""
         if budget[0] <= 0:
             budget[1] += len(text)
-            return ""
+            return [""] * (text.count("\n") + 1)
         budget[0] -= len(text)
+        lines = text.replace("\r\n", "\n").split("\n")
         if op == "equal":
-            return _esc(text)
+            return [_esc(t) for t in lines]
         self.marks.append((op, text))
         if op == "delete":
-            return (f'<span style="background:{c["del_bg"]};color:{c["del_fg"]};text-decoration:line-through">'
-                    f'{_esc(text)}</span>')
-        return f'<span style="background:{c["ins_bg"]};color:{c["ins_fg"]}">{_esc(text)}</span>'
+            style = f'background:{c["del_bg"]};color:{c["del_fg"]};text-decoration:line-through'
+        else:
+            style = f'background:{c["ins_bg"]};color:{c["ins_fg"]}'
+        return [f'<span style="{style}">{_esc(t)}</span>' if t else "" for t in lines]
+
+    @classmethod
+    def _para_list(cls, segments: list[list[str]]) -> list[str]:
+        """Paragraphs from the pieces' line segments (:meth:`_piece`): one ``<p>`` per line of text, never one
+        block of a whole chapter with ``<br/>`` in it — the text browser lays a document out paragraph by paragraph
+        as it is shown, but a single block (or a single table) all at once (~70-170 ms for a 20,000-character
+        chapter: issue 15 item 12)."""
+        lines = cls._lines(segments)
+        if lines == [""]:
+            return []  # nothing (e.g. no context before the first change), not an empty line
+        return [f'<p style="margin:0">{line}</p>' for line in lines]
+
+    @staticmethod
+    def _lines(segments: list[list[str]]) -> list[str]:
+        """The HTML of each line of text the pieces' segments make (see :meth:`_para_list`)."""
+        lines: list[list[str]] = [[]]
+        for seg in segments:
+            for k, part in enumerate(seg):
+                if k:
+                    lines.append([])
+                if part:
+                    lines[-1].append(part)
+        if len(lines) > 1 and not lines[-1]:
+            lines.pop()  # a text ending in a line break: no empty paragraph after it
+        return ["".join(line) for line in lines]
 
     def _context(self, blocks: list[Block], k: int) -> tuple[str, Optional[int], str]:
         """(shown head, folded sentence count or None, shown tail) of equal block ``k``."""
@@ -223,39 +346,55 @@ class ProseDiffView(QWidget):
     def _fold(self, c: dict[str, str], n: int) -> str:
         return f'<p style="color:{c["muted"]};margin:4px 0">{_esc(tr("pdiff.folded", n=n))}</p>'
 
-    def _inline(self, c: dict[str, str], blocks: list[Block], budget: list[int]) -> str:
+    def _inline(self, c: dict[str, str], blocks: list[Block], budget: list[int]) -> list[str]:
         out: list[str] = []
+        run: list[list[str]] = []  # line segments of the text since the last fold line
         for k, b in enumerate(blocks):
             if b.kind == "equal":
                 head, n, tail = self._context(blocks, k)
-                out.append(self._piece(c, "equal", head, budget))
+                run.append(self._piece(c, "equal", head, budget))
                 if n is not None:
+                    out.extend(self._para_list(run))
+                    run = []
                     out.append(self._fold(c, n))
-                    out.append(self._piece(c, "equal", tail, budget))
+                    run.append(self._piece(c, "equal", tail, budget))
             else:
-                out.extend(self._piece(c, p.op, p.text, budget) for p in b.pieces)
-        return f"<div>{''.join(out)}</div>"
+                run.extend(self._piece(c, p.op, p.text, budget) for p in b.pieces)
+        out.extend(self._para_list(run))
+        return out
 
-    def _side(self, c: dict[str, str], blocks: list[Block], budget: list[int]) -> str:
-        rows = [f'<tr><th width="50%" style="color:{c["muted"]}">{tr("pdiff.before")}</th>'
-                f'<th width="50%" style="color:{c["muted"]}">{tr("pdiff.after")}</th></tr>']
-        cell = f'<td width="50%" valign="top" style="border-top:1px solid {c["rule"]};padding:4px">'
+    def _side(self, c: dict[str, str], blocks: list[Block], budget: list[int]) -> list[str]:
+        # many small tables, not one for the chapter: a table is laid out whole (see _para_list). A run is cut into
+        # rows of SIDE_ROW_LINES paragraphs, the old run's paragraph i beside the new run's paragraph i
+        table = '<table width="100%" cellspacing="0" cellpadding="0">'
+        rows = [f'{table}<tr><th width="50%" style="color:{c["muted"]}">{tr("pdiff.before")}</th>'
+                f'<th width="50%" style="color:{c["muted"]}">{tr("pdiff.after")}</th></tr></table>']
+        cell = f'<td width="50%" valign="top" style="padding:0 4px">'
+        top = f'<td width="50%" valign="top" style="border-top:1px solid {c["rule"]};padding:4px 4px 0 4px">'
+
+        def run(left: list[str], right: list[str]) -> None:
+            n = max(len(left), len(right))
+            for i in range(0, n, SIDE_ROW_LINES):
+                td = top if i == 0 else cell
+                cells = [td + "".join(f'<p style="margin:0">{line}</p>' for line in side[i:i + SIDE_ROW_LINES])
+                         + "</td>" for side in (left, right)]
+                rows.append(f"{table}<tr>{cells[0]}{cells[1]}</tr></table>")
+
         for k, b in enumerate(blocks):
             if b.kind == "equal":
                 head, n, tail = self._context(blocks, k)
                 if head:
-                    h = self._piece(c, "equal", head, budget)
-                    rows.append(f"<tr>{cell}{h}</td>{cell}{h}</td></tr>")
+                    h = self._lines([self._piece(c, "equal", head, budget)])
+                    run(h, h)
                 if n is not None:
-                    rows.append(f'<tr><td colspan="2">{self._fold(c, n)}</td></tr>')
+                    rows.append(self._fold(c, n))
                     if tail:
-                        t = self._piece(c, "equal", tail, budget)
-                        rows.append(f"<tr>{cell}{t}</td>{cell}{t}</td></tr>")
+                        t = self._lines([self._piece(c, "equal", tail, budget)])
+                        run(t, t)
             else:
-                left = "".join(self._piece(c, p.op, p.text, budget) for p in b.pieces if p.op != "insert")
-                right = "".join(self._piece(c, p.op, p.text, budget) for p in b.pieces if p.op != "delete")
-                rows.append(f"<tr>{cell}{left}</td>{cell}{right}</td></tr>")
-        return f'<table width="100%" cellspacing="0" cellpadding="0">{"".join(rows)}</table>'
+                run(self._lines([self._piece(c, p.op, p.text, budget) for p in b.pieces if p.op != "insert"]),
+                    self._lines([self._piece(c, p.op, p.text, budget) for p in b.pieces if p.op != "delete"]))
+        return rows
 
     def retranslate(self) -> None:
         """The language switched: headers, fold lines and stats again (the live switch, ui/retranslate.py)."""

@@ -64,12 +64,12 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, TypeVar
 
-from PySide6.QtCore import QCoreApplication, Qt, QThread, QTimer
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
 from .i18n import register, tr
 
-__all__ = ["Work", "WorkCancelled", "collect_frozen", "dismantle", "install_gc_pump", "release", "run_in_worker",
+__all__ = ["Work", "WorkCancelled", "call_in_worker", "collect_frozen", "dismantle", "install_gc_pump", "release", "run_in_worker",
            "SHOW_AFTER_MS", "GC_PUMP_MS"]
 
 register({
@@ -261,6 +261,42 @@ def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)
         del obj
         tick()
     return pops
+
+
+def call_in_worker(parent: QObject, fn: Callable[[], T], done: Callable[[Optional[T], Optional[BaseException]], Any],
+                   poll_ms: int = 15) -> Callable[[], None]:
+    """Run ``fn()`` (pure Python: no Qt objects, it must not drop the last reference to one) on the worker pool and
+    call ``done(result, None)`` — or ``done(None, exception)`` — on the UI thread when it has finished: a timer
+    owned by ``parent`` looks every ``poll_ms`` ms (no signal carries Python objects across threads: module doc).
+    For widgets that must stay synchronous for their callers (no qasync loop needed, unlike :func:`run_in_worker`;
+    no dialog). Returns ``cancel()``: ``done`` is then never called (the work still runs to its end). Nothing is
+    called if ``parent`` is deleted first."""
+    fut = _POOL.submit(fn)
+    timer = QTimer(parent)
+    timer.setInterval(max(1, poll_ms))
+    state = {"live": True}
+
+    def check() -> None:
+        if not fut.done():
+            return
+        timer.stop()
+        timer.deleteLater()
+        if not state["live"]:
+            return
+        state["live"] = False
+        try:
+            result = fut.result()
+        except BaseException as e:  # handed to ``done``, as run_in_worker re-raises in its caller
+            done(None, e)
+        else:
+            done(result, None)
+
+    def cancel() -> None:
+        state["live"] = False
+
+    timer.timeout.connect(check)
+    timer.start()
+    return cancel
 
 
 def release(objs: list[Any]) -> Any:
