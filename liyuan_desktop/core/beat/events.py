@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ..deferred import DeferredModel
 
 
-class BeatStarted(BaseModel):
+class BeatStarted(DeferredModel):
     """A beat began: its number on the branch (``beat``, 1-based), the user's words, the injection block sent with
     them and the world-info titles it ``activated``, the actor model's name, whether it is a replay, ``how`` it was
     started and, in ``lore``, why each world-info entry fired (one line each)."""
@@ -27,7 +29,7 @@ class BeatStarted(BaseModel):
     lore: list[str] = Field(default_factory=list)  # which world-info entries fired and why
 
 
-class CallStarted(BaseModel):
+class CallStarted(DeferredModel):
     """A model call of the beat began: ``round`` (1-based) of at most ``max_rounds``."""
 
     kind: Literal["call_started"] = "call_started"
@@ -35,7 +37,7 @@ class CallStarted(BaseModel):
     max_rounds: int
 
 
-class ModelDelta(BaseModel):
+class ModelDelta(DeferredModel):
     """Streamed text: ``channel`` is "content", "reasoning", "tool_args" or "tool_name"."""
 
     kind: Literal["delta"] = "delta"
@@ -45,7 +47,7 @@ class ModelDelta(BaseModel):
     index: int = 0
 
 
-class CallFinished(BaseModel):
+class CallFinished(DeferredModel):
     """A model call ended. ``usage``: prompt/completion/cached tokens; ``tools``: names of the calls it made."""
 
     kind: Literal["call_finished"] = "call_finished"
@@ -59,7 +61,7 @@ class CallFinished(BaseModel):
     ms: float = 0.0
 
 
-class ToolStarted(BaseModel):
+class ToolStarted(DeferredModel):
     """The model called a tool: its ``name``, the call's id and its raw JSON ``arguments`` as the model sent them
     (parsed and validated only when the tool runs). ``from_text``: the model wrote the call in its reply's text
     and the engine recovered it (:mod:`core.beat.text_calls`)."""
@@ -72,7 +74,7 @@ class ToolStarted(BaseModel):
     from_text: bool = False
 
 
-class ToolFinished(BaseModel):
+class ToolFinished(DeferredModel):
     """A tool ran. ``summary`` is one human line (e.g. lorebook hit titles, an edit's match level)."""
 
     kind: Literal["tool_finished"] = "tool_finished"
@@ -84,7 +86,7 @@ class ToolFinished(BaseModel):
     summary: str = ""
 
 
-class DraftChanged(BaseModel):
+class DraftChanged(DeferredModel):
     """The draft after a write. ``chars`` in UTF-16 units."""
 
     kind: Literal["draft_changed"] = "draft_changed"
@@ -95,7 +97,7 @@ class DraftChanged(BaseModel):
     by: str = "model"
 
 
-class Activity(BaseModel):
+class Activity(DeferredModel):
     """A notice for the user, e.g. 「直出正文已代收为 draft_write」."""
 
     kind: Literal["activity"] = "activity"
@@ -103,7 +105,7 @@ class Activity(BaseModel):
     level: Literal["info", "warning", "error"] = "info"
 
 
-class AskRequest(BaseModel):
+class AskRequest(DeferredModel):
     """The model asks the user to choose. Answered by the ask handler with an :class:`AskAnswer`."""
 
     kind: Literal["ask"] = "ask"
@@ -111,14 +113,14 @@ class AskRequest(BaseModel):
     options: list[str]
 
 
-class AskAnswer(BaseModel):
+class AskAnswer(DeferredModel):
     """The user's answer: an option text or free text (``by="user"``), or Stop (``by="stop"``, answer None)."""
 
     answer: Optional[str] = None
     by: Literal["user", "stop", "auto"] = "user"
 
 
-class Revised(BaseModel):
+class Revised(DeferredModel):
     """The previous reply was revised in place (previous_draft_edit): ``target`` is the reply's entry id, ``text`` its
     new text and ``version`` the new version."""
 
@@ -128,7 +130,7 @@ class Revised(BaseModel):
     version: int
 
 
-class ScribeFinished(BaseModel):
+class ScribeFinished(DeferredModel):
     """The scribe's result: applied lines, warnings, the formatted ledger and roster; ``error`` when it failed."""
 
     kind: Literal["scribe_finished"] = "scribe_finished"
@@ -139,7 +141,7 @@ class ScribeFinished(BaseModel):
     error: Optional[str] = None
 
 
-class Compacted(BaseModel):
+class Compacted(DeferredModel):
     """Older beats were summarised into 【前情提要】 (issue 7): ``beats`` [first, last] covered, the summary's
     ``layer``, token estimates of the next prompt before/after (calibrated, tokens); ``error`` when the summary call
     failed (nothing was cut then; the next sealed beat tries again)."""
@@ -152,7 +154,7 @@ class Compacted(BaseModel):
     error: Optional[str] = None
 
 
-class BeatFinished(BaseModel):
+class BeatFinished(DeferredModel):
     """The beat ended: ``outcome`` (sealed | revised_previous | unsealed | stopped | out_of_rounds | error, as
     :class:`core.beat.loop.BeatOutput`), the ``final`` text, whether it was ``sealed`` and a line for the user."""
 

@@ -20,8 +20,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..ledger.state import WorldState
 from ..ledger.threads import (Thread, ThreadEvent, ThreadMark, build_threads, format_threads_block, quote_at)
@@ -45,7 +46,7 @@ CodexKind = Literal["character", "place", "item", "event"]
 KIND_ZH: dict[str, str] = {"character": "人物", "place": "地点", "item": "物品", "event": "剧情线"}
 
 
-class CodexFact(BaseModel):
+class CodexFact(DeferredModel):
     """A ledger fact about a name, valid from a point in the story: ``text``, ``from_chapter`` (1-based chapter the
     snapshot was recorded at; None when unknown, e.g. role-play), ``beat`` (1-based user turn)."""
 
@@ -54,7 +55,7 @@ class CodexFact(BaseModel):
     beat: Optional[int] = None
 
 
-class LoreLink(BaseModel):
+class LoreLink(DeferredModel):
     """The world-info entry matching a name (by title, else by key): ``uid``, ``title``, ``book``, ``content``
     (cut to 200 characters)."""
 
@@ -64,7 +65,7 @@ class LoreLink(BaseModel):
     content: str = ""
 
 
-class CodexEntry(BaseModel):
+class CodexEntry(DeferredModel):
     """One name: ``name``, ``kind``, ``aliases``, ``first_seen`` (the roster's in-story time of first sight),
     ``facts`` (oldest first), ``first_mention`` (in the chapter files), ``chapters`` ({file: mentions}, book order),
     ``mentions`` (total), ``lore``."""

@@ -21,7 +21,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Callable, Iterable, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ..deferred import DeferredModel
 
 ThreadState = Literal["planted", "advancing", "paid_off", "dropped"]
 THREAD_STATES: tuple[str, ...] = ("planted", "advancing", "paid_off", "dropped")
@@ -32,7 +34,7 @@ BLOCK_MAX_THREADS = 12
 QUOTE_MAX = 60
 
 
-class ThreadMark(BaseModel):
+class ThreadMark(DeferredModel):
     """Where something happened to a thread: ``beat`` (1-based user turn on the branch), ``chapter`` (1-based
     chapter number, agent mode), ``file`` (chapter file name in ``正文/``; "" in role-play), ``quote`` (the words
     in that file — in role-play, in that beat's reply), ``offset`` (UTF-16 offset of the quote in the file as it was
@@ -48,7 +50,7 @@ class ThreadMark(BaseModel):
     entry: str = ""
 
 
-class Thread(BaseModel):
+class Thread(DeferredModel):
     """One thread. ``id`` is stable (a hash of the title it was planted with); ``title`` the current wording;
     ``state``; ``planted`` / ``advanced`` / ``closed`` marks; ``due_chapter`` (1-based, the chapter it must be paid
     off by, None when nobody said); ``intentional`` (the user said leaving it open is deliberate: never flagged);
@@ -76,7 +78,7 @@ class Thread(BaseModel):
                 and chapter > self.due_chapter)
 
 
-class ThreadEvent(BaseModel):
+class ThreadEvent(DeferredModel):
     """An explicit change, stored in a snapshot's ``thread_events``: ``op`` one of ``add`` (a new thread, ``title``),
     ``edit`` (``title`` / ``note`` / ``due_chapter``; a field left None is unchanged, due 0 clears it),
     ``advance`` (a mark), ``intentional`` (``value``), ``close`` (``state`` paid_off or dropped), ``reopen``;

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer, field_validator
+from pydantic import ConfigDict, Field, TypeAdapter, field_serializer, field_validator
 
+from ..deferred import DeferredModel
 from ..paths import home
 
 def now_ms() -> int:
@@ -19,7 +20,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class _Base(BaseModel):
+class _Base(DeferredModel):
     model_config = ConfigDict(extra="allow")
 
     id: str
@@ -101,7 +102,7 @@ class AssistantEntry(_Base):
     beat: Optional[str] = None
 
 
-class ToolCallLog(BaseModel):
+class ToolCallLog(DeferredModel):
     """One tool call of a model call: raw arguments as streamed, the parsed result the model got back."""
 
     id: str = ""
@@ -113,7 +114,7 @@ class ToolCallLog(BaseModel):
     ms: float = 0.0
 
 
-class CallLog(BaseModel):
+class CallLog(DeferredModel):
     """One model call of a beat: what came back (reasoning, text, tool calls with results) and usage."""
 
     round: int
@@ -236,5 +237,7 @@ _KNOWN = {
     "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
     "leaf": LeafEntry, "chat-settings": ChatSettingsEntry,
 }
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")])
+# built on the first entry validated, like the entry models (core.deferred; issue 15: start-up)
+_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")],
+                                         config=ConfigDict(defer_build=True))
 

@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+
+from ..deferred import DeferredModel
 
 OBJECTS_DIRNAME = "对象"
 LOG_FILENAME = "检查点.jsonl"
@@ -46,7 +48,7 @@ class MissingObjectError(CheckpointError, FileNotFoundError):
 # ----------------------------------------------------------------------------------------------------- models
 
 
-class Changed(BaseModel):
+class Changed(DeferredModel):
     """What a checkpoint changed relative to the previous one (file names; each list sorted by code point).
 
     ``renamed`` holds ``{"from": old name, "to": new name}`` dicts: a name that disappeared and a name that appeared
@@ -71,7 +73,7 @@ class Changed(BaseModel):
         }
 
 
-class Checkpoint(BaseModel):
+class Checkpoint(DeferredModel):
     """One line of ``检查点.jsonl``.
 
     ``id``: base36 of the ms timestamp + ``-`` + 6 hex chars (random; not reproducible); ``ts``: Unix time in ms;
@@ -110,7 +112,7 @@ class Checkpoint(BaseModel):
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
 
 
-class FileDiff(BaseModel):
+class FileDiff(DeferredModel):
     """One changed file of a checkpoint, for the caller to render. ``status`` is added / modified / renamed /
     removed; ``name`` is the file's name in this checkpoint (the old name for ``removed``), ``old_name`` is set for
     ``renamed``; ``old_text`` is None for added files, ``new_text`` None for removed ones."""

@@ -23,8 +23,9 @@ import re
 from pathlib import Path
 from typing import Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ..deferred import DeferredModel
 from ..errors import ToolError
 from ..text import count_words
 
@@ -49,7 +50,7 @@ BRANCH_BEAT_MAX = 80
 BRANCH_NEIGHBOURS = 2
 
 
-class OutlineChapter(BaseModel):
+class OutlineChapter(DeferredModel):
     """One ``##`` chapter: ``title`` (the heading without attributes), ``status``, ``target`` (字, None when not set),
     ``file`` (a file name in ``正文/``, None when not yet linked), ``beats`` (its list items, in order), ``attrs``
     (every attribute as written, unknown ones included), ``line`` (the heading's 0-based line), ``index`` (0-based
@@ -66,7 +67,7 @@ class OutlineChapter(BaseModel):
     volume: int = 0
 
 
-class OutlineVolume(BaseModel):
+class OutlineVolume(DeferredModel):
     """One ``#`` volume: ``title`` ("" for chapters before the first ``#``), its ``chapters``, ``line`` (-1 when
     implicit)."""
 
@@ -75,7 +76,7 @@ class OutlineVolume(BaseModel):
     line: int = -1
 
 
-class Outline(BaseModel):
+class Outline(DeferredModel):
     """A parsed ``大纲.md``: ``volumes`` in order and the raw ``text`` it came from."""
 
     volumes: list[OutlineVolume] = Field(default_factory=list)

@@ -15,15 +15,16 @@ import json
 from pathlib import Path
 from typing import Callable, Iterable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..text import count_words
 from .checkpoint_model import Checkpoint, is_chapter_name
 from .outline import Outline
 
 
-class ChapterProgress(BaseModel):
+class ChapterProgress(DeferredModel):
     """One chapter: ``file`` (None for an outline chapter not written yet), ``title`` (the outline's title, else the
     file name), ``words`` (字), ``target`` (字 from the outline, None when not set), ``status`` (the outline's, None
     for a file the outline does not list), ``volume`` (the outline volume's title, "" when none)."""
@@ -36,7 +37,7 @@ class ChapterProgress(BaseModel):
     volume: str = ""
 
 
-class VolumeProgress(BaseModel):
+class VolumeProgress(DeferredModel):
     """One volume: ``title``, ``words``, ``target`` (sum of its chapters' targets; 0 when none set), ``chapters``."""
 
     title: str = ""
@@ -45,7 +46,7 @@ class VolumeProgress(BaseModel):
     chapters: int = 0
 
 
-class DayCount(BaseModel):
+class DayCount(DeferredModel):
     """The book's change on one local day: ``day`` (YYYY-MM-DD), ``words`` (字 added, negative when cut), ``total``
     (the book at the day's last checkpoint)."""
 
@@ -54,7 +55,7 @@ class DayCount(BaseModel):
     total: int
 
 
-class Progress(BaseModel):
+class Progress(DeferredModel):
     """The whole picture: ``chapters`` (book order: the outline's chapters first, in its order, then files the
     outline does not list), ``volumes``, ``words`` (the book), ``target`` (sum of chapter targets), ``days`` (oldest
     first), ``today`` (字 written today)."""

@@ -33,8 +33,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
+from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..paths import home
 from ..text import canon_punct, count_words, utf16_len
@@ -84,7 +85,7 @@ _WS = re.compile(r"\s+")
 _PAREN = re.compile(r"[（(][^（）()]*[)）]")
 
 
-class ReviewFinding(BaseModel):
+class ReviewFinding(DeferredModel):
     """One finding: ``kind`` (:data:`KINDS`), ``quote`` (the words in ``file``; "" when the finding has no single
     place, e.g. the chapter's length), ``file`` (a chapter file in ``正文/``), ``offset`` (UTF-16 units from the file
     start; None when the quote was not found), ``length`` (UTF-16 units of the quote), ``note`` (what is wrong and
@@ -100,7 +101,7 @@ class ReviewFinding(BaseModel):
     id: str = ""
 
 
-class ChapterReviewResult(BaseModel):
+class ChapterReviewResult(DeferredModel):
     """One review of one chapter: ``file``, ``chapter`` (1-based number: the outline's when the file is linked there,
     else its place in file-name order), ``findings`` (local ones first, then the model's), ``suppressed`` (findings
     not reported because the user marked them intentional), ``model`` (the model that answered; "" when the review
@@ -117,14 +118,14 @@ class ChapterReviewResult(BaseModel):
     ts: int = 0
 
 
-class AcceptedFinding(BaseModel):
+class AcceptedFinding(DeferredModel):
     """A finding the user accepted: queued for the agent's next turn (``accepted_at``: ms since the epoch)."""
 
     finding: ReviewFinding
     accepted_at: int = 0
 
 
-class ReviewStore(BaseModel):
+class ReviewStore(DeferredModel):
     """``审稿.json``: ``last`` (the last review per chapter file), ``recent`` (every finding of recent reviews by id,
     oldest first, at most :data:`MAX_RECENT`: a finding shown earlier can still be accepted after a new review),
     ``accepted`` (oldest first, at most :data:`MAX_ACCEPTED`), ``intentional`` ({fingerprint: "kind · quote" for the
@@ -472,7 +473,7 @@ def check_stock_phrases(text: str, file: str, phrases: Iterable[str]) -> list[Re
     return out[:MAX_PER_KIND * 2]
 
 
-class ThreadView(BaseModel):
+class ThreadView(DeferredModel):
     """What the thread check needs of a thread: ``title``, ``due_chapter``, ``open``, ``intentional`` and where it
     was planted (``file``, ``quote``, UTF-16 ``offset``)."""
 
@@ -532,7 +533,7 @@ def outline_chapter(outline: Any, file: str, order: list[str]) -> Any:
     return chs[i] if 0 <= i < len(chs) and not chs[i].file else None
 
 
-class ReviewInput(BaseModel):
+class ReviewInput(DeferredModel):
     """Everything the local checks read: the chapter (``file``, ``text``, ``chapter`` number), the previous chapter
     (``previous_file``, ``previous``), ``dead`` ({name: status} before this chapter), ``lost`` ({item: why}),
     ``threads``, ``target`` (outline 字), ``names`` (roster names, left out of the phrase check), ``phrases``."""
