@@ -95,6 +95,9 @@ def main() -> None:
         while not view.is_ready():
             await asyncio.sleep(0.02)
         view.show_chat()
+        # every bar is built at once, wherever it is (the view builds only bars near the screen: conversation.js
+        # "frame memory"), so this measures N frames starting; bench/ui_start.py --card measures the window's way
+        view.eval_js("liyuan.setFrameMemory({nearMargin: '100000px 0px', farMargin: '100000px 0px'})")
         view.set_transcript([{"id": "0", "role": "assistant", "text": "warm-up", "beat": 1}], False)
         await asyncio.sleep(1.0)  # the page and frame_libs.js loaded
         for run in range(args.runs):

@@ -83,3 +83,13 @@ def test_a_short_chat_builds_every_bar(qtbot, view):
         wait_report(qtbot, view, f"TH-message--{i}--0", lambda r: "ready" in r)
     m = memory(qtbot, view)
     assert m["live"] == 3 and m["deferred"] == 0 and m["asleep"] == 0, m
+
+
+def test_the_last_bar_growing_keeps_the_reader_at_the_end(qtbot, view):
+    view.set_transcript(items()[:6], False)
+    wait_report(qtbot, view, "TH-message--5--0", lambda r: "ready" in r)
+    wait_js(qtbot, view, "liyuan.frameHeight('TH-message--5--0')", lambda h: h >= 200)
+    qtbot.wait(100)
+    gap = js_json(qtbot, view, "(function(){var s=document.scrollingElement;"
+                               "return s.scrollHeight - s.scrollTop - s.clientHeight;})()")
+    assert gap <= 8, gap   # the bar grew after the chat was scrolled to its end: the end is still shown

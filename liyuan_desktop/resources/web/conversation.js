@@ -1241,11 +1241,13 @@
       if (bridge && bridge.frameBlocked) bridge.frameBlocked(name, b.url, b.directive);
     } else if (d.__th === "height") {
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
+      var stick = atBottom();             // a reader at the end of the chat stays there as the last bar grows
       frame.iframe.style.height = h + "px";
       frame.heightSeen = true;
       if (frame.wrap.style.minHeight && (h > 0 || frame.settled)) frame.wrap.style.minHeight = "";   // its own height
       if (h > 0) mem.guessPx = h;
       if (frame.settled) frameNotice(name, frame);
+      if (stick) toBottom();
     } else if (d.__th === "write") {
       if (frame.cardKey !== frames.card.key) return;          // a frame of a card no longer shown
       var type = String(d.type || "chat");
