@@ -24,6 +24,10 @@ dialog (a :class:`QProgressDialog`, window-modal) appears only when the work is 
 ``show_after_ms`` (300 ms): quick work never flashes one. It shows the progress (a busy bar until the first report)
 and Cancel, which sets the flag ``fn`` checks and says 正在取消…; the dialog stays until ``fn`` has returned.
 
+A widget whose callers expect it to stay synchronous (no qasync loop, no dialog) uses :func:`call_in_worker`
+instead: ``fn()`` on the same pool, ``done(result, error)`` back on the UI thread from a timer (the checkpoint
+diff view, ui/prose_diff.py).
+
 Threads: ``fn`` must not touch Qt objects or anything the UI thread uses at the same time; build new objects there
 (a :class:`~liyuan_desktop.core.chat.facade.Chat` — core has no Qt) and hand them back as the result. Progress is
 read by a timer on the UI thread from two integers the worker writes: no signal carries Python objects across
