@@ -30,18 +30,15 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from ..core.beat.events import AskAnswer, AskRequest
-from ..core.cards import CardError, load_card
-from ..core.chat.facade import BeatResult, Chat
-from ..core.llm.types import ChatModel
-from ..core.paths import chat_dir, demo_card_path, demo_replay_path
-from ..core.session.tree import SessionError
-from ..core.messages import message
 from .common import language, out, readline, resolve_card, say
-from .view import HumanView, print_ledger
+
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
+    from ..core.beat.events import AskRequest
+    from ..core.chat.facade import BeatResult, Chat
+    from ..core.llm.types import ChatModel
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -107,6 +104,8 @@ def _note_from_args(chat: Chat, args: argparse.Namespace) -> Optional[Any]:
 def unique_chat_name(card_name: str, base: str) -> str:
     """``base`` when no chat of ``card_name`` has that folder yet, else ``base-2``, ``base-3`` … (two demo runs in
     the same second must not continue one chat)."""
+    from ..core.paths import chat_dir
+
     name, n = base, 1
     while chat_dir(card_name, name).exists():
         n += 1
@@ -125,6 +124,9 @@ def _beat_json(r: BeatResult) -> dict[str, Any]:
 
 
 def _make_asker(interactive: bool, recorded: list[str], json_mode: bool, replay: bool):
+    from ..core.beat.events import AskAnswer
+    from ..core.messages import message
+
     async def ask(req: AskRequest) -> AskAnswer:
         default = recorded.pop(0) if recorded else None
         if not interactive:
@@ -240,6 +242,11 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
     seed's agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
     live. Returns ``{"system", "state_block", "checkpoints", "chapters", "chat"}``."""
+    from ..core.beat.events import AskAnswer
+    from ..core.cards import load_card
+    from ..core.chat.facade import Chat
+    from ..core.paths import chat_dir, demo_card_path, demo_replay_path
+
     import tempfile
 
     from ..core.llm import ReplayModel
@@ -279,6 +286,13 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
 
 async def run(args: argparse.Namespace) -> int:
     """Run ``liyuan chat`` from parsed ``args`` on the running loop; returns the exit code (see the module doc)."""
+    from ..core.cards import CardError, load_card
+    from ..core.chat.facade import Chat
+    from ..core.messages import message
+    from ..core.paths import chat_dir, demo_card_path, demo_replay_path
+    from ..core.session.tree import SessionError
+    from .view import HumanView, print_ledger
+
     json_mode = bool(args.json)
     view = HumanView(color=sys.stdout.isatty() and not json_mode)
     if args.demo_agent:

@@ -10,9 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.cards import CardError
-from ..core.paths import chat_dir
-from ..core.session.tree import SessionError
 from .common import resolve_card
 
 
@@ -50,6 +47,10 @@ def add_parsers(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
     chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
+    from ..core.cards import CardError
+    from ..core.paths import chat_dir
+    from ..core.session.tree import SessionError
+
     from ..core.cards.st_chat import StChatError, default_chat_name
     from ..core.chat.folder import export_st_file
 
@@ -92,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _manage(args: argparse.Namespace) -> int:
     """``liyuan chats …`` (module doc); prints the folder made / moved, or the listing."""
+    from ..core.session.tree import SessionError
+
     import time
 
     from ..core.cards import library

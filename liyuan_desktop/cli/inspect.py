@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.chat.facade import Chat
 from .common import find_entry, run_on_chat
+
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
+    from ..core.chat.facade import Chat
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

@@ -18,7 +18,6 @@ import sys
 import threading
 from typing import Any
 
-from ..core.migrate import MigrationError, run as run_migration, scan
 from .common import out
 
 
@@ -34,6 +33,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-sillytavern`` (module doc); returns the exit code."""
+    from ..core.migrate import MigrationError, run as run_migration, scan
+
     try:
         plan = scan(args.path)
     except MigrationError as e:

@@ -16,14 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.llm.capabilities import list_models, summary
-from ..core.llm.discovery import discover
-from ..core.llm.providers import PRESETS, ProviderSettings, preset
-from ..core.provider_caps import probe_provider
-from ..core.settings import load_settings, resolve_key
 from .common import out
+
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
+    from ..core.llm.providers import ProviderSettings
 
 
 def resolve_provider(name: str) -> ProviderSettings:
@@ -31,6 +29,9 @@ def resolve_provider(name: str) -> ProviderSettings:
     everything the user set up — base URL, context window, timeouts, scribe model, extra body, output caps,
     capabilities), else the built-in preset of that name. KeyError (Chinese, listing both kinds of names) when
     neither exists."""
+    from ..core.llm.providers import PRESETS, preset
+    from ..core.settings import load_settings
+
     configured = load_settings()
     found = configured.provider(name)
     if found is not None:
@@ -58,6 +59,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 
 def _chosen(name: str | None) -> ProviderSettings:
+    from ..core.settings import load_settings
+
     if name:
         return resolve_provider(name)
     active = load_settings().active()
@@ -67,6 +70,9 @@ def _chosen(name: str | None) -> ProviderSettings:
 
 
 async def _probe(args: argparse.Namespace) -> int:
+    from ..core.llm.capabilities import summary
+    from ..core.provider_caps import probe_provider
+
     p = _chosen(args.provider)
     caps = await probe_provider(p)
     if args.json:
@@ -81,6 +87,8 @@ async def _probe(args: argparse.Namespace) -> int:
 
 
 async def _local(args: argparse.Namespace) -> int:
+    from ..core.llm.discovery import discover
+
     found = await discover()
     if args.json:
         out(json.dumps([s.model_dump(mode="json") for s in found], ensure_ascii=False, indent=2))
@@ -100,6 +108,9 @@ async def _local(args: argparse.Namespace) -> int:
 
 
 async def _list(args: argparse.Namespace) -> int:
+    from ..core.llm.capabilities import list_models
+    from ..core.settings import resolve_key
+
     p = _chosen(args.provider)
     names = await list_models(p.base_url, resolve_key(p))
     if args.json:

@@ -18,10 +18,6 @@ import json
 import sys
 from typing import Any
 
-from ..core.prompt.presets.model import PresetError
-from ..core.prompt.presets.store import (delete_preset, describe_preset, install_preset, list_presets,
-                                         load_installed_preset)
-from ..core.settings import load_settings, save_settings
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
@@ -53,6 +49,10 @@ def _fail(msg: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan preset …``; returns the exit status (0 ok, 2 with one ``liyuan: …`` line)."""
+    from ..core.prompt.presets.model import PresetError
+    from ..core.prompt.presets.store import delete_preset, describe_preset, install_preset, list_presets, load_installed_preset
+    from ..core.settings import load_settings, save_settings
+
     cmd = getattr(args, "preset_cmd", None)
     try:
         if cmd == "import":

@@ -12,8 +12,6 @@ import sys
 import time
 from typing import Any
 
-from ..core.linear_regex import LinearRegexRefused
-
 
 def add_parser(sub: Any) -> None:
     """Register ``search`` on the top-level subparsers."""
@@ -31,6 +29,8 @@ def _date(ms: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan search``; returns the exit code (module doc)."""
+    from ..core.linear_regex import LinearRegexRefused
+
     from ..core.chat.search import search_library
 
     try:

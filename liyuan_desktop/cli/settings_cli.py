@@ -16,8 +16,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..core.lore.settings import from_st_settings
-from ..core.settings import load_settings, save_settings, settings_path
 from .common import out
 
 
@@ -41,6 +39,9 @@ def _show(values: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan settings …``; returns the exit code (module doc)."""
+    from ..core.lore.settings import from_st_settings
+    from ..core.settings import load_settings, save_settings, settings_path
+
     cmd = getattr(args, "settings_cmd", None)
     if cmd == "show":
         wi = load_settings().world_info.model_dump()

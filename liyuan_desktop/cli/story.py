@@ -12,9 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..core.chat.folder import export_story
-from ..core.session.tree import SessionError
 from .common import chat_folder, open_chat, out
+
 
 #: The writing-room sub-commands (issue 19).
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
@@ -118,6 +117,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan story checkpoints|restore|export|outline|threads|codex|progress`` from parsed ``args``; returns the exit code (0 ok, 2 a bad
     chat, checkpoint or file with one ``liyuan: …`` line on stderr, or no sub-command: usage)."""
+    from ..core.chat.folder import export_story
+    from ..core.session.tree import SessionError
+
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):

@@ -9,11 +9,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from ..core.llm.types import ChatModel
-from ..core.story.review import KIND_ZH, finding_line
 from .common import open_chat, out
+
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
+    from ..core.llm.types import ChatModel
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
@@ -59,6 +60,8 @@ def review_model(args: argparse.Namespace) -> Optional[ChatModel]:
 
 def report(result: Any) -> str:
     """The text of a review result: a head line, then one line per finding."""
+    from ..core.story.review import finding_line
+
     head = f"审稿 {result.file}" + (f"（第 {result.chapter} 章）" if result.chapter else "") + f"：{len(result.findings)} 条"
     if result.suppressed:
         head += f"（另有 {result.suppressed} 条已标为有意，不再报）"
@@ -87,4 +90,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["add_arguments", "review_model", "report", "run", "KIND_ZH"]
+__all__ = ["add_arguments", "review_model", "report", "run"]

@@ -19,7 +19,7 @@ from typing import Callable, Optional
 
 from pydantic import BaseModel, Field
 
-from . import Card, CardError, card_json_bytes, load_card
+from . import Card, CardError, load_card
 from .book_links import link_on_import
 from ..fsutil import atomic_write_bytes
 from ..paths import demo_card_path, demo_replay_path, home, safe_name
@@ -132,6 +132,8 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     world book of the library (``extensions.world``) is linked to it (``cards.book_links.link_on_import``; a
     missing one is said in ``notes``). Raises CardError for a file that is not a readable card, OSError."""
     src = Path(path)
+    from .export import card_json_bytes  # the export module loads when a card is imported (issue 15: start-up)
+
     card = load_card(src)
     name = safe_name(card.name)
     dest = cards_root() / name
