@@ -19,7 +19,7 @@ from typing import Any, Optional
 from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
 from ..beat.loop import AskHandler, EventSink
-from ..cards import Card, card_json_bytes, export_json, load_card
+from ..cards import Card, load_card
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..ledger.state import WorldState
@@ -525,6 +525,8 @@ class Chat(ChatView):
             return path
         new = card.model_copy(update={"character_book": book.to_card_book()})
         path = Path(card.path)
+        from ..cards.export import card_json_bytes, export_json  # on first use (issue 15: start-up)
+
         atomic_write_bytes(path, card_json_bytes(export_json(new), indent=2))
         self._reload_context(load_card(path))
         return path
