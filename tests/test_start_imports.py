@@ -58,6 +58,15 @@ def test_the_window_modules_import_only_what_start_up_needs():
     assert len(mods) <= 460, len(mods)  # 420 on 2026-12-02 (was 702 before issue 15)
 
 
+def test_the_chat_engine_itself_loads_no_http_client_and_no_unused_room():
+    """What the window imports to open the demo chat (the Chat facade, replay model, library) stays clear too: the
+    HTTP client loads when a real model is built, the rest when its feature runs."""
+    mods = _modules_after("liyuan_desktop.cli", "liyuan_desktop.app", "liyuan_desktop.ui.main_window",
+                          "liyuan_desktop.core.chat.facade", "liyuan_desktop.core.llm.replay",
+                          "liyuan_desktop.core.cards.library")
+    assert _loaded(mods, HEAVY + ROOMS) == []
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["chat", "--help"]])
 def test_the_help_text_is_still_complete(argv):
     out = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", *argv], capture_output=True, text=True,
