@@ -67,8 +67,8 @@ CATALOG: dict[str, dict[str, str]] = {
                            "en": "One of this chat's saved world-info settings cannot be used and was ignored: {error}"},
     # a card's linked world books (core/cards/book_links.py)
     "books.link_missing": {"zh": "角色卡链接的世界书「{name}」不在书库里（世界书/ 或 世界书/未启用/），这个对话没有读它。",
-                           "en": "The card's linked world book “{name}” is not in the library (世界书/ or 世界书/未启用/); "
-                                 "this chat does not read it."},
+                           "en": "The card's linked world book “{name}” is not in the library (the world books folder or "
+                                 "its inactive subfolder); this chat does not read it."},
     "books.link_broken": {"zh": "角色卡链接的世界书「{name}」读不了，这个对话没有读它。",
                           "en": "The card's linked world book “{name}” cannot be read; this chat does not read it."},
     "books.link_not_found": {"zh": "角色卡「{card}」链接的世界书「{name}」不在书库里，没有链接；把它导入书库后可在「世界书…」里链接。",
