@@ -93,3 +93,25 @@ def test_the_last_bar_growing_keeps_the_reader_at_the_end(qtbot, view):
     gap = js_json(qtbot, view, "(function(){var s=document.scrollingElement;"
                                "return s.scrollHeight - s.scrollTop - s.clientHeight;})()")
     assert gap <= 8, gap   # the bar grew after the chat was scrolled to its end: the end is still shown
+
+
+def test_a_frame_carries_a_repeated_bar_once_and_reads_every_message_whole(qtbot, view):
+    # the same bar in every reply (as a display regex writes it): each frame's srcdoc holds it once, and
+    # getChatMessages still returns each message's text exactly as shown, bar and all
+    core = "状态栏样式 " * 100
+    filler = "<!-- " + core + "-->"
+    bar = ("```html\n<body>" + filler + "<div id=\"n\"></div><script>\n"
+           "var all = getChatMessages('0-{last}');\n"
+           "__liyuanReport({texts: all.map(function (m) { return m.message; })});\n"
+           "</script></body>\n```")
+    texts = [f"第 {i} 段。\n\n" + bar.replace("{last}", str(N_SMALL - 1)) for i in range(N_SMALL)]
+    texts.append("手写的 \ue010 字符不变：\ue0100\ue011")
+    view.set_transcript([{"id": str(i), "role": "assistant", "text": t, "beat": i} for i, t in enumerate(texts)], False)
+    name = f"TH-message--{N_SMALL - 1}--0"
+    rep = wait_report(qtbot, view, name, lambda r: "texts" in r)
+    assert rep["texts"][:N_SMALL] == texts[:N_SMALL]
+    copies = js(qtbot, view, f"document.getElementById('{name}').srcdoc.split({json.dumps(core)}).length - 1")
+    assert 1 <= copies <= 2, copies   # the chat carries the bar once (not once per message)
+
+
+N_SMALL = 6

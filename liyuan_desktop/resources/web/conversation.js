@@ -808,6 +808,29 @@
     return out;
   }
 
+  // The display regex writes a card's bar into every reply, so the messages of a long chat repeat the same fenced
+  // block: each frame's copy of the chat (chatSnapshot, in its srcdoc, kept by the host page and by the frame) would
+  // grow with the chat times the bar (21 bars: 194,000 characters a frame, 70 % of them copies of the bar). Packed:
+  // each distinct fenced block of PACK_MIN characters or more travels once (init.chatBlocks), a message's text
+  // holding "\uE010<n>\uE011" where block n was (such messages are marked packed; a message that has these
+  // characters of its own is left as it is). th_shim.js unpacks them as the frame starts, so getChatMessages sees
+  // the texts unchanged.
+  var PACK_MIN = 256, PACK_RE = /```[\s\S]*?```/g;
+  function packChat(chat) {
+    var blocks = [], index = new Map();
+    chat.forEach(function (m) {
+      if (m.message.length < PACK_MIN || /[\uE010\uE011]/.test(m.message)) return;
+      var packed = m.message.replace(PACK_RE, function (whole) {
+        if (whole.length < PACK_MIN) return whole;
+        var k = index.get(whole);
+        if (k === undefined) { k = blocks.length; blocks.push(whole); index.set(whole, k); }
+        return "\uE010" + k + "\uE011";
+      });
+      if (packed !== m.message) { m.message = packed; m.packed = true; }
+    });
+    return blocks;
+  }
+
   function buildSrc(name, item, code, card) {
     card = card || prepareCard(rewriteMinHeight(code));
     var has = {};
@@ -817,13 +840,14 @@
                               libScripts(["toastr"])) : "";
     var lazy = (card.lazy || []).filter(function (k) { return !has[k] && frames.libs && frames.libs[k] && frames.libs[k].text; });
     var init = {
-      name: name, messageId: idValue(item.id), chat: chatSnapshot(item),
+      name: name, messageId: idValue(item.id), chat: chatSnapshot(item), chatBlocks: [],
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
       globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
       viewportHeight: window.innerHeight,
       storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
       lazyLibs: lazy
     };
+    init.chatBlocks = packChat(init.chat);
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
       "<meta http-equiv=\"Content-Security-Policy\" content=\"" + frameCsp() + "\">" +
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">" +

@@ -70,6 +70,17 @@
   }
 
   // ---- cache -----------------------------------------------------------------------------------------------------
+  // the chat arrives packed (conversation.js packChat): each repeated fenced block once, in init.chatBlocks; a packed
+  // message holds "\uE010<n>\uE011" where block n was
+  var chatBlocks = Array.isArray(init.chatBlocks) ? init.chatBlocks : [];
+  (Array.isArray(init.chat) ? init.chat : []).forEach(function (m) {
+    if (!m || !m.packed) return;
+    m.message = String(m.message).replace(/\uE010(\d+)\uE011/g, function (whole, k) {
+      return typeof chatBlocks[+k] === "string" ? chatBlocks[+k] : whole;
+    });
+    delete m.packed;
+  });
+  init.chatBlocks = null;
   var cache = {
     name: String(init.name || W.name || ""),
     chat: Array.isArray(init.chat) ? init.chat : [],
