@@ -198,5 +198,7 @@ async def import_card_async(win: "MainWindow", path: str) -> Optional[library.Ca
     win.refresh_tree()
     win.card_ref = ref
     win._ask_scripts(ref, scripts)
-    win.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
+    from .manage import import_done_message
+
+    win.statusBar().showMessage(import_done_message(ref), 10000 if ref.notes else 6000)
     return ref

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from ..core.cards import CardError, library
 from ..core.chat import manage
 from ..core.session.tree import SessionError
-from .i18n import register, tr
+from .i18n import register, show, tr
 
 log = logging.getLogger(__name__)
 
@@ -159,8 +159,14 @@ def start_import(win: Any, path: str) -> bool:
             return False
         win.refresh_tree()
         win.card_ref = ref
-        win.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
+        win.statusBar().showMessage(import_done_message(ref), 10000 if ref.notes else 6000)
     return False
+
+
+def import_done_message(ref: library.CardRef) -> str:
+    """The status line after a card import: 「已导入…」 and what the import has to tell (``CardRef.notes``, e.g. a
+    linked world book the library lacks), in the window's language."""
+    return "　".join([tr("import.card.done", name=ref.name), *(show(n) for n in ref.notes)])
 
 
 # -- the commands ---------------------------------------------------------------------------------------------------

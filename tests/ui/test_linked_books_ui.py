@@ -83,3 +83,23 @@ async def test_authors_note_dialog_says_agent_mode_sends_no_character_note(qtbot
     dlg = AuthorsNoteDialog(chat)
     qtbot.addWidget(dlg)
     assert "写长篇模式不发送" in dlg.char_where.text()
+
+
+async def test_the_window_says_at_import_when_the_cards_linked_book_is_missing(qtbot, tmp_path: Path):
+    """文件 → 导入角色卡: the status line names the linked world book the library lacks (CardRef.notes), in the
+    window's language — not only later, as a load warning of the card's first chat."""
+    from liyuan_desktop.core.settings import AppSettings
+    from liyuan_desktop.ui import chat_work
+    from liyuan_desktop.ui.main_window import MainWindow
+
+    raw = {"spec": "chara_card_v2", "spec_version": "2.0",
+           "data": {"name": "失书", "description": "", "first_mes": "你好。", "extensions": {"world": "没有这本"}}}
+    path = tmp_path / "失书.json"
+    path.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    win = MainWindow(AppSettings())
+    qtbot.addWidget(win)
+    win._ask_scripts = lambda *_a: None  # no regex-script question for this card
+    ref = await chat_work.import_card_async(win, str(path))
+    assert ref is not None and ref.notes
+    line = win.statusBar().currentMessage()
+    assert "失书" in line and "没有这本" in line, line
