@@ -98,9 +98,8 @@ def release_chat(chat: Any) -> Any:
     then its parts freed on a worker a slice at a time (:func:`.work.release`). Returns that work's future, or None
     when there was nothing to release. Call it after the window has switched to the new chat (nothing may use the
     old one afterwards)."""
-    if chat is None or getattr(chat, "closed", False):
-        return None
-    return release(chat.close())
+    parts = chat.close() if chat is not None else []  # idempotent: [] when closed already
+    return release(parts) if parts else None
 
 
 def _checked(work: Any, value: Any) -> Any:
