@@ -67,6 +67,18 @@
   }
   function toBottom() { var s = scroller(); s.scrollTop = s.scrollHeight; }
 
+  // A reader at the end of the chat stays at the end while what is shown changes height after the fact — the
+  // Chinese font arriving, avatars decoding, the banner appearing, a status bar taking its height — not only when an
+  // item is added (the window reopened its last chat with the newest message cut off). Only scrolling up unpins:
+  // the scroll event of our own toBottom() arrives a frame later, when the page may already have grown again.
+  var pinned = true, lastTop = 0;
+  window.addEventListener("scroll", function () {
+    var top = scroller().scrollTop;
+    if (atBottom()) pinned = true; else if (top < lastTop) pinned = false;
+    lastTop = top;
+  }, { passive: true });
+  if (window.ResizeObserver) new ResizeObserver(function () { if (pinned) toBottom(); }).observe(document.body);
+
   // ---- rendering text -----------------------------------------------------------------------------------------
   var PH_OPEN = "\uE000", PH_CLOSE = "\uE001";
 
