@@ -9,7 +9,9 @@ first request need (~30 ms): work that can be done in that wait instead.
 tens of ms), so Chromium's own work on the UI thread is never held up by more than one step. Not a worker thread:
 two threads importing the same modules at once can meet a circular import half-done (Python then hands one of
 them a partly initialised module), and the engine's first chat may start on the UI thread at any moment. A step
-that fails is logged and skipped — the first chat then does that work itself, as it always did.
+that fails is logged and skipped — the first chat then does that work itself, as it always did. Two seconds later,
+when the window is interactive, :func:`later_steps` build the engine models that wait for first use
+(``core/deferred.py``), so the first beat does not pay for them either.
 """
 
 from __future__ import annotations
@@ -65,14 +67,37 @@ def ensure_engine() -> None:
 _task: Optional[asyncio.Future] = None
 
 
-async def _run(delay_s: float) -> None:
+LATER_S = 2.0
+"""Seconds after the first steps before the later ones (:func:`later_steps`): by then the window is interactive."""
+
+
+def _build_models() -> None:
+    from ..core.deferred import build_deferred
+
+    build_deferred()  # ~20 ms: imported engine models whose validators wait for first use (core/deferred.py)
+
+
+def later_steps() -> list[tuple[str, Callable[[], object]]]:
+    """Steps for once the window is interactive: the engine models built on first use (``core.deferred``) are built
+    now, so the first beat does not pay for them."""
+    return [("deferred models", _build_models)]
+
+
+async def _run(delay_s: float, later_s: float = LATER_S) -> None:
     await asyncio.sleep(delay_s)
     for name, fn in steps():
-        try:
-            fn()
-        except Exception:  # noqa: BLE001 - a warm-up step must never break the window
-            log.exception("warm-up step %s failed", name)
-        await asyncio.sleep(0)  # let the window (and Chromium's work on this thread) run between steps
+        await _step(name, fn)
+    await asyncio.sleep(later_s)
+    for name, fn in later_steps():
+        await _step(name, fn)
+
+
+async def _step(name: str, fn: Callable[[], object]) -> None:
+    try:
+        fn()
+    except Exception:  # noqa: BLE001 - a warm-up step must never break the window
+        log.exception("warm-up step %s failed", name)
+    await asyncio.sleep(0)  # let the window (and Chromium's work on this thread) run between steps
 
 
 def start(delay_s: float = 0.0) -> asyncio.Future:
