@@ -1,13 +1,11 @@
 """Start-up leanness of the window (issue 15, "Startup, memory and the hot paths"): no source scan of every module
-PySide6 sees imported, one Chromium zygote instead of two, and no application style sheet (roles are palettes)."""
+PySide6 sees imported, and no application style sheet (roles are palettes). One zygote: test_startup_footprint.py."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from PySide6.QtGui import QPalette
@@ -60,53 +58,3 @@ def test_roles_are_palettes_not_an_application_style_sheet(qtbot):
         assert app.styleSheet() == ""
     finally:
         theme.apply("light")
-
-
-def _tree(pid: int) -> list[int]:
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        try:
-            kids = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-        except OSError:
-            kids = []
-        todo += [int(k) for k in kids]
-    return out
-
-
-def test_the_window_runs_with_one_zygote(tmp_path):
-    """The real app (offscreen) with the demo open: Chromium's unsandboxed zygote is not started
-    (app.NO_UNSANDBOXED_ZYGOTE_FLAG); the sandboxed one and the page's renderer are."""
-    stamp = tmp_path / "stamps.json"
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.time() + 90
-        stamps: dict = {}
-        while not stamps:
-            assert proc.poll() is None, "the app exited early"
-            assert time.time() < deadline, "the demo did not become interactive"
-            time.sleep(0.05)
-            try:
-                stamps = json.loads(stamp.read_text())
-            except (OSError, ValueError):  # not there yet, or being written
-                pass
-        assert set(stamps) >= {"paint", "interactive"}
-        kinds = []
-        for p in _tree(proc.pid)[1:]:
-            try:
-                args = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            kinds += [a.split(b"=", 1)[1].decode() for a in args if a.startswith(b"--type=")]
-        assert "--no-unsandboxed-zygote" not in " ".join(kinds)
-        # forked renderers keep the zygote's command line: the zygote and the conversation page's renderer
-        assert kinds.count("zygote") == 2, kinds
-    finally:
-        Path(str(stamp) + ".quit").write_text("")
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()

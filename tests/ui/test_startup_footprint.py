@@ -34,7 +34,7 @@ def _threads(pid: int) -> set[str]:
     return out
 
 
-def test_the_demo_window_runs_one_renderer_and_no_gl_driver(tmp_path):
+def test_the_demo_window_runs_one_renderer_one_zygote_and_no_gl_driver(tmp_path):
     stamp = tmp_path / "stamps.json"
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
     for k in ("LIYUAN_GPU", "QTWEBENGINE_CHROMIUM_FLAGS", "LIYUAN_FRAME_ISOLATION"):
@@ -51,6 +51,15 @@ def test_the_demo_window_runs_one_renderer_and_no_gl_driver(tmp_path):
         pids = process_tree(proc.pid)
         renderers = [p for p in pids if p != proc.pid and "Compositor" in _threads(p)]
         assert len(renderers) == 1, (pids, renderers)
+        kinds = []  # Chromium's child processes by --type (forked renderers keep their zygote's command line)
+        for p in pids[1:]:
+            try:
+                args = Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            kinds += [a.split(b"=", 1)[1].decode() for a in args if a.startswith(b"--type=")]
+        # one zygote (app.NO_UNSANDBOXED_ZYGOTE_FLAG: the idle unsandboxed one is not started) and the page's renderer
+        assert kinds.count("zygote") == 2, kinds
         maps = Path(f"/proc/{proc.pid}/maps").read_text()
         assert not [m for m in GL_DRIVER_MARKS if m in maps], [ln for ln in maps.splitlines()
                                                                 if any(m in ln for m in GL_DRIVER_MARKS)][:5]
