@@ -68,6 +68,23 @@ register({
 })
 
 
+
+def _hint_list_error(lay: QVBoxLayout, hint: str, name: str) -> tuple[QListWidget, QLabel]:
+    """A muted hint line, a list (object name ``name``) taking the room, and an error line under it, added to
+    ``lay``; returns the list and the error label."""
+    label = QLabel(hint)
+    label.setWordWrap(True)
+    set_role(label, "muted")
+    lay.addWidget(label)
+    lst = QListWidget()
+    lst.setObjectName(name)
+    lay.addWidget(lst, 1)
+    error = QLabel("")
+    error.setWordWrap(True)
+    set_role(error, "error")
+    lay.addWidget(error)
+    return lst, error
+
 class BookList(QWidget):
     """One books folder as a checkable list. ``changed()`` after a book was switched or imported."""
 
@@ -77,18 +94,8 @@ class BookList(QWidget):
         super().__init__(parent)
         self.folder = folder
         lay = QVBoxLayout(self)
-        hint = QLabel(tr(hint_key))
-        hint.setWordWrap(True)
-        set_role(hint, "muted")
-        lay.addWidget(hint)
-        self.list = QListWidget()
-        self.list.setObjectName(name)
+        self.list, self.error = _hint_list_error(lay, tr(hint_key), name)
         self.list.itemChanged.connect(self._toggled)
-        lay.addWidget(self.list, 1)
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
-        set_role(self.error, "error")
-        lay.addWidget(self.error)
         row = QHBoxLayout()
         self.import_btn = QPushButton(tr("books.import"))
         self.import_btn.clicked.connect(self.import_dialog)
@@ -193,17 +200,7 @@ class LinkedBooks(QWidget):
         title = QLabel(tr("books.links.title"))
         set_role(title, "title")
         lay.addWidget(title)
-        hint = QLabel(tr("books.links.hint"))
-        hint.setWordWrap(True)
-        set_role(hint, "muted")
-        lay.addWidget(hint)
-        self.list = QListWidget()
-        self.list.setObjectName("linkedBooks")
-        lay.addWidget(self.list, 1)
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
-        set_role(self.error, "error")
-        lay.addWidget(self.error)
+        self.list, self.error = _hint_list_error(lay, tr("books.links.hint"), "linkedBooks")
         row = QHBoxLayout()
         self.add_btn = QPushButton(tr("books.links.add"))
         self.add_btn.setObjectName("linkBook")
