@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from .common import language, out, readline, resolve_card, say
+from .common import card_home_name, language, out, readline, resolve_card, say
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -321,10 +321,12 @@ async def run(args: argparse.Namespace) -> int:
             says = says or [b.user for b in beats]
             recorded = [a for b in beats for a in b.ask_answers]
             chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
+            folder = card.name
         else:
             if not args.card:
                 raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
             card = resolve_card(args.card)
+            folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
             model, scribe = _build_model(args)
             if getattr(model, "is_replay", False) and not _commanded(args):
                 beats = getattr(model, "beats", [])
@@ -349,7 +351,7 @@ async def run(args: argparse.Namespace) -> int:
             from ..core.settings import load_settings
 
             app_wi = load_settings().world_info
-        d = chat_dir(card.name, chat_name)
+        d = chat_dir(folder, chat_name)
         for w in args.world or []:  # chat-level world info: a copy in the chat folder
             from ..core.lore import Lorebook
 

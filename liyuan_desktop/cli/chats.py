@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import resolve_card
+from .common import card_home_name, resolve_card
 
 
 def add_parsers(sub: Any) -> None:
@@ -58,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
         return _manage(args)
     try:
         card = resolve_card(args.card)
+        folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
         if args.cmd == "import-chat":
-            d = chat_dir(card.name, args.chat or default_chat_name(args.file))
+            d = chat_dir(folder, args.chat or default_chat_name(args.file))
             if (d / "session.jsonl").exists():
                 raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
             from ..core.cards.st_chat import StChatCancelled
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"liyuan: 注意：{w}", file=sys.stderr)
             print(d)
         else:
-            d = chat_dir(card.name, args.chat)
+            d = chat_dir(folder, args.chat)
             export_st_file(d, Path(args.out))
             print(args.out)
     except (CardError, StChatError, SessionError, ValueError) as e:

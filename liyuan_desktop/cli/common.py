@@ -102,6 +102,28 @@ def resolve_card(spec: str) -> Card:
     return load_card(p)
 
 
+def card_home_name(spec: str, card: "Card") -> str:
+    """The folder under ``<data folder>/cards/`` that holds the chats of the card given as ``spec`` (see
+    :func:`resolve_card`): the library folder's own name when ``spec`` names one (a card renamed with ``liyuan card
+    rename``, or a second card of the same name imported as ``NAME-2``, lives in a folder whose name is not the
+    card's), else the card's name."""
+    from ..core.paths import home
+
+    root = home() / "cards"
+    p = Path(spec)
+    if p.is_dir() and (p / "card.json").is_file():
+        folder = p
+    elif not p.exists() and "/" not in spec and "\\" not in spec and (root / spec / "card.json").is_file():
+        folder = root / spec
+    else:
+        return card.name
+    try:
+        folder.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return card.name
+    return folder.name
+
+
 def chat_folder(spec: str) -> Path:
     """The folder of an existing chat from a folder path or ``card name/chat name``; ValueError when there is no
     ``session.jsonl`` there."""
