@@ -580,16 +580,18 @@ class MainWindow(QMainWindow):
         self.refresh_tree()
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
+    def _selected_card(self) -> Optional[library.CardRef]:
+        """The card the commands 新对话 / 导入聊天记录 act on: the one selected in the list (a card row or one of its
+        chats), else the open chat's card; None when neither."""
+        item = self.tree.currentItem()
+        data = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
+        return data[1] if data else self.card_ref
+
     def new_chat_dialog(self) -> None:
         """Ask for a card (the selected one), a mode (role-play default; fixed afterwards) and create the chat."""
         if self._refuse_read_only():
             return
-        card = self.card_ref
-        item = self.tree.currentItem()
-        if item is not None:
-            data = item.data(0, Qt.ItemDataRole.UserRole)
-            if data:
-                card = data[1]
+        card = self._selected_card()
         if card is None:
             QMessageBox.information(self, tr("app.title"), tr("pick.card.first"))
             return
