@@ -29,6 +29,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from .deferred import DeferredModel
 from . import secrets
 from .fsutil import atomic_write_text
 from .llm.capabilities import keep_newer
@@ -403,7 +404,7 @@ def rename_key(old: str, new: str, service: str = DEFAULT_KEYRING_SERVICE) -> No
 # connection test
 
 
-class ConnectionReport(BaseModel):
+class ConnectionReport(DeferredModel):  # built on first use (core.deferred)
     """Result of :func:`test_connection`.
 
     ok: the server answered a chat completion. latency_ms: wall time of the whole request in milliseconds

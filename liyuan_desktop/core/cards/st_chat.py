@@ -60,6 +60,7 @@ from typing import Any, Callable, Optional
 
 from pydantic import BaseModel, Field
 
+from ..deferred import DeferredModel
 from ..session import HeaderEntry, SessionTree, new_id
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
@@ -102,7 +103,7 @@ def _tick(i: int, total: int, progress: Progress, cancelled: Cancelled) -> None:
         progress(i, total)
 
 
-class StChat(BaseModel):
+class StChat(DeferredModel):  # built on first use (core.deferred)
     """A parsed ST chat file: the header line (``{}`` when the file had none), the message objects in file order
     (each as read), and warnings about skipped or repaired lines."""
 

@@ -8,12 +8,13 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..deferred import DeferredModel
 from .sampling import Sampling
 
 __all__ = ["ConnectionProfile"]
 
 
-class ConnectionProfile(BaseModel):
+class ConnectionProfile(DeferredModel):  # built on first use (core.deferred)
     """One connection profile.
 
     Fields:

@@ -11,6 +11,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from ..deferred import DeferredModel
 from ..fsutil import atomic_write_bytes
 from ..paths import home
 from .lorebook import Lorebook
@@ -56,7 +57,7 @@ def book_names(folder: Path) -> list[str]:
 OFF_FOLDER = "未启用"
 
 
-class BookFile(BaseModel):
+class BookFile(DeferredModel):  # built on first use (core.deferred)
     """A world-info file in a books folder: ``name`` (file stem), ``path``, ``enabled`` (in the folder itself;
     switched off = in its ``未启用`` subfolder, which :func:`load_books` does not read — the same rule as
     :func:`library_books_dir` for the global folder)."""

@@ -8,10 +8,11 @@ from typing import Sequence
 
 from pydantic import BaseModel
 
+from ..deferred import DeferredModel
 from .model import LoreEntry
 
 
-class LoreHit(BaseModel):
+class LoreHit(DeferredModel):  # built on first use (core.deferred)
     """One lorebook_search result (seed runs: ``{"title", "score", "content"}``)."""
 
     title: str

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
+from ..deferred import DeferredModel
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 
 KEEP_FACTOR = 0.5  # after a compaction the prompt is aimed at this share of the trigger level
@@ -88,7 +89,7 @@ def format_turns(turns: list[TurnCost], persona: str, char: str) -> str:
     return "\n\n".join(parts)
 
 
-class SummaryOutcome(BaseModel):
+class SummaryOutcome(DeferredModel):  # built on first use (core.deferred)
     """Result of one summary call: ``text`` (None on failure), ``error`` (Chinese, for the UI), the request as sent
     and usage."""
 

@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel
 
+from ..deferred import DeferredModel
 from ..text import utf16_len
 from .checkpoint_model import scan_chapters
 
@@ -27,7 +28,7 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _WORDCH = re.compile(r"\w")
 
 
-class Mention(BaseModel):
+class Mention(DeferredModel):  # built on first use (core.deferred)
     """One occurrence: ``file`` (chapter file name), ``offset`` (UTF-16 units from the file start), ``length``
     (UTF-16 units), ``name`` (the canonical roster name), ``matched`` (the name or alias as written)."""
 
