@@ -3,9 +3,9 @@
 lorebook, importing a SillyTavern chat with its progress dialog and Cancel (nothing left behind). Each test records
 the longest event-loop stall it saw (``record_property``; ``-rA``/junit show it) and asserts only a generous 1 s.
 
-Each measured test starts from the same collector state (:func:`liyuan_desktop.ui.work.collect_frozen` first): the
-one-time full collection of a big chat an earlier test left frozen is a separate cost, measured on its own in
-:func:`test_collecting_a_replaced_big_chat_is_one_bounded_pause` (ui/work.py's module doc explains the trade)."""
+Each measured test starts from the same collector state (:func:`liyuan_desktop.ui.work.collect_frozen` first, a
+test-only helper: the window itself never collects the whole heap); replacing a big chat is measured on its own in
+:func:`test_replacing_a_big_chat_does_not_stall_the_window` (ui/work.py's module doc explains how it is freed)."""
 
 from __future__ import annotations
 
@@ -162,10 +162,10 @@ async def test_chat_of_a_card_with_a_50k_entry_book_opens_off_the_ui_thread(qtbo
     assert meter.worst_ms < STALL_BOUND_MS, meter.worst_ms
 
 
-async def test_collecting_a_replaced_big_chat_is_one_bounded_pause(qtbot, tmp_path, record_property):
-    """Opening a big chat leaves its objects frozen (no collector pass walks them while it is open); the next big
-    work collects them once. That pause is measured here (reported; bounded generously: it is a full pass of the
-    interpreter's collector over the heap, proportional to what is in memory)."""
+async def test_replacing_a_big_chat_does_not_stall_the_window(qtbot, tmp_path, record_property):
+    """Opening a big chat leaves its objects frozen (no collector pass walks them while it is open). When another
+    chat replaces it, the old one is closed (its cycles broken) and freed on a worker a slice at a time
+    (``chat_work.release_chat``) — no full collection of the heap on the UI thread (it paused the window 1.4-3 s)."""
     from liyuan_desktop.core.chat.st_import import import_st_folder
 
     card = _card_ref()
@@ -178,9 +178,9 @@ async def test_collecting_a_replaced_big_chat_is_one_bounded_pause(qtbot, tmp_pa
     assert gc.get_freeze_count() > 0
     small = write_st_chat(tmp_path / "small.jsonl", 10)
     with LoopStallMeter() as meter:
-        assert await chat_work.import_st_chat_async(win, card, small)  # replaces the big chat: collects it
-    record_property("collect_replaced_100k_worst_stall_ms", round(meter.worst_ms))
-    assert meter.worst_ms < 5000, meter.worst_ms
+        assert await chat_work.import_st_chat_async(win, card, small)  # replaces the big chat: releases it
+    record_property("replace_100k_worst_stall_ms", round(meter.worst_ms))
+    assert meter.worst_ms < STALL_BOUND_MS, meter.worst_ms
 
 
 async def test_stall_meter_sees_a_blocked_loop_and_not_an_idle_one(qtbot, record_property):
