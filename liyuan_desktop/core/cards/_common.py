@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any, Optional
 
+from ..messages import Msg, message
+
 MiB = 1024 * 1024
 
 #: Largest card JSON we accept, in bytes, wherever it comes from: a .json file, one PNG text chunk (raw or after
@@ -20,7 +22,10 @@ class CardError(Exception):
 
     def __init__(self, message: str):
         msg = str(message)
-        super().__init__(" ".join(msg.splitlines()) if len(msg.splitlines()) > 1 else msg)
+        if len(msg.splitlines()) > 1:
+            super().__init__(" ".join(msg.splitlines()))
+        else:  # a Msg stays one (core/messages.py): the front ends render it in the user's language
+            super().__init__(message if isinstance(message, Msg) else msg)
 
 
 def shown(text: str, limit: int = 60) -> str:
@@ -30,8 +35,14 @@ def shown(text: str, limit: int = 60) -> str:
 
 
 def fail(label: str, msg: str) -> CardError:
-    """``CardError("<label>：<msg>")`` with newlines flattened (callers ``raise fail(...)``)."""
-    return CardError(f"{label}：{msg}" if label else msg)
+    """``CardError("<label>：<msg>")`` with newlines flattened (callers ``raise fail(...)``). The error carries a
+    :class:`~liyuan_desktop.core.messages.Msg` (key ``cardfile.fail``): its text is that Chinese line, and
+    ``messages.render(err, "en")`` gives ``"<label>: <msg in English>"`` — ``msg`` is found again in the catalog by
+    its Chinese wording (``messages.translate``), so every sentence raised here needs a ``cardfile.*``/``png.*``/
+    ``charx.*`` catalog entry whose Chinese template matches it exactly."""
+    if not label:
+        return CardError(msg)
+    return CardError(message("cardfile.fail", label=label, msg=msg))
 
 
 _JSON_MSGS = {

@@ -96,13 +96,52 @@ def set_book_enabled(folder: Path, name: str, enabled: bool) -> Path:
     return dst
 
 
+class BookFileError(ValueError):
+    """A file given as a world book is not one. ``args[0]`` is a catalog message (``bookfile.*`` in
+    ``core/messages.py``): one Chinese line naming the file and the problem, rendered in English by the front ends."""
+
+
+def read_book_json(raw: bytes, name: str) -> object:
+    """The parsed JSON of a world-book file's bytes (UTF-8, a BOM allowed), checked to have the shape
+    :meth:`Lorebook.from_any` reads: an object with ``entries`` (an object of entries — SillyTavern World Info —
+    or a list — a card's ``character_book``), or a ``lorebook_v3`` export whose ``data`` has them. An empty
+    ``entries`` is a valid empty book (SillyTavern creates new books so). ``name`` (the file name) starts the
+    message. Raises :class:`BookFileError` for an empty file, a PNG, bytes that are not UTF-8, invalid or too
+    deeply nested JSON, a top level that is no object, a character card, or no ``entries``."""
+    from ..messages import message
+
+    if not raw.strip():
+        raise BookFileError(message("bookfile.empty", name=name))
+    if raw[:8] == b"\x89PNG\r\n\x1a\n":
+        raise BookFileError(message("bookfile.png", name=name))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise BookFileError(message("bookfile.not_utf8", name=name, pos=e.start)) from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BookFileError(message("bookfile.bad_json", name=name, line=e.lineno, col=e.colno, why=e.msg)) from None
+    except RecursionError:
+        raise BookFileError(message("bookfile.too_deep", name=name)) from None
+    if not isinstance(obj, dict):
+        raise BookFileError(message("bookfile.not_object", name=name))
+    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in obj or "first_mes" in data:
+        raise BookFileError(message("bookfile.is_card", name=name))
+    book = data if obj.get("spec") == "lorebook_v3" else obj
+    if not isinstance(book.get("entries"), (dict, list)):
+        raise BookFileError(message("bookfile.no_entries", name=name))
+    return obj
+
+
 def import_book_file(source: Path, folder: Path) -> Path:
     """Copy a SillyTavern world-info (or card book) JSON into ``folder``, switched on, under its own name (``-2``,
-    ``-3``… when taken). The file is read first: ValueError when it is not a world book (bad JSON or no entries
-    shape :meth:`Lorebook.from_any` accepts), OSError when it cannot be read or written."""
+    ``-3``… when taken). The file is read first (:func:`read_book_json`): :class:`BookFileError` (a ValueError)
+    when it is not a world book, OSError when it cannot be read or written."""
     source, folder = Path(source), Path(folder)
     raw = source.read_bytes()
-    Lorebook.from_any(json.loads(raw.decode("utf-8-sig")), source.stem)
+    Lorebook.from_any(read_book_json(raw, source.name), source.stem)
     folder.mkdir(parents=True, exist_ok=True)
     stem, n = source.stem, 1
     dst = folder / f"{stem}.json"
