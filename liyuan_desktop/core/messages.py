@@ -32,6 +32,8 @@ LANGUAGES = ("zh", "en")
 CATALOG: dict[str, dict[str, str]] = {
     # a command refused while a beat runs (core/chat/facade.py Chat._idle)
     "chat.busy": {"zh": "本拍还在进行，先停下再{what}", "en": "A beat is still running: stop it before you {what}"},
+    # Chat.seal_as_is / continue_beat with nothing to seal or continue (the window's buttons, liyuan chat --continue)
+    "chat.no_draft": {"zh": "没有未收笔的稿件", "en": "There is no unsealed draft to continue or seal"},
     # after Chat.edit_reply (the window's status line, the CLI)
     "chat.reply_edited": {"zh": "已存为这条回复的新版本（◀ ▶ 可以翻回原文）；账本没有按改后的文字重算。",
                           "en": "Saved as a new version of this reply (◀ ▶ reaches the old text); the ledger was not "
