@@ -475,7 +475,7 @@ async def run(args: argparse.Namespace) -> int:
                     res = await chat.send(text, ask=asker, on_event=on_event)
                     played += 1
         except ValueError as e:
-            print(f"liyuan: {e}", file=sys.stderr)
+            print(f"liyuan: {say(e)}", file=sys.stderr)
             return 2
         except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
             from ..core.chat.results import BeatSaveError
