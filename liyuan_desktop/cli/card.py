@@ -61,7 +61,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def _err(msg: str) -> None:
-    print(f"liyuan: {' '.join(str(msg).splitlines())}", file=sys.stderr)
+    print(f"liyuan: {' '.join(say(msg).splitlines())}", file=sys.stderr)  # a catalog text in the --lang language
 
 
 def _resolve(name: str) -> tuple[Card, Optional[bytes]]:

@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import card_home_name, resolve_card
+from ..core.messages import message
+from .common import card_home_name, resolve_card, say
 
 
 def add_parsers(sub: Any) -> None:
@@ -77,14 +78,14 @@ def run(args: argparse.Namespace) -> int:
                 return 130
             bar.done()
             for w in warnings:
-                print(f"liyuan: 注意：{w}", file=sys.stderr)
+                print(f"liyuan: {say(message('cli.note', w=w))}", file=sys.stderr)
             print(d)
         else:
             d = chat_dir(folder, args.chat)
             export_st_file(d, Path(args.out))
             print(args.out)
     except (CardError, StChatError, SessionError, ValueError) as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     except OSError as e:
         print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)

@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any
 
-from .common import out
+from .common import out, say
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         plan = scan(args.path)
     except MigrationError as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     if not args.json:
         for line in plan.summary_lines():

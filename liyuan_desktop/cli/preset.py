@@ -99,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"新对话的默认预设：{s.default_preset or '（无）'}")
             return 0
     except PresetError as e:
-        return _fail(str(e))
+        from .common import say
+
+        return _fail(say(e))  # the engine's message in the --lang language
     except OSError as e:
         return _fail(f"写入失败：{e}")
     print("用法：liyuan preset import|list|show|delete|default …", file=sys.stderr)

@@ -241,6 +241,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.you_input": {"zh": "\n你（空行退出）：", "en": "\nYou (empty line quits): "},
     "cli.sep.list": {"zh": "、", "en": ", "},
     "cli.sep.semi": {"zh": "；", "en": "; "},
+    "cli.note": {"zh": "注意：{w}", "en": "note: {w}"},
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
     # the Chinese text as before; these entries let render()/translate() find it again (module doc). ----------
     # cards (core/cards/_common.py fail(), __init__.py, png.py, charx.py): "<file>：<sentence>"
