@@ -168,9 +168,9 @@ def test_a_card_error_that_lost_its_key_is_found_again():
         load_card_bytes(b'{"name": "a",}', "x.json")
     plain = str(ei.value)
     assert type(plain) is str
-    # the whole "<file>：<sentence>" has one literal character, so the sentence is what the catalog finds
-    sentence = plain.split("：", 1)[1]
-    assert render(sentence, "en") == "not valid JSON (line 1, column 14: property names need double quotes)"
+    assert render(plain, "en") == "x.json: not valid JSON (line 1, column 14: property names need double quotes)"
+    assert render("a：b.json：找不到这个文件", "en") == "a：b.json: File not found"
+    assert render("林黛玉：不是这个文件", "en") == "林黛玉：不是这个文件"  # no catalog sentence: left alone
 
 
 BOOK_CORPUS: list[tuple[str, bytes]] = [

@@ -15,10 +15,13 @@ argument; :func:`render` accepts the exception itself.
 or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
 entry's Chinese template is also a pattern (its literal text fixed, each ``{param}`` any text), and a text that
 matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
-space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary). :func:`render` does this
+space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
+``"strict"`` must be empty or such a catalog text for the entry to match at all, e.g. the ``{where}`` prefix of a card
+error, which would otherwise swallow a file name before it). :func:`render` does this
 for plain strings, so a front end renders every engine line the same way whatever carried it. Templates with fewer
 than two literal characters never match (they would match anything), so story text is left alone unless it is
-exactly a catalog sentence.
+exactly a catalog sentence. A text ``<label>：<catalog sentence>`` (a file name, then a sentence the catalog knows —
+how a card error reads once it has lost its key) is rendered as ``<label>: <sentence in English>``.
 """
 
 from __future__ import annotations
@@ -244,24 +247,25 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.note": {"zh": "注意：{w}", "en": "note: {w}"},
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
     # the Chinese text as before; these entries let render()/translate() find it again (module doc). ----------
-    # cards (core/cards/_common.py fail(), __init__.py, png.py, charx.py): "<file>：<sentence>"
-    "cardfile.fail": {"zh": "{label}：{msg}", "en": "{label}: {msg}", "nest": "label msg"},
+    # "<file>：<sentence>" (core/cards/_common.py fail(); translate() finds it again in plain text: module doc)
+    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}"},
+    # cards (core/cards/__init__.py, png.py, charx.py, _common.py)
     "cardfile.label": {"zh": "角色卡", "en": "Card"},
     "cardfile.where.png": {"zh": "PNG 里的 {kw} 块（{type}）", "en": "the PNG's {kw} chunk ({type}): "},
     "cardfile.where.charx": {"zh": "CHARX 里的 card.json ", "en": "card.json in the CHARX: "},
     "cardfile.too_big_in": {"zh": "{where}内容有 {mib} MiB，超过角色卡的上限 {max} MiB，不像角色卡",
                             "en": "{where}the content is {mib} MiB, over the card limit of {max} MiB; not a card",
-                            "nest": "where"},
+                            "strict": "where", "nest": "where"},
     "cardfile.not_utf8": {"zh": "{where}不是有效的 UTF-8 文本（第 {pos} 字节处），不是可读的 JSON 角色卡",
-                          "en": "{where}not valid UTF-8 text (at byte {pos}); not a readable JSON card", "nest": "where"},
-    "cardfile.empty_in": {"zh": "{where}内容是空的，没有角色卡数据", "en": "{where}empty; there is no card data", "nest": "where"},
+                          "en": "{where}not valid UTF-8 text (at byte {pos}); not a readable JSON card", "strict": "where", "nest": "where"},
+    "cardfile.empty_in": {"zh": "{where}内容是空的，没有角色卡数据", "en": "{where}empty; there is no card data", "strict": "where", "nest": "where"},
     "cardfile.chat_jsonl": {"zh": "这是聊天记录（.jsonl），不是角色卡", "en": "This is a chat log (.jsonl), not a card"},
     "cardfile.bad_json": {"zh": "{where}不是有效的 JSON（第 {line} 行第 {col} 列：{why}）",
-                          "en": "{where}not valid JSON (line {line}, column {col}: {why})", "nest": "where why"},
+                          "en": "{where}not valid JSON (line {line}, column {col}: {why})", "strict": "where", "nest": "where why"},
     "cardfile.too_deep": {"zh": "{where}JSON 嵌套太深，无法读取", "en": "{where}the JSON is nested too deeply to read",
-                          "nest": "where"},
+                          "strict": "where", "nest": "where"},
     "cardfile.bad_value": {"zh": "{where}JSON 里有无法读取的值（{why}）",
-                           "en": "{where}the JSON has a value that cannot be read ({why})", "nest": "where why"},
+                           "en": "{where}the JSON has a value that cannot be read ({why})", "strict": "where", "nest": "where why"},
     "cardfile.digits": {"zh": "数字的位数太多", "en": "a number with too many digits"},
     # Python's JSON error messages in words (core/cards/_common.py _JSON_MSGS)
     "json.expecting_value": {"zh": "这里缺少值", "en": "a value is missing here"},
@@ -370,8 +374,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "png.no_lang": {"zh": "PNG 里的 {kw} 块（{type}）格式不对（缺少语言标记）",
                     "en": "The PNG's {kw} chunk ({type}) is malformed (no language tag)"},
     "png.base64_ascii": {"zh": "{where}不是有效的 base64（含非 ASCII 字符）", "en": "{where}not valid base64 (non-ASCII characters)",
-                         "nest": "where"},
-    "png.base64": {"zh": "{where}不是有效的 base64", "en": "{where}not valid base64", "nest": "where"},
+                         "strict": "where", "nest": "where"},
+    "png.base64": {"zh": "{where}不是有效的 base64", "en": "{where}not valid base64", "strict": "where", "nest": "where"},
     "png.card_chunk_big": {"zh": "PNG 里的 {kw} 块（{type}）有 {mib} MiB，超过角色卡的上限 {max} MiB",
                            "en": "The PNG's {kw} chunk ({type}) is {mib} MiB, over the card limit of {max} MiB"},
     "png.crc": {"zh": "PNG 里的 {kw} 块（{type}）校验和（CRC）不对，文件已损坏",
@@ -596,6 +600,9 @@ def find_message(text: str) -> Optional[Msg]:
             inner = find_message(params.get(name) or "")
             if inner is not None:
                 params[name] = inner
+        if any(params.get(name) and not isinstance(params[name], Msg)
+               for name in (CATALOG[key].get("strict") or "").split()):
+            continue  # a "strict" param is empty or a catalog text (e.g. a {where} prefix), never a file name
         return Msg(key, **params)
     return None
 
@@ -608,5 +615,23 @@ def translate(text: str, lang: str) -> str:
         return text.render(lang)
     if lang == "zh" or not text:
         return text
-    found = find_message(text)
+    found = find_message(text) or _labelled(text)
     return found.render(lang) if found is not None else text
+
+
+def _labelled(text: str) -> Optional[Msg]:
+    """``<label>：<catalog sentence>`` (a file name before a sentence the catalog knows — a card error passed on as
+    plain text) as the ``labelled`` message, or None. Only short one-line texts; the first three ``：`` are tried,
+    so a label may hold one itself."""
+    if len(text) > 600 or "\n" in text:
+        return None
+    start = 0
+    for _ in range(3):
+        i = text.find("：", start)
+        if i <= 0:
+            return None
+        inner = find_message(text[i + 1:])
+        if inner is not None:
+            return Msg("labelled", label=text[:i], msg=inner)
+        start = i + 1
+    return None

@@ -36,13 +36,13 @@ def shown(text: str, limit: int = 60) -> str:
 
 def fail(label: str, msg: str) -> CardError:
     """``CardError("<label>：<msg>")`` with newlines flattened (callers ``raise fail(...)``). The error carries a
-    :class:`~liyuan_desktop.core.messages.Msg` (key ``cardfile.fail``): its text is that Chinese line, and
+    :class:`~liyuan_desktop.core.messages.Msg` (key ``labelled``): its text is that Chinese line, and
     ``messages.render(err, "en")`` gives ``"<label>: <msg in English>"`` — ``msg`` is found again in the catalog by
     its Chinese wording (``messages.translate``), so every sentence raised here needs a ``cardfile.*``/``png.*``/
     ``charx.*`` catalog entry whose Chinese template matches it exactly."""
     if not label:
         return CardError(msg)
-    return CardError(message("cardfile.fail", label=label, msg=msg))
+    return CardError(message("labelled", label=label, msg=msg))
 
 
 _JSON_MSGS = {
