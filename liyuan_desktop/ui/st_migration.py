@@ -23,7 +23,7 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget)
 
-from .i18n import register, tr
+from .i18n import register, show, tr
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.migrate import MigrationPlan, MigrationReport
@@ -131,7 +131,7 @@ def plan_markdown(plan: MigrationPlan) -> str:
     bad = [i for i in plan.items if i.action in ("error", "skip")]
     if bad:
         out += ["", f"**{tr('stmig.damaged')}**", ""]
-        out += [f"- `{_esc(i.source)}`：{_esc(i.reason)}" for i in bad]
+        out += [f"- `{_esc(i.source)}`{tr('sep.colon')}{_esc(show(i.reason))}" for i in bad]
     if plan.not_imported:
         out += ["", f"**{tr('stmig.not.imported')}**", ""]
         out += [f"- {n.what}：{n.count}——{n.why}" for n in plan.not_imported]
@@ -255,7 +255,7 @@ class StMigrationDialog(QDialog):
         if isinstance(result, BaseException):
             from ..core.migrate import MigrationError
 
-            self.error = str(result) if isinstance(result, MigrationError) else f"{type(result).__name__}: {result}"
+            self.error = show(result) if isinstance(result, MigrationError) else f"{type(result).__name__}: {result}"
             self.status.setText(tr("stmig.failed", error=self.error))
             self._set_state("failed")
             return
