@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .common import chat_folder, open_chat, out
+from .common import chat_folder, open_chat, out, say
 
 
 #: The writing-room sub-commands (issue 19).
@@ -168,9 +168,9 @@ def run(args: argparse.Namespace) -> int:
             out(args.output)
             return 0
     except (ValueError, KeyError, SessionError) as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)  # a damaged checkpoint object names itself (catalog)
         return 2
     return 2  # argparse admits only the sub-commands above

@@ -469,6 +469,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.card_missing": {"zh": "它的角色卡没有导入（characters/{owner}.*）", "en": "Its card was not imported (characters/{owner}.*)"},
     "migrate.top_not_object": {"zh": "顶层不是对象", "en": "the top level is not an object"},
     "migrate.no_entries": {"zh": "没有 entries，不是世界书", "en": "no entries; not a world book"},
+    # agent-mode checkpoints (core/story/checkpoints.py ObjectStore.read)
+    "story.object_missing": {"zh": "对象 {h} 不在 {dir}", "en": "Object {h} is not in {dir}"},
+    "story.object_damaged": {"zh": "对象 {h} 已损坏（内容与哈希不符）", "en": "Object {h} is damaged (its content does not match its hash)"},
 }
 
 
