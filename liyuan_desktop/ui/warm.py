@@ -1,9 +1,11 @@
-"""Warm the engine up while the window's page loads (issue 15: start-up to an interactive chat).
+"""Warm the engine up while the user looks at the window (issue 15: start-up to an interactive chat).
 
-Once the window is shown, the conversation page takes ~100 ms to load — work done by Chromium's renderer process,
-while the UI thread mostly waits for it. The first chat the user opens then imports the rest of the engine
-(the beat loop, world-info activation and its key index, …) and builds the tool schemas the context meter and the
-first request need (~30 ms): work that can be done in that wait instead.
+The window shows before the engine's chat is imported (ui/main_window.py). The first chat the user opens then
+imports the rest of the engine (the beat loop, world-info activation and its key index, …) and builds the tool
+schemas the context meter and the first request need: ~150 ms that can be done while the user reads the welcome
+page or the chat list instead. ``app.main`` starts it when the conversation page is up (``ConversationView.ready``):
+started earlier, while the page loaded, its steps delayed Chromium's own work on the UI thread and the page came up
+later (bench/ui_start.py, interactive demo 1.40 s without the warm-up, 1.45 s with it during the page load).
 
 :func:`start` runs these steps on the UI thread's event loop, one step per turn of the loop (each a few to a few
 tens of ms), so Chromium's own work on the UI thread is never held up by more than one step. Not a worker thread:
@@ -101,7 +103,8 @@ async def _step(name: str, fn: Callable[[], object]) -> None:
 
 
 def start(delay_s: float = 0.0) -> asyncio.Future:
-    """Schedule the warm-up on the running event loop (once per process; later calls return the same task)."""
+    """Schedule the warm-up on the running event loop (once per process; later calls return the same task). A slot
+    for ``ConversationView.ready`` (which passes nothing)."""
     global _task
     if _task is None:
         _task = asyncio.ensure_future(_run(delay_s))
