@@ -344,3 +344,74 @@ def test_cli_card_import_prints_an_english_error(tmp_path: Path):
     zh = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "--lang", "zh", "card", "import", str(broken)],
                         capture_output=True, text=True, encoding="utf-8", env=env, timeout=120)
     assert zh.returncode == 2 and zh.stderr.startswith("liyuan: broken.png：") and CJK.search(zh.stderr)
+
+
+def _all_english(lines: list[str]) -> None:
+    assert lines
+    for w in lines:
+        en = render(w, "en")
+        assert not CJK.search(en), f"still Chinese in English: {en!r} (from {w!r})"
+
+
+def test_what_reading_a_damaged_card_repaired_is_said_in_english(tmp_path: Path):
+    """The load warnings of a card with wrongly typed fields (the window's notices, ``liyuan card inspect``)."""
+    from liyuan_desktop.core.cards import load_card, load_card_bytes
+
+    odd = {"spec": "chara_card_v3", "spec_version": "9.0",
+           "data": {"name": "", "description": 5, "first_mes": "hi", "alternate_greetings": ["a", 3],
+                    "extensions": [], "character_book": "x"}}
+    p = tmp_path / "odd.json"
+    p.write_text(json.dumps(odd), "utf-8")
+    card = load_card(p)
+    assert len(card.warnings) >= 5
+    _all_english(card.warnings)
+    flat = load_card_bytes(json.dumps({"spec": "chara_card_v2", "name": "A", "first_mes": "x",
+                                       "alternate_greetings": "no"}).encode(), "flat.json")
+    _all_english(flat.warnings)
+    no_iend = load_card_bytes(SIG + IHDR + _text(b"chara", __import__("base64").b64encode(GOOD_CARD)), "c.png")
+    _all_english(no_iend.warnings)
+    fallback = load_card_bytes(_png(_text(b"ccv3", b"!!!"), _text(b"chara", __import__("base64").b64encode(GOOD_CARD))),
+                               "two.png")
+    _all_english(fallback.warnings)
+
+
+def test_what_reading_a_damaged_preset_repaired_is_said_in_english(tmp_path: Path):
+    from liyuan_desktop.core.prompt.presets.store import load_preset
+
+    odd = {"temperature": "hot", "prompts": [3, {"name": "A", "role": "narrator", "content": "x"},
+                                             {"identifier": "b", "role": "system", "injection_position": 7,
+                                              "injection_depth": "deep", "content": "y"},
+                                             {"identifier": "b", "content": "z"}],
+           "prompt_order": [5, {"character_id": "x", "order": []},
+                            {"character_id": 100001, "order": [3, {"identifier": "b"}]}]}
+    p = tmp_path / "odd.json"
+    p.write_text(json.dumps(odd), "utf-8")
+    preset = load_preset(p)
+    assert len(preset.warnings) >= 6
+    _all_english(preset.warnings)
+
+
+def test_what_reading_a_damaged_world_book_repaired_is_said_in_english():
+    from liyuan_desktop.core.lore import Lorebook
+
+    wi = Lorebook.from_any({"entries": {"0": 5, "1": {"uid": 1, "key": ["a"], "content": "b"}}}, "wi")
+    card_book = Lorebook.from_any({"entries": [7, {"keys": ["a"], "content": "b", "enabled": True}]}, "cb")
+    _all_english([w for w in wi.warnings + card_book.warnings if "regex" not in w.lower()])
+
+
+def test_persona_file_errors_in_english(tmp_path: Path):
+    from liyuan_desktop.core.cards.personas import PersonaError, import_st_personas
+
+    for name, data in (("bad.json", b"{"), ("list.json", b"[]"), ("none.json", b'{"a": 1}')):
+        p = tmp_path / name
+        p.write_bytes(data)
+        with pytest.raises(PersonaError) as ei:
+            import_st_personas(p)
+        _check(ei.value)
+    with pytest.raises(PersonaError) as ei:
+        import_st_personas(tmp_path / "gone.json")
+    _check(ei.value)
+    with pytest.raises(PersonaError) as ei:
+        import_st_personas({"power_user": {}})
+    assert str(ei.value).startswith("人设文件：")
+    assert render(ei.value, "en").startswith("Persona file: no personas inside")

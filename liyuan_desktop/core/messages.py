@@ -469,6 +469,89 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.card_missing": {"zh": "它的角色卡没有导入（characters/{owner}.*）", "en": "Its card was not imported (characters/{owner}.*)"},
     "migrate.top_not_object": {"zh": "顶层不是对象", "en": "the top level is not an object"},
     "migrate.no_entries": {"zh": "没有 entries，不是世界书", "en": "no entries; not a world book"},
+    # -- what reading such a file repaired or skipped (load warnings: the window's notices, `liyuan card inspect`) --
+    "cardwarn.v1_flat": {"zh": "卡声明为 {spec}，但没有 data 对象，已按 V1 平铺格式读取",
+                         "en": "The card declares {spec} but has no data object; read as a flat V1 card"},
+    "cardwarn.v2_no_spec": {"zh": "卡里没有 spec，但字段都在 data 里，已按 V2 读取", "en": "The card has no spec but its fields are in data; read as V2"},
+    "cardwarn.not_text": {"zh": "{key} 不是文本（{type}），已忽略", "en": "{key} is not text ({type}); ignored"},
+    "cardwarn.no_name": {"zh": "卡里没有名字，已用文件名「{name}」", "en": "The card has no name; the file name “{name}” is used"},
+    "cardwarn.greetings_items": {"zh": "alternate_greetings 里有 {n} 项不是文本，已忽略", "en": "{n} items of alternate_greetings are not text; ignored"},
+    "cardwarn.greetings": {"zh": "alternate_greetings 不是数组，已忽略", "en": "alternate_greetings is not an array; ignored"},
+    "cardwarn.extensions": {"zh": "extensions 不是对象（{type}），已忽略", "en": "extensions is not an object ({type}); ignored"},
+    "cardwarn.book": {"zh": "character_book 不是对象（{type}），世界书已忽略",
+                      "en": "character_book is not an object ({type}); the world book is ignored"},
+    "cardwarn.book_entries": {"zh": "character_book.entries 不是数组，世界书已忽略",
+                              "en": "character_book.entries is not an array; the world book is ignored"},
+    "cardwarn.newer": {"zh": "卡的版本是 {v}，比梨园认识的 V3 新，可能有字段没读到",
+                       "en": "The card's version is {v}, newer than the V3 Liyuan knows; some fields may not be read"},
+    "cardwarn.charx_no_spec": {"zh": "CHARX 的 card.json 没有 spec（规范要求 V3），已尽量读取",
+                               "en": "The CHARX's card.json has no spec (the format requires V3); read as far as possible"},
+    "cardwarn.asset_unsafe": {"zh": "资源地址不安全，已忽略：{uri}", "en": "Unsafe asset address, ignored: {uri}"},
+    "cardwarn.asset_not_in_charx": {"zh": "资源 {uri} 在 CHARX 里找不到", "en": "Asset {uri} is not in the CHARX"},
+    "cardwarn.asset_encrypted": {"zh": "资源 {uri} 被加密，没有载入", "en": "Asset {uri} is encrypted; not loaded"},
+    "cardwarn.asset_big": {"zh": "资源 {uri} 太大，没有载入", "en": "Asset {uri} is too big; not loaded"},
+    "cardwarn.asset_unreadable_big": {"zh": "资源 {uri} 读不出来（太大），没有载入", "en": "Asset {uri} cannot be read (too big); not loaded"},
+    "cardwarn.asset_unreadable": {"zh": "资源 {uri} 读不出来（{why}），没有载入", "en": "Asset {uri} cannot be read ({why}); not loaded",
+                                  "nest": "why"},
+    "cardwarn.no_iend": {"zh": "PNG 缺少 IEND 结束块，文件可能不完整（角色卡数据已读出）",
+                         "en": "The PNG has no IEND chunk and may be incomplete (the card data was read)"},
+    "cardwarn.ccv3_fallback": {"zh": "ccv3 块读不出来（{why}），已改用 chara 块",
+                               "en": "The ccv3 chunk cannot be read ({why}); the chara chunk is used instead", "nest": "why"},
+    "cardwarn.asset_not_in_png": {"zh": "资源 {uri} 在 PNG 里找不到", "en": "Asset {uri} is not in the PNG"},
+    "cardwarn.asset_crc": {"zh": "资源 {uri} 的块已损坏（CRC 不对），没有载入", "en": "The chunk of asset {uri} is damaged (wrong CRC); not loaded"},
+    "cardwarn.asset_base64": {"zh": "资源 {uri} 的 base64 无效，没有载入", "en": "Asset {uri} has invalid base64; not loaded"},
+    # SillyTavern chat messages (core/cards/st_chat.py)
+    "stchat.mes_not_text": {"zh": "{label}：mes 不是文本（{type}），已按文本读取", "en": "{label}: mes is not text ({type}); read as text"},
+    "stchat.swipes_not_text": {"zh": "{label}：swipes 里有非文本项（Chub 格式？），已取其文本",
+                               "en": "{label}: swipes holds items that are not text (Chub format?); their text was taken"},
+    "stchat.swipe_id": {"zh": "{label}：swipe_id {sid} 不在 swipes 范围内，按第 {n} 个处理",
+                        "en": "{label}: swipe_id {sid} is outside swipes; swipe {n} is used"},
+    "stchat.other_card": {"zh": "{name}：这份聊天记录属于「{char}」，导入到角色卡「{card}」下",
+                          "en": "{name}: this chat belongs to “{char}”; imported under the card “{card}”"},
+    # presets (core/prompt/presets/model.py)
+    "presetwarn.legacy": {"zh": "旧式预设（main_prompt/nsfw_prompt/jailbreak_prompt 在顶层）：已按 SillyTavern 的方式转成 prompts",
+                          "en": "Old-style preset (main_prompt/nsfw_prompt/jailbreak_prompt at the top level): converted to "
+                                "prompts as SillyTavern does"},
+    "presetwarn.no_prompts": {"zh": "预设里没有 prompts：用 SillyTavern 的默认提示词", "en": "The preset has no prompts: SillyTavern's default prompts are used"},
+    "presetwarn.sampler": {"zh": "采样参数 {key} 的值 {value} 不是数字，已忽略", "en": "The sampler setting {key} = {value} is not a number; ignored"},
+    "presetwarn.prompt_not_object": {"zh": "prompts 第 {i} 项不是对象，已跳过", "en": "Item {i} of prompts is not an object; skipped"},
+    "presetwarn.no_identifier": {"zh": "prompts 第 {i} 项（{name}）没有 identifier，记作 {ident}",
+                                 "en": "Item {i} of prompts ({name}) has no identifier; recorded as {ident}", "nest": "name"},
+    "presetwarn.unnamed": {"zh": "无名", "en": "unnamed"},
+    "presetwarn.dup_identifier": {"zh": "identifier 重复：{ident}（第 {i} 项），按 SillyTavern 只用第一个",
+                                  "en": "Repeated identifier: {ident} (item {i}); only the first is used, as in SillyTavern"},
+    "presetwarn.role": {"zh": "提示词「{name}」的 role {role} 不认识，按 system 处理", "en": "Prompt “{name}”: unknown role {role}; treated as system"},
+    "presetwarn.number": {"zh": "提示词「{name}」的 {key} {value} 不是数字，用默认值 {default}",
+                          "en": "Prompt “{name}”: {key} {value} is not a number; the default {default} is used"},
+    "presetwarn.injection": {"zh": "提示词「{name}」的 injection_position {pos} 不认识，按相对位置处理",
+                             "en": "Prompt “{name}”: unknown injection_position {pos}; treated as relative"},
+    "presetwarn.order_type": {"zh": "prompt_order 不是数组（是 {type}），已忽略", "en": "prompt_order is not an array (it is {type}); ignored"},
+    "presetwarn.order_item": {"zh": "prompt_order 第 {i} 项不是 {{character_id, order[]}}，已跳过",
+                              "en": "Item {i} of prompt_order is not {{character_id, order[]}}; skipped"},
+    "presetwarn.order_cid": {"zh": "prompt_order 第 {i} 项的 character_id {cid} 不对，已跳过",
+                             "en": "Item {i} of prompt_order has a wrong character_id {cid}; skipped"},
+    "presetwarn.order_entry": {"zh": "prompt_order（character_id {cid}）里有一项不是 {{identifier, enabled}}，已跳过",
+                               "en": "prompt_order (character_id {cid}) has an item that is not {{identifier, enabled}}; skipped"},
+    "presetwarn.order_enabled": {"zh": "prompt_order（character_id {cid}）有 {n} 项没写 enabled，按 SillyTavern 视为关闭",
+                                 "en": "prompt_order (character_id {cid}) has {n} items without enabled; off, as in SillyTavern"},
+    # world-book entries (core/lore/lorebook.py)
+    "bookwarn.entry_not_object": {"zh": "世界书第 {i} 条不是对象，已跳过", "en": "World-book entry {i} is not an object; skipped"},
+    "bookwarn.no_enabled": {"zh": "世界书条目 {uid} 没有 enabled 字段，按 SillyTavern 视为禁用",
+                            "en": "World-book entry {uid} has no enabled field; disabled, as in SillyTavern"},
+    "bookwarn.key_not_object": {"zh": "世界书条目 {k} 不是对象，已跳过", "en": "World-book entry {k} is not an object; skipped"},
+    # personas (core/cards/personas.py)
+    "persona.cannot_read": {"zh": "无法读取 {path}：{error}", "en": "Cannot read {path}: {error}"},
+    "persona.bad_json": {"zh": "{name}：不是有效的 JSON（{error}）", "en": "{name}: not valid JSON ({error})", "nest": "name"},
+    "persona.not_object": {"zh": "{name}：不是 JSON 对象，不是 SillyTavern 的人设导出", "en": "{name}: not a JSON object; not a SillyTavern persona export", "nest": "name"},
+    "persona.none_inside": {"zh": "{name}：里面没有 personas（SillyTavern 的设置导出或人设备份才有），无法导入人设",
+                            "en": "{name}: no personas inside (only SillyTavern's settings export or persona backup has them); "
+                                  "nothing to import", "nest": "name"},
+    "persona.no_such": {"zh": "没有这个人设：{id}", "en": "No such persona: {id}"},
+    "persona.position": {"zh": "人设「{name}」的位置 {pos} 不认识，按「写进提示词」处理",
+                         "en": "Persona “{name}”: unknown position {pos}; treated as “in the prompt”"},
+    "persona.fields": {"zh": "人设「{name}」字段不对，已跳过（{msg}）", "en": "Persona “{name}” has wrong fields; skipped ({msg})"},
+    "persona.empty": {"zh": "{name}：personas 是空的，没有导入任何人设", "en": "{name}: personas is empty; no persona imported", "nest": "name"},
+    "persona.file": {"zh": "人设文件", "en": "Persona file"},
     # agent-mode checkpoints (core/story/checkpoints.py ObjectStore.read)
     "story.object_missing": {"zh": "对象 {h} 不在 {dir}", "en": "Object {h} is not in {dir}"},
     "story.object_damaged": {"zh": "对象 {h} 已损坏（内容与哈希不符）", "en": "Object {h} is damaged (its content does not match its hash)"},
@@ -618,7 +701,11 @@ def translate(text: str, lang: str) -> str:
         return text.render(lang)
     if lang == "zh" or not text:
         return text
-    found = find_message(text) or _labelled(text)
+    found = find_message(text)
+    if found is None or CATALOG[found.key]["zh"].startswith("{"):
+        # "<file>：<sentence>" read whole may have taken the file name as a template's leading value ("{name}：
+        # 不是有效的 JSON（{error}）" swallowing a card's JSON error): a catalog sentence after the label wins
+        found = _labelled(text) or found
     return found.render(lang) if found is not None else text
 
 
