@@ -381,7 +381,7 @@ async def run(args: argparse.Namespace) -> int:
             for w in chat.prompter.warnings:
                 print(f"liyuan: 预设：{w}", file=sys.stderr)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
-        msg = e.args[0] if isinstance(e, KeyError) and e.args else str(e)
+        msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
         print(f"liyuan: {msg}", file=sys.stderr)
         return 2
     except OSError as e:

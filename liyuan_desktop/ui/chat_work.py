@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from ..core.cards import CardError, library
 from ..core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
 from ..core.session.tree import SessionError
-from .i18n import register, tr
+from .i18n import register, show, tr
 from .work import WorkCancelled, dismantle, release, run_in_worker
 
 if TYPE_CHECKING:
@@ -170,7 +170,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
     win.refresh_tree()
     ok = win._install_chat(card, ref, chat_obj, is_demo)
     for w in warnings:
-        win.draft_pane.notice(w)
+        win.draft_pane.notice(show(w))  # what the import skipped, in the window's language
     win.statusBar().showMessage(tr("work.import.chat.done", name=d.name), 6000)
     return ok
 
