@@ -18,6 +18,8 @@ import json
 import sys
 from typing import Any
 
+from .common import say
+
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
                 p = install_preset(f)
                 print(f"已导入预设「{p.name}」")
                 for w in p.warnings:
-                    print(f"  · {w}")
+                    print(f"  · {say(w)}")  # what the reader repaired, in the --lang language
             return 0
         if cmd == "list":
             default = load_settings().default_preset
@@ -99,8 +101,6 @@ def run(args: argparse.Namespace) -> int:
             print(f"新对话的默认预设：{s.default_preset or '（无）'}")
             return 0
     except PresetError as e:
-        from .common import say
-
         return _fail(say(e))  # the engine's message in the --lang language
     except OSError as e:
         return _fail(f"写入失败：{e}")
