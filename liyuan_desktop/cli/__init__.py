@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Optional
 
@@ -58,6 +59,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     """Console entry point ``liyuan`` (``argv`` defaults to ``sys.argv[1:]``); returns the exit code. Without a
     command, with ``app`` or with a window flag (``--self-test``, ``--offscreen``…) it opens the window (app.py), or
     plays the demo in the terminal where there is no display."""
+    # pydantic looks for plugins in every installed package's entry points when the first model is built (~30 ms
+    # of the window's start, issue 15); this app has none. A user's own setting (even empty) is kept.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     argv = take_lang(list(sys.argv[1:] if argv is None else argv))  # --lang en: engine messages in English
     if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
         from ..app import main as app_main
