@@ -56,6 +56,7 @@ STRINGS.update({
     "presets.confirm.delete": {"zh": "从预设库删除「{name}」？用它的对话以后打开时不再用预设。", "en": "Delete “{name}”? Chats using it will open without a preset."},
     "presets.err": {"zh": "预设出错：{error}", "en": "Preset error: {error}"},
     "unset": {"zh": "未设", "en": "unset"},
+    "sampling.stop.placeholder": {"zh": "停止词，每行一个", "en": "Stop strings, one per line"},
     "close": {"zh": "关闭", "en": "Close"},
     "on": {"zh": "开", "en": "on"},
     "off": {"zh": "关", "en": "off"},
@@ -117,7 +118,7 @@ class SamplingEditor(QWidget):
         self.stop = QPlainTextEdit()
         self.stop.setObjectName("sampling_stop")
         self.stop.setFixedHeight(48)
-        self.stop.setPlaceholderText("停止词，每行一个")
+        self.stop.setPlaceholderText(tr("sampling.stop.placeholder"))
         add_row("停止词 stop", self.stop, wide=True)
         self.effort = QComboBox()
         self.effort.setObjectName("sampling_reasoning_effort")
