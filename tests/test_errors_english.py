@@ -415,3 +415,18 @@ def test_persona_file_errors_in_english(tmp_path: Path):
         import_st_personas({"power_user": {}})
     assert str(ei.value).startswith("人设文件：")
     assert render(ei.value, "en").startswith("Persona file: no personas inside")
+
+
+def test_world_info_settings_errors_in_english():
+    """``--wi NAME=VALUE`` and a SillyTavern settings.json given for the world-info settings."""
+    from liyuan_desktop.core.lore import settings as wis
+
+    calls = [lambda: wis.parse_assignments(["nonsense"]), lambda: wis.parse_assignments(["no_such_setting=1"]),
+             lambda: wis.parse_assignments(["world_info_depth=deep"]),
+             lambda: wis.parse_assignments(["world_info_recursive=maybe"]),
+             lambda: wis.check_overrides({"world_info_depth": -5}),
+             lambda: wis.from_st_settings([]), lambda: wis.from_st_settings({"x": 1})]
+    for call in calls:
+        with pytest.raises(ValueError) as ei:
+            call()
+        _check(ei.value)

@@ -7,7 +7,8 @@ end renders it in the chosen language with :func:`render` (the window through ``
 ``--lang``). What the engine says *to the model* (prompts, tool results, the scribe's lines) never goes through
 here: its language is the card's (golden runs stay byte-identical).
 
-Parameters may themselves be Msg values (rendered in the same language). A key missing from the catalog renders
+Parameters may themselves be Msg values (rendered in the same language); a list parameter is joined with the
+language's list separator (「、」, ", "). A key missing from the catalog renders
 as the key; a language missing from an entry falls back to Chinese. Exceptions carry a Msg as their first
 argument; :func:`render` accepts the exception itself.
 
@@ -552,6 +553,18 @@ CATALOG: dict[str, dict[str, str]] = {
     "persona.fields": {"zh": "人设「{name}」字段不对，已跳过（{msg}）", "en": "Persona “{name}” has wrong fields; skipped ({msg})"},
     "persona.empty": {"zh": "{name}：personas 是空的，没有导入任何人设", "en": "{name}: personas is empty; no persona imported", "nest": "name"},
     "persona.file": {"zh": "人设文件", "en": "Persona file"},
+    # world-info settings given by name (core/lore/settings.py: --wi, a SillyTavern settings.json)
+    "wiset.unknown": {"zh": "没有叫「{key}」的世界书设置；可用的名字：{names}",
+                      "en": "There is no world-info setting named “{key}”; the names are: {names}"},
+    "wiset.bool": {"zh": "{name} 要填 true 或 false，不是「{text}」", "en": "{name} takes true or false, not “{text}”"},
+    "wiset.int": {"zh": "{name} 要填整数，不是「{text}」", "en": "{name} takes an integer, not “{text}”"},
+    "wiset.value": {"zh": "世界书设置 {name} 的值「{value}」不行：{msg}", "en": "The world-info setting {name} cannot be “{value}”: {msg}"},
+    "wiset.syntax": {"zh": "--wi 要写成 名字=值（如 world_info_depth=4），不是「{item}」",
+                     "en": "--wi is written name=value (e.g. world_info_depth=4), not “{item}”"},
+    "wiset.not_settings": {"zh": "这不是 SillyTavern 的 settings.json（顶层不是对象）",
+                           "en": "This is not SillyTavern's settings.json (the top level is not an object)"},
+    "wiset.none": {"zh": "这个文件里没有 SillyTavern 的世界书设置（world_info_settings 或 world_info_* 键）",
+                   "en": "This file has no SillyTavern world-info settings (world_info_settings or world_info_* keys)"},
     # agent-mode checkpoints (core/story/checkpoints.py ObjectStore.read)
     "story.object_missing": {"zh": "对象 {h} 不在 {dir}", "en": "Object {h} is not in {dir}"},
     "story.object_damaged": {"zh": "对象 {h} 已损坏（内容与哈希不符）", "en": "Object {h} is damaged (its content does not match its hash)"},
@@ -591,11 +604,20 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         template = entry.get(lang) or entry["zh"]
     if not params:
         return template
-    shown = {k: render(v, lang) for k, v in params.items()}
+    shown = {k: _shown(v, lang) for k, v in params.items()}
     try:
         return template.format(**shown)
     except (KeyError, IndexError, ValueError):
         return template
+
+
+def _shown(value: Any, lang: str) -> str:
+    """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
+    each item rendered; anything else through :func:`render`."""
+    if isinstance(value, (list, tuple)):
+        sep = CATALOG["cli.sep.list"].get(lang) or CATALOG["cli.sep.list"]["zh"]
+        return sep.join(render(v, lang) for v in value)
+    return render(value, lang)
 
 
 def message(key: str, /, **params: Any) -> Msg:

@@ -157,8 +157,9 @@ def field_name(key: str) -> str:
     for cand in (k, _PREFIX + k):
         if cand in fields:
             return cand
-    names = "、".join(fields)
-    raise ValueError(f"没有叫「{key}」的世界书设置；可用的名字：{names}")
+    from ..messages import message  # the names joined in the user's language (「、」 / ", ")
+
+    raise ValueError(message("wiset.unknown", key=key, names=list(fields)))
 
 
 def parse_value(name: str, text: str) -> Any:
