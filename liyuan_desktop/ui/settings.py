@@ -198,7 +198,8 @@ class SettingsDialog(QDialog):
         self.keyring_ok, self.keyring_message = key_storage_status()
 
         self.setObjectName("SettingsDialog")
-        self.setMinimumSize(820, 600)
+        self.setMinimumHeight(600)  # the width: at least what the layout needs (the provider form is not cut off)
+        self.resize(820, 600)
         self._build()
         self._load_simple_fields()
         self._rebuild_list(select=0 if self._rows else None)
@@ -312,6 +313,7 @@ class SettingsDialog(QDialog):
         form_scroll.setWidgetResizable(True)
         form_scroll.setFrameShape(QFrame.Shape.NoFrame)
         form_scroll.setWidget(self._build_form())
+        self.form_scroll = form_scroll
         self.form_stack.addWidget(form_scroll)
         lay.addWidget(self.form_stack, 1)
 
@@ -494,6 +496,9 @@ class SettingsDialog(QDialog):
             self._show_errors()
             self._refresh_key_status()
             self._show_report()
+        # the form scrolls down, never sideways: as wide as its texts in this language need (buttons were cut off)
+        self.form_scroll.setMinimumWidth(self.form_scroll.widget().minimumSizeHint().width()
+                                         + self.form_scroll.verticalScrollBar().sizeHint().width())
 
     # -- rows and the list ----------------------------------------------------------------------------------
 
