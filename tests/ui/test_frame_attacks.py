@@ -325,7 +325,9 @@ def test_slow_memory_bomb_is_stopped_under_the_cap(qtbot, view):
     assert guard is not None
     old_cap = guard.cap_mb
     guard.cap_mb = 400
-    view.set_frame_watchdog(pingMs=200, hangMs=1500, loadMs=8000, reuseMs=1200)
+    # the watchdog's default 5 s before a silent frame counts as hung: a renderer filling its memory on a busy
+    # machine answered late and was stopped as "hung" at 1.5 s, before the memory cap could be what stopped it
+    view.set_frame_watchdog(pingMs=200, hangMs=5000, loadMs=8000, reuseMs=1200)
     failed: list = []
     view.frameFailed.connect(lambda name, why: failed.append((name, why)))
     try:
