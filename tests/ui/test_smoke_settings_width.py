@@ -17,9 +17,10 @@ def test_provider_form_is_not_cut_off(qtbot, lang):
     from liyuan_desktop.ui.settings import SettingsDialog
 
     i18n.set_language(lang)
+    d = None
     try:
         s = AppSettings(providers=[ProviderSettings(name="local", base_url="http://127.0.0.1:9/v1", model="m")],
-                        active_provider="local")
+                        active_provider="local", ui_language=lang)
         d = SettingsDialog(s)
         qtbot.addWidget(d)
         d.show()
@@ -30,4 +31,6 @@ def test_provider_form_is_not_cut_off(qtbot, lang):
                                                              scroll.widget().minimumSizeHint().width())
         assert d.height() >= 600 and d.width() >= 820
     finally:
+        if d is not None:  # closed first: a cancelled dialog puts back the language it was opened in
+            d.reject()
         i18n.set_language("zh")
