@@ -848,6 +848,9 @@ class ConversationView(QWebEngineView):
                 "globalKey": frame_guard.variable_scope_key(self._card_key, self._trusted)}
 
     def _on_frame_storage(self, card_key: str, area: str, items: Any) -> None:
+        if not card_key and not self._card_key:  # no card shown (a preview, a test): nowhere to keep it, nothing wrong
+            log.debug("conversation view: frame storage with no card set: kept in the page only")
+            return
         if not card_key or card_key != self._card_key:
             log.warning("conversation view: storage write for another card refused")
             self._note_blocked("storage of another card", "")
