@@ -7,13 +7,10 @@ the card is a tiny one built here (no ../shared needed)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 from liyuan_desktop.ui.bench_hooks import PLACEHOLDER, st_chat_lines
+from uihelpers import bench_started_app
 
 BAR = ("```html\n<!DOCTYPE html><html><body><div id=\"hp\">…</div><script>\n"
        "var d = (getChatMessages(getCurrentMessageId())[0] || {}).data || {};\n"
@@ -47,28 +44,9 @@ def test_st_chat_lines_put_the_bar_and_the_variables_on_every_reply():
 
 
 def test_bench_start_with_a_card_stamps_when_every_bar_said_hello(tmp_path):
-    stamp = tmp_path / "stamps.json"
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home"),
-           "LIYUAN_BENCH_CARD": str(tiny_card(tmp_path / "tiny.json")), "LIYUAN_BENCH_MESSAGES": "3"}
-    for k in ("LIYUAN_GPU", "QTWEBENGINE_CHROMIUM_FLAGS", "LIYUAN_FRAME_ISOLATION"):
-        env.pop(k, None)
-    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        end = time.monotonic() + 120
-        while not stamp.exists():
-            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
-            assert time.monotonic() < end, "the card chat did not become interactive"
-            time.sleep(0.05)
-        time.sleep(0.1)
-        s = json.loads(stamp.read_text())
-    finally:
-        Path(str(stamp) + ".quit").write_text("")
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with bench_started_app(tmp_path, "the card chat", LIYUAN_BENCH_CARD=str(tiny_card(tmp_path / "tiny.json")),
+                           LIYUAN_BENCH_MESSAGES="3") as (_proc, s):
+        pass
     assert s["card"] == "小栏" and s["messages"] == 3
     assert s["frames"] == 4 and s["failed"] == 0  # the opening's bar and the three replies'
     assert s["paint"] <= s["interactive"]

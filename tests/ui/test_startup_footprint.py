@@ -7,9 +7,6 @@ bench/ui_start.py prints them."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -18,6 +15,7 @@ import pytest
 from liyuan_desktop.app import NO_GPU_FLAG
 from liyuan_desktop.ui.conversation import SPARE_RENDERER_FEATURE, _disable_feature
 from liyuan_desktop.ui.frame_guard import process_tree
+from uihelpers import bench_started_app
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
 
@@ -35,18 +33,7 @@ def _threads(pid: int) -> set[str]:
 
 
 def test_the_demo_window_runs_one_renderer_one_zygote_and_no_gl_driver(tmp_path):
-    stamp = tmp_path / "stamps.json"
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
-    for k in ("LIYUAN_GPU", "QTWEBENGINE_CHROMIUM_FLAGS", "LIYUAN_FRAME_ISOLATION"):
-        env.pop(k, None)
-    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        end = time.monotonic() + 120
-        while not stamp.exists():
-            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
-            assert time.monotonic() < end, "the demo chat did not become interactive"
-            time.sleep(0.05)
+    with bench_started_app(tmp_path) as (proc, _stamps):
         time.sleep(1.0)  # a spare renderer is started right after the first page load
         pids = process_tree(proc.pid)
         renderers = [p for p in pids if p != proc.pid and "Compositor" in _threads(p)]
@@ -63,13 +50,6 @@ def test_the_demo_window_runs_one_renderer_one_zygote_and_no_gl_driver(tmp_path)
         maps = Path(f"/proc/{proc.pid}/maps").read_text()
         assert not [m for m in GL_DRIVER_MARKS if m in maps], [ln for ln in maps.splitlines()
                                                                 if any(m in ln for m in GL_DRIVER_MARKS)][:5]
-    finally:
-        Path(str(stamp) + ".quit").write_text("")
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def test_the_spare_renderer_switch_joins_the_users_disabled_features():

@@ -6,8 +6,10 @@ They poll on the running qasync loop with ``await asyncio.sleep`` — never ``qt
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 
@@ -153,3 +155,39 @@ def close_view(view: Any) -> None:
     view.close()
     view.deleteLater()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+
+@contextlib.contextmanager
+def bench_started_app(tmp_path: Path, what: str = "the demo chat", **env_extra: str):
+    """Start the real app (``python -m liyuan_desktop --bench-start``, offscreen, a fresh data folder under
+    ``tmp_path``, no GPU/flag overrides from this shell, ``env_extra`` added) and wait until it is interactive; yields
+    ``(proc, stamps)`` — the process and its stamp file's values — and quits the app afterwards."""
+    import os
+    import subprocess
+    import sys
+
+    stamp = tmp_path / "stamps.json"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home"), **env_extra}
+    for k in ("LIYUAN_GPU", "QTWEBENGINE_CHROMIUM_FLAGS", "LIYUAN_FRAME_ISOLATION"):
+        env.pop(k, None)
+    proc = subprocess.Popen([sys.executable, "-m", "liyuan_desktop", "--bench-start", str(stamp)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        end = time.monotonic() + 120
+        stamps: dict = {}
+        while not stamps:
+            assert proc.poll() is None, proc.stderr.read().decode(errors="replace")[-2000:]
+            assert time.monotonic() < end, f"{what} did not become interactive"
+            time.sleep(0.05)
+            try:
+                stamps = json.loads(stamp.read_text())
+            except (OSError, ValueError):  # not there yet, or being written
+                pass
+        yield proc, stamps
+    finally:
+        Path(str(stamp) + ".quit").write_text("")
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
