@@ -179,9 +179,11 @@ class WritingPanes(QObject):
         if self._task is not None and not self._task.done():
             self._stale = True
             return
+        coro = self.refresh()
         try:
-            self._task = asyncio.ensure_future(self.refresh())
+            self._task = asyncio.ensure_future(coro)
         except RuntimeError:  # no event loop (a synchronous caller): gather right here
+            coro.close()  # never started: closed, not left for the collector to warn about
             self.show(gather(self.chat))
 
     async def refresh(self) -> Optional[RoomData]:
