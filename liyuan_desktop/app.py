@@ -276,9 +276,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
             return loop.run_until_complete(go())
     from .ui import warm
 
-    # the engine's first-chat work once the page is up, while the user reads it (ui/warm.py); started earlier, its
-    # steps held up Chromium's own work on this thread and the page came up later (bench/ui_start.py)
-    win.view.ready.connect(warm.start)
+    warm.start()  # the engine's first-chat work, in small steps, while the page loads (ui/warm.py)
     if args.bench_start:
         _bench_start(win, args.bench_start)
     else:
