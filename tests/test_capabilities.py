@@ -166,3 +166,17 @@ def test_an_older_copy_saved_later_keeps_what_was_learned_meanwhile(home):
     set_capabilities(older.provider("local"), apply_override(older.provider("local").caps(), "tools", "works"))
     save_settings(older)
     assert load_settings().provider("local").caps().tools == "works"
+
+
+def test_the_summary_is_in_one_language():
+    """Settings → 模型服务 and ``liyuan models probe`` show it in the chosen language, not both at once."""
+    import re
+
+    from liyuan_desktop.core.llm.capabilities import Capabilities, summary
+
+    caps = Capabilities(tools="works", streaming=True, usage=False, context_window=32768, reasoning="think_tags",
+                        overridden=["tools"])
+    en, zh = summary(caps, "en"), summary(caps)
+    assert not [t for row in en for t in row if re.search(r"[\u4e00-\u9fff]", t)], en
+    assert en[0] == ("Tool calling", "works ✎") and zh[0] == ("工具调用", "可用 ✎")
+    assert not [t for row in zh for t in row if re.search(r"\b(works|yes|no|unknown|never)\b", t)], zh

@@ -18,7 +18,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import out
+from .common import language, out
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.providers import ProviderSettings
@@ -79,8 +79,9 @@ async def _probe(args: argparse.Namespace) -> int:
         out(json.dumps({"provider": p.name, **caps.model_dump(mode="json")}, ensure_ascii=False, indent=2))
     else:
         out(f"{p.name} · {caps.model} @ {caps.base_url}")
-        for label, value in summary(caps):
-            out(f"  {label}：{value}")
+        en = language() == "en"
+        for label, value in summary(caps, "en" if en else "zh"):
+            out(f"  {label}{': ' if en else '：'}{value}")
         for note in caps.notes:
             out(f"  ※ {note}")
     return 0 if caps.tools != "unknown" or caps.streaming is not None else 1

@@ -423,7 +423,10 @@ class ProviderExtrasBox(QGroupBox):
         if not caps.probed_at and not caps.overridden:
             self.summary_label.setText(tr("lm.never"))
             return
-        parts = [f"{label}：{value}" for label, value in summary(caps)]
+        from .i18n import language
+
+        en = language() == "en"
+        parts = [f"{label}{': ' if en else '：'}{value}" for label, value in summary(caps, "en" if en else "zh")]
         text = " · ".join(parts)  # compact: the form must still fit the dialog's minimum height
         if caps.notes:
             text += "\n" + "\n".join(f"※ {note[:160]}" for note in caps.notes[:2])

@@ -168,28 +168,43 @@ def apply_override(caps: Capabilities, field: str, value: Any) -> Capabilities:
     return Capabilities.model_validate({**caps.model_dump(), field: value, "overridden": overridden + [field]})
 
 
-def summary(caps: Capabilities) -> list[tuple[str, str]]:
-    """(label, value) lines for a read-only summary, Chinese first with English: tool calling, streaming, tool
-    deltas, reasoning, usage, cache, context window, probed at. "✎" marks an overridden value."""
-    tools = {"works": "可用 works", "rejected": "服务器拒绝 rejected", "ignored": "模型不调用 ignored",
-             "unknown": "未知 unknown"}[caps.tools]
+_SUMMARY_WORDS: dict[str, dict[str, str]] = {
+    "zh": {"works": "可用", "rejected": "服务器拒绝", "ignored": "模型不调用", "unknown": "未知", "yes": "是", "no": "否",
+           "reasoning_content": "reasoning_content 字段", "reasoning": "reasoning 字段", "think_tags": "<think> 标签",
+           "none": "没有", "never": "未探测", "tokens": "tokens",
+           "l.tools": "工具调用", "l.streaming": "流式输出", "l.streamed_tool_deltas": "工具参数分段流式",
+           "l.reasoning": "思考内容", "l.usage": "用量统计", "l.cached_tokens": "缓存命中统计",
+           "l.context_window": "服务器上下文", "l.probed": "探测时间"},
+    "en": {"works": "works", "rejected": "rejected by the server", "ignored": "the model does not call them",
+           "unknown": "unknown", "yes": "yes", "no": "no", "reasoning_content": "the reasoning_content field",
+           "reasoning": "the reasoning field", "think_tags": "<think> tags", "none": "none", "never": "never",
+           "tokens": "tokens",
+           "l.tools": "Tool calling", "l.streaming": "Streaming", "l.streamed_tool_deltas": "Streamed tool arguments",
+           "l.reasoning": "Reasoning", "l.usage": "Usage", "l.cached_tokens": "Cached tokens",
+           "l.context_window": "Server context", "l.probed": "Probed"},
+}
+
+
+def summary(caps: Capabilities, lang: str = "zh") -> list[tuple[str, str]]:
+    """(label, value) lines for a read-only summary in ``lang`` ("zh" or "en"; the window and ``liyuan models
+    probe`` pass their language): tool calling, streaming, tool deltas, reasoning, usage, cache, context window,
+    probed at. "✎" marks an overridden value."""
+    w = _SUMMARY_WORDS["en" if lang == "en" else "zh"]
 
     def yn(v: Optional[bool]) -> str:
-        return "未知 unknown" if v is None else ("是 yes" if v else "否 no")
+        return w["unknown"] if v is None else w["yes" if v else "no"]
 
-    reasoning = {"reasoning_content": "reasoning_content 字段", "reasoning": "reasoning 字段",
-                 "think_tags": "<think> 标签 tags", None: "没有 none"}[caps.reasoning]
     rows = [
-        ("tools", "工具调用 tools", tools),
-        ("streaming", "流式输出 streaming", yn(caps.streaming)),
-        ("streamed_tool_deltas", "工具参数分段流式 tool deltas", yn(caps.streamed_tool_deltas)),
-        ("reasoning", "思考内容 reasoning", reasoning),
-        ("usage", "用量统计 usage", yn(caps.usage)),
-        ("cached_tokens", "缓存命中统计 cached tokens", yn(caps.cached_tokens)),
-        ("context_window", "服务器上下文 context", f"{caps.context_window} tokens" if caps.context_window else "未知 unknown"),
+        ("tools", w[caps.tools]),
+        ("streaming", yn(caps.streaming)),
+        ("streamed_tool_deltas", yn(caps.streamed_tool_deltas)),
+        ("reasoning", w[caps.reasoning or "none"]),
+        ("usage", yn(caps.usage)),
+        ("cached_tokens", yn(caps.cached_tokens)),
+        ("context_window", f"{caps.context_window} {w['tokens']}" if caps.context_window else w["unknown"]),
     ]
-    out = [(label, value + (" ✎" if key in caps.overridden else "")) for key, label, value in rows]
-    out.append(("探测时间 probed", caps.probed_at or "未探测 never"))
+    out = [(w["l." + key], value + (" ✎" if key in caps.overridden else "")) for key, value in rows]
+    out.append((w["l.probed"], caps.probed_at or w["never"]))
     return out
 
 
