@@ -38,14 +38,14 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QSplitter, QToolButton, QTreeWidget, QTreeWidgetItem,
+                               QSplitter, QTreeWidget, QTreeWidgetItem,
                                QVBoxLayout, QWidget)
 
 from ..core.story.chapters import chapter_filename
 from ..core.text import count_words
 from .chapter_editor import ChapterEditor
 from ..core.errors import ToolError
-from .dialogs import confirm, inform
+from .dialogs import confirm, inform, tool_button
 from .i18n import show, tr
 from .theme import set_role
 
@@ -137,12 +137,12 @@ class ChapterTreePane(QWidget):
         lay.setContentsMargins(4, 4, 4, 4)
         bar = QHBoxLayout()
         bar.setSpacing(4)
-        self.new_btn = self._button(bar, tr("story.new"), tr("story.new.tip"), self.new_chapter)
-        self.insert_btn = self._button(bar, tr("story.insert"), tr("story.insert.tip"), self.insert_chapter)
-        self.rename_btn = self._button(bar, tr("story.rename"), tr("story.rename.tip"), self.rename_chapter)
-        self.delete_btn = self._button(bar, tr("story.delete"), tr("story.delete.tip"), self.delete_chapter)
-        self.up_btn = self._button(bar, "↑", tr("story.up.tip"), lambda: self.move_chapter(-1))
-        self.down_btn = self._button(bar, "↓", tr("story.down.tip"), lambda: self.move_chapter(1))
+        self.new_btn = tool_button(bar, tr("story.new"), self.new_chapter, tr("story.new.tip"))
+        self.insert_btn = tool_button(bar, tr("story.insert"), self.insert_chapter, tr("story.insert.tip"))
+        self.rename_btn = tool_button(bar, tr("story.rename"), self.rename_chapter, tr("story.rename.tip"))
+        self.delete_btn = tool_button(bar, tr("story.delete"), self.delete_chapter, tr("story.delete.tip"))
+        self.up_btn = tool_button(bar, "↑", lambda: self.move_chapter(-1), tr("story.up.tip"))
+        self.down_btn = tool_button(bar, "↓", lambda: self.move_chapter(1), tr("story.down.tip"))
         bar.addStretch(1)
         self.bar = QWidget()
         self.bar.setLayout(bar)
@@ -189,15 +189,6 @@ class ChapterTreePane(QWidget):
         set_role(self.status, "muted")
         lay.addWidget(self.status)
         self.set_chat(None)
-
-    def _button(self, bar: QHBoxLayout, text: str, tip: str, slot: Callable[[], Any]) -> QToolButton:
-        b = QToolButton()  # compact: the pane must fit the main window's 430 px side column
-        b.setText(text)
-        b.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        b.setToolTip(tip)
-        b.clicked.connect(lambda _=False: slot())
-        bar.addWidget(b)
-        return b
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
     def _ask_text_dialog(self, title: str, label: str, text: str = "") -> Optional[str]:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHB
 from ..core.errors import ToolError
 from .i18n import register, show, tr
 from .theme import set_role
+from .dialogs import tool_button
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
@@ -129,11 +130,11 @@ class OutlinePane(QWidget):
         lay.addWidget(self.progress)
         bar = QHBoxLayout()
         bar.setSpacing(4)
-        self.status_btn = self._button(bar, tr("wr.outline.status"), self.change_status)
-        self.target_btn = self._button(bar, tr("wr.outline.target"), self.change_target)
-        self.open_btn = self._button(bar, tr("wr.outline.open"), self.open_selected)
+        self.status_btn = tool_button(bar, tr("wr.outline.status"), self.change_status)
+        self.target_btn = tool_button(bar, tr("wr.outline.target"), self.change_target)
+        self.open_btn = tool_button(bar, tr("wr.outline.open"), self.open_selected)
         bar.addStretch(1)
-        self.edit_btn = self._button(bar, tr("wr.outline.edit"), self.edit_outline)
+        self.edit_btn = tool_button(bar, tr("wr.outline.edit"), self.edit_outline)
         self.edit_btn.setToolTip(tr("wr.outline.edit.tip"))
         lay.addLayout(bar)
         self.empty = QLabel(tr("wr.outline.none"))
@@ -164,13 +165,6 @@ class OutlinePane(QWidget):
         set_role(self.note, "muted")
         lay.addWidget(self.note)
         self.set_chat(None)
-
-    def _button(self, bar: QHBoxLayout, text: str, slot: Callable[[], Any]) -> QToolButton:
-        b = QToolButton()
-        b.setText(text)
-        b.clicked.connect(lambda _=False: slot())
-        bar.addWidget(b)
-        return b
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
     def _ask_item_dialog(self, label: str, items: list[str], current: int) -> Optional[int]:

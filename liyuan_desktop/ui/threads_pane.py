@@ -22,6 +22,7 @@ from ..core.ledger.threads import ThreadEvent
 from . import theme
 from .i18n import register, tr
 from .theme import set_role
+from .dialogs import tool_button
 
 register({
     "wr.threads.tab": {"zh": "伏笔", "en": "Threads"},
@@ -82,9 +83,9 @@ class ThreadsPane(QWidget):
         lay.addWidget(self.summary)
         bar = QHBoxLayout()
         bar.setSpacing(4)
-        self.add_btn = self._button(bar, tr("wr.threads.add"), self.add_thread)
-        self.edit_btn = self._button(bar, tr("wr.threads.edit"), self.edit_thread)
-        self.intent_btn = self._button(bar, tr("wr.threads.intentional"), self.toggle_intentional)
+        self.add_btn = tool_button(bar, tr("wr.threads.add"), self.add_thread)
+        self.edit_btn = tool_button(bar, tr("wr.threads.edit"), self.edit_thread)
+        self.intent_btn = tool_button(bar, tr("wr.threads.intentional"), self.toggle_intentional)
         self.intent_btn.setToolTip(tr("wr.threads.intentional.tip"))
         # close / drop / reopen in one menu button: the pane must fit the window's side column (its minimum width
         # is the tab widget's, hidden tabs included)
@@ -133,13 +134,6 @@ class ThreadsPane(QWidget):
         # (a lambda on the app-wide notifier outlived the pane and reached its deleted tree in later windows)
         if self.data is not None:
             self.show_data(self.data)
-
-    def _button(self, bar: QHBoxLayout, text: str, slot: Callable[[], Any]) -> QToolButton:
-        b = QToolButton()
-        b.setText(text)
-        b.clicked.connect(lambda _=False: slot())
-        bar.addWidget(b)
-        return b
 
     def _ask_text_dialog(self, label: str, text: str) -> Optional[str]:
         v, ok = QInputDialog.getText(self, tr("wr.threads.tab"), label, QLineEdit.EchoMode.Normal, text)
