@@ -97,12 +97,15 @@ import sys, tomllib
 p = tomllib.load(open(sys.argv[1], "rb"))["project"]
 print("\n".join(p["dependencies"] + p["optional-dependencies"]["build"]))
 EOF
+  # the lock's digest is part of what decides whether the build venv can be reused (issue 25: the shipped versions
+  # are the tested ones)
+  echo "# constraints.txt $(sha256sum "$STAGE/constraints.txt" | cut -d' ' -f1)" >> "$REQS.new"
   if [ ! -x "$B/venv/bin/python" ] || ! cmp -s "$REQS.new" "$REQS"; then
     say "making the build venv $B/venv (the app's dependencies + PyInstaller)"
     t=$(date +%s)
     rm -rf "$B/venv"
     "$PY" -m venv "$B/venv"
-    "$B/venv/bin/pip" install -q --disable-pip-version-check -r "$REQS.new" 2>&1 | { grep -v "is ignored: it is neither a file" || true; }
+    "$B/venv/bin/pip" install -q --disable-pip-version-check -c "$STAGE/constraints.txt" -r "$REQS.new" 2>&1 | { grep -v "is ignored: it is neither a file" || true; }
     mv "$REQS.new" "$REQS"
     echo "    venv ready in $(elapsed "$t") s"
   else
