@@ -39,6 +39,7 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
     from ..core.beat.events import AskRequest
     from ..core.chat.facade import BeatResult, Chat
     from ..core.llm.types import ChatModel
+    from ..core.settings import AppSettings
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -170,33 +171,27 @@ def _replay_for(beats: list[Any]) -> ChatModel:
                        label="演示", beats=beats)
 
 
-def _build_model(args: argparse.Namespace) -> tuple[ChatModel, Optional[ChatModel]]:
-    from ..core.llm import ReplayModel, build_model
+def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[ChatModel, Optional[ChatModel]]:
+    """The story and scribe models ``--model replay:FILE`` or ``--provider NAME [--base-url U] [--model M]`` name,
+    made the way the window makes them (core/chat/build.py :func:`chat_models`: the configured provider, the settings'
+    scribe provider). ValueError (shown, exit 2) for a missing provider or key."""
+    from ..core.llm import ReplayModel, resolve_api_key
 
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):]), None
     if not args.provider:
         raise ValueError("没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo")
-    from pydantic import ValidationError
-
-    from ..core.llm import ProviderSettings, resolve_api_key
-
-    from .models import resolve_provider  # configured providers first, then the built-in presets
+    from ..core.chat.build import chat_models
 
     try:
-        settings = resolve_provider(args.provider)
+        models = chat_models(settings, args.provider, base_url=args.base_url, model=args.model)
     except KeyError as e:
         raise ValueError(e.args[0]) from None
-    try:
-        settings = ProviderSettings.model_validate({**settings.model_dump(), **({"base_url": args.base_url} if args.base_url else {}),
-                                                    **({"model": args.model} if args.model else {})})
-    except ValidationError as e:
-        raise ValueError("；".join(str(x.get("ctx", {}).get("error", x["msg"])) for x in e.errors())) from None
-    if settings.api_key_env and not resolve_api_key(settings):
-        raise ValueError(f"没有 {settings.name} 的 API key：请设置环境变量 {settings.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
-    main = build_model(settings)
-    scribe = build_model(settings, scribe=True) if settings.scribe_model else None
-    return main, scribe
+    prov = models.provider
+    assert prov is not None and models.main is not None  # a named provider always gives a model
+    if prov.api_key_env and not resolve_api_key(prov):
+        raise ValueError(f"没有 {prov.name} 的 API key：请设置环境变量 {prov.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+    return models.main, models.scribe
 
 
 @contextlib.contextmanager
@@ -287,7 +282,6 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
 async def run(args: argparse.Namespace) -> int:
     """Run ``liyuan chat`` from parsed ``args`` on the running loop; returns the exit code (see the module doc)."""
     from ..core.cards import CardError, load_card
-    from ..core.chat.facade import Chat
     from ..core.messages import message
     from ..core.paths import chat_dir, demo_card_path, demo_replay_path
     from ..core.session.tree import SessionError
@@ -308,6 +302,9 @@ async def run(args: argparse.Namespace) -> int:
     recorded: list[str] = []
     says: list[str] = list(args.say or [])
     try:
+        from ..core.settings import load_settings
+
+        app_settings = load_settings()
         if args.demo:
             from ..core.llm import ReplayModel
 
@@ -327,7 +324,7 @@ async def run(args: argparse.Namespace) -> int:
                 raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
             card = resolve_card(args.card)
             folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
-            model, scribe = _build_model(args)
+            model, scribe = _build_model(args, app_settings)
             if getattr(model, "is_replay", False) and not _commanded(args):
                 beats = getattr(model, "beats", [])
                 says = says or [b.user for b in beats]
@@ -345,12 +342,6 @@ async def run(args: argparse.Namespace) -> int:
         from ..core.lore.settings import parse_assignments
 
         wi_overrides = parse_assignments(args.wi or [])  # ValueError: exit 2 before anything is written
-        if args.demo:  # the recorded demo plays with its card book's own scan settings (it reproduces a golden run)
-            app_wi = None
-        else:
-            from ..core.settings import load_settings
-
-            app_wi = load_settings().world_info
         d = chat_dir(folder, chat_name)
         for w in args.world or []:  # chat-level world info: a copy in the chat folder
             from ..core.lore import Lorebook
@@ -362,8 +353,11 @@ async def run(args: argparse.Namespace) -> int:
                 raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
             (d / "世界书").mkdir(parents=True, exist_ok=True)
             (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
-        chat = (Chat.open(d, card, model, scribe, preset=preset, world_info=app_wi) if (d / "session.jsonl").exists()
-                else Chat.create(d, card, model, scribe_model=scribe, preset=preset, world_info=app_wi))
+        from ..core.chat.build import NewChat, build_chat
+
+        # the one way from settings to a chat (the window's too); the recorded demo keeps its card book's own
+        # world-info settings and no persona (it reproduces a golden run)
+        chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=NewChat(demo=bool(args.demo)))
         if wi_overrides:
             chat.set_world_info(wi_overrides, replace=False)
         if args.sample:  # the chat's own sampling overrides (issue 14 §3), kept on the tree

@@ -147,7 +147,6 @@ def open_chat(spec: str) -> Chat:
     SessionError for a broken session file."""
     from ..core.cards import CardError
     from ..core.cards.library import card_of_chat
-    from ..core.chat.facade import Chat
     from ..core.chat.folder import chat_info
     from ..core.llm.replay import ReplayModel
 
@@ -165,7 +164,11 @@ def open_chat(spec: str) -> Chat:
             continue
     if card is None:
         raise ValueError(f"找不到这个对话的角色卡：{header.card or header.card_name}")
-    return Chat.open(d, card, ReplayModel(actor=[], scribe=[], label="只读"))
+    from ..core.chat.build import build_chat
+    from ..core.settings import load_settings
+
+    # opened as the window opens it (the app's world-info settings, compaction share, profile sampling)
+    return build_chat(d, card, load_settings(), ReplayModel(actor=[], scribe=[], label="只读"))
 
 
 # -- language (issue 17): engine messages in the chosen language -------------------------------------------------

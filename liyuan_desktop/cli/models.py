@@ -25,22 +25,12 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 
 def resolve_provider(name: str) -> ProviderSettings:
-    """The provider ``--provider NAME`` means: the one configured under that name in the app settings (a copy:
-    everything the user set up — base URL, context window, timeouts, scribe model, extra body, output caps,
-    capabilities), else the built-in preset of that name. KeyError (Chinese, listing both kinds of names) when
-    neither exists."""
-    from ..core.llm.providers import PRESETS, preset
+    """The provider ``--provider NAME`` means under the app settings (core/chat/build.py
+    :func:`provider_settings`: the configured one, else the built-in preset). KeyError when neither exists."""
+    from ..core.chat.build import provider_settings
     from ..core.settings import load_settings
 
-    configured = load_settings()
-    found = configured.provider(name)
-    if found is not None:
-        return found.model_copy(deep=True)
-    if name in PRESETS:
-        return preset(name)
-    names = [p.name for p in configured.providers]
-    mine = f"已配置的：{', '.join(names)}；" if names else ""
-    raise KeyError(f"没有名为 {name!r} 的服务商（{mine}内置预设：{', '.join(PRESETS)}）")
+    return provider_settings(load_settings(), name)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:

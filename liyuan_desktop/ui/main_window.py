@@ -26,7 +26,7 @@ from ..core.cards import library
 from ..core.cards import CardError
 from ..core.cards.meta import set_card_scripts_allowed
 from ..core.session.tree import SessionError
-from ..core.settings import AppSettings, load_settings, resolve_key, save_settings
+from ..core.settings import AppSettings, load_settings, save_settings
 from ..core.ledger.state import WorldState
 from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
@@ -402,23 +402,11 @@ class MainWindow(QMainWindow):
         chat is opened or created, so it also makes sure the engine is imported here (ui/warm.py), not on the worker
         that then opens the chat."""
         from . import warm
-        from ..core.llm.providers import build_model
+        from ..core.chat.build import chat_models  # the one way from settings to models (the CLI's too)
 
         warm.ensure_engine()
-
-        name = self.settings.active_provider
-        prov = next((p for p in self.settings.providers if p.name == name), None)
-        if prov is None:
-            return None, None, tr("model.none.why")
-        key = resolve_key(prov)
-        main = build_model(prov, api_key=key)
-        scribe = None
-        sp = next((p for p in self.settings.providers if p.name == self.settings.scribe_provider), None)
-        if sp is not None:
-            scribe = build_model(sp, scribe=True, api_key=resolve_key(sp))
-        elif prov.scribe_model:
-            scribe = build_model(prov, scribe=True, api_key=key)
-        return main, scribe, ""
+        models = chat_models(self.settings)
+        return models.main, models.scribe, tr(models.why) if models.why else ""
 
     def _demo_model(self, chat_dir: Path, played: int) -> ReplayModel:
         replay = Path(self.card_ref.dir if self.card_ref else "") / "replay.json"
@@ -463,21 +451,17 @@ class MainWindow(QMainWindow):
         ``models``: :meth:`_provider_models`, made on the UI thread). Returns (chat, is_demo). Raises CardError,
         SessionError, OSError, ValueError."""
         c = card.load()
-        from ..core.chat import Chat
+        from ..core.chat.build import build_chat
         from ..core.chat.folder import chat_info
 
         is_demo = chat_info(Path(chat.dir)).demo
         model, scribe, why = models
-        if is_demo:
+        if is_demo:  # the replay is set up per beat (see send_clicked)
             model, scribe = None, None
         elif model is None:
             model = _NoModel(why)
-        chat_obj = Chat.open(Path(chat.dir), c, model or _NoModel(""), scribe,
-                             world_info=None if is_demo else self.settings.world_info)
-        if is_demo:
-            chat_obj.model = _NoModel("")  # the replay is set up per beat (see send_clicked)
-        chat_obj.compaction_share = self.settings.compaction_share
-        chat_obj.profile_sampling = self.settings.profile_sampling()  # the connection profile's sampling
+        # the one way from settings to a chat (the CLI's too): world info, compaction share, the profile's sampling
+        chat_obj = build_chat(Path(chat.dir), c, self.settings, model or _NoModel(""), scribe)
         # what the UI half asks first, computed here (on a worker, from chat_work) so that half stays quick: the
         # context meter (reads the whole history once; cached in the chat) and the transcript layout
         chat_obj.context_usage()
@@ -571,9 +555,9 @@ class MainWindow(QMainWindow):
             d = library.new_chat_dir(card, time.strftime("演示-%Y%m%d-%H%M%S"))
             c = card.load()
             self.card_ref = card
-            from ..core.chat import Chat
+            from ..core.chat.build import NewChat, build_chat
 
-            Chat.create(d, c, _NoModel(""), demo=True)
+            build_chat(d, c, self.settings, _NoModel(""), new=NewChat(demo=True))
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.demo", error=e))
             return
@@ -601,17 +585,15 @@ class MainWindow(QMainWindow):
         if dlg.exec() != NewChatDialog.DialogCode.Accepted:
             return
         mode, preset_name = dlg.choice()
-        extra = {}
-        from .persona_picker import persona_for_new_chat  # the library's default persona, else 我的角色 (settings)
-
-        if (persona := persona_for_new_chat(self.settings)) is not None:
-            extra["persona_obj"] = persona
         preset = preset_for_new_chat(preset_name)
-        from ..core.chat import Chat  # here, on the UI thread: create() runs on a worker
+        from ..core.chat.build import NewChat, build_chat  # here, on the UI thread: create() runs on a worker
+
+        settings = self.settings
 
         def create(d: Path, models: tuple) -> None:  # on a worker thread (chat_work), then opened there too
-            model, scribe, why = models
-            Chat.create(d, card.load(), model or _NoModel(why), mode=mode, scribe_model=scribe, preset=preset, **extra)
+            model, scribe, why = models  # the persona: the library's default, else 我的角色 (settings)
+            build_chat(d, card.load(), settings, model or _NoModel(why), scribe, preset=preset,
+                       new=NewChat(mode=mode)).close()
 
         from . import chat_work
 

@@ -3,7 +3,7 @@
 
 The choice goes through ``Chat.set_persona`` and takes effect from the next beat; the chat's earlier messages keep
 the name they were written with. New chats take the library's default persona, else the persona of the settings
-dialog (我的角色), else the card's suggestion (:func:`persona_for_new_chat`).
+dialog (我的角色), else the card's suggestion (core/chat/build.py :func:`persona_for_new_chat`).
 """
 
 from __future__ import annotations
@@ -40,21 +40,6 @@ register({
     "persona.changed.status": {"zh": "这个对话现在扮演「{name}」，下一拍起生效", "en": "This chat now plays “{name}”, from the next beat"},
     "persona.store.warning": {"zh": "人设文件有问题：{warning}", "en": "The persona file has a problem: {warning}"},
 })
-
-
-def persona_for_new_chat(settings: Any) -> Optional[Persona]:
-    """The persona a new chat starts with: the library's default persona, else the settings dialog's 我的角色
-    (name + description), else None (the card's suggestion / 「你」)."""
-    try:
-        store = load_personas()
-    except OSError:
-        store = PersonaStore()
-    if store.default_persona is not None:
-        return store.default_persona
-    name = (getattr(settings, "persona_name", "") or "").strip()
-    if name:
-        return Persona(name=name, description=getattr(settings, "persona_description", "") or "")
-    return None
 
 
 class PersonaDialog(QDialog):

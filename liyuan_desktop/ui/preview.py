@@ -59,7 +59,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     from PySide6.QtWidgets import QApplication
 
     from ..core.cards import load_card
-    from ..core.chat.facade import Chat
+    from ..core.chat.build import build_chat
     from ..core.llm.replay import ReplayModel
     from .conversation import ConversationView, chat_frame_context
 
@@ -84,7 +84,8 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
 
     install_gc_pump()  # the cyclic collector runs on the UI thread only (ui/work.py)
     asyncio.set_event_loop(loop)
-    chat = Chat.create(scratch / "chat", card, ReplayModel(actor=[]), **_persona_of_settings())
+    # made as the app makes a new chat (core/chat/build.py): the persona a new chat would get, the app's settings
+    chat = build_chat(scratch / "chat", card, _settings_quietly(), ReplayModel(actor=[]))
     chat.set_scripts_allowed(True, remember=False)  # the preview runs the card's scripts without storing a permission
     items = chat.transcript()
     console = _ConsoleErrors()
@@ -148,19 +149,15 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     return result
 
 
-def _persona_of_settings() -> dict[str, Any]:
-    """``Chat.create`` keywords for the persona a new chat gets in the app (the settings' persona, as
-    ``MainWindow.new_chat_dialog`` does); read without side effects — a missing or broken settings file gives none
-    (the card's / the default persona then, as in the app)."""
-    from ..core.cards.personas import Persona
+def _settings_quietly() -> Optional[Any]:
+    """The app settings read without side effects (a missing or broken settings file gives None: the engine's
+    defaults, the card's / the default persona), for a preview chat made as the app makes one."""
     from ..core.settings import AppSettings, settings_path
 
     try:
-        s = AppSettings.model_validate(json.loads(settings_path().read_text(encoding="utf-8")))
+        return AppSettings.model_validate(json.loads(settings_path().read_text(encoding="utf-8")))
     except (OSError, ValueError):
-        return {}
-    name = s.persona_name.strip()
-    return {"persona_obj": Persona(name=name, description=s.persona_description)} if name else {}
+        return None
 
 
 def _same_error(shim_text: str, console_text: str) -> bool:

@@ -65,7 +65,7 @@ def test_set_persona_is_refused_while_a_beat_runs(tmp_path: Path):
 
 
 def test_new_chats_take_the_default_persona(tmp_path: Path):
-    from liyuan_desktop.ui.persona_picker import persona_for_new_chat
+    from liyuan_desktop.core.chat.build import persona_for_new_chat
 
     assert persona_for_new_chat(AppSettings()) is None
     assert persona_for_new_chat(AppSettings(persona_name="阿梨", persona_description="梨园的常客")).name == "阿梨"
