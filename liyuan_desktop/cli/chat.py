@@ -29,6 +29,7 @@ import os
 import signal
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
@@ -279,101 +280,161 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
             "chat": str(d), "reply": res.final}
 
 
+@dataclass
+class _Run:
+    """One ``liyuan chat`` run once its chat is open: what :func:`_open_run` resolved, what the beat loop uses."""
+
+    args: argparse.Namespace
+    json_mode: bool
+    view: Any
+    card: Any
+    model: "ChatModel"
+    chat: "Chat"
+    chat_name: str
+    folder: Path
+    says: list[str]
+    recorded: list[str]
+    note: Optional[Any]
+    repaired: int = 0
+    results: list["BeatResult"] = field(default_factory=list)
+
+
 async def run(args: argparse.Namespace) -> int:
     """Run ``liyuan chat`` from parsed ``args`` on the running loop; returns the exit code (see the module doc)."""
-    from ..core.cards import CardError, load_card
-    from ..core.messages import message
-    from ..core.paths import chat_dir, demo_card_path, demo_replay_path
-    from ..core.session.tree import SessionError
-    from .view import HumanView, print_ledger
+    from .view import HumanView
 
     json_mode = bool(args.json)
     view = HumanView(color=sys.stdout.isatty() and not json_mode)
     if args.demo_agent:
-        demo = await demo_agent(json_mode, None if json_mode else view)
-        if json_mode:
-            out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
-        else:
-            out(view.style("1", "\n检查点："))
-            for c in demo["checkpoints"]:
-                out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
-            out(f"\n正文在 {demo['chat']}/正文")
-        return 0
-    recorded: list[str] = []
+        return await _run_demo_agent(json_mode, view)
+    opened = _open_run(args, json_mode, view)
+    if isinstance(opened, int):
+        return opened
+    r = opened
+    status = await _report_opened(r)
+    if status is not None:
+        return status
+    status = await _before_beats(r)
+    if status is not None:
+        return status
+    status = await _play(r)
+    _say_goodbye(r, status)
+    return status
+
+
+async def _run_demo_agent(json_mode: bool, view: Any) -> int:
+    """``--demo-agent``: the seed's agent turn on three chapters (:func:`demo_agent`), printed."""
+    demo = await demo_agent(json_mode, None if json_mode else view)
+    if json_mode:
+        out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
+    else:
+        out(view.style("1", "\n检查点："))
+        for c in demo["checkpoints"]:
+            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
+        out(f"\n正文在 {demo['chat']}/正文")
+    return 0
+
+
+def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: Any) -> tuple[Any, ...]:
+    """(card, card folder, model, scribe, chat name, words to say, recorded ask answers) for ``--demo`` or a card
+    with ``--provider`` / ``--model``. Raises CardError / ValueError / KeyError (exit 2)."""
+    from ..core.cards import load_card
+    from ..core.paths import demo_card_path, demo_replay_path
+
     says: list[str] = list(args.say or [])
+    recorded: list[str] = []
+    if args.demo:
+        from ..core.cards import library
+        from ..core.llm import ReplayModel
+
+        library.ensure_demo_card()  # the card in the library, so `chats list`, `search` and the window see this chat
+        card = load_card(demo_card_path())
+        model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
+        scribe: Optional[ChatModel] = None
+        beats = getattr(model, "beats", [])
+        says = says or [b.user for b in beats]
+        recorded = [a for b in beats for a in b.ask_answers]
+        chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
+        return card, card.name, model, scribe, chat_name, says, recorded
+    if not args.card:
+        raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
+    card = resolve_card(args.card)
+    folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
+    model, scribe = _build_model(args, app_settings)
+    if getattr(model, "is_replay", False) and not _commanded(args):
+        beats = getattr(model, "beats", [])
+        says = says or [b.user for b in beats]
+        recorded = [a for b in beats for a in b.ask_answers]
+    return card, folder, model, scribe, args.chat or "默认", says, recorded
+
+
+def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
+    """The ``--preset`` (a file or a library name; None without one) and the ``--world`` files copied into the chat
+    folder ``d`` (each checked first). ValueError for a preset or world book that cannot be used."""
+    preset = None
+    if args.preset:
+        from ..core.prompt.presets.model import PresetError
+        from ..core.prompt.presets.store import load_installed_preset, load_preset
+
+        try:
+            preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
+        except PresetError as e:
+            raise ValueError(str(e)) from None
+    for w in args.world or []:  # chat-level world info: a copy in the chat folder
+        from ..core.lore import Lorebook
+
+        wpath = Path(w)
+        try:
+            Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
+        except (OSError, ValueError) as e:
+            raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
+        (d / "世界书").mkdir(parents=True, exist_ok=True)
+        (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
+    return preset
+
+
+def _apply_chat_flags(chat: "Chat", args: argparse.Namespace, wi_overrides: dict[str, Any], json_mode: bool) -> Any:
+    """The flags that change the chat itself (world-info overrides, sampling, scripts, Author's Note, prose-only);
+    returns the Author's Note the flags set (None: untouched)."""
+    if wi_overrides:
+        chat.set_world_info(wi_overrides, replace=False)
+    if args.sample:  # the chat's own sampling overrides (issue 14 §3), kept on the tree
+        from ..core.llm.sampling import Sampling
+
+        chat.set_sampling(Sampling.from_pairs(args.sample, chat.sampling_overrides()))
+    if args.allow_card_scripts:
+        chat.set_scripts_allowed(True, remember=False)
+    note = _note_from_args(chat, args)
+    if note is not None:
+        chat.set_authors_note(note)
+    if args.prose_only and not chat.prose_only()["switch"]:
+        chat.set_prose_only(True)
+    if chat.prompter is not None and not json_mode:
+        for w in chat.prompter.warnings:
+            print(f"liyuan: 预设：{w}", file=sys.stderr)
+    return note
+
+
+def _open_run(args: argparse.Namespace, json_mode: bool, view: Any) -> "_Run | int":
+    """Resolve the card and models, open (or create) the chat the one way the window does (core/chat/build.py) and
+    apply the flags; an exit code (2, said on stderr) when something named cannot be used or the disk refuses."""
+    from ..core.cards import CardError
+    from ..core.chat.build import NewChat, build_chat
+    from ..core.lore.settings import parse_assignments
+    from ..core.paths import chat_dir
+    from ..core.session.tree import SessionError
+    from ..core.settings import load_settings
+
     try:
-        from ..core.settings import load_settings
-
         app_settings = load_settings()
-        if args.demo:
-            from ..core.llm import ReplayModel
-
-            from ..core.cards import library
-
-            library.ensure_demo_card()  # the card in the library, so `chats list`, `search` and the window see this chat
-            card = load_card(demo_card_path())
-            model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
-            scribe: Optional[ChatModel] = None
-            beats = getattr(model, "beats", [])
-            says = says or [b.user for b in beats]
-            recorded = [a for b in beats for a in b.ask_answers]
-            chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
-            folder = card.name
-        else:
-            if not args.card:
-                raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
-            card = resolve_card(args.card)
-            folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
-            model, scribe = _build_model(args, app_settings)
-            if getattr(model, "is_replay", False) and not _commanded(args):
-                beats = getattr(model, "beats", [])
-                says = says or [b.user for b in beats]
-                recorded = [a for b in beats for a in b.ask_answers]
-            chat_name = args.chat or "默认"
-        preset = None
-        if args.preset:
-            from ..core.prompt.presets.model import PresetError
-            from ..core.prompt.presets.store import load_installed_preset, load_preset
-
-            try:
-                preset = load_preset(args.preset) if Path(args.preset).exists() else load_installed_preset(args.preset)
-            except PresetError as e:
-                raise ValueError(str(e)) from None
-        from ..core.lore.settings import parse_assignments
-
+        card, folder, model, scribe, chat_name, says, recorded = _models_and_words(args, json_mode, app_settings)
         wi_overrides = parse_assignments(args.wi or [])  # ValueError: exit 2 before anything is written
         d = chat_dir(folder, chat_name)
-        for w in args.world or []:  # chat-level world info: a copy in the chat folder
-            from ..core.lore import Lorebook
-
-            wpath = Path(w)
-            try:
-                Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
-            except (OSError, ValueError) as e:
-                raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
-            (d / "世界书").mkdir(parents=True, exist_ok=True)
-            (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
-        from ..core.chat.build import NewChat, build_chat
-
+        preset = _preset_and_worlds(args, d)
         # the one way from settings to a chat (the window's too); the recorded demo keeps its card book's own
         # world-info settings and no persona (it reproduces a golden run)
         chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=NewChat(demo=bool(args.demo)))
-        if wi_overrides:
-            chat.set_world_info(wi_overrides, replace=False)
-        if args.sample:  # the chat's own sampling overrides (issue 14 §3), kept on the tree
-            from ..core.llm.sampling import Sampling
-
-            chat.set_sampling(Sampling.from_pairs(args.sample, chat.sampling_overrides()))
-        if args.allow_card_scripts:
-            chat.set_scripts_allowed(True, remember=False)
-        note = _note_from_args(chat, args)
-        if note is not None:
-            chat.set_authors_note(note)
-        if args.prose_only and not chat.prose_only()["switch"]:
-            chat.set_prose_only(True)
-        if chat.prompter is not None and not json_mode:
-            for w in chat.prompter.warnings:
-                print(f"liyuan: 预设：{w}", file=sys.stderr)
+        note = _apply_chat_flags(chat, args, wi_overrides, json_mode)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
         msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
         print(f"liyuan: {msg}", file=sys.stderr)
@@ -381,39 +442,52 @@ async def run(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
         return 2
-    for w in chat.load_warnings + card.warnings:
+    return _Run(args=args, json_mode=json_mode, view=view, card=card, model=model, chat=chat, chat_name=chat_name,
+                folder=d, says=says, recorded=recorded, note=note)
+
+
+async def _report_opened(r: _Run) -> Optional[int]:
+    """What opening found (load warnings, ledger gaps — repaired with ``--continue`` —, words left unanswered) and
+    the header with the opening; an exit code when the repair could not be saved, else None."""
+    from ..core.messages import message
+
+    chat, args = r.chat, r.args
+    for w in chat.load_warnings + r.card.warnings:
         print(f"liyuan: {'note: ' if language() == 'en' else '注意：'}{say(w)}", file=sys.stderr)
-    repaired = 0
     gaps = chat.ledger_gaps()  # replies a crash left without their ledger snapshot
     if gaps and args.continue_beat:
         try:
-            repaired = len(await chat.repair_ledger(on_event=None if json_mode else view))
+            r.repaired = len(await chat.repair_ledger(on_event=None if r.json_mode else r.view))
         except OSError as e:
             print(f"liyuan: 补记账没存上：{e}", file=sys.stderr)
             return 1
-        print(f"liyuan: 已为上次中断时没记上账的 {repaired} 拍补记账", file=sys.stderr)
+        print(f"liyuan: 已为上次中断时没记上账的 {r.repaired} 拍补记账", file=sys.stderr)
     elif gaps:
         print(f"liyuan: 注意：有 {len(gaps)} 拍回复还没记账（上次中断），用 --continue 补上", file=sys.stderr)
     left = chat.unanswered()
     if left is not None:  # never sent along silently: the user resends, edits or drops them
         print(f"liyuan: 注意：上次这句话没有得到回应：「{left.text[:60]}」。--regenerate 原样重发；"
               "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
-    interactive = sys.stdin.isatty() and not json_mode and not args.auto
-    if not json_mode:
-        out(view.style("1", say(message("cli.header", version=__version__, card=card.name, chat=chat_name)))
-            + say(message("cli.saved_in", dir=d)))
-        out(view.style("2", say(message("cli.model", name=model.name))))
+    if not r.json_mode:
+        view = r.view
+        out(view.style("1", say(message("cli.header", version=__version__, card=r.card.name, chat=r.chat_name)))
+            + say(message("cli.saved_in", dir=r.folder)))
+        out(view.style("2", say(message("cli.model", name=r.model.name))))
         if chat.prose_only()["on"]:
             out(view.style("2", chat.prose_only()["limits"]))
         if chat.last_user_text() is None:
             opening = chat.opening()
             if opening is not None:
                 out("\n" + opening)
-    results: list[BeatResult] = []
-    status = 0
-    is_replay = bool(getattr(model, "is_replay", False))
-    if note is not None and not says and not _commanded(args, note_counts=False):  # only the note was asked for
-        if json_mode:
+    return None
+
+
+async def _before_beats(r: _Run) -> Optional[int]:
+    """What runs before any beat: only the Author's Note asked for (printed, exit 0), ``--impersonate``, and a
+    replay script with nothing to play (exit 2); None when the beats should follow."""
+    chat, args = r.chat, r.args
+    if r.note is not None and not r.says and not _commanded(args, note_counts=False):  # only the note was asked for
+        if r.json_mode:
             n = chat.authors_note()
             out(json.dumps({"authors_note": n.model_dump() if n.text.strip() else None}, ensure_ascii=False))
         else:
@@ -427,39 +501,44 @@ async def run(args: argparse.Namespace) -> int:
         except ModelError as e:
             print(f"liyuan: {e.message}", file=sys.stderr)
             return 1
-        out(json.dumps({"impersonation": line}, ensure_ascii=False) if json_mode else line)
-        if not (says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
+        out(json.dumps({"impersonation": line}, ensure_ascii=False) if r.json_mode else line)
+        if not (r.says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
             return 0
-    if is_replay and not says and not _commanded(args):
+    if getattr(r.model, "is_replay", False) and not r.says and not _commanded(args):
         print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
         return 2
-    replay_beats = list(getattr(model, "beats", [])) if is_replay else []
-    asker = _make_asker(interactive, recorded, json_mode, is_replay)
-    free_play = not says and interactive and not _commanded(args)
-    continuing = args.continue_beat and not (repaired and chat.pending_draft() is None)  # the repair was the work
+    return None
+
+
+async def _play(r: _Run) -> int:
+    """The beat loop: the commands asked for (seal, continue, regenerate, continue-reply) first, then each ``--say``
+    (or, at a terminal, what the user types); stops at a beat that failed. Returns the exit code."""
+    from ..core.messages import message
+    from .view import print_ledger
+
+    chat, args = r.chat, r.args
+    is_replay = bool(getattr(r.model, "is_replay", False))
+    interactive = sys.stdin.isatty() and not r.json_mode and not args.auto
+    replay_beats = list(getattr(r.model, "beats", [])) if is_replay else []
+    asker = _make_asker(interactive, r.recorded, r.json_mode, is_replay)
+    free_play = not r.says and interactive and not _commanded(args)
+    continuing = args.continue_beat and not (r.repaired and chat.pending_draft() is None)  # the repair was the work
     commands: list[str] = ((["seal"] if args.seal_as_is else []) + (["continue"] if continuing else [])
                            + (["regenerate"] if args.regenerate else [])
                            + (["continue-reply"] if args.continue_reply else []))
-    on_event = None if json_mode else view
+    on_event = None if r.json_mode else r.view
     played = 0
-    while commands or says or free_play:
+    status = 0
+    while commands or r.says or free_play:
         try:
             with ctrl_c_stops(chat):  # Ctrl-C during a beat stops it (the streamed prose kept), a second one quits
                 if commands:
-                    cmd = commands.pop(0)
-                    if cmd == "seal":
-                        res = await chat.seal_as_is(on_event=on_event)
-                    elif cmd == "regenerate":
-                        res = await chat.regenerate(ask=asker, on_event=on_event)
-                    elif cmd == "continue-reply":
-                        res = await chat.continue_reply(ask=asker, on_event=on_event)
-                    else:
-                        res = await chat.continue_beat(ask=asker, on_event=on_event)
+                    res = await _command(chat, commands.pop(0), asker, on_event)
                 else:
-                    if says:
-                        text = says.pop(0)
+                    if r.says:
+                        text = r.says.pop(0)
                     else:
-                        out(view.style("1", say(message("cli.you_input"))), end="")
+                        out(r.view.style("1", say(message("cli.you_input"))), end="")
                         text = (await readline()).strip()
                         if not text:
                             break
@@ -472,30 +551,53 @@ async def run(args: argparse.Namespace) -> int:
             print(f"liyuan: {say(e)}", file=sys.stderr)
             return 2
         except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
-            from ..core.chat.results import BeatSaveError
-
-            print(f"liyuan: {e.strerror or e}", file=sys.stderr)
-            if not isinstance(e, BeatSaveError):
-                return 2  # nothing was played; what was saved before is untouched
-            kept = e.result
-            if kept is not None and e.stage != "ledger":
-                text_kept = kept.final or (kept.output.draft.text if kept.output else "")
-                if text_kept:
-                    print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
-            return 1
-        results.append(res)
+            return _disk_refused(e)
+        r.results.append(res)
         if res.outcome == "error":
             status = 1
-        if not json_mode:
-            print_ledger(res, view)
+        if not r.json_mode:
+            print_ledger(res, r.view)
         if res.outcome == "error":
             break
-        if res.outcome == "stopped" and args.demo and says:
-            out(view.style("33", say(message("cli.demo.stopped"))))
+        if res.outcome == "stopped" and args.demo and r.says:
+            out(r.view.style("33", say(message("cli.demo.stopped"))))
             break
-    if json_mode:
-        out(json.dumps({"beats": [_beat_json(r) for r in results]}, ensure_ascii=False, indent=1))
-    elif args.demo and status == 0:
-        out(view.style("1;36", say(message("cli.demo.done"))) + say(message("cli.demo.saved", dir=d)))
-        out(say(message("cli.demo.next", card=card.name, chat=chat_name)))
     return status
+
+
+async def _command(chat: "Chat", cmd: str, asker: Any, on_event: Any) -> "BeatResult":
+    """One of the commands ``--seal-as-is`` (seal), ``--regenerate``, ``--continue-reply``, ``--continue``."""
+    if cmd == "seal":
+        return await chat.seal_as_is(on_event=on_event)
+    if cmd == "regenerate":
+        return await chat.regenerate(ask=asker, on_event=on_event)
+    if cmd == "continue-reply":
+        return await chat.continue_reply(ask=asker, on_event=on_event)
+    return await chat.continue_beat(ask=asker, on_event=on_event)
+
+
+def _disk_refused(e: OSError) -> int:
+    """A write the disk refused during the loop: 2 when nothing was played (what was saved before is untouched),
+    1 after a beat (its prose printed on stderr when it was not saved)."""
+    from ..core.chat.results import BeatSaveError
+
+    print(f"liyuan: {e.strerror or e}", file=sys.stderr)
+    if not isinstance(e, BeatSaveError):
+        return 2
+    kept = e.result
+    if kept is not None and e.stage != "ledger":
+        text_kept = kept.final or (kept.output.draft.text if kept.output else "")
+        if text_kept:
+            print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
+    return 1
+
+
+def _say_goodbye(r: _Run, status: int) -> None:
+    """The JSON of every beat (``--json``), or the demo's closing lines."""
+    from ..core.messages import message
+
+    if r.json_mode:
+        out(json.dumps({"beats": [_beat_json(x) for x in r.results]}, ensure_ascii=False, indent=1))
+    elif r.args.demo and status == 0:
+        out(r.view.style("1;36", say(message("cli.demo.done"))) + say(message("cli.demo.saved", dir=r.folder)))
+        out(say(message("cli.demo.next", card=r.card.name, chat=r.chat_name)))
