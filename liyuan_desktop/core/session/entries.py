@@ -232,12 +232,12 @@ Entry = Union[
     HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, SummaryEntry,
     LeafEntry, ChatSettingsEntry
 ]
-_KNOWN = {
+ENTRY_TYPES = {
     "header": HeaderEntry, "opening": OpeningEntry, "user": UserEntry, "assistant": AssistantEntry,
     "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
     "leaf": LeafEntry, "chat-settings": ChatSettingsEntry,
 }
 # built on the first entry validated, like the entry models (core.deferred; issue 15: start-up)
-_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")],
+ENTRY_ADAPTER: TypeAdapter[Any] = TypeAdapter(Annotated[Entry, Field(discriminator="type")],
                                          config=ConfigDict(defer_build=True))
 

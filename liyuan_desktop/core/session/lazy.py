@@ -17,7 +17,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .entries import _KNOWN, now_ms
+from .entries import ENTRY_TYPES, now_ms
 
 # -- lazily parsed entries ----------------------------------------------------------------------------------
 #: Entry types kept as raw bytes after loading until a field beyond the cheap ones is read.
@@ -47,7 +47,7 @@ class _LazyMixin:
             raw = None
         if type(raw) is not tuple:
             raise AttributeError(name)
-        real = _REAL[type(self)]
+        real = REAL_CLASSES[type(self)]
         needle = _NEEDLES.get((real, name), b"")
         if needle == b"":
             # not a declared field: an extra key (``lore_timed``…) or a probe (``__html__``…). Valid JSON has the
@@ -66,7 +66,7 @@ def _materialize(entry: Any) -> None:
     at load with the same model, but should it fail now it is kept with what the cheap fields say (defaults
     elsewhere) and the error is logged."""
     data, start, end, line = object.__getattribute__(entry, "__pydantic_private__")
-    real = _REAL[type(entry)]
+    real = REAL_CLASSES[type(entry)]
     mine = entry.__dict__
     try:
         full = real.model_validate_json(data[start:end])
@@ -123,12 +123,12 @@ class _BeatHead(BaseModel):
     outcome: str = "sealed"
 
 
-_BEAT_HEAD = _BeatHead.__pydantic_validator__
-_TYPE_AT_START = re.compile(rb'"type":"([a-z-]+)"')
+BEAT_HEAD = _BeatHead.__pydantic_validator__
+TYPE_AT_START = re.compile(rb'"type":"([a-z-]+)"')
 #: Line type (as bytes) -> the validator tried first (a beat's: its cheap fields only; "beat!": the full one).
-_VALIDATORS: dict[bytes, Any] = {k.encode(): v.__pydantic_validator__ for k, v in _KNOWN.items()}
-_VALIDATORS[b"beat!"] = _VALIDATORS[b"beat"]
-_VALIDATORS[b"beat"] = _BEAT_HEAD
+VALIDATORS: dict[bytes, Any] = {k.encode(): v.__pydantic_validator__ for k, v in ENTRY_TYPES.items()}
+VALIDATORS[b"beat!"] = VALIDATORS[b"beat"]
+VALIDATORS[b"beat"] = BEAT_HEAD
 
 
 def _parsing(name: str) -> Any:
@@ -148,7 +148,7 @@ for _name in ("model_dump", "model_dump_json", "model_copy", "__copy__", "__deep
 def _lazy_eq(self: Any, other: Any) -> Any:
     if self is other:
         return True
-    if isinstance(other, BaseModel) and (_REAL[type(self)] is not _REAL.get(type(other), type(other))
+    if isinstance(other, BaseModel) and (REAL_CLASSES[type(self)] is not REAL_CLASSES.get(type(other), type(other))
                                          or self.__dict__.get("id") != other.__dict__.get("id")):
         return False  # what pydantic answers too, found without parsing (``entry in path`` stays cheap)
     _materialize(self)
@@ -160,25 +160,25 @@ def _lazy_eq(self: Any, other: Any) -> Any:
 _LazyMixin.__eq__ = _lazy_eq  # type: ignore[method-assign]
 _LazyMixin.__hash__ = None  # type: ignore[assignment]  # like the models themselves
 
-_LAZY: dict[str, type] = {}
-_REAL: dict[type, type] = {}
+LAZY_CLASSES: dict[str, type] = {}
+REAL_CLASSES: dict[type, type] = {}
 _FIELDS: dict[type, frozenset[str]] = {}
 for _t in _LAZY_TYPES:
-    _LAZY[_t] = type(f"Lazy{_KNOWN[_t].__name__}", (_LazyMixin, _KNOWN[_t]),
-                     {"__module__": __name__, "__doc__": f"A {_KNOWN[_t].__name__} not parsed yet (see _LazyMixin)."})
-    _REAL[_LAZY[_t]] = _KNOWN[_t]
-    _FIELDS[_KNOWN[_t]] = frozenset(_KNOWN[_t].model_fields)
+    LAZY_CLASSES[_t] = type(f"Lazy{ENTRY_TYPES[_t].__name__}", (_LazyMixin, ENTRY_TYPES[_t]),
+                     {"__module__": __name__, "__doc__": f"A {ENTRY_TYPES[_t].__name__} not parsed yet (see _LazyMixin)."})
+    REAL_CLASSES[LAZY_CLASSES[_t]] = ENTRY_TYPES[_t]
+    _FIELDS[ENTRY_TYPES[_t]] = frozenset(ENTRY_TYPES[_t].model_fields)
 
 
 def is_lazy(entry: Any) -> bool:
     """Whether ``entry`` is still kept as its raw line (only its cheap fields parsed). Reading any other field
     parses it; callers never need to check this (it is for tests and memory figures)."""
-    return type(entry) in _REAL
+    return type(entry) in REAL_CLASSES
 
 
-def _make_lazy(entry: Any, data: bytes, start: int, end: int, line: int) -> Any:
+def make_lazy(entry: Any, data: bytes, start: int, end: int, line: int) -> Any:
     """A lazy entry of ``entry``'s type with ``entry``'s cheap fields (``entry``: a parsed entry or a head)."""
-    cls = _LAZY[entry.type]
+    cls = LAZY_CLASSES[entry.type]
     lazy = cls.__new__(cls)
     object.__setattr__(lazy, "__dict__", {k: entry.__dict__[k] for k in _CHEAP[entry.type]})
     object.__setattr__(lazy, "__pydantic_private__", (data, start, end, line))
@@ -189,16 +189,16 @@ def _make_lazy(entry: Any, data: bytes, start: int, end: int, line: int) -> Any:
 #: Types that come back from the index cache as lazy entries too (their lines were validated when the cache was
 #: written and are the same bytes now); the header is always parsed, leaf entries are rebuilt from the cache.
 _CACHE_CHEAP = ("id", "parent_id", "ts", "type")
-_LAZY_CACHED: dict[str, type] = dict(_LAZY)
-for _t, _cls in list(_KNOWN.items()) + [("*", None)]:
-    if _t in _LAZY_CACHED or _t in ("header", "leaf"):
+LAZY_CACHED: dict[str, type] = dict(LAZY_CLASSES)
+for _t, _cls in list(ENTRY_TYPES.items()) + [("*", None)]:
+    if _t in LAZY_CACHED or _t in ("header", "leaf"):
         continue
     from .entries import OtherEntry as _Other  # noqa: E402  (entries is imported above; kept local to the loop)
 
     _real = _cls or _Other
-    _LAZY_CACHED[_t] = type(f"Lazy{_real.__name__}", (_LazyMixin, _real),
+    LAZY_CACHED[_t] = type(f"Lazy{_real.__name__}", (_LazyMixin, _real),
                             {"__module__": __name__, "__doc__": f"A {_real.__name__} not parsed yet (see _LazyMixin)."})
-    _REAL[_LAZY_CACHED[_t]] = _real
+    REAL_CLASSES[LAZY_CACHED[_t]] = _real
     _FIELDS[_real] = frozenset(_real.model_fields)
 
 
@@ -207,7 +207,7 @@ def lazy_from_head(head: dict[str, Any], data: bytes, start: int, end: int, line
     ``ts``, ``type`` and, for a beat / snapshot, ``outcome`` / ``source``; read from the index cache). Any other
     field parses ``data[start:end]`` as :func:`_materialize` does. Types this version does not know become a lazy
     :class:`~.entries.OtherEntry`."""
-    cls = _LAZY_CACHED.get(head["type"]) or _LAZY_CACHED["*"]
+    cls = LAZY_CACHED.get(head["type"]) or LAZY_CACHED["*"]
     lazy = cls.__new__(cls)
     object.__setattr__(lazy, "__dict__", head)
     object.__setattr__(lazy, "__pydantic_private__", (data, start, end, line))

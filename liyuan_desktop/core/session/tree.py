@@ -30,9 +30,9 @@ from pydantic import BaseModel, ValidationError
 
 from ..fsutil import atomic_write_bytes
 from .branch_path import BranchPath
-from .entries import _ADAPTER, _KNOWN, HeaderEntry, LeafEntry, OtherEntry, now_ms
+from .entries import ENTRY_ADAPTER, ENTRY_TYPES, HeaderEntry, LeafEntry, OtherEntry, now_ms
 from . import index_cache
-from .lazy import _BEAT_HEAD, _LAZY, _LAZY_CACHED, _REAL, _TYPE_AT_START, _VALIDATORS, _make_lazy, is_lazy
+from .lazy import BEAT_HEAD, LAZY_CLASSES, LAZY_CACHED, REAL_CLASSES, TYPE_AT_START, VALIDATORS, make_lazy, is_lazy
 from ..messages import message
 
 
@@ -192,21 +192,21 @@ class SessionTree:
                     continue
                 # the type as _dump writes it (after id, parent_id, ts) picks the model; anything else, and any
                 # line that fails there, takes the general path below, which decides as it always did
-                m = _TYPE_AT_START.search(data, line_start, min(end, line_start + 200))
-                validator = _VALIDATORS.get(m.group(1)) if m else None
+                m = TYPE_AT_START.search(data, line_start, min(end, line_start + 200))
+                validator = VALIDATORS.get(m.group(1)) if m else None
                 entry = None
-                if validator is _BEAT_HEAD and not lazy:
-                    validator = _VALIDATORS[b"beat!"]
+                if validator is BEAT_HEAD and not lazy:
+                    validator = VALIDATORS[b"beat!"]
                 if validator is not None:
                     try:
                         entry = validator.validate_json(raw)
                     except ValidationError:
                         entry = None
-                    if validator is _BEAT_HEAD and entry is not None:
+                    if validator is BEAT_HEAD and entry is not None:
                         if entry.id in tree.entries:
                             entry = None  # the general path reports the duplicate
                         else:  # a beat: JSON and cheap fields checked, the rest parsed on first use
-                            tree._index(_make_lazy(entry, data, line_start, end, n))
+                            tree._index(make_lazy(entry, data, line_start, end, n))
                             if rows is not None:
                                 rows.append([line_start, end, n, entry.id, entry.parent_id, entry.ts, "beat",
                                              entry.outcome])
@@ -214,10 +214,10 @@ class SessionTree:
                 if entry is None:
                     try:
                         try:
-                            entry = _ADAPTER.validate_json(raw)
+                            entry = ENTRY_ADAPTER.validate_json(raw)
                         except ValidationError:
                             obj = json.loads(raw)
-                            if not isinstance(obj, dict) or obj.get("type") in _KNOWN:
+                            if not isinstance(obj, dict) or obj.get("type") in ENTRY_TYPES:
                                 raise
                             entry = OtherEntry.model_validate(obj)
                     except (ValueError, ValidationError, AttributeError) as e:
@@ -228,8 +228,8 @@ class SessionTree:
                 if entry.id in tree.entries:
                     tree.load_warnings.append(message("load.dup_id", file=name, line=n, id=entry.id))
                     continue
-                if lazy and entry.type in _LAZY:
-                    entry = _make_lazy(entry, data, line_start, end, n)
+                if lazy and entry.type in LAZY_CLASSES:
+                    entry = make_lazy(entry, data, line_start, end, n)
                 tree._index(entry)
                 if rows is not None:
                     t = entry.type
@@ -328,7 +328,7 @@ class SessionTree:
                     if not raw.strip():
                         continue
                     try:
-                        entry = _ADAPTER.validate_json(raw)
+                        entry = ENTRY_ADAPTER.validate_json(raw)
                     except ValidationError:
                         break
                     if entry.type == "leaf":
@@ -347,10 +347,10 @@ class SessionTree:
         # (what lazy_from_head and _index do, inlined: this loop runs once per line of a 100,000-message chat)
         entries, order, children, suspects, counts = (self.entries, self.order, self.children_of, self._suspects,
                                                       self._type_count)
-        classes, other, set_ = _LAZY_CACHED, _LAZY_CACHED["*"], object.__setattr__
+        classes, other, set_ = LAZY_CACHED, LAZY_CACHED["*"], object.__setattr__
         for start, end, line, eid, parent, ts, t, extra in cache.rows:
             if t == "header" or t == "leaf":
-                self._index(_ADAPTER.validate_json(data[start:end]) if t == "header" else
+                self._index(ENTRY_ADAPTER.validate_json(data[start:end]) if t == "header" else
                             LeafEntry.model_construct(id=eid, parent_id=parent, ts=ts, target=extra))
                 continue
             head = {"id": eid, "parent_id": parent, "ts": ts, "type": t}
@@ -440,7 +440,7 @@ class SessionTree:
         parent = self.leaf_id if parent_id == "__leaf__" else parent_id
         if parent is not None and parent not in self.entries:
             raise KeyError(f"unknown parent {parent}")
-        cls = _KNOWN.get(entry_type)
+        cls = ENTRY_TYPES.get(entry_type)
         data = {"id": new_id(self.entries), "parent_id": parent, **fields}
         entry = cls(**data) if cls else OtherEntry(type=entry_type, **data)
         self._add(entry)
@@ -526,7 +526,7 @@ class SessionTree:
 
     def lazy_count(self) -> int:
         """How many entries are still kept as raw lines (not parsed since :meth:`open`); O(entries)."""
-        return sum(1 for e in self.entries.values() if type(e) in _REAL)
+        return sum(1 for e in self.entries.values() if type(e) in REAL_CLASSES)
 
     def latest(self, entry_type: str, leaf: Optional[str] = None) -> Optional[Any]:
         """The newest entry of ``entry_type`` on the branch, or None. Remembered per (leaf, type): a branch never

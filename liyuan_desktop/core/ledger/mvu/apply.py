@@ -5,22 +5,22 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable
 
-from .commands import MvuOp, _math
-from .paths import (_MISSING, Segment, _get, _guard, _index, _is_num, _num_from_str, _put, is_pair, join_path, js_str,
+from .commands import MvuOp
+from .paths import (MISSING, Segment, eval_math, get_at, guard_path, list_index, is_num, num_from_str, put_at, is_pair, join_path, js_str,
                     value_of)
-from .patch import _set_leaf
-from .state import MvuResult, MvuState, _Changes, _result
+from .patch import set_leaf
+from .state import MvuResult, MvuState, Changes, make_result
 
 
 def _remove_at(tree: dict[str, Any], segs: list[Segment], where: str, warnings: list[str]) -> tuple[bool, Any]:
-    parent = _get(tree, segs[:-1])
+    parent = get_at(tree, segs[:-1])
     last = segs[-1]
     if isinstance(parent, dict):
         key = last if isinstance(last, str) else str(last)
         if key in parent:
             return True, parent.pop(key)
     elif isinstance(parent, list):
-        i = _index(parent, last)
+        i = list_index(parent, last)
         if i is not None:
             return True, parent.pop(i)
     warnings.append(f"{where} 不存在，删除已忽略。")
@@ -32,39 +32,39 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
     (``_set`` on a missing path is an error, as in MVU). Never raises."""
     state = MvuState.from_any(tree)
     data = state.stat_data
-    changes = _Changes(copy.deepcopy(data))
+    changes = Changes(copy.deepcopy(data))
     applied: list[str] = []
     warnings: list[str] = []
     for op in ops:
         segs = list(op.path)
         where = join_path(segs) or "(根)"
-        g = _guard(segs) if segs else None
+        g = guard_path(segs) if segs else None
         if g:
             warnings.append(g)
             continue
         if op.op == "set":
-            if _get(data, segs) is _MISSING:
+            if get_at(data, segs) is MISSING:
                 warnings.append(f"{where} 不存在，_.set 已忽略。")
                 continue
-            _set_leaf(data, segs, op.value, changes, applied, warnings, create=False)
+            set_leaf(data, segs, op.value, changes, applied, warnings, create=False)
         elif op.op == "add":
-            cur = _get(data, segs)
-            if cur is _MISSING:
+            cur = get_at(data, segs)
+            if cur is MISSING:
                 warnings.append(f"{where} 不存在，_.add 已忽略。")
                 continue
             base = value_of(cur)
             delta = op.value
             if isinstance(delta, str):
-                n = _num_from_str(delta)
-                n = _math(delta) if n is None else n
+                n = num_from_str(delta)
+                n = eval_math(delta) if n is None else n
                 delta = n if n is not None else delta
-            if not _is_num(base) or not _is_num(delta):
+            if not is_num(base) or not is_num(delta):
                 warnings.append(f"{where} 的 _.add 需要数字（原值 {js_str(base)}，增量 {js_str(op.value)}），已忽略。")
                 continue
-            _set_leaf(data, segs, base + delta, changes, applied, warnings, create=False)
+            set_leaf(data, segs, base + delta, changes, applied, warnings, create=False)
         elif op.op == "insert":
-            target = _get(data, segs) if segs else data
-            if target is _MISSING:
+            target = get_at(data, segs) if segs else data
+            if target is MISSING:
                 warnings.append(f"{where} 不存在，_.insert 已忽略。")
                 continue
             target = value_of(target) if is_pair(target) and isinstance(target[0], (list, dict)) else target
@@ -73,7 +73,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                     target.append(copy.deepcopy(op.value))
                     pos = len(target) - 1
                 else:
-                    k = op.key if isinstance(op.key, int) else _num_from_str(str(op.key))
+                    k = op.key if isinstance(op.key, int) else num_from_str(str(op.key))
                     if not isinstance(k, int):
                         warnings.append(f"{where} 是数组，插入位置 {js_str(op.key)} 不是下标，已忽略。")
                         continue
@@ -88,7 +88,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                         warnings.append(f"{where} 是对象，_.insert 需要键名或对象，已忽略。")
                         continue
                     for k, v in op.value.items():
-                        g2 = _guard(segs + [k])
+                        g2 = guard_path(segs + [k])
                         if g2:
                             warnings.append(g2)
                             continue
@@ -97,7 +97,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                         applied.append(f"{join_path(segs + [k])}：新增 {js_str(v)}")
                 else:
                     k = str(op.key)
-                    g2 = _guard(segs + [k])
+                    g2 = guard_path(segs + [k])
                     if g2:
                         warnings.append(g2)
                         continue
@@ -116,10 +116,10 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                     changes.mark(segs)
                     applied.append(f"{where}：删除 {js_str(old)}")
                 continue
-            target = _get(data, segs) if segs else data
+            target = get_at(data, segs) if segs else data
             target = value_of(target) if is_pair(target) and isinstance(target[0], (list, dict)) else target
             if isinstance(target, list):
-                idx = op.value if _is_num(op.value) and float(op.value).is_integer() else None
+                idx = op.value if is_num(op.value) and float(op.value).is_integer() else None
                 if idx is None:
                     idx = next((i for i, x in enumerate(target) if x == op.value), None)
                 elif int(idx) < -len(target) or int(idx) >= len(target):
@@ -132,8 +132,8 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 applied.append(f"{where}：删除 {js_str(old)}")
             elif isinstance(target, dict):
                 k = str(op.value)
-                if _guard(segs + [k]):
-                    warnings.append(_guard(segs + [k]) or "")
+                if guard_path(segs + [k]):
+                    warnings.append(guard_path(segs + [k]) or "")
                     continue
                 if k not in target:
                     warnings.append(f"{join_path(segs + [k])} 不存在，删除已忽略。")
@@ -145,23 +145,23 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 warnings.append(f"{where} 不是数组或对象，删除已忽略。")
         elif op.op == "move":
             frm = list(op.from_path or [])
-            g2 = _guard(frm) if frm else "move 缺少 from。"
+            g2 = guard_path(frm) if frm else "move 缺少 from。"
             if g2:
                 warnings.append(g2)
                 continue
-            val = _get(data, frm)
-            if val is _MISSING:
+            val = get_at(data, frm)
+            if val is MISSING:
                 warnings.append(f"{join_path(frm)} 不存在，move 已忽略。")
                 continue
-            parent = _get(data, segs[:-1])
+            parent = get_at(data, segs[:-1])
             if not isinstance(parent, dict) or not segs:
                 warnings.append(f"{where} 的上级不是对象，move 已忽略。")
                 continue
             _remove_at(data, frm, join_path(frm), warnings)
             changes.mark(frm)
-            _put(parent, segs[-1], val)
+            put_at(parent, segs[-1], val)
             changes.mark(segs)
             applied.append(f"{join_path(frm)} → {where}")
         else:
             warnings.append(f"不认识的指令 {op.op}，已忽略。")
-    return _result(state, data, changes, applied, warnings)
+    return make_result(state, data, changes, applied, warnings)

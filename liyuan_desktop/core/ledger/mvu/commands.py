@@ -12,7 +12,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from .initvar import parse_data
-from .paths import Segment, _math, _num_from_str, js_str, parse_path, split_path
+from .paths import Segment, eval_math, num_from_str, js_str, parse_path, split_path
 
 
 class MvuOp(BaseModel):
@@ -60,7 +60,7 @@ def parse_value(arg: str) -> Any:
         return None
     if len(s) >= 2 and s[0] == s[-1] and s[0] in "'\"`":
         return _unquote(s)
-    n = _num_from_str(s)
+    n = num_from_str(s)
     if n is not None:
         return n
     if s[:1] in "{[":
@@ -73,7 +73,7 @@ def parse_value(arg: str) -> Any:
                 return json_repair.loads(s)
             except Exception:  # noqa: BLE001
                 return s
-    m = _math(s)
+    m = eval_math(s)
     if m is not None:
         return m
     return s

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Optional
 
 from .apply import apply_ops
 from .commands import parse_update_blocks
-from .initvar import _clean_meta, deep_merge, merge_initial, parse_data
+from .initvar import clean_meta, deep_merge, merge_initial, parse_data
 from .state import MvuState
 
 _INITVAR_BLOCK = re.compile(r"<(initvar)>([\s\S]*?)</\1>", re.IGNORECASE)
@@ -60,7 +60,7 @@ def greeting_variables(text: str, initial: Optional[dict[str, Any]], other_books
         if not isinstance(data, dict):
             warnings.append("[MVU] 开场白里的 <initvar> 块不是对象，已跳过")
             continue
-        override = deep_merge(override or {}, _clean_meta(data))
+        override = deep_merge(override or {}, clean_meta(data))
     ops = parse_update_blocks(text or "")
     shown = strip_variable_blocks(text or "")
     if override is None and not ops:

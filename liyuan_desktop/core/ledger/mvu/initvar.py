@@ -10,7 +10,7 @@ import re
 from typing import Any, Callable, Optional
 
 from ...lore import Lorebook
-from .paths import _jsonable
+from .paths import jsonable
 
 
 _INITVAR = re.compile(r"\[initvar\]", re.IGNORECASE)
@@ -92,18 +92,18 @@ def parse_data(text: str) -> Any:
     last: Optional[Exception] = None
     for f in tries:
         try:
-            return _jsonable(f(t))
+            return jsonable(f(t))
         except Exception as e:  # noqa: BLE001 - any parser failure moves to the next parser
             last = e
     raise ValueError(str(last) if last else "无法解析")
 
 
-def _clean_meta(v: Any) -> Any:
+def clean_meta(v: Any) -> Any:
     """Drop ``$meta`` objects and the ``"$__META_EXTENSIBLE__$"`` array marker (MVU turns them into ``schema``)."""
     if isinstance(v, dict):
-        return {k: _clean_meta(x) for k, x in v.items() if k != "$meta"}
+        return {k: clean_meta(x) for k, x in v.items() if k != "$meta"}
     if isinstance(v, list):
-        return [_clean_meta(x) for x in v if x != "$__META_EXTENSIBLE__$"]
+        return [clean_meta(x) for x in v if x != "$__META_EXTENSIBLE__$"]
     return v
 
 
@@ -142,7 +142,7 @@ def load_initvars(book_or_card: Any, substitute: Optional[Callable[[str], str]] 
         if not isinstance(data, dict):
             warnings.append(f"[MVU] 世界书条目'{_title(e)}'不是对象（顶层必须是键值对），已跳过")
             continue
-        tree = deep_merge(tree, _clean_meta(data))
+        tree = deep_merge(tree, clean_meta(data))
     return tree, warnings
 
 

@@ -7,24 +7,24 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .paths import (_MISSING, Segment, _coerce, _get, _guard, _index, _put, is_pair, join_path, js_str, parse_path,
+from .paths import (MISSING, Segment, coerce_value, get_at, guard_path, list_index, put_at, is_pair, join_path, js_str, parse_path,
                     value_of)
-from .state import MvuResult, MvuState, _Changes, _result
+from .state import MvuResult, MvuState, Changes, make_result
 
 
-def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _Changes, applied: list[str],
+def set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: Changes, applied: list[str],
               warnings: list[str], *, create: bool = True, keep_pair: bool = True) -> bool:
     """Set one path with the type rules; returns True when the tree changed."""
     where = join_path(segs)
     if not segs:
         warnings.append("空路径已忽略。")
         return False
-    g = _guard(segs)
+    g = guard_path(segs)
     if g:
         warnings.append(g)
         return False
-    parent = _get(tree, segs[:-1])
-    if parent is _MISSING:
+    parent = get_at(tree, segs[:-1])
+    if parent is MISSING:
         warnings.append(f"{where} 的上级路径不存在，已忽略——路径请照抄【状态树·当前值】里的写法。")
         return False
     last = segs[-1]
@@ -40,7 +40,7 @@ def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _C
             return True
         old = parent[key]
     elif isinstance(parent, list):
-        i = _index(parent, last)
+        i = list_index(parent, last)
         if i is None:
             warnings.append(f"{where} 超出数组范围或不是下标，已忽略——改数组请给完整新数组。")
             return False
@@ -50,7 +50,7 @@ def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _C
         return False
     if keep_pair and is_pair(old) and not (isinstance(value, list) and not is_pair(value) and not isinstance(old[0], list)):
         nv = value[0] if is_pair(value) else value
-        coerced, warn = _coerce(old[0], nv, where)
+        coerced, warn = coerce_value(old[0], nv, where)
         if warn:
             warnings.append(warn)
             return False
@@ -59,7 +59,7 @@ def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _C
         before = old[0]
         new_leaf = [coerced, old[1]]
     else:
-        coerced, warn = _coerce(old, value, where)
+        coerced, warn = coerce_value(old, value, where)
         if warn:
             warnings.append(warn)
             return False
@@ -67,7 +67,7 @@ def _set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: _C
             return False
         before = old
         new_leaf = coerced
-    _put(parent, last, new_leaf)
+    put_at(parent, last, new_leaf)
     changes.mark(segs)
     applied.append(f"{where}：{js_str(before)} → {js_str(value_of(new_leaf))}")
     return True
@@ -82,16 +82,16 @@ def apply_mvu_patch(tree: Any, patch: Any) -> MvuResult:
     brackets ``a["x.y"]`` too) or a JSON Pointer (``/a/x.y``, RFC 6901 escapes). Never raises."""
     state = MvuState.from_any(tree)
     data = state.stat_data
-    changes = _Changes(copy.deepcopy(data))
+    changes = Changes(copy.deepcopy(data))
     applied: list[str] = []
     warnings: list[str] = []
     if patch is None or patch == {}:
-        return _result(state, data, changes, applied, warnings)
+        return make_result(state, data, changes, applied, warnings)
     if not isinstance(patch, dict):
         warnings.append(f"mvu_patch 不是 JSON 对象已忽略（{js_str(patch)[:80]}）——请输出形如 {{\"路径.用点分隔\": 新值}} 的对象。")
-        return _result(state, data, changes, applied, warnings)
+        return make_result(state, data, changes, applied, warnings)
     for path, value in patch.items():
         segs = parse_path(str(path))
-        _set_leaf(data, segs, value, changes, applied, warnings)
-    return _result(state, data, changes, applied, warnings)
+        set_leaf(data, segs, value, changes, applied, warnings)
+    return make_result(state, data, changes, applied, warnings)
 

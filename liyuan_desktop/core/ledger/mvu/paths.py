@@ -1,6 +1,6 @@
 """Paths into an MVU variable tree and the small readings shared by every update dialect: VWD pairs
 (``[value, "description"]``), JavaScript-style stringification of values, ``a.b[0].c`` path syntax, guarded reads and
-writes (``$…`` derived and ``_…`` read-only keys), and the type rules a new value must keep (:func:`_coerce`).
+writes (``$…`` derived and ``_…`` read-only keys), and the type rules a new value must keep (:func:`coerce_value`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def value_of(v: Any) -> Any:
     return v[0] if is_pair(v) else v
 
 
-def _is_num(v: Any) -> bool:
+def is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -48,25 +48,25 @@ def js_str(v: Any) -> str:
         return "null"
     if isinstance(v, bool):
         return "true" if v else "false"
-    if _is_num(v):
+    if is_num(v):
         return _js_num(v)
     if isinstance(v, str):
         return v
     return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
 
 
-def _jsonable(v: Any) -> Any:
+def jsonable(v: Any) -> Any:
     """YAML can yield dates, sets, non-string keys: fold them into JSON types."""
     if isinstance(v, dict):
-        return {str(k) if not isinstance(k, str) else k: _jsonable(x) for k, x in v.items()}
+        return {str(k) if not isinstance(k, str) else k: jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple, set)):
-        return [_jsonable(x) for x in v]
+        return [jsonable(x) for x in v]
     if v is None or isinstance(v, (str, bool, int, float)):
         return v
     return str(v)
 
 
-def _num_from_str(s: str) -> Optional[Union[int, float]]:
+def num_from_str(s: str) -> Optional[Union[int, float]]:
     t = s.strip()
     if not t:
         return None
@@ -165,7 +165,7 @@ def has_odd_keys(tree: Any) -> bool:
     return False
 
 
-def _guard(segs: list[Segment]) -> Optional[str]:
+def guard_path(segs: list[Segment]) -> Optional[str]:
     p = join_path(segs)
     for s in segs:
         if isinstance(s, str) and s.startswith("$"):
@@ -175,7 +175,7 @@ def _guard(segs: list[Segment]) -> Optional[str]:
     return None
 
 
-def _index(container: list, seg: Segment) -> Optional[int]:
+def list_index(container: list, seg: Segment) -> Optional[int]:
     if isinstance(seg, int):
         i = seg
     elif isinstance(seg, str) and re.fullmatch(r"-?\d+", seg):
@@ -187,53 +187,53 @@ def _index(container: list, seg: Segment) -> Optional[int]:
     return i if 0 <= i < len(container) else None
 
 
-_MISSING = object()
+MISSING = object()
 
 
-def _get(tree: Any, segs: list[Segment]) -> Any:
+def get_at(tree: Any, segs: list[Segment]) -> Any:
     cur = tree
     for s in segs:
         if isinstance(cur, dict):
             key = s if isinstance(s, str) else str(s)
             if key not in cur:
-                return _MISSING
+                return MISSING
             cur = cur[key]
         elif isinstance(cur, list):
-            i = _index(cur, s)
+            i = list_index(cur, s)
             if i is None:
-                return _MISSING
+                return MISSING
             cur = cur[i]
         else:
-            return _MISSING
+            return MISSING
     return cur
 
 
 def get_path(tree: Any, path: Union[str, Iterable[Segment]], default: Any = None) -> Any:
     """The value at ``path`` (pairs not unwrapped), or ``default``."""
-    v = _get(tree, split_path(path))
-    return default if v is _MISSING else v
+    v = get_at(tree, split_path(path))
+    return default if v is MISSING else v
 
 
-def _put(container: Any, seg: Segment, value: Any) -> None:
+def put_at(container: Any, seg: Segment, value: Any) -> None:
     if isinstance(container, dict):
         container[seg if isinstance(seg, str) else str(seg)] = value
     else:
-        i = _index(container, seg)
+        i = list_index(container, seg)
         assert i is not None
         container[i] = value
 
 
-def _coerce(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
+def coerce_value(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
     """``new`` fitted to the type of ``old`` (returns (value, None)), or (None, warning) when refused."""
-    if old is None or old is _MISSING:
+    if old is None or old is MISSING:
         return new, None
-    if _is_num(old):
-        if _is_num(new):
+    if is_num(old):
+        if is_num(new):
             return new, None
         if isinstance(new, str):
-            n = _num_from_str(new)
+            n = num_from_str(new)
             if n is None:
-                n = _math(new)
+                n = eval_math(new)
             if n is not None:
                 return n, None
         return None, f"{where} 原值是数字（{js_str(old)}），新值 {js_str(new)} 不是数字，已忽略——请给数字。"
@@ -246,7 +246,7 @@ def _coerce(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
     if isinstance(old, str):
         if isinstance(new, str):
             return new, None
-        if new is None or isinstance(new, bool) or _is_num(new):
+        if new is None or isinstance(new, bool) or is_num(new):
             return js_str(new), None
         return None, f"{where} 原值是字符串，新值 {js_str(new)[:80]} 是对象/数组，已忽略——请给字符串。"
     if isinstance(old, dict):
@@ -264,14 +264,14 @@ _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
         ast.Mod: operator.mod, ast.Pow: operator.pow}
 
 
-def _math(expr: str) -> Optional[Union[int, float]]:
+def eval_math(expr: str) -> Optional[Union[int, float]]:
     if not re.fullmatch(r"[\d\s.+\-*/%()eE]+", expr) or not re.search(r"\d", expr):
         return None
 
     def ev(n: ast.AST) -> Union[int, float]:
         if isinstance(n, ast.Expression):
             return ev(n.body)
-        if isinstance(n, ast.Constant) and _is_num(n.value):
+        if isinstance(n, ast.Constant) and is_num(n.value):
             return n.value
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.USub, ast.UAdd)):
             v = ev(n.operand)

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from .paths import _MISSING, Segment, _get, _index, is_pair, js_str
+from .paths import MISSING, Segment, get_at, list_index, is_pair, js_str
 
 
 class MvuState(BaseModel):
@@ -67,14 +67,14 @@ class MvuResult(NamedTuple):
 # change tracking → display_data / delta_data
 
 
-class _Changes:
+class Changes:
     def __init__(self, before: dict[str, Any]):
         self.before = before
         self.paths: list[tuple[Segment, ...]] = []
 
     def mark(self, segs: list[Segment]) -> None:
         if segs and not isinstance(segs[-1], str) or (segs and str(segs[-1]).lstrip("-").isdigit()):
-            if is_pair(_get(self.before, segs[:-1])):  # `日期[0]`: the change belongs to the pair
+            if is_pair(get_at(self.before, segs[:-1])):  # `日期[0]`: the change belongs to the pair
                 segs = segs[:-1]
         t = tuple(segs)
         # a change under an already-marked ancestor is covered by it; a marked descendant is superseded
@@ -87,19 +87,19 @@ class _Changes:
         display = copy.deepcopy(after)
         delta: dict[str, Any] = {}
         for p in self.paths:
-            old = _get(self.before, list(p))
-            new = _get(after, list(p))
+            old = get_at(self.before, list(p))
+            new = get_at(after, list(p))
             if old == new and type(old) is type(new):
                 continue
             # unwrap VWD pairs only when the leaf is a pair on both sides with the same description (a list of two
             # strings is ambiguous — MVU has the same ambiguity)
             both = is_pair(old) and is_pair(new) and old[1] == new[1]
-            ov = old[0] if both or (is_pair(old) and new is _MISSING) else old
-            nv = new[0] if both or (is_pair(new) and old is _MISSING) else new
-            o = "" if ov is _MISSING or ov in ("", None) else js_str(ov)
-            nw = "" if nv is _MISSING else js_str(nv)
+            ov = old[0] if both or (is_pair(old) and new is MISSING) else old
+            nv = new[0] if both or (is_pair(new) and old is MISSING) else new
+            o = "" if ov is MISSING or ov in ("", None) else js_str(ov)
+            nw = "" if nv is MISSING else js_str(nv)
             text = f"{o}->{nw}"
-            if new is not _MISSING:
+            if new is not MISSING:
                 _set_display(display, list(p), text)
             _set_display(delta, list(p), text, create=True)
         return display, delta
@@ -117,7 +117,7 @@ def _set_display(root: Any, segs: list[Segment], text: str, create: bool = False
                 cur[key] = {}
             cur = cur[key]
         elif isinstance(cur, list):
-            i = _index(cur, s)
+            i = list_index(cur, s)
             if i is None:
                 return
             cur = cur[i]
@@ -129,12 +129,12 @@ def _set_display(root: Any, segs: list[Segment], text: str, create: bool = False
     if isinstance(cur, dict):
         cur[last if isinstance(last, str) else str(last)] = text
     elif isinstance(cur, list):
-        i = _index(cur, last)
+        i = list_index(cur, last)
         if i is not None:
             cur[i] = text
 
 
-def _result(state: MvuState, tree: dict[str, Any], changes: _Changes, applied: list[str],
+def make_result(state: MvuState, tree: dict[str, Any], changes: Changes, applied: list[str],
             warnings: list[str]) -> MvuResult:
     display, delta = changes.build(tree)
     new = MvuState(stat_data=tree, display_data=display, delta_data=delta,
