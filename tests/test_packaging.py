@@ -243,39 +243,51 @@ def test_prepare_fontconfig_adds_the_bundled_font_only_without_a_system_one(tmp_
     fonts = tmp_path / "fonts"
     fonts.mkdir()
     (fonts / "wqy-microhei.ttc").write_bytes(b"\0")
+    emoji = tmp_path / "emoji"
+    emoji.mkdir()
+    (emoji / "OpenMoji-color-glyf_colr0.ttf").write_bytes(b"\0")
     monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
+    monkeypatch.setattr(cjk_font, "bundled_emoji_dir", lambda: emoji)
     monkeypatch.setattr(cjk_font, "_bundled_in_use", False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
-    assert cjk_font.prepare_fontconfig(lambda: True) is None and "FONTCONFIG_FILE" not in os.environ
-    conf = cjk_font.prepare_fontconfig(lambda: False)
+    assert cjk_font.prepare_fontconfig(lambda: True, lambda: True) is None and "FONTCONFIG_FILE" not in os.environ
+    conf = cjk_font.prepare_fontconfig(lambda: False, lambda: True)
     assert conf is not None and os.environ["FONTCONFIG_FILE"] == str(conf)
     text = conf.read_text("utf-8")
-    assert "/etc/fonts/fonts.conf" in text and f"<dir>{fonts}</dir>" in text
+    assert "/etc/fonts/fonts.conf" in text and f"<dir>{fonts}</dir>" in text and str(emoji) not in text
     assert cjk_font._bundled_in_use
+    # a system with Chinese but no colour emoji: only the emoji folder, and the Chinese hint stays the system's
+    monkeypatch.delenv("FONTCONFIG_FILE")
+    monkeypatch.setattr(cjk_font, "_bundled_in_use", False)
+    conf = cjk_font.prepare_fontconfig(lambda: True, lambda: False, cache=tmp_path / "c2")
+    text = conf.read_text("utf-8")
+    assert conf.parent == tmp_path / "c2" and f"<dir>{emoji}</dir>" in text and str(fonts) not in text
+    assert not cjk_font._bundled_in_use
+    # a FONTCONFIG_FILE the user set is left alone
+    assert cjk_font.prepare_fontconfig(lambda: False, lambda: False) is None
 
 
-@pytest.mark.skipif(not shutil.which("fc-list") or not Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").exists(),
-                    reason="fontconfig and WenQuanYi Micro Hei (the build's fallback font) needed")
+@pytest.mark.skipif(not shutil.which("fc-list"), reason="fontconfig's fc-list needed")
 def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, monkeypatch):
-    """Real fontconfig: with only the bundled folder (the system's config stubbed out by an empty include), fc-list
-    finds a Chinese font through the config prepare_fontconfig writes."""
+    """Real fontconfig and the fonts the package ships: with only the bundled folders (the system's config stubbed
+    out by an empty include), fc-list finds a Chinese font and a colour-emoji font through the config
+    prepare_fontconfig writes."""
     from liyuan_desktop.ui import cjk_font
 
-    fonts = tmp_path / "fonts"
-    fonts.mkdir()
-    shutil.copy("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", fonts)
-    monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert cjk_font.bundled_font_dir() is not None and cjk_font.bundled_emoji_dir() is not None
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
-    conf = cjk_font.prepare_fontconfig(lambda: False)
-    # a copy without the system folders: only the bundled font can answer
+    conf = cjk_font.prepare_fontconfig(lambda: False, lambda: False, cache=tmp_path / "cache")
+    # a copy without the system folders: only the bundled fonts can answer
     only = tmp_path / "only.conf"
     only.write_text(conf.read_text("utf-8").replace("/etc/fonts/fonts.conf", str(tmp_path / "none.conf"))
                     .replace("<dir>/usr/share/fonts</dir>", ""), "utf-8")
-    out = subprocess.run(["fc-list", ":lang=zh", "family"], env={**os.environ, "FONTCONFIG_FILE": str(only)},
-                         capture_output=True, text=True, timeout=60).stdout
+    env = {**os.environ, "FONTCONFIG_FILE": str(only)}
+    out = subprocess.run(["fc-list", ":lang=zh", "family"], env=env, capture_output=True, text=True, timeout=60).stdout
     assert "WenQuanYi" in out
+    out = subprocess.run(["fc-list", ":color=true", "family"], env=env, capture_output=True, text=True,
+                         timeout=60).stdout
+    assert "OpenMoji" in out
 
 
 @pytest.mark.parametrize("bpp,stride_px", [(24, 4), (32, 4), (24, 3)])

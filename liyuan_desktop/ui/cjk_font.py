@@ -1,12 +1,19 @@
-"""A Chinese font for the window, or a hint saying which package brings one (issue 16 §1, fonts).
+"""A Chinese font (and a colour-emoji font) for the window, or a hint saying which package brings one (issue 16 §1,
+issue 24 §1).
 
-On a machine without a CJK font every Chinese character is a box. Two steps:
+On a machine without a CJK font every Chinese character is a box; without a colour-emoji font so is every emoji of a
+status bar. The package carries both fallbacks in its resources — a source run (``pip install -e .``) as much as the
+built app: ``resources/fonts/cjk/wqy-microhei.ttc`` (WenQuanYi Micro Hei, 5 MB, Simplified and Traditional Chinese;
+Apache-2.0, or GPL-3 with the font exception) and ``resources/fonts/emoji/OpenMoji-color-glyf_colr0.ttf`` (OpenMoji
+17, COLRv0, 2.6 MB; CC BY-SA 4.0) with their licence files (``resources/fonts/README.md``). Two steps:
 
-* :func:`prepare_fontconfig` — before Qt loads. When the app carries a fallback font (the built app bundles one under
-  ``resources/fonts/``: packaging/build.sh copies WenQuanYi Micro Hei there, Apache-2.0 / GPL-3 with font exception)
-  and fontconfig knows no Chinese font (``fc-list :lang=zh``, ~10 ms), it points ``FONTCONFIG_FILE`` at a config that
-  includes the system's and adds the bundled folder — so Qt widgets AND QtWebEngine's Chromium (which asks fontconfig
-  itself, not Qt's font database) both find it. A system with its own CJK font is left alone.
+* :func:`prepare_fontconfig` — before Qt loads. When fontconfig knows no Chinese font (``fc-list :lang=zh``) or no
+  colour-emoji font (``fc-list :lang=und-zsye`` / ``:color=true``), ~10 ms each, it points ``FONTCONFIG_FILE`` at a
+  config that includes the system's and adds the bundled folder(s) that are lacking — so Qt widgets AND
+  QtWebEngine's Chromium (which asks fontconfig itself, not Qt's font database; the card frames' CSP allows only
+  ``data:`` fonts, so an ``@font-face`` file URL would not reach them, while fontconfig's fonts need no fetch) both
+  find them. A system with its own font of a kind is left alone for that kind: the user's (usually Noto CJK, better
+  hinted and with more weights) wins, and our copy never competes with it in fontconfig's matching.
 * :func:`cjk_hint` — after the QApplication exists: the one-line hint for the window's status bar when Qt's font
   database has no Simplified-Chinese family (or only the bundled fallback), naming the package for this distribution
   (fonts-noto-cjk / google-noto-sans-cjk-fonts / noto-fonts-cjk / noto-sans-sc-fonts).
@@ -46,43 +53,82 @@ register({
 })
 
 
-def bundled_font_dir() -> Optional[Path]:
-    """``liyuan_desktop/resources/fonts`` when it holds a font file (the built app), else None (a source checkout)."""
-    d = Path(__file__).resolve().parent.parent / "resources" / "fonts"
-    if d.is_dir() and any(p.suffix.lower() in (".ttf", ".ttc", ".otf") for p in d.iterdir()):
+_FONT_SUFFIXES = (".ttf", ".ttc", ".otf")
+
+
+def _fonts_root() -> Path:
+    return Path(__file__).resolve().parent.parent / "resources" / "fonts"
+
+
+def _font_folder(name: str) -> Optional[Path]:
+    d = _fonts_root() / name
+    if d.is_dir() and any(p.suffix.lower() in _FONT_SUFFIXES for p in d.iterdir()):
         return d
     return None
+
+
+def bundled_font_dir() -> Optional[Path]:
+    """``liyuan_desktop/resources/fonts/cjk`` (WenQuanYi Micro Hei) when it holds a font file, else None."""
+    return _font_folder("cjk")
+
+
+def bundled_emoji_dir() -> Optional[Path]:
+    """``liyuan_desktop/resources/fonts/emoji`` (OpenMoji, colour) when it holds a font file, else None."""
+    return _font_folder("emoji")
+
+
+def _fc_list(*patterns: str) -> Optional[bool]:
+    """Whether ``fc-list PATTERN family`` names any font for one of ``patterns`` (asked in order, stopping at the
+    first that does); None when fc-list is missing or fails (then nothing is known)."""
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return None
+    for pattern in patterns:
+        try:
+            out = subprocess.run([fc, pattern, "family"], capture_output=True, text=True, timeout=10,
+                                 stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.stdout.strip():
+            return True
+    return False
 
 
 def fontconfig_has_cjk() -> Optional[bool]:
     """Whether fontconfig lists a font for Chinese (``fc-list :lang=zh family``); None when fc-list is missing or
     fails (then nothing is known)."""
-    fc = shutil.which("fc-list")
-    if fc is None:
-        return None
-    try:
-        out = subprocess.run([fc, ":lang=zh", "family"], capture_output=True, text=True, timeout=10,
-                             stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(out.stdout.strip())
+    return _fc_list(":lang=zh")
 
 
-def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cjk) -> Optional[Path]:
-    """Before Qt loads: when a bundled font exists and the system has no Chinese font (``has_cjk()`` False, or
-    unknown because fc-list is missing), write ``fonts.conf`` in the user cache folder (including the system's
-    ``/etc/fonts/fonts.conf`` when present, plus the bundled folder) and set ``FONTCONFIG_FILE`` to it. Returns the
-    file written, or None (nothing to do, a FONTCONFIG_FILE already set, or the cache folder cannot be written)."""
-    d = bundled_font_dir()
-    if d is None or os.environ.get("FONTCONFIG_FILE") or has_cjk():
+def fontconfig_has_emoji() -> Optional[bool]:
+    """Whether fontconfig lists a colour-emoji font: one covering the emoji "language" ``und-zsye`` (fontconfig ≥
+    2.13.1), or any colour font (``:color=true``, COLR/CBDT/sbix: in practice emoji fonts). A monochrome font with a
+    few emoji (DejaVu Sans has 😀) does not count. None when fc-list is missing or fails."""
+    return _fc_list(":lang=und-zsye", ":color=true")
+
+
+def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cjk,
+                       has_emoji: Callable[[], Optional[bool]] = fontconfig_has_emoji,
+                       cache: Optional[Path] = None) -> Optional[Path]:
+    """Before Qt loads: add the bundled fonts the system lacks. The Chinese folder is added when ``has_cjk()`` is
+    False (or unknown: fc-list missing), the emoji folder when ``has_emoji()`` is; when either is, ``fonts.conf`` is
+    written in ``cache`` (default: the user cache folder) — the system's ``/etc/fonts/fonts.conf`` included when
+    present, plus those folders — and ``FONTCONFIG_FILE`` set to it. Returns the file written, or None (nothing to
+    add, a FONTCONFIG_FILE already set, or the folder cannot be written)."""
+    if os.environ.get("FONTCONFIG_FILE"):
         return None
-    cache = Path(platformdirs.user_cache_dir("liyuan", appauthor=False))
+    cjk, emoji = bundled_font_dir(), bundled_emoji_dir()
+    add_cjk = cjk is not None and not has_cjk()
+    dirs = ([cjk] if add_cjk else []) + ([emoji] if emoji is not None and not has_emoji() else [])
+    if not dirs:
+        return None
+    cache = cache or Path(platformdirs.user_cache_dir("liyuan", appauthor=False))
     conf = cache / "fonts.conf"
     text = ('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n'
             '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
             '  <dir>/usr/share/fonts</dir>\n'
-            f'  <dir>{_xml(str(d))}</dir>\n'
-            f'  <cachedir>{_xml(str(cache / "fontconfig"))}</cachedir>\n'
+            + "".join(f'  <dir>{_xml(str(d))}</dir>\n' for d in dirs)
+            + f'  <cachedir>{_xml(str(cache / "fontconfig"))}</cachedir>\n'
             '</fontconfig>\n')
     try:
         cache.mkdir(parents=True, exist_ok=True)
@@ -91,7 +137,7 @@ def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cj
         return None
     os.environ["FONTCONFIG_FILE"] = str(conf)
     global _bundled_in_use
-    _bundled_in_use = True
+    _bundled_in_use = _bundled_in_use or add_cjk
     return conf
 
 
