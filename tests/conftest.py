@@ -21,10 +21,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ importable: h
 
 def _bundled_fonts() -> None:
     """Chinese text and emoji laid out with real glyphs as in a user's run, without any apt font (issue 24 §1): the
-    app's own start-up step (ui/cjk_font.prepare_fontconfig) before Qt loads, its fonts.conf in a temp folder."""
+    app's own start-up step (runtime.prepare_fontconfig) before Qt loads, its fonts.conf in a temp folder."""
     import tempfile
 
-    from liyuan_desktop.ui.cjk_font import prepare_fontconfig
+    from liyuan_desktop.runtime import prepare_fontconfig
 
     uid = getattr(os, "getuid", lambda: 0)()
     prepare_fontconfig(cache=Path(tempfile.gettempdir()) / f"liyuan-test-fonts-{uid}")

@@ -1,5 +1,5 @@
 """Issue 24 §1: a source run reads Chinese (and status-bar emoji) with no system font at all — the fonts the package
-ships in liyuan_desktop/resources/fonts, handed to fontconfig by ui/cjk_font.prepare_fontconfig, reach both Qt's
+ships in liyuan_desktop/resources/fonts, handed to fontconfig by runtime.prepare_fontconfig, reach both Qt's
 widgets and QtWebEngine's Chromium, including a card frame (sandboxed, under the frames' Content-Security-Policy).
 
 Each check runs in a subprocess whose FONTCONFIG_FILE names only the bundled folders (no system config, no system
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.ui import cjk_font
+from liyuan_desktop import runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,7 +120,7 @@ def _distinct(pixels: dict, a: str, b: str) -> bool:
 
 
 def test_chinese_and_emoji_draw_real_glyphs_with_only_the_bundled_fonts(tmp_path):
-    cjk, emoji = cjk_font.bundled_font_dir(), cjk_font.bundled_emoji_dir()
+    cjk, emoji = runtime.bundled_font_dir(), runtime.bundled_emoji_dir()
     assert cjk is not None and emoji is not None, "the package ships resources/fonts/cjk and resources/fonts/emoji"
     got = _probe(tmp_path, _only(tmp_path, "bundled", [cjk, emoji]), "bundled")
     assert all(got["qt_in_font"].values()), got["qt_in_font"]
