@@ -290,6 +290,18 @@ def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, mo
     assert "OpenMoji" in out
 
 
+def test_the_fallback_fonts_reach_the_bundle_once_from_the_package():
+    """Issue 24 §1: the fonts are the package's own (resources/fonts, licences beside them), bundled with the rest of
+    resources exactly once; build.sh copies no font from the build machine."""
+    datas = slim.source_datas(ROOT)
+    names = [Path(f).name for f, _ in datas if "/fonts/" in f.replace("\\", "/")]
+    for font in ("wqy-microhei.ttc", "wqy-microhei-LICENSE.txt", "OpenMoji-color-glyf_colr0.ttf",
+                 "OpenMoji-LICENSE.txt"):
+        assert names.count(font) == 1, (font, names)
+    build = (PKG / "build.sh").read_text(encoding="utf-8")
+    assert "/usr/share/fonts" not in build and "fonts-wqy" not in build
+
+
 @pytest.mark.parametrize("bpp,stride_px", [(24, 4), (32, 4), (24, 3)])
 def test_xwd2png_reads_xvfb_dumps(bpp, stride_px):
     """packaging/xwd2png.py (smoke.sh's screenshot converter): a 2x2 XWD of known colours → the same RGB in the PNG.
