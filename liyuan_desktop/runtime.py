@@ -39,6 +39,7 @@ CrashDialog = Callable[[type[BaseException], BaseException, Path], Optional[obje
 
 _sandbox: SandboxMode = "on"  # set by prepare_env
 _bundled_cjk = False  # set by prepare_fontconfig when it added the bundled Chinese font
+_fonts_prepared = False  # prepare_fontconfig has run in this process (prepare_env does not ask fc-list again)
 
 
 def userns_sandbox_possible() -> bool:
@@ -72,7 +73,8 @@ def prepare_env() -> SandboxMode:
     names; the bundled fonts the system lacks handed to fontconfig (:func:`prepare_fontconfig`). Records and returns
     the sandbox decision (``sandbox_mode()`` reads it later)."""
     global _sandbox
-    prepare_fontconfig()
+    if not _fonts_prepared:
+        prepare_fontconfig()
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("LANG", "C.UTF-8")
     flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
@@ -166,6 +168,8 @@ def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cj
     system's ``/etc/fonts/fonts.conf`` included (when present), ``/usr/share/fonts``, those folders, and a cache
     folder beside it; ``FONTCONFIG_FILE`` is set to it. Returns the file written, or None (nothing to add, a
     FONTCONFIG_FILE already set — the user's or an earlier call's — or the folder cannot be written). Never raises."""
+    global _bundled_cjk, _fonts_prepared
+    _fonts_prepared = True
     if os.environ.get("FONTCONFIG_FILE"):
         return None
     cjk, emoji = bundled_font_dir(), bundled_emoji_dir()
@@ -190,7 +194,6 @@ def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cj
     except OSError:
         return None
     os.environ["FONTCONFIG_FILE"] = str(conf)
-    global _bundled_cjk
     _bundled_cjk = _bundled_cjk or add_cjk
     return conf
 
