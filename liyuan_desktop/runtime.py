@@ -1,4 +1,5 @@
 """Preparing a process to run Qt: the environment QtWebEngine reads at start-up, the Chromium sandbox decision, the
+fallback fonts the package ships (handed to fontconfig when the system lacks a Chinese or colour-emoji font), the
 rotating log file, the uncaught-exception hook and the qasync event loop. The window (``app``), the terminal card
 preview (``ui/preview``) and the benchmarks call these instead of each setting the process up its own way.
 
@@ -17,6 +18,8 @@ from __future__ import annotations
 import logging
 import logging.handlers
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import traceback
@@ -35,6 +38,8 @@ CrashDialog = Callable[[type[BaseException], BaseException, Path], Optional[obje
 """Shows an uncaught exception and the log path to the user; returns None when it could not (no QApplication)."""
 
 _sandbox: SandboxMode = "on"  # set by prepare_env
+_bundled_cjk = False  # set by prepare_fontconfig when it added the bundled Chinese font
+_fonts_prepared = False  # prepare_fontconfig has run in this process (prepare_env does not ask fc-list again)
 
 
 def userns_sandbox_possible() -> bool:
@@ -65,8 +70,11 @@ def prepare_env() -> SandboxMode:
     """Set the environment QtWebEngine reads when it starts (call before the first Qt import that loads it):
     ``QT_API=pyside6``, ``LANG=C.UTF-8`` when LANG is not set, Chromium's log level 3 unless the user chose one, and
     the sandbox switched off (``QTWEBENGINE_DISABLE_SANDBOX=1`` and ``--no-sandbox``) in the cases the module doc
-    names. Records and returns the sandbox decision (``sandbox_mode()`` reads it later)."""
+    names; the bundled fonts the system lacks handed to fontconfig (:func:`prepare_fontconfig`). Records and returns
+    the sandbox decision (``sandbox_mode()`` reads it later)."""
     global _sandbox
+    if not _fonts_prepared:
+        prepare_fontconfig()
     os.environ.setdefault("QT_API", "pyside6")
     os.environ.setdefault("LANG", "C.UTF-8")
     flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
@@ -85,6 +93,113 @@ def prepare_env() -> SandboxMode:
             flags += " --no-sandbox"
     os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = flags
     return _sandbox
+
+
+# --- fonts (issue 24 §1): the package's fallback fonts, for Qt's widgets and Chromium alike -----------------------
+
+_FONT_SUFFIXES = (".ttf", ".ttc", ".otf")
+
+
+def _font_folder(name: str) -> Optional[Path]:
+    d = Path(__file__).resolve().parent / "resources" / "fonts" / name
+    if d.is_dir() and any(p.suffix.lower() in _FONT_SUFFIXES for p in d.iterdir()):
+        return d
+    return None
+
+
+def bundled_font_dir() -> Optional[Path]:
+    """``liyuan_desktop/resources/fonts/cjk`` (WenQuanYi Micro Hei, Simplified and Traditional Chinese) when it holds
+    a font file, else None. The folders are separate because fontconfig's ``<dir>`` is recursive and each kind is
+    added only when the system lacks it."""
+    return _font_folder("cjk")
+
+
+def bundled_emoji_dir() -> Optional[Path]:
+    """``liyuan_desktop/resources/fonts/emoji`` (OpenMoji, COLRv0 colour emoji) when it holds a font file, else None."""
+    return _font_folder("emoji")
+
+
+def _fc_list(*patterns: str) -> Optional[bool]:
+    """Whether ``fc-list PATTERN family`` names any font for one of ``patterns`` (asked in order, stopping at the
+    first that does); None when fc-list is missing or fails (then nothing is known)."""
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return None
+    for pattern in patterns:
+        try:
+            out = subprocess.run([fc, pattern, "family"], capture_output=True, text=True, timeout=10,
+                                 stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if out.stdout.strip():
+            return True
+    return False
+
+
+def fontconfig_has_cjk() -> Optional[bool]:
+    """Whether fontconfig lists a font for Chinese (``fc-list :lang=zh family``, ~10 ms); None when fc-list is
+    missing or fails (then nothing is known)."""
+    return _fc_list(":lang=zh")
+
+
+def fontconfig_has_emoji() -> Optional[bool]:
+    """Whether fontconfig lists a colour-emoji font: one covering the emoji "language" ``und-zsye`` (fontconfig ≥
+    2.13.1), or any colour font (``:color=true``: COLR/CBDT/sbix, in practice emoji fonts). A monochrome font with a
+    few emoji (DejaVu Sans has 😀) does not count. None when fc-list is missing or fails."""
+    return _fc_list(":lang=und-zsye", ":color=true")
+
+
+def bundled_cjk_in_use() -> bool:
+    """Whether :func:`prepare_fontconfig` added the bundled Chinese font in this process (then its families are not
+    the system's: ``ui/cjk_font.cjk_hint`` still suggests installing a better one)."""
+    return _bundled_cjk
+
+
+def prepare_fontconfig(has_cjk: Callable[[], Optional[bool]] = fontconfig_has_cjk,
+                       has_emoji: Callable[[], Optional[bool]] = fontconfig_has_emoji,
+                       cache: Optional[Path] = None) -> Optional[Path]:
+    """Before Qt loads: hand the bundled fonts the system lacks to fontconfig, which both Qt's widgets and
+    QtWebEngine's Chromium ask (Chromium does not see ``QFontDatabase.addApplicationFont``; the card frames' CSP
+    allows only ``data:`` fonts, so an ``@font-face`` file URL would not reach them either).
+
+    The Chinese folder is added when ``has_cjk()`` is False (or None: fc-list missing), the emoji folder when
+    ``has_emoji()`` is; a system font of a kind wins (usually Noto, better hinted) and ours never competes with it.
+    When a folder is to be added, ``fonts.conf`` is written in ``cache`` (default: the user cache folder): the
+    system's ``/etc/fonts/fonts.conf`` included (when present), ``/usr/share/fonts``, those folders, and a cache
+    folder beside it; ``FONTCONFIG_FILE`` is set to it. Returns the file written, or None (nothing to add, a
+    FONTCONFIG_FILE already set — the user's or an earlier call's — or the folder cannot be written). Never raises."""
+    global _bundled_cjk, _fonts_prepared
+    _fonts_prepared = True
+    if os.environ.get("FONTCONFIG_FILE"):
+        return None
+    cjk, emoji = bundled_font_dir(), bundled_emoji_dir()
+    add_cjk = cjk is not None and not has_cjk()
+    dirs = ([cjk] if add_cjk else []) + ([emoji] if emoji is not None and not has_emoji() else [])
+    if not dirs:
+        return None
+    if cache is None:
+        import platformdirs
+
+        cache = Path(platformdirs.user_cache_dir("liyuan", appauthor=False))
+    conf = cache / "fonts.conf"
+    text = ('<?xml version="1.0"?>\n<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">\n<fontconfig>\n'
+            '  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>\n'
+            '  <dir>/usr/share/fonts</dir>\n'
+            + "".join(f"  <dir>{_xml(str(d))}</dir>\n" for d in dirs)
+            + f"  <cachedir>{_xml(str(cache / 'fontconfig'))}</cachedir>\n"
+            "</fontconfig>\n")
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        conf.write_text(text, encoding="utf-8")
+    except OSError:
+        return None
+    os.environ["FONTCONFIG_FILE"] = str(conf)
+    _bundled_cjk = _bundled_cjk or add_cjk
+    return conf
+
+
+def _xml(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def add_chromium_flags(flags: list[str]) -> str:

@@ -68,22 +68,16 @@ PLATFORM = "$(uname -s | tr 'A-Z' 'a-z')-$(uname -m)"
 EOF
 echo "    version $VERSION, commit $COMMIT, build date $BUILD_DATE"
 
-# a Chinese fallback font (issue 16): used only on a machine without one (liyuan_desktop/ui/cjk_font.py); WenQuanYi
-# Micro Hei, Apache-2.0 or GPL-3 with the font exception (packaging/README.md), 5 MB, taken from the build machine
-WQY=/usr/share/fonts/truetype/wqy/wqy-microhei.ttc
-if [ ! -f "$WQY" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei >/dev/null 2>&1 \
-    || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends fonts-wqy-microhei >/dev/null; } || true
-fi
-if [ -f "$WQY" ]; then
-  mkdir -p "$STAGE/liyuan_desktop/resources/fonts"
-  cp "$WQY" "$STAGE/liyuan_desktop/resources/fonts/"
-  cp "$STAGE/packaging/linux/wqy-microhei-LICENSE.txt" "$STAGE/liyuan_desktop/resources/fonts/" 2>/dev/null || true
-  echo "    bundled fallback font: $(basename "$WQY") ($(du -k "$WQY" | cut -f1) KB)"
-else
-  echo "build.sh: WARNING: no WenQuanYi Micro Hei on the build machine (Debian: fonts-wqy-microhei); the app will" \
-       "carry no Chinese fallback font" >&2
-fi
+# the fallback fonts (issue 24): WenQuanYi Micro Hei (Chinese) and OpenMoji (colour emoji) are part of the package's
+# resources (liyuan_desktop/resources/fonts, licences beside them) and reach the bundle with the rest of resources/
+# (slim.source_datas) — nothing is copied from the build machine, so the app carries each font exactly once
+for f in cjk/wqy-microhei.ttc emoji/OpenMoji-color-glyf_colr0.ttf; do
+  if [ ! -f "$STAGE/liyuan_desktop/resources/fonts/$f" ]; then
+    echo "build.sh: liyuan_desktop/resources/fonts/$f is missing from the source: the app would show boxes" >&2
+    exit 1
+  fi
+done
+echo "    fallback fonts: $(du -sk "$STAGE/liyuan_desktop/resources/fonts" | cut -f1) KB (resources/fonts)"
 
 # --- 2. the build venv -----------------------------------------------------------------------------------------
 if [ -n "${LIYUAN_BUILD_PYTHON:-}" ]; then

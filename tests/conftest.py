@@ -19,6 +19,20 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/ importable: helpers, sse_server, keyring_memory
 
 
+def _bundled_fonts() -> None:
+    """Chinese text and emoji laid out with real glyphs as in a user's run, without any apt font (issue 24 §1): the
+    app's own start-up step (runtime.prepare_fontconfig) before Qt loads, its fonts.conf in a temp folder."""
+    import tempfile
+
+    from liyuan_desktop.runtime import prepare_fontconfig
+
+    uid = getattr(os, "getuid", lambda: 0)()
+    prepare_fontconfig(cache=Path(tempfile.gettempdir()) / f"liyuan-test-fonts-{uid}")
+
+
+_bundled_fonts()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
     """Every test gets its own data folder; nothing touches the user's real one."""

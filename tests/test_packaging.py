@@ -238,44 +238,68 @@ def test_cjk_hint_names_the_package_per_distro():
 
 
 def test_prepare_fontconfig_adds_the_bundled_font_only_without_a_system_one(tmp_path, monkeypatch):
-    from liyuan_desktop.ui import cjk_font
+    from liyuan_desktop import runtime  # the fonts' home (ui/cjk_font re-exports them)
 
     fonts = tmp_path / "fonts"
     fonts.mkdir()
     (fonts / "wqy-microhei.ttc").write_bytes(b"\0")
-    monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
-    monkeypatch.setattr(cjk_font, "_bundled_in_use", False)
+    emoji = tmp_path / "emoji"
+    emoji.mkdir()
+    (emoji / "OpenMoji-color-glyf_colr0.ttf").write_bytes(b"\0")
+    monkeypatch.setattr(runtime, "bundled_font_dir", lambda: fonts)
+    monkeypatch.setattr(runtime, "bundled_emoji_dir", lambda: emoji)
+    monkeypatch.setattr(runtime, "_bundled_cjk", False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
-    assert cjk_font.prepare_fontconfig(lambda: True) is None and "FONTCONFIG_FILE" not in os.environ
-    conf = cjk_font.prepare_fontconfig(lambda: False)
+    assert runtime.prepare_fontconfig(lambda: True, lambda: True) is None and "FONTCONFIG_FILE" not in os.environ
+    conf = runtime.prepare_fontconfig(lambda: False, lambda: True)
     assert conf is not None and os.environ["FONTCONFIG_FILE"] == str(conf)
     text = conf.read_text("utf-8")
-    assert "/etc/fonts/fonts.conf" in text and f"<dir>{fonts}</dir>" in text
-    assert cjk_font._bundled_in_use
+    assert "/etc/fonts/fonts.conf" in text and f"<dir>{fonts}</dir>" in text and str(emoji) not in text
+    assert runtime.bundled_cjk_in_use()
+    # a system with Chinese but no colour emoji: only the emoji folder, and the Chinese hint stays the system's
+    monkeypatch.delenv("FONTCONFIG_FILE")
+    monkeypatch.setattr(runtime, "_bundled_cjk", False)
+    conf = runtime.prepare_fontconfig(lambda: True, lambda: False, cache=tmp_path / "c2")
+    text = conf.read_text("utf-8")
+    assert conf.parent == tmp_path / "c2" and f"<dir>{emoji}</dir>" in text and str(fonts) not in text
+    assert not runtime.bundled_cjk_in_use()
+    # a FONTCONFIG_FILE the user set is left alone
+    assert runtime.prepare_fontconfig(lambda: False, lambda: False) is None
 
 
-@pytest.mark.skipif(not shutil.which("fc-list") or not Path("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc").exists(),
-                    reason="fontconfig and WenQuanYi Micro Hei (the build's fallback font) needed")
+@pytest.mark.skipif(not shutil.which("fc-list"), reason="fontconfig's fc-list needed")
 def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, monkeypatch):
-    """Real fontconfig: with only the bundled folder (the system's config stubbed out by an empty include), fc-list
-    finds a Chinese font through the config prepare_fontconfig writes."""
-    from liyuan_desktop.ui import cjk_font
+    """Real fontconfig and the fonts the package ships: with only the bundled folders (the system's config stubbed
+    out by an empty include), fc-list finds a Chinese font and a colour-emoji font through the config
+    prepare_fontconfig writes."""
+    from liyuan_desktop import runtime  # the fonts' home (ui/cjk_font re-exports them)
 
-    fonts = tmp_path / "fonts"
-    fonts.mkdir()
-    shutil.copy("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", fonts)
-    monkeypatch.setattr(cjk_font, "bundled_font_dir", lambda: fonts)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert runtime.bundled_font_dir() is not None and runtime.bundled_emoji_dir() is not None
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)
-    conf = cjk_font.prepare_fontconfig(lambda: False)
-    # a copy without the system folders: only the bundled font can answer
+    conf = runtime.prepare_fontconfig(lambda: False, lambda: False, cache=tmp_path / "cache")
+    # a copy without the system folders: only the bundled fonts can answer
     only = tmp_path / "only.conf"
     only.write_text(conf.read_text("utf-8").replace("/etc/fonts/fonts.conf", str(tmp_path / "none.conf"))
                     .replace("<dir>/usr/share/fonts</dir>", ""), "utf-8")
-    out = subprocess.run(["fc-list", ":lang=zh", "family"], env={**os.environ, "FONTCONFIG_FILE": str(only)},
-                         capture_output=True, text=True, timeout=60).stdout
+    env = {**os.environ, "FONTCONFIG_FILE": str(only)}
+    out = subprocess.run(["fc-list", ":lang=zh", "family"], env=env, capture_output=True, text=True, timeout=60).stdout
     assert "WenQuanYi" in out
+    out = subprocess.run(["fc-list", ":color=true", "family"], env=env, capture_output=True, text=True,
+                         timeout=60).stdout
+    assert "OpenMoji" in out
+
+
+def test_the_fallback_fonts_reach_the_bundle_once_from_the_package():
+    """Issue 24 §1: the fonts are the package's own (resources/fonts, licences beside them), bundled with the rest of
+    resources exactly once; build.sh copies no font from the build machine."""
+    datas = slim.source_datas(ROOT)
+    names = [Path(f).name for f, _ in datas if "/fonts/" in f.replace("\\", "/")]
+    for font in ("wqy-microhei.ttc", "wqy-microhei-LICENSE.txt", "OpenMoji-color-glyf_colr0.ttf",
+                 "OpenMoji-LICENSE.txt"):
+        assert names.count(font) == 1, (font, names)
+    build = (PKG / "build.sh").read_text(encoding="utf-8")
+    assert "/usr/share/fonts" not in build and "fonts-wqy" not in build
 
 
 @pytest.mark.parametrize("bpp,stride_px", [(24, 4), (32, 4), (24, 3)])
