@@ -240,3 +240,20 @@ def test_deleting_a_connection_profile_asks_and_enter_keeps_it(qtbot):
     with Answer("yes"):
         delete.click()
     assert saved() == [] and dlg.list.count() == 0
+
+
+async def test_restoring_over_a_chat_of_that_name_overwrites_nothing(qtbot):
+    """恢复 never replaces what is there now (``core.chat.manage.restore`` numbers the folder), so it need not ask:
+    the chat made since keeps its session, the restored one comes back beside it."""
+    card = library.ensure_demo_card()
+    d = new_chat(card, "同名")
+    item = core_manage.delete_chat(d)
+    again = new_chat(card, "同名")
+    now = (again / "session.jsonl").read_bytes()
+    win = make_window(qtbot)
+    dlg = win.manager.show_trash()
+    dlg.list.topLevelItem(0).setSelected(True)
+    with Answer("enter") as a:
+        dlg.restore_btn.click()
+    assert a.asked == [] and not item.path.exists()
+    assert (again / "session.jsonl").read_bytes() == now and (again.parent / "同名-2" / "session.jsonl").is_file()
