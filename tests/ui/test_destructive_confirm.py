@@ -257,3 +257,68 @@ async def test_restoring_over_a_chat_of_that_name_overwrites_nothing(qtbot):
         dlg.restore_btn.click()
     assert a.asked == [] and not item.path.exists()
     assert (again / "session.jsonl").read_bytes() == now and (again.parent / "同名-2" / "session.jsonl").is_file()
+
+
+# -- an agent chat's chapters and checkpoints --------------------------------------------------------------------------
+def _agent_chat(tmp_path: Path) -> Chat:
+    from liyuan_desktop.core.cards import load_card
+    from helpers import DEMO_CARD
+
+    chat = Chat.create(tmp_path / "局", load_card(DEMO_CARD), ReplayModel(actor=[]), mode="agent")
+    chat.import_chapters([("000-开场.md", "旧的开场。\n"), ("001-雨夜.md", "雨。\n")], message="导入两章")
+    return chat
+
+
+def _chapters(chat: Chat) -> dict[str, str]:
+    return {p.name: p.read_text("utf-8") for p in sorted(chat.story.story_dir.glob("*.md"))}
+
+
+def test_deleting_a_chapter_asks_and_enter_keeps_it(qtbot, tmp_path):
+    from liyuan_desktop.ui.chapter_tree import ChapterTreePane
+
+    chat = _agent_chat(tmp_path)
+    pane = ChapterTreePane()
+    qtbot.addWidget(pane)
+    pane.set_chat(chat)
+    pane.show()
+    pane.select("001-雨夜.md")
+    with Answer("enter") as a:
+        pane.delete_btn.click()
+    assert "001-雨夜.md" in a.asked[0][0] and "001-雨夜.md" in _chapters(chat)
+    with Answer("yes"):
+        pane.delete_btn.click()
+    assert "001-雨夜.md" not in _chapters(chat)
+
+
+def test_restoring_a_checkpoint_asks_and_keeps_unsaved_chapter_edits(qtbot, tmp_path):
+    from liyuan_desktop.ui.chapter_tree import ChapterTreePane
+    from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
+
+    chat = _agent_chat(tmp_path)
+    first = chat.history_log.latest()
+    chat.story.write("000-开场.md", "改过的开场。\n")
+    chat.history_log.commit(author="user", message="改开场")
+    pane = ChapterTreePane()
+    qtbot.addWidget(pane)
+    pane.set_chat(chat)
+    pane.show()
+    assert pane.open_chapter("000-开场.md")
+    pane.editor.autosave_ms = 0  # the question's event loop must not autosave the edits away
+    pane.editor.text.selectAll()
+    pane.editor.text.insertPlainText("还没保存的开场。\n")  # typed, not saved
+    assert pane.editor.dirty
+    tl = CheckpointTimelinePane()
+    qtbot.addWidget(tl)
+    tl.set_chat(chat)
+    tl.show()
+    tl.select(first.id)
+    for how in ("enter", "esc"):
+        with Answer(how) as a:
+            tl.files_btn.click()
+        assert len(a.asked) == 1 and _chapters(chat)["000-开场.md"] == "改过的开场。\n", how
+    with Answer("yes"):
+        tl.files_btn.click()
+    assert _chapters(chat)["000-开场.md"] == "旧的开场。\n"
+    pane.editor.check_disk()  # what the window does when the timeline restored
+    assert pane.editor.editor_text() == "还没保存的开场。\n" and pane.editor.dirty
+    assert not pane.editor.banner.isHidden()  # the conflict is shown; saving will ask before overwriting
