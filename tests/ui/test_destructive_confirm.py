@@ -322,3 +322,25 @@ def test_restoring_a_checkpoint_asks_and_keeps_unsaved_chapter_edits(qtbot, tmp_
     pane.editor.check_disk()  # what the window does when the timeline restored
     assert pane.editor.editor_text() == "还没保存的开场。\n" and pane.editor.dirty
     assert not pane.editor.banner.isHidden()  # the conflict is shown; saving will ask before overwriting
+
+
+# -- unsaved edits --------------------------------------------------------------------------------------------------
+async def test_closing_the_world_book_editor_with_unsaved_edits_asks_and_enter_keeps_it_open(qtbot, tmp_path):
+    from liyuan_desktop.ui.book_editor import BookEditorDialog
+    from uihelpers import wait_for
+
+    chat = Chat.create(tmp_path / "c", library.ensure_demo_card().load(), ReplayModel(actor=[]))
+    dlg = BookEditorDialog(chat)
+    qtbot.addWidget(dlg)
+    dlg.show()
+    await wait_for(lambda: dlg.loaded, timeout=20)
+    dlg.f_content.setPlainText("没保存的条目内容")
+    assert dlg.dirty
+    for how in ("enter", "esc"):
+        with Answer(how) as a:
+            dlg.close_btn.click()
+        assert len(a.asked) == 1 and dlg.isVisible() and dlg.dirty, how
+    with Answer("yes"):
+        dlg.close_btn.click()
+    assert not dlg.isVisible()
+    assert "没保存的条目内容" not in json.dumps([e.content for e in chat.card_book().entries], ensure_ascii=False)
