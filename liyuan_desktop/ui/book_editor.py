@@ -19,7 +19,7 @@ from typing import Any, Optional
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView, QCheckBox, QComboBox, QDialog, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-    QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
+    QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableView, QVBoxLayout, QWidget,
 )
 
 from ..core.lore import Lorebook
@@ -497,7 +497,9 @@ class BookEditorDialog(QDialog):
         return True
 
     def closeEvent(self, ev: Any) -> None:  # noqa: N802 - Qt API
-        if self.dirty and QMessageBox.question(self, self.windowTitle(), tr("book.unsaved")) != QMessageBox.StandardButton.Yes:
+        from .dialogs import confirm  # No is the default: Enter or Esc keeps the editor open with the edits
+
+        if self.dirty and not confirm(self, self.windowTitle(), tr("book.unsaved")):
             ev.ignore()
             return
         super().closeEvent(ev)

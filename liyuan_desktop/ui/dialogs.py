@@ -4,16 +4,37 @@ methods that call these, so tests can replace them."""
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QMessageBox, QToolButton, QWidget
 
+from .i18n import register, tr
 
-def confirm(parent: QWidget, title: str, text: str) -> bool:
-    """Ask ``text`` with 是 / 否 (No is the default button); True for Yes. Modal."""
-    yes, no = QMessageBox.StandardButton.Yes, QMessageBox.StandardButton.No
-    return QMessageBox.question(parent, title, text, yes | no, no) == yes
+register({
+    "dialog.yes": {"zh": "是", "en": "Yes"},
+    "dialog.no": {"zh": "否", "en": "No"},
+})
+
+
+def confirm(parent: Optional[QWidget], title: str, text: str, yes: str = "") -> bool:
+    """Ask ``text`` (a question, already in the window's language) with two buttons, ``yes`` (default: 是 / Yes —
+    pass the action's own name, e.g. 永久删除, where that reads better) and 否 / No. No is the default button and
+    the escape button: Enter, Esc and closing the box all answer No, so nothing destructive happens by a reflex
+    keystroke (issue 24 §2). True only when the yes button was clicked. Modal (runs a nested event loop).
+    The box is named ``confirmBox`` and its buttons ``confirmYes`` / ``confirmNo`` so tests can click them."""
+    box = QMessageBox(QMessageBox.Icon.Question, title, text, QMessageBox.StandardButton.NoButton, parent)
+    box.setObjectName("confirmBox")
+    yes_btn = box.addButton(yes or tr("dialog.yes"), QMessageBox.ButtonRole.YesRole)
+    yes_btn.setObjectName("confirmYes")
+    no_btn = box.addButton(tr("dialog.no"), QMessageBox.ButtonRole.NoRole)
+    no_btn.setObjectName("confirmNo")
+    yes_btn.setAutoDefault(False)  # a focused Yes must not take Enter either
+    box.setDefaultButton(no_btn)
+    box.setEscapeButton(no_btn)
+    no_btn.setFocus()
+    box.exec()
+    return box.clickedButton() is yes_btn
 
 
 def inform(parent: QWidget, title: str, text: str) -> None:

@@ -251,7 +251,7 @@ class DraftPane(QWidget):
         self.raw_toggle.setToolTip(tr("dp.raw.tip"))
         self.raw_toggle.setCheckable(True)
         self.raw_toggle.setAutoRaise(True)
-        self.raw_toggle.toggled.connect(self._rerender_stream)
+        self.raw_toggle.toggled.connect(lambda _on: self._rerender_stream())
         row.addWidget(self.raw_toggle)
         sl.addLayout(row)
         self.reasoning = QPlainTextEdit()

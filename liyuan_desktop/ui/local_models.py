@@ -271,7 +271,7 @@ class ModelPickerButton(QToolButton):
         if not names:
             self.menu_.addAction(tr("lm.pick.none")).setEnabled(False)
         for name in names:
-            self.menu_.addAction(name, lambda n=name: self.target.setText(n))
+            self.menu_.addAction(name, lambda _=False, n=name: self.target.setText(n))
         if self.isVisible():
             self.menu_.popup(self.mapToGlobal(self.rect().bottomLeft()))
 
@@ -335,7 +335,7 @@ class ProviderExtrasBox(QGroupBox):
         self.scribe_spin.valueChanged.connect(lambda v: self._set("scribe_max_tokens", v or None))
         self.stream_combo.currentIndexChanged.connect(lambda _: self._set("stream", self.stream_combo.currentData()))
         self.tools_combo.currentIndexChanged.connect(self._on_tools)
-        self.probe_button.clicked.connect(self.probe)
+        self.probe_button.clicked.connect(lambda: self.probe())
 
     @staticmethod
     def _cap_spin() -> QSpinBox:

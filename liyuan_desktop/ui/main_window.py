@@ -441,7 +441,9 @@ class MainWindow(QMainWindow):
             return False
         editor = getattr(getattr(self, "chapter_pane", None), "editor", None)
         if editor is not None and getattr(editor, "dirty", False) and not quiet:
-            if QMessageBox.question(self, tr("app.title"), tr("confirm.switch.unsaved")) != QMessageBox.StandardButton.Yes:
+            from .dialogs import confirm  # No is the default: Enter or Esc keeps the unsaved chapter open
+
+            if not confirm(self, tr("app.title"), tr("confirm.switch.unsaved")):
                 return False
         return True
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 from ..core.cards import CardError, library
 from ..core.chat import manage
 from ..core.session.tree import SessionError
+from .dialogs import confirm
 from .i18n import register, show, tr
 
 log = logging.getLogger(__name__)
@@ -67,6 +68,9 @@ register({
     "manage.trash.purge.confirm": {"zh": "永久删除选中的 {n} 项？这一步不能撤销。",
                                    "en": "Delete the {n} selected items forever? This cannot be undone."},
     "manage.trash.empty": {"zh": "回收站是空的。", "en": "The Trash is empty."},
+    "manage.trash.empty_all": {"zh": "清空回收站", "en": "Empty the Trash"},
+    "manage.trash.empty_all.confirm": {"zh": "永久删除回收站里的全部 {n} 项？这一步不能撤销。",
+                                       "en": "Delete all {n} items in the Trash forever? This cannot be undone."},
     "manage.reimport.title": {"zh": "角色卡已存在", "en": "Card already exists"},
     "manage.reimport.text": {"zh": "资料库里已经有角色卡「{name}」，和这个文件不一样。\n\n替换：用新文件替换卡片（对话都保留，旧卡片文件放进回收站）。\n保留两个：新卡另存一份。",
                              "en": "The library already has a card \"{name}\" that differs from this file.\n\nReplace: the new file "
@@ -84,9 +88,10 @@ def ask_text(parent: Any, title: str, label: str, text: str) -> Optional[str]:
     return value if ok else None
 
 
-def ask_yes(parent: Any, text: str) -> bool:
-    """A yes/no question."""
-    return QMessageBox.question(parent, tr("app.title"), text) == QMessageBox.StandardButton.Yes
+def ask_yes(parent: Any, text: str, yes: str = "") -> bool:
+    """A yes/no question before a destructive step (``dialogs.confirm``: No is the default, Enter and Esc answer
+    No); ``yes`` names the action on the yes button."""
+    return confirm(parent, tr("app.title"), text, yes)
 
 
 def ask_reimport(parent: Any, name: str) -> str:
@@ -294,7 +299,8 @@ class Manager:
 
     def delete_chat(self, chat: library.ChatRef, confirm: bool = True) -> Optional[manage.TrashItem]:
         """删除: to the 回收站 after a question; the open chat is closed first."""
-        if not self._guard() or (confirm and not ask_yes(self.win, tr("manage.confirm.chat", name=chat.name))):
+        if not self._guard() or (confirm and not ask_yes(self.win, tr("manage.confirm.chat", name=chat.name),
+                                                         tr("manage.delete.chat"))):
             return None
         if self._is_open(Path(chat.dir)):
             self.close_chat()
@@ -310,7 +316,8 @@ class Manager:
     def delete_card(self, card: library.CardRef, confirm: bool = True) -> Optional[manage.TrashItem]:
         """删除角色卡: the card and its chats to the 回收站 after a question."""
         n = len(library.list_chats(card))
-        if not self._guard() or (confirm and not ask_yes(self.win, tr("manage.confirm.card", name=card.name, n=n))):
+        if not self._guard() or (confirm and not ask_yes(self.win, tr("manage.confirm.card", name=card.name, n=n),
+                                                         tr("manage.delete.card"))):
             return None
         if self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
             if self.win.chat_ref is not None:
@@ -388,11 +395,17 @@ class TrashDialog(QDialog):
         row = QHBoxLayout()
         row.addStretch(1)
         self.restore_btn = QPushButton(tr("manage.trash.restore"))
-        self.restore_btn.clicked.connect(self.restore_selected)
+        self.restore_btn.clicked.connect(lambda: self.restore_selected())
         self.purge_btn = QPushButton(tr("manage.trash.purge"))
-        self.purge_btn.clicked.connect(self.purge_selected)
+        self.purge_btn.clicked.connect(lambda: self.purge_selected())
+        self.empty_btn = QPushButton(tr("manage.trash.empty_all"))
+        self.empty_btn.setObjectName("emptyTrash")
+        self.empty_btn.clicked.connect(lambda: self.empty_all())
+        for b in (self.restore_btn, self.purge_btn, self.empty_btn):
+            b.setAutoDefault(False)  # Enter in the list must not delete anything
         row.addWidget(self.restore_btn)
         row.addWidget(self.purge_btn)
+        row.addWidget(self.empty_btn)
         lay.addLayout(row)
         self.items: list[manage.TrashItem] = []
 
@@ -405,6 +418,7 @@ class TrashDialog(QDialog):
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(it.deleted / 1000))
             self.list.addTopLevelItem(QTreeWidgetItem([it.name, kind, it.origin, when]))
         self.empty.setVisible(not self.items)
+        self.empty_btn.setEnabled(bool(self.items))
         if self.items:
             self.list.setCurrentItem(self.list.topLevelItem(0))
 
@@ -429,9 +443,20 @@ class TrashDialog(QDialog):
     def purge_selected(self, confirm: bool = True) -> int:
         """永久删除 after a question."""
         sel = self.selected()
-        if not sel or (confirm and not ask_yes(self, tr("manage.trash.purge.confirm", n=len(sel)))):
+        if not sel or (confirm and not ask_yes(self, tr("manage.trash.purge.confirm", n=len(sel)),
+                                               tr("manage.trash.purge"))):
             return 0
         n = manage.empty_trash(sel)
+        self.refresh()
+        return n
+
+    def empty_all(self, confirm: bool = True) -> int:
+        """清空回收站: every item removed for good, after a question that says how many (No is the default)."""
+        items = manage.list_trash()
+        if not items or (confirm and not ask_yes(self, tr("manage.trash.empty_all.confirm", n=len(items)),
+                                                 tr("manage.trash.empty_all"))):
+            return 0
+        n = manage.empty_trash(items)
         self.refresh()
         return n
 

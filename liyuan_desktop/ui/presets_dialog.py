@@ -320,7 +320,9 @@ class PresetsDialog(QDialog):
         name = self.selected()
         if name is None:
             return
-        if QMessageBox.question(self, tr("presets.title"), tr("presets.confirm.delete", name=name)) != QMessageBox.StandardButton.Yes:
+        from .dialogs import confirm  # No is the default: Enter or Esc keeps the preset
+
+        if not confirm(self, tr("presets.title"), tr("presets.confirm.delete", name=name), tr("presets.delete")):
             return
         self.delete(name)
 

@@ -42,6 +42,7 @@ STRINGS.update({
     "profiles.add": {"zh": "新建", "en": "New"},
     "profiles.save": {"zh": "保存这个配置", "en": "Save profile"},
     "profiles.delete": {"zh": "删除", "en": "Delete"},
+    "profiles.confirm.delete": {"zh": "删除连接配置「{name}」？", "en": "Delete the profile “{name}”?"},
     "profiles.switched": {"zh": "已切换到连接配置「{name}」：{model}", "en": "Switched to profile “{name}”: {model}"},
     "profiles.err": {"zh": "连接配置出错：{error}", "en": "Profile error: {error}"},
     "profiles.noprovider": {"zh": "先在「设置 → 模型服务」里配置服务商。", "en": "Configure a provider in Settings → Models first."},
@@ -235,8 +236,11 @@ class ProfilesDialog(QDialog):
         return prof
 
     def _delete(self) -> None:
+        from .dialogs import confirm  # No is the default: Enter or Esc keeps the profile
+
         it = self.list.currentItem()
-        if it is None:
+        if it is None or not confirm(self, tr("profiles.title"), tr("profiles.confirm.delete", name=it.text()),
+                                     tr("profiles.delete")):
             return
         self.settings.profiles = [p for p in self.settings.profiles if p.name != it.text()]
         if self.settings.active_profile == it.text():

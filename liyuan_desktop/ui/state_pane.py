@@ -90,7 +90,7 @@ class StatePane(QWidget):
         lay.addWidget(self.error)
         row = QHBoxLayout()
         self.edit_btn = QPushButton(tr("edit"))
-        self.edit_btn.clicked.connect(self.start_edit)
+        self.edit_btn.clicked.connect(lambda: self.start_edit())
         self.save_btn = QPushButton(tr("save"))
         self.save_btn.clicked.connect(self.save_edit)
         self.cancel_btn = QPushButton(tr("cancel"))
