@@ -10,7 +10,7 @@ the main window).
 
 Sources: ``QStyleHints.colorScheme()`` / ``colorSchemeChanged`` (Qt 6.5+) for the system scheme; the Fusion style
 because it draws every control from the palette (the platform styles ignore a dark palette on some desktops),
-with one primitive of our own (:class:`_Style`: check-box and radio frames that can be seen). Every text colour and
+with the boundaries of controls drawn so they can be seen (:class:`_Style`: check boxes, radio buttons, fields). Every text colour and
 control frame meets WCAG 2.x contrast in both modes (tests/ui/test_contrast.py).
 """
 
@@ -26,7 +26,7 @@ THEMES = ("system", "light", "dark")
 
 # One table per mode. Keys are roles, values CSS colours. ``window``/``base``/``text`` feed the QPalette too.
 # Every text colour has WCAG 2.x contrast >= 4.5:1 on window, base and alt_base (tests/ui/test_contrast.py);
-# ``control`` (the frame of a check box or radio button, see _Style) >= 3:1 on them.
+# ``control`` (the frame of a check box, a radio button or a text field, see _Style) >= 3:1 on them.
 _COLORS: dict[str, dict[str, str]] = {
     "light": {
         "window": "#f3efe7", "base": "#fdfbf7", "alt_base": "#f1ece2", "text": "#2b2621", "button": "#ece6da",
@@ -38,44 +38,77 @@ _COLORS: dict[str, dict[str, str]] = {
     "dark": {
         "window": "#23211e", "base": "#1c1a18", "alt_base": "#2a2724", "text": "#e8e2d8", "button": "#2f2c28",
         "highlight": "#b5543c", "highlight_text": "#ffffff", "link": "#e7a48c", "border": "#4a443c",
-        "muted": "#a59c8f", "error": "#ff8a80", "warn": "#f0c36d", "ok": "#8fd19e", "control": "#8f867a",
+        "muted": "#aea596", "error": "#ff8a80", "warn": "#f0c36d", "ok": "#8fd19e", "control": "#8f867a",
         "notice_bg": "#3a3018", "notice_fg": "#f0d9a0", "notice_border": "#8a6a22",
         "heading": "#a9c1dc", "tooltip_bg": "#2f2c28", "disabled": "#6e665c",
     },
 }
 
 
-_INDICATORS = (QStyle.PrimitiveElement.PE_IndicatorCheckBox, QStyle.PrimitiveElement.PE_IndicatorRadioButton)
+_PE = QStyle.PrimitiveElement
+_INDICATORS = (_PE.PE_IndicatorCheckBox, _PE.PE_IndicatorRadioButton)
+
+
+def _is_text_area(widget: Optional[QWidget]) -> bool:
+    """An editable multi-line field (QTextEdit/QPlainTextEdit, not read-only): its frame is a field's boundary."""
+    from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
+
+    return isinstance(widget, (QTextEdit, QPlainTextEdit)) and not widget.isReadOnly()
 
 
 class _Style(QProxyStyle):
-    """Fusion, with the indicator of a check box or radio button (in item views too) framed in the theme's
-    ``control`` colour. Fusion frames it in the window colour darkened by 40 %: 1.1:1 against the dark window (a
-    black square on near-black), 1.7:1 against the light one, where WCAG 2.x (success criterion 1.4.11, non-text
-    contrast) asks 3:1 for what identifies a control. Only this one primitive is drawn differently; everything
-    else is Fusion's, from the palette."""
+    """Fusion, with the boundaries that identify a control drawn again in the theme's ``control`` colour: the
+    indicator of a check box or radio button (in item views too) and the frame of a text field (line edit, spin
+    box, editable combo box, editable text area). Fusion draws them in the window colour darkened by 40 %: 1.1:1
+    against the dark window (a black square on near-black, a field that cannot be told from the window), 1.7-2:1
+    against the light one, where WCAG 2.x (success criterion 1.4.11, non-text contrast) asks 3:1. Everything else
+    is Fusion's, from the palette; a control with keyboard focus keeps Fusion's highlighted frame."""
 
     def drawPrimitive(self, element: QStyle.PrimitiveElement, option: QStyleOption, painter: QPainter,  # noqa: N802
                       widget: Optional[QWidget] = None) -> None:
-        """Fusion's drawing, then (indicators only) the frame again in ``control`` (``disabled`` when disabled);
-        Fusion's own highlighted frame stays when the control has keyboard focus."""
+        """Fusion's drawing, then the frame again for indicators (``disabled`` colour when disabled), line-edit
+        frames and the frame of an editable text area."""
         super().drawPrimitive(element, option, painter, widget)
-        if element not in _INDICATORS:
+        if element in _INDICATORS:
+            enabled = bool(option.state & QStyle.StateFlag.State_Enabled)
+            _frame(painter, option, "control" if enabled else "disabled", 0,
+                   ellipse=element == _PE.PE_IndicatorRadioButton)
+        elif element == _PE.PE_FrameLineEdit or (element == _PE.PE_Frame and _is_text_area(widget)):
+            if option.state & QStyle.StateFlag.State_Enabled:
+                _frame(painter, option, "control", 2 if element == _PE.PE_FrameLineEdit else 0)
+
+    def drawComplexControl(self, control: QStyle.ComplexControl, option: QStyleOption, painter: QPainter,  # noqa: N802
+                           widget: Optional[QWidget] = None) -> None:
+        """Fusion's drawing, then the frame again for a spin box and an editable combo box."""
+        super().drawComplexControl(control, option, painter, widget)
+        CC = QStyle.ComplexControl
+        if not option.state & QStyle.StateFlag.State_Enabled:
             return
-        state = option.state
-        if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_KeyboardFocusChange:
-            return
-        c = _COLORS["dark" if _state["mode"] == "dark" else "light"]
-        painter.save()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(QPen(QColor(c["control" if state & QStyle.StateFlag.State_Enabled else "disabled"]), 1))
-        r = QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5)  # Fusion's geometry: a 1 px line inside the rect
-        if element == QStyle.PrimitiveElement.PE_IndicatorRadioButton:
-            painter.drawEllipse(r)
-        else:
-            painter.drawRect(r)
-        painter.restore()
+        if control == CC.CC_SpinBox and getattr(option, "frame", True):
+            _frame(painter, option, "control", 2)
+        elif control == CC.CC_ComboBox and getattr(option, "editable", False) and getattr(option, "frame", True):
+            _frame(painter, option, "control", 2)
+
+
+def _frame(painter: QPainter, option: QStyleOption, key: str, radius: float, ellipse: bool = False) -> None:
+    """A 1 px line in the colour table's ``key`` just inside ``option.rect`` (Fusion's geometry for frames and
+    indicators); nothing while the control shows keyboard focus (Fusion's highlight stays)."""
+    state = option.state
+    if state & QStyle.StateFlag.State_HasFocus and state & QStyle.StateFlag.State_KeyboardFocusChange:
+        return
+    c = _COLORS["dark" if _state["mode"] == "dark" else "light"]
+    painter.save()
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.setPen(QPen(QColor(c[key]), 1))
+    r = QRectF(option.rect).adjusted(0.5, 0.5, -0.5, -0.5)
+    if ellipse:
+        painter.drawEllipse(r)
+    elif radius:
+        painter.drawRoundedRect(r, radius, radius)
+    else:
+        painter.drawRect(r)
+    painter.restore()
 
 
 class _Notifier(QObject):

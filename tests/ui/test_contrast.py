@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QRect, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPalette, QTextCursor, QTextFormat
+from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QAbstractButton, QAbstractItemView, QAbstractSpinBox, QApplication, QCheckBox, QComboBox, QDialog, QFileDialog,
     QGroupBox, QLabel, QLineEdit, QMenu, QPlainTextEdit, QPushButton, QRadioButton, QStackedWidget, QStyle,
-    QStyleOptionButton, QTabBar, QTabWidget, QTextEdit, QToolButton, QVBoxLayout, QWidget,
+    QStyleOptionButton, QStyleOptionTabWidgetFrame, QTabBar, QTabWidget, QTextEdit, QToolButton, QVBoxLayout, QWidget,
 )
 
 from liyuan_desktop.core.beat.events import AskRequest
@@ -70,13 +70,31 @@ def is_large(font: QFont) -> bool:
 
 
 # -- where a widget's text and background come from ----------------------------------------------------------------
+def _tab_page_colour(tabs: QTabWidget) -> QColor:
+    """What the style fills a tab widget's page with (Fusion: a lightened button colour, not a palette role): its
+    frame primitive drawn into a small image, the centre pixel read back."""
+    img = QImage(40, 40, QImage.Format.Format_ARGB32)
+    img.fill(tabs.palette().color(QPalette.ColorRole.Window))
+    opt = QStyleOptionTabWidgetFrame()
+    opt.initFrom(tabs)
+    opt.rect = QRect(0, 0, 40, 40)
+    p = QPainter(img)
+    tabs.style().drawPrimitive(QStyle.PrimitiveElement.PE_FrameTabWidget, opt, p, tabs)
+    p.end()
+    return img.pixelColor(20, 20)
+
+
 def background(w: QWidget) -> QColor:
     """The colour ``w`` is drawn on: the background role of the first ancestor (``w`` included) that fills its
-    background, or of the window."""
+    background, or of the window — except inside a tab widget's page, which the style fills with a colour of its
+    own (:func:`_tab_page_colour`)."""
     x = w
     while x is not None:
         if x.autoFillBackground() or x.isWindow() or x.parentWidget() is None:
             return x.palette().color(x.backgroundRole())
+        tabs = x.parentWidget()
+        if isinstance(x, QStackedWidget) and isinstance(tabs, QTabWidget) and not tabs.documentMode():
+            return _tab_page_colour(tabs)
         x = x.parentWidget()
     return w.palette().color(QPalette.ColorRole.Window)
 
@@ -275,6 +293,41 @@ def check_indicators(top: QWidget, image: QImage, f: Findings) -> None:
                          f"against {bg.name()} (pixels)")
 
 
+def _is_input(w: QWidget) -> bool:
+    """A field the user types into: an editable line edit (not the one inside a spin box or combo box, whose frame
+    is its parent's), a spin box, an editable combo box, an editable text area."""
+    if isinstance(w, QLineEdit):
+        return not w.isReadOnly() and not isinstance(w.parentWidget(), (QAbstractSpinBox, QComboBox))
+    if isinstance(w, QAbstractSpinBox):
+        return not w.isReadOnly()
+    if isinstance(w, QComboBox):
+        return w.isEditable()
+    if isinstance(w, (QTextEdit, QPlainTextEdit)):
+        return not w.isReadOnly()
+    return False
+
+
+def check_boundaries(top: QWidget, image: QImage, f: Findings) -> None:
+    """Pixels: the boundary of each visible, enabled text field of ``top`` can be seen (SC 1.4.11) — some pixel of
+    the outermost 2 px at the middle of its left and top edges has 3:1 against the background it sits on."""
+    for w in top.findChildren(QWidget):
+        if not _is_input(w) or not w.isVisibleTo(top) or not w.isEnabled() or w.visibleRegion().isEmpty():
+            continue
+        if w.hasFocus():
+            continue  # the focus frame is the highlight colour
+        bg = background(w.parentWidget()) if w.parentWidget() is not None else background(w)
+        o = w.mapTo(top, QPoint(0, 0))
+        h, wd = w.height(), w.width()
+        band = [QPoint(o.x() + dx, o.y() + h // 2) for dx in (0, 1)] + [QPoint(o.x() + wd // 2, o.y() + dy) for dy in (0, 1)]
+        band = [p for p in band if image.rect().contains(p)]
+        if not band:
+            continue
+        best = max(contrast(image.pixelColor(p), bg) for p in band)
+        f.checked += 1
+        if best < CONTROL:
+            f.bad.append(f"[{f.mode}] {_name(w)}: field boundary {best:.2f} < {CONTROL} against {bg.name()} (pixels)")
+
+
 def _visible_children(top: QWidget) -> list[QWidget]:
     return [w for w in [top, *top.findChildren(QWidget)]
             if w.isVisibleTo(top) and w.isEnabled() and not w.visibleRegion().isEmpty()]
@@ -287,7 +340,9 @@ def check_window(top: QWidget, f: Findings) -> None:
         QApplication.processEvents()
         for w in _visible_children(top):
             check_widget(w, f)
-        check_indicators(top, top.grab().toImage(), f)
+        image = top.grab().toImage()
+        check_indicators(top, image, f)
+        check_boundaries(top, image, f)
 
     now()
     for stack in top.findChildren(QWidget):
@@ -330,9 +385,17 @@ def test_every_text_role_is_readable(qtbot, mode):
         c = theme.colors(mode)
         for lab in labels:
             check_widget(lab, f)
+        tabs = QTabWidget()  # a tab page: the style's own fill (see background)
+        tabs.addTab(QWidget(), "A")
+        lay.addWidget(tabs)
+        page = _tab_page_colour(tabs)
         for key in ("text", "muted", "error", "warn", "ok", "link", "heading"):  # the colours HTML takes (colors())
             for bg in ("window", "base", "alt_base"):
                 f.pair(f"colors()[{key!r}] on {bg}", key, QColor(c[key]), QColor(c[bg]))
+            f.pair(f"colors()[{key!r}] on a tab page", key, QColor(c[key]), page)
+        for bg in ("window", "base", "alt_base"):
+            f.pair(f"colors()['control'] on {bg}", "control", QColor(c["control"]), QColor(c[bg]), need=CONTROL)
+        f.pair("colors()['control'] on a tab page", "control", QColor(c["control"]), page, need=CONTROL)
         f.pair("notice_fg on notice_bg", "notice", QColor(c["notice_fg"]), QColor(c["notice_bg"]))
         f.pair("highlight_text on highlight", "selection", QColor(c["highlight_text"]), QColor(c["highlight"]))
         f.pair("tooltip text", "tip", QColor(c["text"]), QColor(c["tooltip_bg"]))
