@@ -15,7 +15,7 @@ import re
 from typing import Any, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QTextCursor
+from PySide6.QtGui import QColor, QTextCursor
 from PySide6.QtWidgets import (
     QFrame, QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QPlainTextEdit, QProgressBar, QPushButton, QSizePolicy, QSplitter,
     QTextBrowser, QToolButton, QVBoxLayout, QWidget,
@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from ..core.ledger.wording import applied_in_words as core_applied_in_words
 from .i18n import register, show, tr
-from .theme import set_role
+from .theme import colors, set_role
 
 register({
     "dp.revised.beat": {"zh": "这一拍改了上一拍的回复（没有新回复）", "en": "This beat revised the previous reply (no new reply)"},
@@ -375,7 +375,7 @@ class DraftPane(QWidget):
     def _line(self, text: str, color: str = "") -> None:
         it = QListWidgetItem(text)
         if color:
-            it.setForeground(Qt.GlobalColor.darkRed if color == "red" else Qt.GlobalColor.darkYellow if color == "yellow" else Qt.GlobalColor.darkGreen)
+            it.setForeground(QColor(colors()["error" if color == "red" else "warn" if color == "yellow" else "ok"]))
         self.activity.addItem(it)
         self.activity.scrollToBottom()
 

@@ -12,21 +12,28 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from typing import Any, Optional
 
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from ..core.ledger.panels import render_panel
+from . import theme
 from .i18n import tr
 
 log = logging.getLogger(__name__)
 
 STYLE = """<style>
 h3 { margin: 10px 0 4px 0; font-size: 14px; }
-td.k { color: #8a7f70; padding-right: 10px; white-space: nowrap; }
+td.k { color: {muted}; padding-right: 10px; white-space: nowrap; }
 table.ly-panel td { padding: 2px 4px; }
 </style>"""
+
+
+def panels_style() -> str:
+    """:data:`STYLE` in the applied theme's colours (ui/theme.py ``colors()``; the keys column is ``muted``)."""
+    return STYLE.replace("{muted}", theme.colors()["muted"])
 
 
 class PanelsBrowser(QTextBrowser):
@@ -48,7 +55,7 @@ class PanelsBrowser(QTextBrowser):
 
 def panels_html(panels: list, state: Any) -> str:
     """The HTML the dock shows: each panel's escaped title as a heading, then its rendered template."""
-    parts = [STYLE]
+    parts = [panels_style()]
     for p in panels:
         if p.title:
             parts.append(f"<h3>{html.escape(p.title)}</h3>")
@@ -70,6 +77,14 @@ class PanelsView(QWidget):
         lay.addWidget(self.browser)
         self.last_html = ""
         self.available = False
+        theme.notifier.changed.connect(self._theme_changed)  # a bound slot: disconnected when the view goes
+
+    def _theme_changed(self, _mode: str) -> None:
+        """The shown panels in the new theme's colours (their style block swapped; nothing is rendered again)."""
+        if self.last_html.startswith("<style>"):
+            self.last_html = re.sub(r"^<style>.*?</style>", lambda _m: panels_style(), self.last_html, count=1,
+                                    flags=re.S)
+            self.browser.setHtml(self.last_html)
 
     def _tabs(self) -> Optional[QTabWidget]:
         w = self.parentWidget()

@@ -135,3 +135,46 @@ def test_settings_dialog_offers_system_first_and_saving_applies_it(qtbot):
         assert theme.mode() == "dark" and _dark(win) and win.view._theme == "dark"
     finally:
         theme.apply("light")
+
+
+def test_a_widget_with_its_own_style_sheet_follows_a_switch(qtbot):
+    """A widget with its own style sheet (a font size, a padding — no colour) takes the new palette on a switch:
+    the style-sheet engine copied the application's palette into it when it polished it, and the ask dialog's
+    question, polished in light, stayed #2b2621 on the dark window (issue 24)."""
+    from PySide6.QtWidgets import QDialog, QLabel, QVBoxLayout
+
+    theme.apply("light")
+    dialog = QDialog()
+    label = QLabel("往哪里走？")
+    label.setStyleSheet("font-size: 15px; font-weight: 600; padding: 4px 0 8px 0;")
+    QVBoxLayout(dialog).addWidget(label)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    QApplication.processEvents()
+    try:
+        for mode in ("dark", "light"):
+            theme.apply(mode)
+            QApplication.processEvents()
+            assert label.palette().color(QPalette.ColorRole.WindowText).name() == theme.colors(mode)["text"], mode
+            assert label.styleSheet().startswith("font-size: 15px")  # its own sheet is kept
+    finally:
+        theme.apply("light")
+
+
+def test_panels_follow_a_switch_without_being_rendered_again(qtbot):
+    """The panels' HTML takes its colours from the theme and swaps them on a switch (the keys column was a fixed
+    #8a7f70: 3.8:1 on the light page, issue 24)."""
+    from liyuan_desktop.ui.panels_view import PanelsView, panels_style
+
+    theme.apply("light")
+    view = PanelsView()
+    qtbot.addWidget(view)
+    view.last_html = panels_style() + "<table><tr><td class='k'>地点</td><td>渡口</td></tr></table>"
+    view.browser.setHtml(view.last_html)
+    try:
+        assert theme.colors("light")["muted"] in view.last_html and "#8a7f70" not in view.last_html
+        theme.apply("dark")
+        assert theme.colors("dark")["muted"] in view.last_html and theme.colors("light")["muted"] not in view.last_html
+        assert view.last_html.endswith("<td>渡口</td></tr></table>")
+    finally:
+        theme.apply("light")
