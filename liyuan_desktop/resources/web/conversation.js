@@ -1592,6 +1592,15 @@
 
     scrollToBottom: toBottom,
 
+    /** Tell the host (bridge.painted(token)) once everything handed over before this call is on screen: two
+     *  animation frames later, the first runs before the next paint, the second after it. The window covers the
+     *  conversation during a chat switch until then (ConversationView.hold_until_painted). */
+    afterPaint: function (token) {
+      requestAnimationFrame(function () {
+        requestAnimationFrame(function () { if (bridge && bridge.painted) bridge.painted(token); });
+      });
+    },
+
     /** Avatars (issue 17): data: URLs of the character's and the user's pictures ("" = none); applied to every
      *  message shown and to those added later. */
     setAvatars: function (avatars) {
