@@ -64,7 +64,15 @@ from ..runtime import split_flags
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from . import frame_guard
-from .i18n import show, tr
+from .i18n import register, show, tr
+
+register({
+    # the answered ask kept in the conversation, above the reply of its beat (issue 24 §3)
+    "conv.ask.title": {"zh": "岔口", "en": "Your call"},
+    "conv.ask.wrote": {"zh": "你答：{answer}", "en": "You answered: {answer}"},
+    "conv.ask.stopped": {"zh": "你没有作答，停下了这一拍", "en": "You stopped the beat instead of answering"},
+    "conv.ask.auto": {"zh": "自动选了第一项", "en": "The first option was taken automatically"},
+})
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.chat import Chat
@@ -245,6 +253,8 @@ def page_strings() -> dict[str, str]:
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
         "branch.edit.tip": "branch.edit.tip", "reply.edit": "reply.edit", "reply.edit.tip": "reply.edit.tip",
+        "ask.title": "conv.ask.title", "ask.wrote": "conv.ask.wrote", "ask.stopped": "conv.ask.stopped",
+        "ask.auto": "conv.ask.auto",
     }
     return {k: tr(v) for k, v in keys.items()}
 
@@ -447,8 +457,9 @@ class ConversationView(QWebEngineView):
     Markdown basics), plus a banner, a live pending bubble and a welcome page.
 
     Items are dicts ``{"id", "role": "opening"|"user"|"assistant"|"draft", "text", "beat", "revised"?,
-    "outcome"?, "error"?, "name"?}`` as produced by ``Chat.transcript()`` (``name`` optionally overrides the
-    persona label on a user turn).
+    "outcome"?, "error"?, "name"?, "asks"?}`` as produced by ``Chat.transcript()`` (``name`` optionally overrides
+    the persona label on a user turn; ``asks``: what the model asked in that beat and what the user chose, shown
+    above the reply — the question, the options with the chosen one marked, a free answer or a stop).
 
     Lazy loading: only the items given are built. The main window passes the newest ~60 items of a long chat to
     :meth:`set_transcript`; when the reader scrolls near the top and ``has_older`` was true the page emits
