@@ -100,7 +100,7 @@ class SearchDialog(QDialog):
                                       tr("gsearch.col.date"), tr("gsearch.col.version")])
         self.results.setColumnWidth(0, 110)
         self.results.setColumnWidth(1, 150)
-        self.results.setColumnWidth(2, 400)
+        self.results.setColumnWidth(2, 360)
         self.results.setColumnWidth(3, 120)
         self.results.itemActivated.connect(lambda it, _c: self.open_row(it))
         lay.addWidget(self.results, 1)

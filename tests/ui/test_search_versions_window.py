@@ -3,6 +3,9 @@ one row per message with its versions as child rows, and opening a version opens
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
@@ -38,6 +41,9 @@ async def test_versions_are_one_row_the_count_is_right_and_each_version_opens(qt
     row = next(dlg.results.topLevelItem(i) for i in range(2) if dlg.results.topLevelItem(i).childCount())
     assert row.text(4) == "2 个版本" and "灯亮了" in row.text(2)  # the version on the shown branch
     assert [row.child(i).text(4) for i in range(2)] == ["第 1 版", "第 2 版"]
+    if os.environ.get("LIYUAN_SHOTS"):
+        row.setExpanded(True)
+        dlg.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / "search-versions.png"))
     # the second version: its chat opens on its branch, scrolled to it with the words marked
     assert dlg.open_row(row.child(1))
     assert win.chat_ref.name == "灯下" and win.chat.transcript()[-1]["id"] == second
