@@ -606,6 +606,7 @@ class MainWindow(QMainWindow):
         self.draft_pane.set_context(None)
         self.draft_pane.show_recovery(0, None)
         self.state_pane.show_state(WorldState(), [], [], "")
+        self.panels_view.refresh(None)  # the card's panels tab goes with its chat
         self.branch_nav.set_nodes([])
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), False)

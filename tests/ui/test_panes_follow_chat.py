@@ -160,11 +160,15 @@ async def test_find_bar_count_is_cleared_when_another_chat_is_shown(qtbot):
     bar.edit.setText("甲处的灯")
     bar.search()
     await wait_for(lambda: len(bar.hits) == 1)
-    bar.jump(0)
-    assert bar.count.text() == "1/1"
-    open_in(win, card, d2)
-    assert bar.count.text() != "1/1" and bar.hits == []
+    assert bar.count.text() == "0/1"
+    # another chat chosen in the card list (opened off the UI thread, as a user does it)
+    win.refresh_tree()
+    win._tree_activated(chat_row(win, d2), 0)
+    await wait_for(lambda: win.chat_ref is not None and Path(win.chat_ref.dir) == d2)
+    assert bar.count.text() != "0/1" and bar.hits == []
     await wait_for(lambda: not bar.worker.running and bar.count.text() == "没有找到")
+    bar.jump(0)  # nothing to jump to
+    assert bar.count.text() == "没有找到"
 
 
 async def test_the_welcome_page_gives_way_once_a_model_is_set_up(qtbot):
