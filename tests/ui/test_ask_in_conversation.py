@@ -49,6 +49,10 @@ async def test_the_answered_ask_shows_in_the_conversation_and_after_reopening(qt
         await asyncio.sleep(1.0)  # the offscreen compositor's frame catches up
         win.grab().save(str(Path(shots) / "ask-window.png"))
         win.view.grab().save(str(Path(shots) / "ask-in-conversation.png"))  # the page (a window grab leaves it out)
+        win.view.set_theme("dark")
+        await asyncio.sleep(1.0)
+        win.view.grab().save(str(Path(shots) / "ask-in-conversation-dark.png"))
+        win.view.set_theme("light")
     # reopened from its file: still there
     win.close_chat()
     assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
