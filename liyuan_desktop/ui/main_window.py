@@ -620,9 +620,9 @@ class MainWindow(QMainWindow):
     def _show_branch_beat(self) -> None:
         """The draft pane shows the newest beat of the shown branch: an unfinished one with its banner, else the
         last beat's draft and cache share, else nothing. The pane is kept as it is — the beat's activity, the model's
-        output — while the branch still ends in the turn it shows and that turn got no other beat: a reply edited
-        by the user is a new version without a beat of its own (``Chat.edit_reply``), so there the draft just reads
-        as the edited reply does."""
+        output — while the branch still ends in the turn it shows and either that beat is still the newest or the
+        turn's reply is a version the user wrote (``Chat.edit_reply``: a new version without a beat of its own, the
+        item's ``edited``); the draft then reads as the reply does now."""
         chat, pane = self.chat, self.draft_pane
         turn = self._last_user_id()
         if chat is None:
@@ -631,10 +631,10 @@ class MainWindow(QMainWindow):
             return
         pending = chat.pending_draft()
         beat = pending if pending is not None else chat.latest_beat()
-        own = beat is not None and beat.parent_id == turn  # a beat of the turn the branch ends in
+        last = self._items[-1] if len(self._items) else None
+        edited = last is not None and last["role"] == "assistant" and bool(last.get("edited"))
         if pending is None and pane.beat_id is not None and turn is not None and pane.turn == turn \
-                and (beat is None or beat.id == pane.beat_id or not own):
-            last = self._items[-1] if len(self._items) else None
+                and ((beat is not None and beat.id == pane.beat_id) or edited):
             if last is not None and last["role"] == "assistant" and last["text"] != pane.draft.toPlainText():
                 pane.draft.setPlainText(last["text"])
             return

@@ -206,3 +206,27 @@ async def test_a_chat_switch_never_shows_the_old_messages_beside_the_new_panes(q
     assert distinct_colours(win.view.grab().toImage()) <= 2
     await until(win, REPLIES, lambda v: v and v[-1] == "新对话的回答。")
     await wait_for(lambda: distinct_colours(win.view.grab().toImage()) > 2, timeout=10)
+
+
+async def test_swiping_between_attempts_shows_each_attempts_beat_even_after_an_ask(qtbot):
+    from liyuan_desktop.core.beat.events import AskAnswer
+
+    ask = {"tool_calls": [{"name": "ask", "arguments": {"question": "走哪条路？", "options": ["左", "右"]}}]}
+    card = library.ensure_demo_card()
+    d = library.new_chat_dir(card, "翻页")
+    chat = Chat.create(d, card.load(), ReplayModel(actor=[ask, w("第一稿。"), SEAL, w("第二稿。"), SEAL],
+                                                   scribe=[SCRIBE] * 2))
+
+    async def left(req):
+        return AskAnswer(answer=req.options[0], by="user")
+
+    await chat.send("出发", ask=left)  # the first attempt's beat hangs below its ask entry
+    await chat.regenerate()
+    chat.close()
+    win = make_window(qtbot)
+    open_in(win, card, d)
+    assert win.draft_pane.draft.toPlainText().strip() == "第二稿。"
+    reply = win.chat.transcript()[-1]["id"]
+    win.swipe_clicked(reply, -1)
+    assert win.chat.transcript()[-1]["text"] == "第一稿。"
+    assert win.draft_pane.draft.toPlainText().strip() == "第一稿。"

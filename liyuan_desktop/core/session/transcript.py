@@ -8,7 +8,8 @@ alternatives ``"branch": [index, count]``; replies and openings carry ``"variabl
 force after them) when the card has one. A reply or draft whose beat asked the user (the ``ask`` tool; the ask
 entries sit between the user message and the beat) carries ``"asks"``: ``[{"question", "options", "answer",
 "by"}]`` in the order asked (``answer`` None when the user stopped, ``by`` user | stop | auto) — the conversation
-shows them where they happened, above the reply (issue 24 §3).
+shows them where they happened, above the reply (issue 24 §3). A reply the user edited into a new version
+(``Chat.edit_reply``) carries ``"edited": true``.
 
 Snapshots with variables (``rp-state`` with ``mvu``, see ``chat/ledger.py``) give them to the newest reply /
 opening before them and to everything after, except a snapshot with ``for_message`` (a status bar rewrote an older
@@ -93,6 +94,8 @@ class Transcript:
                 item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat, "variables": vars_now()}
                 if e.id in revised:
                     item["revised"] = True
+                if getattr(e, "edit_of", None):  # a version the user wrote (Chat.edit_reply): no beat of its own
+                    item["edited"] = True
                 k, n_alt = swipe_info(e.id)
                 if n_alt > 1:
                     item["swipe"] = [k, n_alt]
