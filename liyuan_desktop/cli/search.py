@@ -1,7 +1,10 @@
 """``liyuan search QUERY [--card C] [--regex] [--limit N] [--json]``: find words in every chat of every card (or one
-card's chats), read from the session files (core/chat/search.py). One line per hit: card / chat, the entry id, the
-date and a snippet with the match in 【】; ``--json`` prints a list of hits instead. Exit 0 (also with no hits: the
-count is printed on stderr), 2 for an empty query, a bad pattern or an unknown card."""
+card's chats), read from the session files (core/chat/search.py). One line per message found (the versions of one
+message — swipes, edits, revised texts — are one message, as in the window's 搜索所有对话): card / chat, the entry
+id, the date and a snippet with the match in 【】, then ``[N versions: version 1, version 2 …]`` when more than one
+version matched; ``--json`` prints a list of messages instead (the shown version's fields and ``versions``, every
+matching version). Exit 0 (also with no hits: the count is printed on stderr), 2 for an empty query, a bad pattern
+or an unknown card."""
 
 from __future__ import annotations
 
@@ -31,19 +34,27 @@ def run(args: argparse.Namespace) -> int:
     """Run ``liyuan search``; returns the exit code (module doc)."""
     from ..core.linear_regex import LinearRegexRefused
 
-    from ..core.chat.search import search_library
+    from ..core.chat.search import found_label, group_hits, messages_json, search_library, version_label
+    from ..core.messages import message
+    from .common import say
 
     try:
         hits = list(search_library(args.query, regex=args.regex, card=args.card, limit=max(1, args.limit)))
     except (ValueError, re.error, LinearRegexRefused) as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
+    groups = group_hits(hits)
     if args.json:
-        print(json.dumps([h.model_dump() for h in hits], ensure_ascii=False, indent=1))
+        print(json.dumps(messages_json(groups), ensure_ascii=False, indent=1))
     else:
-        for h in hits:
+        for g in groups:
+            h = g.first
             s = h.snippet
             marked = s[:h.start] + "【" + s[h.start:h.start + h.length] + "】" + s[h.start + h.length:]
-            print(f"{h.card} / {h.chat}  {h.entry_id}  {_date(h.ts)}  {marked}")
-    print(f"liyuan: 找到 {len(hits)} 条", file=sys.stderr)
+            more = ""
+            if len(g.versions) > 1:
+                more = f"  [{say(message('search.versions', n=len(g.versions)))}: " \
+                       f"{', '.join(say(version_label(v)) for v in g.versions)}]"
+            print(f"{h.card} / {h.chat}  {h.entry_id}  {_date(h.ts)}  {marked}{more}")
+    print(f"liyuan: {say(found_label(groups))}", file=sys.stderr)
     return 0

@@ -227,6 +227,12 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.model": {"zh": "模型：{name}", "en": "Model: {name}", "nest": "name"},
     "llm.replay_name": {"zh": "回放模型（离线演示，不连网）", "en": "replay model (offline demo, no network)"},
     "llm.replay_named": {"zh": "回放模型（离线演示，不连网）: {label}", "en": "replay model (offline demo, no network): {label}"},
+    # which version of a message a search hit is, and the count (core/chat/search.py; 搜索所有对话, liyuan search)
+    "search.version": {"zh": "第 {n} 版", "en": "version {n}"},
+    "search.version.revised": {"zh": "第 {n} 版（修订后）", "en": "version {n} (revised)"},
+    "search.versions": {"zh": "{n} 个版本", "en": "{n} versions"},
+    "search.found": {"zh": "找到 {n} 条消息", "en": "{n} messages found"},
+    "search.found.versions": {"zh": "找到 {n} 条消息（共 {v} 个版本）", "en": "{n} messages found ({v} versions)"},
     "cli.ask.recorded": {"zh": "     → {answer}（按录制的选择作答）", "en": "     → {answer} (the recorded choice)"},
     "cli.ask.auto": {"zh": "     → {answer}（非交互运行，自动选第一项）", "en": "     → {answer} (not interactive: the first option)"},
     "cli.ask.prompt": {"zh": "     选 1-{n}，或直接写一句；{hint}输入 s 停止：", "en": "     Choose 1-{n}, or write a line; {hint}s stops: "},

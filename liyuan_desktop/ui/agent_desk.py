@@ -49,13 +49,16 @@ def undo_reason(chat: Any, busy: bool) -> Optional[str]:
 
 
 def update_undo(window: Any, busy: Optional[bool] = None) -> None:
-    """Enable / disable ``window.undo_btn`` and set its tooltip and status tip to the reason (or what it does)."""
+    """Enable / disable 撤销本轮 — the button (``window.undo_btn``) and the menu item 对话 → 撤销本轮
+    (``window.undo_action``, once the menu exists) from the one :func:`undo_reason`, so they never disagree — and
+    set their tooltip and status tip to the reason (or what it does)."""
     reason = undo_reason(getattr(window, "chat", None), window.busy if busy is None else busy)
-    btn = window.undo_btn
-    btn.setEnabled(reason is None)
     tip = reason or tr("desk.undo.tip")
-    btn.setToolTip(tip)
-    btn.setStatusTip(tip)
+    for w in (window.undo_btn, getattr(window, "undo_action", None)):
+        if w is not None:
+            w.setEnabled(reason is None)
+            w.setToolTip(tip)
+            w.setStatusTip(tip)
 
 
 class _HoverReason(QObject):

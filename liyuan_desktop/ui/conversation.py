@@ -64,7 +64,15 @@ from ..runtime import split_flags
 from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
 from . import frame_guard
-from .i18n import show, tr
+from .i18n import register, show, tr
+
+register({
+    # the answered ask kept in the conversation, above the reply of its beat (issue 24 §3)
+    "conv.ask.title": {"zh": "岔口", "en": "Your call"},
+    "conv.ask.wrote": {"zh": "你答：{answer}", "en": "You answered: {answer}"},
+    "conv.ask.stopped": {"zh": "你没有作答，停下了这一拍", "en": "You stopped the beat instead of answering"},
+    "conv.ask.auto": {"zh": "自动选了第一项", "en": "The first option was taken automatically"},
+})
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..core.chat import Chat
@@ -131,6 +139,8 @@ PY_WATCHDOG_MS, PY_HANG_S, PY_HANG_TICKS = 2000, 15.0, 5
 """Python watchdog: probe the host page every 2 s; a probe unanswered for 15 s and 5 probes' time means the
 renderer itself is stuck (only possible when frames share its process)."""
 THEME_BACKGROUND = {"light": "#faf7f1", "dark": "#1c1a18"}
+#: the longest a chat switch keeps the page covered (ms) when the page does not say it painted (hidden, reloading)
+COVER_MAX_MS = 1500
 PENDING_INTERVAL_MS = 16  # Python-side coalescing of set_pending: at most one page call per frame
 
 
@@ -243,6 +253,8 @@ def page_strings() -> dict[str, str]:
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
         "branch.edit.tip": "branch.edit.tip", "reply.edit": "reply.edit", "reply.edit.tip": "reply.edit.tip",
+        "ask.title": "conv.ask.title", "ask.wrote": "conv.ask.wrote", "ask.stopped": "conv.ask.stopped",
+        "ask.auto": "conv.ask.auto",
     }
     return {k: tr(v) for k, v in keys.items()}
 
@@ -262,6 +274,11 @@ class Bridge(QObject):
     def pageReady(self) -> None:  # noqa: N802 (called from JS)
         """The page's channel is connected."""
         self._view._on_page_ready()
+
+    @Slot(int)
+    def painted(self, token: int) -> None:  # noqa: N802 (called from JS)
+        """The page has painted everything handed to it before ``afterPaint(token)`` (two animation frames)."""
+        self._view._on_painted(int(token))
 
     @Slot(str)
     def requestOlder(self, before_id: str) -> None:  # noqa: N802
@@ -440,8 +457,9 @@ class ConversationView(QWebEngineView):
     Markdown basics), plus a banner, a live pending bubble and a welcome page.
 
     Items are dicts ``{"id", "role": "opening"|"user"|"assistant"|"draft", "text", "beat", "revised"?,
-    "outcome"?, "error"?, "name"?}`` as produced by ``Chat.transcript()`` (``name`` optionally overrides the
-    persona label on a user turn).
+    "outcome"?, "error"?, "name"?, "asks"?}`` as produced by ``Chat.transcript()`` (``name`` optionally overrides
+    the persona label on a user turn; ``asks``: what the model asked in that beat and what the user chose, shown
+    above the reply — the question, the options with the chosen one marked, a free answer or a stop).
 
     Lazy loading: only the items given are built. The main window passes the newest ~60 items of a long chat to
     :meth:`set_transcript`; when the reader scrolls near the top and ``has_older`` was true the page emits
@@ -541,6 +559,17 @@ class ConversationView(QWebEngineView):
         #: Python watchdog limits: seconds and ticks a probe may stay unanswered before the renderer is ended.
         self.python_watchdog = {"hang_s": PY_HANG_S, "ticks": PY_HANG_TICKS}
 
+        # a plain cover over the page while a switch is handed to it (hold_until_painted / release_after_paint)
+        self._cover = QWidget(self)
+        self._cover.setObjectName("conversationCover")
+        self._cover.setAutoFillBackground(True)
+        self._cover.hide()
+        self._cover_token = 0
+        self._cover_timer = QTimer(self)
+        self._cover_timer.setSingleShot(True)
+        self._cover_timer.setInterval(COVER_MAX_MS)
+        self._cover_timer.timeout.connect(self._cover.hide)
+
         self._pending: tuple[str | None, str] = (None, "")
         self._pending_dirty = False
         self._pending_timer = QTimer(self)
@@ -633,6 +662,44 @@ class ConversationView(QWebEngineView):
         """Show the transcript (the default)."""
         self._mode = "chat"
         self._call("showChat")
+
+    def mode(self) -> str:
+        """What the page shows: ``"chat"`` (the transcript) or ``"welcome"`` (the welcome page)."""
+        return self._mode
+
+    def hold_until_painted(self) -> None:
+        """Cover what the page shows now with the theme's plain background, at once (issue 24 §3: a chat switch
+        showed the old chat's messages beside the new chat's panes for a frame — the panes are Qt widgets painted
+        at the next paint, the page paints what it is handed later). :meth:`release_after_paint` takes the cover
+        away once the page has painted what was handed to it meanwhile; it never stays longer than
+        :data:`COVER_MAX_MS`."""
+        pal = self._cover.palette()
+        pal.setColor(self._cover.backgroundRole(), QColor(THEME_BACKGROUND[self._theme]))
+        self._cover.setPalette(pal)
+        self._cover.setGeometry(self.rect())
+        self._cover.show()
+        self._cover.raise_()
+        self._cover_token += 1
+        self._cover_timer.start()
+
+    def release_after_paint(self) -> None:
+        """Take the cover of :meth:`hold_until_painted` away once the page has painted everything handed to it
+        before this call (the page answers ``bridge.painted`` two animation frames later)."""
+        if self._cover.isVisible():
+            self._call("afterPaint", self._cover_token)
+
+    def covered(self) -> bool:
+        """Whether the page is covered now (a switch not painted yet)."""
+        return self._cover.isVisible()
+
+    def _on_painted(self, token: int) -> None:
+        if token == self._cover_token:
+            self._cover_timer.stop()
+            self._cover.hide()
+
+    def resizeEvent(self, ev: Any) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(ev)
+        self._cover.setGeometry(self.rect())
 
     def set_theme(self, theme: str) -> None:
         """``"light"`` (default) or ``"dark"``."""

@@ -327,6 +327,11 @@ class DraftPane(QWidget):
         self._flush = QTimer(self)
         self._flush.setInterval(30)
         self._flush.timeout.connect(self._flush_text)
+        #: the session id of the beat shown (set by the window; None: a live beat or nothing) — the window keeps the
+        #: pane as it is when the branch's newest beat is still this one (main_window._show_branch_beat)
+        self.beat_id: Optional[str] = None
+        #: the session id of the user message whose turn the pane shows (set with ``beat_id``)
+        self.turn: Optional[str] = None
         self._max_rounds = 20
         self._round = 0
         self._tokens: list[str] = []

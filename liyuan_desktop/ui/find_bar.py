@@ -386,7 +386,8 @@ def jump_to_entry(win: Any, entry_id: str, needle: str = "") -> bool:
 
 def install_find_bar(win: Any, menu: Any = None) -> FindBar:
     """Put the find bar above ``win``'s conversation, bind Ctrl+F (and a 「在对话中查找…」 entry in ``menu``), return
-    to the newest page when a beat starts, and clear the hits when another chat opens."""
+    to the newest page when a beat starts, and clear the hits and the count whenever another chat (or none) is
+    shown (``win.chatShown``)."""
     bar = FindBar(win)
     centre = win.view.parentWidget().layout()
     centre.insertWidget(0, bar)
@@ -398,17 +399,16 @@ def install_find_bar(win: Any, menu: Any = None) -> FindBar:
     if menu is not None:
         menu.addAction(act)
 
-    shown: list[Any] = [None]
-
     def busy(on: bool) -> None:
         if on:
             back_to_newest(win)
-        elif win.chat is not shown[0]:  # another chat was opened (its _after_open ends with _set_busy(False))
-            shown[0] = win.chat
-            win._find_browsing = False
-            bar.reset()
+
+    def chat_shown(_chat: Any) -> None:  # another chat, or none: the hits and the count are stale
+        win._find_browsing = False
+        bar.reset()
 
     win.busyChanged.connect(busy)
+    win.chatShown.connect(chat_shown)
     win.find_bar = bar
     return bar
 

@@ -4,6 +4,14 @@ right, the input box with Send / Stop / Regenerate at the bottom.
 Thin by design: it opens chats (core), runs their commands as tasks on the qasync loop, and forwards engine events
 to the panes. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
 when the user scrolls up.
+
+**The panes follow the chat shown** (issue 24 §3: no pane may show an older chat or beat). There is one path for
+"another chat is shown" (:meth:`_after_open`) and one for "no chat is shown" (:meth:`close_chat`; a command that
+drops ``win.chat`` itself is caught by :meth:`_set_busy`, which every such command ends with); each ends with
+:attr:`chatShown`, which panes installed from other modules (the find bar) follow. While a switch runs the
+conversation is covered (``ConversationView.hold_until_painted``) until the page has painted the new chat, so no
+frame shows the old chat's messages beside the new chat's panes. The draft pane follows the branch's newest beat
+(:meth:`_show_branch_beat`) and keeps what it shows when that beat is the same one (a reply edited in place).
 """
 
 from __future__ import annotations
@@ -59,6 +67,8 @@ class MainWindow(QMainWindow):
 
     beatFinished = Signal(object)
     busyChanged = Signal(bool)
+    chatShown = Signal(object)
+    """Another chat is shown (the ``Chat``), or none (None): every pane that lists something of the chat resets."""
 
     def __init__(self, settings: Optional[AppSettings] = None):
         super().__init__()
@@ -77,6 +87,7 @@ class MainWindow(QMainWindow):
         self.results: list[BeatResult] = []
         self._inputs: dict[str, str] = {}  # unsent text per chat folder
         self._closing = False
+        self._panes_chat: Optional[Chat] = None  # the chat the panes were last set up for (see the module doc)
 
         # left: cards and chats
         left = QWidget()
@@ -220,6 +231,7 @@ class MainWindow(QMainWindow):
         menu.insertAction(self.frames_trust_action, self.scripts_action)
         menu.aboutToShow.connect(self._sync_scripts_action)
         chat_menu = self.menuBar().addMenu(tr("menu.chat"))
+        chat_acts = []
         for text, slot, seq in ((tr("regenerate"), self.regenerate_clicked, None), (tr("undo"), self.undo_clicked, None),
                                 (tr("menu.branches"), self.show_branches, "Ctrl+B"),
                                 (tr("menu.summaries"), self.open_summaries, None),
@@ -229,6 +241,10 @@ class MainWindow(QMainWindow):
                 act.setShortcut(QKeySequence(seq))
             act.triggered.connect(slot)
             chat_menu.addAction(act)
+            chat_acts.append(act)
+        # 重来 / 撤销本轮 in the menu are on exactly when their buttons are (_set_busy, agent_desk.update_undo)
+        self.regen_action, self.undo_action = chat_acts[0], chat_acts[1]
+        self.undo_action.setObjectName("undoAction")
         from .presets_dialog import add_presets_action  # issue 14 §3: the preset library and the chat's preset
         from .profiles import install_profile_bar  # issue 14 §3: connection profiles, switched in one click
 
@@ -357,7 +373,8 @@ class MainWindow(QMainWindow):
         return None
 
     def _show_home(self) -> None:
-        """The page shown when no chat is open: the card list (a model is configured) or the welcome page."""
+        """The page shown when no chat is open: the card list (a model is configured) or the welcome page (which
+        gives way to the card list as soon as a model is set up: :meth:`_settings_saved`)."""
         if self.settings.active_provider:
             # a model is configured: straight to the card list
             self.view.show_chat()
@@ -369,7 +386,14 @@ class MainWindow(QMainWindow):
 
     # -- tree -----------------------------------------------------------------------------------------------
     def refresh_tree(self) -> None:
-        """Rebuild the card/chat list from the data folder."""
+        """Rebuild the card/chat list from the data folder, keeping the row selected (by folder) and the scroll
+        position; when that row is gone (the chat was renamed or deleted) the open chat's row is selected, else
+        nothing — the selection never jumps to another card."""
+        cur = self.tree.currentItem()
+        data = cur.data(0, Qt.ItemDataRole.UserRole) if cur is not None else None
+        keep = (data[2].dir if data[0] == "chat" else data[1].dir) if data else None
+        scroll = self.tree.verticalScrollBar().value()
+        self.tree.blockSignals(True)
         self.tree.clear()
         for card in library.list_cards():
             it = QTreeWidgetItem([card.name])
@@ -381,9 +405,27 @@ class MainWindow(QMainWindow):
                 it.addChild(ch)
             self.tree.addTopLevelItem(it)
             it.setExpanded(True)
+        self.tree.setCurrentItem(None)
+        self.tree.blockSignals(False)
+        for want in (keep, self.chat_ref.dir if self.chat_ref is not None else None):
+            row = self._tree_row(want) if want else None
+            if row is not None:
+                self.tree.setCurrentItem(row)
+                break
+        self.tree.verticalScrollBar().setValue(scroll)
         from .avatars import decorate_tree  # the cards' pictures (issue 17)
 
         decorate_tree(self)
+
+    def _tree_row(self, folder: str) -> Optional[QTreeWidgetItem]:
+        """The card list's row of a card or chat folder, or None."""
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            for it in [top] + [top.child(k) for k in range(top.childCount())]:
+                d = it.data(0, Qt.ItemDataRole.UserRole)
+                if d and Path(d[2].dir if d[0] == "chat" else d[1].dir) == Path(folder):
+                    return it
+        return None
 
     def _tree_activated(self, item: QTreeWidgetItem, _col: int = 0) -> None:
         data = item.data(0, Qt.ItemDataRole.UserRole)
@@ -497,8 +539,10 @@ class MainWindow(QMainWindow):
         return True
 
     def _after_open(self) -> None:
+        """Another chat is shown: every pane follows it (module doc), the conversation covered until it is painted."""
         chat = self.chat
         assert chat is not None
+        self.view.hold_until_painted()  # the old chat's messages are never seen beside the new chat's panes
         self.view.show_chat()
         self.view.set_card(Path(chat.card.path).parent if chat.card.path else None)  # frames' storage and trust
         self.view.set_user_label(chat.persona)
@@ -512,18 +556,90 @@ class MainWindow(QMainWindow):
         self.view.set_banner(tr("replay.banner") if demo or chat.model.is_replay else None)
         self.reload_transcript()
         self.refresh_state()
-        self.draft_pane.reset()
-        pending = chat.pending_draft()
-        if pending is not None:
-            self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
-        elif (beat := chat.latest_beat()) is not None:  # reopening: the last beat's draft and cache share
-            self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, chat.last_beat_tokens())
+        self.draft_pane.beat_id = self.draft_pane.turn = None  # another chat: its beat shown afresh
+        self._show_branch_beat()
         model_name = tr("model.replay.name") if demo else chat.model.name
         self.status_label.setText(tr("status.chat", card=chat.card.name, chat=self.chat_ref.name if self.chat_ref else "", model=model_name))
         self._prefill()
+        self._panes_chat = chat
         self._set_busy(False)
         self._branches_changed()
         self._show_recovery()
+        self.view.release_after_paint()
+        self.chatShown.emit(chat)
+
+    def close_chat(self) -> None:
+        """No chat is shown any more (the open one was deleted or moved): the conversation goes back to the card
+        list and every pane empties — the draft, the ledger, the navigator, the agent panes, the find bar
+        (:attr:`chatShown` with None). Safe to call when nothing is open."""
+        old = self.chat
+        if old is not None and self.chat_ref is not None:
+            self._inputs.pop(self.chat_ref.dir, None)
+        self.chat, self.chat_ref = None, None
+        self._items = []  # type: ignore[assignment]
+        self._shown_from = 0
+        self.display_worker.restart()
+        self.view.set_transcript([], False)
+        self.view.set_banner(tr("banner.pick"))
+        self.status_label.setText("")
+        self._set_busy(False)  # empties the panes (_panes_follow_none)
+
+    def _panes_follow_none(self) -> None:
+        """The panes of a chat, emptied (no chat shown)."""
+        self._panes_chat = None
+        self.draft_pane.reset()
+        self.draft_pane.beat_id = self.draft_pane.turn = None
+        self.draft_pane.set_context(None)
+        self.draft_pane.show_recovery(0, None)
+        self.state_pane.show_state(WorldState(), [], [], "")
+        self.panels_view.refresh(None)  # the card's panels tab goes with its chat
+        self.branch_nav.set_nodes([])
+        for pane in (self.chapter_pane, self.timeline_pane):
+            self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
+            pane.set_chat(None)
+        if self.tabs.currentWidget() in (self.chapter_pane, self.timeline_pane):
+            self.tabs.setCurrentWidget(self.draft_pane)
+        self.writing_panes.set_chat(None)
+        self.input.clear()
+        self.chatShown.emit(None)
+
+    def _show_branch_beat(self) -> None:
+        """The draft pane shows the newest beat of the shown branch: an unfinished one with its banner, else the
+        last beat's draft and cache share, else nothing. The pane is kept as it is — the beat's activity, the model's
+        output — while the branch still ends in the turn it shows and either that beat is still the newest or the
+        turn's reply is a version the user wrote (``Chat.edit_reply``: a new version without a beat of its own, the
+        item's ``edited``); the draft then reads as the reply does now."""
+        chat, pane = self.chat, self.draft_pane
+        turn = self._last_user_id()
+        if chat is None:
+            pane.reset()
+            pane.beat_id = pane.turn = None
+            return
+        pending = chat.pending_draft()
+        beat = pending if pending is not None else chat.latest_beat()
+        last = self._items[-1] if len(self._items) else None
+        edited = last is not None and last["role"] == "assistant" and bool(last.get("edited"))
+        if pending is None and pane.beat_id is not None and turn is not None and pane.turn == turn \
+                and ((beat is not None and beat.id == pane.beat_id) or edited):
+            if last is not None and last["role"] == "assistant" and last["text"] != pane.draft.toPlainText():
+                pane.draft.setPlainText(last["text"])
+            return
+        if beat is None:
+            pane.reset()
+        elif pending is not None:
+            pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
+        else:
+            pane.show_beat(beat.draft, beat.draft_version, beat.outcome, chat.last_beat_tokens())
+        pane.beat_id = beat.id if beat is not None else None
+        pane.turn = turn
+
+    def _last_user_id(self) -> Optional[str]:
+        """The session id of the newest user message on the shown branch (from the page of items), or None."""
+        items = self._items
+        for i in range(len(items) - 1, max(-1, len(items) - 1 - PAGE), -1):
+            if items[i]["role"] == "user":
+                return items[i]["id"]
+        return None
 
     def _demo_progress(self) -> int:
         """Demo beats finished on this branch (sealed or revised); a stopped beat is played again."""
@@ -755,6 +871,8 @@ class MainWindow(QMainWindow):
         from .theme import apply as apply_theme
 
         apply_theme(s.theme)  # the conversation follows through theme.notifier
+        if self.chat is None and self.view.mode() == "welcome" and s.active_provider:
+            self._show_home()  # a model is set up now: the welcome page stops offering to set one up
         if self.chat is not None and not getattr(self, "is_demo", False):
             self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
             model, scribe, _why = self._provider_models()
@@ -839,12 +957,17 @@ class MainWindow(QMainWindow):
 
     # -- commands -------------------------------------------------------------------------------------------
     def _set_busy(self, busy: bool) -> None:
+        """What can be done now (a beat running or not) — and, when the chat was dropped by a command that set
+        ``chat`` to None itself, the panes emptied first (module doc)."""
+        if self.chat is None and self._panes_chat is not None:
+            self._panes_follow_none()
         self._busy_flag = busy
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
         self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False)
                                   and self.chat.last_user_text() is not None)  # nothing to play again before a beat
-        agent_desk.update_undo(self, busy)  # enabled, or a tooltip saying why not
+        self.regen_action.setEnabled(self.regen_btn.isEnabled())
+        agent_desk.update_undo(self, busy)  # enabled, or a tooltip saying why not (the button and the menu item)
         self.branch_nav.set_busy(busy)
         self.stop_btn.setEnabled(busy)
         self.input.setReadOnly(busy)
@@ -915,6 +1038,9 @@ class MainWindow(QMainWindow):
                 self.view.set_pending(None)
                 self.reload_transcript()
                 self.refresh_state()
+                beat = self.chat.pending_draft() or self.chat.latest_beat() if self.chat is not None else None
+                self.draft_pane.beat_id = beat.id if beat is not None else None  # what the pane shows now
+                self.draft_pane.turn = self._last_user_id()
                 self._branches_changed()
                 self._show_recovery()
                 if self.chat is not None and self.chat.mode == "agent":
@@ -1124,17 +1250,11 @@ class MainWindow(QMainWindow):
         self._refresh_branches(force=True)
 
     def _after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
+        """After anything that changes the shown branch (a swipe, the navigator, undo, an edited reply): the
+        transcript, the ledger and the draft pane follow it (the newest beat shown, not the newest beat played)."""
         self.reload_transcript()
         self.refresh_state()
-        pending = self.chat.pending_draft() if self.chat is not None else None
-        if pending is not None:
-            self.draft_pane.show_unfinished(pending.draft, pending.draft_version, pending.outcome)
-        else:  # the draft pane follows the branch too: the newest beat shown, not the newest beat played
-            beat = self.chat.latest_beat() if self.chat is not None else None
-            if beat is not None:
-                self.draft_pane.show_beat(beat.draft, beat.draft_version, beat.outcome, self.chat.last_beat_tokens())
-            else:
-                self.draft_pane.reset()
+        self._show_branch_beat()
         self._branches_changed(focus)
         self._show_recovery()
         self._set_busy(self.busy)  # what can be done follows the branch (重来, 续写)

@@ -1,9 +1,17 @@
 """Search every chat of every card (issue 17 "Search"): 搜索所有对话… (Ctrl+Shift+F) opens a results dialog.
 
 The session files are streamed on a worker thread (``core.chat.search.search_library``), hits arrive in batches
-and are listed as they come (card, chat, snippet, date); 停止 drops the run. Opening a hit (double-click / Enter /
-打开) opens that chat in the window and jumps to the message (its branch selected when it is not the shown one),
-with the words marked, through the find bar's :func:`~.find_bar.jump_to_entry`.
+and are listed as they come (card, chat, snippet, date); 停止 drops the run. One row per *message*: the versions of
+one message (swipes, edited branches, a revised text; ``core.chat.search.group_hits``) are one row tagged
+「N 个版本」 with each version as a child row (「第 k 版」), and the count says messages (and versions) — the same
+grouping and count as ``liyuan search``. Opening a row (double-click / Enter / 打开) opens that chat in the window
+and jumps to that version (the message row: the version on the chat's shown branch, else the newest), its branch
+selected when it is not the shown one, with the words marked, through the find bar's
+:func:`~.find_bar.jump_to_entry`.
+
+The batches and the progress are handed to the UI thread in order, *before* the run's end (``OffThread.relay``),
+and are applied there at once: the count shown at the end is the rows listed (a queued hand-over once let the end
+say 「找到 0 条」 beside four rows).
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QTreeWidget, QTreeWidgetItem,
@@ -24,6 +32,8 @@ from ..core.cards import library
 from ..core.linear_regex import LinearRegexRefused
 from .find_bar import OffThread, jump_to_entry
 from .i18n import register, show, tr
+
+ROLE_HIT = Qt.ItemDataRole.UserRole  # a row's hit: its index in ``SearchDialog.hits``
 
 register({
     "gsearch.menu": {"zh": "搜索所有对话…", "en": "Search all chats…"},
@@ -37,8 +47,9 @@ register({
     "gsearch.col.chat": {"zh": "对话", "en": "Chat"},
     "gsearch.col.text": {"zh": "内容", "en": "Text"},
     "gsearch.col.date": {"zh": "时间", "en": "Date"},
+    "gsearch.col.version": {"zh": "版本", "en": "Version"},
     "gsearch.progress": {"zh": "搜索中… {done}/{total} 个对话，找到 {n} 条", "en": "Searching… {done}/{total} chats, {n} found"},
-    "gsearch.done": {"zh": "找到 {n} 条", "en": "{n} found"},
+    "gsearch.versions": {"zh": "{n} 个版本", "en": "{n} versions"},
     "gsearch.stopped": {"zh": "已停止，找到 {n} 条", "en": "Stopped, {n} found"},
     "gsearch.bad": {"zh": "搜索不了：{err}", "en": "Cannot search: {err}"},
     "gsearch.gone": {"zh": "这个对话打不开了（被删掉或移走了？）", "en": "This chat cannot be opened (deleted or moved?)"},
@@ -48,10 +59,8 @@ LIMIT = 500
 
 
 class SearchDialog(QDialog):
-    """The results dialog (module doc); ``win`` is the main window."""
-
-    batch = Signal(int, object)  # (generation, [hits]) from the worker thread
-    progress = Signal(int, int, int)  # (generation, done, total)
+    """The results dialog (module doc); ``win`` is the main window. ``hits``: every hit listed (flat, in arrival
+    order); ``messages``: the rows, one ``MessageHits`` per message."""
 
     def __init__(self, win: Any):
         super().__init__(win)
@@ -60,11 +69,12 @@ class SearchDialog(QDialog):
         self.setWindowTitle(tr("gsearch.title"))
         self.resize(860, 520)
         self.hits: list[Any] = []
+        self.messages: list[Any] = []
+        self._rows: dict[tuple[str, str], tuple[QTreeWidgetItem, Any]] = {}
+        self._index: dict[int, int] = {}  # id(hit) -> its place in ``hits``
         self.worker = OffThread(self)
         self.worker.done.connect(self._finished)
         self.worker.failed.connect(self._failed)
-        self.batch.connect(self._batch, Qt.ConnectionType.QueuedConnection)
-        self.progress.connect(self._progress, Qt.ConnectionType.QueuedConnection)
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
         self.edit = QLineEdit()
@@ -85,19 +95,20 @@ class SearchDialog(QDialog):
         lay.addLayout(row)
         self.results = QTreeWidget()
         self.results.setObjectName("searchResults")
-        self.results.setRootIsDecorated(False)
+        self.results.setRootIsDecorated(True)
         self.results.setHeaderLabels([tr("gsearch.col.card"), tr("gsearch.col.chat"), tr("gsearch.col.text"),
-                                      tr("gsearch.col.date")])
+                                      tr("gsearch.col.date"), tr("gsearch.col.version")])
         self.results.setColumnWidth(0, 110)
-        self.results.setColumnWidth(1, 160)
-        self.results.setColumnWidth(2, 440)
-        self.results.itemActivated.connect(lambda it, _c: self.open_hit(self.results.indexOfTopLevelItem(it)))
+        self.results.setColumnWidth(1, 150)
+        self.results.setColumnWidth(2, 360)
+        self.results.setColumnWidth(3, 120)
+        self.results.itemActivated.connect(lambda it, _c: self.open_row(it))
         lay.addWidget(self.results, 1)
         bottom = QHBoxLayout()
         self.status = QLabel("")
         bottom.addWidget(self.status, 1)
         self.open_btn = QPushButton(tr("gsearch.open"))
-        self.open_btn.clicked.connect(lambda: self.open_hit(self.results.indexOfTopLevelItem(self.results.currentItem())))
+        self.open_btn.clicked.connect(lambda: self.open_row(self.results.currentItem()))
         bottom.addWidget(self.open_btn)
         lay.addLayout(bottom)
         self.refresh_cards()
@@ -118,13 +129,13 @@ class SearchDialog(QDialog):
         from ..core.chat.search import search_library
 
         query, regex, card = self.edit.text(), self.regex.isChecked(), self.card.currentData()
-        self.hits = []
+        self.hits, self.messages, self._rows, self._index = [], [], {}, {}
         self.results.clear()
         if not query.strip():
             self.worker.cancel()
             self.status.setText("")
             return
-        batch, progress = self.worker.relay(self.batch.emit), self.worker.relay(self.progress.emit)
+        batch, progress = self.worker.relay(self._batch), self.worker.relay(self._progress)
         gen = self.worker.gen + 1  # the generation start() gives this run
 
         def run(cancelled: Callable[[], bool]) -> int:
@@ -156,34 +167,82 @@ class SearchDialog(QDialog):
         """停止: drop the running search; what was found stays listed."""
         self.worker.cancel()
         self._idle()
-        self.status.setText(tr("gsearch.stopped", n=len(self.hits)))
+        self.status.setText(tr("gsearch.stopped", n=len(self.messages)))
 
     def _idle(self) -> None:
         self.go.setEnabled(True)
         self.stop.setEnabled(False)
 
     def _batch(self, gen: int, hits: Any) -> None:
+        """Add a batch of hits: a new message gets a row, another version of a listed one a child row (and the
+        row shows the version to open, module doc)."""
+        from ..core.chat.search import MessageHits
+
         if gen != self.worker.gen:
             return
-        rows = []
+        new_rows = []
         for h in hits:
-            date = time.strftime("%Y-%m-%d %H:%M", time.localtime(h.ts / 1000)) if h.ts else ""
-            it = QTreeWidgetItem([h.card, h.chat, h.snippet, date])
-            it.setToolTip(2, h.snippet)
-            rows.append(it)
-        self.hits.extend(hits)
-        self.results.addTopLevelItems(rows)
+            k = len(self.hits)
+            self.hits.append(h)
+            self._index[id(h)] = k
+            key = (h.chat_dir, h.group or f"{h.entry_id}/{h.role}")
+            row = self._rows.get(key)
+            if row is None:
+                group = MessageHits(versions=[h])
+                it = QTreeWidgetItem()
+                self._rows[key] = (it, group)
+                self.messages.append(group)
+                new_rows.append(it)
+            else:
+                it, group = row
+                group.versions.append(h)
+                if len(group.versions) == 2:  # the first version becomes a child too
+                    it.addChild(self._version_item(group.versions[0], self._index[id(group.versions[0])]))
+                it.addChild(self._version_item(h, k))
+            self._fill(it, group)
+        self.results.addTopLevelItems(new_rows)
+
+    @staticmethod
+    def _date(h: Any) -> str:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(h.ts / 1000)) if h.ts else ""
+
+    def _version_item(self, h: Any, k: int) -> QTreeWidgetItem:
+        from ..core.chat.search import version_label
+
+        it = QTreeWidgetItem(["", "", h.snippet, self._date(h), show(version_label(h))])
+        it.setToolTip(2, h.snippet)
+        it.setData(0, ROLE_HIT, k)
+        return it
+
+    def _fill(self, it: QTreeWidgetItem, group: Any) -> None:
+        """A message row: the version to open (``MessageHits.first``), tagged with the count of versions."""
+        from ..core.chat.search import version_label
+
+        h = group.first
+        n = len(group.versions)
+        tag = tr("gsearch.versions", n=n) if n > 1 else (show(version_label(h)) if h.version > 1 or h.revised else "")
+        for col, text in enumerate((h.card, h.chat, h.snippet, self._date(h), tag)):
+            it.setText(col, text)
+        it.setToolTip(2, h.snippet)
+        it.setData(0, ROLE_HIT, self._index[id(h)])
 
     def _progress(self, gen: int, done: int, total: int) -> None:
         if gen == self.worker.gen and self.worker.running:
-            self.status.setText(tr("gsearch.progress", done=done, total=total, n=len(self.hits)))
+            self.status.setText(tr("gsearch.progress", done=done, total=total, n=len(self.messages)))
 
     def _finished(self, gen: int, _n: Any) -> None:
         if gen != self.worker.gen:
             return
         self.worker.running = False
         self._idle()
-        self.status.setText(tr("gsearch.done", n=len(self.hits)))
+        self.status.setText(self.count_text())
+
+    def count_text(self) -> str:
+        """What the status line says when a run ends: the messages listed (and their versions), as
+        ``liyuan search`` counts them."""
+        from ..core.chat.search import found_label
+
+        return show(found_label(self.messages))
 
     def _failed(self, gen: int, e: Any) -> None:
         if gen != self.worker.gen:
@@ -194,6 +253,13 @@ class SearchDialog(QDialog):
                             else show(e))
 
     # -- opening -------------------------------------------------------------------------------------------------
+    def open_row(self, it: Optional[QTreeWidgetItem]) -> bool:
+        """Open the version a row stands for (a message row: ``MessageHits.first``; a child row: that version)."""
+        if it is None:
+            return False
+        k = it.data(0, ROLE_HIT)
+        return self.open_hit(k if isinstance(k, int) else -1)
+
     def open_hit(self, k: int) -> bool:
         """Open hit ``k``'s chat in the window and jump to its message. False when it cannot be opened."""
         if not 0 <= k < len(self.hits):

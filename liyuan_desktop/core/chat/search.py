@@ -18,6 +18,14 @@ Across the library the session files are streamed line by line (a 10,000-beat fi
 logs): a line is decoded only when its first bytes name a message type, and for a plain query whose letters have
 no case outside ASCII it must also contain the query's bytes (ASCII-lower-cased) before JSON is parsed. No index is
 kept, so nothing can go stale; ``cancelled`` lets a worker stop between lines.
+
+**Versions of one message.** A reply regenerated (a swipe), a user message edited into a new branch and a reply
+revised in place are versions of one message: across the library every hit says which message it belongs to
+(``group``: the entry above the versions and the role) and which version it is (``version``, 1-based in the order
+written, as the window's ◀ ▶ counts them; ``revised`` for a revised text), and whether that version is on the
+chat's shown branch (``active``). :func:`group_hits` folds the hits into one :class:`MessageHits` per message — the
+window's rows and ``liyuan search``'s lines, so both count the same. To know this the stream reads every line's
+head (id, parent, type: the first bytes of a line as the session writer puts them) — a dictionary of ids, no JSON.
 """
 
 from __future__ import annotations
@@ -30,11 +38,16 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from pydantic import BaseModel
 
 from ..linear_regex import compile_python_pattern, search as re2_search
+from ..messages import Msg, message
 
 #: Entry types whose ``text`` is a message a reader sees (a ``revision`` is a new text of its ``target`` reply).
 MESSAGE_TYPES = ("opening", "user", "assistant", "revision")
 SNIPPET = 80  # characters of context in a snippet, about half before the match
 _TYPE_HEAD = re.compile(rb'"type":"(opening|user|assistant|revision)"')
+#: the head of a line as the session writer puts it: id, parent_id, ts, type (entries.py ``_Base`` field order)
+_LINE_HEAD = re.compile(rb'\{"id":"([^"\\]*)","parent_id":(?:"([^"\\]*)"|null),"ts":-?\d+,"type":"([^"\\]*)"')
+#: where a leaf entry points (the shown branch's tip)
+_LEAF_TARGET = re.compile(rb'"type":"leaf","target":"([^"\\]*)"')
 
 
 class SearchHit(BaseModel):
@@ -43,7 +56,11 @@ class SearchHit(BaseModel):
     match with ``…`` where cut; ``start``/``length``: the first match inside ``snippet`` (code points), for
     highlighting; ``ts``: the entry's time (ms since the epoch). In one chat: ``index`` is the message's place in
     the shown branch's transcript (0 = the opening; -1 when it is on another branch) and ``beat`` its beat number
-    there (0 off the branch). Across the library: ``card``/``chat`` (folder names) and ``chat_dir``."""
+    there (0 off the branch). Across the library: ``card``/``chat`` (folder names) and ``chat_dir``; ``group`` the
+    message this is a version of (``<entry above the versions>/<role>``; hits with the same ``chat_dir`` and
+    ``group`` are versions of one message), ``version`` its place among them (1-based, file order; 0 unknown),
+    ``revised`` the revision number when the match is in a reply's revised text (0: the text as written), ``active``
+    whether this version is on the chat's shown branch (module doc, "Versions of one message")."""
 
     entry_id: str
     role: str
@@ -56,6 +73,10 @@ class SearchHit(BaseModel):
     card: str = ""
     chat: str = ""
     chat_dir: str = ""
+    group: str = ""
+    version: int = 0
+    revised: int = 0
+    active: bool = False
 
     @property
     def on_branch(self) -> bool:
@@ -195,16 +216,49 @@ def search_tree(tree: Any, matcher: Matcher, item_ids: list[str], *, all_branche
 def search_file(session: Path, matcher: Matcher, *, limit: int = 200,
                 cancelled: Optional[Callable[[], bool]] = None) -> Iterator[SearchHit]:
     """Stream one ``session.jsonl``: every message entry on any branch that matches, in file order (at most
-    ``limit``). Damaged lines are skipped silently (opening the chat reports them). Raises OSError when the file
-    cannot be read."""
+    ``limit``), each with ``group``, ``version``, ``revised`` and ``active`` set (module doc); the hits come once
+    the file is read (which version is on the shown branch is known only at its end). Damaged lines are skipped
+    silently (opening the chat reports them). Raises OSError when the file cannot be read."""
     needle = matcher.needle
-    n = 0
+    up: dict[str, tuple[Optional[str], str]] = {}  # id -> (parent id, type), every entry but leaf pointers
+    versions: dict[str, int] = {}  # group -> versions written so far
+    version_of: dict[str, tuple[str, int]] = {}  # message id -> (group, version)
+    leaf: Optional[str] = None
+    found: list[SearchHit] = []
+
+    def owner(parent: Optional[str], role: str) -> str:
+        """The entry above a message's versions: a user message's parent; for a reply the nearest user, opening
+        or header entry above it (branches.py ``swipe_group``)."""
+        if role == "user":
+            return parent or ""
+        cur = parent
+        for _ in range(64):  # a reply hangs a few entries (beat, ask) below its user message
+            if cur is None or cur not in up:
+                break
+            p, t = up[cur]
+            if t in ("user", "opening", "header"):
+                break
+            cur = p
+        return cur or ""
+
     with open(session, "rb") as f:
         for k, raw in enumerate(f):
             if cancelled is not None and k % 256 == 0 and cancelled():
                 return
+            head = _LINE_HEAD.match(raw)
+            if head is not None:
+                eid, parent, t = (None if g is None else g.decode("utf-8", "replace") for g in head.groups())
+                if t == "leaf":
+                    m = _LEAF_TARGET.search(raw, 0, 200)
+                    leaf = m.group(1).decode("utf-8", "replace") if m is not None else leaf
+                    continue
+                up[eid] = (parent, t)
+                if t in ("opening", "user", "assistant"):
+                    g = f"{owner(parent, t)}/{t}"
+                    versions[g] = versions.get(g, 0) + 1
+                    version_of[eid] = (g, versions[g])
             m = _TYPE_HEAD.search(raw, 0, 200)
-            if m is None:
+            if m is None or len(found) >= limit:
                 continue
             if needle is not None and needle not in raw.lower():
                 continue
@@ -220,10 +274,24 @@ def search_file(session: Path, matcher: Matcher, *, limit: int = 200,
             role = "assistant" if t == "revision" else str(t)
             h = _hit(matcher, eid, role, text, int(obj.get("ts") or 0))
             if h is not None:
-                yield h
-                n += 1
-                if n >= limit:
-                    return
+                g, v = version_of.get(eid, (f"{eid}/{role}", 0))
+                h.group, h.version = g, v
+                if t == "revision":
+                    h.revised = int(obj.get("version") or 1)
+                found.append(h)
+    shown: set[str] = set()
+    cur = leaf
+    while cur is not None and cur in up and cur not in shown:
+        shown.add(cur)
+        cur = up[cur][0]
+    # a reply revised on the shown branch shows its newest text: that hit is the shown one, older texts are not
+    newest: dict[str, int] = {}
+    for h in found:
+        if h.entry_id in shown:
+            newest[h.entry_id] = max(newest.get(h.entry_id, 0), h.revised)
+    for h in found:
+        h.active = h.entry_id in shown and h.revised == newest[h.entry_id]
+        yield h
 
 
 def search_library(query: str, *, regex: bool = False, card: Optional[str] = None, limit: int = 500,
@@ -259,10 +327,61 @@ def search_library(query: str, *, regex: bool = False, card: Optional[str] = Non
             progress(done, total)
 
 
+class MessageHits(BaseModel):
+    """One message found across the library, with every version of it that matched: ``versions`` in file order
+    (at least one); :attr:`first` is the one to show and open — the version on the chat's shown branch when one
+    matched, else the newest that did."""
+
+    versions: list[SearchHit]
+
+    @property
+    def first(self) -> SearchHit:
+        """The version to show and open (class doc)."""
+        shown = [h for h in self.versions if h.active]
+        return shown[-1] if shown else self.versions[-1]
+
+
+def group_hits(hits: Iterable[SearchHit]) -> list[MessageHits]:
+    """Fold library hits (:func:`search_library`) into one :class:`MessageHits` per message (same ``chat_dir`` and
+    ``group``), in the order each message was first found. A hit without a ``group`` is its own message."""
+    out: list[MessageHits] = []
+    where: dict[tuple[str, str], MessageHits] = {}
+    for h in hits:
+        key = (h.chat_dir, h.group or f"{h.entry_id}/{h.role}")
+        m = where.get(key)
+        if m is None:
+            m = where[key] = MessageHits(versions=[h])
+            out.append(m)
+        else:
+            m.versions.append(h)
+    return out
+
+
+def version_label(h: SearchHit) -> Msg:
+    """Which version a hit is (catalog ``search.version`` / ``search.version.revised``; the window and the CLI
+    render it in their language)."""
+    return message("search.version.revised" if h.revised else "search.version", n=h.version or 1)
+
+
+def found_label(groups: list[MessageHits]) -> Msg:
+    """The count line of a search: messages found, and the versions when there are more of them (catalog
+    ``search.found`` / ``search.found.versions``)."""
+    v = sum(len(g.versions) for g in groups)
+    if v > len(groups):
+        return message("search.found.versions", n=len(groups), v=v)
+    return message("search.found", n=len(groups))
+
+
 def hits_json(hits: Iterable[SearchHit]) -> list[dict[str, Any]]:
     """Hits as plain dicts (for ``liyuan search --json``)."""
     return [h.model_dump() for h in hits]
 
 
-__all__ = ["MESSAGE_TYPES", "Matcher", "SearchHit", "hits_json", "make_snippet", "search_file", "search_library",
-           "search_tree"]
+def messages_json(groups: Iterable[MessageHits]) -> list[dict[str, Any]]:
+    """Messages found as plain dicts (``liyuan search --json``): the shown version's fields with ``versions``, the
+    list of every matching version (each a hit dict)."""
+    return [{**g.first.model_dump(), "versions": hits_json(g.versions)} for g in groups]
+
+
+__all__ = ["MESSAGE_TYPES", "Matcher", "MessageHits", "SearchHit", "found_label", "group_hits", "hits_json", "make_snippet",
+           "messages_json", "search_file", "search_library", "search_tree", "version_label"]

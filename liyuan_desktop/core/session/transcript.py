@@ -5,7 +5,11 @@ Items, oldest first: ``{"id", "role", "text", "beat"}`` with role opening | user
 unfinished beat's draft, with ``"outcome"`` and ``"error"``); revised replies carry their latest text and
 ``"revised": true``; a reply with alternatives carries ``"swipe": [index, count]`` (1-based), a user message with
 alternatives ``"branch": [index, count]``; replies and openings carry ``"variables"`` (the card's variable tree in
-force after them) when the card has one.
+force after them) when the card has one. A reply or draft whose beat asked the user (the ``ask`` tool; the ask
+entries sit between the user message and the beat) carries ``"asks"``: ``[{"question", "options", "answer",
+"by"}]`` in the order asked (``answer`` None when the user stopped, ``by`` user | stop | auto) — the conversation
+shows them where they happened, above the reply (issue 24 §3). A reply the user edited into a new version
+(``Chat.edit_reply``) carries ``"edited": true``.
 
 Snapshots with variables (``rp-state`` with ``mvu``, see ``chat/ledger.py``) give them to the newest reply /
 opening before them and to everything after, except a snapshot with ``for_message`` (a status bar rewrote an older
@@ -60,8 +64,12 @@ class Transcript:
             return self._table(mvu) if mvu is not self.initial_vars else self._vars(mvu)
 
         swipe_info = self.branches.swipe_info
+        asks: list[dict[str, Any]] = []  # asked in the beat being read (before its reply or draft)
         for e in path[start:stop]:
             t = e.type
+            if t == "ask":
+                asks.append({"question": e.question, "options": list(e.options), "answer": e.answer, "by": e.by})
+                continue
             if t == "rp-state" and getattr(e, "for_message", None):
                 aimed.append(e)
             elif t == "rp-state" and getattr(e, "mvu", None) is not None:  # an extra key: absent on most snapshots
@@ -77,6 +85,7 @@ class Transcript:
                 items.append(item)
             elif t == "user":
                 beat += 1
+                asks = []
                 item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
                 if self.branches.count_user_siblings(e) > 1:
                     item["branch"] = list(swipe_info(e.id))
@@ -85,18 +94,26 @@ class Transcript:
                 item = {"id": e.id, "role": "assistant", "text": revised.get(e.id, e.text), "beat": beat, "variables": vars_now()}
                 if e.id in revised:
                     item["revised"] = True
+                if getattr(e, "edit_of", None):  # a version the user wrote (Chat.edit_reply): no beat of its own
+                    item["edited"] = True
                 k, n_alt = swipe_info(e.id)
                 if n_alt > 1:
                     item["swipe"] = [k, n_alt]
+                if len(items) >= 1 and items[-1]["role"] == "draft" and items[-1].get("asks"):
+                    asks = items[-1]["asks"] + asks  # a continued draft's asks stay with the reply it became
+                if asks:
+                    item["asks"], asks = asks, []
                 items.append(item)
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
                 if items and items[-1]["role"] == "draft":
-                    items.pop()
+                    asks = items.pop().get("asks", []) + asks
                 draft = {"id": e.id, "role": "draft", "text": e.draft, "beat": beat, "outcome": e.outcome,
                          "error": e.error}
                 k, n_alt = swipe_info(e.id)
                 if n_alt > 1:  # a failed attempt on screen: the replies of the other attempts are one swipe away
                     draft["swipe"] = [k, n_alt]
+                if asks:
+                    draft["asks"], asks = asks, []
                 items.append(draft)
             if t in ("assistant", "revision") and items and len(items) >= 2 and items[-2]["role"] == "draft":
                 items.pop(-2)

@@ -33,7 +33,11 @@
     "frame.notice.error": "状态栏出错了（{n} 条）",
     "frame.notice.blocked": "状态栏要加载的内容被拦下了（{n} 条）",
     "frame.notice.empty": "状态栏没有显示任何内容",
-    "frame.notice.details": "详情"
+    "frame.notice.details": "详情",
+    "ask.title": "岔口",
+    "ask.wrote": "你答：{answer}",
+    "ask.stopped": "你没有作答，停下了这一拍",
+    "ask.auto": "自动选了第一项"
   };
 
   var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
@@ -1357,6 +1361,44 @@
     return img;
   }
 
+  /** What the model asked in a beat and what the user chose (item.asks: [{question, options, answer, by}]), kept
+   *  in the conversation above the reply (issue 24 §3). Text only (textContent): nothing here is markup. */
+  function askRecords(item) {
+    if (!Array.isArray(item.asks) || !item.asks.length) return null;
+    var box = document.createElement("div");
+    box.className = "asks";
+    item.asks.forEach(function (a) {
+      if (!a || typeof a !== "object") return;
+      var rec = document.createElement("div");
+      rec.className = "ask-record";
+      var head = document.createElement("div");
+      head.className = "ask-question";
+      head.appendChild(span("badge ask-badge", fmt("ask.title")));
+      head.appendChild(span("ask-text", String(a.question == null ? "" : a.question)));
+      rec.appendChild(head);
+      var answer = a.answer == null ? null : String(a.answer);
+      var opts = Array.isArray(a.options) ? a.options.map(String) : [];
+      if (opts.length) {
+        var list = document.createElement("div");
+        list.className = "ask-options";
+        opts.forEach(function (o) {
+          var chosen = answer !== null && o === answer;
+          var el = span("ask-option" + (chosen ? " chosen" : ""), (chosen ? "✓ " : "") + o);
+          if (chosen) el.setAttribute("aria-checked", "true");
+          list.appendChild(el);
+        });
+        rec.appendChild(list);
+      }
+      var note = null;
+      if (a.by === "stop" || answer === null) note = fmt("ask.stopped");
+      else if (opts.indexOf(answer) < 0) note = fmt("ask.wrote", { answer: answer });
+      else if (a.by === "auto") note = fmt("ask.auto");
+      if (note) rec.appendChild(span("ask-note" + (a.by === "stop" ? " stopped" : ""), note));
+      box.appendChild(rec);
+    });
+    return box.childNodes.length ? box : null;
+  }
+
   function buildItem(item) {
     var role = item.role;
     if (role !== "opening" && role !== "user" && role !== "assistant" && role !== "draft") role = "assistant";
@@ -1404,6 +1446,8 @@
       meta.appendChild(span("badge revised", fmt("revised")));
     }
     if (meta.childNodes.length) el.appendChild(meta);
+    var asked = askRecords(item);
+    if (asked) el.appendChild(asked);
     el.appendChild(body);
     decorateBranches(el);
     return el;
@@ -1591,6 +1635,15 @@
     },
 
     scrollToBottom: toBottom,
+
+    /** Tell the host (bridge.painted(token)) once everything handed over before this call is on screen: two
+     *  animation frames later, the first runs before the next paint, the second after it. The window covers the
+     *  conversation during a chat switch until then (ConversationView.hold_until_painted). */
+    afterPaint: function (token) {
+      requestAnimationFrame(function () {
+        requestAnimationFrame(function () { if (bridge && bridge.painted) bridge.painted(token); });
+      });
+    },
 
     /** Avatars (issue 17): data: URLs of the character's and the user's pictures ("" = none); applied to every
      *  message shown and to those added later. */
