@@ -1,4 +1,4 @@
-"""文件 → 从 SillyTavern 导入…: the one-step migration window (issue 16 §3) over :mod:`liyuan_desktop.core.migrate`.
+"""梨园 → 从 SillyTavern 导入…: the one-step migration window (issue 16 §3) over :mod:`liyuan_desktop.core.migrate`.
 
 Flow: pick a SillyTavern folder (the SillyTavern folder, its ``data/<user>/`` or the old ``public/``) or a backup
 zip → the plan is read on a worker thread and shown (counts and sizes per kind, what is already here, conflicts
