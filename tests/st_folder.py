@@ -9,11 +9,17 @@ What it holds (names are what the tests assert on):
 * ``chats/alice/第一局.jsonl`` (greeting with two swipes and MVU variables, a reply with three swipes and variables,
   ``chat_metadata.world_info`` = 「聊天之书」, locked to persona ``user2.png``), ``chats/alice/第二局.jsonl``,
   ``chats/bob/柏的一局.jsonl`` (swipes + variables), ``chats/alice/断了.jsonl`` (its last line cut),
-  ``chats/alice/不是聊天.jsonl`` (a card pasted into a .jsonl), ``chats/ghost/x.jsonl`` (no such card).
+  ``chats/alice/不是聊天.jsonl`` (a card pasted into a .jsonl), ``chats/ghost/x.jsonl`` (no such card),
+  ``chats/alice/空的.jsonl`` (0 bytes), ``chats/alice/乱码.jsonl`` (a first line that is not JSON).
+  第一局 also carries an Author's Note in its ``chat_metadata`` (``note_prompt`` 「{{char}}说话要简短。」, depth 2,
+  interval 3, position 1 = in the chat, role 1 = user), as SillyTavern's Author's Note extension writes it.
 * ``worlds/``: 阿梨的世界, 额外之书, 聊天之书, 全局之书 (globally selected), 坏书 (not JSON).
 * ``OpenAI Settings/``: 梨园预设 (active), 备用预设.
 * ``User Avatars/user1.png``, ``user2.png``; personas 旅人 / 侠客, default ``user2.png``.
-* ``settings.json``: user name, world-info settings (depth 4, budget 40), custom OpenAI-compatible API;
+* ``settings.json`` as SillyTavern 1.12–1.13 writes it: user name, ``world_info_settings`` (depth 4, budget 40, and
+  its ``world_info`` = ``{globalSelect: [全局之书], charLore: [{name: "bob", extraBooks: [额外之书]}]}`` — charLore
+  names a card by its avatar file without the extension), ``power_user.personas``/``persona_descriptions``, a custom
+  OpenAI-compatible API;
   ``secrets.json`` (must never be opened), group chats, Quick Replies, an extension, a theme.
 """
 
@@ -82,8 +88,9 @@ SETTINGS: dict[str, Any] = {
     "username": "旅人",
     "main_api": "openai",
     "extension_settings": {"character_allowed_regex": ["bob.png"], "regex": [{"scriptName": "全局美化"}]},
-    "world_info_settings": {"world_info_depth": 4, "world_info_budget": 40, "world_info_recursive": True},
-    "world_info": {"globalSelect": ["全局之书"], "charLore": [{"name": "bob", "extraBooks": ["额外之书"]}]},
+    "world_info_settings": {"world_info": {"globalSelect": ["全局之书"],
+                                           "charLore": [{"name": "bob", "extraBooks": ["额外之书"]}]},
+                            "world_info_depth": 4, "world_info_budget": 40, "world_info_recursive": True},
     "oai_settings": {"chat_completion_source": "custom", "custom_url": "http://127.0.0.1:5001/v1",
                      "custom_model": "my-local-model", "preset_settings_openai": "梨园预设"},
     "power_user": {"personas": {"user1.png": "旅人", "user2.png": "侠客"},
@@ -106,7 +113,8 @@ def build_st_folder(base: Path) -> Path:
     bob = card_from_json(_card("阿柏", "「又见面了。」"), "bob.json")
     (d / "characters" / "bob.png").write_bytes(export_png(bob))
     (d / "characters" / "broken.png").write_bytes(b"\x89PNG\r\n\x1a\nthis is not a card at all")
-    chat1 = [_header("阿梨", world_info="聊天之书", persona="user2.png"),
+    chat1 = [_header("阿梨", world_info="聊天之书", persona="user2.png", note_prompt="{{char}}说话要简短。",
+                     note_interval=3, note_depth=2, note_position=1, note_role=1),
              _swiped("阿梨", ["「你来了。」", "「又是你。」"], 0, [_mvu(1), _mvu(2)]),
              _msg("旅人", "我来了。", user=True),
              _swiped("阿梨", ["回答一", "回答二", "回答三"], 2, [_mvu(10), _mvu(20), _mvu(30)]),
@@ -122,6 +130,8 @@ def build_st_folder(base: Path) -> Path:
     (d / "chats/alice/断了.jsonl").write_text(torn, "utf-8")
     (d / "chats/alice/不是聊天.jsonl").write_text(json.dumps(alice, ensure_ascii=False), "utf-8")
     (d / "chats/ghost/x.jsonl").write_text(_lines(chat2), "utf-8")
+    (d / "chats/alice/空的.jsonl").write_bytes(b"")
+    (d / "chats/alice/乱码.jsonl").write_text("this is not json\n" + _lines(chat2[1:]), "utf-8")
     worlds = {"阿梨的世界": _world(("渡口", "渡口在镇子东边。")), "额外之书": _world(("剑", "阿柏的剑叫长风。")),
               "聊天之书": _world(("灯笼", "第一局里灯笼是红的。")), "全局之书": _world(("天下", "天下分九州。"))}
     for name, w in worlds.items():

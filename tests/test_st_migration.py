@@ -74,7 +74,7 @@ def test_every_kind_is_imported_and_plays_as_in_sillytavern(tmp_path, no_secrets
     assert Path(plan.root) == st and plan.layout == "data/default-user"
     counts = plan.counts()
     assert counts["card"] == {"new": 2, "error": 1}
-    assert counts["chat"] == {"new": 4, "error": 1, "skip": 1}
+    assert counts["chat"] == {"new": 4, "error": 3, "skip": 1}  # 不是聊天, 空的 and 乱码 known damaged before importing
     assert counts["book"] == {"new": 4, "error": 1} and counts["preset"] == {"new": 2}
     assert counts["persona"] == {"new": 2} and counts["avatar"] == {"new": 2}
     missing = {n.what.split("（")[0]: n.count for n in plan.not_imported}
@@ -84,7 +84,7 @@ def test_every_kind_is_imported_and_plays_as_in_sillytavern(tmp_path, no_secrets
     report = run(plan, lambda done, total, label: seen.append((done, total)))
     assert not report.cancelled and seen[-1][0] == seen[-1][1]
     assert report.imported == {"settings": 1, "book": 4, "preset": 2, "card": 2, "chat": 4, "persona": 2, "avatar": 2}
-    assert report.failed == {"book": 1, "card": 1, "chat": 1}
+    assert report.failed == {"book": 1, "card": 1, "chat": 3}
     # damaged inputs are named per item
     by_name = {(i.kind, i.name): i for i in report.plan.items}
     assert "截断" in by_name[("card", "broken")].reason or "PNG" in by_name[("card", "broken")].reason
@@ -128,8 +128,10 @@ def test_every_kind_is_imported_and_plays_as_in_sillytavern(tmp_path, no_secrets
     s = load_settings()
     assert s.default_preset == "梨园预设" and s.persona_name == "旅人"
     assert s.world_info.world_info_depth == 4 and s.world_info.world_info_budget == 40
-    prov = next(p for p in s.providers if p.name == s.active_provider)
+    # SillyTavern's connection is added as a provider but never made the current one (issue 24 §4)
+    prov = next(p for p in s.providers if p.name == "sillytavern")
     assert (prov.base_url, prov.model) == ("http://127.0.0.1:5001/v1", "my-local-model")
+    assert s.active_provider is None and report.provider == "sillytavern"
     # regex scripts allowed in SillyTavern for bob.png only: the same switch here
     assert card_scripts_allowed(home() / "cards" / "阿柏") and not card_scripts_allowed(home() / "cards" / "阿梨")
     assert missing["全局正则脚本"] == 1
@@ -407,3 +409,81 @@ def test_credentials_in_the_api_url_are_never_shown_or_saved(tmp_path, capsys):
     assert saved and not any("s3cretpass" in t for t in saved)
     prov = next(p for p in load_settings().providers if p.name == "sillytavern")
     assert prov.base_url == "https://alice:s3cretpass@proxy.example/v1"  # the connection itself still works
+
+
+# -- issue 24 §4: what the import lost silently -------------------------------------------------------------------
+
+
+def test_global_books_and_char_lore_are_read_where_sillytavern_saves_them(tmp_path):
+    """SillyTavern 1.12–1.13 keep the global selection and charLore in world_info_settings.world_info."""
+    st = build_st_folder(tmp_path / "st")
+    assert "world_info" not in json.loads((st / "settings.json").read_text("utf-8"))  # not at the top level
+    plan = scan(st)
+    books = {i.name: i for i in plan.of("book")}
+    assert books["全局之书"].detail["global"] and not books["额外之书"].detail["global"]
+    bob = next(i for i in plan.of("card") if i.owner == "bob")
+    assert bob.links == ["额外之书"]
+    run(plan)
+    assert (global_books_dir() / "全局之书.json").is_file() and not (library_books_dir() / "全局之书.json").exists()
+
+
+def test_the_authors_note_comes_with_the_chat_and_is_listed(tmp_path, capsys):
+    from liyuan_desktop.cli import main
+    from liyuan_desktop.core.prompt.authors_note import AuthorsNote
+
+    st = build_st_folder(tmp_path / "st")
+    assert main(["import-sillytavern", str(tmp_path / "st"), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "聊天记录「第一局」带上作者注" in out  # listed in the plan
+    assert main(["import-sillytavern", str(tmp_path / "st")]) == 0
+    assert "作者注" in capsys.readouterr().out  # and in the report
+    want = AuthorsNote(text="{{char}}说话要简短。", position="chat", depth=2, role="user", interval=3)
+    assert _open("阿梨", "第一局").authors_note() == want
+    assert _open("阿梨", "第二局").authors_note() == AuthorsNote()  # no note there
+    # liyuan import-chat: the same note
+    assert main(["import-chat", str(st / "chats" / "alice" / "第一局.jsonl"), "--card",
+                 str(st / "characters" / "alice.json"), "--chat", "单独导入"]) == 0
+    capsys.readouterr()
+    session = next(p for p in home().rglob("session.jsonl") if p.parent.name == "单独导入")
+    chat = Chat.open(session.parent, load_card(st / "characters" / "alice.json"), ReplayModel(actor=[]))
+    assert chat.authors_note() == want
+
+
+def test_the_current_provider_stays_and_the_report_says_so(tmp_path, capsys):
+    from liyuan_desktop.cli import main
+    from liyuan_desktop.core.llm.providers import ProviderSettings
+    from liyuan_desktop.core.settings import save_settings
+
+    s = load_settings()
+    s.providers.append(ProviderSettings(name="mine", base_url="http://127.0.0.1:9/v1", model="my-model"))
+    s.active_provider = "mine"
+    save_settings(s)
+    build_st_folder(tmp_path / "st")
+    assert main(["import-sillytavern", str(tmp_path / "st")]) == 0
+    out = capsys.readouterr().out
+    s = load_settings()
+    assert s.active_provider == "mine"
+    assert [p.name for p in s.providers] == ["mine", "sillytavern"]
+    assert "没有设为当前连接" in out
+
+
+def test_dry_run_knows_empty_and_broken_chats(tmp_path, capsys):
+    from liyuan_desktop.cli import main
+
+    build_st_folder(tmp_path / "st")
+    before = _snapshot(home())
+    assert main(["import-sillytavern", str(tmp_path / "st"), "--dry-run", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["imported"]["chat"] == 4 and report["failed"]["chat"] == 3
+    by_name = {i["name"]: i for i in report["plan"]["items"] if i["kind"] == "chat"}
+    assert by_name["空的"]["action"] == "error" and "空" in by_name["空的"]["reason"]
+    assert by_name["乱码"]["action"] == "error" and "JSON" in by_name["乱码"]["reason"]
+    assert by_name["断了"]["action"] == "new" and "不完整" in by_name["断了"]["reason"]  # imported, minus its torn line
+    assert _snapshot(home()) == before
+    real = run(scan(tmp_path / "st"))  # the dry run said what the real run does
+    assert real.imported["chat"] == report["imported"]["chat"] and real.failed["chat"] == report["failed"]["chat"]
+
+
+def test_readme_names_the_menu_where_it_is():
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    assert "文件 → 从 SillyTavern 导入" not in readme and "梨园 → 从 SillyTavern 导入" in readme

@@ -574,6 +574,24 @@ CATALOG: dict[str, dict[str, str]] = {
     # agent-mode checkpoints (core/story/checkpoints.py ObjectStore.read)
     "story.object_missing": {"zh": "对象 {h} 不在 {dir}", "en": "Object {h} is not in {dir}"},
     "story.object_damaged": {"zh": "对象 {h} 已损坏（内容与哈希不符）", "en": "Object {h} is damaged (its content does not match its hash)"},
+    # JSON from a user's file (core/jsonfile.py: the depth and size rules of every reader)
+    "jsonfile.too_deep": {"zh": "{name}：JSON 嵌套超过 {max} 层，不像正常的文件，没有读取",
+                          "en": "{name}: the JSON nests more than {max} levels deep; not a normal file, not read"},
+    "jsonfile.too_big": {"zh": "{name}：文件有 {size} MB，超过上限 {max} MB，没有读取",
+                         "en": "{name}: the file is {size} MB, over the limit of {max} MB; not read"},
+    # the SillyTavern import (core/migrate): what it refuses and why, one line per file
+    "migrate.link_out": {"zh": "{name}：是指向 SillyTavern 文件夹外面的链接（{target}），没有读取",
+                         "en": "{name}: a link pointing outside the SillyTavern folder ({target}); not read"},
+    "migrate.too_big": {"zh": "{name}：文件有 {size} MB，超过{what}的上限 {max} MB，没有导入",
+                        "en": "{name}: the file is {size} MB, over the {what} limit of {max} MB; not imported"},
+    "migrate.empty_chat": {"zh": "{name}：文件是空的，不是聊天记录", "en": "{name}: the file is empty; not a chat"},
+    "migrate.zip_damaged": {"zh": "压缩包里的「{name}」已损坏，没有解压（{why}）",
+                            "en": "“{name}” in the archive is damaged and was not extracted ({why})"},
+    "migrate.zip_ratio": {"zh": "{name}：解压后会是压缩包的 {ratio} 倍以上（可能是压缩炸弹），拒绝解压",
+                          "en": "{name}: it would unpack to more than {ratio} times its size (possibly a zip bomb); refused"},
+    "migrate.provider_added": {"zh": "连接：{name}（{url}，模型 {model}）已加入服务商，没有设为当前连接；密钥没有导入，请在设置里填写",
+                               "en": "Connection: {name} ({url}, model {model}) was added to the providers, not made the current one; the key was not imported, enter it in Settings"},
+    "migrate.authors_note": {"zh": "作者注：{summary}", "en": "Author's Note: {summary}"},
 }
 
 

@@ -1,11 +1,17 @@
-"""文件 → 从 SillyTavern 导入…: the one-step migration window (issue 16 §3) over :mod:`liyuan_desktop.core.migrate`.
+"""梨园 → 从 SillyTavern 导入…: the one-step migration window (issue 16 §3) over :mod:`liyuan_desktop.core.migrate`.
 
 Flow: pick a SillyTavern folder (the SillyTavern folder, its ``data/<user>/`` or the old ``public/``) or a backup
 zip → the plan is read on a worker thread and shown (counts and sizes per kind, what is already here, conflicts
 that will be renamed, damaged files, what is not imported and why — ``secrets.json`` is never read) → 开始导入 runs
 the import on a worker thread with a progress bar and 取消 (cancel removes everything this import created) → the
 report (the same Markdown the CLI prints, saved in ``<home>/导入记录/<time>/``) is shown, and ``on_imported`` (the
-main window's card list refresh) is called.
+main window's card list refresh) is called. SillyTavern's connection is added as a provider but never made the
+current one by the import (issue 24 §4); when it was added, 改用 SillyTavern 的连接 switches to it on request.
+
+The pickers are Qt's own file dialog (``DontUseNativeDialog``), a child of this window opened with ``open()`` —
+window-modal, no nested event loop — so they paint with the application's palette like every other dialog. The
+platform's dialog, reached through the static ``QFileDialog.getExistingDirectory`` from this window-modal dialog,
+showed as a black box on a Linux desktop (issue 24 §3) while the same picker opened on its own was fine.
 
 Threads: the worker only runs ``core.migrate`` (no Qt); it writes two integers and a label that a QTimer on the UI
 thread polls every 50 ms — no signal carries Python objects across threads (as ``ui/work.py``). Nothing slow runs on
@@ -74,6 +80,12 @@ register({
     "stmig.kind.persona": {"zh": "人设", "en": "Personas"},
     "stmig.kind.avatar": {"zh": "人设头像", "en": "Persona avatars"},
     "stmig.kind.settings": {"zh": "设置", "en": "Settings"},
+    "stmig.use.provider": {"zh": "改用 SillyTavern 的连接", "en": "Use SillyTavern's connection"},
+    "stmig.provider.kept": {"zh": "SillyTavern 的连接已加入为服务商「{name}」，当前连接没有改变。要改用它，点「改用 SillyTavern 的连接」。",
+                            "en": "SillyTavern's connection was added as the provider “{name}”; your current connection is unchanged. "
+                                  "To use it, click “Use SillyTavern's connection”."},
+    "stmig.provider.switched": {"zh": "当前连接已改为「{name}」（记得在设置里填密钥）。",
+                                "en": "The current connection is now “{name}” (enter its key in Settings)."},
 })
 
 KINDS = ("card", "chat", "book", "preset", "persona", "avatar", "settings")
@@ -160,6 +172,8 @@ class StMigrationDialog(QDialog):
     cancelled. :meth:`scan_path` and :meth:`start_import` are what the buttons call (tests call them too)."""
 
     imported = Signal()
+    #: the current provider was switched to SillyTavern's connection (its name), saved to settings.json
+    provider_switched = Signal(str)
 
     _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="liyuan-st-migration")
 
@@ -182,8 +196,8 @@ class StMigrationDialog(QDialog):
         row = QHBoxLayout()
         self.folder_btn = QPushButton(tr("stmig.pick.folder"))
         self.zip_btn = QPushButton(tr("stmig.pick.zip"))
-        self.folder_btn.clicked.connect(self._pick_folder)
-        self.zip_btn.clicked.connect(self._pick_zip)
+        self.folder_btn.clicked.connect(lambda: self._pick_folder())
+        self.zip_btn.clicked.connect(lambda: self._pick_zip())
         self.path_label = QLabel("")
         self.path_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         row.addWidget(self.folder_btn)
@@ -206,14 +220,19 @@ class StMigrationDialog(QDialog):
         self.start_btn = QPushButton(tr("stmig.start"))
         self.start_btn.setObjectName("stMigrationStart")
         self.start_btn.setEnabled(False)
-        self.start_btn.clicked.connect(self.start_import)
+        self.start_btn.clicked.connect(lambda: self.start_import())
         self.cancel_btn = QPushButton(tr("stmig.cancel"))
         self.cancel_btn.setObjectName("stMigrationCancel")
         self.cancel_btn.setVisible(False)
-        self.cancel_btn.clicked.connect(self.cancel_import)
+        self.cancel_btn.clicked.connect(lambda: self.cancel_import())
         self.close_btn = QPushButton(tr("stmig.close"))
-        self.close_btn.clicked.connect(self.close)
-        for b in (self.start_btn, self.cancel_btn, self.close_btn):
+        self.close_btn.clicked.connect(lambda: self.close())
+        self.provider_btn = QPushButton(tr("stmig.use.provider"))
+        self.provider_btn.setObjectName("stMigrationUseProvider")
+        self.provider_btn.setVisible(False)
+        self.provider_btn.clicked.connect(lambda: self.use_imported_provider())
+        self.picker: Optional[QFileDialog] = None
+        for b in (self.provider_btn, self.start_btn, self.cancel_btn, self.close_btn):
             buttons.addWidget(b)
         lay.addLayout(buttons)
         self._timer = QTimer(self)
@@ -221,15 +240,33 @@ class StMigrationDialog(QDialog):
         self._timer.timeout.connect(self._poll)
 
     # -- picking and scanning --------------------------------------------------------------------------------
+    def _picker(self, title: str, folder: bool) -> QFileDialog:
+        """Qt's own file dialog as a window-modal child of this window (module doc), opened without a nested event
+        loop; a chosen path is scanned (:meth:`scan_path`). The open picker is :attr:`picker` (tests use it)."""
+        if self.picker is not None:
+            self.picker.close()
+        dlg = QFileDialog(self, title, str(Path.home()))
+        dlg.setObjectName("stMigrationPicker")
+        dlg.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if folder:
+            dlg.setFileMode(QFileDialog.FileMode.Directory)
+            dlg.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        else:
+            dlg.setFileMode(QFileDialog.FileMode.ExistingFile)
+            dlg.setNameFilter(tr("stmig.zip.filter"))
+        dlg.setWindowModality(Qt.WindowModality.WindowModal)
+        dlg.fileSelected.connect(lambda path: self.scan_path(path) if path else None)
+        dlg.destroyed.connect(lambda *_: setattr(self, "picker", None))
+        self.picker = dlg
+        dlg.open()
+        return dlg
+
     def _pick_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, tr("stmig.pick.folder"), str(Path.home()))
-        if path:
-            self.scan_path(path)
+        self._picker(tr("stmig.pick.folder"), folder=True)
 
     def _pick_zip(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, tr("stmig.pick.zip"), str(Path.home()), tr("stmig.zip.filter"))
-        if path:
-            self.scan_path(path)
+        self._picker(tr("stmig.pick.zip"), folder=False)
 
     def _busy(self) -> bool:
         return self.state in ("scanning", "importing")
@@ -296,9 +333,36 @@ class StMigrationDialog(QDialog):
             self._set_state("cancelled")
             return
         self.view.setMarkdown(result.markdown())
-        self.status.setText(tr("stmig.done", path=result.report_dir))
+        status = tr("stmig.done", path=result.report_dir)
+        if result.provider:
+            status += "\n" + tr("stmig.provider.kept", name=result.provider)
+        self.status.setText(status)
         self._set_state("done")
         self.imported.emit()
+
+    def use_imported_provider(self) -> bool:
+        """Make SillyTavern's connection (``report.provider``) the current provider and save settings.json; emits
+        :attr:`provider_switched`. Returns False when there is none or the settings cannot be saved (said in the
+        status line). Fast: one small file read and written."""
+        name = self.report.provider if self.report is not None else ""
+        if not name:
+            return False
+        from ..core.settings import load_settings, save_settings
+
+        s = load_settings()
+        if s.provider(name) is None:
+            return False
+        s.active_provider = name
+        try:
+            save_settings(s)
+        except OSError as e:
+            self.status.setText(tr("stmig.failed", error=e.strerror or e))
+            return False
+        self.report.provider = ""
+        self.provider_btn.setVisible(False)
+        self.status.setText(tr("stmig.provider.switched", name=name))
+        self.provider_switched.emit(name)
+        return True
 
     # -- the worker -----------------------------------------------------------------------------------------
     def _start(self, fn: Callable[[_Job], Any], on_done: Callable[[Any], None]) -> None:
@@ -338,6 +402,7 @@ class StMigrationDialog(QDialog):
         self.start_btn.setEnabled(state == "ready" and self.plan is not None and self.plan.to_import() > 0)
         self.cancel_btn.setVisible(state == "importing")
         self.cancel_btn.setEnabled(state == "importing")
+        self.provider_btn.setVisible(state == "done" and self.report is not None and bool(self.report.provider))
         self.close_btn.setEnabled(not busy)
 
     def wait_idle(self, timeout_ms: int = 60000) -> bool:
@@ -377,6 +442,16 @@ def open_dialog(parent: QWidget, on_imported: Optional[Callable[[], None]] = Non
     dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     if on_imported is not None:
         dlg.imported.connect(on_imported)
+    reload = getattr(parent, "_settings_saved", None)
+    if callable(reload):  # the import and the switch write settings.json: the window takes the saved settings up
+
+        def settings_changed(*_: Any) -> None:
+            from ..core.settings import load_settings
+
+            reload(load_settings())
+
+        dlg.imported.connect(settings_changed)
+        dlg.provider_switched.connect(settings_changed)
     dlg.setWindowModality(Qt.WindowModality.WindowModal)
     dlg.show()
     return dlg

@@ -61,6 +61,7 @@ from typing import Any, Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..deferred import DeferredModel
+from ..jsonfile import JsonFileError, check_size, loads
 from ..session import HeaderEntry, SessionTree, new_id
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
@@ -91,6 +92,11 @@ Progress = Optional[Callable[[int, int], None]]
 Cancelled = Optional[Callable[[], bool]]
 #: Lines / messages between two progress reports and cancel checks.
 STEP = 500
+#: The largest chat file read (bytes; checked on disk before reading): a 100,000-message chat with MVU variables on
+#: every message stays well below it.
+MAX_CHAT_BYTES = 1024 ** 3
+#: The longest first line :func:`read_header` reads (bytes)
+MAX_HEADER_LINE = 4 * 1024 ** 2
 
 
 def _tick(i: int, total: int, progress: Progress, cancelled: Cancelled) -> None:
@@ -203,11 +209,85 @@ def _what_is(obj: Any) -> Optional[str]:
     return None
 
 
+def first_line(first_raw: bytes, name: str, whole: Optional[bytes] = None) -> tuple[dict[str, Any], bool]:
+    """What the first non-empty line of an ST chat file says: ``(header, headerless)`` — the header object, or
+    ``({}, True)`` when the file starts with a message (no header). Raises :class:`StChatError` when it is neither
+    (not JSON, nested too deep, a card, a preset, world info …). ``whole``: the whole file, to name what it is
+    when the first line is not JSON (a pretty-printed card); the one rule :func:`parse_st_chat` and a plan
+    (:func:`read_header`) both use."""
+    if first_raw[:8] == b"\x89PNG\r\n\x1a\n":
+        raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
+    try:
+        first = loads(first_raw, name)
+    except JsonFileError as e:
+        raise StChatError(str(e)) from None
+    except ValueError:
+        obj = None
+        if whole is not None:
+            try:
+                obj = loads(whole, name)
+            except ValueError:
+                obj = None
+        kind = _what_is(obj)
+        if kind:
+            raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录") from None
+        raise StChatError(f"{name}：第一行不是 JSON，不是 SillyTavern 聊天记录（.jsonl）") from None
+    kind = _what_is(first)
+    if kind:
+        raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录")
+    if isinstance(first, dict) and "mes" not in first and ("user_name" in first or "name" in first
+                                                          or "character_name" in first or "chat_metadata" in first):
+        return first, False
+    if isinstance(first, dict) and "mes" in first:
+        return {}, True
+    raise StChatError(f"{name}：第一行既不是聊天记录的头（user_name）也不是消息（mes），不是 SillyTavern 聊天记录")
+
+
+def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
+    """Check an ST chat file the way :func:`read_st_chat` will without reading it whole: its size
+    (:data:`MAX_CHAT_BYTES`), its first line (:func:`first_line`) and whether its last line is cut off. Returns
+    ``(header, headerless, torn_last_line)``. Raises :class:`StChatError` (empty, too big, not a chat, unreadable).
+    Reads at most :data:`MAX_HEADER_LINE` plus 64 KB of the end."""
+    p = Path(path)
+    try:
+        size = check_size(p, MAX_CHAT_BYTES)
+        with open(p, "rb") as f:
+            head = f.readline(MAX_HEADER_LINE)
+            while head and not head.strip():
+                head = f.readline(MAX_HEADER_LINE)
+            if not head.strip():
+                raise StChatError(f"{p.name}：文件是空的，不是聊天记录")
+            if head.startswith(b"\xef\xbb\xbf"):
+                head = head[3:]
+            if len(head) >= MAX_HEADER_LINE and not head.endswith(b"\n"):
+                return {}, False, False  # a giant first line: the import reads it whole
+            header, headerless = first_line(head.strip(), p.name)
+            tail_at = max(f.tell(), size - 65536)
+            f.seek(tail_at)
+            tail = f.read()
+    except JsonFileError as e:
+        raise StChatError(str(e)) from None
+    except OSError as e:
+        raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
+    torn = False
+    if tail and not tail.endswith(b"\n"):
+        last = tail.rsplit(b"\n", 1)[-1]
+        if tail_at > 0 and b"\n" not in tail:
+            last = b""  # a last line longer than 64 KB: not judged here
+        if last.strip():
+            try:
+                loads(last, p.name)
+            except ValueError:
+                torn = True
+    return header, headerless, torn
+
+
 def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = None,
                   cancelled: Cancelled = None) -> StChat:
     """Parse the bytes of an ST ``.jsonl`` chat (UTF-8, BOM tolerated). Never raises for damaged lines (they are
-    skipped with a warning); raises :class:`StChatError` when the file is not a chat at all (empty, PNG, a card,
-    a preset, world info, a first line that is neither a header nor a message). ``progress``/``cancelled``: see
+    skipped with a warning; a line nested deeper than ``jsonfile.MAX_DEPTH`` is one of them); raises
+    :class:`StChatError` when the file is not a chat at all (empty, PNG, a card, a preset, world info, a first
+    line that is neither a header nor a message, :func:`first_line`). ``progress``/``cancelled``: see
     :data:`Progress` (counted in lines; :class:`StChatCancelled` when cancelled)."""
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
@@ -218,38 +298,25 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
     if not numbered:
         raise StChatError(f"{name}：文件是空的，不是聊天记录")
     out = StChat(name=name)
-    first_no, first_raw = numbered[0]
-    try:
-        first = json.loads(first_raw)
-    except ValueError:
-        try:
-            whole = json.loads(data.decode("utf-8"))
-        except ValueError:
-            whole = None
-        kind = _what_is(whole)
-        if kind:
-            raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录") from None
-        raise StChatError(f"{name}：第一行不是 JSON，不是 SillyTavern 聊天记录（.jsonl）") from None
-    kind = _what_is(first)
-    if kind:
-        raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录")
+    first_raw = numbered[0][1]
+    header, headerless = first_line(first_raw, name, data)
     rest = numbered[1:]
-    if isinstance(first, dict) and "mes" not in first and ("user_name" in first or "name" in first
-                                                          or "character_name" in first or "chat_metadata" in first):
-        out.header = first
-    elif isinstance(first, dict) and "mes" in first:
+    if headerless:
         out.headerless = True
         out.warnings.append(f"{name}：没有头一行（user_name/character_name），已按消息读取并补上")
         rest = numbered
     else:
-        raise StChatError(f"{name}：第一行既不是聊天记录的头（user_name）也不是消息（mes），不是 SillyTavern 聊天记录")
+        out.header = header
     last_no = numbered[-1][0]
     torn_possible = not data.endswith(b"\n")
     total = len(rest)
     for k, (n, raw) in enumerate(rest):
         _tick(k, total, progress, cancelled)
         try:
-            obj = json.loads(raw)
+            obj = loads(raw, name)
+        except JsonFileError:
+            out.warnings.append(f"{name}：第 {n} 行 JSON 嵌套太深，已跳过")
+            continue
         except ValueError as e:
             if n == last_no and torn_possible:
                 out.warnings.append(f"{name}：最后一行不完整（多半是写入时中断），已跳过")
@@ -270,10 +337,13 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
 
 def read_st_chat(path: str | Path, progress: Progress = None, cancelled: Cancelled = None) -> StChat:
     """Read and parse an ST chat file (see :func:`parse_st_chat`). Raises :class:`StChatError` (also for an
-    unreadable file)."""
+    unreadable file, and for one over :data:`MAX_CHAT_BYTES`, refused by its size before reading)."""
     p = Path(path)
     try:
+        check_size(p, MAX_CHAT_BYTES)  # before reading: a 2 GB file is refused by its size
         data = p.read_bytes()
+    except JsonFileError as e:
+        raise StChatError(str(e)) from None
     except OSError as e:
         raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
     return parse_st_chat(data, p.name, progress, cancelled)
@@ -354,6 +424,35 @@ def _kind(msg: dict[str, Any], index: int) -> tuple[str, str]:
     return ("opening", "") if index == 0 else ("assistant", "")
 
 
+#: SillyTavern's Author's Note positions (``extension_prompt_types`` in its ``public/script.js``) and roles
+#: (``extension_prompt_roles``) as ``prompt.authors_note.AuthorsNote`` names them
+_NOTE_POSITIONS = {0: "after", 1: "chat", 2: "before"}
+_NOTE_ROLES = {0: "system", 1: "user", 2: "assistant"}
+
+
+def st_authors_note(header: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """The Author's Note a SillyTavern chat carries in its header's ``chat_metadata`` (the Author's Note extension's
+    ``note_prompt``, ``note_depth`` (default 4), ``note_interval`` (1), ``note_position`` (1 = in the chat; 0 after
+    and 2 before the story string), ``note_role`` (0 system, 1 user, 2 assistant)) as the fields of
+    ``prompt.authors_note.AuthorsNote`` (``text``, ``position``, ``depth``, ``role``, ``interval``), or None when the
+    chat has no note text. Values out of range fall back to SillyTavern's defaults."""
+    meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
+    text = meta.get("note_prompt")
+    if not isinstance(text, str) or not text.strip():
+        return None
+
+    def number(key: str, default: int, hi: int = 10000) -> int:
+        try:
+            v = int(meta.get(key, default))
+        except (TypeError, ValueError, OverflowError):
+            return default
+        return v if 0 <= v <= hi else default
+
+    return {"text": text, "position": _NOTE_POSITIONS.get(number("note_position", 1, 2), "chat"),
+            "depth": number("note_depth", 4), "role": _NOTE_ROLES.get(number("note_role", 0, 2), "system"),
+            "interval": number("note_interval", 1)}
+
+
 def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
                   title: str = "", progress: Progress = None, cancelled: Cancelled = None) -> SessionTree:
     """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
@@ -407,6 +506,11 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
             assert chosen is not None
             parent = chosen.id
         tree.leaf_id = parent
+        note = st_authors_note(header)
+        if note is not None:  # the chat's Author's Note, for the whole chat (prompt.authors_note)
+            tree.append("chat-settings", parent_id=None, move_leaf=False, ts=base_ts, authors_note=note,
+                        authors_note_at=None)
+            tree.leaf_id = parent
         if cancelled is not None and cancelled():
             raise StChatCancelled("已取消导入")
         tree.commit()
@@ -433,5 +537,5 @@ def default_chat_name(path: str | Path) -> str:
 
 
 __all__ = [
-    "StChat", "StChatCancelled", "StChatError", "default_chat_name", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
+    "MAX_CHAT_BYTES", "StChat", "StChatCancelled", "StChatError", "default_chat_name", "first_line", "read_header", "st_authors_note", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
 ]

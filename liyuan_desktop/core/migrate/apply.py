@@ -41,6 +41,7 @@ from ..cards.st_chat import StChatCancelled, StChatError
 from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..lore.books import global_books_dir, library_books_dir
+from ..messages import message
 from ..paths import home, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
@@ -48,8 +49,8 @@ from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
 from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
-from .merge import merge_settings
-from .scan import AVATARS_FOLDER, _persona_key, numbered
+from .merge import imported_provider, merge_settings
+from .scan import AVATARS_FOLDER, _persona_key, inside, numbered
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
@@ -110,6 +111,14 @@ class _Run:
         self.avatar_names: dict[str, str] = {}  # persona id -> avatar file name here
 
     # -- items ----------------------------------------------------------------------------------------------
+    def _source(self, item: PlanItem) -> Path:
+        """The item's file in the SillyTavern folder, checked again now (a link may have been put there since the
+        scan): OSError when it leads out of the folder."""
+        p = self.root / item.source
+        if not inside(p, self.root):
+            raise OSError(str(message("migrate.link_out", name=item.source, target=str(p.resolve()))))
+        return p
+
     def _record(self, item: PlanItem, dest: Path, digest: Optional[str]) -> None:
         if digest:
             self.index.record(IndexEntry(sha256=digest, kind=item.kind, dest=_rel(dest), target=item.target))
@@ -120,7 +129,7 @@ class _Run:
         if dest.exists():  # taken since the scan: never overwrite
             item.target = numbered(item.target, lambda n: (folder / f"{n}.json").exists())
             item.action, dest = "rename", folder / f"{item.target}.json"
-        atomic_write_bytes(dest, (self.root / item.source).read_bytes())
+        atomic_write_bytes(dest, self._source(item).read_bytes())
         self.created.append(dest)
         self._record(item, dest, item.detail.get("sha256"))
 
@@ -130,13 +139,13 @@ class _Run:
             item.target = numbered(item.target, lambda n: (folder / f"{safe_name(n, 'preset')}.json").exists())
             item.action = "rename"
         dest = folder / f"{safe_name(item.target, 'preset')}.json"
-        install_preset(self.root / item.source, name=item.target)
+        install_preset(self._source(item), name=item.target)
         self.created.append(dest)
         self._record(item, dest, item.detail.get("sha256"))
 
     def card(self, item: PlanItem) -> None:
         before = {p.name for p in cards_root().iterdir()}
-        ref = import_card(self.root / item.source)
+        ref = import_card(self._source(item))
         if ref.name not in before:
             self.created.append(Path(ref.dir))
             if item.detail.get("regex_allowed"):  # allowed in SillyTavern: the same answer here (cards.meta)
@@ -170,7 +179,7 @@ class _Run:
             item.action = "rename"
         dest = base / item.target
         card = ref.load()
-        warnings = import_st_folder(self.root / item.source, card, dest, title=item.name,
+        warnings = import_st_folder(self._source(item), card, dest, title=item.name,
                                     cancelled=lambda: _is_cancelled(self.cancel))  # all or nothing
         self.created.append(dest)
         warnings = list(dict.fromkeys(warnings))
@@ -214,7 +223,7 @@ class _Run:
             stem, suffix = Path(item.target).stem, Path(item.target).suffix
             item.target = numbered(stem, lambda n: (folder / f"{n}{suffix}").exists()) + suffix
             item.action, dest = "rename", folder / item.target
-        atomic_write_bytes(dest, (self.root / item.source).read_bytes())
+        atomic_write_bytes(dest, self._source(item).read_bytes())
         self.created.append(dest)
         self.avatar_names[item.owner] = item.target
 
@@ -268,6 +277,9 @@ class _Run:
         for item in self.plan.of("settings"):
             if item.action != "error":
                 item.action = "new" if changed else "same"
+        prov = imported_provider(app, self.plan)
+        if prov is not None and app.active_provider != prov.name:
+            self.report.provider = prov.name  # added, not switched to (merge): the window offers the switch
         if changed:
             save_settings(app)
 
@@ -291,6 +303,8 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
                 report.imported[i.kind] = report.imported.get(i.kind, 0) + 1
             elif i.action == "same":
                 report.skipped[i.kind] = report.skipped.get(i.kind, 0) + 1
+            elif i.action == "error":  # known damaged by the scan (st_chat.read_header, the size limits …)
+                report.failed[i.kind] = report.failed.get(i.kind, 0) + 1
         report.finished = int(time.time() * 1000)
         plan.discard()
         return report

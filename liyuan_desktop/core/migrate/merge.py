@@ -1,21 +1,23 @@
 """Taking over SillyTavern's settings into ours (:class:`core.settings.AppSettings`) without overwriting what the user
 set here: the user name, the world-info settings (only while ours are still SillyTavern's defaults), the default
 preset (the one that was active, under the name it got in the preset library), and the active API as a provider
-named ``sillytavern`` (its base URL and model; never a key) made the active one when none is. The scan runs it on a
+named ``sillytavern`` (its base URL and model; never a key) — added, never made the current one: whoever imports
+their data keeps the model they set up here (issue 24 §4); the report says so and the window offers the switch. The scan runs it on a
 copy to tell whether a second import would change anything; the import runs it for real.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from ..cards.library import numbered_name
 from ..llm.providers import ProviderSettings
 from ..lore.settings import WorldInfoSettings
+from ..messages import message
 from ..settings import AppSettings
 from .model import MigrationPlan
 
 PROVIDER_NAME = "sillytavern"
-
-
 
 
 def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], list[str], list[str]]:
@@ -56,17 +58,19 @@ def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], li
             kept.append(f"默认预设「{app.default_preset}」")
     api = s.get("api")
     if api:
-        same = next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/")
-                     and p.model == api["model"]), None)
+        same = imported_provider(app, plan)
         if same is None:
             prov = ProviderSettings(name=numbered_name(PROVIDER_NAME, {p.name for p in app.providers}.__contains__),
                                     base_url=api["base_url"], model=api["model"])
             app.providers.append(prov)
-            changed.append(f"连接：{prov.name}（{prov.base_url}，模型 {prov.model}；密钥没有导入，请在设置里填写）")
-            same = prov
-        if app.active_provider is None:
-            app.active_provider = same.name
-            changed.append(f"当前连接：{same.name}")
-        elif app.active_provider != same.name:
-            kept.append(f"当前连接「{app.active_provider}」")
+            changed.append(message("migrate.provider_added", name=prov.name, url=prov.base_url, model=prov.model))
     return changed, kept, notes
+
+
+def imported_provider(app: AppSettings, plan: MigrationPlan) -> Optional[ProviderSettings]:
+    """The provider of ``app`` that is SillyTavern's connection (same base URL and model), or None."""
+    api = plan.settings.get("api")
+    if not api:
+        return None
+    return next((p for p in app.providers if p.base_url == api["base_url"].rstrip("/") and p.model == api["model"]),
+                None)

@@ -120,6 +120,9 @@ class MigrationPlan(BaseModel):
         for i in self.items:
             if i.action == "rename":
                 out.append(f"  同名冲突：{KIND_LABELS[i.kind]}「{i.name}」→「{i.target}」")
+        for i in self.of("chat"):
+            if i.detail.get("authors_note") and i.action in ("new", "rename"):
+                out.append(f"  {KIND_LABELS['chat']}「{i.name}」带上{i.detail['authors_note']}")
         for i in self.of("settings"):
             out.extend(f"  设置将改为：{c}" for c in i.detail.get("changes", []))
             out.extend(f"  设置保留梨园现有的：{c}" for c in i.detail.get("kept", []))
@@ -134,7 +137,8 @@ class MigrationReport(BaseModel):
     """What :func:`core.migrate.run` did: ``plan`` (the items with their final action — an item that failed while
     importing becomes ``error`` with the reason), ``imported`` (per kind, items written), ``skipped`` (per kind,
     identical items skipped), ``failed`` (per kind), ``settings_changed`` (Chinese lines: what settings were
-    taken over) and ``settings_kept`` (what was already set here and kept), ``cancelled`` (True: nothing was
+    taken over) and ``settings_kept`` (what was already set here and kept), ``provider`` (the provider that holds
+SillyTavern's connection here when it is not the current one — the window offers the switch; "" otherwise), ``cancelled`` (True: nothing was
     written), ``report_dir`` (where ``报告.md``/``report.json`` were saved; "" for a dry run or a cancel),
     ``started``/``finished`` (ms since the epoch), ``created`` (data-folder paths written, relative)."""
 
@@ -144,6 +148,7 @@ class MigrationReport(BaseModel):
     failed: dict[str, int] = Field(default_factory=dict)
     settings_changed: list[str] = Field(default_factory=list)
     settings_kept: list[str] = Field(default_factory=list)
+    provider: str = ""
     cancelled: bool = False
     dry_run: bool = False
     report_dir: str = ""
@@ -169,7 +174,8 @@ class MigrationReport(BaseModel):
             extra = f"（{i.reason}）" if i.reason else ""
             to = f" →「{i.target}」" if i.target and i.target != i.name else ""
             links = f"；世界书：{'、'.join(i.links)}" if i.links else ""
-            out.append(f"- {KIND_LABELS[i.kind]}「{i.name}」{to}：{ACTION_LABELS[i.action]}{extra}{links}")
+            note = f"；{i.detail['authors_note']}" if i.detail.get("authors_note") else ""
+            out.append(f"- {KIND_LABELS[i.kind]}「{i.name}」{to}：{ACTION_LABELS[i.action]}{extra}{links}{note}")
         if self.settings_changed or self.settings_kept:
             out += ["", "## 设置", ""]
             out += [f"- {s}" for s in self.settings_changed]

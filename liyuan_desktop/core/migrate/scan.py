@@ -25,11 +25,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..cards import CardError, load_card
+from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
+from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
+from ..jsonfile import read_json_file
 from ..cards.personas import PersonaError, Persona, import_st_personas, load_personas
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings
+from ..messages import message
 from ..paths import home, safe_name
 from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
 from ..prompt.presets.store import load_preset, presets_dir
@@ -39,6 +43,11 @@ from .model import MigrationPlan, NotImported, PlanItem
 from .source import MigrationError, extract_zip, find_user_dir
 
 CARD_SUFFIXES = (".png", ".json", ".charx", ".apng")
+#: the largest file of each kind that is read at all (bytes; checked on disk first, so a huge or sparse file costs
+#: nothing): far above real data — a 50,000-entry world book is ~20 MB, a preset or settings.json well under 1 MB
+MAX_BYTES = {"card": MAX_CARD_BYTES, "chat": MAX_CHAT_BYTES, "book": 256 * 1024 ** 2, "preset": 32 * 1024 ** 2,
+             "settings": 64 * 1024 ** 2, "avatar": 32 * 1024 ** 2}
+
 #: the folder persona avatars are copied to
 AVATARS_FOLDER = "人设头像"
 
@@ -78,26 +87,65 @@ def _rel(p: Path, root: Path) -> str:
         return str(p)
 
 
-def _files(d: Path, pattern: str) -> list[Path]:
+def inside(p: Path, root: Path) -> bool:
+    """Whether ``p``, with every symbolic link on its way resolved, is ``root`` or below it (``root`` resolved).
+    A SillyTavern folder is read only where it lies: a link that leaves it is refused (:func:`refused_link`), as
+    the zip path refuses link members (:mod:`.source`)."""
+    try:
+        real = p.resolve()
+        base = root.resolve()
+    except (OSError, RuntimeError):  # a link loop
+        return False
+    return real == base or base in real.parents
+
+
+def refused_link(plan: MigrationPlan, p: Path, root: Path) -> bool:
+    """True (and one line in ``plan.problems``) when ``p`` leads out of ``root`` through a symbolic link."""
+    if inside(p, root):
+        return False
+    try:
+        target = str(p.resolve())
+    except (OSError, RuntimeError):
+        target = "?"
+    line = message("migrate.link_out", name=_rel(p, root), target=target)
+    if line not in plan.problems:
+        plan.problems.append(line)
+    return True
+
+
+def _files(d: Path, pattern: str, plan: Optional[MigrationPlan] = None, root: Optional[Path] = None) -> list[Path]:
+    """The regular files matching ``pattern`` in ``d``, by name. With ``plan``/``root``: the folder itself and every
+    file that leads out of ``root`` through a link are left out, each said once in ``plan.problems``."""
     if not d.is_dir():
         return []
-    return sorted((f for f in d.glob(pattern) if f.is_file()), key=lambda f: f.name)
+    if plan is not None and root is not None and refused_link(plan, d, root):
+        return []
+    out = []
+    for f in d.glob(pattern):
+        if plan is not None and root is not None and f.is_symlink() and refused_link(plan, f, root):
+            continue
+        if f.is_file():
+            out.append(f)
+    return sorted(out, key=lambda f: f.name)
 
 
-def read_json(path: Path) -> Any:
-    """A JSON file (UTF-8, BOM tolerated). Raises OSError / ValueError."""
-    return json.loads(path.read_bytes().decode("utf-8-sig"))
+def too_big(item: PlanItem, what: str) -> bool:
+    """True (``item`` made an ``error`` naming its size and the limit) when its file is over ``MAX_BYTES`` of its
+    kind; nothing is read."""
+    limit = MAX_BYTES.get(item.kind)
+    if limit is None or item.size <= limit:
+        return False
+    item.action = "error"
+    item.reason = message("migrate.too_big", name=item.source, size=f"{item.size / 1024 ** 2:.1f}", what=what,
+                          max=f"{limit / 1024 ** 2:.0f}")
+    return True
 
 
-def chat_header(path: Path) -> dict[str, Any]:
-    """The first line of a SillyTavern chat file as an object ({} when it is not one). Reads only that line."""
-    try:
-        with open(path, "rb") as f:
-            line = f.readline(4 << 20)
-        obj = json.loads(line.decode("utf-8-sig"))
-    except (OSError, ValueError):
-        return {}
-    return obj if isinstance(obj, dict) else {}
+def read_json(path: Path, max_bytes: int = MAX_BYTES["settings"]) -> Any:
+    """A JSON file of the SillyTavern folder (UTF-8, BOM tolerated) through the one reader of users' JSON
+    (``core.jsonfile.read_json_file``: size checked before reading, nesting depth bounded). Raises OSError /
+    ValueError (``jsonfile.JsonFileError`` included)."""
+    return read_json_file(path, max_bytes=max_bytes)
 
 
 def preset_text(raw: dict[str, Any]) -> str:
@@ -177,14 +225,18 @@ def scan(path: str | Path) -> MigrationPlan:
                              "可以选 SillyTavern 文件夹、它的 data/<用户名>/、旧版的 public/ 或备份 zip）")
     plan = MigrationPlan(source=str(src), root=str(root), layout=layout, home=str(home()), problems=problems,
                          notes=notes, temp_dir=str(temp) if temp else None)
-    index = MigrationIndex.load()
-    st = _scan_settings(plan, root)
-    _scan_books(plan, root, st, index)
-    _scan_presets(plan, root, index)
-    _scan_cards_and_chats(plan, root, st, index)
-    _scan_personas(plan, root, st)
-    _scan_not_imported(plan, root)
-    _preview_settings(plan)
+    try:
+        index = MigrationIndex.load()
+        st = _scan_settings(plan, root)
+        _scan_books(plan, root, st, index)
+        _scan_presets(plan, root, index)
+        _scan_cards_and_chats(plan, root, st, index)
+        _scan_personas(plan, root, st)
+        _scan_not_imported(plan, root)
+        _preview_settings(plan)
+    except BaseException:
+        plan.discard()  # the extracted zip is not left behind
+        raise
     return plan
 
 
@@ -206,12 +258,14 @@ def _preview_settings(plan: MigrationPlan) -> None:
 
 def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     f = root / "settings.json"
-    if not f.exists():
+    if not f.exists() or refused_link(plan, f, root):
         plan.notes.append("没有 settings.json：世界书设置、人设、默认预设和连接设置都没有导入")
         return {}
     item = PlanItem(kind="settings", source="settings.json", name="settings.json", target="settings.json",
                     size=f.stat().st_size)
     plan.items.append(item)
+    if too_big(item, "settings.json"):
+        return {}
     try:
         st = read_json(f)
         if not isinstance(st, dict):
@@ -252,18 +306,27 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
 
 
 def _world_info(st: dict[str, Any]) -> dict[str, Any]:
-    wi = st.get("world_info")
-    return wi if isinstance(wi, dict) else {}
+    """SillyTavern's world-info selection (``globalSelect``, ``charLore``): ``world_info_settings.world_info`` as
+    1.12–1.13 save it (``public/scripts/world-info.js`` ``getWorldInfoSettings``), else a top-level ``world_info``
+    (older files keep the world-info keys at the top level; SillyTavern reads ``world_info_settings ?? settings``)."""
+    block = st.get("world_info_settings")
+    for where in ((block,) if isinstance(block, dict) else ()) + (st,):
+        wi = where.get("world_info")
+        if isinstance(wi, dict):
+            return wi
+    return {}
 
 
 def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: MigrationIndex) -> None:
     glob = {str(b) for b in (_world_info(st).get("globalSelect") or []) if isinstance(b, str)}
     claimed: dict[Path, set[str]] = {}
-    for f in _files(root / "worlds", "*.json"):
+    for f in _files(root / "worlds", "*.json", plan, root):
         item = PlanItem(kind="book", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
         plan.items.append(item)
+        if too_big(item, "世界书"):
+            continue
         try:
-            data = read_json(f)
+            data = read_json(f, MAX_BYTES["book"])
             if not isinstance(data, dict) or not isinstance(data.get("entries"), (dict, list)):
                 raise ValueError("没有 entries，不是世界书")
             book = Lorebook.from_any(data, f.stem)
@@ -294,9 +357,11 @@ def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: Migr
 def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> None:
     taken: set[str] = set()
     folder = presets_dir()
-    for f in _files(root / "OpenAI Settings", "*.json"):
+    for f in _files(root / "OpenAI Settings", "*.json", plan, root):
         item = PlanItem(kind="preset", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
         plan.items.append(item)
+        if too_big(item, "预设"):
+            continue
         try:
             preset = load_preset(f)
         except PresetError as e:
@@ -332,15 +397,18 @@ def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) 
 
 
 def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], index: MigrationIndex) -> None:
+    lore = _world_info(st).get("charLore")
     char_lore = {str(e.get("name")): [str(b) for b in (e.get("extraBooks") or []) if isinstance(b, str)]
-                 for e in (_world_info(st).get("charLore") or []) if isinstance(e, dict)}
+                 for e in (lore if isinstance(lore, list) else []) if isinstance(e, dict)}
     cards: dict[str, PlanItem] = {}
     taken: set[str] = set()
-    for f in _files(root / "characters", "*"):
+    for f in _files(root / "characters", "*", plan, root):
         if f.suffix.lower() not in CARD_SUFFIXES:
             continue
         item = PlanItem(kind="card", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=f.stem)
         plan.items.append(item)
+        if too_big(item, "角色卡"):
+            continue
         try:
             card = load_card(f)
         except CardError as e:
@@ -348,7 +416,9 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             continue
         item.name = card.name or f.stem
         world = card.extensions.get("world")
-        item.links = ([world] if isinstance(world, str) and world else []) + char_lore.get(f.stem, [])
+        # charLore names a card by its avatar file without the extension (SillyTavern's getCharaFilename)
+        extra = char_lore.get(f.stem) or char_lore.get(f.name) or []
+        item.links = list(dict.fromkeys(([world] if isinstance(world, str) and world else []) + extra))
         item.detail["embedded_book"] = bool(card.lorebook.entries)
         if f.name in (plan.settings.get("regex_allowed") or ()):  # SillyTavern asked once and the user allowed
             item.detail["regex_allowed"] = True
@@ -362,21 +432,33 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
                 item.action, item.reason = "rename", "梨园里已有同名但内容不同的角色卡"
         cards[f.stem] = item
     chats_root = root / "chats"
-    if not chats_root.is_dir():
+    if not chats_root.is_dir() or refused_link(plan, chats_root, root):
         return
     for d in sorted(p for p in chats_root.iterdir() if p.is_dir()):
+        if refused_link(plan, d, root):
+            continue
         owner = cards.get(d.name)
         claimed: set[str] = set()
-        for f in _files(d, "*.jsonl"):
+        for f in _files(d, "*.jsonl", plan, root):
             item = PlanItem(kind="chat", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=d.name)
             plan.items.append(item)
             if owner is None or owner.action == "error":
                 item.action, item.reason = "skip", f"找不到它的角色卡 characters/{d.name}.*"
                 continue
-            header = chat_header(f)
-            if header and not any(k in header for k in ("user_name", "name", "mes", "chat_metadata")):
-                item.action, item.reason = "error", "第一行不是 SillyTavern 聊天记录的开头（可能是角色卡、预设或别的 JSON）"
+            if too_big(item, "聊天记录"):
                 continue
+            try:  # what the import will refuse, known now (the first line, the size; st_chat.read_header)
+                header, _headerless, torn = read_header(f)
+            except StChatError as e:
+                item.action, item.reason = "error", str(e)
+                continue
+            if torn:
+                item.reason = "最后一行不完整（多半是写入时中断），导入时跳过这一行"
+            note = st_authors_note(header)
+            if note is not None:  # carried into the imported chat (st_chat.write_session)
+                from ..prompt.authors_note import AuthorsNote
+
+                item.detail["authors_note"] = AuthorsNote.model_validate(note).summary()
             meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]
@@ -427,9 +509,11 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
             if new_id != p.id:
                 item.action, item.reason = "rename", f"已有同一头像文件的另一个人设，这个存为 {new_id}"
         a = avatars / p.avatar if p.avatar else None
-        if a is not None and a.is_file():
+        if a is not None and a.is_file() and not refused_link(plan, a, root):
             av = PlanItem(kind="avatar", source=_rel(a, root), name=a.name, owner=p.id, size=a.stat().st_size)
             plan.items.append(av)
+            if too_big(av, "头像"):
+                continue
             old = dest / a.name
             if old.is_file() and old.read_bytes() == a.read_bytes():
                 av.action, av.target = "same", a.name

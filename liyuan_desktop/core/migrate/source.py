@@ -10,9 +10,13 @@ the root). This module only finds the folder; it opens no file but a zip's direc
 
 A zip is extracted into a private temp folder with checks: member names with ``..``, absolute paths or drive
 letters, symlinks and device entries are refused one by one (each becomes a problem line, the rest is extracted);
-the whole zip is refused when it holds more than :data:`MAX_MEMBERS` entries, more than :data:`MAX_TOTAL_BYTES`
-uncompressed, or one entry over :data:`MAX_ENTRY_BYTES` (the byte counts are enforced while reading, not taken from
-the headers).
+a member whose data is damaged (corrupt deflate data, a bad CRC, cut short) is one problem line too and the rest is
+extracted. Members whose Unix mode carries permission bits but no file type (what Python's ``ZipFile.writestr``
+and some tools write) are regular files. The whole zip is refused when it holds more than :data:`MAX_MEMBERS`
+entries, or would unpack to more than :func:`unpack_allowance` bytes — :data:`MAX_TOTAL_BYTES`, and never more than
+:data:`MAX_RATIO` times the zip's own size (with a floor of :data:`MIN_ALLOWANCE`), so a small zip bomb is stopped
+after a few hundred MB, not 8 GB — or holds one entry over :data:`MAX_ENTRY_BYTES` (the byte counts are checked
+against the headers first and enforced while reading).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import shutil
 import stat
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
@@ -31,6 +36,23 @@ MARKERS = ("characters", "chats", "worlds", "OpenAI Settings", "User Avatars", "
 MAX_MEMBERS = 200_000
 MAX_TOTAL_BYTES = 8 * 1024 ** 3
 MAX_ENTRY_BYTES = 1024 ** 3
+#: how many times its own size a zip may unpack to (SillyTavern's JSON compresses 5–20×)
+MAX_RATIO = 100
+#: what any zip may unpack to, whatever its ratio
+MIN_ALLOWANCE = 64 * 1024 ** 2
+
+
+def unpack_allowance(zip_bytes: int) -> int:
+    """The most a zip of ``zip_bytes`` bytes may unpack to: ``MAX_RATIO × zip_bytes``, at least
+    :data:`MIN_ALLOWANCE`, at most :data:`MAX_TOTAL_BYTES`."""
+    return min(MAX_TOTAL_BYTES, max(MIN_ALLOWANCE, MAX_RATIO * zip_bytes))
+
+
+def _member_kind_refused(mode: int) -> bool:
+    """A zip member's Unix mode (``external_attr >> 16``) names a link or a special file. Permission bits with no
+    file type (``ZipFile.writestr``) are a regular file."""
+    kind = stat.S_IFMT(mode)
+    return kind not in (0, stat.S_IFREG, stat.S_IFDIR)
 
 
 class MigrationError(Exception):
@@ -89,6 +111,14 @@ def _unsafe(name: str) -> Optional[str]:
     return None
 
 
+def _ratio_refused(path: Path, allowance: int) -> str:
+    from ..messages import message
+
+    if allowance >= MAX_TOTAL_BYTES:
+        return f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）"
+    return message("migrate.zip_ratio", name=path.name, ratio=MAX_RATIO)
+
+
 def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str]]:
     """Extract the zip ``path`` safely (module doc) into a new temp folder (under ``into`` when given). Returns
     ``(folder, problems)`` — one Chinese line per refused member. Raises :class:`MigrationError` for a file that
@@ -102,6 +132,12 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
             raise MigrationError(f"{path.name}：条目太多（{len(infos)} 个，上限 {MAX_MEMBERS}），拒绝解压")
+        try:
+            allowance = unpack_allowance(path.stat().st_size)
+        except OSError as e:
+            raise MigrationError(f"{path.name}：读不了（{e.strerror or e}）") from None
+        if sum(i.file_size for i in infos) > allowance:
+            raise MigrationError(_ratio_refused(path, allowance))
         dest = Path(tempfile.mkdtemp(prefix="liyuan-st-", dir=str(into) if into else None))
         total = 0
         try:
@@ -109,7 +145,7 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
                 name = info.filename
                 why = _unsafe(name)
                 mode = info.external_attr >> 16
-                if why is None and mode and (stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))):
+                if why is None and mode and _member_kind_refused(mode):
                     why = "符号链接或特殊文件"
                 if why:
                     problems.append(f"压缩包里的「{name}」没有解压：{why}")
@@ -125,17 +161,28 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
                     raise MigrationError(f"{path.name}：「{name}」解压后太大（{info.file_size} 字节），拒绝解压")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 written = 0
-                with zf.open(info) as src, open(target, "wb") as out:
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        total += len(chunk)
-                        if written > MAX_ENTRY_BYTES or total > MAX_TOTAL_BYTES:
-                            raise MigrationError(f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）")
-                        out.write(chunk)
+                try:
+                    with zf.open(info) as src, open(target, "wb") as out:
+                        while chunk := src.read(1 << 20):
+                            written += len(chunk)
+                            total += len(chunk)
+                            if written > MAX_ENTRY_BYTES:
+                                raise MigrationError(f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）")
+                            if total > allowance:
+                                raise MigrationError(_ratio_refused(path, allowance))
+                            out.write(chunk)
+                except (zlib.error, zipfile.BadZipFile, EOFError, NotImplementedError) as e:
+                    target.unlink(missing_ok=True)  # this member only: the rest is extracted
+                    from ..messages import message
+
+                    problems.append(message("migrate.zip_damaged", name=name, why=str(e) or type(e).__name__))
         except MigrationError:
             shutil.rmtree(dest, ignore_errors=True)
             raise
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as e:
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, zlib.error, NotImplementedError) as e:
             shutil.rmtree(dest, ignore_errors=True)
             raise MigrationError(f"{path.name}：解压失败（{e}）") from None
+        except BaseException:  # Ctrl-C, a bug: the temp folder is not left behind either
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
     return dest, problems

@@ -16,6 +16,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from ...fsutil import atomic_write_text
+from ...jsonfile import JsonFileError, check_size, loads
 from ...llm.sampling import apply_sampling, field_label
 from ...paths import home, safe_name
 from .mapping import plan
@@ -29,18 +30,29 @@ PRESETS_FOLDER = "预设"
 LEGACY_FOLDER = "presets"
 
 
+#: the largest preset file read (bytes; checked on disk before reading): real presets are well under 1 MB
+MAX_PRESET_BYTES = 32 * 1024 ** 2
+
+
 def load_preset(path: str | Path) -> Preset:
-    """Read a preset file (UTF-8, BOM tolerated). Its name is the file name without extension.
-    Raises :class:`PresetError` for unreadable files, bad JSON and files that are not chat-completion presets."""
+    """Read a preset file (UTF-8, BOM tolerated) through the one reader of users' JSON (``core.jsonfile``: the size
+    is checked before reading, :data:`MAX_PRESET_BYTES`; nesting is bounded). Its name is the file name without
+    extension. Raises :class:`PresetError` for unreadable, too big or too deeply nested files, bad JSON and files
+    that are not chat-completion presets."""
     p = Path(path)
     try:
+        check_size(p, MAX_PRESET_BYTES)
         raw = p.read_bytes()
+    except JsonFileError as e:
+        raise PresetError(str(e)) from None
     except OSError as e:
         raise PresetError(f"无法读取预设 {p}：{e.strerror or e}") from e
     if raw[:8] == b"\x89PNG\r\n\x1a\n":
         raise PresetError(f"{p.name}：这是 PNG 图片（多半是角色卡），不是预设")
     try:
-        obj = json.loads(raw.decode("utf-8-sig"))
+        obj = loads(raw, p.name)
+    except JsonFileError as e:
+        raise PresetError(str(e)) from None
     except UnicodeDecodeError as e:
         raise PresetError(f"{p.name}：不是 UTF-8 文本，不是预设") from e
     except json.JSONDecodeError as e:
