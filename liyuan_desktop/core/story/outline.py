@@ -92,6 +92,10 @@ def _list_item(line: str) -> Optional[str]:
         return None
     return rest.strip() or None
 
+#: Characters one line of the outline may have when the agent writes it (``outline_edit``; a heading or a beat is a
+#: line of words, not a page).
+OUTLINE_LINE_MAX = 2000
+
 #: Bounds of the outline part of the agent state block (characters of a beat line, chapters either side).
 BRANCH_BEAT_MAX = 80
 BRANCH_NEIGHBOURS = 2
