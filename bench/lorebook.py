@@ -2,6 +2,7 @@
 
     python bench/lorebook.py [--entries 2000] [--messages 2000] [--runs 50] [--seed 7]
     python bench/lorebook.py --big 50000      # the very-big-book lines: open cold/warm, activation, index size
+    python bench/lorebook.py --wi-file 50000  # the same book as a SillyTavern World Info file on disk
 
 Builds a synthetic book of ``--entries`` entries (three keys each: ASCII words, Chinese words, some multi-word keys,
 one ``/regex/i`` key per 50 entries, secondary keys with every logic on one entry in ten, a few constants, groups and
@@ -175,6 +176,60 @@ def big_line(n: int, rng: random.Random, runs: int = 5) -> None:
     print(f"  index block {len(block)} characters for {len(titles)} titles (all titles: {len('、'.join(titles))})")
 
 
+def wi_file_line(n: int, rng: random.Random, runs: int = 3) -> None:
+    """The very big book as a SillyTavern World Info *file* (``{"entries": {"0": {…}, …}}``, issue 29 §8: its key
+    order was O(n²)), read as a chat reads the books of its folder (``lore.books.load_books``): medians of ``runs``
+    of the open cold (empty book cache) and warm (a new process: memos cleared, disk cache kept), the file's
+    size, and the engine time of the beat's activation over a 20-message chat (recursion off and on, depth 2).
+    Targets: open < 1 s, beat < 50 ms."""
+    import json
+    import shutil
+    import tempfile
+
+    from liyuan_desktop.core.lore import bookcache
+    from liyuan_desktop.core.lore.books import load_books
+
+    captured: dict = {}
+    orig = Lorebook.from_card_book
+    Lorebook.from_card_book = staticmethod(lambda d, name="", source="card": captured.setdefault("d", d) and orig(d, name, source))  # type: ignore[method-assign]
+    try:
+        _, keys = build_book(n, rng)
+    finally:
+        Lorebook.from_card_book = orig  # type: ignore[method-assign]
+    folder = Path(tempfile.mkdtemp(prefix="liyuan-bench-wi-"))
+    try:
+        path = folder / "big.json"
+        path.write_text(json.dumps(Lorebook.from_card_book(captured["d"], "big").to_world_info(), ensure_ascii=False),
+                        "utf-8")
+        cold, warm = [], []
+        for _ in range(runs):
+            shutil.rmtree(bookcache.folder(), ignore_errors=True)
+            _forget_memory()
+            t = time.perf_counter()
+            load_books(folder, "global")
+            cold.append(time.perf_counter() - t)
+            _forget_memory()
+            t = time.perf_counter()
+            book = load_books(folder, "global")[0]
+            warm.append(time.perf_counter() - t)
+        chat = build_chat(20, keys, rng)
+        book.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1))  # compiles, loads the key index
+        beats = {}
+        for recursive in (False, True):
+            book.recursive, book.scan_depth = recursive, 2
+            times = []
+            for _ in range(max(runs, 5)):
+                c = time.process_time()
+                book.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1), budget_tokens=8192)
+                times.append((time.process_time() - c) * 1000)
+            beats[recursive] = statistics.median(times)
+        print(f"World Info file {n} entries ({path.stat().st_size / 1e6:.0f} MB; medians of {runs}): "
+              f"open cold {statistics.median(cold):.2f} s, open warm {statistics.median(warm):.2f} s (target < 1 s); "
+              f"beat activation CPU {beats[False]:.1f} ms recursion off, {beats[True]:.1f} ms on (target < 50 ms)")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--entries", type=int, default=2000)
@@ -183,6 +238,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--big", type=int, default=0, metavar="N",
                     help="print only the very-big-book line for an N-entry book (e.g. 50000) and exit")
+    ap.add_argument("--wi-file", type=int, default=0, metavar="N",
+                    help="print only the World Info file line for an N-entry book (e.g. 50000) and exit")
     ap.add_argument("--home", default="", help="data folder for the book cache (default: a new temporary folder)")
     a = ap.parse_args()
     import os
@@ -192,6 +249,9 @@ def main() -> None:
     rng = random.Random(a.seed)
     if a.big:
         big_line(a.big, rng, runs=min(a.runs, 5))
+        return
+    if a.wi_file:
+        wi_file_line(a.wi_file, rng, runs=min(a.runs, 3))
         return
     book, keys = build_book(a.entries, rng)
     chat = build_chat(a.messages, keys, rng)

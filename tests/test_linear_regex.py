@@ -129,3 +129,17 @@ def test_refused_pattern_message_names_the_construct():
     assert "反向引用" in str(info.value)
     with pytest.raises(LinearRegexRefused):
         compile_python_pattern("a{2000}")
+
+
+def test_a_search_pattern_nested_too_deeply_is_a_clear_error_not_a_traceback(capsys):
+    """Issue 29 §5: ``liyuan search --regex`` with 1,000 nested groups raised RecursionError out of Python's own
+    pattern parser; it is now the catalogued refusal the CLI prints (exit 2)."""
+    from liyuan_desktop.cli import main as cli_main
+    from liyuan_desktop.core.messages import render
+
+    deep = "(" * 1000 + "a" + ")" * 1000
+    with pytest.raises(LinearRegexRefused) as exc:
+        compile_python_pattern(deep)
+    assert exc.value.args[0].key == "regex.too_deep" and "nested too deeply" in render(exc.value, "en")
+    assert cli_main(["search", deep, "--regex"]) == 2
+    assert "嵌套太深" in capsys.readouterr().err

@@ -110,3 +110,27 @@ def test_checkpoints_keep_and_restore_the_outline(tmp_path):
 def test_due_beats_name_the_chapter_a_thread_is_due():
     o = parse_outline("## 一\n- 回收：「玉佩的来历」\n## 二\n- 回收伏笔：铜钱\n- 回收：玉佩的来历\n")
     assert o.due_chapters() == {"玉佩的来历": 1, "铜钱": 2}
+
+
+def test_tool_arguments_and_outline_lines_have_size_limits(tmp_path):
+    """Issue 29 §1: the model wrote a heading followed by 100,000 spaces through outline_edit (no length or shape
+    check). A call's raw arguments are bounded for every tool (the schemas stay byte-stable: checked in
+    parse_args) and an outline line the agent writes is bounded too; nothing is written when refused."""
+    from liyuan_desktop.core.beat.tools.registry import MAX_ARGS_CHARS
+    from liyuan_desktop.core.story.outline import OUTLINE_LINE_MAX
+
+    chat = tmp_path / "chat"
+    (chat / "正文").mkdir(parents=True)
+    (chat / "大纲.md").write_text(TEXT, "utf-8")
+    ctx = ToolContext(story=StoryFolder(tmp_path, chat / "正文"))
+    edit = get_tool("outline_edit")
+    for name in ("outline_edit", "write", "edit", "draft_write"):
+        huge = json.dumps({"newText": "字" * (MAX_ARGS_CHARS + 1), "content": "x"}, ensure_ascii=False)
+        with pytest.raises(ToolError) as exc:
+            parse_args(get_tool(name), huge)
+        assert exc.value.code == "bad_args" and str(MAX_ARGS_CHARS) in str(exc.value)
+    long_line = "## 第九章" + " " * OUTLINE_LINE_MAX + "x"
+    args = parse_args(edit, json.dumps({"oldText": "林青进城", "newText": long_line}, ensure_ascii=False))
+    with pytest.raises(ToolError) as exc:
+        edit.handler(ctx, args)
+    assert exc.value.code == "bad_args" and (chat / "大纲.md").read_text("utf-8") == TEXT

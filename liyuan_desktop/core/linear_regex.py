@@ -26,6 +26,8 @@ from typing import Any
 
 import re2
 
+from .messages import message
+
 #: Memory RE2 may use to compile one pattern (bytes); a bigger automaton is refused rather than built.
 MAX_PATTERN_MEMORY = 8 << 20
 
@@ -115,8 +117,13 @@ def compile_python_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
 
     Raises ``re.error`` when the pattern is not valid Python ``re`` (the caller says "written wrong") and
     :class:`LinearRegexRefused` when it is valid but uses what RE2 cannot run in linear time (the message names
-    the construct: backreferences, lookaround, conditionals, atomic groups, repeats over 1000)."""
-    re.compile(pattern)  # raises re.error: not a pattern at all
+    the construct: backreferences, lookaround, conditionals, atomic groups, repeats over 1000), or when it nests
+    groups too deeply for Python's parser to read (its first argument is then the catalog message
+    ``regex.too_deep``)."""
+    try:
+        re.compile(pattern)  # raises re.error: not a pattern at all
+    except RecursionError:  # Python's parser recurses per nested group: 1,000 of them exhaust the stack (issue 29)
+        raise LinearRegexRefused(message("regex.too_deep")) from None
     body = _to_re2(pattern)
     try:
         return compile_re2("(?i)" + body if ignore_case else body)

@@ -571,6 +571,14 @@ CATALOG: dict[str, dict[str, str]] = {
                            "en": "This is not SillyTavern's settings.json (the top level is not an object)"},
     "wiset.none": {"zh": "这个文件里没有 SillyTavern 的世界书设置（world_info_settings 或 world_info_* 键）",
                    "en": "This file has no SillyTavern world-info settings (world_info_settings or world_info_* keys)"},
+    # a search / grep pattern Python's own parser cannot even read (core/linear_regex.py compile_python_pattern)
+    "regex.too_deep": {"zh": "正则表达式嵌套太深（括号里套括号太多层），无法使用：请简化后再试",
+                       "en": "The regular expression is nested too deeply (too many brackets inside brackets) to be "
+                             "used: simplify it and try again"},
+    # the templates of one beat ran out of their time budget (core/macros/ejs.py BEAT_BUDGET)
+    "ejs.budget": {"zh": "本拍的模板已用满 {seconds} 秒，以下几段没有执行，也没有发给模型：{labels}",
+                   "en": "This beat's templates used up their {seconds} seconds; these were not run and not sent to "
+                         "the model: {labels}"},
     # agent-mode checkpoints (core/story/checkpoints.py ObjectStore.read)
     "story.object_missing": {"zh": "对象 {h} 不在 {dir}", "en": "Object {h} is not in {dir}"},
     "story.object_damaged": {"zh": "对象 {h} 已损坏（内容与哈希不符）", "en": "Object {h} is damaged (its content does not match its hash)"},

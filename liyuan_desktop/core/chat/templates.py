@@ -8,6 +8,9 @@ runs at the start of each beat's prompt, after the ledger of the previous beat w
 variables in force on the branch (the newest message's MVU table, the chat / character / global tables the status
 bars wrote, the chat's ``{{setvar}}`` variables), renders the system prompt again — the prompt's prefix changes
 only when a template's output changes — and moves the notices of failed templates to the next activity list.
+Each beat starts the templates' time budget afresh (:data:`..macros.ejs.BEAT_BUDGET`, ``TemplateEnv.begin_beat``):
+a beat's prompt, and the tool calls of that beat that read templated entries, share it; what it stops is named in
+one notice.
 """
 
 from __future__ import annotations
@@ -129,13 +132,14 @@ def branch_values(chat: "Chat", h: "HistoryCache", user_text: str) -> dict[str, 
 
 
 def refresh(chat: "Chat", h: "HistoryCache", user_text: str) -> None:
-    """Before a beat's prompt is built (module doc): new values for the templates, the system prompt rendered
-    again with them (``ChatContext.beat_system``), notices of failed templates queued for the activity list.
-    Nothing happens for a chat without templates."""
+    """Before a beat's prompt is built (module doc): a new time budget for the beat's templates, new values for
+    them, the system prompt rendered again with them (``ChatContext.beat_system``), notices of failed templates
+    queued for the activity list. Nothing happens for a chat without templates."""
     c = chat.context
     env: Optional[TemplateEnv] = getattr(c, "templates", None)
     if env is None:
         return
+    env.begin_beat()
     env.update(char=c.card.name, user=c.persona, **branch_values(chat, h, user_text))
     env.take_renders()
     c.refresh_system()
@@ -210,7 +214,7 @@ def render_for_display(c: "ChatContext", text: str, item: dict[str, Any]) -> str
     the chat and global tables those of the latest beat. A template that fails leaves the text as it was (the
     reader sees the code; nothing of it is sent anywhere). Text unchanged when the chat has no templates. Safe from
     worker threads (one display environment per chat, behind a lock); slow templates are bounded by the engine's
-    time limit, so call it off the UI thread."""
+    time limit and each call by one beat's budget, so call it off the UI thread."""
     env: Optional[TemplateEnv] = getattr(c, "templates", None)
     if env is None or not has_template(text):
         return text
@@ -218,6 +222,7 @@ def render_for_display(c: "ChatContext", text: str, item: dict[str, Any]) -> str
         d = getattr(c, "_display_templates", None)
         if d is None:
             d = c._display_templates = env.with_same_book()
+        d.begin_beat()  # each message shown gets the budget of a beat
         d.update(message=item.get("variables") if isinstance(item.get("variables"), dict) else {}, chat=env.chat,
                  global_=env.globals_, character=env.character, char=c.card.name, user=c.persona)
         out = d.render(text)

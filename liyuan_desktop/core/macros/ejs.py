@@ -42,6 +42,12 @@ it. A trailing ``;`` in an output tag is ignored. Templates are async functions 
 
 **Errors**: a template that does not compile, throws, runs past the time limit or out of memory renders as ``''``
 (its raw text is never sent) and adds a notice naming where it came from (:attr:`TemplateEnv.notices`).
+
+**Budget per beat** (issue 29 §2: 30 looping world-book entries, each stopped after :data:`TIME_LIMIT`, made one
+beat take 93 s): all the templates of one beat run :data:`BEAT_BUDGET` seconds in all, counted from
+:meth:`TemplateEnv.begin_beat`. Once it is spent the rest render as ``''`` without running, and one notice names
+them all (catalog ``ejs.budget``); a template that failed this beat (same text, or same source) is not run again
+until the next beat.
 """
 
 from __future__ import annotations
@@ -50,17 +56,20 @@ import json
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Callable, Optional
 
 log = logging.getLogger(__name__)
 
-__all__ = ["TIME_LIMIT", "MEMORY_LIMIT", "EjsSyntaxError", "has_template", "check_template",
+__all__ = ["TIME_LIMIT", "BEAT_BUDGET", "MEMORY_LIMIT", "EjsSyntaxError", "has_template", "check_template",
            "TemplateEnv", "TemplateRender", "merge_tables"]
 
 #: Seconds one template (with what it pulls in through ``getwi``) may run.
 TIME_LIMIT = 1.0
+#: Seconds all the templates of one beat may run together (module doc, "Budget per beat"); the one place it is set.
+BEAT_BUDGET = 2.0
 #: Bytes of memory the template engine of one thread may use.
 MEMORY_LIMIT = 128 * 1024 * 1024
 
@@ -202,6 +211,21 @@ class TemplateEnv:
     _book_json: str = '{"wi": [], "presets": [], "card": {}}'
     _titles: list[str] = field(default_factory=list)
     _memo: dict[str, tuple[str, Optional[str]]] = field(default_factory=dict)
+    #: seconds the templates of this beat have run (:meth:`begin_beat` starts again from 0)
+    spent: float = 0.0
+    #: seconds a beat may spend (:data:`BEAT_BUDGET`; a test may lower it)
+    budget: float = BEAT_BUDGET
+    _failed: dict[str, str] = field(default_factory=dict)  # text or label → why it failed this beat
+    _stopped: list[str] = field(default_factory=list)  # labels the budget stopped, not yet in a notice
+    _stopped_beat: set[str] = field(default_factory=set)  # every label the budget stopped this beat
+
+    def begin_beat(self) -> None:
+        """A new beat: its templates get :attr:`budget` seconds again, and those that failed in the previous beat
+        are tried again (with the new values)."""
+        self.spent = 0.0
+        self._failed.clear()
+        self._stopped.clear()
+        self._stopped_beat.clear()
 
     def set_book(self, entries: list[tuple[Any, str, str, str, bool]], presets: Optional[dict[str, str]] = None,
                  card: Optional[dict[str, Any]] = None) -> None:
@@ -262,7 +286,7 @@ class TemplateEnv:
         found = self.labels.get(source)
         if found:
             return found
-        first = re.sub(r"\s+", " ", source).strip()
+        first = re.sub(r"\s+", " ", source[:200]).strip()  # the first words are enough (a source may be huge)
         return f"模板「{first[:24]}{'…' if len(first) > 24 else ''}」"
 
     def render(self, text: str, source: Optional[str] = None) -> str:
@@ -279,6 +303,23 @@ class TemplateEnv:
                 return self._fail(label, hit[1])
             self.renders.append(TemplateRender(label=label, output=hit[0]))
             return hit[0]
+        if label in self._stopped_beat:
+            return self._stop(label)
+        failed = self._failed.get(text) or self._failed.get(label)
+        if failed is not None:  # failed already this beat (other values, or its text built otherwise): not again
+            return self._fail(label, failed, notify=False)
+        remaining = self.budget - self.spent
+        if remaining <= 0:
+            return self._stop(label)
+        started = time.monotonic()
+        try:
+            return self._run(text, label, remaining)
+        finally:
+            self.spent += time.monotonic() - started
+
+    def _run(self, text: str, label: str, remaining: float) -> str:
+        """:meth:`render` in the engine, within ``min(TIME_LIMIT, remaining)`` seconds."""
+        limit = min(TIME_LIMIT, remaining)
         eng = _engine()
         if eng is None:
             return self._fail(label, _engine_error or "模板引擎不可用")
@@ -293,7 +334,7 @@ class TemplateEnv:
                     self.update()
                 eng.set_env(self._json)
                 eng.env_key = (id(self), self._json)
-            eng.ctx.set_time_limit(TIME_LIMIT)
+            eng.ctx.set_time_limit(limit)
             try:
                 eng.start(text)
                 while eng.ctx.execute_pending_job():
@@ -305,6 +346,8 @@ class TemplateEnv:
         except eng.quickjs.JSException as exc:
             _local.engine = None  # interrupted or out of memory: the next render gets a fresh context
             msg = str(exc).splitlines()[0] if str(exc) else "out of memory"
+            if "interrupted" in msg and limit < TIME_LIMIT:  # cut by what was left of the beat's budget
+                return self._stop(label)
             return self._fail(label, "超时（超过 %.1f 秒）" % TIME_LIMIT if "interrupted" in msg else msg, text)
         for i in acts:
             if 0 <= i < len(self._titles) and self._titles[i] not in self.activated:
@@ -319,18 +362,35 @@ class TemplateEnv:
         self._memo[text] = (out, None)
         return out
 
-    def _fail(self, label: str, message: str, text: Optional[str] = None) -> str:
+    def _stop(self, label: str) -> str:
+        """A template not run because the beat's budget is spent: '' and its label in the one budget notice."""
+        if label not in self._stopped_beat:
+            self._stopped_beat.add(label)
+            self._stopped.append(label)
+        self.renders.append(TemplateRender(label=label, output="", error="本拍模板用时已满（%g 秒），没有执行" % self.budget))
+        return ""
+
+    def _fail(self, label: str, message: str, text: Optional[str] = None, notify: bool = True) -> str:
         if text is not None:
             self._memo[text] = ("", message)
+            self._failed[text] = self._failed[label] = message
         self.renders.append(TemplateRender(label=label, output="", error=message))
+        if not notify:  # a repeat within the beat: its notice was given the first time
+            return ""
         line = f"{label}：模板出错（{message}），这段没有发给模型"
         if line not in self.notices:
             self.notices.append(line)
         return ""
 
     def take_notices(self) -> list[str]:
-        """The notices since the last call (and forget them)."""
+        """The notices since the last call (and forget them); the templates the beat's budget stopped since the
+        last call are named in one more notice (catalog ``ejs.budget``)."""
         out, self.notices = self.notices, []
+        if self._stopped:
+            from ..messages import message
+
+            out.append(message("ejs.budget", seconds=f"{self.budget:g}", labels=list(self._stopped)))
+            self._stopped = []
         return out
 
     def take_renders(self) -> list[TemplateRender]:

@@ -19,7 +19,6 @@ a list item under a chapter is free text. Line numbers are 0-based lines of the 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Literal, Optional
 
@@ -40,10 +39,62 @@ STATUSES: tuple[str, ...] = ("planned", "drafted", "revised", "done")
 STATUS_ZH: dict[str, str] = {"planned": "计划", "drafted": "初稿", "revised": "修订", "done": "定稿"}
 _STATUS_ALIASES = {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STATUSES}}
 
-_HEADING = re.compile(r"^(#{1,2})(?!#)\s*(.*?)\s*$")
-_ATTRS = re.compile(r"\s*\{([^{}]*)\}\s*$")
-_DUE = re.compile(r"^(?:回收伏笔|伏笔回收|回收)\s*[:：]\s*(.+?)\s*$")
-_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)、])\s+(.*\S)\s*$")
+#: What opens a ``回收：…`` beat (tried in this order).
+_DUE_PREFIXES = ("回收伏笔", "伏笔回收", "回收")
+
+# The line shapes below are read by hand-written scans, linear in the line (issue 29 §1: the regular expressions
+# they replace, ``^(#{1,2})(?!#)\s*(.*?)\s*$`` and ``\s*\{([^{}]*)\}\s*$``, took minutes on one heading followed
+# by 100,000 spaces). Whitespace is what ``str.isspace`` says, as ``\s`` was.
+
+
+def _heading(line: str) -> Optional[tuple[int, str]]:
+    """``(level, body)`` of a ``#`` / ``##`` heading line (body stripped), or None (``###`` and deeper are text)."""
+    if not line.startswith("#") or line.startswith("###"):
+        return None
+    level = 2 if line.startswith("##") else 1
+    return level, line[level:].strip()
+
+
+def _split_attrs(body: str) -> tuple[str, Optional[str]]:
+    """``(title, raw attributes)`` of a stripped chapter heading body ending in ``{…}`` (no brace inside), or
+    ``(body, None)`` when it has no such tail."""
+    if not body.endswith("}"):
+        return body, None
+    lb = body.rfind("{", 0, len(body) - 1)
+    if lb < 0 or "}" in body[lb + 1:-1]:
+        return body, None
+    return body[:lb].rstrip(), body[lb + 1:-1]
+
+
+def _due_title(beat: str) -> Optional[str]:
+    """The thread title of a ``回收：标题`` beat (stripped), or None."""
+    for p in _DUE_PREFIXES:
+        if beat.startswith(p):
+            rest = beat[len(p):].lstrip()
+            if rest[:1] in (":", "："):
+                return rest[1:].strip() or None
+    return None
+
+
+def _list_item(line: str) -> Optional[str]:
+    """The text of a list item line (``-``/``*``/``+`` or ``1.``/``1)``/``1、`` then whitespace), stripped, or None."""
+    s = line.lstrip()
+    if s[:1] in ("-", "*", "+"):
+        rest = s[1:]
+    else:
+        i = 0
+        while i < len(s) and s[i].isdecimal():
+            i += 1
+        if i == 0 or i >= len(s) or s[i] not in ".)、":
+            return None
+        rest = s[i + 1:]
+    if not rest[:1].isspace():
+        return None
+    return rest.strip() or None
+
+#: Characters one line of the outline may have when the agent writes it (``outline_edit``; a heading or a beat is a
+#: line of words, not a page).
+OUTLINE_LINE_MAX = 2000
 
 #: Bounds of the outline part of the agent state block (characters of a beat line, chapters either side).
 BRANCH_BEAT_MAX = 80
@@ -96,9 +147,9 @@ class Outline(DeferredModel):
         out: dict[str, int] = {}
         for c in self.chapters():
             for b in c.beats:
-                m = _DUE.match(b)
-                if m:
-                    out.setdefault(m.group(1).strip("「」“” "), c.index + 1)
+                title = _due_title(b)
+                if title is not None:
+                    out.setdefault(title.strip("「」“” "), c.index + 1)
         return out
 
     def find(self, ref: str | int) -> OutlineChapter:
@@ -202,18 +253,17 @@ def parse_outline(text: str) -> Outline:
             continue
         if in_fence:
             continue
-        m = _HEADING.match(line)
-        if m:
-            level, body = len(m.group(1)), m.group(2)
+        head = _heading(line)
+        if head is not None:
+            level, body = head
             if level == 1:
                 vols.append(OutlineVolume(title=body, line=ln))
                 cur = None
                 continue
             attrs: dict[str, str] = {}
-            am = _ATTRS.search(body)
-            if am:
-                attrs = _parse_attrs(am.group(1))
-                body = body[:am.start()].rstrip()
+            body, raw_attrs = _split_attrs(body)
+            if raw_attrs is not None:
+                attrs = _parse_attrs(raw_attrs)
             if not vols:
                 vols.append(OutlineVolume())
             status = _STATUS_ALIASES.get(attrs.get("status", "").strip().lower(), "planned")
@@ -228,9 +278,9 @@ def parse_outline(text: str) -> Outline:
             index += 1
             continue
         if cur is not None:
-            im = _ITEM.match(line)
-            if im:
-                cur.beats.append(im.group(1))
+            item = _list_item(line)
+            if item is not None:
+                cur.beats.append(item)
     return Outline(volumes=vols, text=text)
 
 
@@ -266,7 +316,7 @@ def set_chapter(text: str, ref: str | int, *, status: Optional[str] = None, targ
     lines = text.split("\n")
     raw = lines[ch.line]
     cr = raw.endswith("\r")
-    level = "#" * len(_HEADING.match(raw.rstrip("\r")).group(1))  # type: ignore[union-attr]
+    level = "#" * _heading(raw.rstrip("\r"))[0]  # type: ignore[index]
     new = f"{level} {ch.title}" + (f" {_format_attrs(attrs)}" if attrs else "")
     lines[ch.line] = new + ("\r" if cr else "")
     return "\n".join(lines)

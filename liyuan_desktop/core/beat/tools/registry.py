@@ -195,12 +195,22 @@ def _zh(err: dict[str, Any]) -> str:
     return table.get(t, err.get("msg", t))
 
 
+#: Characters the raw JSON arguments of one call may have (issue 29 §1: a model could send megabytes of text into
+#: a file, the outline or the draft). A long chapter written whole is ~30,000 字; the bound leaves ten times that.
+#: Checked here, before parsing, for every tool, so the byte-stable schemas carry no ``maxLength``.
+MAX_ARGS_CHARS = 300_000
+
+
 def parse_args(spec: ToolSpec, raw: str) -> BaseModel:
     """Parse the raw JSON arguments of a call (empty means ``{}``) and validate them against the tool's model.
 
-    Raises :class:`ToolError` with code ``bad_json`` (not JSON) or ``bad_args`` (not an object, or invalid: up to
-    five problems named, in Chinese) and a message the model can act on (what was wrong and how to resend); its
-    :meth:`~ToolError.to_result` is ``{"ok": false, "error": code, "message": …}``."""
+    Raises :class:`ToolError` with code ``bad_json`` (not JSON) or ``bad_args`` (not an object, invalid: up to
+    five problems named, in Chinese; or over :data:`MAX_ARGS_CHARS` characters, refused unread) and a message the
+    model can act on (what was wrong and how to resend); its :meth:`~ToolError.to_result` is
+    ``{"ok": false, "error": code, "message": …}``."""
+    if raw and len(raw) > MAX_ARGS_CHARS:
+        raise ToolError("bad_args", f"{spec.name} 的参数太长（{len(raw)} 个字符，上限 {MAX_ARGS_CHARS}）。"
+                                    "请分几次调用，每次只写一部分。")
     text = (raw or "").strip() or "{}"
     try:
         obj = json.loads(text)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ...errors import ToolError
 from ...fsutil import atomic_write_text
-from ...story.outline import OUTLINE_FILE, parse_outline, replace_text, set_chapter
+from ...story.outline import OUTLINE_FILE, OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
 from .context import ToolContext
 from .registry import NoArgs, NonNegInt, tool
 
@@ -73,6 +73,10 @@ def _outline_edit(ctx: ToolContext, a: _OutlineEditArgs) -> str:
     if a.chapter is not None:
         new = set_chapter(text, a.chapter, status=a.status, target=a.target, file=a.file)
     else:
+        longest = max((len(ln) for ln in (a.newText or "").split("\n")), default=0)
+        if longest > OUTLINE_LINE_MAX:  # an outline line is a heading or a beat (issue 29 §1: one huge line)
+            raise ToolError("bad_args", f"newText 里有一行 {longest} 个字符，大纲一行最多 {OUTLINE_LINE_MAX} 个字符："
+                                        "标题和情节点都写短些，细节另起一行。")
         new = replace_text(text, a.oldText or "", a.newText or "")
     atomic_write_text(_path(ctx), new)
     parse_outline(new)

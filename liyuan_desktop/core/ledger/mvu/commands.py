@@ -29,8 +29,12 @@ class MvuOp(BaseModel):
     source: str = ""
 
 
-_BLOCK = re.compile(r"<UpdateVariable>([\s\S]*?)(?:</UpdateVariable>|$)", re.IGNORECASE)
-_JSONPATCH = re.compile(r"<(json_?patch)>([\s\S]*?)</\1>", re.IGNORECASE)
+# Blocks are found by literal searches, each text position read a bounded number of times (issue 29 §1: the
+# patterns ``\s*<UpdateVariable>[\s\S]*?(?:</UpdateVariable>|$)`` and ``<(json_?patch)>([\s\S]*?)</\1>`` were
+# quadratic on a run of spaces or on many unclosed tags in a model's reply).
+_OPEN = re.compile(r"<UpdateVariable>", re.IGNORECASE)
+_CLOSE = re.compile(r"</UpdateVariable>", re.IGNORECASE)
+_JSONPATCH_OPEN = re.compile(r"<(json_?patch)>", re.IGNORECASE)
 _CMD = re.compile(r"_\.(set|insert|assign|remove|unset|delete|add)\(")
 _OPS = {"set": "set", "add": "add", "insert": "insert", "assign": "insert", "remove": "remove", "unset": "remove",
         "delete": "remove"}
@@ -235,18 +239,62 @@ def _jsonpatch(body: str) -> list[MvuOp]:
     return ops
 
 
+def _update_blocks(text: str) -> list[tuple[int, int, int, int]]:
+    """``(start, body start, body end, end)`` of each ``<UpdateVariable>`` block (tags case-insensitive; an unclosed
+    one runs to the end of the text). Linear in the text."""
+    out: list[tuple[int, int, int, int]] = []
+    pos = 0
+    while True:
+        m = _OPEN.search(text, pos)
+        if m is None:
+            return out
+        c = _CLOSE.search(text, m.end())
+        if c is None:
+            out.append((m.start(), m.end(), len(text), len(text)))
+            return out
+        out.append((m.start(), m.end(), c.start(), c.end()))
+        pos = c.end()
+
+
+def _jsonpatch_blocks(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, body)`` of each closed ``<JSONPatch>…</JSONPatch>`` (or ``json_patch``; the closing tag names
+    the same, case-insensitive). An opening tag without its closing tag is text. Linear: a closing tag searched for
+    once is not searched for again over the same stretch."""
+    out: list[tuple[int, int, str]] = []
+    closes: dict[str, Optional[int]] = {}  # lowered tag name → start of its next closing tag (None: none left)
+    pos = 0
+    while True:
+        m = _JSONPATCH_OPEN.search(text, pos)
+        if m is None:
+            return out
+        name = m.group(1).lower()
+        known = closes.get(name, -1)
+        if known is not None and known < m.end():  # not searched yet, or the one found lies before this tag
+            c = re.compile("</" + re.escape(name) + ">", re.IGNORECASE).search(text, m.end())
+            known = closes[name] = c.start() if c is not None else None
+        if known is None:
+            pos = m.end()
+            continue
+        end = known + len(name) + 3
+        out.append((m.start(), end, text[m.end():known]))
+        pos = end
+
+
 def parse_update_blocks(text: str) -> list[MvuOp]:
     """Commands in ``text``, in order of appearance: the classic ``_.set/_.add/_.insert/_.remove`` calls and
     ``<JSONPatch>`` arrays. Only ``<UpdateVariable>`` blocks are read when the text has any (an unclosed one runs to
     the end); otherwise the whole text is scanned, as MVU does."""
     text = text or ""
-    blocks = [m.group(1) for m in _BLOCK.finditer(text)] or [text]
+    blocks = [text[bs:be] for _s, bs, be, _e in _update_blocks(text)] or [text]
     ops: list[MvuOp] = []
     for b in blocks:
         parts: list[tuple[int, list[MvuOp]]] = []
-        for m in _JSONPATCH.finditer(b):
-            parts.append((m.start(), _jsonpatch(m.group(2))))
-        rest = _JSONPATCH.sub(lambda m: " " * len(m.group(0)), b)
+        pieces, last = [], 0
+        for start, end, body in _jsonpatch_blocks(b):
+            parts.append((start, _jsonpatch(body)))
+            pieces += [b[last:start], " " * (end - start)]
+            last = end
+        rest = "".join(pieces) + b[last:]
         for op in _classic(rest):
             parts.append((rest.find(op.source), [op]))
         for _, group in sorted(parts, key=lambda p: p[0]):
@@ -256,6 +304,13 @@ def parse_update_blocks(text: str) -> list[MvuOp]:
 
 def strip_update_blocks(text: str) -> str:
     """The text without ``<UpdateVariable>…</UpdateVariable>`` blocks (an unclosed trailing one too), for display."""
-    out = re.sub(r"\s*<UpdateVariable>[\s\S]*?(?:</UpdateVariable>|$)", "", text or "", flags=re.IGNORECASE)
-    return out.rstrip() if out != text else out
+    text = text or ""
+    blocks = _update_blocks(text)
+    if not blocks:
+        return text
+    pieces, last = [], 0
+    for start, _bs, _be, end in blocks:
+        pieces.append(text[last:start].rstrip())  # the whitespace before a block goes with it
+        last = end
+    return ("".join(pieces) + text[last:]).rstrip()
 
