@@ -1,0 +1,49 @@
+"""Issue 29 item 10: what the prompt still did differently from SillyTavern 1.12, one test per leftover.
+
+Facts checked against SillyTavern's code (1.12.6): ``openai.js`` ``populationInjectionPrompts`` makes one message per
+depth and role — the prompt manager's in-chat prompts, then ``getExtensionPrompt`` (``script.js``): the extension
+prompts sorted by key (``2_floating_prompt`` = the Author's Note, ``DEPTH_PROMPT`` = the card's Character's Note,
+``customDepthWI-…`` = @depth world info), each trimmed, all joined with "\\n". ``world-info.js`` ``checkWorldInfo``:
+the budget is ``Math.round(world_info_budget × maxContext / 100) || 1`` (capped), constants are activated in the
+first pass and cut like any entry once the activated text reaches the budget.
+"""
+
+from __future__ import annotations
+
+from test_prompt_fidelity import beats, entry, make_card, small_preset
+
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.prompt.authors_note import AuthorsNote
+from liyuan_desktop.core.prompt.presets.model import Preset
+
+
+def _texts(messages):
+    return [(m["role"], m["content"]) for m in messages]
+
+
+def preset_with_in_chat_prompt():
+    """The small preset plus an in-chat prompt at depth 4, system (the prompt manager's own depth injection)."""
+    prompts = [{"identifier": "main", "name": "Main Prompt", "system_prompt": True, "role": "system", "content": "主提示"},
+               {"identifier": "charDescription", "name": "Char Description", "system_prompt": True, "marker": True},
+               {"identifier": "chatHistory", "name": "Chat History", "system_prompt": True, "marker": True},
+               {"identifier": "inchat", "name": "In chat", "role": "system", "content": "预设的深度提示。",
+                "injection_position": 1, "injection_depth": 4}]
+    order = [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    return Preset.from_json({"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]}, "深度预设")
+
+
+# f ------------------------------------------------------------------------------------------------------------
+async def test_with_a_preset_one_depth_and_role_make_one_message(tmp_path):
+    card = make_card(tmp_path, [entry(0, "格式", [], "深度四的设定。", pos="at_depth", depth=4, constant=True)],
+                     extensions={"depth_prompt": {"prompt": "角色注。"}})
+    for preset in (small_preset(), preset_with_in_chat_prompt()):
+        chat = Chat.create(tmp_path / preset.name, card, beats(3), preset=preset)
+        chat.set_authors_note(AuthorsNote(text="作者注。", depth=4, role="system"))
+        for words in ("一", "二", "三"):
+            r = await chat.send(words)
+        sent = _texts(r.messages_sent)
+        i = next(k for k, (_, c) in enumerate(sent) if "角色注。" in c)
+        lead = "预设的深度提示。\n" if preset.name == "深度预设" else ""
+        assert sent[i] == ("system", lead + "作者注。\n角色注。\n深度四的设定。"), sent
+        assert sent[i + 1] == ("assistant", "回0") and len(sent) - 1 - i == 4
+        assert sum("角色注。" in c for _, c in sent) == 1 and sum("作者注。" in c for _, c in sent) == 1
