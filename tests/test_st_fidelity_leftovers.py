@@ -10,9 +10,12 @@ first pass and cut like any entry once the activated text reaches the budget.
 
 from __future__ import annotations
 
+import json
+
 from test_prompt_fidelity import beats, entry, make_card, small_preset
 
 from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.prompt.authors_note import AuthorsNote
 from liyuan_desktop.core.prompt.presets.model import Preset
 
@@ -47,3 +50,33 @@ async def test_with_a_preset_one_depth_and_role_make_one_message(tmp_path):
         assert sent[i] == ("system", lead + "作者注。\n角色注。\n深度四的设定。"), sent
         assert sent[i + 1] == ("assistant", "回0") and len(sent) - 1 - i == 4
         assert sum("角色注。" in c for _, c in sent) == 1 and sum("作者注。" in c for _, c in sent) == 1
+
+
+# b ------------------------------------------------------------------------------------------------------------
+class _Recorder:
+    """A model that keeps every request (the replay model underneath answers)."""
+
+    def __init__(self, inner):
+        self.inner, self.requests = inner, []
+        self.name, self.is_replay = inner.name, True
+
+    async def complete(self, request, on_delta=None):
+        self.requests.append(request.model_copy(deep=True))
+        return await self.inner.complete(request, on_delta)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+
+async def test_lorebook_search_fills_last_message_macros(tmp_path):
+    card = make_card(tmp_path, [entry(0, "渡口", ["渡口"], "渡口的船夫记得{{user}}刚说的：{{lastMessage}}；"
+                                                           "他自己上一句：{{lastCharMessage}}")])
+    model = _Recorder(ReplayModel(actor=[
+        {"tool_calls": [{"name": "lorebook_search", "arguments": {"query": "渡口"}}]},
+        {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "好。"}}]},
+        {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}], scribe=['{"patch": {}}']))
+    chat = Chat.create(tmp_path / "c", card, model, persona="旅人")
+    await chat.send("去渡口")
+    tool = next(m for m in model.requests[1].messages if m.role == "tool")
+    hits = json.loads(tool.content)
+    assert hits[0]["content"] == "渡口的船夫记得旅人刚说的：去渡口；他自己上一句：你好。"

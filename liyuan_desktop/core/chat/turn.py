@@ -282,10 +282,14 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         pm.told_limits = True
         emit(on_event, Activity(level="info", text=PROSE_LIMITS))
 
+    # lore the tools return (lorebook_search) gets the macros as the prompt's lore does: the beat's context, with
+    # {{lastMessage}} / {{lastCharMessage}} of this beat (beat_macros), not the chat's bare context
+    tool_ctx = beat_macros(chat, chat.history(), user_text)
+
     def beat_input(prose: bool) -> BeatInput:
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                         macros=lambda t: apply_macros(t, c.prompt_ctx), draft_log=draft_log, echo=injection,
+                         macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
                          prose_only=prose, **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)
