@@ -80,3 +80,28 @@ async def test_lorebook_search_fills_last_message_macros(tmp_path):
     tool = next(m for m in model.requests[1].messages if m.role == "tool")
     hits = json.loads(tool.content)
     assert hits[0]["content"] == "渡口的船夫记得旅人刚说的：去渡口；他自己上一句：你好。"
+
+
+# c ------------------------------------------------------------------------------------------------------------
+def preset_with_context(context, reply):
+    """The small preset with SillyTavern's context size and reply length set."""
+    p = small_preset()
+    return p.model_copy(update={"openai_max_context": context, "openai_max_tokens": reply})
+
+
+async def test_the_world_info_budget_follows_the_preset_context(tmp_path):
+    # three keyed entries of 150 CJK characters (≈150 tokens each); 25 % of the preset's 1000 − 200 = 200 tokens
+    # holds one of them; 25 % of the model's window holds all three
+    card = make_card(tmp_path, [entry(i, f"条目{i}", ["渡口"], "雨" * 150, order=100 - i) for i in range(3)])
+    plain = Chat.create(tmp_path / "n", card, beats(1))
+    assert plain.world_info_budget_basis().source == "window"
+    r = await plain.send("去渡口")
+    assert len(r.activated) == 3
+    chat = Chat.create(tmp_path / "p", card, beats(1), preset=preset_with_context(1000, 200))
+    basis = chat.world_info_budget_basis()
+    assert (basis.source, basis.context, basis.tokens, basis.preset) == ("preset", 800, 200, "小预设")
+    r = await chat.send("去渡口")
+    assert r.activated == ["条目0"]
+    # a preset without a context size leaves the model's window in charge
+    other = Chat.create(tmp_path / "o", card, beats(1), preset=small_preset())
+    assert other.world_info_budget_basis().source == "window"

@@ -532,6 +532,18 @@ STRINGS.update({
     "wi.depth": {"zh": "扫描深度（条消息）", "en": "Scan depth (messages)"},
     "wi.budget": {"zh": "预算（上下文的百分比）", "en": "Budget (% of context)"},
     "wi.budget_cap": {"zh": "预算上限（token，0 = 不限）", "en": "Budget cap (tokens, 0 = none)"},
+    # what the budget is a percentage of (ui/world_info_settings.py; core/lore/settings.py budget_basis)
+    "wi.basis.preset": {"zh": "这个对话的预算按预设「{name}」的上下文大小计算（与 SillyTavern 相同）：{ctx} − 回复长度 {reply} = "
+                              "{context} token，预算 {tokens} token。",
+                        "en": "This chat's budget follows the context size of the preset “{name}” (as SillyTavern): "
+                              "{ctx} − reply length {reply} = {context} tokens; budget {tokens} tokens."},
+    "wi.basis.window": {"zh": "这个对话的预算按模型的上下文窗口 {context} token 计算（它的预设没有设定上下文大小），预算 {tokens} token。",
+                        "en": "This chat's budget follows the model's context window of {context} tokens (its preset sets "
+                              "no context size); budget {tokens} tokens."},
+    "wi.basis.app": {"zh": "预算按对话所用预设的上下文大小（减去回复长度）计算，与 SillyTavern 相同；对话没有预设或预设没有设定时，"
+                           "按模型的上下文窗口计算。",
+                     "en": "The budget is a share of the context size of the chat's preset (minus its reply length), as "
+                           "in SillyTavern; without a preset that sets one, of the model's context window."},
     "wi.min_activations": {"zh": "最少激活条数（0 = 关）", "en": "Min activations (0 = off)"},
     "wi.min_activations_depth_max": {"zh": "最少激活的最大深度（0 = 整个对话）", "en": "Max depth for min activations (0 = whole chat)"},
     "wi.max_recursion_steps": {"zh": "最多递归步数（0 = 不限）", "en": "Max recursion steps (0 = unlimited)"},

@@ -111,7 +111,7 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
     seed = f"{chat.tree.header.id}:{chat_length}" + (f":{attempt}" if attempt else "")
     lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=random.Random(seed),
                                     substitute=lambda t: apply_macros(t, ctx), character=c.card.name,
-                                    budget_tokens=wi.budget_tokens(chat.context_window))
+                                    budget_tokens=chat.world_info_budget_basis().tokens)
     chat.last_activation = (lore, len(scan))
     return lore
 

@@ -24,7 +24,7 @@ from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
 from ..cards.book_links import BookLink, library_book_names
 from ..macros.tavernhelper import apply_th_macros
-from ..lore.settings import WorldInfoSettings
+from ..lore.settings import BudgetBasis, WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
@@ -193,6 +193,16 @@ class ChatView:
     def world_info_settings(self) -> WorldInfoSettings:
         """The world-info settings this chat activates lore with: the app's, under the chat's overrides (a copy)."""
         return self._wi.effective.model_copy()
+
+    def world_info_budget_basis(self) -> BudgetBasis:
+        """What this chat's world-info budget is computed from and the budget in tokens
+        (:meth:`WorldInfoSettings.budget_basis`): the preset's context size minus its reply length when the chat's
+        preset sets one (SillyTavern's rule), else the chat's context window. For the world-info settings page and
+        the beat's activation."""
+        p = self.context.preset
+        return self._wi.effective.budget_basis(self.context_window, p.openai_max_context if p is not None else None,
+                                               p.openai_max_tokens if p is not None else None,
+                                               p.name if p is not None else "")
 
     def authors_note(self) -> AuthorsNote:
         """The Author's Note of the shown branch (``prompt.authors_note``, kept per branch; an empty note when it has
