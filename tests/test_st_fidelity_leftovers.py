@@ -105,3 +105,33 @@ async def test_the_world_info_budget_follows_the_preset_context(tmp_path):
     # a preset without a context size leaves the model's window in charge
     other = Chat.create(tmp_path / "o", card, beats(1), preset=small_preset())
     assert other.world_info_budget_basis().source == "window"
+
+
+# a ------------------------------------------------------------------------------------------------------------
+async def test_constants_the_budget_drops_are_not_in_the_system_prompt(tmp_path):
+    # budget 25 % of 1000 − 200 = 200 tokens; three constants of 150 CJK characters: SillyTavern keeps the first
+    # (highest order, processed first) and drops the rest once the activated text reaches the budget
+    card = make_card(tmp_path, [entry(i, f"常驻{i}", [], f"{'甲乙丙'[i]}" * 150, constant=True, order=100 - i)
+                                for i in range(3)])
+    for preset in (None, preset_with_context(1000, 200)):
+        d = tmp_path / ("p" if preset else "n")
+        chat = Chat.create(d, card, beats(2), preset=preset)
+        if preset is None:  # the model's window: all three fit
+            assert all(ch * 150 in chat.system for ch in "甲乙丙")
+            continue
+        assert "甲" * 150 in chat.system and "乙" * 150 not in chat.system and "丙" * 150 not in chat.system
+        first = chat.system
+        for words in ("出发", "再走"):
+            r = await chat.send(words)
+            sent = "\n".join(m["content"] for m in r.messages_sent)
+            assert sent.count("甲" * 150) == 1 and "乙" * 150 not in sent and "丙" * 150 not in sent
+            assert r.messages_sent[0]["content"] == first  # byte-stable across beats
+
+
+async def test_a_constant_that_ignores_the_budget_stays(tmp_path):
+    card = make_card(tmp_path, [entry(0, "大", [], "甲" * 300, constant=True, order=100),
+                                entry(1, "必留", [], "乙" * 10, constant=True, order=90, ignore_budget=True)])
+    chat = Chat.create(tmp_path / "c", card, beats(1), preset=preset_with_context(1000, 200))
+    assert "甲" * 300 not in chat.system and "乙" * 10 in chat.system
+    r = await chat.send("出发")
+    assert "\n".join(m["content"] for m in r.messages_sent).count("乙" * 10) == 1

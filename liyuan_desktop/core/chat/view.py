@@ -59,9 +59,11 @@ class ChatView:
         the chat's own overrides from the tree (None: the book's own scan settings, see ``world_info.ChatWorldInfo``)."""
         self.dir, self.tree, self.model, self.scribe_model = Path(directory), tree, model, scribe_model
         self._wi = ChatWorldInfo(tree, world_info)
+        window = getattr(model, "context_window", 0)
         self.context = c = ChatContext(self.dir, tree, card, model.name, persona=persona, language=language,
                                        preset=preset, persona_obj=persona_obj,
-                                       world_info=self._wi.effective if world_info is not None else None)
+                                       world_info=self._wi.effective if world_info is not None else None,
+                                       constants_budget=lambda p: self._budget_basis(p, window).tokens)
         self._wi.attach(lambda: self.context.book)
         self.ledger = BranchLedger(tree, card, c.mvu_initial)
         self.branches = Branches(tree)
@@ -199,10 +201,13 @@ class ChatView:
         (:meth:`WorldInfoSettings.budget_basis`): the preset's context size minus its reply length when the chat's
         preset sets one (SillyTavern's rule), else the chat's context window. For the world-info settings page and
         the beat's activation."""
-        p = self.context.preset
-        return self._wi.effective.budget_basis(self.context_window, p.openai_max_context if p is not None else None,
-                                               p.openai_max_tokens if p is not None else None,
-                                               p.name if p is not None else "")
+        return self._budget_basis(self.context.preset, self.context_window)
+
+    def _budget_basis(self, preset: Optional[Preset], window: int) -> BudgetBasis:
+        """:meth:`world_info_budget_basis` for ``preset`` and a context ``window`` (tokens)."""
+        return self._wi.effective.budget_basis(window, preset.openai_max_context if preset is not None else None,
+                                               preset.openai_max_tokens if preset is not None else None,
+                                               preset.name if preset is not None else "")
 
     def authors_note(self) -> AuthorsNote:
         """The Author's Note of the shown branch (``prompt.authors_note``, kept per branch; an empty note when it has
