@@ -135,3 +135,25 @@ async def test_a_constant_that_ignores_the_budget_stays(tmp_path):
     assert "甲" * 300 not in chat.system and "乙" * 10 in chat.system
     r = await chat.send("出发")
     assert "\n".join(m["content"] for m in r.messages_sent).count("乙" * 10) == 1
+
+
+# d ------------------------------------------------------------------------------------------------------------
+def test_card_inspect_checks_a_template_as_it_is_rendered(tmp_path):
+    """The template engine sees a text after the macros: ``<user>`` / ``{{user}}`` / ``{{char}}`` in template code are
+    names by then, so such a template compiles; a template broken after the macros is still reported."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    card = make_card(tmp_path, [entry(0, "称呼", [], "<% const who = <user>; %>叫<%= who %>", constant=True),
+                                entry(1, "名字", [], "<% if ({{char}} === undefined) { %>无名<% } %>", constant=True),
+                                entry(2, "写坏了", [], "<% if ( <user> { %>", constant=True)])
+    from liyuan_desktop.core.cards.inspect import inspect_loaded
+
+    broken = inspect_loaded(card)["templates"]["broken"]
+    assert [b["where"] for b in broken] == ["世界书「写坏了」"]
+    run = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "card", "inspect", str(tmp_path / "card" / "card.json"),
+                          "--json"], cwd=str(root), capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert [b["where"] for b in json.loads(run.stdout)["templates"]["broken"]] == ["世界书「写坏了」"]
