@@ -157,3 +157,21 @@ def test_card_inspect_checks_a_template_as_it_is_rendered(tmp_path):
                           "--json"], cwd=str(root), capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     assert [b["where"] for b in json.loads(run.stdout)["templates"]["broken"]] == ["世界书「写坏了」"]
+
+
+# e ------------------------------------------------------------------------------------------------------------
+async def test_the_character_note_is_sent_with_and_without_a_preset_in_both_ways_of_play(tmp_path):
+    """SillyTavern sets the card's ``DEPTH_PROMPT`` on every generation, preset or not (already so on main for tool
+    play, tests/test_character_note_prompt.py; here prose-only play as well)."""
+    card = make_card(tmp_path, [], extensions={"depth_prompt": {"prompt": "角色注。", "depth": 0}})
+    for preset in (None, small_preset()):
+        for prose in (False, True):
+            d = tmp_path / f"{'p' if preset else 'n'}{int(prose)}"
+            model = ReplayModel(actor=[{"content": "好。"}] if prose else [
+                {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": "好。"}}]},
+                {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}], scribe=['{"patch": {}}'])
+            chat = Chat.create(d, card, model, preset=preset)
+            chat.set_prose_only(prose)
+            r = await chat.send("走吧")
+            assert sum("角色注。" in m["content"] for m in r.messages_sent) == 1, (preset, prose)
+            assert r.messages_sent[-1] == {"role": "system", "content": "角色注。"}
