@@ -233,6 +233,22 @@ CATALOG: dict[str, dict[str, str]] = {
     "search.versions": {"zh": "{n} 个版本", "en": "{n} versions"},
     "search.found": {"zh": "找到 {n} 条消息", "en": "{n} messages found"},
     "search.found.versions": {"zh": "找到 {n} 条消息（共 {v} 个版本）", "en": "{n} messages found ({v} versions)"},
+    # a model call cut by one of its clocks (core/llm/client_messages.py _deadline_error; core/llm/rate.py)
+    "llm.deadline.idle": {"zh": "模型 {s} 秒没有输出新内容（服务器只在保持连接）：已停止等待，已收到 {got} 个字符，"
+                                "本次回复不完整，可以重试（时限可在服务商设置里调整）。",
+                          "en": "The model sent no new content for {s} s (the server only kept the connection open): "
+                                "stopped waiting after {got} characters. The reply is incomplete; you can retry (the "
+                                "limits are in the provider settings)."},
+    "llm.deadline.rate": {"zh": "模型输出太慢：最近 {window} 秒只收到 {n} 个字符（下限 {min} 个）：已停止等待，已收到 {got} "
+                                "个字符，本次回复不完整，可以重试（最低速度可在服务商设置里调整）。",
+                          "en": "The model is writing too slowly: {n} characters in the last {window} s (at least "
+                                "{min} are required): stopped waiting after {got} characters. The reply is incomplete; "
+                                "you can retry (the minimum rate is in the provider settings)."},
+    "llm.deadline.total": {"zh": "模型调用超过总时限 {s} 秒：已停止等待，已收到 {got} 个字符，本次回复不完整，可以重试"
+                                 "（时限可在服务商设置里调整）。",
+                           "en": "The model call ran past its total limit of {s} s: stopped waiting after {got} "
+                                 "characters. The reply is incomplete; you can retry (the limits are in the provider "
+                                 "settings)."},
     "cli.ask.recorded": {"zh": "     → {answer}（按录制的选择作答）", "en": "     → {answer} (the recorded choice)"},
     "cli.ask.auto": {"zh": "     → {answer}（非交互运行，自动选第一项）", "en": "     → {answer} (not interactive: the first option)"},
     "cli.ask.prompt": {"zh": "     选 1-{n}，或直接写一句；{hint}输入 s 停止：", "en": "     Choose 1-{n}, or write a line; {hint}s stops: "},

@@ -62,6 +62,19 @@ STRINGS: dict[str, dict[str, str]] = {
     "settings.scribe_model.placeholder": {"zh": "场记用的便宜模型（可选，留空则用上面的模型）",
                                           "en": "A cheaper model for the scribe (optional; empty = same model)"},
     "settings.context_window": {"zh": "上下文窗口", "en": "Context window"},
+    # the provider's time limits (ui/settings.py SettingsDialog._build_timeouts; core/llm/providers.py)
+    "settings.timeouts": {"zh": "时限", "en": "Time limits"},
+    "settings.timeout.connect": {"zh": "连接", "en": "Connect"},
+    "settings.timeout.read": {"zh": "读取间隔", "en": "Between reads"},
+    "settings.timeout.idle": {"zh": "无新内容", "en": "No new content"},
+    "settings.timeout.total": {"zh": "单次调用总时限", "en": "Whole call"},
+    "settings.timeout.rate": {"zh": "最低速度", "en": "Minimum rate"},
+    "settings.timeout.rate.per": {"zh": "字 / 每", "en": "chars per"},
+    "settings.timeout.seconds": {"zh": " 秒", "en": " s"},
+    "settings.timeout.rate.off": {"zh": "不限", "en": "off"},
+    "settings.timeouts.hint": {"zh": "超过任一时限，本次调用停止，已收到的文字留作未收笔的稿件。最低速度从收到第一个字起计算，0 为不限。",
+                               "en": "When a limit runs out the call stops and what arrived stays as an unsealed draft. "
+                                     "The minimum rate counts from the first character; 0 switches it off."},
     "settings.api_key_env": {"zh": "密钥环境变量", "en": "Key env variable"},
     "settings.api_key_env.placeholder": {"zh": "例如 DEEPSEEK_API_KEY（可选）", "en": "e.g. DEEPSEEK_API_KEY (optional)"},
     "settings.api_key": {"zh": "API 密钥", "en": "API key"},
@@ -519,6 +532,18 @@ STRINGS.update({
     "wi.depth": {"zh": "扫描深度（条消息）", "en": "Scan depth (messages)"},
     "wi.budget": {"zh": "预算（上下文的百分比）", "en": "Budget (% of context)"},
     "wi.budget_cap": {"zh": "预算上限（token，0 = 不限）", "en": "Budget cap (tokens, 0 = none)"},
+    # what the budget is a percentage of (ui/world_info_settings.py; core/lore/settings.py budget_basis)
+    "wi.basis.preset": {"zh": "这个对话的预算按预设「{name}」的上下文大小计算（与 SillyTavern 相同）：{ctx} − 回复长度 {reply} = "
+                              "{context} token，预算 {tokens} token。",
+                        "en": "This chat's budget follows the context size of the preset “{name}” (as SillyTavern): "
+                              "{ctx} − reply length {reply} = {context} tokens; budget {tokens} tokens."},
+    "wi.basis.window": {"zh": "这个对话的预算按模型的上下文窗口 {context} token 计算（它的预设没有设定上下文大小），预算 {tokens} token。",
+                        "en": "This chat's budget follows the model's context window of {context} tokens (its preset sets "
+                              "no context size); budget {tokens} tokens."},
+    "wi.basis.app": {"zh": "预算按对话所用预设的上下文大小（减去回复长度）计算，与 SillyTavern 相同；对话没有预设或预设没有设定时，"
+                           "按模型的上下文窗口计算。",
+                     "en": "The budget is a share of the context size of the chat's preset (minus its reply length), as "
+                           "in SillyTavern; without a preset that sets one, of the model's context window."},
     "wi.min_activations": {"zh": "最少激活条数（0 = 关）", "en": "Min activations (0 = off)"},
     "wi.min_activations_depth_max": {"zh": "最少激活的最大深度（0 = 整个对话）", "en": "Max depth for min activations (0 = whole chat)"},
     "wi.max_recursion_steps": {"zh": "最多递归步数（0 = 不限）", "en": "Max recursion steps (0 = unlimited)"},

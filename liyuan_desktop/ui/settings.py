@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDialog,
+    QDoubleSpinBox,
     QFormLayout,
     QFrame,
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -369,6 +371,7 @@ class SettingsDialog(QDialog):
         self.extras_box.key_source = lambda: (self._current.pending_key or self._key_of(self._current)[1]
                                               if self._current is not None else None)
         form.addRow("", self.extras_box)
+        form.addRow(self._form_label("settings.timeouts"), self._build_timeouts())
         form.addRow(self._form_label("settings.api_key_env"), self._with_error(self.env_edit, self.env_error))
 
         # API key: field + save/forget, status line, no-keyring notice
@@ -432,6 +435,72 @@ class SettingsDialog(QDialog):
         self.active_check.toggled.connect(self._on_active_toggled)
         self.test_button.clicked.connect(self._on_test)
         return self.form_box
+
+    #: the provider's time limits in the form: field, label key, (min, max) — seconds, or characters for
+    #: ``min_rate_chars`` (core/llm/providers.py ProviderSettings; 0 characters = no minimum rate)
+    _TIMEOUT_FIELDS = (("connect_timeout", "settings.timeout.connect", (1.0, 600.0)),
+                       ("read_timeout", "settings.timeout.read", (1.0, 3600.0)),
+                       ("idle_timeout", "settings.timeout.idle", (1.0, 3600.0)),
+                       ("total_timeout", "settings.timeout.total", (10.0, 86400.0)))
+
+    def _build_timeouts(self) -> QWidget:
+        """The provider's time limits: connect, between reads, no new content, whole call (seconds) and the minimum
+        rate (characters per window of seconds). Each edits the row's ``extras`` (fields without a widget of their
+        own before); defaults are :class:`ProviderSettings`'."""
+        box = QWidget()
+        grid = QGridLayout(box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(8)
+        self.timeout_spins: dict[str, Any] = {}
+        defaults = ProviderSettings.model_fields
+        for i, (field, key, (lo, hi)) in enumerate(self._TIMEOUT_FIELDS):
+            spin = QDoubleSpinBox()
+            spin.setDecimals(0)
+            spin.setRange(lo, hi)
+            spin.setValue(float(defaults[field].default))
+            self._tx(spin.setSuffix, "settings.timeout.seconds")
+            grid.addWidget(self._form_label(key), i // 2, (i % 2) * 2)
+            grid.addWidget(spin, i // 2, (i % 2) * 2 + 1)
+            spin.valueChanged.connect(lambda value, f=field: self._on_timeout_changed(f, value))
+            self.timeout_spins[field] = spin
+        rate_row = QHBoxLayout()
+        chars = QSpinBox()
+        chars.setRange(0, 100_000)
+        chars.setValue(int(defaults["min_rate_chars"].default))
+        self._tx(chars.setSpecialValueText, "settings.timeout.rate.off")
+        window = QDoubleSpinBox()
+        window.setDecimals(0)
+        window.setRange(1.0, 3600.0)
+        window.setValue(float(defaults["min_rate_window"].default))
+        self._tx(window.setSuffix, "settings.timeout.seconds")
+        per = self._form_label("settings.timeout.rate.per")
+        rate_row.addWidget(chars)
+        rate_row.addWidget(per)
+        rate_row.addWidget(window)
+        rate_row.addStretch(1)
+        grid.addWidget(self._form_label("settings.timeout.rate"), 2, 0)
+        grid.addLayout(rate_row, 2, 1, 1, 3)
+        chars.valueChanged.connect(lambda value: self._on_timeout_changed("min_rate_chars", value))
+        window.valueChanged.connect(lambda value: self._on_timeout_changed("min_rate_window", value))
+        self.timeout_spins.update(min_rate_chars=chars, min_rate_window=window)
+        hint = QLabel()
+        hint.setWordWrap(True)
+        set_role(hint, "muted")
+        self._tx(hint.setText, "settings.timeouts.hint")
+        grid.addWidget(hint, 3, 0, 1, 4)
+        return box
+
+    def _load_timeouts(self, row: "_Row") -> None:
+        """Show ``row``'s time limits (its extras; a missing one shows the default)."""
+        defaults = ProviderSettings.model_fields
+        for field, spin in self.timeout_spins.items():
+            value = row.extras.get(field, defaults[field].default)
+            spin.setValue(int(value) if field == "min_rate_chars" else float(value))
+
+    def _on_timeout_changed(self, field: str, value: float) -> None:
+        if self._loading or self._current is None:
+            return
+        self._current.extras[field] = int(value) if field == "min_rate_chars" else float(value)
 
     def _build_persona_tab(self) -> QWidget:
         page = QWidget()
@@ -641,6 +710,7 @@ class SettingsDialog(QDialog):
             self.key_edit.setText(row.pending_key)
             self.active_check.setChecked(row is self._active)
             self.extras_box.load(row.extras, str(row.values["base_url"]), str(row.values["model"]))
+            self._load_timeouts(row)
         finally:
             self._loading = False
         self._show_errors()

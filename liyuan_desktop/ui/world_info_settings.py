@@ -97,6 +97,11 @@ class WorldInfoSettingsDialog(QDialog):
             sb.setToolTip(field)  # SillyTavern's name, as liyuan chat --wi takes it
             self.spins[field] = sb
             form.addRow(tr(key), sb)
+            if field == "world_info_budget_cap":  # what the percentage is taken of (the preset's or the model's)
+                self.budget_basis = QLabel()
+                self.budget_basis.setObjectName("wiBudgetBasis")
+                self.budget_basis.setWordWrap(True)
+                form.addRow("", self.budget_basis)
         self.strategy = QComboBox()
         self.strategy.setObjectName("world_info_character_strategy")
         for i in range(3):
@@ -135,6 +140,8 @@ class WorldInfoSettingsDialog(QDialog):
         self.spins["world_info_max_recursion_steps"].valueChanged.connect(
             lambda v: self._exclusive(v, "world_info_min_activations"))
         self.scope.currentIndexChanged.connect(self._scope_changed)
+        for field in ("world_info_budget", "world_info_budget_cap"):
+            self.spins[field].valueChanged.connect(lambda _v: self._show_basis())
         if chat is not None and chat.world_info_overrides():
             self.scope.setCurrentIndex(1)  # the chat has its own settings: show those first
         self._scope_changed()
@@ -152,6 +159,23 @@ class WorldInfoSettingsDialog(QDialog):
         self.show_values(self.chat.world_info_settings() if chat_scope and self.chat is not None
                          else self.settings.world_info)
 
+    def _show_basis(self) -> None:
+        """Say what the budget is a percentage of: for a chat, its preset's context size or the model's window and
+        the budget the page's values give (``Chat.world_info_budget_basis``); without one, the rule."""
+        if self.chat is None:
+            self.budget_basis.setText(tr("wi.basis.app"))
+            return
+        b = self.chat.world_info_budget_basis()
+        try:
+            tokens = self.values().budget_tokens(b.context)
+        except ValueError:
+            tokens = b.tokens
+        if b.source == "preset":
+            self.budget_basis.setText(tr("wi.basis.preset", name=b.preset, ctx=f"{b.preset_context:,}",
+                                         reply=f"{b.preset_reply:,}", context=f"{b.context:,}", tokens=f"{tokens or 0:,}"))
+        else:
+            self.budget_basis.setText(tr("wi.basis.window", context=f"{b.context:,}", tokens=f"{tokens or 0:,}"))
+
     def show_values(self, s: WorldInfoSettings) -> None:
         """Fill the page with ``s`` (without the exclusion rule firing)."""
         for sb in self.spins.values():
@@ -163,6 +187,7 @@ class WorldInfoSettingsDialog(QDialog):
         for field, cb in self.checks.items():
             cb.setChecked(bool(getattr(s, field)))
         self.strategy.setCurrentIndex(self.strategy.findData(s.world_info_character_strategy))
+        self._show_basis()
 
     def values(self) -> WorldInfoSettings:
         """The settings as the page shows them."""

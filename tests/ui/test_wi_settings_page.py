@@ -121,3 +121,32 @@ def test_window_menu_opens_the_page(qtbot):
     dlg = win._wi_dialog
     assert isinstance(dlg, WorldInfoSettingsDialog) and dlg.isVisible()
     dlg.reject()
+
+
+def test_the_page_says_what_the_budget_is_a_share_of(qtbot, tmp_path):
+    """SillyTavern takes the budget's percentage of the preset's context size minus its reply length: the page says
+    which one this chat uses, with the numbers, and follows the percentage as it is edited."""
+    from liyuan_desktop.core.prompt.presets.model import Preset
+
+    i18n.set_language("zh")
+    preset = Preset.from_json({"prompts": [], "openai_max_context": 8000, "openai_max_tokens": 1000}, "长预设")
+    chat = Chat.create(tmp_path / "c", _card(tmp_path), ReplayModel(actor=[]), preset=preset)
+    dlg = WorldInfoSettingsDialog(S.AppSettings(), chat, "一号")
+    qtbot.addWidget(dlg)
+    text = dlg.budget_basis.text()
+    assert "预设「长预设」" in text and "8,000 − 回复长度 1,000 = 7,000" in text and "预算 1,750 token" in text
+    dlg.spins["world_info_budget"].setValue(10)
+    assert "预算 700 token" in dlg.budget_basis.text()
+    other = tmp_path / "x"
+    other.mkdir()
+    plain = Chat.create(tmp_path / "d", _card(other), ReplayModel(actor=[]))
+    dlg2 = WorldInfoSettingsDialog(S.AppSettings(), plain, "二号")
+    qtbot.addWidget(dlg2)
+    assert "模型的上下文窗口" in dlg2.budget_basis.text()
+    i18n.set_language("en")
+    try:
+        app_only = WorldInfoSettingsDialog(S.AppSettings(), None)
+        qtbot.addWidget(app_only)
+        assert "as in SillyTavern" in app_only.budget_basis.text()
+    finally:
+        i18n.set_language("zh")

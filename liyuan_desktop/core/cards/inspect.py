@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 from . import Card, load_card
 from ..ledger.mvu import load_initvars
+from ..macros import MacroContext, apply_macros
 from ..macros.ejs import check_template, has_template
 
 #: An HTML block meant for display: an HTML document (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``) or a
@@ -98,7 +99,15 @@ def templates_of(card: Card) -> dict[str, Any]:
     """The card's prompt templates: ``{"ejs": N, "tavernhelper_macros": N, "where": [str], "broken": [{"where",
     "error"}]}`` — texts holding an EJS tag (ST-Prompt-Template; evaluated when the prompt is built), texts using
     TavernHelper's ``{{get_/format_…_variable::}}`` macros, where the EJS ones are, and the EJS ones that do not
-    compile (checked in the template engine without running them, ``macros.ejs.check_template``)."""
+    compile (checked in the template engine without running them, ``macros.ejs.check_template``).
+
+    A text is checked as it is rendered: the template engine sees it after the macros (``macros.apply_macros``:
+    ``{{user}}``, ``<user>``, ``{{char}}``, ``{{getvar::…}}`` … filled in, as ST-Prompt-Template runs after
+    SillyTavern's ``substituteParams``), so ``<% const u = <user>; %>`` compiles. The macros get a context of their
+    own (the card's name and fields; the user is the card's persona name, else "User"), thrown away after."""
+    ctx = MacroContext(char=card.name, user=card.persona_name or "User", description=card.description or "",
+                       personality=card.personality or "", scenario=card.scenario or "",
+                       mes_examples=card.mes_example or "")
     ejs: list[str] = []
     broken: list[dict[str, str]] = []
     th = 0
@@ -107,7 +116,7 @@ def templates_of(card: Card) -> dict[str, Any]:
             th += 1
         if has_template(text):
             ejs.append(where)
-            err = check_template(text)
+            err = check_template(apply_macros(text, ctx.model_copy(update={"variables": {}})))
             if err:
                 broken.append({"where": where, "error": err})
     return {"ejs": len(ejs), "tavernhelper_macros": th, "where": ejs, "broken": broken}

@@ -15,7 +15,7 @@ import hashlib
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..cards import Card
 from ..cards.book_links import load_links
@@ -105,7 +105,12 @@ class ChatContext:
 
     def __init__(self, directory: Path, tree: SessionTree, card: Card, model_name: str, *, persona: str = "",
                  language: Optional[str] = None, preset: Optional[Preset] = None,
-                 persona_obj: Optional[Persona] = None, world_info: Optional[WorldInfoSettings] = None):
+                 persona_obj: Optional[Persona] = None, world_info: Optional[WorldInfoSettings] = None,
+                 constants_budget: Optional[Callable[[Optional[Preset]], Optional[int]]] = None):
+        """``constants_budget``: the chat's world-info budget in tokens for a preset (None = no preset), which the
+        constants of the byte-stable system prompt are cut with (``Lorebook.set_constants_budget``); None = no
+        budget."""
+        self._constants_budget = constants_budget
         self.warnings: list[str] = []
         #: the chat's prompt templates (chat.templates; None when its texts use none) and what the last beat's
         #: prompt rendered from them (``[{"label", "output", "error"?}]``)
@@ -163,8 +168,6 @@ class ChatContext:
                 gone = {id(e) for e in rules}
                 book = book.model_copy(update={"entries": [e for e in book.entries if id(e) not in gone]})
         self.book: Lorebook = book
-        #: the constants the byte-stable system prompt holds; the turn's other constants are rendered per beat
-        self.fixed_lore = system_constants(book, card.name)
         self._tree, self._model_name = tree, model_name
         chosen, overrides = chat_settings(tree)
         #: the chat's own sampling overrides (a ``chat-settings`` entry; they win over profile and preset)
@@ -185,6 +188,11 @@ class ChatContext:
         ``preset_sampling`` (:meth:`Preset.request_sampling`) and ``preset_notes``."""
         tree = self._tree
         self.preset = preset
+        # the constants the byte-stable system prompt holds, within the chat's budget for this preset (SillyTavern
+        # cuts constants by the budget too); the turn's other constants are rendered per beat
+        self.book.set_constants_budget(self._constants_budget(preset) if self._constants_budget is not None else None)
+        #: the constants the system prompt holds (lore_layers.system_constants)
+        self.fixed_lore = system_constants(self.book, self.card.name)
         self.prompter: Optional[PresetPrompter] = None
         self.preset_sampling, self.preset_notes = preset.request_sampling() if preset is not None else (None, [])
         if preset is not None:

@@ -501,8 +501,10 @@ class Chat(ChatView):
         """Read what the chat loaded again (persona, world books, card), keeping the preset and the app's
         world-info settings; the next beat uses it."""
         old = self.context
+        window = self.context_window
         self.context = ChatContext(self.dir, self.tree, card or old.card, self.model.name, preset=old.preset,
-                                   world_info=self._wi.effective)
+                                   world_info=self._wi.effective,
+                                   constants_budget=lambda p: self._budget_basis(p, window).tokens)
 
     def reload_books(self) -> None:
         """World books changed on disk (the chat's or the global ones switched on/off, imported, removed): read

@@ -27,7 +27,7 @@ from ..prompt.inspect import encode_sent
 from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.prose_only import prose_lore, prose_system
-from ..prompt.presets.prompter import insert_depth_injections
+from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
 from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
@@ -111,9 +111,16 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
     seed = f"{chat.tree.header.id}:{chat_length}" + (f":{attempt}" if attempt else "")
     lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=random.Random(seed),
                                     substitute=lambda t: apply_macros(t, ctx), character=c.card.name,
-                                    budget_tokens=wi.budget_tokens(chat.context_window))
+                                    budget_tokens=chat.world_info_budget_basis().tokens)
     chat.last_activation = (lore, len(scan))
     return lore
+
+
+#: The order of the in-chat injections within one depth and role (stable sort, the preset's own prompts first):
+#: SillyTavern joins its extension prompts sorted by key — ``2_floating_prompt`` (the Author's Note), ``DEPTH_PROMPT``
+#: (the card's Character's Note), ``PERSONA_DESCRIPTION``, ``customDepthWI-…`` (@depth lore) — after the prompt
+#: manager's in-chat prompts (``openai.js`` ``populationInjectionPrompts``, ``script.js`` ``getExtensionPrompt``).
+_INJECTION_RANK = {"authors_note": 1, "card": 2, "persona": 3, "lore": 4}
 
 
 def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False) -> tuple[str, list[str], list[ChatMessage], WorldState, Optional[PreviousBeat]]:
@@ -147,20 +154,30 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     if note_text:
         parts = [note_text, injection] if note.position == "before" else [injection, note_text]
         injection = "\n\n".join(p for p in parts if p)
+    preset_depth: list[DepthBlock] = []
+    after = 0  # a preset's segments after the chat (not counted by the depths)
     if c.prompter is not None:
-        messages = c.prompter.build_messages(system, hist, injection, user_text)
+        messages, preset_depth, after = c.prompter.build_parts(system, hist, injection, user_text)
     else:
         messages = build_messages(system, hist, injection, user_text)
     if c.scripts:
         messages = c.prompt_scripts(messages)
     messages = render_templates(chat, messages)  # templates a reply (or the user) wrote: evaluated, never sent as code
-    # SillyTavern's order within one depth and role: the Author's Note, the card's Character's Note (which a
-    # preset's prompter has placed already), then the @depth lore (prompt.authors_note)
-    depth = [b for b in (note_depth_block(note, h.user_count, ctx),
-                         character_note_block(c.card.extensions, ctx) if c.prompter is None else None) if b is not None]
+    if preset_depth:  # the extension evaluates the whole prompt: the preset's in-chat prompts too
+        texts = render_templates(chat, [messages[0], *(ChatMessage(role=b.role, content=b.text) for b in preset_depth)])
+        preset_depth = [b.model_copy(update={"text": m.content}) for b, m in zip(preset_depth, texts[1:])]
+    # every in-chat injection in one pass, so that one depth and role make one message (prompt.authors_note):
+    # the preset's in-chat prompts, then SillyTavern's extension prompts in the order of their keys — the Author's
+    # Note (2_floating_prompt), the card's Character's Note (DEPTH_PROMPT; a preset's prompter renders it), the
+    # persona at depth (PERSONA_DESCRIPTION), the @depth lore (customDepthWI-…)
+    depth = [*preset_depth, *(b for b in (note_depth_block(note, h.user_count, ctx),
+                                         character_note_block(c.card.extensions, ctx) if c.prompter is None else None)
+                              if b is not None)]
     depth += lore_depth_blocks(lore, ctx)
     if depth:  # instructions the author placed @depth go where SillyTavern would put them
-        messages = [messages[0], *insert_depth_injections(messages[1:], depth)]
+        depth.sort(key=lambda b: _INJECTION_RANK.get(b.source, 0))
+        end = len(messages) - after
+        messages = [messages[0], *insert_depth_injections(messages[1:end], depth), *messages[end:]]
     finish_templates(chat)  # what the templates rendered (the beat entry, the inspector); failures to the notices
     return injection, activated, messages, state, previous_beat(h)
 
@@ -265,10 +282,14 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         pm.told_limits = True
         emit(on_event, Activity(level="info", text=PROSE_LIMITS))
 
+    # lore the tools return (lorebook_search) gets the macros as the prompt's lore does: the beat's context, with
+    # {{lastMessage}} / {{lastCharMessage}} of this beat (beat_macros), not the chat's bare context
+    tool_ctx = beat_macros(chat, chat.history(), user_text)
+
     def beat_input(prose: bool) -> BeatInput:
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
-                         macros=lambda t: apply_macros(t, c.prompt_ctx), draft_log=draft_log, echo=injection,
+                         macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
                          prose_only=prose, **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)

@@ -24,7 +24,7 @@ from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
 from ..cards.book_links import BookLink, library_book_names
 from ..macros.tavernhelper import apply_th_macros
-from ..lore.settings import WorldInfoSettings
+from ..lore.settings import BudgetBasis, WorldInfoSettings
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
@@ -59,9 +59,11 @@ class ChatView:
         the chat's own overrides from the tree (None: the book's own scan settings, see ``world_info.ChatWorldInfo``)."""
         self.dir, self.tree, self.model, self.scribe_model = Path(directory), tree, model, scribe_model
         self._wi = ChatWorldInfo(tree, world_info)
+        window = getattr(model, "context_window", 0)
         self.context = c = ChatContext(self.dir, tree, card, model.name, persona=persona, language=language,
                                        preset=preset, persona_obj=persona_obj,
-                                       world_info=self._wi.effective if world_info is not None else None)
+                                       world_info=self._wi.effective if world_info is not None else None,
+                                       constants_budget=lambda p: self._budget_basis(p, window).tokens)
         self._wi.attach(lambda: self.context.book)
         self.ledger = BranchLedger(tree, card, c.mvu_initial)
         self.branches = Branches(tree)
@@ -193,6 +195,19 @@ class ChatView:
     def world_info_settings(self) -> WorldInfoSettings:
         """The world-info settings this chat activates lore with: the app's, under the chat's overrides (a copy)."""
         return self._wi.effective.model_copy()
+
+    def world_info_budget_basis(self) -> BudgetBasis:
+        """What this chat's world-info budget is computed from and the budget in tokens
+        (:meth:`WorldInfoSettings.budget_basis`): the preset's context size minus its reply length when the chat's
+        preset sets one (SillyTavern's rule), else the chat's context window. For the world-info settings page and
+        the beat's activation."""
+        return self._budget_basis(self.context.preset, self.context_window)
+
+    def _budget_basis(self, preset: Optional[Preset], window: int) -> BudgetBasis:
+        """:meth:`world_info_budget_basis` for ``preset`` and a context ``window`` (tokens)."""
+        return self._wi.effective.budget_basis(window, preset.openai_max_context if preset is not None else None,
+                                               preset.openai_max_tokens if preset is not None else None,
+                                               preset.name if preset is not None else "")
 
     def authors_note(self) -> AuthorsNote:
         """The Author's Note of the shown branch (``prompt.authors_note``, kept per branch; an empty note when it has

@@ -14,6 +14,7 @@ import httpx
 
 from .errors import _collapse, _describe_exc, _error_code_from_json, _error_message_from_json, classify_error, \
     config_hint, server_window
+from ..messages import message
 from .sse import _Assembler
 from .types import ModelError
 
@@ -31,6 +32,8 @@ class ClientMessages:
     connect_timeout: float
     idle_timeout: float
     total_timeout: float
+    min_rate_chars: int
+    min_rate_window: float
 
     def _redact(self, text: str) -> str:  # provided by the client
         raise NotImplementedError
@@ -161,18 +164,18 @@ class ClientMessages:
             status=status,
         )
 
-    def _deadline_error(self, asm: Optional[_Assembler], which: str) -> ModelError:
-        """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``) or :attr:`total_timeout`;
-        ``partial`` holds what had arrived (``finish_reason == "cut"``), so the beat keeps its draft."""
+    def _deadline_error(self, asm: Optional[_Assembler], which: str, in_window: int = 0) -> ModelError:
+        """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``), by the minimum rate (``"rate"``:
+        ``in_window`` characters came in the last :attr:`min_rate_window` seconds, fewer than
+        :attr:`min_rate_chars`) or by :attr:`total_timeout` (``"total"``). The message is a catalog message
+        (``llm.deadline.*``, :mod:`...messages`); ``partial`` holds what had arrived (``finish_reason == "cut"``),
+        so the beat keeps its draft."""
         got = asm.received_chars() if asm is not None else 0
         if which == "idle":
-            lead = (f"模型 {self.idle_timeout:g} 秒没有输出新内容（服务器只在保持连接）"
-                    f" / no new content for {self.idle_timeout:g} s")
+            text = message("llm.deadline.idle", s=f"{self.idle_timeout:g}", got=got)
+        elif which == "rate":
+            text = message("llm.deadline.rate", window=f"{self.min_rate_window:g}", n=in_window,
+                           min=self.min_rate_chars, got=got)
         else:
-            lead = (f"模型调用超过总时限 {self.total_timeout:g} 秒"
-                    f" / the call ran past its {self.total_timeout:g} s limit")
-        return ModelError(
-            "network",
-            f"{lead}：已停止等待，已收到 {got} 个字符，本次回复不完整，可以重试（时限可在服务商设置里调整）。",
-            partial=asm.response(finish_reason="cut") if asm is not None else None,
-        )
+            text = message("llm.deadline.total", s=f"{self.total_timeout:g}", got=got)
+        return ModelError("network", text, partial=asm.response(finish_reason="cut") if asm is not None else None)

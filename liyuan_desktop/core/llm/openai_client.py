@@ -37,6 +37,7 @@ from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 from .client_messages import ClientMessages
 from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _error_code_from_json,
                      _error_message_from_json, _parse_retry_after, _Retryable, mask_secrets, url_secrets)
+from .rate import MinRate
 from .sampling import apply_sampling, provider_kind
 from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
@@ -104,7 +105,11 @@ class OpenAIChatModel(ClientMessages):
             arguments) once the answer has started; keep-alive comments, empty chunks and role-only deltas do not
             count as content, so a server that only keeps the connection warm is cut here. Default 180 s.
         total_timeout: seconds one whole call may take, from the request to the last byte (retries included);
-            a server trickling one character every few seconds is cut here. Default 600 s (10 minutes).
+            the last bound on a slow answer. Default 600 s (10 minutes).
+        min_rate_chars / min_rate_window: the minimum output rate (:mod:`.rate`): once the first piece of content
+            has arrived, every sliding window of ``min_rate_window`` seconds must bring at least ``min_rate_chars``
+            characters of content, or the call is cut (a server trickling one character every few seconds). Default
+            60 characters in 60 s; 0 in either switches the rule off.
         max_retries: retries after the first attempt (so up to ``max_retries + 1`` requests), before any byte
             of the answer was read, on 429, 500/502/503/504 and connection failures.
         retry_base_wait: seconds; attempt n waits ``base * 2**(n-1)`` plus up to ``base`` of jitter, capped at
@@ -142,6 +147,8 @@ class OpenAIChatModel(ClientMessages):
         read_timeout: float = 120.0,
         idle_timeout: float = 180.0,
         total_timeout: float = 600.0,
+        min_rate_chars: int = 60,
+        min_rate_window: float = 60.0,
         max_retries: int = 4,
         retry_base_wait: float = 1.0,
         extra_body: Optional[Mapping[str, Any]] = None,
@@ -164,6 +171,8 @@ class OpenAIChatModel(ClientMessages):
         self.read_timeout = float(read_timeout)
         self.idle_timeout = float(idle_timeout)
         self.total_timeout = float(total_timeout)
+        self.min_rate_chars = max(int(min_rate_chars), 0)
+        self.min_rate_window = max(float(min_rate_window), 0.0)
         self.max_retries = max(int(max_retries), 0)
         self.retry_base_wait = max(float(retry_base_wait), 0.0)
         self.extra_body = dict(extra_body or {})
@@ -378,18 +387,23 @@ class OpenAIChatModel(ClientMessages):
         pending: list[str] = []  # data lines of an SSE event that did not parse on their own
         done = False
 
-        # Two clocks on the event loop: idle (reset only when content arrives, or a plain body grows) and the
-        # call's hard deadline. httpx's read timeout counts bytes, so keep-alives alone would never end a call.
+        # Three clocks on the event loop: idle (reset only when content arrives, or a plain body grows), the
+        # minimum rate once content has started (.rate), and the call's hard deadline. httpx's read timeout counts
+        # bytes, so keep-alives alone would never end a call.
         loop = asyncio.get_running_loop()
         hard = hard_deadline if hard_deadline is not None else loop.time() + self.total_timeout
         mark = _content_mark(asm)
+        rate = MinRate(self.min_rate_chars, self.min_rate_window)
         which = "idle"
 
         def _next_deadline() -> float:
             nonlocal which
             idle = loop.time() + self.idle_timeout
-            which = "idle" if idle < hard else "total"
-            return min(idle, hard)
+            slow = rate.deadline()
+            which, at = ("idle", idle) if idle < hard else ("total", hard)
+            if slow is not None and slow < at:
+                which, at = "rate", slow
+            return at
 
         lines = _lines(first, chunks)
         try:
@@ -398,6 +412,7 @@ class OpenAIChatModel(ClientMessages):
                     now_mark = _content_mark(asm) + plain_size
                     if now_mark != mark:
                         mark = now_mark
+                        rate.seen(loop.time(), asm.chars + plain_size)
                         clock.reschedule(_next_deadline())
                     if mode is None:
                         if not line.strip():
@@ -443,7 +458,7 @@ class OpenAIChatModel(ClientMessages):
                 raise self._transport_error(exc) from None
             raise self._cut_error(asm, exc) from None
         except TimeoutError:
-            raise self._deadline_error(asm, which) from None
+            raise self._deadline_error(asm, which, rate.rate_in_window(loop.time()) if which == "rate" else 0) from None
 
         if mode is None:
             raise self._bad_response("")
@@ -483,7 +498,8 @@ class OpenAIChatModel(ClientMessages):
         ``on_delta`` (sync or async) gets a :class:`StreamDelta` for each content, reasoning, tool-name and
         tool-arguments piece as it arrives. Raises :class:`ModelError`; when the stream breaks after data
         arrived, ``kind == "network"`` and ``partial`` holds what arrived with ``finish_reason == "cut"``; the
-        same when :attr:`idle_timeout` (no new content) or :attr:`total_timeout` (the whole call) runs out.
+        same when :attr:`idle_timeout` (no new content), the minimum rate (:attr:`min_rate_chars` in
+        :attr:`min_rate_window`) or :attr:`total_timeout` (the whole call) runs out.
         ``asyncio.CancelledError`` closes the response and propagates.
         """
         content = fix_surrogates(json.dumps(self.build_body(request), ensure_ascii=False))[0].encode("utf-8")

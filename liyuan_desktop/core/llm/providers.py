@@ -41,6 +41,9 @@ class ProviderSettings(BaseModel):
         idle_timeout: seconds a started answer may go without new content (keep-alives do not count); default 180.
         total_timeout: seconds one whole model call may take; default 600 (10 minutes). Both end the beat unsealed
             with the draft kept (see :class:`OpenAIChatModel`).
+        min_rate_chars / min_rate_window: the minimum output rate once the answer has started — at least
+            ``min_rate_chars`` characters in every ``min_rate_window`` seconds (default 60 in 60 s), else the call
+            ends the same way (:mod:`.rate`); ``min_rate_chars`` 0 switches the rule off.
         max_tokens: output cap in tokens of every actor call (default 2048: a looping local model must stop;
             enough for a beat's prose in one ``draft_write``); None or 0 = send no cap.
         scribe_max_tokens: the same for scribe and summary calls (default 1024); None or 0 = their own value.
@@ -67,6 +70,8 @@ class ProviderSettings(BaseModel):
     read_timeout: float = Field(default=120.0, gt=0)
     idle_timeout: float = Field(default=180.0, gt=0)
     total_timeout: float = Field(default=600.0, gt=0)
+    min_rate_chars: int = Field(default=60, ge=0)
+    min_rate_window: float = Field(default=60.0, gt=0)
     max_tokens: Optional[int] = Field(default=2048, ge=0)
     scribe_max_tokens: Optional[int] = Field(default=1024, ge=0)
     stream: Optional[bool] = None
@@ -187,6 +192,8 @@ def build_model(
         "read_timeout": settings.read_timeout,
         "idle_timeout": settings.idle_timeout,
         "total_timeout": settings.total_timeout,
+        "min_rate_chars": settings.min_rate_chars,
+        "min_rate_window": settings.min_rate_window,
         "extra_body": settings.extra_body,
         "thinking_off_body": settings.thinking_off_body,
         "provider": provider_kind(settings.name, settings.base_url),

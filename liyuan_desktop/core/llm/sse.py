@@ -91,6 +91,9 @@ class _Assembler:
         #: used ("reasoning_content" / "reasoning", or None), and whether a tool call's arguments came in pieces
         self.reasoning_field: Optional[str] = None
         self.streamed = False
+        #: characters of content taken so far (text, reasoning, tool names and arguments), counted as they come:
+        #: the client's minimum-rate rule reads it after every line (:meth:`received_chars` sums the lists)
+        self.chars = 0
 
     async def _emit(self, kind: str, text: str, index: int = 0) -> None:
         if not text or self._on_delta is None:
@@ -136,10 +139,12 @@ class _Assembler:
         if isinstance(name, str) and name and name != slot["name"]:
             # Usually the whole name comes once; a few servers stream it in pieces, some repeat it.
             slot["name"] += name
+            self.chars += len(name)
             await self._emit("tool_name", name, index)
         args = _arguments_text(fn.get("arguments"))
         if args:
             slot["arguments"].append(args)
+            self.chars += len(args)
             await self._emit("tool_args", args, index)
 
     async def _message_part(self, part: Mapping[str, Any]) -> None:
@@ -148,10 +153,12 @@ class _Assembler:
             self.reasoning_field = "reasoning_content" if part.get("reasoning_content") else "reasoning"
         if isinstance(reasoning, str) and reasoning:
             self.reasoning.append(reasoning)
+            self.chars += len(reasoning)
             await self._emit("reasoning", reasoning)
         content = part.get("content")
         if isinstance(content, str) and content:
             self.content.append(content)
+            self.chars += len(content)
             await self._emit("content", content)
         tool_calls = part.get("tool_calls")
         if isinstance(tool_calls, list):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 from .activation import ActivationResult
 from .activation import activate as _activate
 from . import bookcache as _bookcache
+from .budget import _token_weight
 from .bookcache import STATS, book_key, gc_paused, load_rows, save_rows
 from .compile import _Compiled, compile_book, constant_recs
 from .formats import _export_entry, _int, _js_key_order, _new_entry, _opt_int, _parse_card_entry, _parse_wi_entry
@@ -222,6 +224,9 @@ class Lorebook(BaseModel):
     source: str = ""
 
     _raw: Optional[dict[str, Any]] = PrivateAttr(default=None)
+    #: the chat's world-info budget in tokens for :meth:`fixed_constants` (None = none; set by the chat that
+    #: reads this book: :meth:`set_constants_budget`)
+    _constants_budget: Optional[int] = PrivateAttr(default=None)
     _kind: Optional[str] = PrivateAttr(default=None)
     _parsed: Optional[dict[str, Any]] = PrivateAttr(default=None)
     _entry_keys: Optional[list[str]] = PrivateAttr(default=None)  # WI: the entries' object keys as read
@@ -437,6 +442,17 @@ class Lorebook(BaseModel):
         """Enabled constant (常驻) entries, in book order."""
         return [e for e in self.entries if e.enabled and e.constant]
 
+    def set_constants_budget(self, tokens: Optional[int]) -> None:
+        """The world-info budget (tokens, None = none) that :meth:`fixed_constants` cuts the constants with — the
+        chat's, fixed when it opens or changes its preset (``lore.settings.WorldInfoSettings.budget_basis``), so
+        the system prompt stays byte-stable across beats."""
+        self._constants_budget = tokens if tokens is None else int(tokens)
+
+    @property
+    def constants_budget(self) -> Optional[int]:
+        """The budget set by :meth:`set_constants_budget` (None = none)."""
+        return self._constants_budget
+
     def fixed_constants(self, character: Optional[str] = None) -> list[LoreEntry]:
         """The constant entries SillyTavern activates on every turn of a chat with ``character`` (the card's name),
         in ST's placement order (``order`` ascending, higher order nearer the chat; ties as
@@ -446,8 +462,14 @@ class Lorebook(BaseModel):
         ``@@dont_activate``, its character filter admits ``character`` (None = filters ignored), no probability
         roll (``use_probability`` off or 100 %), no inclusion group (a keyed member could win the group's roll), no
         ``delay``/``cooldown`` and no delay-until-recursion. Every other constant that activates is per turn: read
-        it from the activation result. Not modelled: a world-info budget small enough to cut constants (ST budgets
-        them too; they are found first, so only a budget below the constants themselves cuts one)."""
+        it from the activation result.
+
+        The budget (:meth:`set_constants_budget`): SillyTavern activates the constants in the first pass and cuts
+        them as any entry — in processing order, once the activated text (each content plus a newline, counted in
+        tokens) reaches the budget, the rest of the pass is dropped except entries that ignore the budget. The
+        same rule runs here over the fixed constants alone (the activation's own counting,
+        :func:`.activation.activate`; macros not expanded, bodies as written); a constant that keyed entries
+        processed before it push out on some turn is still held (the system prompt is made once per chat)."""
         fixed = []
         for r in self._constant_recs():  # every one activates in the first pass, in processing order
             if r.deco_dont or r.dur or r.delay or r.cooldown or r.groups:
@@ -459,6 +481,9 @@ class Lorebook(BaseModel):
                 if inc if r.char_exclude else not inc:
                     continue
             fixed.append(r)
+        budget = self._constants_budget
+        if budget is not None:
+            fixed = _within_budget(fixed, budget)
         # ST placement (as activate_detailed): order descending, stable over activation order, then reversed; no
         # scan needed — the old full activation rescanned the constants' text through every entry per recursion
         # pass (a 20,000-entry book: 85 s)
@@ -513,6 +538,22 @@ class Lorebook(BaseModel):
     def list_titles(self) -> list[str]:
         """Every enabled title in book order, constant entries marked 「（常驻）」 (:func:`.search.list_titles`)."""
         return _list_titles(self.entries)
+
+
+def _within_budget(recs: list, budget: int) -> list:
+    """The prepared constants ``recs`` (processing order) that one first activation pass keeps under ``budget``
+    tokens: weights and the overflow rule as :func:`.activation.activate` counts them (each body plus a newline;
+    after the overflow only entries that ignore the budget)."""
+    kept, weight, over = [], 0.0, False
+    for r in recs:
+        if over and not r.ignore_budget:
+            continue
+        weight += _token_weight(r.body) + 0.25
+        if not r.ignore_budget and math.ceil(weight) >= budget:
+            over = True
+            continue
+        kept.append(r)
+    return kept
 
 
 def merge_books(books: Iterable[Lorebook]) -> Lorebook:

@@ -26,6 +26,21 @@ STRATEGY_NAMES = {0: "evenly", 1: "character_first", 2: "global_first"}
 _PREFIX = "world_info_"
 
 
+class BudgetBasis(BaseModel):
+    """What a chat's world-info budget is computed from (:meth:`WorldInfoSettings.budget_basis`): ``source``
+    "preset" (the preset's ``openai_max_context`` minus its ``openai_max_tokens``, as SillyTavern) or "window"
+    (the chat's context window); ``context`` the tokens the percentage is taken of; ``preset`` the preset's name and
+    ``preset_context`` / ``preset_reply`` its two values (source "preset" only); ``tokens`` the budget (None = no
+    budget)."""
+
+    source: str = "window"
+    context: int = 0
+    preset: str = ""
+    preset_context: int = 0
+    preset_reply: int = 0
+    tokens: Optional[int] = None
+
+
 class WorldInfoSettings(BaseModel):
     """SillyTavern's global world-info settings, one field per ``world_info_*`` setting (same names, same meaning).
 
@@ -92,13 +107,30 @@ class WorldInfoSettings(BaseModel):
     def budget_tokens(self, max_context: int) -> Optional[int]:
         """The world-info budget in tokens for a context of ``max_context`` tokens (SillyTavern's ``checkWorldInfo``:
         ``Math.round(budget × maxContext / 100) || 1``, then the cap when it is > 0), or None (no budget) when
-        ``max_context`` is not positive. SillyTavern passes the context size minus the response length; Liyuan passes
-        the chat's context window."""
+        ``max_context`` is not positive. SillyTavern passes the preset's context size minus its response length;
+        Liyuan does the same when the chat's preset sets a context size, else it passes the chat's context window
+        (:meth:`budget_basis`)."""
         if not max_context or max_context <= 0:
             return None
         b = int(math.floor(self.world_info_budget * max_context / 100 + 0.5)) or 1
         cap = self.world_info_budget_cap
         return min(b, cap) if cap > 0 else b
+
+    def budget_basis(self, window: int, preset_context: Optional[int] = None, preset_reply: Optional[int] = None,
+                     preset_name: str = "") -> "BudgetBasis":
+        """What the budget of a chat is computed from, and the budget. SillyTavern (chat completion) passes
+        ``checkWorldInfo`` the preset's context size minus its reply length (``script.js`` ``getMaxContextSize``:
+        ``openai_max_context - openai_max_tokens``), not the model's: with a preset that sets
+        ``openai_max_context`` (``preset_context``; ``preset_reply`` = its ``openai_max_tokens``, None = 0) the
+        budget follows it; without one (or when that leaves nothing) it follows the chat's context ``window``, as
+        before. Never raises."""
+        if preset_context and preset_context > 0:
+            context = int(preset_context) - max(int(preset_reply or 0), 0)
+            if context > 0:
+                return BudgetBasis(source="preset", context=context, preset=preset_name,
+                                   preset_context=int(preset_context), preset_reply=max(int(preset_reply or 0), 0),
+                                   tokens=self.budget_tokens(context))
+        return BudgetBasis(source="window", context=int(window or 0), tokens=self.budget_tokens(int(window or 0)))
 
     def apply(self, book: "Lorebook") -> None:
         """Put these settings on ``book`` (its scan fields: depth, recursion, names, case, whole words, strategy, group

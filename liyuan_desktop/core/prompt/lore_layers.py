@@ -10,7 +10,9 @@ turn and is lost), in the chat at a depth (position 4), or only through ``{{outl
 **Byte-stable system prompt.** Liyuan's system prompt is made once per chat (prefix caching), so it can only hold
 constants that SillyTavern activates on *every* turn: :meth:`Lorebook.fixed_constants` (no probability, no group,
 no delay/cooldown, character filter decided by the card's name, no ``@@dont_activate``) whose text has no chat
-reference macro (``{{lastMessage}}`` …, :data:`CHAT_REFS`). Every other constant that the turn's activation
+reference macro (``{{lastMessage}}`` …, :data:`CHAT_REFS`), cut by the chat's world-info budget as SillyTavern cuts
+constants (``Lorebook.set_constants_budget``: the preset's context or the model's window, fixed per chat). Every other
+constant that the turn's activation
 returns is rendered per beat (:func:`beat_constants`, placed with the data blocks before the user's words), and
 @depth entries always are (:func:`.assemble.lore_depth_blocks`).
 """

@@ -282,7 +282,7 @@ class Preset(BaseModel):
         Not taken: ``openai_max_tokens`` (presets are tuned for plain replies, e.g. Default.json's 300, and such a
         cap would cut Liyuan's tool calls — a ``draft_write`` carries the whole text; set a reply limit per chat or
         per connection profile instead), ``n`` (Liyuan reads one choice), ``openai_max_context`` (the context window
-        is the provider's setting). Values out of the API's range are dropped and reported."""
+        is the provider's setting; the world-info budget follows it as SillyTavern does, ``lore.settings.budget_basis``). Values out of the API's range are dropped and reported."""
         notes: list[str] = []
         values = dict(self.sampling())
         if self.stream_openai is not None:

@@ -283,13 +283,26 @@ class PresetPrompter:
                 out.after.append(ChatMessage(role=p.role, content=text))
         return out
 
+    def build_parts(self, system: str, history: list[ChatMessage], injection: str, user_text: str,
+                    now: Optional[datetime] = None, rng: Optional[_random.Random] = None
+                    ) -> tuple[list[ChatMessage], list[DepthBlock], int]:
+        """The first call's messages with this preset *before* the in-chat injections go in: ``(messages, depth,
+        after)`` — system, the history, the final user message (injection + blank line + words), then the
+        ``after`` segments (their count), each with its role; ``depth`` the preset's in-chat blocks of this beat
+        (its depth prompts, the persona at depth, the card's Character's Note). The caller inserts ``depth``
+        together with its own blocks (the Author's Note, @depth lore) in one :func:`insert_depth_injections` pass
+        over the chat part (``messages[1:len(messages) - after]``), so that blocks of one depth and role become one
+        message, as SillyTavern's ``populationInjectionPrompts`` joins them. ``history`` is not changed."""
+        last_char = next((m.content for m in reversed(history) if m.role == "assistant"), "")
+        t = self.tail(user_text=user_text, last_char_message=last_char, now=now, rng=rng)
+        final = ChatMessage(role="user", content=f"{injection}\n\n{user_text}" if injection else user_text)
+        return [ChatMessage(role="system", content=system), *history, final, *t.after], list(t.depth), len(t.after)
+
     def build_messages(self, system: str, history: list[ChatMessage], injection: str, user_text: str,
                        now: Optional[datetime] = None, rng: Optional[_random.Random] = None) -> list[ChatMessage]:
         """The first call's messages with this preset — the preset-aware twin of ``assemble.build_messages``:
         system, the history with depth injections, the final user message (injection + blank line + words),
-        then the after segments, each with its role. ``history`` is not changed."""
-        last_char = next((m.content for m in reversed(history) if m.role == "assistant"), "")
-        t = self.tail(user_text=user_text, last_char_message=last_char, now=now, rng=rng)
-        final = ChatMessage(role="user", content=f"{injection}\n\n{user_text}" if injection else user_text)
-        body = insert_depth_injections([*history, final], t.depth)
-        return [ChatMessage(role="system", content=system), *body, *t.after]
+        then the after segments, each with its role. ``history`` is not changed (:meth:`build_parts` in one)."""
+        messages, depth, after = self.build_parts(system, history, injection, user_text, now=now, rng=rng)
+        end = len(messages) - after
+        return [messages[0], *insert_depth_injections(messages[1:end], depth), *messages[end:]]
