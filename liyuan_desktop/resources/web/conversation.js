@@ -277,7 +277,7 @@
   var CODE_OR_TAG = new RegExp("(`+)(?:[^`]|[^`][\\s\\S]*?[^`])\\1(?!`)|" + HTML_TAG.source, "g");
   var HAS_TAG = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>/;
   var STYLE_BLOCK = /<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi;
-  var CSS_URL = /url\(\s*(['"]?)(?!data:)[^)]*\)/gi;
+  var SVG_NS = "http://www.w3.org/2000/svg";
   var TAG_OPEN = "\uE002", TAG_CLOSE = "\uE003";
   var purifyReady = false;
   var OWN_CLASSES = { "opening-title": true };  // renderText's own markup keeps its classes
@@ -292,6 +292,95 @@
     ALLOW_ARIA_ATTR: true
   };
 
+  // ---- CSS that loads nothing (issue 29 §7) -------------------------------------------------------------------
+  // The sanitiser holds without the page's CSP: every style attribute and every declaration of a <style> block is
+  // parsed by the browser's own CSS parser (a style attribute on an element of an inert document: nothing loads),
+  // and each declaration is kept only when its serialised value passes cssValueSafe: no backslash (escapes such as
+  // `\75 rl(` or `u\rl(` spell functions the text does not show), no comment, closed strings only, and no function
+  // but those in SAFE_CSS_FUNCS (colours, maths, gradients, transforms, filters, shapes, timing); url() only with
+  // a data: URL (or, in an SVG attribute, a `#id` in the same message). image-set, -webkit-image-set, cross-fade,
+  // element, paint, image, src, attr … are not on the list. The text that goes back into the page is checked once
+  // more as a whole, so a value the per-declaration pass could not see (a shorthand waiting for var()) goes too.
+  var SAFE_CSS_FUNCS = {};
+  ("rgb rgba hsl hsla hwb lab lch oklab oklch color color-mix light-dark device-cmyk calc min max clamp round mod rem " +
+   "abs sign sin cos tan asin acos atan atan2 pow sqrt hypot log exp var env " +
+   "linear-gradient radial-gradient conic-gradient repeating-linear-gradient repeating-radial-gradient " +
+   "repeating-conic-gradient -webkit-linear-gradient -webkit-radial-gradient -webkit-repeating-linear-gradient " +
+   "-webkit-repeating-radial-gradient matrix matrix3d translate translatex translatey translatez translate3d scale " +
+   "scalex scaley scalez scale3d rotate rotatex rotatey rotatez rotate3d skew skewx skewy perspective blur brightness " +
+   "contrast drop-shadow grayscale hue-rotate invert opacity saturate sepia cubic-bezier steps linear minmax repeat " +
+   "fit-content counter counters inset circle ellipse polygon rect xywh path").split(" ").forEach(function (f) { SAFE_CSS_FUNCS[f] = true; });
+  var CSS_URL_FN = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^"'()\s]*))\s*\)/gi;
+  var inertEl = null;
+
+  /** True when the CSS text `v` (a declaration value, or a whole declaration list) can load nothing (see above).
+   *  fragments: url(#id) allowed too (SVG paint servers, filters, clip paths in the same message). */
+  function cssValueSafe(v, fragments) {
+    v = String(v);
+    if (v.indexOf("\\") !== -1 || v.indexOf("/*") !== -1) return false;
+    var bad = false;
+    v = v.replace(CSS_URL_FN, function (_, dq, sq, bare) {
+      var u = (dq != null ? dq : sq != null ? sq : bare || "").trim();
+      if (!/^data:/i.test(u) && !(fragments && /^#[\w\u0080-\uffff-]+$/.test(u))) bad = true;
+      return "none";
+    });
+    if (bad) return false;
+    v = v.replace(/"[^"\n]*"|'[^'\n]*'/g, '""');
+    if (/['"]/.test(v.replace(/""/g, ""))) return false;      // a string left open
+    var fn = /([\w\u0080-\uffff-]+)\s*\(/g, m;
+    while ((m = fn.exec(v))) {
+      if (!SAFE_CSS_FUNCS[m[1].toLowerCase()]) return false;
+    }
+    return true;
+  }
+
+  /** The declarations of a parsed CSSStyleDeclaration that pass cssValueSafe, as CSS text ("" when none). */
+  function safeDeclarations(style) {
+    var out = [];
+    for (var i = 0; i < style.length; i++) {
+      var p = style[i], v = style.getPropertyValue(p);
+      if (!v || !cssValueSafe(v) || !/^-{0,2}[A-Za-z][\w-]*$/.test(p)) continue;
+      out.push(p + ": " + v + (style.getPropertyPriority(p) ? " !important" : ""));
+    }
+    var text = out.join("; ");
+    return cssValueSafe(text) ? text : "";
+  }
+
+  /** A style attribute's text made safe: parsed by the browser (on an element of an inert document), unsafe
+   *  declarations dropped (safeDeclarations). */
+  function safeStyleAttr(text) {
+    if (!inertEl) inertEl = document.implementation.createHTMLDocument("").createElement("div");
+    inertEl.setAttribute("style", String(text));
+    var clean = safeDeclarations(inertEl.style);
+    inertEl.removeAttribute("style");
+    return clean;
+  }
+
+  /** An SVG element's attributes made safe: href only to a `#id` in the message (renamed custom-* like the ids) or,
+   *  on <image>/<feImage>, a data:image; any other attribute whose value holds a function or an escape (fill,
+   *  filter, mask, clip-path, marker-*, animation values …) must pass cssValueSafe, url(#id) renamed too. */
+  function safeSvgAttrs(node) {
+    var tag = String(node.localName || "").toLowerCase();
+    Array.prototype.slice.call(node.attributes).forEach(function (a) {
+      var name = a.name.toLowerCase(), v = a.value.trim();
+      if (name === "style" || name === "class" || name === "id" || /^aria-/.test(name)) return;
+      if (name === "href" || /:href$/.test(name)) {
+        if (/^#[\w\u0080-\uffff-]+$/.test(v)) node.setAttribute(a.name, "#custom-" + v.slice(1));
+        else if ((tag === "image" || tag === "feimage") && /^data:image\//i.test(v)) return;
+        else node.removeAttribute(a.name);
+        return;
+      }
+      if (v.indexOf("(") === -1 && v.indexOf("\\") === -1) return;
+      if (!cssValueSafe(v, true)) { node.removeAttribute(a.name); return; }
+      if (/url\(/i.test(v)) {
+        node.setAttribute(a.name, v.replace(CSS_URL_FN, function (_, dq, sq, bare) {
+          var u = (dq != null ? dq : sq != null ? sq : bare || "").trim();
+          return u.charAt(0) === "#" ? 'url("#custom-' + u.slice(1) + '")' : 'url("' + u + '")';
+        }));
+      }
+    });
+  }
+
   function setupPurify() {
     if (purifyReady) return true;
     var P = window.DOMPurify;
@@ -305,11 +394,15 @@
       ["id", "name", "for", "form", "list"].forEach(function (a) {
         if (node.hasAttribute(a)) node.setAttribute(a, "custom-" + node.getAttribute(a));
       });
-      if (node.hasAttribute("href") && !/^(https?:\/\/|mailto:)/i.test(node.getAttribute("href").trim())) {
+      if (node.namespaceURI === SVG_NS) safeSvgAttrs(node);   // href only #id (renamed) or a data: image
+      else if (node.hasAttribute("href") && !/^(https?:\/\/|mailto:)/i.test(node.getAttribute("href").trim())) {
         node.removeAttribute("href");
       }
       if (node.hasAttribute("src") && !/^data:image\//i.test(node.getAttribute("src").trim())) node.removeAttribute("src");
-      if (node.hasAttribute("style")) node.setAttribute("style", node.getAttribute("style").replace(CSS_URL, "none"));
+      if (node.hasAttribute("style")) {
+        var st = safeStyleAttr(node.getAttribute("style"));
+        if (st) node.setAttribute("style", st); else node.removeAttribute("style");
+      }
       ["cite", "longdesc", "usemap", "codebase", "data", "archive", "manifest", "icon"].forEach(function (a) {
         if (node.hasAttribute(a)) node.removeAttribute(a);
       });
@@ -334,11 +427,13 @@
       Array.prototype.forEach.call(list, function (r) {
         if (r.selectorText !== undefined && r.style) {
           out.push(r.selectorText.split(",").map(function (x) { return scopeSelector(x, scope); }).join(", ") +
-                   " { " + r.style.cssText.replace(CSS_URL, "none") + " }");
+                   " { " + safeDeclarations(r.style) + " }");
         } else if (r.media && r.cssRules) {
           out.push("@media " + r.media.mediaText + " { " + rules(r.cssRules) + " }");
         } else if (r.name !== undefined && r.cssRules && /keyframes/i.test(r.cssText.slice(0, 20))) {
-          out.push(r.cssText.replace(CSS_URL, "none"));
+          out.push("@keyframes " + CSS.escape(r.name) + " { " + Array.prototype.map.call(r.cssRules, function (k) {
+            return k.keyText + " { " + (k.style ? safeDeclarations(k.style) : "") + " }";
+          }).join(" ") + " }");
         }
         // @import, @font-face, @namespace, @page … are dropped
       });
@@ -1744,6 +1839,8 @@
     },
 
     // for tests and diagnostics
+    /** Whether a CSS value (as the browser serialises it) could load nothing (the message sanitiser's check). */
+    cssValueSafe: function (v) { return cssValueSafe(v); },
     frameNames: function () { return liveFrames().map(function (x) { return x.name; }); },
     frameHeight: function (name) { var f = frames.byName.get(name); return f ? f.iframe.getBoundingClientRect().height : -1; },
     frameReports: function () { return frames.reports.slice(); },
