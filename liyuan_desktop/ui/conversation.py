@@ -3,7 +3,8 @@
 Python → page: ``window.liyuan.<method>(<json>)`` through ``runJavaScript``; calls made before the page has loaded
 wait in a queue that is flushed on ``loadFinished``. Page → Python: a ``QWebChannel`` object ``bridge``
 (:class:`Bridge`). The page never navigates: :class:`HostPage` refuses every navigation away from the host page,
-and links in the text are opened in the user's browser by Python (``QDesktopServices``), only for http(s)/mailto.
+and links in the text are opened in the user's browser by Python (``QDesktopServices``), only http(s) to a public host
+and only once the user said yes to the address (:func:`link_refusal`).
 
 The model's text is never interpreted as HTML: ``conversation.js`` escapes it first and only then applies the
 Markdown / role-play formatting, and the page's Content-Security-Policy allows no inline script and no remote
@@ -121,7 +122,6 @@ HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline' 'unsafe-
             "base-uri 'none'; form-action 'none'")
 """The host page policy status-bar frames can live with (they inherit it; their own policy narrows it further)."""
 _CSP_META = re.compile(r'(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")', re.I)
-EXTERNAL_SCHEMES = ("http", "https", "mailto")
 FRAME_LIBS = Path("vendor") / "lib" / "frame_libs.js"
 PURIFY_LIB = Path("vendor") / "lib" / "purify.min.js"  # the host page's message sanitiser (issue 13 §3)
 PING_MS, HANG_MS, LOAD_MS, REUSE_MS = 1000, 5000, 15000, 3000
@@ -322,7 +322,7 @@ class Bridge(QObject):
 
     @Slot(str)
     def linkClicked(self, url: str) -> None:  # noqa: N802
-        """A link in the text was clicked: open it outside the app when it is http(s) or mailto."""
+        """A link in the text was clicked: asked, then opened outside the app (:meth:`ConversationView._open_external`)."""
         self._view._open_external(QUrl(url))
 
     @Slot(str, int)
@@ -352,6 +352,20 @@ def _private_host(host: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved or ip.is_multicast
+
+
+def link_refusal(url: QUrl) -> str:
+    """Why a link clicked in the text must not be opened in the user's browser, or "" when it may (after asking):
+    "scheme" for anything but http(s) (javascript:, file:, data:, mailto: …; issue 29 §7) and "private" for a
+    host that leads back to this machine or the local network — localhost names, loopback, private, link-local and
+    reserved addresses in any spelling QUrl normalises (``http://2130706433/``, ``http://0x7f.1/``, ``[::1]``),
+    names without a dot (``frame_guard.is_public_host``)."""
+    if not url.isValid() or url.scheme().lower() not in ("http", "https"):
+        return "scheme"
+    host = url.host()
+    if not host or _private_host(host) or not frame_guard.is_public_host(host):
+        return "private"
+    return ""
 
 
 class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
@@ -928,10 +942,30 @@ class ConversationView(QWebEngineView):
                 log.warning("conversation view: could not end the renderer: %s", e)
 
     def _open_external(self, url: QUrl) -> None:
-        if url.isValid() and url.scheme().lower() in EXTERNAL_SCHEMES:
+        """A link in the text was clicked: refused with a notice (:func:`link_refusal`), else opened with
+        :attr:`link_opener` once the user said yes to the full address (No is the default). Asked after the
+        bridge call has returned (a modal question inside a QWebChannel slot would nest the channel's dispatch)."""
+        QTimer.singleShot(0, self, lambda: self._ask_open(QUrl(url)))
+
+    def _ask_open(self, url: QUrl) -> None:
+        address = url.toString(QUrl.ComponentFormattingOption.FullyEncoded) if url.isValid() else url.toString()
+        why = link_refusal(url)
+        if why:
+            log.info("conversation view: not opening %s (%s)", address, why)
+            self._inform_dialog(tr("conv.link.title"), tr(f"conv.link.refused.{why}", url=address))
+            return
+        if self._confirm_dialog(tr("conv.link.title"), tr("conv.link.ask", url=address)):
             self.link_opener(url)
-        else:
-            log.info("conversation view: not opening %s", url.toString())
+
+    def _confirm_dialog(self, title: str, text: str) -> bool:
+        """Yes/No question, No the default (tests replace it)."""
+        from .dialogs import confirm
+        return confirm(self, title, text)
+
+    def _inform_dialog(self, title: str, text: str) -> None:
+        """A notice with OK (tests replace it)."""
+        from .dialogs import inform
+        inform(self, title, text)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802
         """Only Copy and Select all (no Back/Reload/View source: the page never navigates), plus 「查看提示词」 on a

@@ -97,6 +97,13 @@ def _public_host(host: str) -> bool:
     return _public_ip(ip)
 
 
+def is_public_host(host: str) -> bool:
+    """True for a host name or address literal that may be a public internet host: False for localhost names,
+    ``*.local``, names without a dot, and loopback/private/link-local/unspecified/reserved/multicast addresses
+    (the egress gate's rule; also the conversation view's rule for links it opens)."""
+    return _public_host(host)
+
+
 def _public_ip(ip: Any) -> bool:
     return not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved
                 or ip.is_multicast)

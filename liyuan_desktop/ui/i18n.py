@@ -377,6 +377,12 @@ STRINGS.update({
     "conv.frame.notice.blocked": {"zh": "状态栏要加载的内容被拦下了（{n} 条）", "en": "Things the status bar tried to load were blocked ({n})"},
     "conv.frame.notice.empty": {"zh": "状态栏没有显示任何内容", "en": "The status bar shows nothing"},
     "conv.frame.notice.details": {"zh": "详情", "en": "Details"},
+    "conv.link.title": {"zh": "打开链接", "en": "Open link"},
+    "conv.link.ask": {"zh": "在浏览器中打开这个地址吗？\n\n{url}", "en": "Open this address in your browser?\n\n{url}"},
+    "conv.link.refused.scheme": {"zh": "只打开 http(s) 链接，这个没有打开：\n\n{url}",
+                                 "en": "Only http(s) links are opened; this one was not:\n\n{url}"},
+    "conv.link.refused.private": {"zh": "这个链接指向本机或局域网地址，没有打开：\n\n{url}",
+                                  "en": "This link points to this computer or the local network and was not opened:\n\n{url}"},
     "frames.trust.action": {"zh": "信任这张卡的状态栏（允许联网加载脚本）", "en": "Trust this card's status bars (load scripts from the internet)"},
     "frames.trust.nocard": {"zh": "先打开一张卡的对话。", "en": "Open a chat of a card first."},
     "frames.trust.warn": {"zh": "信任「{name}」的状态栏后，它的状态栏可以从网上（https）加载脚本、样式和字体——脚本的作者可以随时改动这些文件，"
