@@ -492,10 +492,12 @@ class ConversationView(QWebEngineView):
     """Something a frame (or the page) tried was refused; the entry as listed by :meth:`blocked_requests`."""
     frameStorageSaved = Signal(str)
     """The current card's frame localStorage was written to its folder (the card key)."""
-    frameVariablesChanged = Signal(str, dict)
+    frameVariablesChanged = Signal(str, object)
     """A status-bar frame wrote variables (``replaceVariables``, ``insertOrAssignVariables``, ``Mvu.replaceMvuData``
     …): the frame's name (``TH-message--{id}--{n}``) and ``{"type": "message"|"chat"|"character"|"global",
-    "message_id": str|None, "variables": dict}`` (the whole new table of that scope)."""
+    "message_id": str|None, "variables": dict}`` (the whole new table of that scope). Carried as ``object``, not
+    ``dict``: a ``dict`` argument becomes a QVariantMap, which sorts every object's keys, and bars list things in
+    the author's key order (issue 29 §10)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
