@@ -241,6 +241,7 @@ def page_strings() -> dict[str, str]:
         "frame.memory": "conv.frame.memory", "frame.flood": "conv.frame.flood",
         "frame.notice.error": "conv.frame.notice.error", "frame.notice.blocked": "conv.frame.notice.blocked",
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
+        "frame.unknown_api": "conv.frame.unknown_api",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
         "branch.edit.tip": "branch.edit.tip", "reply.edit": "reply.edit", "reply.edit.tip": "reply.edit.tip",
     }

@@ -377,6 +377,8 @@ STRINGS.update({
     "conv.frame.notice.blocked": {"zh": "状态栏要加载的内容被拦下了（{n} 条）", "en": "Things the status bar tried to load were blocked ({n})"},
     "conv.frame.notice.empty": {"zh": "状态栏没有显示任何内容", "en": "The status bar shows nothing"},
     "conv.frame.notice.details": {"zh": "详情", "en": "Details"},
+    "conv.frame.unknown_api": {"zh": "状态栏读取了不存在的接口 {name}（得到 undefined，显示的可能只是默认值）",
+                               "en": "The status bar read {name}, which does not exist (it got undefined; what it shows may be only defaults)"},
     "conv.link.title": {"zh": "打开链接", "en": "Open link"},
     "conv.link.ask": {"zh": "在浏览器中打开这个地址吗？\n\n{url}", "en": "Open this address in your browser?\n\n{url}"},
     "conv.link.refused.scheme": {"zh": "只打开 http(s) 链接，这个没有打开：\n\n{url}",

@@ -33,7 +33,8 @@
     "frame.notice.error": "状态栏出错了（{n} 条）",
     "frame.notice.blocked": "状态栏要加载的内容被拦下了（{n} 条）",
     "frame.notice.empty": "状态栏没有显示任何内容",
-    "frame.notice.details": "详情"
+    "frame.notice.details": "详情",
+    "frame.unknown_api": "状态栏读取了不存在的接口 {name}（得到 undefined，显示的可能只是默认值）"
   };
 
   var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
@@ -1399,6 +1400,7 @@
     } else if (d.__th === "report") {
       frames.reports.push({ name: name, data: d.data });
     } else if (d.__th === "log") {
+      if (typeof d.unknown === "string") d.text = fmt("frame.unknown_api", { name: d.unknown.slice(0, 200) });  // th_shim
       frames.logs.push({ name: name, level: String(d.level), text: String(d.text) });
       if (frames.logs.length > 500) frames.logs.shift();
       if (d.level === "error") console.warn("status bar " + name + ": " + String(d.text));

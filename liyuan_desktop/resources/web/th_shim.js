@@ -492,7 +492,7 @@
     };
   }
   function waitGlobalInitialized(name) {
-    if (name === "Mvu") return Promise.resolve(Mvu);
+    if (name === "Mvu") return Promise.resolve(api.Mvu);
     if (W[name] !== undefined) return Promise.resolve(W[name]);
     return new Promise(function (resolve) {
       eventOnce("global_" + name + "_initialized", function () { resolve(W[name]); });
@@ -562,8 +562,30 @@
     isAdmin: function () { return false; },
     __liyuanReport: function (data) { post({ __th: "report", data: clone(data) }); }
   };
+  // ---- reads of APIs that do not exist (issue 29 §10) --------------------------------------------------------------
+  // A bar that reads, say, `Mvu.variables` (not an MVU API) gets undefined and quietly shows its defaults. The Mvu and
+  // TavernHelper globals report each property read that they do not have, once per name, as an error line the
+  // host page shows in the bar's notice ({__th:"log", level:"error", unknown:"Mvu.variables"}). Reads that library
+  // code makes of any object while probing it (then, toJSON, length, __*, $*, @@*) are not reported; `in` is not.
+  var PROBES = { then: true, toJSON: true, length: true, nodeType: true, prototype: true, asymmetricMatch: true };
+  function diagnosed(obj, label) {
+    if (typeof Proxy !== "function") return obj;
+    var told = Object.create(null);
+    return new Proxy(obj, {
+      get: function (t, key, recv) {
+        if (typeof key === "symbol" || key in t) return Reflect.get(t, key, recv);
+        if (!told[key] && !PROBES[key] && !/^(__|\$|@@)/.test(key)) {
+          told[key] = true;
+          post({ __th: "log", level: "error", unknown: label + "." + key,
+                 text: "[th_shim] " + label + "." + key + " does not exist (the bar got undefined)" });
+        }
+        return undefined;
+      }
+    });
+  }
+  api.Mvu = diagnosed(Mvu, "Mvu");
   Object.keys(api).forEach(function (k) { W[k] = api[k]; });
-  W.TavernHelper = api;
+  W.TavernHelper = diagnosed(api, "TavernHelper");
 
   // ---- EjsTemplate (stand-in) ------------------------------------------------------------------------------------
   // The Prompt Template extension's `EjsTemplate` (ST-Prompt-Template; TavernHelper's @types declare it): templates
