@@ -888,11 +888,14 @@ class ConversationView(QWebEngineView):
             self.frameStorageSaved.emit(card_key)
 
     def _on_frame_failed(self, frame_name: str, reason: str) -> None:
+        swamped = reason == "flood:swamped"  # the page stopped it while behind on its messages (conversation.js)
+        if swamped:
+            reason = "flood"
         self._failed_frames[frame_name] = reason
         log.warning("conversation view: status bar %s stopped (%s)", frame_name, reason)
         self.frameFailed.emit(frame_name, reason)
         if reason == "flood":
-            frame_guard.after_flood(self)  # drop what it already posted, if the page is still swamped by it
+            frame_guard.after_flood(self, swamped)  # drop what it already posted, if the page is still swamped by it
 
     def failed_frames(self) -> dict[str, str]:
         """Frames stopped since the card was set: ``{frame name: reason}`` (``"hung"``)."""

@@ -32,10 +32,14 @@ renderer process of this app except the host page's own (``QWebEnginePage.render
 stops its frames with a notice (``conversation.js`` ``framesKilled``). Site isolation puts the frames in renderers
 of their own (``conversation.ensure_frame_isolation``), so the host page is never the one ended.
 
-Floods (:data:`FLOOD`): the host page keeps a token bucket per frame (``conversation.js``, message listener): a frame
-may post ``rate`` messages a second with bursts of ``burst``; the excess is dropped before any work is done, with
-one logged line per burst; a frame that keeps dropping while the page falls behind is stopped, and what it had
-already posted is thrown away with the page's renderer (:func:`after_flood`; the view reloads from its mirror).
+Floods (:data:`FLOOD`): first in the frame itself — the frame runtime (``th_shim.js``) passes everything the bar
+posts through a token bucket (``rate`` a second, bursts of ``frameBurst``) and drops the excess before it crosses,
+so the host page never has to take delivery of a runaway loop's messages; a frame that keeps dropping tells the
+host, which stops it. Then in the host page, for what bypasses the runtime (``top.postMessage``): a token bucket
+per frame (``conversation.js``, message listener): ``rate`` messages a second with bursts of ``burst``; the excess
+is dropped before any work is done, with one logged line per burst; a frame that keeps dropping while the page
+falls behind is stopped, and what it had already posted is thrown away with the page's renderer
+(:func:`after_flood`; the view reloads from its mirror).
 
 Variables (:func:`variable_scope_key`): the chat and character scopes are those of the card whose chat is shown;
 TavernHelper's "global" scope is kept per card (the key of the card's folder) unless the card is trusted, when it
@@ -64,12 +68,15 @@ MEMORY_CAP_MB = 512
 """Default cap on a card renderer's resident memory, in MiB (``LIYUAN_FRAME_MEMORY_MB`` overrides)."""
 MEMORY_SAMPLE_S = 0.5
 """How often the memory guard samples the renderers, in seconds."""
-FLOOD = {"rate": 200, "burst": 400, "stopPerSecond": 2000, "lagMs": 250, "lagCount": 150}
+FLOOD = {"rate": 200, "burst": 400, "frameBurst": 100, "stopPerSecond": 2000, "lagMs": 250, "lagCount": 150}
 """Per-frame token bucket for messages a frame posts to the host page: ``rate`` tokens a second, at most ``burst``
 saved up; the excess is dropped (one log line per burst). A frame that had more than ``lagCount`` messages
 delivered while the host page falls behind (its heartbeat more than ``lagMs`` late), or that drops
 ``stopPerSecond`` messages within a second, is stopped ("flood"): Chromium delivers each message it posts, dropped
-or not, so such a frame is swamping the page."""
+or not, so such a frame is swamping the page. The frame runtime (``th_shim.js``) keeps a bucket of its own in the
+frame — ``rate`` a second, ``frameBurst`` saved up (below ``lagCount``: what it lets through never swamps the page)
+— and drops the excess before it crosses, so a bar in a runaway loop is stopped without the page taking delivery
+of thousands of messages first (issue 29 §9: the view was frozen for seconds; bench/frame_flood.py)."""
 TRUSTED_GLOBAL_KEY = "trusted:*"
 """The global-variable scope shared by trusted cards (untrusted cards each have their own)."""
 ALLOW_TTL_S = 120.0
@@ -559,16 +566,18 @@ is still taking delivery of what the frame posted before it was stopped (Chromiu
 about a millisecond each here), and its renderer is ended so that the view reloads at once instead."""
 
 
-def after_flood(view: Any) -> None:
+def after_flood(view: Any, swamped: bool = False) -> None:
     """A frame of ``view`` was stopped for flooding (``conversation.js`` token bucket). Messages it posted before
     are still queued in the host page's renderer, each costing a delivery even though the page drops it; when the
-    page does not answer within :data:`FLOOD_BACKLOG_MS`, its renderer is ended (SIGKILL), which throws the backlog
-    away — the view reloads from its mirror with the flooding frame still stopped (``ConversationView``'s
-    render-process handling replays the stopped frames by name). Call on the UI thread."""
+    page said it was swamped when it stopped the frame (``swamped``: behind by more than ``FLOOD["lagMs"]``), or
+    does not answer within :data:`FLOOD_BACKLOG_MS`, its renderer is ended (SIGKILL), which throws the backlog away
+    — the view reloads from its mirror with the flooding frame still stopped (``ConversationView``'s render-process
+    handling replays the stopped frames by name). Call on the UI thread."""
     from PySide6.QtCore import QTimer
 
     answered: list = []
-    view.eval_js("1", answered.append)
+    if not swamped:
+        view.eval_js("1", answered.append)
 
     def check() -> None:
         if answered:
@@ -583,4 +592,7 @@ def after_flood(view: Any) -> None:
                 os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
             except OSError as e:
                 log.warning("conversation view: could not end the renderer: %s", e)
-    QTimer.singleShot(FLOOD_BACKLOG_MS, view, check)  # (dropped if the view is deleted first)
+    if swamped:
+        check()
+    else:
+        QTimer.singleShot(FLOOD_BACKLOG_MS, view, check)  # (dropped if the view is deleted first)

@@ -537,7 +537,7 @@
     failedNames: [],          // names of frames stopped since the card was set (tests, Python)
     blocked: [],              // {name, url, directive}: what frames' policies refused
     // what a frame may post to us (Python's frame_guard.FLOOD): token bucket per frame, see the message listener
-    flood: { rate: 200, burst: 400, stopPerSecond: 2000, lagMs: 250, lagCount: 150 },
+    flood: { rate: 200, burst: 400, frameBurst: 100, stopPerSecond: 2000, lagMs: 250, lagCount: 150 },
     // variable scopes kept per card (frame_guard.variable_scope_key): chat/character by card key, global by globalKey
     scopes: {}, globals: {}
   };
@@ -953,7 +953,7 @@
       globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
       viewportHeight: window.innerHeight,
       storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
-      lazyLibs: lazy
+      lazyLibs: lazy, flood: frames.flood
     };
     init.chatBlocks = packChat(init.chat);
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
@@ -1230,12 +1230,13 @@
       return;
     }
   }
-  function stopFrame(name, f, reason) {
+  function stopFrame(name, f, reason, swamped) {
     frames.failed.set(failKey(name, f.code), reason);
     frames.failedNames.push(name);
     if (f.wrap && f.wrap.isConnected) f.wrap.appendChild(failedBox(name, reason));
     console.warn("status bar " + name + ": stopped (" + reason + ")");
-    if (bridge && bridge.frameFailed) bridge.frameFailed(name, reason);
+    // swamped: this page is behind on what the frame posted (frame_guard.after_flood ends the renderer at once)
+    if (bridge && bridge.frameFailed) bridge.frameFailed(name, swamped ? reason + ":swamped" : reason);
   }
   // ---- frame notices --------------------------------------------------------------------------------------------
   // A frame that errors (uncaught exceptions, failed listeners, console.error), had something refused by its policy
@@ -1298,6 +1299,9 @@
   }
 
   // ---- floods and memory (ui/frame_guard.py) -------------------------------------------------------------------
+  // A frame's runtime (th_shim.js) already holds what the bar posts to frames.flood.rate a second with bursts of
+  // frames.flood.frameBurst, says when it starts dropping ("dropping": logged here) and when it floods ("flood":
+  // stopped here). What reaches this page anyway (top.postMessage bypasses the runtime) meets this page's own rule.
   // Every message a frame posts costs a token from its bucket (frames.flood.rate a second, frames.flood.burst at
   // most); without one the message is dropped here, before any work. A burst of drops (drops less than a second
   // apart) is logged once, when it starts. Dropping is not free: Chromium delivers every message a frame posts
@@ -1308,6 +1312,9 @@
   // (frame_guard.after_flood).
   var beat = { at: performance.now() };
   setInterval(function () { beat.at = performance.now(); }, 50);
+  function warnDropping(name) {
+    console.warn("status bar " + name + ": more than " + frames.flood.rate + " messages a second; dropping the excess");
+  }
   function floodAllows(name, frame) {
     var cfg = frames.flood, now = performance.now();
     var b = frame.bucket || (frame.bucket = { tokens: cfg.burst, at: now, lastDrop: -1e9, windowAt: 0, windowDrops: 0 });
@@ -1316,16 +1323,14 @@
     b.tokens = Math.min(cfg.burst, b.tokens + (now - b.at) * cfg.rate / 1000);
     b.at = now;
     if (b.tokens >= 1 && !swamping) { b.tokens -= 1; return true; }
-    if (now - b.lastDrop > 1000) {
-      console.warn("status bar " + name + ": more than " + cfg.rate + " messages a second; dropping the excess");
-    }
+    if (now - b.lastDrop > 1000) warnDropping(name);
     b.lastDrop = now;
     if (now - b.windowAt > 1000) { b.windowAt = now; b.windowDrops = 0; }
     b.windowDrops++;
     if ((swamping || b.windowDrops >= cfg.stopPerSecond) && frames.byName.get(name) === frame) {
       frame.iframe.remove();
       frames.byName.delete(name);
-      stopFrame(name, frame, "flood");
+      stopFrame(name, frame, "flood", swamping);
     }
     return false;
   }
@@ -1405,6 +1410,14 @@
       if (frames.logs.length > 500) frames.logs.shift();
       if (d.level === "error") console.warn("status bar " + name + ": " + String(d.text));
       if (d.level === "error" || d.level === "console-error") frameTrouble(name, frame, "errors", String(d.text));
+    } else if (d.__th === "dropping") {      // its shim started dropping what it posts (th_shim send)
+      warnDropping(name);
+    } else if (d.__th === "flood") {         // its shim dropped messages for a second: it floods (th_shim send)
+      if (frames.byName.get(name) === frame) {
+        frame.iframe.remove();
+        frames.byName.delete(name);
+        stopFrame(name, frame, "flood");
+      }
     } else if (d.__th === "probe-result") {
       frames.probes.set(String(d.id), d.text);
     }
@@ -1760,7 +1773,7 @@
       });
       if (changed) startWatchdog();
       if (rt.flood && typeof rt.flood === "object") {
-        ["rate", "burst", "stopPerSecond", "lagMs", "lagCount"].forEach(function (k) { if (Number(rt.flood[k]) > 0) frames.flood[k] = Number(rt.flood[k]); });
+        ["rate", "burst", "frameBurst", "stopPerSecond", "lagMs", "lagCount"].forEach(function (k) { if (Number(rt.flood[k]) > 0) frames.flood[k] = Number(rt.flood[k]); });
       }
     },
 
