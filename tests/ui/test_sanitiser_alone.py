@@ -83,7 +83,8 @@ def attacks(h: str) -> str:
         '<div class="e1">e1</div><div class="e2">e2</div><div class="e3">e3</div><div class="e4">e4</div>',
         # what must stay
         '<span class="ok" style="background: linear-gradient(rgb(255, 0, 0), rgb(0, 0, 255)); '
-        'border-top: 1px solid rgb(1, 2, 3)">安全</span>',
+        'border-top: 1px solid rgb(1, 2, 3); border-bottom: 3px solid var(--nope, rgb(4, 5, 6)); '
+        'content: \'a;b\'">安全</span>',
         f'<div id="pic" style="{box}background-image: url({PNG})">p</div>',
         '<svg width="20" height="20"><defs><linearGradient id="g"><stop offset="0" stop-color="red"/>'
         '</linearGradient></defs><rect id="r" fill="url(#g)" transform="rotate(45)" width="20" height="20"/></svg>',
@@ -138,6 +139,7 @@ def test_remote_loads_in_card_html_are_removed_by_the_sanitiser_alone(qtbot, bar
           var rect = b.querySelector('rect[id="custom-r"]');
           return {html: b.innerHTML, okColor: ok && getComputedStyle(ok).color,
                   okBg: ok && getComputedStyle(ok).backgroundImage, okBorder: ok && getComputedStyle(ok).borderTopColor,
+                  okVar: ok && getComputedStyle(ok).borderBottomColor, okStyle: ok && ok.getAttribute('style'),
                   pic: pic && getComputedStyle(pic).backgroundImage.slice(0, 27),
                   fill: rect && rect.getAttribute('fill'), transform: rect && rect.getAttribute('transform'),
                   grad: !!b.querySelector('linearGradient[id="custom-g"]')};
@@ -150,6 +152,7 @@ def test_remote_loads_in_card_html_are_removed_by_the_sanitiser_alone(qtbot, bar
         # safe styles, data: images and in-message SVG references stay
         assert got["okColor"] == "rgb(0, 0, 255)"           # the <style> block's safe rule (scoped) applies
         assert got["okBg"].startswith("linear-gradient(") and got["okBorder"] == "rgb(1, 2, 3)"
+        assert got["okVar"] == "rgb(4, 5, 6)", got["okStyle"]   # a shorthand waiting for var() stays whole
         assert got["pic"] == 'url("data:image/png;base64,'
         assert got["fill"] == 'url("#custom-g")' and got["transform"] == "rotate(45)" and got["grad"]
     finally:

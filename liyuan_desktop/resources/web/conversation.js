@@ -335,14 +335,31 @@
     return true;
   }
 
-  /** The declarations of a parsed CSSStyleDeclaration that pass cssValueSafe, as CSS text ("" when none). */
-  function safeDeclarations(style) {
-    var out = [];
-    for (var i = 0; i < style.length; i++) {
-      var p = style[i], v = style.getPropertyValue(p);
-      if (!v || !cssValueSafe(v) || !/^-{0,2}[A-Za-z][\w-]*$/.test(p)) continue;
-      out.push(p + ": " + v + (style.getPropertyPriority(p) ? " !important" : ""));
+  /** The declarations of a serialised declaration block (`a: b; c: d`), split where a `;` stands outside strings
+   *  and brackets. */
+  function splitDeclarations(text) {
+    var out = [], start = 0, depth = 0, quote = "";
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charAt(i);
+      if (quote) {
+        if (c === "\\") i++;
+        else if (c === quote) quote = "";
+      } else if (c === '"' || c === "'") quote = c;
+      else if (c === "(" || c === "[" || c === "{") depth++;
+      else if (c === ")" || c === "]" || c === "}") depth = Math.max(0, depth - 1);
+      else if (c === ";" && depth === 0) { out.push(text.slice(start, i)); start = i + 1; }
     }
+    out.push(text.slice(start));
+    return out.map(function (d) { return d.trim(); }).filter(Boolean);
+  }
+
+  /** The declarations of a parsed CSSStyleDeclaration that pass cssValueSafe, as CSS text ("" when none). Read from
+   *  the browser's serialisation (cssText: shorthands kept, also those that wait for a var()). */
+  function safeDeclarations(style) {
+    var out = splitDeclarations(String(style.cssText || "")).filter(function (d) {
+      var m = /^(-{0,2}[A-Za-z][\w-]*)\s*:([\s\S]*)$/.exec(d);
+      return !!m && cssValueSafe(m[2]);
+    });
     var text = out.join("; ");
     return cssValueSafe(text) ? text : "";
   }
