@@ -3,7 +3,8 @@
 Python → page: ``window.liyuan.<method>(<json>)`` through ``runJavaScript``; calls made before the page has loaded
 wait in a queue that is flushed on ``loadFinished``. Page → Python: a ``QWebChannel`` object ``bridge``
 (:class:`Bridge`). The page never navigates: :class:`HostPage` refuses every navigation away from the host page,
-and links in the text are opened in the user's browser by Python (``QDesktopServices``), only for http(s)/mailto.
+and links in the text are opened in the user's browser by Python (``QDesktopServices``), only http(s) to a public host
+and only once the user said yes to the address (:func:`link_refusal`).
 
 The model's text is never interpreted as HTML: ``conversation.js`` escapes it first and only then applies the
 Markdown / role-play formatting, and the page's Content-Security-Policy allows no inline script and no remote
@@ -129,7 +130,6 @@ HOST_CSP = ("default-src 'none'; script-src 'self' qrc: 'unsafe-inline' 'unsafe-
             "base-uri 'none'; form-action 'none'")
 """The host page policy status-bar frames can live with (they inherit it; their own policy narrows it further)."""
 _CSP_META = re.compile(r'(<meta\s+http-equiv="Content-Security-Policy"\s+content=")([^"]*)(")', re.I)
-EXTERNAL_SCHEMES = ("http", "https", "mailto")
 FRAME_LIBS = Path("vendor") / "lib" / "frame_libs.js"
 PURIFY_LIB = Path("vendor") / "lib" / "purify.min.js"  # the host page's message sanitiser (issue 13 §3)
 PING_MS, HANG_MS, LOAD_MS, REUSE_MS = 1000, 5000, 15000, 3000
@@ -251,6 +251,7 @@ def page_strings() -> dict[str, str]:
         "frame.memory": "conv.frame.memory", "frame.flood": "conv.frame.flood",
         "frame.notice.error": "conv.frame.notice.error", "frame.notice.blocked": "conv.frame.notice.blocked",
         "frame.notice.empty": "conv.frame.notice.empty", "frame.notice.details": "conv.frame.notice.details",
+        "frame.unknown_api": "conv.frame.unknown_api",
         "branch.prev": "branch.prev", "branch.next": "branch.next", "branch.edit": "branch.edit",
         "branch.edit.tip": "branch.edit.tip", "reply.edit": "reply.edit", "reply.edit.tip": "reply.edit.tip",
         "ask.title": "conv.ask.title", "ask.wrote": "conv.ask.wrote", "ask.stopped": "conv.ask.stopped",
@@ -339,7 +340,7 @@ class Bridge(QObject):
 
     @Slot(str)
     def linkClicked(self, url: str) -> None:  # noqa: N802
-        """A link in the text was clicked: open it outside the app when it is http(s) or mailto."""
+        """A link in the text was clicked: asked, then opened outside the app (:meth:`ConversationView._open_external`)."""
         self._view._open_external(QUrl(url))
 
     @Slot(str, int)
@@ -369,6 +370,20 @@ def _private_host(host: str) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved or ip.is_multicast
+
+
+def link_refusal(url: QUrl) -> str:
+    """Why a link clicked in the text must not be opened in the user's browser, or "" when it may (after asking):
+    "scheme" for anything but http(s) (javascript:, file:, data:, mailto: …; issue 29 §7) and "private" for a
+    host that leads back to this machine or the local network — localhost names, loopback, private, link-local and
+    reserved addresses in any spelling QUrl normalises (``http://2130706433/``, ``http://0x7f.1/``, ``[::1]``),
+    names without a dot (``frame_guard.is_public_host``)."""
+    if not url.isValid() or url.scheme().lower() not in ("http", "https"):
+        return "scheme"
+    host = url.host()
+    if not host or _private_host(host) or not frame_guard.is_public_host(host):
+        return "private"
+    return ""
 
 
 class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
@@ -496,10 +511,12 @@ class ConversationView(QWebEngineView):
     """Something a frame (or the page) tried was refused; the entry as listed by :meth:`blocked_requests`."""
     frameStorageSaved = Signal(str)
     """The current card's frame localStorage was written to its folder (the card key)."""
-    frameVariablesChanged = Signal(str, dict)
+    frameVariablesChanged = Signal(str, object)
     """A status-bar frame wrote variables (``replaceVariables``, ``insertOrAssignVariables``, ``Mvu.replaceMvuData``
     …): the frame's name (``TH-message--{id}--{n}``) and ``{"type": "message"|"chat"|"character"|"global",
-    "message_id": str|None, "variables": dict}`` (the whole new table of that scope)."""
+    "message_id": str|None, "variables": dict}`` (the whole new table of that scope). Carried as ``object``, not
+    ``dict``: a ``dict`` argument becomes a QVariantMap, which sorts every object's keys, and bars list things in
+    the author's key order (issue 29 §10)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -938,11 +955,14 @@ class ConversationView(QWebEngineView):
             self.frameStorageSaved.emit(card_key)
 
     def _on_frame_failed(self, frame_name: str, reason: str) -> None:
+        swamped = reason == "flood:swamped"  # the page stopped it while behind on its messages (conversation.js)
+        if swamped:
+            reason = "flood"
         self._failed_frames[frame_name] = reason
         log.warning("conversation view: status bar %s stopped (%s)", frame_name, reason)
         self.frameFailed.emit(frame_name, reason)
         if reason == "flood":
-            frame_guard.after_flood(self)  # drop what it already posted, if the page is still swamped by it
+            frame_guard.after_flood(self, swamped)  # drop what it already posted, if the page is still swamped by it
 
     def failed_frames(self) -> dict[str, str]:
         """Frames stopped since the card was set: ``{frame name: reason}`` (``"hung"``)."""
@@ -995,10 +1015,30 @@ class ConversationView(QWebEngineView):
                 log.warning("conversation view: could not end the renderer: %s", e)
 
     def _open_external(self, url: QUrl) -> None:
-        if url.isValid() and url.scheme().lower() in EXTERNAL_SCHEMES:
+        """A link in the text was clicked: refused with a notice (:func:`link_refusal`), else opened with
+        :attr:`link_opener` once the user said yes to the full address (No is the default). Asked after the
+        bridge call has returned (a modal question inside a QWebChannel slot would nest the channel's dispatch)."""
+        QTimer.singleShot(0, self, lambda: self._ask_open(QUrl(url)))
+
+    def _ask_open(self, url: QUrl) -> None:
+        address = url.toString(QUrl.ComponentFormattingOption.FullyEncoded) if url.isValid() else url.toString()
+        why = link_refusal(url)
+        if why:
+            log.info("conversation view: not opening %s (%s)", address, why)
+            self._inform_dialog(tr("conv.link.title"), tr(f"conv.link.refused.{why}", url=address))
+            return
+        if self._confirm_dialog(tr("conv.link.title"), tr("conv.link.ask", url=address)):
             self.link_opener(url)
-        else:
-            log.info("conversation view: not opening %s", url.toString())
+
+    def _confirm_dialog(self, title: str, text: str) -> bool:
+        """Yes/No question, No the default (tests replace it)."""
+        from .dialogs import confirm
+        return confirm(self, title, text)
+
+    def _inform_dialog(self, title: str, text: str) -> None:
+        """A notice with OK (tests replace it)."""
+        from .dialogs import inform
+        inform(self, title, text)
 
     def contextMenuEvent(self, event) -> None:  # noqa: N802
         """Only Copy and Select all (no Back/Reload/View source: the page never navigates), plus 「查看提示词」 on a

@@ -32,10 +32,14 @@ renderer process of this app except the host page's own (``QWebEnginePage.render
 stops its frames with a notice (``conversation.js`` ``framesKilled``). Site isolation puts the frames in renderers
 of their own (``conversation.ensure_frame_isolation``), so the host page is never the one ended.
 
-Floods (:data:`FLOOD`): the host page keeps a token bucket per frame (``conversation.js``, message listener): a frame
-may post ``rate`` messages a second with bursts of ``burst``; the excess is dropped before any work is done, with
-one logged line per burst; a frame that keeps dropping while the page falls behind is stopped, and what it had
-already posted is thrown away with the page's renderer (:func:`after_flood`; the view reloads from its mirror).
+Floods (:data:`FLOOD`): first in the frame itself — the frame runtime (``th_shim.js``) passes everything the bar
+posts through a token bucket (``rate`` a second, bursts of ``frameBurst``) and drops the excess before it crosses,
+so the host page never has to take delivery of a runaway loop's messages; a frame that keeps dropping tells the
+host, which stops it. Then in the host page, for what bypasses the runtime (``top.postMessage``): a token bucket
+per frame (``conversation.js``, message listener): ``rate`` messages a second with bursts of ``burst``; the excess
+is dropped before any work is done, with one logged line per burst; a frame that keeps dropping while the page
+falls behind is stopped, and what it had already posted is thrown away with the page's renderer
+(:func:`after_flood`; the view reloads from its mirror).
 
 Variables (:func:`variable_scope_key`): the chat and character scopes are those of the card whose chat is shown;
 TavernHelper's "global" scope is kept per card (the key of the card's folder) unless the card is trusted, when it
@@ -44,10 +48,10 @@ is shared among trusted cards only (:data:`TRUSTED_GLOBAL_KEY`).
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 import os
-import select
 import signal
 import socket
 import threading
@@ -64,16 +68,25 @@ MEMORY_CAP_MB = 512
 """Default cap on a card renderer's resident memory, in MiB (``LIYUAN_FRAME_MEMORY_MB`` overrides)."""
 MEMORY_SAMPLE_S = 0.5
 """How often the memory guard samples the renderers, in seconds."""
-FLOOD = {"rate": 200, "burst": 400, "stopPerSecond": 2000, "lagMs": 250, "lagCount": 150}
+FLOOD = {"rate": 200, "burst": 400, "frameBurst": 100, "stopPerSecond": 2000, "lagMs": 250, "lagCount": 150}
 """Per-frame token bucket for messages a frame posts to the host page: ``rate`` tokens a second, at most ``burst``
 saved up; the excess is dropped (one log line per burst). A frame that had more than ``lagCount`` messages
 delivered while the host page falls behind (its heartbeat more than ``lagMs`` late), or that drops
 ``stopPerSecond`` messages within a second, is stopped ("flood"): Chromium delivers each message it posts, dropped
-or not, so such a frame is swamping the page."""
+or not, so such a frame is swamping the page. The frame runtime (``th_shim.js``) keeps a bucket of its own in the
+frame — ``rate`` a second, ``frameBurst`` saved up (below ``lagCount``: what it lets through never swamps the page)
+— and drops the excess before it crosses, so a bar in a runaway loop is stopped without the page taking delivery
+of thousands of messages first (issue 29 §9: the view was frozen for seconds; bench/frame_flood.py)."""
 TRUSTED_GLOBAL_KEY = "trusted:*"
 """The global-variable scope shared by trusted cards (untrusted cards each have their own)."""
 ALLOW_TTL_S = 120.0
 """How long an https host:port the request filter let through stays open at the gate, in seconds."""
+HEAD_TIMEOUT_S = 10.0
+"""How long the egress gate waits for a connection's request head before closing it, in seconds."""
+HEAD_LIMIT = 16384
+"""The longest request head the gate reads, in bytes (a longer one is refused)."""
+TUNNEL_IDLE_S = 300.0
+"""A tunnel with no byte in either direction for this many seconds is closed."""
 _BLACKHOLE_DNS = "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"
 
 
@@ -97,6 +110,13 @@ def _public_host(host: str) -> bool:
     return _public_ip(ip)
 
 
+def is_public_host(host: str) -> bool:
+    """True for a host name or address literal that may be a public internet host: False for localhost names,
+    ``*.local``, names without a dot, and loopback/private/link-local/unspecified/reserved/multicast addresses
+    (the egress gate's rule; also the conversation view's rule for links it opens)."""
+    return _public_host(host)
+
+
 def _public_ip(ip: Any) -> bool:
     return not (ip.is_loopback or ip.is_private or ip.is_link_local or ip.is_unspecified or ip.is_reserved
                 or ip.is_multicast)
@@ -109,7 +129,9 @@ class EgressGate:
     name resolves to public addresses only; everything else — plain-http proxy requests, preconnects, WebRTC over
     TCP, any other host — gets ``403`` and the connection is closed before a byte leaves the machine. Refusals are
     logged once per host:port per 10 s and passed to the listeners added with :meth:`on_refuse` (called on the
-    gate's thread)."""
+    gate's thread). One thread serves every connection (an asyncio loop): a connection that sends no request head
+    within :data:`HEAD_TIMEOUT_S` is closed, and idle connections cost no thread each (issue 29 §9: 300 idle sockets
+    held 300 threads); names are resolved in the loop's default executor, a bounded pool."""
 
     def __init__(self) -> None:
         self._allowed: dict[tuple[str, int], float] = {}
@@ -125,6 +147,7 @@ class EgressGate:
         self._sock.bind(("127.0.0.1", 0))
         self._sock.listen(64)
         self.port: int = self._sock.getsockname()[1]
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
         threading.Thread(target=self._serve, name="liyuan-egress-gate", daemon=True).start()
 
     def allow(self, host: str, port: int) -> None:
@@ -160,14 +183,20 @@ class EgressGate:
         return exp is not None
 
     def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self._sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), name="liyuan-egress-conn", daemon=True).start()
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        try:
+            loop.run_until_complete(self._main())
+        finally:
+            loop.close()
 
-    def _refuse(self, conn: socket.socket, entry: str) -> None:
+    async def _main(self) -> None:
+        self._sock.setblocking(False)
+        server = await asyncio.start_server(self._handle, sock=self._sock, limit=HEAD_LIMIT)
+        async with server:
+            await server.serve_forever()
+
+    def _refuse(self, writer: asyncio.StreamWriter, entry: str) -> None:
         self.refused.append(entry)  # (listed before the answer: whoever sees the 403 finds the refusal listed)
         now = time.monotonic()
         if now - self._logged.get(entry, -1e9) > 10:
@@ -179,27 +208,34 @@ class EgressGate:
             except Exception:  # noqa: BLE001 - a listener never stops the gate
                 log.exception("egress gate listener")
         try:
-            conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        except OSError:
+            writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        except (OSError, RuntimeError):
             pass
-        conn.close()
+        writer.close()
 
-    def _handle(self, conn: socket.socket) -> None:
-        conn.settimeout(10)
-        head = b""
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One connection from Chromium: its request head within :data:`HEAD_TIMEOUT_S` (else closed), then a 403
+        or a tunnel. Runs on the gate's event loop: an idle connection costs a coroutine, not a thread."""
         try:
-            while b"\r\n\r\n" not in head and len(head) < 16384:
-                chunk = conn.recv(4096)
-                if not chunk:
-                    break
-                head += chunk
-        except OSError:
-            conn.close()
-            return
+            try:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_S)
+            except asyncio.IncompleteReadError as e:
+                head = e.partial
+            except asyncio.LimitOverrunError:
+                head = b""
+            except (asyncio.TimeoutError, OSError):
+                writer.close()
+                return
+            await self._answer(head, reader, writer)
+        except Exception:  # noqa: BLE001 - one bad connection never stops the gate
+            log.exception("egress gate connection")
+            writer.close()
+
+    async def _answer(self, head: bytes, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         line = head.split(b"\r\n", 1)[0].decode("latin-1", "replace")
         parts = line.split()
         if len(parts) < 2 or parts[0].upper() != "CONNECT":
-            self._refuse(conn, line[:200] or "empty request")
+            self._refuse(writer, line[:200] or "empty request")
             return
         target = parts[1]
         host, _, port_s = target.rpartition(":")
@@ -207,56 +243,52 @@ class EgressGate:
         try:
             port = int(port_s)
         except ValueError:
-            self._refuse(conn, target[:200])
+            self._refuse(writer, target[:200])
             return
         if not self._is_allowed(host, port):
-            self._refuse(conn, f"{host}:{port}")
+            self._refuse(writer, f"{host}:{port}")
             return
-        try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        loop = asyncio.get_running_loop()
+        try:  # (the loop's resolver runs in its default executor: a bounded pool)
+            infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError:
-            self._refuse(conn, f"{host}:{port} (no address)")
+            self._refuse(writer, f"{host}:{port} (no address)")
             return
         addrs = [i for i in infos if _public_ip(ipaddress.ip_address(i[4][0].split("%")[0]))]
         if not addrs or len(addrs) != len(infos):
-            self._refuse(conn, f"{host}:{port} (private address)")
+            self._refuse(writer, f"{host}:{port} (private address)")
             return
         try:
-            up = socket.create_connection(addrs[0][4][:2], timeout=15)
-        except OSError:
-            try:
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            except OSError:
-                pass
-            conn.close()
+            up_r, up_w = await asyncio.wait_for(asyncio.open_connection(*addrs[0][4][:2]), 15)
+        except (OSError, asyncio.TimeoutError):
+            writer.write(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            writer.close()
             return
         self.tunnels += 1
         try:
-            conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            rest = head.split(b"\r\n\r\n", 1)[1]
+            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+            rest = head.split(b"\r\n\r\n", 1)[1] if b"\r\n\r\n" in head else b""
             if rest:
-                up.sendall(rest)
-            self._relay(conn, up)
-        except OSError:
-            pass
+                up_w.write(rest)
+            await asyncio.gather(self._pump(reader, up_w), self._pump(up_r, writer))
         finally:
-            conn.close()
-            up.close()
+            writer.close()
+            up_w.close()
 
     @staticmethod
-    def _relay(a: socket.socket, b: socket.socket) -> None:
-        a.settimeout(None)
-        b.settimeout(None)
-        peers = {a: b, b: a}
-        while True:
-            ready, _, _ = select.select([a, b], [], [], 300)
-            if not ready:
-                return
-            for s in ready:
-                data = s.recv(65536)
+    async def _pump(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        """Copy ``src`` to ``dst`` until either end closes or nothing moves for :data:`TUNNEL_IDLE_S` seconds."""
+        try:
+            while True:
+                data = await asyncio.wait_for(src.read(65536), TUNNEL_IDLE_S)
                 if not data:
-                    return
-                peers[s].sendall(data)
+                    break
+                dst.write(data)
+                await dst.drain()
+        except (OSError, asyncio.TimeoutError):
+            pass
+        finally:
+            dst.close()
 
 
 _gate: Optional[EgressGate] = None
@@ -534,16 +566,18 @@ is still taking delivery of what the frame posted before it was stopped (Chromiu
 about a millisecond each here), and its renderer is ended so that the view reloads at once instead."""
 
 
-def after_flood(view: Any) -> None:
+def after_flood(view: Any, swamped: bool = False) -> None:
     """A frame of ``view`` was stopped for flooding (``conversation.js`` token bucket). Messages it posted before
     are still queued in the host page's renderer, each costing a delivery even though the page drops it; when the
-    page does not answer within :data:`FLOOD_BACKLOG_MS`, its renderer is ended (SIGKILL), which throws the backlog
-    away — the view reloads from its mirror with the flooding frame still stopped (``ConversationView``'s
-    render-process handling replays the stopped frames by name). Call on the UI thread."""
+    page said it was swamped when it stopped the frame (``swamped``: behind by more than ``FLOOD["lagMs"]``), or
+    does not answer within :data:`FLOOD_BACKLOG_MS`, its renderer is ended (SIGKILL), which throws the backlog away
+    — the view reloads from its mirror with the flooding frame still stopped (``ConversationView``'s render-process
+    handling replays the stopped frames by name). Call on the UI thread."""
     from PySide6.QtCore import QTimer
 
     answered: list = []
-    view.eval_js("1", answered.append)
+    if not swamped:
+        view.eval_js("1", answered.append)
 
     def check() -> None:
         if answered:
@@ -558,4 +592,7 @@ def after_flood(view: Any) -> None:
                 os.kill(pid, getattr(signal, "SIGKILL", signal.SIGTERM))
             except OSError as e:
                 log.warning("conversation view: could not end the renderer: %s", e)
-    QTimer.singleShot(FLOOD_BACKLOG_MS, view, check)  # (dropped if the view is deleted first)
+    if swamped:
+        check()
+    else:
+        QTimer.singleShot(FLOOD_BACKLOG_MS, view, check)  # (dropped if the view is deleted first)

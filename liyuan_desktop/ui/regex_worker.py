@@ -90,8 +90,10 @@ class DisplayWorker(QObject):
     scripts' warning lines; each distinct script that timed out or failed is kept once per generation family
     (:meth:`reset_issues`) for :meth:`take_new_issues`."""
 
-    #: (generation, the item as given, its display text); delivered on the UI thread
-    filled = Signal(int, dict, str)
+    #: (generation, the item as given, its display text); delivered on the UI thread. The item is carried as
+    #: ``object``: a ``dict`` argument becomes a QVariantMap, which sorts the keys of the item's variables (a status
+    #: bar lists them in the author's order; issue 29 §10)
+    filled = Signal(int, object, str)
     #: a new script problem, already worded for the activity list (once per script until :meth:`reset_issues`)
     issue = Signal(str)
     # only an argument-free signal crosses threads: the results wait in a deque (Python objects carried by a queued

@@ -253,6 +253,7 @@ def test_welcome_buttons_notify_python(qtbot, view):
 def test_navigation_away_is_refused_and_links_open_outside(qtbot, view):
     opened, refused = [], []
     view.link_opener = lambda url: opened.append(url.toString())
+    view._confirm_dialog = lambda title, text: True   # the user says yes to opening it (asked first: issue 29 §7)
     view.page().navigationRefused.connect(lambda url: refused.append(url.toString()))
     view.set_transcript([item("a", "assistant", "看 [这里](https://example.com/page) 和 [那里](javascript:alert(1))")],
                         has_older=False)

@@ -242,17 +242,25 @@ def warn_ignored_once(story_dir: "os.PathLike[str] | str", ignored: list[tuple[s
                         name, why)
 
 
-#: Temp files our atomic writers leave when killed mid-write: ``.<name>.<pid>.<hex>.tmp`` (checkpoints) and
-#: ``.liyuan-<random>.tmp`` (core.fsutil.atomic_write_text).
-_LEFTOVER_TMP = re.compile(r"^\.(?:liyuan-.*|.*\.(\d+)\.[0-9a-f]{8})\.tmp$", re.S)
+#: Temp files our atomic writers leave when killed mid-write: ``.<name>.<pid>.<hex>.tmp`` (checkpoints),
+#: ``.liyuan-<pid>-<random>.tmp`` (core.fsutil.atomic_write_text) and ``.liyuan-<random>.tmp`` (its older names, no
+#: pid: only age tells). Group ``pid``: the writer's pid when the name carries it. ``.liyuan-mv-….tmp`` is not a
+#: leftover to delete: it is a chapter in the middle of a rename (:data:`_MOVE_TMP`).
+_LEFTOVER_TMP = re.compile(r"^\.(?:liyuan-(?P<wpid>\d+)-[a-z0-9_]+|liyuan-(?!mv-).*|.*\.(?P<pid>\d+)\.[0-9a-f]{8})\.tmp$",
+                           re.S)
+#: A chapter ``StoryFolder.move`` had renamed to a temp name when the process was killed (its only copy): brought
+#: back as ``恢复-<token>-<i>.md`` by :func:`clean_leftover_tmp`, never deleted.
+_MOVE_TMP = re.compile(r"^\.liyuan-mv-([0-9a-f]+)-(\d+)\.tmp$")
 #: A leftover temp file younger than this may belong to a write in progress in another process; it is kept.
 LEFTOVER_TMP_MIN_AGE_S = 60.0
 
 
 def clean_leftover_tmp(*dirs: "os.PathLike[str] | str", min_age_s: float = LEFTOVER_TMP_MIN_AGE_S) -> list[str]:
-    """Delete the temp files a killed atomic write left in ``dirs`` (see :data:`_LEFTOVER_TMP`): regular files
-    (never links) older than ``min_age_s`` seconds, or of a pid that is no longer running. Returns the paths
-    deleted; errors are logged and skipped (a cleanup never fails an open)."""
+    """Delete the temp files a killed atomic write left in ``dirs`` (see :data:`_LEFTOVER_TMP`; our own names only,
+    never a user's file): regular files (never links) older than ``min_age_s`` seconds, or of a pid that is no longer
+    running. A chapter left under a rename's temp name (:data:`_MOVE_TMP`) older than ``min_age_s`` is renamed back
+    to a visible ``恢复-<token>-<i>.md`` instead. Returns the paths deleted (or moved); errors are logged and
+    skipped (a cleanup never fails an open)."""
     done: list[str] = []
     now = time.time()
     for d in dirs:
@@ -262,6 +270,10 @@ def clean_leftover_tmp(*dirs: "os.PathLike[str] | str", min_age_s: float = LEFTO
             continue
         with it:
             for e in it:
+                mv = _MOVE_TMP.match(e.name)
+                if mv:
+                    _restore_moved(e, mv, now - min_age_s, done)
+                    continue
                 m = _LEFTOVER_TMP.match(e.name)
                 if not m:
                     continue
@@ -269,7 +281,8 @@ def clean_leftover_tmp(*dirs: "os.PathLike[str] | str", min_age_s: float = LEFTO
                     if not e.is_file(follow_symlinks=False):
                         continue
                     old = now - e.stat(follow_symlinks=False).st_mtime >= min_age_s
-                    dead = m.group(1) is not None and int(m.group(1)) != os.getpid() and not _pid_alive(int(m.group(1)))
+                    pid = m.group("pid") or m.group("wpid")
+                    dead = pid is not None and int(pid) != os.getpid() and not _pid_alive(int(pid))
                     if old or dead:
                         os.unlink(e.path)
                         done.append(e.path)
@@ -278,6 +291,22 @@ def clean_leftover_tmp(*dirs: "os.PathLike[str] | str", min_age_s: float = LEFTO
     if done:
         log.info("removed %d leftover temp file(s): %s", len(done), ", ".join(Path(p).name for p in done))
     return done
+
+
+def _restore_moved(e: "os.DirEntry[str]", m: "re.Match[str]", before: float, done: list[str]) -> None:
+    """Rename a chapter a killed rename left as ``.liyuan-mv-<token>-<i>.tmp`` (older than ``before``, a time) back
+    to ``恢复-<token>-<i>.md`` when that name is free; appends its old path to ``done``."""
+    try:
+        if not e.is_file(follow_symlinks=False) or e.stat(follow_symlinks=False).st_mtime > before:
+            return
+        target = Path(e.path).with_name(f"恢复-{m.group(1)}-{m.group(2)}.md")
+        if target.exists():
+            return
+        os.rename(e.path, target)
+        done.append(e.path)
+        log.warning("a chapter left mid-rename was brought back as %s", target.name)
+    except OSError as err:
+        log.warning("could not bring back %s: %s", e.path, err)
 
 
 def _pid_alive(pid: int) -> bool:

@@ -39,7 +39,7 @@ from ..errors import ToolError
 from ..linear_regex import LinearRegexRefused, compile_python_pattern
 from ..linear_regex import search as linear_search
 from .chapters import BAD_NAME_CHARS, split_lines
-from .checkpoint_model import scan_chapters, warn_ignored_once
+from .checkpoint_model import clean_leftover_tmp, scan_chapters, warn_ignored_once
 
 # ---------------------------------------------------------------------------------------------------------------
 # limits
@@ -126,6 +126,8 @@ class StoryFolder:
             except ValueError:
                 self._prefix = ()
         self.label = "/".join(self._prefix) or self.story_dir.name  # how messages name the folder
+        #: temp files of ours a killed write left in the folder, removed when it was opened (paths; issue 29 §9)
+        self.cleaned: list[str] = clean_leftover_tmp(self.story_dir)
 
     # -- paths ----------------------------------------------------------------------------------------------------
 

@@ -37,7 +37,8 @@
     "ask.title": "岔口",
     "ask.wrote": "你答：{answer}",
     "ask.stopped": "你没有作答，停下了这一拍",
-    "ask.auto": "自动选了第一项"
+    "ask.auto": "自动选了第一项",
+    "frame.unknown_api": "状态栏读取了不存在的接口 {name}（得到 undefined，显示的可能只是默认值）"
   };
 
   var OLDER_THRESHOLD = 320;   // px from the top at which older items are requested
@@ -281,7 +282,7 @@
   var CODE_OR_TAG = new RegExp("(`+)(?:[^`]|[^`][\\s\\S]*?[^`])\\1(?!`)|" + HTML_TAG.source, "g");
   var HAS_TAG = /<\/?[A-Za-z][A-Za-z0-9:-]*(?:\s[^<>]*)?\/?>/;
   var STYLE_BLOCK = /<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi;
-  var CSS_URL = /url\(\s*(['"]?)(?!data:)[^)]*\)/gi;
+  var SVG_NS = "http://www.w3.org/2000/svg";
   var TAG_OPEN = "\uE002", TAG_CLOSE = "\uE003";
   var purifyReady = false;
   var OWN_CLASSES = { "opening-title": true };  // renderText's own markup keeps its classes
@@ -296,6 +297,112 @@
     ALLOW_ARIA_ATTR: true
   };
 
+  // ---- CSS that loads nothing (issue 29 §7) -------------------------------------------------------------------
+  // The sanitiser holds without the page's CSP: every style attribute and every declaration of a <style> block is
+  // parsed by the browser's own CSS parser (a style attribute on an element of an inert document: nothing loads),
+  // and each declaration is kept only when its serialised value passes cssValueSafe: no backslash (escapes such as
+  // `\75 rl(` or `u\rl(` spell functions the text does not show), no comment, closed strings only, and no function
+  // but those in SAFE_CSS_FUNCS (colours, maths, gradients, transforms, filters, shapes, timing); url() only with
+  // a data: URL (or, in an SVG attribute, a `#id` in the same message). image-set, -webkit-image-set, cross-fade,
+  // element, paint, image, src, attr … are not on the list. The text that goes back into the page is checked once
+  // more as a whole, so a value the per-declaration pass could not see (a shorthand waiting for var()) goes too.
+  var SAFE_CSS_FUNCS = {};
+  ("rgb rgba hsl hsla hwb lab lch oklab oklch color color-mix light-dark device-cmyk calc min max clamp round mod rem " +
+   "abs sign sin cos tan asin acos atan atan2 pow sqrt hypot log exp var env " +
+   "linear-gradient radial-gradient conic-gradient repeating-linear-gradient repeating-radial-gradient " +
+   "repeating-conic-gradient -webkit-linear-gradient -webkit-radial-gradient -webkit-repeating-linear-gradient " +
+   "-webkit-repeating-radial-gradient matrix matrix3d translate translatex translatey translatez translate3d scale " +
+   "scalex scaley scalez scale3d rotate rotatex rotatey rotatez rotate3d skew skewx skewy perspective blur brightness " +
+   "contrast drop-shadow grayscale hue-rotate invert opacity saturate sepia cubic-bezier steps linear minmax repeat " +
+   "fit-content counter counters inset circle ellipse polygon rect xywh path").split(" ").forEach(function (f) { SAFE_CSS_FUNCS[f] = true; });
+  var CSS_URL_FN = /url\(\s*(?:"([^"]*)"|'([^']*)'|([^"'()\s]*))\s*\)/gi;
+  var inertEl = null;
+
+  /** True when the CSS text `v` (a declaration value, or a whole declaration list) can load nothing (see above).
+   *  fragments: url(#id) allowed too (SVG paint servers, filters, clip paths in the same message). */
+  function cssValueSafe(v, fragments) {
+    v = String(v);
+    if (v.indexOf("\\") !== -1 || v.indexOf("/*") !== -1) return false;
+    var bad = false;
+    v = v.replace(CSS_URL_FN, function (_, dq, sq, bare) {
+      var u = (dq != null ? dq : sq != null ? sq : bare || "").trim();
+      if (!/^data:/i.test(u) && !(fragments && /^#[\w\u0080-\uffff-]+$/.test(u))) bad = true;
+      return "none";
+    });
+    if (bad) return false;
+    v = v.replace(/"[^"\n]*"|'[^'\n]*'/g, '""');
+    if (/['"]/.test(v.replace(/""/g, ""))) return false;      // a string left open
+    var fn = /([\w\u0080-\uffff-]+)\s*\(/g, m;
+    while ((m = fn.exec(v))) {
+      if (!SAFE_CSS_FUNCS[m[1].toLowerCase()]) return false;
+    }
+    return true;
+  }
+
+  /** The declarations of a serialised declaration block (`a: b; c: d`), split where a `;` stands outside strings
+   *  and brackets. */
+  function splitDeclarations(text) {
+    var out = [], start = 0, depth = 0, quote = "";
+    for (var i = 0; i < text.length; i++) {
+      var c = text.charAt(i);
+      if (quote) {
+        if (c === "\\") i++;
+        else if (c === quote) quote = "";
+      } else if (c === '"' || c === "'") quote = c;
+      else if (c === "(" || c === "[" || c === "{") depth++;
+      else if (c === ")" || c === "]" || c === "}") depth = Math.max(0, depth - 1);
+      else if (c === ";" && depth === 0) { out.push(text.slice(start, i)); start = i + 1; }
+    }
+    out.push(text.slice(start));
+    return out.map(function (d) { return d.trim(); }).filter(Boolean);
+  }
+
+  /** The declarations of a parsed CSSStyleDeclaration that pass cssValueSafe, as CSS text ("" when none). Read from
+   *  the browser's serialisation (cssText: shorthands kept, also those that wait for a var()). */
+  function safeDeclarations(style) {
+    var out = splitDeclarations(String(style.cssText || "")).filter(function (d) {
+      var m = /^(-{0,2}[A-Za-z][\w-]*)\s*:([\s\S]*)$/.exec(d);
+      return !!m && cssValueSafe(m[2]);
+    });
+    var text = out.join("; ");
+    return cssValueSafe(text) ? text : "";
+  }
+
+  /** A style attribute's text made safe: parsed by the browser (on an element of an inert document), unsafe
+   *  declarations dropped (safeDeclarations). */
+  function safeStyleAttr(text) {
+    if (!inertEl) inertEl = document.implementation.createHTMLDocument("").createElement("div");
+    inertEl.setAttribute("style", String(text));
+    var clean = safeDeclarations(inertEl.style);
+    inertEl.removeAttribute("style");
+    return clean;
+  }
+
+  /** An SVG element's attributes made safe: href only to a `#id` in the message (renamed custom-* like the ids) or,
+   *  on <image>/<feImage>, a data:image; any other attribute whose value holds a function or an escape (fill,
+   *  filter, mask, clip-path, marker-*, animation values …) must pass cssValueSafe, url(#id) renamed too. */
+  function safeSvgAttrs(node) {
+    var tag = String(node.localName || "").toLowerCase();
+    Array.prototype.slice.call(node.attributes).forEach(function (a) {
+      var name = a.name.toLowerCase(), v = a.value.trim();
+      if (name === "style" || name === "class" || name === "id" || /^aria-/.test(name)) return;
+      if (name === "href" || /:href$/.test(name)) {
+        if (/^#[\w\u0080-\uffff-]+$/.test(v)) node.setAttribute(a.name, "#custom-" + v.slice(1));
+        else if ((tag === "image" || tag === "feimage") && /^data:image\//i.test(v)) return;
+        else node.removeAttribute(a.name);
+        return;
+      }
+      if (v.indexOf("(") === -1 && v.indexOf("\\") === -1) return;
+      if (!cssValueSafe(v, true)) { node.removeAttribute(a.name); return; }
+      if (/url\(/i.test(v)) {
+        node.setAttribute(a.name, v.replace(CSS_URL_FN, function (_, dq, sq, bare) {
+          var u = (dq != null ? dq : sq != null ? sq : bare || "").trim();
+          return u.charAt(0) === "#" ? 'url("#custom-' + u.slice(1) + '")' : 'url("' + u + '")';
+        }));
+      }
+    });
+  }
+
   function setupPurify() {
     if (purifyReady) return true;
     var P = window.DOMPurify;
@@ -309,11 +416,15 @@
       ["id", "name", "for", "form", "list"].forEach(function (a) {
         if (node.hasAttribute(a)) node.setAttribute(a, "custom-" + node.getAttribute(a));
       });
-      if (node.hasAttribute("href") && !/^(https?:\/\/|mailto:)/i.test(node.getAttribute("href").trim())) {
+      if (node.namespaceURI === SVG_NS) safeSvgAttrs(node);   // href only #id (renamed) or a data: image
+      else if (node.hasAttribute("href") && !/^(https?:\/\/|mailto:)/i.test(node.getAttribute("href").trim())) {
         node.removeAttribute("href");
       }
       if (node.hasAttribute("src") && !/^data:image\//i.test(node.getAttribute("src").trim())) node.removeAttribute("src");
-      if (node.hasAttribute("style")) node.setAttribute("style", node.getAttribute("style").replace(CSS_URL, "none"));
+      if (node.hasAttribute("style")) {
+        var st = safeStyleAttr(node.getAttribute("style"));
+        if (st) node.setAttribute("style", st); else node.removeAttribute("style");
+      }
       ["cite", "longdesc", "usemap", "codebase", "data", "archive", "manifest", "icon"].forEach(function (a) {
         if (node.hasAttribute(a)) node.removeAttribute(a);
       });
@@ -338,11 +449,13 @@
       Array.prototype.forEach.call(list, function (r) {
         if (r.selectorText !== undefined && r.style) {
           out.push(r.selectorText.split(",").map(function (x) { return scopeSelector(x, scope); }).join(", ") +
-                   " { " + r.style.cssText.replace(CSS_URL, "none") + " }");
+                   " { " + safeDeclarations(r.style) + " }");
         } else if (r.media && r.cssRules) {
           out.push("@media " + r.media.mediaText + " { " + rules(r.cssRules) + " }");
         } else if (r.name !== undefined && r.cssRules && /keyframes/i.test(r.cssText.slice(0, 20))) {
-          out.push(r.cssText.replace(CSS_URL, "none"));
+          out.push("@keyframes " + CSS.escape(r.name) + " { " + Array.prototype.map.call(r.cssRules, function (k) {
+            return k.keyText + " { " + (k.style ? safeDeclarations(k.style) : "") + " }";
+          }).join(" ") + " }");
         }
         // @import, @font-face, @namespace, @page … are dropped
       });
@@ -445,7 +558,7 @@
     failedNames: [],          // names of frames stopped since the card was set (tests, Python)
     blocked: [],              // {name, url, directive}: what frames' policies refused
     // what a frame may post to us (Python's frame_guard.FLOOD): token bucket per frame, see the message listener
-    flood: { rate: 200, burst: 400, stopPerSecond: 2000, lagMs: 250, lagCount: 150 },
+    flood: { rate: 200, burst: 400, frameBurst: 100, stopPerSecond: 2000, lagMs: 250, lagCount: 150 },
     // variable scopes kept per card (frame_guard.variable_scope_key): chat/character by card key, global by globalKey
     scopes: {}, globals: {}
   };
@@ -861,7 +974,7 @@
       globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
       viewportHeight: window.innerHeight,
       storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
-      lazyLibs: lazy
+      lazyLibs: lazy, flood: frames.flood
     };
     init.chatBlocks = packChat(init.chat);
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
@@ -1138,12 +1251,13 @@
       return;
     }
   }
-  function stopFrame(name, f, reason) {
+  function stopFrame(name, f, reason, swamped) {
     frames.failed.set(failKey(name, f.code), reason);
     frames.failedNames.push(name);
     if (f.wrap && f.wrap.isConnected) f.wrap.appendChild(failedBox(name, reason));
     console.warn("status bar " + name + ": stopped (" + reason + ")");
-    if (bridge && bridge.frameFailed) bridge.frameFailed(name, reason);
+    // swamped: this page is behind on what the frame posted (frame_guard.after_flood ends the renderer at once)
+    if (bridge && bridge.frameFailed) bridge.frameFailed(name, swamped ? reason + ":swamped" : reason);
   }
   // ---- frame notices --------------------------------------------------------------------------------------------
   // A frame that errors (uncaught exceptions, failed listeners, console.error), had something refused by its policy
@@ -1206,6 +1320,9 @@
   }
 
   // ---- floods and memory (ui/frame_guard.py) -------------------------------------------------------------------
+  // A frame's runtime (th_shim.js) already holds what the bar posts to frames.flood.rate a second with bursts of
+  // frames.flood.frameBurst, says when it starts dropping ("dropping": logged here) and when it floods ("flood":
+  // stopped here). What reaches this page anyway (top.postMessage bypasses the runtime) meets this page's own rule.
   // Every message a frame posts costs a token from its bucket (frames.flood.rate a second, frames.flood.burst at
   // most); without one the message is dropped here, before any work. A burst of drops (drops less than a second
   // apart) is logged once, when it starts. Dropping is not free: Chromium delivers every message a frame posts
@@ -1216,6 +1333,9 @@
   // (frame_guard.after_flood).
   var beat = { at: performance.now() };
   setInterval(function () { beat.at = performance.now(); }, 50);
+  function warnDropping(name) {
+    console.warn("status bar " + name + ": more than " + frames.flood.rate + " messages a second; dropping the excess");
+  }
   function floodAllows(name, frame) {
     var cfg = frames.flood, now = performance.now();
     var b = frame.bucket || (frame.bucket = { tokens: cfg.burst, at: now, lastDrop: -1e9, windowAt: 0, windowDrops: 0 });
@@ -1224,16 +1344,14 @@
     b.tokens = Math.min(cfg.burst, b.tokens + (now - b.at) * cfg.rate / 1000);
     b.at = now;
     if (b.tokens >= 1 && !swamping) { b.tokens -= 1; return true; }
-    if (now - b.lastDrop > 1000) {
-      console.warn("status bar " + name + ": more than " + cfg.rate + " messages a second; dropping the excess");
-    }
+    if (now - b.lastDrop > 1000) warnDropping(name);
     b.lastDrop = now;
     if (now - b.windowAt > 1000) { b.windowAt = now; b.windowDrops = 0; }
     b.windowDrops++;
     if ((swamping || b.windowDrops >= cfg.stopPerSecond) && frames.byName.get(name) === frame) {
       frame.iframe.remove();
       frames.byName.delete(name);
-      stopFrame(name, frame, "flood");
+      stopFrame(name, frame, "flood", swamping);
     }
     return false;
   }
@@ -1308,10 +1426,19 @@
     } else if (d.__th === "report") {
       frames.reports.push({ name: name, data: d.data });
     } else if (d.__th === "log") {
+      if (typeof d.unknown === "string") d.text = fmt("frame.unknown_api", { name: d.unknown.slice(0, 200) });  // th_shim
       frames.logs.push({ name: name, level: String(d.level), text: String(d.text) });
       if (frames.logs.length > 500) frames.logs.shift();
       if (d.level === "error") console.warn("status bar " + name + ": " + String(d.text));
       if (d.level === "error" || d.level === "console-error") frameTrouble(name, frame, "errors", String(d.text));
+    } else if (d.__th === "dropping") {      // its shim started dropping what it posts (th_shim send)
+      warnDropping(name);
+    } else if (d.__th === "flood") {         // its shim dropped messages for a second: it floods (th_shim send)
+      if (frames.byName.get(name) === frame) {
+        frame.iframe.remove();
+        frames.byName.delete(name);
+        stopFrame(name, frame, "flood");
+      }
     } else if (d.__th === "probe-result") {
       frames.probes.set(String(d.id), d.text);
     }
@@ -1716,7 +1843,7 @@
       });
       if (changed) startWatchdog();
       if (rt.flood && typeof rt.flood === "object") {
-        ["rate", "burst", "stopPerSecond", "lagMs", "lagCount"].forEach(function (k) { if (Number(rt.flood[k]) > 0) frames.flood[k] = Number(rt.flood[k]); });
+        ["rate", "burst", "frameBurst", "stopPerSecond", "lagMs", "lagCount"].forEach(function (k) { if (Number(rt.flood[k]) > 0) frames.flood[k] = Number(rt.flood[k]); });
       }
     },
 
@@ -1797,6 +1924,8 @@
     },
 
     // for tests and diagnostics
+    /** Whether a CSS value (as the browser serialises it) could load nothing (the message sanitiser's check). */
+    cssValueSafe: function (v) { return cssValueSafe(v); },
     frameNames: function () { return liveFrames().map(function (x) { return x.name; }); },
     frameHeight: function (name) { var f = frames.byName.get(name); return f ? f.iframe.getBoundingClientRect().height : -1; },
     frameReports: function () { return frames.reports.slice(); },

@@ -32,6 +32,36 @@
   // and, for anything a browser window has by itself (document, location, localStorage, qt…) or anything unknown,
   // throws the same SecurityError a cross-origin parent would — and reports it. postMessage still reaches the host
   // page, which decides on its own which card a message belongs to. (`top` is unforgeable and stays cross-origin.)
+  // ---- what this frame may post (issue 29 §9) ---------------------------------------------------------------------
+  // Every message the shim or the card sends through `parent.postMessage` passes a token bucket here, in the frame,
+  // before it crosses to the host page: init.flood.rate a second, init.flood.frameBurst saved up (frame_guard.FLOOD:
+  // fewer than the host page's lagCount, so what passes never swamps it); the excess is dropped on this side, so a bar in a runaway loop cannot queue
+  // thousands of messages that the host page must take delivery of one by one (a view frozen for seconds). A frame
+  // that starts dropping says so ({__th:"dropping"}, at most once a second: the host logs it), and one that drops
+  // init.flood.stopPerSecond messages within a second tells the host ({__th:"flood"}) and sends nothing more; the
+  // host stops it with its notice. (`top.postMessage` bypasses this: the host page's own bucket and
+  // frame_guard.after_flood stay for that.)
+  var fcfg = init.flood && typeof init.flood === "object" ? init.flood : {};
+  var flood = { rate: Number(fcfg.rate) > 0 ? Number(fcfg.rate) : 200,
+                burst: Number(fcfg.frameBurst) > 0 ? Number(fcfg.frameBurst) : 100,
+                stop: Number(fcfg.stopPerSecond) > 0 ? Number(fcfg.stopPerSecond) : 2000, at: 0, windowAt: 0, drops: 0,
+                lastDrop: -1e9, done: false };
+  flood.tokens = flood.burst;
+  function send(msg, target) {
+    if (flood.done) return;
+    var now = Date.now();
+    flood.tokens = Math.min(flood.burst, flood.tokens + (now - flood.at) * flood.rate / 1000);
+    flood.at = now;
+    if (flood.tokens >= 1) { flood.tokens -= 1; host.postMessage(msg, target); return; }
+    if (now - flood.lastDrop > 1000) host.postMessage({ __th: "dropping" }, "*");   // a burst of drops starts: logged once
+    flood.lastDrop = now;
+    if (now - flood.windowAt > 1000) { flood.windowAt = now; flood.drops = 0; }
+    if (++flood.drops >= flood.stop) {
+      flood.done = true;
+      host.postMessage({ __th: "flood" }, "*");
+    }
+  }
+
   var builtins = Object.create(null);
   Object.getOwnPropertyNames(W).forEach(function (k) { builtins[k] = true; });
   var facade = null;
@@ -39,7 +69,7 @@
     if (typeof Proxy === "function" && host && host !== W) {
       facade = new Proxy(Object.create(null), {
         get: function (t, key) {
-          if (key === "postMessage") return function (msg, target) { return host.postMessage(msg, target === undefined ? "*" : target); };
+          if (key === "postMessage") return function (msg, target) { return send(msg, target === undefined ? "*" : target); };
           if (typeof key === "symbol") return undefined;
           if (key === "window" || key === "self" || key === "parent") return facade;
           if (!builtins[key] && key in W) return W[key];
@@ -55,7 +85,7 @@
 
   function clone(v) { return v === undefined ? undefined : JSON.parse(JSON.stringify(v)); }
   function isObj(v) { return v !== null && typeof v === "object" && !Array.isArray(v); }
-  function post(msg) { try { host.postMessage(msg, "*"); } catch (e) { /* no host */ } }
+  function post(msg) { try { send(msg, "*"); } catch (e) { /* no host */ } }
   function logToHost(level, args) {
     var text = Array.prototype.map.call(args, function (a) {
       try { return typeof a === "string" ? a : JSON.stringify(a); } catch (e) { return String(a); }
@@ -492,7 +522,7 @@
     };
   }
   function waitGlobalInitialized(name) {
-    if (name === "Mvu") return Promise.resolve(Mvu);
+    if (name === "Mvu") return Promise.resolve(api.Mvu);
     if (W[name] !== undefined) return Promise.resolve(W[name]);
     return new Promise(function (resolve) {
       eventOnce("global_" + name + "_initialized", function () { resolve(W[name]); });
@@ -562,8 +592,30 @@
     isAdmin: function () { return false; },
     __liyuanReport: function (data) { post({ __th: "report", data: clone(data) }); }
   };
+  // ---- reads of APIs that do not exist (issue 29 §10) --------------------------------------------------------------
+  // A bar that reads, say, `Mvu.variables` (not an MVU API) gets undefined and quietly shows its defaults. The Mvu and
+  // TavernHelper globals report each property read that they do not have, once per name, as an error line the
+  // host page shows in the bar's notice ({__th:"log", level:"error", unknown:"Mvu.variables"}). Reads that library
+  // code makes of any object while probing it (then, toJSON, length, __*, $*, @@*) are not reported; `in` is not.
+  var PROBES = { then: true, toJSON: true, length: true, nodeType: true, prototype: true, asymmetricMatch: true };
+  function diagnosed(obj, label) {
+    if (typeof Proxy !== "function") return obj;
+    var told = Object.create(null);
+    return new Proxy(obj, {
+      get: function (t, key, recv) {
+        if (typeof key === "symbol" || key in t) return Reflect.get(t, key, recv);
+        if (!told[key] && !PROBES[key] && !/^(__|\$|@@)/.test(key)) {
+          told[key] = true;
+          post({ __th: "log", level: "error", unknown: label + "." + key,
+                 text: "[th_shim] " + label + "." + key + " does not exist (the bar got undefined)" });
+        }
+        return undefined;
+      }
+    });
+  }
+  api.Mvu = diagnosed(Mvu, "Mvu");
   Object.keys(api).forEach(function (k) { W[k] = api[k]; });
-  W.TavernHelper = api;
+  W.TavernHelper = diagnosed(api, "TavernHelper");
 
   // ---- EjsTemplate (stand-in) ------------------------------------------------------------------------------------
   // The Prompt Template extension's `EjsTemplate` (ST-Prompt-Template; TavernHelper's @types declare it): templates
