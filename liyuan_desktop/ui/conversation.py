@@ -576,17 +576,7 @@ class ConversationView(QWebEngineView):
         #: Python watchdog limits: seconds and ticks a probe may stay unanswered before the renderer is ended.
         self.python_watchdog = {"hang_s": PY_HANG_S, "ticks": PY_HANG_TICKS}
 
-        # a plain cover over the page while a switch is handed to it (hold_until_painted / release_after_paint)
-        self._cover = QWidget(self)
-        self._cover.setObjectName("conversationCover")
-        self._cover.setAutoFillBackground(True)
-        self._cover.hide()
-        self._cover_token = 0
-        self._cover_timer = QTimer(self)
-        self._cover_timer.setSingleShot(True)
-        self._cover_timer.setInterval(COVER_MAX_MS)
-        self._cover_timer.timeout.connect(self._cover.hide)
-
+        self._make_cover()
         self._pending: tuple[str | None, str] = (None, "")
         self._pending_dirty = False
         self._pending_timer = QTimer(self)
@@ -604,6 +594,19 @@ class ConversationView(QWebEngineView):
         self.setUrl(self._url)
 
     # ---- state ------------------------------------------------------------------------------------------------
+
+    def _make_cover(self) -> None:
+        """A plain cover over the page while a chat switch is handed to it (hold_until_painted /
+        release_after_paint), hidden at the latest after ``COVER_MAX_MS``."""
+        self._cover = QWidget(self)
+        self._cover.setObjectName("conversationCover")
+        self._cover.setAutoFillBackground(True)
+        self._cover.hide()
+        self._cover_token = 0
+        self._cover_timer = QTimer(self)
+        self._cover_timer.setSingleShot(True)
+        self._cover_timer.setInterval(COVER_MAX_MS)
+        self._cover_timer.timeout.connect(self._cover.hide)
     def is_ready(self) -> bool:
         """True once :attr:`ready` has been emitted (the page and its channel are up)."""
         return self._ready

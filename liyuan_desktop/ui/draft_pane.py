@@ -198,36 +198,7 @@ class DraftPane(QWidget):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.meta)
 
-        # the context meter: how full the model's window is, and the last beat's cache hits
-        meter = QHBoxLayout()
-        meter.setSpacing(8)
-        self.context_label = QLabel(tr("ctx.unknown"))
-        self.context_label.setObjectName("contextLabel")
-        set_role(self.context_label, "small")
-        self.context_bar = QProgressBar()
-        self.context_bar.setObjectName("contextMeter")
-        self.context_bar.setRange(0, 1000)
-        self.context_bar.setValue(0)
-        self.context_bar.setTextVisible(False)
-        self.context_bar.setFixedHeight(6)
-        self.cache_label = QLabel("")
-        self.cache_label.setObjectName("cacheLabel")
-        set_role(self.cache_label, "small")
-        self.inspect_btn = QToolButton()
-        self.inspect_btn.setText(tr("inspect.action"))
-        self.inspect_btn.setObjectName("inspectButton")
-        self.inspect_btn.setAutoRaise(True)
-        self.inspect_btn.clicked.connect(self.inspectRequested.emit)
-        # the labels keep their full text when there is room (the bar gives way first) but may shrink, so the
-        # meter never widens the pane
-        for lab in (self.context_label, self.cache_label):
-            lab.setMinimumWidth(1)
-        self.context_bar.setMinimumWidth(24)
-        meter.addWidget(self.context_label)
-        meter.addWidget(self.context_bar, 1)
-        meter.addWidget(self.cache_label)
-        meter.addWidget(self.inspect_btn)
-        lay.addLayout(meter)
+        lay.addLayout(self._build_meter())
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.draft = MarkdownDraft()
@@ -290,7 +261,64 @@ class DraftPane(QWidget):
         self.banner.setVisible(False)
         lay.addWidget(self.banner)
 
-        # what a crash left behind: ledger gaps (a button runs the scribe) and words left unanswered
+        self._build_recovery_banners(lay)
+
+        self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
+        #: 模型输出 as it came: ("text", str) pieces and ("tool", name, ArgsReader) calls, for the raw-JSON toggle
+        self._segs: list[Any] = []
+        self._args: dict[int, ArgsReader] = {}
+        self._flush = QTimer(self)
+        self._flush.setInterval(30)
+        self._flush.timeout.connect(self._flush_text)
+        #: the session id of the beat shown (set by the window; None: a live beat or nothing) — the window keeps the
+        #: pane as it is when the branch's newest beat is still this one (main_window._show_branch_beat)
+        self.beat_id: Optional[str] = None
+        #: the session id of the user message whose turn the pane shows (set with ``beat_id``)
+        self.turn: Optional[str] = None
+        self._max_rounds = 20
+        self._round = 0
+        self._tokens: list[str] = []
+        self.reasoning_chars = 0
+        self._beat_prompt = 0
+        self._beat_cached = 0
+
+    # -- the context meter ----------------------------------------------------------------------------------
+
+    def _build_meter(self) -> QHBoxLayout:
+        """The context meter: how full the model's window is, and the last beat's cache hits, with 查看提示词."""
+        meter = QHBoxLayout()
+        meter.setSpacing(8)
+        self.context_label = QLabel(tr("ctx.unknown"))
+        self.context_label.setObjectName("contextLabel")
+        set_role(self.context_label, "small")
+        self.context_bar = QProgressBar()
+        self.context_bar.setObjectName("contextMeter")
+        self.context_bar.setRange(0, 1000)
+        self.context_bar.setValue(0)
+        self.context_bar.setTextVisible(False)
+        self.context_bar.setFixedHeight(6)
+        self.cache_label = QLabel("")
+        self.cache_label.setObjectName("cacheLabel")
+        set_role(self.cache_label, "small")
+        self.inspect_btn = QToolButton()
+        self.inspect_btn.setText(tr("inspect.action"))
+        self.inspect_btn.setObjectName("inspectButton")
+        self.inspect_btn.setAutoRaise(True)
+        self.inspect_btn.clicked.connect(self.inspectRequested.emit)
+        # the labels keep their full text when there is room (the bar gives way first) but may shrink, so the
+        # meter never widens the pane
+        for lab in (self.context_label, self.cache_label):
+            lab.setMinimumWidth(1)
+        self.context_bar.setMinimumWidth(24)
+        meter.addWidget(self.context_label)
+        meter.addWidget(self.context_bar, 1)
+        meter.addWidget(self.cache_label)
+        meter.addWidget(self.inspect_btn)
+        return meter
+
+    def _build_recovery_banners(self, lay: QVBoxLayout) -> None:
+        """What a crash left behind, added to ``lay``: ledger gaps (a button runs the scribe) and words left
+        unanswered (resend, edit, drop)."""
         self.gaps_banner = QFrame()
         gl = QHBoxLayout(self.gaps_banner)
         self.gaps_label = QLabel("")
@@ -320,26 +348,6 @@ class DraftPane(QWidget):
         self.unanswered_banner.setVisible(False)
         lay.addWidget(self.unanswered_banner)
 
-        self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
-        #: 模型输出 as it came: ("text", str) pieces and ("tool", name, ArgsReader) calls, for the raw-JSON toggle
-        self._segs: list[Any] = []
-        self._args: dict[int, ArgsReader] = {}
-        self._flush = QTimer(self)
-        self._flush.setInterval(30)
-        self._flush.timeout.connect(self._flush_text)
-        #: the session id of the beat shown (set by the window; None: a live beat or nothing) — the window keeps the
-        #: pane as it is when the branch's newest beat is still this one (main_window._show_branch_beat)
-        self.beat_id: Optional[str] = None
-        #: the session id of the user message whose turn the pane shows (set with ``beat_id``)
-        self.turn: Optional[str] = None
-        self._max_rounds = 20
-        self._round = 0
-        self._tokens: list[str] = []
-        self.reasoning_chars = 0
-        self._beat_prompt = 0
-        self._beat_cached = 0
-
-    # -- the context meter ----------------------------------------------------------------------------------
     def set_context(self, usage: Optional[dict[str, Any]]) -> None:
         """Show ``Chat.context_usage()`` (``{"used", "window", "share"}``); None when it is not known."""
         if not usage or not usage.get("window"):

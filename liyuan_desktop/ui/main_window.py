@@ -230,6 +230,18 @@ class MainWindow(QMainWindow):
         self.scripts_action.triggered.connect(self._scripts_toggled)
         menu.insertAction(self.frames_trust_action, self.scripts_action)
         menu.aboutToShow.connect(self._sync_scripts_action)
+        self._build_chat_menu(menu)
+        self._set_busy(False)
+        try:
+            library.ensure_demo_card()  # the bundled card is always there to start from
+        except OSError as e:
+            log.warning("could not install the demo card: %s", e)
+        self.refresh_tree()
+        self._restore_window()
+
+    def _build_chat_menu(self, menu: Any) -> None:
+        """The 对话 and 帮助 menus, and the screens hooked into them and into ``menu`` (梨园): presets, find,
+        search, manage, export, avatars, reply actions, prose-only, profiles, about, persona, world books."""
         chat_menu = self.menuBar().addMenu(tr("menu.chat"))
         chat_acts = []
         for text, slot, seq in ((tr("regenerate"), self.regenerate_clicked, None), (tr("undo"), self.undo_clicked, None),
@@ -286,13 +298,6 @@ class MainWindow(QMainWindow):
         self.books_action = chat_menu.addAction(tr("books.menu"))
         self.books_action.setObjectName("worldBooksAction")
         self.books_action.triggered.connect(lambda: open_world_books(self))
-        self._set_busy(False)
-        try:
-            library.ensure_demo_card()  # the bundled card is always there to start from
-        except OSError as e:
-            log.warning("could not install the demo card: %s", e)
-        self.refresh_tree()
-        self._restore_window()
 
     # -- window state -----------------------------------------------------------------------------------------
     def _restore_window(self) -> None:
