@@ -111,7 +111,7 @@ def test_leftover_temp_files_are_removed_on_open(hostile):
     for p in leftovers:
         p.write_bytes(b"half")
         os.utime(p, (old, old))
-    fresh = story / f".liyuan-live.tmp"  # a write in progress right now (young, no pid): kept
+    fresh = story / ".liyuan-live.tmp"  # a write in progress right now (young, no pid): kept
     fresh.write_bytes(b"live")
     hist = StoryHistory(story, hist_dir)
     assert sorted(hist.cleaned) == sorted(str(p) for p in leftovers)

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import datetime
-from pathlib import Path
 
 from helpers import DEMO_CARD, load_golden
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
-import pytest
 
 from liyuan_desktop.core.beat.loop import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE, MAX_ROUNDS, UNSEALED_NOTICE
 from liyuan_desktop.core.cards import load_card

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 from pathlib import Path
 
 from liyuan_desktop.core.ledger.state import WorldState
@@ -151,7 +150,7 @@ def test_opening_a_chat_builds_the_big_card_book_once_and_initvar_reuses_it(tmp_
     real = lorebook.compile_book
     lorebook.compile_book = lambda lb, sig: (compiled.append(len(lb.entries)), real(lb, sig))[1]
     try:
-        again = Chat.open(chat.dir, card, ReplayModel(actor=[], scribe=[]))
+        Chat.open(chat.dir, card, ReplayModel(actor=[], scribe=[]))
     finally:
         lorebook.compile_book = real
     assert bookcache.STATS.get("built") == 1, bookcache.STATS  # not twice (the [InitVar] reader reuses it)

@@ -220,7 +220,7 @@ async def test_beat_saved_late_gets_its_ledger_after_the_retry(tmp_path):
 
     model = ReplayModel(actor=[write("一。"), seal()], scribe=['{"patch": {"time": "夜"}}'])
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    real = fail_commit(chat, 2)  # 1: the words, 2: the beat and its reply
+    fail_commit(chat, 2)  # 1: the words, 2: the beat and its reply
     with pytest.raises(BeatSaveError) as ei:
         await chat.send("你好")
     assert ei.value.stage == "beat" and chat.needs_scribe

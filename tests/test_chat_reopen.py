@@ -67,7 +67,7 @@ def test_a_missing_preset_is_a_warning_not_a_crash(tmp_path):
 def test_persona_and_world_books_survive_reopening(tmp_path):
     card = _card(tmp_path)
     persona = Persona(name="阿梨", description="{{user}}是远行的画师。", position="in_prompt")
-    chat = Chat.create(tmp_path / "chat", card, ReplayModel(actor=[]), preset=_preset(), persona_obj=persona)
+    Chat.create(tmp_path / "chat", card, ReplayModel(actor=[]), preset=_preset(), persona_obj=persona)
     book = {"entries": {"0": {"uid": 0, "key": ["灯笼"], "content": "客栈门口挂着一盏红灯笼。", "comment": "灯笼",
                               "constant": True, "position": 0}}}
     (tmp_path / "chat" / "世界书").mkdir()

@@ -15,7 +15,7 @@ from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.openai_client import OpenAIChatModel
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.llm.types import ChatRequest, ChatResponse, StreamDelta, ToolCall
+from liyuan_desktop.core.llm.types import ChatRequest, ChatResponse, StreamDelta
 
 try:
     from sse_server import Reply, ScriptedServer

@@ -406,7 +406,7 @@ def test_edit_bad_args(edits):
 )
 def test_batch_whose_second_edit_fails_leaves_first_unapplied(second, code):
     text = "甲乙，乙丙"
-    e = _assert_edit_refused(text, [{"old": "甲", "new": "一"}, second], code)
+    _assert_edit_refused(text, [{"old": "甲", "new": "一"}, second], code)
     assert "甲" in text
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.cards import card_from_json

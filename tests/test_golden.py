@@ -12,7 +12,6 @@ import re
 import subprocess
 import sys
 
-import pytest
 from helpers import DEMO_CARD, ROOT, load_golden
 
 from liyuan_desktop.core.cards import load_card

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from liyuan_desktop.core.lore import Lorebook, ScanMessage, TimedEffects, activation, bookcache, lorebook
+from liyuan_desktop.core.lore import Lorebook, ScanMessage, activation, bookcache, lorebook
 from liyuan_desktop.core.lore.compile import _KeyIndex
 
 WORDS = ["king", "King", "KING", "liking", "sword", "the blade", "Ash", "ash", "a", "x1", "日月", "手机", "青梧", "理",

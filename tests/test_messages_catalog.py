@@ -4,7 +4,6 @@ English when asked; engine errors and load warnings come out in English; the win
 
 from __future__ import annotations
 
-import asyncio
 import pickle
 import re
 import string

@@ -14,7 +14,7 @@ from helpers import DEMO_CARD, ROOT
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.llm.types import ChatRequest, ChatResponse
+from liyuan_desktop.core.llm.types import ChatRequest
 from liyuan_desktop.core.prompt.authors_note import AuthorsNote, note_due
 from liyuan_desktop.core.session.tree import SessionTree
 

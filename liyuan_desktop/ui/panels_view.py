@@ -15,7 +15,7 @@ import logging
 import re
 from typing import Any, Optional
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from ..core.ledger.panels import render_panel

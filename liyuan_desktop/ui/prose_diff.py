@@ -369,7 +369,7 @@ class ProseDiffView(QWidget):
         table = '<table width="100%" cellspacing="0" cellpadding="0">'
         rows = [f'{table}<tr><th width="50%" style="color:{c["muted"]}">{tr("pdiff.before")}</th>'
                 f'<th width="50%" style="color:{c["muted"]}">{tr("pdiff.after")}</th></tr></table>']
-        cell = f'<td width="50%" valign="top" style="padding:0 4px">'
+        cell = '<td width="50%" valign="top" style="padding:0 4px">'
         top = f'<td width="50%" valign="top" style="border-top:1px solid {c["rule"]};padding:4px 4px 0 4px">'
 
         def run(left: list[str], right: list[str]) -> None:

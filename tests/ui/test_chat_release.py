@@ -10,7 +10,6 @@ import asyncio
 import gc
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui import chat_work, work
 from liyuan_desktop.ui.main_window import MainWindow
 from test_big_chat_open import CARD, write_st_chat
-from uihelpers import LoopStallMeter, wait_for
+from uihelpers import LoopStallMeter
 
 STALL_BOUND_MS = 1000
 

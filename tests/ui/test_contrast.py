@@ -436,7 +436,7 @@ def _menu_actions(win) -> list:
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, mode, tmp_path):
     """The window, both chat modes, the ask dialog and every dialog a menu command opens, after a theme switch."""
-    from liyuan_desktop.core.cards import library, load_card
+    from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.ui.i18n import tr
     from liyuan_desktop.ui.main_window import MainWindow

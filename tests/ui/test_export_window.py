@@ -4,7 +4,6 @@ Markdown / EPUB / DOCX titled after the card, and the card as PNG / JSON that im
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library, load_card

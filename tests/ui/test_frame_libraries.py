@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import logging
 
-import pytest
 
 from liyuan_desktop.ui.conversation import web_dir
-from uihelpers import frame_reports as reports
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Qt
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library

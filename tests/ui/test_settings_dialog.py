@@ -6,7 +6,6 @@ qtbot.wait* (../shared/design/desktop-stack.md, pitfall 3)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import keyring

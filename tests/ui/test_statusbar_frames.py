@@ -14,7 +14,6 @@ import re
 
 import pytest
 
-from uihelpers import frame_reports as reports
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from liyuan_desktop.core.settings import AppSettings
@@ -53,7 +53,6 @@ def _open_dialogs(win) -> list[QWidget]:
 
 
 def test_dark_theme_reaches_every_window_and_dialog(qtbot, dark):
-    from liyuan_desktop.core.cards import library
     from liyuan_desktop.ui.main_window import MainWindow
 
     win = MainWindow(AppSettings(theme="dark"))

@@ -167,7 +167,7 @@ def inflate_bounded(comp: bytes, label: str, what: str, limit: int = MAX_CARD_BY
             elif len(tail) >= len(buf):
                 break  # no input consumed and no output: the stream ends here
             buf = tail
-    except zlib.error as e:
+    except zlib.error:
         raise fail(label, f"{what}的压缩数据损坏（zlib 解压失败）") from None
     if not d.eof:
         raise fail(label, f"{what}的压缩数据不完整（zlib 流被截断）")

@@ -58,7 +58,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..jsonfile import JsonFileError, check_size, loads

@@ -36,7 +36,7 @@ from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
 from ..messages import message
 from ..paths import home, safe_name
-from ..session.tree import SessionError, SessionTree, new_id
+from ..session.tree import SessionTree, new_id
 
 TRASH = "回收站"
 _RECORD = "trash.json"

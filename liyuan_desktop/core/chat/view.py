@@ -393,8 +393,10 @@ class ChatView:
         if w.tokens.observed == 0:
             w.calibrate_from_tree(self.tree, system)
         h = self.history()
-        injection = lambda: build_injection(self.current_state(), [], self.book.index_titles(), self.context.language,
-                                            memory_hint=bool(h.summaries))
+        def injection() -> str:
+            return build_injection(self.current_state(), [], self.book.index_titles(), self.context.language,
+                                   memory_hint=bool(h.summaries))
+
         return w.usage((self.tree.leaf_id, len(self.tree.order), self.mode), system, h, injection)
 
     def warm_up(self) -> None:

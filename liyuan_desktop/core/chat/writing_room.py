@@ -31,7 +31,7 @@ from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint, is_chapter_name
 from ..story.checkpoints import StoryHistory
 from ..story.mentions import Mention, MentionIndex
-from ..story.outline import (OUTLINE_KEY, Outline, outline_path, parse_outline, read_outline, replace_text,
+from ..story.outline import (Outline, outline_path, parse_outline, read_outline, replace_text,
                              set_chapter)
 from ..story.progress import Progress, WordCache, book_progress, daily_counts
 

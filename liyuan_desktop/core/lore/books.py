@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_bytes

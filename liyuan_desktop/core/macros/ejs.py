@@ -59,7 +59,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 log = logging.getLogger(__name__)
 

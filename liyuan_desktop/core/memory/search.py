@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError

@@ -18,7 +18,6 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-from pydantic import BaseModel
 
 from ..deferred import DeferredModel
 from ..text import utf16_len
