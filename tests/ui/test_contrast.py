@@ -433,8 +433,25 @@ def _menu_actions(win) -> list:
     return out
 
 
+@pytest.fixture
+def idle_loop():
+    """A current (not running) asyncio loop for this synchronous test: panes that start their loading with
+    ``asyncio.ensure_future`` (the book editor) need one to exist; an earlier async test leaves none set."""
+    import asyncio
+
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield loop
+    pending = asyncio.all_tasks(loop)  # started, never run: cancelled so that nothing is left unawaited
+    for task in pending:
+        task.cancel()
+    loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
 @pytest.mark.parametrize("mode", ["light", "dark"])
-def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, mode, tmp_path):
+def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, idle_loop, mode, tmp_path):
     """The window, both chat modes, the ask dialog and every dialog a menu command opens, after a theme switch."""
     from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.chat.facade import Chat

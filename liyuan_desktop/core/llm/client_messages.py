@@ -168,7 +168,7 @@ class ClientMessages:
         """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``), by the minimum rate (``"rate"``:
         ``in_window`` characters came in the last :attr:`min_rate_window` seconds, fewer than
         :attr:`min_rate_chars`) or by :attr:`total_timeout` (``"total"``). The message is a catalog message
-        (``llm.deadline.*``, :mod:`...messages`); ``partial`` holds what had arrived (``finish_reason == "cut"``),
+        (``llm.deadline.*`` in core/messages.py); ``partial`` holds what had arrived (``finish_reason == "cut"``),
         so the beat keeps its draft."""
         got = asm.received_chars() if asm is not None else 0
         if which == "idle":

@@ -27,6 +27,7 @@ def value_of(v: Any) -> Any:
 
 
 def is_num(v: Any) -> bool:
+    """Whether ``v`` is a number as MVU counts one (int or float; a bool is not)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
@@ -67,6 +68,7 @@ def jsonable(v: Any) -> Any:
 
 
 def num_from_str(s: str) -> Optional[Union[int, float]]:
+    """The number a string spells (``"12"`` → 12, ``" 1.5 "`` → 1.5), or None (empty, not a number, inf/nan)."""
     t = s.strip()
     if not t:
         return None
@@ -166,6 +168,8 @@ def has_odd_keys(tree: Any) -> bool:
 
 
 def guard_path(segs: list[Segment]) -> Optional[str]:
+    """Why a write to ``segs`` is refused — a ``$…`` key (derived by the card) or a ``_…`` key (read-only) on the
+    path, as MVU has it — as the warning to show; None when the path may be written."""
     p = join_path(segs)
     for s in segs:
         if isinstance(s, str) and s.startswith("$"):
@@ -176,6 +180,8 @@ def guard_path(segs: list[Segment]) -> Optional[str]:
 
 
 def list_index(container: list, seg: Segment) -> Optional[int]:
+    """The list position ``seg`` names in ``container`` (an int or a digit string; negative counts from the end),
+    or None when it is not an index or out of range."""
     if isinstance(seg, int):
         i = seg
     elif isinstance(seg, str) and re.fullmatch(r"-?\d+", seg):
@@ -191,6 +197,7 @@ MISSING = object()
 
 
 def get_at(tree: Any, segs: list[Segment]) -> Any:
+    """The value at ``segs`` in ``tree`` (dict keys, list indexes; pairs not unwrapped), or :data:`MISSING`."""
     cur = tree
     for s in segs:
         if isinstance(cur, dict):
@@ -215,6 +222,7 @@ def get_path(tree: Any, path: Union[str, Iterable[Segment]], default: Any = None
 
 
 def put_at(container: Any, seg: Segment, value: Any) -> None:
+    """Set ``container[seg]`` (a dict key, or an existing list position — AssertionError when out of range)."""
     if isinstance(container, dict):
         container[seg if isinstance(seg, str) else str(seg)] = value
     else:
@@ -265,6 +273,8 @@ _BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, as
 
 
 def eval_math(expr: str) -> Optional[Union[int, float]]:
+    """The value of a plain arithmetic expression (digits, + - * / % **, parentheses — MVU's ``_.add`` accepts
+    them), or None for anything else; huge exponents are refused."""
     if not re.fullmatch(r"[\d\s.+\-*/%()eE]+", expr) or not re.search(r"\d", expr):
         return None
 

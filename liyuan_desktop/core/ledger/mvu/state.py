@@ -68,11 +68,16 @@ class MvuResult(NamedTuple):
 
 
 class Changes:
+    """The paths one update changed, against the tree ``before`` it: :meth:`mark` each written path, then
+    :meth:`build` the display and delta trees MVU keeps beside ``stat_data``."""
+
     def __init__(self, before: dict[str, Any]):
         self.before = before
         self.paths: list[tuple[Segment, ...]] = []
 
     def mark(self, segs: list[Segment]) -> None:
+        """Note a write to ``segs`` (a write into a ``[value, description]`` pair belongs to the pair; a path under a
+        marked one is covered by it)."""
         if segs and not isinstance(segs[-1], str) or (segs and str(segs[-1]).lstrip("-").isdigit()):
             if is_pair(get_at(self.before, segs[:-1])):  # `日期[0]`: the change belongs to the pair
                 segs = segs[:-1]
@@ -84,6 +89,7 @@ class Changes:
         self.paths.append(t)
 
     def build(self, after: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(display_data, delta_data) for the tree ``after``: the changed leaves shown as ``old->new``, as MVU does."""
         display = copy.deepcopy(after)
         delta: dict[str, Any] = {}
         for p in self.paths:
@@ -136,6 +142,8 @@ def _set_display(root: Any, segs: list[Segment], text: str, create: bool = False
 
 def make_result(state: MvuState, tree: dict[str, Any], changes: Changes, applied: list[str],
             warnings: list[str]) -> MvuResult:
+    """The :class:`MvuResult` of an update: the new state (``tree`` with its display and delta trees from
+    ``changes``), the commands applied and the warnings."""
     display, delta = changes.build(tree)
     new = MvuState(stat_data=tree, display_data=display, delta_data=delta,
                    initialized_lorebooks=copy.deepcopy(state.initialized_lorebooks))
