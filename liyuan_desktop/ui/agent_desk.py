@@ -128,7 +128,7 @@ def install(window: Any) -> None:
     ``window.desk`` holds this module's state (:class:`DeskState`)."""
     window.desk = DeskState()
     window.undo_btn.installEventFilter(_HoverReason(window))
-    window.busyChanged.connect(lambda busy: _busy_changed(window, busy))
+    window.session.busyChanged.connect(lambda busy: _busy_changed(window, busy))
     window.chapter_pane.editor.focusModeChanged.connect(lambda on: _focus(window, on))
     update_undo(window, False)
 

@@ -389,7 +389,7 @@ def jump_to_entry(win: Any, entry_id: str, needle: str = "") -> bool:
 def install_find_bar(win: Any, menu: Any = None) -> FindBar:
     """Put the find bar above ``win``'s conversation, bind Ctrl+F (and a 「在对话中查找…」 entry in ``menu``), return
     to the newest page when a beat starts, and clear the hits and the count whenever another chat (or none) is
-    shown (``win.chatShown``)."""
+    shown (the window session's ``chatShown``)."""
     bar = FindBar(win)
     centre = win.view.parentWidget().layout()
     centre.insertWidget(0, bar)
@@ -409,8 +409,8 @@ def install_find_bar(win: Any, menu: Any = None) -> FindBar:
         win.session.transcript.browsing = False
         bar.reset()
 
-    win.busyChanged.connect(busy)
-    win.chatShown.connect(chat_shown)
+    win.session.busyChanged.connect(busy)
+    win.session.chatShown.connect(chat_shown)
     win.find_bar = bar
     return bar
 

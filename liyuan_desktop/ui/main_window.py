@@ -2,13 +2,15 @@
 right, the input box with Send / Stop / Regenerate at the bottom.
 
 Thin by design: it opens chats (core), runs their commands as tasks on the qasync loop, and forwards engine events
-to the panes. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
+to the panes. What is open and what runs — the chat, the selected card, demo mode, the beat task, the busy mark and
+the transcript's paging — lives in its :class:`~.session.Session` (``self.session``, widget-free); ``chat``,
+``chat_ref``, ``card_ref``, ``is_demo``, ``transcript``, ``chatShown`` and ``busyChanged`` here forward to it. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
 when the user scrolls up.
 
 **The panes follow the chat shown** (issue 24 §3: no pane may show an older chat or beat). There is one path for
 "another chat is shown" (:meth:`_after_open`) and one for "no chat is shown" (:meth:`close_chat`; a command that
 drops ``win.chat`` itself is caught by :meth:`set_busy`, which every such command ends with); each ends with
-:attr:`chatShown`, which panes installed from other modules (the find bar) follow. While a switch runs the
+the session's ``chatShown``, which panes installed from other modules (the find bar) follow. While a switch runs the
 conversation is covered (``ConversationView.hold_until_painted``) until the page has painted the new chat, so no
 frame shows the old chat's messages beside the new chat's panes. The draft pane follows the branch's newest beat
 (:meth:`_show_branch_beat`) and keeps what it shows when that beat is the same one (a reply edited in place).
@@ -457,7 +459,7 @@ class MainWindow(QMainWindow):
         actor = [c for b in beats for c in b.actor]
         scribe = [s for b in beats for s in b.scribe]
         self.demo_lines = [b.user for b in beats]
-        self._demo_answers = [a for b in beats for a in b.ask_answers]
+        self.session.demo_answers = [a for b in beats for a in b.ask_answers]
         return ReplayModel(actor=actor, scribe=scribe, label=full.name.split(": ", 1)[-1], delay_ms=DEMO_DELAY_MS, beats=beats)
 
     # -- opening chats --------------------------------------------------------------------------------------
@@ -1149,8 +1151,8 @@ class MainWindow(QMainWindow):
         """The engine's question to the user during a beat (an ask request), answered in the ask dialog; the demo
         notes the answer its recording gave."""
         note = ""
-        if self.is_demo and getattr(self, "_demo_answers", None):
-            note = tr("demo.ask.note", answer=self._demo_answers[0])
+        if self.is_demo and self.session.demo_answers:
+            note = tr("demo.ask.note", answer=self.session.demo_answers[0])
         self.ask_dialog.set_note(note)
         return await self.ask_dialog.ask(req)
 

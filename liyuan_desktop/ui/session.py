@@ -2,9 +2,9 @@
 
 One :class:`Session` per main window. It owns the open :class:`~liyuan_desktop.core.chat.Chat` (typed as ``Chat``,
 never ``Any``) with its :class:`~liyuan_desktop.core.cards.library.ChatRef` and the card selected
-(:class:`~liyuan_desktop.core.cards.library.CardRef`), whether that chat is the bundled demo, the beat command
-running (an ``asyncio.Task``) and the busy state the controls show, whether one of the window's slow chat commands
-(ui/chat_work.py) is in flight, and the transcript's paging state (:class:`TranscriptPage`). It says what changed
+(:class:`~liyuan_desktop.core.cards.library.CardRef`), whether that chat is the bundled demo (and its recorded
+answers), the beat command running (an ``asyncio.Task``) and the busy state the controls show, whether one of the
+window's slow chat commands (ui/chat_work.py) is in flight, and the transcript's paging state (:class:`TranscriptPage`). It says what changed
 through signals, so panes follow the session rather than reaching into the window:
 
 - ``chatShown(chat)``: another chat is shown (the ``Chat``), or none (None) — every pane that lists something of the
@@ -66,6 +66,7 @@ class Session(QObject):
         self.chat_ref: Optional[library.ChatRef] = None
         self._card_ref: Optional[library.CardRef] = None
         self.is_demo = False  # the open chat is the bundled demo (its replay is set up per beat)
+        self.demo_answers: list[str] = []  # the demo's recorded answers to the engine's questions, first first
         self.task: Optional[asyncio.Task[Any]] = None  # the beat command running, if any
         self.marked_busy = False  # what the controls show (set_busy), which may differ from `busy` while a task ends
         self.work_busy = False  # one of ui/chat_work.py's slow commands is in flight (only one at a time)
