@@ -17,6 +17,7 @@ queries) and toggles visibility.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from PySide6.QtCore import QEvent, QObject
@@ -78,7 +79,7 @@ def _focus(window: Any, on: bool) -> None:
     split = window.split
     others = [split.widget(0), split.widget(1)]
     if on:
-        window._desk_sizes = split.sizes()
+        window.desk.sizes = split.sizes()
         for w in others:
             w.hide()
         window.tabs.tabBar().hide()
@@ -86,7 +87,7 @@ def _focus(window: Any, on: bool) -> None:
         for w in others:
             w.show()
         window.tabs.tabBar().show()
-        sizes = getattr(window, "_desk_sizes", None)
+        sizes = window.desk.sizes
         if sizes:
             split.setSizes(sizes)
 
@@ -102,19 +103,32 @@ def after_restore(window: Any) -> None:
     """Show what the last restore did in the conversation's banner (or put the usual banner back)."""
     summary = window.timeline_pane.restore_summary()
     window.view.set_banner(summary or _base_banner(window))
-    window._desk_restore_banner = bool(summary)
+    window.desk.restore_banner = bool(summary)
 
 
 def _busy_changed(window: Any, busy: bool) -> None:
-    if busy and getattr(window, "_desk_restore_banner", False):
-        window._desk_restore_banner = False
+    if busy and window.desk.restore_banner:
+        window.desk.restore_banner = False
         window.view.set_banner(_base_banner(window))
 
 
+@dataclass
+class DeskState:
+    """What the agent desk remembers of one window (``window.desk``, set by :func:`install`): ``sizes``, the
+    splitter's sizes (pixels, left to right) before the editor's distraction-free mode hid the other panes (None when
+    it never did); ``restore_banner``, whether the conversation's banner shows a restore summary
+    (:func:`after_restore`), cleared with the banner when the next beat starts."""
+
+    sizes: Optional[list[int]] = None
+    restore_banner: bool = False
+
+
 def install(window: Any) -> None:
-    """Connect the window: the hover reason on 撤销本轮, the editor's distraction-free mode, the first tooltip."""
+    """Connect the window: the hover reason on 撤销本轮, the editor's distraction-free mode, the first tooltip;
+    ``window.desk`` holds this module's state (:class:`DeskState`)."""
+    window.desk = DeskState()
     window.undo_btn.installEventFilter(_HoverReason(window))
-    window.busyChanged.connect(lambda busy: _busy_changed(window, busy))
+    window.session.busyChanged.connect(lambda busy: _busy_changed(window, busy))
     window.chapter_pane.editor.focusModeChanged.connect(lambda on: _focus(window, on))
     update_undo(window, False)
 

@@ -167,7 +167,7 @@ class ChapterEditor(QWidget):
         self._count_timer = QTimer(self)  # the 字数 follows typing without counting on every key
         self._count_timer.setSingleShot(True)
         self._count_timer.setInterval(300)
-        self._count_timer.timeout.connect(self._update_words)
+        self._count_timer.timeout.connect(self.update_words)
         QShortcut(QKeySequence.StandardKey.Save, self, activated=self.save,
                   context=Qt.ShortcutContext.WidgetWithChildrenShortcut)
         QShortcut(QKeySequence(Qt.Key.Key_F11), self, activated=lambda: self.set_focus_mode(not self.focus_mode),
@@ -224,7 +224,8 @@ class ChapterEditor(QWidget):
         self.title.setText(mark + self.name + ("  " + tr("story.editor.unsaved") if self.dirty else ""))
         self.save_btn.setEnabled(True)
 
-    def _update_words(self) -> None:
+    def update_words(self) -> None:
+        """字数 under the editor again (the text changed, or the language switched)."""
         self.words.setText(tr("desk.words", n=self.word_count()) if self.name is not None else "")
 
     def _edited(self) -> None:
@@ -241,7 +242,7 @@ class ChapterEditor(QWidget):
         self.text.document().setModified(False)
         self._disk_text = text
         self._autosave_timer.stop()
-        self._update_words()
+        self.update_words()
 
     def _set_banner(self, text: str = "", reload: bool = False) -> None:
         self.banner.setText(text)

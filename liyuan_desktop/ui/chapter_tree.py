@@ -262,7 +262,7 @@ class ChapterTreePane(QWidget):
     def retranslate(self) -> None:
         """The language switched: the rows' 字数 and tooltips again (ui/retranslate.py calls this)."""
         self.refresh()
-        self.editor._update_words()
+        self.editor.update_words()
 
     def _words(self, c: Any) -> int:
         """字数 of chapter ``c`` (a ChapterInfo), cached by (name, size, mtime) so a refresh reads only changed files."""

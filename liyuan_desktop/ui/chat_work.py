@@ -1,7 +1,7 @@
 """The main window's slow chat commands, off the UI thread (issue 15 items 11 and 12): opening a chat from the list,
 creating one, importing a SillyTavern chat, importing a card. Each runs its engine part through
 :func:`.work.run_in_worker` (progress dialog after 300 ms, Cancel) and installs the result on the UI thread with the
-window's own methods (``MainWindow._load_chat`` is the worker-safe half of ``open_chat``, ``_install_chat`` the UI
+window's own methods (``MainWindow.load_chat`` is the worker-safe half of ``open_chat``, ``install_chat`` the UI
 half). Errors show the engine's message in the window's usual dialogs; Cancel leaves nothing behind (an import's
 folder is renamed into place only when complete — core.chat.st_import).
 
@@ -42,7 +42,7 @@ _tasks: set[asyncio.Task[Any]] = set()
 
 def busy(win: "MainWindow") -> bool:
     """Whether one of these commands is running for ``win``."""
-    return bool(getattr(win, "_chat_work_busy", False))
+    return win.session.work_busy
 
 
 def spawn(win: "MainWindow", coro: Awaitable[Any]) -> Optional[asyncio.Task[Any]]:
@@ -54,13 +54,13 @@ def spawn(win: "MainWindow", coro: Awaitable[Any]) -> Optional[asyncio.Task[Any]
         return None
 
     async def guarded() -> Any:
-        win._chat_work_busy = True
+        win.session.work_busy = True
         try:
             return await coro
         except Exception:  # never lose an error silently in a fire-and-forget task
             log.exception("chat command failed")
         finally:
-            win._chat_work_busy = False
+            win.session.work_busy = False
 
     task = asyncio.ensure_future(guarded())
     _tasks.add(task)
@@ -77,11 +77,11 @@ async def open_chat_async(win: "MainWindow", card: library.CardRef, chat: librar
                           quiet: bool = False) -> bool:
     """Open ``chat`` as ``MainWindow.open_chat`` does, with the session file, the card and its books read on a worker
     thread. False when it was refused, cancelled or failed (a message unless ``quiet``)."""
-    if not win._may_open(quiet):
+    if not win.may_open(quiet):
         return False
-    models = win._provider_models()
+    models = win.provider_models()
     try:
-        chat_obj, is_demo = await run_in_worker(win, lambda w: _checked(w, win._load_chat(card, chat, models)),
+        chat_obj, is_demo = await run_in_worker(win, lambda w: _checked(w, win.load_chat(card, chat, models)),
                                                 label=tr("work.open.chat", name=chat.name), big=True)
     except WorkCancelled:
         return False
@@ -89,7 +89,7 @@ async def open_chat_async(win: "MainWindow", card: library.CardRef, chat: librar
         if not quiet:
             QMessageBox.warning(win, tr("app.title"), tr("err.open.chat", error=e))
         return False
-    return win._install_chat(card, chat, chat_obj, is_demo)
+    return win.install_chat(card, chat, chat_obj, is_demo)
 
 
 def release_chat(chat: Any) -> Any:
@@ -112,13 +112,13 @@ def _checked(work: Any, value: Any) -> Any:
 async def new_chat_async(win: "MainWindow", card: library.CardRef, create: Any) -> bool:
     """Create a chat with ``create(chat_dir)`` (the window's Chat.create call, run on the worker) in a new folder of
     ``card`` and open it, both off the UI thread."""
-    models = win._provider_models()
+    models = win.provider_models()
     d = library.new_chat_dir(card)
     ref = library.ChatRef(name=d.name, dir=str(d))
 
     def job(w: Any) -> Any:
         create(d, models)
-        return win._load_chat(card, ref, models)  # a new chat is not cancelled half-way: it opens
+        return win.load_chat(card, ref, models)  # a new chat is not cancelled half-way: it opens
 
     try:
         chat_obj, is_demo = await run_in_worker(win, job, label=tr("work.new.chat"), cancellable=False,
@@ -127,14 +127,14 @@ async def new_chat_async(win: "MainWindow", card: library.CardRef, create: Any) 
         QMessageBox.warning(win, tr("app.title"), tr("err.new.chat", error=e))
         return False
     win.refresh_tree()
-    return win._install_chat(card, ref, chat_obj, is_demo)
+    return win.install_chat(card, ref, chat_obj, is_demo)
 
 
 def import_st_chat_dialog(win: "MainWindow") -> None:
     """Menu 导入 SillyTavern 聊天记录…: pick a ``.jsonl`` and import it under the selected card, then open it."""
-    if win._refuse_read_only():
+    if win.refuse_read_only():
         return
-    card = win._selected_card()
+    card = win.selected_card()
     if card is None:
         QMessageBox.information(win, tr("app.title"), tr("pick.card.first"))
         return
@@ -148,7 +148,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
     and open it. False when cancelled or refused (the engine's message shown)."""
     from ..core.chat.st_import import import_st_folder
 
-    models = win._provider_models()
+    models = win.provider_models()
     d = library.new_chat_dir(card, default_chat_name(path))
     ref = library.ChatRef(name=d.name, dir=str(d))
 
@@ -157,7 +157,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
         warnings = import_st_folder(path, c, d, progress=w.progress, cancelled=w.cancelled)
         w.label(tr("work.open.chat", name=d.name))
         w.progress(0, 0)
-        return warnings, win._load_chat(card, ref, models)  # the import is done: it opens, Cancel or not
+        return warnings, win.load_chat(card, ref, models)  # the import is done: it opens, Cancel or not
 
     try:
         warnings, (chat_obj, is_demo) = await run_in_worker(win, job, label=tr("work.import.chat", name=path.name),
@@ -168,7 +168,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
         QMessageBox.warning(win, tr("app.title"), tr("work.err.import.chat", error=e))
         return False
     win.refresh_tree()
-    ok = win._install_chat(card, ref, chat_obj, is_demo)
+    ok = win.install_chat(card, ref, chat_obj, is_demo)
     for w in warnings:
         win.draft_pane.notice(show(w))  # what the import skipped, in the window's language
     win.statusBar().showMessage(tr("work.import.chat.done", name=d.name), 6000)
@@ -196,7 +196,7 @@ async def import_card_async(win: "MainWindow", path: str) -> Optional[library.Ca
         return None
     win.refresh_tree()
     win.card_ref = ref
-    win._ask_scripts(ref, scripts)
+    win.ask_scripts(ref, scripts)
     from .manage import import_done_message
 
     win.statusBar().showMessage(import_done_message(ref), 10000 if ref.notes else 6000)

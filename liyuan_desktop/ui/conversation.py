@@ -326,7 +326,7 @@ class Bridge(QObject):
     @Slot(str, str, str)
     def frameBlocked(self, frame_name: str, url: str, directive: str) -> None:  # noqa: N802
         """A frame's Content-Security-Policy refused to load ``url`` (``directive``, e.g. connect-src)."""
-        self._view._note_blocked(f"{directive} {url}".strip(), frame_name)
+        self._view.note_blocked(f"{directive} {url}".strip(), frame_name)
 
     @Slot(str)
     def frameStarted(self, frame_name: str) -> None:  # noqa: N802
@@ -532,7 +532,7 @@ class ConversationView(QWebEngineView):
         self.setPage(self._page)
         # the trusted copy of the page (host_dir(True): a folder written on first use) is added when a trusted
         # card is shown (set_card), not made at every start (issue 15: ~80 ms of copying on the way to the window)
-        self._interceptor = FrameRequestInterceptor([web_dir(), self._dir], self._note_blocked, self)
+        self._interceptor = FrameRequestInterceptor([web_dir(), self._dir], self.note_blocked, self)
         self._page.setUrlRequestInterceptor(self._interceptor)
 
         self._bridge = Bridge(self)
@@ -786,7 +786,7 @@ class ConversationView(QWebEngineView):
     def _on_frame_variables(self, frame_name: str, data: dict) -> None:
         if data.get("card") is not None and str(data.get("card")) != self._card_key:
             # a frame of another card (the page built it before the card changed): its variables are not this card's
-            self._note_blocked("variables of another card", frame_name)
+            self.note_blocked("variables of another card", frame_name)
             return
         variables = data.get("variables")
         if not isinstance(variables, dict):
@@ -864,6 +864,10 @@ class ConversationView(QWebEngineView):
         log.warning("conversation view: render process ended (%s, %s); reloading", status, exit_code)
         self._reload_page()
 
+    def refresh_strings(self) -> None:
+        """The language switched: the page's own texts (its buttons and notices) again (ui/retranslate.py)."""
+        self._call("setStrings", page_strings())
+
     def _reload_page(self) -> None:
         """Load the host page (``self._url``) afresh and replay the mirror: after a render-process crash, after the
         Python watchdog ended a stuck renderer, or when the page variant changes (a trusted card)."""
@@ -940,7 +944,7 @@ class ConversationView(QWebEngineView):
             return
         if not card_key or card_key != self._card_key:
             log.warning("conversation view: storage write for another card refused")
-            self._note_blocked("storage of another card", "")
+            self.note_blocked("storage of another card", "")
             return
         if area == "session":
             if isinstance(items, dict):
@@ -971,7 +975,9 @@ class ConversationView(QWebEngineView):
         """Frames stopped since the card was set: ``{frame name: reason}`` (``"hung"``)."""
         return dict(self._failed_frames)
 
-    def _note_blocked(self, what: str, where: str) -> None:
+    def note_blocked(self, what: str, where: str) -> None:
+        """Record a request the page's guards refused (``what``: the request, ``where``: the frame or gate that
+        refused it) in the blocked list (the last 500) and emit ``requestBlocked``."""
         entry = f"{what} ({where})" if where else what
         self._blocked.append(entry)
         del self._blocked[:-500]

@@ -167,17 +167,18 @@ def show_message(win: Any, index: int, needle: str = "") -> None:
     outline, mark ``needle``). Items already loaded are only scrolled to; otherwise the view is reloaded from a
     little before the item — to the newest when that is at most :data:`WINDOW_MAX` items, else a window of them
     (the window returns to the newest when a beat starts; see the module doc)."""
-    items = win._items
+    page = win.session.transcript
+    items = page.items
     n = len(items)
     if not 0 <= index < n:
         return
-    if index < win._shown_from or getattr(win, "_find_browsing", False):
+    if index < page.shown_from or page.browsing:
         lo = max(0, index - 8)
         hi = n if n - lo <= WINDOW_MAX else min(n, index + 60)
         win.display_worker.restart()
-        win._shown_from = lo
-        win.view.set_transcript(win._display(lo, hi), lo > 0)
-        win._find_browsing = hi < n
+        page.shown_from = lo
+        win.view.set_transcript(win.display_items(lo, hi), lo > 0)
+        page.browsing = hi < n
         if hi < n:
             win.view.set_banner(tr("find.browsing", k=index + 1))
     win.view.focus_item(str(index), needle)
@@ -185,8 +186,9 @@ def show_message(win: Any, index: int, needle: str = "") -> None:
 
 def back_to_newest(win: Any) -> None:
     """Leave a window of older items (:func:`show_message`): the newest page again."""
-    if getattr(win, "_find_browsing", False):
-        win._find_browsing = False
+    page = win.session.transcript
+    if page.browsing:
+        page.browsing = False
         demo = getattr(win, "is_demo", False)
         chat = win.chat
         win.view.set_banner(tr("replay.banner") if chat is not None and (demo or chat.model.is_replay) else None)
@@ -375,8 +377,8 @@ def jump_to_entry(win: Any, entry_id: str, needle: str = "") -> bool:
         except (KeyError, ValueError, RuntimeError, OSError) as e:
             win.statusBar().showMessage(show(e), 6000)
             return False
-        win._find_browsing = False
-        win._after_branch_switch(tr("find.switched"), focus=entry_id)
+        win.session.transcript.browsing = False
+        win.after_branch_switch(tr("find.switched"), focus=entry_id)
         index = chat.message_index(entry_id)
         if index < 0:
             return False
@@ -387,7 +389,7 @@ def jump_to_entry(win: Any, entry_id: str, needle: str = "") -> bool:
 def install_find_bar(win: Any, menu: Any = None) -> FindBar:
     """Put the find bar above ``win``'s conversation, bind Ctrl+F (and a 「在对话中查找…」 entry in ``menu``), return
     to the newest page when a beat starts, and clear the hits and the count whenever another chat (or none) is
-    shown (``win.chatShown``)."""
+    shown (the window session's ``chatShown``)."""
     bar = FindBar(win)
     centre = win.view.parentWidget().layout()
     centre.insertWidget(0, bar)
@@ -404,11 +406,11 @@ def install_find_bar(win: Any, menu: Any = None) -> FindBar:
             back_to_newest(win)
 
     def chat_shown(_chat: Any) -> None:  # another chat, or none: the hits and the count are stale
-        win._find_browsing = False
+        win.session.transcript.browsing = False
         bar.reset()
 
-    win.busyChanged.connect(busy)
-    win.chatShown.connect(chat_shown)
+    win.session.busyChanged.connect(busy)
+    win.session.chatShown.connect(chat_shown)
     win.find_bar = bar
     return bar
 

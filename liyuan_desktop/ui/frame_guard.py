@@ -500,7 +500,7 @@ def _make_hub() -> Any:
 def _on_refused(entry: str) -> None:
     for view in list(_views.values()):
         try:
-            view._note_blocked(f"connection {entry}", "egress gate")
+            view.note_blocked(f"connection {entry}", "egress gate")
         except RuntimeError:  # the view was deleted
             pass
 

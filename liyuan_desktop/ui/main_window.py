@@ -2,13 +2,15 @@
 right, the input box with Send / Stop / Regenerate at the bottom.
 
 Thin by design: it opens chats (core), runs their commands as tasks on the qasync loop, and forwards engine events
-to the panes. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
+to the panes. What is open and what runs — the chat, the selected card, demo mode, the beat task, the busy mark and
+the transcript's paging — lives in its :class:`~.session.Session` (``self.session``, widget-free); ``chat``,
+``chat_ref``, ``card_ref``, ``is_demo``, ``transcript``, ``chatShown`` and ``busyChanged`` here forward to it. The conversation view gets only the newest screenfuls of a long chat; older items are handed over
 when the user scrolls up.
 
 **The panes follow the chat shown** (issue 24 §3: no pane may show an older chat or beat). There is one path for
 "another chat is shown" (:meth:`_after_open`) and one for "no chat is shown" (:meth:`close_chat`; a command that
-drops ``win.chat`` itself is caught by :meth:`_set_busy`, which every such command ends with); each ends with
-:attr:`chatShown`, which panes installed from other modules (the find bar) follow. While a switch runs the
+drops ``win.chat`` itself is caught by :meth:`set_busy`, which every such command ends with); each ends with
+the session's ``chatShown``, which panes installed from other modules (the find bar) follow. While a switch runs the
 conversation is covered (``ConversationView.hold_until_painted``) until the page has painted the new chat, so no
 frame shows the old chat's messages beside the new chat's panes. The draft pane follows the branch's newest beat
 (:meth:`_show_branch_beat`) and keeps what it shows when that beat is the same one (a reply edited in place).
@@ -48,6 +50,7 @@ from .regex_worker import DisplayWorker, split_known
 from .i18n import show, tr
 from . import chat_work  # the window's slow commands off the UI thread (its strings registered at import)
 from .inspector import InspectorDialog
+from .session import Session, TranscriptPage
 from .state_pane import StatePane
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -66,9 +69,6 @@ class MainWindow(QMainWindow):
     """The app window. ``beatFinished(BeatResult)`` fires after every command (tests and the self-test use it)."""
 
     beatFinished = Signal(object)
-    busyChanged = Signal(bool)
-    chatShown = Signal(object)
-    """Another chat is shown (the ``Chat``), or none (None): every pane that lists something of the chat resets."""
 
     def __init__(self, settings: Optional[AppSettings] = None):
         super().__init__()
@@ -76,13 +76,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("Liyuan")
         self.resize(1360, 860)
         self.setAcceptDrops(True)
-        self.chat: Optional[Chat] = None
-        self.chat_ref: Optional[library.ChatRef] = None
-        self.card_ref: Optional[library.CardRef] = None
+        self.session = Session(self)  # the open chat, the selection, the running work (ui/session.py)
         self.demo_lines: list[str] = []
-        self._items: list[dict[str, Any]] = []
-        self._shown_from = 0
-        self._task: Optional[asyncio.Task[Any]] = None
         self.last_result: Optional[BeatResult] = None
         self.results: list[BeatResult] = []
         self._inputs: dict[str, str] = {}  # unsent text per chat folder
@@ -231,7 +226,7 @@ class MainWindow(QMainWindow):
         menu.insertAction(self.frames_trust_action, self.scripts_action)
         menu.aboutToShow.connect(self._sync_scripts_action)
         self._build_chat_menu(menu)
-        self._set_busy(False)
+        self.set_busy(False)
         try:
             library.ensure_demo_card()  # the bundled card is always there to start from
         except OSError as e:
@@ -254,7 +249,7 @@ class MainWindow(QMainWindow):
             act.triggered.connect(slot)
             chat_menu.addAction(act)
             chat_acts.append(act)
-        # 重来 / 撤销本轮 in the menu are on exactly when their buttons are (_set_busy, agent_desk.update_undo)
+        # 重来 / 撤销本轮 in the menu are on exactly when their buttons are (set_busy, agent_desk.update_undo)
         self.regen_action, self.undo_action = chat_acts[0], chat_acts[1]
         self.undo_action.setObjectName("undoAction")
         from .presets_dialog import add_presets_action  # issue 14 §3: the preset library and the chat's preset
@@ -379,7 +374,7 @@ class MainWindow(QMainWindow):
 
     def _show_home(self) -> None:
         """The page shown when no chat is open: the card list (a model is configured) or the welcome page (which
-        gives way to the card list as soon as a model is set up: :meth:`_settings_saved`)."""
+        gives way to the card list as soon as a model is set up: :meth:`apply_settings`)."""
         if self.settings.active_provider:
             # a model is configured: straight to the card list
             self.view.show_chat()
@@ -444,7 +439,7 @@ class MainWindow(QMainWindow):
             self.card_ref = data[1]
 
     # -- models ---------------------------------------------------------------------------------------------
-    def _provider_models(self) -> tuple[Optional[ChatModel], Optional[ChatModel], str]:
+    def provider_models(self) -> tuple[Optional[ChatModel], Optional[ChatModel], str]:
         """The chat model, the scribe's model and why there is none, from the settings; on the UI thread before any
         chat is opened or created, so it also makes sure the engine is imported here (ui/warm.py), not on the worker
         that then opens the chat."""
@@ -464,27 +459,27 @@ class MainWindow(QMainWindow):
         actor = [c for b in beats for c in b.actor]
         scribe = [s for b in beats for s in b.scribe]
         self.demo_lines = [b.user for b in beats]
-        self._demo_answers = [a for b in beats for a in b.ask_answers]
+        self.session.demo_answers = [a for b in beats for a in b.ask_answers]
         return ReplayModel(actor=actor, scribe=scribe, label=full.name.split(": ", 1)[-1], delay_ms=DEMO_DELAY_MS, beats=beats)
 
     # -- opening chats --------------------------------------------------------------------------------------
     def open_chat(self, card: library.CardRef, chat: library.ChatRef, quiet: bool = False) -> bool:
         """Open ``chat``; returns False (with a message unless ``quiet``) when it cannot be opened. Synchronous (the
         start-up restore, the demo, search hits); the chat list, new chats and imports open through
-        :mod:`.chat_work`, which runs :meth:`_load_chat` on a worker thread."""
-        if not self._may_open(quiet):
+        :mod:`.chat_work`, which runs :meth:`load_chat` on a worker thread."""
+        if not self.may_open(quiet):
             return False
         try:
-            chat_obj, is_demo = self._load_chat(card, chat, self._provider_models())
+            chat_obj, is_demo = self.load_chat(card, chat, self.provider_models())
         except (CardError, SessionError, OSError, ValueError) as e:
             if not quiet:
                 QMessageBox.warning(self, tr("app.title"), tr("err.open.chat", error=e))
             return False
-        return self._install_chat(card, chat, chat_obj, is_demo)
+        return self.install_chat(card, chat, chat_obj, is_demo)
 
-    def _may_open(self, quiet: bool) -> bool:
+    def may_open(self, quiet: bool) -> bool:
         """Whether another chat may be opened now (no beat running; unsaved chapter edits confirmed)."""
-        if self._task is not None and not self._task.done():
+        if self.session.task is not None and not self.session.task.done():
             return False
         editor = getattr(getattr(self, "chapter_pane", None), "editor", None)
         if editor is not None and getattr(editor, "dirty", False) and not quiet:
@@ -494,10 +489,10 @@ class MainWindow(QMainWindow):
                 return False
         return True
 
-    def _load_chat(self, card: library.CardRef, chat: library.ChatRef,
+    def load_chat(self, card: library.CardRef, chat: library.ChatRef,
                    models: tuple[Optional[ChatModel], Optional[ChatModel], str]) -> tuple[Chat, bool]:
         """The engine half of opening a chat — card, session, books — touching no widget (safe on a worker thread;
-        ``models``: :meth:`_provider_models`, made on the UI thread). Returns (chat, is_demo). Raises CardError,
+        ``models``: :meth:`provider_models`, made on the UI thread). Returns (chat, is_demo). Raises CardError,
         SessionError, OSError, ValueError."""
         c = card.load()
         from ..core.chat.build import build_chat
@@ -519,19 +514,17 @@ class MainWindow(QMainWindow):
         chat_obj.frame_variables()  # the frames' tables: a walk of the whole branch when none was ever written
         return chat_obj, is_demo
 
-    def _install_chat(self, card: library.CardRef, chat: library.ChatRef, chat_obj: Chat, is_demo: bool) -> bool:
-        """The UI half of opening a chat: show ``chat_obj`` (made by :meth:`_load_chat`). False when a beat started
+    def install_chat(self, card: library.CardRef, chat: library.ChatRef, chat_obj: Chat, is_demo: bool) -> bool:
+        """The UI half of opening a chat: show ``chat_obj`` (made by :meth:`load_chat`). False when a beat started
         meanwhile (the new chat is dropped)."""
-        if self._task is not None and not self._task.done():
+        if self.session.task is not None and not self.session.task.done():
             chat_work.release_chat(chat_obj)
             return False
-        self.card_ref = card
         if self.chat_ref is not None:
             self._inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
-        old, self.chat, self.chat_ref = self.chat, chat_obj, chat
+        old = self.session.set_chat(card, chat, chat_obj, is_demo)
         self.display_worker.reset_issues()
-        self.is_demo = is_demo
         # each chat keeps its own unsent words; words typed before any chat was open go to the first one opened
         self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
         self._after_open()
@@ -557,7 +550,7 @@ class MainWindow(QMainWindow):
             pane.set_chat(chat if agent else None)
         agent_desk.show_agent_desk(self, agent)  # an agent chat opens on 章节, not on the empty 稿纸
         self.writing_panes.set_chat(chat)  # issue 19: the writing room (agent chats only)
-        demo = getattr(self, "is_demo", False)
+        demo = self.is_demo
         self.view.set_banner(tr("replay.banner") if demo or chat.model.is_replay else None)
         self.reload_transcript()
         self.refresh_state()
@@ -567,11 +560,11 @@ class MainWindow(QMainWindow):
         self.status_label.setText(tr("status.chat", card=chat.card.name, chat=self.chat_ref.name if self.chat_ref else "", model=model_name))
         self._prefill()
         self._panes_chat = chat
-        self._set_busy(False)
+        self.set_busy(False)
         self._branches_changed()
         self._show_recovery()
         self.view.release_after_paint()
-        self.chatShown.emit(chat)
+        self.session.announce_shown()
 
     def close_chat(self) -> None:
         """No chat is shown any more (the open one was deleted or moved): the conversation goes back to the card
@@ -580,14 +573,12 @@ class MainWindow(QMainWindow):
         old = self.chat
         if old is not None and self.chat_ref is not None:
             self._inputs.pop(self.chat_ref.dir, None)
-        self.chat, self.chat_ref = None, None
-        self._items = []  # type: ignore[assignment]
-        self._shown_from = 0
+        self.session.drop()
         self.display_worker.restart()
         self.view.set_transcript([], False)
         self.view.set_banner(tr("banner.pick"))
         self.status_label.setText("")
-        self._set_busy(False)  # empties the panes (_panes_follow_none)
+        self.set_busy(False)  # empties the panes (_panes_follow_none)
 
     def _panes_follow_none(self) -> None:
         """The panes of a chat, emptied (no chat shown)."""
@@ -606,7 +597,7 @@ class MainWindow(QMainWindow):
             self.tabs.setCurrentWidget(self.draft_pane)
         self.writing_panes.set_chat(None)
         self.input.clear()
-        self.chatShown.emit(None)
+        self.session.announce_shown()
 
     def _show_branch_beat(self) -> None:
         """The draft pane shows the newest beat of the shown branch: an unfinished one with its banner, else the
@@ -622,7 +613,7 @@ class MainWindow(QMainWindow):
             return
         pending = chat.pending_draft()
         beat = pending if pending is not None else chat.latest_beat()
-        last = self._items[-1] if len(self._items) else None
+        last = self.transcript.items[-1] if len(self.transcript.items) else None
         edited = last is not None and last["role"] == "assistant" and bool(last.get("edited"))
         if pending is None and pane.beat_id is not None and turn is not None and pane.turn == turn \
                 and ((beat is not None and beat.id == pane.beat_id) or edited):
@@ -640,7 +631,7 @@ class MainWindow(QMainWindow):
 
     def _last_user_id(self) -> Optional[str]:
         """The session id of the newest user message on the shown branch (from the page of items), or None."""
-        items = self._items
+        items = self.transcript.items
         for i in range(len(items) - 1, max(-1, len(items) - 1 - PAGE), -1):
             if items[i]["role"] == "user":
                 return items[i]["id"]
@@ -653,7 +644,7 @@ class MainWindow(QMainWindow):
         return self.chat.sealed_beat_count()
 
     def _prefill(self) -> None:
-        if getattr(self, "is_demo", False) and self.chat is not None:
+        if self.is_demo and self.chat is not None:
             played = self._demo_progress()
             from ..core.llm.replay import ReplayModel
 
@@ -661,9 +652,9 @@ class MainWindow(QMainWindow):
             lines = [b.user for b in full.beats] if full else []
             if played < len(lines):
                 self.input.setPlainText(lines[played])
-                # called from a beat's own clean-up too, while its task is still finishing: ask _set_busy's flag,
+                # called from a beat's own clean-up too, while its task is still finishing: ask set_busy's flag,
                 # not the task (which would keep Send greyed out after every demo beat)
-                self.send_btn.setEnabled(not getattr(self, "_busy_flag", False))
+                self.send_btn.setEnabled(not self.session.marked_busy)
             else:
                 self.input.clear()
                 self.send_btn.setEnabled(False)
@@ -671,7 +662,7 @@ class MainWindow(QMainWindow):
 
     def start_demo(self) -> None:
         """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
-        if self._refuse_read_only():
+        if self.refuse_read_only():
             return
         try:
             card = library.ensure_demo_card()
@@ -687,7 +678,7 @@ class MainWindow(QMainWindow):
         self.refresh_tree()
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
-    def _selected_card(self) -> Optional[library.CardRef]:
+    def selected_card(self) -> Optional[library.CardRef]:
         """The card the commands 新对话 / 导入聊天记录 act on: the one selected in the list (a card row or one of its
         chats), else the open chat's card; None when neither."""
         item = self.tree.currentItem()
@@ -696,9 +687,9 @@ class MainWindow(QMainWindow):
 
     def new_chat_dialog(self) -> None:
         """Ask for a card (the selected one), a mode (role-play default; fixed afterwards) and create the chat."""
-        if self._refuse_read_only():
+        if self.refuse_read_only():
             return
-        card = self._selected_card()
+        card = self.selected_card()
         if card is None:
             QMessageBox.information(self, tr("app.title"), tr("pick.card.first"))
             return
@@ -723,7 +714,7 @@ class MainWindow(QMainWindow):
         chat_work.spawn(self, chat_work.new_chat_async(self, card, create))
 
     def import_card_dialog(self) -> None:
-        if self._refuse_read_only():
+        if self.refuse_read_only():
             return
         path, _ = QFileDialog.getOpenFileName(self, tr("import.card"), str(Path.home()), tr("import.card.filter"))
         if path:
@@ -735,7 +726,7 @@ class MainWindow(QMainWindow):
 
     def import_sillytavern_dialog(self) -> None:
         """文件 → 从 SillyTavern 导入… (ui/st_migration.py, issue 16 §3); the card list refreshes after an import."""
-        if self._refuse_read_only():
+        if self.refuse_read_only():
             return
         from .st_migration import open_dialog
 
@@ -754,11 +745,11 @@ class MainWindow(QMainWindow):
             return None
         self.refresh_tree()
         self.card_ref = ref
-        self._ask_scripts(ref)
+        self.ask_scripts(ref)
         self.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
         return ref
 
-    def _ask_scripts(self, ref: library.CardRef, scripts: Optional[list] = None) -> None:
+    def ask_scripts(self, ref: library.CardRef, scripts: Optional[list] = None) -> None:
         """A card with regex scripts: ask once whether they may run (they change what is shown and sent).
         ``scripts``: the card's scripts when already read (on a worker: chat_work), else the card is read here."""
         from ..core.cards.regex_scripts import scripts_from_card
@@ -805,7 +796,7 @@ class MainWindow(QMainWindow):
             return
         d = library.new_chat_dir(self.card_ref, f"{self.chat_ref.name if self.chat_ref else '对话'}-长篇")
         try:
-            model, scribe, why = self._provider_models()
+            model, scribe, why = self.provider_models()
             roleplay_to_agent(self.chat, d, model or _NoModel(why), scribe_model=scribe)
         except (OSError, ValueError, SessionError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.convert", error=e))
@@ -842,7 +833,7 @@ class MainWindow(QMainWindow):
         from .settings import SettingsDialog
 
         dlg = SettingsDialog(self.settings, self)
-        dlg.settingsSaved.connect(self._settings_saved)
+        dlg.settingsSaved.connect(self.apply_settings)
         dlg.languageChanged.connect(self._language_changed)
         dlg.open()
         self._settings_dialog = dlg
@@ -857,30 +848,32 @@ class MainWindow(QMainWindow):
             self.refresh_state()
             self._branches_changed(None)
             self._show_recovery()
-            self._set_busy(self.busy)
+            self.set_busy(self.busy)
         self.statusBar().showMessage(tr("lang.switched"), 6000)
 
     def open_world_info_settings(self) -> None:
         """世界书设置: SillyTavern's world-info settings for all chats or for the open one (ui/world_info_settings)."""
         from .world_info_settings import WorldInfoSettingsDialog
 
-        chat = None if getattr(self, "is_demo", False) else self.chat
+        chat = None if self.is_demo else self.chat
         dlg = WorldInfoSettingsDialog(self.settings, chat, self.chat_ref.name if chat is not None and self.chat_ref else "", self)
-        dlg.settingsSaved.connect(self._settings_saved)
+        dlg.settingsSaved.connect(self.apply_settings)
         dlg.chatSaved.connect(lambda: self.statusBar().showMessage(tr("wi.saved"), 8000))
         dlg.open()
         self._wi_dialog = dlg
 
-    def _settings_saved(self, s: AppSettings) -> None:
+    def apply_settings(self, s: AppSettings) -> None:
+        """Settings saved (the settings dialogs, a profile switch): the theme, and the open chat's world-info
+        defaults and models follow them (the demo keeps its replay)."""
         self.settings = s
         from .theme import apply as apply_theme
 
         apply_theme(s.theme)  # the conversation follows through theme.notifier
         if self.chat is None and self.view.mode() == "welcome" and s.active_provider:
             self._show_home()  # a model is set up now: the welcome page stops offering to set one up
-        if self.chat is not None and not getattr(self, "is_demo", False):
+        if self.chat is not None and not self.is_demo:
             self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
-            model, scribe, _why = self._provider_models()
+            model, scribe, _why = self.provider_models()
             if model is not None:
                 self.chat.model, self.chat.scribe_model = model, scribe
                 self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
@@ -893,20 +886,20 @@ class MainWindow(QMainWindow):
         if self.chat is None:
             return
         self.display_worker.restart()  # results for the old page would paint over newer text
-        self._items = self.chat.transcript_items(PAGE)  # type: ignore[assignment]
-        self._shown_from = max(0, len(self._items) - PAGE)
+        self.transcript.items = self.chat.transcript_items(PAGE)  # type: ignore[assignment]
+        self.transcript.shown_from = max(0, len(self.transcript.items) - PAGE)
         self._frame_context()
-        self.view.set_transcript(self._display(self._shown_from, len(self._items)), self._shown_from > 0)
+        self.view.set_transcript(self.display_items(self.transcript.shown_from, len(self.transcript.items)), self.transcript.shown_from > 0)
 
-    def _display(self, start: int, end: int) -> list[dict[str, Any]]:
+    def display_items(self, start: int, end: int) -> list[dict[str, Any]]:
         """Items start..end as shown: the card's display regex scripts applied at each item's depth, and the item's
         place in the transcript as its id (SillyTavern's message index: 0 = the opening), which is what status-bar
         scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``. Items whose display
         text needs a script run come back from their stored text marked ``scripting`` and are queued on the
         display worker (newest first), which fills them in (issue 13 §4)."""
-        n = len(self._items)
+        n = len(self.transcript.items)
         chat = self.chat
-        items = [dict(it, id=str(i), entry_id=it["id"]) for i, it in enumerate(self._items[start:end], start)]
+        items = [dict(it, id=str(i), entry_id=it["id"]) for i, it in enumerate(self.transcript.items[start:end], start)]
         if chat is None:
             return items
         shown, todo = split_known(items, lambda it: chat.display_text_if_known(it, n - 1 - int(it["id"])))
@@ -922,11 +915,11 @@ class MainWindow(QMainWindow):
         self.view.update_item(dict(item, text=text))
 
     def _older(self, _oldest_id: str) -> None:
-        if self._shown_from <= 0:
+        if self.transcript.shown_from <= 0:
             return
-        start = max(0, self._shown_from - PAGE)
-        chunk = self._display(start, self._shown_from)
-        self._shown_from = start
+        start = max(0, self.transcript.shown_from - PAGE)
+        chunk = self.display_items(start, self.transcript.shown_from)
+        self.transcript.shown_from = start
         self.view.prepend(chunk, start > 0)
 
     def refresh_state(self) -> None:
@@ -961,15 +954,14 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(tr("frame.vars.unsaved", error=e), 8000)
 
     # -- commands -------------------------------------------------------------------------------------------
-    def _set_busy(self, busy: bool) -> None:
+    def set_busy(self, busy: bool) -> None:
         """What can be done now (a beat running or not) — and, when the chat was dropped by a command that set
         ``chat`` to None itself, the panes emptied first (module doc)."""
         if self.chat is None and self._panes_chat is not None:
             self._panes_follow_none()
-        self._busy_flag = busy
         has_chat = self.chat is not None
         self.send_btn.setEnabled(has_chat and not busy)
-        self.regen_btn.setEnabled(has_chat and not busy and not getattr(self, "is_demo", False)
+        self.regen_btn.setEnabled(has_chat and not busy and not self.is_demo
                                   and self.chat.last_user_text() is not None)  # nothing to play again before a beat
         self.regen_action.setEnabled(self.regen_btn.isEnabled())
         agent_desk.update_undo(self, busy)  # enabled, or a tooltip saying why not (the button and the menu item)
@@ -983,23 +975,78 @@ class MainWindow(QMainWindow):
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
             if pane is not None:
                 pane.set_busy(busy)
-        self.busyChanged.emit(busy)
+        self.session.set_busy(busy)  # the panes that follow the session (the find bar, the agent desk)
 
+    # -- the session's state, read and written through the window while the panes move to the session ---------
     @property
     def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
+        """Whether a beat command is running (:attr:`Session.busy`)."""
+        return self.session.busy
 
-    def _on_event(self, ev: Any) -> None:
+    @property
+    def chat(self) -> Optional[Chat]:
+        """The open chat (:attr:`Session.chat`); None when none is shown."""
+        return self.session.chat
+
+    @chat.setter
+    def chat(self, chat: Optional[Chat]) -> None:
+        self.session.chat = chat
+
+    @property
+    def chat_ref(self) -> Optional[library.ChatRef]:
+        """Where the open chat is stored (:attr:`Session.chat_ref`)."""
+        return self.session.chat_ref
+
+    @chat_ref.setter
+    def chat_ref(self, ref: Optional[library.ChatRef]) -> None:
+        self.session.chat_ref = ref
+
+    @property
+    def card_ref(self) -> Optional[library.CardRef]:
+        """The selected card (:attr:`Session.card_ref`)."""
+        return self.session.card_ref
+
+    @card_ref.setter
+    def card_ref(self, ref: Optional[library.CardRef]) -> None:
+        self.session.card_ref = ref
+
+    @property
+    def is_demo(self) -> bool:
+        """Whether the open chat is the bundled demo (:attr:`Session.is_demo`)."""
+        return self.session.is_demo
+
+    @is_demo.setter
+    def is_demo(self, demo: bool) -> None:
+        self.session.is_demo = demo
+
+    @property
+    def transcript(self) -> TranscriptPage:
+        """The transcript's paging state (:attr:`Session.transcript`)."""
+        return self.session.transcript
+
+    @property
+    def chatShown(self) -> Any:  # noqa: N802 - the session's Qt signal
+        """:attr:`Session.chatShown`: another chat is shown (the ``Chat``), or none (None)."""
+        return self.session.chatShown
+
+    @property
+    def busyChanged(self) -> Any:  # noqa: N802 - the session's Qt signal
+        """:attr:`Session.busyChanged`: a command started (True) or ended (False)."""
+        return self.session.busyChanged
+
+    def on_event(self, ev: Any) -> None:
+        """An engine event of the running beat (``core.chat`` events: ``kind`` beat_started, draft_changed,
+        scribe_finished, …): the draft pane, the conversation's pending item and the ledger follow it."""
         self.draft_pane.on_event(ev)
         k = getattr(ev, "kind", "")
         if k == "beat_started":
             self.statusBar().clearMessage()  # a message about an earlier beat (an error) must not outlive it
             if ev.how in ("send", "edit"):
                 self.view.append_item({"id": f"pending-user-{ev.beat}", "role": "user", "text": ev.user, "beat": ev.beat})
-            elif self._items:  # regenerate / continue: the old reply or draft makes way for the new one
-                last = self._items[-1]
+            elif self.transcript.items:  # regenerate / continue: the old reply or draft makes way for the new one
+                last = self.transcript.items[-1]
                 if last["role"] in ("assistant", "draft"):
-                    self.view.remove_item(str(len(self._items) - 1))
+                    self.view.remove_item(str(len(self.transcript.items) - 1))
             self.view.scroll_to_bottom()
             self.view.set_pending("", tr("conv.writing", name=self.chat.card.name if self.chat else ""))
             self.tabs.setCurrentWidget(self.draft_pane)
@@ -1008,14 +1055,14 @@ class MainWindow(QMainWindow):
         elif k == "scribe_finished":
             self.refresh_state()
 
-    def _run(self, make: Callable[[], Awaitable[BeatResult]], restore: str = "") -> Optional[asyncio.Task[Any]]:
+    def run_command(self, make: Callable[[], Awaitable[BeatResult]], restore: str = "") -> Optional[asyncio.Task[Any]]:
         """Run one beat command as a task (one at a time). ``restore``: the words the input box gave up for it,
         put back when the disk refused them before anything was played."""
-        if self.chat is None or self.busy or self._refuse_read_only():
+        if self.chat is None or self.busy or self.refuse_read_only():
             return None
 
         async def go() -> None:
-            self._set_busy(True)
+            self.set_busy(True)
             res: Optional[BeatResult] = None
             from ..core.chat import BeatSaveError, SessionWriteError
 
@@ -1050,14 +1097,14 @@ class MainWindow(QMainWindow):
                 self._show_recovery()
                 if self.chat is not None and self.chat.mode == "agent":
                     self._story_changed()
-                self._set_busy(False)
-                self._prefill() if getattr(self, "is_demo", False) else None
+                self.set_busy(False)
+                self._prefill() if self.is_demo else None
                 self.beatFinished.emit(res)
                 if self._closing:
                     QTimer.singleShot(0, self.close)
 
-        self._task = asyncio.ensure_future(go())
-        return self._task
+        self.session.task = asyncio.ensure_future(go())
+        return self.session.task
 
     def _sync_scripts_action(self) -> None:
         chat = self.chat
@@ -1095,22 +1142,24 @@ class MainWindow(QMainWindow):
                 chat.retry_save()
                 self.statusBar().showMessage(tr("saved"), 5000)
                 if chat.needs_scribe:  # the beat was saved late: the scribe keeps its ledger now
-                    QTimer.singleShot(0, lambda: self._run(lambda: chat.finish_pending(on_event=self._on_event)))
+                    QTimer.singleShot(0, lambda: self.run_command(lambda: chat.finish_pending(on_event=self.on_event)))
                 return
             except OSError as again:
                 e = again
 
-    async def _ask(self, req):
+    async def ask_user(self, req):
+        """The engine's question to the user during a beat (an ask request), answered in the ask dialog; the demo
+        notes the answer its recording gave."""
         note = ""
-        if getattr(self, "is_demo", False) and getattr(self, "_demo_answers", None):
-            note = tr("demo.ask.note", answer=self._demo_answers[0])
+        if self.is_demo and self.session.demo_answers:
+            note = tr("demo.ask.note", answer=self.session.demo_answers[0])
         self.ask_dialog.set_note(note)
         return await self.ask_dialog.ask(req)
 
     #: why nothing can be played: the data folder cannot be written (set by ``app`` at start-up; "" when it can)
     read_only_reason: str = ""
 
-    def _refuse_read_only(self) -> bool:
+    def refuse_read_only(self) -> bool:
         """True (and says so in the status bar) when the data folder cannot be written: nothing that cannot be saved
         is started (issue 15 item 8)."""
         if not self.read_only_reason:
@@ -1120,9 +1169,9 @@ class MainWindow(QMainWindow):
 
     def send_clicked(self) -> None:
         text = self.input.toPlainText().strip()
-        if not text or self.chat is None or self.busy or self._refuse_read_only():
+        if not text or self.chat is None or self.busy or self.refuse_read_only():
             return
-        if getattr(self, "is_demo", False):
+        if self.is_demo:
             # each demo beat replays its own recording, so a stopped beat is simply played again
             self.chat.model = self._demo_model(Path(self.chat.dir), self._demo_progress())
         if isinstance(self.chat.model, _NoModel):
@@ -1131,7 +1180,7 @@ class MainWindow(QMainWindow):
             return
         self.input.clear()
         chat = self.chat
-        self._run(lambda: chat.send(text, ask=self._ask, on_event=self._on_event), restore=text)
+        self.run_command(lambda: chat.send(text, ask=self.ask_user, on_event=self.on_event), restore=text)
 
     def stop_clicked(self) -> None:
         if self.chat is not None:
@@ -1142,24 +1191,24 @@ class MainWindow(QMainWindow):
     def regenerate_clicked(self) -> None:
         if self.chat is None:
             return
-        if getattr(self, "is_demo", False):
+        if self.is_demo:
             self.statusBar().showMessage(tr("demo.no.regen"), 8000)
             return
         if self.chat.last_user_text() is None:
             self.statusBar().showMessage(tr("regen.none"), 6000)
             return
         chat = self.chat
-        self._run(lambda: chat.regenerate(ask=self._ask, on_event=self._on_event))
+        self.run_command(lambda: chat.regenerate(ask=self.ask_user, on_event=self.on_event))
 
     def seal_as_is(self) -> None:
         chat = self.chat
         if chat is not None:
-            self._run(lambda: chat.seal_as_is(on_event=self._on_event))
+            self.run_command(lambda: chat.seal_as_is(on_event=self.on_event))
 
     def continue_beat(self) -> None:
         chat = self.chat
         if chat is not None:
-            self._run(lambda: chat.continue_beat(ask=self._ask, on_event=self._on_event))
+            self.run_command(lambda: chat.continue_beat(ask=self.ask_user, on_event=self.on_event))
 
     # -- what a crash left (issue 15) -----------------------------------------------------------------------
     def _show_recovery(self) -> None:
@@ -1178,12 +1227,12 @@ class MainWindow(QMainWindow):
             return
 
         async def repair() -> BeatResult:
-            done = await chat.repair_ledger(on_event=self._on_event)
+            done = await chat.repair_ledger(on_event=self.on_event)
             from ..core.chat import BeatResult
 
             return done[-1] if done else BeatResult(user="", injection="", outcome="sealed")
 
-        self._run(repair)
+        self.run_command(repair)
 
     def _edit_unanswered(self) -> None:
         """「改了再发」: the unanswered words go to the input box; sending them puts them beside the old ones."""
@@ -1204,7 +1253,7 @@ class MainWindow(QMainWindow):
         except OSError as e:
             QMessageBox.critical(self, tr("app.title"), tr("err.disk.write", error=e))
             return
-        self._after_branch_switch()
+        self.after_branch_switch()
 
     def ledger_edited(self, state: WorldState) -> None:
         """Append the user's ledger as a new snapshot; the next beat uses it."""
@@ -1254,7 +1303,7 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(self.branch_nav)
         self._refresh_branches(force=True)
 
-    def _after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
+    def after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
         """After anything that changes the shown branch (a swipe, the navigator, undo, an edited reply): the
         transcript, the ledger and the draft pane follow it (the newest beat shown, not the newest beat played)."""
         self.reload_transcript()
@@ -1262,8 +1311,8 @@ class MainWindow(QMainWindow):
         self._show_branch_beat()
         self._branches_changed(focus)
         self._show_recovery()
-        self._set_busy(self.busy)  # what can be done follows the branch (重来, 续写)
-        if getattr(self, "is_demo", False):
+        self.set_busy(self.busy)  # what can be done follows the branch (重来, 续写)
+        if self.is_demo:
             self._prefill()
         if message:
             self.statusBar().showMessage(message, 5000)
@@ -1277,7 +1326,7 @@ class MainWindow(QMainWindow):
         except (KeyError, ValueError, RuntimeError, OSError) as e:
             self.statusBar().showMessage(show(e), 6000)
             return
-        self._after_branch_switch()
+        self.after_branch_switch()
 
     def select_node(self, node_id: str) -> None:
         """A navigator row was clicked: show the branch through that user message."""
@@ -1288,7 +1337,7 @@ class MainWindow(QMainWindow):
         except (KeyError, ValueError, RuntimeError, OSError) as e:
             self.statusBar().showMessage(show(e), 6000)
             return
-        self._after_branch_switch(tr("nav.switched"), focus=node_id)
+        self.after_branch_switch(tr("nav.switched"), focus=node_id)
 
     def undo_clicked(self) -> None:
         """「撤销本轮」: the branch moves back before its last user message (nothing is deleted)."""
@@ -1306,15 +1355,15 @@ class MainWindow(QMainWindow):
         except (RuntimeError, OSError) as e:
             self.statusBar().showMessage(show(e), 6000)
             return
-        if last is not None and not self.input.toPlainText().strip() and not getattr(self, "is_demo", False):
+        if last is not None and not self.input.toPlainText().strip() and not self.is_demo:
             self.input.setPlainText(last)  # the undone words come back to the box, to send again or change
-        self._after_branch_switch(tr("undo.done"))
+        self.after_branch_switch(tr("undo.done"))
 
     def edit_user_clicked(self, entry_id: str) -> Optional[EditMessageDialog]:
         """「编辑」 on a user message: a small box with its text; OK plays it again on a new branch."""
         if self.chat is None or self.busy:
             return None
-        if getattr(self, "is_demo", False):
+        if self.is_demo:
             self.statusBar().showMessage(tr("branch.demo"), 8000)
             return None
         try:
@@ -1337,10 +1386,10 @@ class MainWindow(QMainWindow):
             QMessageBox.information(self, tr("app.title"), chat.model.why or tr("model.none"))
             return
         # the edited message is on screen: look in the shown page only (older pages are built lazily)
-        idx = next((i for i in range(len(self._items) - 1, self._shown_from - 1, -1) if self._items[i]["id"] == entry_id), None)
+        idx = next((i for i in range(len(self.transcript.items) - 1, self.transcript.shown_from - 1, -1) if self.transcript.items[i]["id"] == entry_id), None)
         if idx is not None:
-            self.view.set_transcript(self._display(self._shown_from, idx), self._shown_from > 0)
-        self._run(lambda: chat.edit_user(entry_id, text, ask=self._ask, on_event=self._on_event))
+            self.view.set_transcript(self.display_items(self.transcript.shown_from, idx), self.transcript.shown_from > 0)
+        self.run_command(lambda: chat.edit_user(entry_id, text, ask=self.ask_user, on_event=self.on_event))
 
     def inspect_entry(self, entry_id: str) -> Optional[InspectorDialog]:
         """「查看提示词」 for the beat of a transcript item: every model call as sent, in a dialog."""
@@ -1355,7 +1404,7 @@ class MainWindow(QMainWindow):
             log.exception("inspect_beat failed")
             self.statusBar().showMessage(f"{tr('inspect.title')}{tr('sep.colon')}{type(e).__name__}: {e}", 8000)
             return None
-        beat = next((it.get("beat") for it in self._items if it["id"] == entry_id), None)
+        beat = next((it.get("beat") for it in self.transcript.items if it["id"] == entry_id), None)
         title = tr("inspect.title") + (f" · {tr('nav.beat', n=beat)}" if beat else "")
         dlg = InspectorDialog(calls, title, self)
         from .authors_note import notes_line  # issue 17: the Author's / Character's Note are shown here
@@ -1370,7 +1419,7 @@ class MainWindow(QMainWindow):
         """「查看提示词」 for the latest beat on the shown branch."""
         if self.chat is None:
             return None
-        items = self._items or self.chat.transcript()
+        items = self.transcript.items or self.chat.transcript()
         last = next((it for it in reversed(items) if it["role"] in ("assistant", "draft", "user")), None)
         if last is None:
             self.statusBar().showMessage(tr("inspect.nobeat"), 6000)

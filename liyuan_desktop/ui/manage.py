@@ -197,14 +197,7 @@ class Manager:
 
     def close_chat(self) -> None:
         """Nothing open any more (the chat shown went to the trash)."""
-        win = self.win
-        win.chat, win.chat_ref = None, None
-        win._items = []
-        win._shown_from = 0
-        win.view.set_transcript([], False)
-        win.view.set_banner(tr("banner.pick"))
-        win.status_label.setText("")
-        win._set_busy(False)
+        self.win.close_chat()  # the window's one path for "no chat is shown": every pane empties
 
     def rename_chat(self, card: library.CardRef, chat: library.ChatRef, name: Optional[str] = None) -> Optional[Path]:
         """改名…: ask for a name (unless given) and rename; the open chat is reopened under it."""

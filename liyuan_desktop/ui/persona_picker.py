@@ -183,5 +183,5 @@ def open_persona_dialog(win: Any) -> Optional[PersonaDialog]:
 
     dlg.personaChanged.connect(changed)
     dlg.open()
-    win._persona_dialog = dlg
+    win.persona_dialog = dlg
     return dlg

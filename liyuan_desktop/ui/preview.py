@@ -104,7 +104,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
         view.set_card(copy.parent)  # the card's frame storage and trust, as the window does
         view.set_frame_context(**chat_frame_context(chat))
         n = len(items)
-        # as the main window shows them (MainWindow._display): the floor number as the id, the entry id kept
+        # as the main window shows them (MainWindow.display_items): the floor number as the id, the entry id kept
         view.set_transcript([dict(it, id=str(i), entry_id=it["id"], text=chat.display_text(it, n - 1 - i))
                              for i, it in enumerate(items)], False)
         await asyncio.sleep(2.5)  # frames load, run their scripts and report their heights

@@ -58,7 +58,7 @@ def switch_profile(win: Any, name: str) -> bool:
     except (KeyError, ValueError, OSError) as e:
         QMessageBox.warning(win, tr("profiles.title"), tr("profiles.err", error=e))
         return False
-    win._settings_saved(s)  # rebuild the models of the open chat for the new provider/model
+    win.apply_settings(s)  # rebuild the models of the open chat for the new provider/model
     chat = win.chat
     if chat is not None and not getattr(win, "is_demo", False):
         chat.profile_sampling = s.profile_sampling()

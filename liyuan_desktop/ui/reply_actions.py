@@ -125,8 +125,8 @@ class ReplyActions(QObject):
 
     def sync(self) -> None:
         """Enable what can be done now: 续写 with a sealed last reply, 代拟 with a role-play chat, both idle."""
-        # the window's own flag: busyChanged(False) comes from inside the finishing task, still "running" then
-        idle = not getattr(self.w, "_busy_flag", False) and self.impersonating is None
+        # the session's busy mark: busyChanged(False) comes from inside the finishing task, still "running" then
+        idle = not self.w.session.marked_busy and self.impersonating is None
         rp = self._roleplay()
         can_continue = rp and idle and self.w.chat.last_reply_id() is not None
         for x in (self.continue_btn, self.continue_action):
@@ -144,7 +144,7 @@ class ReplyActions(QObject):
         if getattr(self.w, "is_demo", False):
             self.w.statusBar().showMessage(tr("branch.demo"), 8000)
             return None
-        shown = next((it for it in reversed(self.w._items) if it.get("id") == entry_id), None)
+        shown = next((it for it in reversed(self.w.transcript.items) if it.get("id") == entry_id), None)
         try:
             text = shown["text"] if shown is not None else chat.entry_text(entry_id)
         except KeyError:
@@ -159,14 +159,14 @@ class ReplyActions(QObject):
     def edit_submitted(self, entry_id: str, text: str) -> None:
         """Save the edited reply as a new version and show it, with the one line saying the ledger was kept."""
         chat = self.w.chat
-        if chat is None or self.w.busy or self.w._refuse_read_only():
+        if chat is None or self.w.busy or self.w.refuse_read_only():
             return
         try:
             chat.edit_reply(entry_id, text)
         except (KeyError, ValueError, RuntimeError, OSError) as e:
             self.w.statusBar().showMessage(show(e), 8000)
             return
-        self.w._after_branch_switch(tr("chat.reply_edited"))
+        self.w.after_branch_switch(tr("chat.reply_edited"))
         self.w.statusBar().showMessage(tr("chat.reply_edited"), 10000)
         self.sync()
 
@@ -179,13 +179,13 @@ class ReplyActions(QObject):
         if chat.last_reply_id() is None:
             self.w.statusBar().showMessage(tr("reply.continue.none"), 6000)
             return
-        self.w._run(lambda: chat.continue_reply(ask=self.w._ask, on_event=self.w._on_event))
+        self.w.run_command(lambda: chat.continue_reply(ask=self.w.ask_user, on_event=self.w.on_event))
 
     # -- impersonate ----------------------------------------------------------------------------------------
     def impersonate_clicked(self) -> Optional[asyncio.Task[Any]]:
         """「代拟」: one model call; its text streams into the input box (replacing what was there), nothing sent."""
         chat = self.w.chat
-        if chat is None or self.w.busy or self.impersonating is not None or self.w._refuse_read_only():
+        if chat is None or self.w.busy or self.impersonating is not None or self.w.refuse_read_only():
             return None
         box = self.w.input
         before = box.toPlainText()

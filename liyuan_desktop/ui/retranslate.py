@@ -143,7 +143,7 @@ def switch_line(text: str) -> Optional[str]:
     if rest is None:
         from ..core.messages import translate
 
-        rest = translate(m.group(2), i18n._LANG) if i18n._LANG != "zh" else None
+        rest = translate(m.group(2), i18n.language()) if i18n.language() != "zh" else None
         if rest == m.group(2):
             rest = None
     return None if rest is None else m.group(1) + rest
@@ -235,7 +235,5 @@ def retranslate_app(main: Optional[QWidget] = None) -> None:
     for top in QApplication.topLevelWidgets():
         retranslate_tree(top)
     view = getattr(main, "view", None)
-    if view is not None and hasattr(view, "_call"):
-        from .conversation import page_strings
-
-        view._call("setStrings", page_strings())
+    if view is not None and hasattr(view, "refresh_strings"):
+        view.refresh_strings()

@@ -105,7 +105,7 @@ class ReviewPanel(QWidget):
         bar.setSpacing(4)
         self.run_btn = QPushButton(tr("wr.review.run"))
         self.run_btn.setToolTip(tr("wr.review.run.tip"))
-        self.run_btn.clicked.connect(lambda _=False: self._start())
+        self.run_btn.clicked.connect(lambda _=False: self.start_review())
         bar.addWidget(self.run_btn)
         self.local = QCheckBox(tr("wr.review.local"))
         bar.addWidget(self.local)
@@ -267,7 +267,8 @@ class ReviewPanel(QWidget):
         self.refresh_pending()
 
     # -- commands -------------------------------------------------------------------------------------------
-    def _start(self) -> None:
+    def start_review(self) -> None:
+        """「审稿」: :meth:`review` of the chosen chapter as a task (``self.task``) on the running loop."""
         import asyncio
 
         self.task = asyncio.ensure_future(self.review())

@@ -442,7 +442,7 @@ def open_dialog(parent: QWidget, on_imported: Optional[Callable[[], None]] = Non
     dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     if on_imported is not None:
         dlg.imported.connect(on_imported)
-    reload = getattr(parent, "_settings_saved", None)
+    reload = getattr(parent, "apply_settings", None)
     if callable(reload):  # the import and the switch write settings.json: the window takes the saved settings up
 
         def settings_changed(*_: Any) -> None:

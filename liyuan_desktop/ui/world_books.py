@@ -349,5 +349,5 @@ def open_world_books(win: Any) -> WorldBooksDialog:
     dlg = WorldBooksDialog(chat, win)
     dlg.booksChanged.connect(lambda: win.statusBar().showMessage(tr("books.changed"), 8000))
     dlg.open()
-    win._books_dialog = dlg
+    win.books_dialog = dlg
     return dlg

@@ -246,7 +246,7 @@ class WritingPanes(QObject):
             return
         self.window.tabs.setCurrentWidget(self.review)
         self.review.set_chapter(name)
-        self.review._start()
+        self.review.start_review()
 
     # -- opening a chapter at a place -----------------------------------------------------------------------
     def open_at(self, file: str, offset: int = -1, length: int = 0) -> bool:

@@ -259,7 +259,7 @@ async def test_inspector_from_the_window(qtbot):
     results = [tc.get("result") for c in data for tc in (c.get("reply") or {}).get("tool_calls") or []]
     assert any(r not in (None, "") for r in results)
     # the page's context menu action reaches the same dialog
-    reply = next(it for it in reversed(win._items) if it["role"] == "assistant")
+    reply = next(it for it in reversed(win.transcript.items) if it["role"] == "assistant")
     win.view.inspectRequested.emit(reply["id"])
     assert win._inspector is not dlg and win._inspector.calls == dlg.calls
 

@@ -471,7 +471,7 @@ def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, idle_loop, 
         win.ask_dialog._show(AskRequest(question="往哪里走？ Which way?", options=["渡口", "回城"]))
         QApplication.processEvents()
         win.ask_dialog.hide()
-        win._settings_saved(win.settings.model_copy(update={"theme": mode}))  # Settings → 主题, saved
+        win.apply_settings(win.settings.model_copy(update={"theme": mode}))  # Settings → 主题, saved
         QApplication.processEvents()
         assert theme.mode() == mode
 

@@ -98,7 +98,7 @@ async def test_the_window_says_at_import_when_the_cards_linked_book_is_missing(q
     path.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
     win = MainWindow(AppSettings())
     qtbot.addWidget(win)
-    win._ask_scripts = lambda *_a: None  # no regex-script question for this card
+    win.ask_scripts = lambda *_a: None  # no regex-script question for this card
     ref = await chat_work.import_card_async(win, str(path))
     assert ref is not None and ref.notes
     line = win.statusBar().currentMessage()

@@ -226,7 +226,7 @@ async def test_one_beat_over_real_http_through_the_ui(qtbot):
         await wait_for(win.view.is_ready)
         card = library.ensure_demo_card()
         d = library.new_chat_dir(card, "真模型")
-        Chat.create(d, card.load(), win._provider_models()[0])
+        Chat.create(d, card.load(), win.provider_models()[0])
         assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
         assert not getattr(win.chat.model, "is_replay", True)
         win.input.setPlainText("推窗看看")

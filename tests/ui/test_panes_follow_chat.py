@@ -178,7 +178,7 @@ async def test_the_welcome_page_gives_way_once_a_model_is_set_up(qtbot):
     assert await until(win, "document.body.classList.contains('mode-welcome')", lambda v: v is True)
     prov = S.ProviderSettings(name="loop", base_url="http://127.0.0.1:9/v1", model="m", api_key_env=None)
     settings = S.AppSettings(providers=[prov], active_provider="loop")
-    win._settings_saved(settings)
+    win.apply_settings(settings)
     await until(win, "document.body.classList.contains('mode-welcome')", lambda v: v is False)
     assert win.view.mode() == "chat"
 

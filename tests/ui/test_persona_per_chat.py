@@ -114,7 +114,7 @@ def test_window_menu_opens_the_dialog_and_the_label_follows(qtbot, tmp_path: Pat
     assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
     (shu,) = _store_with("书生")
     win.persona_action.trigger()
-    dlg = win._persona_dialog
+    dlg = win.persona_dialog
     dlg.choose(shu.id)
     assert dlg.apply()
     assert win.chat.persona == "书生"

@@ -83,7 +83,7 @@ async def test_preset_chosen_in_the_window_survives_reopening_and_reaches_the_re
         await wait_for(win.view.is_ready)
         card = library.ensure_demo_card()
         d = library.new_chat_dir(card, "带预设")
-        Chat.create(d, card.load(), win._provider_models()[0])
+        Chat.create(d, card.load(), win.provider_models()[0])
         ref = library.ChatRef(name=d.name, dir=str(d))
         assert win.open_chat(card, ref) and win.chat.preset_name() == ""
         # 对话 → 预设…: import, see what it does, use it in this chat
@@ -136,7 +136,7 @@ async def test_profile_switch_changes_provider_model_preset_and_sampling(qtbot):
         await wait_for(win.view.is_ready)
         card = library.ensure_demo_card()
         d = library.new_chat_dir(card, "切换")
-        Chat.create(d, card.load(), win._provider_models()[0])
+        Chat.create(d, card.load(), win.provider_models()[0])
         assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
         chooser = win.profile_chooser
         assert [chooser.combo.itemText(i) for i in range(chooser.combo.count())][1:] == ["云端", "本地夜跑"]

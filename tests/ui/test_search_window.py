@@ -77,7 +77,7 @@ async def test_find_bar_finds_every_message_jumps_and_reaches_other_branches(qtb
     bar.jump(0)
     found = await until(win, HIT, lambda v: v is not None)
     assert found == ["8", ["Black Cat"]]
-    assert win._shown_from <= 8  # the page around the hit was loaded
+    assert win.transcript.shown_from <= 8  # the page around the hit was loaded
     qtbot.waitExposed(win)
     # a reply that a regenerate moved to another branch: only with 「所有分支」, and jumping selects its branch
     old = chat.transcript()[-1]["id"]

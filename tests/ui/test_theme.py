@@ -129,7 +129,7 @@ def test_settings_dialog_offers_system_first_and_saving_applies_it(qtbot):
         assert [combo.itemData(i) for i in range(combo.count())] == ["system", "light", "dark"]
         assert combo.itemText(0) == "跟随系统"
         s = win.settings.model_copy(update={"theme": "dark"})
-        win._settings_saved(s)
+        win.apply_settings(s)
         QApplication.processEvents()
         assert theme.mode() == "dark" and _dark(win) and win.view._theme == "dark"
     finally:
