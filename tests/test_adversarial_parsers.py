@@ -373,7 +373,7 @@ CASES: list[tuple[str, Callable[[str], Any], Callable[[], Iterable[str]]]] = [
 #: Parsers that do not finish yet on some shape (issue 29 §1 left open; docs/architecture.md "Parsers of untrusted
 #: text" says which). Listed, not run: each would spend CALL_LIMIT seconds per text to fail.
 KNOWN_UNBOUNDED = {
-    "world-info /regex/ keys", "status-panel templates",
+    "world-info /regex/ keys",
     "SillyTavern chat files",
 }
 
