@@ -374,7 +374,6 @@ CASES: list[tuple[str, Callable[[str], Any], Callable[[], Iterable[str]]]] = [
 #: text" says which). Listed, not run: each would spend CALL_LIMIT seconds per text to fail.
 KNOWN_UNBOUNDED = {
     "world-info /regex/ keys",
-    "SillyTavern chat files",
 }
 
 
