@@ -119,3 +119,19 @@ async def test_library_search_streams_every_chat_and_the_cli_prints_it(tmp_path,
     assert cli_main(["search", "(", "--regex"]) == 2
     assert "liyuan:" in capsys.readouterr().err
     assert cli_main(["search", "雨夜", "--card", "nope"]) == 2
+
+
+def test_cli_search_prints_a_catalogued_refusal_in_the_chosen_language(capsys):
+    """Issue 29: a regex nested too deeply for Python's parser is refused as ``regex.too_deep``, and ``liyuan
+    search`` prints it in the --lang language (not the Chinese text of the exception)."""
+    from liyuan_desktop.cli.common import set_language
+    from liyuan_desktop.core.messages import message, render
+
+    deep = "(" * 1000 + "a" + ")" * 1000
+    try:
+        assert cli_main(["--lang", "en", "search", deep, "--regex"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("liyuan: ") and render(message("regex.too_deep"), "en") in err
+        assert not re.search(r"[\u4e00-\u9fff]", err)
+    finally:
+        set_language("zh")

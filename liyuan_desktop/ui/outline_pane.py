@@ -11,6 +11,7 @@ callables ``ask_text``, ``ask_item``, ``ask_int``, ``edit_text`` and ``inform`` 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
@@ -22,6 +23,7 @@ from ..core.errors import ToolError
 from .i18n import register, show, tr
 from .theme import set_role
 from .dialogs import tool_button
+from .work import run_in_worker
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
@@ -117,6 +119,7 @@ class OutlinePane(QWidget):
         self.chat: Any = None
         self.data: Any = None
         self._busy = False
+        self._apply_task: Optional[asyncio.Future[None]] = None  # the outline change running on a worker thread
         self.ask_item: Callable[[str, list[str], int], Optional[int]] = self._ask_item_dialog
         self.ask_int: Callable[[str, int], Optional[int]] = self._ask_int_dialog
         self.edit_text: Callable[[str], Optional[str]] = self._edit_text_dialog
@@ -303,18 +306,46 @@ class OutlinePane(QWidget):
             self._activate(items[0])
 
     def _apply(self, fn: Callable[[], Any]) -> bool:
+        """Run ``fn`` (a change to the outline: the engine parses the whole 大纲.md, issue 29 §1) on a worker thread
+        (:func:`.work.run_in_worker`), then say "saved" and emit ``changed`` (gather again), or show the error.
+        Refused (False) without a chat or while a turn runs; True when the change was started. Changes asked
+        quickly one after another run in order, each after the one before. Without an event loop (a synchronous
+        caller) ``fn`` runs right here."""
         if self.chat is None:
             return False
         if self._busy:
             self.inform(tr("wr.busy"))
             return False
+        chat, before = self.chat, self._apply_task
+
+        def done(error: Optional[BaseException]) -> None:
+            if error is not None:
+                self.inform(show(getattr(error, "message", None) or error))
+            elif self.chat is chat:  # another chat shown meanwhile: its pane gathers anew anyway
+                self.note.setText(tr("wr.outline.saved"))
+                self.changed.emit()
+
+        async def run() -> None:
+            if before is not None and not before.done():
+                await asyncio.wait([before])
+            try:
+                await run_in_worker(self.window(), lambda _w: fn(), cancellable=False)
+            except (ToolError, OSError, RuntimeError, ValueError) as e:
+                done(e)
+            else:
+                done(None)
+
+        coro = run()
         try:
-            fn()
-        except (ToolError, OSError, RuntimeError, ValueError) as e:
-            self.inform(show(getattr(e, "message", None) or e))
-            return False
-        self.note.setText(tr("wr.outline.saved"))
-        self.changed.emit()
+            self._apply_task = asyncio.ensure_future(coro)
+        except RuntimeError:  # no event loop: apply right here
+            coro.close()
+            try:
+                fn()
+            except (ToolError, OSError, RuntimeError, ValueError) as e:
+                done(e)
+                return False
+            done(None)
         return True
 
     def change_status(self) -> bool:

@@ -271,3 +271,41 @@ async def test_outline_pane_without_outline_offers_a_new_one(qtbot):
                    and o.chapter_items()[0].text(2) == "5/100")
     assert o.empty.isHidden()
     assert win.chat.outline().chapters()[0].file == "001-雨.md"
+
+
+async def test_outline_changes_are_applied_off_the_ui_thread(qtbot):
+    """Issue 29 §1: saving the outline parses the whole 大纲.md (a long line once took minutes), so the pane's
+    changes run on a worker thread; the pane still refreshes after, and a change asked while a turn runs is
+    refused."""
+    import threading
+
+    from liyuan_desktop.ui.i18n import tr
+
+    card = library.ensure_demo_card()
+    d = library.new_chat_dir(card, "长篇-大纲线程")
+    Chat.create(d, card.load(), ReplayModel(actor=[], scribe=[]), mode="agent").import_chapters(
+        [("001-雨.md", "雨下了一夜。\n")])
+    win = MainWindow(S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    wp = win.writing_panes
+    assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+    await wait_for(lambda: wp.data is not None)
+    o = wp.outline
+    threads: list[threading.Thread] = []
+    text = "# 卷一\n## 雨 {file=001-雨.md target=100}\n- 下雨\n"
+
+    def save() -> None:
+        threads.append(threading.current_thread())
+        win.chat.save_outline(text)
+
+    assert o._apply(save)
+    await wait_for(lambda: bool(threads) and o.chapter_items() and o.chapter_items()[0].text(2) == "5/100")
+    assert threads == [t for t in threads if t is not threading.main_thread()] and len(threads) == 1
+    assert win.chat.outline().chapters()[0].target == 100 and o.note.text() == tr("wr.outline.saved")
+    # while a turn runs the pane refuses, as before
+    told: list[str] = []
+    o.inform = told.append
+    o.set_busy(True)
+    assert not o._apply(save) and len(told) == 1 and len(threads) == 1
+    o.set_busy(False)

@@ -11,51 +11,54 @@ a fenced code block (```…```), the shapes status bars and SillyTavern regex sc
 from __future__ import annotations
 
 import re
+from typing import Callable
 
-_TAG_OPEN = re.compile(r"<([A-Za-z_\u4e00-\u9fff][\w.\-\u4e00-\u9fff]*)(?:\s[^<>]*)?>")
-_FENCE = re.compile(r"```")
+#: An opening or closing tag: ``<name …>`` / ``</name …>`` (ASCII or CJK names).
+_TAG = re.compile(r"<(/?)([A-Za-z_\u4e00-\u9fff][\w.\-\u4e00-\u9fff]*)(?:\s[^<>]*)?>")
 
 
-def _block_end(text: str, start: int) -> int:
-    """End (exclusive) of the format block starting at ``start``, or -1 if it is not a closed block."""
-    if text.startswith("```", start):
-        close = text.find("```", start + 3)
-        return -1 if close < 0 else close + 3
-    m = _TAG_OPEN.match(text, start)
-    if not m:
-        return -1
-    name = m.group(1)
-    # Find the matching close tag, allowing nested tags of the same name.
-    depth = 1
-    pos = m.end()
-    pattern = re.compile(r"<(/?)" + re.escape(name) + r"(?:\s[^<>]*)?>")
-    while depth:
-        n = pattern.search(text, pos)
-        if not n:
-            return -1
-        depth += -1 if n.group(1) else 1
-        pos = n.end()
-    return pos
+def _tag_block_ends(text: str) -> dict[int, int]:
+    """For each opening tag of ``text`` that is closed, its offset → the end (exclusive) of its matching closing
+    tag, nested tags of the same name allowed (a stack per name). One pass over the tags: linear (issue 29 §1 —
+    searching for the close from every unclosed opening tag was quadratic on a reply of repeated ``<think>``)."""
+    stacks: dict[str, list[int]] = {}
+    ends: dict[int, int] = {}
+    for m in _TAG.finditer(text):
+        if m.group(1):
+            open_ = stacks.get(m.group(2))
+            if open_:
+                ends[open_.pop()] = m.end()
+        else:
+            stacks.setdefault(m.group(2), []).append(m.start())
+    return ends
 
 
 def format_blocks(text: str) -> list[tuple[int, int]]:
-    """Spans (code point offsets) of the top-level format blocks in ``text``, in order."""
+    """Spans (code point offsets) of the top-level format blocks in ``text``, in order: closed tag blocks
+    (:func:`_tag_block_ends`) and fenced blocks (```` ``` ```` to the next ```` ``` ````). Linear in ``text``."""
+    ends = _tag_block_ends(text) if "<" in text else {}
+    starts = sorted(ends)  # the only tags that can start a block: the closed ones
     spans: list[tuple[int, int]] = []
-    pos = 0
-    n = len(text)
+    pos, k, n = 0, 0, len(text)
+    fe = -2  # the next "```" at or after pos (-1: none left, -2: not searched yet); searched again once passed
     while pos < n:
-        lt = text.find("<", pos)
-        fe = text.find("```", pos)
-        cands = [c for c in (lt, fe) if c >= 0]
-        if not cands:
-            break
-        start = min(cands)
-        end = _block_end(text, start)
-        if end < 0:
-            pos = start + 1
+        while k < len(starts) and starts[k] < pos:
+            k += 1
+        lt = starts[k] if k < len(starts) else -1
+        if fe == -2 or 0 <= fe < pos:
+            fe = text.find("```", pos)
+        if lt >= 0 and (fe < 0 or lt < fe):
+            spans.append((lt, ends[lt]))
+            pos = ends[lt]
             continue
-        spans.append((start, end))
-        pos = end
+        if fe < 0:
+            break
+        close = text.find("```", fe + 3)
+        if close < 0:  # no fence closes after this one, so none after a later one either: tags only from here
+            fe = -1
+            continue
+        spans.append((fe, close + 3))
+        pos = close + 3
     return spans
 
 
@@ -99,7 +102,19 @@ def dedupe_identical_blocks(text: str) -> str:
     return "".join(out)
 
 
-_CONTENT = re.compile(r"<content>([\s\S]*?)</content>")
+def _content_bodies_replaced(text: str, fn: Callable[[str], str]) -> str:
+    """``text`` with each ``<content>…</content>`` (the first close after each open) replaced by ``fn(body)``.
+    Literal searches, linear (``<content>([\\s\\S]*?)</content>`` searched to the end from every unclosed open)."""
+    out: list[str] = []
+    pos = 0
+    while (i := text.find("<content>", pos)) >= 0:
+        j = text.find("</content>", i + 9)
+        if j < 0:
+            break  # no close after this open, so none after a later one
+        out += [text[pos:i], fn(text[i + 9:j])]
+        pos = j + 10
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def merge_final_text(draft: str, text: str) -> str:
@@ -122,11 +137,11 @@ def merge_final_text(draft: str, text: str) -> str:
     if start < 0:
         return d
 
-    def _trim(m: re.Match[str]) -> str:
-        trimmed = trim_content_body_repeat(d, m.group(1))
+    def _trim(body: str) -> str:
+        trimmed = trim_content_body_repeat(d, body)
         return f"<content>{trimmed}</content>" if trimmed else ""
 
-    part = _CONTENT.sub(_trim, format_content_only(tail[start:]))
+    part = _content_bodies_replaced(format_content_only(tail[start:]), _trim)
     part = re.sub(r"\n{3,}", "\n\n", part).strip()
     return dedupe_identical_blocks("\n\n".join(x for x in (d, part) if x))
 

@@ -20,6 +20,8 @@ import json
 import re
 from typing import Optional
 
+from ..lenient_json import RepairRefused, repair_loads
+
 __all__ = ["RepetitionGuard", "partial_content", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
 
 #: How many times the same unit may appear before the reply counts as looping.
@@ -131,12 +133,35 @@ def partial_content(args: str) -> str:
     "" when there is no content string."""
     try:
         obj = json.loads(args)
-    except ValueError:
-        import json_repair  # on first use (issue 15: start-up)
-
+    except (ValueError, RecursionError):  # RecursionError: nested thousands deep
         try:
-            obj = json_repair.loads(args)
+            obj = repair_loads(args)
+        except RepairRefused:  # too long or deep for json_repair: read the content string by hand
+            return _cut_content_string(args)
         except Exception:  # json_repair raises on some inputs
             return ""
     value = obj.get("content") if isinstance(obj, dict) else None
     return value if isinstance(value, str) else ""
+
+
+_CONTENT_KEY = re.compile(r'"content"[ \t\r\n]*:[ \t\r\n]*"')
+
+
+def _cut_content_string(args: str) -> str:
+    """The ``content`` string of cut JSON arguments too long for json_repair: from the first ``"content": "`` to
+    its closing quote or the end, JSON escapes decoded (a cut escape at the end is dropped). Linear; "" when there
+    is no such key."""
+    m = _CONTENT_KEY.search(args)
+    if not m:
+        return ""
+    i, n = m.end(), len(args)
+    j = i
+    while j < n and args[j] != '"':
+        j += 2 if args[j] == "\\" else 1
+    body = args[i:min(j, n)]
+    for cut in range(0, 7):  # a \uXXXX escape cut mid-way: drop its start
+        try:
+            return json.loads('"' + (body[:len(body) - cut] if cut else body) + '"')
+        except ValueError:
+            continue
+    return ""

@@ -75,6 +75,9 @@ _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", 
 _SEND_DATE = re.compile(r"([A-Za-z]+)\.?\s+(\d{1,2}),?\s+(\d{4})\s*@?\s*(\d{1,2})\s*(?::|h)\s*(\d{1,2})\s*m?\s*(am|pm)?",
                         re.IGNORECASE)
 _CREATE_DATE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(?:(\d{1,2})s)?")
+#: The longest time stamp string read (characters; SillyTavern's are under 40). A longer one is no time at all:
+#: the date patterns above backtrack quadratically on long runs of letters or spaces (issue 29 §1).
+MAX_TIME_CHARS = 100
 
 
 class StChatError(Exception):
@@ -128,7 +131,8 @@ def parse_st_time(value: Any) -> Optional[int]:
     """A SillyTavern time stamp as ms since the epoch, or None. Accepts ms numbers (very old files), ISO strings
     (``gen_started``), ``send_date`` strings ("October 18, 2024 8:52pm", "October 18, 2024 8:52 PM",
     "June 19, 2023 @14h 20m") and ``create_date`` strings ("2024-10-18@20h52m17s", "2023-6-19 @14h 20m 5s 123ms").
-    Times without a zone are local time (ST writes them from the browser's clock)."""
+    Times without a zone are local time (ST writes them from the browser's clock). A string longer than
+    :data:`MAX_TIME_CHARS` is no time stamp (None)."""
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -139,6 +143,8 @@ def parse_st_time(value: Any) -> Optional[int]:
     if not isinstance(value, str) or not value.strip():
         return None
     s = value.strip()
+    if len(s) > MAX_TIME_CHARS:
+        return None
     if s.isdigit():
         return parse_st_time(int(s))
     try:

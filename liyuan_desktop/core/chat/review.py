@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from ..ledger.state import WorldState
+from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from ..prompt.assemble import prompt_resource
 from ..story.review import (KINDS, AcceptedFinding, ChapterReviewResult, ReviewFinding, ReviewInput, ReviewStore,
@@ -333,18 +334,16 @@ def parse_review_output(raw: str) -> tuple[list[dict[str, Any]], list[str]]:
     (json-repair, as the scribe does); a bare list is taken as the findings. Returns (finding dicts, problems)."""
     problems: list[str] = []
     text = (raw or "").strip()
-    fence = re.search(r"```(?:json)?\s*([\s\S]*?)```", text)
-    if fence:
-        text = fence.group(1).strip()
+    fence = fenced_body(text)
+    if fence is not None:
+        text = fence
     try:
         obj: Any = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
         starts = [i for i in (text.find("{"), text.find("[")) if i >= 0]
-        import json_repair  # on first use (issue 15: start-up)
-
         try:
-            obj = json_repair.loads(text[min(starts):] if starts else text)
-        except Exception:  # json_repair raises on some inputs; treat as unusable
+            obj = repair_loads(text[min(starts):] if starts else text)
+        except Exception:  # json_repair raises on some inputs, repair_loads on texts too big to mend: unusable
             obj = None
         if obj:
             problems.append("审稿输出不是严格的 JSON，已自动修复后使用")

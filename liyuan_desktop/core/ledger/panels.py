@@ -26,11 +26,32 @@ import html
 import json
 import math
 import re
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-PLACEHOLDER = re.compile(r"\{\{\s*([^{}\s][^{}]*?)\s*\}\}")
+_BRACE = re.compile(r"[{}]")
+
+
+def _replace_placeholders(template: str, fn: Callable[[str], str]) -> str:
+    """``template`` with each ``{{ path }}`` (no brace inside, not blank) replaced by ``fn(path stripped)`` — what
+    ``re.sub(r"\\{\\{\\s*([^{}\\s][^{}]*?)\\s*\\}\\}", …)`` did, by literal searches in linear time (that pattern
+    was quadratic on ``{{a`` followed by a long run of spaces, issue 29 §1)."""
+    out: list[str] = []
+    pos = 0
+    p = template.find("{{")
+    while p >= 0:
+        m = _BRACE.search(template, p + 2)  # the body runs to the next brace, which must start "}}"
+        q = m.start() if m else -1
+        body = template[p + 2:q] if q >= 0 else ""
+        if q >= 0 and template.startswith("}}", q) and body.strip():
+            out += [template[pos:p], fn(body.strip())]
+            pos = q + 2
+            p = template.find("{{", pos)
+        else:
+            p = template.find("{{", p + 1)
+    out.append(template[pos:])
+    return "".join(out)
 
 
 class Panel(BaseModel):
@@ -270,7 +291,7 @@ def render_template(template: str, context: dict[str, Any]) -> str:
     """``template`` with every ``{{dotted.path}}`` replaced by the HTML-escaped text of that value in ``context``
     (missing → ""; lists of scalars joined with 「、」; booleans 是/否; other objects as JSON). The template's
     own HTML is kept as written."""
-    return PLACEHOLDER.sub(lambda m: html.escape(_text(_lookup(context, m.group(1).strip())), quote=True), template or "")
+    return _replace_placeholders(template or "", lambda path: html.escape(_text(_lookup(context, path)), quote=True))
 
 
 def render_panel(panel: Panel, state: Any) -> str:

@@ -12,11 +12,11 @@ issue 18: an English card's ledger came out in Chinese); a Chinese chat's prompt
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .mvu.paths import has_odd_keys
@@ -165,20 +165,18 @@ def _scribe_object(raw: str) -> tuple[Any, list[str]]:
     """The JSON object in the scribe's text (None when there is none) and the repair problems."""
     problems: list[str] = []
     text = (raw or "").strip()
-    fence = re.search(r"```(?:json)?\s*([\s\S]*?)```", text)
-    if fence:
-        text = fence.group(1).strip()
+    fence = fenced_body(text)
+    if fence is not None:
+        text = fence
     obj: Any = None
     try:
         obj = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
         start = text.find("{")
         candidate = text[start:] if start >= 0 else text
-        import json_repair  # on first use (issue 15: start-up)
-
         try:
-            obj = json_repair.loads(candidate)
-        except Exception:  # json_repair raises on some inputs; treat as unusable
+            obj = repair_loads(candidate)
+        except Exception:  # json_repair raises on some inputs, repair_loads on texts too big to mend: unusable
             obj = None
         if isinstance(obj, dict) and obj:
             problems.append("场记输出不是严格的 JSON，已自动修复后使用")

@@ -257,21 +257,30 @@ class _Assembler:
 
 
 async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline."""
-    buf = first
+    """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline.
+
+    Linear in the stream (issue 29 §1): the buffer is a ``bytearray`` that grows in place, and each byte is searched
+    for a newline once — a line that never ends, arriving in many small chunks, is not searched again from its start
+    after every chunk."""
+    buf = bytearray(first)
+    scanned = 0  # bytes at the start of buf already known to hold no newline
     while True:
-        if b"\n" in buf:
-            parts = buf.split(b"\n")
-            buf = parts.pop()
-            for raw in parts:
+        nl = buf.find(b"\n", scanned)
+        if nl >= 0:
+            start = 0
+            while nl >= 0:
+                raw = bytes(buf[start:nl])
                 if raw.endswith(b"\r"):
                     raw = raw[:-1]
                 yield raw.decode("utf-8", errors="replace")
+                start = nl + 1
+                nl = buf.find(b"\n", start)
+            del buf[:start]
+        scanned = len(buf)
         try:
             chunk = await chunks.__anext__()
         except StopAsyncIteration:
             break
         buf += chunk
     if buf:
-        yield buf.rstrip(b"\r").decode("utf-8", errors="replace")
-
+        yield bytes(buf).rstrip(b"\r").decode("utf-8", errors="replace")

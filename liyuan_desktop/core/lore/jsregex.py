@@ -25,6 +25,9 @@ class _JsSyntax(ValueError):
 
 _REGEX_KEY = re.compile(r"\A/([\s\S]+?)/([gimsuy]*)\Z")
 _UNESCAPED_SLASH = re.compile(r"(^|[^\\])/")
+#: Matched at a position of the pattern (never on a slice of it: slicing at every token was quadratic, issue 29 §1).
+_QUANTIFIER = re.compile(r"\{\d+(?:,\d*)?\}")
+_MODIFIER_GROUP = re.compile(r"\(\?[ims]*(?:-[ims]*)?:")
 _LINE_TERMS = r"\n\r\u2028\u2029"
 _JS_SPACE = r"\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _WORD_CLS = "A-Za-z0-9_"
@@ -341,7 +344,7 @@ class _JsTranslator:
                     out.append(f"(?P<{name}>")
                     i = end + 1
                 elif p.startswith("(?", i):
-                    if re.match(r"\(\?[ims]*(?:-[ims]*)?:", p[i:]):
+                    if _MODIFIER_GROUP.match(p, i):
                         raise JsRegexUnsupported("inline modifier groups (?i:…) are not supported")
                     raise _JsSyntax("invalid group")
                 else:
@@ -359,9 +362,9 @@ class _JsTranslator:
                 i += 1
                 quantifiable = True
                 continue
-            if c in "*+?" or (c == "{" and re.match(r"\{\d+(?:,\d*)?\}", p[i:])):
+            if c in "*+?" or (c == "{" and _QUANTIFIER.match(p, i)):
                 if c == "{":
-                    q = re.match(r"\{\d+(?:,\d*)?\}", p[i:]).group(0)
+                    q = _QUANTIFIER.match(p, i).group(0)
                     lo_hi = [int(x) for x in q[1:-1].split(",") if x]
                     if len(lo_hi) == 2 and lo_hi[0] > lo_hi[1]:
                         raise _JsSyntax("numbers out of order in quantifier")
@@ -374,7 +377,7 @@ class _JsTranslator:
                     q += "?"
                     i += 1
                 out.append(q)
-                if i < len(p) and (p[i] in "*+?" or (p[i] == "{" and re.match(r"\{\d+(?:,\d*)?\}", p[i:]))):
+                if i < len(p) and (p[i] in "*+?" or (p[i] == "{" and _QUANTIFIER.match(p, i))):
                     raise _JsSyntax("nothing to repeat")
                 quantifiable = False
                 continue

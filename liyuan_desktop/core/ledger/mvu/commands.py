@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ...lenient_json import repair_loads
 from .initvar import parse_data
 from .paths import Segment, eval_math, num_from_str, js_str, parse_path, split_path
 
@@ -70,11 +71,9 @@ def parse_value(arg: str) -> Any:
     if s[:1] in "{[":
         try:
             return json.loads(s)
-        except json.JSONDecodeError:
-            import json_repair  # on first use (issue 15: start-up)
-
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested thousands deep
             try:
-                return json_repair.loads(s)
+                return repair_loads(s)
             except Exception:  # noqa: BLE001
                 return s
     m = eval_math(s)

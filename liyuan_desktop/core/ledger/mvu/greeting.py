@@ -24,15 +24,47 @@ from .commands import parse_update_blocks
 from .initvar import clean_meta, deep_merge, merge_initial, parse_data
 from .state import MvuState
 
-_INITVAR_BLOCK = re.compile(r"<(initvar)>([\s\S]*?)</\1>", re.IGNORECASE)
-_HIDDEN = re.compile(r"\s*<(UpdateVariable|initvar|json_?patch)>[\s\S]*?(?:</\1>|$)", re.IGNORECASE)
+_INITVAR_OPEN = re.compile(r"<initvar>", re.IGNORECASE)
+_HIDDEN_OPEN = re.compile(r"<(UpdateVariable|initvar|json_?patch)>", re.IGNORECASE)
+
+
+def _close_of(text: str, name: str, pos: int) -> Optional[re.Match[str]]:
+    """The first ``</name>`` (any case) at or after ``pos``."""
+    return re.compile("</" + re.escape(name) + ">", re.IGNORECASE).search(text, pos)
+
+
+def _initvar_bodies(text: str) -> list[str]:
+    """The bodies of the closed ``<initvar>…</initvar>`` blocks in ``text``, in order (each open tag paired with the
+    first close after it). Literal searches, linear: once an open tag has no close after it, no later one has."""
+    out: list[str] = []
+    pos = 0
+    while (m := _INITVAR_OPEN.search(text, pos)) is not None:
+        c = _close_of(text, "initvar", m.end())
+        if c is None:
+            break
+        out.append(text[m.end():c.start()])
+        pos = c.end()
+    return out
 
 
 def strip_variable_blocks(text: str) -> str:
     """``text`` without ``<UpdateVariable>``, ``<JSONPatch>`` and ``<initvar>`` blocks (an unclosed trailing one
-    runs to the end), trailing whitespace trimmed when something was removed."""
-    out = _HIDDEN.sub("", text or "")
-    return out.rstrip() if out != text else out
+    runs to the end) and the whitespace before each, trailing whitespace trimmed when something was removed.
+    Literal searches, linear (issue 29 §1: ``\\s*<(…)>[\\s\\S]*?`` was quadratic on a long run of spaces)."""
+    text = text or ""
+    out: list[str] = []
+    pos = 0
+    while (m := _HIDDEN_OPEN.search(text, pos)) is not None:
+        start = m.start()
+        while start > pos and text[start - 1].isspace():
+            start -= 1
+        out.append(text[pos:start])
+        c = _close_of(text, m.group(1), m.end())
+        pos = len(text) if c is None else c.end()
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out).rstrip()
 
 
 class GreetingVars(NamedTuple):
@@ -51,9 +83,9 @@ def greeting_variables(text: str, initial: Optional[dict[str, Any]], other_books
     the books other than the card's, in book order (merged under an ``<initvar>`` override)."""
     warnings: list[str] = []
     override: Optional[dict[str, Any]] = None
-    for m in _INITVAR_BLOCK.finditer(text or ""):
+    for body in _initvar_bodies(text or ""):
         try:
-            data = parse_data(m.group(2))
+            data = parse_data(body)
         except ValueError as e:
             warnings.append(f"[MVU] 开场白里的 <initvar> 块解析失败：{' '.join(str(e).split())[:200]}")
             continue

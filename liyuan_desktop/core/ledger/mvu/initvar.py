@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any, Callable, Optional
 
+from ...lenient_json import MAX_REPAIR_DEPTH, bracket_depth, repair_loads
 from ...lore import Lorebook
 from .paths import jsonable
 
@@ -52,13 +53,28 @@ def initvar_entries(book_or_card: Any) -> list[Any]:
     return [e for e in _entries_of(book_or_card) if _INITVAR.search(_title(e))]
 
 
+_FENCE_INFO = re.compile(r"```[\w-]*")
+
+
 def _unwrap_body(text: str) -> str:
+    """The data of an [InitVar] body: without a surrounding ``<initvar>…</initvar>`` and a code fence whose info
+    word is followed by a line break (```` ```yaml ````). Hand-written (issue 29 §1): the patterns it replaces,
+    ``\\n?\\s*</initvar>\\s*$`` and ``^```[\\w-]*\\s*\\n([\\s\\S]*?)\\n?```\\s*$``, were quadratic on a
+    long run of spaces."""
     t = text.strip()
-    t = re.sub(r"^\s*<initvar>\s*\n?", "", t, flags=re.IGNORECASE)
-    t = re.sub(r"\n?\s*</initvar>\s*$", "", t, flags=re.IGNORECASE)
-    m = re.match(r"^```[\w-]*\s*\n([\s\S]*?)\n?```\s*$", t.strip())
-    if m:
-        t = m.group(1)
+    if t[:9].lower() == "<initvar>":
+        t = t[9:].lstrip()
+    if t[-10:].lower() == "</initvar>":
+        t = t[:-10].rstrip()
+    t = t.strip()
+    m = _FENCE_INFO.match(t)
+    if m and len(t) >= m.end() + 3 and t.endswith("```"):
+        k = m.end()
+        while k < len(t) - 3 and t[k].isspace():
+            k += 1
+        nl = t.rfind("\n", m.end(), k)  # the body starts after the last line break following the info word
+        if nl >= 0:
+            t = t[nl + 1:len(t) - 3]
     return t.strip()
 
 
@@ -67,6 +83,8 @@ def _yaml(text: str) -> Any:
         import yaml
     except ImportError:  # pragma: no cover - exercised only on a broken install
         raise ValueError("PyYAML not installed") from None
+    if bracket_depth(text) > MAX_REPAIR_DEPTH:  # PyYAML recurses per flow bracket: refuse before it does
+        raise ValueError(f"nested deeper than {MAX_REPAIR_DEPTH} levels")
     return yaml.safe_load(text)
 
 
@@ -84,9 +102,7 @@ def parse_data(text: str) -> Any:
     def repaired(s: str) -> Any:
         if s[0] not in "{[":
             raise ValueError("not JSON-like")
-        import json_repair  # on first use (issue 15: start-up)
-
-        return json_repair.loads(s)
+        return repair_loads(s)
 
     tries += [repaired, _yaml]
     last: Optional[Exception] = None

@@ -87,21 +87,20 @@ def split_path(path: Union[str, Iterable[Segment]]) -> list[Segment]:
     if not isinstance(path, str):
         return list(path)
     segs: list[Segment] = []
-    buf = ""
-    i, n = 0, len(path)
+    start = 0  # where the plain segment being read began (slices, not a string grown a character at a time:
+    i, n = 0, len(path)  # that was quadratic on a long path, issue 29 §1)
     while i < n:
         c = path[i]
         if c == ".":
-            if buf:
-                segs.append(buf)
-            buf = ""
+            if i > start:
+                segs.append(path[start:i])
+            start = i + 1
         elif c == "[":
-            if buf:
-                segs.append(buf)
-            buf = ""
+            if i > start:
+                segs.append(path[start:i])
             j = path.find("]", i)
             if j < 0:
-                buf = path[i:]
+                start = i
                 break
             inner = path[i + 1:j].strip()
             if len(inner) >= 2 and inner[0] == inner[-1] and inner[0] in "'\"`":
@@ -111,11 +110,10 @@ def split_path(path: Union[str, Iterable[Segment]]) -> list[Segment]:
             else:
                 segs.append(inner)
             i = j
-        else:
-            buf += c
+            start = j + 1
         i += 1
-    if buf:
-        segs.append(buf)
+    if start < n:
+        segs.append(path[start:])
     return [s.strip() if isinstance(s, str) else s for s in segs]
 
 
