@@ -68,6 +68,26 @@ PLATFORM = "$(uname -s | tr 'A-Z' 'a-z')-$(uname -m)"
 EOF
 echo "    version $VERSION, commit $COMMIT, build date $BUILD_DATE"
 
+# the X libraries the app carries (slim.XCB_BUNDLE; Qt's xcb plugin needs them and a bare desktop may lack them) are
+# copied from the build machine: a fresh build machine (CI runs as root on a new Debian) installs them first. The
+# tests never need them (issue 24: they run before this, on a machine without them).
+XCB_PKGS=(libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxkbcommon-x11-0
+          libxcb-util1 libxcb-randr0 libxcb-shm0 libxcb-sync1 libxcb-xfixes0 libxcb-render0 libxcb-shape0 libxcb-xkb1
+          libx11-xcb1 libxkbcommon0)
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v dpkg-query >/dev/null; then
+  missing_pkgs=()
+  for p in "${XCB_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_pkgs+=("$p")
+  done
+  if [ "${#missing_pkgs[@]}" -gt 0 ]; then
+    echo "    apt-get install ${missing_pkgs[*]} (the X libraries the app carries)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >/dev/null 2>&1 \
+      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+             "${missing_pkgs[@]}" >/dev/null; } \
+      || echo "build.sh: could not install ${missing_pkgs[*]}; the bundle step will name what is missing" >&2
+  fi
+fi
+
 # the fallback fonts (issue 24): WenQuanYi Micro Hei (Chinese) and OpenMoji (colour emoji) are part of the package's
 # resources (liyuan_desktop/resources/fonts, licences beside them) and reach the bundle with the rest of resources/
 # (slim.source_datas) — nothing is copied from the build machine, so the app carries each font exactly once
