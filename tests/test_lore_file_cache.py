@@ -200,3 +200,21 @@ def test_small_and_broken_files_read_as_before(tmp_path, caplog):
     (folder / "c.json").write_bytes(b"\xff\xfe{}")
     books = load_books(folder, "chat")
     assert [b.name for b in books] == ["a"] and books[0].to_world_info() == _wi(3)
+
+
+def test_entries_are_independent_of_their_json_and_of_the_values_as_read(tmp_path):
+    obj = _wi(3)
+    obj["entries"]["1"]["extensions"] = {"deep": {"n": 1}}
+    obj["entries"]["1"]["characterFilter"] = {"names": ["甲"], "isExclude": False}
+    path = tmp_path / "书.json"
+    _write(path, obj)
+    book = Lorebook.from_file(path, "书")
+    e = {x.uid: x for x in book.entries}[1]
+    e.extensions["deep"]["n"] = 2  # edited in place, nested
+    e.character_filter["names"].append("乙")
+    e.keys.append("加")  # in place: not noticed by the matchers, but export sees it
+    out = book.to_world_info()["entries"]["1"]
+    assert out["extensions"] == {"deep": {"n": 2}} and out["characterFilter"]["names"] == ["甲", "乙"]
+    assert out["key"] == ["键1", "key1", "加"]
+    assert book._raw["entries"]["1"]["extensions"] == {"deep": {"n": 1}}  # the JSON as read is untouched
+    assert book._raw["entries"]["1"]["key"] == ["键1", "key1"]
