@@ -5,6 +5,11 @@ compile each time a chat opened. Two kinds of file live in ``<home>/cache/lore/`
   it came from), keyed by :func:`book_key`: a SHA-256 of the book's JSON content, its name and source, and a
   fingerprint of the parsing code (:func:`_code_tag`), so an edited card, a changed parser or another Python simply
   miss. Opening a chat with an unchanged book loads the rows instead of parsing (:func:`load_rows`).
+* The same ``book-<key>.bin`` rows for a book *file* (issue 29 §8), keyed by :func:`file_key`: the SHA-256 of the
+  file's bytes (not its path or mtime: any edit misses, a copy hits), its name and source, and the code
+  fingerprint. ``Lorebook.from_file`` then builds the book without decoding the JSON; the entries' raw JSON,
+  needed only for export, is decoded from the file when export asks (:class:`RawFile`, which checks the hash
+  again: a file changed since is never mixed into the book).
 * ``ac-<key>.bin`` — the Aho–Corasick automaton over a book's literal keys (:func:`automaton`), keyed by the needles
   themselves, so it serves the chat's merged book however it was put together.
 
