@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Optional
 
-
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_bytes
 from ..paths import home
@@ -34,14 +33,14 @@ def library_books_dir() -> Path:
 
 def load_books(folder: Path, source: str) -> list[Lorebook]:
     """Every SillyTavern world-info (or card book) JSON in ``folder``, file-name order, each read by
-    :meth:`Lorebook.from_any` with ``source`` ("chat" | "global"). Unreadable or malformed files are skipped and
+    :meth:`Lorebook.from_file` (a big unchanged file comes from the rows cache without decoding its JSON) with ``source`` ("chat" | "global"). Unreadable or malformed files are skipped and
     logged (a broken book never stops a chat); a missing folder gives []."""
     out: list[Lorebook] = []
     if not folder.is_dir():
         return out
     for f in sorted(folder.glob("*.json")):
         try:
-            out.append(Lorebook.from_any(json.loads(f.read_text("utf-8")), f.stem, source=source))
+            out.append(Lorebook.from_file(f, f.stem, source=source))
         except (OSError, ValueError) as e:
             log.warning("world info %s skipped: %s", f, e)
     return out
@@ -163,7 +162,7 @@ def chat_card_book(chat_dir: Path) -> Optional[Lorebook]:
     if not p.is_file():
         return None
     try:
-        return Lorebook.from_any(json.loads(p.read_text("utf-8")), p.stem, source="card")
+        return Lorebook.from_file(p, p.stem, source="card")
     except (OSError, ValueError) as e:
         log.warning("chat copy of the card book %s skipped: %s", p, e)
         return None

@@ -248,9 +248,10 @@ def _export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
     JSON with only the changed fields rewritten. Other shape: ST's conversion with its full field set."""
     cur = _entry_values(e)
     writer = _write_card_field if shape == "card" else _write_wi_field
-    if e._raw is not None and e._kind == shape:
-        out = copy.deepcopy(e._raw)
-        parsed = e._parsed or {}
+    raw = entry_raw(e)
+    if raw is not None and e._kind == shape:
+        out = json_copy(raw)
+        parsed = entry_parsed(e) or {}
         if cur["extensions"] != parsed.get("extensions"):
             writer(out, "extensions", cur["extensions"])
         for f in _MODEL_FIELDS:
@@ -302,11 +303,61 @@ def json_copy(v: Any) -> Any:
     return copy.deepcopy(v)
 
 
+def book_json(obj: Any) -> Optional[dict[str, Any]]:
+    """The book object inside a book file's JSON, as :meth:`.lorebook.Lorebook.from_any` finds it: ``obj`` itself,
+    or its ``data`` for a ``lorebook_v3`` export whose top level has no entry object. None when ``obj`` is no
+    object."""
+    if not isinstance(obj, dict):
+        return None
+    if isinstance(obj.get("entries"), dict):
+        return obj
+    if obj.get("spec") == "lorebook_v3" and isinstance(obj.get("data"), dict):
+        return obj["data"]
+    return obj
+
+
+def entry_raw(e: LoreEntry) -> Optional[dict[str, Any]]:
+    """The JSON ``e`` was read from, or None (built in code, or its file changed since it was opened). An entry of
+    a book opened from the rows cache (:meth:`.lorebook.Lorebook.from_file`) has it not decoded yet: its file is
+    decoded now, once for the whole book (:class:`.bookcache.RawFile`), and the entry keeps the result."""
+    raw = e._raw
+    if raw is None and e._lazy is not None:
+        raw = e._lazy.raw()
+        if raw is not None:
+            priv = e.__pydantic_private__
+            assert priv is not None
+            priv["_raw"] = raw  # set in place: an attribute assignment counts as an edit and recompiles the book
+    return raw
+
+
+def entry_parsed(e: LoreEntry) -> Optional[dict[str, Any]]:
+    """``e``'s field values as read from its JSON (what export compares against to rewrite only changed fields),
+    or None (built in code). Built from the cached row on first use for a book opened by
+    :meth:`.lorebook.Lorebook.from_file`."""
+    parsed = e._parsed
+    if parsed is None and e._lazy is not None:
+        parsed = e._lazy.parsed()
+        if parsed is not None:
+            priv = e.__pydantic_private__
+            assert priv is not None
+            priv["_parsed"] = parsed
+    return parsed
+
+
 def _new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, source: str) -> LoreEntry:
-    e = LoreEntry(**json_copy(vals), book=book, source=source)
+    """The entry of ``vals`` (a ``_parse_*_entry`` result: new strings and lists, but ``extensions`` and
+    ``character_filter`` are the raw JSON's own dicts), independent of ``raw`` and of its values as read
+    (``_parsed``): those two dicts are copied for each side; the lists of ``vals`` go to ``_parsed`` and the entry
+    gets its own (pydantic copies lists and top-level dicts, not what they hold). Copying every value twice took
+    a third of the first open of a 50,000-entry file (issue 29 §8)."""
+    ext, cf = vals["extensions"], vals["character_filter"]
+    e = LoreEntry(**{**vals, "extensions": json_copy(ext), "character_filter": json_copy(cf)}, book=book,
+                  source=source)
+    parsed = dict(vals)
+    parsed["extensions"], parsed["character_filter"] = json_copy(ext), json_copy(cf)
     e._raw = raw
     e._kind = kind
-    e._parsed = json_copy(vals)
+    e._parsed = parsed
     return e
 
 

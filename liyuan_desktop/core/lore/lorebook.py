@@ -7,20 +7,34 @@ books attached to a chat.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 import math
 from operator import itemgetter
+from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from . import bookcache as _bookcache
 from .activation import ActivationResult
 from .activation import activate as _activate
-from . import bookcache as _bookcache
+from .bookcache import STATS, RawFile, book_key, file_digest, file_key, gc_paused, load_rows, save_rows
 from .budget import _token_weight
-from .bookcache import STATS, book_key, gc_paused, load_rows, save_rows
 from .compile import _Compiled, compile_book, constant_recs
-from .formats import _export_entry, _int, _js_key_order, _new_entry, _opt_int, _parse_card_entry, _parse_wi_entry
+from .formats import (
+    _export_entry,
+    _int,
+    _js_key_order,
+    _new_entry,
+    _opt_int,
+    _parse_card_entry,
+    _parse_wi_entry,
+    book_json,
+    entry_parsed,
+    entry_raw,
+    json_copy,
+)
 from .model import _EDITS, LoreEntry, ScanMessage
 from .search import LoreHit
 from .search import index_titles as _index_titles
@@ -108,12 +122,75 @@ def _getter(pkeys: tuple) -> Any:
     return g
 
 
-def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook":
+def _values_read(d: dict[str, Any], pkeys: tuple, diff: Optional[dict[str, Any]], extra: Optional[dict[str, Any]],
+                 getter: Callable[[tuple], Any] = _getter) -> dict[str, Any]:
+    """An entry's values as read (``_parsed``) from its row: the names ``pkeys`` taken from its field dict ``d``
+    (fields as read), then ``extra``, with the row's differing values ``diff`` on top."""
+    g = getter(pkeys)
+    if g is not None:
+        eparsed = dict(zip(pkeys, g(d)))
+        if diff is not None:
+            eparsed.update(diff)
+        return eparsed
+    eparsed = {}
+    for k in pkeys:
+        if diff is not None and k in diff:
+            eparsed[k] = diff[k]
+        elif k in d:
+            eparsed[k] = d[k]
+        else:
+            eparsed[k] = extra[k] if extra and k in extra else None
+    return eparsed
+
+
+class _RowSource:
+    """What an entry of a book opened from the rows cache (:meth:`Lorebook.from_file`) needs for export, kept
+    undecoded until export asks (:func:`.formats.entry_raw`, :func:`.formats.entry_parsed`): its book file
+    (:class:`.bookcache.RawFile`), its key or index there (``ref``), and its row's values as read. Immutable;
+    copies of the entry share it."""
+
+    __slots__ = ("file", "ref", "vals", "pkeys", "diff", "extra")
+    file: RawFile
+    ref: Any
+    vals: Any
+    pkeys: Optional[tuple]
+    diff: Optional[dict[str, Any]]
+    extra: Optional[dict[str, Any]]
+
+    def __deepcopy__(self, memo: dict) -> "_RowSource":
+        return self
+
+    def raw(self) -> Optional[dict[str, Any]]:
+        """The entry's JSON in its file (the file decoded once per book), or None (no place recorded, or the file
+        changed since it was opened)."""
+        if self.ref is None:
+            return None
+        book = book_json(self.file.get())
+        ents = book.get("entries") if book is not None else None
+        try:
+            got = ents[self.ref] if ents is not None else None
+        except (KeyError, IndexError, TypeError):
+            return None
+        return got if isinstance(got, dict) else None
+
+    def parsed(self) -> Optional[dict[str, Any]]:
+        """The entry's values as read (what ``_parsed`` holds for a parsed entry), or None."""
+        if self.pkeys is None:
+            return None
+        vals = self.vals
+        d = dict(zip(_ENTRY_FIELDS, vals)) if type(vals) is tuple else dict(vals)
+        return _values_read(d, self.pkeys, self.diff, self.extra)
+
+
+def _from_rows(rows: tuple, raw: Optional[dict[str, Any]], raw_entries: Any, lazy: Optional[RawFile] = None) -> "Lorebook":
     """A new, independent book straight from :func:`_to_rows` rows (as stored on disk; no validation: the rows are a
     parse's output) in one pass — each entry's field dict, its set fields, extras and values as read built once
     (issue 15 item 10: a warm open of a 50,000-entry book unpacked the rows, then copied them into entries: two
     passes). Its entries point back at ``raw_entries`` of ``raw`` (the JSON being opened, equal to the one parsed)
-    for export. Values are shared with the rows (lists are replaced, never mutated in place). A few µs per entry."""
+    for export; or, with ``lazy`` (``raw`` and ``raw_entries`` None: a book file opened without decoding it,
+    :meth:`Lorebook.from_file`), at their place in the file's JSON, decoded when export asks
+    (:func:`.formats.entry_raw`). Values are shared with the rows (lists are replaced, never mutated in place). A
+    few µs per entry."""
     book, fields_set, kind, parsed, entry_keys, warnings, ents = rows
     new, sa = object.__new__, object.__setattr__
     entries: list[LoreEntry] = []
@@ -123,28 +200,18 @@ def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook"
     with gc_paused():
         for vals, fs, extra, ekind, pkeys, diff, ref in ents:
             d = dict(zip(fields, vals)) if type(vals) is tuple else dict(vals)
-            eparsed = None
-            if pkeys is not None:
-                g = getter(pkeys)
-                if g is not None:
-                    eparsed = dict(zip(pkeys, g(d)))
-                    if diff is not None:
-                        eparsed.update(diff)
-                else:
-                    eparsed = {}
-                    for k in pkeys:
-                        if diff is not None and k in diff:
-                            eparsed[k] = diff[k]
-                        elif k in d:
-                            eparsed[k] = d[k]
-                        else:
-                            eparsed[k] = extra[k] if extra and k in extra else None
             e = new(LoreEntry)
             sa(e, "__dict__", d)
             sa(e, "__pydantic_fields_set__", set(fs))
             sa(e, "__pydantic_extra__", {} if extra is None else dict(extra))
-            sa(e, "__pydantic_private__", {"_raw": None if ref is None else raw_entries[ref], "_kind": ekind,
-                                           "_parsed": eparsed})
+            if lazy is None:
+                eparsed = None if pkeys is None else _values_read(d, pkeys, diff, extra, getter)
+                sa(e, "__pydantic_private__", {"_raw": None if ref is None else raw_entries[ref], "_kind": ekind,
+                                               "_parsed": eparsed, "_lazy": None})
+            else:
+                src = new(_RowSource)
+                src.file, src.ref, src.vals, src.pkeys, src.diff, src.extra = lazy, ref, vals, pkeys, diff, extra
+                sa(e, "__pydantic_private__", {"_raw": None, "_kind": ekind, "_parsed": None, "_lazy": src})
             append(e)
         out = new(Lorebook)
         sa(out, "__dict__", {**book, "entries": entries})
@@ -152,7 +219,7 @@ def _from_rows(rows: tuple, raw: dict[str, Any], raw_entries: Any) -> "Lorebook"
         sa(out, "__pydantic_extra__", None)
         sa(out, "__pydantic_private__", {"_raw": raw, "_kind": kind, "_parsed": parsed,
                                          "_entry_keys": None if entry_keys is None else list(entry_keys),
-                                         "_load_warnings": list(warnings), "_compiled": None})
+                                         "_load_warnings": list(warnings), "_compiled": None, "_lazy": lazy})
     _EDITS[0] += 1
     STATS["built"] = STATS.get("built", 0) + 1
     return out
@@ -186,10 +253,21 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
         STATS["built"] = STATS.get("built", 0) + 1
         if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
             save_rows(key, rows)
-    _PARSED_MEMO[key] = rows  # most recent last
+    _remember(key, rows)
+    return out
+
+
+def _copy_but_entries(raw: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a book's JSON for export, its ``entries`` left as None in their place (export writes them anew):
+    copying a 50,000-entry book's entries only to replace them cost seconds."""
+    return {k: None if k == "entries" else json_copy(v) for k, v in raw.items()}
+
+
+def _remember(key: str, rows: tuple) -> None:
+    """Keep ``rows`` in the memory memo under ``key``, most recent last, at most ``_MEMO_MAX_BOOKS``."""
+    _PARSED_MEMO[key] = rows
     while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
         _PARSED_MEMO.pop(next(iter(_PARSED_MEMO)))
-    return out
 
 
 _COMPILE_FIELDS = frozenset({"entries", "name", "case_sensitive", "match_whole_words", "strategy"})
@@ -232,6 +310,8 @@ class Lorebook(BaseModel):
     _entry_keys: Optional[list[str]] = PrivateAttr(default=None)  # WI: the entries' object keys as read
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
     _compiled: Optional[_Compiled] = PrivateAttr(default=None)
+    #: the file whose JSON ``_raw`` is, not decoded yet (a book opened from the rows cache: :meth:`from_file`)
+    _lazy: Optional[RawFile] = PrivateAttr(default=None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
@@ -333,6 +413,56 @@ class Lorebook(BaseModel):
         return out
 
     @classmethod
+    def from_file(cls, path: Union[str, Path], name: str = "", source: str = "global") -> "Lorebook":
+        """The book in a JSON file (World Info, a card book or a ``lorebook_v3`` export; UTF-8, a BOM allowed), as
+        :meth:`from_any` reads it. A big file (:data:`.bookcache.FILE_MIN_BYTES` or more) is keyed by the SHA-256
+        of its bytes (:func:`.bookcache.file_key`): when the parse of those bytes is in memory or in the rows cache
+        (:mod:`.bookcache`), the book is built from it without decoding the JSON — the entries' raw JSON, needed
+        only for export, is decoded when export asks (:class:`.bookcache.RawFile`). A 50,000-entry World Info file
+        (98 MB) opened in 2.8 s warm, mostly reading and decoding JSON (issue 29 §8). Otherwise the file is decoded
+        and parsed, and a big book's parse is stored under that key. Any edit of the file changes the key (never
+        served stale); a damaged cache file is ignored and rebuilt. Raises OSError when the file cannot be read,
+        ValueError (UnicodeDecodeError, json.JSONDecodeError) when it is not UTF-8 JSON."""
+        path = Path(path)
+        data = path.read_bytes()
+        if len(data) < _bookcache.FILE_MIN_BYTES:
+            return cls.from_any(json.loads(data.decode("utf-8-sig")), name, source=source)
+        digest = file_digest(data)
+        key = file_key(digest, name, source)
+        with gc_paused():  # one collection after the rows are loaded and built, not one after each
+            rows = _PARSED_MEMO.pop(key, None)
+            if rows is None:
+                rows = load_rows(key)
+            out = None
+            if rows is not None and isinstance(rows, tuple) and len(rows) == 7:
+                try:
+                    out = _from_rows(rows, None, None, RawFile(path, digest))
+                except Exception:  # noqa: BLE001 - rows of an unexpected shape: parse instead
+                    out = None
+        if out is not None:
+            _remember(key, rows)
+            return out
+        with gc_paused():
+            obj = json.loads(data.decode("utf-8-sig"))
+        del data
+        book = book_json(obj)
+        ents = book.get("entries") if book is not None else None
+        if book is None or not isinstance(ents, (dict, list)) or len(ents) < _MEMO_MIN_ENTRIES:
+            return cls.from_any(obj, name, source=source)
+        with gc_paused():
+            if isinstance(ents, dict):  # from_world_info / from_card_book's lorebook_v3 branch, without the memo
+                out = cls._parse_world_info(book, name if book is obj else str(book.get("name") or name), source)
+            else:
+                out = cls._parse_card_book(book, name, source)
+            rows = _to_rows(out, ents)
+        STATS["parsed"] = STATS.get("parsed", 0) + 1
+        STATS["built"] = STATS.get("built", 0) + 1
+        if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
+            save_rows(key, rows)
+        _remember(key, rows)
+        return out
+
+    @classmethod
     def from_any(cls, obj: Any, name: str = "", source: str = "global") -> "Lorebook":
         """A card book, a ``lorebook_v3`` export or a World Info file, told apart by shape."""
         if isinstance(obj, dict) and isinstance(obj.get("entries"), dict):
@@ -356,12 +486,24 @@ class Lorebook(BaseModel):
         return list(self._load_warnings) + list(self._compile().warnings)
 
     # -- export ---------------------------------------------------------------------------------------------
+    def _raw_json(self) -> Optional[dict[str, Any]]:
+        """The JSON the book was read from (decoded now when it was opened from the rows cache, :meth:`from_file`;
+        None when built in code or when its file changed since)."""
+        lazy = self._lazy
+        if self._raw is None and lazy is not None:
+            priv = self.__pydantic_private__
+            assert priv is not None
+            priv["_raw"] = book_json(lazy.get())  # in place: an assignment would count as an edit
+            priv["_lazy"] = None
+        return self._raw
+
     def to_card_book(self) -> dict[str, Any]:
         """The book as a card ``character_book``. A book read from a card book comes back equal unless edited (only
         changed fields are rewritten, unknown keys kept); World Info entries are converted as ST's
         ``convertWorldInfoToCharacterBook`` (``use_regex: true``, extras in ``extensions``)."""
-        if self._kind == "card" and self._raw is not None:
-            out = copy.deepcopy(self._raw)
+        own = self._raw_json()
+        if self._kind == "card" and own is not None:
+            out = _copy_but_entries(own)
             cur, parsed = self._book_values(), self._parsed or {}
             for f, key in (("name", "name"), ("scan_depth", "scan_depth"), ("description", "description"),
                            ("token_budget", "token_budget"), ("recursive", "recursive_scanning"),
@@ -370,7 +512,8 @@ class Lorebook(BaseModel):
                     out[key] = copy.deepcopy(cur[f])
         else:
             out = {"name": self.name}
-        out["entries"] = [_export_entry(e, "card") for e in self.entries]
+        with gc_paused():  # tens of thousands of new dicts: no collector passes over the heap meanwhile
+            out["entries"] = [_export_entry(e, "card") for e in self.entries]
         return out
 
     def to_world_info(self) -> dict[str, Any]:
@@ -378,20 +521,23 @@ class Lorebook(BaseModel):
         entry keys, only changed fields rewritten); card entries are converted as ST's ``convertCharacterBook``
         (WI template fields filled), and a book read from a card carries ``originalData`` (the card book) as ST's
         import does."""
-        if self._kind == "wi" and self._raw is not None:
-            out = copy.deepcopy(self._raw)
+        own = self._raw_json()
+        if self._kind == "wi" and own is not None:
+            out = _copy_but_entries(own)
         else:
             out = {}
         keys = list(self._entry_keys or [])
-        raw_entries = (self._raw or {}).get("entries") if self._kind == "wi" else None
+        raw_entries = (own or {}).get("entries") if self._kind == "wi" else None
         key_of = {id(v): k for k, v in raw_entries.items()} if isinstance(raw_entries, dict) else {}
         entries: dict[str, Any] = {}
-        for e in self.entries:
-            k = str(e.uid)
-            if e._kind == "wi" and e._raw is not None and e._parsed is not None and e._parsed.get("uid") == e.uid:
-                # keep the key the entry was read under (it may differ from str(uid) in hand-made files)
-                k = key_of.get(id(e._raw), k)
-            entries[k] = _export_entry(e, "wi")
+        with gc_paused():  # tens of thousands of new dicts: no collector passes over the heap meanwhile
+            for e in self.entries:
+                k = str(e.uid)
+                parsed = entry_parsed(e)
+                if e._kind == "wi" and entry_raw(e) is not None and parsed is not None and parsed.get("uid") == e.uid:
+                    # keep the key the entry was read under (it may differ from str(uid) in hand-made files)
+                    k = key_of.get(id(e._raw), k)
+                entries[k] = _export_entry(e, "wi")
         if keys and set(keys) == set(entries):
             entries = {k: entries[k] for k in keys}
         out["entries"] = entries

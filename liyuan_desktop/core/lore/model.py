@@ -108,6 +108,9 @@ class LoreEntry(BaseModel):
     _raw: Optional[dict[str, Any]] = PrivateAttr(default=None)
     _kind: Optional[str] = PrivateAttr(default=None)  # "card" | "wi": the shape _raw has
     _parsed: Optional[dict[str, Any]] = PrivateAttr(default=None)  # field values as read from _raw
+    #: where _raw and _parsed come from while not built yet (lorebook._RowSource: an entry of a book opened from
+    #: the rows cache by Lorebook.from_file); formats.entry_raw / entry_parsed resolve them when export asks
+    _lazy: Optional[Any] = PrivateAttr(default=None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
