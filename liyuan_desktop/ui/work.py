@@ -35,7 +35,7 @@ garbage later stay until the app exits — bounded; tests/ui/test_chat_release.p
 several times and checks the frozen count and the object count come back.
 
 Where the collector runs (:func:`install_gc_pump`): CPython runs a cyclic collection in whichever thread happens to
-cross the allocation threshold — a pool worker, the find bar's thread, the egress gate's connection threads, a test's
+cross the allocation threshold — a task runner worker (ui/tasks.py), the egress gate's thread, a test's
 loopback server. Garbage cycles that hold a PySide wrapper owning its C++ object (a closed dialog, a timer, a
 page kept in a lambda) are then destroyed on that thread while the UI thread may be using them or their parent: the
 suite died with SIGSEGV at random places under load (faulthandler showed server threads; Qt prints
