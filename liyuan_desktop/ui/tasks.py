@@ -318,6 +318,8 @@ def submit(fn: Callable[[Work], T], *, done: Optional[Callable[[Optional[T], Opt
     ``fn`` must not touch Qt objects. Call on the UI thread; raises RuntimeError elsewhere or without a
     QApplication, KeyError for an unknown lane."""
     global _outstanding
+    if not _on_ui_thread():  # (a worker handing on work would start the inbox's timer from its thread)
+        raise RuntimeError("tasks.submit() is called on the UI thread of a running QApplication")
     timer = _ensure_timer()
     pool = _pool(lane)
     rec = _Rec(guard)
