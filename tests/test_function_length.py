@@ -21,7 +21,6 @@ KNOWN = {
     "ui/presets_dialog.py:__init__": 82,
     "ui/preview.py:run_preview": 97,
     "ui/settings.py:_build_form": 109,
-    "ui/work.py:run_in_worker": 85,
 }
 
 

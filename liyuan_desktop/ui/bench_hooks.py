@@ -30,6 +30,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import tasks
+
 if TYPE_CHECKING:  # pragma: no cover
     from .main_window import MainWindow
 
@@ -118,7 +120,8 @@ async def open_card(win: "MainWindow", stamps: dict[str, Any]) -> None:
     from ..core.cards import library
 
     messages = int(os.environ.get(MESSAGES_ENV, "0") or 0)
-    ref, d = await asyncio.get_running_loop().run_in_executor(None, _prepare, os.environ[CARD_ENV], messages)
+    card_path = os.environ[CARD_ENV]
+    ref, d = await tasks.run(lambda _w: _prepare(card_path, messages))
     win.refresh_tree()
     if os.environ.get(NEAR_ENV):  # an experiment: how far from the screen bars are built (conversation.js)
         win.view.eval_js("liyuan.setFrameMemory(%s)" % json.dumps({"nearMargin": os.environ[NEAR_ENV],

@@ -1,6 +1,6 @@
 """The main window's slow chat commands, off the UI thread (issue 15 items 11 and 12): opening a chat from the list,
 creating one, importing a SillyTavern chat, importing a card. Each runs its engine part through
-:func:`.work.run_in_worker` (progress dialog after 300 ms, Cancel) and installs the result on the UI thread with the
+:func:`.tasks.run_in_worker` (progress dialog after 300 ms, Cancel) and installs the result on the UI thread with the
 window's own methods (``MainWindow.load_chat`` is the worker-safe half of ``open_chat``, ``install_chat`` the UI
 half). Errors show the engine's message in the window's usual dialogs; Cancel leaves nothing behind (an import's
 folder is renamed into place only when complete — core.chat.st_import).
@@ -21,7 +21,8 @@ from ..core.cards import CardError, library
 from ..core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
 from ..core.session.tree import SessionError
 from .i18n import register, show, tr
-from .work import WorkCancelled, dismantle, release, run_in_worker
+from .tasks import WorkCancelled, run_in_worker
+from .work import dismantle, release
 
 if TYPE_CHECKING:
     from .main_window import MainWindow

@@ -1,8 +1,7 @@
 """Find in the open chat (issue 17 "Search"): Ctrl+F opens a find bar over the conversation.
 
 The bar searches every message of the shown branch through ``Chat.search_messages`` (core/chat/search.py) — not
-only the page the view has rendered — on a worker thread (:class:`OffThread`; the project has no shared helper for
-this yet), so typing never stalls the window: a 10,000-beat chat is searched in a fraction of a second off the UI
+only the page the view has rendered — on a worker of the task runner's ``find`` lane (:class:`.tasks.LatestWins`), so typing never stalls the window: a 10,000-beat chat is searched in a fraction of a second off the UI
 thread and each keystroke starts a new generation whose late results are dropped. Hits are listed under the bar
 (beat, who, snippet); Enter / Shift+Enter / ▲▼ step through them; choosing one *jumps*: the window loads the page
 around that message (:func:`show_message`), scrolls it to the middle, outlines it and marks the words. With
@@ -17,10 +16,9 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from typing import Any, Callable, Optional
+from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QCheckBox, QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QToolButton, QVBoxLayout, QWidget,
@@ -28,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from ..core.linear_regex import LinearRegexRefused
 from .i18n import register, show, tr
+from .tasks import LatestWins
 
 log = logging.getLogger(__name__)
 
@@ -57,99 +56,6 @@ register({
 LIMIT = 1000  # hits listed at most
 #: items loaded when jumping: everything from the hit to the newest when at most this many, else a window
 WINDOW_MAX = 400
-
-
-class _Shared:
-    """What a worker thread of :class:`OffThread` may touch: plain Python, no Qt object (module doc of ui/work.py,
-    "Threads")."""
-
-    def __init__(self) -> None:
-        self.gen = 0
-        self.lock = threading.Lock()
-        self.inbox: list[tuple[Any, tuple]] = []  # (function or "done"/"failed", arguments)
-        self.outstanding = 0
-
-
-class OffThread(QObject):
-    """Runs one function at a time on a daemon thread and hands its result to the UI thread. :meth:`start` begins a
-    new generation; a result of an older generation is dropped, and ``cancelled()`` (passed to the function) turns
-    true for it so it can stop early. ``done(gen, result)``; ``failed(gen, exception)``.
-
-    The thread never emits a Qt signal nor touches a Qt object: it appends to a locked inbox (plain Python) that a
-    timer of this object drains on the UI thread every :data:`POLL_MS` ms while threads are out (and
-    :meth:`relay` lets a function send its own partial results the same way). Emitting from the thread raced the
-    window's deletion: the object could be destroyed on the UI thread while the thread was inside ``emit``
-    (a segfault, not the RuntimeError the old code caught); a result arriving after the owner is gone now simply
-    stays in the inbox."""
-
-    done = Signal(int, object)
-    failed = Signal(int, object)
-    POLL_MS = 15
-
-    def __init__(self, parent: Optional[QObject] = None):
-        super().__init__(parent)
-        self._shared = _Shared()
-        self.running = False
-        self._poll = QTimer(self)
-        self._poll.setInterval(self.POLL_MS)
-        self._poll.timeout.connect(self._deliver)
-
-    @property
-    def gen(self) -> int:
-        """The current generation (results of older ones are dropped)."""
-        return self._shared.gen
-
-    def start(self, fn: Callable[[Callable[[], bool]], Any]) -> int:
-        """Run ``fn(cancelled)`` on a new thread; returns its generation. Call on the UI thread."""
-        shared = self._shared
-        shared.gen += 1
-        gen = shared.gen
-        self.running = True
-
-        def work() -> None:
-            try:
-                item: tuple[Any, tuple] = ("done", (gen, fn(lambda: gen != shared.gen)))
-            except Exception as e:  # handed to the UI thread, which shows it
-                item = ("failed", (gen, e))
-            with shared.lock:
-                shared.inbox.append(item)
-                shared.outstanding -= 1
-
-        with shared.lock:
-            shared.outstanding += 1
-        self._poll.start()
-        threading.Thread(target=work, name="liyuan-find", daemon=True).start()
-        return gen
-
-    def relay(self, fn: Callable[..., Any]) -> Callable[..., None]:
-        """A function the worker may call with any arguments: ``fn(*args)`` then runs on the UI thread (in order,
-        before the result of the same run). ``fn`` may be a signal's ``emit``."""
-        shared = self._shared
-
-        def send(*args: Any) -> None:
-            with shared.lock:
-                shared.inbox.append((fn, args))
-        return send
-
-    def _deliver(self) -> None:
-        shared = self._shared
-        with shared.lock:
-            items, shared.inbox = shared.inbox, []
-            idle = shared.outstanding == 0
-        if idle:
-            self._poll.stop()
-        for fn, args in items:
-            if fn == "done":
-                self.done.emit(*args)
-            elif fn == "failed":
-                self.failed.emit(*args)
-            else:
-                fn(*args)
-
-    def cancel(self) -> None:
-        """Drop whatever runs now."""
-        self._shared.gen += 1
-        self.running = False
 
 
 def role_label(role: str, char: str, user: str = "") -> str:
@@ -204,7 +110,7 @@ class FindBar(QWidget):
         self.setObjectName("findBar")
         self.hits: list[Any] = []
         self.current = -1
-        self.worker = OffThread(self)
+        self.worker = LatestWins(self)
         self.worker.done.connect(self._done)
         self.worker.failed.connect(self._failed)
         lay = QVBoxLayout(self)
@@ -415,4 +321,4 @@ def install_find_bar(win: Any, menu: Any = None) -> FindBar:
     return bar
 
 
-__all__ = ["FindBar", "OffThread", "install_find_bar", "jump_to_entry", "show_message", "back_to_newest"]
+__all__ = ["FindBar", "install_find_bar", "jump_to_entry", "show_message", "back_to_newest"]

@@ -9,7 +9,7 @@ and jumps to that version (the message row: the version on the chat's shown bran
 selected when it is not the shown one, with the words marked, through the find bar's
 :func:`~.find_bar.jump_to_entry`.
 
-The batches and the progress are handed to the UI thread in order, *before* the run's end (``OffThread.relay``),
+The batches and the progress are handed to the UI thread in order, *before* the run's end (``LatestWins.relay``, ui/tasks.py),
 and are applied there at once: the count shown at the end is the rows listed (a queued hand-over once let the end
 say 「找到 0 条」 beside four rows).
 """
@@ -30,8 +30,9 @@ from PySide6.QtWidgets import (
 
 from ..core.cards import library
 from ..core.linear_regex import LinearRegexRefused
-from .find_bar import OffThread, jump_to_entry
+from .find_bar import jump_to_entry
 from .i18n import register, show, tr
+from .tasks import LatestWins
 
 ROLE_HIT = Qt.ItemDataRole.UserRole  # a row's hit: its index in ``SearchDialog.hits``
 
@@ -72,7 +73,7 @@ class SearchDialog(QDialog):
         self.messages: list[Any] = []
         self._rows: dict[tuple[str, str], tuple[QTreeWidgetItem, Any]] = {}
         self._index: dict[int, int] = {}  # id(hit) -> its place in ``hits``
-        self.worker = OffThread(self)
+        self.worker = LatestWins(self)
         self.worker.done.connect(self._finished)
         self.worker.failed.connect(self._failed)
         lay = QVBoxLayout(self)

@@ -13,22 +13,22 @@ window-modal, no nested event loop — so they paint with the application's pale
 platform's dialog, reached through the static ``QFileDialog.getExistingDirectory`` from this window-modal dialog,
 showed as a black box on a Linux desktop (issue 24 §3) while the same picker opened on its own was fine.
 
-Threads: the worker only runs ``core.migrate`` (no Qt); it writes two integers and a label that a QTimer on the UI
-thread polls every 50 ms — no signal carries Python objects across threads (as ``ui/work.py``). Nothing slow runs on
+Threads: the worker (the task runner's ``migration`` lane, ui/tasks.py) only runs ``core.migrate`` (no Qt); the
+progress it reports reaches the bar on the UI thread through the runner — no signal carries Python objects across
+threads. Nothing slow runs on
 the UI thread: the scan, the import and the report's rendering input are made on the worker.
 """
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QDialog, QFileDialog, QHBoxLayout, QLabel, QProgressBar, QPushButton, QTextBrowser,
                                QVBoxLayout, QWidget)
 
+from . import tasks
 from .i18n import register, show, tr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -153,19 +153,6 @@ def plan_markdown(plan: MigrationPlan) -> str:
     return plan.masked("\n".join(out) + "\n")
 
 
-class _Job:
-    """What a worker writes and the UI thread polls (ints and a str; assignments are atomic under the GIL)."""
-
-    def __init__(self) -> None:
-        self.done = 0
-        self.total = 0
-        self.label = ""
-        self.stop = threading.Event()
-
-    def progress(self, done: int, total: int, label: str) -> None:
-        self.done, self.total, self.label = done, total, label
-
-
 class StMigrationDialog(QDialog):
     """The migration window (module doc). ``state``: "idle" | "scanning" | "ready" | "importing" | "done" |
     "cancelled" | "failed"; ``plan`` / ``report`` once known. Emits :attr:`imported` after an import that was not
@@ -174,8 +161,6 @@ class StMigrationDialog(QDialog):
     imported = Signal()
     #: the current provider was switched to SillyTavern's connection (its name), saved to settings.json
     provider_switched = Signal(str)
-
-    _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="liyuan-st-migration")
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
@@ -186,9 +171,7 @@ class StMigrationDialog(QDialog):
         self.plan: Optional[MigrationPlan] = None
         self.report: Optional[MigrationReport] = None
         self.error = ""
-        self._job: Optional[_Job] = None
-        self._future: Optional[Future[Any]] = None
-        self._on_done: Optional[Callable[[Any], None]] = None
+        self._task: Optional[tasks.Task] = None
         lay = QVBoxLayout(self)
         intro = QLabel(tr("stmig.intro"))
         intro.setWordWrap(True)
@@ -235,9 +218,6 @@ class StMigrationDialog(QDialog):
         for b in (self.provider_btn, self.start_btn, self.cancel_btn, self.close_btn):
             buttons.addWidget(b)
         lay.addLayout(buttons)
-        self._timer = QTimer(self)
-        self._timer.setInterval(50)
-        self._timer.timeout.connect(self._poll)
 
     # -- picking and scanning --------------------------------------------------------------------------------
     def _picker(self, title: str, folder: bool) -> QFileDialog:
@@ -311,12 +291,12 @@ class StMigrationDialog(QDialog):
         self.bar.setValue(0)
         self.bar.setVisible(True)
         self._set_state("importing")
-        self._start(lambda job: run(plan, job.progress, job.stop), self._imported)
+        self._start(lambda work: run(plan, work.progress, work.stop), self._imported)
 
     def cancel_import(self) -> None:
         """Ask the running import to stop; it removes what it created and the dialog says so."""
-        if self.state == "importing" and self._job is not None:
-            self._job.stop.set()
+        if self.state == "importing" and self._task is not None:
+            self._task.work.cancel()
             self.cancel_btn.setEnabled(False)
             self.status.setText(tr("stmig.cancelling"))
 
@@ -365,34 +345,21 @@ class StMigrationDialog(QDialog):
         return True
 
     # -- the worker -----------------------------------------------------------------------------------------
-    def _start(self, fn: Callable[[_Job], Any], on_done: Callable[[Any], None]) -> None:
-        job = _Job()
-        self._job, self._on_done = job, on_done
+    def _start(self, fn: Callable[[tasks.Work], Any], on_done: Callable[[Any], None]) -> None:
+        """Run ``fn(work)`` on the task runner's ``migration`` lane; ``on_done(result or exception)`` on the UI
+        thread, the progress bar follows ``work.progress(done, total, label)``."""
 
-        def work() -> Any:
-            try:
-                return fn(job)
-            except BaseException as e:  # handed to the UI thread, shown there
-                return e
+        def finished(result: Any, error: Optional[BaseException]) -> None:
+            self._task = None
+            on_done(error if error is not None else result)
 
-        self._future = self._pool.submit(work)
-        self._timer.start()
+        self._task = tasks.submit(fn, done=finished, on_progress=self._progressed, guard=self, lane="migration")
 
-    def _poll(self) -> None:
-        job, fut = self._job, self._future
-        if job is None or fut is None:
-            self._timer.stop()
-            return
-        if self.state == "importing" and job.total:
-            self.bar.setValue(int(100 * job.done / job.total))
-            if not job.stop.is_set():
-                self.status.setText(tr("stmig.importing", label=job.label))
-        if not fut.done():
-            return
-        self._timer.stop()
-        self._future, on_done = None, self._on_done
-        if on_done is not None:
-            on_done(fut.result())
+    def _progressed(self, work: tasks.Work) -> None:
+        if self.state == "importing" and work.total:
+            self.bar.setValue(int(100 * work.done / work.total))
+            if not work.cancelled():
+                self.status.setText(tr("stmig.importing", label=work.text or ""))
 
     def _set_state(self, state: str) -> None:
         self.state = state
@@ -413,11 +380,8 @@ class StMigrationDialog(QDialog):
         t.start()
         while self._busy() and t.elapsed() < timeout_ms:
             QCoreApplication.processEvents()
-            if self._future is not None:
-                try:
-                    self._future.result(timeout=0.02)
-                except Exception:
-                    pass
+            if self._task is not None:
+                self._task.wait(0.02)
         return not self._busy()
 
     def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt name)

@@ -1,8 +1,9 @@
 """Run slow work off the UI thread, with a progress dialog and Cancel (issue 15 item 12: nothing runs on the UI thread
-for more than 50 ms). The one helper for it — reuse it for any step that reads a whole file, compiles a book, imports
-or exports::
+for more than 50 ms), and keep the garbage collector off the worker threads. The task runner itself is
+ui/tasks.py (:func:`~.tasks.run_in_worker`, :func:`~.tasks.call_in_worker`, :class:`~.tasks.Work`,
+:class:`~.tasks.WorkCancelled` are imported from here too, for the callers that did so)::
 
-    from .work import WorkCancelled, run_in_worker
+    from .tasks import WorkCancelled, run_in_worker
 
     async def import_it(self):
         try:
@@ -16,24 +17,8 @@ or exports::
             return
         self.install(chat)              # back on the UI thread
 
-How it works: ``fn(work)`` runs on a worker thread of a small shared pool (:data:`_POOL`) while the coroutine waits
-on the qasync loop, so the window keeps painting. ``work`` (:class:`Work`) hands ``fn`` the engine's callback shapes:
-``work.progress(done, total)`` and ``work.cancelled() -> bool`` (as ``core.chat.search`` and ``core.chat.st_import``
-take them), plus ``work.check()`` (raise :class:`WorkCancelled` if asked to stop) and ``work.label(text)``. The
-dialog (a :class:`QProgressDialog`, window-modal) appears only when the work is still running after
-``show_after_ms`` (300 ms): quick work never flashes one. It shows the progress (a busy bar until the first report)
-and Cancel, which sets the flag ``fn`` checks and says 正在取消…; the dialog stays until ``fn`` has returned.
-
-A widget whose callers expect it to stay synchronous (no qasync loop, no dialog) uses :func:`call_in_worker`
-instead: ``fn()`` on the same pool, ``done(result, error)`` back on the UI thread from a timer (the checkpoint
-diff view, ui/prose_diff.py).
-
-Threads: ``fn`` must not touch Qt objects or anything the UI thread uses at the same time; build new objects there
-(a :class:`~liyuan_desktop.core.chat.facade.Chat` — core has no Qt) and hand them back as the result. Progress is
-read by a timer on the UI thread from two integers the worker writes: no signal carries Python objects across
-threads (see ui/regex_worker.py for why). Results: ``fn``'s return value; its exception is re-raised in the caller —
-except that any exception after Cancel becomes :class:`WorkCancelled`. If ``fn`` finishes normally although Cancel was
-pressed (too late to stop), its result is returned: the work is done, and nothing is left half-done.
+How it works: ui/tasks.py's module doc (a bounded pool per lane, results through an inbox the UI thread drains,
+the dialog after 300 ms, Cancel).
 
 Big object graphs (``big=True``; opening a 100,000-message chat builds ~750,000 objects): the interpreter's cyclic
 garbage collector holds the GIL for a full pass over every object whenever the heap has grown by a quarter, so
@@ -50,7 +35,7 @@ garbage later stay until the app exits — bounded; tests/ui/test_chat_release.p
 several times and checks the frozen count and the object count come back.
 
 Where the collector runs (:func:`install_gc_pump`): CPython runs a cyclic collection in whichever thread happens to
-cross the allocation threshold — a pool worker, the find bar's thread, the egress gate's connection threads, a test's
+cross the allocation threshold — a task runner worker (ui/tasks.py), the egress gate's thread, a test's
 loopback server. Garbage cycles that hold a PySide wrapper owning its C++ object (a closed dialog, a timer, a
 page kept in a lambda) are then destroyed on that thread while the UI thread may be using them or their parent: the
 suite died with SIGSEGV at random places under load (faulthandler showed server threads; Qt prints
@@ -60,73 +45,29 @@ and collects on the UI thread instead, from a timer, with the same generation th
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional, TypeVar
 
-from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer
-from PySide6.QtWidgets import QProgressDialog, QWidget
+from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
-from .i18n import register, tr
+from . import tasks
+from .i18n import register
+from .tasks import SHOW_AFTER_MS, Work, WorkCancelled, call_in_worker, run_in_worker
 
-__all__ = ["Work", "WorkCancelled", "call_in_worker", "collect_frozen", "dismantle", "install_gc_pump", "release", "run_in_worker",
-           "SHOW_AFTER_MS", "GC_PUMP_MS"]
+__all__ = ["Work", "WorkCancelled", "call_in_worker", "collect_frozen", "dismantle", "hold_collector",
+           "install_gc_pump", "release", "run_in_worker", "SHOW_AFTER_MS", "GC_PUMP_MS"]
 
 register({
-    "work.title": {"zh": "请稍候", "en": "Please wait"},
-    "work.cancel": {"zh": "取消", "en": "Cancel"},
-    "work.cancelling": {"zh": "正在取消…", "en": "Cancelling…"},
-    "work.busy": {"zh": "正在处理…", "en": "Working…"},
     "work.open.chat": {"zh": "正在打开对话「{name}」…", "en": "Opening chat \"{name}\"…"},
     "work.new.chat": {"zh": "正在新建对话…", "en": "Creating the chat…"},
     "work.import.chat": {"zh": "正在导入聊天记录「{name}」…", "en": "Importing chat \"{name}\"…"},
     "work.import.card": {"zh": "正在导入角色卡「{name}」…", "en": "Importing card \"{name}\"…"},
 })
 
-#: The dialog appears only for work still running after this many ms.
-SHOW_AFTER_MS = 300
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="liyuan-work")
 T = TypeVar("T")
-
-
-class WorkCancelled(Exception):
-    """The user pressed Cancel and the work stopped (it left nothing behind: that is the work's own promise)."""
-
-
-class Work:
-    """What the worker function gets: progress reporting and the Cancel flag (module doc). Thread-safe: the worker
-    writes, the UI thread reads."""
-
-    def __init__(self) -> None:
-        self.done = 0
-        self.total = 0
-        self.text: Optional[str] = None
-        self._cancel = threading.Event()
-
-    def progress(self, done: int, total: int) -> None:
-        """Report ``done`` of ``total`` (any unit; ``total`` 0 = unknown)."""
-        self.done, self.total = int(done), int(total)
-
-    def label(self, text: str) -> None:
-        """Change the dialog's text (e.g. the step now running)."""
-        self.text = text
-
-    def cancelled(self) -> bool:
-        """True once Cancel was pressed."""
-        return self._cancel.is_set()
-
-    def check(self) -> None:
-        """Raise :class:`WorkCancelled` when Cancel was pressed (call between steps that cannot stop midway)."""
-        if self._cancel.is_set():
-            raise WorkCancelled()
-
-    def cancel(self) -> None:
-        """Ask the work to stop (what Cancel does; also for tests)."""
-        self._cancel.set()
 
 
 _GC_LOCK = threading.Lock()
@@ -267,42 +208,6 @@ def dismantle(objs: list[Any], pause: Callable[[], None] = lambda: time.sleep(0)
     return pops
 
 
-def call_in_worker(parent: QObject, fn: Callable[[], T], done: Callable[[Optional[T], Optional[BaseException]], Any],
-                   poll_ms: int = 15) -> Callable[[], None]:
-    """Run ``fn()`` (pure Python: no Qt objects, it must not drop the last reference to one) on the worker pool and
-    call ``done(result, None)`` — or ``done(None, exception)`` — on the UI thread when it has finished: a timer
-    owned by ``parent`` looks every ``poll_ms`` ms (no signal carries Python objects across threads: module doc).
-    For widgets that must stay synchronous for their callers (no qasync loop needed, unlike :func:`run_in_worker`;
-    no dialog). Returns ``cancel()``: ``done`` is then never called (the work still runs to its end). Nothing is
-    called if ``parent`` is deleted first."""
-    fut = _POOL.submit(fn)
-    timer = QTimer(parent)
-    timer.setInterval(max(1, poll_ms))
-    state = {"live": True}
-
-    def check() -> None:
-        if not fut.done():
-            return
-        timer.stop()
-        timer.deleteLater()
-        if not state["live"]:
-            return
-        state["live"] = False
-        try:
-            result = fut.result()
-        except BaseException as e:  # handed to ``done``, as run_in_worker re-raises in its caller
-            done(None, e)
-        else:
-            done(result, None)
-
-    def cancel() -> None:
-        state["live"] = False
-
-    timer.timeout.connect(check)
-    timer.start()
-    return cancel
-
-
 def release(objs: list[Any]) -> Any:
     """Drop ``objs`` on a worker thread with :func:`dismantle` (e.g. what ``Chat.close()`` returned when the window
     replaced the chat). Call on the UI thread and keep no reference to what is in the list; returns the
@@ -310,7 +215,7 @@ def release(objs: list[Any]) -> Any:
     left, so reference counting frees it, and what it froze leaves the permanent generation as it is freed."""
     box = list(objs)
     objs.clear()
-    return _POOL.submit(dismantle, box)
+    return tasks.detached(dismantle, box)
 
 
 #: How often the UI thread's collector timer looks at the allocation counts (:func:`install_gc_pump`), in ms.
@@ -365,9 +270,10 @@ def install_gc_pump() -> None:
     _pump.start()
 
 
-def _big(fn: Callable[[Work], T]) -> Callable[[Work], T]:
-    """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc).
-    What earlier big work froze stays frozen: a replaced chat is freed by :func:`release`, not by a collection."""
+def hold_collector(fn: Callable[[Work], T]) -> Callable[[Work], T]:
+    """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc;
+    ``run_in_worker(big=True)``). What earlier big work froze stays frozen: a replaced chat is freed by
+    :func:`release`, not by a collection."""
 
     def run(work: Work) -> T:
         global _frozen
@@ -382,90 +288,3 @@ def _big(fn: Callable[[Work], T]) -> Callable[[Work], T]:
                 gc.set_threshold(*threshold)
 
     return run
-
-
-async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, label: str = "",
-                        title: str = "", cancellable: bool = True, show_after_ms: int = SHOW_AFTER_MS,
-                        big: bool = False,
-                        on_dialog: Optional[Callable[[QProgressDialog, Work], Any]] = None) -> T:
-    """Run ``fn(work)`` on a worker thread and return its result; a progress dialog over ``parent`` (``label``,
-    ``title``; Cancel unless ``cancellable`` is False) appears if it takes longer than ``show_after_ms``.
-    ``big``: the work builds a big object graph (module doc). ``on_dialog(dialog, work)`` is called when the dialog
-    is shown (tests use it). Raises what ``fn`` raised, or :class:`WorkCancelled` (module doc). Must be awaited on
-    the UI thread's (qasync) loop."""
-    work = Work()
-    # The worker must not drop the last reference to ``fn``: its closure often holds the window (a lambda over
-    # ``win``), and a Qt object whose last Python reference goes on a worker thread is destroyed there. The box
-    # keeps ``fn``; the worker lets go of its own reference before the result is handed over, and the box is
-    # emptied here, on the UI thread, after the work is done.
-    box: list[Callable[[Work], T]] = [_big(fn) if big else fn]
-    del fn
-
-    def run(w: Work) -> T:
-        f = box[0]
-        try:
-            return f(w)
-        finally:
-            del f
-
-    fut = asyncio.wrap_future(_POOL.submit(run, work))
-    dialog: list[QProgressDialog] = []
-
-    def show() -> None:
-        if fut.done() or dialog:
-            return
-        dlg = QProgressDialog(label or tr("work.busy"), tr("work.cancel") if cancellable else "", 0, 0, parent)
-        dlg.setWindowTitle(title or tr("work.title"))
-        dlg.setWindowModality(Qt.WindowModality.WindowModal)
-        dlg.setAutoClose(False)
-        dlg.setAutoReset(False)
-        dlg.setMinimumDuration(0)
-        if not cancellable:
-            dlg.setCancelButton(None)
-
-        def cancel() -> None:
-            work.cancel()
-            dlg.setLabelText(tr("work.cancelling"))
-            dlg.show()  # QProgressDialog hides itself on cancel; it stays until the work has stopped
-
-        dlg.canceled.connect(cancel)
-        dialog.append(dlg)
-        dlg.show()
-        if on_dialog is not None:
-            on_dialog(dlg, work)
-
-    def poll() -> None:
-        if not dialog:
-            return
-        dlg = dialog[0]
-        if work.total > 0:
-            if dlg.maximum() != work.total:
-                dlg.setRange(0, work.total)
-            dlg.setValue(min(work.done, work.total))
-        if work.text is not None and not work.cancelled():
-            dlg.setLabelText(work.text)
-
-    shower = QTimer()
-    shower.setSingleShot(True)
-    shower.timeout.connect(show)
-    shower.start(max(0, show_after_ms))
-    poller = QTimer()
-    poller.setInterval(50)
-    poller.timeout.connect(poll)
-    poller.start()
-    try:
-        return await fut
-    except WorkCancelled:
-        raise
-    except BaseException:
-        if work.cancelled():
-            raise WorkCancelled() from None
-        raise
-    finally:
-        shower.stop()
-        poller.stop()
-        box.clear()
-        for dlg in dialog:
-            dlg.canceled.disconnect()
-            dlg.close()
-            dlg.deleteLater()

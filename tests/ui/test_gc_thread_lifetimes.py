@@ -4,7 +4,7 @@ CPython runs a cyclic collection in whichever thread crosses the allocation thre
 PySide wrapper that owns its C++ object was destroyed on a loopback server's, the egress gate's or a worker's
 thread while the UI thread was using Qt. ``ui/work.py`` ``install_gc_pump`` (installed by the app and by
 tests/ui/conftest.py) turns automatic collection off and collects from a timer on the UI thread. The find bar's
-thread (``ui/find_bar.py`` ``OffThread``) no longer emits signals of an object the UI thread may be deleting."""
+work (``ui/tasks.py`` ``LatestWins``) never emits signals of an object the UI thread may be deleting."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
 from liyuan_desktop.ui import work
-from liyuan_desktop.ui.find_bar import OffThread
+from liyuan_desktop.ui.tasks import LatestWins
 
 
 def test_a_cycle_holding_a_qt_object_is_collected_on_the_ui_thread_not_by_a_worker(qtbot):
@@ -73,7 +73,7 @@ def test_find_thread_results_after_the_owner_is_gone_are_dropped_without_touchin
     ui = threading.get_ident()
     for i in range(60):
         owner = QWidget()
-        worker = OffThread(owner)
+        worker = LatestWins(owner)
         worker.done.connect(lambda gen, v: got.append((threading.get_ident(), v)))
         release = threading.Event()
         worker.start(lambda _c, i=i, release=release: (release.wait(2), i)[1])
@@ -86,7 +86,7 @@ def test_find_thread_results_after_the_owner_is_gone_are_dropped_without_touchin
     qtbot.wait(100)
     assert got == []  # every owner was deleted before its timer could deliver
     owner = QWidget()
-    worker = OffThread(owner)
+    worker = LatestWins(owner)
     worker.done.connect(lambda gen, v: got.append((threading.get_ident(), v)))
     worker.start(lambda _c: "ok")
     qtbot.waitUntil(lambda: bool(got), timeout=5000)
