@@ -2,7 +2,7 @@
 
 The table is a model/view (:class:`EntryTableModel`, a QAbstractTableModel) that hands rows to the view in pages
 (``canFetchMore``/``fetchMore``) and filters through a precomputed lower-case index, so a 50,000-entry book stays
-responsive; the book itself is read and indexed on a worker thread (``ui/work.run_in_worker``, the one helper for
+responsive; the book itself is read and indexed on a worker thread (``ui/tasks.run_in_worker``, the one helper for
 slow work: a progress dialog with Cancel when it takes long).
 The form edits one entry: title (SillyTavern's ``comment``), keys, secondary keys, the selective logic (AND ANY /
 NOT ALL / NOT ANY / AND ALL, ST's ``selectiveLogic`` 0-3), content, constant / selective / enabled, position
@@ -306,9 +306,9 @@ class BookEditorDialog(QDialog):
         self._load_task = asyncio.ensure_future(self._load())  # on the qasync loop (ui/work.py)
 
     async def _load(self) -> None:
-        """Read and index the card's book on a worker thread (ui/work.run_in_worker: a progress dialog with Cancel
+        """Read and index the card's book on a worker thread (ui/tasks.run_in_worker: a progress dialog with Cancel
         after 300 ms; nothing crosses threads but the result)."""
-        from .work import WorkCancelled, run_in_worker
+        from .tasks import WorkCancelled, run_in_worker
 
         chat = self.chat
 

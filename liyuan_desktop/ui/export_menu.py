@@ -8,7 +8,7 @@
 * 角色卡 → PNG / JSON: the card losslessly (``core.cards.export``): the JSON as imported plus edits; the PNG on the
   card's own picture when it has one (``card_image``), with both ``chara`` and ``ccv3`` chunks.
 
-A file dialog picks where; the writing runs off the UI thread (``ui.work.run_in_worker``: a big chat's export
+A file dialog picks where; the writing runs off the UI thread (``ui.tasks.run_in_worker``: a big chat's export
 never freezes the window, and a progress dialog with Cancel appears only when it takes longer than 300 ms). The
 status bar says where the file went.
 """

@@ -247,7 +247,7 @@ class Manager:
     def duplicate(self, card: library.CardRef, chat_dir: Path, upto: Optional[str] = None,
                   open_it: bool = True) -> Any:
         """复制为新对话 / 从这里新建对话: the copy is made off the UI thread (a long chat's session file is read
-        and written whole; ``ui.work.run_in_worker``) and then (by default) opened. Returns the task (None when
+        and written whole; ``ui.tasks.run_in_worker``) and then (by default) opened. Returns the task (None when
         refused); without a running event loop the copy is made at once and its folder returned."""
         if not self._guard():
             return None
@@ -269,7 +269,7 @@ class Manager:
                 return None
 
         async def go() -> Optional[Path]:
-            from .work import WorkCancelled, run_in_worker
+            from .tasks import WorkCancelled, run_in_worker
 
             try:
                 new = await run_in_worker(self.win, lambda _w: manage.duplicate_chat(Path(chat_dir), upto),

@@ -23,7 +23,7 @@ from ..core.errors import ToolError
 from .i18n import register, show, tr
 from .theme import set_role
 from .dialogs import tool_button
-from .work import run_in_worker
+from .tasks import run_in_worker
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
@@ -307,7 +307,7 @@ class OutlinePane(QWidget):
 
     def _apply(self, fn: Callable[[], Any]) -> bool:
         """Run ``fn`` (a change to the outline: the engine parses the whole 大纲.md, issue 29 §1) on a worker thread
-        (:func:`.work.run_in_worker`), then say "saved" and emit ``changed`` (gather again), or show the error.
+        (:func:`.tasks.run_in_worker`), then say "saved" and emit ``changed`` (gather again), or show the error.
         Refused (False) without a chat or while a turn runs; True when the change was started. Changes asked
         quickly one after another run in order, each after the one before. Without an event loop (a synchronous
         caller) ``fn`` runs right here."""

@@ -8,7 +8,7 @@ with the changed words highlighted — no ``@@`` hunks, no ``+``/``-`` line pref
 
 The diff itself is core/story/prose_diff.py (:func:`diff_prose`); this module only renders it as HTML in a
 QTextBrowser, coloured from the theme (light/dark). Nothing long on the UI thread (issue 15 item 12): a big diff is
-computed on a worker (:func:`.work.call_in_worker`; 「正在比较…」 meanwhile), every line of text is its own paragraph
+computed on a worker (:func:`.tasks.call_in_worker`; 「正在比较…」 meanwhile), every line of text is its own paragraph
 and 并排 is many small tables (the browser lays out paragraph by paragraph, but a block or a table whole), and a
 long document is appended in :data:`FILL_CHARS` steps after the first screen — a 20,000-character chapter side by
 side was one 125-200 ms step, now steps of ~10-25 ms (tests/ui/test_prose_diff_offthread.py). ``show_files(list[FileDiff])`` / ``show_note(text)``; ``html``
@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QTe
 from ..core.story.prose_diff import Block, ProseDiff, diff_prose
 from .i18n import register, tr
 from .theme import mode, set_role
-from .work import call_in_worker
+from .tasks import call_in_worker
 
 register({
     "pdiff.inline": {"zh": "行内", "en": "Inline"},

@@ -1,7 +1,6 @@
-"""Run slow work off the UI thread, with a progress dialog and Cancel (issue 15 item 12: nothing runs on the UI thread
-for more than 50 ms), and keep the garbage collector off the worker threads. The task runner itself is
-ui/tasks.py (:func:`~.tasks.run_in_worker`, :func:`~.tasks.call_in_worker`, :class:`~.tasks.Work`,
-:class:`~.tasks.WorkCancelled` are imported from here too, for the callers that did so)::
+"""Keep the garbage collector off the worker threads and free big objects off the UI thread (issue 15 item 12:
+nothing runs on the UI thread for more than 50 ms). Slow work itself goes through the one task runner, ui/tasks.py
+(:func:`~.tasks.run_in_worker`, :func:`~.tasks.call_in_worker`, :class:`~.tasks.Work`)::
 
     from .tasks import WorkCancelled, run_in_worker
 
@@ -55,10 +54,9 @@ from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
 from . import tasks
 from .i18n import register
-from .tasks import SHOW_AFTER_MS, Work, WorkCancelled, call_in_worker, run_in_worker
+from .tasks import Work
 
-__all__ = ["Work", "WorkCancelled", "call_in_worker", "collect_frozen", "dismantle", "hold_collector",
-           "install_gc_pump", "release", "run_in_worker", "SHOW_AFTER_MS", "GC_PUMP_MS"]
+__all__ = ["collect_frozen", "dismantle", "hold_collector", "install_gc_pump", "release", "GC_PUMP_MS"]
 
 register({
     "work.open.chat": {"zh": "正在打开对话「{name}」…", "en": "Opening chat \"{name}\"…"},

@@ -3,7 +3,7 @@
 :meth:`WritingPanes.set_chat` after a chat opened; everything else is wired here.
 
 Data: :func:`gather` asks the chat's read-only queries (outline, progress, threads, codex — the codex builds the
-mentions index over the chapter files) on a worker thread through :func:`.work.run_in_worker` (nothing slow on the UI
+mentions index over the chapter files) on a worker thread through :func:`.tasks.run_in_worker` (nothing slow on the UI
 thread; a progress dialog only if it takes over 300 ms), then each pane renders the :class:`RoomData`. It runs after
 a chat opened, after every turn (when the window is no longer busy), after a hand edit in 章节, a restore in 检查点,
 and after an edit in one of the panes; while a turn runs a refresh waits for its end (the engine is writing then).
@@ -30,7 +30,7 @@ from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
 from .theme import set_role
 from .threads_pane import ThreadsPane
-from .work import WorkCancelled, run_in_worker
+from .tasks import WorkCancelled, run_in_worker
 
 log = logging.getLogger(__name__)
 
