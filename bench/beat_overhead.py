@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from liyuan_desktop.core.cards import load_card  # noqa: E402
 from liyuan_desktop.core.chat.facade import Chat  # noqa: E402
+from liyuan_desktop.core.ledger.state import WorldState, apply_patch  # noqa: E402
 from liyuan_desktop.core.llm.replay import ReplayModel  # noqa: E402
 from liyuan_desktop.core.session import CallLog, SessionTree, ToolCallLog  # noqa: E402
-from liyuan_desktop.core.ledger.state import WorldState, apply_patch  # noqa: E402
 
 CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"
 FINAL = ("她正往账本上记什么，闻言笔尖一顿，墨在纸上洇开一点。\n\n" * 6)[:300]

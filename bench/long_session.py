@@ -52,12 +52,18 @@ def write_chat(directory: Path, n: int) -> int:
     Lines are written the way the engine writes them (session._dump of the typed entries)."""
     from liyuan_desktop.core.cards import load_card
     from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.ledger.state import WorldState, apply_patch
     from liyuan_desktop.core.llm.replay import ReplayModel
     from liyuan_desktop.core.session import (
-        AssistantEntry, BeatEntry, CallLog, StateEntry, ToolCallLog, UserEntry, new_id,
+        AssistantEntry,
+        BeatEntry,
+        CallLog,
+        StateEntry,
+        ToolCallLog,
+        UserEntry,
+        new_id,
     )
     from liyuan_desktop.core.session.tree import _dump
-    from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 
     chat = Chat.create(directory, load_card(CARD), ReplayModel(actor=[]))
     tree = chat.tree

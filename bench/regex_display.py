@@ -49,11 +49,11 @@ def main() -> None:
     from liyuan_desktop.runtime import make_loop, prepare_env
 
     prepare_env()
+    from heavy_regex_card import THINK_SCRIPT, heavy_reply, make_card, make_chat
     from PySide6 import QtWebEngineWidgets  # noqa: F401
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from heavy_regex_card import THINK_SCRIPT, heavy_reply, make_card, make_chat
     from liyuan_desktop.core import settings as S
     from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.cards.regex_scripts import RegexScript, apply_scripts

@@ -19,8 +19,17 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional
 
-from .runtime import (add_chromium_flags, data_folder, data_folder_problem, has_display, install_excepthook,
-                      make_loop, prepare_env, setup_logging, skip_pyside_source_scan)
+from .runtime import (
+    add_chromium_flags,
+    data_folder,
+    data_folder_problem,
+    has_display,
+    install_excepthook,
+    make_loop,
+    prepare_env,
+    setup_logging,
+    skip_pyside_source_scan,
+)
 
 log = logging.getLogger("liyuan")
 

@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import DEMO_CARD
+
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.errors import ToolError

@@ -12,9 +12,9 @@ from datetime import datetime
 
 from helpers import DEMO_CARD, load_golden
 
+from liyuan_desktop.core.beat.events import AskAnswer
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.beat.events import AskAnswer
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
 

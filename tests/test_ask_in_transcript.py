@@ -4,11 +4,11 @@ reopened from its file."""
 
 from __future__ import annotations
 
+from test_search import SEAL, make_card, w
+
 from liyuan_desktop.core.beat.events import AskAnswer
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-
-from test_search import SEAL, make_card, w
 
 ASK = {"tool_calls": [{"name": "ask", "arguments": {"question": "走哪条路？", "options": ["左边", "右边"]}}]}
 

@@ -24,9 +24,9 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.agent import NO_EDITS_NOTICE, claims_edits
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.ledger.scribe import SCRIBE_LANGUAGE_LINES
+from liyuan_desktop.core.ledger.state import WorldState
 from liyuan_desktop.core.llm import OpenAIChatModel
 from liyuan_desktop.core.prompt.assemble import build_injection
-from liyuan_desktop.core.ledger.state import WorldState
 
 PROSE = "雨还在下。她抬眼看你：「客官要住店？」"
 SCRIBE_OK = sse_reply(chunk('{"patch": {"time": "傍晚"}}'), chunk(finish="stop"))

@@ -9,11 +9,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-
+from liyuan_desktop.core.beat.events import AskAnswer, AskRequest, ToolFinished
 from liyuan_desktop.core.beat.loop import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE, MAX_ROUNDS, UNSEALED_NOTICE
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.beat.events import AskAnswer, AskRequest, ToolFinished
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatRequest, ChatResponse, ModelError, ToolCall
 from liyuan_desktop.core.session.tree import SessionTree

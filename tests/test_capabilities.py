@@ -14,8 +14,15 @@ except ImportError:  # tests/ collected as a package
     from tests.loopback_routes import RouteServer
 
 from liyuan_desktop.core.llm import OpenAIChatModel, ProviderSettings, build_model
-from liyuan_desktop.core.llm.capabilities import (Capabilities, apply_override, capabilities_for, fetch_context_window,
-                                                  probe, set_capabilities, summary)
+from liyuan_desktop.core.llm.capabilities import (
+    Capabilities,
+    apply_override,
+    capabilities_for,
+    fetch_context_window,
+    probe,
+    set_capabilities,
+    summary,
+)
 from liyuan_desktop.core.provider_caps import capabilities_of, mark_tools_ignored, probe_provider
 from liyuan_desktop.core.settings import AppSettings, load_settings, save_settings
 

@@ -18,12 +18,21 @@ import zlib
 from pathlib import Path
 
 import pytest
-
-from liyuan_desktop.cli.card import add_parser as add_card_parser, run as run_card
-from liyuan_desktop.core.cards import library as library
-from liyuan_desktop.core.cards import (Card, CardError, export_json, export_png, icon_bytes, inspect_card, load_card,
-                                       load_card_bytes)
 from helpers import shared_path
+
+from liyuan_desktop.cli.card import add_parser as add_card_parser
+from liyuan_desktop.cli.card import run as run_card
+from liyuan_desktop.core.cards import (
+    Card,
+    CardError,
+    export_json,
+    export_png,
+    icon_bytes,
+    inspect_card,
+    load_card,
+    load_card_bytes,
+)
+from liyuan_desktop.core.cards import library as library
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = shared_path("fixtures", "cards")

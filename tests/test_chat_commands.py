@@ -6,9 +6,9 @@ from helpers import DEMO_CARD, shared_path
 
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.session.tree import SessionTree
-from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 
 
 def write(text: str, version: int = 0) -> dict:

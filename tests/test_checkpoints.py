@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from helpers import shared_path
 
 from liyuan_desktop.core.story import checkpoints as cpmod
 from liyuan_desktop.core.story.checkpoint_model import (
@@ -19,7 +20,6 @@ from liyuan_desktop.core.story.checkpoint_model import (
     sha256_hex,
 )
 from liyuan_desktop.core.story.checkpoints import StoryHistory
-from helpers import shared_path
 
 GOLDEN = shared_path("golden")
 

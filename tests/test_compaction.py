@@ -16,8 +16,8 @@ from liyuan_desktop.core.cards import load_card  # noqa: E402
 from liyuan_desktop.core.chat.facade import Chat  # noqa: E402
 from liyuan_desktop.core.llm.types import ModelError  # noqa: E402
 from liyuan_desktop.core.memory.search import MemoryDoc, MemoryIndex, TurnCost, merge_plan, plan_cut, terms  # noqa: E402
-from liyuan_desktop.core.session.tree import SessionTree  # noqa: E402
 from liyuan_desktop.core.prompt.tokens import TokenCounter, estimate  # noqa: E402
+from liyuan_desktop.core.session.tree import SessionTree  # noqa: E402
 
 WINDOW = 12000
 

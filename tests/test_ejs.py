@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 
-
 from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.macros import MacroContext, apply_macros
 from liyuan_desktop.core.macros.ejs import TemplateEnv, check_template, has_template, merge_tables
-
 
 # ---- the template language -------------------------------------------------------------------------------------
 

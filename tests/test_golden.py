@@ -14,13 +14,13 @@ import sys
 
 from helpers import DEMO_CARD, ROOT, load_golden
 
+from liyuan_desktop.core.beat.events import AskAnswer
+from liyuan_desktop.core.beat.merge import merge_final_text
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.beat.events import AskAnswer
-from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.beat.merge import merge_final_text
-from liyuan_desktop.core.session.tree import SessionTree
 from liyuan_desktop.core.ledger.state import WorldState, apply_patch, format_roster, format_state
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.session.tree import SessionTree
 
 
 def _golden_replay() -> tuple[ReplayModel, list[str], list[dict]]:

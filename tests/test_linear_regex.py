@@ -17,8 +17,13 @@ from pathlib import Path
 import pytest
 
 from liyuan_desktop.core.errors import ToolError
-from liyuan_desktop.core.linear_regex import (LinearRegexRefused, compile_python_pattern, compile_re2,
-                                              re2_safe_text, search)
+from liyuan_desktop.core.linear_regex import (
+    LinearRegexRefused,
+    compile_python_pattern,
+    compile_re2,
+    re2_safe_text,
+    search,
+)
 from liyuan_desktop.core.lore.jsregex import JsRegexUnsupported, translate_js_regex_re2
 from liyuan_desktop.core.lore.keys import _JsEval, _Regex, compile_key, key_matches
 from liyuan_desktop.core.story.workspace import StoryFolder

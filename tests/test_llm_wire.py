@@ -5,7 +5,6 @@ the server sends none."""
 
 from __future__ import annotations
 
-
 import pytest
 
 try:

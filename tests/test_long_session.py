@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from liyuan_desktop.core.session import entries as session_mod
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.session.transcript import Transcript, TranscriptItems
 from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.session import entries as session_mod
+from liyuan_desktop.core.session.transcript import Transcript, TranscriptItems
 from liyuan_desktop.core.session.tree import SessionTree, new_id
 
 ROOT = Path(__file__).resolve().parent.parent

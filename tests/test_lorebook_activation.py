@@ -14,8 +14,8 @@ import random
 import re
 
 import pytest
+from helpers import need_shared, shared_path
 
-from liyuan_desktop.core.lore import keys as lore_keys
 from liyuan_desktop.core.lore import (
     JsRegexUnsupported,
     Lorebook,
@@ -28,8 +28,8 @@ from liyuan_desktop.core.lore import (
     merge_books,
     translate_js_regex,
 )
+from liyuan_desktop.core.lore import keys as lore_keys
 from liyuan_desktop.core.macros import MacroContext, apply_macros
-from helpers import need_shared, shared_path
 
 ELDORIA = shared_path("fixtures", "cards", "formats", "Eldoria.json")
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from liyuan_desktop.core.macros import MacroContext, VOLATILE_MACROS, apply_macros, format_moment, volatile_macros
+from liyuan_desktop.core.macros import VOLATILE_MACROS, MacroContext, apply_macros, format_moment, volatile_macros
 
 CLOCK = datetime(2024, 10, 18, 15, 7, 9)
 

@@ -65,9 +65,9 @@ def test_engine_error_in_english_when_asked(tmp_path: Path):
 
 def test_load_warning_in_english(tmp_path: Path):
     """A session file saved with a BOM opens with a warning the window can show in English."""
-    from liyuan_desktop.core.session.tree import SessionTree
     from liyuan_desktop.core.cards.library import ensure_demo_card
     from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.session.tree import SessionTree
 
     class _M:
         name = "none"

@@ -6,15 +6,29 @@ import json
 import re
 
 import pytest
-
-from liyuan_desktop.core.ledger.mvu import initvar as mvu_initvar
-from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.ledger.mvu import (MvuState, apply_mvu_patch, apply_ops, initial_tree, initvar_entries,
-                                     load_initvars, merge_initial, parse_update_blocks, strip_update_blocks)
-from liyuan_desktop.core.ledger.scribe import (MVU_SYSTEM_SECTION, parse_scribe_mvu, run_scribe, scribe_system_prompt,
-                                        scribe_user_text)
-from liyuan_desktop.core.ledger.state import WorldState
 from helpers import shared_path
+
+from liyuan_desktop.core.ledger.mvu import (
+    MvuState,
+    apply_mvu_patch,
+    apply_ops,
+    initial_tree,
+    initvar_entries,
+    load_initvars,
+    merge_initial,
+    parse_update_blocks,
+    strip_update_blocks,
+)
+from liyuan_desktop.core.ledger.mvu import initvar as mvu_initvar
+from liyuan_desktop.core.ledger.scribe import (
+    MVU_SYSTEM_SECTION,
+    parse_scribe_mvu,
+    run_scribe,
+    scribe_system_prompt,
+    scribe_user_text,
+)
+from liyuan_desktop.core.ledger.state import WorldState
+from liyuan_desktop.core.llm.replay import ReplayModel
 
 FIXTURES = shared_path("fixtures")
 CARDS = FIXTURES / "cards"

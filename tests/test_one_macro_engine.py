@@ -12,8 +12,8 @@ from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.cards.regex_scripts import RegexScript, run_script
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.prompt.assemble import agent_system_prompt
 from liyuan_desktop.core.macros import MacroContext, apply_macros
+from liyuan_desktop.core.prompt.assemble import agent_system_prompt
 from liyuan_desktop.core.prompt.presets.mapping import plan
 from liyuan_desktop.core.prompt.presets.model import Preset
 from liyuan_desktop.core.prompt.presets.prompter import PresetPrompter

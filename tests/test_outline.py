@@ -12,7 +12,7 @@ from liyuan_desktop.core.beat.tools.registry import get_tool, parse_args
 from liyuan_desktop.core.beat.tools.sets import WRITING_TOOLS  # noqa: F401  (declares the tools)
 from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.story.checkpoints import StoryHistory
-from liyuan_desktop.core.story.outline import (OUTLINE_KEY, parse_outline, replace_text, set_chapter)
+from liyuan_desktop.core.story.outline import OUTLINE_KEY, parse_outline, replace_text, set_chapter
 from liyuan_desktop.core.story.workspace import StoryFolder
 
 TEXT = """前言随便写。

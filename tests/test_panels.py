@@ -8,12 +8,25 @@ import json
 from helpers import DEMO_CARD
 
 from liyuan_desktop.core.cards import card_from_json, load_card
-from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.ledger.panels import (Panel, apply_panel_patch, ledger_context, panels_from_card, panels_with_data,
-                                        render_panel, render_template, scribe_panels)
-from liyuan_desktop.core.ledger.scribe import (PANEL_SYSTEM_SECTION, parse_scribe_panels, run_scribe, scribe_system_prompt,
-                                        scribe_user_text)
+from liyuan_desktop.core.ledger.panels import (
+    Panel,
+    apply_panel_patch,
+    ledger_context,
+    panels_from_card,
+    panels_with_data,
+    render_panel,
+    render_template,
+    scribe_panels,
+)
+from liyuan_desktop.core.ledger.scribe import (
+    PANEL_SYSTEM_SECTION,
+    parse_scribe_panels,
+    run_scribe,
+    scribe_system_prompt,
+    scribe_user_text,
+)
 from liyuan_desktop.core.ledger.state import WorldState
+from liyuan_desktop.core.llm.replay import ReplayModel
 
 BAG = {"id": "行囊", "title": "旅人的行囊", "template": "<p>铜钱 <b>{{data.铜钱}}</b>，{{data.物品}}</p>",
        "data": {"铜钱": 30, "物品": ["油纸伞"], "伤势": {"轻重": "无", "天数": 0}, "已婚": False}}

@@ -8,8 +8,6 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from liyuan_desktop.core.macros import MacroContext
-from liyuan_desktop.core.paths import chat_dir, home
 from liyuan_desktop.core.cards.personas import (
     Persona,
     PersonaError,
@@ -21,6 +19,8 @@ from liyuan_desktop.core.cards.personas import (
     personas_path,
     save_personas,
 )
+from liyuan_desktop.core.macros import MacroContext
+from liyuan_desktop.core.paths import chat_dir, home
 
 
 def test_store_round_trip_in_the_data_folder():

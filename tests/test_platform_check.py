@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-
 from fake_ldd import NEW_MACHINE_LDD, path_with, write_fake_ldd, write_new_machine_ldd
+
 from liyuan_desktop import platform_check as pc
 
 ROOT = Path(__file__).resolve().parent.parent

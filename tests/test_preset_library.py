@@ -11,8 +11,14 @@ from pathlib import Path
 from helpers import ROOT
 
 from liyuan_desktop.core.paths import home
-from liyuan_desktop.core.prompt.presets.store import (delete_preset, describe_preset, install_preset, list_presets,
-                                                      load_installed_preset, presets_dir)
+from liyuan_desktop.core.prompt.presets.store import (
+    delete_preset,
+    describe_preset,
+    install_preset,
+    list_presets,
+    load_installed_preset,
+    presets_dir,
+)
 from liyuan_desktop.core.settings import load_settings
 
 PRESET = {"prompts": [{"identifier": "main", "name": "Main Prompt", "content": "写 {{char}} 的下一段。"},

@@ -9,16 +9,16 @@ import random
 from datetime import datetime
 
 import pytest
+from helpers import shared_path
 
 from liyuan_desktop.core.cards import card_from_json
+from liyuan_desktop.core.cards.personas import Persona
 from liyuan_desktop.core.llm.types import ChatMessage
 from liyuan_desktop.core.macros import MacroContext
-from liyuan_desktop.core.cards.personas import Persona
 from liyuan_desktop.core.prompt.presets.mapping import plan
 from liyuan_desktop.core.prompt.presets.model import Preset, PresetError
 from liyuan_desktop.core.prompt.presets.prompter import DepthBlock, PresetPrompter, insert_depth_injections
 from liyuan_desktop.core.prompt.presets.store import install_preset, list_presets, load_installed_preset, load_preset
-from helpers import shared_path
 
 FORMATS = shared_path("fixtures", "cards", "formats")
 DEFAULT = FORMATS / "openai-preset-Default.json"

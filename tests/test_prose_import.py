@@ -6,16 +6,22 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from helpers import DEMO_CARD
+
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.chat.prose_import import (
+    ProseImportError,
+    chapters_from_roleplay,
+    decode_text,
+    import_folder,
+    import_long_text,
+    natural_key,
+    roleplay_to_agent,
+    title_from_filename,
+)
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
-from liyuan_desktop.core.chat.prose_import import (
-    ProseImportError, chapters_from_roleplay, decode_text, import_folder, import_long_text, natural_key,
-    roleplay_to_agent, title_from_filename,
-)
 from liyuan_desktop.core.session.tree import SessionError, SessionTree
 
 

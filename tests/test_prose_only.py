@@ -100,6 +100,7 @@ async def test_model_that_never_calls_tools_is_marked_after_three_beats(tmp_path
 
 async def test_a_model_that_calls_tools_is_never_marked(tmp_path, server, provider_model):
     import json as _json
+
     from sse_server import chunk as ch
 
     def call(name, args, cid):

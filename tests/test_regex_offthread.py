@@ -8,6 +8,7 @@ import threading
 import time
 
 from heavy_regex_card import SLOW_SCRIPT, THINK_SCRIPT, heavy_reply, make_card, make_chat
+
 from liyuan_desktop.core.chat.display_cache import CACHE_FILENAME
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import shared_path
 
-from liyuan_desktop.core.macros import MacroContext
 from liyuan_desktop.core.cards.regex_scripts import (
     Placement,
     RegexScript,
@@ -24,7 +24,7 @@ from liyuan_desktop.core.cards.regex_scripts import (
     run_script,
     scripts_from_card,
 )
-from helpers import shared_path
+from liyuan_desktop.core.macros import MacroContext
 
 FIXTURES = shared_path("fixtures")
 AI = Placement.AI_OUTPUT

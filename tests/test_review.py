@@ -17,10 +17,22 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir, home
-from liyuan_desktop.core.story.review import (ReviewInput, ThreadView, check_dead_speakers, check_lost_items,
-                                              check_repetition, check_stock_phrases, fingerprint, is_dead,
-                                              local_findings, locate, lost_items, parse_phrases, save_stock_phrases,
-                                              stock_phrases)
+from liyuan_desktop.core.story.review import (
+    ReviewInput,
+    ThreadView,
+    check_dead_speakers,
+    check_lost_items,
+    check_repetition,
+    check_stock_phrases,
+    fingerprint,
+    is_dead,
+    local_findings,
+    locate,
+    lost_items,
+    parse_phrases,
+    save_stock_phrases,
+    stock_phrases,
+)
 from liyuan_desktop.core.text import utf16_slice
 
 

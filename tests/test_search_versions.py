@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
+from test_search import played
+
 from liyuan_desktop.cli import main as cli_main
 from liyuan_desktop.core.chat.search import found_label, group_hits, search_library
 from liyuan_desktop.core.messages import render
-
-from test_search import played
 
 
 async def test_versions_of_one_reply_are_one_message_with_the_shown_one_first(tmp_path, capsys):

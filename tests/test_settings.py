@@ -13,11 +13,11 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.sse_server import ScriptedServer, chunk, json_reply, sse_reply
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings, preset
 from liyuan_desktop.core.paths import home
-
-from keyring_memory import MemoryKeyring  # noqa: E402
 
 KEY = "sk-test-SECRET-settings-0123456789"
 

@@ -17,7 +17,6 @@ import sys
 import zipfile
 from pathlib import Path
 
-
 try:
     from helpers import DEMO_CARD, need_shared
     from loopback_routes import RouteServer

@@ -11,10 +11,6 @@ import pytest
 from helpers import DEMO_CARD, shared_path
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.session.tree import SessionError, SessionTree
-from liyuan_desktop.core.chat.st_import import import_st_chat
 from liyuan_desktop.core.cards.st_chat import (
     StChatError,
     format_create_date,
@@ -25,6 +21,10 @@ from liyuan_desktop.core.cards.st_chat import (
     write_session,
 )
 from liyuan_desktop.core.cards.st_chat_export import export_st_chat, st_messages
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.chat.st_import import import_st_chat
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.session.tree import SessionError, SessionTree
 
 FIXTURES = shared_path("fixtures", "cards")
 

@@ -16,7 +16,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from helpers import need_shared
 from st_folder import build_st_folder
 

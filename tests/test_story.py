@@ -8,15 +8,15 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-
 from helpers import load_golden
-from liyuan_desktop.core.story.chapters import chapter_filename, split_text_into_chapters
-from liyuan_desktop.core.story.workspace import READ_MAX_LINES, StoryFolder, StoryPathError, format_story_index
+
 from liyuan_desktop.core.beat.tools.context import ToolContext
-from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.beat.tools.registry import ToolSpec, get_tool, parse_args, schema_of
 from liyuan_desktop.core.beat.tools.sets import AGENT_FILE_TOOLS
 from liyuan_desktop.core.beat.tools.story_files import StoryEditArgs
+from liyuan_desktop.core.errors import ToolError
+from liyuan_desktop.core.story.chapters import chapter_filename, split_text_into_chapters
+from liyuan_desktop.core.story.workspace import READ_MAX_LINES, StoryFolder, StoryPathError, format_story_index
 
 REL = "cards/青梧/对话/局C/正文"
 

@@ -12,14 +12,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from helpers import DEMO_CARD, ROOT
+
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.story.checkpoints import StoryHistory
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
 from liyuan_desktop.core.session.tree import SessionTree
+from liyuan_desktop.core.story.checkpoints import StoryHistory
 
 CHAPTERS = {
     "000-开场.md": "*雨下到第三天。*\n\n「茶是热的。」\n",

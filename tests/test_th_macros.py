@@ -6,6 +6,7 @@ display text with the message's own snapshot."""
 from __future__ import annotations
 
 from heavy_regex_card import make_card, make_chat
+
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.macros import MacroContext, apply_macros

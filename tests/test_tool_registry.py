@@ -12,14 +12,14 @@ from pydantic import BaseModel, Field
 
 from liyuan_desktop.core.beat.events import ToolFinished
 from liyuan_desktop.core.beat.loop import Beat, BeatInput
+from liyuan_desktop.core.beat.tools.context import ToolContext
+from liyuan_desktop.core.beat.tools.registry import ToolSpec, get_tool, register, tool_specs, unregister
+from liyuan_desktop.core.beat.tools.sets import AGENT_FILE_TOOLS, AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
+from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.ledger.state import WorldState
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest, ChatResponse
 from liyuan_desktop.core.lore import Lorebook
-from liyuan_desktop.core.beat.tools.context import ToolContext
-from liyuan_desktop.core.errors import ToolError
-from liyuan_desktop.core.beat.tools.registry import ToolSpec, get_tool, register, tool_specs, unregister
-from liyuan_desktop.core.beat.tools.sets import AGENT_FILE_TOOLS, AGENT_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 
 DUMMY = "echo_dummy"
 DUMMY_DESCRIPTION = "测试用：把 text 原样回声。text 为「不」时拒绝。"

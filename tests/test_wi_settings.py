@@ -12,14 +12,13 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import ROOT
 
 from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.core.lore.settings import (WorldInfoSettings, field_name, from_st_settings, parse_assignments)
+from liyuan_desktop.core.lore.settings import WorldInfoSettings, field_name, from_st_settings, parse_assignments
 from liyuan_desktop.core.paths import chat_dir
 from liyuan_desktop.core.session.tree import SessionTree
 from liyuan_desktop.core.settings import load_settings, save_settings

@@ -67,7 +67,6 @@ def _err(msg: str) -> None:
 def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
     """The card to export and the image to put it on (None → default image)."""
     from ..core.cards import CardError, icon_bytes, load_card
-
     from ..core.cards.library import cards_root
     from ..core.paths import safe_name
 
@@ -119,10 +118,9 @@ def _import(args: argparse.Namespace) -> Optional[Any]:
     card of the same name (``library.existing_card``) is never replaced silently: ``--replace`` replaces
     (``chat.manage.replace_card``), ``--keep-both`` keeps both, else a terminal is asked and a run without one keeps
     both and says so on stderr. CardError / OSError propagate."""
-    from ..core.messages import message
-
     from ..core.cards.library import existing_card, import_card
     from ..core.chat.manage import replace_card
+    from ..core.messages import message
 
     old = existing_card(args.file)
     if old is None or args.keep_both:
@@ -152,7 +150,15 @@ def _import(args: argparse.Namespace) -> Optional[Any]:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan card <inspect|import|export|preview|rename>`` from parsed ``args``; returns the exit code (0 ok,
     1 an import the user cancelled, 2 bad file or arguments with one ``liyuan: …`` line on stderr)."""
-    from ..core.cards import CardError, card_json_bytes, export_json, export_png, format_inspect, inspect_loaded, load_card
+    from ..core.cards import (
+        CardError,
+        card_json_bytes,
+        export_json,
+        export_png,
+        format_inspect,
+        inspect_loaded,
+        load_card,
+    )
     from ..core.messages import message
 
     cmd = getattr(args, "card_cmd", None)

@@ -238,15 +238,13 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
     seed's agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
     live. Returns ``{"system", "state_block", "checkpoints", "chapters", "chat"}``."""
+    import tempfile
+
     from ..core.beat.events import AskAnswer
     from ..core.cards import load_card
     from ..core.chat.facade import Chat
-    from ..core.paths import chat_dir, demo_card_path, demo_replay_path
-
-    import tempfile
-
     from ..core.llm import ReplayModel
-    from ..core.paths import home, sample_cards_dir
+    from ..core.paths import chat_dir, demo_card_path, demo_replay_path, home, sample_cards_dir
 
     card = load_card(demo_card_path())
     plan = json.loads((sample_cards_dir() / "青梧" / "agent-demo.json").read_text("utf-8"))

@@ -49,11 +49,10 @@ def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-chat`` / ``liyuan export-chat`` (``args.cmd``); returns the exit code (0 ok, 2 a bad card,
     chat file or path with one ``liyuan: …`` line on stderr). Prints the new chat folder or the written file."""
     from ..core.cards import CardError
-    from ..core.paths import chat_dir
-    from ..core.session.tree import SessionError
-
     from ..core.cards.st_chat import StChatError, default_chat_name
     from ..core.chat.folder import export_st_file
+    from ..core.paths import chat_dir
+    from ..core.session.tree import SessionError
 
     if args.cmd == "chats":
         return _manage(args)
@@ -95,12 +94,11 @@ def run(args: argparse.Namespace) -> int:
 
 def _manage(args: argparse.Namespace) -> int:
     """``liyuan chats …`` (module doc); prints the folder made / moved, or the listing."""
-    from ..core.session.tree import SessionError
-
     import time
 
     from ..core.cards import library
     from ..core.chat import manage
+    from ..core.session.tree import SessionError
     from .common import chat_folder
 
     c = args.chats_cmd

@@ -33,7 +33,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan import-sillytavern`` (module doc); returns the exit code."""
-    from ..core.migrate import MigrationError, run as run_migration, scan
+    from ..core.migrate import MigrationError, scan
+    from ..core.migrate import run as run_migration
 
     try:
         plan = scan(args.path)

@@ -20,7 +20,6 @@ from typing import Any
 
 from .common import say
 
-
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
 
@@ -52,7 +51,13 @@ def _fail(msg: str) -> int:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan preset …``; returns the exit status (0 ok, 2 with one ``liyuan: …`` line)."""
     from ..core.prompt.presets.model import PresetError
-    from ..core.prompt.presets.store import delete_preset, describe_preset, install_preset, list_presets, load_installed_preset
+    from ..core.prompt.presets.store import (
+        delete_preset,
+        describe_preset,
+        install_preset,
+        list_presets,
+        load_installed_preset,
+    )
     from ..core.settings import load_settings, save_settings
 
     cmd = getattr(args, "preset_cmd", None)

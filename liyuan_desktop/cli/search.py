@@ -32,9 +32,8 @@ def _date(ms: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan search``; returns the exit code (module doc)."""
-    from ..core.linear_regex import LinearRegexRefused
-
     from ..core.chat.search import found_label, group_hits, messages_json, search_library, version_label
+    from ..core.linear_regex import LinearRegexRefused
     from ..core.messages import message
     from .common import say
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from .common import chat_folder, open_chat, out, say
 
-
 #: The writing-room sub-commands (issue 19).
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
 
@@ -119,7 +118,6 @@ def run(args: argparse.Namespace) -> int:
     chat, checkpoint or file with one ``liyuan: …`` line on stderr, or no sub-command: usage)."""
     from ..core.chat.folder import export_story
     from ..core.session.tree import SessionError
-
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
@@ -153,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
                 out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
             return 0
         if args.story_cmd == "review":
-            from . import story_review
             from ..core.errors import ToolError
+            from . import story_review
 
             try:
                 return story_review.run(args)

@@ -29,8 +29,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .deferred import DeferredModel
 from . import secrets
+from .deferred import DeferredModel
 from .fsutil import atomic_write_text
 from .llm.capabilities import keep_newer
 from .llm.errors import mask_secrets, url_secrets

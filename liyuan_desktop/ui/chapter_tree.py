@@ -37,14 +37,24 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QInputDialog, QLabel, QLineEdit,
-                               QSplitter, QTreeWidget, QTreeWidgetItem,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QSplitter,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
+from ..core.errors import ToolError
 from ..core.story.chapters import chapter_filename
 from ..core.text import count_words
 from .chapter_editor import ChapterEditor
-from ..core.errors import ToolError
 from .dialogs import confirm, inform, tool_button
 from .i18n import show, tr
 from .theme import set_role

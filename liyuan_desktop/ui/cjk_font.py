@@ -29,8 +29,7 @@ from typing import Optional
 
 from .. import runtime
 from ..platform_check import package_manager
-from ..runtime import (bundled_emoji_dir, bundled_font_dir, fontconfig_has_cjk,  # noqa: F401  the fonts' one home
-                       fontconfig_has_emoji, prepare_fontconfig)
+from ..runtime import bundled_emoji_dir, bundled_font_dir, fontconfig_has_cjk, fontconfig_has_emoji, prepare_fontconfig  # noqa: F401  the fonts' one home
 from .i18n import register, tr
 
 FONT_PACKAGES = {"apt": "fonts-noto-cjk", "dnf": "google-noto-sans-cjk-fonts", "pacman": "noto-fonts-cjk",

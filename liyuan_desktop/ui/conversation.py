@@ -56,14 +56,19 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from PySide6.QtCore import QObject, Qt, QTimer, QUrl, Signal, Slot
 from PySide6.QtGui import QColor, QDesktopServices
 from PySide6.QtWebChannel import QWebChannel
-from PySide6.QtWebEngineCore import (QWebEngineLoadingInfo, QWebEnginePage, QWebEngineSettings,
-                                     QWebEngineUrlRequestInfo, QWebEngineUrlRequestInterceptor)
+from PySide6.QtWebEngineCore import (
+    QWebEngineLoadingInfo,
+    QWebEnginePage,
+    QWebEngineSettings,
+    QWebEngineUrlRequestInfo,
+    QWebEngineUrlRequestInterceptor,
+)
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from ..runtime import split_flags
-from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ..core.cards.meta import card_frames_trusted
+from ..core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
+from ..runtime import split_flags
 from . import frame_guard
 from .i18n import register, show, tr
 

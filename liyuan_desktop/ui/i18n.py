@@ -4,7 +4,9 @@ then to the key itself, so a missing translation never breaks the window."""
 
 from __future__ import annotations
 
-from ..core.messages import CATALOG as _CORE_CATALOG, Msg, render as _render
+from ..core.messages import CATALOG as _CORE_CATALOG
+from ..core.messages import Msg
+from ..core.messages import render as _render
 
 _LANG = "zh"
 

@@ -36,7 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ..core.llm.capabilities import Capabilities, apply_override, capabilities_for, list_models, set_capabilities, summary
+from ..core.llm.capabilities import (
+    Capabilities,
+    apply_override,
+    capabilities_for,
+    list_models,
+    set_capabilities,
+    summary,
+)
 from ..core.llm.providers import ProviderSettings
 from ..core.provider_caps import probe_provider
 from .i18n import register, tr

@@ -28,28 +28,40 @@ from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
-    QFileDialog, QHBoxLayout, QLabel, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSplitter,
-    QTabWidget, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
 )
 
-from ..core.cards import library
-from ..core.cards import CardError
+from ..core.cards import CardError, library
 from ..core.cards.meta import set_card_scripts_allowed
+from ..core.ledger.state import WorldState
 from ..core.session.tree import SessionError
 from ..core.settings import AppSettings, load_settings, save_settings
-from ..core.ledger.state import WorldState
+from . import (
+    agent_desk,
+    chat_work,  # the window's slow commands off the UI thread (its strings registered at import)
+    writing_panes,
+)
 from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator, EditMessageDialog
-from . import agent_desk
-from . import writing_panes
 from .chapter_tree import ChapterTreePane
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView, chat_frame_context
 from .draft_pane import DraftPane
-from .regex_worker import DisplayWorker, split_known
 from .i18n import show, tr
-from . import chat_work  # the window's slow commands off the UI thread (its strings registered at import)
 from .inspector import InspectorDialog
+from .regex_worker import DisplayWorker, split_known
 from .session import Session, TranscriptPage
 from .state_pane import StatePane
 
@@ -443,8 +455,8 @@ class MainWindow(QMainWindow):
         """The chat model, the scribe's model and why there is none, from the settings; on the UI thread before any
         chat is opened or created, so it also makes sure the engine is imported here (ui/warm.py), not on the worker
         that then opens the chat."""
-        from . import warm
         from ..core.chat.build import chat_models  # the one way from settings to models (the CLI's too)
+        from . import warm
 
         warm.ensure_engine()
         models = chat_models(self.settings)

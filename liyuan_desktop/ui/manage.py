@@ -23,7 +23,15 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import QFileSystemWatcher, QPoint, Qt, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QDialog, QHBoxLayout, QInputDialog, QLabel, QMenu, QMessageBox, QPushButton, QTreeWidget, QTreeWidgetItem,
+    QDialog,
+    QHBoxLayout,
+    QInputDialog,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
     QVBoxLayout,
 )
 

@@ -15,15 +15,28 @@ import asyncio
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHBoxLayout, QHeaderView,
-                               QInputDialog, QLabel, QMessageBox, QPlainTextEdit, QToolButton, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QHeaderView,
+    QInputDialog,
+    QLabel,
+    QMessageBox,
+    QPlainTextEdit,
+    QToolButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..core.errors import ToolError
-from .i18n import register, show, tr
-from .theme import set_role
 from .dialogs import tool_button
+from .i18n import register, show, tr
 from .tasks import run_in_worker
+from .theme import set_role
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},

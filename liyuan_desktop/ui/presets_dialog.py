@@ -17,16 +17,36 @@ from typing import Any, Optional
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QComboBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFileDialog, QFormLayout, QGridLayout, QGroupBox,
-    QHBoxLayout, QLabel,
-    QListWidget, QListWidgetItem, QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QVBoxLayout,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
     QWidget,
 )
 
 from ..core.llm.sampling import Sampling, apply_sampling
 from ..core.prompt.presets.model import PresetError
-from ..core.prompt.presets.store import (delete_preset, describe_preset, install_preset, list_presets,
-                                         load_installed_preset)
+from ..core.prompt.presets.store import (
+    delete_preset,
+    describe_preset,
+    install_preset,
+    list_presets,
+    load_installed_preset,
+)
 from ..core.settings import AppSettings, save_settings
 from .i18n import STRINGS, show, tr
 

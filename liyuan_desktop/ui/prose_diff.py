@@ -22,13 +22,21 @@ from typing import Any, Callable, Optional
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QTextBlockFormat, QTextCharFormat, QTextCursor
-from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QHBoxLayout, QLabel, QTextBrowser, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ..core.story.prose_diff import Block, ProseDiff, diff_prose
 from .i18n import register, tr
-from .theme import mode, set_role
 from .tasks import call_in_worker
+from .theme import mode, set_role
 
 register({
     "pdiff.inline": {"zh": "行内", "en": "Inline"},

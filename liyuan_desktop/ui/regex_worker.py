@@ -26,7 +26,6 @@ from typing import Any, Callable, Optional
 from PySide6.QtCore import QObject, Signal
 
 from ..core.cards.regex_scripts import DEFAULT_TIME_LIMIT
-
 from . import tasks
 from .i18n import STRINGS, tr
 from .tasks import Work

@@ -17,7 +17,11 @@ from typing import Any, Optional
 from PySide6.QtCore import QObject, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
-    QBoxLayout, QDialog, QLayout, QPushButton, QWidget,
+    QBoxLayout,
+    QDialog,
+    QLayout,
+    QPushButton,
+    QWidget,
 )
 
 from .authors_note import open_authors_note

@@ -23,8 +23,19 @@ from typing import Any, Optional
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
-    QAbstractButton, QApplication, QGroupBox, QLabel, QLineEdit, QListWidget, QMainWindow, QMenu, QPlainTextEdit,
-    QTabWidget, QTableWidget, QTextEdit, QWidget,
+    QAbstractButton,
+    QApplication,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QMainWindow,
+    QMenu,
+    QPlainTextEdit,
+    QTableWidget,
+    QTabWidget,
+    QTextEdit,
+    QWidget,
 )
 
 from . import i18n

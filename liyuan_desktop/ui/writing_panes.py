@@ -28,9 +28,9 @@ from .codex_pane import CodexPane
 from .i18n import register, tr
 from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
+from .tasks import WorkCancelled, run_in_worker
 from .theme import set_role
 from .threads_pane import ThreadsPane
-from .tasks import WorkCancelled, run_in_worker
 
 log = logging.getLogger(__name__)
 

@@ -77,8 +77,9 @@ def qloop(qapp):
 @pytest.fixture
 def view(qtbot):
     """A shown 800x600 conversation view whose page and channel are up (closed and deleted afterwards)."""
-    from liyuan_desktop.ui.conversation import ConversationView
     from uihelpers import close_view
+
+    from liyuan_desktop.ui.conversation import ConversationView
 
     v = ConversationView()
     v.resize(800, 600)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
-from liyuan_desktop import __version__
-from liyuan_desktop import runtime
+from liyuan_desktop import __version__, runtime
 from liyuan_desktop.ui import about, crash
 from liyuan_desktop.ui.i18n import set_language, tr
 

@@ -12,10 +12,10 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QEnterEvent
 from PySide6.QtWidgets import QApplication, QPlainTextEdit
+from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.core.cards import library
-from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.cards import library, load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.llm.replay import ReplayModel
@@ -26,7 +26,6 @@ from liyuan_desktop.ui.chapter_tree import ChapterTreePane
 from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
 from liyuan_desktop.ui.main_window import MainWindow
 from liyuan_desktop.ui.prose_diff import ProseDiffView
-from uihelpers import wait_for
 
 DEMO_CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 CH0 = "雨从黄昏下起。\n渡口的灯一盏盏亮了。\n"

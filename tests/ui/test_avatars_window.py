@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from PySide6.QtGui import QImage
+from uihelpers import js
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library, load_card
@@ -14,7 +15,6 @@ from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui import avatars
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import js
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 SRCS = ("Array.from(document.querySelectorAll('#log img.avatar')).map(function(i){"

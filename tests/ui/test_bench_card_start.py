@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from liyuan_desktop.ui.bench_hooks import PLACEHOLDER, st_chat_lines
 from uihelpers import bench_started_app
+
+from liyuan_desktop.ui.bench_hooks import PLACEHOLDER, st_chat_lines
 
 BAR = ("```html\n<!DOCTYPE html><html><body><div id=\"hp\">…</div><script>\n"
        "var d = (getChatMessages(getCurrentMessageId())[0] || {}).data || {};\n"

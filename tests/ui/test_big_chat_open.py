@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QApplication, QProgressDialog, QPushButton
+from uihelpers import LoopStallMeter, js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.ui import chat_work, work
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import LoopStallMeter, js, wait_for
 
 CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 STALL_BOUND_MS = 1000

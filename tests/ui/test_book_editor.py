@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from uihelpers import LoopStallMeter, wait_for
 
 from liyuan_desktop.core.cards.library import ensure_demo_card
 from liyuan_desktop.core.chat.facade import Chat
@@ -16,7 +17,6 @@ from liyuan_desktop.core.lore import Lorebook
 from liyuan_desktop.core.lore.model import LoreEntry
 from liyuan_desktop.ui.book_editor import PAGE, BookEditorDialog
 from liyuan_desktop.ui.world_books import WorldBooksDialog
-from uihelpers import LoopStallMeter, wait_for
 
 
 class _M:

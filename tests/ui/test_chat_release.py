@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QObject
+from test_big_chat_open import CARD, write_st_chat
+from uihelpers import LoopStallMeter
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
@@ -22,8 +24,6 @@ from liyuan_desktop.core.chat.st_import import import_st_folder
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui import chat_work, work
 from liyuan_desktop.ui.main_window import MainWindow
-from test_big_chat_open import CARD, write_st_chat
-from uihelpers import LoopStallMeter
 
 STALL_BOUND_MS = 1000
 

@@ -12,13 +12,13 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.loopback_routes import RouteServer
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
-from uihelpers import wait_for
-
-from keyring_memory import MemoryKeyring  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -25,9 +25,31 @@ import pytest
 from PySide6.QtCore import QModelIndex, QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QFontInfo, QImage, QPainter, QPalette, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
-    QAbstractButton, QAbstractItemView, QAbstractSpinBox, QApplication, QCheckBox, QComboBox, QDialog, QFileDialog,
-    QGroupBox, QLabel, QLineEdit, QMenu, QPlainTextEdit, QPushButton, QRadioButton, QStackedWidget, QStyle,
-    QStyleOptionButton, QStyleOptionTabWidgetFrame, QTabBar, QTabWidget, QTextEdit, QToolButton, QVBoxLayout, QWidget,
+    QAbstractButton,
+    QAbstractItemView,
+    QAbstractSpinBox,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QFileDialog,
+    QGroupBox,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QStackedWidget,
+    QStyle,
+    QStyleOptionButton,
+    QStyleOptionTabWidgetFrame,
+    QTabBar,
+    QTabWidget,
+    QTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
 )
 
 from liyuan_desktop.core.beat.events import AskRequest

@@ -12,10 +12,11 @@ import time
 
 import pytest
 from PySide6.QtWidgets import QApplication
+from uihelpers import close_view
+from uihelpers import view_js as js
+from uihelpers import view_json as js_json
 
 from liyuan_desktop.ui.conversation import ConversationView
-from uihelpers import close_view
-from uihelpers import view_js as js, view_json as js_json
 
 
 def js_until(qtbot, view: ConversationView, script: str, pred, timeout: float = 5.0):

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import wait_for
 
 
 def write(text: str, version: int = 0) -> dict:

@@ -261,8 +261,9 @@ async def test_restoring_over_a_chat_of_that_name_overwrites_nothing(qtbot):
 
 # -- an agent chat's chapters and checkpoints --------------------------------------------------------------------------
 def _agent_chat(tmp_path: Path) -> Chat:
-    from liyuan_desktop.core.cards import load_card
     from helpers import DEMO_CARD
+
+    from liyuan_desktop.core.cards import load_card
 
     chat = Chat.create(tmp_path / "局", load_card(DEMO_CARD), ReplayModel(actor=[]), mode="agent")
     chat.import_chapters([("000-开场.md", "旧的开场。\n"), ("001-雨夜.md", "雨。\n")], message="导入两章")
@@ -326,8 +327,9 @@ def test_restoring_a_checkpoint_asks_and_keeps_unsaved_chapter_edits(qtbot, tmp_
 
 # -- unsaved edits --------------------------------------------------------------------------------------------------
 async def test_closing_the_world_book_editor_with_unsaved_edits_asks_and_enter_keeps_it_open(qtbot, tmp_path):
-    from liyuan_desktop.ui.book_editor import BookEditorDialog
     from uihelpers import wait_for
+
+    from liyuan_desktop.ui.book_editor import BookEditorDialog
 
     chat = Chat.create(tmp_path / "c", library.ensure_demo_card().load(), ReplayModel(actor=[]))
     dlg = BookEditorDialog(chat)

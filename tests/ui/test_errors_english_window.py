@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QMessageBox
+from uihelpers import wait_for
 
 from liyuan_desktop.core.cards.library import ensure_demo_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.ui import i18n
-from uihelpers import wait_for
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 

@@ -19,7 +19,6 @@ import threading
 import time
 
 import pytest
-
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 
-from uihelpers import view_js, view_json, wait_view as wait_js
+from uihelpers import view_js, view_json
+from uihelpers import wait_view as wait_js
 
 FLOOD = """```html
 <body><b id="v">洪水</b><script>

@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 import logging
 
-
-from liyuan_desktop.ui.conversation import web_dir
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json
 from uihelpers import wait_frame_report as wait_report
 from uihelpers import wait_view as wait_js
+
+from liyuan_desktop.ui.conversation import web_dir
 
 
 def frame_info(qtbot, view, name):

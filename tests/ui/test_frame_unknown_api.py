@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 
-from uihelpers import view_json, wait_frame_report as wait_report, wait_view as wait_js
+from uihelpers import view_json
+from uihelpers import wait_frame_report as wait_report
+from uihelpers import wait_view as wait_js
 
 BAR = """```html
 <body><b id="v">?</b><script>

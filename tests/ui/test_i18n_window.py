@@ -12,12 +12,12 @@ import re
 
 import pytest
 from PySide6.QtWidgets import QLabel, QMenu, QToolButton
+from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.i18n import set_language
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import wait_for
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 

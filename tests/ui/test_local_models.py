@@ -17,14 +17,14 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.loopback_routes import RouteServer
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+from uihelpers import LoopStallMeter, wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.discovery import Target
 from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
-from uihelpers import LoopStallMeter, wait_for
-
-from keyring_memory import MemoryKeyring  # noqa: E402
 
 SHOTS = Path("/tmp/shots/w1_llm")
 

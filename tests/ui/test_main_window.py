@@ -18,16 +18,17 @@ try:
 except ImportError:  # pragma: no cover
     from tests.sse_server import ScriptedServer, chunk, sse_reply
 
-from liyuan_desktop.core.cards import library as library
+from helpers import shared_path
+from uihelpers import js, wait_for
+
 from liyuan_desktop.core import settings as S
+from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, Usage
 from liyuan_desktop.core.session.tree import SessionTree
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import js, wait_for
-from helpers import shared_path
 
 
 def make_window(qtbot, settings: S.AppSettings | None = None) -> MainWindow:

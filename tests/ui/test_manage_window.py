@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
@@ -17,7 +18,6 @@ from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui import manage as ui_manage
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import wait_for
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 

@@ -20,6 +20,8 @@ try:
 except ImportError:  # pragma: no cover
     from tests.sse_server import ScriptedServer, chunk, sse_reply
 
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.llm.profiles import ConnectionProfile
@@ -27,7 +29,6 @@ from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.sampling import Sampling
 from liyuan_desktop.ui.main_window import MainWindow
 from liyuan_desktop.ui.presets_dialog import NewChatDialog
-from uihelpers import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = "我推门进去，抖了抖伞上的雨。"

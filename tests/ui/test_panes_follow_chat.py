@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
+from uihelpers import js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
@@ -25,7 +26,6 @@ from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui import manage as ui_manage
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import js, wait_for
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 SCRIBE = '{"patch": {}}'

@@ -14,6 +14,8 @@ try:
 except ImportError:  # pragma: no cover
     from tests.sse_server import ScriptedServer, chunk, sse_reply
 
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
@@ -24,7 +26,6 @@ from liyuan_desktop.core.paths import home
 from liyuan_desktop.core.prompt.presets.store import install_preset
 from liyuan_desktop.ui.main_window import MainWindow
 from liyuan_desktop.ui.presets_dialog import NewChatDialog
-from uihelpers import wait_for
 
 
 def make_window(qtbot, settings: S.AppSettings) -> MainWindow:

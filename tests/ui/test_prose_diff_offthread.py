@@ -8,11 +8,11 @@ from __future__ import annotations
 import threading
 
 import pytest
+from uihelpers import LoopStallMeter
 
 from liyuan_desktop.core.story.checkpoint_model import FileDiff
 from liyuan_desktop.ui import prose_diff
 from liyuan_desktop.ui.prose_diff import ProseDiffView
-from uihelpers import LoopStallMeter
 
 STALL_BOUND_MS = 1000
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import keyring
 import pytest
+from keyring_memory import MemoryKeyring  # noqa: E402
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import preset
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
-
-from keyring_memory import MemoryKeyring  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -5,10 +5,11 @@ left to run; a script that hits the time limit is named once in the activity lis
 from __future__ import annotations
 
 from heavy_regex_card import SLOW_SCRIPT, THINK_SCRIPT, make_card, make_chat
+from uihelpers import js, wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import js, wait_for
 
 
 def _window(qtbot) -> MainWindow:

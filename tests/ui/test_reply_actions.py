@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 
+from uihelpers import js, wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
@@ -16,7 +18,6 @@ from liyuan_desktop.core.prompt.authors_note import AuthorsNote
 from liyuan_desktop.ui.authors_note import AuthorsNoteDialog
 from liyuan_desktop.ui.draft_pane import DraftPane
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import js, wait_for
 
 REPLIES = "Array.from(document.querySelectorAll('#log [data-role=assistant] .body')).map(e => e.textContent)"
 LAST_SWIPE = ("(function(){var a=document.querySelectorAll('#log [data-role=assistant]');"

@@ -14,7 +14,6 @@ import socket
 import threading
 
 import pytest
-
 from uihelpers import close_view, view_js, view_json
 
 PNG = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")

@@ -6,13 +6,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from test_search_window import HIT, SEAL, until, w
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.main_window import MainWindow
-from test_search_window import HIT, SEAL, until, w
-from uihelpers import wait_for
 
 
 async def test_versions_are_one_row_the_count_is_right_and_each_version_opens(qtbot):

@@ -10,15 +10,15 @@ import asyncio
 import sys
 from pathlib import Path
 
-from PySide6.QtTest import QTest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+from uihelpers import LoopStallMeter, js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import LoopStallMeter, js, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 

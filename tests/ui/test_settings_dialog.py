@@ -18,13 +18,13 @@ try:
 except ImportError:  # tests/ collected as a package
     from tests.sse_server import Reply, ScriptedServer, chunk, json_reply, sse_reply
 
+from keyring_memory import MemoryKeyring  # noqa: E402
+from uihelpers import wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings, preset
 from liyuan_desktop.ui import i18n
 from liyuan_desktop.ui.settings import SettingsDialog
-from uihelpers import wait_for
-
-from keyring_memory import MemoryKeyring  # noqa: E402
 
 KEY = "sk-ui-SECRET-0123456789abcdef"
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import time
 
+from test_big_chat_open import CARD, write_st_chat
+from uihelpers import LoopStallMeter, wait_for
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.ui import work
 from liyuan_desktop.ui.main_window import MainWindow
-from test_big_chat_open import CARD, write_st_chat
-from uihelpers import LoopStallMeter, wait_for
 
 STALL_BOUND_MS = 1000
 

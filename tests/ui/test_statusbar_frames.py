@@ -13,13 +13,12 @@ import json
 import re
 
 import pytest
-
+from helpers import shared_path
 from uihelpers import probe_frame as probe
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json
 from uihelpers import wait_frame_report as wait_report
 from uihelpers import wait_view as wait_js
-from helpers import shared_path
 
 FIXTURES = shared_path("fixtures")
 LILI = FIXTURES / "statusbars" / "mvu-example-lili-classic.html"
@@ -558,7 +557,8 @@ async def _click(win, name, selector):
 
     from PySide6.QtCore import QPoint, Qt
     from PySide6.QtTest import QTest
-    from uihelpers import js as wjs, wait_for
+    from uihelpers import js as wjs
+    from uihelpers import wait_for
     await wjs(win, f"(document.getElementById({json.dumps(name)}).scrollIntoView({{block: 'center'}}), 0)")
     await asyncio.sleep(0.2)
     left, top = await wjs(win, f"(function(){{var r=document.getElementById({json.dumps(name)})"
@@ -579,14 +579,16 @@ async def test_vue_template_bar_renders_with_names_and_its_buttons_persist(qtbot
     """The StageDog-shaped Vue 3 + zod + async-wait-until bar (tests/vue_template_card.py) in the main window: it
     renders its [InitVar] data, sees the persona's and card's names, has no console errors and no notice; two clicks
     on + write 信赖 41 → 42 through Chat.write_frame_variables, which survives reopening the chat in a new window."""
+    from uihelpers import js as wjs
+    from uihelpers import wait_for
+    from vue_template_card import write_card
+
     from liyuan_desktop.core import settings as S
     from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
     from liyuan_desktop.ui.main_window import MainWindow
-    from uihelpers import js as wjs, wait_for
-    from vue_template_card import write_card
 
     card_path = write_card(tmp_path / "card")
     set_card_scripts_allowed(card_path.parent, True)

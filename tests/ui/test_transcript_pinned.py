@@ -4,7 +4,8 @@ fonts, avatars, a status bar) after the transcript was scrolled to the end. Scro
 
 from __future__ import annotations
 
-from uihelpers import view_js, view_json as js
+from uihelpers import view_js
+from uihelpers import view_json as js
 
 GEOM = "[document.scrollingElement.scrollTop, document.scrollingElement.scrollHeight, document.scrollingElement.clientHeight]"
 

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from PySide6.QtCore import Qt
+from uihelpers import LoopStallMeter, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
@@ -21,7 +22,6 @@ from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.text import count_words
 from liyuan_desktop.ui import theme
 from liyuan_desktop.ui.main_window import MainWindow
-from uihelpers import LoopStallMeter, wait_for
 
 OUTLINE = "\n".join([
     "# 第一卷 雨夜",

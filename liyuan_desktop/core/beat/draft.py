@@ -21,10 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from ..text import canon_punct, utf16_len, utf16_span
 from ..errors import ToolError
+from ..text import canon_punct, utf16_len, utf16_span
 from .events import DraftChanged
-
 
 MATCH_LEVELS = ("exact", "trimmed", "punct", "trimmed+punct")
 

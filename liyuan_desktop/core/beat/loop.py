@@ -32,21 +32,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from .draft import Draft, DraftLog
-from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
+from ..errors import ToolError
+from ..ledger.state import WorldState
 from ..llm.sse import LONE_SURROGATE_NOTICE, fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
-from .merge import final_text, merge_final_text
-from .echo import strip_echo
-from .text_calls import find_text_calls, is_text_call
-from .repetition import RepetitionGuard, partial_content
-from .think import ThinkSplitter, split_think
 from ..session import CallLog, ToolCallLog
-from ..ledger.state import WorldState
 from ..story.workspace import StoryFolder
+from .draft import Draft, DraftLog
+from .echo import strip_echo
+from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
+from .merge import final_text, merge_final_text
+from .repetition import RepetitionGuard, partial_content
+from .text_calls import find_text_calls, is_text_call
+from .think import ThinkSplitter, split_think
 from .tools.context import AskHandler, MemorySearch, ToolContext
-from ..errors import ToolError
 from .tools.registry import ToolSpec, get_tool, parse_args, tool_specs
 from .tools.sets import ROLEPLAY_TOOLS
 

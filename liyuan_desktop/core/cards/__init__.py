@@ -31,7 +31,17 @@ from pydantic import BaseModel, Field
 
 from ..lazy_exports import lazy_exports
 from ..lore import Lorebook
-from ._common import MAX_CARD_BYTES, PNG_SIGNATURE, CardError, MiB, fail, is_zip_head, parse_json_bytes, shown, sniff_foreign
+from ._common import (
+    MAX_CARD_BYTES,
+    PNG_SIGNATURE,
+    CardError,
+    MiB,
+    fail,
+    is_zip_head,
+    parse_json_bytes,
+    shown,
+    sniff_foreign,
+)
 
 _TEXT_FIELDS = (
     "name", "description", "personality", "scenario", "first_mes", "mes_example", "creator_notes",

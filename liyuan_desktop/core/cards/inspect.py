@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import Card, load_card
 from ..ledger.mvu import load_initvars
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import check_template, has_template
+from . import Card, load_card
 
 #: An HTML block meant for display: an HTML document (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``) or a
 #: ``<script``, ``<style`` or ``<div`` tag — tag names case-insensitive and followed by whitespace, ``>`` or

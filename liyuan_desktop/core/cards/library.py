@@ -19,11 +19,11 @@ from typing import Callable, Optional
 
 from pydantic import BaseModel, Field
 
-from . import Card, CardError, load_card
-from .book_links import link_on_import
 from ..fsutil import atomic_write_bytes
 from ..paths import demo_card_path, demo_replay_path, home, safe_name
 from ..session.tree import SessionError, SessionTree
+from . import Card, CardError, load_card
+from .book_links import link_on_import
 
 
 class CardRef(BaseModel):

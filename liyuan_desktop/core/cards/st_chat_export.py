@@ -18,7 +18,7 @@ from typing import Any, Optional
 
 from ..fsutil import atomic_write_text
 from ..session import SessionTree
-from .st_chat import MESSAGE_TYPES, _INTERNAL, _OPENING_HEADER, format_create_date, format_send_date, iso_now
+from .st_chat import _INTERNAL, _OPENING_HEADER, MESSAGE_TYPES, format_create_date, format_send_date, iso_now
 
 
 def _st(e: Any) -> dict[str, Any]:

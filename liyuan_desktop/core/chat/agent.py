@@ -14,15 +14,14 @@ from ..beat.text_calls import text_call_candidates
 from ..beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
 from ..cards import Card
 from ..ledger.state import WorldState
+from ..macros import MacroContext
 from ..paths import home
 from ..prompt.assemble import agent_state_block, agent_system_prompt
-from ..macros import MacroContext
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..story.checkpoints import StoryHistory
 from ..story.outline import OUTLINE_FILE
 from ..story.workspace import StoryFolder, format_story_index
-
 
 #: Said under an agent reply that claims edits when no write tool changed a file this turn (issue 18 §0: a small
 #: model answered 「改好了第三章」 and no file changed).

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     from ..cards import Card
     from ..cards.personas import Persona
-    from ..llm.types import ChatModel
     from ..llm.providers import ProviderSettings
+    from ..llm.types import ChatModel
     from ..prompt.presets.model import Preset
     from ..settings import AppSettings
     from .facade import Chat

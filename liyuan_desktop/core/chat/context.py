@@ -22,27 +22,27 @@ from ..cards.book_links import load_links
 from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
+from ..fsutil import atomic_write_text
 from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
 from ..lore import Lorebook, merge_books
 from ..lore.books import chat_card_book, global_books_dir, load_books
 from ..lore.settings import WorldInfoSettings
+from ..macros import MacroContext, apply_macros
+from ..macros.ejs import has_template
+from ..messages import message
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
 from ..prompt.lore_layers import system_constants
-from ..macros import MacroContext, apply_macros
 from ..prompt.presets.mapping import plan
 from ..prompt.presets.model import SENSITIVE_KEYS, Preset, PresetError
 from ..prompt.presets.prompter import PresetPrompter
 from ..prompt.presets.store import load_installed_preset, presets_dir
-from ..fsutil import atomic_write_text
 from ..session.tree import SessionTree
 from .display_cache import DisplayCache, display_key
-from ..macros.ejs import has_template
-from .templates import attach as attach_templates, render_for_display
-from ..messages import message
-
+from .templates import attach as attach_templates
+from .templates import render_for_display
 
 #: The user's name when nothing names it, per chat language: 「你」 for Chinese, "User" otherwise (issue 18: an
 #: English card's example dialogue went out as ``你: "…"``).

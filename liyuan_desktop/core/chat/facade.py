@@ -12,7 +12,6 @@ switches (``cards.meta``) and export (``story.export``).
 from __future__ import annotations
 
 import json
-
 from pathlib import Path
 from typing import Any, Optional
 
@@ -22,20 +21,21 @@ from ..beat.loop import AskHandler, EventSink
 from ..cards import Card, load_card
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
+from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..ledger.state import WorldState
-from ..text import utf16_len
 from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
+from ..lore import Lorebook
+from ..lore.books import CARD_BOOK_COPY
+from ..lore.settings import WorldInfoSettings
+from ..macros import apply_macros
+from ..messages import CATALOG, action, message
 from ..prompt.assemble import opening_text
 from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote, note_anchor
-from ..macros import apply_macros
-from ..fsutil import atomic_write_bytes, atomic_write_text
-from ..lore.books import CARD_BOOK_COPY
-from ..lore import Lorebook
-from ..lore.settings import WorldInfoSettings
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import load_installed_preset
 from ..session.tree import SessionTree
+from ..text import utf16_len
 from . import recovery, turn
 from .agent import RestoreResult
 from .context import ChatContext, default_user_name, keep_preset
@@ -43,10 +43,8 @@ from .folder import export_story
 from .pipeline import emit, run_scribe_step
 from .prose_mode import PROSE_LIMITS, prose_mode
 from .results import BeatResult, SessionWriteError
-from .view import ChatView
 from .review import ChapterReview
-from ..messages import CATALOG, action, message
-
+from .view import ChatView
 
 #: What the window and the CLI say after :meth:`Chat.edit_reply` (one line; the catalog entry "chat.reply_edited").
 REPLY_EDIT_NOTE = CATALOG["chat.reply_edited"]["zh"]

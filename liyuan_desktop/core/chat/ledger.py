@@ -22,16 +22,14 @@ Status-bar writes (issue 13 §2, :meth:`BranchLedger.write_frame`) are user snap
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
-
 import copy
+from typing import Any, Optional, Sequence
 
 from ..cards import Card
 from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
 from ..session.tree import SessionTree
-
 
 FRAME_SCOPES = ("message", "chat", "character", "global")
 """The variable scopes a status-bar frame writes (TavernHelper's ``VariableOption.type`` without ``script``)."""

@@ -29,8 +29,8 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from ..story.checkpoint_model import Checkpoint
 from ..story.chapters import chapter_filename, split_text_into_chapters
+from ..story.checkpoint_model import Checkpoint
 from .facade import Chat
 
 #: file suffixes :func:`import_folder` takes (case-insensitive)

@@ -35,9 +35,26 @@ from ..ledger.state import WorldState
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from ..prompt.assemble import prompt_resource
-from ..story.review import (KINDS, AcceptedFinding, ChapterReviewResult, ReviewFinding, ReviewInput, ReviewStore,
-                            ThreadView, dedupe, finding_line, fingerprint, is_dead, load_store,
-                            local_findings, locate, lost_items, outline_chapter, save_store, stock_phrases)
+from ..story.review import (
+    KINDS,
+    AcceptedFinding,
+    ChapterReviewResult,
+    ReviewFinding,
+    ReviewInput,
+    ReviewStore,
+    ThreadView,
+    dedupe,
+    finding_line,
+    fingerprint,
+    is_dead,
+    load_store,
+    local_findings,
+    locate,
+    lost_items,
+    outline_chapter,
+    save_store,
+    stock_phrases,
+)
 from ..text import utf16_len
 
 if TYPE_CHECKING:

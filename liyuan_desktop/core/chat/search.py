@@ -37,7 +37,8 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 from pydantic import BaseModel
 
-from ..linear_regex import compile_python_pattern, search as re2_search
+from ..linear_regex import compile_python_pattern
+from ..linear_regex import search as re2_search
 from ..messages import Msg, message
 
 #: Entry types whose ``text`` is a message a reader sees (a ``revision`` is a new text of its ``target`` reply).

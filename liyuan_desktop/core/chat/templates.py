@@ -20,8 +20,8 @@ import threading
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..macros import MacroContext, apply_macros
-from ..prompt.assemble import opening_body
 from ..macros.ejs import TemplateEnv, TemplateRender, has_template
+from ..prompt.assemble import opening_body
 from .ledger import BranchLedger
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -16,25 +16,27 @@ from typing import TYPE_CHECKING, Any, Optional
 from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import CUT_MESSAGES, AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationResult, ScanMessage, TimedEffects
+from ..macros import MacroContext, apply_macros
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
-from ..macros import MacroContext, apply_macros
 from ..prompt.lore_layers import beat_constants, render_lore
-from ..prompt.prose_only import prose_lore, prose_system
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
+from ..prompt.prose_only import prose_lore, prose_system
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
 from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
 from .results import BeatResult
-from .templates import (finish as finish_templates, refresh as refresh_templates, render_messages as render_templates,
-                        requested_entries, with_text)
+from .templates import finish as finish_templates
+from .templates import refresh as refresh_templates
+from .templates import render_messages as render_templates
+from .templates import requested_entries, with_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat

@@ -13,23 +13,23 @@ from typing import Any, Awaitable, Callable, Optional
 
 from ..beat.loop import Beat
 from ..cards import Card
+from ..cards.book_links import BookLink, library_book_names
 from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
+from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
 from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
-from ..cards.book_links import BookLink, library_book_names
-from ..macros.tavernhelper import apply_th_macros
 from ..lore.settings import BudgetBasis, WorldInfoSettings
+from ..macros.tavernhelper import apply_th_macros
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
-from ..llm.sampling import Sampling
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import PresetReport, describe_preset
 from ..prompt.window import ContextWindow
@@ -38,11 +38,11 @@ from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
 from . import recovery, turn
 from .agent import AgentDesk
-from .writing_room import CodexEntry, WritingRoom
 from .context import ChatContext
 from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
 from .world_info import ChatWorldInfo
+from .writing_room import CodexEntry, WritingRoom
 
 
 class ChatView:

@@ -14,8 +14,8 @@ from typing import Any, Callable, Optional
 
 from ..lore import Lorebook
 from ..lore.settings import WorldInfoSettings, check_overrides
-from ..session.tree import SessionTree
 from ..messages import message
+from ..session.tree import SessionTree
 
 
 def stored_overrides(tree: SessionTree) -> tuple[dict[str, Any], list[str]]:

@@ -25,14 +25,13 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..ledger.state import WorldState
-from ..ledger.threads import (Thread, ThreadEvent, ThreadMark, build_threads, format_threads_block, quote_at)
+from ..ledger.threads import Thread, ThreadEvent, ThreadMark, build_threads, format_threads_block, quote_at
 from ..lore import Lorebook
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint, is_chapter_name
 from ..story.checkpoints import StoryHistory
 from ..story.mentions import Mention, MentionIndex
-from ..story.outline import (Outline, outline_path, parse_outline, read_outline, replace_text,
-                             set_chapter)
+from ..story.outline import Outline, outline_path, parse_outline, read_outline, replace_text, set_chapter
 from ..story.progress import Progress, WordCache, book_progress, daily_counts
 
 #: The per-chat alias list (canonical name → aliases), user-edited.

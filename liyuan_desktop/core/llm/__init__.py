@@ -39,10 +39,28 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 if TYPE_CHECKING:
     from .capabilities import Capabilities, capabilities_for
     from .openai_client import OpenAIChatModel
-    from .providers import PRESETS, ProviderSettings, build_model, delete_api_key, preset, resolve_api_key, store_api_key
+    from .providers import (
+        PRESETS,
+        ProviderSettings,
+        build_model,
+        delete_api_key,
+        preset,
+        resolve_api_key,
+        store_api_key,
+    )
     from .replay import ReplayBeat, ReplayFile, ReplayModel
     from .sampling import Sampling, apply_sampling, provider_kind, with_sampling
-    from .types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta, ToolCall, Usage
+    from .types import (
+        ChatMessage,
+        ChatModel,
+        ChatRequest,
+        ChatResponse,
+        ModelError,
+        OnDelta,
+        StreamDelta,
+        ToolCall,
+        Usage,
+    )
     from .usage import parse_usage
 
 __all__ = [

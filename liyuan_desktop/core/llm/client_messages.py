@@ -12,9 +12,16 @@ from typing import Any, Optional
 
 import httpx
 
-from .errors import _collapse, _describe_exc, _error_code_from_json, _error_message_from_json, classify_error, \
-    config_hint, server_window
 from ..messages import message
+from .errors import (
+    _collapse,
+    _describe_exc,
+    _error_code_from_json,
+    _error_message_from_json,
+    classify_error,
+    config_hint,
+    server_window,
+)
 from .sse import _Assembler
 from .types import ModelError
 

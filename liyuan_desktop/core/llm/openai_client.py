@@ -35,8 +35,18 @@ import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
 from .client_messages import ClientMessages
-from .errors import (MAX_ERROR_BODY, RETRY_STATUSES, _BackoffWait, _collapse, _error_code_from_json,
-                     _error_message_from_json, _parse_retry_after, _Retryable, mask_secrets, url_secrets)
+from .errors import (
+    MAX_ERROR_BODY,
+    RETRY_STATUSES,
+    _BackoffWait,
+    _collapse,
+    _error_code_from_json,
+    _error_message_from_json,
+    _parse_retry_after,
+    _Retryable,
+    mask_secrets,
+    url_secrets,
+)
 from .rate import MinRate
 from .sampling import apply_sampling, provider_kind
 from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates

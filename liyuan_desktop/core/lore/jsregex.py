@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Optional, Union
 
+
 class JsRegexUnsupported(ValueError):
     """A ``/pattern/flags`` key that is valid JavaScript but uses a construct this translator does not support.
     :func:`compile_key` then evaluates it in QuickJS; without QuickJS the key never matches (and is reported in

@@ -18,7 +18,6 @@ from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, tr
 from .model import _ASCII_WORD
 from .scan import _Hay
 
-
 _WS = re.compile(r"\s+")
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-
 from ..deferred import DeferredModel
 from .model import LoreEntry
 

@@ -12,8 +12,19 @@ from typing import Callable, Optional
 
 from .context import MAX_DICE, MAX_FIELD_DEPTH, MacroContext
 from .moment import format_moment
-from .segments import (ARGS_PREFIX, LIST_PREFIX, REVERSE_PREFIX, ROLL_PREFIX, SPACE_PREFIX, Seg, list_items,
-                       seg_join, seg_slice, seg_split, strip_prefix)
+from .segments import (
+    ARGS_PREFIX,
+    LIST_PREFIX,
+    REVERSE_PREFIX,
+    ROLL_PREFIX,
+    SPACE_PREFIX,
+    Seg,
+    list_items,
+    seg_join,
+    seg_slice,
+    seg_split,
+    strip_prefix,
+)
 from .tavernhelper import FORMAT_START, apply_format_indent, is_th_macro, th_macro
 from .variables import VAR_MACROS, variable_macro
 

@@ -15,8 +15,18 @@ from ..llm.types import ChatModel
 from ..prompt.assemble import HistoryCache, prompt_resource
 from ..prompt.window import ContextWindow
 from ..session.tree import SessionTree
-from .search import SUMMARY_CALLS, MemoryDoc, MemoryIndex, TurnCost, format_turns, merge_plan, plan_cut, snippet, \
-    summarize, summary_limit
+from .search import (
+    SUMMARY_CALLS,
+    MemoryDoc,
+    MemoryIndex,
+    TurnCost,
+    format_turns,
+    merge_plan,
+    plan_cut,
+    snippet,
+    summarize,
+    summary_limit,
+)
 
 Emit = Callable[[Any], None]
 

@@ -48,8 +48,8 @@ from ..prompt.presets.store import install_preset, presets_dir
 from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
-from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
 from .merge import imported_provider, merge_settings
+from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
 from .scan import AVATARS_FOLDER, _persona_key, inside, numbered
 
 Progress = Callable[[int, int, str], None]

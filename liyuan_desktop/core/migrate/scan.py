@@ -27,9 +27,9 @@ from typing import Any, Optional
 from ..cards import CardError, load_card
 from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
+from ..cards.personas import Persona, PersonaError, import_st_personas, load_personas
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
 from ..jsonfile import read_json_file
-from ..cards.personas import PersonaError, Persona, import_st_personas, load_personas
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings

@@ -18,13 +18,13 @@ from typing import Any, Iterable, Optional
 
 from ..cards import Card
 from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
+from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
 from ..lore.search import bounded_index
 from ..macros import MacroContext, apply_macros
-from .presets.prompter import DepthBlock
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
-from ..ledger.state import WorldState, format_roster, format_state, has_roster
+from .presets.prompter import DepthBlock
 
 LANGUAGE_LINES = {
     "zh": "以中文写叙事与对白（专有名词可保留原文）。",

@@ -16,14 +16,14 @@ import hashlib
 import json
 from typing import Any, Optional
 
+from ..beat.text_calls import find_text_calls, is_text_call
+from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
+from ..beat.tools.registry import get_tool, tool_specs
 from ..ledger.mvu import MvuState, apply_ops, parse_update_blocks
 from ..ledger.panels import panels_with_data
 from ..ledger.scribe import scribe_system_prompt, scribe_user_text
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
-from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
-from ..beat.text_calls import find_text_calls, is_text_call
-from ..beat.tools.registry import get_tool, tool_specs
 from .assemble import HistoryCache
 
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional
 
-from ..llm.types import ChatMessage
-from ..session.tree import SessionTree
 from ..beat.tools.registry import tool_specs
 from ..beat.tools.sets import ROLEPLAY_TOOLS
+from ..llm.types import ChatMessage
+from ..session.tree import SessionTree
 from .assemble import HistoryCache, summary_block
 from .inspect import decode_sent, tool_specs_for
 from .tokens import TokenCounter

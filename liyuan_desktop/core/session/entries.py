@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, field_serializer, field_val
 from ..deferred import DeferredModel
 from ..paths import home
 
+
 def now_ms() -> int:
     """Wall clock in milliseconds since the epoch."""
     return int(time.time() * 1000)

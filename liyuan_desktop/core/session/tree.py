@@ -29,12 +29,11 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, ValidationError
 
 from ..fsutil import atomic_write_bytes
+from ..messages import message
+from . import index_cache
 from .branch_path import BranchPath
 from .entries import ENTRY_ADAPTER, ENTRY_TYPES, HeaderEntry, LeafEntry, OtherEntry, now_ms
-from . import index_cache
-from .lazy import BEAT_HEAD, LAZY_CLASSES, LAZY_CACHED, REAL_CLASSES, TYPE_AT_START, VALIDATORS, make_lazy, is_lazy
-from ..messages import message
-
+from .lazy import BEAT_HEAD, LAZY_CACHED, LAZY_CLASSES, REAL_CLASSES, TYPE_AT_START, VALIDATORS, is_lazy, make_lazy
 
 _BOM = b"\xef\xbb\xbf"
 _MISS = object()

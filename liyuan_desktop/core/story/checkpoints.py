@@ -40,10 +40,22 @@ import time
 from pathlib import Path
 from typing import Callable, Literal, Optional
 
+from .checkpoint_model import (
+    HASHCACHE_FILENAME,
+    LOG_FILENAME,
+    OBJECTS_DIRNAME,
+    Checkpoint,
+    CheckpointNotFound,
+    FileDiff,
+    MissingObjectError,
+    clean_leftover_tmp,
+    diff_manifests,
+    new_checkpoint_id,
+    scan_chapters,
+    sha256_hex,
+    warn_ignored_once,
+)
 from .outline import OUTLINE_FILE, OUTLINE_KEY
-from .checkpoint_model import (HASHCACHE_FILENAME, LOG_FILENAME, OBJECTS_DIRNAME, Checkpoint, CheckpointNotFound,
-                               FileDiff, MissingObjectError, clean_leftover_tmp, diff_manifests, new_checkpoint_id,
-                               scan_chapters, sha256_hex, warn_ignored_once)
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ import re
 from pathlib import Path
 from typing import Any, Optional
 
-
 from ..deferred import DeferredModel
 from ..text import utf16_len
 from .checkpoint_model import scan_chapters

@@ -32,12 +32,11 @@ from typing import Any, Iterable, Optional, Union
 
 from pydantic import BaseModel
 
-from ..text import canon_punct
-from ..fsutil import atomic_write_text
-from ..text import utf16_len
 from ..errors import ToolError
+from ..fsutil import atomic_write_text
 from ..linear_regex import LinearRegexRefused, compile_python_pattern
 from ..linear_regex import search as linear_search
+from ..text import canon_punct, utf16_len
 from .chapters import BAD_NAME_CHARS, split_lines
 from .checkpoint_model import clean_leftover_tmp, scan_chapters, warn_ignored_once
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional
 
-from ..draft import Draft
-from ..events import AskAnswer, AskRequest
 from ...ledger.state import WorldState
 from ...lore import Lorebook
+from ..draft import Draft
+from ..events import AskAnswer, AskRequest
 
 if TYPE_CHECKING:
-    from ..loop import PreviousBeat
     from ...story.workspace import StoryFolder
+    from ..loop import PreviousBeat
 
 #: Asks the user one question and waits for the answer (the UI's ask box; Stop answers ``by="stop"``).
 AskHandler = Callable[[AskRequest], Awaitable[AskAnswer]]

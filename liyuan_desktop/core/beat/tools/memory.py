@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .context import ToolContext
 from ...errors import ToolError
+from .context import ToolContext
 from .registry import tool
 
 

@@ -39,8 +39,16 @@ def _chapter_review(ctx: ToolContext, a: _ChapterReviewArgs) -> dict[str, Any]:
     if ctx.story is None:
         raise ToolError("unavailable", "这一局没有正文目录，审稿用不了。")
     from ...story.outline import read_outline  # the review room loads when a chapter is reviewed (issue 15)
-    from ...story.review import (ReviewInput, ThreadView, is_dead, load_store, local_findings, lost_items,
-                                 outline_chapter, stock_phrases)
+    from ...story.review import (
+        ReviewInput,
+        ThreadView,
+        is_dead,
+        load_store,
+        local_findings,
+        lost_items,
+        outline_chapter,
+        stock_phrases,
+    )
 
     story = ctx.story
     path = story.resolve(a.path)

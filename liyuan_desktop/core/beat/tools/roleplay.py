@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ...errors import ToolError
+from ...ledger.state import format_roster
 from ..draft import apply_edits, read_text
 from ..events import AskAnswer, AskRequest, Revised
-from ...ledger.state import format_roster
 from .context import ToolContext
-from ...errors import ToolError
 from .registry import Int, NoArgs, NonNegInt, tool
 
 if TYPE_CHECKING:  # the previous beat's type lives with the loop, which imports this module

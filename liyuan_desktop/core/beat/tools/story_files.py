@@ -16,9 +16,9 @@ from typing import Annotated, Any, Callable, Optional
 
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
+from ...errors import ToolError
 from ...story.workspace import GREP_MAX_LIMIT, StoryFolder
 from .context import ToolContext
-from ...errors import ToolError
 from .registry import PosInt, no_bool, tool
 
 _PATH = "章节文件路径：本局正文目录下的 .md 文件，相对工作目录（如 cards/…/正文/001-标题.md），也可只写文件名"

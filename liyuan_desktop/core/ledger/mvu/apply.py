@@ -6,10 +6,23 @@ import copy
 from typing import Any, Iterable
 
 from .commands import MvuOp
-from .paths import (MISSING, Segment, eval_math, get_at, guard_path, list_index, is_num, num_from_str, put_at, is_pair, join_path, js_str,
-                    value_of)
 from .patch import set_leaf
-from .state import MvuResult, MvuState, Changes, make_result
+from .paths import (
+    MISSING,
+    Segment,
+    eval_math,
+    get_at,
+    guard_path,
+    is_num,
+    is_pair,
+    join_path,
+    js_str,
+    list_index,
+    num_from_str,
+    put_at,
+    value_of,
+)
+from .state import Changes, MvuResult, MvuState, make_result
 
 
 def _remove_at(tree: dict[str, Any], segs: list[Segment], where: str, warnings: list[str]) -> tuple[bool, Any]:

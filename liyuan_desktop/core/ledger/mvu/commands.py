@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from ...lenient_json import repair_loads
 from .initvar import parse_data
-from .paths import Segment, eval_math, num_from_str, js_str, parse_path, split_path
+from .paths import Segment, eval_math, js_str, num_from_str, parse_path, split_path
 
 
 class MvuOp(BaseModel):

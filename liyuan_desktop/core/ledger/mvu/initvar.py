@@ -13,7 +13,6 @@ from ...lenient_json import MAX_REPAIR_DEPTH, bracket_depth, repair_loads
 from ...lore import Lorebook
 from .paths import jsonable
 
-
 _INITVAR = re.compile(r"\[initvar\]", re.IGNORECASE)
 
 

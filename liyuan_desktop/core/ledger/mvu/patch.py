@@ -7,9 +7,21 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from .paths import (MISSING, Segment, coerce_value, get_at, guard_path, list_index, put_at, is_pair, join_path, js_str, parse_path,
-                    value_of)
-from .state import MvuResult, MvuState, Changes, make_result
+from .paths import (
+    MISSING,
+    Segment,
+    coerce_value,
+    get_at,
+    guard_path,
+    is_pair,
+    join_path,
+    js_str,
+    list_index,
+    parse_path,
+    put_at,
+    value_of,
+)
+from .state import Changes, MvuResult, MvuState, make_result
 
 
 def set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: Changes, applied: list[str],

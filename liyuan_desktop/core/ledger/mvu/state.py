@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from .paths import MISSING, Segment, get_at, list_index, is_pair, js_str
+from .paths import MISSING, Segment, get_at, is_pair, js_str, list_index
 
 
 class MvuState(BaseModel):

@@ -6,8 +6,17 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from .model import (DEFAULT_PROMPTS, GLOBAL_ORDER_ID, IN_CHAT, LEGACY_ORDER_ID, MARKERS, RUNTIME_IDS, Preset,
-                    PresetPrompt, Role)
+from .model import (
+    DEFAULT_PROMPTS,
+    GLOBAL_ORDER_ID,
+    IN_CHAT,
+    LEGACY_ORDER_ID,
+    MARKERS,
+    RUNTIME_IDS,
+    Preset,
+    PresetPrompt,
+    Role,
+)
 
 __all__ = ["Placement", "PlannedPrompt", "DroppedPrompt", "PresetPlan", "plan"]
 
