@@ -100,7 +100,7 @@ class Exporter:
         self.last: Optional[Path] = None
 
     def _run(self, name: str, job: Callable[[], Path]) -> Optional[asyncio.Task[Any]]:
-        from .work import WorkCancelled, run_in_worker
+        from .tasks import WorkCancelled, run_in_worker
 
         win = self.win
 
