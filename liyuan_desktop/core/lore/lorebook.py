@@ -249,12 +249,19 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
         with gc_paused():
             out = parse()
             rows = _to_rows(out, raw_entries)
-        STATS["parsed"] = STATS.get("parsed", 0) + 1
-        STATS["built"] = STATS.get("built", 0) + 1
-        if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
-            save_rows(key, rows)
-    _remember(key, rows)
+        _keep_parsed(key, rows)
+    else:
+        _remember(key, rows)
     return out
+
+
+def _keep_parsed(key: str, rows: Any) -> None:
+    """Count a book just parsed and keep its rows: in memory, and on disk when it is big enough to be worth it."""
+    STATS["parsed"] = STATS.get("parsed", 0) + 1
+    STATS["built"] = STATS.get("built", 0) + 1
+    if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
+        save_rows(key, rows)
+    _remember(key, rows)
 
 
 def _copy_but_entries(raw: dict[str, Any]) -> dict[str, Any]:
@@ -455,11 +462,7 @@ class Lorebook(BaseModel):
             else:
                 out = cls._parse_card_book(book, name, source)
             rows = _to_rows(out, ents)
-        STATS["parsed"] = STATS.get("parsed", 0) + 1
-        STATS["built"] = STATS.get("built", 0) + 1
-        if len(rows[-1]) >= _bookcache.DISK_MIN_ENTRIES:
-            save_rows(key, rows)
-        _remember(key, rows)
+        _keep_parsed(key, rows)
         return out
 
     @classmethod
