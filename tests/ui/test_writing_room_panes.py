@@ -142,7 +142,9 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     assert o.change_status()
     o.ask_int = lambda label, v: 3000
     assert o.change_target()
-    await wait_for(lambda: wp.outline.chapter_items()[2].text(1) == "修订")
+    # both changes run on a worker one after the other, each followed by a gather: the row settles on both
+    await wait_for(lambda: wp.outline.chapter_items()[2].text(1) == "修订"
+                   and wp.outline.chapter_items()[2].text(2).endswith("/3000"))
     assert chat.outline().chapters()[2].status == "revised" and chat.outline().chapters()[2].target == 3000
     assert wp.outline.chapter_items()[2].text(2).endswith("/3000")
 
