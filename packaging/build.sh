@@ -17,6 +17,8 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=packaging/apt.sh
+. "$REPO/packaging/apt.sh"
 B=${LIYUAN_BUILD_DIR:-/tmp/liyuan-build}
 WANT_RUN=1
 WANT_DEB=1
@@ -81,9 +83,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v dpkg-query 
   done
   if [ "${#missing_pkgs[@]}" -gt 0 ]; then
     echo "    apt-get install ${missing_pkgs[*]} (the X libraries the app carries)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_pkgs[@]}" >/dev/null 2>&1 \
-      || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-             "${missing_pkgs[@]}" >/dev/null; } \
+    apt_install "${missing_pkgs[@]}" \
       || echo "build.sh: could not install ${missing_pkgs[*]}; the bundle step will name what is missing" >&2
   fi
 fi
@@ -156,8 +156,7 @@ need=()
 if [ "${#need[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     say "apt-get install ${need[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; }
+    apt_install "${need[@]}"
   else
     echo "build.sh: the installers need: ${need[*]}. Install them (Debian/Ubuntu: sudo apt-get install ${need[*]})" \
          "and run this again, or use --folder-only." >&2

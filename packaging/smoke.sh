@@ -40,9 +40,8 @@ command -v xwd >/dev/null || need+=(x11-apps)
 command -v xdotool >/dev/null || need+=(xdotool)
 if [ "${#need[@]}" -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   echo "smoke.sh: apt-get install ${need[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null 2>&1 \
-    || { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null; }
+  . "$REPO/packaging/apt.sh"
+  apt_install "${need[@]}" || true
 fi
 command -v Xvfb >/dev/null || { echo "smoke.sh: Xvfb is needed (Debian: sudo apt install xvfb)" >&2; exit 2; }
 
