@@ -317,12 +317,23 @@ class ChapterTreePane(StoryPane):
         title = self.ask_text(tr("story.new"), tr("story.ask.title"), "")
         if title is None:
             return None
+        return self._create(lambda: self._last_name(title), "新建")
+
+    def _last_name(self, title: str) -> str:
+        """The name of a new chapter ``title`` after the last one (the next number, as wide as the others)."""
         n, width = self._next_number()
-        name = chapter_filename(n, title, max(width, len(str(n))))
+        return chapter_filename(n, title, max(width, len(str(n))))
+
+    def _create(self, plan: Callable[[], Optional[str]], verb: str) -> Optional[str]:
+        """Create an empty chapter named by ``plan()`` (which may rename others first; None: the user cancelled),
+        commit 「{verb} name」, select and open it. Errors are told and leave None."""
         try:
+            name = plan()
+            if name is None:
+                return None
             self._check_new(name)
             self.story.write(name, "")
-            self.history.commit(author="user", message=f"新建 {name}")
+            self.history.commit(author="user", message=f"{verb} {name}")
         except (OSError, ToolError) as e:
             self._fail(e)
             return None
@@ -341,32 +352,24 @@ class ChapterTreePane(StoryPane):
         names = self.chapter_names()
         i = names.index(sel) if sel in names else len(names) - 1
         after = names[i + 1] if i + 1 < len(names) else None
-        try:
+
+        def plan() -> Optional[str]:
             if after is None:
-                n, width = self._next_number()
-                name = chapter_filename(n, title, max(width, len(str(n))))
-                renames: dict[str, str] = {}
-            else:
-                name = between_name(sel, after, title, set(names))
-                renames = {}
-                if name is None:  # no name fits between: renumber the whole folder with the new one in place
-                    plan = self._renumber(names, insert=(i + 1, title))
-                    name = plan.pop("")
-                    renames = plan
+                return self._last_name(title)
+            name = between_name(sel, after, title, set(names))
+            if name is not None:
+                return name
+            # no name fits between: renumber the whole folder with the new one in place
+            renames = self._renumber(names, insert=(i + 1, title))
+            name = renames.pop("")
             if renames:
                 if not self.confirm(tr("story.insert"), tr("story.confirm.renumber", n=sum(1 for a, b in renames.items() if a != b))):
                     return None
                 self.history.commit(author="user", message="插入前自动保存")
                 self._rename_many(renames)
-            self._check_new(name)
-            self.story.write(name, "")
-            self.history.commit(author="user", message=f"插入 {name}")
-        except (OSError, ToolError) as e:
-            self._fail(e)
-            return None
-        self._done(tr("story.done.new", name=name), select=name)
-        self.open_chapter(name)
-        return name
+            return name
+
+        return self._create(plan, "插入")
 
     def rename_chapter(self) -> Optional[str]:
         """Ask a new title (the number prefix stays) or a full name ending in ``.md``; rename, commit 「改名 A → B」."""
