@@ -14,7 +14,6 @@ LIMIT = 80
 #: "module path:function name" -> lines today (to be brought under the limit; never raised)
 KNOWN = {
     "ui/book_editor.py:__init__": 86,
-    "ui/checkpoint_timeline.py:__init__": 84,
     "ui/draft_pane.py:__init__": 157,
     "ui/draft_pane.py:on_event": 98,
     "ui/main_window.py:__init__": 217,

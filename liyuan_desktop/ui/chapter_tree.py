@@ -33,19 +33,16 @@ Dialogs go through the callables ``ask_text``, ``confirm`` and ``inform`` (insta
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -55,9 +52,9 @@ from ..core.errors import ToolError
 from ..core.story.chapters import chapter_filename
 from ..core.text import count_words
 from .chapter_editor import ChapterEditor
-from .dialogs import confirm, inform, tool_button
+from .dialogs import tool_button
 from .i18n import show, tr
-from .theme import set_role
+from .story_pane import KEY, StoryPane
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
 _PREFIX = re.compile(r"^(\d+)([a-z]*)(?=[-_. ]|$)")
@@ -113,22 +110,7 @@ def between_name(before: Optional[str], after: Optional[str], title: str, taken:
 
 
 
-def selected_key(tree: Any) -> Optional[str]:
-    """The UserRole key of a QTreeWidget's selected top-level item, or None (also when ``tree`` is None)."""
-    items = tree.selectedItems() if tree is not None else []
-    return items[0].data(0, Qt.ItemDataRole.UserRole) if items else None
-
-
-def select_key(tree: Any, key: str) -> None:
-    """Select and make current the top-level item whose UserRole key is ``key`` (nothing when there is none)."""
-    for i in range(tree.topLevelItemCount()):
-        it = tree.topLevelItem(i)
-        if it.data(0, Qt.ItemDataRole.UserRole) == key:
-            tree.setCurrentItem(it)
-            it.setSelected(True)
-            return
-
-class ChapterTreePane(QWidget):
+class ChapterTreePane(StoryPane):
     """The chapters of an agent chat's ``正文/`` with new / insert / rename / delete / move up / move down, and a
     :class:`ChapterEditor` below. ``set_chat(chat | None)``, ``refresh()``, ``set_busy(bool)``; ``changed()``."""
 
@@ -136,11 +118,7 @@ class ChapterTreePane(QWidget):
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
         self.ask_text: Callable[[str, str, str], Optional[str]] = self._ask_text_dialog
-        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
-        self.inform: Callable[[str, str], None] = self._inform_dialog
-        self._busy = False
         self._word_cache: dict[tuple[str, int, float], int] = {}
 
         lay = QVBoxLayout(self)
@@ -159,17 +137,8 @@ class ChapterTreePane(QWidget):
         bar.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.bar)
 
-        self.list = QTreeWidget()
-        self.list.setColumnCount(2)
-        self.list.setHeaderLabels([tr("desk.col.title"), tr("story.col.size")])
-        self.list.setRootIsDecorated(False)
-        self.list.setUniformRowHeights(True)
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        hdr = self.list.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.list.itemDoubleClicked.connect(lambda it, _c: self.open_chapter(it.data(0, Qt.ItemDataRole.UserRole)))
+        self.list = self.make_list([tr("desk.col.title"), tr("story.col.size")])
+        self.list.itemDoubleClicked.connect(lambda it, _c: self.open_chapter(it.data(0, KEY)))
         self.list.itemSelectionChanged.connect(self._update_buttons)
         self.list.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed)  # F2 edits the title in place
         self.list.itemChanged.connect(self._title_edited)
@@ -194,10 +163,7 @@ class ChapterTreePane(QWidget):
         self.split.setSizes([140, 560])  # the editor gets the room; the list scrolls
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        set_role(self.status, "muted")
-        lay.addWidget(self.status)
+        self.make_status(lay)
         self.set_chat(None)
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
@@ -205,62 +171,42 @@ class ChapterTreePane(QWidget):
         value, ok = QInputDialog.getText(self, title, label, QLineEdit.EchoMode.Normal, text)
         return value if ok else None
 
-    def _confirm_dialog(self, title: str, text: str) -> bool:
-        return confirm(self, title, text)
-
-    def _inform_dialog(self, title: str, text: str) -> None:
-        inform(self, title, text)
-
     # -- chat -----------------------------------------------------------------------------------------------
     @property
     def story(self) -> Any:
         return self.chat.story
 
-    @property
-    def history(self) -> Any:
-        return self.chat.history_log
-
     def set_chat(self, chat: Any) -> None:
         """Show ``chat``'s chapters (agent chats; anything else or None shows an empty, disabled pane)."""
-        self.chat = chat if chat is not None and chat.mode == "agent" else None
+        self._show_chat(chat)
         self.editor.close_chapter()
-        self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
         self.refresh()
-
-    def set_busy(self, busy: bool) -> None:
-        """While a turn runs the agent changes the files: no hand edits then (refresh after the turn)."""
-        self._busy = busy
-        self._update_buttons()
 
     def chapter_names(self) -> list[str]:
         return [c.name for c in self.story.chapters()] if self.chat is not None else []
 
     def refresh(self) -> None:
         """Re-read the folder (keeps the selection) and check the open chapter against the disk."""
-        keep = self.selected()
-        self.list.blockSignals(True)  # itemChanged means a title typed in place, not rows being filled
-        self.list.clear()
-        if self.chat is not None:
-            for c in self.story.chapters():
-                words = self._words(c)
-                it = QTreeWidgetItem([title_of(c.name) or c.name, tr("desk.words", n=words)])
-                it.setData(0, Qt.ItemDataRole.UserRole, c.name)
-                it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                it.setToolTip(0, tr("desk.chapter.tip", name=c.name, size=c.size))
-                it.setToolTip(1, tr("desk.chapter.tip", name=c.name, size=c.size))
-                it.setFlags(it.flags() | Qt.ItemFlag.ItemIsEditable)
-                self.list.addTopLevelItem(it)
-                if c.name == keep:
-                    it.setSelected(True)
-                    self.list.setCurrentItem(it)
-        self.list.blockSignals(False)
+        self._fill(self._rows())  # signals blocked: itemChanged means a title typed in place, not rows being filled
         if self.chat is not None:
             self.editor.check_disk()
         self._update_buttons()
 
+    def _rows(self) -> Iterator[QTreeWidgetItem]:
+        """One row a chapter: its title (editable in place) and 字数, keyed by the file name."""
+        for c in self.story.chapters() if self.chat is not None else []:
+            words = self._words(c)
+            it = QTreeWidgetItem([title_of(c.name) or c.name, tr("desk.words", n=words)])
+            it.setData(0, KEY, c.name)
+            it.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            it.setToolTip(0, tr("desk.chapter.tip", name=c.name, size=c.size))
+            it.setToolTip(1, tr("desk.chapter.tip", name=c.name, size=c.size))
+            it.setFlags(it.flags() | Qt.ItemFlag.ItemIsEditable)
+            yield it
+
     def _title_edited(self, item: QTreeWidgetItem, column: int) -> None:
         """A title typed in place (F2 on a row): rename the file through :meth:`rename_to`."""
-        name = item.data(0, Qt.ItemDataRole.UserRole)
+        name = item.data(0, KEY)
         if column != 0:  # the 字数 cell is not editable in meaning: put it back
             QTimer.singleShot(0, self.refresh)
             return
@@ -289,18 +235,12 @@ class ChapterTreePane(QWidget):
 
     def names(self) -> list[str]:
         """The chapter file names as listed (top to bottom)."""
-        return [self.list.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(self.list.topLevelItemCount())]
-
-    def selected(self) -> Optional[str]:
-        return selected_key(getattr(self, "list", None))
-
-    def select(self, name: str) -> None:
-        select_key(self.list, name)
+        return self.keys()
 
     def _update_buttons(self) -> None:
         ok = self.chat is not None and not self._busy
         sel = self.selected()
-        names = [self.list.topLevelItem(i).data(0, Qt.ItemDataRole.UserRole) for i in range(self.list.topLevelItemCount())]
+        names = self.keys()
         i = names.index(sel) if sel in names else -1
         self.new_btn.setEnabled(ok)
         self.insert_btn.setEnabled(ok and sel is not None)
@@ -377,12 +317,23 @@ class ChapterTreePane(QWidget):
         title = self.ask_text(tr("story.new"), tr("story.ask.title"), "")
         if title is None:
             return None
+        return self._create(lambda: self._last_name(title), "新建")
+
+    def _last_name(self, title: str) -> str:
+        """The name of a new chapter ``title`` after the last one (the next number, as wide as the others)."""
         n, width = self._next_number()
-        name = chapter_filename(n, title, max(width, len(str(n))))
+        return chapter_filename(n, title, max(width, len(str(n))))
+
+    def _create(self, plan: Callable[[], Optional[str]], verb: str) -> Optional[str]:
+        """Create an empty chapter named by ``plan()`` (which may rename others first; None: the user cancelled),
+        commit 「{verb} name」, select and open it. Errors are told and leave None."""
         try:
+            name = plan()
+            if name is None:
+                return None
             self._check_new(name)
             self.story.write(name, "")
-            self.history.commit(author="user", message=f"新建 {name}")
+            self.history.commit(author="user", message=f"{verb} {name}")
         except (OSError, ToolError) as e:
             self._fail(e)
             return None
@@ -401,32 +352,24 @@ class ChapterTreePane(QWidget):
         names = self.chapter_names()
         i = names.index(sel) if sel in names else len(names) - 1
         after = names[i + 1] if i + 1 < len(names) else None
-        try:
+
+        def plan() -> Optional[str]:
             if after is None:
-                n, width = self._next_number()
-                name = chapter_filename(n, title, max(width, len(str(n))))
-                renames: dict[str, str] = {}
-            else:
-                name = between_name(sel, after, title, set(names))
-                renames = {}
-                if name is None:  # no name fits between: renumber the whole folder with the new one in place
-                    plan = self._renumber(names, insert=(i + 1, title))
-                    name = plan.pop("")
-                    renames = plan
+                return self._last_name(title)
+            name = between_name(sel, after, title, set(names))
+            if name is not None:
+                return name
+            # no name fits between: renumber the whole folder with the new one in place
+            renames = self._renumber(names, insert=(i + 1, title))
+            name = renames.pop("")
             if renames:
                 if not self.confirm(tr("story.insert"), tr("story.confirm.renumber", n=sum(1 for a, b in renames.items() if a != b))):
                     return None
                 self.history.commit(author="user", message="插入前自动保存")
                 self._rename_many(renames)
-            self._check_new(name)
-            self.story.write(name, "")
-            self.history.commit(author="user", message=f"插入 {name}")
-        except (OSError, ToolError) as e:
-            self._fail(e)
-            return None
-        self._done(tr("story.done.new", name=name), select=name)
-        self.open_chapter(name)
-        return name
+            return name
+
+        return self._create(plan, "插入")
 
     def rename_chapter(self) -> Optional[str]:
         """Ask a new title (the number prefix stays) or a full name ending in ``.md``; rename, commit 「改名 A → B」."""

@@ -26,28 +26,24 @@ emitted after every restore.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Callable, Optional
+from typing import Any, Iterator, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from .chapter_tree import select_key, selected_key
-from .dialogs import confirm, inform
 from .i18n import register, show, tr
 from .prose_diff import ProseDiffView
+from .story_pane import KEY, StoryPane
 from .theme import mode, set_role
 
 register({
@@ -95,7 +91,7 @@ def _when(ts: int) -> str:
     return datetime.fromtimestamp(ts / 1000).strftime("%m-%d %H:%M:%S")
 
 
-class CheckpointTimelinePane(QWidget):
+class CheckpointTimelinePane(StoryPane):
     """Checkpoints newest first; the selected one's diff; restore buttons. ``set_chat``, ``refresh``,
     ``set_busy``; ``restored()``."""
 
@@ -103,27 +99,13 @@ class CheckpointTimelinePane(QWidget):
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
-        self.confirm: Callable[[str, str], bool] = self._confirm_dialog
-        self.inform: Callable[[str, str], None] = self._inform_dialog
-        self._busy = False
         self._undo: Optional[tuple[str, Optional[str]]] = None  # (pre-restore checkpoint id, leaf before or None)
         self._summary = ""
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.list = QTreeWidget()
-        self.list.setColumnCount(4)
-        self.list.setHeaderLabels([tr("story.tl.time"), tr("story.tl.who"), tr("story.tl.message"), tr("story.tl.changed")])
-        self.list.setRootIsDecorated(False)
-        self.list.setUniformRowHeights(True)
-        self.list.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        hdr = self.list.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        hdr.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        hdr.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.list = self.make_list([tr("story.tl.time"), tr("story.tl.who"), tr("story.tl.message"),
+                                    tr("story.tl.changed")], stretch=2)
         self.list.itemSelectionChanged.connect(self._selected_changed)
 
         btns = QHBoxLayout()
@@ -180,37 +162,17 @@ class CheckpointTimelinePane(QWidget):
         self.split.setSizes([170, 530])  # the diff gets the room
         self.split.setChildrenCollapsible(False)
         lay.addWidget(self.split, 1)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        set_role(self.status, "muted")
-        lay.addWidget(self.status)
+        self.make_status(lay)
         self.set_chat(None)
 
-    # -- dialogs (replaced in tests) ------------------------------------------------------------------------
-    def _confirm_dialog(self, title: str, text: str) -> bool:
-        return confirm(self, title, text)
-
-    def _inform_dialog(self, title: str, text: str) -> None:
-        inform(self, title, text)
-
     # -- chat -----------------------------------------------------------------------------------------------
-    @property
-    def history(self) -> Any:
-        return self.chat.history_log
-
     def set_chat(self, chat: Any) -> None:
         """Show ``chat``'s checkpoints (agent chats; anything else or None shows an empty pane)."""
         if chat is not self.chat:
             self._undo = None
             self.card.hide()
-        self.chat = chat if chat is not None and chat.mode == "agent" else None
-        self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))
+        self._show_chat(chat)
         self.refresh()
-
-    def set_busy(self, busy: bool) -> None:
-        """No restores while a turn runs."""
-        self._busy = busy
-        self._update_buttons()
 
     def checkpoints(self) -> list[Any]:
         """The chat's checkpoints, newest first (as listed)."""
@@ -218,9 +180,11 @@ class CheckpointTimelinePane(QWidget):
 
     def refresh(self) -> None:
         """Re-read the checkpoints (keeps the selection when it still exists)."""
-        keep = self.selected_id()
-        self.list.blockSignals(True)
-        self.list.clear()
+        self._fill(self._rows())
+        self._selected_changed()
+
+    def _rows(self) -> Iterator[QTreeWidgetItem]:
+        """One row a checkpoint, newest first: when, who, the message (↩ a restore), what changed; keyed by id."""
         for cp in self.checkpoints():
             who = tr("conv.you") if cp.author == "user" else "agent"
             msg = cp.message.replace("\n", " ")
@@ -229,17 +193,12 @@ class CheckpointTimelinePane(QWidget):
             if cp.aborted:
                 msg += " " + tr("story.tl.aborted")
             it = QTreeWidgetItem([_when(cp.ts), who, msg, changed_summary(cp)])
-            it.setData(0, Qt.ItemDataRole.UserRole, cp.id)
+            it.setData(0, KEY, cp.id)
             it.setToolTip(2, cp.message)
             it.setToolTip(3, "\n".join(self._changed_lines(cp)))
             if cp.author == "agent":
                 it.setForeground(1, QColor("#b89ae0" if mode() == "dark" else "#6a3fa0"))
-            self.list.addTopLevelItem(it)
-            if cp.id == keep:
-                it.setSelected(True)
-                self.list.setCurrentItem(it)
-        self.list.blockSignals(False)
-        self._selected_changed()
+            yield it
 
     def _changed_lines(self, cp: Any) -> list[str]:
         ch = cp.changed
@@ -248,10 +207,8 @@ class CheckpointTimelinePane(QWidget):
                 + [f"{tr('story.ch.renamed')} {r['from']} → {r['to']}" for r in ch.renamed])
 
     def selected_id(self) -> Optional[str]:
-        return selected_key(getattr(self, "list", None))
-
-    def select(self, checkpoint_id: str) -> None:
-        select_key(self.list, checkpoint_id)
+        """The selected checkpoint's id (None: none selected)."""
+        return self.selected()
 
     def _selected_changed(self) -> None:
         cid = self.selected_id()

@@ -10,21 +10,17 @@ words around each mention are read from the chapter files, cached by (file, size
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPushButton,
     QSplitter,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -32,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ..core.text import utf16_slice
 from .i18n import register, show, tr
+from .room_pane import KEY, RoomPane, entry_tree, role_label
 from .theme import set_role
 
 register({
@@ -55,7 +52,6 @@ register({
     "wr.codex.nomention": {"zh": "正文里还没有提到", "en": "Not mentioned in the chapters yet"},
 })
 
-KEY = Qt.ItemDataRole.UserRole
 KINDS = ("character", "place", "item", "event")
 #: At most this many mentions are listed for one name.
 MENTION_LIMIT = 300
@@ -63,36 +59,22 @@ MENTION_LIMIT = 300
 CONTEXT = 12
 
 
-class CodexPane(QWidget):
-    """The codex. ``set_chat``, ``show_data(data)`` (``writing_panes.RoomData``), ``select_name(name)``. Signals:
-    ``openChapter(file, utf16 offset, length)``, ``changed()`` (aliases saved: gather again)."""
+class CodexPane(RoomPane):
+    """The codex (a :class:`.room_pane.RoomPane`), plus ``select_name(name)``; ``changed()`` means aliases were
+    saved: gather again. Name rows hold a ``story.codex`` entry under ``KEY``."""
 
-    openChapter = Signal(str, int, int)
-    changed = Signal()
+    TITLE_KEY = "wr.codex.tab"
+    HEADERS = ("wr.codex.col.name", "wr.codex.col.mentions")
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
-        self.data: Any = None
         self._texts: dict[str, tuple[tuple[int, int], str]] = {}
-        self.inform: Callable[[str], None] = lambda t: QMessageBox.warning(self, tr("wr.codex.tab"), t)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.empty = QLabel(tr("wr.codex.none"))
-        self.empty.setWordWrap(True)
-        set_role(self.empty, "muted")
-        lay.addWidget(self.empty)
+        self.empty = role_label(lay, "muted", tr("wr.codex.none"))
         self.split = QSplitter(Qt.Orientation.Vertical)
-        self.names = QTreeWidget()
-        self.names.setColumnCount(2)
-        self.names.setHeaderLabels([tr("wr.codex.col.name"), tr("wr.codex.col.mentions")])
-        self.names.setUniformRowHeights(True)
-        self.names.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        hdr = self.names.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        hdr.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.names = self.tree = entry_tree(self.headers())
         self.names.itemSelectionChanged.connect(self._show_selected)
         self.split.addWidget(self.names)
 
@@ -117,9 +99,7 @@ class CodexPane(QWidget):
         self.alias_btn.clicked.connect(lambda _=False: self.save_aliases())
         row.addWidget(self.alias_btn)
         bl.addLayout(row)
-        self.count = QLabel("")
-        set_role(self.count, "muted")
-        bl.addWidget(self.count)
+        self.count = role_label(bl, "muted", wrap=False)
         self.mentions = QListWidget()
         self.mentions.itemClicked.connect(self._open)
         self.mentions.itemActivated.connect(self._open)
@@ -169,12 +149,6 @@ class CodexPane(QWidget):
             self.select_name(keep)
         elif self.selected_name() is None:
             self._show_entry(None)
-
-    def retranslate(self) -> None:
-        """The language changed (ui/retranslate.py): headers, groups and the selected entry again."""
-        self.names.setHeaderLabels([tr("wr.codex.col.name"), tr("wr.codex.col.mentions")])
-        if self.data is not None:
-            self.show_data(self.data)
 
     def entry_items(self) -> list[QTreeWidgetItem]:
         out = []

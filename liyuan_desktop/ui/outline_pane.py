@@ -11,32 +11,24 @@ callables ``ask_text``, ``ask_item``, ``ask_int``, ``edit_text`` and ``inform`` 
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Callable, Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
-    QLabel,
-    QMessageBox,
     QPlainTextEdit,
     QToolButton,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from ..core.errors import ToolError
 from .dialogs import tool_button
-from .i18n import register, show, tr
-from .tasks import run_in_worker
-from .theme import set_role
+from .i18n import register, tr
+from .room_pane import KEY, RoomPane, entry_tree, role_label
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
@@ -73,8 +65,7 @@ register({
 })
 
 STATUSES = ("planned", "drafted", "revised", "done")
-#: The item data role holding ("chapter", index, file) / ("volume", index) / ("file", name).
-KEY = Qt.ItemDataRole.UserRole
+#: Outline rows hold ("chapter", index, file) / ("volume", index, "") / ("file", -1, name) under ``KEY``.
 
 
 def progress_text(p: Any) -> str:
@@ -119,31 +110,21 @@ class OutlineDialog(TextDialog):
         super().__init__(tr("wr.outline.tab"), text, parent)
 
 
-class OutlinePane(QWidget):
-    """The outline tree. ``set_chat(chat | None)``, ``show_data(data)`` (a ``writing_panes.RoomData``),
-    ``set_busy(bool)``. Signals: ``openChapter(file, utf16 offset, length)``, ``changed()`` (the outline changed:
-    gather again)."""
+class OutlinePane(RoomPane):
+    """The outline tree (a :class:`.room_pane.RoomPane`). ``changed()`` means the outline changed: gather again."""
 
-    openChapter = Signal(str, int, int)
-    changed = Signal()
+    TITLE_KEY = "wr.outline.tab"
+    HEADERS = ("wr.outline.col.title", "wr.outline.col.status", "wr.outline.col.words", "wr.outline.col.file")
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
-        self.data: Any = None
-        self._busy = False
-        self._apply_task: Optional[asyncio.Future[None]] = None  # the outline change running on a worker thread
         self.ask_item: Callable[[str, list[str], int], Optional[int]] = self._ask_item_dialog
         self.ask_int: Callable[[str, int], Optional[int]] = self._ask_int_dialog
         self.edit_text: Callable[[str], Optional[str]] = self._edit_text_dialog
-        self.inform: Callable[[str], None] = lambda t: QMessageBox.warning(self, tr("wr.outline.tab"), t)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.progress = QLabel("")
-        self.progress.setWordWrap(True)
-        set_role(self.progress, "title")
-        lay.addWidget(self.progress)
+        self.progress = role_label(lay, "title")
         bar = QHBoxLayout()
         bar.setSpacing(4)
         self.status_btn = tool_button(bar, tr("wr.outline.status"), self.change_status)
@@ -153,33 +134,17 @@ class OutlinePane(QWidget):
         self.edit_btn = tool_button(bar, tr("wr.outline.edit"), self.edit_outline)
         self.edit_btn.setToolTip(tr("wr.outline.edit.tip"))
         lay.addLayout(bar)
-        self.empty = QLabel(tr("wr.outline.none"))
-        self.empty.setWordWrap(True)
-        set_role(self.empty, "muted")
-        lay.addWidget(self.empty)
+        self.empty = role_label(lay, "muted", tr("wr.outline.none"))
         self.new_btn = QToolButton()
         self.new_btn.setText(tr("wr.outline.new"))
         self.new_btn.clicked.connect(lambda _=False: self.new_outline())
         lay.addWidget(self.new_btn, 0, Qt.AlignmentFlag.AlignLeft)
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(4)
-        self.tree.setHeaderLabels([tr("wr.outline.col.title"), tr("wr.outline.col.status"),
-                                   tr("wr.outline.col.words"), tr("wr.outline.col.file")])
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.tree.setUniformRowHeights(True)
-        hdr = self.tree.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for c in (1, 2, 3):
-            hdr.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree = entry_tree(self.headers())
         self.tree.itemActivated.connect(lambda it, _c: self._activate(it))
         self.tree.itemDoubleClicked.connect(lambda it, _c: self._activate(it))
         self.tree.itemSelectionChanged.connect(self._update_buttons)
         lay.addWidget(self.tree, 1)
-        self.note = QLabel("")
-        self.note.setWordWrap(True)
-        set_role(self.note, "muted")
-        lay.addWidget(self.note)
+        self.note = role_label(lay, "muted")
         self.set_chat(None)
 
     # -- dialogs (replaced in tests) ------------------------------------------------------------------------
@@ -203,11 +168,6 @@ class OutlinePane(QWidget):
         self.tree.clear()
         self.progress.setText("")
         self.note.setText("")
-        self._update_buttons()
-
-    def set_busy(self, busy: bool) -> None:
-        """While a turn runs the agent may change the outline: no edits then."""
-        self._busy = busy
         self._update_buttons()
 
     def show_data(self, data: Any) -> None:
@@ -258,13 +218,6 @@ class OutlinePane(QWidget):
         if keep is not None:
             self._select(keep)
         self._update_buttons()
-
-    def retranslate(self) -> None:
-        """The language changed (ui/retranslate.py): headers and rows again."""
-        self.tree.setHeaderLabels([tr("wr.outline.col.title"), tr("wr.outline.col.status"),
-                                   tr("wr.outline.col.words"), tr("wr.outline.col.file")])
-        if self.data is not None:
-            self.show_data(self.data)
 
     # -- selection ------------------------------------------------------------------------------------------
     def selected_key(self) -> Optional[tuple]:
@@ -318,48 +271,8 @@ class OutlinePane(QWidget):
         if items:
             self._activate(items[0])
 
-    def _apply(self, fn: Callable[[], Any]) -> bool:
-        """Run ``fn`` (a change to the outline: the engine parses the whole 大纲.md, issue 29 §1) on a worker thread
-        (:func:`.tasks.run_in_worker`), then say "saved" and emit ``changed`` (gather again), or show the error.
-        Refused (False) without a chat or while a turn runs; True when the change was started. Changes asked
-        quickly one after another run in order, each after the one before. Without an event loop (a synchronous
-        caller) ``fn`` runs right here."""
-        if self.chat is None:
-            return False
-        if self._busy:
-            self.inform(tr("wr.busy"))
-            return False
-        chat, before = self.chat, self._apply_task
-
-        def done(error: Optional[BaseException]) -> None:
-            if error is not None:
-                self.inform(show(getattr(error, "message", None) or error))
-            elif self.chat is chat:  # another chat shown meanwhile: its pane gathers anew anyway
-                self.note.setText(tr("wr.outline.saved"))
-                self.changed.emit()
-
-        async def run() -> None:
-            if before is not None and not before.done():
-                await asyncio.wait([before])
-            try:
-                await run_in_worker(self.window(), lambda _w: fn(), cancellable=False)
-            except (ToolError, OSError, RuntimeError, ValueError) as e:
-                done(e)
-            else:
-                done(None)
-
-        coro = run()
-        try:
-            self._apply_task = asyncio.ensure_future(coro)
-        except RuntimeError:  # no event loop: apply right here
-            coro.close()
-            try:
-                fn()
-            except (ToolError, OSError, RuntimeError, ValueError) as e:
-                done(e)
-                return False
-            done(None)
-        return True
+    def _saved(self) -> None:
+        self.note.setText(tr("wr.outline.saved"))
 
     def change_status(self) -> bool:
         """Ask a status for the selected chapter and save it."""

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMessageBox,
     QPushButton,
     QToolButton,
     QTreeWidget,
@@ -36,7 +35,7 @@ from ..core.story.review import save_stock_phrases, stock_phrases_text
 from . import theme
 from .i18n import register, show, tr
 from .outline_pane import TextDialog
-from .theme import set_role
+from .room_pane import KEY, RoomPane, role_label
 
 register({
     "wr.review.tab": {"zh": "审稿", "en": "Review"},
@@ -80,8 +79,6 @@ register({
     "wr.review.phrases.saved": {"zh": "套话表已保存：{path}", "en": "Stock phrases saved: {path}"},
 })
 
-KEY = Qt.ItemDataRole.UserRole
-
 
 class PhrasesDialog(TextDialog):
     """The stock-phrase list as text (Save writes the user's list)."""
@@ -90,29 +87,26 @@ class PhrasesDialog(TextDialog):
         super().__init__(tr("wr.review.phrases"), text, parent, size=(420, 520))
 
 
-class ReviewPanel(QWidget):
-    """Findings of one chapter. ``set_chat``, ``set_chapter(file)``, ``await review(file=None)``, ``accept()``,
-    ``intentional()``, ``set_busy``. Signals: ``openChapter(file, utf16 offset, length)``, ``reviewed(result)``."""
+class ReviewPanel(RoomPane):
+    """Findings of one chapter (a :class:`.room_pane.RoomPane` that shows no gathered data): ``set_chapter(file)``,
+    ``await review(file=None)``, ``accept()``, ``intentional()``; rows hold a finding under ``KEY``. Signal
+    ``reviewed(result)`` besides ``openChapter``."""
 
-    openChapter = Signal(str, int, int)
     reviewed = Signal(object)
+
+    TITLE_KEY = "wr.review.tab"
+    HEADERS = ("wr.review.col.kind", "wr.review.col.quote")
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
         self.file: Optional[str] = None
         self.result: Any = None
-        self._busy = False
         self._running = False
         self.edit_phrases: Callable[[str], Optional[str]] = self._edit_phrases_dialog
-        self.inform: Callable[[str], None] = lambda t: QMessageBox.warning(self, tr("wr.review.tab"), t)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.head = QLabel(tr("wr.review.nochapter"))
-        self.head.setWordWrap(True)
-        set_role(self.head, "title")
-        lay.addWidget(self.head)
+        self.head = role_label(lay, "title", tr("wr.review.nochapter"))
         bar = QHBoxLayout()
         bar.setSpacing(4)
         self.run_btn = QPushButton(tr("wr.review.run"))
@@ -128,18 +122,12 @@ class ReviewPanel(QWidget):
         self.phrases_btn.clicked.connect(lambda _=False: self.phrases())
         bar.addWidget(self.phrases_btn)
         lay.addLayout(bar)
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
-        set_role(self.summary, "muted")
-        lay.addWidget(self.summary)
-        self.error = QLabel("")
-        self.error.setWordWrap(True)
-        set_role(self.error, "warn")
+        self.summary = role_label(lay, "muted")
+        self.error = role_label(lay, "warn")
         self.error.hide()
-        lay.addWidget(self.error)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(2)
-        self.tree.setHeaderLabels([tr("wr.review.col.kind"), tr("wr.review.col.quote")])
+        self.tree.setHeaderLabels(self.headers())
         self.tree.setRootIsDecorated(False)
         self.tree.setWordWrap(True)
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -167,13 +155,8 @@ class ReviewPanel(QWidget):
             acts.addWidget(b)
         acts.addStretch(1)
         lay.addLayout(acts)
-        self.pending = QLabel("")
-        set_role(self.pending, "muted")
-        lay.addWidget(self.pending)
-        self.status = QLabel("")
-        self.status.setWordWrap(True)
-        set_role(self.status, "ok")
-        lay.addWidget(self.status)
+        self.pending = role_label(lay, "muted", wrap=False)
+        self.status = role_label(lay, "ok")
         self.task: Any = None
         self.set_chat(None)
 
@@ -193,11 +176,6 @@ class ReviewPanel(QWidget):
         self.error.hide()
         self.status.setText("")
         self.refresh_pending()
-        self._update_buttons()
-
-    def set_busy(self, busy: bool) -> None:
-        """No review while a turn runs (the agent changes the files)."""
-        self._busy = busy
         self._update_buttons()
 
     def set_chapter(self, file: Optional[str]) -> None:
@@ -228,11 +206,7 @@ class ReviewPanel(QWidget):
 
     def findings(self) -> list[Any]:
         """The findings shown, in row order."""
-        return [self.tree.topLevelItem(i).data(0, KEY) for i in range(self.tree.topLevelItemCount())]
-
-    def selected(self) -> Optional[Any]:
-        items = self.tree.selectedItems()
-        return items[0].data(0, KEY) if items else None
+        return self.rows()
 
     def _update_buttons(self) -> None:
         ok = self.chat is not None and not self._busy and not self._running
@@ -272,7 +246,7 @@ class ReviewPanel(QWidget):
 
     def retranslate(self) -> None:
         """The language changed (ui/retranslate.py): headers, the head line and the findings again."""
-        self.tree.setHeaderLabels([tr("wr.review.col.kind"), tr("wr.review.col.quote")])
+        self.tree.setHeaderLabels(self.headers())
         self.head.setText(tr("wr.review.chapter", file=self.file) if self.file else tr("wr.review.nochapter"))
         if self.result is not None:
             self.show_result(self.result)
@@ -307,35 +281,31 @@ class ReviewPanel(QWidget):
         self.reviewed.emit(r)
         return r
 
-    def accept(self) -> bool:
-        """Queue the selected finding for the agent's next turn."""
+    def _on_finding(self, op: Callable[[str], Any], done_key: str) -> bool:
+        """Apply ``op`` (a chat command taking a finding id) to the selected finding; say ``done_key``."""
         f = self.selected()
         if f is None or self.chat is None:
             return False
         try:
-            self.chat.accept_finding(f.id)
+            op(f.id)
         except (KeyError, OSError) as e:
             self.inform(show(e))
             return False
-        self.status.setText(tr("wr.review.accepted"))
+        self.status.setText(tr(done_key))
         self.refresh_pending()
         return True
 
+    def accept(self) -> bool:
+        """Queue the selected finding for the agent's next turn."""
+        return self.chat is not None and self._on_finding(self.chat.accept_finding, "wr.review.accepted")
+
     def intentional(self) -> bool:
         """Mark the selected finding intentional (it leaves the list and is never reported again)."""
-        f = self.selected()
-        if f is None or self.chat is None:
-            return False
-        try:
-            self.chat.mark_finding_intentional(f.id)
-        except (KeyError, OSError) as e:
-            self.inform(show(e))
-            return False
         items = self.tree.selectedItems()
+        if self.chat is None or not self._on_finding(self.chat.mark_finding_intentional, "wr.review.marked"):
+            return False
         if items:
             self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(items[0]))
-        self.status.setText(tr("wr.review.marked"))
-        self.refresh_pending()
         self._update_buttons()
         return True
 

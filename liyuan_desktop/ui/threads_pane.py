@@ -13,19 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
-    QLabel,
     QLineEdit,
     QMenu,
-    QMessageBox,
     QToolButton,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -35,7 +29,7 @@ from ..core.ledger.threads import ThreadEvent
 from . import theme
 from .dialogs import tool_button
 from .i18n import register, tr
-from .theme import set_role
+from .room_pane import KEY, RoomPane, entry_tree, role_label
 
 register({
     "wr.threads.tab": {"zh": "伏笔", "en": "Threads"},
@@ -69,31 +63,21 @@ register({
     "wr.threads.count.nochapter": {"zh": "{open} 条未回收", "en": "{open} open"},
 })
 
-KEY = Qt.ItemDataRole.UserRole
 
+class ThreadsPane(RoomPane):
+    """The threads list (a :class:`.room_pane.RoomPane`; rows hold a ``ledger.threads.Thread`` under ``KEY``)."""
 
-class ThreadsPane(QWidget):
-    """The threads list. ``set_chat``, ``show_data(data)`` (``writing_panes.RoomData``), ``set_busy``. Signals:
-    ``openChapter(file, utf16 offset, length)``, ``changed()``."""
-
-    openChapter = Signal(str, int, int)
-    changed = Signal()
+    TITLE_KEY = "wr.threads.tab"
+    HEADERS = ("wr.threads.col.title", "wr.threads.col.state", "wr.threads.col.planted", "wr.threads.col.due")
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
-        self.data: Any = None
-        self._busy = False
         self.ask_text: Callable[[str, str], Optional[str]] = self._ask_text_dialog
         self.ask_int: Callable[[str, int], Optional[int]] = self._ask_int_dialog
-        self.inform: Callable[[str], None] = lambda t: QMessageBox.warning(self, tr("wr.threads.tab"), t)
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
-        self.summary = QLabel("")
-        self.summary.setWordWrap(True)
-        set_role(self.summary, "title")
-        lay.addWidget(self.summary)
+        self.summary = role_label(lay, "title")
         bar = QHBoxLayout()
         bar.setSpacing(4)
         self.add_btn = tool_button(bar, tr("wr.threads.add"), self.add_thread)
@@ -116,30 +100,12 @@ class ThreadsPane(QWidget):
         bar.addWidget(self.state_btn)
         bar.addStretch(1)
         lay.addLayout(bar)
-        self.empty = QLabel(tr("wr.threads.none"))
-        self.empty.setWordWrap(True)
-        set_role(self.empty, "muted")
-        lay.addWidget(self.empty)
-        self.tree = QTreeWidget()
-        self.tree.setColumnCount(4)
-        self.tree.setHeaderLabels([tr("wr.threads.col.title"), tr("wr.threads.col.state"),
-                                   tr("wr.threads.col.planted"), tr("wr.threads.col.due")])
-        self.tree.setRootIsDecorated(False)
-        self.tree.setUniformRowHeights(True)
-        self.tree.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        hdr = self.tree.header()
-        hdr.setStretchLastSection(False)
-        hdr.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for c in (1, 2, 3):
-            hdr.setSectionResizeMode(c, QHeaderView.ResizeMode.ResizeToContents)
+        self.empty = role_label(lay, "muted", tr("wr.threads.none"))
+        self.tree = entry_tree(self.headers(), flat=True)
         self.tree.itemDoubleClicked.connect(lambda it, _c: self._open(it))
         self.tree.itemSelectionChanged.connect(self._update_buttons)
         lay.addWidget(self.tree, 1)
-        self.detail = QLabel("")
-        self.detail.setWordWrap(True)
-        self.detail.setTextFormat(Qt.TextFormat.PlainText)
-        set_role(self.detail, "muted")
-        lay.addWidget(self.detail)
+        self.detail = role_label(lay, "muted", plain=True)
         theme.notifier.changed.connect(self._theme_changed)  # a bound slot: disconnected when the pane goes
         self.set_chat(None)
 
@@ -167,14 +133,9 @@ class ThreadsPane(QWidget):
         self.empty.setVisible(False)
         self._update_buttons()
 
-    def set_busy(self, busy: bool) -> None:
-        """No edits while a turn runs (the scribe may change the threads)."""
-        self._busy = busy
-        self._update_buttons()
-
     def threads(self) -> list[Any]:
         """The threads shown (``ledger.threads.Thread``), in row order."""
-        return [self.tree.topLevelItem(i).data(0, KEY) for i in range(self.tree.topLevelItemCount())]
+        return self.rows()
 
     def show_data(self, data: Any) -> None:
         """Render the threads of ``data``: open ones first (past-due first), then the closed ones greyed."""
@@ -219,17 +180,6 @@ class ThreadsPane(QWidget):
         self.empty.setVisible(self.chat is not None and not ths)
         self._update_buttons()
 
-    def retranslate(self) -> None:
-        """The language changed (ui/retranslate.py): headers and rows again."""
-        self.tree.setHeaderLabels([tr("wr.threads.col.title"), tr("wr.threads.col.state"),
-                                   tr("wr.threads.col.planted"), tr("wr.threads.col.due")])
-        if self.data is not None:
-            self.show_data(self.data)
-
-    def selected(self) -> Optional[Any]:
-        items = self.tree.selectedItems()
-        return items[0].data(0, KEY) if items else None
-
     def select(self, thread_id: str) -> None:
         for i in range(self.tree.topLevelItemCount()):
             it = self.tree.topLevelItem(i)
@@ -270,10 +220,7 @@ class ThreadsPane(QWidget):
                                   len(t.planted.quote.encode("utf-16-le")) // 2)
 
     def _event(self, ev: ThreadEvent) -> bool:
-        if self.chat is None:
-            return False
-        if self._busy:
-            self.inform(tr("wr.busy"))
+        if not self._editable():
             return False
         try:
             self.chat.thread_event(ev)
