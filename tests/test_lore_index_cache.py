@@ -9,7 +9,7 @@ import random
 import pytest
 
 from liyuan_desktop.core.lore import Lorebook, ScanMessage, activation, bookcache, lorebook
-from liyuan_desktop.core.lore.compile import _KeyIndex
+from liyuan_desktop.core.lore.compile import KeyIndex
 
 WORDS = ["king", "King", "KING", "liking", "sword", "the blade", "Ash", "ash", "a", "x1", "日月", "手机", "青梧", "理",
          "iPhone", "长安城", "剑", "ash tree", "moon_gate", "雪", "Ré", "ÉCOLE", "école", "st", "星河"]
@@ -123,13 +123,13 @@ def test_recursion_passes_scan_only_the_added_text(monkeypatch):
     book = Lorebook.from_card_book({"entries": entries}, "chain")
     book.recursive = True
     scanned = []
-    real = _KeyIndex.scan
+    real = KeyIndex.scan
 
     def spy(self, hay, low_from=0, raw_from=0):
         scanned.append(len(hay.low) - max(0, low_from - self.maxlen + 1))
         return real(self, hay, low_from, raw_from)
 
-    monkeypatch.setattr(_KeyIndex, "scan", spy)
+    monkeypatch.setattr(KeyIndex, "scan", spy)
     res = book.activate_detailed(["用户: 从 k000x 说起"], dry_run=True)
     assert len(res.entries) == n and res.steps == n + 1
     # each pass scans about one entry's content (~210 characters), not the whole growing buffer (~63,000 at the end)
@@ -198,8 +198,8 @@ def small_threshold(monkeypatch):
 
 def _parses(monkeypatch) -> list:
     calls: list = []
-    real = lorebook._parse_card_entry
-    monkeypatch.setattr(lorebook, "_parse_card_entry", lambda e, uid: (calls.append(uid), real(e, uid))[1])
+    real = lorebook.parse_card_entry
+    monkeypatch.setattr(lorebook, "parse_card_entry", lambda e, uid: (calls.append(uid), real(e, uid))[1])
     return calls
 
 

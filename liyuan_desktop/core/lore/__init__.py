@@ -8,7 +8,7 @@ budget), :mod:`.search` (``lorebook_search`` / ``lorebook_list``), :mod:`.bookca
 disk by content, the key automaton cached by its needles).
 
 **Big books** (issue 15 item 10). A scan pass looks only at the entries whose literal key text occurs in the scan
-text — one Aho–Corasick pass finds them (:class:`.compile._KeyIndex`) — plus constants, decorators and regex/macro
+text — one Aho–Corasick pass finds them (:class:`.compile.KeyIndex`) — plus constants, decorators and regex/macro
 keys; their keys are then matched exactly as below, so results are those of looking at every entry (tests compare
 both on randomised books). Recursion passes scan only the text they add — regex keys too, from
 :data:`.keys.REGEX_SEAM_MARGIN` characters before the seam (a longer match across it is the one accepted difference

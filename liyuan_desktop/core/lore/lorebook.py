@@ -20,22 +20,22 @@ from . import bookcache as _bookcache
 from .activation import ActivationResult
 from .activation import activate as _activate
 from .bookcache import STATS, RawFile, book_key, file_digest, file_key, gc_paused, load_rows, save_rows
-from .budget import _token_weight
-from .compile import _Compiled, compile_book, constant_recs
+from .budget import token_weight
+from .compile import CompiledBook, compile_book, constant_recs
 from .formats import (
-    _export_entry,
-    _int,
-    _js_key_order,
-    _new_entry,
-    _opt_int,
-    _parse_card_entry,
-    _parse_wi_entry,
+    as_int,
     book_json,
     entry_parsed,
     entry_raw,
+    export_entry,
+    js_key_order,
     json_copy,
+    new_entry,
+    opt_int,
+    parse_card_entry,
+    parse_wi_entry,
 )
-from .model import _EDITS, LoreEntry, ScanMessage
+from .model import ENTRY_EDITS, LoreEntry, ScanMessage
 from .search import LoreHit
 from .search import index_titles as _index_titles
 from .search import list_titles as _list_titles
@@ -220,7 +220,7 @@ def _from_rows(rows: tuple, raw: Optional[dict[str, Any]], raw_entries: Any, laz
         sa(out, "__pydantic_private__", {"_raw": raw, "_kind": kind, "_parsed": parsed,
                                          "_entry_keys": None if entry_keys is None else list(entry_keys),
                                          "_load_warnings": list(warnings), "_compiled": None, "_lazy": lazy})
-    _EDITS[0] += 1
+    ENTRY_EDITS[0] += 1
     STATS["built"] = STATS.get("built", 0) + 1
     return out
 
@@ -316,14 +316,14 @@ class Lorebook(BaseModel):
     _parsed: Optional[dict[str, Any]] = PrivateAttr(default=None)
     _entry_keys: Optional[list[str]] = PrivateAttr(default=None)  # WI: the entries' object keys as read
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
-    _compiled: Optional[_Compiled] = PrivateAttr(default=None)
+    _compiled: Optional[CompiledBook] = PrivateAttr(default=None)
     #: the file whose JSON ``_raw`` is, not decoded yet (a book opened from the rows cache: :meth:`from_file`)
     _lazy: Optional[RawFile] = PrivateAttr(default=None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name in _COMPILE_FIELDS:  # settings the compiled matchers depend on
-            _EDITS[0] += 1
+            ENTRY_EDITS[0] += 1
 
     # -- loading --------------------------------------------------------------------------------------------
     @classmethod
@@ -350,7 +350,7 @@ class Lorebook(BaseModel):
         """The parse behind :meth:`from_card_book` for a card-shaped (entry list) book, no memo."""
         raw_entries = book.get("entries") if isinstance(book.get("entries"), list) else []
         bname = str(book.get("name") or name)
-        used = {_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}
+        used = {as_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}
         next_id = 0
         entries: list[LoreEntry] = []
         warnings: list[str] = []
@@ -358,8 +358,8 @@ class Lorebook(BaseModel):
             if not isinstance(e, dict):
                 warnings.append(f"世界书第 {i + 1} 条不是对象，已跳过")
                 continue
-            if e.get("id") is not None and _opt_int(e.get("id")) is not None:
-                uid = _int(e.get("id"), i)
+            if e.get("id") is not None and opt_int(e.get("id")) is not None:
+                uid = as_int(e.get("id"), i)
             else:  # newer ST: the first id no other entry uses
                 while next_id in used:
                     next_id += 1
@@ -367,7 +367,7 @@ class Lorebook(BaseModel):
                 used.add(uid)
             if "enabled" not in e:
                 warnings.append(f"世界书条目 {uid} 没有 enabled 字段，按 SillyTavern 视为禁用")
-            entries.append(_new_entry(_parse_card_entry(e, uid), e, "card", bname, source))
+            entries.append(new_entry(parse_card_entry(e, uid), e, "card", bname, source))
         depth = book.get("scan_depth")
         out = cls(
             name=bname, entries=entries,
@@ -405,13 +405,13 @@ class Lorebook(BaseModel):
         entries: list[LoreEntry] = []
         warnings: list[str] = []
         bname = name or str(obj.get("name") or "")
-        for k in _js_key_order(raw.keys()):
+        for k in js_key_order(raw.keys()):
             w = raw[k]
             if not isinstance(w, dict):
                 warnings.append(f"世界书条目 {k} 不是对象，已跳过")
                 continue
-            uid = _int(w.get("uid"), _int(k, len(entries)))
-            entries.append(_new_entry(_parse_wi_entry(w, uid), w, "wi", bname, source))
+            uid = as_int(w.get("uid"), as_int(k, len(entries)))
+            entries.append(new_entry(parse_wi_entry(w, uid), w, "wi", bname, source))
         out = cls(name=bname, entries=entries, source=source)
         out._raw, out._kind = obj, "wi"
         out._entry_keys = list(raw.keys())
@@ -516,7 +516,7 @@ class Lorebook(BaseModel):
         else:
             out = {"name": self.name}
         with gc_paused():  # tens of thousands of new dicts: no collector passes over the heap meanwhile
-            out["entries"] = [_export_entry(e, "card") for e in self.entries]
+            out["entries"] = [export_entry(e, "card") for e in self.entries]
         return out
 
     def to_world_info(self) -> dict[str, Any]:
@@ -540,7 +540,7 @@ class Lorebook(BaseModel):
                 if e._kind == "wi" and entry_raw(e) is not None and parsed is not None and parsed.get("uid") == e.uid:
                     # keep the key the entry was read under (it may differ from str(uid) in hand-made files)
                     k = key_of.get(id(e._raw), k)
-                entries[k] = _export_entry(e, "wi")
+                entries[k] = export_entry(e, "wi")
         if keys and set(keys) == set(entries):
             entries = {k: entries[k] for k in keys}
         out["entries"] = entries
@@ -554,10 +554,10 @@ class Lorebook(BaseModel):
         self._compiled = None
 
     def _signature(self) -> tuple:
-        return (_EDITS[0], id(self.entries), len(self.entries), tuple(map(id, self.entries)))
+        return (ENTRY_EDITS[0], id(self.entries), len(self.entries), tuple(map(id, self.entries)))
 
 
-    def _compile(self) -> _Compiled:
+    def _compile(self) -> CompiledBook:
         """The compiled book, rebuilt when an entry or a setting the matchers depend on changed."""
         sig = self._signature()
         c = self._compiled
@@ -639,7 +639,7 @@ class Lorebook(BaseModel):
         return [r.entry for r in sorted(fixed, key=lambda r: -r.order)[::-1]]
 
     def _constant_recs(self) -> list:
-        """The enabled constants prepared (:class:`.compile._Rec`), processing order. From the compiled book when it is
+        """The enabled constants prepared (:class:`.compile.EntryRec`), processing order. From the compiled book when it is
         current; else without compiling it (:func:`.compile.constant_recs`: opening a chat places the constants, and
         the full compile — ~0.1-0.3 s for 50,000 entries — waits for the first activation)."""
         c = self._compiled
@@ -697,7 +697,7 @@ def _within_budget(recs: list, budget: int) -> list:
     for r in recs:
         if over and not r.ignore_budget:
             continue
-        weight += _token_weight(r.body) + 0.25
+        weight += token_weight(r.body) + 0.25
         if not r.ignore_budget and math.ceil(weight) >= budget:
             over = True
             continue
