@@ -16,15 +16,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from .budget import approx_tokens, token_weight
 from .compile import CompiledBook, EntryRec, KeyIndex
 from .groups import filter_groups
-from .keys import REGEX_SEAM_MARGIN
+from .keys import REGEX_SEAM_MARGIN, Refused
 from .model import AND_ALL, AND_ANY, LOGIC_NAMES, NOT_ALL, NOT_ANY, LoreEntry, ScanMessage
-from .scan import INITIAL, MIN_ACTIVATIONS, RECURSION, SCAN_NAMES, Haystack, ScanBuffer
+from .scan import INITIAL, MIN_ACTIVATIONS, RECURSION, SCAN_NAMES, Haystack, Label, ScanBuffer
 from .timed import TimedEffects, check_timed, record_timed
 
 if TYPE_CHECKING:  # type only: Lorebook.activate_detailed calls into this module
     from .lorebook import Lorebook
 
 log = logging.getLogger(__name__)
+
+
+#: Why an entry fired (:attr:`ActivationReason.kind`).
+ReasonKind = Literal["constant", "key", "sticky", "decorator"]
 
 
 class ActivationReason(BaseModel):
@@ -44,7 +48,7 @@ class ActivationReason(BaseModel):
     title: str
     book: str = ""
     source: str = ""
-    kind: Literal["constant", "key", "sticky", "decorator"]
+    kind: ReasonKind
     key: Optional[str] = None
     secondary_key: Optional[str] = None
     logic: Optional[str] = None
@@ -133,9 +137,11 @@ def _rng_fn(rng: Any) -> Callable[[], float]:
     if rng is None:
         return _random.random
     if hasattr(rng, "random"):
-        return rng.random
+        fn: Callable[[], float] = rng.random
+        return fn
     if callable(rng):
-        return rng
+        call: Callable[[], float] = rng
+        return call
     raise TypeError("rng must be a random.Random-like object or a callable returning [0, 1)")
 
 
@@ -248,7 +254,7 @@ def activate(
                 if at >= 0:
                     hit = (k, m, at)
                     break
-                if m.kind == "refused" and m.reason not in warnings:
+                if isinstance(m, Refused) and m.reason not in warnings:
                     warnings.append(m.reason)
             if hit is None:
                 continue
@@ -319,7 +325,8 @@ def activate(
             cur_level = levels.pop(0)
         scan = nxt
         if scan:
-            pieces = [(substitute(r.body) if substitute else r.body, r) for r in for_recursion]
+            pieces: list[tuple[str, Optional[EntryRec]]] = [(substitute(r.body) if substitute else r.body, r)
+                                                            for r in for_recursion]
             text = "\n".join(t for t, _ in pieces)
             if text:
                 buf.add_recurse(pieces)
@@ -370,11 +377,14 @@ def _find(m: Any, hay: Haystack, idx: Optional[KeyIndex]) -> int:
     if m.kind == "regex" and idx is not None and hay.prev is not None and getattr(m, "incremental", False):
         return _find_regex(m, hay)
     hits = hay.hits
+    found: int  # m is any matcher of .keys (their unions have no common find_at/needle)
     if hits is None or idx is None or m.kind != "plain":
-        return m.find(hay)
+        found = m.find(hay)
+        return found
     nid = idx.needle_id(m.needle, m.cs)
     if nid is None:
-        return m.find(hay)
+        found = m.find(hay)
+        return found
     ends = hits.get(nid)
     return -1 if ends is None else m.find_at(hay, ends)
 
@@ -439,12 +449,12 @@ def _candidates(comp: CompiledBook, buf: ScanBuffer, depth: int, scan: int, stic
     return sorted(c)
 
 
-def _reason(r: EntryRec, kind: str, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
+def _reason(r: EntryRec, kind: ReasonKind, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
     e = r.entry
     return ActivationReason(uid=e.uid, title=e.display_title, book=e.book, source=e.source, kind=kind,
                             step=step, scan=SCAN_NAMES[scan], recursion_level=rec_steps, delay_level=level)
 
-def _where(reason: ActivationReason, label: tuple) -> None:
+def _where(reason: ActivationReason, label: Label) -> None:
     if label[0] == "msg":
         reason.message_index = label[1]
         reason.matched_in = "message"

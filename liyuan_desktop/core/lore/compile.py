@@ -13,7 +13,7 @@ import hashlib
 import json
 import re
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from .bookcache import automaton, gc_paused
 from .formats import truthy
@@ -43,6 +43,10 @@ class _Key:
         return self.matcher
 
 
+#: A hay group of the key index: (an entry's own scan depth or None, its opt-in scan fields).
+HayGroup = tuple[Optional[int], tuple[str, ...]]
+
+
 def _dynamic(text: str) -> bool:
     return "{{" in text or "<" in text
 
@@ -56,6 +60,44 @@ class EntryRec:
                  "group_raw", "group_override", "group_weight", "use_group_scoring", "probability", "use_prob",
                  "sticky", "cooldown", "delay", "order", "tkey", "_hash", "body", "cs", "whole", "ignore_budget",
                  "scan_flags", "char_names", "char_exclude", "special", "book")
+
+    pos: int  # processing position
+    entry: LoreEntry
+    list_index: int  # index into the book's entries
+    enabled: bool
+    constant: bool
+    dur: int  # delay_until_recursion (0 = none, else the level)
+    exclude: bool
+    prevent: bool
+    scan_depth: Optional[int]
+    primary: tuple[_Key, ...]
+    secondary: tuple[_Key, ...]
+    check_secondary: bool
+    logic: int
+    deco_activate: bool
+    deco_dont: bool
+    groups: tuple[str, ...]
+    group_raw: str
+    group_override: bool
+    group_weight: int
+    use_group_scoring: Optional[bool]
+    probability: int
+    use_prob: bool
+    sticky: int
+    cooldown: int
+    delay: int
+    order: int
+    tkey: str  # "book.uid": the key of the entry's timed effects
+    _hash: Optional[str]
+    body: str  # content without its decorator lines
+    cs: bool
+    whole: bool
+    ignore_budget: bool
+    scan_flags: tuple[str, ...]
+    char_names: tuple[str, ...]
+    char_exclude: bool
+    special: bool
+    book: str
 
     @property
     def hash(self) -> str:
@@ -79,6 +121,16 @@ class KeyIndex:
     pass (:meth:`.scan.ScanBuffer.key_hits`)."""
 
     __slots__ = ("ac_low", "ac_raw", "maxlen", "owners", "groups", "always", "low_ids", "raw_ids", "base")
+
+    ac_low: Any  # ahocorasick.Automaton (the module has no types) or None
+    ac_raw: Any
+    maxlen: int
+    owners: list[dict[int, list[int]]]
+    groups: list[HayGroup]
+    always: list[int]
+    low_ids: dict[str, int]
+    raw_ids: dict[str, int]
+    base: int
 
     def scan(self, hay: "Haystack", low_from: int = 0, raw_from: int = 0) -> dict[int, list[int]]:
         """Needle id → end offsets (ascending; in the lower-cased copy for lower-cased needles, else in the text as
@@ -116,6 +168,24 @@ class CompiledBook:
     __slots__ = ("sig", "entries", "order", "_recs", "cs", "whole", "name", "_warnings", "_by_hash", "active_pos",
                  "constants", "delayed", "levels", "timed_pos", "_index", "_keyed", "_always")
 
+    sig: tuple[object, ...]
+    entries: list[LoreEntry]
+    order: list[int]
+    _recs: list[Optional[EntryRec]]
+    cs: bool
+    whole: bool
+    name: str
+    _warnings: Optional[list[str]]
+    _by_hash: Optional[dict[str, EntryRec]]
+    active_pos: list[int]
+    constants: list[int]
+    delayed: list[tuple[int, int]]  # (position, delay)
+    levels: list[int]
+    timed_pos: list[int]
+    _index: Union[KeyIndex, None, Literal[False]]  # False: not built yet; None: no ahocorasick module
+    _keyed: list[int]
+    _always: list[int]
+
     @property
     def index(self) -> Optional[KeyIndex]:
         """The key index, built on first use (the first activation, not the chat's opening: the byte-stable
@@ -123,7 +193,7 @@ class CompiledBook:
         if self._index is False:
             with gc_paused():
                 self._index = _index_of(self)
-        return self._index  # type: ignore[return-value]
+        return self._index
 
     @property
     def warnings(self) -> list[str]:
@@ -223,14 +293,14 @@ def _make_rec(c: CompiledBook, p: int) -> EntryRec:
     r._hash = None
     r.scan_flags = tuple(f for f in GLOBAL_SCAN_FIELDS if getattr(e, "match_" + f))
     cf = e.character_filter or {}
-    names = cf.get("names") if isinstance(cf.get("names"), list) else []
+    names = _v if isinstance(_v := cf.get("names"), list) else []
     r.char_names = tuple(str(n) for n in names)
     r.char_exclude = truthy(cf.get("isExclude"))
     r.special = bool(r.char_names or r.dur or r.exclude or r.deco_activate or r.deco_dont or r.constant)
     return r
 
 
-def compile_book(lb: "Lorebook", sig: tuple) -> CompiledBook:
+def compile_book(lb: "Lorebook", sig: tuple[object, ...]) -> CompiledBook:
     """Prepare the book ``lb`` for activation: entries sorted in processing order, the key index built (its automata
     come from the on-disk cache when this set of needles was seen before, :func:`.bookcache.automaton`), refused
     regex keys collected in ``warnings`` (Chinese, one line each). ``sig`` is stored so the caller can tell when the
@@ -240,7 +310,7 @@ def compile_book(lb: "Lorebook", sig: tuple) -> CompiledBook:
         return _compile_book(lb, sig)
 
 
-def _compile_book(lb: "Lorebook", sig: tuple) -> CompiledBook:
+def _compile_book(lb: "Lorebook", sig: tuple[object, ...]) -> CompiledBook:
     c = CompiledBook()
     c.sig = sig
     c._warnings = None
@@ -257,7 +327,7 @@ def _compile_book(lb: "Lorebook", sig: tuple) -> CompiledBook:
     c._by_hash = None
     # columns of the fields the scan needs up front, read in C (operator.itemgetter) and looked at in processing
     # order; ~2x faster than reading each entry's dict field by field (a 50,000-entry book opens with this)
-    def col(name: str) -> list:
+    def col(name: str) -> list[Any]:
         return list(map(itemgetter(name), dicts))
 
     dur, sticky, cooldown = col("delay_until_recursion"), col("sticky"), col("cooldown")
@@ -291,7 +361,7 @@ _B = 1 << 33  # room for an order or uid offset by 2**32 (ints of 32 bits either
 _OFF = 1 << 32
 
 
-def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, evenly: bool, bname: str,
+def _processing_order(dicts: list[dict[str, Any]], ranks: dict[str, int], card_rank: int, evenly: bool, bname: str,
                       book_seg: dict[str, int]) -> list[int]:
     """Indices of the entries (field dicts ``dicts``) in processing order: by source rank, ``order`` descending,
     (strategy "evenly": global before character lore), book segment (merge order), uid, then list position —
@@ -306,8 +376,9 @@ def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, 
             seg = book_seg[book] = len(book_seg)
         segs.append(seg)
     n = max(1, len(book_seg))
-    keys: list = []
-    append = keys.append
+    ints: list[int] = []  # one int per entry
+    append = ints.append
+    keys: Optional[list[Any]] = ints  # None: sort on tuples
     for d, sg in zip(dicts, segs):
         src = d["source"]
         o, u = d["order"], d["uid"]
@@ -317,7 +388,7 @@ def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, 
         if type(o) is int and type(u) is int and -_OFF < o < _OFF and -_OFF <= u < _OFF:
             append(((((r * _B + (_OFF - o)) * 2 + ev) * n + sg) * _B + (u + _OFF)))
         else:
-            keys = None  # type: ignore[assignment]
+            keys = None
             break
     if keys is None:  # an order or uid beyond 32 bits: sort on tuples
         keys = [(ranks.get(d["source"], card_rank), -d["order"],
@@ -351,7 +422,7 @@ def _index_of(c: CompiledBook) -> Optional["KeyIndex"]:
     dicts = c.entries
     order = c.order
     always = list(c._always)
-    groups: dict[tuple, int] = {(None, ()): 0}
+    groups: dict[HayGroup, int] = {(None, ()): 0}
     owners: list[dict[int, list[int]]] = [{}]
     low_ids: dict[str, int] = {}
     raw_ids: dict[str, int] = {}
@@ -407,7 +478,7 @@ def _index_of(c: CompiledBook) -> Optional["KeyIndex"]:
 
 
 def _build_index(needles: tuple[dict[str, int], dict[str, int]], owners: list[dict[int, list[int]]],
-                 groups: dict[tuple, int], always: list[int]) -> Optional[KeyIndex]:
+                 groups: dict[HayGroup, int], always: list[int]) -> Optional[KeyIndex]:
     """The :class:`KeyIndex` (None when the ``ahocorasick`` module is missing). Case-sensitive needle ids are
     stored as ``~id`` while collecting and shifted after the lower-cased ones here."""
 

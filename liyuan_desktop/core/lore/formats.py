@@ -145,7 +145,7 @@ def _out_value(field: str, value: Any) -> Any:
 def parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
     """One entry of a card's embedded ``character_book`` (V2 spec field names, ST's ``extensions``) as the
     field values of a :class:`~.model.LoreEntry` with id ``uid``; missing fields take ST's defaults (cards.md)."""
-    ext = e.get("extensions") if isinstance(e.get("extensions"), dict) else {}
+    ext = _v if isinstance(_v := e.get("extensions"), dict) else {}
     pos = ext.get("position")
     vals: dict[str, Any] = {
         "uid": uid,
@@ -159,7 +159,7 @@ def parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
         "order": as_int(e.get("insertion_order", e.get("order", 100)), 100),
         "position": (_position_name(pos) if pos is not None
                      else "before_char" if e.get("position") == "before_char" else "after_char"),
-        "character_filter": ext.get("character_filter") if isinstance(ext.get("character_filter"), dict) else None,
+        "character_filter": _v if isinstance(_v := ext.get("character_filter"), dict) else None,
         "extensions": ext,
     }
     for field, _wi, ck, reader, default in _EXT_FIELDS:
@@ -181,8 +181,8 @@ def parse_wi_entry(w: dict[str, Any], uid: int) -> dict[str, Any]:
         "enabled": not truthy(w.get("disable")),
         "order": as_int(w.get("order", 100), 100),
         "position": _position_name(w.get("position", 0)),
-        "character_filter": w.get("characterFilter") if isinstance(w.get("characterFilter"), dict) else None,
-        "extensions": w.get("extensions") if isinstance(w.get("extensions"), dict) else {},
+        "character_filter": _v if isinstance(_v := w.get("characterFilter"), dict) else None,
+        "extensions": _v if isinstance(_v := w.get("extensions"), dict) else {},
     }
     for field, wk, _ck, reader, default in _EXT_FIELDS:
         vals[field] = reader(w[wk]) if wk in w else json_copy(default)
@@ -257,7 +257,7 @@ def export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
     writer = _write_card_field if shape == "card" else _write_wi_field
     raw = entry_raw(e)
     if raw is not None and e._kind == shape:
-        out = json_copy(raw)
+        out: dict[str, Any] = json_copy(raw)
         parsed = entry_parsed(e) or {}
         if cur["extensions"] != parsed.get("extensions"):
             writer(out, "extensions", cur["extensions"])
@@ -267,7 +267,7 @@ def export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
         return out
     if shape == "card":
         # ST convertWorldInfoToCharacterBook: {id, keys, …, use_regex: true, extensions: {...wi.extensions, …}}
-        out: dict[str, Any] = {
+        out = {
             "id": e.uid, "keys": list(e.keys), "secondary_keys": list(e.secondary_keys), "comment": e.title,
             "content": e.content, "constant": e.constant, "selective": e.selective, "insertion_order": e.order,
             "enabled": e.enabled, "position": "before_char" if _position_number(e.position) == 0 else "after_char",
@@ -318,8 +318,8 @@ def book_json(obj: Any) -> Optional[dict[str, Any]]:
         return None
     if isinstance(obj.get("entries"), dict):
         return obj
-    if obj.get("spec") == "lorebook_v3" and isinstance(obj.get("data"), dict):
-        return obj["data"]
+    if obj.get("spec") == "lorebook_v3" and isinstance(data := obj.get("data"), dict):
+        return data
     return obj
 
 

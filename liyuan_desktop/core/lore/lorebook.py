@@ -21,7 +21,7 @@ from .activation import ActivationResult
 from .activation import activate as _activate
 from .bookcache import STATS, RawFile, book_key, file_digest, file_key, gc_paused, load_rows, save_rows
 from .budget import token_weight
-from .compile import CompiledBook, compile_book, constant_recs
+from .compile import CompiledBook, EntryRec, compile_book, constant_recs
 from .formats import (
     as_int,
     book_json,
@@ -50,13 +50,16 @@ log = logging.getLogger(__name__)
 #: (issue 15 item 10). Smaller books parse as before.
 _MEMO_MIN_ENTRIES = 1000
 _MEMO_MAX_BOOKS = 4
-_PARSED_MEMO: dict[str, tuple] = {}
+#: A parsed book in compact rows (:func:`_to_rows`): a 7-tuple kept in memory and written to the disk cache.
+Rows = tuple[Any, ...]
+
+_PARSED_MEMO: dict[str, Rows] = {}
 
 
 _ENTRY_FIELDS = tuple(LoreEntry.model_fields)
 
 
-def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
+def _to_rows(lb: "Lorebook", raw_entries: Any) -> Rows:
     """``lb`` (just parsed from ``raw_entries``, the book's entry list or World-Info entry dict) as compact plain
     rows: the book's field and private values, and per entry a tuple of its field values (model field order), its
     set-field names and the names it was read with (one shared frozenset/tuple per distinct set, so pickle stores
@@ -80,22 +83,23 @@ def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
             vals = dict(d)
         fs = frozenset(e.__pydantic_fields_set__)
         fs = shared.setdefault(fs, fs)
-        pkeys = diff = None
+        pkeys = None
+        diff: Optional[dict[str, Any]] = None
         if isinstance(parsed, dict):
             pkeys = tuple(parsed)
             pkeys = shared.setdefault(pkeys, pkeys)
-            diff = {}
+            changed: dict[str, Any] = {}
             for k, v in parsed.items():
                 if k in d:
                     cur = d[k]
                 elif extra and k in extra:
                     cur = extra[k]
                 else:
-                    diff[k] = v
+                    changed[k] = v
                     continue
                 if cur is not v and (type(cur) is not type(v) or cur != v):
-                    diff[k] = v
-            diff = diff or None
+                    changed[k] = v
+            diff = changed or None
         ents.append((vals, fs, None if extra is None else dict(extra), priv.get("_kind"), pkeys, diff,
                      ref.get(id(priv.get("_raw")))))
     book = {k: v for k, v in lb.__dict__.items() if k != "entries"}
@@ -106,11 +110,11 @@ def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
 
 #: Per shared "names read" tuple of the rows: an ``operator.itemgetter`` over the entry's fields when every name is
 #: a model field (the common case), else None (then the slow per-name path). Keyed by the tuple itself.
-_PARSED_GETTERS: dict[tuple, Any] = {}
+_PARSED_GETTERS: dict[tuple[str, ...], Any] = {}
 _FIELD_SET = frozenset(_ENTRY_FIELDS)
 
 
-def _getter(pkeys: tuple) -> Any:
+def _getter(pkeys: tuple[str, ...]) -> Any:
     g = _PARSED_GETTERS.get(pkeys, False)
     if g is False:
         g = None
@@ -122,8 +126,8 @@ def _getter(pkeys: tuple) -> Any:
     return g
 
 
-def _values_read(d: dict[str, Any], pkeys: tuple, diff: Optional[dict[str, Any]], extra: Optional[dict[str, Any]],
-                 getter: Callable[[tuple], Any] = _getter) -> dict[str, Any]:
+def _values_read(d: dict[str, Any], pkeys: tuple[str, ...], diff: Optional[dict[str, Any]], extra: Optional[dict[str, Any]],
+                 getter: Callable[[tuple[str, ...]], Any] = _getter) -> dict[str, Any]:
     """An entry's values as read (``_parsed``) from its row: the names ``pkeys`` taken from its field dict ``d``
     (fields as read), then ``extra``, with the row's differing values ``diff`` on top."""
     g = getter(pkeys)
@@ -153,11 +157,11 @@ class _RowSource:
     file: RawFile
     ref: Any
     vals: Any
-    pkeys: Optional[tuple]
+    pkeys: Optional[tuple[str, ...]]
     diff: Optional[dict[str, Any]]
     extra: Optional[dict[str, Any]]
 
-    def __deepcopy__(self, memo: dict) -> "_RowSource":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_RowSource":
         return self
 
     def raw(self) -> Optional[dict[str, Any]]:
@@ -182,7 +186,7 @@ class _RowSource:
         return _values_read(d, self.pkeys, self.diff, self.extra)
 
 
-def _from_rows(rows: tuple, raw: Optional[dict[str, Any]], raw_entries: Any, lazy: Optional[RawFile] = None) -> "Lorebook":
+def _from_rows(rows: Rows, raw: Optional[dict[str, Any]], raw_entries: Any, lazy: Optional[RawFile] = None) -> "Lorebook":
     """A new, independent book straight from :func:`_to_rows` rows (as stored on disk; no validation: the rows are a
     parse's output) in one pass — each entry's field dict, its set fields, extras and values as read built once
     (issue 15 item 10: a warm open of a 50,000-entry book unpacked the rows, then copied them into entries: two
@@ -235,7 +239,7 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
     if key is None:
         return parse()
     rows = _PARSED_MEMO.pop(key, None)
-    out = None
+    out: Optional[Lorebook] = None
     if rows is None:
         rows = load_rows(key)
         if rows is not None and not (isinstance(rows, tuple) and len(rows) == 7):
@@ -252,6 +256,7 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
         _keep_parsed(key, rows)
     else:
         _remember(key, rows)
+    assert out is not None  # set by one of the two branches above
     return out
 
 
@@ -270,7 +275,7 @@ def _copy_but_entries(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: None if k == "entries" else json_copy(v) for k, v in raw.items()}
 
 
-def _remember(key: str, rows: tuple) -> None:
+def _remember(key: str, rows: Rows) -> None:
     """Keep ``rows`` in the memory memo under ``key``, most recent last, at most ``_MEMO_MAX_BOOKS``."""
     _PARSED_MEMO[key] = rows
     while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
@@ -348,7 +353,7 @@ class Lorebook(BaseModel):
     @classmethod
     def _parse_card_book(cls, book: dict[str, Any], name: str, source: str) -> "Lorebook":
         """The parse behind :meth:`from_card_book` for a card-shaped (entry list) book, no memo."""
-        raw_entries = book.get("entries") if isinstance(book.get("entries"), list) else []
+        raw_entries = _v if isinstance(_v := book.get("entries"), list) else []
         bname = str(book.get("name") or name)
         used = {as_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}
         next_id = 0
@@ -393,7 +398,7 @@ class Lorebook(BaseModel):
             return cls(name=name, source=source)
         if isinstance(obj.get("entries"), list):
             return cls.from_card_book(obj, name=name, source=source)
-        raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
+        raw = _v if isinstance(_v := obj.get("entries"), dict) else {}
         if len(raw) >= _MEMO_MIN_ENTRIES:
             return _parsed_once("wi", obj, raw, name, source, lambda: cls._parse_world_info(obj, name, source))
         return cls._parse_world_info(obj, name, source)
@@ -401,7 +406,7 @@ class Lorebook(BaseModel):
     @classmethod
     def _parse_world_info(cls, obj: dict[str, Any], name: str, source: str) -> "Lorebook":
         """The parse behind :meth:`from_world_info` for an entry-dict book, no memo."""
-        raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
+        raw = _v if isinstance(_v := obj.get("entries"), dict) else {}
         entries: list[LoreEntry] = []
         warnings: list[str] = []
         bname = name or str(obj.get("name") or "")
@@ -553,7 +558,7 @@ class Lorebook(BaseModel):
         """Drop the compiled matchers (after editing entry lists in place)."""
         self._compiled = None
 
-    def _signature(self) -> tuple:
+    def _signature(self) -> tuple[object, ...]:
         return (ENTRY_EDITS[0], id(self.entries), len(self.entries), tuple(map(id, self.entries)))
 
 
@@ -638,7 +643,7 @@ class Lorebook(BaseModel):
         # pass (a 20,000-entry book: 85 s)
         return [r.entry for r in sorted(fixed, key=lambda r: -r.order)[::-1]]
 
-    def _constant_recs(self) -> list:
+    def _constant_recs(self) -> list[EntryRec]:
         """The enabled constants prepared (:class:`.compile.EntryRec`), processing order. From the compiled book when it is
         current; else without compiling it (:func:`.compile.constant_recs`: opening a chat places the constants, and
         the full compile — ~0.1-0.3 s for 50,000 entries — waits for the first activation)."""
@@ -664,9 +669,9 @@ class Lorebook(BaseModel):
         """SillyTavern's ``checkWorldInfo`` over ``messages``: see :func:`.activation.activate` for the arguments and
         the result."""
         comp = self._compile()
-        run = lambda: _activate(self, comp, messages, timed=timed, chat_length=chat_length, rng=rng,  # noqa: E731
-                                budget_tokens=budget_tokens, substitute=substitute, dry_run=dry_run,
-                                character=character, inject=inject, global_scan=global_scan)
+        run: Callable[[], ActivationResult] = lambda: _activate(  # noqa: E731
+            self, comp, messages, timed=timed, chat_length=chat_length, rng=rng, budget_tokens=budget_tokens,
+            substitute=substitute, dry_run=dry_run, character=character, inject=inject, global_scan=global_scan)
         if len(comp.order) < _MEMO_MIN_ENTRIES:
             return run()
         # a big book: the run prepares thousands of entries on its first passes; with the collector running, every
@@ -689,7 +694,7 @@ class Lorebook(BaseModel):
         return _list_titles(self.entries)
 
 
-def _within_budget(recs: list, budget: int) -> list:
+def _within_budget(recs: list[EntryRec], budget: int) -> list[EntryRec]:
     """The prepared constants ``recs`` (processing order) that one first activation pass keeps under ``budget``
     tokens: weights and the overflow rule as :func:`.activation.activate` counts them (each body plus a newline;
     after the overflow only entries that ignore the budget)."""

@@ -7,9 +7,12 @@ needles of the key index found in it (:class:`Haystack`, :meth:`ScanBuffer.key_h
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from .model import MAX_SCAN_DEPTH, ScanMessage
+
+#: Where a piece of the scan text came from: ("msg", index), ("none",), or a global scan field's name and value.
+Label = tuple[Any, ...]
 
 if TYPE_CHECKING:  # type only: compile.py builds on the matchers, which read a Haystack
     from .compile import EntryRec, KeyIndex
@@ -26,7 +29,7 @@ class Haystack:
 
     __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "depth", "rec_n", "hits", "prev", "rx")
 
-    def __init__(self, parts: list[tuple[str, tuple]]):
+    def __init__(self, parts: list[tuple[str, Label]]):
         # parts: (text, label) where text already includes its \x01 / \n\x01 prefix
         self.parts = parts
         self.raw = "".join(t for t, _ in parts)
@@ -43,7 +46,7 @@ class Haystack:
         #: the text of an earlier recursion pass this one extends (same window; ``raw`` starts with its ``raw``), and
         #: regex key → first match found here (:func:`.activation._find_regex`)
         self.prev: Optional[Haystack] = None
-        self.rx: Optional[dict] = None
+        self.rx: Optional[dict[str, Any]] = None
 
     @property
     def low(self) -> str:
@@ -57,7 +60,7 @@ class Haystack:
             self._low_starts = starts
         return self._low
 
-    def locate(self, pos: int, lowered: bool) -> tuple:
+    def locate(self, pos: int, lowered: bool) -> tuple[Label, int]:
         if lowered:
             self.low  # noqa: B018 - builds the offsets
             starts = self._low_starts or [0]
@@ -79,8 +82,8 @@ class ScanBuffer:
         self.global_scan = global_scan or {}
         self.recurse: list[list[tuple[str, Optional[EntryRec]]]] = []  # per step: (content, entry) pieces
         self._texts: dict[int, str] = {}
-        self._cache: dict[tuple, Haystack] = {}
-        self._last_hits: dict[tuple, Haystack] = {}  # (depth, flags) → the latest hay whose key hits are known
+        self._cache: dict[tuple[int, int, tuple[str, ...]], Haystack] = {}
+        self._last_hits: dict[tuple[int, tuple[str, ...]], Haystack] = {}  # (depth, flags) → the latest hay whose key hits are known
 
     def _text(self, d: int) -> str:
         t = self._texts.get(d)
@@ -102,7 +105,7 @@ class ScanBuffer:
         h = self._cache.get(key)
         if h is not None:
             return h
-        parts: list[tuple[str, tuple]] = []
+        parts: list[tuple[str, Label]] = []
         for d in range(min(depth, self.n)):
             parts.append(((_MATCHER if d == 0 else _JOINER) + self._text(d), ("msg", self.n - 1 - d)))
         if not parts:
@@ -138,7 +141,8 @@ class ScanBuffer:
         got = h.hits
         if got is None:
             prev = self._last_hits.get((h.depth, flags))
-            if prev is not None and prev is not h and prev.rec_n < h.rec_n and h.raw.startswith(prev.raw):
+            if (prev is not None and prev.hits is not None and prev is not h and prev.rec_n < h.rec_n
+                    and h.raw.startswith(prev.raw)):
                 got = dict(prev.hits)
                 for nid, ends in index.scan(h, len(prev.low), len(prev.raw)).items():
                     old = got.get(nid)
