@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import math
 import random as _random
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -145,24 +146,10 @@ def _rng_fn(rng: Any) -> Callable[[], float]:
     raise TypeError("rng must be a random.Random-like object or a callable returning [0, 1)")
 
 
-def activate(
-    book: "Lorebook",
-    comp: CompiledBook,
-    messages: Sequence[Union[ScanMessage, str]],
-    *,
-    timed: Optional[TimedEffects] = None,
-    chat_length: Optional[int] = None,
-    rng: Any = None,
-    budget_tokens: Optional[int] = None,
-    substitute: Optional[Callable[[str], str]] = None,
-    dry_run: bool = False,
-    character: Optional[str] = None,
-    inject: Sequence[str] = (),
-    global_scan: Optional[dict[str, str]] = None,
-) -> ActivationResult:
-    """Run SillyTavern's ``checkWorldInfo`` for ``book`` (compiled as ``comp``, see :func:`.compile.compile_book`)
-    over ``messages`` (oldest first, as ScanMessage or ready "Name: text" strings; only the newest ``scan_depth`` —
-    or an entry's ``scan_depth`` — are read, so passing the whole chat costs nothing).
+@dataclass(frozen=True)
+class ActivationOptions:
+    """How one world-info run is made (:func:`activate`, :meth:`.lorebook.Lorebook.activate_detailed`); the
+    defaults are a plain run: no timed state, unlimited budget, :func:`random.random` rolls.
 
     ``timed``: the state from the previous run on this branch (None = none); ``chat_length``: number of messages
     in the chat (default ``len(messages)``) — sticky/cooldown/delay count in it; ``rng``: ``random.Random``-like
@@ -173,9 +160,34 @@ def activate(
     dry run) and ``timed`` comes back unchanged; ``character``: checked against entries' character filters (by
     name or avatar file name; None = filters ignored); ``inject``: extra prompts scanned like ST's extension
     prompts flagged "scan" (Author's Note…); ``global_scan``: texts for the entries' ``match_*`` opt-ins, keys
-    from :data:`GLOBAL_SCAN_FIELDS`. Never raises for content; a regex key that cannot be used never matches and
-    is listed in ``warnings``.
+    from :data:`GLOBAL_SCAN_FIELDS`.
     """
+
+    timed: Optional[TimedEffects] = None
+    chat_length: Optional[int] = None
+    rng: Any = None
+    budget_tokens: Optional[int] = None
+    substitute: Optional[Callable[[str], str]] = None
+    dry_run: bool = False
+    character: Optional[str] = None
+    inject: Sequence[str] = ()
+    global_scan: Optional[dict[str, str]] = None
+
+
+#: A plain run (every option at its default).
+PLAIN_RUN = ActivationOptions()
+
+
+def activate(book: "Lorebook", comp: CompiledBook, messages: Sequence[Union[ScanMessage, str]],
+             options: ActivationOptions = PLAIN_RUN) -> ActivationResult:
+    """Run SillyTavern's ``checkWorldInfo`` for ``book`` (compiled as ``comp``, see :func:`.compile.compile_book`)
+    over ``messages`` (oldest first, as ScanMessage or ready "Name: text" strings; only the newest ``scan_depth`` —
+    or an entry's ``scan_depth`` — are read, so passing the whole chat costs nothing), made as ``options`` says.
+    Never raises for content; a regex key that cannot be used never matches and is listed in ``warnings``.
+    """
+    timed, chat_length, rng = options.timed, options.chat_length, options.rng
+    budget_tokens, substitute, dry_run = options.budget_tokens, options.substitute, options.dry_run
+    character, inject, global_scan = options.character, options.inject, options.global_scan
     chat_len = len(messages) if chat_length is None else int(chat_length)
     roll = _rng_fn(rng)
     state = TimedEffects() if timed is None else timed.model_copy(deep=True)

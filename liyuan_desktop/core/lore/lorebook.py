@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from pydantic import BaseModel, Field, PrivateAttr
 
 from . import bookcache as _bookcache
-from .activation import ActivationResult
+from .activation import PLAIN_RUN, ActivationOptions, ActivationResult
 from .activation import activate as _activate
 from .bookcache import STATS, RawFile, book_key, file_digest, file_key, gc_paused, load_rows, save_rows
 from .budget import token_weight
@@ -40,7 +40,6 @@ from .search import LoreHit
 from .search import index_titles as _index_titles
 from .search import list_titles as _list_titles
 from .search import search_entries as _search_entries
-from .timed import TimedEffects
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +48,8 @@ log = logging.getLogger(__name__)
 #: gets its own objects built from the rows. A 50,000-entry book was parsed four times per chat open, 2.5 s each
 #: (issue 15 item 10). Smaller books parse as before.
 _MEMO_MIN_ENTRIES = 1000
+#: The run behind :meth:`Lorebook.activate`: timed effects neither read nor written.
+_DRY_RUN = ActivationOptions(dry_run=True)
 _MEMO_MAX_BOOKS = 4
 #: A parsed book in compact rows (:func:`_to_rows`): a 7-tuple kept in memory and written to the disk cache.
 Rows = tuple[Any, ...]
@@ -589,7 +590,7 @@ class Lorebook(BaseModel):
         book order — the full :meth:`activate_detailed` semantics without timed state or budget (``chat_length`` =
         ``len(messages)``). Constant entries are not returned here (see :meth:`fixed_constants`); disabled
         entries never."""
-        res = self.activate_detailed(messages, dry_run=True)
+        res = self.activate_detailed(messages, _DRY_RUN)
         return res.keyed(self.entries)
 
     def constants(self) -> list[LoreEntry]:
@@ -655,30 +656,18 @@ class Lorebook(BaseModel):
     def activate_detailed(
         self,
         messages: Sequence[Union[ScanMessage, str]],
-        *,
-        timed: Optional[TimedEffects] = None,
-        chat_length: Optional[int] = None,
-        rng: Any = None,
-        budget_tokens: Optional[int] = None,
-        substitute: Optional[Callable[[str], str]] = None,
-        dry_run: bool = False,
-        character: Optional[str] = None,
-        inject: Sequence[str] = (),
-        global_scan: Optional[dict[str, str]] = None,
+        options: ActivationOptions = PLAIN_RUN,
     ) -> ActivationResult:
-        """SillyTavern's ``checkWorldInfo`` over ``messages``: see :func:`.activation.activate` for the arguments and
-        the result."""
+        """SillyTavern's ``checkWorldInfo`` over ``messages``, made as ``options`` says: see
+        :func:`.activation.activate` for the arguments and the result."""
         comp = self._compile()
-        run: Callable[[], ActivationResult] = lambda: _activate(  # noqa: E731
-            self, comp, messages, timed=timed, chat_length=chat_length, rng=rng, budget_tokens=budget_tokens,
-            substitute=substitute, dry_run=dry_run, character=character, inject=inject, global_scan=global_scan)
         if len(comp.order) < _MEMO_MIN_ENTRIES:
-            return run()
+            return _activate(self, comp, messages, options)
         # a big book: the run prepares thousands of entries on its first passes; with the collector running, every
         # few hundred allocations walk a heap of hundreds of thousands of entry objects (a 50,000-entry cascade:
         # 3.3 s instead of 0.5 s). The run makes no cycles worth collecting mid-way.
         with gc_paused():
-            return run()
+            return _activate(self, comp, messages, options)
 
     # -- index / tools --------------------------------------------------------------------------------------
     def index_titles(self) -> list[str]:
