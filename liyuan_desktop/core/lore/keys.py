@@ -8,10 +8,10 @@ can express; the rest (backreferences, lookaround, ``m``-flag anchors) runs in Q
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 from typing import Any, Optional, Union
 
+from ..jsruntime import PerThread, new_context, time_limit
 from ..linear_regex import LinearRegexRefused, compile_re2, re2_safe_text
 from ..linear_regex import search as linear_search
 from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, translate_js_regex_re2
@@ -141,8 +141,6 @@ function __wiValid(p, f) { try { __wiRegex(p, f); return true; } catch (e) { ret
 """
 #: Seconds one regex key may run in QuickJS before it counts as not matching (catastrophic patterns).
 JS_TIME_LIMIT = 0.05
-_js_local = threading.local()
-_js_unavailable: list[str] = []
 
 
 class _JsEngine:
@@ -150,11 +148,7 @@ class _JsEngine:
     translator cannot express, with JavaScript's own ``RegExp``."""
 
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng; lazy: a native module, loaded only when a key needs JavaScript
-
-        self.quickjs = quickjs
-        self.ctx = quickjs.Context()
-        self.ctx.set_memory_limit(64 * 1024 * 1024)
+        self.quickjs, self.ctx = new_context(64 * 1024 * 1024)
         self.ctx.eval(_JS_SOURCE)
         self.test_fn = self.ctx.get("__wiTest")
         self.valid_fn = self.ctx.get("__wiValid")
@@ -166,17 +160,12 @@ class _JsEngine:
             return False
 
     def find(self, pattern: str, flags: str, text: str) -> int:
-        self.ctx.set_time_limit(JS_TIME_LIMIT)
         try:
-            u16 = self.test_fn(pattern, flags, text)
+            with time_limit(self.ctx, JS_TIME_LIMIT):
+                u16 = self.test_fn(pattern, flags, text)
         except Exception:  # noqa: BLE001 - interrupted (time limit), out of memory, unpaired surrogates
-            _js_local.engine = None  # start clean next time
+            _js_engines.drop()  # start clean next time
             return -1
-        finally:
-            try:
-                self.ctx.set_time_limit(-1)
-            except Exception:  # noqa: BLE001
-                pass
         if u16 is None or u16 < 0:
             return -1
         if text.isascii() or u16 == 0:
@@ -193,14 +182,10 @@ class _JsEngine:
 def _js_engine() -> Optional[_JsEngine]:
     """This thread's QuickJS engine, or None when ``quickjs-ng`` cannot be loaded (then untranslatable regex keys are
     refused)."""
-    eng = getattr(_js_local, "engine", None)
-    if eng is None and not _js_unavailable:
-        try:
-            eng = _js_local.engine = _JsEngine()
-        except Exception as exc:  # noqa: BLE001 - missing/broken package: the app keeps working
-            _js_unavailable.append(str(exc))
-            return None
-    return eng
+    return _js_engines.get()
+
+
+_js_engines: PerThread[_JsEngine] = PerThread(_JsEngine)
 
 
 class _JsEval:
