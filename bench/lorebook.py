@@ -26,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from liyuan_desktop.core.lore import Lorebook, ScanMessage, TimedEffects  # noqa: E402
+from liyuan_desktop.core.lore import ActivationOptions, Lorebook, ScanMessage, TimedEffects  # noqa: E402
 
 HAN = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形相全表间样与关各重新线内数正心反你明看原又么利比或但质气第向道命此变条只没结解问意建月公无系军很情者最立代想已通并提直题党程展五果料象员革位入常文总次品式活设及管特件长求老头基资边流路级少图山统接知较将组见计别她手角期根论运农指几九区强放决西被干做必战先回则任取据处队南给色光门即保治北造百规热领七海口东导器压志世金增争济阶油思术极交受联什认六共权收证改清己美再采转更单风切打白教速花带安场身车例真务具万每目至达走积示议声报斗完类八离华名确才科张信马节话米整空元况今集温传土许步群广石记需段研界拉林律叫且究观越织装影算低持音众书布复容儿须际商非验连断深难近矿千周委素技备半办青省列习响约支般史感劳便团往酸历市克何除消构府称太准精值号率族维划选标写存候毛亲快效斯院查江型眼王按格养易置派层片始却专状育厂京识适属圆包火住调满县局照参红细引听该铁价严龙飞"
 WORDS = [f"{a}{b}" for a in ("ka", "lo", "mi", "sa", "te", "vo", "ri", "du") for b in ("ran", "bel", "dor", "mek", "tis", "vun", "zal", "gor")]
@@ -78,11 +78,11 @@ def build_chat(m: int, keys: list[str], rng: random.Random) -> list[ScanMessage]
 
 def timeit(book: Lorebook, chat: list[ScanMessage], runs: int) -> tuple[list[float], int, int]:
     rng = random.Random(1)
-    res = book.activate_detailed(chat, timed=TimedEffects(), rng=rng)  # warm-up
+    res = book.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=rng))  # warm-up
     times = []
     for _ in range(runs):
         t = time.perf_counter()
-        res = book.activate_detailed(chat, timed=TimedEffects(), rng=rng)
+        res = book.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=rng))
         times.append((time.perf_counter() - t) * 1000)
     return times, len(res.entries), res.steps
 
@@ -145,7 +145,7 @@ def big_line(n: int, rng: random.Random, runs: int = 5) -> None:
     size = sum(f.stat().st_size for f in bookcache.folder().iterdir()) / 1e6
     chat = build_chat(20, keys, rng)
     t, c = time.perf_counter(), time.process_time()
-    big.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1))  # compiles the book, builds the key index
+    big.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=random.Random(1)))  # compiles the book, builds the key index
     first = ((time.perf_counter() - t) * 1000, (time.process_time() - c) * 1000)
     act = {}
     # recursion on as SillyTavern runs it: with its default budget (25 % of the context; a 32,768-token window),
@@ -153,11 +153,11 @@ def big_line(n: int, rng: random.Random, runs: int = 5) -> None:
     cases = (("off", False, None), ("on, budget 25 % of 32k", True, 8192), ("on, no budget", True, None))
     for label, recursive, budget in cases:
         big.recursive, big.scan_depth = recursive, 2
-        big.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1), budget_tokens=budget)  # warm-up
+        big.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=random.Random(1), budget_tokens=budget))  # warm-up
         times, cpu = [], []
         for _ in range(runs if recursive else max(runs, 7)):
             t, c = time.perf_counter(), time.process_time()
-            res = big.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1), budget_tokens=budget)
+            res = big.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=random.Random(1), budget_tokens=budget))
             times.append((time.perf_counter() - t) * 1000)
             cpu.append((time.process_time() - c) * 1000)
         act[label] = (statistics.median(times), statistics.median(cpu), len(res.entries), res.steps,
@@ -221,14 +221,14 @@ def wi_file_line(n: int, rng: random.Random, runs: int = 3) -> None:
         book.to_world_info()  # the first export decodes the file's JSON (the entries' raw JSON is lazy)
         export = (time.perf_counter() - t, time.process_time() - c)
         chat = build_chat(20, keys, rng)
-        book.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1))  # compiles, loads the key index
+        book.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=random.Random(1)))  # compiles, loads the key index
         beats = {}
         for recursive in (False, True):
             book.recursive, book.scan_depth = recursive, 2
             times = []
             for _ in range(max(runs, 5)):
                 c = time.process_time()
-                book.activate_detailed(chat, timed=TimedEffects(), rng=random.Random(1), budget_tokens=8192)
+                book.activate_detailed(chat, ActivationOptions(timed=TimedEffects(), rng=random.Random(1), budget_tokens=8192))
                 times.append((time.process_time() - c) * 1000)
             beats[recursive] = statistics.median(times)
         print(f"World Info file {n} entries ({path.stat().st_size / 1e6:.0f} MB; medians of {runs} cold, "

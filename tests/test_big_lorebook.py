@@ -63,8 +63,8 @@ def test_a_big_card_book_is_parsed_once_per_content(monkeypatch):
     monkeypatch.setattr(Lorebook, "from_card_book", orig)
     raw = captured["raw"]
     calls = []
-    real = lore_formats._parse_card_entry
-    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook._parse_card_entry",
+    real = lore_formats.parse_card_entry
+    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook.parse_card_entry",
                         lambda e, uid: (calls.append(uid), real(e, uid))[1])
     books = [Lorebook.from_card_book(raw, "big") for _ in range(4)]
     assert len(calls) == 3000  # parsed once, not four times
@@ -100,8 +100,8 @@ def test_a_50000_entry_book_opens_from_the_cache_without_parsing(monkeypatch):
         for i in range(50_000)]}
     lorebook._PARSED_MEMO.clear()
     calls = []
-    real = lore_formats._parse_card_entry
-    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook._parse_card_entry",
+    real = lore_formats.parse_card_entry
+    monkeypatch.setattr("liyuan_desktop.core.lore.lorebook.parse_card_entry",
                         lambda e, uid: (calls.append(uid), real(e, uid))[1])
     first = merge_books([Lorebook.from_card_book(raw, "大书")])
     fixed = [e.uid for e in first.fixed_constants("大书")]

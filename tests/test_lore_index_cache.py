@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from liyuan_desktop.core.lore import Lorebook, ScanMessage, activation, bookcache, lorebook
-from liyuan_desktop.core.lore.compile import _KeyIndex
+from liyuan_desktop.core.lore import ActivationOptions, Lorebook, ScanMessage, activation, bookcache, lorebook
+from liyuan_desktop.core.lore.compile import KeyIndex
 
 WORDS = ["king", "King", "KING", "liking", "sword", "the blade", "Ash", "ash", "a", "x1", "日月", "手机", "青梧", "理",
          "iPhone", "长安城", "剑", "ash tree", "moon_gate", "雪", "Ré", "ÉCOLE", "école", "st", "星河"]
@@ -73,11 +73,11 @@ def _book(rng: random.Random, n: int) -> Lorebook:
 
 
 def _run(book: Lorebook, chat, seed: int, timed=None):
-    res = book.activate_detailed(chat, timed=timed, rng=random.Random(seed), budget_tokens=random.Random(seed).choice([None, None, 40]),
+    res = book.activate_detailed(chat, ActivationOptions(timed=timed, rng=random.Random(seed), budget_tokens=random.Random(seed).choice([None, None, 40]),
                                  substitute=lambda t: t.replace("{{char}}", "青梧").replace("{{user}}", "你").replace("<USER>", "你"),
                                  character=random.Random(seed).choice([None, "青梧", "别人"]),
                                  inject=["作者注：king 与 剑"] if seed % 3 == 0 else (),
-                                 global_scan={"scenario": "长安城 the blade"})
+                                 global_scan={"scenario": "长安城 the blade"}))
     return ([id(e) for e in res.entries], [r.model_dump() for r in res.reasons], res.timed.model_dump(), res.steps,
             res.tokens, res.budget_overflowed, res.warnings), res
 
@@ -111,7 +111,7 @@ def test_the_index_looks_at_few_entries_of_a_big_book(monkeypatch):
         return real(self, p)
 
     monkeypatch.setattr(type(book._compile()), "rec", counting)
-    res = book.activate_detailed(["用户: 我找 name77 和 名19999号，还有 name7"], dry_run=True)
+    res = book.activate_detailed(["用户: 我找 name77 和 名19999号，还有 name7"], ActivationOptions(dry_run=True))
     assert sorted(e.uid for e in res.entries) == [7, 77, 19999]
     assert len(set(built)) == 3  # not 20,000
 
@@ -123,19 +123,19 @@ def test_recursion_passes_scan_only_the_added_text(monkeypatch):
     book = Lorebook.from_card_book({"entries": entries}, "chain")
     book.recursive = True
     scanned = []
-    real = _KeyIndex.scan
+    real = KeyIndex.scan
 
     def spy(self, hay, low_from=0, raw_from=0):
         scanned.append(len(hay.low) - max(0, low_from - self.maxlen + 1))
         return real(self, hay, low_from, raw_from)
 
-    monkeypatch.setattr(_KeyIndex, "scan", spy)
-    res = book.activate_detailed(["用户: 从 k000x 说起"], dry_run=True)
+    monkeypatch.setattr(KeyIndex, "scan", spy)
+    res = book.activate_detailed(["用户: 从 k000x 说起"], ActivationOptions(dry_run=True))
     assert len(res.entries) == n and res.steps == n + 1
     # each pass scans about one entry's content (~210 characters), not the whole growing buffer (~63,000 at the end)
     assert max(scanned[1:]) < 300, scanned[-3:]
     monkeypatch.setattr(activation, "_USE_INDEX", False)
-    ref = book.activate_detailed(["用户: 从 k000x 说起"], dry_run=True)
+    ref = book.activate_detailed(["用户: 从 k000x 说起"], ActivationOptions(dry_run=True))
     assert [id(e) for e in ref.entries] == [id(e) for e in res.entries]
 
 
@@ -169,7 +169,7 @@ def _fixed_by_activation(book: Lorebook, character: str):
                 continue
         out.append(r.entry)
     ids = {id(e) for e in out}
-    res = book.activate_detailed([], dry_run=True, character=character, rng=lambda: 0.0)
+    res = book.activate_detailed([], ActivationOptions(dry_run=True, character=character, rng=lambda: 0.0))
     placed = [e for e in res.entries if id(e) in ids]
     return placed + [e for e in out if id(e) not in {id(p) for p in placed}]
 
@@ -198,8 +198,8 @@ def small_threshold(monkeypatch):
 
 def _parses(monkeypatch) -> list:
     calls: list = []
-    real = lorebook._parse_card_entry
-    monkeypatch.setattr(lorebook, "_parse_card_entry", lambda e, uid: (calls.append(uid), real(e, uid))[1])
+    real = lorebook.parse_card_entry
+    monkeypatch.setattr(lorebook, "parse_card_entry", lambda e, uid: (calls.append(uid), real(e, uid))[1])
     return calls
 
 
@@ -299,10 +299,10 @@ def test_a_key_straddling_two_recursion_steps_is_found(monkeypatch):
         {"id": 3, "keys": ["末尾\n\x01开头"], "content": "跨界", "enabled": True, "comment": "B"},
     ]}, "seam")
     book.recursive = True
-    res = book.activate_detailed(["用户: 你好"], dry_run=True)
+    res = book.activate_detailed(["用户: 你好"], ActivationOptions(dry_run=True))
     assert {"B", "C"} <= {e.title for e in res.entries}
     monkeypatch.setattr(activation, "_USE_INDEX", False)
-    ref = book.activate_detailed(["用户: 你好"], dry_run=True)
+    ref = book.activate_detailed(["用户: 你好"], ActivationOptions(dry_run=True))
     assert [id(e) for e in ref.entries] == [id(e) for e in res.entries]
 
 
@@ -364,7 +364,7 @@ def test_warm_up_does_the_first_activations_work_ahead(monkeypatch):
     monkeypatch.setattr(lore_compile, "_index_of", lambda c: built.append("index"))
     monkeypatch.setattr(lore_compile, "_make_rec", lambda c, p: built.append(p))
     monkeypatch.setattr(lore_compile, "_compile_book", lambda lb, sig: built.append("compile"))
-    res = book.activate_detailed(["用户: 我找 name77"], dry_run=True)
+    res = book.activate_detailed(["用户: 我找 name77"], ActivationOptions(dry_run=True))
     assert [e.uid for e in res.entries] == [77] and built == []
 
 

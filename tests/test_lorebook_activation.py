@@ -17,6 +17,7 @@ import pytest
 from helpers import need_shared, shared_path
 
 from liyuan_desktop.core.lore import (
+    ActivationOptions,
     JsRegexUnsupported,
     Lorebook,
     LoreEntry,
@@ -39,7 +40,7 @@ def M(name: str, text: str) -> ScanMessage:
 
 
 def titles(book: Lorebook, msgs, **kw) -> list[str]:
-    return [e.title for e in book.activate(msgs)] if not kw else [e.title for e in book.activate_detailed(msgs, **kw).keyed(book.entries)]
+    return [e.title for e in book.activate(msgs)] if not kw else [e.title for e in book.activate_detailed(msgs, ActivationOptions(**kw)).keyed(book.entries)]
 
 
 def card_entry(uid: int, title: str, keys, content: str = "", order: int = 100, **ext) -> dict:
@@ -359,7 +360,7 @@ def timed_book() -> Lorebook:
 
 
 def turn(book, text, length, timed):
-    res = book.activate_detailed([M("甲", text)], timed=timed, chat_length=length)
+    res = book.activate_detailed([M("甲", text)], ActivationOptions(timed=timed, chat_length=length))
     # the state goes through JSON like it will in the session tree
     stored = TimedEffects.model_validate_json(res.timed.model_dump_json())
     kinds = {e.title: r.kind for e, r in zip(res.entries, res.reasons)}
@@ -403,7 +404,7 @@ def test_sticky_cooldown_delay_over_turns():
 def test_dry_run_and_activate_ignore_sticky_state():
     book = timed_book()
     _, t = turn(book, "烟花", 1, TimedEffects())
-    res = book.activate_detailed([M("甲", "无")], timed=t, chat_length=3, dry_run=True)
+    res = book.activate_detailed([M("甲", "无")], ActivationOptions(timed=t, chat_length=3, dry_run=True))
     assert res.entries == [] and res.timed == t
     # delay is checked even in a dry run (ST)
     assert titles(book, [M("甲", "雾")]) == []
@@ -512,11 +513,11 @@ def test_group_already_won_in_an_earlier_step():
 def test_group_sticky_member_wins():
     book = weather()
     book.entries[1].sticky = 5
-    res = book.activate_detailed([M("甲", "天")], rng=Rolls(0.5), chat_length=1)  # 雨 wins the roll, sticky until 6
+    res = book.activate_detailed([M("甲", "天")], ActivationOptions(rng=Rolls(0.5), chat_length=1))  # 雨 wins the roll, sticky until 6
     assert [e.title for e in res.entries] == ["雨"]
     # next turn: a roll of 0.1 would pick 晴, but the sticky member wins and the others are dropped (no roll)
     rng = Rolls()
-    res = book.activate_detailed([M("甲", "天")], rng=rng, chat_length=3, timed=res.timed)
+    res = book.activate_detailed([M("甲", "天")], ActivationOptions(rng=rng, chat_length=3, timed=res.timed))
     assert [(e.title, r.kind) for e, r in zip(res.entries, res.reasons)] == [("雨", "sticky")] and rng.calls == 0
 
 
@@ -541,7 +542,7 @@ def test_budget_drops_by_ascending_order():
     # Processing order = order descending (constants are ordinary here: not exempt, they sort by their order).
     # Each content is 10 tokens + the "\n" ST appends: 常驻高 → 11 < 25 ✓; B1 → 21 < 25 ✓; B2 → 31 ≥ 25 → dropped,
     # budget overflowed; B3 and 常驻低 skipped; 豁免 ignores the budget ✓.
-    res = budget_book().activate_detailed([M("甲", "预算")], budget_tokens=25)
+    res = budget_book().activate_detailed([M("甲", "预算")], ActivationOptions(budget_tokens=25))
     assert [e.title for e in res.entries] == ["豁免", "B1", "常驻高"]  # insertion order: order ascending
     assert res.budget_overflowed and res.tokens == 30
     # no budget: everything
@@ -710,12 +711,12 @@ def test_sources_order_and_where_entries_came_from():
     merged = merge_books([card, chat, glob])
     assert [e.title for e in merged.activate([M("人", "门")])] == ["卡", "聊", "全"]  # book order
     # budget 12 keeps only the first entry processed: chat lore always first (even with order 1)
-    res = merged.activate_detailed([M("人", "门")], budget_tokens=12)
+    res = merged.activate_detailed([M("人", "门")], ActivationOptions(budget_tokens=12))
     assert [(e.title, r.book, r.source) for e, r in zip(res.entries, res.reasons)] == [("聊", "聊天书", "chat")]
     two = merge_books([card, glob])
     for strategy, first in ((1, "卡"), (2, "全"), (0, "全")):  # character first / global first / evenly by order
         two.strategy = strategy
-        assert [e.title for e in two.activate_detailed([M("人", "门")], budget_tokens=12).entries] == [first]
+        assert [e.title for e in two.activate_detailed([M("人", "门")], ActivationOptions(budget_tokens=12)).entries] == [first]
 
 
 def test_decorators_macros_and_character_filter():
@@ -727,10 +728,10 @@ def test_decorators_macros_and_character_filter():
     ])
     assert book.entries[0].body == "总是出现。"
     sub = lambda s: apply_macros(s, MacroContext(char="青梧", user="旅人"))  # noqa: E731
-    res = book.activate_detailed([M("旅人", "青梧，开门")], substitute=sub, character="青梧")
+    res = book.activate_detailed([M("旅人", "青梧，开门")], ActivationOptions(substitute=sub, character="青梧"))
     assert {e.title: r.kind for e, r in zip(res.entries, res.reasons)} == \
         {"总在": "decorator", "角色名": "key", "只给青梧": "key"}
-    res = book.activate_detailed([M("旅人", "青梧，开门")], character="别人")  # no substitute: "{{char}}" literal
+    res = book.activate_detailed([M("旅人", "青梧，开门")], ActivationOptions(character="别人"))  # no substitute: "{{char}}" literal
     assert [e.title for e in res.entries] == ["总在"]
 
 
@@ -804,7 +805,7 @@ def _st_budget_cut(weights: list[float], budget: int) -> int:
 @pytest.mark.parametrize("budget", [11, 12, 50, 137, 400])
 def test_recursion_stops_where_the_budget_overflows_like_sillytavern(budget):
     book = chain_book(60)
-    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")], budget_tokens=budget)
+    res = book.activate_detailed([M("甲", f"说起{_cjk_key(0)}")], ActivationOptions(budget_tokens=budget))
     weights = [approx_tokens(e.content) for e in book.entries]  # 10 tokens each (2 + 8 CJK characters)
     want = _st_budget_cut(weights, budget)
     assert [e.uid for e in res.entries] == sorted(range(want), key=lambda u: book.entries[u].order)

@@ -8,8 +8,10 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from typing import Optional
+
+from ..jsruntime import PerThread, new_context
+from ..jsruntime import time_limit as js_time_limit
 
 log = logging.getLogger(__name__)
 
@@ -115,26 +117,20 @@ class _Engine:
     """One QuickJS context (per thread) with the replace function loaded."""
 
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng; lazy: a native module, loaded only when a script runs
-
-        self._quickjs = quickjs
-        self.ctx = quickjs.Context()
-        self.ctx.set_memory_limit(MEMORY_LIMIT)
+        self._quickjs, self.ctx = new_context(MEMORY_LIMIT)
         self.ctx.eval(_JS)
         self.fn = self.ctx.get("__liyuanRegexRun")
 
     def run(self, pattern: str, flags: str, text: str, template: str, trims: list[str],
             time_limit: float) -> Optional[tuple[list[str], list[str]]]:
         """Pieces and replacements, or None when nothing matched. Raises _ScriptTimeout / _ScriptFailed."""
-        self.ctx.set_time_limit(time_limit)
         try:
-            out = self.fn(pattern, flags, text, template, json.dumps(trims))
+            with js_time_limit(self.ctx, time_limit):
+                out = self.fn(pattern, flags, text, template, json.dumps(trims))
         except self._quickjs.JSException as exc:
             if "interrupted" in str(exc):
                 raise _ScriptTimeout(str(exc)) from None
             raise _ScriptFailed(str(exc).splitlines()[0] if str(exc) else "out of memory") from None
-        finally:
-            self.ctx.set_time_limit(-1)
         if not out:
             return None
         data = json.loads(out)
@@ -143,29 +139,23 @@ class _Engine:
         return data[0], data[1]
 
 
-_local = threading.local()
+_engines: PerThread[_Engine] = PerThread(_Engine)
 _engine_error: Optional[str] = None
 
 
 def _engine() -> Optional[_Engine]:
     global _engine_error
-    eng = getattr(_local, "engine", None)
-    if eng is None:
-        if _engine_error is not None:
-            return None
-        try:
-            eng = _Engine()
-        except Exception as exc:  # missing/broken package: scripts are skipped, the app keeps working
-            _engine_error = f"JavaScript regex engine unavailable ({exc}); regex scripts are not applied"
-            log.error(_engine_error)
-            return None
-        _local.engine = eng
+    eng = _engines.get()
+    if eng is None and _engine_error is None and _engines.failure is not None:
+        # missing/broken package: scripts are skipped, the app keeps working
+        _engine_error = f"JavaScript regex engine unavailable ({_engines.failure}); regex scripts are not applied"
+        log.error(_engine_error)
     return eng
 
 
 def _drop_engine() -> None:
     """Forget this thread's engine (after an interrupt or out-of-memory); the next run makes a fresh one."""
-    _local.engine = None
+    _engines.drop()
 
 
 def engine_error() -> Optional[str]:

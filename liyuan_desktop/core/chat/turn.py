@@ -21,7 +21,7 @@ from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
-from ..lore import ActivationResult, ScanMessage, TimedEffects
+from ..lore import ActivationOptions, ActivationResult, ScanMessage, TimedEffects
 from ..macros import MacroContext, apply_macros
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
@@ -111,9 +111,9 @@ def activate(chat: "Chat", h: HistoryCache, user_text: str, ctx: Optional[MacroC
         except ValueError:
             timed = None
     seed = f"{chat.tree.header.id}:{chat_length}" + (f":{attempt}" if attempt else "")
-    lore = c.book.activate_detailed(scan, timed=timed, chat_length=chat_length, rng=random.Random(seed),
-                                    substitute=lambda t: apply_macros(t, ctx), character=c.card.name,
-                                    budget_tokens=chat.world_info_budget_basis().tokens)
+    lore = c.book.activate_detailed(scan, ActivationOptions(
+        timed=timed, chat_length=chat_length, rng=random.Random(seed), substitute=lambda t: apply_macros(t, ctx),
+        character=c.card.name, budget_tokens=chat.world_info_budget_basis().tokens))
     chat.last_activation = (lore, len(scan))
     return lore
 

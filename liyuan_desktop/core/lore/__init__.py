@@ -8,7 +8,7 @@ budget), :mod:`.search` (``lorebook_search`` / ``lorebook_list``), :mod:`.bookca
 disk by content, the key automaton cached by its needles).
 
 **Big books** (issue 15 item 10). A scan pass looks only at the entries whose literal key text occurs in the scan
-text — one Aho–Corasick pass finds them (:class:`.compile._KeyIndex`) — plus constants, decorators and regex/macro
+text — one Aho–Corasick pass finds them (:class:`.compile.KeyIndex`) — plus constants, decorators and regex/macro
 keys; their keys are then matched exactly as below, so results are those of looking at every entry (tests compare
 both on randomised books). Recursion passes scan only the text they add — regex keys too, from
 :data:`.keys.REGEX_SEAM_MARGIN` characters before the seam (a longer match across it is the one accepted difference
@@ -90,6 +90,7 @@ from ..lazy_exports import lazy_exports
 # issue 15: a name's module is imported when the name is first read (importing one submodule no longer
 # imports them all, and what they import)
 __getattr__, __dir__ = lazy_exports(__name__, {
+    "ActivationOptions": ".activation",
     "ActivationResult": ".activation",
     "approx_tokens": ".budget",
     "budget_from_context": ".budget",
@@ -105,7 +106,7 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 })
 
 if TYPE_CHECKING:
-    from .activation import ActivationResult
+    from .activation import ActivationOptions, ActivationResult
     from .budget import approx_tokens, budget_from_context
     from .jsregex import JsRegexUnsupported, translate_js_regex
     from .keys import compile_key, key_matches
@@ -114,6 +115,6 @@ if TYPE_CHECKING:
     from .timed import TimedEffects
 
 __all__ = [
-    "ActivationResult", "JsRegexUnsupported", "LoreEntry", "Lorebook", "ScanMessage", "TimedEffects",
+    "ActivationOptions", "ActivationResult", "JsRegexUnsupported", "LoreEntry", "Lorebook", "ScanMessage", "TimedEffects",
     "approx_tokens", "budget_from_context", "compile_key", "key_matches", "merge_books", "translate_js_regex",
 ]

@@ -9,22 +9,27 @@ from __future__ import annotations
 import logging
 import math
 import random as _random
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .budget import _token_weight, approx_tokens
-from .compile import _Compiled, _KeyIndex, _Rec
+from .budget import approx_tokens, token_weight
+from .compile import CompiledBook, EntryRec, KeyIndex
 from .groups import filter_groups
-from .keys import REGEX_SEAM_MARGIN
+from .keys import REGEX_SEAM_MARGIN, Refused
 from .model import AND_ALL, AND_ANY, LOGIC_NAMES, NOT_ALL, NOT_ANY, LoreEntry, ScanMessage
-from .scan import _INITIAL, _MIN_ACTIVATIONS, _RECURSION, _SCAN_NAMES, _Buffer, _Hay
+from .scan import INITIAL, MIN_ACTIVATIONS, RECURSION, SCAN_NAMES, Haystack, Label, ScanBuffer
 from .timed import TimedEffects, check_timed, record_timed
 
 if TYPE_CHECKING:  # type only: Lorebook.activate_detailed calls into this module
     from .lorebook import Lorebook
 
 log = logging.getLogger(__name__)
+
+
+#: Why an entry fired (:attr:`ActivationReason.kind`).
+ReasonKind = Literal["constant", "key", "sticky", "decorator"]
 
 
 class ActivationReason(BaseModel):
@@ -44,7 +49,7 @@ class ActivationReason(BaseModel):
     title: str
     book: str = ""
     source: str = ""
-    kind: Literal["constant", "key", "sticky", "decorator"]
+    kind: ReasonKind
     key: Optional[str] = None
     secondary_key: Optional[str] = None
     logic: Optional[str] = None
@@ -133,30 +138,18 @@ def _rng_fn(rng: Any) -> Callable[[], float]:
     if rng is None:
         return _random.random
     if hasattr(rng, "random"):
-        return rng.random
+        fn: Callable[[], float] = rng.random
+        return fn
     if callable(rng):
-        return rng
+        call: Callable[[], float] = rng
+        return call
     raise TypeError("rng must be a random.Random-like object or a callable returning [0, 1)")
 
 
-def activate(
-    book: "Lorebook",
-    comp: _Compiled,
-    messages: Sequence[Union[ScanMessage, str]],
-    *,
-    timed: Optional[TimedEffects] = None,
-    chat_length: Optional[int] = None,
-    rng: Any = None,
-    budget_tokens: Optional[int] = None,
-    substitute: Optional[Callable[[str], str]] = None,
-    dry_run: bool = False,
-    character: Optional[str] = None,
-    inject: Sequence[str] = (),
-    global_scan: Optional[dict[str, str]] = None,
-) -> ActivationResult:
-    """Run SillyTavern's ``checkWorldInfo`` for ``book`` (compiled as ``comp``, see :func:`.compile.compile_book`)
-    over ``messages`` (oldest first, as ScanMessage or ready "Name: text" strings; only the newest ``scan_depth`` —
-    or an entry's ``scan_depth`` — are read, so passing the whole chat costs nothing).
+@dataclass(frozen=True)
+class ActivationOptions:
+    """How one world-info run is made (:func:`activate`, :meth:`.lorebook.Lorebook.activate_detailed`); the
+    defaults are a plain run: no timed state, unlimited budget, :func:`random.random` rolls.
 
     ``timed``: the state from the previous run on this branch (None = none); ``chat_length``: number of messages
     in the chat (default ``len(messages)``) — sticky/cooldown/delay count in it; ``rng``: ``random.Random``-like
@@ -167,9 +160,34 @@ def activate(
     dry run) and ``timed`` comes back unchanged; ``character``: checked against entries' character filters (by
     name or avatar file name; None = filters ignored); ``inject``: extra prompts scanned like ST's extension
     prompts flagged "scan" (Author's Note…); ``global_scan``: texts for the entries' ``match_*`` opt-ins, keys
-    from :data:`GLOBAL_SCAN_FIELDS`. Never raises for content; a regex key that cannot be used never matches and
-    is listed in ``warnings``.
+    from :data:`GLOBAL_SCAN_FIELDS`.
     """
+
+    timed: Optional[TimedEffects] = None
+    chat_length: Optional[int] = None
+    rng: Any = None
+    budget_tokens: Optional[int] = None
+    substitute: Optional[Callable[[str], str]] = None
+    dry_run: bool = False
+    character: Optional[str] = None
+    inject: Sequence[str] = ()
+    global_scan: Optional[dict[str, str]] = None
+
+
+#: A plain run (every option at its default).
+PLAIN_RUN = ActivationOptions()
+
+
+def activate(book: "Lorebook", comp: CompiledBook, messages: Sequence[Union[ScanMessage, str]],
+             options: ActivationOptions = PLAIN_RUN) -> ActivationResult:
+    """Run SillyTavern's ``checkWorldInfo`` for ``book`` (compiled as ``comp``, see :func:`.compile.compile_book`)
+    over ``messages`` (oldest first, as ScanMessage or ready "Name: text" strings; only the newest ``scan_depth`` —
+    or an entry's ``scan_depth`` — are read, so passing the whole chat costs nothing), made as ``options`` says.
+    Never raises for content; a regex key that cannot be used never matches and is listed in ``warnings``.
+    """
+    timed, chat_length, rng = options.timed, options.chat_length, options.rng
+    budget_tokens, substitute, dry_run = options.budget_tokens, options.substitute, options.dry_run
+    character, inject, global_scan = options.character, options.inject, options.global_scan
     chat_len = len(messages) if chat_length is None else int(chat_length)
     roll = _rng_fn(rng)
     state = TimedEffects() if timed is None else timed.model_copy(deep=True)
@@ -178,15 +196,15 @@ def activate(
     if not dry_run and (state.sticky or state.cooldown):
         check_timed(state, comp, chat_len, sticky_on, cooldown_on)
     delay_on = {p for p, delay in comp.delayed if chat_len < delay}
-    buf = _Buffer(messages, book.include_names, inject, global_scan)
+    buf = ScanBuffer(messages, book.include_names, inject, global_scan)
     idx = comp.index if _USE_INDEX else None
 
-    activated: dict[int, _Rec] = {}
+    activated: dict[int, EntryRec] = {}
     reasons: dict[int, ActivationReason] = {}
     failed: set[int] = set()
     levels = list(comp.levels)
     cur_level = levels.pop(0) if levels else 0
-    scan, count, skew, rec_steps = _INITIAL, 0, 0, 0
+    scan, count, skew, rec_steps = INITIAL, 0, 0, 0
     overflowed = False
     safety = False  # the hard bound on this run's work was hit (SAFETY_MAX_*)
     added_chars = 0
@@ -199,11 +217,11 @@ def activate(
         if book.max_recursion_steps and book.max_recursion_steps <= count:
             break
         count += 1
-        if scan == _RECURSION:
+        if scan == RECURSION:
             rec_steps += 1
         depth = book.scan_depth + skew
         default_hay = buf.hay(depth, scan)
-        now: list[tuple[_Rec, ActivationReason]] = []
+        now: list[tuple[EntryRec, ActivationReason]] = []
         # the skip rules that do not depend on the pass, as one set (ST: active, failed roll, delay, cooldown)
         skip = set(activated)
         skip |= failed
@@ -218,9 +236,9 @@ def activate(
                     if (inc if r.char_exclude else not inc):
                         continue
                 if r.dur and not is_sticky:
-                    if scan != _RECURSION or r.dur > cur_level:
+                    if scan != RECURSION or r.dur > cur_level:
                         continue
-                if scan == _RECURSION and recursive and r.exclude and not is_sticky:
+                if scan == RECURSION and recursive and r.exclude and not is_sticky:
                     continue
                 if r.deco_activate:
                     now.append((r, _reason(r, "decorator", count, scan, rec_steps, cur_level)))
@@ -248,7 +266,7 @@ def activate(
                 if at >= 0:
                     hit = (k, m, at)
                     break
-                if m.kind == "refused" and m.reason not in warnings:
+                if isinstance(m, Refused) and m.reason not in warnings:
                     warnings.append(m.reason)
             if hit is None:
                 continue
@@ -288,7 +306,7 @@ def activate(
             if len(activated) >= SAFETY_MAX_ENTRIES or added_chars + len(body) > SAFETY_MAX_CHARS:
                 safety = True  # like an overflow, but for every entry (ignore_budget too): the run stops here
                 break
-            new_weight += _token_weight(body) + 0.25
+            new_weight += token_weight(body) + 0.25
             if (not r.ignore_budget and budget is not None
                     and math.ceil(all_weight) + math.ceil(new_weight) >= budget):
                 overflowed = True
@@ -304,26 +322,27 @@ def activate(
             _safety_notice(warnings, len(activated), added_chars, count)
             break
         if recursive and not overflowed and for_recursion:
-            nxt = _RECURSION
-        if recursive and not overflowed and scan == _MIN_ACTIVATIONS and buf.recurse:
-            nxt = _RECURSION
+            nxt = RECURSION
+        if recursive and not overflowed and scan == MIN_ACTIVATIONS and buf.recurse:
+            nxt = RECURSION
         if not nxt and not overflowed and book.min_activations > 0 and len(activated) < book.min_activations:
             d_now = book.scan_depth + skew
             cap = book.min_activations_depth_max
             over = (cap > 0 and d_now > cap) or d_now > len(messages)
             if not over:
-                nxt = _MIN_ACTIVATIONS
+                nxt = MIN_ACTIVATIONS
                 skew += 1
         if not nxt and levels:
-            nxt = _RECURSION
+            nxt = RECURSION
             cur_level = levels.pop(0)
         scan = nxt
         if scan:
-            pieces = [(substitute(r.body) if substitute else r.body, r) for r in for_recursion]
+            pieces: list[tuple[str, Optional[EntryRec]]] = [(substitute(r.body) if substitute else r.body, r)
+                                                            for r in for_recursion]
             text = "\n".join(t for t, _ in pieces)
             if text:
                 buf.add_recurse(pieces)
-                all_weight += _token_weight(text) + 0.25
+                all_weight += token_weight(text) + 0.25
 
     if not dry_run:
         record_timed(state, list(activated.values()), chat_len)
@@ -358,28 +377,31 @@ def _safety_notice(warnings: list[str], n: int, chars: int, passes: int) -> None
                     "（可在世界书设置里设预算或递归步数上限）")
 
 
-#: Use the key index (:class:`.compile._KeyIndex`) to pick the entries a pass looks at. False: look at every active
+#: Use the key index (:class:`.compile.KeyIndex`) to pick the entries a pass looks at. False: look at every active
 #: entry (the reference path the tests compare against; also what runs without the ``ahocorasick`` module).
 _USE_INDEX = True
 
 
-def _find(m: Any, hay: _Hay, idx: Optional[_KeyIndex]) -> int:
+def _find(m: Any, hay: Haystack, idx: Optional[KeyIndex]) -> int:
     """``m.find(hay)``; for a plain key whose needle the index holds, read from the hit offsets the index found in
     this very text (no scan of a text that grows with every recursion pass). Same result: the index reports every
     occurrence. A regex key in a recursion pass tests only the text the pass added (:func:`_find_regex`)."""
     if m.kind == "regex" and idx is not None and hay.prev is not None and getattr(m, "incremental", False):
         return _find_regex(m, hay)
     hits = hay.hits
+    found: int  # m is any matcher of .keys (their unions have no common find_at/needle)
     if hits is None or idx is None or m.kind != "plain":
-        return m.find(hay)
+        found = m.find(hay)
+        return found
     nid = idx.needle_id(m.needle, m.cs)
     if nid is None:
-        return m.find(hay)
+        found = m.find(hay)
+        return found
     ends = hits.get(nid)
     return -1 if ends is None else m.find_at(hay, ends)
 
 
-def _find_regex(m: Any, hay: _Hay) -> int:
+def _find_regex(m: Any, hay: Haystack) -> int:
     """First match of the RE2 regex key ``m`` in ``hay``, a recursion pass's text, from the earlier passes' results
     (issue 15 item 10: 1,000 regex keys re-tested over a buffer growing every pass took 99.8 s in a 50,000-entry
     cascade). ``hay.raw`` extends the previous pass's text (``hay.prev``) by ``"\\n" + contents``, so a match found
@@ -414,7 +436,7 @@ def _find_regex(m: Any, hay: _Hay) -> int:
     return pos
 
 
-def _candidates(comp: _Compiled, buf: _Buffer, depth: int, scan: int, sticky_on: set[int],
+def _candidates(comp: CompiledBook, buf: ScanBuffer, depth: int, scan: int, sticky_on: set[int],
                 skip: set[int]) -> list[int]:
     """Processing positions a pass must look at, ascending: the index's always-checked entries, the active sticky
     ones, and every entry owning a literal key whose text occurs in the scan text of its hay group (the pass's
@@ -439,12 +461,12 @@ def _candidates(comp: _Compiled, buf: _Buffer, depth: int, scan: int, sticky_on:
     return sorted(c)
 
 
-def _reason(r: _Rec, kind: str, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
+def _reason(r: EntryRec, kind: ReasonKind, step: int, scan: int, rec_steps: int, level: int) -> ActivationReason:
     e = r.entry
     return ActivationReason(uid=e.uid, title=e.display_title, book=e.book, source=e.source, kind=kind,
-                            step=step, scan=_SCAN_NAMES[scan], recursion_level=rec_steps, delay_level=level)
+                            step=step, scan=SCAN_NAMES[scan], recursion_level=rec_steps, delay_level=level)
 
-def _where(reason: ActivationReason, label: tuple) -> None:
+def _where(reason: ActivationReason, label: Label) -> None:
     if label[0] == "msg":
         reason.message_index = label[1]
         reason.matched_in = "message"
@@ -457,8 +479,8 @@ def _where(reason: ActivationReason, label: tuple) -> None:
     elif label[0] == "inject":
         reason.matched_in = "inject"
 
-def _secondary(r: _Rec, hay: _Hay, substitute: Optional[Callable[[str], str]],
-               idx: Optional[_KeyIndex] = None) -> tuple[bool, Optional[str]]:
+def _secondary(r: EntryRec, hay: Haystack, substitute: Optional[Callable[[str], str]],
+               idx: Optional[KeyIndex] = None) -> tuple[bool, Optional[str]]:
     """ST ``matchSecondaryKeys``: (activates, deciding key)."""
     logic = r.logic
     any_hit, all_hit = False, True

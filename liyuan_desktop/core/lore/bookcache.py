@@ -328,7 +328,7 @@ class RawFile:
         self._obj: Any = None
         self._tried = False
 
-    def __deepcopy__(self, memo: dict) -> "RawFile":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "RawFile":
         return self
 
     def get(self) -> Any:

@@ -124,7 +124,7 @@ def read_book_json(raw: bytes, name: str) -> object:
         raise BookFileError(message("bookfile.too_deep", name=name)) from None
     if not isinstance(obj, dict):
         raise BookFileError(message("bookfile.not_object", name=name))
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    data = _v if isinstance(_v := obj.get("data"), dict) else {}
     if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in obj or "first_mes" in data:
         raise BookFileError(message("bookfile.is_card", name=name))
     book = data if obj.get("spec") == "lorebook_v3" else obj

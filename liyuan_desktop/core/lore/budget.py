@@ -11,7 +11,9 @@ _WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\ua4cf\uac00-\ud7af\uf900-\ufaff\ufe30
 
 
 @lru_cache(maxsize=16384)
-def _token_weight(text: str) -> float:
+def token_weight(text: str) -> float:
+    """Unrounded token weight of ``text``: one per CJK/fullwidth character, a quarter per other character. The
+    budget sums these per entry before rounding (:func:`approx_tokens` rounds one text). Cached per text."""
     wide = len(_WIDE.findall(text)) if not text.isascii() else 0
     return wide + (len(text) - wide) / 4.0
 
@@ -19,7 +21,7 @@ def _token_weight(text: str) -> float:
 def approx_tokens(text: str) -> int:
     """Approximate token count: one per CJK/fullwidth character, one per 4 other characters (rounded up). Cached per
     text, so each entry is counted once (lessons.md)."""
-    return math.ceil(_token_weight(text)) if text else 0
+    return math.ceil(token_weight(text)) if text else 0
 
 
 def budget_from_context(max_context: int, percent: float = 25, cap: int = 0) -> int:

@@ -1,7 +1,7 @@
 """A book compiled for activation: the entries in SillyTavern's processing order (``getSortedEntries``: chat lore,
 persona lore, then card/global by ``strategy``, each by ``order`` descending; ties: books in merge order, then uid),
-each prepared on demand as a :class:`_Rec` (keys compiled to matchers, settings resolved against the book's,
-decorators parsed), and a :class:`_KeyIndex` — Aho–Corasick automata over every literal key — so a scan pass looks
+each prepared on demand as a :class:`EntryRec` (keys compiled to matchers, settings resolved against the book's,
+decorators parsed), and a :class:`KeyIndex` — Aho–Corasick automata over every literal key — so a scan pass looks
 only at the entries whose key text occurs in the scan text (plus constants, decorators and regex/macro keys): the
 cost of a pass follows the text and the hits, not the size of the book (issue 15 item 10: a 50,000-entry book).
 :func:`compile_book` builds it; :class:`~.lorebook.Lorebook` caches it until an edit.
@@ -13,16 +13,16 @@ import hashlib
 import json
 import re
 from operator import itemgetter
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Union
 
 from .bookcache import automaton, gc_paused
-from .formats import _truthy
-from .keys import _Matcher, _Refused, compile_key
-from .model import GLOBAL_SCAN_FIELDS, LoreEntry, _parse_decorators
+from .formats import truthy
+from .keys import Matcher, Refused, compile_key
+from .model import GLOBAL_SCAN_FIELDS, LoreEntry, parse_decorators
 
 if TYPE_CHECKING:  # type only: the Lorebook model holds the cache of what this builds
     from .lorebook import Lorebook
-    from .scan import _Hay
+    from .scan import Haystack
 
 
 class _Key:
@@ -36,26 +36,68 @@ class _Key:
         self.dynamic = _dynamic(text)
         self.matcher = compile_key(text.strip(), cs, whole)
 
-    def get(self, substitute: Optional[Callable[[str], str]], cs: bool, whole: bool) -> Optional[_Matcher]:
+    def get(self, substitute: Optional[Callable[[str], str]], cs: bool, whole: bool) -> Optional[Matcher]:
         if self.dynamic and substitute is not None:
             t = substitute(self.text)
             return compile_key(t.strip(), cs, whole) if t else None
         return self.matcher
 
 
+#: A hay group of the key index: (an entry's own scan depth or None, its opt-in scan fields).
+HayGroup = tuple[Optional[int], tuple[str, ...]]
+
+
 def _dynamic(text: str) -> bool:
     return "{{" in text or "<" in text
 
 
-class _Rec:
+class EntryRec:
     """An entry prepared for activation (keys compiled, settings resolved). Built on demand by
-    :meth:`_Compiled.rec` — only for the entries a scan pass looks at."""
+    :meth:`CompiledBook.rec` — only for the entries a scan pass looks at."""
 
     __slots__ = ("pos", "entry", "list_index", "enabled", "constant", "dur", "exclude", "prevent", "scan_depth",
                  "primary", "secondary", "check_secondary", "logic", "deco_activate", "deco_dont", "groups",
                  "group_raw", "group_override", "group_weight", "use_group_scoring", "probability", "use_prob",
                  "sticky", "cooldown", "delay", "order", "tkey", "_hash", "body", "cs", "whole", "ignore_budget",
                  "scan_flags", "char_names", "char_exclude", "special", "book")
+
+    pos: int  # processing position
+    entry: LoreEntry
+    list_index: int  # index into the book's entries
+    enabled: bool
+    constant: bool
+    dur: int  # delay_until_recursion (0 = none, else the level)
+    exclude: bool
+    prevent: bool
+    scan_depth: Optional[int]
+    primary: tuple[_Key, ...]
+    secondary: tuple[_Key, ...]
+    check_secondary: bool
+    logic: int
+    deco_activate: bool
+    deco_dont: bool
+    groups: tuple[str, ...]
+    group_raw: str
+    group_override: bool
+    group_weight: int
+    use_group_scoring: Optional[bool]
+    probability: int
+    use_prob: bool
+    sticky: int
+    cooldown: int
+    delay: int
+    order: int
+    tkey: str  # "book.uid": the key of the entry's timed effects
+    _hash: Optional[str]
+    body: str  # content without its decorator lines
+    cs: bool
+    whole: bool
+    ignore_budget: bool
+    scan_flags: tuple[str, ...]
+    char_names: tuple[str, ...]
+    char_exclude: bool
+    special: bool
+    book: str
 
     @property
     def hash(self) -> str:
@@ -66,7 +108,7 @@ class _Rec:
         return self._hash
 
 
-class _KeyIndex:
+class KeyIndex:
     """Every literal (plain, macro-free, non-empty) primary key of the active entries in two Aho–Corasick automata —
     lower-cased needles searched in the lower-cased scan text, case-sensitive ones in the text as written — so one
     pass over the scan text names the entries whose key text occurs in it, however many entries the book has.
@@ -76,11 +118,21 @@ class _KeyIndex:
     of the entries of hay group ``g`` (``groups[g]`` = (own scan depth or None, opt-in scan fields)) holding it;
     ``always`` lists the active entries that must be looked at in every pass (constants, ``@@`` decorators, regex,
     macro or empty keys). ``maxlen``: the longest needle (characters), for scanning only text added since the last
-    pass (:meth:`.scan._Buffer.key_hits`)."""
+    pass (:meth:`.scan.ScanBuffer.key_hits`)."""
 
     __slots__ = ("ac_low", "ac_raw", "maxlen", "owners", "groups", "always", "low_ids", "raw_ids", "base")
 
-    def scan(self, hay: "_Hay", low_from: int = 0, raw_from: int = 0) -> dict[int, list[int]]:
+    ac_low: Any  # ahocorasick.Automaton (the module has no types) or None
+    ac_raw: Any
+    maxlen: int
+    owners: list[dict[int, list[int]]]
+    groups: list[HayGroup]
+    always: list[int]
+    low_ids: dict[str, int]
+    raw_ids: dict[str, int]
+    base: int
+
+    def scan(self, hay: "Haystack", low_from: int = 0, raw_from: int = 0) -> dict[int, list[int]]:
         """Needle id → end offsets (ascending; in the lower-cased copy for lower-cased needles, else in the text as
         written) of the occurrences in ``hay`` that end at or after ``low_from`` / ``raw_from`` (0, 0: all). Time
         linear in the text scanned plus the matches, independent of the number of needles."""
@@ -107,23 +159,41 @@ class _KeyIndex:
         return self.low_ids.get(needle)
 
 
-class _Compiled:
+class CompiledBook:
     """A book prepared for activation: the entries in processing order (``order[p]`` = index into ``entries`` of
-    position ``p``), the per-entry :class:`_Rec` built lazily (:meth:`rec`), the key index (:class:`_KeyIndex`,
+    position ``p``), the per-entry :class:`EntryRec` built lazily (:meth:`rec`), the key index (:class:`KeyIndex`,
     None without the ``ahocorasick`` module: then every active entry is looked at, as before) and the few lists the
     scan needs up front (constants, delayed entries, delay-until-recursion levels, entries with timed effects)."""
 
     __slots__ = ("sig", "entries", "order", "_recs", "cs", "whole", "name", "_warnings", "_by_hash", "active_pos",
                  "constants", "delayed", "levels", "timed_pos", "_index", "_keyed", "_always")
 
+    sig: tuple[object, ...]
+    entries: list[LoreEntry]
+    order: list[int]
+    _recs: list[Optional[EntryRec]]
+    cs: bool
+    whole: bool
+    name: str
+    _warnings: Optional[list[str]]
+    _by_hash: Optional[dict[str, EntryRec]]
+    active_pos: list[int]
+    constants: list[int]
+    delayed: list[tuple[int, int]]  # (position, delay)
+    levels: list[int]
+    timed_pos: list[int]
+    _index: Union[KeyIndex, None, Literal[False]]  # False: not built yet; None: no ahocorasick module
+    _keyed: list[int]
+    _always: list[int]
+
     @property
-    def index(self) -> Optional[_KeyIndex]:
+    def index(self) -> Optional[KeyIndex]:
         """The key index, built on first use (the first activation, not the chat's opening: the byte-stable
         constants need only the order); None without the ``ahocorasick`` module."""
         if self._index is False:
             with gc_paused():
                 self._index = _index_of(self)
-        return self._index  # type: ignore[return-value]
+        return self._index
 
     @property
     def warnings(self) -> list[str]:
@@ -138,12 +208,12 @@ class _Compiled:
                 for k in (*e.keys, *e.secondary_keys):
                     if "/" in k and k.lstrip().startswith("/"):
                         m = compile_key(k.strip(), cs, whole)
-                        if isinstance(m, _Refused) and m.reason not in out:
+                        if isinstance(m, Refused) and m.reason not in out:
                             out.append(m.reason)
             self._warnings = out
         return self._warnings
 
-    def rec(self, p: int) -> _Rec:
+    def rec(self, p: int) -> EntryRec:
         """The prepared entry at processing position ``p`` (built on first use, then kept)."""
         r = self._recs[p]
         if r is None:
@@ -151,18 +221,18 @@ class _Compiled:
         return r
 
     @property
-    def recs(self) -> list[_Rec]:
+    def recs(self) -> list[EntryRec]:
         """Every entry prepared, processing order (builds them all: tests and small books only)."""
         return [self.rec(p) for p in range(len(self.order))]
 
     @property
-    def active(self) -> list[_Rec]:
+    def active(self) -> list[EntryRec]:
         """The enabled entries prepared, processing order (builds them all)."""
         return [self.rec(p) for p in self.active_pos]
 
     @property
-    def by_hash(self) -> dict[str, "_Rec"]:
-        """Entries with sticky or cooldown by :attr:`_Rec.hash` (first in processing order wins); a timed effect
+    def by_hash(self) -> dict[str, "EntryRec"]:
+        """Entries with sticky or cooldown by :attr:`EntryRec.hash` (first in processing order wins); a timed effect
         is only ever recorded for such an entry and the hash covers both values, so no other entry can match."""
         if self._by_hash is None:
             self._by_hash = {}
@@ -190,10 +260,10 @@ def source_ranks(strategy: int) -> dict[str, int]:
     return {"chat": 0, "persona": 1, "card": 2, "global": 3, "": 2}
 
 
-def _make_rec(c: _Compiled, p: int) -> _Rec:
+def _make_rec(c: CompiledBook, p: int) -> EntryRec:
     i = c.order[p]
     e = c.entries[i]
-    r = _Rec()
+    r = EntryRec()
     r.pos, r.entry, r.list_index = p, e, i
     r.enabled = e.enabled
     r.constant = e.constant
@@ -206,7 +276,7 @@ def _make_rec(c: _Compiled, p: int) -> _Rec:
     r.secondary = tuple(_Key(k, r.cs, r.whole) for k in e.secondary_keys)
     r.check_secondary = bool(e.selective and e.secondary_keys)
     r.logic = e.selective_logic
-    decos, r.body = _parse_decorators(e.content)
+    decos, r.body = parse_decorators(e.content)
     r.deco_activate = "@@activate" in decos
     r.deco_dont = "@@dont_activate" in decos
     r.group_raw = e.group
@@ -223,25 +293,25 @@ def _make_rec(c: _Compiled, p: int) -> _Rec:
     r._hash = None
     r.scan_flags = tuple(f for f in GLOBAL_SCAN_FIELDS if getattr(e, "match_" + f))
     cf = e.character_filter or {}
-    names = cf.get("names") if isinstance(cf.get("names"), list) else []
+    names = _v if isinstance(_v := cf.get("names"), list) else []
     r.char_names = tuple(str(n) for n in names)
-    r.char_exclude = _truthy(cf.get("isExclude"))
+    r.char_exclude = truthy(cf.get("isExclude"))
     r.special = bool(r.char_names or r.dur or r.exclude or r.deco_activate or r.deco_dont or r.constant)
     return r
 
 
-def compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
+def compile_book(lb: "Lorebook", sig: tuple[object, ...]) -> CompiledBook:
     """Prepare the book ``lb`` for activation: entries sorted in processing order, the key index built (its automata
     come from the on-disk cache when this set of needles was seen before, :func:`.bookcache.automaton`), refused
     regex keys collected in ``warnings`` (Chinese, one line each). ``sig`` is stored so the caller can tell when the
     book changed. One pass over the entries reading plain fields; the per-entry matchers are built only for the
-    entries a scan looks at (:meth:`_Compiled.rec`)."""
+    entries a scan looks at (:meth:`CompiledBook.rec`)."""
     with gc_paused():  # tens of thousands of small lists and tuples: see gc_paused
         return _compile_book(lb, sig)
 
 
-def _compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
-    c = _Compiled()
+def _compile_book(lb: "Lorebook", sig: tuple[object, ...]) -> CompiledBook:
+    c = CompiledBook()
     c.sig = sig
     c._warnings = None
     c.entries = entries = lb.entries
@@ -257,7 +327,7 @@ def _compile_book(lb: "Lorebook", sig: tuple) -> _Compiled:
     c._by_hash = None
     # columns of the fields the scan needs up front, read in C (operator.itemgetter) and looked at in processing
     # order; ~2x faster than reading each entry's dict field by field (a 50,000-entry book opens with this)
-    def col(name: str) -> list:
+    def col(name: str) -> list[Any]:
         return list(map(itemgetter(name), dicts))
 
     dur, sticky, cooldown = col("delay_until_recursion"), col("sticky"), col("cooldown")
@@ -291,7 +361,7 @@ _B = 1 << 33  # room for an order or uid offset by 2**32 (ints of 32 bits either
 _OFF = 1 << 32
 
 
-def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, evenly: bool, bname: str,
+def _processing_order(dicts: list[dict[str, Any]], ranks: dict[str, int], card_rank: int, evenly: bool, bname: str,
                       book_seg: dict[str, int]) -> list[int]:
     """Indices of the entries (field dicts ``dicts``) in processing order: by source rank, ``order`` descending,
     (strategy "evenly": global before character lore), book segment (merge order), uid, then list position —
@@ -306,8 +376,9 @@ def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, 
             seg = book_seg[book] = len(book_seg)
         segs.append(seg)
     n = max(1, len(book_seg))
-    keys: list = []
-    append = keys.append
+    ints: list[int] = []  # one int per entry
+    append = ints.append
+    keys: Optional[list[Any]] = ints  # None: sort on tuples
     for d, sg in zip(dicts, segs):
         src = d["source"]
         o, u = d["order"], d["uid"]
@@ -317,7 +388,7 @@ def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, 
         if type(o) is int and type(u) is int and -_OFF < o < _OFF and -_OFF <= u < _OFF:
             append(((((r * _B + (_OFF - o)) * 2 + ev) * n + sg) * _B + (u + _OFF)))
         else:
-            keys = None  # type: ignore[assignment]
+            keys = None
             break
     if keys is None:  # an order or uid beyond 32 bits: sort on tuples
         keys = [(ranks.get(d["source"], card_rank), -d["order"],
@@ -325,8 +396,8 @@ def _processing_order(dicts: list[dict], ranks: dict[str, int], card_rank: int, 
     return sorted(range(len(dicts)), key=keys.__getitem__)
 
 
-def constant_recs(lb: "Lorebook") -> list[_Rec]:
-    """The enabled constant entries of ``lb`` prepared as :class:`_Rec`, in processing order — what
+def constant_recs(lb: "Lorebook") -> list[EntryRec]:
+    """The enabled constant entries of ``lb`` prepared as :class:`EntryRec`, in processing order — what
     :func:`compile_book` would list in ``constants`` — without compiling the whole book (one pass picking the
     constants, then the processing order of those alone: the order is a per-entry key, so it is the same order).
     The records' ``pos`` is their rank among the constants, not a processing position of the book."""
@@ -340,18 +411,18 @@ def constant_recs(lb: "Lorebook") -> list[_Rec]:
     ranks = source_ranks(lb.strategy)
     sub = [dicts[i] for i in picked]
     order = _processing_order(sub, ranks, ranks["card"], lb.strategy == 0, bname, book_seg)
-    c = _Compiled()
+    c = CompiledBook()
     c.entries, c.cs, c.whole, c.name = entries, lb.case_sensitive, lb.match_whole_words, lb.name
     c.order = [picked[k] for k in order]
     return [_make_rec(c, p) for p in range(len(c.order))]
 
 
-def _index_of(c: _Compiled) -> Optional["_KeyIndex"]:
+def _index_of(c: CompiledBook) -> Optional["KeyIndex"]:
     """The key index of ``c``: the literal primary keys of the entries that activate by keys (``c._keyed``)."""
     dicts = c.entries
     order = c.order
     always = list(c._always)
-    groups: dict[tuple, int] = {(None, ()): 0}
+    groups: dict[HayGroup, int] = {(None, ()): 0}
     owners: list[dict[int, list[int]]] = [{}]
     low_ids: dict[str, int] = {}
     raw_ids: dict[str, int] = {}
@@ -407,8 +478,8 @@ def _index_of(c: _Compiled) -> Optional["_KeyIndex"]:
 
 
 def _build_index(needles: tuple[dict[str, int], dict[str, int]], owners: list[dict[int, list[int]]],
-                 groups: dict[tuple, int], always: list[int]) -> Optional[_KeyIndex]:
-    """The :class:`_KeyIndex` (None when the ``ahocorasick`` module is missing). Case-sensitive needle ids are
+                 groups: dict[HayGroup, int], always: list[int]) -> Optional[KeyIndex]:
+    """The :class:`KeyIndex` (None when the ``ahocorasick`` module is missing). Case-sensitive needle ids are
     stored as ``~id`` while collecting and shifted after the lower-cased ones here."""
 
     low, raw = list(needles[0]), list(needles[1])
@@ -430,7 +501,7 @@ def _build_index(needles: tuple[dict[str, int], dict[str, int]], owners: list[di
             fixed.append(merged)
         else:
             fixed.append(own)
-    x = _KeyIndex()
+    x = KeyIndex()
     x.ac_low, x.ac_raw = ac_low, ac_raw
     x.maxlen = max(max(map(len, low), default=1), max(map(len, raw), default=1))
     x.owners = fixed

@@ -18,14 +18,16 @@ from .model import DEFAULT_DEPTH, DEFAULT_WEIGHT, POSITIONS, LoreEntry
 # small value helpers (JavaScript-ish readings of loosely typed JSON)
 # ---------------------------------------------------------------------------------------------------------------
 
-def _truthy(v: Any) -> bool:
+def truthy(v: Any) -> bool:
     """JavaScript truthiness (``"false"`` is true, ``0``/``""``/``null`` false)."""
     if isinstance(v, float) and math.isnan(v):
         return False
     return bool(v)
 
 
-def _int(v: Any, default: int) -> int:
+def as_int(v: Any, default: int) -> int:
+    """``v`` read as an int the way a JS ``Number()`` field is read in ST's files: bools and finite floats
+    truncated, numeric strings parsed; anything else gives ``default``."""
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -40,15 +42,16 @@ def _int(v: Any, default: int) -> int:
     return default
 
 
-def _opt_int(v: Any) -> Optional[int]:
+def opt_int(v: Any) -> Optional[int]:
+    """``v`` as an int (see :func:`as_int`), or None when it is missing, empty or not a number."""
     if v is None or v == "":
         return None
-    r = _int(v, -(10**18))
+    r = as_int(v, -(10**18))
     return None if r == -(10**18) else r
 
 
 def _opt_bool(v: Any) -> Optional[bool]:
-    return None if v is None else _truthy(v)
+    return None if v is None else truthy(v)
 
 
 def _str_list(v: Any) -> list[str]:
@@ -64,7 +67,7 @@ def _str_list(v: Any) -> list[str]:
 
 
 def _position_name(n: Any) -> str:
-    i = _int(n, 1)
+    i = as_int(n, 1)
     return POSITIONS[i] if 0 <= i < len(POSITIONS) else f"position_{i}"
 
 
@@ -72,7 +75,7 @@ def _position_number(name: str) -> int:
     if name in POSITIONS:
         return POSITIONS.index(name)
     if name.startswith("position_"):
-        return _int(name[9:], 1)
+        return as_int(name[9:], 1)
     return 1
 
 
@@ -80,9 +83,9 @@ def _dur(v: Any) -> int:
     """``delayUntilRecursion``: ``true`` ≙ level 1, a number is the level, falsy = off."""
     if v is True:
         return 1
-    if not _truthy(v):
+    if not truthy(v):
         return 0
-    return max(0, _int(v, 1))
+    return max(0, as_int(v, 1))
 
 
 def _dur_out(level: int) -> Union[bool, int]:
@@ -95,37 +98,37 @@ def _dur_out(level: int) -> Union[bool, int]:
 
 # (model field, WI key, card location: "top:<key>" or "ext:<key>", reader, default when absent)
 _EXT_FIELDS: list[tuple[str, str, str, Callable[[Any], Any], Any]] = [
-    ("selective_logic", "selectiveLogic", "selectiveLogic", lambda v: _int(v, 0), 0),
-    ("probability", "probability", "probability", lambda v: 100 if v is None else _int(v, 100), 100),
-    ("use_probability", "useProbability", "useProbability", _truthy, True),
-    ("depth", "depth", "depth", lambda v: DEFAULT_DEPTH if v is None else _int(v, DEFAULT_DEPTH), DEFAULT_DEPTH),
-    ("role", "role", "role", lambda v: 0 if v is None else _int(v, 0), 0),
-    ("exclude_recursion", "excludeRecursion", "exclude_recursion", _truthy, False),
-    ("prevent_recursion", "preventRecursion", "prevent_recursion", _truthy, False),
+    ("selective_logic", "selectiveLogic", "selectiveLogic", lambda v: as_int(v, 0), 0),
+    ("probability", "probability", "probability", lambda v: 100 if v is None else as_int(v, 100), 100),
+    ("use_probability", "useProbability", "useProbability", truthy, True),
+    ("depth", "depth", "depth", lambda v: DEFAULT_DEPTH if v is None else as_int(v, DEFAULT_DEPTH), DEFAULT_DEPTH),
+    ("role", "role", "role", lambda v: 0 if v is None else as_int(v, 0), 0),
+    ("exclude_recursion", "excludeRecursion", "exclude_recursion", truthy, False),
+    ("prevent_recursion", "preventRecursion", "prevent_recursion", truthy, False),
     ("delay_until_recursion", "delayUntilRecursion", "delay_until_recursion", _dur, 0),
     ("group", "group", "group", lambda v: "" if v is None else str(v), ""),
-    ("group_override", "groupOverride", "group_override", _truthy, False),
+    ("group_override", "groupOverride", "group_override", truthy, False),
     ("group_weight", "groupWeight", "group_weight",
-     lambda v: DEFAULT_WEIGHT if v is None else _int(v, DEFAULT_WEIGHT), DEFAULT_WEIGHT),
+     lambda v: DEFAULT_WEIGHT if v is None else as_int(v, DEFAULT_WEIGHT), DEFAULT_WEIGHT),
     ("use_group_scoring", "useGroupScoring", "use_group_scoring", _opt_bool, None),
-    ("scan_depth", "scanDepth", "scan_depth", _opt_int, None),
+    ("scan_depth", "scanDepth", "scan_depth", opt_int, None),
     ("case_sensitive", "caseSensitive", "case_sensitive", _opt_bool, None),
     ("match_whole_words", "matchWholeWords", "match_whole_words", _opt_bool, None),
     ("automation_id", "automationId", "automation_id", lambda v: "" if v is None else str(v), ""),
-    ("vectorized", "vectorized", "vectorized", _truthy, False),
-    ("sticky", "sticky", "sticky", lambda v: max(0, _int(v, 0)) if v is not None else 0, 0),
-    ("cooldown", "cooldown", "cooldown", lambda v: max(0, _int(v, 0)) if v is not None else 0, 0),
-    ("delay", "delay", "delay", lambda v: max(0, _int(v, 0)) if v is not None else 0, 0),
-    ("display_index", "displayIndex", "display_index", _opt_int, None),
-    ("ignore_budget", "ignoreBudget", "ignore_budget", _truthy, False),
+    ("vectorized", "vectorized", "vectorized", truthy, False),
+    ("sticky", "sticky", "sticky", lambda v: max(0, as_int(v, 0)) if v is not None else 0, 0),
+    ("cooldown", "cooldown", "cooldown", lambda v: max(0, as_int(v, 0)) if v is not None else 0, 0),
+    ("delay", "delay", "delay", lambda v: max(0, as_int(v, 0)) if v is not None else 0, 0),
+    ("display_index", "displayIndex", "display_index", opt_int, None),
+    ("ignore_budget", "ignoreBudget", "ignore_budget", truthy, False),
     ("triggers", "triggers", "triggers", lambda v: [str(x) for x in v] if isinstance(v, list) else [], []),
     ("outlet_name", "outletName", "outlet_name", lambda v: "" if v is None else str(v), ""),
-    ("match_persona_description", "matchPersonaDescription", "match_persona_description", _truthy, False),
-    ("match_character_description", "matchCharacterDescription", "match_character_description", _truthy, False),
-    ("match_character_personality", "matchCharacterPersonality", "match_character_personality", _truthy, False),
-    ("match_character_depth_prompt", "matchCharacterDepthPrompt", "match_character_depth_prompt", _truthy, False),
-    ("match_scenario", "matchScenario", "match_scenario", _truthy, False),
-    ("match_creator_notes", "matchCreatorNotes", "match_creator_notes", _truthy, False),
+    ("match_persona_description", "matchPersonaDescription", "match_persona_description", truthy, False),
+    ("match_character_description", "matchCharacterDescription", "match_character_description", truthy, False),
+    ("match_character_personality", "matchCharacterPersonality", "match_character_personality", truthy, False),
+    ("match_character_depth_prompt", "matchCharacterDepthPrompt", "match_character_depth_prompt", truthy, False),
+    ("match_scenario", "matchScenario", "match_scenario", truthy, False),
+    ("match_creator_notes", "matchCreatorNotes", "match_creator_notes", truthy, False),
 ]
 _MODEL_FIELDS = ("uid", "title", "keys", "secondary_keys", "content", "constant", "selective", "enabled", "order",
                  "position", "character_filter", "extensions") + tuple(f for f, *_ in _EXT_FIELDS)
@@ -139,8 +142,10 @@ def _out_value(field: str, value: Any) -> Any:
     return value
 
 
-def _parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
-    ext = e.get("extensions") if isinstance(e.get("extensions"), dict) else {}
+def parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
+    """One entry of a card's embedded ``character_book`` (V2 spec field names, ST's ``extensions``) as the
+    field values of a :class:`~.model.LoreEntry` with id ``uid``; missing fields take ST's defaults (cards.md)."""
+    ext = _v if isinstance(_v := e.get("extensions"), dict) else {}
     pos = ext.get("position")
     vals: dict[str, Any] = {
         "uid": uid,
@@ -148,13 +153,13 @@ def _parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
         "keys": _str_list(e.get("keys", e.get("key"))),
         "secondary_keys": _str_list(e.get("secondary_keys", e.get("keysecondary"))),
         "content": "" if e.get("content") is None else str(e.get("content")),
-        "constant": _truthy(e.get("constant")),
-        "selective": _truthy(e.get("selective")),  # ST: `entry.selective || false`
-        "enabled": _truthy(e.get("enabled")),  # ST: `disable: !entry.enabled`
-        "order": _int(e.get("insertion_order", e.get("order", 100)), 100),
+        "constant": truthy(e.get("constant")),
+        "selective": truthy(e.get("selective")),  # ST: `entry.selective || false`
+        "enabled": truthy(e.get("enabled")),  # ST: `disable: !entry.enabled`
+        "order": as_int(e.get("insertion_order", e.get("order", 100)), 100),
         "position": (_position_name(pos) if pos is not None
                      else "before_char" if e.get("position") == "before_char" else "after_char"),
-        "character_filter": ext.get("character_filter") if isinstance(ext.get("character_filter"), dict) else None,
+        "character_filter": _v if isinstance(_v := ext.get("character_filter"), dict) else None,
         "extensions": ext,
     }
     for field, _wi, ck, reader, default in _EXT_FIELDS:
@@ -162,20 +167,22 @@ def _parse_card_entry(e: dict[str, Any], uid: int) -> dict[str, Any]:
     return vals
 
 
-def _parse_wi_entry(w: dict[str, Any], uid: int) -> dict[str, Any]:
+def parse_wi_entry(w: dict[str, Any], uid: int) -> dict[str, Any]:
+    """One entry of a SillyTavern world-info file (``entries`` of ``worlds/*.json``, ST field names) as the field
+    values of a :class:`~.model.LoreEntry` with id ``uid``; missing fields take ST's defaults (cards.md)."""
     vals: dict[str, Any] = {
         "uid": uid,
         "title": "" if w.get("comment") is None else str(w.get("comment")),
         "keys": _str_list(w.get("key")),
         "secondary_keys": _str_list(w.get("keysecondary")),
         "content": "" if w.get("content") is None else str(w.get("content")),
-        "constant": _truthy(w.get("constant")),
-        "selective": _truthy(w.get("selective", True)),
-        "enabled": not _truthy(w.get("disable")),
-        "order": _int(w.get("order", 100), 100),
+        "constant": truthy(w.get("constant")),
+        "selective": truthy(w.get("selective", True)),
+        "enabled": not truthy(w.get("disable")),
+        "order": as_int(w.get("order", 100), 100),
         "position": _position_name(w.get("position", 0)),
-        "character_filter": w.get("characterFilter") if isinstance(w.get("characterFilter"), dict) else None,
-        "extensions": w.get("extensions") if isinstance(w.get("extensions"), dict) else {},
+        "character_filter": _v if isinstance(_v := w.get("characterFilter"), dict) else None,
+        "extensions": _v if isinstance(_v := w.get("extensions"), dict) else {},
     }
     for field, wk, _ck, reader, default in _EXT_FIELDS:
         vals[field] = reader(w[wk]) if wk in w else json_copy(default)
@@ -243,14 +250,14 @@ def _entry_values(e: LoreEntry) -> dict[str, Any]:
     return {f: getattr(e, f) for f in _MODEL_FIELDS}
 
 
-def _export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
+def export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
     """The entry as a card-book entry (``shape="card"``) or a WI entry (``"wi"``). Same shape as read: the original
     JSON with only the changed fields rewritten. Other shape: ST's conversion with its full field set."""
     cur = _entry_values(e)
     writer = _write_card_field if shape == "card" else _write_wi_field
     raw = entry_raw(e)
     if raw is not None and e._kind == shape:
-        out = json_copy(raw)
+        out: dict[str, Any] = json_copy(raw)
         parsed = entry_parsed(e) or {}
         if cur["extensions"] != parsed.get("extensions"):
             writer(out, "extensions", cur["extensions"])
@@ -260,7 +267,7 @@ def _export_entry(e: LoreEntry, shape: str) -> dict[str, Any]:
         return out
     if shape == "card":
         # ST convertWorldInfoToCharacterBook: {id, keys, …, use_regex: true, extensions: {...wi.extensions, …}}
-        out: dict[str, Any] = {
+        out = {
             "id": e.uid, "keys": list(e.keys), "secondary_keys": list(e.secondary_keys), "comment": e.title,
             "content": e.content, "constant": e.constant, "selective": e.selective, "insertion_order": e.order,
             "enabled": e.enabled, "position": "before_char" if _position_number(e.position) == 0 else "after_char",
@@ -311,8 +318,8 @@ def book_json(obj: Any) -> Optional[dict[str, Any]]:
         return None
     if isinstance(obj.get("entries"), dict):
         return obj
-    if obj.get("spec") == "lorebook_v3" and isinstance(obj.get("data"), dict):
-        return obj["data"]
+    if obj.get("spec") == "lorebook_v3" and isinstance(data := obj.get("data"), dict):
+        return data
     return obj
 
 
@@ -344,7 +351,7 @@ def entry_parsed(e: LoreEntry) -> Optional[dict[str, Any]]:
     return parsed
 
 
-def _new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, source: str) -> LoreEntry:
+def new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, source: str) -> LoreEntry:
     """The entry of ``vals`` (a ``_parse_*_entry`` result: new strings and lists, but ``extensions`` and
     ``character_filter`` are the raw JSON's own dicts), independent of ``raw`` and of its values as read
     (``_parsed``): those two dicts are copied for each side; the lists of ``vals`` go to ``_parsed`` and the entry
@@ -361,7 +368,7 @@ def _new_entry(vals: dict[str, Any], raw: dict[str, Any], kind: str, book: str, 
     return e
 
 
-def _js_key_order(keys: Iterable[str]) -> list[str]:
+def js_key_order(keys: Iterable[str]) -> list[str]:
     """Object key order as JavaScript iterates it: array-index-like keys ascending, then the others as written."""
     keys = list(keys)
     ints = sorted((k for k in keys if k.isascii() and k.isdigit() and (k == "0" or not k.startswith("0"))

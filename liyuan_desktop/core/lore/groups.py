@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from .compile import _Rec
+from .compile import EntryRec
 from .keys import compile_key
 from .model import AND_ALL, AND_ANY
-from .scan import _Buffer, _Hay
+from .scan import Haystack, ScanBuffer
 
 
-def _score(r: _Rec, hay: _Hay) -> int:
+def _score(r: EntryRec, hay: Haystack) -> int:
     """ST ``getScore``: matching primary keys (+ secondary for AND_ANY, + all secondary for AND_ALL when all
     match). Keys are used as written (ST does not substitute or trim them here)."""
     if not r.primary:
@@ -30,22 +30,22 @@ def _score(r: _Rec, hay: _Hay) -> int:
     return prim
 
 
-def filter_groups(use_group_scoring: bool, new: list[_Rec], activated: dict[int, _Rec], buf: _Buffer, scan: int,
+def filter_groups(use_group_scoring: bool, new: list[EntryRec], activated: dict[int, EntryRec], buf: ScanBuffer, scan: int,
                   depth: int, sticky_on: set[int], cooldown_on: set[int], delay_on: set[int],
                   roll: Callable[[], float], substitute: Optional[Callable[[str], str]]) -> None:
     """ST ``filterByInclusionGroups`` (in place on ``new``); ``use_group_scoring`` is the book's setting."""
-    grouped: dict[str, list[_Rec]] = {}
+    grouped: dict[str, list[EntryRec]] = {}
     for r in new:
         for g in r.groups:
             grouped.setdefault(g, []).append(r)
     if not grouped:
         return
 
-    def remove(r: Optional[_Rec]) -> None:
+    def remove(r: Optional[EntryRec]) -> None:
         if r is not None and r in new:
             new.remove(r)
 
-    def remove_all_but(group: list[_Rec], chosen: Optional[_Rec]) -> None:
+    def remove_all_but(group: list[EntryRec], chosen: Optional[EntryRec]) -> None:
         for r in group:
             if r is not chosen:
                 remove(r)

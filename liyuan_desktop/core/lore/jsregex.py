@@ -11,7 +11,7 @@ activation); what RE2 cannot express (backreferences, lookaround, multi-line anc
 from __future__ import annotations
 
 import re
-from typing import Optional, Union
+from typing import Callable, Optional, Union
 
 
 class JsRegexUnsupported(ValueError):
@@ -71,11 +71,11 @@ def _re2_char(cp: int) -> str:
     return f"\\x{{{cp:x}}}"
 
 
-def _ranges_body(ranges: list[tuple[int, int]], char=_cls_char) -> str:
+def _ranges_body(ranges: list[tuple[int, int]], char: Callable[[int], str] = _cls_char) -> str:
     return "".join(char(a) if a == b else f"{char(a)}-{char(b)}" for a, b in ranges)
 
 
-def _complement(ranges: list[tuple[int, int]], char=_cls_char) -> str:
+def _complement(ranges: list[tuple[int, int]], char: Callable[[int], str] = _cls_char) -> str:
     out, lo = [], 0
     for a, b in sorted(ranges):
         if a > lo:
@@ -86,7 +86,7 @@ def _complement(ranges: list[tuple[int, int]], char=_cls_char) -> str:
     return _ranges_body(out, char)
 
 
-def _class_sets(char) -> dict[str, str]:
+def _class_sets(char: Callable[[int], str]) -> dict[str, str]:
     return {
         "d": _ranges_body(_DIGIT_RANGES, char), "D": _complement(_DIGIT_RANGES, char),
         "w": _ranges_body(_WORD_RANGES, char), "W": _complement(_WORD_RANGES, char),
@@ -154,10 +154,10 @@ class _JsTranslator:
         if self.u and p.startswith("{", i + 1):
             end = p.find("}", i + 2)
             if end > i + 2 and all(c in _HEX for c in p[i + 2:end]):
-                cp = int(p[i + 2:end], 16)
-                if cp > 0x10FFFF:
+                point = int(p[i + 2:end], 16)
+                if point > 0x10FFFF:
                     raise _JsSyntax("code point out of range")
-                return cp, end + 1
+                return point, end + 1
             raise _JsSyntax("bad \\u{} escape")
         cp = self._hex(i + 1, 4)
         if cp is None:
@@ -363,9 +363,10 @@ class _JsTranslator:
                 i += 1
                 quantifiable = True
                 continue
-            if c in "*+?" or (c == "{" and _QUANTIFIER.match(p, i)):
-                if c == "{":
-                    q = _QUANTIFIER.match(p, i).group(0)
+            qm = _QUANTIFIER.match(p, i) if c == "{" else None
+            if c in "*+?" or qm:
+                if qm is not None:
+                    q = qm.group(0)
                     lo_hi = [int(x) for x in q[1:-1].split(",") if x]
                     if len(lo_hi) == 2 and lo_hi[0] > lo_hi[1]:
                         raise _JsSyntax("numbers out of order in quantifier")

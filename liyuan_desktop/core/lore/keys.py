@@ -8,15 +8,15 @@ can express; the rest (backreferences, lookaround, ``m``-flag anchors) runs in Q
 from __future__ import annotations
 
 import re
-import threading
 from functools import lru_cache
 from typing import Any, Optional, Union
 
+from ..jsruntime import PerThread, new_context, time_limit
 from ..linear_regex import LinearRegexRefused, compile_re2, re2_safe_text
 from ..linear_regex import search as linear_search
 from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, translate_js_regex_re2
-from .model import _ASCII_WORD
-from .scan import _Hay
+from .model import ASCII_WORD
+from .scan import Haystack
 
 _WS = re.compile(r"\s+")
 
@@ -32,14 +32,14 @@ class _Plain:
         self.needle = needle if cs else needle.lower()
         self.cs = cs
         single = whole and _WS.search(needle) is None  # JS: key.split(/\s+/).length > 1 → substring
-        self.left = bool(single and self.needle and self.needle[0] in _ASCII_WORD)
-        self.right = bool(single and self.needle and self.needle[-1] in _ASCII_WORD)
+        self.left = bool(single and self.needle and self.needle[0] in ASCII_WORD)
+        self.right = bool(single and self.needle and self.needle[-1] in ASCII_WORD)
 
     @property
     def lowered(self) -> bool:
         return not self.cs
 
-    def find(self, hay: _Hay) -> int:
+    def find(self, hay: Haystack) -> int:
         h = hay.raw if self.cs else hay.low
         n = self.needle
         i = h.find(n)
@@ -47,14 +47,14 @@ class _Plain:
             return i
         ln, end = len(n), len(h)
         while i >= 0:
-            if (not self.left or i == 0 or h[i - 1] not in _ASCII_WORD) and (
-                    not self.right or i + ln >= end or h[i + ln] not in _ASCII_WORD):
+            if (not self.left or i == 0 or h[i - 1] not in ASCII_WORD) and (
+                    not self.right or i + ln >= end or h[i + ln] not in ASCII_WORD):
                 return i
             i = h.find(n, i + 1)
         return -1
 
 
-    def find_at(self, hay: _Hay, ends: list[int]) -> int:
+    def find_at(self, hay: Haystack, ends: list[int]) -> int:
         """:meth:`find` given the end offsets of every occurrence of the needle (ascending, from the key index):
         the first one with the word boundaries the key needs — no scan of the text."""
         ln = len(self.needle)
@@ -64,8 +64,8 @@ class _Plain:
         end = len(h)
         for e in ends:
             i = e - ln + 1
-            if (not self.left or i == 0 or h[i - 1] not in _ASCII_WORD) and (
-                    not self.right or i + ln >= end or h[i + ln] not in _ASCII_WORD):
+            if (not self.left or i == 0 or h[i - 1] not in ASCII_WORD) and (
+                    not self.right or i + ln >= end or h[i + ln] not in ASCII_WORD):
                 return i
         return -1
 
@@ -91,11 +91,11 @@ class _Regex:
         self.sticky = sticky
         self.incremental = not sticky and "$" not in body and "\\z" not in body
 
-    def find(self, hay: _Hay) -> int:
+    def find(self, hay: Haystack) -> int:
         m = linear_search(self.rx, hay.raw, sticky=self.sticky)
         return m.start() if m else -1
 
-    def find_from(self, hay: _Hay, start: int) -> int:
+    def find_from(self, hay: Haystack, start: int) -> int:
         """The first match starting at or after ``start`` (code points), as RE2 sees it in the whole text: only
         ``hay.raw[start - 1:]`` is handed over, its first character kept as context for ``\\b`` and ``^``
         (RE2 looks no further back). -1 when none."""
@@ -109,7 +109,9 @@ class _Regex:
         return start - 1 + m.start() if m else -1
 
 
-class _Refused:
+class Refused:
+    """A key that is never matched: a regex key ST would run but we refuse (unsafe or not compilable);
+    ``reason`` says why, for the book's warnings. Same interface as the matchers (``kind``, ``lowered``)."""
     __slots__ = ("reason",)
     kind = "refused"
     lowered = False
@@ -117,7 +119,7 @@ class _Refused:
     def __init__(self, reason: str):
         self.reason = reason
 
-    def find(self, hay: _Hay) -> int:
+    def find(self, hay: Haystack) -> int:
         return -1
 
 
@@ -139,8 +141,6 @@ function __wiValid(p, f) { try { __wiRegex(p, f); return true; } catch (e) { ret
 """
 #: Seconds one regex key may run in QuickJS before it counts as not matching (catastrophic patterns).
 JS_TIME_LIMIT = 0.05
-_js_local = threading.local()
-_js_unavailable: list[str] = []
 
 
 class _JsEngine:
@@ -148,11 +148,7 @@ class _JsEngine:
     translator cannot express, with JavaScript's own ``RegExp``."""
 
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng; lazy: a native module, loaded only when a key needs JavaScript
-
-        self.quickjs = quickjs
-        self.ctx = quickjs.Context()
-        self.ctx.set_memory_limit(64 * 1024 * 1024)
+        self.quickjs, self.ctx = new_context(64 * 1024 * 1024)
         self.ctx.eval(_JS_SOURCE)
         self.test_fn = self.ctx.get("__wiTest")
         self.valid_fn = self.ctx.get("__wiValid")
@@ -164,17 +160,12 @@ class _JsEngine:
             return False
 
     def find(self, pattern: str, flags: str, text: str) -> int:
-        self.ctx.set_time_limit(JS_TIME_LIMIT)
         try:
-            u16 = self.test_fn(pattern, flags, text)
+            with time_limit(self.ctx, JS_TIME_LIMIT):
+                u16 = self.test_fn(pattern, flags, text)
         except Exception:  # noqa: BLE001 - interrupted (time limit), out of memory, unpaired surrogates
-            _js_local.engine = None  # start clean next time
+            _js_engines.drop()  # start clean next time
             return -1
-        finally:
-            try:
-                self.ctx.set_time_limit(-1)
-            except Exception:  # noqa: BLE001
-                pass
         if u16 is None or u16 < 0:
             return -1
         if text.isascii() or u16 == 0:
@@ -191,14 +182,10 @@ class _JsEngine:
 def _js_engine() -> Optional[_JsEngine]:
     """This thread's QuickJS engine, or None when ``quickjs-ng`` cannot be loaded (then untranslatable regex keys are
     refused)."""
-    eng = getattr(_js_local, "engine", None)
-    if eng is None and not _js_unavailable:
-        try:
-            eng = _js_local.engine = _JsEngine()
-        except Exception as exc:  # noqa: BLE001 - missing/broken package: the app keeps working
-            _js_unavailable.append(str(exc))
-            return None
-    return eng
+    return _js_engines.get()
+
+
+_js_engines: PerThread[_JsEngine] = PerThread(_JsEngine)
 
 
 class _JsEval:
@@ -211,16 +198,16 @@ class _JsEval:
     def __init__(self, pattern: str, flags: str):
         self.pattern, self.flags = pattern, flags
 
-    def find(self, hay: _Hay) -> int:
+    def find(self, hay: Haystack) -> int:
         eng = _js_engine()
         return -1 if eng is None else eng.find(self.pattern, self.flags, hay.raw)
 
 
-_Matcher = Union[_Plain, _Regex, _JsEval, _Refused]
+Matcher = Union[_Plain, _Regex, _JsEval, Refused]
 
 
 @lru_cache(maxsize=65536)
-def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> _Matcher:
+def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> Matcher:
     """The matcher for one key text (already substituted/trimmed as the caller wants).
 
     A regex key per :func:`parse_regex_key` is read by :func:`translate_js_regex` (is it valid JavaScript?) and run
@@ -239,13 +226,13 @@ def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool 
                 eng = _js_engine()
                 if eng is not None and eng.valid(*rk):
                     return _JsEval(*rk)
-                return _Refused(f"正则关键词 {key} 无法安全运行：{exc}（JavaScript 引擎不可用）")
+                return Refused(f"正则关键词 {key} 无法安全运行：{exc}（JavaScript 引擎不可用）")
         except JsRegexUnsupported as exc:
             eng = _js_engine()
             if eng is not None and eng.valid(*rk):
                 return _JsEval(*rk)
             if eng is None:
-                return _Refused(f"正则关键词 {key} 无法使用：{exc}（JavaScript 引擎不可用）")
+                return Refused(f"正则关键词 {key} 无法使用：{exc}（JavaScript 引擎不可用）")
         except ValueError:
             eng = _js_engine()
             if eng is not None and eng.valid(*rk):  # stricter than JavaScript here: let JavaScript run it
@@ -256,4 +243,4 @@ def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool 
 
 def key_matches(text: str, key: str, *, case_sensitive: bool = False, match_whole_words: bool = True) -> bool:
     """Whether ``key`` matches ``text`` by the activation rules (plain or ``/regex/flags``); for tests and the UI."""
-    return compile_key(key.strip(), case_sensitive, match_whole_words).find(_Hay([(text, ("text",))])) >= 0
+    return compile_key(key.strip(), case_sensitive, match_whole_words).find(Haystack([(text, ("text",))])) >= 0

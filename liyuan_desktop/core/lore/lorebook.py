@@ -17,30 +17,29 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 from pydantic import BaseModel, Field, PrivateAttr
 
 from . import bookcache as _bookcache
-from .activation import ActivationResult
+from .activation import PLAIN_RUN, ActivationOptions, ActivationResult
 from .activation import activate as _activate
 from .bookcache import STATS, RawFile, book_key, file_digest, file_key, gc_paused, load_rows, save_rows
-from .budget import _token_weight
-from .compile import _Compiled, compile_book, constant_recs
+from .budget import token_weight
+from .compile import CompiledBook, EntryRec, compile_book, constant_recs
 from .formats import (
-    _export_entry,
-    _int,
-    _js_key_order,
-    _new_entry,
-    _opt_int,
-    _parse_card_entry,
-    _parse_wi_entry,
+    as_int,
     book_json,
     entry_parsed,
     entry_raw,
+    export_entry,
+    js_key_order,
     json_copy,
+    new_entry,
+    opt_int,
+    parse_card_entry,
+    parse_wi_entry,
 )
-from .model import _EDITS, LoreEntry, ScanMessage
+from .model import ENTRY_EDITS, LoreEntry, ScanMessage
 from .search import LoreHit
 from .search import index_titles as _index_titles
 from .search import list_titles as _list_titles
 from .search import search_entries as _search_entries
-from .timed import TimedEffects
 
 log = logging.getLogger(__name__)
 
@@ -49,14 +48,19 @@ log = logging.getLogger(__name__)
 #: gets its own objects built from the rows. A 50,000-entry book was parsed four times per chat open, 2.5 s each
 #: (issue 15 item 10). Smaller books parse as before.
 _MEMO_MIN_ENTRIES = 1000
+#: The run behind :meth:`Lorebook.activate`: timed effects neither read nor written.
+_DRY_RUN = ActivationOptions(dry_run=True)
 _MEMO_MAX_BOOKS = 4
-_PARSED_MEMO: dict[str, tuple] = {}
+#: A parsed book in compact rows (:func:`_to_rows`): a 7-tuple kept in memory and written to the disk cache.
+Rows = tuple[Any, ...]
+
+_PARSED_MEMO: dict[str, Rows] = {}
 
 
 _ENTRY_FIELDS = tuple(LoreEntry.model_fields)
 
 
-def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
+def _to_rows(lb: "Lorebook", raw_entries: Any) -> Rows:
     """``lb`` (just parsed from ``raw_entries``, the book's entry list or World-Info entry dict) as compact plain
     rows: the book's field and private values, and per entry a tuple of its field values (model field order), its
     set-field names and the names it was read with (one shared frozenset/tuple per distinct set, so pickle stores
@@ -80,22 +84,23 @@ def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
             vals = dict(d)
         fs = frozenset(e.__pydantic_fields_set__)
         fs = shared.setdefault(fs, fs)
-        pkeys = diff = None
+        pkeys = None
+        diff: Optional[dict[str, Any]] = None
         if isinstance(parsed, dict):
             pkeys = tuple(parsed)
             pkeys = shared.setdefault(pkeys, pkeys)
-            diff = {}
+            changed: dict[str, Any] = {}
             for k, v in parsed.items():
                 if k in d:
                     cur = d[k]
                 elif extra and k in extra:
                     cur = extra[k]
                 else:
-                    diff[k] = v
+                    changed[k] = v
                     continue
                 if cur is not v and (type(cur) is not type(v) or cur != v):
-                    diff[k] = v
-            diff = diff or None
+                    changed[k] = v
+            diff = changed or None
         ents.append((vals, fs, None if extra is None else dict(extra), priv.get("_kind"), pkeys, diff,
                      ref.get(id(priv.get("_raw")))))
     book = {k: v for k, v in lb.__dict__.items() if k != "entries"}
@@ -106,11 +111,11 @@ def _to_rows(lb: "Lorebook", raw_entries: Any) -> tuple:
 
 #: Per shared "names read" tuple of the rows: an ``operator.itemgetter`` over the entry's fields when every name is
 #: a model field (the common case), else None (then the slow per-name path). Keyed by the tuple itself.
-_PARSED_GETTERS: dict[tuple, Any] = {}
+_PARSED_GETTERS: dict[tuple[str, ...], Any] = {}
 _FIELD_SET = frozenset(_ENTRY_FIELDS)
 
 
-def _getter(pkeys: tuple) -> Any:
+def _getter(pkeys: tuple[str, ...]) -> Any:
     g = _PARSED_GETTERS.get(pkeys, False)
     if g is False:
         g = None
@@ -122,8 +127,8 @@ def _getter(pkeys: tuple) -> Any:
     return g
 
 
-def _values_read(d: dict[str, Any], pkeys: tuple, diff: Optional[dict[str, Any]], extra: Optional[dict[str, Any]],
-                 getter: Callable[[tuple], Any] = _getter) -> dict[str, Any]:
+def _values_read(d: dict[str, Any], pkeys: tuple[str, ...], diff: Optional[dict[str, Any]], extra: Optional[dict[str, Any]],
+                 getter: Callable[[tuple[str, ...]], Any] = _getter) -> dict[str, Any]:
     """An entry's values as read (``_parsed``) from its row: the names ``pkeys`` taken from its field dict ``d``
     (fields as read), then ``extra``, with the row's differing values ``diff`` on top."""
     g = getter(pkeys)
@@ -153,11 +158,11 @@ class _RowSource:
     file: RawFile
     ref: Any
     vals: Any
-    pkeys: Optional[tuple]
+    pkeys: Optional[tuple[str, ...]]
     diff: Optional[dict[str, Any]]
     extra: Optional[dict[str, Any]]
 
-    def __deepcopy__(self, memo: dict) -> "_RowSource":
+    def __deepcopy__(self, memo: dict[int, Any]) -> "_RowSource":
         return self
 
     def raw(self) -> Optional[dict[str, Any]]:
@@ -182,7 +187,7 @@ class _RowSource:
         return _values_read(d, self.pkeys, self.diff, self.extra)
 
 
-def _from_rows(rows: tuple, raw: Optional[dict[str, Any]], raw_entries: Any, lazy: Optional[RawFile] = None) -> "Lorebook":
+def _from_rows(rows: Rows, raw: Optional[dict[str, Any]], raw_entries: Any, lazy: Optional[RawFile] = None) -> "Lorebook":
     """A new, independent book straight from :func:`_to_rows` rows (as stored on disk; no validation: the rows are a
     parse's output) in one pass — each entry's field dict, its set fields, extras and values as read built once
     (issue 15 item 10: a warm open of a 50,000-entry book unpacked the rows, then copied them into entries: two
@@ -220,7 +225,7 @@ def _from_rows(rows: tuple, raw: Optional[dict[str, Any]], raw_entries: Any, laz
         sa(out, "__pydantic_private__", {"_raw": raw, "_kind": kind, "_parsed": parsed,
                                          "_entry_keys": None if entry_keys is None else list(entry_keys),
                                          "_load_warnings": list(warnings), "_compiled": None, "_lazy": lazy})
-    _EDITS[0] += 1
+    ENTRY_EDITS[0] += 1
     STATS["built"] = STATS.get("built", 0) + 1
     return out
 
@@ -235,7 +240,7 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
     if key is None:
         return parse()
     rows = _PARSED_MEMO.pop(key, None)
-    out = None
+    out: Optional[Lorebook] = None
     if rows is None:
         rows = load_rows(key)
         if rows is not None and not (isinstance(rows, tuple) and len(rows) == 7):
@@ -252,6 +257,7 @@ def _parsed_once(kind: str, raw: dict[str, Any], raw_entries: Any, name: str, so
         _keep_parsed(key, rows)
     else:
         _remember(key, rows)
+    assert out is not None  # set by one of the two branches above
     return out
 
 
@@ -270,7 +276,7 @@ def _copy_but_entries(raw: dict[str, Any]) -> dict[str, Any]:
     return {k: None if k == "entries" else json_copy(v) for k, v in raw.items()}
 
 
-def _remember(key: str, rows: tuple) -> None:
+def _remember(key: str, rows: Rows) -> None:
     """Keep ``rows`` in the memory memo under ``key``, most recent last, at most ``_MEMO_MAX_BOOKS``."""
     _PARSED_MEMO[key] = rows
     while len(_PARSED_MEMO) > _MEMO_MAX_BOOKS:
@@ -316,14 +322,14 @@ class Lorebook(BaseModel):
     _parsed: Optional[dict[str, Any]] = PrivateAttr(default=None)
     _entry_keys: Optional[list[str]] = PrivateAttr(default=None)  # WI: the entries' object keys as read
     _load_warnings: list[str] = PrivateAttr(default_factory=list)
-    _compiled: Optional[_Compiled] = PrivateAttr(default=None)
+    _compiled: Optional[CompiledBook] = PrivateAttr(default=None)
     #: the file whose JSON ``_raw`` is, not decoded yet (a book opened from the rows cache: :meth:`from_file`)
     _lazy: Optional[RawFile] = PrivateAttr(default=None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
         if name in _COMPILE_FIELDS:  # settings the compiled matchers depend on
-            _EDITS[0] += 1
+            ENTRY_EDITS[0] += 1
 
     # -- loading --------------------------------------------------------------------------------------------
     @classmethod
@@ -348,9 +354,9 @@ class Lorebook(BaseModel):
     @classmethod
     def _parse_card_book(cls, book: dict[str, Any], name: str, source: str) -> "Lorebook":
         """The parse behind :meth:`from_card_book` for a card-shaped (entry list) book, no memo."""
-        raw_entries = book.get("entries") if isinstance(book.get("entries"), list) else []
+        raw_entries = _v if isinstance(_v := book.get("entries"), list) else []
         bname = str(book.get("name") or name)
-        used = {_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}
+        used = {as_int(e.get("id"), -1) for e in raw_entries if isinstance(e, dict) and e.get("id") is not None}
         next_id = 0
         entries: list[LoreEntry] = []
         warnings: list[str] = []
@@ -358,8 +364,8 @@ class Lorebook(BaseModel):
             if not isinstance(e, dict):
                 warnings.append(f"世界书第 {i + 1} 条不是对象，已跳过")
                 continue
-            if e.get("id") is not None and _opt_int(e.get("id")) is not None:
-                uid = _int(e.get("id"), i)
+            if e.get("id") is not None and opt_int(e.get("id")) is not None:
+                uid = as_int(e.get("id"), i)
             else:  # newer ST: the first id no other entry uses
                 while next_id in used:
                     next_id += 1
@@ -367,7 +373,7 @@ class Lorebook(BaseModel):
                 used.add(uid)
             if "enabled" not in e:
                 warnings.append(f"世界书条目 {uid} 没有 enabled 字段，按 SillyTavern 视为禁用")
-            entries.append(_new_entry(_parse_card_entry(e, uid), e, "card", bname, source))
+            entries.append(new_entry(parse_card_entry(e, uid), e, "card", bname, source))
         depth = book.get("scan_depth")
         out = cls(
             name=bname, entries=entries,
@@ -393,7 +399,7 @@ class Lorebook(BaseModel):
             return cls(name=name, source=source)
         if isinstance(obj.get("entries"), list):
             return cls.from_card_book(obj, name=name, source=source)
-        raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
+        raw = _v if isinstance(_v := obj.get("entries"), dict) else {}
         if len(raw) >= _MEMO_MIN_ENTRIES:
             return _parsed_once("wi", obj, raw, name, source, lambda: cls._parse_world_info(obj, name, source))
         return cls._parse_world_info(obj, name, source)
@@ -401,17 +407,17 @@ class Lorebook(BaseModel):
     @classmethod
     def _parse_world_info(cls, obj: dict[str, Any], name: str, source: str) -> "Lorebook":
         """The parse behind :meth:`from_world_info` for an entry-dict book, no memo."""
-        raw = obj.get("entries") if isinstance(obj.get("entries"), dict) else {}
+        raw = _v if isinstance(_v := obj.get("entries"), dict) else {}
         entries: list[LoreEntry] = []
         warnings: list[str] = []
         bname = name or str(obj.get("name") or "")
-        for k in _js_key_order(raw.keys()):
+        for k in js_key_order(raw.keys()):
             w = raw[k]
             if not isinstance(w, dict):
                 warnings.append(f"世界书条目 {k} 不是对象，已跳过")
                 continue
-            uid = _int(w.get("uid"), _int(k, len(entries)))
-            entries.append(_new_entry(_parse_wi_entry(w, uid), w, "wi", bname, source))
+            uid = as_int(w.get("uid"), as_int(k, len(entries)))
+            entries.append(new_entry(parse_wi_entry(w, uid), w, "wi", bname, source))
         out = cls(name=bname, entries=entries, source=source)
         out._raw, out._kind = obj, "wi"
         out._entry_keys = list(raw.keys())
@@ -516,7 +522,7 @@ class Lorebook(BaseModel):
         else:
             out = {"name": self.name}
         with gc_paused():  # tens of thousands of new dicts: no collector passes over the heap meanwhile
-            out["entries"] = [_export_entry(e, "card") for e in self.entries]
+            out["entries"] = [export_entry(e, "card") for e in self.entries]
         return out
 
     def to_world_info(self) -> dict[str, Any]:
@@ -540,7 +546,7 @@ class Lorebook(BaseModel):
                 if e._kind == "wi" and entry_raw(e) is not None and parsed is not None and parsed.get("uid") == e.uid:
                     # keep the key the entry was read under (it may differ from str(uid) in hand-made files)
                     k = key_of.get(id(e._raw), k)
-                entries[k] = _export_entry(e, "wi")
+                entries[k] = export_entry(e, "wi")
         if keys and set(keys) == set(entries):
             entries = {k: entries[k] for k in keys}
         out["entries"] = entries
@@ -553,11 +559,11 @@ class Lorebook(BaseModel):
         """Drop the compiled matchers (after editing entry lists in place)."""
         self._compiled = None
 
-    def _signature(self) -> tuple:
-        return (_EDITS[0], id(self.entries), len(self.entries), tuple(map(id, self.entries)))
+    def _signature(self) -> tuple[object, ...]:
+        return (ENTRY_EDITS[0], id(self.entries), len(self.entries), tuple(map(id, self.entries)))
 
 
-    def _compile(self) -> _Compiled:
+    def _compile(self) -> CompiledBook:
         """The compiled book, rebuilt when an entry or a setting the matchers depend on changed."""
         sig = self._signature()
         c = self._compiled
@@ -584,7 +590,7 @@ class Lorebook(BaseModel):
         book order — the full :meth:`activate_detailed` semantics without timed state or budget (``chat_length`` =
         ``len(messages)``). Constant entries are not returned here (see :meth:`fixed_constants`); disabled
         entries never."""
-        res = self.activate_detailed(messages, dry_run=True)
+        res = self.activate_detailed(messages, _DRY_RUN)
         return res.keyed(self.entries)
 
     def constants(self) -> list[LoreEntry]:
@@ -638,8 +644,8 @@ class Lorebook(BaseModel):
         # pass (a 20,000-entry book: 85 s)
         return [r.entry for r in sorted(fixed, key=lambda r: -r.order)[::-1]]
 
-    def _constant_recs(self) -> list:
-        """The enabled constants prepared (:class:`.compile._Rec`), processing order. From the compiled book when it is
+    def _constant_recs(self) -> list[EntryRec]:
+        """The enabled constants prepared (:class:`.compile.EntryRec`), processing order. From the compiled book when it is
         current; else without compiling it (:func:`.compile.constant_recs`: opening a chat places the constants, and
         the full compile — ~0.1-0.3 s for 50,000 entries — waits for the first activation)."""
         c = self._compiled
@@ -650,30 +656,18 @@ class Lorebook(BaseModel):
     def activate_detailed(
         self,
         messages: Sequence[Union[ScanMessage, str]],
-        *,
-        timed: Optional[TimedEffects] = None,
-        chat_length: Optional[int] = None,
-        rng: Any = None,
-        budget_tokens: Optional[int] = None,
-        substitute: Optional[Callable[[str], str]] = None,
-        dry_run: bool = False,
-        character: Optional[str] = None,
-        inject: Sequence[str] = (),
-        global_scan: Optional[dict[str, str]] = None,
+        options: ActivationOptions = PLAIN_RUN,
     ) -> ActivationResult:
-        """SillyTavern's ``checkWorldInfo`` over ``messages``: see :func:`.activation.activate` for the arguments and
-        the result."""
+        """SillyTavern's ``checkWorldInfo`` over ``messages``, made as ``options`` says: see
+        :func:`.activation.activate` for the arguments and the result."""
         comp = self._compile()
-        run = lambda: _activate(self, comp, messages, timed=timed, chat_length=chat_length, rng=rng,  # noqa: E731
-                                budget_tokens=budget_tokens, substitute=substitute, dry_run=dry_run,
-                                character=character, inject=inject, global_scan=global_scan)
         if len(comp.order) < _MEMO_MIN_ENTRIES:
-            return run()
+            return _activate(self, comp, messages, options)
         # a big book: the run prepares thousands of entries on its first passes; with the collector running, every
         # few hundred allocations walk a heap of hundreds of thousands of entry objects (a 50,000-entry cascade:
         # 3.3 s instead of 0.5 s). The run makes no cycles worth collecting mid-way.
         with gc_paused():
-            return run()
+            return _activate(self, comp, messages, options)
 
     # -- index / tools --------------------------------------------------------------------------------------
     def index_titles(self) -> list[str]:
@@ -689,7 +683,7 @@ class Lorebook(BaseModel):
         return _list_titles(self.entries)
 
 
-def _within_budget(recs: list, budget: int) -> list:
+def _within_budget(recs: list[EntryRec], budget: int) -> list[EntryRec]:
     """The prepared constants ``recs`` (processing order) that one first activation pass keeps under ``budget``
     tokens: weights and the overflow rule as :func:`.activation.activate` counts them (each body plus a newline;
     after the overflow only entries that ignore the budget)."""
@@ -697,7 +691,7 @@ def _within_budget(recs: list, budget: int) -> list:
     for r in recs:
         if over and not r.ignore_budget:
             continue
-        weight += _token_weight(r.body) + 0.25
+        weight += token_weight(r.body) + 0.25
         if not r.ignore_budget and math.ceil(weight) >= budget:
             over = True
             continue

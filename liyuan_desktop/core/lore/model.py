@@ -29,13 +29,13 @@ MAX_SCAN_DEPTH = 1000  # ST's MAX_SCAN_DEPTH
 DEFAULT_DEPTH = 4
 DEFAULT_WEIGHT = 100
 
-_ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+ASCII_WORD = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 #: The six card fields an entry may opt in to scanning (ST 2025 ``match*`` flags) → ``global_scan`` keys.
 GLOBAL_SCAN_FIELDS = ("persona_description", "character_description", "character_personality",
                       "character_depth_prompt", "scenario", "creator_notes")
 
 # Bumped on every attribute assignment of a LoreEntry/Lorebook, so compiled matchers know when to rebuild.
-_EDITS = [0]
+ENTRY_EDITS = [0]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ class LoreEntry(BaseModel):
 
     def __setattr__(self, name: str, value: Any) -> None:
         super().__setattr__(name, value)
-        _EDITS[0] += 1
+        ENTRY_EDITS[0] += 1
 
     @property
     def display_title(self) -> str:
@@ -124,7 +124,7 @@ class LoreEntry(BaseModel):
     @property
     def body(self) -> str:
         """The content without SillyTavern decorator lines (leading ``@@activate`` / ``@@dont_activate`` …)."""
-        return _parse_decorators(self.content)[1]
+        return parse_decorators(self.content)[1]
 
     @property
     def role_name(self) -> str:
@@ -148,7 +148,7 @@ class ScanMessage(BaseModel):
 # decorators
 # ---------------------------------------------------------------------------------------------------------------
 
-def _parse_decorators(content: str) -> tuple[tuple[str, ...], str]:
+def parse_decorators(content: str) -> tuple[tuple[str, ...], str]:
     """ST ``parseDecorators``: leading ``@@`` lines; known ones are ``@@activate`` / ``@@dont_activate``
     (``@@@x`` is a fallback used only after an unknown decorator). Returns (decorators, content without them)."""
     if not content.startswith("@@"):

@@ -1,32 +1,35 @@
-"""The scan text: SillyTavern's ``WorldInfoBuffer`` for one activation run (:class:`_Buffer`: the newest messages
+"""The scan text: SillyTavern's ``WorldInfoBuffer`` for one activation run (:class:`ScanBuffer`: the newest messages
 newest first, ``"Name: text"`` trimmed, each prefixed ``\\x01`` and joined by ``\\n\\x01``, then the opt-in card
 fields, injected prompts and the recursion buffer) and one assembled text with its lower-cased copy and the
-needles of the key index found in it (:class:`_Hay`, :meth:`_Buffer.key_hits`).
+needles of the key index found in it (:class:`Haystack`, :meth:`ScanBuffer.key_hits`).
 """
 
 from __future__ import annotations
 
 import bisect
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from .model import MAX_SCAN_DEPTH, ScanMessage
 
-if TYPE_CHECKING:  # type only: compile.py builds on the matchers, which read a _Hay
-    from .compile import _KeyIndex, _Rec
+#: Where a piece of the scan text came from: ("msg", index), ("none",), or a global scan field's name and value.
+Label = tuple[Any, ...]
+
+if TYPE_CHECKING:  # type only: compile.py builds on the matchers, which read a Haystack
+    from .compile import EntryRec, KeyIndex
 
 #: Scan pass types (ST ``scan_state``).
-_INITIAL, _RECURSION, _MIN_ACTIVATIONS = 1, 2, 3
-_SCAN_NAMES = {_INITIAL: "initial", _RECURSION: "recursion", _MIN_ACTIVATIONS: "min_activations"}
+INITIAL, RECURSION, MIN_ACTIVATIONS = 1, 2, 3
+SCAN_NAMES = {INITIAL: "initial", RECURSION: "recursion", MIN_ACTIVATIONS: "min_activations"}
 _MATCHER = "\x01"
 _JOINER = "\n\x01"
 
 
-class _Hay:
+class Haystack:
     """One scan text (ST's ``buffer.get``) with its lower-cased copy and a map from offsets to what was scanned."""
 
     __slots__ = ("raw", "_low", "starts", "labels", "_low_starts", "parts", "depth", "rec_n", "hits", "prev", "rx")
 
-    def __init__(self, parts: list[tuple[str, tuple]]):
+    def __init__(self, parts: list[tuple[str, Label]]):
         # parts: (text, label) where text already includes its \x01 / \n\x01 prefix
         self.parts = parts
         self.raw = "".join(t for t, _ in parts)
@@ -38,12 +41,12 @@ class _Hay:
             self.starts.append(pos)
             pos += len(t)
         self.labels = [lab for _, lab in parts]
-        self.depth = self.rec_n = 0  # set by _Buffer.hay: which scan window this is
-        self.hits: Optional[dict[int, list[int]]] = None  # key-index needle id → end offsets (_Buffer.key_hits)
+        self.depth = self.rec_n = 0  # set by ScanBuffer.hay: which scan window this is
+        self.hits: Optional[dict[int, list[int]]] = None  # key-index needle id → end offsets (ScanBuffer.key_hits)
         #: the text of an earlier recursion pass this one extends (same window; ``raw`` starts with its ``raw``), and
         #: regex key → first match found here (:func:`.activation._find_regex`)
-        self.prev: Optional[_Hay] = None
-        self.rx: Optional[dict] = None
+        self.prev: Optional[Haystack] = None
+        self.rx: Optional[dict[str, Any]] = None
 
     @property
     def low(self) -> str:
@@ -57,7 +60,7 @@ class _Hay:
             self._low_starts = starts
         return self._low
 
-    def locate(self, pos: int, lowered: bool) -> tuple:
+    def locate(self, pos: int, lowered: bool) -> tuple[Label, int]:
         if lowered:
             self.low  # noqa: B018 - builds the offsets
             starts = self._low_starts or [0]
@@ -67,7 +70,7 @@ class _Hay:
         return self.labels[max(0, k)] if self.labels else ("none",)
 
 
-class _Buffer:
+class ScanBuffer:
     """ST's ``WorldInfoBuffer`` for one run: messages newest first, injected prompts, the recursion buffer."""
 
     def __init__(self, messages: Sequence[Union[ScanMessage, str]], include_names: bool, inject: Sequence[str],
@@ -77,10 +80,10 @@ class _Buffer:
         self.include_names = include_names
         self.inject = [s for s in inject if s]
         self.global_scan = global_scan or {}
-        self.recurse: list[list[tuple[str, Optional[_Rec]]]] = []  # per step: (content, entry) pieces
+        self.recurse: list[list[tuple[str, Optional[EntryRec]]]] = []  # per step: (content, entry) pieces
         self._texts: dict[int, str] = {}
-        self._cache: dict[tuple, _Hay] = {}
-        self._last_hits: dict[tuple, _Hay] = {}  # (depth, flags) → the latest hay whose key hits are known
+        self._cache: dict[tuple[int, int, tuple[str, ...]], Haystack] = {}
+        self._last_hits: dict[tuple[int, tuple[str, ...]], Haystack] = {}  # (depth, flags) → the latest hay whose key hits are known
 
     def _text(self, d: int) -> str:
         t = self._texts.get(d)
@@ -93,16 +96,16 @@ class _Buffer:
             t = self._texts[d] = t.strip()
         return t
 
-    def hay(self, depth: int, scan: int, flags: tuple[str, ...] = ()) -> _Hay:
+    def hay(self, depth: int, scan: int, flags: tuple[str, ...] = ()) -> Haystack:
         if depth <= 0:
-            return _Hay([])
+            return Haystack([])
         depth = min(depth, MAX_SCAN_DEPTH)
-        rec_n = len(self.recurse) if scan != _MIN_ACTIVATIONS else 0
+        rec_n = len(self.recurse) if scan != MIN_ACTIVATIONS else 0
         key = (depth, rec_n, flags)
         h = self._cache.get(key)
         if h is not None:
             return h
-        parts: list[tuple[str, tuple]] = []
+        parts: list[tuple[str, Label]] = []
         for d in range(min(depth, self.n)):
             parts.append(((_MATCHER if d == 0 else _JOINER) + self._text(d), ("msg", self.n - 1 - d)))
         if not parts:
@@ -118,7 +121,7 @@ class _Buffer:
             for text, rec in step:
                 parts.append(((_JOINER if first else "\n") + text, ("entry", rec)))
                 first = False
-        h = self._cache[key] = _Hay(parts)
+        h = self._cache[key] = Haystack(parts)
         h.depth, h.rec_n = depth, rec_n
         for k in range(rec_n - 1, -1, -1):  # the latest earlier pass over this window: h.raw extends its raw
             p = self._cache.get((depth, k, flags))
@@ -127,7 +130,7 @@ class _Buffer:
                 break
         return h
 
-    def key_hits(self, index: "_KeyIndex", depth: int, scan: int,
+    def key_hits(self, index: "KeyIndex", depth: int, scan: int,
                  flags: tuple[str, ...] = ()) -> dict[int, list[int]]:
         """Needle ids of ``index`` found in :meth:`hay` ``(depth, scan, flags)`` → their end offsets (kept on the hay:
         the matchers read them, :func:`.activation._find`). Incremental: a recursion pass's
@@ -138,7 +141,8 @@ class _Buffer:
         got = h.hits
         if got is None:
             prev = self._last_hits.get((h.depth, flags))
-            if prev is not None and prev is not h and prev.rec_n < h.rec_n and h.raw.startswith(prev.raw):
+            if (prev is not None and prev.hits is not None and prev is not h and prev.rec_n < h.rec_n
+                    and h.raw.startswith(prev.raw)):
                 got = dict(prev.hits)
                 for nid, ends in index.scan(h, len(prev.low), len(prev.raw)).items():
                     old = got.get(nid)
@@ -149,5 +153,5 @@ class _Buffer:
             self._last_hits[(h.depth, flags)] = h
         return got
 
-    def add_recurse(self, pieces: list[tuple[str, Optional[_Rec]]]) -> None:
+    def add_recurse(self, pieces: list[tuple[str, Optional[EntryRec]]]) -> None:
         self.recurse.append(pieces)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from .compile import _Compiled, _Rec
+from .compile import CompiledBook, EntryRec
 
 
 class TimedEffect(BaseModel):
@@ -30,7 +30,7 @@ class TimedEffects(BaseModel):
     cooldown: dict[str, TimedEffect] = Field(default_factory=dict)
 
 
-def check_timed(state: TimedEffects, comp: _Compiled, chat_len: int, sticky_on: set[int],
+def check_timed(state: TimedEffects, comp: CompiledBook, chat_len: int, sticky_on: set[int],
                 cooldown_on: set[int]) -> None:
     """ST ``WorldInfoTimedEffects.checkTimedEffects`` (sticky first; an ended sticky starts its cooldown): drops the
     stale effects from ``state`` and fills ``sticky_on`` / ``cooldown_on`` with the processing positions of the
@@ -59,7 +59,7 @@ def check_timed(state: TimedEffects, comp: _Compiled, chat_len: int, sticky_on: 
             (sticky_on if kind == "sticky" else cooldown_on).add(rec.pos)
 
 
-def record_timed(state: TimedEffects, activated: list[_Rec], chat_len: int) -> None:
+def record_timed(state: TimedEffects, activated: list[EntryRec], chat_len: int) -> None:
     """Start the sticky/cooldown effects of the entries activated this run that have none yet (in ``state``)."""
     for r in activated:
         for kind in ("sticky", "cooldown"):

@@ -55,11 +55,12 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Optional
+
+from ..jsruntime import PerThread, new_context, time_limit
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +89,8 @@ def has_template(text: Any) -> bool:
 
 class _Engine:
     def __init__(self) -> None:
-        import quickjs  # quickjs-ng; lazy: loaded the first time a template runs
-
-        self.quickjs = quickjs
-        ctx = self.ctx = quickjs.Context()
-        ctx.set_memory_limit(MEMORY_LIMIT)
+        self.quickjs, ctx = new_context(MEMORY_LIMIT)
+        self.ctx = ctx
         lodash = resources.files("liyuan_desktop").joinpath("resources", "web", "vendor", "lib", "lodash.min.js")
         ctx.eval(lodash.read_text("utf-8"))
         ctx.eval(resources.files("liyuan_desktop").joinpath("resources", "ejs", "ejs_runtime.js").read_text("utf-8"))
@@ -106,23 +104,17 @@ class _Engine:
         self.book_key: Any = None
 
 
-_local = threading.local()
+_engines: PerThread[_Engine] = PerThread(_Engine)
 _engine_error: Optional[str] = None
 
 
 def _engine() -> Optional[_Engine]:
     global _engine_error
-    eng = getattr(_local, "engine", None)
-    if eng is None:
-        if _engine_error is not None:
-            return None
-        try:
-            eng = _Engine()
-        except Exception as exc:  # no engine: templates render as '' with a notice, the app keeps working
-            _engine_error = f"模板引擎无法启动（{exc}）"
-            log.error(_engine_error)
-            return None
-        _local.engine = eng
+    eng = _engines.get()
+    if eng is None and _engine_error is None and _engines.failure is not None:
+        # no engine: templates render as '' with a notice, the app keeps working
+        _engine_error = f"模板引擎无法启动（{_engines.failure}）"
+        log.error(_engine_error)
     return eng
 
 
@@ -132,14 +124,12 @@ def check_template(text: str) -> Optional[str]:
     eng = _engine()
     if eng is None:
         return _engine_error
-    eng.ctx.set_time_limit(TIME_LIMIT)
     try:
-        msg = eng.check(text)
+        with time_limit(eng.ctx, TIME_LIMIT):
+            msg = eng.check(text)
     except eng.quickjs.JSException as e:
-        _local.engine = None
+        _engines.drop()
         return str(e).splitlines()[0] if str(e) else "out of memory"
-    finally:
-        eng.ctx.set_time_limit(-1)
     return msg or None
 
 
@@ -334,17 +324,14 @@ class TemplateEnv:
                     self.update()
                 eng.set_env(self._json)
                 eng.env_key = (id(self), self._json)
-            eng.ctx.set_time_limit(limit)
-            try:
+            with time_limit(eng.ctx, limit):
                 eng.start(text)
                 while eng.ctx.execute_pending_job():
                     pass
                 raw = eng.take()
                 acts = json.loads(eng.activated())
-            finally:
-                eng.ctx.set_time_limit(-1)
         except eng.quickjs.JSException as exc:
-            _local.engine = None  # interrupted or out of memory: the next render gets a fresh context
+            _engines.drop()  # interrupted or out of memory: the next render gets a fresh context
             msg = str(exc).splitlines()[0] if str(exc) else "out of memory"
             if "interrupted" in msg and limit < TIME_LIMIT:  # cut by what was left of the beat's budget
                 return self._stop(label)

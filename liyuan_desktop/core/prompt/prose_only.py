@@ -12,7 +12,8 @@ and some servers reject a ``tools`` field. In prose-only play the beat is one st
   【相关设定】 before the user's words (SillyTavern puts them in its system area each turn; ours must stay
   byte-stable, so they travel with the turn's data blocks as the turn's varying constants already do), @depth
   entries at their depth (:func:`.assemble.lore_depth_blocks`, unchanged), all within the world-info budget the
-  activation already applied (``Lorebook.activate_detailed(budget_tokens=…)``, SillyTavern's budget);
+  activation already applied (``ActivationOptions(budget_tokens=…)`` of ``Lorebook.activate_detailed``, SillyTavern's
+  budget);
 * 【世界状态】 and 【登场名录】 stay; 【设定集索引】 (titles the model could only reach with tools) is left out.
 """
 
