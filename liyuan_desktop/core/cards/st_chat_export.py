@@ -13,6 +13,7 @@ bar's later write to it included; see :mod:`.st_chat`), so an exported game cont
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
@@ -81,7 +82,7 @@ def st_messages(tree: SessionTree, user_name: str = "", character_name: str = ""
     return header, messages
 
 
-def _own_variables(tree: SessionTree, path: list[Any], on_path: dict[str, int], entry: Any) -> Optional[Any]:
+def _own_variables(tree: SessionTree, path: Sequence[Any], on_path: dict[str, int], entry: Any) -> Optional[Any]:
     """The variable table a message's own snapshot holds (the newest ``rp-state`` with ``mvu`` below it before the
     next message: on the active branch, or down its newest children off it), as stored; None without one."""
     found = None
@@ -128,7 +129,7 @@ def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cn
         is_user = e.type == "user"
         msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",
                "send_date": format_send_date(e.ts), "extra": {}}
-    head = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
+    head: dict[str, Any] = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
     out: dict[str, Any] = {**head, "mes": text}
     want_swipes = "swipe_id" in base or len(alts) > 1 or (not imported and e.type in ("assistant", "opening"))
     if e.type == "user" and "swipe_id" not in base:

@@ -116,7 +116,8 @@ def capabilities_for(provider: Any, model: Optional[str] = None) -> Capabilities
     :class:`Capabilities` when nothing is stored for that pair. Never raises for a missing entry."""
     name = (model or getattr(provider, "model", "") or "").strip()
     url = _norm_url(getattr(provider, "base_url", ""))
-    for caps in getattr(provider, "capabilities", None) or []:
+    stored: list[Capabilities] = getattr(provider, "capabilities", None) or []
+    for caps in stored:
         if caps.model == name and _norm_url(caps.base_url) == url:
             return caps
     return Capabilities(base_url=url, model=name)

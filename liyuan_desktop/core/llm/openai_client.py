@@ -538,7 +538,8 @@ class OpenAIChatModel(ClientMessages):
         hard = asyncio.get_running_loop().time() + self.total_timeout
         try:
             async with asyncio.timeout_at(hard):
-                response, chunks, first = await retrying(self._open, content, attempts)
+                opened: tuple[httpx.Response, AsyncIterator[bytes], bytes] = await retrying(self._open, content, attempts)
+                response, chunks, first = opened
         except TimeoutError:
             raise self._deadline_error(None, "total") from None
         except _Retryable as exc:

@@ -12,9 +12,9 @@ import json
 import logging
 import re
 import uuid
-from typing import Any, AsyncIterator, Mapping, Optional
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional
 
-from .types import ChatResponse, OnDelta, StreamDelta, ToolCall
+from .types import ChatResponse, DeltaKind, OnDelta, StreamDelta, ToolCall
 from .usage import parse_usage
 
 #: How much of a non-SSE 200 body is read before giving up on it (bytes).
@@ -83,7 +83,7 @@ class _Assembler:
         self.finish_reason: Optional[str] = None
         self.model = model
         self.got_data = False
-        self._carry: dict[tuple[str, int], str] = {}
+        self._carry: dict[tuple[DeltaKind, int], str] = {}
         #: lone surrogates replaced with U+FFFD in the assembled answer (see :func:`fix_surrogates`)
         self.replaced = 0
         self._warned = False
@@ -95,7 +95,7 @@ class _Assembler:
         #: the client's minimum-rate rule reads it after every line (:meth:`received_chars` sums the lists)
         self.chars = 0
 
-    async def _emit(self, kind: str, text: str, index: int = 0) -> None:
+    async def _emit(self, kind: DeltaKind, text: str, index: int = 0) -> None:
         if not text or self._on_delta is None:
             return
         if kind in ("content", "reasoning", "tool_args"):
@@ -181,7 +181,8 @@ class _Assembler:
                 continue  # only the first choice (n=1) is used
             delta = choice.get("delta")
             if not isinstance(delta, Mapping):
-                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+                message = choice.get("message")
+                delta = message if isinstance(message, Mapping) else {}
             await self._message_part(delta)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
@@ -192,7 +193,8 @@ class _Assembler:
         self._common(obj)
         choices = obj.get("choices") or []
         choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
-        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+        raw = choice.get("message")
+        message: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         part = dict(message)
         if isinstance(part.get("tool_calls"), list):
             part["tool_calls"] = [
@@ -256,7 +258,7 @@ class _Assembler:
         )
 
 
-async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
     """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline.
 
     Linear in the stream (issue 29 §1): the buffer is a ``bytearray`` that grows in place, and each byte is searched

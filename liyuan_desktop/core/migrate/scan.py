@@ -29,7 +29,7 @@ from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
 from ..cards.personas import Persona, PersonaError, import_st_personas, load_personas
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
-from ..jsonfile import read_json_file
+from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings
@@ -166,7 +166,7 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
     ``<source>_model`` and its URL (``custom_url`` for custom, ``reverse_proxy`` when set); text completion
     (``textgenerationwebui``): the local server's URL + ``/v1`` (Ollama, llama.cpp, KoboldCpp, TabbyAPI, vLLM …
     all serve an OpenAI-compatible ``/v1``). Keys are never read (they are in ``secrets.json``)."""
-    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    oai = object_at(st, "oai_settings")
     main = str(st.get("main_api") or ("openai" if oai else ""))
     if main == "openai":
         source = str(oai.get("chat_completion_source") or "openai")
@@ -184,9 +184,9 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
             return {"source": source, "base_url": url.rstrip("/"), "model": model}, []
         return None, [f"SillyTavern 的接口 {source} 没有可用的地址或模型名，没有导入连接设置"]
     if main == "textgenerationwebui":
-        tg = st.get("textgen_settings") if isinstance(st.get("textgen_settings"), dict) else {}
+        tg = object_at(st, "textgen_settings")
         kind = str(tg.get("type") or "ooba")
-        urls = tg.get("server_urls") if isinstance(tg.get("server_urls"), dict) else {}
+        urls = object_at(tg, "server_urls")
         url = str(urls.get(kind) or "")
         if url.lower().startswith(("http://", "https://")):
             base = url.rstrip("/")
@@ -286,14 +286,14 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     if api:
         s["api"] = api
     plan.notes.extend(api_notes)
-    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    oai = object_at(st, "oai_settings")
     active = oai.get("preset_settings_openai") or st.get("preset_settings_openai")
     if isinstance(active, str) and active:
         s["default_preset"] = active
-    pu = st.get("power_user") if isinstance(st.get("power_user"), dict) else {}
+    pu = object_at(st, "power_user")
     if pu.get("default_persona"):
         s["default_persona"] = str(pu["default_persona"])
-    ext = st.get("extension_settings") if isinstance(st.get("extension_settings"), dict) else {}
+    ext = object_at(st, "extension_settings")
     allowed = ext.get("character_allowed_regex")
     if isinstance(allowed, list):
         s["regex_allowed"] = [str(a) for a in allowed if isinstance(a, str)]
@@ -459,7 +459,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
                 from ..prompt.authors_note import AuthorsNote
 
                 item.detail["authors_note"] = AuthorsNote.model_validate(note).summary()
-            meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
+            meta = object_at(header, "chat_metadata")
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]
             if isinstance(meta.get("persona"), str) and meta["persona"]:

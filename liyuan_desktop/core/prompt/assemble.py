@@ -24,6 +24,7 @@ from ..lore import Lorebook
 from ..lore.search import bounded_index
 from ..macros import MacroContext, apply_macros
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
+from .presets.model import Role
 from .presets.prompter import DepthBlock
 
 LANGUAGE_LINES = {
@@ -87,7 +88,7 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
     return "\n\n".join(sections)
 
 
-_ROLES = {0: "system", 1: "user", 2: "assistant"}
+_ROLES: dict[int, Role] = {0: "system", 1: "user", 2: "assistant"}
 
 
 def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[Any]:
@@ -320,7 +321,8 @@ class HistoryCache:
         pm = self.prompt_messages()
         rest = self.messages[self.cut:]
         start = self.cut + (1 if rest and rest[0].role == "user" else 0)
-        return raw_of(pm[0]) + ps[-1] - ps[start]
+        total: float = raw_of(pm[0]) + ps[-1] - ps[start]
+        return total
 
 
 def summary_block(texts: list[str]) -> str:
