@@ -176,7 +176,7 @@ def engine_error() -> Optional[str]:
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _fix_surrogates(text: str) -> str:
+def pair_surrogates(text: str) -> str:
     """Re-pair UTF-16 halves split by a non-unicode regex; a half left alone becomes U+FFFD."""
     if not _SURROGATE.search(text):
         return text

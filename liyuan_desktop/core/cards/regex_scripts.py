@@ -81,7 +81,7 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ..macros import MacroContext, apply_macros
-from .regex_engine import _drop_engine, _engine, _fix_surrogates, _ScriptFailed, _ScriptTimeout, engine_error
+from .regex_engine import _drop_engine, _engine, _ScriptFailed, _ScriptTimeout, engine_error, pair_surrogates
 
 __all__ = [
     "Placement", "SubstituteRegex", "RegexScript", "apply_scripts", "run_script", "scripts_from_card",
@@ -318,7 +318,7 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     # A literal pattern that cannot occur needs no trip into the engine.
     if "i" not in flags and not (_META & set(pattern)) and pattern not in text:
         return text
-    text = _fix_surrogates(text)
+    text = pair_surrogates(text)
     key = (pattern, flags, _digest(text))
     with _timeouts_lock:
         if key in _timeouts:
@@ -359,7 +359,7 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     for rep, piece in zip(reps, pieces[1:]):
         out.append(apply_macros(rep, macros_ctx) if rep else rep)
         out.append(piece)
-    return _fix_surrogates("".join(out))
+    return pair_surrogates("".join(out))
 
 
 def _in_window(script: RegexScript, depth: Optional[int]) -> bool:

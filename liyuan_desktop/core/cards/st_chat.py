@@ -66,8 +66,11 @@ from ..session import HeaderEntry, SessionTree, new_id
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
-_INTERNAL = ("swipe_text",)
-_OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
+#: Keys Liyuan adds to a kept SillyTavern message (its ``st`` fields) that are not SillyTavern's: the export drops them.
+INTERNAL_FIELDS = ("swipe_text",)
+#: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
+#: again on export, from the prompt (prompt.assemble) and when a reply echoes it (beat.echo).
+OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 from ..fsutil import atomic_write_text
 from ..session import SessionTree
-from .st_chat import _INTERNAL, _OPENING_HEADER, MESSAGE_TYPES, format_create_date, format_send_date, iso_now
+from .st_chat import INTERNAL_FIELDS, MESSAGE_TYPES, OPENING_HEADER, format_create_date, format_send_date, iso_now
 
 
 def _st(e: Any) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> lis
 
 
 def _strip_opening(e: Any, text: str) -> str:
-    return _OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
+    return OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
 
 
 def st_messages(tree: SessionTree, user_name: str = "", character_name: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -124,7 +124,7 @@ def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cn
     own_text = revised.get(e.id, e.text)
     text = _strip_opening(e, own_text)
     if imported:
-        msg = {k: v for k, v in base.items() if k not in _INTERNAL}
+        msg = {k: v for k, v in base.items() if k not in INTERNAL_FIELDS}
     else:
         is_user = e.type == "user"
         msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",

@@ -1,5 +1,5 @@
-"""Stream assembly for the OpenAI-compatible client: :class:`_Assembler` collects the chunks of a streamed answer
-(SSE ``data:`` lines, split by :func:`_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` —
+"""Stream assembly for the OpenAI-compatible client: :class:`StreamAssembler` collects the chunks of a streamed answer
+(SSE ``data:`` lines, split by :func:`stream_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` —
 content, reasoning, tool calls put together from their pieces, usage — and reports each piece to the caller's
 ``on_delta``.
 """
@@ -21,7 +21,9 @@ from .usage import parse_usage
 MAX_PLAIN_BODY = 8 * 1024 * 1024
 
 #: Line prefixes that mark a body as a server-sent event stream.
-_SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
+#: How a line of a Server-Sent Events body starts (a field name or a comment); a first line that starts with none of
+#: them marks a plain (non-stream) body (openai_client decides the mode from it).
+SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
 
 
 def _arguments_text(value: Any) -> str:
@@ -70,7 +72,7 @@ def fix_surrogates_in(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
-class _Assembler:
+class StreamAssembler:
     """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
 
     def __init__(self, on_delta: Optional[OnDelta], model: str):
@@ -258,7 +260,7 @@ class _Assembler:
         )
 
 
-async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
+async def stream_lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
     """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline.
 
     Linear in the stream (issue 29 §1): the buffer is a ``bytearray`` that grows in place, and each byte is searched

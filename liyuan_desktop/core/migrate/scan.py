@@ -154,7 +154,9 @@ def preset_text(raw: dict[str, Any]) -> str:
     return json.dumps(clean, ensure_ascii=False, indent=4)
 
 
-def _persona_key(p: Persona) -> str:
+def persona_key(p: Persona) -> str:
+    """What makes two personas the same one, whatever their ids: every field but ``id`` as sorted JSON (a persona
+    imported twice is recognised and not added again)."""
     d = p.model_dump(mode="json")
     d.pop("id", None)
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
@@ -491,7 +493,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
         return
     plan.notes.extend(w for w in warnings)
     store = load_personas()
-    have = {_persona_key(p) for p in store.personas}
+    have = {persona_key(p) for p in store.personas}
     ids = {p.id for p in store.personas}
     avatars = root / "User Avatars"
     dest = home() / AVATARS_FOLDER
@@ -499,7 +501,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
         item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
         item.detail["persona"] = p.model_dump(mode="json")
         plan.items.append(item)
-        if _persona_key(p) in have:
+        if persona_key(p) in have:
             item.action, item.target = "same", p.name
         else:
             new_id = numbered(p.id, lambda n: n in ids)

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Iterable, Optional
 
 from ..cards import Card
-from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
+from ..cards.st_chat import OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
@@ -48,7 +48,7 @@ def opening_text(card: Card, ctx: MacroContext) -> str:
 def opening_body(text: str) -> str:
     """The greeting without the 「【开场 · 名字】」 line :func:`opening_text` puts in front — what SillyTavern has as
     message 0 (world-info scans this, so a key such as 「开场」 does not fire on Liyuan's own header)."""
-    return _OPENING_HEADER.sub("", text, count=1)
+    return OPENING_HEADER.sub("", text, count=1)
 
 
 def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
