@@ -118,7 +118,7 @@ def _write_variables(out: dict[str, Any], tables: list[Optional[Any]], idx: int)
 
 def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cname: str) -> dict[str, Any]:
     idx = alts.index(e)
-    base_entry = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
+    base_entry: Any = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
     base = dict(_st(base_entry)) if base_entry is not None else {}
     imported = base_entry is not None
     own_text = revised.get(e.id, e.text)
