@@ -304,7 +304,7 @@ def _export_markdown(text: str) -> Any:
 def _sse_lines(text: str) -> Any:
     import asyncio
 
-    from liyuan_desktop.core.llm.sse import _lines
+    from liyuan_desktop.core.llm.sse import stream_lines
 
     raw = ("data: " + text).encode("utf-8")
 
@@ -313,7 +313,7 @@ def _sse_lines(text: str) -> Any:
             yield raw[i:i + 2]
 
     async def read() -> int:
-        return sum([len(line) async for line in _lines(raw[:2], chunks())])
+        return sum([len(line) async for line in stream_lines(raw[:2], chunks())])
 
     return asyncio.run(read())
 

@@ -12,18 +12,7 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parent.parent / "liyuan_desktop" / "core"
 
 #: module path under core/ → how many private names it still imports from another module. Only shrinks.
-KNOWN: dict[str, int] = {
-    "beat/echo.py": 1,
-    "cards/regex_scripts.py": 5,
-    "cards/st_chat_export.py": 2,
-    "llm/client_messages.py": 5,
-    "llm/discovery.py": 1,
-    "llm/openai_client.py": 9,
-    "macros/tavernhelper.py": 1,
-    "migrate/apply.py": 1,
-    "prompt/assemble.py": 1,
-    "provider_caps.py": 1,
-}
+KNOWN: dict[str, int] = {}
 
 
 def private_imports() -> Counter[str]:

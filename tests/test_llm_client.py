@@ -331,15 +331,15 @@ async def test_connection_refused_is_network_error():
 
 
 def test_backoff_caps_retry_after_and_grows():
-    wait = llm_errors._BackoffWait(base=1.0)
+    wait = llm_errors.BackoffWait(base=1.0)
 
     def state(exc, attempt):
         return SimpleNamespace(outcome=SimpleNamespace(exception=lambda: exc), attempt_number=attempt)
 
-    assert wait(state(llm_errors._Retryable(status=429, retry_after=100.0), 1)) == 30.0
-    assert wait(state(llm_errors._Retryable(status=429, retry_after=2.5), 1)) == 2.5
-    w1 = wait(state(llm_errors._Retryable(status=503), 1))
-    w3 = wait(state(llm_errors._Retryable(status=503), 3))
+    assert wait(state(llm_errors.Retryable(status=429, retry_after=100.0), 1)) == 30.0
+    assert wait(state(llm_errors.Retryable(status=429, retry_after=2.5), 1)) == 2.5
+    w1 = wait(state(llm_errors.Retryable(status=503), 1))
+    w3 = wait(state(llm_errors.Retryable(status=503), 3))
     assert 1.0 <= w1 <= 2.0 and 4.0 <= w3 <= 5.0
 
 

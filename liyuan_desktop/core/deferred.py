@@ -33,8 +33,8 @@ def build_deferred(modules: Iterable[str] = ()) -> int:
     first use as it would have anyway."""
     wanted = set(modules)
     built = 0
-    seen: set[type] = set()
-    stack: list[type] = [BaseModel]
+    seen: set[type[BaseModel]] = set()
+    stack: list[type[BaseModel]] = [BaseModel]
     while stack:
         cls = stack.pop()
         for sub in cls.__subclasses__():

@@ -22,11 +22,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Optional
 
 __all__ = ["MAX_DEPTH", "MAX_FILE_BYTES", "JsonFileError", "JsonTooDeep", "JsonTooBig", "too_deep", "loads",
-           "read_json_file", "check_size"]
+           "read_json_file", "check_size",
+           "object_at"]
 
 #: the deepest nesting accepted (levels of ``[``/``{``); real SillyTavern data stays below ~20
 MAX_DEPTH = 256
@@ -119,3 +121,13 @@ def read_json_file(path: str | Path, *, max_bytes: int = MAX_FILE_BYTES, max_dep
 
 def _mib(n: int) -> str:
     return f"{n / 1024 ** 2:.1f}"
+
+
+def object_at(d: Mapping[Any, Any], key: Any) -> dict[str, Any]:
+    """``d[key]`` when it is a JSON object (a ``dict``), else a new empty dict — the same object, never a copy.
+
+    For reading nested parts of a file a user brings, where any level may be missing or of the wrong kind
+    (``st["oai_settings"]`` in a SillyTavern ``settings.json`` that lacks it or holds a string).
+    """
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}

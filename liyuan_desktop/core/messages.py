@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 LANGUAGES = ("zh", "en")
 
@@ -636,7 +636,7 @@ class Msg(str):
         """The text in ``lang`` ("zh" or "en"; anything else = "zh")."""
         return _format(self.key, lang, self.params)
 
-    def __reduce__(self):  # pickles as its Chinese text plus the key (for worker processes)
+    def __reduce__(self) -> tuple[Callable[[str, dict[str, Any]], Msg], tuple[str, dict[str, Any]]]:  # pickles as its Chinese text plus the key (for worker processes)
         return (_rebuild, (self.key, self.params))
 
 

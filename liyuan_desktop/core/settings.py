@@ -326,8 +326,9 @@ def _keep_newer_capabilities(settings: AppSettings, path: Path) -> None:
     stored = {p.get("name"): p.get("capabilities") for p in (old.get("providers") or []) if isinstance(p, dict)} \
         if isinstance(old, dict) else {}
     for p in settings.providers:
-        if stored.get(p.name):
-            p.capabilities = keep_newer(p.capabilities, stored[p.name])
+        kept = stored.get(p.name)
+        if kept:
+            p.capabilities = keep_newer(p.capabilities, kept)
 
 
 # ----------------------------------------------------------------------------------------------------------------

@@ -295,7 +295,7 @@ def partial_string(args: str, key_re: "re.Pattern[str]" = _CONTENT_KEY) -> Optio
     body = body[:min(i, n)]
     for cut in range(0, 7):  # a torn "\" or "\u12" at the end
         try:
-            return json.loads('"' + body[:len(body) - cut] + '"')
+            return str(json.loads('"' + body[:len(body) - cut] + '"'))  # a JSON string literal
         except ValueError:
             continue
     return ""

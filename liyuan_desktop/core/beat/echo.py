@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from ..cards.st_chat import _OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
+from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
 __all__ = ["INJECTION_HEADERS", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
@@ -63,7 +63,7 @@ def strip_opening_label(text: str) -> str:
     """``text`` without a leading imitation of the opening's 「【开场 · 名字】」 label (any spacing or dot)."""
     if "开场" not in text[:64]:
         return text
-    m = _LEADING_LABEL.match(text) or _OPENING_HEADER.match(text)
+    m = _LEADING_LABEL.match(text) or OPENING_HEADER.match(text)
     return text[m.end():].lstrip("\n") if m else text
 
 

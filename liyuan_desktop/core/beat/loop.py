@@ -30,7 +30,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 
 from ..errors import ToolError
 from ..ledger.state import WorldState
@@ -209,7 +209,7 @@ class Beat:
         except Exception:  # a broken UI handler must never break the beat
             log.exception("event handler failed")
 
-    def _activity(self, text: str, level: str = "info") -> None:
+    def _activity(self, text: str, level: Literal["info", "warning", "error"] = "info") -> None:
         self.out.activity.append(text)
         self.emit(Activity(text=text, level=level))
 
@@ -420,7 +420,7 @@ class Beat:
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
         task_box.append(self._current)
         try:
-            resp = await self._current
+            resp: ChatResponse = await self._current
         finally:
             self._current = None
             if self._stream_flush is not None:  # the call is over: its tools record the draft themselves

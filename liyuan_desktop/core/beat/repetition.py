@@ -161,7 +161,7 @@ def _cut_content_string(args: str) -> str:
     body = args[i:min(j, n)]
     for cut in range(0, 7):  # a \uXXXX escape cut mid-way: drop its start
         try:
-            return json.loads('"' + (body[:len(body) - cut] if cut else body) + '"')
+            return str(json.loads('"' + (body[:len(body) - cut] if cut else body) + '"'))  # a JSON string literal
         except ValueError:
             continue
     return ""

@@ -77,7 +77,8 @@ def _calls_in(obj: Any) -> list[tuple[str, Any]]:
     for it in items:
         if not isinstance(it, dict):
             return []
-        fn = it.get("function") if isinstance(it.get("function"), dict) else it  # OpenAI-shaped {"function": {…}}
+        inner = it.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else it  # OpenAI-shaped {"function": {…}}
         name = fn.get("name")
         if not isinstance(name, str) or not name.strip():
             return []

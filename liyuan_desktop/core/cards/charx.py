@@ -131,15 +131,15 @@ def read_charx(f: IO[bytes], size: int, label: str) -> CharxCard:
         if total > MAX_TOTAL_UNCOMPRESSED:
             raise fail(label, f"CHARX 解压后共 {total // MiB} MiB，超过上限 {MAX_TOTAL_UNCOMPRESSED // MiB} MiB，已拒绝")
         by_name = {i.filename: i for i in infos if not i.is_dir()}
-        info = by_name.get("card.json") or next((i for n, i in by_name.items() if n.lower() == "card.json"), None)
-        if info is None:
+        card_info = by_name.get("card.json") or next((i for n, i in by_name.items() if n.lower() == "card.json"), None)
+        if card_info is None:
             raise fail(label, "这个 zip 里没有 card.json，不是 CHARX 角色卡")
-        if info.flag_bits & 0x1:
+        if card_info.flag_bits & 0x1:
             raise fail(label, "CHARX 里的 card.json 被加密了，无法读取")
-        if info.file_size > MAX_CARD_BYTES:
-            raise fail(label, f"CHARX 里的 card.json 有 {info.file_size // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB")
+        if card_info.file_size > MAX_CARD_BYTES:
+            raise fail(label, f"CHARX 里的 card.json 有 {card_info.file_size // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB")
         try:
-            raw = _read_member(zf, info, MAX_CARD_BYTES, label)
+            raw = _read_member(zf, card_info, MAX_CARD_BYTES, label)
         except _ZIP_ERRORS as e:
             raise fail(label, f"CHARX 里的 card.json 已损坏（{_why(e)}）") from None
         obj = parse_json_bytes(raw, label, "CHARX 里的 card.json ")

@@ -74,7 +74,7 @@ def list_cards() -> list[CardRef]:
 def list_chats(card: CardRef) -> list[ChatRef]:
     """The card's chats, newest first (meta.json is read when present, else the session header)."""
     base = Path(card.dir) / "对话"
-    out = []
+    out: list[ChatRef] = []
     if not base.is_dir():
         return out
     for d in base.iterdir():

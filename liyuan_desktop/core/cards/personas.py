@@ -36,6 +36,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..fsutil import atomic_write_text
+from ..jsonfile import object_at
 from ..macros import MacroContext, apply_macros
 from ..paths import home
 
@@ -283,7 +284,8 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
             raise PersonaError(f"{name}：不是有效的 JSON（{e}）") from e
     if not isinstance(obj, dict):
         raise PersonaError(f"{name}：不是 JSON 对象，不是 SillyTavern 的人设导出")
-    src = obj.get("power_user") if isinstance(obj.get("power_user"), dict) else obj
+    pu = obj.get("power_user")
+    src: dict[str, Any] = pu if isinstance(pu, dict) else obj
     names = src.get("personas")
     descs = src.get("persona_descriptions")
     if not isinstance(names, dict):
@@ -292,7 +294,7 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
     warnings: list[str] = []
     out: list[Persona] = []
     for avatar, pname in names.items():
-        d = descs.get(avatar) if isinstance(descs.get(avatar), dict) else {}
+        d = object_at(descs, avatar)
         pos_raw = _int(d.get("position", 0), 0)
         position = ST_POSITIONS.get(pos_raw)
         if position is None:

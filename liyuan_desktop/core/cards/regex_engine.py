@@ -105,12 +105,13 @@ var __liyuanRegexRun = (function () {
 """ % REGEX_CACHE_SIZE
 
 
-class _ScriptTimeout(Exception):
-    pass
+class ScriptTimeout(Exception):
+    """A regex script ran past its time limit (the QuickJS interrupt fired); the thread's engine must be dropped."""
 
 
-class _ScriptFailed(Exception):
-    pass
+class ScriptFailed(Exception):
+    """A regex script's pattern or replacement failed in JavaScript (bad pattern, out of memory); the message is
+    the engine's first line."""
 
 
 class _Engine:
@@ -123,19 +124,19 @@ class _Engine:
 
     def run(self, pattern: str, flags: str, text: str, template: str, trims: list[str],
             time_limit: float) -> Optional[tuple[list[str], list[str]]]:
-        """Pieces and replacements, or None when nothing matched. Raises _ScriptTimeout / _ScriptFailed."""
+        """Pieces and replacements, or None when nothing matched. Raises ScriptTimeout / ScriptFailed."""
         try:
             with js_time_limit(self.ctx, time_limit):
                 out = self.fn(pattern, flags, text, template, json.dumps(trims))
         except self._quickjs.JSException as exc:
             if "interrupted" in str(exc):
-                raise _ScriptTimeout(str(exc)) from None
-            raise _ScriptFailed(str(exc).splitlines()[0] if str(exc) else "out of memory") from None
+                raise ScriptTimeout(str(exc)) from None
+            raise ScriptFailed(str(exc).splitlines()[0] if str(exc) else "out of memory") from None
         if not out:
             return None
         data = json.loads(out)
         if isinstance(data, dict):
-            raise _ScriptFailed(f"invalid regex: {data.get('e')}")
+            raise ScriptFailed(f"invalid regex: {data.get('e')}")
         return data[0], data[1]
 
 
@@ -143,7 +144,9 @@ _engines: PerThread[_Engine] = PerThread(_Engine)
 _engine_error: Optional[str] = None
 
 
-def _engine() -> Optional[_Engine]:
+def thread_engine() -> Optional[_Engine]:
+    """This thread's QuickJS engine with the replace function loaded, made on first use; None when QuickJS cannot be
+    loaded in this process (then :func:`engine_error` says why, logged once, and regex scripts are skipped)."""
     global _engine_error
     eng = _engines.get()
     if eng is None and _engine_error is None and _engines.failure is not None:
@@ -153,7 +156,7 @@ def _engine() -> Optional[_Engine]:
     return eng
 
 
-def _drop_engine() -> None:
+def drop_thread_engine() -> None:
     """Forget this thread's engine (after an interrupt or out-of-memory); the next run makes a fresh one."""
     _engines.drop()
 
@@ -166,7 +169,7 @@ def engine_error() -> Optional[str]:
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _fix_surrogates(text: str) -> str:
+def pair_surrogates(text: str) -> str:
     """Re-pair UTF-16 halves split by a non-unicode regex; a half left alone becomes U+FFFD."""
     if not _SURROGATE.search(text):
         return text

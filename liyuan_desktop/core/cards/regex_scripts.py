@@ -81,7 +81,7 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ..macros import MacroContext, apply_macros
-from .regex_engine import _drop_engine, _engine, _fix_surrogates, _ScriptFailed, _ScriptTimeout, engine_error
+from .regex_engine import ScriptFailed, ScriptTimeout, drop_thread_engine, engine_error, pair_surrogates, thread_engine
 
 __all__ = [
     "Placement", "SubstituteRegex", "RegexScript", "apply_scripts", "run_script", "scripts_from_card",
@@ -318,7 +318,7 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     # A literal pattern that cannot occur needs no trip into the engine.
     if "i" not in flags and not (_META & set(pattern)) and pattern not in text:
         return text
-    text = _fix_surrogates(text)
+    text = pair_surrogates(text)
     key = (pattern, flags, _digest(text))
     with _timeouts_lock:
         if key in _timeouts:
@@ -329,7 +329,7 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     if known_slow:
         _warn(script, "skipped: it ran past the time limit on this text before", issues)
         return text
-    eng = _engine()
+    eng = thread_engine()
     if eng is None:
         unavailable = engine_error()
         if issues is not None and unavailable:
@@ -339,17 +339,17 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     trims = [apply_macros(t, macros_ctx) for t in script.trimStrings]
     try:
         result = eng.run(pattern, flags, text, template, trims, time_limit)
-    except _ScriptTimeout:
-        _drop_engine()
+    except ScriptTimeout:
+        drop_thread_engine()
         with _timeouts_lock:
             _timeouts[key] = True
             while len(_timeouts) > _TIMEOUT_MEMORY:
                 _timeouts.popitem(last=False)
         _warn(script, f"skipped: ran longer than the time limit ({time_limit:g} s)", issues)
         return text
-    except _ScriptFailed as exc:
+    except ScriptFailed as exc:
         if not str(exc).startswith("invalid regex"):
-            _drop_engine()
+            drop_thread_engine()
         _warn(script, f"skipped: {exc}", issues)
         return text
     if result is None:
@@ -359,7 +359,7 @@ def run_script(script: RegexScript, text: str, *, macros_ctx: MacroContext,
     for rep, piece in zip(reps, pieces[1:]):
         out.append(apply_macros(rep, macros_ctx) if rep else rep)
         out.append(piece)
-    return _fix_surrogates("".join(out))
+    return pair_surrogates("".join(out))
 
 
 def _in_window(script: RegexScript, depth: Optional[int]) -> bool:

@@ -61,13 +61,16 @@ from typing import Any, Callable, Optional
 from pydantic import Field
 
 from ..deferred import DeferredModel
-from ..jsonfile import JsonFileError, check_size, loads
+from ..jsonfile import JsonFileError, check_size, loads, object_at
 from ..session import HeaderEntry, SessionTree, new_id
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
-_INTERNAL = ("swipe_text",)
-_OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
+#: Keys Liyuan adds to a kept SillyTavern message (its ``st`` fields) that are not SillyTavern's: the export drops them.
+INTERNAL_FIELDS = ("swipe_text",)
+#: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
+#: again on export, from the prompt (prompt.assemble) and when a reply echoes it (beat.echo).
+OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -204,7 +207,7 @@ def _what_is(obj: Any) -> Optional[str]:
     """The kind of a JSON object that is not a chat, or None."""
     if not isinstance(obj, dict):
         return None
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    data = object_at(obj, "data")
     if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in data or "char_persona" in obj or (
             "first_mes" in obj and "mes" not in obj):
         return "角色卡"
@@ -366,8 +369,9 @@ def _text(v: Any) -> str:
         return ""
     if isinstance(v, dict):  # Chub: swipe objects
         for k in ("mes", "text", "content"):
-            if isinstance(v.get(k), str):
-                return v[k]
+            part = v.get(k)
+            if isinstance(part, str):
+                return part
         return json.dumps(v, ensure_ascii=False)
     return str(v)
 
@@ -419,7 +423,7 @@ def _is_mvu(v: Any) -> bool:
 
 def _kind(msg: dict[str, Any], index: int) -> tuple[str, str]:
     """(entry type, note kind) of one ST message; ``index`` is its place among the messages."""
-    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    extra = object_at(msg, "extra")
     etype = extra.get("type")
     if msg.get("is_system") or etype == "narrator":
         if etype == "narrator":
@@ -442,7 +446,7 @@ def st_authors_note(header: dict[str, Any]) -> Optional[dict[str, Any]]:
     and 2 before the story string), ``note_role`` (0 system, 1 user, 2 assistant)) as the fields of
     ``prompt.authors_note.AuthorsNote`` (``text``, ``position``, ``depth``, ``role``, ``interval``), or None when the
     chat has no note text. Values out of range fall back to SillyTavern's defaults."""
-    meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
+    meta = object_at(header, "chat_metadata")
     text = meta.get("note_prompt")
     if not isinstance(text, str) or not text.strip():
         return None
@@ -492,7 +496,8 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
             texts, selected, st_fields = _swipes_of(msg, label, warnings)
             ts = parse_st_time(msg.get("send_date")) or parse_st_time(msg.get("gen_started")) or last_ts
             last_ts = ts
-            info = msg.get("swipe_info") if isinstance(msg.get("swipe_info"), list) else []
+            raw_info = msg.get("swipe_info")
+            info: list[Any] = raw_info if isinstance(raw_info, list) else []
             chosen = None
             for k, text in enumerate(texts):
                 body = f"【开场 · {char_name}】\n{text}" if etype == "opening" else text

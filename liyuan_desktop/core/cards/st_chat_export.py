@@ -13,12 +13,13 @@ bar's later write to it included; see :mod:`.st_chat`), so an exported game cont
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Optional
 
 from ..fsutil import atomic_write_text
 from ..session import SessionTree
-from .st_chat import _INTERNAL, _OPENING_HEADER, MESSAGE_TYPES, format_create_date, format_send_date, iso_now
+from .st_chat import INTERNAL_FIELDS, MESSAGE_TYPES, OPENING_HEADER, format_create_date, format_send_date, iso_now
 
 
 def _st(e: Any) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> lis
 
 
 def _strip_opening(e: Any, text: str) -> str:
-    return _OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
+    return OPENING_HEADER.sub("", text, count=1) if e.type == "opening" else text
 
 
 def st_messages(tree: SessionTree, user_name: str = "", character_name: str = "") -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -81,7 +82,7 @@ def st_messages(tree: SessionTree, user_name: str = "", character_name: str = ""
     return header, messages
 
 
-def _own_variables(tree: SessionTree, path: list[Any], on_path: dict[str, int], entry: Any) -> Optional[Any]:
+def _own_variables(tree: SessionTree, path: Sequence[Any], on_path: dict[str, int], entry: Any) -> Optional[Any]:
     """The variable table a message's own snapshot holds (the newest ``rp-state`` with ``mvu`` below it before the
     next message: on the active branch, or down its newest children off it), as stored; None without one."""
     found = None
@@ -117,18 +118,18 @@ def _write_variables(out: dict[str, Any], tables: list[Optional[Any]], idx: int)
 
 def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cname: str) -> dict[str, Any]:
     idx = alts.index(e)
-    base_entry = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
+    base_entry: Any = next((a for a in alts if _st(a) and set(_st(a)) != {"swipe"}), None)
     base = dict(_st(base_entry)) if base_entry is not None else {}
     imported = base_entry is not None
     own_text = revised.get(e.id, e.text)
     text = _strip_opening(e, own_text)
     if imported:
-        msg = {k: v for k, v in base.items() if k not in _INTERNAL}
+        msg = {k: v for k, v in base.items() if k not in INTERNAL_FIELDS}
     else:
         is_user = e.type == "user"
         msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",
                "send_date": format_send_date(e.ts), "extra": {}}
-    head = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
+    head: dict[str, Any] = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
     out: dict[str, Any] = {**head, "mes": text}
     want_swipes = "swipe_id" in base or len(alts) > 1 or (not imported and e.type in ("assistant", "opening"))
     if e.type == "user" and "swipe_id" not in base:

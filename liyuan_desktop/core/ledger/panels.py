@@ -30,6 +30,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..jsonfile import object_at
+
 _BRACE = re.compile(r"[{}]")
 
 
@@ -254,7 +256,7 @@ def ledger_context(state: Any) -> dict[str, Any]:
     else:
         d = state.to_dict() if hasattr(state, "to_dict") else state.model_dump()
     loc = d.get("location") or ""
-    chars = d.get("characters") if isinstance(d.get("characters"), dict) else {}
+    chars = object_at(d, "characters")
     present = [n for n, c in chars.items() if loc and isinstance(c, dict) and c.get("at") == loc]
     d["present"] = present
     d["here"] = "、".join(present)

@@ -136,8 +136,8 @@ def build_threads(snapshots: Iterable[tuple[Any, int]], locate: Optional[Locator
             for t in prev:
                 if t in cur:
                     continue
-                tid = by_title.get(t)
-                th = threads.get(tid) if tid else None
+                known = by_title.get(t)
+                th = threads.get(known) if known else None
                 if th is not None and th.open and th.source == "scribe":
                     th.state, th.closed = "paid_off", mark(t, beat, e.id)
             prev = cur

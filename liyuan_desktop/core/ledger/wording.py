@@ -12,13 +12,14 @@ No Qt; the window (``ui/draft_pane.py``) and the terminal (``cli/view.py``) both
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 from ..messages import Msg, message, render
 
 __all__ = ["applied_in_words", "ledger_in_words"]
 
 #: The scribe's applied lines (``state.apply_patch``) and the catalog message each becomes.
-_APPLIED = (
+_APPLIED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Msg]], ...] = (
     (re.compile(r"^characters\.(.+) 已更新$", re.S), lambda m: message("led.applied.char", name=m.group(1))),
     (re.compile(r"^time → (.*)$", re.S), lambda m: message("led.applied.time", v=m.group(1))),
     (re.compile(r"^location → (.*)$", re.S), lambda m: message("led.applied.location", v=m.group(1))),

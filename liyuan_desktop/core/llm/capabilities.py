@@ -116,7 +116,8 @@ def capabilities_for(provider: Any, model: Optional[str] = None) -> Capabilities
     :class:`Capabilities` when nothing is stored for that pair. Never raises for a missing entry."""
     name = (model or getattr(provider, "model", "") or "").strip()
     url = _norm_url(getattr(provider, "base_url", ""))
-    for caps in getattr(provider, "capabilities", None) or []:
+    stored: list[Capabilities] = getattr(provider, "capabilities", None) or []
+    for caps in stored:
         if caps.model == name and _norm_url(caps.base_url) == url:
             return caps
     return Capabilities(base_url=url, model=name)
@@ -272,7 +273,7 @@ async def _get_json(client: httpx.AsyncClient, method: str, url: str, headers: M
         return None
 
 
-def _model_ids(data: Any) -> list[dict[str, Any]]:
+def model_entries(data: Any) -> list[dict[str, Any]]:
     """The model entries of a ``/v1/models`` answer (``{"data": [...]}``, a bare list, or Ollama's
     ``{"models": [...]}``), each a dict with at least ``id``."""
     items: Iterable[Any] = []
@@ -303,9 +304,9 @@ async def list_models(base_url: str, api_key: Optional[str] = None, *, timeout: 
 
         client = httpx.AsyncClient(timeout=timeout, trust_env=False, follow_redirects=False)
     try:
-        names = [m["id"] for m in _model_ids(await _get_json(client, "GET", _models_url(base_url), headers))]
+        names = [m["id"] for m in model_entries(await _get_json(client, "GET", _models_url(base_url), headers))]
         if not names:
-            names = [m["id"] for m in _model_ids(await _get_json(client, "GET", server_root(base_url) + "/api/tags",
+            names = [m["id"] for m in model_entries(await _get_json(client, "GET", server_root(base_url) + "/api/tags",
                                                                  headers))]
         return list(dict.fromkeys(names))
     finally:
@@ -347,7 +348,7 @@ async def fetch_context_window(base_url: str, model: str, api_key: Optional[str]
                 n = _positive(value)
                 if n:
                     return n
-    entries = _model_ids(models)
+    entries = model_entries(models)
     for entry in entries:
         if entry["id"] == model:
             return _window_from_model_entry(entry)
@@ -360,7 +361,8 @@ async def fetch_context_window(base_url: str, model: str, api_key: Optional[str]
 # the probe
 
 
-def _now() -> str:
+def now_iso() -> str:
+    """Now in UTC as ISO 8601 to the second (``2026-01-31T12:00:00+00:00``), the form of ``Capabilities.probed_at``."""
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
@@ -383,7 +385,7 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
     the tool was called, "ignored" when the model answered in prose. Network failures are noted in ``notes`` and
     leave the fields unknown. Never raises a :class:`ModelError`; cancellation propagates. The client's ``stream``
     setting is restored afterwards."""
-    caps = Capabilities(base_url=_norm_url(client.base_url), model=client.model, probed_at=_now())
+    caps = Capabilities(base_url=_norm_url(client.base_url), model=client.model, probed_at=now_iso())
     notes: list[str] = []
     original_stream = getattr(client, "stream", True)
     window_task = asyncio.ensure_future(fetch_context_window(client.base_url, client.model, api_key,

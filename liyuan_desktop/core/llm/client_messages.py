@@ -14,15 +14,15 @@ import httpx
 
 from ..messages import message
 from .errors import (
-    _collapse,
-    _describe_exc,
-    _error_code_from_json,
-    _error_message_from_json,
     classify_error,
+    collapse_text,
     config_hint,
+    describe_exc,
+    error_code_from_json,
+    error_message_from_json,
     server_window,
 )
-from .sse import _Assembler
+from .sse import StreamAssembler
 from .types import ModelError
 
 
@@ -54,7 +54,7 @@ class ClientMessages:
         if found is None:
             return None
         kind, what = found
-        said = self._redact(_collapse(message))
+        said = self._redact(collapse_text(message))
         code = f" ({status})" if status else ""
         if kind == "config":
             hint = config_hint(what, self.provider)
@@ -81,7 +81,7 @@ class ClientMessages:
         unfixable = self._unfixable(status, message, data)
         if unfixable is not None:
             return unfixable
-        message = self._redact(_collapse(message))
+        message = self._redact(collapse_text(message))
         said = f" 服务器说：{message}" if message else ""
         where = f"{self.host}{self._url_path}"
         if status == 401 and not self._api_key:
@@ -124,11 +124,11 @@ class ClientMessages:
             data = json.loads(text)
         except ValueError:
             data = None
-        message = _error_message_from_json(data) if data is not None else _collapse(text, 200)
-        return self._status_error(status, message, _error_code_from_json(data), retries, data)
+        message = error_message_from_json(data) if data is not None else collapse_text(text, 200)
+        return self._status_error(status, message, error_code_from_json(data), retries, data)
 
     def _transport_error(self, exc: BaseException, retries: int = 0) -> ModelError:
-        detail = self._redact(_describe_exc(exc))
+        detail = self._redact(describe_exc(exc))
         tried = f"已重试 {retries} 次。" if retries else ""
         if isinstance(exc, httpx.ReadTimeout):
             return ModelError(
@@ -148,13 +148,13 @@ class ClientMessages:
             f"要先启动服务。{tried}({detail})",
         )
 
-    def _cut_error(self, asm: _Assembler, exc: Optional[BaseException]) -> ModelError:
+    def _cut_error(self, asm: StreamAssembler, exc: Optional[BaseException]) -> ModelError:
         got = asm.received_chars()
         if isinstance(exc, httpx.TimeoutException):
             lead = f"读取超时（{self.read_timeout:g} 秒没有新数据）"
         else:
             lead = "网络中断"
-        detail = self._redact(_describe_exc(exc)) if exc else "stream ended without [DONE]"
+        detail = self._redact(describe_exc(exc)) if exc else "stream ended without [DONE]"
         return ModelError(
             "network",
             f"{lead}：模型输出中途断开，已收到 {got} 个字符，本次回复不完整，可以重试。(stream cut: {detail})",
@@ -162,7 +162,7 @@ class ClientMessages:
         )
 
     def _bad_response(self, text: str, status: int = 200, *, is_json: bool = False) -> ModelError:
-        snippet = self._redact(_collapse(text, 200))
+        snippet = self._redact(collapse_text(text, 200))
         what = "是 JSON 但不是聊天补全" if is_json else "不是 SSE 也不是 JSON"
         return ModelError(
             "bad_response",
@@ -171,7 +171,7 @@ class ClientMessages:
             status=status,
         )
 
-    def _deadline_error(self, asm: Optional[_Assembler], which: str, in_window: int = 0) -> ModelError:
+    def _deadline_error(self, asm: Optional[StreamAssembler], which: str, in_window: int = 0) -> ModelError:
         """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``), by the minimum rate (``"rate"``:
         ``in_window`` characters came in the last :attr:`min_rate_window` seconds, fewer than
         :attr:`min_rate_chars`) or by :attr:`total_timeout` (``"total"``). The message is a catalog message

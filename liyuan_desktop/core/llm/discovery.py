@@ -30,7 +30,7 @@ from typing import Any, Iterable, Optional
 import httpx
 from pydantic import BaseModel, Field
 
-from .capabilities import _model_ids
+from .capabilities import model_entries
 from .providers import ProviderSettings
 
 log = logging.getLogger(__name__)
@@ -112,11 +112,11 @@ async def _ask(client: httpx.AsyncClient, target: Target) -> Optional[LocalServe
         status, data = await _get(client, f"{root}/api/tags")
         if status == 200:
             answered = True
-            models = [m["id"] for m in _model_ids(data)]
+            models = [m["id"] for m in model_entries(data)]
     status, data = await _get(client, f"{base}/models")
     if status == 200 and isinstance(data, (dict, list)):  # JSON: another web server's HTML page is not a model server
         answered = True
-        models = models or [m["id"] for m in _model_ids(data)]
+        models = models or [m["id"] for m in model_entries(data)]
     elif status in (401, 403):
         answered, needs_key = True, True
         detail = "需要 API key / needs an API key"

@@ -1,5 +1,5 @@
 """Errors and retries of the OpenAI-compatible client: which failures are retried (:data:`RETRY_STATUSES`, only
-before any answer byte was consumed), how long to wait (:class:`_BackoffWait`: exponential backoff with jitter, or
+before any answer byte was consumed), how long to wait (:class:`BackoffWait`: exponential backoff with jitter, or
 the server's ``Retry-After``, capped at :data:`MAX_RETRY_WAIT`), and how a server's error body or a transport
 exception is turned into a short message for :class:`~.types.ModelError`.
 """
@@ -58,7 +58,7 @@ def mask_secrets(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
-def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:
+def parse_retry_after(headers: httpx.Headers) -> Optional[float]:
     """Seconds to wait from ``retry-after-ms`` / ``Retry-After`` (seconds or an HTTP date); None when absent."""
     ms = headers.get("retry-after-ms")
     if ms:
@@ -84,17 +84,21 @@ def _parse_retry_after(headers: httpx.Headers) -> Optional[float]:
     return max(when.timestamp() - time.time(), 0.0)
 
 
-def _describe_exc(exc: BaseException) -> str:
+def describe_exc(exc: BaseException) -> str:
+    """An exception as one line for a message: ``"ConnectError: all connection attempts failed"``, or only the class
+    name when the exception has no text."""
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _collapse(text: str, limit: int = 300) -> str:
+def collapse_text(text: str, limit: int = 300) -> str:
+    """``text`` with every run of whitespace as one space, cut to ``limit`` characters (plus "…" when cut): a server's
+    error body shown on one line."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "…"
 
 
-def _error_message_from_json(data: Any) -> str:
+def error_message_from_json(data: Any) -> str:
     """The human message inside an error body: ``{"error": {"message": ...}}``, ``{"error": "..."}``,
     ``{"message": ...}`` or ``{"detail": ...}``."""
     if not isinstance(data, Mapping):
@@ -119,7 +123,8 @@ def _error_message_from_json(data: Any) -> str:
     return ""
 
 
-def _error_code_from_json(data: Any) -> str:
+def error_code_from_json(data: Any) -> str:
+    """The machine code inside an error body (``{"error": {"code"|"type": ...}}``), or "" when it has none."""
     if isinstance(data, Mapping) and isinstance(data.get("error"), Mapping):
         err = data["error"]
         return str(err.get("code") or err.get("type") or "")
@@ -127,8 +132,10 @@ def _error_code_from_json(data: Any) -> str:
 
 
 
-class _Retryable(Exception):
-    """Internal: an attempt failed before any answer byte was read and may be tried again."""
+class Retryable(Exception):
+    """An attempt failed before any answer byte was read and may be tried again (raised by the client's opening of a
+    request, read by :class:`BackoffWait` and the retry loop): ``status`` (HTTP, None for a transport error),
+    ``retry_after`` (seconds the server asked for), ``message`` and ``cause``."""
 
     def __init__(self, *, status: Optional[int] = None, retry_after: Optional[float] = None,
                  message: str = "", cause: Optional[BaseException] = None):
@@ -139,7 +146,7 @@ class _Retryable(Exception):
         self.cause = cause
 
 
-class _BackoffWait:
+class BackoffWait:
     """Exponential backoff with jitter (``base * 2**(n-1) + U(0, base)``, capped), or the server's Retry-After.
     A tenacity ``wait`` (tenacity takes any callable of the retry state returning seconds)."""
 
@@ -153,7 +160,7 @@ class _BackoffWait:
     def __call__(self, retry_state: Any) -> float:
         outcome = retry_state.outcome
         exc = outcome.exception() if outcome is not None else None
-        if isinstance(exc, _Retryable) and exc.retry_after is not None:
+        if isinstance(exc, Retryable) and exc.retry_after is not None:
             return min(exc.retry_after, self._cap)
         return min(float(self._exp(retry_state)), self._cap)
 

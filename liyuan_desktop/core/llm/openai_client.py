@@ -38,18 +38,18 @@ from .client_messages import ClientMessages
 from .errors import (
     MAX_ERROR_BODY,
     RETRY_STATUSES,
-    _BackoffWait,
-    _collapse,
-    _error_code_from_json,
-    _error_message_from_json,
-    _parse_retry_after,
-    _Retryable,
+    BackoffWait,
+    Retryable,
+    collapse_text,
+    error_code_from_json,
+    error_message_from_json,
     mask_secrets,
+    parse_retry_after,
     url_secrets,
 )
 from .rate import MinRate
 from .sampling import apply_sampling, provider_kind
-from .sse import _SSE_FIELDS, MAX_PLAIN_BODY, _Assembler, _lines, fix_surrogates
+from .sse import MAX_PLAIN_BODY, SSE_FIELDS, StreamAssembler, fix_surrogates, stream_lines
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 from .usage import estimate_usage
 
@@ -79,7 +79,7 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
-def _content_mark(asm: _Assembler) -> int:
+def _content_mark(asm: StreamAssembler) -> int:
     """How many pieces of content (text, reasoning, tool names and arguments) ``asm`` has taken so far.
 
     Cheap (list lengths, not characters): compared after each line to tell content from keep-alives. Empty
@@ -195,7 +195,7 @@ class OpenAIChatModel(ClientMessages):
         if context_window:
             self.context_window = int(context_window)
         self.provider_name = provider_name
-        #: what the last answer showed about the server (``_Assembler.wire_facts``), for capability probes
+        #: what the last answer showed about the server (``StreamAssembler.wire_facts``), for capability probes
         self.last_wire: dict[str, Any] = {}
         #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)
         self.sampling_dropped: list[str] = []
@@ -299,7 +299,7 @@ class OpenAIChatModel(ClientMessages):
     # -- one attempt ------------------------------------------------------------------------------------------
 
     async def _open(self, content: bytes, attempts: list[int]) -> tuple[httpx.Response, AsyncIterator[bytes], bytes]:
-        """Send the request and read the first body bytes. Raises _Retryable while retrying is still safe."""
+        """Send the request and read the first body bytes. Raises Retryable while retrying is still safe."""
         attempts[0] += 1
         client = self._get_client()
         request = client.build_request("POST", self.url, content=content, headers=self._headers(),
@@ -310,7 +310,7 @@ class OpenAIChatModel(ClientMessages):
         except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.RemoteProtocolError,
                 httpx.ReadError, httpx.WriteError) as exc:
             # Nothing came back yet: the connection failed or was dropped before a response started.
-            raise _Retryable(cause=exc) from exc
+            raise Retryable(cause=exc) from exc
         except httpx.TransportError as exc:
             raise self._transport_error(exc) from None
 
@@ -329,7 +329,7 @@ class OpenAIChatModel(ClientMessages):
                     location = response.headers.get("location", "")
                     raise ModelError(
                         "bad_response",
-                        f"服务器要求重定向 ({status}) 到 {_collapse(location, 200)}：请把 base URL 改成新的地址。",
+                        f"服务器要求重定向 ({status}) 到 {collapse_text(location, 200)}：请把 base URL 改成新的地址。",
                         status=status,
                     )
                 if status in RETRY_STATUSES:
@@ -338,14 +338,14 @@ class OpenAIChatModel(ClientMessages):
                         data = json.loads(text)
                     except ValueError:
                         data = None
-                    message = _error_message_from_json(data) if data is not None else _collapse(text, 200)
-                    code = _error_code_from_json(data)
+                    message = error_message_from_json(data) if data is not None else collapse_text(text, 200)
+                    code = error_code_from_json(data)
                     if status == 429 and ("insufficient_quota" in code or "insufficient_quota" in message):
                         raise self._status_error(status, message, code)
                     unfixable = self._unfixable(status, message, data)
                     if unfixable is not None:  # the same body would fail the same way: no retries
                         raise unfixable
-                    raise _Retryable(status=status, retry_after=_parse_retry_after(response.headers),
+                    raise Retryable(status=status, retry_after=parse_retry_after(response.headers),
                                      message=message)
                 raise self._error_from_body(status, raw)
 
@@ -355,7 +355,7 @@ class OpenAIChatModel(ClientMessages):
             except StopAsyncIteration:
                 first = b""
             except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-                raise _Retryable(cause=exc) from exc
+                raise Retryable(cause=exc) from exc
             except httpx.TransportError as exc:
                 raise self._transport_error(exc) from None
             return response, chunks, first
@@ -365,31 +365,31 @@ class OpenAIChatModel(ClientMessages):
 
     # -- reading the answer ------------------------------------------------------------------------------------
 
-    async def _dispatch(self, payload: str, asm: _Assembler) -> None:
+    async def _dispatch(self, payload: str, asm: StreamAssembler) -> None:
         try:
             obj = json.loads(payload)
         except ValueError:
             raise ModelError(
                 "bad_response",
-                f"流式数据里有一段不是 JSON：{self._redact(_collapse(payload, 200))}",
+                f"流式数据里有一段不是 JSON：{self._redact(collapse_text(payload, 200))}",
                 partial=asm.response(finish_reason="cut") if asm.got_data else None,
             ) from None
         if not isinstance(obj, Mapping):
             return
         err = obj.get("error")
         if err:
-            message = _error_message_from_json(obj) or str(err)
+            message = error_message_from_json(obj) or str(err)
             code = err.get("code") if isinstance(err, Mapping) else None
             status = code if isinstance(code, int) else 500
-            error = self._status_error(status, message, _error_code_from_json(obj), data=obj)
+            error = self._status_error(status, message, error_code_from_json(obj), data=obj)
             if error.kind == "bad_response":
-                error = ModelError("server", f"模型服务器在输出途中报错：{self._redact(_collapse(message))}",
+                error = ModelError("server", f"模型服务器在输出途中报错：{self._redact(collapse_text(message))}",
                                    status=status)
             error.partial = asm.response(finish_reason="cut")
             raise error
         await asm.feed_chunk(obj)
 
-    async def _read(self, first: bytes, chunks: AsyncIterator[bytes], asm: _Assembler,
+    async def _read(self, first: bytes, chunks: AsyncIterator[bytes], asm: StreamAssembler,
                     hard_deadline: Optional[float] = None) -> ChatResponse:
         mode: Optional[str] = None  # "sse" or "plain", decided by the first non-blank line
         plain: list[str] = []
@@ -415,7 +415,7 @@ class OpenAIChatModel(ClientMessages):
                 which, at = "rate", slow
             return at
 
-        lines = _lines(first, chunks)
+        lines = stream_lines(first, chunks)
         try:
             async with asyncio.timeout_at(_next_deadline()) as clock, contextlib.aclosing(lines):
                 async for line in lines:
@@ -427,7 +427,7 @@ class OpenAIChatModel(ClientMessages):
                     if mode is None:
                         if not line.strip():
                             continue
-                        mode = "sse" if line.lstrip().startswith(_SSE_FIELDS) else "plain"
+                        mode = "sse" if line.lstrip().startswith(SSE_FIELDS) else "plain"
                     if mode == "plain":
                         plain.append(line)
                         plain_size += len(line)
@@ -480,7 +480,7 @@ class OpenAIChatModel(ClientMessages):
             raise self._cut_error(asm, None)
         return asm.response()
 
-    async def _read_plain(self, text: str, asm: _Assembler) -> ChatResponse:
+    async def _read_plain(self, text: str, asm: StreamAssembler) -> ChatResponse:
         """A 200 body that is not SSE: a non-stream completion is accepted, an error object or HTML is not."""
         try:
             data = json.loads(text)
@@ -490,9 +490,9 @@ class OpenAIChatModel(ClientMessages):
             err = data["error"]
             code = err.get("code") if isinstance(err, Mapping) else None
             status = code if isinstance(code, int) else 500
-            error = self._status_error(status, _error_message_from_json(data), _error_code_from_json(data), data=data)
+            error = self._status_error(status, error_message_from_json(data), error_code_from_json(data), data=data)
             if error.kind == "bad_response":
-                error = ModelError("server", f"模型服务器报错：{self._redact(_collapse(_error_message_from_json(data)))}",
+                error = ModelError("server", f"模型服务器报错：{self._redact(collapse_text(error_message_from_json(data)))}",
                                    status=status)
             raise error
         if not isinstance(data, Mapping) or not isinstance(data.get("choices"), list) or not data["choices"]:
@@ -517,8 +517,8 @@ class OpenAIChatModel(ClientMessages):
 
         def _before_sleep(state: Any) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
-            reason = f"HTTP {exc.status}" if isinstance(exc, _Retryable) and exc.status else type(
-                exc.cause if isinstance(exc, _Retryable) else exc).__name__
+            reason = f"HTTP {exc.status}" if isinstance(exc, Retryable) and exc.status else type(
+                exc.cause if isinstance(exc, Retryable) else exc).__name__
             wait = state.next_action.sleep if state.next_action is not None else 0.0
             log.info("model %s: attempt %d failed (%s), retrying in %.2fs", self.name, state.attempt_number,
                      reason, wait)
@@ -530,24 +530,25 @@ class OpenAIChatModel(ClientMessages):
 
         retrying = AsyncRetrying(
             stop=stop_after_attempt(self.max_retries + 1),
-            wait=_BackoffWait(self.retry_base_wait),
-            retry=retry_if_exception_type(_Retryable),
+            wait=BackoffWait(self.retry_base_wait),
+            retry=retry_if_exception_type(Retryable),
             before_sleep=_before_sleep,
             reraise=True,
         )
         hard = asyncio.get_running_loop().time() + self.total_timeout
         try:
             async with asyncio.timeout_at(hard):
-                response, chunks, first = await retrying(self._open, content, attempts)
+                opened: tuple[httpx.Response, AsyncIterator[bytes], bytes] = await retrying(self._open, content, attempts)
+                response, chunks, first = opened
         except TimeoutError:
             raise self._deadline_error(None, "total") from None
-        except _Retryable as exc:
+        except Retryable as exc:
             retries = attempts[0] - 1
             if exc.status is not None:
                 raise self._status_error(exc.status, exc.message, retries=retries) from None
             raise self._transport_error(exc.cause or exc, retries) from None
 
-        asm = _Assembler(on_delta, self.model)
+        asm = StreamAssembler(on_delta, self.model)
         try:
             result = await self._read(first, chunks, asm, hard)
             self.last_wire = asm.wire_facts()

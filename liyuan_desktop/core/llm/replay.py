@@ -26,7 +26,7 @@ from typing import Any, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta, ToolCall, Usage
+from .types import ChatRequest, ChatResponse, DeltaKind, ModelError, OnDelta, StreamDelta, ToolCall, Usage
 from .usage import parse_usage
 
 
@@ -205,7 +205,7 @@ class ReplayModel:
         scribe: list[RecordedItem] = [raw for beat in parsed.beats for raw in beat.scribe]
         return cls(actor, scribe, parsed.label, delay_ms=delay_ms, beats=parsed.beats)
 
-    async def _emit(self, on_delta: Optional[OnDelta], kind: str, text: str, index: int = 0) -> None:
+    async def _emit(self, on_delta: Optional[OnDelta], kind: DeltaKind, text: str, index: int = 0) -> None:
         if self.delay_ms:
             await asyncio.sleep(self.delay_ms / 1000.0)
         else:

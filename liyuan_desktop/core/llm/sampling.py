@@ -37,6 +37,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..jsonfile import object_at
+
 __all__ = ["Sampling", "ProviderKind", "provider_kind", "apply_sampling", "SAMPLING_FIELDS", "field_label",
            "with_sampling", "SampledModel"]
 
@@ -146,7 +148,7 @@ class Sampling(BaseModel):
         try:
             return cls.model_validate(data)
         except ValueError as e:
-            errs = getattr(e, "errors", lambda **_: [])(include_input=False, include_url=False)
+            errs: list[dict[str, Any]] = getattr(e, "errors", lambda **_: [])(include_input=False, include_url=False)
             where = "；".join(f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg', '')}" for er in errs)
             raise ValueError(f"采样参数不对：{where or e}") from None
 
@@ -166,7 +168,7 @@ def provider_kind(name: str = "", base_url: str = "") -> ProviderKind:
     n = (name or "").lower().replace(".", "").replace("-", "").replace("_", "")
     for kind in ("openrouter", "deepseek", "ollama", "llamacpp", "lmstudio", "openai"):
         if n.startswith(kind):
-            return kind  # type: ignore[return-value]
+            return kind
     port = parts.port
     if port == 11434:
         return "ollama"
@@ -200,7 +202,7 @@ def apply_sampling(body: dict[str, Any], sampling: Optional[Sampling], kind: Pro
             if effort is None:
                 continue  # "auto": the server decides (SillyTavern sends nothing)
             if kind == "openrouter":
-                reasoning = body.get("reasoning") if isinstance(body.get("reasoning"), dict) else {}
+                reasoning = object_at(body, "reasoning")
                 body["reasoning"] = {**reasoning, "effort": effort}
             else:
                 body["reasoning_effort"] = effort

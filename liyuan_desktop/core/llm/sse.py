@@ -1,5 +1,5 @@
-"""Stream assembly for the OpenAI-compatible client: :class:`_Assembler` collects the chunks of a streamed answer
-(SSE ``data:`` lines, split by :func:`_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` —
+"""Stream assembly for the OpenAI-compatible client: :class:`StreamAssembler` collects the chunks of a streamed answer
+(SSE ``data:`` lines, split by :func:`stream_lines`) or one plain JSON completion into a :class:`~.types.ChatResponse` —
 content, reasoning, tool calls put together from their pieces, usage — and reports each piece to the caller's
 ``on_delta``.
 """
@@ -12,16 +12,18 @@ import json
 import logging
 import re
 import uuid
-from typing import Any, AsyncIterator, Mapping, Optional
+from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional
 
-from .types import ChatResponse, OnDelta, StreamDelta, ToolCall
+from .types import ChatResponse, DeltaKind, OnDelta, StreamDelta, ToolCall
 from .usage import parse_usage
 
 #: How much of a non-SSE 200 body is read before giving up on it (bytes).
 MAX_PLAIN_BODY = 8 * 1024 * 1024
 
 #: Line prefixes that mark a body as a server-sent event stream.
-_SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
+#: How a line of a Server-Sent Events body starts (a field name or a comment); a first line that starts with none of
+#: them marks a plain (non-stream) body (openai_client decides the mode from it).
+SSE_FIELDS = ("data:", ":", "event:", "id:", "retry:")
 
 
 def _arguments_text(value: Any) -> str:
@@ -70,7 +72,7 @@ def fix_surrogates_in(value: Any) -> tuple[Any, int]:
     return value, 0
 
 
-class _Assembler:
+class StreamAssembler:
     """Collects stream chunks (or one non-stream message) into a ChatResponse and reports pieces to on_delta."""
 
     def __init__(self, on_delta: Optional[OnDelta], model: str):
@@ -83,7 +85,7 @@ class _Assembler:
         self.finish_reason: Optional[str] = None
         self.model = model
         self.got_data = False
-        self._carry: dict[tuple[str, int], str] = {}
+        self._carry: dict[tuple[DeltaKind, int], str] = {}
         #: lone surrogates replaced with U+FFFD in the assembled answer (see :func:`fix_surrogates`)
         self.replaced = 0
         self._warned = False
@@ -95,7 +97,7 @@ class _Assembler:
         #: the client's minimum-rate rule reads it after every line (:meth:`received_chars` sums the lists)
         self.chars = 0
 
-    async def _emit(self, kind: str, text: str, index: int = 0) -> None:
+    async def _emit(self, kind: DeltaKind, text: str, index: int = 0) -> None:
         if not text or self._on_delta is None:
             return
         if kind in ("content", "reasoning", "tool_args"):
@@ -181,7 +183,8 @@ class _Assembler:
                 continue  # only the first choice (n=1) is used
             delta = choice.get("delta")
             if not isinstance(delta, Mapping):
-                delta = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+                message = choice.get("message")
+                delta = message if isinstance(message, Mapping) else {}
             await self._message_part(delta)
             if choice.get("finish_reason"):
                 self.finish_reason = str(choice["finish_reason"])
@@ -192,7 +195,8 @@ class _Assembler:
         self._common(obj)
         choices = obj.get("choices") or []
         choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
-        message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+        raw = choice.get("message")
+        message: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
         part = dict(message)
         if isinstance(part.get("tool_calls"), list):
             part["tool_calls"] = [
@@ -256,7 +260,7 @@ class _Assembler:
         )
 
 
-async def _lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+async def stream_lines(first: bytes, chunks: AsyncIterator[bytes]) -> AsyncGenerator[str, None]:
     """Split a byte stream into text lines (LF or CRLF); the last line may lack its newline.
 
     Linear in the stream (issue 29 §1): the buffer is a ``bytearray`` that grows in place, and each byte is searched

@@ -98,11 +98,15 @@ class ChatResponse(BaseModel):
     model: str = ""
 
 
+#: What a streamed piece is (:class:`StreamDelta` ``kind``).
+DeltaKind = Literal["content", "reasoning", "tool_args", "tool_name", "notice"]
+
+
 class StreamDelta(BaseModel):
     """A streamed piece, for live display: kind is "content", "reasoning", "tool_args"/"tool_name" (with the call
     index), or "notice" (a line for the user, e.g. a retry after a failed connection)."""
 
-    kind: Literal["content", "reasoning", "tool_args", "tool_name", "notice"]
+    kind: DeltaKind
     text: str
     index: int = 0
 

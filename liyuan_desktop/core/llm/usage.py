@@ -7,7 +7,7 @@ Shared by the HTTP client (usage from the stream's last chunk or a non-stream bo
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from .types import Usage
 
@@ -96,7 +96,7 @@ def estimate_text_tokens(text: str) -> float:
     return wide * CJK_TOKENS + (n - wide) * OTHER_TOKENS
 
 
-def estimate_usage(messages: list[Mapping[str, Any]], tools: Optional[list[Any]], completion: str) -> Usage:
+def estimate_usage(messages: Sequence[Mapping[str, Any]], tools: Optional[list[Any]], completion: str) -> Usage:
     """An estimated :class:`Usage` (``estimated=True``, ``raw`` empty) for a call whose server sent no usage:
     ``messages`` are the request's wire messages (``content`` and tool-call names/arguments counted, plus
     :data:`MESSAGE_OVERHEAD` each), ``tools`` the tool specs (their JSON counted), ``completion`` everything the

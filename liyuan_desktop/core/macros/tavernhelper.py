@@ -31,7 +31,7 @@ import math
 import re
 from typing import Any, Optional
 
-from .variables import _js_str
+from .variables import js_string
 
 __all__ = ["TH_SCOPES", "is_th_macro", "th_macro", "apply_th_macros", "lodash_get", "omit_dollar_keys", "js_json", "yaml_stringify",
            "FORMAT_START", "FORMAT_INDENT", "FORMAT_END", "apply_format_indent"]
@@ -154,7 +154,7 @@ def _scalar(value: Any) -> str:
             return ".nan"
         if isinstance(value, float) and math.isinf(value):
             return ".inf" if value > 0 else "-.inf"
-        return _js_str(value)
+        return js_string(value)
     s = str(value)
     return _quoted(s) if _needs_quotes(s) else s
 

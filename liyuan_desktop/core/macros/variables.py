@@ -49,7 +49,7 @@ def _js_number(value: Any) -> float:
         return math.inf if "infinity" in low and not low.startswith("-") else -math.inf
 
 
-def _js_str(value: Any) -> str:
+def js_string(value: Any) -> str:
     """JavaScript ``String(value)`` for numbers; JSON for containers; ``''`` for None."""
     if value is None:
         return ""
@@ -111,7 +111,7 @@ def _add_var(store: dict[str, Any], name: str, value: Any) -> Any:
             return parsed
     increment = _js_number(value)
     if math.isnan(increment):
-        text = (_js_str(current) if current else "") + _js_str(value)
+        text = (js_string(current) if current else "") + js_string(value)
         store[name] = text
         return text
     total = _js_number(current) + increment
@@ -134,8 +134,8 @@ def variable_macro(name: str, args: list[str], ctx: MacroContext) -> Optional[st
         if not var:
             return None
         if verb == "get":
-            return _js_str(_get_var(store, var))
-        return _js_str(_add_var(store, var, 1 if verb == "inc" else -1))
+            return js_string(_get_var(store, var))
+        return js_string(_add_var(store, var, 1 if verb == "inc" else -1))
     if len(args) < 2:
         return None
     var = args[0].strip()

@@ -57,7 +57,8 @@ class Compactor:
         e = self.tree.append("summary", text=text.strip(), upto=old.upto, beats=list(old.beats), layer=old.layer,
                              edit_of=old.id, source="user", tokens=self.window.tokens.text(text))
         self.tree.persist_leaf()
-        return e.id
+        edited_id: str = e.id
+        return edited_id
 
     def _beat_numbers(self) -> dict[str, int]:
         """Reply/opening entry id → its 1-based beat number on the active branch."""

@@ -50,7 +50,7 @@ from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
 from .merge import imported_provider, merge_settings
 from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
-from .scan import AVATARS_FOLDER, _persona_key, inside, numbered
+from .scan import AVATARS_FOLDER, inside, numbered, persona_key
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
@@ -242,7 +242,7 @@ class _Run:
         if not items:
             return
         store = load_personas()
-        by_key = {_persona_key(p): p.id for p in store.personas}
+        by_key = {persona_key(p): p.id for p in store.personas}
         ids: dict[str, str] = {}  # SillyTavern avatar id -> our persona id
         for item in items:
             p = Persona.model_validate(item.detail["persona"])
@@ -253,7 +253,7 @@ class _Run:
                 store.personas.append(p)
                 ids[item.owner] = p.id
             elif item.action == "same":
-                ids[item.owner] = by_key.get(_persona_key(p), p.id)
+                ids[item.owner] = by_key.get(persona_key(p), p.id)
         st_default = self.plan.settings.get("default_persona")
         if st_default in ids:
             if store.default is None or store.get(store.default) is None:

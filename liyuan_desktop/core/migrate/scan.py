@@ -29,7 +29,7 @@ from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
 from ..cards.personas import Persona, PersonaError, import_st_personas, load_personas
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
-from ..jsonfile import read_json_file
+from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings
@@ -154,7 +154,9 @@ def preset_text(raw: dict[str, Any]) -> str:
     return json.dumps(clean, ensure_ascii=False, indent=4)
 
 
-def _persona_key(p: Persona) -> str:
+def persona_key(p: Persona) -> str:
+    """What makes two personas the same one, whatever their ids: every field but ``id`` as sorted JSON (a persona
+    imported twice is recognised and not added again)."""
     d = p.model_dump(mode="json")
     d.pop("id", None)
     return json.dumps(d, sort_keys=True, ensure_ascii=False)
@@ -166,7 +168,7 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
     ``<source>_model`` and its URL (``custom_url`` for custom, ``reverse_proxy`` when set); text completion
     (``textgenerationwebui``): the local server's URL + ``/v1`` (Ollama, llama.cpp, KoboldCpp, TabbyAPI, vLLM …
     all serve an OpenAI-compatible ``/v1``). Keys are never read (they are in ``secrets.json``)."""
-    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    oai = object_at(st, "oai_settings")
     main = str(st.get("main_api") or ("openai" if oai else ""))
     if main == "openai":
         source = str(oai.get("chat_completion_source") or "openai")
@@ -184,9 +186,9 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
             return {"source": source, "base_url": url.rstrip("/"), "model": model}, []
         return None, [f"SillyTavern 的接口 {source} 没有可用的地址或模型名，没有导入连接设置"]
     if main == "textgenerationwebui":
-        tg = st.get("textgen_settings") if isinstance(st.get("textgen_settings"), dict) else {}
+        tg = object_at(st, "textgen_settings")
         kind = str(tg.get("type") or "ooba")
-        urls = tg.get("server_urls") if isinstance(tg.get("server_urls"), dict) else {}
+        urls = object_at(tg, "server_urls")
         url = str(urls.get(kind) or "")
         if url.lower().startswith(("http://", "https://")):
             base = url.rstrip("/")
@@ -286,14 +288,14 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     if api:
         s["api"] = api
     plan.notes.extend(api_notes)
-    oai = st.get("oai_settings") if isinstance(st.get("oai_settings"), dict) else {}
+    oai = object_at(st, "oai_settings")
     active = oai.get("preset_settings_openai") or st.get("preset_settings_openai")
     if isinstance(active, str) and active:
         s["default_preset"] = active
-    pu = st.get("power_user") if isinstance(st.get("power_user"), dict) else {}
+    pu = object_at(st, "power_user")
     if pu.get("default_persona"):
         s["default_persona"] = str(pu["default_persona"])
-    ext = st.get("extension_settings") if isinstance(st.get("extension_settings"), dict) else {}
+    ext = object_at(st, "extension_settings")
     allowed = ext.get("character_allowed_regex")
     if isinstance(allowed, list):
         s["regex_allowed"] = [str(a) for a in allowed if isinstance(a, str)]
@@ -459,7 +461,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
                 from ..prompt.authors_note import AuthorsNote
 
                 item.detail["authors_note"] = AuthorsNote.model_validate(note).summary()
-            meta = header.get("chat_metadata") if isinstance(header.get("chat_metadata"), dict) else {}
+            meta = object_at(header, "chat_metadata")
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]
             if isinstance(meta.get("persona"), str) and meta["persona"]:
@@ -491,7 +493,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
         return
     plan.notes.extend(w for w in warnings)
     store = load_personas()
-    have = {_persona_key(p) for p in store.personas}
+    have = {persona_key(p) for p in store.personas}
     ids = {p.id for p in store.personas}
     avatars = root / "User Avatars"
     dest = home() / AVATARS_FOLDER
@@ -499,7 +501,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
         item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
         item.detail["persona"] = p.model_dump(mode="json")
         plan.items.append(item)
-        if _persona_key(p) in have:
+        if persona_key(p) in have:
             item.action, item.target = "same", p.name
         else:
             new_id = numbered(p.id, lambda n: n in ids)

@@ -17,13 +17,14 @@ from importlib import resources
 from typing import Any, Iterable, Optional
 
 from ..cards import Card
-from ..cards.st_chat import _OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
+from ..cards.st_chat import OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
 from ..lore.search import bounded_index
 from ..macros import MacroContext, apply_macros
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
+from .presets.model import Role
 from .presets.prompter import DepthBlock
 
 LANGUAGE_LINES = {
@@ -47,7 +48,7 @@ def opening_text(card: Card, ctx: MacroContext) -> str:
 def opening_body(text: str) -> str:
     """The greeting without the 「【开场 · 名字】」 line :func:`opening_text` puts in front — what SillyTavern has as
     message 0 (world-info scans this, so a key such as 「开场」 does not fire on Liyuan's own header)."""
-    return _OPENING_HEADER.sub("", text, count=1)
+    return OPENING_HEADER.sub("", text, count=1)
 
 
 def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
@@ -87,7 +88,7 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
     return "\n\n".join(sections)
 
 
-_ROLES = {0: "system", 1: "user", 2: "assistant"}
+_ROLES: dict[int, Role] = {0: "system", 1: "user", 2: "assistant"}
 
 
 def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[Any]:
@@ -320,7 +321,8 @@ class HistoryCache:
         pm = self.prompt_messages()
         rest = self.messages[self.cut:]
         start = self.cut + (1 if rest and rest[0].role == "user" else 0)
-        return raw_of(pm[0]) + ps[-1] - ps[start]
+        total: float = raw_of(pm[0]) + ps[-1] - ps[start]
+        return total
 
 
 def summary_block(texts: list[str]) -> str:

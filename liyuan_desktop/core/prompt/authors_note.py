@@ -36,6 +36,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from ..macros import MacroContext, apply_macros
+from .presets.model import Role
 from .presets.prompter import DepthBlock
 
 __all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note_injection_text",
@@ -83,13 +84,16 @@ class AuthorsNote(BaseModel):
         every = "已关闭（间隔 0）" if self.interval == 0 else f"每 {self.interval} 条用户消息插入一次"
         return f"作者注：{where}，{every}"
 
+#: The roles a Character's Note may have (SillyTavern's ``depth_prompt.role``); anything else is "system".
+_NOTE_ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant"}
+
 
 class CharacterNote(BaseModel):
     """The card's Character's Note (``extensions.depth_prompt``) as stored: ``prompt``, ``depth``, ``role``."""
 
     prompt: str = ""
     depth: int = 4
-    role: str = "system"
+    role: Role = "system"
 
 
 def note_due(note: Optional[AuthorsNote], user_count: int) -> bool:
@@ -129,7 +133,8 @@ def character_note(extensions: Optional[dict[str, Any]]) -> Optional[CharacterNo
         depth = int(dp.get("depth", 4))
     except (TypeError, ValueError):
         depth = 4
-    role = dp.get("role") if dp.get("role") in ("system", "user", "assistant") else "system"
+    raw_role = dp.get("role")
+    role = _NOTE_ROLES.get(raw_role, "system") if isinstance(raw_role, str) else "system"
     return CharacterNote(prompt=dp["prompt"], depth=max(0, depth), role=role)
 
 
@@ -196,7 +201,8 @@ def note_anchor(path: Any) -> Optional[str]:
     None before the first user message (then it holds for the whole chat)."""
     for e in reversed(path):
         if e.type == "user":
-            return e.id
+            anchor: str = e.id
+            return anchor
     return None
 
 

@@ -89,8 +89,9 @@ def decode_sent(sent: dict[str, Any], system: Optional[str], history: list[ChatM
 def _sent_content(c: Any) -> str:
     """The assistant content a call log's reply went back to the model with: the reply as written, less the calls
     it wrote as text (those were sent back as tool calls, :mod:`core.beat.text_calls`)."""
+    content: str = c.content
     if not any(is_text_call(t.id) for t in c.tool_calls):
-        return c.content
+        return content
     offered = {t.name: sp for t in c.tool_calls if (sp := get_tool(t.name)) is not None}
     return find_text_calls(c.content, offered)[1]
 

@@ -14,7 +14,7 @@ from itertools import islice
 from typing import Any, Iterator
 
 
-class BranchPath(Sequence):
+class BranchPath(Sequence[Any]):
     """The first ``n`` entries of ``items`` (root first), read-only. Indexing (negative too), slicing (→ a list),
     ``len``, iteration and ``reversed`` run at list speed (iteration in C); ``==`` compares with any sequence by
     items; ``list(path)`` gives a plain list. ``items`` must only ever be extended at the end while views exist."""
@@ -49,7 +49,7 @@ class BranchPath(Sequence):
             return len(other) == self._n and all(a == b for a, b in zip(self, other))
         return NotImplemented
 
-    __hash__ = None  # type: ignore[assignment]  (mutable-looking, like a list)
+    __hash__ = None  # type: ignore[assignment]  # unhashable: mutable-looking, like a list
 
     def __add__(self, other: Any) -> list[Any]:
         return [*self, *other]

@@ -37,9 +37,10 @@ class Branches:
     def move_to(self, entry_id: str) -> str:
         """Make the tip below ``entry_id`` the active leaf and persist it. Returns the new leaf id; KeyError for an
         unknown id."""
-        self.tree.set_leaf(self.tip(entry_id))
+        leaf = self.tip(entry_id)
+        self.tree.set_leaf(leaf)
         self.tree.persist_leaf()
-        return self.tree.leaf_id
+        return leaf
 
     def has_reply(self, entry_id: str) -> bool:
         """Whether the branch below ``entry_id`` (newest child down to its tip) reaches a reply before the next
@@ -93,7 +94,7 @@ class Branches:
         user = self.tree.latest("user")
         if user is None or user.parent_id is None:
             raise ValueError("没有可以撤销的一拍")
-        return user.parent_id
+        return str(user.parent_id)
 
     def pending_draft(self) -> Optional[Any]:
         """The beat entry of an unfinished beat at the tip of the branch (not sealed, draft not empty, no reply

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import ConfigDict, Field, TypeAdapter, field_serializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer, field_validator
 
 from ..deferred import DeferredModel
 from ..paths import home
@@ -233,7 +233,7 @@ Entry = Union[
     HeaderEntry, OpeningEntry, UserEntry, AssistantEntry, BeatEntry, RevisionEntry, StateEntry, AskEntry, SummaryEntry,
     LeafEntry, ChatSettingsEntry
 ]
-ENTRY_TYPES = {
+ENTRY_TYPES: dict[str, type[BaseModel]] = {
     "header": HeaderEntry, "opening": OpeningEntry, "user": UserEntry, "assistant": AssistantEntry,
     "beat": BeatEntry, "revision": RevisionEntry, "rp-state": StateEntry, "ask": AskEntry, "summary": SummaryEntry,
     "leaf": LeafEntry, "chat-settings": ChatSettingsEntry,

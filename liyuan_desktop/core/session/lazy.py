@@ -89,7 +89,7 @@ def _materialize(entry: Any) -> None:
     object.__setattr__(entry, "__class__", real)
 
 
-def _salvage(real: type, raw: bytes, mine: dict[str, Any]) -> Any:
+def _salvage(real: type[BaseModel], raw: bytes, mine: dict[str, Any]) -> Any:
     """The entry a line makes when some of its fields do not fit the model (a beat line is only checked for JSON
     syntax and its cheap fields at load): the fields that fail are dropped (their defaults apply), the cheap
     fields are kept as read. Never raises."""
@@ -160,9 +160,9 @@ def _lazy_eq(self: Any, other: Any) -> Any:
 _LazyMixin.__eq__ = _lazy_eq  # type: ignore[method-assign]
 _LazyMixin.__hash__ = None  # type: ignore[assignment]  # like the models themselves
 
-LAZY_CLASSES: dict[str, type] = {}
-REAL_CLASSES: dict[type, type] = {}
-_FIELDS: dict[type, frozenset[str]] = {}
+LAZY_CLASSES: dict[str, type[BaseModel]] = {}
+REAL_CLASSES: dict[type, type[BaseModel]] = {}
+_FIELDS: dict[type[BaseModel], frozenset[str]] = {}
 for _t in _LAZY_TYPES:
     LAZY_CLASSES[_t] = type(f"Lazy{ENTRY_TYPES[_t].__name__}", (_LazyMixin, ENTRY_TYPES[_t]),
                      {"__module__": __name__, "__doc__": f"A {ENTRY_TYPES[_t].__name__} not parsed yet (see _LazyMixin)."})
@@ -189,7 +189,7 @@ def make_lazy(entry: Any, data: bytes, start: int, end: int, line: int) -> Any:
 #: Types that come back from the index cache as lazy entries too (their lines were validated when the cache was
 #: written and are the same bytes now); the header is always parsed, leaf entries are rebuilt from the cache.
 _CACHE_CHEAP = ("id", "parent_id", "ts", "type")
-LAZY_CACHED: dict[str, type] = dict(LAZY_CLASSES)
+LAZY_CACHED: dict[str, type[BaseModel]] = dict(LAZY_CLASSES)
 for _t, _cls in list(ENTRY_TYPES.items()) + [("*", None)]:
     if _t in LAZY_CACHED or _t in ("header", "leaf"):
         continue

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+from collections.abc import Sequence
 from typing import Any, Callable, Optional
 
 from .branches import Branches
@@ -145,7 +146,7 @@ class Transcript:
         self._revised = (len(path), path[-1].id if path else None, revised)
         return revised
 
-    def _vars_before(self, path: list[Any], start: int) -> Any:
+    def _vars_before(self, path: Sequence[Any], start: int) -> Any:
         """The variables in force just before ``path[start]``: the latest rp-state with ``mvu`` (and no
         ``for_message``) before it, else the card's initial tree (None without one)."""
         lay = self._layout
@@ -175,13 +176,17 @@ class Transcript:
             if t == "rp-state" and getattr(e, "mvu", None) is not None:
                 (aimed_pos if getattr(e, "for_message", None) else mvu_pos).append(p)
             if t in ("opening", "user", "assistant"):
-                ids.append(e.id), pos.append(p), roles.append(t)
+                ids.append(e.id)
+                pos.append(p)
+                roles.append(t)
                 if t == "user":
                     user_pos.append(p)
             elif t == "beat" and e.outcome not in ("sealed", "revised_previous"):
                 if roles and roles[-1] == "draft":
                     ids.pop(), pos.pop(), roles.pop()
-                ids.append(e.id), pos.append(p), roles.append("draft")
+                ids.append(e.id)
+                pos.append(p)
+                roles.append("draft")
             if t in ("assistant", "revision") and len(roles) >= 2 and roles[-2] == "draft":
                 del ids[-2], pos[-2], roles[-2]
         self._layout = (len(path), path[-1].id if path else None, ids, pos, roles, mvu_pos, aimed_pos, user_pos)

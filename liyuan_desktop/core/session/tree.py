@@ -266,14 +266,14 @@ class SessionTree:
         for n in orphans:
             # The parent's line was damaged: hang the entry under the entry written just before it (in memory only),
             # which is where an append-only writer put its parent in all but branch-switch cases.
-            e = tree.entries[tree.order[n]]
-            old = e.parent_id
-            if is_lazy(e):
-                e.__dict__["parent_id"] = tree.order[n - 1]  # kept when it is parsed (no need to parse it now)
+            moved = tree.entries[tree.order[n]]
+            old = moved.parent_id
+            if is_lazy(moved):
+                moved.__dict__["parent_id"] = tree.order[n - 1]  # kept when it is parsed (no need to parse it now)
             else:
-                e.parent_id = tree.order[n - 1]
-            tree.children_of.get(old, []).remove(e.id)
-            tree.children_of.setdefault(e.parent_id, []).append(e.id)
+                moved.parent_id = tree.order[n - 1]
+            tree.children_of.get(old, []).remove(moved.id)
+            tree.children_of.setdefault(moved.parent_id, []).append(moved.id)
         if len(orphans) > cycles:
             tree.load_warnings.append(message("load.orphans", file=tree.path.name, n=len(orphans) - cycles))
         if cycles:
@@ -426,7 +426,8 @@ class SessionTree:
     @property
     def header(self) -> HeaderEntry:
         """The root entry."""
-        return self.entries[self.order[0]]
+        root: HeaderEntry = self.entries[self.order[0]]
+        return root
 
     def get(self, entry_id: str) -> Any:
         """Entry by id (KeyError if unknown)."""
@@ -441,7 +442,7 @@ class SessionTree:
             raise KeyError(f"unknown parent {parent}")
         cls = ENTRY_TYPES.get(entry_type)
         data = {"id": new_id(self.entries), "parent_id": parent, **fields}
-        entry = cls(**data) if cls else OtherEntry(type=entry_type, **data)
+        entry: Any = cls(**data) if cls else OtherEntry(type=entry_type, **data)  # one of entries.Entry
         self._add(entry)
         if move_leaf and entry.type != "leaf":
             cached_leaf, cached = self._path_cache

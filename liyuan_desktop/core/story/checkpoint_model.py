@@ -15,7 +15,7 @@ import re
 import secrets
 import time
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import Field
 
@@ -63,7 +63,7 @@ class Changed(DeferredModel):
         """True when nothing was added, modified, renamed or removed."""
         return not (self.added or self.modified or self.renamed or self.removed)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """Key order added, modified, renamed, removed (the seed's order); renamed items as ``{"from", "to"}``."""
         return {
             "added": list(self.added),
@@ -92,10 +92,10 @@ class Checkpoint(DeferredModel):
     files: dict[str, str]
     changed: Changed
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The seed's key order: id, ts, author, turnId?, message, aborted?, restoredFrom?, files, changed; optional
         keys left out when empty/false (as the template's ``...(o.turnId ? {turnId} : {})``)."""
-        d: dict = {"id": self.id, "ts": self.ts, "author": self.author}
+        d: dict[str, Any] = {"id": self.id, "ts": self.ts, "author": self.author}
         if self.turnId:
             d["turnId"] = self.turnId
         d["message"] = self.message
@@ -192,7 +192,7 @@ def has_bidi_control(name: str) -> bool:
     return any(c in BIDI_CONTROLS for c in name)
 
 
-def scan_chapters(story_dir: "os.PathLike[str] | str") -> tuple[list[os.DirEntry], list[tuple[str, str]]]:
+def scan_chapters(story_dir: "os.PathLike[str] | str") -> tuple[list[os.DirEntry[str]], list[tuple[str, str]]]:
     """The chapter files of an agent-mode folder, never following a link — the one rule for snapshot, index,
     export and restore.
 
@@ -207,7 +207,7 @@ def scan_chapters(story_dir: "os.PathLike[str] | str") -> tuple[list[os.DirEntry
         it = os.scandir(story_dir)
     except (FileNotFoundError, NotADirectoryError):
         return [], []
-    chapters: list[os.DirEntry] = []
+    chapters: list[os.DirEntry[str]] = []
     ignored: list[tuple[str, str]] = []
     with it:
         for e in it:

@@ -38,7 +38,7 @@ import stat as _stat
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Literal, Optional
+from typing import Any, Callable, Literal, Optional
 
 from .checkpoint_model import (
     HASHCACHE_FILENAME,
@@ -145,10 +145,10 @@ class StoryHistory:
         self.log_file = self.history_dir / LOG_FILENAME
         self.cache_file = self.history_dir / HASHCACHE_FILENAME
         self._lock = threading.RLock()
-        self._hashcache: Optional[dict[str, list]] = None  # name -> [size, mtime_ns, hash, hashed_at_ns]
+        self._hashcache: Optional[dict[str, list[Any]]] = None  # name -> [size, mtime_ns, hash, hashed_at_ns]
         self._cache_dirty = False
         self._objects: Optional[set[str]] = None
-        self._log_cache: Optional[tuple[tuple[int, int], list[Checkpoint]]] = None
+        self._log_cache: Optional[tuple[Optional[tuple[int, int]], list[Checkpoint]]] = None  # (log size+mtime, parsed)
         self._read_bytes: dict[str, bytes] = {}  # bytes read by the last snapshot, for writing blobs
         self.last_read_count = 0
         #: ``(name, reason)`` of the ``.md`` entries the last snapshot skipped (symlinks, non-files, bidi names)
@@ -158,9 +158,9 @@ class StoryHistory:
 
     # ------------------------------------------------------------------ snapshot
 
-    def _load_hashcache(self) -> dict[str, list]:
+    def _load_hashcache(self) -> dict[str, list[Any]]:
         if self._hashcache is None:
-            cache: dict[str, list] = {}
+            cache: dict[str, list[Any]] = {}
             try:
                 raw = json.loads(self.cache_file.read_text("utf-8"))
                 if isinstance(raw, dict):
@@ -185,7 +185,7 @@ class StoryHistory:
         except OSError as e:
             log.warning("could not save hash cache %s: %s", self.cache_file, e)
 
-    def _chapter_entries(self) -> list[os.DirEntry]:
+    def _chapter_entries(self) -> list[os.DirEntry[str]]:
         entries, self.ignored = scan_chapters(self.story_dir)
         warn_ignored_once(self.story_dir, self.ignored)
         return entries

@@ -20,7 +20,7 @@ a list item under a chapter is free text. Line numbers are 0-based lines of the 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal, Optional, cast
 
 from pydantic import Field
 
@@ -37,7 +37,9 @@ ChapterStatus = Literal["planned", "drafted", "revised", "done"]
 STATUSES: tuple[str, ...] = ("planned", "drafted", "revised", "done")
 #: Chinese spellings accepted for a status (and how the state block shows each one).
 STATUS_ZH: dict[str, str] = {"planned": "计划", "drafted": "初稿", "revised": "修订", "done": "定稿"}
-_STATUS_ALIASES = {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STATUSES}}
+#: Status as written in 大纲.md (English or Chinese) → status; the keys of STATUS_ZH and STATUSES are exactly the
+#: ChapterStatus values, which their ``str`` annotations cannot say.
+_STATUS_ALIASES = cast("dict[str, ChapterStatus]", {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STATUSES}})
 
 #: What opens a ``回收：…`` beat (tried in this order).
 _DUE_PREFIXES = ("回收伏笔", "伏笔回收", "回收")

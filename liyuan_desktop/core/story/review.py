@@ -149,17 +149,17 @@ def fingerprint(kind: str, file: str, quote: str, note: str = "") -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:12]
 
 
-def make_finding(kind: str, text: str, file: str, start: Optional[int], end: Optional[int], note: str,
-                 source: str = "local") -> ReviewFinding:
+def make_finding(kind: FindingKind, text: str, file: str, start: Optional[int], end: Optional[int], note: str,
+                 source: Literal["local", "model"] = "local") -> ReviewFinding:
     """A finding quoting ``text[start:end]`` (code points; cut to :data:`QUOTE_MAX`) of chapter ``file``, its offset
     converted to UTF-16. ``start`` None: a finding without a place."""
     if start is None or end is None:
-        f = ReviewFinding(kind=kind, file=file, note=note, source=source)  # type: ignore[arg-type]
+        f = ReviewFinding(kind=kind, file=file, note=note, source=source)
     else:
         end = min(end, start + QUOTE_MAX)
         quote = text[start:end]
         f = ReviewFinding(kind=kind, quote=quote, file=file, offset=utf16_len(text[:start]), length=utf16_len(quote),
-                          note=note, source=source)  # type: ignore[arg-type]
+                          note=note, source=source)
     f.id = fingerprint(f.kind, f.file, f.quote, f.note)
     return f
 

@@ -326,10 +326,10 @@ class StoryFolder:
                 return (i, i + len(pattern)) if i != -1 else None
 
         if path is None or (isinstance(path, str) and self._is_dir_ref(path)):
-            targets = [(c.name, None) for c in self.chapters()]
+            targets: list[tuple[str, Optional[str]]] = [(c.name, None) for c in self.chapters()]
         else:
-            target, text = self._load(path)
-            targets = [(target.name, text)]
+            target, loaded = self._load(path)
+            targets = [(target.name, loaded)]
         rows: list[str] = []
         hits = 0
         files = 0

@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 from pydantic import BaseModel, BeforeValidator, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from ...errors import ToolError
 
@@ -148,7 +149,8 @@ def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:
 def schema_of(model: type[BaseModel]) -> dict[str, Any]:
     """A compact JSON schema (object with properties/required) generated from a pydantic argument model (a fresh
     copy of a cached one: generating a schema costs milliseconds and happens for every model call)."""
-    return json.loads(_schema_json(model))
+    schema: dict[str, Any] = json.loads(_schema_json(model))
+    return schema
 
 
 @lru_cache(maxsize=None)
@@ -173,13 +175,14 @@ def tool_specs(names: tuple[str, ...]) -> list[dict[str, Any]]:
     """OpenAI function specs (``[{"type": "function", "function": {name, description, parameters}}]``) for the tools
     ``names``, in that order; byte-stable (built once per tuple and cached as JSON). Raises KeyError for a name that
     is not registered (import :mod:`core.beat.tools.sets` to have every shipped tool declared)."""
-    return json.loads(_specs_json(tuple(names)))
+    specs: list[dict[str, Any]] = json.loads(_specs_json(tuple(names)))
+    return specs
 
 
 # -- arguments --------------------------------------------------------------------------------------------------
 
 
-def _zh(err: dict[str, Any]) -> str:
+def _zh(err: ErrorDetails) -> str:
     """A Chinese line for the common pydantic validation errors (the model and the user read these)."""
     t, ctx, got = err.get("type", ""), err.get("ctx") or {}, err.get("input")
     n = len(got) if isinstance(got, (list, str)) else None

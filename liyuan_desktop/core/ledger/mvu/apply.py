@@ -76,7 +76,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 continue
             set_leaf(data, segs, base + delta, changes, applied, warnings, create=False)
         elif op.op == "insert":
-            target = get_at(data, segs) if segs else data
+            target: Any = get_at(data, segs) if segs else data
             if target is MISSING:
                 warnings.append(f"{where} 不存在，_.insert 已忽略。")
                 continue
@@ -86,13 +86,13 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                     target.append(copy.deepcopy(op.value))
                     pos = len(target) - 1
                 else:
-                    k = op.key if isinstance(op.key, int) else num_from_str(str(op.key))
-                    if not isinstance(k, int):
+                    at = op.key if isinstance(op.key, int) else num_from_str(str(op.key))
+                    if not isinstance(at, int):
                         warnings.append(f"{where} 是数组，插入位置 {js_str(op.key)} 不是下标，已忽略。")
                         continue
-                    k = max(0, min(len(target), k if k >= 0 else len(target) + k))
-                    target.insert(k, copy.deepcopy(op.value))
-                    pos = k
+                    at = max(0, min(len(target), at if at >= 0 else len(target) + at))
+                    target.insert(at, copy.deepcopy(op.value))
+                    pos = at
                 changes.mark(segs)
                 applied.append(f"{where}[{pos}]：插入 {js_str(op.value)}")
             elif isinstance(target, dict):

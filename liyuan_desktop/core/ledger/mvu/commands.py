@@ -46,7 +46,7 @@ def _unquote(s: str) -> str:
     inner = s[1:-1]
     if q == '"':
         try:
-            return json.loads(s)
+            return str(json.loads(s))  # a JSON text opening with '"' is a string
         except json.JSONDecodeError:
             pass
     return re.sub(r"\\(.)", r"\1", inner)

@@ -79,7 +79,7 @@ def _unwrap_body(text: str) -> str:
 
 def _yaml(text: str) -> Any:
     try:  # imported on first use (issue 15: start-up); PyYAML is a declared dependency, JSON-only without it
-        import yaml
+        import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints (types-PyYAML is not installed)
     except ImportError:  # pragma: no cover - exercised only on a broken install
         raise ValueError("PyYAML not installed") from None
     if bracket_depth(text) > MAX_REPAIR_DEPTH:  # PyYAML recurses per flow bracket: refuse before it does

@@ -11,7 +11,7 @@ import json
 import math
 import operator
 import re
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Callable, Iterable, Optional, TypeGuard, Union
 
 Segment = Union[str, int]
 
@@ -26,7 +26,7 @@ def value_of(v: Any) -> Any:
     return v[0] if is_pair(v) else v
 
 
-def is_num(v: Any) -> bool:
+def is_num(v: Any) -> TypeGuard[Union[int, float]]:
     """Whether ``v`` is a number as MVU counts one (int or float; a bool is not)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -177,7 +177,7 @@ def guard_path(segs: list[Segment]) -> Optional[str]:
     return None
 
 
-def list_index(container: list, seg: Segment) -> Optional[int]:
+def list_index(container: list[Any], seg: Segment) -> Optional[int]:
     """The list position ``seg`` names in ``container`` (an int or a digit string; negative counts from the end),
     or None when it is not an index or out of range."""
     if isinstance(seg, int):
@@ -266,7 +266,7 @@ def coerce_value(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
     return new, None
 
 
-_BIN = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+_BIN: dict[type[ast.operator], Callable[[Union[int, float], Union[int, float]], Union[int, float]]] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
         ast.Mod: operator.mod, ast.Pow: operator.pow}
 
 

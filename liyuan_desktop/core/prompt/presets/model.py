@@ -9,6 +9,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
+from ...jsonfile import object_at
 from ...llm.sampling import Sampling, field_label
 
 Role = Literal["system", "user", "assistant"]
@@ -415,7 +416,7 @@ def _refuse_other_kinds(obj: Any, label: str) -> None:
     if not isinstance(obj, dict):
         raise PresetError(f"{label}：不是 JSON 对象（是 {type(obj).__name__}），不是 SillyTavern 预设")
     keys = set(obj)
-    data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+    data = object_at(obj, "data")
     if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in data or (
             "first_mes" in keys and ("name" in keys or "char_name" in keys)) or "char_persona" in keys:
         raise PresetError(f"{label}：这是角色卡，不是预设（请用「导入角色卡」）")

@@ -65,7 +65,7 @@ def insert_depth_injections(messages: list[ChatMessage], blocks: Iterable[DepthB
                 if texts:
                     joined = "\n".join(texts).strip()
                     if joined:
-                        group.append(ChatMessage(role=role, content=joined))  # type: ignore[arg-type]
+                        group.append(ChatMessage(role=role, content=joined))
         if group:
             inserts.setdefault(max(0, n - depth), []).append((depth, group))
     out: list[ChatMessage] = []
