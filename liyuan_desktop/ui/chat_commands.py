@@ -31,8 +31,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:  # pragma: no cover - the type checker sees the window's face (ui/window_face.py)
+    from .window_face import WindowFace as _Window
+else:
+    _Window = object
 
-class ChatCommandsMixin:
+
+class ChatCommandsMixin(_Window):
     """The window's chat commands (a part of :class:`~.main_window.MainWindow`)."""
 
     def on_event(self, ev: Any) -> None:

@@ -36,8 +36,13 @@ log = logging.getLogger(__name__)
 PAGE = 60  # transcript items handed to the view at a time
 DEMO_DELAY_MS = 45  # pause between streamed pieces of the demo's replay, so the draft is seen growing
 
+if TYPE_CHECKING:  # pragma: no cover - the type checker sees the window's face (ui/window_face.py)
+    from .window_face import WindowFace as _Window
+else:
+    _Window = object
 
-class ChatFlowMixin:
+
+class ChatFlowMixin(_Window):
     """Opening, installing and closing a chat in the window, the demo, and the panes following the chat shown (a part of :class:`~.main_window.MainWindow`)."""
 
     def provider_models(self) -> tuple[Optional[ChatModel], Optional[ChatModel], str]:

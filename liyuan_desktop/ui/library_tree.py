@@ -22,15 +22,15 @@ from ..core.session.tree import SessionError
 from .chat_flow import _NoModel
 from .i18n import tr
 
-if TYPE_CHECKING:  # pragma: no cover
-    # the engine's chat (and with it the beat loop, world info, the scribe…) is imported when the first chat opens
-    # or by ui/warm.py while the page loads, not before the window can show (issue 15: start-up)
-    pass
-
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:  # pragma: no cover - the type checker sees the window's face (ui/window_face.py)
+    from .window_face import WindowFace as _Window
+else:
+    _Window = object
 
-class LibraryTreeMixin:
+
+class LibraryTreeMixin(_Window):
     """The window's card and chat list (the home tree) and what adds to it (a part of :class:`~.main_window.MainWindow`)."""
 
     def refresh_tree(self) -> None:
@@ -82,7 +82,7 @@ class LibraryTreeMixin:
         if data[0] == "chat":
             from . import chat_work  # off the UI thread, with progress and Cancel (issue 15)
 
-            chat_work.spawn(self, chat_work.open_chat_async(self, data[1], data[2]))
+            chat_work.spawn(self.window_(), chat_work.open_chat_async(self.window_(), data[1], data[2]))
         elif data[0] == "card":
             self.card_ref = data[1]
 
@@ -119,7 +119,7 @@ class LibraryTreeMixin:
 
         from . import chat_work
 
-        chat_work.spawn(self, chat_work.new_chat_async(self, card, create))
+        chat_work.spawn(self.window_(), chat_work.new_chat_async(self.window_(), card, create))
 
     def import_card_dialog(self) -> None:
         if self.refuse_read_only():
@@ -130,7 +130,7 @@ class LibraryTreeMixin:
             from .manage import start_import  # a card that exists: 替换 / 保留两个 / 取消 (issue 17)
 
             if start_import(self, path):
-                chat_work.spawn(self, chat_work.import_card_async(self, path))
+                chat_work.spawn(self.window_(), chat_work.import_card_async(self.window_(), path))
 
     def import_sillytavern_dialog(self) -> None:
         """文件 → 从 SillyTavern 导入… (ui/st_migration.py, issue 16 §3); the card list refreshes after an import."""

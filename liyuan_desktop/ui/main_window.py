@@ -14,6 +14,12 @@ the session's ``chatShown``, which panes installed from other modules (the find 
 conversation is covered (``ConversationView.hold_until_painted``) until the page has painted the new chat, so no
 frame shows the old chat's messages beside the new chat's panes. The draft pane follows the branch's newest beat
 (:meth:`_show_branch_beat`) and keeps what it shows when that beat is the same one (a reply edited in place).
+
+The window lays out the panes and wires the menus; what it does lives in its parts, mixins it inherits (issue 25):
+ui/chat_flow.py (open, install, close a chat; the demo; the panes following the chat shown; the transcript's
+paging), ui/chat_commands.py (send, stop, regenerate, seal, continue, undo, swipe, edit, branches, inspect,
+recovery, ledger repair, summaries), ui/library_tree.py (the card and chat list and what adds to it) and
+ui/menus.py (the 对话 menu and the screens hooked into it). ui/window_face.py tells the type checker what they use.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ from .ask_dialog import AskDialog
 from .branch_navigator import BranchNavigator
 from .chapter_tree import ChapterTreePane
 from .chat_commands import ChatCommandsMixin
-from .chat_flow import PAGE, ChatFlowMixin  # noqa: F401  PAGE: bench/regex_display.py reads it here
+from .chat_flow import ChatFlowMixin
 from .checkpoint_timeline import CheckpointTimelinePane
 from .conversation import ConversationView
 from .draft_pane import DraftPane
@@ -328,9 +334,6 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         else:
             self.view.show_welcome()
 
-    # -- tree -----------------------------------------------------------------------------------------------
-    # -- models ---------------------------------------------------------------------------------------------
-    # -- opening chats --------------------------------------------------------------------------------------
     def dragEnterEvent(self, ev: QDragEnterEvent) -> None:  # noqa: N802 - Qt API
         if ev.mimeData().hasUrls():
             ev.acceptProposedAction()
@@ -393,8 +396,6 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
                 self.chat.model, self.chat.scribe_model = model, scribe
                 self.status_label.setText(tr("status.chat.short", card=self.chat.card.name, model=model.name))
 
-    # -- transcript -----------------------------------------------------------------------------------------
-    # -- commands -------------------------------------------------------------------------------------------
     def set_busy(self, busy: bool) -> None:
         """What can be done now (a beat running or not) — and, when the chat was dropped by a command that set
         ``chat`` to None itself, the panes emptied first (module doc)."""
@@ -487,5 +488,6 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
     #: why nothing can be played: the data folder cannot be written (set by ``app`` at start-up; "" when it can)
     read_only_reason: str = ""
 
-    # -- what a crash left (issue 15) -----------------------------------------------------------------------
-    # -- branches, inspector, summaries (issue 7) -----------------------------------------------------------
+    def window_(self) -> MainWindow:
+        """This window, typed as such (its parts, the mixins, hand it to helpers that take the window)."""
+        return self

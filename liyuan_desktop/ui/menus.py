@@ -15,15 +15,15 @@ from PySide6.QtWidgets import (
 
 from .i18n import show, tr
 
-if TYPE_CHECKING:  # pragma: no cover
-    # the engine's chat (and with it the beat loop, world info, the scribe…) is imported when the first chat opens
-    # or by ui/warm.py while the page loads, not before the window can show (issue 15: start-up)
-    pass
-
 log = logging.getLogger(__name__)
 
+if TYPE_CHECKING:  # pragma: no cover - the type checker sees the window's face (ui/window_face.py)
+    from .window_face import WindowFace as _Window
+else:
+    _Window = object
 
-class MenusMixin:
+
+class MenusMixin(_Window):
     """The window's chat menu (对话, 帮助 and the screens hooked into them) and the card's scripts switch in 梨园 (a part of :class:`~.main_window.MainWindow`)."""
 
     def _build_chat_menu(self, menu: Any) -> None:
