@@ -7,7 +7,7 @@ reasoning, a draft_write of a ~600-character draft with its tool result, a draft
 the encoded ``sent`` prompt; a ~600-character final; a ledger snapshot), then, each in a fresh Python process:
 
 * open: ``Chat.open`` (session file, card, lorebook, system prompt, meta.json) + the newest transcript page the
-  conversation view shows first (main_window.PAGE items) — the time until the last screen can be drawn; each
+  conversation view shows first (ui/chat_flow.PAGE items) — the time until the last screen can be drawn; each
   time figure is the best of three fresh processes (the machine may be busy);
 * memory: tracemalloc peak during that open and the process RSS growth it caused (the opened chat kept alive);
 * assembly per beat at the largest size: ``Chat.prepare`` for the next beat (history, ledger, lore activation,
@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"
-PAGE = 60  # liyuan_desktop.ui.main_window.PAGE (not imported: that pulls in Qt)
+PAGE = 60  # liyuan_desktop.ui.chat_flow.PAGE (not imported: that pulls in Qt)
 FINAL = ("她正往账本上记什么，闻言笔尖一顿，墨在纸上洇开一点。檐下的雨声密了，灯芯噼啪一响，她抬眼看你：「客官要住几日？」\n\n" * 12)[:600]
 USER = "我把湿透的外衣搭在椅背上，接过茶喝了一口：「住三天。顺便打听个人。」"
 INJECTION = ("【世界状态】\n时间：傍晚（雨中）\n地点：青梧的客栈\n青梧：好感 5，客栈掌柜，在青梧的客栈\n线索：旅人查访怀瑾公子\n\n"

@@ -86,7 +86,7 @@ def _prepare(card_path: str, messages: int) -> tuple[Any, Path]:
     from ..core.chat import Chat
     from ..core.chat.st_import import import_st_folder
     from ..core.ledger.mvu.initvar import initial_tree
-    from .main_window import _NoModel
+    from .chat_flow import _NoModel
 
     ref = library.import_card(card_path)
     set_card_scripts_allowed(Path(ref.dir), True)

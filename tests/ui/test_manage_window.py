@@ -160,7 +160,7 @@ def test_reimport_choice_for_a_worker_import(qtbot, tmp_path, monkeypatch):
 
 
 async def test_the_import_dialog_asks_before_the_worker_import(qtbot, tmp_path, monkeypatch):
-    from liyuan_desktop.ui import main_window as mw
+    from liyuan_desktop.ui import library_tree as mw  # import_card_dialog lives there
 
     raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "白鹭", "first_mes": "旧开场"}}
     f = tmp_path / "bailu.json"
