@@ -180,6 +180,8 @@ class MainWindow(QMainWindow):
         self.branch_nav.refreshRequested.connect(lambda: self._refresh_branches(force=True))
         self.tabs.addTab(self.branch_nav, tr("nav.tab"))
         self.tabs.currentChanged.connect(lambda _i: self._refresh_branches())
+        self.session.changed.connect(self._on_changes)  # change notices: each command's, broadcast by the session
+        self._notice_focus: Optional[str] = None  # a branch node the next branches notice keeps in view
         self._nav_stale = True
         self.draft_pane.inspectRequested.connect(self.inspect_latest)
         # agent mode: the chapter tree (with its editor) and the checkpoint timeline
@@ -823,6 +825,22 @@ class MainWindow(QMainWindow):
         self._branches_changed()
         agent_desk.after_restore(self)  # the conversation says what was restored and how to undo it
 
+    def _on_changes(self, changes: Any) -> None:
+        """Repaint only what a command's notice names (ui/session.py ``changed``; docs/architecture.md "Change
+        notices"): the transcript for messages, the ledger pane and panels for ledger or settings, the navigator and
+        the context meter for branches, the chapter tree and timeline for files, checkpoints, outline or threads."""
+        if self.chat is None:
+            return
+        if changes.messages:
+            self.reload_transcript()
+        if changes.ledger or changes.settings:
+            self.refresh_state()
+        if changes.branches or changes.summaries:  # the context meter counts the summaries
+            focus, self._notice_focus = getattr(self, "_notice_focus", None), None
+            self._branches_changed(focus)
+        if self.chat.mode == "agent" and (changes.files or changes.checkpoints or changes.outline or changes.threads):
+            self._story_changed()
+
     def _story_changed(self) -> None:
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):
             if pane is not None:
@@ -1100,15 +1118,11 @@ class MainWindow(QMainWindow):
                 QMessageBox.critical(self, tr("app.title"), tr("err.beat.unexpected", error=f"{type(e).__name__}: {e}"))
             finally:
                 self.view.set_pending(None)
-                self.reload_transcript()
-                self.refresh_state()
+                self.session.broadcast(self.chat.last_changes if self.chat is not None else None)
                 beat = self.chat.pending_draft() or self.chat.latest_beat() if self.chat is not None else None
                 self.draft_pane.beat_id = beat.id if beat is not None else None  # what the pane shows now
                 self.draft_pane.turn = self._last_user_id()
-                self._branches_changed()
                 self._show_recovery()
-                if self.chat is not None and self.chat.mode == "agent":
-                    self._story_changed()
                 self.set_busy(False)
                 self._prefill() if self.is_demo else None
                 self.beatFinished.emit(res)
@@ -1136,7 +1150,7 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, tr("app.title"), show(e))
             self._sync_scripts_action()
             return
-        self.reload_transcript()
+        self.session.broadcast(chat.last_changes)
         self.statusBar().showMessage(tr("scripts.on" if on else "scripts.off", name=chat.card.name), 6000)
 
     def _offer_retry_save(self, e: Any) -> None:
@@ -1276,7 +1290,7 @@ class MainWindow(QMainWindow):
         except OSError as e:
             QMessageBox.critical(self, tr("app.title"), tr("err.ledger.save", error=e))
             return
-        self.refresh_state()
+        self.session.broadcast(self.chat.last_changes)
         self.statusBar().showMessage(tr("ledger.updated"), 6000)
 
     # -- branches, inspector, summaries (issue 7) -----------------------------------------------------------
@@ -1318,10 +1332,9 @@ class MainWindow(QMainWindow):
     def after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
         """After anything that changes the shown branch (a swipe, the navigator, undo, an edited reply): the
         transcript, the ledger and the draft pane follow it (the newest beat shown, not the newest beat played)."""
-        self.reload_transcript()
-        self.refresh_state()
+        self._notice_focus = focus
+        self.session.broadcast(self.chat.last_changes if self.chat is not None else None)
         self._show_branch_beat()
-        self._branches_changed(focus)
         self._show_recovery()
         self.set_busy(self.busy)  # what can be done follows the branch (重来, 续写)
         if self.is_demo:
@@ -1444,9 +1457,8 @@ class MainWindow(QMainWindow):
 
         if self.chat is None:
             return None
-        dlg = SummariesDialog(self.chat, self)
+        dlg = SummariesDialog(self.chat, self, self.session)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.edited.connect(lambda _id: self._branches_changed())
         dlg.show()
         self._summaries_dialog = dlg
         return dlg
