@@ -799,7 +799,8 @@ class MainWindow(QMainWindow):
             QMessageBox.warning(self, tr("app.title"), tr("err.import", error=e))
             return
         self.statusBar().showMessage(cp.message if cp else tr("prose.none"), 8000)
-        self._story_changed()
+        if cp:
+            self.session.broadcast(self.chat.last_changes)  # Chat.import_chapters: files, checkpoints, outline, threads
 
     def roleplay_to_agent_clicked(self) -> None:
         """The open role-play chat becomes a new agent chat: opening and finals as chapters, the ledger carried."""

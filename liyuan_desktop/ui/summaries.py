@@ -109,7 +109,7 @@ class SummariesDialog(QDialog):
         self.status.setText(tr("sum.saved"))
         ed.document().setModified(False)
         self.edited.emit(summary_id)
-        self.session.broadcast(self.chat.last_changes)
+        self.session.broadcast(self.chat.declared_changes("edit_summary"))
         return True
 
     def _on_changes(self, changes: Any) -> None:

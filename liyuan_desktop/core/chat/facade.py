@@ -38,7 +38,7 @@ from ..session.tree import SessionTree
 from ..text import utf16_len
 from . import recovery, turn
 from .agent import RestoreResult
-from .changes import BEAT, EVERYTHING, NOTHING, Changes, notices
+from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
 from .folder import export_story
 from .pipeline import emit, run_scribe_step
@@ -63,6 +63,13 @@ class Chat(ChatView):
         #: chapter review (issue 19 §4, chat.review): accepted findings join the agent state block as 【审稿意见】
         self.review = ChapterReview(self)
         self.agent.extra_blocks = self.review.wrap_blocks(self.agent.extra_blocks)
+
+    @staticmethod
+    def declared_changes(command: str) -> Changes:
+        """The notice the command named ``command`` declares (core/chat/changes.py ``COMMAND_CHANGES``): what a
+        caller broadcasts when it needs the notice of one command rather than the last one run. KeyError for a
+        name that is not a command."""
+        return COMMAND_CHANGES[command]
 
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
