@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 
 from ..core.cards import CardError, library
 from ..core.cards.meta import set_card_scripts_allowed
+from ..core.chat.changes import LIBRARY
 from ..core.ledger.state import WorldState
 from ..core.session.tree import SessionError
 from ..core.settings import AppSettings, load_settings, save_settings
@@ -689,7 +690,7 @@ class MainWindow(QMainWindow):
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.demo", error=e))
             return
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
     def selected_card(self) -> Optional[library.CardRef]:
@@ -757,7 +758,7 @@ class MainWindow(QMainWindow):
             return None
         if ref is None:
             return None
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.card_ref = ref
         self.ask_scripts(ref)
         self.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
@@ -816,7 +817,7 @@ class MainWindow(QMainWindow):
         except (OSError, ValueError, SessionError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.convert", error=e))
             return
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.open_chat(self.card_ref, library.ChatRef(name=d.name, dir=str(d)))
 
     def _after_restore(self) -> None:
@@ -829,7 +830,10 @@ class MainWindow(QMainWindow):
     def _on_changes(self, changes: Any) -> None:
         """Repaint only what a command's notice names (ui/session.py ``changed``; docs/architecture.md "Change
         notices"): the transcript for messages, the ledger pane and panels for ledger or settings, the navigator and
-        the context meter for branches, the chapter tree and timeline for files, checkpoints, outline or threads."""
+        the context meter for branches, the chapter tree and timeline for files, checkpoints, outline or threads; the card and chat lists for the
+        library."""
+        if changes.library:
+            self.refresh_tree()
         if self.chat is None:
             return
         if changes.messages:

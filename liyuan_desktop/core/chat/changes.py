@@ -72,6 +72,8 @@ NOTHING = Changes()
 #: what a beat played on the shown branch may change: everything but the chat's options (the Author's Note in force
 #: only changes when another branch is shown)
 BEAT = Changes.of(*(a for a in EVERYTHING.names() if a != "settings"))
+#: a library command (a card imported, a chat made, deleted or renamed, a book added): the card and chat lists
+LIBRARY = Changes.of("library")
 
 #: command name -> the notice it declares (filled by :func:`notices`)
 COMMAND_CHANGES: dict[str, Changes] = {}
