@@ -94,15 +94,11 @@ class ChatCommandsMixin(_Window):
                 QMessageBox.critical(self, tr("app.title"), tr("err.beat.unexpected", error=f"{type(e).__name__}: {e}"))
             finally:
                 self.view.set_pending(None)
-                self.reload_transcript()
-                self.refresh_state()
+                self.session.broadcast(self.chat.last_changes if self.chat is not None else None)
                 beat = self.chat.pending_draft() or self.chat.latest_beat() if self.chat is not None else None
                 self.draft_pane.beat_id = beat.id if beat is not None else None  # what the pane shows now
                 self.draft_pane.turn = self._last_user_id()
-                self._branches_changed()
                 self._show_recovery()
-                if self.chat is not None and self.chat.mode == "agent":
-                    self._story_changed()
                 self.set_busy(False)
                 self._prefill() if self.is_demo else None
                 self.beatFinished.emit(res)
@@ -236,7 +232,7 @@ class ChatCommandsMixin(_Window):
         except OSError as e:
             QMessageBox.critical(self, tr("app.title"), tr("err.ledger.save", error=e))
             return
-        self.refresh_state()
+        self.session.broadcast(self.chat.last_changes)
         self.statusBar().showMessage(tr("ledger.updated"), 6000)
 
     def _branches_changed(self, focus: Optional[str] = None) -> None:
@@ -277,10 +273,9 @@ class ChatCommandsMixin(_Window):
     def after_branch_switch(self, message: str = "", focus: Optional[str] = None) -> None:
         """After anything that changes the shown branch (a swipe, the navigator, undo, an edited reply): the
         transcript, the ledger and the draft pane follow it (the newest beat shown, not the newest beat played)."""
-        self.reload_transcript()
-        self.refresh_state()
+        self._notice_focus = focus
+        self.session.broadcast(self.chat.last_changes if self.chat is not None else None)
         self._show_branch_beat()
-        self._branches_changed(focus)
         self._show_recovery()
         self.set_busy(self.busy)  # what can be done follows the branch (重来, 续写)
         if self.is_demo:
@@ -403,9 +398,8 @@ class ChatCommandsMixin(_Window):
 
         if self.chat is None:
             return None
-        dlg = SummariesDialog(self.chat, self)
+        dlg = SummariesDialog(self.chat, self, self.session)
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dlg.edited.connect(lambda _id: self._branches_changed())
         dlg.show()
         self._summaries_dialog = dlg
         return dlg

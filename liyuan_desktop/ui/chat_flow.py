@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..core.cards import CardError, library
+from ..core.chat.changes import LIBRARY
 from ..core.ledger.state import WorldState
 from ..core.session.tree import SessionError
 from . import (
@@ -280,7 +281,7 @@ class ChatFlowMixin(_Window):
         except (CardError, SessionError, OSError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.demo", error=e))
             return
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
 
     def _after_restore(self) -> None:
@@ -289,6 +290,25 @@ class ChatFlowMixin(_Window):
         self.refresh_state()
         self._branches_changed()
         agent_desk.after_restore(self)  # the conversation says what was restored and how to undo it
+
+    def _on_changes(self, changes: Any) -> None:
+        """Repaint only what a command's notice names (ui/session.py ``changed``; docs/architecture.md "Change
+        notices"): the transcript for messages, the ledger pane and panels for ledger or settings, the navigator and
+        the context meter for branches, the chapter tree and timeline for files, checkpoints, outline or threads; the
+        card and chat lists for the library."""
+        if changes.library:
+            self.refresh_tree()
+        if self.chat is None:
+            return
+        if changes.messages:
+            self.reload_transcript()
+        if changes.ledger or changes.settings:
+            self.refresh_state()
+        if changes.branches or changes.summaries:  # the context meter counts the summaries
+            focus, self._notice_focus = getattr(self, "_notice_focus", None), None
+            self._branches_changed(focus)
+        if self.chat.mode == "agent" and (changes.files or changes.checkpoints or changes.outline or changes.threads):
+            self._story_changed()
 
     def _story_changed(self) -> None:
         for pane in (getattr(self, "chapter_pane", None), getattr(self, "timeline_pane", None)):

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from ..core.cards import CardError, library
 from ..core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
+from ..core.chat.changes import LIBRARY
 from ..core.session.tree import SessionError
 from .i18n import register, show, tr
 from .tasks import WorkCancelled, run_in_worker
@@ -127,7 +128,7 @@ async def new_chat_async(win: "MainWindow", card: library.CardRef, create: Any) 
     except (CardError, SessionError, OSError) as e:
         QMessageBox.warning(win, tr("app.title"), tr("err.new.chat", error=e))
         return False
-    win.refresh_tree()
+    win.session.broadcast(LIBRARY)  # the card and chat lists follow the notice
     return win.install_chat(card, ref, chat_obj, is_demo)
 
 
@@ -168,7 +169,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
     except (CardError, StChatError, SessionError, OSError, ValueError) as e:
         QMessageBox.warning(win, tr("app.title"), tr("work.err.import.chat", error=e))
         return False
-    win.refresh_tree()
+    win.session.broadcast(LIBRARY)  # the card and chat lists follow the notice
     ok = win.install_chat(card, ref, chat_obj, is_demo)
     for w in warnings:
         win.draft_pane.notice(show(w))  # what the import skipped, in the window's language
@@ -195,7 +196,7 @@ async def import_card_async(win: "MainWindow", path: str) -> Optional[library.Ca
     except (CardError, OSError) as e:
         QMessageBox.warning(win, tr("app.title"), tr("err.import", error=e))
         return None
-    win.refresh_tree()
+    win.session.broadcast(LIBRARY)  # the card and chat lists follow the notice
     win.card_ref = ref
     win.ask_scripts(ref, scripts)
     from .manage import import_done_message

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from ..core.cards import CardError, library
 from ..core.cards.meta import set_card_scripts_allowed
+from ..core.chat.changes import LIBRARY
 from ..core.session.tree import SessionError
 from .chat_flow import _NoModel
 from .i18n import tr
@@ -151,7 +152,7 @@ class LibraryTreeMixin(_Window):
             return None
         if ref is None:
             return None
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.card_ref = ref
         self.ask_scripts(ref)
         self.statusBar().showMessage(tr("import.card.done", name=ref.name), 6000)
@@ -193,7 +194,8 @@ class LibraryTreeMixin(_Window):
             QMessageBox.warning(self, tr("app.title"), tr("err.import", error=e))
             return
         self.statusBar().showMessage(cp.message if cp else tr("prose.none"), 8000)
-        self._story_changed()
+        if cp:
+            self.session.broadcast(self.chat.last_changes)  # Chat.import_chapters: files, checkpoints, outline, threads
 
     def roleplay_to_agent_clicked(self) -> None:
         """The open role-play chat becomes a new agent chat: opening and finals as chapters, the ledger carried."""
@@ -209,5 +211,5 @@ class LibraryTreeMixin(_Window):
         except (OSError, ValueError, SessionError) as e:
             QMessageBox.warning(self, tr("app.title"), tr("err.convert", error=e))
             return
-        self.refresh_tree()
+        self.session.broadcast(LIBRARY)
         self.open_chat(self.card_ref, library.ChatRef(name=d.name, dir=str(d)))

@@ -178,6 +178,8 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self.branch_nav.refreshRequested.connect(lambda: self._refresh_branches(force=True))
         self.tabs.addTab(self.branch_nav, tr("nav.tab"))
         self.tabs.currentChanged.connect(lambda _i: self._refresh_branches())
+        self.session.changed.connect(self._on_changes)  # change notices: each command's, broadcast by the session
+        self._notice_focus: Optional[str] = None  # a branch node the next branches notice keeps in view
         self._nav_stale = True
         self.draft_pane.inspectRequested.connect(self.inspect_latest)
         # agent mode: the chapter tree (with its editor) and the checkpoint timeline

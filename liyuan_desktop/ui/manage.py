@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from ..core.cards import CardError, library
 from ..core.chat import manage
+from ..core.chat.changes import LIBRARY
 from ..core.session.tree import SessionError
 from .dialogs import confirm
 from .i18n import register, show, tr
@@ -170,7 +171,7 @@ def start_import(win: Any, path: str) -> bool:
         except (CardError, OSError) as e:
             QMessageBox.warning(win, tr("app.title"), tr("err.import", error=e))
             return False
-        win.refresh_tree()
+        win.session.broadcast(LIBRARY)
         win.card_ref = ref
         win.statusBar().showMessage(import_done_message(ref), 10000 if ref.notes else 6000)
     return False
@@ -223,7 +224,7 @@ class Manager:
             return None
         if was_open:
             self.win.open_chat(card, library.ChatRef(name=new.name, dir=str(new), mode=chat.mode), quiet=True)
-        self.win.refresh_tree()
+        self.win.session.broadcast(LIBRARY)
         self.win.statusBar().showMessage(tr("manage.renamed", name=new.name), 6000)
         return new
 
@@ -248,7 +249,7 @@ class Manager:
             self.win.open_chat(new, library.ChatRef(name=moved.name, dir=str(moved), mode=open_ref.mode), quiet=True)
         elif self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
             self.win.card_ref = new
-        self.win.refresh_tree()
+        self.win.session.broadcast(LIBRARY)
         self.win.statusBar().showMessage(tr("manage.renamed", name=new.name), 6000)
         return new
 
@@ -261,7 +262,7 @@ class Manager:
             return None
 
         def done(new: Path) -> Path:
-            self.win.refresh_tree()
+            self.win.session.broadcast(LIBRARY)
             if open_it:
                 self.win.open_chat(card, library.ChatRef(name=new.name, dir=str(new)))
             self.win.statusBar().showMessage(tr("manage.duplicated", name=new.name), 6000)
@@ -310,7 +311,7 @@ class Manager:
         except (manage.ManageError, OSError) as e:
             self._failed(e)
             return None
-        self.win.refresh_tree()
+        self.win.session.broadcast(LIBRARY)
         self.win.statusBar().showMessage(tr("manage.deleted", name=chat.name), 6000)
         return item
 
@@ -329,7 +330,7 @@ class Manager:
         except (manage.ManageError, OSError) as e:
             self._failed(e)
             return None
-        self.win.refresh_tree()
+        self.win.session.broadcast(LIBRARY)
         self.win.statusBar().showMessage(tr("manage.deleted", name=card.name), 6000)
         return item
 
@@ -436,7 +437,7 @@ class TrashDialog(QDialog):
             except (manage.ManageError, OSError) as e:
                 QMessageBox.warning(self, tr("app.title"), tr("manage.failed", err=e))
         self.refresh()
-        self.win.refresh_tree()
+        self.win.session.broadcast(LIBRARY)
         if out:
             self.win.statusBar().showMessage(tr("manage.restored", name="、".join(p.name for p in out)), 6000)
         return out

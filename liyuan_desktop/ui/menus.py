@@ -104,5 +104,5 @@ class MenusMixin(_Window):
             QMessageBox.warning(self, tr("app.title"), show(e))
             self._sync_scripts_action()
             return
-        self.reload_transcript()
+        self.session.broadcast(chat.last_changes)
         self.statusBar().showMessage(tr("scripts.on" if on else "scripts.off", name=chat.card.name), 6000)

@@ -10,7 +10,9 @@ through signals, so panes follow the session rather than reaching into the windo
 - ``chatShown(chat)``: another chat is shown (the ``Chat``), or none (None) — every pane that lists something of the
   chat resets;
 - ``busyChanged(bool)``: a command started (True) or ended (False);
-- ``cardSelected(card_ref)``: the card that 新对话 / 导入聊天记录 act on changed (a ``CardRef`` or None).
+- ``cardSelected(card_ref)``: the card that 新对话 / 导入聊天记录 act on changed (a ``CardRef`` or None);
+- ``changed(changes)``: a command changed what the notice names (a ``core.chat.changes.Changes``); each pane
+  repaints only the areas it shows (:meth:`Session.broadcast`, docs/architecture.md "Change notices").
 
 The session holds state only; laying out panes and running commands stay with ``MainWindow``
 (ui/main_window.py), which creates one session and reads and writes through it.
@@ -59,6 +61,8 @@ class Session(QObject):
     """A command started (True) or ended (False); emitted after the window's controls were updated."""
     cardSelected = Signal(object)
     """The selected card (a ``CardRef``, or None) changed."""
+    changed = Signal(object)
+    """A command's notice (a ``core.chat.changes.Changes``): panes repaint only the areas it names."""
 
     def __init__(self, parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
@@ -117,3 +121,17 @@ class Session(QObject):
         """Record what the controls show and tell the panes (:attr:`busyChanged`)."""
         self.marked_busy = busy
         self.busyChanged.emit(busy)
+
+    # -- change notices -------------------------------------------------------------------------------------
+    def broadcast(self, changes: Any) -> None:
+        """Tell the panes what one command changed (:attr:`changed`); a notice naming nothing is not sent. The one
+        place that runs chat commands calls this with the command's ``Chat.last_changes``."""
+        if changes is not None and changes.names():
+            self.changed.emit(changes)
+
+
+def session_or_own(session: Optional[Session], owner: QObject) -> Session:
+    """The session a dialog follows: the window's (``session``), or, for a dialog made on its own (a test, a
+    standalone tool), a fresh one owned by ``owner`` — so the dialog always broadcasts its commands' notices and
+    repaints from them, the same way in both cases."""
+    return session if session is not None else Session(owner)

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from .i18n import tr
+from .session import Session, session_or_own
 from .theme import set_role
 
 
@@ -42,9 +43,11 @@ class SummariesDialog(QDialog):
 
     edited = Signal(str)
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
         self.chat = chat
+        self.session = session_or_own(session, self)  # its saves are broadcast; it repaints from summaries notices
+        self.session.changed.connect(self._on_changes)
         self.setWindowTitle(tr("sum.title"))
         self.resize(640, 620)
         lay = QVBoxLayout(self)
@@ -104,6 +107,13 @@ class SummariesDialog(QDialog):
             self.status.setText(tr("sum.failed", err=e))
             return False
         self.status.setText(tr("sum.saved"))
+        ed.document().setModified(False)
         self.edited.emit(summary_id)
-        self.reload()
+        self.session.broadcast(self.chat.declared_changes("edit_summary"))
         return True
+
+    def _on_changes(self, changes: Any) -> None:
+        """Reload the boxes on a notice naming the summaries, unless a box holds unsaved words (they would be
+        lost; the next save or reopening shows the rest)."""
+        if changes.summaries and not any(ed.document().isModified() for ed in self.editors.values()):
+            self.reload()

@@ -54,6 +54,7 @@ class WindowFace(QMainWindow):
     last_result: Optional[BeatResult]
     results: list[BeatResult]
     read_only_reason: str
+    _notice_focus: Optional[str]
 
     @property
     def chat(self) -> Optional[Chat]: ...

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from ..core.lore.books import global_books_dir, import_book_file, list_book_files, set_book_enabled
 from .i18n import register, show, tr
+from .session import Session, session_or_own
 from .theme import set_role
 
 register({
@@ -201,9 +202,11 @@ class LinkedBooks(QWidget):
 
     changed = Signal()
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
         self.chat = chat
+        self.session = session_or_own(session, self)  # set_links is broadcast; the list repaints from the notices
+        self.session.changed.connect(lambda c: self.refresh() if c.settings else None)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 8, 0, 0)
         title = QLabel(tr("books.links.title"))
@@ -254,7 +257,7 @@ class LinkedBooks(QWidget):
             self.error.setText(tr("books.err", error=show(e)))
             return False
         self.error.setText("")
-        self.refresh()
+        self.session.broadcast(self.chat.last_changes)
         self.changed.emit()
         return True
 
@@ -292,8 +295,9 @@ class WorldBooksDialog(QDialog):
 
     booksChanged = Signal()
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
+        self.session = session_or_own(session, self)  # the linked-books part broadcasts and follows its notices
         self.setObjectName("worldBooks")
         self.setWindowTitle(tr("books.title"))
         self.resize(560, 480)
@@ -315,7 +319,7 @@ class WorldBooksDialog(QDialog):
         self.edit_btn.setEnabled(chat is not None)
         self.edit_btn.clicked.connect(self.open_editor)
         cl.addWidget(self.edit_btn, 0, Qt.AlignmentFlag.AlignLeft)
-        self.links = LinkedBooks(chat)
+        self.links = LinkedBooks(chat, session=self.session)
         self.links.changed.connect(self.booksChanged.emit)
         cl.addWidget(self.links, 1)
         self.tabs.addTab(card, tr("books.tab.card"))
@@ -355,7 +359,7 @@ class WorldBooksDialog(QDialog):
 def open_world_books(win: Any) -> WorldBooksDialog:
     """The main window's 世界书…: the dialog for the open chat (the global list works without one)."""
     chat = None if getattr(win, "is_demo", False) else getattr(win, "chat", None)
-    dlg = WorldBooksDialog(chat, win)
+    dlg = WorldBooksDialog(chat, win, getattr(win, "session", None))
     dlg.booksChanged.connect(lambda: win.statusBar().showMessage(tr("books.changed"), 8000))
     dlg.open()
     win.books_dialog = dlg

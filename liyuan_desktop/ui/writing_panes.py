@@ -133,6 +133,8 @@ class WritingPanes(QObject):
         cp.list.itemSelectionChanged.connect(self._chapter_selected)
         cp.changed.connect(self.schedule)
         window.timeline_pane.restored.connect(self.schedule)
+        # change notices (ui/session.py): a command that changed the outline, the threads or the chapter files gathers again
+        window.session.changed.connect(lambda c: self.schedule() if c.outline or c.threads or c.files else None)
         window.busyChanged.connect(self.set_busy)
         self.status_progress = QLabel("")
         set_role(self.status_progress, "muted")

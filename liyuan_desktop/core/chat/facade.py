@@ -38,6 +38,7 @@ from ..session.tree import SessionTree
 from ..text import utf16_len
 from . import recovery, turn
 from .agent import RestoreResult
+from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
 from .folder import export_story
 from .pipeline import emit, run_scribe_step
@@ -57,9 +58,18 @@ class Chat(ChatView):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
+        #: what the last command changed (core/chat/changes.py; the session broadcasts it after each command)
+        self.last_changes: Changes = NOTHING
         #: chapter review (issue 19 §4, chat.review): accepted findings join the agent state block as 【审稿意见】
         self.review = ChapterReview(self)
         self.agent.extra_blocks = self.review.wrap_blocks(self.agent.extra_blocks)
+
+    @staticmethod
+    def declared_changes(command: str) -> Changes:
+        """The notice the command named ``command`` declares (core/chat/changes.py ``COMMAND_CHANGES``): what a
+        caller broadcasts when it needs the notice of one command rather than the last one run. KeyError for a
+        name that is not a command."""
+        return COMMAND_CHANGES[command]
 
     # -- creating / opening ---------------------------------------------------------------------------------
     @classmethod
@@ -152,6 +162,7 @@ class Chat(ChatView):
             self.tree.rollback(mark)
             raise SessionWriteError(e) from e
 
+    @notices(BEAT)
     async def send(self, user_text: str, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
                    max_rounds: Optional[int] = None) -> BeatResult:
         """Play one beat for ``user_text`` and store it. Model failures end it with ``outcome="error"``; raises
@@ -165,6 +176,7 @@ class Chat(ChatView):
         self._user(user_text)
         return await turn.play(self, user_text, ask, on_event, max_rounds)
 
+    @notices(BEAT)
     async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
         """Play the branch's last user message again: a sibling reply (the old one stays on its branch). Raises
         ValueError with no user message."""
@@ -174,6 +186,7 @@ class Chat(ChatView):
         self.tree.leaf_id = user.id
         return await turn.play(self, user.text, ask, on_event, None, how="regenerate")
 
+    @notices(EVERYTHING)
     async def edit_user(self, user_id: str, text: str, ask: Optional[AskHandler] = None,
                         on_event: Optional[EventSink] = None, max_rounds: Optional[int] = None) -> BeatResult:
         """Edit a past user message: the new words start a sibling branch, played there. KeyError for an unknown
@@ -218,6 +231,7 @@ class Chat(ChatView):
         fields.setdefault("carried_from", snap.id)  # a copy of a copy names the first snapshot
         self.tree.append("rp-state", **fields)
 
+    @notices(Changes.of("messages", "branches", "ledger"))
     def edit_reply(self, reply_id: str, text: str) -> str:
         """Edit a reply of the shown branch (the model's final; issue 17): the new text becomes a new version of
         that reply — a sibling attempt under the same user message, so 「◀ n/m ▶」 reaches the old text — and the
@@ -241,6 +255,7 @@ class Chat(ChatView):
         self.write_meta()
         return self.tree.leaf_id if snap is None else self.tree.get(self.tree.leaf_id).parent_id
 
+    @notices(BEAT)
     async def continue_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
                              max_rounds: Optional[int] = None) -> BeatResult:
         """SillyTavern's Continue on the newest sealed reply (:meth:`last_reply_id`): its text becomes the starting
@@ -265,6 +280,7 @@ class Chat(ChatView):
         return await turn.play(self, owner.text, ask, on_event, max_rounds, draft=Draft(text, 1), note=note,
                                how="continue", continues=text)
 
+    @notices(NOTHING)
     async def impersonate(self, on_delta: Optional[Any] = None) -> str:
         """SillyTavern's Impersonate: the model drafts the user's next message in the persona's voice (one
         completion, no tools; the preset's ``impersonation_prompt`` when it has one, else Liyuan's). Returns the
@@ -275,6 +291,7 @@ class Chat(ChatView):
         prompt = preset.impersonation_prompt if preset and (preset.impersonation_prompt or "").strip() else DEFAULT_IMPERSONATION_PROMPT
         return await turn.impersonate(self, prompt, on_delta)
 
+    @notices(Changes.of("settings"))
     def set_authors_note(self, note: Optional[AuthorsNote]) -> bool:
         """Set the chat's Author's Note (``prompt.authors_note.AuthorsNote``; None or an empty text = no note),
         kept on the tree as a ``chat-settings`` entry for the shown BRANCH (anchored at its newest user message,
@@ -304,6 +321,7 @@ class Chat(ChatView):
         if self.running is not None:
             raise RuntimeError(message("chat.busy", what=action(what)))  # core/messages.py: rendered per language
 
+    @notices(EVERYTHING)
     def select(self, entry_id: str) -> str:
         """Show the branch through ``entry_id`` (the tip below it); only the leaf is written. Returns the new leaf.
         KeyError for an unknown id, RuntimeError while a beat runs."""
@@ -312,11 +330,13 @@ class Chat(ChatView):
         self.write_meta()
         return leaf
 
+    @notices(EVERYTHING)
     def swipe(self, entry_id: str, delta: int) -> str:
         """「◀ n/m ▶」: the previous (-1) / next (+1) alternative of a reply or user message, wrapping around."""
         target = self.branches.swipe_target(entry_id, delta)
         return self.tree.leaf_id if target is None else self.select(target)
 
+    @notices(EVERYTHING)
     def undo(self) -> str:
         """「撤销本轮」: the leaf moves back before the last user message (nothing deleted). ValueError when there
         is nothing to undo, RuntimeError while a beat runs."""
@@ -327,6 +347,7 @@ class Chat(ChatView):
         self.write_meta()
         return target
 
+    @notices(BEAT)
     async def seal_as_is(self, on_event: Optional[EventSink] = None) -> BeatResult:
         """「按现稿收笔」: seal the unfinished draft as it stands, then the scribe. ValueError without a draft."""
         pending, user = self.pending_draft(), self.tree.latest("user")
@@ -343,6 +364,7 @@ class Chat(ChatView):
         emit(on_event, BeatFinished(outcome="sealed", final=pending.draft, sealed=True, message="按现稿收笔"))
         return result
 
+    @notices(BEAT)
     async def continue_beat(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
         """「继续」: run the loop again on the unfinished draft (same version). ValueError without a draft."""
         pending, user = self.pending_draft(), self.tree.latest("user")
@@ -353,6 +375,7 @@ class Chat(ChatView):
         return await turn.play(self, user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version),
                                note=note, how="continue")
 
+    @notices(EVERYTHING)
     def drop_unanswered(self) -> str:
         """Drop the words a crash left unanswered (:meth:`unanswered`) from the branch: the leaf moves back before
         them (nothing deleted; they stay on their own branch). Returns the new leaf. ValueError when there are
@@ -366,6 +389,7 @@ class Chat(ChatView):
         self.write_meta()
         return left.parent_id
 
+    @notices(Changes.of("ledger"))
     async def repair_ledger(self, on_event: Optional[EventSink] = None) -> list[BeatResult]:
         """Run the scribe for every sealed reply the ledger misses (:meth:`ledger_gaps`: a crash after the reply
         was saved, before its snapshot), oldest first; each repair is committed before the next starts. Returns
@@ -381,6 +405,7 @@ class Chat(ChatView):
             done.append(result)
         return done
 
+    @notices(BEAT)
     def retry_save(self) -> None:
         """Write what a failed save left pending (OSError again if the disk still refuses)."""
         self.tree.commit()
@@ -391,6 +416,7 @@ class Chat(ChatView):
         """A turn was saved late and what follows saving (scribe, checkpoint) is still to be done."""
         return self.pending_finish is not None
 
+    @notices(BEAT)
     async def finish_pending(self, on_event: Optional[EventSink] = None) -> BeatResult:
         """Do for a late-saved turn what it would have done next (its events go to its own sink). ValueError when
         nothing is pending, OSError when the disk refuses again."""
@@ -401,6 +427,7 @@ class Chat(ChatView):
         self.pending_finish = None
         return await pending()
 
+    @notices(Changes.of("summaries"))
     async def maybe_compact(self, on_event: Optional[EventSink] = None) -> Optional[Any]:
         """Compact the branch when the next prompt is over the share (memory.compaction); the Compacted event or
         None."""
@@ -410,11 +437,13 @@ class Chat(ChatView):
             self.write_meta()
         return ev
 
+    @notices(Changes.of("ledger"))
     def edit_state(self, state: WorldState) -> None:
         """The user edited the ledger: a new snapshot (source user); the next beat uses it. OSError."""
         self.ledger.edit(state)
         self.write_meta()
 
+    @notices(Changes.of("ledger"))
     def write_frame_variables(self, message_id: Optional[str], variables: dict[str, Any], scope: str = "message") -> bool:
         """A status-bar frame wrote variables (the view's ``frameVariablesChanged`` payload: ``scope`` = its
         ``type``, message | chat | character | global; ``message_id`` = its ``message_id``, the message's index in
@@ -431,18 +460,21 @@ class Chat(ChatView):
             self.write_meta()
         return done
 
+    @notices(Changes.of("ledger"))
     def seed_ledger(self, state: WorldState) -> None:
         """Start the ledger from ``state`` (an ``init`` snapshot, e.g. carried over from a role-play chat). OSError."""
         self.tree.append("rp-state", state=state.to_dict(), source="init")
         self.tree.commit()
         self.write_meta()
 
+    @notices(Changes.of("summaries"))
     def edit_summary(self, summary_id: str, text: str) -> str:
         """The user rewrote a summary (memory.compaction); returns the new entry's id."""
         new_id = self.compactor.edit_summary(summary_id, text)
         self.write_meta()
         return new_id
 
+    @notices(Changes.of("settings", "messages"))
     def set_scripts_allowed(self, allowed: bool, *, remember: bool = True) -> None:
         """Allow or forbid the card's regex scripts and re-apply them from now on (the scripted-text cache is
         cleared). ``remember``: store the choice beside the card (cards.meta, ``liyuan.json``); without it the choice
@@ -454,6 +486,7 @@ class Chat(ChatView):
             set_card_scripts_allowed(Path(self.card.path).parent, allowed)
         self.context.set_scripts(allowed)
 
+    @notices(Changes.of("settings"))
     def set_preset(self, name: Optional[str]) -> str:
         """Use the library preset ``name`` (None or "" = no preset) for this chat from the next beat on: a
         ``chat-settings`` entry on the tree (so reopening keeps it) and a new system prompt — the cached prompt
@@ -477,6 +510,7 @@ class Chat(ChatView):
         self.pending_notices.append(notice)
         return notice
 
+    @notices(Changes.of("settings", "messages"))
     def set_persona(self, persona_id: Optional[str]) -> str:
         """Play this chat as the persona ``persona_id`` of the persona library (``core/cards/personas.py``; None =
         back to the persona the chat was created with). The choice is kept in the persona file's per-chat choices
@@ -504,12 +538,14 @@ class Chat(ChatView):
                                    world_info=self._wi.effective,
                                    constants_budget=lambda p: self._budget_basis(p, window).tokens)
 
+    @notices(Changes.of("settings"))
     def reload_books(self) -> None:
         """World books changed on disk (the chat's or the global ones switched on/off, imported, removed): read
         them again; the next beat's activation uses them. RuntimeError while a beat runs."""
         self._idle("改世界书")
         self._reload_context()
 
+    @notices(Changes.of("settings", "library"))
     def save_card_book(self, book: Lorebook) -> Path:
         """Write ``book`` back as the card's own world book (``character_book`` of the card file, through the
         lossless export: unknown keys kept, only edited fields rewritten) and use it from the next beat. A card
@@ -531,6 +567,7 @@ class Chat(ChatView):
         self._reload_context(load_card(path))
         return path
 
+    @notices(Changes.of("settings"))
     def set_sampling(self, overrides: Optional[Sampling]) -> None:
         """Set this chat's own sampling overrides (None or empty = none; they win over the connection profile's
         and the preset's, :meth:`sampling`), kept on the tree as a ``chat-settings`` entry. OSError."""
@@ -540,6 +577,7 @@ class Chat(ChatView):
         self.tree.commit()
         self.context.sampling_overrides = s.model_copy()
 
+    @notices(Changes.of("settings"))
     def set_world_info(self, overrides: dict[str, Any], replace: bool = True) -> bool:
         """Set the chat's own world-info settings (issue 14 §1): ``overrides`` maps SillyTavern's names
         (``world_info_depth`` …, or the same without ``world_info_``) to values; they replace the chat's old
@@ -550,6 +588,7 @@ class Chat(ChatView):
         self._idle("改世界书设置")
         return self._wi.set_overrides(overrides, replace)
 
+    @notices(Changes.of("settings", "messages"))
     def set_prose_only(self, on: Optional[bool]) -> None:
         """Switch this chat to prose-only play (True: one completion per beat, no tools, lore inlined —
         :mod:`.prose_mode`), to tool play (False), or back to following the provider's capabilities (None). Kept on
@@ -568,6 +607,7 @@ class Chat(ChatView):
         """Whether a beat (or an agent turn) is running now — :meth:`stop` would stop it."""
         return self.running is not None
 
+    @notices(Changes.of("settings"))
     def set_linked_books(self, names: list[str]) -> None:
         """Link the card to the library world books ``names`` (file stems, primary first; [] = none) — stored beside
         the card (cards.meta ``world_books``), so every chat of the card reads them — and read this chat's books
@@ -578,6 +618,7 @@ class Chat(ChatView):
         set_card_linked_books(Path(self.card.path).parent, names)
         self._reload_context()
 
+    @notices(Changes.of("settings"))
     def set_trusted(self, trusted: bool) -> None:
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises
         OSError; ValueError for a card without a folder."""
@@ -594,6 +635,7 @@ class Chat(ChatView):
         """The agent system prompt of this chat (byte-stable)."""
         return self.agent.system()
 
+    @notices(Changes.of("files", "checkpoints", "outline", "threads"))
     def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
         """Write chapters (file name, text) into 正文/ and make a user checkpoint."""
         return self.agent.import_chapters(chapters, message)
@@ -603,6 +645,7 @@ class Chat(ChatView):
         user = self.agent.turn_user(checkpoint)
         return user.text if user is not None else None
 
+    @notices(EVERYTHING)
     def restore_checkpoint(self, checkpoint_id: str, with_conversation: bool = False) -> RestoreResult:
         """Restore a checkpoint: files only, or files and conversation back to before its turn (chat.agent)."""
         self._idle("恢复")
@@ -610,6 +653,7 @@ class Chat(ChatView):
         self.write_meta()
         return done
 
+    @notices(EVERYTHING)
     def undo_restore(self, checkpoint_id: str, old_leaf: Optional[str]) -> Any:
         """Undo a restore: files back to ``checkpoint_id``, the leaf back to ``old_leaf`` when given."""
         self._idle("恢复")
@@ -618,11 +662,13 @@ class Chat(ChatView):
         return done
 
     # -- the writing room (issue 19; chat.writing) ------------------------------------------------------------
+    @notices(Changes.of("outline"))
     def save_outline(self, text: str) -> Any:
         """Write the outline ``大纲.md`` whole (the next checkpoint records it); returns it parsed. OSError."""
         self._idle("保存大纲")
         return self.writing.save_outline(text)
 
+    @notices(Changes.of("outline"))
     def set_outline_chapter(self, ref: "str | int", *, status: Optional[str] = None, target: Optional[int] = None,
                             file: Optional[str] = None) -> Any:
         """Change one outline chapter (``ref``: 1-based number, title or file) — ``status`` planned | drafted |
@@ -631,6 +677,7 @@ class Chat(ChatView):
         self._idle("保存大纲")
         return self.writing.set_chapter(ref, status=status, target=target, file=file)
 
+    @notices(Changes.of("threads"))
     def thread_event(self, event: Any) -> Any:
         """Apply a user change to a foreshadowing thread of the active branch (``ledger.threads.ThreadEvent``: add,
         edit title/note/due chapter, advance, intentional, close as paid_off/dropped, reopen), recorded as a user
@@ -641,11 +688,13 @@ class Chat(ChatView):
         self.write_meta()
         return t
 
+    @notices(Changes.of("files"))
     def set_aliases(self, name: str, aliases: list[str]) -> None:
         """Set the codex aliases of roster ``name`` (they count as mentions of it); [] removes them. OSError."""
         self.writing.set_aliases(name, aliases)
 
     # -- chapter review (issue 19 §4; chat.review) --------------------------------------------------------------
+    @notices(Changes.of("files"))
     async def review_chapter(self, file: str, *, use_model: bool = True, model: Optional[ChatModel] = None) -> Any:
         """Review chapter ``file`` (a name in 正文/): local checks, then the model (``model``, else the chat's) unless
         ``use_model`` is False; never edits. Returns ``story.review.ChapterReviewResult`` (kept in 审稿.json).
@@ -656,10 +705,12 @@ class Chat(ChatView):
         """The last review of chapter ``file`` (None when never reviewed), intentional findings left out."""
         return self.review.last(file)
 
+    @notices(Changes.of("files"))
     def accept_finding(self, finding_id: str) -> Any:
         """Queue a review finding for the agent's next turn (its 【审稿意见】). Raises KeyError, OSError."""
         return self.review.accept(finding_id)
 
+    @notices(Changes.of("files"))
     def mark_finding_intentional(self, finding_id: str, value: bool = True) -> Any:
         """Mark a review finding intentional (never reported again) or, ``value`` False, not any more. KeyError."""
         return self.review.intentional(finding_id, value)
@@ -668,6 +719,7 @@ class Chat(ChatView):
         """Accepted findings the agent has not had on this branch yet (``story.review.ReviewFinding``)."""
         return self.review.pending()
 
+    @notices(NOTHING)
     def export(self, fmt: str, output: Path) -> Path:
         """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
         return export_story(self.dir, fmt, output)
