@@ -66,7 +66,7 @@ def main() -> None:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
-    from liyuan_desktop.ui.conversation import ConversationView
+    from liyuan_desktop.ui.frames.conversation import ConversationView
 
     app = QApplication([])
     loop = make_loop(app)

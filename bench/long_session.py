@@ -36,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"
-PAGE = 60  # liyuan_desktop.ui.chat_flow.PAGE (not imported: that pulls in Qt)
+PAGE = 60  # liyuan_desktop.ui.window.chat_flow.PAGE (not imported: that pulls in Qt)
 FINAL = ("她正往账本上记什么，闻言笔尖一顿，墨在纸上洇开一点。檐下的雨声密了，灯芯噼啪一响，她抬眼看你：「客官要住几日？」\n\n" * 12)[:600]
 USER = "我把湿透的外衣搭在椅背上，接过茶喝了一口：「住三天。顺便打听个人。」"
 INJECTION = ("【世界状态】\n时间：傍晚（雨中）\n地点：青梧的客栈\n青梧：好感 5，客栈掌柜，在青梧的客栈\n线索：旅人查访怀瑾公子\n\n"
@@ -273,7 +273,7 @@ def child_ui(directory: Path) -> dict:
     from liyuan_desktop.core.cards import load_card
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     app = QApplication.instance() or QApplication([])
     win = MainWindow(S.AppSettings())

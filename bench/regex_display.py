@@ -58,8 +58,8 @@ def main() -> None:
     from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.cards.regex_scripts import RegexScript, apply_scripts
     from liyuan_desktop.core.macros import MacroContext
-    from liyuan_desktop.ui.chat_flow import PAGE
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.chat_flow import PAGE
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     root = Path(tempfile.mkdtemp(prefix="liyuan-regex-bench-"))
     card, card_dir = make_card(root, [THINK_SCRIPT])

@@ -43,7 +43,7 @@ def main() -> None:
     from PySide6 import QtWebEngineWidgets  # noqa: F401
     from PySide6.QtWidgets import QApplication
 
-    from liyuan_desktop.ui.conversation import ConversationView
+    from liyuan_desktop.ui.frames.conversation import ConversationView
 
     app = QApplication([])
     loop = make_loop(app)

@@ -20,7 +20,7 @@ Targets (issue 15): under 1 s to an interactive demo chat (warm), under 300 MB P
 
 ``--card PATH`` (a PNG/JSON/CHARX card; ``mvu`` = :data:`MVU_CARD`, a real modern MVU status-bar card from
 ../shared/fixtures) makes the app import that card with its regex scripts allowed and open a new chat of it
-(``liyuan_desktop/ui/bench_hooks.py``); ``--messages N`` first fills the chat with N replies carrying the card's
+(``liyuan_desktop/ui/window/bench_hooks.py``); ``--messages N`` first fills the chat with N replies carrying the card's
 bar (an imported SillyTavern chat). Interactive then means: the send button is enabled and every status-bar frame of
 the transcript has said hello (its script ran). The report adds the card, the frames built, the renderer processes
 and the PSS per process type (browser = the Python process, zygote, renderer, other). Target: under 400 MB with a
@@ -40,7 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from liyuan_desktop.ui.frame_guard import process_tree, renderer_pids
+from liyuan_desktop.ui.frames.frame_guard import process_tree, renderer_pids
 
 ROOT = Path(__file__).resolve().parent.parent
 MVU_CARD = ROOT.parent / "shared" / "fixtures" / "cards" / "角色卡_修女与女忍的双面日常.json"

@@ -52,7 +52,7 @@ _windows: list = []
 
 def _crash_dialog(tp: type[BaseException], value: BaseException, logfile: Path) -> Optional[object]:
     """The window's crash dialog for ``runtime.install_excepthook`` (Qt is imported only when something crashes)."""
-    from .ui.crash import show_crash_dialog
+    from .ui.window.crash import show_crash_dialog
 
     return show_crash_dialog(tp, value, logfile)
 
@@ -80,7 +80,7 @@ def _bench_start(win, path: str) -> None:
     async def go() -> None:
         while not win.view.is_ready():
             await asyncio.sleep(0.005)
-        from .ui import bench_hooks  # bench/ui_start.py --card: a status-bar card's chat instead of the demo
+        from .ui.window import bench_hooks  # bench/ui_start.py --card: a status-bar card's chat instead of the demo
 
         await bench_hooks.open_card(win, stamps) if bench_hooks.wanted() else win.start_demo()
         while win.chat is None or not win.send_btn.isEnabled():
@@ -111,8 +111,8 @@ def open_window(problem: Optional[str] = None):
     (:func:`show_data_folder_problem`). When there is nothing to browse (the folder is missing or has no
     ``cards/``), an empty temporary folder stands in for it so the window can start."""
     from .core.settings import AppSettings, load_settings
-    from .ui.i18n import set_language
-    from .ui.main_window import MainWindow
+    from .ui.infra.i18n import set_language
+    from .ui.window.main_window import MainWindow
 
     if problem and not (data_folder() / "cards").is_dir():
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-readonly-")
@@ -129,7 +129,7 @@ def open_window(problem: Optional[str] = None):
         win.statusBar().showMessage(_tr("home.readonly.status"))
     win.show()
     _windows[:] = [win]
-    from .ui.cjk_font import cjk_hint
+    from .ui.infra.cjk_font import cjk_hint
 
     font_hint = cjk_hint()  # no system Chinese font: which package brings one (issue 16)
     if font_hint and not problem:
@@ -154,7 +154,7 @@ def _install_qt_translation(lang: str) -> None:
 
 
 def _tr(key: str, **fmt: object) -> str:
-    from .ui.i18n import tr
+    from .ui.infra.i18n import tr
 
     return tr(key, **fmt)
 
@@ -232,7 +232,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     missing_libs = preflight(setup_logging)
     if missing_libs is not None:
         return missing_libs
-    from .ui.cjk_font import prepare_fontconfig
+    from .runtime import prepare_fontconfig
 
     prepare_fontconfig()  # no Chinese font on the system: the bundled one, for Qt and Chromium alike
     sandbox = prepare_env()
@@ -245,7 +245,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     skip_pyside_source_scan()  # before the window's ~100 modules are imported after Qt
     from PySide6 import QtWebEngineWidgets  # noqa: F401  must come before the QApplication
 
-    from .ui.about import app_icon, build_info, build_label
+    from .ui.dialogs.about import app_icon, build_info, build_label
 
     info = build_info()
     logging.getLogger("liyuan").info("start: version %s, build %s, frozen %s, web sandbox %s", info["version"],
@@ -266,14 +266,14 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     app.setDesktopFileName("liyuan")  # matches liyuan.desktop (taskbar grouping, Wayland app id)
     app.setWindowIcon(app_icon())
     loop = make_loop(app)
-    from .ui.work import install_gc_pump
+    from .ui.infra.work import install_gc_pump
 
-    install_gc_pump()  # the cyclic collector runs on the UI thread only (ui/work.py)
+    install_gc_pump()  # the cyclic collector runs on the UI thread only (ui/infra/work.py)
     asyncio.set_event_loop(loop)
 
     win = open_window(problem)
     if args.self_test:
-        from .ui.selftest import report_json, run_self_test
+        from .ui.window.selftest import report_json, run_self_test
 
         async def go() -> int:
             ok, report = await run_self_test(win, args.screenshot)
@@ -283,9 +283,9 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
 
         with loop:
             return loop.run_until_complete(go())
-    from .ui import warm
+    from .ui.window import warm
 
-    warm.start()  # the engine's first-chat work, in small steps, while the page loads (ui/warm.py)
+    warm.start()  # the engine's first-chat work, in small steps, while the page loads (ui/window/warm.py)
     if args.bench_start:
         _bench_start(win, args.bench_start)
     else:

@@ -151,7 +151,7 @@ def fontconfig_has_emoji() -> Optional[bool]:
 
 def bundled_cjk_in_use() -> bool:
     """Whether :func:`prepare_fontconfig` added the bundled Chinese font in this process (then its families are not
-    the system's: ``ui/cjk_font.cjk_hint`` still suggests installing a better one)."""
+    the system's: ``ui/infra/cjk_font.cjk_hint`` still suggests installing a better one)."""
     return _bundled_cjk
 
 

@@ -153,7 +153,7 @@ async def test_chat_prompt_has_no_template_left_and_only_the_phase_reached(tmp_p
     assert rendered["世界书「阶段指引」"]["output"].startswith("【阶段一】")
     assert "error" in rendered["世界书「会出错」"]
     # the prompt inspector marks the templates and what they rendered to
-    from liyuan_desktop.ui.inspector import call_text
+    from liyuan_desktop.ui.roleplay.inspector import call_text
 
     reply = [i for i in chat.transcript() if i["role"] == "assistant"][-1]
     shown = call_text(chat.inspect_beat(reply["id"])[0])

@@ -84,7 +84,7 @@ def test_load_warning_in_english(tmp_path: Path):
 
 
 def test_window_tr_falls_back_to_the_engine_catalog():
-    from liyuan_desktop.ui import i18n
+    from liyuan_desktop.ui.infra import i18n
 
     try:
         i18n.set_language("en")

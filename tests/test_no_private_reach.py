@@ -2,10 +2,10 @@
 modules").
 
 A ui module may use ``x._name`` only when ``x`` is ``self``/``cls`` or when ``_name`` belongs to the module itself: a
-private method or attribute of a class defined there (a view and its page bridge in ui/conversation.py), or a private
+private method or attribute of a class defined there (a view and its page bridge in ui/frames/conversation.py), or a private
 module-level name. Everything else — ``win._items``, ``window._desk_sizes``, ``i18n._LANG``, also spelt
 ``getattr(win, "_x")`` / ``setattr`` / ``hasattr`` — is an offender: the owner gives it a public name (the window's
-session, ui/session.py, holds what panes share).
+session, ui/infra/session.py, holds what panes share).
 """
 
 from __future__ import annotations

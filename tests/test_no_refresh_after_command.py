@@ -1,4 +1,4 @@
-"""Issue 25: no pane is refreshed by hand after a chat command — the command's change notice does it (ui/session.py
+"""Issue 25: no pane is refreshed by hand after a chat command — the command's change notice does it (ui/infra/session.py
 ``changed``). Read from the code: in a ui module, a statement that calls a known refresh method (refresh_state,
 reload_transcript, refresh_tree, _refresh_branches, refresh, …) within the two statements after one that runs a
 ``Chat`` command (a name in core/chat/changes.py COMMAND_CHANGES, called on something named ``chat``) fails, unless
@@ -38,7 +38,7 @@ def _refreshes(stmt: ast.stmt) -> bool:
 
 def offenders() -> set[tuple[str, str]]:
     found = set()
-    for path in sorted(UI.glob("*.py")):
+    for path in sorted(UI.rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):

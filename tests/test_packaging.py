@@ -223,7 +223,7 @@ def test_xcb_bundle_covers_what_the_installed_plugin_links_beyond_the_deb_depend
 
 
 def test_cjk_hint_names_the_package_per_distro():
-    from liyuan_desktop.ui import cjk_font, i18n
+    from liyuan_desktop.ui.infra import cjk_font, i18n
 
     i18n.set_language("zh")
     assert cjk_font.cjk_hint(["Noto Sans CJK SC"], "apt") is None
@@ -238,7 +238,7 @@ def test_cjk_hint_names_the_package_per_distro():
 
 
 def test_prepare_fontconfig_adds_the_bundled_font_only_without_a_system_one(tmp_path, monkeypatch):
-    from liyuan_desktop import runtime  # the fonts' home (ui/cjk_font re-exports them)
+    from liyuan_desktop import runtime  # the fonts' home (ui/infra/cjk_font only hints)
 
     fonts = tmp_path / "fonts"
     fonts.mkdir()
@@ -273,7 +273,7 @@ def test_the_written_fontconfig_file_makes_the_bundled_font_visible(tmp_path, mo
     """Real fontconfig and the fonts the package ships: with only the bundled folders (the system's config stubbed
     out by an empty include), fc-list finds a Chinese font and a colour-emoji font through the config
     prepare_fontconfig writes."""
-    from liyuan_desktop import runtime  # the fonts' home (ui/cjk_font re-exports them)
+    from liyuan_desktop import runtime  # the fonts' home (ui/infra/cjk_font only hints)
 
     assert runtime.bundled_font_dir() is not None and runtime.bundled_emoji_dir() is not None
     monkeypatch.delenv("FONTCONFIG_FILE", raising=False)

@@ -52,7 +52,7 @@ def test_the_liyuan_command_imports_no_engine_until_a_subcommand_runs():
 
 
 def test_the_window_modules_import_only_what_start_up_needs():
-    mods = _modules_after("liyuan_desktop.cli", "liyuan_desktop.app", "liyuan_desktop.ui.main_window")
+    mods = _modules_after("liyuan_desktop.cli", "liyuan_desktop.app", "liyuan_desktop.ui.window.main_window")
     # zipfile is not checked here: shiboken6 (PySide6) imports it itself
     assert _loaded(mods, HEAVY + ROOMS) == []
     assert len(mods) <= 460, len(mods)  # 420 on 2026-12-02 (was 702 before issue 15)
@@ -61,7 +61,7 @@ def test_the_window_modules_import_only_what_start_up_needs():
 def test_the_chat_engine_itself_loads_no_http_client_and_no_unused_room():
     """What the window imports to open the demo chat (the Chat facade, replay model, library) stays clear too: the
     HTTP client loads when a real model is built, the rest when its feature runs."""
-    mods = _modules_after("liyuan_desktop.cli", "liyuan_desktop.app", "liyuan_desktop.ui.main_window",
+    mods = _modules_after("liyuan_desktop.cli", "liyuan_desktop.app", "liyuan_desktop.ui.window.main_window",
                           "liyuan_desktop.core.chat.facade", "liyuan_desktop.core.llm.replay",
                           "liyuan_desktop.core.cards.library")
     assert _loaded(mods, HEAVY + ROOMS) == []

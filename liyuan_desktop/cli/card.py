@@ -169,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
             return 0
         if cmd == "preview":
-            from ..ui.preview import run_preview
+            from ..ui.frames.preview import run_preview
 
             info = run_preview(args.file, args.screenshot)
             if args.json:

@@ -703,7 +703,7 @@ def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str,
     how many literal characters it has (whitespace not counted when ``strip``), its longest literal chunk (a cheap
     ``in`` test before matching), the compiled pattern (each ``{name}`` a lazy group, a repeated name a
     backreference). None when the template has fewer than 2 literal characters or a field that is no identifier.
-    Used by :func:`find_message` and by the window's live language switch (``ui/retranslate.py``)."""
+    Used by :func:`find_message` and by the window's live language switch (``ui/window/retranslate.py``)."""
     regex, names, chunks = "", [], []
     try:
         for lit, field, _spec, _conv in string.Formatter().parse(text):

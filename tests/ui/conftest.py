@@ -79,7 +79,7 @@ def view(qtbot):
     """A shown 800x600 conversation view whose page and channel are up (closed and deleted afterwards)."""
     from uihelpers import close_view
 
-    from liyuan_desktop.ui.conversation import ConversationView
+    from liyuan_desktop.ui.frames.conversation import ConversationView
 
     v = ConversationView()
     v.resize(800, 600)
@@ -93,10 +93,10 @@ def view(qtbot):
 
 @pytest.fixture(scope="session", autouse=True)
 def _collector_on_the_ui_thread(qapp):
-    """As in the app (app.py): the cyclic garbage collector runs only on the UI thread (``ui/work.py``
+    """As in the app (app.py): the cyclic garbage collector runs only on the UI thread (``ui/infra/work.py``
     ``install_gc_pump``), never in a loopback server's, the egress gate's or a worker's thread, where it destroyed
     Qt objects of earlier tests and the process died with SIGSEGV part-way through tests/ui."""
-    from liyuan_desktop.ui.work import install_gc_pump
+    from liyuan_desktop.ui.infra.work import install_gc_pump
 
     install_gc_pump()
     yield

@@ -6,8 +6,9 @@ import logging
 import sys
 
 from liyuan_desktop import __version__, runtime
-from liyuan_desktop.ui import about, crash
-from liyuan_desktop.ui.i18n import set_language, tr
+from liyuan_desktop.ui.dialogs.dialogs import about
+from liyuan_desktop.ui.infra.i18n import set_language, tr
+from liyuan_desktop.ui.window import crash
 
 
 def test_about_text_from_source(qtbot, tmp_path, monkeypatch):
@@ -96,7 +97,7 @@ def test_excepthook_without_a_dialog_logs_and_prints(monkeypatch, tmp_path, capl
 
 def test_main_window_menu_opens_about(qtbot, monkeypatch):
     from liyuan_desktop.core import settings as S
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     shown = []
     monkeypatch.setattr(about.QMessageBox, "exec", lambda self: shown.append(self.text()) or 0)

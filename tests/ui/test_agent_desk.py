@@ -21,11 +21,11 @@ from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.story.checkpoint_model import FileDiff
 from liyuan_desktop.core.text import count_words
-from liyuan_desktop.ui.chapter_editor import SERIF_FAMILIES
-from liyuan_desktop.ui.chapter_tree import ChapterTreePane
-from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.prose_diff import ProseDiffView
+from liyuan_desktop.ui.window.main_window import MainWindow
+from liyuan_desktop.ui.writing.chapter_editor import SERIF_FAMILIES
+from liyuan_desktop.ui.writing.chapter_tree import ChapterTreePane
+from liyuan_desktop.ui.writing.checkpoint_timeline import CheckpointTimelinePane
+from liyuan_desktop.ui.writing.prose_diff import ProseDiffView
 
 DEMO_CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 CH0 = "雨从黄昏下起。\n渡口的灯一盏盏亮了。\n"
@@ -302,8 +302,8 @@ async def test_after_a_restore_the_pane_says_what_was_restored_and_how_to_undo(q
 
 
 def test_the_desk_follows_the_language_switch(pane, qtbot):
-    from liyuan_desktop.ui import i18n
-    from liyuan_desktop.ui.retranslate import retranslate_tree
+    from liyuan_desktop.ui.infra import i18n
+    from liyuan_desktop.ui.window.retranslate import retranslate_tree
 
     chat, p = pane
     v = ProseDiffView()

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 async def _until(pred, timeout=20.0):

@@ -17,7 +17,7 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 ASK = {"tool_calls": [{"name": "ask", "arguments": {"question": "走哪条路？", "options": ["左边的小巷", "右边的石桥"]}}]}
 RECORD = ("(function(){var r=document.querySelector('#log [data-role=assistant] .ask-record');if(!r)return null;"

@@ -13,8 +13,8 @@ from liyuan_desktop.core.cards import library, load_card
 from liyuan_desktop.core.cards.export import export_png
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui import avatars
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.frames import avatars
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 SRCS = ("Array.from(document.querySelectorAll('#log img.avatar')).map(function(i){"

@@ -1,7 +1,7 @@
 """bench/ui_start.py --card (issue 15): ``liyuan --bench-start FILE`` with ``LIYUAN_BENCH_CARD`` imports that card
 (its regex scripts allowed), fills a new chat with ``LIYUAN_BENCH_MESSAGES`` replies carrying its status bar, opens it
 and writes the stamp file once every bar's frame said hello, with the card's name and the number of frames built
-(``liyuan_desktop/ui/bench_hooks.py``). The app is started as the bench starts it (offscreen, fresh data folder);
+(``liyuan_desktop/ui/window/bench_hooks.py``). The app is started as the bench starts it (offscreen, fresh data folder);
 the card is a tiny one built here (no ../shared needed)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from uihelpers import bench_started_app
 
-from liyuan_desktop.ui.bench_hooks import PLACEHOLDER, st_chat_lines
+from liyuan_desktop.ui.window.bench_hooks import PLACEHOLDER, st_chat_lines
 
 BAR = ("```html\n<!DOCTYPE html><html><body><div id=\"hp\">…</div><script>\n"
        "var d = (getChatMessages(getCurrentMessageId())[0] || {}).data || {};\n"

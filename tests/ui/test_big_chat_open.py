@@ -3,9 +3,9 @@
 lorebook, importing a SillyTavern chat with its progress dialog and Cancel (nothing left behind). Each test records
 the longest event-loop stall it saw (``record_property``; ``-rA``/junit show it) and asserts only a generous 1 s.
 
-Each measured test starts from the same collector state (:func:`liyuan_desktop.ui.work.collect_frozen` first, a
+Each measured test starts from the same collector state (:func:`liyuan_desktop.ui.infra.work.collect_frozen` first, a
 test-only helper: the window itself never collects the whole heap); replacing a big chat is measured on its own in
-:func:`test_replacing_a_big_chat_does_not_stall_the_window` (ui/work.py's module doc explains how it is freed)."""
+:func:`test_replacing_a_big_chat_does_not_stall_the_window` (ui/infra/work.py's module doc explains how it is freed)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from uihelpers import LoopStallMeter, js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
-from liyuan_desktop.ui import chat_work, work
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra import work
+from liyuan_desktop.ui.window import chat_work
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 STALL_BOUND_MS = 1000

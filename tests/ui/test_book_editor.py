@@ -15,8 +15,8 @@ from liyuan_desktop.core.cards.library import ensure_demo_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.lore import Lorebook
 from liyuan_desktop.core.lore.model import LoreEntry
-from liyuan_desktop.ui.book_editor import PAGE, BookEditorDialog
-from liyuan_desktop.ui.world_books import WorldBooksDialog
+from liyuan_desktop.ui.dialogs.book_editor import PAGE, BookEditorDialog
+from liyuan_desktop.ui.dialogs.world_books import WorldBooksDialog
 
 
 class _M:

@@ -18,9 +18,9 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.branch_navigator import BranchModel, BranchNavigator
-from liyuan_desktop.ui.inspector import InspectorDialog
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.roleplay.branch_navigator import BranchModel, BranchNavigator
+from liyuan_desktop.ui.roleplay.inspector import InspectorDialog
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 async def until_js(win: MainWindow, script: str, pred, timeout: float = 20.0):

@@ -1,4 +1,4 @@
-"""A replaced chat is freed without pausing the window (issue 15 item 12; ui/work.py's module doc): ``Chat.close()``
+"""A replaced chat is freed without pausing the window (issue 15 item 12; ui/infra/work.py's module doc): ``Chat.close()``
 breaks its cycles, ``work.release`` frees its parts on a worker a slice at a time, and nothing runs a full
 collector pass over the heap. Measured with the stall meter in the real window on a 100,000-message chat, opened and
 replaced several times: the longest stall (reported; asserted under a generous 1 s — it was 1.4-3 s when the next
@@ -22,8 +22,9 @@ from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.chat.st_import import import_st_folder
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui import chat_work, work
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra import work
+from liyuan_desktop.ui.window import chat_work
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 STALL_BOUND_MS = 1000
 

@@ -2,7 +2,7 @@
 against what it is drawn on — 4.5:1 for text, 3:1 for large text (≥ 24 px, or ≥ 18.66 px bold) and for the
 indicator of a control (an unchecked check box or radio button against its surroundings).
 
-What is checked: every text role of ui/theme.py; the main window with a role-play chat open (every right-hand tab)
+What is checked: every text role of ui/infra/theme.py; the main window with a role-play chat open (every right-hand tab)
 and with an agent chat open (章节, 检查点, the writing panes); the ask dialog after a question was shown; every dialog
 and window a menu command opens (settings, presets, world books and their editor, manage/trash, search, about,
 persona, author's note, world-info settings, SillyTavern import, summaries, export, …), each page of every tab
@@ -54,7 +54,7 @@ from PySide6.QtWidgets import (
 
 from liyuan_desktop.core.beat.events import AskRequest
 from liyuan_desktop.core.settings import AppSettings
-from liyuan_desktop.ui import theme
+from liyuan_desktop.ui.infra import theme
 
 TEXT, LARGE, CONTROL = 4.5, 3.0, 3.0
 ROLES = ("muted", "small", "error", "warn", "ok", "notice", "banner", "title")
@@ -388,7 +388,7 @@ def _other(mode: str) -> str:
 
 @pytest.mark.parametrize("mode", ["light", "dark"])
 def test_every_text_role_is_readable(qtbot, mode):
-    """Each role of ui/theme.py (set_role) on the window background and on a text field's base."""
+    """Each role of ui/infra/theme.py (set_role) on the window background and on a text field's base."""
     theme.apply(_other(mode))
     host = QWidget()
     qtbot.addWidget(host)
@@ -477,8 +477,8 @@ def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, idle_loop, 
     """The window, both chat modes, the ask dialog and every dialog a menu command opens, after a theme switch."""
     from liyuan_desktop.core.cards import library
     from liyuan_desktop.core.chat.facade import Chat
-    from liyuan_desktop.ui.i18n import tr
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.infra.i18n import tr
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     theme.apply(_other(mode))
     win = MainWindow(AppSettings(theme=_other(mode)))
@@ -567,13 +567,13 @@ def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, idle_loop, 
         assert tried > 20 and len(seen) >= 8, (tried, [type(w).__name__ for w in seen])
 
         # the dialogs no menu command opens directly (a button in a pane or in another dialog opens them)
-        from liyuan_desktop.ui.authors_note import AuthorsNoteDialog
-        from liyuan_desktop.ui.book_editor import BookEditorDialog
-        from liyuan_desktop.ui.branch_navigator import EditMessageDialog
-        from liyuan_desktop.ui.inspector import InspectorDialog
-        from liyuan_desktop.ui.outline_pane import TextDialog
-        from liyuan_desktop.ui.presets_dialog import NewChatDialog
-        from liyuan_desktop.ui.profiles import ProfilesDialog
+        from liyuan_desktop.ui.dialogs.authors_note import AuthorsNoteDialog
+        from liyuan_desktop.ui.dialogs.book_editor import BookEditorDialog
+        from liyuan_desktop.ui.dialogs.presets_dialog import NewChatDialog
+        from liyuan_desktop.ui.roleplay.branch_navigator import EditMessageDialog
+        from liyuan_desktop.ui.roleplay.inspector import InspectorDialog
+        from liyuan_desktop.ui.settings.profiles import ProfilesDialog
+        from liyuan_desktop.ui.writing.outline_pane import TextDialog
 
         chat = win.chat
         for make in (lambda: AuthorsNoteDialog(chat, win), lambda: BookEditorDialog(chat, win),

@@ -1,4 +1,4 @@
-"""The conversation view (liyuan_desktop/ui/conversation.py + resources/web/conversation.*): rendering, escaping,
+"""The conversation view (liyuan_desktop/ui/frames/conversation.py + resources/web/conversation.*): rendering, escaping,
 lazy loading, revised replies, the pending bubble, the welcome page and refused navigation.
 
 These are plain (sync) tests driven with qtbot.wait*, the QtWebEngine pattern verified in
@@ -16,7 +16,7 @@ from uihelpers import close_view
 from uihelpers import view_js as js
 from uihelpers import view_json as js_json
 
-from liyuan_desktop.ui.conversation import ConversationView
+from liyuan_desktop.ui.frames.conversation import ConversationView
 
 
 def js_until(qtbot, view: ConversationView, script: str, pred, timeout: float = 5.0):

@@ -11,7 +11,7 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def write(text: str, version: int = 0) -> dict:

@@ -27,9 +27,9 @@ from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import home
 from liyuan_desktop.core.prompt.presets.store import install_preset, list_presets
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.dialogs import confirm
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.dialogs.dialogs import confirm
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 class Answer:
@@ -202,7 +202,7 @@ def _preset_file(name: str) -> str:
 
 
 def test_deleting_a_preset_asks_and_enter_keeps_it(qtbot):
-    from liyuan_desktop.ui.presets_dialog import PresetsDialog
+    from liyuan_desktop.ui.dialogs.presets_dialog import PresetsDialog
 
     install_preset(_preset_file("雨夜"))
     dlg = PresetsDialog(S.AppSettings())
@@ -220,7 +220,7 @@ def test_deleting_a_preset_asks_and_enter_keeps_it(qtbot):
 
 
 def test_deleting_a_connection_profile_asks_and_enter_keeps_it(qtbot):
-    from liyuan_desktop.ui.profiles import ProfilesDialog
+    from liyuan_desktop.ui.settings.profiles import ProfilesDialog
 
     settings = S.AppSettings(providers=[ProviderSettings(name="p", base_url="http://127.0.0.1:9/v1", model="m")],
                              profiles=[ConnectionProfile(name="夜跑", provider="p")])
@@ -275,7 +275,7 @@ def _chapters(chat: Chat) -> dict[str, str]:
 
 
 def test_deleting_a_chapter_asks_and_enter_keeps_it(qtbot, tmp_path):
-    from liyuan_desktop.ui.chapter_tree import ChapterTreePane
+    from liyuan_desktop.ui.writing.chapter_tree import ChapterTreePane
 
     chat = _agent_chat(tmp_path)
     pane = ChapterTreePane()
@@ -292,8 +292,8 @@ def test_deleting_a_chapter_asks_and_enter_keeps_it(qtbot, tmp_path):
 
 
 def test_restoring_a_checkpoint_asks_and_keeps_unsaved_chapter_edits(qtbot, tmp_path):
-    from liyuan_desktop.ui.chapter_tree import ChapterTreePane
-    from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
+    from liyuan_desktop.ui.writing.chapter_tree import ChapterTreePane
+    from liyuan_desktop.ui.writing.checkpoint_timeline import CheckpointTimelinePane
 
     chat = _agent_chat(tmp_path)
     first = chat.history_log.latest()
@@ -329,7 +329,7 @@ def test_restoring_a_checkpoint_asks_and_keeps_unsaved_chapter_edits(qtbot, tmp_
 async def test_closing_the_world_book_editor_with_unsaved_edits_asks_and_enter_keeps_it_open(qtbot, tmp_path):
     from uihelpers import wait_for
 
-    from liyuan_desktop.ui.book_editor import BookEditorDialog
+    from liyuan_desktop.ui.dialogs.book_editor import BookEditorDialog
 
     chat = Chat.create(tmp_path / "c", library.ensure_demo_card().load(), ReplayModel(actor=[]))
     dlg = BookEditorDialog(chat)

@@ -16,7 +16,7 @@ def _ask(port: int, line: str) -> bytes:
 
 
 def test_idle_connections_hold_no_thread_each_and_requests_still_pass(monkeypatch):
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
     monkeypatch.setattr(frame_guard, "HEAD_TIMEOUT_S", 3.0, raising=False)
     g = frame_guard.EgressGate()

@@ -25,8 +25,8 @@ from uihelpers import js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.paths import demo_card_path, demo_replay_path, home
-from liyuan_desktop.ui.i18n import set_language
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra.i18n import set_language
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")

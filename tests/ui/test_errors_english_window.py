@@ -15,7 +15,7 @@ from uihelpers import wait_for
 
 from liyuan_desktop.core.cards.library import ensure_demo_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.ui import i18n
+from liyuan_desktop.ui.infra import i18n
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
@@ -42,8 +42,8 @@ def boxes(monkeypatch) -> list[str]:
 
 async def test_card_import_of_a_broken_png_in_english(qtbot, tmp_path: Path, english, boxes):
     from liyuan_desktop.core.settings import AppSettings
-    from liyuan_desktop.ui import chat_work
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window import chat_work
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     broken = tmp_path / "broken.png"
     broken.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\x0dIHDR\x00\x00")
@@ -55,7 +55,7 @@ async def test_card_import_of_a_broken_png_in_english(qtbot, tmp_path: Path, eng
 
 
 async def test_world_book_import_error_in_english_and_chinese(qtbot, tmp_path: Path, english):
-    from liyuan_desktop.ui.world_books import WorldBooksDialog
+    from liyuan_desktop.ui.dialogs.world_books import WorldBooksDialog
 
     chat = Chat.create(tmp_path / "c", ensure_demo_card().load(), _M())
     dlg = WorldBooksDialog(chat)
@@ -72,7 +72,7 @@ async def test_world_book_import_error_in_english_and_chinese(qtbot, tmp_path: P
 
 async def test_preset_import_error_in_english(qtbot, tmp_path: Path, english, boxes):
     from liyuan_desktop.core.settings import AppSettings
-    from liyuan_desktop.ui.presets_dialog import PresetsDialog
+    from liyuan_desktop.ui.dialogs.presets_dialog import PresetsDialog
 
     card = tmp_path / "card.json"
     card.write_text(json.dumps({"spec": "chara_card_v2", "data": {"name": "A", "first_mes": "hi"}}), "utf-8")
@@ -84,7 +84,7 @@ async def test_preset_import_error_in_english(qtbot, tmp_path: Path, english, bo
 
 
 async def test_sillytavern_import_of_a_non_source_in_english(qtbot, tmp_path: Path, english):
-    from liyuan_desktop.ui.st_migration import StMigrationDialog
+    from liyuan_desktop.ui.dialogs.st_migration import StMigrationDialog
 
     notes = tmp_path / "notes.txt"
     notes.write_text("x", "utf-8")

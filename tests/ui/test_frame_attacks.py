@@ -4,7 +4,7 @@ Every attack aims at a real loopback listener of its own (TCP and UDP, on 127.0.
 all — not a connection, not a datagram — in the window's conversation view (untrusted and trusted card) and in
 ``liyuan card preview``. The bars with scripts also prove the attacks really ran (WebRTC negotiated, the form was
 submitted, the link clicked …), so "nothing arrived" is not "nothing was tried". The mechanisms are in
-``liyuan_desktop/ui/frame_guard.py`` (Chromium switches, the egress gate, the memory guard) and ``conversation.js``
+``liyuan_desktop/ui/frames/frame_guard.py`` (Chromium switches, the egress gate, the memory guard) and ``conversation.js``
 (token bucket, per-card scopes)."""
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def test_no_channel_out_of_a_trusted_frame(qtbot, view, net, tmp_path):
 def test_egress_gate_rules():
     """The gate tunnels only what the request filter allowed (public https hosts) and answers 403 to everything
     else, before any byte goes further."""
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
     g = frame_guard.EgressGate()
     got: list = []
@@ -268,9 +268,9 @@ def test_egress_gate_rules():
 
 def test_chromium_flags_are_set():
     """The switches reach QtWebEngine (set when conversation.py is imported, before the first view)."""
-    import liyuan_desktop.ui.conversation  # noqa: F401
+    import liyuan_desktop.ui.frames.conversation  # noqa: F401
     from liyuan_desktop.runtime import split_flags
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
     flags = split_flags(os.environ["QTWEBENGINE_CHROMIUM_FLAGS"])
     assert frame_guard.gate() is not None
@@ -318,7 +318,7 @@ CALM = """```html
 def test_slow_memory_bomb_is_stopped_under_the_cap(qtbot, view):
     """A bar that allocates slowly (and keeps answering the watchdog) is stopped when its renderer passes the cap,
     with a notice; the card's other bar comes back and the host page never stops answering."""
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
     guard = frame_guard.memory_guard()
     assert guard is not None
@@ -430,9 +430,9 @@ def test_message_flood_is_dropped_and_the_view_stays_responsive(qtbot, view, cap
     keeps answering. A bar posting as fast as it can is stopped with a notice; the UI thread keeps running
     meanwhile. Stalls are measured with a 10 ms QTimer (UI thread) and trivial page round trips (the host page's
     renderer: it still has to take delivery of what the frame posted before it was stopped); figures printed."""
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
-    caplog.set_level(logging.DEBUG, logger="liyuan_desktop.ui.conversation")
+    caplog.set_level(logging.DEBUG, logger="liyuan_desktop.ui.frames.conversation")
     # first the bucket alone (on a machine this busy, the "page falls behind" rule could stop even this bar)
     view.frame_flood.update(lagCount=10**9, stopPerSecond=10**9)
     view.set_frame_watchdog()

@@ -25,9 +25,9 @@ FLOOD = """```html
 
 
 def test_a_flooding_bar_is_held_back_in_its_frame_and_stopped(qtbot, view, caplog):
-    from liyuan_desktop.ui import frame_guard
+    from liyuan_desktop.ui.frames import frame_guard
 
-    caplog.set_level(logging.DEBUG, logger="liyuan_desktop.ui.conversation")
+    caplog.set_level(logging.DEBUG, logger="liyuan_desktop.ui.frames.conversation")
     pid = view.page().renderProcessPid()
     view_js(qtbot, view, "window.__got = 0; window.addEventListener('message', function (e) {"
                          " if (e.data && e.data.__th === 'log' && /^f\\d/.test(e.data.text || '')) window.__got++; });"

@@ -17,7 +17,7 @@ from uihelpers import view_json as js_json
 from uihelpers import wait_frame_report as wait_report
 from uihelpers import wait_view as wait_js
 
-from liyuan_desktop.ui.conversation import web_dir
+from liyuan_desktop.ui.frames.conversation import web_dir
 
 
 def frame_info(qtbot, view, name):
@@ -206,7 +206,7 @@ def test_cdn_url_forms(qtbot, view):
 
 # ---- the libraries added for issue 5: jQuery UI, vue-router, pinia, zod, yaml, Font Awesome -----------------------
 
-LOGGER = "liyuan_desktop.ui.conversation"
+LOGGER = "liyuan_desktop.ui.frames.conversation"
 
 
 def console_errors(qtbot, view, caplog):

@@ -63,7 +63,7 @@ def test_a_bar_write_keeps_the_authors_key_order_through_the_session_file(qtbot,
 def test_the_display_worker_hands_items_back_with_their_key_order(qtbot):
     """The window re-renders an item when its display scripts ran (regex_worker.DisplayWorker.filled): the item's
     variables come back in the author's order, not sorted (the window's path that the preview does not take)."""
-    from liyuan_desktop.ui.regex_worker import DisplayWorker
+    from liyuan_desktop.ui.frames.regex_worker import DisplayWorker
 
     w = DisplayWorker()
     got: list = []

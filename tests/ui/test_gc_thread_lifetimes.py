@@ -2,9 +2,9 @@
 
 CPython runs a cyclic collection in whichever thread crosses the allocation threshold; a garbage cycle holding a
 PySide wrapper that owns its C++ object was destroyed on a loopback server's, the egress gate's or a worker's
-thread while the UI thread was using Qt. ``ui/work.py`` ``install_gc_pump`` (installed by the app and by
+thread while the UI thread was using Qt. ``ui/infra/work.py`` ``install_gc_pump`` (installed by the app and by
 tests/ui/conftest.py) turns automatic collection off and collects from a timer on the UI thread. The find bar's
-work (``ui/tasks.py`` ``LatestWins``) never emits signals of an object the UI thread may be deleting."""
+work (``ui/infra/tasks.py`` ``LatestWins``) never emits signals of an object the UI thread may be deleting."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from types import SimpleNamespace
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtWidgets import QApplication, QWidget
 
-from liyuan_desktop.ui import work
-from liyuan_desktop.ui.tasks import LatestWins
+from liyuan_desktop.ui.infra import work
+from liyuan_desktop.ui.infra.tasks import LatestWins
 
 
 def test_a_cycle_holding_a_qt_object_is_collected_on_the_ui_thread_not_by_a_worker(qtbot):
@@ -97,9 +97,9 @@ def test_find_thread_results_after_the_owner_is_gone_are_dropped_without_touchin
 def test_panes_on_the_app_wide_theme_notifier_are_disconnected_when_deleted(qtbot):
     """A lambda connected to ``theme.notifier`` outlived its pane: every later theme switch reached the deleted
     widgets (30 later UI tests failed with "Internal C++ object already deleted")."""
-    from liyuan_desktop.ui import theme
-    from liyuan_desktop.ui.state_pane import StatePane
-    from liyuan_desktop.ui.threads_pane import ThreadsPane
+    from liyuan_desktop.ui.infra import theme
+    from liyuan_desktop.ui.roleplay.state_pane import StatePane
+    from liyuan_desktop.ui.writing.threads_pane import ThreadsPane
 
     for cls in (ThreadsPane, StatePane):
         pane = cls()

@@ -15,9 +15,9 @@ from PySide6.QtWidgets import QLabel, QMenu, QToolButton
 from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.i18n import set_language
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.infra.i18n import set_language
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -103,8 +103,8 @@ async def test_demo_beat_in_english(qtbot, english):
 
 
 def test_page_and_about_in_english(english):
-    from liyuan_desktop.ui.about import about_html
-    from liyuan_desktop.ui.conversation import page_strings
+    from liyuan_desktop.ui.dialogs.about import about_html
+    from liyuan_desktop.ui.frames.conversation import page_strings
 
     strings = page_strings()
     assert strings["welcome.sub"] == ""  # empty on purpose in English: not the Chinese entry's English line again

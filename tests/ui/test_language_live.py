@@ -7,9 +7,9 @@ from __future__ import annotations
 from PySide6.QtWidgets import QPushButton
 
 from liyuan_desktop.core.settings import AppSettings
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.retranslate import translated
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.window.main_window import MainWindow
+from liyuan_desktop.ui.window.retranslate import translated
 
 
 def _texts(win) -> dict[str, str]:

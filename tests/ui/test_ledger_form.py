@@ -9,7 +9,7 @@ import json
 from PySide6.QtWidgets import QSpinBox, QTableWidgetItem
 
 from liyuan_desktop.core.ledger.state import CharacterState, Roster, WorldState
-from liyuan_desktop.ui.state_pane import StatePane
+from liyuan_desktop.ui.roleplay.state_pane import StatePane
 
 
 def _state() -> WorldState:
@@ -107,7 +107,7 @@ def test_json_toggle_carries_edits_both_ways(qtbot):
 
 
 def test_language_switch_retranslates_the_form(qtbot):
-    from liyuan_desktop.ui.i18n import set_language
+    from liyuan_desktop.ui.infra.i18n import set_language
 
     pane, _ = _pane(qtbot)
     pane.start_edit()

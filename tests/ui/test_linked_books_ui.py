@@ -12,8 +12,8 @@ from PySide6.QtWidgets import QInputDialog
 from liyuan_desktop.core.cards.library import ensure_demo_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.lore.books import global_books_dir, library_books_dir
-from liyuan_desktop.ui.authors_note import AuthorsNoteDialog
-from liyuan_desktop.ui.world_books import WorldBooksDialog
+from liyuan_desktop.ui.dialogs.authors_note import AuthorsNoteDialog
+from liyuan_desktop.ui.dialogs.world_books import WorldBooksDialog
 
 
 class _M:
@@ -89,8 +89,8 @@ async def test_the_window_says_at_import_when_the_cards_linked_book_is_missing(q
     """文件 → 导入角色卡: the status line names the linked world book the library lacks (CardRef.notes), in the
     window's language — not only later, as a load warning of the card's first chat."""
     from liyuan_desktop.core.settings import AppSettings
-    from liyuan_desktop.ui import chat_work
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window import chat_work
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     raw = {"spec": "chara_card_v2", "spec_version": "2.0",
            "data": {"name": "失书", "description": "", "first_mes": "你好。", "extensions": {"world": "没有这本"}}}

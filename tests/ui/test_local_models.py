@@ -23,8 +23,8 @@ from uihelpers import LoopStallMeter, wait_for
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.discovery import Target
 from liyuan_desktop.core.llm.providers import ProviderSettings
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.settings import SettingsDialog
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.settings.settings import SettingsDialog
 
 SHOTS = Path("/tmp/shots/w1_llm")
 
@@ -133,7 +133,7 @@ async def test_english_texts(qtbot):
 
 def test_estimated_usage_is_shown_as_approximate(qtbot):
     from liyuan_desktop.core.beat.events import CallFinished
-    from liyuan_desktop.ui.draft_pane import DraftPane
+    from liyuan_desktop.ui.roleplay.draft_pane import DraftPane
 
     pane = DraftPane()
     qtbot.addWidget(pane)
@@ -145,7 +145,7 @@ def test_estimated_usage_is_shown_as_approximate(qtbot):
 
 
 async def test_profile_dialog_model_picker_lists_the_providers_models(qtbot):
-    from liyuan_desktop.ui.profiles import ProfilesDialog
+    from liyuan_desktop.ui.settings.profiles import ProfilesDialog
 
     with RouteServer({("GET", "/v1/models"): (200, {"data": [{"id": "a-model"}, {"id": "b-model"}]})}) as srv:
         s = S.AppSettings(providers=[ProviderSettings(name="local", base_url=srv.base_url, model="a-model")])

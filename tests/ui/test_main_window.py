@@ -28,7 +28,7 @@ from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.llm.types import ChatResponse, StreamDelta, ToolCall, Usage
 from liyuan_desktop.core.session.tree import SessionTree
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def make_window(qtbot, settings: S.AppSettings | None = None) -> MainWindow:

@@ -16,8 +16,8 @@ from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat import manage as core_manage
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui import manage as ui_manage
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window import manage as ui_manage
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 
@@ -160,7 +160,7 @@ def test_reimport_choice_for_a_worker_import(qtbot, tmp_path, monkeypatch):
 
 
 async def test_the_import_dialog_asks_before_the_worker_import(qtbot, tmp_path, monkeypatch):
-    from liyuan_desktop.ui import library_tree as mw  # import_card_dialog lives there
+    from liyuan_desktop.ui.window import library_tree as mw  # import_card_dialog lives there
 
     raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": {"name": "白鹭", "first_mes": "旧开场"}}
     f = tmp_path / "bailu.json"

@@ -27,8 +27,8 @@ from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.llm.profiles import ConnectionProfile
 from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.sampling import Sampling
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.presets_dialog import NewChatDialog
+from liyuan_desktop.ui.dialogs.presets_dialog import NewChatDialog
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = "我推门进去，抖了抖伞上的雨。"

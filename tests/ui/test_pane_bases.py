@@ -1,4 +1,4 @@
-"""The two pane skeletons (issue 25, "merge the real copies"): ui/story_pane.py under 章节 and 检查点, ui/room_pane.py
+"""The two pane skeletons (issue 25, "merge the real copies"): ui/writing/story_pane.py under 章节 and 检查点, ui/writing/room_pane.py
 under 大纲 / 伏笔 / 设定 / 审稿. Each pane built on them keeps the behaviour it had on its own: the agent-only chat with
 its status line, the keyed list refilled without losing the selection, the busy refusal, the headers in the current
 language. Real panes over a real agent chat (the demo card, three imported chapters)."""
@@ -12,15 +12,15 @@ import pytest
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.chapter_tree import ChapterTreePane
-from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
-from liyuan_desktop.ui.codex_pane import CodexPane
-from liyuan_desktop.ui.i18n import language, set_language, tr
-from liyuan_desktop.ui.outline_pane import OutlinePane
-from liyuan_desktop.ui.review_panel import ReviewPanel
-from liyuan_desktop.ui.room_pane import RoomPane
-from liyuan_desktop.ui.story_pane import StoryPane
-from liyuan_desktop.ui.threads_pane import ThreadsPane
+from liyuan_desktop.ui.infra.i18n import language, set_language, tr
+from liyuan_desktop.ui.writing.chapter_tree import ChapterTreePane
+from liyuan_desktop.ui.writing.checkpoint_timeline import CheckpointTimelinePane
+from liyuan_desktop.ui.writing.codex_pane import CodexPane
+from liyuan_desktop.ui.writing.outline_pane import OutlinePane
+from liyuan_desktop.ui.writing.review_panel import ReviewPanel
+from liyuan_desktop.ui.writing.room_pane import RoomPane
+from liyuan_desktop.ui.writing.story_pane import StoryPane
+from liyuan_desktop.ui.writing.threads_pane import ThreadsPane
 
 DEMO_CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 

@@ -1,4 +1,4 @@
-"""The panels tab (ui/panels_view.py): renders the card's panels from the ledger and panel data, escapes values,
+"""The panels tab (ui/frames/panels_view.py): renders the card's panels from the ledger and panel data, escapes values,
 loads no outside resources, and is visible only while the card has panels."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from PySide6.QtWidgets import QTabWidget, QWidget
 
 from liyuan_desktop.core.ledger.panels import Panel
 from liyuan_desktop.core.ledger.state import WorldState
-from liyuan_desktop.ui.panels_view import PanelsBrowser, PanelsView
+from liyuan_desktop.ui.frames.panels_view import PanelsBrowser, PanelsView
 
 
 class FakeChat:

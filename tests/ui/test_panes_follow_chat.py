@@ -24,8 +24,8 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui import manage as ui_manage
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window import manage as ui_manage
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
 SCRIBE = '{"patch": {}}'

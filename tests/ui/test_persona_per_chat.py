@@ -80,7 +80,7 @@ def test_new_chats_take_the_default_persona(tmp_path: Path):
 
 
 def test_dialog_lists_adds_and_applies(qtbot, tmp_path: Path):
-    from liyuan_desktop.ui.persona_picker import PersonaDialog
+    from liyuan_desktop.ui.dialogs.persona_picker import PersonaDialog
 
     chat = _chat(tmp_path)
     (shu,) = _store_with("书生")
@@ -104,7 +104,7 @@ def test_dialog_lists_adds_and_applies(qtbot, tmp_path: Path):
 
 def test_window_menu_opens_the_dialog_and_the_label_follows(qtbot, tmp_path: Path):
     from liyuan_desktop.core.cards import library
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(AppSettings())
     qtbot.addWidget(win)

@@ -24,8 +24,8 @@ from liyuan_desktop.core.llm.providers import ProviderSettings
 from liyuan_desktop.core.llm.sampling import Sampling
 from liyuan_desktop.core.paths import home
 from liyuan_desktop.core.prompt.presets.store import install_preset
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.presets_dialog import NewChatDialog
+from liyuan_desktop.ui.dialogs.presets_dialog import NewChatDialog
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def make_window(qtbot, settings: S.AppSettings) -> MainWindow:

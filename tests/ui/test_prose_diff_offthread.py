@@ -11,8 +11,8 @@ import pytest
 from uihelpers import LoopStallMeter
 
 from liyuan_desktop.core.story.checkpoint_model import FileDiff
-from liyuan_desktop.ui import prose_diff
-from liyuan_desktop.ui.prose_diff import ProseDiffView
+from liyuan_desktop.ui.writing import prose_diff
+from liyuan_desktop.ui.writing.prose_diff import ProseDiffView
 
 STALL_BOUND_MS = 1000
 

@@ -10,8 +10,8 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.inspector import call_title
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.roleplay.inspector import call_title
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def test_prose_only_switch_in_the_chat_menu(qtbot):

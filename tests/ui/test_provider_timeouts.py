@@ -10,8 +10,8 @@ from keyring_memory import MemoryKeyring  # noqa: E402
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import preset
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.settings import SettingsDialog
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.settings.settings import SettingsDialog
 
 
 @pytest.fixture(autouse=True)

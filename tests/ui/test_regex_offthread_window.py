@@ -9,7 +9,7 @@ from uihelpers import js, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def _window(qtbot) -> MainWindow:

@@ -15,9 +15,9 @@ from liyuan_desktop.core.cards import library as library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.prompt.authors_note import AuthorsNote
-from liyuan_desktop.ui.authors_note import AuthorsNoteDialog
-from liyuan_desktop.ui.draft_pane import DraftPane
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.dialogs.authors_note import AuthorsNoteDialog
+from liyuan_desktop.ui.roleplay.draft_pane import DraftPane
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 REPLIES = "Array.from(document.querySelectorAll('#log [data-role=assistant] .body')).map(e => e.textContent)"
 LAST_SWIPE = ("(function(){var a=document.querySelectorAll('#log [data-role=assistant]');"
@@ -146,7 +146,7 @@ def test_draft_pane_after_a_revision_is_not_unsealed(qtbot):
 
 def test_draft_pane_renders_markdown_and_tool_arguments_readably(qtbot):
     from liyuan_desktop.core.beat.events import CallStarted, ModelDelta, ScribeFinished
-    from liyuan_desktop.ui.draft_pane import applied_in_words
+    from liyuan_desktop.ui.roleplay.draft_pane import applied_in_words
 
     pane = DraftPane()
     qtbot.addWidget(pane)

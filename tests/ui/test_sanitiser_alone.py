@@ -92,7 +92,7 @@ def attacks(h: str) -> str:
 
 def _page_without_csp(tmp_path):
     """A copy of the host page folder whose conversation.html carries no Content-Security-Policy."""
-    from liyuan_desktop.ui import conversation
+    from liyuan_desktop.ui.frames import conversation
 
     dst = tmp_path / "web"
     shutil.copytree(conversation.web_dir(), dst)
@@ -106,7 +106,7 @@ def _page_without_csp(tmp_path):
 @pytest.fixture
 def bare_view(qtbot, tmp_path, monkeypatch):
     """A conversation view on a copy of the page with no CSP (the sanitiser is the only defence in the page)."""
-    from liyuan_desktop.ui import conversation
+    from liyuan_desktop.ui.frames import conversation
 
     folder = _page_without_csp(tmp_path)
     monkeypatch.setattr(conversation, "host_dir", lambda trusted=False: folder)

@@ -23,8 +23,8 @@ from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.llm.providers import ProviderSettings, preset
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.settings import SettingsDialog
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.settings.settings import SettingsDialog
 
 KEY = "sk-ui-SECRET-0123456789abcdef"
 

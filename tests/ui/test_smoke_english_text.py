@@ -10,8 +10,8 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 def test_sampling_form_placeholder_follows_the_language(qtbot):
-    from liyuan_desktop.ui import i18n
-    from liyuan_desktop.ui.presets_dialog import SamplingEditor
+    from liyuan_desktop.ui.dialogs.presets_dialog import SamplingEditor
+    from liyuan_desktop.ui.infra import i18n
 
     i18n.set_language("en")
     try:

@@ -60,7 +60,7 @@ def _child(flow: str, result_path: str) -> None:  # pragma: no cover - runs in t
         QFileDialog.getOpenFileName = staticmethod(lambda *a, **k: (files["open"], ""))
         QFileDialog.getExistingDirectory = staticmethod(lambda *a, **k: files["dir"])
         QFileDialog.getSaveFileName = staticmethod(lambda *a, **k: (files["save"], ""))
-        from liyuan_desktop.ui import presets_dialog
+        from liyuan_desktop.ui.dialogs.dialogs import presets_dialog
 
         presets_dialog.NewChatDialog.exec = lambda self: QDialog.DialogCode.Accepted
 
@@ -77,7 +77,7 @@ def _child(flow: str, result_path: str) -> None:  # pragma: no cover - runs in t
         raise AssertionError(f"timed out waiting for {what}")
 
     async def run(win) -> None:
-        from liyuan_desktop.ui import chat_work
+        from liyuan_desktop.ui.window import chat_work
 
         files = result["files"]
         await asyncio.sleep(0.5)

@@ -54,9 +54,9 @@ def no_file_pickers(monkeypatch):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_every_menu_action_runs_without_an_error(qtbot, no_file_pickers, lang):
-    from liyuan_desktop.ui import i18n
-    from liyuan_desktop.ui.i18n import tr
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.infra import i18n
+    from liyuan_desktop.ui.infra.i18n import tr
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     i18n.set_language(lang)
     try:

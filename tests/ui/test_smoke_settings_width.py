@@ -13,8 +13,8 @@ from liyuan_desktop.core.settings import AppSettings
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_provider_form_is_not_cut_off(qtbot, lang):
-    from liyuan_desktop.ui import i18n
-    from liyuan_desktop.ui.settings import SettingsDialog
+    from liyuan_desktop.ui.infra import i18n
+    from liyuan_desktop.ui.settings.settings import SettingsDialog
 
     i18n.set_language(lang)
     d = None

@@ -13,8 +13,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.ui import st_migration, theme
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.dialogs.dialogs import st_migration
+from liyuan_desktop.ui.infra import theme
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from st_folder import build_st_folder  # noqa: E402

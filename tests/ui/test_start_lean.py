@@ -11,7 +11,7 @@ from pathlib import Path
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QFrame, QLabel
 
-from liyuan_desktop.ui import theme
+from liyuan_desktop.ui.infra import theme
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -24,8 +24,8 @@ if sys.argv[1] == "1":
     from liyuan_desktop.runtime import skip_pyside_source_scan
     assert skip_pyside_source_scan()
 from PySide6 import QtWidgets  # noqa: F401
-import liyuan_desktop.ui.theme  # noqa: F401  modules imported after PySide6
-import liyuan_desktop.ui.i18n  # noqa: F401
+import liyuan_desktop.ui.infra.theme  # noqa: F401  modules imported after PySide6
+import liyuan_desktop.ui.infra.i18n  # noqa: F401
 print(' '.join(calls))
 """
 

@@ -12,8 +12,8 @@ from uihelpers import LoopStallMeter, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
-from liyuan_desktop.ui import work
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra import work
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 STALL_BOUND_MS = 1000
 

@@ -14,8 +14,8 @@ import pytest
 from uihelpers import bench_started_app
 
 from liyuan_desktop.app import NO_GPU_FLAG
-from liyuan_desktop.ui.conversation import SPARE_RENDERER_FEATURE, _disable_feature
-from liyuan_desktop.ui.frame_guard import process_tree
+from liyuan_desktop.ui.frames.conversation import SPARE_RENDERER_FEATURE, _disable_feature
+from liyuan_desktop.ui.frames.frame_guard import process_tree
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc (Linux)")
 

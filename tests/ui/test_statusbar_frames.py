@@ -297,7 +297,7 @@ def test_interceptor_rules():
     from PySide6.QtCore import QUrl
     from PySide6.QtWebEngineCore import QWebEngineUrlRequestInfo as Info
 
-    from liyuan_desktop.ui.conversation import FrameRequestInterceptor, web_dir
+    from liyuan_desktop.ui.frames.conversation import FrameRequestInterceptor, web_dir
 
     got = []
     ic = FrameRequestInterceptor([web_dir()], lambda url, why: got.append(url))
@@ -588,7 +588,7 @@ async def test_vue_template_bar_renders_with_names_and_its_buttons_persist(qtbot
     from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     card_path = write_card(tmp_path / "card")
     set_card_scripts_allowed(card_path.parent, True)

@@ -1,4 +1,4 @@
-"""The chapter pane and the checkpoint timeline of an agent chat (ui/chapter_tree.py, ui/checkpoint_timeline.py):
+"""The chapter pane and the checkpoint timeline of an agent chat (ui/writing/chapter_tree.py, ui/writing/checkpoint_timeline.py):
 hand edits of the chapter folder each leave a user checkpoint, deletes are restorable, the editor saves through the
 story folder, and the timeline's two restores (files only / files and conversation) work and can be undone.
 Sync pytest-qt tests; the one real agent turn runs on the ``qloop`` fixture."""
@@ -14,8 +14,8 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.text import count_words
-from liyuan_desktop.ui.chapter_tree import ChapterTreePane, between_name, split_prefix
-from liyuan_desktop.ui.checkpoint_timeline import CheckpointTimelinePane
+from liyuan_desktop.ui.writing.chapter_tree import ChapterTreePane, between_name, split_prefix
+from liyuan_desktop.ui.writing.checkpoint_timeline import CheckpointTimelinePane
 
 DEMO_CARD = Path(__file__).resolve().parents[2] / "cards" / "青梧" / "default_Qingwu.json"
 
@@ -309,7 +309,7 @@ def test_timeline_lists_newest_first_and_shows_the_diff(timeline):
     restored = []
     pane.restored.connect(lambda: restored.append(1))
     pane.list.setCurrentItem(pane.list.topLevelItem(0))
-    # a prose diff (ui/prose_diff.py): the file, the added sentence highlighted, no unified-diff hunks
+    # a prose diff (ui/writing/prose_diff.py): the file, the added sentence highlighted, no unified-diff hunks
     shown = pane.diff.plain_text()
     assert shown.startswith("修改 001-雨夜问名.md") and "后来雨停了。" in shown
     assert pane.diff.marks == [("insert", "后来雨停了。\n")]

@@ -1,4 +1,4 @@
-"""Issue 25 "One task runner": all background work of the window goes through ui/tasks.py.
+"""Issue 25 "One task runner": all background work of the window goes through ui/infra/tasks.py.
 
 - No module of ui/ starts a thread of its own (read from the code: threading.Thread, executors, QThread,
   asyncio.to_thread, run_in_executor) — except frame_guard's two documented service threads.
@@ -25,9 +25,9 @@ from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
-from liyuan_desktop.ui import tasks
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.tasks import LatestWins, QtTouchedOffThread, Work
+from liyuan_desktop.ui.infra import tasks
+from liyuan_desktop.ui.infra.tasks import LatestWins, QtTouchedOffThread, Work
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 UI = Path(__file__).resolve().parents[2] / "liyuan_desktop" / "ui"
 #: constructs that start a thread (or hand work to one)
@@ -88,7 +88,7 @@ def test_no_ui_module_starts_a_thread_outside_the_task_runner():
         if rel in ALLOWED and (ALLOWED[rel] is None or len(starts) <= ALLOWED[rel]):
             continue
         offenders += [f"ui/{rel}:{line}: {what}" for line, what in starts]
-    assert offenders == [], "start background work with ui/tasks.py (submit, run, run_in_worker, LatestWins):\n" + \
+    assert offenders == [], "start background work with ui/infra/tasks.py (submit, run, run_in_worker, LatestWins):\n" + \
         "\n".join(offenders)
 
 
@@ -248,7 +248,7 @@ async def test_the_window_s_background_work_passes_the_qt_check(qtbot, tmp_path,
     qtbot.addWidget(win)
     win.show()
     await wait_for(win.view.is_ready)
-    from liyuan_desktop.ui import chat_work
+    from liyuan_desktop.ui.window import chat_work
 
     card_ref = library.CardRef(name=card.name, dir=str(card_dir))
     chat_ref = library.ChatRef(name=chat_dir.name, dir=str(chat_dir))
@@ -258,7 +258,7 @@ async def test_the_window_s_background_work_passes_the_qt_check(qtbot, tmp_path,
     bar.edit.setText("想一想")
     bar.search()
     await wait_for(lambda: not bar.worker.running, timeout=60)
-    from liyuan_desktop.ui.st_migration import StMigrationDialog
+    from liyuan_desktop.ui.dialogs.st_migration import StMigrationDialog
 
     dlg = StMigrationDialog(win)
     dlg.scan_path(tmp_path / "no such folder")

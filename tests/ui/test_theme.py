@@ -1,4 +1,4 @@
-"""Dark theme everywhere (issue 17, ui/theme.py): in dark mode every top-level widget and dialog has a dark window
+"""Dark theme everywhere (issue 17, ui/infra/theme.py): in dark mode every top-level widget and dialog has a dark window
 colour and dark text fields, the conversation page turns dark, no widget carries a hard-coded light colour in its
 own style sheet, the ledger's HTML takes the theme's colours, "system" follows the desktop's colour scheme and a
 switch applies live."""
@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QWidget
 
 from liyuan_desktop.core.settings import AppSettings
-from liyuan_desktop.ui import theme
+from liyuan_desktop.ui.infra import theme
 
 UI = Path(__file__).resolve().parents[2] / "liyuan_desktop" / "ui"
 HEX = re.compile(r"#([0-9a-fA-F]{6}|[0-9a-fA-F]{3})\b")
@@ -42,7 +42,7 @@ def dark():
 
 def _open_dialogs(win) -> list[QWidget]:
     """Every dialog the window offers, opened (non-modal) so their widgets exist."""
-    from liyuan_desktop.ui.about import make_about_box
+    from liyuan_desktop.ui.dialogs.about import make_about_box
 
     win.open_settings()
     win.open_world_info_settings()
@@ -53,7 +53,7 @@ def _open_dialogs(win) -> list[QWidget]:
 
 
 def test_dark_theme_reaches_every_window_and_dialog(qtbot, dark):
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(AppSettings(theme="dark"))
     qtbot.addWidget(win)
@@ -74,7 +74,7 @@ def test_dark_theme_reaches_every_window_and_dialog(qtbot, dark):
 
 
 def test_no_hard_coded_colours_in_widget_code():
-    """Colours belong to ui/theme.py: no setStyleSheet call with a hex colour or a named colour elsewhere."""
+    """Colours belong to ui/infra/theme.py: no setStyleSheet call with a hex colour or a named colour elsewhere."""
     bad = []
     for p in sorted(UI.glob("*.py")):
         if p.name == "theme.py":
@@ -90,7 +90,7 @@ def test_no_hard_coded_colours_in_widget_code():
 def test_system_follows_the_desktop_and_switches_live(qtbot, monkeypatch):
     """"system" asks the desktop (QStyleHints.colorScheme; the offscreen platform cannot change it, so the answer is
     patched) and re-applies when the desktop's scheme changes (what colorSchemeChanged calls)."""
-    from liyuan_desktop.ui.state_pane import StatePane
+    from liyuan_desktop.ui.roleplay.state_pane import StatePane
 
     desktop = {"mode": "dark"}
     monkeypatch.setattr(theme, "system_mode", lambda: desktop["mode"])
@@ -118,7 +118,7 @@ def test_system_follows_the_desktop_and_switches_live(qtbot, monkeypatch):
 
 
 def test_settings_dialog_offers_system_first_and_saving_applies_it(qtbot):
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(AppSettings(theme="light"))
     qtbot.addWidget(win)
@@ -163,7 +163,7 @@ def test_a_widget_with_its_own_style_sheet_follows_a_switch(qtbot):
 def test_panels_follow_a_switch_without_being_rendered_again(qtbot):
     """The panels' HTML takes its colours from the theme and swaps them on a switch (the keys column was a fixed
     #8a7f70: 3.8:1 on the light page, issue 24)."""
-    from liyuan_desktop.ui.panels_view import PanelsView, panels_style
+    from liyuan_desktop.ui.frames.panels_view import PanelsView, panels_style
 
     theme.apply("light")
     view = PanelsView()

@@ -1,10 +1,10 @@
-"""ui/warm.py: every warm-up step names something that exists (a renamed module would silently stop warming)."""
+"""ui/window/warm.py: every warm-up step names something that exists (a renamed module would silently stop warming)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from liyuan_desktop.ui import warm
+from liyuan_desktop.ui.window import warm
 
 
 def test_every_warm_up_step_runs():

@@ -12,8 +12,8 @@ from liyuan_desktop.core.cards import card_from_json
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.lore.settings import WorldInfoSettings
-from liyuan_desktop.ui import i18n
-from liyuan_desktop.ui.world_info_settings import WorldInfoSettingsDialog
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.settings.world_info_settings import WorldInfoSettingsDialog
 
 
 def _card(tmp_path):
@@ -111,7 +111,7 @@ def test_import_from_sillytavern_and_exclusive_rule(qtbot, tmp_path):
 def test_window_menu_opens_the_page(qtbot):
     from PySide6.QtGui import QAction
 
-    from liyuan_desktop.ui.main_window import MainWindow
+    from liyuan_desktop.ui.window.main_window import MainWindow
 
     win = MainWindow(S.AppSettings())
     qtbot.addWidget(win)

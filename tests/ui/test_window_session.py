@@ -1,4 +1,4 @@
-"""Issue 25: the window's widget-free session (ui/session.py) — what is open and what runs, with signals — and the
+"""Issue 25: the window's widget-free session (ui/infra/session.py) — what is open and what runs, with signals — and the
 window reading and writing through it; the settings hook the migration window finds on the main window by its
 public name."""
 
@@ -10,8 +10,8 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.main_window import MainWindow
-from liyuan_desktop.ui.session import Session, TranscriptPage
+from liyuan_desktop.ui.infra.session import Session, TranscriptPage
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 
 def _chat(name: str = "s") -> tuple[library.CardRef, library.ChatRef, Chat]:
@@ -78,9 +78,9 @@ def test_the_window_reads_and_writes_the_open_chat_through_its_session(qtbot):
 
 
 def test_the_migration_window_hands_saved_settings_to_the_main_window(qtbot):
-    """ui/st_migration.py finds the window's settings hook by name; a saved theme reaches the window when the
+    """ui/dialogs/st_migration.py finds the window's settings hook by name; a saved theme reaches the window when the
     migration window says it switched the provider."""
-    from liyuan_desktop.ui.st_migration import open_dialog
+    from liyuan_desktop.ui.dialogs.st_migration import open_dialog
 
     win = MainWindow(S.AppSettings())
     qtbot.addWidget(win)
@@ -93,7 +93,7 @@ def test_the_migration_window_hands_saved_settings_to_the_main_window(qtbot):
         assert win.settings.theme == saved.theme
     finally:
         dlg.close()
-        from liyuan_desktop.ui import theme
+        from liyuan_desktop.ui.infra import theme
 
         theme.apply("system")
 

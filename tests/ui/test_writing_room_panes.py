@@ -1,4 +1,4 @@
-"""Issue 19 in the window (ui/writing_panes.py and the 大纲 / 伏笔 / 设定 / 审稿 panes): a 10-chapter agent project built
+"""Issue 19 in the window (ui/writing/writing_panes.py and the 大纲 / 伏笔 / 设定 / 审稿 panes): a 10-chapter agent project built
 through the real engine (replayed model, real agent loop, checkpoints, scribe), opened in the main window. The panes
 show the outline with statuses, 字数 and targets, the threads with the past-due one flagged in red, the codex with
 mentions that open the chapter at the name, the review with accept / intentional; edits go through Chat's commands and
@@ -20,8 +20,8 @@ from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.text import count_words
-from liyuan_desktop.ui import theme
-from liyuan_desktop.ui.main_window import MainWindow
+from liyuan_desktop.ui.infra import theme
+from liyuan_desktop.ui.window.main_window import MainWindow
 
 OUTLINE = "\n".join([
     "# 第一卷 雨夜",
@@ -232,9 +232,9 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     assert ed.name == "006-章6.md" and ed.text.textCursor().selectedText() == "「我回来了。」老周笑道。"
 
 
-    # the language switch re-renders the panes (ui/retranslate.py calls their retranslate())
-    from liyuan_desktop.ui import i18n
-    from liyuan_desktop.ui.retranslate import retranslate_tree
+    # the language switch re-renders the panes (ui/window/retranslate.py calls their retranslate())
+    from liyuan_desktop.ui.infra import i18n
+    from liyuan_desktop.ui.window.retranslate import retranslate_tree
 
     i18n.set_language("en")
     try:
@@ -281,7 +281,7 @@ async def test_outline_changes_are_applied_off_the_ui_thread(qtbot):
     refused."""
     import threading
 
-    from liyuan_desktop.ui.i18n import tr
+    from liyuan_desktop.ui.infra.i18n import tr
 
     card = library.ensure_demo_card()
     d = library.new_chat_dir(card, "长篇-大纲线程")

@@ -4,7 +4,7 @@ One JSON object, other keys kept on every write (atomic):
 
 * ``"regex_allowed": true|false`` — the card's regex scripts may run (asked once at import; 「允许这张卡的正则脚本」).
   They change what is shown and what is sent, so a chat reads this when it loads its context.
-* ``"frames_trusted": true|false`` — trusted status bars (issue 5). What it changes (``ui/conversation.py``):
+* ``"frames_trusted": true|false`` — trusted status bars (issue 5). What it changes (``ui/frames/conversation.py``):
   status-bar frames of a trusted card may load **remote scripts, stylesheets and fonts over https** (bars that are
   a loader for a UI on jsDelivr, ../shared/design/card-runtime.md §3.6); the CDN rewrite of bundled libraries still
   applies. Nothing else is relaxed: frames stay sandboxed without same-origin, have no fetch/XHR/WebSocket, no

@@ -81,7 +81,14 @@ from typing import Any, Iterable, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from ..macros import MacroContext, apply_macros
-from .regex_engine import ScriptFailed, ScriptTimeout, drop_thread_engine, engine_error, pair_surrogates, thread_engine
+from .regex_engine import (
+    ScriptFailed,
+    ScriptTimeout,
+    drop_thread_engine,
+    engine_error,
+    pair_surrogates,
+    thread_engine,
+)
 
 __all__ = [
     "Placement", "SubstituteRegex", "RegexScript", "apply_scripts", "run_script", "scripts_from_card",

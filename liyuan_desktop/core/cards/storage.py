@@ -16,7 +16,7 @@ keys plus all values (lone UTF-16 surrogates count 3 bytes, as browsers' encoder
 :data:`MAX_BYTES` (1 MiB): :func:`save_card_storage` refuses a larger one and the frame shim refuses the
 ``setItem`` that would cross it (``QuotaExceededError`` and a console warning, as a browser does).
 
-No Qt here; the UI (``ui/conversation.py``) relays between frames and these functions.
+No Qt here; the UI (``ui/frames/conversation.py``) relays between frames and these functions.
 """
 
 from __future__ import annotations

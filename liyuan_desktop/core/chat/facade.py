@@ -129,7 +129,7 @@ class Chat(ChatView):
     def close(self) -> list[Any]:
         """Let go of everything this chat holds and return it (its parts: the session tree, the caches, the loaded
         card and books, the models) for the caller to drop — the window drops them on a worker thread, a slice at a
-        time (ui/work.py ``release``), because freeing a 100,000-message chat's ~800,000 objects takes ~0.5 s.
+        time (ui/infra/work.py ``release``), because freeing a 100,000-message chat's ~800,000 objects takes ~0.5 s.
 
         Why: the parts point back at the chat (callbacks, bound methods), so a replaced chat is one big reference
         cycle that only a full pass of the interpreter's cyclic collector could free — a pause proportional to

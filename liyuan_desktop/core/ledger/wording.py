@@ -6,7 +6,7 @@ byte-exact with the seed and are what the session and the golden runs keep; the 
 (「青梧：状态已更新」, 「标记「k」：v」) in either language. The formatted ledger (``state.format_state`` /
 ``format_roster``) is the very text the model reads, so in Chinese it is shown as is; in English its labels
 (时间、地点、好感、状态、在、备注、物品、剧情线、人物) are translated and the values — story content — kept as written.
-No Qt; the window (``ui/draft_pane.py``) and the terminal (``cli/view.py``) both use it.
+No Qt; the window (``ui/roleplay/draft_pane.py``) and the terminal (``cli/view.py``) both use it.
 """
 
 from __future__ import annotations

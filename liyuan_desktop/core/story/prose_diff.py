@@ -16,7 +16,7 @@ difflib is fast enough here: a 20,000-character chapter with a dozen scattered e
 sentence changed ~155 ms, a whole rewrite ~19 ms (one core, CPython 3.11); diff-match-patch would add a dependency
 for no visible gain. Known weak spot: text that repeats the same sentences periodically can be aligned a period off
 (SequenceMatcher takes the longest match first), so more is marked changed than was — still correct, just coarse. The result is plain data
-(:class:`ProseDiff`): the UI (ui/prose_diff.py) renders it inline or side by side and collapses unchanged runs.
+(:class:`ProseDiff`): the UI (ui/writing/prose_diff.py) renders it inline or side by side and collapses unchanged runs.
 """
 
 from __future__ import annotations
