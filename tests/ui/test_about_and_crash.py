@@ -6,7 +6,7 @@ import logging
 import sys
 
 from liyuan_desktop import __version__, runtime
-from liyuan_desktop.ui.dialogs.dialogs import about
+from liyuan_desktop.ui.dialogs import about
 from liyuan_desktop.ui.infra.i18n import set_language, tr
 from liyuan_desktop.ui.window import crash
 

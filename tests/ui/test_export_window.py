@@ -9,7 +9,7 @@ from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library, load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
-from liyuan_desktop.ui.dialogs.dialogs import export_menu
+from liyuan_desktop.ui.dialogs import export_menu
 from liyuan_desktop.ui.window.main_window import MainWindow
 
 SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}

@@ -60,7 +60,7 @@ def _child(flow: str, result_path: str) -> None:  # pragma: no cover - runs in t
         QFileDialog.getOpenFileName = staticmethod(lambda *a, **k: (files["open"], ""))
         QFileDialog.getExistingDirectory = staticmethod(lambda *a, **k: files["dir"])
         QFileDialog.getSaveFileName = staticmethod(lambda *a, **k: (files["save"], ""))
-        from liyuan_desktop.ui.dialogs.dialogs import presets_dialog
+        from liyuan_desktop.ui.dialogs import presets_dialog
 
         presets_dialog.NewChatDialog.exec = lambda self: QDialog.DialogCode.Accepted
 

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog
 from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.ui.dialogs.dialogs import st_migration
+from liyuan_desktop.ui.dialogs import st_migration
 from liyuan_desktop.ui.infra import theme
 from liyuan_desktop.ui.window.main_window import MainWindow
 

@@ -17,7 +17,7 @@ from uihelpers import LoopStallMeter, wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.paths import home
-from liyuan_desktop.ui.dialogs.dialogs import st_migration
+from liyuan_desktop.ui.dialogs import st_migration
 from liyuan_desktop.ui.window.main_window import MainWindow
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
