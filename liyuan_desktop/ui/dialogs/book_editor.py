@@ -14,7 +14,7 @@ a card that cannot be written the editor says so and saving keeps the book as th
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -40,6 +40,9 @@ from ...core.lore import Lorebook
 from ...core.lore.model import POSITIONS, LoreEntry
 from ..infra.i18n import register, show, tr
 from ..infra.theme import set_role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "book.title": {"zh": "角色卡世界书：{name}", "en": "Card world book: {name}"},
@@ -232,7 +235,7 @@ class BookEditorDialog(QDialog):
 
     saved = Signal()
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+    def __init__(self, chat: Chat, parent: Optional[QWidget] = None):
         super().__init__(parent)
         self.setObjectName("bookEditor")
         self.chat = chat

@@ -18,13 +18,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from ...core.cards import CardError, library
 from ...core.paths import safe_name
 from ..infra.i18n import register, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +73,7 @@ def write_chat_jsonl(chat_dir: Path, out: Path) -> Path:
     return export_st_file(Path(chat_dir), out)
 
 
-def write_story(chat_dir: Path, fmt: str, out: Path, chat: Any = None) -> Path:
+def write_story(chat_dir: Path, fmt: str, out: Path, chat: Optional[Chat] = None) -> Path:
     """An agent chat's chapters as ``fmt`` (md | epub | docx); through the open ``chat`` when given."""
     if chat is not None:
         return chat.export(fmt, out)

@@ -8,7 +8,7 @@ dialog (我的角色), else the card's suggestion (core/chat/build.py :func:`per
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -31,6 +31,9 @@ from PySide6.QtWidgets import (
 from ...core.cards.personas import Persona, PersonaStore, load_personas, save_personas
 from ..infra.i18n import register, show, tr
 from ..infra.theme import set_role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "persona.menu": {"zh": "本对话的角色…", "en": "Persona for this chat…"},
@@ -59,7 +62,7 @@ class PersonaDialog(QDialog):
 
     personaChanged = Signal(str)
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None):
+    def __init__(self, chat: Chat, parent: Optional[QWidget] = None):
         super().__init__(parent)
         self.setObjectName("personaDialog")
         self.setWindowTitle(tr("persona.title"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
@@ -49,6 +49,9 @@ from ...core.prompt.presets.store import (
 )
 from ...core.settings import AppSettings, save_settings
 from ..infra.i18n import STRINGS, show, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +189,7 @@ class PresetsDialog(QDialog):
     chatPresetChanged = Signal(str)
     settingsChanged = Signal(object)
 
-    def __init__(self, settings: AppSettings, chat: Any = None, parent: Optional[QWidget] = None):
+    def __init__(self, settings: AppSettings, chat: Optional[Chat] = None, parent: Optional[QWidget] = None):
         super().__init__(parent)
         self.setObjectName("presetsDialog")
         self.setWindowTitle(tr("presets.title"))
@@ -262,10 +265,9 @@ class PresetsDialog(QDialog):
         buttons.addButton(tr("close"), QDialogButtonBox.ButtonRole.RejectRole)
         buttons.rejected.connect(self.reject)
         root.addWidget(buttons)
-        has_chat = chat is not None
         for w in (self.use_btn, self.none_btn, self.sampling_box):
-            w.setEnabled(has_chat)
-        if has_chat:
+            w.setEnabled(chat is not None)
+        if chat is not None:
             self.sampling.set_value(chat.sampling_overrides())
         self.refresh()
 
@@ -395,6 +397,8 @@ class PresetsDialog(QDialog):
 
     def _show_sent(self) -> None:
         """What the next beat sends for this chat's provider, and what that provider does not take."""
+        if self.chat is None:
+            return
         body: dict[str, Any] = {}
         dropped = apply_sampling(body, self.chat.sampling(), self._provider())  # type: ignore[arg-type]
         text = tr("presets.sent", values=_fmt(body) or tr("unset"))

@@ -12,7 +12,7 @@ the chat re-reads its books (``Chat.reload_books``): the next beat's activation 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -34,6 +34,9 @@ from ...core.lore.books import global_books_dir, import_book_file, list_book_fil
 from ..infra.i18n import register, show, tr
 from ..infra.session import Session, session_or_own
 from ..infra.theme import set_role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "books.menu": {"zh": "世界书…", "en": "World books…"},
@@ -202,7 +205,7 @@ class LinkedBooks(QWidget):
 
     changed = Signal()
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
+    def __init__(self, chat: Optional[Chat], parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
         self.chat = chat
         self.session = session_or_own(session, self)  # set_links is broadcast; the list repaints from the notices
@@ -251,13 +254,16 @@ class LinkedBooks(QWidget):
     def set_links(self, names: list[str]) -> bool:
         """Store ``names`` as the card's links and re-read the chat's books; False (said in the error line) when the
         chat refuses (a beat is running, the card has no folder, the disk)."""
+        chat = self.chat
+        if chat is None:  # the add/remove buttons are disabled without a chat
+            return False
         try:
-            self.chat.set_linked_books(names)
+            chat.set_linked_books(names)
         except (RuntimeError, ValueError, OSError) as e:
             self.error.setText(tr("books.err", error=show(e)))
             return False
         self.error.setText("")
-        self.session.broadcast(self.chat.last_changes)
+        self.session.broadcast(chat.last_changes)
         self.changed.emit()
         return True
 
@@ -295,7 +301,7 @@ class WorldBooksDialog(QDialog):
 
     booksChanged = Signal()
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
+    def __init__(self, chat: Optional[Chat], parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
         self.session = session_or_own(session, self)  # the linked-books part broadcasts and follows its notices
         self.setObjectName("worldBooks")
@@ -348,10 +354,13 @@ class WorldBooksDialog(QDialog):
         """The card's book in the editor (ui/dialogs/book_editor.py)."""
         from .book_editor import BookEditorDialog
 
-        self.editor = BookEditorDialog(self.chat, self)
+        chat = self.chat
+        if chat is None:  # the button is disabled without a chat
+            return None
+        self.editor = BookEditorDialog(chat, self)
         self.editor.saved.connect(self.booksChanged.emit)
         self.editor.saved.connect(lambda: self.card_label.setText(
-            tr("books.card.entries", name=self.chat.card.name, n=len(self.chat.card_book().entries))))
+            tr("books.card.entries", name=chat.card.name, n=len(chat.card_book().entries))))
         self.editor.open()
         return self.editor
 

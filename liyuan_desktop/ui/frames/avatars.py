@@ -19,10 +19,13 @@ import base64
 import hashlib
 import logging
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect, Qt
 from PySide6.QtGui import QColor, QFont, QIcon, QImage, QPainter, QPixmap
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -167,7 +170,7 @@ def card_icon(card_ref: Any) -> QIcon:
     return icon(card_avatar(card_ref))
 
 
-def chat_avatars(chat: Any) -> dict[str, str]:
+def chat_avatars(chat: Chat) -> dict[str, str]:
     """``{"char": data URL, "user": data URL}`` for an open chat: its card's picture, its persona's."""
     from ...core.cards.personas import load_personas
 

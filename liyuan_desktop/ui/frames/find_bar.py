@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
@@ -35,6 +35,9 @@ from PySide6.QtWidgets import (
 from ...core.linear_regex import LinearRegexRefused
 from ..infra.i18n import register, show, tr
 from ..infra.tasks import LatestWins
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -319,7 +322,7 @@ def install_find_bar(win: Any, menu: Any = None) -> FindBar:
         if on:
             back_to_newest(win)
 
-    def chat_shown(_chat: Any) -> None:  # another chat, or none: the hits and the count are stale
+    def chat_shown(_chat: Chat) -> None:  # another chat, or none: the hits and the count are stale
         win.session.transcript.browsing = False
         bar.reset()
 

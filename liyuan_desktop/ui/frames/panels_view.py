@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import logging
 import re
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QUrl
 from PySide6.QtWidgets import QTabWidget, QTextBrowser, QVBoxLayout, QWidget
@@ -21,6 +21,9 @@ from PySide6.QtWidgets import QTabWidget, QTextBrowser, QVBoxLayout, QWidget
 from ...core.ledger.panels import render_panel
 from ..infra import theme
 from ..infra.i18n import tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +95,7 @@ class PanelsView(QWidget):
             w = w.parentWidget()
         return w
 
-    def refresh(self, chat: Optional[Any]) -> None:
+    def refresh(self, chat: Optional[Chat]) -> None:
         """Render ``chat.current_panels()`` against ``chat.current_state()``; hide the tab when the chat is None or
         its card has no panels. Never raises for a broken panel (logged, the view shows what it can)."""
         try:
@@ -100,7 +103,7 @@ class PanelsView(QWidget):
         except Exception:  # a damaged card must not break the window
             log.exception("panels: could not read the card's panels")
             panels = []
-        if panels:
+        if panels and chat is not None:
             try:
                 self.last_html = panels_html(panels, chat.current_state())
             except Exception:

@@ -11,12 +11,15 @@ and the status bar say what prose-only play cannot do (previous-beat edits, ``as
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..infra.i18n import register, show, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ register({
 })
 
 
-def sync_action(action: QAction, chat: Any) -> None:
+def sync_action(action: QAction, chat: Chat) -> None:
     """Check/enable ``action`` from ``chat.prose_only()`` (disabled without a chat or in agent mode); the text says
     why prose-only is on when the chat fell back on its own."""
     action.setText(tr("prose.mode.action"))

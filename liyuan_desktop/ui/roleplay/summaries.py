@@ -7,7 +7,7 @@ entry (nothing is rewritten). One box per summary, each with its own 「保存�
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
@@ -27,6 +27,9 @@ from ..infra.i18n import tr
 from ..infra.session import Session, session_or_own
 from ..infra.theme import set_role
 
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
+
 
 def summary_heading(s: dict[str, Any]) -> str:
     """「第 a–b 拍 · 第 n 层 · 来源」 for one summary."""
@@ -43,7 +46,7 @@ class SummariesDialog(QDialog):
 
     edited = Signal(str)
 
-    def __init__(self, chat: Any, parent: Optional[QWidget] = None, session: Optional[Session] = None):
+    def __init__(self, chat: Chat, parent: Optional[QWidget] = None, session: Optional[Session] = None):
         super().__init__(parent)
         self.chat = chat
         self.session = session_or_own(session, self)  # its saves are broadcast; it repaints from summaries notices

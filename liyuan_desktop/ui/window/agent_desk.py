@@ -18,11 +18,14 @@ queries) and toggles visibility.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QEvent, QObject
 
 from ..infra.i18n import register, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "desk.undo.tip": {"zh": "撤销本轮：分支回到你最后一句话之前（什么都不删，可在「分支」里找回）",
@@ -35,7 +38,7 @@ register({
 })
 
 
-def undo_reason(chat: Any, busy: bool) -> Optional[str]:
+def undo_reason(chat: Optional[Chat], busy: bool) -> Optional[str]:
     """Why 撤销本轮 cannot be used now, or None when it can (no chat, a beat running, an agent chat, no user
     message on the branch)."""
     if chat is None:

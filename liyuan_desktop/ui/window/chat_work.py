@@ -26,6 +26,7 @@ from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.work import dismantle, release
 
 if TYPE_CHECKING:
+    from ...core.chat import Chat
     from .main_window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -94,7 +95,7 @@ async def open_chat_async(win: "MainWindow", card: library.CardRef, chat: librar
     return win.install_chat(card, chat, chat_obj, is_demo)
 
 
-def release_chat(chat: Any) -> Any:
+def release_chat(chat: Optional[Chat]) -> Any:
     """Let go of a chat the window replaced or closed: ``chat.close()`` (breaks its reference cycles: the
     interpreter's collector never has to find a 100,000-message chat — ui/infra/work.py's module doc) on the UI thread,
     then its parts freed on a worker a slice at a time (:func:`.work.release`). Returns that work's future, or None

@@ -33,7 +33,7 @@ Dialogs go through the callables ``ask_text``, ``confirm`` and ``inform`` (insta
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction
@@ -55,6 +55,9 @@ from ..dialogs.dialogs import tool_button
 from ..infra.i18n import show, tr
 from .chapter_editor import ChapterEditor
 from .story_pane import KEY, StoryPane
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 #: The number prefix of a chapter name: digits, optional lower-case letters (inserted chapters), then ``-``/``.``/…
 _PREFIX = re.compile(r"^(\d+)([a-z]*)(?=[-_. ]|$)")
@@ -174,9 +177,10 @@ class ChapterTreePane(StoryPane):
     # -- chat -----------------------------------------------------------------------------------------------
     @property
     def story(self) -> Any:
-        return self.chat.story
+        """The shown chat's story workspace (``core.story.workspace``)."""
+        return self.shown_chat.story
 
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat``'s chapters (agent chats; anything else or None shows an empty, disabled pane)."""
         self._show_chat(chat)
         self.editor.close_chapter()

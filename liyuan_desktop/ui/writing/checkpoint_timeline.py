@@ -26,7 +26,7 @@ emitted after every restore.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -45,6 +45,9 @@ from ..infra.i18n import register, show, tr
 from ..infra.theme import mode, set_role
 from .prose_diff import ProseDiffView
 from .story_pane import KEY, StoryPane
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "desk.restored.files": {"zh": "已把正文恢复到检查点「{message}」（{time}）", "en": "The files were restored to the checkpoint “{message}” ({time})"},
@@ -166,7 +169,7 @@ class CheckpointTimelinePane(StoryPane):
         self.set_chat(None)
 
     # -- chat -----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat``'s checkpoints (agent chats; anything else or None shows an empty pane)."""
         if chat is not self.chat:
             self._undo = None
@@ -280,7 +283,7 @@ class CheckpointTimelinePane(StoryPane):
             return None
         lines = self._file_lines(cp.files)
         try:
-            done = self.chat.restore_checkpoint(cp.id).checkpoint
+            done = self.shown_chat.restore_checkpoint(cp.id).checkpoint
         except Exception as e:
             self.inform(tr("story.restore.files"), tr("story.err.restore", error=show(e)))
             return None
@@ -298,7 +301,7 @@ class CheckpointTimelinePane(StoryPane):
             return None
         lines = self._file_lines(pred.files)
         try:
-            res = self.chat.restore_checkpoint(cp.id, with_conversation=True)
+            res = self.shown_chat.restore_checkpoint(cp.id, with_conversation=True)
         except Exception as e:
             self.inform(tr("story.restore.turn"), tr("story.err.restore", error=show(e)))
             self.refresh()

@@ -10,7 +10,7 @@ words around each mention are read from the chapter files, cached by (file, size
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -30,6 +30,9 @@ from ...core.text import utf16_slice
 from ..infra.i18n import register, show, tr
 from ..infra.theme import set_role
 from .room_pane import KEY, RoomPane, entry_tree, role_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "wr.codex.tab": {"zh": "设定", "en": "Codex"},
@@ -111,7 +114,7 @@ class CodexPane(RoomPane):
         self.set_chat(None)
 
     # -- data -----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` (None empties the pane)."""
         self.chat = chat
         self.data = None
@@ -178,7 +181,7 @@ class CodexPane(RoomPane):
     def _text_of(self, file: str) -> str:
         """The text of chapter ``file`` (cached by size and mtime; "" when unreadable)."""
         try:
-            path = self.chat.story.resolve(file)
+            path = self.shown_chat.story.resolve(file)
             st = os.stat(path)
         except Exception:  # noqa: BLE001 - a chapter that is gone or refused simply shows no context
             return ""

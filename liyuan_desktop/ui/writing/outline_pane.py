@@ -11,7 +11,7 @@ callables ``ask_text``, ``ask_item``, ``ask_int``, ``edit_text`` and ``inform`` 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -29,6 +29,9 @@ from PySide6.QtWidgets import (
 from ..dialogs.dialogs import tool_button
 from ..infra.i18n import register, tr
 from .room_pane import KEY, RoomPane, entry_tree, role_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
@@ -161,7 +164,7 @@ class OutlinePane(RoomPane):
         return dlg.edit.toPlainText() if dlg.exec() == QDialog.DialogCode.Accepted else None
 
     # -- data -----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` (an agent chat; None empties the pane)."""
         self.chat = chat
         self.data = None
@@ -284,7 +287,7 @@ class OutlinePane(RoomPane):
         i = self.ask_item(tr("wr.outline.pick.status"), names, STATUSES.index(ch.status))
         if i is None:
             return False
-        return self._apply(lambda: self.chat.set_outline_chapter(k[1] + 1, status=STATUSES[i]))
+        return self._apply(lambda: self.shown_chat.set_outline_chapter(k[1] + 1, status=STATUSES[i]))
 
     def change_target(self) -> bool:
         """Ask a target length for the selected chapter and save it (0 removes it)."""
@@ -295,7 +298,7 @@ class OutlinePane(RoomPane):
         v = self.ask_int(tr("wr.outline.pick.target"), ch.target or 0)
         if v is None:
             return False
-        return self._apply(lambda: self.chat.set_outline_chapter(k[1] + 1, target=v))
+        return self._apply(lambda: self.shown_chat.set_outline_chapter(k[1] + 1, target=v))
 
     def edit_outline(self) -> bool:
         """Edit the whole outline text and save it."""
@@ -304,11 +307,11 @@ class OutlinePane(RoomPane):
         text = self.edit_text(self.data.outline.text)
         if text is None or text == self.data.outline.text:
             return False
-        return self._apply(lambda: self.chat.save_outline(text))
+        return self._apply(lambda: self.shown_chat.save_outline(text))
 
     def new_outline(self) -> bool:
         """Start an outline from a small template (edited in the dialog first)."""
         text = self.edit_text(tr("wr.outline.template"))
         if text is None or not text.strip():
             return False
-        return self._apply(lambda: self.chat.save_outline(text))
+        return self._apply(lambda: self.shown_chat.save_outline(text))

@@ -12,7 +12,7 @@ it brings the shipped list back). The last review of a chapter is shown again wh
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -36,6 +36,9 @@ from ..infra import theme
 from ..infra.i18n import register, show, tr
 from .outline_pane import TextDialog
 from .room_pane import KEY, RoomPane, role_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "wr.review.tab": {"zh": "审稿", "en": "Review"},
@@ -165,7 +168,7 @@ class ReviewPanel(RoomPane):
         return dlg.edit.toPlainText() if dlg.exec() == QDialog.DialogCode.Accepted else None
 
     # -- state ----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` (None empties the panel)."""
         self.chat = chat
         self.file = None

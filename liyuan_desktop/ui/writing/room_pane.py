@@ -11,7 +11,7 @@ A pane subclasses :class:`RoomPane`, sets ``TITLE_KEY`` (its tab's catalog key: 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,6 +28,9 @@ from ...core.errors import ToolError
 from ..infra.i18n import show, tr
 from ..infra.tasks import run_in_worker
 from ..infra.theme import set_role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 #: The item data role holding a row's entry (each pane says what it stores there).
 KEY = Qt.ItemDataRole.UserRole
@@ -83,11 +86,19 @@ class RoomPane(QWidget):
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
+        self.chat: Optional[Chat] = None
         self.data: Any = None
         self._busy = False
         self._apply_task: Optional[asyncio.Future[None]] = None  # the change running on a worker thread
         self.inform: Callable[[str], None] = self._warn
+
+    @property
+    def shown_chat(self) -> Chat:
+        """The pane's chat, for the actions that only run while one is shown (the pane is disabled without one).
+        Raises RuntimeError when none is: shown to the user as the action's error, never a crash."""
+        if self.chat is None:
+            raise RuntimeError("no chat is shown")
+        return self.chat
 
     def _warn(self, text: str) -> None:
         QMessageBox.warning(self, tr(self.TITLE_KEY), text)

@@ -11,7 +11,7 @@ A pane subclasses :class:`StoryPane`, builds ``self.list`` with :meth:`StoryPane
 from __future__ import annotations
 
 import builtins
-from typing import Any, Callable, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QBoxLayout, QLabel, QTreeWidget, QTreeWidgetItem, QWidget
@@ -19,6 +19,9 @@ from PySide6.QtWidgets import QBoxLayout, QLabel, QTreeWidget, QTreeWidgetItem, 
 from ..dialogs.dialogs import confirm, inform
 from ..infra.i18n import tr
 from .room_pane import entry_tree, role_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 #: The item data role holding a row's key.
 KEY = Qt.ItemDataRole.UserRole
@@ -52,7 +55,7 @@ class StoryPane(QWidget):
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.chat: Any = None
+        self.chat: Optional[Chat] = None
         self.confirm: Callable[[str, str], bool] = self._confirm_dialog
         self.inform: Callable[[str, str], None] = self._inform_dialog
         self._busy = False
@@ -76,11 +79,19 @@ class StoryPane(QWidget):
 
     # -- chat -----------------------------------------------------------------------------------------------
     @property
+    def shown_chat(self) -> Chat:
+        """The pane's chat, for the actions that only run while one is shown (the pane is disabled without one).
+        Raises RuntimeError when none is: shown to the user as the action's error, never a crash."""
+        if self.chat is None:
+            raise RuntimeError("no chat is shown")
+        return self.chat
+
+    @property
     def history(self) -> Any:
         """The chat's checkpoint log (``story.checkpoints.HistoryLog``)."""
-        return self.chat.history_log
+        return self.shown_chat.history_log
 
-    def _show_chat(self, chat: Any) -> None:
+    def _show_chat(self, chat: Optional[Chat]) -> None:
         """Keep ``chat`` when it is an agent chat (else None); the status line says when a chat was refused."""
         self.chat = chat if chat is not None and chat.mode == "agent" else None
         self.status.setText("" if self.chat is not None or chat is None else tr("story.not.agent"))

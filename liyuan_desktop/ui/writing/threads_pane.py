@@ -11,7 +11,7 @@ threads are listed greyed after the open ones. Dialogs go through ``ask_text``, 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
@@ -30,6 +30,9 @@ from ..dialogs.dialogs import tool_button
 from ..infra import theme
 from ..infra.i18n import register, tr
 from .room_pane import KEY, RoomPane, entry_tree, role_label
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "wr.threads.tab": {"zh": "伏笔", "en": "Threads"},
@@ -123,7 +126,7 @@ class ThreadsPane(RoomPane):
         return v if ok else None
 
     # -- data -----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` (None empties the pane)."""
         self.chat = chat
         self.data = None
@@ -223,7 +226,7 @@ class ThreadsPane(RoomPane):
         if not self._editable():
             return False
         try:
-            self.chat.thread_event(ev)
+            self.shown_chat.thread_event(ev)
         except (KeyError, RuntimeError, OSError, ValueError) as e:
             self.inform(str(e))
             return False

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QTextCursor
@@ -31,6 +31,9 @@ from .codex_pane import CodexPane
 from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
 from .threads_pane import ThreadsPane
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +58,7 @@ class RoomData:
     chapter: Optional[int] = None
 
 
-def gather(chat: Any) -> RoomData:
+def gather(chat: Chat) -> RoomData:
     """Read the writing room of ``chat`` through its public queries (no Qt: safe on a worker thread)."""
     outline = chat.outline()
     progress = chat.writing_progress()
@@ -95,7 +98,7 @@ class WritingPanes(QObject):
     def __init__(self, window: Any):
         super().__init__(window)
         self.window = window
-        self.chat: Any = None
+        self.chat: Optional[Chat] = None
         self.data: Optional[RoomData] = None
         self._stale = False
         self._task: Optional[asyncio.Future] = None
@@ -144,7 +147,7 @@ class WritingPanes(QObject):
         self._update_review_btn()
 
     # -- chat -----------------------------------------------------------------------------------------------
-    def set_chat(self, chat: Any) -> None:
+    def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` when it is an agent chat (the tabs appear), else hide the tabs; then gather."""
         self.chat = chat if chat is not None and chat.mode == "agent" else None
         self.data = None
