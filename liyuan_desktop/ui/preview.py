@@ -50,8 +50,10 @@ class _ConsoleErrors(logging.Handler):
         self.lines.append(text)
 
 
-def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0) -> dict[str, Any]:
-    """Render and report (see the module doc). Raises CardError for a file that is not a card."""
+def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0, *, greeting: int = 0) -> dict[str, Any]:
+    """Render and report (see the module doc); ``greeting``: the greeting shown (0 the first message, n the
+    alternate greeting n: ``cards.edit.with_greeting``). Raises CardError for a file that is not a card or a
+    greeting it does not have."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("LIYUAN_HOME", tempfile.mkdtemp(prefix="liyuan-preview-"))
     prepare_env()
@@ -78,6 +80,10 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
         if (src.parent / name).is_file():
             shutil.copyfile(src.parent / name, copy.parent / name)
     card = load_card(copy)  # CardError before any window
+    if greeting:
+        from ..core.cards.edit import with_greeting
+
+        card = with_greeting(card, greeting)
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = make_loop(app)
     from .work import install_gc_pump
