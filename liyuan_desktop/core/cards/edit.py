@@ -96,8 +96,8 @@ class CardEditError(CardError):
 
 class FieldSpec(BaseModel):
     """One editable field. ``key``: what :meth:`CardEditor.set` takes; ``kind``: text (multi-line) | line (one
-    line) | list (of texts; items by ``key.N``) | int | float | choice; ``label``: the catalog key of its name
-    (``cardfield.<key>``); ``max_chars`` per text or item; ``prompt``: the text reaches the prompt (counted in the
+    line) | list (of texts; items by ``key.N``) | int | float | choice; ``label``: its display name (a catalog
+    message, ``cardfield.<key>``); ``max_chars`` per text or item; ``prompt``: the text reaches the prompt (counted in the
     token total); ``permanent``: sent on every beat (SillyTavern's "permanent tokens"); ``item_kind``: the kind of
     a list's items; ``minimum``/``maximum`` for numbers; ``choices``; ``default``."""
 
@@ -115,9 +115,9 @@ class FieldSpec(BaseModel):
     default: Any = ""
 
     @property
-    def label(self) -> str:
-        """The catalog key of the field's display name: ``cardfield.<key>``."""
-        return f"cardfield.{self.key}"
+    def label(self) -> Msg:
+        """The field's display name (catalog ``cardfield.<key>``; render it in the user's language)."""
+        return message(f"cardfield.{self.key}")
 
 
 #: The fields of SillyTavern's character panel, in its order.
@@ -474,6 +474,12 @@ class CardEditor:
             out.append(FieldProblem(key="name", msg=message("cardedit.name_empty")))
         return out
 
+    def blocking_problems(self) -> list[FieldProblem]:
+        """The :meth:`problems` that stop :meth:`save`: those of the fields set since opening (and an empty name).
+        An odd value the card came with (a tag of two lines …) is shown by :meth:`problems` but never stops a save
+        of other fields: what the editor did not touch is written back as it was."""
+        return [p for p in self.problems() if p.key in self._edited or p.key == "name"]
+
     def tokens(self, counter: Any = None) -> TokenReport:
         """Token counts (:class:`TokenReport`) with ``counter`` — the chat's ``TokenCounter`` (``chat.window.tokens``,
         calibrated by the server's usage numbers) or None for a fresh one (:mod:`liyuan_desktop.core.prompt.tokens`,
@@ -518,7 +524,7 @@ class CardEditor:
         the disk refuses (the old files stay)."""
         from .export import card_json_bytes, export_png
 
-        bad = [p for p in self.problems() if p.key in self._edited or p.key == "name"]
+        bad = self.blocking_problems()
         if bad:
             raise CardEditError(message("cardedit.cannot_save", key=bad[0].key, msg=bad[0].msg))
         doc = self.document()
@@ -733,7 +739,7 @@ def create_card(name: str, fields: Optional[dict[str, Any]] = None,
     ed.set("name", name)
     for key, value in _flatten(fields or {}):
         ed.set(key, value)
-    bad = ed.problems()
+    bad = ed.blocking_problems()
     if bad:
         raise CardEditError(message("cardedit.cannot_save", key=bad[0].key, msg=bad[0].msg))
     root = cards_root()
