@@ -296,6 +296,7 @@ def test_tokens_per_field_and_total(tmp_path):
     assert rep.total == sum(rep.fields[k] for k in prompt)
     assert rep.permanent == sum(rep.fields[f.key] for f in FIELDS if f.permanent) < rep.total
     assert "creator_notes" in rep.fields and "creator_notes" not in prompt  # shown, never sent
+    assert ed.tokens() == rep  # the default is the chats' estimate before calibration
 
 
 def test_book_links_and_scripts(tmp_path):

@@ -193,21 +193,7 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
             return 0
         if cmd == "preview":
-            from ..ui.preview import run_preview
-
-            file = _preview_file(args.file)
-            if args.greeting:  # a greeting the card does not have: said before the window starts
-                from ..core.cards.edit import with_greeting
-
-                with_greeting(load_card(file), args.greeting)
-            info = run_preview(file, args.screenshot, greeting=args.greeting)
-            if args.json:
-                print(json.dumps(info, ensure_ascii=False))
-            else:
-                print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
-                for e in info["errors"]:
-                    print(f"  错误：{e}")
-            return 0
+            return _preview(args)
         if cmd == "import":
             ref = _import(args)
             if ref is None:
@@ -276,9 +262,25 @@ def _library_card(name: str) -> Path:
     raise CardError(message("card.not_in_library", name=name))
 
 
-def _preview_file(name: str) -> str:
-    """``card preview``'s argument: a card file as given, else the library card of that name."""
-    return name if Path(name).is_file() else str(_library_card(name))
+def _preview(args: argparse.Namespace) -> int:
+    """``card preview FILE|NAME [--greeting N]``: a card file as given, else the library card of that name; a
+    greeting the card does not have is said before the (slow) offscreen window starts. CardError propagates."""
+    from ..core.cards import load_card
+    from ..core.cards.edit import with_greeting
+
+    file = args.file if Path(args.file).is_file() else str(_library_card(args.file))
+    if args.greeting:
+        with_greeting(load_card(file), args.greeting)
+    from ..ui.preview import run_preview
+
+    info = run_preview(file, args.screenshot, greeting=args.greeting)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False))
+    else:
+        print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
+        for e in info["errors"]:
+            print(f"  错误：{e}")
+    return 0
 
 
 def _value(args: argparse.Namespace) -> Any:
@@ -306,7 +308,8 @@ def _edit(args: argparse.Namespace) -> int:
     from ..core.messages import message
 
     if args.card_cmd == "new":
-        base, fields = None, {}
+        base: Optional[dict[str, Any]] = None
+        fields: dict[str, Any] = {}
         if args.from_json:
             f = Path(args.from_json)
             base, fields = fields_or_card(f.read_text("utf-8-sig"), f.name)

@@ -481,12 +481,11 @@ class CardEditor:
         return [p for p in self.problems() if p.key in self._edited or p.key == "name"]
 
     def tokens(self, counter: Any = None) -> TokenReport:
-        """Token counts (:class:`TokenReport`) with ``counter`` — the chat's ``TokenCounter`` (``chat.window.tokens``,
-        calibrated by the server's usage numbers) or None for a fresh one (:mod:`liyuan_desktop.core.prompt.tokens`,
-        the estimate every chat starts from)."""
-        from ..prompt.tokens import TokenCounter
-
-        tc = counter if counter is not None else TokenCounter()
+        """Token counts (:class:`TokenReport`) with ``counter`` — anything with ``text(str) -> int``: the chat's
+        ``TokenCounter`` (``chat.window.tokens``, :mod:`liyuan_desktop.core.prompt.tokens`, calibrated by the
+        server's usage numbers), or None for the estimate every chat starts from (that counter before any usage:
+        ``llm.usage.estimate_text_tokens``, rounded)."""
+        tc = counter if counter is not None else _Estimate()
         report = TokenReport()
         for spec in FIELDS:
             if spec.kind in ("int", "float", "choice"):
@@ -606,6 +605,16 @@ class CardEditor:
             raise CardEditError(message("cardedit.bad_index", key=f"regex_scripts.{index}", i=index,
                                         n=len(positions)))
         return raw, positions[index]
+
+
+class _Estimate:
+    """The chats' token estimate before calibration (``prompt.tokens.TokenCounter`` with ratio 1, whose one rule
+    lives in ``llm.usage``: cards may not import the prompt layer)."""
+
+    def text(self, text: str) -> int:
+        from ..llm.usage import estimate_text_tokens
+
+        return round(estimate_text_tokens(text))
 
 
 # -- the picture ----------------------------------------------------------------------------------------------
