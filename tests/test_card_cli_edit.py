@@ -6,6 +6,9 @@ bad indexes and broken cards, in Chinese and English."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -126,3 +129,24 @@ def test_preview_greeting_out_of_range_is_said_before_any_window(capsys):
     capsys.readouterr()
     assert cli_main(["card", "preview", "白鹭", "--greeting", "2"]) == 2
     assert "没有第 2 条开场白" in err_line(capsys)
+
+
+def test_preview_shows_the_chosen_greeting(tmp_path):
+    """A library card by name, its alternate greeting 1 (an HTML status block) rendered offscreen: the first
+    message has no HTML, so the one frame is greeting 1's."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "liyuan_desktop", "card", *args], capture_output=True,
+                              text=True, env=env, timeout=120)
+
+    greeting = tmp_path / "g.txt"
+    greeting.write_text('河边的灯亮了。\n```html\n<html><body><div style="height:120px">状态栏</div></body></html>\n```\n',
+                        "utf-8")
+    assert run("new", "鹭").returncode == 0
+    assert run("set", "鹭", "first_mes", "河边很安静。").returncode == 0
+    assert run("set", "鹭", "alternate_greetings.0", "--value-file", str(greeting)).returncode == 0
+    p = run("preview", "鹭", "--json", "--greeting", "1")
+    assert p.returncode == 0, p.stderr[-2000:]
+    info = json.loads(p.stdout.strip().splitlines()[-1])
+    assert info["frames"] == 1 and info["errors"] == [] and info["height_px"] == [120]
