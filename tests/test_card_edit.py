@@ -381,3 +381,30 @@ async def test_a_chat_gets_the_edit_on_its_next_beat(tmp_path):
     again = Chat.open(d, ref.load(), ReplayModel(actor=[], scribe=[]))
     assert [n for n in again.pending_notices if getattr(n, "key", "") == "card.edited_notice"]
     again.close()
+
+
+def test_a_card_file_outside_the_library(tmp_path):
+    p = tmp_path / "loose.json"
+    p.write_text(json.dumps(ODD, ensure_ascii=False), "utf-8")
+    ed = CardEditor.open(p)
+    ed.set("scenario", "野外")
+    ed.save()
+    assert load_card(p).scenario == "野外"
+    [v] = list_versions(tmp_path)
+    assert v.files == ["loose.json"] and json.loads(Path(v.path, "loose.json").read_text("utf-8")) == ODD
+    restore_version(tmp_path, v.id)
+    assert json.loads(p.read_text("utf-8")) == ODD
+    src = tmp_path / "x.png"
+    src.write_bytes(export_png(load_card(p)))
+    with pytest.raises(CardEditError) as e:
+        CardEditor.open(src)  # a PNG is edited in the library (imported first)
+    assert e.value.args[0].key == "cardedit.not_json"
+
+
+def test_a_broken_card_file_keeps_the_chats_card(tmp_path):
+    ed = create_card("白鹭", {"first_mes": "白鹭落在河边。"})
+    ref = library.CardRef(name="白鹭", dir=str(ed.path.parent))
+    chat = Chat.create(library.new_chat_dir(ref, "一"), ref.load(), ReplayModel(actor=[], scribe=[]))
+    ed.path.write_text("{broken", "utf-8")
+    assert chat.refresh_card() is None and chat.card.first_mes == "白鹭落在河边。"
+    chat.close()

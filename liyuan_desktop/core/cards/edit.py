@@ -175,7 +175,8 @@ class TokenReport(BaseModel):
 class CardVersion(BaseModel):
     """A saved version of a card (:func:`list_versions`): ``id`` (its folder name, UTC ``YYYYMMDD-HHMMSS-mmm``),
     ``path`` (the folder), ``saved_ms`` (when it was replaced, ms since the epoch), ``files`` (the file names it
-    holds: ``card.json``, ``original.png``)."""
+    holds: ``card.json`` — or the card file's own name outside the library — and ``original.png`` when the avatar
+    changed)."""
 
     id: str
     path: str
@@ -187,16 +188,18 @@ def new_card_json(name: str) -> dict[str, Any]:
     """A new, empty card as SillyTavern writes one: V3 (``spec``/``spec_version``), every V2 field under ``data``
     (``group_only_greetings: []``; ``extensions`` with ``talkativeness: "0.5"``, ``fav: false``, ``world: ""``,
     ``depth_prompt {prompt: "", depth: 4, role: "system"}``) and the V1 fields mirrored at the root with
-    ``avatar: "none"``, ``talkativeness``, ``fav``, ``creatorcomment``, ``tags``, ``create_date`` (SillyTavern's
-    ``charaFormatData``). CardEditError for an empty or over-long name."""
+    ``avatar: "none"``, ``chat``, ``talkativeness``, ``fav``, ``creatorcomment``, ``tags``, ``create_date``
+    (SillyTavern's ``charaFormatData``; dates as its ``humanizedDateTime``, "2023-5-12 @21h 32m 29s 228ms"). CardEditError for an empty or over-long name."""
     name = _check_text(field_spec("name"), "name", name)
     if not name.strip():
         raise CardEditError(message("cardedit.name_empty"))
-    t = time.gmtime()
-    created = f"{t.tm_year}-{t.tm_mon}-{t.tm_mday} @{t.tm_hour:02d}h {t.tm_min:02d}m {t.tm_sec:02d}s"
+    now = time.time()
+    t = time.localtime(now)  # SillyTavern's humanizedDateTime(): local time, no zero padding
+    created = f"{t.tm_year}-{t.tm_mon}-{t.tm_mday} @{t.tm_hour}h {t.tm_min}m {t.tm_sec}s {int(now * 1000) % 1000}ms"
     return {
         "name": name, "description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
-        "creatorcomment": "", "avatar": "none", "talkativeness": "0.5", "fav": False, "tags": [],
+        "creatorcomment": "", "avatar": "none", "chat": f"{name} - {created}", "talkativeness": "0.5", "fav": False,
+        "tags": [],
         "spec": "chara_card_v3", "spec_version": "3.0",
         "data": {
             "name": name, "description": "", "personality": "", "scenario": "", "first_mes": "", "mes_example": "",
@@ -704,7 +707,7 @@ def list_versions(card_dir: str | Path) -> list[CardVersion]:
         if d.name.startswith(".") or not d.is_dir():
             continue
         files = sorted(p.name for p in d.iterdir() if p.is_file())
-        if CARD_FILE not in files and AVATAR_FILE not in files:
+        if not files:
             continue
         out.append(CardVersion(id=d.name, path=str(d), saved_ms=int(d.stat().st_mtime * 1000), files=files))
     out.sort(key=lambda v: v.id, reverse=True)
@@ -713,15 +716,17 @@ def list_versions(card_dir: str | Path) -> list[CardVersion]:
 
 def restore_version(card_dir: str | Path, version_id: str) -> Path:
     """Put version ``version_id`` of the card in ``card_dir`` back (its ``card.json`` and/or ``original.png``);
-    what it replaces is saved as a new version first, so a restore can be undone too. Returns the card file.
+    what it replaces is saved as a new version first, so a restore can be undone too. Returns the folder's
+    ``card.json`` (a standalone ``x.json`` card has its versions beside it too, restored by their file names).
     CardEditError (``cardedit.no_version``) for an unknown id or a version whose card does not load; OSError."""
     folder = Path(card_dir)
     found = next((v for v in list_versions(folder) if v.id == version_id), None)
     if found is None:
         raise CardEditError(message("cardedit.no_version", id=version_id[:60]))
     src = Path(found.path)
-    if (src / CARD_FILE).is_file():
-        load_card(src / CARD_FILE)  # CardError: never restore a card that does not read
+    for f in found.files:
+        if f.endswith(".json"):
+            load_card(src / f)  # CardError: never restore a card that does not read
     _save_version(folder, [folder / f for f in found.files if (folder / f).is_file()])
     for f in found.files:
         atomic_write_bytes(folder / f, (src / f).read_bytes())

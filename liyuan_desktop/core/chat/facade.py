@@ -550,9 +550,12 @@ class Chat(ChatView):
         ``liyuan card set``, ``cards.edit``): the next prompt uses the new card (its cached prefix changes once) and
         :attr:`pending_notices` says so. The beat calls this as it starts, so a running chat gets an edit on its next
         beat. Returns the notice (``card.edited_notice``), or None when nothing changed or the card no longer reads
-        (the chat keeps the card it has). Called by the beat, never while one runs. Its notice ("settings") is
+        (the chat keeps the card it has). Called by the beat as it starts; the window may call it after saving a
+        card too (nothing happens while a beat runs: the next beat reads the card). Its notice ("settings") is
         declared below the class and added to :attr:`last_changes` only when the card changed: a beat that finds
         nothing new keeps its own notice."""
+        if self.running is not None:
+            return None  # never mid-beat: the next one reads it
         path = self.card.path
         stamp = card_stamp(path) if path else None
         if stamp is None or stamp == self._card_stamp:
