@@ -57,7 +57,7 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import Any, Literal, Optional
+from typing import Any, Literal, NamedTuple, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -154,11 +154,12 @@ def field_spec(key: str) -> FieldSpec:
     return spec
 
 
-class FieldProblem(BaseModel):
-    """A value :meth:`CardEditor.problems` found wrong: the field ``key`` (``tags.3`` for an item) and ``msg``."""
+class FieldProblem(NamedTuple):
+    """A value :meth:`CardEditor.problems` found wrong: the field ``key`` (a :data:`FIELDS` key) and ``msg``, a
+    catalog message (``cardedit.*``, rendered in the user's language by the front end)."""
 
     key: str
-    msg: str
+    msg: Msg
 
 
 class TokenReport(BaseModel):
@@ -189,7 +190,8 @@ def new_card_json(name: str) -> dict[str, Any]:
     (``group_only_greetings: []``; ``extensions`` with ``talkativeness: "0.5"``, ``fav: false``, ``world: ""``,
     ``depth_prompt {prompt: "", depth: 4, role: "system"}``) and the V1 fields mirrored at the root with
     ``avatar: "none"``, ``chat``, ``talkativeness``, ``fav``, ``creatorcomment``, ``tags``, ``create_date``
-    (SillyTavern's ``charaFormatData``; dates as its ``humanizedDateTime``, "2023-5-12 @21h 32m 29s 228ms"). CardEditError for an empty or over-long name."""
+    (SillyTavern's ``charaFormatData``; dates as its ``humanizedDateTime``, "2023-5-12 @21h 32m 29s 228ms").
+    CardEditError for an empty or over-long name."""
     name = _check_text(field_spec("name"), "name", name)
     if not name.strip():
         raise CardEditError(message("cardedit.name_empty"))
@@ -287,8 +289,16 @@ class CardEditor:
         if m:
             items: list[str] = getattr(self.card, m.group(1))
             return items[self._index(key, items, int(m.group(2)))]
-        if key.startswith("depth_prompt."):
-            return self._depth_prompt().get(key.split(".", 1)[1], spec.default)
+        if key.startswith("depth_prompt."):  # as stored, or the default when the card holds something odd
+            value = self._depth_prompt().get(key.split(".", 1)[1], spec.default)
+            try:
+                if spec.kind == "int":
+                    return int(_number(spec, key, value))
+                if spec.kind == "choice":
+                    return value if value in spec.choices else spec.default
+                return _check_text(spec, key, value)
+            except CardEditError:
+                return spec.default
         if key == "talkativeness":
             try:
                 return _number(spec, key, self.card.extensions.get("talkativeness", spec.default))
@@ -472,16 +482,16 @@ class CardEditor:
                 elif spec.kind in ("text", "line"):
                     _check_text(spec, spec.key, value)
             except CardEditError as e:
-                out.append(FieldProblem(key=spec.key, msg=e.args[0]))
+                out.append(FieldProblem(spec.key, e.args[0]))
         if not self.card.name.strip():
-            out.append(FieldProblem(key="name", msg=message("cardedit.name_empty")))
+            out.append(FieldProblem("name", message("cardedit.name_empty")))
         return out
 
     def blocking_problems(self) -> list[FieldProblem]:
         """The :meth:`problems` that stop :meth:`save`: those of the fields set since opening (and an empty name).
         An odd value the card came with (a tag of two lines …) is shown by :meth:`problems` but never stops a save
         of other fields: what the editor did not touch is written back as it was."""
-        return [p for p in self.problems() if p.key in self._edited or p.key == "name"]
+        return [p for p in self.problems() if p.key in self._edited or p.msg.key == "cardedit.name_empty"]
 
     def tokens(self, counter: Any = None) -> TokenReport:
         """Token counts (:class:`TokenReport`) with ``counter`` — anything with ``text(str) -> int``: the chat's
