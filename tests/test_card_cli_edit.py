@@ -150,3 +150,17 @@ def test_preview_shows_the_chosen_greeting(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     info = json.loads(p.stdout.strip().splitlines()[-1])
     assert info["frames"] == 1 and info["errors"] == [] and info["height_px"] == [120]
+
+
+def test_fields_lists_values_and_tokens(capsys):
+    assert cli_main(["card", "new", "白鹭"]) == 0
+    assert cli_main(["card", "set", "白鹭", "description", "一只白色的鸟，站在河边。"]) == 0
+    capsys.readouterr()
+    assert cli_main(["card", "fields", "白鹭", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["fields"]["description"] == "一只白色的鸟，站在河边。" and info["fields"]["depth_prompt.depth"] == 4
+    assert info["tokens"]["fields"]["description"] > 0
+    assert info["tokens"]["total"] == info["tokens"]["permanent"] > 0  # name and description, both sent every beat
+    assert cli_main(["--lang", "en", "card", "fields", "白鹭"]) == 0
+    out = capsys.readouterr().out
+    assert "description" in out and f"Total {info['tokens']['total']} tokens" in out

@@ -18,6 +18,8 @@
                                                        depth_prompt.depth, talkativeness …; list items as
                                                        alternate_greetings.N / tags.N, N = length appends;
                                                        --remove deletes item N)
+    liyuan card fields NAME [--json]                   every field of a card with its tokens (per field, total,
+                                                       permanent: core/cards/edit.py TokenReport)
     liyuan card preview FILE|NAME [--greeting N] …     N: 0 the first message, 1… alternate greeting N
 
 Wiring (``cli/__init__.py``): ``add_parser(sub)`` on the top-level subparsers, then ``return run(args)`` when
@@ -44,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set,fields}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
@@ -70,7 +72,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     nw.add_argument("name", help="卡的名字")
     nw.add_argument("--from-json", help="从这个 JSON 开始：一张角色卡，或 {字段: 值} （字段名同 card set）")
     st = cs.add_parser("set", help="改资料库里一张卡的一个字段，存为新版本（旧版本留在卡的 versions/ 里）")
-    st.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）")
+    st.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）；改 name 字段不改文件夹名（用 card rename）")
     st.add_argument("field", help="字段：name、description、personality、scenario、first_mes、mes_example、system_prompt、"
                                   "post_history_instructions、creator_notes、creator、character_version、tags、"
                                   "depth_prompt.prompt、depth_prompt.depth、depth_prompt.role、talkativeness；"
@@ -78,6 +80,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     st.add_argument("value", nargs="?", help="新值（长文本用 --value-file）")
     st.add_argument("--value-file", help="从这个 UTF-8 文件读新值")
     st.add_argument("--remove", action="store_true", help="删除列表项 alternate_greetings.N 或 tags.N")
+    fl = cs.add_parser("fields", help="列出一张卡的全部字段和各自的 token 数（合计、常驻）")
+    fl.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）")
+    fl.add_argument("--json", action="store_true", help="输出 JSON：{fields: {字段: 值}, tokens: {fields, total, permanent}}")
     c.set_defaults(_card_parser=c)
     return c
 
@@ -187,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if cmd in ("new", "set"):
             return _edit(args)
+        if cmd == "fields":
+            return _fields(args)
         if cmd == "inspect":
             card = load_card(args.file)
             info = inspect_loaded(card)
@@ -240,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
     parser = getattr(args, "_card_parser", None)
     if parser is not None:
         parser.print_usage(sys.stderr)
-    _err("需要子命令：inspect、import、export、preview、rename、new 或 set")
+    _err("需要子命令：inspect、import、export、preview、rename、new、set 或 fields")
     return 2
 
 
@@ -298,6 +305,26 @@ def _value(args: argparse.Namespace) -> Any:
         except ValueError:
             return args.value  # the editor says it is not a list
     return args.value
+
+
+def _fields(args: argparse.Namespace) -> int:
+    """``card fields NAME [--json]``: each field's value (texts cut to one line of 60 characters) and tokens."""
+    from ..core.cards.edit import FIELDS, CardEditor
+    from ..core.messages import message
+
+    ed = CardEditor.open(_library_card(args.name))
+    values, tokens = ed.values(), ed.tokens()
+    if args.json:
+        print(json.dumps({"fields": values, "tokens": tokens.model_dump()}, ensure_ascii=False, indent=1))
+        return 0
+    for f in FIELDS:
+        v = values[f.key]
+        shown = " | ".join(v) if isinstance(v, list) else str(v)
+        shown = " ".join(shown.split())
+        n = tokens.fields.get(f.key)
+        print(f"{f.key:<28} {'' if n is None else n:>6}  {shown[:60] + ('…' if len(shown) > 60 else '')}")
+    print(say(message("card.tokens_total", total=tokens.total, permanent=tokens.permanent)))
+    return 0
 
 
 def _edit(args: argparse.Namespace) -> int:

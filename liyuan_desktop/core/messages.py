@@ -665,6 +665,8 @@ CATALOG: dict[str, dict[str, str]] = {
                           "en": "Give the new value (VALUE, or --value-file FILE, or --remove for a list item)"},
     "card.remove_needs_index": {"zh": "--remove 只能删除列表项（alternate_greetings.N 或 tags.N）",
                                 "en": "--remove only removes a list item (alternate_greetings.N or tags.N)"},
+    "card.tokens_total": {"zh": "合计 {total} token（其中每一拍都发送的 {permanent}）",
+                          "en": "Total {total} tokens ({permanent} of them sent on every beat)"},
     # the fields of the card editor (core/cards/edit.py FieldSpec.label), as SillyTavern's character panel names them
     "cardfield.name": {"zh": "名字", "en": "Name"},
     "cardfield.description": {"zh": "角色描述", "en": "Description"},
