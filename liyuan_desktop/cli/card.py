@@ -10,6 +10,17 @@
     liyuan card export NAME [--format png|json] [-o OUT]
                                                        NAME = a card folder in the library, or a path to a card
                                                        file / card folder; default output ./<name>.<format>
+    liyuan card new NAME [--from-json FILE]            a new card in the library (FILE: a card JSON to start from,
+                                                       or {"field": value, …} by the keys of ``card set``)
+    liyuan card set NAME FIELD [VALUE] [--value-file F] [--remove]
+                                                       set one field of a library card and save it as a new version
+                                                       (core/cards/edit.py FIELDS: description, first_mes,
+                                                       depth_prompt.depth, talkativeness …; list items as
+                                                       alternate_greetings.N / tags.N, N = length appends;
+                                                       --remove deletes item N)
+    liyuan card fields NAME [--json]                   every field of a card with its tokens (per field, total,
+                                                       permanent: core/cards/edit.py TokenReport)
+    liyuan card preview FILE|NAME [--greeting N] …     N: 0 the first message, 1… alternate greeting N
 
 Wiring (``cli/__init__.py``): ``add_parser(sub)`` on the top-level subparsers, then ``return run(args)`` when
 ``args.cmd == "card"``. Exit codes: 0 ok; 2 a bad file or bad arguments — ONE line on stderr (``liyuan: …``),
@@ -35,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set,fields}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
@@ -49,13 +60,29 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     rn.add_argument("name", help="资料库里卡的文件夹名")
     rn.add_argument("new_name", help="新名字")
     pv = cs.add_parser("preview", help="离屏渲染开场白和它的状态栏（给卡作者）：截图并报告 frames/errors/blocked/height_px")
-    pv.add_argument("file", help="角色卡文件（.png / .json / .charx）")
+    pv.add_argument("file", help="角色卡文件（.png / .json / .charx），或资料库里卡的名字")
+    pv.add_argument("--greeting", type=int, default=0, help="显示第 N 条开场白：0 是第一条，1… 是备选开场白")
     pv.add_argument("--screenshot", help="截图保存到这个 PNG")
     pv.add_argument("--json", action="store_true", help="输出 JSON：{frames, errors, blocked, height_px}")
     ex = cs.add_parser("export", help="把资料库里的卡（或一个卡文件）导出为 PNG 或 JSON")
     ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
     ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
     ex.add_argument("-o", "--output", help="输出文件（或文件夹）；默认当前目录下的 <卡名>.<格式>，不覆盖已有文件")
+    nw = cs.add_parser("new", help="在资料库里新建一张角色卡，打印卡的文件夹")
+    nw.add_argument("name", help="卡的名字")
+    nw.add_argument("--from-json", help="从这个 JSON 开始：一张角色卡，或 {字段: 值} （字段名同 card set）")
+    st = cs.add_parser("set", help="改资料库里一张卡的一个字段，存为新版本（旧版本留在卡的 versions/ 里）")
+    st.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）；改 name 字段不改文件夹名（用 card rename）")
+    st.add_argument("field", help="字段：name、description、personality、scenario、first_mes、mes_example、system_prompt、"
+                                  "post_history_instructions、creator_notes、creator、character_version、tags、"
+                                  "depth_prompt.prompt、depth_prompt.depth、depth_prompt.role、talkativeness；"
+                                  "列表项 alternate_greetings.N、tags.N（N 等于项数时追加）")
+    st.add_argument("value", nargs="?", help="新值（长文本用 --value-file）")
+    st.add_argument("--value-file", help="从这个 UTF-8 文件读新值")
+    st.add_argument("--remove", action="store_true", help="删除列表项 alternate_greetings.N 或 tags.N")
+    fl = cs.add_parser("fields", help="列出一张卡的全部字段和各自的 token 数（合计、常驻）")
+    fl.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）")
+    fl.add_argument("--json", action="store_true", help="输出 JSON：{fields: {字段: 值}, tokens: {fields, total, permanent}}")
     c.set_defaults(_card_parser=c)
     return c
 
@@ -163,22 +190,17 @@ def run(args: argparse.Namespace) -> int:
 
     cmd = getattr(args, "card_cmd", None)
     try:
+        if cmd in ("new", "set"):
+            return _edit(args)
+        if cmd == "fields":
+            return _fields(args)
         if cmd == "inspect":
             card = load_card(args.file)
             info = inspect_loaded(card)
             print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
             return 0
         if cmd == "preview":
-            from ..ui.frames.preview import run_preview
-
-            info = run_preview(args.file, args.screenshot)
-            if args.json:
-                print(json.dumps(info, ensure_ascii=False))
-            else:
-                print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
-                for e in info["errors"]:
-                    print(f"  错误：{e}")
-            return 0
+            return _preview(args)
         if cmd == "import":
             ref = _import(args)
             if ref is None:
@@ -225,6 +247,112 @@ def run(args: argparse.Namespace) -> int:
     parser = getattr(args, "_card_parser", None)
     if parser is not None:
         parser.print_usage(sys.stderr)
-    _err("需要子命令：inspect、import、export、preview 或 rename")
+    _err("需要子命令：inspect、import、export、preview、rename、new、set 或 fields")
     return 2
+
+
+def _library_card(name: str) -> Path:
+    """The card file ``card set`` edits: a library card by folder name, or a card folder / JSON card path."""
+    from ..core.cards import CardError
+    from ..core.cards.library import cards_root
+    from ..core.messages import message
+    from ..core.paths import safe_name
+
+    p = Path(name)
+    if p.is_file():
+        return p
+    if (p / "card.json").is_file() and (os.sep in name or "/" in name):
+        return p / "card.json"
+    for cand in (cards_root() / name, cards_root() / safe_name(name)):
+        if (cand / "card.json").is_file():
+            return cand / "card.json"
+    raise CardError(message("card.not_in_library", name=name))
+
+
+def _preview(args: argparse.Namespace) -> int:
+    """``card preview FILE|NAME [--greeting N]``: a card file as given, else the library card of that name; a
+    greeting the card does not have is said before the (slow) offscreen window starts. CardError propagates."""
+    from ..core.cards import load_card
+    from ..core.cards.edit import with_greeting
+
+    file = args.file if Path(args.file).is_file() else str(_library_card(args.file))
+    if args.greeting:
+        with_greeting(load_card(file), args.greeting)
+    from ..ui.frames.preview import run_preview
+
+    info = run_preview(file, args.screenshot, greeting=args.greeting)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False))
+    else:
+        print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
+        for e in info["errors"]:
+            print(f"  错误：{e}")
+    return 0
+
+
+def _value(args: argparse.Namespace) -> Any:
+    """``card set``'s new value: the file's text, or VALUE (a JSON array for a whole list field)."""
+    from ..core.cards import CardError
+    from ..core.messages import message
+
+    if args.value_file:
+        return Path(args.value_file).read_text("utf-8")
+    if args.value is None:
+        raise CardError(message("card.value_needed"))
+    if args.field == "alternate_greetings" or (args.field == "tags" and args.value.lstrip().startswith("[")):
+        try:
+            return json.loads(args.value)
+        except ValueError:
+            return args.value  # the editor says it is not a list
+    return args.value
+
+
+def _fields(args: argparse.Namespace) -> int:
+    """``card fields NAME [--json]``: each field's value (texts cut to one line of 60 characters) and tokens."""
+    from ..core.cards.edit import FIELDS, CardEditor
+    from ..core.messages import message
+
+    ed = CardEditor.open(_library_card(args.name))
+    values, tokens = ed.values(), ed.tokens()
+    if args.json:
+        print(json.dumps({"fields": values, "tokens": tokens.model_dump()}, ensure_ascii=False, indent=1))
+        return 0
+    for f in FIELDS:
+        v = values[f.key]
+        shown = " | ".join(v) if isinstance(v, list) else str(v)
+        shown = " ".join(shown.split())
+        n = tokens.fields.get(f.key)
+        print(f"{f.key:<28} {'' if n is None else n:>6}  {shown[:60] + ('…' if len(shown) > 60 else '')}")
+    print(say(message("card.tokens_total", total=tokens.total, permanent=tokens.permanent)))
+    return 0
+
+
+def _edit(args: argparse.Namespace) -> int:
+    """``card new`` and ``card set`` (core/cards/edit.py). CardError (CardEditError) and OSError propagate to
+    :func:`run`, which prints one line."""
+    from ..core.cards import CardError
+    from ..core.cards.edit import CardEditor, create_card, fields_or_card
+    from ..core.messages import message
+
+    if args.card_cmd == "new":
+        base: Optional[dict[str, Any]] = None
+        fields: dict[str, Any] = {}
+        if args.from_json:
+            f = Path(args.from_json)
+            base, fields = fields_or_card(f.read_text("utf-8-sig"), f.name)
+        ed = create_card(args.name, fields, base)
+        print(say(message("card.created", name=ed.card.name, dir=ed.path.parent)), file=sys.stderr)
+        print(ed.path.parent)
+        return 0
+    ed = CardEditor.open(_library_card(args.name))
+    if args.remove:
+        key, _, index = args.field.rpartition(".")
+        if key not in ("alternate_greetings", "tags") or not index.lstrip("-").isdigit():
+            raise CardError(message("card.remove_needs_index"))
+        ed.remove_item(key, int(index))
+    else:
+        ed.set(args.field, _value(args))
+    path = ed.save()
+    print(say(message("card.field_set", name=ed.card.name, key=args.field, versions=path.parent / "versions")))
+    return 0
 

@@ -17,6 +17,8 @@ text is ONE Chinese line naming the file.
 Nothing is lost: :attr:`Card.raw` is the card JSON exactly as read (unknown keys at every level), and
 :func:`export_json` / :func:`export_png` (in :mod:`.export`) start from it, applying only the fields that were
 deliberately changed on the :class:`Card`. :func:`inspect_card` (in :mod:`.inspect`) summarises a card file.
+:class:`CardEditor` / :func:`create_card` (in :mod:`.edit`) create and edit cards: every field of SillyTavern's
+character panel, saved losslessly as a new version.
 """
 
 from __future__ import annotations
@@ -430,11 +432,13 @@ def load_card_bytes(data: bytes, filename: str = "角色卡") -> Card:
 __getattr__, __dir__ = lazy_exports(__name__, {
     "card_json_bytes": ".export", "export_json": ".export", "export_png": ".export", "icon_bytes": ".export",
     "format_inspect": ".inspect", "inspect_card": ".inspect", "inspect_loaded": ".inspect",
+    "CardEditError": ".edit", "CardEditor": ".edit", "create_card": ".edit",
 })
 if TYPE_CHECKING:
+    from .edit import CardEditError, CardEditor, create_card
     from .export import card_json_bytes, export_json, export_png, icon_bytes
     from .inspect import format_inspect, inspect_card, inspect_loaded
 
-__all__ = ["CARD_FIELDS", "Card", "CardError", "card_data", "card_from_json", "card_json_bytes", "export_json",
+__all__ = ["CARD_FIELDS", "Card", "CardEditError", "CardEditor", "CardError", "card_data", "create_card", "card_from_json", "card_json_bytes", "export_json",
            "export_png", "format_inspect", "icon_bytes", "inspect_card", "inspect_loaded", "load_card",
            "load_card_bytes", "not_a_card"]

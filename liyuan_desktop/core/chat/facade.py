@@ -18,7 +18,8 @@ from typing import Any, Optional
 from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
 from ..beat.loop import AskHandler, EventSink
-from ..cards import Card, load_card
+from ..cards import Card, CardError, load_card
+from ..cards.edit import card_stamp, edited_notice, edited_since
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..fsutil import atomic_write_bytes, atomic_write_text
@@ -60,6 +61,8 @@ class Chat(ChatView):
         super().__init__(*args, **kwargs)
         #: what the last command changed (core/chat/changes.py; the session broadcasts it after each command)
         self.last_changes: Changes = NOTHING
+        #: the card file as this chat read it (cards.edit.card_stamp): an edit is noticed at the next beat
+        self._card_stamp = card_stamp(self.card.path) if self.card.path else None
         #: chapter review (issue 19 §4, chat.review): accepted findings join the agent state block as 【审稿意见】
         self.review = ChapterReview(self)
         self.agent.extra_blocks = self.review.wrap_blocks(self.agent.extra_blocks)
@@ -123,6 +126,8 @@ class Chat(ChatView):
             tree.load_warnings.append(note)
         chat = cls(Path(directory), tree, card, model, scribe_model,
                    preset=preset, persona_obj=persona_obj, world_info=world_info)
+        if tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):  # edited since it last played
+            chat.pending_notices.append(edited_notice(card.name))
         chat.write_meta()
         return chat
 
@@ -534,9 +539,38 @@ class Chat(ChatView):
         world-info settings; the next beat uses it."""
         old = self.context
         window = self.context_window
+        if card is not None and card.path:
+            self._card_stamp = card_stamp(card.path)
         self.context = ChatContext(self.dir, self.tree, card or old.card, self.model.name, preset=old.preset,
                                    world_info=self._wi.effective,
                                    constants_budget=lambda p: self._budget_basis(p, window).tokens)
+
+    def refresh_card(self) -> Optional[str]:
+        """Read the card again when its file changed since this chat read it (edited in the card editor or with
+        ``liyuan card set``, ``cards.edit``): the next prompt uses the new card (its cached prefix changes once) and
+        :attr:`pending_notices` says so. The beat calls this as it starts, so a running chat gets an edit on its next
+        beat. Returns the notice (``card.edited_notice``), or None when nothing changed or the card no longer reads
+        (the chat keeps the card it has). Called by the beat as it starts; the window may call it after saving a
+        card too (nothing happens while a beat runs: the next beat reads the card). Its notice ("settings") is
+        declared below the class and added to :attr:`last_changes` only when the card changed: a beat that finds
+        nothing new keeps its own notice."""
+        if self.running is not None:
+            return None  # never mid-beat: the next one reads it
+        path = self.card.path
+        stamp = card_stamp(path) if path else None
+        if stamp is None or stamp == self._card_stamp:
+            return None
+        self._card_stamp = stamp
+        try:
+            card = load_card(path)
+        except CardError:
+            return None
+        self._reload_context(card)
+        self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]
+        notice = edited_notice(card.name)
+        if notice not in self.pending_notices:
+            self.pending_notices.append(notice)
+        return notice
 
     @notices(Changes.of("settings"))
     def reload_books(self) -> None:
@@ -723,3 +757,7 @@ class Chat(ChatView):
     def export(self, fmt: str, output: Path) -> Path:
         """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
         return export_story(self.dir, fmt, output)
+
+
+#: Chat.refresh_card declares its notice by hand (it joins the running beat's notice only when the card changed)
+COMMAND_CHANGES["refresh_card"] = Changes.of("settings")

@@ -30,6 +30,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
+from ...core.cards import load_card
+from ...core.cards.edit import with_greeting
 from ...runtime import make_loop, prepare_env
 
 # beside a card file: what the app keeps for that card and a preview must see too (cards/storage, cards/meta)
@@ -50,15 +52,15 @@ class _ConsoleErrors(logging.Handler):
         self.lines.append(text)
 
 
-def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0) -> dict[str, Any]:
-    """Render and report (see the module doc). Raises CardError for a file that is not a card."""
+def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0, *, greeting: int = 0) -> dict[str, Any]:
+    """Render and report (see the module doc); ``greeting``: 0 the first message, n alternate greeting n
+    (``cards.edit.with_greeting``). Raises CardError for a file that is not a card or a greeting it lacks."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ.setdefault("LIYUAN_HOME", tempfile.mkdtemp(prefix="liyuan-preview-"))
     prepare_env()
     from PySide6 import QtWebEngineWidgets  # noqa: F401
     from PySide6.QtWidgets import QApplication
 
-    from ...core.cards import load_card
     from ...core.chat.build import build_chat
     from ...core.llm.replay import ReplayModel
     from .conversation import ConversationView, chat_frame_context
@@ -77,7 +79,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     for name in CARD_SIDE_FILES:
         if (src.parent / name).is_file():
             shutil.copyfile(src.parent / name, copy.parent / name)
-    card = load_card(copy)  # CardError before any window
+    card = with_greeting(load_card(copy), greeting)  # CardError before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = make_loop(app)
     from ..infra.work import install_gc_pump
