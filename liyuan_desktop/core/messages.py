@@ -686,6 +686,7 @@ CATALOG: dict[str, dict[str, str]] = {
                        "en": "Holds an STscript pipe (| /command): Liyuan runs no scripts; kept as text, put into the input box instead of being sent"},
     "qr.auto_exec": {"zh": "设了自动执行（{flags}）：梨园不自动执行快速回复", "en": "Set to run automatically ({flags}): Liyuan never runs quick replies by itself"},
     "qr.context_menu": {"zh": "带右键子菜单（contextList）：梨园不支持，已保留", "en": "Has a context menu (contextList): not supported in Liyuan; kept"},
+    "qr.entry_note": {"zh": "{label}：{note}", "en": "{label}: {note}"},
     "qr.cli.imported": {"zh": "已导入快速回复集「{name}」（{n} 条）", "en": "Imported the quick reply set “{name}” ({n} replies)"},
     "qr.cli.deleted": {"zh": "已删除快速回复集「{name}」", "en": "Deleted the quick reply set “{name}”"},
     "qr.cli.empty": {"zh": "快速回复库是空的：liyuan qr import FILE", "en": "The quick reply library is empty: liyuan qr import FILE"},

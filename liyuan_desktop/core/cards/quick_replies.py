@@ -260,12 +260,13 @@ def _mode(v: Any) -> Optional[Mode]:
 # -- import ---------------------------------------------------------------------------------------------------------
 class EntryReport(BaseModel):
     """What the import says about one reply: its ``id`` and ``label``, ``script`` (:func:`script_kind`) and
-    ``notes`` (catalog messages: repairs, STscript kept as text, features not supported)."""
+    ``notes`` (catalog messages, :class:`..messages.Msg`: repairs, STscript kept as text, features not
+    supported; render them with ``messages.render``)."""
 
     id: int
     label: str = ""
     script: Optional[str] = None
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Any] = Field(default_factory=list)
 
 
 class ImportResult(BaseModel):
@@ -273,14 +274,15 @@ class ImportResult(BaseModel):
     (one :class:`EntryReport` per reply kept, in order)."""
 
     set: QuickReplySet
-    notes: list[str] = Field(default_factory=list)
+    notes: list[Any] = Field(default_factory=list)
     entries: list[EntryReport] = Field(default_factory=list)
 
-    def lines(self) -> list[str]:
-        """Every note as text, the file's first, then ``label: note`` per reply (for the CLI and a dialog)."""
-        out = list(self.notes)
+    def lines(self) -> list[Msg]:
+        """Every note as a catalog message, the file's first, then ``label: note`` per reply (for the CLI and a
+        dialog; ``messages.render`` them in the user's language)."""
+        out: list[Msg] = list(self.notes)
         for e in self.entries:
-            out += [f"{e.label or e.id}: {n}" for n in e.notes]
+            out += [message("qr.entry_note", label=e.label or str(e.id), note=n) for n in e.notes]
         return out
 
 
@@ -384,7 +386,7 @@ def parse_set(obj: Any, label: str = "快速回复", name: Optional[str] = None)
         q, own = got
         cleaned.append(q)
         reports.append(EntryReport(id=q["id"], label=q["label"], script=script_kind(q["message"]),
-                                   notes=[str(n) for n in own]))
+                                   notes=list(own)))
     data["qrList"] = cleaned
     idx = data.get("idIndex")
     if isinstance(idx, bool) or not isinstance(idx, int):
@@ -397,7 +399,7 @@ def parse_set(obj: Any, label: str = "快速回复", name: Optional[str] = None)
         err = e.errors(include_input=False, include_url=False)[0]
         raise QuickReplyError(message("qr.bad_field", file=label, loc=".".join(str(x) for x in err.get("loc", ())),
                                       error=err.get("msg", ""))) from None
-    return ImportResult(set=qrs, notes=[str(n) for n in notes], entries=reports)
+    return ImportResult(set=qrs, notes=list(notes), entries=reports)
 
 
 def read_set(path: str | Path, name: Optional[str] = None) -> ImportResult:
