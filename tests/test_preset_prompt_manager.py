@@ -391,3 +391,15 @@ def test_cli_prompts_and_export(tmp_path):
     r = _cli("prompts", "默认形状", "--disable", "main", "--edit", "main", "--role", "god")
     assert r.returncode == 2  # argparse refuses the role; nothing saved
     assert PromptManager.load("默认形状").to_json() == before
+
+
+def test_cli_counts_markers_for_a_chat(tmp_path):
+    install_preset(write(tmp_path / "默认形状.json", st_default_shape()))
+    card = make_card(tmp_path, [])
+    Chat.create(tmp_path / "c", card, beats(1), persona="旅人")
+    r = _cli("prompts", "默认形状", "--json", "--chat", str(tmp_path / "c"))
+    assert r.returncode == 0, r.stderr
+    tokens = {p["identifier"]: p["tokens"] for p in json.loads(r.stdout)["prompts"]}
+    assert tokens["charDescription"] == TokenCounter().text("阿青是渡口的船夫。") and tokens["chatHistory"] > 0
+    r = _cli("prompts", "默认形状", "--chat", str(tmp_path / "nope"))
+    assert r.returncode == 2 and r.stderr.startswith("liyuan: ")

@@ -24,7 +24,7 @@ from .common import say
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``qr`` on the top-level subparsers; returns its parser."""
-    p = sub.add_parser("qr", help="快速回复：导入、列出、查看、删除 SillyTavern 的 Quick Reply 集")
+    p: argparse.ArgumentParser = sub.add_parser("qr", help="快速回复：导入、列出、查看、删除 SillyTavern 的 Quick Reply 集")
     ps = p.add_subparsers(dest="qr_cmd")
     imp = ps.add_parser("import", help="把 Quick Reply 集导入快速回复库")
     imp.add_argument("files", nargs="+")
