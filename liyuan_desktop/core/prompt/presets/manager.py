@@ -286,7 +286,9 @@ class PromptManager:
              history: Optional[list[ChatMessage]] = None) -> list[PromptRow]:
         """The list, in order, one :class:`PromptRow` per item of the global list (module doc). ``counter``: the
         token counter (default a fresh, uncalibrated one); ``chat``: count markers and macros for this chat;
-        ``history``: the messages ``chatHistory`` stands for. O(prompts) plus the rendering for ``chat``."""
+        ``history``: the messages ``chatHistory`` stands for. O(prompts) plus, with ``chat``, one prompter built for
+        it (the chat's fixed lore constants are gathered, macros and templates evaluated): a front end calls it off
+        the UI thread (``ui/tasks.py``)."""
         order, _ = self.preset.active_order()
         seen: set[str] = set()
         rows = []
