@@ -8,7 +8,8 @@
     liyuan chats list|rename|duplicate|delete|trash|restore …   manage chats and cards, the 回收站 (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
-    liyuan preset import|list|show|delete|default …   the preset library 预设/ (preset.py)
+    liyuan preset import|list|show|delete|default|prompts|export …   the preset library 预设/ (preset.py)
+    liyuan qr import|list|show|delete …      quick-reply sets 快速回复/ (quick_replies.py)
     liyuan search QUERY [--card C] [--json]   words in every chat (search.py)
     liyuan settings show|import-st …         the app's world-info settings; take them over from SillyTavern
                                              (settings_cli.py)
@@ -36,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered (in the order ``liyuan --help`` lists them). The
     subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+    from . import quick_replies as qr_cli
 
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
@@ -48,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_parser(sub)
     memory.add_parser(sub)
     preset.add_parser(sub)
+    qr_cli.add_parser(sub)
     settings_cli.add_parser(sub)
     migrate.add_parser(sub)
     search.add_parser(sub)
@@ -69,12 +72,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+    from . import quick_replies as qr_cli
 
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run}
+            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
+            "qr": qr_cli.run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

@@ -1,4 +1,5 @@
-"""``liyuan preset import|list|show|delete|default``: the preset library (``<home>/预设/``, issue 14 §3).
+"""``liyuan preset import|list|show|delete|default|prompts|export``: the preset library (``<home>/预设/``, issue 14
+§3) and a preset's prompt manager (issue 26 §2, ``core/prompt/presets/manager.py``).
 
     liyuan preset import FILE…            copy SillyTavern chat-completion presets into the library
     liyuan preset list [--json]           the installed presets (the default for new chats marked ★)
@@ -7,6 +8,15 @@
                                           why, the sampling sent (and what the provider KIND does not take)
     liyuan preset delete NAME             remove it from the library
     liyuan preset default [NAME | --none] show or set the preset new chats get (saved in settings.json)
+    liyuan preset prompts NAME [--json] [--chat CHAT]
+                                          the prompt list as SillyTavern's Prompt Manager shows it: row, on/off,
+                                          role, position, tokens (markers counted for CHAT's card when given)
+        [--enable ID] [--disable ID] [--move ID POS] [--delete ID]
+        [--edit ID (--text-file F | --role R | --rename TEXT | --position P | --depth N | --order N)…]
+        [--add TITLE [--text-file F] [--role R] [--position P] [--depth N] [--order N]]
+        [--save-as NEW]                   change it (POS counts rows from 1) and save it back into the library
+                                          (or as NEW); the list is printed afterwards
+    liyuan preset export NAME -o FILE     the preset as SillyTavern JSON
 
 Errors print one ``liyuan: …`` line and exit 2.
 """
@@ -18,7 +28,8 @@ import json
 import sys
 from typing import Any
 
-from .common import say
+from ..core.messages import message
+from .common import run_on_chat, say
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
@@ -40,7 +51,31 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     df = ps.add_parser("default", help="查看或设置新对话的默认预设")
     df.add_argument("name", nargs="?")
     df.add_argument("--none", action="store_true", help="新对话不用预设")
+    _add_prompts_parser(ps)
+    ex = ps.add_parser("export", help="把预设导出为 SillyTavern 的 JSON")
+    ex.add_argument("name")
+    ex.add_argument("-o", "--output", required=True, metavar="FILE")
     return p
+
+
+def _add_prompts_parser(ps: Any) -> None:
+    pr = ps.add_parser("prompts", help="预设的提示词列表（SillyTavern 的 Prompt Manager）：开关、排序、改文字")
+    pr.add_argument("name")
+    pr.add_argument("--json", action="store_true")
+    pr.add_argument("--chat", metavar="CHAT", help="按这个对话的角色卡计算占位符的词元数")
+    pr.add_argument("--enable", metavar="ID", action="append", default=[])
+    pr.add_argument("--disable", metavar="ID", action="append", default=[])
+    pr.add_argument("--move", nargs=2, metavar=("ID", "POS"), help="移到第 POS 行（从 1 数）")
+    pr.add_argument("--edit", metavar="ID")
+    pr.add_argument("--add", metavar="TITLE", help="添加自定义提示词")
+    pr.add_argument("--delete", metavar="ID")
+    pr.add_argument("--text-file", metavar="F", help="提示词文字（UTF-8 文件；- 为标准输入）")
+    pr.add_argument("--role", choices=("system", "user", "assistant"))
+    pr.add_argument("--rename", metavar="TEXT", help="提示词的新名称")
+    pr.add_argument("--position", choices=("relative", "in-chat"))
+    pr.add_argument("--depth", type=int)
+    pr.add_argument("--order", type=int)
+    pr.add_argument("--save-as", metavar="NEW", help="改动存成新预设 NEW（原预设不变）")
 
 
 def _fail(msg: str) -> int:
@@ -96,6 +131,15 @@ def run(args: argparse.Namespace) -> int:
                 save_settings(s)
             print(f"已删除预设「{args.name}」")
             return 0
+        if cmd == "prompts":
+            return _prompts(args)
+        if cmd == "export":
+            from ..core.prompt.presets.manager import PromptManager
+
+            m = PromptManager.load(args.name)
+            path = m.export(args.output)
+            print(say(message("prompts.cli.exported", name=m.name, path=path)))
+            return 0
         if cmd == "default":
             s = load_settings()
             if args.none or args.name:
@@ -109,5 +153,88 @@ def run(args: argparse.Namespace) -> int:
         return _fail(say(e))  # the engine's message in the --lang language
     except OSError as e:
         return _fail(f"写入失败：{e}")
-    print("用法：liyuan preset import|list|show|delete|default …", file=sys.stderr)
+    print("用法：liyuan preset import|list|show|delete|default|prompts|export …", file=sys.stderr)
     return 2
+
+
+def _read_text(path: str) -> str:
+    """The text of ``--text-file`` (``-`` = stdin); ValueError with a catalog message when it cannot be read."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(message("prompts.cli.bad_file", path=path, error=getattr(e, "strerror", None) or e)) from None
+
+
+def _apply_edits(m: Any, args: argparse.Namespace) -> None:
+    """The edits asked for, in a fixed order: enable, disable, move, edit, add, delete."""
+    for ident in args.enable:
+        m.enable(ident)
+    for ident in args.disable:
+        m.disable(ident)
+    if args.move:
+        try:
+            pos = int(args.move[1])
+        except ValueError:
+            raise ValueError(message("prompts.bad_number", key="POS", value=repr(args.move[1]), min=1,
+                                     max=len(m.rows()))) from None
+        m.move(args.move[0], pos - 1)
+    text = _read_text(args.text_file) if args.text_file else None
+    position = args.position.replace("-", "_") if args.position else None
+    if args.edit:
+        fields = (text, args.role, args.rename, position, args.depth, args.order)
+        if all(v is None for v in fields):
+            raise ValueError(message("prompts.cli.need_text"))
+        m.edit(args.edit, text=text, role=args.role, name=args.rename, position=position, depth=args.depth,
+               order=args.order)
+    if args.add:
+        ident = m.add(args.add, text or "", role=args.role or "system", position=position or "relative",
+                      depth=4 if args.depth is None else args.depth, order=100 if args.order is None else args.order)
+        print(say(message("prompts.cli.added", name=args.add, ident=ident)))
+    if args.delete:
+        m.delete(args.delete)
+
+
+def _print_rows(m: Any, rows: list[Any], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps({"preset": m.name, "order_source": m.order_source,
+                          "prompts": [r.model_dump() for r in rows],
+                          "unlisted": [r.model_dump() for r in m.unlisted()]}, ensure_ascii=False, indent=1))
+        return
+    if m.order_source == "default":
+        print(say(message("prompts.cli.default_order")))
+    print(say(message("prompts.cli.header")))
+    for r in rows:
+        flag = "on " if r.enabled else "off"
+        kind = "◆" if r.marker else ("?" if r.missing else " ")
+        print(f"{r.index + 1:>4}  {flag}  {r.role:<9}  {r.where:<14} {r.tokens:>6}  {kind}{r.label}（{r.identifier}）")
+    extra = m.unlisted()
+    if extra:
+        print(say(message("prompts.cli.unlisted")))
+        for r in extra:
+            print(f"         {r.role:<9}  {r.where:<14} {r.tokens:>6}   {r.label}（{r.identifier}）")
+
+
+def _prompts(args: argparse.Namespace) -> int:
+    """``liyuan preset prompts NAME …``: apply the edits asked for, save when something changed, print the list."""
+    from ..core.prompt.presets.manager import PromptManager
+
+    m = PromptManager.load(args.name)
+    try:
+        _apply_edits(m, args)
+    except ValueError as e:
+        return _fail(say(e))
+    if m.changed or args.save_as:
+        m.save_as(args.save_as, overwrite=True) if args.save_as else m.save()
+        print(say(message("prompts.cli.saved", name=m.name)))
+    if not args.chat:
+        _print_rows(m, m.rows(), args.json)
+        return 0
+
+    def body(chat: Any) -> int:
+        _print_rows(m, m.rows(chat.tokens, chat.context, chat.history().prompt_messages()), args.json)
+        return 0
+
+    return run_on_chat(args.chat, body)

@@ -496,12 +496,15 @@ class Chat(ChatView):
         """Use the library preset ``name`` (None or "" = no preset) for this chat from the next beat on: a
         ``chat-settings`` entry on the tree (so reopening keeps it) and a new system prompt — the cached prompt
         prefix is rebuilt once, which the next beat's activity list says (:attr:`pending_notices`). Returns that
-        notice ("" when the preset did not change). PresetError for a missing/broken preset, RuntimeError while a
+        notice ("" when the preset did not change; the same name after the preset was edited in the library — the
+        prompt manager, ``presets.manager`` — reads it again). PresetError for a missing/broken preset, RuntimeError while a
         beat runs, OSError when the disk refuses."""
         self._idle("换预设")
         name = (name or "").strip()
         preset = load_installed_preset(name) if name else None
-        if name == self.preset_name() and (preset is None) == (self.context.preset is None):
+        old = self.context.preset
+        if name == self.preset_name() and (preset is None) == (old is None) and (
+                preset is None or old is None or preset.to_json() == old.to_json()):  # same name, edited: reload
             return ""
         before = self.system
         self.tree.append("chat-settings", parent_id=None, move_leaf=False, preset=preset.name if preset else "")

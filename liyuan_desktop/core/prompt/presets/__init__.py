@@ -62,5 +62,6 @@ not persisted.
 
 Modules: :mod:`.model` (the preset file model, repairs, refusals), :mod:`.store` (reading and installing preset
 files), :mod:`.mapping` (:func:`~.mapping.plan`: where each prompt goes), :mod:`.prompter` (:class:`~.prompter.PresetPrompter`,
-depth injections).
+depth injections), :mod:`.manager` (:class:`~.manager.PromptManager`: the prompt list as SillyTavern's Prompt Manager
+shows it, its edits, token counts, save / save as / export without losing a key).
 """

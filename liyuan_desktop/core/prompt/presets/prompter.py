@@ -142,6 +142,26 @@ class PresetPrompter:
         self.system_layers = self._render_system()
         return self.system_layers
 
+    def prompt_text(self, p: PlannedPrompt) -> str:
+        """What one preset prompt renders to in this chat, for a token count (the prompt manager,
+        :mod:`.manager`): a marker → the card / persona / lorebook text it is filled with (the section body, no
+        heading; "" when it has nothing), ``main``/``jailbreak`` → the card's override when it applies, any other
+        prompt → its text. Macros are evaluated with the system layers' context (a fixed clock and seed). Leaves
+        :attr:`warnings`, :attr:`system_layers` and the chat's variables as they were."""
+        warnings, variables = list(self.warnings), dict(self.ctx.variables)
+        try:
+            if p.marker:
+                sec = self._section(p, [])
+                return sec[1] if sec else ""
+            if p.identifier in ("main", "jailbreak"):
+                card_text = self.card.system_prompt if p.identifier == "main" else self.card.post_history_instructions
+                return self._override(p, card_text, p.name or p.identifier)[1]
+            return self._x(p.content, p.name or p.identifier)
+        finally:
+            self.warnings = warnings
+            self.ctx.variables.clear()
+            self.ctx.variables.update(variables)
+
     # -- system ---------------------------------------------------------------------------------------------
     def _x(self, text: str, key: str, ctx: Optional[MacroContext] = None, original: Optional[str] = None) -> str:
         """``text`` through the macro engine, stripped. ``ctx`` None = the system layers (volatile macros are

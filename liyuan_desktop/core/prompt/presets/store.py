@@ -23,7 +23,7 @@ from .mapping import plan
 from .model import SENSITIVE_KEYS, Preset, PresetError
 
 __all__ = ["load_preset", "presets_dir", "install_preset", "list_presets", "load_installed_preset",
-           "delete_preset", "preset_path", "describe_preset", "PresetReport", "PRESETS_FOLDER", "LEGACY_FOLDER"]
+           "delete_preset", "preset_path", "write_preset", "without_secrets", "describe_preset", "PresetReport", "PRESETS_FOLDER", "LEGACY_FOLDER"]
 
 #: the library folder under the data folder, and the one earlier versions used
 PRESETS_FOLDER = "预设"
@@ -98,16 +98,30 @@ def preset_path(name: str) -> Optional[Path]:
 
 def install_preset(path: str | Path, name: Optional[str] = None) -> Preset:
     """Validate a preset file and copy it into :func:`presets_dir` as ``<name>.json`` (``name``: the library name,
-    default the file's stem; an existing one with that name is replaced). The copy drops :data:`SENSITIVE_KEYS`
-    (proxy passwords, custom URLs/headers), as ST's own export does. Returns the loaded preset. Raises
+    default the file's stem; an existing one with that name is replaced). The copy drops the :data:`SENSITIVE_KEYS`
+    that hold something (proxy passwords, custom URLs/headers), as ST's own export does (:func:`without_secrets`). Returns the loaded preset. Raises
     PresetError / OSError."""
     preset = load_preset(path)
     if name:
         preset.name = name
-    clean = {k: v for k, v in preset.raw.items() if k not in SENSITIVE_KEYS}
-    dest = presets_dir() / f"{safe_name(preset.name, 'preset')}.json"
-    atomic_write_text(dest, json.dumps(clean, ensure_ascii=False, indent=4))
+    write_preset(preset.name, preset.raw)
     return preset
+
+
+def without_secrets(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a preset's JSON) without the :data:`SENSITIVE_KEYS` that hold something (a proxy password, a custom
+    URL…). Keys present but empty (``""``, null, false, ``[]``, ``{}`` — SillyTavern's own ``Default.json`` ships
+    them so) are kept: nothing secret is in them, and keeping them lets an unedited preset export JSON-equal to the
+    file imported."""
+    return {k: v for k, v in doc.items() if k not in SENSITIVE_KEYS or not v}
+
+
+def write_preset(name: str, doc: dict[str, Any]) -> Path:
+    """Write the preset JSON ``doc`` into the library as ``<name>.json`` (atomic; an existing file of that name is
+    replaced; :func:`without_secrets` first; 4-space indent, UTF-8, as SillyTavern writes presets). Returns the
+    path. Raises OSError when the disk refuses (the old file is untouched then)."""
+    dest = presets_dir() / f"{safe_name(name, 'preset')}.json"
+    return atomic_write_text(dest, json.dumps(without_secrets(doc), ensure_ascii=False, indent=4))
 
 
 def list_presets() -> list[str]:
