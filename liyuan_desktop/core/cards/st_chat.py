@@ -482,9 +482,10 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
     base_ts = parse_st_time(header.get("create_date")) or int(time.time() * 1000)
     existed = path.exists()  # SessionTree.create accepts an existing *empty* file
     tree = SessionTree.create(
-        path, HeaderEntry(id=new_id(), ts=base_ts, mode="roleplay", card=card_path,
-                          card_name=char_name, persona=user_name, title=title or Path(st.name).stem,
-                          st=header if not st.headerless else None, imported_from=st.name))
+        path, HeaderEntry.model_validate({  # ``st`` and ``imported_from`` are extra fields (kept in model_extra)
+            "id": new_id(), "ts": base_ts, "mode": "roleplay", "card": card_path, "card_name": char_name,
+            "persona": user_name, "title": title or Path(st.name).stem,
+            "st": header if not st.headerless else None, "imported_from": st.name}))
     try:
         parent = tree.header.id
         last_ts = base_ts

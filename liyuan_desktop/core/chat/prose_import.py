@@ -112,10 +112,10 @@ def _cn_to_int(s: str) -> int:
     return total + section + digit
 
 
-def natural_key(name: str) -> tuple:
+def natural_key(name: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """Sort key for file names in reading order: digit runs compare as numbers (``2`` before ``10``, full-width
     digits too), and so do Chinese numerals after 第 (``第二章`` before ``第十章``); ties by the name itself."""
-    parts: list[tuple[int, Any]] = []
+    parts: list[tuple[int, int | str]] = []  # (0, number) or (1, text): a number never meets a text
     pos = 0
     for m in _KEY_PART.finditer(name):
         if m.start() > pos:
@@ -156,7 +156,7 @@ def _named(chat: Any, titled: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(chapter_filename(start + i, title, width=width), text) for i, (title, text) in enumerate(titled)]
 
 
-def _commit(chat: Any, chapters: list[tuple[str, str]], message: str) -> Optional[Checkpoint]:
+def _commit(chat: Chat, chapters: list[tuple[str, str]], message: str) -> Optional[Checkpoint]:
     if not chapters:
         return None
     return chat.import_chapters(chapters, message=message)
