@@ -69,7 +69,8 @@ MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: Keys Liyuan adds to a kept SillyTavern message (its ``st`` fields) that are not SillyTavern's: the export drops them.
 INTERNAL_FIELDS = ("swipe_text",)
 #: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
-#: again on export, from the prompt (prompt.assemble) and when a reply echoes it (beat.echo).
+#: again on export, from the prompt (prompt.assemble opening_body), from the opening chapter of a role-play turned
+#: into a book (chat.prose_import) and when a reply echoes it (beat.echo). Its one pattern.
 OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from ..fsutil import atomic_write_bytes
 from ..messages import message
+from ..text import fix_surrogates
 from . import index_cache
 from .branch_path import BranchPath
 from .entries import ENTRY_ADAPTER, ENTRY_TYPES, Entry, HeaderEntry, LeafEntry, OtherEntry, now_ms
@@ -484,7 +485,7 @@ class SessionTree:
             try:
                 data = blob.encode("utf-8")
             except UnicodeEncodeError:  # a lone UTF-16 surrogate got this far: U+FFFD, never a lost beat
-                data = blob.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+                data = fix_surrogates(blob)[0].encode("utf-8")
             with open(self.path, "ab") as f:
                 f.write(data)
                 f.flush()
