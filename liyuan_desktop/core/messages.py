@@ -765,6 +765,24 @@ CATALOG: dict[str, dict[str, str]] = {
     "qr.cli.mode_insert": {"zh": "默认放进输入框（disableSend）", "en": "inserted by default (disableSend)"},
     "qr.cli.hidden": {"zh": "（隐藏）", "en": " (hidden)"},
     "qr.cli.script": {"zh": "（STscript，不运行）", "en": " (STscript, not run)"},
+    # regex keys of a world book that are never matched (core/lore/keys.py Refused; Lorebook.warnings)
+    "lorekey.unsafe": {"zh": "正则关键词 {key} 无法安全运行：{why}（JavaScript 引擎不可用）",
+                       "en": "The regex key {key} cannot be run safely: {why} (the JavaScript engine is not available)",
+                       "nest": "why"},
+    "lorekey.unusable": {"zh": "正则关键词 {key} 无法使用：{why}（JavaScript 引擎不可用）",
+                         "en": "The regex key {key} cannot be used: {why} (the JavaScript engine is not available)",
+                         "nest": "why"},
+    # what reading a SillyTavern settings.json took over (core/lore/settings.py from_st_settings)
+    "wiset.st_not_int": {"zh": "{name} = {raw} 不是整数，保留 {kept}", "en": "{name} = {raw} is not an integer; kept {kept}"},
+    "wiset.st_old_budget": {"zh": "{name} = {value} 大于 100（旧版的写法），按 SillyTavern 改为 25",
+                            "en": "{name} = {value} is over 100 (the old way of writing it); changed to 25, as SillyTavern does"},
+    "wiset.st_out_of_range": {"zh": "{name} = {raw} 超出范围，保留 {kept}", "en": "{name} = {raw} is out of range; kept {kept}"},
+    "wiset.st_read": {"zh": "读入 {n} 项世界书设置：{items}", "en": "Read {n} world-info settings: {items}"},
+    "wiset.st_global_books": {"zh": "SillyTavern 里全局启用的世界书（{books}）没有一起导入：把它们的 JSON 放进梨园数据文件夹的「世界书」文件夹即可全局启用",
+                              "en": "The world books SillyTavern enables globally ({books}) were not imported with it: put "
+                                    "their JSON files in the world books folder of Liyuan's data folder to enable them "
+                                    "globally"},
+    "wiset.st_unknown": {"zh": "这些设置梨园还不认识，已忽略：{names}", "en": "Settings Liyuan does not know yet, ignored: {names}"},
 }
 
 

@@ -40,6 +40,24 @@ def utf16_slice(text: str, start: int, end: Optional[int] = None) -> str:
     return utf16_span(text, start, end)[0]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def fix_surrogates(text: str) -> tuple[str, int]:
+    """``text`` with UTF-16 surrogates made sound: an adjacent high + low pair (an emoji whose two halves came as
+    two ``\\uXXXX`` escapes, perhaps in two SSE chunks, or that a non-``u`` JavaScript regex split apart) becomes the
+    one character it encodes; a lone surrogate becomes U+FFFD. Returns (text, how many were replaced). Python
+    strings may hold lone surrogates (``json.loads`` of ``"\\ud800"``, QuickJS results), but they cannot be encoded
+    as UTF-8 or UTF-16, so text from a model or a script passes here before it is measured, saved or sent again.
+    Cheap when there are none (one regex search). The one surrogate repairer of the engine (llm.sse and the regex
+    engine use it)."""
+    if not _SURROGATE.search(text):
+        return text, 0
+    before = text.count("\ufffd")
+    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return fixed, fixed.count("\ufffd") - before
+
+
 # Same-length punctuation variants: each maps to one canonical character, so positions line up one to one.
 _PUNCT_PAIRS = {
     "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "„": '"', "＂": '"',

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from typing import Optional
 
 from ..jsruntime import PerThread, new_context
 from ..jsruntime import time_limit as js_time_limit
+from ..text import fix_surrogates
 
 log = logging.getLogger(__name__)
 
@@ -166,11 +166,7 @@ def engine_error() -> Optional[str]:
     return _engine_error
 
 
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
 def pair_surrogates(text: str) -> str:
-    """Re-pair UTF-16 halves split by a non-unicode regex; a half left alone becomes U+FFFD."""
-    if not _SURROGATE.search(text):
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    """Re-pair UTF-16 halves split by a non-unicode regex; a half left alone becomes U+FFFD
+    (:func:`liyuan_desktop.core.text.fix_surrogates` without the count)."""
+    return fix_surrogates(text)[0]

@@ -69,7 +69,8 @@ MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: Keys Liyuan adds to a kept SillyTavern message (its ``st`` fields) that are not SillyTavern's: the export drops them.
 INTERNAL_FIELDS = ("swipe_text",)
 #: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
-#: again on export, from the prompt (prompt.assemble) and when a reply echoes it (beat.echo).
+#: again on export, from the prompt (prompt.assemble opening_body), from the opening chapter of a role-play turned
+#: into a book (chat.prose_import) and when a reply echoes it (beat.echo). Its one pattern.
 OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
@@ -482,9 +483,10 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
     base_ts = parse_st_time(header.get("create_date")) or int(time.time() * 1000)
     existed = path.exists()  # SessionTree.create accepts an existing *empty* file
     tree = SessionTree.create(
-        path, HeaderEntry(id=new_id(), ts=base_ts, mode="roleplay", card=card_path,
-                          card_name=char_name, persona=user_name, title=title or Path(st.name).stem,
-                          st=header if not st.headerless else None, imported_from=st.name))
+        path, HeaderEntry.model_validate({  # ``st`` and ``imported_from`` are extra fields (kept in model_extra)
+            "id": new_id(), "ts": base_ts, "mode": "roleplay", "card": card_path, "card_name": char_name,
+            "persona": user_name, "title": title or Path(st.name).stem,
+            "st": header if not st.headerless else None, "imported_from": st.name}))
     try:
         parent = tree.header.id
         last_ts = base_ts

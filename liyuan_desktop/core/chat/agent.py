@@ -155,7 +155,7 @@ class AgentDesk:
             return (*AGENT_TOOLS, *WRITING_TOOLS)
         return AGENT_TOOLS
 
-    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Optional[Checkpoint]:
         """Write chapters (file name, text) into 正文/ and make a user checkpoint (seed: 导入三章)."""
         for name, text in chapters:
             self.story.write(name, text)

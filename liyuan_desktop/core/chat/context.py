@@ -30,7 +30,7 @@ from ..lore import Lorebook, merge_books
 from ..lore.books import chat_card_book, global_books_dir, load_books
 from ..lore.settings import WorldInfoSettings
 from ..macros import MacroContext, apply_macros
-from ..macros.ejs import has_template
+from ..macros.ejs import TemplateEnv, has_template
 from ..messages import message
 from ..paths import safe_name
 from ..prompt.assemble import system_prompt
@@ -114,7 +114,9 @@ class ChatContext:
         self.warnings: list[str] = []
         #: the chat's prompt templates (chat.templates; None when its texts use none) and what the last beat's
         #: prompt rendered from them (``[{"label", "output", "error"?}]``)
-        self.templates: Any = None
+        self.templates: Optional[TemplateEnv] = None
+        #: the templates' copy that renders messages for the conversation view (chat.templates.render_for_display)
+        self.display_templates: Optional[TemplateEnv] = None
         self.last_templates: list[dict[str, Any]] = []
         self.card = card
         # the persona: given, else chosen for this chat in the window (personas.json), else what the header stored
@@ -194,6 +196,8 @@ class ChatContext:
         #: the constants the system prompt holds (lore_layers.system_constants)
         self.fixed_lore = system_constants(self.book, self.card.name)
         self.prompter: Optional[PresetPrompter] = None
+        self.preset_sampling: Optional[Sampling]
+        self.preset_notes: list[str]
         self.preset_sampling, self.preset_notes = preset.request_sampling() if preset is not None else (None, [])
         if preset is not None:
             st_meta = ((tree.header.model_extra or {}).get("st") or {}).get("chat_metadata") or {}

@@ -17,7 +17,8 @@ from typing import Any, Optional
 
 from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
-from ..beat.loop import AskHandler, EventSink
+from ..beat.loop import EventSink
+from ..beat.tools.context import AskHandler
 from ..cards import Card, CardError, load_card
 from ..cards.edit import card_stamp, edited_notice, edited_since
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
@@ -35,7 +36,9 @@ from ..prompt.assemble import opening_text
 from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote, note_anchor
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import load_installed_preset
+from ..session.entries import AssistantEntry
 from ..session.tree import SessionTree
+from ..story.checkpoint_model import Checkpoint
 from ..text import utf16_len
 from . import recovery, turn
 from .agent import RestoreResult
@@ -160,7 +163,7 @@ class Chat(ChatView):
     def _user(self, text: str, parent_id: Optional[str] = None) -> None:
         """Put the user's words on disk before the first model call (SessionWriteError and a rollback if not)."""
         mark = self.tree.pending_mark()
-        self.tree.append("user", text=text, **({"parent_id": parent_id} if parent_id is not None else {}))
+        self.tree.append("user", parent_id=self.tree.leaf_id if parent_id is None else parent_id, text=text)
         try:
             self.tree.commit()
         except OSError as e:
@@ -250,15 +253,16 @@ class Chat(ChatView):
             raise ValueError("回复不能是空的")
         owner, snap = self._reply_slot(reply_id)
         mark = self.tree.pending_mark()
-        self.tree.append("assistant", parent_id=owner.id, text=text, sealed=True, by="user", edit_of=reply_id)
-        self._carry(snap)
+        reply: AssistantEntry = self.tree.append("assistant", parent_id=owner.id, text=text, sealed=True, by="user",
+                                                 edit_of=reply_id)
+        self._carry(snap)  # a carried snapshot goes below the new reply
         try:
             self.tree.commit()
         except OSError as e:
             self.tree.rollback(mark)
             raise SessionWriteError(e) from e
         self.write_meta()
-        return self.tree.leaf_id if snap is None else self.tree.get(self.tree.leaf_id).parent_id
+        return reply.id
 
     @notices(BEAT)
     async def continue_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
@@ -293,7 +297,8 @@ class Chat(ChatView):
         call), RuntimeError while a beat runs."""
         self._idle("代拟")
         preset = self.context.preset
-        prompt = preset.impersonation_prompt if preset and (preset.impersonation_prompt or "").strip() else DEFAULT_IMPERSONATION_PROMPT
+        own = preset.impersonation_prompt if preset is not None else None
+        prompt = own if own is not None and own.strip() else DEFAULT_IMPERSONATION_PROMPT
         return await turn.impersonate(self, prompt, on_delta)
 
     @notices(Changes.of("settings"))
@@ -339,7 +344,7 @@ class Chat(ChatView):
     def swipe(self, entry_id: str, delta: int) -> str:
         """「◀ n/m ▶」: the previous (-1) / next (+1) alternative of a reply or user message, wrapping around."""
         target = self.branches.swipe_target(entry_id, delta)
-        return self.tree.leaf_id if target is None else self.select(target)
+        return self.tree.active_leaf if target is None else self.select(target)
 
     @notices(EVERYTHING)
     def undo(self) -> str:
@@ -387,12 +392,13 @@ class Chat(ChatView):
         none, RuntimeError while a beat runs."""
         self._idle("撤下")
         left = self.unanswered()
-        if left is None or left.parent_id is None:
+        back: Optional[str] = left.parent_id if left is not None else None
+        if back is None:
             raise ValueError("没有未得到回应的话")
-        self.tree.set_leaf(left.parent_id)
+        self.tree.set_leaf(back)
         self.tree.persist_leaf()
         self.write_meta()
-        return left.parent_id
+        return back
 
     @notices(Changes.of("ledger"))
     async def repair_ledger(self, on_event: Optional[EventSink] = None) -> list[BeatResult]:
@@ -673,8 +679,8 @@ class Chat(ChatView):
         return self.agent.system()
 
     @notices(Changes.of("files", "checkpoints", "outline", "threads"))
-    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Any:
-        """Write chapters (file name, text) into 正文/ and make a user checkpoint."""
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Optional[Checkpoint]:
+        """Write chapters (file name, text) into 正文/ and make a user checkpoint (None when nothing changed)."""
         return self.agent.import_chapters(chapters, message)
 
     def checkpoint_turn_text(self, checkpoint: Any) -> Optional[str]:

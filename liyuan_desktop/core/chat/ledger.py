@@ -23,7 +23,7 @@ Status-bar writes (issue 13 §2, :meth:`BranchLedger.write_frame`) are user snap
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict
 
 from ..cards import Card
 from ..ledger.mvu import MvuState, greeting_variables
@@ -33,6 +33,42 @@ from ..session.tree import SessionTree
 
 FRAME_SCOPES = ("message", "chat", "character", "global")
 """The variable scopes a status-bar frame writes (TavernHelper's ``VariableOption.type`` without ``script``)."""
+
+
+class SnapshotExtras(TypedDict, total=False):
+    """The optional extra keys of an ``rp-state`` snapshot (module doc), passed to ``SessionTree.append`` as
+    keyword arguments: the variable tree (``mvu``, ``vars_raw``, ``for_message``, ``frame_vars``), what the scribe
+    applied to it and to the panels, the reply a snapshot ``covers``, and the scribe call's usage, model and
+    language."""
+
+    mvu: dict[str, Any]
+    vars_raw: bool
+    for_message: str
+    frame_vars: dict[str, dict[str, Any]]
+    mvu_applied: list[str]
+    mvu_warnings: list[str]
+    mvu_actor_applied: list[str]
+    panels: dict[str, dict[str, Any]]
+    panel_applied: list[str]
+    panel_warnings: list[str]
+    covers: str
+    scribe_usage: dict[str, Any]
+    scribe_model: str
+    language: str
+
+
+class Items(Protocol):
+    """The active branch's transcript items as :meth:`BranchLedger.write_frame` reads them: a list of item dicts or
+    a ``session.transcript.TranscriptItems`` (indexing, ``len`` and ``reversed``)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int, /) -> dict[str, Any]: ...
+
+
+def _never(e: Any) -> bool:
+    """No snapshot is skipped."""
+    return False
 
 
 def _not_in_force(e: Any) -> bool:
@@ -46,10 +82,10 @@ class _Scan:
 
     def __init__(self, key: str, want_dict: bool = False):
         self.key, self.want_dict = key, want_dict
-        self.skip = (lambda e: False) if key != "mvu" else _not_in_force
+        self.skip: Callable[[Any], bool] = _never if key != "mvu" else _not_in_force
         self.at: tuple[int, Optional[str], Any] = (0, None, None)
 
-    def find(self, path: list[Any]) -> Any:
+    def find(self, path: Sequence[Any]) -> Any:
         n, last_id, found = self.at
         if not (n and len(path) >= n and path[n - 1].id == last_id):
             n, found = 0, None
@@ -111,7 +147,7 @@ class BranchLedger:
         """The user edited the ledger: a new snapshot (source user), the variable tree carried over unchanged; the
         leaf is persisted. Raises OSError when the disk refuses."""
         mvu = self.mvu()
-        extra = {"mvu": mvu.to_dict()} if mvu is not None else {}
+        extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
         self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
 
@@ -134,7 +170,7 @@ class BranchLedger:
         found = self._frame.find(self.tree.path_to())
         return copy.deepcopy(found.frame_vars) if found is not None else {}
 
-    def write_frame(self, scope: str, variables: dict[str, Any], message_id: Any, items: Sequence[dict[str, Any]]) -> bool:
+    def write_frame(self, scope: str, variables: dict[str, Any], message_id: Any, items: Items) -> bool:
         """Record a status-bar frame's write (module doc): ``scope`` one of :data:`FRAME_SCOPES`, ``variables``
         the whole new table of that scope; for scope message, ``message_id`` names the opening / reply it belongs
         to in ``items`` (the active branch's transcript items): its index there (SillyTavern's message id, what the
@@ -147,7 +183,7 @@ class BranchLedger:
         if not isinstance(variables, dict):
             raise ValueError("变量表必须是对象")
         variables = copy.deepcopy(variables)
-        extra: dict[str, Any] = {}
+        extra: SnapshotExtras = {}
         if scope == "message":
             item = _item_of(items, message_id)
             if item is None or item.get("role") not in ("opening", "assistant"):
@@ -174,7 +210,7 @@ class BranchLedger:
         return True
 
 
-def _item_of(items: Sequence[dict[str, Any]], message_id: Any) -> Optional[dict[str, Any]]:
+def _item_of(items: Items, message_id: Any) -> Optional[dict[str, Any]]:
     """The transcript item a frame's ``message_id`` names (an index, as int or digits, or an entry id)."""
     if isinstance(message_id, bool) or message_id is None:
         return None

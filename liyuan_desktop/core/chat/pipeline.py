@@ -16,6 +16,7 @@ from ..ledger.panels import panel_data
 from ..ledger.scribe import run_scribe
 from ..ledger.state import WorldState, format_roster, format_state
 from ..llm.types import ChatMessage
+from .ledger import SnapshotExtras
 from .results import BeatResult, BeatSaveError, call_tokens
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,7 +101,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     result.scribe = sc
     tree = chat.tree
     if sc.result is not None:
-        extra: dict[str, Any] = {}
+        extra: SnapshotExtras = {}
         if mvu is not None:  # the variable tree lives in the same snapshot as the ledger
             mr = sc.mvu_result
             extra = {"mvu": (mr.state if mr else mvu).to_dict(), "mvu_applied": actor_applied + (list(mr.applied) if mr else []),
@@ -110,13 +111,15 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
             if mr:
                 result.warnings += list(mr.warnings)
         if panels:  # panel data lives in the same snapshot too: {panel id: data}
-            extra.update(panels=panel_data(sc.panels if sc.panels is not None else panels),
-                         panel_applied=list(sc.panel_applied), panel_warnings=list(sc.panel_warnings))
+            extra["panels"] = panel_data(sc.panels if sc.panels is not None else panels)
+            extra["panel_applied"] = list(sc.panel_applied)
+            extra["panel_warnings"] = list(sc.panel_warnings)
             result.warnings += list(sc.panel_warnings)
         if covers is not None:
             extra["covers"] = covers
         # what the scribe call cost and who answered it (the inspector shows them), its language when not Chinese
-        extra.update(scribe_usage=sc.usage, scribe_model=sc.model)
+        extra["scribe_usage"] = sc.usage
+        extra["scribe_model"] = sc.model
         if c.language and c.language != "zh":
             extra["language"] = c.language
         tree.append("rp-state", state=sc.result.state.to_dict(), source="scribe", applied=sc.result.applied,
@@ -129,9 +132,10 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     elif sc.error:
         result.warnings.append(sc.error)
         if actor_applied and mvu is not None:  # the scribe failed, the actor's own updates still count
+            covered: SnapshotExtras = {"covers": covers} if covers is not None else {}
             tree.append("rp-state", state=state.to_dict(), source="scribe", warnings=[sc.error], mvu=mvu.to_dict(),
                         mvu_applied=actor_applied, mvu_actor_applied=actor_applied,
-                        **({"covers": covers} if covers is not None else {}))
+                        **covered)
             try:
                 tree.commit()
             except OSError as e:

@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from ..prompt.assemble import opening_body
 from ..story.chapters import chapter_filename, split_text_into_chapters
 from ..story.checkpoint_model import Checkpoint
 from .facade import Chat
@@ -36,7 +37,6 @@ from .facade import Chat
 #: file suffixes :func:`import_folder` takes (case-insensitive)
 PROSE_SUFFIXES = (".md", ".txt")
 
-_OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\r?\n?")
 _LEADING_NUMBER = re.compile(r"^[0-9０-９]+(?:[ \t\u3000]*[-_.．、—:：][ \t\u3000]*|[ \t\u3000]+|$)")
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
               "九": 9, "壹": 1, "贰": 2, "叁": 3, "肆": 4, "伍": 5, "陆": 6, "柒": 7, "捌": 8, "玖": 9}
@@ -112,10 +112,10 @@ def _cn_to_int(s: str) -> int:
     return total + section + digit
 
 
-def natural_key(name: str) -> tuple:
+def natural_key(name: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
     """Sort key for file names in reading order: digit runs compare as numbers (``2`` before ``10``, full-width
     digits too), and so do Chinese numerals after 第 (``第二章`` before ``第十章``); ties by the name itself."""
-    parts: list[tuple[int, Any]] = []
+    parts: list[tuple[int, int | str]] = []  # (0, number) or (1, text): a number never meets a text
     pos = 0
     for m in _KEY_PART.finditer(name):
         if m.start() > pos:
@@ -156,7 +156,7 @@ def _named(chat: Any, titled: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(chapter_filename(start + i, title, width=width), text) for i, (title, text) in enumerate(titled)]
 
 
-def _commit(chat: Any, chapters: list[tuple[str, str]], message: str) -> Optional[Checkpoint]:
+def _commit(chat: Chat, chapters: list[tuple[str, str]], message: str) -> Optional[Checkpoint]:
     if not chapters:
         return None
     return chat.import_chapters(chapters, message=message)
@@ -212,7 +212,7 @@ def chapters_from_roleplay(rp_chat: Any) -> list[tuple[str, str]]:
     beat = 0
     for e in path:
         if e.type == "opening" and opening is None:
-            opening = _OPENING_HEADER.sub("", e.text, count=1)
+            opening = opening_body(e.text)
         elif e.type == "user":
             beat += 1
         elif e.type == "assistant" and getattr(e, "sealed", True):

@@ -27,6 +27,7 @@ from typing import Any, Optional
 
 from ..beat.draft import DRAFT_LOG_NAME, DraftLog
 from ..cards import Card
+from ..session.entries import UserEntry
 from ..session.tree import SessionTree
 
 #: The warning a beat entry rebuilt from the draft log carries.
@@ -119,6 +120,6 @@ def unanswered(tree: SessionTree) -> Optional[Any]:
 def user_before(tree: SessionTree, entry_id: str) -> str:
     """The user's words the reply ``entry_id`` answers (the nearest user entry above it; "" when none)."""
     for e in reversed(tree.path_to(entry_id)):
-        if e.type == "user":
+        if isinstance(e, UserEntry):  # what a "user" line always parses to (a lazy one is a subclass)
             return e.text
     return ""

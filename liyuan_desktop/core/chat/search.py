@@ -248,7 +248,10 @@ def search_file(session: Path, matcher: Matcher, *, limit: int = 200,
                 return
             head = _LINE_HEAD.match(raw)
             if head is not None:
-                eid, parent, t = (None if g is None else g.decode("utf-8", "replace") for g in head.groups())
+                eid: str = head.group(1).decode("utf-8", "replace")  # groups 1 and 3 always take part
+                t: str = head.group(3).decode("utf-8", "replace")
+                raw_parent = head.group(2)  # None for "parent_id":null
+                parent = None if raw_parent is None else raw_parent.decode("utf-8", "replace")
                 if t == "leaf":
                     m = _LEAF_TARGET.search(raw, 0, 200)
                     leaf = m.group(1).decode("utf-8", "replace") if m is not None else leaf

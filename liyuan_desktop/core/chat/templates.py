@@ -219,9 +219,9 @@ def render_for_display(c: "ChatContext", text: str, item: dict[str, Any]) -> str
     if env is None or not has_template(text):
         return text
     with _display_lock:
-        d = getattr(c, "_display_templates", None)
+        d = c.display_templates
         if d is None:
-            d = c._display_templates = env.with_same_book()
+            d = c.display_templates = env.with_same_book()
         d.begin_beat()  # each message shown gets the budget of a beat
         d.update(message=item.get("variables") if isinstance(item.get("variables"), dict) else {}, chat=env.chat,
                  global_=env.globals_, character=env.character, char=c.card.name, user=c.persona)

@@ -11,11 +11,12 @@ user entry is on disk before the first model call); sealed → assistant entry +
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, TypedDict
 
 from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from ..beat.events import Activity, BeatFinished, BeatStarted
-from ..beat.loop import CUT_MESSAGES, AskHandler, Beat, BeatInput, EventSink, PreviousBeat
+from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
+from ..beat.tools.context import AskHandler
 from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
 from ..ledger.mvu import parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
@@ -43,12 +44,23 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 
+class BeatExtras(TypedDict, total=False):
+    """The optional extra keys of a ``beat`` entry, passed to ``SessionTree.append`` as keyword arguments: what
+    the prompt templates rendered (``ChatContext.last_templates``), why an unsealed reply was ``cut``
+    (``BeatOutput.cut``), and ``play_mode`` "prose" for a beat played in prose mode."""
+
+    templates: list[dict[str, Any]]
+    cut: str
+    play_mode: Literal["prose"]
+
+
 def previous_beat(h: HistoryCache) -> Optional[PreviousBeat]:
     """The newest reply on the branch as the loop's editable previous beat, or None."""
-    last = next((t for t in reversed(h.turns) if t.final is not None), None)
-    if last is None:
-        return None
-    return PreviousBeat(assistant_id=last.assistant_id, text=last.final, version=h.revisions.get(last.assistant_id, ("", 0))[1])
+    for last in reversed(h.turns):
+        if last.final is not None:
+            return PreviousBeat(assistant_id=last.assistant_id, text=last.final,
+                                version=h.revisions.get(last.assistant_id, ("", 0))[1])
+    return None
 
 
 def beat_macros(chat: "Chat", h: HistoryCache, user_text: str) -> MacroContext:
@@ -232,7 +244,8 @@ async def run_loop(chat: "Chat", inp: BeatInput, max_rounds: Optional[int]) -> A
 
 
 async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
-               max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "", how: str = "send",
+               max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "",
+               how: Literal["send", "regenerate", "continue", "edit"] = "send",
                continues: Optional[str] = None) -> BeatResult:
     """Play the beat for ``user_text`` (already on the tree) on the active branch and store it (module doc).
     ``draft``/``note``: 「继续」 on an unfinished draft, or the sealed reply being continued; ``how``: send |
@@ -314,12 +327,17 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         emit(on_event, Activity(level="warning", text=ignored))
     tree = chat.tree
     lore = chat.last_activation[0] if chat.last_activation is not None else None
+    extra: BeatExtras = {}
+    if c.last_templates:
+        extra["templates"] = c.last_templates
+    if out.cut:
+        extra["cut"] = out.cut
+    if prose:
+        extra["play_mode"] = "prose"
     beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, draft=out.draft.text,
                              draft_version=out.draft.version, injection=injection, activated=activated,
                              activity=out.activity, warnings=out.warnings, error=out.error,
-                             lore_timed=lore.timed.model_dump() if lore is not None else None,
-                             **({"templates": c.last_templates} if c.last_templates else {}),
-                             **({"cut": out.cut} if out.cut else {}), **({"play_mode": "prose"} if prose else {}),
+                             lore_timed=lore.timed.model_dump() if lore is not None else None, **extra,
                              sent=encode_sent(messages, c.system, hist, list(inp.tool_names)))
     result = BeatResult(user=user_text, injection=injection, activated=activated,
                         calls=[[t.name for t in call.tool_calls] for call in out.calls], outcome=out.outcome,

@@ -9,7 +9,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Optional
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Optional, cast
 
 from ..beat.loop import Beat
 from ..cards import Card
@@ -43,6 +43,9 @@ from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
 from .world_info import ChatWorldInfo
 from .writing_room import CodexEntry, WritingRoom
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facade import Chat
 
 
 class ChatView:
@@ -155,7 +158,13 @@ class ChatView:
         p = self.context.preset
         if p is None:
             return None
-        return describe_preset(p, provider or getattr(self.model, "provider", "other"))
+        kind = getattr(self.model, "provider", None)  # an OpenAIChatModel's provider kind; a replay has none
+        return describe_preset(p, provider or (kind if isinstance(kind, str) else "other"))
+
+    def _chat(self) -> "Chat":
+        """This chat as the :class:`~.facade.Chat` the turn's functions take."""
+        # The cast holds: ChatView is only ever made as the base of Chat (core.chat.facade), never on its own.
+        return cast("Chat", self)
 
     # -- read-only queries ----------------------------------------------------------------------------------
     def history(self) -> HistoryCache:
@@ -185,11 +194,11 @@ class ChatView:
 
     def prepare(self, user_text: str) -> tuple[str, list[str], list[Any], WorldState, Any]:
         """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text``."""
-        return turn.prepare(self, user_text)
+        return turn.prepare(self._chat(), user_text)
 
     def lore_reasons(self) -> list[str]:
         """Why each entry of the last world-info activation fired, one line each."""
-        return turn.lore_reasons(self)
+        return turn.lore_reasons(self._chat())
 
     # -- world-info settings (issue 14 §1) ------------------------------------------------------------------------
     def world_info_settings(self) -> WorldInfoSettings:

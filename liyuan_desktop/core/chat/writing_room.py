@@ -15,6 +15,7 @@ thread event the user made (:meth:`WritingRoom.state_blocks`): a chat using none
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from pathlib import Path
@@ -352,7 +353,7 @@ class WritingRoom:
         al = self.aliases()
         facts = self._facts()
         r = state.roster
-        seen = {}
+        seen: dict[str, str] = {}  # name -> in-story time of first appearance (Roster's tables)
         if r is not None:
             for table in (r.characters, r.places, r.items, r.events):
                 for n, t in table.items():
@@ -389,7 +390,7 @@ class WritingRoom:
                 data = Path(e.path).read_bytes()
             except OSError:
                 continue
-            files[e.name] = self._words.count(sha256_hex(data), lambda d=data: d.decode("utf-8", errors="replace"))
+            files[e.name] = self._words.count(sha256_hex(data), functools.partial(data.decode, "utf-8", "replace"))
         p = book_progress(files, self.outline())
         if (self.dir / "历史").is_dir():
             hist = self._history()

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .types import ChatMessage, ChatRequest, ModelError
+from .types import ChatMessage, ChatRequest, ChatResponse, ModelError
 
 if TYPE_CHECKING:  # httpx is imported by the functions that ask a server (issue 15: not at start-up)
     import httpx
@@ -366,7 +366,8 @@ def now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
-async def _ask(client: Any, request: ChatRequest) -> tuple[Optional[Any], Optional[ModelError], dict[str, Any]]:
+async def _ask(client: Any, request: ChatRequest) -> tuple[Optional[ChatResponse], Optional[ModelError], dict[str, Any]]:
+    """``(response, None, wire)`` when the request worked, ``(None, error, {})`` when it failed."""
     try:
         response = await client.complete(request)
     except ModelError as exc:
@@ -412,7 +413,7 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
             field = wire.get("reasoning_field")
             if field:
                 caps.reasoning = field
-            elif "<think>" in (response.content or ""):
+            elif response is not None and "<think>" in (response.content or ""):  # not None: error is None
                 caps.reasoning = "think_tags"
 
         if error is None or error.kind not in ("auth", "not_found", "network"):
@@ -435,13 +436,13 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
                 elif terr.kind == "bad_request":
                     caps.tools = "rejected"
                 notes.append(f"带工具的请求失败 / request with tools failed: {terr.message[:200]}")
-            elif response.tool_calls:
+            elif response is not None and response.tool_calls:  # not None: terr is None
                 caps.tools = "works"
                 if twire.get("streamed"):
                     caps.streamed_tool_deltas = twire.get("tool_pieces", 0) > 1
             else:
                 caps.tools = "ignored"
-                if caps.reasoning is None and "<think>" in (response.content or ""):
+                if caps.reasoning is None and response is not None and "<think>" in (response.content or ""):
                     caps.reasoning = "think_tags"
         caps.context_window = await window_task
     finally:

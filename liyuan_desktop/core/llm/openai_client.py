@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
+from ..text import fix_surrogates
 from .client_messages import ClientMessages
 from .errors import (
     MAX_ERROR_BODY,
@@ -49,7 +50,7 @@ from .errors import (
 )
 from .rate import MinRate
 from .sampling import apply_sampling, provider_kind
-from .sse import MAX_PLAIN_BODY, SSE_FIELDS, StreamAssembler, fix_surrogates, stream_lines
+from .sse import MAX_PLAIN_BODY, SSE_FIELDS, StreamAssembler, stream_lines
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 from .usage import estimate_usage
 

@@ -10,10 +10,10 @@ import asyncio
 import inspect
 import json
 import logging
-import re
 import uuid
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional
 
+from ..text import fix_surrogates
 from .types import ChatResponse, DeltaKind, OnDelta, StreamDelta, ToolCall
 from .usage import parse_usage
 
@@ -36,22 +36,8 @@ def _arguments_text(value: Any) -> str:
 
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 #: The notice shown when a model's text held a lone UTF-16 surrogate (replaced by U+FFFD).
 LONE_SURROGATE_NOTICE = "模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �"
-
-
-def fix_surrogates(text: str) -> tuple[str, int]:
-    """``text`` with UTF-16 surrogates made sound: an adjacent high + low pair (an emoji whose two halves came as
-    two ``\\uXXXX`` escapes, perhaps in two SSE chunks) becomes the one character it encodes; a lone surrogate
-    (``\\ud800`` alone in tool arguments) becomes U+FFFD. Returns (text, how many were replaced). Python strings
-    may hold lone surrogates after ``json.loads``, but they cannot be encoded as UTF-8 or UTF-16, so every text
-    from a model passes here before it is measured, saved or sent again. Cheap when there are none."""
-    if not _SURROGATE.search(text):
-        return text, 0
-    before = text.count("\ufffd")
-    fixed = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
-    return fixed, fixed.count("\ufffd") - before
 
 
 def fix_surrogates_in(value: Any) -> tuple[Any, int]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Un
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..messages import message
 from .budget import approx_tokens, token_weight
 from .compile import CompiledBook, EntryRec, KeyIndex
 from .groups import filter_groups
@@ -373,8 +374,7 @@ SAFETY_MAX_CHARS = 1_000_000
 def _safety_notice(warnings: list[str], n: int, chars: int, passes: int) -> None:
     log.warning("world-info activation stopped by the safety bound: %d entries, %d characters, %d passes",
                 n, chars, passes)
-    warnings.append(f"世界书激活条目过多：已激活 {n} 条（约 {chars:,} 字）后停止扫描，其余条目这一拍不发送"
-                    "（可在世界书设置里设预算或递归步数上限）")
+    warnings.append(message("beat.lore_safety", n=n, chars=f"{chars:,}"))
 
 
 #: Use the key index (:class:`.compile.KeyIndex`) to pick the entries a pass looks at. False: look at every active

@@ -197,8 +197,9 @@ class CompiledBook:
 
     @property
     def warnings(self) -> list[str]:
-        """The regex keys (primary and secondary, every entry, processing order) that cannot be used, one Chinese
-        line each; computed on first use (compiling a book's regex keys costs ~0.2 ms each)."""
+        """The regex keys (primary and secondary, every entry, processing order) that cannot be used, one line
+        each (catalog messages ``lorekey.*``: Chinese text, rendered by the front ends); computed on first use
+        (compiling a book's regex keys costs ~0.2 ms each)."""
         if self._warnings is None:
             out: list[str] = []
             for i in self.order:

@@ -14,6 +14,7 @@ from typing import Any, Optional, Union
 from ..jsruntime import PerThread, new_context, time_limit
 from ..linear_regex import LinearRegexRefused, compile_re2, re2_safe_text
 from ..linear_regex import search as linear_search
+from ..messages import Msg, message
 from .jsregex import JsRegexUnsupported, parse_regex_key, translate_js_regex, translate_js_regex_re2
 from .model import ASCII_WORD
 from .scan import Haystack
@@ -111,7 +112,8 @@ class _Regex:
 
 class Refused:
     """A key that is never matched: a regex key ST would run but we refuse (unsafe or not compilable);
-    ``reason`` says why, for the book's warnings. Same interface as the matchers (``kind``, ``lowered``)."""
+    ``reason`` says why, for the book's warnings (a catalog message: its Chinese text, rendered in the user's
+    language by the front ends). Same interface as the matchers (``kind``, ``lowered``)."""
     __slots__ = ("reason",)
     kind = "refused"
     lowered = False
@@ -206,6 +208,11 @@ class _JsEval:
 Matcher = Union[_Plain, _Regex, _JsEval, Refused]
 
 
+def _why(exc: Exception) -> Msg | str:
+    """Why a regex key was refused: the exception's message (a catalog :class:`Msg` kept as one), else its text."""
+    return exc.args[0] if exc.args and isinstance(exc.args[0], Msg) else str(exc)
+
+
 @lru_cache(maxsize=65536)
 def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool = True) -> Matcher:
     """The matcher for one key text (already substituted/trimmed as the caller wants).
@@ -226,13 +233,13 @@ def compile_key(key: str, case_sensitive: bool = False, match_whole_words: bool 
                 eng = _js_engine()
                 if eng is not None and eng.valid(*rk):
                     return _JsEval(*rk)
-                return Refused(f"正则关键词 {key} 无法安全运行：{exc}（JavaScript 引擎不可用）")
+                return Refused(message("lorekey.unsafe", key=key, why=_why(exc)))
         except JsRegexUnsupported as exc:
             eng = _js_engine()
             if eng is not None and eng.valid(*rk):
                 return _JsEval(*rk)
             if eng is None:
-                return Refused(f"正则关键词 {key} 无法使用：{exc}（JavaScript 引擎不可用）")
+                return Refused(message("lorekey.unusable", key=key, why=_why(exc)))
         except ValueError:
             eng = _js_engine()
             if eng is not None and eng.valid(*rk):  # stricter than JavaScript here: let JavaScript run it

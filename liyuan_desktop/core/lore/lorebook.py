@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pydantic import BaseModel, Field, PrivateAttr
 
+from ..messages import message
 from . import bookcache as _bookcache
 from .activation import PLAIN_RUN, ActivationOptions, ActivationResult
 from .activation import activate as _activate
@@ -362,7 +363,7 @@ class Lorebook(BaseModel):
         warnings: list[str] = []
         for i, e in enumerate(raw_entries):
             if not isinstance(e, dict):
-                warnings.append(f"世界书第 {i + 1} 条不是对象，已跳过")
+                warnings.append(message("bookwarn.entry_not_object", i=i + 1))
                 continue
             if e.get("id") is not None and opt_int(e.get("id")) is not None:
                 uid = as_int(e.get("id"), i)
@@ -372,7 +373,7 @@ class Lorebook(BaseModel):
                 uid = next_id
                 used.add(uid)
             if "enabled" not in e:
-                warnings.append(f"世界书条目 {uid} 没有 enabled 字段，按 SillyTavern 视为禁用")
+                warnings.append(message("bookwarn.no_enabled", uid=uid))
             entries.append(new_entry(parse_card_entry(e, uid), e, "card", bname, source))
         depth = book.get("scan_depth")
         out = cls(
@@ -414,7 +415,7 @@ class Lorebook(BaseModel):
         for k in js_key_order(raw.keys()):
             w = raw[k]
             if not isinstance(w, dict):
-                warnings.append(f"世界书条目 {k} 不是对象，已跳过")
+                warnings.append(message("bookwarn.key_not_object", k=k))
                 continue
             uid = as_int(w.get("uid"), as_int(k, len(entries)))
             entries.append(new_entry(parse_wi_entry(w, uid), w, "wi", bname, source))

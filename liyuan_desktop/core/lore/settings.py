@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..messages import message
+
 if TYPE_CHECKING:  # type only: applying settings sets the book's scan fields
     from .lorebook import Lorebook
 
@@ -189,8 +191,6 @@ def field_name(key: str) -> str:
     for cand in (k, _PREFIX + k):
         if cand in fields:
             return cand
-    from ..messages import message  # the names joined in the user's language (「、」 / ", ")
-
     raise ValueError(message("wiset.unknown", key=key, names=list(fields)))
 
 
@@ -205,7 +205,7 @@ def parse_value(name: str, text: str) -> Any:
             return True
         if low in ("false", "0", "off", "no", "否", "关"):
             return False
-        raise ValueError(f"{name} 要填 true 或 false，不是「{text}」")
+        raise ValueError(message("wiset.bool", name=name, text=text))
     if name == "world_info_character_strategy":
         by_name = {v: k for k, v in STRATEGY_NAMES.items()}
         if t.lower() in by_name:
@@ -213,7 +213,7 @@ def parse_value(name: str, text: str) -> Any:
     try:
         return int(t)
     except ValueError:
-        raise ValueError(f"{name} 要填整数，不是「{text}」") from None
+        raise ValueError(message("wiset.int", name=name, text=text)) from None
 
 
 def check_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +226,7 @@ def check_overrides(overrides: dict[str, Any]) -> dict[str, Any]:
             out[name] = getattr(WorldInfoSettings.model_validate({name: value}), name)
         except ValidationError as e:
             msg = e.errors(include_input=False, include_url=False)[0].get("msg", "")
-            raise ValueError(f"世界书设置 {name} 的值「{value}」不行：{msg}") from None
+            raise ValueError(message("wiset.value", name=name, value=value, msg=msg)) from None
     return out
 
 
@@ -236,7 +236,7 @@ def parse_assignments(items: Iterable[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
-            raise ValueError(f"--wi 要写成 名字=值（如 world_info_depth=4），不是「{item}」")
+            raise ValueError(message("wiset.syntax", item=item))
         key, _, text = item.partition("=")
         name = field_name(key)
         out.update(check_overrides({name: parse_value(name, text)}))
@@ -284,7 +284,7 @@ def from_st_settings(data: Any, base: Optional[WorldInfoSettings] = None) -> tup
     out of range and kept at ``base``, and what is not taken over (the global book selection ``world_info``, keys
     this version does not know). ValueError (Chinese) when ``data`` has no world-info settings at all."""
     if not isinstance(data, dict):
-        raise ValueError("这不是 SillyTavern 的 settings.json（顶层不是对象）")
+        raise ValueError(message("wiset.not_settings"))
     block = data.get("world_info_settings")
     if not isinstance(block, dict):
         block = data
@@ -301,30 +301,29 @@ def from_st_settings(data: Any, base: Optional[WorldInfoSettings] = None) -> tup
         else:
             num = _js_number(raw)
             if num is None or not math.isfinite(num) or num != int(num):
-                notes.append(f"{name} = {raw!r} 不是整数，保留 {values[name]}")
+                notes.append(message("wiset.st_not_int", name=name, raw=repr(raw), kept=values[name]))
                 continue
             value = int(num)
             if name == "world_info_budget" and value > 100:  # SillyTavern's migration of old absolute budgets
-                notes.append(f"{name} = {value} 大于 100（旧版的写法），按 SillyTavern 改为 25")
+                notes.append(message("wiset.st_old_budget", name=name, value=value))
                 value = 25
         try:
             WorldInfoSettings.model_validate({name: value})
         except ValidationError:
-            notes.append(f"{name} = {raw!r} 超出范围，保留 {values[name]}")
+            notes.append(message("wiset.st_out_of_range", name=name, raw=repr(raw), kept=values[name]))
             continue
         values[name] = value
         read.append(name)
     if not read and not any(k in block for k in fields):
-        raise ValueError("这个文件里没有 SillyTavern 的世界书设置（world_info_settings 或 world_info_* 键）")
+        raise ValueError(message("wiset.none"))
     settings = WorldInfoSettings.model_validate(values)
     if read:
-        notes.insert(0, f"读入 {len(read)} 项世界书设置：" + "、".join(f"{n}={getattr(settings, n)}" for n in read))
+        notes.insert(0, message("wiset.st_read", n=len(read), items=[f"{n}={getattr(settings, n)}" for n in read]))
     sel = block.get("world_info")
     books = sel.get("globalSelect") if isinstance(sel, dict) else sel if isinstance(sel, list) else None
     if books:
-        notes.append("SillyTavern 里全局启用的世界书（" + "、".join(str(b) for b in books) + "）没有一起导入："
-                     "把它们的 JSON 放进梨园数据文件夹的「世界书」文件夹即可全局启用")
+        notes.append(message("wiset.st_global_books", books=[str(b) for b in books]))
     unknown = sorted(k for k in block if isinstance(k, str) and k.startswith(_PREFIX) and k not in fields)
     if unknown:
-        notes.append("这些设置梨园还不认识，已忽略：" + "、".join(unknown))
+        notes.append(message("wiset.st_unknown", names=unknown))
     return settings, notes

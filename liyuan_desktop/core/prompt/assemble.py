@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Optional, Sequence
 
 from ..cards import Card
 from ..cards.st_chat import OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
@@ -220,7 +220,7 @@ class HistoryCache:
             self.messages.append(ChatMessage(role="user", content=self._pending_user))
         self._pending_user = None
 
-    def update(self, path: list[Any]) -> "HistoryCache":
+    def update(self, path: Sequence[Any]) -> "HistoryCache":
         """Bring the cache to ``path`` (the branch's entries, root first) and return it: only the entries after the
         ones seen last time are read when ``path`` extends that path, else it is rebuilt from scratch."""
         n = self.n

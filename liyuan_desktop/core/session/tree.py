@@ -26,13 +26,14 @@ import secrets
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from ..fsutil import atomic_write_bytes
 from ..messages import message
+from ..text import fix_surrogates
 from . import index_cache
 from .branch_path import BranchPath
-from .entries import ENTRY_ADAPTER, ENTRY_TYPES, HeaderEntry, LeafEntry, OtherEntry, now_ms
+from .entries import ENTRY_ADAPTER, ENTRY_TYPES, Entry, HeaderEntry, LeafEntry, OtherEntry, now_ms
 from .lazy import BEAT_HEAD, LAZY_CACHED, LAZY_CLASSES, REAL_CLASSES, TYPE_AT_START, VALIDATORS, is_lazy, make_lazy
 
 _BOM = b"\xef\xbb\xbf"
@@ -52,7 +53,7 @@ def new_id(taken: Optional[set[str] | dict[str, Any]] = None) -> str:
             return i
 
 
-def _dump(entry: BaseModel) -> str:
+def _dump(entry: Entry | OtherEntry) -> str:
     d = entry.model_dump(mode="json", exclude_none=True)
     d = {"id": d.pop("id"), "parent_id": entry.parent_id, **d}  # parent_id always present (null at the root)
     return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
@@ -232,7 +233,7 @@ class SessionTree:
                 tree._index(entry)
                 if rows is not None:
                     t = entry.type
-                    extra = (entry.target if t == "leaf" else entry.__dict__.get("outcome") if t == "beat"
+                    extra = (entry.target if isinstance(entry, LeafEntry) else entry.__dict__.get("outcome") if t == "beat"
                              else entry.__dict__.get("source") if t == "rp-state" else None)
                     rows.append([line_start, end, n, entry.id, entry.parent_id, entry.ts, t, extra])
         finally:
@@ -429,6 +430,14 @@ class SessionTree:
         root: HeaderEntry = self.entries[self.order[0]]
         return root
 
+    @property
+    def active_leaf(self) -> str:
+        """The active leaf's id (:attr:`leaf_id`), which an opened or created tree always has (the header at
+        least). Raises RuntimeError on a tree made with ``SessionTree(path)`` and not loaded."""
+        if self.leaf_id is None:
+            raise RuntimeError(f"session tree not loaded: {self.path}")
+        return self.leaf_id
+
     def get(self, entry_id: str) -> Any:
         """Entry by id (KeyError if unknown)."""
         return self.entries[entry_id]
@@ -476,7 +485,7 @@ class SessionTree:
             try:
                 data = blob.encode("utf-8")
             except UnicodeEncodeError:  # a lone UTF-16 surrogate got this far: U+FFFD, never a lost beat
-                data = blob.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace").encode("utf-8")
+                data = fix_surrogates(blob)[0].encode("utf-8")
             with open(self.path, "ab") as f:
                 f.write(data)
                 f.flush()
