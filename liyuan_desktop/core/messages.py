@@ -616,6 +616,27 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.provider_added": {"zh": "连接：{name}（{url}，模型 {model}）已加入服务商，没有设为当前连接；密钥没有导入，请在设置里填写",
                                "en": "Connection: {name} ({url}, model {model}) was added to the providers, not made the current one; the key was not imported, enter it in Settings"},
     "migrate.authors_note": {"zh": "作者注：{summary}", "en": "Author's Note: {summary}"},
+    # book and transcript export (core/story/export.py, core/chat/transcript_export.py; liyuan story export,
+    # liyuan export-chat --format md|html)
+    "export.bad_chapters": {"zh": "看不懂的章节范围「{spec}」：写成 1-3,5 这样",
+                            "en": "Cannot read the chapter range “{spec}”: write it like 1-3,5"},
+    "export.no_such_chapter": {"zh": "没有第 {numbers} 章（全书共 {total} 章）",
+                               "en": "There is no chapter {numbers} (the book has {total})"},
+    "export.no_chapters": {"zh": "没有可导出的章节（{dir} 里没有 .md 章节，或一章也没选）",
+                           "en": "No chapter to export (no .md chapter in {dir}, or none chosen)"},
+    "export.bad_cover": {"zh": "封面必须是 PNG 或 JPEG 图片（不超过 20 MB）：{path}",
+                         "en": "The cover must be a PNG or JPEG image (at most 20 MB): {path}"},
+    "export.words_too_big": {"zh": "屏蔽词表 {path} 超过 {max} MB，没有读取",
+                             "en": "The word list {path} is over {max} MB; not read"},
+    "export.flagged_refused": {"zh": "有 {n} 处屏蔽词（{words}），没有导出",
+                               "en": "{n} flagged words found ({words}); nothing exported"},
+    "export.flagged_hit": {"zh": "第 {chapter} 章「{title}」第 {line} 行：{word}（{context}）",
+                           "en": "Chapter {chapter} “{title}”, line {line}: {word} ({context})"},
+    "export.flagged_warned": {"zh": "注意：有 {n} 处屏蔽词，已照样导出",
+                              "en": "Note: {n} flagged words found; exported all the same"},
+    "export.chapters_written": {"zh": "已写出 {n} 章到 {dir}", "en": "Wrote {n} chapters to {dir}"},
+    "export.bad_format": {"zh": "不认识的导出格式「{fmt}」（可用：{formats}）",
+                          "en": "Unknown export format “{fmt}” (available: {formats})"},
 }
 
 
