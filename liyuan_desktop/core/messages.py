@@ -637,6 +637,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "export.chapters_written": {"zh": "已写出 {n} 章到 {dir}", "en": "Wrote {n} chapters to {dir}"},
     "export.bad_format": {"zh": "不认识的导出格式「{fmt}」（可用：{formats}）",
                           "en": "Unknown export format “{fmt}” (available: {formats})"},
+    "export.need_output": {"zh": "需要 -o 输出文件，或 --per-chapter-dir 文件夹",
+                           "en": "Give -o OUTPUT, or --per-chapter-dir FOLDER"},
+    "export.no_chat": {"zh": "找不到对话「{chat}」", "en": "No chat “{chat}”"},
 }
 
 
