@@ -25,9 +25,19 @@ from liyuan_desktop.core.cards.personas import Persona
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
-from liyuan_desktop.core.story.export import (BookOptions, FlaggedWordsError, WordMatcher, export_book,
-                                              export_chapter_files, find_flagged_words, outline_titles,
-                                              parse_chapter_spec, preview_chapters, read_word_list, word_list_path)
+from liyuan_desktop.core.story.export import (
+    BookOptions,
+    FlaggedWordsError,
+    WordMatcher,
+    export_book,
+    export_chapter_files,
+    find_flagged_words,
+    outline_titles,
+    parse_chapter_spec,
+    preview_chapters,
+    read_word_list,
+    word_list_path,
+)
 
 ZH = {
     "001-第1章.md": "# 第1章 雨夜\n\n雨下了一夜。\n\n她说：「走吧。」\n",

@@ -18,8 +18,13 @@ from liyuan_desktop.core.cards import card_from_json, library
 from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.chat.folder import import_st_file
-from liyuan_desktop.core.chat.transcript_export import (TranscriptOptions, export_transcript, html_text, readable,
-                                                        transcript_messages)
+from liyuan_desktop.core.chat.transcript_export import (
+    TranscriptOptions,
+    export_transcript,
+    html_text,
+    readable,
+    transcript_messages,
+)
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.paths import chat_dir
 

@@ -770,7 +770,7 @@ def export_docx(story_dir: Path, out: Path, title: str = "", author: str = "", *
     *Heading 1* and one paragraph per :func:`text_blocks` paragraph (lines joined by line breaks, *italic* and
     **bold** runs, ``###`` as *Heading 2*). Errors as :func:`export_markdown`."""
     import docx  # late: loaded only when a book is exported (start-up time)
-    from docx.enum.text import WD_BREAK
+    from docx.enum.text import WD_ALIGN_PARAGRAPH, WD_BREAK
     from docx.shared import Inches
 
     o = _opts(options, title, author)
@@ -800,7 +800,7 @@ def export_docx(story_dir: Path, out: Path, title: str = "", author: str = "", *
         h.paragraph_format.page_break_before = True
         for b in text_blocks(c.body):
             if b.kind == "hr":
-                d.add_paragraph("* * *").alignment = 1
+                d.add_paragraph("* * *").alignment = WD_ALIGN_PARAGRAPH.CENTER
                 continue
             p = d.add_heading(level=2) if b.kind == "h" else d.add_paragraph()
             for k, line in enumerate(b.lines):
