@@ -47,10 +47,9 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
 
 def _options(args: argparse.Namespace, chat_dir: Path) -> BookOptions:
     """The :class:`BookOptions` of ``args`` (the word list read here)."""
-    from ..core.story.export import BookOptions, parse_chapter_spec, read_word_list, word_list_path
+    from ..core.story.export import BookOptions, book_word_list, parse_chapter_spec, read_word_list
 
-    words_file = Path(args.words) if args.words else word_list_path(chat_dir)
-    words = read_word_list(words_file) if args.words or words_file.is_file() else []
+    words = read_word_list(Path(args.words)) if args.words else book_word_list(chat_dir)
     return BookOptions(title=args.title, subtitle=args.subtitle, author=args.author, language=args.language,
                        cover=Path(args.cover) if args.cover else None,
                        chapters=parse_chapter_spec(args.chapters) if args.chapters else None,

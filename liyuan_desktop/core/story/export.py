@@ -10,7 +10,8 @@ plain-text file per chapter for web-novel platforms, with a check against the au
 * :func:`export_book` (``fmt`` = ``epub`` | ``docx`` | ``md`` | ``txt``), or one function per format:
   :func:`export_epub`, :func:`export_docx`, :func:`export_markdown`, :func:`export_text`, and
   :func:`export_chapter_files` (one ``.txt`` per chapter into a folder);
-* the word list: :func:`word_list_path` (per book: ``屏蔽词.txt`` in the chat folder), :func:`read_word_list`,
+* the word list: :func:`word_list_path` (per book: ``屏蔽词.txt`` in the chat folder), :func:`book_word_list`,
+  :func:`read_word_list`,
   :func:`find_flagged_words` (every hit: chapter, line, word, context; Aho–Corasick, linear in the text).
 
 **Chapters** are the files of ``正文/`` in file-name order — the same files the checkpoints see
@@ -317,9 +318,12 @@ def _guess_language(texts: list[str]) -> str:
     return "zh" if cjk * 3 >= latin or not sample.strip() else "en"
 
 
-def _resolve(story_dir: Path, options: BookOptions) -> tuple[str, list[tuple[ChapterPreview, str]]]:
-    """The book's language and every chapter as ``(preview, body)``; raises ValueError for a chapter number that
-    does not exist."""
+_Resolved = tuple[str, list[tuple[ChapterPreview, str, str]]]
+
+
+def _resolve(story_dir: Path, options: BookOptions) -> _Resolved:
+    """The book's language and every chapter as ``(preview, body, text as read)`` — the chapter files are read once
+    per export; raises ValueError for a chapter number that does not exist."""
     raw = _raw_chapters(story_dir)
     language = options.language.strip() or _guess_language([t for _, t in raw])
     zh = language.lower().startswith("zh")
@@ -329,7 +333,7 @@ def _resolve(story_dir: Path, options: BookOptions) -> tuple[str, list[tuple[Cha
         missing = sorted(n for n in wanted if n < 1 or n > len(raw))
         if missing:
             raise ValueError(message("export.no_such_chapter", numbers=[str(n) for n in missing[:10]], total=len(raw)))
-    out: list[tuple[ChapterPreview, str]] = []
+    out: list[tuple[ChapterPreview, str, str]] = []
     for n, (name, text) in enumerate(raw, 1):
         heading, body = own_heading(text)
         from_file = chapter_title(name)
@@ -346,7 +350,7 @@ def _resolve(story_dir: Path, options: BookOptions) -> tuple[str, list[tuple[Cha
             title = (f"第{n}章 " if zh else f"Chapter {n}: ") + title
         body = body.strip("\n").rstrip()
         out.append((ChapterPreview(number=n, file=name, title=title, source=source, own_heading=heading is not None,
-                                   words=count_words(body), selected=wanted is None or n in wanted), body))
+                                   words=count_words(body), selected=wanted is None or n in wanted), body, text))
     return language, out
 
 
@@ -354,7 +358,7 @@ def preview_chapters(story_dir: Path, options: Optional[BookOptions] = None) -> 
     """Every chapter of ``story_dir`` (``<chat>/正文``) as the export would title it, with ``selected`` after
     ``options.chapters`` (module doc). Raises ValueError (``export.no_such_chapter``) when the options name a chapter
     number that does not exist."""
-    return [p for p, _ in _resolve(Path(story_dir), options or BookOptions())[1]]
+    return [p for p, _b, _t in _resolve(Path(story_dir), options or BookOptions())[1]]
 
 
 def load_book(story_dir: Path, options: Optional[BookOptions] = None) -> Book:
@@ -362,11 +366,15 @@ def load_book(story_dir: Path, options: Optional[BookOptions] = None) -> Book:
     selected chapters with their titles and bodies (own heading taken out). Raises ValueError for a bad chapter
     number, no chapter to export (``export.no_chapters``) or a bad cover (``export.bad_cover``)."""
     options = options or BookOptions()
-    story_dir = Path(story_dir)
+    return _book(Path(story_dir), options, _resolve(Path(story_dir), options))
+
+
+def _book(story_dir: Path, options: BookOptions, resolved: _Resolved) -> Book:
+    """:func:`load_book` from chapters already read."""
     title, author = book_meta(story_dir, options.title, options.author)
-    language, chapters = _resolve(story_dir, options)
+    language, chapters = resolved
     chosen = [BookChapter(number=p.number, file=p.file, title=p.title, source=p.source, body=b)
-              for p, b in chapters if p.selected]
+              for p, b, _t in chapters if p.selected]
     if not chosen:
         raise ValueError(message("export.no_chapters", dir=str(story_dir)))
     if options.cover is not None:
@@ -495,6 +503,13 @@ def word_list_path(chat_dir: Path) -> Path:
     return Path(chat_dir) / WORD_LIST_FILE
 
 
+def book_word_list(chat_dir: Path) -> list[str]:
+    """The book's own flagged words (:func:`word_list_path`, read by :func:`read_word_list`); [] when it has none.
+    Raises as :func:`read_word_list` for a list that is there but unreadable or too big."""
+    p = word_list_path(chat_dir)
+    return read_word_list(p) if p.is_file() else []
+
+
 def read_word_list(path: Path) -> list[str]:
     """The words of a word-list file: one per line (a line may also hold several separated by ``,`` ``，`` ``、``
     or ``|``), blank lines and lines starting with ``#`` skipped, words trimmed, duplicates dropped, order kept.
@@ -568,16 +583,18 @@ def find_flagged_words(story_dir: Path, words: list[str], options: Optional[Book
     matcher = WordMatcher(words)
     if not matcher.words:
         return []
-    _lang, chapters = _resolve(Path(story_dir), options or BookOptions())
-    raw = dict(_raw_chapters(Path(story_dir))) if chapters else {}
+    return _hits(matcher, _resolve(Path(story_dir), options or BookOptions()))
+
+
+def _hits(matcher: WordMatcher, resolved: _Resolved) -> list[WordHit]:
     hits: list[WordHit] = []
-    for p, _body in chapters:
+    for p, _body, text in resolved[1]:
         if not p.selected:
             continue
         if not p.own_heading:
             for start, w in matcher.find(p.title):
                 hits.append(_hit(p, 0, start, w, p.title))
-        for ln, line in enumerate(raw.get(p.file, "").split("\n"), 1):
+        for ln, line in enumerate(text.split("\n"), 1):
             for start, w in matcher.find(line):
                 hits.append(_hit(p, ln, start, w, line))
     return hits
@@ -589,12 +606,14 @@ def _hit(p: ChapterPreview, line_no: int, start: int, word: str, line: str) -> W
     return WordHit(chapter=p.number, file=p.file, title=p.title, line=line_no, column=start, word=word, context=ctx)
 
 
-def _check(story_dir: Path, options: BookOptions) -> list[WordHit]:
-    """The hits of ``options.words``; raises :class:`FlaggedWordsError` when there are some and the options refuse."""
-    hits = find_flagged_words(story_dir, options.words, options) if options.words else []
+def _prepare(story_dir: Path, options: BookOptions) -> tuple[Book, list[WordHit]]:
+    """The book (:func:`load_book`) and the hits of ``options.words``, the chapters read once; raises
+    :class:`FlaggedWordsError` when there are hits and the options refuse (before anything is written)."""
+    resolved = _resolve(Path(story_dir), options)
+    hits = _hits(WordMatcher(options.words), resolved) if options.words else []
     if hits and options.flagged == "refuse":
         raise FlaggedWordsError(hits)
-    return hits
+    return _book(Path(story_dir), options, resolved), hits
 
 
 def _opts(options: Optional[BookOptions], title: str, author: str) -> BookOptions:
@@ -611,8 +630,10 @@ def export_markdown(story_dir: Path, out: Path, title: str = "", author: str = "
     chosen chapter. ``title``/``author``: shorthands for the options' fields (the options win when they set them).
     Raises ValueError (bad options, no chapters, flagged words refused), OSError (disk)."""
     o = _opts(options, title, author)
-    _check(Path(story_dir), o)
-    book = load_book(story_dir, o)
+    return _write_markdown(_prepare(Path(story_dir), o)[0], Path(out))
+
+
+def _write_markdown(book: Book, out: Path) -> Path:
     parts = [f"# {book.title}\n"]
     if book.subtitle:
         parts.append(f"{book.subtitle}\n")
@@ -638,8 +659,10 @@ def export_text(story_dir: Path, out: Path, title: str = "", author: str = "", *
     chosen chapter as its title line and its paragraphs (:func:`plain_paragraphs`) separated by a blank line,
     indented with 「　　」 when ``indent``. Errors as :func:`export_markdown`."""
     o = _opts(options, title, author)
-    _check(Path(story_dir), o)
-    book = load_book(story_dir, o)
+    return _write_text(_prepare(Path(story_dir), o)[0], Path(out))
+
+
+def _write_text(book: Book, out: Path) -> Path:
     head = [book.title] + ([book.subtitle] if book.subtitle else []) + (
         [book.label("by", author=book.author)] if book.author else [])
     parts = ["\n".join(head) + "\n"]
@@ -656,9 +679,7 @@ def export_chapter_files(story_dir: Path, out_dir: Path, options: Optional[BookO
     when ``indent``. Files are named ``NNN-title.txt`` (:func:`.chapters.chapter_filename`, the chapter number);
     an existing file of that name is replaced. Returns the files and the flagged-word hits (``warn``); raises
     :class:`FlaggedWordsError` (``refuse``, nothing written) and errors as :func:`export_markdown`."""
-    o = options or BookOptions()
-    hits = _check(Path(story_dir), o)
-    book = load_book(story_dir, o)
+    book, hits = _prepare(Path(story_dir), options or BookOptions())
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     width = max(3, len(str(book.chapters[-1].number)))
@@ -683,11 +704,13 @@ def export_epub(story_dir: Path, out: Path, title: str = "", author: str = "", *
     a cover page first in the reading order), a title page, the nav document (in the reading order when ``toc``)
     and the NCX, one XHTML document per chosen chapter (``<h2>`` title, then :func:`text_blocks` as escaped XHTML),
     a small stylesheet. Errors as :func:`export_markdown`."""
+    o = _opts(options, title, author)
+    return _write_epub(_prepare(Path(story_dir), o)[0], Path(out))
+
+
+def _write_epub(book: Book, out: Path) -> Path:
     from ebooklib import epub  # late: the EPUB/DOCX writers are loaded only when a book is exported (start-up time)
 
-    o = _opts(options, title, author)
-    _check(Path(story_dir), o)
-    book = load_book(story_dir, o)
     lang = book.language
     eb = epub.EpubBook()
     eb.set_identifier(book.identifier)
@@ -769,13 +792,15 @@ def export_docx(story_dir: Path, out: Path, title: str = "", author: str = "", *
     field when ``toc`` (Word fills it in on opening), then each chosen chapter on a new page with its title as
     *Heading 1* and one paragraph per :func:`text_blocks` paragraph (lines joined by line breaks, *italic* and
     **bold** runs, ``###`` as *Heading 2*). Errors as :func:`export_markdown`."""
+    o = _opts(options, title, author)
+    return _write_docx(_prepare(Path(story_dir), o)[0], Path(out))
+
+
+def _write_docx(book: Book, out: Path) -> Path:
     import docx  # late: loaded only when a book is exported (start-up time)
     from docx.enum.text import WD_ALIGN_PARAGRAPH, WD_BREAK
     from docx.shared import Inches
 
-    o = _opts(options, title, author)
-    _check(Path(story_dir), o)
-    book = load_book(story_dir, o)
     d = docx.Document()
     d.core_properties.title = book.title
     d.core_properties.subject = book.subtitle
@@ -817,7 +842,7 @@ def export_docx(story_dir: Path, out: Path, title: str = "", author: str = "", *
     return Path(out)
 
 
-_WRITERS = {"epub": export_epub, "docx": export_docx, "md": export_markdown, "txt": export_text}
+_WRITERS = {"epub": _write_epub, "docx": _write_docx, "md": _write_markdown, "txt": _write_text}
 
 
 def export_book(story_dir: Path, fmt: str, out: Path, options: Optional[BookOptions] = None) -> BookExport:
@@ -826,17 +851,13 @@ def export_book(story_dir: Path, fmt: str, out: Path, options: Optional[BookOpti
     KeyError for an unknown format, :class:`FlaggedWordsError` (``refuse``; nothing written), ValueError for bad
     options (chapter numbers, cover) or no chapters, OSError when a file cannot be read or written."""
     writer = _WRITERS[fmt]
-    o = options or BookOptions()
-    hits = _check(Path(story_dir), o)
-    o = o.model_copy(update={"words": []})  # checked once
-    path = writer(Path(story_dir), Path(out), options=o)
-    n = sum(1 for p in preview_chapters(story_dir, o) if p.selected)
-    return BookExport(files=[path], chapters=n, hits=hits)
+    book, hits = _prepare(Path(story_dir), options or BookOptions())
+    return BookExport(files=[writer(book, Path(out))], chapters=len(book.chapters), hits=hits)
 
 
 __all__ = ["BOOK_FORMATS", "BOOK_LABELS", "Block", "Book", "BookChapter", "BookExport", "BookOptions",
            "ChapterPreview", "FlaggedWordsError", "WORD_LIST_FILE", "WordHit", "WordMatcher", "blocks_html",
-           "book_meta", "chapter_title", "cover_bytes", "export_book", "export_chapter_files", "export_docx",
+           "book_meta", "book_word_list", "chapter_title", "cover_bytes", "export_book", "export_chapter_files", "export_docx",
            "export_epub", "export_markdown", "export_text", "find_flagged_words", "load_book", "outline_titles",
            "own_heading", "parse_chapter_spec", "plain_paragraphs", "preview_chapters", "read_word_list", "runs",
            "text_blocks", "word_list_path"]
