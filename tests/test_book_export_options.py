@@ -189,6 +189,11 @@ def test_chapter_ranges_and_bad_options():
     d = make_book(ZH)
     with pytest.raises(ValueError, match="没有第 9 章"):
         preview_chapters(d / "正文", BookOptions(chapters=[1, 9]))
+    with pytest.raises(ValueError, match="语言代码"):
+        preview_chapters(d / "正文", BookOptions(language='zh" onload="x'))
+    (d / "正文" / "005-坏\x01标题.md").write_text("正文\x02。\n", "utf-8")
+    export_book(d / "正文", "epub", d / "ok.epub", BookOptions(title="书\x00名"))
+    assert "坏标题" in epub_files(d / "ok.epub")["EPUB/chap_005.xhtml"]
     (d / "not-a-picture.png").write_text("<svg/>", "utf-8")
     with pytest.raises(ValueError, match="PNG 或 JPEG"):
         export_book(d / "正文", "epub", d / "x.epub", BookOptions(cover=d / "not-a-picture.png"))

@@ -640,6 +640,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "export.need_output": {"zh": "需要 -o 输出文件，或 --per-chapter-dir 文件夹",
                            "en": "Give -o OUTPUT, or --per-chapter-dir FOLDER"},
     "export.no_chat": {"zh": "找不到对话「{chat}」", "en": "No chat “{chat}”"},
+    "export.bad_language": {"zh": "看不懂的语言代码「{language}」：写成 zh、zh-Hans、en 这样",
+                            "en": "Cannot read the language tag “{language}”: write it like zh, zh-Hans, en"},
 }
 
 

@@ -89,7 +89,8 @@ class BookOptions(BaseModel):
     """How to export a book. Every field has a default, so ``BookOptions()`` is the whole book as before.
 
     * ``title`` / ``subtitle`` / ``author``: "" = from the chat (:func:`book_meta`; no subtitle);
-    * ``language``: a BCP 47 tag (``zh``, ``zh-Hans``, ``en``…); "" = guessed from the chapters' text (CJK → zh);
+    * ``language``: a BCP 47 tag (``zh``, ``zh-Hans``, ``en``…; anything else is a ValueError,
+      ``export.bad_language``); "" = guessed from the chapters' text (CJK → zh);
     * ``cover``: a PNG or JPEG file (≤ :data:`COVER_MAX_BYTES`), None = no cover;
     * ``chapters``: 1-based chapter numbers (:func:`preview_chapters` order) to include; None = all
       (:func:`parse_chapter_spec` reads ``1-3,5``);
@@ -326,6 +327,8 @@ def _resolve(story_dir: Path, options: BookOptions) -> _Resolved:
     per export; raises ValueError for a chapter number that does not exist."""
     raw = _raw_chapters(story_dir)
     language = options.language.strip() or _guess_language([t for _, t in raw])
+    if not re.fullmatch(r"[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8}){0,6}", language):
+        raise ValueError(message("export.bad_language", language=language))
     zh = language.lower().startswith("zh")
     titles = outline_titles(Path(story_dir).parent)
     wanted = None if options.chapters is None else set(options.chapters)
@@ -346,6 +349,7 @@ def _resolve(story_dir: Path, options: BookOptions) -> _Resolved:
             title, source = from_file, "file"
         else:
             title, source = (f"第{n}章" if zh else f"Chapter {n}"), "number"
+        title = " ".join(_XML_BAD.sub("", title).split())  # one line, nothing XML refuses
         if options.number_titles and source != "number" and not _is_numbered(title):
             title = (f"第{n}章 " if zh else f"Chapter {n}: ") + title
         body = body.strip("\n").rstrip()
@@ -371,7 +375,7 @@ def load_book(story_dir: Path, options: Optional[BookOptions] = None) -> Book:
 
 def _book(story_dir: Path, options: BookOptions, resolved: _Resolved) -> Book:
     """:func:`load_book` from chapters already read."""
-    title, author = book_meta(story_dir, options.title, options.author)
+    title, author = (" ".join(_XML_BAD.sub("", t).split()) for t in book_meta(story_dir, options.title, options.author))
     language, chapters = resolved
     chosen = [BookChapter(number=p.number, file=p.file, title=p.title, source=p.source, body=b)
               for p, b, _t in chapters if p.selected]
@@ -380,7 +384,7 @@ def _book(story_dir: Path, options: BookOptions, resolved: _Resolved) -> Book:
     if options.cover is not None:
         cover_bytes(options.cover)  # fails before anything is written
     ident = "liyuan-" + hashlib.sha256(f"{title}\n{story_dir.resolve()}".encode()).hexdigest()[:16]
-    return Book(title=title, subtitle=options.subtitle.strip(), author=author, language=language, identifier=ident,
+    return Book(title=title, subtitle=" ".join(_XML_BAD.sub("", options.subtitle).split()), author=author, language=language, identifier=ident,
                 cover=options.cover, toc=options.toc, indent=options.indent, chapters=chosen)
 
 
