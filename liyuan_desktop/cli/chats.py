@@ -1,5 +1,6 @@
-"""``liyuan import-chat FILE --card CARD [--chat NAME]`` / ``liyuan export-chat OUT --card CARD --chat NAME``:
-SillyTavern .jsonl chats in (swipes become branches) and out. ``liyuan chats list|rename|duplicate|delete|delete-card|
+"""``liyuan import-chat FILE --card CARD [--chat NAME]`` / ``liyuan export-chat OUT --card CARD --chat NAME
+[--format jsonl|md|html] [--status-bars omit|text] [--raw] [--title T]``: SillyTavern .jsonl chats in (swipes become
+branches) and out, or out as a readable transcript of the shown branch (issue 28; core/chat/transcript_export.py). ``liyuan chats list|rename|duplicate|delete|delete-card|
 trash|restore|empty-trash``: managing chats and cards (core/chat/manage.py; deleting moves to the in-app 回收站).
 Errors: one ``liyuan: …`` line, exit 2."""
 
@@ -20,10 +21,15 @@ def add_parsers(sub: Any) -> None:
     ic.add_argument("file")
     ic.add_argument("--card", required=True, help="角色卡文件或示例卡名")
     ic.add_argument("--chat", help="对话名（默认取文件名）")
-    ec = sub.add_parser("export-chat", help="把一个对话导出成 SillyTavern 聊天记录（.jsonl）")
+    ec = sub.add_parser("export-chat", help="把一个对话导出成 SillyTavern 聊天记录（.jsonl），或可读的对话稿（md/html）")
     ec.add_argument("out")
     ec.add_argument("--card", required=True)
     ec.add_argument("--chat", required=True)
+    ec.add_argument("--format", choices=("jsonl", "md", "html"), default="jsonl",
+                    help="jsonl：SillyTavern 聊天记录（全部滑动备选）；md/html：当前分支的可读对话稿")
+    ec.add_argument("--status-bars", choices=("omit", "text"), default="omit", help="对话稿里的状态栏：略去，或留下它的文字")
+    ec.add_argument("--raw", action="store_true", help="对话稿用存下的原文（不套用角色卡的显示正则）")
+    ec.add_argument("--title", default="", help="对话稿标题（默认：对话标题，没有就用卡名）")
     ch = sub.add_parser("chats", help="管理对话与角色卡：改名、复制、删除到回收站、恢复")
     csub = ch.add_subparsers(dest="chats_cmd", required=True)
     csub.add_parser("list", help="列出所有角色卡和对话")
@@ -81,7 +87,10 @@ def run(args: argparse.Namespace) -> int:
             print(d)
         else:
             d = chat_dir(folder, args.chat)
-            export_st_file(d, Path(args.out))
+            if args.format == "jsonl":
+                export_st_file(d, Path(args.out))
+            else:
+                _transcript(d, args)
             print(args.out)
     except (CardError, StChatError, SessionError, ValueError) as e:
         print(f"liyuan: {say(e)}", file=sys.stderr)
@@ -90,6 +99,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
         return 2
     return 0
+
+
+def _transcript(d: Path, args: argparse.Namespace) -> None:
+    """``export-chat --format md|html``: the chat in ``d`` opened as the terminal commands open it (its card, the
+    app's settings) and written as a readable transcript (core/chat/transcript_export.py), in the ``--lang``
+    language. Raises ValueError (no such chat, card not found), SessionError, OSError."""
+    from ..core.chat.transcript_export import TranscriptOptions, export_transcript
+    from .common import language, open_chat
+
+    if not (d / "session.jsonl").exists():
+        raise ValueError(message("export.no_chat", chat=args.chat))
+    chat = open_chat(str(d))
+    try:
+        opts = TranscriptOptions(status_bars=args.status_bars, display=not args.raw, title=args.title,
+                                 language="en" if language() == "en" else "zh")
+        export_transcript(chat, args.format, Path(args.out), opts)
+    finally:
+        chat.close()
 
 
 def _manage(args: argparse.Namespace) -> int:

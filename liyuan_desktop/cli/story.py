@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from .common import chat_folder, open_chat, out, say
@@ -94,10 +93,9 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     s2.add_argument("chat")
     s2.add_argument("checkpoint", help="检查点 id（可只写开头几位）")
     s2.add_argument("--with-conversation", action="store_true", help="对话也回到那一轮之前（撤销本轮）")
-    s3 = ss.add_parser("export", help="把正文导出成一本书")
-    s3.add_argument("chat")
-    s3.add_argument("--format", choices=("md", "epub", "docx"), default="md")
-    s3.add_argument("-o", "--output", required=True)
+    from . import story_export  # issue 28: book options, per-chapter text, flagged words
+
+    story_export.add_arguments(ss.add_parser("export", help="把正文导出成一本书（EPUB/DOCX/Markdown/纯文本）"))
     for name, helptext in (("outline", "大纲：卷、章（状态、目标字数、文件）、情节点"), ("threads", "伏笔：当前分支的伏笔和状态"),
                            ("codex", "设定集：名录里每个名字的事实、首次出现、提到它的章节、设定条目"),
                            ("progress", "进度：每章/每卷/全书字数、目标、每日字数")):
@@ -116,7 +114,6 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan story checkpoints|restore|export|outline|threads|codex|progress`` from parsed ``args``; returns the exit code (0 ok, 2 a bad
     chat, checkpoint or file with one ``liyuan: …`` line on stderr, or no sub-command: usage)."""
-    from ..core.chat.folder import export_story
     from ..core.session.tree import SessionError
     from ..core.story.checkpoints import StoryHistory
 
@@ -162,9 +159,9 @@ def run(args: argparse.Namespace) -> int:
             out(writing_report(open_chat(args.chat), args.story_cmd, args.json))
             return 0
         if args.story_cmd == "export":
-            export_story(d, args.format, Path(args.output))  # the same command as Chat.export, without a card
-            out(args.output)
-            return 0
+            from . import story_export  # core.story.export, as the window's export dialog
+
+            return story_export.run(args)
     except (ValueError, KeyError, SessionError) as e:
         print(f"liyuan: {say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)}", file=sys.stderr)
         return 2

@@ -783,6 +783,32 @@ CATALOG: dict[str, dict[str, str]] = {
                                     "their JSON files in the world books folder of Liyuan's data folder to enable them "
                                     "globally"},
     "wiset.st_unknown": {"zh": "这些设置梨园还不认识，已忽略：{names}", "en": "Settings Liyuan does not know yet, ignored: {names}"},
+    # book and transcript export (core/story/export.py, core/chat/transcript_export.py; liyuan story export,
+    # liyuan export-chat --format md|html)
+    "export.bad_chapters": {"zh": "看不懂的章节范围「{spec}」：写成 1-3,5 这样",
+                            "en": "Cannot read the chapter range “{spec}”: write it like 1-3,5"},
+    "export.no_such_chapter": {"zh": "没有第 {numbers} 章（全书共 {total} 章）",
+                               "en": "There is no chapter {numbers} (the book has {total})"},
+    "export.no_chapters": {"zh": "没有可导出的章节（{dir} 里没有 .md 章节，或一章也没选）",
+                           "en": "No chapter to export (no .md chapter in {dir}, or none chosen)"},
+    "export.bad_cover": {"zh": "封面必须是 PNG 或 JPEG 图片（不超过 20 MB）：{path}",
+                         "en": "The cover must be a PNG or JPEG image (at most 20 MB): {path}"},
+    "export.words_too_big": {"zh": "屏蔽词表 {path} 超过 {max} MB，没有读取",
+                             "en": "The word list {path} is over {max} MB; not read"},
+    "export.flagged_refused": {"zh": "有 {n} 处屏蔽词（{words}），没有导出",
+                               "en": "{n} flagged words found ({words}); nothing exported"},
+    "export.flagged_hit": {"zh": "第 {chapter} 章「{title}」第 {line} 行：{word}（{context}）",
+                           "en": "Chapter {chapter} “{title}”, line {line}: {word} ({context})"},
+    "export.flagged_warned": {"zh": "注意：有 {n} 处屏蔽词，已照样导出",
+                              "en": "Note: {n} flagged words found; exported all the same"},
+    "export.chapters_written": {"zh": "已写出 {n} 章到 {dir}", "en": "Wrote {n} chapters to {dir}"},
+    "export.bad_format": {"zh": "不认识的导出格式「{fmt}」（可用：{formats}）",
+                          "en": "Unknown export format “{fmt}” (available: {formats})"},
+    "export.need_output": {"zh": "需要 -o 输出文件，或 --per-chapter-dir 文件夹",
+                           "en": "Give -o OUTPUT, or --per-chapter-dir FOLDER"},
+    "export.no_chat": {"zh": "找不到对话「{chat}」", "en": "No chat “{chat}”"},
+    "export.bad_language": {"zh": "看不懂的语言代码「{language}」：写成 zh、zh-Hans、en 这样",
+                            "en": "Cannot read the language tag “{language}”: write it like zh, zh-Hans, en"},
 }
 
 

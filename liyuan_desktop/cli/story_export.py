@@ -1,0 +1,103 @@
+"""``liyuan story export CHAT --format epub|docx|md|txt -o OUT [--title T] [--subtitle S] [--author A]
+[--language L] [--cover IMG] [--chapters 1-3,5] [--no-toc] [--number-titles] [--no-indent] [--per-chapter-dir DIR]
+[--words FILE] [--refuse-flagged] [--list]``: an agent chat's chapters as a book (issue 28), through
+:mod:`core.story.export` — the same options the window's export dialog sets (:class:`BookOptions`).
+
+``--per-chapter-dir DIR`` writes one plain-text file per chapter for a web-novel platform (instead of, or besides,
+``-o``). The flagged-word check uses ``--words FILE``, else the book's own list (``屏蔽词.txt`` in the chat folder)
+when there is one; each hit is printed to stderr; ``--refuse-flagged`` makes hits an error (nothing written, exit 2).
+``--list`` prints the chapter list the export would use (number, title, where the title came from, 字数) and writes
+nothing. Registered by ``cli/story.py``; errors: one ``liyuan: …`` line, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .common import chat_folder, out, say
+
+if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
+    from ..core.story.export import BookOptions
+
+
+def add_arguments(sp: argparse.ArgumentParser) -> None:
+    """The arguments of ``story export`` (module doc)."""
+    sp.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    sp.add_argument("--format", choices=("epub", "docx", "md", "txt"), default="md")
+    sp.add_argument("-o", "--output", help="输出文件（用 --per-chapter-dir 或 --list 时可以不给）")
+    sp.add_argument("--title", default="", help="书名（默认：对话标题，没有就用卡名）")
+    sp.add_argument("--subtitle", default="", help="副标题")
+    sp.add_argument("--author", default="", help="作者（默认：写这局时的人设名）")
+    sp.add_argument("--language", default="", help="语言，如 zh、en（默认：看正文猜）")
+    sp.add_argument("--cover", help="封面图片（PNG 或 JPEG）")
+    sp.add_argument("--chapters", help="只导出这些章，如 1-3,5（按章节文件顺序编号，见 --list）")
+    sp.add_argument("--no-toc", action="store_true", help="不要目录")
+    sp.add_argument("--number-titles", action="store_true", help="标题前加「第N章」/ Chapter N（已有的不重复加）")
+    sp.add_argument("--no-indent", action="store_true", help="纯文本段首不加全角空格「　　」")
+    sp.add_argument("--per-chapter-dir", help="另外每章写一个纯文本文件到这个文件夹（网文平台粘贴用）")
+    sp.add_argument("--words", help="屏蔽词表（每行一个；默认：对话文件夹里的 屏蔽词.txt）")
+    sp.add_argument("--refuse-flagged", action="store_true", help="有屏蔽词就不导出（默认：照样导出并列出）")
+    sp.add_argument("--list", action="store_true", help="只列出会导出的章节和标题，不写文件")
+    sp.add_argument("--json", action="store_true", help="用 --list 时输出 JSON")
+
+
+def _options(args: argparse.Namespace, chat_dir: Path) -> BookOptions:
+    """The :class:`BookOptions` of ``args`` (the word list read here)."""
+    from ..core.story.export import BookOptions, book_word_list, parse_chapter_spec, read_word_list
+
+    words = read_word_list(Path(args.words)) if args.words else book_word_list(chat_dir)
+    return BookOptions(title=args.title, subtitle=args.subtitle, author=args.author, language=args.language,
+                       cover=Path(args.cover) if args.cover else None,
+                       chapters=parse_chapter_spec(args.chapters) if args.chapters else None,
+                       toc=not args.no_toc, number_titles=args.number_titles, indent=not args.no_indent,
+                       words=words, flagged="refuse" if args.refuse_flagged else "warn")
+
+
+def _print_hits(hits: list[Any]) -> None:
+    from ..core.messages import message
+
+    for h in hits:
+        print(f"liyuan: {say(message('export.flagged_hit', chapter=h.chapter, title=h.title, line=h.line, word=h.word, context=h.context))}",
+              file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan story export`` (module doc); returns the exit code. Raises ValueError / OSError for the caller's
+    one-line report (a bad chat, chapter range, cover or word list; a file that cannot be written)."""
+    from ..core.messages import message
+    from ..core.story.export import FlaggedWordsError, export_book, export_chapter_files, preview_chapters
+
+    d = chat_folder(args.chat)
+    story = d / "正文"
+    opts = _options(args, d)
+    if args.list:
+        rows = preview_chapters(story, opts)
+        if args.json:
+            out(json.dumps([r.model_dump() for r in rows], ensure_ascii=False, indent=1))
+        for r in rows if not args.json else ():
+            out(f"{'*' if r.selected else ' '} {r.number:>3}  {r.title}  〔{r.source}｜{r.words} 字｜{r.file}〕")
+        return 0
+    if not args.output and not args.per_chapter_dir:
+        raise ValueError(message("export.need_output"))
+    try:
+        hits: list[Any] = []
+        if args.output:
+            res = export_book(story, args.format, Path(args.output), opts)
+            hits = res.hits
+            out(args.output)
+        if args.per_chapter_dir:
+            res = export_chapter_files(story, Path(args.per_chapter_dir), opts)
+            hits = hits or res.hits
+            out(say(message("export.chapters_written", n=res.chapters, dir=args.per_chapter_dir)))
+    except FlaggedWordsError as e:
+        _print_hits(e.hits)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
+        return 2
+    if hits:
+        _print_hits(hits)
+        print(f"liyuan: {say(message('export.flagged_warned', n=len(hits)))}", file=sys.stderr)
+    return 0
