@@ -4,6 +4,7 @@
     liyuan chat …                            play beats headless (chat.py; --demo, --demo-agent)
     liyuan card inspect|import|export|preview …   character cards (card.py)
     liyuan story checkpoints|restore|export …     a long-form chat's chapters (story.py)
+    liyuan novel new TITLE …                 a new novel without a character card (novel.py)
     liyuan import-chat|export-chat …         SillyTavern chat files (chats.py)
     liyuan chats list|rename|duplicate|delete|trash|restore …   manage chats and cards, the 回收站 (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
@@ -52,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_parser(sub)
     search.add_parser(sub)
     models.add_parser(sub)
+    __import__(f"{__name__}.novel", fromlist=["novel"]).add_parser(sub)  # issue 28: liyuan novel new
     return p
 
 
@@ -74,7 +76,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run}
+            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
+            "novel": lambda a: __import__(f"{__name__}.novel", fromlist=["novel"]).run(a)}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

@@ -113,6 +113,18 @@ class CodexEntry(DeferredModel):
         return ok[-1:] if ok else []
 
 
+def _first_error(e: ValueError) -> str:
+    """The first of a validation error's messages, without pydantic's framing."""
+    errors = getattr(e, "errors", None)
+    if callable(errors):
+        try:
+            first = errors()[0]
+            return f"{'.'.join(str(x) for x in first.get('loc', ()))}: {first.get('msg', '')}"
+        except (IndexError, TypeError):
+            pass
+    return str(e).splitlines()[0] if str(e) else "?"
+
+
 class WritingRoom:
     """The writing room of one chat folder ``directory``. ``tree``: the session; ``history``: () → the chapter
     checkpoints; ``story_dir``: the ``正文/`` folder; ``book``: () → the chat's merged world book."""
@@ -477,7 +489,7 @@ class WritingRoom:
         book = self.written_codex()
         clash = next((n for n in record.names() if book.get(n) is not None), None)
         if clash is not None:
-            raise CodexError("exists", f"名录里已经有「{clash}」了：用 set 改它")
+            raise CodexError("exists", name=clash)
         book.entries.append(record)
         save_codex(self.dir, book)
         return record
@@ -492,7 +504,7 @@ class WritingRoom:
         if rec is None:
             roster = self._names(state) if state is not None else {}
             if name not in roster:
-                raise CodexError("not_found", f"名录里没有「{name}」：先 add")
+                raise CodexError("not_found", name=name)
             rec = CodexRecord(name=name, kind=roster[name])
             book.entries.append(rec)
         data = rec.model_dump()
@@ -503,12 +515,12 @@ class WritingRoom:
         if new_name:
             other = book.get(new_name)
             if other is not None and other is not rec:
-                raise CodexError("exists", f"名录里已经有「{new_name}」了")
+                raise CodexError("exists", name=new_name)
             data["name"] = new_name
         try:
             new = CodexRecord.model_validate(data)
         except ValueError as e:
-            raise CodexError("bad_args", str(e).splitlines()[0] if str(e) else "参数不对") from None
+            raise CodexError("bad_args", why=_first_error(e)) from None
         book.entries[book.entries.index(rec)] = new
         save_codex(self.dir, book)
         return new

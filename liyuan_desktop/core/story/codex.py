@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator
+
+from ..deferred import DeferredModel
 
 from ..fsutil import atomic_write_text
 
@@ -49,10 +51,13 @@ _KIND_ALIASES: dict[str, str] = {
 
 
 class CodexError(ValueError):
-    """A codex change refused: ``code`` (``exists``, ``not_found``, ``bad_args``, ``damaged``) and a message."""
+    """A codex change refused: ``code`` (``exists``, ``not_found``, ``bad_args``, ``bad_kind``, ``damaged``); the
+    exception's argument is the message (:mod:`core.messages` key ``codex.<code>``, rendered per language)."""
 
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
+    def __init__(self, code: str, **params: Any):
+        from ..messages import message
+
+        super().__init__(message(f"codex.{code}", **params))
         self.code = code
 
 
@@ -61,7 +66,7 @@ def parse_kind(name: str) -> CodexKind:
     ``event``/剧情线, ``lore``/设定). Raises CodexError ``bad_args``."""
     k = _KIND_ALIASES.get((name or "").strip().lower())
     if k is None:
-        raise CodexError("bad_args", f"种类只能是 people/places/things/event/lore（人物/地点/物品/剧情线/设定），不是「{name}」")
+        raise CodexError("bad_kind", kind=name)
     return k  # type: ignore[return-value]
 
 
@@ -74,14 +79,14 @@ def _clean_list(values: list[str]) -> list[str]:
     return out[:LIST_MAX]
 
 
-class Relation(BaseModel):
+class Relation(DeferredModel):
     """A relation to another codex name: ``to`` (the name) and ``kind`` (free words: 师父, 恋人, located in…)."""
 
     to: str = Field(max_length=NAME_MAX)
     kind: str = Field("", max_length=NAME_MAX)
 
 
-class CodexRecord(BaseModel):
+class CodexRecord(DeferredModel):
     """One written entry: ``name`` (canonical), ``kind``, ``description`` (free text), ``aliases`` (other names it
     is mentioned by), ``tags``, ``relations``, ``true_from`` (1-based chapter from which the description holds; None
     from the start — the agent is shown the entry only when writing that chapter or a later one)."""
@@ -112,7 +117,7 @@ class CodexRecord(BaseModel):
         return [self.name, *[a for a in self.aliases if a != self.name]]
 
 
-class CodexBook(BaseModel):
+class CodexBook(DeferredModel):
     """``名录.json``: ``entries`` in the order they were written."""
 
     version: int = 1
@@ -148,7 +153,7 @@ def save_codex(chat_dir: Path, book: CodexBook) -> None:
     """Write ``名录.json`` atomically. Raises CodexError ``damaged`` when the file there did not load (the user's
     text is not replaced by an empty book; fix or move it first), OSError."""
     if not load_codex(chat_dir)[1]:
-        raise CodexError("damaged", f"{CODEX_FILE} 读不出来（不是有效的名录），没有覆盖它：先修好或移走它")
+        raise CodexError("damaged", file=CODEX_FILE)
     atomic_write_text(codex_path(chat_dir), json.dumps(book.model_dump(exclude_defaults=False), ensure_ascii=False,
                                                        indent=1))
 

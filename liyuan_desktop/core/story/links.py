@@ -25,7 +25,9 @@ import json
 from pathlib import Path
 from typing import Optional
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
+
+from ..deferred import DeferredModel
 
 from ..errors import ToolError
 from ..fsutil import atomic_write_text
@@ -40,14 +42,14 @@ LINKS_FILE = "大纲链接.json"
 LINKS_MAX_BYTES = 4_000_000
 
 
-class Link(BaseModel):
+class Link(DeferredModel):
     """One link: ``file`` (a name in ``正文/``) and ``sha`` (hex SHA-256 of its content when last seen; "" unknown)."""
 
     file: str
     sha: str = ""
 
 
-class Links(BaseModel):
+class Links(DeferredModel):
     """The sidecar: ``links`` {outline chapter id: :class:`Link`}."""
 
     version: int = 1
