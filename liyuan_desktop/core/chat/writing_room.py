@@ -403,15 +403,19 @@ class WritingRoom:
     def chapter_reached(self) -> Optional[int]:
         """现在写到 (issue 28): the furthest chapter written on the active branch (1-based; None when nothing is
         written) — over the chapter files of the branch's last checkpoint (an agent turn of this branch or a user
-        checkpoint such as an import; the folder as it is when there is none), numbered by the outline chapter each
+        checkpoint such as an import; the folder as it is when that is the newest checkpoint, or there is none),
+        numbered by the outline chapter each
         is linked to, else by the files' ``NNN-`` numbers (:meth:`_reached`). Thread-safe."""
         with self._lock:
             users = {e.id for e in self.tree.path_to() if e.type == "user"}
             latest = None
             if (self.dir / "历史").is_dir():
-                for c in self._history().checkpoints():
+                cps = self._history().checkpoints()
+                for c in cps:
                     if not c.turnId or c.turnId in users or c.turnId not in self.tree.entries:
                         latest = c
+                if latest is not None and cps and latest.id == cps[-1].id:
+                    latest = None  # the folder goes on from it (renames, edits since): read the folder itself
             if latest is not None:
                 files = {n for n, h in latest.files.items() if is_chapter_name(n) and h != EMPTY_SHA}
             else:
