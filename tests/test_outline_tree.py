@@ -12,8 +12,8 @@ import re
 import pytest
 from helpers import DEMO_CARD
 
-from liyuan_desktop.core.beat.tools.registry import get_tool, parse_args, schema_of
 from liyuan_desktop.core.beat.tools.context import ToolContext
+from liyuan_desktop.core.beat.tools.registry import get_tool, parse_args, schema_of
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.errors import ToolError

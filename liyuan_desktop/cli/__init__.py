@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The top-level parser with every subcommand registered (in the order ``liyuan --help`` lists them). The
     subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+    from .novel import add_parser as novel_parser
 
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
@@ -53,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_parser(sub)
     search.add_parser(sub)
     models.add_parser(sub)
-    __import__(f"{__name__}.novel", fromlist=["novel"]).add_parser(sub)  # issue 28: liyuan novel new
+    novel_parser(sub)
     return p
 
 
@@ -71,13 +72,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+    from .novel import run as novel_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
-            "novel": lambda a: __import__(f"{__name__}.novel", fromlist=["novel"]).run(a)}
+            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run, "novel": novel_run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

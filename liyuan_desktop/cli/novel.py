@@ -15,7 +15,7 @@ from .common import out, say
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``novel`` (sub-command ``new``) on the top-level subparsers; returns the ``novel`` parser."""
-    p = sub.add_parser("novel", help="长篇小说：不用角色卡，新建一本书（书名、作者、语言、人物）")
+    p: argparse.ArgumentParser = sub.add_parser("novel", help="长篇小说：不用角色卡，新建一本书（书名、作者、语言、人物）")
     ns = p.add_subparsers(dest="novel_cmd")
     n = ns.add_parser("new", help="新建一本书，打印书稿对话的文件夹")
     n.add_argument("title", help="书名")

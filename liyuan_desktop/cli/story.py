@@ -73,7 +73,7 @@ def writing_report(chat: Any, what: str, as_json: bool, name: Optional[str] = No
         es = chat.codex(name)
         if as_json:
             return json.dumps([e.model_dump() for e in es], ensure_ascii=False, indent=1)
-        from ..core.chat.writing_room import KIND_ZH
+        from ..core.story.codex import KIND_ZH
         lines = []
         for e in es:
             head = f"{KIND_ZH[e.kind]}  {e.name}" + (f"（又名 {'、'.join(e.aliases)}）" if e.aliases else "")

@@ -28,13 +28,12 @@ from ..ledger.state import WorldState
 from ..ledger.threads import Thread, ThreadEvent, ThreadMark, build_threads, format_threads_block, quote_at
 from ..lore import Lorebook
 from ..session.tree import SessionTree
+from ..story import outline_tree as tree_ops
 from ..story.checkpoint_model import Checkpoint, is_chapter_name
 from ..story.checkpoints import StoryHistory
-from ..story import outline_tree as tree_ops
 from ..story.codex import KIND_ZH, CodexBook, CodexError, CodexKind, CodexRecord, Relation, load_codex, save_codex
 from ..story.links import (
     chapter_files,
-    follow_renames,
     link_chapter,
     load_links,
     resolve,
@@ -42,7 +41,15 @@ from ..story.links import (
     unlink_file,
 )
 from ..story.mentions import Mention, MentionIndex
-from ..story.outline import Outline, OutlineChapter, outline_path, parse_outline, read_outline, replace_text, set_chapter
+from ..story.outline import (
+    Outline,
+    OutlineChapter,
+    outline_path,
+    parse_outline,
+    read_outline,
+    replace_text,
+    set_chapter,
+)
 from ..story.outline_tree import DeletionPreview, NodeKind
 from ..story.progress import Progress, WordCache, book_progress, daily_counts
 

@@ -27,7 +27,6 @@ from typing import Any, Literal, Optional
 from pydantic import Field, ValidationError, field_validator
 
 from ..deferred import DeferredModel
-
 from ..fsutil import atomic_write_text
 
 #: The codex file in the chat folder.
@@ -83,7 +82,7 @@ class Relation(DeferredModel):
     """A relation to another codex name: ``to`` (the name) and ``kind`` (free words: 师父, 恋人, located in…)."""
 
     to: str = Field(max_length=NAME_MAX)
-    kind: str = Field("", max_length=NAME_MAX)
+    kind: str = Field(default="", max_length=NAME_MAX)
 
 
 class CodexRecord(DeferredModel):
@@ -93,11 +92,11 @@ class CodexRecord(DeferredModel):
 
     name: str = Field(min_length=1, max_length=NAME_MAX)
     kind: CodexKind = "character"
-    description: str = Field("", max_length=DESCRIPTION_MAX)
+    description: str = Field(default="", max_length=DESCRIPTION_MAX)
     aliases: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
     relations: list[Relation] = Field(default_factory=list, max_length=LIST_MAX)
-    true_from: Optional[int] = Field(None, ge=1)
+    true_from: Optional[int] = Field(default=None, ge=1)
 
     @field_validator("name")
     @classmethod

@@ -28,7 +28,6 @@ from typing import Optional
 from pydantic import Field, ValidationError
 
 from ..deferred import DeferredModel
-
 from ..errors import ToolError
 from ..fsutil import atomic_write_text
 from .chapters import chapter_heading
