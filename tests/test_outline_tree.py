@@ -203,3 +203,25 @@ def test_reached_counts_files_on_a_chat_without_an_outline(tmp_path):
     assert chat.chapter_reached() == 2  # 「现在写到第 1 章」 with 2 chapters written was the bug
     assert not (chat.dir / LINKS_FILE).exists() and not (chat.dir / "大纲.md").exists()
     chat.close()
+
+
+def test_a_copy_without_ids_saved_back_keeps_the_links(tmp_path):
+    """The raw-text editor (or the agent's outline_edit text replace) saving a heading without its id: the id of
+    the chapter with that title comes back, so the link to its file holds."""
+    chat = room(tmp_path, "长篇-无id副本")
+    chat.import_chapters([("001.md", "正文。")])
+    chat.save_outline("## 第一章 雨夜\n## 第二章 回声\n")
+    cid = chat.outline().chapters()[0].id
+    chat.link_chapter(cid, "001.md")
+    chat.save_outline("# 卷一\n## 第一章 雨夜 {status=drafted}\n## 第二章 回声\n## 第三章 新\n")  # ids gone
+    o = chat.outline()
+    assert o.chapters()[0].id == cid and o.chapters()[0].file == "001.md" and o.chapters()[0].status == "drafted"
+    assert len({c.id for c in o.chapters()}) == 3
+    d = chat.dir
+    ctx = ToolContext(story=StoryFolder(d.parent, d / "正文"))
+    edit = get_tool("outline_edit")
+    head = next(line for line in (d / "大纲.md").read_text("utf-8").split("\n") if "第一章" in line)
+    args = parse_args(edit, json.dumps({"oldText": head, "newText": "## 第一章 雨夜"}, ensure_ascii=False))
+    assert edit.handler(ctx, args) == "ok"
+    assert chat.outline().find(cid).file == "001.md"
+    chat.close()

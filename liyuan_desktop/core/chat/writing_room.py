@@ -186,8 +186,12 @@ class WritingRoom:
 
     def save_outline(self, text: str) -> Outline:
         """Write ``大纲.md`` whole (atomic; the next checkpoint records it) and return it parsed (links resolved).
-        Headings without a stable id get one (:func:`core.story.outline_tree.ensure_ids`; the rest of the text is
-        kept byte for byte). OSError."""
+        A heading that lost its id (a text editor's copy without them) gets back the id of the chapter of the same
+        title (:func:`core.story.outline_tree.carry_ids`); others without one get a new id
+        (:func:`core.story.outline_tree.ensure_ids`); the rest of the text is kept byte for byte. OSError."""
+        before = read_outline(self.dir)
+        if before is not None:
+            text = tree_ops.carry_ids(before.text, text)
         atomic_write_text(outline_path(self.dir), tree_ops.ensure_ids(text))
         o = self.outline()
         assert o is not None
@@ -237,8 +241,7 @@ class WritingRoom:
                 for cid in gone:
                     links.links.pop(cid, None)
                 save_links(self.dir, links)
-        elif op in ("add_beat", "rename_volume", "rename_chapter", "rename_beat", "move_chapter", "move_volume",
-                    "move_beat", "set_attrs"):
+        elif op in tree_ops.OUTLINE_OPS:
             new = getattr(tree_ops, op)(cur, **kw)
         else:
             raise ValueError(f"unknown outline operation: {op}")
@@ -346,7 +349,8 @@ class WritingRoom:
         snaps, cps = self._turns()
         outline = self.outline()
         key = (self.tree.leaf_id, len(snaps), snaps[-1][0].id if snaps else None, len(cps),
-               hash(outline.text) if outline is not None else None)
+               hash(outline.text) if outline is not None else None,
+               tuple(c.file for c in outline.chapters()) if outline is not None else ())
         if key == self._threads_key:
             return [t.model_copy(deep=True) for t in self._threads]
         hist = self._history() if cps else None

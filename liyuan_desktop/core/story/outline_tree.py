@@ -38,6 +38,9 @@ from .outline import (
 )
 
 NodeKind = Literal["volume", "chapter", "beat"]
+#: The operations :meth:`core.chat.writing_room.WritingRoom.outline_edit` (and ``Chat.edit_outline_tree``) run.
+OUTLINE_OPS: tuple[str, ...] = ("add_volume", "add_chapter", "add_beat", "rename_volume", "rename_chapter",
+                                "rename_beat", "move_chapter", "move_volume", "move_beat", "set_attrs", "delete")
 
 
 class DeletionPreview(DeferredModel):
@@ -97,6 +100,40 @@ def ensure_ids(text: str) -> str:
                 changed = True
             taken.add(c.id)
     return "\n".join(lines) if changed else text
+
+
+def carry_ids(old_text: str, new_text: str) -> str:
+    """``new_text`` with the ids of ``old_text`` put back on headings that lost theirs: a chapter (volume) heading
+    without an id gets the id of the old chapter (volume) with the same title, when exactly one has it and the
+    new text does not use that id already. So a text editor that saved a copy without ids, or an agent that
+    rewrote a heading, does not cut the chapter from its linked file. Returns ``new_text`` itself when nothing
+    was carried."""
+    old, new = parse_outline(old_text), parse_outline(new_text)
+    used = _all_ids(new)
+    lines = outline_lines(new_text)
+    changed = False
+
+    def pick(title: str, candidates: list[tuple[str, str]]) -> str:
+        hits = [i for t, i in candidates if t == title and i and i not in used]
+        return hits[0] if len(hits) == 1 else ""
+
+    old_vols = [(v.title, v.id) for v in old.volumes]
+    old_chs = [(c.title, c.id) for c in old.chapters()]
+    for v in new.volumes:
+        if v.line >= 0 and not v.id:
+            vid = pick(v.title, old_vols)
+            if vid:
+                _rewrite(lines, v.line, 1, v.title, {"id": vid, **v.attrs})
+                used.add(vid)
+                changed = True
+        for c in v.chapters:
+            if not c.id:
+                cid = pick(c.title, old_chs)
+                if cid:
+                    _rewrite(lines, c.line, 2, c.title, {"id": cid, **c.attrs})
+                    used.add(cid)
+                    changed = True
+    return "\n".join(lines) if changed else new_text
 
 
 def _all_ids(o: Outline) -> set[str]:
@@ -402,6 +439,6 @@ def delete_node(text: str, kind: NodeKind, ref: str | int, index: int = 0) -> st
     return _join([*lines[:start], *lines[end:]])
 
 
-__all__ = ["DeletionPreview", "NodeKind", "add_beat", "add_chapter", "add_volume", "delete_node",
+__all__ = ["DeletionPreview", "NodeKind", "OUTLINE_OPS", "add_beat", "carry_ids", "add_chapter", "add_volume", "delete_node",
            "deletion_preview", "ensure_ids", "find_volume", "move_beat", "move_chapter", "move_volume", "new_id",
            "rename_beat", "rename_chapter", "rename_volume", "set_attrs"]

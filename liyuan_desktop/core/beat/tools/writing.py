@@ -19,7 +19,7 @@ from ...errors import ToolError
 from ...fsutil import atomic_write_text
 from ...story.links import link_chapter
 from ...story.outline import OUTLINE_FILE, OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
-from ...story.outline_tree import ensure_ids
+from ...story.outline_tree import carry_ids, ensure_ids
 from .context import ToolContext
 from .registry import NoArgs, NonNegInt, tool
 
@@ -88,7 +88,7 @@ def _outline_edit(ctx: ToolContext, a: _OutlineEditArgs) -> str:
         if longest > OUTLINE_LINE_MAX:  # an outline line is a heading or a beat (issue 29 §1: one huge line)
             raise ToolError("bad_args", f"newText 里有一行 {longest} 个字符，大纲一行最多 {OUTLINE_LINE_MAX} 个字符："
                                         "标题和情节点都写短些，细节另起一行。")
-        new = replace_text(text, a.oldText or "", a.newText or "")
+        new = carry_ids(text, replace_text(text, a.oldText or "", a.newText or ""))  # a rewritten heading keeps its id
     atomic_write_text(_path(ctx), new)
     parse_outline(new)
     return "ok"
