@@ -85,17 +85,20 @@ def ensure_ids(text: str) -> str:
     o = parse_outline(text)
     lines = outline_lines(text)
     taken: set[str] = set()
+    avoid = _all_ids(o)  # ids written anywhere: a new one never repeats one, even a duplicate's
     changed = False
     for v in o.volumes:
         if v.line >= 0:
             if not v.id or v.id in taken:
-                v.id = new_id("v", taken | _all_ids(o))
+                v.id = new_id("v", avoid)
+                avoid.add(v.id)
                 _rewrite(lines, v.line, 1, v.title, {"id": v.id, **{k: x for k, x in v.attrs.items() if k != "id"}})
                 changed = True
             taken.add(v.id)
         for c in v.chapters:
             if not c.id or c.id in taken:
-                c.id = new_id("c", taken | _all_ids(o))
+                c.id = new_id("c", avoid)
+                avoid.add(c.id)
                 _rewrite(lines, c.line, 2, c.title, {"id": c.id, **{k: x for k, x in c.attrs.items() if k != "id"}})
                 changed = True
             taken.add(c.id)
@@ -113,12 +116,19 @@ def carry_ids(old_text: str, new_text: str) -> str:
     lines = outline_lines(new_text)
     changed = False
 
-    def pick(title: str, candidates: list[tuple[str, str]]) -> str:
-        hits = [i for t, i in candidates if t == title and i and i not in used]
-        return hits[0] if len(hits) == 1 else ""
+    def by_title(pairs: list[tuple[str, str]]) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for t, i in pairs:
+            if i:
+                out.setdefault(t, []).append(i)
+        return out
 
-    old_vols = [(v.title, v.id) for v in old.volumes]
-    old_chs = [(c.title, c.id) for c in old.chapters()]
+    def pick(title: str, candidates: dict[str, list[str]]) -> str:
+        hits = candidates.get(title, [])
+        return hits[0] if len(hits) == 1 and hits[0] not in used else ""
+
+    old_vols = by_title([(v.title, v.id) for v in old.volumes])
+    old_chs = by_title([(c.title, c.id) for c in old.chapters()])
     for v in new.volumes:
         if v.line >= 0 and not v.id:
             vid = pick(v.title, old_vols)
