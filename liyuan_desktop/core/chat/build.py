@@ -271,10 +271,16 @@ def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "Cha
         "alternate_greetings": [], "tags": ["novel"], "creator": spec.author, "character_version": "",
         "extensions": {"liyuan": {"language": spec.language, NOVEL_KEY: book}}}}
     folder.mkdir(parents=True)
-    atomic_write_text(folder / "card.json", json.dumps(card_json, ensure_ascii=False, indent=1))
-    card = load_card(folder / "card.json")
-    directory = folder / "对话" / MANUSCRIPT[spec.language]
-    chat = build_chat(directory, card, settings, model, scribe, new=NewChat(mode="agent"))
+    try:
+        atomic_write_text(folder / "card.json", json.dumps(card_json, ensure_ascii=False, indent=1))
+        card = load_card(folder / "card.json")
+        directory = folder / "对话" / MANUSCRIPT[spec.language]
+        chat = build_chat(directory, card, settings, model, scribe, new=NewChat(mode="agent"))
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)  # the folder was made just now, empty of anything the user had
+        raise
     atomic_write_text(outline_path(directory), ensure_ids(STARTER_OUTLINE[spec.language]))
     records = _cast_records(spec.cast)
     if records:
