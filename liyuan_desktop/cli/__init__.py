@@ -4,6 +4,7 @@
     liyuan chat …                            play beats headless (chat.py; --demo, --demo-agent)
     liyuan card inspect|import|export|preview …   character cards (card.py)
     liyuan story checkpoints|restore|export …     a long-form chat's chapters (story.py)
+    liyuan novel new TITLE …                 a new novel without a character card (novel.py)
     liyuan import-chat|export-chat …         SillyTavern chat files (chats.py)
     liyuan chats list|rename|duplicate|delete|trash|restore …   manage chats and cards, the 回收站 (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .novel import add_parser as novel_parser
 
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_parser(sub)
     search.add_parser(sub)
     models.add_parser(sub)
+    novel_parser(sub)
     return p
 
 
@@ -73,13 +76,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .novel import run as novel_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
             "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
-            "qr": qr_cli.run}
+            "qr": qr_cli.run, "novel": novel_run}
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

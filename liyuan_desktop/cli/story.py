@@ -9,7 +9,7 @@ import argparse
 import json
 import sys
 import time
-from typing import Any
+from typing import Any, Optional
 
 from .common import chat_folder, open_chat, out, say
 
@@ -17,23 +17,40 @@ from .common import chat_folder, open_chat, out, say
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
 
 
-def writing_report(chat: Any, what: str, as_json: bool) -> str:
-    """The text (or JSON) of ``liyuan story outline|threads|codex|progress`` for an open ``chat``."""
+def outline_report(chat: Any, as_json: bool) -> str:
+    """``liyuan story outline``: each volume and chapter — stable id, number, title, status, target, the linked file
+    and its 字数 — then the chapter files no chapter links. JSON: ``{"volumes": [{"id", "title", "chapters": [{"id",
+    "number", "title", "status", "target", "file", "words", "beats"}]}], "unlinked": [file], "reached": n|null}``."""
+    o = chat.outline()
+    if o is None:
+        return "null" if as_json else "（这一局还没有大纲：在对话文件夹里写 大纲.md）"
+    prog = chat.writing_progress().chapters
+    words = {i: p.words for i, p in enumerate(prog[:len(o.chapters())])}
+    vols = [{"id": v.id, "title": v.title, "chapters": [
+        {"id": c.id, "number": c.index + 1, "title": c.title, "status": c.status, "target": c.target,
+         "file": c.file, "words": words.get(c.index, 0), "beats": c.beats} for c in v.chapters]} for v in o.volumes]
+    unlinked = chat.unlinked_chapter_files()
+    if as_json:
+        return json.dumps({"volumes": vols, "unlinked": unlinked, "reached": chat.chapter_reached()},
+                          ensure_ascii=False, indent=1)
+    from ..core.story.outline import chapter_line
+    lines = []
+    for v, vd in zip(o.volumes, vols):
+        if v.title:
+            lines.append(f"# {v.title}" + (f"  [{v.id}]" if v.id else ""))
+        for c, cd in zip(v.chapters, vd["chapters"]):
+            lines.append(chapter_line(c) + f"  {cd['words']} 字" + (f"  [{c.id}]" if c.id else ""))
+            lines += [f"    - {b}" for b in c.beats]
+    if unlinked:
+        lines.append("（大纲外的章节）" + "、".join(unlinked))
+    return "\n".join(lines) or "（大纲还没有章节）"
+
+
+def writing_report(chat: Any, what: str, as_json: bool, name: Optional[str] = None) -> str:
+    """The text (or JSON) of ``liyuan story outline|threads|codex|progress`` for an open ``chat`` (``name``: only
+    that codex entry)."""
     if what == "outline":
-        o = chat.outline()
-        if as_json:
-            return json.dumps(o.model_dump(exclude={"text"}) if o else None, ensure_ascii=False, indent=1)
-        if o is None:
-            return "（这一局还没有大纲：在对话文件夹里写 大纲.md）"
-        from ..core.story.outline import chapter_line
-        lines = []
-        for v in o.volumes:
-            if v.title:
-                lines.append(f"# {v.title}")
-            for c in v.chapters:
-                lines.append(chapter_line(c))
-                lines += [f"    - {b}" for b in c.beats]
-        return "\n".join(lines) or "（大纲还没有章节）"
+        return outline_report(chat, as_json)
     if what == "threads":
         ts = chat.threads()
         if as_json:
@@ -52,14 +69,20 @@ def writing_report(chat: Any, what: str, as_json: bool) -> str:
             lines.append(f"{t.id}  {t.title}（{'，'.join(b for b in bits if b)}）{q}")
         return "\n".join(lines) or "（没有伏笔）"
     if what == "codex":
-        es = chat.codex()
+        es = chat.codex(name)
         if as_json:
             return json.dumps([e.model_dump() for e in es], ensure_ascii=False, indent=1)
-        from ..core.chat.writing_room import KIND_ZH
+        from ..core.story.codex import KIND_ZH
         lines = []
         for e in es:
             head = f"{KIND_ZH[e.kind]}  {e.name}" + (f"（又名 {'、'.join(e.aliases)}）" if e.aliases else "")
             lines.append(head + (f"  首见：{e.first_seen}" if e.first_seen else ""))
+            if e.description:
+                lines.append(f"    {e.description}" + (f"（自第 {e.true_from} 章）" if e.true_from else ""))
+            if e.tags:
+                lines.append("    标签：" + "、".join(e.tags))
+            if e.relations:
+                lines.append("    关系：" + "、".join(f"{r.to}（{r.kind}）" if r.kind else r.to for r in e.relations))
             for f in e.facts[-3:]:
                 lines.append(f"    {f.text}" + (f"（自第 {f.from_chapter} 章）" if f.from_chapter else ""))
             if e.chapters:
@@ -96,12 +119,19 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     from . import story_export  # issue 28: book options, per-chapter text, flagged words
 
     story_export.add_arguments(ss.add_parser("export", help="把正文导出成一本书（EPUB/DOCX/Markdown/纯文本）"))
-    for name, helptext in (("outline", "大纲：卷、章（状态、目标字数、文件）、情节点"), ("threads", "伏笔：当前分支的伏笔和状态"),
-                           ("codex", "设定集：名录里每个名字的事实、首次出现、提到它的章节、设定条目"),
+    for name, helptext in (("outline", "大纲：卷、章（id、状态、目标字数、挂的文件、字数）、情节点"), ("threads", "伏笔：当前分支的伏笔和状态"),
+                           ("codex", "名录：每个名字的描述、别名、事实、提到它的章节；add|set|show|remove 写名录"),
                            ("progress", "进度：每章/每卷/全书字数、目标、每日字数")):
         sp = ss.add_parser(name, help=helptext)
         sp.add_argument("chat")
         sp.add_argument("--json", action="store_true")
+        if name == "codex":
+            add_codex_arguments(sp)
+    sl = ss.add_parser("link", help="把大纲的一章挂到一个正文文件上（--unlink 取下）")
+    sl.add_argument("chat")
+    sl.add_argument("outline_id", help="大纲章节的 id（liyuan story outline 里的 [c…]），或章号、章名；--unlink 时也可是文件名")
+    sl.add_argument("file", nargs="?", default="", help="正文/ 里的文件名")
+    sl.add_argument("--unlink", action="store_true", help="取下这一章（或这个文件）的链接")
     from . import story_review  # issue 19 §4: review one chapter (local checks, then the configured model)
 
     sr = ss.add_parser("review", help="审稿：对一章做审读（重复、套话、矛盾、人物走样、伏笔……），只报告不改稿")
@@ -114,11 +144,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     """Run ``liyuan story checkpoints|restore|export|outline|threads|codex|progress`` from parsed ``args``; returns the exit code (0 ok, 2 a bad
     chat, checkpoint or file with one ``liyuan: …`` line on stderr, or no sub-command: usage)."""
+    from ..core.errors import ToolError
     from ..core.session.tree import SessionError
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
-        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|threads|codex|progress|review CHAT …", file=sys.stderr)
+        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …",
+              file=sys.stderr)
         return 2
     try:
         d = chat_folder(args.chat)
@@ -155,6 +187,10 @@ def run(args: argparse.Namespace) -> int:
                 return story_review.run(args)
             except ToolError as e:
                 raise ValueError(e.message) from None
+        if args.story_cmd == "codex" and args.action:
+            return run_codex(open_chat(args.chat), args)
+        if args.story_cmd == "link":
+            return run_link(open_chat(args.chat), args)
         if args.story_cmd in WRITING_COMMANDS:
             out(writing_report(open_chat(args.chat), args.story_cmd, args.json))
             return 0
@@ -162,6 +198,9 @@ def run(args: argparse.Namespace) -> int:
             from . import story_export  # core.story.export, as the window's export dialog
 
             return story_export.run(args)
+    except ToolError as e:
+        print(f"liyuan: {e.message}", file=sys.stderr)
+        return 2
     except (ValueError, KeyError, SessionError) as e:
         print(f"liyuan: {say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)}", file=sys.stderr)
         return 2
@@ -169,3 +208,85 @@ def run(args: argparse.Namespace) -> int:
         print(f"liyuan: {say(e)}", file=sys.stderr)  # a damaged checkpoint object names itself (catalog)
         return 2
     return 2  # argparse admits only the sub-commands above
+
+
+def add_codex_arguments(sp: argparse.ArgumentParser) -> None:
+    """``liyuan story codex CHAT [add|set|show|remove NAME] [--kind …] [--description …] [--alias …]…``."""
+    sp.add_argument("action", nargs="?", choices=("add", "set", "show", "remove"), help="写名录：add 新建、set 修改、show 看一条、remove 删去")
+    sp.add_argument("name", nargs="?", help="名字（或它的别名）")
+    sp.add_argument("--kind", help="people/places/things/event/lore（人物/地点/物品/剧情线/设定）")
+    sp.add_argument("--description", help="描述")
+    sp.add_argument("--alias", action="append", help="别名（可多次；set 时整列替换）")
+    sp.add_argument("--tag", action="append", help="标签（可多次；set 时整列替换）")
+    sp.add_argument("--relation", action="append", help="关系：名字 或 名字:关系（可多次；set 时整列替换）")
+    sp.add_argument("--from", dest="true_from", type=int, help="从第几章起成立（0 = 从头）")
+    sp.add_argument("--rename", help="set 时改名")
+
+
+def run_codex(chat: Any, args: argparse.Namespace) -> int:
+    """``liyuan story codex CHAT add|set|show|remove NAME …`` through the Chat facade. Exit 0, or 2 with one
+    ``liyuan: …`` line (an unknown name, a name taken, a bad kind, a damaged 名录.json)."""
+    from ..core.messages import message
+    from ..core.story.codex import CodexRecord, parse_kind, parse_relations
+
+    if not args.name:
+        raise ValueError(message("codex.bad_args", why="NAME"))
+    if args.action == "show":
+        if not chat.codex(args.name):
+            raise ValueError(message("codex.not_found", name=args.name))
+        out(writing_report(chat, "codex", args.json, args.name))
+        return 0
+    if args.action == "remove":
+        if not chat.codex_remove(args.name):
+            raise ValueError(message("codex.not_found", name=args.name))
+        out(say(message("codex.removed", name=args.name)))
+        return 0
+    fields: dict[str, Any] = {}
+    if args.kind:
+        fields["kind"] = parse_kind(args.kind)
+    if args.description is not None:
+        fields["description"] = args.description
+    for key, values in (("aliases", args.alias), ("tags", args.tag)):
+        if values is not None:
+            fields[key] = values
+    if args.relation is not None:
+        fields["relations"] = parse_relations(args.relation)
+    if args.true_from is not None:
+        fields["true_from"] = args.true_from or None
+    if args.action == "add":
+        try:
+            rec = CodexRecord.model_validate({"name": args.name, **fields})
+        except ValueError as e:
+            raise ValueError(message("codex.bad_args", why=str(e).splitlines()[-1].strip())) from None
+        chat.codex_add(rec)
+    else:
+        if args.rename:
+            fields["rename"] = args.rename
+        rec = chat.codex_set(args.name, **fields)
+    out(say(message("codex.saved", name=rec.name)))
+    return 0
+
+
+def run_link(chat: Any, args: argparse.Namespace) -> int:
+    """``liyuan story link CHAT OUTLINE_ID FILE`` / ``--unlink``: link an outline chapter to a chapter file (by its
+    stable id; renames keep the link) or take a link off. Exit 0, or 2 with one ``liyuan: …`` line."""
+    from ..core.messages import message
+
+    ref = args.outline_id
+    if args.unlink:
+        if ref.lower().endswith(".md") and not args.file:
+            if chat.unlink_chapter_file(ref) is None:
+                raise ValueError(message("story.not_linked", file=ref))
+            out(say(message("story.unlinked", file=ref)))
+            return 0
+        o = chat.outline()
+        c = o.find(ref) if o is not None else None
+        chat.link_chapter(ref, "")
+        out(say(message("story.unlinked", file=(c.file if c is not None and c.file else ref))))
+        return 0
+    if not args.file:
+        raise ValueError(message("codex.bad_args", why="FILE"))
+    o = chat.link_chapter(ref, args.file)
+    c = o.find(ref)
+    out(say(message("story.linked", n=c.index + 1, title=c.title, id=c.id, file=c.file)))
+    return 0

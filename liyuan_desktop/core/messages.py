@@ -809,6 +809,31 @@ CATALOG: dict[str, dict[str, str]] = {
     "export.no_chat": {"zh": "找不到对话「{chat}」", "en": "No chat “{chat}”"},
     "export.bad_language": {"zh": "看不懂的语言代码「{language}」：写成 zh、zh-Hans、en 这样",
                             "en": "Cannot read the language tag “{language}”: write it like zh, zh-Hans, en"},
+    # issue 28: a new novel without a character card (core/chat/build.py create_novel, liyuan novel new)
+    "novel.first_steps": {"zh": "新书建好了。先做三件事：① 在大纲里写下卷和章，每章一两句情节点；② 在设定里添上主要人物和地点"
+                                "（描述、别名）；③ 对 agent 说「按大纲写第一章」，写好的章会挂到大纲的那一章下面。",
+                          "en": "Your book is ready. First: ① write volumes and chapters in the outline, a beat or two "
+                                "per chapter; ② add the main people and places to the codex (description, aliases); "
+                                "③ tell the agent “write chapter 1 from the outline” — the chapter it writes is "
+                                "linked to that outline entry."},
+    "novel.created": {"zh": "已建新书《{title}》：{path}", "en": "Created the novel “{title}”: {path}"},
+    "novel.bad_title": {"zh": "书名要是一行非空文字", "en": "The title must be one non-empty line"},
+    "act.改名": {"zh": "改名", "en": "rename chapters"},
+    "act.保存大纲": {"zh": "保存大纲", "en": "save the outline"},
+    # issue 28: chapter links and the written codex (liyuan story link / codex)
+    "story.linked": {"zh": "已把大纲第 {n} 章「{title}」（{id}）挂上 {file}",
+                     "en": "Linked outline chapter {n} “{title}” ({id}) to {file}"},
+    "story.unlinked": {"zh": "已取下 {file} 与大纲的链接", "en": "Unlinked {file} from the outline"},
+    "story.not_linked": {"zh": "{file} 没有挂在大纲的哪一章下面", "en": "{file} is not linked to any outline chapter"},
+    "codex.saved": {"zh": "名录已保存：{name}", "en": "Codex entry saved: {name}"},
+    "codex.removed": {"zh": "已从名录删去：{name}", "en": "Removed from the codex: {name}"},
+    "codex.not_found": {"zh": "名录里没有「{name}」：先 add", "en": "The codex has no “{name}”: add it first"},
+    "codex.exists": {"zh": "名录里已经有「{name}」了：用 set 改它", "en": "The codex already has “{name}”: change it with set"},
+    "codex.damaged": {"zh": "{file} 读不出来（不是有效的名录），没有覆盖它：先修好或移走它",
+                      "en": "{file} cannot be read (not a valid codex); it was not overwritten: fix or move it first"},
+    "codex.bad_kind": {"zh": "种类只能是 people/places/things/event/lore（人物/地点/物品/剧情线/设定），不是「{kind}」",
+                       "en": "The kind must be people/places/things/event/lore, not “{kind}”"},
+    "codex.bad_args": {"zh": "名录条目不对：{why}", "en": "Bad codex entry: {why}"},
 }
 
 

@@ -8,6 +8,8 @@ persona; the CLI applied none of them, so the same card, settings and words gave
 - :func:`chat_models` — the story model and the scribe's model the settings name (plus why there is none).
 - :func:`persona_for_new_chat` — the persona a new chat starts with.
 - :func:`build_chat` — open the chat in a folder (or create it) with everything the settings say.
+- :func:`create_novel` — a new novel without a character card (issue 28): its own small card in the library (the
+  book's title, author, language and cast) and one agent chat, the manuscript, made through :func:`build_chat`.
 
 Nothing here touches the disk beyond what :meth:`Chat.open` / :meth:`Chat.create` write.
 """
@@ -15,7 +17,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from pydantic import Field, field_validator
+
+from ..deferred import DeferredModel
 
 if TYPE_CHECKING:
     from ..cards import Card
@@ -152,4 +158,135 @@ def build_chat(directory: Path, card: "Card", settings: Optional["AppSettings"],
     return chat
 
 
-__all__ = ["ChatModels", "NewChat", "build_chat", "chat_models", "persona_for_new_chat", "provider_settings"]
+# -- a new novel (issue 28) -----------------------------------------------------------------------------------
+
+#: Where a novel's card keeps the book (``extensions.liyuan.novel``).
+NOVEL_KEY = "novel"
+#: The manuscript chat's folder name under the novel's card, per language.
+MANUSCRIPT = {"zh": "书稿", "en": "Manuscript"}
+#: The outline a new novel starts with, per language (ids are added when it is written).
+STARTER_OUTLINE = {"zh": "# 第一卷\n\n## 第一章\n", "en": "# Volume One\n\n## Chapter 1\n"}
+#: Bounds of what a novel's card keeps.
+NOVEL_TITLE_MAX = 80
+CAST_MAX = 64
+CAST_DESCRIPTION_MAX = 4000
+
+
+class NovelSpec(DeferredModel):
+    """A new novel: ``title`` (required, one line, cut to 80 characters), ``author`` (""; whitespace folded),
+    ``language`` (``zh`` or ``en``: the prose language the agent writes in, kept as the card's
+    ``extensions.liyuan.language``), ``cast`` (names: a library card's name — its description becomes the person's
+    codex description — or just a person's name; each becomes a written codex entry of kind character; at most 64).
+    Raises pydantic ValidationError (a ValueError) for an empty or multi-line title or another language."""
+
+    title: str
+    author: str = ""
+    language: Literal["zh", "en"] = "zh"
+    cast: list[str] = Field(default_factory=list)
+
+    @field_validator("title")
+    @classmethod
+    def _title(cls, v: str) -> str:
+        t = v.strip()
+        if not t or "\n" in t or "\r" in t:
+            raise ValueError("title must be one non-empty line")
+        return t[:NOVEL_TITLE_MAX]
+
+    @field_validator("author")
+    @classmethod
+    def _author(cls, v: str) -> str:
+        return " ".join(v.split())[:NOVEL_TITLE_MAX]
+
+    @field_validator("cast")
+    @classmethod
+    def _cast(cls, v: list[str]) -> list[str]:
+        return [c.strip() for c in v if c and c.strip()][:CAST_MAX]
+
+
+def novel_info(card: "Card") -> Optional[dict[str, Any]]:
+    """The book a novel's card describes (``{"title", "author", "language", "cast"}``), or None for a character
+    card. Export and the window read the title and author here."""
+    lj = card.extensions.get("liyuan") if isinstance(card.extensions, dict) else None
+    info = lj.get(NOVEL_KEY) if isinstance(lj, dict) else None
+    return dict(info) if isinstance(info, dict) else None
+
+
+def novel_first_steps() -> Any:
+    """What to do first in an empty novel (a :class:`core.messages.Msg`, key ``novel.first_steps``; the front ends
+    render it in their language)."""
+    from ..messages import message
+
+    return message("novel.first_steps")
+
+
+def _cast_records(cast: list[str]) -> list[Any]:
+    from ..cards.library import list_cards
+    from ..story.codex import CodexRecord
+
+    cards = {c.name: c for c in list_cards()}
+    out: list[Any] = []
+    for name in cast:
+        desc, tags = "", []
+        ref = cards.get(name)
+        if ref is not None:
+            try:
+                card = ref.load()
+                desc = (card.description or card.personality or "")[:CAST_DESCRIPTION_MAX]
+                tags = [f"card:{ref.name}"]
+                name = card.name.strip() or name
+            except Exception:  # noqa: BLE001 - a card that does not load is just a name (card data is hostile)
+                pass
+        if all(r.name != name for r in out):
+            out.append(CodexRecord(name=name[:100], kind="character", description=desc, tags=tags))
+    return out
+
+
+def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "ChatModel",
+                 scribe: Optional["ChatModel"] = None) -> "Chat":
+    """Create a novel without a character card and return its manuscript chat (agent mode).
+
+    The library keeps every chat under a card, and agent chats need one (the chat header, the agent prompt's card
+    path, the window's tree, ``卡名/对话名`` on the command line), so a novel gets its *own* small card:
+    ``cards/<title>/card.json`` (a V2 card named after the book — 「名字-2」 when the name is taken — whose
+    ``creator`` is the author and whose ``extensions.liyuan`` holds the language and the book, :func:`novel_info`),
+    and one chat ``对话/书稿`` (``Manuscript`` in English) made by :func:`build_chat` in agent mode, with a starter
+    outline (one volume, one chapter) and the cast as written codex entries (``名录.json``). Existing agent chats on
+    character cards are untouched. Raises ValueError (bad spec), OSError, SessionError."""
+    import json
+
+    from ..cards import load_card
+    from ..cards.library import cards_root, numbered_name
+    from ..fsutil import atomic_write_text
+    from ..paths import safe_name
+    from ..story.codex import CodexBook, save_codex
+    from ..story.outline import outline_path
+    from ..story.outline_tree import ensure_ids
+
+    root = cards_root()
+    folder = root / numbered_name(safe_name(spec.title), lambda n: (root / n).exists())
+    book = {"title": spec.title, "author": spec.author, "language": spec.language, "cast": spec.cast}
+    card_json = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": spec.title, "description": "", "personality": "", "scenario": "", "first_mes": "",
+        "mes_example": "", "creator_notes": "", "system_prompt": "", "post_history_instructions": "",
+        "alternate_greetings": [], "tags": ["novel"], "creator": spec.author, "character_version": "",
+        "extensions": {"liyuan": {"language": spec.language, NOVEL_KEY: book}}}}
+    folder.mkdir(parents=True)
+    try:
+        atomic_write_text(folder / "card.json", json.dumps(card_json, ensure_ascii=False, indent=1))
+        card = load_card(folder / "card.json")
+        directory = folder / "对话" / MANUSCRIPT[spec.language]
+        chat = build_chat(directory, card, settings, model, scribe, new=NewChat(mode="agent"))
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)  # the folder was made just now, empty of anything the user had
+        raise
+    atomic_write_text(outline_path(directory), ensure_ids(STARTER_OUTLINE[spec.language]))
+    records = _cast_records(spec.cast)
+    if records:
+        save_codex(directory, CodexBook(entries=records))
+    return chat
+
+
+__all__ = ["ChatModels", "NewChat", "NovelSpec", "build_chat", "chat_models", "create_novel", "novel_first_steps",
+           "novel_info", "persona_for_new_chat", "provider_settings"]

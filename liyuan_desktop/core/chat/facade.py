@@ -736,6 +736,51 @@ class Chat(ChatView):
         """Set the codex aliases of roster ``name`` (they count as mentions of it); [] removes them. OSError."""
         self.writing.set_aliases(name, aliases)
 
+    # -- the outline as a tree, chapter links, the written codex (issue 28; chat.writing) -----------------------
+    @notices(Changes.of("outline"))
+    def edit_outline_tree(self, op: str, **kw: Any) -> tuple[Any, str]:
+        """One tree operation on the outline (``WritingRoom.outline_edit``: add / rename / move a volume, chapter
+        or beat, set status and target, delete — ask first with :meth:`outline_deletion_preview`). Returns (the
+        outline, the new node's id for add_volume / add_chapter, else ""). Raises ToolError, ValueError, OSError."""
+        self._idle("保存大纲")
+        return self.writing.outline_edit(op, **kw)
+
+    @notices(Changes.of("outline", "files"))
+    def link_chapter(self, ref: "str | int", file: str) -> Any:
+        """Link outline chapter ``ref`` (stable id, number or title) to chapter file ``file`` ("" unlinks); the link
+        is kept by id in 大纲链接.json, so renames keep it. Returns the outline. Raises ToolError, OSError."""
+        self._idle("保存大纲")
+        return self.writing.link(ref, file)
+
+    @notices(Changes.of("outline", "files"))
+    def unlink_chapter_file(self, file: str) -> Optional[str]:
+        """Unlink chapter file ``file`` from its outline chapter; returns the chapter's id, or None. OSError."""
+        return self.writing.unlink_file(file)
+
+    @notices(Changes.of("files", "outline"))
+    def rename_chapters(self, mapping: dict[str, str]) -> dict[str, str]:
+        """Rename chapter files ``{old: new}`` at once (swaps work; no checkpoint); the outline's links follow.
+        Returns what was renamed. Raises StoryPathError / ToolError / OSError (story.workspace.StoryFolder.rename)."""
+        self._idle("改名")
+        return self.agent.story.rename(mapping)
+
+    @notices(Changes.of("files"))
+    def codex_add(self, record: Any) -> Any:
+        """Write a codex entry (``story.codex.CodexRecord``: name, kind, description, aliases, tags, relations,
+        true_from). Raises CodexError (``exists``, ``damaged``), OSError."""
+        return self.writing.codex_add(record)
+
+    @notices(Changes.of("files"))
+    def codex_set(self, name: str, **changes: Any) -> Any:
+        """Change the codex entry ``name`` (a roster name gets a written entry first): kind, description, aliases,
+        tags, relations, true_from, rename. Returns the entry. Raises CodexError, OSError."""
+        return self.writing.codex_set(name, self.current_state(), **changes)
+
+    @notices(Changes.of("files"))
+    def codex_remove(self, name: str) -> bool:
+        """Delete the written codex entry ``name`` (a roster name stays, as the ledger has it). CodexError, OSError."""
+        return self.writing.codex_remove(name)
+
     # -- chapter review (issue 19 §4; chat.review) --------------------------------------------------------------
     @notices(Changes.of("files"))
     async def review_chapter(self, file: str, *, use_model: bool = True, model: Optional[ChatModel] = None) -> Any:

@@ -488,6 +488,23 @@ class ChatView:
         """The codex alias lists (canonical name → aliases)."""
         return self.writing.aliases()
 
+    def outline_deletion_preview(self, kind: str, ref: "str | int", index: int = 0) -> Any:
+        """What deleting an outline ``volume`` / ``chapter`` / ``beat`` would lose (``story.outline_tree.
+        DeletionPreview``: chapters, beats, note lines, linked files), nothing changed. Raises ToolError."""
+        return self.writing.deletion_preview(kind, ref, index)  # type: ignore[arg-type]
+
+    def unlinked_chapter_files(self) -> list[str]:
+        """The chapter files no outline chapter links (the binder's 「大纲外的章节」), by name."""
+        return self.writing.unlinked_files()
+
+    def chapter_reached(self) -> Optional[int]:
+        """现在写到: the furthest chapter written on the active branch (1-based), or None when nothing is."""
+        return self.writing.chapter_reached()
+
+    def mentions_in(self, file: str) -> dict[str, int]:
+        """{codex name: mentions} in chapter ``file`` (what the editor highlights; offsets with :meth:`mentions`)."""
+        return self.writing.mentions_in(self.current_state(), file)
+
     def writing_progress(self) -> Any:
         """字数 per chapter / volume / book, targets from the outline, daily counts (``story.progress.Progress``).
         Counts are cached by content hash on disk; the first call on a big book reads every chapter and checkpoint

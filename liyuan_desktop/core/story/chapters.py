@@ -47,6 +47,12 @@ def _heading(line: str) -> Optional[tuple[str, str]]:
     return s.strip(" \t\u3000"), rest.strip()
 
 
+def chapter_heading(line: str) -> Optional[tuple[str, str]]:
+    """``(heading, title after it)`` when ``line`` is a chapter heading (``第三章 雨夜`` → ``("第三章 雨夜", "雨夜")``;
+    the rule of :func:`split_text_into_chapters`), else None."""
+    return _heading(line)
+
+
 def split_text_into_chapters(text: str) -> list[tuple[str, str]]:
     """Split a long text at chapter headings: a line (≤ 60 characters) that is ``第X章``/``第X回`` (X in Chinese or
     Arabic numerals, full-width digits too) or ``Chapter N`` (Arabic or Roman), optionally followed by a title.

@@ -200,6 +200,20 @@ class MentionIndex:
         """{chapter file: number of mentions of ``name``} for the files that mention it."""
         return {f: len(self._files[f].hits[name]) for f in self._order if self._files[f].hits.get(name)}
 
+    def names_in(self, file: str) -> dict[str, int]:
+        """{canonical name: mentions} of the names chapter ``file`` mentions (aliases counted for their name), in
+        order of first mention; {} for a file not indexed."""
+        f = self._files.get(file)
+        if f is None:
+            return {}
+        return {n: len(h) for n, h in sorted(f.hits.items(), key=lambda kv: kv[1][0][0]) if h}
+
+    def scan_text(self, text: str) -> dict[str, int]:
+        """{canonical name: mentions} in any ``text`` (a chapter not written yet: its outline title and beats), in
+        order of first mention; nothing is indexed."""
+        hits = self._scan(text)
+        return {n: len(h) for n, h in sorted(hits.items(), key=lambda kv: kv[1][0][0]) if h}
+
     def first(self, name: str) -> Optional[Mention]:
         """The first mention of ``name`` in book order, or None."""
         m = self.mentions(name, limit=1)

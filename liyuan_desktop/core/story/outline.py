@@ -2,10 +2,14 @@
 
 It is plain Markdown with one small convention (our own; no other tool defines it):
 
-- ``# 第一卷 风起`` — a volume (卷). Chapters before the first ``#`` belong to an unnamed volume.
-- ``## 第三章 雨夜 {file=03-雨夜.md status=drafted target=3000}`` — a chapter. The trailing ``{…}`` is optional and
-  holds space-separated ``key=value`` attributes: ``file`` (the chapter file in ``正文/``; ``正文/`` in front is
-  accepted and dropped), ``status`` (``planned`` / ``drafted`` / ``revised`` / ``done``, or 计划 / 初稿 / 修订 / 定稿;
+- ``# 第一卷 风起`` — a volume (卷). Chapters before the first ``#`` belong to an unnamed volume. A volume heading may
+  end in ``{id=v…}`` too (its stable id; a trailing ``{…}`` without any ``key=value`` stays part of the title).
+- ``## 第三章 雨夜 {id=c3f2a1 status=drafted target=3000}`` — a chapter. The trailing ``{…}`` is optional and
+  holds space-separated ``key=value`` attributes: ``id`` (the chapter's stable id, issue 28: added by the engine
+  when it edits the outline, never changed afterwards; the chapter file linked to it is kept in the sidecar
+  ``大纲链接.json``, :mod:`core.story.links`, so renaming the file or the chapter keeps the link), ``file`` (a link
+  written by hand: the chapter file in ``正文/``; ``正文/`` in front is accepted and dropped; used when the sidecar
+  has no link for the chapter), ``status`` (``planned`` / ``drafted`` / ``revised`` / ``done``, or 计划 / 初稿 / 修订 / 定稿;
   default planned), ``target`` (target length in 字, :func:`core.text.count_words`), ``due`` is not a chapter
   attribute (threads carry their own). Unknown keys are kept as they are.
 - ``- 她在雨里捡到玉佩`` (or ``*``, ``+``, ``1.``) under a chapter — a beat (情节点). Other lines are notes and kept.
@@ -40,6 +44,14 @@ STATUS_ZH: dict[str, str] = {"planned": "计划", "drafted": "初稿", "revised"
 #: Status as written in 大纲.md (English or Chinese) → status; the keys of STATUS_ZH and STATUSES are exactly the
 #: ChapterStatus values, which their ``str`` annotations cannot say.
 _STATUS_ALIASES = cast("dict[str, ChapterStatus]", {**{v: k for k, v in STATUS_ZH.items()}, **{k: k for k in STATUSES}})
+
+
+
+def parse_status(name: str) -> Optional[ChapterStatus]:
+    """The status a spelling means (``planned``/``drafted``/``revised``/``done`` or 计划/初稿/修订/定稿, any case),
+    or None."""
+    return _STATUS_ALIASES.get((name or "").strip().lower())
+
 
 #: What opens a ``回收：…`` beat (tried in this order).
 _DUE_PREFIXES = ("回收伏笔", "伏笔回收", "回收")
@@ -104,29 +116,39 @@ BRANCH_NEIGHBOURS = 2
 
 
 class OutlineChapter(DeferredModel):
-    """One ``##`` chapter: ``title`` (the heading without attributes), ``status``, ``target`` (字, None when not set),
-    ``file`` (a file name in ``正文/``, None when not yet linked), ``beats`` (its list items, in order), ``attrs``
-    (every attribute as written, unknown ones included), ``line`` (the heading's 0-based line), ``index`` (0-based
-    over the whole book), ``volume`` (0-based volume index)."""
+    """One ``##`` chapter: ``id`` (its stable id, "" until the engine gave it one), ``title`` (the heading without
+    attributes), ``status``, ``target`` (字, None when not set), ``file`` (a file name in ``正文/``, None when not yet
+    linked: as parsed, the hand-written ``file=``; in :meth:`core.chat.writing_room.WritingRoom.outline`, the link
+    resolved through the sidecar), ``beats`` (its list items, in order), ``beat_lines`` (each beat's 0-based line),
+    ``attrs`` (every attribute as written, unknown ones included), ``line`` (the heading's 0-based line), ``end``
+    (the 0-based line after its block: the next ``#``/``##`` heading or the end of the file), ``index`` (0-based over
+    the whole book), ``volume`` (0-based volume index)."""
 
+    id: str = ""
     title: str
     status: ChapterStatus = "planned"
     target: Optional[int] = None
     file: Optional[str] = None
     beats: list[str] = Field(default_factory=list)
+    beat_lines: list[int] = Field(default_factory=list)
     attrs: dict[str, str] = Field(default_factory=dict)
     line: int = 0
+    end: int = 0
     index: int = 0
     volume: int = 0
 
 
 class OutlineVolume(DeferredModel):
-    """One ``#`` volume: ``title`` ("" for chapters before the first ``#``), its ``chapters``, ``line`` (-1 when
-    implicit)."""
+    """One ``#`` volume: ``id`` ("" when none, always for the implicit one), ``title`` ("" for chapters before the
+    first ``#``), its ``chapters``, ``attrs`` (as written), ``line`` (-1 when implicit), ``end`` (the 0-based line
+    after its block)."""
 
+    id: str = ""
     title: str = ""
     chapters: list[OutlineChapter] = Field(default_factory=list)
+    attrs: dict[str, str] = Field(default_factory=dict)
     line: int = -1
+    end: int = 0
 
 
 class Outline(DeferredModel):
@@ -155,9 +177,13 @@ class Outline(DeferredModel):
         return out
 
     def find(self, ref: str | int) -> OutlineChapter:
-        """A chapter by 1-based number (int or digits), by linked file name, or by exact / unique partial title.
+        """A chapter by stable id, by 1-based number (int or digits), by linked file name, or by exact / unique partial title.
         Raises ToolError ``not_found`` / ``ambiguous``."""
         chs = self.chapters()
+        if isinstance(ref, str) and ref.strip():
+            by_id = next((c for c in chs if c.id and c.id == ref.strip()), None)
+            if by_id is not None:
+                return by_id
         if isinstance(ref, int) or (isinstance(ref, str) and ref.strip().isdigit()):
             i = int(ref) - 1
             if 0 <= i < len(chs):
@@ -242,14 +268,23 @@ def _parse_attrs(raw: str) -> dict[str, str]:
     return out
 
 
+def outline_lines(text: str) -> list[str]:
+    """The lines of an outline as the parser numbers them: ``text.split("\\n")`` (a ``"\\r"`` before the newline
+    stays on its line), so line numbers of :func:`parse_outline` index this list and ``"\\n".join`` gives the text
+    back byte for byte."""
+    return text.split("\n")
+
+
 def parse_outline(text: str) -> Outline:
     """Parse ``大纲.md`` text (see the module doc). Never raises: a bad status or target is ignored (kept in
-    ``attrs``)."""
+    ``attrs``). Line numbers index :func:`outline_lines`."""
     vols: list[OutlineVolume] = []
     cur: Optional[OutlineChapter] = None
     index = 0
     in_fence = False
-    for ln, line in enumerate(text.splitlines()):
+    lines = outline_lines(text)
+    for ln, line in enumerate(lines):
+        line = line.rstrip("\r")
         if line.lstrip().startswith("```"):
             in_fence = not in_fence
             continue
@@ -258,8 +293,16 @@ def parse_outline(text: str) -> Outline:
         head = _heading(line)
         if head is not None:
             level, body = head
+            if cur is not None:
+                cur.end = ln
             if level == 1:
-                vols.append(OutlineVolume(title=body, line=ln))
+                if vols:
+                    vols[-1].end = ln
+                title, raw_attrs = _split_attrs(body)
+                vattrs = _parse_attrs(raw_attrs) if raw_attrs is not None else {}
+                if not vattrs:  # a trailing {…} with no key=value is part of a volume's title
+                    title = body
+                vols.append(OutlineVolume(id=vattrs.get("id", ""), title=title, attrs=vattrs, line=ln))
                 cur = None
                 continue
             attrs: dict[str, str] = {}
@@ -274,8 +317,8 @@ def parse_outline(text: str) -> Outline:
             if t.isdigit():
                 target = int(t)
             f = _norm_file(attrs["file"]) if attrs.get("file") else None
-            cur = OutlineChapter(title=body, status=status, target=target, file=f or None, attrs=attrs, line=ln,
-                                 index=index, volume=len(vols) - 1)
+            cur = OutlineChapter(id=attrs.get("id", ""), title=body, status=status, target=target, file=f or None,
+                                 attrs=attrs, line=ln, index=index, volume=len(vols) - 1)
             vols[-1].chapters.append(cur)
             index += 1
             continue
@@ -283,6 +326,14 @@ def parse_outline(text: str) -> Outline:
             item = _list_item(line)
             if item is not None:
                 cur.beats.append(item)
+                cur.beat_lines.append(ln)
+    if cur is not None:
+        cur.end = len(lines)
+    if vols:
+        vols[-1].end = len(lines)
+    for v in vols:
+        if v.line < 0:
+            v.end = next((w.line for w in vols if w.line >= 0), len(lines))
     return Outline(volumes=vols, text=text)
 
 
@@ -315,7 +366,7 @@ def set_chapter(text: str, ref: str | int, *, status: Optional[str] = None, targ
             attrs["file"] = _norm_file(file)
         else:
             attrs.pop("file", None)
-    lines = text.split("\n")
+    lines = outline_lines(text)
     raw = lines[ch.line]
     cr = raw.endswith("\r")
     level = "#" * _heading(raw.rstrip("\r"))[0]  # type: ignore[index]

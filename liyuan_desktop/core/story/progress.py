@@ -25,10 +25,13 @@ from .outline import Outline
 
 
 class ChapterProgress(DeferredModel):
-    """One chapter: ``file`` (None for an outline chapter not written yet), ``title`` (the outline's title, else the
+    """One chapter: ``id`` (the outline chapter's stable id; "" for a file the outline does not list or a chapter
+    without one), ``file`` (None for an outline chapter not written yet; for an outline chapter, its linked file),
+    ``title`` (the outline's title, else the
     file name), ``words`` (字), ``target`` (字 from the outline, None when not set), ``status`` (the outline's, None
     for a file the outline does not list), ``volume`` (the outline volume's title, "" when none)."""
 
+    id: str = ""
     file: Optional[str] = None
     title: str = ""
     words: int = 0
@@ -115,7 +118,8 @@ def book_progress(files: dict[str, int], outline: Optional[Outline]) -> Progress
                 words = files.get(c.file, 0) if c.file else 0
                 if c.file:
                     listed.add(c.file)
-                chapters.append(ChapterProgress(file=c.file if c.file in files else None, title=c.title, words=words,
+                chapters.append(ChapterProgress(id=c.id, file=c.file if c.file in files else None, title=c.title,
+                                                words=words,
                                                 target=c.target, status=c.status, volume=v.title))
                 vp.words += words
                 vp.target += c.target or 0

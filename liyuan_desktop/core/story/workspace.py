@@ -487,7 +487,8 @@ class StoryFolder:
         name, nothing outside the folder); an old name must be an existing chapter and a new name must not be taken
         by a chapter that is not itself renamed away, so swaps (``001-a ↔ 002-b``) work: the files move to hidden
         temp names first, then to their new names. On any failure everything moved is put back and the error is
-        raised (:class:`StoryPathError`, ``not_found``, or OSError). Returns the mapping without no-op entries."""
+        raised (:class:`StoryPathError`, ``not_found``, or OSError). Returns the mapping without no-op entries.
+        Links from outline chapters to the renamed files (``大纲链接.json`` beside the folder, issue 28) follow them."""
         mapping = {a: b for a, b in mapping.items() if a != b}
         if not mapping:
             return {}
@@ -522,7 +523,11 @@ class StoryFolder:
                 except OSError:
                     pass
             raise
-        return {a: news[a].name for a in mapping}
+        done = {a: news[a].name for a in mapping}
+        from .links import follow_renames  # the outline's links follow the files (issue 28)
+
+        follow_renames(self.story_dir.parent, done)
+        return done
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """Agent mode's four file tools (seed 000, 「写长篇：agent 模式，正文是文件」), declared once.
 
 ``read`` reads, ``grep`` finds, ``edit`` changes exact text in place, ``write`` creates a chapter or replaces it whole
-— all on ``ctx.story`` (:class:`core.story.workspace.StoryFolder`, which owns paths, units and limits). Results are
+(and, when the chat has an outline, links the chapter to the outline entry it was written for:
+:func:`core.story.links.link_written`) — all on ``ctx.story`` (:class:`core.story.workspace.StoryFolder`, which owns paths, units and limits). Results are
 the text the folder returns. A refusal reaches the model as ``{"ok": false, "error": code, "message": …}`` — code and
 message only: the folder's extra fields (``index``, ``count``, ``path``) are for its callers and tests, and the agent
 tools' error results have never carried them.
@@ -17,6 +18,7 @@ from typing import Annotated, Any, Callable, Optional
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from ...errors import ToolError
+from ...story.links import link_written
 from ...story.workspace import GREP_MAX_LIMIT, StoryFolder
 from .context import ToolContext
 from .registry import PosInt, no_bool, tool
@@ -115,4 +117,16 @@ def _edit(ctx: ToolContext, a: StoryEditArgs) -> str:
       "（建议 NNN-标题.md，插章就起一个排在中间的名字）。只改几句时用 edit，不要整章重写。",
       summary=_file_name)
 def _write(ctx: ToolContext, a: StoryWriteArgs) -> str:
-    return _on_story(ctx, lambda s: s.write(a.path, a.content))
+    def op(s: StoryFolder) -> str:
+        try:
+            created = not s.resolve(a.path, write=True).exists()
+        except ToolError:  # write says why, in its own order of checks
+            created = False
+        done = s.write(a.path, a.content)
+        try:  # a chapter written for an outline entry is linked to it (issue 28); the write itself has succeeded
+            link_written(s.story_dir.parent, s.resolve(a.path, write=True).name, created)
+        except (OSError, ValueError):
+            pass
+        return done
+
+    return _on_story(ctx, op)

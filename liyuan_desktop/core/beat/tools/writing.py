@@ -3,7 +3,8 @@
 Offered only when the chat has an outline (:meth:`core.chat.agent.AgentDesk.tool_names`), so a chat without one
 sends the tool block it always sent. The outline lives in the chat folder, beside ``正文/``
 (``ctx.story.story_dir.parent``); its convention is :mod:`core.story.outline`. ``outline_edit`` is the exact-text
-replace of the ``edit`` file tool, or a chapter's status / target / linked file. Argument models carry no
+replace of the ``edit`` file tool, or a chapter's status / target / linked file (the link is kept by the chapter's
+stable id in ``大纲链接.json``, :func:`core.story.links.link_chapter`; the schemas and descriptions are unchanged). Argument models carry no
 docstrings (pydantic would put them into the schema), hence the private name of the edit model.
 """
 
@@ -16,7 +17,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from ...errors import ToolError
 from ...fsutil import atomic_write_text
+from ...story.links import link_chapter
 from ...story.outline import OUTLINE_FILE, OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
+from ...story.outline_tree import carry_ids, ensure_ids
 from .context import ToolContext
 from .registry import NoArgs, NonNegInt, tool
 
@@ -71,13 +74,21 @@ def _outline_read(ctx: ToolContext, _a: NoArgs) -> str:
 def _outline_edit(ctx: ToolContext, a: _OutlineEditArgs) -> str:
     text = _text(ctx)
     if a.chapter is not None:
-        new = set_chapter(text, a.chapter, status=a.status, target=a.target, file=a.file)
+        if a.status is None and a.target is None:
+            new = text
+        else:
+            new = set_chapter(ensure_ids(text), a.chapter, status=a.status, target=a.target)
+        if a.file is not None:  # the link lives in the sidecar, by the chapter's stable id (issue 28)
+            if new != text:
+                atomic_write_text(_path(ctx), new)
+            link_chapter(_path(ctx).parent, parse_outline(new).find(a.chapter).id or a.chapter, a.file)
+            return "ok"
     else:
         longest = max((len(ln) for ln in (a.newText or "").split("\n")), default=0)
         if longest > OUTLINE_LINE_MAX:  # an outline line is a heading or a beat (issue 29 §1: one huge line)
             raise ToolError("bad_args", f"newText 里有一行 {longest} 个字符，大纲一行最多 {OUTLINE_LINE_MAX} 个字符："
                                         "标题和情节点都写短些，细节另起一行。")
-        new = replace_text(text, a.oldText or "", a.newText or "")
+        new = carry_ids(text, replace_text(text, a.oldText or "", a.newText or ""))  # a rewritten heading keeps its id
     atomic_write_text(_path(ctx), new)
     parse_outline(new)
     return "ok"
