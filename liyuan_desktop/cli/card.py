@@ -25,6 +25,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from . import card_scripts
 from .common import say
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
@@ -35,7 +36,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,scripts}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
@@ -56,6 +57,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
     ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
     ex.add_argument("-o", "--output", help="输出文件（或文件夹）；默认当前目录下的 <卡名>.<格式>，不覆盖已有文件")
+    card_scripts.add_parser(cs)
     c.set_defaults(_card_parser=c)
     return c
 
@@ -162,6 +164,8 @@ def run(args: argparse.Namespace) -> int:
     from ..core.messages import message
 
     cmd = getattr(args, "card_cmd", None)
+    if cmd == "scripts":
+        return card_scripts.run(args)
     try:
         if cmd == "inspect":
             card = load_card(args.file)

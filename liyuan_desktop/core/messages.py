@@ -651,6 +651,15 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.refused": {"zh": "未允许运行（用户拒绝过）", "en": "not allowed to run (the user said no)"},
     "th.none": {"zh": "{name}：没有酒馆助手脚本", "en": "{name}: no TavernHelper scripts"},
     "th.header": {"zh": "{name}：{n} 个酒馆助手脚本，{allowed}", "en": "{name}: {n} TavernHelper scripts, {allowed}"},
+    "th.line.on": {"zh": "开", "en": "on"},
+    "th.line.off": {"zh": "关", "en": "off"},
+    "th.line.folder": {"zh": "文件夹：{folder}", "en": "folder: {folder}"},
+    "th.line.buttons": {"zh": "按钮：{names}", "en": "buttons: {names}"},
+    "th.line.imports": {"zh": "加载：{urls}", "en": "imports: {urls}"},
+    "th.line.runs": {"zh": "会运行", "en": "runs"},
+    "th.line.switched": {"zh": "（用户切换过）", "en": " (switched by the user)"},
+    "th.saved": {"zh": "已记下：{what}", "en": "Recorded: {what}"},
+    "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
 }
 
 

@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 from ..messages import Msg, message
 
 __all__ = ["ScriptButton", "ThScript", "ThLibrary", "read_th_library", "card_th_library", "preset_th_library",
-           "script_imports", "script_kind", "uses_era", "iter_runnable", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
+           "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
 
 #: the most scripts (folders' scripts included) read from one card or preset; the rest are dropped with a warning
 MAX_SCRIPTS = 500
@@ -365,3 +365,26 @@ def iter_runnable(lib: ThLibrary, allowed: bool, switches: Optional[dict[str, bo
         on = (switches or {}).get(s.id, s.enabled)
         if on and s.folder_enabled and not s.too_big and s.kind != "mvu_loader":
             yield s
+
+
+def script_rows(lib: ThLibrary, allowed: Optional[bool], switches: Optional[dict[str, bool]] = None
+                ) -> list[dict[str, Any]]:
+    """The library as rows for listings (``liyuan card scripts --json``, the window's script list), in order::
+
+        {"id", "name", "enabled", "card_enabled", "switched", "folder": [str], "folder_enabled", "buttons":
+         [{"name", "visible"}], "buttons_enabled", "imports": [str], "remote": [str], "kind", "loads_mvu",
+         "too_big", "allowed": bool|None, "runs": bool}
+
+    ``enabled``: the user's switch when set (``switched`` True), else the card's flag; ``allowed``: the scope's
+    permission (None = never asked); ``runs``: whether the script runs (:func:`iter_runnable`)."""
+    running = {s.id for s in iter_runnable(lib, allowed is True, switches)}
+    rows: list[dict[str, Any]] = []
+    for s in lib.scripts:
+        sw = (switches or {}).get(s.id)
+        rows.append({"id": s.id, "name": s.name, "enabled": s.enabled if sw is None else sw,
+                     "card_enabled": s.enabled, "switched": sw is not None, "folder": list(s.folder),
+                     "folder_enabled": s.folder_enabled, "buttons": [b.model_dump() for b in s.buttons],
+                     "buttons_enabled": s.buttons_enabled, "imports": list(s.imports), "remote": list(s.remote),
+                     "kind": s.kind, "loads_mvu": s.loads_mvu, "too_big": s.too_big, "allowed": allowed,
+                     "runs": s.id in running})
+    return rows
