@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 from ..messages import Msg, message
 
 __all__ = ["ScriptButton", "ThScript", "ThLibrary", "read_th_library", "card_th_library", "preset_th_library",
-           "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
+           "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "card_th_variables", "preset_th_variables", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
 
 #: the most scripts (folders' scripts included) read from one card or preset; the rest are dropped with a warning
 MAX_SCRIPTS = 500
@@ -388,3 +388,29 @@ def script_rows(lib: ThLibrary, allowed: Optional[bool], switches: Optional[dict
                      "kind": s.kind, "loads_mvu": s.loads_mvu, "too_big": s.too_big, "allowed": allowed,
                      "runs": s.id in running})
     return rows
+
+
+def _variables_of(extensions: Any, legacy: bool) -> dict[str, Any]:
+    ext = extensions if isinstance(extensions, dict) else {}
+    if "tavern_helper" in ext:
+        th = _as_object(ext.get("tavern_helper")) or {}
+        v = th.get("variables")
+    elif legacy:
+        v = ext.get("TavernHelper_characterScriptVariables")
+    else:
+        v = None
+    return v if isinstance(v, dict) else {}
+
+
+def card_th_variables(card: Any) -> dict[str, Any]:
+    """The card's character-scope variables (``tavern_helper.variables``, else the legacy
+    ``TavernHelper_characterScriptVariables``); {} when none. Reads nothing else (cheap: no script is scanned).
+    The dict is the card's own: copy before changing it."""
+    return _variables_of(getattr(card, "extensions", None), True)
+
+
+def preset_th_variables(preset: Any) -> dict[str, Any]:
+    """A preset's preset-scope variables (``extensions.tavern_helper.variables``; a ``Preset`` or its JSON object,
+    None allowed); {} when none. The dict is the preset's own: copy before changing it."""
+    raw = preset if isinstance(preset, dict) else getattr(preset, "raw", None)
+    return _variables_of(raw.get("extensions") if isinstance(raw, dict) else None, False)

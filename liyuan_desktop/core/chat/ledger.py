@@ -23,15 +23,17 @@ Status-bar writes (issue 13 §2, :meth:`BranchLedger.write_frame`) are user snap
 from __future__ import annotations
 
 import copy
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..cards import Card
+from ..cards.th_scripts import card_th_variables, preset_th_variables
 from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
+from ..macros.variables_scopes import with_initial_scopes
 from ..session.tree import SessionTree
 
-FRAME_SCOPES = ("message", "chat", "character", "global")
+FRAME_SCOPES = ("message", "chat", "character", "preset", "global")
 """The variable scopes a status-bar frame writes (TavernHelper's ``VariableOption.type`` without ``script``)."""
 
 
@@ -71,6 +73,8 @@ class BranchLedger:
         self.tree, self.card, self.mvu_initial = tree, card, mvu_initial
         self._mvu, self._panels = _Scan("mvu"), _Scan("panels", want_dict=True)
         self._frame = _Scan("frame_vars", want_dict=True)
+        #: the chat's preset (a callable, set by the chat; TavernHelper's preset-scope variables come from it)
+        self.preset_of: Callable[[], Any] = lambda: None
 
     def latest(self) -> Optional[Any]:
         """The newest ``rp-state`` entry on the branch (``state``, ``applied``, ``warnings``, ``source``), or None."""
@@ -129,10 +133,13 @@ class BranchLedger:
         return e
 
     def frame_variables(self) -> dict[str, dict[str, Any]]:
-        """The chat / character / global variable tables status-bar frames wrote on this branch (the newest
-        snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent. Deep copies."""
+        """The chat / character / preset / global variable tables status-bar frames wrote on this branch (the newest
+        snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent — except character and
+        preset, which read the card's / preset's TavernHelper variables until written (macros.variables_scopes).
+        Deep copies."""
         found = self._frame.find(self.tree.path_to())
-        return copy.deepcopy(found.frame_vars) if found is not None else {}
+        written = copy.deepcopy(found.frame_vars) if found is not None else {}
+        return with_initial_scopes(written, card_th_variables(self.card), preset_th_variables(self.preset_of()))
 
     def write_frame(self, scope: str, variables: dict[str, Any], message_id: Any, items: Sequence[dict[str, Any]]) -> bool:
         """Record a status-bar frame's write (module doc): ``scope`` one of :data:`FRAME_SCOPES`, ``variables``
