@@ -412,3 +412,33 @@ def test_cli_preset_scripts(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["source"] == "preset" and out["allowed"] is True and len(out["scripts"]) == 4
     assert main(["card", "scripts", "没有的", "--preset"]) == 2
+
+
+def test_loader_with_a_fallback_mirror_is_an_mvu_loader():
+    content = ("// 国内镜像优先\ntry {\n  await import('https://testingcf.jsdelivr.net/gh/MagicalAstrogy/MagVarUpdate/"
+               "artifact/bundle.js');\n} catch (error) {\n  await import('https://cdn.jsdelivr.net/gh/MagicalAstrogy/"
+               "MagVarUpdate/artifact/bundle.js');\n}\n")
+    s = read_th_library({"tavern_helper": {"scripts": [{"type": "script", "id": "m", "content": content}]}}).scripts[0]
+    assert s.kind == "mvu_loader" and len(s.imports) == 2
+    schema = content + "const Schema = z.object({});\n$(() => registerMvuSchema(Schema));"
+    s = read_th_library({"tavern_helper": {"scripts": [{"type": "script", "id": "m", "content": schema}]}}).scripts[0]
+    assert s.kind == "plain" and s.loads_mvu
+
+
+def test_real_cards_read_without_warnings():
+    from helpers import need_shared
+
+    folder = need_shared("fixtures", "cards")
+    kinds = {}
+    for p in sorted(folder.iterdir()):
+        try:
+            card = load_card(p)
+        except Exception:  # noqa: BLE001 - not every fixture is a card (test_cards_import covers those)
+            continue
+        lib = card_th_library(card)
+        assert not lib.warnings, (p.name, lib.warnings)
+        for s in lib.scripts:
+            kinds[s.name] = s.kind
+    if not kinds:
+        pytest.skip("no fixture card carries TavernHelper scripts")
+    assert "mvu_loader" in kinds.values()

@@ -69,12 +69,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
+    from .card_scripts import run as card_scripts_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
         sys.stdout = PipeSafeStdout(sys.stdout)
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
-            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run}
+            "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
+            "card-scripts": card_scripts_run}  # `card scripts` (cli/card_scripts.py sets this cmd)
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

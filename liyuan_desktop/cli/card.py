@@ -164,8 +164,6 @@ def run(args: argparse.Namespace) -> int:
     from ..core.messages import message
 
     cmd = getattr(args, "card_cmd", None)
-    if cmd == "scripts":
-        return card_scripts.run(args)
     try:
         if cmd == "inspect":
             card = load_card(args.file)

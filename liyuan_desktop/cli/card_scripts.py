@@ -8,8 +8,8 @@
     liyuan card scripts NAME --preset ...          the same for an installed preset (NAME = its library name)
 
 CARD is what ``liyuan chat`` takes (a card file, a library card's name or folder). Exit codes: 0 ok; 2 a bad card,
-preset or script id — one ``liyuan: …`` line on stderr. Wiring: ``add_parser(cs)`` on ``card``'s subparsers and
-``run(args)`` when ``args.card_cmd == "scripts"`` (cli/card.py).
+preset or script id — one ``liyuan: …`` line on stderr. Wiring: ``add_parser(cs)`` on ``card``'s subparsers
+(cli/card.py), which sets ``args.cmd = "card-scripts"``; cli/__init__.py's table runs :func:`run` for it.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ def add_parser(card_subparsers: Any) -> argparse.ArgumentParser:
     which.add_argument("--enable", metavar="ID", help="打开一个脚本（只记在 Liyuan 里，不改卡）")
     which.add_argument("--disable", metavar="ID", help="关掉一个脚本")
     which.add_argument("--reset", metavar="ID", help="一个脚本回到卡自己的开关")
+    p.set_defaults(cmd="card-scripts")  # cli/__init__.py runs `run` for it (card.run stays as it is)
     return p  # type: ignore[no-any-return]
 
 

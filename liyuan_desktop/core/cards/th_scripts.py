@@ -166,17 +166,19 @@ def script_imports(content: str) -> list[str]:
 
 _LINE_COMMENT = re.compile(r"//[^\n]*")
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+#: what a loader with a fallback wraps its imports in (``try { await import(a) } catch (e) { await import(b) }``)
+_GLUE = re.compile(r"\b(?:try|catch|finally|await)\b|\(\s{0,20}\w{0,40}\s{0,20}\)|[{};()]")
 _IMPORT_STMT = re.compile(r"(?<![\w$.])import\s{0,50}(?:\(\s{0,50})?([\"'`])[^\"'`\n]{1,2000}\1\s{0,50}\)?\s{0,50};?")
 
 
 def script_kind(name: str, content: str, imports: list[str]) -> Kind:
-    """``mvu_loader`` when the script's code, comments and the MagVarUpdate imports left out, is empty (an import of
-    MVU's bundle and nothing else; a ``mvu``-named script that only imports MVU counts too); ``era_framework``
+    """``mvu_loader`` when the script's code, comments, the MagVarUpdate imports and the ``try``/``catch``/``await``
+    glue around them left out, is empty (an import of MVU's bundle, perhaps with a fallback mirror, and nothing else); ``era_framework``
     when it is the ERA variable framework (its name says ERA and it mentions the framework's tags or events, or an
     import names ``era``… and the tags appear); ``plain`` otherwise."""
     if any(_MVU.search(u) for u in imports):
         rest = _IMPORT_STMT.sub(lambda m: "" if _MVU.search(m.group(0)) else m.group(0), content)
-        rest = _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", rest))
+        rest = _GLUE.sub("", _LINE_COMMENT.sub("", _BLOCK_COMMENT.sub("", rest)))
         if not rest.strip(" \t\r\n;"):
             return "mvu_loader"
     era = _ERA_MARK.search(content) is not None
