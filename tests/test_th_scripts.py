@@ -442,3 +442,14 @@ def test_real_cards_read_without_warnings():
     if not kinds:
         pytest.skip("no fixture card carries TavernHelper scripts")
     assert "mvu_loader" in kinds.values()
+
+
+def test_initial_tables_are_not_stored_until_written(tmp_path):
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    chat = Chat.create(tmp_path / "c", card_with(current_ext(), tmp_path), ReplayModel(actor=[]))
+    chat.write_frame_variables(None, {"x": 1}, scope="chat")
+    assert chat.tree.latest("rp-state").frame_vars == {"chat": {"x": 1}}
+    assert chat.frame_variables()["character"] == {"好感": 3}
+    assert chat.write_frame_variables(None, {"好感": 3}, scope="character") is False  # already in force

@@ -137,9 +137,13 @@ class BranchLedger:
         snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent — except character and
         preset, which read the card's / preset's TavernHelper variables until written (macros.variables_scopes).
         Deep copies."""
+        return with_initial_scopes(self._written_frames(), card_th_variables(self.card),
+                                   preset_th_variables(self.preset_of()))
+
+    def _written_frames(self) -> dict[str, dict[str, Any]]:
+        """The tables frames wrote on this branch, without the card's / preset's initial ones (deep copies)."""
         found = self._frame.find(self.tree.path_to())
-        written = copy.deepcopy(found.frame_vars) if found is not None else {}
-        return with_initial_scopes(written, card_th_variables(self.card), preset_th_variables(self.preset_of()))
+        return copy.deepcopy(found.frame_vars) if found is not None else {}
 
     def write_frame(self, scope: str, variables: dict[str, Any], message_id: Any, items: Sequence[dict[str, Any]]) -> bool:
         """Record a status-bar frame's write (module doc): ``scope`` one of :data:`FRAME_SCOPES`, ``variables``
@@ -169,9 +173,9 @@ class BranchLedger:
             if newest is not None and newest["id"] != item["id"]:
                 extra["for_message"] = item["id"]
         else:
-            tables = self.frame_variables()
-            if tables.get(scope) == variables:
+            if self.frame_variables().get(scope) == variables:
                 return False
+            tables = self._written_frames()  # a card's / preset's initial table is stored only once written
             tables[scope] = variables
             extra["frame_vars"] = tables
         e = self.latest()
