@@ -453,3 +453,26 @@ def test_initial_tables_are_not_stored_until_written(tmp_path):
     assert chat.tree.latest("rp-state").frame_vars == {"chat": {"x": 1}}
     assert chat.frame_variables()["character"] == {"好感": 3}
     assert chat.write_frame_variables(None, {"好感": 3}, scope="character") is False  # already in force
+
+
+def test_chat_script_scopes_order_asking_and_buttons(tmp_path):
+    from liyuan_desktop.core.cards.th_scripts import chat_script_scopes, script_buttons
+    from liyuan_desktop.core.prompt.presets.model import Preset
+
+    card = card_with(current_ext(), tmp_path)
+    preset = Preset.from_json({"prompts": [], "extensions": {"tavern_helper": {"scripts": [
+        {"type": "script", "enabled": True, "name": "预设按钮", "id": "pb", "content": "eventOnButton('开始', f)",
+         "button": {"enabled": True, "buttons": [{"name": "开始", "visible": True}]}}]}}}, "P")
+    folder = tmp_path / "presets"
+    folder.mkdir()
+    scopes = chat_script_scopes(card, preset, folder)
+    assert [(s.source, s.name) for s in scopes] == [("preset", "P"), ("card", "测")]
+    assert all(s.needs_asking for s in scopes) and script_buttons(scopes) == []
+    set_card_th_allowed(tmp_path, True)
+    set_card_th_switch(tmp_path, "cat", True)
+    set_preset_th_permission(folder, "P", allowed=True)
+    scopes = chat_script_scopes(card, preset, folder)
+    assert not any(s.needs_asking for s in scopes)
+    assert script_buttons(scopes) == [("pb", "开始"), ("cat", "测测喵")]
+    assert [s.id for s in scopes[1].runnable()] == ["day", "cat"]
+    assert chat_script_scopes(card_with({}, tmp_path)) == []

@@ -27,6 +27,11 @@ Each script is classified (``kind``): ``mvu_loader`` — its only code is import
 plays MVU, so it never runs); ``era_framework`` — the ERA variable framework (``<VariableInsert>`` /
 ``<VariableEdit>`` / ``<VariableDelete>``, whose commands the ledger applies itself: :mod:`..ledger.mvu.commands`;
 the framework's script still runs like any other); ``plain`` — anything else.
+
+For a chat, :func:`chat_script_scopes` gathers the preset's and the card's libraries with the user's records
+(:class:`ScriptScope`: ``needs_asking``, ``runnable()``) and :func:`script_buttons` the buttons to show; listings use
+:func:`script_rows`. The character / preset variables are :func:`card_th_variables` / :func:`preset_th_variables`
+(the chat's tables: ``macros.variables_scopes``).
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from pydantic import BaseModel, Field
 from ..messages import Msg, message
 
 __all__ = ["ScriptButton", "ThScript", "ThLibrary", "read_th_library", "card_th_library", "preset_th_library",
-           "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "card_th_variables", "preset_th_variables", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
+           "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "card_th_variables", "preset_th_variables", "ScriptScope", "chat_script_scopes", "script_buttons", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
 
 #: the most scripts (folders' scripts included) read from one card or preset; the rest are dropped with a warning
 MAX_SCRIPTS = 500
@@ -416,3 +421,52 @@ def preset_th_variables(preset: Any) -> dict[str, Any]:
     None allowed); {} when none. The dict is the preset's own: copy before changing it."""
     raw = preset if isinstance(preset, dict) else getattr(preset, "raw", None)
     return _variables_of(raw.get("extensions") if isinstance(raw, dict) else None, False)
+
+
+class ScriptScope(BaseModel):
+    """One scope's scripts for a chat: ``source`` card | preset, ``name`` the card's or preset's name, ``library``,
+    and the user's record (``allowed`` None = never asked; ``switches``)."""
+
+    source: Literal["card", "preset"]
+    name: str
+    library: ThLibrary
+    allowed: Optional[bool] = None
+    switches: dict[str, bool] = Field(default_factory=dict)
+
+    @property
+    def needs_asking(self) -> bool:
+        """The user has never answered for it and it has a script that would run once allowed (TavernHelper asks
+        once, when the card or preset is first opened)."""
+        return self.allowed is None and any(True for _ in iter_runnable(self.library, True, self.switches))
+
+    def runnable(self) -> list[ThScript]:
+        """The scripts that run now (:func:`iter_runnable` with the user's record)."""
+        return list(iter_runnable(self.library, self.allowed is True, self.switches))
+
+
+def chat_script_scopes(card: Any, preset: Any = None, presets_folder: Any = None) -> list[ScriptScope]:
+    """The script scopes of a chat, in TavernHelper's order (its global scripts aside: Liyuan has none): the
+    preset's (when ``preset`` — a ``Preset`` or None — has scripts and ``presets_folder``, the preset library, is
+    given), then the card's. Each with the user's record from :mod:`.meta`. Never raises on a broken record."""
+    from .meta import card_th_permission, preset_th_permission
+
+    out: list[ScriptScope] = []
+    if preset is not None and presets_folder is not None:
+        lib = preset_th_library(preset)
+        if lib.scripts:
+            name = str(getattr(preset, "name", "") or "")
+            perm = preset_th_permission(presets_folder, name)
+            out.append(ScriptScope(source="preset", name=name, library=lib, allowed=perm.allowed,
+                                   switches=perm.switches))
+    lib = card_th_library(card)
+    if lib.scripts:
+        perm = card_th_permission(card)
+        out.append(ScriptScope(source="card", name=str(getattr(card, "name", "") or ""), library=lib,
+                               allowed=perm.allowed, switches=perm.switches))
+    return out
+
+
+def script_buttons(scopes: list[ScriptScope]) -> list[tuple[str, str]]:
+    """``(script id, button name)`` of every visible button of the scripts that run, in order (TavernHelper shows
+    them above the input, script by script)."""
+    return [(s.id, b) for sc in scopes for s in sc.runnable() for b in s.visible_buttons()]
