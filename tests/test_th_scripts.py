@@ -332,23 +332,45 @@ def test_scribe_learns_era_only_for_an_era_tree():
     assert ERA_NOTE not in scribe_system_prompt(st, "你", "测")
 
 
-async def test_era_reply_in_a_beat_moves_the_ledger_and_is_hidden(tmp_path):
+async def test_era_reply_in_a_beat_moves_the_ledger_is_hidden_and_the_next_prompt_carries_it(tmp_path):
+    """An ERA card without [InitVar]: the greeting's <VariableInsert> starts the tree, the reply's <VariableEdit>
+    moves it (hidden from the reply and the scribe), and the card's {{ERA:path}} macro in a constant entry shows the
+    new value in the next beat's prompt."""
     from liyuan_desktop.core.chat.facade import Chat
     from liyuan_desktop.core.llm.replay import ReplayModel
 
+    book = {"entries": [{"id": 0, "comment": "状态", "keys": [], "constant": True, "enabled": True,
+                         "content": "当前金币：{{ERA:player.gold}}", "insertion_order": 100, "extensions": {}}]}
     card = card_from_json({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
-        "name": "测", "first_mes": '你好。<VariableInsert>{"player": {"gold": 100}}</VariableInsert>'}},
-        str(tmp_path / "card.json"))
-    reply = '她笑了。\n<VariableEdit>{"player": {"gold": 90}}</VariableEdit>'
-    w = {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": reply}}]}
+        "name": "测", "first_mes": '你好。<VariableInsert>{"player": {"gold": 100}}</VariableInsert>',
+        "character_book": book}}, str(tmp_path / "card.json"))
+
+    def w(text: str) -> dict:
+        return {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]}
+
     seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
-    model = ReplayModel(actor=[w, seal], scribe=['{"patch": {}}'])
+    model = ReplayModel(actor=[w('她笑了。\n<VariableEdit>{"player": {"gold": 90}}</VariableEdit>'), seal, w("二。"), seal],
+                        scribe=['{"patch": {}}', '{"patch": {}}'])
     chat = Chat.create(tmp_path / "c", card, model)
     assert chat.current_mvu().stat_data == {"player": {"gold": 100}}
     r = await chat.send("买东西")
     assert r.final == "她笑了。"
+    assert any("当前金币：100" in (m.content or "") for m in r.sent)
     assert chat.current_mvu().stat_data == {"player": {"gold": 90}}
     assert "VariableEdit" not in r.scribe.user
+    r2 = await chat.send("再来")
+    assert any("当前金币：90" in (m.content or "") for m in r2.sent)
+
+
+def test_era_macros():
+    from liyuan_desktop.core.macros import MacroContext, apply_macros
+
+    tree = {"stat_data": {"p": {"hp": 5, "$meta": {"updatable": False}}, "n": None, "s": "字", "b": True}}
+    ctx = MacroContext(char="c", user="u", th_variables=lambda scope: tree if scope == "message" else {})
+    text = "{{ERA:p}}|{{ERA-withmeta:p}}|{{ERA:p.hp}}|{{ERA:n}}|{{ERA:s}}|{{ERA:b}}|{{ERA:zz}}|{{era:p}}"
+    assert apply_macros(text, ctx) == '{"hp":5}|{"hp":5,"$meta":{"updatable":false}}|5|null|字|true||{{era:p}}'
+    assert apply_macros("{{ERA:$ALLDATA}}", ctx) == '{"p":{"hp":5},"n":null,"s":"字","b":true}'
+    assert apply_macros("{{ERA:p}}", MacroContext(char="c", user="u")) == "{{ERA:p}}"  # no values: kept
 
 
 # -- scopes -----------------------------------------------------------------------------------------------------------
@@ -476,3 +498,12 @@ def test_chat_script_scopes_order_asking_and_buttons(tmp_path):
     assert script_buttons(scopes) == [("pb", "开始"), ("cat", "测测喵")]
     assert [s.id for s in scopes[1].runnable()] == ["day", "cat"]
     assert chat_script_scopes(card_with({}, tmp_path)) == []
+
+
+def test_era_delete_with_null_and_edit_of_objects():
+    tree = {"a": {"b": 1, "c": 2}, "d": 5, "arr": [1, 2]}
+    text = ('<VariableEdit>{"arr": [3], "d": {"x": 1}, "a": {}}</VariableEdit>'
+            '<VariableDelete>{"a": {"b": null}, "d": 0}</VariableDelete>')
+    r = apply_ops(tree, parse_update_blocks(text))
+    assert r.state.stat_data == {"a": {"c": 2}, "arr": [3]}
+    assert len(r.warnings) == 1 and "d" in r.warnings[0]

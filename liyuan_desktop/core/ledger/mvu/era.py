@@ -10,16 +10,18 @@ collected by kind and run inserts first, then edits, then deletes; a block's bod
   left alone. A new object takes the ``$template`` of its parent in the tree (else the ``$template`` written beside
   it in the command) as defaults under it. ``$meta.unInsertAble`` on a node: ``"all"`` refuses every insert below
   it, ``"self"`` refuses new direct keys (``$meta`` itself stays writable).
-* **edit** changes only what exists (a missing path is skipped) and overwrites it whole; two objects are descended
-  into. ``$meta.updatable: false`` protects a node and everything below it, unless the same command sets it to true.
-* **delete**: ``{}`` as a value deletes that key, a non-empty object descends. ``$meta.necessary`` ``"self"``
+* **edit** changes only what exists (a missing path is skipped) and overwrites it whole (arrays included); an
+  object in the command is descended into (under a leaf nothing exists, so it is skipped). ``$meta.updatable: false`` protects a node and everything below it, unless the same command sets it to true.
+* **delete**: ``{}`` (or ``null``, or any value that is not an object) deletes that key, a non-empty object
+  descends. ``$meta.necessary`` ``"self"``
   protects the node itself, ``"all"`` the node and everything below; a command that deletes ``$meta`` (or
   ``$meta.necessary``) lifts the protection for itself.
 
 Also read (the shapes the issue names): a key holding a dotted path (``{"a.b.c": 5}``) addresses that path when no
 key of that name exists, and a delete body may be an array of paths (``["a.b", "c"]``) or one path string.
 
-Differences from ERA: no EditLog / message keys (the session tree already keeps each beat's snapshot, so swipes and
+Differences from ERA: a dotted key that does not exist is read as a path (ERA escapes the dots and would create or
+miss a literal key); no EditLog / message keys (the session tree already keeps each beat's snapshot, so swipes and
 undo need none); templates nested inside templates are applied one level (the direct parent's). Bounds: a body over
 :data:`MAX_BODY` characters is refused with a warning; nesting is bounded by the JSON reader (``RecursionError`` →
 refused). Block search is literal and linear (commit 5e07f36's rule)."""
@@ -216,8 +218,11 @@ class _Run:
             parent, k, rel = addr
             where = path + rel
             old = parent[k]
-            if isinstance(old, dict) and isinstance(value, dict) and value:
-                self.edit(old, value, where, False)
+            if isinstance(value, dict):  # ERA descends into a plain object; a leaf has nothing under it
+                if isinstance(old, dict):
+                    self.edit(old, value, where, False)
+                elif value:
+                    self.warnings.append(f"ERA 修改：{join_path(where)} 不是对象，其下的路径不存在，已忽略。")
                 continue
             if is_pair(old) and not isinstance(value, list):
                 new: Any = [copy.deepcopy(value), old[1]]
@@ -256,7 +261,7 @@ class _Run:
             parent, k, rel = addr
             where = path + rel
             target = parent[k]
-            if value == {} or value is None or value is True:
+            if not isinstance(value, dict) or value == {}:  # ERA: {}, null or any non-object deletes the node
                 child_necessary = _meta(target).get("necessary")
                 if child_necessary in ("self", "all") and k != "$meta":
                     self.warnings.append(f"ERA 删除：{join_path(where)} 受保护（necessary: {child_necessary}），已忽略。")
@@ -264,11 +269,10 @@ class _Run:
                 del parent[k]
                 self.changes.mark(where)
                 self.applied.append(f"{join_path(where)}：删除 {js_str(target)[:200]}")
-            elif isinstance(value, (dict, list, str)) and isinstance(target, dict):
-                child_lock = _meta(target).get("necessary") == "all"
-                self.delete(target, value, where, child_lock)
+            elif isinstance(target, dict):
+                self.delete(target, value, where, _meta(target).get("necessary") == "all")
             else:
-                self.warnings.append(f"ERA 删除：{join_path(where)} 的写法不认识（删除用 {{}}），已忽略。")
+                self.warnings.append(f"ERA 删除：{join_path(where)} 不是对象，其下的路径不存在，已忽略。")
 
 
 def apply_era(tree: dict[str, Any], op: Any, changes: Changes, applied: list[str], warnings: list[str]) -> None:
