@@ -72,9 +72,10 @@ def era_blocks(text: str) -> list[tuple[str, int, int, int, int]]:
 
 
 def has_era_blocks(text: str) -> bool:
-    """Whether ``text`` holds an ERA command block (a quick, case-insensitive literal check)."""
+    """Whether ``text`` holds an ERA block — a command, or the ``<VariableThink>`` notes hidden with them (a quick,
+    case-insensitive literal check)."""
     low = (text or "").lower()
-    return "<variableinsert>" in low or "<variableedit>" in low or "<variabledelete>" in low
+    return any(f"<variable{t}>" in low for t in ("insert", "edit", "delete", "think"))
 
 
 def strip_era_blocks(text: str) -> str:
