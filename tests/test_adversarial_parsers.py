@@ -149,6 +149,21 @@ def _mvu_commands(text: str) -> Any:
     return strip_update_blocks(text)
 
 
+def _era_commands(text: str) -> Any:
+    from liyuan_desktop.core.ledger.mvu import apply_ops
+    from liyuan_desktop.core.ledger.mvu.commands import parse_update_blocks, strip_update_blocks
+
+    strip_update_blocks(text)
+    apply_ops({"a": {"b": 1}}, parse_update_blocks("<VariableEdit>" + text))
+    apply_ops({"a": {"b": 1}}, parse_update_blocks("<VariableInsert>" + text + "</VariableInsert><VariableDelete>" + text))
+
+
+def _th_scripts(text: str) -> Any:
+    from liyuan_desktop.core.cards.th_scripts import read_th_library
+
+    read_th_library({"tavern_helper": {"scripts": [{"type": "script", "name": "ERA", "id": "x", "content": text}]}})
+
+
 def _mvu_values(text: str) -> Any:
     from liyuan_desktop.core.ledger.mvu.commands import parse_value
 
@@ -361,6 +376,9 @@ CASES: list[tuple[str, Callable[[str], Any], Callable[[], Iterable[str]]]] = [
     ("regex-script find strings", _regex_script_find, lambda: lines_of("/", "//")),
     ("regex scripts (QuickJS, time-limited)", _regex_script_run, lambda: [_fill("a ") + "!", _fill(" ") + "x"]),
     ("MVU commands", _mvu_commands, lambda: shapes("<UpdateVariable>", "<JSONPatch>", "_.set(", "_.set('a', ", "'")),
+    ("ERA variable commands", _era_commands, lambda: shapes("<VariableEdit>", "<VariableInsert>", "{\"a\":", "[")),
+    ("TavernHelper script imports", _th_scripts, lambda: shapes("import", "import ", "import(", "<script src=",
+                                                                 "from '", "try {", "// ", "/*")),
     ("MVU command values", _mvu_values, lambda: shapes("'", "{a:", "[1,")),
     ("MVU paths", _mvu_paths, lambda: lines_of(".", "[", "['", "[\"", "[0")),
     ("[InitVar] / JSONPatch bodies", _mvu_initvar, lambda: shapes("<initvar>", "```", "{", "[", "- ", "a: ")),

@@ -76,6 +76,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .card_scripts import run as card_scripts_run
     from .novel import run as novel_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
@@ -83,7 +84,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
             "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
-            "qr": qr_cli.run, "novel": novel_run}
+            "qr": qr_cli.run, "novel": novel_run,
+            "card-scripts": card_scripts_run}  # `card scripts` (cli/card_scripts.py sets this cmd)
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
+from . import card_scripts
 from .common import say
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
@@ -46,7 +47,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
     c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
-    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set,fields}")
+    cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set,fields,scripts}")
     i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
     i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
     i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
@@ -83,6 +84,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     fl = cs.add_parser("fields", help="列出一张卡的全部字段和各自的 token 数（合计、常驻）")
     fl.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）")
     fl.add_argument("--json", action="store_true", help="输出 JSON：{fields: {字段: 值}, tokens: {fields, total, permanent}}")
+    card_scripts.add_parser(cs)
     c.set_defaults(_card_parser=c)
     return c
 

@@ -10,6 +10,7 @@ from ..ledger.mvu import load_initvars
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import check_template, has_template
 from . import Card, load_card
+from .th_scripts import card_th_library
 
 #: An HTML block meant for display: an HTML document (``<!DOCTYPE html``, ``<html``, ``<head``, ``<body``) or a
 #: ``<script``, ``<style`` or ``<div`` tag — tag names case-insensitive and followed by whitespace, ``>`` or
@@ -71,8 +72,19 @@ def inspect_loaded(card: Card) -> dict[str, Any]:
         "mvu": {"initvar_entries": sum(1 for t in titles if _INITVAR in t.lower())},
         "greetings": (1 if card.first_mes.strip() else 0) + len(card.alternate_greetings),
         "templates": templates_of(card),
-        "warnings": list(card.warnings) + _initvar_warnings(card),
+        "th_scripts": _th_summary(card),
+        "warnings": list(card.warnings) + _initvar_warnings(card) + list(card_th_library(card).warnings),
     }
+
+
+def _th_summary(card: Card) -> dict[str, Any]:
+    """The card's TavernHelper script library in counts (:mod:`.th_scripts`)."""
+    lib = card_th_library(card)
+    return {"count": len(lib.scripts), "enabled": sum(1 for s in lib.scripts if s.enabled and s.folder_enabled),
+            "buttons": sum(len(s.visible_buttons()) for s in lib.scripts),
+            "mvu_loaders": sum(1 for s in lib.scripts if s.kind == "mvu_loader"), "era": lib.uses_era,
+            "remote_imports": sum(len(s.remote) for s in lib.scripts), "shape": lib.shape,
+            "variables": len(lib.variables)}
 
 
 _TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|global)_variable\s*::", re.IGNORECASE)
@@ -138,6 +150,8 @@ def inspect_card(path: str | Path) -> dict[str, Any]:
          "lorebook": {"entries": N, "constant": N}, "regex_scripts": N, "status_bar_html": bool,
          "mvu": {"initvar_entries": N}, "greetings": N,
          "templates": {"ejs": N, "tavernhelper_macros": N, "where": [str], "broken": [{"where", "error"}]},
+         "th_scripts": {"count": N, "enabled": N, "buttons": N, "mvu_loaders": N, "era": bool,
+                        "remote_imports": N, "shape": "current"|"legacy"|"none", "variables": N},
          "warnings": [str, …]}
 
     * ``lorebook.entries``: entry objects in ``character_book.entries`` (0 without a book);
@@ -155,7 +169,11 @@ def inspect_card(path: str | Path) -> dict[str, Any]:
       (``group_only_greetings`` not counted).
     * ``templates``: the prompt templates (:func:`templates_of`): EJS texts, TavernHelper macro texts, and the EJS
       ones that fail to compile.
-    * ``warnings``: what the reader repaired or ignored.
+    * ``th_scripts``: the TavernHelper script library (``extensions.tavern_helper`` or the legacy
+      ``TavernHelper_scripts``, :mod:`.th_scripts`): scripts, those enabled by the card (their folder too), visible
+      buttons, MVU loaders (not run: the scribe plays MVU), whether it is an ERA card, remote imports, the storage
+      shape and how many character variables it sets.
+    * ``warnings``: what the reader repaired or ignored (the script library's problems included).
 
     Raises :class:`CardError` like :func:`load_card`."""
     return inspect_loaded(load_card(path))
@@ -180,5 +198,12 @@ def format_inspect(info: dict[str, Any]) -> str:
         lines.append(f"  提示词模板：EJS {t.get('ejs', 0)} 处，TavernHelper 变量宏 {t.get('tavernhelper_macros', 0)} 处"
                      + (f"（EJS 在：{'、'.join(t.get('where') or [])}）" if t.get("where") else ""))
     lines += [f"  模板无法编译：{b['where']}：{b['error']}" for b in t.get("broken") or []]
+    th = info.get("th_scripts") or {}
+    if th.get("count"):
+        lines.append(f"  酒馆助手脚本：{th['count']} 个（卡里启用 {th.get('enabled', 0)} 个，按钮 {th.get('buttons', 0)} 个"
+                     + (f"，MVU 加载器 {th['mvu_loaders']} 个（不运行）" if th.get("mvu_loaders") else "")
+                     + ("，ERA 变量框架" if th.get("era") else "")
+                     + (f"，远程加载 {th['remote_imports']} 处" if th.get("remote_imports") else "")
+                     + "；运行前会问；liyuan card scripts 查看）")
     lines += [f"  注意：{w}" for w in info["warnings"]]
     return "\n".join(lines)

@@ -15,6 +15,16 @@ One JSON object, other keys kept on every write (atomic):
   and by the SillyTavern migration, edited in the window's 世界书 dialog; every chat of the card reads them
   (:mod:`.book_links`). Absent = never recorded (the card's ``extensions.world`` is used, as SillyTavern does).
 
+* ``"th_scripts": {"allowed": true|false, "switches": {"<script id>": true|false}}`` — the card's TavernHelper
+  script library (issue 27, :mod:`.th_scripts`): ``allowed`` is the user's answer to 「运行这张卡的酒馆助手脚本？」
+  (absent = never asked; TavernHelper asks once per card, its ``script.popuped.characters``), ``switches`` the user's
+  own on/off for single scripts, which win over the card's ``enabled`` flags — the card file is never rewritten.
+
+Presets keep the same record per preset name in one file of the preset library, ``<presets folder>/``
+:data:`PRESET_META_FILE` (``{"<preset name>": {"allowed": …, "switches": {…}}}``; not ``.json``, so the library's
+listing never takes it for a preset). The caller passes the folder (``prompt.presets.presets_dir()``: cards sit
+below the prompt package).
+
 This module is the only reader and writer of ``liyuan.json``; ``Chat.set_scripts_allowed`` / ``Chat.set_trusted``
 call it and clear what depends on the switch.
 """
@@ -25,6 +35,8 @@ import json
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from pydantic import BaseModel, Field
+
 from ..fsutil import atomic_write_text
 from . import Card
 
@@ -32,6 +44,8 @@ META_FILE = "liyuan.json"
 KEY = "frames_trusted"
 SCRIPTS_KEY = "regex_allowed"
 BOOKS_KEY = "world_books"
+TH_KEY = "th_scripts"
+PRESET_META_FILE = "liyuan-preset-scripts.meta"
 
 CardLike = Union[str, Path, Card, None]
 
@@ -100,3 +114,83 @@ def set_card_linked_books(card_dir: str | Path, names: list[str]) -> None:
     """Record the card's linked world books (library file stems, primary first; duplicates dropped; [] = none,
     which also stops the card's ``extensions.world`` from applying). Raises OSError."""
     _set_key(card_dir, BOOKS_KEY, list(dict.fromkeys(n for n in names if n)))
+
+
+class ScriptsPermission(BaseModel):
+    """The user's record for one card's or preset's TavernHelper scripts: ``allowed`` True / False, None = never
+    asked (ask once, as TavernHelper does, when the card or preset is first opened); ``switches`` ``{script id:
+    on}``, the user's own switch for single scripts (wins over the script's ``enabled``)."""
+
+    allowed: Optional[bool] = None
+    switches: dict[str, bool] = Field(default_factory=dict)
+
+    @property
+    def asked(self) -> bool:
+        """Whether the user has answered for this card or preset."""
+        return self.allowed is not None
+
+
+def _permission(raw: Any) -> ScriptsPermission:
+    """A permission from a hand-editable record: wrong types read as never asked / no switches."""
+    if not isinstance(raw, dict):
+        return ScriptsPermission()
+    allowed = raw.get("allowed")
+    sw = raw.get("switches")
+    return ScriptsPermission(allowed=allowed if isinstance(allowed, bool) else None,
+                             switches={str(k): v for k, v in sw.items() if isinstance(v, bool)} if isinstance(sw, dict) else {})
+
+
+def card_th_permission(card: CardLike) -> ScriptsPermission:
+    """The user's record for the card's TavernHelper scripts (``th_scripts`` in ``liyuan.json``); never asked when
+    the card has no folder or no record."""
+    return _permission(read_meta(card).get(TH_KEY))
+
+
+def set_card_th_allowed(card_dir: str | Path, allowed: bool) -> None:
+    """Record the user's answer to running the card's TavernHelper scripts (switches kept). Raises OSError."""
+    p = card_th_permission(Path(card_dir))
+    p.allowed = bool(allowed)
+    _set_key(card_dir, TH_KEY, p.model_dump())
+
+
+def set_card_th_switch(card_dir: str | Path, script_id: str, on: Optional[bool]) -> None:
+    """The user's switch for one of the card's scripts (``on`` None = back to the card's own ``enabled``); the card
+    file is untouched. Raises OSError."""
+    p = card_th_permission(Path(card_dir))
+    if on is None:
+        p.switches.pop(script_id, None)
+    else:
+        p.switches[script_id] = bool(on)
+    _set_key(card_dir, TH_KEY, p.model_dump())
+
+
+def _preset_meta(folder: str | Path) -> dict[str, Any]:
+    try:
+        meta = json.loads((Path(folder) / PRESET_META_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def preset_th_permission(folder: str | Path, name: str) -> ScriptsPermission:
+    """The user's record for the TavernHelper scripts of the preset ``name`` (``folder``: the preset library)."""
+    return _permission(_preset_meta(folder).get(name))
+
+
+def set_preset_th_permission(folder: str | Path, name: str, allowed: Optional[bool] = None,
+                             switch: Optional[tuple[str, Optional[bool]]] = None) -> None:
+    """Record, for the preset ``name``, the user's answer (``allowed``, None = unchanged) and/or one script's switch
+    (``(script id, on)``, on None = back to the preset's own flag). Other presets' records kept; atomic write.
+    Raises OSError."""
+    meta = _preset_meta(folder)
+    p = _permission(meta.get(name))
+    if allowed is not None:
+        p.allowed = bool(allowed)
+    if switch is not None:
+        sid, on = switch
+        if on is None:
+            p.switches.pop(sid, None)
+        else:
+            p.switches[sid] = bool(on)
+    meta[name] = p.model_dump()
+    atomic_write_text(Path(folder) / PRESET_META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))

@@ -26,12 +26,14 @@ import copy
 from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict
 
 from ..cards import Card
+from ..cards.th_scripts import card_th_variables, preset_th_variables
 from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
+from ..macros.variables_scopes import with_initial_scopes
 from ..session.tree import SessionTree
 
-FRAME_SCOPES = ("message", "chat", "character", "global")
+FRAME_SCOPES = ("message", "chat", "character", "preset", "global")
 """The variable scopes a status-bar frame writes (TavernHelper's ``VariableOption.type`` without ``script``)."""
 
 
@@ -107,6 +109,8 @@ class BranchLedger:
         self.tree, self.card, self.mvu_initial = tree, card, mvu_initial
         self._mvu, self._panels = _Scan("mvu"), _Scan("panels", want_dict=True)
         self._frame = _Scan("frame_vars", want_dict=True)
+        #: the chat's preset (a callable, set by the chat; TavernHelper's preset-scope variables come from it)
+        self.preset_of: Callable[[], Any] = lambda: None
 
     def latest(self) -> Optional[Any]:
         """The newest ``rp-state`` entry on the branch (``state``, ``applied``, ``warnings``, ``source``), or None."""
@@ -165,8 +169,15 @@ class BranchLedger:
         return e
 
     def frame_variables(self) -> dict[str, dict[str, Any]]:
-        """The chat / character / global variable tables status-bar frames wrote on this branch (the newest
-        snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent. Deep copies."""
+        """The chat / character / preset / global variable tables status-bar frames wrote on this branch (the newest
+        snapshot with ``frame_vars``): ``{scope: table}``, a scope never written absent — except character and
+        preset, which read the card's / preset's TavernHelper variables until written (macros.variables_scopes).
+        Deep copies."""
+        return with_initial_scopes(self._written_frames(), card_th_variables(self.card),
+                                   preset_th_variables(self.preset_of()))
+
+    def _written_frames(self) -> dict[str, dict[str, Any]]:
+        """The tables frames wrote on this branch, without the card's / preset's initial ones (deep copies)."""
         found = self._frame.find(self.tree.path_to())
         return copy.deepcopy(found.frame_vars) if found is not None else {}
 
@@ -198,9 +209,9 @@ class BranchLedger:
             if newest is not None and newest["id"] != item["id"]:
                 extra["for_message"] = item["id"]
         else:
-            tables = self.frame_variables()
-            if tables.get(scope) == variables:
+            if self.frame_variables().get(scope) == variables:
                 return False
+            tables = self._written_frames()  # a card's / preset's initial table is stored only once written
             tables[scope] = variables
             extra["frame_vars"] = tables
         e = self.latest()

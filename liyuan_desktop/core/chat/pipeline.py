@@ -88,8 +88,8 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     snapshots land after later replies."""
     mvu = chat.ledger.mvu()
     actor_applied: list[str] = []
-    if mvu is not None and actor_ops:
-        ar = apply_ops(mvu, actor_ops)
+    if actor_ops and (mvu is not None or any(op.op.startswith("era_") for op in actor_ops)):  # ERA may start a tree
+        ar = apply_ops(mvu if mvu is not None else {}, actor_ops)
         mvu, actor_applied = ar.state, list(ar.applied)
         result.warnings += [f"演员输出的变量更新：{w}" for w in ar.warnings]
     panels = [p for p in chat.ledger.panels() if p.data]  # ledger-only panels add nothing (seed 002)

@@ -34,7 +34,8 @@ __all__ = ["TH_MACRO", "uses_templates", "attach", "refresh", "finish", "request
            "template_sources"]
 
 #: TavernHelper's variable macros as they appear in text (``{{get_message_variable::…}}``, ``{{format_chat_variable::…}}`` …).
-TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|global)_variable\s*::", re.IGNORECASE)
+TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|global)_variable\s*::|\{\{ERA(?:-withmeta)?:",
+                      re.IGNORECASE)  # the ERA framework's {{ERA:path}} too (macros.tavernhelper.era_macro)
 
 
 def template_sources(c: "ChatContext") -> list[tuple[str, str]]:

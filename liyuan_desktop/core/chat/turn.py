@@ -18,7 +18,7 @@ from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.tools.context import AskHandler
 from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
-from ..ledger.mvu import parse_update_blocks, strip_update_blocks
+from ..ledger.mvu import has_era_blocks, parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
@@ -349,7 +349,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         result.revised_previous = True
         result.revised_text = text
     actor_ops: list[Any] = []
-    if out.sealed and c.mvu_initial is not None and "<updatevariable" in out.final.lower():
+    if out.sealed and ((c.mvu_initial is not None and "<updatevariable" in out.final.lower()) or has_era_blocks(out.final)):
         actor_ops = parse_update_blocks(out.final)  # applied before the scribe's patch; hidden from the reply
         out.final = strip_update_blocks(out.final)
     reply = None

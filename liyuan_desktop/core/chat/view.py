@@ -69,6 +69,7 @@ class ChatView:
                                        constants_budget=lambda p: self._budget_basis(p, window).tokens)
         self._wi.attach(lambda: self.context.book)
         self.ledger = BranchLedger(tree, card, c.mvu_initial)
+        self.ledger.preset_of = lambda: self.context.preset  # TavernHelper's preset-scope variables
         self.branches = Branches(tree)
         self._transcript = Transcript(tree, self.branches, c.mvu_initial, lambda raw: MvuState.from_any(raw).to_dict())
         # the ChatModel protocol has no context size; a configured client carries one (llm.providers)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
 from .mvu import MvuResult, MvuState, apply_mvu_patch
+from .mvu.era import is_era_tree
 from .mvu.paths import has_odd_keys
 from .panels import Panel, apply_panel_patch, panel_data, scribe_panels
 from .state import PatchResult, WorldState, apply_patch
@@ -50,6 +51,11 @@ MVU_SYSTEM_SECTION = """
 # every other card's prompt stays byte-identical.
 MVU_POINTER_NOTE = """
 - 键名里本身带点或方括号的（如 "AXMC .338 LM"、"v1.2"），点号路径写不出来：这类路径改用 JSON Pointer 写法，以 / 开头、逐级用 / 分隔，键名原样照抄（键名里的 / 写成 ~1，~ 写成 ~0），如 {"/装备/AXMC .338 LM/弹药": 20}。其他路径照旧用点分隔。"""
+
+# Ours (issue 27): added after the MVU section when the card plays the ERA variable framework (its tree carries
+# ERA's "$meta" / "$template" keys, or the caller says so); every other card's prompt stays byte-identical.
+ERA_NOTE = """
+- 这张卡用 ERA 变量框架：树里的 "$meta"（保护规则）和 "$template"（新条目的默认结构）归框架管，不要写进 mvu_patch；"$meta" 里 updatable 为 false 的节点及其下级不要改。新增条目写在已有对象下的新键，值给完整对象（字段照同级 "$template" 写全）。"""
 
 # The seed shows where ${mvuUserSection} goes (right after the ledger JSON) but not its text; this wording is ours.
 MVU_USER_HEADING = "【状态树·当前值】"
@@ -103,16 +109,23 @@ def _data_panels(panels: Any) -> list[Panel]:
 
 
 def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu: Any = None,
-                         panels: Any = None, language: str = "zh") -> str:
+                         panels: Any = None, language: str = "zh", era: Optional[bool] = None) -> str:
     """The scribe's system prompt (seed 002 scribe.ts 94-105). With ``mvu`` (the card's variable tree) the
     mvu_patch section is added (and, when the tree has keys with dots, how to address them: MVU_POINTER_NOTE);
     with ``panels`` that carry data (Panel list, :mod:`panels`) the panel_patch section is added after it. Without either the prompt is byte-identical to the ledger-only one (golden tests).
-    ``language``: the chat's language; other than "zh" adds :func:`scribe_language_line` at the end."""
+    ``language``: the chat's language; other than "zh" adds :func:`scribe_language_line` at the end. ``era``: the
+    card plays the ERA variable framework (adds :data:`ERA_NOTE` after the MVU section); None = judged from the
+    tree (:func:`.mvu.era.is_era_tree`)."""
     has = mvu is not None
+    if has and (era if era is not None else is_era_tree(_mvu_tree(mvu))):
+        era_note = ERA_NOTE
+    else:
+        era_note = ""
     n = len(_data_panels(panels))
     line = scribe_language_line(language)
     return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
-                          mvu_section=(MVU_SYSTEM_SECTION + (MVU_POINTER_NOTE if has_odd_keys(_mvu_tree(mvu)) else "")) if has else "",
+                          mvu_section=(MVU_SYSTEM_SECTION + (MVU_POINTER_NOTE if has_odd_keys(_mvu_tree(mvu)) else "")
+                                       + era_note) if has else "",
                           mvu_example=',"mvu_patch":{...}' if has else "",
                           mvu_empty=',"mvu_patch":{}' if has else "",
                           panel_section=PANEL_SYSTEM_SECTION.format(n=n) if n else "",

@@ -25,7 +25,7 @@ from .segments import (
     seg_split,
     strip_prefix,
 )
-from .tavernhelper import FORMAT_START, apply_format_indent, is_th_macro, th_macro
+from .tavernhelper import FORMAT_START, apply_format_indent, era_macro, is_th_macro, th_macro
 from .variables import VAR_MACROS, variable_macro
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -196,6 +196,8 @@ def _evaluate(frame: _Frame, run: _Run, depth: int) -> Optional[str]:
     rest = seg_slice(segs, m.end())
     bare = not rest or (all(lit for _, lit in rest) and not seg_join(rest).strip())
     ctx = run.ctx
+    if name == "era":  # the ERA framework's {{ERA:path}} / {{ERA-withmeta:path}} (tavernhelper.era_macro)
+        return era_macro(m.group(1), seg_join(rest), ctx)
     if ctx.th_only and not is_th_macro(name):
         return None
 

@@ -18,6 +18,9 @@ conversation view, the message's variable snapshot for ``message`` (SillyTavern'
 Without it (``None``, the default) the macros are unknown and kept exactly as written, so prompts that do not set
 it stay byte-identical. A scope the lookup answers None for reads as an empty table (values ``null``).
 
+The ERA variable framework's ``{{ERA:path}}`` / ``{{ERA-withmeta:path}}`` (a macro its script registers in
+SillyTavern) are read here too: :func:`era_macro`.
+
 Differences from TavernHelper: the YAML writer below covers what variable tables hold (mappings, sequences,
 strings, numbers, booleans, null) with the ``yaml`` package's defaults, except that long plain strings are not
 folded at 80 columns (Chinese text, which has no spaces to fold at, is unaffected).
@@ -33,7 +36,7 @@ from typing import Any, Optional
 
 from .variables import js_string
 
-__all__ = ["TH_SCOPES", "is_th_macro", "th_macro", "apply_th_macros", "lodash_get", "omit_dollar_keys", "js_json", "yaml_stringify",
+__all__ = ["TH_SCOPES", "is_th_macro", "th_macro", "era_macro", "apply_th_macros", "lodash_get", "omit_dollar_keys", "js_json", "yaml_stringify",
            "FORMAT_START", "FORMAT_INDENT", "FORMAT_END", "apply_format_indent"]
 
 #: The variable scopes TavernHelper's macros name.
@@ -239,6 +242,42 @@ def th_macro(name: str, path: str, ctx: Any) -> Optional[str]:
     return FORMAT_START + text.replace("\n", "\n" + FORMAT_INDENT) + FORMAT_END
 
 
+def era_macro(raw_name: str, rest: str, ctx: Any) -> Optional[str]:
+    """The ERA variable framework's macros (its ``api/macro/parser.ts``, read with the search tool):
+    ``{{ERA:path}}`` and ``{{ERA-withmeta:path}}`` — ``raw_name`` is the macro name as written (ERA only looks for
+    ``{{ERA``, upper case), ``rest`` the text after it (``:path`` or ``-withmeta:path``). The value is read from
+    the newest message's variables (``ctx.th_variables("message")["stat_data"]``: the ledger's tree, where
+    Liyuan keeps what ERA keeps in the chat's ``stat_data``); ``$ALLDATA`` is the whole tree. A missing path is
+    ``''``, ``null`` is ``"null"``, objects and arrays compact JSON, anything else ``String(value)``; without
+    ``-withmeta`` every ``$…`` key is dropped at every depth. None (kept as written) when ``rest`` is neither form or
+    ``ctx.th_variables`` is not set."""
+    lookup = getattr(ctx, "th_variables", None)
+    if raw_name != "ERA" or lookup is None:
+        return None
+    if rest.startswith(":"):
+        meta, path = False, rest[1:]
+    elif rest.startswith("-withmeta:"):
+        meta, path = True, rest[len("-withmeta:"):]
+    else:
+        return None
+    table = lookup("message") or {}
+    stat = table.get("stat_data") if isinstance(table, dict) and isinstance(table.get("stat_data"), dict) else {}
+    path = html.unescape(path.strip())
+    missing = object()
+    value = stat if path == "$ALLDATA" else lodash_get(stat, path, missing)
+    if value is missing:
+        return ""
+    if not meta:
+        value = omit_dollar_keys(value)
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return js_json(value)
+
+
 def _js_len(s: str) -> int:
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
 
@@ -278,7 +317,7 @@ def apply_th_macros(text: str, ctx: Any, lookup: Any) -> str:
     """``text`` with only TavernHelper's variable macros replaced (every other macro kept as written), values from
     ``lookup(scope) -> dict | None`` — what TavernHelper does to a rendered message (it replaces its own macros
     there, nothing else). ``ctx``: the chat's :class:`.context.MacroContext` (copied, never changed)."""
-    if not text or "_variable::" not in text:
+    if not text or ("_variable::" not in text and "{{ERA" not in text):
         return text
     from .engine import expand  # the engine imports this module: imported when first used
 

@@ -15,7 +15,7 @@ with ``_`` is read-only for the model. ``display_data`` is the tree with each ch
 
 Where things are: :mod:`.paths` (path syntax, VWD pairs, type rules), :mod:`.state` (the snapshot and its display
 strings), :mod:`.patch` (the scribe's ``mvu_patch``), :mod:`.initvar` (``[InitVar]`` entries), :mod:`.commands`
-(``<UpdateVariable>`` parsing), :mod:`.apply` (applying parsed commands), :mod:`.greeting` (what a greeting sets).
+(``<UpdateVariable>`` parsing), :mod:`.era` (the ERA framework's ``<VariableInsert/Edit/Delete>``), :mod:`.apply` (applying parsed commands), :mod:`.greeting` (what a greeting sets).
 """
 
 from typing import TYPE_CHECKING
@@ -28,6 +28,8 @@ __getattr__, __dir__ = lazy_exports(__name__, {
     "apply_ops": ".apply",
     "parse_update_blocks": ".commands",
     "strip_update_blocks": ".commands",
+    "has_era_blocks": ".era",
+    "parse_era_blocks": ".era",
     "GreetingVars": ".greeting",
     "greeting_variables": ".greeting",
     "strip_variable_blocks": ".greeting",
@@ -44,13 +46,15 @@ __getattr__, __dir__ = lazy_exports(__name__, {
 if TYPE_CHECKING:
     from .apply import apply_ops
     from .commands import parse_update_blocks, strip_update_blocks
+    from .era import has_era_blocks, parse_era_blocks
     from .greeting import GreetingVars, greeting_variables, strip_variable_blocks
     from .initvar import initial_tree, initvar_entries, load_initvars, load_initvars_books, merge_initial
     from .patch import apply_mvu_patch
     from .state import MvuResult, MvuState
 
 __all__ = [
-    "GreetingVars", "MvuResult", "MvuState", "apply_mvu_patch", "apply_ops", "greeting_variables", "initial_tree",
+    "GreetingVars", "MvuResult", "MvuState", "apply_mvu_patch", "apply_ops", "greeting_variables", "has_era_blocks",
+    "initial_tree", "parse_era_blocks",
     "initvar_entries", "load_initvars", "load_initvars_books", "merge_initial", "parse_update_blocks",
     "strip_update_blocks", "strip_variable_blocks",
 ]

@@ -1,4 +1,5 @@
-"""Applying parsed ``<UpdateVariable>`` commands (:class:`~.commands.MvuOp`) to a snapshot: :func:`apply_ops`."""
+"""Applying parsed ``<UpdateVariable>`` commands (:class:`~.commands.MvuOp`) to a snapshot: :func:`apply_ops` (ERA's
+``era_*`` ops too, :mod:`.era`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import copy
 from typing import Any, Iterable
 
 from .commands import MvuOp
+from .era import apply_era
 from .patch import set_leaf
 from .paths import (
     MISSING,
@@ -54,6 +56,9 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
         g = guard_path(segs) if segs else None
         if g:
             warnings.append(g)
+            continue
+        if op.op.startswith("era_"):  # ERA's nested commands walk the tree themselves (.era)
+            apply_era(data, op, changes, applied, warnings)
             continue
         if op.op == "set":
             if get_at(data, segs) is MISSING:

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from ...lenient_json import repair_loads
+from .era import has_era_blocks, parse_era_blocks, strip_era_blocks
 from .initvar import parse_data
 from .paths import Segment, eval_math, js_str, num_from_str, parse_path, split_path
 
@@ -282,8 +283,17 @@ def _jsonpatch_blocks(text: str) -> list[tuple[int, int, str]]:
 def parse_update_blocks(text: str) -> list[MvuOp]:
     """Commands in ``text``, in order of appearance: the classic ``_.set/_.add/_.insert/_.remove`` calls and
     ``<JSONPatch>`` arrays. Only ``<UpdateVariable>`` blocks are read when the text has any (an unclosed one runs to
-    the end); otherwise the whole text is scanned, as MVU does."""
+    the end); otherwise the whole text is scanned, as MVU does. The ERA framework's ``<VariableInsert>`` /
+    ``<VariableEdit>`` / ``<VariableDelete>`` blocks follow, in ERA's order (:func:`.era.parse_era_blocks`); the MVU
+    scan does not look inside them."""
     text = text or ""
+    if has_era_blocks(text):
+        era = parse_era_blocks(text)
+        return _mvu_ops(strip_era_blocks(text)) + era
+    return _mvu_ops(text)
+
+
+def _mvu_ops(text: str) -> list[MvuOp]:
     blocks = [text[bs:be] for _s, bs, be, _e in _update_blocks(text)] or [text]
     ops: list[MvuOp] = []
     for b in blocks:
@@ -302,8 +312,9 @@ def parse_update_blocks(text: str) -> list[MvuOp]:
 
 
 def strip_update_blocks(text: str) -> str:
-    """The text without ``<UpdateVariable>…</UpdateVariable>`` blocks (an unclosed trailing one too), for display."""
-    text = text or ""
+    """The text without ``<UpdateVariable>…</UpdateVariable>`` blocks (an unclosed trailing one too) and without
+    ERA's command blocks (:func:`.era.strip_era_blocks`), for display."""
+    text = strip_era_blocks(text or "")
     blocks = _update_blocks(text)
     if not blocks:
         return text

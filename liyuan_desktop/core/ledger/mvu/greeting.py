@@ -25,7 +25,7 @@ from .initvar import clean_meta, deep_merge, merge_initial, parse_data
 from .state import MvuState
 
 _INITVAR_OPEN = re.compile(r"<initvar>", re.IGNORECASE)
-_HIDDEN_OPEN = re.compile(r"<(UpdateVariable|initvar|json_?patch)>", re.IGNORECASE)
+_HIDDEN_OPEN = re.compile(r"<(UpdateVariable|initvar|json_?patch|Variable(?:Insert|Edit|Delete|Think))>", re.IGNORECASE)
 
 
 def _close_of(text: str, name: str, pos: int) -> Optional[re.Match[str]]:
