@@ -241,6 +241,8 @@ class StreamAssembler:
         }
 
     def received_chars(self) -> int:
+        """Characters received so far (content, reasoning and tool-call arguments; code points), for the minimum-rate
+        clock (core/llm/rate.py)."""
         return sum(map(len, self.content)) + sum(map(len, self.reasoning)) + sum(
             len("".join(s["arguments"])) for s in self.calls.values()
         )

@@ -122,6 +122,7 @@ class Refused:
         self.reason = reason
 
     def find(self, hay: Haystack) -> int:
+        """A refused key never matches: -1 (the reason is in the book's warnings)."""
         return -1
 
 

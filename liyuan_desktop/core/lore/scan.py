@@ -50,6 +50,7 @@ class Haystack:
 
     @property
     def low(self) -> str:
+        """The haystack lower-cased (built once, with the start offset of each part, for case-insensitive keys)."""
         if self._low is None:
             lows = [t.lower() for t, _ in self.parts]
             self._low = "".join(lows)
@@ -61,6 +62,8 @@ class Haystack:
         return self._low
 
     def locate(self, pos: int, lowered: bool) -> tuple[Label, int]:
+        """Which part a match at ``pos`` (code points into the joined haystack, or into :attr:`low` when
+        ``lowered``) fell in: its label and the offset inside that part — for the activation's "why" lines."""
         if lowered:
             self.low  # noqa: B018 - builds the offsets
             starts = self._low_starts or [0]
@@ -97,6 +100,9 @@ class ScanBuffer:
         return t
 
     def hay(self, depth: int, scan: int, flags: tuple[str, ...] = ()) -> Haystack:
+        """The haystack of the last ``depth`` messages (capped at MAX_SCAN_DEPTH), plus the recursion buffer unless
+        this is a min-activations pass, plus the extra fields ``flags`` names; cached per (depth, recursion size,
+        flags). SillyTavern world-info.js: the scan depth and the recursion buffer."""
         if depth <= 0:
             return Haystack([])
         depth = min(depth, MAX_SCAN_DEPTH)
@@ -154,4 +160,6 @@ class ScanBuffer:
         return got
 
     def add_recurse(self, pieces: list[tuple[str, Optional[EntryRec]]]) -> None:
+        """Add the content of entries activated in this pass to the recursion buffer (each piece: text and the
+        entry it came from), so the next pass scans it (SillyTavern's recursive scanning)."""
         self.recurse.append(pieces)

@@ -5,7 +5,7 @@ this sidecar maps that id to one file of ``正文/`` and remembers the SHA-256 o
 linked or last seen. So:
 
 - renaming the *chapter* in the outline keeps the link (the id does not change);
-- renaming the *file* through the engine (:meth:`core.chat.writing_room.WritingRoom.rename_files`) moves the link;
+- renaming the *file* through the engine (:meth:`core.chat.facade.Chat.rename_chapters`) moves the link;
 - renaming the file any other way (a file manager, an older window) is healed on the next read: a link whose file is
   gone follows the one chapter file, linked to nothing else, whose content has the remembered hash
   (:func:`resolve`), and the sidecar is rewritten;

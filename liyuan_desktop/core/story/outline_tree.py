@@ -404,7 +404,7 @@ def deletion_preview(text: str, kind: NodeKind, ref: str | int, index: int = 0,
     """What :func:`delete_node` would lose, changing nothing: for a ``volume`` (``ref`` id or index) its chapters
     and their beats, for a ``chapter`` its beats, for a ``beat`` (``ref`` its chapter, ``index`` the beat) that
     one; ``notes`` counts the other non-blank lines of the block; ``files`` the files linked to the chapters
-    (``links``: {chapter id: file}, :func:`core.story.links.resolved`; hand-written ``file=`` links too)."""
+    (``links``: {chapter id: file}, :func:`core.story.links.resolve`; hand-written ``file=`` links too)."""
     o = parse_outline(text)
     lines = outline_lines(text)
     links = links or {}

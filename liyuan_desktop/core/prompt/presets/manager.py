@@ -122,16 +122,24 @@ class PromptChat(Protocol):
     """What token counts for a chat need (a ``core.chat.context.ChatContext`` — ``Chat.context`` — has these)."""
 
     @property
-    def card(self) -> Card: ...
+    def card(self) -> Card:
+        """The chat's card."""
+        ...
 
     @property
-    def book(self) -> Lorebook: ...
+    def book(self) -> Lorebook:
+        """The chat's world book (card book plus linked books)."""
+        ...
 
     @property
-    def prompt_ctx(self) -> MacroContext: ...
+    def prompt_ctx(self) -> MacroContext:
+        """The macro context prompts are rendered with."""
+        ...
 
     @property
-    def persona_obj(self) -> Optional[Persona]: ...
+    def persona_obj(self) -> Optional[Persona]:
+        """The persona the user plays."""
+        ...
 
 
 class PromptRow(BaseModel):
