@@ -60,7 +60,7 @@ def test_the_same_rules_on_every_platform_make_the_same_names():
     # safe_name reads no platform: the result is a function of the text alone (a folder copied between machines
     # keeps its names); chapter names use it for their titles
     assert chapter_filename(1, "第一章 雨夜/问名?") == "001-雨夜_问名.md"
-    assert chapter_filename(2, "NUL") == "002-_NUL.md"
+    assert chapter_filename(2, "NUL") == "002-NUL.md"  # not a device name: the number comes first
     assert chapter_filename(3, "标题. . ") == "003-标题.md"
     assert utf16_units(chapter_filename(1234, "长" * 300, width=4)) <= CHAPTER_NAME_MAX_UTF16
 
