@@ -5,7 +5,6 @@ prose imported as chapters."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from liyuan_desktop.core.cards import load_card_bytes
 from liyuan_desktop.core.chat.prose_import import read_text_file
