@@ -19,7 +19,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Optional
 
-from .runtime import (
+from .runtime import (  # noqa: F401 - NO_GPU_FLAG, NO_UNSANDBOXED_ZYGOTE_FLAG: the window's switches, named here too
+    NO_GPU_FLAG,
+    NO_UNSANDBOXED_ZYGOTE_FLAG,
     add_chromium_flags,
     data_folder,
     data_folder_problem,
@@ -29,22 +31,10 @@ from .runtime import (
     prepare_env,
     setup_logging,
     skip_pyside_source_scan,
+    window_chromium_flags,
 )
 
 log = logging.getLogger("liyuan")
-
-NO_GPU_FLAG = "--disable-gpu"
-"""QtWebEngine composites in software (issue 15): a transcript of text and small status bars gains nothing from
-the GPU, and the GPU path costs ~60 MB of the window's memory (measured with bench/ui_start.py, offscreen: the GL
-driver — Mesa's llvmpipe with libLLVM — and its buffers, 368 → 309 MB of distinct pages), start-up time unchanged.
-WebGL is then unavailable to status-bar frames. ``LIYUAN_GPU=1`` keeps Chromium's GPU compositing."""
-
-NO_UNSANDBOXED_ZYGOTE_FLAG = "--no-unsandboxed-zygote"
-"""Chromium starts two zygotes: the sandboxed one every renderer (the conversation page, the card frames) is forked
-from, and an unsandboxed one for helper processes that run without a sandbox — which QtWebEngine does not start
-(its GPU and network service run inside the app's own process). The idle second zygote cost 17-21 MB of PSS
-(bench/ui_start.py, issue 15); without it Chromium would launch such a helper directly. The renderers' sandbox is
-untouched (the switch is not ``--no-zygote``, which needs ``--no-sandbox``)."""
 
 #: the window on screen (a new one replaces it when the user picks another data folder)
 _windows: list = []
@@ -236,9 +226,7 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
 
     prepare_fontconfig()  # no Chinese font on the system: the bundled one, for Qt and Chromium alike
     sandbox = prepare_env()
-    if os.environ.get("LIYUAN_GPU") != "1":
-        add_chromium_flags([NO_GPU_FLAG])
-    add_chromium_flags([NO_UNSANDBOXED_ZYGOTE_FLAG])
+    add_chromium_flags(window_chromium_flags())  # GPU and zygote switches per OS (runtime.chromium_choice)
     problem = data_folder_problem()  # a read-only data folder: start anyway, read-only, and say so
     logfile = setup_logging()
     install_excepthook(logfile, _crash_dialog)

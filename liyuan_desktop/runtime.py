@@ -25,7 +25,7 @@ import tempfile
 import traceback
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Callable, Literal, Optional
+from typing import Any, Callable, Literal, NamedTuple, Optional
 
 from .core.llm.errors import mask_secrets
 from .core.paths import APP_NAME
@@ -66,12 +66,75 @@ def userns_sandbox_possible() -> bool:
     return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
 
 
+NO_GPU_FLAG = "--disable-gpu"
+"""QtWebEngine composites in software (issue 15): a transcript of text and small status bars gains nothing from
+the GPU, and the GPU path costs ~60 MB of the window's memory (measured with bench/ui_start.py, offscreen: the GL
+driver — Mesa's llvmpipe with libLLVM — and its buffers, 368 → 309 MB of distinct pages), start-up time unchanged.
+WebGL is then unavailable to status-bar frames. ``LIYUAN_GPU=1`` keeps Chromium's GPU compositing."""
+
+NO_UNSANDBOXED_ZYGOTE_FLAG = "--no-unsandboxed-zygote"
+"""Chromium starts two zygotes (Linux only: Windows and macOS have no zygote): the sandboxed one every renderer (the
+conversation page, the card frames) is forked from, and an unsandboxed one for helper processes that run without a
+sandbox — which QtWebEngine does not start (its GPU and network service run inside the app's own process). The idle
+second zygote cost 17-21 MB of PSS (bench/ui_start.py, issue 15); without it Chromium would launch such a helper
+directly. The renderers' sandbox is untouched (the switch is not ``--no-zygote``, which needs ``--no-sandbox``)."""
+
+
+class ChromiumChoice(NamedTuple):
+    """What :func:`chromium_choice` decided: the sandbox state, the switches every process preparing QtWebEngine adds
+    (``--no-sandbox`` when off) and the ones only the window adds (GPU, zygote)."""
+
+    sandbox: SandboxMode
+    sandbox_flags: list[str]
+    window_flags: list[str]
+
+
+def chromium_choice(platform: str, *, root: bool = False, user_off: bool = False, userns_ok: bool = True,
+                    gpu: Optional[bool] = None) -> ChromiumChoice:
+    """The Chromium switches for ``platform`` (a ``sys.platform`` value: ``linux``, ``win32``, ``darwin``), a pure
+    function of it and the facts given (issue 32 §2):
+
+    * **sandbox** — ``user_off`` (LIYUAN_NO_SANDBOX=1 …) turns it off everywhere. On Linux also ``root`` (Chromium
+      refuses to run sandboxed as root) and ``not userns_ok`` (no unprivileged user namespaces: "No usable sandbox").
+      Windows (restricted tokens and job objects, fine for an administrator) and macOS (the seatbelt sandbox, fine as
+      root) need neither, so those facts are ignored there.
+    * **GPU** — ``gpu`` None takes the platform's default: off (:data:`NO_GPU_FLAG`) on Linux and Windows, where
+      software compositing saves the GL driver's memory (Linux, measured) and sidesteps the GPU-driver crashes Qt's
+      documentation names for Windows; on on macOS, where every supported Mac has a Metal GPU and software
+      compositing of a Retina window costs more CPU than it saves. ``LIYUAN_GPU=1``/``0`` decides (``gpu``).
+    * **zygote** — :data:`NO_UNSANDBOXED_ZYGOTE_FLAG` on Linux only (the other systems have no zygote).
+    """
+    linux = platform.startswith("linux")
+    if user_off:
+        sandbox: SandboxMode = "user"
+    elif linux and root:
+        sandbox = "root"
+    elif linux and not userns_ok:
+        sandbox = "userns"
+    else:
+        sandbox = "on"
+    use_gpu = (platform == "darwin") if gpu is None else gpu
+    window = ([] if use_gpu else [NO_GPU_FLAG]) + ([NO_UNSANDBOXED_ZYGOTE_FLAG] if linux else [])
+    return ChromiumChoice(sandbox, [] if sandbox == "on" else ["--no-sandbox"], window)
+
+
+def _gpu_wish() -> Optional[bool]:
+    """``LIYUAN_GPU``: "1" keeps the GPU, "0" turns it off, else None (the platform's default)."""
+    return {"1": True, "0": False}.get(os.environ.get("LIYUAN_GPU", "").strip())
+
+
+def window_chromium_flags() -> list[str]:
+    """The window's own switches on this platform (:func:`chromium_choice`'s ``window_flags``, ``LIYUAN_GPU`` read),
+    for :func:`add_chromium_flags` after :func:`prepare_env`."""
+    return chromium_choice(sys.platform, gpu=_gpu_wish()).window_flags
+
+
 def prepare_env() -> SandboxMode:
     """Set the environment QtWebEngine reads when it starts (call before the first Qt import that loads it):
     ``QT_API=pyside6``, ``LANG=C.UTF-8`` when LANG is not set, Chromium's log level 3 unless the user chose one, and
-    the sandbox switched off (``QTWEBENGINE_DISABLE_SANDBOX=1`` and ``--no-sandbox``) in the cases the module doc
-    names; the bundled fonts the system lacks handed to fontconfig (:func:`prepare_fontconfig`). Records and returns
-    the sandbox decision (``sandbox_mode()`` reads it later)."""
+    the sandbox switched off (``QTWEBENGINE_DISABLE_SANDBOX=1`` and ``--no-sandbox``) in the cases
+    :func:`chromium_choice` names for this platform; the bundled fonts the system lacks handed to fontconfig
+    (:func:`prepare_fontconfig`). Records and returns the sandbox decision (``sandbox_mode()`` reads it later)."""
     global _sandbox
     if not _fonts_prepared:
         prepare_fontconfig()
@@ -80,17 +143,19 @@ def prepare_env() -> SandboxMode:
     flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
     if "--log-level" not in flags:
         flags = (flags + " --log-level=3").strip()
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        _sandbox = "root"
-    elif os.environ.get("LIYUAN_NO_SANDBOX") == "1" or os.environ.get("QTWEBENGINE_DISABLE_SANDBOX") == "1" \
-            or "--no-sandbox" in flags:
-        _sandbox = "user"
-    elif not userns_sandbox_possible():
-        _sandbox = "userns"
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    user_off = os.environ.get("LIYUAN_NO_SANDBOX") == "1" or os.environ.get("QTWEBENGINE_DISABLE_SANDBOX") == "1" \
+        or "--no-sandbox" in flags
+    # the namespace probe forks: only where it decides anything (Linux, not root, not switched off by the user)
+    probe = sys.platform.startswith("linux") and not root and not user_off
+    choice = chromium_choice(sys.platform, root=root, user_off=user_off,
+                             userns_ok=userns_sandbox_possible() if probe else True)
+    _sandbox = choice.sandbox
     if _sandbox != "on":
         os.environ["QTWEBENGINE_DISABLE_SANDBOX"] = "1"
-        if "--no-sandbox" not in flags:
-            flags += " --no-sandbox"
+        for f in choice.sandbox_flags:
+            if f not in flags:
+                flags += " " + f
     os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = flags
     return _sandbox
 

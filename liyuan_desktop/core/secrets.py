@@ -13,6 +13,19 @@ A provider's key (keyring service ``service``, user = provider ``name``) is look
    only by this module. It is JSON ``{"version": 1, "keys": {service: {name: key}}}``.
 4. ``session``: process memory, when even the file cannot be written (a read-only data folder). Lost at exit.
 
+Per OS (issue 32 §2; :data:`KEYRING_BACKENDS` names the backend keyring picks, and ``packaging/liyuan.spec`` bundles
+that module per platform):
+
+* **Linux**: the Secret Service over D-Bus (GNOME Keyring, KWallet ≥ 5.97, KeePassXC); none on a bare desktop or
+  over SSH without a session bus, so the key file is common there. The file's 0600 mode is what protects it.
+* **Windows**: the Credential Manager (``WinVaultKeyring``, DPAPI-encrypted per user), always present, so the key
+  file is rare. When it is used, ``os.chmod`` only clears the read-only flag there: the protection is the ACL the
+  file inherits from ``%LOCALAPPDATA%`` (the user, SYSTEM and Administrators have access; other users none) — the
+  equivalent of 0600. A data folder moved elsewhere with ``LIYUAN_HOME`` (another drive, a shared folder) inherits
+  that folder's ACL instead; ``icacls <home> /inheritance:r /grant:r "%USERNAME%:(OI)(CI)F"`` restricts it to the user.
+* **macOS**: the login Keychain (``macOS.Keyring``); the first read from a newly signed build asks the user to allow
+  access. The key file's 0600 mode works as on Linux.
+
 Keys are never logged (only provider names and exception class names are), never fields of a pydantic model
 (``ProviderSettings`` forbids unknown fields), so they cannot reach settings.json, session files, exports or crash
 reports; tests/test_privacy.py and tests/test_secrets.py check this.
@@ -37,6 +50,14 @@ DEFAULT_KEYRING_SERVICE = "liyuan-desktop"
 
 KEYS_FILE = "api-keys.json"
 """The key file's name in the data folder (only used without a usable keyring)."""
+
+KEYRING_BACKENDS: dict[str, tuple[str, str]] = {
+    "linux": ("keyring.backends.SecretService", "Keyring"),
+    "win32": ("keyring.backends.Windows", "WinVaultKeyring"),
+    "darwin": ("keyring.backends.macOS", "Keyring"),
+}
+"""The OS keyring keyring chooses per ``sys.platform`` value: (module, class). Each refuses to be used off its OS
+(its ``priority`` raises), which is how keyring picks it."""
 
 KeySource = Literal["env", "keyring", "file", "session", "none"]
 

@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
-from ..paths import demo_card_path, demo_replay_path, home, safe_name
+from ..paths import demo_card_path, demo_replay_path, home, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
 from .book_links import link_on_import
@@ -144,7 +144,10 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
         atomic_write_bytes(dest / "card.json", card_json_bytes(card.raw))
         return CardRef(name=dest.name, dir=str(dest))
     n = 2
-    while dest.exists() and (dest / "card.json").exists():
+    while name_taken(dest.parent, dest.name):  # Alice and alice are one folder on Windows and macOS
+        dest = next((e for e in dest.parent.iterdir() if name_key(e.name) == name_key(dest.name)), dest)
+        if not (dest / "card.json").exists():
+            break
         if (dest / ("original" + src.suffix.lower())).exists() and (dest / ("original" + src.suffix.lower())).read_bytes() == src.read_bytes():
             return CardRef(name=dest.name, dir=str(dest))  # the same file again
         dest = cards_root() / f"{name}-{n}"
@@ -193,7 +196,7 @@ def numbered_name(name: str, taken: Callable[[str], bool]) -> str:
 def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
     """A fresh chat folder name under the card (``title`` or a dated name; numbered when taken)."""
     base = Path(card.dir) / "对话"
-    return base / numbered_name(safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S")), lambda n: (base / n).exists())
+    return base / numbered_name(safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S")), lambda n: name_taken(base, n))
 
 
 __all__ = ["CardRef", "ChatRef", "CardError", "card_of_chat", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",

@@ -35,7 +35,7 @@ from pydantic import BaseModel
 from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
 from ..messages import message
-from ..paths import home, safe_name
+from ..paths import home, name_taken, safe_name
 from ..session.tree import SessionTree, new_id
 
 TRASH = "回收站"
@@ -75,7 +75,7 @@ def trash_root() -> Path:
 def _free(path: Path) -> Path:
     """``path``, or ``path-2``, ``path-3``… — the first that does not exist."""
     out, n = path, 2
-    while out.exists():
+    while name_taken(out.parent, out.name):  # case-insensitively: Windows and macOS
         out = path.with_name(f"{path.name}-{n}")
         n += 1
     return out

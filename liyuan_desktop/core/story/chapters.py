@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from ..paths import safe_name
 from .checkpoint_model import BIDI_CONTROLS
 
 #: Characters refused in chapter file names (not portable across file systems), besides ``/`` and ``\\``.
@@ -96,16 +97,16 @@ def split_text_into_chapters(text: str) -> list[tuple[str, str]]:
 def chapter_filename(index: int, title: str, width: int = 3) -> str:
     """A safe chapter file name ``NNN-标题.md`` (``index`` zero-padded to ``width`` digits, used as given: the seed
     names the opening ``000-开场.md`` and the first chapter ``001-…``). A ``第X章``/``Chapter N`` prefix is dropped when a
-    title follows it (``第一章 雨夜问名`` → ``001-雨夜问名.md``); characters unsafe in file names become ``_``; runs of
-    whitespace become one space; the title is cut to 60 characters. No usable title → ``NNN.md``. Pass ``width``
-    large enough for the whole book (e.g. 4 for ≥ 1000 chapters) so file-name order stays chapter order."""
+    title follows it (``第一章 雨夜问名`` → ``001-雨夜问名.md``); runs of whitespace become one space; non-printable
+    characters become ``_``, then :func:`core.paths.safe_name` applies the portable rules (forbidden characters,
+    trailing dots and spaces, Windows device names) and cuts the title to 60 UTF-16 units. No usable title →
+    ``NNN.md``. Pass ``width`` large enough for the whole book (e.g. 4 for ≥ 1000 chapters) so file-name order stays chapter order."""
     t = (title or "").strip()
     h = _heading(t) if t else None
     if h and h[1]:
         t = h[1]
     t = re.sub(r"\s+", " ", t)
-    t = "".join("_" if (c in BAD_NAME_CHARS or c in "/\\" or not c.isprintable()) and c != " " else c for c in t)
-    t = t.strip(" ._")
-    t = t[:60].rstrip(" .")
+    t = "".join("_" if not c.isprintable() and c != " " else c for c in t)
+    t = safe_name(t, "", max_len=60).strip(" ._")  # the portable rules (Windows names, MAX_PATH) live in core.paths
     num = f"{index:0{width}d}"
     return f"{num}-{t}.md" if t else f"{num}.md"

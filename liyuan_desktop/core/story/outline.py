@@ -398,7 +398,7 @@ def read_outline(chat_dir: Path) -> Optional[Outline]:
     p = outline_path(chat_dir)
     if not p.is_file() or p.is_symlink():
         return None
-    return parse_outline(p.read_text("utf-8", errors="replace"))
+    return parse_outline(p.read_text("utf-8-sig", errors="replace"))  # a BOM (Notepad) is not text
 
 
 def chapter_words(text: str) -> int:

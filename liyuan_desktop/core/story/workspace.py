@@ -36,6 +36,7 @@ from ..errors import ToolError
 from ..fsutil import atomic_write_text
 from ..linear_regex import LinearRegexRefused, compile_python_pattern
 from ..linear_regex import search as linear_search
+from ..paths import WINDOWS_RESERVED
 from ..text import canon_punct, utf16_len
 from .chapters import BAD_NAME_CHARS, split_lines
 from .checkpoint_model import clean_leftover_tmp, scan_chapters, warn_ignored_once
@@ -52,9 +53,7 @@ NAME_MAX_BYTES = 255           # common file-system limit on one name (UTF-8 byt
 GREP_LINE_SHOW = 400           # UTF-16-ish display budget of one grep hit line
 GREP_MAX_LIMIT = 1000
 
-_RESERVED = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$", "CLOCK$",
-             *(f"COM{i}" for i in range(0, 10)), *(f"LPT{i}" for i in range(0, 10)),
-             "COM¹", "COM²", "COM³", "LPT¹", "LPT²", "LPT³"}
+_RESERVED = WINDOWS_RESERVED  # the one list: core.paths (issue 32 §2)
 
 
 # ---------------------------------------------------------------------------------------------------------------
