@@ -30,6 +30,10 @@ def misuses(source: str, name: str = "<module>") -> list[str]:
         if isinstance(node, ast.If) and _is_type_checking(node):
             for n in node.body:
                 type_only |= _imported(n)
+            for n in node.orelse:  # `else: _Window = object` — the name exists at run time too
+                runtime |= _imported(n)
+                if isinstance(n, ast.Assign):
+                    runtime |= {t.id for t in n.targets if isinstance(t, ast.Name)}
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             runtime |= _imported(node)
         elif isinstance(node, ast.Assign):
@@ -46,7 +50,7 @@ def misuses(source: str, name: str = "<module>") -> list[str]:
             if a is not None:
                 in_annotation |= {id(n) for n in ast.walk(a)}
         if isinstance(node, ast.If) and _is_type_checking(node):
-            in_annotation |= {id(n) for n in ast.walk(node)}
+            in_annotation |= {id(n) for b in node.body for n in ast.walk(b)}
     out: list[str] = []
 
     def visit(node: ast.AST, local: set[str]) -> None:
@@ -67,6 +71,12 @@ def test_the_check_finds_a_type_only_name_used_at_run_time():
                "def f(a: Chat) -> 'Chat':\n    from x import Chat\n    return Chat()\n"
                "def g(b: Chat):\n    return Chat.create()\n")
     assert misuses(planted) == ["<module>:8: Chat"]
+
+
+def test_a_name_the_else_branch_binds_is_a_run_time_name():
+    face = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from x import Face as _W\nelse:\n    _W = object\n"
+            "class Mixin(_W):\n    pass\n")
+    assert misuses(face) == []
 
 
 def test_no_type_only_name_is_used_at_run_time():

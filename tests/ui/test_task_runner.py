@@ -34,7 +34,7 @@ UI = Path(__file__).resolve().parents[2] / "liyuan_desktop" / "ui"
 STARTERS = {"Thread", "ThreadPoolExecutor", "ProcessPoolExecutor", "QThread", "QThreadPool", "to_thread",
             "run_in_executor", "start_new_thread", "Timer"}
 #: the only places allowed: the runner, and frame_guard's service threads (docs/architecture.md says why)
-ALLOWED = {"tasks.py": None, "frame_guard.py": 2}
+ALLOWED = {"infra/tasks.py": None, "frames/frame_guard.py": 2}
 
 
 def thread_starts(source: str) -> list[tuple[int, str]]:
