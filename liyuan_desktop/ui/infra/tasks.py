@@ -44,6 +44,7 @@ import shiboken6
 from PySide6.QtCore import QCoreApplication, QObject, Qt, QThread, QTimer, Signal, SignalInstance
 from PySide6.QtWidgets import QProgressDialog, QWidget
 
+from .collector import hold_collector
 from .i18n import register, tr
 
 __all__ = ["LANES", "POLL_MS", "SHOW_AFTER_MS", "LatestWins", "QtTouchedOffThread", "Task", "Work", "WorkCancelled",
@@ -380,8 +381,6 @@ async def run_in_worker(parent: Optional[QWidget], fn: Callable[[Work], T], *, l
     pressed is returned (the work is done). Must be awaited on the UI thread's (qasync) loop."""
     work = Work()
     if big:
-        from .work import hold_collector  # the collector's bookkeeping lives with the rest of it
-
         fn = hold_collector(fn)
     dialog: list[QProgressDialog] = []
     fut: asyncio.Future[T] = asyncio.get_running_loop().create_future()

@@ -53,10 +53,10 @@ from typing import Any, Callable, Optional, TypeVar
 from PySide6.QtCore import QCoreApplication, QThread, QTimer
 
 from . import tasks
+from .collector import GC_LOCK, STATE
 from .i18n import register
-from .tasks import Work
 
-__all__ = ["collect_frozen", "dismantle", "hold_collector", "install_gc_pump", "release", "GC_PUMP_MS"]
+__all__ = ["collect_frozen", "dismantle", "install_gc_pump", "release", "GC_PUMP_MS"]
 
 register({
     "work.open.chat": {"zh": "正在打开对话「{name}」…", "en": "Opening chat \"{name}\"…"},
@@ -68,19 +68,14 @@ register({
 T = TypeVar("T")
 
 
-_GC_LOCK = threading.Lock()
-_frozen = False
-
-
 def _collect_frozen() -> None:
-    global _frozen
-    if _frozen:
+    if STATE.frozen:
         gc.unfreeze()
         start = time.monotonic()
         gc.collect()
         end = time.monotonic()
         _last_full.update(end=end, took=end - start)  # the pump's next full pass waits accordingly
-        _frozen = False
+        STATE.frozen = False
 
 
 def _on_ui_thread() -> bool:
@@ -92,7 +87,7 @@ def collect_frozen() -> None:
     """Put back and collect what big work froze (module doc) — a full collector pass, ~1-2 s with a 100,000-message
     chat in memory (it holds the GIL: never in the window; only where a pause is acceptable, e.g. between tests).
     Call it on the UI thread (the pass may destroy Qt objects)."""
-    with _GC_LOCK:
+    with GC_LOCK:
         _collect_frozen()
 
 
@@ -229,7 +224,7 @@ def _pump_tick() -> None:
     if _deferred:
         with _deferred_lock:
             _deferred.clear()
-    if _GC_LOCK.locked():  # big work runs (what it builds is frozen after, never walked) or a collection does
+    if GC_LOCK.locked():  # big work runs (what it builds is frozen after, never walked) or a collection does
         return
     c0, c1, c2 = gc.get_count()
     t0, t1, t2 = gc.get_threshold()
@@ -266,23 +261,3 @@ def install_gc_pump() -> None:
     _pump.setInterval(GC_PUMP_MS)
     _pump.timeout.connect(_pump_tick)
     _pump.start()
-
-
-def hold_collector(fn: Callable[[Work], T]) -> Callable[[Work], T]:
-    """``fn`` with full garbage-collector passes held off while it runs and its objects frozen after (module doc;
-    ``run_in_worker(big=True)``). What earlier big work froze stays frozen: a replaced chat is freed by
-    :func:`release`, not by a collection."""
-
-    def run(work: Work) -> T:
-        global _frozen
-        with _GC_LOCK:
-            threshold = gc.get_threshold()
-            gc.set_threshold(threshold[0], threshold[1], 10**9)
-            try:
-                return fn(work)
-            finally:
-                gc.freeze()
-                _frozen = True
-                gc.set_threshold(*threshold)
-
-    return run
