@@ -12,7 +12,7 @@ Streaming updates are coalesced (at most one repaint of each text box per 30 ms)
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QTextCursor
@@ -192,6 +192,48 @@ class DraftPane(QWidget):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
+        self._build_head(lay)
+        lay.addLayout(self._build_meter())
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.draft = MarkdownDraft()
+        self.draft.setObjectName("draftText")
+        self.draft.setPlaceholderText(tr("draft.empty"))
+        split.addWidget(self.draft)
+        split.addWidget(self._build_stream())
+        self.activity = QListWidget()
+        self.activity.setObjectName("draftActivity")
+        self.activity.setWordWrap(True)
+        split.addWidget(self.activity)
+        split.setSizes([320, 160, 160])
+        lay.addWidget(split, 1)
+
+        self._build_banner()
+        lay.addWidget(self.banner)
+
+        self._build_recovery_banners(lay)
+
+        self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
+        #: 模型输出 as it came: ("text", str) pieces and ("tool", name, ArgsReader) calls, for the raw-JSON toggle
+        self._segs: list[Any] = []
+        self._args: dict[int, ArgsReader] = {}
+        self._flush = QTimer(self)
+        self._flush.setInterval(30)
+        self._flush.timeout.connect(self._flush_text)
+        #: the session id of the beat shown (set by the window; None: a live beat or nothing) — the window keeps the
+        #: pane as it is when the branch's newest beat is still this one (main_window._show_branch_beat)
+        self.beat_id: Optional[str] = None
+        #: the session id of the user message whose turn the pane shows (set with ``beat_id``)
+        self.turn: Optional[str] = None
+        self._max_rounds = 20
+        self._round = 0
+        self._tokens: list[str] = []
+        self.reasoning_chars = 0
+        self._beat_prompt = 0
+        self._beat_cached = 0
+
+    def _build_head(self, lay: QVBoxLayout) -> None:
+        """The status line (第 N 拍 · 进行中), the model-call count and the token line under them."""
         head = QHBoxLayout()
         self.status = QLabel("—")
         self.status.setObjectName("draftStatus")
@@ -210,14 +252,8 @@ class DraftPane(QWidget):
             lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.meta)
 
-        lay.addLayout(self._build_meter())
-
-        split = QSplitter(Qt.Orientation.Vertical)
-        self.draft = MarkdownDraft()
-        self.draft.setObjectName("draftText")
-        self.draft.setPlaceholderText(tr("draft.empty"))
-        split.addWidget(self.draft)
-
+    def _build_stream(self) -> QWidget:
+        """模型输出: the reasoning toggle, the raw-JSON toggle, the reasoning box and the streamed output."""
         stream_box = QWidget()
         sl = QVBoxLayout(stream_box)
         sl.setContentsMargins(0, 0, 0, 0)
@@ -248,15 +284,10 @@ class DraftPane(QWidget):
         self.stream.setObjectName("draftStream")
         self.stream.setMaximumBlockCount(2000)
         sl.addWidget(self.stream)
-        split.addWidget(stream_box)
+        return stream_box
 
-        self.activity = QListWidget()
-        self.activity.setObjectName("draftActivity")
-        self.activity.setWordWrap(True)
-        split.addWidget(self.activity)
-        split.setSizes([320, 160, 160])
-        lay.addWidget(split, 1)
-
+    def _build_banner(self) -> None:
+        """The banner shown when a beat ended unsealed: 按现稿收笔 and 继续."""
         self.banner = QFrame()
         bl = QHBoxLayout(self.banner)
         self.banner_label = QLabel(tr("unsealed"))
@@ -271,28 +302,6 @@ class DraftPane(QWidget):
         bl.addWidget(self.seal_btn)
         bl.addWidget(self.continue_btn)
         self.banner.setVisible(False)
-        lay.addWidget(self.banner)
-
-        self._build_recovery_banners(lay)
-
-        self._pending: dict[str, str] = {"stream": "", "reasoning": ""}
-        #: 模型输出 as it came: ("text", str) pieces and ("tool", name, ArgsReader) calls, for the raw-JSON toggle
-        self._segs: list[Any] = []
-        self._args: dict[int, ArgsReader] = {}
-        self._flush = QTimer(self)
-        self._flush.setInterval(30)
-        self._flush.timeout.connect(self._flush_text)
-        #: the session id of the beat shown (set by the window; None: a live beat or nothing) — the window keeps the
-        #: pane as it is when the branch's newest beat is still this one (main_window._show_branch_beat)
-        self.beat_id: Optional[str] = None
-        #: the session id of the user message whose turn the pane shows (set with ``beat_id``)
-        self.turn: Optional[str] = None
-        self._max_rounds = 20
-        self._round = 0
-        self._tokens: list[str] = []
-        self.reasoning_chars = 0
-        self._beat_prompt = 0
-        self._beat_cached = 0
 
     # -- the context meter ----------------------------------------------------------------------------------
 
@@ -490,99 +499,152 @@ class DraftPane(QWidget):
     # -- events ---------------------------------------------------------------------------------------------
     def on_event(self, ev: Any) -> None:
         """Render one engine event (see :mod:`liyuan_desktop.core.beat.events`)."""
-        k = getattr(ev, "kind", "")
-        if k == "beat_started":
-            self.reset()
-            self.status.setText(tr("draft.running", n=ev.beat))
-            if ev.activated:
-                self._line(tr("draft.lore", names=tr("sep.list").join(ev.activated)))
-            for why in ev.lore:
-                self._line(f"  · {show(why)}")
-            if ev.is_replay:
-                self._line(tr("draft.replay"))
-        elif k == "call_started":
-            self._round = ev.round
-            self._max_rounds = ev.max_rounds
-            self.calls_label.setText(tr("draft.calls", n=ev.round, max=ev.max_rounds))
-            self._args = {}
-            if self.stream.toPlainText() or self._pending["stream"]:
-                self._stream_text(tr("draft.call.head", n=ev.round))
-        elif k == "delta":
-            if ev.channel == "reasoning":
-                self.reasoning_chars += len(ev.text)
-                self._pending["reasoning"] += ev.text
-            elif ev.channel == "content":
-                self._stream_text(ev.text)
-            elif ev.channel == "tool_args":  # the prose the tool writes, readable; raw JSON on demand
-                reader = self._args.get(ev.index)
-                if reader is None:
-                    reader = self._args[ev.index] = ArgsReader()
-                    self._segs.append(["tool", "", reader])
-                readable = reader.feed(ev.text)
-                self._pending["stream"] += ev.text if self.raw_toggle.isChecked() else readable
-            elif ev.channel == "notice":
-                self._line(f"※ {show(ev.text)}", "yellow")
-                return
-            elif ev.channel == "tool_name":
+        handler = self._HANDLERS.get(getattr(ev, "kind", ""))
+        if handler is not None:
+            handler(self, ev)
+
+    def _ev_beat_started(self, ev: Any) -> None:
+        """A beat began: reset, say which world info it activated and why."""
+        self.reset()
+        self.status.setText(tr("draft.running", n=ev.beat))
+        if ev.activated:
+            self._line(tr("draft.lore", names=tr("sep.list").join(ev.activated)))
+        for why in ev.lore:
+            self._line(f"  · {show(why)}")
+        if ev.is_replay:
+            self._line(tr("draft.replay"))
+
+
+    def _ev_call_started(self, ev: Any) -> None:
+        """A model call began: the call count, a heading in the stream after the first."""
+        self._round = ev.round
+        self._max_rounds = ev.max_rounds
+        self.calls_label.setText(tr("draft.calls", n=ev.round, max=ev.max_rounds))
+        self._args = {}
+        if self.stream.toPlainText() or self._pending["stream"]:
+            self._stream_text(tr("draft.call.head", n=ev.round))
+
+
+    def _ev_delta(self, ev: Any) -> None:
+        """A streamed piece: reasoning, content, a tool's arguments (readable; raw JSON on demand), a notice or a tool name."""
+        if ev.channel == "reasoning":
+            self.reasoning_chars += len(ev.text)
+            self._pending["reasoning"] += ev.text
+        elif ev.channel == "content":
+            self._stream_text(ev.text)
+        elif ev.channel == "tool_args":  # the prose the tool writes, readable; raw JSON on demand
+            reader = self._args.get(ev.index)
+            if reader is None:
                 reader = self._args[ev.index] = ArgsReader()
-                self._segs.append(["tool", ev.text, reader])
-                self._pending["stream"] += f"\n→ {ev.text} "
-            if not self._flush.isActive():
-                self._flush.start()
-        elif k == "call_finished":
-            self._flush_text()
-            self._beat_prompt += int(getattr(ev, "prompt_tokens", 0) or 0)
-            self._beat_cached += int(getattr(ev, "cached_tokens", 0) or 0)
-            self._show_cache()
-            if ev.prompt_tokens:
-                share = 100 * ev.cached_tokens / ev.prompt_tokens
-                approx = tr("draft.tokens.approx") if (ev.usage or {}).get("estimated") else ""  # server sent none
-                self._tokens.append(approx + tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens,
-                                                share=f"{share:.0f}", o=ev.completion_tokens))
-                self.meta.setText("\n".join(self._tokens[-2:]))
-        elif k == "tool_finished":
-            mark = "✓" if ev.ok else "✗"
-            self._line(f"{mark} {ev.name}" + (f"  {show(ev.summary)}" if ev.summary else ""), "" if ev.ok else "red")
-        elif k == "draft_changed":
-            if ev.sealed:
-                self.banner.setVisible(False)
-            self.draft.setPlainText(ev.text)
-            self.draft.moveCursor(QTextCursor.MoveOperation.End)
-            state = tr("sealed") if ev.sealed else tr("draft")
-            self.status.setText(tr("draft.status.chars", state=state, version=ev.version, chars=ev.chars))
-        elif k == "activity":
-            self._line(f"※ {show(ev.text)}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
-        elif k == "ask":
-            self._line(f"？ {ev.question}")
-        elif k == "revised":
-            self._line(tr("draft.revised", version=ev.version))
-            self.draft.setPlainText(ev.text)
-            self.status.setText(tr("draft.revising", version=ev.version))
-        elif k == "scribe_finished":
-            if ev.error:
-                self._line(tr("draft.scribe.failed", error=show(ev.error)), "red")
-            else:
-                self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in ev.applied)
-                              or tr("draft.scribe.nochange")))
-                for w in ev.warnings:
-                    self._line(tr("draft.scribe.warning", warning=show(w)), "yellow")
-        elif k == "compacted":
-            if ev.error:
-                self._line(tr("ctx.compact.failed", err=show(ev.error)), "yellow")
-            else:
-                b = list(ev.beats or [])
-                self._line(tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
-                              before=f"{ev.before:,}", after=f"{ev.after:,}"))
-        elif k == "beat_finished":
-            self._flush_text()
-            if ev.sealed:
-                self.status.setText(f"{tr('sealed')} · " + self.status.text().split(" · ", 1)[-1])
-                self.banner.setVisible(False)
-            elif ev.outcome == "revised_previous":
-                self.banner.setVisible(False)
-            else:
-                said = show(ev.message) if ev.message else ""
-                self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{said}" if said and said != tr("unsealed") else ""))
-                self.banner.setVisible(bool(self.draft.toPlainText().strip()))
-                if not self.banner.isVisible():
-                    self.status.setText(said or tr("unsealed"))
+                self._segs.append(["tool", "", reader])
+            readable = reader.feed(ev.text)
+            self._pending["stream"] += ev.text if self.raw_toggle.isChecked() else readable
+        elif ev.channel == "notice":
+            self._line(f"※ {show(ev.text)}", "yellow")
+            return
+        elif ev.channel == "tool_name":
+            reader = self._args[ev.index] = ArgsReader()
+            self._segs.append(["tool", ev.text, reader])
+            self._pending["stream"] += f"\n→ {ev.text} "
+        if not self._flush.isActive():
+            self._flush.start()
+
+
+    def _ev_call_finished(self, ev: Any) -> None:
+        """A model call ended: its tokens and cache hits."""
+        self._flush_text()
+        self._beat_prompt += int(getattr(ev, "prompt_tokens", 0) or 0)
+        self._beat_cached += int(getattr(ev, "cached_tokens", 0) or 0)
+        self._show_cache()
+        if ev.prompt_tokens:
+            share = 100 * ev.cached_tokens / ev.prompt_tokens
+            approx = tr("draft.tokens.approx") if (ev.usage or {}).get("estimated") else ""  # server sent none
+            self._tokens.append(approx + tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens,
+                                            share=f"{share:.0f}", o=ev.completion_tokens))
+            self.meta.setText("\n".join(self._tokens[-2:]))
+
+
+    def _ev_tool_finished(self, ev: Any) -> None:
+        """A tool call ended: ✓/✗ with its summary."""
+        mark = "✓" if ev.ok else "✗"
+        self._line(f"{mark} {ev.name}" + (f"  {show(ev.summary)}" if ev.summary else ""), "" if ev.ok else "red")
+
+
+    def _ev_draft_changed(self, ev: Any) -> None:
+        """The draft changed: show it and its version."""
+        if ev.sealed:
+            self.banner.setVisible(False)
+        self.draft.setPlainText(ev.text)
+        self.draft.moveCursor(QTextCursor.MoveOperation.End)
+        state = tr("sealed") if ev.sealed else tr("draft")
+        self.status.setText(tr("draft.status.chars", state=state, version=ev.version, chars=ev.chars))
+
+
+    def _ev_activity(self, ev: Any) -> None:
+        """An activity line (warning/error coloured)."""
+        self._line(f"※ {show(ev.text)}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
+
+
+    def _ev_ask(self, ev: Any) -> None:
+        """The model asked the user (岔口)."""
+        self._line(f"？ {ev.question}")
+
+
+    def _ev_revised(self, ev: Any) -> None:
+        """The previous beat was revised in place."""
+        self._line(tr("draft.revised", version=ev.version))
+        self.draft.setPlainText(ev.text)
+        self.status.setText(tr("draft.revising", version=ev.version))
+
+
+    def _ev_scribe_finished(self, ev: Any) -> None:
+        """The scribe applied its patch (or failed): what changed and its warnings."""
+        if ev.error:
+            self._line(tr("draft.scribe.failed", error=show(ev.error)), "red")
+        else:
+            self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in ev.applied)
+                          or tr("draft.scribe.nochange")))
+            for w in ev.warnings:
+                self._line(tr("draft.scribe.warning", warning=show(w)), "yellow")
+
+
+    def _ev_compacted(self, ev: Any) -> None:
+        """The history was compacted (or failed to be)."""
+        if ev.error:
+            self._line(tr("ctx.compact.failed", err=show(ev.error)), "yellow")
+        else:
+            b = list(ev.beats or [])
+            self._line(tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
+                          before=f"{ev.before:,}", after=f"{ev.after:,}"))
+
+
+    def _ev_beat_finished(self, ev: Any) -> None:
+        """The beat ended: sealed, revised the previous beat, or unsealed (the banner)."""
+        self._flush_text()
+        if ev.sealed:
+            self.status.setText(f"{tr('sealed')} · " + self.status.text().split(" · ", 1)[-1])
+            self.banner.setVisible(False)
+        elif ev.outcome == "revised_previous":
+            self.banner.setVisible(False)
+        else:
+            said = show(ev.message) if ev.message else ""
+            self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{said}" if said and said != tr("unsealed") else ""))
+            self.banner.setVisible(bool(self.draft.toPlainText().strip()))
+            if not self.banner.isVisible():
+                self.status.setText(said or tr("unsealed"))
+
+    #: event kind -> handler (:meth:`on_event`)
+    _HANDLERS: dict[str, Callable[["DraftPane", Any], None]] = {
+        "beat_started": _ev_beat_started,
+        "call_started": _ev_call_started,
+        "delta": _ev_delta,
+        "call_finished": _ev_call_finished,
+        "tool_finished": _ev_tool_finished,
+        "draft_changed": _ev_draft_changed,
+        "activity": _ev_activity,
+        "ask": _ev_ask,
+        "revised": _ev_revised,
+        "scribe_finished": _ev_scribe_finished,
+        "compacted": _ev_compacted,
+        "beat_finished": _ev_beat_finished,
+    }
