@@ -15,6 +15,9 @@ One JSON object, other keys kept on every write (atomic):
   and by the SillyTavern migration, edited in the window's 世界书 dialog; every chat of the card reads them
   (:mod:`.book_links`). Absent = never recorded (the card's ``extensions.world`` is used, as SillyTavern does).
 
+* ``"favorite": true|false`` — the card is starred in the card list (SillyTavern's ``data.extensions.fav``, kept
+  here so the card file stays as imported); the window lists favourites first and can show only them.
+
 This module is the only reader and writer of ``liyuan.json``; ``Chat.set_scripts_allowed`` / ``Chat.set_trusted``
 call it and clear what depends on the switch.
 """
@@ -32,6 +35,7 @@ META_FILE = "liyuan.json"
 KEY = "frames_trusted"
 SCRIPTS_KEY = "regex_allowed"
 BOOKS_KEY = "world_books"
+FAVORITE_KEY = "favorite"
 
 CardLike = Union[str, Path, Card, None]
 
@@ -100,3 +104,14 @@ def set_card_linked_books(card_dir: str | Path, names: list[str]) -> None:
     """Record the card's linked world books (library file stems, primary first; duplicates dropped; [] = none,
     which also stops the card's ``extensions.world`` from applying). Raises OSError."""
     _set_key(card_dir, BOOKS_KEY, list(dict.fromkeys(n for n in names if n)))
+
+
+def card_favorite(card: CardLike) -> bool:
+    """Whether the user starred the card (``favorite``). ``card``: folder or Card; False without a folder or file."""
+    return read_meta(card).get(FAVORITE_KEY) is True
+
+
+def set_card_favorite(card_dir: str | Path, favorite: bool) -> None:
+    """Star or unstar the card in the card list (``favorite`` in ``<card_dir>/liyuan.json``, other keys kept;
+    atomic write). Raises OSError."""
+    _set_key(card_dir, FAVORITE_KEY, bool(favorite))

@@ -347,6 +347,32 @@ class Chat(ChatView):
         self.write_meta()
         return target
 
+    @notices(EVERYTHING)
+    def delete_message(self, entry_id: str) -> str:
+        """「删除」 a message of the shown branch together with what follows it (SillyTavern's delete mode marks the
+        message and every later one): the leaf moves to just before it — for a user message its parent, for a reply
+        its user message (which stays, unanswered, ready for 重来) — and nothing is erased: the old branch stays in
+        the session tree, reachable in 分支 (the navigator) and with 「◀ ▶」. Only the leaf is written. Returns the
+        new leaf. ValueError for the opening, another kind of entry or a message not on the shown branch; KeyError
+        for an unknown id; RuntimeError while a beat runs."""
+        self._idle("删除消息")
+        e = self.tree.get(entry_id)
+        if e.type not in ("user", "assistant"):
+            raise ValueError("只能删除你的话或角色的回复")
+        if all(x.id != entry_id for x in self.tree.path_to()):
+            raise ValueError("这条消息不在当前显示的分支上")
+        owner = e
+        while e.type == "assistant" and owner.parent_id is not None \
+                and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
+            owner = self.tree.entries[owner.parent_id]
+        target = owner.parent_id
+        if target is None:
+            raise ValueError("这条消息之前没有可以停下的地方")
+        self.tree.set_leaf(target)
+        self.tree.persist_leaf()
+        self.write_meta()
+        return target
+
     @notices(BEAT)
     async def seal_as_is(self, on_event: Optional[EventSink] = None) -> BeatResult:
         """「按现稿收笔」: seal the unfinished draft as it stands, then the scribe. ValueError without a draft."""
