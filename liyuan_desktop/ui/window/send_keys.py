@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 from PySide6.QtGui import QKeyEvent
 
 from ..infra.i18n import tr
@@ -43,7 +43,7 @@ class SendKeys(QObject):
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier
         if mods != Qt.KeyboardModifier.NoModifier:
             return False  # Shift+Enter: a new line; Ctrl+Enter: the window's shortcut sends
-        self.win.send_clicked()
+        QTimer.singleShot(0, self, self.win.send_clicked)  # after the key event (the box is cleared by the send)
         return True
 
 
