@@ -365,7 +365,7 @@ class Chat(ChatView):
         while e.type == "assistant" and owner.parent_id is not None \
                 and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
             owner = self.tree.entries[owner.parent_id]
-        target = owner.parent_id
+        target: Optional[str] = owner.parent_id
         if target is None:
             raise ValueError("这条消息之前没有可以停下的地方")
         self.tree.set_leaf(target)

@@ -611,6 +611,7 @@ STRINGS.update({
     "cards.fav": {"zh": "收藏", "en": "Favourite"},
     "cards.fav.tip": {"zh": "收藏或取消收藏选中的角色卡", "en": "Star or unstar the selected card"},
     "cards.fav.only": {"zh": "只看收藏", "en": "Favourites only"},
+    "cards.fav.only.short": {"zh": "只看★", "en": "★ only"},
     "cards.fav.on": {"zh": "已收藏「{name}」", "en": "Starred “{name}”"},
     "cards.fav.off": {"zh": "已取消收藏「{name}」", "en": "Unstarred “{name}”"},
     "cards.fav.failed": {"zh": "收藏没有存下：{error}", "en": "Could not save the star: {error}"},

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
     QToolButton,
     QTreeWidgetItem,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -49,15 +50,15 @@ class CardInfo:
 
     __slots__ = ("tags", "created", "favorite", "stamp")
 
-    def __init__(self, tags: list[str], created: int, favorite: bool, stamp: tuple) -> None:
+    def __init__(self, tags: list[str], created: int, favorite: bool, stamp: tuple[Any, ...]) -> None:
         self.tags, self.created, self.favorite, self.stamp = tags, created, favorite, stamp
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[Any, ...]:
         """What the rows show (two passes with equal keys need no repaint)."""
         return (tuple(self.tags), self.created, self.favorite)
 
 
-def _stamp(*paths: Path) -> tuple:
+def _stamp(*paths: Path) -> tuple[Any, ...]:
     out: list[Any] = []
     for p in paths:
         try:
@@ -93,7 +94,7 @@ def _card_info(card_dir: Path, known: Optional[CardInfo]) -> CardInfo:
     return CardInfo(tags, (min(times) // 1_000_000) if times else 0, fav, stamp)
 
 
-def gather(cards: list[str], chats: list[str], known: dict[str, CardInfo], work: Any = None) -> tuple[dict, dict]:
+def gather(cards: list[str], chats: list[str], known: dict[str, CardInfo], work: Any = None) -> tuple[dict[str, CardInfo], dict[str, Any]]:
     """On a worker: ({card folder: CardInfo}, {chat folder: ChatSummary or None}) for the folders given. ``known``:
     the card infos of the last pass (reused when a card's files did not change). Reads files only."""
     from ...core.chat.summary import chat_summary
@@ -148,12 +149,15 @@ class ListInfo:
             info = self.cards.get(c.dir)
             return info.created if info else 0
 
-        if self.sort == "name":
-            key: Any = lambda c: (not self.favorite(c.dir), c.name.casefold())
-        elif self.sort == "created":
-            key = lambda c: (not self.favorite(c.dir), -created(c), c.name.casefold())
-        else:
-            key = lambda c: (not self.favorite(c.dir), -max(newest.get(c.dir, 0), created(c)), c.name.casefold())
+        def key(c: Any) -> tuple[bool, int, str]:
+            if self.sort == "name":
+                when = 0
+            elif self.sort == "created":
+                when = -created(c)
+            else:
+                when = -max(newest.get(c.dir, 0), created(c))
+            return (not self.favorite(c.dir), when, c.name.casefold())
+
         return sorted(cards, key=key)
 
     def card_line(self, card_dir: str) -> str:
@@ -165,7 +169,9 @@ class ListInfo:
         """The second line of a chat row: date, length and last message (date only until its summary is read)."""
         s = self.chats.get(chat.dir)
         when = (s.updated if s is not None else 0) or chat.updated
-        date = time.strftime("%Y-%m-%d %H:%M", time.localtime(when / 1000)) if when else ""
+        t = time.localtime(when / 1000)
+        this_year = t.tm_year == time.localtime().tm_year  # the year only when it is not this one: room for the text
+        date = time.strftime("%m-%d %H:%M" if this_year else "%Y-%m-%d %H:%M", t) if when else ""
         if s is None:
             return date
         if not s.messages:
@@ -224,22 +230,25 @@ class CardListBar(QWidget):
         super().__init__()
         self.win = win
         self.setObjectName("cardListBar")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        rows = QVBoxLayout(self)  # the search box on its own line: the left column is narrow (230 px)
+        rows.setContentsMargins(0, 0, 0, 0)
+        rows.setSpacing(4)
+        row = QHBoxLayout()
         row.setSpacing(4)
         self.search = QLineEdit()
         self.search.setObjectName("cardSearch")
         self.search.setPlaceholderText(tr("cards.search"))
         self.search.setClearButtonEnabled(True)
         self.search.textChanged.connect(lambda text: win.card_search_changed(text))
-        row.addWidget(self.search, 1)
+        rows.addWidget(self.search)
+        rows.addLayout(row)
         self.sort = QComboBox()
         self.sort.setObjectName("cardSort")
         self.sort.setToolTip(tr("cards.sort.tip"))
         for key in SORTS:
             self.sort.addItem(tr(f"cards.sort.{key}"), key)
         self.sort.currentIndexChanged.connect(lambda _i: win.card_sort_changed(self.sort.currentData()))
-        row.addWidget(self.sort)
+        row.addWidget(self.sort, 1)
         self.star = QToolButton()
         self.star.setObjectName("cardFavorite")
         self.star.setText("☆")
@@ -249,7 +258,7 @@ class CardListBar(QWidget):
         row.addWidget(self.star)
         self.fav_only = QToolButton()
         self.fav_only.setObjectName("cardFavoritesOnly")
-        self.fav_only.setText("★")
+        self.fav_only.setText(tr("cards.fav.only.short"))
         self.fav_only.setCheckable(True)
         self.fav_only.setToolTip(tr("cards.fav.only"))
         self.fav_only.setAccessibleName(tr("cards.fav.only"))

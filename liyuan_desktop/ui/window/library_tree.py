@@ -141,8 +141,9 @@ class LibraryTreeMixin(_Window):
         info = self._list_info()
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
-            card = top.data(0, Qt.ItemDataRole.UserRole)[1]
-            top.setHidden(not info.matches(card.name, card.dir))
+            data = top.data(0, Qt.ItemDataRole.UserRole) if top is not None else None
+            if top is not None and data:
+                top.setHidden(not info.matches(data[1].name, data[1].dir))
 
     def sync_card_star(self) -> None:
         """The 收藏 button follows the selected card (or the card of the selected chat)."""
@@ -202,7 +203,8 @@ class LibraryTreeMixin(_Window):
             chat_work.spawn(self.window_(), chat_work.open_chat_async(self.window_(), data[1], data[2]))
         elif data[0] == "card":
             self.card_ref = data[1]
-            chats = [item.child(k).data(0, Qt.ItemDataRole.UserRole) for k in range(item.childCount())]
+            rows = (item.child(k) for k in range(item.childCount()))
+            chats = [r.data(0, Qt.ItemDataRole.UserRole) for r in rows if r is not None]
             latest = max((c[2] for c in chats if c and c[0] == "chat"), key=lambda c: c.updated, default=None)
             if latest is not None:
                 self.statusBar().showMessage(tr("cards.opening", name=data[1].name), 4000)
