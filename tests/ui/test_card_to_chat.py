@@ -209,6 +209,15 @@ async def test_card_list_search_favourites_sort_tags_and_chat_lines(qtbot, tmp_p
     bar.sort.setCurrentIndex(bar.sort.findData("created"))
     assert shown_cards(win)[0] == "白鹭"
     assert b.name in shown_cards(win)
+    # the language switched: the sort's items and the rows' second lines follow
+    set_language("en")
+    try:
+        bar.retranslate()
+        assert [bar.sort.itemText(i) for i in range(3)] == ["Recent", "Name", "Created"]
+        assert "3 messages" in top_rows(win)["白鹭"].child(0).data(0, DETAIL_ROLE)
+    finally:
+        set_language("zh")
+        bar.retranslate()
 
 
 async def test_a_card_with_200_chats_lists_them_from_the_worker(qtbot, tmp_path):
@@ -269,6 +278,14 @@ async def test_message_actions_copy_branch_and_delete_asked_first(qtbot, monkeyp
     await wait_for(lambda: len(win.transcript.items) == 2)
     chat.select(reply_id)  # recoverable: the navigator's way back
     assert [i["role"] for i in chat.transcript()] == ["opening", "user", "assistant"]
+    # the context menu holds the same actions for the message right-clicked
+    from PySide6.QtWidgets import QMenu
+
+    menu = QMenu()
+    win.view._message_menu(menu, {"id": user_id, "role": "user"})
+    assert [a.text() for a in menu.actions() if not a.isSeparator()] == [tr("msg.copy"), tr("msg.edit"), tr("msg.delete")]
+    menu.actions()[2].trigger()  # 编辑: the editor opens in place
+    assert await _until(win, "(document.querySelector('#log .inline-edit textarea')||{}).value", "看看月亮")
     # branch here: the window's 从这里新建对话 gets the message
     branched: list[str] = []
     win.view.branchFromRequested.connect(branched.append)
@@ -298,3 +315,10 @@ async def test_alternate_greetings_switch_like_a_swipe_on_the_opening(qtbot, tmp
     assert await js(win, count) == "2/2"
     text = await js(win, "document.querySelector('#log [data-role=opening] .body').textContent")
     assert GREETINGS[1] in text and GREETINGS[0] not in text
+
+
+async def _until(win, script, want, tries=300):
+    for _ in range(tries):
+        if await js(win, script) == want:
+            return True
+    return False

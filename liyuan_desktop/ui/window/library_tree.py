@@ -43,7 +43,7 @@ class LibraryTreeMixin(_Window):
         (:meth:`_gather_list_info`), which repaints the list when something changed."""
         cards = library.list_cards()
         chats = {c.dir: library.list_chats(c) for c in cards}
-        self._render_tree(cards, chats)
+        self.render_tree(cards, chats)
         self._gather_list_info(cards, chats)
 
     def _list_info(self) -> ListInfo:
@@ -52,7 +52,7 @@ class LibraryTreeMixin(_Window):
             info = self._card_list_info = ListInfo()
         return info
 
-    def _render_tree(self, cards: list[library.CardRef], chats: dict[str, list[library.ChatRef]]) -> None:
+    def render_tree(self, cards: list[library.CardRef], chats: dict[str, list[library.ChatRef]]) -> None:
         """Fill the list from ``cards`` and their ``chats`` (already read) with what :class:`ListInfo` knows."""
         info = self._list_info()
         cur = self.tree.currentItem()
@@ -87,7 +87,7 @@ class LibraryTreeMixin(_Window):
                 self.tree.setCurrentItem(row)
                 break
         self.tree.verticalScrollBar().setValue(scroll)
-        self._tree_source = (cards, chats)
+        self.tree_source = (cards, chats)
         from ..frames.avatars import decorate_tree  # the cards' pictures (issue 17)
 
         decorate_tree(self)
@@ -116,7 +116,7 @@ class LibraryTreeMixin(_Window):
                 and info.chats == sums
             info.cards, info.chats = found, sums
             if not same:
-                self._render_tree(*self._tree_source)
+                self.render_tree(*self.tree_source)
 
         tasks.submit(lambda w: gather(card_dirs, chat_dirs, known, w), done=done, guard=self.tree)
 
@@ -134,8 +134,8 @@ class LibraryTreeMixin(_Window):
     def card_sort_changed(self, key: str) -> None:
         """The sort changed (recent | name | created): the list is laid out again from what was read."""
         self._list_info().sort = key or "recent"
-        if getattr(self, "_tree_source", None) is not None:
-            self._render_tree(*self._tree_source)
+        if getattr(self, "tree_source", None) is not None:
+            self.render_tree(*self.tree_source)
 
     def _apply_card_filter(self) -> None:
         info = self._list_info()
