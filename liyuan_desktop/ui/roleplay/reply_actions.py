@@ -2,6 +2,12 @@
 the ledger is not recomputed, and the window says so), 「续写」 the last reply (SillyTavern's Continue), 「代拟」 the
 user's next line into the input box (Impersonate; nothing is sent), and the 「作者注…」 editor.
 
+Issue 26 §3 adds SillyTavern's message actions, on hover in the conversation (``conversation.js`` "message actions")
+and in its context menu: 复制 (the stored text to the clipboard), 编辑 in place (the page's editor; a reply becomes a new
+version as above, a user message is played again on a new branch), 从这里分支 (从这里新建对话, ui/window/manage.py)
+and 删除 (asked first, No the default; ``Chat.delete_message``: the message and what follows leave the shown branch,
+which stays in 分支 — nothing is erased).
+
 :func:`install_reply_actions` wires them into the main window: two buttons beside 重来 / 撤销本轮, three entries in
 the 对话 menu, and the conversation's 「编辑」 on replies (``ConversationView.editReplyRequested``). Every command goes
 through ``Chat``'s public methods (``edit_reply``, ``continue_reply``, ``impersonate``, ``set_authors_note``). The
