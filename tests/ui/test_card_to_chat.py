@@ -249,8 +249,8 @@ async def test_message_actions_copy_branch_and_delete_asked_first(qtbot, monkeyp
     bars = "Array.from(document.querySelectorAll('#log article.msg')).map(a => Array.from(a.querySelectorAll('.msg-actions button')).map(b => b.className))"
     await wait_for(lambda: True)
     acts = await js(win, bars)
-    assert acts[0] == ["act-copy", "act-branch"]  # the opening
-    assert acts[1] == ["act-copy", "act-edit", "act-branch", "act-delete"] == acts[2]
+    assert acts[0] == ["act-copy", "act-branch", "act-hide"]  # the opening
+    assert acts[1] == ["act-copy", "act-edit", "act-branch", "act-hide", "act-delete"] == acts[2]
     # copy: the stored text to the clipboard
     await js(win, "(document.querySelectorAll('#log [data-role=assistant] .act-copy')[0].click(), 1)")
     await wait_for(lambda: QGuiApplication.clipboard().text() == "月色很好。")
@@ -283,7 +283,8 @@ async def test_message_actions_copy_branch_and_delete_asked_first(qtbot, monkeyp
 
     menu = QMenu()
     win.view._message_menu(menu, {"id": user_id, "role": "user"})
-    assert [a.text() for a in menu.actions() if not a.isSeparator()] == [tr("msg.copy"), tr("msg.edit"), tr("msg.delete")]
+    assert [a.text() for a in menu.actions() if not a.isSeparator()] == [tr("msg.copy"), tr("msg.edit"), tr("msg.hide"),
+                                                                          tr("msg.delete")]
     menu.actions()[2].trigger()  # 编辑: the editor opens in place
     assert await _until(win, "(document.querySelector('#log .inline-edit textarea')||{}).value", "看看月亮")
     # branch here: the window's 从这里新建对话 gets the message
@@ -322,3 +323,41 @@ async def _until(win, script, want, tries=300):
         if await js(win, script) == want:
             return True
     return False
+
+
+async def test_hide_a_message_from_the_prompt_keeps_it_shown(qtbot):
+    win = make_window(qtbot)
+    await wait_for(win.view.is_ready)
+    ref = library.ensure_demo_card()
+    d = library.new_chat_dir(ref, "隐藏")
+
+    def beat(text: str) -> list[dict]:
+        return [{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]},
+                {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}]
+
+    chat = Chat.create(d, ref.load(), ReplayModel(actor=beat("一。") + beat("二。"), scribe=['{"patch": {}}'] * 2))
+    win.chat, win.chat_ref, win.card_ref, win.is_demo = chat, library.ChatRef(name=d.name, dir=str(d)), ref, False
+    win._after_open()
+    win.input.setPlainText("秘密的第一句")
+    win.send_clicked()
+    await wait_for(lambda: len(win.results) == 1 and not win.busy)
+    first = chat.tree.latest("user").id
+    await _until(win, "document.querySelectorAll('#log [data-role=user] .act-hide').length", 1)
+    await js(win, "(document.querySelector('#log [data-role=user] .act-hide').click(), 1)")
+    await wait_for(lambda: first in chat.hidden_messages)
+    assert await _until(win, "document.querySelectorAll('#log .hidden-msg .hidden-badge').length", 1)
+    assert await js(win, "document.querySelector('#log [data-role=user] .act-hide').textContent") == tr("msg.unhide")
+    win.input.setPlainText("第二句")
+    win.send_clicked()
+    await wait_for(lambda: len(win.results) == 2 and not win.busy)
+    sent = " ".join(str(m.content) for m in win.results[-1].sent)
+    assert "第二句" in sent and "秘密的第一句" not in sent  # not sent, still shown
+    assert "秘密的第一句" in [i["text"] for i in chat.transcript()]
+    again = Chat.open(d, ref.load(), ReplayModel(actor=[]))  # kept on the tree
+    try:
+        assert again.hidden_messages == frozenset({first})
+    finally:
+        again.close()
+    assert win.reply_actions.set_hidden(first, False) and not chat.hidden_messages
+    assert any(str(m.content).endswith("秘密的第一句") or "秘密的第一句" in str(m.content)
+               for m in chat.history().prompt_messages())

@@ -2053,13 +2053,17 @@
   // A bar at the message's top right, shown while the pointer is over the message (or a button has keyboard focus).
   // 编辑 opens an editor in place of the text (Save / Cancel; Ctrl+Enter saves, Esc cancels): a reply's new text
   // becomes a new version of it, a user message's is played again on a new branch (Python: bridge.saveEdit). The
-  // other buttons go to Python as bridge.messageAction(action, entry id): copy, delete (asked first there), branch.
+  // other buttons go to Python as bridge.messageAction(action, entry id): copy, delete (asked first there), branch,
+  // hide / unhide (item.hidden: the message is shown dimmed with a 「不发送」 badge; SillyTavern's /hide).
   var ACTION_DEFAULTS = { "msg.copy": "复制", "msg.copy.tip": "复制这条消息的文字", "msg.edit": "编辑",
                           "msg.edit.tip": "就地修改这条消息", "msg.edit.save": "保存", "msg.edit.cancel": "取消",
                           "msg.edit.user.note": "保存后从这句话长出一个新分支，重新演一拍（原来的还在）",
                           "msg.edit.reply.note": "保存为这条回复的新版本（◀ ▶ 可以翻回原文；账本不重算）",
                           "msg.delete": "删除", "msg.delete.tip": "删除这条消息及其后的内容（原分支保留在「分支」里，可以找回）",
-                          "msg.branch": "从这里分支", "msg.branch.tip": "新建一个对话，包含到这条消息为止的内容" };
+                          "msg.branch": "从这里分支", "msg.branch.tip": "新建一个对话，包含到这条消息为止的内容",
+                          "msg.hide": "不发送", "msg.unhide": "恢复发送", "msg.hidden.badge": "不发送",
+                          "msg.hide.tip": "这条消息留在对话里，但不再发送给模型（SillyTavern 的 /hide）",
+                          "msg.hidden.tip": "这条消息不会发送给模型" };
   Object.keys(ACTION_DEFAULTS).forEach(function (k) { if (S[k] == null) S[k] = ACTION_DEFAULTS[k]; });
 
   function addActions(el, item) {
@@ -2074,6 +2078,17 @@
     }
     if (role !== "draft") {
       bar.appendChild(branchButton("act-branch", fmt("msg.branch"), fmt("msg.branch.tip"), { act: "branch", actId: id }));
+    }
+    if (role !== "draft") {
+      var hid = !!item.hidden;
+      bar.appendChild(branchButton("act-hide", fmt(hid ? "msg.unhide" : "msg.hide"), fmt(hid ? "msg.hidden.tip" : "msg.hide.tip"),
+                                   { act: hid ? "unhide" : "hide", actId: id }));
+    }
+    if (item.hidden) {
+      el.classList.add("hidden-msg");
+      var badge = span("badge hidden-badge", fmt("msg.hidden.badge"));
+      badge.title = fmt("msg.hidden.tip");
+      el.appendChild(badge);
     }
     if (role === "user" || role === "assistant") {
       bar.appendChild(branchButton("act-delete", fmt("msg.delete"), fmt("msg.delete.tip"), { act: "delete", actId: id }));
@@ -2107,7 +2122,8 @@
     var box = document.createElement("div");
     box.className = "inline-edit";
     var ta = document.createElement("textarea");
-    ta.value = String(el.__item.text || "");
+    var raw = el.__item.raw != null ? el.__item.raw : el.__item.text;  // the stored text, not the displayed one
+    ta.value = String(raw || "");
     ta.rows = Math.min(18, Math.max(3, ta.value.split("\n").length + 1));
     box.appendChild(ta);
     var row = document.createElement("div");
@@ -2118,7 +2134,7 @@
     function commit() {
       var text = ta.value;
       endEdit(el);
-      if (bridge && bridge.saveEdit && text !== String(el.__item.text || "")) bridge.saveEdit(id, text);
+      if (bridge && bridge.saveEdit && text !== String(raw || "")) bridge.saveEdit(id, text);
     }
     save.addEventListener("click", function (ev) { ev.stopPropagation(); commit(); });
     cancel.addEventListener("click", function (ev) { ev.stopPropagation(); endEdit(el); });

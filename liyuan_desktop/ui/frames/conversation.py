@@ -264,7 +264,8 @@ def page_strings() -> dict[str, str]:
     }
     keys.update({k: k for k in ("msg.copy", "msg.copy.tip", "msg.edit", "msg.edit.tip", "msg.edit.save", "msg.edit.cancel",
                                 "msg.edit.user.note", "msg.edit.reply.note", "msg.delete", "msg.delete.tip",
-                                "msg.branch", "msg.branch.tip")})  # the message actions (issue 26 §3)
+                                "msg.branch", "msg.branch.tip", "msg.hide", "msg.unhide", "msg.hide.tip",
+                                "msg.hidden.badge", "msg.hidden.tip")})  # the message actions (issue 26 §3)
     return {k: tr(v) for k, v in keys.items()}
 
 
@@ -368,10 +369,11 @@ class Bridge(QObject):
 
     @Slot(str, str)
     def messageAction(self, action: str, entry_id: str) -> None:  # noqa: N802
-        """A message's hover button (issue 26 §3): ``action`` copy | delete | branch and its session entry id.
+        """A message's hover button (issue 26 §3): ``action`` copy | delete | branch | hide | unhide and its session
+        entry id.
         Emitted after this call has returned (the window may ask a question first; a modal box inside a channel
         slot would nest the channel's dispatch)."""
-        if action in ("copy", "delete", "branch"):
+        if action in ("copy", "delete", "branch", "hide", "unhide"):
             QTimer.singleShot(0, self._view, lambda: self._view.messageActionRequested.emit(str(action), str(entry_id)))
 
     @Slot(str, str)
@@ -526,7 +528,8 @@ class ConversationView(QWebEngineView):
     branchFromRequested = Signal(str)
     """「从这里新建对话」 on a message: a new chat holding the branch up to that session entry id (issue 17)."""
     messageActionRequested = Signal(str, str)
-    """A message's hover button or context-menu entry (issue 26 §3): ``copy`` | ``delete`` | ``branch`` and the
+    """A message's hover button or context-menu entry (issue 26 §3): ``copy`` | ``delete`` | ``branch`` | ``hide`` |
+    ``unhide`` and the
     message's session entry id (ui/roleplay/reply_actions.py acts on it)."""
     editSaved = Signal(str, str)
     """The in-place editor saved a user message or reply: its session entry id and the new text."""
@@ -1120,6 +1123,9 @@ class ConversationView(QWebEngineView):
         menu.addAction(tr("msg.copy")).triggered.connect(lambda _=False: self.messageActionRequested.emit("copy", i))
         if role in ("user", "assistant"):
             menu.addAction(tr("msg.edit")).triggered.connect(lambda _=False: self.edit_message(i))
+        hide = "unhide" if self.item_hidden(i) else "hide"
+        menu.addAction(tr(f"msg.{hide}")).triggered.connect(lambda _=False: self.messageActionRequested.emit(hide, i))
+        if role in ("user", "assistant"):
             menu.addAction(tr("msg.delete")).triggered.connect(lambda _=False: self.messageActionRequested.emit("delete", i))
 
     def edit_message(self, entry_id: str) -> None:
@@ -1127,12 +1133,23 @@ class ConversationView(QWebEngineView):
         shown; nothing happens for another)."""
         self._call("editMessage", str(entry_id))
 
-    def item_text(self, entry_id: str) -> Optional[str]:
-        """The stored text of the shown message with session entry id ``entry_id`` (as handed to the page), or None."""
+    def _item(self, entry_id: str) -> Optional[dict[str, Any]]:
         for it in reversed(list(self._items.values())):
             if str(it.get("entry_id", it.get("id"))) == str(entry_id):
-                return str(it.get("text") or "")
+                found: dict[str, Any] = it
+                return found
         return None
+
+    def item_text(self, entry_id: str) -> Optional[str]:
+        """The stored text of the shown message with session entry id ``entry_id`` (its ``raw`` text as handed to
+        the page, else its text), or None when it is not shown."""
+        it = self._item(entry_id)
+        return None if it is None else str(it.get("raw", it.get("text")) or "")
+
+    def item_hidden(self, entry_id: str) -> bool:
+        """Whether the shown message ``entry_id`` is marked hidden from the prompt."""
+        it = self._item(entry_id)
+        return bool(it and it.get("hidden"))
 
 
 def chat_frame_context(chat: "Chat") -> dict[str, Any]:

@@ -5,6 +5,7 @@ user's next line into the input box (Impersonate; nothing is sent), and the 「�
 Issue 26 §3 adds SillyTavern's message actions, on hover in the conversation (``conversation.js`` "message actions")
 and in its context menu: 复制 (the stored text to the clipboard), 编辑 in place (the page's editor; a reply becomes a new
 version as above, a user message is played again on a new branch), 从这里分支 (从这里新建对话, ui/window/manage.py)
+不发送 / 恢复发送 (SillyTavern's /hide: the message stays shown, dimmed, but leaves the prompt; ``Chat.set_hidden``)
 and 删除 (asked first, No the default; ``Chat.delete_message``: the message and what follows leave the shown branch,
 which stays in 分支 — nothing is erased).
 
@@ -200,6 +201,23 @@ class ReplyActions(QObject):
             self.delete_message(entry_id)
         elif action == "branch":
             self.w.view.branchFromRequested.emit(entry_id)
+        elif action in ("hide", "unhide"):
+            self.set_hidden(entry_id, action == "hide")
+
+    def set_hidden(self, entry_id: str, hidden: bool) -> bool:
+        """「不发送」 / 「恢复发送」 (SillyTavern's /hide, /unhide): the message stays shown, marked, and is left out of
+        the prompts from the next beat on (``Chat.set_hidden``). True when it changed."""
+        chat = self.w.chat
+        if chat is None or self.w.busy or self.w.refuse_read_only() or getattr(self.w, "is_demo", False):
+            return False
+        try:
+            changed = bool(chat.set_hidden(entry_id, hidden))
+        except (KeyError, ValueError, RuntimeError, OSError) as e:
+            self.w.statusBar().showMessage(show(e), 8000)
+            return False
+        self.w.session.broadcast(chat.last_changes)  # messages: the transcript shows the mark
+        self.w.statusBar().showMessage(tr("msg.hidden" if hidden else "msg.unhidden"), 5000)
+        return changed
 
     def delete_message(self, entry_id: str, ask: Optional[Any] = None) -> bool:
         """「删除」 a message and what follows it on the shown branch (``Chat.delete_message``: the branch stays in
