@@ -94,6 +94,10 @@ class AppSettings(BaseModel):
             :meth:`use_profile`.
         world_info: SillyTavern's world-info settings (``lore.settings.WorldInfoSettings``, SillyTavern's names and
             defaults) for every chat; a chat may override them (``Chat.set_world_info``).
+        enter_sends: in the chat input, Enter sends and Shift+Enter starts a new line (SillyTavern's default) when
+            true; Enter starts a new line when false (the window before issue 26). Ctrl+Enter sends either way. A new
+            settings file gets true; a file written before the field existed reads as false (:func:`load_settings`),
+            so an existing user's keys do not change under them.
         load_warning: not saved; set by :func:`load_settings` when the file was broken (Chinese text for the UI).
 
     Unknown top-level keys in the file are ignored (and dropped on the next save).
@@ -115,6 +119,7 @@ class AppSettings(BaseModel):
     profiles: list[ConnectionProfile] = Field(default_factory=list)
     active_profile: Optional[str] = None
     world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
+    enter_sends: bool = True
     load_warning: Optional[str] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -292,6 +297,7 @@ def load_settings() -> AppSettings:
         log.warning("%s", s.load_warning)
         return s
 
+    data.setdefault("enter_sends", False)  # written before the field existed: Enter keeps making a new line
     try:
         return AppSettings.model_validate(data)
     except ValidationError as exc:

@@ -132,13 +132,13 @@ async def test_edit_a_past_message_and_the_navigator(qtbot):
     await send(win, "第一句")
     await send(win, "第二句")
     await send(win, "第三句")
-    # 编辑 on the second user message (a JS click on its button) opens the box with its text
-    await js(win, "(function(){document.querySelectorAll('#log [data-role=user]')[1].querySelector('.edit-user').click();return 1})()")
-    await wait_for(lambda: getattr(win, "_edit_dialog", None) is not None and win._edit_dialog.isVisible())
-    dlg = win._edit_dialog
-    assert dlg.editor.toPlainText() == "第二句"
-    dlg.editor.setPlainText("第二句（改）")
-    await run(win, dlg.accept)
+    # 编辑 on the second user message (a JS click on its hover button) opens the editor in place with its text
+    await js(win, "(function(){document.querySelectorAll('#log [data-role=user]')[1].querySelector('.act-edit').click();return 1})()")
+    assert await until_js(win, "(document.querySelector('#log .inline-edit textarea')||{}).value", lambda v: v == "第二句")
+    n = len(win.results)
+    await js(win, "(function(){document.querySelector('#log .inline-edit textarea').value='第二句（改）';"
+                  "document.querySelector('#log .inline-save').click();return 1})()")
+    await wait_for(lambda: len(win.results) > n and not win.busy)
     users = await until_js(win, USERS, lambda v: v == ["第一句", "第二句（改）"])
     assert users == ["第一句", "第二句（改）"]
     assert (await js(win, REPLIES))[-1] == "改后的二。"

@@ -1,4 +1,4 @@
-"""Issue 17 in the window: 「编辑」 on a reply (a new version, the old one a swipe away, one line saying the ledger was
+"""Issue 17 in the window: 「编辑」 on a reply (in place since issue 26; a new version, the old one a swipe away, one line saying the ledger was
 kept), 「续写」 the last reply, 「代拟」 into the input box (nothing sent), the 「作者注…」 editor with the card's
 Character's Note read-only, 重来 disabled with nothing to play again, and the draft pane after a revision.
 
@@ -74,13 +74,12 @@ async def test_edit_a_reply_in_the_view(qtbot):
     await send(win, "看看月亮")
     assert win.regen_btn.isEnabled()
     await until_js(win, REPLIES, lambda v: v and v[-1].strip() == "月色很好。")
-    # the reply's own 编辑 button reaches the window
-    await js(win, "(document.querySelector('#log [data-role=assistant] button.edit-reply').click(), true)")
-    await wait_for(lambda: getattr(win.reply_actions, "dialog", None) is not None and win.reply_actions.dialog.isVisible())
-    dlg = win.reply_actions.dialog
-    assert dlg.editor.toPlainText() == "月色很好。"
-    dlg.editor.setPlainText("月色很好，风也很轻。")
-    dlg.accept()
+    # the reply's 编辑 (issue 26: in place, in the page) saves through the window
+    await js(win, "(document.querySelector('#log [data-role=assistant] .msg-actions .act-edit').click(), true)")
+    assert await until_js(win, "document.querySelector('#log [data-role=assistant] .inline-edit textarea').value",
+                          lambda v: v == "月色很好。")
+    await js(win, "(function(){var t=document.querySelector('#log [data-role=assistant] .inline-edit textarea');"
+                  "t.value='月色很好，风也很轻。';document.querySelector('#log .inline-save').click();return 1})()")
     await until_js(win, REPLIES, lambda v: v and v[-1].strip() == "月色很好，风也很轻。")
     assert await until_js(win, LAST_SWIPE, lambda v: v == "2/2")
     assert "账本" in win.statusBar().currentMessage()  # one line: the ledger was not recomputed

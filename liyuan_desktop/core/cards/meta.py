@@ -24,6 +24,8 @@ Presets keep the same record per preset name in one file of the preset library, 
 :data:`PRESET_META_FILE` (``{"<preset name>": {"allowed": …, "switches": {…}}}``; not ``.json``, so the library's
 listing never takes it for a preset). The caller passes the folder (``prompt.presets.presets_dir()``: cards sit
 below the prompt package).
+* ``"favorite": true|false`` — the card is starred in the card list (SillyTavern's ``data.extensions.fav``, kept
+  here so the card file stays as imported); the window lists favourites first and can show only them.
 
 This module is the only reader and writer of ``liyuan.json``; ``Chat.set_scripts_allowed`` / ``Chat.set_trusted``
 call it and clear what depends on the switch.
@@ -46,6 +48,7 @@ SCRIPTS_KEY = "regex_allowed"
 BOOKS_KEY = "world_books"
 TH_KEY = "th_scripts"
 PRESET_META_FILE = "liyuan-preset-scripts.meta"
+FAVORITE_KEY = "favorite"
 
 CardLike = Union[str, Path, Card, None]
 
@@ -194,3 +197,12 @@ def set_preset_th_permission(folder: str | Path, name: str, allowed: Optional[bo
             p.switches[sid] = bool(on)
     meta[name] = p.model_dump()
     atomic_write_text(Path(folder) / PRESET_META_FILE, json.dumps(meta, ensure_ascii=False, indent=1))
+def card_favorite(card: CardLike) -> bool:
+    """Whether the user starred the card (``favorite``). ``card``: folder or Card; False without a folder or file."""
+    return read_meta(card).get(FAVORITE_KEY) is True
+
+
+def set_card_favorite(card_dir: str | Path, favorite: bool) -> None:
+    """Star or unstar the card in the card list (``favorite`` in ``<card_dir>/liyuan.json``, other keys kept;
+    atomic write). Raises OSError."""
+    _set_key(card_dir, FAVORITE_KEY, bool(favorite))

@@ -60,6 +60,8 @@ class Chat(ChatView):
     regenerate, continue, seal as is, select / swipe / undo / edit a message, restore a checkpoint, edit the ledger
     or a summary, the card's switches, export). Construct with :meth:`create` or :meth:`open`."""
 
+    _hidden: Optional[frozenset[str]] = None  # hidden_messages, read from the tree on first use
+
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         #: what the last command changed (core/chat/changes.py; the session broadcasts it after each command)
@@ -356,6 +358,72 @@ class Chat(ChatView):
         self.tree.persist_leaf()
         self.write_meta()
         return target
+
+    @notices(EVERYTHING)
+    def delete_message(self, entry_id: str) -> str:
+        """「删除」 a message of the shown branch together with what follows it (SillyTavern's delete mode marks the
+        message and every later one): the leaf moves to just before it — for a user message its parent, for a reply
+        its user message (which stays, unanswered, ready for 重来) — and nothing is erased: the old branch stays in
+        the session tree, reachable in 分支 (the navigator) and with 「◀ ▶」. Only the leaf is written. Returns the
+        new leaf. ValueError for the opening, another kind of entry or a message not on the shown branch; KeyError
+        for an unknown id; RuntimeError while a beat runs."""
+        self._idle("删除消息")
+        e = self.tree.get(entry_id)
+        if e.type not in ("user", "assistant"):
+            raise ValueError("只能删除你的话或角色的回复")
+        if all(x.id != entry_id for x in self.tree.path_to()):
+            raise ValueError("这条消息不在当前显示的分支上")
+        owner = e
+        while e.type == "assistant" and owner.parent_id is not None \
+                and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
+            owner = self.tree.entries[owner.parent_id]
+        target: Optional[str] = owner.parent_id
+        if target is None:
+            raise ValueError("这条消息之前没有可以停下的地方")
+        self.tree.set_leaf(target)
+        self.tree.persist_leaf()
+        self.write_meta()
+        return target
+
+    @property
+    def hidden_messages(self) -> frozenset[str]:
+        """The session entry ids of the messages hidden from the prompt (:meth:`set_hidden`): the ``hidden`` list of
+        the newest ``chat-settings`` entry that carries one (for the whole chat), empty when none. Read from the
+        tree once, then kept."""
+        if self._hidden is None:
+            found: frozenset[str] = frozenset()
+            for i in reversed(self.tree.order):
+                e = self.tree.entries[i]
+                if e.type != "chat-settings":
+                    continue
+                extra = e.model_extra or {}
+                if isinstance(extra.get("hidden"), list):
+                    found = frozenset(str(x) for x in extra["hidden"])
+                    break
+            self._hidden = found
+        return self._hidden
+
+    @notices(Changes.of("messages", "settings"))
+    def set_hidden(self, entry_id: str, hidden: bool) -> bool:
+        """Hide a message from the prompt, or show it to the model again (SillyTavern's ``/hide`` and ``/unhide``,
+        the eye on a message): it stays in the conversation, marked, but the next prompts leave it out (a hidden
+        user message's reply is sent on its own; a hidden reply's user message too). Kept on the tree as the
+        ``hidden`` list of a ``chat-settings`` entry (every hidden id of the chat, newest entry wins), so reopening
+        and copies of the chat keep it. Returns False when nothing changed (nothing written). ValueError for an
+        entry that is not an opening, user message or reply; KeyError for an unknown id; RuntimeError while a beat
+        runs; OSError when the disk refuses."""
+        self._idle("隐藏消息")
+        if self.tree.get(entry_id).type not in ("opening", "user", "assistant"):
+            raise ValueError("只能隐藏开场白、你的话或角色的回复")
+        now = set(self.hidden_messages)
+        if (entry_id in now) == bool(hidden):
+            return False
+        now.symmetric_difference_update({entry_id})
+        self.tree.append("chat-settings", parent_id=None, move_leaf=False, hidden=sorted(now))
+        self.tree.commit()
+        self._hidden = frozenset(now)
+        self._history.reset()  # the prompt history is built again without (or with) it
+        return True
 
     @notices(BEAT)
     async def seal_as_is(self, on_event: Optional[EventSink] = None) -> BeatResult:

@@ -169,7 +169,11 @@ class ChatView:
 
     # -- read-only queries ----------------------------------------------------------------------------------
     def history(self) -> HistoryCache:
-        """The prompt history of the active branch (incrementally cached)."""
+        """The prompt history of the active branch (incrementally cached), without the messages hidden from the
+        prompt (``Chat.set_hidden``, issue 26)."""
+        hidden = getattr(self, "hidden_messages", None)
+        if hidden:
+            return self._history.update([e for e in self.tree.path_to() if e.id not in hidden])
         return self._history.update(self.tree.path_to())
 
     def current_state(self) -> WorldState:

@@ -2038,14 +2038,9 @@
       var who = el.querySelector(".who");
       var bubble = el.querySelector(".bubble");
       if (who && Array.isArray(item.branch) && Number(item.branch[1]) > 1) who.appendChild(swipeControl(item, item.branch));
-      if (bubble && !/^pending-/.test(String(item.id))) {
-        bubble.appendChild(branchButton("edit-user", fmt("branch.edit"), fmt("branch.edit.tip"), { editId: entryId(item) }));
-      }
+      addActions(el, item);
     } else if (el.dataset.role === "assistant" || el.dataset.role === "draft" || el.dataset.role === "opening") {
-      // issue 17: 编辑 on a reply, under its left edge in the article's margin (absolute: the layout never changes)
-      if (el.dataset.role === "assistant" && !/^pending-/.test(String(item.id))) {
-        el.appendChild(branchButton("edit-reply", fmt("reply.edit"), fmt("reply.edit.tip"), { editReplyId: entryId(item) }));
-      }
+      addActions(el, item);
       if (!(Array.isArray(item.swipe) && Number(item.swipe[1]) > 1)) return;
       var foot = document.createElement("div");
       foot.className = "branch-foot";
@@ -2054,7 +2049,119 @@
     }
   }
 
+  // ---- message actions (issue 26 §3): 复制 · 编辑 · 分支 · 删除 on hover, as SillyTavern's message buttons -------------
+  // A bar at the message's top right, shown while the pointer is over the message (or a button has keyboard focus).
+  // 编辑 opens an editor in place of the text (Save / Cancel; Ctrl+Enter saves, Esc cancels): a reply's new text
+  // becomes a new version of it, a user message's is played again on a new branch (Python: bridge.saveEdit). The
+  // other buttons go to Python as bridge.messageAction(action, entry id): copy, delete (asked first there), branch,
+  // hide / unhide (item.hidden: the message is shown dimmed with a 「不发送」 badge; SillyTavern's /hide).
+  var ACTION_DEFAULTS = { "msg.copy": "复制", "msg.copy.tip": "复制这条消息的文字", "msg.edit": "编辑",
+                          "msg.edit.tip": "就地修改这条消息", "msg.edit.save": "保存", "msg.edit.cancel": "取消",
+                          "msg.edit.user.note": "保存后从这句话长出一个新分支，重新演一拍（原来的还在）",
+                          "msg.edit.reply.note": "保存为这条回复的新版本（◀ ▶ 可以翻回原文；账本不重算）",
+                          "msg.delete": "删除", "msg.delete.tip": "删除这条消息及其后的内容（原分支保留在「分支」里，可以找回）",
+                          "msg.branch": "从这里分支", "msg.branch.tip": "新建一个对话，包含到这条消息为止的内容",
+                          "msg.hide": "不发送", "msg.unhide": "恢复发送", "msg.hidden.badge": "不发送",
+                          "msg.hide.tip": "这条消息留在对话里，但不再发送给模型（SillyTavern 的 /hide）",
+                          "msg.hidden.tip": "这条消息不会发送给模型" };
+  Object.keys(ACTION_DEFAULTS).forEach(function (k) { if (S[k] == null) S[k] = ACTION_DEFAULTS[k]; });
+
+  function addActions(el, item) {
+    if (/^pending-/.test(String(item.id))) return;
+    var role = el.dataset.role;
+    var bar = document.createElement("div");
+    bar.className = "msg-actions";
+    var id = entryId(item);
+    bar.appendChild(branchButton("act-copy", fmt("msg.copy"), fmt("msg.copy.tip"), { act: "copy", actId: id }));
+    if (role === "user" || role === "assistant") {
+      bar.appendChild(branchButton("act-edit", fmt("msg.edit"), fmt("msg.edit.tip"), { act: "edit", actId: id }));
+    }
+    if (role !== "draft") {
+      bar.appendChild(branchButton("act-branch", fmt("msg.branch"), fmt("msg.branch.tip"), { act: "branch", actId: id }));
+    }
+    if (role !== "draft") {
+      var hid = !!item.hidden;
+      bar.appendChild(branchButton("act-hide", fmt(hid ? "msg.unhide" : "msg.hide"), fmt(hid ? "msg.hidden.tip" : "msg.hide.tip"),
+                                   { act: hid ? "unhide" : "hide", actId: id }));
+    }
+    if (item.hidden) {
+      el.classList.add("hidden-msg");
+      var badge = span("badge hidden-badge", fmt("msg.hidden.badge"));
+      badge.title = fmt("msg.hidden.tip");
+      el.appendChild(badge);
+    }
+    if (role === "user" || role === "assistant") {
+      bar.appendChild(branchButton("act-delete", fmt("msg.delete"), fmt("msg.delete.tip"), { act: "delete", actId: id }));
+    }
+    el.appendChild(bar);
+  }
+
+  function articleOf(id) {
+    var all = log.querySelectorAll("article.msg");
+    for (var i = all.length - 1; i >= 0; i--) {
+      if (all[i].__item && entryId(all[i].__item) === String(id)) return all[i];
+    }
+    return null;
+  }
+
+  function endEdit(el) {
+    var box = el.querySelector(".inline-edit");
+    if (box) box.parentNode.removeChild(box);
+    var body = el.querySelector(".body");
+    if (body) body.hidden = false;
+    el.classList.remove("editing");
+  }
+
+  /** Open the in-place editor on the message with session entry id ``id`` (its text as stored); false when the
+   *  message is not shown or cannot be edited. */
+  function editMessage(id) {
+    var el = articleOf(id);
+    if (!el || (el.dataset.role !== "user" && el.dataset.role !== "assistant")) return false;
+    if (el.classList.contains("editing")) return true;
+    var body = el.querySelector(".body");
+    var box = document.createElement("div");
+    box.className = "inline-edit";
+    var ta = document.createElement("textarea");
+    var raw = el.__item.raw != null ? el.__item.raw : el.__item.text;  // the stored text, not the displayed one
+    ta.value = String(raw || "");
+    ta.rows = Math.min(18, Math.max(3, ta.value.split("\n").length + 1));
+    box.appendChild(ta);
+    var row = document.createElement("div");
+    row.className = "inline-edit-row";
+    row.appendChild(span("inline-edit-note", fmt(el.dataset.role === "user" ? "msg.edit.user.note" : "msg.edit.reply.note")));
+    var save = branchButton("inline-save", fmt("msg.edit.save"), "", {});
+    var cancel = branchButton("inline-cancel", fmt("msg.edit.cancel"), "", {});
+    function commit() {
+      var text = ta.value;
+      endEdit(el);
+      if (bridge && bridge.saveEdit && text !== String(raw || "")) bridge.saveEdit(id, text);
+    }
+    save.addEventListener("click", function (ev) { ev.stopPropagation(); commit(); });
+    cancel.addEventListener("click", function (ev) { ev.stopPropagation(); endEdit(el); });
+    ta.addEventListener("keydown", function (ev) {
+      if (ev.key === "Escape") { ev.preventDefault(); endEdit(el); }
+      else if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); commit(); }
+    });
+    row.appendChild(cancel);
+    row.appendChild(save);
+    box.appendChild(row);
+    if (body) { body.hidden = true; body.parentNode.insertBefore(box, body.nextSibling); } else el.appendChild(box);
+    el.classList.add("editing");
+    ta.focus();
+    ta.setSelectionRange(ta.value.length, ta.value.length);
+    return true;
+  }
+  window.liyuan.editMessage = editMessage;
+
   log.addEventListener("click", function (ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest("button[data-act]") : null;
+    if (a) {
+      ev.preventDefault();
+      ev.stopPropagation();
+      if (a.dataset.act === "edit") editMessage(a.dataset.actId);
+      else if (bridge && bridge.messageAction) bridge.messageAction(a.dataset.act, a.dataset.actId);
+      return;
+    }
     var b = ev.target && ev.target.closest ? ev.target.closest("button[data-swipe-id], button[data-edit-id], button[data-edit-reply-id]") : null;
     if (!b || !bridge) return;
     ev.preventDefault();

@@ -262,6 +262,10 @@ def page_strings() -> dict[str, str]:
         "ask.title": "conv.ask.title", "ask.wrote": "conv.ask.wrote", "ask.stopped": "conv.ask.stopped",
         "ask.auto": "conv.ask.auto",
     }
+    keys.update({k: k for k in ("msg.copy", "msg.copy.tip", "msg.edit", "msg.edit.tip", "msg.edit.save", "msg.edit.cancel",
+                                "msg.edit.user.note", "msg.edit.reply.note", "msg.delete", "msg.delete.tip",
+                                "msg.branch", "msg.branch.tip", "msg.hide", "msg.unhide", "msg.hide.tip",
+                                "msg.hidden.badge", "msg.hidden.tip")})  # the message actions (issue 26 §3)
     return {k: tr(v) for k, v in keys.items()}
 
 
@@ -362,6 +366,20 @@ class Bridge(QObject):
     def editReply(self, entry_id: str) -> None:  # noqa: N802
         """「编辑」 on a reply (its session entry id)."""
         self._view.editReplyRequested.emit(str(entry_id))
+
+    @Slot(str, str)
+    def messageAction(self, action: str, entry_id: str) -> None:  # noqa: N802
+        """A message's hover button (issue 26 §3): ``action`` copy | delete | branch | hide | unhide and its session
+        entry id.
+        Emitted after this call has returned (the window may ask a question first; a modal box inside a channel
+        slot would nest the channel's dispatch)."""
+        if action in ("copy", "delete", "branch", "hide", "unhide"):
+            QTimer.singleShot(0, self._view, lambda: self._view.messageActionRequested.emit(str(action), str(entry_id)))
+
+    @Slot(str, str)
+    def saveEdit(self, entry_id: str, text: str) -> None:  # noqa: N802
+        """The in-place editor's 保存 on a user message or reply: its session entry id and the new text."""
+        QTimer.singleShot(0, self._view, lambda: self._view.editSaved.emit(str(entry_id), str(text)))
 
 
 def _private_host(host: str) -> bool:
@@ -509,6 +527,12 @@ class ConversationView(QWebEngineView):
     """「查看提示词」 chosen in the context menu of a reply or draft: its session entry id."""
     branchFromRequested = Signal(str)
     """「从这里新建对话」 on a message: a new chat holding the branch up to that session entry id (issue 17)."""
+    messageActionRequested = Signal(str, str)
+    """A message's hover button or context-menu entry (issue 26 §3): ``copy`` | ``delete`` | ``branch`` | ``hide`` |
+    ``unhide`` and the
+    message's session entry id (ui/roleplay/reply_actions.py acts on it)."""
+    editSaved = Signal(str, str)
+    """The in-place editor saved a user message or reply: its session entry id and the new text."""
     frameFailed = Signal(str, str)
     """A status-bar frame was stopped: its name and the reason (``"hung"``: it stopped answering the watchdog);
     its block now shows 「状态栏脚本无响应，已停止」."""
@@ -1083,9 +1107,49 @@ class ConversationView(QWebEngineView):
                     and not str(item["id"]).startswith("pending-"):
                 here = menu.addAction(tr("manage.branch.here"))
                 here.triggered.connect(lambda _=False, i=str(item["id"]): self.branchFromRequested.emit(i))
+            self._message_menu(menu, item)
             menu.popup(pos)
 
         self.eval_js("JSON.stringify(window.liyuan.contextItem ? window.liyuan.contextItem() : null)", with_item)
+
+
+    def _message_menu(self, menu: QMenu, item: Any) -> None:
+        """The message actions of the hover bar in the context menu (issue 26 §3): 复制这条消息, 编辑 (in place),
+        删除 — for the message right-clicked (``item``: ``{"id", "role"}`` from the page, or None)."""
+        if not isinstance(item, dict) or not item.get("id") or str(item["id"]).startswith("pending-"):
+            return
+        i, role = str(item["id"]), item.get("role")
+        menu.addSeparator()
+        menu.addAction(tr("msg.copy")).triggered.connect(lambda _=False: self.messageActionRequested.emit("copy", i))
+        if role in ("user", "assistant"):
+            menu.addAction(tr("msg.edit")).triggered.connect(lambda _=False: self.edit_message(i))
+        hide = "unhide" if self.item_hidden(i) else "hide"
+        menu.addAction(tr(f"msg.{hide}")).triggered.connect(lambda _=False: self.messageActionRequested.emit(hide, i))
+        if role in ("user", "assistant"):
+            menu.addAction(tr("msg.delete")).triggered.connect(lambda _=False: self.messageActionRequested.emit("delete", i))
+
+    def edit_message(self, entry_id: str) -> None:
+        """Open the in-place editor on the message with session entry id ``entry_id`` (a user message or a reply
+        shown; nothing happens for another)."""
+        self._call("editMessage", str(entry_id))
+
+    def _item(self, entry_id: str) -> Optional[dict[str, Any]]:
+        for it in reversed(list(self._items.values())):
+            if str(it.get("entry_id", it.get("id"))) == str(entry_id):
+                found: dict[str, Any] = it
+                return found
+        return None
+
+    def item_text(self, entry_id: str) -> Optional[str]:
+        """The stored text of the shown message with session entry id ``entry_id`` (its ``raw`` text as handed to
+        the page, else its text), or None when it is not shown."""
+        it = self._item(entry_id)
+        return None if it is None else str(it.get("raw", it.get("text")) or "")
+
+    def item_hidden(self, entry_id: str) -> bool:
+        """Whether the shown message ``entry_id`` is marked hidden from the prompt."""
+        it = self._item(entry_id)
+        return bool(it and it.get("hidden"))
 
 
 def chat_frame_context(chat: "Chat") -> dict[str, Any]:

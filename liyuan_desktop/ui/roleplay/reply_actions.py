@@ -2,6 +2,13 @@
 the ledger is not recomputed, and the window says so), 「续写」 the last reply (SillyTavern's Continue), 「代拟」 the
 user's next line into the input box (Impersonate; nothing is sent), and the 「作者注…」 editor.
 
+Issue 26 §3 adds SillyTavern's message actions, on hover in the conversation (``conversation.js`` "message actions")
+and in its context menu: 复制 (the stored text to the clipboard), 编辑 in place (the page's editor; a reply becomes a new
+version as above, a user message is played again on a new branch), 从这里分支 (从这里新建对话, ui/window/manage.py)
+不发送 / 恢复发送 (SillyTavern's /hide: the message stays shown, dimmed, but leaves the prompt; ``Chat.set_hidden``)
+and 删除 (asked first, No the default; ``Chat.delete_message``: the message and what follows leave the shown branch,
+which stays in 分支 — nothing is erased).
+
 :func:`install_reply_actions` wires them into the main window: two buttons beside 重来 / 撤销本轮, three entries in
 the 对话 menu, and the conversation's 「编辑」 on replies (``ConversationView.editReplyRequested``). Every command goes
 through ``Chat``'s public methods (``edit_reply``, ``continue_reply``, ``impersonate``, ``set_authors_note``). The
@@ -15,7 +22,7 @@ import logging
 from typing import Any, Optional
 
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QBoxLayout,
     QDialog,
@@ -118,6 +125,8 @@ class ReplyActions(QObject):
         for act in (self.continue_action, self.impersonate_action, self.note_action):
             chat_menu.addAction(act)
         window.view.editReplyRequested.connect(self.edit_clicked)
+        window.view.messageActionRequested.connect(lambda action, entry_id: self.message_action(action, entry_id))
+        window.view.editSaved.connect(lambda entry_id, text: self.edit_saved(entry_id, text))
         window.busyChanged.connect(lambda _b: self.sync())
         window.beatFinished.connect(lambda _r: self.sync())
         self.sync()
@@ -173,6 +182,87 @@ class ReplyActions(QObject):
         self.w.after_branch_switch(tr("chat.reply_edited"))
         self.w.statusBar().showMessage(tr("chat.reply_edited"), 10000)
         self.sync()
+
+    # -- the message actions of the conversation (issue 26 §3) -------------------------------------------------
+    def message_action(self, action: str, entry_id: str) -> None:
+        """A message's hover button or context-menu entry: ``copy`` (its text to the clipboard), ``delete`` (asked
+        first, No the default; :meth:`delete_message`), ``branch`` (a new chat up to it: 从这里新建对话)."""
+        if action == "copy":
+            text = self.w.view.item_text(entry_id)
+            if text is None and self.w.chat is not None:
+                try:
+                    text = self.w.chat.entry_text(entry_id)
+                except KeyError:
+                    text = None
+            if text is not None:
+                QGuiApplication.clipboard().setText(text)
+                self.w.statusBar().showMessage(tr("msg.copied"), 4000)
+        elif action == "delete":
+            self.delete_message(entry_id)
+        elif action == "branch":
+            self.w.view.branchFromRequested.emit(entry_id)
+        elif action in ("hide", "unhide"):
+            self.set_hidden(entry_id, action == "hide")
+
+    def set_hidden(self, entry_id: str, hidden: bool) -> bool:
+        """「不发送」 / 「恢复发送」 (SillyTavern's /hide, /unhide): the message stays shown, marked, and is left out of
+        the prompts from the next beat on (``Chat.set_hidden``). True when it changed."""
+        chat = self.w.chat
+        if chat is None or self.w.busy or self.w.refuse_read_only() or getattr(self.w, "is_demo", False):
+            return False
+        try:
+            changed = bool(chat.set_hidden(entry_id, hidden))
+        except (KeyError, ValueError, RuntimeError, OSError) as e:
+            self.w.statusBar().showMessage(show(e), 8000)
+            return False
+        self.w.session.broadcast(chat.last_changes)  # messages: the transcript shows the mark
+        self.w.statusBar().showMessage(tr("msg.hidden" if hidden else "msg.unhidden"), 5000)
+        return changed
+
+    def delete_message(self, entry_id: str, ask: Optional[Any] = None) -> bool:
+        """「删除」 a message and what follows it on the shown branch (``Chat.delete_message``: the branch stays in
+        分支, recoverable). Asks first — ``ask(title, text)`` (default :func:`~..dialogs.dialogs.confirm`, No the
+        default answer). True when it was deleted."""
+        chat = self.w.chat
+        if chat is None or self.w.busy or self.w.refuse_read_only():
+            return False
+        if getattr(self.w, "is_demo", False):
+            self.w.statusBar().showMessage(tr("branch.demo"), 8000)
+            return False
+        items = list(self.w.transcript.items)
+        at = next((i for i in range(len(items) - 1, -1, -1) if str(items[i].get("entry_id", items[i]["id"])) == entry_id), None)
+        after = len(items) - at - 1 if at is not None else 0
+        text = " ".join(str(items[at].get("text") or "").split())[:120] if at is not None else ""
+        from ..dialogs.dialogs import confirm
+
+        if not (ask or confirm)(self.w, tr("app.title"), tr("msg.delete.ask", n=after, text=text)):
+            return False
+        try:
+            chat.delete_message(entry_id)
+        except (KeyError, ValueError, RuntimeError, OSError) as e:
+            self.w.statusBar().showMessage(show(e), 8000)
+            return False
+        self.w.after_branch_switch(tr("msg.deleted"))
+        self.sync()
+        return True
+
+    def edit_saved(self, entry_id: str, text: str) -> None:
+        """The in-place editor saved: a reply becomes a new version (:meth:`edit_submitted`), a user message is
+        played again on a new branch (the window's ``edit_user_submitted``)."""
+        chat = self.w.chat
+        if chat is None or not text.strip():
+            return
+        if getattr(self.w, "is_demo", False):
+            self.w.statusBar().showMessage(tr("branch.demo"), 8000)
+            return
+        try:
+            kind = chat.tree.get(entry_id).type
+        except KeyError:
+            return
+        if kind == "assistant":
+            self.edit_submitted(entry_id, text)
+        elif kind == "user":
+            self.w.edit_user_submitted(entry_id, text)
 
     # -- continue -------------------------------------------------------------------------------------------
     def continue_clicked(self) -> None:

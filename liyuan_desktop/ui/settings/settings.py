@@ -542,6 +542,10 @@ class SettingsDialog(QDialog):
         self._tx(lambda t: self.theme_combo.setItemText(2, t), "settings.theme.dark")
         form.addRow(self._form_label("settings.language"), self.language_combo)
         form.addRow(self._form_label("settings.theme"), self.theme_combo)
+        self.enter_sends_check = QCheckBox()  # issue 26 §3: Enter sends (SillyTavern's default) or makes a new line
+        self.enter_sends_check.setObjectName("enterSendsCheck")
+        self._tx(self.enter_sends_check.setText, "settings.enter_sends")
+        form.addRow(self.enter_sends_check)
         outer.addLayout(form)
         outer.addStretch(1)
         self.language_combo.currentIndexChanged.connect(self._on_language_changed)
@@ -555,6 +559,7 @@ class SettingsDialog(QDialog):
         self.language_combo.setCurrentIndex(max(self.language_combo.findData(s.ui_language), 0))
         self.language_combo.blockSignals(False)
         self.theme_combo.setCurrentIndex(max(self.theme_combo.findData(s.theme), 0))
+        self.enter_sends_check.setChecked(s.enter_sends)
 
     def _retranslate(self) -> None:
         self.setWindowTitle(tr("settings.title"))
@@ -917,6 +922,7 @@ class SettingsDialog(QDialog):
             persona_description=self.persona_desc_edit.toPlainText().strip(),
             ui_language=self.language_combo.currentData() or "zh",
             theme=self.theme_combo.currentData() or "system",
+            enter_sends=self.enter_sends_check.isChecked(),
         )
         return AppSettings.model_validate(data)
 

@@ -327,14 +327,20 @@ class ChatFlowMixin(_Window):
     def display_items(self, start: int, end: int) -> list[dict[str, Any]]:
         """Items start..end as shown: the card's display regex scripts applied at each item's depth, and the item's
         place in the transcript as its id (SillyTavern's message index: 0 = the opening), which is what status-bar
-        scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``. Items whose display
+        scripts expect from getCurrentMessageId(); the session entry id stays in ``entry_id``, the stored text in
+        ``raw`` (what 复制 and 编辑 use) and ``hidden`` marks a message hidden from the prompt. Items whose display
         text needs a script run come back from their stored text marked ``scripting`` and are queued on the
         display worker (newest first), which fills them in (issue 13 §4)."""
         n = len(self.transcript.items)
         chat = self.chat
-        items = [dict(it, id=str(i), entry_id=it["id"]) for i, it in enumerate(self.transcript.items[start:end], start)]
+        items = [dict(it, id=str(i), entry_id=it["id"], raw=it.get("text", ""))
+                 for i, it in enumerate(self.transcript.items[start:end], start)]
         if chat is None:
             return items
+        hidden = chat.hidden_messages  # issue 26: shown, marked, not sent
+        for it in items:
+            if it["entry_id"] in hidden:
+                it["hidden"] = True
         shown, todo = split_known(items, lambda it: chat.display_text_if_known(it, n - 1 - int(it["id"])))
         if todo:
             def run(it: dict[str, Any]) -> tuple[str, list[str]]:

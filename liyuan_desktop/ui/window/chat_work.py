@@ -203,4 +203,5 @@ async def import_card_async(win: "MainWindow", path: str) -> Optional[library.Ca
     from .manage import import_done_message
 
     win.statusBar().showMessage(import_done_message(ref), 10000 if ref.notes else 6000)
+    win.offer_chat_after_import(ref)  # issue 26 §3: from card to chat in one step
     return ref

@@ -386,6 +386,7 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         from ..infra.theme import apply as apply_theme
 
         apply_theme(s.theme)  # the conversation follows through theme.notifier
+        self.send_keys.sync()  # Enter sends or not (issue 26 §3): the input's placeholder says which
         if self.chat is None and self.view.mode() == "welcome" and s.active_provider:
             self._show_home()  # a model is set up now: the welcome page stops offering to set one up
         if self.chat is not None and not self.is_demo:

@@ -29,6 +29,11 @@ class MenusMixin(_Window):
     def _build_chat_menu(self, menu: Any) -> None:
         """The 对话 and 帮助 menus, and the screens hooked into them and into ``menu`` (梨园): presets, find,
         search, manage, export, avatars, reply actions, prose-only, profiles, about, persona, world books."""
+        from .card_list import install_card_list  # issue 26 §3: search, sort, favourites, each chat's last message
+        from .send_keys import install_send_keys  # issue 26 §3: Enter sends (a setting)
+
+        install_card_list(self)
+        install_send_keys(self)
         chat_menu = self.menuBar().addMenu(tr("menu.chat"))
         chat_acts = []
         for text, slot, seq in ((tr("regenerate"), self.regenerate_clicked, None), (tr("undo"), self.undo_clicked, None),
