@@ -14,8 +14,6 @@ LIMIT = 80
 #: "module path:function name" -> lines today (to be brought under the limit; never raised)
 KNOWN = {
     "ui/dialogs/book_editor.py:__init__": 86,
-    "ui/roleplay/draft_pane.py:__init__": 157,
-    "ui/roleplay/draft_pane.py:on_event": 98,
     "ui/window/main_window.py:__init__": 217,
     "ui/dialogs/presets_dialog.py:__init__": 82,
     "ui/frames/preview.py:run_preview": 97,

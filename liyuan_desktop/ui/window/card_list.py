@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.cards.library import ChatRef
 from ..infra.i18n import tr
 
 DETAIL_ROLE = int(Qt.ItemDataRole.UserRole) + 1
@@ -165,7 +166,7 @@ class ListInfo:
         info = self.cards.get(card_dir)
         return " ".join(f"#{t}" for t in info.tags[:8]) if info and info.tags else ""
 
-    def chat_line(self, chat: Any) -> str:
+    def chat_line(self, chat: ChatRef) -> str:
         """The second line of a chat row: date, length and last message (date only until its summary is read)."""
         s = self.chats.get(chat.dir)
         when = (s.updated if s is not None else 0) or chat.updated
