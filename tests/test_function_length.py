@@ -16,7 +16,6 @@ KNOWN = {
     "ui/dialogs/book_editor.py:__init__": 86,
     "ui/window/main_window.py:__init__": 217,
     "ui/dialogs/presets_dialog.py:__init__": 82,
-    "ui/frames/preview.py:run_preview": 97,
     "ui/settings/settings.py:_build_form": 109,
 }
 

@@ -65,20 +65,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
     from ...core.llm.replay import ReplayModel
     from .conversation import ConversationView, chat_frame_context
 
-    # everything the preview writes (its chat, the frames' storage beside the card) goes to a scratch folder:
-    # a preview never touches the user's data folder or the folder the card file lives in, and can run again
-    scratch = Path(tempfile.mkdtemp(prefix="liyuan-preview-"))
-    src = Path(card_file)
-    if not src.is_file():
-        from ...core.cards import CardError
-
-        raise CardError(f"找不到角色卡文件：{card_file}")
-    copy = scratch / "card" / src.name
-    copy.parent.mkdir(parents=True)
-    shutil.copyfile(src, copy)
-    for name in CARD_SIDE_FILES:
-        if (src.parent / name).is_file():
-            shutil.copyfile(src.parent / name, copy.parent / name)
+    scratch, copy = _scratch_copy(card_file)
     card = with_greeting(load_card(copy), greeting)  # CardError before any window
     app = QApplication.instance() or QApplication(sys.argv[:1])
     loop = make_loop(app)
@@ -117,26 +104,7 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
         while not box and loop.time() < end:
             await asyncio.sleep(0.05)
         data = json.loads(box[0]) if box else {"names": [], "heights": [], "logs": [], "refused": [], "notices": {}}
-        errors: list[str] = list(console.lines)
-        for x in data.get("logs") or []:
-            if x.get("level") in ("error", "uncaught") and not any(_same_error(x["text"], e) for e in errors):
-                errors.append(x["text"])
-        for b in data.get("refused") or []:
-            line = f"CSP refused {b.get('directive', '')} {b.get('url', '')}".strip()
-            if not any(str(b.get("url", "")) and str(b.get("url")) in e for e in errors):
-                errors.append(line)
-        failed = {name: str(n.get("reason") or "error") for name, n in (data.get("notices") or {}).items()}
-        failed.update(view.failed_frames())
-        names = list(data.get("names") or [])
-        result.update({
-            "frames": len(set(names) | set(failed)),
-            "frame_names": names,
-            "names": view.frame_context().get("names", {}),
-            "errors": _unique(errors),
-            "blocked": _unique(view.blocked_requests()),
-            "failed": failed,
-            "height_px": [round(h) for h in data.get("heights") or []],
-        })
+        result.update(_report(data, console.lines, view))
         if screenshot:
             view.scroll_to_bottom()  # the bar sits under the opening
             await asyncio.sleep(0.4)
@@ -149,6 +117,52 @@ def run_preview(card_file: str, screenshot: Optional[str], timeout: float = 20.0
         page_log.removeHandler(console)
         shutil.rmtree(scratch, ignore_errors=True)
     return result
+
+
+def _scratch_copy(card_file: str) -> tuple[Path, Path]:
+    """A scratch folder and the card copied into it with the files the app keeps beside a card
+    (:data:`CARD_SIDE_FILES`): everything the preview writes (its chat, the frames' storage) goes there, so a preview
+    never touches the user's data folder or the card's own folder, and can run again. Raises CardError when the file
+    is not there."""
+    scratch = Path(tempfile.mkdtemp(prefix="liyuan-preview-"))
+    src = Path(card_file)
+    if not src.is_file():
+        from ...core.cards import CardError
+
+        raise CardError(f"找不到角色卡文件：{card_file}")
+    copy = scratch / "card" / src.name
+    copy.parent.mkdir(parents=True)
+    shutil.copyfile(src, copy)
+    for name in CARD_SIDE_FILES:
+        if (src.parent / name).is_file():
+            shutil.copyfile(src.parent / name, copy.parent / name)
+    return scratch, copy
+
+
+def _report(data: dict[str, Any], console: list[str], view: Any) -> dict[str, Any]:
+    """The preview's report from what the page said (``data``: frame names, heights, logs, CSP refusals, notices),
+    the console's error lines and the view (failed frames, blocked requests, the frame names it used): each error
+    once, a CSP refusal only when no error already names its URL."""
+    errors: list[str] = list(console)
+    for x in data.get("logs") or []:
+        if x.get("level") in ("error", "uncaught") and not any(_same_error(x["text"], e) for e in errors):
+            errors.append(x["text"])
+    for b in data.get("refused") or []:
+        line = f"CSP refused {b.get('directive', '')} {b.get('url', '')}".strip()
+        if not any(str(b.get("url", "")) and str(b.get("url")) in e for e in errors):
+            errors.append(line)
+    failed = {name: str(n.get("reason") or "error") for name, n in (data.get("notices") or {}).items()}
+    failed.update(view.failed_frames())
+    names = list(data.get("names") or [])
+    return {
+        "frames": len(set(names) | set(failed)),
+        "frame_names": names,
+        "names": view.frame_context().get("names", {}),
+        "errors": _unique(errors),
+        "blocked": _unique(view.blocked_requests()),
+        "failed": failed,
+        "height_px": [round(h) for h in data.get("heights") or []],
+    }
 
 
 def _settings_quietly() -> Optional[Any]:
