@@ -16,7 +16,6 @@ KNOWN = {
     "ui/dialogs/book_editor.py:__init__": 86,
     "ui/window/main_window.py:__init__": 217,
     "ui/dialogs/presets_dialog.py:__init__": 82,
-    "ui/settings/settings.py:_build_form": 109,
 }
 
 

@@ -411,7 +411,12 @@ class SettingsDialog(QDialog):
         self.active_check = QCheckBox()
         self._tx(self.active_check.setText, "settings.active")
         form.addRow("", self.active_check)
+        form.addRow("", self._build_test_box())
+        self._connect_form()
+        return self.form_box
 
+    def _build_test_box(self) -> QWidget:
+        """「测试连接」 and the line under it that says what the test found (selectable, wrapped)."""
         test_row = QHBoxLayout()
         self.test_button = QPushButton()
         self.test_button.setAutoDefault(False)
@@ -427,8 +432,11 @@ class SettingsDialog(QDialog):
         test_lay.addLayout(test_row)
         test_lay.addWidget(self.test_result, 0, Qt.AlignmentFlag.AlignTop)
         test_lay.addStretch(1)
-        form.addRow("", test_box)
+        return test_box
 
+    def _connect_form(self) -> None:
+        """The form's edits reach the provider being edited (each field, the context window, the key buttons, 当前
+        使用 and 测试连接)."""
         for field, edit in (("name", self.name_edit), ("base_url", self.url_edit), ("model", self.model_edit),
                             ("scribe_model", self.scribe_model_edit), ("api_key_env", self.env_edit)):
             edit.textChanged.connect(lambda text, f=field: self._on_field_edited(f, text))
@@ -438,7 +446,6 @@ class SettingsDialog(QDialog):
         self.key_forget_button.clicked.connect(self._on_key_forget)
         self.active_check.toggled.connect(self._on_active_toggled)
         self.test_button.clicked.connect(self._on_test)
-        return self.form_box
 
     #: the provider's time limits in the form: field, label key, (min, max) — seconds, or characters for
     #: ``min_rate_chars`` (core/llm/providers.py ProviderSettings; 0 characters = no minimum rate)
