@@ -177,7 +177,10 @@ _LANG: list[str] = []
 
 def take_lang(argv: list[str]) -> list[str]:
     """Remove ``--lang zh|en`` / ``--lang=zh|en`` from ``argv`` (anywhere) and choose that language; returns the
-    rest. Without it the language is ``LIYUAN_LANG``, else the settings' ``ui_language``, else Chinese."""
+    rest. Without it the language is ``LIYUAN_LANG``, else the settings' ``ui_language``, else Chinese — chosen
+    afresh for each command line (a ``--lang`` of an earlier :func:`~liyuan_desktop.cli.main` call in the same
+    process does not stick)."""
+    _LANG.clear()
     out, i = [], 0
     while i < len(argv):
         a = argv[i]

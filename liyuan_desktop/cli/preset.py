@@ -234,7 +234,7 @@ def _prompts(args: argparse.Namespace) -> int:
         return 0
 
     def body(chat: Any) -> int:
-        _print_rows(m, m.rows(chat.tokens, chat.context, chat.history().prompt_messages()), args.json)
+        _print_rows(m, chat.preset_prompt_rows(m), args.json)
         return 0
 
     return run_on_chat(args.chat, body)

@@ -30,6 +30,7 @@ from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
+from ..prompt.presets.manager import PromptManager, PromptRow
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import PresetReport, describe_preset
 from ..prompt.window import ContextWindow
@@ -385,6 +386,17 @@ class ChatView:
         """The stored text of a message entry. Raises KeyError for an unknown id."""
         e = self.tree.get(entry_id)
         return e.text if e.type in ("user", "assistant", "opening", "revision", "summary") else ""
+
+    def entry_kind(self, entry_id: str) -> str:
+        """The type of a session entry ("user", "assistant", "opening", …) — e.g. what editing it means (a reply
+        becomes a new version, a user message is played again on a new branch). Raises KeyError for an unknown id."""
+        return str(self.tree.get(entry_id).type)
+
+    def preset_prompt_rows(self, manager: PromptManager) -> list[PromptRow]:
+        """``manager``'s prompts as SillyTavern's Prompt Manager lists them, counted for this chat: its calibrated
+        token counter, each prompt rendered with this chat's card, books and persona, and the chat-history marker
+        counting this branch's messages (core/prompt/presets/manager.py ``PromptManager.rows``)."""
+        return manager.rows(self.tokens, self.context, self.history().prompt_messages())
 
     def find_entry(self, prefix: str) -> str:
         """The one entry id that starts with ``prefix``; ValueError when none or several match (or it is empty)."""

@@ -256,7 +256,7 @@ class ReplyActions(QObject):
             self.w.statusBar().showMessage(tr("branch.demo"), 8000)
             return
         try:
-            kind = chat.tree.get(entry_id).type
+            kind = chat.entry_kind(entry_id)
         except KeyError:
             return
         if kind == "assistant":
