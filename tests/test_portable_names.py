@@ -112,3 +112,28 @@ def test_a_card_named_like_another_but_for_case_gets_its_own_folder(tmp_path, mo
     b = import_card(card_file("alice", "two"))
     assert a.name == "Alice" and b.name == "alice-2"
     assert import_card(card_file("Alice", "one")).name == "Alice"  # the very same card file again: the same folder
+
+
+def test_a_card_imported_under_the_old_80_character_rule_is_met_again(tmp_path, monkeypatch):
+    """Issue 32: names are now cut at 48 UTF-16 units; a card whose folder an earlier release made with the old
+    rule (cut at 80) is still the card a re-import meets (asked replace / keep both), not a silent duplicate."""
+    import json
+
+    from liyuan_desktop.core.cards import library
+    from liyuan_desktop.core.paths import legacy_safe_name, safe_name
+
+    monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))
+    name = "很长的名字" * 12  # 60 characters: cut at 48 now, kept whole by the old rule
+    card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {"name": name, "first_mes": "hi"}}
+    src = tmp_path / "c.json"
+    src.write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+    old = library.cards_root() / legacy_safe_name(name)
+    assert old.name != safe_name(name)
+    old.mkdir(parents=True)
+    (old / "card.json").write_text(json.dumps(card, ensure_ascii=False), encoding="utf-8")
+    (old / "original.json").write_bytes(src.read_bytes())
+    assert library.card_folder(name) == old
+    assert library.import_card(src).dir == str(old)  # the very same file again: the card already there
+    src.write_text(json.dumps({**card, "data": {**card["data"], "first_mes": "changed"}}, ensure_ascii=False),
+                   encoding="utf-8")
+    assert library.existing_card(src) is not None  # a changed file meets it: the user is asked

@@ -96,7 +96,7 @@ def _err(msg: str) -> None:
 def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
     """The card to export and the image to put it on (None → default image)."""
     from ..core.cards import CardError, icon_bytes, load_card
-    from ..core.cards.library import cards_root
+    from ..core.cards.library import card_folder, cards_root
     from ..core.paths import safe_name
 
     p = Path(name)
@@ -105,7 +105,7 @@ def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
         return card, (p.read_bytes() if card.source_format == "png" else icon_bytes(card))
     folder: Optional[Path] = p if p.is_dir() else None
     if folder is None:
-        for cand in (cards_root() / name, cards_root() / safe_name(name)):
+        for cand in (cards_root() / name, cards_root() / safe_name(name), card_folder(name)):
             if (cand / "card.json").is_file():
                 folder = cand
                 break
@@ -256,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
 def _library_card(name: str) -> Path:
     """The card file ``card set`` edits: a library card by folder name, or a card folder / JSON card path."""
     from ..core.cards import CardError
-    from ..core.cards.library import cards_root
+    from ..core.cards.library import card_folder, cards_root
     from ..core.messages import message
     from ..core.paths import safe_name
 
@@ -265,7 +265,7 @@ def _library_card(name: str) -> Path:
         return p
     if (p / "card.json").is_file() and (os.sep in name or "/" in name):
         return p / "card.json"
-    for cand in (cards_root() / name, cards_root() / safe_name(name)):
+    for cand in (cards_root() / name, cards_root() / safe_name(name), card_folder(name)):
         if (cand / "card.json").is_file():
             return cand / "card.json"
     raise CardError(message("card.not_in_library", name=name))

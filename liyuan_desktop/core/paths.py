@@ -132,6 +132,15 @@ def safe_name(name: str, fallback: str = "未命名", max_len: int = NAME_MAX_UT
     return s or fallback
 
 
+def legacy_safe_name(name: str, fallback: str = "未命名") -> str:
+    """The folder name releases before the portable rule made from ``name`` (``\\ / : * ? " < > |`` and control
+    characters to ``_``, whitespace and dots stripped, cut to 80 characters). Only for finding a card folder made
+    then (:func:`~liyuan_desktop.core.cards.library.card_folder`): a name between :data:`NAME_MAX_UTF16` and 80
+    characters was cut later then than :func:`safe_name` cuts it now."""
+    s = "".join("_" if c in '\\/:*?"<>|' or ord(c) < 0x20 else c for c in name).strip().strip(".")
+    return s[:80] or fallback
+
+
 def name_key(name: str) -> str:
     """How Windows (NTFS) and macOS (APFS, HFS+) compare names by default: case-insensitively and, on macOS, whatever
     the Unicode normalisation. Two names with one key are one file there."""

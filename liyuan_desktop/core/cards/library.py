@@ -20,7 +20,7 @@ from typing import Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
-from ..paths import demo_card_path, demo_replay_path, home, name_key, name_taken, safe_name
+from ..paths import demo_card_path, demo_replay_path, home, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
 from .book_links import link_on_import
@@ -98,13 +98,24 @@ def list_chats(card: CardRef) -> list[ChatRef]:
     return out
 
 
+def card_folder(card_name: str) -> Path:
+    """The library folder of a card named ``card_name``: :func:`~liyuan_desktop.core.paths.safe_name`'s, or the
+    folder an earlier release made when only that one holds a card (names it cut at 80 characters, not at
+    :data:`~liyuan_desktop.core.paths.NAME_MAX_UTF16` UTF-16 units) — so re-importing such a card still meets it."""
+    dest = cards_root() / safe_name(card_name)
+    old = cards_root() / legacy_safe_name(card_name)
+    if old != dest and not (dest / "card.json").is_file() and (old / "card.json").is_file():
+        return old
+    return dest
+
+
 def existing_card(path: str | Path) -> Optional[CardRef]:
     """The library card a re-import of ``path`` would meet: the folder named after the file's card, when it
     holds a card whose files differ from ``path`` (the very same file again is not a conflict: None). The window
     and the CLI ask the user then (replace / keep both); :func:`import_card` never replaces on its own. Raises
     CardError for a file that is not a readable card."""
     src = Path(path)
-    dest = cards_root() / safe_name(load_card(src).name)
+    dest = card_folder(load_card(src).name)
     if not (dest / "card.json").is_file():
         return None
     same = dest / ("original" + src.suffix.lower())
@@ -135,8 +146,8 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     from .export import card_json_bytes  # the export module loads when a card is imported (issue 15: start-up)
 
     card = load_card(src)
-    name = safe_name(card.name)
-    dest = cards_root() / name
+    dest = card_folder(card.name)
+    name = dest.name
     if replace and (dest / "card.json").is_file():
         for old in dest.glob("original.*"):
             old.unlink()
