@@ -28,8 +28,8 @@ async def test_window_state_and_last_chat_restored(qtbot):
     await _until(win.view.is_ready)
     win.start_demo()
     chat_dir = win.chat_ref.dir
-    win.resize(1000, 700)  # within the offscreen screen, so the restored geometry is not clamped
-    win.split.setSizes([200, 450, 330])
+    win.resize(780, 560)  # within the offscreen screen (800x600), so the restored geometry is not clamped
+    win.split.setSizes([200, 330, 240])  # the card list's search and sort row needs ~175 px of its pane
     before = win.split.sizes()
     win.save_window_state()
     win.close()
