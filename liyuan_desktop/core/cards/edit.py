@@ -49,7 +49,9 @@ Errors: :class:`CardEditError` (a :class:`~liyuan_desktop.core.cards.CardError`)
 
 from __future__ import annotations
 
+import calendar
 import copy
+import hashlib
 import json
 import math
 import os
@@ -707,6 +709,16 @@ def _save_version(folder: Path, files: list[Path]) -> Optional[Path]:
     return dest
 
 
+def _version_ms(folder: Path) -> int:
+    """When the version in ``folder`` was saved, in ms since the epoch: read from its id (UTC
+    ``YYYYMMDD-HHMMSS-mmm``, made from ``time.time()``), or the folder's mtime for a folder not named so."""
+    m = re.fullmatch(r"(\d{8}-\d{6})-(\d{3})(?:-\d+)?", folder.name)
+    if m is None:
+        return int(folder.stat().st_mtime * 1000)
+    secs = calendar.timegm(time.strptime(m.group(1), "%Y%m%d-%H%M%S"))
+    return secs * 1000 + int(m.group(2))
+
+
 def list_versions(card_dir: str | Path) -> list[CardVersion]:
     """The saved versions of the card in ``card_dir``, newest first (:class:`CardVersion`); [] when none."""
     root = Path(card_dir) / VERSIONS_DIR
@@ -719,7 +731,7 @@ def list_versions(card_dir: str | Path) -> list[CardVersion]:
         files = sorted(p.name for p in d.iterdir() if p.is_file())
         if not files:
             continue
-        out.append(CardVersion(id=d.name, path=str(d), saved_ms=int(d.stat().st_mtime * 1000), files=files))
+        out.append(CardVersion(id=d.name, path=str(d), saved_ms=_version_ms(d), files=files))
     out.sort(key=lambda v: v.id, reverse=True)
     return out
 
@@ -797,24 +809,27 @@ def with_greeting(card: Card, n: int) -> Card:
     return card.model_copy(update={"first_mes": greetings[n], "alternate_greetings": rest})
 
 
-def card_stamp(path: str | Path) -> Optional[tuple[int, int]]:
-    """What tells that a card file changed: (mtime in ns, size), or None when it cannot be read. Every save here
-    replaces the file (a new inode and mtime), so an edit always changes it."""
+def card_stamp(path: str | Path) -> Optional[str]:
+    """What tells that a card file changed: the SHA-256 of its bytes (hex), or None when it cannot be read. A
+    content hash, not (mtime, size): two saves within the file system's timestamp granularity (a few ms on a
+    coarse kernel clock) with the same size left the older stamp equal and the edit unseen."""
     try:
-        st = os.stat(path)
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
     except OSError:
         return None
-    return (st.st_mtime_ns, st.st_size)
 
 
 def edited_since(card_path: str | Path, since_ms: int) -> bool:
-    """Whether the card at ``card_path`` was saved by the editor (a version was made) after ``since_ms`` (ms since
-    the epoch, e.g. the last entry of a chat): a reopened chat then says it plays the edited card."""
+    """Whether the card at ``card_path`` was saved by the editor (a version was made) at or after ``since_ms`` (ms
+    since the epoch, e.g. the last entry of a chat): a reopened chat then says it plays the edited card. The save's
+    time is the version's id (taken from the same clock as the session's timestamps), not the folder's mtime, which
+    the kernel's coarse clock can put a few ms before the save."""
     if not card_path:
         return False
     folder = Path(card_path).parent
     versions = list_versions(folder)
-    return bool(versions) and versions[0].saved_ms > since_ms
+    return bool(versions) and versions[0].saved_ms >= since_ms
 
 
 def edited_notice(card_name: str) -> Msg:
