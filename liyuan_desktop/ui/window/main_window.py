@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -91,7 +91,38 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self._closing = False
         self._panes_chat: Optional[Chat] = None  # the chat the panes were last set up for (see the module doc)
 
-        # left: cards and chats
+        left = self._build_left()
+        centre = self._build_centre()
+        self._build_right()
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.split.addWidget(left)
+        self.split.addWidget(centre)
+        self.split.addWidget(self.tabs)
+        self.split.setSizes([230, 700, 430])
+        self.split.setChildrenCollapsible(False)
+        self.setCentralWidget(self.split)
+        self.status_label = QLabel("")
+        self.statusBar().addPermanentWidget(self.status_label)
+        self.ask_dialog = AskDialog(self)
+        from ..frames.panels_view import PanelsView  # issue 5: the card's Liyuan panels beside the conversation
+
+        self.panels_view = PanelsView()
+        self.tabs.setTabVisible(self.tabs.addTab(self.panels_view, tr("panels.title")), False)
+
+        from ..dialogs import st_migration  # noqa: F401  its strings (文件 → 从 SillyTavern 导入…)
+
+        menu = self._build_file_menu()
+        self._build_chat_menu(menu)
+        self.set_busy(False)
+        try:
+            library.ensure_demo_card()  # the bundled card is always there to start from
+        except OSError as e:
+            log.warning("could not install the demo card: %s", e)
+        self.refresh_tree()
+        self._restore_window()
+
+    def _build_left(self) -> QWidget:
+        """The left column: the cards and chats tree and its three buttons. Returns the column."""
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(6, 6, 6, 6)
@@ -107,7 +138,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
             b.clicked.connect(slot)
             ll.addWidget(b)
 
-        # centre: conversation + input
+        return left
+
+    def _build_centre(self) -> QWidget:
+        """The centre column: the conversation view and the input row with its buttons. Returns the column."""
         centre = QWidget()
         cl = QVBoxLayout(centre)
         cl.setContentsMargins(0, 0, 0, 0)
@@ -152,7 +186,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         cl.addLayout(row)
         QShortcut(QKeySequence("Ctrl+Return"), self.input, activated=self.send_clicked)
 
-        # right: draft and ledger
+        return centre
+
+    def _build_right(self) -> None:
+        """The right column's tabs: draft, ledger, branches, the agent-mode panes (hidden until a novel is open)."""
         self.tabs = QTabWidget()
         self.draft_pane = DraftPane()
         # issue 13 §4: the card's display regex scripts run on a worker thread; the view paints first, fills in
@@ -191,57 +228,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
 
-        self.split = QSplitter(Qt.Orientation.Horizontal)
-        self.split.addWidget(left)
-        self.split.addWidget(centre)
-        self.split.addWidget(self.tabs)
-        self.split.setSizes([230, 700, 430])
-        self.split.setChildrenCollapsible(False)
-        self.setCentralWidget(self.split)
-        self.status_label = QLabel("")
-        self.statusBar().addPermanentWidget(self.status_label)
-        self.ask_dialog = AskDialog(self)
-        from ..frames.panels_view import PanelsView  # issue 5: the card's Liyuan panels beside the conversation
 
-        self.panels_view = PanelsView()
-        self.tabs.setTabVisible(self.tabs.addTab(self.panels_view, tr("panels.title")), False)
-
-        from ..dialogs import st_migration  # noqa: F401  its strings (文件 → 从 SillyTavern 导入…)
-
-        menu = self.menuBar().addMenu(tr("app.title"))
-        for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
-                                (tr("menu.import.prose"), self.import_prose_dialog, None),
-                                (tr("work.menu.import.chat"), lambda: chat_work.import_st_chat_dialog(self), None),
-                                (tr("stmig.menu"), self.import_sillytavern_dialog, None),
-                                (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
-                                (tr("settings"), self.open_settings, "Ctrl+,"),
-                                (tr("wi.menu"), self.open_world_info_settings, None),
-                                (tr("menu.demo"), self.start_demo, None), (tr("menu.quit"), self.close, "Ctrl+Q")):
-            act = QAction(text, self)
-            if seq:
-                act.setShortcut(QKeySequence(seq))
-            act.triggered.connect(slot)
-            menu.addAction(act)
-        from ..frames.conversation import frames_trust_action  # issue 5: per-card "trusted status bars" switch
-
-        self.frames_trust_action = frames_trust_action(self, lambda: self.chat, self.view)
-        menu.insertAction(menu.actions()[1], self.frames_trust_action)  # next to 导入角色卡 (where scripts are asked)
-        menu.aboutToShow.connect(self.frames_trust_action.sync)
-        # the card's regex scripts (status bars, beautifying) can be switched on later, not only when importing
-        self.scripts_action = QAction(tr("scripts.action"), self)
-        self.scripts_action.setObjectName("cardScriptsAction")
-        self.scripts_action.setCheckable(True)
-        self.scripts_action.triggered.connect(self._scripts_toggled)
-        menu.insertAction(self.frames_trust_action, self.scripts_action)
-        menu.aboutToShow.connect(self._sync_scripts_action)
-        self._build_chat_menu(menu)
-        self.set_busy(False)
-        try:
-            library.ensure_demo_card()  # the bundled card is always there to start from
-        except OSError as e:
-            log.warning("could not install the demo card: %s", e)
-        self.refresh_tree()
-        self._restore_window()
+    def import_st_chat_dialog(self) -> None:
+        """Menu 导入 SillyTavern 聊天记录… (``chat_work.import_st_chat_dialog``)."""
+        chat_work.import_st_chat_dialog(self)
 
     # -- window state -----------------------------------------------------------------------------------------
     def _restore_window(self) -> None:

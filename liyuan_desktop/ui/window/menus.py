@@ -9,9 +9,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (
-    QMessageBox,
-)
+from PySide6.QtWidgets import QMenu, QMessageBox
 
 from ..infra.i18n import show, tr
 
@@ -25,6 +23,37 @@ else:
 
 class MenusMixin(_Window):
     """The window's chat menu (对话, 帮助 and the screens hooked into them) and the card's scripts switch in 梨园 (a part of :class:`~.main_window.MainWindow`)."""
+
+    def _build_file_menu(self) -> QMenu:
+        """The app menu (import, settings, demo, quit) with the card's status-bar trust and regex-script switches.
+        Returns the menu; the chat menu is built after it."""
+        menu = self.menuBar().addMenu(tr("app.title"))
+        for text, slot, seq in ((tr("import.card"), self.import_card_dialog, "Ctrl+O"),
+                                (tr("menu.import.prose"), self.import_prose_dialog, None),
+                                (tr("work.menu.import.chat"), self.import_st_chat_dialog, None),
+                                (tr("stmig.menu"), self.import_sillytavern_dialog, None),
+                                (tr("menu.to.agent"), self.roleplay_to_agent_clicked, None),
+                                (tr("settings"), self.open_settings, "Ctrl+,"),
+                                (tr("wi.menu"), self.open_world_info_settings, None),
+                                (tr("menu.demo"), self.start_demo, None), (tr("menu.quit"), self.close, "Ctrl+Q")):
+            act = QAction(text, self)
+            if seq:
+                act.setShortcut(QKeySequence(seq))
+            act.triggered.connect(slot)
+            menu.addAction(act)
+        from ..frames.conversation import frames_trust_action  # issue 5: per-card "trusted status bars" switch
+
+        self.frames_trust_action = frames_trust_action(self, lambda: self.chat, self.view)
+        menu.insertAction(menu.actions()[1], self.frames_trust_action)  # next to 导入角色卡 (where scripts are asked)
+        menu.aboutToShow.connect(self.frames_trust_action.sync)
+        # the card's regex scripts (status bars, beautifying) can be switched on later, not only when importing
+        self.scripts_action = QAction(tr("scripts.action"), self)
+        self.scripts_action.setObjectName("cardScriptsAction")
+        self.scripts_action.setCheckable(True)
+        self.scripts_action.triggered.connect(self._scripts_toggled)
+        menu.insertAction(self.frames_trust_action, self.scripts_action)
+        menu.aboutToShow.connect(self._sync_scripts_action)
+        return menu
 
     def _build_chat_menu(self, menu: Any) -> None:
         """The 对话 and 帮助 menus, and the screens hooked into them and into ``menu`` (梨园): presets, find,
