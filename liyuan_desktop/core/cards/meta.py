@@ -34,6 +34,7 @@ call it and clear what depends on the switch.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -49,6 +50,7 @@ BOOKS_KEY = "world_books"
 TH_KEY = "th_scripts"
 PRESET_META_FILE = "liyuan-preset-scripts.meta"
 FAVORITE_KEY = "favorite"
+SITES_KEY = "allowed_sites"
 
 CardLike = Union[str, Path, Card, None]
 
@@ -206,3 +208,53 @@ def set_card_favorite(card_dir: str | Path, favorite: bool) -> None:
     """Star or unstar the card in the card list (``favorite`` in ``<card_dir>/liyuan.json``, other keys kept;
     atomic write). Raises OSError."""
     _set_key(card_dir, FAVORITE_KEY, bool(favorite))
+
+
+_HOST = re.compile(r"(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}")
+
+
+def normalize_site(text: str) -> str:
+    """The host name a user or a refusal names, as it is stored for "allow this site for this card" (issue 26 §3):
+    ``https://Battle.Example.com:443/ui/?x`` or ``battle.example.com`` → ``battle.example.com`` (lower case,
+    IDNA-encoded, no port, path or trailing dot). Only https sites can be allowed: ValueError for another scheme
+    (``http://``, ``file:`` …), an IP literal or a name that is not a dotted DNS name (``localhost``)."""
+    t = text.strip()
+    m = re.match(r"([a-zA-Z][a-zA-Z0-9+.-]*):(//)?", t)
+    if m:
+        if m.group(1).lower() != "https" or not m.group(2):
+            raise ValueError(f"only https sites can be allowed: {t[:80]!r}")
+        t = t[m.end():]
+    host = re.split(r"[/?#]", t, maxsplit=1)[0].rsplit("@", 1)[-1]
+    host = re.sub(r":\d{1,5}$", "", host).rstrip(".").lower()
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        raise ValueError(f"not a host name: {t[:80]!r}") from None
+    if not _HOST.fullmatch(host) or re.fullmatch(r"[0-9.]+", host):
+        raise ValueError(f"not a public host name: {t[:80]!r}")
+    return host
+
+
+def card_allowed_sites(card: CardLike) -> list[str]:
+    """The https hosts the user allowed for this card's status bars (``allowed_sites``, sorted): their pages,
+    scripts, styles, images and requests may load in this card's frames only, through the egress gate (never
+    loopback or private addresses). [] by default, for a card without a folder, and for unreadable items."""
+    raw = read_meta(card).get(SITES_KEY)
+    out: set[str] = set()
+    for item in raw if isinstance(raw, list) else []:
+        try:
+            out.add(normalize_site(item)) if isinstance(item, str) else None
+        except ValueError:
+            continue
+    return sorted(out)
+
+
+def set_card_site_allowed(card_dir: str | Path, site: str, allowed: bool) -> list[str]:
+    """Allow (or revoke) the https host ``site`` (any form :func:`normalize_site` reads) for the card in
+    ``card_dir``; returns the card's allowed hosts after the change. ValueError for a site that is not an https
+    host name; OSError when ``liyuan.json`` cannot be written."""
+    host = normalize_site(site)
+    sites = set(card_allowed_sites(Path(card_dir)))
+    sites.add(host) if allowed else sites.discard(host)
+    _set_key(card_dir, SITES_KEY, sorted(sites))
+    return sorted(sites)

@@ -21,7 +21,13 @@ from ..beat.loop import EventSink
 from ..beat.tools.context import AskHandler
 from ..cards import Card, CardError, load_card
 from ..cards.edit import card_stamp, edited_notice, edited_since
-from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
+from ..cards.meta import (
+    card_allowed_sites,
+    set_card_frames_trusted,
+    set_card_linked_books,
+    set_card_scripts_allowed,
+    set_card_site_allowed,
+)
 from ..cards.personas import Persona, load_personas, save_personas
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..ledger.state import WorldState
@@ -736,6 +742,20 @@ class Chat(ChatView):
         if not self.card.path:
             raise ValueError("这张卡没有文件夹，无法记住信任设置")
         set_card_frames_trusted(Path(self.card.path).parent, trusted)
+
+    @property
+    def allowed_sites(self) -> list[str]:
+        """The https hosts allowed for this card's status bars (``cards.meta.card_allowed_sites``; [] by default)."""
+        return card_allowed_sites(self.card)
+
+    @notices(Changes.of("settings"))
+    def set_site_allowed(self, site: str, allowed: bool) -> list[str]:
+        """Allow or revoke the https host ``site`` for this card's frames only (issue 26 §3: a status bar that
+        embeds its author's remote page); never on by default. Returns the allowed hosts. ValueError for a site
+        that is not an https host name or a card without a folder; OSError."""
+        if not self.card.path:
+            raise ValueError("no card folder")
+        return set_card_site_allowed(Path(self.card.path).parent, site, allowed)
 
     # -- agent mode -----------------------------------------------------------------------------------------
     workspace = property(lambda self: self.agent.workspace, doc="The folder the agent's file paths are relative to.")

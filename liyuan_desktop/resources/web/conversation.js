@@ -534,7 +534,29 @@
   var FRAME_CSP_TRUSTED = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval' https:; style-src 'unsafe-inline' https:; " +
     "img-src data:; font-src data: https:; connect-src 'none'; frame-src 'none'; object-src 'none'; base-uri 'none'; " +
     "form-action 'none'";
-  function frameCsp() { return frames.card.trusted ? FRAME_CSP_TRUSTED : FRAME_CSP; }
+  // Sites the user allowed for this card (Python's setFrameCard "sites", core/cards/meta.py allowed_sites; issue 26
+  // §3): https://HOST is added to the directives a remote page and its loads need, 'none' dropped there. The host
+  // names come validated ([a-z0-9.-]); anything else is left out.
+  var SITE_DIRECTIVES = ["script-src", "style-src", "font-src", "img-src", "media-src", "connect-src", "frame-src"];
+  function withSites(csp, sites) {
+    var src = (sites || []).filter(function (h) { return /^[a-z0-9.-]+$/.test(h); })
+      .map(function (h) { return "https://" + h; }).join(" ");
+    if (!src) return csp;
+    var seen = {};
+    var parts = csp.split(";").map(function (p) { return p.trim(); }).filter(Boolean).map(function (p) {
+      var name = p.split(/\s+/)[0];
+      if (SITE_DIRECTIVES.indexOf(name) < 0) return p;
+      seen[name] = true;
+      return p.split(/\s+/).filter(function (t) { return t !== "'none'"; }).join(" ") + " " + src;
+    });
+    SITE_DIRECTIVES.forEach(function (d) { if (!seen[d]) parts.push(d + " " + src); });
+    return parts.join("; ");
+  }
+  function siteAllowed(url) {
+    var m = /^https:\/\/([^\/?#:]+)/i.exec(String(url || "").trim());
+    return !!m && (frames.card.sites || []).indexOf(m[1].toLowerCase()) >= 0;
+  }
+  function frameCsp() { return withSites(frames.card.trusted ? FRAME_CSP_TRUSTED : FRAME_CSP, frames.card.sites); }
   var FRAME_RESET = "*{box-sizing:border-box}html,body{margin:0!important;padding:0;overflow:hidden!important;" +
     "max-width:100%!important}";
   var frames = {
@@ -549,7 +571,7 @@
     libs: null,               // key -> {package, version, kind, text} once vendor/lib/frame_libs.js has loaded
     libsWaiting: [],          // callbacks waiting for it
     // the card whose chat is shown: its storage (all frames of the view belong to it) and its trust switch
-    card: { key: "", trusted: false, local: {}, session: {}, maxBytes: 1048576, globalKey: "card:" },
+    card: { key: "", trusted: false, sites: [], local: {}, session: {}, maxBytes: 1048576, globalKey: "card:" },
     storageTimer: 0,
     // watchdog (see "frame watchdog" below)
     watch: { pingMs: 1000, hangMs: 5000, loadMs: 15000, reuseMs: 3000, timer: 0, seq: 0, queue: [], probation: null,
@@ -807,7 +829,7 @@
       if (src != null && isRemote(src.trim())) {
         var lib = isModule ? esmLibrary(src.trim()) : cdnLibrary(src.trim());
         if (lib) { libs[lib] = true; return "<!-- " + lib + ": inlined by Liyuan -->"; }
-        if (!frames.card.trusted) blocked.push(src.trim());
+        if (!frames.card.trusted && !siteAllowed(src)) blocked.push(src.trim());
       }
       if (src == null && (isModule || !type || /javascript|ecmascript/.test(type))) {
         var rewritten = rewriteImports(body, isModule, libs);
@@ -816,7 +838,7 @@
       }
       if (isModule) {
         var re = /\bimport\s*(?:[\w$*{}\s,]+?\s*from\s*|\(\s*)?(["'])((?:https?:)?\/\/[^"']+)\1/g, im;
-        while ((im = re.exec(body))) if (!frames.card.trusted) blocked.push(im[2]);
+        while ((im = re.exec(body))) if (!frames.card.trusted && !siteAllowed(im[2])) blocked.push(im[2]);
       }
       return whole;
     });
@@ -1867,6 +1889,7 @@
         ctx.globalVars = frames.globals[globalKey] || {};
       }
       frames.card = { key: key, trusted: !!card.trusted, globalKey: globalKey,
+                      sites: Array.isArray(card.sites) ? card.sites.map(String) : [],
                       local: card.local && typeof card.local === "object" ? card.local : {},
                       session: card.session && typeof card.session === "object" ? card.session : {},
                       maxBytes: Number(card.maxBytes) > 0 ? Number(card.maxBytes) : 1048576 };

@@ -46,6 +46,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import tempfile
 import time
@@ -66,7 +67,7 @@ from PySide6.QtWebEngineCore import (
 from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
-from ...core.cards.meta import card_frames_trusted
+from ...core.cards.meta import card_allowed_sites, card_frames_trusted
 from ...core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ...runtime import split_flags
 from ..infra.i18n import register, show, tr
@@ -177,6 +178,28 @@ def _frames_allowed(csp: str) -> bool:
 
 
 _trusted_dir_cache: Path | None = None
+_site_dirs: dict[tuple[bool, tuple[str, ...]], Path] = {}
+SITE_DIRECTIVES = ("script-src", "style-src", "font-src", "img-src", "media-src", "connect-src", "frame-src")
+"""The policy directives an allowed site is added to (its page in a frame, and what that page loads)."""
+
+
+def with_sites(csp: str, sites: tuple[str, ...] | list[str]) -> str:
+    """``csp`` with ``https://HOST`` for each of ``sites`` added to :data:`SITE_DIRECTIVES` (``'none'`` dropped
+    where a source is added; a missing directive is added). Hosts must be :func:`cards.meta.normalize_site` output
+    (letters, digits, dots and dashes only), so nothing else can enter the policy."""
+    sources = " ".join(f"https://{h}" for h in sites if re.fullmatch(r"[a-z0-9.-]+", h))
+    if not sources:
+        return csp
+    parts = [p.strip() for p in csp.split(";") if p.strip()]
+    seen = set()
+    for i, part in enumerate(parts):
+        name, _, rest = part.partition(" ")
+        if name in SITE_DIRECTIVES:
+            seen.add(name)
+            kept = [t for t in rest.split() if t != "'none'"]
+            parts[i] = " ".join([name, *kept, sources])
+    parts += [f"{d} {sources}" for d in SITE_DIRECTIVES if d not in seen]
+    return "; ".join(parts)
 
 
 def _with_https(csp: str) -> str:
@@ -186,12 +209,27 @@ def _with_https(csp: str) -> str:
     return re.sub(r"\b((?:script|style|font)-src)([^;]*)", add, csp)
 
 
-def host_dir(trusted: bool = False) -> Path:
+def host_dir(trusted: bool = False, sites: tuple[str, ...] = ()) -> Path:
     """The folder the view loads the host page from: :func:`web_dir` when its page policy already lets status-bar
     frames run, else (once per process) a temporary copy whose ``conversation.html`` carries :data:`HOST_CSP`.
     ``trusted``: a temporary copy (once per process) whose policy also allows https scripts, styles and fonts —
-    frames inherit the host page's policy, so a trusted card's frames could not load them otherwise."""
+    frames inherit the host page's policy, so a trusted card's frames could not load them otherwise.
+    ``sites``: https hosts the user allowed for the card shown (``cards.meta.card_allowed_sites``, issue 26 §3): a
+    copy (once per set per process) whose policy also lets frames load pages, scripts, styles, images and requests
+    from exactly those hosts."""
     global _host_dir_cache, _trusted_dir_cache
+    if sites:
+        key = (trusted, tuple(sorted(sites)))
+        if key in _site_dirs and (_site_dirs[key] / WEB_FILES[0]).is_file():
+            return _site_dirs[key]
+        base = host_dir(trusted)
+        tmp = Path(tempfile.mkdtemp(prefix="liyuan-host-sites-"))
+        shutil.copytree(base, tmp, dirs_exist_ok=True)
+        html = (base / WEB_FILES[0]).read_text(encoding="utf-8")
+        (tmp / WEB_FILES[0]).write_text(_CSP_META.sub(lambda mm: mm.group(1) + with_sites(mm.group(2), key[1])
+                                                      + mm.group(3), html, count=1), encoding="utf-8")
+        _site_dirs[key] = tmp
+        return tmp
     if trusted:
         if _trusted_dir_cache is not None and (_trusted_dir_cache / WEB_FILES[0]).is_file():
             return _trusted_dir_cache
@@ -424,6 +462,9 @@ class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
         super().__init__(parent)
         self.dirs = [d.resolve() for d in dirs]
         self.trusted = False
+        self.sites: frozenset[str] = frozenset()
+        """https hosts the user allowed for the card shown (issue 26 §3): any request to them passes (not to a
+        loopback or private address, and only through the egress gate)."""
         self._on_block = on_block
 
     def allowed(self, url: QUrl, resource_type: Any) -> tuple[bool, str]:
@@ -437,6 +478,8 @@ class FrameRequestInterceptor(QWebEngineUrlRequestInterceptor):
             except (OSError, ValueError):
                 return False, "file"
             return (any(p == d or d in p.parents for d in self.dirs), "file outside the page")
+        if scheme == "https" and url.host().lower().rstrip(".") in self.sites:
+            return (False, "loopback/private address") if _private_host(url.host()) else (True, "")
         if scheme == "https" and self.trusted:
             if _private_host(url.host()):
                 return False, "loopback/private address"
@@ -589,6 +632,7 @@ class ConversationView(QWebEngineView):
         self._card_dir: Path | None = None
         self._card_key = ""
         self._trusted = False
+        self._sites: tuple[str, ...] = ()  # https hosts allowed for the card shown (set_card)
         self._blocked: list[str] = []
         self._failed_frames: dict[str, str] = {}
         self._frames_seen: dict[str, bool] = {}
@@ -930,12 +974,14 @@ class ConversationView(QWebEngineView):
             self._frames_seen = {}
         self._card_dir, self._card_key = new_dir, key
         trusted = bool(new_dir) and card_frames_trusted(new_dir)
+        sites = tuple(card_allowed_sites(new_dir)) if new_dir else ()
         self._interceptor.trusted = trusted
-        if not trusted and frame_guard.gate() is not None:
+        self._interceptor.sites = frozenset(sites)
+        if (not trusted or sites != self._sites) and frame_guard.gate() is not None:
             frame_guard.gate().revoke_all()
-        if trusted != self._trusted:
-            self._trusted = trusted
-            self._dir = host_dir(trusted)
+        if trusted != self._trusted or sites != self._sites:
+            self._trusted, self._sites = trusted, sites
+            self._dir = host_dir(trusted, sites)
             if self._dir.resolve() not in self._interceptor.dirs:
                 self._interceptor.dirs.append(self._dir.resolve())
             self._url = QUrl.fromLocalFile(str(self._dir / WEB_FILES[0]))
@@ -963,7 +1009,7 @@ class ConversationView(QWebEngineView):
 
     def _card_payload(self) -> dict:
         local = load_card_storage(self._card_dir) if self._card_dir else {}
-        return {"key": self._card_key, "trusted": self._trusted, "local": local,
+        return {"key": self._card_key, "trusted": self._trusted, "sites": list(self._sites), "local": local,
                 "session": dict(_SESSION_STORAGE.get(self._card_key, {})), "maxBytes": MAX_BYTES,
                 "globalKey": frame_guard.variable_scope_key(self._card_key, self._trusted)}
 

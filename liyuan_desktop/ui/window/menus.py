@@ -46,6 +46,11 @@ class MenusMixin(_Window):
         self.frames_trust_action = frames_trust_action(self, lambda: self.chat, self.view)
         menu.insertAction(menu.actions()[1], self.frames_trust_action)  # next to 导入角色卡 (where scripts are asked)
         menu.aboutToShow.connect(self.frames_trust_action.sync)
+        from ..frames.remote_sites import sites_action  # issue 26 §3: allow one https site for one card's bars
+
+        sites = sites_action(self, lambda: self.chat, self.view, self.session)
+        menu.insertAction(menu.actions()[menu.actions().index(self.frames_trust_action) + 1], sites)
+        menu.aboutToShow.connect(sites.sync)  # type: ignore[attr-defined]
         # the card's regex scripts (status bars, beautifying) can be switched on later, not only when importing
         self.scripts_action = QAction(tr("scripts.action"), self)
         self.scripts_action.setObjectName("cardScriptsAction")
