@@ -173,3 +173,27 @@ async def test_book_lists_switch_on_off_and_import(qtbot, tmp_path: Path):
     qtbot.addWidget(ed)
     await wait_for(lambda: ed.loaded, timeout=20)
     assert ed.model.rowCount() == len(chat.card_book().entries)
+
+
+async def test_book_lists_find_and_sort(qtbot, tmp_path: Path):
+    """Issue 26 §3: the world-book lists find by name and sort by name or by the latest change, as the card list."""
+    import os
+
+    chat = _chat(tmp_path)
+    dlg = WorldBooksDialog(chat)
+    qtbot.addWidget(dlg)
+    for i, name in enumerate(("江湖", "山海", "江南")):
+        src = tmp_path / f"{name}.json"
+        src.write_text(json.dumps({"entries": {"0": {"uid": 0, "key": [name], "content": name}}}, ensure_ascii=False),
+                       "utf-8")
+        dst = dlg.chat_list.import_file(str(src))
+        os.utime(dst, (1_700_000_000 + i * 100, 1_700_000_000 + i * 100))
+    dlg.chat_list.refresh()
+    assert [n for n, _ in dlg.chat_list.names()] == ["山海", "江南", "江湖"]
+    dlg.chat_list.filter.setText("江")
+    assert [n for n, _ in dlg.chat_list.names()] == ["江南", "江湖"]
+    dlg.chat_list.sort.setCurrentIndex(dlg.chat_list.sort.findData("recent"))
+    assert [n for n, _ in dlg.chat_list.names()] == ["江南", "江湖"]  # 江南 changed last
+    assert "KB" in dlg.chat_list.list.item(0).toolTip()
+    dlg.chat_list.filter.setText("没有这本")
+    assert dlg.chat_list.names() == [] and dlg.chat_list.list.count() == 0

@@ -119,3 +119,17 @@ def test_window_menu_opens_the_dialog_and_the_label_follows(qtbot, tmp_path: Pat
     assert dlg.apply()
     assert win.chat.persona == "书生"
     assert "书生" in win.statusBar().currentMessage()
+
+
+def test_the_persona_list_is_searched_by_any_part_of_the_name(qtbot, tmp_path: Path):
+    """Issue 26 §3: typing part of a persona's name in the picker offers the personas that contain it."""
+    from liyuan_desktop.ui.dialogs.persona_picker import PersonaDialog
+
+    chat = _chat(tmp_path)
+    _store_with("林小满", "苏晚", "小满的姐姐")
+    dlg = PersonaDialog(chat)
+    qtbot.addWidget(dlg)
+    c = dlg.combo.completer()
+    c.setCompletionPrefix("小满")
+    got = [c.completionModel().index(i, 0).data() for i in range(c.completionCount())]
+    assert [g for g in got if "小满" in g] == got and len(got) == 2

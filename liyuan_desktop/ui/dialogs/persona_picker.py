@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -79,6 +80,13 @@ class PersonaDialog(QDialog):
         form = QFormLayout()
         self.combo = QComboBox()
         self.combo.setObjectName("personaCombo")
+        # issue 26 §3: a long persona list is searched by typing (any part of the name), not scrolled
+        self.combo.setEditable(True)
+        self.combo.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+        completer = self.combo.completer()
+        if completer is not None:
+            completer.setFilterMode(Qt.MatchFlag.MatchContains)
+            completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
         form.addRow(tr("persona.pick"), self.combo)
         self.description = QPlainTextEdit()
         self.description.setReadOnly(True)

@@ -11,17 +11,21 @@ the chat re-reads its books (``Chat.reload_books``): the next beat's activation 
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QFileDialog,
     QHBoxLayout,
     QInputDialog,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
@@ -58,6 +62,10 @@ register({
     "books.card.entries": {"zh": "角色卡「{name}」自带的世界书：{n} 条。", "en": "The card “{name}” has its own world book: {n} entries."},
     "books.card.edit": {"zh": "查看与编辑…", "en": "View and edit…"},
     "books.close": {"zh": "关闭", "en": "Close"},
+    "books.filter": {"zh": "按名字查找…", "en": "Find by name…"},
+    "books.sort.name": {"zh": "按名字", "en": "By name"},
+    "books.sort.recent": {"zh": "最近改动", "en": "Recently changed"},
+    "books.tip": {"zh": "{path}\n{size} KB · 改于 {date}", "en": "{path}\n{size} KB · changed {date}"},
     # the card's linked library books (SillyTavern's character lore: core/cards/book_links.py)
     "books.links.title": {"zh": "链接的世界书", "en": "Linked world books"},
     "books.links.hint": {"zh": "书库里链接到这张卡的世界书：这张卡的每个对话（包括新开的）都会读它们，"
@@ -98,6 +106,15 @@ def _hint_list_error(lay: QVBoxLayout, hint: str, name: str) -> tuple[QListWidge
     lay.addWidget(error)
     return lst, error
 
+def _stat(path: str) -> tuple[int, float]:
+    """(size in bytes, mtime in s) of a book file; (0, 0.0) when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return 0, 0.0
+    return st.st_size, st.st_mtime
+
+
 class BookList(QWidget):
     """One books folder as a checkable list. ``changed()`` after a book was switched or imported."""
 
@@ -107,6 +124,20 @@ class BookList(QWidget):
         super().__init__(parent)
         self.folder = folder
         lay = QVBoxLayout(self)
+        find = QHBoxLayout()  # issue 26 §3: find and sort, as the card list has
+        self.filter = QLineEdit()
+        self.filter.setObjectName(name + "Filter")
+        self.filter.setPlaceholderText(tr("books.filter"))
+        self.filter.setClearButtonEnabled(True)
+        self.filter.textChanged.connect(lambda _t: self.refresh())
+        self.sort = QComboBox()
+        self.sort.setObjectName(name + "Sort")
+        self.sort.addItem(tr("books.sort.name"), "name")
+        self.sort.addItem(tr("books.sort.recent"), "recent")
+        self.sort.currentIndexChanged.connect(lambda _i: self.refresh())
+        find.addWidget(self.filter, 1)
+        find.addWidget(self.sort)
+        lay.addLayout(find)
         self.list, self.error = _hint_list_error(lay, tr(hint_key), name)
         self.list.itemChanged.connect(self._toggled)
         row = QHBoxLayout()
@@ -127,15 +158,22 @@ class BookList(QWidget):
         """Re-read the folder."""
         self.list.blockSignals(True)
         self.list.clear()
-        books = list_book_files(self.folder) if self.folder is not None else []
+        every = list_book_files(self.folder) if self.folder is not None else []
+        stats = {b.path: _stat(b.path) for b in every}
+        query = self.filter.text().strip().casefold()
+        books = [b for b in every if query in b.name.casefold()]
+        if self.sort.currentData() == "recent":
+            books.sort(key=lambda b: -stats[b.path][1])
         for b in books:
             it = QListWidgetItem(b.name)
             it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             it.setCheckState(Qt.CheckState.Checked if b.enabled else Qt.CheckState.Unchecked)
             it.setData(Qt.ItemDataRole.UserRole, b.name)
-            it.setToolTip(b.path)
+            size, mtime = stats[b.path]
+            it.setToolTip(tr("books.tip", path=b.path, size=max(1, round(size / 1024)),
+                             date=time.strftime("%Y-%m-%d %H:%M", time.localtime(mtime))))
             self.list.addItem(it)
-        if not books:
+        if not books and not every:
             it = QListWidgetItem(tr("books.none") if self.folder is not None else tr("books.nochat"))
             it.setFlags(Qt.ItemFlag.NoItemFlags)
             self.list.addItem(it)
