@@ -138,6 +138,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     sr.add_argument("chat")
     sr.add_argument("--json", action="store_true")
     story_review.add_arguments(sr)
+    from . import story_webnovel  # issue 28: norms, 日更 streak, 存稿
+
+    sw = ss.add_parser("webnovel", help=story_webnovel.text("webnovel.help"))
+    sw.add_argument("chat")
+    sw.add_argument("--json", action="store_true")
+    story_webnovel.add_arguments(sw)
     return st
 
 
@@ -187,6 +193,10 @@ def run(args: argparse.Namespace) -> int:
                 return story_review.run(args)
             except ToolError as e:
                 raise ValueError(e.message) from None
+        if args.story_cmd == "webnovel":
+            from . import story_webnovel
+
+            return story_webnovel.run(args)
         if args.story_cmd == "codex" and args.action:
             return run_codex(open_chat(args.chat), args)
         if args.story_cmd == "link":

@@ -878,6 +878,31 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.line.switched": {"zh": "（用户切换过）", "en": " (switched by the user)"},
     "th.saved": {"zh": "已记下：{what}", "en": "Recorded: {what}"},
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
+    # --- webnovel (issue 28: norms, 日更 streak, 存稿) ---
+    "webnovel.help": {"zh": "网文：章节字数规范、日更目标与连更天数、存稿；--publish/--unpublish 标记已发布的章节",
+                      "en": "Web novel: chapter length norm, daily target and streak, buffer; --publish/--unpublish "
+                            "mark chapters published"},
+    "webnovel.norm": {"zh": "章节字数规范：{min}–{max} 字", "en": "Chapter length norm: {min}–{max} words"},
+    "webnovel.norm.none": {"zh": "章节字数规范：不限", "en": "Chapter length norm: none"},
+    "webnovel.daily": {"zh": "今日 {today}/{target} 字 · 连更 {streak} 天（最长 {best} 天）",
+                       "en": "Today {today}/{target} words · streak {streak} days (best {best})"},
+    "webnovel.daily.none": {"zh": "今日 {today} 字 · 连续写作 {streak} 天（最长 {best} 天）；未设日更目标",
+                            "en": "Today {today} words · writing {streak} days in a row (best {best}); no daily target"},
+    "webnovel.buffer": {"zh": "存稿 {n} 章（{words} 字）· 已发布 {published} 章",
+                        "en": "Buffer {n} chapters ({words} words) · published {published}"},
+    "webnovel.short": {"zh": "偏短：{titles}", "en": "Too short: {titles}"},
+    "webnovel.long": {"zh": "偏长：{titles}", "en": "Too long: {titles}"},
+    "webnovel.saved": {"zh": "已保存网文设置", "en": "Web-novel settings saved"},
+    "webnovel.bad_norm": {"zh": "每章至少 {min} 字，却至多 {max} 字：下限不能高于上限",
+                          "en": "At least {min} and at most {max} words a chapter: the lower bound is above the upper"},
+    "webnovel.negative": {"zh": "字数不能是负数", "en": "Word counts cannot be negative"},
+    "webnovel.not_chapter": {"zh": "「{file}」不是这本书的章节", "en": "“{file}” is not a chapter of this book"},
+    "webnovel.opt.min": {"zh": "章节字数下限（0 = 不限）", "en": "chapter norm: fewest words (0 = none)"},
+    "webnovel.opt.max": {"zh": "章节字数上限（0 = 不限）", "en": "chapter norm: most words (0 = none)"},
+    "webnovel.opt.daily": {"zh": "日更目标字数（0 = 不设）", "en": "daily target in words (0 = none)"},
+    "webnovel.opt.publish": {"zh": "把一章（正文文件名）标记为已发布", "en": "mark a chapter file published"},
+    "webnovel.opt.unpublish": {"zh": "取消已发布（回到存稿）", "en": "mark it unpublished (back to the buffer)"},
+
 }
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 from ..beat.draft import Draft
 from ..beat.events import BeatFinished, DraftChanged
@@ -793,6 +793,33 @@ class Chat(ChatView):
         return done
 
     # -- the writing room (issue 19; chat.writing) ------------------------------------------------------------
+    @notices(Changes.of("outline"))
+    def set_webnovel(self, *, chapter_min: Optional[int] = None, chapter_max: Optional[int] = None,
+                     daily_target: Optional[int] = None, publish: Iterable[str] = (),
+                     unpublish: Iterable[str] = ()) -> Any:
+        """Change the book's web-novel settings (issue 28, ``story.webnovel``): the chapter length norm (字; 0 = no
+        bound), the daily target (字; 0 = none), and which chapter files are published (the rest of the written
+        ones are 存稿). Returns the settings. ValueError for a norm whose minimum exceeds its maximum or a
+        negative number, or a file that is not a chapter of this book; OSError when the disk refuses."""
+        from ..story.webnovel import WebNovelSettings, load_webnovel, save_webnovel
+
+        cur = load_webnovel(self.dir)
+        names = {c.file for c in self.writing.progress().chapters if c.file}
+        bad = [f for f in (*publish, *unpublish) if f not in names]
+        if bad:
+            raise ValueError(message("webnovel.not_chapter", file=bad[0]))
+        published = [f for f in cur.published if f not in set(unpublish)] + [f for f in publish]
+        fields = {**cur.model_dump(), "published": published,
+                  **{k: v for k, v in (("chapter_min", chapter_min), ("chapter_max", chapter_max),
+                                       ("daily_target", daily_target)) if v is not None}}
+        if any(fields[k] < 0 for k in ("chapter_min", "chapter_max", "daily_target")):
+            raise ValueError(message("webnovel.negative"))
+        if fields["chapter_min"] and fields["chapter_max"] and fields["chapter_min"] > fields["chapter_max"]:
+            raise ValueError(message("webnovel.bad_norm", min=fields["chapter_min"], max=fields["chapter_max"]))
+        new = WebNovelSettings.model_validate(fields)
+        save_webnovel(self.dir, new)
+        return new
+
     @notices(Changes.of("outline"))
     def save_outline(self, text: str) -> Any:
         """Write the outline ``大纲.md`` whole (the next checkpoint records it); returns it parsed. OSError."""

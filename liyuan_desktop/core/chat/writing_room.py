@@ -52,7 +52,8 @@ from ..story.outline import (
     set_chapter,
 )
 from ..story.outline_tree import DeletionPreview, NodeKind
-from ..story.progress import Progress, WordCache, book_progress, daily_counts
+from ..story.progress import Progress, WordCache, book_progress, daily_counts, with_webnovel
+from ..story.webnovel import load_webnovel
 
 #: The per-chat alias list of issue 19 (canonical name → aliases): still read and merged; aliases are now written
 #: into the codex (``名录.json``, :mod:`core.story.codex`).
@@ -701,6 +702,7 @@ class WritingRoom:
             hist = self._history()
             p.days, p.today = daily_counts(hist.checkpoints(),
                                            lambda h: self._words.count(h, lambda: hist.object_text(h)))
+        with_webnovel(p, load_webnovel(self.dir))
         self._words.save()
         return p
 

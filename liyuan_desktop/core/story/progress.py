@@ -22,6 +22,7 @@ from ..fsutil import atomic_write_text
 from ..text import count_words
 from .checkpoint_model import Checkpoint, is_chapter_name
 from .outline import Outline
+from .webnovel import WebNovelSettings, WebNovelStatus, norm_of, status
 
 
 class ChapterProgress(DeferredModel):
@@ -38,6 +39,10 @@ class ChapterProgress(DeferredModel):
     target: Optional[int] = None
     status: Optional[str] = None
     volume: str = ""
+    norm: str = ""
+    """Against the book's length norm (``story.webnovel``): "short", "long" or "" (within, or not written)."""
+    published: bool = False
+    """The author marked this chapter published (``story.webnovel``); written and not published = 存稿."""
 
 
 class VolumeProgress(DeferredModel):
@@ -69,6 +74,8 @@ class Progress(DeferredModel):
     target: int = 0
     days: list[DayCount] = Field(default_factory=list)
     today: int = 0
+    webnovel: Optional[WebNovelStatus] = None
+    """Norms, 日更 streak and 存稿 (``story.webnovel.status``)."""
 
 
 class WordCache:
@@ -150,3 +157,17 @@ def daily_counts(checkpoints: Iterable[Checkpoint], words_of: Callable[[str], in
         prev = total
     t = (today or _dt.date.today()).isoformat()
     return days, next((d.words for d in days if d.day == t), 0)
+
+
+def with_webnovel(p: Progress, settings: WebNovelSettings, today: Optional[_dt.date] = None) -> Progress:
+    """``p`` with each written chapter's norm and published mark and :attr:`Progress.webnovel` filled from the
+    book's web-novel ``settings`` (issue 28). Returns ``p``."""
+    published = set(settings.published)
+    written = []
+    for c in p.chapters:
+        if c.file:
+            c.norm = norm_of(c.words, settings)
+            c.published = c.file in published
+            written.append((c.file, c.title, c.words))
+    p.webnovel = status(written, [(d.day, d.words) for d in p.days], p.today, settings, today)
+    return p

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from ..infra.i18n import register, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.theme import set_role
+from . import webnovel_panel
 from .codex_pane import CodexPane
 from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
@@ -129,6 +130,7 @@ class WritingPanes(QObject):
         act = QAction(tr("wr.chapter.review.tip"), cp.list)
         act.triggered.connect(self.review_selected)
         cp.list.addAction(act)
+        webnovel_panel.install(self, cp.list, window.session)  # issue 28: length norm, 日更, 存稿
         self.chapter_progress = QLabel("")
         self.chapter_progress.setWordWrap(True)
         set_role(self.chapter_progress, "muted")
