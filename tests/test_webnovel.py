@@ -84,10 +84,10 @@ async def test_a_book_reports_norms_streak_and_buffer(tmp_path):
     chat.close()
 
     # the CLI, in both languages (in-process main, as the other CLI tests)
-    from liyuan_desktop.cli import main
-
     import contextlib
     import io
+
+    from liyuan_desktop.cli import main
 
     def cli(*argv: str) -> tuple[int, str]:
         buf = io.StringIO()
