@@ -94,8 +94,9 @@ def test_room_panes_refuse_changes_while_a_turn_runs(qtbot, tmp_path):
     for pane in (outline, threads):
         pane.set_chat(chat)
         pane.set_busy(True)
-    threads.ask_text = lambda label, text: "玉佩的来历"
-    threads.ask_int = lambda label, value: 0
+    from liyuan_desktop.ui.writing.thread_dialog import ThreadForm
+
+    threads.ask_thread = lambda form, reached, edit: ThreadForm(title="玉佩的来历")
     assert not threads.add_thread() and not threads.add_btn.isEnabled()
     assert not outline._apply(lambda: chat.save_outline("# 卷\n## 章\n"))
     assert told == [tr("wr.busy")] * 2 and chat.outline() is None

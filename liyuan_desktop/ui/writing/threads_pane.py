@@ -16,8 +16,6 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QInputDialog,
-    QLineEdit,
     QMenu,
     QToolButton,
     QTreeWidgetItem,
@@ -25,11 +23,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.ledger.threads import ThreadEvent
+from ...core.ledger.threads import ThreadEvent, ThreadMark
 from ..dialogs.dialogs import tool_button
 from ..infra import theme
 from ..infra.i18n import register, tr
 from .room_pane import KEY, RoomPane, entry_tree, role_label
+from .thread_dialog import ThreadForm, ask_thread
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -62,7 +61,7 @@ register({
     "wr.threads.pastdue": {"zh": "⚠ 已过期", "en": "⚠ past due"},
     "wr.threads.intent.mark": {"zh": "有意", "en": "intentional"},
     "wr.threads.count": {"zh": "{open} 条未回收，其中 {due} 条已过期（现在写到第 {ch} 章）",
-                         "en": "{open} open, {due} past due (working on chapter {ch})"},
+                         "en": "{open} open, {due} past due (written up to chapter {ch})"},
     "wr.threads.count.nochapter": {"zh": "{open} 条未回收", "en": "{open} open"},
 })
 
@@ -75,8 +74,9 @@ class ThreadsPane(RoomPane):
 
     def __init__(self, parent: Optional[QWidget] = None):
         super().__init__(parent)
-        self.ask_text: Callable[[str, str], Optional[str]] = self._ask_text_dialog
-        self.ask_int: Callable[[str, int], Optional[int]] = self._ask_int_dialog
+        #: the one add/edit dialog (thread_dialog.py): (form, furthest chapter, editing?) → the answer or None
+        self.ask_thread: Callable[[ThreadForm, Optional[int], bool], Optional[ThreadForm]] = (
+            lambda form, reached, edit: ask_thread(self, form, reached, edit))
 
         lay = QVBoxLayout(self)
         lay.setContentsMargins(4, 4, 4, 4)
@@ -116,14 +116,6 @@ class ThreadsPane(RoomPane):
         # (a lambda on the app-wide notifier outlived the pane and reached its deleted tree in later windows)
         if self.data is not None:
             self.show_data(self.data)
-
-    def _ask_text_dialog(self, label: str, text: str) -> Optional[str]:
-        v, ok = QInputDialog.getText(self, tr("wr.threads.tab"), label, QLineEdit.EchoMode.Normal, text)
-        return v if ok else None
-
-    def _ask_int_dialog(self, label: str, value: int) -> Optional[int]:
-        v, ok = QInputDialog.getInt(self, tr("wr.threads.tab"), label, value, 0, 100000, 1)
-        return v if ok else None
 
     # -- data -----------------------------------------------------------------------------------------------
     def set_chat(self, chat: Optional[Chat]) -> None:
@@ -234,29 +226,30 @@ class ThreadsPane(RoomPane):
         return True
 
     def add_thread(self) -> bool:
-        """Ask a title (and a due chapter) and add a thread."""
-        title = self.ask_text(tr("wr.threads.ask.title"), "")
-        if not title or not title.strip():
+        """Ask, in one dialog, the thread, a note, the chapter it was planted in (default: the furthest chapter
+        written; the current turn when there is none) and its due chapter; add it."""
+        if not self._editable():
             return False
-        due = self.ask_int(tr("wr.threads.ask.due"), 0)
-        return self._event(ThreadEvent(op="add", title=title.strip(), due_chapter=due or None))
+        reached = self.data.chapter if self.data is not None else None
+        form = self.ask_thread(ThreadForm(), reached, False)
+        if form is None or not form.title.strip():
+            return False
+        return self._event(ThreadEvent(op="add", title=form.title.strip(), note=form.note or None,
+                                       due_chapter=form.due, mark=ThreadMark(chapter=form.planted)))
 
     def edit_thread(self) -> bool:
-        """Edit the selected thread's title, note and due chapter."""
+        """Edit the selected thread's title, note and due chapter in the same dialog."""
         t = self.selected()
         if t is None:
             return False
-        title = self.ask_text(tr("wr.threads.ask.title"), t.title)
-        if title is None:
+        reached = self.data.chapter if self.data is not None else None
+        form = self.ask_thread(ThreadForm(title=t.title, note=t.note, planted=t.planted.chapter,
+                                          due=t.due_chapter), reached, True)
+        if form is None or not form.title.strip():
             return False
-        note = self.ask_text(tr("wr.threads.ask.note"), t.note)
-        if note is None:
-            return False
-        due = self.ask_int(tr("wr.threads.ask.due"), t.due_chapter or 0)
-        if due is None:
-            return False
-        return self._event(ThreadEvent(op="edit", id=t.id, title=title.strip() if title.strip() != t.title else None,
-                                       note=note if note != t.note else None,
+        due = form.due or 0
+        return self._event(ThreadEvent(op="edit", id=t.id, title=form.title if form.title != t.title else None,
+                                       note=form.note if form.note != t.note else None,
                                        due_chapter=due if due != (t.due_chapter or 0) else None))
 
     def toggle_intentional(self) -> bool:

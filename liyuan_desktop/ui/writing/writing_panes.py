@@ -49,8 +49,8 @@ register({
 @dataclass
 class RoomData:
     """What the panes show, gathered off the UI thread: ``outline`` (or None), ``progress``, ``threads``, ``codex``,
-    ``chapter`` (the 1-based chapter being worked on — the outline's focus, else the number of chapter files; None
-    when there are none)."""
+    ``chapter`` (现在写到: the furthest chapter written on the branch, 1-based, ``Chat.chapter_reached``; None when
+    none is)."""
 
     outline: Any = None
     progress: Any = None
@@ -65,13 +65,7 @@ def gather(chat: Chat) -> RoomData:
     progress = chat.writing_progress()
     threads = chat.threads()
     codex = chat.codex()
-    chapter = None
-    if outline is not None and outline.chapters():
-        f = outline.focus()
-        chapter = f.index + 1 if f is not None else None
-    else:
-        n = sum(1 for c in progress.chapters if c.file)
-        chapter = n or None
+    chapter = chat.chapter_reached()  # 现在写到: the furthest chapter written on this branch (issue 28)
     return RoomData(outline=outline, progress=progress, threads=threads, codex=codex, chapter=chapter)
 
 
