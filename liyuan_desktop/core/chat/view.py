@@ -26,6 +26,7 @@ from ..lore import ActivationResult, Lorebook
 from ..lore.books import chat_card_book
 from ..lore.settings import BudgetBasis, WorldInfoSettings
 from ..macros.tavernhelper import apply_th_macros
+from ..memory.chapters import ChapterMemory, merge_results
 from ..memory.compaction import BranchMemory, Compactor
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
@@ -78,6 +79,7 @@ class ChatView:
         self._history = HistoryCache()
         self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
         self.memory = BranchMemory(tree)
+        self.chapter_memory = ChapterMemory(self.dir / "正文")  # agent mode: the book's own text (issue 28)
         self.agent = AgentDesk(self.dir, tree, card, c.ctx)
         #: the writing room (issue 19): outline, threads, codex, progress; its blocks join the agent state block
         self.writing = WritingRoom(self.dir, tree, lambda: self.agent.history_log, lambda: self.context.book)
@@ -436,8 +438,13 @@ class ChatView:
         return self.compactor.summaries()
 
     def memory_search(self, query: str, limit: int = 5) -> list[dict[str, Any]]:
-        """``memory_search`` over the active branch: ``[{"beat", "kind", "snippet", "score"}]``, best first."""
-        return self.memory.search(query, limit)
+        """``memory_search`` over the active branch: ``[{"beat", "kind", "snippet", "score"}]``, best first. In
+        agent mode the chapter text is searched too (``memory.chapters``: ``{"kind": "chapter", "chapter",
+        "file", …}``), merged by each index's own scale."""
+        hits = self.memory.search(query, limit)
+        if self.mode != "agent":
+            return hits
+        return merge_results(hits, self.chapter_memory.search(query, limit), limit)
 
     def search_messages(self, query: str, *, regex: bool = False, all_branches: bool = False, limit: int = 1000,
                         cancelled: Optional[Callable[[], bool]] = None) -> list[Any]:
