@@ -48,6 +48,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "act.代拟": {"zh": "代拟", "en": "impersonate"},
     "act.改作者注": {"zh": "改作者注", "en": "change the author's note"},
     "act.切换分支": {"zh": "切换分支", "en": "switch branches"},
+    "act.改写": {"zh": "改写", "en": "rewrite a passage"},
     "act.撤销": {"zh": "撤销", "en": "undo"},
     "act.撤下": {"zh": "撤下", "en": "drop the message"},
     "act.补记账": {"zh": "补记账", "en": "update the ledger"},
@@ -903,6 +904,20 @@ CATALOG: dict[str, dict[str, str]] = {
     "webnovel.opt.publish": {"zh": "把一章（正文文件名）标记为已发布", "en": "mark a chapter file published"},
     "webnovel.opt.unpublish": {"zh": "取消已发布（回到存稿）", "en": "mark it unpublished (back to the buffer)"},
 
+    # --- rewrite a selection (issue 28) ---
+    "rewrite.bad_mode": {"zh": "不认识的改写方式「{mode}」（rewrite / expand / condense）",
+                         "en": "Unknown way to rewrite “{mode}” (rewrite / expand / condense)"},
+    "rewrite.bad_range": {"zh": "选区不在这一章里（章节可能刚改过，请重新选）",
+                          "en": "The selection is not inside this chapter (it may have just changed: select again)"},
+    "rewrite.empty": {"zh": "先选中要改写的一段", "en": "Select the passage to rewrite first"},
+    "rewrite.too_long": {"zh": "一次最多改写 {n} 字，请选短一些", "en": "At most {n} characters at a time: select less"},
+    "rewrite.failed": {"zh": "改写调用失败：{error}", "en": "The rewrite call failed: {error}"},
+    "rewrite.nothing": {"zh": "模型没有给出新的一段", "en": "The model gave no new passage"},
+    "rewrite.conflict": {"zh": "「{file}」在这段位置上的文字已经变了，没有写入；请重新选中再改写",
+                         "en": "“{file}” no longer has that text at that place; nothing was written — select it "
+                               "again and rewrite"},
+    "rewrite.no_chapter": {"zh": "没有「{file}」这一章", "en": "There is no chapter “{file}”"},
+    "rewrite.not_text": {"zh": "「{file}」不是 UTF-8 文本", "en": "“{file}” is not UTF-8 text"},
 }
 
 

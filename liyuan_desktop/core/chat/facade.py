@@ -904,6 +904,26 @@ class Chat(ChatView):
         Raises ToolError (no such chapter), OSError; a failed model call is the result's ``model_error``."""
         return await self.review.run(file, model, use_model)
 
+    @notices(NOTHING)
+    async def propose_rewrite(self, file: str, start: int, end: int, mode: str = "rewrite", instruction: str = "",
+                              model: Optional[ChatModel] = None) -> Any:
+        """Ask the model (``model``, else the chat's) to rewrite, expand or condense (``mode``) the passage [start,
+        end) (UTF-16 offsets) of chapter ``file``; changes nothing. Returns ``chat.rewrite.RewriteProposal`` for
+        :meth:`apply_rewrite`. Raises ToolError (bad selection or mode, no such chapter, the call failed)."""
+        from .rewrite import propose
+
+        return await propose(self, file, start, end, mode, instruction, model)  # type: ignore[arg-type]
+
+    @notices(Changes.of("files", "checkpoints"))
+    def apply_rewrite(self, proposal: Any) -> str:
+        """Replace the proposal's passage in its chapter (only if the chapter still holds it there) and commit a
+        user checkpoint 「改写 <file>」 (undone like any edit); returns its id. ToolError ``conflict`` when the
+        chapter changed meanwhile (nothing written); RuntimeError while a beat runs; OSError."""
+        from .rewrite import apply
+
+        self._idle("改写")
+        return apply(self, proposal)
+
     def last_review(self, file: str) -> Any:
         """The last review of chapter ``file`` (None when never reviewed), intentional findings left out."""
         return self.review.last(file)

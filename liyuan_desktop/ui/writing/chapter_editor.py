@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QFont, QFontDatabase, QKeySequence, QResizeEvent, QShortcut, QTextOption
+from PySide6.QtGui import QContextMenuEvent, QFont, QFontDatabase, QKeySequence, QResizeEvent, QShortcut, QTextOption
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QToolButton, QVBoxLayout, QWidget
 
 from ...core.errors import ToolError
@@ -93,6 +93,18 @@ class WritingEdit(QPlainTextEdit):
     def resizeEvent(self, e: QResizeEvent) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(e)
         self._fit()
+
+    def contextMenuEvent(self, e: QContextMenuEvent) -> None:  # noqa: N802 - Qt API
+        """Qt's own text menu, then :attr:`extra_actions` (改写 / 扩写 / 缩写 the selection: rewrite_dialog.py)."""
+        menu = self.createStandardContextMenu(e.pos())
+        extra = getattr(self, "extra_actions", [])
+        if extra:
+            menu.addSeparator()
+            for act in extra:
+                act.setEnabled(self.textCursor().hasSelection() and not self.isReadOnly())
+                menu.addAction(act)
+        menu.exec(e.globalPos())
+        menu.deleteLater()
 
     def set_column(self, chars: Optional[int]) -> None:
         """Limit the line width to ``chars`` full-width characters (None: no limit)."""
