@@ -144,6 +144,12 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     sw.add_argument("chat")
     sw.add_argument("--json", action="store_true")
     story_webnovel.add_arguments(sw)
+    from . import story_summaries  # issue 28: a summary per chapter
+
+    sm = ss.add_parser("summaries", help=story_webnovel.text("chsum.help"))
+    sm.add_argument("chat")
+    sm.add_argument("--json", action="store_true")
+    story_summaries.add_arguments(sm)
     return st
 
 
@@ -193,6 +199,10 @@ def run(args: argparse.Namespace) -> int:
                 return story_review.run(args)
             except ToolError as e:
                 raise ValueError(e.message) from None
+        if args.story_cmd == "summaries":
+            from . import story_summaries
+
+            return story_summaries.run(args)
         if args.story_cmd == "webnovel":
             from . import story_webnovel
 

@@ -49,6 +49,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "act.改作者注": {"zh": "改作者注", "en": "change the author's note"},
     "act.切换分支": {"zh": "切换分支", "en": "switch branches"},
     "act.改写": {"zh": "改写", "en": "rewrite a passage"},
+    "act.改章节摘要": {"zh": "改章节摘要", "en": "change the chapter summaries"},
     "act.撤销": {"zh": "撤销", "en": "undo"},
     "act.撤下": {"zh": "撤下", "en": "drop the message"},
     "act.补记账": {"zh": "补记账", "en": "update the ledger"},
@@ -918,6 +919,23 @@ CATALOG: dict[str, dict[str, str]] = {
                                "again and rewrite"},
     "rewrite.no_chapter": {"zh": "没有「{file}」这一章", "en": "There is no chapter “{file}”"},
     "rewrite.not_text": {"zh": "「{file}」不是 UTF-8 文本", "en": "“{file}” is not UTF-8 text"},
+    # --- chapter summaries (issue 28) ---
+    "chsum.failed": {"zh": "「{file}」的章节摘要没做成：{error}", "en": "No summary for “{file}”: {error}"},
+    "chsum.empty": {"zh": "「{file}」：模型没有给出摘要", "en": "“{file}”: the model gave no summary"},
+    "chsum.unreadable": {"zh": "「{file}」读写不了：{error}", "en": "“{file}” cannot be read or written: {error}"},
+    "chsum.help": {"zh": "章节摘要：每章的要点与是否过时；--make 让模型补做，--set 写自己的",
+                   "en": "Chapter summaries: each chapter's gist and whether it is stale; --make has the model write "
+                         "them, --set stores your own"},
+    "chsum.opt.make": {"zh": "让模型为缺摘要或摘要过时的章节做摘要", "en": "have the model summarise the stale chapters"},
+    "chsum.opt.chapter": {"zh": "只做这一章（可多次）", "en": "only this chapter (repeatable)"},
+    "chsum.opt.set": {"zh": "写这一章的摘要（配合 --text）", "en": "store this chapter's summary (with --text)"},
+    "chsum.opt.text": {"zh": "摘要文字（空 = 删去）", "en": "the summary (empty = remove it)"},
+    "chsum.opt.provider": {"zh": "服务商名（默认：设置里当前使用的）", "en": "provider name (default: the active one)"},
+    "chsum.opt.model": {"zh": "模型名；replay:FILE 播放录好的回答", "en": "model name; replay:FILE plays recorded answers"},
+    "chsum.opt.base_url": {"zh": "服务商地址（覆盖设置）", "en": "the provider's URL (overrides the settings)"},
+    "chsum.stale": {"zh": "（过时）", "en": " (stale)"},
+    "chsum.none": {"zh": "（还没有摘要）", "en": "(no summary yet)"},
+    "chsum.made": {"zh": "已为 {n} 章做了摘要：{files}", "en": "Summarised {n} chapters: {files}"},
 }
 
 

@@ -904,6 +904,32 @@ class Chat(ChatView):
         Raises ToolError (no such chapter), OSError; a failed model call is the result's ``model_error``."""
         return await self.review.run(file, model, use_model)
 
+    def chapter_summaries(self) -> list[Any]:
+        """Every chapter with its summary and whether it is stale (``story.summaries.SummaryRow``, book order)."""
+        from ..story.summaries import rows
+
+        return rows(self.dir, self.dir / "正文")
+
+    @notices(Changes.of("files"))
+    def set_chapter_summary(self, file: str, text: str) -> Any:
+        """The author's own summary of chapter ``file`` (fresh for the chapter as it is now; "" removes it).
+        Returns ``story.summaries.ChapterSummary``. ValueError for a file that is not a chapter; OSError."""
+        from ..story.summaries import set_summary
+
+        self._idle("改章节摘要")
+        return set_summary(self.dir, self.dir / "正文", file, text, "user")
+
+    @notices(Changes.of("files"))
+    async def summarize_chapters(self, files: Optional[list[str]] = None,
+                                 model: Optional[ChatModel] = None) -> tuple[list[str], list[str]]:
+        """Have the model (``model``, else the chat's) summarise ``files`` (default: every chapter whose summary
+        is missing or stale). Returns (files summarised, problems as sentences); a failed call is a problem, not
+        an exception. RuntimeError while a beat runs."""
+        from .chapter_summaries import summarize
+
+        self._idle("改章节摘要")
+        return await summarize(self, files, model)
+
     @notices(NOTHING)
     async def propose_rewrite(self, file: str, start: int, end: int, mode: str = "rewrite", instruction: str = "",
                               model: Optional[ChatModel] = None) -> Any:

@@ -16,6 +16,7 @@ from ..ledger.panels import panel_data
 from ..ledger.scribe import run_scribe
 from ..ledger.state import WorldState, format_roster, format_state
 from ..llm.types import ChatMessage
+from ..messages import message
 from .ledger import SnapshotExtras
 from .results import BeatResult, BeatSaveError, call_tokens
 
@@ -59,6 +60,8 @@ async def after_turn(chat: "Chat", result: BeatResult, on_event: Optional[EventS
             show_ledger(chat, result)
         if compact:
             await chat.maybe_compact(on_event)
+        if chat.mode == "agent" and not chat.model.is_replay:  # issue 28: summaries of the chapters just written
+            await auto_summaries(chat, on_event)
         result.tokens = {**call_tokens(calls), "context": chat.context_usage()}
         if late:
             finished.message = finished.message or late_message
@@ -74,6 +77,24 @@ async def after_turn(chat: "Chat", result: BeatResult, on_event: Optional[EventS
     if saved is not None:
         saved()
     return await rest()
+
+
+async def auto_summaries(chat: "Chat", on_event: Optional[EventSink]) -> None:
+    """After an agent turn: summarise up to ``chapter_summaries.AUTO_MAX`` chapters whose summary is missing or
+    stale (a replay model is never asked: its recorded runs hold no summaries); what was made and what failed go
+    to the activity list. Never raises."""
+    from ..beat.events import Activity
+    from .chapter_summaries import AUTO_MAX, summarize
+
+    try:
+        done, problems = await summarize(chat, None, None, AUTO_MAX)
+    except Exception as e:  # noqa: BLE001 - the turn is saved; a summary is never worth failing it
+        done, problems = [], [str(e)]
+    lang = "en" if chat.context.language == "en" else "zh"
+    if done:
+        emit(on_event, Activity(text=message("chsum.made", n=len(done), files=done).render(lang)))
+    for p in problems:
+        emit(on_event, Activity(level="warning", text=p))
 
 
 async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, user_text: str, final: str,

@@ -53,6 +53,7 @@ from ..story.outline import (
 )
 from ..story.outline_tree import DeletionPreview, NodeKind
 from ..story.progress import Progress, WordCache, book_progress, daily_counts, with_webnovel
+from ..story.summaries import summaries_block
 from ..story.webnovel import load_webnovel
 
 #: The per-chat alias list of issue 19 (canonical name → aliases): still read and merged; aliases are now written
@@ -726,12 +727,13 @@ class WritingRoom:
         """What the agent state block gains (issue 19): 【大纲】 (the outline's current branch, with the rule that
         the outline is law unless the user changes it), 【伏笔】 (open threads, past-due flagged) and the facts that
         hold at the chapter being worked on, and 【本章涉及的设定】 — the written codex entries mentioned in that
-        chapter (:meth:`mentioned_block`). "" when the chat has no outline, no thread event of the user and no
-        written codex entry (byte-stable: the golden agent runs)."""
+        chapter (:meth:`mentioned_block`), and 【章节摘要】 (the summaries of the chapters before the one being
+        written, ``story.summaries``). "" when the chat has no outline, no thread event of the user, no written
+        codex entry and no chapter summary (byte-stable: the golden agent runs)."""
         outline = self.outline()
         written = bool(self.written_codex().entries)
         if outline is None and not self.threads_used() and not written:
-            return ""
+            return summaries_block(self.dir, self.story_dir)  # issue 28: every chapter's summary ("" if none)
         threads = self.threads()
         blocks: list[str] = []
         focus = None
@@ -747,6 +749,9 @@ class WritingRoom:
         tb = format_threads_block(threads, chapter)
         if tb:
             blocks.append("【伏笔】未回收的伏笔：\n" + tb)
+        sb = summaries_block(self.dir, self.story_dir, focus.file if focus is not None and focus.file else "")
+        if sb:
+            blocks.append(sb)
         if chapter is not None:
             facts = []
             for e in self.codex(state)[:CODEX_BLOCK_MAX_NAMES]:

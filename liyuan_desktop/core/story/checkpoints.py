@@ -56,6 +56,7 @@ from .checkpoint_model import (
     warn_ignored_once,
 )
 from .outline import OUTLINE_FILE, OUTLINE_KEY
+from .summaries import SUMMARIES_FILE, SUMMARIES_KEY
 
 log = logging.getLogger(__name__)
 
@@ -249,8 +250,10 @@ class StoryHistory:
     def _extras(self) -> dict[str, Path]:
         """Files beside the chapter folder that checkpoints keep too (issue 19): the outline ``大纲.md`` of the
         chat folder, under the manifest key :data:`.outline.OUTLINE_KEY` (``../大纲.md``; a chapter name never
-        has a ``/``, and it is no chapter name, so export, the index and the scribe never see it)."""
-        return {OUTLINE_KEY: self.story_dir.parent / OUTLINE_FILE}
+        has a ``/``, and it is no chapter name, so export, the index and the scribe never see it), and the chapter
+        summaries ``章节摘要.json`` (``../章节摘要.json``, issue 28) — so a restore brings back both as they were."""
+        return {OUTLINE_KEY: self.story_dir.parent / OUTLINE_FILE,
+                SUMMARIES_KEY: self.story_dir.parent / SUMMARIES_FILE}  # the chapter summaries (summaries.py)
 
     def _file(self, name: str) -> Path:
         """The path of manifest entry ``name``: a chapter in the folder, or one of :meth:`_extras`."""
