@@ -5,6 +5,7 @@ memory search, the prompt inspector, the per-card switches. :class:`facade.Chat`
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -475,6 +476,31 @@ class ChatView:
                             card_panels=panels_from_card(self.card)[0], mvu_initial=self.context.mvu_initial,
                             mvu_rules=self.context.mvu_rules, agent=agent, model_name=(self.scribe_model or self.model).name)
         return calls + ([sc] if sc is not None else [])
+
+    def chapter_turn(self, file: str) -> Optional[str]:
+        """The agent turn on the shown branch that last wrote chapter ``file`` (issue 28: its context record — the
+        state block with the summaries, codex entries and outline it carried, every call as sent — is one click from
+        the chapter, through :meth:`inspect_beat`): that turn's user entry id, or None when no turn of this branch
+        wrote it (imported, or written by hand). Renames are followed back to the name the turn wrote."""
+        if not (self.dir / "历史").is_dir():
+            return None
+        users = {e.id for e in self.tree.path_to() if e.type == "user"}
+        cps = self.agent.history_log.checkpoints()
+        name = file
+        if cps and file not in cps[-1].files:  # renamed since the last checkpoint: the same bytes under another name
+            try:
+                sha = hashlib.sha256((self.dir / "正文" / file).read_bytes()).hexdigest()
+            except OSError:
+                sha = ""
+            name = next((n for n, h in cps[-1].files.items() if h == sha), file)
+        for cp in reversed(cps):
+            ch = cp.changed
+            if cp.turnId in users and (name in ch.added or name in ch.modified):
+                return cp.turnId
+            for r in ch.renamed:
+                if r.get("to") == name:
+                    name = r.get("from", name)
+        return None
 
     def scripts_allowed(self) -> bool:
         """Whether the card's regex scripts run in this chat now: allowed beside the card (cards.meta) or for this
