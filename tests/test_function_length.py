@@ -15,7 +15,6 @@ LIMIT = 80
 KNOWN = {
     "ui/dialogs/book_editor.py:__init__": 86,
     "ui/window/main_window.py:__init__": 217,
-    "ui/dialogs/presets_dialog.py:__init__": 82,
 }
 
 
