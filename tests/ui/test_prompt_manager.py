@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 from helpers import shared_path
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPointF, Qt
+from PySide6.QtGui import QDropEvent
 from test_destructive_confirm import Answer
 from test_panes_follow_chat import SCRIBE, SEAL, w
 from uihelpers import wait_for
@@ -78,6 +79,18 @@ async def play(win: MainWindow, words: str, reply: str) -> list:
     return win.chat.inspect_beat(win.chat.transcript()[-1]["id"])[0]["request"]["messages"]
 
 
+def drop(pm, ident: str, onto: str, lower: bool = False) -> None:
+    """Drop the row ``ident`` (selected, as a drag starts) on the upper (or ``lower``) half of the row ``onto``,
+    carrying what the list's own drag carries."""
+    lst = pm.list
+    lst.setCurrentItem(item(pm, ident))
+    mime = lst.model().mimeData([lst.indexFromItem(item(pm, ident), 0)])
+    rect = lst.visualItemRect(item(pm, onto))
+    pos = QPointF(rect.center().x(), rect.bottom() - 2 if lower else rect.top() + 2)
+    lst.dropEvent(QDropEvent(pos, Qt.DropAction.MoveAction, mime, Qt.MouseButton.LeftButton,
+                             Qt.KeyboardModifier.NoModifier))
+
+
 def names(pm) -> list[str]:
     return [pm.list.topLevelItem(i).text(1) for i in range(pm.list.topLevelItemCount())]
 
@@ -110,10 +123,8 @@ async def test_toggle_reorder_edit_save_reaches_the_chat_and_exports_losslessly(
     transcript = [i["text"] for i in win.chat.transcript()]
 
     item(pm, "style").setCheckState(0, Qt.CheckState.Unchecked)  # the check box: 文风 off
-    order = pm.list.identifiers()
-    moved = pm.list.takeTopLevelItem(order.index("jailbreak"))  # a drop: 收尾 before 主提示
-    pm.list.insertTopLevelItem(0, moved)
-    pm.list.reordered.emit(pm.list.identifiers())
+    drop(pm, "jailbreak", "main")  # dragged: 收尾 above 主提示
+    await wait_for(lambda: pm.list.identifiers()[0] == "jailbreak")
     pm.list.setCurrentItem(item(pm, CUSTOM))
     for _ in range(4):  # ↑ four times: 规矩 to the second row
         pm.buttons["pm.up"].click()
@@ -170,7 +181,9 @@ async def test_add_and_delete_a_custom_prompt_asks_first(qtbot):
     pm.editor.depth_box.setValue(2)
     pm.editor.apply_btn.click()
     assert item(pm, new).text(3) == "对话中 @2" and item(pm, new).text(2) == "user"
-    pm.list.setCurrentItem(item(pm, "main"))
+    drop(pm, "main", "chatHistory", lower=True)  # dragged below the history
+    await wait_for(lambda: pm.list.identifiers().index("main") == pm.list.identifiers().index("chatHistory") + 1)
+    assert pm.list.identifiers()[-1] == "jailbreak" and pm.current_id() == "main"
     assert not pm.buttons["pm.delete"].isEnabled()  # built-ins are switched off, never deleted
     pm.list.setCurrentItem(item(pm, new))
     with Answer("enter") as a:
@@ -179,7 +192,12 @@ async def test_add_and_delete_a_custom_prompt_asks_first(qtbot):
     with Answer("yes"):
         pm.buttons["pm.delete"].click()
     assert "新规则" not in names(pm)
-    dlg.close()
+    with Answer("enter"):  # unsaved edits: closing asks, and Enter keeps the dialog open
+        dlg.close()
+    assert dlg.isVisible()
+    with Answer("yes"):
+        dlg.close()
+    assert not dlg.isVisible()
 
 
 def test_the_shared_default_preset_round_trips_through_the_tab(qtbot, tmp_path):
@@ -201,6 +219,7 @@ def test_the_shared_default_preset_round_trips_through_the_tab(qtbot, tmp_path):
     assert pm.export(out)
     got = json.loads(out.read_text("utf-8"))
     assert {k: v for k, v in got.items() if k != "prompt_order"} == {k: v for k, v in src.items() if k != "prompt_order"}
+    assert pm.save() and not pm.manager.changed
 
 
 async def shots(qtbot, win, dlg) -> None:

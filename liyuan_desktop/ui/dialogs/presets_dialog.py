@@ -303,6 +303,12 @@ class PresetsDialog(QDialog):
             return
         self._show_report()
 
+    def reject(self) -> None:
+        """Close (the button, Esc, the title bar's ×): unsaved prompt edits are asked about first (default No:
+        the dialog stays open)."""
+        if self.prompts.ask_discard():
+            super().reject()
+
     def _prompts_saved(self, name: str) -> None:
         """The prompt manager wrote ``name`` into the library: the list shows it, and the chat using it reads it
         again (its messages are kept; only the system prompt changes)."""

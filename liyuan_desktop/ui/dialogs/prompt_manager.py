@@ -99,6 +99,7 @@ register({
 
 _ROLES = ("system", "user", "assistant")
 _ID = Qt.ItemDataRole.UserRole
+_MIME = "application/x-qabstractitemmodeldatalist"  # what a QTreeWidget's own drag carries
 
 
 class PromptList(QTreeWidget):
@@ -128,10 +129,29 @@ class PromptList(QTreeWidget):
         return [it.data(0, _ID) for it in items if it is not None]
 
     def dropEvent(self, event: QDropEvent) -> None:  # noqa: N802 - Qt's name
-        """A row dropped: let Qt move it, then say the new order (after the drag has ended: the owner rebuilds
-        the rows, which must not happen inside Qt's own drop handling)."""
-        super().dropEvent(event)
-        QTimer.singleShot(0, lambda: self.reordered.emit(self.identifiers()))
+        """A row dropped on the list: the dragged row (the selected one) goes above the row under the pointer, or
+        below it when dropped on its lower half, or to the end below the last row. The rows themselves are not
+        moved by Qt: the drop is accepted as a copy (so the drag's source removes nothing) and ``reordered`` is
+        sent after the drag has ended — the owner rebuilds the rows from the preset, which must not happen inside
+        Qt's drop handling. Drops from elsewhere (another widget, another program) are refused."""
+        moving = self.currentItem()
+        if event.source() not in (self, None) or moving is None or not event.mimeData().hasFormat(_MIME):
+            event.ignore()
+            return
+        ids = self.identifiers()
+        src = self.indexOfTopLevelItem(moving)
+        pos = event.position().toPoint()
+        target = self.itemAt(pos)
+        if target is None:
+            dest = len(ids) - 1
+        else:
+            rect = self.visualItemRect(target)
+            dest = self.indexOfTopLevelItem(target) + (1 if pos.y() > rect.center().y() else 0)
+            dest -= 1 if dest > src else 0
+        event.setDropAction(Qt.DropAction.CopyAction)
+        event.accept()
+        ids.insert(dest, ids.pop(src))
+        QTimer.singleShot(0, lambda: self.reordered.emit(ids))
 
 
 class PromptEditor(QWidget):
@@ -303,10 +323,10 @@ class PromptManagerWidget(QWidget):
             if r.identifier == select:
                 self.list.setCurrentItem(it)
         self.list.blockSignals(False)
-        self._selected()
-        self._header()
         for b in self.buttons.values():
             b.setEnabled(self.manager is not None)
+        self._selected()  # after the buttons: 删除提示词 only for a prompt that may be deleted
+        self._header()
         self._count_for_chat()
 
     @staticmethod
