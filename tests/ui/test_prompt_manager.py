@@ -173,6 +173,13 @@ async def test_add_and_delete_a_custom_prompt_asks_first(qtbot):
     dlg = win.presets_dialog
     dlg.import_files([str(path)])
     pm = dlg.prompts
+    assert pm.insert_btn.isHidden()  # every prompt is listed
+    pm.list.setCurrentItem(item(pm, "style"))
+    pm.manager.detach("style")  # as SillyTavern's "remove from list" leaves it: defined, not listed
+    pm.paint()
+    assert not pm.insert_btn.isHidden() and pm.unlisted.currentData() == "style"
+    pm.insert_btn.click()
+    assert pm.list.identifiers()[0] == "style" and item(pm, "style").checkState(0) == Qt.CheckState.Unchecked
     new = pm.add("新规则")
     assert names(pm)[0] == "新规则" and pm.current_id() == new
     pm.editor.content.setPlainText("新规则的内容。")
@@ -233,6 +240,15 @@ async def shots(qtbot, win, dlg) -> None:
     dlg.prompts.list.setCurrentItem(item(dlg.prompts, "main"))
     await asyncio.sleep(0.3)
     dlg.grab().save(str(Path(folder) / "prompt-manager-zh.png"))
+    from liyuan_desktop.ui.infra import theme
+
+    theme.apply("dark")
+    try:
+        dlg.prompts.paint()  # the markers' grey is the theme's
+        await asyncio.sleep(0.3)
+        dlg.grab().save(str(Path(folder) / "prompt-manager-zh-dark.png"))
+    finally:
+        theme.apply("light")
     i18n.set_language("en")
     try:
         en = PresetsDialog(win.settings, win.chat, win, session=win.session)

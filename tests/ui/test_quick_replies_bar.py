@@ -95,15 +95,21 @@ async def test_import_enable_click_sends_and_inserts(qtbot):
     bar.buttons[("常用", 2)].click()
     assert win.input.toPlainText() == f"我环顾四周，{win.chat.card.name}在做什么？"
     assert len(win.chat.transcript()) == n and not win.busy
+    dlg.inject.setChecked(True)  # the set joins the reply to what the input box holds, before it
+    dlg.before.setChecked(True)
+    assert load_set("常用").injectInput and load_set("常用").placeBeforeInput
+    win.input.setPlainText("然后呢")
+    bar.buttons[("常用", 2)].click()
+    assert win.input.toPlainText() == f"我环顾四周，{win.chat.card.name}在做什么？ 然后呢"
     new = dlg.add_reply("问候", "你好。")
     assert labels(bar)[-1] == "问候" and load_set("常用").qrList[-1].id == new
     await shots(qtbot, win, dlg)
     # deleting a set asks; Enter keeps it
     with Answer("enter") as a:
-        dlg.findChild(type(dlg.reply_buttons["qr.add"]), "qr_delete_set").click()
+        dlg.findChild(type(dlg.reply_buttons["qred.add"]), "qred_delete_set").click()
     assert "常用" in a.asked[0][0] and list_sets() == ["常用"]
     with Answer("yes"):
-        dlg.findChild(type(dlg.reply_buttons["qr.add"]), "qr_delete_set").click()
+        dlg.findChild(type(dlg.reply_buttons["qred.add"]), "qred_delete_set").click()
     assert list_sets() == [] and labels(bar) == []
     dlg.close()
 
@@ -139,6 +145,15 @@ async def shots(qtbot, win, dlg) -> None:
     await asyncio.sleep(0.3)
     win.input.parentWidget().grab().save(str(Path(folder) / "qr-bar-zh.png"))
     dlg.grab().save(str(Path(folder) / "qr-editor-zh.png"))
+    from liyuan_desktop.ui.infra import theme
+
+    theme.apply("dark")
+    try:
+        await asyncio.sleep(0.3)
+        dlg.grab().save(str(Path(folder) / "qr-editor-zh-dark.png"))
+        win.quick_replies.grab().save(str(Path(folder) / "qr-bar-zh-dark.png"))
+    finally:
+        theme.apply("light")
     i18n.set_language("en")
     try:
         bar = QuickRepliesBar(win.session, win.input, win.send_clicked)

@@ -65,6 +65,9 @@ register({
     "pm.up": {"zh": "上移", "en": "Up"},
     "pm.down": {"zh": "下移", "en": "Down"},
     "pm.add": {"zh": "新建提示词", "en": "New prompt"},
+    "pm.insert": {"zh": "插入", "en": "Insert"},
+    "pm.insert.tip": {"zh": "预设里定义了、但不在列表中的提示词：插入到列表顶部（关着）",
+                      "en": "Prompts the preset defines but does not list: insert at the top (switched off)"},
     "pm.delete": {"zh": "删除提示词", "en": "Delete prompt"},
     "pm.save": {"zh": "保存", "en": "Save"},
     "pm.save_as": {"zh": "另存为…", "en": "Save as…"},
@@ -248,7 +251,17 @@ class PromptManagerWidget(QWidget):
         self.header = QLabel(tr("pm.none"))
         self.header.setObjectName("promptHeader")
         self.header.setWordWrap(True)
-        lay.addWidget(self.header)
+        top = QHBoxLayout()
+        top.addWidget(self.header, 1)
+        self.unlisted = QComboBox()
+        self.unlisted.setObjectName("promptUnlisted")
+        self.unlisted.setToolTip(tr("pm.insert.tip"))
+        self.insert_btn = QPushButton(tr("pm.insert"))
+        self.insert_btn.setObjectName("promptInsert")
+        self.insert_btn.clicked.connect(lambda: self.attach(self.unlisted.currentData()))
+        top.addWidget(self.unlisted)
+        top.addWidget(self.insert_btn)
+        lay.addLayout(top)
         split = QSplitter(Qt.Orientation.Horizontal)
         self.list = PromptList()
         self.list.itemChanged.connect(self._item_changed)
@@ -327,7 +340,22 @@ class PromptManagerWidget(QWidget):
             b.setEnabled(self.manager is not None)
         self._selected()  # after the buttons: 删除提示词 only for a prompt that may be deleted
         self._header()
+        self._fill_unlisted()
         self._count_for_chat()
+
+    def _fill_unlisted(self) -> None:
+        """The prompts the preset defines but does not list (SillyTavern's "insert prompt" menu)."""
+        self.unlisted.clear()
+        for r in self.manager.unlisted() if self.manager is not None else []:
+            self.unlisted.addItem(r.label, r.identifier)
+        self.unlisted.setVisible(self.unlisted.count() > 0)
+        self.insert_btn.setVisible(self.unlisted.count() > 0)
+
+    def attach(self, identifier: Optional[str]) -> bool:
+        """Put an unlisted prompt into the list at the top, switched off (as SillyTavern inserts one)."""
+        if not identifier:
+            return False
+        return self._do(lambda m: m.attach(identifier, 0, enabled=False), identifier)
 
     @staticmethod
     def _where(r: PromptRow) -> str:

@@ -53,48 +53,49 @@ from ...core.cards.quick_replies import (
 from ..infra.i18n import register, show, tr
 
 register({
-    "qr.title": {"zh": "快速回复", "en": "Quick replies"},
-    "qr.sets": {"zh": "快速回复集", "en": "Quick Reply sets"},
-    "qr.col.set": {"zh": "集", "en": "Set"},
-    "qr.col.all": {"zh": "所有对话", "en": "All chats"},
-    "qr.col.chat": {"zh": "本对话", "en": "This chat"},
-    "qr.import": {"zh": "导入…", "en": "Import…"},
-    "qr.import.filter": {"zh": "SillyTavern 快速回复集 (*.json);;所有文件 (*)",
+    "qred.title": {"zh": "快速回复", "en": "Quick replies"},
+    "qred.sets": {"zh": "快速回复集", "en": "Quick Reply sets"},
+    "qred.col.set": {"zh": "集", "en": "Set"},
+    "qred.col.all": {"zh": "所有对话", "en": "All chats"},
+    "qred.col.chat": {"zh": "本对话", "en": "This chat"},
+    "qred.import": {"zh": "导入…", "en": "Import…"},
+    "qred.import.filter": {"zh": "SillyTavern 快速回复集 (*.json);;所有文件 (*)",
                          "en": "SillyTavern Quick Reply sets (*.json);;All files (*)"},
-    "qr.new_set": {"zh": "新建集…", "en": "New set…"},
-    "qr.new_set.label": {"zh": "新快速回复集的名字：", "en": "Name of the new set:"},
-    "qr.delete_set": {"zh": "删除集", "en": "Delete set"},
-    "qr.confirm.delete_set": {"zh": "删除快速回复集「{name}」？", "en": "Delete the quick reply set “{name}”?"},
-    "qr.confirm.replace": {"zh": "快速回复库里已经有「{name}」，用导入的替换它？",
+    "qred.new_set": {"zh": "新建集…", "en": "New set…"},
+    "qred.new_set.label": {"zh": "新快速回复集的名字：", "en": "Name of the new set:"},
+    "qred.delete_set": {"zh": "删除集", "en": "Delete set"},
+    "qred.confirm.delete_set": {"zh": "删除快速回复集「{name}」？", "en": "Delete the quick reply set “{name}”?"},
+    "qred.confirm.replace": {"zh": "快速回复库里已经有「{name}」，用导入的替换它？",
                            "en": "The library already has “{name}”. Replace it with the imported one?"},
-    "qr.replace": {"zh": "替换", "en": "Replace"},
-    "qr.replies": {"zh": "回复", "en": "Replies"},
-    "qr.add": {"zh": "新建回复", "en": "New reply"},
-    "qr.remove": {"zh": "删除回复", "en": "Delete reply"},
-    "qr.confirm.remove": {"zh": "删除回复「{label}」？", "en": "Delete the reply “{label}”?"},
-    "qr.up": {"zh": "上移", "en": "Up"},
-    "qr.down": {"zh": "下移", "en": "Down"},
-    "qr.label": {"zh": "按钮文字：", "en": "Label:"},
-    "qr.tooltip": {"zh": "提示：", "en": "Tooltip:"},
-    "qr.message": {"zh": "消息：", "en": "Message:"},
-    "qr.mode": {"zh": "点击时：", "en": "On click:"},
-    "qr.mode.set": {"zh": "按集的设置（{mode}）", "en": "As the set says ({mode})"},
-    "qr.mode.send": {"zh": "以你的身份发送", "en": "Send as you"},
-    "qr.mode.insert": {"zh": "放进输入框", "en": "Put into the input box"},
-    "qr.hidden": {"zh": "不在按钮栏显示", "en": "Hidden from the bar"},
-    "qr.hidden.mark": {"zh": "（隐藏）", "en": " (hidden)"},
-    "qr.apply": {"zh": "保存这条回复", "en": "Save this reply"},
-    "qr.disable_send": {"zh": "这个集的回复默认只放进输入框，不直接发送", "en": "This set's replies are inserted, not sent, by default"},
-    "qr.inject": {"zh": "和输入框里已有的文字拼在一起", "en": "Join what is already in the input box"},
-    "qr.new.label": {"zh": "新回复", "en": "New reply"},
-    "qr.script.mark": {"zh": "（STscript，不运行）", "en": " (STscript, not run)"},
-    "qr.no_script": {"zh": "梨园不运行 STscript：以 / 开头或含 | /命令 的回复按文字保留，点击时只放进输入框。",
+    "qred.replace": {"zh": "替换", "en": "Replace"},
+    "qred.replies": {"zh": "回复", "en": "Replies"},
+    "qred.add": {"zh": "新建回复", "en": "New reply"},
+    "qred.remove": {"zh": "删除回复", "en": "Delete reply"},
+    "qred.confirm.remove": {"zh": "删除回复「{label}」？", "en": "Delete the reply “{label}”?"},
+    "qred.up": {"zh": "上移", "en": "Up"},
+    "qred.down": {"zh": "下移", "en": "Down"},
+    "qred.label": {"zh": "按钮文字：", "en": "Label:"},
+    "qred.tooltip": {"zh": "提示：", "en": "Tooltip:"},
+    "qred.message": {"zh": "消息：", "en": "Message:"},
+    "qred.mode": {"zh": "点击时：", "en": "On click:"},
+    "qred.mode.set": {"zh": "按集的设置（{mode}）", "en": "As the set says ({mode})"},
+    "qred.mode.send": {"zh": "以你的身份发送", "en": "Send as you"},
+    "qred.mode.insert": {"zh": "放进输入框", "en": "Put into the input box"},
+    "qred.hidden": {"zh": "不在按钮栏显示", "en": "Hidden from the bar"},
+    "qred.hidden.mark": {"zh": "（隐藏）", "en": " (hidden)"},
+    "qred.apply": {"zh": "保存这条回复", "en": "Save this reply"},
+    "qred.disable_send": {"zh": "这个集的回复默认只放进输入框，不直接发送", "en": "This set's replies are inserted, not sent, by default"},
+    "qred.inject": {"zh": "和输入框里已有的文字拼在一起", "en": "Join what is already in the input box"},
+    "qred.before": {"zh": "拼在已有文字前面（不勾：后面）", "en": "Put it before that text (unticked: after)"},
+    "qred.new.label": {"zh": "新回复", "en": "New reply"},
+    "qred.script.mark": {"zh": "（STscript，不运行）", "en": " (STscript, not run)"},
+    "qred.no_script": {"zh": "梨园不运行 STscript：以 / 开头或含 | /命令 的回复按文字保留，点击时只放进输入框。",
                      "en": "Liyuan does not run STscript: replies that start with / or hold | /command are kept as "
                            "text and only put into the input box when clicked."},
-    "qr.imported": {"zh": "已导入「{name}」：{n} 条回复", "en": "Imported “{name}”: {n} replies"},
-    "qr.saved": {"zh": "已保存「{name}」", "en": "Saved “{name}”"},
-    "qr.nochat": {"zh": "（没有打开的对话）", "en": "(no chat open)"},
-    "qr.close": {"zh": "关闭", "en": "Close"},
+    "qred.imported": {"zh": "已导入「{name}」：{n} 条回复", "en": "Imported “{name}”: {n} replies"},
+    "qred.saved": {"zh": "已保存「{name}」", "en": "Saved “{name}”"},
+    "qred.nochat": {"zh": "（没有打开的对话）", "en": "(no chat open)"},
+    "qred.close": {"zh": "关闭", "en": "Close"},
 })
 
 
@@ -109,7 +110,7 @@ class QuickRepliesDialog(QDialog):
     def __init__(self, chat_dir: Optional[str] = None, parent: Optional[QWidget] = None):
         super().__init__(parent)
         self.setObjectName("quickRepliesDialog")
-        self.setWindowTitle(tr("qr.title"))
+        self.setWindowTitle(tr("qred.title"))
         self.resize(960, 620)
         self.chat_dir = chat_dir
         self.qrs: Optional[QuickReplySet] = None
@@ -123,10 +124,10 @@ class QuickRepliesDialog(QDialog):
         self.report.setObjectName("qrReport")
         self.report.setReadOnly(True)
         self.report.setFixedHeight(96)
-        self.report.setPlainText(tr("qr.no_script"))
+        self.report.setPlainText(tr("qred.no_script"))
         root.addWidget(self.report)
         box = QDialogButtonBox()
-        box.addButton(tr("qr.close"), QDialogButtonBox.ButtonRole.RejectRole)
+        box.addButton(tr("qred.close"), QDialogButtonBox.ButtonRole.RejectRole)
         box.rejected.connect(self.reject)
         root.addWidget(box)
         self.refresh()
@@ -136,10 +137,10 @@ class QuickRepliesDialog(QDialog):
         w = QWidget()
         lay = QVBoxLayout(w)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(QLabel(tr("qr.sets")))
+        lay.addWidget(QLabel(tr("qred.sets")))
         self.set_list = QTreeWidget()
         self.set_list.setObjectName("qrSets")
-        self.set_list.setHeaderLabels([tr("qr.col.set"), tr("qr.col.all"), tr("qr.col.chat")])
+        self.set_list.setHeaderLabels([tr("qred.col.set"), tr("qred.col.all"), tr("qred.col.chat")])
         self.set_list.setRootIsDecorated(False)
         for col, width in ((0, 150), (1, 80), (2, 80)):
             self.set_list.setColumnWidth(col, width)
@@ -147,34 +148,36 @@ class QuickRepliesDialog(QDialog):
         self.set_list.itemChanged.connect(self._set_checked)
         lay.addWidget(self.set_list, 1)
         row = QHBoxLayout()
-        for key, slot in (("qr.import", self._import_clicked), ("qr.new_set", self._new_set_clicked),
-                          ("qr.delete_set", self._delete_clicked)):
+        for key, slot in (("qred.import", self._import_clicked), ("qred.new_set", self._new_set_clicked),
+                          ("qred.delete_set", self._delete_clicked)):
             b = QPushButton(tr(key))
             b.setObjectName(key.replace(".", "_"))
             b.clicked.connect(slot)
             row.addWidget(b)
         lay.addLayout(row)
-        self.disable_send = QCheckBox(tr("qr.disable_send"))
+        self.disable_send = QCheckBox(tr("qred.disable_send"))
         self.disable_send.toggled.connect(lambda on: self._set_option("disableSend", on))
-        self.inject = QCheckBox(tr("qr.inject"))
+        self.inject = QCheckBox(tr("qred.inject"))
         self.inject.toggled.connect(lambda on: self._set_option("injectInput", on))
-        lay.addWidget(self.disable_send)
-        lay.addWidget(self.inject)
+        self.before = QCheckBox(tr("qred.before"))
+        self.before.toggled.connect(lambda on: self._set_option("placeBeforeInput", on))
+        for box in (self.disable_send, self.inject, self.before):
+            lay.addWidget(box)
         return w
 
     def _replies_pane(self) -> QWidget:
         w = QWidget()
         lay = QVBoxLayout(w)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(QLabel(tr("qr.replies")))
+        lay.addWidget(QLabel(tr("qred.replies")))
         self.replies = QListWidget()
         self.replies.setObjectName("qrReplies")
         self.replies.currentItemChanged.connect(lambda *_: self._reply_selected())
         lay.addWidget(self.replies, 1)
         row = QHBoxLayout()
         self.reply_buttons: dict[str, QPushButton] = {}
-        for key, slot in (("qr.add", lambda: self.add_reply()), ("qr.remove", self._remove_clicked),
-                          ("qr.up", lambda: self._step(-1)), ("qr.down", lambda: self._step(1))):
+        for key, slot in (("qred.add", lambda: self.add_reply()), ("qred.remove", self._remove_clicked),
+                          ("qred.up", lambda: self._step(-1)), ("qred.down", lambda: self._step(1))):
             b = QPushButton(tr(key))
             b.clicked.connect(slot)
             row.addWidget(b)
@@ -187,12 +190,12 @@ class QuickRepliesDialog(QDialog):
         self.message.setObjectName("qrMessage")
         self.message.setMaximumHeight(150)
         self.mode = QComboBox()
-        self.hidden = QCheckBox(tr("qr.hidden"))
-        self.apply_btn = QPushButton(tr("qr.apply"))
+        self.hidden = QCheckBox(tr("qred.hidden"))
+        self.apply_btn = QPushButton(tr("qred.apply"))
         self.apply_btn.setObjectName("qrApply")
         self.apply_btn.clicked.connect(lambda: self.apply_reply())
-        for key, wid in (("qr.label", self.label), ("qr.tooltip", self.title), ("qr.message", self.message),
-                         ("qr.mode", self.mode)):
+        for key, wid in (("qred.label", self.label), ("qred.tooltip", self.title), ("qred.message", self.message),
+                         ("qred.mode", self.mode)):
             form.addRow(tr(key), wid)
         form.addRow(self.hidden)
         form.addRow(self.apply_btn)
@@ -214,7 +217,7 @@ class QuickRepliesDialog(QDialog):
         self.set_list.blockSignals(True)
         self.set_list.clear()
         for name in list_sets():
-            it = QTreeWidgetItem([name, "", "" if self.chat_dir else tr("qr.nochat")])
+            it = QTreeWidgetItem([name, "", "" if self.chat_dir else tr("qred.nochat")])
             flags = Qt.ItemFlag.ItemIsSelectable | Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable
             it.setFlags(flags)
             it.setCheckState(1, Qt.CheckState.Checked if name in choices.global_sets else Qt.CheckState.Unchecked)
@@ -237,7 +240,8 @@ class QuickRepliesDialog(QDialog):
                 self.qrs = load_set(it.text(0))
             except QuickReplyError as e:
                 self.report.setPlainText(show(e))
-        for box, key in ((self.disable_send, "disableSend"), (self.inject, "injectInput")):
+        for box, key in ((self.disable_send, "disableSend"), (self.inject, "injectInput"),
+                         (self.before, "placeBeforeInput")):
             box.blockSignals(True)
             box.setChecked(bool(self.qrs and getattr(self.qrs, key)))
             box.setEnabled(self.qrs is not None)
@@ -269,7 +273,7 @@ class QuickRepliesDialog(QDialog):
         """Import SillyTavern Quick Reply set files; the report lists what each import says. A name the library
         already has is replaced only with ``replace`` (the Import button asks first, default No)."""
         done: list[str] = []
-        lines: list[str] = [tr("qr.no_script")]
+        lines: list[str] = [tr("qred.no_script")]
         for p in paths:
             try:
                 r = import_set(p, replace=replace)
@@ -277,7 +281,7 @@ class QuickRepliesDialog(QDialog):
                 lines.append(show(e) if isinstance(e, QuickReplyError) else str(e))
                 continue
             done.append(r.set.name)
-            lines.append(tr("qr.imported", name=r.set.name, n=len(r.set.qrList)))
+            lines.append(tr("qred.imported", name=r.set.name, n=len(r.set.qrList)))
             lines += [f"  · {show(m)}" for m in r.lines()]
         self.report.setPlainText("\n".join(lines))
         self.refresh(select=done[-1] if done else None)
@@ -286,7 +290,7 @@ class QuickRepliesDialog(QDialog):
         return done
 
     def _import_clicked(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, tr("qr.import"), str(Path.home()), tr("qr.import.filter"))
+        paths, _ = QFileDialog.getOpenFileNames(self, tr("qred.import"), str(Path.home()), tr("qred.import.filter"))
         from .dialogs import confirm
 
         fresh: list[str] = []
@@ -301,7 +305,7 @@ class QuickRepliesDialog(QDialog):
         if fresh:
             self.import_files(fresh)
         for p in taken:
-            if confirm(self, tr("qr.title"), tr("qr.confirm.replace", name=Path(p).stem), tr("qr.replace")):
+            if confirm(self, tr("qred.title"), tr("qred.confirm.replace", name=Path(p).stem), tr("qred.replace")):
                 self.import_files([p], replace=True)
 
     def new_set(self, name: str) -> Optional[str]:
@@ -316,7 +320,7 @@ class QuickRepliesDialog(QDialog):
         return qrs.name
 
     def _new_set_clicked(self) -> None:
-        name, ok = QInputDialog.getText(self, tr("qr.new_set"), tr("qr.new_set.label"))
+        name, ok = QInputDialog.getText(self, tr("qred.new_set"), tr("qred.new_set.label"))
         if ok:
             self.new_set(name)
 
@@ -326,7 +330,7 @@ class QuickRepliesDialog(QDialog):
             return
         from .dialogs import confirm  # No is the default
 
-        if confirm(self, tr("qr.title"), tr("qr.confirm.delete_set", name=it.text(0)), tr("qr.delete_set")):
+        if confirm(self, tr("qred.title"), tr("qred.confirm.delete_set", name=it.text(0)), tr("qred.delete_set")):
             self.delete(it.text(0))
 
     def delete(self, name: str) -> None:
@@ -362,9 +366,9 @@ class QuickRepliesDialog(QDialog):
         self.replies.blockSignals(True)
         self.replies.clear()
         for q in (self.qrs.qrList if self.qrs else []):
-            mode = tr(f"qr.mode.{self.qrs.mode_of(q)}") if self.qrs else ""
-            text = f"{q.label or q.id} — {mode}" + (tr("qr.script.mark") if q.script else "")
-            it = QListWidgetItem(text + (tr("qr.hidden.mark") if q.isHidden else ""))
+            mode = tr(f"qred.mode.{self.qrs.mode_of(q)}") if self.qrs else ""
+            text = f"{q.label or q.id} — {mode}" + (tr("qred.script.mark") if q.script else "")
+            it = QListWidgetItem(text + (tr("qred.hidden.mark") if q.isHidden else ""))
             it.setData(Qt.ItemDataRole.UserRole, q.id)
             self.replies.addItem(it)
             if q.id == select:
@@ -385,9 +389,9 @@ class QuickRepliesDialog(QDialog):
             q = self.qrs.entry(self.current_reply())  # type: ignore[arg-type]
         self.mode.clear()
         set_mode = "insert" if self.qrs and self.qrs.disableSend else "send"
-        self.mode.addItem(tr("qr.mode.set", mode=tr(f"qr.mode.{set_mode}")), None)
-        self.mode.addItem(tr("qr.mode.send"), "send")
-        self.mode.addItem(tr("qr.mode.insert"), "insert")
+        self.mode.addItem(tr("qred.mode.set", mode=tr(f"qred.mode.{set_mode}")), None)
+        self.mode.addItem(tr("qred.mode.send"), "send")
+        self.mode.addItem(tr("qred.mode.insert"), "insert")
         self.label.setText(q.label if q else "")
         self.title.setText(q.title if q else "")
         self.message.setPlainText(q.message if q else "")
@@ -400,7 +404,7 @@ class QuickRepliesDialog(QDialog):
         """Add a reply at the end of the selected set and select it; returns its id."""
         if self.qrs is None:
             return None
-        q = self.qrs.add(label or tr("qr.new.label"), message)
+        q = self.qrs.add(label or tr("qred.new.label"), message)
         self._save(q.id)
         return q.id
 
@@ -417,7 +421,7 @@ class QuickRepliesDialog(QDialog):
             self.report.setPlainText(show(e))
             return False
         self._save(rid)
-        self.report.setPlainText(tr("qr.saved", name=self.qrs.name))
+        self.report.setPlainText(tr("qred.saved", name=self.qrs.name))
         return True
 
     def _remove_clicked(self) -> None:
@@ -427,7 +431,7 @@ class QuickRepliesDialog(QDialog):
         from .dialogs import confirm  # No is the default
 
         label = self.qrs.entry(rid).label or str(rid)
-        if confirm(self, tr("qr.title"), tr("qr.confirm.remove", label=label), tr("qr.remove")):
+        if confirm(self, tr("qred.title"), tr("qred.confirm.remove", label=label), tr("qred.remove")):
             self.remove_reply(rid)
 
     def remove_reply(self, rid: int) -> None:
