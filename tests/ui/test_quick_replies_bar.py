@@ -124,7 +124,8 @@ async def test_a_set_on_for_this_chat_only(qtbot):
     assert active_sets() == [] and active_sets(win.chat.dir) == ["本对话"]
     assert labels(win.quick_replies) == ["继续", "看看四周", "生成"]
     win.close_chat()
-    assert all(not b.isEnabled() for b in win.quick_replies.buttons.values())
+    assert labels(win.quick_replies) == []  # no chat shown: only sets on for every chat would show
+    assert dlg.chat_dir is None and dlg.set_list.topLevelItem(0).text(2) == "（没有打开的对话）"
     dlg.close()
 
 

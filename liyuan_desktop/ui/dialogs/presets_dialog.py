@@ -317,8 +317,9 @@ class PresetsDialog(QDialog):
             self.use_in_chat(name)
 
     def _on_changes(self, changes: Any) -> None:
-        """A chat command's notice (the session's ``changed``): the chat's preset is a setting."""
-        if changes.settings:
+        """A chat command's notice (the session's ``changed``): the chat's preset is a setting. A closed dialog
+        does not repaint (the window makes a new one each time 预设… is chosen)."""
+        if changes.settings and self.isVisible():
             self.refresh()
 
     # -- the list -------------------------------------------------------------------------------------------

@@ -62,9 +62,14 @@ class QuickRepliesBar(QWidget):
         self.edit_btn.clicked.connect(lambda: self.open_editor())
         outer.addWidget(self.edit_btn)
         self.editor: Any = None
-        session.chatShown.connect(lambda _chat: self.reload())
+        session.chatShown.connect(lambda _chat: self._chat_shown())
         session.busyChanged.connect(self._busy)
         self.reload()
+
+    def _chat_shown(self) -> None:
+        self.reload()
+        if self.editor is not None:
+            self.editor.set_chat(self.chat_dir())  # its 本对话 column follows the chat shown
 
     def chat_dir(self) -> Optional[str]:
         """The shown chat's folder (its own sets are keyed by it), or None."""
