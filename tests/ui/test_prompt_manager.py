@@ -161,6 +161,12 @@ async def test_toggle_reorder_edit_save_reaches_the_chat_and_exports_losslessly(
     assert [i["identifier"] for i in new] == ["jailbreak", CUSTOM, "main", "worldInfoBefore", "charDescription",
                                               "style", "chatHistory"]
     assert [i["enabled"] for i in new] == [True, True, True, True, True, False, True]
+    # save as: a new library preset, selected and edited from now on; the chat keeps the one it uses
+    assert not pm.save_as("雨夜预设")  # taken: said in the status line, nothing written
+    assert "雨夜预设" in dlg.status.text()
+    assert pm.save_as("雨夜预设二") and pm.manager.name == "雨夜预设二"
+    assert dlg.selected() == "雨夜预设二" and win.chat.preset_name() == "雨夜预设"
+    assert "雨夜预设二" in [dlg.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(dlg.list.count())]
     await shots(qtbot, win, dlg)
     dlg.close()
 
