@@ -14,7 +14,6 @@ LIMIT = 80
 #: "module path:function name" -> lines today (to be brought under the limit; never raised)
 KNOWN = {
     "ui/dialogs/book_editor.py:__init__": 86,
-    "ui/dialogs/presets_dialog.py:__init__": 82,
 }
 
 

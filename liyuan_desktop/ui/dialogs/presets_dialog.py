@@ -1,10 +1,12 @@
 """The 预设 dialog (issue 14 §3): the preset library — import, delete, set the default for new chats —, what the
 selected preset does in Liyuan (where each prompt goes, what is dropped and why, the sampling sent and what the
-chat's provider does not take), the open chat's preset and its own sampling overrides. Also the new-chat dialog
+chat's provider does not take), the open chat's preset and its own sampling overrides; the 提示词管理 tab is
+SillyTavern's Prompt Manager over the selected preset (``prompt_manager.py``). Also the new-chat dialog
 (mode + preset) and the sampling editor the connection profiles reuse.
 
 The dialog calls the chat's public commands (``Chat.set_preset``, ``Chat.set_sampling``) and the preset library
-(``core.prompt.presets.store``); the default preset is saved in the app settings. Nothing here is slow: a preset
+(``core.prompt.presets.store``); the default preset is saved in the app settings. A change of the chat's preset is
+broadcast on the session (``Session.broadcast``): the dialog's list and the window's panes repaint from that notice. Nothing here is slow: a preset
 is a small JSON file.
 """
 
@@ -34,6 +36,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSpinBox,
     QSplitter,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -49,6 +52,8 @@ from ...core.prompt.presets.store import (
 )
 from ...core.settings import AppSettings, save_settings
 from ..infra.i18n import STRINGS, show, tr
+from ..infra.session import Session, session_or_own
+from .prompt_manager import PromptManagerWidget
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -189,57 +194,83 @@ class PresetsDialog(QDialog):
     chatPresetChanged = Signal(str)
     settingsChanged = Signal(object)
 
-    def __init__(self, settings: AppSettings, chat: Optional[Chat] = None, parent: Optional[QWidget] = None):
+    def __init__(self, settings: AppSettings, chat: Optional[Chat] = None, parent: Optional[QWidget] = None,
+                 session: Optional[Session] = None):
         super().__init__(parent)
         self.setObjectName("presetsDialog")
         self.setWindowTitle(tr("presets.title"))
-        self.resize(980, 640)
+        self.resize(1080, 680)
         self.settings = settings
         self.chat = chat
+        self.session = session_or_own(session, self)  # use_in_chat is broadcast; the list repaints from the notice
+        self.session.changed.connect(self._on_changes)
         root = QVBoxLayout(self)
         split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self._library_pane())
+        self.tabs = QTabWidget()
+        self.tabs.setObjectName("presetTabs")
+        self.tabs.addTab(self._report_pane(), tr("presets.report"))
+        self.prompts = PromptManagerWidget(chat)
+        self.prompts.saved.connect(self._prompts_saved)
+        self.prompts.message.connect(self.status.setText)
+        self.tabs.addTab(self.prompts, tr("pm.tab"))
+        split.addWidget(self.tabs)
+        split.setSizes([260, 820])
+        root.addWidget(split, 1)
+        buttons = QDialogButtonBox()
+        buttons.addButton(tr("close"), QDialogButtonBox.ButtonRole.RejectRole)
+        buttons.rejected.connect(self.reject)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.status, 1)
+        bottom.addWidget(buttons)
+        root.addLayout(bottom)
+        for w in (self.use_btn, self.none_btn, self.sampling_box):
+            w.setEnabled(chat is not None)
+        if chat is not None:
+            self.sampling.set_value(chat.sampling_overrides())
+        self.refresh()
+
+    def _library_pane(self) -> QWidget:
+        """The library list, its buttons and the chat's preset."""
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         ll.addWidget(QLabel(tr("presets.library")))
         self.list = QListWidget()
         self.list.setObjectName("presetList")
-        self.list.currentItemChanged.connect(lambda *_: self._show_report())
+        self.list.currentItemChanged.connect(self._selection_changed)
         ll.addWidget(self.list, 1)
-        row = QHBoxLayout()
         self.import_btn = QPushButton(tr("presets.import"))
         self.import_btn.clicked.connect(self._import_clicked)
         self.delete_btn = QPushButton(tr("presets.delete"))
         self.delete_btn.clicked.connect(self._delete_clicked)
-        row.addWidget(self.import_btn)
-        row.addWidget(self.delete_btn)
-        ll.addLayout(row)
-        row = QHBoxLayout()
         self.default_btn = QPushButton(tr("presets.default"))
         self.default_btn.clicked.connect(lambda: self.set_default(self.selected()))
         self.nodefault_btn = QPushButton(tr("presets.nodefault"))
         self.nodefault_btn.clicked.connect(lambda: self.set_default(None))
-        row.addWidget(self.default_btn)
-        row.addWidget(self.nodefault_btn)
-        ll.addLayout(row)
         self.chat_label = QLabel()
         self.chat_label.setObjectName("presetChatLabel")
         self.chat_label.setWordWrap(True)
-        ll.addWidget(self.chat_label)
-        row = QHBoxLayout()
         self.use_btn = QPushButton(tr("presets.use"))
         self.use_btn.setObjectName("presetUseButton")
         self.use_btn.clicked.connect(lambda: self.use_in_chat(self.selected()))
         self.none_btn = QPushButton(tr("presets.none.chat"))
         self.none_btn.clicked.connect(lambda: self.use_in_chat(None))
-        row.addWidget(self.use_btn)
-        row.addWidget(self.none_btn)
-        ll.addLayout(row)
-        split.addWidget(left)
+        for pair in ((self.import_btn, self.delete_btn), (self.default_btn, self.nodefault_btn), (self.chat_label,),
+                     (self.use_btn, self.none_btn)):
+            row = QHBoxLayout()
+            for w in pair:
+                row.addWidget(w)
+            ll.addLayout(row)
+        self.status = QLabel("")
+        self.status.setObjectName("presetStatus")
+        self.status.setWordWrap(True)
+        return left
+
+    def _report_pane(self) -> QWidget:
+        """What the selected preset does in Liyuan, and this chat's sampling."""
         right = QWidget()
         rl = QVBoxLayout(right)
-        rl.setContentsMargins(0, 0, 0, 0)
-        rl.addWidget(QLabel(tr("presets.report")))
         self.report = QPlainTextEdit()
         self.report.setObjectName("presetReport")
         self.report.setReadOnly(True)
@@ -258,18 +289,38 @@ class PresetsDialog(QDialog):
         srow.addWidget(self.sampling_save)
         sl.addLayout(srow)
         rl.addWidget(self.sampling_box)
-        split.addWidget(right)
-        split.setSizes([330, 650])
-        root.addWidget(split, 1)
-        buttons = QDialogButtonBox()
-        buttons.addButton(tr("close"), QDialogButtonBox.ButtonRole.RejectRole)
-        buttons.rejected.connect(self.reject)
-        root.addWidget(buttons)
-        for w in (self.use_btn, self.none_btn, self.sampling_box):
-            w.setEnabled(chat is not None)
-        if chat is not None:
-            self.sampling.set_value(chat.sampling_overrides())
-        self.refresh()
+        return right
+
+    def _selection_changed(self, current: Any, previous: Any) -> None:
+        """Another library preset chosen: its report, and its prompts (unsaved prompt edits are asked about first;
+        kept means the old preset stays selected)."""
+        name = current.data(Qt.ItemDataRole.UserRole) if current is not None else None
+        pm = self.prompts.manager
+        if pm is not None and pm.name != name and not self.prompts.ask_discard():
+            self.list.blockSignals(True)
+            self.list.setCurrentItem(previous)
+            self.list.blockSignals(False)
+            return
+        self._show_report()
+
+    def reject(self) -> None:
+        """Close (the button, Esc, the title bar's ×): unsaved prompt edits are asked about first (default No:
+        the dialog stays open)."""
+        if self.prompts.ask_discard():
+            super().reject()
+
+    def _prompts_saved(self, name: str) -> None:
+        """The prompt manager wrote ``name`` into the library: the list shows it, and the chat using it reads it
+        again (its messages are kept; only the system prompt changes)."""
+        self.refresh(select=name)
+        if self.chat is not None and self.chat.preset_name() == name:
+            self.use_in_chat(name)
+
+    def _on_changes(self, changes: Any) -> None:
+        """A chat command's notice (the session's ``changed``): the chat's preset is a setting. A closed dialog
+        does not repaint (the window makes a new one each time 预设… is chosen)."""
+        if changes.settings and self.isVisible():
+            self.refresh()
 
     # -- the list -------------------------------------------------------------------------------------------
     def selected(self) -> Optional[str]:
@@ -310,6 +361,9 @@ class PresetsDialog(QDialog):
 
     def _show_report(self) -> None:
         name = self.selected()
+        pm = self.prompts.manager
+        if (pm.name if pm is not None else None) != name:
+            self.prompts.load(name)
         if name is None:
             self.report.setPlainText(tr("presets.empty"))
             return
@@ -379,8 +433,8 @@ class PresetsDialog(QDialog):
         except (PresetError, RuntimeError, OSError) as e:
             QMessageBox.warning(self, tr("presets.title"), tr("presets.err", error=e))
             return ""
+        self.session.broadcast(self.chat.last_changes)  # the dialog's list and the window's panes follow
         self.chatPresetChanged.emit(notice)
-        self.refresh(select=name)
         return notice
 
     def save_sampling(self) -> None:
@@ -447,7 +501,7 @@ def add_presets_action(win: Any, *menus: Any) -> QAction:
 
     def open_dialog() -> PresetsDialog:
         chat = win.chat if not getattr(win, "is_demo", False) else None
-        dlg = PresetsDialog(win.settings, chat, win)
+        dlg = PresetsDialog(win.settings, chat, win, session=win.session)
         dlg.chatPresetChanged.connect(lambda text: text and win.draft_pane.notice(text))
         dlg.settingsChanged.connect(lambda s: setattr(win, "settings", s))
         dlg.open()

@@ -87,6 +87,9 @@ class MenusMixin(_Window):
         from ..settings.profiles import install_profile_bar  # issue 14 §3: connection profiles, switched in one click
 
         self.presets_action = add_presets_action(self, chat_menu)
+        from ..roleplay.quick_replies_bar import install_quick_replies  # issue 26 §4: the row under the input
+
+        install_quick_replies(self, chat_menu)
         from ..frames.find_bar import install_find_bar  # issue 17: Ctrl+F, find in every message of the chat
 
         install_find_bar(self, chat_menu)
