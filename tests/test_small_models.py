@@ -1,0 +1,207 @@
+"""Issue 30, small local models, over real HTTP on loopback (tests/sse_server.py serves the canned SSE a llama.cpp
+server sends): the opening is sent without our 【开场 · 名字】 label; a reply that copies the opening is not sealed
+and is retried once, nudged and hotter; a second copy leaves the beat unsealed with the notice; a lore fact used in
+prose survives the data-block echo filter; ``:`` keep-alives while a local server reads the prompt count as progress
+for the idle timeout; a text tool call written with ``"function":`` runs; a chapter name with a leading space is
+normalised and errors quote names; a ToolError after an agent turn never escapes ``Chat.send``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import DEMO_CARD
+from sse_server import Reply, ScriptedServer, chunk, sse, sse_reply
+
+from liyuan_desktop.core.beat.echo import EchoSources, strip_echo
+from liyuan_desktop.core.beat.events import Activity
+from liyuan_desktop.core.beat.loop import ECHO_GAVE_UP_NOTICES, ECHO_RETRY_NOTICES
+from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.llm import OpenAIChatModel
+from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest, ModelError
+from liyuan_desktop.core.messages import translate
+
+SCRIBE = sse_reply(chunk('{"patch": {}}'), chunk(finish="stop"))
+CARD = load_card(DEMO_CARD)
+OPENING = CARD.first_mes
+NEW_PROSE = ("她没有再多问，只把一串铜钥匙推过柜台，钥匙上拴着一块刻了「丙」字的木牌。"
+             "「楼上靠河那间，夜里雨声大些。」她说完便低头去拨算盘，像是你从没进来过。")
+# the 听雨轩 entry of the demo card's book, as prose-only play sends it in 【相关设定】
+TINGYU = ("听雨轩是栖水镇上开了近百年的老客栈，前后两进，后院有一株老梨树。店里的规矩是祖上传下来的：不问来处，"
+          "不问去处，账清即可。镇上人都说，在听雨轩说过的话，不会传到第二个人耳朵里。")
+
+
+def prose(text: str, size: int = 8) -> Reply:
+    return sse_reply(*[chunk(text[i:i + size]) for i in range(0, len(text), size)], chunk(finish="stop"))
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer() as srv:
+        yield srv
+
+
+@pytest.fixture
+async def model(server):
+    m = OpenAIChatModel(server.base_url, "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf", None, retry_base_wait=0.0,
+                        read_timeout=5.0)
+    yield m
+    await m.aclose()
+
+
+def actor_requests(server) -> list[dict]:
+    return [r.json for r in server.requests if "tools" in r.json or r.json["messages"][0]["content"].startswith("#")]
+
+
+# -- 1. echoes ---------------------------------------------------------------------------------------------------
+async def test_an_echo_of_the_opening_is_not_sealed_but_retried_hotter(tmp_path, server, model):
+    server.script(prose(OPENING), prose(NEW_PROSE), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    events: list = []
+    res = await chat.send("我把湿透的外衣搭在椅背上：「住三天。」", on_event=events.append)
+    assert res.sealed and res.final == NEW_PROSE
+    assert any(isinstance(e, Activity) and e.text == ECHO_RETRY_NOTICES["opening"] for e in events)
+    first, again = server.requests[0].json, server.requests[1].json
+    # the opening goes to a local model without our label (kept in the chat for display)
+    assert first["messages"][1] == {"role": "assistant", "content": OPENING}
+    assert chat.history().opening.startswith("【开场 · 青梧】")
+    # the retry: the same prompt, the user's words followed by the nudge, a higher temperature
+    assert again["messages"][-1]["content"].startswith(first["messages"][-1]["content"])
+    assert "照抄了开场" in again["messages"][-1]["content"]
+    assert again.get("temperature", 0) > first.get("temperature", 0.7)
+    assert OPENING not in chat.history().messages[-1].content
+
+
+async def test_a_second_echo_leaves_the_beat_unsealed_with_the_notice(tmp_path, server, model):
+    server.script(prose(OPENING), prose("【开场 · 青梧】\n" + OPENING))
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    events: list = []
+    res = await chat.send("我把湿透的外衣搭在椅背上：「住三天。」", on_event=events.append)
+    assert not res.sealed and res.outcome == "unsealed"
+    notice = ECHO_GAVE_UP_NOTICES["opening"]
+    assert notice in res.warnings and any(isinstance(e, Activity) and e.text == notice for e in events)
+    assert translate(notice, "en").startswith("The reply copied the opening again")
+    assert len(server.requests) == 2  # no scribe: nothing was sealed
+    assert chat.latest_beat().outcome == "unsealed" and OPENING not in (chat.latest_beat().draft or "")
+    # the copy never entered the history: the next beat's prompt has the opening once
+    server.script(prose(NEW_PROSE), SCRIBE)
+    res = await chat.send("「住三天。」")
+    assert res.sealed
+    sent = json.dumps(server.requests[2].json["messages"], ensure_ascii=False)
+    assert sent.count("雨下到第三天") == 1
+
+
+async def test_an_echo_of_an_earlier_reply_is_caught_too(tmp_path, server, model):
+    server.script(prose(NEW_PROSE), SCRIBE, prose(NEW_PROSE), prose("你接过钥匙，她又低下头去拨算盘，雨声一阵紧过一阵，"
+                                                                    "楼梯口的灯笼被风吹得直晃。"), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    assert (await chat.send("「住三天。」")).sealed
+    events: list = []
+    res = await chat.send("我接过钥匙。", on_event=events.append)
+    assert res.sealed and res.final.startswith("你接过钥匙")
+    assert any(isinstance(e, Activity) and e.text == ECHO_RETRY_NOTICES["previous"] for e in events)
+
+
+def test_the_measure_tells_a_copy_from_new_prose():
+    src = EchoSources([("opening", "【开场 · 青梧】\n" + OPENING), ("data", "【相关设定】本拍命中的世界书条目原文：\n\n【听雨轩】" + TINGYU)])
+    assert src.echo_of(OPENING) == "opening"
+    assert src.echo_of(OPENING.replace("第三天", "第四天").replace("*", "")) == "opening"  # reworded a little
+    assert src.echo_of("【听雨轩】" + TINGYU) == "data"
+    assert src.echo_of(NEW_PROSE) == ""
+    assert src.echo_of(NEW_PROSE + TINGYU[:32]) == ""  # one fact used in new prose is not an echo
+
+
+# -- 2. lore used in prose is kept -------------------------------------------------------------------------------
+async def test_a_lore_fact_used_in_prose_survives_the_echo_filter(tmp_path, server, model):
+    reply = (f"*门帘一掀，雨气跟着你涌进来。*【听雨轩】{TINGYU}\n\n"
+             "*青梧放下手里的布，把那把旧油纸伞挂回墙上，转身替你添了一盏热茶。*「客官是头一回来栖水镇吧？这几天河上起雾，"
+             "渡船都停了，要走也得等雨停。楼上还有两间空房，一间临河，一间靠着后院那株老梨树，客官挑一间？」")
+    server.script(prose(reply), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    chat.set_prose_only(True)
+    res = await chat.send("我走到柜台前：「掌柜的，这听雨轩开了多少年了？」")
+    sent = server.requests[0].json["messages"][-1]["content"]
+    assert f"【听雨轩】{TINGYU}" in sent  # the entry's text was sent
+    assert res.sealed
+    assert TINGYU in res.final and "【听雨轩】" not in res.final  # the fact stays, the block's label goes
+    assert res.final.startswith("*门帘一掀")
+
+
+def test_a_copied_block_is_still_removed():
+    inj = "【相关设定】本拍命中的世界书条目原文：\n\n【听雨轩】" + TINGYU + "\n\n【语言】以中文写叙事与对白（专有名词可保留原文）。"
+    assert strip_echo(f"【听雨轩】{TINGYU}\n\n{NEW_PROSE}", inj) == NEW_PROSE  # an entry as its own paragraph
+    assert strip_echo(f"{inj}\n\n{NEW_PROSE}", inj) == NEW_PROSE
+    fact = "听雨轩是栖水镇上开了近百年的老客栈，前后两进。"
+    inj2 = f"【相关设定】本拍命中的世界书条目原文：\n\n【听雨轩】\n\n{fact}"
+    assert strip_echo(f"【语言】中文\n\n*你抬头看。*{fact}\n\n{NEW_PROSE}", inj2) == f"*你抬头看。*{fact}\n\n{NEW_PROSE}"
+
+
+# -- 3. keep-alives while a local server reads the prompt ------------------------------------------------------
+async def test_keepalives_before_the_first_token_extend_the_idle_timeout(server):
+    keepalives: list = [": keep-alive\n\n"] * 6
+    server.script(Reply(body=[*keepalives, sse(chunk("雨还在下。")), sse(chunk(finish="stop")), "data: [DONE]\n\n"],
+                        gap=0.25))
+    m = OpenAIChatModel(server.base_url, "local", None, retry_base_wait=0.0, read_timeout=5.0, idle_timeout=0.6)
+    try:
+        resp = await m.complete(ChatRequest(messages=[ChatMessage(role="user", content="hi")]))
+    finally:
+        await m.aclose()
+    assert resp.content == "雨还在下。" and m.is_local
+
+
+async def test_keepalives_alone_still_end_at_the_call_cap(server):
+    server.script(Reply(body=[": keep-alive\n\n"] * 200, gap=0.1))
+    m = OpenAIChatModel(server.base_url, "local", None, retry_base_wait=0.0, read_timeout=5.0, idle_timeout=0.6,
+                        total_timeout=1.2)
+    try:
+        with pytest.raises(ModelError) as info:
+            await m.complete(ChatRequest(messages=[ChatMessage(role="user", content="hi")]))
+    finally:
+        await m.aclose()
+    assert "总时限" in info.value.message
+
+
+# -- 5. agent tools from a model that only talks ---------------------------------------------------------------
+def _text_call(obj: dict) -> Reply:
+    return prose("```json\n" + json.dumps(obj, ensure_ascii=False) + "\n```", size=40)
+
+
+async def test_a_text_tool_call_with_function_instead_of_name_runs(tmp_path, server, model):
+    server.script(_text_call({"function": "write", "arguments": {"path": "001-雨夜客栈.md", "content": "雨夜，客栈。"}}),
+                  prose("写好了第一章。"), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model, mode="agent")
+    res = await chat.send("写第一章。")
+    assert res.final == "写好了第一章。"
+    assert res.calls[0] == ["write"]
+    assert (tmp_path / "c" / "正文" / "001-雨夜客栈.md").read_text("utf-8") == "雨夜，客栈。"
+
+
+async def test_a_chapter_name_with_a_leading_space_is_normalised(tmp_path, server, model):
+    write = {"name": "write", "arguments": {"path": "正文/ 001-雨夜客栈.md", "content": "雨夜，客栈。"}}
+    edit = {"name": "edit", "arguments": {"path": "001-雨夜客栈.md", "oldText": "客栈", "newText": "老客栈"}}
+    read = {"name": "read", "arguments": {"path": "002-不存在.md"}}
+    server.script(_text_call(write), _text_call(edit), _text_call(read), prose("改好了。"), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model, mode="agent")
+    res = await chat.send("写第一章，再改一下。")
+    folder = tmp_path / "c" / "正文"
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".md") == ["001-雨夜客栈.md"]
+    assert (folder / "001-雨夜客栈.md").read_text("utf-8") == "雨夜，老客栈。"
+    failed = res.output.calls[2].tool_calls[0]
+    assert not failed.ok
+    assert failed.result["message"].startswith('"002-不存在.md" 不存在。现有章节："001-雨夜客栈.md"')
+
+
+async def test_a_tool_error_after_the_turn_never_escapes_send(tmp_path, server, model):
+    chat = Chat.create(tmp_path / "c", CARD, model, mode="agent")
+    server.script(prose("先聊聊。"))
+    await chat.send("你好。")
+    folder = tmp_path / "c" / "正文"
+    folder.mkdir(exist_ok=True)
+    (folder / " 002-手写.md").write_text("用户手放的一章。", "utf-8")  # a name no tool call can reach
+    server.script(prose("好的。"), SCRIBE)
+    events: list = []
+    res = await chat.send("看看。", on_event=events.append)  # used to raise ToolError from the scribe's read
+    assert res.final == "好的。"
+    assert any('" 002-手写.md"' in w for w in res.warnings)
