@@ -205,3 +205,46 @@ async def test_a_tool_error_after_the_turn_never_escapes_send(tmp_path, server, 
     res = await chat.send("看看。", on_event=events.append)  # used to raise ToolError from the scribe's read
     assert res.final == "好的。"
     assert any('" 002-手写.md"' in w for w in res.warnings)
+
+
+# -- 3. the CLI after a failed beat ----------------------------------------------------------------------------
+def _cli(home, base_url: str, *says: str):
+    import os
+    import subprocess
+    import sys
+
+    from liyuan_desktop.core.llm import ProviderSettings
+    from liyuan_desktop.core.settings import AppSettings, save_settings
+
+    save_settings(AppSettings(providers=[ProviderSettings(name="local", base_url=base_url, model="m")],
+                              active_provider="local"))
+    args = [sys.executable, "-m", "liyuan_desktop", "chat", str(DEMO_CARD), "--chat", "says", "--provider", "local",
+            "--auto"]
+    for text in says:
+        args += ["--say", text]
+    env = {**os.environ, "LIYUAN_HOME": str(home), "LANG": "C.UTF-8"}
+    return subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_cli_goes_on_with_the_next_say_after_a_failed_beat(server):
+    import os
+    from pathlib import Path
+
+    server.script(Reply(body=[sse(chunk("她抬"))], cut=True), prose(NEW_PROSE), SCRIBE)
+    p = _cli(Path(os.environ["LIYUAN_HOME"]), server.base_url, "我推门进去。", "「住三天。」")
+    assert p.returncode == 1  # a beat failed
+    assert "接着发下一句 --say（还剩 1 句）" in p.stderr
+    assert NEW_PROSE in p.stdout
+
+
+def test_cli_says_why_it_stops_when_the_next_beat_would_fail_the_same_way(server):
+    import os
+    from pathlib import Path
+
+    from sse_server import json_reply
+
+    server.script(json_reply({"error": {"message": "invalid api key"}}, status=401))
+    p = _cli(Path(os.environ["LIYUAN_HOME"]), server.base_url, "我推门进去。", "「住三天。」", "「好。」")
+    assert p.returncode == 1
+    assert "剩下的 2 句 --say 没有发送" in p.stderr
+    assert len(server.requests) == 1
