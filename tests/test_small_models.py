@@ -248,3 +248,56 @@ def test_cli_says_why_it_stops_when_the_next_beat_would_fail_the_same_way(server
     assert p.returncode == 1
     assert "剩下的 2 句 --say 没有发送" in p.stderr
     assert len(server.requests) == 1
+
+
+# -- 4. prose-only from the chat's own history, for a built-in preset too ------------------------------------------
+async def test_a_preset_used_by_name_switches_to_prose_only_counting_beats_from_the_history(tmp_path, server):
+    from liyuan_desktop.core.chat.prose_mode import IGNORED_AFTER, IGNORED_NOTICE
+    from liyuan_desktop.core.llm import ProviderSettings, build_model
+    from liyuan_desktop.core.settings import load_settings
+
+    # ``--provider llamacpp``: the built-in preset with the server's URL, never saved in settings.json
+    preset = ProviderSettings(name="llamacpp", base_url=server.base_url, model="qwen-0.5b")
+    replies = ["雨声里，她擦着那把伞。", "她把算盘往旁边一推，抬眼看门外的河。", "更夫敲过二更，楼上的灯一盏盏熄了。"]
+    notices: list[str] = []
+    for i in range(IGNORED_AFTER):  # one process per beat, as `liyuan chat --say` run three times
+        m = build_model(preset, api_key="", retry_base_wait=0.0, read_timeout=5.0)
+        chat = (Chat.create if i == 0 else Chat.open)(tmp_path / "c", CARD, m)
+        server.script(prose(replies[i]), SCRIBE)
+        events: list = []
+        try:
+            assert (await chat.send(f"第{i + 1}句话。", on_event=events.append)).sealed
+        finally:
+            await m.aclose()
+        notices += [e.text for e in events if isinstance(e, Activity) and e.text == IGNORED_NOTICE]
+        assert server.requests[-2].json.get("tools")
+    assert notices == [IGNORED_NOTICE]
+    stored = load_settings().endpoint_capabilities
+    assert [(c.base_url, c.model, c.tools) for c in stored] == [(server.base_url, "qwen-0.5b", "ignored")]
+    m = build_model(preset, api_key="", retry_base_wait=0.0, read_timeout=5.0)
+    chat = Chat.open(tmp_path / "c", CARD, m)
+    assert chat.prose_only()["on"] and chat.prose_only()["why"] == "ignored"
+    server.script(prose("她抬头。"), SCRIBE)
+    try:
+        await chat.send("第四句话。")
+    finally:
+        await m.aclose()
+    assert "tools" not in server.requests[-2].json
+
+
+async def test_tool_play_sends_the_entries_text_until_tools_are_shown_to_work(tmp_path, server, model):
+    server.script(prose(NEW_PROSE), SCRIBE)
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    await chat.send("我走到柜台前：「掌柜的，这听雨轩开了多少年了？」")
+    first = server.requests[0].json
+    assert first.get("tools")  # tool play
+    assert f"【听雨轩】{TINGYU}" in first["messages"][-1]["content"]
+    assert "【设定集索引】" in first["messages"][-1]["content"]
+    # once the model called a tool, titles only again
+    call = {"id": "c1", "type": "function", "function": {"name": "lorebook_search", "arguments": '{"query": "听雨轩"}'}}
+    server.script(sse_reply(chunk(tool_calls=[{"index": 0, **call}]), chunk(finish="tool_calls")), prose(NEW_PROSE[:30] + "雨停了。"),
+                  SCRIBE, prose("她笑了笑，把灯芯挑亮了些，说今晚的雨怕是不会停了，客官早些歇息。"), SCRIBE)
+    await chat.send("「听雨轩后院那棵梨树还在吗？」")
+    await chat.send("「柜台后那把伞是谁的？」")
+    last = [r.json for r in server.requests if r.json.get("tools")][-1]
+    assert TINGYU not in last["messages"][-1]["content"] and "【相关设定】本拍命中" in last["messages"][-1]["content"]

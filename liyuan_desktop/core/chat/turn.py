@@ -30,11 +30,11 @@ from ..prompt.authors_note import character_note_block, note_depth_block, note_i
 from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..prompt.prose_only import prose_lore, prose_system
+from ..prompt.prose_only import bounded_lore, prose_lore, prose_system
 from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
-from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
+from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode, tools_unproven
 from .results import BeatResult
 from .templates import finish as finish_templates
 from .templates import refresh as refresh_templates
@@ -162,9 +162,11 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     if prose:
         lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
         injection = build_injection(state, activated, [], c.language, constants=consts, lore=lore_text)
-    else:
+    else:  # a model that has not shown it calls tools gets the entries' text too (bounded, issue 30 §4)
+        inline = bounded_lore(prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)) if keyed and tools_unproven(chat) else ""
         injection = build_injection(state, activated, c.book.index_titles(), c.language,
-                                    memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
+                                    memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
+                                    lore=inline)
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
     note_text = note_injection_text(note, h.user_count, ctx)
     if note_text:
