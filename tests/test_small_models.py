@@ -301,3 +301,14 @@ async def test_tool_play_sends_the_entries_text_until_tools_are_shown_to_work(tm
     await chat.send("「柜台后那把伞是谁的？」")
     last = [r.json for r in server.requests if r.json.get("tools")][-1]
     assert TINGYU not in last["messages"][-1]["content"] and "【相关设定】本拍命中" in last["messages"][-1]["content"]
+
+
+# -- 7. the scribe never makes a character of the user's pronoun ---------------------------------------------------
+async def test_the_scribe_never_creates_a_character_called_you(tmp_path, server, model):
+    patch = {"patch": {"characters": {"你": {"affinity": 5}, "You": {"status": "wet"}, "青梧": {"affinity": 3}}}}
+    server.script(prose(NEW_PROSE), sse_reply(chunk(json.dumps(patch, ensure_ascii=False)), chunk(finish="stop")))
+    chat = Chat.create(tmp_path / "c", CARD, model)
+    res = await chat.send("「住三天。」")
+    assert res.sealed
+    assert list(chat.ledger.state().characters) == ["青梧"]
+    assert any("characters.你 不是人名" in p for p in res.scribe.problems)
