@@ -72,6 +72,9 @@ async def test_an_echo_of_the_opening_is_not_sealed_but_retried_hotter(tmp_path,
     assert "照抄了开场" in again["messages"][-1]["content"]
     assert again.get("temperature", 0) > first.get("temperature", 0.7)
     assert OPENING not in chat.history().messages[-1].content
+    # the inspector rebuilds both calls exactly as sent: the bare opening, and the retry with its nudge
+    calls = [c for c in chat.inspect_beat(chat.latest_beat().id) if c["purpose"] == "actor"]
+    assert [c["request"]["messages"] for c in calls] == [first["messages"], again["messages"]]
 
 
 async def test_a_second_echo_leaves_the_beat_unsealed_with_the_notice(tmp_path, server, model):

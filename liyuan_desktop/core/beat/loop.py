@@ -12,8 +12,8 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
   the user gets 继续 / 按现稿收笔 and the scribe books nothing.
 - Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
-- A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`; live
-  models in write mode) is never sealed (issue 30 §1): the first time the model is nudged and called once more at
+- A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`; models
+  on this machine or its network, in write mode) is never sealed (issue 30 §1): the first time the model is nudged and called once more at
   a higher temperature (captured prose: a note after the user's words; ``draft_seal``: a tool error), the second
   time the beat ends unsealed with ``cut="echo"`` and the copied prose is not kept.
 - Prose-only play (``BeatInput.prose_only``, issue 18 §2): no tools are offered; the one reply is the draft and
@@ -80,6 +80,9 @@ ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用�
               "不要重复开场、之前的回复或设定原文里的句子。）")
 #: The retry's temperature: the chat's own (or :data:`ECHO_BASE_TEMPERATURE` when it sets none) plus this, capped.
 ECHO_TEMPERATURE_STEP = 0.3
+#: ``CallLog.error`` of a call whose reply was caught as an echo ("echo: opening" …; the inspector rebuilds the
+#: retry's prompt from it, :func:`echo_nudge`).
+ECHO_ERROR_PREFIX = "echo: "
 ECHO_BASE_TEMPERATURE = 0.8
 ECHO_MAX_TEMPERATURE = 1.5
 _REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
@@ -132,6 +135,9 @@ class BeatInput:
     #: The user's words of this beat (a reply that only repeats them is not sealed, :mod:`.echo`). None: taken from
     #: the last user message of ``messages`` after the ``echo`` blocks (``build_messages``' layout).
     user: Optional[str] = None
+    #: Whether a reply that mostly copies earlier text is refused (issue 30 §1; :mod:`.echo`). False for 「继续」,
+    #: whose reply may restate the draft or reply it continues.
+    echo_guard: bool = True
 
 
 @dataclass
@@ -166,6 +172,12 @@ class BeatOutput:
     def sealed(self) -> bool:
         """True when the beat ended with the draft sealed (outcome ``sealed``)."""
         return self.outcome == "sealed"
+
+
+def echo_nudge(kind: str) -> str:
+    """What the model is told before its one retry after an echo of ``kind`` ("opening" / "previous" / "data"):
+    :data:`ECHO_NUDGE`, appended to the last user message (captured prose) or as a ``draft_seal`` tool error."""
+    return ECHO_NUDGE.format(what=_ECHO_WHAT.get(kind, kind))
 
 
 def _user_words(messages: list[ChatMessage], injection: str) -> str:
@@ -265,8 +277,8 @@ class Beat:
                 raw = json.dumps(fixed, ensure_ascii=False)
                 self._activity(f"{call.name}：{LONE_SURROGATE_NOTICE}", "warning")
         if call.name == "draft_seal" and not self.draft.sealed and (kind := self._echo_of(self.draft.text)):
-            self._echoed(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
-            return {"ok": False, "error": "echo", "message": ECHO_NUDGE.format(what=_ECHO_WHAT.get(kind, kind))}, False
+            self._echo_step(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
+            return {"ok": False, "error": "echo", "message": echo_nudge(kind)}, False
         try:
             args = parse_args(spec, raw)
             res = spec.handler(self.ctx, args)
@@ -409,21 +421,30 @@ class Beat:
         return self._echo_sources
 
     def _echo_of(self, text: str) -> str:
-        """The kind of earlier text ``text`` mostly copies ("" when none, in agent mode and for replays)."""
-        if self.inp.mode != "write" or getattr(self.inp.model, "is_replay", False) or not text.strip():
+        """The kind of earlier text ``text`` mostly copies; "" when none, in agent mode, for 「继续」, for replays and
+        for models that are not on this machine or its network (``is_local`` of the HTTP client: the small models
+        that copy, issue 30; hosted models and the benches' synthetic model play as before)."""
+        if (self.inp.mode != "write" or not self.inp.echo_guard or not getattr(self.inp.model, "is_local", False)
+                or getattr(self.inp.model, "is_replay", False) or not text.strip()):
             return ""
         return self._sources().echo_of(text)
 
     def _echoed(self, kind: str, messages: list[ChatMessage]) -> bool:
+        """A captured reply (the newest call, without tool calls) was caught as an echo of ``kind``: its call log is
+        marked (:data:`ECHO_ERROR_PREFIX`) and :meth:`_echo_step` decides."""
+        if self.out.calls:
+            self.out.calls[-1].error = ECHO_ERROR_PREFIX + kind
+        return self._echo_step(kind, messages)
+
+    def _echo_step(self, kind: str, messages: list[ChatMessage]) -> bool:
         """An echo of ``kind`` was caught before sealing: the first time the last user message of ``messages``
         gets the nudge, the next call runs hotter and True is returned (go on); the second time the beat ends
         unsealed (``cut="echo"``) and False is returned."""
         self._echoes += 1
-        what = _ECHO_WHAT.get(kind, kind)
         if self._echoes == 1:
             self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
-            nudge = ECHO_NUDGE.format(what=what)
+            nudge = echo_nudge(kind)
             if i is not None and isinstance(messages[i].content, str):
                 messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
             else:

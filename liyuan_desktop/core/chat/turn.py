@@ -322,7 +322,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                          macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
-                         prose_only=prose, **({"tool_names": ()} if prose else memory_tools(chat)))
+                         prose_only=prose, echo_guard=how != "continue" and draft is None, **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)
     out = await run_loop(chat, inp, max_rounds)
