@@ -161,13 +161,13 @@ class ProseMode:
 
 def tools_unproven(chat: "Chat") -> bool:
     """True while a live model has not shown that it calls tools (issue 30 §4): its stored tool support is not
-    "works" and the newest beat of the branch made no tool call. Tool play then sends the activated entries' text
+    "works" and no recent beat of the branch (:data:`_LOOK_BACK` entries) made a tool call. Tool play then sends the activated entries' text
     too (bounded, :data:`..prompt.prose_only.INLINE_LORE_MAX_CHARS`), so the first beats do not invent the world.
     False for a replay (recorded runs play as recorded) and in agent mode."""
     if chat.mode == "agent" or getattr(chat.model, "is_replay", False):
         return False
-    last = chat.tree.latest("beat")
-    if last is not None and any(c.tool_calls for c in last.calls):
+    path = chat.tree.path_to()
+    if any(e.type == "beat" and any(c.tool_calls for c in e.calls) for e in path[-_LOOK_BACK:]):
         return False
     return _caps_tools(chat.model) != "works"
 
