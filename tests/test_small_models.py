@@ -315,3 +315,17 @@ async def test_the_scribe_never_creates_a_character_called_you(tmp_path, server,
     assert res.sealed
     assert list(chat.ledger.state().characters) == ["青梧"]
     assert any("characters.你 不是人名" in p for p in res.scribe.problems)
+
+
+# -- 7. a persona without a name ---------------------------------------------------------------------------------
+async def test_a_persona_without_a_name_sends_the_languages_default(tmp_path, server, model):
+    from liyuan_desktop.core.cards.personas import Persona
+    from liyuan_desktop.core.chat.context import default_user_name
+
+    # an English card that suggests no persona name of its own
+    card = CARD.model_copy(update={"extensions": {**CARD.extensions, "liyuan": {"language": "en"}}})
+    assert card.language == "en" and not card.persona_name
+    chat = Chat.create(tmp_path / "c", card, model, persona_obj=Persona(name="  ", description="A tired traveller."))
+    assert chat.persona == default_user_name(card.language)
+    again = Chat.open(tmp_path / "c", card, model)
+    assert again.persona == default_user_name(card.language)
