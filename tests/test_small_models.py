@@ -202,12 +202,25 @@ async def test_a_tool_error_after_the_turn_never_escapes_send(tmp_path, server, 
     await chat.send("你好。")
     folder = tmp_path / "c" / "正文"
     folder.mkdir(exist_ok=True)
-    (folder / " 002-手写.md").write_text("用户手放的一章。", "utf-8")  # a name no tool call can reach
+    (folder / "002-手写.md").write_bytes("用户手放的一章。".encode("gb18030"))  # not UTF-8: read raises ToolError
     server.script(prose("好的。"), SCRIBE)
     events: list = []
     res = await chat.send("看看。", on_event=events.append)  # used to raise ToolError from the scribe's read
     assert res.final == "好的。"
-    assert any('" 002-手写.md"' in w for w in res.warnings)
+    assert any('"002-手写.md"' in w and "UTF-8" in w for w in res.warnings)
+    assert any(isinstance(e, Activity) and "002-手写.md" in e.text for e in events)
+
+
+async def test_a_chapter_an_earlier_release_saved_with_a_leading_space_can_be_edited(tmp_path, server, model):
+    chat = Chat.create(tmp_path / "c", CARD, model, mode="agent")
+    folder = tmp_path / "c" / "正文"
+    folder.mkdir(exist_ok=True)
+    (folder / " 001-雨夜客栈.md").write_text("雨夜，客栈。", "utf-8")
+    edit = {"name": "edit", "arguments": {"path": "001-雨夜客栈.md", "oldText": "客栈", "newText": "老客栈"}}
+    server.script(_text_call(edit), prose("改好了。"), SCRIBE)
+    res = await chat.send("改一下第一章。")
+    assert res.output.calls[0].tool_calls[0].ok
+    assert (folder / " 001-雨夜客栈.md").read_text("utf-8") == "雨夜，老客栈。"
 
 
 # -- 3. the CLI after a failed beat ----------------------------------------------------------------------------

@@ -217,8 +217,17 @@ class StoryFolder:
             raise StoryPathError(f"「{name}」实际指向正文目录之外（符号链接），不能读写。只能动{self._where()}里的普通文件。")
         return target
 
+    def _legacy(self, target: Path) -> Path:
+        """``target`` when it exists, else the one chapter on disk whose name, trimmed and in NFC, is its name — a
+        file an earlier release created as 「 001-….md」 (issue 30 §5), so it can be read and edited again."""
+        if target.exists() or not self.story_dir.is_dir():
+            return target
+        hits = [p for p in self.story_dir.iterdir()
+                if p.name != target.name and unicodedata.normalize("NFC", p.name.strip()) == target.name and p.is_file()]
+        return hits[0] if len(hits) == 1 else target
+
     def _load(self, path: str) -> tuple[Path, str]:
-        target = self.resolve(path)
+        target = self._legacy(self.resolve(path))
         name = target.name
         if not target.exists():
             known = [c.name for c in self.chapters()]
