@@ -18,7 +18,10 @@ What it does:
    (``build_model(ProviderSettings)``, the same path ``liyuan chat --provider`` takes), in a throwaway data folder.
 5. Prints per beat: model calls, tools used, sealed / captured (prose written outside ``draft_write`` and taken as
    the draft) / outcome, lore reached (does the final mention a fact that is only in the card's lorebook?),
-   whether the scribe's patch applied, and seconds.
+   whether the scribe's patch applied, seconds and seconds to the first streamed piece. Echoes (issue 30) are
+   counted apart from successes: a sealed final that mostly copies the opening or an earlier final (the engine's
+   own measure, ``core.beat.echo``) is a "sealed echo", never a success; echoes the engine caught are counted as
+   retried or left unsealed (its notices).
 
 Not part of the test run: it takes tens of minutes on 2 shared CPU cores (measured there with 1 thread under a load
 of ~6: prompt processing 7 tokens/s, generation ~1.3 tokens/s; the first call of each mode processes a ~3,200-token
@@ -246,13 +249,45 @@ def lore_reached(final: str, user: str) -> list[str]:
             if any(f in final and f not in user for f in facts)]
 
 
+def echo_kind(final: str, opening: str, earlier: list[str]) -> str:
+    """What a sealed final mostly copies — "opening" / "previous" (an earlier final of this chat) — measured with
+    the engine's own sentence measure (core.beat.echo, issue 30); "" for new prose."""
+    from liyuan_desktop.core.beat.echo import EchoSources
+    if not final:
+        return ""
+    return EchoSources([("opening", opening)] + [("previous", t) for t in earlier]).echo_of(final)
+
+
+class Timed:
+    """An event sink that keeps the events and when the first streamed piece of the reply came (seconds to first
+    token: on a CPU server mostly the prompt's evaluation)."""
+
+    def __init__(self) -> None:
+        self.events: list = []
+        self.t0 = time.perf_counter()
+        self.first: Optional[float] = None
+
+    def __call__(self, ev: Any) -> None:
+        from liyuan_desktop.core.beat.events import ModelDelta
+        if self.first is None and isinstance(ev, ModelDelta):
+            self.first = time.perf_counter() - self.t0
+        self.events.append(ev)
+
+
 def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> dict[str, Any]:
     from liyuan_desktop.core.beat.events import Activity, CallFinished
-    from liyuan_desktop.core.beat.loop import CAPTURED_APPEND_NOTICE, CAPTURED_NOTICE
+    from liyuan_desktop.core.beat.loop import (
+        CAPTURED_APPEND_NOTICE,
+        CAPTURED_NOTICE,
+        ECHO_GAVE_UP_NOTICES,
+        ECHO_RETRY_NOTICES,
+    )
     calls = [e for e in events if isinstance(e, CallFinished)]
     tools = [t for e in calls for t in e.tools]
     notices = [e.text for e in events if isinstance(e, Activity)]
     captured = any(n in (CAPTURED_NOTICE, CAPTURED_APPEND_NOTICE) for n in notices)
+    retried = sum(n in ECHO_RETRY_NOTICES.values() for n in notices)
+    gave_up = sum(n in ECHO_GAVE_UP_NOTICES.values() for n in notices)
     scribe = getattr(res, "scribe", None)
     applied = None
     if scribe is not None:
@@ -261,6 +296,7 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> d
     return {
         "beat": label, "calls": len(calls), "tools": tools,
         "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
+        "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "first_token_s": None,
         "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
         "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
         "finish": [e.finish_reason for e in calls], "prompt_tokens": sum(e.prompt_tokens for e in calls),
@@ -272,10 +308,15 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> d
 
 def print_row(row: dict[str, Any]) -> None:
     sealed = "sealed" if row["sealed"] else f"NOT sealed ({row['outcome'] or row['error'] or '?'})"
+    if row["sealed"] and row["echo"]:
+        sealed = f"sealed ECHO of the {row['echo']}"
+    caught = (f", echo caught: {row['echo_retried']} retried / {row['echo_unsealed']} left unsealed"
+              if row["echo_retried"] or row["echo_unsealed"] else "")
+    first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
-    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}"
+    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}{caught}"
         f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}, {scribe}, "
-        f"{row['seconds']} s  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
+        f"{row['seconds']} s{first}  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
         f" / out {row['completion_tokens']} tokens]")
     if row["scribe_lines"]:
         log(f"      scribe: {'; '.join(row['scribe_lines'])[:200]}")
@@ -310,14 +351,19 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             elif chat.prose_only()["on"]:
                 log("  (the chat plays prose-only on its own: " + chat.prose_only()["why"] + ")")
             log(f"· {mode} mode, {args.beats} beat(s)")
+            opening = chat.history().opening or ""
+            finals: list[str] = []
             for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
-                events: list = []
-                t0 = time.perf_counter()
+                sink = Timed()
                 try:
-                    res = await chat.send(user, on_event=events.append)
+                    res = await chat.send(user, on_event=sink)
                 except Exception as exc:  # a failed beat is a result too
                     res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
-                row = beat_row(f"{mode} beat {i}", user, res, events, time.perf_counter() - t0)
+                row = beat_row(f"{mode} beat {i}", user, res, sink.events, time.perf_counter() - sink.t0)
+                row["first_token_s"] = sink.first
+                if row["sealed"]:  # an echo the engine let through is a failure, never a success
+                    row["echo"] = echo_kind(row["final"], opening, finals)
+                    finals.append(row["final"])
                 rows.append(row)
                 print_row(row)
             if mode == "tools":
@@ -345,8 +391,10 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--beats", type=int, default=3, help="beats per mode (at most %d)" % len(ROLEPLAY_TURNS))
-    ap.add_argument("--threads", type=int, default=max(1, (os.cpu_count() or 2) // 2),
-                    help="llama.cpp threads (default: half the cores; a busy 2-core machine is faster with 1)")
+    cores = os.cpu_count() or 2
+    ap.add_argument("--threads", type=int, default=1 if cores <= 2 else cores // 2,
+                    help="llama.cpp threads (default: 1 on 2 cores or fewer — a busy 2-core machine is faster with "
+                         "1 — else half the cores)")
     ap.add_argument("--ctx", type=int, default=16384, help="server context, split over 2 slots (actor, scribe)")
     ap.add_argument("--max-tokens", type=int, default=384, help="output cap of every call")
     ap.add_argument("--skip-agent", action="store_true")
@@ -368,9 +416,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         if args.json:
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
-        sealed = sum(r["sealed"] for r in rows)
+        echoes = sum(bool(r["sealed"] and r.get("echo")) for r in rows)
+        sealed = sum(r["sealed"] for r in rows) - echoes
         lore = sum(bool(r["lore"]) for r in rows)
-        log(f"· {len(rows)} beat(s): {sealed} sealed, {sum(r['captured'] for r in rows)} captured, "
+        log(f"· {len(rows)} beat(s): {sealed} sealed (new prose), {echoes} sealed echoes, "
+            f"{sum(r.get('echo_retried', 0) for r in rows)} echoes caught and retried, "
+            f"{sum(r.get('echo_unsealed', 0) for r in rows)} left unsealed after a second echo, "
+            f"{sum(r['captured'] for r in rows)} captured, "
             f"{lore} reached lore, {sum(bool(r['scribe_applied']) for r in rows)} scribe patches applied; "
             f"total {time.perf_counter() - t0:.0f} s")
     finally:

@@ -62,9 +62,11 @@ async def test_keepalive_comments_alone_hit_the_idle_timeout(server):
 
 
 async def test_keepalives_before_any_content_also_count_as_idle(server):
+    # a remote server (local=False: a loopback server reading a long prompt may keep-alive for minutes, issue 30 —
+    # tests/test_small_models.py)
     server.script(Reply(body=keepalives(200), gap=0.1))
     model = OpenAIChatModel(server.base_url, "m", None, retry_base_wait=0.0, read_timeout=5.0,
-                            idle_timeout=0.6, total_timeout=60.0)
+                            idle_timeout=0.6, total_timeout=60.0, local=False)
     err = await _call(model)
     assert "没有输出新内容" in err.message
     assert err.partial is not None and err.partial.content == ""

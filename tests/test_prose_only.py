@@ -73,8 +73,10 @@ async def test_server_rejecting_tools_falls_back_to_prose_only_with_a_notice(tmp
 async def test_model_that_never_calls_tools_is_marked_after_three_beats(tmp_path, server, provider_model):
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), provider_model)
     notices = []
+    # three different replies (a near-copy of the previous reply is an echo and is not sealed, issue 30)
+    replies = ["雨声里，她擦着那把伞。", "她把算盘往旁边一推，抬眼看门外的河。", "更夫敲过二更，楼上的灯一盏盏熄了。"]
     for i in range(IGNORED_AFTER):
-        server.script(prose(f"第{i + 1}拍：雨声里，她擦着那把伞。"), SCRIBE)
+        server.script(prose(replies[i % len(replies)]), SCRIBE)
         events: list = []
         res = await chat.send(f"第{i + 1}句话。", on_event=events.append)
         assert res.sealed

@@ -29,9 +29,16 @@ def tool_calls(call_id: str, name: str, args: dict) -> list[dict]:
             chunk(finish="tool_calls")]
 
 
+#: each beat's prose differs: a local model's reply that copies an earlier one is not sealed (issue 30)
+_BEATS = [DRAFT, "她把钥匙推过柜台：「楼上靠河那间。」", "更夫敲过二更，楼下的灯一盏盏熄了。", "天亮时雨停了，河上起了雾。"]
+_played = [0]
+
+
 def script_beat(server: ScriptedServer) -> None:
     """One sealed beat (write, seal) and the scribe's answer."""
-    server.script(sse_reply(*tool_calls("c1", "draft_write", {"version": 0, "content": DRAFT})),
+    text = _BEATS[_played[0] % len(_BEATS)]
+    _played[0] += 1
+    server.script(sse_reply(*tool_calls("c1", "draft_write", {"version": 0, "content": text})),
                   sse_reply(*tool_calls("c2", "draft_seal", {"version": 1})),
                   sse_reply(chunk('{"patch": {}}'), chunk(finish="stop")))
 

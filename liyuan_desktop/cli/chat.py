@@ -555,12 +555,31 @@ async def _play(r: _Run) -> int:
             status = 1
         if not r.json_mode:
             print_ledger(res, r.view)
-        if res.outcome == "error":
+        if res.outcome == "error" and not _after_failed_beat(res, r.says, is_replay):
             break
         if res.outcome == "stopped" and args.demo and r.says:
             out(r.view.style("33", say(message("cli.demo.stopped"))))
             break
     return status
+
+
+#: Model error kinds a next beat would meet again (the request, the key or the server's setup is wrong).
+_FATAL_KINDS = ("auth", "not_found", "config", "context", "replay_exhausted")
+
+
+def _after_failed_beat(res: "BeatResult", says: list[str], is_replay: bool) -> bool:
+    """A beat failed: True when the next ``--say`` should still be sent (said on stderr); False when the run stops
+    — with the reason on stderr when ``--say`` lines are left (issue 30 §3: a timeout dropped them silently)."""
+    from ..core.messages import message
+
+    if not says:
+        return False
+    kind = res.output.error_kind if res.output is not None else ""
+    if is_replay or kind in _FATAL_KINDS:
+        print(f"liyuan: {say(message('cli.say_stop', n=len(says), error=res.error or kind))}", file=sys.stderr)
+        return False
+    print(f"liyuan: {say(message('cli.say_next', n=len(says)))}", file=sys.stderr)
+    return True
 
 
 async def _command(chat: "Chat", cmd: str, asker: Any, on_event: Any) -> "BeatResult":

@@ -42,7 +42,8 @@ def _inspect(chat: Chat, args: argparse.Namespace) -> int:
     for c in calls:
         u = c.get("usage") or {}
         mode = " · 纯文字演出（无工具）" if c.get("play_mode") == "prose" and c.get("purpose") != "scribe" else ""
-        cut = {"length": " · 被输出上限截断", "repetition": " · 重复，提前停下"}.get(c.get("cut") or "", "")
+        cut = {"length": " · 被输出上限截断", "repetition": " · 重复，提前停下",
+               "echo": " · 照抄已有内容，未收笔"}.get(c.get("cut") or "", "")
         print(f"══ 第 {c['round']} 次调用 · {'场记' if c['purpose'] == 'scribe' else '演员'} · {c.get('model', '')}"
               f"{' · 输入 %s token' % u['prompt_tokens'] if u.get('prompt_tokens') else ''}{mode}{cut}")
         req = c.get("request")

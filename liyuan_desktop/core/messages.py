@@ -936,6 +936,35 @@ CATALOG: dict[str, dict[str, str]] = {
     "chsum.stale": {"zh": "（过时）", "en": " (stale)"},
     "chsum.none": {"zh": "（还没有摘要）", "en": "(no summary yet)"},
     "chsum.made": {"zh": "已为 {n} 章做了摘要：{files}", "en": "Summarised {n} chapters: {files}"},
+    # --- x30small ---
+    "agent.scribe_skipped_chapter": {"zh": "场记没有读到章节 {name}：{error}",
+                                     "en": "The scribe could not read the chapter {name}: {error}"},
+    "cli.say_next": {"zh": "这一拍失败了，接着发下一句 --say（还剩 {n} 句）",
+                     "en": "This beat failed; going on with the next --say ({n} left)"},
+    "cli.say_stop": {"zh": "这一拍失败了（{error}），下一拍也会同样失败：剩下的 {n} 句 --say 没有发送",
+                     "en": "This beat failed ({error}) and the next one would fail the same way: the remaining {n} "
+                           "--say lines were not sent"},
+    "beat.cut.echo": {"zh": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型",
+                      "en": "The reply copied existing text twice (the opening, an earlier reply or the lore), so it was not "
+                            "sealed: press Regenerate, or use a larger model"},
+    "beat.echo_retry.opening": {"zh": "回复照抄了开场，没有收笔：已提示模型重写，并调高温度重试一次",
+                                "en": "The reply copied the opening and was not sealed: the model was asked to rewrite "
+                                      "and tried once more at a higher temperature"},
+    "beat.echo_retry.previous": {"zh": "回复照抄了之前的回复，没有收笔：已提示模型重写，并调高温度重试一次",
+                                 "en": "The reply copied an earlier reply and was not sealed: the model was asked to "
+                                       "rewrite and tried once more at a higher temperature"},
+    "beat.echo_retry.data": {"zh": "回复照抄了提示里的设定和数据，没有收笔：已提示模型重写，并调高温度重试一次",
+                             "en": "The reply copied the lore and data blocks of the prompt and was not sealed: the "
+                                   "model was asked to rewrite and tried once more at a higher temperature"},
+    "beat.echo_gave_up.opening": {"zh": "回复又一次照抄了开场：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
+                                  "en": "The reply copied the opening again: this beat is not sealed and the copy was "
+                                        "not kept. Press Regenerate, or use a larger model."},
+    "beat.echo_gave_up.previous": {"zh": "回复又一次照抄了之前的回复：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
+                                   "en": "The reply copied an earlier reply again: this beat is not sealed and the copy "
+                                         "was not kept. Press Regenerate, or use a larger model."},
+    "beat.echo_gave_up.data": {"zh": "回复又一次照抄了提示里的设定和数据：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
+                               "en": "The reply copied the lore and data blocks again: this beat is not sealed and the "
+                                     "copy was not kept. Press Regenerate, or use a larger model."},
 }
 
 

@@ -19,7 +19,9 @@ from .settings import load_settings, resolve_key, save_settings
 
 log = logging.getLogger(__name__)
 
-__all__ = ["capabilities_of", "ensure_probed", "mark_tools_ignored", "probe_provider", "record_capabilities"]
+__all__ = ["capabilities_of", "ensure_probed", "mark_endpoint_tools", "mark_tools_ignored", "model_capabilities",
+           "probe_provider",
+           "record_capabilities"]
 
 
 def _provider(provider: Union[str, ProviderSettings]) -> Optional[ProviderSettings]:
@@ -54,6 +56,34 @@ def record_capabilities(provider_name: str, caps: Capabilities) -> bool:
     return True
 
 
+def _endpoint(model: Any) -> tuple[str, str, str]:
+    """(provider name, base URL, model name) a model object built by ``build_model`` talks to."""
+    return (getattr(model, "provider_name", "") or "", (getattr(model, "base_url", "") or "").rstrip("/"),
+            getattr(model, "model", "") or "")
+
+
+def model_capabilities(model: Any) -> Capabilities:
+    """What is stored about the server and model a model object really talks to (issue 30 §4): the configured
+    provider's entry for the model's own base URL (an overridden ``--base-url`` is its own key), else the entry
+    kept for that (base URL, model) in ``AppSettings.endpoint_capabilities`` (a built-in preset used by name, or
+    an override); unknown when neither exists (a replay or hand-built model)."""
+    name, url, mname = _endpoint(model)
+    settings = load_settings()
+    p = settings.provider(name) if name else None
+    if p is not None:
+        return capabilities_for(p.model_copy(update={"base_url": url}) if url else p, mname or None)
+    if url and mname:
+        return capabilities_for(_Endpoints(url, settings.endpoint_capabilities), mname)
+    return Capabilities(model=mname)
+
+
+class _Endpoints:
+    """``endpoint_capabilities`` seen as one provider at ``base_url`` (what ``capabilities_for`` reads)."""
+
+    def __init__(self, base_url: str, capabilities: list[Capabilities]):
+        self.base_url, self.capabilities, self.model = base_url, capabilities, ""
+
+
 def mark_tools_ignored(model_or_provider: Union[Any, str], model: Optional[str] = None) -> bool:
     """Record that a model ignores tools ("ignored", unless the user overrode ``tools``), persisted in
     ``settings.json``. ``model_or_provider``: a model object built by ``build_model`` (its ``provider_name``,
@@ -69,9 +99,9 @@ def mark_tools_ignored(model_or_provider: Union[Any, str], model: Optional[str] 
         return False
     settings = load_settings()
     p = settings.provider(name)
-    if p is None:
-        return False
-    caps = capabilities_for(p, model)
+    if p is None:  # a built-in preset used by name: kept per (base URL, model) (issue 30 §4)
+        return mark_endpoint_tools(settings, base_url, model, "ignored")
+    caps = capabilities_for(p.model_copy(update={"base_url": base_url.rstrip("/")}) if base_url else p, model)
     if base_url:
         caps = caps.model_copy(update={"base_url": base_url.rstrip("/")})
     if "tools" in caps.overridden:
@@ -111,6 +141,25 @@ async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Opt
     if save and load_settings().provider(p.name) is not None:
         record_capabilities(p.name, caps)
     return set_capabilities(p.model_copy(deep=True), caps)
+
+
+def mark_endpoint_tools(settings: Any, base_url: Optional[str], model: Optional[str], tools: str) -> bool:
+    """Record ``tools`` ("ignored" / "rejected") for a server that is no configured provider, in ``settings``'
+    ``endpoint_capabilities`` (saved). False without a URL and model, when the user overrode it, or unsaved."""
+    if not base_url or not model:
+        return False
+    holder = _Endpoints(base_url.rstrip("/"), list(settings.endpoint_capabilities))
+    caps = capabilities_for(holder, model)
+    if "tools" in caps.overridden:
+        return False
+    set_capabilities(holder, caps.model_copy(update={"tools": tools, "probed_at": now_iso()}))
+    settings.endpoint_capabilities = holder.capabilities
+    try:
+        save_settings(settings)
+    except OSError as exc:
+        log.warning("tools-%s mark of %s not saved: %s", tools, base_url, exc)
+        return False
+    return True
 
 
 async def ensure_probed(provider_name: str, model: Optional[str] = None) -> Optional[Capabilities]:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from . import secrets
 from .deferred import DeferredModel
 from .fsutil import atomic_write_text
-from .llm.capabilities import keep_newer
+from .llm.capabilities import Capabilities, keep_newer
 from .llm.errors import mask_secrets, url_secrets
 from .llm.profiles import ConnectionProfile
 from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_model
@@ -98,6 +98,9 @@ class AppSettings(BaseModel):
             true; Enter starts a new line when false (the window before issue 26). Ctrl+Enter sends either way. A new
             settings file gets true; a file written before the field existed reads as false (:func:`load_settings`),
             so an existing user's keys do not change under them.
+        endpoint_capabilities: what was learned about servers that are not a configured provider — a built-in
+            preset used by name (``liyuan chat --provider llamacpp``) or a provider whose base URL was overridden
+            (``--base-url``) — one ``Capabilities`` per (base URL, model) (issue 30 §4; ``core.provider_caps``).
         load_warning: not saved; set by :func:`load_settings` when the file was broken (Chinese text for the UI).
 
     Unknown top-level keys in the file are ignored (and dropped on the next save).
@@ -120,6 +123,7 @@ class AppSettings(BaseModel):
     active_profile: Optional[str] = None
     world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     enter_sends: bool = True
+    endpoint_capabilities: list[Capabilities] = Field(default_factory=list)
     load_warning: Optional[str] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
@@ -335,6 +339,8 @@ def _keep_newer_capabilities(settings: AppSettings, path: Path) -> None:
         kept = stored.get(p.name)
         if kept:
             p.capabilities = keep_newer(p.capabilities, kept)
+    if isinstance(old, dict) and old.get("endpoint_capabilities"):
+        settings.endpoint_capabilities = keep_newer(settings.endpoint_capabilities, old["endpoint_capabilities"])
 
 
 # ----------------------------------------------------------------------------------------------------------------

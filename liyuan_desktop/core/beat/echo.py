@@ -5,7 +5,10 @@ seal such text.
 :func:`strip_echo` removes, from text the loop captures:
 
 * every block of this beat's injection (the text sent before the user's words, split at blank lines) that the
-  reply repeats word for word (inside a paragraph when at least 8 characters long, else as a whole paragraph);
+  reply repeats word for word and that is data by its layout (issue 30 §2: several lines or a 【…】 header; inside
+  a paragraph when at least 8 characters long, else as a whole paragraph). A lore fact the model *used* in its
+  prose stays: a one-line block of an entry's body is never removed, and a 「【title】body」 entry repeated inside
+  a paragraph of prose loses only its 【title】 label;
 * every paragraph that starts with one of the injection's headers (:data:`INJECTION_HEADERS`, the ones
   ``core.prompt.assemble.build_injection`` and the prose-only prompt write) up to the next blank line — an echo
   the model reworded or cut — and, after a header that introduces entries (ends in 「：」), the 【title】body
@@ -26,7 +29,8 @@ import re
 
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["INJECTION_HEADERS", "strip_echo", "strip_opening_label", "strip_user_echo"]
+__all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE", "EchoSources", "INJECTION_HEADERS",
+           "sentences", "similarity", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
 INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
@@ -67,6 +71,30 @@ def strip_opening_label(text: str) -> str:
     return text[m.end():].lstrip("\n") if m else text
 
 
+def _is_layout(block: str) -> bool:
+    """True when a block of the injection is data by its layout — several lines, or headed by 【…】 — rather than
+    a single fact that prose may use (issue 30 §2)."""
+    return "\n" in block or block.startswith("【")
+
+
+def _drop_block(text: str, block: str) -> str:
+    """``text`` with the injection ``block`` it repeats taken out when that is a copied block (:func:`_is_layout`:
+    several lines, a header, or a 「【title】body」 entry standing as a paragraph of its own); an entry repeated
+    inside a paragraph of prose keeps its fact and loses only its 【title】 label; a one-line fact stays."""
+    if "\n" in block or block.startswith(INJECTION_HEADERS):
+        return text.replace(block, "")
+    if not block.startswith("【") or "】" not in block:
+        return text  # a fact from an entry's body, used in a sentence
+    label = block[:block.index("】") + 1]
+    parts = _PARA_SPLIT.split(text)
+    for i in range(0, len(parts), 2):
+        if parts[i].strip() == block:
+            parts[i] = ""
+        elif block in parts[i]:
+            parts[i] = parts[i].replace(block, block[len(label):])
+    return "".join(parts)
+
+
 def strip_echo(text: str, injection: str = "", user: str = "") -> str:
     """``text`` without echoes of our injection (module doc), surrounding blank lines tidied; "" when nothing else
     was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only); ``user``: the
@@ -80,18 +108,23 @@ def strip_echo(text: str, injection: str = "", user: str = "") -> str:
         return text
     out = strip_opening_label(text)
     paras: set[str] = set()
+    listed: set[str] = set()
     if injection:
         paras = {b.strip() for b in injection.split("\n\n") if b.strip()}
+        if injection.strip() in out:  # the whole injection copied out
+            out = out.replace(injection.strip(), "")
         for b in sorted((b for b in paras if len(b) >= 8), key=len, reverse=True):
             if b in out:
-                out = out.replace(b, "")
+                out = _drop_block(out, b)
+        listed = paras  # under a copied header: any block of the injection
+        paras = {b for b in paras if _is_layout(b)}  # a one-line fact as a paragraph of its own is prose too
     if paras or any(h in out for h in INJECTION_HEADERS):
         parts = _PARA_SPLIT.split(out)
         kept: list[str] = []
         listing = False  # after a header that introduces entries (「…：」): its 【title】body paragraphs
         for i in range(0, len(parts), 2):
             para = parts[i].strip()
-            if para.startswith(INJECTION_HEADERS) or para in paras or (listing and para.startswith("【")):
+            if para.startswith(INJECTION_HEADERS) or para in paras or (listing and (para.startswith("【") or para in listed)):
                 listing = listing or (para.startswith(INJECTION_HEADERS) and para.endswith(("：", ":")))
                 continue  # a header's paragraph, a whole (short) paragraph of the injection, or an entry under it
             listing = False
@@ -101,3 +134,91 @@ def strip_echo(text: str, injection: str = "", user: str = "") -> str:
         return text
     out = re.sub(r"\n{3,}", "\n\n", out).strip()
     return strip_opening_label(out)
+
+
+# -- copies of earlier text (issue 30 §1) ------------------------------------------------------------------------
+# A small model may answer a beat with the card's opening, an earlier reply or our data blocks copied out, sentence
+# by sentence. Sealed, such a copy stays in the history and every later beat copies it again. The measure: the
+# reply and each source are cut into sentences (:func:`sentences`); a reply sentence is *copied* when its character
+# bigrams match one source sentence with a Dice coefficient of at least :data:`ECHO_SENTENCE_SIMILARITY`; the reply
+# is an echo when copied sentences hold at least :data:`ECHO_SHARE` of its characters (sentences shorter than
+# :data:`ECHO_MIN_SENTENCE` are not counted either way: 「是。」 is everyone's). All thresholds live here.
+
+#: Dice coefficient of character bigrams (0–1) from which a reply sentence counts as a copy of a source sentence.
+ECHO_SENTENCE_SIMILARITY = 0.72
+#: Share (0–1) of the reply's counted characters in copied sentences from which the reply is an echo.
+ECHO_SHARE = 0.6
+#: Sentences shorter than this (characters, after :func:`_norm`) are not counted.
+ECHO_MIN_SENTENCE = 6
+#: How many of the newest earlier replies are compared (plus the opening): older ones are summarised or far back.
+ECHO_PREVIOUS_REPLIES = 6
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?…；;])|\n+")
+_MARKUP = re.compile(r"[*_#>`~\-—…·・]+")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut into sentences (after 。！？!?…；; and at line breaks), each normalised — whitespace, quote marks
+    and Markdown emphasis removed; the ones shorter than :data:`ECHO_MIN_SENTENCE` are left out."""
+    out = []
+    for piece in _SENTENCE_END.split(text):
+        s = _MARKUP.sub("", _norm(piece or ""))
+        if len(s) >= ECHO_MIN_SENTENCE:
+            out.append(s)
+    return out
+
+
+def _bigrams(s: str) -> frozenset[str]:
+    return frozenset(s[i:i + 2] for i in range(len(s) - 1))
+
+
+def similarity(a: str, b: str) -> float:
+    """Dice coefficient (0–1) of the character bigram sets of two normalised sentences (1 = the same bigrams)."""
+    x, y = _bigrams(a), _bigrams(b)
+    if not x or not y:
+        return 1.0 if a == b else 0.0
+    return 2 * len(x & y) / (len(x) + len(y))
+
+
+class EchoSources:
+    """What a reply must not copy: ``(kind, text)`` pairs — kind "opening", "previous" (an earlier reply on the
+    branch) or "data" (the blocks sent before the user's words). Sentences and bigrams are computed once."""
+
+    def __init__(self, sources: list[tuple[str, str]]):
+        self._sents: dict[str, tuple[str, frozenset[str]]] = {}
+        for kind, text in sources:
+            for s in sentences(strip_opening_label(text) if kind == "opening" else text):
+                self._sents.setdefault(s, (kind, _bigrams(s)))
+
+    def __bool__(self) -> bool:
+        return bool(self._sents)
+
+    def _copied_from(self, sent: str) -> str:
+        """The kind of source ``sent`` copies, "" when none."""
+        hit = self._sents.get(sent)
+        if hit is not None:
+            return hit[0]
+        grams = _bigrams(sent)
+        if not grams:
+            return ""
+        for kind, other in self._sents.values():
+            if other and 2 * len(grams & other) / (len(grams) + len(other)) >= ECHO_SENTENCE_SIMILARITY:
+                return kind
+        return ""
+
+    def echo_of(self, reply: str) -> str:
+        """The kind of source ``reply`` mostly copies ("opening" / "previous" / "data", the one most of the copied
+        characters come from), or "" when the copied sentences hold less than :data:`ECHO_SHARE` of its
+        characters (or it has no counted sentence)."""
+        sents = sentences(reply)
+        total = sum(len(s) for s in sents)
+        if not total or not self._sents:
+            return ""
+        by_kind: dict[str, int] = {}
+        for s in sents:
+            kind = self._copied_from(s)
+            if kind:
+                by_kind[kind] = by_kind.get(kind, 0) + len(s)
+        if sum(by_kind.values()) < ECHO_SHARE * total:
+            return ""
+        return max(by_kind.items(), key=lambda kv: kv[1])[0]

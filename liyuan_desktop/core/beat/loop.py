@@ -12,6 +12,10 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
   the user gets 继续 / 按现稿收笔 and the scribe books nothing.
 - Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
+- A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`; models
+  on this machine or its network, in write mode) is never sealed (issue 30 §1): the first time the model is nudged and called once more at
+  a higher temperature (captured prose: a note after the user's words; ``draft_seal``: a tool error), the second
+  time the beat ends unsealed with ``cut="echo"`` and the copied prose is not kept.
 - Prose-only play (``BeatInput.prose_only``, issue 18 §2): no tools are offered; the one reply is the draft and
   is sealed.
 - Tool calls written as text (a ```json block, ``<tool_call>…</tool_call>``, a bare JSON reply; :mod:`.text_calls`)
@@ -34,13 +38,14 @@ from typing import Any, Callable, Literal, Optional
 
 from ..errors import ToolError
 from ..ledger.state import WorldState
+from ..llm.sampling import SampledModel
 from ..llm.sse import LONE_SURROGATE_NOTICE, fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
-from .echo import strip_echo
+from .echo import ECHO_PREVIOUS_REPLIES, EchoSources, strip_echo
 from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
 from .merge import final_text, merge_final_text
 from .repetition import RepetitionGuard, partial_content
@@ -63,7 +68,23 @@ ECHO_ONLY_NOTICE = "回复只复述了提示里的数据块，没有正文：本
 TEXT_CALLS_NOTICE = "回复把工具调用写成了文字（{names}），已按工具调用执行"
 STOP_KEPT_NOTICE = "已流出的正文收进了稿子（未收笔）"
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
-CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔"}
+CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔",
+                "echo": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型"}
+#: Activity lines of the echo guard (issue 30 §1): the first echo (retried), the second (the beat left unsealed).
+_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据"}
+ECHO_RETRY_NOTICES = {k: f"回复照抄了{w}，没有收笔：已提示模型重写，并调高温度重试一次" for k, w in _ECHO_WHAT.items()}
+ECHO_GAVE_UP_NOTICES = {k: f"回复又一次照抄了{w}：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。"
+                        for k, w in _ECHO_WHAT.items()}
+#: What the model is told before its one retry (model-facing, never shown through the catalog).
+ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
+              "不要重复开场、之前的回复或设定原文里的句子。）")
+#: The retry's temperature: the chat's own (or :data:`ECHO_BASE_TEMPERATURE` when it sets none) plus this, capped.
+ECHO_TEMPERATURE_STEP = 0.3
+#: ``CallLog.error`` of a call whose reply was caught as an echo ("echo: opening" …; the inspector rebuilds the
+#: retry's prompt from it, :func:`echo_nudge`).
+ECHO_ERROR_PREFIX = "echo: "
+ECHO_BASE_TEMPERATURE = 0.8
+ECHO_MAX_TEMPERATURE = 1.5
 _REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
 #: How long streamed draft text may wait before it is on disk (seconds; issue 15: no draft older than 1 s lost).
 STREAM_PERSIST_S = 0.5
@@ -114,6 +135,9 @@ class BeatInput:
     #: The user's words of this beat (a reply that only repeats them is not sealed, :mod:`.echo`). None: taken from
     #: the last user message of ``messages`` after the ``echo`` blocks (``build_messages``' layout).
     user: Optional[str] = None
+    #: Whether a reply that mostly copies earlier text is refused (issue 30 §1; :mod:`.echo`). False for 「继续」,
+    #: whose reply may restate the draft or reply it continues.
+    echo_guard: bool = True
 
 
 @dataclass
@@ -148,6 +172,12 @@ class BeatOutput:
     def sealed(self) -> bool:
         """True when the beat ended with the draft sealed (outcome ``sealed``)."""
         return self.outcome == "sealed"
+
+
+def echo_nudge(kind: str) -> str:
+    """What the model is told before its one retry after an echo of ``kind`` ("opening" / "previous" / "data"):
+    :data:`ECHO_NUDGE`, appended to the last user message (captured prose) or as a ``draft_seal`` tool error."""
+    return ECHO_NUDGE.format(what=_ECHO_WHAT.get(kind, kind))
 
 
 def _user_words(messages: list[ChatMessage], injection: str) -> str:
@@ -191,6 +221,10 @@ class Beat:
         if inp.prose_only:
             self.out.play_mode = "prose"
         self._user = inp.user if inp.user is not None else _user_words(inp.messages, inp.echo)
+        # the echo guard (issue 30 §1): live models in write mode; echoes seen so far; the retry's hotter sampling
+        self._echo_sources: Optional[EchoSources] = None
+        self._echoes = 0
+        self._hot = False
 
     # -- the draft on disk ----------------------------------------------------------------------------------
     def _persist_draft(self) -> None:
@@ -242,6 +276,9 @@ class Beat:
             if n:
                 raw = json.dumps(fixed, ensure_ascii=False)
                 self._activity(f"{call.name}：{LONE_SURROGATE_NOTICE}", "warning")
+        if call.name == "draft_seal" and not self.draft.sealed and (kind := self._echo_of(self.draft.text)):
+            self._echo_step(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
+            return {"ok": False, "error": "echo", "message": echo_nudge(kind)}, False
         try:
             args = parse_args(spec, raw)
             res = spec.handler(self.ctx, args)
@@ -262,7 +299,10 @@ class Beat:
             a = json.loads(args or "{}")
         except json.JSONDecodeError:
             a = {}
-        return spec.summary(a if isinstance(a, dict) else {}, result)
+        try:
+            return spec.summary(a if isinstance(a, dict) else {}, result)
+        except ToolError as e:  # a summary that reads the folder again never breaks the turn (issue 30 §5)
+            return e.message
 
     async def _run_calls(self, calls: list[ToolCall], call_log: CallLog) -> list[tuple[ToolCall, Any, bool]]:
         """Run one response's tool calls: consecutive reads concurrently, writes one by one, in order."""
@@ -317,6 +357,10 @@ class Beat:
             self._activity(ECHO_NOTICE, "warning")
         return clean
 
+    def _clean_quiet(self, text: str) -> str:
+        """:meth:`_clean` without its activity line (what the echo guard compares)."""
+        return strip_echo(text, self.inp.echo, self._user)
+
     def _keep_unsealed(self, text: str) -> bool:
         """Put prose that must not be sealed (cut off, looping, stopped) into the draft: written when the draft is
         empty, appended otherwise. False when there was nothing to keep."""
@@ -358,6 +402,71 @@ class Beat:
             self._activity(CAPTURED_NOTICE)
             d.seal(d.version)
             self._draft_event(by="capture")
+
+    # -- echoes of earlier text (issue 30 §1) ----------------------------------------------------------------
+    def _sources(self) -> EchoSources:
+        """What this beat's reply must not copy: the opening (an assistant message before any user message), the
+        newest :data:`ECHO_PREVIOUS_REPLIES` earlier replies of ``messages``, and the injection blocks."""
+        if self._echo_sources is None:
+            opening: list[tuple[str, str]] = []
+            replies: list[tuple[str, str]] = []
+            seen_user = False
+            for m in self.inp.messages:
+                if m.role == "user":
+                    seen_user = True
+                elif m.role == "assistant" and isinstance(m.content, str) and m.content:
+                    (replies if seen_user else opening).append(("previous" if seen_user else "opening", m.content))
+            data = [("data", self.inp.echo)] if self.inp.echo else []
+            self._echo_sources = EchoSources(opening + replies[-ECHO_PREVIOUS_REPLIES:] + data)
+        return self._echo_sources
+
+    def _echo_of(self, text: str) -> str:
+        """The kind of earlier text ``text`` mostly copies; "" when none, in agent mode, for 「继续」, for replays and
+        for models that are not on this machine or its network (``is_local`` of the HTTP client: the small models
+        that copy, issue 30; hosted models and the benches' synthetic model play as before)."""
+        if (self.inp.mode != "write" or not self.inp.echo_guard or not getattr(self.inp.model, "is_local", False)
+                or getattr(self.inp.model, "is_replay", False) or not text.strip()):
+            return ""
+        return self._sources().echo_of(text)
+
+    def _echoed(self, kind: str, messages: list[ChatMessage]) -> bool:
+        """A captured reply (the newest call, without tool calls) was caught as an echo of ``kind``: its call log is
+        marked (:data:`ECHO_ERROR_PREFIX`) and :meth:`_echo_step` decides."""
+        if self.out.calls:
+            self.out.calls[-1].error = ECHO_ERROR_PREFIX + kind
+        return self._echo_step(kind, messages)
+
+    def _echo_step(self, kind: str, messages: list[ChatMessage]) -> bool:
+        """An echo of ``kind`` was caught before sealing: the first time the last user message of ``messages``
+        gets the nudge, the next call runs hotter and True is returned (go on); the second time the beat ends
+        unsealed (``cut="echo"``) and False is returned."""
+        self._echoes += 1
+        if self._echoes == 1:
+            self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
+            i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
+            nudge = echo_nudge(kind)
+            if i is not None and isinstance(messages[i].content, str):
+                messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
+            else:
+                messages.append(ChatMessage(role="user", content=nudge))
+            self._hot = True
+            return True
+        self.out.cut = "echo"
+        notice = ECHO_GAVE_UP_NOTICES.get(kind, ECHO_GAVE_UP_NOTICES["previous"])
+        self.out.warnings.append(notice)
+        self._activity(notice, "warning")
+        return False
+
+    def _hotter(self, req: ChatRequest) -> ChatRequest:
+        """``req`` with the retry's temperature (:data:`ECHO_TEMPERATURE_STEP` above the chat's own)."""
+        model = self.inp.model
+        sampling = model.sampling if isinstance(model, SampledModel) else None
+        base = sampling.temperature if sampling is not None and sampling.temperature is not None else None
+        temp = min((base if base is not None else ECHO_BASE_TEMPERATURE) + ECHO_TEMPERATURE_STEP, ECHO_MAX_TEMPERATURE)
+        update: dict[str, Any] = {"temperature": temp}
+        if sampling is not None:
+            update["sampling"] = sampling.model_copy(update={"temperature": temp})
+        return req.model_copy(update=update)
 
     # -- the loop -------------------------------------------------------------------------------------------
     def _tool_specs(self) -> list[dict[str, Any]]:
@@ -417,6 +526,8 @@ class Beat:
 
         # the engine's own ChatMessage objects, not validated again: that is O(chat length) per call (beat_overhead)
         req = ChatRequest.model_construct(messages=list(messages), tools=self._tool_specs(), purpose="actor")
+        if self._hot:
+            req = self._hotter(req)
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))
         task_box.append(self._current)
         try:
@@ -530,12 +641,20 @@ class Beat:
                         out.cut = "length"
                         self._activity(CUT_LENGTH_NOTICE, "warning")
                     else:
-                        self._capture(resp.content)
+                        kind = self._echo_of(self._clean_quiet(resp.content))
+                        if kind and self._loop_tail and self._loop_tail[-1] == resp.content:
+                            self._loop_tail.pop()  # the copy's format blocks never reach the final text
+                        if kind and self._echoed(kind, messages):
+                            continue  # the one retry, nudged and hotter
+                        if not kind:
+                            self._capture(resp.content)
                     break
                 messages.append(ChatMessage(role="assistant", content=resp.content, tool_calls=resp.tool_calls))
                 results = await self._run_calls(resp.tool_calls, clog)
                 for c, res, _ok in results:
                     messages.append(ChatMessage(role="tool", tool_call_id=c.id, content=json.dumps(res, ensure_ascii=False)))
+                if out.cut == "echo":  # a second copy sealed with draft_seal: the beat ends unsealed
+                    break
                 if self.ctx.stopped:
                     raise _Stop()
         except _Stop:

@@ -8,7 +8,8 @@ a fenced block ```` ```json {"name": …, "arguments": {…}} ```` ; Hermes/Qwen
 pydantic argument model (:mod:`core.beat.tools.registry`); any other JSON in prose stays prose. Slightly broken JSON
 (a trailing comma, a missing closing brace) is mended with ``json_repair`` (already a dependency), but only inside
 one of the three forms. A call object is ``{"name": str, "arguments": object | JSON string}`` (``"parameters"`` is
-accepted for ``"arguments"``, as Llama-3 style templates write it); a list of such objects is several calls.
+accepted for ``"arguments"``, as Llama-3 style templates write it; ``"function": str`` for ``"name"``, as a 0.5B
+model wrote it, issue 30 §5); a list of such objects is several calls.
 
 Calls made from text get ids starting with :data:`TEXT_CALL_PREFIX` (:func:`is_text_call`), so logs and the
 inspector can tell them from native ones. :func:`text_call_candidates` lists every call-shaped object whatever its
@@ -80,6 +81,8 @@ def _calls_in(obj: Any) -> list[tuple[str, Any]]:
         inner = it.get("function")
         fn: dict[str, Any] = inner if isinstance(inner, dict) else it  # OpenAI-shaped {"function": {…}}
         name = fn.get("name")
+        if name is None and isinstance(inner, str):  # {"function": "story_write", "arguments": …} (issue 30 §5)
+            name = inner
         if not isinstance(name, str) or not name.strip():
             return []
         args = fn.get("arguments", fn.get("parameters", {}))

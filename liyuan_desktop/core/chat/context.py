@@ -65,7 +65,8 @@ def header_persona(tree: SessionTree) -> Optional[Persona]:
         except ValueError:
             pass
     desc = (h.model_extra or {}).get("persona_description")
-    return Persona(name=h.persona or "你", description=desc) if isinstance(desc, str) and desc else None
+    # no name stored: left empty, so the chat's language picks the default (default_user_name), never a fixed 「你」
+    return Persona(name=h.persona or "", description=desc) if isinstance(desc, str) and desc else None
 
 
 def keep_preset(preset: Preset) -> str:
@@ -126,7 +127,7 @@ class ChatContext:
         stored = tree.header.persona
         if stored == "你" and self.language != "zh":  # the old default, stored before the language was looked at
             stored = ""
-        self.persona = persona or (persona_obj.name if persona_obj is not None else "") or stored \
+        self.persona = persona or (persona_obj.name.strip() if persona_obj is not None else "") or stored \
             or card.persona_name or default_user_name(self.language)
         # the card's book, or this chat's own copy of it (saved when the card file is read-only, books.chat_card_book)
         card_book = chat_card_book(Path(directory)) or card.lorebook

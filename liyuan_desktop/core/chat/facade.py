@@ -98,7 +98,7 @@ class Chat(ChatView):
         OSError when the disk refuses."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        persona = persona or (persona_obj.name if persona_obj is not None else "") or card.persona_name \
+        persona = persona or (persona_obj.name.strip() if persona_obj is not None else "") or card.persona_name \
             or default_user_name(card.language)
         if preset is not None:
             header_extra["preset"] = keep_preset(preset)

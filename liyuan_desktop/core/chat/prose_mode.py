@@ -10,9 +10,11 @@ Two things move a chat to prose-only on their own, each told to the user once:
 
 * the server rejects ``tools`` (``ModelError`` kind "config", ``config`` "jinja"/"tools"): the capability is
   stored as "rejected" and the beat is played again at once without tools (:func:`tools_rejected`);
-* the model answered 3 sealed beats in a row without a single tool call (:data:`IGNORED_AFTER`): the capability
-  is stored as "ignored" (``provider_caps.mark_tools_ignored``) and the next beats are prose-only
-  (:meth:`ProseMode.after_beat`).
+* the model answered 3 sealed beats in a row without a single tool call (:data:`IGNORED_AFTER`, counted from the
+  chat's own beat entries, :func:`tool_less_beats`, so one CLI call per beat counts too): the capability is stored
+  as "ignored" (``provider_caps.mark_tools_ignored``: with the configured provider for the server's real base URL,
+  or — a built-in preset used by name — in ``AppSettings.endpoint_capabilities``) and the next beats are
+  prose-only (:meth:`ProseMode.after_beat`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import provider_caps
+from ..settings import load_settings
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -55,15 +58,37 @@ def stored_switch(tree: Any) -> Optional[bool]:
 
 
 def _caps_tools(model: Any) -> str:
-    """The stored tool support of ``model``'s provider ("works" / "rejected" / "ignored" / "unknown")."""
-    name = getattr(model, "provider_name", "") or ""
-    if not name:
+    """The stored tool support of the server and model ``model`` talks to ("works" / "rejected" / "ignored" /
+    "unknown"): a configured provider, a built-in preset used by name, or an overridden base URL alike
+    (``provider_caps.model_capabilities``, issue 30 §4)."""
+    if not (getattr(model, "provider_name", "") or ""):
         return "unknown"
     try:
-        return provider_caps.capabilities_of(name, getattr(model, "model", None)).tools
+        return provider_caps.model_capabilities(model).tools
     except Exception:  # settings unreadable: play as configured
-        log.exception("capabilities of %s not readable", name)
+        log.exception("capabilities of %s not readable", getattr(model, "provider_name", ""))
         return "unknown"
+
+
+#: How many entries back from the leaf :func:`tool_less_beats` looks (a beat writes about 3-5 entries).
+_LOOK_BACK = 12 * IGNORED_AFTER
+
+
+def tool_less_beats(tree: Any) -> int:
+    """Sealed tool-play beats in a row without a single tool call at the end of the active branch, read from the
+    chat's own beat entries (issue 30 §4: counted in memory, a CLI call per beat never reached
+    :data:`IGNORED_AFTER`). A beat with a tool call or a prose-only beat ends the run; unsealed beats are skipped.
+    Looks at most :data:`_LOOK_BACK` entries back."""
+    n = 0
+    path = tree.path_to()
+    for e in reversed(path[-_LOOK_BACK:]):
+        if e.type != "beat":
+            continue
+        if (e.model_extra or {}).get("play_mode") == "prose" or any(c.tool_calls for c in e.calls):
+            break
+        if e.outcome == "sealed":
+            n += 1
+    return n
 
 
 @dataclass
@@ -107,6 +132,11 @@ class ProseMode:
         if not name:
             return
         try:
+            settings = load_settings()
+            if settings.provider(name) is None:  # a built-in preset used by name (issue 30 §4)
+                provider_caps.mark_endpoint_tools(settings, getattr(chat.model, "base_url", None),
+                                                  getattr(chat.model, "model", None), "rejected")
+                return
             caps = provider_caps.capabilities_of(name, getattr(chat.model, "model", None))
             if "tools" not in caps.overridden:
                 provider_caps.record_capabilities(name, caps.model_copy(update={"tools": "rejected"}))
@@ -119,17 +149,27 @@ class ProseMode:
         once is returned; None otherwise."""
         if out.play_mode != "tools" or self.switch is not None or getattr(chat.model, "is_replay", False):
             return None
-        if out.used_tools:
-            self.tool_less = 0
+        if out.used_tools or not out.sealed:
             return None
-        if not out.sealed:
-            return None
-        self.tool_less += 1
+        # this beat (not on the tree yet) and the ones before it, from the chat's own history
+        self.tool_less = 1 + tool_less_beats(chat.tree)
         if self.tool_less < IGNORED_AFTER:
             return None
-        self.tool_less = 0
         # only a configured provider is marked (a replay or hand-built model has none; a user override wins)
         return IGNORED_NOTICE if provider_caps.mark_tools_ignored(chat.model) else None
+
+
+def tools_unproven(chat: "Chat") -> bool:
+    """True while a live model has not shown that it calls tools (issue 30 §4): its stored tool support is not
+    "works" and no recent beat of the branch (:data:`_LOOK_BACK` entries) made a tool call. Tool play then sends the activated entries' text
+    too (bounded, :data:`..prompt.prose_only.INLINE_LORE_MAX_CHARS`), so the first beats do not invent the world.
+    False for a replay (recorded runs play as recorded) and in agent mode."""
+    if chat.mode == "agent" or getattr(chat.model, "is_replay", False):
+        return False
+    path = chat.tree.path_to()
+    if any(e.type == "beat" and any(c.tool_calls for c in e.calls) for e in path[-_LOOK_BACK:]):
+        return False
+    return _caps_tools(chat.model) != "works"
 
 
 def prose_mode(chat: "Chat") -> ProseMode:

@@ -18,6 +18,7 @@ from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.tools.context import AskHandler
 from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
+from ..errors import ToolError
 from ..ledger.mvu import has_era_blocks, parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
@@ -29,10 +30,11 @@ from ..prompt.authors_note import character_note_block, note_depth_block, note_i
 from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..prompt.prose_only import prose_lore, prose_system
+from ..prompt.prose_only import bounded_lore, prose_lore, prose_system
+from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
-from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode
+from .prose_mode import PROSE_LIMITS, REJECTED_NOTICE, prose_mode, tools_unproven
 from .results import BeatResult
 from .templates import finish as finish_templates
 from .templates import refresh as refresh_templates
@@ -154,15 +156,17 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     keyed = with_text([e for e in lore.entries if not e.constant and e.position != "at_depth"], ctx)
     order = {id(e): i for i, e in enumerate(c.book.entries)}
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
-    hist = chat.window.fit(h, c.beat_system, user_text)
+    hist = bare_opening(chat, h, chat.window.fit(h, c.beat_system, user_text))
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
     system = prose_system(c.beat_system) if prose else c.beat_system
     if prose:
         lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
         injection = build_injection(state, activated, [], c.language, constants=consts, lore=lore_text)
-    else:
+    else:  # a model that has not shown it calls tools gets the entries' text too (bounded, issue 30 §4)
+        inline = bounded_lore(prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)) if keyed and tools_unproven(chat) else ""
         injection = build_injection(state, activated, c.book.index_titles(), c.language,
-                                    memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts)
+                                    memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
+                                    lore=inline)
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
     note_text = note_injection_text(note, h.user_count, ctx)
     if note_text:
@@ -194,6 +198,18 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
         messages = [messages[0], *insert_depth_injections(messages[1:end], depth), *messages[end:]]
     finish_templates(chat)  # what the templates rendered (the beat entry, the inspector); failures to the notices
     return injection, activated, messages, state, previous_beat(h)
+
+
+def bare_opening(chat: "Chat", h: HistoryCache, hist: list[ChatMessage]) -> list[ChatMessage]:
+    """``hist`` with the opening sent without Liyuan's 「【开场 · 名字】」 label when the model is a local server
+    (issue 30 §1: a 0.5B model copied the labelled opening 4 times in 4, once in 4 without it); the label stays in
+    the chat for display. Other models get the opening as the seeds send it (golden runs)."""
+    if not hist or h.opening is None or not getattr(chat.model, "is_local", False):
+        return hist
+    first = hist[0]
+    if first.role != "assistant" or first.content != h.opening:
+        return hist
+    return [ChatMessage(role="assistant", content=opening_body(h.opening)), *hist[1:]]
 
 
 def lore_reasons(chat: "Chat") -> list[str]:
@@ -306,7 +322,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                          macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
-                         prose_only=prose, **({"tool_names": ()} if prose else memory_tools(chat)))
+                         prose_only=prose, echo_guard=how != "continue" and draft is None, **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)
     out = await run_loop(chat, inp, max_rounds)
@@ -414,8 +430,9 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
         result.checkpoint = cp.model_dump(exclude_none=True) if cp is not None else None
         changed = [] if cp is None else list(cp.changed.added) + list(cp.changed.modified) + [r["to"] for r in cp.changed.renamed]
         changed = [n for n in changed if "/" not in n]  # chapters only (the checkpoint also keeps ../大纲.md)
-        if changed:  # the scribe keeps the ledger from the changed chapters only
-            text = "\n\n".join(story.read(name) for name in sorted(changed))
+        texts = [t for t in (_chapter_for_scribe(story, name, result, on_event) for name in sorted(changed)) if t]
+        if texts:  # the scribe keeps the ledger from the changed chapters only
+            text = "\n\n".join(texts)
             await run_scribe_step(chat, result, state, "", text, on_event)
         else:
             show_ledger(chat, result)
@@ -424,6 +441,18 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                             message=out.error or "")
     return await after_turn(chat, result, on_event, scribe=checkpoint_and_scribe, compact=out.outcome == "discussed",
                             finished=finished, messages=messages, tool_names=list(inp.tool_names))
+
+
+def _chapter_for_scribe(story: Any, name: str, result: BeatResult, on_event: Optional[EventSink]) -> str:
+    """The text of the changed chapter ``name`` for the scribe; "" with a warning when it cannot be read (issue 30
+    §5: a ToolError after the turn was saved escaped ``Chat.send``; the turn is kept, the scribe skips the file)."""
+    try:
+        return str(story.read(name))
+    except ToolError as e:
+        note = f"场记没有读到章节 {quoted(name)}：{e.message}"
+        result.warnings.append(note)
+        emit(on_event, Activity(level="warning", text=note))
+        return ""
 
 
 async def impersonate(chat: "Chat", prompt: str, on_delta: Optional[Any] = None) -> str:

@@ -269,6 +269,25 @@ class ScribeOutcome(BaseModel):
     panel_warnings: list[str] = Field(default_factory=list)
 
 
+#: Words that address or stand for the user rather than name a character (issue 30 §7: a 0.5B scribe made a
+#: character called 「你」); compared case-insensitively, spaces trimmed.
+PRONOUN_NAMES = frozenset({"你", "您", "我", "用户", "玩家", "you", "user", "i", "me", "player"})
+
+
+def drop_pronoun_characters(patch: Any, user_name: str, problems: list[str]) -> Any:
+    """``patch`` without ``characters`` entries keyed by a pronoun (:data:`PRONOUN_NAMES`): the scribe never
+    creates a character 「你」 / "You". Each one dropped adds a line to ``problems`` (fed back to the scribe)."""
+    chars = patch.get("characters") if isinstance(patch, dict) else None
+    if not isinstance(chars, dict):
+        return patch
+    bad = [k for k in chars if isinstance(k, str) and k.strip().casefold() in PRONOUN_NAMES]
+    if not bad:
+        return patch
+    for k in bad:
+        problems.append(f"characters.{k} 不是人名（是对用户的称呼），已忽略——用户角色写作「{user_name}」，不必建条目。")
+    return {**patch, "characters": {k: v for k, v in chars.items() if k not in bad}}
+
+
 async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, char_name: str, user_text: str,
                      assistant_text: str, previous_warnings: Optional[list[str]] = None,
                      mvu: Any = None, panels: Any = None, mvu_rules: str = "", language: str = "zh") -> ScribeOutcome:
@@ -300,6 +319,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     out.model = resp.model or getattr(model, "name", "")
     obj, problems = _scribe_object(resp.content)
     patch, problems = _patch_of(obj, problems, mvu is not None, bool(data_panels))
+    patch = drop_pronoun_characters(patch, user_name, problems)
     out.patch = patch
     out.problems = problems
     out.result = apply_patch(state, patch)

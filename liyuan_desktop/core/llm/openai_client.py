@@ -80,6 +80,21 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
+def _is_local(base_url: str) -> bool:
+    """A server on this machine or its network: loopback, a private or link-local address, or a ``.local`` name
+    (a llama.cpp / Ollama box on the LAN reads a long prompt as slowly as one on this machine)."""
+    if _is_loopback(base_url):
+        return True
+    host = (urlsplit(base_url).hostname or "").strip("[]").lower()
+    if host.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_private or ip.is_link_local
+
+
 def _content_mark(asm: StreamAssembler) -> int:
     """How many pieces of content (text, reasoning, tool names and arguments) ``asm`` has taken so far.
 
@@ -114,7 +129,12 @@ class OpenAIChatModel(ClientMessages):
         read_timeout: seconds allowed between two reads of the response (not the whole call).
         idle_timeout: seconds the stream may go on without any new *content* (text, reasoning, tool name or
             arguments) once the answer has started; keep-alive comments, empty chunks and role-only deltas do not
-            count as content, so a server that only keeps the connection warm is cut here. Default 180 s.
+            count as content, so a server that only keeps the connection warm is cut here. Default 180 s. A local
+            server (loopback URL, :attr:`is_local`) is the exception before the first content: llama.cpp sends ``:``
+            keep-alives while it evaluates a long prompt on a CPU (minutes), and each one restarts this clock
+            (issue 30 §3); the per-call cap still bounds the call.
+        local: whether the server runs on this machine or its network (:attr:`is_local`); None = decided from
+            ``base_url`` (loopback, private or link-local address, ``.local`` name).
         total_timeout: seconds one whole call may take, from the request to the last byte (retries included);
             the last bound on a slow answer. Default 600 s (10 minutes).
         min_rate_chars / min_rate_window: the minimum output rate (:mod:`.rate`): once the first piece of content
@@ -173,6 +193,7 @@ class OpenAIChatModel(ClientMessages):
         stream: bool = True,
         context_window: Optional[int] = None,
         provider_name: str = "",
+        local: Optional[bool] = None,
     ):
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -196,6 +217,9 @@ class OpenAIChatModel(ClientMessages):
         if context_window:
             self.context_window = int(context_window)
         self.provider_name = provider_name
+        #: a server on this machine (loopback URL): keep-alives count as progress while it reads the prompt, and
+        #: the prompt leaves out labels small local models copy (issue 30)
+        self.is_local = _is_local(self.base_url) if local is None else bool(local)
         #: what the last answer showed about the server (``StreamAssembler.wire_facts``), for capability probes
         self.last_wire: dict[str, Any] = {}
         #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)
@@ -442,6 +466,8 @@ class OpenAIChatModel(ClientMessages):
                             pending.clear()
                         continue
                     if line.startswith(":"):
+                        if self.is_local and mark == 0:  # a local server evaluating the prompt says it is alive
+                            clock.reschedule(_next_deadline())
                         continue  # comment / keep-alive
                     field, _, value = line.partition(":")
                     if field != "data":

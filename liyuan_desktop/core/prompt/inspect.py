@@ -16,6 +16,7 @@ import hashlib
 import json
 from typing import Any, Optional
 
+from ..beat.loop import ECHO_ERROR_PREFIX, echo_nudge
 from ..beat.text_calls import find_text_calls, is_text_call
 from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
 from ..beat.tools.registry import get_tool, tool_specs
@@ -109,7 +110,14 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
         out.append({"round": c.round, "purpose": "actor", "request": {"messages": list(msgs), "tools": tools},
                     "reply": reply, "usage": dict(c.usage), "model": c.model, "ms": c.ms, "error": c.error})
         if not c.tool_calls:
-            break
+            kind = (c.error or "")[len(ECHO_ERROR_PREFIX):] if (c.error or "").startswith(ECHO_ERROR_PREFIX) else ""
+            if not kind:
+                break
+            # an echo caught before sealing (issue 30 §1): the retry went out with the nudge after the user's words
+            i = next((k for k in range(len(msgs) - 1, -1, -1) if msgs[k].get("role") == "user"), None)
+            if i is not None and isinstance(msgs[i].get("content"), str):
+                msgs[i] = {**msgs[i], "content": f"{msgs[i]['content']}\n\n{echo_nudge(kind)}"}
+            continue
         a: dict[str, Any] = {"role": "assistant", "content": _sent_content(c),
                              "tool_calls": [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}}
                                             for t in c.tool_calls]}

@@ -26,7 +26,11 @@ from ..macros import MacroContext
 from .assemble import prompt_resource
 from .lore_layers import render_lore
 
-__all__ = ["TOOL_RULES", "PROSE_RULES", "prose_system", "prose_lore"]
+__all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "bounded_lore", "prose_system", "prose_lore"]
+
+#: At most this many characters of activated entries' text go with a tool-play beat whose model has not shown it
+#: calls tools yet (issue 30 §4); whole entries, in book order, the rest left to lorebook_search.
+INLINE_LORE_MAX_CHARS = 1500
 
 #: The shipped rules files: tool play (the default system prompt's head) and prose-only play.
 TOOL_RULES = "roleplay_system.md"
@@ -41,6 +45,22 @@ def prose_system(system: str) -> str:
     if system.startswith(tools):
         return prose + system[len(tools):]
     return f"{prose}\n\n{system}"
+
+
+def bounded_lore(text: str, limit: int = INLINE_LORE_MAX_CHARS) -> str:
+    """``text`` (:func:`prose_lore` output: entries joined by blank lines) cut to whole entries within ``limit``
+    characters; the first entry alone is cut at ``limit`` with 「……」 when it is longer."""
+    if len(text) <= limit:
+        return text
+    parts = text.split("\n\n【")
+    out: list[str] = []
+    used = 0
+    for piece in [parts[0], *("【" + p for p in parts[1:])]:
+        if used + len(piece) + 2 > limit:
+            break
+        out.append(piece)
+        used += len(piece) + 2
+    return "\n\n".join(out) if out else text[:limit] + "……"
 
 
 def prose_lore(entries: Iterable[LoreEntry], ctx: MacroContext) -> str:

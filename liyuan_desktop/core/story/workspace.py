@@ -23,8 +23,10 @@ Errors: :class:`ToolError` with a stable ``code`` (``not_found``, ``not_unique``
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +72,12 @@ class StoryPathError(ToolError):
 
 # ---------------------------------------------------------------------------------------------------------------
 # helpers
+
+
+def quoted(name: str) -> str:
+    """A file name as error messages show it: in double quotes with JSON escapes, so a leading space, a tab or a
+    look-alike character is visible (issue 30 §5: 「001-雨夜客栈.md 不存在。现有章节： 001-雨夜客栈.md」)."""
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _count_all(hay: str, needle: str) -> list[int]:
@@ -145,7 +153,8 @@ class StoryFolder:
         if p.startswith("/") or p == "~" or p.startswith("~/") or re.match(r"^[A-Za-z]:", p):
             raise StoryPathError(f"不接受绝对路径「{path}」。只能读写{self._where()}里的文件，请写相对路径，"
                                  f"例如 \"{self.label}/001-雨夜问名.md\" 或 \"001-雨夜问名.md\"。")
-        parts = [x for x in p.split("/") if x not in ("", ".")]
+        # each name trimmed and in NFC (issue 30 §5: 「正文/ 001-….md」 made a chapter no later call could name)
+        parts = [x for x in (unicodedata.normalize("NFC", y.strip()) for y in p.split("/")) if x not in ("", ".")]
         if any(x == ".." for x in parts):
             raise StoryPathError(f"路径「{path}」里有 ..，不允许跳出目录。只能读写{self._where()}里的文件。")
         return parts
@@ -208,13 +217,22 @@ class StoryFolder:
             raise StoryPathError(f"「{name}」实际指向正文目录之外（符号链接），不能读写。只能动{self._where()}里的普通文件。")
         return target
 
+    def _legacy(self, target: Path) -> Path:
+        """``target`` when it exists, else the one chapter on disk whose name, trimmed and in NFC, is its name — a
+        file an earlier release created as 「 001-….md」 (issue 30 §5), so it can be read and edited again."""
+        if target.exists() or not self.story_dir.is_dir():
+            return target
+        hits = [p for p in self.story_dir.iterdir()
+                if p.name != target.name and unicodedata.normalize("NFC", p.name.strip()) == target.name and p.is_file()]
+        return hits[0] if len(hits) == 1 else target
+
     def _load(self, path: str) -> tuple[Path, str]:
-        target = self.resolve(path)
+        target = self._legacy(self.resolve(path))
         name = target.name
         if not target.exists():
             known = [c.name for c in self.chapters()]
-            hint = ("现有章节：" + "、".join(known[:30]) + ("……" if len(known) > 30 else "")) if known else "正文目录还是空的"
-            raise ToolError("not_found", f"{name} 不存在。{hint}。新建章节请用 write。", path=path)
+            hint = ("现有章节：" + "、".join(map(quoted, known[:30])) + ("……" if len(known) > 30 else "")) if known else "正文目录还是空的"
+            raise ToolError("not_found", f"{quoted(name)} 不存在。{hint}。新建章节请用 write。", path=path)
         if not target.is_file():
             raise StoryPathError(f"「{name}」不是文件。请给出章节文件名。")
         size = target.stat().st_size
@@ -495,7 +513,7 @@ class StoryFolder:
         news = {a: self.resolve(b, write=True) for a, b in mapping.items()}
         for a, p in olds.items():
             if not p.is_file():
-                raise ToolError("not_found", f"{a} 不存在，不能改名。")
+                raise ToolError("not_found", f"{quoted(a)} 不存在，不能改名。")
         for a, p in news.items():
             if p.name != mapping[a]:
                 raise StoryPathError(f"「{mapping[a]}」不是一个正文文件名。")
