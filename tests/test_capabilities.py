@@ -187,3 +187,42 @@ def test_the_summary_is_in_one_language():
     assert not [t for row in en for t in row if re.search(r"[\u4e00-\u9fff]", t)], en
     assert en[0] == ("Tool calling", "works ✎") and zh[0] == ("工具调用", "可用 ✎")
     assert not [t for row in zh for t in row if re.search(r"\b(works|yes|no|unknown|never)\b", t)], zh
+
+
+async def test_the_probe_names_the_model_the_server_runs_and_a_local_server_gets_its_own_limits(home, capsys):
+    """Issue 30 item 7: a llama.cpp server answers to any model name, so the probe reports the name the server
+    gives (``served_model``) and ``liyuan models probe`` prints it; a local server is probed with the provider's own
+    timeouts (a busy CPU server was reported "unknown" after a 30 s cap), a hosted one keeps the short caps."""
+    import argparse
+
+    from liyuan_desktop.cli.models import _probe
+    from liyuan_desktop.core import provider_caps
+
+    def served(body):
+        code, text = answer_plain_or_tool(body)
+        return code, text.replace('"model": "m"', '"model": "qwen2.5-1.5b-instruct-q4_k_m.gguf"')
+
+    with RouteServer({("GET", "/props"): (200, {"n_ctx": 4096})}, chat=[served]) as srv:
+        p = ProviderSettings(name="llamacpp", base_url=srv.base_url, model="llamacpp-preset", read_timeout=300,
+                             total_timeout=900)
+        save_settings(AppSettings(providers=[p], active_provider="llamacpp"))
+        seen: list = []
+        real = provider_caps.build_model
+
+        def spy(settings, **kw):  # the real client, its limits noted
+            seen.append((kw["read_timeout"], kw["total_timeout"]))
+            return real(settings, **kw)
+
+        provider_caps.build_model = spy
+        try:
+            caps = await probe_provider("llamacpp", api_key="")
+            assert caps.served_model == "qwen2.5-1.5b-instruct-q4_k_m.gguf" and caps.model == "llamacpp-preset"
+            assert seen == [(300, 900)]
+            assert await _probe(argparse.Namespace(provider="llamacpp", json=False)) == 0
+            assert "llamacpp · qwen2.5-1.5b-instruct-q4_k_m.gguf @" in capsys.readouterr().out
+            hosted = ProviderSettings(name="far", base_url="https://api.example.invalid/v1", model="x",
+                                      read_timeout=300, total_timeout=900)
+            await probe_provider(hosted, api_key="", save=False)
+            assert seen[-1] == (30.0, 60.0)
+        finally:
+            provider_caps.build_model = real

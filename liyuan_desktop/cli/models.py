@@ -68,7 +68,8 @@ async def _probe(args: argparse.Namespace) -> int:
     if args.json:
         out(json.dumps({"provider": p.name, **caps.model_dump(mode="json")}, ensure_ascii=False, indent=2))
     else:
-        out(f"{p.name} · {caps.model} @ {caps.base_url}")
+        shown = caps.served_model or caps.model  # what the server runs (a llama.cpp preset's name is only a name)
+        out(f"{p.name} · {shown} @ {caps.base_url}")
         en = language() == "en"
         for label, value in summary(caps, "en" if en else "zh"):
             out(f"  {label}{': ' if en else '：'}{value}")

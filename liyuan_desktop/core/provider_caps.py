@@ -14,6 +14,7 @@ import logging
 from typing import Any, Optional, Union
 
 from .llm.capabilities import Capabilities, capabilities_for, now_iso, probe, set_capabilities
+from .llm.openai_client import is_local_url
 from .llm.providers import ProviderSettings, build_model
 from .settings import load_settings, resolve_key, save_settings
 
@@ -127,8 +128,14 @@ async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Opt
     if p is None:
         raise KeyError(f"没有名为「{provider}」的服务商")
     key = resolve_key(p) if api_key is None else (api_key or None)
-    kwargs: dict[str, Any] = {"max_retries": 0, "read_timeout": min(p.read_timeout, 30.0),
-                              "total_timeout": min(p.total_timeout, 60.0), "stream": p.stream is not False}
+    # a hosted API answers "reply OK" in seconds: 30 s of silence means something is wrong. A local server on a
+    # CPU may still be reading another request or loading the model (issue 30 item 7: a busy llama.cpp server was
+    # reported "unknown" after 30 s), so it gets the provider's own limits.
+    local = is_local_url(p.base_url)
+    kwargs: dict[str, Any] = {"max_retries": 0,
+                              "read_timeout": p.read_timeout if local else min(p.read_timeout, 30.0),
+                              "total_timeout": p.total_timeout if local else min(p.total_timeout, 60.0),
+                              "stream": p.stream is not False}
     kwargs.update(client_kwargs)
     client = build_model(p, api_key=key or "", **kwargs)
     try:

@@ -87,6 +87,9 @@ class Capabilities(BaseModel):
 
     base_url: str = ""
     model: str = ""
+    served_model: str = ""
+    """The model name the server says answered (the reply's ``model``; a llama.cpp server answers to any name, so
+    a preset's name is not what runs). "" when unknown."""
     tools: ToolSupport = "unknown"
     streamed_tool_deltas: Optional[bool] = None
     reasoning: Optional[ReasoningField] = None
@@ -406,6 +409,8 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
         if error is not None:
             notes.append(f"普通请求失败 / plain request failed: {error.message[:200]}")
         else:
+            if response is not None and response.model:
+                caps.served_model = response.model
             if caps.streaming is None:
                 caps.streaming = bool(wire.get("streamed")) if original_stream else None
             caps.usage = bool(wire.get("usage"))

@@ -80,7 +80,7 @@ def _is_loopback(base_url: str) -> bool:
         return False
 
 
-def _is_local(base_url: str) -> bool:
+def is_local_url(base_url: str) -> bool:
     """A server on this machine or its network: loopback, a private or link-local address, or a ``.local`` name
     (a llama.cpp / Ollama box on the LAN reads a long prompt as slowly as one on this machine)."""
     if _is_loopback(base_url):
@@ -219,7 +219,7 @@ class OpenAIChatModel(ClientMessages):
         self.provider_name = provider_name
         #: a server on this machine (loopback URL): keep-alives count as progress while it reads the prompt, and
         #: the prompt leaves out labels small local models copy (issue 30)
-        self.is_local = _is_local(self.base_url) if local is None else bool(local)
+        self.is_local = is_local_url(self.base_url) if local is None else bool(local)
         #: what the last answer showed about the server (``StreamAssembler.wire_facts``), for capability probes
         self.last_wire: dict[str, Any] = {}
         #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)
