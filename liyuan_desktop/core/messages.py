@@ -878,6 +878,27 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.line.switched": {"zh": "（用户切换过）", "en": " (switched by the user)"},
     "th.saved": {"zh": "已记下：{what}", "en": "Recorded: {what}"},
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
+    # --- x31group ---
+    "group.why.named": {"zh": "{name} 发言：上一条消息里提到了 {name}（自然顺序）",
+                        "en": "{name} speaks: the last message names {name} (natural order)"},
+    "group.why.talkative": {"zh": "{name} 发言：健谈度 {t} ≥ 掷骰 {roll}（自然顺序）",
+                            "en": "{name} speaks: talkativeness {t} ≥ roll {roll} (natural order)"},
+    "group.why.random": {"zh": "{name} 发言：没有人被提到或掷中，随机选中（自然顺序）",
+                         "en": "{name} speaks: nobody was named or rolled, picked at random (natural order)"},
+    "group.why.list": {"zh": "{name} 发言：按列表顺序轮到 {name}", "en": "{name} speaks: their turn in list order"},
+    "group.why.pooled": {"zh": "{name} 发言：在发言最少的成员里随机选中（已发言 {n} 次）",
+                         "en": "{name} speaks: picked among the members who spoke least ({n} replies so far)"},
+    "group.why.chosen": {"zh": "{name} 发言：由你指定", "en": "{name} speaks: you chose them"},
+    "group.why.manual": {"zh": "手动模式：请指定由哪位成员发言",
+                         "en": "Manual mode: choose which member speaks"},
+    "group.why.nobody": {"zh": "没有可以发言的成员（都被静音了，或群组是空的）",
+                         "en": "No member can speak (all are muted, or the group is empty)"},
+    "group.unknown_member": {"zh": "「{name}」不是群组「{group}」的成员",
+                             "en": "“{name}” is not a member of the group “{group}”"},
+    "group.no_cards": {"zh": "群组「{name}」的成员都不在卡库里", "en": "None of the group “{name}”'s members is in the card library"},
+    "group.not_found": {"zh": "没有名为「{name}」的群组", "en": "There is no group named “{name}”"},
+    "group.member_missing": {"zh": "群组成员「{name}」的角色卡不在卡库里",
+                             "en": "The group member “{name}” has no card in the library"},
 }
 
 

@@ -87,6 +87,9 @@ class ChatView:
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
         #: notices for the next beat's activity list (e.g. the preset changed: the cached prefix is rebuilt once)
         self.pending_notices: list[str] = []
+        #: a group chat's speaker of the next reply and its state-block scope (chat/group_play.py); None otherwise
+        self.speaker: Optional[str] = None
+        self.state_filter: Optional[Callable[[WorldState], WorldState]] = None
         self._note: Any = False  # the Author's Notes (all settings, leaf, the leaf's note), read on first use (authors_note)
 
     def write_meta(self) -> None:

@@ -1,0 +1,166 @@
+"""A group chat played through :class:`~.facade.Chat` (issue 31): the session header records the group
+(``group``: the :class:`~..group.model.Group` as it was at creation; the library's current version is read when it
+still exists, so muting and strategy changes apply), each reply records its speaker (``speaker`` on the assistant
+entry, a member's card folder name), and before each beat the chat loads the speaker's card (joined with the others'
+per the group's option, :mod:`..group.prompt`) and the state block is cut to what the speaker witnessed
+(:mod:`..group.witness`). The scribe then reads the exchange as ``<speaker>：<reply>`` (its ``char_name`` is the
+speaker's). Nothing else differs from a one-card chat: the tree, branches, swipes, ledger, export.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..cards import Card
+from ..group.model import Group, GroupError, find_member, load_group, member_card
+from ..group.prompt import speaker_card
+from ..group.speakers import SpeakerChoice, select_speaker
+from ..group.witness import knowledge, scoped_state, spoken
+from ..llm.types import ChatModel
+from ..messages import message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facade import Chat
+
+
+def chat_group(chat: "Chat") -> Optional[Group]:
+    """The group of a group chat (the library's current version, else the header's copy), None for a one-card
+    chat."""
+    raw = (chat.tree.header.model_extra or {}).get("group")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        stored = Group.model_validate(raw)
+    except ValueError:
+        return None
+    try:
+        return load_group(stored.name)
+    except GroupError:
+        return stored
+
+
+def member_cards(group: Group) -> dict[str, Card]:
+    """member → its library card; members whose card is gone are left out."""
+    out = {}
+    for m in group.members:
+        try:
+            out[m] = member_card(m)
+        except GroupError:
+            continue
+    return out
+
+
+def _opening_card(group: Group, cards: dict[str, Card]) -> Card:
+    first = next((m for m in group.active() if m in cards), None) or next(iter(cards))
+    card = cards[first]
+    if group.greeting == "none":
+        return card.model_copy(update={"first_mes": "", "alternate_greetings": []})
+    if group.greeting == "group":
+        return card.model_copy(update={"first_mes": group.greeting_text, "alternate_greetings": []})
+    if group.greeting == "members":
+        others = [cards[m].first_mes for m in group.active() if m in cards and m != first and cards[m].first_mes.strip()]
+        return card.model_copy(update={"alternate_greetings": others})
+    return card
+
+
+def create(cls: Any, directory: Path, group: Group, model: ChatModel, **kw: Any) -> "Chat":
+    """A new group chat in ``directory`` (``Chat.create`` with the first unmuted member's card and the group in the
+    header; the opening per the group's greeting mode). GroupError when no member's card is in the library."""
+    cards = member_cards(group)
+    if not cards:
+        raise GroupError(message("group.no_cards", name=group.name))
+    chat: "Chat" = cls.create(directory, _opening_card(group, cards), model, group=group.model_dump(), **kw)
+    return chat
+
+
+@dataclass
+class Turn:
+    """Who the next beat is for: the member, the choice (with its reason), the group and its cards."""
+
+    member: str
+    choice: SpeakerChoice
+    group: Group
+    cards: dict[str, Card]
+
+
+def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> Optional[Turn]:
+    """Pick the speaker of the next beat of a group chat (None for a one-card chat). The random is seeded with the
+    chat (header ``group_seed`` or its id) and the beat number. ValueError (a catalog message) for a ``speaker``
+    who is not a member, or when nobody is picked (manual mode without a pick, all members muted)."""
+    group = chat_group(chat)
+    if group is None:
+        return None
+    cards = member_cards(group)
+    chosen = None
+    if speaker:
+        chosen = find_member(group, speaker, cards)
+        if chosen is None or chosen not in cards:
+            raise ValueError(message("group.unknown_member", name=speaker, group=group.name))
+    extra = chat.tree.header.model_extra or {}
+    seed = f"{extra.get('group_seed') or chat.tree.header.id}:{chat.history().user_count + 1}"
+    path = chat.tree.path_to()
+    said = spoken(group, cards, path, chat.tree.entries)
+    choice = select_speaker(group, cards, said, user_text, random.Random(seed), chosen=chosen)
+    if choice.speaker is None or choice.speaker not in cards:
+        raise ValueError(choice.reason)
+    return Turn(choice.speaker, choice, group, cards)
+
+
+def take_turn(chat: "Chat", turn: Turn) -> None:
+    """Make the chat speak as ``turn.member`` for the next beat: its card (joined per the group) loaded, replies
+    stamped with the member, the state block scoped to what the member witnessed, and the choice with its reason
+    said in the beat's activity list."""
+    chat._reload_context(speaker_card(turn.group, turn.cards, turn.member))
+    known = knowledge(turn.group, turn.cards, chat.tree.path_to(), chat.tree.entries)
+    member = turn.member
+    chat.speaker = member
+    chat.state_filter = lambda state: scoped_state(state, known, member)
+    chat.pending_notices.append(turn.choice.reason)
+
+
+def prepare(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> None:
+    """Before a beat of a group chat: :func:`choose` then :func:`take_turn`; nothing for a one-card chat (a
+    ``speaker`` there is ignored). ValueError as :func:`choose` (nothing written yet)."""
+    turn = choose(chat, user_text, speaker)
+    if turn is not None:
+        take_turn(chat, turn)
+
+
+@dataclass
+class MemberRow:
+    """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
+    the branch, the card's avatar file (or None)."""
+
+    member: str
+    name: str
+    muted: bool
+    present: bool
+    replies: int
+    avatar: Optional[str]
+
+
+def member_rows(chat: "Chat") -> list[MemberRow]:
+    """The group's members with presence and reply counts on the shown branch ([] for a one-card chat)."""
+    group = chat_group(chat)
+    if group is None:
+        return []
+    cards = member_cards(group)
+    path = chat.tree.path_to()
+    said = spoken(group, cards, path, chat.tree.entries)
+    known = knowledge(group, cards, path, chat.tree.entries)
+    rows = []
+    for m in group.members:
+        card = cards.get(m)
+        avatar = None
+        if card is not None and card.path:
+            png = Path(card.path).parent / "original.png"
+            avatar = str(png) if png.is_file() else None
+        rows.append(MemberRow(m, card.name if card else m, m in group.muted, m in known.present,
+                              said.count(m), avatar))
+    return rows
+
+
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "prepare", "take_turn"]

@@ -1,0 +1,164 @@
+"""Group chats (issue 31): a 3-member group on the replay model with each speaker strategy (seeded), the prompt
+per speaker, witness scoping, SillyTavern group import/export, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from liyuan_desktop.core.cards.library import import_card
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.chat.group_play import member_rows
+from liyuan_desktop.core.group import Group, list_groups, load_group, save_group
+from liyuan_desktop.core.group.model import group_dir
+from liyuan_desktop.core.llm.replay import ReplayModel
+from liyuan_desktop.core.messages import message
+
+SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+MEMBERS = {
+    "Aster": {"description": "Aster is a tall archer from the north.", "talk": "0.9", "first": "Aster nods."},
+    "Birch": {"description": "Birch is a quiet herbalist.", "talk": "0.5", "first": "Birch smiles."},
+    "青梧": {"description": "青梧是茶馆的掌柜。", "talk": "0.1", "first": "青梧抬头。"},
+}
+
+
+def w(text: str) -> dict:
+    return {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]}
+
+
+def make_members(tmp_path) -> list[str]:
+    names = []
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    for name, f in MEMBERS.items():
+        raw = {"spec": "chara_card_v2", "spec_version": "2.0",
+               "data": {"name": name, "description": f["description"], "first_mes": f["first"],
+                        "personality": f"{name} personality", "extensions": {"talkativeness": f["talk"]}}}
+        p = tmp_path / f"{name}.json"
+        p.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+        names.append(import_card(p, replace=True).name)
+    return names
+
+
+def replay(n: int, scribe: list[str] | None = None) -> ReplayModel:
+    actor = []
+    for i in range(n):
+        actor += [w(f"reply {i + 1}"), SEAL]
+    return ReplayModel(actor=actor, scribe=scribe or ["{}"] * n)
+
+
+def new_group(tmp_path, **kw) -> Group:
+    g = Group(name="Party", members=make_members(tmp_path), **kw)
+    save_group(g)
+    return g
+
+
+def speakers(chat: Chat) -> list[str]:
+    return [e.speaker for e in chat.tree.path_to() if e.type == "assistant"]
+
+
+USERS = ["Hello Birch.", "青梧, tea please.", "Aster and Birch, come here.", "We wait.", "Night falls.", "Morning."]
+
+
+async def play(tmp_path, users=USERS, chat_name="one", **kw) -> Chat:
+    g = new_group(tmp_path, **kw)
+    chat = Chat.create_group(group_dir(g.name) / "对话" / chat_name, g, replay(len(users)), group_seed="seed-1")
+    for u in users:
+        await chat.send(u)
+    return chat
+
+
+async def test_natural_order_names_first_then_talkativeness_seeded(tmp_path):
+    chat = await play(tmp_path)
+    got = speakers(chat)
+    assert got[:3] == ["Birch", "青梧", "Aster"]  # named in the user's words (the first named first)
+    again = await play(tmp_path, chat_name="again")  # the same seed gives the same speakers
+    assert speakers(again) == got
+    assert got[3:] == ["Birch", "Aster", "Aster"]  # then talkativeness rolls in a shuffled order (pinned seed)
+    seen = []
+    g = load_group("Party")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "why", g, replay(1), group_seed="seed-1")
+    await chat.send("Hello Birch.", on_event=seen.append)
+    texts = [getattr(e, "text", "") for e in seen]
+    assert message("group.why.named", name="Birch") in texts  # the choice and why, in the activity list
+
+
+async def test_list_order_pooled_and_manual(tmp_path):
+    chat = await play(tmp_path, chat_name="l", strategy="list")
+    assert speakers(chat) == ["Aster", "Birch", "青梧"] * 2
+    chat = await play(tmp_path, chat_name="p", strategy="pooled")
+    got = speakers(chat)
+    assert sorted(got[:3]) == sorted(got[3:]) == sorted(["Aster", "Birch", "青梧"])  # who spoke least goes next
+    assert all(a != b for a, b in zip(got, got[1:]))
+    g = new_group(tmp_path, strategy="manual")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "m", g, replay(6), group_seed="s")
+    with pytest.raises(ValueError):
+        await chat.send("Anyone?")  # manual: nobody unless chosen, nothing written
+    assert not [e for e in chat.tree.path_to() if e.type == "user"]
+    for who in ["青梧", "Aster", "Aster", "Birch", "青梧", "Birch"]:
+        await chat.send("Go.", speaker=who)
+    assert speakers(chat) == ["青梧", "Aster", "Aster", "Birch", "青梧", "Birch"]
+
+
+async def test_muted_members_are_skipped_but_can_be_made_to_speak(tmp_path):
+    chat = await play(tmp_path, users=["a", "b", "c", "d"], strategy="list", muted=["Birch"])
+    assert speakers(chat) == ["Aster", "青梧", "Aster", "青梧"]
+    g = load_group("Party")
+    chat2 = Chat.create_group(group_dir(g.name) / "对话" / "two", g, replay(1), group_seed="x")
+    await chat2.send("Birch?", speaker="Birch")
+    assert speakers(chat2) == ["Birch"]
+
+
+async def test_each_speaker_prompt_carries_its_card_fields(tmp_path):
+    g = new_group(tmp_path, strategy="list")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "p", g, replay(3), group_seed="s")
+    for _ in range(3):
+        r = await chat.send("Next.")
+        system = r.sent[0].content
+        who = speakers(chat)[-1]
+        assert MEMBERS[who]["description"] in system
+        for other in MEMBERS.keys() - {who}:  # swap mode: only the speaker's card
+            assert MEMBERS[other]["description"] not in system
+    g2 = Group(name="Joined", members=g.members, strategy="list", join_cards="join", muted=["青梧"])
+    save_group(g2)
+    chat = Chat.create_group(group_dir(g2.name) / "对话" / "j", g2, replay(1), group_seed="s")
+    r = await chat.send("Hi.")
+    system = r.sent[0].content
+    assert MEMBERS["Aster"]["description"] in system and MEMBERS["Birch"]["description"] in system
+    assert MEMBERS["青梧"]["description"] not in system  # muted: not joined (join_muted would)
+    assert "【Birch】" in system
+
+
+async def test_opening_has_the_members_greetings_as_swipes(tmp_path):
+    g = new_group(tmp_path)
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "o", g, replay(0))
+    openings = [e.text for e in chat.tree.entries.values() if e.type == "opening"]
+    assert len(openings) == 3 and "Aster nods." in openings[0]
+
+
+def scribe_flag(key: str, value: str) -> str:
+    return json.dumps({"flags": {key: value}})
+
+
+async def test_witness_scoping_a_fact_seen_by_a_and_b_is_not_in_cs_state_block(tmp_path):
+    scribe = ["{}", scribe_flag("密信", "藏在井里"), "{}", scribe_flag("密信", "移到了屋顶"), "{}"]
+    g = new_group(tmp_path, strategy="manual")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "w", g, replay(5, scribe), group_seed="s")
+    await chat.send("Aster?", speaker="Aster")
+    await chat.send("Birch, hide the letter.", speaker="Birch")  # the scribe records it: witnesses Aster, Birch
+    r = await chat.send("Aster, where is it?", speaker="Aster")
+    assert "藏在井里" in r.injection  # Aster witnessed it
+    r = await chat.send("青梧?", speaker="青梧")
+    assert "密信" not in r.injection  # 青梧 was not present: left out of her state block
+    assert chat.ledger.state().flags["密信"] == "移到了屋顶"  # the ledger itself keeps everything
+    r = await chat.send("青梧, again?", speaker="青梧")
+    assert "移到了屋顶" in r.injection  # changed while 青梧 was present: now she knows
+    rows = {row.member: row for row in member_rows(chat)}
+    assert rows["青梧"].present and rows["Aster"].replies == 2
+
+
+def test_groups_are_stored_in_the_library(tmp_path):
+    g = new_group(tmp_path, strategy="pooled", allow_self_responses=True)
+    assert (group_dir("Party") / "group.json").is_file()
+    assert [x.name for x in list_groups()] == ["Party"]
+    assert load_group("Party") == g
