@@ -162,3 +162,77 @@ def test_groups_are_stored_in_the_library(tmp_path):
     assert (group_dir("Party") / "group.json").is_file()
     assert [x.name for x in list_groups()] == ["Party"]
     assert load_group("Party") == g
+
+
+async def test_other_members_replies_are_sent_with_their_names(tmp_path):
+    g = new_group(tmp_path, strategy="list")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "n", g, replay(2), group_seed="s")
+    await chat.send("One.")
+    r = await chat.send("Two.")
+    assert any(m.role == "assistant" and m.content == "Aster：reply 1" for m in r.sent)
+
+
+ST_GROUP = {"id": "1700000000000", "name": "Tea House", "members": ["Aster.png", "Birch.png", "青梧.png"],
+            "avatar_url": "", "allow_self_responses": True, "activation_strategy": 3, "generation_mode": 1,
+            "disabled_members": ["Birch.png"], "chat_metadata": {"note_prompt": ""}, "fav": True,
+            "chat_id": "Tea House - 2024-01-01", "chats": ["Tea House - 2024-01-01"], "auto_mode_delay": 7,
+            "generation_mode_join_prefix": "<{{char}}>", "generation_mode_join_suffix": "</{{char}}>",
+            "hideMutedSprites": False, "past_metadata": {}}
+ST_CHAT = [
+    {"user_name": "unused", "character_name": "unused", "create_date": "2024-01-01@10h00m00s",
+     "chat_metadata": {"scenario": ""}},
+    {"name": "Aster", "is_user": False, "is_system": False, "send_date": "January 1, 2024 10:00am", "mes": "Aster nods.",
+     "original_avatar": "Aster.png", "extra": {}, "swipe_id": 0, "swipes": ["Aster nods.", "Aster waves."],
+     "swipe_info": [{"send_date": "January 1, 2024 10:00am", "extra": {}}, {"send_date": "January 1, 2024 10:01am", "extra": {}}]},
+    {"name": "You", "is_user": True, "is_system": False, "send_date": "January 1, 2024 10:02am", "mes": "Hi Birch.",
+     "extra": {"isSmallSys": False}, "force_avatar": "User Avatars/you.png"},
+    {"name": "Birch", "is_user": False, "is_system": False, "send_date": "January 1, 2024 10:03am", "mes": "Hello.",
+     "original_avatar": "Birch.png", "extra": {"api": "openai", "model": "x"}, "gen_started": "2024-01-01T10:03:00.000Z",
+     "gen_finished": "2024-01-01T10:03:05.000Z", "swipe_id": 1, "swipes": ["Hi.", "Hello."],
+     "swipe_info": [{"send_date": "January 1, 2024 10:03am", "extra": {}}, {"send_date": "January 1, 2024 10:03am", "extra": {"api": "openai", "model": "x"}}]},
+]
+
+
+def st_folder(root):
+    (root / "groups").mkdir(parents=True)
+    (root / "group chats").mkdir()
+    (root / "groups" / "1700000000000.json").write_text(json.dumps(ST_GROUP, ensure_ascii=False), "utf-8")
+    (root / "group chats" / "Tea House - 2024-01-01.jsonl").write_text(
+        "\n".join(json.dumps(m, ensure_ascii=False) for m in ST_CHAT), "utf-8")
+
+
+def by_stem(avatar: str):
+    from liyuan_desktop.core.cards.library import card_folder
+    stem = avatar.rsplit(".", 1)[0]
+    return stem if (card_folder(stem) / "card.json").is_file() else None
+
+
+async def test_sillytavern_group_and_group_chat_round_trip(tmp_path):
+    from liyuan_desktop.core.chat.group_play import member_cards
+    from liyuan_desktop.core.group.st import export_st_group, import_st_group
+
+    make_members(tmp_path / "cards")
+    src = tmp_path / "st"
+    st_folder(src)
+    group, notes = import_st_group(src / "groups" / "1700000000000.json", by_stem)
+    assert notes == []
+    assert group.members == ["Aster", "Birch", "青梧"] and group.muted == ["Birch"]
+    assert group.strategy == "pooled" and group.join_cards == "join" and group.allow_self_responses
+    out = tmp_path / "out"
+    export_st_group(group, member_cards(group), out)
+    assert json.loads((out / "groups" / "1700000000000.json").read_text("utf-8")) == ST_GROUP
+    lines = (out / "group chats" / "Tea House - 2024-01-01.jsonl").read_text("utf-8").split("\n")
+    assert [json.loads(x) for x in lines] == ST_CHAT  # nothing SillyTavern keeps is lost
+
+    # played on in Liyuan: the new reply names its speaker, and re-imports into a fresh SillyTavern-shaped folder
+    from liyuan_desktop.core.chat.group_play import chat_group
+    from liyuan_desktop.core.group.model import group_chats
+    d = group_chats(group)[0]
+    card = member_cards(group)["Aster"]
+    chat = Chat.open(d, card, replay(1))
+    assert chat_group(chat).name == "Tea House"
+    await chat.send("青梧, your turn.", speaker="青梧")
+    export_st_group(group, member_cards(group), tmp_path / "out2")
+    msgs = [json.loads(x) for x in (tmp_path / "out2" / "group chats" / "Tea House - 2024-01-01.jsonl").read_text("utf-8").split("\n")]
+    assert msgs[-1]["name"] == "青梧" and msgs[-1]["original_avatar"] == "青梧.png" and msgs[-1]["mes"] == "reply 1"
+    assert msgs[:4] == ST_CHAT and msgs[4]["is_user"] and len(msgs) == 6

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
@@ -61,7 +61,7 @@ class Group(BaseModel):
     join_suffix: str = ""
     greeting: GreetingMode = "members"
     greeting_text: str = ""
-    st: dict[str, object] = Field(default_factory=dict)
+    st: dict[str, Any] = Field(default_factory=dict)
 
     def active(self) -> list[str]:
         """The members the strategies may pick (not muted), list order."""
