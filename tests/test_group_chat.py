@@ -236,3 +236,24 @@ async def test_sillytavern_group_and_group_chat_round_trip(tmp_path):
     msgs = [json.loads(x) for x in (tmp_path / "out2" / "group chats" / "Tea House - 2024-01-01.jsonl").read_text("utf-8").split("\n")]
     assert msgs[-1]["name"] == "青梧" and msgs[-1]["original_avatar"] == "青梧.png" and msgs[-1]["mes"] == "reply 1"
     assert msgs[:4] == ST_CHAT and msgs[4]["is_user"] and len(msgs) == 6
+
+
+def test_import_sillytavern_brings_groups_and_their_chats(tmp_path):
+    from liyuan_desktop.core.migrate import run, scan
+
+    src = tmp_path / "st"
+    st_folder(src)
+    (src / "characters").mkdir()
+    for name, f in MEMBERS.items():
+        raw = {"spec": "chara_card_v2", "spec_version": "2.0",
+               "data": {"name": name, "description": f["description"], "first_mes": f["first"]}}
+        (src / "characters" / f"{name}.json").write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
+    plan = scan(src)
+    assert plan.counts()["group"] == {"new": 1}
+    assert not [n for n in plan.not_imported if n.what.startswith("群聊")]  # its chats come with the group
+    report = run(plan)
+    assert report.imported["group"] == 1
+    g = load_group("Tea House")
+    assert g.members == ["Aster", "Birch", "青梧"] and g.strategy == "pooled"
+    chats = list((group_dir("Tea House") / "对话").iterdir())
+    assert [c.name for c in chats] == ["Tea House - 2024-01-01"]

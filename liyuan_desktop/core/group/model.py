@@ -38,7 +38,7 @@ JoinMode = Literal["swap", "join", "join_muted"]
 GreetingMode = Literal["members", "first", "group", "none"]
 
 
-class GroupError(Exception):
+class GroupError(ValueError):
     """A group that cannot be found, saved or used (the message is a catalog key's Chinese text)."""
 
 

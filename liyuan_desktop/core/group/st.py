@@ -153,15 +153,15 @@ def read_st_group(path: Path) -> dict[str, Any]:
     return data
 
 
-def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *,
-                    chats_dir: Optional[Path] = None) -> tuple[Group, list[str]]:
+def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *, chats_dir: Optional[Path] = None,
+                    name: Optional[str] = None) -> tuple[Group, list[str]]:
     """Import one SillyTavern group file and its chats (from ``chats_dir``, default ``<path>/../../group chats``)
     into the library: the group saved under its name (a number added when taken) and each chat of ``chats`` found
-    there imported. Returns (group, notes: members not in the library, chats not found or not readable). ValueError /
+    there imported; ``name``: the name to save it under (the migration's plan chose it). Returns (group, notes: members not in the library, chats not found or not readable). ValueError /
     OSError for an unreadable group file."""
     data = read_st_group(path)
     group, notes = group_from_st(data, member_of)
-    group.name = numbered_name(group.name, lambda n: (group_dir(n) / "group.json").is_file())
+    group.name = name or numbered_name(group.name, lambda n: (group_dir(n) / "group.json").is_file())
     save_group(group)
     cards = {}
     for m in group.members:
