@@ -257,3 +257,57 @@ def test_import_sillytavern_brings_groups_and_their_chats(tmp_path):
     assert g.members == ["Aster", "Birch", "青梧"] and g.strategy == "pooled"
     chats = list((group_dir("Tea House") / "对话").iterdir())
     assert [c.name for c in chats] == ["Tea House - 2024-01-01"]
+
+
+def test_cli_group_create_list_show_delete_in_both_languages(tmp_path, capsys):
+    from liyuan_desktop.cli import main as cli_main
+
+    make_members(tmp_path)
+    assert cli_main(["group", "create", "Party", "--member", "Aster", "--member", "Birch", "--member", "青梧",
+                     "--strategy", "list", "--mute", "Birch"]) == 0
+    assert "已保存群组「Party」（3 位成员）" in capsys.readouterr().out
+    assert cli_main(["--lang", "en", "group", "create", "Party", "--member", "Aster"]) == 2
+    assert "A group named “Party” exists already" in capsys.readouterr().err
+    assert cli_main(["group", "create", "X", "--member", "Nobody"]) == 2
+    assert "Nobody" in capsys.readouterr().err
+    assert cli_main(["group", "list"]) == 0
+    assert "Party  (Aster, Birch, 青梧)  列表顺序" in capsys.readouterr().out
+    assert cli_main(["--lang", "en", "group", "list"]) == 0
+    assert "list order" in capsys.readouterr().out
+    assert cli_main(["--lang", "en", "group", "show", "Party"]) == 0
+    shown = capsys.readouterr().out
+    assert "Group “Party”: list order" in shown and "Birch  0.50 (muted)" in shown and "0 chats" in shown
+    assert cli_main(["group", "show", "Party", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["members"][1] == {"member": "Birch", "muted": True, "talkativeness": 0.5}
+    assert cli_main(["group", "delete", "Party"]) == 2
+    assert "--yes" in capsys.readouterr().err
+    assert cli_main(["--lang", "en", "group", "delete", "Party", "--yes"]) == 0
+    assert "Deleted the group “Party”" in capsys.readouterr().out
+    assert cli_main(["group", "show", "Party"]) == 2
+    assert "没有名为「Party」的群组" in capsys.readouterr().err
+
+
+def test_cli_chat_with_a_group_and_a_chosen_speaker(tmp_path, capsys):
+    from liyuan_desktop.cli import main as cli_main
+
+    make_members(tmp_path)
+    save_group(Group(name="Party", members=["Aster", "Birch", "青梧"], strategy="list"))
+    beats = [{"user": u, "actor": [w(f"reply {i}"), SEAL], "scribe": ["{}"]} for i, u in enumerate(["Hi.", "Birch?"])]
+    f = tmp_path / "replay.json"
+    f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
+    assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.", "--json"]) == 0
+    capsys.readouterr()
+    assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Birch?", "--speaker", "青梧",
+                     "--json"]) == 0
+    capsys.readouterr()
+    d = group_dir("Party") / "对话" / "群聊"
+    chat = Chat.open(d, load_group_card("Aster"), replay(0))
+    assert speakers(chat) == ["Aster", "青梧"]
+    assert cli_main(["--lang", "en", "chat", "--group", "Party", "--model", f"replay:{f}", "--say", "x",
+                     "--speaker", "Nobody"]) == 2
+    assert "“Nobody” is not a member of the group “Party”" in capsys.readouterr().err
+
+
+def load_group_card(name: str):
+    from liyuan_desktop.core.group.model import member_card
+    return member_card(name)

@@ -53,7 +53,9 @@ def member_cards(group: Group) -> dict[str, Card]:
     return out
 
 
-def _opening_card(group: Group, cards: dict[str, Card]) -> Card:
+def opening_card(group: Group, cards: dict[str, Card]) -> Card:
+    """The card a new group chat is created with: the first unmuted member's, its opening per the group's
+    greeting mode (``group.model.GreetingMode``)."""
     first = next((m for m in group.active() if m in cards), None) or next(iter(cards))
     card = cards[first]
     if group.greeting == "none":
@@ -72,7 +74,7 @@ def create(cls: Any, directory: Path, group: Group, model: ChatModel, **kw: Any)
     cards = member_cards(group)
     if not cards:
         raise GroupError(message("group.no_cards", name=group.name))
-    chat: "Chat" = cls.create(directory, _opening_card(group, cards), model, group=group.model_dump(), **kw)
+    chat: "Chat" = cls.create(directory, opening_card(group, cards), model, group=group.model_dump(), **kw)
     return chat
 
 
@@ -163,4 +165,4 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "prepare", "take_turn"]
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "opening_card", "prepare", "take_turn"]
