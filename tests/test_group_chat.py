@@ -311,3 +311,15 @@ def test_cli_chat_with_a_group_and_a_chosen_speaker(tmp_path, capsys):
 def load_group_card(name: str):
     from liyuan_desktop.core.group.model import member_card
     return member_card(name)
+
+
+async def test_regenerate_keeps_the_speaker_after_reopening(tmp_path):
+    g = new_group(tmp_path, strategy="pooled")
+    d = group_dir(g.name) / "对话" / "r"
+    chat = Chat.create_group(d, g, replay(1), group_seed="s")
+    await chat.send("Hi.")
+    who = speakers(chat)[0]
+    chat = Chat.open(d, load_group_card("Aster"), replay(1))
+    await chat.regenerate()
+    assert speakers(chat) == [who]
+    assert len([e for e in chat.tree.entries.values() if e.type == "assistant"]) == 2

@@ -200,6 +200,7 @@ class Chat(ChatView):
         user = self.tree.latest("user")
         if user is None:
             raise ValueError("还没有可以重来的一拍")
+        group_play.prepare_again(self, user.id, user.text)  # a group chat: the same member answers again
         self.tree.leaf_id = user.id
         return await turn.play(self, user.text, ask, on_event, None, how="regenerate")
 

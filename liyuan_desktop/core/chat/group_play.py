@@ -131,6 +131,21 @@ def prepare(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> None
         take_turn(chat, turn)
 
 
+def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
+    """Before a regenerate of a group chat's beat: the member who answered ``user_id`` answers again (a reply's
+    new version keeps its speaker); nobody answered yet → :func:`prepare`. Nothing for a one-card chat."""
+    if chat_group(chat) is None:
+        return
+    who = None
+    for e in reversed(chat.tree.path_to()):
+        if e.id == user_id:
+            break
+        if e.type == "assistant":
+            who = getattr(e, "speaker", None)
+            break
+    prepare(chat, user_text, who)
+
+
 @dataclass
 class MemberRow:
     """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
@@ -165,4 +180,5 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "opening_card", "prepare", "take_turn"]
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "opening_card", "prepare", "prepare_again",
+           "take_turn"]
