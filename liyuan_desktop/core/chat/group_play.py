@@ -78,6 +78,19 @@ def create(cls: Any, directory: Path, group: Group, model: ChatModel, **kw: Any)
     return chat
 
 
+def new_group_chat(group: Group, title: str = "") -> Path:
+    """Make a new chat of ``group`` on disk (``<home>/groups/<group>/对话/<title or 群聊>``, numbered when taken) with
+    its opening, for a front end to open like any chat (the model is given when it is opened). Returns the folder.
+    GroupError when no member's card is in the library; OSError when the disk refuses."""
+    from ..group.model import new_group_chat_dir
+    from ..llm.replay import ReplayModel
+    from .facade import Chat
+
+    d = new_group_chat_dir(group, title)
+    Chat.create_group(d, group, ReplayModel(actor=[])).close()
+    return d
+
+
 @dataclass
 class Turn:
     """Who the next beat is for: the member, the choice (with its reason), the group and its cards."""
@@ -180,5 +193,5 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "opening_card", "prepare", "prepare_again",
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again",
            "take_turn"]

@@ -146,6 +146,18 @@ def group_chats(group: Group) -> list[Path]:
     return sorted(d for d in base.iterdir() if (d / "session.jsonl").is_file())
 
 
+def set_muted(name: str, member: str, muted: bool) -> Group:
+    """Mute or unmute ``member`` of the group ``name`` and save it (the next beat of its chats reads it). Returns
+    the group. GroupError for an unknown group or member; OSError when the disk refuses."""
+    group = load_group(name)
+    if member not in group.members:
+        raise GroupError(message("group.unknown_member", name=member, group=name))
+    rest = [m for m in group.muted if m != member]
+    group.muted = [m for m in group.members if m in rest or (muted and m == member)]
+    save_group(group)
+    return group
+
+
 def talkativeness(card: Card) -> float:
     """The card's talkativeness (SillyTavern's ``data.extensions.talkativeness``, a string or number 0–1; missing
     or unreadable → 0.5, ST's ``talkativeness_default``)."""
