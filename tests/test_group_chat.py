@@ -323,3 +323,16 @@ async def test_regenerate_keeps_the_speaker_after_reopening(tmp_path):
     await chat.regenerate()
     assert speakers(chat) == [who]
     assert len([e for e in chat.tree.entries.values() if e.type == "assistant"]) == 2
+
+
+async def test_the_inspector_shows_each_beat_with_its_speakers_card(tmp_path):
+    g = new_group(tmp_path, strategy="list")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "i", g, replay(3), group_seed="s")
+    for _ in range(3):
+        await chat.send("Next.")
+    replies = [e for e in chat.tree.path_to() if e.type == "assistant"]
+    for e in replies:
+        calls = chat.inspect_beat(e.id)
+        system = calls[0]["request"]["messages"][0]["content"]
+        assert MEMBERS[e.speaker]["description"] in system, e.speaker
+        assert not any(MEMBERS[o]["description"] in system for o in MEMBERS.keys() - {e.speaker})

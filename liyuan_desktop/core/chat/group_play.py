@@ -159,6 +159,26 @@ def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
     prepare(chat, user_text, who)
 
 
+def system_for_beat(chat: "Chat", beat: Any) -> Optional[str]:
+    """The system prompt a group chat's ``beat`` was played with (its speaker's card, joined per the group), for
+    the prompt inspector; None for a one-card chat, a beat without a named reply, or a speaker whose card is gone."""
+    reply = next((e for e in chat.tree.children(beat.id) if e.type == "assistant"), None)
+    member = getattr(reply, "speaker", None)
+    group = chat_group(chat) if member else None
+    if group is None:
+        return None
+    cards = member_cards(group)
+    if member not in cards:
+        return None
+    old, stamp = chat.context, chat._card_stamp
+    try:
+        chat._reload_context(speaker_card(group, cards, member))
+        system: str = chat.system
+        return system
+    finally:
+        chat.context, chat._card_stamp = old, stamp
+
+
 @dataclass
 class MemberRow:
     """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
@@ -193,5 +213,5 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again",
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again", "system_for_beat",
            "take_turn"]

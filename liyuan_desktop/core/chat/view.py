@@ -37,7 +37,7 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
-from . import recovery, turn
+from . import group_play, recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext
 from .ledger import BranchLedger
@@ -466,7 +466,8 @@ class ChatView:
         (prompt.inspect). Raises KeyError/ValueError for an item without model calls."""
         beat = beat_of_item(self.tree, entry_id)
         agent = self.mode == "agent"
-        calls = inspect_calls(self.tree, beat, self.agent.system() if agent else self.system)
+        system = self.agent.system() if agent else (group_play.system_for_beat(self, beat) or self.system)  # type: ignore[arg-type]
+        calls = inspect_calls(self.tree, beat, system)
         sc = inspect_scribe(self.tree, beat, persona=self.persona, char=self.card.name,
                             card_panels=panels_from_card(self.card)[0], mvu_initial=self.context.mvu_initial,
                             mvu_rules=self.context.mvu_rules, agent=agent, model_name=(self.scribe_model or self.model).name)
