@@ -23,6 +23,11 @@ MEMBERS = {
 }
 
 
+BIRCH_BOOK = {"name": "Birch's herbs", "entries": [
+    {"id": 0, "keys": ["moonleaf"], "content": "Moonleaf heals burns.", "comment": "Moonleaf", "enabled": True,
+     "insertion_order": 100}]}
+
+
 def w(text: str) -> dict:
     return {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]}
 
@@ -33,7 +38,8 @@ def make_members(tmp_path) -> list[str]:
     for name, f in MEMBERS.items():
         raw = {"spec": "chara_card_v2", "spec_version": "2.0",
                "data": {"name": name, "description": f["description"], "first_mes": f["first"],
-                        "personality": f"{name} personality", "extensions": {"talkativeness": f["talk"]}}}
+                        "personality": f"{name} personality", "extensions": {"talkativeness": f["talk"]},
+                        **({"character_book": BIRCH_BOOK} if name == "Birch" else {})}}
         p = tmp_path / f"{name}.json"
         p.write_text(json.dumps(raw, ensure_ascii=False), "utf-8")
         names.append(import_card(p, replace=True).name)
@@ -336,3 +342,12 @@ async def test_the_inspector_shows_each_beat_with_its_speakers_card(tmp_path):
         system = calls[0]["request"]["messages"][0]["content"]
         assert MEMBERS[e.speaker]["description"] in system, e.speaker
         assert not any(MEMBERS[o]["description"] in system for o in MEMBERS.keys() - {e.speaker})
+
+
+async def test_every_members_world_book_applies_whoever_speaks(tmp_path):
+    g = new_group(tmp_path, strategy="manual")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "b", g, replay(2), group_seed="s")
+    r = await chat.send("Aster, have you seen moonleaf?", speaker="Aster")
+    assert r.activated == ["Moonleaf"]  # Birch's book, Aster speaking
+    r = await chat.send("And you, Birch? moonleaf?", speaker="Birch")
+    assert r.activated == ["Moonleaf"]
