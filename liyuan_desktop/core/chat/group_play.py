@@ -20,6 +20,7 @@ from ..group.prompt import speaker_card
 from ..group.speakers import SpeakerChoice, select_speaker
 from ..group.witness import knowledge, scoped_state, spoken
 from ..llm.types import ChatModel
+from ..macros import apply_macros
 from ..messages import message
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,9 +63,8 @@ def opening_card(group: Group, cards: dict[str, Card]) -> Card:
         return card.model_copy(update={"first_mes": "", "alternate_greetings": []})
     if group.greeting == "group":
         return card.model_copy(update={"first_mes": group.greeting_text, "alternate_greetings": []})
-    if group.greeting == "members":
-        others = [cards[m].first_mes for m in group.active() if m in cards and m != first and cards[m].first_mes.strip()]
-        return card.model_copy(update={"alternate_greetings": others})
+    if group.greeting == "members":  # the others' greetings are added by create(), each under its own name
+        return card.model_copy(update={"alternate_greetings": []})
     return card
 
 
@@ -75,7 +75,28 @@ def create(cls: Any, directory: Path, group: Group, model: ChatModel, **kw: Any)
     if not cards:
         raise GroupError(message("group.no_cards", name=group.name))
     chat: "Chat" = cls.create(directory, opening_card(group, cards), model, group=group.model_dump(), **kw)
+    if group.greeting == "members":
+        _members_greetings(chat, group, cards)
     return chat
+
+
+def _members_greetings(chat: "Chat", group: Group, cards: dict[str, Card]) -> None:
+    """The other unmuted members' greetings as swipes of the opening, each headed with its member's name and its
+    macros read with ``{{char}}`` = that member (SillyTavern posts each member's greeting in a new group chat)."""
+    tree = chat.tree
+    first = next((e for e in tree.path_to() if e.type == "opening"), None)
+    if first is None:
+        return
+    speaker = chat.card.name
+    for m in group.active():
+        card = cards.get(m)
+        if card is None or card.name == speaker or not card.first_mes.strip():
+            continue
+        ctx = chat.ctx.model_copy(update={"char": card.name, "description": card.description,
+                                          "personality": card.personality, "scenario": card.scenario})
+        chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(card.first_mes, ctx)}",
+                                chat.context.mvu_other_books, first.parent_id)
+    tree.commit()
 
 
 def new_group_chat(group: Group, title: str = "") -> Path:
