@@ -264,6 +264,8 @@ def test_import_sillytavern_brings_groups_and_their_chats(tmp_path):
     assert g.members == ["Aster", "Birch", "青梧"] and g.strategy == "pooled"
     chats = list((group_dir("Tea House") / "对话").iterdir())
     assert [c.name for c in chats] == ["Tea House - 2024-01-01"]
+    again = scan(src)  # a second run finds the same group: skipped, never a 「Tea House-2」
+    assert again.counts()["group"] == {"same": 1}
 
 
 def test_cli_group_create_list_show_delete_in_both_languages(tmp_path, capsys):

@@ -29,7 +29,7 @@ from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
 from ..cards.personas import Persona, PersonaError, import_st_personas, load_personas
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
-from ..group.model import group_dir
+from ..group.model import GroupError, group_dir, load_group
 from ..group.st import read_st_group
 from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
@@ -545,10 +545,22 @@ def _scan_groups(plan: MigrationPlan, root: Path) -> None:
         item.name = str(data.get("name") or f.stem)
         item.detail["chats"] = [c for c in dict.fromkeys([*(data.get("chats") or []), data.get("chat_id")])
                                 if isinstance(c, str) and c and (root / "group chats" / f"{c}.jsonl").is_file()]
+        if _same_group(item.name, data):
+            item.action, item.target = "same", item.name
+            continue
         item.target = numbered_name(item.name, lambda n: n in taken or (group_dir(n) / "group.json").is_file())
         taken.add(item.target)
         if item.target != item.name:
             item.action, item.reason = "rename", "已有同名的群组"
+
+
+def _same_group(name: str, data: dict[str, Any]) -> bool:
+    """True when the library's group ``name`` was imported from this very SillyTavern group object."""
+    try:
+        here = load_group(name)
+    except GroupError:
+        return False
+    return {k: v for k, v in here.st.items() if k != "liyuan_avatars"} == data
 
 
 def _scan_not_imported(plan: MigrationPlan, root: Path) -> None:
