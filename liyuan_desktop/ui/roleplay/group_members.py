@@ -241,6 +241,7 @@ class GroupMembersPane(QWidget):
         return True
 
     def selected(self) -> Optional[str]:
+        """The selected member's card folder name, or None."""
         it = self.list.currentItem()
         return str(it.data(Qt.ItemDataRole.UserRole)) if it is not None else None
 
