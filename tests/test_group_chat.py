@@ -160,6 +160,7 @@ async def test_witness_scoping_a_fact_seen_by_a_and_b_is_not_in_cs_state_block(t
     assert chat.ledger.state().flags["密信"] == "移到了屋顶"  # the ledger itself keeps everything
     r = await chat.send("青梧, again?", speaker="青梧")
     assert "移到了屋顶" in r.injection  # changed while 青梧 was present: now she knows
+    assert "【登场名录】人物：Aster、Birch、青梧" in r.injection  # presence follows who spoke (and who speaks now)
     rows = {row.member: row for row in member_rows(chat)}
     assert rows["青梧"].present and rows["Aster"].replies == 2
 

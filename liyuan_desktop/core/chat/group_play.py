@@ -153,7 +153,8 @@ def take_turn(chat: "Chat", turn: Turn) -> None:
     known = knowledge(turn.group, turn.cards, chat.tree.path_to(), chat.tree.entries)
     member = turn.member
     chat.speaker = member
-    chat.state_filter = lambda state: scoped_state(state, known, member)
+    present = [turn.cards[m].name for m in turn.group.members if m in known.present | {member} and m in turn.cards]
+    chat.state_filter = lambda state: scoped_state(state, known, member, present)
     chat.pending_notices.append(turn.choice.reason)
 
 

@@ -11,6 +11,8 @@ What it does (the simple version):
   one before it. Every flag (``flags`` key) whose value is new or changed and every plot thread (``plot_threads``
   item) that is new gets as witnesses the members present at that snapshot (the speaker of the reply it covers is
   present). A changed flag is known only to those present at its last change.
+- **Roster**: the state block sent to a member lists every present member in the roster's characters
+  (【登场名录】; added, with no first-seen time, when the scribe has not registered them yet).
 - **Scoping**: the state block sent when member C speaks leaves out the flags and plot threads (and their names in
   the roster's ``events``) whose witnesses do not include C. Facts recorded before any member spoke (the opening,
   an imported ledger) have no witnesses and everyone knows them. Nothing else is scoped: time, place, characters,
@@ -108,17 +110,18 @@ def knowledge(group: Group, cards: dict[str, Card], path: Sequence[Any], entries
     return k
 
 
-def scoped_state(state: WorldState, known: Knowledge, member: str) -> WorldState:
-    """``state`` without the flags and plot threads ``member`` did not witness (module doc); the same object when
-    nothing is hidden."""
+def scoped_state(state: WorldState, known: Knowledge, member: str, present: Sequence[str] = ()) -> WorldState:
+    """``state`` as member ``member`` is shown it (module doc): without the flags and plot threads it did not
+    witness, with the present members' names (``present``: card names) in the roster; the same object when
+    nothing changes."""
     hide_flags = {k for k, w in known.flags.items() if member not in w and k in state.flags}
     hide_threads = {t for t, w in known.threads.items() if member not in w and t in state.plot_threads}
-    if not hide_flags and not hide_threads:
+    r = state.roster or Roster()
+    missing = [n for n in present if n not in r.characters]
+    if not hide_flags and not hide_threads and not missing:
         return state
-    roster = state.roster
-    if roster is not None and hide_threads:
-        roster = Roster(characters=dict(roster.characters), items=dict(roster.items), places=dict(roster.places),
-                        events={k: v for k, v in roster.events.items() if k not in hide_threads})
+    roster = Roster(characters={**r.characters, **{n: "" for n in missing}}, items=dict(r.items),
+                    places=dict(r.places), events={k: v for k, v in r.events.items() if k not in hide_threads})
     return state.model_copy(update={
         "flags": {k: v for k, v in state.flags.items() if k not in hide_flags},
         "plot_threads": [t for t in state.plot_threads if t not in hide_threads],
