@@ -355,3 +355,40 @@ async def test_every_members_world_book_applies_whoever_speaks(tmp_path):
     assert r.activated == ["Moonleaf"]  # Birch's book, Aster speaking
     r = await chat.send("And you, Birch? moonleaf?", speaker="Birch")
     assert r.activated == ["Moonleaf"]
+
+
+def test_speaker_rules_unit():
+    import random
+
+    from liyuan_desktop.core.cards import Card
+    from liyuan_desktop.core.group.speakers import mention_position, select_speaker
+
+    cards = {n: Card(name=n, extensions={"talkativeness": t}) for n, t in (("Ann Lee", "0"), ("Bo", "0"), ("青梧", "0"))}
+    g = Group(name="g", members=list(cards))
+    pick = lambda text, **kw: select_speaker(g, cards, kw.pop("spoken", []), text, random.Random(1), **kw).speaker
+    assert pick("bo and lee, come") == "Bo"  # the first named speaks first; a Latin name by any of its words
+    assert pick("青梧和Bo") == "青梧"  # a CJK name as a substring
+    assert mention_position("Bo", "Bob") is None  # whole words only
+    # not the user's words (a member answering a member): the last speaker is left out unless self responses are on
+    assert pick("Bo?", spoken=["Bo"], user_input=False) != "Bo"
+    g.allow_self_responses = True
+    assert pick("Bo?", spoken=["Bo"], user_input=False) == "Bo"
+    g.muted = ["Bo"]
+    assert pick("Bo?") != "Bo"  # muted: never picked by a strategy
+    assert pick("x", chosen="Bo") == "Bo"  # but can be made to speak
+    g.muted = list(cards)
+    assert pick("anyone?") is None  # all muted: nobody (the caller says so)
+    g.muted, g.strategy = [], "list"
+    assert pick("x", spoken=["青梧"]) == "Ann Lee"  # list order wraps around
+
+
+def test_join_muted_joins_every_members_card_with_the_groups_prefix():
+    from liyuan_desktop.core.cards import Card
+    from liyuan_desktop.core.group.prompt import speaker_card
+
+    cards = {"A": Card(name="A", description="{{char}} is first."), "B": Card(name="B", description="{{char}} is second.")}
+    g = Group(name="g", members=["A", "B"], muted=["B"], join_cards="join_muted", join_prefix="<{{char}}>",
+              join_suffix="</{{char}}>")
+    card = speaker_card(g, cards, "A")
+    assert card.description == "<A>{{char}} is first.</A>\n\n<B>B is second.</B>"  # the speaker's own macros stay
+    assert speaker_card(g.model_copy(update={"join_cards": "join"}), cards, "A").description == "<A>{{char}} is first.</A>"
