@@ -392,3 +392,21 @@ def test_join_muted_joins_every_members_card_with_the_groups_prefix():
     card = speaker_card(g, cards, "A")
     assert card.description == "<A>{{char}} is first.</A>\n\n<B>B is second.</B>"  # the speaker's own macros stay
     assert speaker_card(g.model_copy(update={"join_cards": "join"}), cards, "A").description == "<A>{{char}} is first.</A>"
+
+
+async def test_edit_and_continue_keep_the_replys_speaker(tmp_path):
+    g = new_group(tmp_path, strategy="list")
+    d = group_dir(g.name) / "对话" / "e"
+    chat = Chat.create_group(d, g, replay(2), group_seed="s")
+    await chat.send("One.")
+    await chat.send("Two.")  # Birch
+    new_id = chat.edit_reply(speakers_ids(chat)[-1], "Birch, edited.")
+    assert chat.transcript()[-1]["speaker"] == "Birch" and chat.transcript()[-1]["id"] == new_id
+    chat = Chat.open(d, load_group_card("Aster"), ReplayModel(actor=[w(" And more."), SEAL], scribe=["{}"]))
+    r = await chat.continue_reply()
+    assert r.sealed and speakers(chat)[-1] == "Birch"  # the continuation is Birch's, with Birch's card
+    assert MEMBERS["Birch"]["description"] in r.sent[0].content
+
+
+def speakers_ids(chat):
+    return [e.id for e in chat.tree.path_to() if e.type == "assistant"]

@@ -290,6 +290,7 @@ class Chat(ChatView):
         owner, snap = self._reply_slot(reply_id)
         if owner.type != "user":
             raise ValueError("开场白不能续写")
+        group_play.prepare_continue(self, reply_id)  # a group chat: the reply's own member writes on
         text = self.history().revisions.get(reply_id, (self.tree.get(reply_id).text, 0))[0]
         self.tree.set_leaf(owner.id)
         self._carry(snap)

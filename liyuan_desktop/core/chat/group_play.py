@@ -18,7 +18,7 @@ from ..cards import Card
 from ..group.model import Group, GroupError, find_member, load_group, member_card
 from ..group.prompt import speaker_card
 from ..group.speakers import SpeakerChoice, select_speaker
-from ..group.witness import knowledge, scoped_state, spoken
+from ..group.witness import knowledge, reply_speaker, scoped_state, spoken
 from ..llm.types import ChatModel
 from ..macros import apply_macros
 from ..messages import message
@@ -181,6 +181,16 @@ def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
     prepare(chat, user_text, who)
 
 
+def prepare_continue(chat: "Chat", reply_id: str) -> None:
+    """Before a Continue of a group chat's reply: the member who wrote it writes on (its speaker, or the speaker of
+    the reply it is a version of). Nothing for a one-card chat or a reply without a speaker."""
+    if chat_group(chat) is None:
+        return
+    who = reply_speaker(chat.tree.get(reply_id), chat.tree.entries)
+    if who:
+        prepare(chat, "", who)
+
+
 def system_for_beat(chat: "Chat", beat: Any) -> Optional[str]:
     """The system prompt a group chat's ``beat`` was played with (its speaker's card, joined per the group), for
     the prompt inspector; None for a one-card chat, a beat without a named reply, or a speaker whose card is gone."""
@@ -235,5 +245,6 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again", "system_for_beat",
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again", "prepare_continue",
+           "system_for_beat",
            "take_turn"]
