@@ -69,10 +69,8 @@ class Group(BaseModel):
 
 
 def groups_root() -> Path:
-    """``<home>/groups`` (created when missing; OSError when it cannot be)."""
-    root = home() / "groups"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+    """``<home>/groups`` (not created here: reading never makes folders; a save does)."""
+    return home() / "groups"
 
 
 def group_dir(name: str) -> Path:
@@ -99,7 +97,9 @@ def load_group(name: str) -> Group:
 
 def list_groups() -> list[Group]:
     """Every readable group in the library, by folder name (damaged files skipped)."""
-    out = []
+    out: list[Group] = []
+    if not groups_root().is_dir():
+        return out
     for d in sorted(groups_root().iterdir()):
         f = d / "group.json"
         if f.is_file():
