@@ -16,6 +16,7 @@
                                              (settings_cli.py)
     liyuan import-sillytavern PATH [--json] [--dry-run]   a whole SillyTavern data folder in one step (migrate.py)
     liyuan models probe|local|list …         what a provider can do, local model servers (models.py)
+    liyuan group create|list|show|delete …   groups of cards for group chats; chat --group NAME (group.py)
 
 Each subcommand module has ``add_parser(sub)`` (``add_parsers`` where it registers two) and ``run(args) -> int``;
 what they share lives in ``common.py``. Exit codes: 0 ok; 1 a beat failed (model/network error); 2 bad input;
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .group import add_parser as group_parser
     from .novel import add_parser as novel_parser
 
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_parser(sub)
     models.add_parser(sub)
     novel_parser(sub)
+    group_parser(sub)
     return p
 
 
@@ -77,6 +80,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
     from .card_scripts import run as card_scripts_run
+    from .group import run as group_run
     from .novel import run as novel_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
@@ -84,7 +88,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
             "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
-            "qr": qr_cli.run, "novel": novel_run,
+            "qr": qr_cli.run, "novel": novel_run, "group": group_run,
             "card-scripts": card_scripts_run}  # `card scripts` (cli/card_scripts.py sets this cmd)
     if args.cmd in runs:
         return runs[args.cmd](args)

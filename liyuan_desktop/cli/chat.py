@@ -54,6 +54,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--provider", help="服务商：设置里配置的任一服务商，或内置预设 deepseek、openai、openrouter、ollama、lmstudio …")
     c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
     c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
+    c.add_argument("--group", help="演一个群组的群聊（liyuan group create …）；不用给角色卡")
+    c.add_argument("--speaker", help="群聊：指定这一拍由哪位成员发言")
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
     c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
     c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
@@ -354,6 +356,9 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         recorded = [a for b in beats for a in b.ask_answers]
         chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
         return card, card.name, model, scribe, chat_name, says, recorded
+    if args.group:  # a group chat (cli/group.py): the card is the first member's until a member speaks
+        model, scribe = _build_model(args, app_settings)
+        return None, "", model, scribe, args.chat or "群聊", says, recorded
     if not args.card:
         raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
     card = resolve_card(args.card)
@@ -422,16 +427,19 @@ def _open_run(args: argparse.Namespace, json_mode: bool, view: Any) -> "_Run | i
     from ..core.paths import chat_dir
     from ..core.session.tree import SessionError
     from ..core.settings import load_settings
+    from .group import chat_target as group_chat_target
 
     try:
         app_settings = load_settings()
         card, folder, model, scribe, chat_name, says, recorded = _models_and_words(args, json_mode, app_settings)
         wi_overrides = parse_assignments(args.wi or [])  # ValueError: exit 2 before anything is written
-        d = chat_dir(folder, chat_name)
+        d, new = chat_dir(folder, chat_name) if card is not None else Path(), NewChat(demo=bool(args.demo))
+        if args.group:
+            card, d, new.header = group_chat_target(args.group, chat_name)
         preset = _preset_and_worlds(args, d)
         # the one way from settings to a chat (the window's too); the recorded demo keeps its card book's own
         # world-info settings and no persona (it reproduces a golden run)
-        chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=NewChat(demo=bool(args.demo)))
+        chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=new)
         note = _apply_chat_flags(chat, args, wi_overrides, json_mode)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
         msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
@@ -543,7 +551,7 @@ async def _play(r: _Run) -> int:
                     if replay_beats and args.demo:
                         # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
                         chat.model = _replay_for(replay_beats[played:])
-                    res = await chat.send(text, ask=asker, on_event=on_event)
+                    res = await chat.send(text, ask=asker, on_event=on_event, speaker=args.speaker)
                     played += 1
         except ValueError as e:
             print(f"liyuan: {say(e)}", file=sys.stderr)

@@ -465,13 +465,14 @@ def st_authors_note(header: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 
 def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
-                  title: str = "", progress: Progress = None, cancelled: Cancelled = None) -> SessionTree:
+                  title: str = "", progress: Progress = None, cancelled: Cancelled = None,
+                  header_extra: Optional[dict[str, Any]] = None) -> SessionTree:
     """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
     empty). All entries are buffered and written with one commit; if that write fails — or ``cancelled()`` says
     stop (:class:`StChatCancelled`, checked every :data:`STEP` messages; ``progress(done, total)`` in messages) —
     the new file is removed and the error re-raised. A big result (``index_cache.MIN_BYTES``) gets its line index
     written too, so its first open is fast. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus
-    notes made here)."""
+    notes made here). ``header_extra``: more header fields (a group chat's ``group``)."""
     path = Path(session_path)
     warnings = list(st.warnings)
     header = st.header
@@ -486,7 +487,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
         path, HeaderEntry.model_validate({  # ``st`` and ``imported_from`` are extra fields (kept in model_extra)
             "id": new_id(), "ts": base_ts, "mode": "roleplay", "card": card_path, "card_name": char_name,
             "persona": user_name, "title": title or Path(st.name).stem,
-            "st": header if not st.headerless else None, "imported_from": st.name}))
+            "st": header if not st.headerless else None, "imported_from": st.name, **(header_extra or {})}))
     try:
         parent = tree.header.id
         last_ts = base_ts

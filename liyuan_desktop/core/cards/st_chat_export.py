@@ -127,7 +127,7 @@ def _export_one(e: Any, alts: list[Any], revised: dict[str, str], uname: str, cn
         msg = {k: v for k, v in base.items() if k not in INTERNAL_FIELDS}
     else:
         is_user = e.type == "user"
-        msg = {"name": uname if is_user else cname, "is_user": is_user, "is_system": e.type == "note",
+        msg = {"name": uname if is_user else (getattr(e, "speaker", None) or cname), "is_user": is_user, "is_system": e.type == "note",
                "send_date": format_send_date(e.ts), "extra": {}}
     head: dict[str, Any] = {k: msg.pop(k) for k in ("name", "is_user", "is_system", "send_date") if k in msg}
     out: dict[str, Any] = {**head, "mes": text}

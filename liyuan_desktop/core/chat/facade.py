@@ -46,7 +46,7 @@ from ..session.entries import AssistantEntry
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..text import utf16_len
-from . import recovery, turn
+from . import group_play, recovery, turn
 from .agent import RestoreResult
 from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
@@ -123,6 +123,11 @@ class Chat(ChatView):
         return chat
 
     @classmethod
+    def create_group(cls, directory: Path, group: Any, model: ChatModel, **kw: Any) -> "Chat":
+        """A new group chat (issue 31) for ``group`` (``core.group.Group``): see ``chat/group_play.py``."""
+        return group_play.create(cls, directory, group, model, **kw)
+
+    @classmethod
     def open(cls, directory: Path, card: Card, model: ChatModel, scribe_model: Optional[ChatModel] = None,
              preset: Optional[Preset] = None, persona_obj: Optional[Persona] = None,
              world_info: Optional[WorldInfoSettings] = None) -> "Chat":
@@ -180,11 +185,13 @@ class Chat(ChatView):
 
     @notices(BEAT)
     async def send(self, user_text: str, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
-                   max_rounds: Optional[int] = None) -> BeatResult:
+                   max_rounds: Optional[int] = None, speaker: Optional[str] = None) -> BeatResult:
         """Play one beat for ``user_text`` and store it. Model failures end it with ``outcome="error"``; raises
         SessionWriteError (nothing played) or BeatSaveError (played, not saved) when the disk refuses. Words a
         crash left unanswered (:meth:`unanswered`) are never sent along silently: the new words go beside them
-        (a sibling; the old ones stay on their own branch)."""
+        (a sibling; the old ones stay on their own branch). A group chat first picks who answers (``speaker``: a
+        member the user chose; chat/group_play.py), ValueError when nobody can."""
+        group_play.prepare(self, user_text, speaker)
         left = self.unanswered()
         if left is not None:
             self._user(user_text, left.parent_id)
@@ -199,6 +206,7 @@ class Chat(ChatView):
         user = self.tree.latest("user")
         if user is None:
             raise ValueError("还没有可以重来的一拍")
+        group_play.prepare_again(self, user.id, user.text)  # a group chat: the same member answers again
         self.tree.leaf_id = user.id
         return await turn.play(self, user.text, ask, on_event, None, how="regenerate")
 
@@ -288,6 +296,7 @@ class Chat(ChatView):
         owner, snap = self._reply_slot(reply_id)
         if owner.type != "user":
             raise ValueError("开场白不能续写")
+        group_play.prepare_continue(self, reply_id)  # a group chat: the reply's own member writes on
         text = self.history().revisions.get(reply_id, (self.tree.get(reply_id).text, 0))[0]
         self.tree.set_leaf(owner.id)
         self._carry(snap)

@@ -150,6 +150,7 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     c = chat.context
     h = chat.history()
     state = chat.ledger.state()
+    shown = chat.state_filter(state) if chat.state_filter is not None else state  # a group member's witnessed facts
     ctx = beat_macros(chat, h, user_text)
     refresh_templates(chat, h, user_text)  # EJS / TavernHelper macros: this beat's values, system rendered again
     lore = activate(chat, h, user_text, ctx, attempt)
@@ -161,10 +162,10 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     system = prose_system(c.beat_system) if prose else c.beat_system
     if prose:
         lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
-        injection = build_injection(state, activated, [], c.language, constants=consts, lore=lore_text)
+        injection = build_injection(shown, activated, [], c.language, constants=consts, lore=lore_text)
     else:  # a model that has not shown it calls tools gets the entries' text too (bounded, issue 30 §4)
         inline = bounded_lore(prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)) if keyed and tools_unproven(chat) else ""
-        injection = build_injection(state, activated, c.book.index_titles(), c.language,
+        injection = build_injection(shown, activated, c.book.index_titles(), c.language,
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
                                     lore=inline)
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
@@ -371,7 +372,8 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     reply = None
     if out.sealed:
         result.final = out.final
-        reply = tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id)
+        named: dict[str, Any] = {"speaker": chat.speaker} if chat.speaker else {}  # a group member's reply
+        reply = tree.append("assistant", text=out.final, sealed=True, beat=beat_entry.id, **named)
 
     scribe_text = out.final
     if continues is not None and out.final.startswith(continues):

@@ -39,7 +39,7 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
-from . import recovery, turn
+from . import group_play, recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext
 from .ledger import BranchLedger
@@ -90,6 +90,9 @@ class ChatView:
         self.last_activation: Optional[tuple[ActivationResult, int]] = None
         #: notices for the next beat's activity list (e.g. the preset changed: the cached prefix is rebuilt once)
         self.pending_notices: list[str] = []
+        #: a group chat's speaker of the next reply and its state-block scope (chat/group_play.py); None otherwise
+        self.speaker: Optional[str] = None
+        self.state_filter: Optional[Callable[[WorldState], WorldState]] = None
         self._note: Any = False  # the Author's Notes (all settings, leaf, the leaf's note), read on first use (authors_note)
 
     def write_meta(self) -> None:
@@ -471,7 +474,8 @@ class ChatView:
         (prompt.inspect). Raises KeyError/ValueError for an item without model calls."""
         beat = beat_of_item(self.tree, entry_id)
         agent = self.mode == "agent"
-        calls = inspect_calls(self.tree, beat, self.agent.system() if agent else self.system)
+        system = self.agent.system() if agent else (group_play.system_for_beat(self, beat) or self.system)  # type: ignore[arg-type]
+        calls = inspect_calls(self.tree, beat, system)
         sc = inspect_scribe(self.tree, beat, persona=self.persona, char=self.card.name,
                             card_panels=panels_from_card(self.card)[0], mvu_initial=self.context.mvu_initial,
                             mvu_rules=self.context.mvu_rules, agent=agent, model_name=(self.scribe_model or self.model).name)

@@ -40,6 +40,8 @@ from ..cards.personas import Persona, load_personas, save_personas
 from ..cards.st_chat import StChatCancelled, StChatError
 from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..group.model import group_dir
+from ..group.st import import_st_group
 from ..lore.books import global_books_dir, library_books_dir
 from ..messages import message
 from ..paths import home, safe_name
@@ -216,6 +218,18 @@ class _Run:
             out.append(f.stem)
         return out
 
+    def group(self, item: PlanItem) -> None:
+        """A SillyTavern group and its chats (core/group/st.py); members by their card file's stem, as imported
+        in this run or before."""
+        def member_of(avatar: str) -> Optional[str]:
+            ref = self.cards.get(Path(avatar).stem)
+            return ref.name if ref is not None else None
+
+        group, notes = import_st_group(self._source(item), member_of, name=item.target)
+        self.created.append(group_dir(group.name))
+        if notes:
+            item.reason = "；".join(notes[:3]) + ("……" if len(notes) > 3 else "")
+
     def avatar(self, item: PlanItem) -> None:
         folder = home() / AVATARS_FOLDER
         dest = folder / item.target
@@ -318,9 +332,10 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         r.card_items[i.owner] = i
         if i.action == "same":
             r.cards[i.owner] = CardRef(name=i.target, dir=str(cards_root() / i.target))
-    order = ("book", "preset", "card", "chat", "avatar")
+    order = ("book", "preset", "card", "chat", "avatar", "group")
     work = [i for kind in order for i in plan.of(kind) if i.action in ("new", "rename")]
-    handlers = {"book": r.book, "preset": r.preset, "card": r.card, "chat": r.chat, "avatar": r.avatar}
+    handlers = {"book": r.book, "preset": r.preset, "card": r.card, "chat": r.chat, "avatar": r.avatar,
+                "group": r.group}
     total = len(work) + 1
     index_file = MigrationIndex.path()
     old_index = index_file.stat().st_size if index_file.is_file() else None

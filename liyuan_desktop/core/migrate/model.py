@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 
 from ..llm.errors import mask_secrets, url_secrets
 
-Kind = Literal["card", "chat", "book", "preset", "persona", "avatar", "settings"]
+Kind = Literal["card", "chat", "book", "preset", "persona", "avatar", "settings", "group"]
 Action = Literal["new", "rename", "same", "skip", "error"]
 
 KIND_LABELS: dict[str, str] = {"card": "角色卡", "chat": "聊天记录", "book": "世界书", "preset": "预设",
-                               "persona": "人设", "avatar": "人设头像", "settings": "设置"}
+                               "persona": "人设", "avatar": "人设头像", "settings": "设置", "group": "群组"}
 ACTION_LABELS: dict[str, str] = {"new": "导入", "rename": "改名导入", "same": "已有相同的，跳过", "skip": "不导入",
                                  "error": "损坏，跳过"}
 

@@ -29,6 +29,8 @@ from ..cards._common import MAX_CARD_BYTES
 from ..cards.library import cards_root, numbered_name
 from ..cards.personas import Persona, PersonaError, import_st_personas, load_personas
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
+from ..group.model import GroupError, group_dir, load_group
+from ..group.st import read_st_group
 from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
@@ -53,8 +55,7 @@ AVATARS_FOLDER = "人设头像"
 
 #: what is found but never imported: (folder or file, glob, label, why)
 NOT_IMPORTED = (
-    ("group chats", "*.jsonl", "群聊记录", "梨园还没有群聊"),
-    ("groups", "*.json", "群组", "梨园还没有群聊"),
+    ("group chats", "*.jsonl", "群聊记录", "不属于任何群组（groups/ 里没有群组列出它）"),
     ("QuickReplies", "*.json", "快速回复（Quick Replies）", "梨园没有快速回复"),
     ("extensions", "*", "扩展", "SillyTavern 的扩展是网页脚本，梨园不运行它们（卡里的状态栏照常显示）"),
     ("themes", "*.json", "主题", "自定义 CSS 和主题不导入"),
@@ -234,6 +235,7 @@ def scan(path: str | Path) -> MigrationPlan:
         _scan_presets(plan, root, index)
         _scan_cards_and_chats(plan, root, st, index)
         _scan_personas(plan, root, st)
+        _scan_groups(plan, root)
         _scan_not_imported(plan, root)
         _preview_settings(plan)
     except BaseException:
@@ -527,12 +529,47 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
         plan.settings["default_persona"] = default_id
 
 
+def _scan_groups(plan: MigrationPlan, root: Path) -> None:
+    """One ``group`` item per ``groups/*.json`` (issue 31): its name, the chats it lists (``detail["chats"]``,
+    imported with it from ``group chats/``); a name taken here is numbered; a file that is not a group is an
+    ``error`` item."""
+    taken: set[str] = set()
+    for f in _files(root / "groups", "*.json", plan, root):
+        item = PlanItem(kind="group", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
+        plan.items.append(item)
+        try:
+            data = read_st_group(f)
+        except (OSError, ValueError) as e:
+            item.action, item.reason = "error", str(e)
+            continue
+        item.name = str(data.get("name") or f.stem)
+        item.detail["chats"] = [c for c in dict.fromkeys([*(data.get("chats") or []), data.get("chat_id")])
+                                if isinstance(c, str) and c and (root / "group chats" / f"{c}.jsonl").is_file()]
+        if _same_group(item.name, data):
+            item.action, item.target = "same", item.name
+            continue
+        item.target = numbered_name(item.name, lambda n: n in taken or (group_dir(n) / "group.json").is_file())
+        taken.add(item.target)
+        if item.target != item.name:
+            item.action, item.reason = "rename", "已有同名的群组"
+
+
+def _same_group(name: str, data: dict[str, Any]) -> bool:
+    """True when the library's group ``name`` was imported from this very SillyTavern group object."""
+    try:
+        here = load_group(name)
+    except GroupError:
+        return False
+    return {k: v for k, v in here.st.items() if k != "liyuan_avatars"} == data
+
+
 def _scan_not_imported(plan: MigrationPlan, root: Path) -> None:
+    grouped = {f"{c}.jsonl" for i in plan.of("group") for c in i.detail.get("chats", [])}
     for folder, pattern, label, why in NOT_IMPORTED:
         d = root / folder
         if not d.is_dir():
             continue
-        n = len([p for p in d.glob(pattern) if not p.name.startswith(".")])
+        n = len([p for p in d.glob(pattern) if not p.name.startswith(".") and p.name not in grouped])
         if n:
             plan.not_imported.append(NotImported(what=label, count=n, why=why))
     try:

@@ -97,6 +97,10 @@ class Transcript:
                     item["revised"] = True
                 if getattr(e, "edit_of", None):  # a version the user wrote (Chat.edit_reply): no beat of its own
                     item["edited"] = True
+                who = getattr(e, "speaker", None) or getattr(self.tree.entries.get(getattr(e, "edit_of", None) or ""),
+                                                                 "speaker", None)
+                if who:  # a group chat's reply (or the user's version of one): the member who spoke (chat/group_play.py)
+                    item["speaker"] = who
                 k, n_alt = swipe_info(e.id)
                 if n_alt > 1:
                     item["swipe"] = [k, n_alt]

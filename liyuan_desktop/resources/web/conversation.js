@@ -51,6 +51,7 @@
     loadingOlder: false,
     userLabel: "",
     avatars: { char: "", user: "" },  // data: URLs (issue 17), "" = none
+    speakerAvatars: {},  // a group chat's members: speaker name -> data: URL (issue 31)
     pendingText: null,
     pendingLabel: "",
     pendingDirty: false,
@@ -1582,7 +1583,12 @@
       return el;
     }
 
-    el.appendChild(avatarImg("char"));
+    var av = avatarImg("char");
+    if (item.speaker) {  // a group chat: the speaker's own picture
+      av.dataset.speaker = String(item.speaker);
+      if (state.speakerAvatars[item.speaker]) av.src = state.speakerAvatars[item.speaker];
+    }
+    el.appendChild(av);
     var meta = document.createElement("div");
     meta.className = "meta";
     if (role === "draft") {
@@ -1594,6 +1600,7 @@
       if (bl2) meta.appendChild(bl2);
       meta.appendChild(span("badge revised", fmt("revised")));
     }
+    if (item.speaker) meta.insertBefore(span("name speaker", String(item.speaker)), meta.firstChild);  // group chat
     if (meta.childNodes.length) el.appendChild(meta);
     var asked = askRecords(item);
     if (asked) el.appendChild(asked);
@@ -1796,6 +1803,16 @@
 
     /** Avatars (issue 17): data: URLs of the character's and the user's pictures ("" = none); applied to every
      *  message shown and to those added later. */
+    setSpeakerAvatars: function (map) {
+      state.speakerAvatars = {};
+      Object.keys(map || {}).forEach(function (k) {
+        if (typeof map[k] === "string" && map[k].indexOf("data:image/") === 0) state.speakerAvatars[k] = map[k];
+      });
+      log.querySelectorAll("img.avatar.char[data-speaker]").forEach(function (img) {
+        var url = state.speakerAvatars[img.dataset.speaker];
+        if (url) img.src = url;
+      });
+    },
     setAvatars: function (avatars) {
       avatars = avatars || {};
       ["char", "user"].forEach(function (who) {

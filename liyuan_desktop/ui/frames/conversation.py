@@ -810,6 +810,11 @@ class ConversationView(QWebEngineView):
         self._avatars = {"char": char or "", "user": user or ""}
         self._call("setAvatars", self._avatars)
 
+    def set_speaker_avatars(self, avatars: dict[str, str]) -> None:
+        """A group chat's members' avatars (speaker name → ``data:image/…`` URL), shown beside each member's replies
+        instead of the chat card's (issue 31, ui/roleplay/group_members.py)."""
+        self._call("setSpeakerAvatars", dict(avatars))
+
     def focus_item(self, item_id: str, needle: str = "", callback: Callable[[Any], None] | None = None) -> None:
         """Find (issue 17): scroll the shown item ``item_id`` to the middle, outline it and mark every
         case-insensitive occurrence of ``needle`` in its text; ``callback`` gets how many were marked (-1: the

@@ -115,6 +115,9 @@ class MenusMixin(_Window):
         from ..roleplay.prose_toggle import install_prose_toggle  # issue 18 §2: tool play or prose-only play
 
         install_prose_toggle(self, chat_menu)
+        from ..roleplay.group_members import install_group_chats  # issue 31: group chats, the 成员 tab
+
+        install_group_chats(self, chat_menu)
         install_profile_bar(self)
         from ..dialogs.about import show_about  # 关于梨园: version, build date, data and log folders
 

@@ -1,0 +1,190 @@
+"""``liyuan group create|list|show|delete|import-st|export-st``: group chats' groups (issue 31; ``core/group``), and
+what ``liyuan chat --group NAME`` needs to play one.
+
+    liyuan group create NAME --member CARD [--member CARD …] [--strategy natural|list|pooled|manual]
+                        [--mute CARD …] [--join swap|join|join_muted] [--allow-self] [--greeting members|first|group|none]
+                        [--greeting-text TEXT]       a group of library cards
+    liyuan group list [--json]                       the groups in the library
+    liyuan group show NAME [--json]                  members (muted, talkativeness), strategy, join mode, chats
+    liyuan group delete NAME --yes                   remove a group with its chats (asks for --yes)
+    liyuan group import-st FILE                      a SillyTavern groups/*.json and the group chats it lists
+                                                     (from ../group chats/), members matched by card file name
+    liyuan group export-st NAME DIR                  the group and its chats as SillyTavern's groups/ and group chats/
+    liyuan chat --group NAME --say … [--speaker CARD]   play the group (cli/chat.py; a new chat is 「群聊」 or --chat)
+
+Errors print one ``liyuan: …`` line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..core.messages import message
+from .common import out, say
+
+
+def add_parser(sub: Any) -> argparse.ArgumentParser:
+    """Register ``group`` on the top-level subparsers; returns its parser."""
+    p: argparse.ArgumentParser = sub.add_parser("group", help="群组：新建、列出、查看、删除、导入导出 SillyTavern 群组")
+    ps = p.add_subparsers(dest="group_cmd")
+    c = ps.add_parser("create", help="用卡库里的角色卡建一个群组")
+    c.add_argument("name")
+    c.add_argument("--member", action="append", required=True, help="成员：卡库里的角色卡名（可重复，按顺序）")
+    c.add_argument("--strategy", choices=["natural", "list", "pooled", "manual"], default="natural",
+                   help="谁来发言：natural 自然顺序、list 列表顺序、pooled 发言最少者、manual 手动")
+    c.add_argument("--mute", action="append", default=[], help="静音的成员（不会被轮到，可手动让其发言）")
+    c.add_argument("--join", choices=["swap", "join", "join_muted"], default="swap",
+                   help="角色卡字段：swap 只用发言者的；join 合并所有未静音成员的；join_muted 连静音的也合并")
+    c.add_argument("--allow-self", action="store_true", help="允许同一成员连续回复")
+    c.add_argument("--greeting", choices=["members", "first", "group", "none"], default="members",
+                   help="开场白：members 各成员的开场作为滑动；first 第一位的；group 用 --greeting-text；none 不要")
+    c.add_argument("--greeting-text", default="")
+    ls = ps.add_parser("list", help="列出群组")
+    ls.add_argument("--json", action="store_true")
+    sh = ps.add_parser("show", help="一个群组的成员和设置")
+    sh.add_argument("name")
+    sh.add_argument("--json", action="store_true")
+    de = ps.add_parser("delete", help="删除群组和它的对话")
+    de.add_argument("name")
+    de.add_argument("--yes", action="store_true", help="确认永久删除")
+    im = ps.add_parser("import-st", help="导入 SillyTavern 的群组文件（groups/*.json）和它的群聊记录")
+    im.add_argument("file")
+    ex = ps.add_parser("export-st", help="把群组和它的对话导出成 SillyTavern 的 groups/ 和 group chats/")
+    ex.add_argument("name")
+    ex.add_argument("dir")
+    return p
+
+
+def _fail(value: Any) -> int:
+    print(f"liyuan: {say(value)}", file=sys.stderr)
+    return 2
+
+
+def _create(args: argparse.Namespace) -> int:
+    from ..core.group import Group, save_group
+    from ..core.group.model import group_dir, member_card
+
+    if (group_dir(args.name) / "group.json").is_file():
+        return _fail(message("group.cli.exists", name=args.name))
+    for m in [*args.member, *args.mute]:
+        member_card(m)  # GroupError: not in the library
+    unknown = [m for m in args.mute if m not in args.member]
+    if unknown:
+        return _fail(message("group.unknown_member", name=unknown[0], group=args.name))
+    g = Group(name=args.name, members=list(dict.fromkeys(args.member)), muted=args.mute, strategy=args.strategy,
+              join_cards=args.join, allow_self_responses=args.allow_self, greeting=args.greeting,
+              greeting_text=args.greeting_text)
+    save_group(g)
+    out(say(message("group.cli.created", name=g.name, n=len(g.members))))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from ..core.group import load_group
+    from ..core.group.model import group_chats, member_card, talkativeness
+
+    g = load_group(args.name)
+    rows = []
+    for m in g.members:
+        try:
+            t: Any = talkativeness(member_card(m))
+        except ValueError:
+            t = None
+        rows.append({"member": m, "muted": m in g.muted, "talkativeness": t})
+    chats = [d.name for d in group_chats(g)]
+    if args.json:
+        out(json.dumps({"name": g.name, "strategy": g.strategy, "join_cards": g.join_cards,
+                        "allow_self_responses": g.allow_self_responses, "greeting": g.greeting,
+                        "members": rows, "chats": chats}, ensure_ascii=False, indent=1))
+        return 0
+    out(say(message("group.cli.header", name=g.name, strategy=say(message(f"group.strategy.{g.strategy}")),
+                    join=g.join_cards)))
+    for r in rows:
+        muted = say(message("group.cli.muted")) if r["muted"] else ""
+        missing = say(message("group.cli.no_card")) if r["talkativeness"] is None else f"{r['talkativeness']:.2f}"
+        out(f"  {r['member']}  {missing}{muted}")
+    out(say(message("group.cli.chats", n=len(chats), names="、".join(chats) or "—")))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from ..core.group import list_groups
+
+    groups = list_groups()
+    if args.json:
+        out(json.dumps([{"name": g.name, "members": g.members, "strategy": g.strategy} for g in groups],
+                       ensure_ascii=False, indent=1))
+        return 0
+    if not groups:
+        out(say(message("group.cli.none")))
+    for g in groups:
+        out(f"{g.name}  ({', '.join(g.members)})  {say(message(f'group.strategy.{g.strategy}'))}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from ..core.group import delete_group
+
+    if not args.yes:
+        return _fail(message("group.cli.need_yes", name=args.name))
+    delete_group(args.name)
+    out(say(message("group.cli.deleted", name=args.name)))
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from ..core.cards.library import card_folder
+    from ..core.group.st import import_st_group
+
+    def member_of(avatar: str) -> Any:
+        stem = Path(avatar).stem
+        return stem if (card_folder(stem) / "card.json").is_file() else None
+
+    g, notes = import_st_group(Path(args.file), member_of)
+    for n in notes:
+        print(f"liyuan: {say(n)}", file=sys.stderr)
+    out(say(message("group.cli.created", name=g.name, n=len(g.members))))
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from ..core.chat.group_play import member_cards
+    from ..core.group import load_group
+    from ..core.group.st import export_st_group
+
+    g = load_group(args.name)
+    for f in export_st_group(g, member_cards(g), Path(args.dir)):
+        out(str(f))
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``liyuan group …``; returns the exit code."""
+    handlers = {"create": _create, "list": _list, "show": _show, "delete": _delete, "import-st": _import,
+                "export-st": _export}
+    h = handlers.get(args.group_cmd or "")
+    if h is None:
+        return _fail(message("group.cli.usage"))
+    try:
+        return h(args)
+    except (ValueError, OSError) as e:
+        return _fail(e)
+
+
+def chat_target(name: str, chat_name: str) -> tuple[Any, Path, dict[str, Any]]:
+    """For ``liyuan chat --group NAME``: (the card a new chat opens with, the chat folder
+    ``<home>/groups/<group>/对话/<chat>``, the header fields of a new group chat). GroupError (a ValueError)."""
+    from ..core.chat.group_play import member_cards, opening_card
+    from ..core.group import load_group
+    from ..core.group.model import group_dir
+    from ..core.paths import safe_name
+
+    g = load_group(name)
+    cards = member_cards(g)
+    if not cards:
+        raise ValueError(message("group.no_cards", name=g.name))
+    return opening_card(g, cards), group_dir(g.name) / "对话" / safe_name(chat_name), {"group": g.model_dump()}

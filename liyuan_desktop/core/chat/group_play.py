@@ -1,0 +1,250 @@
+"""A group chat played through :class:`~.facade.Chat` (issue 31): the session header records the group
+(``group``: the :class:`~..group.model.Group` as it was at creation; the library's current version is read when it
+still exists, so muting and strategy changes apply), each reply records its speaker (``speaker`` on the assistant
+entry, a member's card folder name), and before each beat the chat loads the speaker's card (joined with the others'
+per the group's option, :mod:`..group.prompt`) and the state block is cut to what the speaker witnessed
+(:mod:`..group.witness`). The scribe then reads the exchange as ``<speaker>：<reply>`` (its ``char_name`` is the
+speaker's). Nothing else differs from a one-card chat: the tree, branches, swipes, ledger, export.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+from ..cards import Card
+from ..group.model import Group, GroupError, find_member, load_group, member_card
+from ..group.prompt import speaker_card
+from ..group.speakers import SpeakerChoice, select_speaker
+from ..group.witness import knowledge, reply_speaker, scoped_state, spoken
+from ..llm.types import ChatModel
+from ..macros import apply_macros
+from ..messages import message
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .facade import Chat
+
+
+def chat_group(chat: "Chat") -> Optional[Group]:
+    """The group of a group chat (the library's current version, else the header's copy), None for a one-card
+    chat."""
+    raw = (chat.tree.header.model_extra or {}).get("group")
+    if not isinstance(raw, dict):
+        return None
+    try:
+        stored = Group.model_validate(raw)
+    except ValueError:
+        return None
+    try:
+        return load_group(stored.name)
+    except GroupError:
+        return stored
+
+
+def member_cards(group: Group) -> dict[str, Card]:
+    """member → its library card; members whose card is gone are left out."""
+    out = {}
+    for m in group.members:
+        try:
+            out[m] = member_card(m)
+        except GroupError:
+            continue
+    return out
+
+
+def opening_card(group: Group, cards: dict[str, Card]) -> Card:
+    """The card a new group chat is created with: the first unmuted member's, its opening per the group's
+    greeting mode (``group.model.GreetingMode``)."""
+    first = next((m for m in group.active() if m in cards), None) or next(iter(cards))
+    card = cards[first]
+    if group.greeting == "none":
+        return card.model_copy(update={"first_mes": "", "alternate_greetings": []})
+    if group.greeting == "group":
+        return card.model_copy(update={"first_mes": group.greeting_text, "alternate_greetings": []})
+    if group.greeting == "members":  # the others' greetings are added by create(), each under its own name
+        return card.model_copy(update={"alternate_greetings": []})
+    return card
+
+
+def create(cls: Any, directory: Path, group: Group, model: ChatModel, **kw: Any) -> "Chat":
+    """A new group chat in ``directory`` (``Chat.create`` with the first unmuted member's card and the group in the
+    header; the opening per the group's greeting mode). GroupError when no member's card is in the library."""
+    cards = member_cards(group)
+    if not cards:
+        raise GroupError(message("group.no_cards", name=group.name))
+    chat: "Chat" = cls.create(directory, opening_card(group, cards), model, group=group.model_dump(), **kw)
+    if group.greeting == "members":
+        _members_greetings(chat, group, cards)
+    return chat
+
+
+def _members_greetings(chat: "Chat", group: Group, cards: dict[str, Card]) -> None:
+    """The other unmuted members' greetings as swipes of the opening, each headed with its member's name and its
+    macros read with ``{{char}}`` = that member (SillyTavern posts each member's greeting in a new group chat)."""
+    tree = chat.tree
+    first = next((e for e in tree.path_to() if e.type == "opening"), None)
+    if first is None:
+        return
+    speaker = chat.card.name
+    for m in group.active():
+        card = cards.get(m)
+        if card is None or card.name == speaker or not card.first_mes.strip():
+            continue
+        ctx = chat.ctx.model_copy(update={"char": card.name, "description": card.description,
+                                          "personality": card.personality, "scenario": card.scenario})
+        chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(card.first_mes, ctx)}",
+                                chat.context.mvu_other_books, first.parent_id)
+    tree.commit()
+
+
+def new_group_chat(group: Group, title: str = "") -> Path:
+    """Make a new chat of ``group`` on disk (``<home>/groups/<group>/对话/<title or 群聊>``, numbered when taken) with
+    its opening, for a front end to open like any chat (the model is given when it is opened). Returns the folder.
+    GroupError when no member's card is in the library; OSError when the disk refuses."""
+    from ..group.model import new_group_chat_dir
+    from ..llm.replay import ReplayModel
+    from .facade import Chat
+
+    d = new_group_chat_dir(group, title)
+    Chat.create_group(d, group, ReplayModel(actor=[])).close()
+    return d
+
+
+@dataclass
+class Turn:
+    """Who the next beat is for: the member, the choice (with its reason), the group and its cards."""
+
+    member: str
+    choice: SpeakerChoice
+    group: Group
+    cards: dict[str, Card]
+
+
+def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> Optional[Turn]:
+    """Pick the speaker of the next beat of a group chat (None for a one-card chat). The random is seeded with the
+    chat (header ``group_seed`` or its id) and the beat number. ValueError (a catalog message) for a ``speaker``
+    who is not a member, or when nobody is picked (manual mode without a pick, all members muted)."""
+    group = chat_group(chat)
+    if group is None:
+        return None
+    cards = member_cards(group)
+    chosen = None
+    if speaker:
+        chosen = find_member(group, speaker, cards)
+        if chosen is None or chosen not in cards:
+            raise ValueError(message("group.unknown_member", name=speaker, group=group.name))
+    extra = chat.tree.header.model_extra or {}
+    seed = f"{extra.get('group_seed') or chat.tree.header.id}:{chat.history().user_count + 1}"
+    path = chat.tree.path_to()
+    said = spoken(group, cards, path, chat.tree.entries)
+    choice = select_speaker(group, cards, said, user_text, random.Random(seed), chosen=chosen)
+    if choice.speaker is None or choice.speaker not in cards:
+        raise ValueError(choice.reason)
+    return Turn(choice.speaker, choice, group, cards)
+
+
+def take_turn(chat: "Chat", turn: Turn) -> None:
+    """Make the chat speak as ``turn.member`` for the next beat: its card (joined per the group) loaded, replies
+    stamped with the member, the state block scoped to what the member witnessed, and the choice with its reason
+    said in the beat's activity list."""
+    chat._reload_context(speaker_card(turn.group, turn.cards, turn.member))
+    known = knowledge(turn.group, turn.cards, chat.tree.path_to(), chat.tree.entries)
+    member = turn.member
+    chat.speaker = member
+    present = [turn.cards[m].name for m in turn.group.members if m in known.present | {member} and m in turn.cards]
+    chat.state_filter = lambda state: scoped_state(state, known, member, present)
+    chat.pending_notices.append(turn.choice.reason)
+
+
+def prepare(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> None:
+    """Before a beat of a group chat: :func:`choose` then :func:`take_turn`; nothing for a one-card chat (a
+    ``speaker`` there is ignored). ValueError as :func:`choose` (nothing written yet)."""
+    turn = choose(chat, user_text, speaker)
+    if turn is not None:
+        take_turn(chat, turn)
+
+
+def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
+    """Before a regenerate of a group chat's beat: the member who answered ``user_id`` answers again (a reply's
+    new version keeps its speaker); nobody answered yet → :func:`prepare`. Nothing for a one-card chat."""
+    if chat_group(chat) is None:
+        return
+    who = None
+    for e in reversed(chat.tree.path_to()):
+        if e.id == user_id:
+            break
+        if e.type == "assistant":
+            who = getattr(e, "speaker", None)
+            break
+    prepare(chat, user_text, who)
+
+
+def prepare_continue(chat: "Chat", reply_id: str) -> None:
+    """Before a Continue of a group chat's reply: the member who wrote it writes on (its speaker, or the speaker of
+    the reply it is a version of). Nothing for a one-card chat or a reply without a speaker."""
+    if chat_group(chat) is None:
+        return
+    who = reply_speaker(chat.tree.get(reply_id), chat.tree.entries)
+    if who:
+        prepare(chat, "", who)
+
+
+def system_for_beat(chat: "Chat", beat: Any) -> Optional[str]:
+    """The system prompt a group chat's ``beat`` was played with (its speaker's card, joined per the group), for
+    the prompt inspector; None for a one-card chat, a beat without a named reply, or a speaker whose card is gone."""
+    reply = next((e for e in chat.tree.children(beat.id) if e.type == "assistant"), None)
+    member = getattr(reply, "speaker", None)
+    group = chat_group(chat) if member else None
+    if group is None:
+        return None
+    cards = member_cards(group)
+    if member not in cards:
+        return None
+    old, stamp = chat.context, chat._card_stamp
+    try:
+        chat._reload_context(speaker_card(group, cards, member))
+        system: str = chat.system
+        return system
+    finally:
+        chat.context, chat._card_stamp = old, stamp
+
+
+@dataclass
+class MemberRow:
+    """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
+    the branch, the card's avatar file (or None)."""
+
+    member: str
+    name: str
+    muted: bool
+    present: bool
+    replies: int
+    avatar: Optional[str]
+
+
+def member_rows(chat: "Chat") -> list[MemberRow]:
+    """The group's members with presence and reply counts on the shown branch ([] for a one-card chat)."""
+    group = chat_group(chat)
+    if group is None:
+        return []
+    cards = member_cards(group)
+    path = chat.tree.path_to()
+    said = spoken(group, cards, path, chat.tree.entries)
+    known = knowledge(group, cards, path, chat.tree.entries)
+    rows = []
+    for m in group.members:
+        card = cards.get(m)
+        avatar = None
+        if card is not None and card.path:
+            png = Path(card.path).parent / "original.png"
+            avatar = str(png) if png.is_file() else None
+        rows.append(MemberRow(m, card.name if card else m, m in group.muted, m in known.present,
+                              said.count(m), avatar))
+    return rows
+
+
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again", "prepare_continue",
+           "system_for_beat",
+           "take_turn"]
