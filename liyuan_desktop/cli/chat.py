@@ -56,6 +56,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
     c.add_argument("--group", help="演一个群组的群聊（liyuan group create …）；不用给角色卡")
     c.add_argument("--speaker", help="群聊：指定这一拍由哪位成员发言")
+    c.add_argument("--chapter", help="写长篇：这一轮的回复就是这一章的正文（不用工具，写入 正文/ 下这个文件；给只会说话的小模型用）")
     c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
     c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
     c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
@@ -551,7 +552,8 @@ async def _play(r: _Run) -> int:
                     if replay_beats and args.demo:
                         # each demo beat plays its own recorded calls, so a stopped beat never shifts the next one
                         chat.model = _replay_for(replay_beats[played:])
-                    res = await chat.send(text, ask=asker, on_event=on_event, speaker=args.speaker)
+                    res = await chat.send(text, ask=asker, on_event=on_event, speaker=args.speaker,
+                                          chapter=getattr(args, "chapter", None))
                     played += 1
         except ValueError as e:
             print(f"liyuan: {say(e)}", file=sys.stderr)

@@ -1004,6 +1004,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.cli.deleted": {"zh": "已删除群组「{name}」", "en": "Deleted the group “{name}”"},
     "group.cli.usage": {"zh": "用法：liyuan group create|list|show|delete|import-st|export-st …",
                         "en": "Usage: liyuan group create|list|show|delete|import-st|export-st …"},
+    # --- reply is the chapter (issue 30 §5) ---
+    "agent.reply_chapter.written": {"zh": "回复已写入 {name}", "en": "The reply was written to {name}"},
+    "agent.reply_chapter.empty": {"zh": "模型没有写出正文，{name} 没有改动", "en": "The model wrote no text; {name} is unchanged"},
+    "agent.reply_chapter.failed": {"zh": "没能写入 {name}：{error}", "en": "Could not write {name}: {error}"},
 }
 
 

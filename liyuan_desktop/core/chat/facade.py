@@ -185,19 +185,25 @@ class Chat(ChatView):
 
     @notices(BEAT)
     async def send(self, user_text: str, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
-                   max_rounds: Optional[int] = None, speaker: Optional[str] = None) -> BeatResult:
+                   max_rounds: Optional[int] = None, speaker: Optional[str] = None,
+                   chapter: Optional[str] = None) -> BeatResult:
         """Play one beat for ``user_text`` and store it. Model failures end it with ``outcome="error"``; raises
         SessionWriteError (nothing played) or BeatSaveError (played, not saved) when the disk refuses. Words a
         crash left unanswered (:meth:`unanswered`) are never sent along silently: the new words go beside them
         (a sibling; the old ones stay on their own branch). A group chat first picks who answers (``speaker``: a
-        member the user chose; chat/group_play.py), ValueError when nobody can."""
+        member the user chose; chat/group_play.py), ValueError when nobody can. ``chapter`` (agent mode, issue 30
+        §5): the reply *is* that chapter file's text — no tools are offered, and the answer is written to the file
+        (created or replaced) before the turn's checkpoint, so a model that only talks can still write a book;
+        ToolError for a name that is not a chapter file."""
         group_play.prepare(self, user_text, speaker)
+        if chapter is not None:
+            chapter = turn.reply_chapter_name(self, chapter)
         left = self.unanswered()
         if left is not None:
             self._user(user_text, left.parent_id)
-            return await turn.play(self, user_text, ask, on_event, max_rounds)
+            return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
         self._user(user_text)
-        return await turn.play(self, user_text, ask, on_event, max_rounds)
+        return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
 
     @notices(BEAT)
     async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:

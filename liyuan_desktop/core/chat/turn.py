@@ -11,6 +11,7 @@ user entry is on disk before the first model call); sealed → assistant entry +
 from __future__ import annotations
 
 import random
+import unicodedata
 from typing import TYPE_CHECKING, Any, Literal, Optional, TypedDict
 
 from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
@@ -25,6 +26,7 @@ from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationOptions, ActivationResult, ScanMessage, TimedEffects
 from ..macros import MacroContext, apply_macros
+from ..messages import message
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
@@ -263,7 +265,7 @@ async def run_loop(chat: "Chat", inp: BeatInput, max_rounds: Optional[int]) -> A
 async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
                max_rounds: Optional[int], draft: Optional[Draft] = None, note: str = "",
                how: Literal["send", "regenerate", "continue", "edit"] = "send",
-               continues: Optional[str] = None) -> BeatResult:
+               continues: Optional[str] = None, chapter: Optional[str] = None) -> BeatResult:
     """Play the beat for ``user_text`` (already on the tree) on the active branch and store it (module doc).
     ``draft``/``note``: 「继续」 on an unfinished draft, or the sealed reply being continued; ``how``: send |
     regenerate | edit | continue (an unsealed draft or a sealed reply); ``continues``: the sealed reply's text a continue-reply starts
@@ -274,7 +276,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     if w.share > 0 and chat.context_usage()["used"] > w.share * w.window:
         await chat.maybe_compact(on_event)
     if chat.mode == "agent":
-        return await agent_turn(chat, user_text, ask, on_event, max_rounds)
+        return await agent_turn(chat, user_text, ask, on_event, max_rounds, chapter)
     c = chat.context
     pm = prose_mode(chat)
     prose, _why = pm.decide(chat)
@@ -390,27 +392,58 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                             late_message="补记账", saved=draft_log.clear if draft_log is not None else None)
 
 
+REPLY_IS_CHAPTER = {
+    "zh": "【本轮的回复就是章节「{name}」的完整正文】这一轮没有工具：直接写出这一章的全部正文，不要说明、不要前言后记，"
+          "不要复述设定；你的回复会原样写入这个文件（已有的内容会被替换）。",
+    "en": "[Your reply this turn IS the full text of chapter “{name}”] There are no tools this turn: write the whole "
+          "chapter's prose and nothing else — no explanation, no preface, no notes; your reply is written to that "
+          "file as it is (replacing what it held).",
+}
+"""The line a reply-is-the-chapter turn adds after the user's words (issue 30 §5; the system prompt is unchanged, so
+the cached prefix holds)."""
+
+
+def reply_chapter_name(chat: "Chat", name: str) -> str:
+    """The chapter file a reply-is-the-chapter turn writes: ``name`` trimmed and NFC-normalised (the story folder's
+    rule), ``.md`` added when missing. ToolError (``bad_path``) for a name that is not a chapter file of this book,
+    ValueError outside agent mode."""
+    if chat.mode != "agent":
+        raise ValueError("reply-is-the-chapter is for agent chats")
+    n = unicodedata.normalize("NFC", name.strip())
+    if n and not n.lower().endswith(".md"):
+        n += ".md"
+    chat.agent.story.resolve(n, write=True)  # ToolError for a bad name
+    return n
+
+
 async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event: Optional[EventSink],
-                     max_rounds: Optional[int]) -> BeatResult:
+                     max_rounds: Optional[int], chapter: Optional[str] = None) -> BeatResult:
     """An agent turn (seed 000, 写长篇): discussion with the file tools over ``正文/``; after the save, a checkpoint
-    of the chapter files and the scribe over the chapters it changed (discussion is not story)."""
+    of the chapter files and the scribe over the chapters it changed (discussion is not story). ``chapter``: the
+    reply is that chapter's text (no tools; :data:`REPLY_IS_CHAPTER` after the user's words; the final answer is
+    written to the file before the checkpoint)."""
     c = chat.context
     h = chat.history()
     state = chat.ledger.state()
     block = chat.agent.state_block(state)
     system = chat.agent.system()
     hist = h.prompt_messages()
+    asked = user_text
+    if chapter:
+        asked += "\n\n" + REPLY_IS_CHAPTER["en" if c.language == "en" else "zh"].format(name=chapter)
     messages = [ChatMessage(role="system", content=system), *hist,
-                ChatMessage(role="user", content=f"{block}\n\n{user_text}")]
+                ChatMessage(role="user", content=f"{block}\n\n{asked}")]
     emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
                                model=chat.model.name, is_replay=chat.model.is_replay))
     story = chat.agent.story
     inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state, previous=None, ask=ask,
-                    on_event=on_event, mode="discuss", tool_names=chat.agent.tool_names(), story=story,
+                    on_event=on_event, mode="discuss", tool_names=() if chapter else chat.agent.tool_names(), story=story,
                     memory_search=chat.memory_search,
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
-    if out.outcome == "discussed" and unbacked_claim(out.final, out.calls):  # 「改好了」 with no file changed
+    if chapter and out.outcome == "discussed":
+        _write_reply_chapter(story, chapter, out, on_event, "en" if c.language == "en" else "zh")
+    elif out.outcome == "discussed" and unbacked_claim(out.final, out.calls):  # 「改好了」 with no file changed
         out.activity.append(NO_EDITS_NOTICE)
         emit(on_event, Activity(level="warning", text=NO_EDITS_NOTICE))
     tree = chat.tree
@@ -443,6 +476,25 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                             message=out.error or "")
     return await after_turn(chat, result, on_event, scribe=checkpoint_and_scribe, compact=out.outcome == "discussed",
                             finished=finished, messages=messages, tool_names=list(inp.tool_names))
+
+
+def _write_reply_chapter(story: Any, chapter: str, out: Any, on_event: Optional[EventSink], lang: str) -> None:
+    """Write a reply-is-the-chapter answer (``out.final``) to ``chapter``; an empty answer or a refused write is a
+    warning in the activity list (the turn is kept, the file untouched). ``lang``: the chat's language."""
+    text = (out.final or "").strip()
+    if not text:
+        note = message("agent.reply_chapter.empty", name=chapter).render(lang)
+    else:
+        try:
+            story.write(chapter, text + "\n")
+        except (ToolError, OSError) as e:
+            note = message("agent.reply_chapter.failed", name=chapter, error=getattr(e, "message", str(e))).render(lang)
+        else:
+            out.activity.append(message("agent.reply_chapter.written", name=chapter).render(lang))
+            emit(on_event, Activity(text=out.activity[-1]))
+            return
+    out.warnings.append(note)
+    emit(on_event, Activity(level="warning", text=note))
 
 
 def _chapter_for_scribe(story: Any, name: str, result: BeatResult, on_event: Optional[EventSink]) -> str:

@@ -75,6 +75,8 @@ class Session(QObject):
         self.marked_busy = False  # what the controls show (set_busy), which may differ from `busy` while a task ends
         self.work_busy = False  # one of ui/window/chat_work.py's slow commands is in flight (only one at a time)
         self.transcript = TranscriptPage()
+        #: agent mode, "reply is the chapter" (issue 30 §5): the chapter file the next reply is written to, or None
+        self.reply_chapter: Optional[str] = None
 
     # -- the selection --------------------------------------------------------------------------------------
     @property

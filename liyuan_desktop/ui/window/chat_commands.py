@@ -147,7 +147,9 @@ class ChatCommandsMixin(_Window):
             return
         self.input.clear()
         chat = self.chat
-        self.run_command(lambda: chat.send(text, ask=self.ask_user, on_event=self.on_event), restore=text)
+        chapter = self.session.reply_chapter if chat.mode == "agent" else None  # ui/writing/reply_chapter.py
+        self.run_command(lambda: chat.send(text, ask=self.ask_user, on_event=self.on_event, chapter=chapter),
+                         restore=text)
 
     def stop_clicked(self) -> None:
         if self.chat is not None:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from ..infra.i18n import register, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.theme import set_role
-from . import chapter_context, rewrite_dialog, summaries_dialog, webnovel_panel
+from . import chapter_context, reply_chapter, rewrite_dialog, summaries_dialog, webnovel_panel
 from .codex_pane import CodexPane
 from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
@@ -128,6 +128,7 @@ class WritingPanes(QObject):
         rewrite_dialog.install(cp.editor, lambda: self.chat, window.session)  # issue 28: rewrite a selection
         summaries_dialog.install(self, cp.list, window.session)  # issue 28: a summary per chapter
         chapter_context.install(window, self)  # issue 28: the turn that wrote it, one click away
+        reply_chapter.install(window)  # issue 30 §5: the reply is the chapter, for a model that only talks
         self.chapter_progress = QLabel("")
         self.chapter_progress.setWordWrap(True)
         set_role(self.chapter_progress, "muted")
