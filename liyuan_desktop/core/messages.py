@@ -878,6 +878,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.line.switched": {"zh": "（用户切换过）", "en": " (switched by the user)"},
     "th.saved": {"zh": "已记下：{what}", "en": "Recorded: {what}"},
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
+    # --- x33ledger ---
+    "act.撤回账本改动": {"zh": "撤回账本改动", "en": "revert a ledger change"},
+    "ledger.history.nothing": {"zh": "第 {beat} 拍没有改动 {path}", "en": "Beat {beat} changed nothing at {path}"},
+    "ledger.history.any": {"zh": "（任何路径）", "en": "(any path)"},
+    "ledger.history.no_beat": {"zh": "当前分支上没有第 {beat} 拍", "en": "The shown branch has no beat {beat}"},
 }
 
 

@@ -24,6 +24,7 @@ from ..cards.edit import card_stamp, edited_notice, edited_since
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
 from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..ledger.history import RevertPlan
 from ..ledger.state import WorldState
 from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
@@ -521,6 +522,18 @@ class Chat(ChatView):
         """The user edited the ledger: a new snapshot (source user); the next beat uses it. OSError."""
         self.ledger.edit(state)
         self.write_meta()
+
+    @notices(Changes.of("ledger"))
+    def revert_ledger_change(self, beat: int, path: Optional[str] = None) -> RevertPlan:
+        """Issue 33: set beat ``beat``'s change to ``path`` (None: every change of the beat) back, as a new user
+        snapshot on the shown branch (other branches keep theirs); 「撤销」 (:meth:`undo`) steps back over it. Returns
+        the plan applied (its conflicts: later changes it overwrote). ValueError, RuntimeError while a beat runs,
+        OSError."""
+        self._idle("撤回账本改动")
+        plan = self.ledger_revert_plan(beat, path)
+        self.ledger.revert(plan)
+        self.write_meta()
+        return plan
 
     @notices(Changes.of("ledger"))
     def write_frame_variables(self, message_id: Optional[str], variables: dict[str, Any], scope: str = "message") -> bool:

@@ -1,0 +1,159 @@
+"""Issue 33, the ledger timeline: per beat on the shown branch what the scribe, a bar or the user changed (equal to
+the differences of consecutive ledger snapshots), filtered by path; reverting one beat's change (or the whole beat)
+as a user snapshot on this branch only, undone by 撤销; the CLI in both languages and as JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from liyuan_desktop.core.cards import card_from_json
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.ledger.history import number_of, snapshot_leaves
+from liyuan_desktop.core.ledger.mvu import MvuState
+from liyuan_desktop.core.ledger.state import WorldState
+from liyuan_desktop.core.llm.replay import ReplayModel
+
+PLACES = ["茶馆", "渡口", "后院", "屋顶", "码头", "桥头", "巷口", "河边", "庙前", "城门"]
+
+
+def w(text: str) -> dict:
+    return {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]}
+
+
+SEAL = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+
+
+def scribe(i: int) -> str:
+    """Beat i+1's scribe reply: a new place, 阿棠's affinity, a variable, sometimes a reason."""
+    patch: dict = {"location": PLACES[i], "characters": {"阿棠": {"affinity": 5 * (i + 1), "at": PLACES[i]}}}
+    if i == 3:
+        patch["characters"]["阿棠"]["affinity"] = -100  # the bad patch of the issue
+        patch["time"] = "次日清晨"
+    if i == 6:
+        patch["flags"] = {"门": "开"}
+    body = {"patch": patch, "mvu_patch": {"好感": 10 + i, "金钱": 100 - 7 * i}}
+    if i == 3:
+        body["reason"] = {"characters.阿棠.affinity": "她生气了"}
+    return json.dumps(body, ensure_ascii=False)
+
+
+def card(tmp_path):
+    book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": json.dumps({"好感": 10, "金钱": 100}),
+                         "enabled": False, "insertion_order": 100, "extensions": {}}]}
+    return card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
+                           "data": {"name": "阿棠", "first_mes": "雨夜，茶馆。", "character_book": book}},
+                          str(tmp_path / "card.json"))
+
+
+async def ten_beats(tmp_path, extra_actor=(), extra_scribe=()) -> Chat:
+    actor = [x for i in range(10) for x in (w(f"第{i + 1}拍。"), SEAL)] + list(extra_actor)
+    model = ReplayModel(actor=actor, scribe=[scribe(i) for i in range(10)] + list(extra_scribe))
+    chat = Chat.create(tmp_path / "c", card(tmp_path), model)
+    for i in range(10):
+        await chat.send(f"第{i + 1}句")
+    return chat
+
+
+def snapshots_by_beat(chat: Chat) -> list[tuple[int, dict]]:
+    """(beat, leaves) of every rp-state snapshot on the branch, read straight from the tree."""
+    out, beat, stat = [], 0, MvuState.initial({"好感": 10, "金钱": 100}).stat_data
+    for e in chat.tree.path_to():
+        if e.type == "user":
+            beat += 1
+        elif e.type == "rp-state":
+            if getattr(e, "mvu", None) is not None:
+                stat = MvuState.from_any(e.mvu).stat_data
+            out.append((beat, snapshot_leaves(e.state, stat)))
+    return out
+
+
+async def test_per_beat_diffs_equal_the_snapshots_differences(tmp_path):
+    chat = await ten_beats(tmp_path)
+    h = chat.ledger_history()
+    assert [b.beat for b in h.beats] == list(range(1, 11))
+    snaps = snapshots_by_beat(chat)
+    prev = snapshot_leaves({}, MvuState.initial({"好感": 10, "金钱": 100}).stat_data)
+    for beat, leaves in snaps:
+        changes = next(b for b in h.beats if b.beat == beat).changes
+        got = {tuple(c.segments): (c.old, c.new) for c in changes}
+        want = {k: (prev.get(k), leaves.get(k)) for k in set(prev) | set(leaves) if prev.get(k) != leaves.get(k)}
+        assert got == want, beat
+        prev = leaves
+    b4 = h.beats[3]
+    aff = next(c for c in b4.changes if c.path == "characters.阿棠.affinity")
+    assert (aff.old, aff.new, aff.who, aff.reason) == (15, -100, "scribe", "她生气了")
+    assert b4.user_text == "第4句"
+    assert {c.area for c in b4.changes} >= {"world", "presence", "vars"}
+    assert next(c for c in h.beats[0].changes if c.path == "roster.characters.阿棠").kind == "added"
+    # the path filter
+    only = chat.ledger_history("vars.")
+    assert {c.path for b in only.beats for c in b.changes} == {"vars.好感", "vars.金钱"}
+    assert set(only.series) == {"vars.好感", "vars.金钱"}
+    assert only.series["vars.金钱"][0] == (0, 100.0) and only.series["vars.金钱"][-1] == (10, 37.0)
+    assert h.series["characters.阿棠.affinity"][3] == (4, -100.0)
+    assert number_of(["3", "desc"]) == 3.0 and number_of(True) is None
+
+
+async def test_revert_one_path_of_beat_4_on_this_branch_only_and_undo(tmp_path):
+    chat = await ten_beats(tmp_path, extra_actor=[w("另一支。"), SEAL], extra_scribe=[scribe(0)])
+    leaf_before = chat.tree.leaf_id
+    before = chat.current_state()
+    plan = chat.ledger_revert_plan(4, "characters.阿棠.affinity")
+    assert [(t.old, t.new) for t in plan.targets] == [(15, -100)]
+    assert [c.beat for c in plan.conflicts] == list(range(5, 11))  # later beats set the affinity again
+    assert plan.current == {"characters.阿棠.affinity": 50}
+    applied = chat.revert_ledger_change(4, "characters.阿棠.affinity")
+    assert chat.last_changes.names() == {"ledger"} and applied.conflicts
+    after = chat.current_state()
+    assert after.characters["阿棠"].affinity == 15
+    assert after.model_copy(update={"characters": before.characters}) == before  # nothing else moved
+    assert after.characters["阿棠"].at == before.characters["阿棠"].at
+    assert chat.current_mvu().stat_data == {"好感": 19, "金钱": 37}
+    last = chat.ledger_history().beats[-1].changes[-1]
+    assert (last.path, last.old, last.new, last.who) == ("characters.阿棠.affinity", 50, 15, "user")
+    # reopened from disk: the same
+    again = Chat.open(tmp_path / "c", card(tmp_path), ReplayModel(actor=[], scribe=[]))
+    assert again.current_state().characters["阿棠"].affinity == 15
+    again.close()
+    # another branch (beat 10 edited) keeps its own ledger
+    reverted_leaf = chat.tree.leaf_id
+    users = [i for i in chat.transcript() if i["role"] == "user"]
+    await chat.edit_user(users[-1]["id"], "另一句")
+    assert chat.current_state().characters["阿棠"].affinity == 5  # its scribe's value, not the revert
+    chat.select(reverted_leaf)
+    assert chat.current_state().characters["阿棠"].affinity == 15
+    # 撤销 steps back over the revert
+    chat.undo()
+    assert chat.tree.leaf_id == leaf_before
+    assert chat.current_state() == before
+    chat.close()
+
+
+async def test_revert_whole_beat_and_errors(tmp_path):
+    chat = await ten_beats(tmp_path)
+    plan = chat.ledger_revert_plan(7, "flags")
+    assert [(t.path, t.kind) for t in plan.targets] == [("flags.门", "added")] and not plan.conflicts
+    chat.revert_ledger_change(7, "flags")
+    assert chat.current_state().flags == {}
+    with pytest.raises(ValueError):
+        chat.ledger_revert_plan(7, "time")
+    whole = chat.revert_ledger_change(10)
+    assert {t.path for t in whole.targets} >= {"location", "vars.好感", "characters.阿棠.affinity"}
+    s = chat.current_state()
+    assert s.location == "庙前" and s.characters["阿棠"].affinity == 45
+    assert chat.current_mvu().stat_data == {"好感": 18, "金钱": 44}
+    assert "城门" not in s.roster.places and "庙前" in s.roster.places  # the whole beat: the name it registered too
+    chat.close()
+
+
+async def test_revert_snapshot_is_a_user_edit(tmp_path):
+    chat = await ten_beats(tmp_path)
+    chat.revert_ledger_change(4, "time")
+    e = chat.ledger_entry()
+    assert e.source == "user" and e.reverts == {"beat": 4, "path": "time"}
+    assert chat.current_state().time == ""
+    chat.edit_state(WorldState(location="别处"))
+    assert chat.ledger_history().beats[-1].changes[-1].who == "user"
+    chat.close()
