@@ -5,10 +5,14 @@ as a user snapshot on this branch only, undone by 撤销; the CLI in both langua
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+from helpers import ROOT
 
-from liyuan_desktop.core.cards import card_from_json
+from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.ledger.history import number_of, snapshot_leaves
 from liyuan_desktop.core.ledger.mvu import MvuState
@@ -40,11 +44,14 @@ def scribe(i: int) -> str:
 
 
 def card(tmp_path):
-    book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": json.dumps({"好感": 10, "金钱": 100}),
-                         "enabled": False, "insertion_order": 100, "extensions": {}}]}
-    return card_from_json({"spec": "chara_card_v3", "spec_version": "3.0",
-                           "data": {"name": "阿棠", "first_mes": "雨夜，茶馆。", "character_book": book}},
-                          str(tmp_path / "card.json"))
+    """The card (with an [InitVar] tree), written as a file so the terminal commands find it."""
+    path = tmp_path / "card.json"
+    if not path.is_file():
+        book = {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "content": json.dumps({"好感": 10, "金钱": 100}),
+                             "enabled": False, "insertion_order": 100, "extensions": {}}]}
+        path.write_text(json.dumps({"spec": "chara_card_v3", "spec_version": "3.0", "data": {
+            "name": "阿棠", "first_mes": "雨夜，茶馆。", "character_book": book}}, ensure_ascii=False), "utf-8")
+    return load_card(path)
 
 
 async def ten_beats(tmp_path, extra_actor=(), extra_scribe=()) -> Chat:
@@ -157,3 +164,46 @@ async def test_revert_snapshot_is_a_user_edit(tmp_path):
     chat.edit_state(WorldState(location="别处"))
     assert chat.ledger_history().beats[-1].changes[-1].who == "user"
     chat.close()
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONIOENCODING="utf-8")
+    return subprocess.run([sys.executable, "-m", "liyuan_desktop", *args], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, encoding="utf-8", timeout=120)
+
+
+async def test_cli_history_and_revert_both_languages(tmp_path):
+    chat = await ten_beats(tmp_path)
+    folder = str(chat.dir)
+    chat.close()
+    r = run_cli("ledger", "history", folder, "--path", "characters.阿棠.affinity")
+    assert r.returncode == 0, r.stderr
+    assert "第 4 拍 第4句" in r.stdout and "characters.阿棠.affinity: 15 → -100  (场记: 她生气了)" in r.stdout
+    assert "vars." not in r.stdout
+    r = run_cli("--lang", "en", "ledger", "history", folder, "--path", "vars.好感")
+    assert r.returncode == 0, r.stderr
+    assert "Beat 2 第2句" in r.stdout and "vars.好感: 10 → 11  (scribe)" in r.stdout
+    r = run_cli("ledger", "history", folder, "--json")
+    data = json.loads(r.stdout)
+    assert len(data["beats"]) == 10 and data["series"]["vars.金钱"][-1] == [10, 37.0]
+    b4 = data["beats"][3]["changes"]
+    t = next(c for c in b4 if c["path"] == "time")
+    assert (t["old"], t["new"], t["who"], t["kind"]) == ("", "次日清晨", "scribe", "changed")
+    # revert without --yes: shown, nothing written (default No)
+    r = run_cli("--lang", "en", "ledger", "revert", folder, "4", "--path", "characters.阿棠.affinity")
+    assert r.returncode == 0, r.stderr
+    assert "Reverting beat 4's changes (1):" in r.stdout and "-100 → 15" in r.stdout
+    assert "Later beats changed these paths too" in r.stdout and "Nothing written" in r.stdout
+    again = Chat.open(tmp_path / "c", card(tmp_path), ReplayModel(actor=[], scribe=[]))
+    assert again.current_state().characters["阿棠"].affinity == 50
+    again.close()
+    r = run_cli("ledger", "revert", folder, "4", "--path", "characters.阿棠.affinity", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert "已撤回" in r.stdout
+    again = Chat.open(tmp_path / "c", card(tmp_path), ReplayModel(actor=[], scribe=[]))
+    assert again.current_state().characters["阿棠"].affinity == 15
+    again.close()
+    r = run_cli("--lang", "en", "ledger", "revert", folder, "4", "--path", "nowhere")
+    assert r.returncode == 2 and "Beat 4 changed nothing at nowhere" in r.stderr
+    r = run_cli("ledger", "revert", folder, "x")
+    assert r.returncode == 2 and "拍号要是整数" in r.stderr

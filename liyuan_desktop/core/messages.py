@@ -883,6 +883,21 @@ CATALOG: dict[str, dict[str, str]] = {
     "ledger.history.nothing": {"zh": "第 {beat} 拍没有改动 {path}", "en": "Beat {beat} changed nothing at {path}"},
     "ledger.history.any": {"zh": "（任何路径）", "en": "(any path)"},
     "ledger.history.no_beat": {"zh": "当前分支上没有第 {beat} 拍", "en": "The shown branch has no beat {beat}"},
+    "ledger.who.scribe": {"zh": "场记", "en": "scribe"},
+    "ledger.who.bar": {"zh": "状态栏", "en": "status bar"},
+    "ledger.who.user": {"zh": "你", "en": "you"},
+    "ledger.who.script": {"zh": "卡的初始值", "en": "card's initial values"},
+    "ledger.beat.title": {"zh": "第 {beat} 拍 {text}", "en": "Beat {beat} {text}"},
+    "ledger.beat.opening": {"zh": "开场", "en": "Opening"},
+    "ledger.history.empty": {"zh": "这条分支上的账本还没有改动。", "en": "The ledger has no changes on this branch yet."},
+    "cli.ledger.plan": {"zh": "撤回第 {beat} 拍的改动（{n} 处）：", "en": "Reverting beat {beat}'s changes ({n}):"},
+    "cli.ledger.conflicts": {"zh": "之后的拍也改过这些路径（撤回会覆盖它们）：",
+                             "en": "Later beats changed these paths too (the revert overwrites them):"},
+    "cli.ledger.ask_yes": {"zh": "没有写入。加 --yes 才会撤回（一条新的账本快照，可用 liyuan branches --undo 撤销）。",
+                           "en": "Nothing written. Add --yes to revert (a new ledger snapshot; liyuan branches --undo undoes it)."},
+    "cli.ledger.done": {"zh": "已撤回：账本多了一条你的快照（liyuan branches --undo 可撤销）。",
+                        "en": "Reverted: the ledger has a new snapshot from you (liyuan branches --undo undoes it)."},
+    "cli.ledger.bad_beat": {"zh": "拍号要是整数（收到「{beat}」）", "en": "BEAT must be a whole number (got “{beat}”)"},
 }
 
 

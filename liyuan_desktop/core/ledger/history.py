@@ -30,7 +30,7 @@ from typing import Any, Iterable, Literal, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from ..messages import message
+from ..messages import Msg, message
 from .mvu import MvuState
 from .scribe import scribe_reasons
 from .state import WorldState, js_json
@@ -319,7 +319,7 @@ def reverted_values(plan: RevertPlan, state: WorldState,
             _delete_in(root, t.segments)
         else:
             _set_in(root, t.segments, t.old)
-        lines.append(f"{t.path}：{_short(t.new)} → {_short(t.old)}")
+        lines.append(f"{t.path}：{describe_value(t.new)} → {describe_value(t.old)}")
     stat = root.pop(VARS, None)
     new_state = WorldState.model_validate(root)
     new_mvu = None
@@ -331,9 +331,24 @@ def reverted_values(plan: RevertPlan, state: WorldState,
     return new_state, new_mvu, lines
 
 
-def _short(value: Any) -> str:
+def describe_value(value: Any) -> str:
+    """A leaf's value as the timeline prints it: a string as is, ``∅`` for an absent leaf, anything else as
+    JavaScript's ``JSON.stringify`` writes it."""
     return "∅" if value is None else value if isinstance(value, str) else js_json(value)
 
 
-__all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "RevertPlan", "area_of", "build_history", "number_of",
-           "revert_plan", "reverted_values", "snapshot_leaves"]
+def who_message(who: str) -> Msg:
+    """Who made a change, as a message (场记 / 状态栏 / 你 / 卡的初始值; scribe, status bar, you, …)."""
+    return message(f"ledger.who.{who}")
+
+
+def beat_message(beat: BeatChanges) -> Msg:
+    """A beat's title: 「第 4 拍 first words」 (``Opening`` for beat 0)."""
+    if beat.beat == 0:
+        return message("ledger.beat.opening")
+    text = beat.user_text.strip().replace("\n", " ")
+    return message("ledger.beat.title", beat=beat.beat, text=text[:30] + ("…" if len(text) > 30 else ""))
+
+
+__all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "RevertPlan", "area_of", "beat_message", "build_history",
+           "describe_value", "number_of", "revert_plan", "reverted_values", "snapshot_leaves", "who_message"]
