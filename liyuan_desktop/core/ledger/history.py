@@ -332,9 +332,11 @@ def reverted_values(plan: RevertPlan, state: WorldState,
 
 
 def describe_value(value: Any) -> str:
-    """A leaf's value as the timeline prints it: a string as is, ``∅`` for an absent leaf, anything else as
-    JavaScript's ``JSON.stringify`` writes it."""
-    return "∅" if value is None else value if isinstance(value, str) else js_json(value)
+    """A leaf's value as the timeline prints it: a string as is (``""`` when empty), ``∅`` for an absent leaf,
+    anything else as JavaScript's ``JSON.stringify`` writes it."""
+    if value is None:
+        return "∅"
+    return (value or '""') if isinstance(value, str) else js_json(value)
 
 
 def who_message(who: str) -> Msg:
