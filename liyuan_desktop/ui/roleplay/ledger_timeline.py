@@ -217,6 +217,11 @@ class LedgerTimelinePane(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(split)
 
+    def retranslate(self) -> None:
+        """The language changed (ui/window/retranslate.py): the column heads and the rows again."""
+        self.tree.setHeaderLabels([tr(k) for k in ("lt.col.path", "lt.col.change", "lt.col.who", "lt.col.reason")])
+        self.fill()
+
     # -- following the chat --------------------------------------------------------------------------------
     def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat``'s timeline (None: empty)."""
