@@ -23,6 +23,7 @@ from ..cards import Card, CardError, load_card
 from ..cards.edit import card_stamp, edited_notice, edited_since
 from ..cards.meta import set_card_frames_trusted, set_card_linked_books, set_card_scripts_allowed
 from ..cards.personas import Persona, load_personas, save_personas
+from ..cards.update_diff import CardDiff, card_update_diff
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..ledger.history import RevertPlan
 from ..ledger.state import WorldState
@@ -661,6 +662,25 @@ class Chat(ChatView):
         if notice not in self.pending_notices:
             self.pending_notices.append(notice)
         return notice
+
+    def card_update(self) -> Optional[CardDiff]:
+        """Issue 33 §4: what changed in the card's file since this chat read it (cards.update_diff), or None when
+        nothing did, the card no longer reads, or a beat runs. The window offers it: :meth:`refresh_card` uses the
+        new version from the next beat (the library keeps the old in the card's ``versions/``), :meth:`keep_card`
+        keeps this chat on the one it plays."""
+        path = self.card.path
+        if self.running is not None or not path or card_stamp(path) in (None, self._card_stamp):
+            return None
+        try:
+            return card_update_diff(self.card, load_card(path))
+        except CardError:
+            return None
+
+    @notices(Changes.of("settings"))
+    def keep_card(self) -> None:
+        """Keep playing the card this chat read although its file changed (until the chat is opened again)."""
+        if self.card.path:
+            self._card_stamp = card_stamp(self.card.path)
 
     @notices(Changes.of("settings"))
     def reload_books(self) -> None:
