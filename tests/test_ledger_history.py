@@ -207,3 +207,24 @@ async def test_cli_history_and_revert_both_languages(tmp_path):
     assert r.returncode == 2 and "Beat 4 changed nothing at nowhere" in r.stderr
     r = run_cli("ledger", "revert", folder, "x")
     assert r.returncode == 2 and "拍号要是整数" in r.stderr
+
+
+async def test_set_a_value_by_hand_and_undo(tmp_path):
+    chat = await ten_beats(tmp_path)
+    leaf = chat.tree.leaf_id
+    chat.set_ledger_value("vars.好感", 99)
+    chat.set_ledger_value("characters.阿棠.status", "消气了")
+    assert chat.current_mvu().stat_data["好感"] == 99
+    assert chat.current_state().characters["阿棠"].status == "消气了"
+    last = chat.ledger_history().beats[-1].changes
+    assert [(c.path, c.old, c.new, c.who) for c in last[-2:]] == [("vars.好感", 19, 99, "user"),
+                                                                    ("characters.阿棠.status", "", "消气了", "user")]
+    assert chat.ledger_entry().applied == ["characters.阿棠.status：\"\" → 消气了"]
+    with pytest.raises(ValueError):
+        chat.set_ledger_value("characters.阿棠.affinity", "很高")
+    with pytest.raises(ValueError):
+        chat.set_ledger_value("nowhere.x", 1)
+    chat.undo()
+    chat.undo()
+    assert chat.tree.leaf_id == leaf and chat.current_mvu().stat_data["好感"] == 19
+    chat.close()

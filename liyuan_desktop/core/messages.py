@@ -880,6 +880,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
     # --- x33ledger ---
     "act.撤回账本改动": {"zh": "撤回账本改动", "en": "revert a ledger change"},
+    "act.改账本的值": {"zh": "改账本的值", "en": "set a ledger value"},
     "ledger.history.nothing": {"zh": "第 {beat} 拍没有改动 {path}", "en": "Beat {beat} changed nothing at {path}"},
     "ledger.history.any": {"zh": "（任何路径）", "en": "(any path)"},
     "ledger.history.no_beat": {"zh": "当前分支上没有第 {beat} 拍", "en": "The shown branch has no beat {beat}"},
@@ -897,6 +898,9 @@ CATALOG: dict[str, dict[str, str]] = {
                            "en": "Nothing written. Add --yes to revert (a new ledger snapshot; liyuan branches --undo undoes it)."},
     "cli.ledger.done": {"zh": "已撤回：账本多了一条你的快照（liyuan branches --undo 可撤销）。",
                         "en": "Reverted: the ledger has a new snapshot from you (liyuan branches --undo undoes it)."},
+    "ledger.set.bad_path": {"zh": "账本里没有可以改的路径 {path}（账本字段如 time、characters.名字.affinity，变量以 vars. 开头）",
+                            "en": "No ledger path {path} to set (ledger fields like time or characters.NAME.affinity; "
+                                  "variables start with vars.)"},
     "cli.ledger.bad_beat": {"zh": "拍号要是整数（收到「{beat}」）", "en": "BEAT must be a whole number (got “{beat}”)"},
 }
 

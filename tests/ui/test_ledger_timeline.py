@@ -123,6 +123,26 @@ async def test_timeline_lists_reverts_and_charts(qtbot, tmp_path):
     assert chat.current_state().characters["阿棠"].affinity == 50
     await wait_for(lambda: not any("50 → 15" in r for r in rows(pane)[-1][1]))
 
+    # edit a value by hand in the real input box; undo takes it back
+    top = pane.tree.topLevelItem(9)
+    pane.tree.setCurrentItem(next(top.child(k) for k in range(top.childCount()) if top.child(k).text(0) == "vars.好感"))
+
+    def type_value():
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(50, type_value)
+            return
+        assert box.objectName() == "ledgerValueInput" and box.textValue() == "37"
+        box.setTextValue("60")
+        box.accept()
+
+    QTimer.singleShot(100, type_value)
+    pane.edit_btn.click()
+    assert chat.current_mvu().stat_data["好感"] == 60
+    await wait_for(lambda: any("vars.好感 | 37 → 60 | 你" in r for r in rows(pane)[-1][1]))
+    win.undo_clicked()
+    assert chat.current_mvu().stat_data["好感"] == 37
+
     # the chart: 好感 over the beats; a click on beat 4's point selects it and shows its message
     pane.series_box.setCurrentText("vars.好感")
     chart = pane.chart

@@ -537,6 +537,15 @@ class Chat(ChatView):
         return plan
 
     @notices(Changes.of("ledger"))
+    def set_ledger_value(self, path: str, value: Any) -> None:
+        """Issue 33: the user sets one ledger field or variable (``path`` as the timeline writes it, ``vars.…`` for
+        variables) to ``value``, as a new user snapshot on the shown branch; 「撤销」 steps back over it. ValueError
+        (a path outside the ledger, a value it refuses), RuntimeError while a beat runs, OSError."""
+        self._idle("改账本的值")
+        self.ledger.set_value(path, value)
+        self.write_meta()
+
+    @notices(Changes.of("ledger"))
     def write_frame_variables(self, message_id: Optional[str], variables: dict[str, Any], scope: str = "message") -> bool:
         """A status-bar frame wrote variables (the view's ``frameVariablesChanged`` payload: ``scope`` = its
         ``type``, message | chat | character | global; ``message_id`` = its ``message_id``, the message's index in

@@ -27,7 +27,15 @@ from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict
 
 from ..cards import Card
 from ..cards.th_scripts import card_th_variables, preset_th_variables
-from ..ledger.history import LedgerHistory, RevertPlan, build_history, revert_plan, reverted_values, snapshot_leaves
+from ..ledger.history import (
+    LedgerHistory,
+    RevertPlan,
+    build_history,
+    revert_plan,
+    reverted_values,
+    set_value,
+    snapshot_leaves,
+)
 from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
@@ -175,6 +183,17 @@ class BranchLedger:
         extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
         e = self.tree.append("rp-state", state=state.to_dict(), source="user", applied=lines,
                              reverts={"beat": plan.beat, "path": plan.path}, **extra)
+        self.tree.persist_leaf()
+        return e
+
+    def set_value(self, path: str, value: Any) -> Any:
+        """The user set the leaf ``path`` to ``value`` (core.ledger.history.set_value): a user snapshot on the leaf
+        with the key ``sets`` (``{"path"}``; 撤销 steps back over it). Persisted; returns the entry. ValueError,
+        OSError."""
+        state, mvu, line = set_value(path, value, self.state(), self.mvu())
+        extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
+        e = self.tree.append("rp-state", state=state.to_dict(), source="user", applied=[line], sets={"path": path},
+                             **extra)
         self.tree.persist_leaf()
         return e
 

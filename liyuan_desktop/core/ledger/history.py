@@ -154,7 +154,7 @@ def _who(e: Any, segments: tuple[str, ...]) -> Who:
         return "scribe"
     if source == "init":
         return "script"
-    if getattr(e, "reverts", None):
+    if getattr(e, "reverts", None) or getattr(e, "sets", None):
         return "user"
     return "bar" if segments[0] == VARS else "user"
 
@@ -302,24 +302,18 @@ def _delete_in(root: dict[str, Any], segs: Sequence[str]) -> None:
         del parent[key]
 
 
-def reverted_values(plan: RevertPlan, state: WorldState,
-                    mvu: Optional[MvuState]) -> tuple[WorldState, Optional[MvuState], list[str]]:
-    """The ledger and variable tree with ``plan``'s targets set back to their ``old`` values (an added leaf is
-    removed), from the branch's current ``state`` and ``mvu``. Returns them with one line per path
-    (``path：new → old``), the applied list of the revert snapshot. The variable tree's ``display_data`` follows
-    ``stat_data``; its ``delta_data`` is emptied (this is no model update)."""
+def _rebuild(state: WorldState, mvu: Optional[MvuState],
+             edits: list[tuple[Sequence[str], Any]]) -> tuple[WorldState, Optional[MvuState]]:
+    """``state``/``mvu`` with each ``(segments, value)`` set (``_ABSENT``: removed; empty parents go too).
+    ValidationError (a ValueError) when the ledger no longer validates."""
     root: dict[str, Any] = state.to_dict()
     if mvu is not None:
         root[VARS] = copy.deepcopy(mvu.stat_data)
-    lines: list[str] = []
-    for t in plan.targets:
-        if t.segments[0] == VARS and mvu is None:
-            continue
-        if t.kind == "added":
-            _delete_in(root, t.segments)
+    for segs, value in edits:
+        if value is _ABSENT:
+            _delete_in(root, segs)
         else:
-            _set_in(root, t.segments, t.old)
-        lines.append(f"{t.path}：{describe_value(t.new)} → {describe_value(t.old)}")
+            _set_in(root, segs, value)
     stat = root.pop(VARS, None)
     new_state = WorldState.model_validate(root)
     new_mvu = None
@@ -328,7 +322,34 @@ def reverted_values(plan: RevertPlan, state: WorldState,
         new_mvu.stat_data = stat if isinstance(stat, dict) else {}
         new_mvu.display_data = copy.deepcopy(new_mvu.stat_data)
         new_mvu.delta_data = {}
-    return new_state, new_mvu, lines
+    return new_state, new_mvu
+
+
+def reverted_values(plan: RevertPlan, state: WorldState,
+                    mvu: Optional[MvuState]) -> tuple[WorldState, Optional[MvuState], list[str]]:
+    """The ledger and variable tree with ``plan``'s targets set back to their ``old`` values (an added leaf is
+    removed), from the branch's current ``state`` and ``mvu``. Returns them with one line per path
+    (``path：new → old``), the applied list of the revert snapshot. The variable tree's ``display_data`` follows
+    ``stat_data``; its ``delta_data`` is emptied (this is no model update)."""
+    targets = [t for t in plan.targets if not (t.segments[0] == VARS and mvu is None)]
+    edits: list[tuple[Sequence[str], Any]] = [(t.segments, _ABSENT if t.kind == "added" else t.old) for t in targets]
+    new_state, new_mvu = _rebuild(state, mvu, edits)
+    return new_state, new_mvu, [f"{t.path}：{describe_value(t.new)} → {describe_value(t.old)}" for t in targets]
+
+
+def set_value(path: str, value: Any, state: WorldState,
+              mvu: Optional[MvuState]) -> tuple[WorldState, Optional[MvuState], str]:
+    """The ledger and variable tree with the leaf ``path`` (dotted, as the timeline writes it: ``time``,
+    ``characters.阿棠.affinity``, ``vars.好感``) set to ``value`` by the user (an MVU player's hand edit); returns
+    them and the applied line ``path：old → new``. ValueError for a path outside the ledger and the variable tree
+    (``vars`` without a tree included) or a value the ledger refuses (an affinity that is no number …)."""
+    segs = [s for s in path.split(".") if s]
+    if not segs or (segs[0] == VARS and (mvu is None or len(segs) < 2)) or \
+            (segs[0] != VARS and segs[0] not in WorldState.model_fields):
+        raise ValueError(message("ledger.set.bad_path", path=path))
+    old = snapshot_leaves(state.to_dict(), mvu.stat_data if mvu is not None else None).get(tuple(segs))
+    new_state, new_mvu = _rebuild(state, mvu, [(segs, value)])
+    return new_state, new_mvu, f"{path}：{describe_value(old)} → {describe_value(value)}"
 
 
 def describe_value(value: Any) -> str:
@@ -353,4 +374,5 @@ def beat_message(beat: BeatChanges) -> Msg:
 
 
 __all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "RevertPlan", "area_of", "beat_message", "build_history",
-           "describe_value", "number_of", "revert_plan", "reverted_values", "snapshot_leaves", "who_message"]
+           "describe_value", "number_of", "revert_plan", "reverted_values", "set_value", "snapshot_leaves",
+           "who_message"]

@@ -6,6 +6,8 @@
 - 「撤回这处改动」 / 「撤回整拍」: asks first (default No), listing what is set back and, before that, the later beats'
   changes to the same paths it overwrites (``Chat.ledger_revert_plan``); Yes appends a user snapshot on the shown
   branch (``Chat.revert_ledger_change``), which 撤销本轮 steps back over. The pane repaints from the change notice.
+- 「改这个值…」: the selected path set to a typed value (``Chat.set_ledger_value``, a user snapshot 撤销 steps back
+  over) — the hand edit an MVU card player makes in a variables panel, here with its history.
 - A small line chart (QtCharts) of one numeric leaf over the beats (好感度, HP, money: a combo box lists them), the
   beat and value under the cursor said below it; a click on a point selects that beat in the tree and shows its
   user message in the conversation (``beatChosen``).
@@ -18,6 +20,7 @@ beat texts are the engine's messages (``core/ledger/history.py``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 from typing import TYPE_CHECKING, Any, Optional
@@ -28,6 +31,7 @@ from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -70,6 +74,11 @@ register({
     "lt.ask.yes": {"zh": "撤回", "en": "Revert"},
     "lt.done": {"zh": "已撤回第 {beat} 拍的改动。", "en": "Reverted beat {beat}'s changes."},
     "lt.more": {"zh": "……还有 {n} 处", "en": "… and {n} more"},
+    "lt.edit": {"zh": "改这个值…", "en": "Edit this value…"},
+    "lt.edit.title": {"zh": "改账本的值", "en": "Set a ledger value"},
+    "lt.edit.label": {"zh": "{path} 的新值（数字、true/false、JSON 或文字）：",
+                      "en": "New value of {path} (a number, true/false, JSON or text):"},
+    "lt.edit.done": {"zh": "已改：{path}", "en": "Set: {path}"},
 })
 
 #: data roles of the tree's rows
@@ -186,6 +195,9 @@ class LedgerTimelinePane(QWidget):
         self.revert_beat_btn = QPushButton(tr("lt.revert.beat"))
         self.revert_beat_btn.setObjectName("revertBeatButton")
         self.revert_beat_btn.clicked.connect(lambda _=False: self.revert_selected(whole_beat=True))
+        self.edit_btn = QPushButton(tr("lt.edit"))
+        self.edit_btn.setObjectName("editValueButton")
+        self.edit_btn.clicked.connect(lambda _=False: self.edit_selected())
         self.series_box = QComboBox()
         self.series_box.setObjectName("ledgerSeriesBox")
         self.series_box.currentTextChanged.connect(self._draw)
@@ -198,6 +210,7 @@ class LedgerTimelinePane(QWidget):
         buttons = QHBoxLayout()
         buttons.addWidget(self.revert_change_btn)
         buttons.addWidget(self.revert_beat_btn)
+        buttons.addWidget(self.edit_btn)
         buttons.addStretch(1)
         top = QWidget()
         tl = QVBoxLayout(top)
@@ -331,6 +344,7 @@ class LedgerTimelinePane(QWidget):
         busy = self.chat is None or self.chat.beat_running()
         self.revert_change_btn.setEnabled(not busy and path is not None)
         self.revert_beat_btn.setEnabled(not busy and beat is not None)
+        self.edit_btn.setEnabled(not busy and path is not None)
 
     def choose_beat(self, beat: int) -> None:
         """Select beat ``beat``'s row and ask to show its user message (a chart point was clicked)."""
@@ -369,6 +383,55 @@ class LedgerTimelinePane(QWidget):
         self.session.broadcast(chat.last_changes)
         self.status.emit(tr("lt.done", beat=beat))
         return True
+
+    def current_value(self, path: str) -> Any:
+        """The value ``path`` has now on the branch: the newest change's ``new`` (the history covers every
+        snapshot), None when it never changed."""
+        found = None
+        for b in self.history.beats if self.history is not None else []:
+            for c in b.changes:
+                if c.path == path:
+                    found = c.new
+        return found
+
+    def edit_selected(self, ask: Any = None) -> bool:
+        """Set the selected change's path to a value the user types (``ask(title, label, text) -> str | None``;
+        default a real input box filled with the current value). A string leaf takes the text as is; any other
+        takes it as JSON (a number, true/false, a list …) or, when it is none, as text. True when written."""
+        _beat, path = self.selected()
+        chat = self.chat
+        if chat is None or path is None:
+            return False
+        now = self.current_value(path)
+        shown = now if isinstance(now, str) else "" if now is None else json.dumps(now, ensure_ascii=False)
+        asker = ask or (lambda title, label, text: _ask_text(self, title, label, text))
+        typed = asker(tr("lt.edit.title"), tr("lt.edit.label", path=path), shown)
+        if typed is None:
+            return False
+        value: Any = typed
+        if not isinstance(now, str):
+            try:
+                value = json.loads(typed)
+            except ValueError:
+                value = typed
+        try:
+            chat.set_ledger_value(path, value)
+        except (ValueError, RuntimeError, OSError) as e:
+            self.status.emit(show(e))
+            return False
+        self.session.broadcast(chat.last_changes)
+        self.status.emit(tr("lt.edit.done", path=path))
+        return True
+
+
+def _ask_text(parent: QWidget, title: str, label: str, text: str) -> Optional[str]:
+    """A one-line input box (named ``ledgerValueInput``); None when cancelled."""
+    dlg = QInputDialog(parent)
+    dlg.setObjectName("ledgerValueInput")
+    dlg.setWindowTitle(title)
+    dlg.setLabelText(label)
+    dlg.setTextValue(text)
+    return dlg.textValue() if dlg.exec() == QInputDialog.DialogCode.Accepted else None
 
 
 def _lines(changes: list[Any], flip: bool, limit: int = 12) -> list[str]:
