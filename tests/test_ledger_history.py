@@ -207,6 +207,16 @@ async def test_cli_history_and_revert_both_languages(tmp_path):
     assert r.returncode == 2 and "Beat 4 changed nothing at nowhere" in r.stderr
     r = run_cli("ledger", "revert", folder, "x")
     assert r.returncode == 2 and "拍号要是整数" in r.stderr
+    # set by hand: a number for a number, text for a text
+    r = run_cli("ledger", "set", folder, "vars.金钱", "120")
+    assert r.returncode == 0 and r.stdout.strip() == "vars.金钱：37 → 120", r.stderr
+    r = run_cli("ledger", "set", folder, "location", "123")
+    assert r.returncode == 0 and r.stdout.strip() == "location：城门 → 123", r.stderr
+    again = Chat.open(tmp_path / "c", card(tmp_path), ReplayModel(actor=[], scribe=[]))
+    assert again.current_mvu().stat_data["金钱"] == 120 and again.current_state().location == "123"
+    again.close()
+    r = run_cli("--lang", "en", "ledger", "set", folder, "nowhere", "1")
+    assert r.returncode == 2 and "No ledger path nowhere to set" in r.stderr
 
 
 async def test_set_a_value_by_hand_and_undo(tmp_path):

@@ -2,6 +2,7 @@
 
     liyuan ledger history CHAT [--path P] [--json]        per beat on the shown branch: path, old → new, who, reason
     liyuan ledger revert CHAT BEAT [--path P] [--yes]     set beat BEAT's change to P (or all its changes) back
+    liyuan ledger set CHAT PATH VALUE                     set one field or variable by hand (a user snapshot)
 
 ``revert`` without ``--yes`` only shows what it would set back and the later beats' changes it would overwrite
 (nothing written: the default is No); with ``--yes`` it appends a user snapshot on the shown branch
@@ -35,6 +36,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     r.add_argument("beat", help="第几拍（history 里的拍号）")
     r.add_argument("--path", help="只撤回这一路径（及其下）的改动；不给则整拍")
     r.add_argument("--yes", action="store_true", help="真的写入（不加只显示会撤回什么）")
+    st = s.add_parser("set", help="手改一个账本字段或变量（你的新快照，可撤销）")
+    st.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    st.add_argument("path", help="路径，如 characters.阿棠.affinity 或 vars.好感")
+    st.add_argument("value", help="新值：文字字段照写；其他按 JSON（数字、true/false、列表）")
     return p
 
 
@@ -42,6 +47,8 @@ def run(args: argparse.Namespace) -> int:
     """Run ``liyuan ledger``; returns the exit status (0 ok, 2 with one ``liyuan: …`` line)."""
     if args.ledger_cmd == "history":
         return run_on_chat(args.chat, lambda chat: _history(chat, args))
+    if args.ledger_cmd == "set":
+        return run_on_chat(args.chat, lambda chat: _set(chat, args))
     return run_on_chat(args.chat, lambda chat: _revert(chat, args))
 
 
@@ -90,6 +97,15 @@ def _revert(chat: Chat, args: argparse.Namespace) -> int:
         return 0
     chat.revert_ledger_change(beat, args.path)
     print(say(message("cli.ledger.done")))
+    return 0
+
+
+def _set(chat: Chat, args: argparse.Namespace) -> int:
+    from ..core.ledger.history import value_from_text, value_now
+
+    chat.set_ledger_value(args.path, value_from_text(args.value, value_now(chat.ledger_history(), args.path)))
+    entry = chat.ledger_entry()
+    print("\n".join(entry.applied) if entry is not None else "")
     return 0
 
 

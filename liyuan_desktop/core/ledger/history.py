@@ -25,6 +25,7 @@ the ledger and variable tree the revert snapshot holds. The chat appends it as a
 from __future__ import annotations
 
 import copy
+import json
 import math
 from typing import Any, Iterable, Literal, Optional, Sequence
 
@@ -352,6 +353,34 @@ def set_value(path: str, value: Any, state: WorldState,
     return new_state, new_mvu, f"{path}：{describe_value(old)} → {describe_value(value)}"
 
 
+def value_now(history: LedgerHistory, path: str) -> Any:
+    """The value leaf ``path`` has at the end of the branch ``history`` covers (its newest change's ``new``; the
+    history has every snapshot), None when it never changed."""
+    found = None
+    for b in history.beats:
+        for c in b.changes:
+            if c.path == path:
+                found = c.new
+    return found
+
+
+def value_from_text(text: str, current: Any) -> Any:
+    """What a user typed for a leaf whose value is ``current``: a string leaf takes the text as is; any other takes
+    it as JSON (a number, true/false, a list …) or, when it is none, as text."""
+    if isinstance(current, str):
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def value_as_text(value: Any) -> str:
+    """The text a user edits for a leaf's ``value`` (the inverse of :func:`value_from_text`): a string as is, ""
+    for an absent leaf, anything else as JSON."""
+    return value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
+
+
 def describe_value(value: Any) -> str:
     """A leaf's value as the timeline prints it: a string as is (``""`` when empty), ``∅`` for an absent leaf,
     anything else as JavaScript's ``JSON.stringify`` writes it."""
@@ -375,4 +404,4 @@ def beat_message(beat: BeatChanges) -> Msg:
 
 __all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "RevertPlan", "area_of", "beat_message", "build_history",
            "describe_value", "number_of", "revert_plan", "reverted_values", "set_value", "snapshot_leaves",
-           "who_message"]
+           "value_as_text", "value_from_text", "value_now", "who_message"]

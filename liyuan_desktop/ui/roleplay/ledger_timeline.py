@@ -20,7 +20,6 @@ beat texts are the engine's messages (``core/ledger/history.py``).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import math
 from typing import TYPE_CHECKING, Any, Optional
@@ -42,7 +41,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.ledger.history import LedgerHistory, RevertPlan, beat_message, describe_value, who_message
+from ...core.ledger.history import (
+    LedgerHistory,
+    RevertPlan,
+    beat_message,
+    describe_value,
+    value_as_text,
+    value_from_text,
+    value_now,
+    who_message,
+)
 from ..dialogs.dialogs import confirm
 from ..infra import theme
 from ..infra.i18n import register, show, tr
@@ -384,38 +392,21 @@ class LedgerTimelinePane(QWidget):
         self.status.emit(tr("lt.done", beat=beat))
         return True
 
-    def current_value(self, path: str) -> Any:
-        """The value ``path`` has now on the branch: the newest change's ``new`` (the history covers every
-        snapshot), None when it never changed."""
-        found = None
-        for b in self.history.beats if self.history is not None else []:
-            for c in b.changes:
-                if c.path == path:
-                    found = c.new
-        return found
-
     def edit_selected(self, ask: Any = None) -> bool:
         """Set the selected change's path to a value the user types (``ask(title, label, text) -> str | None``;
-        default a real input box filled with the current value). A string leaf takes the text as is; any other
-        takes it as JSON (a number, true/false, a list …) or, when it is none, as text. True when written."""
+        default a real input box filled with the current value; read as core.ledger.history.value_from_text says).
+        True when written."""
         _beat, path = self.selected()
         chat = self.chat
         if chat is None or path is None:
             return False
-        now = self.current_value(path)
-        shown = now if isinstance(now, str) else "" if now is None else json.dumps(now, ensure_ascii=False)
+        now = value_now(self.history, path) if self.history is not None else None
         asker = ask or (lambda title, label, text: _ask_text(self, title, label, text))
-        typed = asker(tr("lt.edit.title"), tr("lt.edit.label", path=path), shown)
+        typed = asker(tr("lt.edit.title"), tr("lt.edit.label", path=path), value_as_text(now))
         if typed is None:
             return False
-        value: Any = typed
-        if not isinstance(now, str):
-            try:
-                value = json.loads(typed)
-            except ValueError:
-                value = typed
         try:
-            chat.set_ledger_value(path, value)
+            chat.set_ledger_value(path, value_from_text(typed, now))
         except (ValueError, RuntimeError, OSError) as e:
             self.status.emit(show(e))
             return False
