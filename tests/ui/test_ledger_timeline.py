@@ -179,3 +179,21 @@ def test_plan_text_lists_conflicts_before_targets(tmp_path):
                       conflicts=[LedgerChange(beat=5, path="time", old="晨", new="午", **c)])
     text = plan_text(plan)
     assert text.index("#5 time: 晨 → 午") < text.index("time: 晨 → 夜")
+
+
+def test_a_long_history_lists_the_newest_changes(qtbot, monkeypatch):
+    from liyuan_desktop.core.ledger.history import BeatChanges, LedgerChange, LedgerHistory
+    from liyuan_desktop.ui.infra.session import Session
+    from liyuan_desktop.ui.roleplay import ledger_timeline
+
+    monkeypatch.setattr(ledger_timeline, "MAX_ROWS", 10)
+    pane = ledger_timeline.LedgerTimelinePane(Session())
+    qtbot.addWidget(pane)
+    beats = [BeatChanges(beat=i, user_id=f"u{i}", user_text=f"第{i}句", changes=[
+        LedgerChange(beat=i, snapshot_id=f"s{i}", path=p, segments=p.split("."), area="vars", kind="changed",
+                     old=i - 1, new=i, who="scribe") for p in ("vars.a", "vars.b", "vars.c")]) for i in range(1, 21)]
+    pane.show_history(LedgerHistory(beats=beats, series={"vars.a": [(i, float(i)) for i in range(1, 21)]}))
+    assert pane.tree.topLevelItem(0).text(0) == "（更早的 48 处改动没有列出：用路径筛选，或 liyuan ledger history）"
+    assert pane.tree.topLevelItemCount() == 5 and pane.tree.topLevelItem(4).text(0) == "第 20 拍 第20句"
+    pane.filter.setText("vars.a")
+    assert pane.tree.topLevelItemCount() == 11 and pane.chart.points[-1] == (20, 20.0)

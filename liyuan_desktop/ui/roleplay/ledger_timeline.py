@@ -82,6 +82,8 @@ register({
     "lt.ask.yes": {"zh": "撤回", "en": "Revert"},
     "lt.done": {"zh": "已撤回第 {beat} 拍的改动。", "en": "Reverted beat {beat}'s changes."},
     "lt.more": {"zh": "……还有 {n} 处", "en": "… and {n} more"},
+    "lt.older": {"zh": "（更早的 {n} 处改动没有列出：用路径筛选，或 liyuan ledger history）",
+                 "en": "({n} older changes not listed: filter by path, or use liyuan ledger history)"},
     "lt.edit": {"zh": "改这个值…", "en": "Edit this value…"},
     "lt.edit.title": {"zh": "改账本的值", "en": "Set a ledger value"},
     "lt.edit.label": {"zh": "{path} 的新值（数字、true/false、JSON 或文字）：",
@@ -89,6 +91,8 @@ register({
     "lt.edit.done": {"zh": "已改：{path}", "en": "Set: {path}"},
 })
 
+#: the changes the tree lists at most (the newest; a long chat's whole history is a few thousand beats)
+MAX_ROWS = 3000
 #: data roles of the tree's rows
 BEAT_ROLE = Qt.ItemDataRole.UserRole
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -295,32 +299,44 @@ class LedgerTimelinePane(QWidget):
         self.fill()
 
     def fill(self) -> None:
-        """The tree and the chart from :attr:`history` with the filter applied."""
+        """The tree and the chart from :attr:`history` with the filter applied; the newest :data:`MAX_ROWS`
+        changes at most (a line says how many older ones the filter or ``liyuan ledger history`` shows)."""
         prefix = self.filter.text().strip()
         self.tree.clear()
         h = self.history
-        beats = [] if h is None else h.beats
-        for b in beats:
+        picked: list[tuple[Any, list[Any]]] = []
+        total = budget = 0
+        for b in reversed([] if h is None else h.beats):
             rows = [c for c in b.changes if c.path.startswith(prefix)]
-            if not rows:
-                continue
-            top = QTreeWidgetItem([show(beat_message(b))])
-            top.setData(0, BEAT_ROLE, b.beat)
-            top.setData(0, PATH_ROLE, b.user_id or "")
-            for c in rows:
-                row = QTreeWidgetItem([c.path, f"{describe_value(c.old)} → {describe_value(c.new)}",
-                                       show(who_message(c.who)), c.reason])
-                row.setData(0, BEAT_ROLE, b.beat)
-                row.setData(0, PATH_ROLE, c.path)
-                row.setToolTip(1, row.text(1))
-                top.addChild(row)
-            self.tree.addTopLevelItem(top)
-            top.setExpanded(True)
-        if self.tree.topLevelItemCount() == 0 and h is not None:
+            total += len(rows)
+            if rows and budget < MAX_ROWS:
+                picked.append((b, rows))
+                budget += len(rows)
+        items = [self._beat_item(b, rows) for b, rows in reversed(picked)]
+        if total > budget:
+            items.insert(0, QTreeWidgetItem([tr("lt.older", n=total - budget)]))
+        self.tree.addTopLevelItems(items)
+        for it in items:
+            it.setExpanded(True)
+        if not items and h is not None:
             self.tree.addTopLevelItem(QTreeWidgetItem([tr("lt.empty")]))
         self.tree.resizeColumnToContents(0)
         self._fill_series(prefix)
         self.update_buttons()
+
+    @staticmethod
+    def _beat_item(b: Any, rows: list[Any]) -> QTreeWidgetItem:
+        top = QTreeWidgetItem([show(beat_message(b))])
+        top.setData(0, BEAT_ROLE, b.beat)
+        top.setData(0, PATH_ROLE, b.user_id or "")
+        for c in rows:
+            row = QTreeWidgetItem([c.path, f"{describe_value(c.old)} → {describe_value(c.new)}",
+                                   show(who_message(c.who)), c.reason])
+            row.setData(0, BEAT_ROLE, b.beat)
+            row.setData(0, PATH_ROLE, c.path)
+            row.setToolTip(1, row.text(1))
+            top.addChild(row)
+        return top
 
     def _fill_series(self, prefix: str) -> None:
         keep = self.series_box.currentText()
