@@ -77,6 +77,11 @@ async def test_a_running_chat_keeps_or_takes_the_new_version(tmp_path):
     assert chat.card_update() is None and chat.last_changes.names() == {"settings"}
     await chat.send("二")
     assert "旧描述：她在茶馆。" in chat.system and "新描述" not in chat.system
+    # reopened: still the kept version, and no "card edited" notice
+    chat.close()
+    chat = Chat.open(tmp_path / "c", load_card(path), model)
+    assert "旧描述：她在茶馆。" in chat.system and chat.card_update() is None
+    assert not chat.pending_notices and (tmp_path / "c" / "kept-card.json").is_file()
     # another update, taken: the next prompt has exactly the new text
     doc = json.loads(json.dumps(NEW))
     doc["data"]["description"] = "第三版：她在城门。"
@@ -84,9 +89,12 @@ async def test_a_running_chat_keeps_or_takes_the_new_version(tmp_path):
     d = chat.card_update()
     assert d is not None and [(c.old, c.new) for c in d.fields] == [("旧描述：她在茶馆。", "第三版：她在城门。")]
     assert chat.refresh_card() is not None
-    assert chat.card_update() is None
+    assert chat.card_update() is None and not (tmp_path / "c" / "kept-card.json").exists()
     assert "第三版：她在城门。" in chat.system and "旧描述" not in chat.system
     await chat.send("三")
     assert "第三版：她在城门。" in chat.system
     assert chat.current_mvu() is not None
+    chat.close()
+    chat = Chat.open(tmp_path / "c", load_card(path), model)
+    assert "第三版：她在城门。" in chat.system
     chat.close()

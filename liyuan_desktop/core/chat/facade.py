@@ -42,7 +42,7 @@ from ..session.entries import AssistantEntry
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..text import utf16_len
-from . import recovery, turn
+from . import card_keep, recovery, turn
 from .agent import RestoreResult
 from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
@@ -126,6 +126,7 @@ class Chat(ChatView):
         preset (from the library unless ``preset`` is given), attached world books, the card's switches, the chat's
         world-info overrides over ``world_info`` (the app's settings; None: the card book's own); what is missing is in
         :attr:`load_warnings`. Raises SessionError / OSError."""
+        library_card, card = card, card_keep.kept_card(Path(directory), card)  # 「保持旧版」 (issue 33 §4)
         tree = SessionTree.open(Path(directory) / "session.jsonl",
                                 rebuild_header=lambda: recovery.header_fields(Path(directory), card))
         note = recovery.recover_draft(tree, Path(directory))  # a beat killed mid-draft: its draft, offered back
@@ -133,7 +134,7 @@ class Chat(ChatView):
             tree.load_warnings.append(note)
         chat = cls(Path(directory), tree, card, model, scribe_model,
                    preset=preset, persona_obj=persona_obj, world_info=world_info)
-        if tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):  # edited since it last played
+        if card is library_card and tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):
             chat.pending_notices.append(edited_notice(card.name))
         chat.write_meta()
         return chat
@@ -665,6 +666,7 @@ class Chat(ChatView):
             card = load_card(path)
         except CardError:
             return None
+        card_keep.forget(self.dir)  # the library's card again, not a kept old version
         self._reload_context(card)
         self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]
         notice = edited_notice(card.name)
@@ -687,9 +689,12 @@ class Chat(ChatView):
 
     @notices(Changes.of("settings"))
     def keep_card(self) -> None:
-        """Keep playing the card this chat read although its file changed (until the chat is opened again)."""
-        if self.card.path:
-            self._card_stamp = card_stamp(self.card.path)
+        """Keep playing the card this chat read although its file changed, also when opened again (chat.card_keep;
+        until the library card changes once more). OSError when the disk refuses."""
+        stamp = card_stamp(self.card.path) if self.card.path else None
+        if stamp is not None:
+            card_keep.keep(self.dir, self.card, stamp)
+            self._card_stamp = stamp
 
     @notices(Changes.of("settings"))
     def reload_books(self) -> None:

@@ -4,7 +4,8 @@
 The bar says what changed (``Chat.card_update``: fields, greetings, book entries, regex scripts, initial variables,
 counted; 「查看改动」 lists them) and offers 「从下一拍用新版」 (``Chat.refresh_card``: the next prompt uses the new card;
 its cached prefix changes once; the library kept the old version in the card's ``versions/``) or 「保持旧版」
-(``Chat.keep_card``: this chat plays the version it read until it is opened again). Left alone, the next beat takes
+(``Chat.keep_card``: this chat plays the version it read, also when opened again, until the card changes once
+more — ``core/chat/card_keep.py``). Left alone, the next beat takes
 the new version, as before. It looks when a chat is shown, after a notice naming the settings or the library, and
 when the application becomes active again (the card may have been changed by another program). Strings: ``cu.``.
 """
@@ -35,8 +36,8 @@ register({
     "cu.used": {"zh": "下一拍起用新版角色卡（提示词缓存的前缀会变一次；旧版留在卡的 versions/ 里）。",
                 "en": "The new card is used from the next beat (the prompt's cached prefix changes once; the old "
                       "version stays in the card's versions/)."},
-    "cu.kept": {"zh": "这个对话继续用旧版角色卡（重新打开时会读新版）。",
-                "en": "This chat keeps the old card (it reads the new one when opened again)."},
+    "cu.kept": {"zh": "这个对话继续用旧版角色卡（重新打开也是；卡再更新时会再问）。",
+                "en": "This chat keeps the old card, also when opened again (a later update asks again)."},
     "cu.title": {"zh": "角色卡的改动", "en": "What changed in the card"},
     "cu.added": {"zh": "新增", "en": "added"},
     "cu.removed": {"zh": "删除", "en": "removed"},
@@ -138,11 +139,15 @@ class CardUpdateBar(QFrame):
         self.status(tr("cu.used"))
 
     def keep_old(self) -> None:
-        """This chat keeps the version it plays."""
+        """This chat keeps the version it plays (kept in its folder)."""
         chat = self.chat
         if chat is None:
             return
-        chat.keep_card()
+        try:
+            chat.keep_card()
+        except OSError as e:
+            self.status(str(e))
+            return
         self.session.broadcast(chat.last_changes)
         self.hide()
         self.status(tr("cu.kept"))
