@@ -143,7 +143,7 @@ async def test_revert_whole_beat_and_errors(tmp_path):
     plan = chat.ledger_revert_plan(7, "flags")
     assert [(t.path, t.kind) for t in plan.targets] == [("flags.门", "added")] and not plan.conflicts
     chat.revert_ledger_change(7, "flags")
-    assert chat.current_state().flags == {}
+    assert chat.current_state().flags == {} and chat.patch_quality().reverted == 1
     with pytest.raises(ValueError):
         chat.ledger_revert_plan(7, "time")
     whole = chat.revert_ledger_change(10)
@@ -234,7 +234,21 @@ async def test_set_a_value_by_hand_and_undo(tmp_path):
         chat.set_ledger_value("characters.阿棠.affinity", "很高")
     with pytest.raises(ValueError):
         chat.set_ledger_value("nowhere.x", 1)
+    q = chat.patch_quality()
+    assert (q.beats, q.hand_set, q.reverted, q.rejected) == (10, 2, 0, 0) and q.applied >= 30
     chat.undo()
     chat.undo()
     assert chat.tree.leaf_id == leaf and chat.current_mvu().stat_data["好感"] == 19
     chat.close()
+
+
+def test_scribe_quality_bench_counts_applied_rejected_reverted():
+    """bench/scribe_quality.py: real scribe replies (the golden runs' when ../shared is there) and a small model's
+    bad patches; the user's reverts counted."""
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "scribe_quality.py"), "--json"], cwd=str(ROOT),
+                       capture_output=True, text=True, encoding="utf-8", timeout=120,
+                       env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    assert q["beats"] == 5 + q["golden_replies"] and q["rejected"] == 3 and q["reverted"] == 5
+    assert q["applied"] >= 8

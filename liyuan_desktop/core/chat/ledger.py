@@ -29,8 +29,10 @@ from ..cards import Card
 from ..cards.th_scripts import card_th_variables, preset_th_variables
 from ..ledger.history import (
     LedgerHistory,
+    PatchQuality,
     RevertPlan,
     build_history,
+    patch_quality,
     revert_plan,
     reverted_values,
     set_value,
@@ -168,6 +170,10 @@ class BranchLedger:
         """The shown branch's ledger timeline (core.ledger.history), changes filtered by path ``prefix``."""
         initial = MvuState.initial(self.mvu_initial).stat_data if isinstance(self.mvu_initial, dict) else None
         return build_history(self.tree.path_to(), initial, prefix)
+
+    def patch_quality(self) -> PatchQuality:
+        """How the scribe's patches fared on the shown branch (core.ledger.history.patch_quality)."""
+        return patch_quality(self.tree.path_to())
 
     def revert_plan(self, beat: int, path: Optional[str] = None) -> RevertPlan:
         """What reverting ``beat``'s change to ``path`` (None: the whole beat) sets back and its conflicts.

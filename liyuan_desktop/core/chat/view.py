@@ -17,7 +17,7 @@ from ..cards.book_links import BookLink, library_book_names
 from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
-from ..ledger.history import LedgerHistory, RevertPlan
+from ..ledger.history import LedgerHistory, PatchQuality, RevertPlan
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
@@ -200,6 +200,11 @@ class ChatView:
         threads and variables (path, old → new, who, the scribe's reason), only paths starting with ``path``; and
         the numeric leaves' values per beat (core.ledger.history)."""
         return self.ledger.history(path)
+
+    def patch_quality(self) -> PatchQuality:
+        """Issue 33: the scribe's patches on the shown branch — applied, refused by the guards, reverted or
+        overridden by hand by the user (counts)."""
+        return self.ledger.patch_quality()
 
     def ledger_revert_plan(self, beat: int, path: Optional[str] = None) -> RevertPlan:
         """What :meth:`Chat.revert_ledger_change` would set back (beat ``beat``'s change to ``path``, None = all of

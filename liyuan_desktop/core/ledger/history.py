@@ -234,6 +234,35 @@ def build_history(path: Iterable[Any], initial_vars: Optional[dict[str, Any]] = 
     return LedgerHistory(beats=[beats[k] for k in sorted(beats)], series=series)
 
 
+class PatchQuality(BaseModel):
+    """How the scribe's patches fared on a branch (issue 33: patch quality measured): ``beats`` scribe snapshots,
+    ``applied`` change lines applied (ledger, variables, panels), ``rejected`` lines refused by the guards
+    (warnings), ``reverted`` paths the user set back with a revert, ``hand_set`` values the user set by hand."""
+
+    beats: int = 0
+    applied: int = 0
+    rejected: int = 0
+    reverted: int = 0
+    hand_set: int = 0
+
+
+def patch_quality(path: Iterable[Any]) -> PatchQuality:
+    """Count :class:`PatchQuality` over a branch's session entries (root first)."""
+    q = PatchQuality()
+    for e in path:
+        if e.type != "rp-state":
+            continue
+        if getattr(e, "source", "") == "scribe":
+            q.beats += 1
+            q.applied += sum(len(getattr(e, k, None) or []) for k in ("applied", "mvu_applied", "panel_applied"))
+            q.rejected += sum(len(getattr(e, k, None) or []) for k in ("warnings", "mvu_warnings", "panel_warnings"))
+        elif getattr(e, "reverts", None):
+            q.reverted += len(getattr(e, "applied", None) or [])
+        elif getattr(e, "sets", None):
+            q.hand_set += 1
+    return q
+
+
 # ----------------------------------------------------------------------------------------------- reverting
 
 def _under(path: Sequence[str], top: Sequence[str]) -> bool:
@@ -402,6 +431,6 @@ def beat_message(beat: BeatChanges) -> Msg:
     return message("ledger.beat.title", beat=beat.beat, text=text[:30] + ("…" if len(text) > 30 else ""))
 
 
-__all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "RevertPlan", "area_of", "beat_message", "build_history",
+__all__ = ["BeatChanges", "LedgerChange", "LedgerHistory", "PatchQuality", "RevertPlan", "patch_quality", "area_of", "beat_message", "build_history",
            "describe_value", "number_of", "revert_plan", "reverted_values", "set_value", "snapshot_leaves",
            "value_as_text", "value_from_text", "value_now", "who_message"]
