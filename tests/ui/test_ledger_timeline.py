@@ -162,6 +162,7 @@ async def test_timeline_lists_reverts_and_charts(qtbot, tmp_path):
         assert pane.tree.headerItem().text(2) == "Who" and rows(pane)[3][0] == "Beat 4 第4句"
         assert "characters.阿棠.affinity | 15 → -100 | scribe | 她生气了" in rows(pane)[3][1]
         assert pane.revert_beat_btn.text() == "Revert this beat"
+        assert pane.selected() == (4, None)  # the repaint keeps the selection
     finally:
         set_language("zh")
         retranslate_tree(win)

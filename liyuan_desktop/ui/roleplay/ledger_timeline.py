@@ -302,6 +302,7 @@ class LedgerTimelinePane(QWidget):
         """The tree and the chart from :attr:`history` with the filter applied; the newest :data:`MAX_ROWS`
         changes at most (a line says how many older ones the filter or ``liyuan ledger history`` shows)."""
         prefix = self.filter.text().strip()
+        was = self.selected()
         self.tree.clear()
         h = self.history
         picked: list[tuple[Any, list[Any]]] = []
@@ -322,7 +323,20 @@ class LedgerTimelinePane(QWidget):
             self.tree.addTopLevelItem(QTreeWidgetItem([tr("lt.empty")]))
         self.tree.resizeColumnToContents(0)
         self._fill_series(prefix)
+        self.reselect(*was)
         self.update_buttons()
+
+    def reselect(self, beat: Optional[int], path: Optional[str]) -> None:
+        """Select the row of ``beat`` / ``path`` again after a repaint (nothing when it is gone)."""
+        for i in range(self.tree.topLevelItemCount() if beat is not None else 0):
+            top = self.tree.topLevelItem(i)
+            if top is None or top.data(0, BEAT_ROLE) != beat:
+                continue
+            kids = [top.child(k) for k in range(top.childCount())]
+            hit = next((k for k in kids if k is not None and k.data(0, PATH_ROLE) == path), top if path is None else None)
+            if hit is not None:
+                self.tree.setCurrentItem(hit)
+            return
 
     @staticmethod
     def _beat_item(b: Any, rows: list[Any]) -> QTreeWidgetItem:
