@@ -98,3 +98,30 @@ async def test_a_running_chat_keeps_or_takes_the_new_version(tmp_path):
     chat = Chat.open(tmp_path / "c", load_card(path), model)
     assert "第三版：她在城门。" in chat.system
     chat.close()
+
+
+async def test_take_only_some_changes(tmp_path):
+    from liyuan_desktop.core.cards.update_diff import pick_key
+
+    path = tmp_path / "card.json"
+    write(path, OLD)
+    chat = Chat.create(tmp_path / "c", load_card(path), ReplayModel(actor=[], scribe=[]))
+    write(path, NEW)
+    d = chat.card_update()
+    picks = [pick_key("fields", d.fields[0]), pick_key("entries", d.entries[3]), pick_key("regex", d.regex[1])]
+    assert picks == ["fields:description", "entries:3", "regex:r2"]
+    chat.take_card_changes(picks)
+    assert chat.last_changes.names() == {"settings"} and chat.card_update() is None
+
+    def played(c):
+        book = {str(e["id"]): e["content"] for e in c.card.character_book["entries"]}
+        return c.card.description, book, [s["id"] for s in c.card.extensions["regex_scripts"]], c.card.alternate_greetings
+
+    want = ("新描述：她在渡口。", {"0": json.dumps({"好感": 10}), "1": "茶馆在镇北。", "2": "渡口。", "3": "城门。"},
+            ["r1", "r2"], ["甲"])
+    assert played(chat) == want
+    assert "新描述：她在渡口。" in chat.system
+    chat.close()
+    again = Chat.open(tmp_path / "c", load_card(path), ReplayModel(actor=[], scribe=[]))
+    assert played(again) == want and again.card_update() is None
+    again.close()

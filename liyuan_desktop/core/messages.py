@@ -881,6 +881,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # --- x33ledger ---
     "act.撤回账本改动": {"zh": "撤回账本改动", "en": "revert a ledger change"},
     "act.改账本的值": {"zh": "改账本的值", "en": "set a ledger value"},
+    "act.改角色卡": {"zh": "改角色卡", "en": "change the card"},
     "ledger.history.nothing": {"zh": "第 {beat} 拍没有改动 {path}", "en": "Beat {beat} changed nothing at {path}"},
     "ledger.history.any": {"zh": "（任何路径）", "en": "(any path)"},
     "ledger.history.no_beat": {"zh": "当前分支上没有第 {beat} 拍", "en": "The shown branch has no beat {beat}"},

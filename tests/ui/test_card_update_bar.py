@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QPushButton
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
@@ -51,19 +51,20 @@ async def test_bar_offers_keep_or_use(qtbot, tmp_path):
     assert bar.isVisible()
     assert bar.label.text() == "角色卡「阿棠」已更新：字段 1 处、开场白 1 处、世界书条目 1 条。"
     assert win.grab().save(str(Path(os.environ.get("LIYUAN_SHOT_DIR") or tmp_path) / "card_update_bar.png"))
-    seen: list[str] = []
-
-    def answer():
+    # 查看改动: every change listed; closing takes nothing
+    def close_box():
         box = QApplication.activeModalWidget()
         if box is None:
-            QTimer.singleShot(50, answer)
+            QTimer.singleShot(50, close_box)
             return
-        seen.append(box.text())
-        QTest.keyClick(box, Qt.Key.Key_Return)
+        texts.extend(box.list.item(i).text() for i in range(box.list.count()))
+        QTest.keyClick(box, Qt.Key.Key_Escape)
 
-    QTimer.singleShot(100, answer)
+    texts: list[str] = []
+    QTimer.singleShot(100, close_box)
     bar.show_btn.click()
-    assert "description: 修改  旧描述。 → 新描述。" in seen[0] and "1（茶馆）: 修改 [content]" in seen[0]
+    assert "description: 修改  旧描述。 → 新描述。" in texts and "1（茶馆）: 修改 [content]" in texts
+    assert bar.isVisible() and "旧描述。" in win.chat.system
     bar.keep_btn.click()
     assert bar.isHidden() and win.chat.card_update() is None
     assert "旧描述。" in win.chat.system and "继续用旧版" in win.statusBar().currentMessage()
@@ -73,4 +74,26 @@ async def test_bar_offers_keep_or_use(qtbot, tmp_path):
     assert bar.isVisible()
     bar.use_btn.click()
     assert bar.isHidden() and "第三版。" in win.chat.system and "旧描述" not in win.chat.system
+    # pick one change: only the checked description is taken, the book entry stays
+    newer = json.loads(json.dumps(new))
+    newer["data"]["description"] = "第四版。"
+    newer["data"]["character_book"]["entries"][0]["content"] = "镇东。"
+    open(path, "w", encoding="utf-8").write(json.dumps(newer, ensure_ascii=False))
+    win.session.broadcast(Changes.of("library"))
+    assert bar.isVisible()
+
+    def pick_description():
+        box = QApplication.activeModalWidget()
+        if box is None:
+            QTimer.singleShot(50, pick_description)
+            return
+        items = [box.list.item(i) for i in range(box.list.count())]
+        next(it for it in items if it.text().startswith("description")).setCheckState(Qt.CheckState.Checked)
+        box.findChild(QPushButton, "cardUpdateTake").click()
+
+    QTimer.singleShot(100, pick_description)
+    bar.show_btn.click()
+    assert bar.isHidden() and "第四版。" in win.chat.system
+    assert win.chat.card.character_book["entries"][0]["content"] == "镇南。"
+    assert "勾选的 1 处改动" in win.statusBar().currentMessage()
     win.close()

@@ -18,6 +18,7 @@ whatever the card file holds when the next message is sent.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
@@ -140,4 +141,62 @@ def card_update_diff(old: Card, new: Card) -> CardDiff:
     return CardDiff(fields=fields, greetings=greetings, entries=entries, regex=regex, variables=variables)
 
 
-__all__ = ["CardDiff", "ItemChange", "TEXT_FIELDS", "card_update_diff"]
+def pick_key(area: str, change: ItemChange) -> str:
+    """The key that names one change for :func:`merge_picked`: ``area:key`` (``greetings`` is one pick for all
+    greetings; ``variables`` are picked through their ``[InitVar]`` entry)."""
+    return "greetings" if area == "greetings" else f"{area}:{change.key}"
+
+
+def _data(doc: dict[str, Any]) -> dict[str, Any]:
+    d = doc.get("data")
+    return d if isinstance(d, dict) else doc
+
+
+def _dict_at(d: dict[str, Any], key: str) -> dict[str, Any]:
+    v = d.get(key)
+    return v if isinstance(v, dict) else {}
+
+
+def _list_at(d: dict[str, Any], key: str) -> list[Any]:
+    v = d.get(key)
+    return v if isinstance(v, list) else []
+
+
+def _swap_item(items: list[Any], new_items: list[Any], key: str, ids: tuple[str, ...]) -> None:
+    a, b = _keyed(items, ids), _keyed(new_items, ids)
+    old, new = a.get(key), b.get(key)
+    at = next((i for i, it in enumerate(items) if it is old), None) if old is not None else None
+    if new is None and at is not None:
+        del items[at]
+    elif new is not None and at is None:
+        items.append(copy.deepcopy(new))
+    elif new is not None and at is not None:
+        items[at] = copy.deepcopy(new)
+
+
+def merge_picked(old: Card, new: Card, picks: list[str]) -> dict[str, Any]:
+    """The card JSON of ``old`` with only the ``picks`` (:func:`pick_key`) taken from ``new``: a field's new value,
+    all greetings, a book entry or a regex script added / removed / replaced. What SillyTavern cannot do: take part
+    of an update. Returns a new document (``old.raw`` untouched)."""
+    doc = copy.deepcopy(old.raw) if isinstance(old.raw, dict) else {}
+    d = _data(doc)
+    for pick in picks:
+        area, _, key = pick.partition(":")
+        if area == "fields" and key in TEXT_FIELDS:
+            d[key] = copy.deepcopy(getattr(new, key))
+        elif area == "greetings":
+            d["first_mes"], d["alternate_greetings"] = new.first_mes, list(new.alternate_greetings)
+        elif area == "entries":
+            book = _dict_at(d, "character_book")
+            entries = _list_at(book, "entries")
+            _swap_item(entries, _entries(new), key, ("id", "uid"))
+            d["character_book"] = {**book, "entries": entries}
+        elif area == "regex":
+            ext = _dict_at(d, "extensions")
+            scripts = _list_at(ext, "regex_scripts")
+            _swap_item(scripts, _scripts(new), key, ("id", "scriptName"))
+            d["extensions"] = {**ext, "regex_scripts": scripts}
+    return doc
+
+
+__all__ = ["CardDiff", "ItemChange", "TEXT_FIELDS", "card_update_diff", "merge_picked", "pick_key"]

@@ -5,7 +5,8 @@ old card's JSON is written to ``kept-card.json`` in the chat folder with the sta
 the library file it declined. Opening the chat again (:func:`kept_card`) plays the kept card while the library file
 is still that declined one; once the library card changes again, the chat reads the library card as usual (and the
 window's card-update bar compares it with the kept one). Taking the new version (``Chat.refresh_card``) removes the
-file (:func:`forget`). The kept card has the library card's path (so later edits are noticed) and its assets.
+file (:func:`forget`); taking only some of the changes (:func:`take_picked`) keeps the merged card the same way.
+The kept card has the library card's path (so later edits are noticed) and its assets.
 """
 
 from __future__ import annotations
@@ -44,6 +45,21 @@ def kept_card(directory: Path, card: Card) -> Card:
     return old.model_copy(update={"assets": card.assets})
 
 
+def take_picked(directory: Path, card: Card, picks: list[str]) -> Card:
+    """Take only ``picks`` (``cards.update_diff.pick_key``) of the library's newer version of ``card`` (the one the
+    chat plays): the merged card is kept for the chat (as :func:`keep` does, against the library file's stamp) and
+    returned. CardError when the library card no longer reads, OSError when the disk refuses."""
+    from ..cards import load_card
+    from ..cards.update_diff import merge_picked
+
+    new = load_card(card.path)
+    stamp = card_stamp(card.path) or ""
+    merged = card_from_json(merge_picked(card, new, picks), card.path, source_format=card.source_format)
+    merged = merged.model_copy(update={"assets": new.assets})
+    keep(directory, merged, stamp)
+    return merged
+
+
 def forget(directory: Path) -> None:
     """The chat takes the library's card again: its kept version goes."""
     try:
@@ -52,4 +68,4 @@ def forget(directory: Path) -> None:
         pass
 
 
-__all__ = ["KEPT_FILE", "forget", "keep", "kept_card"]
+__all__ = ["KEPT_FILE", "forget", "keep", "kept_card", "take_picked"]

@@ -697,6 +697,14 @@ class Chat(ChatView):
             self._card_stamp = stamp
 
     @notices(Changes.of("settings"))
+    def take_card_changes(self, picks: list[str]) -> None:
+        """Take only some changes of the replaced card (``picks``: ``cards.update_diff.pick_key`` of the
+        :meth:`card_update` items); the rest stays as this chat plays it, also when opened again (chat.card_keep).
+        The next prompt uses the merged card. CardError, OSError, RuntimeError while a beat runs."""
+        self._idle("改角色卡")
+        self._reload_context(card_keep.take_picked(self.dir, self.card, picks))
+
+    @notices(Changes.of("settings"))
     def reload_books(self) -> None:
         """World books changed on disk (the chat's or the global ones switched on/off, imported, removed): read
         them again; the next beat's activation uses them. RuntimeError while a beat runs."""
