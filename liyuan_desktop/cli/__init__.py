@@ -9,6 +9,7 @@
     liyuan chats list|rename|duplicate|delete|trash|restore …   manage chats and cards, the 回收站 (chats.py)
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
+    liyuan ledger history|revert CHAT …      the ledger timeline per beat; revert one change (ledger.py)
     liyuan preset import|list|show|delete|default|prompts|export …   the preset library 预设/ (preset.py)
     liyuan qr import|list|show|delete …      quick-reply sets 快速回复/ (quick_replies.py)
     liyuan search QUERY [--card C] [--json]   words in every chat (search.py)
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
     from .group import add_parser as group_parser
+    from .ledger import add_parser as ledger_parser
     from .novel import add_parser as novel_parser
 
     p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
@@ -51,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     story.add_parser(sub)
     chats.add_parsers(sub)
     branch.add_parser(sub)
+    ledger_parser(sub)
     inspect.add_parser(sub)
     memory.add_parser(sub)
     preset.add_parser(sub)
@@ -81,6 +84,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from . import quick_replies as qr_cli
     from .card_scripts import run as card_scripts_run
     from .group import run as group_run
+    from .ledger import run as ledger_run
     from .novel import run as novel_run
 
     if not isinstance(sys.stdout, PipeSafeStdout):
@@ -88,7 +92,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     runs = {"card": card.run, "import-chat": chats.run, "export-chat": chats.run, "chats": chats.run, "story": story.run,
             "branches": branch.run, "inspect": inspect.run, "memory": memory.run, "preset": preset.run,
             "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
-            "qr": qr_cli.run, "novel": novel_run, "group": group_run,
+            "qr": qr_cli.run, "novel": novel_run, "group": group_run, "ledger": ledger_run,
             "card-scripts": card_scripts_run}  # `card scripts` (cli/card_scripts.py sets this cmd)
     if args.cmd in runs:
         return runs[args.cmd](args)

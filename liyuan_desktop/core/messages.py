@@ -1008,6 +1008,31 @@ CATALOG: dict[str, dict[str, str]] = {
     "agent.reply_chapter.written": {"zh": "回复已写入 {name}", "en": "The reply was written to {name}"},
     "agent.reply_chapter.empty": {"zh": "模型没有写出正文，{name} 没有改动", "en": "The model wrote no text; {name} is unchanged"},
     "agent.reply_chapter.failed": {"zh": "没能写入 {name}：{error}", "en": "Could not write {name}: {error}"},
+    # --- x33ledger ---
+    "act.撤回账本改动": {"zh": "撤回账本改动", "en": "revert a ledger change"},
+    "act.改账本的值": {"zh": "改账本的值", "en": "set a ledger value"},
+    "act.改角色卡": {"zh": "改角色卡", "en": "change the card"},
+    "ledger.history.nothing": {"zh": "第 {beat} 拍没有改动 {path}", "en": "Beat {beat} changed nothing at {path}"},
+    "ledger.history.any": {"zh": "（任何路径）", "en": "(any path)"},
+    "ledger.history.no_beat": {"zh": "当前分支上没有第 {beat} 拍", "en": "The shown branch has no beat {beat}"},
+    "ledger.who.scribe": {"zh": "场记", "en": "scribe"},
+    "ledger.who.bar": {"zh": "状态栏", "en": "status bar"},
+    "ledger.who.user": {"zh": "你", "en": "you"},
+    "ledger.who.script": {"zh": "卡的初始值", "en": "card's initial values"},
+    "ledger.beat.title": {"zh": "第 {beat} 拍 {text}", "en": "Beat {beat} {text}"},
+    "ledger.beat.opening": {"zh": "开场", "en": "Opening"},
+    "ledger.history.empty": {"zh": "这条分支上的账本还没有改动。", "en": "The ledger has no changes on this branch yet."},
+    "cli.ledger.plan": {"zh": "撤回第 {beat} 拍的改动（{n} 处）：", "en": "Reverting beat {beat}'s changes ({n}):"},
+    "cli.ledger.conflicts": {"zh": "之后的拍也改过这些路径（撤回会覆盖它们）：",
+                             "en": "Later beats changed these paths too (the revert overwrites them):"},
+    "cli.ledger.ask_yes": {"zh": "没有写入。加 --yes 才会撤回（一条新的账本快照，可用 liyuan branches --undo 撤销）。",
+                           "en": "Nothing written. Add --yes to revert (a new ledger snapshot; liyuan branches --undo undoes it)."},
+    "cli.ledger.done": {"zh": "已撤回：账本多了一条你的快照（liyuan branches --undo 可撤销）。",
+                        "en": "Reverted: the ledger has a new snapshot from you (liyuan branches --undo undoes it)."},
+    "ledger.set.bad_path": {"zh": "账本里没有可以改的路径 {path}（账本字段如 time、characters.名字.affinity，变量以 vars. 开头）",
+                            "en": "No ledger path {path} to set (ledger fields like time or characters.NAME.affinity; "
+                                  "variables start with vars.)"},
+    "cli.ledger.bad_beat": {"zh": "拍号要是整数（收到「{beat}」）", "en": "BEAT must be a whole number (got “{beat}”)"},
 }
 
 

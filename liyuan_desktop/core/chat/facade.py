@@ -29,7 +29,9 @@ from ..cards.meta import (
     set_card_site_allowed,
 )
 from ..cards.personas import Persona, load_personas, save_personas
+from ..cards.update_diff import CardDiff, card_update_diff
 from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..ledger.history import RevertPlan
 from ..ledger.state import WorldState
 from ..llm.sampling import Sampling
 from ..llm.types import ChatModel
@@ -46,7 +48,7 @@ from ..session.entries import AssistantEntry
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..text import utf16_len
-from . import group_play, recovery, turn
+from . import card_keep, group_play, recovery, turn
 from .agent import RestoreResult
 from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
@@ -135,6 +137,7 @@ class Chat(ChatView):
         preset (from the library unless ``preset`` is given), attached world books, the card's switches, the chat's
         world-info overrides over ``world_info`` (the app's settings; None: the card book's own); what is missing is in
         :attr:`load_warnings`. Raises SessionError / OSError."""
+        library_card, card = card, card_keep.kept_card(Path(directory), card)  # 「保持旧版」 (issue 33 §4)
         tree = SessionTree.open(Path(directory) / "session.jsonl",
                                 rebuild_header=lambda: recovery.header_fields(Path(directory), card))
         note = recovery.recover_draft(tree, Path(directory))  # a beat killed mid-draft: its draft, offered back
@@ -142,7 +145,7 @@ class Chat(ChatView):
             tree.load_warnings.append(note)
         chat = cls(Path(directory), tree, card, model, scribe_model,
                    preset=preset, persona_obj=persona_obj, world_info=world_info)
-        if tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):  # edited since it last played
+        if card is library_card and tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):
             chat.pending_notices.append(edited_notice(card.name))
         chat.write_meta()
         return chat
@@ -544,6 +547,27 @@ class Chat(ChatView):
         self.write_meta()
 
     @notices(Changes.of("ledger"))
+    def revert_ledger_change(self, beat: int, path: Optional[str] = None) -> RevertPlan:
+        """Issue 33: set beat ``beat``'s change to ``path`` (None: every change of the beat) back, as a new user
+        snapshot on the shown branch (other branches keep theirs); 「撤销」 (:meth:`undo`) steps back over it. Returns
+        the plan applied (its conflicts: later changes it overwrote). ValueError, RuntimeError while a beat runs,
+        OSError."""
+        self._idle("撤回账本改动")
+        plan = self.ledger_revert_plan(beat, path)
+        self.ledger.revert(plan)
+        self.write_meta()
+        return plan
+
+    @notices(Changes.of("ledger"))
+    def set_ledger_value(self, path: str, value: Any) -> None:
+        """Issue 33: the user sets one ledger field or variable (``path`` as the timeline writes it, ``vars.…`` for
+        variables) to ``value``, as a new user snapshot on the shown branch; 「撤销」 steps back over it. ValueError
+        (a path outside the ledger, a value it refuses), RuntimeError while a beat runs, OSError."""
+        self._idle("改账本的值")
+        self.ledger.set_value(path, value)
+        self.write_meta()
+
+    @notices(Changes.of("ledger"))
     def write_frame_variables(self, message_id: Optional[str], variables: dict[str, Any], scope: str = "message") -> bool:
         """A status-bar frame wrote variables (the view's ``frameVariablesChanged`` payload: ``scope`` = its
         ``type``, message | chat | character | global; ``message_id`` = its ``message_id``, the message's index in
@@ -663,12 +687,43 @@ class Chat(ChatView):
             card = load_card(path)
         except CardError:
             return None
+        card_keep.forget(self.dir)  # the library's card again, not a kept old version
         self._reload_context(card)
         self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]
         notice = edited_notice(card.name)
         if notice not in self.pending_notices:
             self.pending_notices.append(notice)
         return notice
+
+    def card_update(self) -> Optional[CardDiff]:
+        """Issue 33 §4: what changed in the card's file since this chat read it (cards.update_diff), or None when
+        nothing did, the card no longer reads, or a beat runs. The window offers it: :meth:`refresh_card` uses the
+        new version from the next beat (the library keeps the old in the card's ``versions/``), :meth:`keep_card`
+        keeps this chat on the one it plays."""
+        path = self.card.path
+        if self.running is not None or not path or card_stamp(path) in (None, self._card_stamp):
+            return None
+        try:
+            return card_update_diff(self.card, load_card(path))
+        except CardError:
+            return None
+
+    @notices(Changes.of("settings"))
+    def keep_card(self) -> None:
+        """Keep playing the card this chat read although its file changed, also when opened again (chat.card_keep;
+        until the library card changes once more). OSError when the disk refuses."""
+        stamp = card_stamp(self.card.path) if self.card.path else None
+        if stamp is not None:
+            card_keep.keep(self.dir, self.card, stamp)
+            self._card_stamp = stamp
+
+    @notices(Changes.of("settings"))
+    def take_card_changes(self, picks: list[str]) -> None:
+        """Take only some changes of the replaced card (``picks``: ``cards.update_diff.pick_key`` of the
+        :meth:`card_update` items); the rest stays as this chat plays it, also when opened again (chat.card_keep).
+        The next prompt uses the merged card. CardError, OSError, RuntimeError while a beat runs."""
+        self._idle("改角色卡")
+        self._reload_context(card_keep.take_picked(self.dir, self.card, picks))
 
     @notices(Changes.of("settings"))
     def reload_books(self) -> None:

@@ -27,6 +27,17 @@ from typing import Any, Callable, Optional, Protocol, Sequence, TypedDict
 
 from ..cards import Card
 from ..cards.th_scripts import card_th_variables, preset_th_variables
+from ..ledger.history import (
+    LedgerHistory,
+    PatchQuality,
+    RevertPlan,
+    build_history,
+    patch_quality,
+    revert_plan,
+    reverted_values,
+    set_value,
+    snapshot_leaves,
+)
 from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
@@ -154,6 +165,43 @@ class BranchLedger:
         extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
         self.tree.append("rp-state", state=state.to_dict(), source="user", **extra)
         self.tree.persist_leaf()
+
+    def history(self, prefix: Optional[str] = None) -> LedgerHistory:
+        """The shown branch's ledger timeline (core.ledger.history), changes filtered by path ``prefix``."""
+        initial = MvuState.initial(self.mvu_initial).stat_data if isinstance(self.mvu_initial, dict) else None
+        return build_history(self.tree.path_to(), initial, prefix)
+
+    def patch_quality(self) -> PatchQuality:
+        """How the scribe's patches fared on the shown branch (core.ledger.history.patch_quality)."""
+        return patch_quality(self.tree.path_to())
+
+    def revert_plan(self, beat: int, path: Optional[str] = None) -> RevertPlan:
+        """What reverting ``beat``'s change to ``path`` (None: the whole beat) sets back and its conflicts.
+        ValueError when the beat changed nothing there."""
+        mvu = self.mvu()
+        now = snapshot_leaves(self.state().to_dict(), mvu.stat_data if mvu is not None else None)
+        return revert_plan(self.history(), beat, path, now)
+
+    def revert(self, plan: RevertPlan) -> Any:
+        """Apply ``plan``: a user snapshot on the leaf with the reverted ledger and variables and the key
+        ``reverts`` (``{"beat", "path"}``; 撤销 steps back over it). Persisted; returns the entry. OSError."""
+        state, mvu, lines = reverted_values(plan, self.state(), self.mvu())
+        extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
+        e = self.tree.append("rp-state", state=state.to_dict(), source="user", applied=lines,
+                             reverts={"beat": plan.beat, "path": plan.path}, **extra)
+        self.tree.persist_leaf()
+        return e
+
+    def set_value(self, path: str, value: Any) -> Any:
+        """The user set the leaf ``path`` to ``value`` (core.ledger.history.set_value): a user snapshot on the leaf
+        with the key ``sets`` (``{"path"}``; 撤销 steps back over it). Persisted; returns the entry. ValueError,
+        OSError."""
+        state, mvu, line = set_value(path, value, self.state(), self.mvu())
+        extra: SnapshotExtras = {"mvu": mvu.to_dict()} if mvu is not None else {}
+        e = self.tree.append("rp-state", state=state.to_dict(), source="user", applied=[line], sets={"path": path},
+                             **extra)
+        self.tree.persist_leaf()
+        return e
 
     def add_opening(self, text: str, other_books: list[dict[str, Any]], parent_id: Optional[str] = "__leaf__") -> Any:
         """Append a greeting (``text``, macros applied) as an opening under ``parent_id`` (default: the leaf; the

@@ -18,6 +18,7 @@ from ..cards.book_links import BookLink, library_book_names
 from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
+from ..ledger.history import LedgerHistory, PatchQuality, RevertPlan
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
 from ..ledger.state import WorldState
@@ -199,6 +200,23 @@ class ChatView:
         """The chat / character / global variable tables status-bar frames wrote on the active branch
         (``{scope: table}``; a scope never written is absent) — for the view's frame context."""
         return self.ledger.frame_variables()
+
+    def ledger_history(self, path: Optional[str] = None) -> LedgerHistory:
+        """Issue 33, the ledger timeline of the shown branch: per beat the changes of world state, roster, presence,
+        threads and variables (path, old → new, who, the scribe's reason), only paths starting with ``path``; and
+        the numeric leaves' values per beat (core.ledger.history)."""
+        return self.ledger.history(path)
+
+    def patch_quality(self) -> PatchQuality:
+        """Issue 33: the scribe's patches on the shown branch — applied, refused by the guards, reverted or
+        overridden by hand by the user (counts)."""
+        return self.ledger.patch_quality()
+
+    def ledger_revert_plan(self, beat: int, path: Optional[str] = None) -> RevertPlan:
+        """What :meth:`Chat.revert_ledger_change` would set back (beat ``beat``'s change to ``path``, None = all of
+        the beat's) and the later beats' changes it overwrites (conflicts, to show before applying). ValueError
+        when the beat changed nothing there."""
+        return self.ledger.revert_plan(beat, path)
 
     def current_panels(self) -> list[Any]:
         """The card's panels with their data on the active branch ([] when the card declares none)."""

@@ -232,6 +232,16 @@ def _mvu_patch_of(obj: Any) -> tuple[Any, list[str]]:
     return obj["mvu_patch"], []
 
 
+def scribe_reasons(raw: str) -> Any:
+    """The reason the scribe's reply gave for its patch (issue 33, the ledger timeline shows it): its top-level
+    ``"reason"`` (or ``"reasons"``) — a string for the whole patch or ``{path: text}`` — else None. Never raises."""
+    obj, _ = _scribe_object(raw)
+    if not isinstance(obj, dict):
+        return None
+    found = obj.get("reason", obj.get("reasons"))
+    return found if isinstance(found, (str, dict)) else None
+
+
 def parse_scribe_panels(raw: str) -> Any:
     """The ``panel_patch`` of the scribe's text; ``{}`` when absent (a non-object is passed on as is, so
     :func:`panels.apply_panel_patch` refuses it with a warning the scribe sees next beat)."""

@@ -90,7 +90,13 @@ class Branches:
         return sibs[(i + delta) % len(sibs)] if len(sibs) >= 2 else None
 
     def undo_target(self) -> str:
-        """Where 「撤销本轮」 moves the leaf: the parent of the branch's last user message. ValueError without one."""
+        """Where 「撤销本轮」 moves the leaf: the parent of the branch's last user message. ValueError without one.
+        A ledger revert or hand-set value at the leaf (a snapshot with ``reverts`` / ``sets``, issue 33) is undone
+        first: the leaf goes to its parent."""
+        leaf = self.tree.entries.get(self.tree.leaf_id or "")
+        if leaf is not None and leaf.type == "rp-state" and leaf.parent_id and \
+                (getattr(leaf, "reverts", None) or getattr(leaf, "sets", None)):
+            return str(leaf.parent_id)
         user = self.tree.latest("user")
         if user is None or user.parent_id is None:
             raise ValueError("没有可以撤销的一拍")

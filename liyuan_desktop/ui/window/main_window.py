@@ -51,6 +51,7 @@ from ..frames.conversation import ConversationView
 from ..frames.regex_worker import DisplayWorker
 from ..infra.i18n import tr
 from ..infra.session import Session, TranscriptPage
+from ..roleplay import card_update, ledger_timeline
 from ..roleplay.ask_dialog import AskDialog
 from ..roleplay.branch_navigator import BranchNavigator
 from ..roleplay.draft_pane import DraftPane
@@ -225,6 +226,8 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self.timeline_pane.restored.connect(self._after_restore)
         agent_desk.install(self)  # issue 17: 撤销本轮 says why it is off; the chapter editor's focus mode
         writing_panes.install(self)  # issue 19: 大纲, 伏笔, 设定 and 审稿 beside 章节; progress in 章节 and the status bar
+        ledger_timeline.install(self)  # issue 33: 账本历史 beside 账本 (per-beat diffs, revert, value chart)
+        card_update.install_card_update(self)  # issue 33 §4: the card changed on disk: use the new version or keep
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), False)
 
