@@ -14,7 +14,6 @@ import logging
 from typing import Any, Optional, Union
 
 from .llm.capabilities import Capabilities, capabilities_for, now_iso, probe, set_capabilities
-from .llm.openai_client import is_local_url
 from .llm.providers import ProviderSettings, build_model
 from .settings import load_settings, resolve_key, save_settings
 
@@ -131,6 +130,8 @@ async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Opt
     # a hosted API answers "reply OK" in seconds: 30 s of silence means something is wrong. A local server on a
     # CPU may still be reading another request or loading the model (issue 30 item 7: a busy llama.cpp server was
     # reported "unknown" after 30 s), so it gets the provider's own limits.
+    from .llm.openai_client import is_local_url  # (the HTTP client's module: imported when a probe runs)
+
     local = is_local_url(p.base_url)
     kwargs: dict[str, Any] = {"max_retries": 0,
                               "read_timeout": p.read_timeout if local else min(p.read_timeout, 30.0),

@@ -24,7 +24,6 @@ import logging
 import math
 from typing import TYPE_CHECKING, Any, Optional
 
-from PySide6.QtCharts import QChart, QChartView, QLineSeries, QValueAxis
 from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor, QPainter
 from PySide6.QtWidgets import (
@@ -105,6 +104,8 @@ class ValueChart(QWidget):
     pointClicked = Signal(int)
 
     def __init__(self, parent: Optional[QWidget] = None):
+        from PySide6.QtCharts import QChart, QChartView  # (QtCharts loads when the pane is made, not at start-up)
+
         super().__init__(parent)
         self.chart = QChart()
         self.chart.legend().hide()
@@ -116,7 +117,7 @@ class ValueChart(QWidget):
         self.under = QLabel("")
         self.under.setObjectName("ledgerChartUnder")
         self.points: list[tuple[int, float]] = []
-        self.series: Optional[QLineSeries] = None
+        self.series: Optional[Any] = None  # the QLineSeries drawn
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.view, 1)
@@ -124,6 +125,8 @@ class ValueChart(QWidget):
 
     def set_points(self, path: str, points: list[tuple[int, float]]) -> None:
         """Draw ``points`` (``[(beat, value)]``) titled ``path``; nothing for an empty list."""
+        from PySide6.QtCharts import QLineSeries, QValueAxis
+
         self.chart.removeAllSeries()
         for axis in self.chart.axes():
             self.chart.removeAxis(axis)

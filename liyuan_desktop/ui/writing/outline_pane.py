@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
 from ..dialogs.dialogs import tool_button
 from ..infra.i18n import register, tr
 from .room_pane import KEY, RoomPane, entry_tree, role_label
-from .webnovel_panel import webnovel_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -80,6 +79,8 @@ def progress_text(p: Any) -> str:
     if p.target:
         s += tr("wr.progress.target", target=p.target)
     s += tr("wr.progress.today", today=p.today)
+    from .webnovel_panel import webnovel_text  # (imported when a progress line is first made)
+
     n = sum(1 for c in p.chapters if c.file)
     return s + tr("wr.progress.chapters", n=n) + webnovel_text(p)
 

@@ -27,7 +27,6 @@ from PySide6.QtWidgets import QLabel, QToolButton
 from ..infra.i18n import register, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.theme import set_role
-from . import chapter_context, reply_chapter, rewrite_dialog, summaries_dialog, webnovel_panel
 from .codex_pane import CodexPane
 from .outline_pane import OutlinePane, progress_text, words_text
 from .review_panel import ReviewPanel
@@ -124,6 +123,9 @@ class WritingPanes(QObject):
         act = QAction(tr("wr.chapter.review.tip"), cp.list)
         act.triggered.connect(self.review_selected)
         cp.list.addAction(act)
+        # issue 28 / 30 §5 additions (imported here: the window's start-up imports stay lean, tests/test_start_imports.py)
+        from . import chapter_context, reply_chapter, rewrite_dialog, summaries_dialog, webnovel_panel
+
         webnovel_panel.install(self, cp.list, window.session)  # issue 28: length norm, 日更, 存稿
         rewrite_dialog.install(cp.editor, lambda: self.chat, window.session)  # issue 28: rewrite a selection
         summaries_dialog.install(self, cp.list, window.session)  # issue 28: a summary per chapter
