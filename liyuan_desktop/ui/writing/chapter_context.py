@@ -5,11 +5,14 @@ it carried (the window's 查看提示词 inspector, ``MainWindow.inspect_entry``
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtGui import QAction
 
 from ..infra.i18n import register, tr
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "chctx.action": {"zh": "这一章的上下文记录…", "en": "This chapter's context record…"},
@@ -19,7 +22,7 @@ register({
 })
 
 
-def open_record(window: Any, chat: Any, file: Optional[str]) -> Any:
+def open_record(window: Any, chat: Optional["Chat"], file: Optional[str]) -> Any:
     """Open the inspector on the turn that last wrote ``file``; said in the status bar when there is none.
     Returns the inspector dialog or None."""
     if chat is None or not file:
