@@ -6,13 +6,16 @@ the files change (change notices)."""
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QWidget
 
 from ...core.story.links import chapter_files
 from ..infra.i18n import register, tr
 from ..infra.session import Session
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ...core.chat import Chat
 
 register({
     "rc.switch": {"zh": "回复即正文，写入", "en": "The reply is the chapter, written to"},
@@ -57,9 +60,9 @@ class ReplyChapterRow(QWidget):
         name = self.box.currentText().strip()
         self.session.reply_chapter = name if self.switch.isChecked() and name else None
 
-    def follow(self, chat: Any) -> None:
+    def follow(self, chat: Optional["Chat"]) -> None:
         """Show the row for an agent chat (switched off), hide it otherwise."""
-        agent = chat is not None and getattr(chat, "mode", "") == "agent"
+        agent = chat is not None and chat.mode == "agent"
         self.setVisible(agent)
         self.switch.setChecked(False)
         self.session.reply_chapter = None
