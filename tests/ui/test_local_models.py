@@ -94,12 +94,15 @@ async def test_scan_finds_local_servers_and_one_click_sets_one_up(qtbot):
         dlg.extras_box.max_spin.setValue(1536)
         dlg.extras_box.scribe_spin.setValue(0)
         dlg.extras_box.tools_combo.setCurrentIndex(dlg.extras_box.tools_combo.findData("rejected"))
+        assert not dlg.extras_box.compact_check.isChecked()  # issue 30 §6: off unless asked for
+        dlg.extras_box.compact_check.setChecked(True)
         shot(dlg, "provider_extras.png")
         assert dlg.save()
     saved = S.load_settings()
     lm = saved.provider("lmstudio")
     assert lm.max_tokens == 1536 and lm.scribe_max_tokens is None and lm.model == "qwen2.5-7b-instruct"
     assert lm.caps().tools == "rejected" and "tools" in lm.caps().overridden
+    assert lm.compact_prompt is True and saved.provider("ollama").compact_prompt is False
     assert saved.provider("ollama").model == "llama3.2:1b" and saved.active_provider == "ollama"
 
 

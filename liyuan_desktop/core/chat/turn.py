@@ -18,7 +18,7 @@ from ..beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from ..beat.events import Activity, BeatFinished, BeatStarted
 from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.tools.context import AskHandler
-from ..beat.tools.sets import MEMORY_TOOLS, ROLEPLAY_TOOLS
+from ..beat.tools.sets import COMPACT_ROLEPLAY_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from ..errors import ToolError
 from ..ledger.mvu import has_era_blocks, parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
@@ -32,7 +32,7 @@ from ..prompt.authors_note import character_note_block, note_depth_block, note_i
 from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..prompt.prose_only import bounded_lore, prose_lore, prose_system
+from ..prompt.prose_only import bounded_lore, compact_system, prose_lore, prose_system
 from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
@@ -161,7 +161,8 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
     hist = bare_opening(chat, h, chat.window.fit(h, c.beat_system, user_text))
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
-    system = prose_system(c.beat_system) if prose else c.beat_system
+    system = prose_system(c.beat_system) if prose else (compact_system(c.beat_system) if compact_prompt(chat)
+                                                        else c.beat_system)
     if prose:
         lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
         injection = build_injection(shown, activated, [], c.language, constants=consts, lore=lore_text)
@@ -239,12 +240,18 @@ def lore_reasons(chat: "Chat") -> list[str]:
     return out
 
 
+def compact_prompt(chat: "Chat") -> bool:
+    """Whether the chat's model asks for the compact prompt (``ProviderSettings.compact_prompt``, issue 30 §6)."""
+    return bool(getattr(chat.model, "compact_prompt", False))
+
+
 def memory_tools(chat: "Chat") -> dict[str, Any]:
     """BeatInput fields that add ``memory_search`` once the branch has been compacted (before that, every beat
-    is in the prompt and the tool list stays as the seeds have it)."""
+    is in the prompt and the tool list stays as the seeds have it); with the compact prompt, its smaller set."""
+    base = COMPACT_ROLEPLAY_TOOLS if compact_prompt(chat) else ROLEPLAY_TOOLS
     if not chat.history().summaries and not chat.window.dropped:
-        return {}
-    return {"tool_names": (*ROLEPLAY_TOOLS, *MEMORY_TOOLS), "memory_search": chat.memory_search}
+        return {"tool_names": base} if base is not ROLEPLAY_TOOLS else {}
+    return {"tool_names": (*base, *MEMORY_TOOLS), "memory_search": chat.memory_search}
 
 
 async def run_loop(chat: "Chat", inp: BeatInput, max_rounds: Optional[int]) -> Any:

@@ -220,6 +220,8 @@ class OpenAIChatModel(ClientMessages):
         #: a server on this machine (loopback URL): keep-alives count as progress while it reads the prompt, and
         #: the prompt leaves out labels small local models copy (issue 30)
         self.is_local = is_local_url(self.base_url) if local is None else bool(local)
+        #: role-play beats use the compact rules and tool set (ProviderSettings.compact_prompt, issue 30 §6)
+        self.compact_prompt = False
         #: what the last answer showed about the server (``StreamAssembler.wire_facts``), for capability probes
         self.last_wire: dict[str, Any] = {}
         #: what the last request's sampling left out and why (see :func:`.sampling.apply_sampling`)

@@ -49,6 +49,8 @@ class ProviderSettings(BaseModel):
         scribe_max_tokens: the same for scribe and summary calls (default 1024); None or 0 = their own value.
         stream: True/False forces streaming on or off; None = as detected (``capabilities``: a server whose
             streamed calls break is called without streaming).
+        compact_prompt: role-play beats send the compact rules and tool set (issue 30 §6, for 0.5B–3B models on a
+            CPU: ``prompt.prose_only.compact_system``, ``beat.tools.sets.COMPACT_ROLEPLAY_TOOLS``); default False.
         capabilities: what each (base URL, model) of this provider can do, probed and/or set by hand
             (:mod:`.capabilities`; read with :meth:`caps`).
 
@@ -75,6 +77,7 @@ class ProviderSettings(BaseModel):
     max_tokens: Optional[int] = Field(default=2048, ge=0)
     scribe_max_tokens: Optional[int] = Field(default=1024, ge=0)
     stream: Optional[bool] = None
+    compact_prompt: bool = False
     capabilities: list[Capabilities] = Field(default_factory=list)
 
     @field_validator("max_tokens", "scribe_max_tokens")
@@ -210,4 +213,5 @@ def build_model(
 
     client = OpenAIChatModel(settings.base_url, model, key, **kwargs)
     client.context_window = kwargs["context_window"]  # the chat's context meter and compaction read it
+    client.compact_prompt = settings.compact_prompt  # the beat reads it (issue 30 §6: the compact prompt)
     return client

@@ -35,6 +35,8 @@ INLINE_LORE_MAX_CHARS = 1500
 #: The shipped rules files: tool play (the default system prompt's head) and prose-only play.
 TOOL_RULES = "roleplay_system.md"
 PROSE_RULES = "roleplay_system_prose.md"
+COMPACT_RULES = "roleplay_system_compact.md"
+"""The compact tool-play rules for small / CPU models (issue 30 §6; with ``beat.tools.sets.COMPACT_ROLEPLAY_TOOLS``)."""
 
 
 def prose_system(system: str) -> str:
@@ -45,6 +47,16 @@ def prose_system(system: str) -> str:
     if system.startswith(tools):
         return prose + system[len(tools):]
     return f"{prose}\n\n{system}"
+
+
+def compact_system(system: str) -> str:
+    """The compact variant of a role-play system prompt (issue 30 §6: a 0.5B-3B model on a CPU reads ~3,100
+    tokens before its first word): the tool-play rules at its head swapped for :data:`COMPACT_RULES` (a third as
+    long), the card layers untouched — the prefix stays byte-stable beat after beat, so the server's cache holds."""
+    tools, compact = prompt_resource(TOOL_RULES), prompt_resource(COMPACT_RULES)
+    if system.startswith(tools):
+        return compact + system[len(tools):]
+    return f"{compact}\n\n{system}"
 
 
 def bounded_lore(text: str, limit: int = INLINE_LORE_MAX_CHARS) -> str:

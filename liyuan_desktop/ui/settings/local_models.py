@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QGroupBox,
@@ -82,6 +83,12 @@ register({
     "lm.scribe_max_tokens": {"zh": "场记上限", "en": "Scribe cap"},
     "lm.cap.off": {"zh": "不限", "en": "none"},
     "lm.stream": {"zh": "流式输出", "en": "Streaming"},
+    "lm.compact": {"zh": "精简提示词（小模型、CPU 上的本地模型）", "en": "Compact prompt (small models, local models on a CPU)"},
+    "lm.compact.tip": {"zh": "扮演时只发精简的规则和 5 个工具（写稿、改稿、收笔、提问、查设定），提示词约少一半，"
+                             "CPU 上首字更快；角色卡内容不变。",
+                       "en": "Role-play beats send short rules and 5 tools (write, edit, seal, ask, look up the world "
+                             "book): about half the prompt, so a CPU server starts answering sooner; the card is "
+                             "unchanged."},
     "lm.stream.auto": {"zh": "自动（按探测结果）", "en": "Auto (as detected)"},
     "lm.stream.on": {"zh": "开", "en": "On"},
     "lm.stream.off": {"zh": "关（一次返回）", "en": "Off (one answer)"},
@@ -328,6 +335,10 @@ class ProviderExtrasBox(QGroupBox):
         modes_row.addWidget(self.tools_label)
         modes_row.addWidget(self.tools_combo, 1)
         form.addRow(self.stream_label, modes_row)
+        self.compact_check = QCheckBox(tr("lm.compact"))  # issue 30 §6: the compact prompt for small / CPU models
+        self.compact_check.setObjectName("compactPromptCheck")
+        self.compact_check.setToolTip(tr("lm.compact.tip"))
+        form.addRow("", self.compact_check)
         self.summary_label = QLabel("")
         self.summary_label.setWordWrap(True)
         self.summary_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -342,6 +353,7 @@ class ProviderExtrasBox(QGroupBox):
         self.scribe_spin.valueChanged.connect(lambda v: self._set("scribe_max_tokens", v or None))
         self.stream_combo.currentIndexChanged.connect(lambda _: self._set("stream", self.stream_combo.currentData()))
         self.tools_combo.currentIndexChanged.connect(self._on_tools)
+        self.compact_check.toggled.connect(lambda on: self._set("compact_prompt", bool(on)))
         self.probe_button.clicked.connect(lambda: self.probe())
 
     @staticmethod
@@ -361,6 +373,8 @@ class ProviderExtrasBox(QGroupBox):
         self.stream_label.setText(tr("lm.stream"))
         self.tools_label.setText(tr("lm.tools"))
         self.probe_button.setText(tr("lm.probe"))
+        self.compact_check.setText(tr("lm.compact"))
+        self.compact_check.setToolTip(tr("lm.compact.tip"))
         for i, key in enumerate(("lm.stream.auto", "lm.stream.on", "lm.stream.off")):
             self.stream_combo.setItemText(i, tr(key))
         for i, key in enumerate(("lm.tools.auto", "lm.tools.works", "lm.tools.rejected", "lm.tools.ignored")):
@@ -388,6 +402,7 @@ class ProviderExtrasBox(QGroupBox):
             self.max_spin.setValue(int(mt or 0))
             self.scribe_spin.setValue(int(st or 0))
             self.stream_combo.setCurrentIndex(max(self.stream_combo.findData(extras.get("stream")), 0))
+            self.compact_check.setChecked(bool(extras.get("compact_prompt", False)))
             caps = self.current()
             self.tools_combo.setCurrentIndex(max(self.tools_combo.findData(caps.tools), 0)
                                              if "tools" in caps.overridden else 0)
