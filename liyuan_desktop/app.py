@@ -112,7 +112,9 @@ def open_window(problem: Optional[str] = None):
         log.warning("could not read the settings: %s", exc)
         settings = AppSettings()
     set_language(settings.ui_language)
-    _install_qt_translation(settings.ui_language)
+    from .ui.infra.qt_language import apply_qt_language
+
+    apply_qt_language(settings.ui_language)  # Qt's own buttons and file dialog in the same language (issue 32)
     win = MainWindow(settings)
     if problem:
         win.read_only_reason = problem
@@ -127,20 +129,6 @@ def open_window(problem: Optional[str] = None):
     if problem:
         show_data_folder_problem(win, problem)
     return win
-
-
-def _install_qt_translation(lang: str) -> None:
-    """Qt's own buttons (Yes/No, Cancel…) in Chinese too, when the UI is Chinese (installed once per process)."""
-    from PySide6.QtCore import QLibraryInfo, QTranslator
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication.instance()
-    if lang != "zh" or app is None or getattr(app, "_liyuan_qt_tr", None) is not None:
-        return
-    qt_tr = QTranslator(app)
-    if qt_tr.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(qt_tr)
-        app._liyuan_qt_tr = qt_tr
 
 
 def _tr(key: str, **fmt: object) -> str:
