@@ -111,10 +111,14 @@ def open_window(problem: Optional[str] = None):
     except OSError as exc:  # unreadable settings in a broken folder: defaults, still read-only
         log.warning("could not read the settings: %s", exc)
         settings = AppSettings()
-    set_language(settings.ui_language)
+    from PySide6.QtCore import QLocale
+
+    from .core.settings import language_for_run
     from .ui.infra.qt_language import apply_qt_language
 
-    apply_qt_language(settings.ui_language)  # Qt's own buttons and file dialog in the same language (issue 32)
+    lang = language_for_run(settings, system_locale=QLocale.system().name())  # first start: the system locale
+    set_language(lang)
+    apply_qt_language(lang)  # Qt's own buttons and file dialog in the same language (issue 32)
     win = MainWindow(settings)
     if problem:
         win.read_only_reason = problem
