@@ -28,7 +28,6 @@ import json
 import os
 import signal
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
@@ -352,7 +351,7 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         beats = getattr(model, "beats", [])
         says = says or [b.user for b in beats]
         recorded = [a for b in beats for a in b.ask_answers]
-        chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
+        chat_name = args.chat or unique_chat_name(card.name, library.dated_chat_name("demo", language()))
         return card, card.name, model, scribe, chat_name, says, recorded
     if not args.card:
         raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import card_home_name, resolve_card, say
+from .common import card_home_name, language, resolve_card, say
 
 
 def add_parsers(sub: Any) -> None:
@@ -148,7 +148,7 @@ def _manage(args: argparse.Namespace) -> int:
                 if len(hits) != 1:
                     raise ValueError(f"条目「{args.upto}」{'找不到' if not hits else '不唯一'}")
                 upto = hits[0]
-            print(manage.duplicate_chat(d, upto, args.name))
+            print(manage.duplicate_chat(d, upto, args.name, language()))
         elif c == "delete":
             it = manage.delete_chat(chat_folder(args.chat))
             print(f"已移到回收站：{it.id}")

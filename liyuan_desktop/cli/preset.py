@@ -29,7 +29,7 @@ import sys
 from typing import Any
 
 from ..core.messages import message
-from .common import run_on_chat, say
+from .common import language, run_on_chat, say
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1))
             else:
-                print(report.text())
+                print(report.text(language()))
             return 0
         if cmd == "delete":
             if not delete_preset(args.name):

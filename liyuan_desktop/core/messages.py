@@ -878,6 +878,42 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.line.switched": {"zh": "（用户切换过）", "en": " (switched by the user)"},
     "th.saved": {"zh": "已记下：{what}", "en": "Recorded: {what}"},
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
+    # --- x32english ---
+    # default names per language (issue 32): new chats, demo chats, a duplicate, a role-play chat made a novel
+    "name.chat": {"zh": "对话-{stamp}", "en": "Chat-{stamp}"},
+    "name.demo": {"zh": "演示-{stamp}", "en": "Demo-{stamp}"},
+    "name.copy": {"zh": "{name} 的副本", "en": "{name} copy"},
+    "name.novel": {"zh": "{name}-长篇", "en": "{name}-novel"},
+    "name.novel_default": {"zh": "对话", "en": "Chat"},
+    # the user's label when no persona name is set (the conversation, exported transcripts and .jsonl)
+    "name.you": {"zh": "你", "en": "You"},
+    # sampling fields (core/llm/sampling.py field_label): one language each
+    "sampling.temperature": {"zh": "温度", "en": "Temperature"},
+    "sampling.top_p": {"zh": "top_p", "en": "Top P"},
+    "sampling.top_k": {"zh": "top_k", "en": "Top K"},
+    "sampling.min_p": {"zh": "min_p", "en": "Min P"},
+    "sampling.top_a": {"zh": "top_a", "en": "Top A"},
+    "sampling.frequency_penalty": {"zh": "频率惩罚", "en": "Frequency penalty"},
+    "sampling.presence_penalty": {"zh": "存在惩罚", "en": "Presence penalty"},
+    "sampling.repetition_penalty": {"zh": "重复惩罚", "en": "Repetition penalty"},
+    "sampling.max_tokens": {"zh": "回复上限", "en": "Max response tokens"},
+    "sampling.seed": {"zh": "种子", "en": "Seed"},
+    "sampling.stop": {"zh": "停止词", "en": "Stop strings"},
+    "sampling.reasoning_effort": {"zh": "思考力度", "en": "Reasoning effort"},
+    "sampling.stream": {"zh": "流式输出", "en": "Streaming"},
+    "sampling.not_accepted": {"zh": "{field}（{name}）：{kind} 不接受这个参数，没有发送",
+                              "en": "{field} ({name}): {kind} does not accept this parameter; not sent"},
+    "sampling.stop_limit": {"zh": "{field}（{name}）：{kind} 最多接受 {limit} 个，只发送前 {limit} 个",
+                            "en": "{field} ({name}): {kind} accepts at most {limit}; only the first {limit} are sent"},
+    "sampling.out_of_range": {"zh": "{field}（{name}）= {value} 超出接口允许的范围，没有使用",
+                              "en": "{field} ({name}) = {value} is outside the range the API allows; not used"},
+    "sampling.effort_unknown": {"zh": "{field}（{name}）「{value}」不认识，没有使用",
+                                "en": "{field} ({name}) “{value}” is not known; not used"},
+    # the preset report (core/prompt/presets/store.py PresetReport.text)
+    "preset.report.repairs": {"zh": "导入时修复：", "en": "Repaired on import:"},
+    "preset.report.sampling": {"zh": "采样参数：", "en": "Sampling:"},
+    "preset.report.no_sampling": {"zh": "采样参数：（预设没有设置，用服务商的默认值）",
+                                  "en": "Sampling: (the preset sets none; the provider's defaults apply)"},
 }
 
 
