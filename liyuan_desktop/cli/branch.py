@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, run_on_chat
+from .common import find_entry, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -20,12 +20,12 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``branches`` on the top-level subparsers; returns its parser."""
-    b = sub.add_parser("branches", help="对话的分支树：每句用户的话一行；可切换、撤销本轮、左右滑")
-    b.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    b = sub.add_parser("branches", help=text("cli.help.branch.0"))
+    b.add_argument("chat", help=text("cli.help.branch.1"))
     g = b.add_mutually_exclusive_group()
-    g.add_argument("--select", metavar="ID", help="切到这条分支（用户消息 id 或其开头几位）")
-    g.add_argument("--undo", action="store_true", help="撤销本轮：显示的分支退回到最后一句用户的话之前")
-    g.add_argument("--swipe", nargs=2, metavar=("ID", "STEP"), help="换到一条消息的上(-1)/下(+1)个备选")
+    g.add_argument("--select", metavar="ID", help=text("cli.help.branch.2"))
+    g.add_argument("--undo", action="store_true", help=text("cli.help.branch.3"))
+    g.add_argument("--swipe", nargs=2, metavar=("ID", "STEP"), help=text("cli.help.branch.4"))
     b.add_argument("--json", action="store_true")
     return b
 
