@@ -914,6 +914,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "preset.report.sampling": {"zh": "采样参数：", "en": "Sampling:"},
     "preset.report.no_sampling": {"zh": "采样参数：（预设没有设置，用服务商的默认值）",
                                   "en": "Sampling: (the preset sets none; the provider's defaults apply)"},
+    # beat notices that had no key (core/beat/loop.py, core/chat/agent.py); carried as Msg in the events
+    "beat.text_calls": {"zh": "回复把工具调用写成了文字（{names}），已按工具调用执行",
+                        "en": "The reply wrote its tool calls as text ({names}); they were run as tool calls"},
+    "beat.tool_surrogate": {"zh": "{name}：模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �",
+                            "en": "{name}: the model's output had unpaired UTF-16 surrogates (half an emoji…); "
+                                  "replaced with �"},
+    "agent.no_edits": {"zh": "这一轮没有改动任何文件", "en": "No files were changed this turn"},
 }
 
 
@@ -1093,3 +1100,25 @@ def _labelled(text: str) -> Optional[Msg]:
             return Msg("labelled", label=text[:i], msg=inner)
         start = i + 1
     return None
+
+
+# -- a message inside a pydantic model (issue 32) --------------------------------------------------------------------
+def _keep_msg(value: Any) -> str:
+    """A ``str`` field's validator that keeps a :class:`Msg` as it is (pydantic's ``str`` would copy it into a plain
+    ``str`` and lose its key); any other str as given; anything else refused like pydantic's ``str``."""
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected a string")
+
+
+def _msg_text() -> Any:
+    from typing import Annotated
+
+    from pydantic import PlainValidator
+
+    return Annotated[str, PlainValidator(_keep_msg, json_schema_input_type=str)]
+
+
+#: The type of an event or model field holding a user-facing engine message: a ``str`` that stays a :class:`Msg`
+#: (its key and parameters carried to the front end, which renders it in its language — no reverse matching).
+MsgText = _msg_text()
