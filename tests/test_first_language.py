@@ -80,3 +80,16 @@ def test_help_documents_lang_and_liyuan_lang():
     assert "--lang {zh,en}" in en and "LIYUAN_LANG" in en and not CJK.search(en.split("positional")[0])
     assert "LIYUAN_LANG" in _help(LANGUAGE="zh_CN")
     assert "Liyuan Desktop — role-play" in _help(LANGUAGE="en_US", LANG="en_US.UTF-8")
+
+
+def test_no_display_message_in_the_locale_language(monkeypatch, capsys):
+    from liyuan_desktop import app
+
+    monkeypatch.setattr(app, "has_display", lambda: False)
+    monkeypatch.delenv("LIYUAN_LANG", raising=False)
+    monkeypatch.setenv("LANGUAGE", "en_US")
+    assert app.main([]) == 2
+    err = capsys.readouterr().err
+    assert "no graphical display" in err and not CJK.search(err)
+    assert app.main(["--lang", "zh"]) == 2
+    assert "没有图形界面" in capsys.readouterr().err

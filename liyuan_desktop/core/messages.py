@@ -921,6 +921,13 @@ CATALOG: dict[str, dict[str, str]] = {
                             "en": "{name}: the model's output had unpaired UTF-16 surrogates (half an emoji…); "
                                   "replaced with �"},
     "agent.no_edits": {"zh": "这一轮没有改动任何文件", "en": "No files were changed this turn"},
+    # the window's start (app.py main) before any window exists
+    "app.no_display": {"zh": "liyuan: 这里没有图形界面（DISPLAY 未设置）；要看窗口请在桌面环境里运行。",
+                       "en": "liyuan: there is no graphical display here (DISPLAY is not set); run it on a desktop to "
+                             "see the window."},
+    "app.no_display_demo": {"zh": "liyuan: 这里没有图形界面（DISPLAY 未设置），改在终端里演示；要看窗口请在桌面环境里运行。",
+                            "en": "liyuan: there is no graphical display here (DISPLAY is not set), so the demo plays "
+                                  "in the terminal; run it on a desktop to see the window."},
 }
 
 
