@@ -68,3 +68,16 @@ def test_entry_point_help_in_english():
                        cwd=str(ROOT), env=env, capture_output=True, text=True, encoding="utf-8", timeout=120)
     assert r.returncode == 0, r.stderr
     assert "no table of contents" in r.stdout and not CJK.search(r.stdout)
+
+
+def test_branches_and_memory_print_english(capsys, fresh_lang):
+    assert cli.main(["--lang", "en", "chat", "--demo", "--delay-ms", "0", "--auto", "--chat", "tour"]) == 0
+    capsys.readouterr()
+    chat = "青梧/tour"
+    assert cli.main(["--lang", "en", "branches", chat]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [ln for ln in lines if ln.startswith("* ") and not ln.startswith("* = ")]
+    assert rows and all(re.match(r"\* \w+  beat +\d+  ", ln) for ln in rows), rows  # the rest is the story
+    assert lines[-1].startswith("* = the branch shown") and not CJK.search(lines[-1])
+    assert cli.main(["--lang", "en", "memory", chat, "zzzq-nothing"]) == 0
+    assert capsys.readouterr().out.strip() == "Nothing found."

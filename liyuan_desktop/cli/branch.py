@@ -43,28 +43,32 @@ def _branches(chat: Chat, args: argparse.Namespace) -> int:
     elif args.swipe:
         step = {"-1": -1, "1": 1, "+1": 1}.get(args.swipe[1].strip())
         if step is None:
-            raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）")
+            raise ValueError(text("cli.branch.bad_step", got=args.swipe[1]))
         target = find_entry(chat, args.swipe[0])
         k, n = chat.swipe_info(target)
         if n < 2:
-            raise ValueError(f"条目 {target} 没有别的版本可换（重来或编辑过的消息才有）")
+            raise ValueError(text("cli.branch.no_versions", id=target))
         chat.swipe(target, step)
-        print(f"已换到第 {((k - 1 + step) % n) + 1}/{n} 个版本", file=sys.stderr)
+        print(text("cli.branch.swiped", k=((k - 1 + step) % n) + 1, n=n), file=sys.stderr)
     nodes = chat.branch_tree()
     if args.json:
         print(json.dumps(nodes, ensure_ascii=False, indent=1))
     else:
-        for n in nodes:
-            mark = "*" if n["active"] else " "
+        for node in nodes:
+            mark = "*" if node["active"] else " "
             alt = ""
-            if n["siblings"] > 1:
-                k = chat.swipe_info(n["id"])[0]
-                alt = f"  [说法 {k}/{n['siblings']}]" if n["active"] else f"  [{n['siblings']} 个说法]"
+            if node["siblings"] > 1:
+                k = chat.swipe_info(node["id"])[0]
+                alt = text("cli.branch.alt_active", k=k, n=node["siblings"]) if node["active"] else \
+                    text("cli.branch.alt", n=node["siblings"])
             rep = ""
-            if n["replies"] > 1 and n.get("reply_id"):
-                k = chat.swipe_info(n["reply_id"])[0]
-                rep = f"  [回复 {k}/{n['replies']}]" if n["active"] else f"  [{n['replies']} 个回复]"
-            reply = f"{n['reply']}（{n['reply_id'][:8]}）" if n.get("reply_id") else "（没有回复）"
-            print(f"{mark} {n['id']}  第 {n['beat']:>3} 拍  {n['text']} → {reply}{alt}{rep}")
-        print("* = 正在显示的分支；--select ID 切换，--swipe ID ±1 换一条消息或回复的版本")
+            if node["replies"] > 1 and node.get("reply_id"):
+                k = chat.swipe_info(node["reply_id"])[0]
+                rep = text("cli.branch.rep_active", k=k, n=node["replies"]) if node["active"] else \
+                    text("cli.branch.rep", n=node["replies"])
+            reply = text("cli.branch.reply", reply=node["reply"], id=node["reply_id"][:8]) if node.get("reply_id") else \
+                text("cli.branch.no_reply")
+            print(text("cli.branch.line", mark=mark, id=node["id"], beat=f"{node['beat']:>3}", text=node["text"], reply=reply,
+                       alt=alt, rep=rep))
+        print(text("cli.branch.legend"))
     return 0

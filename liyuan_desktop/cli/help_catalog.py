@@ -1,6 +1,7 @@
 """The ``liyuan`` command's help texts (argparse ``help``/``description``) in both languages (issue 32): keys
 ``cli.help.*`` added to the one catalog (``core/messages.CATALOG``) when the CLI builds its parser, rendered in the
-chosen language (``--lang``, ``LIYUAN_LANG``, the settings, the system locale) by ``cli.common.text``."""
+chosen language (``--lang``, ``LIYUAN_LANG``, the settings, the system locale) by ``cli.common.text``. They are
+marked ``"match": "no"``: printed by key, never matched back from Chinese text (``core/messages.find_message``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,25 @@ HELP: dict[str, dict[str, str]] = {
                                    "add|set|show|remove edit it"},
     "cli.help.story.progress": {"zh": "进度：每章/每卷/全书字数、目标、每日字数",
                                 "en": "progress: length per chapter/volume/book, targets, words per day"},
+    # what `liyuan branches` and `liyuan memory` print (cli/branch.py, cli/memory.py)
+    "cli.branch.bad_step": {"zh": "--swipe 的第二个参数要是 -1 或 1（收到「{got}」）",
+                            "en": "--swipe's second argument must be -1 or 1 (got “{got}”)"},
+    "cli.branch.no_versions": {"zh": "条目 {id} 没有别的版本可换（重来或编辑过的消息才有）",
+                               "en": "Entry {id} has no other version (only regenerated or edited messages do)"},
+    "cli.branch.swiped": {"zh": "已换到第 {k}/{n} 个版本", "en": "Now at version {k}/{n}"},
+    "cli.branch.alt_active": {"zh": "  [说法 {k}/{n}]", "en": "  [wording {k}/{n}]"},
+    "cli.branch.alt": {"zh": "  [{n} 个说法]", "en": "  [{n} wordings]"},
+    "cli.branch.rep_active": {"zh": "  [回复 {k}/{n}]", "en": "  [reply {k}/{n}]"},
+    "cli.branch.rep": {"zh": "  [{n} 个回复]", "en": "  [{n} replies]"},
+    "cli.branch.reply": {"zh": "{reply}（{id}）", "en": "{reply} ({id})"},
+    "cli.branch.no_reply": {"zh": "（没有回复）", "en": "(no reply)"},
+    "cli.branch.line": {"zh": "{mark} {id}  第 {beat} 拍  {text} → {reply}{alt}{rep}",
+                        "en": "{mark} {id}  beat {beat}  {text} → {reply}{alt}{rep}"},
+    "cli.branch.legend": {"zh": "* = 正在显示的分支；--select ID 切换，--swipe ID ±1 换一条消息或回复的版本",
+                          "en": "* = the branch shown; --select ID switches, --swipe ID ±1 moves a message or reply to "
+                                "another version"},
+    "cli.memory.none": {"zh": "没有查到。", "en": "Nothing found."},
+    "cli.memory.hit": {"zh": "第 {beat} 拍 · {kind} · {score}", "en": "Beat {beat} · {kind} · {score}"},
     # argparse help of every subcommand (cli/<module>.py, numbered in source order)
     "cli.help.branch.0": {"zh": "对话的分支树：每句用户的话一行；可切换、撤销本轮、左右滑",
         "en": "a chat's branch tree: one line per user message; switch, undo the last turn, swipe"},
@@ -71,8 +91,8 @@ HELP: dict[str, dict[str, str]] = {
         "en": "create a new card in the library and print its folder"},
     "cli.help.card.23": {"zh": "卡的名字",
         "en": "the card's name"},
-    "cli.help.card.24": {"zh": "从这个 JSON 开始：一张角色卡，或 {字段: 值} （字段名同 card set）",
-        "en": "start from this JSON: a character card, or {field: value} (field names as in card set)"},
+    "cli.help.card.24": {"zh": "从这个 JSON 开始：一张角色卡，或 字段→值 的对象（字段名同 card set）",
+        "en": "start from this JSON: a character card, or an object of field → value (field names as in card set)"},
     "cli.help.card.25": {"zh": "改资料库里一张卡的一个字段，存为新版本（旧版本留在卡的 versions/ 里）",
         "en": "change one field of a library card, saved as a new version (the old one stays in the card's versions/)"},
     "cli.help.card.26": {"zh": "资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）；改 name 字段不改文件夹名（用 card rename）",
@@ -421,4 +441,6 @@ HELP: dict[str, dict[str, str]] = {
         "en": "provider address (overrides the settings)"},
 }
 
+for _entry in HELP.values():  # printed by key only: never a pattern for texts that lost theirs (core/messages.py)
+    _entry["match"] = "no"
 CATALOG.update(HELP)

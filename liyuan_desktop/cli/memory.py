@@ -36,8 +36,8 @@ def _memory(chat: Chat, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(hits, ensure_ascii=False, indent=1))
     elif not hits:
-        print("没有查到。")
+        print(text("cli.memory.none"))
     else:
         for h in hits:
-            print(f"第 {h['beat']} 拍 · {h['kind']} · {h['score']}\n  {h['snippet']}")
+            print(text("cli.memory.hit", beat=h["beat"], kind=h["kind"], score=h["score"]) + f"\n  {h['snippet']}")
     return 0

@@ -18,7 +18,8 @@ entry's Chinese template is also a pattern (its literal text fixed, each ``{para
 matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
 space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
 ``"strict"`` must be empty or such a catalog text for the entry to match at all, e.g. the ``{where}`` prefix of a card
-error, which would otherwise swallow a file name before it). :func:`render` does this
+error, which would otherwise swallow a file name before it; an entry marked ``"match": "no"`` is never a pattern —
+it is only ever carried by key, e.g. a default chat name, which is data once given). :func:`render` does this
 for plain strings, so a front end renders every engine line the same way whatever carried it. Templates with fewer
 than two literal characters never match (they would match anything), so story text is left alone unless it is
 exactly a catalog sentence. A text ``<label>：<catalog sentence>`` (a file name, then a sentence the catalog knows —
@@ -880,10 +881,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "th.no_preset": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
     # --- x32english ---
     # default names per language (issue 32): new chats, demo chats, a duplicate, a role-play chat made a novel
-    "name.chat": {"zh": "对话-{stamp}", "en": "Chat-{stamp}"},
-    "name.demo": {"zh": "演示-{stamp}", "en": "Demo-{stamp}"},
-    "name.copy": {"zh": "{name} 的副本", "en": "{name} copy"},
-    "name.novel": {"zh": "{name}-长篇", "en": "{name}-novel"},
+    # ("match": "no": never a pattern for texts that lost their key — a chat's name is data once it is given)
+    "name.chat": {"zh": "对话-{stamp}", "en": "Chat-{stamp}", "match": "no"},
+    "name.demo": {"zh": "演示-{stamp}", "en": "Demo-{stamp}", "match": "no"},
+    "name.copy": {"zh": "{name} 的副本", "en": "{name} copy", "match": "no"},
+    "name.novel": {"zh": "{name}-长篇", "en": "{name}-novel", "match": "no"},
     "name.novel_default": {"zh": "对话", "en": "Chat"},
     # the user's label when no persona name is set (the conversation, exported transcripts and .jsonl)
     "name.you": {"zh": "你", "en": "You"},
@@ -1041,7 +1043,7 @@ def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
     built: list[tuple[int, str, "re.Pattern[str]", str]] = []
     for key, entry in CATALOG.items():
         zh, en = entry.get("zh") or "", entry.get("en")
-        if not en or en == zh:
+        if not en or en == zh or entry.get("match") == "no":
             continue
         pat = template_pattern(zh)
         if pat is not None:
