@@ -111,8 +111,14 @@ def open_window(problem: Optional[str] = None):
     except OSError as exc:  # unreadable settings in a broken folder: defaults, still read-only
         log.warning("could not read the settings: %s", exc)
         settings = AppSettings()
-    set_language(settings.ui_language)
-    _install_qt_translation(settings.ui_language)
+    from PySide6.QtCore import QLocale
+
+    from .core.settings import language_for_run
+    from .ui.infra.qt_language import apply_qt_language
+
+    lang = language_for_run(settings, system_locale=QLocale.system().name())  # first start: the system locale
+    set_language(lang)
+    apply_qt_language(lang)  # Qt's own buttons and file dialog in the same language (issue 32)
     win = MainWindow(settings)
     if problem:
         win.read_only_reason = problem
@@ -129,18 +135,16 @@ def open_window(problem: Optional[str] = None):
     return win
 
 
-def _install_qt_translation(lang: str) -> None:
-    """Qt's own buttons (Yes/No, Cancel…) in Chinese too, when the UI is Chinese (installed once per process)."""
-    from PySide6.QtCore import QLibraryInfo, QTranslator
-    from PySide6.QtWidgets import QApplication
+def _start_text(key: str) -> str:
+    """An engine message in this run's language before a window exists (``core.settings.language_for_run``)."""
+    from .core.messages import message, render
+    from .core.settings import language_for_run, load_settings
 
-    app = QApplication.instance()
-    if lang != "zh" or app is None or getattr(app, "_liyuan_qt_tr", None) is not None:
-        return
-    qt_tr = QTranslator(app)
-    if qt_tr.load("qtbase_zh_CN", QLibraryInfo.path(QLibraryInfo.LibraryPath.TranslationsPath)):
-        app.installTranslator(qt_tr)
-        app._liyuan_qt_tr = qt_tr
+    try:
+        lang = language_for_run(load_settings())
+    except OSError:
+        lang = "zh"
+    return render(message(key), lang)
 
 
 def _tr(key: str, **fmt: object) -> str:
@@ -201,19 +205,23 @@ def main(argv: Optional[list[str]] = None, terminal_demo: Optional[Callable[[], 
     """Start the window (or the self-test) with the window flags in ``argv``; returns the exit code. Where Qt cannot
     open a window (no display) it says so on stderr and returns ``terminal_demo()`` (the ``liyuan`` command passes
     the terminal demo), or 2 without one."""
-    ap = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop")
+    ap = argparse.ArgumentParser(prog="liyuan", description="Liyuan Desktop")
     ap.add_argument("--self-test", action="store_true", help="play the demo through the real window and check it")
     ap.add_argument("--screenshot", help="save a screenshot of the window (with --self-test: at the end)")
     ap.add_argument("--offscreen", action="store_true", help="no visible window (QT_QPA_PLATFORM=offscreen)")
+    ap.add_argument("--lang", choices=("zh", "en"), help="the language of this run (also LIYUAN_LANG); without it "
+                    "the language in Settings, on a first start the system locale's")
     ap.add_argument("--bench-start", metavar="FILE", help=argparse.SUPPRESS)  # bench/ui_start.py
     args = ap.parse_args(argv)
+    if args.lang:  # `liyuan app --lang en` (the `liyuan` command takes --lang out itself and sets LIYUAN_LANG)
+        os.environ["LIYUAN_LANG"] = args.lang
     if args.offscreen:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if not has_display():
         if terminal_demo is None:
-            print("liyuan: 这里没有图形界面（DISPLAY 未设置）；要看窗口请在桌面环境里运行。", file=sys.stderr)
+            print(_start_text("app.no_display"), file=sys.stderr)
             return 2
-        print("liyuan: 这里没有图形界面（DISPLAY 未设置），改在终端里演示；要看窗口请在桌面环境里运行。", file=sys.stderr)
+        print(_start_text("app.no_display_demo"), file=sys.stderr)
         return terminal_demo()
     if args.self_test and not os.environ.get("LIYUAN_HOME"):
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-selftest-")

@@ -13,6 +13,11 @@ os.environ.setdefault("QT_API", "pyside6")
 os.environ.setdefault("QTWEBENGINE_DISABLE_SANDBOX", "1")
 os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--no-sandbox --disable-gpu --log-level=3")
 os.environ.setdefault("LANG", "C.UTF-8")
+# The tests expect the Chinese window and CLI unless they choose English (issue 32: a first start follows the system
+# locale). LANGUAGE is read first by core.settings.system_language; LC_MESSAGES=C keeps glibc's own messages (strerror,
+# which honours LANGUAGE under any other message locale, C.UTF-8 included, once Qt calls setlocale) in English.
+os.environ["LANGUAGE"] = "zh_CN"
+os.environ["LC_MESSAGES"] = "C"
 
 import pytest
 

@@ -234,6 +234,8 @@ async def test_agent_reply_claiming_edits_without_a_write_is_flagged(tmp_path, s
     assert res.final == "改好了第三章，节奏更紧了。"
     assert NO_EDITS_NOTICE in res.activity
     assert any(isinstance(e, Activity) and "没有改动任何文件" in e.text for e in events)
+    shown = [e.text for e in events if isinstance(e, Activity) and e.text == NO_EDITS_NOTICE]
+    assert shown and getattr(shown[0], "key", None) == "agent.no_edits"  # the key reaches the front end (issue 32)
     assert "没有改动任何文件" in " ".join(chat.latest_beat().activity)
     # an honest answer is not flagged
     server.script(sse_reply(chunk("我先看看第三章再说。"), chunk(finish="stop")))

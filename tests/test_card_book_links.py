@@ -145,7 +145,8 @@ def test_cli_card_import_says_the_linked_book_is_missing(tmp_path):
 
     from helpers import ROOT
 
-    env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8"}
+    env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8",
+           "LIYUAN_LANG": "zh"}  # no locale at all would be English (issue 32); this test reads the Chinese line
     out = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "card", "import",
                           str(_card_file(tmp_path, "失书", extensions={"world": "没有这本"}))],
                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)

@@ -58,7 +58,7 @@ def test_slim_build_drops_qml_and_unused_qt(path):
     "PySide6/Qt/resources/v8_context_snapshot.bin",
     "PySide6/Qt/translations/qtwebengine_locales/zh-CN.pak",
     "PySide6/Qt/translations/qtwebengine_locales/de.pak",
-    "PySide6/Qt/translations/qtbase_zh_CN.qm",       # app.py loads it for Qt's own buttons in Chinese
+    "PySide6/Qt/translations/qtbase_zh_CN.qm",       # ui/infra/qt_language.py loads it for Qt's own buttons in Chinese
     "PySide6/Qt/plugins/platforms/libqxcb.so",
     "PySide6/Qt/plugins/platforms/libqoffscreen.so",
     "PySide6/Qt/plugins/platformthemes/libqxdgdesktopportal.so",

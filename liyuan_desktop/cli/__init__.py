@@ -33,7 +33,7 @@ import sys
 from typing import Optional
 
 from .. import __version__
-from .common import PipeSafeStdout, take_lang
+from .common import PipeSafeStdout, lang_flag, take_lang, text
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .ledger import add_parser as ledger_parser
     from .novel import add_parser as novel_parser
 
-    p = argparse.ArgumentParser(prog="liyuan", description="梨园 Liyuan Desktop — 角色扮演与长篇写作")
+    p = argparse.ArgumentParser(prog="liyuan", description=text("cli.help.liyuan"), epilog=text("cli.help.liyuan_env"))
     p.add_argument("--version", action="version", version=f"liyuan {__version__}")
+    p.add_argument("--lang", choices=("zh", "en"), help=text("cli.help.lang"))  # taken out by take_lang; listed here
     sub = p.add_subparsers(dest="cmd")
     chat.add_parser(sub)
     card.add_parser(sub)
@@ -77,6 +78,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     argv = take_lang(list(sys.argv[1:] if argv is None else argv))  # --lang en: engine messages in English
     if not argv or argv[0] == "app" or (argv[0].startswith("--") and argv[0] not in ("--version", "--help")):
         from ..app import main as app_main
+
+        if lang_flag():  # `liyuan --lang en`: the window too, this run only
+            os.environ["LIYUAN_LANG"] = lang_flag() or ""
 
         return app_main([a for a in argv if a != "app"], terminal_demo=lambda: main(["chat", "--demo"]))
     args = build_parser().parse_args(argv)

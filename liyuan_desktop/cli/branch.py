@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, run_on_chat
+from .common import find_entry, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -20,12 +20,12 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``branches`` on the top-level subparsers; returns its parser."""
-    b = sub.add_parser("branches", help="对话的分支树：每句用户的话一行；可切换、撤销本轮、左右滑")
-    b.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    b = sub.add_parser("branches", help=text("cli.help.branch.0"))
+    b.add_argument("chat", help=text("cli.help.branch.1"))
     g = b.add_mutually_exclusive_group()
-    g.add_argument("--select", metavar="ID", help="切到这条分支（用户消息 id 或其开头几位）")
-    g.add_argument("--undo", action="store_true", help="撤销本轮：显示的分支退回到最后一句用户的话之前")
-    g.add_argument("--swipe", nargs=2, metavar=("ID", "STEP"), help="换到一条消息的上(-1)/下(+1)个备选")
+    g.add_argument("--select", metavar="ID", help=text("cli.help.branch.2"))
+    g.add_argument("--undo", action="store_true", help=text("cli.help.branch.3"))
+    g.add_argument("--swipe", nargs=2, metavar=("ID", "STEP"), help=text("cli.help.branch.4"))
     b.add_argument("--json", action="store_true")
     return b
 
@@ -43,28 +43,32 @@ def _branches(chat: Chat, args: argparse.Namespace) -> int:
     elif args.swipe:
         step = {"-1": -1, "1": 1, "+1": 1}.get(args.swipe[1].strip())
         if step is None:
-            raise ValueError(f"--swipe 的第二个参数要是 -1 或 1（收到「{args.swipe[1]}」）")
+            raise ValueError(text("cli.branch.bad_step", got=args.swipe[1]))
         target = find_entry(chat, args.swipe[0])
         k, n = chat.swipe_info(target)
         if n < 2:
-            raise ValueError(f"条目 {target} 没有别的版本可换（重来或编辑过的消息才有）")
+            raise ValueError(text("cli.branch.no_versions", id=target))
         chat.swipe(target, step)
-        print(f"已换到第 {((k - 1 + step) % n) + 1}/{n} 个版本", file=sys.stderr)
+        print(text("cli.branch.swiped", k=((k - 1 + step) % n) + 1, n=n), file=sys.stderr)
     nodes = chat.branch_tree()
     if args.json:
         print(json.dumps(nodes, ensure_ascii=False, indent=1))
     else:
-        for n in nodes:
-            mark = "*" if n["active"] else " "
+        for node in nodes:
+            mark = "*" if node["active"] else " "
             alt = ""
-            if n["siblings"] > 1:
-                k = chat.swipe_info(n["id"])[0]
-                alt = f"  [说法 {k}/{n['siblings']}]" if n["active"] else f"  [{n['siblings']} 个说法]"
+            if node["siblings"] > 1:
+                k = chat.swipe_info(node["id"])[0]
+                alt = text("cli.branch.alt_active", k=k, n=node["siblings"]) if node["active"] else \
+                    text("cli.branch.alt", n=node["siblings"])
             rep = ""
-            if n["replies"] > 1 and n.get("reply_id"):
-                k = chat.swipe_info(n["reply_id"])[0]
-                rep = f"  [回复 {k}/{n['replies']}]" if n["active"] else f"  [{n['replies']} 个回复]"
-            reply = f"{n['reply']}（{n['reply_id'][:8]}）" if n.get("reply_id") else "（没有回复）"
-            print(f"{mark} {n['id']}  第 {n['beat']:>3} 拍  {n['text']} → {reply}{alt}{rep}")
-        print("* = 正在显示的分支；--select ID 切换，--swipe ID ±1 换一条消息或回复的版本")
+            if node["replies"] > 1 and node.get("reply_id"):
+                k = chat.swipe_info(node["reply_id"])[0]
+                rep = text("cli.branch.rep_active", k=k, n=node["replies"]) if node["active"] else \
+                    text("cli.branch.rep", n=node["replies"])
+            reply = text("cli.branch.reply", reply=node["reply"], id=node["reply_id"][:8]) if node.get("reply_id") else \
+                text("cli.branch.no_reply")
+            print(text("cli.branch.line", mark=mark, id=node["id"], beat=f"{node['beat']:>3}", text=node["text"], reply=reply,
+                       alt=alt, rep=rep))
+        print(text("cli.branch.legend"))
     return 0

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import card_scripts
-from .common import say
+from .common import say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.cards import Card
@@ -46,44 +46,41 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``card`` command (with ``inspect``, ``import``, ``export``) to an argparse subparsers object and
     return its parser. The chosen sub-command is ``args.card_cmd``."""
-    c = subparsers.add_parser("card", help="角色卡：查看、导入、导出", description="查看、导入、导出角色卡（PNG、JSON、CHARX）")
+    c = subparsers.add_parser("card", help=text("cli.help.card.0"), description=text("cli.help.card.1"))
     cs = c.add_subparsers(dest="card_cmd", metavar="{inspect,import,export,preview,rename,new,set,fields,scripts}")
-    i = cs.add_parser("inspect", help="查看角色卡里有什么（世界书、正则、状态栏、MVU…）")
-    i.add_argument("file", help="角色卡文件（.png / .json / .charx）")
-    i.add_argument("--json", action="store_true", help="输出 JSON：{name, spec, source_format, lorebook, regex_scripts, …}")
-    im = cs.add_parser("import", help="把角色卡导入资料库，打印卡的文件夹")
-    im.add_argument("file", help="角色卡文件（.png / .json / .charx）")
-    im.add_argument("--allow-scripts", action="store_true", help="允许这张卡的正则脚本运行（默认不允许；窗口导入时会问）")
+    i = cs.add_parser("inspect", help=text("cli.help.card.2"))
+    i.add_argument("file", help=text("cli.help.card.3"))
+    i.add_argument("--json", action="store_true", help=text("cli.help.card.4"))
+    im = cs.add_parser("import", help=text("cli.help.card.5"))
+    im.add_argument("file", help=text("cli.help.card.6"))
+    im.add_argument("--allow-scripts", action="store_true", help=text("cli.help.card.7"))
     how = im.add_mutually_exclusive_group()
-    how.add_argument("--replace", action="store_true", help="资料库里已有同名的另一张卡时替换它（旧卡文件进回收站，对话保留）")
-    how.add_argument("--keep-both", action="store_true", help="资料库里已有同名的另一张卡时两个都保留（不问）")
-    rn = cs.add_parser("rename", help="给资料库里的卡改名（改文件夹名；它的对话照常打开）")
-    rn.add_argument("name", help="资料库里卡的文件夹名")
-    rn.add_argument("new_name", help="新名字")
-    pv = cs.add_parser("preview", help="离屏渲染开场白和它的状态栏（给卡作者）：截图并报告 frames/errors/blocked/height_px")
-    pv.add_argument("file", help="角色卡文件（.png / .json / .charx），或资料库里卡的名字")
-    pv.add_argument("--greeting", type=int, default=0, help="显示第 N 条开场白：0 是第一条，1… 是备选开场白")
-    pv.add_argument("--screenshot", help="截图保存到这个 PNG")
-    pv.add_argument("--json", action="store_true", help="输出 JSON：{frames, errors, blocked, height_px}")
-    ex = cs.add_parser("export", help="把资料库里的卡（或一个卡文件）导出为 PNG 或 JSON")
-    ex.add_argument("name", help="资料库里卡的文件夹名，或卡文件 / 卡文件夹的路径")
-    ex.add_argument("--format", choices=("png", "json"), default="png", help="导出格式（默认 png）")
-    ex.add_argument("-o", "--output", help="输出文件（或文件夹）；默认当前目录下的 <卡名>.<格式>，不覆盖已有文件")
-    nw = cs.add_parser("new", help="在资料库里新建一张角色卡，打印卡的文件夹")
-    nw.add_argument("name", help="卡的名字")
-    nw.add_argument("--from-json", help="从这个 JSON 开始：一张角色卡，或 {字段: 值} （字段名同 card set）")
-    st = cs.add_parser("set", help="改资料库里一张卡的一个字段，存为新版本（旧版本留在卡的 versions/ 里）")
-    st.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）；改 name 字段不改文件夹名（用 card rename）")
-    st.add_argument("field", help="字段：name、description、personality、scenario、first_mes、mes_example、system_prompt、"
-                                  "post_history_instructions、creator_notes、creator、character_version、tags、"
-                                  "depth_prompt.prompt、depth_prompt.depth、depth_prompt.role、talkativeness；"
-                                  "列表项 alternate_greetings.N、tags.N（N 等于项数时追加）")
-    st.add_argument("value", nargs="?", help="新值（长文本用 --value-file）")
-    st.add_argument("--value-file", help="从这个 UTF-8 文件读新值")
-    st.add_argument("--remove", action="store_true", help="删除列表项 alternate_greetings.N 或 tags.N")
-    fl = cs.add_parser("fields", help="列出一张卡的全部字段和各自的 token 数（合计、常驻）")
-    fl.add_argument("name", help="资料库里卡的文件夹名（或卡文件夹 / JSON 卡文件的路径）")
-    fl.add_argument("--json", action="store_true", help="输出 JSON：{fields: {字段: 值}, tokens: {fields, total, permanent}}")
+    how.add_argument("--replace", action="store_true", help=text("cli.help.card.8"))
+    how.add_argument("--keep-both", action="store_true", help=text("cli.help.card.9"))
+    rn = cs.add_parser("rename", help=text("cli.help.card.10"))
+    rn.add_argument("name", help=text("cli.help.card.11"))
+    rn.add_argument("new_name", help=text("cli.help.card.12"))
+    pv = cs.add_parser("preview", help=text("cli.help.card.13"))
+    pv.add_argument("file", help=text("cli.help.card.14"))
+    pv.add_argument("--greeting", type=int, default=0, help=text("cli.help.card.15"))
+    pv.add_argument("--screenshot", help=text("cli.help.card.16"))
+    pv.add_argument("--json", action="store_true", help=text("cli.help.card.17"))
+    ex = cs.add_parser("export", help=text("cli.help.card.18"))
+    ex.add_argument("name", help=text("cli.help.card.19"))
+    ex.add_argument("--format", choices=("png", "json"), default="png", help=text("cli.help.card.20"))
+    ex.add_argument("-o", "--output", help=text("cli.help.card.21"))
+    nw = cs.add_parser("new", help=text("cli.help.card.22"))
+    nw.add_argument("name", help=text("cli.help.card.23"))
+    nw.add_argument("--from-json", help=text("cli.help.card.24"))
+    st = cs.add_parser("set", help=text("cli.help.card.25"))
+    st.add_argument("name", help=text("cli.help.card.26"))
+    st.add_argument("field", help=text("cli.help.card.27"))
+    st.add_argument("value", nargs="?", help=text("cli.help.card.28"))
+    st.add_argument("--value-file", help=text("cli.help.card.29"))
+    st.add_argument("--remove", action="store_true", help=text("cli.help.card.30"))
+    fl = cs.add_parser("fields", help=text("cli.help.card.31"))
+    fl.add_argument("name", help=text("cli.help.card.32"))
+    fl.add_argument("--json", action="store_true", help=text("cli.help.card.33"))
     card_scripts.add_parser(cs)
     c.set_defaults(_card_parser=c)
     return c

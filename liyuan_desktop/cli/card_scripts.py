@@ -20,21 +20,21 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .common import resolve_card, say
+from .common import resolve_card, say, text
 
 
 def add_parser(card_subparsers: Any) -> argparse.ArgumentParser:
     """Add ``scripts`` to the ``card`` command's subparsers; returns its parser."""
-    p = card_subparsers.add_parser("scripts", help="列出卡（或预设）里的酒馆助手脚本，允许/禁止它们运行")
-    p.add_argument("card", help="角色卡文件、资料库里的卡名或卡文件夹（--preset 时是预设名）")
-    p.add_argument("--preset", action="store_true", help="CARD 是预设库里的预设名")
-    p.add_argument("--json", action="store_true", help="输出 JSON：{name, source, allowed, scripts:[…], variables, warnings}")
+    p = card_subparsers.add_parser("scripts", help=text("cli.help.card_scripts.0"))
+    p.add_argument("card", help=text("cli.help.card_scripts.1"))
+    p.add_argument("--preset", action="store_true", help=text("cli.help.card_scripts.2"))
+    p.add_argument("--json", action="store_true", help=text("cli.help.card_scripts.3"))
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--allow", action="store_true", help="允许这张卡（预设）的酒馆助手脚本运行")
-    which.add_argument("--deny", action="store_true", help="不允许它们运行")
-    which.add_argument("--enable", metavar="ID", help="打开一个脚本（只记在 Liyuan 里，不改卡）")
-    which.add_argument("--disable", metavar="ID", help="关掉一个脚本")
-    which.add_argument("--reset", metavar="ID", help="一个脚本回到卡自己的开关")
+    which.add_argument("--allow", action="store_true", help=text("cli.help.card_scripts.4"))
+    which.add_argument("--deny", action="store_true", help=text("cli.help.card_scripts.5"))
+    which.add_argument("--enable", metavar="ID", help=text("cli.help.card_scripts.6"))
+    which.add_argument("--disable", metavar="ID", help=text("cli.help.card_scripts.7"))
+    which.add_argument("--reset", metavar="ID", help=text("cli.help.card_scripts.8"))
     p.set_defaults(cmd="card-scripts")  # cli/__init__.py runs `run` for it (card.run stays as it is)
     return p  # type: ignore[no-any-return]
 

@@ -28,13 +28,12 @@ import json
 import os
 import signal
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from .common import card_home_name, language, out, readline, resolve_card, say
+from .common import card_home_name, language, out, readline, resolve_card, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -45,46 +44,44 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``chat`` and its flags on the top-level subparsers; returns its parser."""
-    c = sub.add_parser("chat", help="在终端里演几拍（无窗口）")
-    c.add_argument("card", nargs="?", help="角色卡文件，或随附示例卡的名字（如 青梧）")
-    c.add_argument("--demo", action="store_true", help="离线演示：青梧卡上的三拍录制对局（回放模型）")
-    c.add_argument("--demo-agent", action="store_true", help="离线演示写长篇：把演示的开场和前两拍存成三章，回放种子的 agent 一轮")
-    c.add_argument("--chat", help="对话名（同名则接着演）")
-    c.add_argument("--model", help="replay:FILE 用回放脚本；否则为服务商的模型名")
-    c.add_argument("--provider", help="服务商：设置里配置的任一服务商，或内置预设 deepseek、openai、openrouter、ollama、lmstudio …")
-    c.add_argument("--base-url", help="覆盖服务商的 API 地址（OpenAI 兼容）")
-    c.add_argument("--say", action="append", help="用户这一拍的话（可重复，按顺序演）")
-    c.add_argument("--group", help="演一个群组的群聊（liyuan group create …）；不用给角色卡")
-    c.add_argument("--speaker", help="群聊：指定这一拍由哪位成员发言")
-    c.add_argument("--chapter", help="写长篇：这一轮的回复就是这一章的正文（不用工具，写入 正文/ 下这个文件；给只会说话的小模型用）")
-    c.add_argument("--preset", help="SillyTavern 对话补全预设：JSON 文件，或已安装预设的名字")
-    c.add_argument("--world", action="append", help="给这个对话挂一本世界书（SillyTavern World Info JSON，可重复）")
-    c.add_argument("--allow-card-scripts", action="store_true", help="允许角色卡自带的正则脚本运行")
+    c = sub.add_parser("chat", help=text("cli.help.chat.0"))
+    c.add_argument("card", nargs="?", help=text("cli.help.chat.1"))
+    c.add_argument("--demo", action="store_true", help=text("cli.help.chat.2"))
+    c.add_argument("--demo-agent", action="store_true", help=text("cli.help.chat.3"))
+    c.add_argument("--chat", help=text("cli.help.chat.4"))
+    c.add_argument("--model", help=text("cli.help.chat.5"))
+    c.add_argument("--provider", help=text("cli.help.chat.6"))
+    c.add_argument("--base-url", help=text("cli.help.chat.7"))
+    c.add_argument("--say", action="append", help=text("cli.help.chat.8"))
+    c.add_argument("--group", help=text("cli.help.chat.group"))
+    c.add_argument("--speaker", help=text("cli.help.chat.speaker"))
+    c.add_argument("--chapter", help=text("cli.help.chat.chapter"))
+    c.add_argument("--preset", help=text("cli.help.chat.9"))
+    c.add_argument("--world", action="append", help=text("cli.help.chat.10"))
+    c.add_argument("--allow-card-scripts", action="store_true", help=text("cli.help.chat.11"))
     c.add_argument("--sample", action="append", metavar="KEY=VALUE",
-                   help="这个对话自己的采样参数（如 temperature=0.8、top_k=40、stop=<END>、reasoning_effort=high、"
-                        "stream=false；可重复；KEY= 取消；记在对话里，压过预设的采样参数）")
+                   help=text("cli.help.chat.12"))
     c.add_argument("--wi", action="append", metavar="KEY=VALUE",
-                   help="这个对话自己的世界书设置，用 SillyTavern 的名字（如 world_info_depth=4、world_info_recursive=false；"
-                        "可重复；记在对话里，下次打开仍有效）；其余沿用应用设置")
-    c.add_argument("--json", action="store_true", help="输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}")
-    c.add_argument("--auto", action="store_true", help="不交互：ask 用录制的或第一个选项作答")
-    c.add_argument("--delay-ms", type=int, default=15, help="演示回放的流式间隔（毫秒）")
+                   help=text("cli.help.chat.13"))
+    c.add_argument("--json", action="store_true", help=text("cli.help.chat.14"))
+    c.add_argument("--auto", action="store_true", help=text("cli.help.chat.15"))
+    c.add_argument("--delay-ms", type=int, default=15, help=text("cli.help.chat.16"))
     c.add_argument("--prose-only", action="store_true",
-                   help="纯文字演出：不给模型工具，每拍一次补全，命中的设定原文随拍发送（给不会调工具的本地小模型；记在对话里）")
-    c.add_argument("--seal-as-is", action="store_true", help="把这个对话里没收笔的稿件按现稿收笔（然后场记记账）")
-    c.add_argument("--continue", dest="continue_beat", action="store_true", help="让模型接着写没收笔的稿件")
-    c.add_argument("--regenerate", action="store_true", help="重来：最后一句话再演一次，新回复成为旧回复的兄弟分支")
+                   help=text("cli.help.chat.17"))
+    c.add_argument("--seal-as-is", action="store_true", help=text("cli.help.chat.18"))
+    c.add_argument("--continue", dest="continue_beat", action="store_true", help=text("cli.help.chat.19"))
+    c.add_argument("--regenerate", action="store_true", help=text("cli.help.chat.20"))
     c.add_argument("--continue-reply", action="store_true",
-                   help="续写：让模型接着最后一条已收笔的回复往下写（成为这条回复的新版本，旧版本仍可翻回）")
+                   help=text("cli.help.chat.21"))
     c.add_argument("--impersonate", action="store_true",
-                   help="代拟：让模型用你的人设写出你下一句话（只打印出来，不发送、不保存）")
+                   help=text("cli.help.chat.22"))
     c.add_argument("--authors-note", metavar="TEXT",
-                   help="这个对话的作者注（SillyTavern 的 Author's Note；空字符串 = 清除；记在对话里）")
-    c.add_argument("--an-depth", type=int, metavar="N", help="作者注插在倒数第 N 条消息之前（0 = 最后；默认 4）")
-    c.add_argument("--an-role", choices=["system", "user", "assistant"], help="作者注以哪个角色发送（默认 system）")
+                   help=text("cli.help.chat.23"))
+    c.add_argument("--an-depth", type=int, metavar="N", help=text("cli.help.chat.24"))
+    c.add_argument("--an-role", choices=["system", "user", "assistant"], help=text("cli.help.chat.25"))
     c.add_argument("--an-position", choices=["chat", "before", "after"],
-                   help="作者注的位置：chat 对话中按深度（默认）；before/after 场景之前/之后（放在本拍数据块里）")
-    c.add_argument("--an-interval", type=int, metavar="N", help="每 N 条用户消息插入一次（默认 1；0 = 关闭）")
+                   help=text("cli.help.chat.26"))
+    c.add_argument("--an-interval", type=int, metavar="N", help=text("cli.help.chat.27"))
     return c
 
 
@@ -355,7 +352,7 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         beats = getattr(model, "beats", [])
         says = says or [b.user for b in beats]
         recorded = [a for b in beats for a in b.ask_answers]
-        chat_name = args.chat or unique_chat_name(card.name, time.strftime("演示-%Y%m%d-%H%M%S"))
+        chat_name = args.chat or unique_chat_name(card.name, library.dated_chat_name("demo", language()))
         return card, card.name, model, scribe, chat_name, says, recorded
     if args.group:  # a group chat (cli/group.py): the card is the first member's until a member speaks
         model, scribe = _build_model(args, app_settings)

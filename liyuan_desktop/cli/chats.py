@@ -12,43 +12,43 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import card_home_name, resolve_card, say
+from .common import card_home_name, language, resolve_card, say, text
 
 
 def add_parsers(sub: Any) -> None:
     """Register ``import-chat`` and ``export-chat`` on the top-level subparsers."""
-    ic = sub.add_parser("import-chat", help="导入 SillyTavern 聊天记录（.jsonl），滑动备选变成分支")
+    ic = sub.add_parser("import-chat", help=text("cli.help.chats.0"))
     ic.add_argument("file")
-    ic.add_argument("--card", required=True, help="角色卡文件或示例卡名")
-    ic.add_argument("--chat", help="对话名（默认取文件名）")
-    ec = sub.add_parser("export-chat", help="把一个对话导出成 SillyTavern 聊天记录（.jsonl），或可读的对话稿（md/html）")
+    ic.add_argument("--card", required=True, help=text("cli.help.chats.1"))
+    ic.add_argument("--chat", help=text("cli.help.chats.2"))
+    ec = sub.add_parser("export-chat", help=text("cli.help.chats.3"))
     ec.add_argument("out")
     ec.add_argument("--card", required=True)
     ec.add_argument("--chat", required=True)
     ec.add_argument("--format", choices=("jsonl", "md", "html"), default="jsonl",
-                    help="jsonl：SillyTavern 聊天记录（全部滑动备选）；md/html：当前分支的可读对话稿")
-    ec.add_argument("--status-bars", choices=("omit", "text"), default="omit", help="对话稿里的状态栏：略去，或留下它的文字")
-    ec.add_argument("--raw", action="store_true", help="对话稿用存下的原文（不套用角色卡的显示正则）")
-    ec.add_argument("--title", default="", help="对话稿标题（默认：对话标题，没有就用卡名）")
-    ch = sub.add_parser("chats", help="管理对话与角色卡：改名、复制、删除到回收站、恢复")
+                    help=text("cli.help.chats.4"))
+    ec.add_argument("--status-bars", choices=("omit", "text"), default="omit", help=text("cli.help.chats.5"))
+    ec.add_argument("--raw", action="store_true", help=text("cli.help.chats.6"))
+    ec.add_argument("--title", default="", help=text("cli.help.chats.7"))
+    ch = sub.add_parser("chats", help=text("cli.help.chats.8"))
     csub = ch.add_subparsers(dest="chats_cmd", required=True)
-    csub.add_parser("list", help="列出所有角色卡和对话")
-    r = csub.add_parser("rename", help="给对话改名")
-    r.add_argument("chat", help="对话文件夹，或「卡名/对话名」")
+    csub.add_parser("list", help=text("cli.help.chats.9"))
+    r = csub.add_parser("rename", help=text("cli.help.chats.10"))
+    r.add_argument("chat", help=text("cli.help.chats.11"))
     r.add_argument("name")
-    d = csub.add_parser("duplicate", help="复制对话（--from 某条消息：只复制到那条为止的分支）")
+    d = csub.add_parser("duplicate", help=text("cli.help.chats.12"))
     d.add_argument("chat")
-    d.add_argument("--from", dest="upto", help="消息的条目 id（或其开头）")
+    d.add_argument("--from", dest="upto", help=text("cli.help.chats.13"))
     d.add_argument("--name")
-    x = csub.add_parser("delete", help="把对话移到回收站")
+    x = csub.add_parser("delete", help=text("cli.help.chats.14"))
     x.add_argument("chat")
-    xc = csub.add_parser("delete-card", help="把角色卡（连同它的所有对话）移到回收站")
-    xc.add_argument("card", help="资料库里的卡名")
-    csub.add_parser("trash", help="列出回收站")
-    rs = csub.add_parser("restore", help="从回收站恢复")
-    rs.add_argument("item", help="回收站条目 id（或其开头，或原名）")
-    et = csub.add_parser("empty-trash", help="清空回收站（不可恢复）")
-    et.add_argument("--yes", action="store_true", required=True, help="确认永久删除")
+    xc = csub.add_parser("delete-card", help=text("cli.help.chats.15"))
+    xc.add_argument("card", help=text("cli.help.chats.16"))
+    csub.add_parser("trash", help=text("cli.help.chats.17"))
+    rs = csub.add_parser("restore", help=text("cli.help.chats.18"))
+    rs.add_argument("item", help=text("cli.help.chats.19"))
+    et = csub.add_parser("empty-trash", help=text("cli.help.chats.20"))
+    et.add_argument("--yes", action="store_true", required=True, help=text("cli.help.chats.21"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,7 +148,7 @@ def _manage(args: argparse.Namespace) -> int:
                 if len(hits) != 1:
                     raise ValueError(f"条目「{args.upto}」{'找不到' if not hits else '不唯一'}")
                 upto = hits[0]
-            print(manage.duplicate_chat(d, upto, args.name))
+            print(manage.duplicate_chat(d, upto, args.name, language()))
         elif c == "delete":
             it = manage.delete_chat(chat_folder(args.chat))
             print(f"已移到回收站：{it.id}")

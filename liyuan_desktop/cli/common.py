@@ -12,7 +12,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: the window's start needs none of it
     from ..core.cards import Card
@@ -177,7 +177,8 @@ _LANG: list[str] = []
 
 def take_lang(argv: list[str]) -> list[str]:
     """Remove ``--lang zh|en`` / ``--lang=zh|en`` from ``argv`` (anywhere) and choose that language; returns the
-    rest. Without it the language is ``LIYUAN_LANG``, else the settings' ``ui_language``, else Chinese — chosen
+    rest. Without it the language is ``LIYUAN_LANG``, else the settings' ``ui_language``, else the system locale's
+    (English unless it is Chinese) — chosen
     afresh for each command line (a ``--lang`` of an earlier :func:`~liyuan_desktop.cli.main` call in the same
     process does not stick)."""
     _LANG.clear()
@@ -202,18 +203,22 @@ def set_language(lang: str) -> None:
 
 
 def language() -> str:
-    """The chosen language (see :func:`take_lang`)."""
+    """The chosen language (see :func:`take_lang`; without ``--lang`` the same rule as the window's,
+    ``core.settings.language_for_run``: ``LIYUAN_LANG``, the settings' language, the system locale)."""
     if not _LANG:
-        lang = os.environ.get("LIYUAN_LANG", "")
-        if lang not in ("zh", "en"):
-            try:
-                from ..core.settings import load_settings
+        try:
+            from ..core.settings import language_for_run, load_settings
 
-                lang = load_settings().ui_language
-            except Exception:  # noqa: BLE001 - an unreadable settings file never stops the CLI
-                lang = "zh"
+            lang: str = language_for_run(load_settings())
+        except Exception:  # noqa: BLE001 - an unreadable settings file never stops the CLI
+            lang = os.environ.get("LIYUAN_LANG", "zh")
         set_language(lang)
     return _LANG[0]
+
+
+def lang_flag() -> Optional[str]:
+    """The language ``--lang`` gave on this command line (after :func:`take_lang`), or None."""
+    return _LANG[0] if _LANG else None
 
 
 def say(value: Any) -> str:
@@ -222,6 +227,15 @@ def say(value: Any) -> str:
     from ..core.messages import render
 
     return render(value, language())
+
+
+def text(key: str, **params: Any) -> str:
+    """The catalog text ``key`` (``core/messages.CATALOG``; the CLI's help texts: ``cli/help_catalog.py``) in the
+    chosen language, formatted with ``params``."""
+    from ..core.messages import message
+    from . import help_catalog  # noqa: F401  registers the help texts
+
+    return say(message(key, **params))
 
 
 def find_entry(chat: Chat, prefix: str) -> str:

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, run_on_chat
+from .common import find_entry, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -18,9 +18,9 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``inspect`` on the top-level subparsers; returns its parser."""
-    i = sub.add_parser("inspect", help="提示词检查器：某一拍的每次模型调用，原样")
+    i = sub.add_parser("inspect", help=text("cli.help.inspect.0"))
     i.add_argument("chat")
-    i.add_argument("item", nargs="?", help="对话条目 id（或开头几位）；默认最新的回复")
+    i.add_argument("item", nargs="?", help=text("cli.help.inspect.1"))
     i.add_argument("--json", action="store_true")
     return i
 

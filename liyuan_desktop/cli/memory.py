@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import run_on_chat
+from .common import run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``memory`` on the top-level subparsers; returns its parser."""
-    m = sub.add_parser("memory", help="在当前分支的往事里查细节（memory_search）")
+    m = sub.add_parser("memory", help=text("cli.help.memory.0"))
     m.add_argument("chat")
     m.add_argument("query")
     m.add_argument("--limit", type=int, default=5)
@@ -36,8 +36,8 @@ def _memory(chat: Chat, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(hits, ensure_ascii=False, indent=1))
     elif not hits:
-        print("没有查到。")
+        print(text("cli.memory.none"))
     else:
         for h in hits:
-            print(f"第 {h['beat']} 拍 · {h['kind']} · {h['score']}\n  {h['snippet']}")
+            print(text("cli.memory.hit", beat=h["beat"], kind=h["kind"], score=h["score"]) + f"\n  {h['snippet']}")
     return 0

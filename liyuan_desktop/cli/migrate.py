@@ -18,16 +18,16 @@ import sys
 import threading
 from typing import Any
 
-from .common import out, say
+from .common import out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``import-sillytavern`` on the top-level subparsers; returns its parser."""
     p = sub.add_parser("import-sillytavern",
-                       help="从 SillyTavern 一步导入：角色卡和聊天、世界书、预设、人设、设置（不含密钥）")
-    p.add_argument("path", help="SillyTavern 文件夹、data/<用户名>/、旧版 public/，或它们的备份 .zip")
-    p.add_argument("--json", action="store_true", help="只输出报告的 JSON")
-    p.add_argument("--dry-run", action="store_true", help="只看会导入什么，什么都不写")
+                       help=text("cli.help.migrate.0"))
+    p.add_argument("path", help=text("cli.help.migrate.1"))
+    p.add_argument("--json", action="store_true", help=text("cli.help.migrate.2"))
+    p.add_argument("--dry-run", action="store_true", help=text("cli.help.migrate.3"))
     return p
 
 

@@ -18,7 +18,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import language, out
+from .common import language, out, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.providers import ProviderSettings
@@ -35,16 +35,16 @@ def resolve_provider(name: str) -> ProviderSettings:
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``models`` with its ``probe``, ``local`` and ``list`` subcommands; returns its parser."""
-    m = sub.add_parser("models", help="模型服务：探测能力、查找本机模型服务器")
+    m = sub.add_parser("models", help=text("cli.help.models.0"))
     msub = m.add_subparsers(dest="models_cmd")
-    pr = msub.add_parser("probe", help="探测服务商的能力（工具调用、流式、思考字段、用量、上下文窗口），结果记在设置里")
-    pr.add_argument("provider", nargs="?", help="服务商名（默认：当前使用的）")
-    pr.add_argument("--json", action="store_true", help="输出 JSON")
-    lo = msub.add_parser("local", help="查找本机正在运行的模型服务器（Ollama、LM Studio、llama.cpp …）")
-    lo.add_argument("--json", action="store_true", help="输出 JSON")
-    ls = msub.add_parser("list", help="列出服务商服务器上的模型（/v1/models）")
-    ls.add_argument("provider", nargs="?", help="服务商名（默认：当前使用的）")
-    ls.add_argument("--json", action="store_true", help="输出 JSON")
+    pr = msub.add_parser("probe", help=text("cli.help.models.1"))
+    pr.add_argument("provider", nargs="?", help=text("cli.help.models.2"))
+    pr.add_argument("--json", action="store_true", help=text("cli.help.models.3"))
+    lo = msub.add_parser("local", help=text("cli.help.models.4"))
+    lo.add_argument("--json", action="store_true", help=text("cli.help.models.5"))
+    ls = msub.add_parser("list", help=text("cli.help.models.6"))
+    ls.add_argument("provider", nargs="?", help=text("cli.help.models.7"))
+    ls.add_argument("--json", action="store_true", help=text("cli.help.models.8"))
     return m
 
 

@@ -10,19 +10,19 @@ import argparse
 import sys
 from typing import Any
 
-from .common import out, say
+from .common import out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``novel`` (sub-command ``new``) on the top-level subparsers; returns the ``novel`` parser."""
-    p: argparse.ArgumentParser = sub.add_parser("novel", help="长篇小说：不用角色卡，新建一本书（书名、作者、语言、人物）")
+    p: argparse.ArgumentParser = sub.add_parser("novel", help=text("cli.help.novel.0"))
     ns = p.add_subparsers(dest="novel_cmd")
-    n = ns.add_parser("new", help="新建一本书，打印书稿对话的文件夹")
-    n.add_argument("title", help="书名")
-    n.add_argument("--author", default="", help="作者")
-    n.add_argument("--language", choices=("zh", "en"), default="zh", help="正文语言（默认 zh）")
+    n = ns.add_parser("new", help=text("cli.help.novel.1"))
+    n.add_argument("title", help=text("cli.help.novel.2"))
+    n.add_argument("--author", default="", help=text("cli.help.novel.3"))
+    n.add_argument("--language", choices=("zh", "en"), default="zh", help=text("cli.help.novel.4"))
     n.add_argument("--cast", action="append", default=[],
-                   help="登场人物：资料库里的角色卡名（用卡的描述）或一个人名；可多次")
+                   help=text("cli.help.novel.5"))
     return p
 
 

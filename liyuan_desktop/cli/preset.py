@@ -29,53 +29,53 @@ import sys
 from typing import Any
 
 from ..core.messages import message
-from .common import run_on_chat, say
+from .common import language, run_on_chat, say, text
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``preset`` on the top-level subparsers; returns its parser."""
-    p = sub.add_parser("preset", help="预设库：导入、列出、查看、删除 SillyTavern 预设，设默认预设")
+    p = sub.add_parser("preset", help=text("cli.help.preset.0"))
     ps = p.add_subparsers(dest="preset_cmd")
-    imp = ps.add_parser("import", help="把预设文件导入预设库")
+    imp = ps.add_parser("import", help=text("cli.help.preset.1"))
     imp.add_argument("files", nargs="+")
-    ls = ps.add_parser("list", help="列出预设库")
+    ls = ps.add_parser("list", help=text("cli.help.preset.2"))
     ls.add_argument("--json", action="store_true")
-    sh = ps.add_parser("show", help="这个预设在梨园里怎么用：映射、丢弃的部分及原因、采样参数")
+    sh = ps.add_parser("show", help=text("cli.help.preset.3"))
     sh.add_argument("name")
-    sh.add_argument("--provider", choices=KINDS, default="other", help="按这个服务商检查哪些采样参数发不出去")
+    sh.add_argument("--provider", choices=KINDS, default="other", help=text("cli.help.preset.4"))
     sh.add_argument("--json", action="store_true")
-    de = ps.add_parser("delete", help="从预设库删除")
+    de = ps.add_parser("delete", help=text("cli.help.preset.5"))
     de.add_argument("name")
-    df = ps.add_parser("default", help="查看或设置新对话的默认预设")
+    df = ps.add_parser("default", help=text("cli.help.preset.6"))
     df.add_argument("name", nargs="?")
-    df.add_argument("--none", action="store_true", help="新对话不用预设")
+    df.add_argument("--none", action="store_true", help=text("cli.help.preset.7"))
     _add_prompts_parser(ps)
-    ex = ps.add_parser("export", help="把预设导出为 SillyTavern 的 JSON")
+    ex = ps.add_parser("export", help=text("cli.help.preset.8"))
     ex.add_argument("name")
     ex.add_argument("-o", "--output", required=True, metavar="FILE")
     return p
 
 
 def _add_prompts_parser(ps: Any) -> None:
-    pr = ps.add_parser("prompts", help="预设的提示词列表（SillyTavern 的 Prompt Manager）：开关、排序、改文字")
+    pr = ps.add_parser("prompts", help=text("cli.help.preset.9"))
     pr.add_argument("name")
     pr.add_argument("--json", action="store_true")
-    pr.add_argument("--chat", metavar="CHAT", help="按这个对话的角色卡计算占位符的词元数")
+    pr.add_argument("--chat", metavar="CHAT", help=text("cli.help.preset.10"))
     pr.add_argument("--enable", metavar="ID", action="append", default=[])
     pr.add_argument("--disable", metavar="ID", action="append", default=[])
-    pr.add_argument("--move", nargs=2, metavar=("ID", "POS"), help="移到第 POS 行（从 1 数）")
+    pr.add_argument("--move", nargs=2, metavar=("ID", "POS"), help=text("cli.help.preset.11"))
     pr.add_argument("--edit", metavar="ID")
-    pr.add_argument("--add", metavar="TITLE", help="添加自定义提示词")
+    pr.add_argument("--add", metavar="TITLE", help=text("cli.help.preset.12"))
     pr.add_argument("--delete", metavar="ID")
-    pr.add_argument("--text-file", metavar="F", help="提示词文字（UTF-8 文件；- 为标准输入）")
+    pr.add_argument("--text-file", metavar="F", help=text("cli.help.preset.13"))
     pr.add_argument("--role", choices=("system", "user", "assistant"))
-    pr.add_argument("--rename", metavar="TEXT", help="提示词的新名称")
+    pr.add_argument("--rename", metavar="TEXT", help=text("cli.help.preset.14"))
     pr.add_argument("--position", choices=("relative", "in-chat"))
     pr.add_argument("--depth", type=int)
     pr.add_argument("--order", type=int)
-    pr.add_argument("--save-as", metavar="NEW", help="改动存成新预设 NEW（原预设不变）")
+    pr.add_argument("--save-as", metavar="NEW", help=text("cli.help.preset.15"))
 
 
 def _fail(msg: str) -> int:
@@ -120,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1))
             else:
-                print(report.text())
+                print(report.text(language()))
             return 0
         if cmd == "delete":
             if not delete_preset(args.name):

@@ -19,24 +19,24 @@ import sys
 from typing import Any
 
 from ..core.messages import message
-from .common import say
+from .common import say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``qr`` on the top-level subparsers; returns its parser."""
-    p: argparse.ArgumentParser = sub.add_parser("qr", help="快速回复：导入、列出、查看、删除 SillyTavern 的 Quick Reply 集")
+    p: argparse.ArgumentParser = sub.add_parser("qr", help=text("cli.help.quick_replies.0"))
     ps = p.add_subparsers(dest="qr_cmd")
-    imp = ps.add_parser("import", help="把 Quick Reply 集导入快速回复库")
+    imp = ps.add_parser("import", help=text("cli.help.quick_replies.1"))
     imp.add_argument("files", nargs="+")
-    imp.add_argument("--name", help="存成这个名字（只导入一个文件时）")
-    imp.add_argument("--replace", action="store_true", help="同名的集已存在时替换它")
+    imp.add_argument("--name", help=text("cli.help.quick_replies.2"))
+    imp.add_argument("--replace", action="store_true", help=text("cli.help.quick_replies.3"))
     imp.add_argument("--json", action="store_true")
-    ls = ps.add_parser("list", help="列出快速回复库")
+    ls = ps.add_parser("list", help=text("cli.help.quick_replies.4"))
     ls.add_argument("--json", action="store_true")
-    sh = ps.add_parser("show", help="一个集的回复")
+    sh = ps.add_parser("show", help=text("cli.help.quick_replies.5"))
     sh.add_argument("name")
     sh.add_argument("--json", action="store_true")
-    de = ps.add_parser("delete", help="从快速回复库删除")
+    de = ps.add_parser("delete", help=text("cli.help.quick_replies.6"))
     de.add_argument("name")
     return p
 

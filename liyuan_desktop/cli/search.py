@@ -15,15 +15,17 @@ import sys
 import time
 from typing import Any
 
+from .common import text
+
 
 def add_parser(sub: Any) -> None:
     """Register ``search`` on the top-level subparsers."""
-    p = sub.add_parser("search", help="在所有对话里搜索（不分大小写；--regex 用正则）")
+    p = sub.add_parser("search", help=text("cli.help.search.0"))
     p.add_argument("query")
-    p.add_argument("--card", help="只搜这张角色卡的对话（卡的文件夹名）")
-    p.add_argument("--regex", action="store_true", help="把 QUERY 当作正则（Python 写法，线性时间执行）")
-    p.add_argument("--limit", type=int, default=200, help="最多列出几条（默认 200）")
-    p.add_argument("--json", action="store_true", help="输出 JSON")
+    p.add_argument("--card", help=text("cli.help.search.1"))
+    p.add_argument("--regex", action="store_true", help=text("cli.help.search.2"))
+    p.add_argument("--limit", type=int, default=200, help=text("cli.help.search.3"))
+    p.add_argument("--json", action="store_true", help=text("cli.help.search.4"))
 
 
 def _date(ms: int) -> str:

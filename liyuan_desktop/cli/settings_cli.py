@@ -16,18 +16,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import out
+from .common import out, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``settings`` (``show``, ``import-st``) on the top-level subparsers; returns its parser."""
-    p = sub.add_parser("settings", help="应用设置：世界书设置的查看与从 SillyTavern 导入")
+    p = sub.add_parser("settings", help=text("cli.help.settings_cli.0"))
     s = p.add_subparsers(dest="settings_cmd")
-    show = s.add_parser("show", help="显示应用的世界书设置（SillyTavern 的名字）")
-    show.add_argument("--json", action="store_true", help="输出 JSON")
-    imp = s.add_parser("import-st", help="从 SillyTavern 的 settings.json 导入世界书设置（作为应用的全局设置）")
-    imp.add_argument("path", help="SillyTavern 的 settings.json（通常在 data/<用户>/settings.json）")
-    imp.add_argument("--json", action="store_true", help="输出 JSON：{world_info, notes}")
+    show = s.add_parser("show", help=text("cli.help.settings_cli.1"))
+    show.add_argument("--json", action="store_true", help=text("cli.help.settings_cli.2"))
+    imp = s.add_parser("import-st", help=text("cli.help.settings_cli.3"))
+    imp.add_argument("path", help=text("cli.help.settings_cli.4"))
+    imp.add_argument("--json", action="store_true", help=text("cli.help.settings_cli.5"))
     return p
 
 

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any, Optional
 
-from .common import chat_folder, open_chat, out, say
+from .common import chat_folder, open_chat, out, say, text
 
 #: The writing-room sub-commands (issue 19).
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
@@ -107,34 +107,32 @@ def writing_report(chat: Any, what: str, as_json: bool, name: Optional[str] = No
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``story`` (with ``checkpoints``, ``restore``, ``export`` and :data:`WRITING_COMMANDS`) on the top-level subparsers; the chosen
     sub-command is ``args.story_cmd``. Returns the ``story`` parser."""
-    st = sub.add_parser("story", help="写长篇（agent）模式：检查点、恢复、导出、大纲、伏笔、设定集、进度")
+    st = sub.add_parser("story", help=text("cli.help.story.0"))
     ss = st.add_subparsers(dest="story_cmd")
-    s1 = ss.add_parser("checkpoints", help="列出一个长篇对话的检查点")
-    s1.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    s1 = ss.add_parser("checkpoints", help=text("cli.help.story.1"))
+    s1.add_argument("chat", help=text("cli.help.story.2"))
     s1.add_argument("--json", action="store_true")
-    s2 = ss.add_parser("restore", help="把正文恢复到某个检查点")
+    s2 = ss.add_parser("restore", help=text("cli.help.story.3"))
     s2.add_argument("chat")
-    s2.add_argument("checkpoint", help="检查点 id（可只写开头几位）")
-    s2.add_argument("--with-conversation", action="store_true", help="对话也回到那一轮之前（撤销本轮）")
+    s2.add_argument("checkpoint", help=text("cli.help.story.4"))
+    s2.add_argument("--with-conversation", action="store_true", help=text("cli.help.story.5"))
     from . import story_export  # issue 28: book options, per-chapter text, flagged words
 
-    story_export.add_arguments(ss.add_parser("export", help="把正文导出成一本书（EPUB/DOCX/Markdown/纯文本）"))
-    for name, helptext in (("outline", "大纲：卷、章（id、状态、目标字数、挂的文件、字数）、情节点"), ("threads", "伏笔：当前分支的伏笔和状态"),
-                           ("codex", "名录：每个名字的描述、别名、事实、提到它的章节；add|set|show|remove 写名录"),
-                           ("progress", "进度：每章/每卷/全书字数、目标、每日字数")):
-        sp = ss.add_parser(name, help=helptext)
+    story_export.add_arguments(ss.add_parser("export", help=text("cli.help.story.6")))
+    for name in ("outline", "threads", "codex", "progress"):
+        sp = ss.add_parser(name, help=text(f"cli.help.story.{name}"))
         sp.add_argument("chat")
         sp.add_argument("--json", action="store_true")
         if name == "codex":
             add_codex_arguments(sp)
-    sl = ss.add_parser("link", help="把大纲的一章挂到一个正文文件上（--unlink 取下）")
+    sl = ss.add_parser("link", help=text("cli.help.story.7"))
     sl.add_argument("chat")
-    sl.add_argument("outline_id", help="大纲章节的 id（liyuan story outline 里的 [c…]），或章号、章名；--unlink 时也可是文件名")
-    sl.add_argument("file", nargs="?", default="", help="正文/ 里的文件名")
-    sl.add_argument("--unlink", action="store_true", help="取下这一章（或这个文件）的链接")
+    sl.add_argument("outline_id", help=text("cli.help.story.8"))
+    sl.add_argument("file", nargs="?", default="", help=text("cli.help.story.9"))
+    sl.add_argument("--unlink", action="store_true", help=text("cli.help.story.10"))
     from . import story_review  # issue 19 §4: review one chapter (local checks, then the configured model)
 
-    sr = ss.add_parser("review", help="审稿：对一章做审读（重复、套话、矛盾、人物走样、伏笔……），只报告不改稿")
+    sr = ss.add_parser("review", help=text("cli.help.story.11"))
     sr.add_argument("chat")
     sr.add_argument("--json", action="store_true")
     story_review.add_arguments(sr)
@@ -232,15 +230,15 @@ def run(args: argparse.Namespace) -> int:
 
 def add_codex_arguments(sp: argparse.ArgumentParser) -> None:
     """``liyuan story codex CHAT [add|set|show|remove NAME] [--kind …] [--description …] [--alias …]…``."""
-    sp.add_argument("action", nargs="?", choices=("add", "set", "show", "remove"), help="写名录：add 新建、set 修改、show 看一条、remove 删去")
-    sp.add_argument("name", nargs="?", help="名字（或它的别名）")
-    sp.add_argument("--kind", help="people/places/things/event/lore（人物/地点/物品/剧情线/设定）")
-    sp.add_argument("--description", help="描述")
-    sp.add_argument("--alias", action="append", help="别名（可多次；set 时整列替换）")
-    sp.add_argument("--tag", action="append", help="标签（可多次；set 时整列替换）")
-    sp.add_argument("--relation", action="append", help="关系：名字 或 名字:关系（可多次；set 时整列替换）")
-    sp.add_argument("--from", dest="true_from", type=int, help="从第几章起成立（0 = 从头）")
-    sp.add_argument("--rename", help="set 时改名")
+    sp.add_argument("action", nargs="?", choices=("add", "set", "show", "remove"), help=text("cli.help.story.12"))
+    sp.add_argument("name", nargs="?", help=text("cli.help.story.13"))
+    sp.add_argument("--kind", help=text("cli.help.story.14"))
+    sp.add_argument("--description", help=text("cli.help.story.15"))
+    sp.add_argument("--alias", action="append", help=text("cli.help.story.16"))
+    sp.add_argument("--tag", action="append", help=text("cli.help.story.17"))
+    sp.add_argument("--relation", action="append", help=text("cli.help.story.18"))
+    sp.add_argument("--from", dest="true_from", type=int, help=text("cli.help.story.19"))
+    sp.add_argument("--rename", help=text("cli.help.story.20"))
 
 
 def run_codex(chat: Any, args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import chat_folder, out, say
+from .common import chat_folder, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.story.export import BookOptions
@@ -26,23 +26,23 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
     """The arguments of ``story export`` (module doc)."""
-    sp.add_argument("chat", help="对话文件夹，或 卡名/对话名")
+    sp.add_argument("chat", help=text("cli.help.story_export.0"))
     sp.add_argument("--format", choices=("epub", "docx", "md", "txt"), default="md")
-    sp.add_argument("-o", "--output", help="输出文件（用 --per-chapter-dir 或 --list 时可以不给）")
-    sp.add_argument("--title", default="", help="书名（默认：对话标题，没有就用卡名）")
-    sp.add_argument("--subtitle", default="", help="副标题")
-    sp.add_argument("--author", default="", help="作者（默认：写这局时的人设名）")
-    sp.add_argument("--language", default="", help="语言，如 zh、en（默认：看正文猜）")
-    sp.add_argument("--cover", help="封面图片（PNG 或 JPEG）")
-    sp.add_argument("--chapters", help="只导出这些章，如 1-3,5（按章节文件顺序编号，见 --list）")
-    sp.add_argument("--no-toc", action="store_true", help="不要目录")
-    sp.add_argument("--number-titles", action="store_true", help="标题前加「第N章」/ Chapter N（已有的不重复加）")
-    sp.add_argument("--no-indent", action="store_true", help="纯文本段首不加全角空格「　　」")
-    sp.add_argument("--per-chapter-dir", help="另外每章写一个纯文本文件到这个文件夹（网文平台粘贴用）")
-    sp.add_argument("--words", help="屏蔽词表（每行一个；默认：对话文件夹里的 屏蔽词.txt）")
-    sp.add_argument("--refuse-flagged", action="store_true", help="有屏蔽词就不导出（默认：照样导出并列出）")
-    sp.add_argument("--list", action="store_true", help="只列出会导出的章节和标题，不写文件")
-    sp.add_argument("--json", action="store_true", help="用 --list 时输出 JSON")
+    sp.add_argument("-o", "--output", help=text("cli.help.story_export.1"))
+    sp.add_argument("--title", default="", help=text("cli.help.story_export.2"))
+    sp.add_argument("--subtitle", default="", help=text("cli.help.story_export.3"))
+    sp.add_argument("--author", default="", help=text("cli.help.story_export.4"))
+    sp.add_argument("--language", default="", help=text("cli.help.story_export.5"))
+    sp.add_argument("--cover", help=text("cli.help.story_export.6"))
+    sp.add_argument("--chapters", help=text("cli.help.story_export.7"))
+    sp.add_argument("--no-toc", action="store_true", help=text("cli.help.story_export.8"))
+    sp.add_argument("--number-titles", action="store_true", help=text("cli.help.story_export.9"))
+    sp.add_argument("--no-indent", action="store_true", help=text("cli.help.story_export.10"))
+    sp.add_argument("--per-chapter-dir", help=text("cli.help.story_export.11"))
+    sp.add_argument("--words", help=text("cli.help.story_export.12"))
+    sp.add_argument("--refuse-flagged", action="store_true", help=text("cli.help.story_export.13"))
+    sp.add_argument("--list", action="store_true", help=text("cli.help.story_export.14"))
+    sp.add_argument("--json", action="store_true", help=text("cli.help.story_export.15"))
 
 
 def _options(args: argparse.Namespace, chat_dir: Path) -> BookOptions:

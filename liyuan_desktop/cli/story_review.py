@@ -11,7 +11,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from .common import open_chat, out
+from .common import open_chat, out, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.types import ChatModel
@@ -19,11 +19,11 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
     """The arguments of ``story review`` (``chat`` and ``--json`` are added by the caller)."""
-    sp.add_argument("--chapter", required=True, help="章节文件名（正文目录下，如 003-雨夜.md）")
-    sp.add_argument("--local", action="store_true", help="只做本地检查（重复、套话、死者开口、失物、伏笔、篇幅），不调用模型")
-    sp.add_argument("--provider", help="服务商名（默认：设置里当前使用的）")
-    sp.add_argument("--model", help="模型名；replay:FILE 播放录好的回答")
-    sp.add_argument("--base-url", dest="base_url", help="服务商地址（覆盖设置）")
+    sp.add_argument("--chapter", required=True, help=text("cli.help.story_review.0"))
+    sp.add_argument("--local", action="store_true", help=text("cli.help.story_review.1"))
+    sp.add_argument("--provider", help=text("cli.help.story_review.2"))
+    sp.add_argument("--model", help=text("cli.help.story_review.3"))
+    sp.add_argument("--base-url", dest="base_url", help=text("cli.help.story_review.4"))
 
 
 def review_model(args: argparse.Namespace) -> Optional[ChatModel]:

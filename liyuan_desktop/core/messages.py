@@ -18,7 +18,8 @@ entry's Chinese template is also a pattern (its literal text fixed, each ``{para
 matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
 space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
 ``"strict"`` must be empty or such a catalog text for the entry to match at all, e.g. the ``{where}`` prefix of a card
-error, which would otherwise swallow a file name before it). :func:`render` does this
+error, which would otherwise swallow a file name before it; an entry marked ``"match": "no"`` is never a pattern —
+it is only ever carried by key, e.g. a default chat name, which is data once given). :func:`render` does this
 for plain strings, so a front end renders every engine line the same way whatever carried it. Templates with fewer
 than two literal characters never match (they would match anything), so story text is left alone unless it is
 exactly a catalog sentence. A text ``<label>：<catalog sentence>`` (a file name, then a sentence the catalog knows —
@@ -1033,6 +1034,57 @@ CATALOG: dict[str, dict[str, str]] = {
                             "en": "No ledger path {path} to set (ledger fields like time or characters.NAME.affinity; "
                                   "variables start with vars.)"},
     "cli.ledger.bad_beat": {"zh": "拍号要是整数（收到「{beat}」）", "en": "BEAT must be a whole number (got “{beat}”)"},
+    # --- x32english ---
+    # default names per language (issue 32): new chats, demo chats, a duplicate, a role-play chat made a novel
+    # ("match": "no": never a pattern for texts that lost their key — a chat's name is data once it is given)
+    "name.chat": {"zh": "对话-{stamp}", "en": "Chat-{stamp}", "match": "no"},
+    "name.demo": {"zh": "演示-{stamp}", "en": "Demo-{stamp}", "match": "no"},
+    "name.copy": {"zh": "{name} 的副本", "en": "{name} copy", "match": "no"},
+    "name.novel": {"zh": "{name}-长篇", "en": "{name}-novel", "match": "no"},
+    "name.novel_default": {"zh": "对话", "en": "Chat"},
+    # the user's label when no persona name is set (the conversation, exported transcripts and .jsonl)
+    "name.you": {"zh": "你", "en": "You"},
+    # sampling fields (core/llm/sampling.py field_label): one language each
+    "sampling.temperature": {"zh": "温度", "en": "Temperature"},
+    "sampling.top_p": {"zh": "top_p", "en": "Top P"},
+    "sampling.top_k": {"zh": "top_k", "en": "Top K"},
+    "sampling.min_p": {"zh": "min_p", "en": "Min P"},
+    "sampling.top_a": {"zh": "top_a", "en": "Top A"},
+    "sampling.frequency_penalty": {"zh": "频率惩罚", "en": "Frequency penalty"},
+    "sampling.presence_penalty": {"zh": "存在惩罚", "en": "Presence penalty"},
+    "sampling.repetition_penalty": {"zh": "重复惩罚", "en": "Repetition penalty"},
+    "sampling.max_tokens": {"zh": "回复上限", "en": "Max response tokens"},
+    "sampling.seed": {"zh": "种子", "en": "Seed"},
+    "sampling.stop": {"zh": "停止词", "en": "Stop strings"},
+    "sampling.reasoning_effort": {"zh": "思考力度", "en": "Reasoning effort"},
+    "sampling.stream": {"zh": "流式输出", "en": "Streaming"},
+    "sampling.not_accepted": {"zh": "{field}（{name}）：{kind} 不接受这个参数，没有发送",
+                              "en": "{field} ({name}): {kind} does not accept this parameter; not sent"},
+    "sampling.stop_limit": {"zh": "{field}（{name}）：{kind} 最多接受 {limit} 个，只发送前 {limit} 个",
+                            "en": "{field} ({name}): {kind} accepts at most {limit}; only the first {limit} are sent"},
+    "sampling.out_of_range": {"zh": "{field}（{name}）= {value} 超出接口允许的范围，没有使用",
+                              "en": "{field} ({name}) = {value} is outside the range the API allows; not used"},
+    "sampling.effort_unknown": {"zh": "{field}（{name}）「{value}」不认识，没有使用",
+                                "en": "{field} ({name}) “{value}” is not known; not used"},
+    # the preset report (core/prompt/presets/store.py PresetReport.text)
+    "preset.report.repairs": {"zh": "导入时修复：", "en": "Repaired on import:"},
+    "preset.report.sampling": {"zh": "采样参数：", "en": "Sampling:"},
+    "preset.report.no_sampling": {"zh": "采样参数：（预设没有设置，用服务商的默认值）",
+                                  "en": "Sampling: (the preset sets none; the provider's defaults apply)"},
+    # beat notices that had no key (core/beat/loop.py, core/chat/agent.py); carried as Msg in the events
+    "beat.text_calls": {"zh": "回复把工具调用写成了文字（{names}），已按工具调用执行",
+                        "en": "The reply wrote its tool calls as text ({names}); they were run as tool calls"},
+    "beat.tool_surrogate": {"zh": "{name}：模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �",
+                            "en": "{name}: the model's output had unpaired UTF-16 surrogates (half an emoji…); "
+                                  "replaced with �"},
+    "agent.no_edits": {"zh": "这一轮没有改动任何文件", "en": "No files were changed this turn"},
+    # the window's start (app.py main) before any window exists
+    "app.no_display": {"zh": "liyuan: 这里没有图形界面（DISPLAY 未设置）；要看窗口请在桌面环境里运行。",
+                       "en": "liyuan: there is no graphical display here (DISPLAY is not set); run it on a desktop to "
+                             "see the window."},
+    "app.no_display_demo": {"zh": "liyuan: 这里没有图形界面（DISPLAY 未设置），改在终端里演示；要看窗口请在桌面环境里运行。",
+                            "en": "liyuan: there is no graphical display here (DISPLAY is not set), so the demo plays "
+                                  "in the terminal; run it on a desktop to see the window."},
 }
 
 
@@ -1146,7 +1198,7 @@ def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
     built: list[tuple[int, str, "re.Pattern[str]", str]] = []
     for key, entry in CATALOG.items():
         zh, en = entry.get("zh") or "", entry.get("en")
-        if not en or en == zh:
+        if not en or en == zh or entry.get("match") == "no":
             continue
         pat = template_pattern(zh)
         if pat is not None:
@@ -1212,3 +1264,25 @@ def _labelled(text: str) -> Optional[Msg]:
             return Msg("labelled", label=text[:i], msg=inner)
         start = i + 1
     return None
+
+
+# -- a message inside a pydantic model (issue 32) --------------------------------------------------------------------
+def _keep_msg(value: Any) -> str:
+    """A ``str`` field's validator that keeps a :class:`Msg` as it is (pydantic's ``str`` would copy it into a plain
+    ``str`` and lose its key); any other str as given; anything else refused like pydantic's ``str``."""
+    if isinstance(value, str):
+        return value
+    raise ValueError("expected a string")
+
+
+def _msg_text() -> Any:
+    from typing import Annotated
+
+    from pydantic import PlainValidator
+
+    return Annotated[str, PlainValidator(_keep_msg, json_schema_input_type=str)]
+
+
+#: The type of an event or model field holding a user-facing engine message: a ``str`` that stays a :class:`Msg`
+#: (its key and parameters carried to the front end, which renders it in its language — no reverse matching).
+MsgText = _msg_text()

@@ -24,6 +24,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, Optional
 
@@ -83,7 +84,8 @@ class AppSettings(BaseModel):
             the offline demo). A name that is not in ``providers`` is cleared on load.
         scribe_provider: name of an optional cheaper provider for scribe/summary calls; None = the active one
             (with its ``scribe_model`` when set). Use :meth:`scribe` to get the provider to call.
-        ui_language: "zh" or "en".  theme: "system" (follow the desktop's colour scheme; the default), "light" or "dark".
+        ui_language: "zh" or "en"; when never chosen (not in the file) a start follows the system locale
+            (:func:`language_for_run`) and saving leaves it out.  theme: "system" (follow the desktop's colour scheme; the default), "light" or "dark".
         persona_name / persona_description: who the user plays.
         compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
         window: free-form UI state (geometry/state as base64 strings, splitter sizes, last card and chat).
@@ -313,6 +315,48 @@ def load_settings() -> AppSettings:
         return s
 
 
+LANGUAGE_ENV = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")  # where a POSIX desktop says its language, first wins
+
+
+def locale_language(name: str) -> Optional[Literal["zh", "en"]]:
+    """The app's language for a locale name (``zh_CN.UTF-8``, ``zh-Hant``, ``en_US``, ``de_DE``…): "zh" for any
+    Chinese locale, "en" for any other real locale, None for an empty name or the C/POSIX locale (no choice made).
+    A GNU ``LANGUAGE`` list (``de:zh_CN``) is read by its first entry."""
+    first = (name or "").split(":")[0].strip()
+    if not first or first.split(".")[0] in ("C", "POSIX"):
+        return None
+    return "zh" if first.lower().startswith("zh") else "en"
+
+
+def system_language(env: Optional[Mapping[str, str]] = None, system_locale: str = "") -> Literal["zh", "en"]:
+    """The language a first start picks (issue 32): the first of ``LANGUAGE``, ``LC_ALL``, ``LC_MESSAGES``, ``LANG``
+    in ``env`` (default ``os.environ``) that names a real locale, else ``system_locale`` (the window passes
+    ``QLocale.system().name()``: Windows and macOS set no such variable); Chinese when that locale is Chinese,
+    English otherwise (also when nothing says anything)."""
+    where: Mapping[str, str] = os.environ if env is None else env
+    for var in LANGUAGE_ENV:
+        lang = locale_language(where.get(var, ""))
+        if lang is not None:
+            return lang
+    return locale_language(system_locale) or "en"
+
+
+def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = None,
+                     system_locale: str = "") -> Literal["zh", "en"]:
+    """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", set by ``liyuan --lang`` too)
+    when given; else the language the settings hold (chosen in Settings, or read from a file that has one); else
+    :func:`system_language` — a first start follows the desktop's locale."""
+    where: Mapping[str, str] = os.environ if env is None else env
+    forced = where.get("LIYUAN_LANG", "")
+    if forced == "zh":
+        return "zh"
+    if forced == "en":
+        return "en"
+    if "ui_language" in settings.model_fields_set:
+        return settings.ui_language
+    return system_language(where, system_locale)
+
+
 def save_settings(settings: AppSettings) -> Path:
     """Write ``settings`` to ``<home>/settings.json`` atomically (temp file in the same folder, fsync, rename).
 
@@ -321,7 +365,10 @@ def save_settings(settings: AppSettings) -> Path:
     """
     path = settings_path()
     _keep_newer_capabilities(settings, path)
-    text = json.dumps(settings.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+    data = settings.model_dump(mode="json")
+    if "ui_language" not in settings.model_fields_set:
+        del data["ui_language"]  # never chosen: the next start still follows the system locale (language_for_run)
+    text = json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     atomic_write_text(path, text)
     return path
 

@@ -93,7 +93,7 @@ async def test_preset_chosen_in_the_window_survives_reopening_and_reaches_the_re
         assert dlg.isVisible() and "没有打开的对话" not in dlg.chat_label.text()
         assert dlg.import_files([preset_file("夜雨", "用白描写雨夜。", temperature=1.1, top_k=40)]) == ["夜雨"]
         assert "Auxiliary Prompt——内容为空" in dlg.report.toPlainText()  # dropped, and why
-        assert "温度 temperature = 1.1" in dlg.report.toPlainText()
+        assert "温度 = 1.1" in dlg.report.toPlainText()  # one language per label (issue 32)
         qtbot.mouseClick(dlg.use_btn, Qt.MouseButton.LeftButton)
         assert win.chat.preset_name() == "夜雨" and "▶ 夜雨" in dlg.list.currentItem().text()
         assert any("换用预设「夜雨」" in t for t in activity_texts(win))  # the user is told

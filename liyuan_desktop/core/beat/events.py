@@ -11,6 +11,7 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from ..deferred import DeferredModel
+from ..messages import MsgText
 
 
 class BeatStarted(DeferredModel):
@@ -83,7 +84,7 @@ class ToolFinished(DeferredModel):
     name: str
     ok: bool
     result: Any
-    summary: str = ""
+    summary: MsgText = ""
 
 
 class DraftChanged(DeferredModel):
@@ -101,7 +102,7 @@ class Activity(DeferredModel):
     """A notice for the user, e.g. 「直出正文已代收为 draft_write」."""
 
     kind: Literal["activity"] = "activity"
-    text: str
+    text: MsgText  # a catalog message (core/messages.Msg) kept with its key
     level: Literal["info", "warning", "error"] = "info"
 
 
@@ -135,10 +136,10 @@ class ScribeFinished(DeferredModel):
 
     kind: Literal["scribe_finished"] = "scribe_finished"
     applied: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
     state: str = ""
     roster: str = ""
-    error: Optional[str] = None
+    error: Optional[MsgText] = None
 
 
 class Compacted(DeferredModel):
@@ -151,7 +152,7 @@ class Compacted(DeferredModel):
     layer: int = 1
     before: int = 0
     after: int = 0
-    error: Optional[str] = None
+    error: Optional[MsgText] = None
 
 
 class BeatFinished(DeferredModel):
@@ -162,4 +163,4 @@ class BeatFinished(DeferredModel):
     outcome: str
     final: str
     sealed: bool
-    message: str = ""
+    message: MsgText = ""

@@ -39,9 +39,10 @@ from typing import Any, Callable, Literal, Optional
 from ..errors import ToolError
 from ..ledger.state import WorldState
 from ..llm.sampling import SampledModel
-from ..llm.sse import LONE_SURROGATE_NOTICE, fix_surrogates_in
+from ..llm.sse import fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
+from ..messages import message
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
@@ -58,15 +59,15 @@ from .tools.sets import ROLEPLAY_TOOLS
 log = logging.getLogger(__name__)
 
 MAX_ROUNDS = 20
-CAPTURED_NOTICE = "直出正文已代收为 draft_write"
-CAPTURED_APPEND_NOTICE = "稿纸之后的直出文字已代收为 draft_append，并自动收笔"
-UNSEALED_NOTICE = "本拍尚未收笔"
-CUT_LENGTH_NOTICE = "回复到了输出上限被截断，本拍尚未收笔：可以「继续」，或「按现稿收笔」。"
+CAPTURED_NOTICE = message("beat.captured")  # 直出正文已代收为 draft_write
+CAPTURED_APPEND_NOTICE = message("beat.captured_append")  # 稿纸之后的直出文字已代收为 draft_append，并自动收笔
+UNSEALED_NOTICE = message("beat.unsealed")  # 本拍尚未收笔
+CUT_LENGTH_NOTICE = message("beat.cut_length")  # 回复到了输出上限被截断…
 CUT_REPEAT_NOTICE = "回复开始重复自己（{what}），已提前停下；重复的部分没有收进稿子，本拍尚未收笔：可以「继续」，或「按现稿收笔」。"
-ECHO_NOTICE = "回复里复述了提示里的数据块（或仿写了开场标签），已去掉"
-ECHO_ONLY_NOTICE = "回复只复述了提示里的数据块，没有正文：本拍尚未收笔"
-TEXT_CALLS_NOTICE = "回复把工具调用写成了文字（{names}），已按工具调用执行"
-STOP_KEPT_NOTICE = "已流出的正文收进了稿子（未收笔）"
+ECHO_NOTICE = message("beat.echo")  # 回复里复述了提示里的数据块（或仿写了开场标签），已去掉
+ECHO_ONLY_NOTICE = message("beat.echo_only")  # 回复只复述了提示里的数据块，没有正文：本拍尚未收笔
+TEXT_CALLS_NOTICE = "回复把工具调用写成了文字（{names}），已按工具调用执行"  # the catalog's beat.text_calls
+STOP_KEPT_NOTICE = message("beat.stop_kept")  # 已流出的正文收进了稿子（未收笔）
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
 CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔",
                 "echo": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型"}
@@ -275,7 +276,7 @@ class Beat:
                 n = 0
             if n:
                 raw = json.dumps(fixed, ensure_ascii=False)
-                self._activity(f"{call.name}：{LONE_SURROGATE_NOTICE}", "warning")
+                self._activity(message("beat.tool_surrogate", name=call.name), "warning")
         if call.name == "draft_seal" and not self.draft.sealed and (kind := self._echo_of(self.draft.text)):
             self._echo_step(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
             return {"ok": False, "error": "echo", "message": echo_nudge(kind)}, False
@@ -551,7 +552,7 @@ class Beat:
         calls, rest = find_text_calls(resp.content, self._offered, tag=str(self._round))
         if not calls:
             return resp
-        self._activity(TEXT_CALLS_NOTICE.format(names="、".join(c.name for c in calls)), "warning")
+        self._activity(message("beat.text_calls", names=[c.name for c in calls]), "warning")
         return resp.model_copy(update={"tool_calls": calls, "content": rest})
 
     def _repetition(self, streamed: str, t0: float) -> None:
@@ -575,7 +576,8 @@ class Beat:
                 again.feed(text)
                 self._keep_unsealed(text[:again.keep] if again.reason else text)
         self.out.cut = "repetition"
-        self._activity(CUT_REPEAT_NOTICE.format(what=_REPEAT_WHAT.get(reason, reason)), "warning")
+        what = message(f"beat.repeat.{reason}") if reason in _REPEAT_WHAT else reason
+        self._activity(message("beat.cut_repeat", what=what), "warning")
 
     async def run(self) -> BeatOutput:
         """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures
@@ -588,7 +590,7 @@ class Beat:
             while not self.ctx.ended:
                 if self._round >= self.inp.max_rounds:
                     out.outcome = "out_of_rounds"
-                    self._activity(f"已用满 {self.inp.max_rounds} 次模型调用，{UNSEALED_NOTICE}；稿件已保存，可按现稿收笔或继续。", "warning")
+                    self._activity(message("beat.out_of_rounds", n=self.inp.max_rounds), "warning")
                     break
                 if self.ctx.stopped:
                     raise _Stop()
@@ -617,7 +619,7 @@ class Beat:
                     out.outcome = "error"
                     out.error = e.message
                     out.error_kind, out.error_config = e.kind, getattr(e, "config", "") or ""
-                    self._activity(f"模型调用失败：{e.message}", "error")
+                    self._activity(message("beat.call_failed", error=e.message), "error")
                     break
                 ms = (time.perf_counter() - t0) * 1000
                 raw_content = resp.content
@@ -659,7 +661,7 @@ class Beat:
                     raise _Stop()
         except _Stop:
             out.outcome = "stopped"
-            self._activity(f"已停止：笔交还给你。{UNSEALED_NOTICE if not self.draft.sealed else ''}".rstrip(), "warning")
+            self._activity(message("beat.stopped" if self.draft.sealed else "beat.stopped_unsealed"), "warning")
         d = self.draft
         out.revision = self.ctx.revision
         if out.outcome == "discussed":

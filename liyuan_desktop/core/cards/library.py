@@ -20,6 +20,7 @@ from typing import Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
+from ..messages import message, render
 from ..paths import demo_card_path, demo_replay_path, home, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
@@ -204,10 +205,17 @@ def numbered_name(name: str, taken: Callable[[str], bool]) -> str:
     return f"{name}-{n}"
 
 
-def new_chat_dir(card: CardRef, title: Optional[str] = None) -> Path:
-    """A fresh chat folder name under the card (``title`` or a dated name; numbered when taken)."""
+def dated_chat_name(kind: str = "chat", language: str = "zh") -> str:
+    """A dated chat name in ``language`` ("zh"/"en"): ``kind`` "chat" → 对话-/Chat-<YYYYmmdd-HHMMSS>, "demo" →
+    演示-/Demo-… (catalog keys ``name.chat``, ``name.demo``)."""
+    return render(message(f"name.{kind}", stamp=time.strftime("%Y%m%d-%H%M%S")), language)
+
+
+def new_chat_dir(card: CardRef, title: Optional[str] = None, language: str = "zh") -> Path:
+    """A fresh chat folder name under the card (``title`` or a dated name in ``language``,
+    :func:`dated_chat_name`; numbered when taken)."""
     base = Path(card.dir) / "对话"
-    return base / numbered_name(safe_name(title or time.strftime("对话-%Y%m%d-%H%M%S")), lambda n: name_taken(base, n))
+    return base / numbered_name(safe_name(title or dated_chat_name("chat", language)), lambda n: name_taken(base, n))
 
 
 __all__ = ["CardRef", "ChatRef", "CardError", "card_of_chat", "cards_root", "ensure_demo_card", "existing_card", "import_card", "list_cards",

@@ -15,6 +15,7 @@ from ..beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
 from ..cards import Card
 from ..ledger.state import WorldState
 from ..macros import MacroContext
+from ..messages import message
 from ..paths import home
 from ..prompt.assemble import agent_state_block, agent_system_prompt
 from ..session.tree import SessionTree
@@ -25,7 +26,7 @@ from ..story.workspace import StoryFolder, format_story_index
 
 #: Said under an agent reply that claims edits when no write tool changed a file this turn (issue 18 §0: a small
 #: model answered 「改好了第三章」 and no file changed).
-NO_EDITS_NOTICE = "这一轮没有改动任何文件 / No files were changed this turn"
+NO_EDITS_NOTICE = message("agent.no_edits")  # one language each, rendered by the front end
 
 # Claims of having changed the manuscript, in Chinese and English. A claim, not a plan or a question: 「我来改」,
 # 「要不要改」 and "I'll update" are not matched.

@@ -535,7 +535,7 @@ class Chat(ChatView):
         """Compact the branch when the next prompt is over the share (memory.compaction); the Compacted event or
         None."""
         ev = await self.compactor.maybe_compact(self.scribe_model or self.model, self.persona, self.card.name,
-                                                lambda e: emit(on_event, e))
+                                                lambda e: emit(on_event, e), language=self.context.language)
         if ev is not None:
             self.write_meta()
         return ev

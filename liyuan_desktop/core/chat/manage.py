@@ -34,7 +34,7 @@ from pydantic import BaseModel
 
 from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
-from ..messages import message
+from ..messages import message, render
 from ..paths import home, name_taken, safe_name
 from ..session.tree import SessionTree, new_id
 
@@ -173,9 +173,10 @@ def branch_ids(tree: SessionTree, upto: Optional[str] = None) -> tuple[list[str]
     return [i for i in tree.order if i in keep], leaf
 
 
-def duplicate_chat(chat_dir: Path, upto: Optional[str] = None, name: Optional[str] = None) -> Path:
+def duplicate_chat(chat_dir: Path, upto: Optional[str] = None, name: Optional[str] = None,
+                   language: str = "zh") -> Path:
     """A new chat of the same card holding the branch that ends at message ``upto`` (default: the shown branch
-    whole), named ``name`` or 「<old> 的副本」 (numbered when taken); see the module doc for what is copied. Returns
+    whole), named ``name`` or 「<old> 的副本」 / "<old> copy" by ``language`` (numbered when taken); see the module doc for what is copied. Returns
     the new folder. Raises ManageError (not a chat, unknown message), SessionError (an unreadable session), OSError."""
     d = _check_chat(chat_dir)
     tree = SessionTree.open(d / "session.jsonl")
@@ -184,7 +185,7 @@ def duplicate_chat(chat_dir: Path, upto: Optional[str] = None, name: Optional[st
     except KeyError:
         raise ManageError(message("manage.no_message", id=upto)) from None
     keep = set(ids)
-    dest = _free(d.with_name(safe_name((name or "").strip(), "") or f"{d.name} 的副本"))
+    dest = _free(d.with_name(safe_name((name or "").strip(), "") or render(message("name.copy", name=d.name), language)))
     tmp = d.with_name(f".{dest.name}.copying-{new_id()}")
     tmp.mkdir(parents=True)
     try:

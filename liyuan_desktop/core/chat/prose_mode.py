@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import provider_caps
+from ..messages import message
 from ..settings import load_settings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -36,11 +37,11 @@ __all__ = ["IGNORED_AFTER", "ProseMode", "prose_mode", "stored_switch", "REJECTE
 
 #: Sealed beats in a row without a tool call after which a model counts as ignoring tools.
 IGNORED_AFTER = 3
-REJECTED_NOTICE = "服务器不接受工具调用（tools）：这个对话改为纯文字演出，本拍已按纯文字重演。设定原文直接随每拍发送。"
-IGNORED_NOTICE = (f"模型连续 {IGNORED_AFTER} 拍都没有调用工具：已把它标记为「只写正文」，之后的拍改为纯文字演出"
-                  "（设定原文随每拍发送）。可以在对话菜单里切回工具演出。")
+# catalog messages (core/messages.py), carried by key to the front ends; their Chinese text is what it always was
+REJECTED_NOTICE = message("beat.prose_rejected")
+IGNORED_NOTICE = message("beat.prose_ignored", n=IGNORED_AFTER)
 #: What prose-only play cannot do (the window and the CLI show it).
-PROSE_LIMITS = "纯文字演出：不能原位修改上一拍，模型也不能向你提问（ask）。"
+PROSE_LIMITS = message("beat.prose_limits")
 
 
 def stored_switch(tree: Any) -> Optional[bool]:

@@ -305,19 +305,15 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         emit(on_event, Activity(level="info", text=chat.pending_notices.pop(0)))
     spent = chat.last_activation[0] if chat.last_activation is not None else None
     if spent is not None and spent.budget_overflowed and chat.world_info_settings().world_info_overflow_alert:
-        emit(on_event, Activity(level="warning", text=(  # SillyTavern's overflow alert
-            f"世界书预算用完了：激活 {len(spent.entries)} 条后停止扫描（世界书设置里可以调预算和上限）")))
+        emit(on_event, Activity(level="warning", text=message("beat.lore_budget", n=len(spent.entries))))  # ST's alert
     if spent is not None and spent.safety_stopped and spent.warnings:  # lore.activation's hard bound on one run
         emit(on_event, Activity(level="warning", text=spent.warnings[-1]))
     if w.fixed_over:
-        emit(on_event, Activity(level="warning", text=(
-            f"角色卡、常驻设定和预设本身就约有 {w.tokens.text(c.system):,} token，"
-            f"超过了这个模型的上下文窗口（{w.window:,}）：请求很可能被服务商拒绝，"
-            "换一个窗口更大的模型，或在设置里把窗口调成模型的真实大小。")))
+        emit(on_event, Activity(level="warning", text=message(
+            "beat.window_fixed_over", tokens=f"{w.tokens.text(c.system):,}", window=f"{w.window:,}")))
     if w.dropped:
-        emit(on_event, Activity(level="warning", text=(
-            f"提示词超出上下文窗口（{w.window:,} token）：最早的 {w.dropped} 条历史消息这一拍没有发送"
-            "（仍在记录里，模型可用 memory_search 查；前情压缩会逐拍补上）")))
+        emit(on_event, Activity(level="warning", text=message("beat.window_dropped", window=f"{w.window:,}",
+                                                              n=w.dropped)))
     user_entry = chat.tree.latest("user")
     draft_log = DraftLog(chat.dir / DRAFT_LOG_NAME, user_entry.id) if user_entry is not None else None
     if prose and not pm.told_limits:

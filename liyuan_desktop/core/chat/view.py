@@ -42,7 +42,7 @@ from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
 from . import group_play, recovery, turn
 from .agent import AgentDesk
-from .context import ChatContext
+from .context import ChatContext, default_user_name
 from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
 from .world_info import ChatWorldInfo
@@ -107,6 +107,10 @@ class ChatView:
     # -- what the chat loaded (read-only) -------------------------------------------------------------------
     card = property(lambda self: self.context.card, doc="The chat's card.")
     persona = property(lambda self: self.context.persona, doc="The user's name in this chat ({{user}}).")
+    user_label = property(lambda self: "" if self.context.persona == default_user_name(self.context.language)
+                          else self.context.persona,
+                          doc="The name to show on the user's turns: the persona's, or '' when none is set (the front "
+                              "end then shows its own 'you' in the window's language, issue 32).")
     book = property(lambda self: self.context.book, doc="The merged world books (card, attached, global).")
     ctx = property(lambda self: self.context.ctx, doc="The chat's macro context.")
     prompter = property(lambda self: self.context.prompter, doc="The preset prompter, or None without a preset.")

@@ -38,6 +38,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..jsonfile import object_at
+from ..messages import Msg, message
 
 __all__ = ["Sampling", "ProviderKind", "provider_kind", "apply_sampling", "SAMPLING_FIELDS", "field_label",
            "with_sampling", "SampledModel"]
@@ -48,12 +49,6 @@ ProviderKind = Literal["openai", "deepseek", "openrouter", "ollama", "llamacpp",
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "top_a", "frequency_penalty", "presence_penalty",
                    "repetition_penalty", "max_tokens", "seed", "stop", "reasoning_effort", "stream")
 
-_LABELS = {
-    "temperature": "温度 temperature", "top_p": "top_p", "top_k": "top_k", "min_p": "min_p", "top_a": "top_a",
-    "frequency_penalty": "频率惩罚 frequency_penalty", "presence_penalty": "存在惩罚 presence_penalty",
-    "repetition_penalty": "重复惩罚 repetition_penalty", "max_tokens": "回复上限 max_tokens", "seed": "种子 seed",
-    "stop": "停止词 stop", "reasoning_effort": "思考力度 reasoning_effort", "stream": "流式输出 stream",
-}
 
 _OPENAI_BASE = {"temperature", "top_p", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "stream"}
 #: body fields each provider accepts (see the module doc); "other" accepts everything
@@ -70,9 +65,10 @@ _EFFORT = {"auto": None, "min": "low", "minimal": "low", "low": "low", "medium":
            "max": "high"}
 
 
-def field_label(name: str) -> str:
-    """The Chinese-first label of a sampling field (for dialogs and reports)."""
-    return _LABELS.get(name, name)
+def field_label(name: str) -> Msg | str:
+    """The label of sampling field ``name`` as a catalog message (``sampling.<name>``: 温度 / Temperature…, one
+    language each, rendered by the front end); an unknown field's own name."""
+    return message(f"sampling.{name}") if name in SAMPLING_FIELDS else name
 
 
 class Sampling(BaseModel):
@@ -190,7 +186,7 @@ def apply_sampling(body: dict[str, Any], sampling: Optional[Sampling], kind: Pro
     ok = _SUPPORTED.get(kind)
     for name, value in sampling.values().items():
         if ok is not None and name not in ok:
-            dropped.append(f"{field_label(name)}：{kind} 不接受这个参数，没有发送")
+            dropped.append(message("sampling.not_accepted", field=field_label(name), name=name, kind=kind))
             continue
         if name == "stream":
             body["stream"] = bool(value)
@@ -210,7 +206,8 @@ def apply_sampling(body: dict[str, Any], sampling: Optional[Sampling], kind: Pro
         if name == "stop":
             limit = _STOP_LIMIT.get(kind)
             if limit is not None and len(value) > limit:
-                dropped.append(f"{field_label(name)}：{kind} 最多接受 {limit} 个，只发送前 {limit} 个")
+                dropped.append(message("sampling.stop_limit", field=field_label(name), name=name, kind=kind,
+                                       limit=limit))
                 value = value[:limit]
             body["stop"] = list(value)
             continue

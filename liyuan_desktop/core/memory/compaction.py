@@ -30,6 +30,34 @@ from .search import (
 
 Emit = Callable[[Any], None]
 
+#: What the summary calls say besides ``compact.md``, per chat language (issue 32: an English chat's summaries came
+#: out in Chinese): the language line added at the end of the system prompt ("" for Chinese: the prompt stays
+#: byte-identical to the seed's), the header of the turns to summarise and of the summaries to merge.
+COMPACT_WORDING: dict[str, dict[str, str]] = {
+    "zh": {"line": "", "story": "【待压缩的剧情】第 {a}–{b} 拍（摘要不超过 {limit} 字）：\n\n{story}",
+           "opening": "【开场】\n{opening}\n\n{story}",
+           "merge": "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n{parts}",
+           "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍"},
+    "en": {"line": ("【语言】This chat is in English. Write the summary in English; keep names as the story spells "
+                    "them."),
+           "story": "[Story to compact] beats {a}–{b} (the summary at most {limit} characters):\n\n{story}",
+           "opening": "[Opening]\n{opening}\n\n{story}",
+           "merge": ("[Summaries to merge] In time order, merge them into one relay summary (at most 900 "
+                     "characters):\n\n{parts}"),
+           "part": "(beats {a}–{b}) {text}", "beat": "Beat {n}"},
+}
+
+
+def compact_wording(language: str) -> dict[str, str]:
+    """:data:`COMPACT_WORDING` for a chat in ``language`` (Chinese for "zh" or none, English for every other)."""
+    return COMPACT_WORDING["zh" if not language or language == "zh" else "en"]
+
+
+def compact_system(language: str) -> str:
+    """The summary calls' system prompt: ``compact.md`` and, for a chat not in Chinese, its language line."""
+    line = compact_wording(language)["line"]
+    return prompt_resource("compact.md") + ("\n\n" + line if line else "")
+
 
 class Compactor:
     """Compaction of one chat's active branch. ``history()`` gives the branch's prompt history, ``usage()`` the
@@ -72,11 +100,12 @@ class Compactor:
         return out
 
     async def maybe_compact(self, model: ChatModel, persona: str, char: str,
-                            emit: Emit) -> Optional[Compacted]:
+                            emit: Emit, language: str = "zh") -> Optional[Compacted]:
         """When the next prompt would exceed ``share`` of the window, summarise the oldest turns (cut down to about
         half the trigger level, the newest turns kept) with ``model``, in chunks that each fit half the window, at
         most :data:`search.SUMMARY_CALLS` calls; then merge summaries. Returns the :class:`Compacted` event (also
-        emitted) or None when nothing was due. A failed summary call cuts nothing (the event carries the error).
+        emitted) or None when nothing was due. ``language``: the chat's, which the summary is written in
+        (:func:`compact_wording`). A failed summary call cuts nothing (the event carries the error).
         Raises OSError when the disk refuses."""
         w = self.window
         if w.share <= 0:
@@ -112,15 +141,15 @@ class Compactor:
             chunks[-1].append(t)
             size += t.tokens
         ev = Compacted(beats=[cut[0].beat, chunks[-1][-1].beat], layer=1, before=before)
+        words, system = compact_wording(language), compact_system(language)
         first = True
         for part in chunks:
-            story = format_turns(part, persona, char)
+            story = format_turns(part, persona, char, words["beat"])
             if first and h.cut == 0 and h.opening:
-                story = f"【开场】\n{h.opening}\n\n{story}"
+                story = words["opening"].format(opening=h.opening, story=story)
             first = False
-            user = (f"【待压缩的剧情】第 {part[0].beat}–{part[-1].beat} 拍（摘要不超过 {summary_limit(len(story))} 字）：\n\n"
-                    f"{story}")
-            out = await summarize(model, prompt_resource("compact.md"), user)
+            user = words["story"].format(a=part[0].beat, b=part[-1].beat, limit=summary_limit(len(story)), story=story)
+            out = await summarize(model, system, user)
             if out.text is None:
                 ev.error = out.error
                 if part is chunks[0]:
@@ -131,12 +160,12 @@ class Compactor:
             self.tree.append("summary", text=out.text, upto=part[-1].assistant_id, beats=[part[0].beat, part[-1].beat],
                              layer=1, tokens=tok.text(out.text))
             self.tree.commit()
-        ev.error = await self._merge(model) or ev.error
+        ev.error = await self._merge(model, language) or ev.error
         ev.after = self.usage()["used"]
         emit(ev)
         return ev
 
-    async def _merge(self, model: ChatModel) -> Optional[str]:
+    async def _merge(self, model: ChatModel, language: str = "zh") -> Optional[str]:
         """Summaries of summaries (at most three layers, together at most a fifth of the window); an error text
         when a merge call failed."""
         for _ in range(6):
@@ -144,9 +173,10 @@ class Compactor:
             if plan is None:
                 return None
             layer, group = plan
-            user = "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n" + "\n\n".join(
-                f"（第 {s.beats[0]}–{s.beats[-1]} 拍）{s.text}" if s.beats else s.text for s in group)
-            out = await summarize(model, prompt_resource("compact.md"), user)
+            words = compact_wording(language)
+            user = words["merge"].format(parts="\n\n".join(
+                words["part"].format(a=s.beats[0], b=s.beats[-1], text=s.text) if s.beats else s.text for s in group))
+            out = await summarize(model, compact_system(language), user)
             if out.text is None:
                 return out.error
             first = group[0].beats[0] if group[0].beats else 0

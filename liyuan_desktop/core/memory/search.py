@@ -77,11 +77,12 @@ def summary_limit(covered_chars: int) -> int:
     return max(200, min(900, covered_chars // 5))
 
 
-def format_turns(turns: list[TurnCost], persona: str, char: str) -> str:
-    """The turns as the summariser reads them: 「第 N 拍」, the user's words, the reply."""
+def format_turns(turns: list[TurnCost], persona: str, char: str, beat: str = "第 {n} 拍") -> str:
+    """The turns as the summariser reads them: the beat's heading (``beat`` with ``{n}``: 「第 N 拍」, "Beat N" in an
+    English chat), the user's words, the reply."""
     parts = []
     for t in turns:
-        lines = [f"第 {t.beat} 拍"]
+        lines = [beat.format(n=t.beat)]
         if t.user:
             lines.append(f"{persona}：{t.user}")
         lines.append(f"{char}：{t.final}")

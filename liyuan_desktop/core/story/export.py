@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^\d+[-_ ]*")
 #: the names a chat gets when none is given (library.new_chat_dir, numbered when taken)
-_GENERATED = re.compile(r"^对话-\d{8}-\d{6}(?:-\d+)?$")
+_GENERATED = re.compile(r"^(?:对话|Chat)-\d{8}-\d{6}(?:-\d+)?$")  # name.chat, either language
 
 #: The formats :func:`export_book` writes (file extension = format name).
 BOOK_FORMATS = ("epub", "docx", "md", "txt")

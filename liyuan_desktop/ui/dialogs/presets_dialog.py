@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.llm.sampling import Sampling, apply_sampling
+from ...core.llm.sampling import Sampling, apply_sampling, field_label
 from ...core.prompt.presets.model import PresetError
 from ...core.prompt.presets.store import (
     delete_preset,
@@ -51,7 +51,7 @@ from ...core.prompt.presets.store import (
     load_installed_preset,
 )
 from ...core.settings import AppSettings, save_settings
-from ..infra.i18n import STRINGS, show, tr
+from ..infra.i18n import STRINGS, language, show, tr
 from ..infra.session import Session, session_or_own
 from .prompt_manager import PromptManagerWidget
 
@@ -93,18 +93,19 @@ STRINGS.update({
     "newchat.nopreset": {"zh": "（不用预设）", "en": "(no preset)"},
 })
 
-#: (field, label, kind, min, max, step, decimals); the spin box minimum below ``min`` stands for "unset"
-_FIELDS: tuple[tuple[str, str, str, float, float, float, int], ...] = (
-    ("temperature", "温度 temperature", "f", 0, 2, 0.05, 2),
-    ("top_p", "top_p", "f", 0, 1, 0.01, 2),
-    ("top_k", "top_k", "i", 0, 1000, 1, 0),
-    ("min_p", "min_p", "f", 0, 1, 0.01, 3),
-    ("top_a", "top_a", "f", 0, 1, 0.01, 2),
-    ("frequency_penalty", "频率惩罚 frequency_penalty", "f", -2, 2, 0.05, 2),
-    ("presence_penalty", "存在惩罚 presence_penalty", "f", -2, 2, 0.05, 2),
-    ("repetition_penalty", "重复惩罚 repetition_penalty", "f", 0.01, 3, 0.01, 2),
-    ("max_tokens", "回复上限 max_tokens", "i", 1, 1_000_000, 256, 0),
-    ("seed", "种子 seed", "i", 0, 2_147_483_647, 1, 0),
+#: (field, kind, min, max, step, decimals); the spin box minimum below ``min`` stands for "unset"; the label is the
+#: engine's (``sampling.field_label``, one language each)
+_FIELDS: tuple[tuple[str, str, float, float, float, int], ...] = (
+    ("temperature", "f", 0, 2, 0.05, 2),
+    ("top_p", "f", 0, 1, 0.01, 2),
+    ("top_k", "i", 0, 1000, 1, 0),
+    ("min_p", "f", 0, 1, 0.01, 3),
+    ("top_a", "f", 0, 1, 0.01, 2),
+    ("frequency_penalty", "f", -2, 2, 0.05, 2),
+    ("presence_penalty", "f", -2, 2, 0.05, 2),
+    ("repetition_penalty", "f", 0.01, 3, 0.01, 2),
+    ("max_tokens", "i", 1, 1_000_000, 256, 0),
+    ("seed", "i", 0, 2_147_483_647, 1, 0),
 )
 _EFFORTS = ("auto", "min", "low", "medium", "high", "max")
 
@@ -129,7 +130,7 @@ class SamplingEditor(QWidget):
             cells[0] = i + (2 if wide else 1)
 
         self.boxes: dict[str, Any] = {}
-        for name, label, kind, lo, hi, step, dec in _FIELDS:
+        for name, kind, lo, hi, step, dec in _FIELDS:
             if kind == "f":
                 box: Any = QDoubleSpinBox()
                 box.setDecimals(dec)
@@ -142,23 +143,23 @@ class SamplingEditor(QWidget):
             box.setObjectName(f"sampling_{name}")
             box.setValue(box.minimum())
             self.boxes[name] = box
-            add_row(label, box)
+            add_row(show(field_label(name)), box)
         self.stop = QPlainTextEdit()
         self.stop.setObjectName("sampling_stop")
         self.stop.setFixedHeight(48)
         self.stop.setPlaceholderText(tr("sampling.stop.placeholder"))
-        add_row("停止词 stop", self.stop, wide=True)
+        add_row(show(field_label("stop")), self.stop, wide=True)
         self.effort = QComboBox()
         self.effort.setObjectName("sampling_reasoning_effort")
         self.effort.addItem(tr("unset"), None)
         for e in _EFFORTS:
             self.effort.addItem(e, e)
-        add_row("思考力度 reasoning_effort", self.effort)
+        add_row(show(field_label("reasoning_effort")), self.effort)
         self.stream = QComboBox()
         self.stream.setObjectName("sampling_stream")
         for text, v in ((tr("unset"), None), (tr("on"), True), (tr("off"), False)):
             self.stream.addItem(text, v)
-        add_row("流式输出 stream", self.stream)
+        add_row(show(field_label("stream")), self.stream)
 
     def set_value(self, s: Optional[Sampling]) -> None:
         """Show ``s`` (None = everything unset)."""
@@ -368,7 +369,7 @@ class PresetsDialog(QDialog):
             self.report.setPlainText(tr("presets.empty"))
             return
         try:
-            self.report.setPlainText(describe_preset(load_installed_preset(name), self._provider()).text())
+            self.report.setPlainText(describe_preset(load_installed_preset(name), self._provider()).text(language()))
         except PresetError as e:
             self.report.setPlainText(tr("presets.err", error=e))
 
@@ -456,7 +457,7 @@ class PresetsDialog(QDialog):
         body: dict[str, Any] = {}
         dropped = apply_sampling(body, self.chat.sampling(), self._provider())  # type: ignore[arg-type]
         text = tr("presets.sent", values=_fmt(body) or tr("unset"))
-        self.sent_label.setText("\n".join([text, *dropped]))
+        self.sent_label.setText("\n".join([text, *(show(d) for d in dropped)]))
 
 
 def _fmt(values: dict[str, Any]) -> str:

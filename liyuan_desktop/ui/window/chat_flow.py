@@ -6,7 +6,6 @@ Moved out of ui/window/main_window.py (issue 25); :class:`~.main_window.MainWind
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -20,7 +19,7 @@ from ...core.ledger.state import WorldState
 from ...core.session.tree import SessionError
 from ..frames.conversation import chat_frame_context
 from ..frames.regex_worker import split_known
-from ..infra.i18n import show, tr
+from ..infra.i18n import language, show, tr
 from . import agent_desk, chat_work  # chat_work: the slow commands off the UI thread (its strings registered at import)
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -146,7 +145,7 @@ class ChatFlowMixin(_Window):
         self.view.hold_until_painted()  # the old chat's messages are never seen beside the new chat's panes
         self.view.show_chat()
         self.view.set_card(Path(chat.card.path).parent if chat.card.path else None)  # frames' storage and trust
-        self.view.set_user_label(chat.persona)
+        self.view.set_user_label(chat.user_label)  # "" = no persona: 你 / You by the window
         agent = chat.mode == "agent"
         for pane in (self.chapter_pane, self.timeline_pane):
             self.tabs.setTabVisible(self.tabs.indexOf(pane), agent)
@@ -269,7 +268,7 @@ class ChatFlowMixin(_Window):
             return
         try:
             card = library.ensure_demo_card()
-            d = library.new_chat_dir(card, time.strftime("演示-%Y%m%d-%H%M%S"))
+            d = library.new_chat_dir(card, library.dated_chat_name("demo", language()))
             c = card.load()
             self.card_ref = card
             from ...core.chat.build import NewChat, build_chat

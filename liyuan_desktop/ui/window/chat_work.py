@@ -21,7 +21,7 @@ from ...core.cards import CardError, library
 from ...core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
 from ...core.chat.changes import LIBRARY
 from ...core.session.tree import SessionError
-from ..infra.i18n import register, show, tr
+from ..infra.i18n import language, register, show, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.work import dismantle, release
 
@@ -116,7 +116,7 @@ async def new_chat_async(win: "MainWindow", card: library.CardRef, create: Any) 
     """Create a chat with ``create(chat_dir)`` (the window's Chat.create call, run on the worker) in a new folder of
     ``card`` and open it, both off the UI thread."""
     models = win.provider_models()
-    d = library.new_chat_dir(card)
+    d = library.new_chat_dir(card, language=language())
     ref = library.ChatRef(name=d.name, dir=str(d))
 
     def job(w: Any) -> Any:

@@ -19,8 +19,9 @@ from PySide6.QtWidgets import (
 from ...core.cards import CardError, library
 from ...core.cards.meta import set_card_favorite, set_card_scripts_allowed
 from ...core.chat.changes import LIBRARY
+from ...core.messages import message
 from ...core.session.tree import SessionError
-from ..infra.i18n import tr
+from ..infra.i18n import show, tr
 from .card_list import DETAIL_ROLE, STAR_ROLE, ListInfo
 from .chat_flow import _NoModel
 
@@ -355,7 +356,8 @@ class LibraryTreeMixin(_Window):
         if self.chat is None or self.chat.mode != "roleplay" or self.card_ref is None:
             QMessageBox.information(self, tr("app.title"), tr("to.agent.need.rp"))
             return
-        d = library.new_chat_dir(self.card_ref, f"{self.chat_ref.name if self.chat_ref else '对话'}-长篇")
+        d = library.new_chat_dir(self.card_ref, show(message(
+            "name.novel", name=self.chat_ref.name if self.chat_ref else message("name.novel_default"))))
         try:
             model, scribe, why = self.provider_models()
             roleplay_to_agent(self.chat, d, model or _NoModel(why), scribe_model=scribe)

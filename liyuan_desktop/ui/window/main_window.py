@@ -348,10 +348,12 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         dlg.open()
         self._settings_dialog = dlg
 
-    def _language_changed(self, _lang: str) -> None:
+    def _language_changed(self, lang: str) -> None:
         """The language switched (settings dialog): every window's texts again, now (issue 17, ui/retranslate)."""
+        from ..infra.qt_language import apply_qt_language
         from .retranslate import retranslate_app
 
+        apply_qt_language(lang)  # Qt's standard buttons and file dialog follow (issue 32)
         retranslate_app(self)
         if self.chat is not None and not self.busy:  # texts built from the chat's state (panes, banner); the draft
             self.reload_transcript()                 # pane keeps the beat's activity, switched by retranslate_app

@@ -40,7 +40,7 @@ from ...core.chat import manage
 from ...core.chat.changes import LIBRARY
 from ...core.session.tree import SessionError
 from ..dialogs.dialogs import confirm
-from ..infra.i18n import register, show, tr
+from ..infra.i18n import language, register, show, tr
 
 log = logging.getLogger(__name__)
 
@@ -272,7 +272,7 @@ class Manager:
             asyncio.get_running_loop()
         except RuntimeError:
             try:
-                return done(manage.duplicate_chat(Path(chat_dir), upto))
+                return done(manage.duplicate_chat(Path(chat_dir), upto, language=language()))
             except (manage.ManageError, SessionError, OSError) as e:
                 self._failed(e)
                 return None
@@ -281,7 +281,7 @@ class Manager:
             from ..infra.tasks import WorkCancelled, run_in_worker
 
             try:
-                new = await run_in_worker(self.win, lambda _w: manage.duplicate_chat(Path(chat_dir), upto),
+                new = await run_in_worker(self.win, lambda _w: manage.duplicate_chat(Path(chat_dir), upto, language=language()),
                                           label=tr("manage.duplicating"), cancellable=False)
             except WorkCancelled:
                 return None

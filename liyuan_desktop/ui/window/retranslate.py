@@ -87,6 +87,8 @@ def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
     built = []
     for table in (i18n.STRINGS, CATALOG):
         for key, entry in table.items():
+            if entry.get("match") == "no":  # carried by key, never matched back (core/messages.py)
+                continue
             for lang in ("zh", "en"):
                 text = entry.get(lang) or ""
                 if "{" not in text:

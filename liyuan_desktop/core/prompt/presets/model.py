@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ...jsonfile import object_at
 from ...llm.sampling import Sampling, field_label
+from ...messages import message
 
 Role = Literal["system", "user", "assistant"]
 ROLES = ("system", "user", "assistant")
@@ -293,13 +294,14 @@ class Preset(BaseModel):
             if effort in ("auto", "min", "low", "medium", "high", "max"):
                 values["reasoning_effort"] = effort
             else:
-                notes.append(f"思考力度 reasoning_effort「{self.reasoning_effort}」不认识，没有使用")
+                notes.append(message("sampling.effort_unknown", field=field_label("reasoning_effort"),
+                                     name="reasoning_effort", value=self.reasoning_effort))
         kept: dict[str, Any] = {}
         for key, value in values.items():
             try:
                 Sampling.model_validate({key: value})
             except ValidationError:
-                notes.append(f"{field_label(key)} = {value!r} 超出接口允许的范围，没有使用")
+                notes.append(message("sampling.out_of_range", field=field_label(key), name=key, value=repr(value)))
                 continue
             kept[key] = value
         if self.openai_max_tokens:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from ...fsutil import atomic_write_text
 from ...jsonfile import JsonFileError, check_size, loads
 from ...llm.sampling import apply_sampling, field_label
+from ...messages import message, render
 from ...paths import home, safe_name
 from .mapping import plan
 from .model import SENSITIVE_KEYS, Preset, PresetError
@@ -162,20 +163,21 @@ class PresetReport(BaseModel):
     lines: list[str] = Field(default_factory=list)
     repairs: list[str] = Field(default_factory=list)
     sampling: dict[str, Any] = Field(default_factory=dict)
-    sampling_notes: list[str] = Field(default_factory=list)
-    not_sent: list[str] = Field(default_factory=list)
+    sampling_notes: list[Any] = Field(default_factory=list)  # catalog messages (Msg), kept as such
+    not_sent: list[Any] = Field(default_factory=list)
 
-    def text(self) -> str:
-        """The report as plain text, one line each (sections headed 映射 / 导入时修复 / 采样参数)."""
-        out = list(self.lines)
+    def text(self, lang: str = "zh") -> str:
+        """The report as plain text in ``lang`` ("zh"/"en"), one line each (sections: the mapping, repaired on
+        import, sampling — the sampling labels and notes are catalog messages)."""
+        out = [render(line, lang) for line in self.lines]
         if self.repairs:
             out.append("")
-            out.append("导入时修复：")
-            out.extend(f"  · {r}" for r in self.repairs)
+            out.append(render(message("preset.report.repairs"), lang))
+            out.extend(f"  · {render(r, lang)}" for r in self.repairs)
         out.append("")
-        out.append("采样参数：" + ("" if self.sampling else "（预设没有设置，用服务商的默认值）"))
-        out.extend(f"  · {field_label(k)} = {v}" for k, v in self.sampling.items())
-        out.extend(f"  · {n}" for n in self.sampling_notes + self.not_sent)
+        out.append(render(message("preset.report.sampling" if self.sampling else "preset.report.no_sampling"), lang))
+        out.extend(f"  · {render(field_label(k), lang)} = {v}" for k, v in self.sampling.items())
+        out.extend(f"  · {render(n, lang)}" for n in self.sampling_notes + self.not_sent)
         return "\n".join(out)
 
 
