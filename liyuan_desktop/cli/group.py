@@ -24,36 +24,36 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import out, say
+from .common import out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``group`` on the top-level subparsers; returns its parser."""
-    p: argparse.ArgumentParser = sub.add_parser("group", help="群组：新建、列出、查看、删除、导入导出 SillyTavern 群组")
+    p: argparse.ArgumentParser = sub.add_parser("group", help=text("cli.help.group.x0"))
     ps = p.add_subparsers(dest="group_cmd")
-    c = ps.add_parser("create", help="用卡库里的角色卡建一个群组")
+    c = ps.add_parser("create", help=text("cli.help.group.x1"))
     c.add_argument("name")
-    c.add_argument("--member", action="append", required=True, help="成员：卡库里的角色卡名（可重复，按顺序）")
+    c.add_argument("--member", action="append", required=True, help=text("cli.help.group.x2"))
     c.add_argument("--strategy", choices=["natural", "list", "pooled", "manual"], default="natural",
-                   help="谁来发言：natural 自然顺序、list 列表顺序、pooled 发言最少者、manual 手动")
-    c.add_argument("--mute", action="append", default=[], help="静音的成员（不会被轮到，可手动让其发言）")
+                   help=text("cli.help.group.x3"))
+    c.add_argument("--mute", action="append", default=[], help=text("cli.help.group.x4"))
     c.add_argument("--join", choices=["swap", "join", "join_muted"], default="swap",
-                   help="角色卡字段：swap 只用发言者的；join 合并所有未静音成员的；join_muted 连静音的也合并")
-    c.add_argument("--allow-self", action="store_true", help="允许同一成员连续回复")
+                   help=text("cli.help.group.x5"))
+    c.add_argument("--allow-self", action="store_true", help=text("cli.help.group.x6"))
     c.add_argument("--greeting", choices=["members", "first", "group", "none"], default="members",
-                   help="开场白：members 各成员的开场作为滑动；first 第一位的；group 用 --greeting-text；none 不要")
+                   help=text("cli.help.group.x7"))
     c.add_argument("--greeting-text", default="")
-    ls = ps.add_parser("list", help="列出群组")
+    ls = ps.add_parser("list", help=text("cli.help.group.x8"))
     ls.add_argument("--json", action="store_true")
-    sh = ps.add_parser("show", help="一个群组的成员和设置")
+    sh = ps.add_parser("show", help=text("cli.help.group.x9"))
     sh.add_argument("name")
     sh.add_argument("--json", action="store_true")
-    de = ps.add_parser("delete", help="删除群组和它的对话")
+    de = ps.add_parser("delete", help=text("cli.help.group.x10"))
     de.add_argument("name")
-    de.add_argument("--yes", action="store_true", help="确认永久删除")
-    im = ps.add_parser("import-st", help="导入 SillyTavern 的群组文件（groups/*.json）和它的群聊记录")
+    de.add_argument("--yes", action="store_true", help=text("cli.help.group.x11"))
+    im = ps.add_parser("import-st", help=text("cli.help.group.x12"))
     im.add_argument("file")
-    ex = ps.add_parser("export-st", help="把群组和它的对话导出成 SillyTavern 的 groups/ 和 group chats/")
+    ex = ps.add_parser("export-st", help=text("cli.help.group.x13"))
     ex.add_argument("name")
     ex.add_argument("dir")
     return p

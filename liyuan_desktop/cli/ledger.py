@@ -16,7 +16,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import run_on_chat, say
+from .common import run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -25,21 +25,21 @@ if TYPE_CHECKING:  # the engine is imported by the functions that use it: buildi
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``ledger`` (``history`` and ``revert``) on the top-level subparsers; returns its parser."""
-    p: argparse.ArgumentParser = sub.add_parser("ledger", help="账本的时间线：每拍改了什么；撤回某一拍的改动")
+    p: argparse.ArgumentParser = sub.add_parser("ledger", help=text("cli.help.ledger.x0"))
     s = p.add_subparsers(dest="ledger_cmd", required=True)
-    h = s.add_parser("history", help="当前分支上每一拍对账本和变量的改动")
-    h.add_argument("chat", help="对话文件夹，或 卡名/对话名")
-    h.add_argument("--path", help="只看这个路径开头的改动（如 characters.阿棠 或 vars.）")
+    h = s.add_parser("history", help=text("cli.help.ledger.x1"))
+    h.add_argument("chat", help=text("cli.help.ledger.x2"))
+    h.add_argument("--path", help=text("cli.help.ledger.x3"))
     h.add_argument("--json", action="store_true")
-    r = s.add_parser("revert", help="撤回某一拍的一处改动（或整拍），作为你的新快照")
-    r.add_argument("chat", help="对话文件夹，或 卡名/对话名")
-    r.add_argument("beat", help="第几拍（history 里的拍号）")
-    r.add_argument("--path", help="只撤回这一路径（及其下）的改动；不给则整拍")
-    r.add_argument("--yes", action="store_true", help="真的写入（不加只显示会撤回什么）")
-    st = s.add_parser("set", help="手改一个账本字段或变量（你的新快照，可撤销）")
-    st.add_argument("chat", help="对话文件夹，或 卡名/对话名")
-    st.add_argument("path", help="路径，如 characters.阿棠.affinity 或 vars.好感")
-    st.add_argument("value", help="新值：文字字段照写；其他按 JSON（数字、true/false、列表）")
+    r = s.add_parser("revert", help=text("cli.help.ledger.x4"))
+    r.add_argument("chat", help=text("cli.help.ledger.x5"))
+    r.add_argument("beat", help=text("cli.help.ledger.x6"))
+    r.add_argument("--path", help=text("cli.help.ledger.x7"))
+    r.add_argument("--yes", action="store_true", help=text("cli.help.ledger.x8"))
+    st = s.add_parser("set", help=text("cli.help.ledger.x9"))
+    st.add_argument("chat", help=text("cli.help.ledger.x10"))
+    st.add_argument("path", help=text("cli.help.ledger.x11"))
+    st.add_argument("value", help=text("cli.help.ledger.x12"))
     return p
 
 

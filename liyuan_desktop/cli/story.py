@@ -138,13 +138,13 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     story_review.add_arguments(sr)
     from . import story_webnovel  # issue 28: norms, 日更 streak, 存稿
 
-    sw = ss.add_parser("webnovel", help=story_webnovel.text("webnovel.help"))
+    sw = ss.add_parser("webnovel", help=text("webnovel.help"))
     sw.add_argument("chat")
     sw.add_argument("--json", action="store_true")
     story_webnovel.add_arguments(sw)
     from . import story_summaries  # issue 28: a summary per chapter
 
-    sm = ss.add_parser("summaries", help=story_webnovel.text("chsum.help"))
+    sm = ss.add_parser("summaries", help=text("chsum.help"))
     sm.add_argument("chat")
     sm.add_argument("--json", action="store_true")
     story_summaries.add_arguments(sm)

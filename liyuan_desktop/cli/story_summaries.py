@@ -10,8 +10,7 @@ import argparse
 import asyncio
 import json
 
-from .common import open_chat, out, say
-from .story_webnovel import text
+from .common import open_chat, out, say, text
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:

@@ -9,14 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import open_chat, out, say
-
-
-def text(key: str) -> str:
-    """A catalog message (``core/messages.py``) in the CLI's language."""
-    from ..core.messages import message
-
-    return say(message(key))
+from .common import open_chat, out, say, text
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:

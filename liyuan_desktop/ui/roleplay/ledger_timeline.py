@@ -63,7 +63,7 @@ log = logging.getLogger(__name__)
 
 register({
     "lt.tab": {"zh": "账本历史", "en": "Ledger history"},
-    "lt.filter": {"zh": "按路径筛选，如 characters.阿棠 或 vars.", "en": "Filter by path, e.g. characters.阿棠 or vars."},
+    "lt.filter": {"zh": "按路径筛选，如 characters.阿棠 或 vars.", "en": "Filter by path, e.g. characters.Ann or vars."},
     "lt.col.path": {"zh": "路径", "en": "Path"},
     "lt.col.change": {"zh": "旧 → 新", "en": "Old → new"},
     "lt.col.who": {"zh": "谁改的", "en": "Who"},
