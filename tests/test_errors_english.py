@@ -430,3 +430,22 @@ def test_world_info_settings_errors_in_english():
         with pytest.raises(ValueError) as ei:
             call()
         _check(ei.value)
+
+
+def test_connection_errors_and_no_model_are_said_by_key():
+    """Issue 32: a failed connection and "no model configured" carry their catalog keys, so the English window and
+    `--lang en` say them in English (no Chinese matched back)."""
+    import httpx
+
+    from liyuan_desktop.core.llm import OpenAIChatModel
+    from liyuan_desktop.core.messages import render
+
+    m = OpenAIChatModel("http://127.0.0.1:9/v1", "m", None)
+    for exc, key in ((httpx.ConnectError("refused"), "llm.cannot_connect"),
+                     (httpx.ConnectTimeout("slow"), "llm.connect_timeout"),
+                     (httpx.ReadTimeout("slow"), "llm.read_timeout")):
+        err = m._transport_error(exc, retries=2)
+        assert err.message.key == key
+        en = render(err.message, "en")
+        assert "127.0.0.1" in en or "s)" in en
+        assert not any("\u4e00" <= ch <= "\u9fff" for ch in en)

@@ -181,7 +181,9 @@ def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[Cha
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):]), None
     if not args.provider:
-        raise ValueError("没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo")
+        from ..core.messages import message
+
+        raise ValueError(message("cli.no_model"))
     from ..core.chat.build import chat_models
 
     try:

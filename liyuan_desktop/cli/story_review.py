@@ -48,7 +48,9 @@ def review_model(args: argparse.Namespace) -> Optional[ChatModel]:
     else:
         found = load_settings().active()
         if found is None:
-            raise ValueError("没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查")
+            from ..core.messages import message
+
+            raise ValueError(message("cli.no_model.review"))
         settings = found
     extra = {**({"base_url": args.base_url} if args.base_url else {}), **({"model": args.model} if args.model else {})}
     if extra:

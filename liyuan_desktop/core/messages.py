@@ -1085,6 +1085,24 @@ CATALOG: dict[str, dict[str, str]] = {
     "app.no_display_demo": {"zh": "liyuan: 这里没有图形界面（DISPLAY 未设置），改在终端里演示；要看窗口请在桌面环境里运行。",
                             "en": "liyuan: there is no graphical display here (DISPLAY is not set), so the demo plays "
                                   "in the terminal; run it on a desktop to see the window."},
+    # --- connection errors and "no model" (issue 32: said by key) ---
+    "llm.tried": {"zh": "已重试 {n} 次。", "en": "Retried {n} times. "},
+    "llm.read_timeout": {"zh": "等待模型响应超时（{seconds} 秒内没有收到数据）：服务器可能过载或模型还在加载，请稍后再试。({detail})",
+                         "en": "The model did not answer in time (nothing received in {seconds} s): the server may be "
+                               "busy or still loading the model; try again later. ({detail})"},
+    "llm.connect_timeout": {"zh": "连接模型服务器超时（{seconds} 秒）：{host} 连不上，请检查网络、代理和 base URL。{tried}({detail})",
+                            "en": "Connecting to the model server timed out ({seconds} s): {host} cannot be reached; "
+                                  "check the network, the proxy and the base URL. {tried}({detail})"},
+    "llm.cannot_connect": {"zh": "无法连接模型服务器 {host}：请检查网络或代理设置、base URL 是否正确；本地模型（Ollama / LM Studio）"
+                                 "要先启动服务。{tried}({detail})",
+                           "en": "Cannot connect to the model server {host}: check the network or proxy settings and "
+                                 "the base URL; a local model (Ollama / LM Studio) must be started first. {tried}({detail})"},
+    "cli.no_model": {"zh": "没有配置模型：用 --provider 指定服务商（如 deepseek、openai、ollama），或 --model replay:FILE，或 --demo",
+                     "en": "No model is configured: name a provider with --provider (e.g. deepseek, openai, ollama), or "
+                           "use --model replay:FILE, or --demo"},
+    "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
+                            "en": "No model is configured: name a provider with --provider, or use --local for the "
+                                  "local checks only"},
 }
 
 

@@ -128,25 +128,18 @@ class ClientMessages:
         return self._status_error(status, message, error_code_from_json(data), retries, data)
 
     def _transport_error(self, exc: BaseException, retries: int = 0) -> ModelError:
+        """A failed connection as a ModelError ("network") whose message carries its catalog key (issue 32: said
+        in the user's language, never matched back from Chinese text)."""
+        from ..messages import message
+
         detail = self._redact(describe_exc(exc))
-        tried = f"已重试 {retries} 次。" if retries else ""
+        tried = message("llm.tried", n=retries) if retries else ""
         if isinstance(exc, httpx.ReadTimeout):
-            return ModelError(
-                "network",
-                f"等待模型响应超时（{self.read_timeout:g} 秒内没有收到数据）：服务器可能过载或模型还在加载，"
-                f"请稍后再试。({detail})",
-            )
+            return ModelError("network", message("llm.read_timeout", seconds=f"{self.read_timeout:g}", detail=detail))
         if isinstance(exc, (httpx.ConnectTimeout, httpx.PoolTimeout)):
-            return ModelError(
-                "network",
-                f"连接模型服务器超时（{self.connect_timeout:g} 秒）：{self.host} 连不上，请检查网络、代理和 base URL。"
-                f"{tried}({detail})",
-            )
-        return ModelError(
-            "network",
-            f"无法连接模型服务器 {self.host}：请检查网络或代理设置、base URL 是否正确；本地模型（Ollama / LM Studio）"
-            f"要先启动服务。{tried}({detail})",
-        )
+            return ModelError("network", message("llm.connect_timeout", seconds=f"{self.connect_timeout:g}",
+                                                 host=self.host, tried=tried, detail=detail))
+        return ModelError("network", message("llm.cannot_connect", host=self.host, tried=tried, detail=detail))
 
     def _cut_error(self, asm: StreamAssembler, exc: Optional[BaseException]) -> ModelError:
         got = asm.received_chars()
