@@ -238,7 +238,12 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
 
     # -- window state -----------------------------------------------------------------------------------------
     def _restore_window(self) -> None:
+        """The saved geometry and pane sizes; on a first start a size that fits the screen (a 1366×768 laptop
+        showed the bottom of the 860-pixel default cut off)."""
         w = self.settings.window or {}
+        screen = self.screen().availableGeometry() if self.screen() is not None else None
+        if screen is not None and not w.get("geometry"):
+            self.resize(min(1360, screen.width()), min(860, screen.height() - 40))
         try:
             if w.get("geometry"):
                 self.restoreGeometry(QByteArray(base64.b64decode(w["geometry"])))
