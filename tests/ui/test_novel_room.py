@@ -11,6 +11,7 @@ Screenshots: with ``LIYUAN_SHOTS_DIR`` set, the layout at 1366×768 and 1920×10
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -175,7 +176,7 @@ async def _export_epub(win: MainWindow, tmp_path: Path) -> None:
     epubcheck(out)
 
 
-def _shots(win: MainWindow, tag: str) -> None:
+async def _shots(win: MainWindow, tag: str) -> None:
     out = os.environ.get("LIYUAN_SHOTS_DIR")
     if not out:
         return
@@ -185,7 +186,7 @@ def _shots(win: MainWindow, tag: str) -> None:
             win.resize(*size)
             for mode in ("light", "dark"):
                 theme.apply(mode)
-                win.repaint()
+                await asyncio.sleep(0.8)  # the style sheet, the layout and the conversation page settle
                 win.grab().save(str(Path(out) / f"novel-{tag}-{size[0]}x{size[1]}-{mode}.png"))
     finally:
         theme.apply("light")
@@ -229,7 +230,7 @@ async def test_a_novel_from_new_to_epub_in_the_manuscript_layout(qtbot, tmp_path
     await _agent_writes(win)
     await _rename_keeps_link(win)
     await _codex_highlighted(win)
-    _shots(win, "room")
+    await _shots(win, "room")
     await _export_epub(win, tmp_path)
     await _switch_layouts(win)
     # focus mode hides every dock and brings them back

@@ -38,6 +38,7 @@ register({
     "room.menu": {"zh": "书稿", "en": "Manuscript"},
     "room.menu.docks": {"zh": "面板", "en": "Panels"},
     "room.menu.reset": {"zh": "重置书稿布局", "en": "Reset manuscript layout"},
+    "room.menu.layout": {"zh": "写长篇时用书稿布局", "en": "Manuscript layout for long-form chats"},
     "room.dock.binder": {"zh": "大纲与章节", "en": "Binder"},
     "room.dock.library": {"zh": "书库", "en": "Library"},
     "room.dock.agent": {"zh": "写作助手", "en": "Agent"},
@@ -50,6 +51,8 @@ register({
 
 #: The settings' ``window`` key the manuscript arrangement is kept under.
 STATE_KEY = "manuscript"
+#: The settings' ``window`` key saying whether agent chats open in the manuscript layout (default on).
+ENABLED_KEY = "manuscript_on"
 #: Bumped when the docks change, so an arrangement saved by an older layout is not applied to a newer one.
 STATE_VERSION = 1
 
@@ -74,7 +77,7 @@ class NovelRoom(QObject):
         self.highlighter = CodexHighlighter(editor.text.document())
         self.highlighter.set_dark(theme.mode() == "dark")
         self.tips = MentionTips(editor.text, self.highlighter)
-        theme.notifier.changed.connect(lambda m: self.highlighter.set_dark(m == "dark"))
+        theme.notifier.changed.connect(self._theme)  # a bound slot: dropped with the room (the notifier is global)
         self.docks: dict[str, QDockWidget] = {}
         for name in ("binder", "library", "agent", "checkpoints", "threads", "codex", "review", "more"):
             dock = QDockWidget(tr(f"room.dock.{name}"), window)
@@ -88,6 +91,9 @@ class NovelRoom(QObject):
         window.busyChanged.connect(self.binder.set_busy)
         window.installEventFilter(self)
 
+    def _theme(self, which: str) -> None:
+        self.highlighter.set_dark(which == "dark")
+
     # -- what the writing room gathered ---------------------------------------------------------------------
     def _data(self, data: Any) -> None:
         self.binder.show_data(data)
@@ -100,11 +106,29 @@ class NovelRoom(QObject):
         self.binder.set_chat(chat if agent else None)
         if not agent:
             self.highlighter.set_entries([])
-        if agent:
+        if agent and self.enabled():
             self.enter()
         else:
-            self.leave(False)
-        self.menu.menuAction().setVisible(self.active)
+            self.leave(agent)
+        bar = self.window.menuBar()
+        if agent and self.menu.menuAction() not in bar.actions():
+            bar.addAction(self.menu.menuAction())  # 书稿 is in the menu bar only while a book is shown
+        elif not agent:
+            bar.removeAction(self.menu.menuAction())
+        self.layout_action.setChecked(self.enabled())
+        self.export_action.setEnabled(agent)
+        self.docks_menu.setEnabled(self.active)
+
+    def enabled(self) -> bool:
+        """Whether agent chats open in the manuscript layout (书稿 → 书稿布局; on unless switched off)."""
+        return bool((self.window.settings.window or {}).get(ENABLED_KEY, True))
+
+    def set_enabled(self, on: bool) -> None:
+        """Switch the manuscript layout for agent chats on or off (remembered); the open chat follows now."""
+        w = dict(self.window.settings.window or {})
+        w[ENABLED_KEY] = bool(on)
+        self.window.settings.window = w
+        self.follow(self.window.chat)
 
     def _moved(self) -> list[tuple[str, QWidget]]:
         wp, win = self.window.writing_panes, self.window
@@ -232,17 +256,26 @@ class NovelRoom(QObject):
         """书稿 → 导出成书…: the export dialog (ui/dialogs/book_export.py) for the open book."""
         from ..dialogs.book_export import open_book_export
 
-        self.export_task = asyncio.ensure_future(open_book_export(self.window))
+        if self.window.chat is None:
+            return
+        coro = open_book_export(self.window)
+        try:
+            self.export_task = asyncio.ensure_future(coro)
+        except RuntimeError:  # no event loop (a synchronous caller): nothing to show the dialog on
+            coro.close()
 
     def _build_menu(self) -> QMenu:
-        menu: QMenu = self.window.menuBar().addMenu(tr("room.menu"))
-        docks = menu.addMenu(tr("room.menu.docks"))
+        menu = QMenu(tr("room.menu"), self.window)
+        self.docks_menu = menu.addMenu(tr("room.menu.docks"))
         for dock in self.docks.values():
-            docks.addAction(dock.toggleViewAction())
-        menu.addAction(tr("bookx.menu"), self.export_book)
+            self.docks_menu.addAction(dock.toggleViewAction())
+        self.export_action = menu.addAction(tr("bookx.menu"), self.export_book)
         menu.addSeparator()
+        self.layout_action = menu.addAction(tr("room.menu.layout"))
+        self.layout_action.setCheckable(True)
+        self.layout_action.setChecked(True)
+        self.layout_action.triggered.connect(lambda on: self.set_enabled(bool(on)))
         menu.addAction(tr("room.menu.reset"), self.reset_layout)
-        menu.menuAction().setVisible(False)
         return menu
 
 
