@@ -241,3 +241,17 @@ async def test_a_novel_from_new_to_epub_in_the_manuscript_layout(qtbot, tmp_path
     assert not room.docks["binder"].isVisible() and editor.isVisible()
     editor.set_focus_mode(False)
     assert room.docks["binder"].isVisible()
+
+    # the arrangement outlives the window: closed with the novel open, a new window opens it the same way
+    room.docks["review"].hide()
+    card_ref, chat_ref = win.card_ref, win.chat_ref
+    win.close()
+    assert not room.active and len(S.load_settings().window["split"]) == 3  # the usual layout's sizes were saved
+    win2 = MainWindow(S.load_settings())
+    qtbot.addWidget(win2)
+    win2.resize(1366, 768)
+    win2.show()
+    assert win2.open_chat(card_ref, chat_ref)
+    room2 = win2.novel_room
+    assert room2.active and room2.docks["binder"].isVisible() and not room2.docks["review"].isVisible()
+    assert room2.docks["agent"].isVisible()

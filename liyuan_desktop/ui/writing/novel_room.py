@@ -200,7 +200,7 @@ class NovelRoom(QObject):
         d["binder"].raise_()
         d["checkpoints"].raise_()
         width = max(win.width(), 900)
-        win.resizeDocks([d["binder"], d["agent"]], [max(220, width // 6), max(340, width * 3 // 10)],
+        win.resizeDocks([d["binder"], d["agent"]], [max(250, width // 5), max(360, width * 3 // 10)],
                         Qt.Orientation.Horizontal)
         win.resizeDocks([d["agent"], d["checkpoints"]], [3, 2], Qt.Orientation.Vertical)
 
