@@ -255,3 +255,16 @@ async def test_a_novel_from_new_to_epub_in_the_manuscript_layout(qtbot, tmp_path
     room2 = win2.novel_room
     assert room2.active and room2.docks["binder"].isVisible() and not room2.docks["review"].isVisible()
     assert room2.docks["agent"].isVisible()
+
+    # a language switch retitles the docks and the binder
+    from liyuan_desktop.ui.infra import i18n
+    from liyuan_desktop.ui.window.retranslate import retranslate_app
+
+    try:
+        i18n.set_language("en")
+        retranslate_app(win2)
+        assert room2.docks["binder"].windowTitle() == "Binder" and room2.docks["agent"].windowTitle() == "Agent"
+        assert room2.binder.tree.headerItem().text(0) == "Volume / chapter"
+    finally:
+        i18n.set_language("zh")
+        retranslate_app(win2)

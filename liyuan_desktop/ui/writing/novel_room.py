@@ -57,6 +57,19 @@ ENABLED_KEY = "manuscript_on"
 STATE_VERSION = 1
 
 
+class RoomDock(QDockWidget):
+    """A dock of the manuscript layout, titled by catalog key ``key`` (again on a language switch: ui/window
+    /retranslate.py calls :meth:`retranslate` on every widget that has one)."""
+
+    def __init__(self, key: str, parent: QWidget):
+        super().__init__(tr(key), parent)
+        self.key = key
+
+    def retranslate(self) -> None:
+        """The title in the current language."""
+        self.setWindowTitle(tr(self.key))
+
+
 class NovelRoom(QObject):
     """The manuscript layout of one main window (module doc). ``active``: the layout is shown. ``enter()`` /
     ``leave(agent)`` switch; ``follow(chat)`` picks by the chat's mode; ``docks`` by name."""
@@ -80,7 +93,7 @@ class NovelRoom(QObject):
         theme.notifier.changed.connect(self._theme)  # a bound slot: dropped with the room (the notifier is global)
         self.docks: dict[str, QDockWidget] = {}
         for name in ("binder", "library", "agent", "checkpoints", "threads", "codex", "review", "more"):
-            dock = QDockWidget(tr(f"room.dock.{name}"), window)
+            dock = RoomDock(f"room.dock.{name}", window)
             dock.setObjectName(f"novel_{name}_dock")
             dock.setAllowedAreas(Qt.DockWidgetArea.AllDockWidgetAreas)
             dock.hide()
