@@ -103,6 +103,9 @@ async def _build_outline(win: MainWindow) -> None:
     menu = b.context_menu(b.row("chapter", "雨夜"))
     texts = [a.text() for a in menu.actions()]
     assert "改名…" in texts and "状态" in texts and "链接到文件" in texts and "删除…" in texts
+    status = next(a.menu() for a in b.context_menu(b.row("chapter", "旧信")).actions() if a.text() == "状态")
+    await _changed(win, lambda: next(a for a in status.actions() if a.text() == "修订").trigger())
+    assert b.row("chapter", "旧信").text(1) == "修订" and "status=revised" in (Path(win.chat.dir) / "大纲.md").read_text("utf-8")
 
 
 async def _agent_writes(win: MainWindow) -> None:
@@ -121,6 +124,7 @@ async def _agent_writes(win: MainWindow) -> None:
     b = win.novel_room.binder
     row = b.row("chapter", "雨夜")
     assert row.text(1) == "初稿" and row.text(2).endswith("/1500")  # status moved on, 字数 against the target
+    assert b.row("chapter", "旧信").text(1) == "修订"  # a status the author set is kept
 
 
 async def _rename_keeps_link(win: MainWindow) -> None:

@@ -18,10 +18,9 @@ callables ``ask_text``, ``ask_int`` and ``confirm`` (tests replace them).
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -76,6 +75,12 @@ register({
                             "en": "It holds {chapters} chapters, {beats} beats and {notes} note lines. "},
     "binder.unwritten": {"zh": "未写", "en": "not written"},
 })
+
+def _call(fn: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+    """A slot that calls ``fn(*args)`` and takes nothing from the signal (a menu action's ``checked`` never lands
+    in one of ``fn``'s parameters)."""
+    return lambda: fn(*args)
+
 
 def status_label(status: str) -> str:
     """The status in the current language (the outline pane's words: 计划 / 初稿 / 修订 / 定稿)."""
@@ -141,7 +146,7 @@ class Binder(RoomPane):
         self.tree.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.tree.itemDoubleClicked.connect(lambda it, _c: self.open_item(it))
         self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.tree.customContextMenuRequested.connect(lambda pos: self._menu(self.tree.itemAt(pos)))
+        self.tree.customContextMenuRequested.connect(self._menu)
         lay.addWidget(self.tree, 1)
         self.set_chat(None)
 
@@ -351,11 +356,10 @@ class Binder(RoomPane):
             self.openChapter.emit(file, -1, 0)
         return bool(file)
 
-    def _menu(self, it: Optional[QTreeWidgetItem]) -> None:
-        menu = self.context_menu(it)
+    def _menu(self, pos: QPoint) -> None:
+        menu = self.context_menu(self.tree.itemAt(pos))
         if menu is not None:
-            menu.exec(self.tree.viewport().mapToGlobal(self.tree.visualItemRect(it).center()) if it is not None
-                      else self.tree.cursor().pos())
+            menu.exec(self.tree.viewport().mapToGlobal(pos))
 
     def context_menu(self, it: Optional[QTreeWidgetItem]) -> Optional[QMenu]:
         """The context menu of row ``it`` (None: the empty area), built fresh (tests read its actions)."""
@@ -372,12 +376,12 @@ class Binder(RoomPane):
         if kind == "chapter":
             st = m.addMenu(tr("binder.status"))
             for s in STATUSES:
-                st.addAction(status_label(s), partial(self.set_status, id_, s))
+                st.addAction(status_label(s), _call(self.set_status, id_, s))
             m.addAction(tr("binder.target"), lambda: self.set_target(id_))
             ln = m.addMenu(tr("binder.link"))
             ln.setEnabled(bool(self.unlinked))
             for name in self.unlinked:
-                ln.addAction(name, partial(self.link, id_, name))
+                ln.addAction(name, _call(self.link, id_, name))
             if file:
                 m.addAction(tr("binder.unlink"), lambda: self.link(id_, ""))
         if kind in ("volume", "chapter"):
