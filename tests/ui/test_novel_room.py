@@ -70,6 +70,7 @@ async def _new_novel(win: MainWindow, qtbot) -> None:
     dlg.title_edit.setText("河灯")
     dlg.author_edit.setText("阿梨")
     dlg.cast_edit.setPlainText("老周\n")
+    _grab(dlg, "new-novel-dialog")
     win.novel_dialog.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     await wait_for(lambda: win.chat is not None and win.novel_room.active and win.writing_panes.data is not None)
     assert win.novel_task.result() is True
@@ -184,6 +185,7 @@ async def _export_epub(win: MainWindow, tmp_path: Path) -> None:
     dlg.format.setCurrentIndex(dlg.format.findData("epub"))
     out = tmp_path / "河灯.epub"
     dlg.out_edit.setText(str(out))
+    _grab(dlg, "export-dialog")
     dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
     await wait_for(lambda: getattr(win, "book_export_task", None) is not None and win.book_export_task.done())
     assert win.book_export_task.result() is not None and out.is_file()
@@ -197,6 +199,13 @@ async def _export_epub(win: MainWindow, tmp_path: Path) -> None:
     chapter_pages = [t for n, t in pages.items() if "雨里捡到" in t]
     assert len(chapter_pages) == 1 and len(re.findall(r"<h[1-3][^>]*>", chapter_pages[0])) == 1  # one heading
     epubcheck(out)
+
+
+def _grab(w, name: str) -> None:
+    out = os.environ.get("LIYUAN_SHOTS_DIR")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        w.grab().save(str(Path(out) / f"{name}.png"))
 
 
 async def _shots(win: MainWindow, tag: str) -> None:
