@@ -100,6 +100,13 @@ async def _build_outline(win: MainWindow) -> None:
     assert _binder_tree(win) == [("第一卷 雨夜", [("雨夜", ""), ("渡口", "")]), ("第二卷 回声", [("旧信", "")])]
     text = (Path(win.chat.dir) / "大纲.md").read_text("utf-8")
     assert "# 第一卷 雨夜" in text and "## 雨夜" in text and "target=1500" in text  # Markdown stays the storage
+    # beats under a chapter: added and renamed through the tree
+    b.select("chapter", "雨夜")
+    await _changed(win, lambda: b.add_beat("雨夜捡到玉佩"))
+    b.row("chapter", "雨夜").setExpanded(True)
+    await _changed(win, lambda: b.rename(b.row("beat", "雨夜捡到玉佩"), "雨夜里捡到玉佩"))
+    assert b.row("beat", "雨夜里捡到玉佩").parent().text(0) == "雨夜"
+    assert "- 雨夜里捡到玉佩" in (Path(win.chat.dir) / "大纲.md").read_text("utf-8")
     # the context menu offers the tree's commands
     menu = b.context_menu(b.row("chapter", "雨夜"))
     texts = [a.text() for a in menu.actions()]

@@ -5,14 +5,15 @@ Every change goes through the engine's outline API (``Chat.edit_outline_tree``, 
 ``Chat.unlink_chapter_file``; ``大纲.md`` stays the storage and hand edits are simply read again) on a worker thread
 (:meth:`RoomPane._apply`); the binder then gathers anew with the other writing-room panes (``changed``):
 
-* context menu (and the buttons): 新卷, 新章 (into the selected volume, after the selected chapter), 改名 (F2),
+* context menu (and the buttons): 新卷, 新章 (into the selected volume, after the selected chapter), 新情节点, 改名,
   状态 ▸, 目标字数…, 链接到文件 ▸ (the unlinked files), 取消链接, 删除 (asks first, default No, saying what goes);
 * drag a chapter onto a volume (its end) or before / after another chapter to move it; a volume before / after
   another volume; an unlinked file onto a chapter to link it (:meth:`Binder.drop`, what a drop means);
 * double-click a chapter with a file (or an unlinked file) to open it in the editor (``openChapter``).
 
 Rows keep ``(kind, id, file)`` under ``KEY``: ``("volume", id, "")``, ``("chapter", id, file or "")``,
-``("files", "", "")`` for the group row and ``("file", "", name)`` for an unlinked file. Dialogs go through the
+``("beat", chapter id, "")`` for a beat (its index is its row under the chapter), ``("files", "", "")`` for the
+group row and ``("file", "", name)`` for an unlinked file. Dialogs go through the
 callables ``ask_text``, ``ask_int`` and ``confirm`` (tests replace them).
 """
 
@@ -66,6 +67,8 @@ register({
     "binder.ask.volume": {"zh": "卷名：", "en": "Volume title:"},
     "binder.ask.chapter": {"zh": "章名：", "en": "Chapter title:"},
     "binder.ask.rename": {"zh": "新的名字：", "en": "New title:"},
+    "binder.add.beat": {"zh": "新情节点…", "en": "Add beat…"},
+    "binder.ask.beat": {"zh": "情节点：", "en": "Beat:"},
     "binder.ask.target": {"zh": "目标字数（0 = 不设）：", "en": "Target length in words (0 = none):"},
     "binder.new.volume": {"zh": "新的一卷", "en": "New volume"},
     "binder.new.chapter": {"zh": "新的一章", "en": "New chapter"},
@@ -189,6 +192,11 @@ class Binder(RoomPane):
                 ci.setData(0, KEY, ("chapter", c.id, c.file or ""))
                 ci.setToolTip(0, c.file or tr("binder.unwritten"))
                 vi.addChild(ci)
+                for beat in c.beats:  # the chapter's beats (情节点), collapsed under it
+                    bi = QTreeWidgetItem([beat, "", ""])
+                    bi.setData(0, KEY, ("beat", c.id, ""))
+                    bi.setFlags(bi.flags() & ~Qt.ItemFlag.ItemIsDragEnabled)
+                    ci.addChild(bi)
             vi.setExpanded(True)
         files = [c.file for c in progress.chapters if c.file and c.file not in linked] if progress is not None else []
         self.unlinked = files
@@ -267,6 +275,8 @@ class Binder(RoomPane):
         if not title or not title.strip():
             return False
         cur = self.tree.currentItem()
+        if cur is not None and cur.data(0, KEY)[0] == "beat":
+            cur = cur.parent()
         vol = self._volume_of(cur)
         kw: dict[str, Any] = {"title": title.strip()}
         if vol is not None and vol.data(0, KEY)[1]:
@@ -275,15 +285,31 @@ class Binder(RoomPane):
                 kw["position"] = vol.indexOfChild(cur) + 1
         return self._edit("add_chapter", **kw)
 
+    def add_beat(self, text: Optional[str] = None) -> bool:
+        """Add a beat (情节点) at the end of the selected chapter (or of the selected beat's chapter)."""
+        cur = self.tree.currentItem()
+        if cur is not None and cur.data(0, KEY)[0] == "beat":
+            cur = cur.parent()
+        if cur is None or cur.data(0, KEY)[0] != "chapter":
+            return False
+        text = text if text is not None else self.ask_text(tr("binder.ask.beat"), "")
+        if not text or not text.strip():
+            return False
+        return self._edit("add_beat", chapter=cur.data(0, KEY)[1], beat=text.strip())
+
     def rename(self, it: Optional[QTreeWidgetItem] = None, title: Optional[str] = None) -> bool:
-        """Rename the volume or chapter ``it`` (the selected row)."""
+        """Rename the volume, chapter or beat ``it`` (the selected row)."""
         it = it or self.tree.currentItem()
-        if it is None or it.data(0, KEY)[0] not in ("volume", "chapter"):
+        if it is None or it.data(0, KEY)[0] not in ("volume", "chapter", "beat"):
             return False
         kind, id_, _f = it.data(0, KEY)
         title = title if title is not None else self.ask_text(tr("binder.ask.rename"), it.text(0))
         if not title or not title.strip() or not id_:
             return False
+        if kind == "beat":
+            parent = it.parent()
+            index = parent.indexOfChild(it) if parent is not None else 0
+            return self._edit("rename_beat", chapter=id_, index=index, beat=title.strip())
         return self._edit(f"rename_{kind}", **{kind: id_, "title": title.strip()})
 
     def set_status(self, chapter_id: str, status: str) -> bool:
@@ -304,15 +330,17 @@ class Binder(RoomPane):
         """Delete the volume or chapter ``it`` from the outline after asking (default No); files are kept."""
         it = it or self.tree.currentItem()
         chat = self.chat
-        if chat is None or it is None or it.data(0, KEY)[0] not in ("volume", "chapter"):
+        if chat is None or it is None or it.data(0, KEY)[0] not in ("volume", "chapter", "beat"):
             return False
         kind, id_, _f = it.data(0, KEY)
-        p = chat.outline_deletion_preview(kind, id_)
+        parent = it.parent()
+        index = parent.indexOfChild(it) if kind == "beat" and parent is not None else 0
+        p = chat.outline_deletion_preview(kind, id_, index)
         what = tr("binder.confirm.what", chapters=len(p.chapters), beats=p.beats, notes=p.notes) \
             if kind == "volume" or p.beats or p.notes else ""
         if not self.confirm(tr("binder.confirm.delete", title=it.text(0), what=what)):
             return False
-        return self._edit("delete", kind=kind, ref=id_)
+        return self._edit("delete", kind=kind, ref=id_, index=index)
 
     def move_chapter(self, chapter_id: str, volume_id: str, position: Optional[int]) -> bool:
         """Move a chapter into volume ``volume_id`` before its chapter at 0-based ``position`` (None: the end)."""
@@ -370,9 +398,11 @@ class Binder(RoomPane):
         if file:
             m.addAction(tr("binder.open"), lambda: self.open_item(it))
         m.addAction(tr("binder.add.volume.tip"), lambda: self.add_volume())
-        if kind in ("volume", "chapter"):
+        if kind in ("volume", "chapter", "beat"):
             m.addAction(tr("binder.add.chapter.tip"), lambda: self.add_chapter())
             m.addAction(tr("binder.rename"), lambda: self.rename(it))
+        if kind in ("chapter", "beat"):
+            m.addAction(tr("binder.add.beat"), lambda: self.add_beat())
         if kind == "chapter":
             st = m.addMenu(tr("binder.status"))
             for s in STATUSES:
@@ -384,7 +414,7 @@ class Binder(RoomPane):
                 ln.addAction(name, _call(self.link, id_, name))
             if file:
                 m.addAction(tr("binder.unlink"), lambda: self.link(id_, ""))
-        if kind in ("volume", "chapter"):
+        if kind in ("volume", "chapter", "beat"):
             m.addSeparator()
             m.addAction(tr("binder.delete"), lambda: self.delete(it))
         return m
