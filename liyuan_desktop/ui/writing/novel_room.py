@@ -280,6 +280,7 @@ class NovelRoom(QObject):
     def _build_menu(self) -> QMenu:
         menu = QMenu(tr("room.menu"), self.window)
         self.docks_menu = menu.addMenu(tr("room.menu.docks"))
+        self.docks_menu.setEnabled(False)  # until the manuscript layout is shown
         for dock in self.docks.values():
             self.docks_menu.addAction(dock.toggleViewAction())
         self.export_action = menu.addAction(tr("bookx.menu"), self.export_book)
