@@ -66,7 +66,7 @@ def pane(qtbot, tmp_path):
 
 
 async def test_agent_chat_opens_on_chapters_and_undo_says_why(qtbot):
-    win = MainWindow(S.AppSettings())
+    win = MainWindow(S.AppSettings(window={"manuscript_on": False}))  # the tabbed layout (issue 28: opt-out)
     qtbot.addWidget(win)
     win.show()
     await wait_for(win.view.is_ready)

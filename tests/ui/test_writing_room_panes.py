@@ -98,7 +98,7 @@ def _shots(win: MainWindow, names: tuple[str, ...]) -> None:
 
 async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     card, d = await _project()
-    win = MainWindow(S.AppSettings())
+    win = MainWindow(S.AppSettings(window={"manuscript_on": False}))  # the tabbed layout (issue 28: opt-out)
     qtbot.addWidget(win)
     win.resize(1400, 900)
     win.show()
@@ -257,7 +257,7 @@ async def test_outline_pane_without_outline_offers_a_new_one(qtbot):
     d = library.new_chat_dir(card, "长篇-无大纲")
     Chat.create(d, card.load(), ReplayModel(actor=[], scribe=[]), mode="agent").import_chapters(
         [("001-雨.md", "雨下了一夜。\n")])
-    win = MainWindow(S.AppSettings())
+    win = MainWindow(S.AppSettings(window={"manuscript_on": False}))  # the tabbed layout (issue 28: opt-out)
     qtbot.addWidget(win)
     win.show()
     wp = win.writing_panes
@@ -287,7 +287,7 @@ async def test_outline_changes_are_applied_off_the_ui_thread(qtbot):
     d = library.new_chat_dir(card, "长篇-大纲线程")
     Chat.create(d, card.load(), ReplayModel(actor=[], scribe=[]), mode="agent").import_chapters(
         [("001-雨.md", "雨下了一夜。\n")])
-    win = MainWindow(S.AppSettings())
+    win = MainWindow(S.AppSettings(window={"manuscript_on": False}))  # the tabbed layout (issue 28: opt-out)
     qtbot.addWidget(win)
     win.show()
     wp = win.writing_panes

@@ -247,19 +247,24 @@ def chapter_title(file_name: str) -> str:
 
 
 def outline_titles(chat_dir: Path) -> dict[str, str]:
-    """``{chapter file name: title}`` for the outline chapters linked to a file (today the ``file=`` attribute of
-    ``大纲.md``, read through :func:`.outline.read_outline`); {} without an outline. The one place the export maps
-    files to outline entries — the stable-id links of issue 28 replace this function only."""
+    """``{chapter file name: title}`` for the outline chapters linked to a file — by stable id through the links
+    sidecar ``大纲链接.json`` (so a renamed file keeps its outline title), else a hand-written ``file=`` attribute of
+    ``大纲.md`` (:func:`.links.resolve`); {} without an outline. The one place the export maps files to outline
+    entries. Reads only (a link healed by hash is not written back here)."""
+    from .links import load_links, resolve
+
     try:
         o = read_outline(Path(chat_dir))
+        if o is None:
+            return {}
+        files, _links, _healed = resolve(o, load_links(Path(chat_dir)), Path(chat_dir) / "正文")
     except OSError:
-        return {}
-    if o is None:
         return {}
     out: dict[str, str] = {}
     for c in o.chapters():
-        if c.file and c.title.strip():
-            out.setdefault(c.file, c.title.strip())
+        f = files.get(c.id or f"#{c.index}")
+        if f and c.title.strip():
+            out.setdefault(f, c.title.strip())
     return out
 
 

@@ -79,6 +79,10 @@ class _HoverReason(QObject):
 
 
 def _focus(window: Any, on: bool) -> None:
+    room = getattr(window, "novel_room", None)
+    if room is not None and room.active:  # the manuscript layout (ui/writing/novel_room.py) hides its docks
+        room.focus(on)
+        return
     split = window.split
     others = [split.widget(0), split.widget(1)]
     if on:

@@ -134,6 +134,11 @@ class MenusMixin(_Window):
         self.books_action = chat_menu.addAction(tr("books.menu"))
         self.books_action.setObjectName("worldBooksAction")
         self.books_action.triggered.connect(lambda: open_world_books(self))
+        from ..dialogs.novel_dialog import install_novel_dialog  # issue 28: 新建长篇… (a novel without a card)
+        from ..writing.novel_room import install_novel_room  # issue 28: the manuscript layout for agent chats
+
+        install_novel_dialog(self, menu)
+        install_novel_room(self)
 
     def _sync_scripts_action(self) -> None:
         chat = self.chat

@@ -20,7 +20,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction, QTextCursor
 from PySide6.QtWidgets import QLabel, QToolButton
 
@@ -87,7 +87,10 @@ def goto(editor: Any, offset: int, length: int = 0) -> None:
 
 
 class WritingPanes(QObject):
-    """The four panes of one main window and their wiring (module doc)."""
+    """The four panes of one main window and their wiring (module doc). ``dataShown(RoomData)``: the panes were
+    just given what was gathered (the manuscript layout's binder and the editor's codex highlighting follow it)."""
+
+    dataShown = Signal(object)
 
     def __init__(self, window: Any):
         super().__init__(window)
@@ -225,6 +228,7 @@ class WritingPanes(QObject):
         self.status_progress.setText(progress_text(data.progress))
         self._chapter_selected()
         self.review.refresh_pending()
+        self.dataShown.emit(data)
 
     # -- 章节 hooks -------------------------------------------------------------------------------------------
     def _chapter_selected(self) -> None:
