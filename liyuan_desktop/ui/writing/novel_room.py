@@ -297,6 +297,9 @@ def install_novel_room(window: Any) -> NovelRoom:
     """Give ``window`` the manuscript layout (after its writing panes exist); returns it (``window.novel_room``)."""
     room = NovelRoom(window)
     window.novel_room = room
+    from . import plan_view  # issue 28: the outline as cards (书稿 → 提纲视图…)
+
+    plan_view.install(room, window.writing_panes)
     return room
 
 
