@@ -62,3 +62,33 @@ async def test_export_menu_writes_chat_story_and_card(qtbot, tmp_path, monkeypat
     assert "book.md" in win.statusBar().currentMessage()
     assert win.exporter.export_story("md") is None  # the open chat is role-play: nothing asked
     assert answers == []
+
+
+async def test_a_chat_exports_as_a_readable_transcript(qtbot, tmp_path, monkeypatch):
+    """Issue 28: 导出 → 对话为可读的 Markdown / 网页 — names, the shown replies, status bars left out or as text."""
+    from liyuan_desktop.core.chat.transcript_export import TranscriptOptions
+
+    card = library.ensure_demo_card()
+    d = library.new_chat_dir(card, "可读")
+    chat = Chat.create(d, card.load(), ReplayModel(actor=[w("雨声渐密。"), SEAL], scribe=['{"patch": {}}']))
+    await chat.send("我推门进去。")
+    chat.close()
+    win = MainWindow(S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    assert win.open_chat(card, library.ChatRef(name=d.name, dir=str(d)))
+    menu = win.export_menu
+    menu.aboutToShow.emit()
+    texts = [a.text() for a in menu.actions()]
+    assert "对话为可读的 Markdown…" in texts and "对话为可读的网页（HTML）…" in texts
+    monkeypatch.setattr(export_menu, "ask_transcript_options", lambda _p: TranscriptOptions(title="雨夜"))
+    answers = [str(tmp_path / "t.md"), str(tmp_path / "t.html")]
+    monkeypatch.setattr(export_menu, "ask_path", lambda *_a: answers.pop(0))
+    await win.exporter.export_transcript("md")
+    md = (tmp_path / "t.md").read_text("utf-8")
+    assert "雨夜" in md and "我推门进去。" in md and "雨声渐密。" in md
+    await win.exporter.export_transcript("html")
+    html = (tmp_path / "t.html").read_text("utf-8")
+    assert html.lstrip().lower().startswith("<!doctype html") and "雨声渐密。" in html
+    monkeypatch.setattr(export_menu, "ask_transcript_options", lambda _p: None)  # cancelled: nothing asked, written
+    assert win.exporter.export_transcript("md") is None

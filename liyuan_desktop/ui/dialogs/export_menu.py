@@ -51,7 +51,48 @@ register({
     "export.filter.docx": {"zh": "Word 文档 (*.docx)", "en": "Word document (*.docx)"},
     "export.filter.png": {"zh": "PNG 角色卡 (*.png)", "en": "PNG card (*.png)"},
     "export.filter.json": {"zh": "JSON 角色卡 (*.json)", "en": "JSON card (*.json)"},
+    "export.tr.md": {"zh": "对话为可读的 Markdown…", "en": "Chat as a readable Markdown transcript…"},
+    "export.tr.html": {"zh": "对话为可读的网页（HTML）…", "en": "Chat as a readable web page (HTML)…"},
+    "export.filter.html": {"zh": "网页 (*.html)", "en": "Web page (*.html)"},
+    "export.tr.open.first": {"zh": "先打开这个对话再导出成可读文本", "en": "Open this chat first to export its transcript"},
+    "export.tr.title": {"zh": "导出对话", "en": "Export the chat"},
+    "export.tr.bars": {"zh": "状态栏", "en": "Status bars"},
+    "export.tr.bars.omit": {"zh": "不要", "en": "Leave out"},
+    "export.tr.bars.text": {"zh": "作为文字保留", "en": "Keep as text"},
+    "export.tr.display": {"zh": "按角色卡的显示规则整理正文（和窗口里看到的一样）",
+                          "en": "Apply the card's display rules (as the window shows it)"},
+    "export.tr.heading": {"zh": "标题（空 = 对话名）", "en": "Title (empty = the chat's)"},
 })
+
+
+def ask_transcript_options(parent: Any) -> Optional[Any]:
+    """The transcript's options in a small dialog (status bars left out or kept as text, the display rules, a
+    title); None when cancelled. A module function so a test can answer."""
+    from PySide6.QtWidgets import QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit
+
+    from ...core.chat.transcript_export import TranscriptOptions
+    from ..infra.i18n import language
+
+    dlg = QDialog(parent)
+    dlg.setWindowTitle(tr("export.tr.title"))
+    form = QFormLayout(dlg)
+    bars = QComboBox()
+    bars.addItem(tr("export.tr.bars.omit"), "omit")
+    bars.addItem(tr("export.tr.bars.text"), "text")
+    display = QCheckBox(tr("export.tr.display"))
+    display.setChecked(True)
+    title = QLineEdit()
+    form.addRow(tr("export.tr.bars"), bars)
+    form.addRow("", display)
+    form.addRow(tr("export.tr.heading"), title)
+    box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+    box.accepted.connect(dlg.accept)
+    box.rejected.connect(dlg.reject)
+    form.addRow(box)
+    if dlg.exec() != QDialog.DialogCode.Accepted:
+        return None
+    return TranscriptOptions(status_bars=bars.currentData(), display=display.isChecked(), title=title.text().strip(),
+                             language="en" if language() == "en" else "zh")
 
 
 def ask_path(parent: Any, title: str, suggested: str, filt: str) -> Optional[str]:
@@ -171,6 +212,29 @@ class Exporter:
         chat = win.chat if is_open else None
         return self._run(ref.name, lambda: write_story(Path(ref.dir), fmt, out, chat))
 
+    def export_transcript(self, fmt: str, chat_ref: Optional[library.ChatRef] = None) -> Optional[asyncio.Task[Any]]:
+        """对话 → a readable transcript, ``md`` | ``html`` (issue 28: names and the swipes shown, status bars left
+        out or as text; ``core/chat/transcript_export.py``), of the open chat (another one is opened first)."""
+        from ...core.chat.transcript_export import export_transcript
+
+        win = self.win
+        ref = chat_ref or win.chat_ref
+        is_open = win.chat is not None and win.chat_ref is not None and ref is not None and \
+            Path(win.chat_ref.dir) == Path(ref.dir)
+        if ref is None or not is_open or win.chat is None:
+            win.statusBar().showMessage(tr("export.tr.open.first" if ref is not None else "export.no.chat"), 6000)
+            return None
+        options = ask_transcript_options(win)
+        if options is None:
+            return None
+        path = ask_path(win, tr(f"export.tr.{fmt}"), str(Path.home() / f"{safe_name(ref.name)}.{fmt}"),
+                        tr(f"export.filter.{fmt}"))
+        if path is None:
+            return None
+        out = _with_suffix(path, fmt)
+        chat = win.chat
+        return self._run(ref.name, lambda: export_transcript(chat, fmt, out, options))
+
     def export_card(self, fmt: str, card_ref: Optional[library.CardRef] = None) -> Optional[asyncio.Task[Any]]:
         """角色卡 → png | json (the open chat's card, else the selected card, unless ``card_ref``)."""
         ref = card_ref or self.win.card_ref
@@ -191,6 +255,9 @@ class Exporter:
         both = card is None and chat is None
         if both or chat is not None:
             menu.addAction(tr("export.chat")).triggered.connect(lambda: self.export_chat(chat))
+            for fmt in ("md", "html"):  # issue 28: a readable transcript
+                menu.addAction(tr(f"export.tr.{fmt}")).triggered.connect(
+                    lambda _=False, f=fmt: self.export_transcript(f, chat))
             for fmt in ("md", "epub", "docx"):
                 act = menu.addAction(tr(f"export.story.{fmt}"))
                 act.triggered.connect(lambda _=False, f=fmt: self.export_story(f, chat))
