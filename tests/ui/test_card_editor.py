@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -22,9 +22,11 @@ from liyuan_desktop.core.cards.edit import CardEditor
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.lore.books import library_books_dir
-from liyuan_desktop.ui.dialogs import card_parts
+from liyuan_desktop.ui.dialogs import avatar_crop, card_parts
+from liyuan_desktop.ui.dialogs.avatar_crop import CropDialog
 from liyuan_desktop.ui.dialogs.card_editor import CardEditorDialog
 from liyuan_desktop.ui.dialogs.export_menu import write_card
+from liyuan_desktop.ui.infra import theme
 from liyuan_desktop.ui.infra.i18n import set_language
 from liyuan_desktop.ui.window.main_window import MainWindow
 
@@ -90,14 +92,46 @@ def type_into(dlg: CardEditorDialog, key: str, value) -> None:
         w.setValue(value)
 
 
-def png_with_text(path: Path) -> Path:
-    img = QImage(60, 90, QImage.Format.Format_RGB32)
+def png_with_text(path: Path, w: int = 60, h: int = 90) -> Path:
+    """A PNG with a text chunk of its own (``Author``), which a picture used whole keeps."""
+    img = QImage(w, h, QImage.Format.Format_RGB32)
     img.fill(QColor("#7a3b2e"))
+    img.setText("Author", "liyuan-test-painter")
     assert img.save(str(path))
     return path
 
 
-async def test_new_card_from_scratch_is_saved_listed_and_a_chat_starts_with_it(qtbot, tmp_path):
+def crop_half(parent, data: bytes) -> bytes:
+    """What the user does in the crop dialog: the frame at half size, dragged to the top-left corner, 裁剪."""
+    img = QImage()
+    assert img.loadFromData(data)
+    dlg = CropDialog(data, img, parent)
+    dlg.size_slider.setValue(50)
+    dlg.view.move_to(QPoint(0, 0))
+    dlg.finish("crop")
+    return dlg.result_png()
+
+
+def test_crop_dialog_frames_a_two_by_three_portrait(qtbot, tmp_path):
+    data = png_with_text(tmp_path / "wide.png", 300, 300).read_bytes()
+    img = QImage()
+    assert img.loadFromData(data)
+    dlg = CropDialog(data, img)
+    qtbot.addWidget(dlg)
+    assert dlg.view.rect_in_image() == QRect(50, 0, 200, 300)  # the largest 2:3 frame, centred
+    dlg.size_slider.setValue(50)
+    dlg.view.move_to(QPoint(1000, 1000))  # kept inside the picture
+    assert dlg.view.rect_in_image() == QRect(200, 150, 100, 150)
+    dlg.finish("crop")
+    out = QImage()
+    assert out.loadFromData(dlg.result_png()) and (out.width(), out.height()) == (100, 150)
+    dlg.finish("whole")
+    assert dlg.result_png() == data  # the file as chosen, every chunk kept
+    dlg.finish("cancel")
+    assert dlg.result_png() is None
+
+
+async def test_new_card_from_scratch_is_saved_listed_and_a_chat_starts_with_it(qtbot, tmp_path, monkeypatch):
     win = make_window(qtbot)
     await wait_for(win.view.is_ready)
     win.new_card_action.trigger()
@@ -108,6 +142,7 @@ async def test_new_card_from_scratch_is_saved_listed_and_a_chat_starts_with_it(q
     type_into(dlg, "description", "一位在古寺里抄经的书生。")
     type_into(dlg, "first_mes", "夜深了，青灯下，他抬起头看你。")
     dlg.greetings.add("清晨，钟声响起。")
+    monkeypatch.setattr(avatar_crop, "ask_crop", crop_half)
     assert dlg.choose_avatar(str(png_with_text(tmp_path / "face.png")))
     assert not any(c.name == "青灯" for c in library.list_cards())  # nothing written before 保存
     assert dlg.save(), dlg.status.text()
@@ -115,12 +150,18 @@ async def test_new_card_from_scratch_is_saved_listed_and_a_chat_starts_with_it(q
     ref = next(c for c in library.list_cards() if c.name == "青灯")
     card = ref.load()
     assert card.description == "一位在古寺里抄经的书生。" and card.alternate_greetings == ["清晨，钟声响起。"]
-    assert (Path(ref.dir) / "original.png").is_file()
+    face = QImage(str(Path(ref.dir) / "original.png"))
+    assert (face.width(), face.height()) == (30, 45)  # cropped to the 2:3 frame chosen
     await wait_for(lambda: "青灯" in card_rows(win))  # the list followed the library notice
     dlg.close()
     win.start_chat(ref)
     await wait_for(lambda: win.chat is not None and win.chat.card.name == "青灯" and not win.busy)
     assert win.chat.card.first_mes == "夜深了，青灯下，他抬起头看你。"
+    # 编辑角色卡… in the chat menu opens the open chat's card
+    win.edit_card_action.trigger()
+    await wait_for(lambda: win.card_editor is not dlg)
+    assert win.card_editor.editor.get("name") == "青灯" and not win.card_editor.is_new
+    win.card_editor.close()
 
 
 async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_identical(qtbot, tmp_path, monkeypatch):
@@ -140,6 +181,7 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     menu = win.manager.tree_menu(win.tree.visualItemRect(row).center())
     next(a for a in menu.actions() if a.text() == "编辑角色卡…").trigger()
     menu.close()
+    await wait_for(lambda: getattr(win, "card_editor", None) is not None)  # the card is read on a worker
     dlg = win.card_editor
     assert dlg.value("description") == "旧描述" and dlg.value("tags") == "古风"
     texts = {"name": "白鹭·改", "description": "新描述", "personality": "新性格", "scenario": "新场景",
@@ -154,6 +196,7 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     dlg.greetings.list.setCurrentRow(1)
     dlg.greetings.text.setPlainText("乙改")
     assert dlg.greetings.move_by(-1)
+    monkeypatch.setattr(avatar_crop, "ask_crop", lambda _p, data: data)  # 用整张图片
     assert dlg.choose_avatar(str(png_with_text(tmp_path / "face.png")))
     monkeypatch.setattr(card_parts, "choose_book", lambda _p, names: "江湖志" if "江湖志" in names else None)
     assert dlg.books.link()
@@ -205,6 +248,7 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     assert got["create_date"] == doc["create_date"]
     png = write_card(Path(ref.dir), "png", tmp_path / "out.png")
     assert png.read_bytes().startswith(b"\x89PNG") and b"tEXtchara" in png.read_bytes()
+    assert b"liyuan-test-painter" in png.read_bytes()  # the chosen picture's own text chunk kept
     dlg.close()
 
 
@@ -281,20 +325,32 @@ def test_closing_with_unsaved_changes_asks_and_no_is_the_default(qtbot, tmp_path
     assert not dlg.isVisible()
 
 
-def test_screenshots_in_both_languages(qtbot, tmp_path):
+def test_screenshots_in_both_languages_and_themes(qtbot, tmp_path):
+    """Pictures to look at (/tmp/card_editor_<lang>_<theme>_<tab>.png, /tmp/card_crop_<lang>.png): every tab, the
+    crop dialog; the texts fit (no tab title with a stray mnemonic)."""
     ref = import_card(tmp_path, real_card())
+    face = png_with_text(tmp_path / "face.png", 240, 200).read_bytes()
     try:
-        for lang in ("zh", "en"):
+        for lang, mode in (("zh", "light"), ("en", "dark"), ("en", "light"), ("zh", "dark")):
             set_language(lang)
+            theme.apply(mode)
             dlg = CardEditorDialog(CardEditor.open(ref.dir))
             qtbot.addWidget(dlg)
             dlg.show()
             qtbot.waitExposed(dlg)
-            assert dlg.grab().save(f"/tmp/card_editor_{lang}.png")
-            dlg.tabs.setCurrentIndex(2)
-            assert dlg.grab().save(f"/tmp/card_editor_{lang}_prompts.png")
-            dlg.tabs.setCurrentIndex(4)
-            assert dlg.grab().save(f"/tmp/card_editor_{lang}_books.png")
+            assert all("&" not in dlg.tabs.tabText(i) for i in range(dlg.tabs.count()))
+            for i in range(dlg.tabs.count()):
+                dlg.tabs.setCurrentIndex(i)
+                assert dlg.grab().save(f"/tmp/card_editor_{lang}_{mode}_{i}.png")
             dlg.close()
+            img = QImage()
+            assert img.loadFromData(face)
+            crop = CropDialog(face, img)
+            qtbot.addWidget(crop)
+            crop.show()
+            crop.size_slider.setValue(70)
+            assert crop.grab().save(f"/tmp/card_crop_{lang}_{mode}.png")
+            crop.close()
     finally:
         set_language("zh")
+        theme.apply("light")

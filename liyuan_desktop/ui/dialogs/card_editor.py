@@ -18,10 +18,11 @@ Closing with unsaved edits asks first (No — keep editing — is the default).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QImage, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
@@ -49,6 +50,7 @@ from ...core.chat.changes import LIBRARY
 from ..infra.i18n import register, show, tr
 from ..infra.session import Session, session_or_own
 from ..infra.theme import set_role
+from . import avatar_crop
 from .card_parts import BooksPanel, GreetingsPanel, ScriptsPanel, ask_yes
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -90,6 +92,7 @@ register({
     "cardeditor.unsaved": {"zh": "角色卡有没保存的修改。不保存就关闭？",
                            "en": "The card has unsaved changes. Close without saving?"},
     "cardeditor.discard": {"zh": "不保存，关闭", "en": "Close without saving"},
+    "cardeditor.loading": {"zh": "正在读取角色卡…", "en": "Reading the card…"},
     "cardeditor.no.card": {"zh": "先在列表里选一张角色卡", "en": "Select a card in the list first"},
 })
 
@@ -115,12 +118,7 @@ def image_png(path: str) -> bytes:
     img = QImage()
     if not img.loadFromData(data):
         raise ValueError(tr("cardeditor.avatar.bad", file=Path(path).name))
-    buf = QByteArray()
-    dev = QBuffer(buf)
-    dev.open(QIODevice.OpenModeFlag.WriteOnly)
-    img.save(dev, "PNG")  # type: ignore[call-overload]  # the stubs say bytes; PySide6 takes str
-    dev.close()
-    return bytes(buf.data())
+    return avatar_crop.png_bytes(img)
 
 
 class CardEditorDialog(QDialog):
@@ -372,12 +370,17 @@ class CardEditorDialog(QDialog):
             self._title()
 
     def choose_avatar(self, path: Optional[str] = None) -> bool:
-        """选择头像…: a picture file (asked unless ``path``) as the card's avatar (JPEG/WebP converted to PNG; a PNG's
-        other chunks kept, and the old picture's text chunks carried over by the engine)."""
+        """选择头像…: a picture file (asked unless ``path``), cropped to 2:3 or whole (asked, ui/dialogs/avatar_crop.py),
+        as the card's avatar (JPEG/WebP converted to PNG; a whole PNG keeps its other chunks, and the old picture's
+        text chunks are carried over by the engine)."""
         path = path or choose_image(self)
         if not path:
             return False
-        if not self.run(lambda: self.editor.set_avatar(image_png(path))):
+        read: list[bytes] = []
+        if not self.run(lambda: read.append(image_png(path))):  # a file Qt cannot read is named in the status line
+            return False
+        data = avatar_crop.ask_crop(self, read[0])  # SillyTavern's 2:3 crop, or the whole picture
+        if data is None or not self.run(lambda: self.editor.set_avatar(data)):
             return False
         self.picture_set = True
         self._show_avatar()
@@ -438,10 +441,11 @@ class CardEditorDialog(QDialog):
 
 
 # -- opening it from the window -----------------------------------------------------------------------------------
-def open_card_editor(win: Any, card: Optional[library.CardRef] = None) -> Optional[CardEditorDialog]:
+def open_card_editor(win: Any, card: Optional[library.CardRef] = None) -> Any:
     """编辑角色卡…: the editor on ``card`` (else the selected card, else the open chat's); shown, not modal, and
-    kept as ``win.card_editor``. None (said in the status bar or a message box) when there is no card or it cannot
-    be edited."""
+    kept as ``win.card_editor``. The card is read on a worker (a card with a big world book takes a moment;
+    ``ui/infra/tasks.run_in_worker``): returns that task, or — with no event loop running — the dialog itself.
+    None (said in the status bar or a message box) when there is no card or it cannot be edited."""
     ref = card or win.session.card_ref
     chat = win.session.chat
     where = Path(ref.dir) if ref is not None else Path(chat.card.path) if chat is not None and chat.card.path else None
@@ -449,11 +453,35 @@ def open_card_editor(win: Any, card: Optional[library.CardRef] = None) -> Option
         win.statusBar().showMessage(tr("cardeditor.no.card"), 6000)
         return None
     try:
-        editor = CardEditor.open(where)
-    except (CardError, OSError) as e:
-        QMessageBox.warning(win, tr("app.title"), show(e))
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _opened(win, where, None)
+
+    async def read() -> Optional[CardEditorDialog]:
+        from ..infra.tasks import WorkCancelled, run_in_worker
+
+        try:
+            editor = await run_in_worker(win, lambda _w: CardEditor.open(where), label=tr("cardeditor.loading"))
+        except WorkCancelled:
+            return None
+        except (CardError, OSError) as e:
+            return _opened(win, where, e)
+        return _opened(win, where, editor)
+
+    return asyncio.ensure_future(read())
+
+
+def _opened(win: Any, where: Path, got: "CardEditor | Exception | None") -> Optional[CardEditorDialog]:
+    """The dialog on the card read (``got``: the editor, the error reading it, or None: read it now)."""
+    if got is None:
+        try:
+            got = CardEditor.open(where)
+        except (CardError, OSError) as e:
+            got = e
+    if isinstance(got, Exception):
+        QMessageBox.warning(win, tr("app.title"), show(got))
         return None
-    return _show(win, CardEditorDialog(editor, win.session, win))
+    return _show(win, CardEditorDialog(got, win.session, win))
 
 
 def open_new_card(win: Any) -> CardEditorDialog:

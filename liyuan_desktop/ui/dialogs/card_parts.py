@@ -48,6 +48,7 @@ register({
     "cardparts.greet.up": {"zh": "上移", "en": "Move up"},
     "cardparts.greet.down": {"zh": "下移", "en": "Move down"},
     "cardparts.greet.item": {"zh": "{n}. {text}", "en": "{n}. {text}"},
+    "cardparts.greet.editing": {"zh": "第 {n} 条备选开场白：", "en": "Alternate greeting {n}:"},
     "cardparts.greet.empty": {"zh": "（空）", "en": "(empty)"},
     "cardparts.greet.none": {"zh": "还没有备选开场白。点「新增」写一条：聊天时可以像换回复一样切换开场白。",
                              "en": "No alternate greetings yet. Add one: in a chat the opening can be swiped like a reply."},
@@ -137,6 +138,8 @@ class GreetingsPanel(QWidget):
         self.hint.setWordWrap(True)
         set_role(self.hint, "muted")
         lay.addWidget(self.hint)
+        self.text_label = QLabel("")
+        lay.addWidget(self.text_label)
         self.text = QPlainTextEdit()
         self.text.setObjectName("greetingText")
         self.text.textChanged.connect(lambda: self._typed())
@@ -184,6 +187,7 @@ class GreetingsPanel(QWidget):
         self._filling = True
         self.text.setPlainText(items[row] if 0 <= row < len(items) else "")
         self._filling = False
+        self.text_label.setText(tr("cardparts.greet.editing", n=row + 1) if 0 <= row < len(items) else "")
         self._sync_buttons()
 
     def _sync_buttons(self) -> None:
