@@ -145,8 +145,9 @@ async def test_new_card_from_scratch_is_saved_listed_and_a_chat_starts_with_it(q
     monkeypatch.setattr(avatar_crop, "ask_crop", crop_half)
     assert dlg.choose_avatar(str(png_with_text(tmp_path / "face.png")))
     assert not any(c.name == "青灯" for c in library.list_cards())  # nothing written before 保存
-    assert dlg.save(), dlg.status.text()
-    assert not dlg.is_new and not dlg.editor.dirty and "青灯" in dlg.windowTitle()
+    qtbot.mouseClick(dlg.save_btn, Qt.MouseButton.LeftButton)  # written on a worker
+    await wait_for(lambda: not dlg.is_new and dlg.isEnabled())
+    assert not dlg.editor.dirty and "青灯" in dlg.windowTitle() and dlg.status.text() == "已新建角色卡「青灯」"
     ref = next(c for c in library.list_cards() if c.name == "青灯")
     card = ref.load()
     assert card.description == "一位在古寺里抄经的书生。" and card.alternate_greetings == ["清晨，钟声响起。"]
@@ -211,10 +212,12 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     book.f_content.setPlainText("古寺在山上。")
     assert book.save()
     book.close()
-    assert dlg.save(), dlg.status.text()
-    assert not dlg.refused
+    qtbot.mouseClick(dlg.save_btn, Qt.MouseButton.LeftButton)  # written on a worker
+    await wait_for(lambda: not dlg.editor.dirty and dlg.isEnabled())
+    assert not dlg.refused and dlg.status.text() == "已保存（旧版本已留存）"
     # the open chat plays the edit from its next beat (Chat.refresh_card through the session)
     assert win.chat.card.description == "新描述"
+    assert [n.key for n in win.chat.pending_notices] == ["card.edited_notice"]  # and its next beat says so
     out = write_card(Path(ref.dir), "json", tmp_path / "out.json")
     got = json.loads(out.read_bytes())
     data = got["data"]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QAction, QImage, QPixmap
+from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -35,7 +35,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -44,8 +43,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.cards import CardError, card_from_json, library
-from ...core.cards.edit import CardEditor, create_card, field_spec, new_card_json
+from ...core.cards import CardError
+from ...core.cards.edit import CardEditor, create_card, field_spec
 from ...core.chat.changes import LIBRARY
 from ..infra.i18n import register, show, tr
 from ..infra.session import Session, session_or_own
@@ -92,6 +91,7 @@ register({
     "cardeditor.unsaved": {"zh": "角色卡有没保存的修改。不保存就关闭？",
                            "en": "The card has unsaved changes. Close without saving?"},
     "cardeditor.discard": {"zh": "不保存，关闭", "en": "Close without saving"},
+    "cardeditor.saving": {"zh": "正在保存角色卡…", "en": "Saving the card…"},
     "cardeditor.loading": {"zh": "正在读取角色卡…", "en": "Reading the card…"},
     "cardeditor.no.card": {"zh": "先在列表里选一张角色卡", "en": "Select a card in the list first"},
 })
@@ -201,7 +201,7 @@ class CardEditorDialog(QDialog):
         row.addWidget(self.status, 1)
         self.save_btn = QPushButton(tr("cardeditor.save"))
         self.save_btn.setObjectName("cardEditorSave")
-        self.save_btn.clicked.connect(lambda: self.save())
+        self.save_btn.clicked.connect(lambda: self.save_clicked())
         self.close_btn = QPushButton(tr("cardeditor.close"))
         self.close_btn.setAutoDefault(False)
         self.close_btn.clicked.connect(lambda: self.reject())
@@ -388,50 +388,89 @@ class CardEditorDialog(QDialog):
 
     # -- saving and closing ---------------------------------------------------------------------------------
     def save(self) -> bool:
-        """保存: a new version of the card (a new card: created in the library). The lists follow the ``library``
-        notice; a chat open on the card reads it again. False (the reason in the status line) when refused — also
-        while a field holds a value the card refused (an empty name …): nothing is saved that differs from the form."""
+        """保存 (at once, on this thread): a new version of the card (a new card: created in the library). The lists
+        follow the ``library`` notice; a chat open on the card reads it again. False (the reason in the status line)
+        when refused — also while a field holds a value the card refused (an empty name …): nothing is saved that
+        differs from the form. The button saves on a worker (:meth:`save_async`)."""
+        if not self._may_save():
+            return False
+        try:
+            written = self._write()
+        except (CardError, OSError) as e:
+            return self._failed(e)
+        return self._saved(written)
+
+    async def save_async(self) -> bool:
+        """The 保存 button: :meth:`save` with the writing on a worker (a card with a big world book takes a moment;
+        ``ui/infra/tasks.run_in_worker``); the dialog takes no edits meanwhile."""
+        from ..infra.tasks import run_in_worker
+
+        if not self._may_save():
+            return False
+        self.setEnabled(False)
+        try:
+            written = await run_in_worker(self, lambda _w: self._write(), label=tr("cardeditor.saving"),
+                                          cancellable=False)
+        except (CardError, OSError) as e:
+            return self._failed(e)
+        finally:
+            self.setEnabled(True)
+        return self._saved(written)
+
+    def save_clicked(self) -> Any:
+        """保存 clicked: :meth:`save_async` on the running loop (its task), else :meth:`save`."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return self.save()
+        return asyncio.ensure_future(self.save_async())
+
+    def _may_save(self) -> bool:
         if self.refused:
             self.status.setText(next(iter(self.refused.values())))
             set_role(self.status, "error")
             return False
-        try:
-            path = self._create() if self.is_new else self.editor.save()
-        except (CardError, OSError) as e:
-            self.status.setText(show(e))
-            set_role(self.status, "error")
-            return False
+        return True
+
+    def _failed(self, e: Exception) -> bool:
+        self.status.setText(show(e))
+        set_role(self.status, "error")
+        return False
+
+    def _write(self) -> CardEditor:
+        """Write the card (no widget touched: may run on a worker); the editor holding the saved card. A new card is
+        created in the library (``create_card`` from the edited document) with its picture and linked books."""
+        ed = self.editor
+        if not self.is_new:
+            ed.save()
+            return ed
+        made = create_card(ed.get("name"), base=ed.document())
+        links = ed.linked_books()
+        if self.picture_set or links:
+            picture = ed.avatar() if self.picture_set else None
+            if picture:
+                made.set_avatar(picture)
+            if links:
+                made.set_linked_books(links)
+            made.save()
+        return made
+
+    def _saved(self, written: CardEditor) -> bool:
+        """After a save: say so, tell the lists (``library``) and refresh a chat open on the card."""
         created = self.is_new
-        self.is_new = False
-        self.picture_set = False
+        self.editor, self.is_new, self.picture_set = written, False, False
         self._title()
-        self.status.setText(tr("cardeditor.created", name=self.editor.get("name")) if created else tr("cardeditor.saved"))
+        self.status.setText(tr("cardeditor.created", name=written.get("name")) if created else tr("cardeditor.saved"))
         set_role(self.status, "ok")
         self.session.broadcast(LIBRARY)
         chat = self.session.chat
         if chat is not None and self._plays_this(chat) and chat.refresh_card() is not None:
             self.session.broadcast(chat.last_changes)
-        self.greetings.load(self.editor, self.greetings.list.currentRow())  # the saved card's lists, the texts as typed
-        self.books.load(self.editor)
-        self.scripts.load(self.editor)
+        self.greetings.load(written, self.greetings.list.currentRow())  # the saved card's lists, the texts as typed
+        self.books.load(written)
+        self.scripts.load(written)
         self._show_avatar()
-        return bool(path)
-
-    def _create(self) -> Path:
-        """The new card written into the library (``create_card`` from the edited document), with its picture and
-        linked books; the dialog edits the saved card from now on."""
-        ed = self.editor
-        made = create_card(ed.get("name"), base=ed.document())
-        if self.picture_set or ed.linked_books():
-            if self.picture_set:
-                picture = ed.avatar()
-                if picture:
-                    made.set_avatar(picture)
-            if ed.linked_books():
-                made.set_linked_books(ed.linked_books())
-            made.save()
-        self.editor = made
-        return made.path
+        return True
 
     def reject(self) -> None:
         """关闭 / Esc / the window's close box: with unsaved edits, ask first (No — keep editing — is the default)."""
@@ -440,83 +479,4 @@ class CardEditorDialog(QDialog):
         super().reject()
 
 
-# -- opening it from the window -----------------------------------------------------------------------------------
-def open_card_editor(win: Any, card: Optional[library.CardRef] = None) -> Any:
-    """编辑角色卡…: the editor on ``card`` (else the selected card, else the open chat's); shown, not modal, and
-    kept as ``win.card_editor``. The card is read on a worker (a card with a big world book takes a moment;
-    ``ui/infra/tasks.run_in_worker``): returns that task, or — with no event loop running — the dialog itself.
-    None (said in the status bar or a message box) when there is no card or it cannot be edited."""
-    ref = card or win.session.card_ref
-    chat = win.session.chat
-    where = Path(ref.dir) if ref is not None else Path(chat.card.path) if chat is not None and chat.card.path else None
-    if where is None:
-        win.statusBar().showMessage(tr("cardeditor.no.card"), 6000)
-        return None
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return _opened(win, where, None)
-
-    async def read() -> Optional[CardEditorDialog]:
-        from ..infra.tasks import WorkCancelled, run_in_worker
-
-        try:
-            editor = await run_in_worker(win, lambda _w: CardEditor.open(where), label=tr("cardeditor.loading"))
-        except WorkCancelled:
-            return None
-        except (CardError, OSError) as e:
-            return _opened(win, where, e)
-        return _opened(win, where, editor)
-
-    return asyncio.ensure_future(read())
-
-
-def _opened(win: Any, where: Path, got: "CardEditor | Exception | None") -> Optional[CardEditorDialog]:
-    """The dialog on the card read (``got``: the editor, the error reading it, or None: read it now)."""
-    if got is None:
-        try:
-            got = CardEditor.open(where)
-        except (CardError, OSError) as e:
-            got = e
-    if isinstance(got, Exception):
-        QMessageBox.warning(win, tr("app.title"), show(got))
-        return None
-    return _show(win, CardEditorDialog(got, win.session, win))
-
-
-def open_new_card(win: Any) -> CardEditorDialog:
-    """新建角色卡…: the editor on an empty card (SillyTavern's new-card form); nothing is written until 保存."""
-    name = tr("cardeditor.new.name")
-    editor = CardEditor(card_from_json(new_card_json(name), ""), Path(name) / "card.json")
-    dlg = _show(win, CardEditorDialog(editor, win.session, win, new=True))
-    name_edit = dlg.inputs["name"]
-    assert isinstance(name_edit, QLineEdit)
-    name_edit.selectAll()
-    name_edit.setFocus()
-    return dlg
-
-
-def _show(win: Any, dlg: CardEditorDialog) -> CardEditorDialog:
-    dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    win.card_editor = dlg
-    dlg.show()
-    dlg.raise_()
-    return dlg
-
-
-def install_card_editor(win: Any, app_menu: Any, chat_menu: Any) -> None:
-    """新建角色卡… in ``app_menu`` (after 导入角色卡) and 编辑角色卡… in ``chat_menu`` (the selected or open card);
-    the card list's context menu calls :func:`open_card_editor` itself (ui/window/manage.py)."""
-    new = QAction(tr("cardeditor.new"), win)
-    new.setObjectName("newCardAction")
-    new.triggered.connect(lambda: open_new_card(win))
-    acts = app_menu.actions()
-    app_menu.insertAction(acts[1] if len(acts) > 1 else None, new)
-    edit = chat_menu.addAction(tr("cardeditor.edit"))
-    edit.setObjectName("editCardAction")
-    edit.triggered.connect(lambda: open_card_editor(win))
-    win.new_card_action, win.edit_card_action = new, edit
-
-
-__all__ = ["AVATAR_SIZE", "CardEditorDialog", "choose_image", "image_png", "install_card_editor", "open_card_editor",
-           "open_new_card"]
+__all__ = ["AVATAR_SIZE", "CardEditorDialog", "choose_image", "image_png"]

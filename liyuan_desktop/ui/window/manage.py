@@ -364,7 +364,7 @@ class Manager:
             menu.addAction(tr("manage.delete.chat")).triggered.connect(lambda: self.delete_chat(chat))
         else:
             card = data[1]
-            from ..dialogs.card_editor import open_card_editor  # issue 26 §1: the card editor
+            from ..dialogs.card_editor_menu import open_card_editor  # issue 26 §1: the card editor
 
             menu.addAction(tr("cardeditor.edit")).triggered.connect(lambda: open_card_editor(self.win, card))
             menu.addAction(tr("manage.rename")).triggered.connect(lambda: self.rename_card(card))
