@@ -18,7 +18,7 @@ from uihelpers import wait_for
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards import library
-from liyuan_desktop.core.cards.edit import CardEditor
+from liyuan_desktop.core.cards.edit import CardEditor, list_versions
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.lore.books import library_books_dir
@@ -357,3 +357,39 @@ def test_screenshots_in_both_languages_and_themes(qtbot, tmp_path):
     finally:
         set_language("zh")
         theme.apply("light")
+
+
+def test_versions_list_and_restore_an_earlier_card(qtbot, tmp_path, monkeypatch):
+    ref = import_card(tmp_path, real_card())
+    dlg = CardEditorDialog(CardEditor.open(ref.dir))
+    qtbot.addWidget(dlg)
+    dlg.show()
+    type_into(dlg, "description", "第二版")
+    assert dlg.save()
+    type_into(dlg, "description", "第三版")
+    assert dlg.save()
+    versions = dlg.show_versions()
+    assert versions.list.topLevelItemCount() == 2  # the imported card and the second version
+    versions.list.setCurrentItem(versions.list.topLevelItem(1))  # the oldest: the card as imported
+    answers = [False, True]
+    monkeypatch.setattr(card_parts, "ask_yes", lambda *_a, **_k: answers.pop(0))
+    assert not versions.restore() and CardEditor.open(ref.dir).get("description") == "第三版"  # No: nothing changed
+    assert versions.restore()
+    assert CardEditor.open(ref.dir).get("description") == "旧描述"
+    assert dlg.value("description") == "旧描述" and not dlg.editor.dirty and dlg.status.text().startswith("已恢复")
+    assert len(list_versions(ref.dir)) == 3  # what the restore replaced is a version too
+
+
+def test_a_jpeg_picture_becomes_a_png_avatar(qtbot, tmp_path, monkeypatch):
+    ref = import_card(tmp_path, real_card())
+    dlg = CardEditorDialog(CardEditor.open(ref.dir))
+    qtbot.addWidget(dlg)
+    img = QImage(40, 60, QImage.Format.Format_RGB32)
+    img.fill(QColor("#335577"))
+    assert img.save(str(tmp_path / "face.jpg"))
+    monkeypatch.setattr(avatar_crop, "ask_crop", lambda _p, data: data)
+    assert dlg.choose_avatar(str(tmp_path / "face.jpg")) and dlg.editor.dirty
+    assert dlg.save()
+    assert (Path(ref.dir) / "original.png").read_bytes().startswith(b"\x89PNG")
+    (tmp_path / "not.png").write_bytes(b"not a picture")
+    assert not dlg.choose_avatar(str(tmp_path / "not.png")) and "not.png" in dlg.status.text()

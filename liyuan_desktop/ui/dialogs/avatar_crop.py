@@ -6,11 +6,12 @@ chosen — a PNG keeps all of its chunks) or 取消.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Optional
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QPoint, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPen
-from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDialog, QFileDialog, QHBoxLayout, QLabel, QPushButton, QSlider, QVBoxLayout, QWidget
 
 from ..infra.i18n import register, tr
 
@@ -37,6 +38,25 @@ def png_bytes(img: QImage) -> bytes:
     img.save(dev, "PNG")  # type: ignore[call-overload]  # the stubs say bytes; PySide6 takes str
     dev.close()
     return bytes(buf.data())
+
+
+def choose_image(parent: QWidget) -> Optional[str]:
+    """The picture file the user picks, or None (a module function, so a test can answer)."""
+    path, _ = QFileDialog.getOpenFileName(parent, tr("cardeditor.avatar.choose"), str(Path.home()),
+                                          tr("cardeditor.avatar.filter"))
+    return path or None
+
+
+def image_png(path: str) -> bytes:
+    """The picture at ``path`` as PNG bytes: a PNG as it is (its chunks travel on), anything Qt reads converted.
+    ValueError when Qt cannot read it."""
+    data = Path(path).read_bytes()
+    if data.startswith(b"\x89PNG\r\n\x1a\n"):
+        return data
+    img = QImage()
+    if not img.loadFromData(data):
+        raise ValueError(tr("cardeditor.avatar.bad", file=Path(path).name))
+    return png_bytes(img)
 
 
 class CropView(QWidget):
@@ -165,4 +185,4 @@ def ask_crop(parent: QWidget, data: bytes) -> Optional[bytes]:
     return dlg.result_png()
 
 
-__all__ = ["ASPECT", "CropDialog", "CropView", "ask_crop", "png_bytes"]
+__all__ = ["ASPECT", "CropDialog", "CropView", "ask_crop", "choose_image", "image_png", "png_bytes"]

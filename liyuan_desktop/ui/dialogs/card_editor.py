@@ -23,12 +23,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QFrame,
     QGridLayout,
@@ -44,13 +43,14 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.cards import CardError
-from ...core.cards.edit import CardEditor, create_card, field_spec
+from ...core.cards.edit import CardEditor, CardVersion, create_card, field_spec
 from ...core.chat.changes import LIBRARY
 from ..infra.i18n import register, show, tr
 from ..infra.session import Session, session_or_own
 from ..infra.theme import set_role
 from . import avatar_crop
 from .card_parts import BooksPanel, GreetingsPanel, ScriptsPanel, ask_yes
+from .card_versions import VersionsDialog, restored_text
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -102,25 +102,6 @@ _PROMPTS = ("mes_example", "system_prompt", "post_history_instructions")
 AVATAR_SIZE = (112, 168)  # px, SillyTavern's 2:3 portrait
 
 
-def choose_image(parent: QWidget) -> Optional[str]:
-    """The picture file the user picks, or None (a module function, so a test can answer)."""
-    path, _ = QFileDialog.getOpenFileName(parent, tr("cardeditor.avatar.choose"), str(Path.home()),
-                                          tr("cardeditor.avatar.filter"))
-    return path or None
-
-
-def image_png(path: str) -> bytes:
-    """The picture at ``path`` as PNG bytes: a PNG as it is (its chunks travel on), anything Qt reads converted.
-    ValueError when Qt cannot read it."""
-    data = Path(path).read_bytes()
-    if data.startswith(b"\x89PNG\r\n\x1a\n"):
-        return data
-    img = QImage()
-    if not img.loadFromData(data):
-        raise ValueError(tr("cardeditor.avatar.bad", file=Path(path).name))
-    return avatar_crop.png_bytes(img)
-
-
 class CardEditorDialog(QDialog):
     """The card editor (module doc) on ``editor``. ``new``: the card exists only here until 保存 creates it.
     ``session``: the window's (its notices are broadcast; its open chat is refreshed after a save)."""
@@ -163,6 +144,7 @@ class CardEditorDialog(QDialog):
         self.tabs.addTab(books_tab, tr("cardeditor.tab.books"))
         lay.addWidget(self.tabs, 1)
         lay.addLayout(self._build_bottom())
+        self.versions_btn.setEnabled(not new)
         self.load(editor)
 
     # -- building -------------------------------------------------------------------------------------------
@@ -205,6 +187,11 @@ class CardEditorDialog(QDialog):
         self.close_btn = QPushButton(tr("cardeditor.close"))
         self.close_btn.setAutoDefault(False)
         self.close_btn.clicked.connect(lambda: self.reject())
+        self.versions_btn = QPushButton(tr("cardver.button"))
+        self.versions_btn.setObjectName("cardVersionsButton")
+        self.versions_btn.setAutoDefault(False)
+        self.versions_btn.clicked.connect(lambda: self.show_versions())
+        row.addWidget(self.versions_btn)
         row.addWidget(self.save_btn)
         row.addWidget(self.close_btn)
         return row
@@ -373,11 +360,11 @@ class CardEditorDialog(QDialog):
         """选择头像…: a picture file (asked unless ``path``), cropped to 2:3 or whole (asked, ui/dialogs/avatar_crop.py),
         as the card's avatar (JPEG/WebP converted to PNG; a whole PNG keeps its other chunks, and the old picture's
         text chunks are carried over by the engine)."""
-        path = path or choose_image(self)
+        path = path or avatar_crop.choose_image(self)
         if not path:
             return False
         read: list[bytes] = []
-        if not self.run(lambda: read.append(image_png(path))):  # a file Qt cannot read is named in the status line
+        if not self.run(lambda: read.append(avatar_crop.image_png(path))):  # a file Qt cannot read is named in the status line
             return False
         data = avatar_crop.ask_crop(self, read[0])  # SillyTavern's 2:3 crop, or the whole picture
         if data is None or not self.run(lambda: self.editor.set_avatar(data)):
@@ -459,18 +446,49 @@ class CardEditorDialog(QDialog):
         """After a save: say so, tell the lists (``library``) and refresh a chat open on the card."""
         created = self.is_new
         self.editor, self.is_new, self.picture_set = written, False, False
+        self.versions_btn.setEnabled(True)
         self._title()
         self.status.setText(tr("cardeditor.created", name=written.get("name")) if created else tr("cardeditor.saved"))
         set_role(self.status, "ok")
-        self.session.broadcast(LIBRARY)
-        chat = self.session.chat
-        if chat is not None and self._plays_this(chat) and chat.refresh_card() is not None:
-            self.session.broadcast(chat.last_changes)
+        self._announce()
         self.greetings.load(written, self.greetings.list.currentRow())  # the saved card's lists, the texts as typed
         self.books.load(written)
         self.scripts.load(written)
         self._show_avatar()
         return True
+
+    def _announce(self) -> None:
+        """The card file changed: the lists follow the ``library`` notice; a chat open on the card reads it again
+        (``Chat.refresh_card``: its next beat uses the edit and says so)."""
+        self.session.broadcast(LIBRARY)
+        chat = self.session.chat
+        if chat is not None and self._plays_this(chat) and chat.refresh_card() is not None:
+            self.session.broadcast(chat.last_changes)
+
+    def show_versions(self) -> Optional[VersionsDialog]:
+        """版本…: the card's earlier versions (ui/dialogs/card_versions.py); a restore is shown here at once."""
+        if self.is_new:
+            return None
+        dlg = VersionsDialog(self.editor.path.parent, self.editor.get("name"), self.editor.dirty, self)
+        dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.accepted.connect(lambda: self._restored(dlg.restored))
+        self.versions_dialog = dlg
+        dlg.open()
+        return dlg
+
+    def _restored(self, version: Optional[CardVersion]) -> None:
+        if version is None:
+            return
+        try:
+            editor = CardEditor.open(self.editor.path)
+        except (CardError, OSError) as e:
+            self._failed(e)
+            return
+        self.refused.clear()
+        self.load(editor)
+        self.status.setText(restored_text(version))
+        set_role(self.status, "ok")
+        self._announce()
 
     def reject(self) -> None:
         """关闭 / Esc / the window's close box: with unsaved edits, ask first (No — keep editing — is the default)."""
@@ -479,4 +497,4 @@ class CardEditorDialog(QDialog):
         super().reject()
 
 
-__all__ = ["AVATAR_SIZE", "CardEditorDialog", "choose_image", "image_png"]
+__all__ = ["AVATAR_SIZE", "CardEditorDialog"]

@@ -57,7 +57,8 @@ register({
     "cardparts.book.group": {"zh": "世界书", "en": "World books"},
     "cardparts.book.embedded": {"zh": "内嵌世界书：{n} 条", "en": "Embedded world book: {n} entries"},
     "cardparts.book.open": {"zh": "编辑内嵌世界书…", "en": "Edit embedded world book…"},
-    "cardparts.book.pending": {"zh": "世界书已改好，保存角色卡时写入", "en": "World book changed; it is written when you save the card"},
+    "cardparts.book.pending": {"zh": "世界书已放进角色卡编辑器，保存角色卡时写入。",
+                               "en": "The book is in the card editor now; it is written when you save the card."},
     "cardparts.links.label": {"zh": "关联的世界书（第一本是主世界书，SillyTavern 的 world）：",
                               "en": "Linked world books (the first is the primary one, SillyTavern's world):"},
     "cardparts.links.add": {"zh": "关联…", "en": "Link…"},
@@ -324,6 +325,7 @@ class BooksPanel(QGroupBox):
 
         dlg = BookEditorDialog(cast(Chat, CardBookSource(ed, saved)), self.window())
         dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dlg.saved.connect(lambda: dlg.note.setText(tr("cardparts.book.pending")))  # not on disk until the card is
         self.book_dialog = dlg
         dlg.show()
         return dlg
