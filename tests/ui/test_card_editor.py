@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer
-from PySide6.QtGui import QColor, QImage
+from PySide6.QtGui import QColor, QImage, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMessageBox
 from uihelpers import wait_for
@@ -170,7 +170,8 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     ref = import_card(tmp_path, doc)
     books = library_books_dir()
     books.mkdir(parents=True, exist_ok=True)
-    (books / "江湖志.json").write_text(json.dumps({"entries": {}}), "utf-8")
+    for name in ("江湖志", "山河录"):
+        (books / f"{name}.json").write_text(json.dumps({"entries": {}}), "utf-8")
     d = library.new_chat_dir(ref, "旧对话")
     Chat.create(d, ref.load(), ReplayModel(actor=[])).close()
     win = make_window(qtbot)
@@ -200,7 +201,11 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     monkeypatch.setattr(avatar_crop, "ask_crop", lambda _p, data: data)  # 用整张图片
     assert dlg.choose_avatar(str(png_with_text(tmp_path / "face.png")))
     monkeypatch.setattr(card_parts, "choose_book", lambda _p, names: "江湖志" if "江湖志" in names else None)
-    assert dlg.books.link()
+    assert dlg.books.link("山河录")
+    assert dlg.books.link()  # asked: 江湖志
+    dlg.books.links.setCurrentRow(1)
+    assert dlg.books.make_primary()
+    assert [dlg.books.links.item(i).text() for i in range(2)] == ["江湖志", "山河录"]
     dlg.scripts.list.item(0).setCheckState(Qt.CheckState.Unchecked)
     script = dlg.editor.scripts()[0]
     assert dlg.scripts.edit({**script, "replaceString": "·"})
@@ -228,6 +233,7 @@ async def test_every_field_of_a_real_card_edited_saved_exported_unknown_keys_ide
     assert data["extensions"]["depth_prompt"] == {"prompt": "记得她怕水。", "depth": 2, "role": "user"}
     assert float(data["extensions"]["talkativeness"]) == 0.8
     assert data["extensions"]["world"] == "江湖志"
+    assert CardEditor.open(ref.dir).linked_books() == ["江湖志", "山河录"]
     sc = data["extensions"]["regex_scripts"][0]
     assert sc["disabled"] is True and sc["replaceString"] == "·"
     entries = data["character_book"]["entries"]
@@ -323,7 +329,9 @@ def test_closing_with_unsaved_changes_asks_and_no_is_the_default(qtbot, tmp_path
     QTest.keyClick(dlg, Qt.Key.Key_Escape)  # Esc asks too
     assert seen == ["confirmNo", "confirmNo"] and dlg.isVisible()
     assert CardEditor.open(ref.dir).get("scenario") == "旧场景"
-    assert dlg.save()
+    assert dlg.save_key.key().matches(QKeySequence("Ctrl+S")) == QKeySequence.SequenceMatch.ExactMatch
+    dlg.save_key.activated.emit()  # Ctrl+S saves (offscreen, the dialog is not the active window a shortcut needs)
+    assert CardEditor.open(ref.dir).get("scenario") == "改过的场景" and not dlg.editor.dirty
     dlg.close()
     assert not dlg.isVisible()
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QPixmap
+from PySide6.QtGui import QKeySequence, QPixmap, QShortcut
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -184,6 +184,8 @@ class CardEditorDialog(QDialog):
         self.save_btn = QPushButton(tr("cardeditor.save"))
         self.save_btn.setObjectName("cardEditorSave")
         self.save_btn.clicked.connect(lambda: self.save_clicked())
+        self.save_key = QShortcut(QKeySequence(QKeySequence.StandardKey.Save), self)  # Ctrl+S
+        self.save_key.activated.connect(lambda: self.save_clicked())
         self.close_btn = QPushButton(tr("cardeditor.close"))
         self.close_btn.setAutoDefault(False)
         self.close_btn.clicked.connect(lambda: self.reject())

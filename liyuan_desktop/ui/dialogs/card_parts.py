@@ -62,6 +62,7 @@ register({
     "cardparts.links.label": {"zh": "关联的世界书（第一本是主世界书，SillyTavern 的 world）：",
                               "en": "Linked world books (the first is the primary one, SillyTavern's world):"},
     "cardparts.links.add": {"zh": "关联…", "en": "Link…"},
+    "cardparts.links.primary": {"zh": "设为主世界书", "en": "Make primary"},
     "cardparts.links.remove": {"zh": "取消关联", "en": "Unlink"},
     "cardparts.links.pick": {"zh": "选择要关联的世界书：", "en": "Choose a world book to link:"},
     "cardparts.links.none": {"zh": "资料库里没有可关联的世界书（在「世界书」里导入）。",
@@ -298,9 +299,11 @@ class BooksPanel(QGroupBox):
         self.links.setMaximumHeight(90)
         lay.addWidget(self.links)
         self.link_btn, self.unlink_btn = QPushButton(tr("cardparts.links.add")), QPushButton(tr("cardparts.links.remove"))
+        self.primary_btn = QPushButton(tr("cardparts.links.primary"))
         self.link_btn.clicked.connect(lambda: self.link())
         self.unlink_btn.clicked.connect(lambda: self.unlink())
-        lay.addLayout(_row(self.link_btn, self.unlink_btn))
+        self.primary_btn.clicked.connect(lambda: self.make_primary())
+        lay.addLayout(_row(self.link_btn, self.unlink_btn, self.primary_btn))
 
     def load(self, editor: CardEditor) -> None:
         """Show ``editor``'s book and links."""
@@ -347,6 +350,18 @@ class BooksPanel(QGroupBox):
             if name is None:
                 return False
         if not self.run(lambda: ed.set_linked_books(have + [name])):
+            return False
+        self.load(ed)
+        return True
+
+    def make_primary(self) -> bool:
+        """设为主世界书: the selected book first (SillyTavern's ``world``, the card's primary book)."""
+        ed, row = self.editor, self.links.currentRow()
+        if ed is None or row <= 0:
+            return False
+        names = ed.linked_books()
+        names.insert(0, names.pop(row))
+        if not self.run(lambda: ed.set_linked_books(names)):
             return False
         self.load(ed)
         return True
