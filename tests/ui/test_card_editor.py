@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtGui import QColor, QImage, QKeySequence
 from PySide6.QtTest import QTest
@@ -37,6 +38,15 @@ BOOK_EXTRA = {"x_book_key": {"keep": 1}}
 ENTRY_EXTRA = {"x_entry_key": "entry extra", "extensions": {"x_entry_ext": 7}}
 SCRIPT_EXTRA = {"placement": [1, 2], "markdownOnly": True, "promptOnly": False, "runOnEdit": True, "trimStrings": ["x"],
                 "substituteRegex": 0, "minDepth": None, "maxDepth": 3, "id": "abc-123"}
+
+
+@pytest.fixture(autouse=True)
+def _no_question_at_teardown():
+    """A failing test must not hang: an editor left with edits would ask (modally) when pytest-qt closes it."""
+    yield
+    for w in QApplication.topLevelWidgets():
+        if isinstance(w, CardEditorDialog):
+            w.editor.dirty = False
 
 
 def real_card() -> dict:
