@@ -364,6 +364,9 @@ class Manager:
             menu.addAction(tr("manage.delete.chat")).triggered.connect(lambda: self.delete_chat(chat))
         else:
             card = data[1]
+            from ..dialogs.card_editor_menu import open_card_editor  # issue 26 §1: the card editor
+
+            menu.addAction(tr("cardeditor.edit")).triggered.connect(lambda: open_card_editor(self.win, card))
             menu.addAction(tr("manage.rename")).triggered.connect(lambda: self.rename_card(card))
             extra = getattr(self.win, "card_export_actions", None)
             if extra is not None:

@@ -99,6 +99,9 @@ class MenusMixin(_Window):
         from .manage import install_manage  # issue 17: rename / duplicate / delete to the 回收站, the folder watcher
 
         install_manage(self, menu)
+        from ..dialogs.card_editor_menu import install_card_editor  # issue 26 §1: 新建角色卡… / 编辑角色卡…
+
+        install_card_editor(self, menu, chat_menu)
         from ..dialogs.export_menu import (
             install_export_menu,  # issue 17: 导出 (chat .jsonl, story md/epub/docx, card png/json)
         )
