@@ -83,6 +83,10 @@ class MenusMixin(_Window):
         # 重来 / 撤销本轮 in the menu are on exactly when their buttons are (set_busy, agent_desk.update_undo)
         self.regen_action, self.undo_action = chat_acts[0], chat_acts[1]
         self.undo_action.setObjectName("undoAction")
+        self._install_screens(menu, chat_menu)
+
+    def _install_screens(self, menu: Any, chat_menu: Any) -> None:
+        """The screens hooked into the 梨园 (``menu``) and 对话 (``chat_menu``) menus, and the 帮助 menu."""
         from ..dialogs.presets_dialog import add_presets_action  # issue 14 §3: the preset library and the chat's preset
         from ..settings.profiles import install_profile_bar  # issue 14 §3: connection profiles, switched in one click
 
