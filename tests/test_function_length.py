@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[1] / "liyuan_desktop"
 LIMIT = 80
 #: "module path:function name" -> lines today (to be brought under the limit; never raised)
 KNOWN = {
-    "ui/dialogs/book_editor.py:__init__": 86,
 }
 
 

@@ -262,6 +262,35 @@ class BookEditorDialog(QDialog):
         lay.addLayout(top)
 
         split = QSplitter(Qt.Orientation.Horizontal)
+        left = self._build_table()
+        split.addWidget(left)
+        split.addWidget(self._build_form())
+        split.setSizes([560, 540])
+        lay.addWidget(split, 1)
+
+        self.note = QLabel("")
+        self.note.setWordWrap(True)
+        lay.addWidget(self.note)
+        bottom = QHBoxLayout()
+        bottom.addStretch(1)
+        self.save_btn = QPushButton(tr("book.save"))
+        self.save_btn.setObjectName("bookSave")
+        self.save_btn.clicked.connect(self.save)
+        self.close_btn = QPushButton(tr("book.close"))
+        self.close_btn.clicked.connect(self.close)
+        bottom.addWidget(self.save_btn)
+        bottom.addWidget(self.close_btn)
+        lay.addLayout(bottom)
+        self.writable = bool(chat.card_book_writable())
+        if not self.writable:
+            self.note.setText(tr("book.readonly"))
+            set_role(self.note, "warn")
+        self._set_enabled(False)
+        self.loaded = False
+        self._load_task = asyncio.ensure_future(self._load())  # on the qasync loop (ui/infra/work.py)
+
+    def _build_table(self) -> QWidget:
+        """The entry table (paged model, short columns sized once from their labels) with 添加 / 删除 under it."""
         left = QWidget()
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
@@ -296,31 +325,7 @@ class BookEditorDialog(QDialog):
         row.addWidget(self.del_btn)
         row.addStretch(1)
         ll.addLayout(row)
-        split.addWidget(left)
-        split.addWidget(self._build_form())
-        split.setSizes([560, 540])
-        lay.addWidget(split, 1)
-
-        self.note = QLabel("")
-        self.note.setWordWrap(True)
-        lay.addWidget(self.note)
-        bottom = QHBoxLayout()
-        bottom.addStretch(1)
-        self.save_btn = QPushButton(tr("book.save"))
-        self.save_btn.setObjectName("bookSave")
-        self.save_btn.clicked.connect(self.save)
-        self.close_btn = QPushButton(tr("book.close"))
-        self.close_btn.clicked.connect(self.close)
-        bottom.addWidget(self.save_btn)
-        bottom.addWidget(self.close_btn)
-        lay.addLayout(bottom)
-        self.writable = bool(chat.card_book_writable())
-        if not self.writable:
-            self.note.setText(tr("book.readonly"))
-            set_role(self.note, "warn")
-        self._set_enabled(False)
-        self.loaded = False
-        self._load_task = asyncio.ensure_future(self._load())  # on the qasync loop (ui/infra/work.py)
+        return left
 
     async def _load(self) -> None:
         """Read and index the card's book on a worker thread (ui/tasks.run_in_worker: a progress dialog with Cancel
