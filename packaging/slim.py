@@ -17,7 +17,7 @@ from pathlib import Path
 # Qt modules nothing in the app loads. A name is a prefix: Quick3D covers Quick3DRuntimeRender, Quick3DUtils …;
 # none of them is a prefix of a name in KEEP_QT (tests/test_packaging.py checks).
 UNUSED_QT = ("Quick3D", "QuickControls2", "QuickDialogs2", "QuickTemplates2", "QuickLayouts", "QuickParticles",
-             "QuickShapes", "QuickTest", "QuickTimeline", "QuickEffects", "QuickVectorImage", "Labs", "3D", "Charts",
+             "QuickShapes", "QuickTest", "QuickTimeline", "QuickEffects", "QuickVectorImage", "Labs", "3D",
              "Graphs", "DataVisualization", "Location", "Multimedia", "SpatialAudio", "TextToSpeech", "Wayland",
              "ShaderTools", "Pdf", "VirtualKeyboard", "Sensors", "Scxml", "StateMachine", "RemoteObjects", "Designer",
              "UiTools", "Help", "Bluetooth", "Nfc", "SerialBus", "SerialPort", "Sql", "Test", "HttpServer",
@@ -26,7 +26,7 @@ UNUSED_QT = ("Quick3D", "QuickControls2", "QuickDialogs2", "QuickTemplates2", "Q
 # WebEngineCore and the widgets the app uses link against these; they must stay even where a name above is a prefix.
 KEEP_QT = ("Quick", "QuickWidgets", "Qml", "QmlModels", "QmlMeta", "QmlWorkerScript", "OpenGL", "OpenGLWidgets",
            "Positioning", "WebChannel", "WebChannelQuick", "WebEngineCore", "WebEngineWidgets", "Network",
-           "PrintSupport", "DBus", "XcbQpa",
+           "PrintSupport", "DBus", "XcbQpa", "Charts",  # Charts: the ledger history's value chart (issue 33)
            "EglFSDeviceIntegration", "Core", "Gui", "Widgets")
 
 _MODULES = "|".join(sorted(UNUSED_QT, key=len, reverse=True))

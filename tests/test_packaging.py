@@ -39,7 +39,7 @@ slim = _slim()
     "PySide6/Qt/plugins/platforms/libqeglfs.so",
     "PySide6/Qt/plugins/platformthemes/libqgtk3.so",
     "PySide6/Qt/plugins/printsupport/libcupsprintersupport.so",
-    "PySide6/QtCharts.abi3.so",
+    "PySide6/QtDataVisualization.abi3.so",
     "PySide6/QtOpenGL.abi3.so",
     r"PySide6\Qt6Quick3D.dll",                       # Windows layout
     r"PySide6\qml\QtQuick\Window\quickwindowplugin.dll",
@@ -58,6 +58,8 @@ def test_slim_build_drops_qml_and_unused_qt(path):
     "PySide6/Qt/resources/v8_context_snapshot.bin",
     "PySide6/Qt/translations/qtwebengine_locales/zh-CN.pak",
     "PySide6/Qt/translations/qtwebengine_locales/de.pak",
+    "PySide6/QtCharts.abi3.so",                    # the ledger history's value chart (issue 33)
+    "PySide6/Qt/lib/libQt6Charts.so.6",
     "PySide6/Qt/translations/qtbase_zh_CN.qm",       # ui/infra/qt_language.py loads it for Qt's own buttons in Chinese
     "PySide6/Qt/plugins/platforms/libqxcb.so",
     "PySide6/Qt/plugins/platforms/libqoffscreen.so",
