@@ -56,6 +56,7 @@ def _bench_start(win, path: str) -> None:
 
     from PySide6.QtCore import QEvent, QObject, QTimer
 
+    win.resize(1360, 860)  # the bench's scene stays the same whatever the screen (a first start fits the screen now)
     stamps: dict[str, float] = {}
 
     class FirstPaint(QObject):
