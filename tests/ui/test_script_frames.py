@@ -12,6 +12,7 @@ import threading
 import time
 
 from uihelpers import view_json as js_json
+from uihelpers import wait_frame_report as wait_report
 from uihelpers import wait_view as wait_js
 
 from liyuan_desktop.core.cards import card_from_json
@@ -31,9 +32,11 @@ DAY_SWITCH = """
 eventOn('mag_variable_updated', (stat_data, path, oldValue, newValue) => {
   if (path === '日期' && oldValue !== newValue) { stat_data.今日行动 = 0; }
 });
+__liyuanReport({ready: 1});
 """
 BUTTON = """
 eventOnButton('测测喵', () => { insertOrAssignVariables({喵: '测过了'}, {type: 'chat'}); toastr.success('喵！'); });
+__liyuanReport({ready: 1});
 """
 LOADER = "import 'https://testingcf.jsdelivr.net/gh/MagicalAstrogy/MagVarUpdate/artifact/bundle.js';"
 
@@ -97,8 +100,7 @@ def test_day_switch_script_changes_a_variable_after_the_scribe_and_the_next_prom
     ran = sf.set_chat(chat)
     assert [s.id for s in ran] == ["day"]                     # the MVU loader is not run: our scribe plays MVU
     wait_js(qtbot, view, "liyuan.scriptNames()", lambda v: v == ["TH-script--换日--day"], timeout=20)
-    qtbot.waitUntil(lambda: "TH-script--换日--day" in view._frames_seen and view._frames_seen["TH-script--换日--day"],
-                    timeout=20000)
+    wait_report(qtbot, view, "TH-script--换日--day", lambda r: r.get("ready") == 1, timeout=20.0)
     sf.beat_started(chat)
     qloop.run_until_complete(chat.send("睡一觉"))
     assert chat.current_mvu().stat_data == {"日期": "第2天", "今日行动": 3}
@@ -122,7 +124,7 @@ def test_a_button_script_shows_its_button_and_a_click_changes_a_variable(qtbot, 
     _show(view, chat)
     sf.set_chat(chat)
     assert sf.buttons() == [("btn", "测测喵")]
-    qtbot.waitUntil(lambda: view._frames_seen.get("TH-script--按钮--btn") is True, timeout=20000)
+    wait_report(qtbot, view, "TH-script--按钮--btn", lambda r: r.get("ready") == 1, timeout=20.0)
     sf.click("btn", "测测喵")
     qtbot.waitUntil(lambda: bool(written), timeout=20000)
     assert chat.frame_variables().get("chat") == {"喵": "测过了"}
@@ -201,9 +203,30 @@ setTimeout(burst, 300);
 """
 
 
-def test_an_endless_loop_and_every_egress_channel_are_stopped_with_nothing_out(qtbot, view, tmp_path):
+CALM = "insertOrAssignVariables({calm: 1}, {type: 'chat'});"
+
+
+def test_every_egress_channel_of_a_script_is_refused_with_nothing_out(qtbot, view, tmp_path):
     lis = Listener()
-    card = _card(tmp_path, [_script("e", "外联", EGRESS.format(port=lis.port)), _script("l", "死循环", LOOP)])
+    card = _card(tmp_path, [_script("e", "外联", EGRESS.format(port=lis.port))])
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[], scribe=[]))
+    sf, written = _wire(view, chat)
+    _show(view, chat)
+    try:
+        sf.set_chat(chat)
+        qtbot.waitUntil(lambda: any(p.get("variables", {}).get("tried") for _, p in written), timeout=30000)
+        qtbot.wait(2000)
+        assert lis.packets == 0
+        assert any(f"http://127.0.0.1:{lis.port}/evil.js" in n for n in sf.notices)   # the refused import, named
+        blocked = " ".join(view.blocked_requests())
+        for what in ("/fetch", "/xhr", "/ws", "/img.png"):
+            assert what in blocked, (what, blocked)
+    finally:
+        lis.close()
+
+
+def test_an_endless_loop_is_stopped_and_the_other_script_comes_back(qtbot, view, tmp_path):
+    card = _card(tmp_path, [_script("c", "安静", CALM), _script("l", "死循环", LOOP)])
     chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[], scribe=[]))
     sf, written = _wire(view, chat)
     failed: list = []
@@ -213,19 +236,16 @@ def test_an_endless_loop_and_every_egress_channel_are_stopped_with_nothing_out(q
     try:
         sf.set_chat(chat)
         qtbot.waitUntil(lambda: ("TH-script--死循环--l", "hung") in failed, timeout=90000)
-        qtbot.waitUntil(lambda: any(p.get("variables", {}).get("tried") for _, p in written), timeout=30000)
         t0 = time.monotonic()
         assert js_json(qtbot, view, "1 + 1") == 2            # the window stays responsive
         assert time.monotonic() - t0 < 10
-        qtbot.wait(1000)
-        assert lis.packets == 0
         assert any("死循环" in n for n in sf.notices)
-        wait_js(qtbot, view, "liyuan.scriptNames()", lambda v: v == ["TH-script--外联--e"], timeout=60)  # it comes back
-        qtbot.wait(1000)
-        assert lis.packets == 0
+        try:
+            wait_js(qtbot, view, "liyuan.scriptNames()", lambda v: v == ["TH-script--安静--c"], timeout=60)
+        finally:
+            print("FAILED", failed, view.failed_frames())
         assert [n for n, _ in failed] == ["TH-script--死循环--l"]
     finally:
-        lis.close()
         view.set_frame_watchdog(pingMs=1000, hangMs=5000, loadMs=15000, reuseMs=3000)
 
 

@@ -1399,6 +1399,9 @@
       console.warn("status bar " + name + ": blocked " + b.directive + " " + b.url);
       frameTrouble(name, frame, "blocked", b.url);
       if (bridge && bridge.frameBlocked) bridge.frameBlocked(name, b.url, b.directive);
+      if (frame.script && /^script-src/.test(b.directive) && bridge && bridge.scriptMessage) {   // a refused import
+        bridge.scriptMessage(name, JSON.stringify({ kind: "import", text: b.url }));
+      }
     } else if (d.__th === "height") {
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
       var stick = atBottom();             // a reader at the end of the chat stays there as the last bar grows

@@ -87,6 +87,7 @@ class ScriptFrames(QObject):
         self._by_frame: dict[str, ThScript] = {}
         self._buttons: dict[str, list[str]] = {}
         self.notices: list[str] = []
+        self._refused: set[str] = set()  # "script id URL" of the imports already named in a notice
         self._before: Optional[tuple[int, dict[str, Any], int]] = None
         view.scriptMessage.connect(self._on_message)
         view.frameFailed.connect(self._on_failed)
@@ -118,7 +119,7 @@ class ScriptFrames(QObject):
         return [(s.id, b) for s in self.scripts for b in self._buttons.get(s.id, [])]
 
     # ---- into the frames ---------------------------------------------------------------------------------------
-    def emit(self, event: str, *args: Any) -> None:
+    def fire(self, event: str, *args: Any) -> None:
         """Fire ``event`` with ``args`` (JSON values) on every script frame's bus."""
         if self.scripts:
             self.view.eval_js(f"window.liyuan.scriptEvent({json.dumps(event)}, {json.dumps(list(args), ensure_ascii=False)})")
@@ -138,7 +139,7 @@ class ScriptFrames(QObject):
     def beat_started(self, chat: Optional[Chat]) -> None:
         """A beat starts: remember the newest message's variables, fire ``generation_started``."""
         self._before = _newest_variables(chat) if chat is not None and self.scripts else None
-        self.emit("generation_started", "normal", {}, False)
+        self.fire("generation_started", "normal", {}, False)
 
     def beat_finished(self, chat: Optional[Chat]) -> None:
         """A beat ended: ``message_sent`` for a new user message, MVU's update events when the newest message's
@@ -152,14 +153,14 @@ class ScriptFrames(QObject):
         mid, variables, count = after
         if before is None or count != before[2]:
             if count >= 2:
-                self.emit("message_sent", count - 2)
+                self.fire("message_sent", count - 2)
             old = before[1] if before is not None else {}
             if variables != old or before is None:
                 self.mvu_update(mid, old, variables)
-            self.emit("message_received", count - 1, "normal")
+            self.fire("message_received", count - 1, "normal")
         elif variables != before[1]:
             self.mvu_update(mid, before[1], variables)
-        self.emit("generation_ended", count - 1)
+        self.fire("generation_ended", count - 1)
 
     # ---- out of the frames -------------------------------------------------------------------------------------
     def _say(self, text: str) -> None:
@@ -178,9 +179,14 @@ class ScriptFrames(QObject):
             text = " ".join(str(x) for x in (data.get("title"), data.get("text")) if x)
             self._say(tr("scripts.toast", name=script.name, text=text[:300]))
         elif kind == "import":
+            key = f"{script.id} {data.get('text')}"
+            if key in self._refused:
+                return
+            self._refused.add(key)
             self._say(tr("scripts.import.refused", name=script.name, url=str(data.get("text") or "")[:300]))
         elif kind == "buttons":
-            raw = data.get("buttons") if isinstance(data.get("buttons"), list) else []
+            got = data.get("buttons")
+            raw: list[Any] = got if isinstance(got, list) else []
             self._buttons[script.id] = [str(b.get("name")) for b in raw
                                         if isinstance(b, dict) and b.get("name") and b.get("visible", True)][:100]
             self.buttonsChanged.emit()
