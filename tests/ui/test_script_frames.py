@@ -7,9 +7,11 @@ and the view keeps answering. Real QtWebEngine (offscreen), a real Chat with the
 from __future__ import annotations
 
 import json
+import os
 import socket
 import threading
 import time
+from pathlib import Path
 
 from uihelpers import view_json as js_json
 from uihelpers import wait_frame_report as wait_report
@@ -279,3 +281,91 @@ def test_nothing_runs_until_the_card_is_allowed(qtbot, view, tmp_path):
     _show(view, chat)
     assert sf.set_chat(chat) == []
     assert js_json(qtbot, view, "liyuan.scriptNames()") == []
+
+
+# ---- in the window ------------------------------------------------------------------------------------------------
+SHOTS = os.environ.get("LIYUAN_SHOTS")  # a folder for the screenshots (else the test's tmp folder)
+
+
+async def test_window_asks_once_then_shows_the_button_row_and_the_script_list(qtbot, tmp_path):
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMessageBox
+    from uihelpers import js, wait_for
+
+    from liyuan_desktop.core import settings as S
+    from liyuan_desktop.core.cards import library
+    from liyuan_desktop.core.cards.meta import card_th_permission
+    from liyuan_desktop.ui.roleplay.script_buttons import open_script_list
+    from liyuan_desktop.ui.window.main_window import MainWindow
+
+    data = {"name": "猫咖", "first_mes": "欢迎光临。",
+            "character_book": {"entries": [{"id": 0, "comment": "[InitVar]", "keys": [], "enabled": False,
+                                            "content": json.dumps({"日期": "第1天", "今日行动": 3}, ensure_ascii=False),
+                                            "insertion_order": 100, "extensions": {}}]},
+            "extensions": {"tavern_helper": {"scripts": [
+                _script("btn", "测测喵", BUTTON, buttons=("测测喵", "重新处理变量")),
+                {"type": "folder", "enabled": True, "name": "规则", "id": "fold", "scripts": [
+                    _script("day", "换日", DAY_SWITCH)]},
+                _script("mvu", "MVU", LOADER)], "variables": {}}}}
+    f = tmp_path / "猫咖.json"
+    f.write_text(json.dumps({"spec": "chara_card_v3", "spec_version": "3.0", "data": data}, ensure_ascii=False), "utf-8")
+    ref = library.import_card(f)
+    d = library.new_chat_dir(ref, "一")
+    c = Chat.create(d, ref.load(), ReplayModel(actor=[]))
+    c.close()
+    chat_ref = library.ChatRef(name=d.name, dir=str(d))
+    win = MainWindow(S.AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    await wait_for(win.view.is_ready)
+    asked: list = []
+
+    def answer() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox):
+            QTimer.singleShot(50, answer)
+            return
+        asked.append((box.text(), box.defaultButton() is box.button(QMessageBox.StandardButton.No)))
+        box.button(QMessageBox.StandardButton.Yes).click()
+    QTimer.singleShot(50, answer)
+    assert win.open_chat(ref, chat_ref)
+    await wait_for(lambda: bool(asked), 20)
+    assert "猫咖" in asked[0][0] and asked[0][1]           # asked once, No is the default
+    assert card_th_permission(ref.dir).allowed is True
+    await wait_for(lambda: [b.text() for b in win.script_row.buttons] == ["测测喵", "重新处理变量"], 20)
+    assert win.script_row.isVisible()
+    assert await js(win, "liyuan.scriptNames()") == ["TH-script--测测喵--btn", "TH-script--换日--day"]
+
+    async def ready() -> bool:
+        reps = await js(win, "liyuan.frameReports()")
+        return any(r["name"] == "TH-script--测测喵--btn" and r["data"].get("ready") for r in reps)
+    for _ in range(500):
+        if await ready():
+            break
+        await asyncio_sleep(0.05)
+    win.script_row.buttons[0].click()
+    await wait_for(lambda: (win.chat.frame_variables().get("chat") or {}).get("喵") == "测过了", 20)
+    await wait_for(lambda: "喵！" in win.statusBar().currentMessage(), 10)
+    shots = Path(SHOTS) if SHOTS else tmp_path
+    centre = win.view.parentWidget()
+    centre.grab().save(str(shots / "script_button_row.png"))
+    dlg = open_script_list(win, ref)
+    assert dlg is not None
+    await wait_for(dlg.isVisible, 5)
+    rows = [[dlg.list.topLevelItem(i).text(k) for k in (0, 2, 3, 5)] for i in range(dlg.list.topLevelItemCount())]
+    assert rows[2][0] == "MVU" and "MVU" in rows[2][3]
+    assert rows[1][:2] == ["换日", "规则"]
+    dlg.grab().save(str(shots / "script_list.png"))
+    # switching a script off in the list stops it (its buttons go)
+    from PySide6.QtCore import Qt
+
+    dlg.list.topLevelItem(0).setCheckState(1, Qt.CheckState.Unchecked)
+    await wait_for(lambda: win.script_row.buttons == [] and not win.script_row.isVisible(), 20)
+    assert await js(win, "liyuan.scriptNames()") == ["TH-script--换日--day"]
+    dlg.close()
+
+
+async def asyncio_sleep(s: float) -> None:
+    import asyncio
+
+    await asyncio.sleep(s)

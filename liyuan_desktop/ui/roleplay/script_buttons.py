@@ -108,7 +108,7 @@ class ScriptListDialog(QDialog):
         self.card_dir = Path(card_dir)
         self.card = card
         self.setWindowTitle(tr("scripts.th.title", name=getattr(card, "name", "")))
-        self.resize(760, 360)
+        self.resize(900, 360)
         lay = QVBoxLayout(self)
         self.allow = QCheckBox(tr("scripts.th.allow"))
         self.allow.setObjectName("scriptsAllowed")
@@ -117,7 +117,7 @@ class ScriptListDialog(QDialog):
         self.list.setRootIsDecorated(False)
         self.list.setHeaderLabels([tr(f"scripts.th.col.{k}") for k in ("name", "enabled", "folder", "buttons",
                                                                           "imports", "note")])
-        for col, w in ((0, 150), (1, 60), (2, 90), (3, 110), (4, 170)):
+        for col, w in ((0, 150), (1, 60), (2, 90), (3, 150), (4, 200)):
             self.list.setColumnWidth(col, w)
         lay.addWidget(self.list, 1)
         self.empty = QLabel(tr("scripts.th.none"))
