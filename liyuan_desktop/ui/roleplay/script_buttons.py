@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -173,9 +173,11 @@ class ScriptListDialog(QDialog):
         self.changed.emit()
 
 
-def ask_once(parent: QWidget, chat: Chat) -> Optional[bool]:
+def ask_once(parent: QWidget, chat: Chat, answered: Callable[[bool], None]) -> Optional[QMessageBox]:
     """When the chat's card has scripts that would run and the user never answered: ask 「是否允许它们运行？」
-    (default No) and record the answer (cards.meta). Returns the answer, or None when nothing was asked."""
+    (default No; a window-modal box that does not block the event loop), record the answer (cards.meta) and call
+    ``answered(allowed)``. Returns the box shown, or None when nothing was asked. Closing the box without an
+    answer records nothing (asked again next time)."""
     try:
         scope = next((s for s in chat_script_scopes(chat.card) if s.source == "card"), None)
     except Exception:  # noqa: BLE001 - a damaged card never breaks opening
@@ -185,16 +187,27 @@ def ask_once(parent: QWidget, chat: Chat) -> Optional[bool]:
         return None
     names = [s.name for s in scope.library.scripts if s.kind != "mvu_loader"]
     shown = tr("sep.list").join(names[:6]) + ("…" if len(names) > 6 else "")
-    answer = QMessageBox.question(parent, tr("app.title"),
-                                  tr("scripts.th.ask", name=chat.card.name, n=len(names), names=shown),
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    allowed = answer == QMessageBox.StandardButton.Yes
-    try:
-        set_card_th_allowed(Path(chat.card.path).parent, allowed)
-    except OSError as e:
-        log.warning("card scripts: the answer was not saved: %s", e)
-    return allowed
+    box = QMessageBox(QMessageBox.Icon.Question, tr("app.title"),
+                      tr("scripts.th.ask", name=chat.card.name, n=len(names), names=shown),
+                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
+    box.setObjectName("cardScriptsQuestion")
+    box.setDefaultButton(QMessageBox.StandardButton.No)
+    box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    card_dir = Path(chat.card.path).parent
+
+    def done(_result: int) -> None:
+        clicked = box.clickedButton()
+        if clicked is None:
+            return
+        allowed = clicked is box.button(QMessageBox.StandardButton.Yes)
+        try:
+            set_card_th_allowed(card_dir, allowed)
+        except OSError as e:
+            log.warning("card scripts: the answer was not saved: %s", e)
+        answered(allowed)
+    box.finished.connect(done)
+    box.open()
+    return box
 
 
 def open_script_list(win: Any, card_ref: Any) -> Optional[ScriptListDialog]:
@@ -242,8 +255,11 @@ def install(win: Any, row: ScriptButtonRow) -> ScriptFrames:
 
 
 def _ask_then_run(win: Any, sf: ScriptFrames, chat: Chat) -> None:
-    if win.session.chat is chat and ask_once(win, chat):
-        sf.set_chat(chat)
+    def answered(allowed: bool) -> None:
+        if allowed and win.session.chat is chat:
+            sf.set_chat(chat)
+    if win.session.chat is chat:
+        ask_once(win, chat, answered)
 
 
 def _send(win: Any, text: str) -> None:
