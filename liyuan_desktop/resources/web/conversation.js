@@ -994,10 +994,11 @@
     var init = {
       name: name, messageId: idValue(item.id), chat: chatSnapshot(item), chatBlocks: [],
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
-      globalVars: frames.context.globalVars || {}, names: frames.context.names || {},
+      globalVars: frames.context.globalVars || {}, presetVars: frames.context.presetVars || {},
+      names: frames.context.names || {},
       viewportHeight: window.innerHeight,
       storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
-      lazyLibs: lazy, flood: frames.flood
+      lazyLibs: lazy, flood: frames.flood, script: item.__script || null
     };
     init.chatBlocks = packChat(init.chat);
     return "<!DOCTYPE html><html><head><meta charset=\"utf-8\">" +
@@ -1135,10 +1136,11 @@
     iframe.setAttribute("frameborder", "0");
     iframe.setAttribute("referrerpolicy", "no-referrer");
     var card = prepareCard(rewriteMinHeight(code));
+    if (item.__script) card.libs = card.libs.filter(function (k) { return k !== "toastr"; });   // toasts become notices
     iframe.dataset.libs = card.libs.join(" ");
     iframe.dataset.lazyLibs = card.lazy.join(" ");
     var rec = { iframe: iframe, messageId: String(item.id), cardKey: frames.card.key, item: item, code: code,
-                wrap: wrap, born: 0, hello: false, ping: null, stalls: 0, pongs: 0 };
+                wrap: wrap, born: 0, hello: false, ping: null, stalls: 0, pongs: 0, script: item.__script || null };
     function go() { iframe.srcdoc = buildSrc(name, item, code, card); rec.born = Date.now(); }
     if (!(card.libs.length || card.lazy.length) || frames.libs) go();
     else whenFrameLibs(go);  // not loaded yet
@@ -1420,6 +1422,9 @@
       console.warn("status bar " + name + ": blocked " + b.directive + " " + b.url);
       frameTrouble(name, frame, "blocked", b.url);
       if (bridge && bridge.frameBlocked) bridge.frameBlocked(name, b.url, b.directive);
+      if (frame.script && /^script-src/.test(b.directive) && bridge && bridge.scriptMessage) {   // a refused import
+        bridge.scriptMessage(name, JSON.stringify({ kind: "import", text: b.url }));
+      }
     } else if (d.__th === "height") {
       var h = Math.max(0, Math.min(20000, Number(d.h) || 0));
       var stick = atBottom();             // a reader at the end of the chat stays there as the last bar grows
@@ -1442,6 +1447,7 @@
       } else if (type === "chat") frames.context.chatVars = vars;
       else if (type === "character") frames.context.characterVars = vars;
       else if (type === "global") frames.context.globalVars = vars;
+      else if (type === "preset") frames.context.presetVars = vars;
       if (bridge && bridge.frameVariables) {
         bridge.frameVariables(name, JSON.stringify({ type: type, message_id: type === "message" ? mid : null, variables: vars,
                                                      card: frame.cardKey }));
@@ -1464,8 +1470,50 @@
       }
     } else if (d.__th === "probe-result") {
       frames.probes.set(String(d.id), d.text);
+    } else if ((d.__th === "buttons" || d.__th === "toast" || d.__th === "slash") && frame.script) {
+      // a card script's runtime asks the window for something (ui/frames/script_frames.py decides)
+      if (frame.cardKey === frames.card.key && bridge && bridge.scriptMessage) {
+        bridge.scriptMessage(name, JSON.stringify({ kind: d.__th, buttons: d.buttons, level: d.level, title: d.title,
+                                                    text: d.text, command: d.command, args: d.args }));
+      }
     }
   });
+
+  // ---- card scripts (issue 27; ui/frames/script_frames.py) ----------------------------------------------------
+  // Each allowed TavernHelper script of the card runs in a hidden frame of its own, built exactly like a status bar
+  // (createFrame: the same sandbox, CSP, th_shim.js runtime, flood buckets, watchdog and egress rules), named
+  // TH-script--{name}--{id} as in TavernHelper, inside one hidden box outside the conversation log (a re-render of
+  // the transcript leaves them running). The script's text is the body of a <script type="module">; imports of
+  // libraries we vendor are rewritten to them (prepareCard), other remote imports of an untrusted card are refused
+  // by the frame's policy and reported to Python by URL. toastr stays the runtime's own (it becomes a notice).
+  var scriptBox = null;
+  function scriptFrames() { return liveFrames().filter(function (x) { return x.frame.script; }); }
+  function createScriptFrame(s) {
+    if (!scriptBox) {
+      scriptBox = document.createElement("div");
+      scriptBox.id = "th-scripts";
+      scriptBox.hidden = true;
+      scriptBox.setAttribute("aria-hidden", "true");
+      document.body.appendChild(scriptBox);
+    }
+    var name = "TH-script--" + String(s.name || "") + "--" + String(s.id || "");
+    var lastEl = log.lastElementChild;
+    var base = lastEl && lastEl.__item ? lastEl.__item : { id: "0", role: "assistant", text: "" };
+    var item = Object.assign({}, base, { __script: { id: String(s.id || ""), name: String(s.name || "") } });
+    var code = "<script type=\"module\">\n" + String(s.content || "").replace(/<\/script/gi, "<\\/script") +
+      "\n</scr" + "ipt>";
+    var wrap = document.createElement("div");
+    wrap.className = "th-script";
+    wrap.dataset.script = String(s.id || "");
+    scriptBox.appendChild(wrap);
+    if (frames.failed.has(failKey(name, code)) || frames.failed.has("name:" + name)) return null;   // stopped before
+    var rec = createFrame(wrap, name, item, code);
+    var blocked = prepareCard(code).blocked;
+    blocked.forEach(function (url) {
+      if (bridge && bridge.scriptMessage) bridge.scriptMessage(name, JSON.stringify({ kind: "import", text: url }));
+    });
+    return rec;
+  }
 
   window.addEventListener("resize", function () {
     liveFrames().forEach(function (x) { postTo(x.frame, { __th: "viewport", h: window.innerHeight }); });
@@ -1925,7 +1973,7 @@
     /** Names and the non-message variable scopes frames see: {names:{user,char}, chatVars, characterVars, globalVars}. */
     setFrameContext: function (ctx) {
       ctx = ctx || {};
-      ["names", "chatVars", "characterVars", "globalVars"].forEach(function (k) {
+      ["names", "chatVars", "characterVars", "globalVars", "presetVars"].forEach(function (k) {
         if (ctx[k] && typeof ctx[k] === "object") frames.context[k] = ctx[k];
       });
     },
@@ -1954,6 +2002,49 @@
       });
       return count;
     },
+
+    /** Run the card's scripts [{id, name, content}] (each in a hidden frame of its own; those running before are
+     *  removed first: their renderer and loops go with them). Returns the names of the frames built. */
+    setScripts: function (list) {
+      scriptFrames().forEach(function (x) { x.frame.iframe.remove(); frames.byName.delete(x.name); });
+      if (scriptBox) scriptBox.textContent = "";
+      var out = [];
+      (list || []).forEach(function (s) { var rec = createScriptFrame(s); if (rec) out.push(rec.iframe.name); });
+      return out;
+    },
+    /** Deliver an event on the bus of the card's script frames (only the script `scriptId` when given). */
+    scriptEvent: function (type, args, scriptId) {
+      var n = 0;
+      scriptFrames().forEach(function (x) {
+        if (scriptId != null && x.frame.script.id !== String(scriptId)) return;
+        postTo(x.frame, { __th: "event", type: String(type), args: args || [] });
+        n++;
+      });
+      return n;
+    },
+    /** A button of script `scriptId` was clicked: its frame's bus gets the button's event (getButtonEvent). */
+    scriptButton: function (scriptId, buttonName) {
+      var n = 0;
+      scriptFrames().forEach(function (x) {
+        if (x.frame.script.id !== String(scriptId)) return;
+        postTo(x.frame, { __th: "button", name: String(buttonName) });
+        n++;
+      });
+      return n;
+    },
+    /** The scribe changed message `messageId`'s variables from `before` to `after` (MvuData): each script frame
+     *  plays MVU's events (mag_variable_update_started, mag_variable_updated per changed value,
+     *  mag_variable_update_ended) and writes back what its listeners changed. */
+    scriptMvuUpdate: function (messageId, before, after) {
+      frames.vars.set(String(messageId), after || {});
+      var n = 0;
+      scriptFrames().forEach(function (x) {
+        postTo(x.frame, { __th: "mvu-update", message_id: idValue(messageId), before: before || {}, after: after || {} });
+        n++;
+      });
+      return n;
+    },
+    scriptNames: function () { return scriptFrames().map(function (x) { return x.name; }); },
 
     /** Deliver an event on the bus of every live frame (or only those of messageId). */
     emitFrameEvent: function (type, args, messageId) {

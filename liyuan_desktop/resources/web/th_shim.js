@@ -117,6 +117,7 @@
     chat_vars: isObj(init.chatVars) ? init.chatVars : {},
     character_vars: isObj(init.characterVars) ? init.characterVars : {},
     global_vars: isObj(init.globalVars) ? init.globalVars : {},
+    preset_vars: isObj(init.presetVars) ? init.presetVars : {},
     names: init.names || {},
     script_vars: {}
   };
@@ -155,7 +156,8 @@
     if (type === "character") return cache.character_vars;
     if (type === "global") return cache.global_vars;
     if (type === "script") return cache.script_vars;
-    return {};  // preset, extension: not kept
+    if (type === "preset") return cache.preset_vars;
+    return {};  // extension: not kept
   }
   function writeScope(vars, option) {
     var type = scopeOf(option);
@@ -167,6 +169,7 @@
     } else if (type === "chat") cache.chat_vars = vars;
     else if (type === "character") cache.character_vars = vars;
     else if (type === "global") cache.global_vars = vars;
+    else if (type === "preset") cache.preset_vars = vars;
     else if (type === "script") { cache.script_vars = vars; return; }
     else { logToHost("info", ["[th_shim] variables of type " + type + " are not kept"]); return; }
     post({ __th: "write", type: type, message_id: messageId, variables: clone(vars) });
@@ -509,6 +512,87 @@
     toastr[k] = function (msg, title) { logToHost("info", ["[toastr." + k + "]", title || "", msg || ""]); return {}; };
   });
   toastr.options = {};
+  // ---- card scripts (issue 27): a script frame (init.script) is hidden, so what it shows goes to the window ----------
+  // toastr becomes a notice there; replaceScriptButtons changes the buttons above the input; triggerSlash runs a safe
+  // subset (/setvar and /getvar here, on the chat scope; /send, /trigger, /echo by the window; anything else is
+  // refused by the window with a notice naming the command); eventOnButton listens to a button of this script.
+  var isScript = !!(init.script && typeof init.script === "object");
+  if (isScript) {
+    ["success", "info", "warning", "error"].forEach(function (k) {
+      toastr[k] = function (msg, title) {
+        post({ __th: "toast", level: k, title: String(title == null ? "" : title).slice(0, 500),
+               text: String(msg == null ? "" : msg).slice(0, 2000) });
+        return {};
+      };
+    });
+  }
+  var scriptButtons = [];
+  function replaceScriptButtons(a, b) {
+    var list = Array.isArray(a) ? a : Array.isArray(b) ? b : [];
+    scriptButtons = list.slice(0, 100).map(function (x) {
+      return typeof x === "string" ? { name: x, visible: true } : { name: String(x && x.name || ""), visible: !(x && x.visible === false) };
+    }).filter(function (x) { return x.name; });
+    post({ __th: "buttons", buttons: clone(scriptButtons) });
+  }
+  function slashArgs(text) {
+    var named = {}, rest = [], re = /(\w+)=("(?:[^"\\]|\\.)*"|\S+)|("(?:[^"\\]|\\.)*"|\S+)/g, m;
+    while ((m = re.exec(text))) {
+      if (m[1]) named[m[1]] = m[2].charAt(0) === '"' ? m[2].slice(1, -1) : m[2];
+      else rest.push(m[3].charAt(0) === '"' ? m[3].slice(1, -1) : m[3]);
+    }
+    return { named: named, rest: rest };
+  }
+  function triggerSlash(command) {
+    var out = "";
+    String(command == null ? "" : command).split(/\|(?![^{]*\})/).forEach(function (part) {
+      var m = /^\s*\/(\w+)\s*([\s\S]*)$/.exec(part);
+      if (!m) return;
+      var cmd = m[1].toLowerCase(), body = m[2].replace(/\{\{pipe\}\}/g, out).trim();
+      if (cmd === "setvar") {
+        var a = slashArgs(body), key = a.named.key || a.rest.shift();
+        var value = a.named.key ? a.rest.join(" ") : a.rest.join(" ");
+        var vars = getVariables({ type: "chat" });
+        setPath(vars, key, value);
+        replaceVariables(vars, { type: "chat" });
+        out = value;
+      } else if (cmd === "getvar") {
+        var g = slashArgs(body), v = getPath(getVariables({ type: "chat" }), g.named.key || g.rest[0] || "");
+        out = v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);
+      } else {
+        post({ __th: "slash", command: cmd, args: body.slice(0, 20000) });
+        if (cmd === "echo") out = body;
+      }
+    });
+    return Promise.resolve(out);
+  }
+  function playMvuUpdate(d) {
+    // MVU's order (card-runtime.md §2): update started, one mag_variable_updated(stat_data, path, old, new) per value
+    // the scribe changed, update ended(variables, before). Listeners change `variables` in place, as under MVU; what
+    // they changed is written back as the message's variables (the ledger keeps it, like a bar's write).
+    var m = ensureMessage(d.message_id);
+    var before = clone(d.before || {}), after = clone(d.after || {});
+    m.data = clone(after);
+    var vars = m.data;
+    var changes = [];
+    (function walk(a, b, path) {
+      if (isObj(a) && isObj(b)) {
+        var keys = {};
+        Object.keys(a).forEach(function (k) { keys[k] = true; });
+        Object.keys(b).forEach(function (k) { keys[k] = true; });
+        Object.keys(keys).forEach(function (k) { walk(a[k], b[k], path ? path + "." + k : k); });
+      } else if (JSON.stringify(a) !== JSON.stringify(b)) changes.push([path, a, b]);
+    })(isObj(before.stat_data) ? before.stat_data : {}, isObj(vars.stat_data) ? vars.stat_data : {}, "");
+    var waits = [];
+    waits = waits.concat(emitLocal(Mvu.events.VARIABLE_UPDATE_STARTED, [vars]));
+    if (!isObj(vars.stat_data)) vars.stat_data = {};
+    changes.forEach(function (c) {
+      waits = waits.concat(emitLocal(Mvu.events.SINGLE_VARIABLE_UPDATED, [vars.stat_data, c[0], clone(c[1]), clone(c[2])]));
+    });
+    waits = waits.concat(emitLocal(Mvu.events.VARIABLE_UPDATE_ENDED, [vars, before]));
+    Promise.all(waits).then(function () {}, function () {}).then(function () {
+      if (JSON.stringify(vars) !== JSON.stringify(after)) replaceVariables(vars, { type: "message", message_id: m.message_id });
+    });
+  }
 
   function errorCatched(fn) {
     return function () {
@@ -560,7 +644,7 @@
     getTavernHelperVersion: function () { return "4.0.0"; },
     registerVariableSchema: function () {},
     // safe stubs (§4.3): they log what the card asked for
-    triggerSlash: stub("triggerSlash", function () { return Promise.resolve(""); }),
+    triggerSlash: isScript ? triggerSlash : stub("triggerSlash", function () { return Promise.resolve(""); }),
     generate: stub("generate", function () { return Promise.reject(new Error("generate is not available")); }),
     generateRaw: stub("generateRaw", function () { return Promise.reject(new Error("generateRaw is not available")); }),
     setChatMessages: stub("setChatMessages", function (msgs) {
@@ -586,7 +670,9 @@
     formatAsTavernRegexedString: function (text) { return String(text); },
     playAudio: stub("playAudio"), pauseAudio: stub("pauseAudio"),
     getButtonEvent: function (name) { return "button_" + name; },
-    replaceScriptButtons: stub("replaceScriptButtons"), getScriptButtons: stub("getScriptButtons", function () { return []; }),
+    eventOnButton: function (name, fn) { return eventOn("button_" + name, fn); },
+    replaceScriptButtons: replaceScriptButtons, getScriptButtons: function () { return clone(scriptButtons); },
+    getScriptId: function () { return isScript ? String(init.script.id || "") : ""; },
     reloadIframe: function () { logToHost("info", ["[th_shim] reloadIframe is not supported yet"]); },
     getExtensionType: stub("getExtensionType", null),
     isAdmin: function () { return false; },
@@ -743,6 +829,10 @@
       document.documentElement.style.setProperty("--TH-viewport-height", d.h + "px");
     } else if (d.__th === "event") {
       emitLocal(String(d.type), d.args || []);
+    } else if (d.__th === "button" && isScript) {
+      emitLocal("button_" + String(d.name), []);
+    } else if (d.__th === "mvu-update" && isScript) {
+      playMvuUpdate(d);
     } else if (d.__th === "probe") {
       var el = null;
       try { el = document.querySelector(d.selector); } catch (e) { el = null; }

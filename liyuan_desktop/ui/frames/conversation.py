@@ -354,6 +354,17 @@ class Bridge(QObject):
         if isinstance(data, dict):
             self._view._on_frame_variables(str(frame_name), data)
 
+    @Slot(str, str)
+    def scriptMessage(self, frame_name: str, payload: str) -> None:  # noqa: N802
+        """A card script's frame asks the window for something (issue 27; ``ui/frames/script_frames.py``):
+        ``payload`` is JSON ``{"kind": "buttons"|"toast"|"slash"|"import", …}``."""
+        try:
+            data = json.loads(payload)
+        except (TypeError, ValueError):
+            return
+        if isinstance(data, dict):
+            self._view.scriptMessage.emit(str(frame_name), data)
+
     @Slot(str, str, str)
     def frameStorage(self, card_key: str, area: str, items: str) -> None:  # noqa: N802
         """A card's frames changed their storage: ``area`` "local"|"session", ``items`` the whole area as JSON
@@ -589,6 +600,9 @@ class ConversationView(QWebEngineView):
     "message_id": str|None, "variables": dict}`` (the whole new table of that scope). Carried as ``object``, not
     ``dict``: a ``dict`` argument becomes a QVariantMap, which sorts every object's keys, and bars list things in
     the author's key order (issue 29 §10)."""
+    scriptMessage = Signal(str, object)
+    """A card script's frame (``TH-script--…``) asked for buttons, a notice, a slash command, or had a remote import
+    refused: ``(frame name, {"kind", …})`` (ui/frames/script_frames.py)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -839,7 +853,7 @@ class ConversationView(QWebEngineView):
 
     def set_frame_context(self, *, user: str | None = None, char: str | None = None,
                           chat_vars: dict | None = None, character_vars: dict | None = None,
-                          global_vars: dict | None = None) -> None:
+                          global_vars: dict | None = None, preset_vars: dict | None = None) -> None:
         """What status-bar frames see besides message variables: the persona and character names (for
         ``substitudeMacros`` / ``SillyTavern.name1/name2``) and the chat / character / global variable scopes.
         Applies to frames built after the call."""
@@ -851,7 +865,8 @@ class ConversationView(QWebEngineView):
             if char is not None:
                 names["char"] = char
             ctx["names"] = names
-        for key, value in (("chatVars", chat_vars), ("characterVars", character_vars), ("globalVars", global_vars)):
+        for key, value in (("chatVars", chat_vars), ("characterVars", character_vars), ("globalVars", global_vars),
+                           ("presetVars", preset_vars)):
             if value is not None:
                 ctx[key] = dict(value)
         self._call("setFrameContext", ctx)
@@ -1209,7 +1224,8 @@ def chat_frame_context(chat: "Chat") -> dict[str, Any]:
     its active branch (``Chat.frame_variables``; empty when none, so another chat's never stay)."""
     tables = chat.frame_variables()
     return {"user": chat.persona, "char": chat.card.name, "chat_vars": tables.get("chat") or {},
-            "character_vars": tables.get("character") or {}, "global_vars": tables.get("global") or {}}
+            "character_vars": tables.get("character") or {}, "global_vars": tables.get("global") or {},
+            "preset_vars": tables.get("preset") or {}}
 
 
 def frames_trust_action(window: QMainWindow, current_chat: Callable[[], Optional["Chat"]], view: "ConversationView") -> Any:

@@ -41,6 +41,7 @@ from ...core.chat.changes import LIBRARY
 from ...core.session.tree import SessionError
 from ..dialogs.dialogs import confirm
 from ..infra.i18n import language, register, show, tr
+from ..roleplay import script_buttons
 
 log = logging.getLogger(__name__)
 
@@ -368,6 +369,7 @@ class Manager:
 
             menu.addAction(tr("cardeditor.edit")).triggered.connect(lambda: open_card_editor(self.win, card))
             menu.addAction(tr("manage.rename")).triggered.connect(lambda: self.rename_card(card))
+            menu.addAction(tr("scripts.th.menu")).triggered.connect(lambda: script_buttons.open_script_list(self.win, card))
             extra = getattr(self.win, "card_export_actions", None)
             if extra is not None:
                 extra(menu, card)
