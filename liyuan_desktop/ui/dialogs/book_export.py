@@ -53,6 +53,7 @@ register({
     "bookx.fmt.docx": {"zh": "Word 文档（DOCX）", "en": "Word (DOCX)"},
     "bookx.fmt.md": {"zh": "Markdown", "en": "Markdown"},
     "bookx.fmt.txt": {"zh": "纯文本", "en": "Plain text"},
+    "bookx.fmt.chapters": {"zh": "每章一个纯文本文件（贴到网文平台）", "en": "One plain-text file per chapter (for a web-novel site)"},
     "bookx.toc": {"zh": "目录", "en": "Table of contents"},
     "bookx.numbers": {"zh": "标题前加「第N章」", "en": "Number the chapter titles"},
     "bookx.chapters": {"zh": "收入的章节（标题来自大纲、章节自己的标题或文件名）",
@@ -67,7 +68,9 @@ register({
     "bookx.pick.one": {"zh": "至少选一章，并写上保存位置。", "en": "Choose at least one chapter and where to save."},
 })
 
-FORMATS = ("epub", "docx", "md", "txt")
+FORMATS = ("epub", "docx", "md", "txt", "chapters")
+"""``chapters``: one ``.txt`` per chapter in a folder (``core.story.export.export_chapter_files``), for pasting into a
+web-novel platform's editor; the others one file each (``export_book``)."""
 
 
 def book_defaults(chat: Chat) -> tuple[str, str, str]:
@@ -152,7 +155,7 @@ class BookExportDialog(QDialog):
         cur = self.out_edit.text().strip()
         stem = Path(cur).stem if cur else safe_name(self.title_edit.text() or "book")
         folder = Path(cur).parent if cur else self.out_dir
-        self.out_edit.setText(str(folder / f"{stem}.{self.fmt()}"))
+        self.out_edit.setText(str(folder / (stem if self.fmt() == "chapters" else f"{stem}.{self.fmt()}")))
 
     def _pick_cover(self) -> None:
         path, _f = QFileDialog.getOpenFileName(self, tr("bookx.cover"), "", tr("bookx.cover.filter"))
@@ -160,13 +163,20 @@ class BookExportDialog(QDialog):
             self.cover_edit.setText(path)
 
     def _pick_out(self) -> None:
+        if self.fmt() == "chapters":  # a folder for the chapter files
+            folder = QFileDialog.getExistingDirectory(self, tr("bookx.out"), self.out_edit.text())
+            if folder:
+                self.out_edit.setText(folder)
+            return
         path, _f = QFileDialog.getSaveFileName(self, tr("bookx.out"), self.out_edit.text(), f"*.{self.fmt()}")
         if path:
             self.out_edit.setText(path)
 
     def out_path(self) -> Path:
-        """Where the book goes (the format's suffix added when missing)."""
+        """Where the book goes (the format's suffix added when missing; a folder for ``chapters``)."""
         p = Path(self.out_edit.text().strip())
+        if self.fmt() == "chapters":
+            return p.with_suffix("") if p.suffix.lower() in (".epub", ".docx", ".md", ".txt") else p
         return p if p.suffix.lower() == f".{self.fmt()}" else p.with_name(p.name + f".{self.fmt()}")
 
     def selected(self) -> list[int]:
@@ -225,11 +235,17 @@ async def open_book_export(win: Any, out_dir: Optional[Path] = None) -> Optional
 async def export_with(win: Any, dlg: BookExportDialog, story_dir: Path) -> Optional[Any]:
     """Export as ``dlg`` says, on a worker with the task runner's progress dialog; says where it went in the
     status bar. Returns the ``BookExport`` (None: cancelled or failed, with a message)."""
-    from ...core.story.export import export_book
+    from ...core.story.export import export_book, export_chapter_files
 
     try:
         options, fmt, out = dlg.options(), dlg.fmt(), dlg.out_path()
-        done = await run_in_worker(win, lambda _w: export_book(story_dir, fmt, out, options),
+
+        def job(_w: Any) -> Any:
+            if fmt == "chapters":  # one .txt per chapter, for a web-novel platform
+                return export_chapter_files(story_dir, out, options)
+            return export_book(story_dir, fmt, out, options)
+
+        done = await run_in_worker(win, job,
                                    label=tr("bookx.writing", title=options.title), cancellable=False)
     except WorkCancelled:
         return None
