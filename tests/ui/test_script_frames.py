@@ -369,3 +369,32 @@ async def asyncio_sleep(s: float) -> None:
     import asyncio
 
     await asyncio.sleep(s)
+
+
+def test_a_presets_scripts_run_once_allowed_for_that_preset(qtbot, view, tmp_path):
+    """Presets carry scripts the same way (issue 27): the chat's preset's scripts are asked about for that preset,
+    run once allowed (before the card's, TavernHelper's order), and their buttons show."""
+    from liyuan_desktop.core.cards.meta import preset_th_permission, set_preset_th_permission
+    from liyuan_desktop.core.prompt.presets.model import Preset
+    from liyuan_desktop.core.prompt.presets.store import presets_dir
+
+    card = _card(tmp_path, [])
+    raw = {"temperature": 0.8, "prompts": [{"identifier": "main", "name": "Main", "role": "system", "content": "主。"}],
+           "prompt_order": [{"character_id": 100001, "order": [{"identifier": "main", "enabled": True}]}],
+           "extensions": {"tavern_helper": {"scripts": [_script("pbtn", "预设按钮", BUTTON, buttons=("测测喵",))],
+                                            "variables": {}}}}
+    preset = Preset.from_json(raw, name="带脚本的预设")
+    chat = Chat.create(tmp_path / "c", card, ReplayModel(actor=[], scribe=[]), preset=preset)
+    scopes = chat.script_scopes()
+    assert [(s.source, s.name, s.needs_asking) for s in scopes] == [("preset", "带脚本的预设", True)]
+    sf, written = _wire(view, chat)
+    _show(view, chat)
+    assert sf.set_chat(chat) == []  # not asked yet: nothing runs
+    set_preset_th_permission(presets_dir(), "带脚本的预设", True)
+    assert preset_th_permission(presets_dir(), "带脚本的预设").allowed is True
+    ran = sf.set_chat(chat)
+    assert [s.id for s in ran] == ["pbtn"] and sf.buttons() == [("pbtn", "测测喵")]
+    wait_report(qtbot, view, "TH-script--预设按钮--pbtn", lambda r: r.get("ready") == 1, timeout=20.0)
+    sf.click("pbtn", "测测喵")
+    qtbot.waitUntil(lambda: bool(written), timeout=20000)
+    assert chat.frame_variables().get("chat") == {"喵": "测过了"}

@@ -528,6 +528,14 @@ class ChatView:
                     name = r.get("from", name)
         return None
 
+    def script_scopes(self) -> list[Any]:
+        """The chat's TavernHelper script scopes (issue 27; ``cards.th_scripts.chat_script_scopes``): its preset's
+        scripts (with the preset library's record), then its card's — each with the user's answer and switches."""
+        from ..cards.th_scripts import chat_script_scopes
+        from ..prompt.presets.store import presets_dir
+
+        return chat_script_scopes(self.card, self.context.preset, presets_dir())
+
     def scripts_allowed(self) -> bool:
         """Whether the card's regex scripts run in this chat now: allowed beside the card (cards.meta) or for this
         open chat only (``set_scripts_allowed(True, remember=False)``)."""

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
-from ...core.cards.th_scripts import ThScript, chat_script_scopes
+from ...core.cards.th_scripts import ThScript
 from ..infra.i18n import register, tr
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,11 +95,12 @@ class ScriptFrames(QObject):
 
     # ---- which scripts -----------------------------------------------------------------------------------------
     def set_chat(self, chat: Optional[Chat]) -> list[ThScript]:
-        """Run the scripts of ``chat``'s card (None: none); those running before stop. Returns the scripts run."""
+        """Run the scripts of ``chat``'s preset and card (None: none); those running before stop. Returns the scripts
+        run."""
         scripts: list[ThScript] = []
         if chat is not None:
             try:
-                scripts = [s for sc in chat_script_scopes(chat.card) for s in sc.runnable()]
+                scripts = [s for sc in chat.script_scopes() for s in sc.runnable()]  # the preset's, then the card's
             except Exception:  # noqa: BLE001 - a damaged card never breaks the window
                 log.exception("card scripts: could not read the card's scripts")
         self.scripts = scripts

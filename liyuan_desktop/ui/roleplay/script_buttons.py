@@ -28,8 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ...core.cards.meta import card_th_permission, set_card_th_allowed, set_card_th_switch
-from ...core.cards.th_scripts import card_th_library, chat_script_scopes, script_rows
+from ...core.cards.meta import card_th_permission, set_card_th_allowed, set_card_th_switch, set_preset_th_permission
+from ...core.cards.th_scripts import card_th_library, script_rows
+from ...core.prompt.presets.store import presets_dir
 from ..frames.script_frames import ScriptFrames
 from ..infra.i18n import register, tr
 
@@ -39,6 +40,10 @@ if TYPE_CHECKING:  # pragma: no cover
 log = logging.getLogger(__name__)
 
 register({
+    "scripts.th.ask.preset": {"zh": "预设「{name}」带有 {n} 个酒馆助手脚本（{names}）。脚本会在隐藏的沙盒里运行，可以读写这个对话的变量、显示按钮。是否允许它们运行？",
+                              "en": "The preset “{name}” carries {n} TavernHelper scripts ({names}). They run in hidden "
+                                    "sandboxes and can read and write this chat's variables and show buttons. Let "
+                                    "them run?"},
     "scripts.th.ask": {"zh": "角色卡「{name}」带有 {n} 个酒馆助手脚本（{names}）。\n脚本会在隐藏的沙箱里运行，不能联网。"
                              "\n是否允许它们运行？（之后可在卡片右键菜单的「酒馆助手脚本…」里修改）",
                        "en": "The card “{name}” carries {n} TavernHelper scripts ({names}).\nThey run in a hidden "
@@ -174,26 +179,26 @@ class ScriptListDialog(QDialog):
 
 
 def ask_once(parent: QWidget, chat: Chat, answered: Callable[[bool], None]) -> Optional[QMessageBox]:
-    """When the chat's card has scripts that would run and the user never answered: ask 「是否允许它们运行？」
-    (default No; a window-modal box that does not block the event loop), record the answer (cards.meta) and call
-    ``answered(allowed)``. Returns the box shown, or None when nothing was asked. Closing the box without an
-    answer records nothing (asked again next time)."""
+    """When the chat's preset or card has scripts that would run and the user never answered for it: ask
+    「是否允许它们运行？」 (default No; a window-modal box that does not block the event loop), the preset's first
+    (TavernHelper's order), record the answer (cards.meta: beside the card, or in the preset library's record) and
+    call ``answered(allowed)``; then the next scope that needs asking. Returns the box shown, or None when nothing
+    was asked. Closing the box without an answer records nothing (asked again next time)."""
     try:
-        scope = next((s for s in chat_script_scopes(chat.card) if s.source == "card"), None)
-    except Exception:  # noqa: BLE001 - a damaged card never breaks opening
-        log.exception("card scripts: could not read the card")
+        scope = next((s for s in chat.script_scopes() if s.needs_asking), None)
+    except Exception:  # noqa: BLE001 - a damaged card or preset never breaks opening
+        log.exception("scripts: could not read the card or the preset")
         return None
-    if scope is None or not scope.needs_asking or not chat.card.path:
+    if scope is None or (scope.source == "card" and not chat.card.path):
         return None
     names = [s.name for s in scope.library.scripts if s.kind != "mvu_loader"]
     shown = tr("sep.list").join(names[:6]) + ("…" if len(names) > 6 else "")
-    box = QMessageBox(QMessageBox.Icon.Question, tr("app.title"),
-                      tr("scripts.th.ask", name=chat.card.name, n=len(names), names=shown),
+    key = "scripts.th.ask" if scope.source == "card" else "scripts.th.ask.preset"
+    box = QMessageBox(QMessageBox.Icon.Question, tr("app.title"), tr(key, name=scope.name, n=len(names), names=shown),
                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No, parent)
-    box.setObjectName("cardScriptsQuestion")
+    box.setObjectName("cardScriptsQuestion" if scope.source == "card" else "presetScriptsQuestion")
     box.setDefaultButton(QMessageBox.StandardButton.No)
     box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-    card_dir = Path(chat.card.path).parent
 
     def done(_result: int) -> None:
         clicked = box.clickedButton()
@@ -201,10 +206,14 @@ def ask_once(parent: QWidget, chat: Chat, answered: Callable[[bool], None]) -> O
             return
         allowed = clicked is box.button(QMessageBox.StandardButton.Yes)
         try:
-            set_card_th_allowed(card_dir, allowed)
+            if scope.source == "card":
+                set_card_th_allowed(Path(chat.card.path).parent, allowed)
+            else:
+                set_preset_th_permission(presets_dir(), scope.name, allowed)
         except OSError as e:
-            log.warning("card scripts: the answer was not saved: %s", e)
+            log.warning("scripts: the answer was not saved: %s", e)
         answered(allowed)
+        ask_once(parent, chat, answered)  # the card's after the preset's
     box.finished.connect(done)
     box.open()
     return box
