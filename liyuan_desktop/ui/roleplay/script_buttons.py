@@ -247,7 +247,7 @@ def install(win: Any, row: ScriptButtonRow) -> ScriptFrames:
                       send=lambda text: _send(win, text), trigger=lambda: _trigger(win), parent=win)
     win.script_frames = sf
     sf.buttonsChanged.connect(lambda: row.set_buttons(sf.buttons(), {s.id: s.name for s in sf.scripts}))
-    row.clicked.connect(sf.click)
+    row.clicked.connect(lambda script_id, name: sf.click(script_id, name))  # (never a checked bool)
 
     def shown(chat: Optional[Chat]) -> None:
         sf.set_chat(chat)
