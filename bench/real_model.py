@@ -383,6 +383,22 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             rows.append(row)
             print_row(row)
             log(f"      files in the workspace: {files or '—'}")
+            if not any(f.endswith(".md") and "正文" in f for f in files):
+                # a model that only talks: the same request with the reply as the chapter (issue 30 §5)
+                log("· agent mode, reply is the chapter (no file was written with the tools)")
+                events = []
+                t0 = time.perf_counter()
+                try:
+                    res = await chat.send(AGENT_TURN, on_event=events.append, chapter="001-雨夜客栈.md")
+                except Exception as exc:
+                    res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
+                row = beat_row("agent turn (reply is the chapter)", AGENT_TURN, res, events, time.perf_counter() - t0)
+                chapter = Path(chat.story.story_dir) / "001-雨夜客栈.md"
+                row["files"] = ["正文/001-雨夜客栈.md"] if chapter.is_file() else []
+                row["chapter_chars"] = len(chapter.read_text("utf-8")) if chapter.is_file() else 0
+                rows.append(row)
+                print_row(row)
+                log(f"      chapter written: {row['files'] or '—'} ({row['chapter_chars']} chars)")
     finally:
         await model.aclose()
     return rows
