@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 
 from ...core.cards.meta import card_th_permission, set_card_th_allowed, set_card_th_switch, set_preset_th_permission
 from ...core.cards.th_scripts import card_th_library, script_rows
-from ...core.prompt.presets.store import presets_dir
 from ..frames.script_frames import ScriptFrames
 from ..infra.i18n import register, tr
 
@@ -209,6 +208,8 @@ def ask_once(parent: QWidget, chat: Chat, answered: Callable[[bool], None]) -> O
             if scope.source == "card":
                 set_card_th_allowed(Path(chat.card.path).parent, allowed)
             else:
+                from ...core.prompt.presets.store import presets_dir  # (the preset library, when first needed)
+
                 set_preset_th_permission(presets_dir(), scope.name, allowed)
         except OSError as e:
             log.warning("scripts: the answer was not saved: %s", e)
