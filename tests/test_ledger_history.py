@@ -253,4 +253,4 @@ def test_scribe_quality_bench_counts_applied_rejected_reverted():
     # the small model's character 「你」 no longer lands (the scribe drops pronoun characters, issue 30 §7), so the
     # player reverts two paths (affinity −100, time from nothing), not five
     assert q["beats"] == 5 + q["golden_replies"] and q["rejected"] == 3 and q["reverted"] == 2
-    assert q["applied"] >= 8
+    assert q["applied"] >= 4 + 4 * q["golden_replies"]  # the small model's lines, and the golden runs' when present
