@@ -105,3 +105,23 @@ async def test_a_book_reports_norms_streak_and_buffer(tmp_path):
     assert data["webnovel"]["published"] == 1 and data["chapters"][1]["published"] is True
     rc, _ = cli("story", "webnovel", str(d), "--publish", "nope.md")
     assert rc == 2
+
+
+async def test_damaged_settings_and_summaries_never_stop_the_room(tmp_path):
+    """A hand edit gone wrong — 1 MB of brackets or spaces in 网文.json / 章节摘要.json — gives the defaults, never an
+    error in the progress line or the agent's state block."""
+    from liyuan_desktop.core.story.summaries import load_summaries, summaries_block
+
+    card = load_card(DEMO_CARD)
+    d = chat_dir(card.name, "坏文件")
+    chat = Chat.create(d, card, ReplayModel(actor=[], scribe=[]), mode="agent")
+    chat.import_chapters([("001-雨.md", "雨。")], message="导入")
+    for junk in ("[" * 1_000_000, " " * 1_000_000, "{\"chapter_min\": \"很多\"}"):
+        (d / "网文.json").write_text(junk, "utf-8")
+        (d / "章节摘要.json").write_text(junk, "utf-8")
+        assert load_webnovel(d) == WebNovelSettings()
+        assert load_summaries(d).chapters == {} and summaries_block(d, d / "正文") == ""
+        assert chat.writing_progress().webnovel.chapter_min == 2000
+    chat.set_webnovel(daily_target=3000)  # a save replaces the damaged file
+    assert load_webnovel(d).daily_target == 3000
+    chat.close()

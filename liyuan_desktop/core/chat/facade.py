@@ -874,7 +874,9 @@ class Chat(ChatView):
         from ..story.webnovel import WebNovelSettings, load_webnovel, save_webnovel
 
         cur = load_webnovel(self.dir)
-        names = {c.file for c in self.writing.progress().chapters if c.file}
+        from ..story.links import chapter_files
+
+        names = set(chapter_files(self.dir / "正文"))  # (names only: no chapter is read)
         bad = [f for f in (*publish, *unpublish) if f not in names]
         if bad:
             raise ValueError(message("webnovel.not_chapter", file=bad[0]))

@@ -22,6 +22,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from ..fsutil import atomic_write_text
+from ..jsonfile import read_json_file
 from .links import chapter_files
 
 SUMMARIES_FILE = "章节摘要.json"
@@ -74,7 +75,7 @@ def file_sha(path: Path) -> str:
 def load_summaries(chat_dir: Path) -> SummaryStore:
     """The store; empty when the file is missing or unreadable (a damaged file never stops the room)."""
     try:
-        return SummaryStore.model_validate(json.loads((Path(chat_dir) / SUMMARIES_FILE).read_text("utf-8")))
+        return SummaryStore.model_validate(read_json_file(Path(chat_dir) / SUMMARIES_FILE))
     except (OSError, ValueError, ValidationError):
         return SummaryStore()
 

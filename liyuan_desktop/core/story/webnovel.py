@@ -22,6 +22,7 @@ from typing import Iterable, Literal, Optional
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ..fsutil import atomic_write_text
+from ..jsonfile import read_json_file
 
 SETTINGS_FILE = "网文.json"
 """The book's web-novel settings, in the chat folder."""
@@ -76,7 +77,7 @@ def load_webnovel(chat_dir: Path) -> WebNovelSettings:
     """The book's settings; the defaults when the file is missing, unreadable or invalid (a hand edit gone wrong
     never stops the room)."""
     try:
-        return WebNovelSettings.model_validate(json.loads(settings_path(chat_dir).read_text("utf-8")))
+        return WebNovelSettings.model_validate(read_json_file(settings_path(chat_dir)))
     except (OSError, ValueError, ValidationError):
         return WebNovelSettings()
 
