@@ -20,10 +20,11 @@ BARS = {"Aster": ("#c0392b", {"hp": 10, "arrows": 20}),
 
 
 def bar_html(name: str) -> str:
-    """The status-bar HTML the card of ``name`` renders (a fenced html block: a status-bar frame)."""
+    """The status-bar HTML the card of ``name`` renders: a fenced html document (a status-bar frame) holding one
+    bar in the member's colour."""
     colour, _ = BARS[name]
-    return ("```html\n<div class=\"bar\" id=\"bar-" + name + "\" style=\"background:" + colour
-            + ";color:#fff;padding:6px\">" + name + "'s bar · {{char}}</div>\n```")
+    return ("```html\n<html><body style=\"margin:0\"><div class=\"bar\" id=\"bar-" + name + "\" style=\"background:"
+            + colour + ";color:#fff;height:48px;padding:6px\">" + name + "'s bar · {{char}}</div></body></html>\n```")
 
 
 def card_json(name: str) -> dict:
