@@ -24,7 +24,8 @@ def bar_html(name: str) -> str:
     bar in the member's colour."""
     colour, _ = BARS[name]
     return ("```html\n<html><body style=\"margin:0\"><div class=\"bar\" id=\"bar-" + name + "\" style=\"background:"
-            + colour + ";color:#fff;height:48px;padding:6px\">" + name + "'s bar · {{char}}</div></body></html>\n```")
+            + colour + ";color:#fff;height:48px;padding:6px\">" + name + "'s bar · {{char}} · HP {{get_message_variable::stat_data.hp}}"
+            "</div></body></html>\n```")
 
 
 def card_json(name: str) -> dict:
@@ -57,10 +58,15 @@ def make_group(tmp: Path, name: str = "Bars", **kw: object) -> Group:
     return group
 
 
-def replay(n: int, scribe: list[str] | None = None) -> ReplayModel:
-    """``n`` beats that write 「reply i」 and seal; the scribe answers ``scribe`` (else no change)."""
+def w(text: str) -> dict:
+    """The actor writing ``text`` as the draft."""
+    return {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": text}}]}
+
+
+def replay(n: int, scribe: list[str] | None = None, texts: dict[int, str] | None = None) -> ReplayModel:
+    """``n`` beats that write 「reply i」 (or ``texts[i]``, i from 1) and seal; the scribe answers ``scribe`` (else no
+    change)."""
     actor: list[dict] = []
-    for i in range(n):
-        actor += [{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": f"reply {i + 1}"}}]},
-                  SEAL]
+    for i in range(1, n + 1):
+        actor += [w((texts or {}).get(i, f"reply {i}")), SEAL]
     return ReplayModel(actor=actor, scribe=scribe or ['{"patch": {}, "mvu_patch": {}}'] * n)

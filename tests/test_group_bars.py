@@ -3,10 +3,12 @@ it (core/chat/group_display.py), and MVU variables stay per card unless the grou
 
 from __future__ import annotations
 
+import json
+
 from group_bars_cards import BARS, make_group, replay
 
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.group.model import group_dir
+from liyuan_desktop.core.group.model import group_dir, load_group, member_card
 
 
 def shown(chat: Chat) -> list[tuple[str, str]]:
@@ -30,7 +32,48 @@ async def test_each_reply_is_shown_with_its_speakers_bar_and_scripts(tmp_path):
         for other in BARS.keys() - {who}:
             assert f"bar-{other}" not in text and f"[{other} says]" not in text
     assert 'id="bar-Aster"' in got[0][1]  # the opening is the opening card's (Aster's greeting)
-    again = Chat.open(chat.dir, chat.card, replay(0))  # reopened: the same, from each member's card
+    again = Chat.open(chat.dir, member_card(g.members[0]), replay(0))  # reopened as the window opens it: the same
     assert shown(again) == got
     known = [again.display_text_if_known(it, 0) for it in again.transcript()]
     assert all(k is None or "bar-" in k or it["role"] == "user" for k, it in zip(known, again.transcript()))
+
+
+def scribe(**stat) -> str:
+    return json.dumps({"patch": {}, "mvu_patch": stat})
+
+
+def stats(chat: Chat) -> list[tuple[str, dict]]:
+    return [(it.get("speaker") or it["role"], it["variables"]["stat_data"]) for it in chat.transcript()
+            if it["role"] in ("assistant", "opening")]
+
+
+async def play_vars(tmp_path, name: str, **kw) -> tuple[Chat, list]:
+    g = make_group(tmp_path, name=name, **kw)
+    model = replay(4, [scribe(hp=9), scribe(herbs=4), scribe(coins=41), scribe()],
+                   {4: "reply 4\n<UpdateVariable>\n_.set('arrows', 20, 19);\n</UpdateVariable>"})
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "v", g, model, group_seed="s")
+    results = [await chat.send("Next.") for _ in range(4)]
+    return chat, results
+
+
+async def test_each_members_variables_stay_with_its_card(tmp_path):
+    chat, rs = await play_vars(tmp_path, "PerCard")
+    assert stats(chat) == [("opening", {"hp": 10, "arrows": 20}), ("Aster", {"hp": 9, "arrows": 20}),
+                           ("Birch", {"hp": 7, "herbs": 4}), ("Cedar", {"hp": 12, "coins": 41}),
+                           ("Aster", {"hp": 9, "arrows": 19})]  # Aster's own update changed Aster's tree only
+    assert '"herbs": 3' in rs[1].scribe.user and "arrows" not in rs[1].scribe.user  # Birch's beat reads Birch's
+    assert '"hp": 9' in rs[3].scribe.user and "coins" not in rs[3].scribe.user  # Aster continues from its own
+    assert chat.current_mvu().stat_data == {"hp": 9, "arrows": 19}
+    bars = dict(shown(chat)[1:4])
+    assert "HP 9" in bars["Aster"] and "HP 7" in bars["Birch"] and "HP 12" in bars["Cedar"]  # each bar its own
+
+
+async def test_shared_variables_make_one_tree_for_the_group(tmp_path):
+    chat, rs = await play_vars(tmp_path, "Shared", shared_variables=True)
+    one = {"hp": 9, "arrows": 19, "herbs": 4, "coins": 41}
+    assert stats(chat)[-1] == ("Aster", one)
+    assert stats(chat)[2] == ("Birch", {"hp": 9, "arrows": 20, "herbs": 4, "coins": 40})  # Aster's hp, all keys
+    assert '"arrows": 20' in rs[1].scribe.user and '"coins": 40' in rs[1].scribe.user
+    assert chat.current_mvu().stat_data == one
+    assert "HP 9" in dict(shown(chat)[1:4])["Cedar"]
+    assert load_group("Shared").shared_variables is True

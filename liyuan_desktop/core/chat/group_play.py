@@ -22,6 +22,7 @@ from ..group.witness import knowledge, reply_speaker, scoped_state, spoken
 from ..llm.types import ChatModel
 from ..macros import apply_macros
 from ..messages import message
+from . import group_vars
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -150,6 +151,7 @@ def take_turn(chat: "Chat", turn: Turn) -> None:
     stamped with the member, the state block scoped to what the member witnessed, and the choice with its reason
     said in the beat's activity list."""
     chat._reload_context(speaker_card(turn.group, turn.cards, turn.member))
+    group_vars.use_member(chat, turn)  # MVU variables: the member's own tree, or the group's shared one
     known = knowledge(turn.group, turn.cards, chat.tree.path_to(), chat.tree.entries)
     member = turn.member
     chat.speaker = member
