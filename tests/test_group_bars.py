@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from group_bars_cards import BARS, make_group, replay
 
 from liyuan_desktop.core.chat.facade import Chat
@@ -77,3 +78,19 @@ async def test_shared_variables_make_one_tree_for_the_group(tmp_path):
     assert chat.current_mvu().stat_data == one
     assert "HP 9" in dict(shown(chat)[1:4])["Cedar"]
     assert load_group("Shared").shared_variables is True
+
+
+def test_cli_group_create_shared_variables(tmp_path, capsys):
+    from liyuan_desktop.cli import main as cli_main
+
+    g = make_group(tmp_path, name="Cards")  # the cards in the library (a group with the default: per card)
+    assert load_group("Cards").shared_variables is False
+    assert cli_main(["group", "create", "One", "--shared-variables", *[x for m in g.members for x in ("--member", m)]]) == 0
+    assert cli_main(["group", "create", "Each", *[x for m in g.members for x in ("--member", m)]]) == 0
+    assert load_group("One").shared_variables is True and load_group("Each").shared_variables is False
+    capsys.readouterr()
+    assert cli_main(["group", "show", "One", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["shared_variables"] is True
+    with pytest.raises(SystemExit):
+        cli_main(["--lang", "en", "group", "create", "--help"])
+    assert "one MVU variable tree for all members" in capsys.readouterr().out

@@ -472,6 +472,9 @@ HELP: dict[str, dict[str, str]] = {
         "en": "model name; replay:FILE plays recorded answers"},
     "cli.help.story_review.4": {"zh": "服务商地址（覆盖设置）",
         "en": "provider address (overrides the settings)"},
+    # --- z31bars ---
+    "cli.help.group.shared_vars": {"zh": "所有成员共用一份 MVU 变量（默认：每张卡各有各的 stat_data）",
+        "en": "one MVU variable tree for all members (default: each card keeps its own stat_data)"},
 }
 
 for _entry in HELP.values():  # printed by key only: never a pattern for texts that lost theirs (core/messages.py)

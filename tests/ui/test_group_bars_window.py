@@ -1,6 +1,7 @@
 """Issue 31 in the window: a 3-member group chat renders each reply's status bar from its speaker's card — the real
 conversation page, QtWebEngine offscreen: each reply's status-bar frame holds its member's bar, and the pixels
-inside it are that member's colour. The page's screenshot goes to LIYUAN_SHOTS when it is set."""
+inside it are that member's colour; the new-group dialog's 「共用变量」 box sets whether the bars show one shared
+variable tree or each card's own. The page's screenshot goes to LIYUAN_SHOTS when it is set."""
 
 from __future__ import annotations
 
@@ -8,11 +9,14 @@ import asyncio
 import os
 from pathlib import Path
 
+import pytest
 from group_bars_cards import BARS, make_group, replay
 from uihelpers import js, wait_for
 
 from liyuan_desktop.core import settings as S
-from liyuan_desktop.ui.roleplay.group_members import create_group
+from liyuan_desktop.core.group import load_group
+from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.roleplay.group_members import create_group, new_group_clicked
 from liyuan_desktop.ui.window.main_window import MainWindow
 
 FRAMES = """Array.from(document.querySelectorAll('#log .msg.role-assistant')).map(m => {
@@ -89,3 +93,48 @@ async def test_each_reply_renders_its_speakers_status_bar(qtbot, tmp_path):
     await asyncio.sleep(0.3)
     if os.environ.get("LIYUAN_SHOTS"):
         win.view.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / "z31bars-bars-window.png"))
+
+
+@pytest.mark.parametrize(("lang", "shared"), [("zh", True), ("en", False)])
+async def test_group_dialog_sets_shared_variables_and_the_bars_follow(qtbot, tmp_path, lang, shared):
+    make_group(tmp_path / "cards", name="Library")  # the three cards in the library
+    i18n.set_language(lang)
+    try:
+        win = MainWindow(S.AppSettings())
+        qtbot.addWidget(win)
+        win.resize(1100, 1000)
+        win.show()
+        dlg = new_group_clicked(win)
+        dlg.name.setText("Party")
+        dlg.tick(["Aster", "Birch"])
+        dlg.strategy.setCurrentIndex(1)  # list order
+        assert not dlg.shared.isChecked()  # per card unless ticked (SillyTavern-like default off)
+        dlg.shared.setChecked(shared)
+        if os.environ.get("LIYUAN_SHOTS"):
+            dlg.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / f"z31bars-dialog-{lang}.png"))
+        dlg._accept()
+        await wait_for(lambda: win.chat is not None)
+        assert load_group("Party").shared_variables is shared
+        win.chat.model = replay(2, ['{"patch": {}, "mvu_patch": {"hp": 5}}', '{"patch": {}, "mvu_patch": {}}'])
+        for text in ("Hello.", "And you?"):
+            win.input.setPlainText(text)
+            win.send_clicked()
+            await wait_for(lambda: win.session.task is not None and win.session.task.done(), timeout=30)
+        bodies: list[str] = []
+
+        async def rendered() -> bool:
+            bodies[:] = [g["src"].rsplit("</head><body>", 1)[-1] for g in await js(win, FRAMES)]
+            return len(bodies) == 2 and all(bodies)
+
+        for _ in range(300):
+            if await rendered():
+                break
+            await asyncio.sleep(0.05)
+        assert "Aster's bar" in bodies[0] and "HP 5" in bodies[0]  # Aster's update, in Aster's bar
+        # Birch's bar: the shared tree (Aster's hp) or Birch's own card's hp
+        assert "Birch's bar" in bodies[1] and ("HP 5" if shared else "HP 7") in bodies[1]
+        await asyncio.sleep(0.3)
+        if os.environ.get("LIYUAN_SHOTS"):
+            win.view.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / f"z31bars-vars-{lang}.png"))
+    finally:
+        i18n.set_language("zh")

@@ -41,6 +41,7 @@ from ...core.chat import group_play
 from ...core.group import Group, list_groups, save_group
 from ...core.group.model import group_chats, group_dir, set_muted
 from ..infra.i18n import register, show, tr
+from .group_vars_box import shared_variables_box
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -109,6 +110,7 @@ class NewGroupDialog(QDialog):
         form.addRow(tr("groupui.members"), self.members)
         form.addRow(tr("groupui.strategy"), self.strategy)
         form.addRow(tr("groupui.join"), self.join)
+        self.shared = shared_variables_box(form)  # MVU variables per card or shared (group_vars_box.py)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
@@ -133,7 +135,7 @@ class NewGroupDialog(QDialog):
     def group(self) -> Group:
         """The group the dialog describes."""
         return Group(name=self.name.text().strip(), members=list(self.ticked), strategy=self.strategy.currentData(),
-                     join_cards=self.join.currentData())
+                     join_cards=self.join.currentData(), shared_variables=self.shared.isChecked())
 
     def _accept(self) -> None:
         g = self.group()
