@@ -94,3 +94,18 @@ def test_cli_group_create_shared_variables(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli_main(["--lang", "en", "group", "create", "--help"])
     assert "one MVU variable tree for all members" in capsys.readouterr().out
+
+
+async def test_join_mode_system_prompt_is_the_same_whoever_speaks(tmp_path):
+    """The byte-stable prefix holds across speakers in the join modes (bench/group_cache.py measures it): the card
+    section is headed with every joined member, and the speaker is named at the end of the prompt."""
+    g = make_group(tmp_path, name="Joined", join_cards="join")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "j", g, replay(3), group_seed="s")
+    rs = [await chat.send("Next.") for _ in range(3)]
+    systems = {r.sent[0].content for r in rs}
+    assert len(systems) == 1 and "# 角色卡：Aster、Birch、Cedar" in systems.pop()
+    for r, who in zip(rs, ["Aster", "Birch", "Cedar"]):
+        assert r.injection.endswith(f"【发言】这一条回复只写「{who}」的言行。")
+        assert r.sent[-1].content.startswith(r.injection)
+    h1, h2 = [m.content for m in rs[1].sent[:-1]], [m.content for m in rs[2].sent[:-1]]
+    assert h2[:len(h1)] == h1  # Cedar's request starts with all of Birch's but its last message

@@ -20,6 +20,7 @@ from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.tools.context import AskHandler
 from ..beat.tools.sets import COMPACT_ROLEPLAY_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from ..errors import ToolError
+from ..group.prompt import group_nudge
 from ..ledger.mvu import has_era_blocks, parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
@@ -171,6 +172,8 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
         injection = build_injection(shown, activated, c.book.index_titles(), c.language,
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
                                     lore=inline)
+    if chat.speaker:  # a group chat: who writes this reply, after all the members share (prefix cache, group.prompt)
+        injection = f"{injection}\n\n{group_nudge(c.card.name)}"
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
     note_text = note_injection_text(note, h.user_count, ctx)
     if note_text:

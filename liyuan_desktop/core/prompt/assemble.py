@@ -51,6 +51,12 @@ def opening_body(text: str) -> str:
     return OPENING_HEADER.sub("", text, count=1)
 
 
+#: The extension key of a group member's card joined with the others' (``group.prompt.speaker_card`` in SillyTavern's
+#: "join character cards" modes): the joined members' names, which head the card section instead of the speaker's
+#: own, so the system prompt is the same whoever of them speaks (the speaker is named at the end of the prompt).
+GROUP_JOIN_KEY = "liyuan_group_join"
+
+
 def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
     """The card's part of the system prompt without a preset, in SillyTavern's default prompt order: 常驻设定
     (before-character lore, ``worldInfoBefore``), the definition fields that are present, 常驻设定（续）
@@ -61,7 +67,9 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
     before = render_lore([e for e in fixed if lore_slot(e) == "before"], ctx)
     after = render_lore([e for e in fixed if lore_slot(e) == "after"], ctx)
     top, bottom = example_lore(fixed, ctx)
-    sections = [f"# 角色卡：{card.name}"]
+    joined = card.extensions.get(GROUP_JOIN_KEY)  # a group's joined card: the heading names every joined member
+    heading = "、".join(str(n) for n in joined) if isinstance(joined, list) and joined else card.name
+    sections = [f"# 角色卡：{heading}"]
     if before:
         sections.append(f"## 常驻设定\n{before}")
 
