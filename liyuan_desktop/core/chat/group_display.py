@@ -76,6 +76,8 @@ class SpeakerContexts:
         with self._lock:
             if self._base is not base:  # a beat loaded another card (or the group changed): start again
                 self._base, self._group, self._by_member = base, None, {}
+            if self._group is None and not build:  # reading the group and its cards is not for the UI thread
+                return base if not item.get("speaker") and item.get("role") != "opening" else None
             members = self._members(chat)
             if members is None:
                 return base
@@ -90,13 +92,15 @@ class SpeakerContexts:
             if base.card.path and str(card.path or "") == str(base.card.path):
                 self._by_member[member] = base
                 return base
-            if not build:
-                return None
-            ctx = ChatContext(chat.dir, chat.tree, speaker_card(group, cards, member), chat.model.name,
-                              preset=base.preset)
-            ctx.display_cache = base.display_cache  # one connection to the chat's cache file
-            self._by_member[member] = ctx
-            return ctx
+        if not build:
+            return None
+        # made outside the lock (it reads the card's books): the UI thread's look-ups never wait for it
+        ctx = ChatContext(chat.dir, chat.tree, speaker_card(group, cards, member), chat.model.name, preset=base.preset)
+        ctx.display_cache = base.display_cache  # one connection to the chat's cache file
+        with self._lock:
+            if self._base is not base:  # a beat replaced the chat's context meanwhile: not kept
+                return ctx
+            return self._by_member.setdefault(member, ctx)
 
 
 __all__ = ["SpeakerContexts", "item_member", "opening_member"]
