@@ -133,8 +133,23 @@ async def test_group_dialog_sets_shared_variables_and_the_bars_follow(qtbot, tmp
         assert "Aster's bar" in bodies[0] and "HP 5" in bodies[0]  # Aster's update, in Aster's bar
         # Birch's bar: the shared tree (Aster's hp) or Birch's own card's hp
         assert "Birch's bar" in bodies[1] and ("HP 5" if shared else "HP 7") in bodies[1]
+        for i, who in enumerate(["Aster", "Birch"]):  # painted in each member's own colour
+            await js(win, f"(document.querySelectorAll('#log .msg.role-assistant')[{i}].scrollIntoView(), 1)")
+            seen = (0, 0, 0)
+            for _ in range(60):
+                await asyncio.sleep(0.1)
+                seen = pixel(win, (await js(win, FRAMES))[i])
+                if close(seen, colour(BARS[who][0])):
+                    break
+            assert close(seen, colour(BARS[who][0])), (who, seen)
+        box = win.group_pane.shared_box  # the 成员 tab shows the group's setting and changes it
+        assert box.isChecked() is shared and box.text() == i18n.tr("groupui.shared_vars")
+        win.tabs.setCurrentWidget(win.group_pane)
         await asyncio.sleep(0.3)
         if os.environ.get("LIYUAN_SHOTS"):
             win.view.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / f"z31bars-vars-{lang}.png"))
+            win.grab().save(str(Path(os.environ["LIYUAN_SHOTS"]) / f"z31bars-members-{lang}.png"))
+        box.click()
+        assert load_group("Party").shared_variables is (not shared)
     finally:
         i18n.set_language("zh")
