@@ -109,3 +109,13 @@ async def test_join_mode_system_prompt_is_the_same_whoever_speaks(tmp_path):
         assert r.sent[-1].content.startswith(r.injection)
     h1, h2 = [m.content for m in rs[1].sent[:-1]], [m.content for m in rs[2].sent[:-1]]
     assert h2[:len(h1)] == h1  # Cedar's request starts with all of Birch's but its last message
+
+
+async def test_a_revised_group_reply_keeps_its_speakers_name_in_the_history(tmp_path):
+    g = make_group(tmp_path, name="Rev")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "r", g, replay(1), group_seed="s")
+    await chat.send("Next.")
+    reply = [e for e in chat.tree.path_to() if e.type == "assistant"][-1]
+    assert any(m.content == "Aster：reply 1" for m in chat.history().messages)
+    chat.tree.append("revision", target=reply.id, text="reply 1, revised", version=2)
+    assert any(m.content == "Aster：reply 1, revised" for m in chat.history().messages)

@@ -206,6 +206,7 @@ class HistoryCache:
         self.user_count = 0
         self.revisions: dict[str, tuple[str, int]] = {}
         self._where: dict[str, tuple[int, int]] = {}
+        self._who: dict[str, str] = {}  # a group chat's reply id → its speaker
         self._pending_user: Optional[str] = None
         self._beat_seen = False
         #: active relay summaries of the branch (summary entries), by id; ``cut`` = how many leading entries of
@@ -254,6 +255,8 @@ class HistoryCache:
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
                 who = getattr(e, "speaker", None)  # a group chat's reply: sent as 「名字：…」, as SillyTavern names them
                 self.messages.append(ChatMessage(role="assistant", content=f"{who}：{text}" if who else text))
+                if who:
+                    self._who[e.id] = who
                 self._end_of[e.id] = len(self.messages)
                 self._pending_user = None
             elif t == "revision":
@@ -262,7 +265,8 @@ class HistoryCache:
                 if where is not None:
                     ti, mi = where
                     self.turns[ti].final = e.text
-                    self.messages[mi] = ChatMessage(role="assistant", content=e.text)
+                    who = self._who.get(e.target)  # a group chat's reply keeps its speaker's name
+                    self.messages[mi] = ChatMessage(role="assistant", content=f"{who}：{e.text}" if who else e.text)
                     del self._psum[mi + 1:]
             elif t == "opening":
                 self.opening = e.text
