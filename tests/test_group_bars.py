@@ -119,3 +119,14 @@ async def test_a_revised_group_reply_keeps_its_speakers_name_in_the_history(tmp_
     assert any(m.content == "Aster：reply 1" for m in chat.history().messages)
     chat.tree.append("revision", target=reply.id, text="reply 1, revised", version=2)
     assert any(m.content == "Aster：reply 1, revised" for m in chat.history().messages)
+
+
+async def test_an_opened_group_chat_reads_the_last_speakers_variables(tmp_path):
+    g = make_group(tmp_path, name="Open")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "o", g, replay(2, [scribe(hp=9)]),
+                             group_seed="s")
+    await chat.send("One.")
+    await chat.send("Two.")  # Birch's beat: no scribe answer left, no snapshot holds Birch's tree
+    assert chat.current_mvu().stat_data == {"hp": 7, "herbs": 3}
+    again = Chat.open(chat.dir, member_card(g.members[0]), replay(0))
+    assert again.current_mvu().stat_data == {"hp": 7, "herbs": 3}  # Birch spoke last: Birch's card's own tree

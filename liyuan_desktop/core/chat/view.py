@@ -40,7 +40,7 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
-from . import group_play, recovery, turn
+from . import group_play, group_vars, recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext, default_user_name
 from .group_display import SpeakerContexts
@@ -96,6 +96,7 @@ class ChatView:
         self.speaker: Optional[str] = None
         self.state_filter: Optional[Callable[[WorldState], WorldState]] = None
         self._speaker_contexts = SpeakerContexts()  # a group chat's messages shown with their speakers' cards
+        group_vars.follow_last_speaker(self)  # a group chat's MVU variables: the last speaker's card's, until a beat
         self._note: Any = False  # the Author's Notes (all settings, leaf, the leaf's note), read on first use (authors_note)
 
     def write_meta(self) -> None:

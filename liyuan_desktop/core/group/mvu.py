@@ -38,7 +38,7 @@ def shared_initial(group: Group, cards: dict[str, Card],
     return tree
 
 
-def _member_of(name: Optional[str], cards: dict[str, Card]) -> Optional[str]:
+def member_of(name: Optional[str], cards: dict[str, Card]) -> Optional[str]:
     """The member a recorded speaker names (its folder name, or a SillyTavern import's card name)."""
     if not name:
         return None
@@ -57,11 +57,11 @@ def member_snapshot(path: Sequence[Any], entries: dict[str, Any], member: str, c
     best = None
     for e in path:
         if e.type == "assistant":
-            owner = _member_of(reply_speaker(e, entries), cards) or owner
+            owner = member_of(reply_speaker(e, entries), cards) or owner
         elif e.type == "rp-state" and owner == member and getattr(e, "mvu", None) is not None \
                 and not getattr(e, "for_message", None) and not getattr(e, "vars_raw", False):
             best = e
     return best
 
 
-__all__ = ["member_snapshot", "own_initial", "shared_initial"]
+__all__ = ["member_of", "member_snapshot", "own_initial", "shared_initial"]
