@@ -8,6 +8,8 @@ import json
 import pytest
 from group_bars_cards import BARS, make_group, replay
 
+from liyuan_desktop.core.cards.library import card_folder
+from liyuan_desktop.core.cards.meta import set_card_scripts_allowed
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.group.model import group_dir, load_group, member_card
 
@@ -22,7 +24,7 @@ def shown(chat: Chat) -> list[tuple[str, str]]:
 
 async def test_each_reply_is_shown_with_its_speakers_bar_and_scripts(tmp_path):
     g = make_group(tmp_path)
-    chat = Chat.create_group(group_dir(g.name) / "对话" / "b", g, replay(4), group_seed="s")
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "b", g, replay(6), group_seed="s")
     for _ in range(4):
         await chat.send("Next.")
     got = shown(chat)
@@ -33,10 +35,19 @@ async def test_each_reply_is_shown_with_its_speakers_bar_and_scripts(tmp_path):
         for other in BARS.keys() - {who}:
             assert f"bar-{other}" not in text and f"[{other} says]" not in text
     assert 'id="bar-Aster"' in got[0][1]  # the opening is the opening card's (Aster's greeting)
+    await chat.send("Next.")  # Birch's beat: the others' replies are still known at once (no flash of raw text)
+    items = chat.transcript()
+    older = items[:-3]  # (the previous newest reply is at another depth now: run again, as in a one-card chat)
+    assert all(chat.display_text_if_known(it, len(items) - 1 - i) is not None for i, it in enumerate(older))
+    set_card_scripts_allowed(card_folder("Cedar"), False)  # a member's switch changed: its replies follow it
+    await chat.send("Next.")
+    cedar = [text for who, text in shown(chat) if who == "Cedar"]
+    assert cedar and all("bar-" not in t and "[Cedar says]" not in t for t in cedar)
     again = Chat.open(chat.dir, member_card(g.members[0]), replay(0))  # reopened as the window opens it: the same
-    assert shown(again) == got
+    assert shown(again)[:5] == got[:3] + [("Cedar", "reply 3\n\n<StatusPlaceHolderImpl/>"), got[4]]
     known = [again.display_text_if_known(it, 0) for it in again.transcript()]
-    assert all(k is None or "bar-" in k or it["role"] == "user" for k, it in zip(known, again.transcript()))
+    assert all(k is None or "bar-" in k or it["role"] == "user" or it.get("speaker") == "Cedar"
+               for k, it in zip(known, again.transcript()))
 
 
 def scribe(**stat) -> str:

@@ -12,17 +12,21 @@ Each member's display context is a :class:`~.context.ChatContext` made for the m
 :mod:`..group.prompt`) — the card's scripts when the user allowed them for that card (``cards.meta``), ``{{char}}``
 = the member — and shares the chat's display cache on disk (its keys carry the script set, so members never see
 each other's entries). The chat's current context is used as it is for the member it was loaded for (its scripts
-switch included). Contexts are made once per chat context (a beat loads the speaker's card: they are made again),
-on the display worker thread; :meth:`SpeakerContexts.get` with ``build=False`` never makes one (the UI thread).
+switch included). A member's context is made once, on the display worker thread, and kept across beats while the
+group's file and the members' card files and switches are unchanged (so the other members' replies are known at
+once after a beat: their texts come from the display cache); :meth:`SpeakerContexts.get` with ``build=False`` never
+reads the disk (the UI thread).
 """
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from ..cards import Card
-from ..group.model import Group
+from ..cards.meta import META_FILE
+from ..group.model import Group, group_dir
 from ..group.prompt import speaker_card
 from .context import ChatContext
 
@@ -47,24 +51,53 @@ def item_member(chat: "ChatView", item: dict[str, Any], cards: dict[str, Card]) 
     return None
 
 
+def _signature(group: Group, cards: dict[str, Card]) -> tuple[Optional[int], ...]:
+    """What tells that the group or a member's card (or its switches, ``liyuan.json``) changed: their files'
+    modification times (ns; None for a missing file). Cheap: a few ``stat`` calls."""
+    paths = [group_dir(group.name) / "group.json"]
+    for c in cards.values():
+        if c.path:
+            paths += [Path(c.path), Path(c.path).parent / META_FILE]
+    out: list[Optional[int]] = []
+    for p in paths:
+        try:
+            out.append(p.stat().st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 class SpeakerContexts:
-    """The display contexts of one group chat's members (module doc). Thread-safe."""
+    """The display contexts of one group chat's members (module doc). Thread-safe; the disk is read outside the
+    lock, so the UI thread's look-ups never wait for a card to load."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._base: Optional[ChatContext] = None
         self._group: Optional[tuple[Group, dict[str, Card]]] = None
+        self._sig: tuple[Optional[int], ...] = ()
         self._by_member: dict[str, ChatContext] = {}
 
-    def _members(self, chat: "ChatView") -> Optional[tuple[Group, dict[str, Card]]]:
+    def _members(self, chat: "ChatView", base: ChatContext, build: bool) -> Optional[tuple[Group, dict[str, Card]]]:
+        """The group and its cards: kept while their files are unchanged (looked at when a beat loads another
+        card); read from the disk (outside the lock) only when ``build``."""
         from .group_play import chat_group, member_cards
 
-        if self._group is None:
-            group = chat_group(chat)  # type: ignore[arg-type]  # reads the header and the library only
-            if group is None:
-                return None
-            self._group = (group, member_cards(group))
-        return self._group
+        with self._lock:
+            if self._base is not base:
+                self._base = base
+                if self._group is not None and _signature(*self._group) != self._sig:
+                    self._group, self._by_member = None, {}
+            if self._group is not None or not build:
+                return self._group
+        group = chat_group(chat)  # type: ignore[arg-type]  # reads the header and the library only
+        if group is None:
+            return None
+        loaded = (group, member_cards(group))
+        with self._lock:
+            if self._group is None:
+                self._group, self._sig = loaded, _signature(*loaded)
+            return self._group
 
     def get(self, chat: "ChatView", item: dict[str, Any], build: bool = True) -> Optional[ChatContext]:
         """The context ``item`` is shown with: its member's, the chat's own for anything else (and for a one-card
@@ -73,33 +106,26 @@ class SpeakerContexts:
         base = chat.context
         if chat.tree.header.model_extra is None or "group" not in chat.tree.header.model_extra:
             return base
-        with self._lock:
-            if self._base is not base:  # a beat loaded another card (or the group changed): start again
-                self._base, self._group, self._by_member = base, None, {}
-            if self._group is None and not build:  # reading the group and its cards is not for the UI thread
-                return base if not item.get("speaker") and item.get("role") != "opening" else None
-            members = self._members(chat)
-            if members is None:
+        members = self._members(chat, base, build)
+        if members is None:
+            if build or (not item.get("speaker") and item.get("role") != "opening"):
                 return base
-            group, cards = members
-            member = item_member(chat, item, cards)
-            if member is None or member not in cards:
-                return base
-            hit = self._by_member.get(member)
-            if hit is not None:
-                return hit
-            card = cards[member]
-            if base.card.path and str(card.path or "") == str(base.card.path):
-                self._by_member[member] = base
-                return base
-        if not build:
             return None
-        # made outside the lock (it reads the card's books): the UI thread's look-ups never wait for it
+        group, cards = members
+        member = item_member(chat, item, cards)
+        if member is None or member not in cards:
+            return base
+        if base.card.path and str(cards[member].path or "") == str(base.card.path):
+            with self._lock:  # kept for this member's replies after the next beat loads another card
+                self._by_member.setdefault(member, base)
+            return base  # the member the chat's context is loaded for: its own scripts switch included
+        with self._lock:
+            hit = self._by_member.get(member)
+        if hit is not None or not build:
+            return hit
         ctx = ChatContext(chat.dir, chat.tree, speaker_card(group, cards, member), chat.model.name, preset=base.preset)
         ctx.display_cache = base.display_cache  # one connection to the chat's cache file
         with self._lock:
-            if self._base is not base:  # a beat replaced the chat's context meanwhile: not kept
-                return ctx
             return self._by_member.setdefault(member, ctx)
 
 
