@@ -28,8 +28,9 @@ def bar_html(name: str) -> str:
             "</div></body></html>\n```")
 
 
-def card_json(name: str) -> dict:
-    """A V2 card for ``name``: its own [InitVar] stat_data, a status bar and a text rewrite as display scripts."""
+def card_json(name: str, hp_macro: bool = False) -> dict:
+    """A V2 card for ``name``: its own [InitVar] stat_data, a status bar and a text rewrite as display scripts;
+    ``hp_macro``: its description says the member's HP through TavernHelper's message-variable macro."""
     _, stat = BARS[name]
     scripts = [{"id": f"bar-{name}", "scriptName": f"{name} status bar", "findRegex": "/<StatusPlaceHolderImpl\\/>/g",
                 "replaceString": bar_html(name), "placement": [2], "disabled": False, "markdownOnly": True},
@@ -40,17 +41,19 @@ def card_json(name: str) -> dict:
         {"id": 0, "comment": "[InitVar]", "keys": [], "enabled": False, "insertion_order": 100, "extensions": {},
          "content": json.dumps(stat)}]}
     return {"spec": "chara_card_v2", "spec_version": "2.0",
-            "data": {"name": name, "description": f"{name} is a member of the party.", "first_mes": f"{name} waves.",
+            "data": {"name": name, "first_mes": f"{name} waves.",
+                     "description": f"{name} is a member of the party."
+                     + (" HP now: {{get_message_variable::stat_data.hp}}." if hp_macro else ""),
                      "personality": "", "character_book": book, "extensions": {"regex_scripts": scripts}}}
 
 
-def make_group(tmp: Path, name: str = "Bars", **kw: object) -> Group:
-    """Import the three cards (scripts allowed) and save a list-order group of them."""
+def make_group(tmp: Path, name: str = "Bars", hp_macro: bool = False, **kw: object) -> Group:
+    """Import the three cards (scripts allowed; ``hp_macro``: :func:`card_json`) and save a list-order group."""
     tmp.mkdir(parents=True, exist_ok=True)
     members = []
     for who in BARS:
         p = tmp / f"{who}.json"
-        p.write_text(json.dumps(card_json(who)), "utf-8")
+        p.write_text(json.dumps(card_json(who, hp_macro)), "utf-8")
         members.append(import_card(p, replace=True).name)
         set_card_scripts_allowed(card_folder(members[-1]), True)
     group = Group(name=name, members=members, strategy="list", **kw)  # type: ignore[arg-type]

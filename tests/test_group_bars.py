@@ -60,7 +60,7 @@ def stats(chat: Chat) -> list[tuple[str, dict]]:
 
 
 async def play_vars(tmp_path, name: str, **kw) -> tuple[Chat, list]:
-    g = make_group(tmp_path, name=name, **kw)
+    g = make_group(tmp_path, name=name, hp_macro=True, **kw)
     model = replay(4, [scribe(hp=9), scribe(herbs=4), scribe(coins=41), scribe()],
                    {4: "reply 4\n<UpdateVariable>\n_.set('arrows', 20, 19);\n</UpdateVariable>"})
     chat = Chat.create_group(group_dir(g.name) / "对话" / "v", g, model, group_seed="s")
@@ -76,6 +76,8 @@ async def test_each_members_variables_stay_with_its_card(tmp_path):
     assert '"herbs": 3' in rs[1].scribe.user and "arrows" not in rs[1].scribe.user  # Birch's beat reads Birch's
     assert '"hp": 9' in rs[3].scribe.user and "coins" not in rs[3].scribe.user  # Aster continues from its own
     assert chat.current_mvu().stat_data == {"hp": 9, "arrows": 19}
+    hp = [r.sent[0].content.split("HP now: ")[1].split(".")[0] for r in rs]  # the actor's prompt, each speaker's own
+    assert hp == ["10", "7", "12", "9"]
     bars = dict(shown(chat)[1:4])
     assert "HP 9" in bars["Aster"] and "HP 7" in bars["Birch"] and "HP 12" in bars["Cedar"]  # each bar its own
 
@@ -87,6 +89,8 @@ async def test_shared_variables_make_one_tree_for_the_group(tmp_path):
     assert stats(chat)[2] == ("Birch", {"hp": 9, "arrows": 20, "herbs": 4, "coins": 40})  # Aster's hp, all keys
     assert '"arrows": 20' in rs[1].scribe.user and '"coins": 40' in rs[1].scribe.user
     assert chat.current_mvu().stat_data == one
+    hp = [r.sent[0].content.split("HP now: ")[1].split(".")[0] for r in rs]  # the one tree, whoever speaks
+    assert hp == ["10", "9", "9", "9"]
     assert "HP 9" in dict(shown(chat)[1:4])["Cedar"]
     assert load_group("Shared").shared_variables is True
 
