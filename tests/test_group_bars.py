@@ -106,6 +106,10 @@ def test_cli_group_create_shared_variables(tmp_path, capsys):
     capsys.readouterr()
     assert cli_main(["group", "show", "One", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["shared_variables"] is True
+    assert cli_main(["--lang", "en", "group", "show", "One"]) == 0
+    assert "Variables: one set shared by the group" in capsys.readouterr().out
+    assert cli_main(["group", "show", "Each"]) == 0
+    assert "变量：每张卡各有各的" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli_main(["--lang", "en", "group", "create", "--help"])
     assert "one MVU variable tree for all members" in capsys.readouterr().out

@@ -106,6 +106,7 @@ def _show(args: argparse.Namespace) -> int:
         return 0
     out(say(message("group.cli.header", name=g.name, strategy=say(message(f"group.strategy.{g.strategy}")),
                     join=g.join_cards)))
+    out(say(message("group.cli.vars.shared" if g.shared_variables else "group.cli.vars.per_card")))
     for r in rows:
         muted = say(message("group.cli.muted")) if r["muted"] else ""
         missing = say(message("group.cli.no_card")) if r["talkativeness"] is None else f"{r['talkativeness']:.2f}"

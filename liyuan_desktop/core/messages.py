@@ -1103,6 +1103,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
                             "en": "No model is configured: name a provider with --provider, or use --local for the "
                                   "local checks only"},
+    # --- z31bars ---
+    "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
+    "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
 }
 
 
