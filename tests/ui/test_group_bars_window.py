@@ -78,6 +78,7 @@ async def test_each_reply_renders_its_speakers_status_bar(qtbot, tmp_path):
         body = g["src"].rsplit("</head><body>", 1)[-1]  # the card's HTML (the head carries the whole chat)
         assert f'id="bar-{who}"' in body and f"{who}'s bar · {who}" in body
         assert not any(f'id="bar-{o}"' in body for o in BARS.keys() - {who})
+        assert f'"names":{{"user":"你","char":"{who}"}}' in g["src"]  # the bar's SillyTavern.name2 and {{char}}
     await js(win, "(window.scrollTo(0, 0), 1)")
     for i, g in enumerate(got):  # the pixels QtWebEngine painted inside each frame are its speaker's bar colour
         want = colour(BARS[g["speaker"]][0])
