@@ -9,7 +9,8 @@ here: its language is the card's (golden runs stay byte-identical).
 
 Parameters may themselves be Msg values (rendered in the same language); a list parameter is joined with the
 language's list separator (「、」, ", "). A key missing from the catalog renders
-as the key; a language missing from an entry falls back to Chinese. Exceptions carry a Msg as their first
+as the key; Chinese or English missing from an entry falls back to Chinese. Other languages come from translators'
+gettext catalogs (``core/catalog_files.py``, ``scripts/catalog.py``), English for a key they lack. Exceptions carry a Msg as their first
 argument; :func:`render` accepts the exception itself.
 
 **Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
@@ -1120,7 +1121,8 @@ class Msg(str):
         return obj
 
     def render(self, lang: str) -> str:
-        """The text in ``lang`` ("zh" or "en"; anything else = "zh")."""
+        """The text in ``lang``: "zh", "en", or a translator's language (``core/catalog_files.py``; a key it lacks
+        in English)."""
         return _format(self.key, lang, self.params)
 
     def __reduce__(self) -> tuple[Callable[[str, dict[str, Any]], Msg], tuple[str, dict[str, Any]]]:  # pickles as its Chinese text plus the key (for worker processes)
@@ -1135,6 +1137,8 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
     entry = CATALOG.get(key)
     if entry is None:
         template = key
+    elif lang not in LANGUAGES and lang not in entry:
+        template = other_language_text(key, entry, lang)
     else:
         template = entry.get(lang) or entry["zh"]
     if not params:
@@ -1146,11 +1150,24 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         return template
 
 
+def other_language_text(key: str, entry: dict[str, str], lang: str) -> str:
+    """``key``'s text in a language the dicts do not hold (``ja``…): a translator's compiled catalog
+    (``core/catalog_files.py``), else the English text (else the Chinese). Used by :func:`render` and the window's
+    ``tr``."""
+    from .catalog_files import lookup  # only for a translator's language: zh/en never read catalog files
+
+    english = entry.get("en")
+    found = lookup(key, english, lang)
+    if found:
+        return found
+    return english if english is not None else entry.get("zh") or key  # "" stays empty (left out on purpose)
+
+
 def _shown(value: Any, lang: str) -> str:
     """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
     each item rendered; anything else through :func:`render`."""
     if isinstance(value, (list, tuple)):
-        sep = CATALOG["cli.sep.list"].get(lang) or CATALOG["cli.sep.list"]["zh"]
+        sep = _format("cli.sep.list", lang, {})
         return sep.join(render(v, lang) for v in value)
     return render(value, lang)
 
