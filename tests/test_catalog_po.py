@@ -163,6 +163,19 @@ def test_a_translators_catalog_is_used_with_english_for_what_it_lacks(translator
     i18n.set_language("yy")  # no catalog: Chinese, as for any unknown language
     assert i18n.language() == "zh"
 
+    # LIYUAN_LANG / liyuan --lang name it like zh and en
+    from liyuan_desktop.cli import common
+    from liyuan_desktop.core.settings import AppSettings, language_for_run
+
+    assert language_for_run(AppSettings(), env={"LIYUAN_LANG": "xx"}) == "xx"
+    assert language_for_run(AppSettings(), env={"LIYUAN_LANG": "yy", "LANG": "de_DE.UTF-8"}) == "en"
+    try:
+        assert common.take_lang(["--lang", "xx", "chats"]) == ["chats"]
+        assert common.language() == "xx"
+        assert common.say(message("persona.unknown", name="Ada")) == "Nul persona «Ada»"
+    finally:
+        common.take_lang([])
+
 
 def test_extract_merges_a_translators_catalog(translator_dirs, extracted):
     folder = translator_dirs

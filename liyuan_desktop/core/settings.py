@@ -84,7 +84,8 @@ class AppSettings(BaseModel):
             the offline demo). A name that is not in ``providers`` is cleared on load.
         scribe_provider: name of an optional cheaper provider for scribe/summary calls; None = the active one
             (with its ``scribe_model`` when set). Use :meth:`scribe` to get the provider to call.
-        ui_language: "zh" or "en"; when never chosen (not in the file) a start follows the system locale
+        ui_language: "zh", "en" or a translator's language code ("ja", "pt_BR"; ``core/catalog_files.py``, used
+            while its compiled catalog is there, else English); when never chosen (not in the file) a start follows the system locale
             (:func:`language_for_run`) and saving leaves it out.  theme: "system" (follow the desktop's colour scheme; the default), "light" or "dark".
         persona_name / persona_description: who the user plays.
         compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
@@ -113,7 +114,7 @@ class AppSettings(BaseModel):
     providers: list[ProviderSettings] = Field(default_factory=list)
     active_provider: Optional[str] = None
     scribe_provider: Optional[str] = None
-    ui_language: Literal["zh", "en"] = "zh"
+    ui_language: str = Field(default="zh", pattern=r"^[a-z]{2,3}(_[A-Za-z0-9]{2,8})*$")
     theme: Literal["system", "light", "dark"] = "system"
     persona_name: str = ""
     persona_description: str = ""
@@ -341,19 +342,29 @@ def system_language(env: Optional[Mapping[str, str]] = None, system_locale: str 
     return locale_language(system_locale) or "en"
 
 
+def _has_catalog(lang: str) -> bool:
+    from .catalog_files import available  # a translator's compiled catalog (scripts/catalog.py)
+
+    return lang in available()
+
+
 def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = None,
-                     system_locale: str = "") -> Literal["zh", "en"]:
-    """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", set by ``liyuan --lang`` too)
-    when given; else the language the settings hold (chosen in Settings, or read from a file that has one); else
-    :func:`system_language` — a first start follows the desktop's locale."""
+                     system_locale: str = "") -> str:
+    """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", or a language with a
+    translator's compiled catalog; set by ``liyuan --lang`` too) when given; else the language the settings hold
+    (chosen in Settings, or read from a file that has one; English when it is a translator's language whose catalog
+    is gone); else :func:`system_language` — a first start follows the desktop's locale."""
     where: Mapping[str, str] = os.environ if env is None else env
     forced = where.get("LIYUAN_LANG", "")
     if forced == "zh":
         return "zh"
     if forced == "en":
         return "en"
+    if forced and _has_catalog(forced):
+        return forced
     if "ui_language" in settings.model_fields_set:
-        return settings.ui_language
+        chosen = settings.ui_language
+        return chosen if chosen in ("zh", "en") or _has_catalog(chosen) else "en"  # its catalog gone: English
     return system_language(where, system_locale)
 
 
