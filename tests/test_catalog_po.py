@@ -169,6 +169,11 @@ def test_a_translators_catalog_is_used_with_english_for_what_it_lacks(translator
 
     assert language_for_run(AppSettings(), env={"LIYUAN_LANG": "xx"}) == "xx"
     assert language_for_run(AppSettings(), env={"LIYUAN_LANG": "yy", "LANG": "de_DE.UTF-8"}) == "en"
+    # a first start on a desktop in that language picks it; Chinese and other locales as before
+    assert language_for_run(AppSettings(), env={"LANG": "xx_YY.UTF-8"}) == "xx"
+    assert language_for_run(AppSettings(), env={}, system_locale="xx_YY") == "xx"
+    assert language_for_run(AppSettings(), env={"LANGUAGE": "de:xx", "LANG": "xx_YY.UTF-8"}) == "en"
+    assert language_for_run(AppSettings(), env={"LANG": "zh_CN.UTF-8"}) == "zh"
     try:
         assert common.take_lang(["--lang", "xx", "chats"]) == ["chats"]
         assert common.language() == "xx"

@@ -353,7 +353,8 @@ def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = N
     """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", or a language with a
     translator's compiled catalog; set by ``liyuan --lang`` too) when given; else the language the settings hold
     (chosen in Settings, or read from a file that has one; English when it is a translator's language whose catalog
-    is gone); else :func:`system_language` — a first start follows the desktop's locale."""
+    is gone); else :func:`system_language` — a first start follows the desktop's locale (a translator's language
+    when the locale is one with a compiled catalog)."""
     where: Mapping[str, str] = os.environ if env is None else env
     forced = where.get("LIYUAN_LANG", "")
     if forced == "zh":
@@ -365,7 +366,24 @@ def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = N
     if "ui_language" in settings.model_fields_set:
         chosen = settings.ui_language
         return chosen if chosen in ("zh", "en") or _has_catalog(chosen) else "en"  # its catalog gone: English
-    return system_language(where, system_locale)
+    lang = system_language(where, system_locale)
+    if lang == "en":
+        return _locale_catalog(where, system_locale) or "en"
+    return lang
+
+
+def _locale_catalog(where: Mapping[str, str], system_locale: str) -> Optional[str]:
+    """The translator's language (a compiled catalog, ``core/catalog_files.py``) matching the desktop's locale —
+    the same first real locale :func:`system_language` reads — by full name (``pt_BR``), then language (``ja``)."""
+    names = [where.get(var, "") for var in LANGUAGE_ENV] + [system_locale]
+    first = next((n for n in names if locale_language(n) is not None), "")
+    name = first.split(":")[0].split(".")[0].split("@")[0].replace("-", "_")
+    if not name:
+        return None
+    from .catalog_files import available
+
+    have = available()
+    return next((c for c in (name, name.split("_")[0]) if c in have), None)
 
 
 def save_settings(settings: AppSettings) -> Path:
