@@ -218,3 +218,23 @@ def test_a_damaged_catalog_is_treated_as_missing(translator_dirs):
     assert catalog_files.translation("xx") is None
     assert message("manage.empty_name").render("xx") == CATALOG["manage.empty_name"]["en"]
     assert catalog_files.language_name("ja") == "日本語" and catalog_files.language_name("xx") == "xx"
+
+
+def test_compiled_catalogs_ship_with_the_build(tmp_path):
+    """packaging/build.sh compiles into the staged source's resources/locale; PyInstaller's data files (slim.py)
+    carry every file there, .mo included, and the slim build drops none of them."""
+    spec = importlib.util.spec_from_file_location("liyuan_catalog_slim", ROOT / "packaging" / "slim.py")
+    assert spec and spec.loader
+    slim = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = slim
+    spec.loader.exec_module(slim)
+    mo = tmp_path / "liyuan_desktop" / "resources" / "locale" / "xx" / "LC_MESSAGES" / "liyuan.mo"
+    mo.parent.mkdir(parents=True)
+    mo.write_bytes(b"")
+    (tmp_path / "cards").mkdir()
+    datas = slim.source_datas(tmp_path)
+    assert (str(mo), "liyuan_desktop/resources/locale/xx/LC_MESSAGES") in datas
+    assert not slim.dropped("liyuan_desktop/resources/locale/xx/LC_MESSAGES/liyuan.mo")
+    build = (ROOT / "packaging" / "build.sh").read_text(encoding="utf-8")
+    assert '"$VPY" "$STAGE/scripts/catalog.py" compile' in build
+    assert catalog_files.package_locale_dir() == ROOT / "liyuan_desktop" / "resources" / "locale"
