@@ -10,8 +10,8 @@ here: its language is the card's (golden runs stay byte-identical).
 Parameters may themselves be Msg values (rendered in the same language); a list parameter is joined with the
 language's list separator (「、」, ", "). A key missing from the catalog renders
 as the key; Chinese or English missing from an entry falls back to Chinese. Other languages come from translators'
-gettext catalogs (``core/catalog_files.py``, ``scripts/catalog.py``), English for a key they lack. Exceptions carry a Msg as their first
-argument; :func:`render` accepts the exception itself.
+gettext catalogs (``core/catalog_files.py``, ``scripts/catalog.py``), English for a key they lack. Exceptions carry
+a Msg as their first argument; :func:`render` accepts the exception itself.
 
 **Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
 or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
