@@ -338,8 +338,8 @@ _SHOWN = ["zh", "en"]  # the languages the window may hold texts in (the live sw
 
 
 def shown_languages() -> tuple[str, ...]:
-    """"zh", "en", then every translator's language the window was switched to in this process (in that order):
-    the languages a widget's text may be in when the language changes (``ui/window/retranslate.py``)."""
+    """The languages a widget's text may be in when the language changes (``ui/window/retranslate.py``): "zh",
+    "en", then every translator's language the window was switched to in this process, in that order."""
     return tuple(_SHOWN)
 
 
