@@ -9,7 +9,9 @@ beside the draft and the ledger while a group chat is shown.
 - **成员 / Members** (:class:`GroupMembersPane`): the members with present (在场) / muted (静音) and how many
   replies each has on the shown branch; 静音/取消静音 saves the group (asks nothing: it is undone the same way);
   让TA发言 plays the next beat as that member (the words in the input box, or a short nudge when it is empty).
-  It repaints from the session's notices (a beat, a branch switch), never by hand.
+  Below them the auto-mode controls (自动续聊, delay, limit, Stop: ``group_auto.py``), which also play the other
+  members a message activated, each in turn. It repaints from the session's notices (a beat, a branch switch),
+  never by hand.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ...core.chat import group_play
 from ...core.group import Group, list_groups, save_group
 from ...core.group.model import group_chats, group_dir, set_muted
 from ..infra.i18n import register, show, tr
+from .group_auto import GroupAutoPlayer, GroupAutoRow
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -214,11 +217,14 @@ class GroupMembersPane(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.mute_btn)
         row.addWidget(self.speak_btn)
+        self.auto_row = GroupAutoRow()  # auto-mode and the replies a message activated (group_auto.py)
+        self.auto = GroupAutoPlayer(win, self.auto_row)
         lay = QVBoxLayout(self)
         lay.addWidget(self.header)
         lay.addWidget(self.strategy)
         lay.addWidget(self.list)
         lay.addLayout(row)
+        lay.addWidget(self.auto_row)
 
     def refresh(self) -> bool:
         """Repaint from the shown chat; False (and nothing shown) when it is not a group chat."""
@@ -229,6 +235,7 @@ class GroupMembersPane(QWidget):
             return False
         self.header.setText(tr("groupui.header", name=group.name, strategy=tr(f"groupui.strategy.{group.strategy}")))
         self.strategy.setCurrentIndex(STRATEGIES.index(group.strategy))
+        self.auto.show_group(group)
         for r in group_play.member_rows(chat):
             marks = [tr("groupui.row.present")] if r.present else []
             marks += [tr("groupui.row.muted")] if r.muted else []
