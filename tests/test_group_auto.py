@@ -167,3 +167,19 @@ def test_cli_group_chat_say_then_auto_turns(tmp_path, capsys):
     chat = Chat.open(group_dir("Party") / "对话" / "cli", member_card("Aster"), replay(0))
     assert speakers(chat) == ["Aster", "Birch", "青梧", "Aster", "Birch"]
     assert [it["text"] for it in chat.transcript() if it["role"] == "user"] == ["Hi all."]
+
+
+async def test_follow_up_replies_regenerate_as_their_member_and_export_as_consecutive_replies(tmp_path):
+    from liyuan_desktop.core.cards.st_chat_export import st_messages
+
+    chat = chat_of(tmp_path, "x", 6)
+    await say_all(chat, "Birch and Aster, come here.")
+    assert speakers(chat)[:2] == ["Birch", "Aster"]
+    n = len(speakers(chat))
+    res = await chat.regenerate()  # the last reply again: the same member writes it
+    assert res.outcome == "sealed" and speakers(chat)[n - 1] == speakers(chat)[-1]
+    _header, msgs = st_messages(chat.tree)
+    assert [m["is_user"] for m in msgs[:3]] == [False, True, False] and msgs[1]["mes"] == "Birch and Aster, come here."
+    assert [m["name"] for m in msgs[2:4]] == ["Birch", "Aster"]  # the nudges are not SillyTavern messages
+    assert not any("轮到" in m["mes"] for m in msgs)
+    assert len(msgs[-1].get("swipes", [])) == 2  # the regenerated reply keeps its first version as a swipe

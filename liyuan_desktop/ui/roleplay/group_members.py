@@ -8,7 +8,7 @@ beside the draft and the ledger while a group chat is shown.
   its speaker's name.
 - **成员 / Members** (:class:`GroupMembersPane`): the members with present (在场) / muted (静音) and how many
   replies each has on the shown branch; 静音/取消静音 saves the group (asks nothing: it is undone the same way);
-  让TA发言 plays the next beat as that member (the words in the input box, or a short nudge when it is empty).
+  让TA发言 plays the next beat as that member (the words in the input box, or without user words when it is empty).
   Below them the auto-mode controls (自动续聊, delay, limit, Stop: ``group_auto.py``), which also play the other
   members a message activated, each in turn. It repaints from the session's notices (a beat, a branch switch),
   never by hand.
@@ -73,7 +73,6 @@ register({
     "groupui.row.present": {"zh": "在场", "en": "present"},
     "groupui.row.muted": {"zh": "静音", "en": "muted"},
     "groupui.row.replies": {"zh": "{n} 次发言", "en": "{n} replies"},
-    "groupui.nudge": {"zh": "（{name}，请接着说。）", "en": "({name}, go on.)"},
     "groupui.header": {"zh": "群组「{name}」· {strategy}", "en": "Group “{name}” · {strategy}"},
 })
 
@@ -279,11 +278,15 @@ class GroupMembersPane(QWidget):
         self.refresh()
 
     def make_speak(self) -> None:
-        """让TA发言: the next beat is the selected member's (the input box's words, or a nudge)."""
+        """让TA发言: the next beat is the selected member's (the input box's words, or none: ``Chat.group_reply``)."""
         chat, member = self.win.chat, self.selected()
         if chat is None or member is None or self.win.busy:
             return
-        text = self.win.input.toPlainText().strip() or tr("groupui.nudge", name=member)
+        text = self.win.input.toPlainText().strip()
+        if not text:  # SillyTavern's /trigger: the member speaks without words from the user (no bubble of yours)
+            self.win.run_command(lambda: chat.group_reply(ask=self.win.ask_user, on_event=self.auto.on_event,
+                                                          speaker=member))
+            return
         self.win.input.clear()
         self.win.run_command(lambda: chat.send(text, ask=self.win.ask_user, on_event=self.win.on_event,
                                                speaker=member), restore=text)
