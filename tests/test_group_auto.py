@@ -58,6 +58,18 @@ async def test_a_message_naming_two_members_makes_both_reply_in_order(tmp_path):
     assert last[-1].content.endswith(str(message("group.nudge", name="Aster")))
 
 
+async def test_natural_order_six_beats_for_three_messages_seeded(tmp_path):
+    chat = chat_of(tmp_path, "six", 8)
+    seen: list = []
+    for text in ["Hello Birch.", "青梧, tea please.", "We wait."]:
+        await say_all(chat, text, on_event=seen.append)
+    # Birch named, Aster rolled his talkativeness 0.9; 青梧 named, then Birch and Aster rolled; nobody named: Aster
+    assert speakers(chat) == ["Birch", "Aster", "青梧", "Birch", "Aster", "Aster"]
+    reasons = [e.text for e in seen if getattr(e, "text", "") and getattr(e.text, "key", "").startswith("group.why.")]
+    assert [r.key for r in reasons] == ["group.why.named", "group.why.talkative", "group.why.named",
+                                        "group.why.talkative", "group.why.talkative", "group.why.talkative"]
+
+
 async def test_natural_order_same_seed_same_queue(tmp_path):
     a = chat_of(tmp_path, "a", 12)
     b = chat_of(tmp_path, "b", 12)
@@ -106,6 +118,9 @@ async def test_auto_mode_plays_exactly_the_limit_and_stops(tmp_path, strategy):
         assert got == ["Aster", "Birch", "青梧"] * 2
     if strategy == "pooled":
         assert sorted(got[:3]) == sorted(got[3:]) == sorted(MEMBERS)
+    pinned = {"natural": ["Aster", "青梧", "Birch", "Aster", "Birch", "Aster"],  # talkativeness rolls (seed-1)
+              "manual": ["Aster", "青梧", "Birch", "Aster", "青梧", "Aster"]}  # one at random, not the last one
+    assert got == pinned.get(strategy, got)
     # the prompt of each auto turn carries its speaker's card (the inspector's data: the system of each beat)
     for e in [e for e in chat.tree.path_to() if e.type == "assistant"]:
         system = chat.inspect_beat(e.id)[0]["request"]["messages"][0]["content"]

@@ -1110,7 +1110,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.auto.none": {"zh": "没有可以接着发言的成员", "en": "No member can go on"},
     "group.auto.done": {"zh": "自动续聊结束：演了 {n} 轮（上限 {limit}）",
                         "en": "Auto-mode ended: {n} turns played (limit {limit})"},
-    "group.auto.stopped": {"zh": "自动续聊已停止：演了 {n} 轮", "en": "Auto-mode stopped after {n} turns"},
+    "group.auto.stopped": {"zh": "自动续聊已停止：演了 {n} 轮", "en": "Auto-mode stopped (turns played: {n})"},
 }
 
 

@@ -122,6 +122,7 @@ async def test_several_replies_strategies_mute_auto_mode_and_stop(qtbot, tmp_pat
         win.input.setPlainText("Wait —")
         assert auto.run is None and not auto.running() and auto.last_end.key == "group.auto.stopped"
         win.input.clear()
+        win.tabs.setCurrentWidget(pane)
         qtbot.wait(200)
         win.grab().save(f"/tmp/z31auto-members-{lang}.png")
         assert Path(shot_path).is_file()
