@@ -198,3 +198,27 @@ async def test_follow_up_replies_regenerate_as_their_member_and_export_as_consec
     assert [m["name"] for m in msgs[2:4]] == ["Birch", "Aster"]  # the nudges are not SillyTavern messages
     assert not any("轮到" in m["mes"] for m in msgs)
     assert len(msgs[-1].get("swipes", [])) == 2  # the regenerated reply keeps its first version as a swipe
+
+
+def test_cli_auto_turns_without_say_and_a_bare_auto_before_the_card(tmp_path, capsys):
+    import json
+
+    new_group(tmp_path, strategy="pooled")
+    beats = [{"user": "-", "actor": [w(f"reply {i}"), SEAL], "scribe": ["{}"]} for i in range(3)]
+    f = tmp_path / "replay.json"
+    f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
+    assert cli_main(["--lang", "en", "chat", "--group", "Party", "--chat", "a", "--model", f"replay:{f}",
+                     "--auto", "3"]) == 0
+    assert "Auto-mode ended: 3 turns played (limit 3)" in capsys.readouterr().err
+    chat = Chat.open(group_dir("Party") / "对话" / "a", member_card("Aster"), replay(0))
+    assert sorted(speakers(chat)) == sorted(MEMBERS)  # pooled: each once
+    assert not [it for it in chat.transcript() if it["role"] == "user"]  # no user words shown
+    import argparse
+
+    from liyuan_desktop.cli.chat import _auto_turns_wanted, add_parser
+    sub = argparse.ArgumentParser().add_subparsers()
+    parser = add_parser(sub)
+    args = parser.parse_args(["--auto", "Aster"])  # a bare --auto before the card: the card stays the card
+    assert _auto_turns_wanted(args) == 0 and args.card == "Aster" and args.auto is True
+    args = parser.parse_args(["Aster", "--auto"])
+    assert _auto_turns_wanted(args) == 0 and args.auto is True

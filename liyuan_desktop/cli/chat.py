@@ -245,11 +245,13 @@ def ctrl_c_stops(chat: Chat) -> Iterator[None]:
 
 def _commanded(args: argparse.Namespace, note_counts: bool = True) -> bool:
     """Whether the flags ask for a command on the chat (seal, continue, regenerate, continue-reply,
-    impersonate, and — with ``note_counts`` — setting the Author's Note) rather than playing beats."""
+    impersonate, a group's ``--auto N`` turns, and — with ``note_counts`` — setting the Author's Note) rather than
+    playing beats."""
     note = note_counts and any(v is not None for v in (args.authors_note, args.an_depth, args.an_role,
                                                         args.an_position, args.an_interval))
+    group_auto = bool(getattr(args, "group", None)) and type(args.auto) is int and args.auto > 0  # --auto N
     return bool(args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply or args.impersonate
-                or note)
+                or note or group_auto)
 
 
 async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
