@@ -81,6 +81,10 @@ async def test_several_replies_strategies_mute_auto_mode_and_stop(qtbot, tmp_pat
         after = await names(win)
         last = after[before - 1]  # list order goes on after the last speaker, every unmuted member once
         assert after[before:] == (["Aster", "Cedar"] if last == "Cedar" else ["Cedar", "Aster"])
+        pane.auto_row.self_box.setChecked(True)  # allow self responses: saved in the group
+        assert load_group("Party").allow_self_responses
+        pane.auto_row.self_box.setChecked(False)
+        assert not load_group("Party").allow_self_responses
         # auto-mode: no delay, limit 3 → exactly three turns, then it stops by itself
         pane.auto_row.delay.setValue(0)
         pane.auto_row.delay.editingFinished.emit()

@@ -19,7 +19,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from PySide6.QtCore import QObject, QTimer
-from PySide6.QtWidgets import QCheckBox, QDoubleSpinBox, QHBoxLayout, QLabel, QPushButton, QSpinBox, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
 
 from ...core.chat import group_play
 from ...core.group import save_group
@@ -37,6 +46,10 @@ register({
     "groupauto.delay.suffix": {"zh": " 秒", "en": " s"},
     "groupauto.limit": {"zh": "每次最多", "en": "At most"},
     "groupauto.limit.suffix": {"zh": " 轮", "en": " turns"},
+    "groupauto.self": {"zh": "允许接自己的话", "en": "Allow self responses"},
+    "groupauto.self.tip": {"zh": "自然顺序与自动续聊里，刚发言的成员也可以紧接着再说（SillyTavern 默认关闭）",
+                           "en": "In natural order and auto-mode the member who just spoke may speak again "
+                                 "(off by default, as in SillyTavern)"},
     "groupauto.stop": {"zh": "停止自动续聊", "en": "Stop auto-mode"},
     "groupauto.running": {"zh": "自动续聊中：第 {n}/{limit} 轮", "en": "Auto-mode: turn {n} of {limit}"},
     "groupauto.queued": {"zh": "还有 {n} 位成员要回复", "en": "{n} more members to reply"},
@@ -44,7 +57,8 @@ register({
 
 
 class GroupAutoRow(QWidget):
-    """The auto-mode controls of the 成员 tab: the check box, delay, limit, Stop and what is going on."""
+    """The auto-mode controls of the 成员 tab: the check box, delay, limit, "allow self responses", Stop and what
+    is going on."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -60,20 +74,26 @@ class GroupAutoRow(QWidget):
         self.limit.setObjectName("groupAutoLimit")
         self.limit.setRange(1, 100)
         self.limit.setSuffix(tr("groupauto.limit.suffix"))
+        self.self_box = QCheckBox(tr("groupauto.self"))
+        self.self_box.setObjectName("groupAllowSelf")
+        self.self_box.setToolTip(tr("groupauto.self.tip"))
         self.stop = QPushButton(tr("groupauto.stop"))
         self.stop.setObjectName("groupAutoStop")
         self.stop.setVisible(False)
         self.state = QLabel()
         self.state.setObjectName("groupAutoState")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
-        for w in (self.box, QLabel(tr("groupauto.delay")), self.delay, QLabel(tr("groupauto.limit")), self.limit):
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        row = QHBoxLayout()
+        for w in (self.box, QLabel(tr("groupauto.delay")), self.delay, QLabel(tr("groupauto.limit")), self.limit,
+                  self.self_box):
             row.addWidget(w)
         row.addStretch(1)
-        outer = QHBoxLayout()
-        outer.addWidget(self.stop)
-        outer.addWidget(self.state, 1)
-        row.addLayout(outer)
+        lay.addLayout(row)
+        under = QHBoxLayout()
+        under.addWidget(self.stop)
+        under.addWidget(self.state, 1)
+        lay.addLayout(under)
 
 
 class GroupAutoPlayer(QObject):
@@ -97,6 +117,7 @@ class GroupAutoPlayer(QObject):
         win.session.chatShown.connect(lambda *_a: self.stop(quiet=True))
         row.stop.clicked.connect(lambda: self.stop_clicked())
         row.box.toggled.connect(lambda on: self.set_auto(bool(on)))
+        row.self_box.toggled.connect(lambda on: self.save(allow_self_responses=bool(on)))
         row.delay.editingFinished.connect(lambda: self.save(auto_delay=float(row.delay.value())))
         row.limit.editingFinished.connect(lambda: self.save(auto_limit=int(row.limit.value())))
 
@@ -104,7 +125,7 @@ class GroupAutoPlayer(QObject):
     def show_group(self, group: Any) -> None:
         """Show ``group``'s auto-mode settings (no signal fired)."""
         for w, value in ((self.row.box, group.auto_mode), (self.row.delay, group.auto_delay),
-                         (self.row.limit, group.auto_limit)):
+                         (self.row.limit, group.auto_limit), (self.row.self_box, group.allow_self_responses)):
             w.blockSignals(True)
             w.setChecked(value) if isinstance(w, QCheckBox) else w.setValue(value)
             w.blockSignals(False)
