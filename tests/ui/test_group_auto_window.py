@@ -126,6 +126,16 @@ async def test_several_replies_strategies_mute_auto_mode_and_stop(qtbot, tmp_pat
         win.input.setPlainText("Wait —")
         assert auto.run is None and not auto.running() and auto.last_end.key == "group.auto.stopped"
         win.input.clear()
+        await settled(win)
+        # 让TA发言 with an empty input (auto-mode off): the member speaks, no bubble of the user's
+        pane.auto_row.box.setChecked(False)
+        assert not load_group("Party").auto_mode
+        user_bubbles = "document.querySelectorAll('#log [data-role=user]').length"
+        bubbles, before = await js(win, user_bubbles), len(await names(win))
+        pane.list.setCurrentRow(1)
+        pane.make_speak()
+        await settled(win)
+        assert (await names(win))[before:] == ["Birch"] and await js(win, user_bubbles) == bubbles
         win.tabs.setCurrentWidget(pane)
         qtbot.wait(200)
         win.grab().save(f"/tmp/z31auto-members-{lang}.png")

@@ -160,6 +160,7 @@ class GroupAutoPlayer(QObject):
         self.schedule(0.0)
 
     def schedule(self, seconds: float) -> None:
+        """The next turn in ``seconds`` (a QTimer single shot; 0 = as soon as the loop is free)."""
         self.timer.start(int(seconds * 1000))
         self.sync()
 
