@@ -15,8 +15,8 @@ member named by the user (``chosen``, "make X speak") always speaks alone, muted
 - **list** (ST ``activateListOrder``): every unmuted member, in list order, for a user message (the list starts
   after the last speaker, which is the first member once a whole round has been played, as in ST); one member —
   the next after the last speaker — for a turn without user words (auto-mode).
-- **pooled** (ST ``activatePooledOrder``): one of the members who have spoken least on this branch, at random; the
-  last speaker is passed over while another candidate exists (unless self responses are allowed).
+- **pooled** (the issue's rule, "who has spoken least"): one of the members who have spoken least on this branch,
+  at random; the last speaker is passed over while another candidate exists (unless self responses are allowed).
 - **manual**: nobody for a user message unless the user picks a member (the reason says so; ``speaker`` is None);
   for a turn without user words (auto-mode) one unmuted member at random, as ST does (not the last speaker while
   another one can speak, unless self responses are allowed).
