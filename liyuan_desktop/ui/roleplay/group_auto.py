@@ -236,6 +236,7 @@ class GroupAutoPlayer(QObject):
     def finish(self, nobody: bool = False, quiet: bool = False) -> None:
         """The run is over: say why in the status bar, hide Stop."""
         self.timer.stop()
+        self.chat = None  # a chat the window replaced is freed, not kept alive here
         run, self.run = self.run, None
         if run is not None:
             if nobody:
