@@ -1104,6 +1104,14 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
                             "en": "No model is configured: name a provider with --provider, or use --local for the "
                                   "local checks only"},
+    # --- z31auto ---
+    "group.why.auto_random": {"zh": "{name} 发言：手动模式下自动续聊，随机选中",
+                              "en": "{name} speaks: auto-mode in manual order, picked at random"},
+    "group.nudge": {"zh": "（轮到{name}发言）", "en": "({name}'s turn)"},
+    "group.auto.none": {"zh": "没有可以接着发言的成员", "en": "No member can go on"},
+    "group.auto.done": {"zh": "自动续聊结束：演了 {n} 轮（上限 {limit}）",
+                        "en": "Auto-mode ended: {n} turns played (limit {limit})"},
+    "group.auto.stopped": {"zh": "自动续聊已停止：演了 {n} 轮", "en": "Auto-mode stopped (turns played: {n})"},
 }
 
 

@@ -209,6 +209,13 @@ class Chat(ChatView):
         return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
 
     @notices(BEAT)
+    async def group_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
+                          speaker: Optional[str] = None) -> BeatResult:
+        """A group chat's next reply without new words from the user (issue 31: the next member the last message
+        activated, or an auto-mode turn): chat/group_play.py ``prepare_follow_up``. ValueError when nobody can."""
+        return await turn.play(self, group_play.prepare_follow_up(self, speaker), ask, on_event, None)
+
+    @notices(BEAT)
     async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
         """Play the branch's last user message again: a sibling reply (the old one stays on its branch). Raises
         ValueError with no user message."""
