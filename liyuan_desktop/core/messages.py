@@ -1103,6 +1103,27 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
                             "en": "No model is configured: name a provider with --provider, or use --local for the "
                                   "local checks only"},
+    # --- z33books ---
+    # library world books replaced while chats use them (core/chat/book_update.py; the beat's activity list, the CLI)
+    "book_update.taken": {"zh": "世界书「{name}」已更新，这一拍起用新版。",
+                          "en": "The world book “{name}” was updated; this beat uses the new version."},
+    "book_update.none": {"zh": "这个对话用的书库世界书都没有更新。",
+                         "en": "No library world book this chat uses was updated."},
+    "book_update.line": {"zh": "世界书「{name}」：{what}{prefix}",
+                         "en": "World book “{name}”: {what}{prefix}"},
+    "book_update.counts": {"zh": "条目 {entries} 条、设置 {settings} 处", "en": "entries: {entries}, settings: {settings}"},
+    "book_update.prefix": {"zh": "（含常驻条目：提示词缓存的前缀会变一次）",
+                           "en": " (constant entries: the prompt's cached prefix changes once)"},
+    "book_update.used": {"zh": "世界书「{name}」下一拍起用新版（旧版留作检查点，可撤销）。",
+                         "en": "The world book “{name}” is used in its new version from the next beat (the old one is "
+                               "kept as a checkpoint; undo returns to it)."},
+    "book_update.kept": {"zh": "这个对话继续用世界书「{name}」的旧版（书再更新时会再问）。",
+                         "en": "This chat keeps the old version of the world book “{name}” (a later update asks again)."},
+    "book_update.picked": {"zh": "世界书「{name}」：下一拍起用勾选的 {n} 处改动，其余保持旧版。",
+                           "en": "World book “{name}”: the {n} checked change(s) are used from the next beat; the rest "
+                                 "stays as it was."},
+    "book_update.undone": {"zh": "世界书「{name}」回到了上一个版本。", "en": "The world book “{name}” is back to its previous version."},
+    "book_update.no_such": {"zh": "没有世界书「{name}」的更新。", "en": "There is no update of the world book “{name}”."},
 }
 
 

@@ -1,0 +1,347 @@
+"""Library world books replaced while chats use them (issue 33 §4, the world-book half of card updates).
+
+A chat reads, besides its card's own book and its attached ``世界书/`` books, books of the library: every global
+book (``<home>/世界书/*.json``) and the books linked to its card that live in the library (``cards.book_links``,
+state ``read``). When such a file is replaced by a newer version (re-imported over, saved by an editor, updated from
+a file: :func:`update_library_book`), each chat using it shows what changed (``cards.update_diff.book_update_diff``)
+and offers: use the new version (``new``), keep this chat on the old one (``old``), take single entries (``pick``),
+and undo the last of these (``undo``) — :func:`apply`.
+
+Where it is kept:
+
+- the version of each library book a chat last used: a ``chat-settings`` entry of its session tree (the source of
+  truth) with ``library_books = {name: sha256 of the file}``, written when the chat first reads the book (its next
+  beat, :func:`note_used`) and by every choice;
+- every version a chat used, content-addressed (``<home>/世界书/历史版本/<name>/<sha256>.json``, written when the
+  version is recorded): the checkpoint the diff compares against and undo returns to; never read as a book;
+- a chat kept on an old (or merged) version: ``kept-books.json`` in its folder, ``{name: {"declined": <sha256 of
+  the library file it declined>, "book": <the book JSON>}}`` — used instead of the library file while the library
+  still holds the declined version (:func:`swap_kept`, called by the chat's context); a later update asks again.
+
+Left alone, the next beat uses the new version (as a card update does) and records it, and the beat's activity list
+says so (``book_update.taken``). SillyTavern has no such step: a chat silently reads whatever the file holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+from pydantic import BaseModel
+
+from ..cards.book_links import BookLink, find_library_book
+from ..cards.update_diff import BookDiff, book_entries, book_update_diff, merge_book_picked
+from ..fsutil import atomic_write_bytes, atomic_write_text
+from ..lore import Lorebook
+from ..lore.books import global_books_dir
+from ..messages import Msg, message
+
+log = logging.getLogger(__name__)
+
+KEPT_BOOKS = "kept-books.json"
+#: The version store's folder under the global books folder (not read as books: only ``*.json`` directly inside a
+#: books folder are).
+VERSIONS_FOLDER = "历史版本"
+RECORD_KEY = "library_books"
+
+#: The answers to an update (:func:`apply`).
+HOWS = ("new", "old", "pick", "undo")
+
+_hash_memo: dict[str, tuple[int, int, str]] = {}
+
+
+def file_hash(path: Path) -> Optional[str]:
+    """The SHA-256 (hex) of the file's bytes; None when it cannot be read. Remembered per (path, mtime, size), so a
+    beat's check of unchanged books reads no file."""
+    try:
+        st = path.stat()
+        memo = _hash_memo.get(str(path))
+        if memo is not None and memo[:2] == (st.st_mtime_ns, st.st_size):
+            return memo[2]
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    _hash_memo[str(path)] = (st.st_mtime_ns, st.st_size, digest)
+    return digest
+
+
+def versions_dir(name: str) -> Path:
+    """Where the versions of the library book ``name`` that chats used are kept."""
+    return global_books_dir() / VERSIONS_FOLDER / name
+
+
+def store_version(name: str, raw: bytes) -> str:
+    """Keep ``raw`` (a book file's bytes) as a version of ``name``; returns its SHA-256. OSError when the disk
+    refuses."""
+    digest = hashlib.sha256(raw).hexdigest()
+    p = versions_dir(name) / f"{digest}.json"
+    if not p.is_file():
+        p.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(p, raw)
+    return digest
+
+
+def stored_version(name: str, digest: str) -> Optional[Any]:
+    """The JSON of the kept version ``digest`` of ``name``; None when it was never kept or no longer reads."""
+    p = versions_dir(name) / f"{digest}.json"
+    try:
+        return json.loads(p.read_text("utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+
+
+def library_books_used(links: list[BookLink]) -> dict[str, Path]:
+    """``{name: file}`` of the library books a chat reads: the global books, then its card's linked library books
+    (``links``: the chat context's ``book_links``, ``cards.book_links``; those of state ``read``), by name."""
+    folder = global_books_dir()
+    out = {p.stem: p for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {}
+    for link in links:
+        if link.state == "read" and link.path:
+            out.setdefault(link.name, Path(link.path))
+    return out
+
+
+def recorded(tree: Any) -> dict[str, str]:
+    """``{name: sha256}`` of the library books the chat last used (its newest ``chat-settings`` entry carrying
+    ``library_books``); {} when never recorded."""
+    for history in _records(tree):
+        return history
+    return {}
+
+
+def _records(tree: Any) -> Iterator[dict[str, str]]:
+    for i in reversed(tree.order):
+        e = tree.entries[i]
+        if e.type == "chat-settings" and isinstance((e.model_extra or {}).get(RECORD_KEY), dict):
+            yield {str(k): str(v) for k, v in e.model_extra[RECORD_KEY].items()}
+
+
+def _record(tree: Any, books: dict[str, str]) -> None:
+    tree.append("chat-settings", parent_id=None, move_leaf=False, **{RECORD_KEY: dict(sorted(books.items()))})
+    tree.commit()
+
+
+def kept_books(chat_dir: Path) -> dict[str, dict[str, Any]]:
+    """The chat's kept books (module doc): ``{name: {"declined": sha256, "book": JSON}}``; {} when none or
+    unreadable."""
+    try:
+        doc = json.loads((Path(chat_dir) / KEPT_BOOKS).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in doc.items() if isinstance(v, dict) and "book" in v} if isinstance(doc, dict) else {}
+
+
+def _write_kept(chat_dir: Path, kept: dict[str, dict[str, Any]]) -> None:
+    p = Path(chat_dir) / KEPT_BOOKS
+    if kept:
+        atomic_write_text(p, json.dumps(kept, ensure_ascii=False))
+    else:
+        p.unlink(missing_ok=True)
+
+
+def _kept_in_force(chat_dir: Path, kept: dict[str, dict[str, Any]], name: str) -> Optional[Any]:
+    k = kept.get(name)
+    path = find_library_book(name)
+    if k is None or path is None or file_hash(path) != k.get("declined"):
+        return None
+    return k["book"]
+
+
+def swap_kept(chat_dir: Path, books: list[Lorebook]) -> list[Lorebook]:
+    """``books`` (library books as the chat's context loaded them) with each one the chat keeps an old or merged
+    version of (and whose library file is still the declined one) replaced by that version (same name and source).
+    One file check when the chat keeps nothing."""
+    kept = kept_books(chat_dir)
+    if not kept:
+        return books
+    out = []
+    for b in books:
+        doc = _kept_in_force(chat_dir, kept, b.name)
+        try:
+            out.append(b if doc is None else Lorebook.from_any(doc, b.name, source=b.source))
+        except ValueError as e:  # a hand-damaged kept copy: the library's book
+            log.warning("kept world book %s skipped: %s", b.name, e)
+            out.append(b)
+    return out
+
+
+class BookUpdate(BaseModel):
+    """One library book the chat uses that changed since it last used it: ``name``, ``path`` (the library file),
+    ``old_hash``/``new_hash``, ``diff`` (old = what the chat plays: its kept copy or the recorded version),
+    ``in_prefix`` (a changed entry is a constant one: the system prompt, so the provider's cached prefix, changes
+    once), ``kept`` (the chat plays its own kept or merged copy)."""
+
+    name: str
+    path: str
+    old_hash: str
+    new_hash: str
+    diff: BookDiff
+    in_prefix: bool = False
+    kept: bool = False
+
+
+def _constant(entry: Any) -> bool:
+    return isinstance(entry, dict) and bool(entry.get("constant"))
+
+
+def _played(chat_dir: Path, name: str, old_hash: str, kept: dict[str, dict[str, Any]]) -> tuple[Optional[Any], bool]:
+    k = kept.get(name)
+    if k is not None:
+        return k["book"], True
+    return stored_version(name, old_hash), False
+
+
+def updates(links: list[BookLink], chat_dir: Path, tree: Any) -> list[BookUpdate]:
+    """The library books of the chat (its card's ``links``, ``chat_dir``, its session ``tree``) replaced since it last used
+    them and not declined (module doc), name order. A book never recorded, or whose recorded version was not kept,
+    is no update (it is recorded at the next beat)."""
+    seen, kept = recorded(tree), kept_books(chat_dir)
+    out = []
+    for name, path in sorted(library_books_used(links).items()):
+        new_hash, old_hash = file_hash(path), seen.get(name)
+        if new_hash is None or old_hash is None or new_hash == old_hash:
+            continue
+        if kept.get(name, {}).get("declined") == new_hash:
+            continue
+        old, is_kept = _played(chat_dir, name, old_hash, kept)
+        try:
+            new = json.loads(path.read_text("utf-8-sig"))
+        except (OSError, ValueError):
+            continue
+        if old is None:
+            continue
+        diff = book_update_diff(old, new)
+        if diff.empty():
+            continue
+        prefix = any(_constant(c.old) or _constant(c.new) for c in diff.entries)
+        out.append(BookUpdate(name=name, path=str(path), old_hash=old_hash, new_hash=new_hash, diff=diff,
+                              in_prefix=prefix, kept=is_kept))
+    return out
+
+
+def note_used(links: list[BookLink], chat_dir: Path, tree: Any) -> list[Msg]:
+    """The chat starts a beat: record (and keep a version of) each library book it reads whose file is not the
+    recorded one — a book read for the first time, or an update left alone (then the new version is what the beat
+    reads, and the returned notices say so: ``book_update.taken``). A book the chat keeps an old version of stays.
+    Nothing is written when nothing changed. OSError when the disk refuses."""
+    seen, kept = recorded(tree), kept_books(chat_dir)
+    now, notices = dict(seen), []
+    for name, path in library_books_used(links).items():
+        digest = file_hash(path)
+        if digest is None or digest == seen.get(name) or kept.get(name, {}).get("declined") == digest:
+            continue
+        try:
+            now[name] = store_version(name, path.read_bytes())
+        except OSError:
+            continue
+        if name in seen:
+            notices.append(message("book_update.taken", name=name))
+        if name in kept:
+            del kept[name]
+            _write_kept(chat_dir, kept)
+    if now != seen:
+        _record(tree, now)
+    return notices
+
+
+def _find(links: list[BookLink], chat_dir: Path, tree: Any, name: str) -> BookUpdate:
+    for u in updates(links, chat_dir, tree):
+        if u.name == name:
+            return u
+    raise KeyError(name)
+
+
+def apply(links: list[BookLink], chat_dir: Path, tree: Any, name: str, how: str, picks: Optional[list[str]] = None) -> None:
+    """Answer the update of the library book ``name`` for this chat: ``new`` — the library's version from the next
+    beat (recorded; the version played before stays in the version store, the checkpoint ``undo`` returns to);
+    ``old`` — keep the version the chat plays (``kept-books.json``, until the library file changes again);
+    ``pick`` — the version played with only ``picks`` (``cards.update_diff.book_pick_key``) taken from the new one,
+    kept the same way; ``undo`` — back to the version played before the last ``new``/``pick`` (or the update a
+    beat took), kept against the current library file. The caller re-reads the chat's books. KeyError when ``name`` has
+    no update (``new``/``old``/``pick``) or nothing to undo; ValueError for another ``how``; OSError when the disk
+    refuses."""
+    if how not in HOWS:
+        raise ValueError(how)
+    chat_dir = Path(chat_dir)
+    if how == "undo":
+        _undo(chat_dir, tree, name)
+        return
+    u = _find(links, chat_dir, tree, name)
+    kept = kept_books(chat_dir)
+    old, _is_kept = _played(chat_dir, name, u.old_hash, kept)
+    raw = Path(u.path).read_bytes()
+    seen = recorded(tree)
+    if how == "new":
+        kept.pop(name, None)
+        seen[name] = store_version(name, raw)
+    elif how == "old":
+        kept[name] = {"declined": u.new_hash, "book": old}
+    else:
+        book = merge_book_picked(old, json.loads(raw.decode("utf-8-sig")), picks or [])
+        kept[name] = {"declined": u.new_hash, "book": book}
+        # the merged version joins the store (the record names it), so undo can step back over it
+        seen[name] = store_version(name, json.dumps(book, ensure_ascii=False).encode("utf-8"))
+        store_version(name, raw)
+    _write_kept(chat_dir, kept)
+    if seen != recorded(tree):
+        _record(tree, seen)
+
+
+def _undo(chat_dir: Path, tree: Any, name: str) -> None:
+    history = [r.get(name) for r in _records(tree)]
+    if not history or history[0] is None:
+        raise KeyError(name)
+    before = next((h for h in history[1:] if h is not None and h != history[0]), None)
+    path = find_library_book(name)
+    doc = stored_version(name, before) if before is not None else None
+    if before is None or doc is None or path is None:
+        raise KeyError(name)
+    kept = kept_books(chat_dir)
+    current = file_hash(path) or ""
+    if before == current:
+        kept.pop(name, None)
+    else:
+        kept[name] = {"declined": current, "book": doc}
+    _write_kept(chat_dir, kept)
+    seen = recorded(tree)
+    seen[name] = before
+    _record(tree, seen)
+
+
+def can_undo(tree: Any, name: str) -> bool:
+    """True when the chat's records hold an earlier version of ``name`` than the one it plays now."""
+    history = [r.get(name) for r in _records(tree)]
+    return bool(history) and history[0] is not None and any(h not in (None, history[0]) for h in history[1:])
+
+
+def update_library_book(name: str, source: Path) -> Path:
+    """Replace the library book ``name`` (global or in the library's ``未启用``) by the world-book file ``source``
+    (checked first: ``lore.books.read_book_json``); the version replaced is kept in the version store. Returns the
+    file written. FileNotFoundError when the library has no such book, ``BookFileError`` (a ValueError) when
+    ``source`` is not a world book, OSError when the disk refuses."""
+    from ..lore.books import read_book_json
+
+    dest = find_library_book(name)
+    if dest is None:
+        raise FileNotFoundError(str(global_books_dir() / f"{name}.json"))
+    raw = Path(source).read_bytes()
+    Lorebook.from_any(read_book_json(raw, Path(source).name), name)
+    store_version(name, dest.read_bytes())
+    atomic_write_bytes(dest, raw)
+    _hash_memo.pop(str(dest), None)
+    os.utime(dest)
+    return dest
+
+
+def entry_count(doc: Any) -> int:
+    """How many entries a world-book JSON holds."""
+    return len(book_entries(doc))
+
+
+__all__ = ["BookUpdate", "HOWS", "KEPT_BOOKS", "RECORD_KEY", "VERSIONS_FOLDER", "apply", "can_undo", "entry_count",
+           "file_hash", "kept_books", "library_books_used", "note_used", "recorded", "store_version",
+           "stored_version", "swap_kept", "update_library_book", "updates", "versions_dir"]
