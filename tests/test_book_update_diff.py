@@ -9,7 +9,7 @@ import copy
 import json
 
 from liyuan_desktop.core.cards import load_card
-from liyuan_desktop.core.cards.update_diff import book_pick_key, book_update_diff, merge_book_picked
+from liyuan_desktop.core.cards.update_diff import book_update_diff, merge_book_picked, pick_key
 from liyuan_desktop.core.chat import book_update
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm.replay import ReplayModel
@@ -76,7 +76,7 @@ def test_the_diff_names_entries_and_settings():
     v3 = {"spec": "lorebook_v3", "data": {"entries": [{"id": 1, "keys": ["茶馆"], "content": "b"}]}}
     assert [(c.key, c.parts) for c in book_update_diff(as_list, v3).entries] == [("1", ["content"])]
     # picking: only the added entry and the settings
-    picks = [book_pick_key("entries", d.entries[2]), book_pick_key("settings", d.settings[0])]
+    picks = [pick_key("entries", d.entries[2]), pick_key("settings", d.settings[0])]
     assert picks == ["entries:3", "settings"]
     merged = merge_book_picked(OLD, NEW, picks)
     assert sorted(merged["entries"]) == ["1", "2", "3"] and merged["scan_depth"] == 4
@@ -128,6 +128,8 @@ async def test_use_new_keep_old_and_undo(tmp_path):
     # undo: back to the version played before (the checkpoint kept in the version store)
     assert book_update.can_undo(chat.tree, "镇子")
     chat.answer_book_update("镇子", "undo")
+    [again] = chat.book_updates()  # played as before, and the library's version offered again
+    assert again.kept and again.diff.entries
     await chat.send("去茶馆，再去渡口，看城门")
     p = model.last_prompt()
     assert "茶馆在镇北。" in p and "渡口有船夫老周。" in p and "城门" not in p.replace("看城门", "")
@@ -152,7 +154,7 @@ async def test_pick_some_entries_of_a_linked_book(tmp_path):
     [u] = chat.book_updates()
     assert u.path == str(path)
     # take the added entry only: 城门 joins, the changed 茶馆 and the removed 渡口 stay as they were
-    chat.answer_book_update("镇子", "pick", [book_pick_key("entries", u.diff.entries[2])])
+    chat.answer_book_update("镇子", "pick", [pick_key("entries", u.diff.entries[2])])
     assert chat.book_updates() == []
     await chat.send("去茶馆，再去渡口，看城门")
     p = model.last_prompt()

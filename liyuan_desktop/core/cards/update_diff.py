@@ -20,7 +20,7 @@ way by :func:`book_update_diff` (``core/lore/book_update.py`` finds the chats th
 ``uid`` (World Info files) else ``id`` (card books), each changed entry naming the SillyTavern fields that changed
 (``key``, ``content``, ``order``, ``position``, ``disable``, …), and ``settings``: the book's own keys other than
 its entries (``scan_depth``, ``token_budget``, ``recursive_scanning``, ``extensions`` …). :func:`merge_book_picked`
-takes single entries (or the settings) of the new version into the old one.
+takes single entries (or the settings: :func:`pick_key`) of the new version into the old one.
 """
 
 from __future__ import annotations
@@ -149,9 +149,10 @@ def card_update_diff(old: Card, new: Card) -> CardDiff:
 
 
 def pick_key(area: str, change: ItemChange) -> str:
-    """The key that names one change for :func:`merge_picked`: ``area:key`` (``greetings`` is one pick for all
-    greetings; ``variables`` are picked through their ``[InitVar]`` entry)."""
-    return "greetings" if area == "greetings" else f"{area}:{change.key}"
+    """The key that names one change for :func:`merge_picked` / :func:`merge_book_picked`: ``area:key``
+    (``greetings`` is one pick for all greetings, ``settings`` for all of a book's settings; ``variables`` are
+    picked through their ``[InitVar]`` entry)."""
+    return area if area in ("greetings", "settings") else f"{area}:{change.key}"
 
 
 def _data(doc: dict[str, Any]) -> dict[str, Any]:
@@ -260,14 +261,8 @@ def book_update_diff(old: Any, new: Any) -> BookDiff:
     return BookDiff(entries=entries, settings=settings)
 
 
-def book_pick_key(area: str, change: ItemChange) -> str:
-    """The key naming one change of a :class:`BookDiff` for :func:`merge_book_picked`: ``entries:<key>``, or
-    ``settings`` (the book's settings are taken together)."""
-    return "settings" if area == "settings" else f"{area}:{change.key}"
-
-
 def merge_book_picked(old: Any, new: Any, picks: list[str]) -> dict[str, Any]:
-    """The world-book JSON ``old`` with only ``picks`` (:func:`book_pick_key`) taken from ``new``: an entry added,
+    """The world-book JSON ``old`` with only ``picks`` (:func:`pick_key`) taken from ``new``: an entry added,
     removed or replaced (World Info's ``{uid: entry}`` object keeps its keys; a new entry goes under its ``uid``),
     or every setting. Returns a new document (``old`` untouched)."""
     doc = copy.deepcopy(old) if isinstance(old, dict) else {"entries": {}}
@@ -295,4 +290,4 @@ def merge_book_picked(old: Any, new: Any, picks: list[str]) -> dict[str, Any]:
 
 
 __all__ = ["BOOK_NOISE", "BookDiff", "CardDiff", "ItemChange", "TEXT_FIELDS", "book_body", "book_entries",
-           "book_pick_key", "book_update_diff", "card_update_diff", "merge_book_picked", "merge_picked", "pick_key"]
+           "book_update_diff", "card_update_diff", "merge_book_picked", "merge_picked", "pick_key"]

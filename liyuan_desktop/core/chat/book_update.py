@@ -17,6 +17,8 @@ Where it is kept:
 - a chat kept on an old (or merged) version: ``kept-books.json`` in its folder, ``{name: {"declined": <sha256 of
   the library file it declined>, "book": <the book JSON>}}`` — used instead of the library file while the library
   still holds the declined version (:func:`swap_kept`, called by the chat's context); a later update asks again.
+  After ``undo`` the entry also has ``"offer": true``: the version played before is played, and the library's
+  version is still offered.
 
 Left alone, the next beat uses the new version (as a card update does) and records it, and the beat's activity list
 says so (``book_update.taken``). SillyTavern has no such step: a chat silently reads whatever the file holds.
@@ -205,7 +207,8 @@ def updates(links: list[BookLink], chat_dir: Path, tree: Any) -> list[BookUpdate
         new_hash, old_hash = file_hash(path), seen.get(name)
         if new_hash is None or old_hash is None or new_hash == old_hash:
             continue
-        if kept.get(name, {}).get("declined") == new_hash:
+        k = kept.get(name, {})
+        if k.get("declined") == new_hash and not k.get("offer"):
             continue
         old, is_kept = _played(chat_dir, name, old_hash, kept)
         try:
@@ -259,9 +262,9 @@ def apply(links: list[BookLink], chat_dir: Path, tree: Any, name: str, how: str,
     """Answer the update of the library book ``name`` for this chat: ``new`` — the library's version from the next
     beat (recorded; the version played before stays in the version store, the checkpoint ``undo`` returns to);
     ``old`` — keep the version the chat plays (``kept-books.json``, until the library file changes again);
-    ``pick`` — the version played with only ``picks`` (``cards.update_diff.book_pick_key``) taken from the new one,
+    ``pick`` — the version played with only ``picks`` (``cards.update_diff.pick_key``) taken from the new one,
     kept the same way; ``undo`` — back to the version played before the last ``new``/``pick`` (or the update a
-    beat took), kept against the current library file. The caller re-reads the chat's books. KeyError when ``name`` has
+    beat took), kept against the current library file, with the library's version offered again. The caller re-reads the chat's books. KeyError when ``name`` has
     no update (``new``/``old``/``pick``) or nothing to undo; ValueError for another ``how``; OSError when the disk
     refuses."""
     if how not in HOWS:
@@ -304,8 +307,8 @@ def _undo(chat_dir: Path, tree: Any, name: str) -> None:
     current = file_hash(path) or ""
     if before == current:
         kept.pop(name, None)
-    else:
-        kept[name] = {"declined": current, "book": doc}
+    else:  # played as before, and the update offered again
+        kept[name] = {"declined": current, "book": doc, "offer": True}
     _write_kept(chat_dir, kept)
     seen = recorded(tree)
     seen[name] = before
