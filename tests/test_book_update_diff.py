@@ -179,3 +179,42 @@ async def test_an_update_left_alone_is_taken_by_the_next_beat(tmp_path):
     assert "茶馆在镇南。" in model.last_prompt() and "茶馆在镇南。" in chat.system and chat.book_updates() == []
     assert "世界书「镇子」已更新，这一拍起用新版。" in said
     chat.close()
+
+
+async def test_cli_lists_and_answers_book_updates(tmp_path, capsys):
+    from liyuan_desktop import cli
+
+    put(global_books_dir() / "镇子.json", OLD)
+    card = tmp_path / "card.json"
+    put(card, CARD)
+    model = Recorder(1)
+    chat = make_chat(tmp_path / "c", card, model)
+    await chat.send("茶馆")
+    chat.close()
+    src = tmp_path / "new.json"
+    put(src, NEW)
+    assert cli.main(["book", "update", "镇子", str(src)]) == 0  # without --yes: only said, nothing written
+    assert "加 --yes 才会替换" in capsys.readouterr().out
+    assert json.loads((global_books_dir() / "镇子.json").read_text("utf-8")) == OLD
+    assert cli.main(["book", "update", "没有这本", str(src), "--yes"]) == 2
+    assert "书库里没有世界书「没有这本」" in capsys.readouterr().err
+    assert cli.main(["book", "update", "镇子", str(src), "--yes"]) == 0
+    capsys.readouterr()
+    chat_dir = str(tmp_path / "c")
+    assert cli.main(["book", "updates", chat_dir]) == 0
+    out = capsys.readouterr().out
+    assert "世界书「镇子」：条目 3 条、设置 1 处" in out and "  3 (条目3): added" in out and "settings.scan_depth: 2 → 4" in out
+    assert cli.main(["--lang", "en", "book", "updates", chat_dir, "--json"]) == 0
+    [u] = json.loads(capsys.readouterr().out)
+    assert u["name"] == "镇子" and [c["key"] for c in u["diff"]["entries"]] == ["1", "2", "3"]
+    assert cli.main(["book", "updates", chat_dir, "--pick", "镇子"]) == 2
+    assert "--pick 要和 --entries 一起用" in capsys.readouterr().err
+    assert cli.main(["book", "updates", chat_dir, "--pick", "镇子", "--entries", "3,settings"]) == 0
+    assert "勾选的 2 处改动" in capsys.readouterr().out
+    assert cli.main(["book", "updates", chat_dir]) == 0
+    assert "都没有更新" in capsys.readouterr().out
+    assert cli.main(["book", "updates", chat_dir, "--undo", "镇子"]) == 0
+    assert cli.main(["book", "updates", chat_dir, "--use-new", "镇子"]) == 0
+    assert "下一拍起用新版" in capsys.readouterr().out
+    assert cli.main(["book", "updates", chat_dir, "--keep-old", "镇子"]) == 2  # nothing left to answer
+    assert "没有世界书「镇子」的更新" in capsys.readouterr().err
