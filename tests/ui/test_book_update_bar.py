@@ -163,7 +163,18 @@ async def test_bar_in_english(qtbot, tmp_path):
         win = await window_on_a_chat(qtbot, tmp_path)
         bar = win.card_update_bar
         new = book(entry(1, "茶馆", "茶馆在镇南。", constant=True), entry(2, "渡口", "渡口有船。"))
-        assert replace(win, tmp_path, new)
+        # 导入… of a file named like the library book: asked; No imports it beside (镇子-2), Yes replaces it
+        dlg = open_world_books(win)
+        src = write(tmp_path / "again" / "镇子.json", new)
+        seen: list[str] = []
+        answer_later("confirmNo", seen)
+        assert dlg.global_list.import_file(str(src)) == global_books_dir() / "镇子-2.json"
+        assert bar.isHidden()
+        (global_books_dir() / "镇子-2.json").unlink()
+        answer_later("confirmYes", seen)
+        assert dlg.global_list.import_file(str(src)) == global_books_dir() / "镇子.json"
+        assert seen == ["confirmBox", "confirmBox"]
+        dlg.close()
         assert bar.label.text() == ("The world book “镇子” was updated: book entries: 1. Constant entries changed: "
                                     "the prompt's cached prefix changes once.")
         assert bar.use_btn.text() == "Use the new version from the next beat"

@@ -26,7 +26,6 @@ says so (``book_update.taken``). SillyTavern has no such step: a chat silently r
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -39,6 +38,7 @@ from ..cards.book_links import BookLink, find_library_book
 from ..cards.update_diff import BookDiff, book_entries, book_update_diff, merge_book_picked
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..lore import Lorebook
+from ..lore.bookcache import file_digest
 from ..lore.books import global_books_dir
 from ..messages import Msg, message
 
@@ -57,14 +57,14 @@ _hash_memo: dict[str, tuple[int, int, str]] = {}
 
 
 def file_hash(path: Path) -> Optional[str]:
-    """The SHA-256 (hex) of the file's bytes; None when it cannot be read. Remembered per (path, mtime, size), so a
+    """The SHA-256 (hex, ``lore.bookcache.file_digest``) of the file's bytes; None when it cannot be read. Remembered per (path, mtime, size), so a
     beat's check of unchanged books reads no file."""
     try:
         st = path.stat()
         memo = _hash_memo.get(str(path))
         if memo is not None and memo[:2] == (st.st_mtime_ns, st.st_size):
             return memo[2]
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        digest = file_digest(path.read_bytes())
     except OSError:
         return None
     _hash_memo[str(path)] = (st.st_mtime_ns, st.st_size, digest)
@@ -79,7 +79,7 @@ def versions_dir(name: str) -> Path:
 def store_version(name: str, raw: bytes) -> str:
     """Keep ``raw`` (a book file's bytes) as a version of ``name``; returns its SHA-256. OSError when the disk
     refuses."""
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = file_digest(raw)
     p = versions_dir(name) / f"{digest}.json"
     if not p.is_file():
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -93,6 +93,11 @@ register({
                            "en": "Replace the library's world book “{name}” by “{file}”? Chats that use it are shown "
                                  "what changed; the old version is kept."},
     "cu.book.update_none": {"zh": "先在列表里选一本世界书。", "en": "Select a world book in the list first."},
+    "cu.book.reimport_ask": {"zh": "书库里已经有世界书「{name}」。用这个文件替换它（用它的对话会收到改动提示，旧版留在历史版本里）？"
+                                   "选「否」则另存为一本新书。",
+                             "en": "The library already has a world book “{name}”. Replace it by this file (chats that "
+                                   "use it are shown what changed; the old version is kept)? No imports it as a new "
+                                   "book."},
 })
 
 AREAS = ("fields", "greetings", "entries", "regex", "variables", "settings")
@@ -379,9 +384,26 @@ def update_book_from_file(books: Any, session: Any, name: str, path: str, ask: b
     return True
 
 
+def reimport(books: Any, session: Any, path: str) -> Optional[Any]:
+    """导入… of a file named like a library book (``镇子.json`` when the library has 「镇子」): asked whether it
+    replaces that book (:func:`update_book_from_file`; the chats that read it are shown what changed) — No (the
+    default) imports it beside as before (「镇子-2」). Returns the file replaced, or None to import as usual."""
+    from pathlib import Path
+
+    from ...core.cards.book_links import find_library_book
+
+    name = Path(path).stem
+    if find_library_book(name) is None:
+        return None
+    if not confirm(books, tr("cu.book.title"), tr("cu.book.reimport_ask", name=name)):
+        return None
+    return find_library_book(name) if update_book_from_file(books, session, name, path, ask=False) else None
+
+
 def install_update_from_file(books: Any, session: Any) -> QPushButton:
     """Put 「从文件更新…」 beside 导入… of the global books list ``books``: the selected book is replaced by a file
-    (:func:`update_book_from_file`). Returns the button (``bookUpdateFromFile``)."""
+    (:func:`update_book_from_file`), and 导入… of a file named like a library book offers to replace it
+    (:func:`reimport`). Returns the button (``bookUpdateFromFile``)."""
     from PySide6.QtWidgets import QFileDialog
 
     btn = QPushButton(tr("cu.book.update_file"))
@@ -398,6 +420,7 @@ def install_update_from_file(books: Any, session: Any) -> QPushButton:
             update_book_from_file(books, session, str(name), path)
 
     btn.clicked.connect(lambda _=False: pick())
+    books.replace_same_name = lambda path: reimport(books, session, path)
     lay = books.layout()
     for i in range(lay.count()):
         row = lay.itemAt(i).layout()
