@@ -178,6 +178,10 @@ async def test_an_update_left_alone_is_taken_by_the_next_beat(tmp_path):
     await chat.send("二", on_event=lambda ev: said.append(str(getattr(ev, "text", ""))))
     assert "茶馆在镇南。" in model.last_prompt() and "茶馆在镇南。" in chat.system and chat.book_updates() == []
     assert "世界书「镇子」已更新，这一拍起用新版。" in said
+    assert "settings" in chat.last_changes.names()  # the window's bar looks again
+    # undo brings the version the chat played before back (kept), and offers the library's again
+    chat.answer_book_update("镇子", "undo")
+    assert "茶馆在镇北。" in chat.system and [u.name for u in chat.book_updates()] == ["镇子"]
     chat.close()
 
 

@@ -744,6 +744,7 @@ class Chat(ChatView):
         said = book_update.note_used(self.context.book_links, self.dir, self.tree)
         if said:
             self._reload_context()
+            self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]  # the bar looks again
             self.pending_notices += [n for n in said if n not in self.pending_notices]
 
     @notices(Changes.of("settings"))

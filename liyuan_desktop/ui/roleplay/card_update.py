@@ -297,7 +297,10 @@ class CardUpdateBar(QFrame):
             return
         try:
             chat.answer_book_update(u.name, how, picks)
-        except (KeyError, OSError, RuntimeError, ValueError) as e:
+        except KeyError:  # answered meanwhile (a beat took it, another program changed the book again)
+            self.check()
+            return
+        except (OSError, RuntimeError, ValueError) as e:
             self.status(show(e))
             return
         self.undo_name = u.name if how in ("new", "pick") else ""
@@ -315,7 +318,10 @@ class CardUpdateBar(QFrame):
         self.undo_name = ""
         try:
             chat.answer_book_update(name, "undo")
-        except (KeyError, OSError, RuntimeError, ValueError) as e:
+        except KeyError:  # nothing left to undo
+            self.check()
+            return
+        except (OSError, RuntimeError, ValueError) as e:
             self.status(show(e))
             return
         self.session.broadcast(chat.last_changes)
