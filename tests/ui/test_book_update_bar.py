@@ -87,6 +87,11 @@ def replace(win: MainWindow, tmp_path: Path, doc: dict, answer: str = "confirmYe
     return done
 
 
+def settle(qtbot, bar) -> None:
+    """Wait for the bar's book comparison (it runs on a worker)."""
+    qtbot.waitUntil(lambda: not bar.finder.running, timeout=5000)
+
+
 def book_text(win: MainWindow) -> str:
     return " ".join(e.content for e in win.chat.context.book.entries)
 
@@ -94,11 +99,14 @@ def book_text(win: MainWindow) -> str:
 async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_path):
     win = await window_on_a_chat(qtbot, tmp_path)
     bar = win.card_update_bar
+    settle(qtbot, bar)
     assert bar.isHidden()
     new = book(entry(1, "茶馆", "茶馆在镇南。"), entry(3, "城门", "城门寅时开。"), scan_depth=4)
     assert not replace(win, tmp_path, new, "confirmNo")  # No: nothing replaced
+    settle(qtbot, bar)
     assert bar.isHidden()
     assert replace(win, tmp_path, new)
+    settle(qtbot, bar)
     assert bar.isVisible() and bar.undo_btn.isHidden()
     assert bar.label.text() == "世界书「镇子」已更新：世界书条目 3 条、设置 1 处。"
     shot = shot_dir(tmp_path) / "z33books-bar-zh.png"
@@ -120,12 +128,14 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
     assert texts == ["1（茶馆）: 修改 [content]", "2（渡口）: 删除", "3（城门）: 新增", "scan_depth: 修改  2 → 4"]
     # 保持旧版: the chat's books stay the old version
     bar.keep_btn.click()
+    settle(qtbot, bar)
     assert bar.isHidden() and win.chat.book_updates() == []
     assert "镇北" in book_text(win) and "城门" not in book_text(win)
     assert "继续用世界书「镇子」的旧版" in win.statusBar().currentMessage()
     # another version: pick only the new entry 城门, then undo
     newer = book(entry(1, "茶馆", "茶馆在镇东。"), entry(2, "渡口", "渡口有船。"), entry(3, "城门", "城门卯时开。"))
     assert replace(win, tmp_path, newer)
+    settle(qtbot, bar)
     assert bar.isVisible()
 
     def pick_gate():
@@ -139,10 +149,12 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
 
     QTimer.singleShot(100, pick_gate)
     bar.show_btn.click()
+    settle(qtbot, bar)
     assert "城门卯时开。" in book_text(win) and "镇北" in book_text(win) and "镇东" not in book_text(win)
     assert bar.isVisible() and bar.undo_btn.isVisible() and bar.use_btn.isHidden()
     assert "勾选的 1 处改动" in win.statusBar().currentMessage()
     bar.undo_btn.click()
+    settle(qtbot, bar)
     assert "城门" not in book_text(win) and "镇北" in book_text(win)
     assert "回到了上一个版本" in win.statusBar().currentMessage()
     # the update is offered again; 从下一拍用新版 over the chat's own kept copy: asked, No keeps it; Yes takes it
@@ -152,6 +164,7 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
     assert bar.isVisible() and "镇北" in book_text(win)
     bar.confirm = lambda title, text: True
     bar.use_btn.click()
+    settle(qtbot, bar)
     assert "镇东" in book_text(win) and "城门卯时开。" in book_text(win) and "镇北" not in book_text(win)
     assert bar.undo_btn.isVisible() and "下一拍起用新版" in bar.label.text()
     win.close()
@@ -169,17 +182,20 @@ async def test_bar_in_english(qtbot, tmp_path):
         seen: list[str] = []
         answer_later("confirmNo", seen)
         assert dlg.global_list.import_file(str(src)) == global_books_dir() / "镇子-2.json"
+        settle(qtbot, bar)
         assert bar.isHidden()
         (global_books_dir() / "镇子-2.json").unlink()
         answer_later("confirmYes", seen)
         assert dlg.global_list.import_file(str(src)) == global_books_dir() / "镇子.json"
         assert seen == ["confirmBox", "confirmBox"]
         dlg.close()
+        settle(qtbot, bar)
         assert bar.label.text() == ("The world book “镇子” was updated: book entries: 1. Constant entries changed: "
                                     "the prompt's cached prefix changes once.")
         assert bar.use_btn.text() == "Use the new version from the next beat"
         assert win.grab().save(str(shot_dir(tmp_path) / "z33books-bar-en.png"))
         bar.use_btn.click()
+        settle(qtbot, bar)
         assert "镇南" in book_text(win) and bar.undo_btn.text() == "Undo"
         assert "is used in its new version" in bar.label.text()
         win.close()

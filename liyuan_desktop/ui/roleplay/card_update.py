@@ -41,6 +41,7 @@ from ...core.cards.update_diff import pick_key
 from ...core.messages import message
 from ..dialogs.dialogs import confirm
 from ..infra.i18n import register, show, tr
+from ..infra.tasks import LatestWins
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.cards.update_diff import BookDiff, CardDiff
@@ -193,6 +194,8 @@ class CardUpdateBar(QFrame):
         self.undo_name = ""  # a world book just taken in a newer version: 撤销 is offered
         self.pick_dialog: Optional[PickDialog] = None
         self.confirm: Callable[[str, str], bool] = lambda title, text: confirm(self, title, text)
+        self.finder = LatestWins(self, lane="work")  # the book comparison, off the UI thread
+        self.finder.done.connect(self._books_found)
         self.setObjectName("cardUpdateBar")
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.label = QLabel("")
@@ -223,6 +226,8 @@ class CardUpdateBar(QFrame):
         """Another chat is shown (or none): look at its card and library books."""
         self.chat = chat
         self.undo_name = ""
+        self.book = self.diff = None
+        self.hide()
         self.check()
 
     def _buttons(self, undo: bool) -> None:
@@ -232,31 +237,45 @@ class CardUpdateBar(QFrame):
 
     def check(self) -> None:
         """Show the bar when the shown chat's card, or a library book it reads, changed on disk (the card first);
-        after a world book was taken in its new version, offer 撤销; else hide it."""
+        after a world book was taken in its new version, offer 撤销; else hide it. The books are compared on a
+        worker (a big book's diff takes seconds): the bar keeps what it shows until their answer arrives."""
         chat = self.chat
         idle = chat is not None and not chat.beat_running()
         self.diff = chat.card_update() if chat is not None and idle else None
-        self.book = None
-        if chat is not None and idle and (self.diff is None or self.diff.empty()):
-            books = chat.book_updates()
-            self.book = books[0] if books else None
-            self.diff = self.book.diff if self.book is not None else None
-        if self.diff is None or self.diff.empty():
-            if self.undo_name and chat is not None:
+        if chat is not None and self.diff is not None and not self.diff.empty():
+            self.finder.cancel()
+            self.book, self.undo_name = None, ""
+            self._buttons(undo=False)
+            self.label.setText(tr("cu.bar", name=chat.card.name, what=summary(self.diff)))
+            self.show()
+            return
+        if chat is None or not idle:
+            self.finder.cancel()
+            self.book = self.diff = None
+            self.hide()
+            return
+        self.finder.start(lambda _cancelled: (chat, chat.book_updates()))
+
+    def _books_found(self, gen: int, found: Any) -> None:
+        """The worker's answer: (the chat, its book updates) — shown when it is still the shown chat's."""
+        chat, ups = found
+        if gen != self.finder.gen or chat is not self.chat:
+            return
+        self.finder.running = False
+        self.book = ups[0] if ups else None
+        self.diff = self.book.diff if self.book is not None else None
+        if self.book is None:
+            if self.undo_name:
                 self.label.setText(show(message("book_update.used", name=self.undo_name)))
                 self._buttons(undo=True)
                 self.show()
             else:
                 self.hide()
             return
-        assert chat is not None
         self.undo_name = ""
         self._buttons(undo=False)
-        if self.book is not None:
-            prefix = tr("cu.book.prefix") if self.book.in_prefix else ""
-            self.label.setText(tr("cu.book.bar", name=self.book.name, what=summary(self.diff)) + prefix)
-        else:
-            self.label.setText(tr("cu.bar", name=chat.card.name, what=summary(self.diff)))
+        prefix = tr("cu.book.prefix") if self.book.in_prefix else ""
+        self.label.setText(tr("cu.book.bar", name=self.book.name, what=summary(self.book.diff)) + prefix)
         self.show()
 
     def app_state(self, state: Qt.ApplicationState) -> None:
@@ -304,6 +323,7 @@ class CardUpdateBar(QFrame):
             self.status(show(e))
             return
         self.undo_name = u.name if how in ("new", "pick") else ""
+        self.hide()  # until the books are compared again (撤销 then)
         said = {"new": message("book_update.used", name=u.name), "old": message("book_update.kept", name=u.name),
                 "pick": message("book_update.picked", name=u.name, n=len(picks or []))}[how]
         self.session.broadcast(chat.last_changes)
@@ -324,6 +344,7 @@ class CardUpdateBar(QFrame):
         except (OSError, RuntimeError, ValueError) as e:
             self.status(show(e))
             return
+        self.hide()
         self.session.broadcast(chat.last_changes)
         self.check()
         self.status(show(message("book_update.undone", name=name)))
