@@ -78,6 +78,8 @@ def answer_later(name: str, seen: list[str]) -> None:
 def replace(win: MainWindow, tmp_path: Path, doc: dict, answer: str = "confirmYes") -> bool:
     """The library's path: 世界书… → 全局 → 从文件更新… for 镇子 (the file dialog's answer given), asked first."""
     dlg = open_world_books(win)
+    dlg.tabs.setCurrentWidget(dlg.global_list)
+    dlg.grab().save(str(shot_dir(tmp_path) / f"z33books-books-{i18n.language()}.png"))
     src = write(tmp_path / "新版.json", doc)
     seen: list[str] = []
     answer_later(answer, seen)
@@ -152,6 +154,8 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
     settle(qtbot, bar)
     assert "城门卯时开。" in book_text(win) and "镇北" in book_text(win) and "镇东" not in book_text(win)
     assert bar.isVisible() and bar.undo_btn.isVisible() and bar.use_btn.isHidden()
+    assert win.grab().save(str(shot_dir(tmp_path) / "z33books-undo-zh.png"))
+    assert bar.label.text() == "世界书「镇子」：下一拍起用勾选的 1 处改动，其余保持旧版。" and bar.dismiss_btn.isVisible()
     assert "勾选的 1 处改动" in win.statusBar().currentMessage()
     bar.undo_btn.click()
     settle(qtbot, bar)
@@ -198,6 +202,8 @@ async def test_bar_in_english(qtbot, tmp_path):
         settle(qtbot, bar)
         assert "镇南" in book_text(win) and bar.undo_btn.text() == "Undo"
         assert "is used in its new version" in bar.label.text()
+        bar.dismiss_btn.click()  # 关闭: the bar goes, the new version stays
+        assert bar.isHidden() and "镇南" in book_text(win)
         win.close()
     finally:
         i18n.set_language("zh")

@@ -192,6 +192,7 @@ class CardUpdateBar(QFrame):
         self.diff: Optional[CardDiff | BookDiff] = None
         self.book: Optional[BookUpdate] = None  # the world-book update shown (None: the card's, or nothing)
         self.undo_name = ""  # a world book just taken in a newer version: 撤销 is offered
+        self.undo_text = ""  # what was done to it (the bar's text while 撤销 is offered)
         self.pick_dialog: Optional[PickDialog] = None
         self.confirm: Callable[[str, str], bool] = lambda title, text: confirm(self, title, text)
         self.finder = LatestWins(self, lane="work")  # the book comparison, off the UI thread
@@ -208,6 +209,9 @@ class CardUpdateBar(QFrame):
         self.keep_btn.setObjectName("cardUpdateKeep")
         self.undo_btn = QPushButton(tr("cu.undo"))
         self.undo_btn.setObjectName("cardUpdateUndo")
+        self.dismiss_btn = QPushButton(tr("cu.close"))
+        self.dismiss_btn.setObjectName("cardUpdateDismiss")
+        self.dismiss_btn.clicked.connect(lambda _=False: self.dismiss())
         self.show_btn.clicked.connect(lambda _=False: self.show_details())
         self.use_btn.clicked.connect(lambda _=False: self.use_new())
         self.keep_btn.clicked.connect(lambda _=False: self.keep_old())
@@ -217,7 +221,7 @@ class CardUpdateBar(QFrame):
         lay.addWidget(self.label)
         row = QHBoxLayout()
         row.addStretch(1)
-        for b in (self.show_btn, self.use_btn, self.keep_btn, self.undo_btn):
+        for b in (self.show_btn, self.use_btn, self.keep_btn, self.undo_btn, self.dismiss_btn):
             row.addWidget(b)
         lay.addLayout(row)
         self.hide()
@@ -234,6 +238,12 @@ class CardUpdateBar(QFrame):
         for b in (self.show_btn, self.use_btn, self.keep_btn):
             b.setVisible(not undo)
         self.undo_btn.setVisible(undo)
+        self.dismiss_btn.setVisible(undo)
+
+    def dismiss(self) -> None:
+        """关闭 of the 撤销 offer: the bar goes (the version taken stays)."""
+        self.undo_name = ""
+        self.hide()
 
     def check(self) -> None:
         """Show the bar when the shown chat's card, or a library book it reads, changed on disk (the card first);
@@ -266,7 +276,7 @@ class CardUpdateBar(QFrame):
         self.diff = self.book.diff if self.book is not None else None
         if self.book is None:
             if self.undo_name:
-                self.label.setText(show(message("book_update.used", name=self.undo_name)))
+                self.label.setText(self.undo_text)
                 self._buttons(undo=True)
                 self.show()
             else:
@@ -322,10 +332,11 @@ class CardUpdateBar(QFrame):
         except (OSError, RuntimeError, ValueError) as e:
             self.status(show(e))
             return
-        self.undo_name = u.name if how in ("new", "pick") else ""
-        self.hide()  # until the books are compared again (撤销 then)
         said = {"new": message("book_update.used", name=u.name), "old": message("book_update.kept", name=u.name),
                 "pick": message("book_update.picked", name=u.name, n=len(picks or []))}[how]
+        self.undo_name = u.name if how in ("new", "pick") else ""
+        self.undo_text = show(said)
+        self.hide()  # until the books are compared again (撤销 then)
         self.session.broadcast(chat.last_changes)
         self.check()
         self.status(show(said))
