@@ -725,7 +725,7 @@ class Chat(ChatView):
         self._idle("改角色卡")
         self._reload_context(card_keep.take_picked(self.dir, self.card, picks))
 
-    def book_updates(self) -> list[Any]:
+    def book_updates(self) -> list[book_update.BookUpdate]:
         """Issue 33 §4: the library world books this chat uses that were replaced since it last used them
         (``chat.book_update.BookUpdate``: name, diff, in_prefix…); [] while a beat runs."""
         return [] if self.running is not None else book_update.updates(self.context.book_links, self.dir, self.tree)
