@@ -222,3 +222,31 @@ async def test_cli_lists_and_answers_book_updates(tmp_path, capsys):
     assert "下一拍起用新版" in capsys.readouterr().out
     assert cli.main(["book", "updates", chat_dir, "--keep-old", "镇子"]) == 2  # nothing left to answer
     assert "没有世界书「镇子」的更新" in capsys.readouterr().err
+
+
+async def test_a_book_attached_to_the_chat_is_offered_too(tmp_path):
+    # a global book and a book attached to the chat, both named 镇子: two books, told apart by their keys
+    put(global_books_dir() / "镇子.json", book(wi_entry(7, "钟楼", "钟楼在镇心。")))
+    card = tmp_path / "card.json"
+    put(card, CARD)
+    model = Recorder(3)
+    chat = make_chat(tmp_path / "c", card, model)
+    own = tmp_path / "c" / "世界书"
+    put(own / "镇子.json", OLD)
+    chat.reload_books()
+    await chat.send("去茶馆，看钟楼")
+    assert "茶馆在镇北。" in model.last_prompt() and "钟楼在镇心。" in model.last_prompt()
+    assert book_update.recorded(chat.tree).keys() == {"镇子", "chat/镇子"}
+    src = tmp_path / "new.json"
+    put(src, NEW)
+    assert book_update.update_book_file(own, "镇子", src) == own / "镇子.json"
+    [u] = chat.book_updates()
+    assert (u.key, u.name, u.chat, u.path) == ("chat/镇子", "镇子", True, str(own / "镇子.json"))
+    chat.reload_books()  # the window's books dialog re-reads them after the update
+    chat.answer_book_update("chat/镇子", "old")
+    await chat.send("去茶馆，看钟楼，去城门")
+    p = model.last_prompt()
+    assert "茶馆在镇北。" in p and "钟楼在镇心。" in p and "城门寅时开。" not in p
+    # the library's 镇子 is untouched by all this
+    assert chat.book_updates() == [] and "镇子" not in book_update.kept_books(tmp_path / "c")
+    chat.close()

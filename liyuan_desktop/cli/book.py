@@ -1,6 +1,8 @@
 """``liyuan book updates|update …``: library world books replaced while chats use them (issue 33 §4).
 
-    liyuan book updates CHAT [--json]                      what changed in each library book the chat reads
+    liyuan book updates CHAT [--json]                      what changed in each book the chat reads beside its
+                                                            card's own (a library book by its name, one attached
+                                                            to the chat as ``chat/NAME``)
     liyuan book updates CHAT --use-new NAME                 the new version from the next beat (the old one is the
                                                             checkpoint ``--undo`` returns to)
     liyuan book updates CHAT --keep-old NAME                this chat keeps the version it plays
@@ -60,6 +62,7 @@ def _picks(args: argparse.Namespace) -> list[str]:
 
 
 def _updates(chat: Chat, args: argparse.Namespace) -> int:
+    from ..core.chat.book_update import key_name
     from ..core.messages import message
 
     acts = (("new", args.use_new), ("old", args.keep_old), ("pick", args.pick), ("undo", args.undo))
@@ -72,8 +75,9 @@ def _updates(chat: Chat, args: argparse.Namespace) -> int:
         except KeyError:
             raise ValueError(message("book_update.no_such", name=name)) from None
         said = {"new": "book_update.used", "old": "book_update.kept", "undo": "book_update.undone"}
-        print(say(message(said[how], name=name) if how in said else
-                  message("book_update.picked", name=name, n=len(_picks(args)))))
+        shown = key_name(name)
+        print(say(message(said[how], name=shown) if how in said else
+                  message("book_update.picked", name=shown, n=len(_picks(args)))))
         return 0
     ups = chat.book_updates()
     if args.json:
@@ -85,7 +89,7 @@ def _updates(chat: Chat, args: argparse.Namespace) -> int:
         n = u.diff.counts()
         what = say(message("book_update.counts", entries=n.get("entries", 0), settings=n.get("settings", 0)))
         prefix = say(message("book_update.prefix")) if u.in_prefix else ""
-        print(say(message("book_update.line", name=u.name, what=what, prefix=prefix)))
+        print(say(message("book_update.line", name=u.key, what=what, prefix=prefix)))
         for c in u.diff.entries:
             label = f" ({c.label})" if c.label and c.label != c.key else ""
             parts = f" [{', '.join(c.parts)}]" if c.parts else ""

@@ -85,6 +85,7 @@ def replace(win: MainWindow, tmp_path: Path, doc: dict, answer: str = "confirmYe
     answer_later(answer, seen)
     done = update_book_from_file(dlg.global_list, win.session, "镇子", str(src))
     assert seen == ["confirmBox"] and dlg.update_btn.text() in ("从文件更新…", "Update from file…")
+    assert dlg.chat_update_btn.isEnabled()  # the chat's own books can be updated from a file the same way
     dlg.close()
     return done
 

@@ -137,9 +137,9 @@ class ChatContext:
         #: the card's links and what each does in this chat (cards.book_links.BookLink)
         self.book_links = loaded.links
         self.warnings += loaded.warnings
-        # library books this chat keeps an old (or merged) version of are read in that version (chat.book_update)
-        library = swap_kept(Path(directory), [*loaded.books, *load_books(global_books_dir(), "global")])
-        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *library]
+        # books this chat keeps an old (or merged) version of are read in that version (chat.book_update)
+        books = [card_book, *swap_kept(Path(directory), [*load_books(Path(directory) / "世界书", "chat"), *loaded.books,
+                                                         *load_books(global_books_dir(), "global")])]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)
         book.scan_depth = card_book.scan_depth if card_book.entries else book.scan_depth

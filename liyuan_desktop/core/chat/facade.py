@@ -726,17 +726,18 @@ class Chat(ChatView):
         self._reload_context(card_keep.take_picked(self.dir, self.card, picks))
 
     def book_updates(self) -> list[book_update.BookUpdate]:
-        """Issue 33 §4: the library world books this chat uses that were replaced since it last used them
-        (``chat.book_update.BookUpdate``: name, diff, in_prefix…); [] while a beat runs."""
+        """Issue 33 §4: the world books this chat reads beside its card's own (library books, attached books) that
+        were replaced since it last used them (``chat.book_update.BookUpdate``: key, name, diff, in_prefix…); []
+        while a beat runs."""
         return [] if self.running is not None else book_update.updates(self.context.book_links, self.dir, self.tree)
 
     @notices(Changes.of("settings"))
-    def answer_book_update(self, name: str, how: str, picks: Optional[list[str]] = None) -> None:
-        """Use the new version of the library book ``name`` (``how="new"``), keep the old (``"old"``), take only
-        ``picks`` (``"pick"``) or step back (``"undo"``) — ``chat.book_update.apply``; the next beat reads it.
-        KeyError (no such update), OSError, RuntimeError while a beat runs."""
+    def answer_book_update(self, key: str, how: str, picks: Optional[list[str]] = None) -> None:
+        """Use the new version of the book ``key`` (a ``BookUpdate.key``; ``how="new"``), keep the old (``"old"``),
+        take only ``picks`` (``"pick"``) or step back (``"undo"``) — ``chat.book_update.apply``; the next beat reads
+        it. KeyError (no such update), OSError, RuntimeError while a beat runs."""
         self._idle("改世界书")
-        book_update.apply(self.context.book_links, self.dir, self.tree, name, how, picks)
+        book_update.apply(self.context.book_links, self.dir, self.tree, key, how, picks)
         self._reload_context()
 
     def note_books_used(self) -> None:

@@ -379,9 +379,10 @@ class WorldBooksDialog(QDialog):
         lay.addLayout(row)
         for lst in (self.chat_list, self.global_list):
             lst.changed.connect(self._reload)
-        from ..roleplay.card_update import install_update_from_file  # issue 33 §4: a library book replaced
+        from ..roleplay.card_update import install_update_from_file  # issue 33 §4: a book replaced
 
         self.update_btn = install_update_from_file(self.global_list, self.session)
+        self.chat_update_btn = install_update_from_file(self.chat_list, self.session)
         self.editor = None
 
     def _reload(self) -> None:

@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.cards.update_diff import pick_key
+from ...core.chat.book_update import key_name
 from ...core.messages import message
 from ..dialogs.dialogs import confirm
 from ..infra.i18n import register, show, tr
@@ -90,13 +91,13 @@ register({
     "cu.undo": {"zh": "撤销", "en": "Undo"},
     "cu.book.update_file": {"zh": "从文件更新…", "en": "Update from file…"},
     "cu.book.update_pick": {"zh": "选择世界书「{name}」的新版本（.json）", "en": "Choose the new version of “{name}” (.json)"},
-    "cu.book.update_ask": {"zh": "用「{file}」替换书库里的世界书「{name}」？用它的对话会收到改动提示；旧版留在历史版本里。",
-                           "en": "Replace the library's world book “{name}” by “{file}”? Chats that use it are shown "
-                                 "what changed; the old version is kept."},
+    "cu.book.update_ask": {"zh": "用「{file}」替换世界书「{name}」？用它的对话会收到改动提示；旧版留在历史版本里。",
+                           "en": "Replace the world book “{name}” by “{file}”? Chats that use it are shown what "
+                                 "changed; the old version is kept."},
     "cu.book.update_none": {"zh": "先在列表里选一本世界书。", "en": "Select a world book in the list first."},
-    "cu.book.reimport_ask": {"zh": "书库里已经有世界书「{name}」。用这个文件替换它（用它的对话会收到改动提示，旧版留在历史版本里）？"
+    "cu.book.reimport_ask": {"zh": "这里已经有世界书「{name}」。用这个文件替换它（用它的对话会收到改动提示，旧版留在历史版本里）？"
                                    "选「否」则另存为一本新书。",
-                             "en": "The library already has a world book “{name}”. Replace it by this file (chats that "
+                             "en": "There is a world book “{name}” here already. Replace it by this file (chats that "
                                    "use it are shown what changed; the old version is kept)? No imports it as a new "
                                    "book."},
 })
@@ -191,7 +192,7 @@ class CardUpdateBar(QFrame):
         self.chat: Optional[Chat] = None
         self.diff: Optional[CardDiff | BookDiff] = None
         self.book: Optional[BookUpdate] = None  # the world-book update shown (None: the card's, or nothing)
-        self.undo_name = ""  # a world book just taken in a newer version: 撤销 is offered
+        self.undo_name = ""  # the key of a world book just taken in a newer version: 撤销 is offered
         self.undo_text = ""  # what was done to it (the bar's text while 撤销 is offered)
         self.pick_dialog: Optional[PickDialog] = None
         self.confirm: Callable[[str, str], bool] = lambda title, text: confirm(self, title, text)
@@ -325,7 +326,7 @@ class CardUpdateBar(QFrame):
         if how == "new" and u.kept and not self.confirm(tr("cu.book.title"), tr("cu.book.replace_kept", name=u.name)):
             return
         try:
-            chat.answer_book_update(u.name, how, picks)
+            chat.answer_book_update(u.key, how, picks)
         except KeyError:  # answered meanwhile (a beat took it, another program changed the book again)
             self.check()
             return
@@ -334,7 +335,7 @@ class CardUpdateBar(QFrame):
             return
         said = {"new": message("book_update.used", name=u.name), "old": message("book_update.kept", name=u.name),
                 "pick": message("book_update.picked", name=u.name, n=len(picks or []))}[how]
-        self.undo_name = u.name if how in ("new", "pick") else ""
+        self.undo_name = u.key if how in ("new", "pick") else ""
         self.undo_text = show(said)
         self.hide()  # until the books are compared again (撤销 then)
         self.session.broadcast(chat.last_changes)
@@ -358,7 +359,7 @@ class CardUpdateBar(QFrame):
         self.hide()
         self.session.broadcast(chat.last_changes)
         self.check()
-        self.status(show(message("book_update.undone", name=name)))
+        self.status(show(message("book_update.undone", name=key_name(name))))
 
     def use_new(self) -> None:
         """From the next beat, the new version."""
@@ -399,19 +400,22 @@ class CardUpdateBar(QFrame):
 
 
 def update_book_from_file(books: Any, session: Any, name: str, path: str, ask: bool = True) -> bool:
-    """Replace the library book ``name`` of the global books list ``books`` (``ui/dialogs/world_books.BookList``)
-    by the file ``path`` (``chat.book_update.update_library_book``: checked first, the old version kept), asked first
-    (default No) unless ``ask`` is false; then the list re-reads, the open chat re-reads its books (the list's
-    ``changed``) and a library notice lets the card-update bar show what changed. True when replaced."""
+    """Replace the book ``name`` of the books list ``books`` (``ui/dialogs/world_books.BookList``: the global
+    folder — the library — or the chat's) by the file ``path`` (``chat.book_update.update_book_file``: checked
+    first, the old version kept), asked first (default No) unless ``ask`` is false; then the list re-reads, the open
+    chat re-reads its books (the list's ``changed``) and a library notice lets the card-update bar show what
+    changed. True when replaced."""
     from pathlib import Path
 
-    from ...core.chat.book_update import update_library_book
+    from ...core.chat.book_update import update_book_file
     from ...core.chat.changes import Changes
 
+    if books.folder is None:
+        return False
     if ask and not confirm(books, tr("cu.book.title"), tr("cu.book.update_ask", name=name, file=Path(path).name)):
         return False
     try:
-        update_library_book(name, Path(path))
+        update_book_file(books.folder, name, Path(path))
     except (OSError, ValueError) as e:  # BookFileError is a ValueError
         books.error.setText(show(e))
         return False
@@ -423,25 +427,29 @@ def update_book_from_file(books: Any, session: Any, name: str, path: str, ask: b
 
 
 def reimport(books: Any, session: Any, path: str) -> Optional[Any]:
-    """导入… of a file named like a library book (``镇子.json`` when the library has 「镇子」): asked whether it
-    replaces that book (:func:`update_book_from_file`; the chats that read it are shown what changed) — No (the
-    default) imports it beside as before (「镇子-2」). Returns the file replaced, or None to import as usual."""
+    """导入… of a file named like a book of the list ``books`` (``镇子.json`` when it has 「镇子」, on or off): asked
+    whether it replaces that book (:func:`update_book_from_file`; the chats that read it are shown what changed) —
+    No (the default) imports it beside as before (「镇子-2」). Returns the file replaced, or None to import as
+    usual."""
     from pathlib import Path
 
-    from ...core.cards.book_links import find_library_book
+    from ...core.lore.books import OFF_FOLDER
 
     name = Path(path).stem
-    if find_library_book(name) is None:
+    folder = books.folder
+    places = [folder / f"{name}.json", folder / OFF_FOLDER / f"{name}.json"] if folder is not None else []
+    if not any(p.is_file() for p in places):
         return None
     if not confirm(books, tr("cu.book.title"), tr("cu.book.reimport_ask", name=name)):
         return None
-    return find_library_book(name) if update_book_from_file(books, session, name, path, ask=False) else None
+    done = update_book_from_file(books, session, name, path, ask=False)
+    return next((p for p in places if p.is_file()), None) if done else None
 
 
 def install_update_from_file(books: Any, session: Any) -> QPushButton:
-    """Put 「从文件更新…」 beside 导入… of the global books list ``books``: the selected book is replaced by a file
-    (:func:`update_book_from_file`), and 导入… of a file named like a library book offers to replace it
-    (:func:`reimport`). Returns the button (``bookUpdateFromFile``)."""
+    """Put 「从文件更新…」 beside 导入… of the books list ``books`` (the global one or the chat's): the selected book
+    is replaced by a file (:func:`update_book_from_file`), and 导入… of a file named like one of its books offers to
+    replace it (:func:`reimport`). Returns the button (``bookUpdateFromFile``)."""
     from PySide6.QtWidgets import QFileDialog
 
     btn = QPushButton(tr("cu.book.update_file"))
