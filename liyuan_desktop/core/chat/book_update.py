@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import weakref
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -132,19 +133,41 @@ def books_used(links: list[BookLink], chat_dir: Path) -> dict[str, Path]:
     return out
 
 
+#: per tree: (entries looked at, the id of the last one, the newest record among them) — a beat reads only the
+#: entries added since (a 100,000-message chat is not walked every beat)
+_seen_memo: "weakref.WeakKeyDictionary[Any, tuple[int, str, Optional[dict[str, str]]]]" = weakref.WeakKeyDictionary()
+
+
+def _record_of(e: Any) -> Optional[dict[str, str]]:
+    if e.type != "chat-settings":
+        return None
+    extra = e.model_extra or {}
+    books = extra.get(RECORD_KEY)
+    return {str(k): str(v) for k, v in books.items()} if isinstance(books, dict) else None
+
+
 def recorded(tree: Any) -> dict[str, str]:
     """``{key: sha256}`` of the books the chat last used (its newest ``chat-settings`` entry carrying
-    ``library_books``); {} when never recorded."""
-    for history in _records(tree):
-        return history
-    return {}
+    ``library_books``); {} when never recorded. Reads only the entries added since the last call on ``tree``."""
+    order = tree.order
+    n, last, found = _seen_memo.get(tree, (0, "", None))
+    if n > len(order) or (n and order[n - 1] != last):  # entries taken back (a rollback): from the start
+        n, found = 0, None
+    for i in order[n:]:
+        rec = _record_of(tree.entries[i])
+        found = rec if rec is not None else found
+    try:
+        _seen_memo[tree] = (len(order), order[-1] if order else "", found)
+    except TypeError:  # a tree that cannot be weakly referenced: no memo
+        pass
+    return dict(found or {})
 
 
 def _records(tree: Any) -> Iterator[dict[str, str]]:
     for i in reversed(tree.order):
-        e = tree.entries[i]
-        if e.type == "chat-settings" and isinstance((e.model_extra or {}).get(RECORD_KEY), dict):
-            yield {str(k): str(v) for k, v in e.model_extra[RECORD_KEY].items()}
+        rec = _record_of(tree.entries[i])
+        if rec is not None:
+            yield rec
 
 
 def _record(tree: Any, books: dict[str, str]) -> None:

@@ -741,7 +741,7 @@ class Chat(ChatView):
         self._reload_context()
 
     def note_books_used(self) -> None:
-        """The beat starts: record the library books it reads (an update left alone is taken, and said)."""
+        """The beat starts: record the world books it reads beside the card's (an update left alone is taken, and said)."""
         said = book_update.note_used(self.context.book_links, self.dir, self.tree)
         if said:
             self._reload_context()
