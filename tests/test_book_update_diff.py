@@ -250,3 +250,21 @@ async def test_a_book_attached_to_the_chat_is_offered_too(tmp_path):
     # the library's 镇子 is untouched by all this
     assert chat.book_updates() == [] and "镇子" not in book_update.kept_books(tmp_path / "c")
     chat.close()
+
+
+def test_the_record_follows_the_tree_and_its_rollbacks(tmp_path):
+    card = tmp_path / "card.json"
+    put(card, CARD)
+    chat = Chat.create(tmp_path / "c", load_card(card), ReplayModel(actor=[], scribe=[]))
+    tree = chat.tree
+    assert book_update.recorded(tree) == {}
+    tree.append("chat-settings", parent_id=None, move_leaf=False, library_books={"甲": "1"})
+    assert book_update.recorded(tree) == {"甲": "1"}
+    mark = tree.pending_mark()
+    tree.append("chat-settings", parent_id=None, move_leaf=False, library_books={"甲": "2"})
+    assert book_update.recorded(tree) == {"甲": "2"}
+    tree.rollback(mark)  # a write that failed: the entry is taken back, and so is the record
+    assert book_update.recorded(tree) == {"甲": "1"}
+    tree.append("chat-settings", parent_id=None, move_leaf=False, sampling={})  # another setting: no record
+    assert book_update.recorded(tree) == {"甲": "1"} and not book_update.can_undo(tree, "甲")
+    chat.close()
