@@ -116,6 +116,7 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
     assert win.grab().save(str(shot))
     # 查看改动: every change listed; closing takes nothing
     texts: list[str] = []
+    tips: list[str] = []
 
     def close_box():
         box = QApplication.activeModalWidget()
@@ -123,12 +124,15 @@ async def test_bar_offers_keep_use_pick_and_undo_for_a_library_book(qtbot, tmp_p
             QTimer.singleShot(50, close_box)
             return
         texts.extend(box.list.item(i).text() for i in range(box.list.count()))
+        tips.extend(box.list.item(i).toolTip() for i in range(box.list.count()))
         box.grab().save(str(shot_dir(tmp_path) / "z33books-pick-zh.png"))
         QTest.keyClick(box, Qt.Key.Key_Escape)
 
     QTimer.singleShot(100, close_box)
     bar.show_btn.click()
     assert texts == ["1（茶馆）: 修改 [content]", "2（渡口）: 删除", "3（城门）: 新增", "scan_depth: 修改  2 → 4"]
+    # each line's tooltip holds the text itself: what changed in an entry, the added or removed entry's content
+    assert tips == ["content: 茶馆在镇北。 → 茶馆在镇南。", "渡口有船。", "城门寅时开。", "2 → 4"]
     # 保持旧版: the chat's books stay the old version
     bar.keep_btn.click()
     settle(qtbot, bar)

@@ -125,6 +125,19 @@ def change_line(area: str, c: Any) -> str:
     return f"{c.key}{label}: {tr('cu.' + c.kind)}{parts}{values}"
 
 
+def change_detail(c: Any, limit: int = 300) -> str:
+    """What one change holds, for its tooltip: each changed part ``part: old → new`` (a book entry's content, keys,
+    order…), else the added or removed item's text (an entry's content, a script's replacement) or value."""
+    if c.kind == "changed" and isinstance(c.old, dict) and isinstance(c.new, dict):
+        return "\n".join(f"{p}: {_short(c.old.get(p), limit)} → {_short(c.new.get(p), limit)}" for p in c.parts)
+    if c.kind == "changed":
+        return f"{_short(c.old, limit)} → {_short(c.new, limit)}"
+    value = c.new if c.kind == "added" else c.old
+    if isinstance(value, dict):
+        value = value.get("content") or value.get("replaceString") or ""
+    return _short(value, limit)
+
+
 def details(diff: CardDiff | BookDiff) -> str:
     """Every change, one line each, grouped by area (:func:`change_line`, indented under the area's count)."""
     lines: list[str] = []
@@ -150,6 +163,7 @@ class PickDialog(QDialog):
         for area in AREAS:
             for c in getattr(diff, area, []):
                 it = QListWidgetItem(change_line(area, c))
+                it.setToolTip(change_detail(c))
                 key = pick_key(area, c)
                 if area != "variables" and key not in seen:
                     seen.add(key)
@@ -490,5 +504,5 @@ def install_card_update(window: Any) -> CardUpdateBar:
     return bar
 
 
-__all__ = ["CardUpdateBar", "PickDialog", "change_line", "details", "install_card_update", "install_update_from_file",
+__all__ = ["CardUpdateBar", "PickDialog", "change_detail", "change_line", "details", "install_card_update", "install_update_from_file",
            "summary", "update_book_from_file"]
