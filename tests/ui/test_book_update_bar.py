@@ -209,6 +209,19 @@ async def test_bar_in_english(qtbot, tmp_path):
         assert "is used in its new version" in bar.label.text()
         bar.dismiss_btn.click()  # 关闭: the bar goes, the new version stays
         assert bar.isHidden() and "镇南" in book_text(win)
+        # two books updated at once: one at a time, the bar says how many follow
+        write(global_books_dir() / "渡口.json", book(entry(5, "船", "船夫姓周。")))
+        win.chat.note_books_used()  # what a beat does first: the new global book is recorded
+        for name, text in (("渡口", "船夫姓吴。"), ("镇子", "茶馆在镇西。")):
+            src = write(tmp_path / "more" / f"{name}.json", book(entry(5 if name == "渡口" else 1, "船", text)))
+            dlg = open_world_books(win)
+            assert update_book_from_file(dlg.global_list, win.session, name, str(src), ask=False)
+            dlg.close()
+        settle(qtbot, bar)
+        assert bar.label.text().startswith("The world book “渡口” was updated") and "1 more updated" in bar.label.text()
+        bar.keep_btn.click()
+        settle(qtbot, bar)
+        assert bar.label.text().startswith("The world book “镇子” was updated") and "more" not in bar.label.text()
         win.close()
     finally:
         i18n.set_language("zh")

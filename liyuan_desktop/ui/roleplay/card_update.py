@@ -89,6 +89,8 @@ register({
                              "en": "This chat plays its own kept (or merged) version of the world book “{name}”. "
                                    "Use the library's new version instead? (Undo brings it back.)"},
     "cu.undo": {"zh": "撤销", "en": "Undo"},
+    "cu.book.more": {"zh": "（还有 {n} 本世界书也更新了，答完这本接着问。）",
+                     "en": " ({n} more updated world book(s) follow once this one is answered.)"},
     "cu.book.update_file": {"zh": "从文件更新…", "en": "Update from file…"},
     "cu.book.update_pick": {"zh": "选择世界书「{name}」的新版本（.json）", "en": "Choose the new version of “{name}” (.json)"},
     "cu.book.update_ask": {"zh": "用「{file}」替换世界书「{name}」？用它的对话会收到改动提示；旧版留在历史版本里。",
@@ -300,7 +302,8 @@ class CardUpdateBar(QFrame):
         self.undo_name = ""
         self._buttons(undo=False)
         prefix = tr("cu.book.prefix") if self.book.in_prefix else ""
-        self.label.setText(tr("cu.book.bar", name=self.book.name, what=summary(self.book.diff)) + prefix)
+        more = tr("cu.book.more", n=len(ups) - 1) if len(ups) > 1 else ""
+        self.label.setText(tr("cu.book.bar", name=self.book.name, what=summary(self.book.diff)) + prefix + more)
         self.show()
 
     def app_state(self, state: Qt.ApplicationState) -> None:
