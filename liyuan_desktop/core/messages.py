@@ -1112,6 +1112,55 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.auto.done": {"zh": "自动续聊结束：演了 {n} 轮（上限 {limit}）",
                         "en": "Auto-mode ended: {n} turns played (limit {limit})"},
     "group.auto.stopped": {"zh": "自动续聊已停止：演了 {n} 轮", "en": "Auto-mode stopped (turns played: {n})"},
+    # --- z33books ---
+    # library world books replaced while chats use them (core/chat/book_update.py; the beat's activity list, the CLI)
+    "book_update.taken": {"zh": "世界书「{name}」已更新，这一拍起用新版。",
+                          "en": "The world book “{name}” was updated; this beat uses the new version."},
+    "book_update.none": {"zh": "这个对话用的书库世界书都没有更新。",
+                         "en": "No library world book this chat uses was updated."},
+    "book_update.line": {"zh": "世界书「{name}」：{what}{prefix}",
+                         "en": "World book “{name}”: {what}{prefix}"},
+    "book_update.counts": {"zh": "条目 {entries} 条、设置 {settings} 处", "en": "entries: {entries}, settings: {settings}"},
+    "book_update.prefix": {"zh": "（含常驻条目：提示词缓存的前缀会变一次）",
+                           "en": " (constant entries: the prompt's cached prefix changes once)"},
+    "book_update.used": {"zh": "世界书「{name}」下一拍起用新版（旧版留作检查点，可撤销）。",
+                         "en": "The world book “{name}” is used in its new version from the next beat (the old one is "
+                               "kept as a checkpoint; undo returns to it)."},
+    "book_update.kept": {"zh": "这个对话继续用世界书「{name}」的旧版（书再更新时会再问）。",
+                         "en": "This chat keeps the old version of the world book “{name}” (a later update asks again)."},
+    "book_update.picked": {"zh": "世界书「{name}」：下一拍起用勾选的 {n} 处改动，其余保持旧版。",
+                           "en": "World book “{name}”: the {n} checked change(s) are used from the next beat; the rest "
+                                 "stays as it was."},
+    "book_update.undone": {"zh": "世界书「{name}」回到了上一个版本。", "en": "The world book “{name}” is back to its previous version."},
+    "book_update.no_such": {"zh": "没有世界书「{name}」的更新。", "en": "There is no update of the world book “{name}”."},
+    "book_update.no_picks": {"zh": "--pick 要和 --entries 一起用（条目键，逗号分隔；settings 表示设置）。",
+                             "en": "--pick needs --entries (entry keys, comma-separated; settings for the settings)."},
+    "book_update.no_book": {"zh": "书库里没有世界书「{name}」。", "en": "The library has no world book “{name}”."},
+    "book_update.would_replace": {"zh": "会用「{file}」替换书库里的世界书「{name}」（旧版留在历史版本里）。加 --yes 才会替换。",
+                                  "en": "Would replace the library's world book “{name}” by “{file}” (the old version is "
+                                        "kept). Add --yes to replace it."},
+    "book_update.replaced": {"zh": "已替换书库里的世界书「{name}」：{path}。用它的对话会收到改动提示。",
+                             "en": "Replaced the library's world book “{name}”: {path}. Chats that use it are shown what "
+                                   "changed."},
+    # `liyuan book` help (cli/book.py)
+    "cli.help.book.0": {"zh": "书库世界书的更新：对话里看改动、用新版或保留旧版", "en": "library world-book updates: "
+                        "see what changed in a chat, use the new version or keep the old"},
+    "cli.help.book.1": {"zh": "列出对话所用书库世界书的改动，或回答某本书的更新",
+                        "en": "list the changes of the library books a chat reads, or answer a book's update"},
+    "cli.help.book.2": {"zh": "对话文件夹，或 卡名/对话名", "en": "a chat folder, or card/chat"},
+    "cli.help.book.3": {"zh": "输出 JSON", "en": "print JSON"},
+    "cli.help.book.4": {"zh": "这本书下一拍起用新版（旧版留作检查点，--undo 可回）",
+                        "en": "use this book's new version from the next beat (the old one is kept; --undo returns)"},
+    "cli.help.book.5": {"zh": "这个对话继续用这本书的旧版", "en": "this chat keeps the old version of this book"},
+    "cli.help.book.6": {"zh": "只取这本书的部分改动（配合 --entries）", "en": "take only some changes of this book (with --entries)"},
+    "cli.help.book.7": {"zh": "这本书回到上一个版本", "en": "this book goes back to its previous version"},
+    "cli.help.book.8": {"zh": "要取的条目键，逗号分隔；settings 表示书的设置",
+                        "en": "the entry keys to take, comma-separated; settings for the book's settings"},
+    "cli.help.book.9": {"zh": "用文件替换书库里的一本世界书", "en": "replace a library world book by a file"},
+    "cli.help.book.10": {"zh": "书库里的世界书名（文件名，不含 .json）", "en": "the library book's name (file name without .json)"},
+    "cli.help.book.11": {"zh": "新版本的世界书文件（SillyTavern World Info JSON）",
+                         "en": "the new version's file (SillyTavern World Info JSON)"},
+    "cli.help.book.12": {"zh": "真的替换（不加只说会做什么）", "en": "really replace it (without: only say what it would do)"},
 }
 
 
