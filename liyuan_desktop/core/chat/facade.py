@@ -1078,3 +1078,5 @@ class Chat(ChatView):
 
 #: Chat.refresh_card declares its notice by hand (it joins the running beat's notice only when the card changed)
 COMMAND_CHANGES["refresh_card"] = Changes.of("settings")
+#: Chat.note_books_used likewise (it joins the beat's notice only when an update left alone was taken)
+COMMAND_CHANGES["note_books_used"] = Changes.of("settings")
