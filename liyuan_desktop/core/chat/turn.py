@@ -281,6 +281,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     regenerate | edit | continue (an unsealed draft or a sealed reply); ``continues``: the sealed reply's text a continue-reply starts
     from — the scribe then reads only what was added after it (the whole final when the model rewrote the start)."""
     chat.refresh_card()  # the card edited since the last beat (cards.edit): read again, and the activity list says so
+    chat.note_books_used()  # library world books replaced since the last beat (chat.book_update)
     # a chat already past the compaction level (imported, a smaller model, a failed summary) is compacted first
     w = chat.window
     if w.share > 0 and chat.context_usage()["used"] > w.share * w.window:

@@ -62,6 +62,11 @@ class Group(BaseModel):
     greeting: GreetingMode = "members"
     greeting_text: str = ""
     st: dict[str, Any] = Field(default_factory=dict)
+    #: auto-mode (z31auto): the members continue among themselves after their replies, at most ``auto_limit``
+    #: turns per run, ``auto_delay`` seconds apart (SillyTavern's ``auto_mode_delay``, default 5); core/group/auto.py
+    auto_mode: bool = False
+    auto_delay: float = Field(default=5.0, ge=0.0, le=3600.0)
+    auto_limit: int = Field(default=6, ge=1, le=100)
     #: one MVU variable tree for the whole chat (SillyTavern keeps one chat variables object) instead of one per
     #: member's card (the default: each card's ``stat_data`` stays its own; ``group/mvu.py``)
     shared_variables: bool = False
