@@ -274,7 +274,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
     # the Chinese text as before; these entries let render()/translate() find it again (module doc). ----------
     # "<file>：<sentence>" (core/cards/_common.py fail(); translate() finds it again in plain text: module doc)
-    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}"},
+    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}", "nest": "label msg"},
     # cards (core/cards/__init__.py, png.py, charx.py, _common.py)
     "cardfile.label": {"zh": "角色卡", "en": "Card"},
     "cardfile.where.png": {"zh": "PNG 里的 {kw} 块（{type}）", "en": "the PNG's {kw} chunk ({type}): "},
@@ -1103,6 +1103,97 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
                             "en": "No model is configured: name a provider with --provider, or use --local for the "
                                   "local checks only"},
+    # --- z32engine --- (issue 32 §1: engine lines carried by key end to end; never matched back from text)
+    "tool.outline.all": {"zh": "大纲", "en": "outline", "match": "no"},
+    # a refused tool call's activity line (core/beat/loop.py): in Chinese the reason the model was told, in English
+    # what the refusal code means (``{message:.0}`` keeps the placeholder and prints nothing: the model's reason
+    # is in the card's language, not the reader's)
+    "tool.failed": {"zh": "失败", "en": "failed", "match": "no"},
+    "tool.refused": {"zh": "{message}{code:.0}", "en": "refused ({code}){message:.0}; the model was told why", "match": "no"},
+    "tool.refused.stopped": {"zh": "{message}", "en": "not run{message:.0}: the user stopped this beat", "match": "no"},
+    "tool.refused.beat_ended": {"zh": "{message}", "en": "not run{message:.0}: the beat had already ended (sealed, "
+                                "or the previous reply revised)", "match": "no"},
+    "tool.refused.unknown_tool": {"zh": "{message}", "en": "no such tool{message:.0}; the model was told which it "
+                                  "has", "match": "no"},
+    "tool.refused.echo": {"zh": "{message}", "en": "not sealed{message:.0}: the draft repeats the prompt's data; "
+                          "the model was asked to rewrite it", "match": "no"},
+    "tool.refused.bad_args": {"zh": "{message}", "en": "refused{message:.0}: the arguments were not valid; the model "
+                              "was told why", "match": "no"},
+    "tool.refused.not_found": {"zh": "{message}", "en": "refused{message:.0}: what it named was not found; the model "
+                               "was told why", "match": "no"},
+    "tool.refused.not_unique": {"zh": "{message}", "en": "refused{message:.0}: the text to replace occurs more than "
+                                "once; the model was told why", "match": "no"},
+    "tool.refused.stale_version": {"zh": "{message}", "en": "refused{message:.0}: the draft changed since the model "
+                                   "read it; it was given the new version", "match": "no"},
+    "tool.refused.too_large": {"zh": "{message}", "en": "refused{message:.0}: too large; the model was told the "
+                               "limit", "match": "no"},
+    "tool.refused.no_change": {"zh": "{message}", "en": "nothing changed{message:.0}; the model was told why",
+                               "match": "no"},
+    "tool.refused.unavailable": {"zh": "{message}", "en": "not available in this chat{message:.0}", "match": "no"},
+    "tool.refused.sealed": {"zh": "{message}", "en": "refused{message:.0}: the draft is already sealed",
+                            "match": "no"},
+    "tool.refused.empty_draft": {"zh": "{message}", "en": "refused{message:.0}: the draft is empty", "match": "no"},
+    # the scribe's patch (core/ledger/state.py apply_patch): the applied lines and warnings as the seed words them
+    # (the session, the golden runs and the scribe's next prompt keep the Chinese text byte for byte)
+    "led.patch.time": {"zh": "time → {v}", "en": "time → {v}", "match": "no"},
+    "led.patch.location": {"zh": "location → {v}", "en": "location → {v}", "match": "no"},
+    "led.patch.char": {"zh": "characters.{name} 已更新", "en": "characters.{name} updated", "match": "no"},
+    "led.patch.inventory": {"zh": "inventory → [{v}]", "en": "inventory → [{v}]", "match": "no"},
+    "led.patch.plot_threads": {"zh": "plot_threads → [{v}]", "en": "plot_threads → [{v}]", "match": "no"},
+    "led.patch.flag": {"zh": "flags.{k} → {v}", "en": "flags.{k} → {v}", "match": "no"},
+    "led.applied.var": {"zh": "变量 {x}", "en": "variable {x}", "match": "no"},
+    "led.applied.panel": {"zh": "面板 {x}", "en": "panel {x}", "match": "no"},
+    "led.warn.not_array": {"zh": "{key} 不是数组已忽略（{value}）——本字段是字符串数组，请给出变化后的完整清单。",
+                           "en": "{key} is not an array ({value}); ignored", "match": "no"},
+    "led.warn.items_dropped": {"zh": "{key} 有 {n} 项不是字符串已丢弃（{shown}{more}）——"
+                                     "本字段是字符串数组，请写成 [\"补气丹（已服用）\"] 这样的一句话条目。",
+                               "en": "{n} items of {key} are not strings ({shown}{more}); dropped", "match": "no"},
+    "led.warn.patch_not_object": {"zh": "patch 不是 JSON 对象已忽略（{value}）——请输出形如 {{\"patch\":{{...}}}} 的对象。",
+                                  "en": "The patch is not a JSON object ({value}); ignored", "match": "no"},
+    "led.warn.not_string": {"zh": "{key} 不是字符串已忽略（{value}）——请写成一句话的字符串。",
+                            "en": "{key} is not a string ({value}); ignored", "match": "no"},
+    "led.warn.chars_not_object": {"zh": "{key} 不是对象已忽略——请写成 {{\"名字\": {{\"affinity\": 5}}}} 的形式。",
+                                  "en": "{key} is not an object; ignored", "match": "no"},
+    "led.warn.char_not_object": {"zh": "characters.{name} 不是对象已忽略（{value}）",
+                                 "en": "characters.{name} is not an object ({value}); ignored", "match": "no"},
+    "led.warn.affinity": {"zh": "characters.{name}.affinity 不是数字已忽略（{value}）——请写 -100..100 的整数。",
+                          "en": "characters.{name}.affinity is not a number ({value}); ignored", "match": "no"},
+    "led.warn.field": {"zh": "characters.{name}.{field} 不是字符串已忽略（{value}）",
+                       "en": "characters.{name}.{field} is not a string ({value}); ignored", "match": "no"},
+    "led.warn.flags_not_object": {"zh": "{key} 不是对象已忽略——请写成 {{\"键\": \"值\"}} 的形式。",
+                                  "en": "{key} is not an object; ignored", "match": "no"},
+    "led.warn.flag_value": {"zh": "flags.{k} 的值不是字符串已丢弃（{value}）——flags 的值请写成一句话的字符串。",
+                            "en": "The value of flags.{k} is not a string ({value}); dropped", "match": "no"},
+    "led.warn.unknown_key": {"zh": "未知字段 {key}，允许的顶层字段：{allowed}",
+                             "en": "Unknown field {key}; the allowed top-level fields: {allowed}", "match": "no"},
+    # the compaction summary call (core/memory/search.py summarize)
+    "mem.summary_failed": {"zh": "压缩前情失败：{error}", "en": "The summary of earlier beats failed: {error}",
+                           "match": "no"},
+    "mem.summary_empty": {"zh": "压缩前情失败：模型没有给出摘要", "en": "The summary of earlier beats failed: the "
+                          "model gave no summary", "match": "no"},
+    # the app settings file (core/settings.py load_settings)
+    "settings.unreadable": {"zh": "无法读取设置文件 {path}（{error}），已使用默认设置。",
+                            "en": "Cannot read the settings file {path} ({error}); the defaults are used.",
+                            "match": "no"},
+    "settings.broken": {"zh": "设置文件 settings.json 已损坏：{problem}。已改用默认设置，{note}。",
+                        "en": "The settings file settings.json is damaged: {problem}. The defaults are used; {note}.",
+                        "match": "no"},
+    "settings.invalid": {"zh": "设置文件 settings.json 有无效内容，已忽略：{what}。其余设置照常读取，{note}。",
+                         "en": "The settings file settings.json has invalid content, ignored: {what}. The other "
+                               "settings were read; {note}.", "match": "no"},
+    "settings.not_utf8": {"zh": "不是 UTF-8 文本", "en": "it is not UTF-8 text", "match": "no"},
+    "settings.bad_json": {"zh": "不是有效的 JSON（{error}）", "en": "it is not valid JSON ({error})", "match": "no"},
+    "settings.not_object": {"zh": "顶层不是 JSON 对象", "en": "the top level is not a JSON object", "match": "no"},
+    "settings.renamed": {"zh": "原文件已改名为 {name} 保留", "en": "the file was kept as {name}", "match": "no"},
+    "settings.copied": {"zh": "原文件已复制为 {name} 保留", "en": "the file was copied to {name}", "match": "no"},
+    "settings.not_kept": {"zh": "原文件无法另存（{error}），保存设置时会被覆盖",
+                          "en": "the file could not be kept ({error}) and will be overwritten when settings are saved",
+                          "match": "no"},
+    # why a world-info entry fired, the labels without a key before (core/chat/turn.py lore_reasons)
+    "lore.why.decorator": {"zh": "{title}：@@activate", "en": "{title}: @@activate", "match": "no"},
+    "lore.why.other": {"zh": "{title}：{kind}", "en": "{title}: {kind}", "match": "no"},
+    "lore.why.in": {"zh": "{title}：关键词「{kw}」出现在{where}", "en": "{title}: the key “{kw}” is in {where}",
+                    "match": "no"},
 }
 
 
@@ -1139,19 +1230,24 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         template = entry.get(lang) or entry["zh"]
     if not params:
         return template
-    shown = {k: _shown(v, lang) for k, v in params.items()}
+    nest = set((entry or {}).get("nest", "").split())
+    shown = {k: _shown(v, lang, k in nest) for k, v in params.items()}
     try:
         return template.format(**shown)
     except (KeyError, IndexError, ValueError):
         return template
 
 
-def _shown(value: Any, lang: str) -> str:
+def _shown(value: Any, lang: str, nested: bool = False) -> str:
     """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
-    each item rendered; anything else through :func:`render`."""
+    each item shown; a Msg (or an exception carrying one) rendered; a plain ``str`` as it is — a parameter is a
+    value (a name, a file, story text, a reason the model was told), not matched back to a key (issue 32) —
+    unless the entry names it in ``"nest"`` (a text that may have lost its key on the way: :func:`translate`)."""
     if isinstance(value, (list, tuple)):
         sep = CATALOG["cli.sep.list"].get(lang) or CATALOG["cli.sep.list"]["zh"]
-        return sep.join(render(v, lang) for v in value)
+        return sep.join(_shown(v, lang, nested) for v in value)
+    if isinstance(value, str) and not isinstance(value, Msg) and not nested:
+        return value
     return render(value, lang)
 
 
