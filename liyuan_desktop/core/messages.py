@@ -1192,6 +1192,13 @@ CATALOG: dict[str, dict[str, str]] = {
     # why a world-info entry fired, the labels without a key before (core/chat/turn.py lore_reasons)
     "lore.why.decorator": {"zh": "{title}：@@activate", "en": "{title}: @@activate", "match": "no"},
     "lore.why.other": {"zh": "{title}：{kind}", "en": "{title}: {kind}", "match": "no"},
+    # a chat's preset changed (core/chat/facade.py set_preset), said in the next beat's activity list
+    "chat.preset_use": {"zh": "换用预设「{name}」", "en": "now uses the preset “{name}”", "match": "no"},
+    "chat.preset_none": {"zh": "不再使用预设", "en": "no longer uses a preset", "match": "no"},
+    "chat.preset_notice": {"zh": "本对话{what}：系统提示词变了，服务商缓存的提示词前缀下一拍会重建一次（这一拍的缓存命中会很低，之后恢复）。",
+                           "en": "This chat {what}: the system prompt changed, so the provider's cached prompt prefix "
+                                 "is rebuilt once on the next beat (its cache hits are low this beat, then recover).",
+                           "match": "no"},
     "lore.why.in": {"zh": "{title}：关键词「{kw}」出现在{where}", "en": "{title}: the key “{kw}” is in {where}",
                     "match": "no"},
 }

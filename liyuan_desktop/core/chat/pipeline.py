@@ -164,7 +164,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     show_ledger(chat, result)
     applied = list(sc.result.applied) if sc.result else []
     # the variable tree and the panels are kept in the same step: their changes are the scribe's work too
-    applied += [f"变量 {x}" for x in actor_applied + (list(sc.mvu_result.applied) if sc.mvu_result else [])]
-    applied += [f"面板 {x}" for x in sc.panel_applied]
+    applied += [message("led.applied.var", x=x) for x in actor_applied + (list(sc.mvu_result.applied) if sc.mvu_result else [])]
+    applied += [message("led.applied.panel", x=x) for x in sc.panel_applied]
     emit(on_event, ScribeFinished(applied=applied, warnings=(sc.problems + sc.result.warnings) if sc.result else [],
                                   state=result.state, roster=result.roster, error=sc.error))

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, SkipValidation
 
 from ..ledger.scribe import ScribeOutcome
 from ..llm.types import ChatMessage
+from ..messages import MsgText
 
 
 class BeatResult(BaseModel):
@@ -29,8 +30,8 @@ class BeatResult(BaseModel):
     outcome: str = ""
     state: str = ""
     roster: str = ""
-    warnings: list[str] = Field(default_factory=list)
-    activity: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
+    activity: list[MsgText] = Field(default_factory=list)  # catalog messages kept with their keys
     error: Optional[str] = None
     #: the first call's messages (the engine's own objects: not validated again — O(chat length) per beat)
     sent: SkipValidation[list[ChatMessage]] = Field(default_factory=list, exclude=True)

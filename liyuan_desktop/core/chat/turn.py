@@ -26,7 +26,7 @@ from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationOptions, ActivationResult, ScanMessage, TimedEffects
 from ..macros import MacroContext, apply_macros
-from ..messages import message
+from ..messages import Msg, message
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
@@ -216,27 +216,32 @@ def bare_opening(chat: "Chat", h: HistoryCache, hist: list[ChatMessage]) -> list
     return [ChatMessage(role="assistant", content=opening_body(h.opening)), *hist[1:]]
 
 
-def lore_reasons(chat: "Chat") -> list[str]:
+def lore_reasons(chat: "Chat") -> list[Msg]:
     """One line per entry of the last activation: its title and why it fired (which key in which message,
-    constant, sticky, recursion through another entry); [] before any activation."""
+    constant, sticky, recursion through another entry), each a catalog message (``lore.why.*``); [] before any
+    activation."""
     if chat.last_activation is None:
         return []
     lore, n = chat.last_activation
     out = []
     for e, r in zip(lore.entries, lore.reasons):
+        title = e.display_title
         if r.kind == "key":
+            kw = r.key or ""
             if r.matched_in == "recursion":
-                where = f"条目「{r.via_title}」的正文里（递归）"
+                out.append(message("lore.why.recursion", title=title, kw=kw, via=r.via_title or ""))
             elif r.message_index is not None and r.message_index == n - 1:
-                where = "你这一拍的话里"
+                out.append(message("lore.why.this", title=title, kw=kw))
             elif r.message_index is not None:
-                where = f"往前第 {n - 1 - r.message_index} 条消息里"
+                out.append(message("lore.why.back", title=title, kw=kw, n=n - 1 - r.message_index))
+            elif r.matched_in:
+                out.append(message("lore.why.in", title=title, kw=kw, where=r.matched_in))
             else:
-                where = r.matched_in or "扫描文本里"
-            out.append(f"{e.display_title}：关键词「{r.key}」出现在{where}")
+                out.append(message("lore.why.scan", title=title, kw=kw))
+        elif r.kind in ("constant", "sticky", "decorator"):
+            out.append(message(f"lore.why.{r.kind}", title=title))
         else:
-            label = {"constant": "常驻", "sticky": "黏滞（上次命中后仍在生效）", "decorator": "@@activate"}.get(r.kind, r.kind)
-            out.append(f"{e.display_title}：{label}")
+            out.append(message("lore.why.other", title=title, kind=r.kind))
     return out
 
 

@@ -31,7 +31,18 @@ _APPLIED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Msg]], ...] = (
 
 def applied_in_words(line: str) -> Msg | str:
     """One applied line of the scribe in words as a catalog message (「characters.青梧 已更新」 → 「青梧：状态已更新」
-    / "青梧: state updated"); lines of other shapes (MVU paths, panels) as they are."""
+    / "青梧: state updated"); lines of other shapes (MVU paths, panels) as they are.
+
+    A line made by this run (``state.apply_patch``: a Msg keyed ``led.patch.*``) is mapped by its key; only a
+    plain line read back from a session file (which keeps the Chinese text) is recognised by its fixed shape."""
+    if isinstance(line, Msg):
+        kind = line.key.removeprefix("led.patch.")
+        if kind == line.key:
+            return line
+        params = dict(line.params)
+        if kind in ("inventory", "plot_threads") and not params.get("v"):
+            params["v"] = "—"
+        return message(f"led.applied.{kind}", **params)
     for pat, say in _APPLIED:
         m = pat.match(line)
         if m:
