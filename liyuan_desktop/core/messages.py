@@ -1252,7 +1252,7 @@ def _shown(value: Any, lang: str, nested: bool = False) -> str:
     unless the entry names it in ``"nest"`` (a text that may have lost its key on the way: :func:`translate`)."""
     if isinstance(value, (list, tuple)):
         sep = CATALOG["cli.sep.list"].get(lang) or CATALOG["cli.sep.list"]["zh"]
-        return sep.join(_shown(v, lang, nested) for v in value)
+        return sep.join(_shown(v, lang) for v in value)  # list items are values (titles, names, files)
     if isinstance(value, str) and not isinstance(value, Msg) and not nested:
         return value
     return render(value, lang)
