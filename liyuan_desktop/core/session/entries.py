@@ -172,6 +172,11 @@ def _messages_in(value: Any) -> Any:
     return [MessageRef.model_validate(v).to_msg() if isinstance(v, dict) else v for v in value]
 
 
+def _messages_out(value: list[str]) -> list[Any]:
+    """Lines as a session file keeps them: a message as ``{key, params}``, plain text as it is."""
+    return [MessageRef.of(v).model_dump() if isinstance(v, Msg) else v for v in value]
+
+
 class BeatEntry(_Base):
     """The log of one beat (every model call). ``outcome``: sealed | unsealed | revised_previous | stopped |
     out_of_rounds | error. ``draft`` and ``draft_version`` keep the draft as it stood at the end (nothing lost)."""
@@ -200,7 +205,7 @@ class BeatEntry(_Base):
 
     @field_serializer("activity")
     def _activity_out(self, value: list[str]) -> list[Any]:
-        return [MessageRef.of(v).model_dump() if isinstance(v, Msg) else v for v in value]
+        return _messages_out(value)
 
 
 class RevisionEntry(_Base):
@@ -218,9 +223,21 @@ class StateEntry(_Base):
     type: Literal["rp-state"] = "rp-state"
     state: dict[str, Any]
     source: Literal["scribe", "user", "init"] = "scribe"
-    applied: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    #: the scribe's applied lines and warnings: catalog messages whose Chinese text is the seed's wording (kept on
+    #: disk as ``{key, params}``, :class:`MessageRef`; the scribe's next prompt reads the same Chinese text), or
+    #: plain text in sessions written before
+    applied: list[MsgText] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
     raw: Optional[str] = None
+
+    @field_validator("applied", "warnings", mode="before")
+    @classmethod
+    def _lines_in(cls, value: Any) -> Any:
+        return _messages_in(value)
+
+    @field_serializer("applied", "warnings")
+    def _lines_out(self, value: list[str]) -> list[Any]:
+        return _messages_out(value)
 
 
 class AskEntry(_Base):
