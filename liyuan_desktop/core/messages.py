@@ -12,8 +12,18 @@ language's list separator (「、」, ", "). A key missing from the catalog rend
 as the key; a language missing from an entry falls back to Chinese. Exceptions carry a Msg as their first
 argument; :func:`render` accepts the exception itself.
 
-**Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
-or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
+**Carried by key (issue 32).** A model or event field that holds a message is typed :data:`MsgText` (a ``str``
+that stays a Msg); a session file keeps activity lines and the scribe's lines as ``{key, params}``
+(``core/session/entries.MessageRef``). The beat's events, tool summaries and refusals, lore reasons, the scribe's
+applied lines and warnings, notices, the summary error and the settings warning all reach the window and the CLI
+this way, and the front ends render them from the key (``tests/test_engine_lines_by_key.py`` plays a beat with the
+matcher below made to fail). A message's plain-text parameters are values (names, files, story text, the reason a
+tool call was refused in the card's language) and are shown as they are — only a parameter an entry names in
+``"nest"`` is looked up (:func:`_shown`).
+
+**Texts that lost their key (what is left of matching).** Producers not yet carrying a key — card file errors
+(``labelled``), some import warnings, lines read from files written before — still reach :func:`render` as plain
+text; :func:`translate` finds such a text's key again: every catalog
 entry's Chinese template is also a pattern (its literal text fixed, each ``{param}`` any text), and a text that
 matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
 space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
