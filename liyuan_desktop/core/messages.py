@@ -1153,6 +1153,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "led.patch.flag": {"zh": "flags.{k} → {v}", "en": "flags.{k} → {v}", "match": "no"},
     "led.applied.var": {"zh": "变量 {x}", "en": "variable {x}", "match": "no"},
     "led.applied.panel": {"zh": "面板 {x}", "en": "panel {x}", "match": "no"},
+    "led.actor_vars": {"zh": "演员输出的变量更新：{w}", "en": "The reply's own variable update: {w}", "match": "no"},
     "led.warn.not_array": {"zh": "{key} 不是数组已忽略（{value}）——本字段是字符串数组，请给出变化后的完整清单。",
                            "en": "{key} is not an array ({value}); ignored", "match": "no"},
     "led.warn.items_dropped": {"zh": "{key} 有 {n} 项不是字符串已丢弃（{shown}{more}）——"

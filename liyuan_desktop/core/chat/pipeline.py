@@ -112,7 +112,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     if actor_ops and (mvu is not None or any(op.op.startswith("era_") for op in actor_ops)):  # ERA may start a tree
         ar = apply_ops(mvu if mvu is not None else {}, actor_ops)
         mvu, actor_applied = ar.state, list(ar.applied)
-        result.warnings += [f"演员输出的变量更新：{w}" for w in ar.warnings]
+        result.warnings += [message("led.actor_vars", w=w) for w in ar.warnings]
     panels = [p for p in chat.ledger.panels() if p.data]  # ledger-only panels add nothing (seed 002)
     prev = chat.ledger.previous_warnings(with_panels=bool(panels))
     c = chat.context
