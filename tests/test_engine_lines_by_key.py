@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from liyuan_desktop.cli import common as cli_common
-from liyuan_desktop.cli.view import HumanView
+from liyuan_desktop.cli.view import HumanView, print_ledger
 from liyuan_desktop.core import messages
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
@@ -109,8 +109,13 @@ async def test_a_beat_renders_in_both_languages_without_matching_text(tmp_path, 
     try:
         en = _view(events, "en", capsys)
         zh = _view(events, "zh", capsys)
+        cli_common.set_language("en")
+        print_ledger(res, HumanView(color=False))  # the world state after the beat, made from the ledger itself
+        ledger_en = capsys.readouterr().out
     finally:
         cli_common.set_language("zh")
+    assert "Time: dusk" in ledger_en and "Birch: affinity 5" in ledger_en and "ferry: out" in ledger_en
+    assert not CJK.search(ledger_en), ledger_en
     assert not CJK.search(en), [line for line in en.splitlines() if CJK.search(line)]
     assert "refused" in en and "Unknown field weather" in en and "Time: dusk" in en and "Birch: state updated" in en
     assert "River: the key “river” is in your words this beat" in en

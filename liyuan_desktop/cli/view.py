@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.chat.facade import BeatResult
-from ..core.ledger.wording import applied_in_words, ledger_in_words
+from ..core.ledger.wording import applied_in_words, ledger_in_words, roster_in_words, state_in_words
 from ..core.messages import Msg, message
 from .common import language, out, say
 
@@ -120,8 +120,10 @@ class HumanView:
 def print_ledger(res: BeatResult, view: HumanView) -> None:
     """The world state, the roster and the context meter after a beat, in ``view``'s colours."""
     out(view.style("1;34", _t("cli.state")))
-    out(ledger_in_words(res.state, language()))
-    out(view.style("1;34", _t("cli.roster")) + ledger_in_words(res.roster, language()))
+    lang = language()
+    st = res.ledger
+    out(state_in_words(st, lang) if st is not None else ledger_in_words(res.state, lang))
+    out(view.style("1;34", _t("cli.roster")) + (roster_in_words(st, lang) if st is not None else ledger_in_words(res.roster, lang)))
     ctx = (res.tokens or {}).get("context")
     if ctx:
         hit = res.tokens.get("cache_hit_share")

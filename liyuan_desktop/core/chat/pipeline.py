@@ -36,7 +36,7 @@ def emit(on_event: Optional[EventSink], ev: Any) -> None:
 def show_ledger(chat: "Chat", result: BeatResult) -> None:
     """Fill ``result.state``/``roster`` from the branch's ledger and refresh ``meta.json``."""
     st = chat.ledger.state()
-    result.state, result.roster = format_state(st), format_roster(st)
+    result.state, result.roster, result.ledger = format_state(st), format_roster(st), st
     chat.write_meta()
 
 

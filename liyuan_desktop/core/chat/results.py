@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field, SkipValidation
 
 from ..ledger.scribe import ScribeOutcome
+from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
 from ..messages import MsgText
 
@@ -30,6 +31,8 @@ class BeatResult(BaseModel):
     outcome: str = ""
     state: str = ""
     roster: str = ""
+    #: the ledger those texts were made from (not printed: the CLI's view says it in the reader's language)
+    ledger: Optional[WorldState] = Field(default=None, exclude=True)
     warnings: list[MsgText] = Field(default_factory=list)
     activity: list[MsgText] = Field(default_factory=list)  # catalog messages kept with their keys
     error: Optional[str] = None
