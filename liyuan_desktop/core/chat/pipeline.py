@@ -90,9 +90,8 @@ async def auto_summaries(chat: "Chat", on_event: Optional[EventSink]) -> None:
         done, problems = await summarize(chat, None, None, AUTO_MAX)
     except Exception as e:  # noqa: BLE001 - the turn is saved; a summary is never worth failing it
         done, problems = [], [str(e)]
-    lang = "en" if chat.context.language == "en" else "zh"
     if done:
-        emit(on_event, Activity(text=message("chsum.made", n=len(done), files=done).render(lang)))
+        emit(on_event, Activity(text=message("chsum.made", n=len(done), files=done)))
     for p in problems:
         emit(on_event, Activity(level="warning", text=p))
 

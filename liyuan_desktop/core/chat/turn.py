@@ -450,7 +450,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
     if chapter and out.outcome == "discussed":
-        _write_reply_chapter(story, chapter, out, on_event, "en" if c.language == "en" else "zh")
+        _write_reply_chapter(story, chapter, out, on_event)
     elif out.outcome == "discussed" and unbacked_claim(out.final, out.calls):  # 「改好了」 with no file changed
         out.activity.append(NO_EDITS_NOTICE)
         emit(on_event, Activity(level="warning", text=NO_EDITS_NOTICE))
@@ -486,19 +486,20 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                             finished=finished, messages=messages, tool_names=list(inp.tool_names))
 
 
-def _write_reply_chapter(story: Any, chapter: str, out: Any, on_event: Optional[EventSink], lang: str) -> None:
+def _write_reply_chapter(story: Any, chapter: str, out: Any, on_event: Optional[EventSink]) -> None:
     """Write a reply-is-the-chapter answer (``out.final``) to ``chapter``; an empty answer or a refused write is a
-    warning in the activity list (the turn is kept, the file untouched). ``lang``: the chat's language."""
+    warning in the activity list (the turn is kept, the file untouched), each line a catalog message rendered in the
+    reader's language by the front end."""
     text = (out.final or "").strip()
     if not text:
-        note = message("agent.reply_chapter.empty", name=chapter).render(lang)
+        note = message("agent.reply_chapter.empty", name=chapter)
     else:
         try:
             story.write(chapter, text + "\n")
         except (ToolError, OSError) as e:
-            note = message("agent.reply_chapter.failed", name=chapter, error=getattr(e, "message", str(e))).render(lang)
+            note = message("agent.reply_chapter.failed", name=chapter, error=getattr(e, "message", str(e)))
         else:
-            out.activity.append(message("agent.reply_chapter.written", name=chapter).render(lang))
+            out.activity.append(message("agent.reply_chapter.written", name=chapter))
             emit(on_event, Activity(text=out.activity[-1]))
             return
     out.warnings.append(note)
