@@ -1222,6 +1222,12 @@ CATALOG: dict[str, dict[str, str]] = {
                          "en": "“{path}” of the panel “{name}” should be {kind}, got {value}; ignored", "match": "no"},
     "panel.bad_value": {"zh": "面板「{name}」的「{path}」的值无法使用，已忽略",
                         "en": "The value for “{path}” of the panel “{name}” cannot be used; ignored", "match": "no"},
+    # notices while a model call streams (core/llm/openai_client.py retries, core/llm/sse.py)
+    "llm.retry": {"zh": "连接模型失败（{reason}），{wait} 秒后第 {n} 次重试…",
+                  "en": "Connecting to the model failed ({reason}); retry {n} in {wait} s…", "match": "no"},
+    "llm.lone_surrogate": {"zh": "模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �",
+                           "en": "The model's output had unpaired UTF-16 surrogates (half an emoji…); replaced with �",
+                           "match": "no"},
     # the compaction summary call (core/memory/search.py summarize)
     "mem.summary_failed": {"zh": "压缩前情失败：{error}", "en": "The summary of earlier beats failed: {error}",
                            "match": "no"},

@@ -44,7 +44,7 @@ class ModelDelta(DeferredModel):
     kind: Literal["delta"] = "delta"
     round: int
     channel: str
-    text: str
+    text: MsgText  # a "notice" is a catalog message kept with its key
     index: int = 0
 
 
