@@ -12,13 +12,13 @@ called; the conversation page gets its strings again (``setStrings``).
 **Engine lines are never matched here** (issue 32). What the engine says — activity lines, notices, tool
 summaries, the scribe's lines — travels as ``core.messages.Msg`` (key + parameters) and the pane that shows it
 keeps the message and renders it again (the draft pane: ``DraftPane.retranslate``). Why the window's *own* texts
-are still found by their text: about a thousand widgets across the panes are built with ``setText(tr(key))`` and
-do not record their key; this module recovers the key from the UI catalog only (``i18n.STRINGS``, never the engine
-catalog ``core/messages.CATALOG``), where every text is the window's own wording, so no engine sentence or story
-text can be mistaken for one. Window texts built with values (the status bar's 「角色卡 · 对话 · 模型」 line,
-counters) are matched the same way by :func:`switch_text`: every UI-catalog template (either language) with its
-``{placeholders}`` as wildcards, the most literal text first, formatted again in the new language with the
-captured values (values are kept as written).
+are still found by their text: some four hundred widgets across the panes are built with ``setText(tr(key))``
+(or a widget constructor) and do not record their key; this module recovers the key from the UI catalog only
+(``i18n.STRINGS``, never the engine catalog ``core/messages.CATALOG``), where every text is the window's own
+wording, so no engine sentence or story text can be mistaken for one. Window texts built with values (the status
+bar's 「角色卡 · 对话 · 模型」 line, counters) are matched the same way by :func:`switch_text`: every UI-catalog
+template (either language) with its ``{placeholders}`` as wildcards, the most literal text first, formatted again
+in the new language with the captured values (values are kept as written).
 """
 
 from __future__ import annotations
