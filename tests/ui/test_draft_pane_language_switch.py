@@ -85,3 +85,24 @@ async def test_activity_lines_follow_a_live_language_switch(qtbot, tmp_path, mon
         assert _lines(win) == zh  # back to Chinese: the very lines the beat showed
     finally:
         i18n.set_language("zh")
+
+
+def test_a_damaged_settings_file_is_said_in_the_window_and_follows_the_language(qtbot):
+    from liyuan_desktop import app
+    from liyuan_desktop.core.settings import settings_path
+
+    path = settings_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"language": "zh", ', "utf-8")  # cut off: not JSON
+    win = app.open_window()
+    qtbot.addWidget(win)
+    try:
+        lines = _lines(win)
+        assert any(t.startswith("⚠ 设置文件 settings.json 已损坏") for t in lines), lines
+        i18n.set_language("en")
+        win.draft_pane.retranslate()
+        en = [t for t in _lines(win) if t.startswith("⚠")]
+        assert en and en[0].startswith("⚠ The settings file settings.json is damaged") and not CJK.search(en[0])
+    finally:
+        i18n.set_language("zh")
+        win.close()
