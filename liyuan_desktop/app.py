@@ -121,6 +121,8 @@ def open_window(problem: Optional[str] = None):
     set_language(lang)
     apply_qt_language(lang)  # Qt's own buttons and file dialog in the same language (issue 32)
     win = MainWindow(settings)
+    if settings.load_warning:  # a damaged settings file: said in the reader's language, kept until the next beat
+        win.draft_pane.notice(settings.load_warning)
     if problem:
         win.read_only_reason = problem
         win.statusBar().showMessage(_tr("home.readonly.status"))

@@ -6,14 +6,21 @@ from __future__ import annotations
 from typing import Any
 
 from ..core.chat.facade import BeatResult
-from ..core.ledger.wording import applied_in_words, ledger_in_words
-from ..core.messages import message
+from ..core.ledger.wording import applied_in_words, ledger_in_words, roster_in_words, state_in_words
+from ..core.messages import Msg, message
 from .common import language, out, say
 
 
 def _t(key: str, **params: Any) -> str:
     """A catalog line (``core/messages.py``, the ``cli.*`` keys) in the CLI's language (``--lang``)."""
     return say(message(key, **params))
+
+
+def _say(value: Any) -> str:
+    """An engine line of an event in the CLI's language: a message (``core.messages.Msg``) rendered from its key;
+    anything else — story text, names, a line made without a key — as it is, never matched back to a catalog key
+    (issue 32)."""
+    return say(value) if isinstance(value, Msg) else ("" if value is None else str(value))
 
 
 class HumanView:
@@ -45,8 +52,8 @@ class HumanView:
             if ev.activated:
                 out(self.style("2", _t("cli.lore", names=_t("cli.sep.list").join(ev.activated))))
             for why in ev.lore:
-                if not why.endswith("：常驻"):
-                    out(self.style("2", f"    · {say(why)}"))
+                if getattr(why, "key", "") != "lore.why.constant":  # constant entries are always there: not said
+                    out(self.style("2", f"    · {_say(why)}"))
         elif k == "call_started":
             self._reasoning = 0
             out(self.style("2", _t("cli.call", n=ev.round, max=ev.max_rounds)))
@@ -70,7 +77,7 @@ class HumanView:
                 out(self.style("2", "    " + _t("cli.sep.semi").join(bits)))
         elif k == "tool_finished":
             mark = self.style("32", "✓") if ev.ok else self.style("31", "✗")
-            out(f"    {mark} {ev.name}" + (f"  {say(ev.summary)}" if ev.summary else ""))
+            out(f"    {mark} {ev.name}" + (f"  {_say(ev.summary)}" if ev.summary else ""))
         elif k == "draft_changed":
             if ev.sealed:
                 out(self.style("35", _t("cli.sealed", version=ev.version, chars=ev.chars)))
@@ -82,7 +89,7 @@ class HumanView:
         elif k == "activity":
             self._said.append(ev.text)
             color = {"info": "36", "warning": "33", "error": "31"}.get(ev.level, "36")
-            out(self.style(color, f"  ※ {say(ev.text)}"))
+            out(self.style(color, f"  ※ {_say(ev.text)}"))
         elif k == "ask":
             out(self.style("1;33", f"  ？ {ev.question}"))
             for i, o in enumerate(ev.options, 1):
@@ -95,10 +102,10 @@ class HumanView:
             if ev.error:
                 out(self.style("31", _t("cli.scribe_failed", error=ev.error)))
             else:
-                items = _t("cli.sep.semi").join(say(applied_in_words(a)) for a in ev.applied) or _t("cli.scribe_none")
+                items = _t("cli.sep.semi").join(_say(applied_in_words(a)) for a in ev.applied) or _t("cli.scribe_none")
                 out(self.style("2", _t("cli.scribe", items=items)))
                 for w in ev.warnings:
-                    out(self.style("33", _t("cli.scribe_warning", w=say(w))))
+                    out(self.style("33", _t("cli.scribe_warning", w=_say(w))))
         elif k == "beat_finished":
             if ev.outcome == "discussed":  # agent mode: the reply was streamed as it came
                 self._end_stream()
@@ -107,14 +114,16 @@ class HumanView:
             elif ev.outcome == "revised_previous":
                 out(self.style("2", _t("cli.revised_previous")))
             elif not any(ev.message and ev.message in said for said in self._said):
-                out(self.style("33", f"  {say(ev.message)}"))
+                out(self.style("33", f"  {_say(ev.message)}"))
 
 
 def print_ledger(res: BeatResult, view: HumanView) -> None:
     """The world state, the roster and the context meter after a beat, in ``view``'s colours."""
     out(view.style("1;34", _t("cli.state")))
-    out(ledger_in_words(res.state, language()))
-    out(view.style("1;34", _t("cli.roster")) + ledger_in_words(res.roster, language()))
+    lang = language()
+    st = res.ledger
+    out(state_in_words(st, lang) if st is not None else ledger_in_words(res.state, lang))
+    out(view.style("1;34", _t("cli.roster")) + (roster_in_words(st, lang) if st is not None else ledger_in_words(res.roster, lang)))
     ctx = (res.tokens or {}).get("context")
     if ctx:
         hit = res.tokens.get("cache_hit_share")

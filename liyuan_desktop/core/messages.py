@@ -13,8 +13,18 @@ as the key; Chinese or English missing from an entry falls back to Chinese. Othe
 gettext catalogs (``core/catalog_files.py``, ``scripts/catalog.py``), English for a key they lack. Exceptions carry
 a Msg as their first argument; :func:`render` accepts the exception itself.
 
-**Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
-or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
+**Carried by key (issue 32).** A model or event field that holds a message is typed :data:`MsgText` (a ``str``
+that stays a Msg); a session file keeps activity lines and the scribe's lines as ``{key, params}``
+(``core/session/entries.MessageRef``). The beat's events, tool summaries and refusals, lore reasons, the scribe's
+applied lines and warnings, notices, the summary error and the settings warning all reach the window and the CLI
+this way, and the front ends render them from the key (``tests/test_engine_lines_by_key.py`` plays a beat with the
+matcher below made to fail). A message's plain-text parameters are values (names, files, story text, the reason a
+tool call was refused in the card's language) and are shown as they are — only a parameter an entry names in
+``"nest"`` is looked up (:func:`_shown`).
+
+**Texts that lost their key (what is left of matching).** Producers not yet carrying a key — card file errors
+(``labelled``), some import warnings, lines read from files written before — still reach :func:`render` as plain
+text; :func:`translate` finds such a text's key again: every catalog
 entry's Chinese template is also a pattern (its literal text fixed, each ``{param}`` any text), and a text that
 matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
 space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
@@ -275,7 +285,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
     # the Chinese text as before; these entries let render()/translate() find it again (module doc). ----------
     # "<file>：<sentence>" (core/cards/_common.py fail(); translate() finds it again in plain text: module doc)
-    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}"},
+    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}", "nest": "label msg"},
     # cards (core/cards/__init__.py, png.py, charx.py, _common.py)
     "cardfile.label": {"zh": "角色卡", "en": "Card"},
     "cardfile.where.png": {"zh": "PNG 里的 {kw} 块（{type}）", "en": "the PNG's {kw} chunk ({type}): "},
@@ -1164,6 +1174,207 @@ CATALOG: dict[str, dict[str, str]] = {
     # --- z31bars ---
     "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
     "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
+    # --- z32engine --- (issue 32 §1: engine lines carried by key end to end; never matched back from text)
+    "tool.outline.all": {"zh": "大纲", "en": "outline", "match": "no"},
+    # a refused tool call's activity line (core/beat/loop.py): in Chinese the reason the model was told, in English
+    # what the refusal code means (``{message:.0}`` keeps the placeholder and prints nothing: the model's reason
+    # is in the card's language, not the reader's)
+    "tool.failed": {"zh": "失败", "en": "failed", "match": "no"},
+    "tool.refused": {"zh": "{message}{code:.0}", "en": "refused ({code}){message:.0}; the model was told why", "match": "no"},
+    "tool.refused.stopped": {"zh": "{message}", "en": "not run{message:.0}: the user stopped this beat", "match": "no"},
+    "tool.refused.beat_ended": {"zh": "{message}", "en": "not run{message:.0}: the beat had already ended (sealed, "
+                                "or the previous reply revised)", "match": "no"},
+    "tool.refused.unknown_tool": {"zh": "{message}", "en": "no such tool{message:.0}; the model was told which it "
+                                  "has", "match": "no"},
+    "tool.refused.echo": {"zh": "{message}", "en": "not sealed{message:.0}: the draft repeats the prompt's data; "
+                          "the model was asked to rewrite it", "match": "no"},
+    "tool.refused.bad_args": {"zh": "{message}", "en": "refused{message:.0}: the arguments were not valid; the model "
+                              "was told why", "match": "no"},
+    "tool.refused.not_found": {"zh": "{message}", "en": "refused{message:.0}: what it named was not found; the model "
+                               "was told why", "match": "no"},
+    "tool.refused.not_unique": {"zh": "{message}", "en": "refused{message:.0}: the text to replace occurs more than "
+                                "once; the model was told why", "match": "no"},
+    "tool.refused.stale_version": {"zh": "{message}", "en": "refused{message:.0}: the draft changed since the model "
+                                   "read it; it was given the new version", "match": "no"},
+    "tool.refused.too_large": {"zh": "{message}", "en": "refused{message:.0}: too large; the model was told the "
+                               "limit", "match": "no"},
+    "tool.refused.no_change": {"zh": "{message}", "en": "nothing changed{message:.0}; the model was told why",
+                               "match": "no"},
+    "tool.refused.unavailable": {"zh": "{message}", "en": "not available in this chat{message:.0}", "match": "no"},
+    "tool.refused.sealed": {"zh": "{message}", "en": "refused{message:.0}: the draft is already sealed",
+                            "match": "no"},
+    "tool.refused.empty_draft": {"zh": "{message}", "en": "refused{message:.0}: the draft is empty", "match": "no"},
+    # the scribe's patch (core/ledger/state.py apply_patch): the applied lines and warnings as the seed words them
+    # (the session, the golden runs and the scribe's next prompt keep the Chinese text byte for byte)
+    "led.patch.time": {"zh": "time → {v}", "en": "time → {v}", "match": "no"},
+    "led.patch.location": {"zh": "location → {v}", "en": "location → {v}", "match": "no"},
+    "led.patch.char": {"zh": "characters.{name} 已更新", "en": "characters.{name} updated", "match": "no"},
+    "led.patch.inventory": {"zh": "inventory → [{v}]", "en": "inventory → [{v}]", "match": "no"},
+    "led.patch.plot_threads": {"zh": "plot_threads → [{v}]", "en": "plot_threads → [{v}]", "match": "no"},
+    "led.patch.flag": {"zh": "flags.{k} → {v}", "en": "flags.{k} → {v}", "match": "no"},
+    "led.applied.var": {"zh": "变量 {x}", "en": "variable {x}", "match": "no"},
+    "led.applied.panel": {"zh": "面板 {x}", "en": "panel {x}", "match": "no"},
+    "led.actor_vars": {"zh": "演员输出的变量更新：{w}", "en": "The reply's own variable update: {w}", "match": "no"},
+    "led.warn.not_array": {"zh": "{key} 不是数组已忽略（{value}）——本字段是字符串数组，请给出变化后的完整清单。",
+                           "en": "{key} is not an array ({value}); ignored", "match": "no"},
+    "led.warn.items_dropped": {"zh": "{key} 有 {n} 项不是字符串已丢弃（{shown}{more}）——"
+                                     "本字段是字符串数组，请写成 [\"补气丹（已服用）\"] 这样的一句话条目。",
+                               "en": "{n} items of {key} are not strings ({shown}{more}); dropped", "match": "no"},
+    "led.warn.patch_not_object": {"zh": "patch 不是 JSON 对象已忽略（{value}）——请输出形如 {{\"patch\":{{...}}}} 的对象。",
+                                  "en": "The patch is not a JSON object ({value}); ignored", "match": "no"},
+    "led.warn.not_string": {"zh": "{key} 不是字符串已忽略（{value}）——请写成一句话的字符串。",
+                            "en": "{key} is not a string ({value}); ignored", "match": "no"},
+    "led.warn.chars_not_object": {"zh": "{key} 不是对象已忽略——请写成 {{\"名字\": {{\"affinity\": 5}}}} 的形式。",
+                                  "en": "{key} is not an object; ignored", "match": "no"},
+    "led.warn.char_not_object": {"zh": "characters.{name} 不是对象已忽略（{value}）",
+                                 "en": "characters.{name} is not an object ({value}); ignored", "match": "no"},
+    "led.warn.affinity": {"zh": "characters.{name}.affinity 不是数字已忽略（{value}）——请写 -100..100 的整数。",
+                          "en": "characters.{name}.affinity is not a number ({value}); ignored", "match": "no"},
+    "led.warn.field": {"zh": "characters.{name}.{field} 不是字符串已忽略（{value}）",
+                       "en": "characters.{name}.{field} is not a string ({value}); ignored", "match": "no"},
+    "led.warn.flags_not_object": {"zh": "{key} 不是对象已忽略——请写成 {{\"键\": \"值\"}} 的形式。",
+                                  "en": "{key} is not an object; ignored", "match": "no"},
+    "led.warn.flag_value": {"zh": "flags.{k} 的值不是字符串已丢弃（{value}）——flags 的值请写成一句话的字符串。",
+                            "en": "The value of flags.{k} is not a string ({value}); dropped", "match": "no"},
+    "led.warn.unknown_key": {"zh": "未知字段 {key}，允许的顶层字段：{allowed}",
+                             "en": "Unknown field {key}; the allowed top-level fields: {allowed}", "match": "no"},
+    # the scribe's own problems with its answer (core/ledger/scribe.py), fed back to it in Chinese as before
+    "scribe.repaired": {"zh": "场记输出不是严格的 JSON，已自动修复后使用",
+                        "en": "The scribe's output was not strict JSON; it was repaired and used", "match": "no"},
+    "scribe.no_object": {"zh": "场记没有输出 JSON 对象，本拍账本未更新",
+                         "en": "The scribe gave no JSON object; the ledger was not updated this beat", "match": "no"},
+    "scribe.no_wrapper": {"zh": "场记输出缺少 patch 外层，已按 patch 使用",
+                          "en": "The scribe's output had no patch wrapper; it was used as the patch", "match": "no"},
+    "scribe.no_patch": {"zh": "场记输出里没有 patch 字段，本拍账本未更新",
+                        "en": "The scribe's output has no patch field; the ledger was not updated this beat",
+                        "match": "no"},
+    "scribe.pronoun": {"zh": "characters.{name} 不是人名（是对用户的称呼），已忽略——用户角色写作「{user}」，不必建条目。",
+                       "en": "characters.{name} is no name (it addresses the user, “{user}”); ignored",
+                       "match": "no"},
+    "scribe.call_failed": {"zh": "场记调用失败：{error}", "en": "The scribe call failed: {error}", "match": "no"},
+    # a template that failed (core/macros/ejs.py), queued on Chat.pending_notices
+    "ejs.failed": {"zh": "{label}：模板出错（{error}），这段没有发给模型",
+                   "en": "{label}: the template failed ({error}); this part was not sent to the model", "match": "no"},
+    # the scribe's panel patch (core/ledger/panels.py apply_panel_patch), fed back to the scribe in Chinese as before
+    "panel.kind.number": {"zh": "数字", "en": "a number", "match": "no"},
+    "panel.kind.bool": {"zh": "布尔值", "en": "true/false", "match": "no"},
+    "panel.kind.string": {"zh": "字符串", "en": "a string", "match": "no"},
+    "panel.kind.object": {"zh": "对象", "en": "an object", "match": "no"},
+    "panel.kind.array": {"zh": "数组", "en": "an array", "match": "no"},
+    "panel.kind.null": {"zh": "空值", "en": "null", "match": "no"},
+    "panel.patch_not_object": {"zh": "{key} 必须是对象 {{ 面板名: {{ 路径: 新值 }} }}，本拍面板未更新",
+                               "en": "{key} must be an object {{ panel: {{ path: value }} }}; the panels were not "
+                                     "updated this beat", "match": "no"},
+    "panel.unknown": {"zh": "panel_patch 里的面板「{name}」不存在，已忽略",
+                      "en": "The panel “{name}” in panel_patch does not exist; ignored", "match": "no"},
+    "panel.no_data": {"zh": "面板「{name}」只显示账本，没有数据树，已忽略",
+                      "en": "The panel “{name}” only shows the ledger and has no data; ignored", "match": "no"},
+    "panel.changes_not_object": {"zh": "面板「{name}」的补丁必须是 {{ 路径: 新值 }} 对象，已忽略",
+                                 "en": "The patch of the panel “{name}” must be a {{ path: value }} object; ignored",
+                                 "match": "no"},
+    "panel.bad_path": {"zh": "面板「{name}」的路径「{path}」无效，已忽略",
+                       "en": "The path “{path}” of the panel “{name}” is not valid; ignored", "match": "no"},
+    "panel.no_path": {"zh": "面板「{name}」没有路径「{path}」，已忽略",
+                      "en": "The panel “{name}” has no path “{path}”; ignored", "match": "no"},
+    "panel.out_of_range": {"zh": "面板「{name}」的路径「{path}」超出数组范围，已忽略",
+                           "en": "The path “{path}” of the panel “{name}” is past the end of its list; ignored",
+                           "match": "no"},
+    "panel.wrong_kind": {"zh": "面板「{name}」的「{path}」应为{kind}，收到 {value}，已忽略",
+                         "en": "“{path}” of the panel “{name}” should be {kind}, got {value}; ignored", "match": "no"},
+    "panel.bad_value": {"zh": "面板「{name}」的「{path}」的值无法使用，已忽略",
+                        "en": "The value for “{path}” of the panel “{name}” cannot be used; ignored", "match": "no"},
+    # notices while a model call streams (core/llm/openai_client.py retries, core/llm/sse.py)
+    "llm.retry": {"zh": "连接模型失败（{reason}），{wait} 秒后第 {n} 次重试…",
+                  "en": "Connecting to the model failed ({reason}); retry {n} in {wait} s…", "match": "no"},
+    "llm.lone_surrogate": {"zh": "模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �",
+                           "en": "The model's output had unpaired UTF-16 surrogates (half an emoji…); replaced with �",
+                           "match": "no"},
+    # the card's variable tree (core/ledger/mvu: apply, patch, paths, era, initvar): applied lines and warnings,
+    # the Chinese as the scribe and the session have always read it
+    "mvu.root": {"zh": "(根)", "en": "(root)", "match": "no"},
+    "mvu.missing_delete": {"zh": "{where} 不存在，删除已忽略。", "en": "{where} does not exist; the delete was ignored.", "match": "no"},
+    "mvu.missing_op": {"zh": "{where} 不存在，{op} 已忽略。", "en": "{where} does not exist; {op} was ignored.", "match": "no"},
+    "mvu.add_needs_number": {"zh": "{where} 的 _.add 需要数字（原值 {old}，增量 {delta}），已忽略。", "en": "_.add on {where} needs numbers (value {old}, increment {delta}); ignored.", "match": "no"},
+    "mvu.insert_bad_index": {"zh": "{where} 是数组，插入位置 {pos} 不是下标，已忽略。", "en": "{where} is a list and the position {pos} is no index; ignored.", "match": "no"},
+    "mvu.inserted": {"zh": "{where}[{pos}]：插入 {value}", "en": "{where}[{pos}]: inserted {value}", "match": "no"},
+    "mvu.insert_needs_key": {"zh": "{where} 是对象，_.insert 需要键名或对象，已忽略。", "en": "{where} is an object; _.insert needs a key or an object; ignored.", "match": "no"},
+    "mvu.added": {"zh": "{where}：新增 {value}", "en": "{where}: added {value}", "match": "no"},
+    "mvu.not_container": {"zh": "{where} 不是数组或对象，{op} 已忽略。", "en": "{where} is neither a list nor an object; {op} was ignored.", "match": "no"},
+    "mvu.not_container_delete": {"zh": "{where} 不是数组或对象，删除已忽略。", "en": "{where} is neither a list nor an object; the delete was ignored.", "match": "no"},
+    "mvu.no_delete_root": {"zh": "不能删除整棵状态树，已忽略。", "en": "The whole variable tree cannot be deleted; ignored.", "match": "no"},
+    "mvu.removed": {"zh": "{where}：删除 {value}", "en": "{where}: deleted {value}", "match": "no"},
+    "mvu.not_in": {"zh": "{where} 里没有 {value}，删除已忽略。", "en": "{where} has no {value}; the delete was ignored.", "match": "no"},
+    "mvu.move_parent": {"zh": "{where} 的上级不是对象，move 已忽略。", "en": "The parent of {where} is not an object; move was ignored.", "match": "no"},
+    "mvu.moved": {"zh": "{src} → {where}", "en": "{src} → {where}", "match": "no"},
+    "mvu.unknown_op": {"zh": "不认识的指令 {op}，已忽略。", "en": "Unknown command {op}; ignored.", "match": "no"},
+    "mvu.era": {"zh": "ERA {what}：{msg}", "en": "ERA {what}: {msg}", "match": "no"},
+    "mvu.era.insert": {"zh": "插入", "en": "insert", "match": "no"},
+    "mvu.era.edit": {"zh": "修改", "en": "edit", "match": "no"},
+    "mvu.era.delete": {"zh": "删除", "en": "delete", "match": "no"},
+    "mvu.era.not_object": {"zh": "{where} 的值不是对象，已忽略。", "en": "the value of {where} is not an object; ignored.", "match": "no"},
+    "mvu.era.no_insert": {"zh": "{where} 禁止新增（unInsertAble），{key} 已忽略。", "en": "{where} allows no new keys (unInsertAble); {key} ignored.", "match": "no"},
+    "mvu.era.no_parent": {"zh": "{where} 的上级不存在，已忽略。", "en": "the parent of {where} does not exist; ignored.", "match": "no"},
+    "mvu.era.no_insert_self": {"zh": "{where} 禁止新增直属键（unInsertAble: self），{key} 已忽略。", "en": "{where} allows no new keys of its own (unInsertAble: self); {key} ignored.", "match": "no"},
+    "mvu.era.protected": {"zh": "{where} 受保护（{rule}），已忽略。", "en": "{where} is protected ({rule}); ignored.", "match": "no"},
+    "mvu.era.missing_edit": {"zh": "{where} 不存在，已忽略（VariableEdit 只改已有的值）。", "en": "{where} does not exist; ignored (VariableEdit only changes existing values).", "match": "no"},
+    "mvu.era.not_object_below": {"zh": "{where} 不是对象，其下的路径不存在，已忽略。", "en": "{where} is not an object, so the path below it does not exist; ignored.", "match": "no"},
+    "mvu.era.not_object_or_path": {"zh": "{where} 的值不是对象或路径，已忽略。", "en": "the value of {where} is neither an object nor a path; ignored.", "match": "no"},
+    "mvu.era.missing": {"zh": "{where} 不存在，已忽略。", "en": "{where} does not exist; ignored.", "match": "no"},
+    "mvu.changed": {"zh": "{where}：{old} → {new}", "en": "{where}: {old} → {new}", "match": "no"},
+    "mvu.era.unreadable": {"zh": "ERA 指令无法读取，已忽略。", "en": "An ERA command could not be read; ignored.", "match": "no"},
+    "mvu.era.too_deep": {"zh": "ERA 指令嵌套太深，已停止执行。", "en": "ERA commands are nested too deep; stopped.", "match": "no"},
+    "mvu.initvar_greeting_bad": {"zh": "[MVU] 开场白里的 <initvar> 块解析失败：{why}", "en": "[MVU] The <initvar> block in the greeting could not be read: {why}", "match": "no"},
+    "mvu.initvar_greeting_not_object": {"zh": "[MVU] 开场白里的 <initvar> 块不是对象，已跳过", "en": "[MVU] The <initvar> block in the greeting is not an object; skipped", "match": "no"},
+    "mvu.initvar_entry_bad": {"zh": "[MVU] 解析世界书条目'{title}'失败（这张卡的初始变量没有读到）：{why}", "en": "[MVU] The lorebook entry '{title}' could not be read (the card's initial variables were not loaded): {why}", "match": "no"},
+    "mvu.initvar_entry_not_object": {"zh": "[MVU] 世界书条目'{title}'不是对象（顶层必须是键值对），已跳过", "en": "[MVU] The lorebook entry '{title}' is not an object (the top level must be key-value pairs); skipped", "match": "no"},
+    "mvu.empty_path": {"zh": "空路径已忽略。", "en": "An empty path was ignored.", "match": "no"},
+    "mvu.no_parent_path": {"zh": "{where} 的上级路径不存在，已忽略——路径请照抄【状态树·当前值】里的写法。", "en": "The parent path of {where} does not exist; ignored.", "match": "no"},
+    "mvu.missing": {"zh": "{where} 不存在，已忽略。", "en": "{where} does not exist; ignored.", "match": "no"},
+    "mvu.bad_index": {"zh": "{where} 超出数组范围或不是下标，已忽略——改数组请给完整新数组。", "en": "{where} is past the end of the list or no index; ignored.", "match": "no"},
+    "mvu.parent_not_object": {"zh": "{where} 的上级不是对象（是 {parent}），不能新建子路径，已忽略。", "en": "The parent of {where} is not an object (it is {parent}); no new path below it; ignored.", "match": "no"},
+    "mvu.patch_not_object": {"zh": "{key} 不是 JSON 对象已忽略（{value}）——请输出形如 {{\"路径.用点分隔\": 新值}} 的对象。", "en": "{key} is not a JSON object ({value}); ignored.", "match": "no"},
+    "mvu.derived": {"zh": "{path} 是派生值（{prefix} 开头的键由卡自己计算），不能写入，已忽略。", "en": "{path} is a derived value (keys starting with {prefix} are computed by the card); it cannot be written; ignored.", "match": "no"},
+    "mvu.read_only": {"zh": "{path} 是只读值（路径里有 _ 开头的键），不能写入，已忽略。", "en": "{path} is read-only (the path has a key starting with _); it cannot be written; ignored.", "match": "no"},
+    "mvu.want_number": {"zh": "{where} 原值是数字（{old}），新值 {new} 不是数字，已忽略——请给数字。", "en": "{where} holds a number ({old}); the new value {new} is no number; ignored.", "match": "no"},
+    "mvu.want_bool": {"zh": "{where} 原值是布尔值（{old}），新值 {new} 不是 true/false，已忽略。", "en": "{where} holds true/false ({old}); the new value {new} is neither; ignored.", "match": "no"},
+    "mvu.want_string": {"zh": "{where} 原值是字符串，新值 {new} 是对象/数组，已忽略——请给字符串。", "en": "{where} holds a string; the new value {new} is an object or a list; ignored.", "match": "no"},
+    "mvu.want_object": {"zh": "{where} 原值是对象，新值 {new} 不是对象，已忽略——整段替换请给完整对象，改单项请写到子路径。", "en": "{where} holds an object; the new value {new} is not an object; ignored.", "match": "no"},
+    "mvu.want_array": {"zh": "{where} 原值是数组，新值 {new} 不是数组，已忽略——请给变化后的完整数组。", "en": "{where} holds a list; the new value {new} is not a list; ignored.", "match": "no"},
+    # the compaction summary call (core/memory/search.py summarize)
+    "mem.summary_failed": {"zh": "压缩前情失败：{error}", "en": "The summary of earlier beats failed: {error}",
+                           "match": "no"},
+    "mem.summary_empty": {"zh": "压缩前情失败：模型没有给出摘要", "en": "The summary of earlier beats failed: the "
+                          "model gave no summary", "match": "no"},
+    # the app settings file (core/settings.py load_settings)
+    "settings.unreadable": {"zh": "无法读取设置文件 {path}（{error}），已使用默认设置。",
+                            "en": "Cannot read the settings file {path} ({error}); the defaults are used.",
+                            "match": "no"},
+    "settings.broken": {"zh": "设置文件 settings.json 已损坏：{problem}。已改用默认设置，{note}。",
+                        "en": "The settings file settings.json is damaged: {problem}. The defaults are used; {note}.",
+                        "match": "no"},
+    "settings.invalid": {"zh": "设置文件 settings.json 有无效内容，已忽略：{what}。其余设置照常读取，{note}。",
+                         "en": "The settings file settings.json has invalid content, ignored: {what}. The other "
+                               "settings were read; {note}.", "match": "no"},
+    "settings.not_utf8": {"zh": "不是 UTF-8 文本", "en": "it is not UTF-8 text", "match": "no"},
+    "settings.bad_json": {"zh": "不是有效的 JSON（{error}）", "en": "it is not valid JSON ({error})", "match": "no"},
+    "settings.not_object": {"zh": "顶层不是 JSON 对象", "en": "the top level is not a JSON object", "match": "no"},
+    "settings.renamed": {"zh": "原文件已改名为 {name} 保留", "en": "the file was kept as {name}", "match": "no"},
+    "settings.copied": {"zh": "原文件已复制为 {name} 保留", "en": "the file was copied to {name}", "match": "no"},
+    "settings.not_kept": {"zh": "原文件无法另存（{error}），保存设置时会被覆盖",
+                          "en": "the file could not be kept ({error}) and will be overwritten when settings are saved",
+                          "match": "no"},
+    # why a world-info entry fired, the labels without a key before (core/chat/turn.py lore_reasons)
+    "lore.why.decorator": {"zh": "{title}：@@activate", "en": "{title}: @@activate", "match": "no"},
+    "lore.why.other": {"zh": "{title}：{kind}", "en": "{title}: {kind}", "match": "no"},
+    # a chat's preset changed (core/chat/facade.py set_preset), said in the next beat's activity list
+    "chat.preset_use": {"zh": "换用预设「{name}」", "en": "now uses the preset “{name}”", "match": "no"},
+    "chat.preset_none": {"zh": "不再使用预设", "en": "no longer uses a preset", "match": "no"},
+    "chat.preset_notice": {"zh": "本对话{what}：系统提示词变了，服务商缓存的提示词前缀下一拍会重建一次（这一拍的缓存命中会很低，之后恢复）。",
+                           "en": "This chat {what}: the system prompt changed, so the provider's cached prompt prefix "
+                                 "is rebuilt once on the next beat (its cache hits are low this beat, then recover).",
+                           "match": "no"},
+    "lore.why.in": {"zh": "{title}：关键词「{kw}」出现在{where}", "en": "{title}: the key “{kw}” is in {where}",
+                    "match": "no"},
 }
 
 
@@ -1203,7 +1414,8 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         template = entry.get(lang) or entry["zh"]
     if not params:
         return template
-    shown = {k: _shown(v, lang) for k, v in params.items()}
+    nest = set((entry or {}).get("nest", "").split())
+    shown = {k: _shown(v, lang, k in nest) for k, v in params.items()}
     try:
         return template.format(**shown)
     except (KeyError, IndexError, ValueError):
@@ -1223,12 +1435,16 @@ def other_language_text(key: str, entry: dict[str, str], lang: str) -> str:
     return english if english is not None else entry.get("zh") or key  # "" stays empty (left out on purpose)
 
 
-def _shown(value: Any, lang: str) -> str:
+def _shown(value: Any, lang: str, nested: bool = False) -> str:
     """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
-    each item rendered; anything else through :func:`render`."""
+    each item shown; a Msg (or an exception carrying one) rendered; a plain ``str`` as it is — a parameter is a
+    value (a name, a file, story text, a reason the model was told), not matched back to a key (issue 32) —
+    unless the entry names it in ``"nest"`` (a text that may have lost its key on the way: :func:`translate`)."""
     if isinstance(value, (list, tuple)):
-        sep = _format("cli.sep.list", lang, {})
-        return sep.join(render(v, lang) for v in value)
+        sep = _format("cli.sep.list", lang, {})  # a translator's language too (other_language_text)
+        return sep.join(_shown(v, lang) for v in value)  # list items are values (titles, names, files)
+    if isinstance(value, str) and not isinstance(value, Msg) and not nested:
+        return value
     return render(value, lang)
 
 

@@ -40,6 +40,7 @@ from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_mode
 from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .lore.settings import WorldInfoSettings
+from .messages import Msg, MsgText, message
 from .paths import home
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class AppSettings(BaseModel):
     world_info: WorldInfoSettings = Field(default_factory=WorldInfoSettings)
     enter_sends: bool = True
     endpoint_capabilities: list[Capabilities] = Field(default_factory=list)
-    load_warning: Optional[str] = Field(default=None, exclude=True)
+    load_warning: Optional[MsgText] = Field(default=None, exclude=True)
 
     @model_validator(mode="after")
     def _check_names(self) -> "AppSettings":
@@ -245,8 +246,8 @@ def _salvage(data: dict[str, Any]) -> tuple[AppSettings, list[str]]:
     return AppSettings.model_validate(kept), dropped
 
 
-def _move_aside(path: Path) -> str:
-    """Rename the broken file to ``settings.json.broken-<ts>`` (copy if renaming fails). Returns a Chinese note."""
+def _move_aside(path: Path) -> Msg:
+    """Rename the broken file to ``settings.json.broken-<ts>`` (copy if renaming fails). Returns the note (a catalog message)."""
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = path.with_name(f"{path.name}.broken-{stamp}")
     n = 1
@@ -255,13 +256,13 @@ def _move_aside(path: Path) -> str:
         n += 1
     try:
         os.replace(path, target)
-        return f"原文件已改名为 {target.name} 保留"
+        return message("settings.renamed", name=target.name)
     except OSError:
         try:
             shutil.copy2(path, target)
-            return f"原文件已复制为 {target.name} 保留"
+            return message("settings.copied", name=target.name)
         except OSError as exc:
-            return f"原文件无法另存（{type(exc).__name__}），保存设置时会被覆盖"
+            return message("settings.not_kept", error=type(exc).__name__)
 
 
 def load_settings() -> AppSettings:
@@ -282,25 +283,25 @@ def load_settings() -> AppSettings:
         return AppSettings()
     except OSError as exc:
         s = AppSettings()
-        s.load_warning = f"无法读取设置文件 {path}（{type(exc).__name__}: {exc.strerror or exc}），已使用默认设置。"
+        s.load_warning = message("settings.unreadable", path=str(path), error=f"{type(exc).__name__}: {exc.strerror or exc}")
         log.warning("%s", s.load_warning)
         return s
 
-    problem: Optional[str] = None
+    problem: Optional[Msg] = None
     data: Any = None
     try:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:
-        problem = "不是 UTF-8 文本"
+        problem = message("settings.not_utf8")
     except ValueError as exc:
-        problem = f"不是有效的 JSON（{exc}）"
+        problem = message("settings.bad_json", error=str(exc))
     if problem is None and not isinstance(data, dict):
-        problem = "顶层不是 JSON 对象"
+        problem = message("settings.not_object")
 
     if problem is not None:
         s = AppSettings()
         note = _move_aside(path)
-        s.load_warning = f"设置文件 settings.json 已损坏：{problem}。已改用默认设置，{note}。"
+        s.load_warning = message("settings.broken", problem=problem, note=note)
         log.warning("%s", s.load_warning)
         return s
 
@@ -311,7 +312,7 @@ def load_settings() -> AppSettings:
         s, dropped = _salvage(data)
         note = _move_aside(path)
         what = "；".join(dropped) or _describe_errors(exc)
-        s.load_warning = f"设置文件 settings.json 有无效内容，已忽略：{what}。其余设置照常读取，{note}。"
+        s.load_warning = message("settings.invalid", what=what, note=note)
         log.warning("%s", s.load_warning)
         return s
 

@@ -27,7 +27,7 @@ class BeatStarted(DeferredModel):
     model: str
     is_replay: bool
     how: Literal["send", "regenerate", "continue", "edit"] = "send"  # edit: a past user message, new branch
-    lore: list[str] = Field(default_factory=list)  # which world-info entries fired and why
+    lore: list[MsgText] = Field(default_factory=list)  # which world-info entries fired and why (catalog messages)
 
 
 class CallStarted(DeferredModel):
@@ -44,7 +44,7 @@ class ModelDelta(DeferredModel):
     kind: Literal["delta"] = "delta"
     round: int
     channel: str
-    text: str
+    text: MsgText  # a "notice" is a catalog message kept with its key
     index: int = 0
 
 
@@ -135,7 +135,7 @@ class ScribeFinished(DeferredModel):
     """The scribe's result: applied lines, warnings, the formatted ledger and roster; ``error`` when it failed."""
 
     kind: Literal["scribe_finished"] = "scribe_finished"
-    applied: list[str] = Field(default_factory=list)
+    applied: list[MsgText] = Field(default_factory=list)
     warnings: list[MsgText] = Field(default_factory=list)
     state: str = ""
     roster: str = ""

@@ -42,7 +42,7 @@ from ..llm.sampling import SampledModel
 from ..llm.sse import fix_surrogates_in
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ChatResponse, ModelError, StreamDelta, ToolCall
 from ..lore import Lorebook
-from ..messages import message
+from ..messages import CATALOG, Msg, message
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
@@ -92,6 +92,17 @@ STREAM_PERSIST_S = 0.5
 _STREAMED_DRAFT_TOOLS = ("draft_write", "draft_append")
 
 EventSink = Callable[[Any], None]
+
+
+def refusal_line(result: Any) -> Msg:
+    """The activity line of a refused tool call (``{"ok": false, "error": code, "message": …}``) as a catalog
+    message: in Chinese the reason the model was told (as before), in English what the code means — the model's
+    reason is written in the card's language, not the reader's (issue 32)."""
+    if not isinstance(result, dict):
+        return message("tool.failed")
+    code, why = str(result.get("error") or ""), str(result.get("message") or "")
+    key = f"tool.refused.{code}"
+    return message(key, message=why) if key in CATALOG else message("tool.refused", message=why, code=code)
 
 
 @dataclass
@@ -292,7 +303,7 @@ class Beat:
     def _summary(self, name: str, ok: bool, result: Any, args: str) -> str:
         """The activity line of a finished call: a failure's message, or the tool's own summary of a success."""
         if not ok:
-            return str(result.get("message", "")) if isinstance(result, dict) else "失败"
+            return refusal_line(result)
         spec = self._offered.get(name)
         if spec is None or spec.summary is None:
             return ""

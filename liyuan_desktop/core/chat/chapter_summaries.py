@@ -45,7 +45,7 @@ def _cut(text: str) -> str:
 async def summarize(chat: "Chat", files: Optional[list[str]] = None, model: Optional[ChatModel] = None,
                     limit: Optional[int] = None) -> tuple[list[str], list[str]]:
     """Summarise ``files`` (default: every chapter whose summary is missing or stale), at most ``limit``; returns
-    (files summarised, problems as sentences in the chat's language). Never raises for a failed call."""
+    (files summarised, problems as catalog messages — rendered in the reader's language by the front end). Never raises for a failed call."""
     story_dir = chat.dir / "正文"
     wanted = [r.file for r in rows(chat.dir, story_dir) if (files is None and r.stale) or (files and r.file in files)]
     if limit is not None:
@@ -53,13 +53,13 @@ async def summarize(chat: "Chat", files: Optional[list[str]] = None, model: Opti
     lang = "en" if chat.context.language == "en" else "zh"
     m = model or chat.model
     done: list[str] = []
-    problems: list[str] = []
+    problems: list[str] = []  # core.messages.Msg values
     for f in wanted:
         try:
             with open(story_dir / f, encoding="utf-8", newline="") as fh:
                 text = fh.read()
         except (OSError, UnicodeDecodeError) as e:
-            problems.append(message("chsum.unreadable", file=f, error=str(e)).render(lang))
+            problems.append(message("chsum.unreadable", file=f, error=str(e)))
             continue
         req = ChatRequest(messages=[ChatMessage(role="system", content=_SYSTEM[lang]),
                                     ChatMessage(role="user", content=f"{f}\n\n{_cut(text)}")],
@@ -67,16 +67,16 @@ async def summarize(chat: "Chat", files: Optional[list[str]] = None, model: Opti
         try:
             resp = await m.complete(req)
         except ModelError as e:
-            problems.append(message("chsum.failed", file=f, error=e.message).render(lang))
+            problems.append(message("chsum.failed", file=f, error=e.message))
             continue
         out = " ".join((resp.content or "").split())
         if not out:
-            problems.append(message("chsum.empty", file=f).render(lang))
+            problems.append(message("chsum.empty", file=f))
             continue
         try:
             set_summary(chat.dir, story_dir, f, out, "model", sha=text_sha(text))
         except (OSError, ValueError) as e:
-            problems.append(message("chsum.unreadable", file=f, error=str(e)).render(lang))
+            problems.append(message("chsum.unreadable", file=f, error=str(e)))
             continue
         done.append(f)
     return done, problems

@@ -638,9 +638,8 @@ class Chat(ChatView):
         self.context.use_preset(preset)
         if self.system == before:
             return ""
-        what = f"换用预设「{preset.name}」" if preset is not None else "不再使用预设"
-        notice = (f"本对话{what}：系统提示词变了，服务商缓存的提示词前缀下一拍会重建一次"
-                  "（这一拍的缓存命中会很低，之后恢复）。")
+        what = message("chat.preset_use", name=preset.name) if preset is not None else message("chat.preset_none")
+        notice = message("chat.preset_notice", what=what)
         self.pending_notices.append(notice)
         return notice
 

@@ -36,7 +36,7 @@ def emit(on_event: Optional[EventSink], ev: Any) -> None:
 def show_ledger(chat: "Chat", result: BeatResult) -> None:
     """Fill ``result.state``/``roster`` from the branch's ledger and refresh ``meta.json``."""
     st = chat.ledger.state()
-    result.state, result.roster = format_state(st), format_roster(st)
+    result.state, result.roster, result.ledger = format_state(st), format_roster(st), st
     chat.write_meta()
 
 
@@ -90,9 +90,8 @@ async def auto_summaries(chat: "Chat", on_event: Optional[EventSink]) -> None:
         done, problems = await summarize(chat, None, None, AUTO_MAX)
     except Exception as e:  # noqa: BLE001 - the turn is saved; a summary is never worth failing it
         done, problems = [], [str(e)]
-    lang = "en" if chat.context.language == "en" else "zh"
     if done:
-        emit(on_event, Activity(text=message("chsum.made", n=len(done), files=done).render(lang)))
+        emit(on_event, Activity(text=message("chsum.made", n=len(done), files=done)))
     for p in problems:
         emit(on_event, Activity(level="warning", text=p))
 
@@ -112,7 +111,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     if actor_ops and (mvu is not None or any(op.op.startswith("era_") for op in actor_ops)):  # ERA may start a tree
         ar = apply_ops(mvu if mvu is not None else {}, actor_ops)
         mvu, actor_applied = ar.state, list(ar.applied)
-        result.warnings += [f"演员输出的变量更新：{w}" for w in ar.warnings]
+        result.warnings += [message("led.actor_vars", w=w) for w in ar.warnings]
     panels = [p for p in chat.ledger.panels() if p.data]  # ledger-only panels add nothing (seed 002)
     prev = chat.ledger.previous_warnings(with_panels=bool(panels))
     c = chat.context
@@ -164,7 +163,7 @@ async def run_scribe_step(chat: "Chat", result: BeatResult, state: WorldState, u
     show_ledger(chat, result)
     applied = list(sc.result.applied) if sc.result else []
     # the variable tree and the panels are kept in the same step: their changes are the scribe's work too
-    applied += [f"变量 {x}" for x in actor_applied + (list(sc.mvu_result.applied) if sc.mvu_result else [])]
-    applied += [f"面板 {x}" for x in sc.panel_applied]
+    applied += [message("led.applied.var", x=x) for x in actor_applied + (list(sc.mvu_result.applied) if sc.mvu_result else [])]
+    applied += [message("led.applied.panel", x=x) for x in sc.panel_applied]
     emit(on_event, ScribeFinished(applied=applied, warnings=(sc.problems + sc.result.warnings) if sc.result else [],
                                   state=result.state, roster=result.roster, error=sc.error))

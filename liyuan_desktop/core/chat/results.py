@@ -12,7 +12,9 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field, SkipValidation
 
 from ..ledger.scribe import ScribeOutcome
+from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
+from ..messages import MsgText
 
 
 class BeatResult(BaseModel):
@@ -29,8 +31,10 @@ class BeatResult(BaseModel):
     outcome: str = ""
     state: str = ""
     roster: str = ""
-    warnings: list[str] = Field(default_factory=list)
-    activity: list[str] = Field(default_factory=list)
+    #: the ledger those texts were made from (not printed: the CLI's view says it in the reader's language)
+    ledger: Optional[WorldState] = Field(default=None, exclude=True)
+    warnings: list[MsgText] = Field(default_factory=list)
+    activity: list[MsgText] = Field(default_factory=list)  # catalog messages kept with their keys
     error: Optional[str] = None
     #: the first call's messages (the engine's own objects: not validated again — O(chat length) per beat)
     sent: SkipValidation[list[ChatMessage]] = Field(default_factory=list, exclude=True)

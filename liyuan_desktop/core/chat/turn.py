@@ -27,7 +27,7 @@ from ..llm.sampling import with_sampling
 from ..llm.types import ChatMessage, ChatRequest
 from ..lore import ActivationOptions, ActivationResult, ScanMessage, TimedEffects
 from ..macros import MacroContext, apply_macros
-from ..messages import message
+from ..messages import Msg, message
 from ..prompt.assemble import HistoryCache, build_injection, build_messages, lore_depth_blocks, opening_body
 from ..prompt.authors_note import character_note_block, note_depth_block, note_injection_text
 from ..prompt.inspect import encode_sent
@@ -219,27 +219,32 @@ def bare_opening(chat: "Chat", h: HistoryCache, hist: list[ChatMessage]) -> list
     return [ChatMessage(role="assistant", content=opening_body(h.opening)), *hist[1:]]
 
 
-def lore_reasons(chat: "Chat") -> list[str]:
+def lore_reasons(chat: "Chat") -> list[Msg]:
     """One line per entry of the last activation: its title and why it fired (which key in which message,
-    constant, sticky, recursion through another entry); [] before any activation."""
+    constant, sticky, recursion through another entry), each a catalog message (``lore.why.*``); [] before any
+    activation."""
     if chat.last_activation is None:
         return []
     lore, n = chat.last_activation
     out = []
     for e, r in zip(lore.entries, lore.reasons):
+        title = e.display_title
         if r.kind == "key":
+            kw = r.key or ""
             if r.matched_in == "recursion":
-                where = f"条目「{r.via_title}」的正文里（递归）"
+                out.append(message("lore.why.recursion", title=title, kw=kw, via=r.via_title or ""))
             elif r.message_index is not None and r.message_index == n - 1:
-                where = "你这一拍的话里"
+                out.append(message("lore.why.this", title=title, kw=kw))
             elif r.message_index is not None:
-                where = f"往前第 {n - 1 - r.message_index} 条消息里"
+                out.append(message("lore.why.back", title=title, kw=kw, n=n - 1 - r.message_index))
+            elif r.matched_in:
+                out.append(message("lore.why.in", title=title, kw=kw, where=r.matched_in))
             else:
-                where = r.matched_in or "扫描文本里"
-            out.append(f"{e.display_title}：关键词「{r.key}」出现在{where}")
+                out.append(message("lore.why.scan", title=title, kw=kw))
+        elif r.kind in ("constant", "sticky", "decorator"):
+            out.append(message(f"lore.why.{r.kind}", title=title))
         else:
-            label = {"constant": "常驻", "sticky": "黏滞（上次命中后仍在生效）", "decorator": "@@activate"}.get(r.kind, r.kind)
-            out.append(f"{e.display_title}：{label}")
+            out.append(message("lore.why.other", title=title, kind=r.kind))
     return out
 
 
@@ -449,7 +454,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
     if chapter and out.outcome == "discussed":
-        _write_reply_chapter(story, chapter, out, on_event, "en" if c.language == "en" else "zh")
+        _write_reply_chapter(story, chapter, out, on_event)
     elif out.outcome == "discussed" and unbacked_claim(out.final, out.calls):  # 「改好了」 with no file changed
         out.activity.append(NO_EDITS_NOTICE)
         emit(on_event, Activity(level="warning", text=NO_EDITS_NOTICE))
@@ -485,19 +490,20 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
                             finished=finished, messages=messages, tool_names=list(inp.tool_names))
 
 
-def _write_reply_chapter(story: Any, chapter: str, out: Any, on_event: Optional[EventSink], lang: str) -> None:
+def _write_reply_chapter(story: Any, chapter: str, out: Any, on_event: Optional[EventSink]) -> None:
     """Write a reply-is-the-chapter answer (``out.final``) to ``chapter``; an empty answer or a refused write is a
-    warning in the activity list (the turn is kept, the file untouched). ``lang``: the chat's language."""
+    warning in the activity list (the turn is kept, the file untouched), each line a catalog message rendered in the
+    reader's language by the front end."""
     text = (out.final or "").strip()
     if not text:
-        note = message("agent.reply_chapter.empty", name=chapter).render(lang)
+        note = message("agent.reply_chapter.empty", name=chapter)
     else:
         try:
             story.write(chapter, text + "\n")
         except (ToolError, OSError) as e:
-            note = message("agent.reply_chapter.failed", name=chapter, error=getattr(e, "message", str(e))).render(lang)
+            note = message("agent.reply_chapter.failed", name=chapter, error=getattr(e, "message", str(e)))
         else:
-            out.activity.append(message("agent.reply_chapter.written", name=chapter).render(lang))
+            out.activity.append(message("agent.reply_chapter.written", name=chapter))
             emit(on_event, Activity(text=out.activity[-1]))
             return
     out.warnings.append(note)

@@ -50,6 +50,7 @@ from .world_info import ChatWorldInfo
 from .writing_room import CodexEntry, WritingRoom
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..messages import Msg
     from .facade import Chat
 
 
@@ -233,7 +234,7 @@ class ChatView:
         """Injection, activated titles, first-call messages, ledger and previous beat for ``user_text``."""
         return turn.prepare(self._chat(), user_text)
 
-    def lore_reasons(self) -> list[str]:
+    def lore_reasons(self) -> list["Msg"]:
         """Why each entry of the last world-info activation fired, one line each."""
         return turn.lore_reasons(self._chat())
 

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from ..jsonfile import object_at
+from ..messages import Msg, message
 
 _BRACE = re.compile(r"[{}]")
 
@@ -162,10 +163,11 @@ def _coerce(old: Any, new: Any) -> tuple[bool, Any]:
     return (True, new) if new is None or isinstance(new, (str, bool, dict, list)) or _is_number(new) else (False, None)
 
 
-def _kind(v: Any) -> str:
+def _kind(v: Any) -> Msg:
+    """The JSON kind of ``v`` as a catalog word (数字 / a number …)."""
     if _is_number(v):
-        return "数字"
-    return {bool: "布尔值", str: "字符串", dict: "对象", list: "数组"}.get(type(v), "空值")
+        return message("panel.kind.number")
+    return message("panel.kind." + {bool: "bool", str: "string", dict: "object", list: "array"}.get(type(v), "null"))
 
 
 def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], list[str], list[str]]:
@@ -183,7 +185,7 @@ def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], lis
     if patch is None or patch == {}:
         return out, applied, warnings
     if not isinstance(patch, dict):
-        return out, applied, ["panel_patch 必须是对象 { 面板名: { 路径: 新值 } }，本拍面板未更新"]
+        return out, applied, [message("panel.patch_not_object", key="panel_patch")]
     by_id = {p.id: p for p in out}
     by_title: dict[str, Optional[Panel]] = {}
     for p in out:
@@ -192,18 +194,18 @@ def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], lis
     for name, changes in patch.items():
         panel = by_id.get(str(name)) or by_title.get(str(name))
         if panel is None:
-            warnings.append(f"panel_patch 里的面板「{name}」不存在，已忽略")
+            warnings.append(message("panel.unknown", name=str(name)))
             continue
         if not panel.data:
-            warnings.append(f"面板「{name}」只显示账本，没有数据树，已忽略")
+            warnings.append(message("panel.no_data", name=str(name)))
             continue
         if not isinstance(changes, dict):
-            warnings.append(f"面板「{name}」的补丁必须是 {{ 路径: 新值 }} 对象，已忽略")
+            warnings.append(message("panel.changes_not_object", name=str(name)))
             continue
         for path, value in changes.items():
             parts = [s for s in str(path).split(".")]
             if not parts or any(s == "" for s in parts):
-                warnings.append(f"面板「{name}」的路径「{path}」无效，已忽略")
+                warnings.append(message("panel.bad_path", name=str(name), path=str(path)))
                 continue
             cur: Any = panel.data
             ok = True
@@ -216,29 +218,31 @@ def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], lis
                     ok = False
                     break
             if not ok:
-                warnings.append(f"面板「{name}」没有路径「{path}」，已忽略")
+                warnings.append(message("panel.no_path", name=str(name), path=str(path)))
                 continue
             last = parts[-1]
             if isinstance(cur, list):
                 if not last.isdigit() or int(last) >= len(cur):
-                    warnings.append(f"面板「{name}」的路径「{path}」超出数组范围，已忽略")
+                    warnings.append(message("panel.out_of_range", name=str(name), path=str(path)))
                     continue
                 idx = int(last)
                 good, v = _coerce(cur[idx], value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」应为{_kind(cur[idx])}，收到 {json.dumps(value, ensure_ascii=False)}，已忽略")
+                    warnings.append(message("panel.wrong_kind", name=str(name), path=str(path), kind=_kind(cur[idx]),
+                                            value=json.dumps(value, ensure_ascii=False)))
                     continue
                 cur[idx] = copy.deepcopy(v)
             elif last in cur:
                 good, v = _coerce(cur[last], value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」应为{_kind(cur[last])}，收到 {json.dumps(value, ensure_ascii=False)}，已忽略")
+                    warnings.append(message("panel.wrong_kind", name=str(name), path=str(path), kind=_kind(cur[last]),
+                                            value=json.dumps(value, ensure_ascii=False)))
                     continue
                 cur[last] = copy.deepcopy(v)
             else:
                 good, v = _coerce(None, value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」的值无法使用，已忽略")
+                    warnings.append(message("panel.bad_value", name=str(name), path=str(path)))
                     continue
                 cur[last] = copy.deepcopy(v)
             applied.append(f"{panel.id}.{path}")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..messages import MsgText, message
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .mvu.era import is_era_tree
 from .mvu.paths import has_odd_keys
@@ -192,7 +193,7 @@ def _scribe_object(raw: str) -> tuple[Any, list[str]]:
         except Exception:  # json_repair raises on some inputs, repair_loads on texts too big to mend: unusable
             obj = None
         if isinstance(obj, dict) and obj:
-            problems.append("场记输出不是严格的 JSON，已自动修复后使用")
+            problems.append(message("scribe.repaired"))
     return obj, problems
 
 
@@ -205,16 +206,16 @@ def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
 
 def _patch_of(obj: Any, problems: list[str], mvu: bool = False, panels: bool = False) -> tuple[Any, list[str]]:
     if not isinstance(obj, dict):
-        problems.append("场记没有输出 JSON 对象，本拍账本未更新")
+        problems.append(message("scribe.no_object"))
         return {}, problems
     if "patch" in obj:
         return obj["patch"], problems
     if any(k in obj for k in ("time", "location", "characters", "inventory", "flags", "plot_threads")):
-        problems.append("场记输出缺少 patch 外层，已按 patch 使用")
+        problems.append(message("scribe.no_wrapper"))
         return obj, problems
     if (mvu and "mvu_patch" in obj) or (panels and "panel_patch" in obj):
         return {}, problems  # only the tree / the panels changed: an absent ledger patch is no problem
-    problems.append("场记输出里没有 patch 字段，本拍账本未更新")
+    problems.append(message("scribe.no_patch"))
     return {}, problems
 
 
@@ -264,8 +265,8 @@ class ScribeOutcome(BaseModel):
     raw: str = ""
     patch: Any = None
     result: Optional[PatchResult] = None
-    problems: list[str] = Field(default_factory=list)
-    error: Optional[str] = None
+    problems: list[MsgText] = Field(default_factory=list)  # catalog messages (their Chinese is the scribe's feedback)
+    error: Optional[MsgText] = None
     usage: dict[str, Any] = Field(default_factory=dict)
     #: the model that answered (the server's name for it, else the client's), "" before the call
     model: str = ""
@@ -294,7 +295,7 @@ def drop_pronoun_characters(patch: Any, user_name: str, problems: list[str]) -> 
     if not bad:
         return patch
     for k in bad:
-        problems.append(f"characters.{k} 不是人名（是对用户的称呼），已忽略——用户角色写作「{user_name}」，不必建条目。")
+        problems.append(message("scribe.pronoun", name=k, user=user_name))
     return {**patch, "characters": {k: v for k, v in chars.items() if k not in bad}}
 
 
@@ -322,7 +323,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     try:
         resp = await model.complete(req)
     except ModelError as e:
-        out.error = f"场记调用失败：{e.message}"
+        out.error = message("scribe.call_failed", error=e.message)
         return out
     out.raw = resp.content
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})

@@ -13,6 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from ..messages import MsgText, message
 from ..text import utf16_slice
 
 #: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
@@ -78,8 +79,8 @@ class PatchResult(BaseModel):
     """Outcome of :func:`apply_patch`: the new state, the applied lines and the warnings (exact seed wording)."""
 
     state: WorldState
-    applied: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    applied: list[MsgText] = Field(default_factory=list)  # catalog messages (core/messages.py) whose Chinese
+    warnings: list[MsgText] = Field(default_factory=list)  # text is the seed's wording, byte for byte
 
 
 def _clamp_affinity(value: float) -> int:
@@ -102,17 +103,14 @@ def _js_string(value: Any) -> str:
 
 def _string_array(key: str, value: Any, warnings: list[str]) -> Optional[list[str]]:
     if not isinstance(value, list):
-        warnings.append(f"{key} 不是数组已忽略（{js_json(value)}）——本字段是字符串数组，请给出变化后的完整清单。")
+        warnings.append(message("led.warn.not_array", key=key, value=js_json(value)))
         return None
     kept = [x for x in value if isinstance(x, str)]
     dropped = [x for x in value if not isinstance(x, str)]
     if dropped:
         shown = "、".join(js_json(d) for d in dropped[:2])
         more = "…" if len(dropped) > 2 else ""
-        warnings.append(
-            f"{key} 有 {len(dropped)} 项不是字符串已丢弃（{shown}{more}）——"
-            f'本字段是字符串数组，请写成 ["补气丹（已服用）"] 这样的一句话条目。'
-        )
+        warnings.append(message("led.warn.items_dropped", key=key, n=len(dropped), shown=shown, more=more))
     return kept
 
 
@@ -132,54 +130,54 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
     applied: list[str] = []
     warnings: list[str] = []
     if not isinstance(patch, dict):
-        warnings.append(f"patch 不是 JSON 对象已忽略（{js_json(patch)[:80]}）——请输出形如 {{\"patch\":{{...}}}} 的对象。")
+        warnings.append(message("led.warn.patch_not_object", value=js_json(patch)[:80]))
         register_roster(nxt)
         return PatchResult(state=nxt, applied=applied, warnings=warnings)
     for key, value in patch.items():
         if key in ("time", "location"):
             if isinstance(value, str):
                 setattr(nxt, key, value)
-                applied.append(f"{key} → {value}")
+                applied.append(message(f"led.patch.{key}", v=value))
             else:
-                warnings.append(f"{key} 不是字符串已忽略（{js_json(value)}）——请写成一句话的字符串。")
+                warnings.append(message("led.warn.not_string", key=key, value=js_json(value)))
         elif key == "characters":
             if not isinstance(value, dict):
-                warnings.append('characters 不是对象已忽略——请写成 {"名字": {"affinity": 5}} 的形式。')
+                warnings.append(message("led.warn.chars_not_object", key=key))
                 continue
             for name, cs in value.items():
                 if not isinstance(cs, dict):
-                    warnings.append(f"characters.{name} 不是对象已忽略（{js_json(cs)}）")
+                    warnings.append(message("led.warn.char_not_object", name=name, value=js_json(cs)))
                     continue
                 cur = nxt.characters.get(name) or CharacterState()
                 if _is_number(cs.get("affinity")):
                     cur.affinity = _clamp_affinity(cs["affinity"])
                 elif "affinity" in cs:
-                    warnings.append(f"characters.{name}.affinity 不是数字已忽略（{js_json(cs['affinity'])}）——请写 -100..100 的整数。")
+                    warnings.append(message("led.warn.affinity", name=name, value=js_json(cs["affinity"])))
                 for fld in ("status", "notes", "at"):
                     if isinstance(cs.get(fld), str):
                         setattr(cur, fld, cs[fld])
                     elif fld in cs:
-                        warnings.append(f"characters.{name}.{fld} 不是字符串已忽略（{js_json(cs[fld])}）")
+                        warnings.append(message("led.warn.field", name=name, field=fld, value=js_json(cs[fld])))
                 nxt.characters[name] = cur
-                applied.append(f"characters.{name} 已更新")
+                applied.append(message("led.patch.char", name=name))
         elif key in ("inventory", "plot_threads"):
             kept = _string_array(key, value, warnings)
             if kept is not None:
                 setattr(nxt, key, kept)
-                applied.append(f"{key} → [{'、'.join(kept)}]")
+                applied.append(message(f"led.patch.{key}", v="、".join(kept)))
         elif key == "flags":
             if not isinstance(value, dict):
-                warnings.append('flags 不是对象已忽略——请写成 {"键": "值"} 的形式。')
+                warnings.append(message("led.warn.flags_not_object", key=key))
                 continue
             for k, v in value.items():
                 if isinstance(v, str) or _is_number(v) or isinstance(v, bool):
                     sv = v if isinstance(v, str) else _js_string(v)
                     nxt.flags[k] = sv
-                    applied.append(f"flags.{k} → {sv}")
+                    applied.append(message("led.patch.flag", k=k, v=sv))
                 else:
-                    warnings.append(f"flags.{k} 的值不是字符串已丢弃（{js_json(v)}）——flags 的值请写成一句话的字符串。")
+                    warnings.append(message("led.warn.flag_value", k=k, value=js_json(v)))
         else:
-            warnings.append(f"未知字段 {key}，允许的顶层字段：{', '.join(TOP_KEYS)}")
+            warnings.append(message("led.warn.unknown_key", key=key, allowed=", ".join(TOP_KEYS)))
     register_roster(nxt)
     return PatchResult(state=nxt, applied=applied, warnings=warnings)
 

@@ -15,8 +15,9 @@ import re
 from typing import Callable
 
 from ..messages import Msg, message, render
+from .state import WorldState, format_roster, format_state
 
-__all__ = ["applied_in_words", "ledger_in_words"]
+__all__ = ["applied_in_words", "ledger_in_words", "roster_in_words", "state_in_words"]
 
 #: The scribe's applied lines (``state.apply_patch``) and the catalog message each becomes.
 _APPLIED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Msg]], ...] = (
@@ -31,7 +32,18 @@ _APPLIED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Msg]], ...] = (
 
 def applied_in_words(line: str) -> Msg | str:
     """One applied line of the scribe in words as a catalog message (「characters.青梧 已更新」 → 「青梧：状态已更新」
-    / "青梧: state updated"); lines of other shapes (MVU paths, panels) as they are."""
+    / "青梧: state updated"); lines of other shapes (MVU paths, panels) as they are.
+
+    A line made by this run (``state.apply_patch``: a Msg keyed ``led.patch.*``) is mapped by its key; only a
+    plain line read back from a session file (which keeps the Chinese text) is recognised by its fixed shape."""
+    if isinstance(line, Msg):
+        kind = line.key.removeprefix("led.patch.")
+        if kind == line.key:
+            return line
+        params = dict(line.params)
+        if kind in ("inventory", "plot_threads") and not params.get("v"):
+            params["v"] = "—"
+        return message(f"led.applied.{kind}", **params)
     for pat, say in _APPLIED:
         m = pat.match(line)
         if m:
@@ -71,3 +83,52 @@ def ledger_in_words(text: str, lang: str) -> str:
             continue
         out.append(render(line, lang))
     return "\n".join(out)
+
+
+def state_in_words(state: WorldState, lang: str) -> str:
+    """The 【世界状态】 of ``state`` for the user in ``lang``, made from the state itself (no text matched back to a
+    key): the facts of ``state.format_state`` with the catalog's labels (``led.*``), the values — story content —
+    as written. In Chinese it is ``format_state``'s text exactly (what the model reads)."""
+    if lang == "zh":
+        return format_state(state)
+
+    def say(key: str, **params: object) -> str:
+        return message(key, **params).render(lang)
+
+    semi = say("cli.sep.semi")
+    lines: list[str] = []
+    if state.time:
+        lines.append(say("led.time", v=state.time))
+    if state.location:
+        lines.append(say("led.location", v=state.location))
+    for name, c in state.characters.items():
+        parts = [say("led.affinity", name=name, v=c.affinity)]
+        if c.status:
+            parts.append(say("led.status", v=c.status))
+        if c.at:
+            parts.append(say("led.present") if c.at == state.location else say("led.at", v=c.at))
+        if c.notes:
+            parts.append(say("led.notes", v=c.notes))
+        lines.append(semi.join(parts))
+    if state.inventory:
+        lines.append(say("led.items", v=list(state.inventory)))
+    lines += [f"{k}: {v}" for k, v in state.flags.items()]
+    if state.plot_threads:
+        lines.append(say("led.threads", v=" ".join(f"“{t}”" for t in state.plot_threads)))
+    return "\n".join(lines) if lines else say("led.empty")
+
+
+def roster_in_words(state: WorldState, lang: str) -> str:
+    """The 【登场名录】 of ``state`` for the user in ``lang``, made from the roster itself (characters; places; items;
+    plot threads, each ``name (first seen)``). In Chinese it is ``format_roster``'s text exactly."""
+    if lang == "zh":
+        return format_roster(state)
+    r = state.roster
+    sections = []
+    if r is not None:
+        for key, table in (("led.people", r.characters), ("led.location", r.places), ("led.items", r.items),
+                           ("led.threads", r.events)):
+            if table:
+                names = [f"{n} ({t})" if t else n for n, t in table.items()]
+                sections.append(message(key, v=names).render(lang))
+    return message("cli.sep.semi").render(lang).join(sections) if sections else message("led.roster_empty").render(lang)

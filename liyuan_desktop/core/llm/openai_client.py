@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import httpx
 from tenacity import AsyncRetrying, retry_if_exception_type, stop_after_attempt
 
+from ..messages import message as catalog_message
 from ..text import fix_surrogates
 from .client_messages import ClientMessages
 from .errors import (
@@ -553,7 +554,8 @@ class OpenAIChatModel(ClientMessages):
                      reason, wait)
             if on_delta is not None:  # tell the user: a silent 20 s of retries looks like a hang
                 try:
-                    on_delta(StreamDelta(kind="notice", text=f"连接模型失败（{reason}），{wait:.1f} 秒后第 {state.attempt_number} 次重试…"))
+                    on_delta(StreamDelta(kind="notice", text=catalog_message("llm.retry", reason=reason, wait=f"{wait:.1f}",
+                                                                             n=state.attempt_number)))
                 except Exception:
                     log.debug("on_delta failed for a retry notice", exc_info=True)
 

@@ -13,6 +13,7 @@ import logging
 import uuid
 from typing import Any, AsyncGenerator, AsyncIterator, Mapping, Optional
 
+from ..messages import message
 from ..text import fix_surrogates
 from .types import ChatResponse, DeltaKind, OnDelta, StreamDelta, ToolCall
 from .usage import parse_usage
@@ -37,7 +38,7 @@ def _arguments_text(value: Any) -> str:
 
 
 #: The notice shown when a model's text held a lone UTF-16 surrogate (replaced by U+FFFD).
-LONE_SURROGATE_NOTICE = "模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �"
+LONE_SURROGATE_NOTICE = message("llm.lone_surrogate")  # 模型输出里有不成对的 UTF-16 代理字符（半个表情等），已替换为 �
 
 
 def fix_surrogates_in(value: Any) -> tuple[Any, int]:

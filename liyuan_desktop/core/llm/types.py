@@ -9,6 +9,7 @@ from typing import Any, Callable, Literal, Optional, Protocol
 
 from pydantic import BaseModel, Field, model_serializer
 
+from ..messages import MsgText
 from .sampling import Sampling
 
 
@@ -107,7 +108,7 @@ class StreamDelta(BaseModel):
     index), or "notice" (a line for the user, e.g. a retry after a failed connection)."""
 
     kind: DeltaKind
-    text: str
+    text: MsgText  # a "notice" is a catalog message (core/messages.py) kept with its key
     index: int = 0
 
 

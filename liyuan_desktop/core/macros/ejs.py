@@ -364,7 +364,9 @@ class TemplateEnv:
         self.renders.append(TemplateRender(label=label, output="", error=message))
         if not notify:  # a repeat within the beat: its notice was given the first time
             return ""
-        line = f"{label}：模板出错（{message}），这段没有发给模型"
+        from ..messages import message as catalog_message
+
+        line = catalog_message("ejs.failed", label=label, error=message)  # the window says it in the reader's language
         if line not in self.notices:
             self.notices.append(line)
         return ""

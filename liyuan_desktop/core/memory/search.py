@@ -31,6 +31,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..messages import MsgText, message
 
 KEEP_FACTOR = 0.5  # after a compaction the prompt is aimed at this share of the trigger level
 KEEP_TURNS = 2  # the newest turns always stay verbatim
@@ -91,11 +92,11 @@ def format_turns(turns: list[TurnCost], persona: str, char: str, beat: str = "�
 
 
 class SummaryOutcome(DeferredModel):  # built on first use (core.deferred)
-    """Result of one summary call: ``text`` (None on failure), ``error`` (Chinese, for the UI), the request as sent
-    and usage."""
+    """Result of one summary call: ``text`` (None on failure), ``error`` (a catalog message for the user, rendered
+    in the reader's language), the request as sent and usage."""
 
     text: Optional[str] = None
-    error: Optional[str] = None
+    error: Optional[MsgText] = None
     system: str = ""
     user: str = ""
     usage: dict[str, Any] = Field(default_factory=dict)
@@ -110,14 +111,14 @@ async def summarize(model: ChatModel, system: str, user: str) -> SummaryOutcome:
     try:
         resp = await model.complete(req)
     except ModelError as e:
-        out.error = f"压缩前情失败：{e.message}"
+        out.error = message("mem.summary_failed", error=e.message)
         return out
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})
     text = (resp.content or "").strip()
     if text.startswith("【前情提要】"):
         text = text[len("【前情提要】"):].strip()
     if not text:
-        out.error = "压缩前情失败：模型没有给出摘要"
+        out.error = message("mem.summary_empty")
         return out
     out.text = text
     return out

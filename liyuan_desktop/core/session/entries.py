@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_serializer, field_validator
 
 from ..deferred import DeferredModel
+from ..messages import Msg, MsgText
 from ..paths import home
 
 
@@ -129,6 +130,53 @@ class CallLog(DeferredModel):
     error: Optional[str] = None
 
 
+class MessageRef(BaseModel):
+    """A catalog message (``core/messages.Msg``) as a session file keeps it: its ``key`` and ``params`` — a nested
+    message parameter as ``{"$msg": {key, params}}``, a list item by item — so a reopened chat renders it in the
+    reader's language without matching its text back to a key (issue 32)."""
+
+    key: str
+    params: dict[str, Any] = Field(default_factory=dict)
+
+    @staticmethod
+    def _out(value: Any) -> Any:
+        if isinstance(value, Msg):
+            return {"$msg": MessageRef.of(value).model_dump()}
+        if isinstance(value, (list, tuple)):
+            return [MessageRef._out(v) for v in value]
+        return value if isinstance(value, (str, int, float, bool)) or value is None else str(value)
+
+    @staticmethod
+    def _in(value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == {"$msg"} and isinstance(value["$msg"], dict):
+            return MessageRef.model_validate(value["$msg"]).to_msg()
+        if isinstance(value, list):
+            return [MessageRef._in(v) for v in value]
+        return value
+
+    @classmethod
+    def of(cls, m: Msg) -> "MessageRef":
+        """The stored form of ``m``."""
+        return cls(key=m.key, params={k: cls._out(v) for k, v in m.params.items()})
+
+    def to_msg(self) -> Msg:
+        """The message again (its Chinese text as it was, renderable in any language)."""
+        return Msg(self.key, **{k: self._in(v) for k, v in self.params.items()})
+
+
+def _messages_in(value: Any) -> Any:
+    """A stored list of activity lines: ``{key, params}`` objects become messages again; plain strings (sessions
+    written before issue 32, or lines that never had a key) stay as they are."""
+    if not isinstance(value, list):
+        return value
+    return [MessageRef.model_validate(v).to_msg() if isinstance(v, dict) else v for v in value]
+
+
+def _messages_out(value: list[str]) -> list[Any]:
+    """Lines as a session file keeps them: a message as ``{key, params}``, plain text as it is."""
+    return [MessageRef.of(v).model_dump() if isinstance(v, Msg) else v for v in value]
+
+
 class BeatEntry(_Base):
     """The log of one beat (every model call). ``outcome``: sealed | unsealed | revised_previous | stopped |
     out_of_rounds | error. ``draft`` and ``draft_version`` keep the draft as it stood at the end (nothing lost)."""
@@ -140,13 +188,24 @@ class BeatEntry(_Base):
     draft_version: int = 0
     injection: str = ""
     activated: list[str] = Field(default_factory=list)
-    activity: list[str] = Field(default_factory=list)
+    #: the beat's activity lines: catalog messages (kept on disk as ``{key, params}``, :class:`MessageRef`) or, in
+    #: sessions written before, plain text read as it is
+    activity: list[MsgText] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
     error: Optional[str] = None
     #: The first call's messages as sent, encoded against the branch history (core.prompt.inspect.encode_sent): runs
     #: of history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
     #: prompt's sha256, the prompt inspector rebuilds every call of the beat exactly.
     sent: Optional[dict[str, Any]] = None
+
+    @field_validator("activity", mode="before")
+    @classmethod
+    def _activity_in(cls, value: Any) -> Any:
+        return _messages_in(value)
+
+    @field_serializer("activity")
+    def _activity_out(self, value: list[str]) -> list[Any]:
+        return _messages_out(value)
 
 
 class RevisionEntry(_Base):
@@ -164,9 +223,21 @@ class StateEntry(_Base):
     type: Literal["rp-state"] = "rp-state"
     state: dict[str, Any]
     source: Literal["scribe", "user", "init"] = "scribe"
-    applied: list[str] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    #: the scribe's applied lines and warnings: catalog messages whose Chinese text is the seed's wording (kept on
+    #: disk as ``{key, params}``, :class:`MessageRef`; the scribe's next prompt reads the same Chinese text), or
+    #: plain text in sessions written before
+    applied: list[MsgText] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
     raw: Optional[str] = None
+
+    @field_validator("applied", "warnings", mode="before")
+    @classmethod
+    def _lines_in(cls, value: Any) -> Any:
+        return _messages_in(value)
+
+    @field_serializer("applied", "warnings")
+    def _lines_out(self, value: list[str]) -> list[Any]:
+        return _messages_out(value)
 
 
 class AskEntry(_Base):

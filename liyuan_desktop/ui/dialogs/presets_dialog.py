@@ -192,7 +192,7 @@ class PresetsDialog(QDialog):
     (None: the library only). ``chatPresetChanged(str)`` carries the notice of a preset change in the chat ("" when
     nothing changed in its prompt); ``settingsChanged(AppSettings)`` after the default changed."""
 
-    chatPresetChanged = Signal(str)
+    chatPresetChanged = Signal(object)  # a str, or an engine message (core.messages.Msg) kept with its key
     settingsChanged = Signal(object)
 
     def __init__(self, settings: AppSettings, chat: Optional[Chat] = None, parent: Optional[QWidget] = None,

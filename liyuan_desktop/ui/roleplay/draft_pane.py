@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.ledger.wording import applied_in_words as core_applied_in_words
+from ...core.messages import Msg
 from ..infra.i18n import register, show, tr
 from ..infra.theme import colors, set_role
 
@@ -45,10 +46,29 @@ register({
 })
 
 
+def say(value: object) -> str:
+    """An engine line in the window's language: a message (``core.messages.Msg``, or an exception carrying one)
+    rendered from its key; anything else — story text, names, a line made without a key — as it is, never
+    matched back to a catalog key (issue 32)."""
+    if isinstance(value, Msg) or (isinstance(value, BaseException) and value.args and isinstance(value.args[0], Msg)):
+        return show(value)
+    return "" if value is None else str(value)
+
+
+def _bullet(value: object) -> Callable[[], str]:
+    """The maker of a ``  · <engine line>`` activity line (why a world-info entry fired), in the current language."""
+    return lambda: f"  · {say(value)}"
+
+
+def _scribe_warning(value: object) -> Callable[[], str]:
+    """The maker of a scribe warning's activity line, in the current language."""
+    return lambda: tr("draft.scribe.warning", warning=say(value))
+
+
 def applied_in_words(line: str) -> str:
     """One applied line of the scribe in words in the window's language (「characters.青梧 已更新」 → 「青梧：状态已更新」,
-    ``core.ledger.wording``); lines of other shapes (MVU paths, panels) as they are."""
-    return show(core_applied_in_words(line))
+    ``core.ledger.wording``); lines of other shapes as they are."""
+    return say(core_applied_in_words(line))
 
 
 #: Argument fields whose string value is the prose a draft tool writes (shown as text in 模型输出).
@@ -204,6 +224,8 @@ class DraftPane(QWidget):
         self.activity = QListWidget()
         self.activity.setObjectName("draftActivity")
         self.activity.setWordWrap(True)
+        #: how each activity line is made, one per item: called again on a language switch (:meth:`retranslate`)
+        self._lines: list[Callable[[], str]] = []
         split.addWidget(self.activity)
         split.setSizes([320, 160, 160])
         lay.addWidget(split, 1)
@@ -403,15 +425,27 @@ class DraftPane(QWidget):
 
     def notice(self, text: str) -> None:
         """A warning line in the activity list that stays until the next beat (e.g. what opening the chat found:
-        damaged session lines skipped, a broken [InitVar])."""
-        self._line(f"⚠ {text}", "yellow")
+        damaged session lines skipped, a broken [InitVar]). An engine message (``core.messages.Msg``) is kept
+        and shown again in the new language on a language switch; plain text is shown as given."""
+        self._line(lambda: f"⚠ {say(text)}", "yellow")
 
-    def _line(self, text: str, color: str = "") -> None:
-        it = QListWidgetItem(text)
+    def _line(self, make: Callable[[], str], color: str = "") -> None:
+        """Add an activity line: ``make()`` gives its text in the current language (engine messages kept as
+        messages in the closure, never as text), called again by :meth:`retranslate`."""
+        self._lines.append(make)
+        it = QListWidgetItem(make())
         if color:
             it.setForeground(QColor(colors()["error" if color == "red" else "warn" if color == "yellow" else "ok"]))
         self.activity.addItem(it)
         self.activity.scrollToBottom()
+
+    def retranslate(self) -> None:
+        """The language switch (``ui/window/retranslate.py``): every activity line made again from what it was
+        made of — engine messages by their keys, window texts by theirs; story text (questions, names) as it was."""
+        for i, make in enumerate(self._lines):
+            it = self.activity.item(i)
+            if it is not None:
+                it.setText(make())
 
     def _flush_text(self) -> None:
         for key, box in (("stream", self.stream), ("reasoning", self.reasoning)):
@@ -452,6 +486,7 @@ class DraftPane(QWidget):
         self._segs, self._args = [], {}
         self.reasoning.clear()
         self.activity.clear()
+        self._lines = []
         self._pending = {"stream": "", "reasoning": ""}
         self.reasoning_chars = 0
         self.reasoning_toggle.setText(tr("draft.reasoning.chars", arrow="▾" if self.reasoning_toggle.isChecked() else "▸", n=0))
@@ -508,11 +543,12 @@ class DraftPane(QWidget):
         self.reset()
         self.status.setText(tr("draft.running", n=ev.beat))
         if ev.activated:
-            self._line(tr("draft.lore", names=tr("sep.list").join(ev.activated)))
+            names = list(ev.activated)
+            self._line(lambda: tr("draft.lore", names=tr("sep.list").join(names)))
         for why in ev.lore:
-            self._line(f"  · {show(why)}")
+            self._line(_bullet(why))
         if ev.is_replay:
-            self._line(tr("draft.replay"))
+            self._line(lambda: tr("draft.replay"))
 
 
     def _ev_call_started(self, ev: Any) -> None:
@@ -540,7 +576,8 @@ class DraftPane(QWidget):
             readable = reader.feed(ev.text)
             self._pending["stream"] += ev.text if self.raw_toggle.isChecked() else readable
         elif ev.channel == "notice":
-            self._line(f"※ {show(ev.text)}", "yellow")
+            text = ev.text
+            self._line(lambda: f"※ {say(text)}", "yellow")
             return
         elif ev.channel == "tool_name":
             reader = self._args[ev.index] = ArgsReader()
@@ -567,7 +604,8 @@ class DraftPane(QWidget):
     def _ev_tool_finished(self, ev: Any) -> None:
         """A tool call ended: ✓/✗ with its summary."""
         mark = "✓" if ev.ok else "✗"
-        self._line(f"{mark} {ev.name}" + (f"  {show(ev.summary)}" if ev.summary else ""), "" if ev.ok else "red")
+        name, summary = ev.name, ev.summary
+        self._line(lambda: f"{mark} {name}" + (f"  {say(summary)}" if summary else ""), "" if ev.ok else "red")
 
 
     def _ev_draft_changed(self, ev: Any) -> None:
@@ -582,39 +620,44 @@ class DraftPane(QWidget):
 
     def _ev_activity(self, ev: Any) -> None:
         """An activity line (warning/error coloured)."""
-        self._line(f"※ {show(ev.text)}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
+        text = ev.text
+        self._line(lambda: f"※ {say(text)}", {"warning": "yellow", "error": "red"}.get(ev.level, ""))
 
 
     def _ev_ask(self, ev: Any) -> None:
         """The model asked the user (岔口)."""
-        self._line(f"？ {ev.question}")
+        question = ev.question
+        self._line(lambda: f"？ {question}")
 
 
     def _ev_revised(self, ev: Any) -> None:
         """The previous beat was revised in place."""
-        self._line(tr("draft.revised", version=ev.version))
+        version = ev.version
+        self._line(lambda: tr("draft.revised", version=version))
         self.draft.setPlainText(ev.text)
         self.status.setText(tr("draft.revising", version=ev.version))
 
 
     def _ev_scribe_finished(self, ev: Any) -> None:
         """The scribe applied its patch (or failed): what changed and its warnings."""
-        if ev.error:
-            self._line(tr("draft.scribe.failed", error=show(ev.error)), "red")
+        error, applied = ev.error, list(ev.applied)
+        if error:
+            self._line(lambda: tr("draft.scribe.failed", error=say(error)), "red")
         else:
-            self._line(tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in ev.applied)
+            self._line(lambda: tr("draft.scribe.applied", items=tr("sep.semi").join(applied_in_words(a) for a in applied)
                           or tr("draft.scribe.nochange")))
             for w in ev.warnings:
-                self._line(tr("draft.scribe.warning", warning=show(w)), "yellow")
+                self._line(_scribe_warning(w), "yellow")
 
 
     def _ev_compacted(self, ev: Any) -> None:
         """The history was compacted (or failed to be)."""
-        if ev.error:
-            self._line(tr("ctx.compact.failed", err=show(ev.error)), "yellow")
+        error = ev.error
+        if error:
+            self._line(lambda: tr("ctx.compact.failed", err=say(error)), "yellow")
         else:
             b = list(ev.beats or [])
-            self._line(tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
+            self._line(lambda: tr("ctx.compacted", a=b[0] if b else "?", b=b[-1] if b else "?", layer=ev.layer,
                           before=f"{ev.before:,}", after=f"{ev.after:,}"))
 
 
@@ -627,7 +670,7 @@ class DraftPane(QWidget):
         elif ev.outcome == "revised_previous":
             self.banner.setVisible(False)
         else:
-            said = show(ev.message) if ev.message else ""
+            said = say(ev.message) if ev.message else ""
             self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{said}" if said and said != tr("unsealed") else ""))
             self.banner.setVisible(bool(self.draft.toPlainText().strip()))
             if not self.banner.isVisible():

@@ -131,9 +131,8 @@ class ChatFlowMixin(_Window):
         self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
         self._after_open()
         for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
-            w = show(w)  # an engine message (core/messages.py) in the window's language
-            self.statusBar().showMessage(w, 8000)
-            self.draft_pane.notice(w)
+            self.statusBar().showMessage(show(w), 8000)  # an engine message (core/messages.py) in the window's language
+            self.draft_pane.notice(w)  # kept as a message: the pane renders it again on a language switch
         if old is not chat_obj:
             chat_work.release_chat(old)  # freed off the UI thread, no collector pass (issue 15 item 12)
         return True

@@ -21,7 +21,7 @@ from ...core.cards import CardError, library
 from ...core.cards.st_chat import StChatCancelled, StChatError, default_chat_name
 from ...core.chat.changes import LIBRARY
 from ...core.session.tree import SessionError
-from ..infra.i18n import language, register, show, tr
+from ..infra.i18n import language, register, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.work import dismantle, release
 
@@ -173,7 +173,7 @@ async def import_st_chat_async(win: "MainWindow", card: library.CardRef, path: P
     win.session.broadcast(LIBRARY)  # the card and chat lists follow the notice
     ok = win.install_chat(card, ref, chat_obj, is_demo)
     for w in warnings:
-        win.draft_pane.notice(show(w))  # what the import skipped, in the window's language
+        win.draft_pane.notice(w)  # what the import skipped: the pane renders it in the window's language
     win.statusBar().showMessage(tr("work.import.chat.done", name=d.name), 6000)
     return ok
 

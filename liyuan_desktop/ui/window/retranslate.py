@@ -2,18 +2,23 @@
 
 The settings dialog registers each of its texts with a setter (``SettingsDialog._tx``); the rest of the window
 was built with ``tr(key)`` once. :func:`retranslate_tree` generalises that without touching every pane: a widget's
-current text is looked up in the one catalog (``ui/i18n.STRINGS`` and the engine's ``core/messages.CATALOG``) in
-*either* language — a text that is exactly some key's Chinese or English (an unformatted string) is that key — and
-re-set with ``tr(key)``. Buttons, labels, check boxes, group boxes, tab titles, menu titles, actions, placeholders,
-tool tips, window titles and table headers are covered; a pane that builds formatted or HTML text has a
-``retranslate()`` method, which is called; the conversation page gets its strings again (``setStrings``).
+current text is looked up in the window's own catalog (``ui/infra/i18n.STRINGS``) in *either* language — a text
+that is exactly some key's Chinese or English (an unformatted string) is that key — and re-set with ``tr(key)``;
+the key found is remembered on the widget (property ``i18n.<slot>``), so the next switch goes by key. Buttons,
+labels, check boxes, group boxes, tab titles, menu titles, actions, placeholders, tool tips, window titles and
+table headers are covered; a pane that builds formatted or HTML text has a ``retranslate()`` method, which is
+called; the conversation page gets its strings again (``setStrings``).
 
-Texts built with values (the status bar's 「角色卡 · 对话 · 模型」 line, counters, the draft pane's activity lines
-and notices) are not any key's text exactly: :func:`switch_text` finds them by pattern — every catalog template (either
-language) with its ``{placeholders}`` as wildcards, the most literal text first — and formats that key again in the
-new language with the captured values (each value switched in turn, so an engine message inside a window line
-follows too). Activity lines keep their marker (※, ✓ name, ·) and switch the rest. Values that are story or card
-data match nothing and stay as written.
+**Engine lines are never matched here** (issue 32). What the engine says — activity lines, notices, tool
+summaries, the scribe's lines — travels as ``core.messages.Msg`` (key + parameters) and the pane that shows it
+keeps the message and renders it again (the draft pane: ``DraftPane.retranslate``). Why the window's *own* texts
+are still found by their text: some four hundred widgets across the panes are built with ``setText(tr(key))``
+(or a widget constructor) and do not record their key; this module recovers the key from the UI catalog only
+(``i18n.STRINGS``, never the engine catalog ``core/messages.CATALOG``), where every text is the window's own
+wording, so no engine sentence or story text can be mistaken for one. Window texts built with values (the status
+bar's 「角色卡 · 对话 · 模型」 line, counters) are matched the same way by :func:`switch_text`: every UI-catalog
+template (either language) with its ``{placeholders}`` as wildcards, the most literal text first, formatted again
+in the new language with the captured values (values are kept as written).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from PySide6.QtWidgets import (
     QGroupBox,
     QLabel,
     QLineEdit,
-    QListWidget,
     QMainWindow,
     QMenu,
     QPlainTextEdit,
@@ -47,24 +51,22 @@ _reverse_size = [-1]
 
 
 def _index() -> dict[str, str]:
-    """text (zh or en) → key, for catalog texts without placeholders; rebuilt when modules registered more."""
-    from ...core.messages import CATALOG
-
-    size = (len(i18n.STRINGS) + len(CATALOG)) * 100 + len(i18n.shown_languages())
+    """text (any shown language) → key, for UI-catalog texts without placeholders; rebuilt when modules registered
+    more or a translator's language was shown."""
+    size = len(i18n.STRINGS) * 100 + len(i18n.shown_languages())
     if size != _reverse_size[0]:
         _reverse.clear()
-        for table in (CATALOG, i18n.STRINGS):  # the window's own texts win on a tie
-            for key, entry in table.items():
-                for lang in i18n.shown_languages():  # zh, en and a translator's language shown in this run
-                    text = i18n.text_in(key, entry, lang)
-                    if text and "{" not in text:
-                        _reverse[text] = key
+        for key, entry in i18n.STRINGS.items():
+            for lang in i18n.shown_languages():  # zh, en and a translator's language shown in this run
+                text = i18n.text_in(key, entry, lang)
+                if text and "{" not in text:
+                    _reverse[text] = key
         _reverse_size[0] = size
     return _reverse
 
 
 def translated(text: str) -> Optional[str]:
-    """``text`` in the current language when it is a catalog text (either language), else None."""
+    """``text`` in the current language when it is a UI-catalog text (either language), else None."""
     if not text:
         return None
     key = _index().get(text)
@@ -78,24 +80,23 @@ _patterns_size = [-1]
 
 
 def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
-    """Patterns of every catalog template with placeholders, in both languages (module doc)."""
-    from ...core.messages import CATALOG, template_pattern
+    """Patterns of every UI-catalog template with placeholders, in both languages (module doc)."""
+    from ...core.messages import template_pattern
 
-    size = (len(i18n.STRINGS) + len(CATALOG)) * 100 + len(i18n.shown_languages())
+    size = len(i18n.STRINGS) * 100 + len(i18n.shown_languages())
     if size == _patterns_size[0]:
         return _patterns
     built = []
-    for table in (i18n.STRINGS, CATALOG):
-        for key, entry in table.items():
-            if entry.get("match") == "no":  # carried by key, never matched back (core/messages.py)
+    for key, entry in i18n.STRINGS.items():
+        if entry.get("match") == "no":  # carried by key, never matched back
+            continue
+        for lang in i18n.shown_languages():
+            text = i18n.text_in(key, entry, lang)
+            if "{" not in text:
                 continue
-            for lang in i18n.shown_languages():
-                text = i18n.text_in(key, entry, lang)
-                if "{" not in text:
-                    continue
-                pat = template_pattern(text, strip=True)
-                if pat is not None:
-                    built.append((*pat, key))
+            pat = template_pattern(text, strip=True)
+            if pat is not None:
+                built.append((*pat, key))
     built.sort(key=lambda b: -b[0])
     _patterns[:] = [(c, p, k) for _n, c, p, k in built]
     _patterns_size[0] = size
@@ -103,8 +104,8 @@ def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
 
 
 def switch_text(text: str, depth: int = 0) -> Optional[str]:
-    """``text`` — a catalog text in either language, plain or built with values — in the current language, or None
-    when it is no catalog text (module doc)."""
+    """``text`` — a UI-catalog text in either language, plain or built with values — in the current language, or
+    None when it is no such text (module doc)."""
     if not text:
         return None
     plain = translated(text)
@@ -141,25 +142,6 @@ def _switch_value(value: str, depth: int) -> str:
     if all(x is None for x in switched):
         return value
     return i18n.tr("sep.semi").join(x if x is not None else p for x, p in zip(switched, parts))
-
-
-_MARKER = re.compile(r"^(\s*(?:※ |· |[✓✗] \S+  |[✓✗] \S+$|→ ))(.*)$", re.S)
-
-
-def switch_line(text: str) -> Optional[str]:
-    """An activity line (``※ notice``, ``✓ tool  summary``, ``  · reason``) or any text in the current language:
-    the marker kept, the rest switched (:func:`switch_text`); None when nothing changes."""
-    m = _MARKER.match(text)
-    if m is None or not m.group(2):  # no marker: the line is one text
-        return switch_text(text)
-    rest = switch_text(m.group(2))
-    if rest is None:
-        from ...core.messages import translate
-
-        rest = translate(m.group(2), i18n.language()) if i18n.language() != "zh" else None
-        if rest == m.group(2):
-            rest = None
-    return None if rest is None else m.group(1) + rest
 
 
 def _swap(obj: Any, slot: str, getter: Any, setter: Any) -> None:
@@ -209,12 +191,6 @@ def retranslate_widget(w: QWidget) -> None:
     _swap(w, "tooltip", w.toolTip, w.setToolTip)
     if w.isWindow():
         _swap(w, "title", w.windowTitle, w.setWindowTitle)
-    if isinstance(w, QListWidget) and w.objectName() == "draftActivity":
-        for i in range(w.count()):
-            it = w.item(i)
-            new = switch_line(it.text())
-            if new is not None:
-                it.setText(new)
     if isinstance(w, QMainWindow):
         msg = w.statusBar().currentMessage()
         new = switch_text(msg) if msg else None

@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...errors import ToolError
+from ...messages import message
 from .context import ToolContext
 from .registry import tool
 
@@ -34,7 +35,7 @@ class _ChapterReviewArgs(BaseModel):
 @tool("chapter_review", "read", _ChapterReviewArgs,
       "审读一章（不改稿）：查重复句与高频短语、套话、账本里已死的人开口说话、已失去的物品又出现、过期未回收的伏笔、"
       "篇幅与大纲目标；返回问题清单（kind、引文 quote、UTF-16 偏移 offset、说明 note）和本章的大纲情节点。",
-      summary=lambda a, r: f"审稿 {a.get('path', '')}：{len(r.get('findings', []))} 条" if isinstance(r, dict) else "")
+      summary=lambda a, r: message("tool.review", path=str(a.get("path", "")), n=len(r.get("findings", []))) if isinstance(r, dict) else "")
 def _chapter_review(ctx: ToolContext, a: _ChapterReviewArgs) -> dict[str, Any]:
     if ctx.story is None:
         raise ToolError("unavailable", "这一局没有正文目录，审稿用不了。")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ...errors import ToolError
 from ...ledger.state import format_roster
+from ...messages import message
 from ..draft import apply_edits, read_text
 from ..events import AskAnswer, AskRequest, Revised
 from .context import ToolContext
@@ -93,23 +94,24 @@ ASK_DESCRIPTION = (
 
 
 def _version_chars(_a: dict[str, Any], res: Any) -> str:
-    return f"版本 {res.get('version')}，{res.get('chars')} 字" if isinstance(res, dict) else ""
+    return message("tool.version_chars", version=res.get("version"), chars=res.get("chars")) if isinstance(res, dict) else ""
 
 
 def _matches(_a: dict[str, Any], res: Any) -> str:
-    return "匹配：" + "、".join(res.get("matches", ["exact"])) if isinstance(res, dict) else ""
+    return message("tool.matches", m=list(res.get("matches", ["exact"]))) if isinstance(res, dict) else ""
 
 
 def _answer(_a: dict[str, Any], res: Any) -> str:
     if not isinstance(res, dict):
         return ""
-    return "用户停止了这一拍" if res.get("by") == "stop" else f"答：{res.get('answer')}"
+    return message("tool.stopped") if res.get("by") == "stop" else message("tool.answer", answer=str(res.get("answer")))
 
 
 def _lore_hits(a: dict[str, Any], res: Any) -> str:
     if not isinstance(res, list):
         return ""
-    return f"查「{a.get('query', '')}」→ " + ("、".join(h["title"] for h in res) or "无命中")
+    titles = [str(h["title"]) for h in res]
+    return message("tool.lore", query=str(a.get("query", "")), hits=titles if titles else message("tool.lore.none"))
 
 
 # -- the draft --------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Callable, Optional
 from pydantic import BaseModel, BeforeValidator, Field, model_validator
 
 from ...errors import ToolError
+from ...messages import message
 from ...story.links import link_written
 from ...story.workspace import GREP_MAX_LIMIT, StoryFolder
 from .context import ToolContext
@@ -73,7 +74,7 @@ def _file_name(a: dict[str, Any], _res: Any) -> str:
 
 
 def _grep_line(a: dict[str, Any], _res: Any) -> str:
-    return f"找「{a.get('pattern', '')}」"
+    return message("tool.grep", pattern=str(a.get("pattern", "")))
 
 
 def _on_story(ctx: ToolContext, op: Callable[[StoryFolder], str]) -> str:

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from ...errors import ToolError
 from ...fsutil import atomic_write_text
+from ...messages import message
 from ...story.links import link_chapter
 from ...story.outline import OUTLINE_FILE, OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
 from ...story.outline_tree import carry_ids, ensure_ids
@@ -70,7 +71,7 @@ def _outline_read(ctx: ToolContext, _a: NoArgs) -> str:
 @tool("outline_edit", "write", _OutlineEditArgs,
       "改大纲：oldText/newText 按原文精确替换（须唯一），或给 chapter 加 status/target/file 改一章的状态、"
       "目标字数、对应文件（写完一章把状态改成 drafted 并填 file）。大纲的情节只在用户同意时改。成功回执 ok。",
-      summary=lambda a, _r: f"大纲 {a.get('chapter') or ''}".strip())
+      summary=lambda a, _r: message("tool.outline", chapter=str(a["chapter"])) if a.get("chapter") else message("tool.outline.all"))
 def _outline_edit(ctx: ToolContext, a: _OutlineEditArgs) -> str:
     text = _text(ctx)
     if a.chapter is not None:

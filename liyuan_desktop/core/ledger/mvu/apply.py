@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Iterable
 
+from ...messages import message
 from .commands import MvuOp
 from .era import apply_era
 from .patch import set_leaf
@@ -38,7 +39,7 @@ def _remove_at(tree: dict[str, Any], segs: list[Segment], where: str, warnings: 
         i = list_index(parent, last)
         if i is not None:
             return True, parent.pop(i)
-    warnings.append(f"{where} 不存在，删除已忽略。")
+    warnings.append(message("mvu.missing_delete", where=where))
     return False, None
 
 
@@ -52,7 +53,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
     warnings: list[str] = []
     for op in ops:
         segs = list(op.path)
-        where = join_path(segs) or "(根)"
+        where = join_path(segs) or message("mvu.root")
         g = guard_path(segs) if segs else None
         if g:
             warnings.append(g)
@@ -62,13 +63,13 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
             continue
         if op.op == "set":
             if get_at(data, segs) is MISSING:
-                warnings.append(f"{where} 不存在，_.set 已忽略。")
+                warnings.append(message("mvu.missing_op", where=where, op="_.set"))
                 continue
             set_leaf(data, segs, op.value, changes, applied, warnings, create=False)
         elif op.op == "add":
             cur = get_at(data, segs)
             if cur is MISSING:
-                warnings.append(f"{where} 不存在，_.add 已忽略。")
+                warnings.append(message("mvu.missing_op", where=where, op="_.add"))
                 continue
             base = value_of(cur)
             delta = op.value
@@ -77,13 +78,13 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 n = eval_math(delta) if n is None else n
                 delta = n if n is not None else delta
             if not is_num(base) or not is_num(delta):
-                warnings.append(f"{where} 的 _.add 需要数字（原值 {js_str(base)}，增量 {js_str(op.value)}），已忽略。")
+                warnings.append(message("mvu.add_needs_number", where=where, old=js_str(base), delta=js_str(op.value)))
                 continue
             set_leaf(data, segs, base + delta, changes, applied, warnings, create=False)
         elif op.op == "insert":
             target: Any = get_at(data, segs) if segs else data
             if target is MISSING:
-                warnings.append(f"{where} 不存在，_.insert 已忽略。")
+                warnings.append(message("mvu.missing_op", where=where, op="_.insert"))
                 continue
             target = value_of(target) if is_pair(target) and isinstance(target[0], (list, dict)) else target
             if isinstance(target, list):
@@ -93,17 +94,17 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 else:
                     at = op.key if isinstance(op.key, int) else num_from_str(str(op.key))
                     if not isinstance(at, int):
-                        warnings.append(f"{where} 是数组，插入位置 {js_str(op.key)} 不是下标，已忽略。")
+                        warnings.append(message("mvu.insert_bad_index", where=where, pos=js_str(op.key)))
                         continue
                     at = max(0, min(len(target), at if at >= 0 else len(target) + at))
                     target.insert(at, copy.deepcopy(op.value))
                     pos = at
                 changes.mark(segs)
-                applied.append(f"{where}[{pos}]：插入 {js_str(op.value)}")
+                applied.append(message("mvu.inserted", where=where, pos=pos, value=js_str(op.value)))
             elif isinstance(target, dict):
                 if op.key is None:
                     if not isinstance(op.value, dict):
-                        warnings.append(f"{where} 是对象，_.insert 需要键名或对象，已忽略。")
+                        warnings.append(message("mvu.insert_needs_key", where=where))
                         continue
                     for k, v in op.value.items():
                         g2 = guard_path(segs + [k])
@@ -112,7 +113,7 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                             continue
                         target[k] = copy.deepcopy(v)
                         changes.mark(segs + [k])
-                        applied.append(f"{join_path(segs + [k])}：新增 {js_str(v)}")
+                        applied.append(message("mvu.added", where=join_path(segs + [k]), value=js_str(v)))
                 else:
                     k = str(op.key)
                     g2 = guard_path(segs + [k])
@@ -121,18 +122,18 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                         continue
                     target[k] = copy.deepcopy(op.value)
                     changes.mark(segs + [k])
-                    applied.append(f"{join_path(segs + [k])}：新增 {js_str(op.value)}")
+                    applied.append(message("mvu.added", where=join_path(segs + [k]), value=js_str(op.value)))
             else:
-                warnings.append(f"{where} 不是数组或对象，_.insert 已忽略。")
+                warnings.append(message("mvu.not_container", where=where, op="_.insert"))
         elif op.op == "remove":
             if not op.has_value:
                 if not segs:
-                    warnings.append("不能删除整棵状态树，已忽略。")
+                    warnings.append(message("mvu.no_delete_root"))
                     continue
                 ok, old = _remove_at(data, segs, where, warnings)
                 if ok:
                     changes.mark(segs)
-                    applied.append(f"{where}：删除 {js_str(old)}")
+                    applied.append(message("mvu.removed", where=where, value=js_str(old)))
                 continue
             target = get_at(data, segs) if segs else data
             target = value_of(target) if is_pair(target) and isinstance(target[0], (list, dict)) else target
@@ -143,24 +144,24 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 elif int(idx) < -len(target) or int(idx) >= len(target):
                     idx = None
                 if idx is None:
-                    warnings.append(f"{where} 里没有 {js_str(op.value)}，删除已忽略。")
+                    warnings.append(message("mvu.not_in", where=where, value=js_str(op.value)))
                     continue
                 old = target.pop(int(idx))
                 changes.mark(segs)
-                applied.append(f"{where}：删除 {js_str(old)}")
+                applied.append(message("mvu.removed", where=where, value=js_str(old)))
             elif isinstance(target, dict):
                 k = str(op.value)
                 if guard_path(segs + [k]):
                     warnings.append(guard_path(segs + [k]) or "")
                     continue
                 if k not in target:
-                    warnings.append(f"{join_path(segs + [k])} 不存在，删除已忽略。")
+                    warnings.append(message("mvu.missing_delete", where=join_path(segs + [k])))
                     continue
                 old = target.pop(k)
                 changes.mark(segs + [k])
-                applied.append(f"{join_path(segs + [k])}：删除 {js_str(old)}")
+                applied.append(message("mvu.removed", where=join_path(segs + [k]), value=js_str(old)))
             else:
-                warnings.append(f"{where} 不是数组或对象，删除已忽略。")
+                warnings.append(message("mvu.not_container_delete", where=where))
         elif op.op == "move":
             frm = list(op.from_path or [])
             g2 = guard_path(frm) if frm else "move 缺少 from。"
@@ -169,17 +170,17 @@ def apply_ops(tree: Any, ops: Iterable[MvuOp]) -> MvuResult:
                 continue
             val = get_at(data, frm)
             if val is MISSING:
-                warnings.append(f"{join_path(frm)} 不存在，move 已忽略。")
+                warnings.append(message("mvu.missing_op", where=join_path(frm), op="move"))
                 continue
             parent = get_at(data, segs[:-1])
             if not isinstance(parent, dict) or not segs:
-                warnings.append(f"{where} 的上级不是对象，move 已忽略。")
+                warnings.append(message("mvu.move_parent", where=where))
                 continue
             _remove_at(data, frm, join_path(frm), warnings)
             changes.mark(frm)
             put_at(parent, segs[-1], val)
             changes.mark(segs)
-            applied.append(f"{join_path(frm)} → {where}")
+            applied.append(message("mvu.moved", src=join_path(frm), where=where))
         else:
-            warnings.append(f"不认识的指令 {op.op}，已忽略。")
+            warnings.append(message("mvu.unknown_op", op=op.op))
     return make_result(state, data, changes, applied, warnings)

@@ -34,6 +34,7 @@ import re
 from typing import Any, Optional
 
 from ...lenient_json import repair_loads
+from ...messages import Msg, message
 from .paths import Segment, is_pair, join_path, js_str, split_path
 from .state import Changes
 
@@ -165,9 +166,13 @@ class _Run:
         return cur, str(segs[-1]), segs
 
     # insert ------------------------------------------------------------------------------------------------
+    def _warn(self, what: str, msg_key: str, /, **params: Any) -> None:
+        """One warning ``ERA <insert|edit|delete>：<message>`` (catalog ``mvu.era``)."""
+        self.warnings.append(message("mvu.era", what=message(f"mvu.era.{what}"), msg=message(msg_key, **params)))
+
     def insert(self, node: dict[str, Any], cmd: Any, path: list[Segment], locked: bool) -> None:
         if not isinstance(cmd, dict):
-            self.warnings.append(f"ERA 插入：{join_path(path) or '(根)'} 的值不是对象，已忽略。")
+            self._warn("insert", "mvu.era.not_object", where=_at(path))
             return
         guard = _meta(node).get("unInsertAble")
         all_locked = locked or guard == "all"
@@ -175,11 +180,11 @@ class _Run:
         for key, value in cmd.items():
             key = str(key)
             if all_locked and key != "$meta":  # writing $meta stays allowed (ERA: maintaining the guard itself)
-                self.warnings.append(f"ERA 插入：{join_path(path) or '(根)'} 禁止新增（unInsertAble），{key} 已忽略。")
+                self._warn("insert", "mvu.era.no_insert", where=_at(path), key=key)
                 continue
             addr = self._addr(node, key)
             if addr is None:
-                self.warnings.append(f"ERA 插入：{join_path(path + [key])} 的上级不存在，已忽略。")
+                self._warn("insert", "mvu.era.no_parent", where=join_path(path + [key]))
                 continue
             parent, k, rel = addr
             where = path + rel
@@ -188,19 +193,19 @@ class _Run:
                     self.insert(parent[k], value, where, all_locked)
                 continue  # ERA never overwrites
             if parent is node and guard == "self" and key != "$meta":
-                self.warnings.append(f"ERA 插入：{join_path(path) or '(根)'} 禁止新增直属键（unInsertAble: self），{key} 已忽略。")
+                self._warn("insert", "mvu.era.no_insert_self", where=_at(path), key=key)
                 continue
             new = copy.deepcopy(value)
             if isinstance(new, dict) and isinstance(template, dict) and key != "$template" and parent is node:
                 new = {**copy.deepcopy(template), **new}
             parent[k] = new
             self.changes.mark(where)
-            self.applied.append(f"{join_path(where)}：新增 {js_str(new)[:200]}")
+            self.applied.append(message("mvu.added", where=join_path(where), value=js_str(new)[:200]))
 
     # edit --------------------------------------------------------------------------------------------------
     def edit(self, node: dict[str, Any], cmd: Any, path: list[Segment], locked: bool) -> None:
         if not isinstance(cmd, dict):
-            self.warnings.append(f"ERA 修改：{join_path(path) or '(根)'} 的值不是对象，已忽略。")
+            self._warn("edit", "mvu.era.not_object", where=_at(path))
             return
         unlock = isinstance(cmd.get("$meta"), dict) and cmd["$meta"].get("updatable") is True
         if _meta(node).get("updatable") is False and not unlock:
@@ -208,13 +213,13 @@ class _Run:
         elif unlock:
             locked = False
         if locked:
-            self.warnings.append(f"ERA 修改：{join_path(path) or '(根)'} 受保护（updatable: false），已忽略。")
+            self._warn("edit", "mvu.era.protected", where=_at(path), rule="updatable: false")
             return
         for key, value in cmd.items():
             key = str(key)
             addr = self._addr(node, key)
             if addr is None or addr[1] not in addr[0]:
-                self.warnings.append(f"ERA 修改：{join_path(path + [key])} 不存在，已忽略（VariableEdit 只改已有的值）。")
+                self._warn("edit", "mvu.era.missing_edit", where=join_path(path + [key]))
                 continue
             parent, k, rel = addr
             where = path + rel
@@ -223,7 +228,7 @@ class _Run:
                 if isinstance(old, dict):
                     self.edit(old, value, where, False)
                 elif value:
-                    self.warnings.append(f"ERA 修改：{join_path(where)} 不是对象，其下的路径不存在，已忽略。")
+                    self._warn("edit", "mvu.era.not_object_below", where=join_path(where))
                 continue
             if is_pair(old) and not isinstance(value, list):
                 new: Any = [copy.deepcopy(value), old[1]]
@@ -233,7 +238,7 @@ class _Run:
                 continue
             parent[k] = new
             self.changes.mark(where)
-            self.applied.append(f"{join_path(where)}：{js_str(old)[:80]} → {js_str(value)[:200]}")
+            self.applied.append(message("mvu.changed", where=join_path(where), old=js_str(old)[:80], new=js_str(value)[:200]))
 
     # delete ------------------------------------------------------------------------------------------------
     def delete(self, node: dict[str, Any], cmd: Any, path: list[Segment], locked: bool) -> None:
@@ -246,18 +251,18 @@ class _Run:
                     nested[p.strip()] = {}
             cmd = nested
         if not isinstance(cmd, dict):
-            self.warnings.append(f"ERA 删除：{join_path(path) or '(根)'} 的值不是对象或路径，已忽略。")
+            self._warn("delete", "mvu.era.not_object_or_path", where=_at(path))
             return
         m = cmd.get("$meta")
         exempt = m == {} or (isinstance(m, dict) and m.get("necessary") == {})
         if locked and not exempt:
-            self.warnings.append(f"ERA 删除：{join_path(path) or '(根)'} 受保护（necessary: all），已忽略。")
+            self._warn("delete", "mvu.era.protected", where=_at(path), rule="necessary: all")
             return
         for key, value in cmd.items():
             key = str(key)
             addr = self._addr(node, key)
             if addr is None or addr[1] not in addr[0]:
-                self.warnings.append(f"ERA 删除：{join_path(path + [key])} 不存在，已忽略。")
+                self._warn("delete", "mvu.era.missing", where=join_path(path + [key]))
                 continue
             parent, k, rel = addr
             where = path + rel
@@ -265,15 +270,20 @@ class _Run:
             if not isinstance(value, dict) or value == {}:  # ERA: {}, null or any non-object deletes the node
                 child_necessary = _meta(target).get("necessary")
                 if child_necessary in ("self", "all") and k != "$meta":
-                    self.warnings.append(f"ERA 删除：{join_path(where)} 受保护（necessary: {child_necessary}），已忽略。")
+                    self._warn("delete", "mvu.era.protected", where=join_path(where), rule=f"necessary: {child_necessary}")
                     continue
                 del parent[k]
                 self.changes.mark(where)
-                self.applied.append(f"{join_path(where)}：删除 {js_str(target)[:200]}")
+                self.applied.append(message("mvu.removed", where=join_path(where), value=js_str(target)[:200]))
             elif isinstance(target, dict):
                 self.delete(target, value, where, _meta(target).get("necessary") == "all")
             else:
-                self.warnings.append(f"ERA 删除：{join_path(where)} 不是对象，其下的路径不存在，已忽略。")
+                self._warn("delete", "mvu.era.not_object_below", where=join_path(where))
+
+
+def _at(path: list[Segment]) -> "str | Msg":
+    """A path as the warnings name it: dotted, or 「(根)」 / "(root)" for the root."""
+    return join_path(path) or message("mvu.root")
 
 
 def apply_era(tree: dict[str, Any], op: Any, changes: Changes, applied: list[str], warnings: list[str]) -> None:
@@ -288,9 +298,9 @@ def apply_era(tree: dict[str, Any], op: Any, changes: Changes, applied: list[str
         elif op.op == "era_delete":
             run.delete(tree, op.value, [], False)
         else:
-            warnings.append(op.reason or "ERA 指令无法读取，已忽略。")
+            warnings.append(op.reason or message("mvu.era.unreadable"))
     except RecursionError:
-        warnings.append("ERA 指令嵌套太深，已停止执行。")
+        warnings.append(message("mvu.era.too_deep"))
 
 
 def is_era_tree(tree: Any, limit: int = 20000) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple, Optional
 
+from ...messages import message
 from .apply import apply_ops
 from .commands import parse_update_blocks
 from .initvar import clean_meta, deep_merge, merge_initial, parse_data
@@ -87,10 +88,10 @@ def greeting_variables(text: str, initial: Optional[dict[str, Any]], other_books
         try:
             data = parse_data(body)
         except ValueError as e:
-            warnings.append(f"[MVU] 开场白里的 <initvar> 块解析失败：{' '.join(str(e).split())[:200]}")
+            warnings.append(message("mvu.initvar_greeting_bad", why=" ".join(str(e).split())[:200]))
             continue
         if not isinstance(data, dict):
-            warnings.append("[MVU] 开场白里的 <initvar> 块不是对象，已跳过")
+            warnings.append(message("mvu.initvar_greeting_not_object"))
             continue
         override = deep_merge(override or {}, clean_meta(data))
     ops = parse_update_blocks(text or "")

@@ -11,6 +11,7 @@ from typing import Any, Callable, Optional
 
 from ...lenient_json import MAX_REPAIR_DEPTH, bracket_depth, repair_loads
 from ...lore import Lorebook
+from ...messages import message
 from .paths import jsonable
 
 _INITVAR = re.compile(r"\[initvar\]", re.IGNORECASE)
@@ -152,10 +153,10 @@ def load_initvars(book_or_card: Any, substitute: Optional[Callable[[str], str]] 
             data = parse_data(body)
         except ValueError as ex:
             why = " ".join(str(ex).split())  # YAML errors span lines; one line for the UI and the CLI
-            warnings.append(f"[MVU] 解析世界书条目'{_title(e)}'失败（这张卡的初始变量没有读到）：{why[:200]}")
+            warnings.append(message("mvu.initvar_entry_bad", title=_title(e), why=why[:200]))
             continue
         if not isinstance(data, dict):
-            warnings.append(f"[MVU] 世界书条目'{_title(e)}'不是对象（顶层必须是键值对），已跳过")
+            warnings.append(message("mvu.initvar_entry_not_object", title=_title(e)))
             continue
         tree = deep_merge(tree, clean_meta(data))
     return tree, warnings

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from ...messages import message
 from .paths import (
     MISSING,
     Segment,
@@ -29,7 +30,7 @@ def set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: Cha
     """Set one path with the type rules; returns True when the tree changed."""
     where = join_path(segs)
     if not segs:
-        warnings.append("空路径已忽略。")
+        warnings.append(message("mvu.empty_path"))
         return False
     g = guard_path(segs)
     if g:
@@ -37,28 +38,28 @@ def set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: Cha
         return False
     parent = get_at(tree, segs[:-1])
     if parent is MISSING:
-        warnings.append(f"{where} 的上级路径不存在，已忽略——路径请照抄【状态树·当前值】里的写法。")
+        warnings.append(message("mvu.no_parent_path", where=where))
         return False
     last = segs[-1]
     if isinstance(parent, dict):
         key = last if isinstance(last, str) else str(last)
         if key not in parent:
             if not create:
-                warnings.append(f"{where} 不存在，已忽略。")
+                warnings.append(message("mvu.missing", where=where))
                 return False
             parent[key] = copy.deepcopy(value)
             changes.mark(segs)
-            applied.append(f"{where}：新增 {js_str(value)}")
+            applied.append(message("mvu.added", where=where, value=js_str(value)))
             return True
         old = parent[key]
     elif isinstance(parent, list):
         i = list_index(parent, last)
         if i is None:
-            warnings.append(f"{where} 超出数组范围或不是下标，已忽略——改数组请给完整新数组。")
+            warnings.append(message("mvu.bad_index", where=where))
             return False
         old = parent[i]
     else:
-        warnings.append(f"{where} 的上级不是对象（是 {js_str(parent)[:40]}），不能新建子路径，已忽略。")
+        warnings.append(message("mvu.parent_not_object", where=where, parent=js_str(parent)[:40]))
         return False
     if keep_pair and is_pair(old) and not (isinstance(value, list) and not is_pair(value) and not isinstance(old[0], list)):
         nv = value[0] if is_pair(value) else value
@@ -81,7 +82,7 @@ def set_leaf(tree: dict[str, Any], segs: list[Segment], value: Any, changes: Cha
         new_leaf = coerced
     put_at(parent, last, new_leaf)
     changes.mark(segs)
-    applied.append(f"{where}：{js_str(before)} → {js_str(value_of(new_leaf))}")
+    applied.append(message("mvu.changed", where=where, old=js_str(before), new=js_str(value_of(new_leaf))))
     return True
 
 
@@ -100,7 +101,7 @@ def apply_mvu_patch(tree: Any, patch: Any) -> MvuResult:
     if patch is None or patch == {}:
         return make_result(state, data, changes, applied, warnings)
     if not isinstance(patch, dict):
-        warnings.append(f"mvu_patch 不是 JSON 对象已忽略（{js_str(patch)[:80]}）——请输出形如 {{\"路径.用点分隔\": 新值}} 的对象。")
+        warnings.append(message("mvu.patch_not_object", key="mvu_patch", value=js_str(patch)[:80]))
         return make_result(state, data, changes, applied, warnings)
     for path, value in patch.items():
         segs = parse_path(str(path))

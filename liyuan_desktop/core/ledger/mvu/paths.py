@@ -13,6 +13,8 @@ import operator
 import re
 from typing import Any, Callable, Iterable, Optional, TypeGuard, Union
 
+from ...messages import message
+
 Segment = Union[str, int]
 
 
@@ -171,9 +173,9 @@ def guard_path(segs: list[Segment]) -> Optional[str]:
     p = join_path(segs)
     for s in segs:
         if isinstance(s, str) and s.startswith("$"):
-            return f"{p} 是派生值（{s} 开头的键由卡自己计算），不能写入，已忽略。"
+            return message("mvu.derived", path=p, prefix=s)
         if isinstance(s, str) and s.startswith("_"):
-            return f"{p} 是只读值（路径里有 _ 开头的键），不能写入，已忽略。"
+            return message("mvu.read_only", path=p)
     return None
 
 
@@ -242,27 +244,27 @@ def coerce_value(old: Any, new: Any, where: str) -> tuple[Any, Optional[str]]:
                 n = eval_math(new)
             if n is not None:
                 return n, None
-        return None, f"{where} 原值是数字（{js_str(old)}），新值 {js_str(new)} 不是数字，已忽略——请给数字。"
+        return None, message("mvu.want_number", where=where, old=js_str(old), new=js_str(new))
     if isinstance(old, bool):
         if isinstance(new, bool):
             return new, None
         if isinstance(new, str) and new.strip().lower() in ("true", "false"):
             return new.strip().lower() == "true", None
-        return None, f"{where} 原值是布尔值（{js_str(old)}），新值 {js_str(new)} 不是 true/false，已忽略。"
+        return None, message("mvu.want_bool", where=where, old=js_str(old), new=js_str(new))
     if isinstance(old, str):
         if isinstance(new, str):
             return new, None
         if new is None or isinstance(new, bool) or is_num(new):
             return js_str(new), None
-        return None, f"{where} 原值是字符串，新值 {js_str(new)[:80]} 是对象/数组，已忽略——请给字符串。"
+        return None, message("mvu.want_string", where=where, new=js_str(new)[:80])
     if isinstance(old, dict):
         if isinstance(new, dict):
             return copy.deepcopy(new), None
-        return None, f"{where} 原值是对象，新值 {js_str(new)[:80]} 不是对象，已忽略——整段替换请给完整对象，改单项请写到子路径。"
+        return None, message("mvu.want_object", where=where, new=js_str(new)[:80])
     if isinstance(old, list):
         if isinstance(new, list):
             return copy.deepcopy(new), None
-        return None, f"{where} 原值是数组，新值 {js_str(new)[:80]} 不是数组，已忽略——请给变化后的完整数组。"
+        return None, message("mvu.want_array", where=where, new=js_str(new)[:80])
     return new, None
 
 
