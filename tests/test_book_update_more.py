@@ -4,6 +4,8 @@ offered the updates of the global books and of every member's linked library boo
 
 from __future__ import annotations
 
+import json
+
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.cards.library import import_card
 from liyuan_desktop.core.cards.meta import set_card_linked_books
@@ -112,3 +114,89 @@ async def test_a_group_chat_is_offered_its_members_books(tmp_path):
     assert by_b and all("月叶治烫伤。" in t and "刀伤" not in t for t in by_b)
     assert chat.book_updates() == []
     chat.close()
+
+
+# -- the SillyTavern migration run again over an updated folder ------------------------------------------------
+
+
+def _st_update(st):
+    """The SillyTavern player edited a world book (an entry changed, one added) and the card 「阿梨」 (its
+    description) since the first migration."""
+    d = st  # build_st_folder gives the user folder
+    wp = d / "worlds" / "阿梨的世界.json"
+    w = json.loads(wp.read_text("utf-8"))
+    first = next(iter(w["entries"].values()))
+    first["content"] = "渡口搬到了镇子西边。"
+    w["entries"]["99"] = {**first, "uid": 99, "key": ["钟楼"], "comment": "钟楼", "content": "钟楼每晚敲九下。"}
+    wp.write_text(json.dumps(w, ensure_ascii=False, indent=2), "utf-8")
+    cp = d / "characters" / "alice.json"
+    c = json.loads(cp.read_text("utf-8"))
+    c["data"]["description"] = "阿梨换了新的说明。"
+    cp.write_text(json.dumps(c, ensure_ascii=False), "utf-8")
+
+
+async def test_rerunning_the_migration_updates_a_book_and_a_card_in_running_chats(tmp_path):
+    from st_folder import build_st_folder
+
+    from liyuan_desktop.core.migrate import run, scan
+    from liyuan_desktop.core.paths import home
+
+    st = build_st_folder(tmp_path / "st")
+    run(scan(st))
+    card_file = home() / "cards" / "阿梨" / "card.json"
+    chat_dir = home() / "cards" / "阿梨" / "对话" / "第一局"
+    model = Recorder(1)
+    chat = Chat.open(chat_dir, load_card(card_file), model)  # an imported chat: its books recorded when opened
+    assert "阿梨的世界" in book_update.recorded(chat.tree)
+    assert chat.book_updates() == [] and chat.card_update() is None
+    _st_update(st)
+    plan = scan(st)
+    how = {(i.kind, i.name): i.action for i in plan.items if i.kind in ("book", "card")}
+    assert how[("book", "阿梨的世界")] == "update" and how[("card", "阿梨")] == "update"
+    assert how[("book", "额外之书")] == "same" and how[("card", "阿柏")] == "same"  # identical: nothing to do
+    assert {i.action for i in plan.of("chat") if i.owner == "alice"} <= {"same", "error", "skip"}
+    assert plan.to_import() == 2
+    assert any("替换为新版 1" in line for line in plan.summary_lines())
+    report = run(plan)
+    assert report.imported == {"book": 1, "card": 1}
+    assert not (home() / "cards" / "阿梨-2").exists()
+    assert not (library_books_dir() / "阿梨的世界-2.json").exists()
+    assert "替换为新版" in report.markdown()
+    # the chat that uses them is offered both changes
+    [u] = chat.book_updates()
+    assert u.name == "阿梨的世界"
+    assert {(c.kind, c.label) for c in u.diff.entries} >= {("added", "钟楼")}
+    assert any(c.kind == "changed" for c in u.diff.entries)
+    diff = chat.card_update()
+    assert diff is not None and any(f.key == "description" for f in diff.fields)
+    chat.answer_book_update("阿梨的世界", "new")
+    assert chat.book_updates() == []
+    # a third run over the same folder: nothing left to do
+    assert scan(st).to_import() == 0
+    chat.close()
+
+
+def test_a_cancelled_update_puts_the_old_book_and_card_back(tmp_path):
+    import threading
+
+    from st_folder import build_st_folder
+
+    from liyuan_desktop.core.migrate import run, scan
+    from liyuan_desktop.core.paths import home
+
+    st = build_st_folder(tmp_path / "st")
+    run(scan(st))
+    before = {p.relative_to(home()).as_posix(): p.read_bytes() for p in sorted(home().rglob("*")) if p.is_file()}
+    _st_update(st)
+    stop = threading.Event()
+    seen: list[str] = []
+
+    def progress(done, total, label):
+        seen.append(label)
+        if label.startswith("角色卡"):  # the book is replaced by now, the card is being replaced
+            stop.set()
+
+    report = run(scan(st), progress, stop)
+    assert report.cancelled and any(s.startswith("世界书") for s in seen)
+    after = {p.relative_to(home()).as_posix(): p.read_bytes() for p in sorted(home().rglob("*")) if p.is_file()}
+    assert after == before
