@@ -5,6 +5,7 @@ the card-update bar."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -71,3 +72,51 @@ async def test_reimporting_an_updated_sillytavern_folder_offers_the_update_in_th
     assert "阿梨" in bar.label.text()
     assert [u.name for u in win.chat.book_updates()] == ["阿梨的世界"]
     win.grab().save(str(SHOTS / "z33fix-migration-bar.png"))
+
+
+async def test_editing_a_global_book_offers_the_edit_in_the_open_chat(qtbot, tmp_path):
+    """世界书… → 全局 → 编辑…: the library book opens in the book editor; saving replaces the file the way 从文件更新…
+    does (the old version kept), and the open chat's bar offers the edit (保持旧版 keeps the chat on the old)."""
+    from test_book_update_bar import settle, window_on_a_chat
+
+    from liyuan_desktop.core.chat import book_update
+    from liyuan_desktop.core.lore.bookcache import file_digest
+    from liyuan_desktop.core.lore.books import global_books_dir
+    from liyuan_desktop.ui.dialogs.world_books import open_world_books
+
+    win = await window_on_a_chat(qtbot, tmp_path)
+    bar = win.card_update_bar
+    settle(qtbot, bar)
+    assert bar.isHidden()
+    before = (global_books_dir() / "镇子.json").read_bytes()
+    dlg = open_world_books(win)
+    dlg.tabs.setCurrentWidget(dlg.global_list)
+    dlg.book_edit_btn.click()  # nothing selected: said, nothing opened
+    assert dlg.book_editor is None and dlg.global_list.error.text()
+    dlg.global_list.list.setCurrentRow(0)
+    dlg.grab().save(str(SHOTS / "z33fix-books-edit-button.png"))
+    dlg.book_edit_btn.click()
+    editor = dlg.book_editor
+    await wait_for(lambda: editor.loaded, timeout=20)
+    assert editor.windowTitle() == "世界书：镇子" and editor.model.rowCount() == 2
+    assert editor.save_btn.text() == "保存"
+    editor.table.selectRow(0)
+    assert editor.f_content.toPlainText() == "茶馆在镇北。"
+    editor.f_content.setPlainText("茶馆搬到了镇南。")
+    assert editor.save()
+    assert "用到这本书的对话会提示改动" in editor.note.text()
+    editor.grab().save(str(SHOTS / "z33fix-book-editor.png"))
+    doc = json.loads((global_books_dir() / "镇子.json").read_text("utf-8"))
+    assert [e["content"] for e in doc["entries"].values()] == ["茶馆搬到了镇南。", "渡口有船。"]
+    assert doc["entries"]["2"] == json.loads(before)["entries"]["2"]  # the entry not edited comes back as it was
+    assert (book_update.versions_dir("镇子") / f"{file_digest(before)}.json").is_file()
+    editor.dirty = False
+    editor.close()
+    dlg.close()
+    settle(qtbot, bar)
+    await wait_for(lambda: bar.isVisible() and not bar.finder.running, timeout=10)
+    assert bar.label.text() == "世界书「镇子」已更新：世界书条目 1 条。"
+    win.grab().save(str(SHOTS / "z33fix-book-edit-bar.png"))
+    bar.keep_btn.click()
+    settle(qtbot, bar)
+    assert bar.isHidden() and "镇北" in " ".join(e.content for e in win.chat.context.book.entries)

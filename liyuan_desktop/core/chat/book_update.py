@@ -422,6 +422,19 @@ def update_book_file(folder: Path, name: str, source: Path) -> Path:
     ``source`` (checked first: ``lore.books.read_book_json``); the version replaced is kept in the version store.
     Returns the file written. FileNotFoundError when the folder has no such book, ``BookFileError`` (a ValueError)
     when ``source`` is not a world book, OSError when the disk refuses."""
+    return _replace(folder, name, Path(source).read_bytes(), Path(source).name)
+
+
+def save_book(folder: Path, name: str, book: Lorebook) -> Path:
+    """Write ``book`` (edited in the book editor) over the book ``name`` of the books folder ``folder`` as a
+    SillyTavern World Info file (``Lorebook.to_world_info``: a book read from one comes back equal but for the
+    edits) — the same replace as :func:`update_book_file` (the old version kept, every chat reading it offered the
+    change). Returns the file written; FileNotFoundError when the folder has no such book, OSError."""
+    raw = json.dumps(book.to_world_info(), ensure_ascii=False, indent=1).encode("utf-8")
+    return _replace(folder, name, raw, f"{name}.json")
+
+
+def _replace(folder: Path, name: str, raw: bytes, label: str) -> Path:
     from ..lore.books import OFF_FOLDER, read_book_json
 
     folder = Path(folder)
@@ -430,8 +443,7 @@ def update_book_file(folder: Path, name: str, source: Path) -> Path:
     dest = next((p for p in places if p.is_file()), None)
     if dest is None:
         raise FileNotFoundError(str(folder / f"{name}.json"))
-    raw = Path(source).read_bytes()
-    Lorebook.from_any(read_book_json(raw, Path(source).name), name)
+    Lorebook.from_any(read_book_json(raw, label), name)
     store_version(name, dest.read_bytes())
     atomic_write_bytes(dest, raw)
     _hash_memo.pop(str(dest), None)
@@ -446,5 +458,5 @@ def update_library_book(name: str, source: Path) -> Path:
 
 __all__ = ["BookUpdate", "CHAT_PREFIX", "HOWS", "KEPT_BOOKS", "RECORD_KEY", "VERSIONS_FOLDER", "apply", "book_key",
            "book_path", "books_used", "can_undo", "chat_links", "file_hash", "kept_books", "key_name", "note_baseline", "note_used", "recorded",
-           "store_version", "stored_version", "swap_kept", "update_book_file", "update_library_book", "updates",
+           "save_book", "store_version", "stored_version", "swap_kept", "update_book_file", "update_library_book", "updates",
            "versions_dir"]
