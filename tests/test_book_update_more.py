@@ -200,3 +200,20 @@ def test_a_cancelled_update_puts_the_old_book_and_card_back(tmp_path):
     assert report.cancelled and any(s.startswith("世界书") for s in seen)
     after = {p.relative_to(home()).as_posix(): p.read_bytes() for p in sorted(home().rglob("*")) if p.is_file()}
     assert after == before
+
+
+def test_a_read_only_data_folder_still_opens_the_chat(tmp_path, monkeypatch):
+    """Recording the books at opening is best effort: a disk that refuses leaves the tree as it was."""
+    card = tmp_path / "card.json"
+    put(card, CARD)
+    chat = Chat.create(tmp_path / "c", load_card(card), Recorder(0))
+    chat.close()
+    put(global_books_dir() / "镇子.json", OLD)
+
+    def refuse(*_a, **_k):
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(book_update, "store_version", refuse)
+    chat = Chat.open(tmp_path / "c", load_card(card), Recorder(0))
+    assert book_update.recorded(chat.tree) == {} and not chat.tree.pending_mark()[0]
+    chat.close()

@@ -334,13 +334,15 @@ def note_baseline(links: list[BookLink], chat_dir: Path, tree: Any) -> bool:
     that refuses is logged and skipped (the next beat records instead) — opening a chat never fails for it."""
     seen = recorded(tree)
     now = dict(seen)
+    mark = tree.pending_mark()
     try:
         for key, path in books_used(links, chat_dir).items():
             if key not in seen and file_hash(path) is not None:
                 now[key] = store_version(key_name(key), path.read_bytes())
         if now != seen:
             _record(tree, now)
-    except OSError as e:
+    except OSError as e:  # a read-only data folder: nothing is left pending on the tree either
+        tree.rollback(mark)
         log.warning("world-book baseline not recorded: %s", e)
         return False
     return now != seen
