@@ -138,8 +138,9 @@ def chat_links(chat: Any) -> list[BookLink]:
     """The card links whose library books the chat ``chat`` (a ``Chat``) reads: its context's ``book_links``; in a
     group chat (``chat.group_play``) also every other member's (``cards.book_links.link_states``), because each
     member's linked books are read whenever that member speaks — so an update of any of them is offered, whoever
-    spoke last."""
-    from ..cards.book_links import link_states
+    spoke last. The other members' links are resolved without reading their books (a beat must stay cheap): a
+    name the chat has its own copy of, or a global book (read anyway), is left out."""
+    from ..cards.book_links import card_links
     from .group_play import chat_group, member_cards
 
     links = list(chat.context.book_links)
@@ -147,11 +148,13 @@ def chat_links(chat: Any) -> list[BookLink]:
     if group is None:
         return links
     have = {link.name for link in links}
+    own = Path(chat.dir) / "世界书"
     for card in member_cards(group).values():
-        for link in link_states(card, chat.dir):
-            if link.name not in have:
-                have.add(link.name)
-                links.append(link)
+        for name in card_links(card):
+            path = find_library_book(name) if name not in have and not (own / f"{name}.json").is_file() else None
+            if path is not None and path.parent != global_books_dir():
+                have.add(name)
+                links.append(BookLink(name=name, state="read", path=str(path)))
     return links
 
 
