@@ -13,8 +13,9 @@ name has no ``/``, so the two never meet).
 Where it is kept:
 
 - the version of each book a chat last used: a ``chat-settings`` entry of its session tree (the source of truth)
-  with ``library_books = {key: sha256 of the file}``, written when the chat first reads the book (its next beat,
-  :func:`note_used`) and by every choice;
+  with ``library_books = {key: sha256 of the file}``, written when the chat is created or opened (the books it
+  reads then: :func:`note_baseline`), when it first reads a book added later (its next beat, :func:`note_used`)
+  and by every choice;
 - every version a chat used, content-addressed (``<home>/世界书/历史版本/<name>/<sha256>.json``, written when the
   version is recorded): the checkpoint the diff compares against and undo returns to; never read as a book;
 - a chat kept on an old (or merged) version: ``kept-books.json`` in its folder, ``{key: {"declined": <sha256 of
@@ -131,6 +132,30 @@ def books_used(links: list[BookLink], chat_dir: Path) -> dict[str, Path]:
         if link.state == "read" and link.path:
             out.setdefault(link.name, Path(link.path))
     return out
+
+
+def chat_links(chat: Any) -> list[BookLink]:
+    """The card links whose library books the chat ``chat`` (a ``Chat``) reads: its context's ``book_links``; in a
+    group chat (``chat.group_play``) also every other member's (``cards.book_links.link_states``), because each
+    member's linked books are read whenever that member speaks — so an update of any of them is offered, whoever
+    spoke last. The other members' links are resolved without reading their books (a beat must stay cheap): a
+    name the chat has its own copy of, or a global book (read anyway), is left out."""
+    from ..cards.book_links import card_links
+    from .group_play import chat_group, member_cards
+
+    links = list(chat.context.book_links)
+    group = chat_group(chat)
+    if group is None:
+        return links
+    have = {link.name for link in links}
+    own = Path(chat.dir) / "世界书"
+    for card in member_cards(group).values():
+        for name in card_links(card):
+            path = find_library_book(name) if name not in have and not (own / f"{name}.json").is_file() else None
+            if path is not None and path.parent != global_books_dir():
+                have.add(name)
+                links.append(BookLink(name=name, state="read", path=str(path)))
+    return links
 
 
 #: per tree: (entries looked at, the id of the last one, the newest record among them) — a beat reads only the
@@ -304,6 +329,28 @@ def note_used(links: list[BookLink], chat_dir: Path, tree: Any) -> list[Msg]:
     return notices
 
 
+def note_baseline(links: list[BookLink], chat_dir: Path, tree: Any) -> bool:
+    """Record (and keep a version of) each book the chat reads beside the card's own that its record does not name
+    yet — called when the chat is created and when it is opened, so a book replaced before the chat's next beat
+    (its first one included) is offered as an update rather than silently taken. A recorded book is never touched
+    here (an update stays offered: :func:`note_used` takes it at the beat). True when a record was written; a disk
+    that refuses is logged and skipped (the next beat records instead) — opening a chat never fails for it."""
+    seen = recorded(tree)
+    now = dict(seen)
+    mark = tree.pending_mark()
+    try:
+        for key, path in books_used(links, chat_dir).items():
+            if key not in seen and file_hash(path) is not None:
+                now[key] = store_version(key_name(key), path.read_bytes())
+        if now != seen:
+            _record(tree, now)
+    except OSError as e:  # a read-only data folder: nothing is left pending on the tree either
+        tree.rollback(mark)
+        log.warning("world-book baseline not recorded: %s", e)
+        return False
+    return now != seen
+
+
 def _find(links: list[BookLink], chat_dir: Path, tree: Any, key: str) -> BookUpdate:
     for u in updates(links, chat_dir, tree):
         if u.key == key:
@@ -380,6 +427,19 @@ def update_book_file(folder: Path, name: str, source: Path) -> Path:
     ``source`` (checked first: ``lore.books.read_book_json``); the version replaced is kept in the version store.
     Returns the file written. FileNotFoundError when the folder has no such book, ``BookFileError`` (a ValueError)
     when ``source`` is not a world book, OSError when the disk refuses."""
+    return _replace(folder, name, Path(source).read_bytes(), Path(source).name)
+
+
+def save_book(folder: Path, name: str, book: Lorebook) -> Path:
+    """Write ``book`` (edited in the book editor) over the book ``name`` of the books folder ``folder`` as a
+    SillyTavern World Info file (``Lorebook.to_world_info``: a book read from one comes back equal but for the
+    edits) — the same replace as :func:`update_book_file` (the old version kept, every chat reading it offered the
+    change). Returns the file written; FileNotFoundError when the folder has no such book, OSError."""
+    raw = json.dumps(book.to_world_info(), ensure_ascii=False, indent=1).encode("utf-8")
+    return _replace(folder, name, raw, f"{name}.json")
+
+
+def _replace(folder: Path, name: str, raw: bytes, label: str) -> Path:
     from ..lore.books import OFF_FOLDER, read_book_json
 
     folder = Path(folder)
@@ -388,8 +448,7 @@ def update_book_file(folder: Path, name: str, source: Path) -> Path:
     dest = next((p for p in places if p.is_file()), None)
     if dest is None:
         raise FileNotFoundError(str(folder / f"{name}.json"))
-    raw = Path(source).read_bytes()
-    Lorebook.from_any(read_book_json(raw, Path(source).name), name)
+    Lorebook.from_any(read_book_json(raw, label), name)
     store_version(name, dest.read_bytes())
     atomic_write_bytes(dest, raw)
     _hash_memo.pop(str(dest), None)
@@ -403,6 +462,6 @@ def update_library_book(name: str, source: Path) -> Path:
 
 
 __all__ = ["BookUpdate", "CHAT_PREFIX", "HOWS", "KEPT_BOOKS", "RECORD_KEY", "VERSIONS_FOLDER", "apply", "book_key",
-           "book_path", "books_used", "can_undo", "file_hash", "kept_books", "key_name", "note_used", "recorded",
-           "store_version", "stored_version", "swap_kept", "update_book_file", "update_library_book", "updates",
+           "book_path", "books_used", "can_undo", "chat_links", "file_hash", "kept_books", "key_name", "note_baseline", "note_used", "recorded",
+           "save_book", "store_version", "stored_version", "swap_kept", "update_book_file", "update_library_book", "updates",
            "versions_dir"]

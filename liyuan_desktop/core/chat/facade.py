@@ -121,6 +121,7 @@ class Chat(ChatView):
                     chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}", books, first.parent_id)
             tree.set_leaf(chat.branches.tip(first.id))
         tree.persist_leaf()
+        book_update.note_baseline(book_update.chat_links(chat), directory, tree)  # issue 33 §4: the books it starts with
         chat.write_meta()
         return chat
 
@@ -147,6 +148,7 @@ class Chat(ChatView):
                    preset=preset, persona_obj=persona_obj, world_info=world_info)
         if card is library_card and tree.order and edited_since(card.path, tree.get(tree.order[-1]).ts):
             chat.pending_notices.append(edited_notice(card.name))
+        book_update.note_baseline(book_update.chat_links(chat), chat.dir, tree)  # books it reads and never recorded
         chat.write_meta()
         return chat
 
@@ -735,7 +737,7 @@ class Chat(ChatView):
         """Issue 33 §4: the world books this chat reads beside its card's own (library books, attached books) that
         were replaced since it last used them (``chat.book_update.BookUpdate``: key, name, diff, in_prefix…); []
         while a beat runs."""
-        return [] if self.running is not None else book_update.updates(self.context.book_links, self.dir, self.tree)
+        return [] if self.running is not None else book_update.updates(book_update.chat_links(self), self.dir, self.tree)
 
     @notices(Changes.of("settings"))
     def answer_book_update(self, key: str, how: str, picks: Optional[list[str]] = None) -> None:
@@ -743,12 +745,12 @@ class Chat(ChatView):
         take only ``picks`` (``"pick"``) or step back (``"undo"``) — ``chat.book_update.apply``; the next beat reads
         it. KeyError (no such update), OSError, RuntimeError while a beat runs."""
         self._idle("改世界书")
-        book_update.apply(self.context.book_links, self.dir, self.tree, key, how, picks)
+        book_update.apply(book_update.chat_links(self), self.dir, self.tree, key, how, picks)
         self._reload_context()
 
     def note_books_used(self) -> None:
         """The beat starts: record the world books it reads beside the card's (an update left alone is taken, and said)."""
-        said = book_update.note_used(self.context.book_links, self.dir, self.tree)
+        said = book_update.note_used(book_update.chat_links(self), self.dir, self.tree)
         if said:
             self._reload_context()
             self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]  # the bar looks again

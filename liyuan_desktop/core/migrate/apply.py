@@ -15,6 +15,12 @@ card carries embedded is not read twice); a chat's own book (``chat_metadata.wor
 (a copy in ``<chat>/世界书/``). The card keeps ``extensions.world`` in its card.json. A card whose regex scripts were allowed in SillyTavern
 (``extension_settings.character_allowed_regex``) gets them allowed here (``cards.meta``), as a new card only.
 
+A re-run over an updated SillyTavern folder (issue 33 §4): a book or card planned ``update`` (its name is here with
+other content) replaces the library's one through the library's own paths — a book through
+``chat.book_update.update_library_book`` (the old version kept in the version store), a card through
+``chat.manage.replace_card`` (the old files to the 回收站; its chats and switches stay) — so every chat using it is
+offered what changed (the card-update bar, ``liyuan book updates``). A cancel puts the replaced files back.
+
 Nothing half-written on cancel: every file and folder the run creates is recorded and removed again when ``cancel``
 turns true (or an unexpected error or Ctrl-C stops the run); personas.json and settings.json are only written after
 the last cancel check, and the hash index is put back as it was. A killed run leaves only whole items (each chat is
@@ -104,6 +110,8 @@ class _Run:
         self.cancel = cancel
         self.root = Path(plan.root)
         self.created: list[Path] = []
+        #: files an ``update`` item replaced (their old bytes; None: a file it added), put back on cancel
+        self.replaced: list[tuple[Path, Optional[bytes]]] = []
         self.index = MigrationIndex.load()
         self.book_file: dict[str, Path] = {}  # SillyTavern book name -> our file (library or global)
         self.book_global: set[str] = set()
@@ -134,6 +142,56 @@ class _Run:
         atomic_write_bytes(dest, self._source(item).read_bytes())
         self.created.append(dest)
         self._record(item, dest, item.detail.get("sha256"))
+
+    def _created_for(self, p: Path) -> None:
+        """Note that ``p`` is about to be written: its first missing folder (or itself) is removed on cancel."""
+        top = p
+        while not top.parent.exists():
+            top = top.parent
+        if not top.exists():
+            self.created.append(top)
+
+    def book_update(self, item: PlanItem) -> None:
+        """Replace the library's book ``item.target`` by SillyTavern's newer one (module doc)."""
+        from ..chat.book_update import update_library_book, versions_dir
+        from ..lore.bookcache import file_digest
+
+        src = self._source(item)
+        dest = Path(str(item.detail.get("replaces") or ""))
+        old = dest.read_bytes()  # OSError (the item fails) when it went away since the scan
+        self._created_for(versions_dir(item.target) / f"{file_digest(old)}.json")
+        self.replaced.append((dest, old))
+        update_library_book(item.target, src)
+        self._record(item, dest, item.detail.get("sha256"))
+
+    def card_update(self, item: PlanItem) -> None:
+        """Replace the library's card ``item.target`` by SillyTavern's newer one (module doc)."""
+        from ..chat.manage import replace_card, trash_root
+
+        folder = cards_root() / item.target
+        files = [folder / "card.json", *folder.glob("original.*")]
+        self.replaced += [(f, f.read_bytes()) for f in files if f.is_file()]
+        before = set(files)
+        ref, trashed = replace_card(self._source(item))
+        self.replaced += [(f, None) for f in folder.glob("original.*") if f not in before]
+        if trashed is not None:
+            self.created.append(trash_root() / trashed.id)
+        if item.detail.get("regex_allowed"):
+            set_card_scripts_allowed(ref.dir, True)
+        self._link_books(item, ref)
+        item.target = ref.name
+        self.cards[item.owner] = ref
+
+    def put_back(self) -> None:
+        """Cancel: the files ``update`` items replaced, as they were (newest change first)."""
+        for p, old in reversed(self.replaced):
+            try:
+                if old is None:
+                    p.unlink(missing_ok=True)
+                else:
+                    atomic_write_bytes(p, old)
+            except OSError:
+                pass
 
     def preset(self, item: PlanItem) -> None:
         folder = presets_dir()
@@ -313,7 +371,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     say = progress or (lambda done, total, label: None)
     if dry_run:
         for i in plan.items:
-            if i.action in ("new", "rename"):
+            if i.action in ("new", "rename", "update"):
                 report.imported[i.kind] = report.imported.get(i.kind, 0) + 1
             elif i.action == "same":
                 report.skipped[i.kind] = report.skipped.get(i.kind, 0) + 1
@@ -324,18 +382,19 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         return report
     r = _Run(plan, report, cancel)
     for i in plan.of("book"):
-        if i.action in ("same", "new", "rename"):
+        if i.action in ("same", "new", "rename", "update"):
             folder = global_books_dir() if i.detail.get("global") else library_books_dir()
-            r.book_file[i.name] = folder / f"{i.target}.json"
+            r.book_file[i.name] = Path(i.detail["replaces"]) if i.detail.get("replaces") else folder / f"{i.target}.json"
     r.book_global = {i.name for i in plan.of("book") if i.detail.get("global")}
     for i in plan.of("card"):
         r.card_items[i.owner] = i
         if i.action == "same":
             r.cards[i.owner] = CardRef(name=i.target, dir=str(cards_root() / i.target))
     order = ("book", "preset", "card", "chat", "avatar", "group")
-    work = [i for kind in order for i in plan.of(kind) if i.action in ("new", "rename")]
+    work = [i for kind in order for i in plan.of(kind) if i.action in ("new", "rename", "update")]
     handlers = {"book": r.book, "preset": r.preset, "card": r.card, "chat": r.chat, "avatar": r.avatar,
                 "group": r.group}
+    updates = {"book": r.book_update, "card": r.card_update}
     total = len(work) + 1
     index_file = MigrationIndex.path()
     old_index = index_file.stat().st_size if index_file.is_file() else None
@@ -345,7 +404,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
                 raise _Cancelled
             say(n, total, f"{KIND_LABELS[item.kind]}「{item.name}」")
             try:
-                handlers[item.kind](item)
+                (updates if item.action == "update" else handlers)[item.kind](item)
             except StChatCancelled:
                 raise _Cancelled from None
             except (OSError, ValueError, CardError, StChatError, SessionError, PresetError) as e:
@@ -359,6 +418,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     except _Cancelled:
         for p in reversed(r.created):
             _remove(p)
+        r.put_back()
         _restore(index_file, old_index)
         report.cancelled = True
         report.created = []
@@ -369,11 +429,12 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     except BaseException:
         for p in reversed(r.created):
             _remove(p)
+        r.put_back()
         _restore(index_file, old_index)
         plan.discard()
         raise
     for i in plan.items:
-        bucket = {"new": report.imported, "rename": report.imported, "same": report.skipped,
+        bucket = {"new": report.imported, "rename": report.imported, "update": report.imported, "same": report.skipped,
                   "error": report.failed}.get(i.action)
         if bucket is not None:
             bucket[i.kind] = bucket.get(i.kind, 0) + 1

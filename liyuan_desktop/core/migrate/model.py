@@ -4,7 +4,9 @@ Item kinds: ``card`` (a character card with its embedded book), ``chat`` (one ``
 ``worlds/*.json`` world book), ``preset`` (an ``OpenAI Settings/*.json`` chat-completion preset), ``persona``
 (one persona of ``settings.json``), ``avatar`` (a ``User Avatars/`` image of a persona), ``settings`` (the
 settings that change how a chat plays). Actions: ``new`` (imported under its own name), ``rename`` (a different
-item has that name here: imported as 「名字-2」), ``same`` (an identical item is already here: skipped), ``skip``
+item has that name here: imported as 「名字-2」), ``update`` (a world book or card of that name is here with other
+content: the newer one replaces it — the chats using it are offered what changed), ``same`` (an identical item is
+already here: skipped), ``skip``
 (not importable, ``reason`` says why), ``error`` (damaged: ``reason`` says what is wrong).
 """
 
@@ -17,7 +19,7 @@ from pydantic import BaseModel, Field
 from ..llm.errors import mask_secrets, url_secrets
 
 Kind = Literal["card", "chat", "book", "preset", "persona", "avatar", "settings", "group"]
-Action = Literal["new", "rename", "same", "skip", "error"]
+Action = Literal["new", "rename", "update", "same", "skip", "error"]
 
 KIND_LABELS: dict[str, str] = {"card": "角色卡", "chat": "聊天记录", "book": "世界书", "preset": "预设",
                                "persona": "人设", "avatar": "人设头像", "settings": "设置", "group": "群组"}
@@ -42,6 +44,9 @@ class PlanItem(BaseModel):
     owner: str = ""
     links: list[str] = Field(default_factory=list)
     detail: dict[str, Any] = Field(default_factory=dict)
+
+
+ACTION_LABELS["update"] = "替换为新版"  # a re-run of the migration brings a newer book or card (issue 33 §4)
 
 
 class NotImported(BaseModel):
@@ -90,8 +95,8 @@ class MigrationPlan(BaseModel):
         return sum(i.size for i in self.items if kind is None or i.kind == kind)
 
     def to_import(self) -> int:
-        """How many items :func:`core.migrate.run` would write (new + rename)."""
-        return sum(1 for i in self.items if i.action in ("new", "rename"))
+        """How many items :func:`core.migrate.run` would write (new + rename + update)."""
+        return sum(1 for i in self.items if i.action in ("new", "rename", "update"))
 
     def discard(self) -> None:
         """Remove the extracted zip (when there is one) without importing."""

@@ -41,7 +41,7 @@ from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
 from ..prompt.presets.store import load_preset, presets_dir
 from ..settings import load_settings
 from .index import MigrationIndex
-from .model import MigrationPlan, NotImported, PlanItem
+from .model import Action, MigrationPlan, NotImported, PlanItem
 from .source import MigrationError, extract_zip, find_user_dir
 
 CARD_SUFFIXES = (".png", ".json", ".charx", ".apng")
@@ -347,15 +347,30 @@ def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: Migr
         item.detail["sha256"] = hashlib.sha256(data_bytes).hexdigest()
         name = safe_name(f.stem, "世界书")
         taken = claimed.setdefault(folder, set())
-        same = folder / f"{name}.json"
-        if same.is_file() and same.read_bytes() == data_bytes or index.exists(item.detail["sha256"]):
+        if index.exists(item.detail["sha256"]):
             item.action, item.target = "same", index.target(item.detail["sha256"]) or name
+            continue
+        here = _library_book(name) if name not in taken else None
+        if here is not None:  # the book is here (on or off): the same, or SillyTavern's is a newer version
+            taken.add(name)
+            item.target, item.detail["replaces"] = name, str(here)
+            if here.read_bytes() == data_bytes:
+                item.action = "same"
+            else:
+                item.action, item.reason = "update", "梨园里已有同名的世界书，用这个新版替换它（旧版留在历史版本里）"
             continue
         target = numbered(name, lambda n: n in taken or (folder / f"{n}.json").exists())
         taken.add(target)
         item.target = target
         if target != name:
             item.action, item.reason = "rename", "梨园里已有同名但内容不同的世界书"
+
+
+def _library_book(name: str) -> Optional[Path]:
+    """The library's book ``name`` — global (``<home>/世界书``) or switched off (``未启用``), the places
+    ``chat.book_update.update_book_file`` replaces in — or None."""
+    places = (global_books_dir() / f"{name}.json", library_books_dir() / f"{name}.json")
+    return next((p for p in places if p.is_file()), None)
 
 
 def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> None:
@@ -385,19 +400,23 @@ def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> Non
             item.action, item.reason = "rename", "预设库里已有同名但内容不同的预设"
 
 
-def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) -> tuple[str, bool]:
-    """Where :func:`core.cards.library.import_card` will put a card (its numbering: 名字, 名字-2 …) and whether an
-    identical card (same original file) is already there."""
+def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) -> tuple[str, Action]:
+    """Where the card goes and how: ``same`` (an identical card — same original file — is already there, under its
+    name or a number an earlier import gave it), ``update`` (the library's card of its name differs: the newer one
+    replaces it, ``chat.manage.replace_card``), else ``new`` at the first free name (名字, then 名字-2 … when this
+    run already claimed 名字)."""
     root = cards_root()
     name = safe_name(card_name)
     dest, n = name, 2
     while (root / dest / "card.json").exists() or dest in taken:
         orig = root / dest / ("original" + suffix)
         if dest not in taken and orig.exists() and orig.read_bytes() == original:
-            return dest, True
+            return dest, "same"
         dest = f"{name}-{n}"
         n += 1
-    return dest, False
+    if name not in taken and (root / name / "card.json").exists():
+        return name, "update"
+    return dest, "new"
 
 
 def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], index: MigrationIndex) -> None:
@@ -426,13 +445,15 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
         item.detail["embedded_book"] = bool(card.lorebook.entries)
         if f.name in (plan.settings.get("regex_allowed") or ()):  # SillyTavern asked once and the user allowed
             item.detail["regex_allowed"] = True
-        target, same = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken)
+        target, how = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken)
         item.target = target
-        if same:
+        if how == "same":
             item.action = "same"
         else:
             taken.add(target)
-            if target != safe_name(card.name):
+            if how == "update":
+                item.action, item.reason = "update", "梨园里已有同名的角色卡，用这个新版替换它（旧版放进回收站）"
+            elif target != safe_name(card.name):
                 item.action, item.reason = "rename", "梨园里已有同名但内容不同的角色卡"
         cards[f.stem] = item
     chats_root = root / "chats"
@@ -479,7 +500,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
                 continue
             base = cards_root() / owner.target / "对话"
             name = safe_name(f.stem)
-            target = numbered(name, lambda n: n in claimed or (owner.action == "same" and (base / n).exists()))
+            target = numbered(name, lambda n: n in claimed or (owner.action in ("same", "update") and (base / n).exists()))
             claimed.add(target)
             item.target = target
             if target != name:

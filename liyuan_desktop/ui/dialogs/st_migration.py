@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from ..infra import tasks
 from ..infra.i18n import register, show, tr
+from .dialogs import confirm
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.migrate import MigrationPlan, MigrationReport
@@ -89,6 +90,16 @@ register({
     "stmig.kind.persona": {"zh": "人设", "en": "Personas"},
     "stmig.kind.avatar": {"zh": "人设头像", "en": "Persona avatars"},
     "stmig.kind.settings": {"zh": "设置", "en": "Settings"},
+    # issue 33 §4: a same-named book or card that differs is SillyTavern's newer version: it replaces ours
+    "stmig.updates": {"zh": "新版替换（旧的世界书留在历史版本里、旧卡放进回收站；用到它们的对话会提示改动）",
+                      "en": "Newer versions replacing ours (old books kept as earlier versions, old cards in the "
+                            "trash; chats using them are shown what changed)"},
+    "stmig.update.title": {"zh": "用新版替换", "en": "Replace with newer versions"},
+    "stmig.update.ask": {"zh": "导入会用 SillyTavern 里的新版替换梨园里的 {n} 项同名内容：\n{names}\n\n"
+                               "用到它们的对话会提示改动，可以选择用新版或保持旧版。继续导入吗？",
+                         "en": "The import replaces {n} items here by SillyTavern's newer versions of the same name:\n"
+                               "{names}\n\nChats using them are shown what changed and can use the new version or "
+                               "keep the old one. Import?"},
     "stmig.use.provider": {"zh": "改用 SillyTavern 的连接", "en": "Use SillyTavern's connection"},
     "stmig.provider.kept": {"zh": "SillyTavern 的连接已加入为服务商「{name}」，当前连接没有改变。要改用它，点「改用 SillyTavern 的连接」。",
                             "en": "SillyTavern's connection was added as the provider “{name}”; your current connection is unchanged. "
@@ -138,13 +149,17 @@ def plan_markdown(plan: MigrationPlan) -> str:
         c = counts.get(kind)
         if not c:
             continue
-        out.append(f"| {tr('stmig.kind.' + kind)} | {sum(c.values())} | {c.get('new', 0) + c.get('rename', 0)} | "
+        out.append(f"| {tr('stmig.kind.' + kind)} | {sum(c.values())} | {c.get('new', 0) + c.get('rename', 0) + c.get('update', 0)} | "
                    f"{c.get('same', 0)} | {c.get('error', 0) + c.get('skip', 0)} | "
                    f"{human_size(plan.size(kind)) if plan.size(kind) else '—'} |")
     renamed = [i for i in plan.items if i.action == "rename"]
     if renamed:
         out += ["", f"**{tr('stmig.conflicts')}**", ""]
         out += [f"- {tr('stmig.kind.' + i.kind)}「{_esc(i.name)}」→「{_esc(i.target)}」" for i in renamed]
+    updated = [i for i in plan.items if i.action == "update"]
+    if updated:
+        out += ["", f"**{tr('stmig.updates')}**", ""]
+        out += [f"- {tr('stmig.kind.' + i.kind)}「{_esc(i.name)}」" for i in updated]
     changes = [c for i in plan.of("settings") for c in i.detail.get("changes", [])]
     if changes:
         out += ["", f"**{tr('stmig.settings')}**", ""]
@@ -181,6 +196,7 @@ class StMigrationDialog(QDialog):
         self.report: Optional[MigrationReport] = None
         self.error = ""
         self._task: Optional[tasks.Task] = None
+        self.confirm: Callable[[str, str], bool] = lambda title, text: confirm(self, title, text)
         lay = QVBoxLayout(self)
         intro = QLabel(tr("stmig.intro"))
         intro.setWordWrap(True)
@@ -296,6 +312,10 @@ class StMigrationDialog(QDialog):
         if self.plan is None or self._busy() or self.state != "ready":
             return
         plan = self.plan
+        updated = [f"{tr('stmig.kind.' + i.kind)}「{i.name}」" for i in plan.items if i.action == "update"]
+        if updated and not self.confirm(tr("stmig.update.title"), tr("stmig.update.ask", n=len(updated),
+                                                                      names="、".join(updated[:10]))):
+            return  # asked first, default No (a replaced book or card changes running chats)
         self.bar.setRange(0, 100)
         self.bar.setValue(0)
         self.bar.setVisible(True)
@@ -415,6 +435,11 @@ def open_dialog(parent: QWidget, on_imported: Optional[Callable[[], None]] = Non
     dlg.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     if on_imported is not None:
         dlg.imported.connect(on_imported)
+    session = getattr(parent, "session", None)
+    if session is not None:  # replaced books and cards: the open chat's update bar looks again (issue 33 §4)
+        from ...core.chat.changes import Changes
+
+        dlg.imported.connect(lambda: session.broadcast(Changes.of("library")))
     reload = getattr(parent, "apply_settings", None)
     if callable(reload):  # the import and the switch write settings.json: the window takes the saved settings up
 

@@ -86,6 +86,12 @@ register({
     "books.links.state.embedded": {"zh": "卡里已自带同样的条目，不重复读", "en": "the card carries the same entries, not read twice"},
     "books.links.state.missing": {"zh": "书库里没有这本", "en": "not in the library"},
     "books.links.state.broken": {"zh": "文件读不了", "en": "the file cannot be read"},
+    # issue 33 §4: a library book edited in the book editor (saved like 从文件更新…: chats using it are offered it)
+    "books.edit": {"zh": "编辑…", "en": "Edit…"},
+    "books.edit.title": {"zh": "世界书：{name}", "en": "World book: {name}"},
+    "books.edit.save": {"zh": "保存", "en": "Save"},
+    "books.edit.saved": {"zh": "已保存。用到这本书的对话会提示改动（旧版留在历史版本里）。",
+                         "en": "Saved. Chats using this book are shown what changed (the old version is kept)."},
 })
 
 
@@ -150,6 +156,7 @@ class BookList(QWidget):
         row.addWidget(self.folder_btn)
         row.addStretch(1)
         lay.addLayout(row)
+        self.buttons = row  # the dialog adds its buttons here (从文件更新…, 编辑…)
         enabled = folder is not None
         for w in (self.import_btn, self.folder_btn, self.list):
             w.setEnabled(enabled)
@@ -337,6 +344,39 @@ class LinkedBooks(QWidget):
             self.link(name)
 
 
+class LibraryBook:
+    """The book ``name`` of the books folder ``folder`` (on or off) as the book editor's source
+    (``ui/dialogs/book_editor.py`` reads ``card.name``, ``card_book_writable()`` and ``card_book()``, and saves with
+    ``save_card_book``): saved through ``chat.book_update.save_book``, the same replace as 从文件更新… (the old
+    version kept), so every chat reading the book is offered the change."""
+
+    def __init__(self, folder: Path, name: str):
+        from types import SimpleNamespace
+
+        self.folder, self.name = folder, name
+        self.card = SimpleNamespace(name=name)
+
+    def card_book_writable(self) -> bool:
+        """Always: the book is a file of ours."""
+        return True
+
+    def card_book(self) -> Any:
+        """The book as it is on disk (a ``Lorebook``); StopIteration-free: FileNotFoundError when it is gone."""
+        from ...core.lore.books import read_book_json
+        from ...core.lore.lorebook import Lorebook
+
+        path = next((Path(b.path) for b in list_book_files(self.folder) if b.name == self.name), None)
+        if path is None:
+            raise FileNotFoundError(str(self.folder / f"{self.name}.json"))
+        return Lorebook.from_any(read_book_json(path.read_bytes(), path.name), self.name)
+
+    def save_card_book(self, book: Any) -> Path:
+        """Replace the book's file by ``book`` (``chat.book_update.save_book``)."""
+        from ...core.chat.book_update import save_book
+
+        return save_book(self.folder, self.name, book)
+
+
 class WorldBooksDialog(QDialog):
     """The chat's and the global world books, and the card's own. ``booksChanged()`` after the chat re-read them."""
 
@@ -384,6 +424,12 @@ class WorldBooksDialog(QDialog):
         self.update_btn = install_update_from_file(self.global_list, self.session)
         self.chat_update_btn = install_update_from_file(self.chat_list, self.session)
         self.editor = None
+        self.book_edit_btn = QPushButton(tr("books.edit"))  # a library book in the book editor (issue 33 §4)
+        self.book_edit_btn.setObjectName("bookEdit")
+        self.book_edit_btn.clicked.connect(lambda _=False: self.edit_selected())
+        self.global_list.buttons.insertWidget(self.global_list.buttons.indexOf(self.global_list.import_btn) + 1,
+                                              self.book_edit_btn)
+        self.book_editor: Any = None
 
     def _reload(self) -> None:
         if self.chat is None:
@@ -394,6 +440,36 @@ class WorldBooksDialog(QDialog):
             self.chat_list.error.setText(tr("books.err", error=show(e)))
             return
         self.booksChanged.emit()
+
+    def edit_selected(self) -> None:
+        """编辑…: the global list's selected book in the editor."""
+        it = self.global_list.list.currentItem()
+        name = it.data(Qt.ItemDataRole.UserRole) if it is not None else None
+        if not name:
+            self.global_list.error.setText(tr("cu.book.update_none"))
+            return
+        self.edit_library_book(str(name))
+
+    def edit_library_book(self, name: str) -> Any:
+        """Open the library (global) book ``name`` in the book editor (``LibraryBook``); on save the list re-reads,
+        the open chat re-reads its books and a library notice lets the card-update bar show what changed."""
+        from ...core.chat.changes import Changes
+        from .book_editor import BookEditorDialog
+
+        editor = BookEditorDialog(LibraryBook(global_books_dir(), name), self)  # type: ignore[arg-type]
+        editor.setWindowTitle(tr("books.edit.title", name=name))
+        editor.save_btn.setText(tr("books.edit.save"))  # into the book's file, not a card
+
+        def saved() -> None:
+            editor.note.setText(tr("books.edit.saved"))
+            self.global_list.refresh()
+            self._reload()
+            self.session.broadcast(Changes.of("library"))
+
+        editor.saved.connect(saved)
+        editor.open()
+        self.book_editor = editor
+        return editor
 
     def open_editor(self):
         """The card's book in the editor (ui/dialogs/book_editor.py)."""
