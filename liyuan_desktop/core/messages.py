@@ -1161,6 +1161,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.help.book.11": {"zh": "新版本的世界书文件（SillyTavern World Info JSON）",
                          "en": "the new version's file (SillyTavern World Info JSON)"},
     "cli.help.book.12": {"zh": "真的替换（不加只说会做什么）", "en": "really replace it (without: only say what it would do)"},
+    # --- z31fix ---
+    "group.cut_turn": {"zh": "liyuan: 注意：上次{name}在群聊里的发言被中断了。--regenerate 让TA接着说；--say 说的新话从这里重新开始",
+                       "en": "liyuan: note: {name}'s group-chat reply was cut off last time. --regenerate lets them reply; "
+                             "--say starts afresh from here"},
 }
 
 

@@ -38,7 +38,7 @@ from ..prompt.presets.model import Preset
 from ..prompt.presets.store import PresetReport, describe_preset
 from ..prompt.window import ContextWindow
 from ..session.branches import Branches
-from ..session.transcript import Transcript, TranscriptItems
+from ..session.transcript import Transcript, TranscriptItems, hidden_turn
 from ..session.tree import SessionTree
 from . import group_play, recovery, turn
 from .agent import AgentDesk
@@ -356,8 +356,15 @@ class ChatView:
     def unanswered(self) -> Optional[Any]:
         """The user's words at the branch tip that a crash left without a reply (``id``, ``text``), or None
         (chat.recovery): show them so the user can resend (``regenerate``), edit (``edit_user``) or drop them
+        (``drop_unanswered``). A group chat's hidden turn is never the user's words: :meth:`cut_turn`."""
+        left = recovery.unanswered(self.tree)
+        return None if left is None or hidden_turn(left) else left
+
+    def cut_turn(self) -> Optional[str]:
+        """The member (card name; "" when unknown) whose follow-up reply in a group chat a crash cut off, or None
+        (chat/group_play.py ``cut_turn``): offer to let them reply (``regenerate``) or drop the turn
         (``drop_unanswered``)."""
-        return recovery.unanswered(self.tree)
+        return group_play.cut_turn(cast("Chat", self))
 
     def latest_beat(self) -> Optional[Any]:
         """The newest beat entry on the shown branch (``draft``, ``draft_version``, ``outcome``), or None."""
