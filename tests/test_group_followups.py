@@ -116,7 +116,8 @@ async def test_nudges_are_no_message_anywhere(tmp_path):
     assert list(search_file(chat.dir / "session.jsonl", Matcher(name))) == []  # what `liyuan search` streams
     assert chat.search_messages("Thank you")[0].beat == 2
     assert all(name not in str(m.get("mes", "")) for m in st_messages(chat.tree)[1])  # SillyTavern export
-    assert name not in transcript_markdown(chat)
+    md = transcript_markdown(chat)
+    assert name not in md and "### Birch" in md and "### Aster" in md  # each reply under its member's name
     users = [d for d in chat.memory.index().docs if d.kind == "user"]  # memory_search's index
     assert [d.text for d in users] == [CALL, "Thank you both."] and [d.beat for d in users] == [1, 2]
     nav = chat.branch_tree()
@@ -125,6 +126,13 @@ async def test_nudges_are_no_message_anywhere(tmp_path):
     beat_of, nudged = chat.compactor._beat_numbers()
     assert nudged and all(beat_of[r] in (1, 2) for r in nudged)
     assert name not in format_turns([], "你", "Aster")
+
+
+async def test_undo_after_a_follow_up_gives_back_no_nudge(tmp_path):
+    chat = await _chain(tmp_path)
+    assert chat.last_user_text() == ""  # the last turn was a member's follow-up: no words of the user's
+    chat.undo()
+    assert chat.last_user_text() in ("", "Thank you both.")
 
 
 async def test_beat_numbers_count_only_the_users_messages(tmp_path):

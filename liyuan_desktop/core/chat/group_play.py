@@ -46,6 +46,13 @@ def chat_group(chat: "Chat") -> Optional[Group]:
         return stored
 
 
+def speaker_names(chat: Any) -> dict[str, str]:
+    """member → card name of a group chat's members whose card is in the library ({} for a one-card chat): the
+    name a reply's ``speaker`` is shown and exported under."""
+    group = chat_group(chat)
+    return {m: c.name for m, c in member_cards(group).items()} if group is not None else {}
+
+
 def member_cards(group: Group) -> dict[str, Card]:
     """member → its library card; members whose card is gone are left out."""
     out = {}
@@ -366,4 +373,5 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
 
 __all__ = ["NUDGE", "MemberRow", "Turn", "chat_group", "choose", "create", "cut_turn", "drop_waiting", "member_cards",
            "member_rows", "new_group_chat", "nudge_text", "opening_card", "prepare", "prepare_again",
-           "prepare_continue", "prepare_draft", "prepare_follow_up", "system_for_beat", "take_turn", "waiting"]
+           "prepare_continue", "prepare_draft", "prepare_follow_up", "speaker_names", "system_for_beat", "take_turn",
+           "waiting"]

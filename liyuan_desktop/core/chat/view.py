@@ -413,9 +413,11 @@ class ChatView:
         return self.branches.sealed_beat_count()
 
     def last_user_text(self) -> Optional[str]:
-        """The branch's last user message, or None when there is none."""
+        """The branch's last user message, or None when there is none; "" when the branch's last turn is a group
+        chat's hidden turn (a member's follow-up: there is a turn to play again or undo, but no words of the user's
+        to give back)."""
         user = self.tree.latest("user")
-        return user.text if user is not None else None
+        return None if user is None else "" if hidden_turn(user) else user.text
 
     def entry_text(self, entry_id: str) -> str:
         """The stored text of a message entry. Raises KeyError for an unknown id."""

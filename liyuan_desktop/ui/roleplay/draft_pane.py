@@ -40,8 +40,8 @@ from ..infra.theme import colors, set_role
 register({
     "dp.revised.beat": {"zh": "这一拍改了上一拍的回复（没有新回复）", "en": "This beat revised the previous reply (no new reply)"},
     "dp.raw": {"zh": "原始 JSON", "en": "Raw JSON"},
-    "dp.cut.turn": {"zh": "上次{name}的发言被中断了（群聊里轮到TA接着说）",
-                    "en": "{name}'s reply was cut off last time (their turn in the group chat)"},
+    "dp.cut.turn": {"zh": "上次{name}在群聊里的发言被中断了：可以让TA接着说，或撤下这一轮",
+                    "en": "{name}'s group-chat reply was cut off last time: let them reply, or drop the turn"},
     "dp.cut.someone": {"zh": "某位成员", "en": "A member"},
     "dp.cut.resume": {"zh": "让TA接着说", "en": "Let them reply"},
     "dp.raw.tip": {"zh": "显示工具参数的原始 JSON（否则只显示写进稿纸的文字）",
