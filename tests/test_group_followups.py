@@ -16,6 +16,7 @@ from liyuan_desktop.core.cards.st_chat_export import st_messages
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.chat.group_play import NUDGE, prepare_follow_up, waiting
 from liyuan_desktop.core.chat.search import Matcher, search_file
+from liyuan_desktop.core.chat.summary import chat_summary
 from liyuan_desktop.core.chat.transcript_export import transcript_markdown
 from liyuan_desktop.core.group import Group, save_group
 from liyuan_desktop.core.group.model import group_dir, member_card
@@ -116,6 +117,8 @@ async def test_nudges_are_no_message_anywhere(tmp_path):
     assert list(search_file(chat.dir / "session.jsonl", Matcher(name))) == []  # what `liyuan search` streams
     assert chat.search_messages("Thank you")[0].beat == 2
     assert all(name not in str(m.get("mes", "")) for m in st_messages(chat.tree)[1])  # SillyTavern export
+    summary = chat_summary(chat.dir)  # the chat list's line
+    assert summary is not None and summary.messages == len(chat.transcript())
     md = transcript_markdown(chat)
     assert name not in md and "### Birch" in md and "### Aster" in md  # each reply under its member's name
     users = [d for d in chat.memory.index().docs if d.kind == "user"]  # memory_search's index

@@ -280,7 +280,7 @@ def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
     who = None
     for e in reversed(chat.tree.path_to()):
         if e.id == user_id:
-            who = who or _nudge_member(chat, e)
+            who = _nudge_member(chat, e)  # a hidden turn nobody answered yet: its member
             if who is None and hidden_turn(e):  # a turn whose member it does not say: the strategy picks one
                 _QUEUES.pop(chat, None)
                 turn = choose(chat, "", None, user_input=False)
