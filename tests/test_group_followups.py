@@ -181,3 +181,26 @@ async def test_the_chinese_chat_keeps_the_chinese_nudge(tmp_path):
 def test_nudge_pair_is_complete():
     assert set(NUDGE) == {"zh", "en"} and all("{name}" in t for t in NUDGE.values())
     assert w("x")  # the shared helpers import
+
+
+def test_cli_names_the_cut_member_and_regenerate_resumes_them(tmp_path, capsys):
+    import asyncio
+
+    from liyuan_desktop.cli import main as cli_main
+
+    async def cut() -> None:
+        chat = group_chat(tmp_path, "cut", 1)
+        await chat.send(CALL)
+        prepare_follow_up(chat)  # Aster's turn on disk when the process died
+        chat.close()
+
+    asyncio.run(cut())
+    beats = [{"user": "-", "actor": [w("Aster sits."), SEAL], "scribe": ["{}"]}]
+    f = tmp_path / "replay.json"
+    f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
+    assert cli_main(["--lang", "en", "chat", "--group", "Party", "--chat", "cut", "--model", f"replay:{f}",
+                     "--regenerate", "--json"]) == 0
+    err = capsys.readouterr().err
+    assert "Aster's group-chat reply was cut off" in err and NUDGE_ZH not in err and "got no reply" not in err
+    chat = Chat.open(group_dir("Party") / "对话" / "cut", member_card("Aster"), replay(0))
+    assert speakers(chat) == ["Birch", "Aster"] and chat.cut_turn() is None
