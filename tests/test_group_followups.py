@@ -14,7 +14,7 @@ from liyuan_desktop.core.beat.draft import DRAFT_LOG_NAME, Draft, DraftLog
 from liyuan_desktop.core.cards.library import import_card
 from liyuan_desktop.core.cards.st_chat_export import st_messages
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.chat.group_play import NUDGE, prepare_follow_up, waiting
+from liyuan_desktop.core.chat.group_play import NUDGE, nudge_text, prepare_follow_up, waiting
 from liyuan_desktop.core.chat.search import Matcher, search_file
 from liyuan_desktop.core.chat.summary import chat_summary
 from liyuan_desktop.core.chat.transcript_export import transcript_markdown
@@ -180,6 +180,8 @@ async def test_the_chinese_chat_keeps_the_chinese_nudge(tmp_path):
 
 def test_nudge_pair_is_complete():
     assert set(NUDGE) == {"zh", "en"} and all("{name}" in t for t in NUDGE.values())
+    assert nudge_text("Ann", "ja") == nudge_text("Ann", "en") == "[Write the next reply only as Ann.]"
+    assert nudge_text("青梧", "zh") == "（轮到青梧发言）"
     assert w("x")  # the shared helpers import
 
 

@@ -236,13 +236,15 @@ def prepare_follow_up(chat: "Chat", speaker: Optional[str] = None) -> str:
 
 
 #: The nudge that carries a follow-up turn, per chat language (the model reads it as the user's message of that
-#: turn; SillyTavern's default group nudge is "[Write the next reply only as {{char}}.]"). Chinese for the others.
+#: turn; SillyTavern's default group nudge is "[Write the next reply only as {{char}}.]").
 NUDGE = {"zh": "（轮到{name}发言）", "en": "[Write the next reply only as {name}.]"}
 
 
 def nudge_text(name: str, language: str) -> str:
-    """The nudge of a follow-up turn by the member called ``name`` in a chat in ``language`` (:data:`NUDGE`)."""
-    return NUDGE.get(language, NUDGE["zh"]).format(name=name)
+    """The nudge of a follow-up turn by the member called ``name`` in a chat in ``language`` (:data:`NUDGE`):
+    Chinese for a Chinese chat, English for every other language (as the chat's default user name, 「你」 or
+    "User": ``context.default_user_name``)."""
+    return NUDGE["zh" if language == "zh" else "en"].format(name=name)
 
 
 def _nudge_member(chat: "Chat", entry: Any) -> Optional[str]:
