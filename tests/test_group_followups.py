@@ -206,3 +206,14 @@ def test_cli_names_the_cut_member_and_regenerate_resumes_them(tmp_path, capsys):
     assert "Aster's group-chat reply was cut off" in err and NUDGE_ZH not in err and "got no reply" not in err
     chat = Chat.open(group_dir("Party") / "对话" / "cut", member_card("Aster"), replay(0))
     assert speakers(chat) == ["Birch", "Aster"] and chat.cut_turn() is None
+
+
+async def test_a_cut_turn_written_before_members_were_named_still_resumes(tmp_path):
+    chat = group_chat(tmp_path, "old", 2)
+    await chat.send("Hello Birch.")
+    chat.tree.append("user", text="（轮到Aster发言）", group_nudge=True)  # an older file: no nudge_for
+    chat.tree.commit()
+    chat = reopen(chat, replay(1))
+    assert chat.cut_turn() == "" and chat.unanswered() is None  # someone's turn; never the user's words
+    res = await chat.regenerate()  # the strategy picks who speaks (no user words), nobody is queued
+    assert res.outcome == "sealed" and len(speakers(chat)) == 2 and waiting(chat) == []
