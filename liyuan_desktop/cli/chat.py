@@ -526,6 +526,8 @@ async def _report_opened(r: _Run) -> Optional[int]:
     if left is not None:  # never sent along silently: the user resends, edits or drops them
         print(f"liyuan: 注意：上次这句话没有得到回应：「{left.text[:60]}」。--regenerate 原样重发；"
               "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
+    if chat.cut_turn() is not None:  # a group chat's follow-up cut off: never shown as the user's words
+        print(say(message("group.cut_turn", name=chat.cut_turn() or "?")), file=sys.stderr)
     if not r.json_mode:
         view = r.view
         out(view.style("1", say(message("cli.header", version=__version__, card=r.card.name, chat=r.chat_name)))

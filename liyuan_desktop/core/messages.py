@@ -1375,6 +1375,10 @@ CATALOG: dict[str, dict[str, str]] = {
                            "match": "no"},
     "lore.why.in": {"zh": "{title}：关键词「{kw}」出现在{where}", "en": "{title}: the key “{kw}” is in {where}",
                     "match": "no"},
+    # --- z31fix ---
+    "group.cut_turn": {"zh": "liyuan: 注意：上次{name}在群聊里的发言被中断了。--regenerate 让TA接着说；--say 说的新话从这里重新开始",
+                       "en": "liyuan: note: {name}'s group-chat reply was cut off last time. --regenerate lets them reply; "
+                             "--say starts afresh from here"},
 }
 
 

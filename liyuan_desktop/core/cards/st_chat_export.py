@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from ..fsutil import atomic_write_text
 from ..session import SessionTree
+from ..session.transcript import hidden_turn
 from .st_chat import INTERNAL_FIELDS, MESSAGE_TYPES, OPENING_HEADER, format_create_date, format_send_date, iso_now
 
 
@@ -29,7 +30,7 @@ def _st(e: Any) -> dict[str, Any]:
 
 def _is_message(e: Any) -> bool:
     # a group chat's turn without user words (chat/group_play.py) is no message in SillyTavern's file
-    return e.type in MESSAGE_TYPES and not getattr(e, "group_nudge", False)
+    return e.type in MESSAGE_TYPES and not hidden_turn(e)
 
 
 def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> list[Any]:

@@ -203,7 +203,7 @@ class Chat(ChatView):
         group_play.prepare(self, user_text, speaker)
         if chapter is not None:
             chapter = turn.reply_chapter_name(self, chapter)
-        left = self.unanswered()
+        left = recovery.unanswered(self.tree)  # the user's words, or a group chat's turn a crash cut
         if left is not None:
             self._user(user_text, left.parent_id)
             return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
@@ -481,6 +481,7 @@ class Chat(ChatView):
         pending, user = self.pending_draft(), self.tree.latest("user")
         if pending is None or user is None:
             raise ValueError("没有未收笔的稿件")
+        group_play.prepare_draft(self, user.id)  # a group chat's follow-up: its member writes on
         note = (f"（接着上一次没写完的稿子：稿件当前版本 {pending.draft_version}，尚未收笔。"
                 "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
         return await turn.play(self, user.text, ask, on_event, None, draft=Draft(pending.draft, pending.draft_version),
@@ -492,7 +493,7 @@ class Chat(ChatView):
         them (nothing deleted; they stay on their own branch). Returns the new leaf. ValueError when there are
         none, RuntimeError while a beat runs."""
         self._idle("撤下")
-        left = self.unanswered()
+        left = recovery.unanswered(self.tree)  # the user's words, or a group chat's turn a crash cut
         back: Optional[str] = left.parent_id if left is not None else None
         if back is None:
             raise ValueError("没有未得到回应的话")

@@ -24,6 +24,8 @@ from ..llm.types import ChatModel
 from ..macros import apply_macros
 from ..messages import Msg, message
 from . import group_vars
+from ..session.transcript import hidden_turn
+from .recovery import unanswered
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -43,6 +45,13 @@ def chat_group(chat: "Chat") -> Optional[Group]:
         return load_group(stored.name)
     except GroupError:
         return stored
+
+
+def speaker_names(chat: Any) -> dict[str, str]:
+    """member → card name of a group chat's members whose card is in the library ({} for a one-card chat): the
+    name a reply's ``speaker`` is shown and exported under."""
+    group = chat_group(chat)
+    return {m: c.name for m, c in member_cards(group).items()} if group is not None else {}
 
 
 def member_cards(group: Group) -> dict[str, Card]:
@@ -193,7 +202,9 @@ def prepare_follow_up(chat: "Chat", speaker: Optional[str] = None) -> str:
     — :func:`waiting` —, else an auto-mode turn by the member the strategy picks with ``user_input=False``, or the
     ``speaker`` the user chose): the turn taken (:func:`take_turn`, the reason in the activity list) and a user
     entry with the nudge 「（轮到X发言）」 put on the tree (``group_nudge``: the transcript does not show it; the
-    prompt carries it, as SillyTavern's group nudge). Returns the nudge text for the beat. ValueError (a catalog
+    prompt carries it, as SillyTavern's group nudge; ``nudge_for`` names the member, so a crash mid-reply can be
+    resumed by them: :func:`cut_turn`, :func:`prepare_again`). Returns the nudge text for the beat
+    (:func:`nudge_text`, in the chat's language). ValueError (a catalog
     message) for a one-card chat or when nobody can speak; SessionWriteError when the disk refuses."""
     from .results import SessionWriteError
 
@@ -215,9 +226,9 @@ def prepare_follow_up(chat: "Chat", speaker: Optional[str] = None) -> str:
         raise ValueError(message("group.auto.none"))
     take_turn(chat, turn)
     card = turn.cards.get(turn.member)
-    text = str(message("group.nudge", name=card.name if card is not None else turn.member))
+    text = nudge_text(card.name if card is not None else turn.member, chat.context.language)
     mark = chat.tree.pending_mark()
-    chat.tree.append("user", parent_id=chat.tree.leaf_id, text=text, group_nudge=True)
+    chat.tree.append("user", parent_id=chat.tree.leaf_id, text=text, group_nudge=True, nudge_for=turn.member)
     try:
         chat.tree.commit()
     except OSError as e:
@@ -226,19 +237,78 @@ def prepare_follow_up(chat: "Chat", speaker: Optional[str] = None) -> str:
     return text
 
 
+#: The nudge that carries a follow-up turn, per chat language (the model reads it as the user's message of that
+#: turn; SillyTavern's default group nudge is "[Write the next reply only as {{char}}.]").
+NUDGE = {"zh": "（轮到{name}发言）", "en": "[Write the next reply only as {name}.]"}
+
+
+def nudge_text(name: str, language: str) -> str:
+    """The nudge of a follow-up turn by the member called ``name`` in a chat in ``language`` (:data:`NUDGE`):
+    Chinese for a Chinese chat, English for every other language (as the chat's default user name, 「你」 or
+    "User": ``context.default_user_name``)."""
+    return NUDGE["zh" if language == "zh" else "en"].format(name=name)
+
+
+def _nudge_member(chat: "Chat", entry: Any) -> Optional[str]:
+    """The member a hidden turn (``session.transcript.hidden_turn``) was for (``nudge_for``), None when the entry
+    is no hidden turn or does not say (made before the field existed)."""
+    if not hidden_turn(entry):
+        return None
+    who = getattr(entry, "nudge_for", None)
+    return who if isinstance(who, str) and who else None
+
+
+def cut_turn(chat: "Chat") -> Optional[str]:
+    """The card name of the member whose follow-up reply a crash (or a quit mid-reply) cut off: the shown branch
+    ends in a hidden turn with no beat after it (``recovery.unanswered`` found it). The window offers to let that
+    member reply (regenerate, :func:`prepare_again`) or to drop the turn (``Chat.drop_unanswered``); the nudge is
+    never shown as the user's words. "" when the member is not known any more; None when nothing was cut."""
+    left = unanswered(chat.tree)
+    if left is None or not hidden_turn(left):
+        return None
+    who = _nudge_member(chat, left)
+    group = chat_group(chat)
+    if who is None or group is None:
+        return ""
+    card = member_cards(group).get(who)
+    return card.name if card is not None else who
+
+
 def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
     """Before a regenerate of a group chat's beat: the member who answered ``user_id`` answers again (a reply's
-    new version keeps its speaker); nobody answered yet → :func:`prepare`. Nothing for a one-card chat."""
+    new version keeps its speaker); nobody answered yet → the member a hidden turn was for (:func:`cut_turn`: the
+    follow-up a crash cut off is resumed by its member, the members still waiting are not brought back), else
+    :func:`prepare`. Nothing for a one-card chat."""
     if chat_group(chat) is None:
         return
     who = None
     for e in reversed(chat.tree.path_to()):
         if e.id == user_id:
+            who = _nudge_member(chat, e)  # a hidden turn nobody answered yet: its member
+            if who is None and hidden_turn(e):  # a turn whose member it does not say: the strategy picks one
+                _QUEUES.pop(chat, None)
+                turn = choose(chat, "", None, user_input=False)
+                if turn is not None:
+                    take_turn(chat, turn)
+                return
             break
         if e.type == "assistant":
             who = getattr(e, "speaker", None)
             break
     prepare(chat, user_text, who)
+
+
+def prepare_draft(chat: "Chat", user_id: str) -> None:
+    """Before 「继续」 on an unfinished draft of a group chat: the member whose turn it was writes on — the member a
+    hidden turn ``user_id`` was for (the waiting members are kept). Nothing for a one-card chat or an unfinished
+    beat that answers the user's own words (the member chosen then is the one in force)."""
+    if chat_group(chat) is None:
+        return
+    who = _nudge_member(chat, chat.tree.get(user_id))
+    if who is not None:
+        turn = choose(chat, "", who)
+        if turn is not None:
+            take_turn(chat, turn)
 
 
 def prepare_continue(chat: "Chat", reply_id: str) -> None:
@@ -305,6 +375,7 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "drop_waiting", "member_cards", "member_rows",
-           "new_group_chat", "opening_card", "prepare", "prepare_again", "prepare_continue", "prepare_follow_up",
-           "system_for_beat", "take_turn", "waiting"]
+__all__ = ["NUDGE", "MemberRow", "Turn", "chat_group", "choose", "create", "cut_turn", "drop_waiting", "member_cards",
+           "member_rows", "new_group_chat", "nudge_text", "opening_card", "prepare", "prepare_again",
+           "prepare_continue", "prepare_draft", "prepare_follow_up", "speaker_names", "system_for_beat", "take_turn",
+           "waiting"]

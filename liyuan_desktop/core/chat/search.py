@@ -3,7 +3,8 @@ every chat of every card in the library, read straight from the session files.
 
 What is searched: the messages a reader sees — the opening (and alternate greetings), the user's words and the
 sealed replies; a revised reply is found by its latest text (what the transcript shows), every branch's older
-versions only with ``all_branches``. Drafts of unfinished beats, model-call logs and ledger snapshots are not
+versions only with ``all_branches``. A group chat's hidden turns (the nudge that carries a member's follow-up,
+``session.transcript.hidden_turn``) are not the user's words and are never found. Drafts of unfinished beats, model-call logs and ledger snapshots are not
 messages and are not searched (``memory_search`` ranks summaries and ledger changes for the model).
 
 Matching (SillyTavern's own chat search is a case-insensitive substring filter; we add the rest):
@@ -40,6 +41,7 @@ from pydantic import BaseModel
 from ..linear_regex import compile_python_pattern
 from ..linear_regex import search as re2_search
 from ..messages import Msg, message
+from ..session.transcript import hidden_turn, shown_user
 
 #: Entry types whose ``text`` is a message a reader sees (a ``revision`` is a new text of its ``target`` reply).
 MESSAGE_TYPES = ("opening", "user", "assistant", "revision")
@@ -167,7 +169,7 @@ def search_tree(tree: Any, matcher: Matcher, item_ids: list[str], *, all_branche
         t = e.type
         if t == "revision":
             revised[e.target] = e
-        elif t == "user":
+        elif shown_user(e):
             beat += 1
             beats[e.id] = beat
         elif t == "assistant":
@@ -194,7 +196,7 @@ def search_tree(tree: Any, matcher: Matcher, item_ids: list[str], *, all_branche
             break
         e = tree.entries[eid]
         t = e.type
-        if t not in MESSAGE_TYPES:
+        if t not in MESSAGE_TYPES or hidden_turn(e):
             continue
         if t == "revision":
             target = tree.entries.get(e.target)
@@ -271,7 +273,7 @@ def search_file(session: Path, matcher: Matcher, *, limit: int = 200,
             except ValueError:
                 continue
             text = obj.get("text") if isinstance(obj, dict) else None
-            if not isinstance(text, str):
+            if not isinstance(text, str) or obj.get("group_nudge"):  # a group chat's hidden turn: no message
                 continue
             t = obj.get("type")
             eid = str(obj.get("target") if t == "revision" else obj.get("id"))

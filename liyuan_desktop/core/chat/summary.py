@@ -16,6 +16,7 @@ from typing import Optional
 
 from pydantic import BaseModel
 
+from ..session.transcript import hidden_turn
 from ..session.tree import SessionError, SessionTree
 
 __all__ = ["ChatSummary", "PREVIEW_CHARS", "chat_summary"]
@@ -30,7 +31,7 @@ _lock = threading.Lock()
 
 class ChatSummary(BaseModel):
     """A chat as a chat list shows it. ``messages``: openings, user messages and replies on the shown branch (a
-    swipe's other versions not counted); ``last_role``: opening | user | assistant ("" for an empty chat);
+    swipe's other versions and a group chat's hidden turns not counted); ``last_role``: opening | user | assistant ("" for an empty chat);
     ``last_text``: the last one's text (its newest revision), folded to one line and cut to :data:`PREVIEW_CHARS`
     with "…"; ``updated``: the session file's modification time in ms since the epoch."""
 
@@ -70,7 +71,7 @@ def chat_summary(chat_dir: str | Path) -> Optional[ChatSummary]:
     for e in path_entries:
         if e.type == "revision":
             revised[e.target] = e.text
-        elif e.type in _MESSAGE_TYPES:
+        elif e.type in _MESSAGE_TYPES and not hidden_turn(e):  # a group chat's hidden turn is no message
             count += 1
             last = e
     out = ChatSummary(dir=str(Path(chat_dir)), messages=count, updated=st.st_mtime_ns // 1_000_000,

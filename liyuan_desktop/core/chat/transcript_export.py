@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..fsutil import atomic_write_text
 from ..messages import message
 from ..story.export import blocks_html, text_blocks
+from .group_play import speaker_names
 
 if TYPE_CHECKING:
     from .view import ChatView
@@ -196,6 +197,7 @@ def transcript_messages(chat: ChatView, options: Optional[TranscriptOptions] = N
     items = chat.transcript()
     n = len(items)
     char = chat.card.name
+    names = speaker_names(chat)  # a group chat: each reply under its member's name
     user = chat.persona or labels["you"]
     out: list[TranscriptMessage] = []
     for i, it in enumerate(items):
@@ -204,7 +206,7 @@ def transcript_messages(chat: ChatView, options: Optional[TranscriptOptions] = N
             continue  # an unfinished beat's draft is no message yet
         raw = chat.display_text(it, n - 1 - i) if o.display else str(it.get("text", ""))
         text, bars = readable(raw, o.status_bars)
-        speaker = user if role == "user" else char
+        speaker = user if role == "user" else names.get(str(it.get("speaker") or ""), char)
         sw = it.get("swipe")
         swipe = [int(sw[0]), int(sw[1])] if isinstance(sw, (list, tuple)) and len(sw) == 2 and int(sw[1]) > 1 else None
         out.append(TranscriptMessage(id=str(it.get("id", "")), role=role, speaker=speaker, text=text, swipe=swipe,

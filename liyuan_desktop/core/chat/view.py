@@ -38,7 +38,7 @@ from ..prompt.presets.model import Preset
 from ..prompt.presets.store import PresetReport, describe_preset
 from ..prompt.window import ContextWindow
 from ..session.branches import Branches
-from ..session.transcript import Transcript, TranscriptItems
+from ..session.transcript import Transcript, TranscriptItems, hidden_turn
 from ..session.tree import SessionTree
 from . import group_play, group_vars, recovery, turn
 from .agent import AgentDesk
@@ -362,8 +362,15 @@ class ChatView:
     def unanswered(self) -> Optional[Any]:
         """The user's words at the branch tip that a crash left without a reply (``id``, ``text``), or None
         (chat.recovery): show them so the user can resend (``regenerate``), edit (``edit_user``) or drop them
+        (``drop_unanswered``). A group chat's hidden turn is never the user's words: :meth:`cut_turn`."""
+        left = recovery.unanswered(self.tree)
+        return None if left is None or hidden_turn(left) else left
+
+    def cut_turn(self) -> Optional[str]:
+        """The member (card name; "" when unknown) whose follow-up reply in a group chat a crash cut off, or None
+        (chat/group_play.py ``cut_turn``): offer to let them reply (``regenerate``) or drop the turn
         (``drop_unanswered``)."""
-        return recovery.unanswered(self.tree)
+        return group_play.cut_turn(cast("Chat", self))
 
     def latest_beat(self) -> Optional[Any]:
         """The newest beat entry on the shown branch (``draft``, ``draft_version``, ``outcome``), or None."""
@@ -412,9 +419,11 @@ class ChatView:
         return self.branches.sealed_beat_count()
 
     def last_user_text(self) -> Optional[str]:
-        """The branch's last user message, or None when there is none."""
+        """The branch's last user message, or None when there is none; "" when the branch's last turn is a group
+        chat's hidden turn (a member's follow-up: there is a turn to play again or undo, but no words of the user's
+        to give back)."""
         user = self.tree.latest("user")
-        return user.text if user is not None else None
+        return None if user is None else "" if hidden_turn(user) else user.text
 
     def entry_text(self, entry_id: str) -> str:
         """The stored text of a message entry. Raises KeyError for an unknown id."""

@@ -1,13 +1,33 @@
 """SillyTavern's group files in and out (issue 31): ``groups/<id>.json`` (a group) and ``group chats/<chat_id>.jsonl``
 (its chats).
 
-SillyTavern's group JSON (``public/scripts/group-chats.js``): ``id``, ``name``, ``members`` (the members' avatar
-file names, e.g. ``"Aster.png"``), ``disabled_members`` (muted), ``activation_strategy`` (0 natural, 1 list,
-2 manual, 3 pooled), ``generation_mode`` (0 swap, 1 join cards, 2 join cards including muted),
-``generation_mode_join_prefix``/``_suffix``, ``allow_self_responses``, ``chat_id`` (the open chat), ``chats`` (every
-chat id), ``avatar_url``, ``fav``, ``auto_mode_delay``, ``hideMutedSprites``, ``chat_metadata``. The whole object is
-kept on the :class:`~.model.Group` (``st``) and written back with the fields Liyuan manages replaced, so nothing
-SillyTavern keeps is lost.
+SillyTavern's group JSON (``public/scripts/group-chats.js``; the server's ``src/endpoints/groups.js`` ``/create``
+writes the object and ``/edit`` writes back whatever the client sends, so unknown keys survive there too):
+
+=================================  ====================================================================  ==========
+key                                meaning (SillyTavern)                                                 Liyuan
+=================================  ====================================================================  ==========
+``members``                        the members' avatar file names, e.g. ``"Aster.png"``                   members
+``disabled_members``               muted members (avatar file names)                                     muted
+``activation_strategy``            ``group_activation_strategy``: 0 natural, 1 list, 2 manual, 3 pooled  strategy
+``generation_mode``                ``group_generation_mode``: 0 swap, 1 append (join cards), 2 append    join_cards
+                                   disabled (join, muted included)
+``generation_mode_join_prefix``    text before each joined card field                                    join_prefix
+``generation_mode_join_suffix``    text after each joined card field                                     join_suffix
+``allow_self_responses``           natural order may pick the last speaker                               allow_self_responses
+``auto_mode_delay``                seconds between auto-mode turns, in the group file (default 5); the   auto_delay
+                                   auto-mode switch itself is SillyTavern's session state, not saved
+``hideMutedSprites``               hide muted members' expression sprites (Liyuan has no sprites)        kept as is
+``id``, ``chat_id``, ``chats``,    the group's id, its open chat, every chat id, avatar, favourite,      kept (chats
+``avatar_url``, ``fav``,           the open chat's metadata and the other chats' (``past_metadata``)     updated)
+``chat_metadata``,
+``past_metadata``
+=================================  ====================================================================  ==========
+
+The whole object is kept on the :class:`~.model.Group` (``st``) and written back with the fields Liyuan manages
+replaced, so nothing SillyTavern keeps is lost: members whose card was not in the library at import (left out of
+the group, said in the notes) are written back after the others with their muted mark, and a strategy or mode code
+this version does not know is written back as it was while the group's setting is unchanged.
 
 A group chat file is an ordinary SillyTavern chat file whose messages name their speaker (``name``,
 ``original_avatar``): it is imported with the one chat importer (``cards.st_chat.write_session``, every message's
@@ -63,8 +83,27 @@ def group_from_st(data: dict[str, Any], member_of: Callable[[str], Optional[str]
         join_cards=JOIN_OF.get(_int(data.get("generation_mode")), "swap"),  # type: ignore[arg-type]
         join_prefix=str(data.get("generation_mode_join_prefix") or ""),
         join_suffix=str(data.get("generation_mode_join_suffix") or ""),
+        auto_delay=_delay(data.get("auto_mode_delay")),
         st={**data, "liyuan_avatars": avatars})
     return group, notes
+
+
+def _delay(v: Any) -> float:
+    """SillyTavern's ``auto_mode_delay`` (seconds; missing or not a number: its default 5) within the range a
+    :class:`Group` keeps (0–3600)."""
+    try:
+        d = float(v)
+    except (TypeError, ValueError):
+        return 5.0
+    return min(max(d, 0.0), 3600.0) if d == d else 5.0
+
+
+def _code(old: Any, codes: dict[str, int], now: str, fallback: str) -> Any:
+    """The code SillyTavern gets for a setting: the imported code ``old`` when this version does not know it and
+    the setting is still what such a code was imported as (``fallback``), else ``codes[now]``."""
+    if old is not None and _int(old) not in codes.values() and now == fallback:
+        return old
+    return codes[now]
 
 
 def _int(v: Any) -> int:
@@ -87,14 +126,23 @@ def group_to_st(group: Group, chat_ids: list[str]) -> dict[str, Any]:
     it; ``chat_ids`` become ``chats`` and the last one ``chat_id``."""
     out = {k: v for k, v in group.st.items() if k != "liyuan_avatars"}
     out.setdefault("id", str(int(time.time() * 1000)))
+    known = group.st.get("liyuan_avatars")
+    known_avatars = set(known.values()) if isinstance(known, dict) else set()
+    old_members = [a for a in group.st.get("members") or [] if isinstance(a, str)]
+    old_disabled = {a for a in group.st.get("disabled_members") or [] if isinstance(a, str)}
+    absent = [a for a in old_members if a not in known_avatars]  # never imported: not in the library
+    members = [avatar_of(group, m) for m in group.members]
+    delay = group.auto_delay
     out.update({
-        "name": group.name, "members": [avatar_of(group, m) for m in group.members],
-        "disabled_members": [avatar_of(group, m) for m in group.muted if m in group.members],
-        "activation_strategy": STRATEGY_CODE[group.strategy], "generation_mode": JOIN_CODE[group.join_cards],
+        "name": group.name, "members": [*members, *(a for a in absent if a not in members)],
+        "disabled_members": [*(avatar_of(group, m) for m in group.muted if m in group.members),
+                             *(a for a in absent if a in old_disabled and a not in members)],
+        "activation_strategy": _code(group.st.get("activation_strategy"), STRATEGY_CODE, group.strategy, "natural"),
+        "generation_mode": _code(group.st.get("generation_mode"), JOIN_CODE, group.join_cards, "swap"),
         "generation_mode_join_prefix": group.join_prefix, "generation_mode_join_suffix": group.join_suffix,
-        "allow_self_responses": group.allow_self_responses})
-    for k, v in (("avatar_url", ""), ("fav", False), ("chat_metadata", {}), ("auto_mode_delay", 5),
-                 ("hideMutedSprites", False)):
+        "allow_self_responses": group.allow_self_responses,
+        "auto_mode_delay": int(delay) if delay == int(delay) else delay})
+    for k, v in (("avatar_url", ""), ("fav", False), ("chat_metadata", {}), ("hideMutedSprites", False)):
         out.setdefault(k, v)
     if chat_ids:
         out["chats"] = list(dict.fromkeys([*(c for c in out.get("chats") or [] if c in chat_ids), *chat_ids]))

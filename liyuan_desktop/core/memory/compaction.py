@@ -14,6 +14,7 @@ from ..beat.events import Compacted
 from ..llm.types import ChatModel
 from ..prompt.assemble import HistoryCache, prompt_resource
 from ..prompt.window import ContextWindow
+from ..session.transcript import hidden_turn
 from ..session.tree import SessionTree
 from .search import (
     SUMMARY_CALLS,
@@ -88,16 +89,23 @@ class Compactor:
         edited_id: str = e.id
         return edited_id
 
-    def _beat_numbers(self) -> dict[str, int]:
-        """Reply/opening entry id → its 1-based beat number on the active branch."""
+    def _beat_numbers(self) -> tuple[dict[str, int], set[str]]:
+        """Reply/opening entry id → its 1-based beat number on the active branch (a group chat's hidden turns,
+        ``session.transcript.hidden_turn``, are not counted), and the replies that answer a hidden turn (what
+        stands above them is the nudge the model read, not the user's words: the summariser is not given it)."""
         beat = 0
         out: dict[str, int] = {}
+        nudged: set[str] = set()
+        hidden = False
         for e in self.tree.path_to():
             if e.type == "user":
-                beat += 1
+                hidden = hidden_turn(e)
+                beat += 0 if hidden else 1
             elif e.type in ("assistant", "opening"):
                 out[e.id] = beat
-        return out
+                if hidden:
+                    nudged.add(e.id)
+        return out, nudged
 
     async def maybe_compact(self, model: ChatModel, persona: str, char: str,
                             emit: Emit, language: str = "zh") -> Optional[Compacted]:
@@ -115,9 +123,10 @@ class Compactor:
         threshold = int(w.share * w.window)
         if before <= threshold:
             return None
-        beat_of = self._beat_numbers()
+        beat_of, nudged = self._beat_numbers()
         tok = w.tokens
-        turns = [TurnCost(t.assistant_id, beat_of.get(t.assistant_id, 0), t.user, t.final,
+        turns = [TurnCost(t.assistant_id, beat_of.get(t.assistant_id, 0),
+                          None if t.assistant_id in nudged else t.user, t.final,
                           tok.text(t.user or "") + tok.text(t.final) + 8)
                  for t in h.turns if t.final is not None and t.assistant_id and h.end_of(t.assistant_id) > h.cut]
         fixed = max(0, before - tok.messages(h.messages[h.cut:]))  # what no cut can shrink
@@ -208,7 +217,7 @@ class BranchMemory:
         idx = self._idx
         for e in path[n:]:
             t = e.type
-            if t == "user":
+            if t == "user" and not hidden_turn(e):  # a group chat's hidden turn is not the user's words
                 self._beat += 1
                 idx.add(MemoryDoc(e.id, "user", self._beat, e.text))
             elif t in ("assistant", "opening"):

@@ -13,6 +13,14 @@ from typing import Any, Optional
 from .tree import SessionTree
 
 
+def _shown_user(e: Any) -> bool:
+    """``transcript.shown_user`` (transcript.py imports this module): a user entry that is not a group chat's
+    hidden turn."""
+    from .transcript import shown_user
+
+    return shown_user(e)
+
+
 def first_words(text: str, n: int = 24) -> str:
     """The first ``n`` characters of a text on one line (for the navigator), with … when cut."""
     one = " ".join(text.split())
@@ -63,7 +71,7 @@ class Branches:
         e = tree.get(entry_id)
         if e.type == "user":
             owner = e.parent_id
-            sibs = [i for i in tree.children_of.get(owner, []) if tree.entries[i].type == "user"]
+            sibs = [i for i in tree.children_of.get(owner, []) if _shown_user(tree.entries[i])]
             return owner, sibs, sibs.index(e.id)
         cur = e  # walk up to the child of the nearest user/opening/header entry
         while cur.parent_id is not None and tree.entries[cur.parent_id].type not in ("user", "opening", "header"):
@@ -75,9 +83,10 @@ class Branches:
         return owner, sibs, sibs.index(cur.id) if cur.id in sibs else 0
 
     def count_user_siblings(self, e: Any) -> int:
-        """How many user entries share ``e``'s parent (1 when it is an only child)."""
+        """How many user entries share ``e``'s parent (1 when it is an only child; a group chat's hidden turn
+        beside it — words sent after a crash cut a follow-up — is no alternative)."""
         kids = self.tree.children_of.get(e.parent_id, [])
-        return 1 if len(kids) == 1 else sum(1 for k in kids if self.tree.entries[k].type == "user")
+        return 1 if len(kids) == 1 else sum(1 for k in kids if _shown_user(self.tree.entries[k]))
 
     def swipe_info(self, entry_id: str) -> tuple[int, int]:
         """(index, count) of the alternatives of a transcript item (1-based index; (1, 1) when there are none)."""
@@ -121,7 +130,8 @@ class Branches:
         ``{"id", "parent" (node above or None), "beat" (1-based depth), "text" (first words), "reply" (first words
         of its reply on the shown branch for an active node, else of the newest reply below it; "" when none),
         "reply_id", "siblings" (alternatives of this message), "replies" (attempts under it that produced a reply),
-        "active" (on the shown branch)}``. O(entries)."""
+        "active" (on the shown branch)}``. A group chat's hidden turns (``transcript.hidden_turn``) are no node:
+        the replies after them belong to the user's message above. O(entries)."""
         tree = self.tree
         on_path = {e.id for e in tree.path_to()}
         node_of: dict[str, Optional[str]] = {}
@@ -131,7 +141,7 @@ class Branches:
         for i in tree.order:
             e = tree.entries[i]
             up = node_of.get(e.parent_id) if e.parent_id is not None else None
-            if e.type == "user":
+            if _shown_user(e):  # a group chat's hidden turn is no node
                 sib = sum(1 for k in tree.children_of.get(e.parent_id, []) if tree.entries[k].type == "user")
                 replies = [k for k in tree.children_of.get(e.id, []) if tree.entries[k].type != "user" and self.has_reply(k)]
                 beat_of[e.id] = beat_of.get(up, 0) + 1

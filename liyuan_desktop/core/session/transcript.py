@@ -11,6 +11,11 @@ entries sit between the user message and the beat) carries ``"asks"``: ``[{"ques
 shows them where they happened, above the reply (issue 24 §3). A reply the user edited into a new version
 (``Chat.edit_reply``) carries ``"edited": true``.
 
+A group chat's hidden turns (:func:`hidden_turn`: the user entry that carries a member's follow-up, ``group_nudge``)
+are no message: they get no item and no beat number (the replies after one keep the beat of the user's message
+they follow, as SillyTavern numbers only real messages). Every reader of user messages that a person sees —
+search, exports, the branch navigator, the memory index and summaries — asks :func:`shown_user`.
+
 Snapshots with variables (``rp-state`` with ``mvu``, see ``chat/ledger.py``) give them to the newest reply /
 opening before them and to everything after, except a snapshot with ``for_message`` (a status bar rewrote an older
 message's variables), which changes that message's item only; ``vars_raw`` marks a table kept exactly as a frame
@@ -26,6 +31,18 @@ from typing import Any, Callable, Optional
 
 from .branches import Branches
 from .tree import SessionTree
+
+
+def hidden_turn(e: Any) -> bool:
+    """Whether a session entry is a group chat's hidden turn: the user entry that carries a member's follow-up
+    reply (``group_nudge``, written by ``chat.group_play.prepare_follow_up``; its text is the nudge the model
+    reads, never the user's words)."""
+    return getattr(e, "type", None) == "user" and bool(getattr(e, "group_nudge", False))
+
+
+def shown_user(e: Any) -> bool:
+    """Whether a session entry is a user message a person sees (a user entry that is not :func:`hidden_turn`)."""
+    return getattr(e, "type", None) == "user" and not getattr(e, "group_nudge", False)
 
 
 class Transcript:
@@ -55,7 +72,7 @@ class Transcript:
         if start and lay is not None and lay[0] == len(path) and path and path[-1].id == lay[1]:
             beat = bisect.bisect_left(lay[7], start)  # the layout knows where the user messages are
         else:
-            beat = sum(1 for e in path[:start] if e.type == "user")
+            beat = sum(1 for e in path[:start] if shown_user(e))
         mvu = self._vars_before(path, start)
         aimed: list[Any] = []  # snapshots that rewrote an older message's variables
 
@@ -85,10 +102,10 @@ class Transcript:
                     item["swipe"] = [k, n_alt]
                 items.append(item)
             elif t == "user":
-                beat += 1
                 asks = []
-                if getattr(e, "group_nudge", False):  # a group chat's turn without user words: not shown
+                if hidden_turn(e):  # a group chat's turn without user words: not shown, not counted
                     continue
+                beat += 1
                 item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
                 if self.branches.count_user_siblings(e) > 1:
                     item["branch"] = list(swipe_info(e.id))
@@ -181,7 +198,7 @@ class Transcript:
             # looked up only under ``mvu``: one lazy lookup per snapshot of a chat without variables
             if t == "rp-state" and getattr(e, "mvu", None) is not None:
                 (aimed_pos if getattr(e, "for_message", None) else mvu_pos).append(p)
-            if t in ("opening", "user", "assistant"):
+            if t in ("opening", "user", "assistant") and not hidden_turn(e):
                 ids.append(e.id)
                 pos.append(p)
                 roles.append(t)

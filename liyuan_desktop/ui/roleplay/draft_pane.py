@@ -41,6 +41,10 @@ from ..infra.theme import colors, set_role
 register({
     "dp.revised.beat": {"zh": "这一拍改了上一拍的回复（没有新回复）", "en": "This beat revised the previous reply (no new reply)"},
     "dp.raw": {"zh": "原始 JSON", "en": "Raw JSON"},
+    "dp.cut.turn": {"zh": "上次{name}在群聊里的发言被中断了：可以让TA接着说，或撤下这一轮",
+                    "en": "{name}'s group-chat reply was cut off last time: let them reply, or drop the turn"},
+    "dp.cut.someone": {"zh": "某位成员", "en": "A member"},
+    "dp.cut.resume": {"zh": "让TA接着说", "en": "Let them reply"},
     "dp.raw.tip": {"zh": "显示工具参数的原始 JSON（否则只显示写进稿纸的文字）",
                    "en": "Show the tool arguments as raw JSON (otherwise only the text written to the draft)"},
 })
@@ -521,15 +525,20 @@ class DraftPane(QWidget):
         self.status.setText(tr("draft.status.version", state=tr("unsealed"), version=version))
         self.banner.setVisible(True)
 
-    def show_recovery(self, gaps: int, unanswered: Optional[str]) -> None:
-        """Show what a crash left on the shown branch (``Chat.ledger_gaps``/``Chat.unanswered``): ``gaps`` replies
-        without their ledger (a button runs the scribe), ``unanswered`` the user's words no reply followed
-        (resend, edit, drop); 0 / None hide them."""
+    def show_recovery(self, gaps: int, unanswered: Optional[str], cut_turn: Optional[str] = None) -> None:
+        """Show what a crash left on the shown branch (``Chat.ledger_gaps``/``Chat.unanswered``/``Chat.cut_turn``):
+        ``gaps`` replies without their ledger (a button runs the scribe), ``unanswered`` the user's words no reply
+        followed (resend, edit, drop), ``cut_turn`` the member of a group chat whose follow-up was cut (let them
+        reply, drop; "" unknown); 0 / None hide them."""
         self.gaps_label.setText(tr("recover.gaps", n=gaps))
         self.gaps_banner.setVisible(gaps > 0)
         text = (unanswered or "").strip().replace("\n", " ")
         self.unanswered_label.setText(tr("recover.unanswered", text=text[:80] + ("…" if len(text) > 80 else "")))
-        self.unanswered_banner.setVisible(unanswered is not None)
+        if cut_turn is not None:
+            self.unanswered_label.setText(tr("dp.cut.turn", name=cut_turn or tr("dp.cut.someone")))
+        self.resend_btn.setText(tr("dp.cut.resume") if cut_turn is not None else tr("recover.resend"))
+        self.edit_unanswered_btn.setVisible(cut_turn is None)
+        self.unanswered_banner.setVisible(unanswered is not None or cut_turn is not None)
 
     # -- events ---------------------------------------------------------------------------------------------
     def on_event(self, ev: Any) -> None:

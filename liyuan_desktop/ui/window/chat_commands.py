@@ -186,7 +186,7 @@ class ChatCommandsMixin(_Window):
             self.draft_pane.show_recovery(0, None)
             return
         left = chat.unanswered()
-        self.draft_pane.show_recovery(len(chat.ledger_gaps()), left.text if left is not None else None)
+        self.draft_pane.show_recovery(len(chat.ledger_gaps()), left.text if left is not None else None, chat.cut_turn())
 
     def repair_ledger(self) -> None:
         """「补记账」: the scribe for every reply a crash left without its ledger, oldest first."""
