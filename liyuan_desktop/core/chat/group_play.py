@@ -23,8 +23,8 @@ from ..group.witness import knowledge, reply_speaker, scoped_state, spoken
 from ..llm.types import ChatModel
 from ..macros import apply_macros
 from ..messages import Msg, message
-from . import group_vars
 from ..session.transcript import hidden_turn
+from . import group_vars
 from .recovery import unanswered
 
 if TYPE_CHECKING:  # pragma: no cover
