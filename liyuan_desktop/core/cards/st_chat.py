@@ -71,7 +71,8 @@ INTERNAL_FIELDS = ("swipe_text",)
 #: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
 #: again on export, from the prompt (prompt.assemble opening_body), from the opening chapter of a role-play turned
 #: into a book (chat.prose_import) and when a reply echoes it (beat.echo). Its one pattern.
-OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
+#: The opening's header line, in either language (「【开场 · 名字】」, or "[Opening · Name]" in an English chat, issue 32).
+OPENING_HEADER = re.compile(r"^(?:【开场 · [^】\n]*】|\[Opening · [^\]\n]*\])\n")
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

@@ -115,10 +115,10 @@ class Chat(ChatView):
         if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
             # a greeting's variable commands and <initvar> override give its swipe its own values (chat.ledger)
             books = chat.context.mvu_other_books
-            first = chat.ledger.add_opening(opening_text(card, chat.ctx), books)
+            first = chat.ledger.add_opening(opening_text(card, chat.ctx, chat.context.language), books)
             for alt in card.alternate_greetings:  # SillyTavern: the alternate greetings are swipes of message 0
                 if alt.strip():
-                    chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}", books, first.parent_id)
+                    chat.ledger.add_opening(opening_text(card, chat.ctx, chat.context.language, alt), books, first.parent_id)
             tree.set_leaf(chat.branches.tip(first.id))
         tree.persist_leaf()
         chat.write_meta()

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional
 
 from ..beat.events import Compacted
 from ..llm.types import ChatModel
-from ..prompt.assemble import HistoryCache, prompt_resource
+from ..prompt.assemble import HistoryCache, rules_text
 from ..prompt.window import ContextWindow
 from ..session.tree import SessionTree
 from .search import (
@@ -38,7 +38,7 @@ COMPACT_WORDING: dict[str, dict[str, str]] = {
            "opening": "【开场】\n{opening}\n\n{story}",
            "merge": "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n{parts}",
            "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍"},
-    "en": {"line": ("【语言】This chat is in English. Write the summary in English; keep names as the story spells "
+    "en": {"line": ("[Language] This chat is in English. Write the summary in English; keep names as the story spells "
                     "them."),
            "story": "[Story to compact] beats {a}–{b} (the summary at most {limit} characters):\n\n{story}",
            "opening": "[Opening]\n{opening}\n\n{story}",
@@ -54,9 +54,10 @@ def compact_wording(language: str) -> dict[str, str]:
 
 
 def compact_system(language: str) -> str:
-    """The summary calls' system prompt: ``compact.md`` and, for a chat not in Chinese, its language line."""
+    """The summary calls' system prompt: ``compact.md`` (``compact.en.md`` for a chat not in Chinese, issue 32) and,
+    for a chat not in Chinese, its language line."""
     line = compact_wording(language)["line"]
-    return prompt_resource("compact.md") + ("\n\n" + line if line else "")
+    return rules_text("summary", language) + ("\n\n" + line if line else "")
 
 
 class Compactor:

@@ -62,7 +62,7 @@ class ContextWindow:
             k += 1
         self.dropped = k - keep_first
         if keep_first and k < len(hist):  # the relay summary goes with the first kept user message, as before
-            block = summary_block([e.text for e in h.summary_list()])
+            block = summary_block([e.text for e in h.summary_list()], h.language)
             return [ChatMessage(role="user", content=f"{block}\n\n{hist[k].content}"), *hist[k + 1:]]
         return hist[:keep_first] + hist[k:]
 
@@ -96,11 +96,11 @@ class ContextWindow:
             return
         path = tree.path_to()
         pos = {x.id: i for i, x in enumerate(path)}
-        hc = HistoryCache()  # one cache, extended beat by beat: the history is read once, not once per beat
+        hc = HistoryCache(str(found[0].sent.get("lang") or "zh"))  # one cache, extended beat by beat: the history is read once, not once per beat
         for e in reversed(found):
             hist = hc.update(path[:pos[e.parent_id] + 1]).prompt_messages()
             msgs = decode_sent(e.sent, system, hist)
-            specs = tool_specs_for(e.sent.get("tools") or [])
+            specs = tool_specs_for(e.sent.get("tools") or [], str(e.sent.get("lang") or "zh"))
             self.tokens.observe(self.tokens.raw_messages(msgs) + self.tokens.raw(json.dumps(specs, ensure_ascii=False)),
                                 int(e.calls[0].usage["prompt_tokens"]))
 

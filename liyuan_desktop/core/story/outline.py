@@ -217,39 +217,55 @@ class Outline(DeferredModel):
         after = written[-1] + 1 if written else 0
         return chs[after] if after < len(chs) else chs[-1]
 
-    def branch(self, focus: Optional[OutlineChapter] = None, neighbours: int = BRANCH_NEIGHBOURS) -> str:
+    def branch(self, focus: Optional[OutlineChapter] = None, neighbours: int = BRANCH_NEIGHBOURS,
+               language: str = "zh") -> str:
         """The outline's current branch as the agent state block shows it (bounded): the volume line (every volume
         title, the current one marked), the focus chapter with its beats, and up to ``neighbours`` chapters either
-        side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters."""
+        side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters.
+        ``language``: the chat's (the engine's words in English for every language but Chinese)."""
+        w = BRANCH_WORDS["zh" if not language or language == "zh" else "en"]
         chs = self.chapters()
         if not chs:
-            return "（大纲还没有章节）"
+            return w["empty"]
         focus = focus or self.focus()
         assert focus is not None
-        vols = [v.title or "（未分卷）" for v in self.volumes]
+        vols = [v.title or w["no_volume"] for v in self.volumes]
         lines = []
         if len(vols) > 1 or self.volumes[0].title:
-            lines.append("卷：" + " / ".join(f"▶{t}" if i == focus.volume else t for i, t in enumerate(vols)))
+            lines.append(w["volumes"] + " / ".join(f"▶{t}" if i == focus.volume else t for i, t in enumerate(vols)))
         lo, hi = max(0, focus.index - neighbours), min(len(chs), focus.index + neighbours + 1)
         if lo > 0:
-            lines.append(f"…（前面还有 {lo} 章）")
+            lines.append(w["before"].format(n=lo))
         for c in chs[lo:hi]:
             mark = "▶ " if c.index == focus.index else "  "
-            lines.append(f"{mark}{chapter_line(c)}")
+            lines.append(f"{mark}{chapter_line(c, language)}")
             if c.index == focus.index:
                 lines += [f"    - {b if len(b) <= BRANCH_BEAT_MAX else b[:BRANCH_BEAT_MAX] + '…'}" for b in c.beats]
         if hi < len(chs):
-            lines.append(f"…（后面还有 {len(chs) - hi} 章）")
+            lines.append(w["after"].format(n=len(chs) - hi))
         return "\n".join(lines)
 
 
-def chapter_line(c: OutlineChapter) -> str:
-    """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕``."""
-    bits = [STATUS_ZH[c.status]]
+#: The words of :meth:`Outline.branch` and :func:`chapter_line` per language (issue 32).
+BRANCH_WORDS: dict[str, dict[str, str]] = {
+    "zh": {"empty": "（大纲还没有章节）", "no_volume": "（未分卷）", "volumes": "卷：", "before": "…（前面还有 {n} 章）",
+           "after": "…（后面还有 {n} 章）", "target": "目标 {n} 字", "unwritten": "未成文", "line": "{n}. {title}〔{bits}〕",
+           "sep": "｜"},
+    "en": {"empty": "(the outline has no chapters yet)", "no_volume": "(no volume)", "volumes": "Volumes: ",
+           "before": "…({n} chapters before)", "after": "…({n} chapters after)", "target": "target {n} characters",
+           "unwritten": "not written", "line": "{n}. {title} [{bits}]", "sep": " | "},
+}
+
+
+def chapter_line(c: OutlineChapter, language: str = "zh") -> str:
+    """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕`` (English for a chat not in Chinese)."""
+    en = bool(language) and language != "zh"
+    w = BRANCH_WORDS["en" if en else "zh"]
+    bits = [c.status if en else STATUS_ZH[c.status]]
     if c.target:
-        bits.append(f"目标 {c.target} 字")
-    bits.append(c.file or "未成文")
-    return f"{c.index + 1}. {c.title}〔{'｜'.join(bits)}〕"
+        bits.append(w["target"].format(n=c.target))
+    bits.append(c.file or w["unwritten"])
+    return w["line"].format(n=c.index + 1, title=c.title, bits=w["sep"].join(bits))
 
 
 def _norm_file(name: str) -> str:
