@@ -282,3 +282,52 @@ async def test_chinese_chat_still_sends_chinese(tmp_path, server):
     assert "版本冲突" in tool_msg
     chat.close()
     await model.aclose()
+
+
+async def test_english_continue_impersonate_and_authors_note(tmp_path, server):
+    from liyuan_desktop.core.prompt.authors_note import AuthorsNote
+
+    model = build_model(ProviderSettings(name="t", base_url=server.base_url, model="m"), api_key="")
+    chat = Chat.create(tmp_path / "c", load_card(english_card(tmp_path)), model)
+    chat.set_authors_note(AuthorsNote(text="Keep the storm loud.", position="before"))
+    server.script(sse_reply(*text("Rain hammers the glass.")), sse_reply(*SCRIBE),
+                  sse_reply(*call(1, "draft_append", {"version": 1, "content": "The lamp flickers."})),
+                  sse_reply(*call(2, "draft_seal", {"version": 2})), sse_reply(*SCRIBE),
+                  sse_reply(*text("I hang my coat by the door.")))
+    assert (await chat.send("I wait by the window.")).sealed
+    assert (await chat.continue_reply()).sealed
+    assert await chat.impersonate() == "I hang my coat by the door."
+    reqs = [r.json for r in server.requests]
+    assert_english(reqs, "continue / impersonate / author's note")
+    assert "[Author's note] Keep the storm loud." in reqs[0]["messages"][-1]["content"]
+    assert "(Continue: the draft holds your reply" in json.dumps(reqs[2]["messages"])
+    assert "as {{user}}" not in reqs[-1]["messages"][-1]["content"]  # macros applied
+    assert reqs[-1]["messages"][-1]["content"].startswith("[Write the next line User says")
+    chat.close()
+    await model.aclose()
+
+
+async def test_english_chapter_review_and_its_notes_for_the_agent(tmp_path, server):
+    model = build_model(ProviderSettings(name="t", base_url=server.base_url, model="m"), api_key="")
+    chat = Chat.create(tmp_path / "book", load_card(english_card(tmp_path)), model, mode="agent")
+    from liyuan_desktop.core.story.outline import OUTLINE_FILE
+    (tmp_path / "book" / OUTLINE_FILE).write_text("# Volume One\n\n## Storm {target=4000}\n- the lamp fails\n", "utf-8")
+    para = "The lamp failed at midnight and the gulls screamed over the rocks below the tower.\n"
+    chat.agent.story.write("001-Storm.md", para * 3)  # a repeated sentence, and far under the target
+    quote = "The lamp failed at midnight"
+    server.script(sse_reply(*text(json.dumps({"findings": [{"kind": "ooc", "quote": quote,
+                                                            "note": "Mira would not panic here."}]}))),
+                  sse_reply(*text("Fixed the panic line.")))
+    result = await chat.review_chapter("001-Storm.md")
+    review_call = server.requests[0].json
+    assert_english([review_call], "chapter review")
+    assert review_call["messages"][0]["content"].startswith("You are the review editor")
+    assert result.findings and not cjk_in([f.note for f in result.findings])
+    chat.accept_finding(result.findings[0].id)
+    await chat.send("Apply the accepted notes.")
+    turn = server.requests[1].json
+    assert "[Review notes] The user accepted" in turn["messages"][-1]["content"]
+    assert not cjk_in([m for m in turn["messages"] if m["role"] != "tool"]), cjk_in(turn["messages"])[:5]
+    assert not chat.review.pending()  # the English marker is read back: the finding counts as delivered
+    chat.close()
+    await model.aclose()

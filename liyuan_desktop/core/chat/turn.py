@@ -173,7 +173,7 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
                                     lore=inline)
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
-    note_text = note_injection_text(note, h.user_count, ctx)
+    note_text = note_injection_text(note, h.user_count, ctx, c.language)
     if note_text:
         parts = [note_text, injection] if note.position == "before" else [injection, note_text]
         injection = "\n\n".join(p for p in parts if p)

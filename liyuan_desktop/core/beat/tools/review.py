@@ -81,7 +81,7 @@ def _chapter_review(ctx: ToolContext, a: _ChapterReviewArgs) -> dict[str, Any]:
     if st.roster is not None:
         for table in (st.roster.characters, st.roster.places, st.roster.items, st.roster.events):
             names += list(table)
-    inp = ReviewInput(file=name, text=text, chapter=chapter, previous_file=prev,
+    inp = ReviewInput(file=name, text=text, chapter=chapter, previous_file=prev, language=spec_language(ctx.language),
                       previous=story.resolve(prev).read_text("utf-8", errors="replace") if prev else "",
                       dead={n: c.status for n, c in st.characters.items() if is_dead(c.status)},
                       lost=lost_items([st.inventory]), threads=threads, target=oc.target if oc is not None else None,
