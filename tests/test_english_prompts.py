@@ -331,3 +331,26 @@ async def test_english_chapter_review_and_its_notes_for_the_agent(tmp_path, serv
     assert not chat.review.pending()  # the English marker is read back: the finding counts as delivered
     chat.close()
     await model.aclose()
+
+
+def test_english_chat_with_a_preset_titles_its_layers_in_english(tmp_path):
+    from liyuan_desktop.core.prompt.presets.model import Preset
+
+    prompts = [{"identifier": "main", "name": "Main Prompt", "system_prompt": True, "role": "system",
+                "content": "Write vividly."},
+               {"identifier": "charDescription", "name": "Char Description", "system_prompt": True, "marker": True},
+               {"identifier": "charPersonality", "name": "Char Personality", "system_prompt": True, "marker": True},
+               {"identifier": "scenario", "name": "Scenario", "system_prompt": True, "marker": True},
+               {"identifier": "dialogueExamples", "name": "Chat Examples", "system_prompt": True, "marker": True},
+               {"identifier": "personaDescription", "name": "Persona", "system_prompt": True, "marker": True},
+               {"identifier": "chatHistory", "name": "Chat History", "system_prompt": True, "marker": True}]
+    order = [{"identifier": p["identifier"], "enabled": True} for p in prompts]
+    preset = Preset.from_json({"prompts": prompts, "prompt_order": [{"character_id": 100001, "order": order}]},
+                              "small")
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    chat = Chat.create(tmp_path / "c", load_card(english_card(tmp_path)), ReplayModel([]), preset=preset)
+    system = chat.system
+    assert not cjk_in(system), cjk_in(system)[:5]
+    assert "## The card author's system prompt\n" in system and "## Character description\n" in system
+    assert "## The user's character\nThe user plays \"User\"." in system
+    chat.close()

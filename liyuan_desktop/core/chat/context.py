@@ -208,7 +208,7 @@ class ChatContext:
         if preset is not None:
             self.prompter = PresetPrompter(plan(preset), self.card, self.book, self.prompt_ctx, persona=self.persona_obj,
                                            seed=tree.header.id, variables=st_meta.get("variables"),
-                                           model_name=self._model_name)
+                                           model_name=self._model_name, language=self.language)
         self.system = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter, self.language)
         #: the system prompt of the next beat: ``system`` until templates render differently (:meth:`refresh_system`)
         self.beat_system = self.system

@@ -39,11 +39,13 @@ RULES_FILES: dict[str, dict[Lang, str]] = {
 CARD_TITLES: dict[Lang, dict[str, str]] = {
     "zh": {"card": "# 角色卡：{name}", "before": "常驻设定", "after_more": "常驻设定（续）", "description": "角色设定",
            "personality": "性格", "scenario": "场景", "system": "卡作者的系统提示", "examples": "对话示例",
-           "post": "卡作者的补充要求", "user": "## 用户的角色\n用户扮演「{user}」。"},
+           "post": "卡作者的补充要求", "user": "## 用户的角色\n用户扮演「{user}」。", "user_title": "用户的角色",
+           "user_line": "用户扮演「{user}」。", "preset": "预设 · {name}"},
     "en": {"card": "# Character card: {name}", "before": "Constant lore", "after_more": "Constant lore (continued)",
            "description": "Character description", "personality": "Personality", "scenario": "Scenario",
            "system": "The card author's system prompt", "examples": "Example dialogue",
-           "post": "The card author's further instructions", "user": "## The user's character\nThe user plays \"{user}\"."},
+           "post": "The card author's further instructions", "user": "## The user's character\nThe user plays \"{user}\".",
+           "user_title": "The user's character", "user_line": "The user plays \"{user}\".", "preset": "Preset · {name}"},
 }
 
 #: The data blocks before the user's words (role-play injection, agent state block, relay summaries).
