@@ -110,7 +110,8 @@ async def test_english_roleplay_sends_no_chinese_and_keeps_its_prefix(tmp_path, 
         sse_reply(*call(5, "draft_edit", {"version": 1, "edits": [{"old": "not there", "new": "x"}]})),  # not found
         sse_reply(*call(6, "draft_seal", {"version": 5})),  # stale version
         sse_reply(*call(7, "draft_seal", {"version": 1})),
-        sse_reply(*SCRIBE),
+        # a patch with mistakes: the warnings go back to the scribe next beat, in English
+        sse_reply(*text('{"patch": {"mood": "tense", "inventory": "towel", "characters": {"Mira": {"affinity": "high"}}}}')),
         # beat 2: the model writes its prose as plain text (captured and sealed), then a list of all titles
         sse_reply(*call(8, "lorebook_list", {})),
         sse_reply(*call(9, "world_state_get", {})),
@@ -129,6 +130,8 @@ async def test_english_roleplay_sends_no_chinese_and_keeps_its_prefix(tmp_path, 
     results = [m["content"] for r in actor for m in r["messages"] if m["role"] == "tool"]
     assert any("must be an integer" in x for x in results) and any("There is no tool named" in x for x in results)
     assert any("Version conflict" in x for x in results) and any("is not in the draft" in x for x in results)
+    scribe_text = reqs[11]["messages"][1]["content"]
+    assert "[Warnings from the last booking]" in scribe_text and "Unknown field mood" in scribe_text
     # the system prompt and the tools are the same bytes in every call of both beats (the provider's prefix cache)
     heads = {json.dumps([r["messages"][0], r["tools"]], ensure_ascii=False) for r in actor}
     assert len(heads) == 1

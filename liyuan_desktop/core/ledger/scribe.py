@@ -407,7 +407,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     patch = drop_pronoun_characters(patch, user_name, problems, language)
     out.patch = patch
     out.problems = problems
-    out.result = apply_patch(state, patch)
+    out.result = apply_patch(state, patch, language)
     if mvu is not None:
         mvu_patch, _ = _mvu_patch_of(obj)
         out.mvu_patch = mvu_patch

@@ -100,23 +100,53 @@ def _js_string(value: Any) -> str:
     return str(value)
 
 
-def _string_array(key: str, value: Any, warnings: list[str]) -> Optional[list[str]]:
+#: The patch warnings per language (fed back to the scribe next beat, issue 32: an English chat's scribe reads
+#: English; the Chinese ones are seed 002's).
+PATCH_WARNINGS: dict[str, dict[str, str]] = {
+    "zh": {"not_array": "{key} 不是数组已忽略（{value}）——本字段是字符串数组，请给出变化后的完整清单。",
+           "dropped": "{key} 有 {n} 项不是字符串已丢弃（{shown}{more}）——本字段是字符串数组，请写成 [\"补气丹（已服用）\"] 这样的一句话条目。",
+           "list": "、", "not_object": "patch 不是 JSON 对象已忽略（{value}）——请输出形如 {{\"patch\":{{...}}}} 的对象。",
+           "not_string": "{key} 不是字符串已忽略（{value}）——请写成一句话的字符串。",
+           "chars": "characters 不是对象已忽略——请写成 {{\"名字\": {{\"affinity\": 5}}}} 的形式。",
+           "char": "characters.{name} 不是对象已忽略（{value}）",
+           "affinity": "characters.{name}.affinity 不是数字已忽略（{value}）——请写 -100..100 的整数。",
+           "field": "characters.{name}.{field} 不是字符串已忽略（{value}）",
+           "flags": "flags 不是对象已忽略——请写成 {{\"键\": \"值\"}} 的形式。",
+           "flag": "flags.{key} 的值不是字符串已丢弃（{value}）——flags 的值请写成一句话的字符串。",
+           "unknown": "未知字段 {key}，允许的顶层字段：{keys}"},
+    "en": {"not_array": "{key} is not an array and was ignored ({value}) — this field is an array of strings: give the "
+                        "full list after the change.",
+           "dropped": "{key} had {n} items that are not strings, dropped ({shown}{more}) — this field is an array of "
+                      "strings: write one-line items such as [\"healing draught (drunk)\"].",
+           "list": ", ", "not_object": "patch is not a JSON object and was ignored ({value}) — output an object such as "
+                                       "{{\"patch\":{{...}}}}.",
+           "not_string": "{key} is not a string and was ignored ({value}) — write it as a one-line string.",
+           "chars": "characters is not an object and was ignored — write it as {{\"name\": {{\"affinity\": 5}}}}.",
+           "char": "characters.{name} is not an object and was ignored ({value})",
+           "affinity": "characters.{name}.affinity is not a number and was ignored ({value}) — write an integer "
+                       "from -100 to 100.",
+           "field": "characters.{name}.{field} is not a string and was ignored ({value})",
+           "flags": "flags is not an object and was ignored — write it as {{\"key\": \"value\"}}.",
+           "flag": "The value of flags.{key} is not a string and was dropped ({value}) — write flags' values as "
+                   "one-line strings.",
+           "unknown": "Unknown field {key}; the top-level fields allowed: {keys}"},
+}
+
+
+def _string_array(key: str, value: Any, warnings: list[str], w: dict[str, str]) -> Optional[list[str]]:
     if not isinstance(value, list):
-        warnings.append(f"{key} 不是数组已忽略（{js_json(value)}）——本字段是字符串数组，请给出变化后的完整清单。")
+        warnings.append(w["not_array"].format(key=key, value=js_json(value)))
         return None
     kept = [x for x in value if isinstance(x, str)]
     dropped = [x for x in value if not isinstance(x, str)]
     if dropped:
-        shown = "、".join(js_json(d) for d in dropped[:2])
+        shown = w["list"].join(js_json(d) for d in dropped[:2])
         more = "…" if len(dropped) > 2 else ""
-        warnings.append(
-            f"{key} 有 {len(dropped)} 项不是字符串已丢弃（{shown}{more}）——"
-            f'本字段是字符串数组，请写成 ["补气丹（已服用）"] 这样的一句话条目。'
-        )
+        warnings.append(w["dropped"].format(key=key, n=len(dropped), shown=shown, more=more))
     return kept
 
 
-def apply_patch(state: WorldState, patch: Any) -> PatchResult:
+def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchResult:
     """Merge a scribe patch into ``state`` (which is not modified) with the fixed rules of seed 002.
 
     - ``time``/``location``: strings, replaced whole.
@@ -126,13 +156,16 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
     - ``flags``: merged by key; values are strings (numbers/booleans are stringified, other values dropped).
     - any other top-level key is refused with ``未知字段 …`` warning. Finally the roster registers new names.
 
-    Returns a :class:`PatchResult`; never raises for bad patch content (a non-object patch is one warning).
+    Returns a :class:`PatchResult`; never raises for bad patch content (a non-object patch is one warning). The
+    warnings are in the chat's ``language`` (:data:`PATCH_WARNINGS`); the applied lines are the same in both (the
+    ledger's wording reads them, :mod:`.wording`).
     """
+    w = PATCH_WARNINGS["zh" if not language or language == "zh" else "en"]
     nxt = state.model_copy(deep=True)
     applied: list[str] = []
     warnings: list[str] = []
     if not isinstance(patch, dict):
-        warnings.append(f"patch 不是 JSON 对象已忽略（{js_json(patch)[:80]}）——请输出形如 {{\"patch\":{{...}}}} 的对象。")
+        warnings.append(w["not_object"].format(value=js_json(patch)[:80]))
         register_roster(nxt)
         return PatchResult(state=nxt, applied=applied, warnings=warnings)
     for key, value in patch.items():
@@ -141,35 +174,35 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
                 setattr(nxt, key, value)
                 applied.append(f"{key} → {value}")
             else:
-                warnings.append(f"{key} 不是字符串已忽略（{js_json(value)}）——请写成一句话的字符串。")
+                warnings.append(w["not_string"].format(key=key, value=js_json(value)))
         elif key == "characters":
             if not isinstance(value, dict):
-                warnings.append('characters 不是对象已忽略——请写成 {"名字": {"affinity": 5}} 的形式。')
+                warnings.append(w["chars"])
                 continue
             for name, cs in value.items():
                 if not isinstance(cs, dict):
-                    warnings.append(f"characters.{name} 不是对象已忽略（{js_json(cs)}）")
+                    warnings.append(w["char"].format(name=name, value=js_json(cs)))
                     continue
                 cur = nxt.characters.get(name) or CharacterState()
                 if _is_number(cs.get("affinity")):
                     cur.affinity = _clamp_affinity(cs["affinity"])
                 elif "affinity" in cs:
-                    warnings.append(f"characters.{name}.affinity 不是数字已忽略（{js_json(cs['affinity'])}）——请写 -100..100 的整数。")
+                    warnings.append(w["affinity"].format(name=name, value=js_json(cs['affinity'])))
                 for fld in ("status", "notes", "at"):
                     if isinstance(cs.get(fld), str):
                         setattr(cur, fld, cs[fld])
                     elif fld in cs:
-                        warnings.append(f"characters.{name}.{fld} 不是字符串已忽略（{js_json(cs[fld])}）")
+                        warnings.append(w["field"].format(name=name, field=fld, value=js_json(cs[fld])))
                 nxt.characters[name] = cur
                 applied.append(f"characters.{name} 已更新")
         elif key in ("inventory", "plot_threads"):
-            kept = _string_array(key, value, warnings)
+            kept = _string_array(key, value, warnings, w)
             if kept is not None:
                 setattr(nxt, key, kept)
                 applied.append(f"{key} → [{'、'.join(kept)}]")
         elif key == "flags":
             if not isinstance(value, dict):
-                warnings.append('flags 不是对象已忽略——请写成 {"键": "值"} 的形式。')
+                warnings.append(w["flags"])
                 continue
             for k, v in value.items():
                 if isinstance(v, str) or _is_number(v) or isinstance(v, bool):
@@ -177,9 +210,9 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
                     nxt.flags[k] = sv
                     applied.append(f"flags.{k} → {sv}")
                 else:
-                    warnings.append(f"flags.{k} 的值不是字符串已丢弃（{js_json(v)}）——flags 的值请写成一句话的字符串。")
+                    warnings.append(w["flag"].format(key=k, value=js_json(v)))
         else:
-            warnings.append(f"未知字段 {key}，允许的顶层字段：{', '.join(TOP_KEYS)}")
+            warnings.append(w["unknown"].format(key=key, keys=", ".join(TOP_KEYS)))
     register_roster(nxt)
     return PatchResult(state=nxt, applied=applied, warnings=warnings)
 
