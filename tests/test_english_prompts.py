@@ -357,3 +357,20 @@ def test_english_chat_with_a_preset_titles_its_layers_in_english(tmp_path):
     assert "## The card author's system prompt\n" in system and "## Character description\n" in system
     assert "## The user's character\nThe user plays \"User\"." in system
     chat.close()
+
+
+def test_memory_search_says_ledger_changes_in_english():
+    from liyuan_desktop.core.beat.tools.context import ToolContext
+    from liyuan_desktop.core.beat.tools.registry import get_tool, parse_args
+
+    def search(_q: str, _n: int) -> list[dict]:
+        return [{"beat": 2, "kind": "ledger", "snippet": "time → night；characters.Mira 已更新", "score": 1.0},
+                {"beat": 2, "kind": "final", "snippet": "Mira lit the lamp.", "score": 0.5}]
+
+    spec = get_tool("memory_search")
+    assert spec is not None
+    res = spec.handler(ToolContext(memory_search=search, language="en"), parse_args(spec, '{"query": "Mira"}'))
+    assert not cjk_in(res), res
+    assert res["results"][1]["snippet"] == "Mira lit the lamp."
+    zh = spec.handler(ToolContext(memory_search=search), parse_args(spec, '{"query": "Mira"}'))
+    assert zh["results"][0]["snippet"] == "time → night；characters.Mira 已更新"  # a Chinese chat: as stored

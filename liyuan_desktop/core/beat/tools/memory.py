@@ -12,8 +12,10 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ...errors import ToolError
+from ...ledger.wording import applied_in_words
+from ...messages import Msg
 from .context import ToolContext
-from .registry import en, tool
+from .registry import en, spec_language, tool
 
 
 class MemorySearchArgs(BaseModel):
@@ -42,4 +44,18 @@ def _memory_search(ctx: ToolContext, a: MemorySearchArgs) -> dict[str, Any]:
     if ctx.memory_search is None:
         raise ToolError("unavailable", "这一局还没有可查的往事记录，memory_search 用不了。",
                         en="This story has no record to search yet; memory_search cannot be used.")
-    return {"results": ctx.memory_search(a.query, a.limit)}
+    results = ctx.memory_search(a.query, a.limit)
+    if spec_language(ctx.language) == "en":  # the ledger's applied lines said in English (ledger.wording)
+        results = [{**r, "snippet": _ledger_in_english(str(r.get("snippet", "")))} if r.get("kind") == "ledger" else r
+                   for r in results]
+    return {"results": results}
+
+
+def _ledger_in_english(snippet: str) -> str:
+    """A ``ledger`` snippet (the scribe's applied lines joined by 「；」) with each line in English words; a line cut
+    by the snippet's window stays as it is."""
+    out = []
+    for line in snippet.split("；"):
+        said = applied_in_words(line.strip())
+        out.append(said.render("en") if isinstance(said, Msg) else line.strip())
+    return "; ".join(out)
