@@ -79,6 +79,7 @@ class ChatView:
         # the ChatModel protocol has no context size; a configured client carries one (llm.providers)
         self.window = ContextWindow(getattr(model, "context_window", 0))
         self._history = HistoryCache(c.language)
+        self.window.language = c.language
         self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
         self.memory = BranchMemory(tree)
         self.chapter_memory = ChapterMemory(self.dir / "正文")  # agent mode: the book's own text (issue 28)
