@@ -374,3 +374,22 @@ def test_memory_search_says_ledger_changes_in_english():
     assert res["results"][1]["snippet"] == "Mira lit the lamp."
     zh = spec.handler(ToolContext(memory_search=search), parse_args(spec, '{"query": "Mira"}'))
     assert zh["results"][0]["snippet"] == "time → night；characters.Mira 已更新"  # a Chinese chat: as stored
+
+
+def test_an_imported_sillytavern_chat_of_an_english_card_gets_the_english_opening_header(tmp_path):
+    from liyuan_desktop.core.cards.st_chat import OPENING_HEADER
+    from liyuan_desktop.core.chat.st_import import import_st_chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.core.prompt.assemble import opening_body
+
+    lines = [{"user_name": "Sam", "character_name": "Mira", "create_date": "2024-01-01@10h00m00s", "chat_metadata": {}},
+             {"name": "Mira", "is_user": False, "mes": "Storm's coming.", "send_date": "2024-01-01@10h00m01s"},
+             {"name": "Sam", "is_user": True, "mes": "Let me in!", "send_date": "2024-01-01@10h00m02s"}]
+    f = tmp_path / "a.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in lines) + "\n", "utf-8")
+    chat = import_st_chat(f, load_card(english_card(tmp_path)), tmp_path / "chat", ReplayModel([]))
+    opening = chat.history().opening
+    assert opening == "[Opening · Mira]\nStorm's coming."
+    assert OPENING_HEADER.match(opening) and opening_body(opening) == "Storm's coming."  # read back as ours
+    assert opening_body("【开场 · 青梧】\n雨夜。") == "雨夜。"  # the Chinese header still reads back
+    chat.close()

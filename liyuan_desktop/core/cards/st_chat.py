@@ -73,6 +73,12 @@ INTERNAL_FIELDS = ("swipe_text",)
 #: into a book (chat.prose_import) and when a reply echoes it (beat.echo). Its one pattern.
 #: The opening's header line, in either language (「【开场 · 名字】」, or "[Opening · Name]" in an English chat, issue 32).
 OPENING_HEADER = re.compile(r"^(?:【开场 · [^】\n]*】|\[Opening · [^\]\n]*\])\n")
+
+
+def opening_header(name: str, language: str = "zh") -> str:
+    """The opening's header line (without its newline) for a chat in ``language``: 「【开场 · 名字】」 for Chinese (or
+    none), "[Opening · Name]" for every other language — what :data:`OPENING_HEADER` reads back."""
+    return f"【开场 · {name}】" if not language or language == "zh" else f"[Opening · {name}]"
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -467,13 +473,14 @@ def st_authors_note(header: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
                   title: str = "", progress: Progress = None, cancelled: Cancelled = None,
-                  header_extra: Optional[dict[str, Any]] = None) -> SessionTree:
+                  header_extra: Optional[dict[str, Any]] = None, language: str = "zh") -> SessionTree:
     """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
     empty). All entries are buffered and written with one commit; if that write fails — or ``cancelled()`` says
     stop (:class:`StChatCancelled`, checked every :data:`STEP` messages; ``progress(done, total)`` in messages) —
     the new file is removed and the error re-raised. A big result (``index_cache.MIN_BYTES``) gets its line index
     written too, so its first open is fast. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus
-    notes made here). ``header_extra``: more header fields (a group chat's ``group``)."""
+    notes made here). ``header_extra``: more header fields (a group chat's ``group``). ``language``: the chat's
+    (the opening's header, :func:`opening_header`)."""
     path = Path(session_path)
     warnings = list(st.warnings)
     header = st.header
@@ -504,7 +511,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
             info: list[Any] = raw_info if isinstance(raw_info, list) else []
             chosen = None
             for k, text in enumerate(texts):
-                body = f"【开场 · {char_name}】\n{text}" if etype == "opening" else text
+                body = f"{opening_header(char_name, language)}\n{text}" if etype == "opening" else text
                 ts_k = ts
                 if k != selected and k < len(info) and isinstance(info[k], dict):
                     ts_k = parse_st_time(info[k].get("send_date")) or ts

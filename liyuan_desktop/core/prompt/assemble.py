@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Iterable, Optional, Sequence
 
 from ..cards import Card
-from ..cards.st_chat import OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
+from ..cards.st_chat import OPENING_HEADER, opening_header  # the header's one home (the ST import/export use it)
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
@@ -49,10 +49,9 @@ def rules_text(kind: str, language: str = "zh") -> str:
 
 def opening_text(card: Card, ctx: MacroContext, language: str = "zh", greeting: Optional[str] = None) -> str:
     """The opening as shown and sent: 「【开场 · 名字】」 ("[Opening · Name]" in a chat not in Chinese,
-    :data:`.wording.BLOCKS`) then the card's first_mes — or ``greeting``, an alternate one — macros applied.
+    ``cards.st_chat.opening_header``) then the card's first_mes — or ``greeting``, an alternate one — macros applied.
     Both headers are read back by ``cards.st_chat.OPENING_HEADER``."""
-    head = BLOCKS[lang_of(language)]["opening"].format(name=card.name)
-    return f"{head}\n{apply_macros(card.first_mes if greeting is None else greeting, ctx)}"
+    return f"{opening_header(card.name, language)}\n{apply_macros(card.first_mes if greeting is None else greeting, ctx)}"
 
 
 def opening_body(text: str) -> str:

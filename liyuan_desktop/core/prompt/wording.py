@@ -3,7 +3,7 @@ the model follows the chat's language).
 
 One home for the prompt parts' own words — the card layers' section titles, the data blocks' headers and lines
 (【世界状态】…【语言】, the agent's state block, the relay summaries), the agent prompt's folder lines and the shipped
-rules files — in Chinese (byte for byte the seed's and the golden runs') and English. A chat's language is
+rules files (the opening's header lives with its pattern: ``cards.st_chat.opening_header``) — in Chinese (byte for byte the seed's and the golden runs') and English. A chat's language is
 ``ChatContext.language`` (the card's ``extensions.liyuan.language``, else guessed from its text,
 ``Card.language``); :func:`lang_of` maps it to the texts' language: Chinese for "zh" (or none), English for every
 other (a Japanese card keeps its Japanese 【语言】 line in :data:`..assemble.LANGUAGE_LINES`, the frame in English).
@@ -59,7 +59,7 @@ BLOCKS: dict[Lang, dict[str, str]] = {
            "index": "【设定集索引】共 {n} 条：{titles}",
            "index_big": ("【设定集索引】共 {n} 条，条目太多，这里只列 {shown} 条（本拍命中的在前）：{titles}\n另有 {more} 条"
                          "没有列出：用 lorebook_search 按名字或关键词查（lorebook_list 列出书中顺序的前 2000 条标题）。"),
-           "language": "【语言】", "list": "、", "opening": "【开场 · {name}】",
+           "language": "【语言】", "list": "、",
            "agent_dirs": "工作目录：{cwd}\n当前角色卡：{card}\n稿子目录：{story}"},
     "en": {"summaries": "[Story so far] Relay summaries of the earlier story; they are established fact:\n\n",
            "state": "[World state]\n", "roster": "[Roster] ",
@@ -72,7 +72,7 @@ BLOCKS: dict[Lang, dict[str, str]] = {
            "index_big": ("[Lore index] {n} entries, too many to list: {shown} shown here (this beat's matches "
                          "first): {titles}\n{more} more are not listed: look them up by name or keyword with "
                          "lorebook_search (lorebook_list lists the first 2000 titles in book order)."),
-           "language": "[Language] ", "list": ", ", "opening": "[Opening · {name}]",
+           "language": "[Language] ", "list": ", ",
            "agent_dirs": ("Working folder: {cwd}\nCharacter card: {card}\nChapter folder: this story's chapter files, "
                           "named by their bare file names (such as 001-Title.md)")},
 }
