@@ -258,6 +258,8 @@ async def test_english_compaction_call_is_english(tmp_path):
     assert summaries[0][0]["content"] == compact_system("en") and not cjk_in(summaries[0][0]["content"])
     head = summaries[0][-1]["content"].split("\n\n", 1)[0]
     assert head.startswith("[Story to compact]") and not cjk_in(head)
+    framing = re.sub(r"\n(User|Mira): .*", "", summaries[0][-1]["content"])  # the turns' words are the test's
+    assert "\nUser: " in summaries[0][-1]["content"] and not cjk_in(framing), cjk_in(framing)[:3]
     actor = [m for p, m, _ in model.requests if p == "actor"]  # (the synthetic words themselves are Chinese)
     assert not cjk_in([[m[0], m[1]] for m in actor])  # the system prompt and the opening with its header
     assert actor[0][1]["content"].startswith("[Opening · Mira]\n")

@@ -37,14 +37,14 @@ COMPACT_WORDING: dict[str, dict[str, str]] = {
     "zh": {"line": "", "story": "【待压缩的剧情】第 {a}–{b} 拍（摘要不超过 {limit} 字）：\n\n{story}",
            "opening": "【开场】\n{opening}\n\n{story}",
            "merge": "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n{parts}",
-           "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍"},
+           "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍", "said": "："},
     "en": {"line": ("[Language] This chat is in English. Write the summary in English; keep names as the story spells "
                     "them."),
            "story": "[Story to compact] beats {a}–{b} (the summary at most {limit} characters):\n\n{story}",
            "opening": "[Opening]\n{opening}\n\n{story}",
            "merge": ("[Summaries to merge] In time order, merge them into one relay summary (at most 900 "
                      "characters):\n\n{parts}"),
-           "part": "(beats {a}–{b}) {text}", "beat": "Beat {n}"},
+           "part": "(beats {a}–{b}) {text}", "beat": "Beat {n}", "said": ": "},
 }
 
 
@@ -145,7 +145,7 @@ class Compactor:
         words, system = compact_wording(language), compact_system(language)
         first = True
         for part in chunks:
-            story = format_turns(part, persona, char, words["beat"])
+            story = format_turns(part, persona, char, words["beat"], words["said"])
             if first and h.cut == 0 and h.opening:
                 story = words["opening"].format(opening=h.opening, story=story)
             first = False
