@@ -259,7 +259,8 @@ class HistoryCache:
                     self._where[e.id] = (len(self.turns), len(self.messages))
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
                 who = getattr(e, "speaker", None)  # a group chat's reply: sent as 「名字：…」, as SillyTavern names them
-                self.messages.append(ChatMessage(role="assistant", content=f"{who}：{text}" if who else text))
+                said = "：" if lang_of(self.language) == "zh" else ": "  # "Name: …" in a chat not in Chinese
+                self.messages.append(ChatMessage(role="assistant", content=f"{who}{said}{text}" if who else text))
                 self._end_of[e.id] = len(self.messages)
                 self._pending_user = None
             elif t == "revision":
