@@ -395,3 +395,13 @@ def test_an_imported_sillytavern_chat_of_an_english_card_gets_the_english_openin
     assert OPENING_HEADER.match(opening) and opening_body(opening) == "Storm's coming."  # read back as ours
     assert opening_body("【开场 · 青梧】\n雨夜。") == "雨夜。"  # the Chinese header still reads back
     chat.close()
+
+
+def test_panel_patch_warnings_for_an_english_scribe():
+    from liyuan_desktop.core.ledger.panels import Panel, apply_panel_patch
+
+    panel = Panel.model_validate({"id": "hp", "title": "Health", "template": "<b>{{hp}}</b>", "data": {"hp": 10}})
+    _, applied, warnings = apply_panel_patch([panel], {"hp": {"hp": "lots", "mp": 3}, "nope": {}}, "en")
+    assert applied == ["hp.mp"] and len(warnings) == 2 and not cjk_in(warnings), warnings
+    _, _, zh = apply_panel_patch([panel], {"nope": {}})
+    assert zh == ["panel_patch 里的面板「nope」不存在，已忽略"]  # a Chinese chat's warnings as before

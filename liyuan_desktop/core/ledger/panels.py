@@ -162,28 +162,54 @@ def _coerce(old: Any, new: Any) -> tuple[bool, Any]:
     return (True, new) if new is None or isinstance(new, (str, bool, dict, list)) or _is_number(new) else (False, None)
 
 
-def _kind(v: Any) -> str:
+def _kind(v: Any, en: bool = False) -> str:
+    if en:
+        return "a number" if _is_number(v) else {bool: "a boolean", str: "a string", dict: "an object",
+                                                 list: "an array"}.get(type(v), "null")
     if _is_number(v):
         return "数字"
     return {bool: "布尔值", str: "字符串", dict: "对象", list: "数组"}.get(type(v), "空值")
 
 
-def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], list[str], list[str]]:
+#: The panel patch's warnings per language (fed back to the scribe next beat; issue 32).
+PANEL_WARNINGS: dict[str, dict[str, str]] = {
+    "zh": {"not_object": "panel_patch 必须是对象 { 面板名: { 路径: 新值 } }，本拍面板未更新",
+           "no_panel": "panel_patch 里的面板「{name}」不存在，已忽略", "no_data": "面板「{name}」只显示账本，没有数据树，已忽略",
+           "bad_changes": "面板「{name}」的补丁必须是 {{ 路径: 新值 }} 对象，已忽略",
+           "bad_path": "面板「{name}」的路径「{path}」无效，已忽略", "no_path": "面板「{name}」没有路径「{path}」，已忽略",
+           "range": "面板「{name}」的路径「{path}」超出数组范围，已忽略",
+           "type": "面板「{name}」的「{path}」应为{kind}，收到 {value}，已忽略",
+           "unusable": "面板「{name}」的「{path}」的值无法使用，已忽略"},
+    "en": {"not_object": "panel_patch must be an object { panel name: { path: new value } }; no panel changed this beat",
+           "no_panel": "The panel \"{name}\" of panel_patch does not exist; ignored",
+           "no_data": "The panel \"{name}\" only shows the ledger and has no data tree; ignored",
+           "bad_changes": "The patch of the panel \"{name}\" must be a {{ path: new value }} object; ignored",
+           "bad_path": "The path \"{path}\" of the panel \"{name}\" is not valid; ignored",
+           "no_path": "The panel \"{name}\" has no path \"{path}\"; ignored",
+           "range": "The path \"{path}\" of the panel \"{name}\" is past the end of the array; ignored",
+           "type": "\"{path}\" of the panel \"{name}\" should be {kind}, got {value}; ignored",
+           "unusable": "The value for \"{path}\" of the panel \"{name}\" cannot be used; ignored"},
+}
+
+
+def apply_panel_patch(panels: list[Panel], patch: Any, language: str = "zh") -> tuple[list[Panel], list[str], list[str]]:
     """Apply the scribe's ``panel_patch`` ``{panel id (or title): {"dotted.path": new value}}`` to copies of
-    ``panels``. Returns (new panels, applied ``"id.path"`` list, warnings in Chinese for the scribe).
+    ``panels``. Returns (new panels, applied ``"id.path"`` list, warnings for the scribe in the chat's ``language``).
 
     Rules: a path must lead through existing objects; its last segment may be new (added) or existing (replaced);
     a replaced value keeps its type (numbers stay numbers — a numeric string is converted, anything else refused;
     strings accept numbers as text; objects/arrays only objects/arrays). Unknown panel ids, ledger-only panels,
     non-object patches and bad paths are refused with a warning; the rest still applies. ``patch`` ``{}``/None:
     nothing changes."""
+    en = bool(language) and language != "zh"
+    w = PANEL_WARNINGS["en" if en else "zh"]
     out = [p.model_copy(deep=True) for p in panels]
     applied: list[str] = []
     warnings: list[str] = []
     if patch is None or patch == {}:
         return out, applied, warnings
     if not isinstance(patch, dict):
-        return out, applied, ["panel_patch 必须是对象 { 面板名: { 路径: 新值 } }，本拍面板未更新"]
+        return out, applied, [w["not_object"]]
     by_id = {p.id: p for p in out}
     by_title: dict[str, Optional[Panel]] = {}
     for p in out:
@@ -192,18 +218,18 @@ def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], lis
     for name, changes in patch.items():
         panel = by_id.get(str(name)) or by_title.get(str(name))
         if panel is None:
-            warnings.append(f"panel_patch 里的面板「{name}」不存在，已忽略")
+            warnings.append(w["no_panel"].format(name=name))
             continue
         if not panel.data:
-            warnings.append(f"面板「{name}」只显示账本，没有数据树，已忽略")
+            warnings.append(w["no_data"].format(name=name))
             continue
         if not isinstance(changes, dict):
-            warnings.append(f"面板「{name}」的补丁必须是 {{ 路径: 新值 }} 对象，已忽略")
+            warnings.append(w["bad_changes"].format(name=name))
             continue
         for path, value in changes.items():
             parts = [s for s in str(path).split(".")]
             if not parts or any(s == "" for s in parts):
-                warnings.append(f"面板「{name}」的路径「{path}」无效，已忽略")
+                warnings.append(w["bad_path"].format(name=name, path=path))
                 continue
             cur: Any = panel.data
             ok = True
@@ -216,29 +242,31 @@ def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], lis
                     ok = False
                     break
             if not ok:
-                warnings.append(f"面板「{name}」没有路径「{path}」，已忽略")
+                warnings.append(w["no_path"].format(name=name, path=path))
                 continue
             last = parts[-1]
             if isinstance(cur, list):
                 if not last.isdigit() or int(last) >= len(cur):
-                    warnings.append(f"面板「{name}」的路径「{path}」超出数组范围，已忽略")
+                    warnings.append(w["range"].format(name=name, path=path))
                     continue
                 idx = int(last)
                 good, v = _coerce(cur[idx], value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」应为{_kind(cur[idx])}，收到 {json.dumps(value, ensure_ascii=False)}，已忽略")
+                    warnings.append(w["type"].format(name=name, path=path, kind=_kind(cur[idx], en),
+                                                     value=json.dumps(value, ensure_ascii=False)))
                     continue
                 cur[idx] = copy.deepcopy(v)
             elif last in cur:
                 good, v = _coerce(cur[last], value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」应为{_kind(cur[last])}，收到 {json.dumps(value, ensure_ascii=False)}，已忽略")
+                    warnings.append(w["type"].format(name=name, path=path, kind=_kind(cur[last], en),
+                                                     value=json.dumps(value, ensure_ascii=False)))
                     continue
                 cur[last] = copy.deepcopy(v)
             else:
                 good, v = _coerce(None, value)
                 if not good:
-                    warnings.append(f"面板「{name}」的「{path}」的值无法使用，已忽略")
+                    warnings.append(w["unusable"].format(name=name, path=path))
                     continue
                 cur[last] = copy.deepcopy(v)
             applied.append(f"{panel.id}.{path}")

@@ -415,5 +415,5 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     if data_panels:
         all_panels = [p if isinstance(p, Panel) else Panel.model_validate(p) for p in panels]
         out.panel_patch = _panel_patch_of(obj)
-        out.panels, out.panel_applied, out.panel_warnings = apply_panel_patch(all_panels, out.panel_patch)
+        out.panels, out.panel_applied, out.panel_warnings = apply_panel_patch(all_panels, out.panel_patch, language)
     return out
