@@ -405,3 +405,21 @@ def test_panel_patch_warnings_for_an_english_scribe():
     assert applied == ["hp.mp"] and len(warnings) == 2 and not cjk_in(warnings), warnings
     _, _, zh = apply_panel_patch([panel], {"nope": {}})
     assert zh == ["panel_patch 里的面板「nope」不存在，已忽略"]  # a Chinese chat's warnings as before
+
+
+def test_scribe_prompts_with_a_variable_tree_and_panels_in_english():
+    from liyuan_desktop.core.ledger.panels import Panel
+    from liyuan_desktop.core.ledger.scribe import scribe_system_prompt, scribe_user_text
+    from liyuan_desktop.core.ledger.state import WorldState
+
+    tree = {"stat_data": {"user": {"gold": 480, "v1.2": 1}, "$meta": {"updatable": False}}}
+    panels = [Panel.model_validate({"id": "hp", "title": "Health", "template": "{{hp}}", "data": {"hp": 10}})]
+    state = WorldState.model_validate({"characters": {"Mira": {"affinity": 3}}})
+    system = scribe_system_prompt(state, "User", "Mira", tree, panels, "en", era=True)
+    user = scribe_user_text(state, "User", "Mira", "I wave.", "She waves back.", ["Unknown field mood"], tree, panels,
+                            "gold changes when bought", "en")
+    assert not cjk_in([system, user]), cjk_in([system, user])[:5]
+    assert "mvu_patch" in system and "panel_patch" in system and "JSON Pointer" in system and "ERA" in system
+    assert "[State tree · current values]" in user and "[The card author's variable rules]" in user
+    zh = scribe_system_prompt(state, "你", "青梧", tree, panels, "zh", era=True)
+    assert "状态树" in zh and "面板" in zh  # Chinese chats keep the seed's sections

@@ -112,8 +112,6 @@ The story also has {n} display panels, each with a data tree (a panel's look is 
 SCRIBE_TEXTS: dict[str, dict[str, str]] = {
     "zh": {"system": _SYSTEM, "mvu": MVU_SYSTEM_SECTION, "pointer": MVU_POINTER_NOTE, "era": ERA_NOTE,
            "panels": PANEL_SYSTEM_SECTION, "mvu_heading": MVU_USER_HEADING, "panel_heading": PANEL_USER_HEADING,
-           "rules_heading": ("【卡作者的变量规则】以下是角色卡里写给「随回复输出变量更新」的规则；现在由你按其中的数值与条件判断 "
-                             "mvu_patch（其中要求的输出格式不用管，只按上面的 JSON 格式写）："),
            "first_guide": "用户角色写作「{user}」", "guide": "名字必须使用账本中已有的写法（当前已有：{names}；用户角色「{user}」）",
            "list": "、", "said": "{name}：{text}", "ledger": "【当前账本】", "exchange": "【本轮对话】",
            "warnings": "【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：",
@@ -226,7 +224,7 @@ MVU_RULES_HEADING = "【卡作者的变量规则】以下是角色卡里写给�
 def mvu_rules_section(rules: str, language: str = "zh") -> str:
     """The card's ``[mvu_update]`` lorebook rules, routed to the scribe (issue 5: the actor no longer writes variable
     updates); "" when the card has none (the heading in the chat's ``language``)."""
-    heading = MVU_RULES_HEADING if _texts(language) is SCRIBE_TEXTS["zh"] else _texts(language)["rules_heading"]
+    heading = _texts(language).get("rules_heading", MVU_RULES_HEADING)  # the Chinese one: MVU_RULES_HEADING
     return f"\n\n{heading}\n{rules.strip()}" if rules and rules.strip() else ""
 
 
