@@ -423,3 +423,11 @@ def test_scribe_prompts_with_a_variable_tree_and_panels_in_english():
     assert "[State tree · current values]" in user and "[The card author's variable rules]" in user
     zh = scribe_system_prompt(state, "你", "青梧", tree, panels, "zh", era=True)
     assert "状态树" in zh and "面板" in zh  # Chinese chats keep the seed's sections
+
+
+def test_an_older_english_chat_sends_its_stored_chinese_opening_header_in_english():
+    from types import SimpleNamespace
+
+    path = [SimpleNamespace(id="h", type="header"), SimpleNamespace(id="o", type="opening", text="【开场 · Mira】\nStorm.")]
+    assert HistoryCache("en").update(path).messages[0].content == "[Opening · Mira]\nStorm."
+    assert HistoryCache("zh").update(path).messages[0].content == "【开场 · Mira】\nStorm."  # Chinese: as stored

@@ -79,6 +79,20 @@ def opening_header(name: str, language: str = "zh") -> str:
     """The opening's header line (without its newline) for a chat in ``language``: 「【开场 · 名字】」 for Chinese (or
     none), "[Opening · Name]" for every other language — what :data:`OPENING_HEADER` reads back."""
     return f"【开场 · {name}】" if not language or language == "zh" else f"[Opening · {name}]"
+
+
+_HEADER_NAME = re.compile(r"^(?:【开场 · ([^】\n]*)】|\[Opening · ([^\]\n]*)\])\n")
+
+
+def opening_in(text: str, language: str) -> str:
+    """An opening as a chat in ``language`` sends it: its header (either language, :data:`OPENING_HEADER`) said as
+    :func:`opening_header` says it — an English chat opened before its header was English sends "[Opening · …]";
+    ``text`` itself when it already has that header or none."""
+    m = _HEADER_NAME.match(text)
+    if m is None:
+        return text
+    head = opening_header(m.group(1) if m.group(1) is not None else m.group(2), language)
+    return text if text.startswith(head + "\n") else f"{head}\n{text[m.end():]}"
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Iterable, Optional, Sequence
 
 from ..cards import Card
-from ..cards.st_chat import OPENING_HEADER, opening_header  # the header's one home (the ST import/export use it)
+from ..cards.st_chat import OPENING_HEADER, opening_header, opening_in  # the header's one home (the ST import uses it)
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
@@ -271,9 +271,9 @@ class HistoryCache:
                     self.turns[ti].final = e.text
                     self.messages[mi] = ChatMessage(role="assistant", content=e.text)
                     del self._psum[mi + 1:]
-            elif t == "opening":
-                self.opening = e.text
-                self.messages.insert(0, ChatMessage(role="assistant", content=e.text))
+            elif t == "opening":  # (sent with the header of the chat's language: an older English chat's 【开场】)
+                self.opening = opening_in(e.text, self.language)
+                self.messages.insert(0, ChatMessage(role="assistant", content=self.opening))
                 self._psum = []
                 self._where = {k: (ti, mi + 1) for k, (ti, mi) in self._where.items()}
                 self._end_of = {k: v + 1 for k, v in self._end_of.items()}
