@@ -223,13 +223,17 @@ async def test_english_agent_with_outline_tools(tmp_path, server):
     server.script(sse_reply(*call(1, "outline_read", {})),
                   sse_reply(*call(2, "outline_edit", {"chapter": "1"})),  # refused: nothing to change
                   sse_reply(*call(3, "chapter_review", {"path": "001-Storm.md"})),
+                  sse_reply(*call(4, "outline_edit", {"oldText": "not in the outline", "newText": "x"})),
+                  sse_reply(*call(5, "outline_edit", {"chapter": "9", "status": "done"})),
                   sse_reply(*text("The outline and the chapter agree.")))
     await chat.send("Check chapter one against the outline.")
     reqs = [r.json for r in server.requests]
     assert [t["function"]["name"] for t in reqs[0]["tools"]] == [*AGENT_TOOLS, *WRITING_TOOLS]
-    found = cjk_in({"messages": [m for r in reqs for m in r["messages"] if m["role"] != "tool"],
-                    "tools": reqs[0]["tools"]})
-    assert not found, found[:5]
+    assert_english(reqs, "agent mode with an outline")
+    last = [r for r in reqs if r.get("tools")][-1]
+    results = [m["content"] for m in last["messages"] if m["role"] == "tool"]
+    assert "with chapter, also give one of status" in results[1] and "oldText is not in the outline" in results[3]
+    assert "The outline has no chapter" in results[4] and "self_check" in results[2]
     chat.close()
     await model.aclose()
 

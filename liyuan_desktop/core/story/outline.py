@@ -188,7 +188,8 @@ class Outline(DeferredModel):
             i = int(ref) - 1
             if 0 <= i < len(chs):
                 return chs[i]
-            raise ToolError("not_found", f"大纲里没有第 {int(ref)} 章（共 {len(chs)} 章）。")
+            raise ToolError("not_found", f"大纲里没有第 {int(ref)} 章（共 {len(chs)} 章）。",
+                            en=f"The outline has no chapter {int(ref)} ({len(chs)} chapters).")
         ref = str(ref).strip()
         by_file = self.chapter_for_file(ref)
         if by_file is not None:
@@ -200,8 +201,10 @@ class Outline(DeferredModel):
         if len(part) == 1:
             return part[0]
         if not part:
-            raise ToolError("not_found", f"大纲里找不到章节「{ref}」。")
-        raise ToolError("ambiguous", f"「{ref}」对应多章：{'、'.join(c.title for c in part[:5])}，请写完整标题或章号。")
+            raise ToolError("not_found", f"大纲里找不到章节「{ref}」。", en=f"The outline has no chapter \"{ref}\".")
+        raise ToolError("ambiguous", f"「{ref}」对应多章：{'、'.join(c.title for c in part[:5])}，请写完整标题或章号。",
+                        en=f"\"{ref}\" matches several chapters: {', '.join(c.title for c in part[:5])}; write the "
+                           f"full title or the chapter number.")
 
     def focus(self, file: Optional[str] = None) -> Optional[OutlineChapter]:
         """The chapter being worked on: the one linked to ``file`` when given and linked; else the first chapter not
@@ -368,11 +371,12 @@ def set_chapter(text: str, ref: str | int, *, status: Optional[str] = None, targ
     if status is not None:
         s = _STATUS_ALIASES.get(status.strip().lower())
         if s is None:
-            raise ToolError("bad_args", f"状态只能是 planned/drafted/revised/done（计划/初稿/修订/定稿），不是「{status}」。")
+            raise ToolError("bad_args", f"状态只能是 planned/drafted/revised/done（计划/初稿/修订/定稿），不是「{status}」。",
+                            en=f"The status must be planned/drafted/revised/done, not \"{status}\".")
         attrs["status"] = s
     if target is not None:
         if target < 0:
-            raise ToolError("bad_args", "目标字数不能是负数。")
+            raise ToolError("bad_args", "目标字数不能是负数。", en="The target length cannot be negative.")
         if target:
             attrs["target"] = str(target)
         else:
@@ -395,12 +399,16 @@ def replace_text(text: str, old: str, new: str) -> str:
     """Exact-text replace, like the agent's ``edit`` tool: ``old`` must occur exactly once in ``text``. Raises
     ToolError ``not_found`` / ``ambiguous`` / ``no_change``."""
     if old == new:
-        raise ToolError("no_change", "oldText 和 newText 相同，没有可改的。")
+        raise ToolError("no_change", "oldText 和 newText 相同，没有可改的。",
+                        en="oldText and newText are the same; nothing to change.")
     n = text.count(old) if old else 0
     if n == 0:
-        raise ToolError("not_found", "大纲里找不到 oldText（要逐字照抄，包括标点和空格）。先 outline_read 再改。")
+        raise ToolError("not_found", "大纲里找不到 oldText（要逐字照抄，包括标点和空格）。先 outline_read 再改。",
+                        en="oldText is not in the outline (copy it exactly, punctuation and spaces alike). Call "
+                           "outline_read first, then change it.")
     if n > 1:
-        raise ToolError("ambiguous", f"oldText 在大纲里出现了 {n} 次，请多带几个字让它唯一。")
+        raise ToolError("ambiguous", f"oldText 在大纲里出现了 {n} 次，请多带几个字让它唯一。",
+                        en=f"oldText occurs {n} times in the outline; include more of the text to make it unique.")
     return text.replace(old, new, 1)
 
 
