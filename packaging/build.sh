@@ -129,6 +129,9 @@ EOF
   VPY=$B/venv/bin/python
 fi
 
+# translators' catalogs (liyuan_desktop/resources/locale/<lang>/LC_MESSAGES/liyuan.po) → .mo, shipped with resources/
+"$VPY" "$STAGE/scripts/catalog.py" compile
+
 # --- 3. PyInstaller ----------------------------------------------------------------------------------------------
 say "PyInstaller (one folder, slimmed)"
 t=$(date +%s)

@@ -18,7 +18,7 @@ from liyuan_desktop.core.llm.replay import ReplayModel
 #: Chat's public methods that change nothing a pane shows (opening, closing, stopping, reading)
 QUERIES = {"create", "open", "close", "stop", "needs_scribe", "prose_only", "beat_running", "agent_system",
            "checkpoint_turn_text", "last_review", "pending_review", "declared_changes", "chapter_summaries",
-           "chapter_turn", "create_group", "card_update"}
+           "chapter_turn", "create_group", "card_update", "book_updates"}
 
 
 def test_every_command_declares_a_notice():

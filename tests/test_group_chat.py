@@ -302,7 +302,8 @@ def test_cli_chat_with_a_group_and_a_chosen_speaker(tmp_path, capsys):
 
     make_members(tmp_path)
     save_group(Group(name="Party", members=["Aster", "Birch", "青梧"], strategy="list"))
-    beats = [{"user": u, "actor": [w(f"reply {i}"), SEAL], "scribe": ["{}"]} for i, u in enumerate(["Hi.", "Birch?"])]
+    beats = [{"user": u, "actor": [w(f"reply {i}"), SEAL], "scribe": ["{}"]}
+             for i, u in enumerate(["Hi.", "Hi.", "Hi.", "Birch?"])]  # list order: every member answers "Hi."
     f = tmp_path / "replay.json"
     f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
     assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.", "--json"]) == 0
@@ -312,7 +313,7 @@ def test_cli_chat_with_a_group_and_a_chosen_speaker(tmp_path, capsys):
     capsys.readouterr()
     d = group_dir("Party") / "对话" / "群聊"
     chat = Chat.open(d, load_group_card("Aster"), replay(0))
-    assert speakers(chat) == ["Aster", "青梧"]
+    assert speakers(chat) == ["Aster", "Birch", "青梧", "青梧"]
     assert cli_main(["--lang", "en", "chat", "--group", "Party", "--model", f"replay:{f}", "--say", "x",
                      "--speaker", "Nobody"]) == 2
     assert "“Nobody” is not a member of the group “Party”" in capsys.readouterr().err

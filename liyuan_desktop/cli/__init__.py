@@ -10,6 +10,7 @@
     liyuan branches|inspect|memory CHAT …    a chat's branch tree, the prompt inspector, memory_search
                                              (branch.py, inspect.py, memory.py)
     liyuan ledger history|revert CHAT …      the ledger timeline per beat; revert one change (ledger.py)
+    liyuan book updates CHAT | update NAME FILE   library world-book updates in a chat (book.py)
     liyuan preset import|list|show|delete|default|prompts|export …   the preset library 预设/ (preset.py)
     liyuan qr import|list|show|delete …      quick-reply sets 快速回复/ (quick_replies.py)
     liyuan search QUERY [--card C] [--json]   words in every chat (search.py)
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     subcommand modules are imported here, not with the package: the window (``liyuan`` alone) needs none of them."""
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .book import add_parser as book_parser
     from .group import add_parser as group_parser
     from .ledger import add_parser as ledger_parser
     from .novel import add_parser as novel_parser
@@ -55,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     chats.add_parsers(sub)
     branch.add_parser(sub)
     ledger_parser(sub)
+    book_parser(sub)
     inspect.add_parser(sub)
     memory.add_parser(sub)
     preset.add_parser(sub)
@@ -86,6 +89,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = build_parser().parse_args(argv)
     from . import branch, card, chat, chats, inspect, memory, migrate, models, preset, search, settings_cli, story
     from . import quick_replies as qr_cli
+    from .book import run as book_run
     from .card_scripts import run as card_scripts_run
     from .group import run as group_run
     from .ledger import run as ledger_run
@@ -98,6 +102,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             "settings": settings_cli.run, "import-sillytavern": migrate.run, "search": search.run, "models": models.run,
             "qr": qr_cli.run, "novel": novel_run, "group": group_run, "ledger": ledger_run,
             "card-scripts": card_scripts_run}  # `card scripts` (cli/card_scripts.py sets this cmd)
+    runs["book"] = book_run  # library world-book updates (cli/book.py)
     if args.cmd in runs:
         return runs[args.cmd](args)
     if args.cmd != "chat":

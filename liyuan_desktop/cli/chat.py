@@ -64,7 +64,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--wi", action="append", metavar="KEY=VALUE",
                    help=text("cli.help.chat.13"))
     c.add_argument("--json", action="store_true", help=text("cli.help.chat.14"))
-    c.add_argument("--auto", action="store_true", help=text("cli.help.chat.15"))
+    c.add_argument("--auto", nargs="?", const=True, default=False, type=_auto_value, metavar="N",
+                   help=text("cli.help.chat.15"))
     c.add_argument("--delay-ms", type=int, default=15, help=text("cli.help.chat.16"))
     c.add_argument("--prose-only", action="store_true",
                    help=text("cli.help.chat.17"))
@@ -83,6 +84,22 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
                    help=text("cli.help.chat.26"))
     c.add_argument("--an-interval", type=int, metavar="N", help=text("cli.help.chat.27"))
     return c
+
+
+def _auto_value(raw: str) -> "int | str":
+    """``--auto N``: N group auto-mode turns (issue 31); a word that is not a number is the card a bare ``--auto``
+    stood before (``liyuan chat --auto 青梧``), put back by :func:`_auto_turns_wanted`."""
+    return int(raw) if raw.isdigit() else raw
+
+
+def _auto_turns_wanted(args: argparse.Namespace) -> int:
+    """How many group auto-mode turns ``--auto N`` asks for (0 for a bare ``--auto``); a card name ``--auto`` took
+    goes back to ``card``."""
+    if isinstance(args.auto, str):
+        if not args.card:
+            args.card = args.auto
+        args.auto = True
+    return args.auto if isinstance(args.auto, int) and not isinstance(args.auto, bool) else 0
 
 
 def _note_from_args(chat: Chat, args: argparse.Namespace) -> Optional[Any]:
@@ -228,11 +245,13 @@ def ctrl_c_stops(chat: Chat) -> Iterator[None]:
 
 def _commanded(args: argparse.Namespace, note_counts: bool = True) -> bool:
     """Whether the flags ask for a command on the chat (seal, continue, regenerate, continue-reply,
-    impersonate, and — with ``note_counts`` — setting the Author's Note) rather than playing beats."""
+    impersonate, a group's ``--auto N`` turns, and — with ``note_counts`` — setting the Author's Note) rather than
+    playing beats."""
     note = note_counts and any(v is not None for v in (args.authors_note, args.an_depth, args.an_role,
                                                         args.an_position, args.an_interval))
+    group_auto = bool(getattr(args, "group", None)) and type(args.auto) is int and args.auto > 0  # --auto N
     return bool(args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply or args.impersonate
-                or note)
+                or note or group_auto)
 
 
 async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
@@ -305,6 +324,7 @@ async def run(args: argparse.Namespace) -> int:
 
     json_mode = bool(args.json)
     view = HumanView(color=sys.stdout.isatty() and not json_mode)
+    auto_turns = _auto_turns_wanted(args)
     if args.demo_agent:
         return await _run_demo_agent(json_mode, view)
     opened = _open_run(args, json_mode, view)
@@ -318,8 +338,40 @@ async def run(args: argparse.Namespace) -> int:
     if status is not None:
         return status
     status = await _play(r)
+    if status == 0 and auto_turns:
+        status = await _auto_turns(r, auto_turns)
     _say_goodbye(r, status)
     return status
+
+
+async def _auto_turns(r: "_Run", n: int) -> int:
+    """``--auto N`` (issue 31): N auto-mode turns of a group chat after the ``--say`` lines, each a beat by the
+    member the group's strategy picks (core/group/auto.py; no delay between them here). Returns the exit code."""
+    from ..core.group.auto import AutoRun
+    from ..core.messages import message
+    from .view import print_ledger
+
+    on_event = None if r.json_mode else r.view
+    asker = _make_asker(False, r.recorded, r.json_mode, bool(getattr(r.model, "is_replay", False)))
+    run = AutoRun(n)
+
+    async def turn() -> "BeatResult":
+        with ctrl_c_stops(r.chat):
+            res = await r.chat.group_reply(ask=asker, on_event=on_event)
+        r.results.append(res)
+        if not r.json_mode:
+            print_ledger(res, r.view)
+        return res
+
+    try:
+        await run.run(turn)
+    except OSError as e:
+        return _disk_refused(e)
+    if run.ended is not None and not r.json_mode:
+        print(f"liyuan: {say(run.ended)}", file=sys.stderr)
+    if run.ended == message("group.auto.none"):
+        return 2
+    return 1 if any(x.outcome == "error" for x in r.results) else 0
 
 
 async def _run_demo_agent(json_mode: bool, view: Any) -> int:
@@ -518,7 +570,10 @@ async def _before_beats(r: _Run) -> Optional[int]:
 
 async def _play(r: _Run) -> int:
     """The beat loop: the commands asked for (seal, continue, regenerate, continue-reply) first, then each ``--say``
-    (or, at a terminal, what the user types); stops at a beat that failed. Returns the exit code."""
+    (or, at a terminal, what the user types) — in a group chat followed by every other member it activated —;
+    stops at a beat that failed. Returns the exit code."""
+    from ..core.chat.group_play import waiting
+    from ..core.group.auto import GOOD_OUTCOMES
     from ..core.messages import message
     from .view import print_ledger
 
@@ -560,6 +615,8 @@ async def _play(r: _Run) -> int:
         except OSError as e:  # the disk refused a write: before the beat (nothing played) or after it
             return _disk_refused(e)
         r.results.append(res)
+        if res.outcome in GOOD_OUTCOMES and waiting(chat):  # a group chat: the other members the words activated
+            commands.insert(0, "group")
         if res.outcome == "error":
             status = 1
         if not r.json_mode:
@@ -599,6 +656,8 @@ async def _command(chat: "Chat", cmd: str, asker: Any, on_event: Any) -> "BeatRe
         return await chat.regenerate(ask=asker, on_event=on_event)
     if cmd == "continue-reply":
         return await chat.continue_reply(ask=asker, on_event=on_event)
+    if cmd == "group":  # the next member the user's words activated (issue 31)
+        return await chat.group_reply(ask=asker, on_event=on_event)
     return await chat.continue_beat(ask=asker, on_event=on_event)
 
 

@@ -198,8 +198,11 @@ def take_lang(argv: list[str]) -> list[str]:
 
 
 def set_language(lang: str) -> None:
-    """Choose the language of the CLI's engine messages ("zh" or "en"; anything else = zh)."""
-    _LANG[:] = [lang if lang in ("zh", "en") else "zh"]
+    """Choose the language of the CLI's engine messages ("zh", "en" or a language with a translator's compiled
+    catalog; anything else = zh)."""
+    from ..core.catalog_files import available  # a translator's language (scripts/catalog.py) when compiled
+
+    _LANG[:] = [lang if lang in ("zh", "en") or lang in available() else "zh"]
 
 
 def language() -> str:

@@ -4,6 +4,7 @@ what ``liyuan chat --group NAME`` needs to play one.
     liyuan group create NAME --member CARD [--member CARD …] [--strategy natural|list|pooled|manual]
                         [--mute CARD …] [--join swap|join|join_muted] [--allow-self] [--greeting members|first|group|none]
                         [--greeting-text TEXT]       a group of library cards
+                        [--shared-variables]         one MVU variable tree for all members (default: one per card)
     liyuan group list [--json]                       the groups in the library
     liyuan group show NAME [--json]                  members (muted, talkativeness), strategy, join mode, chats
     liyuan group delete NAME --yes                   remove a group with its chats (asks for --yes)
@@ -43,6 +44,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     c.add_argument("--greeting", choices=["members", "first", "group", "none"], default="members",
                    help=text("cli.help.group.x7"))
     c.add_argument("--greeting-text", default="")
+    c.add_argument("--shared-variables", action="store_true", help=text("cli.help.group.shared_vars"))
     ls = ps.add_parser("list", help=text("cli.help.group.x8"))
     ls.add_argument("--json", action="store_true")
     sh = ps.add_parser("show", help=text("cli.help.group.x9"))
@@ -77,7 +79,7 @@ def _create(args: argparse.Namespace) -> int:
         return _fail(message("group.unknown_member", name=unknown[0], group=args.name))
     g = Group(name=args.name, members=list(dict.fromkeys(args.member)), muted=args.mute, strategy=args.strategy,
               join_cards=args.join, allow_self_responses=args.allow_self, greeting=args.greeting,
-              greeting_text=args.greeting_text)
+              greeting_text=args.greeting_text, shared_variables=args.shared_variables)
     save_group(g)
     out(say(message("group.cli.created", name=g.name, n=len(g.members))))
     return 0
@@ -99,10 +101,12 @@ def _show(args: argparse.Namespace) -> int:
     if args.json:
         out(json.dumps({"name": g.name, "strategy": g.strategy, "join_cards": g.join_cards,
                         "allow_self_responses": g.allow_self_responses, "greeting": g.greeting,
-                        "members": rows, "chats": chats}, ensure_ascii=False, indent=1))
+                        "shared_variables": g.shared_variables, "members": rows, "chats": chats},
+                       ensure_ascii=False, indent=1))
         return 0
     out(say(message("group.cli.header", name=g.name, strategy=say(message(f"group.strategy.{g.strategy}")),
                     join=g.join_cards)))
+    out(say(message("group.cli.vars.shared" if g.shared_variables else "group.cli.vars.per_card")))
     for r in rows:
         muted = say(message("group.cli.muted")) if r["muted"] else ""
         missing = say(message("group.cli.no_card")) if r["talkativeness"] is None else f"{r['talkativeness']:.2f}"

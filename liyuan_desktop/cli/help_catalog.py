@@ -190,8 +190,9 @@ HELP: dict[str, dict[str, str]] = {
         "en": "this chat's own world-info settings, by SillyTavern's names (e.g. world_info_depth=4, world_info_recursive=false; repeatable; kept in the chat for the next opening); the rest follow the app's settings"},
     "cli.help.chat.14": {"zh": "输出 JSON：{beats:[{user, injection, calls, final, sealed, …}]}",
         "en": "print JSON: {beats:[{user, injection, calls, final, sealed, …}]}"},
-    "cli.help.chat.15": {"zh": "不交互：ask 用录制的或第一个选项作答",
-        "en": "no questions: an ask is answered with the recorded or the first option"},
+    "cli.help.chat.15": {"zh": "不交互：ask 用录制的或第一个选项作答；群聊里 --auto N 在 --say 之后再让成员们自动续聊 N 轮",
+        "en": "no questions: an ask is answered with the recorded or the first option; in a group chat, --auto N "
+              "then lets the members go on among themselves for N turns after the --say lines"},
     "cli.help.chat.16": {"zh": "演示回放的流式间隔（毫秒）",
         "en": "streaming interval of the demo replay (milliseconds)"},
     "cli.help.chat.17": {"zh": "纯文字演出：不给模型工具，每拍一次补全，命中的设定原文随拍发送（给不会调工具的本地小模型；记在对话里）",
@@ -472,6 +473,9 @@ HELP: dict[str, dict[str, str]] = {
         "en": "model name; replay:FILE plays recorded answers"},
     "cli.help.story_review.4": {"zh": "服务商地址（覆盖设置）",
         "en": "provider address (overrides the settings)"},
+    # --- z31bars ---
+    "cli.help.group.shared_vars": {"zh": "所有成员共用一份 MVU 变量（默认：每张卡各有各的 stat_data）",
+        "en": "one MVU variable tree for all members (default: each card keeps its own stat_data)"},
 }
 
 for _entry in HELP.values():  # printed by key only: never a pattern for texts that lost theirs (core/messages.py)

@@ -9,8 +9,9 @@ here: its language is the card's (golden runs stay byte-identical).
 
 Parameters may themselves be Msg values (rendered in the same language); a list parameter is joined with the
 language's list separator (「、」, ", "). A key missing from the catalog renders
-as the key; a language missing from an entry falls back to Chinese. Exceptions carry a Msg as their first
-argument; :func:`render` accepts the exception itself.
+as the key; Chinese or English missing from an entry falls back to Chinese. Other languages come from translators'
+gettext catalogs (``core/catalog_files.py``, ``scripts/catalog.py``), English for a key they lack. Exceptions carry
+a Msg as their first argument; :func:`render` accepts the exception itself.
 
 **Texts that lost their key.** A Msg put into a pydantic ``str`` field (the beat's events, ``core/beat/events.py``)
 or written to disk comes back as a plain ``str``. :func:`translate` finds such a text's key again: every catalog
@@ -1103,6 +1104,66 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_model.review": {"zh": "没有配置模型：用 --provider 指定服务商，或 --local 只做本地检查",
                             "en": "No model is configured: name a provider with --provider, or use --local for the "
                                   "local checks only"},
+    # --- z31auto ---
+    "group.why.auto_random": {"zh": "{name} 发言：手动模式下自动续聊，随机选中",
+                              "en": "{name} speaks: auto-mode in manual order, picked at random"},
+    "group.nudge": {"zh": "（轮到{name}发言）", "en": "({name}'s turn)"},
+    "group.auto.none": {"zh": "没有可以接着发言的成员", "en": "No member can go on"},
+    "group.auto.done": {"zh": "自动续聊结束：演了 {n} 轮（上限 {limit}）",
+                        "en": "Auto-mode ended: {n} turns played (limit {limit})"},
+    "group.auto.stopped": {"zh": "自动续聊已停止：演了 {n} 轮", "en": "Auto-mode stopped (turns played: {n})"},
+    # --- z33books ---
+    # library world books replaced while chats use them (core/chat/book_update.py; the beat's activity list, the CLI)
+    "book_update.taken": {"zh": "世界书「{name}」已更新，这一拍起用新版。",
+                          "en": "The world book “{name}” was updated; this beat uses the new version."},
+    "book_update.none": {"zh": "这个对话用的书库世界书都没有更新。",
+                         "en": "No library world book this chat uses was updated."},
+    "book_update.line": {"zh": "世界书「{name}」：{what}{prefix}",
+                         "en": "World book “{name}”: {what}{prefix}"},
+    "book_update.counts": {"zh": "条目 {entries} 条、设置 {settings} 处", "en": "entries: {entries}, settings: {settings}"},
+    "book_update.prefix": {"zh": "（含常驻条目：提示词缓存的前缀会变一次）",
+                           "en": " (constant entries: the prompt's cached prefix changes once)"},
+    "book_update.used": {"zh": "世界书「{name}」下一拍起用新版（旧版留作检查点，可撤销）。",
+                         "en": "The world book “{name}” is used in its new version from the next beat (the old one is "
+                               "kept as a checkpoint; undo returns to it)."},
+    "book_update.kept": {"zh": "这个对话继续用世界书「{name}」的旧版（书再更新时会再问）。",
+                         "en": "This chat keeps the old version of the world book “{name}” (a later update asks again)."},
+    "book_update.picked": {"zh": "世界书「{name}」：下一拍起用勾选的 {n} 处改动，其余保持旧版。",
+                           "en": "World book “{name}”: the {n} checked change(s) are used from the next beat; the rest "
+                                 "stays as it was."},
+    "book_update.undone": {"zh": "世界书「{name}」回到了上一个版本。", "en": "The world book “{name}” is back to its previous version."},
+    "book_update.no_such": {"zh": "没有世界书「{name}」的更新。", "en": "There is no update of the world book “{name}”."},
+    "book_update.no_picks": {"zh": "--pick 要和 --entries 一起用（条目键，逗号分隔；settings 表示设置）。",
+                             "en": "--pick needs --entries (entry keys, comma-separated; settings for the settings)."},
+    "book_update.no_book": {"zh": "书库里没有世界书「{name}」。", "en": "The library has no world book “{name}”."},
+    "book_update.would_replace": {"zh": "会用「{file}」替换书库里的世界书「{name}」（旧版留在历史版本里）。加 --yes 才会替换。",
+                                  "en": "Would replace the library's world book “{name}” by “{file}” (the old version is "
+                                        "kept). Add --yes to replace it."},
+    "book_update.replaced": {"zh": "已替换书库里的世界书「{name}」：{path}。用它的对话会收到改动提示。",
+                             "en": "Replaced the library's world book “{name}”: {path}. Chats that use it are shown what "
+                                   "changed."},
+    # `liyuan book` help (cli/book.py)
+    "cli.help.book.0": {"zh": "书库世界书的更新：对话里看改动、用新版或保留旧版", "en": "library world-book updates: "
+                        "see what changed in a chat, use the new version or keep the old"},
+    "cli.help.book.1": {"zh": "列出对话所用书库世界书的改动，或回答某本书的更新",
+                        "en": "list the changes of the library books a chat reads, or answer a book's update"},
+    "cli.help.book.2": {"zh": "对话文件夹，或 卡名/对话名", "en": "a chat folder, or card/chat"},
+    "cli.help.book.3": {"zh": "输出 JSON", "en": "print JSON"},
+    "cli.help.book.4": {"zh": "这本书下一拍起用新版（旧版留作检查点，--undo 可回）",
+                        "en": "use this book's new version from the next beat (the old one is kept; --undo returns)"},
+    "cli.help.book.5": {"zh": "这个对话继续用这本书的旧版", "en": "this chat keeps the old version of this book"},
+    "cli.help.book.6": {"zh": "只取这本书的部分改动（配合 --entries）", "en": "take only some changes of this book (with --entries)"},
+    "cli.help.book.7": {"zh": "这本书回到上一个版本", "en": "this book goes back to its previous version"},
+    "cli.help.book.8": {"zh": "要取的条目键，逗号分隔；settings 表示书的设置",
+                        "en": "the entry keys to take, comma-separated; settings for the book's settings"},
+    "cli.help.book.9": {"zh": "用文件替换书库里的一本世界书", "en": "replace a library world book by a file"},
+    "cli.help.book.10": {"zh": "书库里的世界书名（文件名，不含 .json）", "en": "the library book's name (file name without .json)"},
+    "cli.help.book.11": {"zh": "新版本的世界书文件（SillyTavern World Info JSON）",
+                         "en": "the new version's file (SillyTavern World Info JSON)"},
+    "cli.help.book.12": {"zh": "真的替换（不加只说会做什么）", "en": "really replace it (without: only say what it would do)"},
+    # --- z31bars ---
+    "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
+    "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
 }
 
 
@@ -1120,7 +1181,8 @@ class Msg(str):
         return obj
 
     def render(self, lang: str) -> str:
-        """The text in ``lang`` ("zh" or "en"; anything else = "zh")."""
+        """The text in ``lang``: "zh", "en", or a translator's language (``core/catalog_files.py``; a key it lacks
+        in English)."""
         return _format(self.key, lang, self.params)
 
     def __reduce__(self) -> tuple[Callable[[str, dict[str, Any]], Msg], tuple[str, dict[str, Any]]]:  # pickles as its Chinese text plus the key (for worker processes)
@@ -1135,6 +1197,8 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
     entry = CATALOG.get(key)
     if entry is None:
         template = key
+    elif lang not in LANGUAGES and lang not in entry:
+        template = other_language_text(key, entry, lang)
     else:
         template = entry.get(lang) or entry["zh"]
     if not params:
@@ -1146,11 +1210,24 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         return template
 
 
+def other_language_text(key: str, entry: dict[str, str], lang: str) -> str:
+    """``key``'s text in a language the dicts do not hold (``ja``…): a translator's compiled catalog
+    (``core/catalog_files.py``), else the English text (else the Chinese). Used by :func:`render` and the window's
+    ``tr``."""
+    from .catalog_files import lookup  # only for a translator's language: zh/en never read catalog files
+
+    english = entry.get("en")
+    found = lookup(key, english, lang)
+    if found:
+        return found
+    return english if english is not None else entry.get("zh") or key  # "" stays empty (left out on purpose)
+
+
 def _shown(value: Any, lang: str) -> str:
     """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
     each item rendered; anything else through :func:`render`."""
     if isinstance(value, (list, tuple)):
-        sep = CATALOG["cli.sep.list"].get(lang) or CATALOG["cli.sep.list"]["zh"]
+        sep = _format("cli.sep.list", lang, {})
         return sep.join(render(v, lang) for v in value)
     return render(value, lang)
 

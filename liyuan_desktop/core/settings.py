@@ -84,7 +84,8 @@ class AppSettings(BaseModel):
             the offline demo). A name that is not in ``providers`` is cleared on load.
         scribe_provider: name of an optional cheaper provider for scribe/summary calls; None = the active one
             (with its ``scribe_model`` when set). Use :meth:`scribe` to get the provider to call.
-        ui_language: "zh" or "en"; when never chosen (not in the file) a start follows the system locale
+        ui_language: "zh", "en" or a translator's language code ("ja", "pt_BR"; ``core/catalog_files.py``, used
+            while its compiled catalog is there, else English); when never chosen (not in the file) a start follows the system locale
             (:func:`language_for_run`) and saving leaves it out.  theme: "system" (follow the desktop's colour scheme; the default), "light" or "dark".
         persona_name / persona_description: who the user plays.
         compaction_share: share of the context window (0 < x < 1) after which old history is compacted.
@@ -113,7 +114,7 @@ class AppSettings(BaseModel):
     providers: list[ProviderSettings] = Field(default_factory=list)
     active_provider: Optional[str] = None
     scribe_provider: Optional[str] = None
-    ui_language: Literal["zh", "en"] = "zh"
+    ui_language: str = Field(default="zh", pattern=r"^[a-z]{2,3}(_[A-Za-z0-9]{2,8})*$")
     theme: Literal["system", "light", "dark"] = "system"
     persona_name: str = ""
     persona_description: str = ""
@@ -341,20 +342,48 @@ def system_language(env: Optional[Mapping[str, str]] = None, system_locale: str 
     return locale_language(system_locale) or "en"
 
 
+def _has_catalog(lang: str) -> bool:
+    from .catalog_files import available  # a translator's compiled catalog (scripts/catalog.py)
+
+    return lang in available()
+
+
 def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = None,
-                     system_locale: str = "") -> Literal["zh", "en"]:
-    """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", set by ``liyuan --lang`` too)
-    when given; else the language the settings hold (chosen in Settings, or read from a file that has one); else
-    :func:`system_language` — a first start follows the desktop's locale."""
+                     system_locale: str = "") -> str:
+    """The language this run uses, window and CLI alike: ``LIYUAN_LANG`` ("zh"/"en", or a language with a
+    translator's compiled catalog; set by ``liyuan --lang`` too) when given; else the language the settings hold
+    (chosen in Settings, or read from a file that has one; English when it is a translator's language whose catalog
+    is gone); else :func:`system_language` — a first start follows the desktop's locale (a translator's language
+    when the locale is one with a compiled catalog)."""
     where: Mapping[str, str] = os.environ if env is None else env
     forced = where.get("LIYUAN_LANG", "")
     if forced == "zh":
         return "zh"
     if forced == "en":
         return "en"
+    if forced and _has_catalog(forced):
+        return forced
     if "ui_language" in settings.model_fields_set:
-        return settings.ui_language
-    return system_language(where, system_locale)
+        chosen = settings.ui_language
+        return chosen if chosen in ("zh", "en") or _has_catalog(chosen) else "en"  # its catalog gone: English
+    lang = system_language(where, system_locale)
+    if lang == "en":
+        return _locale_catalog(where, system_locale) or "en"
+    return lang
+
+
+def _locale_catalog(where: Mapping[str, str], system_locale: str) -> Optional[str]:
+    """The translator's language (a compiled catalog, ``core/catalog_files.py``) matching the desktop's locale —
+    the same first real locale :func:`system_language` reads — by full name (``pt_BR``), then language (``ja``)."""
+    names = [where.get(var, "") for var in LANGUAGE_ENV] + [system_locale]
+    first = next((n for n in names if locale_language(n) is not None), "")
+    name = first.split(":")[0].split(".")[0].split("@")[0].replace("-", "_")
+    if not name:
+        return None
+    from .catalog_files import available
+
+    have = available()
+    return next((c for c in (name, name.split("_")[0]) if c in have), None)
 
 
 def save_settings(settings: AppSettings) -> Path:

@@ -35,7 +35,9 @@ def cards(tmp_path: Path) -> None:
 
 
 async def beat_done(win) -> None:
-    await wait_for(lambda: win.session.task is not None and win.session.task.done(), timeout=30)
+    """The beat and every reply it activated (list order: each unmuted member) played."""
+    await wait_for(lambda: win.session.task is not None and win.session.task.done() and not win.busy
+                   and not win.group_pane.auto.running(), timeout=30)
 
 
 def shot(win, name: str) -> None:
@@ -63,12 +65,11 @@ async def test_create_play_mute_and_switch_strategy(qtbot, tmp_path, lang):
         assert load_group("Party").members == ["Birch", "Aster", "Cedar"]
         pane = win.group_pane
         assert win.tabs.isTabVisible(win.tabs.indexOf(pane)) and pane.list.count() == 3
-        win.chat.model = ReplayModel(actor=[w("First words."), SEAL, w("Second words."), SEAL, w("Third."), SEAL],
-                                     scribe=["{}"] * 3)
+        win.chat.model = ReplayModel(actor=[x for i in range(6) for x in (w(f"Words {i}."), SEAL)], scribe=["{}"] * 6)
         win.input.setPlainText("Hello all.")
         win.send_clicked()
         await beat_done(win)
-        pane.list.setCurrentRow(1)  # Aster muted: list order goes Birch → Cedar
+        pane.list.setCurrentRow(1)  # Aster muted: list order is Birch, Cedar
         pane.toggle_mute()
         assert load_group("Party").muted == ["Aster"]
         win.input.setPlainText("Next?")
@@ -78,9 +79,9 @@ async def test_create_play_mute_and_switch_strategy(qtbot, tmp_path, lang):
         pane.make_speak()  # a muted member can still be made to speak
         await beat_done(win)
         names = await js(win, "Array.from(document.querySelectorAll('#log .speaker')).map(e => e.textContent)")
-        assert names == ["Birch", "Cedar", "Aster"]
+        assert names == ["Birch", "Aster", "Cedar", "Birch", "Cedar", "Aster"]  # every unmuted member answers
         pics = await js(win, "Array.from(document.querySelectorAll('#log img.avatar[data-speaker]')).map(e => e.src)")
-        assert len(set(pics)) == 3 and all(p.startswith("data:image/png") for p in pics)  # each member's own
+        assert len(set(pics)) == 3 and len(pics) == 6 and all(p.startswith("data:image/png") for p in pics)  # each member's own
         pane.set_strategy("pooled")
         assert load_group("Party").strategy == "pooled" and pane.strategy.currentData() == "pooled"
         label = "静音" if lang == "zh" else "muted"

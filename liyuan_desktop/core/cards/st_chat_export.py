@@ -28,7 +28,8 @@ def _st(e: Any) -> dict[str, Any]:
 
 
 def _is_message(e: Any) -> bool:
-    return e.type in MESSAGE_TYPES
+    # a group chat's turn without user words (chat/group_play.py) is no message in SillyTavern's file
+    return e.type in MESSAGE_TYPES and not getattr(e, "group_nudge", False)
 
 
 def alternatives(tree: SessionTree, entry: Any, anchor_id: Optional[str]) -> list[Any]:

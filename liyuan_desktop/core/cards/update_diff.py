@@ -14,6 +14,13 @@ whatever the card file holds when the next message is sent.
   names the keys that changed (content, keys, enabled, …);
 - ``regex``: the card's regex scripts (``extensions.regex_scripts``), matched by ``id`` (else ``scriptName``);
 - ``variables``: the MVU initial variable tree (``[InitVar]`` entries), leaf by leaf (``a.b.c``).
+
+A library world book (a global one, or one linked to the card) replaced by a newer version is compared the same
+way by :func:`book_update_diff` (``core/lore/book_update.py`` finds the chats that use it): ``entries`` matched by
+``uid`` (World Info files) else ``id`` (card books), each changed entry naming the SillyTavern fields that changed
+(``key``, ``content``, ``order``, ``position``, ``disable``, …), and ``settings``: the book's own keys other than
+its entries (``scan_depth``, ``token_budget``, ``recursive_scanning``, ``extensions`` …). :func:`merge_book_picked`
+takes single entries (or the settings: :func:`pick_key`) of the new version into the old one.
 """
 
 from __future__ import annotations
@@ -142,9 +149,10 @@ def card_update_diff(old: Card, new: Card) -> CardDiff:
 
 
 def pick_key(area: str, change: ItemChange) -> str:
-    """The key that names one change for :func:`merge_picked`: ``area:key`` (``greetings`` is one pick for all
-    greetings; ``variables`` are picked through their ``[InitVar]`` entry)."""
-    return "greetings" if area == "greetings" else f"{area}:{change.key}"
+    """The key that names one change for :func:`merge_picked` / :func:`merge_book_picked`: ``area:key``
+    (``greetings`` is one pick for all greetings, ``settings`` for all of a book's settings; ``variables`` are
+    picked through their ``[InitVar]`` entry)."""
+    return area if area in ("greetings", "settings") else f"{area}:{change.key}"
 
 
 def _data(doc: dict[str, Any]) -> dict[str, Any]:
@@ -199,4 +207,87 @@ def merge_picked(old: Card, new: Card, picks: list[str]) -> dict[str, Any]:
     return doc
 
 
-__all__ = ["CardDiff", "ItemChange", "TEXT_FIELDS", "card_update_diff", "merge_picked", "pick_key"]
+# -- library world books (issue 33: book updates in running chats) ---------------------------------------------
+#: Keys that only say where an entry sits in SillyTavern's editor list: a change of them alone is no change.
+BOOK_NOISE = ("displayIndex",)
+BOOK_IDS = ("uid", "id")
+
+
+class BookDiff(BaseModel):
+    """The differences between two versions of a world book: ``entries`` (matched by ``uid`` else ``id`` else
+    position; ``parts`` names the entry fields that changed) and ``settings`` (the book's keys beside its entries,
+    one change per key). Every list empty = the same."""
+
+    entries: list[ItemChange] = Field(default_factory=list)
+    settings: list[ItemChange] = Field(default_factory=list)
+
+    def empty(self) -> bool:
+        """True when nothing differs."""
+        return not (self.entries or self.settings)
+
+    def counts(self) -> dict[str, int]:
+        """``{area: number of changes}`` of the areas that changed (``entries``, ``settings``)."""
+        return {a: len(getattr(self, a)) for a in ("entries", "settings") if getattr(self, a)}
+
+
+def book_body(obj: Any) -> dict[str, Any]:
+    """The part of a world-book JSON that holds ``entries`` (a ``lorebook_v3`` export's ``data``, else the object
+    itself); {} for something that is no object."""
+    if not isinstance(obj, dict):
+        return {}
+    data = obj.get("data")
+    return data if obj.get("spec") == "lorebook_v3" and isinstance(data, dict) else obj
+
+
+def book_entries(obj: Any) -> list[Any]:
+    """The entries of a world-book JSON in file order (World Info's ``{uid: entry}`` object or a card book's list)."""
+    entries = book_body(obj).get("entries")
+    if isinstance(entries, dict):
+        return list(entries.values())
+    return list(entries) if isinstance(entries, list) else []
+
+
+def _quiet(entries: list[Any]) -> list[Any]:
+    return [{k: v for k, v in e.items() if k not in BOOK_NOISE} if isinstance(e, dict) else e for e in entries]
+
+
+def book_update_diff(old: Any, new: Any) -> BookDiff:
+    """What changed from the world-book JSON ``old`` to ``new`` (World Info file, card book or ``lorebook_v3``
+    export; :class:`BookDiff`). Pure; anything that is no book compares as an empty one."""
+    entries = _matched(_quiet(book_entries(old)), _quiet(book_entries(new)), BOOK_IDS, ("comment", "key", "keys"))
+    a = {k: v for k, v in book_body(old).items() if k != "entries"}
+    b = {k: v for k, v in book_body(new).items() if k != "entries"}
+    settings = [c for k in [*a, *(k for k in b if k not in a)] if (c := _change(k, a.get(k), b.get(k))) is not None]
+    return BookDiff(entries=entries, settings=settings)
+
+
+def merge_book_picked(old: Any, new: Any, picks: list[str]) -> dict[str, Any]:
+    """The world-book JSON ``old`` with only ``picks`` (:func:`pick_key`) taken from ``new``: an entry added,
+    removed or replaced (World Info's ``{uid: entry}`` object keeps its keys; a new entry goes under its ``uid``),
+    or every setting. Returns a new document (``old`` untouched)."""
+    doc = copy.deepcopy(old) if isinstance(old, dict) else {"entries": {}}
+    body, nbody = book_body(doc), book_body(new)
+    entries = body.get("entries")
+    for pick in picks:
+        area, _, key = pick.partition(":")
+        if area == "settings":
+            for k in [k for k in body if k != "entries"]:
+                if k not in nbody:
+                    del body[k]
+            body.update({k: copy.deepcopy(v) for k, v in nbody.items() if k != "entries"})
+        elif area == "entries" and isinstance(entries, list):
+            _swap_item(entries, book_entries(new), key, BOOK_IDS)
+        elif area == "entries" and isinstance(entries, dict):
+            items = list(entries.values())
+            was = _keyed(items, BOOK_IDS).get(key)
+            slot = next((k for k, v in entries.items() if v is was), None)
+            now = _keyed(book_entries(new), BOOK_IDS).get(key)
+            if now is None and slot is not None:
+                del entries[slot]
+            elif now is not None:
+                entries[slot if slot is not None else str(now.get("uid", key))] = copy.deepcopy(now)
+    return doc
+
+
+__all__ = ["BOOK_NOISE", "BookDiff", "CardDiff", "ItemChange", "TEXT_FIELDS", "book_body", "book_entries",
+           "book_update_diff", "card_update_diff", "merge_book_picked", "merge_picked", "pick_key"]

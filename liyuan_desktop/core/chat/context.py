@@ -40,6 +40,7 @@ from ..prompt.presets.model import SENSITIVE_KEYS, Preset, PresetError
 from ..prompt.presets.prompter import PresetPrompter
 from ..prompt.presets.store import load_installed_preset, presets_dir
 from ..session.tree import SessionTree
+from .book_update import swap_kept
 from .display_cache import DisplayCache, display_key
 from .templates import attach as attach_templates
 from .templates import render_for_display
@@ -136,8 +137,9 @@ class ChatContext:
         #: the card's links and what each does in this chat (cards.book_links.BookLink)
         self.book_links = loaded.links
         self.warnings += loaded.warnings
-        books = [card_book, *load_books(Path(directory) / "世界书", "chat"), *loaded.books,
-                 *load_books(global_books_dir(), "global")]
+        # books this chat keeps an old (or merged) version of are read in that version (chat.book_update)
+        books = [card_book, *swap_kept(Path(directory), [*load_books(Path(directory) / "世界书", "chat"), *loaded.books,
+                                                         *load_books(global_books_dir(), "global")])]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)
         book.scan_depth = card_book.scan_depth if card_book.entries else book.scan_depth

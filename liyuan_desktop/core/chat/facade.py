@@ -48,7 +48,7 @@ from ..session.entries import AssistantEntry
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..text import utf16_len
-from . import card_keep, group_play, recovery, turn
+from . import book_update, card_keep, group_play, recovery, turn
 from .agent import RestoreResult
 from .changes import BEAT, COMMAND_CHANGES, EVERYTHING, NOTHING, Changes, notices
 from .context import ChatContext, default_user_name, keep_preset
@@ -207,6 +207,13 @@ class Chat(ChatView):
             return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
         self._user(user_text)
         return await turn.play(self, user_text, ask, on_event, max_rounds, chapter=chapter)
+
+    @notices(BEAT)
+    async def group_reply(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None,
+                          speaker: Optional[str] = None) -> BeatResult:
+        """A group chat's next reply without new words from the user (issue 31: the next member the last message
+        activated, or an auto-mode turn): chat/group_play.py ``prepare_follow_up``. ValueError when nobody can."""
+        return await turn.play(self, group_play.prepare_follow_up(self, speaker), ask, on_event, None)
 
     @notices(BEAT)
     async def regenerate(self, ask: Optional[AskHandler] = None, on_event: Optional[EventSink] = None) -> BeatResult:
@@ -725,6 +732,29 @@ class Chat(ChatView):
         self._idle("改角色卡")
         self._reload_context(card_keep.take_picked(self.dir, self.card, picks))
 
+    def book_updates(self) -> list[book_update.BookUpdate]:
+        """Issue 33 §4: the world books this chat reads beside its card's own (library books, attached books) that
+        were replaced since it last used them (``chat.book_update.BookUpdate``: key, name, diff, in_prefix…); []
+        while a beat runs."""
+        return [] if self.running is not None else book_update.updates(self.context.book_links, self.dir, self.tree)
+
+    @notices(Changes.of("settings"))
+    def answer_book_update(self, key: str, how: str, picks: Optional[list[str]] = None) -> None:
+        """Use the new version of the book ``key`` (a ``BookUpdate.key``; ``how="new"``), keep the old (``"old"``),
+        take only ``picks`` (``"pick"``) or step back (``"undo"``) — ``chat.book_update.apply``; the next beat reads
+        it. KeyError (no such update), OSError, RuntimeError while a beat runs."""
+        self._idle("改世界书")
+        book_update.apply(self.context.book_links, self.dir, self.tree, key, how, picks)
+        self._reload_context()
+
+    def note_books_used(self) -> None:
+        """The beat starts: record the world books it reads beside the card's (an update left alone is taken, and said)."""
+        said = book_update.note_used(self.context.book_links, self.dir, self.tree)
+        if said:
+            self._reload_context()
+            self.last_changes = self.last_changes | COMMAND_CHANGES["refresh_card"]  # the bar looks again
+            self.pending_notices += [n for n in said if n not in self.pending_notices]
+
     @notices(Changes.of("settings"))
     def reload_books(self) -> None:
         """World books changed on disk (the chat's or the global ones switched on/off, imported, removed): read
@@ -1048,3 +1078,5 @@ class Chat(ChatView):
 
 #: Chat.refresh_card declares its notice by hand (it joins the running beat's notice only when the card changed)
 COMMAND_CHANGES["refresh_card"] = Changes.of("settings")
+#: Chat.note_books_used likewise (it joins the beat's notice only when an update left alone was taken)
+COMMAND_CHANGES["note_books_used"] = Changes.of("settings")

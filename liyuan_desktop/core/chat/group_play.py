@@ -10,6 +10,7 @@ speaker's). Nothing else differs from a one-card chat: the tree, branches, swipe
 from __future__ import annotations
 
 import random
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
@@ -21,7 +22,8 @@ from ..group.speakers import SpeakerChoice, select_speaker
 from ..group.witness import knowledge, reply_speaker, scoped_state, spoken
 from ..llm.types import ChatModel
 from ..macros import apply_macros
-from ..messages import message
+from ..messages import Msg, message
+from . import group_vars
 
 if TYPE_CHECKING:  # pragma: no cover
     from .facade import Chat
@@ -122,10 +124,12 @@ class Turn:
     cards: dict[str, Card]
 
 
-def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> Optional[Turn]:
+def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None, user_input: bool = True) -> Optional[Turn]:
     """Pick the speaker of the next beat of a group chat (None for a one-card chat). The random is seeded with the
     chat (header ``group_seed`` or its id) and the beat number. ValueError (a catalog message) for a ``speaker``
-    who is not a member, or when nobody is picked (manual mode without a pick, all members muted)."""
+    who is not a member, or when nobody is picked (manual mode without a pick, all members muted). ``user_input``:
+    False for a turn without user words (:func:`prepare_follow_up`: one member, the last speaker left out unless
+    the group allows self responses)."""
     group = chat_group(chat)
     if group is None:
         return None
@@ -139,7 +143,7 @@ def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> Optio
     seed = f"{extra.get('group_seed') or chat.tree.header.id}:{chat.history().user_count + 1}"
     path = chat.tree.path_to()
     said = spoken(group, cards, path, chat.tree.entries)
-    choice = select_speaker(group, cards, said, user_text, random.Random(seed), chosen=chosen)
+    choice = select_speaker(group, cards, said, user_text, random.Random(seed), chosen=chosen, user_input=user_input)
     if choice.speaker is None or choice.speaker not in cards:
         raise ValueError(choice.reason)
     return Turn(choice.speaker, choice, group, cards)
@@ -150,6 +154,7 @@ def take_turn(chat: "Chat", turn: Turn) -> None:
     stamped with the member, the state block scoped to what the member witnessed, and the choice with its reason
     said in the beat's activity list."""
     chat._reload_context(speaker_card(turn.group, turn.cards, turn.member))
+    group_vars.use_member(chat, turn)  # MVU variables: the member's own tree, or the group's shared one
     known = knowledge(turn.group, turn.cards, chat.tree.path_to(), chat.tree.entries)
     member = turn.member
     chat.speaker = member
@@ -163,7 +168,62 @@ def prepare(chat: "Chat", user_text: str, speaker: Optional[str] = None) -> None
     ``speaker`` there is ignored). ValueError as :func:`choose` (nothing written yet)."""
     turn = choose(chat, user_text, speaker)
     if turn is not None:
+        _QUEUES[chat] = list(zip(turn.choice.queue[1:], turn.choice.reasons[1:])) if not speaker else []
         take_turn(chat, turn)
+
+
+#: chat → the members still to answer its last user message (with why), after the first one (SillyTavern plays
+#: every member a message activated, one message each; :func:`prepare_follow_up` takes them in order)
+_QUEUES: "weakref.WeakKeyDictionary[Chat, list[tuple[str, Msg]]]" = weakref.WeakKeyDictionary()
+
+
+def waiting(chat: "Chat") -> list[str]:
+    """The members still to reply to the chat's last user message, in order (SillyTavern's activated members
+    after the first; [] for a one-card chat, after a pick by hand, or once they have all replied)."""
+    return [m for m, _ in _QUEUES.get(chat, [])]
+
+
+def drop_waiting(chat: "Chat") -> None:
+    """Forget the members still waiting to reply (the user typed, or Stop)."""
+    _QUEUES.pop(chat, None)
+
+
+def prepare_follow_up(chat: "Chat", speaker: Optional[str] = None) -> str:
+    """Before a group chat's beat without user words (issue 31: the next member activated by the last user message
+    — :func:`waiting` —, else an auto-mode turn by the member the strategy picks with ``user_input=False``, or the
+    ``speaker`` the user chose): the turn taken (:func:`take_turn`, the reason in the activity list) and a user
+    entry with the nudge 「（轮到X发言）」 put on the tree (``group_nudge``: the transcript does not show it; the
+    prompt carries it, as SillyTavern's group nudge). Returns the nudge text for the beat. ValueError (a catalog
+    message) for a one-card chat or when nobody can speak; SessionWriteError when the disk refuses."""
+    from .results import SessionWriteError
+
+    group = chat_group(chat)
+    if group is None:
+        raise ValueError(message("group.auto.none"))
+    turn: Optional[Turn] = None
+    queue = _QUEUES.get(chat) or []
+    while speaker is None and queue and turn is None:
+        member, reason = queue.pop(0)
+        cards = member_cards(group)
+        if member in cards and member not in group.muted:  # muted since the message: skipped
+            turn = Turn(member, SpeakerChoice(member, reason, [member]), group, cards)
+    if turn is None:
+        path = chat.tree.path_to()
+        last = next((e.text for e in reversed(path) if e.type == "assistant"), "")
+        turn = choose(chat, last, speaker, user_input=False)
+    if turn is None:
+        raise ValueError(message("group.auto.none"))
+    take_turn(chat, turn)
+    card = turn.cards.get(turn.member)
+    text = str(message("group.nudge", name=card.name if card is not None else turn.member))
+    mark = chat.tree.pending_mark()
+    chat.tree.append("user", parent_id=chat.tree.leaf_id, text=text, group_nudge=True)
+    try:
+        chat.tree.commit()
+    except OSError as e:
+        chat.tree.rollback(mark)
+        raise SessionWriteError(e) from e
+    return text
 
 
 def prepare_again(chat: "Chat", user_id: str, user_text: str) -> None:
@@ -245,6 +305,6 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
     return rows
 
 
-__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "member_cards", "member_rows", "new_group_chat", "opening_card", "prepare", "prepare_again", "prepare_continue",
-           "system_for_beat",
-           "take_turn"]
+__all__ = ["MemberRow", "Turn", "chat_group", "choose", "create", "drop_waiting", "member_cards", "member_rows",
+           "new_group_chat", "opening_card", "prepare", "prepare_again", "prepare_continue", "prepare_follow_up",
+           "system_for_beat", "take_turn", "waiting"]

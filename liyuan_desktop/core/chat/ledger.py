@@ -122,6 +122,11 @@ class BranchLedger:
         self._frame = _Scan("frame_vars", want_dict=True)
         #: the chat's preset (a callable, set by the chat; TavernHelper's preset-scope variables come from it)
         self.preset_of: Callable[[], Any] = lambda: None
+        #: a group chat's look-up of the snapshot whose variable tree is in force (the speaking member's,
+        #: chat/group_vars.py), given the branch path; None: the newest snapshot with a tree
+        self.mvu_find: Optional[Callable[[Sequence[Any]], Any]] = None
+        #: root keys of ``stat_data`` a tree lacks are added from this tree (a group's shared variables); None: none
+        self.mvu_defaults: Optional[dict[str, Any]] = None
 
     def latest(self) -> Optional[Any]:
         """The newest ``rp-state`` entry on the branch (``state``, ``applied``, ``warnings``, ``source``), or None."""
@@ -142,12 +147,22 @@ class BranchLedger:
         return out + list(getattr(e, "panel_warnings", None) or []) if with_panels else out
 
     def mvu(self) -> Optional[MvuState]:
-        """The card's variable tree on the branch: the latest snapshot with ``mvu``, else the card's initial tree,
-        else None (the card has no variable tree)."""
-        found = self._mvu.find(self.tree.path_to())
+        """The card's variable tree on the branch: the latest snapshot with ``mvu`` (in a group chat the one
+        :attr:`mvu_find` picks), else the card's initial tree, else None (the card has no variable tree); root keys
+        it lacks are added from :attr:`mvu_defaults`."""
+        path = self.tree.path_to()
+        found = self.mvu_find(path) if self.mvu_find is not None else self._mvu.find(path)
         if found is not None:
-            return MvuState.from_any(found.mvu)
-        return MvuState.initial(self.mvu_initial) if self.mvu_initial is not None else None
+            state = MvuState.from_any(found.mvu)
+        elif self.mvu_initial is not None:
+            state = MvuState.initial(self.mvu_initial)
+        else:
+            return None
+        for k, v in (self.mvu_defaults or {}).items():
+            if k not in state.stat_data:
+                state.stat_data[k] = copy.deepcopy(v)
+                state.display_data.setdefault(k, copy.deepcopy(v))
+        return state
 
     def panels(self) -> list[Panel]:
         """The card's panels with their data on the branch (the latest snapshot with ``panels``, else the card's

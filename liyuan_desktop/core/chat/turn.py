@@ -20,6 +20,7 @@ from ..beat.loop import CUT_MESSAGES, Beat, BeatInput, EventSink, PreviousBeat
 from ..beat.tools.context import AskHandler
 from ..beat.tools.sets import COMPACT_ROLEPLAY_TOOLS, MEMORY_TOOLS, ROLEPLAY_TOOLS
 from ..errors import ToolError
+from ..group.prompt import group_nudge
 from ..ledger.mvu import has_era_blocks, parse_update_blocks, strip_update_blocks
 from ..ledger.state import WorldState
 from ..llm.sampling import with_sampling
@@ -172,6 +173,8 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
         injection = build_injection(shown, activated, c.book.index_titles(), c.language,
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
                                     lore=inline)
+    if chat.speaker:  # a group chat: who writes this reply, after all the members share (prefix cache, group.prompt)
+        injection = f"{injection}\n\n{group_nudge(c.card.name)}"
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
     note_text = note_injection_text(note, h.user_count, ctx, c.language)
     if note_text:
@@ -279,6 +282,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     regenerate | edit | continue (an unsealed draft or a sealed reply); ``continues``: the sealed reply's text a continue-reply starts
     from — the scribe then reads only what was added after it (the whole final when the model rewrote the start)."""
     chat.refresh_card()  # the card edited since the last beat (cards.edit): read again, and the activity list says so
+    chat.note_books_used()  # library world books replaced since the last beat (chat.book_update)
     # a chat already past the compaction level (imported, a smaller model, a failed summary) is compacted first
     w = chat.window
     if w.share > 0 and chat.context_usage()["used"] > w.share * w.window:

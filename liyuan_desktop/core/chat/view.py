@@ -40,9 +40,10 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems
 from ..session.tree import SessionTree
-from . import group_play, recovery, turn
+from . import group_play, group_vars, recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext, default_user_name
+from .group_display import SpeakerContexts
 from .ledger import BranchLedger
 from .results import BeatResult, call_tokens
 from .world_info import ChatWorldInfo
@@ -97,6 +98,8 @@ class ChatView:
         #: a group chat's speaker of the next reply and its state-block scope (chat/group_play.py); None otherwise
         self.speaker: Optional[str] = None
         self.state_filter: Optional[Callable[[WorldState], WorldState]] = None
+        self._speaker_contexts = SpeakerContexts()  # a group chat's messages shown with their speakers' cards
+        group_vars.follow_last_speaker(self)  # a group chat's MVU variables: the last speaker's card's, until a beat
         self._note: Any = False  # the Author's Notes (all settings, leaf, the leaf's note), read on first use (authors_note)
 
     def write_meta(self) -> None:
@@ -300,12 +303,14 @@ class ChatView:
         """A transcript item as shown (display-side regex scripts at ``depth``, 0 = newest). Runs the card's
         scripts when the result is not cached, which can take long: the window calls it from a worker thread.
         ``issues``: the scripts' warnings (a timed-out script, a bad pattern) are appended."""
-        return self._th_display(item, self.context.display_text(item, depth, issues))
+        ctx = self._speaker_contexts.get(self, item) or self.context  # a group reply: its speaker's card
+        return self._th_display(item, ctx.display_text(item, depth, issues))
 
     def display_text_if_known(self, item: dict[str, Any], depth: int) -> Optional[str]:
         """:meth:`display_text` when no script has to run for it (no scripts, or the result is cached in memory or
         in the chat's display cache on disk), else None. Cheap: for painting at once on the UI thread."""
-        known = self.context.display_text_if_known(item, depth)
+        ctx = self._speaker_contexts.get(self, item, build=False)
+        known = ctx.display_text_if_known(item, depth) if ctx is not None else None
         return None if known is None else self._th_display(item, known)
 
     def _th_display(self, item: dict[str, Any], text: str) -> str:

@@ -49,7 +49,7 @@ class Group(BaseModel):
     SillyTavern); ``join_cards``: :data:`JoinMode`; ``join_prefix``/``join_suffix``: text around each member's
     joined field (``{{char}}`` = that member; both empty → Liyuan puts 「【名字】」 before each); ``greeting``:
     :data:`GreetingMode` and ``greeting_text`` for "group"; ``st``: the SillyTavern group JSON this came from
-    (kept for a lossless export)."""
+    (kept for a lossless export); ``shared_variables``: one MVU variable tree for all members (off: per card)."""
 
     name: str
     members: list[str] = Field(default_factory=list)
@@ -62,6 +62,14 @@ class Group(BaseModel):
     greeting: GreetingMode = "members"
     greeting_text: str = ""
     st: dict[str, Any] = Field(default_factory=dict)
+    #: auto-mode (z31auto): the members continue among themselves after their replies, at most ``auto_limit``
+    #: turns per run, ``auto_delay`` seconds apart (SillyTavern's ``auto_mode_delay``, default 5); core/group/auto.py
+    auto_mode: bool = False
+    auto_delay: float = Field(default=5.0, ge=0.0, le=3600.0)
+    auto_limit: int = Field(default=6, ge=1, le=100)
+    #: one MVU variable tree for the whole chat (SillyTavern keeps one chat variables object) instead of one per
+    #: member's card (the default: each card's ``stat_data`` stays its own; ``group/mvu.py``)
+    shared_variables: bool = False
 
     def active(self) -> list[str]:
         """The members the strategies may pick (not muted), list order."""

@@ -7,7 +7,10 @@ book). In "join" modes the fields SillyTavern joins — description, personality
 every member's field in list order (muted members only with "join_muted"; the speaker always), each wrapped in the
 group's join prefix and suffix with ``{{char}}`` there meaning that member (both empty: 「【名字】」 and a line break
 before each); ``{{char}}``/``<BOT>`` inside another member's field are replaced with that member's name first, as
-ST's ``customBaseChatReplace`` does per member. "swap" (ST's default) sends the speaker's card alone.
+ST's ``customBaseChatReplace`` does per member. "swap" (ST's default) sends the speaker's card alone. In the join
+modes the card section is headed with every joined member's name (``prompt.assemble.GROUP_JOIN_KEY``) rather than
+the speaker's, so the system prompt is byte-identical whoever speaks; the speaker is named by :func:`group_nudge` at
+the end of the prompt (measured by bench/group_cache.py).
 
 Every member's embedded world book applies whoever speaks (SillyTavern activates the lore of all group members):
 the speaker's card carries one book made of its own entries then the other members' in list order, muted ones
@@ -21,6 +24,7 @@ import re
 from typing import Any
 
 from ..cards import Card
+from ..prompt.assemble import GROUP_JOIN_KEY
 from .model import Group
 
 #: The card fields SillyTavern joins across members (``getGroupCharacterCards``).
@@ -65,7 +69,7 @@ def speaker_card(group: Group, cards: dict[str, Card], speaker: str) -> Card:
         return own
     members = [m for m in group.members if m in cards and (m == speaker or group.join_cards == "join_muted"
                                                           or m not in group.muted)]
-    update: dict[str, str] = {}
+    update: dict[str, Any] = {"extensions": {**own.extensions, GROUP_JOIN_KEY: [cards[m].name for m in members]}}
     for f in JOINED_FIELDS:
         parts = []
         for m in members:
@@ -83,4 +87,12 @@ def speaker_card(group: Group, cards: dict[str, Card], speaker: str) -> Card:
     return own.model_copy(update=update)
 
 
-__all__ = ["JOINED_FIELDS", "speaker_card"]
+def group_nudge(name: str) -> str:
+    """The line that names who writes the next reply, placed at the end of the prompt's data blocks (SillyTavern's
+    group nudge, "[Write the next reply only as {{char}}.]", sits after the chat history too): everything before it
+    — the system prompt in the join modes, the history with every reply under its speaker's name — is the same
+    whoever speaks, so a provider's prefix cache serves every member from one prefix."""
+    return f"【发言】这一条回复只写「{name}」的言行。"
+
+
+__all__ = ["JOINED_FIELDS", "group_nudge", "speaker_card"]

@@ -60,6 +60,12 @@ def opening_body(text: str) -> str:
     return OPENING_HEADER.sub("", text, count=1)
 
 
+#: The extension key of a group member's card joined with the others' (``group.prompt.speaker_card`` in SillyTavern's
+#: "join character cards" modes): the joined members' names, which head the card section instead of the speaker's
+#: own, so the system prompt is the same whoever of them speaks (the speaker is named at the end of the prompt).
+GROUP_JOIN_KEY = "liyuan_group_join"
+
+
 def card_layers(card: Card, book: Lorebook, ctx: MacroContext, language: str = "zh") -> str:
     """The card's part of the system prompt without a preset, in SillyTavern's default prompt order: 常驻设定
     (before-character lore, ``worldInfoBefore``), the definition fields that are present, 常驻设定（续）
@@ -72,7 +78,10 @@ def card_layers(card: Card, book: Lorebook, ctx: MacroContext, language: str = "
     before = render_lore([e for e in fixed if lore_slot(e) == "before"], ctx)
     after = render_lore([e for e in fixed if lore_slot(e) == "after"], ctx)
     top, bottom = example_lore(fixed, ctx)
-    sections = [w["card"].format(name=card.name)]
+    joined = card.extensions.get(GROUP_JOIN_KEY)  # a group's joined card: the heading names every joined member
+    heading = BLOCKS[lang_of(language)]["list"].join(str(n) for n in joined) if isinstance(joined, list) and joined \
+        else card.name
+    sections = [w["card"].format(name=heading)]
     if before:
         sections.append(f"## {w['before']}\n{before}")
 
@@ -212,6 +221,7 @@ class HistoryCache:
         self.user_count = 0
         self.revisions: dict[str, tuple[str, int]] = {}
         self._where: dict[str, tuple[int, int]] = {}
+        self._who: dict[str, str] = {}  # a group chat's reply id → its speaker
         self._pending_user: Optional[str] = None
         self._beat_seen = False
         #: active relay summaries of the branch (summary entries), by id; ``cut`` = how many leading entries of
@@ -222,6 +232,13 @@ class HistoryCache:
         self._version = 0
         self._prompt: tuple[int, list[ChatMessage]] = (-1, [])
         self._psum: list[float] = []  # running token estimates of ``messages`` (see prompt_raw_tokens)
+
+    def _named(self, who: Optional[str], text: str) -> str:
+        """A reply as sent: a group chat's under its speaker's name (「名字：…」, "Name: …" in a chat not in
+        Chinese)."""
+        if not who:
+            return text
+        return f"{who}{'：' if lang_of(self.language) == 'zh' else ': '}{text}"
 
     def end_of(self, entry_id: str) -> int:
         """How many leading entries of ``messages`` end at or before the reply ``entry_id`` (0 when unknown): a
@@ -259,8 +276,9 @@ class HistoryCache:
                     self._where[e.id] = (len(self.turns), len(self.messages))
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
                 who = getattr(e, "speaker", None)  # a group chat's reply: sent as 「名字：…」, as SillyTavern names them
-                said = "：" if lang_of(self.language) == "zh" else ": "  # "Name: …" in a chat not in Chinese
-                self.messages.append(ChatMessage(role="assistant", content=f"{who}{said}{text}" if who else text))
+                self.messages.append(ChatMessage(role="assistant", content=self._named(who, text)))
+                if who:
+                    self._who[e.id] = who
                 self._end_of[e.id] = len(self.messages)
                 self._pending_user = None
             elif t == "revision":
@@ -269,7 +287,8 @@ class HistoryCache:
                 if where is not None:
                     ti, mi = where
                     self.turns[ti].final = e.text
-                    self.messages[mi] = ChatMessage(role="assistant", content=e.text)
+                    who = self._who.get(e.target)  # a group chat's reply keeps its speaker's name
+                    self.messages[mi] = ChatMessage(role="assistant", content=self._named(who, e.text))
                     del self._psum[mi + 1:]
             elif t == "opening":  # (sent with the header of the chat's language: an older English chat's 【开场】)
                 self.opening = opening_in(e.text, self.language)

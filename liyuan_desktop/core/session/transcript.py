@@ -87,6 +87,8 @@ class Transcript:
             elif t == "user":
                 beat += 1
                 asks = []
+                if getattr(e, "group_nudge", False):  # a group chat's turn without user words: not shown
+                    continue
                 item = {"id": e.id, "role": "user", "text": e.text, "beat": beat}
                 if self.branches.count_user_siblings(e) > 1:
                     item["branch"] = list(swipe_info(e.id))

@@ -995,7 +995,8 @@
       name: name, messageId: idValue(item.id), chat: chatSnapshot(item), chatBlocks: [],
       chatVars: frames.context.chatVars || {}, characterVars: frames.context.characterVars || {},
       globalVars: frames.context.globalVars || {}, presetVars: frames.context.presetVars || {},
-      names: frames.context.names || {},
+      names: item.speaker ? Object.assign({}, frames.context.names, { char: String(item.speaker) }) :  // a group reply: its speaker (issue 31)
+        (frames.context.names || {}),
       viewportHeight: window.innerHeight,
       storage: { local: frames.card.local, session: frames.card.session, maxBytes: frames.card.maxBytes },
       lazyLibs: lazy, flood: frames.flood, script: item.__script || null

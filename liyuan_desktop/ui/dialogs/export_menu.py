@@ -92,7 +92,7 @@ def ask_transcript_options(parent: Any) -> Optional[Any]:
     if dlg.exec() != QDialog.DialogCode.Accepted:
         return None
     return TranscriptOptions(status_bars=bars.currentData(), display=display.isChecked(), title=title.text().strip(),
-                             language="en" if language() == "en" else "zh")
+                             language="zh" if language() == "zh" else "en")
 
 
 def ask_path(parent: Any, title: str, suggested: str, filt: str) -> Optional[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
@@ -123,6 +123,7 @@ class BookList(QWidget):
     def __init__(self, folder: Optional[Path], hint_key: str, name: str, parent: Optional[QWidget] = None):
         super().__init__(parent)
         self.folder = folder
+        self.replace_same_name: Optional[Callable[[str], Optional[Path]]] = None
         lay = QVBoxLayout(self)
         find = QHBoxLayout()  # issue 26 §3: find and sort, as the card list has
         self.filter = QLineEdit()
@@ -214,6 +215,8 @@ class BookList(QWidget):
         """Import a world-book file into this folder (switched on)."""
         if self.folder is None:
             return None
+        if self.replace_same_name is not None and (done := self.replace_same_name(path)) is not None:
+            return done  # a new version of a library book (asked first: ui/roleplay/card_update.py)
         try:
             dst = import_book_file(Path(path), self.folder)
         except (OSError, ValueError) as e:
@@ -376,6 +379,10 @@ class WorldBooksDialog(QDialog):
         lay.addLayout(row)
         for lst in (self.chat_list, self.global_list):
             lst.changed.connect(self._reload)
+        from ..roleplay.card_update import install_update_from_file  # issue 33 §4: a book replaced
+
+        self.update_btn = install_update_from_file(self.global_list, self.session)
+        self.chat_update_btn = install_update_from_file(self.chat_list, self.session)
         self.editor = None
 
     def _reload(self) -> None:

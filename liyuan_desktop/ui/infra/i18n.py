@@ -1,11 +1,12 @@
 """UI strings, Chinese first with English available. ``tr(key)`` looks a key up in the current language;
 ``set_language("en")`` switches (the settings dialog persists the choice). Unknown keys fall back to Chinese,
-then to the key itself, so a missing translation never breaks the window."""
+then to the key itself, so a missing translation never breaks the window. A language beyond Chinese and English
+comes from a translator's compiled gettext catalog (``core/catalog_files.py``), English for a key it lacks."""
 
 from __future__ import annotations
 
 from ...core.messages import CATALOG as _CORE_CATALOG
-from ...core.messages import Msg
+from ...core.messages import Msg, other_language_text
 from ...core.messages import render as _render
 
 _LANG = "zh"
@@ -325,9 +326,35 @@ def register(strings: dict[str, dict[str, str]]) -> None:
 
 
 def set_language(lang: str) -> None:
-    """Switch the UI language ("zh" or "en"); anything else means Chinese."""
+    """Switch the UI language: "zh", "en", or a language with a translator's compiled catalog
+    (``core/catalog_files.available``); anything else means Chinese."""
     global _LANG
-    _LANG = lang if lang in ("zh", "en") else "zh"
+    _LANG = lang if lang in ("zh", "en") or lang in available_languages() else "zh"
+    if _LANG not in _SHOWN:
+        _SHOWN.append(_LANG)
+
+
+_SHOWN = ["zh", "en"]  # the languages the window may hold texts in (the live switch looks texts up in each)
+
+
+def shown_languages() -> tuple[str, ...]:
+    """The languages a widget's text may be in when the language changes (``ui/window/retranslate.py``): "zh",
+    "en", then every translator's language the window was switched to in this process, in that order."""
+    return tuple(_SHOWN)
+
+
+def text_in(key: str, entry: dict[str, str], lang: str) -> str:
+    """``entry``'s text in ``lang`` as :func:`tr` would show it, unformatted ("" when it has none)."""
+    if lang not in ("zh", "en") and lang not in entry:
+        return other_language_text(key, entry, lang)
+    return entry.get(lang) or ""
+
+
+def available_languages() -> list[str]:
+    """Every language the window can show: "zh", "en", then those with a compiled translator's catalog (sorted)."""
+    from ...core.catalog_files import available
+
+    return ["zh", "en", *available()]
 
 
 def language() -> str:
@@ -352,7 +379,10 @@ def tr(key: str, **fmt: object) -> str:
         fmt = {k: show(v) if isinstance(v, (Msg, BaseException)) else v for k, v in fmt.items()}
     # an entry may be empty on purpose in one language (e.g. "welcome.sub", the English line under the Chinese
     # intro, is not repeated in English); only a missing language falls back to Chinese
-    text = (entry[_LANG] if entry.get(_LANG) is not None else entry.get("zh") or key) if entry else key
+    if entry and _LANG not in ("zh", "en") and _LANG not in entry:
+        text = other_language_text(key, entry, _LANG)  # a translator's catalog, English for a key it lacks
+    else:
+        text = (entry[_LANG] if entry.get(_LANG) is not None else entry.get("zh") or key) if entry else key
     return text.format(**fmt) if fmt else text
 
 

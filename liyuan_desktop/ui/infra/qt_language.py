@@ -24,7 +24,8 @@ _loaded: dict[str, QTranslator] = {}  # catalogs read once per process
 
 
 def _translator(lang: str) -> Optional[QTranslator]:
-    name = QT_CATALOGS.get(lang)
+    # a translator's language (core/catalog_files.py) gets Qt's qtbase_<lang> when this Qt has it
+    name = QT_CATALOGS.get(lang) or (None if lang == "en" else f"qtbase_{lang}")
     if name is None:
         return None
     if lang not in _loaded:

@@ -8,8 +8,10 @@ beside the draft and the ledger while a group chat is shown.
   its speaker's name.
 - **成员 / Members** (:class:`GroupMembersPane`): the members with present (在场) / muted (静音) and how many
   replies each has on the shown branch; 静音/取消静音 saves the group (asks nothing: it is undone the same way);
-  让TA发言 plays the next beat as that member (the words in the input box, or a short nudge when it is empty).
-  It repaints from the session's notices (a beat, a branch switch), never by hand.
+  让TA发言 plays the next beat as that member (the words in the input box, or without user words when it is empty).
+  Below them the auto-mode controls (自动续聊, delay, limit, Stop: ``group_auto.py``), which also play the other
+  members a message activated, each in turn. It repaints from the session's notices (a beat, a branch switch),
+  never by hand.
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ from ...core.chat import group_play
 from ...core.group import Group, list_groups, save_group
 from ...core.group.model import group_chats, group_dir, set_muted
 from ..infra.i18n import register, show, tr
+from .group_auto import GroupAutoPlayer, GroupAutoRow
+from .group_vars_box import shared_variables_box
 
 if TYPE_CHECKING:  # pragma: no cover
     from ...core.chat import Chat
@@ -70,7 +74,6 @@ register({
     "groupui.row.present": {"zh": "在场", "en": "present"},
     "groupui.row.muted": {"zh": "静音", "en": "muted"},
     "groupui.row.replies": {"zh": "{n} 次发言", "en": "{n} replies"},
-    "groupui.nudge": {"zh": "（{name}，请接着说。）", "en": "({name}, go on.)"},
     "groupui.header": {"zh": "群组「{name}」· {strategy}", "en": "Group “{name}” · {strategy}"},
 })
 
@@ -109,6 +112,7 @@ class NewGroupDialog(QDialog):
         form.addRow(tr("groupui.members"), self.members)
         form.addRow(tr("groupui.strategy"), self.strategy)
         form.addRow(tr("groupui.join"), self.join)
+        self.shared = shared_variables_box(form)  # MVU variables per card or shared (group_vars_box.py)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
@@ -133,7 +137,7 @@ class NewGroupDialog(QDialog):
     def group(self) -> Group:
         """The group the dialog describes."""
         return Group(name=self.name.text().strip(), members=list(self.ticked), strategy=self.strategy.currentData(),
-                     join_cards=self.join.currentData())
+                     join_cards=self.join.currentData(), shared_variables=self.shared.isChecked())
 
     def _accept(self) -> None:
         g = self.group()
@@ -214,11 +218,14 @@ class GroupMembersPane(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.mute_btn)
         row.addWidget(self.speak_btn)
+        self.auto_row = GroupAutoRow()  # auto-mode and the replies a message activated (group_auto.py)
+        self.auto = GroupAutoPlayer(win, self.auto_row)
         lay = QVBoxLayout(self)
         lay.addWidget(self.header)
         lay.addWidget(self.strategy)
         lay.addWidget(self.list)
         lay.addLayout(row)
+        lay.addWidget(self.auto_row)
 
     def refresh(self) -> bool:
         """Repaint from the shown chat; False (and nothing shown) when it is not a group chat."""
@@ -229,6 +236,7 @@ class GroupMembersPane(QWidget):
             return False
         self.header.setText(tr("groupui.header", name=group.name, strategy=tr(f"groupui.strategy.{group.strategy}")))
         self.strategy.setCurrentIndex(STRATEGIES.index(group.strategy))
+        self.auto.show_group(group)
         for r in group_play.member_rows(chat):
             marks = [tr("groupui.row.present")] if r.present else []
             marks += [tr("groupui.row.muted")] if r.muted else []
@@ -272,11 +280,15 @@ class GroupMembersPane(QWidget):
         self.refresh()
 
     def make_speak(self) -> None:
-        """让TA发言: the next beat is the selected member's (the input box's words, or a nudge)."""
+        """让TA发言: the next beat is the selected member's (the input box's words, or none: ``Chat.group_reply``)."""
         chat, member = self.win.chat, self.selected()
         if chat is None or member is None or self.win.busy:
             return
-        text = self.win.input.toPlainText().strip() or tr("groupui.nudge", name=member)
+        text = self.win.input.toPlainText().strip()
+        if not text:  # SillyTavern's /trigger: the member speaks without words from the user (no bubble of yours)
+            self.win.run_command(lambda: chat.group_reply(ask=self.win.ask_user, on_event=self.auto.on_event,
+                                                          speaker=member))
+            return
         self.win.input.clear()
         self.win.run_command(lambda: chat.send(text, ask=self.win.ask_user, on_event=self.win.on_event,
                                                speaker=member), restore=text)

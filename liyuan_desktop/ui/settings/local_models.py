@@ -447,7 +447,7 @@ class ProviderExtrasBox(QGroupBox):
             return
         from ..infra.i18n import language
 
-        en = language() == "en"
+        en = language() != "zh"  # a translator's language reads the English labels
         parts = [f"{label}{': ' if en else '：'}{value}" for label, value in summary(caps, "en" if en else "zh")]
         text = " · ".join(parts)  # compact: the form must still fit the dialog's minimum height
         if caps.notes:

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.catalog_files import language_name
 from ...core.llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, preset
 from ...core.settings import (
     AppSettings,
@@ -52,7 +53,7 @@ from ...core.settings import (
     store_key,
 )
 from ...core.settings import test_connection as run_connection_test
-from ..infra.i18n import language, set_language, tr
+from ..infra.i18n import available_languages, language, set_language, tr
 from ..infra.theme import set_role
 from .local_models import LocalModelsPage, ModelPickerButton, ProviderExtrasBox
 
@@ -537,8 +538,8 @@ class SettingsDialog(QDialog):
         form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         self.language_combo = QComboBox()
-        self.language_combo.addItem("中文", "zh")
-        self.language_combo.addItem("English", "en")
+        for code in available_languages():  # zh, en, and every language with a translator's compiled catalog
+            self.language_combo.addItem(language_name(code), code)
         self.theme_combo = QComboBox()
         self.theme_combo.setObjectName("themeCombo")
         self.theme_combo.addItem("", "system")

@@ -125,6 +125,9 @@ class MenusMixin(_Window):
         from ..roleplay.group_members import install_group_chats  # issue 31: group chats, the 成员 tab
 
         install_group_chats(self, chat_menu)
+        from ..roleplay.group_vars_box import install_pane_box  # issue 31: the 成员 tab's 共用变量 box
+
+        install_pane_box(self)
         install_profile_bar(self)
         from ..dialogs.about import show_about  # 关于梨园: version, build date, data and log folders
 

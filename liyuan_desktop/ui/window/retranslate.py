@@ -50,13 +50,13 @@ def _index() -> dict[str, str]:
     """text (zh or en) → key, for catalog texts without placeholders; rebuilt when modules registered more."""
     from ...core.messages import CATALOG
 
-    size = len(i18n.STRINGS) + len(CATALOG)
+    size = (len(i18n.STRINGS) + len(CATALOG)) * 100 + len(i18n.shown_languages())
     if size != _reverse_size[0]:
         _reverse.clear()
         for table in (CATALOG, i18n.STRINGS):  # the window's own texts win on a tie
             for key, entry in table.items():
-                for lang in ("zh", "en"):
-                    text = entry.get(lang)
+                for lang in i18n.shown_languages():  # zh, en and a translator's language shown in this run
+                    text = i18n.text_in(key, entry, lang)
                     if text and "{" not in text:
                         _reverse[text] = key
         _reverse_size[0] = size
@@ -81,7 +81,7 @@ def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
     """Patterns of every catalog template with placeholders, in both languages (module doc)."""
     from ...core.messages import CATALOG, template_pattern
 
-    size = len(i18n.STRINGS) + len(CATALOG)
+    size = (len(i18n.STRINGS) + len(CATALOG)) * 100 + len(i18n.shown_languages())
     if size == _patterns_size[0]:
         return _patterns
     built = []
@@ -89,8 +89,8 @@ def _formatted() -> list[tuple[str, "re.Pattern[str]", str]]:
         for key, entry in table.items():
             if entry.get("match") == "no":  # carried by key, never matched back (core/messages.py)
                 continue
-            for lang in ("zh", "en"):
-                text = entry.get(lang) or ""
+            for lang in i18n.shown_languages():
+                text = i18n.text_in(key, entry, lang)
                 if "{" not in text:
                     continue
                 pat = template_pattern(text, strip=True)
@@ -171,7 +171,7 @@ def _swap(obj: Any, slot: str, getter: Any, setter: Any) -> None:
     key = obj.property(prop) if hasattr(obj, "property") else None
     if key:
         entry = i18n.STRINGS.get(key)
-        known = {entry.get("zh"), entry.get("en")} if entry else set()
+        known = {i18n.text_in(key, entry, lang) for lang in i18n.shown_languages()} if entry else set()
         if current not in known:  # the pane set another text meanwhile: look that one up
             key = None
     if not key:
