@@ -63,6 +63,7 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..jsonfile import JsonFileError, check_size, loads, object_at
 from ..session import HeaderEntry, SessionTree, new_id
+from ..text import prompt_language
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
@@ -78,7 +79,7 @@ OPENING_HEADER = re.compile(r"^(?:【开场 · [^】\n]*】|\[Opening · [^\]\n]
 def opening_header(name: str, language: str = "zh") -> str:
     """The opening's header line (without its newline) for a chat in ``language``: 「【开场 · 名字】」 for Chinese (or
     none), "[Opening · Name]" for every other language — what :data:`OPENING_HEADER` reads back."""
-    return f"【开场 · {name}】" if not language or language == "zh" else f"[Opening · {name}]"
+    return f"【开场 · {name}】" if prompt_language(language) == "zh" else f"[Opening · {name}]"
 
 
 _HEADER_NAME = re.compile(r"^(?:【开场 · ([^】\n]*)】|\[Opening · ([^\]\n]*)\])\n")

@@ -55,6 +55,7 @@ from ..story.outline_tree import DeletionPreview, NodeKind
 from ..story.progress import Progress, WordCache, book_progress, daily_counts, with_webnovel
 from ..story.summaries import summaries_block
 from ..story.webnovel import load_webnovel
+from ..text import prompt_language
 
 #: The per-chat alias list of issue 19 (canonical name → aliases): still read and merged; aliases are now written
 #: into the codex (``名录.json``, :mod:`core.story.codex`).
@@ -735,7 +736,7 @@ class WritingRoom:
         outline = self.outline()
         written = bool(self.written_codex().entries)
         lang = self.language
-        en = bool(lang) and lang != "zh"
+        en = prompt_language(lang) == "en"
         if outline is None and not self.threads_used() and not written:
             return summaries_block(self.dir, self.story_dir, language=lang)  # issue 28: every summary ("" if none)
         threads = self.threads()
@@ -816,7 +817,7 @@ class WritingRoom:
                 continue
             d = " ".join(rec.description.split())
             d = d if len(d) <= MENTIONED_DESC_MAX else d[:MENTIONED_DESC_MAX] + "…"
-            if self.language and self.language != "zh":
+            if prompt_language(self.language) == "en":
                 aka = f", also called {', '.join(rec.aliases[:3])}" if rec.aliases else ""
                 line = f"- {rec.name} ({rec.kind}{aka}): {d}"
             else:
@@ -828,5 +829,5 @@ class WritingRoom:
             size += len(line) + 1
         if not lines:
             return ""
-        en = bool(self.language) and self.language != "zh"
+        en = prompt_language(self.language) == "en"
         return ("[Setting in this chapter]\n" if en else "【本章涉及的设定】\n") + "\n".join(lines)

@@ -31,6 +31,7 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from ..jsonfile import object_at
+from ..text import prompt_language
 
 _BRACE = re.compile(r"[{}]")
 
@@ -201,7 +202,7 @@ def apply_panel_patch(panels: list[Panel], patch: Any, language: str = "zh") -> 
     strings accept numbers as text; objects/arrays only objects/arrays). Unknown panel ids, ledger-only panels,
     non-object patches and bad paths are refused with a warning; the rest still applies. ``patch`` ``{}``/None:
     nothing changes."""
-    en = bool(language) and language != "zh"
+    en = prompt_language(language) == "en"
     w = PANEL_WARNINGS["en" if en else "zh"]
     out = [p.model_copy(deep=True) for p in panels]
     applied: list[str] = []

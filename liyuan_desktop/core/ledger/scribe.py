@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..text import prompt_language
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .mvu.era import is_era_tree
 from .mvu.paths import has_odd_keys
@@ -134,7 +135,7 @@ SCRIBE_TEXTS: dict[str, dict[str, str]] = {
 
 
 def _texts(language: str) -> dict[str, str]:
-    return SCRIBE_TEXTS["zh" if not language or language == "zh" else "en"]
+    return SCRIBE_TEXTS[prompt_language(language)]
 
 
 #: The line added to the scribe's system prompt for a chat in another language than Chinese (the chat's language is

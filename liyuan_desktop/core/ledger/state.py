@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..text import utf16_slice
+from ..text import prompt_language, utf16_slice
 
 #: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
 TOP_KEYS: tuple[str, ...] = ("time", "location", "characters", "inventory", "flags", "plot_threads")
@@ -160,7 +160,7 @@ def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchRes
     warnings are in the chat's ``language`` (:data:`PATCH_WARNINGS`); the applied lines are the same in both (the
     ledger's wording reads them, :mod:`.wording`).
     """
-    w = PATCH_WARNINGS["zh" if not language or language == "zh" else "en"]
+    w = PATCH_WARNINGS[prompt_language(language)]
     nxt = state.model_copy(deep=True)
     applied: list[str] = []
     warnings: list[str] = []
@@ -268,7 +268,7 @@ LEDGER_LABELS: dict[str, dict[str, str]] = {
 
 
 def _labels(language: str) -> dict[str, str]:
-    return LEDGER_LABELS["zh" if not language or language == "zh" else "en"]
+    return LEDGER_LABELS[prompt_language(language)]
 
 
 def format_state(state: WorldState, language: str = "zh") -> str:

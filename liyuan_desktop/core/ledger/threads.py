@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Literal, Optional
 from pydantic import Field
 
 from ..deferred import DeferredModel
+from ..text import prompt_language
 
 ThreadState = Literal["planted", "advancing", "paid_off", "dropped"]
 THREAD_STATES: tuple[str, ...] = ("planted", "advancing", "paid_off", "dropped")
@@ -202,7 +203,7 @@ def format_threads_block(threads: list[Thread], chapter: Optional[int], limit: i
     if not open_:
         return ""
     open_.sort(key=lambda t: (not t.past_due(chapter), t.due_chapter or 10**9))
-    if language and language != "zh":
+    if prompt_language(language) == "en":
         return _threads_block_en(open_, chapter, limit)
     lines = []
     for t in open_[:limit]:

@@ -15,6 +15,7 @@ from ..llm.types import ChatModel
 from ..prompt.assemble import HistoryCache, rules_text
 from ..prompt.window import ContextWindow
 from ..session.tree import SessionTree
+from ..text import prompt_language
 from .search import (
     SUMMARY_CALLS,
     MemoryDoc,
@@ -50,7 +51,7 @@ COMPACT_WORDING: dict[str, dict[str, str]] = {
 
 def compact_wording(language: str) -> dict[str, str]:
     """:data:`COMPACT_WORDING` for a chat in ``language`` (Chinese for "zh" or none, English for every other)."""
-    return COMPACT_WORDING["zh" if not language or language == "zh" else "en"]
+    return COMPACT_WORDING[prompt_language(language)]
 
 
 def compact_system(language: str) -> str:

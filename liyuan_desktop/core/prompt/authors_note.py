@@ -36,6 +36,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from ..macros import MacroContext, apply_macros
+from ..text import prompt_language
 from .presets.model import Role
 from .presets.prompter import DepthBlock
 
@@ -71,7 +72,7 @@ ENGLISH_TEXTS = {
 
 
 def _english(language: str) -> bool:
-    return bool(language) and language != "zh"
+    return prompt_language(language) == "en"
 
 
 def continue_nudge(language: str = "zh") -> str:

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..text import prompt_language
+
 Lang = Literal["zh", "en"]
 
 
 def lang_of(language: str | None) -> Lang:
-    """The language the engine's prompt texts are written in for a chat in ``language``: "zh" for Chinese (or
-    none), "en" for every other language."""
-    return "zh" if not language or language == "zh" else "en"
+    """The language the engine's prompt texts are written in for a chat in ``language``
+    (:func:`...text.prompt_language`: "zh" for Chinese or none, "en" for every other language)."""
+    return "en" if prompt_language(language) == "en" else "zh"
 
 
 #: The shipped rules files per language (``resources/prompts``): tool play, prose-only play, the compact rules for

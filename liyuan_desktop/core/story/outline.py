@@ -30,7 +30,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..errors import ToolError
-from ..text import count_words
+from ..text import count_words, prompt_language
 
 #: The outline's file name in the chat folder.
 OUTLINE_FILE = "大纲.md"
@@ -226,7 +226,7 @@ class Outline(DeferredModel):
         title, the current one marked), the focus chapter with its beats, and up to ``neighbours`` chapters either
         side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters.
         ``language``: the chat's (the engine's words in English for every language but Chinese)."""
-        w = BRANCH_WORDS["zh" if not language or language == "zh" else "en"]
+        w = BRANCH_WORDS[prompt_language(language)]
         chs = self.chapters()
         if not chs:
             return w["empty"]
@@ -262,8 +262,8 @@ BRANCH_WORDS: dict[str, dict[str, str]] = {
 
 def chapter_line(c: OutlineChapter, language: str = "zh") -> str:
     """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕`` (English for a chat not in Chinese)."""
-    en = bool(language) and language != "zh"
-    w = BRANCH_WORDS["en" if en else "zh"]
+    en = prompt_language(language) == "en"
+    w = BRANCH_WORDS[prompt_language(language)]
     bits = [c.status if en else STATUS_ZH[c.status]]
     if c.target:
         bits.append(w["target"].format(n=c.target))

@@ -38,7 +38,7 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..paths import home
-from ..text import canon_punct, count_words, utf16_len
+from ..text import canon_punct, count_words, prompt_language, utf16_len
 
 FindingKind = Literal["dead_speaks", "lost_item", "contradiction", "timeline", "ooc", "thread", "outline",
                       "repetition", "stock_phrase"]
@@ -358,7 +358,7 @@ NOTES: dict[str, dict[str, str]] = {
 
 
 def _note(lang: str, key: str, **kw: object) -> str:
-    return NOTES["zh" if not lang or lang == "zh" else "en"][key].format(**kw)
+    return NOTES[prompt_language(lang)][key].format(**kw)
 
 
 def check_dead_speakers(text: str, file: str, dead: dict[str, str], lang: str = "zh") -> list[ReviewFinding]:
@@ -613,7 +613,7 @@ def finding_line(f: ReviewFinding, language: str = "zh") -> str:
     """One finding in one line (CLI, the agent's queue): ``[重复] 003.md @120「quote」：note`` (``[repetition]
     003.md @120 "quote": note`` for a chat not in Chinese)."""
     where = f"{f.file} @{f.offset}" if f.offset is not None else f.file
-    if language and language != "zh":
+    if prompt_language(language) == "en":
         q = f" {json.dumps(f.quote, ensure_ascii=False)}" if f.quote else ""
         return f"[{f.kind}] {where}{q}: {f.note}"
     q = f"「{f.quote}」" if f.quote else ""

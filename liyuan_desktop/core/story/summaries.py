@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from ..text import prompt_language
 from .links import chapter_files
 
 SUMMARIES_FILE = "章节摘要.json"
@@ -119,7 +120,7 @@ def summaries_block(chat_dir: Path, story_dir: Path, writing: str = "", language
     written; all when "" or unknown), the nearest :data:`BLOCK_MAX_CHAPTERS`, each cut to
     :data:`BLOCK_SUMMARY_MAX` characters, stale ones marked (旧). "" when there are none. ``language``: the chat's
     (English for every language but Chinese)."""
-    en = bool(language) and language != "zh"
+    en = prompt_language(language) == "en"
     files = chapter_files(story_dir)
     if writing in files:
         files = files[:files.index(writing)]

@@ -39,7 +39,7 @@ from ..fsutil import atomic_write_text
 from ..linear_regex import LinearRegexRefused, compile_python_pattern
 from ..linear_regex import search as linear_search
 from ..paths import WINDOWS_RESERVED
-from ..text import canon_punct, utf16_len
+from ..text import canon_punct, prompt_language, utf16_len
 from .chapters import BAD_NAME_CHARS, split_lines
 from .checkpoint_model import clean_leftover_tmp, scan_chapters, warn_ignored_once
 
@@ -147,7 +147,7 @@ class StoryFolder:
         return "this story's chapter folder"
 
     def _en(self) -> bool:
-        return bool(self.language) and self.language != "zh"
+        return prompt_language(self.language) == "en"
 
     def _parts(self, path: Any) -> list[str]:
         """Split a model path into components, refusing the unsafe shapes (absolute, ``..``, NUL, empty)."""
@@ -670,7 +670,7 @@ def format_story_index(folder: Union[StoryFolder, Iterable[ChapterInfo]], rel_la
     (sorted by file name)``: the files are named by their bare names, which the file tools take)."""
     files = folder.chapters() if isinstance(folder, StoryFolder) else sorted(folder, key=lambda c: c.name)
     total = sum(c.size for c in files)
-    en = bool(language) and language != "zh"
+    en = prompt_language(language) == "en"
     if en:
         lines = [f"[Chapters] {len(files)} files, {total} characters (sorted by file name)"]
     else:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from ...errors import ToolError
+from ...text import prompt_language
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -154,7 +155,7 @@ def en(text: str) -> dict[str, Any]:
 def spec_language(language: str) -> str:
     """The language the tool texts are sent in for a chat in ``language``: "zh" for Chinese (or none), "en" for every
     other (the shipped texts exist in these two)."""
-    return "zh" if not language or language == "zh" else "en"
+    return prompt_language(language)
 
 
 def _clean_schema(node: Any, defs: dict[str, Any], lang: str = "zh") -> Any:
