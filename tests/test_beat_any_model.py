@@ -214,7 +214,7 @@ async def test_english_card_scribe_writes_english_and_user_is_User(tmp_path, ser
     actor, scribe = server.requests[0].json, server.requests[1].json
     assert "User: Hello?" in actor["messages"][0]["content"] and "你:" not in actor["messages"][0]["content"]
     assert scribe["messages"][0]["content"].endswith(SCRIBE_LANGUAGE_LINES["en"])
-    assert "User：I shake off the rain." in scribe["messages"][1]["content"]
+    assert "User: I shake off the rain." in scribe["messages"][1]["content"]  # the exchange in English (issue 32)
 
 
 async def test_chinese_scribe_prompt_has_no_language_line(tmp_path, server, model):

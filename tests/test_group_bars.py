@@ -122,7 +122,8 @@ async def test_join_mode_system_prompt_is_the_same_whoever_speaks(tmp_path):
     chat = Chat.create_group(group_dir(g.name) / "对话" / "j", g, replay(3), group_seed="s")
     rs = [await chat.send("Next.") for _ in range(3)]
     systems = {r.sent[0].content for r in rs}
-    assert len(systems) == 1 and "# 角色卡：Aster、Birch、Cedar" in systems.pop()
+    # (the members' cards are English: the chat's prompt is English, issue 32)
+    assert len(systems) == 1 and "# Character card: Aster, Birch, Cedar" in systems.pop()
     for r, who in zip(rs, ["Aster", "Birch", "Cedar"]):
         assert r.injection.endswith(f"【发言】这一条回复只写「{who}」的言行。")
         assert r.sent[-1].content.startswith(r.injection)

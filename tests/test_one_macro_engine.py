@@ -35,8 +35,11 @@ def _card(tmp_path, **data):
         {"id": 1, "comment": "伞", "keys": ["伞"], "content": TEXT, "enabled": True, "constant": False,
          "insertion_order": 100, "extensions": {"position": 4, "depth": 0, "role": 0}},
     ]
+    # a Chinese chat (the card's text is macros, which alone would read as English: issue 32 gives an English
+    # chat English section titles)
     base = {"name": "Alice", "first_mes": TEXT, "description": TEXT, "scenario": TRIM,
-            "character_book": {"entries": entries, "recursive_scanning": False}}
+            "character_book": {"entries": entries, "recursive_scanning": False},
+            "extensions": {"liyuan": {"language": "zh"}}}
     base.update(data)
     raw = {"spec": "chara_card_v3", "spec_version": "3.0", "data": base}
     d = tmp_path / "card"

@@ -88,3 +88,11 @@ def count_words(text: str) -> int:
     or hyphen inside allowed, e.g. ``don't``, ``well-known``) counts one; punctuation and spaces count nothing.
     ``count_words("雨停了。Hello, world!")`` → 5."""
     return sum(1 for _ in _WORDS.finditer(text))
+
+
+def prompt_language(language: Optional[str]) -> str:
+    """The language the engine's own texts for the model are written in, for a chat in ``language`` (issue 32):
+    "zh" for Chinese (or none — the seed's texts, byte for byte), "en" for every other language (the shipped texts
+    exist in these two). The one rule every prompt part follows (``core/errors.py``, a foundation itself, repeats
+    it in its line)."""
+    return "zh" if not language or language == "zh" else "en"

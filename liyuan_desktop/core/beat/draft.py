@@ -57,7 +57,8 @@ def _locate(text: str, canon_text: str, old: str, index: int) -> tuple[int, int,
     if len(hits) == 1:
         return hits[0], hits[0] + len(old), "exact"
     if len(hits) > 1:
-        raise ToolError("not_unique", f"第 {index + 1} 处引用在稿件中出现 {len(hits)} 次，不唯一；请带上前后更多原文使它唯一。整批未改。", edit=index, count=len(hits))
+        raise ToolError("not_unique", f"第 {index + 1} 处引用在稿件中出现 {len(hits)} 次，不唯一；请带上前后更多原文使它唯一。整批未改。",
+                        en=f"Quote {index + 1} occurs {len(hits)} times in the draft, not once; include more of the text around it to make it unique. Nothing was changed.", edit=index, count=len(hits))
     stripped = old.strip()
     candidates: list[tuple[str, str]] = []
     if stripped and stripped != old:
@@ -73,8 +74,10 @@ def _locate(text: str, canon_text: str, old: str, index: int) -> tuple[int, int,
         if len(found) == 1:
             return found[0], found[0] + len(probe), level
         if len(found) > 1:
-            raise ToolError("not_unique", f"第 {index + 1} 处引用（{level} 匹配）在稿件中出现 {len(found)} 次，不唯一；请带上前后更多原文。整批未改。", edit=index, count=len(found))
-    raise ToolError("not_found", f"第 {index + 1} 处引用在稿件中找不到：{old[:40]!r}。请先用 draft_search/draft_read 取精确原文。整批未改。", edit=index)
+            raise ToolError("not_unique", f"第 {index + 1} 处引用（{level} 匹配）在稿件中出现 {len(found)} 次，不唯一；请带上前后更多原文。整批未改。",
+                            en=f"Quote {index + 1} ({level} match) occurs {len(found)} times in the draft, not once; include more of the text around it. Nothing was changed.", edit=index, count=len(found))
+    raise ToolError("not_found", f"第 {index + 1} 处引用在稿件中找不到：{old[:40]!r}。请先用 draft_search/draft_read 取精确原文。整批未改。",
+                    en=f"Quote {index + 1} is not in the draft: {old[:40]!r}. Take the exact text with draft_search/draft_read first. Nothing was changed.", edit=index)
 
 
 def _adjust_new(old: str, new: str, level: str) -> str:
@@ -98,21 +101,25 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> tuple[str, list[str]]
     Shared by ``draft_edit`` and ``previous_draft_edit`` (seed 000, 稿纸 and 上一轮能原位改).
     """
     if not isinstance(edits, list) or not edits:
-        raise ToolError("bad_args", "edits 必须是至少一项的数组，每项 {old, new}。")
+        raise ToolError("bad_args", "edits 必须是至少一项的数组，每项 {old, new}。",
+                        en="edits must be an array of at least one {old, new} item.")
     canon = canon_punct(text)
     spans: list[_Span] = []
     for i, e in enumerate(edits):
         if not isinstance(e, dict) or not isinstance(e.get("old"), str) or not isinstance(e.get("new"), str):
-            raise ToolError("bad_args", f"第 {i + 1} 项必须是 {{\"old\": 字符串, \"new\": 字符串}}。整批未改。", edit=i)
+            raise ToolError("bad_args", f"第 {i + 1} 项必须是 {{\"old\": 字符串, \"new\": 字符串}}。整批未改。",
+                            en=f"Item {i + 1} must be {{\"old\": string, \"new\": string}}. Nothing was changed.", edit=i)
         old, new = e["old"], e["new"]
         if not old:
-            raise ToolError("empty_old", f"第 {i + 1} 项的 old 为空；续写请用 draft_append。整批未改。", edit=i)
+            raise ToolError("empty_old", f"第 {i + 1} 项的 old 为空；续写请用 draft_append。整批未改。",
+                            en=f"Item {i + 1} has an empty old; to write on, use draft_append. Nothing was changed.", edit=i)
         s, t, level = _locate(text, canon, old, i)
         spans.append(_Span(s, t, _adjust_new(old, new, level), level, i))
     ordered = sorted(spans, key=lambda sp: (sp.start, sp.end))
     for a, b in zip(ordered, ordered[1:]):
         if b.start < a.end:
-            raise ToolError("overlap", f"第 {a.index + 1} 与第 {b.index + 1} 处引用重叠；请合并成一处再改。整批未改。", edits=[a.index, b.index])
+            raise ToolError("overlap", f"第 {a.index + 1} 与第 {b.index + 1} 处引用重叠；请合并成一处再改。整批未改。",
+                            en=f"Quotes {a.index + 1} and {b.index + 1} overlap; merge them into one edit. Nothing was changed.", edits=[a.index, b.index])
     out: list[str] = []
     pos = 0
     for sp in ordered:
@@ -122,7 +129,8 @@ def apply_edits(text: str, edits: list[dict[str, Any]]) -> tuple[str, list[str]]
     out.append(text[pos:])
     result = "".join(out)
     if result == text:
-        raise ToolError("no_change", "这批修改不改变任何文字（new 与原文相同）。")
+        raise ToolError("no_change", "这批修改不改变任何文字（new 与原文相同）。",
+                        en="These edits change no text (new is the same as the original).")
     return result, [sp.level for sp in spans]
 
 
@@ -146,11 +154,14 @@ class Draft:
     # -- guards ---------------------------------------------------------------------------------------------
     def _check(self, version: Any) -> None:
         if self.sealed:
-            raise ToolError("sealed", "本拍稿件已收笔，不能再改。", version=self.version)
+            raise ToolError("sealed", "本拍稿件已收笔，不能再改。",
+                            en="This beat's draft is sealed and cannot be changed.", version=self.version)
         if not isinstance(version, int) or isinstance(version, bool) or version != self.version:
             raise ToolError(
                 "stale_version",
                 f"版本冲突：你基于版本 {version!r}，稿件当前是版本 {self.version}。先 draft_read 取最新原文再改。",
+                en=f"Version conflict: you wrote against version {version!r}, the draft is at version {self.version}. "
+                   "Take the latest text with draft_read, then edit.",
                 version=self.version,
             )
 
@@ -166,7 +177,8 @@ class Draft:
         """Create or replace the whole draft. Result ``{"ok", "version", "chars"}``."""
         self._check(version)
         if not isinstance(content, str):
-            raise ToolError("bad_args", "content 必须是字符串（完整稿件原文）。", version=self.version)
+            raise ToolError("bad_args", "content 必须是字符串（完整稿件原文）。",
+                            en="content must be a string (the whole draft text).", version=self.version)
         self.text = content
         self.version += 1
         return self._ok()
@@ -175,7 +187,8 @@ class Draft:
         """Append ``content`` after ``separator`` (default two newlines, may be ""; none when the draft is empty)."""
         self._check(version)
         if not isinstance(content, str) or not isinstance(separator, str):
-            raise ToolError("bad_args", "content 与 separator 必须是字符串。", version=self.version)
+            raise ToolError("bad_args", "content 与 separator 必须是字符串。",
+                            en="content and separator must be strings.", version=self.version)
         self.text = content if not self.text else self.text + separator + content
         self.version += 1
         return self._ok()
@@ -205,7 +218,8 @@ class Draft:
         """Freeze the current version. Refused for a stale version or an empty draft."""
         self._check(version)
         if not self.text.strip():
-            raise ToolError("empty_draft", "稿件还是空的，不能收笔；先用 draft_write 写正文。", version=self.version)
+            raise ToolError("empty_draft", "稿件还是空的，不能收笔；先用 draft_write 写正文。",
+                            en="The draft is still empty and cannot be sealed; write the prose with draft_write first.", version=self.version)
         self.sealed = True
         return {"ok": True, "sealed": True, "version": self.version}
 
@@ -217,11 +231,13 @@ def read_text(text: str, version: int, start: Any = None, end: Any = None) -> di
     total = utf16_len(text)
     for name, v in (("start", start), ("end", end)):
         if v is not None and (not isinstance(v, int) or isinstance(v, bool) or v < 0):
-            raise ToolError("bad_range", f"{name} 必须是不小于 0 的整数（UTF-16 偏移）。", total=total)
+            raise ToolError("bad_range", f"{name} 必须是不小于 0 的整数（UTF-16 偏移）。",
+                            en=f"{name} must be an integer of at least 0 (a UTF-16 offset).", total=total)
     s = start or 0
     e = total if end is None else min(end, total)
     if s > e:
-        raise ToolError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。", total=total)
+        raise ToolError("bad_range", f"start {s} 大于 end {e}（全文 {total} 个 UTF-16 单位）。",
+                        en=f"start {s} is past end {e} (the text has {total} UTF-16 units).", total=total)
     content, s, e = utf16_span(text, s, e)
     return {"version": version, "content": content, "start": s, "end": e, "total": total}
 
@@ -231,7 +247,7 @@ def search_text(text: str, version: int, query: Any, limit: Any = 20) -> dict[st
     offsets; ``text`` is the exact original (usable as draft_edit ``old``). When there is no exact hit, hits found
     with same-length punctuation variants are returned and flagged ``"level": "punct"``. ``limit`` 1..50."""
     if not isinstance(query, str) or not query:
-        raise ToolError("bad_args", "query 必须是非空字符串。")
+        raise ToolError("bad_args", "query 必须是非空字符串。", en="query must be a non-empty string.")
     if not isinstance(limit, int) or isinstance(limit, bool):
         limit = 20
     limit = max(1, min(50, limit))

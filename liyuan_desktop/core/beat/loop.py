@@ -53,7 +53,7 @@ from .repetition import RepetitionGuard, partial_content
 from .text_calls import find_text_calls, is_text_call
 from .think import ThinkSplitter, split_think
 from .tools.context import AskHandler, MemorySearch, ToolContext
-from .tools.registry import ToolSpec, get_tool, parse_args, tool_specs
+from .tools.registry import ToolSpec, get_tool, parse_args, spec_language, tool_specs
 from .tools.sets import ROLEPLAY_TOOLS
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,19 @@ ECHO_GAVE_UP_NOTICES = {k: f"回复又一次照抄了{w}：本拍没有收笔，
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
 ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
               "不要重复开场、之前的回复或设定原文里的句子。）")
+#: The same in English (a chat in English, issue 32), with what was copied.
+ECHO_NUDGE_EN = ("(System note: the last reply copied {what}. Write new plot and dialogue from the user's words "
+                 "of this beat; do not repeat sentences of the opening, earlier replies or the setting.)")
+_ECHO_WHAT_EN = {"opening": "the opening", "previous": "an earlier reply", "data": "the setting and data of the prompt"}
+#: What the loop itself tells the model in a tool result, per language ("zh" / "en"; issue 32).
+LOOP_TEXTS: dict[str, dict[str, str]] = {
+    "zh": {"unknown_tool": "没有名为 {name!r} 的工具。可用的工具：{names}。", "list": "、",
+           "stopped": "用户已停止本拍，这次调用没有执行。",
+           "beat_ended": "本拍已经结束（已收笔或已回改上一拍），这次调用没有执行。"},
+    "en": {"unknown_tool": "There is no tool named {name!r}. The tools available: {names}.", "list": ", ",
+           "stopped": "The user stopped this beat; this call was not run.",
+           "beat_ended": "This beat is over (sealed, or the previous beat revised); this call was not run."},
+}
 #: The retry's temperature: the chat's own (or :data:`ECHO_BASE_TEMPERATURE` when it sets none) plus this, capped.
 ECHO_TEMPERATURE_STEP = 0.3
 #: ``CallLog.error`` of a call whose reply was caught as an echo ("echo: opening" …; the inspector rebuilds the
@@ -150,6 +163,9 @@ class BeatInput:
     #: Whether a reply that mostly copies earlier text is refused (issue 30 §1; :mod:`.echo`). False for 「继续」,
     #: whose reply may restate the draft or reply it continues.
     echo_guard: bool = True
+    #: The chat's language (issue 32): the tools' texts, tool results and the loop's own notes to the model are in
+    #: it (Chinese for "zh", English otherwise; :func:`.tools.registry.spec_language`).
+    language: str = "zh"
 
 
 @dataclass
@@ -186,9 +202,12 @@ class BeatOutput:
         return self.outcome == "sealed"
 
 
-def echo_nudge(kind: str) -> str:
+def echo_nudge(kind: str, language: str = "zh") -> str:
     """What the model is told before its one retry after an echo of ``kind`` ("opening" / "previous" / "data"):
-    :data:`ECHO_NUDGE`, appended to the last user message (captured prose) or as a ``draft_seal`` tool error."""
+    :data:`ECHO_NUDGE` (:data:`ECHO_NUDGE_EN` for a chat not in Chinese), appended to the last user message
+    (captured prose) or as a ``draft_seal`` tool error."""
+    if spec_language(language) == "en":
+        return ECHO_NUDGE_EN.format(what=_ECHO_WHAT_EN.get(kind, kind))
     return ECHO_NUDGE.format(what=_ECHO_WHAT.get(kind, kind))
 
 
@@ -218,7 +237,8 @@ class Beat:
         self.out = BeatOutput(outcome="unsealed", draft=self.draft)
         self.ctx = ToolContext(draft=self.draft, previous=inp.previous, state=inp.state, book=inp.book, ask=inp.ask,
                                macros=inp.macros, emit=self.emit, story=inp.story, memory_search=inp.memory_search,
-                               asks=self.out.asks)
+                               asks=self.out.asks, language=inp.language)
+        self._texts = LOOP_TEXTS[spec_language(inp.language)]
         self._offered = {n: sp for n in inp.tool_names if (sp := get_tool(n)) is not None}
         self._current: Optional[asyncio.Task[Any]] = None
         self._round = 0
@@ -277,8 +297,9 @@ class Beat:
     async def _run_tool(self, call: ToolCall) -> tuple[Any, bool]:
         spec = self._offered.get(call.name)
         if spec is None:  # unknown, or not offered in this mode
-            names = "、".join(self.inp.tool_names)
-            return {"ok": False, "error": "unknown_tool", "message": f"没有名为 {call.name!r} 的工具。可用的工具：{names}。"}, False
+            names = self._texts["list"].join(self.inp.tool_names)
+            return {"ok": False, "error": "unknown_tool",
+                    "message": self._texts["unknown_tool"].format(name=call.name, names=names)}, False
         raw = call.arguments
         if raw and ("\\ud" in raw or "\\uD" in raw):  # a lone surrogate escape would break measuring and saving
             try:
@@ -290,7 +311,7 @@ class Beat:
                 self._activity(message("beat.tool_surrogate", name=call.name), "warning")
         if call.name == "draft_seal" and not self.draft.sealed and (kind := self._echo_of(self.draft.text)):
             self._echo_step(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
-            return {"ok": False, "error": "echo", "message": echo_nudge(kind)}, False
+            return {"ok": False, "error": "echo", "message": echo_nudge(kind, self.inp.language)}, False
         try:
             args = parse_args(spec, raw)
             res = spec.handler(self.ctx, args)
@@ -298,7 +319,7 @@ class Beat:
                 res = await res
             return res, True
         except ToolError as e:
-            return e.to_result(), False
+            return e.to_result(self.inp.language), False
 
     def _summary(self, name: str, ok: bool, result: Any, args: str) -> str:
         """The activity line of a finished call: a failure's message, or the tool's own summary of a success."""
@@ -326,9 +347,9 @@ class Beat:
                                   from_text=is_text_call(c.id)))
             t0 = time.perf_counter()
             if self.ctx.stopped:  # the user stopped (ask → Stop): the rest of this response is not run
-                res, ok = {"ok": False, "error": "stopped", "message": "用户已停止本拍，这次调用没有执行。"}, False
+                res, ok = {"ok": False, "error": "stopped", "message": self._texts["stopped"]}, False
             elif self.ctx.ended:  # sealed / previous beat revised: the beat is over, later calls are not run
-                res, ok = {"ok": False, "error": "beat_ended", "message": "本拍已经结束（已收笔或已回改上一拍），这次调用没有执行。"}, False
+                res, ok = {"ok": False, "error": "beat_ended", "message": self._texts["beat_ended"]}, False
             else:
                 res, ok = await self._run_tool(c)
             results[i] = (res, ok, (time.perf_counter() - t0) * 1000)
@@ -456,7 +477,7 @@ class Beat:
         if self._echoes == 1:
             self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
-            nudge = echo_nudge(kind)
+            nudge = echo_nudge(kind, self.inp.language)
             if i is not None and isinstance(messages[i].content, str):
                 messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
             else:
@@ -482,7 +503,7 @@ class Beat:
 
     # -- the loop -------------------------------------------------------------------------------------------
     def _tool_specs(self) -> list[dict[str, Any]]:
-        return [] if self.inp.prose_only else tool_specs(self.inp.tool_names)
+        return [] if self.inp.prose_only else tool_specs(self.inp.tool_names, self.inp.language)
 
     async def _call_model(self, messages: list[ChatMessage]) -> ChatResponse:
         rnd = self._round

@@ -63,6 +63,7 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..jsonfile import JsonFileError, check_size, loads, object_at
 from ..session import HeaderEntry, SessionTree, new_id
+from ..text import prompt_language
 
 MESSAGE_TYPES = ("opening", "user", "assistant", "note")
 #: keys of the ``st`` dict that are ours, never written to the ST file
@@ -71,7 +72,28 @@ INTERNAL_FIELDS = ("swipe_text",)
 #: The label an imported opening message starts with (「【开场 · 角色名】」 and a newline): added on import, stripped
 #: again on export, from the prompt (prompt.assemble opening_body), from the opening chapter of a role-play turned
 #: into a book (chat.prose_import) and when a reply echoes it (beat.echo). Its one pattern.
-OPENING_HEADER = re.compile(r"^【开场 · [^】\n]*】\n")
+#: The opening's header line, in either language (「【开场 · 名字】」, or "[Opening · Name]" in an English chat, issue 32).
+OPENING_HEADER = re.compile(r"^(?:【开场 · [^】\n]*】|\[Opening · [^\]\n]*\])\n")
+
+
+def opening_header(name: str, language: str = "zh") -> str:
+    """The opening's header line (without its newline) for a chat in ``language``: 「【开场 · 名字】」 for Chinese (or
+    none), "[Opening · Name]" for every other language — what :data:`OPENING_HEADER` reads back."""
+    return f"【开场 · {name}】" if prompt_language(language) == "zh" else f"[Opening · {name}]"
+
+
+_HEADER_NAME = re.compile(r"^(?:【开场 · ([^】\n]*)】|\[Opening · ([^\]\n]*)\])\n")
+
+
+def opening_in(text: str, language: str) -> str:
+    """An opening as a chat in ``language`` sends it: its header (either language, :data:`OPENING_HEADER`) said as
+    :func:`opening_header` says it — an English chat opened before its header was English sends "[Opening · …]";
+    ``text`` itself when it already has that header or none."""
+    m = _HEADER_NAME.match(text)
+    if m is None:
+        return text
+    head = opening_header(m.group(1) if m.group(1) is not None else m.group(2), language)
+    return text if text.startswith(head + "\n") else f"{head}\n{text[m.end():]}"
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -466,13 +488,14 @@ def st_authors_note(header: dict[str, Any]) -> Optional[dict[str, Any]]:
 
 def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", card_path: str = "",
                   title: str = "", progress: Progress = None, cancelled: Cancelled = None,
-                  header_extra: Optional[dict[str, Any]] = None) -> SessionTree:
+                  header_extra: Optional[dict[str, Any]] = None, language: str = "zh") -> SessionTree:
     """Create a session file from a parsed ST chat (fails with SessionError if ``session_path`` exists and is not
     empty). All entries are buffered and written with one commit; if that write fails — or ``cancelled()`` says
     stop (:class:`StChatCancelled`, checked every :data:`STEP` messages; ``progress(done, total)`` in messages) —
     the new file is removed and the error re-raised. A big result (``index_cache.MIN_BYTES``) gets its line index
     written too, so its first open is fast. Returns the open tree (its ``load_warnings`` hold ``st.warnings`` plus
-    notes made here). ``header_extra``: more header fields (a group chat's ``group``)."""
+    notes made here). ``header_extra``: more header fields (a group chat's ``group``). ``language``: the chat's
+    (the opening's header, :func:`opening_header`)."""
     path = Path(session_path)
     warnings = list(st.warnings)
     header = st.header
@@ -503,7 +526,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
             info: list[Any] = raw_info if isinstance(raw_info, list) else []
             chosen = None
             for k, text in enumerate(texts):
-                body = f"【开场 · {char_name}】\n{text}" if etype == "opening" else text
+                body = f"{opening_header(char_name, language)}\n{text}" if etype == "opening" else text
                 ts_k = ts
                 if k != selected and k < len(info) and isinstance(info[k], dict):
                     ts_k = parse_st_time(info[k].get("send_date")) or ts

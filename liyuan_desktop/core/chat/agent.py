@@ -94,6 +94,8 @@ class AgentDesk:
         self.dir, self.tree, self.card, self.ctx = Path(directory), tree, card, ctx
         self._story: Optional[StoryFolder] = None
         self._hist: Optional[StoryHistory] = None
+        #: the chat's language (issue 32): the agent prompt, the state block and the file tools' answers are in it
+        self.language = "zh"
         #: extra blocks after 【正文目录】 (the writing room's 【大纲】【伏笔】…; "" adds nothing — byte-stable)
         self.extra_blocks: Optional[Callable[[WorldState], str]] = None
 
@@ -119,6 +121,7 @@ class AgentDesk:
         if self._story is None:
             (self.dir / "正文").mkdir(parents=True, exist_ok=True)
             self._story = StoryFolder(self.workspace, self.dir / "正文")
+            self._story.language = self.language
         return self._story
 
     @property
@@ -141,11 +144,12 @@ class AgentDesk:
         agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
         card_path = self._rel(Path(self.card.path)) if self.card.path else self.card.name
         return agent_system_prompt(cwd=shown_path(self.workspace), card_path=card_path, story_dir=self._rel(self.dir / "正文"),
-                                   user_rules=rule("agent.md"), card_rules=rule("card.md"), card_agents=agents, ctx=self.ctx)
+                                   user_rules=rule("agent.md"), card_rules=rule("card.md"), card_agents=agents, ctx=self.ctx,
+                                   language=self.language)
 
     def state_block(self, state: WorldState) -> str:
         """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
-        block = agent_state_block(state, format_story_index(self.story))
+        block = agent_state_block(state, format_story_index(self.story, language=self.language), language=self.language)
         extra = self.extra_blocks(state) if self.extra_blocks is not None else ""
         return f"{block}\n\n{extra}" if extra else block
 

@@ -210,8 +210,8 @@ class ChatContext:
         if preset is not None:
             self.prompter = PresetPrompter(plan(preset), self.card, self.book, self.prompt_ctx, persona=self.persona_obj,
                                            seed=tree.header.id, variables=st_meta.get("variables"),
-                                           model_name=self._model_name)
-        self.system = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter)
+                                           model_name=self._model_name, language=self.language)
+        self.system = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter, self.language)
         #: the system prompt of the next beat: ``system`` until templates render differently (:meth:`refresh_system`)
         self.beat_system = self.system
 
@@ -222,7 +222,7 @@ class ChatContext:
             return False
         if self.prompter is not None:
             self.prompter.rerender_system()
-        new = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter)
+        new = system_prompt(self.card, self.book, self.prompt_ctx, self.prompter, self.language)
         changed = new != self.beat_system
         self.beat_system = new
         return changed

@@ -41,7 +41,7 @@ from ..lore.settings import WorldInfoSettings
 from ..macros import apply_macros
 from ..messages import CATALOG, action, message
 from ..prompt.assemble import opening_text
-from ..prompt.authors_note import DEFAULT_CONTINUE_NUDGE, DEFAULT_IMPERSONATION_PROMPT, AuthorsNote, note_anchor
+from ..prompt.authors_note import AuthorsNote, continue_nudge, impersonation_prompt, note_anchor
 from ..prompt.presets.model import Preset
 from ..prompt.presets.store import load_installed_preset
 from ..session.entries import AssistantEntry
@@ -115,10 +115,10 @@ class Chat(ChatView):
         if card.first_mes.strip() and mode != "agent":  # agent mode: the conversation is discussion, not story
             # a greeting's variable commands and <initvar> override give its swipe its own values (chat.ledger)
             books = chat.context.mvu_other_books
-            first = chat.ledger.add_opening(opening_text(card, chat.ctx), books)
+            first = chat.ledger.add_opening(opening_text(card, chat.ctx, chat.context.language), books)
             for alt in card.alternate_greetings:  # SillyTavern: the alternate greetings are swipes of message 0
                 if alt.strip():
-                    chat.ledger.add_opening(f"【开场 · {card.name}】\n{apply_macros(alt, chat.ctx)}", books, first.parent_id)
+                    chat.ledger.add_opening(opening_text(card, chat.ctx, chat.context.language, alt), books, first.parent_id)
             tree.set_leaf(chat.branches.tip(first.id))
         tree.persist_leaf()
         book_update.note_baseline(book_update.chat_links(chat), directory, tree)  # issue 33 §4: the books it starts with
@@ -320,7 +320,7 @@ class Chat(ChatView):
         self._carry(snap)
         preset = self.context.preset
         nudge = apply_macros(preset.continue_nudge_prompt, self.ctx).strip() if preset and preset.continue_nudge_prompt else ""
-        note = (nudge + "\n" if nudge else "") + DEFAULT_CONTINUE_NUDGE.format(version=1)
+        note = (nudge + "\n" if nudge else "") + continue_nudge(self.context.language).format(version=1)
         return await turn.play(self, owner.text, ask, on_event, max_rounds, draft=Draft(text, 1), note=note,
                                how="continue", continues=text)
 
@@ -333,7 +333,7 @@ class Chat(ChatView):
         self._idle("代拟")
         preset = self.context.preset
         own = preset.impersonation_prompt if preset is not None else None
-        prompt = own if own is not None and own.strip() else DEFAULT_IMPERSONATION_PROMPT
+        prompt = own if own is not None and own.strip() else impersonation_prompt(self.context.language)
         return await turn.impersonate(self, prompt, on_delta)
 
     @notices(Changes.of("settings"))

@@ -82,7 +82,8 @@ def import_st_file(path: Path, card: Card, dest_dir: Path, title: str = "") -> l
     st = read_st_chat(path)
     d = Path(dest_dir)
     d.mkdir(parents=True, exist_ok=True)
-    tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path, title=title)
+    tree = write_session(st, d / "session.jsonl", card_name=card.name, card_path=card.path, title=title,
+                         language=card.language)
     return list(tree.load_warnings) + list(st.warnings)
 
 

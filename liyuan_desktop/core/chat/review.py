@@ -68,7 +68,29 @@ PREVIOUS_TAIL_CHARS = 1500
 #: At most this many accepted findings in the 【审稿意见】 block (the rest wait for the next turn).
 BLOCK_MAX_FINDINGS = 10
 MARKER = "〔审稿 {id}〕"
-_MARK_RX = re.compile(r"〔审稿 ([0-9a-f]{12})〕")
+#: The marker in a chat in English (issue 32); both are read back from the state blocks sent.
+MARKER_EN = "[review {id}] "
+_MARK_RX = re.compile(r"(?:〔审稿 |\[review )([0-9a-f]{12})(?:〕|\])")
+#: The review call's framing per language (the Chinese is the shipped wording; :meth:`ChapterReview._prompt`).
+REVIEW_WORDS: dict[str, dict[str, str]] = {
+    "zh": {"card": "【人物卡】{name}\n{text}", "personality": "\n性格：{text}", "outline": "【大纲】第 {n} 章 {title}",
+           "target": "（目标 {n} 字）", "ledger": "【账本】（写本章之前）\n{json}", "lore": "【设定】\n",
+           "threads": "【伏笔】\n", "due": "（须在第 {n} 章前回收）", "previous": "【上一章结尾】{file}\n…{text}",
+           "found": "【已发现】\n", "kept": "【有意保留】\n", "cut": "\n…（后文略）", "chapter": "【本章】{file}（第 {n} 章）\n{text}",
+           "lore_line": "{title}：{text}",
+           "block": "【审稿意见】用户采纳了下面的审稿意见：这一轮先按它们改正文（先 read 原文，再 edit），改完在回复里说明改了哪里。",
+           "more": "…另有 {n} 条，下一轮再改"},
+    "en": {"card": "[Character card] {name}\n{text}", "personality": "\nPersonality: {text}",
+           "outline": "[Outline] Chapter {n}: {title}", "target": " (target {n} characters)",
+           "ledger": "[Ledger] (before this chapter was written)\n{json}", "lore": "[Setting]\n",
+           "threads": "[Foreshadowing]\n", "due": " (to be paid off before chapter {n})",
+           "previous": "[End of the previous chapter] {file}\n…{text}", "found": "[Already found]\n",
+           "kept": "[Kept on purpose]\n", "cut": "\n…(the rest left out)",
+           "chapter": "[This chapter] {file} (chapter {n})\n{text}", "lore_line": "{title}: {text}",
+           "block": ("[Review notes] The user accepted the review notes below: this turn, first fix the prose by them "
+                     "(read the text first, then edit) and say in your reply where you changed it."),
+           "more": "…{n} more, for the next turn"},
+}
 
 
 class ChapterReview:
@@ -147,38 +169,46 @@ class ChapterReview:
             for table in (cur.roster.characters, cur.roster.places, cur.roster.items, cur.roster.events):
                 names += list(table)
         inp = ReviewInput(file=file, text=text, chapter=no, previous_file=prev_file, previous=previous, dead=dead,
+                          language=self._lang(),
                           lost=lost, threads=threads, target=target, names=sorted(set(names)),
                           phrases=stock_phrases())
         return inp, before
 
     # ------------------------------------------------------------------ the model's part
 
+    def _lang(self) -> str:
+        """The chat's language as the review's texts are written: "zh" or "en"."""
+        return "zh" if getattr(self.chat.context, "language", "zh") in ("", "zh") else "en"
+
     def _prompt(self, inp: ReviewInput, before: WorldState, local: list[ReviewFinding], store: ReviewStore) -> str:
         card = self.chat.card
-        parts = [f"【人物卡】{card.name}\n{(card.description or '')[:3000]}"
-                 + (f"\n性格：{card.personality[:1000]}" if card.personality else "")]
+        lang = self._lang()
+        w = REVIEW_WORDS[lang]
+        parts = [w["card"].format(name=card.name, text=(card.description or '')[:3000])
+                 + (w["personality"].format(text=card.personality[:1000]) if card.personality else "")]
         oc = outline_chapter(self.chat.writing.outline(), inp.file, self._order())
         if oc is not None:
-            parts.append(f"【大纲】第 {oc.index + 1} 章 {oc.title}" + (f"（目标 {oc.target} 字）" if oc.target else "")
+            parts.append(w["outline"].format(n=oc.index + 1, title=oc.title)
+                         + (w["target"].format(n=oc.target) if oc.target else "")
                          + "".join(f"\n- {b}" for b in oc.beats))
-        parts.append(f"【账本】（写本章之前）\n{before.to_json(2)}")
+        parts.append(w["ledger"].format(json=before.to_json(2)))
         lore = self._lore(inp)
         if lore:
-            parts.append("【设定】\n" + "\n".join(lore))
+            parts.append(w["lore"] + "\n".join(lore))
         open_threads = [t for t in inp.threads if t.open]
         if open_threads:
-            parts.append("【伏笔】\n" + "\n".join(
-                f"- {t.title}" + (f"（须在第 {t.due_chapter} 章前回收）" if t.due_chapter else "") for t in open_threads[:20]))
+            parts.append(w["threads"] + "\n".join(
+                f"- {t.title}" + (w["due"].format(n=t.due_chapter) if t.due_chapter else "") for t in open_threads[:20]))
         if inp.previous:
-            parts.append(f"【上一章结尾】{inp.previous_file}\n…{inp.previous[-PREVIOUS_TAIL_CHARS:]}")
+            parts.append(w["previous"].format(file=inp.previous_file, text=inp.previous[-PREVIOUS_TAIL_CHARS:]))
         if local:
-            parts.append("【已发现】\n" + "\n".join(f"- {finding_line(f)}" for f in local))
+            parts.append(w["found"] + "\n".join(f"- {finding_line(f, lang)}" for f in local))
         if store.intentional:
-            parts.append("【有意保留】\n" + "\n".join(f"- {v}" for v in list(store.intentional.values())[-30:]))
-        body = inp.text if len(inp.text) <= CHAPTER_MAX_CHARS else inp.text[:CHAPTER_MAX_CHARS] + "\n…（后文略）"
-        parts.append(f"【本章】{inp.file}（第 {inp.chapter} 章）\n{body}")
-        if getattr(self.chat.context, "language", "zh") not in ("", "zh"):
-            parts.append("【语言】Write every note in the language of the chapter.")
+            parts.append(w["kept"] + "\n".join(f"- {v}" for v in list(store.intentional.values())[-30:]))
+        body = inp.text if len(inp.text) <= CHAPTER_MAX_CHARS else inp.text[:CHAPTER_MAX_CHARS] + w["cut"]
+        parts.append(w["chapter"].format(file=inp.file, n=inp.chapter, text=body))
+        if lang != "zh":
+            parts.append("[Language] Write every note in the language of the chapter.")
         return "\n\n".join(parts)
 
     def _lore(self, inp: ReviewInput) -> list[str]:
@@ -193,14 +223,15 @@ class ChapterReview:
         for e in entries:
             title = getattr(e, "title", "") or ""
             if title and title in named and getattr(e, "content", ""):
-                out.append(f"{title}：{e.content[:300]}")
+                out.append(REVIEW_WORDS[self._lang()]["lore_line"].format(title=title, text=e.content[:300]))
             if len(out) >= 12:
                 break
         return out
 
     async def _ask_model(self, model: ChatModel, user: str, inp: ReviewInput,
                          result: ChapterReviewResult) -> list[ReviewFinding]:
-        req = ChatRequest(messages=[ChatMessage(role="system", content=prompt_resource("chapter_review.md")),
+        system = prompt_resource("chapter_review.md" if self._lang() == "zh" else "chapter_review.en.md")
+        req = ChatRequest(messages=[ChatMessage(role="system", content=system),
                                     ChatMessage(role="user", content=user)],
                           max_tokens=REVIEW_MAX_TOKENS, thinking=False, purpose="summary", temperature=0.2)
         try:
@@ -327,11 +358,14 @@ class ChapterReview:
         pend = self.pending()
         if not pend:
             return ""
-        lines = ["【审稿意见】用户采纳了下面的审稿意见：这一轮先按它们改正文（先 read 原文，再 edit），改完在回复里说明改了哪里。"]
+        lang = self._lang()
+        w = REVIEW_WORDS[lang]
+        marker = MARKER if lang == "zh" else MARKER_EN
+        lines = [w["block"]]
         for f in pend[:BLOCK_MAX_FINDINGS]:
-            lines.append(f"- {MARKER.format(id=f.id)}{finding_line(f)}")
+            lines.append(f"- {marker.format(id=f.id)}{finding_line(f, lang)}")
         if len(pend) > BLOCK_MAX_FINDINGS:
-            lines.append(f"…另有 {len(pend) - BLOCK_MAX_FINDINGS} 条，下一轮再改")
+            lines.append(w["more"].format(n=len(pend) - BLOCK_MAX_FINDINGS))
         return "\n".join(lines)
 
     def wrap_blocks(self, inner: Optional[Callable[[WorldState], str]]) -> Callable[[WorldState], str]:

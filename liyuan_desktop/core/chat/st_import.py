@@ -72,7 +72,8 @@ def import_st_folder(path: str | Path, card: Card, dest_dir: str | Path, title: 
     tmp.mkdir(parents=True)
     try:
         tree = write_session(st, tmp / "session.jsonl", card_name=card.name, card_path=card.path, title=title,
-                             progress=_scaled(progress, _READ_SHARE, PROGRESS_TOTAL - 10), cancelled=cancelled)
+                             progress=_scaled(progress, _READ_SHARE, PROGRESS_TOTAL - 10), cancelled=cancelled,
+                             language=card.language)
         # the folder's meta.json as Chat.write_meta writes it, so a chat list never has to read the session
         atomic_write_text(tmp / "meta.json", json.dumps(
             {"mode": tree.header.mode, "leaf": tree.leaf_id, "title": tree.header.title, "card": card.name,

@@ -34,6 +34,7 @@ from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
 from ..prompt.prose_only import bounded_lore, compact_system, prose_lore, prose_system
+from ..prompt.wording import lang_of
 from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
 from .pipeline import after_turn, emit, run_scribe_step, show_ledger
@@ -162,8 +163,8 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
     hist = bare_opening(chat, h, chat.window.fit(h, c.beat_system, user_text))
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
-    system = prose_system(c.beat_system) if prose else (compact_system(c.beat_system) if compact_prompt(chat)
-                                                        else c.beat_system)
+    system = prose_system(c.beat_system, c.language) if prose else (
+        compact_system(c.beat_system, c.language) if compact_prompt(chat) else c.beat_system)
     if prose:
         lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
         injection = build_injection(shown, activated, [], c.language, constants=consts, lore=lore_text)
@@ -175,7 +176,7 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     if chat.speaker:  # a group chat: who writes this reply, after all the members share (prefix cache, group.prompt)
         injection = f"{injection}\n\n{group_nudge(c.card.name)}"
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)
-    note_text = note_injection_text(note, h.user_count, ctx)
+    note_text = note_injection_text(note, h.user_count, ctx, c.language)
     if note_text:
         parts = [note_text, injection] if note.position == "before" else [injection, note_text]
         injection = "\n\n".join(p for p in parts if p)
@@ -337,7 +338,8 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                          macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
-                         prose_only=prose, echo_guard=how != "continue" and draft is None, **({"tool_names": ()} if prose else memory_tools(chat)))
+                         prose_only=prose, echo_guard=how != "continue" and draft is None, language=c.language,
+                         **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)
     out = await run_loop(chat, inp, max_rounds)
@@ -369,7 +371,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                              draft_version=out.draft.version, injection=injection, activated=activated,
                              activity=out.activity, warnings=out.warnings, error=out.error,
                              lore_timed=lore.timed.model_dump() if lore is not None else None, **extra,
-                             sent=encode_sent(messages, c.system, hist, list(inp.tool_names)))
+                             sent=encode_sent(messages, c.system, hist, list(inp.tool_names), c.language))
     result = BeatResult(user=user_text, injection=injection, activated=activated,
                         calls=[[t.name for t in call.tool_calls] for call in out.calls], outcome=out.outcome,
                         sealed=out.sealed, activity=list(out.activity), warnings=list(out.warnings), error=out.error,
@@ -442,7 +444,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
     hist = h.prompt_messages()
     asked = user_text
     if chapter:
-        asked += "\n\n" + REPLY_IS_CHAPTER["en" if c.language == "en" else "zh"].format(name=chapter)
+        asked += "\n\n" + REPLY_IS_CHAPTER[lang_of(c.language)].format(name=chapter)
     messages = [ChatMessage(role="system", content=system), *hist,
                 ChatMessage(role="user", content=f"{block}\n\n{asked}")]
     emit(on_event, BeatStarted(beat=h.user_count, user=user_text, injection=block, activated=[],
@@ -450,7 +452,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
     story = chat.agent.story
     inp = BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state, previous=None, ask=ask,
                     on_event=on_event, mode="discuss", tool_names=() if chapter else chat.agent.tool_names(), story=story,
-                    memory_search=chat.memory_search,
+                    memory_search=chat.memory_search, language=c.language,
                     macros=lambda t: apply_macros(t, c.ctx))
     out = await run_loop(chat, inp, max_rounds)
     if chapter and out.outcome == "discussed":
@@ -462,7 +464,7 @@ async def agent_turn(chat: "Chat", user_text: str, ask: Optional[AskHandler], on
     user_entry = tree.latest("user")
     beat_entry = tree.append("beat", calls=out.calls, outcome=out.outcome, injection=block, activity=out.activity,
                              warnings=out.warnings, error=out.error,
-                             sent=encode_sent(messages, system, hist, list(inp.tool_names)))
+                             sent=encode_sent(messages, system, hist, list(inp.tool_names), c.language))
     result = BeatResult(user=user_text, injection=block, calls=[[t.name for t in call.tool_calls] for call in out.calls],
                         outcome=out.outcome, activity=list(out.activity), warnings=list(out.warnings),
                         error=out.error, sent=messages, output=out)

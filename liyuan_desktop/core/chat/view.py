@@ -80,14 +80,17 @@ class ChatView:
         self._transcript = Transcript(tree, self.branches, c.mvu_initial, lambda raw: MvuState.from_any(raw).to_dict())
         # the ChatModel protocol has no context size; a configured client carries one (llm.providers)
         self.window = ContextWindow(getattr(model, "context_window", 0))
-        self._history = HistoryCache()
+        self._history = HistoryCache(c.language)
+        self.window.language = c.language
         self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
         self.memory = BranchMemory(tree)
         self.chapter_memory = ChapterMemory(self.dir / "正文")  # agent mode: the book's own text (issue 28)
         self.agent = AgentDesk(self.dir, tree, card, c.ctx)
+        self.agent.language = c.language
         #: the writing room (issue 19): outline, threads, codex, progress; its blocks join the agent state block
         self.writing = WritingRoom(self.dir, tree, lambda: self.agent.history_log, lambda: self.context.book)
         self.agent.extra_blocks = self.writing.state_blocks
+        self.writing.language = c.language
         self.running: Optional[Beat] = None
         self.pending_finish: Optional[Callable[[], Awaitable[BeatResult]]] = None
         self.last_activation: Optional[tuple[ActivationResult, int]] = None

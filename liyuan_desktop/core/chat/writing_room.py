@@ -55,6 +55,7 @@ from ..story.outline_tree import DeletionPreview, NodeKind
 from ..story.progress import Progress, WordCache, book_progress, daily_counts, with_webnovel
 from ..story.summaries import summaries_block
 from ..story.webnovel import load_webnovel
+from ..text import prompt_language
 
 #: The per-chat alias list of issue 19 (canonical name → aliases): still read and merged; aliases are now written
 #: into the codex (``名录.json``, :mod:`core.story.codex`).
@@ -148,6 +149,8 @@ class WritingRoom:
         self._threads: list[Thread] = []
         # the window gathers the panes on a worker thread while a turn may build its state block: one at a time
         self._lock = threading.RLock()
+        #: the chat's language (issue 32): the state blocks are written in it
+        self.language = "zh"
 
     @property
     def story_dir(self) -> Path:
@@ -732,8 +735,10 @@ class WritingRoom:
         codex entry and no chapter summary (byte-stable: the golden agent runs)."""
         outline = self.outline()
         written = bool(self.written_codex().entries)
+        lang = self.language
+        en = prompt_language(lang) == "en"
         if outline is None and not self.threads_used() and not written:
-            return summaries_block(self.dir, self.story_dir)  # issue 28: every chapter's summary ("" if none)
+            return summaries_block(self.dir, self.story_dir, language=lang)  # issue 28: every summary ("" if none)
         threads = self.threads()
         blocks: list[str] = []
         focus = None
@@ -741,15 +746,17 @@ class WritingRoom:
             latest = self._history().latest() if (self.dir / "历史").is_dir() else None
             f = self._chapter_no(latest, outline)[1] if latest is not None else ""
             focus = outline.focus(f or None)
-            blocks.append("【大纲】大纲即法律：按大纲写，除非用户改了大纲；要改大纲先问用户，改用 outline_edit。\n"
-                          + outline.branch(focus))
+            head = ("[Outline] The outline is law: write by it unless the user changed it; ask the user before changing "
+                    "it, and change it with outline_edit.\n" if en else
+                    "【大纲】大纲即法律：按大纲写，除非用户改了大纲；要改大纲先问用户，改用 outline_edit。\n")
+            blocks.append(head + outline.branch(focus, language=lang))
         elif outline is not None:
-            blocks.append("【大纲】（大纲.md 还没有章节）")
+            blocks.append("[Outline] (the outline has no chapters yet)" if en else "【大纲】（大纲.md 还没有章节）")
         chapter = focus.index + 1 if focus is not None else None
-        tb = format_threads_block(threads, chapter)
+        tb = format_threads_block(threads, chapter, language=lang)
         if tb:
-            blocks.append("【伏笔】未回收的伏笔：\n" + tb)
-        sb = summaries_block(self.dir, self.story_dir, focus.file if focus is not None and focus.file else "")
+            blocks.append(("[Foreshadowing] Threads not paid off yet:\n" if en else "【伏笔】未回收的伏笔：\n") + tb)
+        sb = summaries_block(self.dir, self.story_dir, focus.file if focus is not None and focus.file else "", lang)
         if sb:
             blocks.append(sb)
         if chapter is not None:
@@ -757,9 +764,11 @@ class WritingRoom:
             for e in self.codex(state)[:CODEX_BLOCK_MAX_NAMES]:
                 at = e.facts_at(chapter)
                 if at and at[-1].from_chapter is not None:
-                    facts.append(f"{e.name}：{at[-1].text}（自第 {at[-1].from_chapter} 章）")
+                    facts.append(f"{e.name}: {at[-1].text} (since chapter {at[-1].from_chapter})" if en else
+                                 f"{e.name}：{at[-1].text}（自第 {at[-1].from_chapter} 章）")
             if facts:
-                blocks.append(f"【设定（第 {chapter} 章时）】\n" + "\n".join(facts))
+                blocks.append((f"[Setting as of chapter {chapter}]\n" if en else f"【设定（第 {chapter} 章时）】\n")
+                              + "\n".join(facts))
         if written:
             mb = self.mentioned_block(state, outline, focus)
             if mb:
@@ -808,10 +817,17 @@ class WritingRoom:
                 continue
             d = " ".join(rec.description.split())
             d = d if len(d) <= MENTIONED_DESC_MAX else d[:MENTIONED_DESC_MAX] + "…"
-            aka = f"，又名{'、'.join(rec.aliases[:3])}" if rec.aliases else ""
-            line = f"- {rec.name}（{KIND_ZH[rec.kind]}{aka}）：{d}"
+            if prompt_language(self.language) == "en":
+                aka = f", also called {', '.join(rec.aliases[:3])}" if rec.aliases else ""
+                line = f"- {rec.name} ({rec.kind}{aka}): {d}"
+            else:
+                aka = f"，又名{'、'.join(rec.aliases[:3])}" if rec.aliases else ""
+                line = f"- {rec.name}（{KIND_ZH[rec.kind]}{aka}）：{d}"
             if size + len(line) > MENTIONED_BLOCK_MAX or len(lines) >= MENTIONED_MAX_ENTRIES:
                 break
             lines.append(line)
             size += len(line) + 1
-        return ("【本章涉及的设定】\n" + "\n".join(lines)) if lines else ""
+        if not lines:
+            return ""
+        en = prompt_language(self.language) == "en"
+        return ("[Setting in this chapter]\n" if en else "【本章涉及的设定】\n") + "\n".join(lines)

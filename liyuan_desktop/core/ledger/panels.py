@@ -170,9 +170,9 @@ def _kind(v: Any) -> Msg:
     return message("panel.kind." + {bool: "bool", str: "string", dict: "object", list: "array"}.get(type(v), "null"))
 
 
-def apply_panel_patch(panels: list[Panel], patch: Any) -> tuple[list[Panel], list[str], list[str]]:
+def apply_panel_patch(panels: list[Panel], patch: Any, language: str = "zh") -> tuple[list[Panel], list[str], list[str]]:
     """Apply the scribe's ``panel_patch`` ``{panel id (or title): {"dotted.path": new value}}`` to copies of
-    ``panels``. Returns (new panels, applied ``"id.path"`` list, warnings in Chinese for the scribe).
+    ``panels``. Returns (new panels, applied ``"id.path"`` list, warnings for the scribe in the chat's ``language``).
 
     Rules: a path must lead through existing objects; its last segment may be new (added) or existing (replaced);
     a replaced value keeps its type (numbers stay numbers — a numeric string is converted, anything else refused;

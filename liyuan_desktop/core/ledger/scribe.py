@@ -5,8 +5,11 @@ no opening); it outputs ``{"patch": {...}}``, which :func:`state.apply_patch` me
 system prompt's name guide differs between the first beat (empty ledger) and later beats — both are golden
 (``round1.json`` / ``round2.json`` ``scribe.systemPrompt``). Thinking off, at most 2048 output tokens.
 Warnings from the previous scribe run are fed back in the next user text so the scribe learns the format.
-A chat that is not in Chinese gets a language line at the end of the system prompt (:data:`SCRIBE_LANGUAGE_LINES`,
-issue 18: an English card's ledger came out in Chinese); a Chinese chat's prompt is byte-identical to the seed's.
+A chat that is not in Chinese gets the prompts in English (:data:`SCRIBE_TEXTS`, issue 32: every prompt the engine
+writes follows the chat's language) and a language line at the end of the system prompt
+(:data:`SCRIBE_LANGUAGE_LINES`, issue 18: an English card's ledger came out in Chinese); a Chinese chat's prompt is
+byte-identical to the seed's. The reply's format (``{"patch": …}``, ``mvu_patch``, ``panel_patch``) is the same in
+both languages, so parsing it does not depend on the language.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from pydantic import BaseModel, Field
 
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
-from ..messages import MsgText, message
+from ..messages import Msg, MsgText, message
+from ..text import prompt_language
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .mvu.era import is_era_tree
 from .mvu.paths import has_odd_keys
@@ -73,10 +77,72 @@ PANEL_SYSTEM_SECTION = """
 PANEL_USER_HEADING = "【面板数据·当前值】"
 
 
+_SYSTEM_EN = """You are the scribe of a role-play. Read [Current ledger] and [This beat's exchange] and do one thing only: output JSON that books the lasting changes.
+
+The one field to output:
+"patch": the lasting changes of this beat's exchange that need booking. What the fields mean:
+- "time" / "location": strings, replaced whole. When in-story time moves on (nightfall, the next morning, days later) time must be updated.
+- "characters": {{ "name": {{ "affinity"?, "status"?, "notes"?, "at"? }} }}, merged field by field. affinity is the attitude towards {user} from -100 to 100, adjusted in small steps from the ledger's current value (usually ±1-10). "at" is where the character is now, written as location is; for someone who leaves the scene, write where they went. {name_guide}; make a new entry only for a character who appears for the first time, keyed by the name the prose uses — never make a work's or script's title (such as "{char}" when it is not a person's name) a character.
+- "inventory": array of strings, replaced whole — only when an item changes hands, give the full list after the change, each item saying whose it is (such as "brass pocket watch (held by {user})").
+- "flags": key-value pairs, merged by key (values are strings).
+- "plot_threads": array of strings, replaced whole — give the full list when a plot thread opens or closes.
+Points: negative events are booked too (a gift refused → the item stays with its owner; a promise taken back → into flags); new promises, agreements and foreshadowing go into plot_threads; fields that did not change do not appear in patch; with no change at all "patch" is {{}}.{mvu_section}{panel_section}
+
+Output only the JSON object, for example {{"patch":{{...}}{mvu_example}{panel_example}}} or {{"patch":{{}}{mvu_empty}{panel_empty}}}. Do not output warnings or any other text."""
+
+_MVU_SYSTEM_SECTION_EN = """
+This card also has a **state tree** (it drives the card's status panel). Output one more field:
+"mvu_patch": the values of that tree this beat's exchange changes, as { "path.separated.by.dots": new value } (such as {"user.backpack.gold":480,"world.current_place":"Rift City"}).
+- Copy the paths as they appear in [State tree · current values] below; list only the paths that **changed**, each with its full new value (a number for a number, a string for a string, an object to replace a whole part).
+- Judge by what **really happened** in this beat, never advance anything on your own; with no change "mvu_patch" is {}.
+- Give only paths and new values; write no instruction syntax such as op / JSONPatch / UpdateVariable."""
+
+_MVU_POINTER_NOTE_EN = """
+- A key that itself has a dot or square brackets in it (such as "AXMC .338 LM" or "v1.2") cannot be reached by a dotted path: write such paths as JSON Pointers instead — starting with /, each level separated by /, the key copied as it is (a / in a key written ~1, a ~ written ~0), such as {"/gear/AXMC .338 LM/ammo": 20}. Every other path stays dotted."""
+
+_ERA_NOTE_EN = """
+- This card uses the ERA variable framework: "$meta" (protection rules) and "$template" (the default shape of new entries) in the tree belong to the framework; never write them into mvu_patch, and do not change a node whose "$meta" says updatable is false, nor anything under it. A new entry is a new key under an existing object, its value a complete object (every field as the sibling "$template" has it)."""
+
+_PANEL_SYSTEM_SECTION_EN = """
+The story also has {n} display panels, each with a data tree (a panel's look is a fixed template; the values on screen come from these trees). Output one more field:
+"panel_patch": as {{ "panel name": {{ "path.separated.by.dots": new value }} }}.
+- Copy panel names and paths as they appear in [Panel data · current values] below; list only the panels and paths that **changed**.
+- Judge as above: by what really happened in this beat; with no change "panel_patch" is {{}}."""
+
+#: The scribe's prompt texts per language: the system prompt and its sections, the user text's headings, the name
+#: guide; the Chinese ones are seed 002's, byte for byte.
+SCRIBE_TEXTS: dict[str, dict[str, str]] = {
+    "zh": {"system": _SYSTEM, "mvu": MVU_SYSTEM_SECTION, "pointer": MVU_POINTER_NOTE, "era": ERA_NOTE,
+           "panels": PANEL_SYSTEM_SECTION, "mvu_heading": MVU_USER_HEADING, "panel_heading": PANEL_USER_HEADING,
+           "first_guide": "用户角色写作「{user}」", "guide": "名字必须使用账本中已有的写法（当前已有：{names}；用户角色「{user}」）",
+           "list": "、", "said": "{name}：{text}", "ledger": "【当前账本】", "exchange": "【本轮对话】",
+           "warnings": "【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：",
+           "pronoun": "characters.{key} 不是人名（是对用户的称呼），已忽略——用户角色写作「{user}」，不必建条目。"},
+    "en": {"system": _SYSTEM_EN, "mvu": _MVU_SYSTEM_SECTION_EN, "pointer": _MVU_POINTER_NOTE_EN, "era": _ERA_NOTE_EN,
+           "panels": _PANEL_SYSTEM_SECTION_EN, "mvu_heading": "[State tree · current values]",
+           "panel_heading": "[Panel data · current values]",
+           "rules_heading": ("[The card author's variable rules] These are the card's rules for \"writing variable "
+                             "updates with each reply\"; now you judge mvu_patch by their values and conditions "
+                             "(ignore the output format they ask for; write only the JSON format above):"),
+           "first_guide": "the user's character is written \"{user}\"",
+           "guide": "names must be written as the ledger already has them (now: {names}; the user's character "
+                    "\"{user}\")",
+           "list": ", ", "said": "{name}: {text}", "ledger": "[Current ledger]", "exchange": "[This beat's exchange]",
+           "warnings": ("[Warnings from the last booking] These parts of the last patch were refused or dropped; "
+                        "write them as required this time:"),
+           "pronoun": "characters.{key} is not a name (it addresses the user) and was ignored — the user's character "
+                      "is written \"{user}\" and needs no entry."},
+}
+
+
+def _texts(language: str) -> dict[str, str]:
+    return SCRIBE_TEXTS[prompt_language(language)]
+
+
 #: The line added to the scribe's system prompt for a chat in another language than Chinese (the chat's language is
 #: the one the role-play prompt's 【语言】 block names: ``ChatContext.language`` / ``Card.language``).
 SCRIBE_LANGUAGE_LINES = {
-    "en": ("【语言】This chat is in English. Write every text value of the patch (time, location, status, notes, at, "
+    "en": ("[Language] This chat is in English. Write every text value of the patch (time, location, status, notes, at, "
            "inventory, flags, plot_threads) in English; keep names as the story spells them."),
     "ja": "【語言】この対話は日本語です。patch の文字列の値（time、location、status、notes、at、inventory、flags、plot_threads）はすべて日本語で書き、名前は本文の表記のままにする。",
 }
@@ -89,12 +155,13 @@ def scribe_language_line(language: str) -> str:
     return SCRIBE_LANGUAGE_LINES.get(language, SCRIBE_LANGUAGE_LINES["en"])
 
 
-def name_guide(state: WorldState, user_name: str) -> str:
-    """First beat (no characters yet): 「用户角色写作「X」」; later: the names already in the ledger."""
+def name_guide(state: WorldState, user_name: str, language: str = "zh") -> str:
+    """First beat (no characters yet): 「用户角色写作「X」」; later: the names already in the ledger (in the chat's
+    ``language``)."""
+    w = _texts(language)
     if not state.characters:
-        return f"用户角色写作「{user_name}」"
-    names = "、".join(state.characters)
-    return f"名字必须使用账本中已有的写法（当前已有：{names}；用户角色「{user_name}」）"
+        return w["first_guide"].format(user=user_name)
+    return w["guide"].format(names=w["list"].join(state.characters), user=user_name)
 
 
 def _mvu_tree(mvu: Any) -> Optional[dict[str, Any]]:
@@ -117,62 +184,71 @@ def scribe_system_prompt(state: WorldState, user_name: str, char_name: str, mvu:
     ``language``: the chat's language; other than "zh" adds :func:`scribe_language_line` at the end. ``era``: the
     card plays the ERA variable framework (adds :data:`ERA_NOTE` after the MVU section); None = judged from the
     tree (:func:`.mvu.era.is_era_tree`)."""
+    w = _texts(language)
     has = mvu is not None
     if has and (era if era is not None else is_era_tree(_mvu_tree(mvu))):
-        era_note = ERA_NOTE
+        era_note = w["era"]
     else:
         era_note = ""
     n = len(_data_panels(panels))
     line = scribe_language_line(language)
-    return _SYSTEM.format(user=user_name, char=char_name, name_guide=name_guide(state, user_name),
-                          mvu_section=(MVU_SYSTEM_SECTION + (MVU_POINTER_NOTE if has_odd_keys(_mvu_tree(mvu)) else "")
+    return w["system"].format(user=user_name, char=char_name, name_guide=name_guide(state, user_name, language),
+                          mvu_section=(w["mvu"] + (w["pointer"] if has_odd_keys(_mvu_tree(mvu)) else "")
                                        + era_note) if has else "",
                           mvu_example=',"mvu_patch":{...}' if has else "",
                           mvu_empty=',"mvu_patch":{}' if has else "",
-                          panel_section=PANEL_SYSTEM_SECTION.format(n=n) if n else "",
+                          panel_section=w["panels"].format(n=n) if n else "",
                           panel_example=',"panel_patch":{...}' if n else "",
                           panel_empty=',"panel_patch":{}' if n else "") + (f"\n\n{line}" if line else "")
 
 
-def panel_user_section(panels: Any) -> str:
+def panel_user_section(panels: Any, language: str = "zh") -> str:
     """``\n\n【面板数据·当前值】\n`` + ``{panel id: data}`` of the data panels as ``JSON.stringify(x, null, 2)``;
-    "" when no panel carries data."""
+    "" when no panel carries data (the heading in the chat's ``language``)."""
     data = panel_data(_data_panels(panels))
     if not data:
         return ""
-    return f"\n\n{PANEL_USER_HEADING}\n{json.dumps(data, ensure_ascii=False, indent=2)}"
+    return f"\n\n{_texts(language)['panel_heading']}\n{json.dumps(data, ensure_ascii=False, indent=2)}"
 
 
-def mvu_user_section(mvu: Any) -> str:
-    """``\n\n【状态树·当前值】\n`` + the tree's stat_data as ``JSON.stringify(tree, null, 2)``; "" without a tree."""
+def mvu_user_section(mvu: Any, language: str = "zh") -> str:
+    """``\n\n【状态树·当前值】\n`` + the tree's stat_data as ``JSON.stringify(tree, null, 2)``; "" without a tree
+    (the heading in the chat's ``language``)."""
     tree = _mvu_tree(mvu)
     if tree is None:
         return ""
-    return f"\n\n{MVU_USER_HEADING}\n{json.dumps(tree, ensure_ascii=False, indent=2)}"
+    return f"\n\n{_texts(language)['mvu_heading']}\n{json.dumps(tree, ensure_ascii=False, indent=2)}"
 
 
 MVU_RULES_HEADING = "【卡作者的变量规则】以下是角色卡里写给「随回复输出变量更新」的规则；现在由你按其中的数值与条件判断 mvu_patch（其中要求的输出格式不用管，只按上面的 JSON 格式写）："
 
 
-def mvu_rules_section(rules: str) -> str:
+def mvu_rules_section(rules: str, language: str = "zh") -> str:
     """The card's ``[mvu_update]`` lorebook rules, routed to the scribe (issue 5: the actor no longer writes variable
-    updates); "" when the card has none."""
-    return f"\n\n{MVU_RULES_HEADING}\n{rules.strip()}" if rules and rules.strip() else ""
+    updates); "" when the card has none (the heading in the chat's ``language``)."""
+    heading = _texts(language).get("rules_heading", MVU_RULES_HEADING)  # the Chinese one: MVU_RULES_HEADING
+    return f"\n\n{heading}\n{rules.strip()}" if rules and rules.strip() else ""
 
 
 def scribe_user_text(state: WorldState, user_name: str, char_name: str, user_text: str, assistant_text: str,
                      previous_warnings: Optional[list[str]] = None, mvu: Any = None, panels: Any = None,
-                     mvu_rules: str = "") -> str:
+                     mvu_rules: str = "", language: str = "zh") -> str:
     """【当前账本】 (the ledger as ``JSON.stringify(state, null, 2)``), then the variable tree and the panel data when
     given (seed: ``${mvuUserSection}${panelUserSection}``), and 【本轮对话】 (``名字：话`` pairs; in agent mode, where
     there are no user words, the chapter text alone). Previous warnings, when any, are appended to the ledger
-    section so the scribe corrects its format."""
-    exchange = f"{user_name}：{user_text}\n\n{char_name}：{assistant_text}" if user_text.strip() else assistant_text
+    section so the scribe corrects its format. Headings in the chat's ``language`` (:data:`SCRIBE_TEXTS`)."""
+    t = _texts(language)
+    said = t["said"]
+    exchange = (f"{said.format(name=user_name, text=user_text)}\n\n{said.format(name=char_name, text=assistant_text)}"
+                if user_text.strip() else assistant_text)
     feedback = ""
     if previous_warnings:
-        feedback = "\n\n【上次记账的告警】以下是上一次 patch 被拒收或丢弃的部分，这次请按要求写：\n" + "\n".join(f"- {w}" for w in previous_warnings)
-    rules = mvu_rules_section(mvu_rules) if mvu is not None else ""
-    return f"【当前账本】\n{state.to_json(2)}{mvu_user_section(mvu)}{rules}{panel_user_section(panels)}{feedback}\n\n【本轮对话】\n{exchange}"
+        lang = prompt_language(language)  # a warning is a message: the scribe reads it in the chat's language
+        feedback = f"\n\n{t['warnings']}\n" + "\n".join(
+            f"- {w.render(lang) if isinstance(w, Msg) else w}" for w in previous_warnings)
+    rules = mvu_rules_section(mvu_rules, language) if mvu is not None else ""
+    return (f"{t['ledger']}\n{state.to_json(2)}{mvu_user_section(mvu, language)}{rules}"
+            f"{panel_user_section(panels, language)}{feedback}\n\n{t['exchange']}\n{exchange}")
 
 
 def _scribe_object(raw: str) -> tuple[Any, list[str]]:
@@ -285,7 +361,7 @@ class ScribeOutcome(BaseModel):
 PRONOUN_NAMES = frozenset({"你", "您", "我", "用户", "玩家", "you", "user", "i", "me", "player"})
 
 
-def drop_pronoun_characters(patch: Any, user_name: str, problems: list[str]) -> Any:
+def drop_pronoun_characters(patch: Any, user_name: str, problems: list[str], language: str = "zh") -> Any:
     """``patch`` without ``characters`` entries keyed by a pronoun (:data:`PRONOUN_NAMES`): the scribe never
     creates a character 「你」 / "You". Each one dropped adds a line to ``problems`` (fed back to the scribe)."""
     chars = patch.get("characters") if isinstance(patch, dict) else None
@@ -314,7 +390,7 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     data_panels = _data_panels(panels)
     system = scribe_system_prompt(state, user_name, char_name, mvu, data_panels, language)
     user = scribe_user_text(state, user_name, char_name, user_text, assistant_text, previous_warnings, mvu, data_panels,
-                            mvu_rules)
+                            mvu_rules, language)
     out = ScribeOutcome(system=system, user=user)
     req = ChatRequest(
         messages=[ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)],
@@ -330,10 +406,10 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     out.model = resp.model or getattr(model, "name", "")
     obj, problems = _scribe_object(resp.content)
     patch, problems = _patch_of(obj, problems, mvu is not None, bool(data_panels))
-    patch = drop_pronoun_characters(patch, user_name, problems)
+    patch = drop_pronoun_characters(patch, user_name, problems, language)
     out.patch = patch
     out.problems = problems
-    out.result = apply_patch(state, patch)
+    out.result = apply_patch(state, patch, language)
     if mvu is not None:
         mvu_patch, _ = _mvu_patch_of(obj)
         out.mvu_patch = mvu_patch
@@ -341,5 +417,5 @@ async def run_scribe(model: ChatModel, state: WorldState, *, user_name: str, cha
     if data_panels:
         all_panels = [p if isinstance(p, Panel) else Panel.model_validate(p) for p in panels]
         out.panel_patch = _panel_patch_of(obj)
-        out.panels, out.panel_applied, out.panel_warnings = apply_panel_patch(all_panels, out.panel_patch)
+        out.panels, out.panel_applied, out.panel_warnings = apply_panel_patch(all_panels, out.panel_patch, language)
     return out

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from ..messages import MsgText, message
-from ..text import utf16_slice
+from ..text import prompt_language, utf16_slice
 
 #: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
 TOP_KEYS: tuple[str, ...] = ("time", "location", "characters", "inventory", "flags", "plot_threads")
@@ -114,7 +114,7 @@ def _string_array(key: str, value: Any, warnings: list[str]) -> Optional[list[st
     return kept
 
 
-def apply_patch(state: WorldState, patch: Any) -> PatchResult:
+def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchResult:
     """Merge a scribe patch into ``state`` (which is not modified) with the fixed rules of seed 002.
 
     - ``time``/``location``: strings, replaced whole.
@@ -124,7 +124,10 @@ def apply_patch(state: WorldState, patch: Any) -> PatchResult:
     - ``flags``: merged by key; values are strings (numbers/booleans are stringified, other values dropped).
     - any other top-level key is refused with ``未知字段 …`` warning. Finally the roster registers new names.
 
-    Returns a :class:`PatchResult`; never raises for bad patch content (a non-object patch is one warning).
+    Returns a :class:`PatchResult`; never raises for bad patch content (a non-object patch is one warning). The
+    warnings are messages (``core/messages``: ``led.warn.*``; their Chinese text is seed 002's), rendered in the
+    reader's language for display and in the chat's language when fed back to the scribe (:func:`.scribe.scribe_user_text`);
+    ``language`` is accepted for the callers' symmetry. The applied lines are the same in both (:mod:`.wording`).
     """
     nxt = state.model_copy(deep=True)
     applied: list[str] = []
@@ -217,49 +220,73 @@ def register_roster(state: WorldState) -> None:
     )
 
 
-def format_state(state: WorldState) -> str:
+#: The labels of the formatted ledger per language (issue 32: the model of an English chat reads English; the
+#: Chinese ones are seed 002's, byte for byte).
+LEDGER_LABELS: dict[str, dict[str, str]] = {
+    "zh": {"time": "时间：", "place": "地点：", "affinity": "好感 ", "status": "状态：", "present": "在场", "at": "在：",
+           "notes": "备注：", "items": "物品：", "threads": "剧情线：", "sep": "；", "list": "、", "empty": "（尚无记录）",
+           "q": "「{}」", "name": "{}：", "r_chars": "人物", "r_places": "地点", "r_items": "物品", "r_events": "剧情线",
+           "first": "{}（{}）", "no_roster": "（尚无登记）"},
+    "en": {"time": "Time: ", "place": "Place: ", "affinity": "affinity ", "status": "status: ", "present": "present",
+           "at": "at: ", "notes": "notes: ", "items": "Items: ", "threads": "Plot threads: ", "sep": "; ",
+           "list": ", ", "empty": "(nothing recorded yet)", "q": "\"{}\"", "name": "{}: ", "r_chars": "Characters",
+           "r_places": "Places", "r_items": "Items", "r_events": "Plot threads", "first": "{} ({})",
+           "no_roster": "(no one registered yet)"},
+}
+
+
+def _labels(language: str) -> dict[str, str]:
+    return LEDGER_LABELS[prompt_language(language)]
+
+
+def format_state(state: WorldState, language: str = "zh") -> str:
     """The 【世界状态】 body: one fact per line (seed 002 formatState). Presence: ``at`` equal to ``location`` prints
-    「在场」, otherwise 「在：…」. Empty ledger → 「（尚无记录）」."""
+    「在场」, otherwise 「在：…」. Empty ledger → 「（尚无记录）」. ``language``: the chat's — the labels in English for
+    every language but Chinese (:data:`LEDGER_LABELS`)."""
+    w = _labels(language)
     lines: list[str] = []
     if state.time:
-        lines.append(f"时间：{state.time}")
+        lines.append(f"{w['time']}{state.time}")
     if state.location:
-        lines.append(f"地点：{state.location}")
+        lines.append(f"{w['place']}{state.location}")
     for name, c in state.characters.items():
-        parts = [f"好感 {c.affinity}"]
+        parts = [f"{w['affinity']}{c.affinity}"]
         if c.status:
-            parts.append(f"状态：{c.status}")
+            parts.append(f"{w['status']}{c.status}")
         if c.at:
-            parts.append("在场" if c.at == state.location else f"在：{c.at}")
+            parts.append(w["present"] if c.at == state.location else f"{w['at']}{c.at}")
         if c.notes:
-            parts.append(f"备注：{c.notes}")
-        lines.append(f"{name}：{'；'.join(parts)}")
+            parts.append(f"{w['notes']}{c.notes}")
+        lines.append(w["name"].format(name) + w["sep"].join(parts))
     if state.inventory:
-        lines.append(f"物品：{'、'.join(state.inventory)}")
+        lines.append(w["items"] + w["list"].join(state.inventory))
     for k, v in state.flags.items():
-        lines.append(f"{k}：{v}")
+        lines.append(f"{w['name'].format(k)}{v}")
     if state.plot_threads:
-        lines.append("剧情线：" + " ".join(f"「{t}」" for t in state.plot_threads))
-    return "\n".join(lines) if lines else "（尚无记录）"
+        lines.append(w["threads"] + " ".join(w["q"].format(t) for t in state.plot_threads))
+    return "\n".join(lines) if lines else w["empty"]
 
 
-def _roster_section(label: str, entries: dict[str, str]) -> Optional[str]:
+def _roster_section(label: str, entries: dict[str, str], w: dict[str, str]) -> Optional[str]:
     if not entries:
         return None
-    return f"{label}：" + "、".join(f"{name}（{t}）" if t else name for name, t in entries.items())
+    return w["name"].format(label) + w["list"].join(w["first"].format(name, t) if t else name
+                                                    for name, t in entries.items())
 
 
-def format_roster(state: WorldState) -> str:
+def format_roster(state: WorldState, language: str = "zh") -> str:
     """The 【登场名录】 line: 人物；地点；物品；剧情线, each ``name（first-seen time）`` joined by 、 (seed 002
-    formatRosterIndex). No roster → 「（尚无登记）」."""
+    formatRosterIndex). No roster → 「（尚无登记）」. ``language`` as in :func:`format_state`."""
+    w = _labels(language)
     r = state.roster
     sections = []
     if r is not None:
-        for label, table in (("人物", r.characters), ("地点", r.places), ("物品", r.items), ("剧情线", r.events)):
-            s = _roster_section(label, table)
+        for key, table in (("r_chars", r.characters), ("r_places", r.places), ("r_items", r.items),
+                           ("r_events", r.events)):
+            s = _roster_section(w[key], table, w)
             if s:
                 sections.append(s)
-    return "；".join(sections) if sections else "（尚无登记）"
+    return w["sep"].join(sections) if sections else w["no_roster"]
 
 
 def has_roster(state: WorldState) -> bool:

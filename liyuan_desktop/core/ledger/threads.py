@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Literal, Optional
 from pydantic import Field
 
 from ..deferred import DeferredModel
+from ..text import prompt_language
 
 ThreadState = Literal["planted", "advancing", "paid_off", "dropped"]
 THREAD_STATES: tuple[str, ...] = ("planted", "advancing", "paid_off", "dropped")
@@ -189,14 +190,21 @@ def _apply_event(threads: dict[str, Thread], by_title: dict[str, str], ev: Threa
         th.state, th.closed = ("advancing" if th.advanced else "planted"), None
 
 
-def format_threads_block(threads: list[Thread], chapter: Optional[int], limit: int = BLOCK_MAX_THREADS) -> str:
+#: The 【伏笔】 body's words in English (a chat in English, issue 32).
+STATE_EN: dict[str, str] = {"planted": "planted", "advancing": "advancing", "paid_off": "paid off", "dropped": "dropped"}
+
+
+def format_threads_block(threads: list[Thread], chapter: Optional[int], limit: int = BLOCK_MAX_THREADS,
+                         language: str = "zh") -> str:
     """The 【伏笔】 body for the agent state block: open threads, past-due ones first (flagged 「已过期」), each with
     where it was planted and its due chapter; at most ``limit`` lines, then a count of the rest. "" when no thread
-    is open."""
+    is open. ``language``: the chat's (English for every language but Chinese)."""
     open_ = [t for t in threads if t.open]
     if not open_:
         return ""
     open_.sort(key=lambda t: (not t.past_due(chapter), t.due_chapter or 10**9))
+    if prompt_language(language) == "en":
+        return _threads_block_en(open_, chapter, limit)
     lines = []
     for t in open_[:limit]:
         bits = [STATE_ZH[t.state]]
@@ -213,6 +221,26 @@ def format_threads_block(threads: list[Thread], chapter: Optional[int], limit: i
         lines.append(f"- {flag}{t.title}（{'，'.join(bits)}）")
     if len(open_) > limit:
         lines.append(f"…另有 {len(open_) - limit} 条未回收")
+    return "\n".join(lines)
+
+
+def _threads_block_en(open_: list[Thread], chapter: Optional[int], limit: int) -> str:
+    lines = []
+    for t in open_[:limit]:
+        bits = [STATE_EN[t.state]]
+        p = t.planted
+        if p.chapter:
+            bits.append(f"planted in chapter {p.chapter}")
+        elif p.beat:
+            bits.append(f"planted in turn {p.beat}")
+        if t.due_chapter:
+            bits.append(f"to be paid off before chapter {t.due_chapter}")
+        if t.intentional:
+            bits.append("left open on purpose")
+        flag = "(!) overdue " if t.past_due(chapter) else ""
+        lines.append(f"- {flag}{t.title} ({', '.join(bits)})")
+    if len(open_) > limit:
+        lines.append(f"…{len(open_) - limit} more open")
     return "\n".join(lines)
 
 

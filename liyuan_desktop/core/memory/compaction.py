@@ -12,10 +12,11 @@ from typing import Any, Callable, Optional
 
 from ..beat.events import Compacted
 from ..llm.types import ChatModel
-from ..prompt.assemble import HistoryCache, prompt_resource
+from ..prompt.assemble import HistoryCache, rules_text
 from ..prompt.window import ContextWindow
 from ..session.transcript import hidden_turn
 from ..session.tree import SessionTree
+from ..text import prompt_language
 from .search import (
     SUMMARY_CALLS,
     MemoryDoc,
@@ -38,26 +39,27 @@ COMPACT_WORDING: dict[str, dict[str, str]] = {
     "zh": {"line": "", "story": "【待压缩的剧情】第 {a}–{b} 拍（摘要不超过 {limit} 字）：\n\n{story}",
            "opening": "【开场】\n{opening}\n\n{story}",
            "merge": "【待合并的摘要】按时间先后，合并成一份接力摘要（不超过 900 字）：\n\n{parts}",
-           "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍"},
-    "en": {"line": ("【语言】This chat is in English. Write the summary in English; keep names as the story spells "
+           "part": "（第 {a}–{b} 拍）{text}", "beat": "第 {n} 拍", "said": "："},
+    "en": {"line": ("[Language] This chat is in English. Write the summary in English; keep names as the story spells "
                     "them."),
            "story": "[Story to compact] beats {a}–{b} (the summary at most {limit} characters):\n\n{story}",
            "opening": "[Opening]\n{opening}\n\n{story}",
            "merge": ("[Summaries to merge] In time order, merge them into one relay summary (at most 900 "
                      "characters):\n\n{parts}"),
-           "part": "(beats {a}–{b}) {text}", "beat": "Beat {n}"},
+           "part": "(beats {a}–{b}) {text}", "beat": "Beat {n}", "said": ": "},
 }
 
 
 def compact_wording(language: str) -> dict[str, str]:
     """:data:`COMPACT_WORDING` for a chat in ``language`` (Chinese for "zh" or none, English for every other)."""
-    return COMPACT_WORDING["zh" if not language or language == "zh" else "en"]
+    return COMPACT_WORDING[prompt_language(language)]
 
 
 def compact_system(language: str) -> str:
-    """The summary calls' system prompt: ``compact.md`` and, for a chat not in Chinese, its language line."""
+    """The summary calls' system prompt: ``compact.md`` (``compact.en.md`` for a chat not in Chinese, issue 32) and,
+    for a chat not in Chinese, its language line."""
     line = compact_wording(language)["line"]
-    return prompt_resource("compact.md") + ("\n\n" + line if line else "")
+    return rules_text("summary", language) + ("\n\n" + line if line else "")
 
 
 class Compactor:
@@ -153,7 +155,7 @@ class Compactor:
         words, system = compact_wording(language), compact_system(language)
         first = True
         for part in chunks:
-            story = format_turns(part, persona, char, words["beat"])
+            story = format_turns(part, persona, char, words["beat"], words["said"])
             if first and h.cut == 0 and h.opening:
                 story = words["opening"].format(opening=h.opening, story=story)
             first = False

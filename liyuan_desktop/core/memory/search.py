@@ -78,15 +78,15 @@ def summary_limit(covered_chars: int) -> int:
     return max(200, min(900, covered_chars // 5))
 
 
-def format_turns(turns: list[TurnCost], persona: str, char: str, beat: str = "第 {n} 拍") -> str:
+def format_turns(turns: list[TurnCost], persona: str, char: str, beat: str = "第 {n} 拍", said: str = "：") -> str:
     """The turns as the summariser reads them: the beat's heading (``beat`` with ``{n}``: 「第 N 拍」, "Beat N" in an
-    English chat), the user's words, the reply."""
+    English chat), the user's words, the reply, each ``name`` + ``said`` + text (「：」, ": " in an English chat)."""
     parts = []
     for t in turns:
         lines = [beat.format(n=t.beat)]
         if t.user:
-            lines.append(f"{persona}：{t.user}")
-        lines.append(f"{char}：{t.final}")
+            lines.append(f"{persona}{said}{t.user}")
+        lines.append(f"{char}{said}{t.final}")
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
 
@@ -115,8 +115,9 @@ async def summarize(model: ChatModel, system: str, user: str) -> SummaryOutcome:
         return out
     out.usage = resp.usage.raw or resp.usage.model_dump(exclude={"raw"})
     text = (resp.content or "").strip()
-    if text.startswith("【前情提要】"):
-        text = text[len("【前情提要】"):].strip()
+    for head in ("【前情提要】", "[Story so far]"):  # a model that repeats the block's header (either language)
+        if text.startswith(head):
+            text = text[len(head):].strip()
     if not text:
         out.error = message("mem.summary_empty")
         return out

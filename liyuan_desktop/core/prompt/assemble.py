@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Iterable, Optional, Sequence
 
 from ..cards import Card
-from ..cards.st_chat import OPENING_HEADER  # the header's one pattern (the ST import/export strip it too)
+from ..cards.st_chat import OPENING_HEADER, opening_header, opening_in  # the header's one home (the ST import uses it)
 from ..ledger.state import WorldState, format_roster, format_state, has_roster
 from ..llm.types import ChatMessage
 from ..lore import Lorebook
@@ -26,6 +26,7 @@ from ..macros import MacroContext, apply_macros
 from .lore_layers import empty_wrapper_indices, example_lore, lore_slot, render_lore, system_constants
 from .presets.model import Role
 from .presets.prompter import DepthBlock
+from .wording import BLOCKS, CARD_TITLES, RULES_FILES, lang_of
 
 LANGUAGE_LINES = {
     "zh": "以中文写叙事与对白（专有名词可保留原文）。",
@@ -40,9 +41,17 @@ def prompt_resource(name: str) -> str:
     return resources.files("liyuan_desktop").joinpath("resources", "prompts", name).read_text("utf-8").rstrip("\n")
 
 
-def opening_text(card: Card, ctx: MacroContext) -> str:
-    """The opening as shown and sent: 「【开场 · 名字】」 then the card's first_mes (macros applied)."""
-    return f"【开场 · {card.name}】\n{apply_macros(card.first_mes, ctx)}"
+def rules_text(kind: str, language: str = "zh") -> str:
+    """The shipped rules file ``kind`` ("roleplay", "prose", "compact", "agent", "summary";
+    :data:`.wording.RULES_FILES`) in the chat's ``language``."""
+    return prompt_resource(RULES_FILES[kind][lang_of(language)])
+
+
+def opening_text(card: Card, ctx: MacroContext, language: str = "zh", greeting: Optional[str] = None) -> str:
+    """The opening as shown and sent: 「【开场 · 名字】」 ("[Opening · Name]" in a chat not in Chinese,
+    ``cards.st_chat.opening_header``) then the card's first_mes — or ``greeting``, an alternate one — macros applied.
+    Both headers are read back by ``cards.st_chat.OPENING_HEADER``."""
+    return f"{opening_header(card.name, language)}\n{apply_macros(card.first_mes if greeting is None else greeting, ctx)}"
 
 
 def opening_body(text: str) -> str:
@@ -57,39 +66,42 @@ def opening_body(text: str) -> str:
 GROUP_JOIN_KEY = "liyuan_group_join"
 
 
-def card_layers(card: Card, book: Lorebook, ctx: MacroContext) -> str:
+def card_layers(card: Card, book: Lorebook, ctx: MacroContext, language: str = "zh") -> str:
     """The card's part of the system prompt without a preset, in SillyTavern's default prompt order: 常驻设定
     (before-character lore, ``worldInfoBefore``), the definition fields that are present, 常驻设定（续）
     (after-character lore, ``worldInfoAfter``), the card's system prompt, the examples (with the example-message
     lore SillyTavern keeps around them), the post-history instructions, then who the user plays. The lore is the
-    chat's fixed constants (:func:`.lore_layers.system_constants`, order ascending), so the text is byte-stable."""
+    chat's fixed constants (:func:`.lore_layers.system_constants`, order ascending), so the text is byte-stable.
+    The section titles are in the chat's ``language`` (:data:`.wording.CARD_TITLES`)."""
+    w = CARD_TITLES[lang_of(language)]
     fixed = system_constants(book, card.name)
     before = render_lore([e for e in fixed if lore_slot(e) == "before"], ctx)
     after = render_lore([e for e in fixed if lore_slot(e) == "after"], ctx)
     top, bottom = example_lore(fixed, ctx)
     joined = card.extensions.get(GROUP_JOIN_KEY)  # a group's joined card: the heading names every joined member
-    heading = "、".join(str(n) for n in joined) if isinstance(joined, list) and joined else card.name
-    sections = [f"# 角色卡：{heading}"]
+    heading = BLOCKS[lang_of(language)]["list"].join(str(n) for n in joined) if isinstance(joined, list) and joined \
+        else card.name
+    sections = [w["card"].format(name=heading)]
     if before:
-        sections.append(f"## 常驻设定\n{before}")
+        sections.append(f"## {w['before']}\n{before}")
 
     def field(title: str, text: str) -> None:
         body = apply_macros(text or "", ctx).strip()
         if body:
             sections.append(f"## {title}\n{body}")
 
-    field("角色设定", card.description)
-    field("性格", card.personality)
-    field("场景", card.scenario)
+    field(w["description"], card.description)
+    field(w["personality"], card.personality)
+    field(w["scenario"], card.scenario)
     if after:
-        sections.append(f"## {'常驻设定（续）' if before else '常驻设定'}\n{after}")
-    field("卡作者的系统提示", card.system_prompt)
+        sections.append(f"## {w['after_more'] if before else w['before']}\n{after}")
+    field(w["system"], card.system_prompt)
     examples = "\n".join(x for x in (top, apply_macros(card.mes_example or "", ctx).strip(), bottom) if x)
     if examples:
-        sections.append(f"## 对话示例\n{examples}")
-    field("卡作者的补充要求", card.post_history_instructions)
+        sections.append(f"## {w['examples']}\n{examples}")
+    field(w["post"], card.post_history_instructions)
     if ctx.user:
-        who = f"## 用户的角色\n用户扮演「{ctx.user}」。"
+        who = w["user"].format(user=ctx.user)
         if ctx.persona.strip():
             who += "\n" + apply_macros(ctx.persona, ctx).strip()
         sections.append(who)
@@ -118,11 +130,12 @@ def lore_depth_blocks(result: Any, ctx: Optional[MacroContext] = None) -> list[A
     return blocks
 
 
-def system_prompt(card: Card, book: Lorebook, ctx: MacroContext, prompter: Any = None) -> str:
-    """Full role-play system prompt (skeleton + definition + card layers). With a SillyTavern preset
-    (``prompter``: :class:`presets.PresetPrompter`) its system layers take the card layers' place."""
-    layers = prompter.system_layers if prompter is not None else card_layers(card, book, ctx)
-    return f"{prompt_resource('roleplay_system.md')}\n\n{layers}"
+def system_prompt(card: Card, book: Lorebook, ctx: MacroContext, prompter: Any = None, language: str = "zh") -> str:
+    """Full role-play system prompt (skeleton + definition + card layers), the engine's parts in the chat's
+    ``language``. With a SillyTavern preset (``prompter``: :class:`presets.PresetPrompter`) its system layers take
+    the card layers' place."""
+    layers = prompter.system_layers if prompter is not None else card_layers(card, book, ctx, language)
+    return f"{rules_text('roleplay', language)}\n\n{layers}"
 
 
 def build_injection(
@@ -142,31 +155,31 @@ def build_injection(
     characters it lists this beat's hits first and then book order up to those bounds, and says how many more exist
     and which tools reach them (:func:`..lore.search.bounded_index`). ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
     look details up there (issue 7). ``lore``: prose-only play (issue 18 §2, :mod:`.prose_only`) — the turn's
-    activated entries as text (:func:`.lore_layers.render_lore`), sent in 【相关设定】 instead of their titles."""
+    activated entries as text (:func:`.lore_layers.render_lore`), sent in 【相关设定】 instead of their titles.
+    Headers and lines in the chat's ``language`` (:data:`.wording.BLOCKS`; the ledger's labels too)."""
+    w = BLOCKS[lang_of(language)]
     blocks: list[str] = []
     if summaries:
-        blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
-    blocks.append(f"【世界状态】\n{format_state(state)}")
+        blocks.append(summary_block(summaries, language))
+    blocks.append(w["state"] + format_state(state, language))
     if has_roster(state):
-        hint = "\n名录里的人和事，细节可用 memory_search 查原文。" if memory_hint else ""
-        blocks.append(f"【登场名录】{format_roster(state)}{hint}")
+        hint = w["memory_hint"] if memory_hint else ""
+        blocks.append(f"{w['roster']}{format_roster(state, language)}{hint}")
     if constants:
-        blocks.append(f"【本拍常驻设定】以下设定本拍生效：\n\n{constants}")
+        blocks.append(w["constants"].format(text=constants))
     hits = list(activated)
     if lore:
-        blocks.append(f"【相关设定】本拍命中的世界书条目原文：\n\n{lore}")
+        blocks.append(w["lore"].format(text=lore))
     elif hits:
-        blocks.append(f"【相关设定】本拍命中 {len(hits)} 条：{'、'.join(hits)}")
+        blocks.append(w["hits"].format(n=len(hits), titles=w["list"].join(hits)))
     idx = list(index)
     if idx:
         shown, more = bounded_index(idx, hits)
         if not more:
-            blocks.append(f"【设定集索引】共 {len(idx)} 条：{'、'.join(idx)}")
+            blocks.append(w["index"].format(n=len(idx), titles=w["list"].join(idx)))
         else:  # a big book: the relevant titles first, and where the rest are (issue 15 item 10)
-            blocks.append(f"【设定集索引】共 {len(idx)} 条，条目太多，这里只列 {len(shown)} 条（本拍命中的在前）："
-                          f"{'、'.join(shown)}\n另有 {more} 条没有列出：用 lorebook_search 按名字或关键词查"
-                          f"（lorebook_list 列出书中顺序的前 2000 条标题）。")
-    blocks.append(f"【语言】{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh'])}")
+            blocks.append(w["index_big"].format(n=len(idx), shown=len(shown), titles=w["list"].join(shown), more=more))
+    blocks.append(f"{w['language']}{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh' if lang_of(language) == 'zh' else 'en'])}")
     return "\n\n".join(blocks)
 
 
@@ -190,10 +203,12 @@ class HistoryCache:
     beat that produced no reply (unsealed, stopped, a previous-beat edit) is left out; a user message followed
     directly by another user message (imported chats) is sent on its own, and so is a reply with no user message
     before it. Revisions replace the text of their target. ``messages`` holds the opening and the past turns as
-    :class:`ChatMessage` objects, shared between beats (never mutate them).
+    :class:`ChatMessage` objects, shared between beats (never mutate them). ``language``: the chat's (the
+    【前情提要】 header of :meth:`prompt_messages` is written in it).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, language: str = "zh") -> None:
+        self.language = language
         self.reset()
 
     def reset(self) -> None:
@@ -217,6 +232,13 @@ class HistoryCache:
         self._version = 0
         self._prompt: tuple[int, list[ChatMessage]] = (-1, [])
         self._psum: list[float] = []  # running token estimates of ``messages`` (see prompt_raw_tokens)
+
+    def _named(self, who: Optional[str], text: str) -> str:
+        """A reply as sent: a group chat's under its speaker's name (「名字：…」, "Name: …" in a chat not in
+        Chinese)."""
+        if not who:
+            return text
+        return f"{who}{'：' if lang_of(self.language) == 'zh' else ': '}{text}"
 
     def end_of(self, entry_id: str) -> int:
         """How many leading entries of ``messages`` end at or before the reply ``entry_id`` (0 when unknown): a
@@ -254,7 +276,7 @@ class HistoryCache:
                     self._where[e.id] = (len(self.turns), len(self.messages))
                 self.turns.append(HistoryTurn(user=self._pending_user, final=text, assistant_id=e.id))
                 who = getattr(e, "speaker", None)  # a group chat's reply: sent as 「名字：…」, as SillyTavern names them
-                self.messages.append(ChatMessage(role="assistant", content=f"{who}：{text}" if who else text))
+                self.messages.append(ChatMessage(role="assistant", content=self._named(who, text)))
                 if who:
                     self._who[e.id] = who
                 self._end_of[e.id] = len(self.messages)
@@ -266,11 +288,11 @@ class HistoryCache:
                     ti, mi = where
                     self.turns[ti].final = e.text
                     who = self._who.get(e.target)  # a group chat's reply keeps its speaker's name
-                    self.messages[mi] = ChatMessage(role="assistant", content=f"{who}：{e.text}" if who else e.text)
+                    self.messages[mi] = ChatMessage(role="assistant", content=self._named(who, e.text))
                     del self._psum[mi + 1:]
-            elif t == "opening":
-                self.opening = e.text
-                self.messages.insert(0, ChatMessage(role="assistant", content=e.text))
+            elif t == "opening":  # (sent with the header of the chat's language: an older English chat's 【开场】)
+                self.opening = opening_in(e.text, self.language)
+                self.messages.insert(0, ChatMessage(role="assistant", content=self.opening))
                 self._psum = []
                 self._where = {k: (ti, mi + 1) for k, (ti, mi) in self._where.items()}
                 self._end_of = {k: v + 1 for k, v in self._end_of.items()}
@@ -311,7 +333,7 @@ class HistoryCache:
             return self.messages
         if self._prompt[0] == self._version:
             return self._prompt[1]
-        block = summary_block([s.text for s in self.summaries.values()])
+        block = summary_block([s.text for s in self.summaries.values()], self.language)
         rest = self.messages[self.cut:]
         if rest and rest[0].role == "user":
             out = [ChatMessage(role="user", content=f"{block}\n\n{rest[0].content}"), *rest[1:]]
@@ -338,9 +360,10 @@ class HistoryCache:
         return total
 
 
-def summary_block(texts: list[str]) -> str:
-    """【前情提要】 with the relay summaries, earliest first (seed 000 buildAgentStateBlock wording)."""
-    return "【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(texts)
+def summary_block(texts: list[str], language: str = "zh") -> str:
+    """【前情提要】 with the relay summaries, earliest first (seed 000 buildAgentStateBlock wording; the header in
+    the chat's ``language``)."""
+    return BLOCKS[lang_of(language)]["summaries"] + "\n\n".join(texts)
 
 
 def history_from_path(path: list[Any]) -> tuple[Optional[str], list[HistoryTurn]]:
@@ -356,28 +379,31 @@ def build_messages(system: str, history: list[ChatMessage], injection: str, user
 
 
 def agent_system_prompt(*, cwd: str, card_path: str, story_dir: str, user_rules: str = "", card_rules: str = "",
-                        card_agents: str = "", ctx: Optional[MacroContext] = None) -> str:
+                        card_agents: str = "", ctx: Optional[MacroContext] = None, language: str = "zh") -> str:
     """The agent-mode system prompt (seed 000, 写长篇; golden ``agent.json`` ``system``): the shipped agent rules
     (``resources/prompts/agent_system.md``; the user's own rules replace them when given), the user's card rules,
-    the card's AGENTS layer (macros applied), then the work dir / card / story dir lines. Byte-stable per chat."""
-    sections = [(user_rules.strip() or prompt_resource("agent_system.md")).strip()]
+    the card's AGENTS layer (macros applied), then the work dir / card / story dir lines; the shipped rules and the
+    lines in the chat's ``language``. Byte-stable per chat."""
+    sections = [(user_rules.strip() or rules_text("agent", language)).strip()]
     if card_rules.strip():
         sections.append(card_rules.strip())
     if card_agents.strip():
         sections.append(apply_macros(card_agents.strip(), ctx) if ctx is not None else card_agents.strip())
-    sections.append(f"工作目录：{cwd}\n当前角色卡：{card_path}\n稿子目录：{story_dir}")
+    sections.append(BLOCKS[lang_of(language)]["agent_dirs"].format(cwd=cwd, card=card_path, story=story_dir))
     return "\n\n".join(sections)
 
 
-def agent_state_block(state: WorldState, story_index: str, summaries: Optional[list[str]] = None) -> str:
+def agent_state_block(state: WorldState, story_index: str, summaries: Optional[list[str]] = None,
+                      language: str = "zh") -> str:
     """The project state block sent before the user's words in agent mode (seed 000 buildAgentStateBlock; golden
     ``agent.json`` ``stateBlock``): 【前情提要】 (when present) → 【世界状态】 → 【登场名录】 (when it has names) →
-    【正文目录】. Prose never enters it: only the chapter index."""
+    【正文目录】. Prose never enters it: only the chapter index. Headers in the chat's ``language``."""
+    w = BLOCKS[lang_of(language)]
     blocks: list[str] = []
     if summaries:
-        blocks.append("【前情提要】以下是更早剧情的接力摘要，是既定事实：\n\n" + "\n\n".join(summaries))
-    blocks.append(f"【世界状态】\n{format_state(state)}")
+        blocks.append(summary_block(summaries, language))
+    blocks.append(w["state"] + format_state(state, language))
     if has_roster(state):
-        blocks.append(f"【登场名录】{format_roster(state)}")
+        blocks.append(w["roster"] + format_roster(state, language))
     blocks.append(story_index)
     return "\n\n".join(blocks)

@@ -36,11 +36,13 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from ..macros import MacroContext, apply_macros
+from ..text import prompt_language
 from .presets.model import Role
 from .presets.prompter import DepthBlock
 
 __all__ = ["AuthorsNote", "CharacterNote", "note_due", "note_depth_block", "note_injection_text",
-           "character_note", "character_note_block", "stored_note", "stored_notes", "note_on_path", "note_anchor", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER"]
+           "character_note", "character_note_block", "stored_note", "stored_notes", "note_on_path", "note_anchor", "DEFAULT_CONTINUE_NUDGE", "DEFAULT_IMPERSONATION_PROMPT", "NOTE_HEADER",
+           "continue_nudge", "impersonation_prompt"]
 
 #: The header of a before/after-scenario note in the per-beat data blocks.
 NOTE_HEADER = "【作者注】"
@@ -56,6 +58,31 @@ DEFAULT_CONTINUE_NUDGE = ("（续写：稿纸上是你上一拍已经收笔的�
 DEFAULT_IMPERSONATION_PROMPT = ("[请以{{user}}的身份、用{{user}}的口吻，写出{{user}}接下来要说的一句话或要做的动作，"
                                 "参照前面对话里{{user}}的写法。不要替{{char}}说话或行动，不要写旁白以外的说明，"
                                 "只输出这句话本身。]")
+
+#: The three texts above for a chat in English (issue 32: every prompt the engine writes follows the chat's language).
+ENGLISH_TEXTS = {
+    "note": "[Author's note] ",
+    "continue": ("(Continue: the draft holds your reply of the previous beat, already sealed; the draft's current "
+                 "version is {version}. Write on from it without repeating or rewriting what is there: add the new "
+                 "paragraphs with draft_append, and seal with draft_seal when done.)"),
+    "impersonate": ("[Write the next line {{user}} says or the next thing {{user}} does, as {{user}} and in "
+                    "{{user}}'s voice, following how {{user}} wrote earlier in the conversation. Do not speak or act "
+                    "for {{char}}, write no explanations beyond narration, and output only that line.]"),
+}
+
+
+def _english(language: str) -> bool:
+    return prompt_language(language) == "en"
+
+
+def continue_nudge(language: str = "zh") -> str:
+    """:data:`DEFAULT_CONTINUE_NUDGE` in the chat's ``language`` (English for every language but Chinese)."""
+    return ENGLISH_TEXTS["continue"] if _english(language) else DEFAULT_CONTINUE_NUDGE
+
+
+def impersonation_prompt(language: str = "zh") -> str:
+    """:data:`DEFAULT_IMPERSONATION_PROMPT` in the chat's ``language`` (English for every language but Chinese)."""
+    return ENGLISH_TEXTS["impersonate"] if _english(language) else DEFAULT_IMPERSONATION_PROMPT
 
 
 class AuthorsNote(BaseModel):
@@ -115,12 +142,13 @@ def note_depth_block(note: Optional[AuthorsNote], user_count: int, ctx: MacroCon
     return DepthBlock(depth=note.depth, order=100, role=note.role, text=text, source="authors_note")
 
 
-def note_injection_text(note: Optional[AuthorsNote], user_count: int, ctx: MacroContext) -> str:
-    """The 【作者注】 block of a before/after-scenario ``note`` due now ("" otherwise), macros applied."""
+def note_injection_text(note: Optional[AuthorsNote], user_count: int, ctx: MacroContext, language: str = "zh") -> str:
+    """The 【作者注】 block of a before/after-scenario ``note`` due now ("" otherwise), macros applied; the header
+    in the chat's ``language``."""
     if note is None or note.position == "chat" or not note_due(note, user_count):
         return ""
     text = apply_macros(note.text, ctx).strip()
-    return f"{NOTE_HEADER}{text}" if text else ""
+    return f"{ENGLISH_TEXTS['note'] if _english(language) else NOTE_HEADER}{text}" if text else ""
 
 
 def character_note(extensions: Optional[dict[str, Any]]) -> Optional[CharacterNote]:

@@ -19,7 +19,7 @@ from typing import Any, Optional
 from ..beat.loop import ECHO_ERROR_PREFIX, echo_nudge
 from ..beat.text_calls import find_text_calls, is_text_call
 from ..beat.tools import sets as _tool_sets  # noqa: F401  (declares every tool)
-from ..beat.tools.registry import get_tool, tool_specs
+from ..beat.tools.registry import get_tool, spec_language, tool_specs
 from ..ledger.mvu import MvuState, apply_ops, parse_update_blocks
 from ..ledger.panels import panels_with_data
 from ..ledger.scribe import scribe_system_prompt, scribe_user_text
@@ -38,10 +38,12 @@ def _same(a: ChatMessage, b: ChatMessage) -> bool:
                       and a.tool_call_id is None and b.tool_call_id is None)
 
 
-def encode_sent(messages: list[ChatMessage], system: str, history: list[ChatMessage], tools: list[str]) -> dict[str, Any]:
+def encode_sent(messages: list[ChatMessage], system: str, history: list[ChatMessage], tools: list[str],
+                language: str = "zh") -> dict[str, Any]:
     """``{"system": sha256 | None, "parts": [...], "tools": [names]}`` for a first call's ``messages``: ``parts``
     holds ``["sys"]`` for the system message equal to ``system``, ``["h", start, end]`` for ``history[start:end]``
-    (end exclusive) and OpenAI-style dicts for anything else, in order."""
+    (end exclusive) and OpenAI-style dicts for anything else, in order. A chat not in Chinese adds ``"lang"``
+    (the language its tool texts and notes were sent in, :func:`..beat.tools.registry.spec_language`)."""
     parts: list[Any] = []
     j = 0
     n = len(history)
@@ -67,7 +69,10 @@ def encode_sent(messages: list[ChatMessage], system: str, history: list[ChatMess
             j = k + 1
             continue
         parts.append(m.to_openai())
-    return {"system": sha(system), "parts": parts, "tools": list(tools)}
+    out: dict[str, Any] = {"system": sha(system), "parts": parts, "tools": list(tools)}
+    if spec_language(language) != "zh":
+        out["lang"] = spec_language(language)
+    return out
 
 
 def decode_sent(sent: dict[str, Any], system: Optional[str], history: list[ChatMessage]) -> list[dict[str, Any]]:
@@ -97,9 +102,11 @@ def _sent_content(c: Any) -> str:
     return find_text_calls(c.content, offered)[1]
 
 
-def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dict[str, Any]],
+                  language: str = "zh") -> list[dict[str, Any]]:
     """Every call of a beat: ``[{"round", "request": {"messages", "tools"}, "reply": {...}, "usage", "model", "ms",
-    "error"}]`` from the first call's messages and the beat's call logs (session.CallLog)."""
+    "error"}]`` from the first call's messages and the beat's call logs (session.CallLog); ``language``: the one
+    the beat's notes were sent in (``sent["lang"]``)."""
     msgs = list(first)
     out = []
     for c in calls:
@@ -116,7 +123,7 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
             # an echo caught before sealing (issue 30 §1): the retry went out with the nudge after the user's words
             i = next((k for k in range(len(msgs) - 1, -1, -1) if msgs[k].get("role") == "user"), None)
             if i is not None and isinstance(msgs[i].get("content"), str):
-                msgs[i] = {**msgs[i], "content": f"{msgs[i]['content']}\n\n{echo_nudge(kind)}"}
+                msgs[i] = {**msgs[i], "content": f"{msgs[i]['content']}\n\n{echo_nudge(kind, language)}"}
             continue
         a: dict[str, Any] = {"role": "assistant", "content": _sent_content(c),
                              "tool_calls": [{"id": t.id, "type": "function", "function": {"name": t.name, "arguments": t.arguments}}
@@ -127,11 +134,11 @@ def rebuild_calls(first: list[dict[str, Any]], calls: list[Any], tools: list[dic
     return out
 
 
-def tool_specs_for(names: list[str]) -> list[dict[str, Any]]:
+def tool_specs_for(names: list[str], language: str = "zh") -> list[dict[str, Any]]:
     """The OpenAI tool specs for tool names as a beat offered them (a set of core.beat.tools.sets), in that order
-    and byte for byte as the beat sent them (core.beat.tools.registry.tool_specs); names no tool has any more are left
-    out."""
-    return tool_specs(tuple(n for n in names if get_tool(n) is not None))
+    and byte for byte as the beat sent them (core.beat.tools.registry.tool_specs, in ``language``); names no tool
+    has any more are left out."""
+    return tool_specs(tuple(n for n in names if get_tool(n) is not None), language)
 
 
 # -- rebuilding a beat's calls from the tree (the inspector dialog, ``liyuan inspect``) ---------------------------
@@ -175,8 +182,10 @@ def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:
     has ``"play_mode"`` ("tools" / "prose", issue 18 §2) and, for a beat ended early, ``"cut"`` ("length" /
     "repetition")."""
     if beat.sent:
-        hist = HistoryCache().update(tree.path_to(beat.parent_id)).prompt_messages()
-        calls = rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls, tool_specs_for(beat.sent.get("tools") or []))
+        lang = str(beat.sent.get("lang") or "zh")
+        hist = HistoryCache(lang).update(tree.path_to(beat.parent_id)).prompt_messages()
+        calls = rebuild_calls(decode_sent(beat.sent, system, hist), beat.calls,
+                              tool_specs_for(beat.sent.get("tools") or [], lang), lang)
     else:
         calls = [dict(c, request=None) for c in rebuild_calls([], beat.calls, [])]
     templates = getattr(beat, "templates", None)  # an extra key of the beat entry (chat.templates.finish)
@@ -221,8 +230,9 @@ def inspect_scribe(tree: Any, beat: Any, *, persona: str, char: str, card_panels
             warnings += list(getattr(prev, "panel_warnings", None) or [])
     user = next((x for x in reversed(before_path) if x.type == "user"), None)
     user_text = "" if agent else (user.text if user else "")
-    system = scribe_system_prompt(state, persona, char, mvu, panels, getattr(snap, "language", None) or "zh")
-    text = scribe_user_text(state, persona, char, user_text, reply.text, warnings, mvu, panels, mvu_rules)
+    language = getattr(snap, "language", None) or "zh"
+    system = scribe_system_prompt(state, persona, char, mvu, panels, language)
+    text = scribe_user_text(state, persona, char, user_text, reply.text, warnings, mvu, panels, mvu_rules, language)
     return {"round": len(beat.calls) + 1, "purpose": "scribe",
             "request": {"messages": [{"role": "system", "content": system}, {"role": "user", "content": text}], "tools": []},
             "reply": {"content": snap.raw or "", "reasoning": "", "finish_reason": None, "tool_calls": []},

@@ -23,7 +23,7 @@ from typing import Iterable
 
 from ..lore import LoreEntry
 from ..macros import MacroContext
-from .assemble import prompt_resource
+from .assemble import rules_text
 from .lore_layers import render_lore
 
 __all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "bounded_lore", "prose_system", "prose_lore"]
@@ -39,24 +39,30 @@ COMPACT_RULES = "roleplay_system_compact.md"
 """The compact tool-play rules for small / CPU models (issue 30 §6; with ``beat.tools.sets.COMPACT_ROLEPLAY_TOOLS``)."""
 
 
-def prose_system(system: str) -> str:
+def _swap(system: str, kind: str, language: str) -> str:
+    """``system`` with the tool-play rules at its head (in either language) swapped for the rules ``kind`` in the
+    same language; a prompt that does not start with them gets the ``kind`` rules in ``language`` put in front."""
+    for lang in ("zh", "en"):
+        tools = rules_text("roleplay", lang)
+        if system.startswith(tools):
+            return rules_text(kind, lang) + system[len(tools):]
+    return f"{rules_text(kind, language)}\n\n{system}"
+
+
+def prose_system(system: str, language: str = "zh") -> str:
     """The prose-only variant of a role-play system prompt ``system`` (``assemble.system_prompt`` output): the
-    tool-play rules at its head swapped for the prose-only rules; the card layers (or the preset's) untouched. A
-    prompt that does not start with the shipped rules (user-replaced) gets the prose-only rules put in front."""
-    tools, prose = prompt_resource(TOOL_RULES), prompt_resource(PROSE_RULES)
-    if system.startswith(tools):
-        return prose + system[len(tools):]
-    return f"{prose}\n\n{system}"
+    tool-play rules at its head swapped for the prose-only rules (of the same language); the card layers (or the
+    preset's) untouched. A prompt that does not start with the shipped rules (user-replaced) gets the prose-only
+    rules in the chat's ``language`` put in front."""
+    return _swap(system, "prose", language)
 
 
-def compact_system(system: str) -> str:
+def compact_system(system: str, language: str = "zh") -> str:
     """The compact variant of a role-play system prompt (issue 30 §6: a 0.5B-3B model on a CPU reads ~3,100
     tokens before its first word): the tool-play rules at its head swapped for :data:`COMPACT_RULES` (a third as
-    long), the card layers untouched — the prefix stays byte-stable beat after beat, so the server's cache holds."""
-    tools, compact = prompt_resource(TOOL_RULES), prompt_resource(COMPACT_RULES)
-    if system.startswith(tools):
-        return compact + system[len(tools):]
-    return f"{compact}\n\n{system}"
+    long; of the same language), the card layers untouched — the prefix stays byte-stable beat after beat, so the
+    server's cache holds."""
+    return _swap(system, "compact", language)
 
 
 def bounded_lore(text: str, limit: int = INLINE_LORE_MAX_CHARS) -> str:

@@ -34,6 +34,8 @@ class ContextWindow:
         self.share: float = 0.6
         self.dropped = 0
         self.fixed_over = False
+        #: the chat's language: the tool specs it counts are the ones its beats send (issue 32)
+        self.language = "zh"
         self._usage: Optional[tuple[tuple[Any, ...], dict[str, Any]]] = None
 
     def history_tokens(self, h: HistoryCache) -> int:
@@ -62,7 +64,7 @@ class ContextWindow:
             k += 1
         self.dropped = k - keep_first
         if keep_first and k < len(hist):  # the relay summary goes with the first kept user message, as before
-            block = summary_block([e.text for e in h.summary_list()])
+            block = summary_block([e.text for e in h.summary_list()], h.language)
             return [ChatMessage(role="user", content=f"{block}\n\n{hist[k].content}"), *hist[k + 1:]]
         return hist[:keep_first] + hist[k:]
 
@@ -73,7 +75,7 @@ class ContextWindow:
             return
         actual = int((calls[0].usage or {}).get("prompt_tokens") or 0)
         if actual > 0:
-            specs = tool_specs_for(list(tool_names))
+            specs = tool_specs_for(list(tool_names), self.language)
             if self.tokens.observed < 0:
                 self.tokens.observed = 0
             self.tokens.observe(self.tokens.raw_messages(messages) + self.tokens.raw(json.dumps(specs, ensure_ascii=False)), actual)
@@ -96,11 +98,11 @@ class ContextWindow:
             return
         path = tree.path_to()
         pos = {x.id: i for i, x in enumerate(path)}
-        hc = HistoryCache()  # one cache, extended beat by beat: the history is read once, not once per beat
+        hc = HistoryCache(str(found[0].sent.get("lang") or "zh"))  # one cache, extended beat by beat: the history is read once, not once per beat
         for e in reversed(found):
             hist = hc.update(path[:pos[e.parent_id] + 1]).prompt_messages()
             msgs = decode_sent(e.sent, system, hist)
-            specs = tool_specs_for(e.sent.get("tools") or [])
+            specs = tool_specs_for(e.sent.get("tools") or [], str(e.sent.get("lang") or "zh"))
             self.tokens.observe(self.tokens.raw_messages(msgs) + self.tokens.raw(json.dumps(specs, ensure_ascii=False)),
                                 int(e.calls[0].usage["prompt_tokens"]))
 
@@ -112,7 +114,7 @@ class ContextWindow:
         if self._usage is not None and self._usage[0] == key:
             return dict(self._usage[1])
         used = (self.tokens.text(system) + self.history_tokens(h) + self.tokens.text(injection())
-                + self.tokens.tools(tool_specs(ROLEPLAY_TOOLS)) + 8)
+                + self.tokens.tools(tool_specs(ROLEPLAY_TOOLS, self.language)) + 8)
         out = {"used": used, "window": self.window, "share": round(used / self.window, 4) if self.window else 0.0}
         self._usage = (key, out)
         return dict(out)

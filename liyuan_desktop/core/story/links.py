@@ -178,7 +178,7 @@ def refresh_hashes(links: Links, story_dir: Path) -> bool:
 def _outline_text(chat_dir: Path) -> str:
     p = outline_path(chat_dir)
     if not p.is_file() or p.is_symlink():
-        raise ToolError("not_found", "这一局还没有大纲（大纲.md）。")
+        raise ToolError("not_found", "这一局还没有大纲（大纲.md）。", en="This story has no outline yet.")
     return p.read_text("utf-8", errors="replace")
 
 
@@ -198,7 +198,7 @@ def link_chapter(chat_dir: Path, ref: str | int, file: str, *, must_exist: bool 
     name = _norm(file)
     story = Path(chat_dir) / "正文"
     if name and must_exist and name not in chapter_files(story):
-        raise ToolError("not_found", f"正文里没有「{name}」。")
+        raise ToolError("not_found", f"正文里没有「{name}」。", en=f"The chapter folder has no \"{name}\".")
     links = load_links(chat_dir)
     links = link(links, c.id, name, story) if name else unlink(links, chapter_id=c.id)
     if "file" in c.attrs:

@@ -30,7 +30,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..errors import ToolError
-from ..text import count_words
+from ..text import count_words, prompt_language
 
 #: The outline's file name in the chat folder.
 OUTLINE_FILE = "大纲.md"
@@ -188,7 +188,8 @@ class Outline(DeferredModel):
             i = int(ref) - 1
             if 0 <= i < len(chs):
                 return chs[i]
-            raise ToolError("not_found", f"大纲里没有第 {int(ref)} 章（共 {len(chs)} 章）。")
+            raise ToolError("not_found", f"大纲里没有第 {int(ref)} 章（共 {len(chs)} 章）。",
+                            en=f"The outline has no chapter {int(ref)} ({len(chs)} chapters).")
         ref = str(ref).strip()
         by_file = self.chapter_for_file(ref)
         if by_file is not None:
@@ -200,8 +201,10 @@ class Outline(DeferredModel):
         if len(part) == 1:
             return part[0]
         if not part:
-            raise ToolError("not_found", f"大纲里找不到章节「{ref}」。")
-        raise ToolError("ambiguous", f"「{ref}」对应多章：{'、'.join(c.title for c in part[:5])}，请写完整标题或章号。")
+            raise ToolError("not_found", f"大纲里找不到章节「{ref}」。", en=f"The outline has no chapter \"{ref}\".")
+        raise ToolError("ambiguous", f"「{ref}」对应多章：{'、'.join(c.title for c in part[:5])}，请写完整标题或章号。",
+                        en=f"\"{ref}\" matches several chapters: {', '.join(c.title for c in part[:5])}; write the "
+                           f"full title or the chapter number.")
 
     def focus(self, file: Optional[str] = None) -> Optional[OutlineChapter]:
         """The chapter being worked on: the one linked to ``file`` when given and linked; else the first chapter not
@@ -217,39 +220,55 @@ class Outline(DeferredModel):
         after = written[-1] + 1 if written else 0
         return chs[after] if after < len(chs) else chs[-1]
 
-    def branch(self, focus: Optional[OutlineChapter] = None, neighbours: int = BRANCH_NEIGHBOURS) -> str:
+    def branch(self, focus: Optional[OutlineChapter] = None, neighbours: int = BRANCH_NEIGHBOURS,
+               language: str = "zh") -> str:
         """The outline's current branch as the agent state block shows it (bounded): the volume line (every volume
         title, the current one marked), the focus chapter with its beats, and up to ``neighbours`` chapters either
-        side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters."""
+        side (title, status, target, file; no beats). Beat lines are cut to :data:`BRANCH_BEAT_MAX` characters.
+        ``language``: the chat's (the engine's words in English for every language but Chinese)."""
+        w = BRANCH_WORDS[prompt_language(language)]
         chs = self.chapters()
         if not chs:
-            return "（大纲还没有章节）"
+            return w["empty"]
         focus = focus or self.focus()
         assert focus is not None
-        vols = [v.title or "（未分卷）" for v in self.volumes]
+        vols = [v.title or w["no_volume"] for v in self.volumes]
         lines = []
         if len(vols) > 1 or self.volumes[0].title:
-            lines.append("卷：" + " / ".join(f"▶{t}" if i == focus.volume else t for i, t in enumerate(vols)))
+            lines.append(w["volumes"] + " / ".join(f"▶{t}" if i == focus.volume else t for i, t in enumerate(vols)))
         lo, hi = max(0, focus.index - neighbours), min(len(chs), focus.index + neighbours + 1)
         if lo > 0:
-            lines.append(f"…（前面还有 {lo} 章）")
+            lines.append(w["before"].format(n=lo))
         for c in chs[lo:hi]:
             mark = "▶ " if c.index == focus.index else "  "
-            lines.append(f"{mark}{chapter_line(c)}")
+            lines.append(f"{mark}{chapter_line(c, language)}")
             if c.index == focus.index:
                 lines += [f"    - {b if len(b) <= BRANCH_BEAT_MAX else b[:BRANCH_BEAT_MAX] + '…'}" for b in c.beats]
         if hi < len(chs):
-            lines.append(f"…（后面还有 {len(chs) - hi} 章）")
+            lines.append(w["after"].format(n=len(chs) - hi))
         return "\n".join(lines)
 
 
-def chapter_line(c: OutlineChapter) -> str:
-    """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕``."""
-    bits = [STATUS_ZH[c.status]]
+#: The words of :meth:`Outline.branch` and :func:`chapter_line` per language (issue 32).
+BRANCH_WORDS: dict[str, dict[str, str]] = {
+    "zh": {"empty": "（大纲还没有章节）", "no_volume": "（未分卷）", "volumes": "卷：", "before": "…（前面还有 {n} 章）",
+           "after": "…（后面还有 {n} 章）", "target": "目标 {n} 字", "unwritten": "未成文", "line": "{n}. {title}〔{bits}〕",
+           "sep": "｜"},
+    "en": {"empty": "(the outline has no chapters yet)", "no_volume": "(no volume)", "volumes": "Volumes: ",
+           "before": "…({n} chapters before)", "after": "…({n} chapters after)", "target": "target {n} characters",
+           "unwritten": "not written", "line": "{n}. {title} [{bits}]", "sep": " | "},
+}
+
+
+def chapter_line(c: OutlineChapter, language: str = "zh") -> str:
+    """One chapter in one line: ``第N章 标题〔初稿｜目标 3000 字｜03.md〕`` (English for a chat not in Chinese)."""
+    en = prompt_language(language) == "en"
+    w = BRANCH_WORDS[prompt_language(language)]
+    bits = [c.status if en else STATUS_ZH[c.status]]
     if c.target:
-        bits.append(f"目标 {c.target} 字")
-    bits.append(c.file or "未成文")
-    return f"{c.index + 1}. {c.title}〔{'｜'.join(bits)}〕"
+        bits.append(w["target"].format(n=c.target))
+    bits.append(c.file or w["unwritten"])
+    return w["line"].format(n=c.index + 1, title=c.title, bits=w["sep"].join(bits))
 
 
 def _norm_file(name: str) -> str:
@@ -352,11 +371,12 @@ def set_chapter(text: str, ref: str | int, *, status: Optional[str] = None, targ
     if status is not None:
         s = _STATUS_ALIASES.get(status.strip().lower())
         if s is None:
-            raise ToolError("bad_args", f"状态只能是 planned/drafted/revised/done（计划/初稿/修订/定稿），不是「{status}」。")
+            raise ToolError("bad_args", f"状态只能是 planned/drafted/revised/done（计划/初稿/修订/定稿），不是「{status}」。",
+                            en=f"The status must be planned/drafted/revised/done, not \"{status}\".")
         attrs["status"] = s
     if target is not None:
         if target < 0:
-            raise ToolError("bad_args", "目标字数不能是负数。")
+            raise ToolError("bad_args", "目标字数不能是负数。", en="The target length cannot be negative.")
         if target:
             attrs["target"] = str(target)
         else:
@@ -379,12 +399,16 @@ def replace_text(text: str, old: str, new: str) -> str:
     """Exact-text replace, like the agent's ``edit`` tool: ``old`` must occur exactly once in ``text``. Raises
     ToolError ``not_found`` / ``ambiguous`` / ``no_change``."""
     if old == new:
-        raise ToolError("no_change", "oldText 和 newText 相同，没有可改的。")
+        raise ToolError("no_change", "oldText 和 newText 相同，没有可改的。",
+                        en="oldText and newText are the same; nothing to change.")
     n = text.count(old) if old else 0
     if n == 0:
-        raise ToolError("not_found", "大纲里找不到 oldText（要逐字照抄，包括标点和空格）。先 outline_read 再改。")
+        raise ToolError("not_found", "大纲里找不到 oldText（要逐字照抄，包括标点和空格）。先 outline_read 再改。",
+                        en="oldText is not in the outline (copy it exactly, punctuation and spaces alike). Call "
+                           "outline_read first, then change it.")
     if n > 1:
-        raise ToolError("ambiguous", f"oldText 在大纲里出现了 {n} 次，请多带几个字让它唯一。")
+        raise ToolError("ambiguous", f"oldText 在大纲里出现了 {n} 次，请多带几个字让它唯一。",
+                        en=f"oldText occurs {n} times in the outline; include more of the text to make it unique.")
     return text.replace(old, new, 1)
 
 

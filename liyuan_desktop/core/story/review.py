@@ -38,7 +38,7 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
 from ..paths import home
-from ..text import canon_punct, count_words, utf16_len
+from ..text import canon_punct, count_words, prompt_language, utf16_len
 
 FindingKind = Literal["dead_speaks", "lost_item", "contradiction", "timeline", "ooc", "thread", "outline",
                       "repetition", "stock_phrase"]
@@ -336,7 +336,32 @@ def _has_quote(line: str) -> bool:
     return any(q in line for q in _OPEN_Q)
 
 
-def check_dead_speakers(text: str, file: str, dead: dict[str, str]) -> list[ReviewFinding]:
+#: The local checks' notes per language (issue 32: a chat in English reads — and shows — them in English).
+NOTES: dict[str, dict[str, str]] = {
+    "zh": {"dead": "账本里「{name}」已经死了（{status}），这里却在说话。", "lost": "「{name}」在前文已经失去（{why}），这里又出现了。",
+           "again": "这句在本章出现了 {n} 次。", "copied": "这句和上一章（{file}）一字不差。",
+           "phrase": "「{phrase}」在本章用了 {n} 次。", "more": "，本章共 {n} 次", "stock": "套话「{phrase}」{more}。",
+           "due_here": "伏笔「{title}」应在本章（第 {chapter} 章）回收，本章没有写到。",
+           "overdue": "伏笔「{title}」应在第 {due} 章前回收，到第 {chapter} 章还没有回收。",
+           "short": "本章 {n} 字，大纲目标 {target} 字，还不到一半。", "long": "本章 {n} 字，大纲目标 {target} 字，超出一倍多。"},
+    "en": {"dead": "\"{name}\" is dead in the ledger ({status}), yet speaks here.",
+           "lost": "\"{name}\" was lost earlier ({why}), yet appears here again.",
+           "again": "This sentence occurs {n} times in the chapter.",
+           "copied": "This sentence is word for word in the previous chapter ({file}).",
+           "phrase": "\"{phrase}\" is used {n} times in the chapter.", "more": ", {n} times in the chapter",
+           "stock": "Stock phrase \"{phrase}\"{more}.",
+           "due_here": "The foreshadowing \"{title}\" is due in this chapter (chapter {chapter}) and is not taken up.",
+           "overdue": "The foreshadowing \"{title}\" was due before chapter {due} and is still open at chapter {chapter}.",
+           "short": "The chapter has {n} characters against the outline's target of {target}: under half.",
+           "long": "The chapter has {n} characters against the outline's target of {target}: over twice."},
+}
+
+
+def _note(lang: str, key: str, **kw: object) -> str:
+    return NOTES[prompt_language(lang)][key].format(**kw)
+
+
+def check_dead_speakers(text: str, file: str, dead: dict[str, str], lang: str = "zh") -> list[ReviewFinding]:
     """Findings where a character of ``dead`` ({name: the ledger status}) speaks a line of dialogue in ``text``."""
     out: list[ReviewFinding] = []
     if not dead:
@@ -358,12 +383,12 @@ def check_dead_speakers(text: str, file: str, dead: dict[str, str]) -> list[Revi
                     break
             if hit is not None:
                 out.append(make_finding("dead_speaks", text, file, pos, pos + len(line.rstrip()),
-                                        f"账本里「{name}」已经死了（{status}），这里却在说话。"))
+                                        _note(lang, "dead", name=name, status=status)))
                 break
     return out[:MAX_PER_KIND]
 
 
-def check_lost_items(text: str, file: str, lost: dict[str, str]) -> list[ReviewFinding]:
+def check_lost_items(text: str, file: str, lost: dict[str, str], lang: str = "zh") -> list[ReviewFinding]:
     """Findings where an item of ``lost`` ({name: why}) is named again in ``text`` (not in a line that says it is
     missing or remembers it): the first such place per item."""
     out: list[ReviewFinding] = []
@@ -373,7 +398,7 @@ def check_lost_items(text: str, file: str, lost: dict[str, str]) -> list[ReviewF
             if j < 0 or _MISSING.search(line):
                 continue
             out.append(make_finding("lost_item", text, file, pos + j, pos + len(line.rstrip()),
-                                    f"「{name}」在前文已经失去（{why}），这里又出现了。"))
+                                    _note(lang, "lost", name=name, why=why)))
             break
     return out[:MAX_PER_KIND]
 
@@ -391,7 +416,7 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
 
 
 def check_repetition(text: str, file: str, previous: str = "", previous_file: str = "",
-                     names: Iterable[str] = ()) -> list[ReviewFinding]:
+                     names: Iterable[str] = (), lang: str = "zh") -> list[ReviewFinding]:
     """Repeated sentences in ``text`` (the second copy quoted), sentences copied from ``previous`` (the previous
     chapter), and overused phrases (not containing one of ``names``: names repeat by nature)."""
     out: list[ReviewFinding] = []
@@ -404,14 +429,14 @@ def check_repetition(text: str, file: str, previous: str = "", previous_file: st
             continue
         if k in first and k not in reported:
             reported.add(k)
-            out.append(make_finding("repetition", text, file, s, e, f"这句在本章出现了 {counts[k]} 次。"))
+            out.append(make_finding("repetition", text, file, s, e, _note(lang, "again", n=counts[k])))
         first.setdefault(k, s)
     if previous:
         prev = {k for _s, _e, k in _sentences(previous) if len(k) >= MIN_REPEAT_SENTENCE + 2}
         for s, e, k in sents:
             if k in prev and k not in reported:
                 reported.add(k)
-                out.append(make_finding("repetition", text, file, s, e, f"这句和上一章（{previous_file}）一字不差。"))
+                out.append(make_finding("repetition", text, file, s, e, _note(lang, "copied", file=previous_file)))
     # overused phrases
     names = [n for n in names if n]
     grams: Counter[str] = Counter()
@@ -442,7 +467,7 @@ def check_repetition(text: str, file: str, previous: str = "", previous_file: st
         s = where[g]
         span = len(g) if " " not in g else None
         end = s + span if span else words[next(i for i, x in enumerate(words) if x[0] == s) + PHRASE_WORDS - 1][1]
-        out.append(make_finding("repetition", text, file, s, end, f"「{text[s:end]}」在本章用了 {n} 次。"))
+        out.append(make_finding("repetition", text, file, s, end, _note(lang, "phrase", phrase=text[s:end], n=n)))
     return out[:MAX_PER_KIND * 2]
 
 
@@ -453,7 +478,7 @@ def _overlap(a: str, b: str) -> bool:
     return any(a[i:i + 4] in b for i in range(len(a) - 3))
 
 
-def check_stock_phrases(text: str, file: str, phrases: Iterable[str]) -> list[ReviewFinding]:
+def check_stock_phrases(text: str, file: str, phrases: Iterable[str], lang: str = "zh") -> list[ReviewFinding]:
     """Each phrase of ``phrases`` found in ``text`` (Chinese anywhere; Latin phrases whole words, case-insensitive):
     one finding at its first place, the note giving the count."""
     out: list[ReviewFinding] = []
@@ -468,8 +493,8 @@ def check_stock_phrases(text: str, file: str, phrases: Iterable[str]) -> list[Re
         if not hits:
             continue
         m = hits[0]
-        more = f"，本章共 {len(hits)} 次" if len(hits) > 1 else ""
-        out.append(make_finding("stock_phrase", text, file, m.start(), m.end(), f"套话「{p}」{more}。"))
+        more = _note(lang, "more", n=len(hits)) if len(hits) > 1 else ""
+        out.append(make_finding("stock_phrase", text, file, m.start(), m.end(), _note(lang, "stock", phrase=p, more=more)))
     return out[:MAX_PER_KIND * 2]
 
 
@@ -486,7 +511,8 @@ class ThreadView(DeferredModel):
     offset: Optional[int] = None
 
 
-def check_threads(text: str, file: str, chapter: Optional[int], threads: Iterable[ThreadView]) -> list[ReviewFinding]:
+def check_threads(text: str, file: str, chapter: Optional[int], threads: Iterable[ThreadView],
+                  lang: str = "zh") -> list[ReviewFinding]:
     """Open threads (not intentional) past their due chapter at ``chapter``, or due at it and not taken up in
     ``text`` (no 2-character piece of the title in the text)."""
     out: list[ReviewFinding] = []
@@ -498,9 +524,9 @@ def check_threads(text: str, file: str, chapter: Optional[int], threads: Iterabl
         if t.due_chapter == chapter:
             if any(t.title[i:i + 2] in text for i in range(max(1, len(t.title) - 1)) if t.title[i:i + 2].strip()):
                 continue
-            note = f"伏笔「{t.title}」应在本章（第 {chapter} 章）回收，本章没有写到。"
+            note = _note(lang, "due_here", title=t.title, chapter=chapter)
         else:
-            note = f"伏笔「{t.title}」应在第 {t.due_chapter} 章前回收，到第 {chapter} 章还没有回收。"
+            note = _note(lang, "overdue", title=t.title, due=t.due_chapter, chapter=chapter)
         f = ReviewFinding(kind="thread", quote=t.quote, file=t.file or file, offset=t.offset,
                           length=utf16_len(t.quote), note=note)
         f.id = fingerprint(f.kind, f.file, f.quote, note)
@@ -508,15 +534,15 @@ def check_threads(text: str, file: str, chapter: Optional[int], threads: Iterabl
     return out[:MAX_PER_KIND]
 
 
-def check_length(text: str, file: str, target: Optional[int]) -> list[ReviewFinding]:
+def check_length(text: str, file: str, target: Optional[int], lang: str = "zh") -> list[ReviewFinding]:
     """The chapter's 字数 against its outline target: under half or over twice of it is a finding."""
     if not target:
         return []
     n = count_words(text)
     if n * 2 < target:
-        return [make_finding("outline", text, file, None, None, f"本章 {n} 字，大纲目标 {target} 字，还不到一半。")]
+        return [make_finding("outline", text, file, None, None, _note(lang, "short", n=n, target=target))]
     if n > target * 2:
-        return [make_finding("outline", text, file, None, None, f"本章 {n} 字，大纲目标 {target} 字，超出一倍多。")]
+        return [make_finding("outline", text, file, None, None, _note(lang, "long", n=n, target=target))]
     return []
 
 
@@ -549,15 +575,19 @@ class ReviewInput(DeferredModel):
     target: Optional[int] = None
     names: list[str] = Field(default_factory=list)
     phrases: list[str] = Field(default_factory=list)
+    #: the chat's language: the findings' notes are written in it (:data:`NOTES`)
+    language: str = "zh"
 
 
 def local_findings(inp: ReviewInput, intentional: Optional[dict[str, str]] = None) -> tuple[list[ReviewFinding], int]:
     """Run every local check on ``inp``; returns (findings without duplicates and without the ``intentional``
     fingerprints, how many were left out as intentional)."""
-    found = [*check_dead_speakers(inp.text, inp.file, inp.dead), *check_lost_items(inp.text, inp.file, inp.lost),
-             *check_threads(inp.text, inp.file, inp.chapter, inp.threads), *check_length(inp.text, inp.file, inp.target),
-             *check_repetition(inp.text, inp.file, inp.previous, inp.previous_file, inp.names),
-             *check_stock_phrases(inp.text, inp.file, inp.phrases)]
+    lang = inp.language
+    found = [*check_dead_speakers(inp.text, inp.file, inp.dead, lang), *check_lost_items(inp.text, inp.file, inp.lost, lang),
+             *check_threads(inp.text, inp.file, inp.chapter, inp.threads, lang),
+             *check_length(inp.text, inp.file, inp.target, lang),
+             *check_repetition(inp.text, inp.file, inp.previous, inp.previous_file, inp.names, lang),
+             *check_stock_phrases(inp.text, inp.file, inp.phrases, lang)]
     return dedupe(found, intentional)
 
 
@@ -579,9 +609,13 @@ def dedupe(found: list[ReviewFinding], intentional: Optional[dict[str, str]] = N
     return kept, skipped
 
 
-def finding_line(f: ReviewFinding) -> str:
-    """One finding in one line (CLI, the agent's queue): ``[重复] 003.md @120「quote」：note``."""
+def finding_line(f: ReviewFinding, language: str = "zh") -> str:
+    """One finding in one line (CLI, the agent's queue): ``[重复] 003.md @120「quote」：note`` (``[repetition]
+    003.md @120 "quote": note`` for a chat not in Chinese)."""
     where = f"{f.file} @{f.offset}" if f.offset is not None else f.file
+    if prompt_language(language) == "en":
+        q = f" {json.dumps(f.quote, ensure_ascii=False)}" if f.quote else ""
+        return f"[{f.kind}] {where}{q}: {f.note}"
     q = f"「{f.quote}」" if f.quote else ""
     return f"[{KIND_ZH.get(f.kind, f.kind)}] {where}{q}：{f.note}"
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from ..text import prompt_language
 from .links import chapter_files
 
 SUMMARIES_FILE = "章节摘要.json"
@@ -114,10 +115,12 @@ def set_summary(chat_dir: Path, story_dir: Path, file: str, text: str, by: Liter
     return s
 
 
-def summaries_block(chat_dir: Path, story_dir: Path, writing: str = "") -> str:
+def summaries_block(chat_dir: Path, story_dir: Path, writing: str = "", language: str = "zh") -> str:
     """【章节摘要】 for the agent's state block: the summaries of the chapters before ``writing`` (the file being
     written; all when "" or unknown), the nearest :data:`BLOCK_MAX_CHAPTERS`, each cut to
-    :data:`BLOCK_SUMMARY_MAX` characters, stale ones marked (旧). "" when there are none."""
+    :data:`BLOCK_SUMMARY_MAX` characters, stale ones marked (旧). "" when there are none. ``language``: the chat's
+    (English for every language but Chinese)."""
+    en = prompt_language(language) == "en"
     files = chapter_files(story_dir)
     if writing in files:
         files = files[:files.index(writing)]
@@ -129,6 +132,11 @@ def summaries_block(chat_dir: Path, story_dir: Path, writing: str = "") -> str:
             continue
         text = " ".join(s.text.split())
         cut = text[:BLOCK_SUMMARY_MAX] + ("…" if len(text) > BLOCK_SUMMARY_MAX else "")
-        mark = "" if s.sha == file_sha(Path(story_dir) / f) else "（旧）"
-        lines.append(f"- {f}{mark}：{cut}")
-    return "【章节摘要】前面各章的要点（细节用 memory_search 查原文）：\n" + "\n".join(lines) if lines else ""
+        mark = "" if s.sha == file_sha(Path(story_dir) / f) else (" (stale)" if en else "（旧）")
+        lines.append(f"- {f}{mark}: {cut}" if en else f"- {f}{mark}：{cut}")
+    if not lines:
+        return ""
+    if en:
+        return ("[Chapter summaries] The gist of the chapters before (look details up with memory_search):\n"
+                + "\n".join(lines))
+    return "【章节摘要】前面各章的要点（细节用 memory_search 查原文）：\n" + "\n".join(lines)

@@ -38,7 +38,7 @@ class ToolContext:
     previous_draft_read/edit, None on a first beat), ``state`` (the branch's world state, read-only), ``book`` (the
     world book), ``ask`` (None: an ask is answered as Stop), ``macros`` (text → text with the chat's macros applied;
     None: text as is), ``emit`` (sends an engine event to the UI; never raises), ``story`` (agent mode's chapter
-    folder) and ``memory_search``.
+    folder), ``memory_search`` and ``language`` (the chat's).
 
     Outcome, set by the handlers: ``ended`` (the beat is over — sealed, previous beat revised, or Stop in an ask:
     later calls of the same response are not run), ``stopped`` (the user pressed Stop), ``revision`` ((assistant id,
@@ -53,6 +53,9 @@ class ToolContext:
     emit: Callable[[Any], None] = _ignore
     story: Optional[StoryFolder] = None
     memory_search: Optional[MemorySearch] = None
+    #: The chat's language (issue 32): tool results and notes are written in it ("zh" or "en",
+    #: :func:`.registry.spec_language`).
+    language: str = "zh"
     ended: bool = False
     stopped: bool = False
     revision: Optional[tuple[str, str, int]] = None

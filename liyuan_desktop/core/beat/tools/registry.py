@@ -6,8 +6,11 @@ tools a beat offers (role-play, agent mode, memory) are tuples of names in :mod:
 loop (:mod:`core.beat.loop`) looks a called name up here and runs its handler with a
 :class:`core.beat.tools.context.ToolContext`.
 
-Specs are generated once and are byte-stable across beats and runs (cached JSON), so the tool block stays in the
-provider's prefix cache. The descriptions are our own Chinese text following the semantics of seed 000 (稿纸, 收笔,
+Specs are generated once per language and are byte-stable across beats and runs (cached JSON), so the tool block
+stays in the provider's prefix cache. Every text in them exists in Chinese and English (issue 32: the model of an
+English chat reads English): a tool's ``description`` and ``en``, an argument's ``Field(description=…,
+json_schema_extra=en(…))`` — the Chinese schemas are exactly those of before (the English text is taken out of
+them), the English ones carry the English text in ``description``. The Chinese descriptions are our own text following the semantics of seed 000 (稿纸, 收笔,
 上一轮能原位改, 岔口交给用户, 写长篇：正文是文件) and 002 (主演手上只有只读的 world_state_get).
 
 Declaring a tool::
@@ -31,6 +34,7 @@ from pydantic import BaseModel, BeforeValidator, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from ...errors import ToolError
+from ...text import prompt_language
 
 if TYPE_CHECKING:
     from .context import ToolContext
@@ -45,10 +49,19 @@ ToolSummary = Callable[[dict[str, Any], Any], str]
 MODES = ("read", "write", "ask")
 
 
+class ArgError(ValueError):
+    """A validator's refusal of an argument, in Chinese (``str()``) and English (``en``): the model of a chat in
+    English reads the English (:func:`parse_args`)."""
+
+    def __init__(self, zh: str, en: str):
+        super().__init__(zh)
+        self.en = en
+
+
 def no_bool(v: Any) -> Any:
     """A ``BeforeValidator`` for integer arguments: refuse JSON ``true``/``false`` (pydantic would take them as 1/0)."""
     if isinstance(v, bool):
-        raise ValueError("必须是整数，不能是 true/false")
+        raise ArgError("必须是整数，不能是 true/false", "must be an integer, not true/false")
     return v
 
 
@@ -69,8 +82,8 @@ class NoArgs(BaseModel):  # a tool without arguments: schema {"properties": {}, 
 class ToolSpec:
     """One tool, declared once: ``name`` (what the model calls), ``mode`` (one of :data:`MODES`), ``args`` (the
     pydantic argument model; its schema is what the model sees), ``description`` (the model's only documentation;
-    changing a byte invalidates the provider's prefix cache), ``handler`` (:data:`ToolHandler`) and ``summary``
-    (:data:`ToolSummary`, or None for no activity line)."""
+    changing a byte invalidates the provider's prefix cache), ``handler`` (:data:`ToolHandler`), ``summary``
+    (:data:`ToolSummary`, or None for no activity line) and ``en`` (the description for a chat in English)."""
 
     name: str
     mode: str
@@ -78,6 +91,11 @@ class ToolSpec:
     description: str
     handler: ToolHandler
     summary: Optional[ToolSummary] = None
+    en: str = ""
+
+    def description_for(self, language: str) -> str:
+        """The description in the chat's ``language`` (:func:`spec_language`)."""
+        return self.en if spec_language(language) == "en" and self.en else self.description
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -105,11 +123,12 @@ def unregister(name: str) -> None:
 
 
 def tool(name: str, mode: str, args: type[BaseModel], description: str,
-         summary: Optional[ToolSummary] = None) -> Callable[[ToolHandler], ToolHandler]:
-    """Decorator form of :func:`register`: declares the decorated function as the handler of tool ``name``."""
+         summary: Optional[ToolSummary] = None, *, en: str = "") -> Callable[[ToolHandler], ToolHandler]:
+    """Decorator form of :func:`register`: declares the decorated function as the handler of tool ``name``
+    (``en``: its description in English)."""
 
     def deco(handler: ToolHandler) -> ToolHandler:
-        register(ToolSpec(name, mode, args, description, handler, summary))
+        register(ToolSpec(name, mode, args, description, handler, summary, en))
         return handler
 
     return deco
@@ -122,60 +141,83 @@ def get_tool(name: str) -> Optional[ToolSpec]:
 
 # -- schemas ----------------------------------------------------------------------------------------------------
 
+#: The key under which an argument's English description rides in its pydantic schema (``json_schema_extra``);
+#: never sent: :func:`schema_of` puts it in ``description`` for English and drops it for Chinese.
+EN_KEY = "x-liyuan-en"
 
-def _clean_schema(node: Any, defs: dict[str, Any]) -> Any:
-    """Inline ``$ref``s, drop pydantic's titles, turn ``anyOf [X, null]`` into X (optional params)."""
+
+def en(text: str) -> dict[str, Any]:
+    """``json_schema_extra`` of an argument whose description has an English version: ``Field(description="中文",
+    json_schema_extra=en("English"))``."""
+    return {EN_KEY: text}
+
+
+def spec_language(language: str) -> str:
+    """The language the tool texts are sent in for a chat in ``language``: "zh" for Chinese (or none), "en" for every
+    other (the shipped texts exist in these two)."""
+    return prompt_language(language)
+
+
+def _clean_schema(node: Any, defs: dict[str, Any], lang: str = "zh") -> Any:
+    """Inline ``$ref``s, drop pydantic's titles, turn ``anyOf [X, null]`` into X (optional params); the
+    description in ``lang`` (:data:`EN_KEY`)."""
     if isinstance(node, dict):
         if "$ref" in node:
-            return _clean_schema(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+            return _clean_schema(defs[node["$ref"].rsplit("/", 1)[-1]], defs, lang)
         if "anyOf" in node:
             branches = [b for b in node["anyOf"] if b.get("type") != "null"]
             if len(branches) == 1:
                 merged = {**{k: v for k, v in node.items() if k not in ("anyOf", "default")}, **branches[0]}
-                return _clean_schema(merged, defs)
+                return _clean_schema(merged, defs, lang)
         out = {}
         for k, v in node.items():
-            if k in ("title", "$defs"):
+            if k in ("title", "$defs", EN_KEY):
                 continue
             if k == "default" and v is None:
                 continue
-            out[k] = _clean_schema(v, defs) if k != "properties" else {pk: _clean_schema(pv, defs) for pk, pv in v.items()}
+            if k == "description" and lang == "en" and isinstance(node.get(EN_KEY), str):
+                v = node[EN_KEY]
+            out[k] = (_clean_schema(v, defs, lang) if k != "properties"
+                      else {pk: _clean_schema(pv, defs, lang) for pk, pv in v.items()})
         return out
     if isinstance(node, list):
-        return [_clean_schema(x, defs) for x in node]
+        return [_clean_schema(x, defs, lang) for x in node]
     return node
 
 
-def schema_of(model: type[BaseModel]) -> dict[str, Any]:
-    """A compact JSON schema (object with properties/required) generated from a pydantic argument model (a fresh
-    copy of a cached one: generating a schema costs milliseconds and happens for every model call)."""
-    schema: dict[str, Any] = json.loads(_schema_json(model))
+def schema_of(model: type[BaseModel], language: str = "zh") -> dict[str, Any]:
+    """A compact JSON schema (object with properties/required) generated from a pydantic argument model, its
+    descriptions in ``language`` (:func:`spec_language`; a fresh copy of a cached one: generating a schema costs
+    milliseconds and happens for every model call)."""
+    schema: dict[str, Any] = json.loads(_schema_json(model, spec_language(language)))
     return schema
 
 
 @lru_cache(maxsize=None)
-def _schema_json(model: type[BaseModel]) -> str:
+def _schema_json(model: type[BaseModel], lang: str = "zh") -> str:
     raw = model.model_json_schema()
-    schema = _clean_schema(raw, raw.get("$defs", {}))
+    schema = _clean_schema(raw, raw.get("$defs", {}), lang)
     schema.setdefault("properties", {})
     schema["type"] = "object"
     return json.dumps(schema, ensure_ascii=False)
 
 
 @lru_cache(maxsize=None)
-def _specs_json(names: tuple[str, ...]) -> str:
+def _specs_json(names: tuple[str, ...], lang: str = "zh") -> str:
     specs = [
-        {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": schema_of(t.args)}}
+        {"type": "function", "function": {"name": t.name, "description": t.description_for(lang),
+                                          "parameters": schema_of(t.args, lang)}}
         for t in (_REGISTRY[n] for n in names)
     ]
     return json.dumps(specs, ensure_ascii=False)
 
 
-def tool_specs(names: tuple[str, ...]) -> list[dict[str, Any]]:
+def tool_specs(names: tuple[str, ...], language: str = "zh") -> list[dict[str, Any]]:
     """OpenAI function specs (``[{"type": "function", "function": {name, description, parameters}}]``) for the tools
-    ``names``, in that order; byte-stable (built once per tuple and cached as JSON). Raises KeyError for a name that
-    is not registered (import :mod:`core.beat.tools.sets` to have every shipped tool declared)."""
-    specs: list[dict[str, Any]] = json.loads(_specs_json(tuple(names)))
+    ``names``, in that order, their texts in the chat's ``language`` (:func:`spec_language`); byte-stable (built
+    once per tuple and language and cached as JSON). Raises KeyError for a name that is not registered (import
+    :mod:`core.beat.tools.sets` to have every shipped tool declared)."""
+    specs: list[dict[str, Any]] = json.loads(_specs_json(tuple(names), spec_language(language)))
     return specs
 
 
@@ -198,6 +240,24 @@ def _zh(err: ErrorDetails) -> str:
     return table.get(t, err.get("msg", t))
 
 
+def _en(err: ErrorDetails) -> str:
+    """:func:`_zh` in English (a chat in English; pydantic's own message for the rest)."""
+    t, ctx, got = err.get("type", ""), err.get("ctx") or {}, err.get("input")
+    n = len(got) if isinstance(got, (list, str)) else None
+    raised = ctx.get("error")
+    error = raised.en if isinstance(raised, ArgError) else str(raised if raised is not None else err.get("msg", ""))
+    table = {
+        "missing": "this argument is missing",
+        "int_parsing": "must be an integer", "int_type": "must be an integer", "string_type": "must be a string",
+        "list_type": "must be an array", "model_type": "must be an object", "dict_type": "must be an object",
+        "too_short": f"needs at least {ctx.get('min_length')} items" + (f" (got {n})" if n is not None else ""),
+        "too_long": f"takes at most {ctx.get('max_length')} items" + (f" (got {n})" if n is not None else ""),
+        "greater_than_equal": f"must be at least {ctx.get('ge')}", "less_than_equal": f"must be at most {ctx.get('le')}",
+        "value_error": error,
+    }
+    return table.get(t, err.get("msg", t))
+
+
 #: Characters the raw JSON arguments of one call may have (issue 29 §1: a model could send megabytes of text into
 #: a file, the outline or the draft). A long chapter written whole is ~30,000 字; the bound leaves ten times that.
 #: Checked here, before parsing, for every tool, so the byte-stable schemas carry no ``maxLength``.
@@ -208,24 +268,31 @@ def parse_args(spec: ToolSpec, raw: str) -> BaseModel:
     """Parse the raw JSON arguments of a call (empty means ``{}``) and validate them against the tool's model.
 
     Raises :class:`ToolError` with code ``bad_json`` (not JSON) or ``bad_args`` (not an object, invalid: up to
-    five problems named, in Chinese; or over :data:`MAX_ARGS_CHARS` characters, refused unread) and a message the
-    model can act on (what was wrong and how to resend); its :meth:`~ToolError.to_result` is
-    ``{"ok": false, "error": code, "message": …}``."""
+    five problems named; or over :data:`MAX_ARGS_CHARS` characters, refused unread) and a message the model can
+    act on (what was wrong and how to resend), in Chinese with its English version (:meth:`ToolError.message_for`); its :meth:`~ToolError.to_result` is ``{"ok": false, "error": code, "message": …}``."""
+    n = spec.name
     if raw and len(raw) > MAX_ARGS_CHARS:
-        raise ToolError("bad_args", f"{spec.name} 的参数太长（{len(raw)} 个字符，上限 {MAX_ARGS_CHARS}）。"
-                                    "请分几次调用，每次只写一部分。")
+        raise ToolError("bad_args", f"{n} 的参数太长（{len(raw)} 个字符，上限 {MAX_ARGS_CHARS}）。"
+                                    "请分几次调用，每次只写一部分。",
+                        en=f"The arguments of {n} are too long ({len(raw)} characters, the limit is {MAX_ARGS_CHARS})."
+                           " Make several calls, each writing one part.")
     text = (raw or "").strip() or "{}"
     try:
         obj = json.loads(text)
     except json.JSONDecodeError as e:
         raise ToolError(
             "bad_json",
-            f"{spec.name} 的参数不是合法 JSON（{e.msg}，第 {e.pos} 个字符附近）。请重新发起这次调用，参数写成完整的 JSON 对象。",
+            f"{n} 的参数不是合法 JSON（{e.msg}，第 {e.pos} 个字符附近）。请重新发起这次调用，参数写成完整的 JSON 对象。",
+            en=f"The arguments of {n} are not valid JSON ({e.msg}, near character {e.pos}). Make the call again with"
+               " the arguments as one complete JSON object.",
         ) from e
     if not isinstance(obj, dict):
-        raise ToolError("bad_args", f"{spec.name} 的参数必须是 JSON 对象。")
+        raise ToolError("bad_args", f"{n} 的参数必须是 JSON 对象。", en=f"The arguments of {n} must be a JSON object.")
     try:
         return spec.args.model_validate(obj)
     except ValidationError as e:
-        problems = "；".join(f"{'.'.join(str(p) for p in err['loc']) or '参数'}：{_zh(err)}" for err in e.errors()[:5])
-        raise ToolError("bad_args", f"{spec.name} 的参数不对：{problems}。") from e
+        errs = e.errors()[:5]
+        problems = "；".join(f"{'.'.join(str(p) for p in err['loc']) or '参数'}：{_zh(err)}" for err in errs)
+        english = "; ".join(f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_en(err)}" for err in errs)
+        raise ToolError("bad_args", f"{n} 的参数不对：{problems}。",
+                        en=f"The arguments of {n} are wrong: {english}.") from e

@@ -15,6 +15,7 @@ from ...llm.types import ChatMessage
 from ...lore import Lorebook
 from ...macros import MacroContext, apply_macros, volatile_macros
 from ..lore_layers import CHAT_REFS, example_lore, lore_slot, render_lore, system_constants
+from ..wording import CARD_TITLES, lang_of
 from .mapping import PlannedPrompt, PresetPlan
 from .model import Role
 
@@ -108,8 +109,10 @@ class PresetPrompter:
     def __init__(self, plan: PresetPlan, card: Card, book: Optional[Lorebook] = None,
                  ctx: Optional[MacroContext] = None, persona: Optional[Persona] = None, seed: str = "",
                  variables: Optional[dict[str, Any]] = None, model_name: str = "",
-                 include_card_depth_prompt: bool = True):
+                 include_card_depth_prompt: bool = True, language: str = "zh"):
         self.plan = plan
+        #: the section titles of the system layers in the chat's language (:data:`..wording.CARD_TITLES`)
+        self.titles = CARD_TITLES[lang_of(language)]
         self.card = card
         self.book = book if book is not None else card.lorebook
         base = ctx or MacroContext(char=card.name, user=persona.name if persona else "")
@@ -206,18 +209,19 @@ class PresetPrompter:
     def _section(self, p: PlannedPrompt, lore_titles: list[str]) -> Optional[tuple[str, str]]:
         ident = p.identifier
         card = self.card
+        w = self.titles
         if p.marker:
             if ident == "charDescription":
-                return "角色设定", self._x(card.description, "角色设定")
+                return w["description"], self._x(card.description, "角色设定")
             if ident == "charPersonality":
-                return "性格", self._x(card.personality, "性格")
+                return w["personality"], self._x(card.personality, "性格")
             if ident == "scenario":
-                return "场景", self._x(card.scenario, "场景")
+                return w["scenario"], self._x(card.scenario, "场景")
             if ident == "dialogueExamples":  # with the example-message lore ST keeps (em top / bottom)
                 top, bottom = example_lore(self._fixed, self.ctx)
-                return "对话示例", "\n".join(x for x in (top, self._x(card.mes_example, "对话示例"), bottom) if x)
+                return w["examples"], "\n".join(x for x in (top, self._x(card.mes_example, "对话示例"), bottom) if x)
             if ident in ("worldInfoBefore", "worldInfoAfter"):
-                title = "常驻设定" if not lore_titles else "常驻设定（续）"
+                title = w["before"] if not lore_titles else w["after_more"]
                 body = self._lore(after=ident == "worldInfoAfter")
                 if body:
                     lore_titles.append(title)
@@ -225,24 +229,24 @@ class PresetPrompter:
             if ident == "personaDescription":
                 if not self.ctx.user:
                     return None
-                lines = [f"用户扮演「{self.ctx.user}」。"]
+                lines = [w["user_line"].format(user=self.ctx.user)]
                 if self.persona is not None and self.persona.in_prompt:
                     desc = self._x(self.persona.description, "用户的角色")
                     if desc:
                         lines.append(desc)
-                return "用户的角色", "\n".join(lines)
+                return w["user_title"], "\n".join(lines)
             return None
-        title = f"预设 · {p.name or ident}"
+        title = w["preset"].format(name=p.name or ident)
         if ident == "main":
             used, text = self._override(p, card.system_prompt, "main")
-            return ("卡作者的系统提示" if used else title), text
+            return (w["system"] if used else title), text
         if ident == "jailbreak":
             used, text = self._override(p, card.post_history_instructions, "jailbreak")
-            return ("卡作者的补充要求" if used else title), text
+            return (w["post"] if used else title), text
         return title, self._x(p.content, p.name or ident)
 
     def _render_system(self) -> str:
-        sections = [f"# 角色卡：{self.card.name}"]
+        sections = [self.titles["card"].format(name=self.card.name)]
         lore_titles: list[str] = []
         persona_done = False
         for p in self.plan.system:
@@ -253,7 +257,7 @@ class PresetPrompter:
                 sections.append(f"## {sec[0]}\n{sec[1]}")
         if not persona_done and self.ctx.user:
             # Without the marker ST sends no persona text; the user's name is still needed (who the user plays).
-            sections.append(f"## 用户的角色\n用户扮演「{self.ctx.user}」。")
+            sections.append(self.titles["user"].format(user=self.ctx.user))
         # de-duplicate warnings, keep order
         self.warnings = list(dict.fromkeys(self.warnings))
         return "\n\n".join(sections)
