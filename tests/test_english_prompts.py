@@ -405,8 +405,14 @@ def test_panel_patch_warnings_for_an_english_scribe():
     from liyuan_desktop.core.ledger.panels import Panel, apply_panel_patch
 
     panel = Panel.model_validate({"id": "hp", "title": "Health", "template": "<b>{{hp}}</b>", "data": {"hp": 10}})
+    from liyuan_desktop.core.ledger.scribe import scribe_user_text
+    from liyuan_desktop.core.ledger.state import WorldState
+
     _, applied, warnings = apply_panel_patch([panel], {"hp": {"hp": "lots", "mp": 3}, "nope": {}}, "en")
-    assert applied == ["hp.mp"] and len(warnings) == 2 and not cjk_in(warnings), warnings
+    assert applied == ["hp.mp"] and len(warnings) == 2
+    # the warnings are messages: fed back to an English chat's scribe in English (and shown in the reader's language)
+    fed = scribe_user_text(WorldState(), "Sam", "Mira", "Hi.", "Hello.", previous_warnings=warnings, language="en")
+    assert "lots" in fed and not cjk_in([fed]), fed
     _, _, zh = apply_panel_patch([panel], {"nope": {}})
     assert zh == ["panel_patch 里的面板「nope」不存在，已忽略"]  # a Chinese chat's warnings as before
 
