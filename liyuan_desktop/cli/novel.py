@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.settings import load_settings
 
     if getattr(args, "novel_cmd", None) != "new":
-        print("liyuan: 用法：liyuan novel new TITLE [--author A] [--language zh|en] [--cast NAME]…", file=sys.stderr)
+        print(text("cli.out.novel.usage"), file=sys.stderr)
         return 2
     try:
         spec = NovelSpec(title=args.title, author=args.author, language=args.language, cast=args.cast)

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             out(json.dumps([r.model_dump() for r in rows], ensure_ascii=False, indent=1))
         for r in rows if not args.json else ():
-            out(f"{'*' if r.selected else ' '} {r.number:>3}  {r.title}  〔{r.source}｜{r.words} 字｜{r.file}〕")
+            out(text("cli.out.export.row", mark="*" if r.selected else " ", n=r.number, title=r.title, source=r.source,
+                     words=r.words, file=r.file))
         return 0
     if not args.output and not args.per_chapter_dir:
         raise ValueError(message("export.need_output"))
