@@ -177,12 +177,11 @@ def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[Cha
     made the way the window makes them (core/chat/build.py :func:`chat_models`: the configured provider, the settings'
     scribe provider). ValueError (shown, exit 2) for a missing provider or key."""
     from ..core.llm import ReplayModel, resolve_api_key
+    from ..core.messages import message
 
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):]), None
     if not args.provider:
-        from ..core.messages import message
-
         raise ValueError(message("cli.no_model"))
     from ..core.chat.build import chat_models
 
@@ -193,7 +192,7 @@ def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[Cha
     prov = models.provider
     assert prov is not None and models.main is not None  # a named provider always gives a model
     if prov.api_key_env and not resolve_api_key(prov):
-        raise ValueError(f"没有 {prov.name} 的 API key：请设置环境变量 {prov.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+        raise ValueError(message("cli.no_key", name=prov.name, env=prov.api_key_env))
     return models.main, models.scribe
 
 

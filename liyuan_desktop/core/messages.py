@@ -1332,6 +1332,17 @@ CATALOG: dict[str, dict[str, str]] = {
                               "text, which a limit meant for plain replies would cut off; set a reply limit in the "
                               "chat or the connection if you need one)"},
     "plan.n": {"match": "no", "zh": "n = {n}：没有使用（梨园每次只取一个回答）", "en": "n = {n}: not used (Liyuan takes one answer at a time)"},
+    "cli.no_key": {"match": "no", "zh": "没有 {name} 的 API key：请设置环境变量 {env}（或在窗口的「设置」里保存到系统钥匙串）",
+                   "en": "No API key for {name}: set the environment variable {env} (or save it to the system keyring "
+                         "in the window's Settings)"},
+    # `liyuan models probe` / the local-models dialog (core/llm/capabilities.py probe notes; Chinese keeps both)
+    "caps.stream_fallback": {"match": "no", "zh": "流式输出失败，非流式可用 / streaming failed, non-streaming works",
+                             "en": "streaming failed, non-streaming works"},
+    "caps.plain_failed": {"match": "no", "zh": "普通请求失败 / plain request failed: {error}", "en": "plain request failed: {error}"},
+    "caps.tools_stream_fallback": {"match": "no", "zh": "流式工具调用失败，非流式可用 / streamed tool calls failed, non-streaming works",
+                                   "en": "streamed tool calls failed, non-streaming works"},
+    "caps.tools_failed": {"match": "no", "zh": "带工具的请求失败 / request with tools failed: {error}",
+                          "en": "request with tools failed: {error}"},
     "migrate.ni.secrets": {"match": "no", "zh": "secrets.json（API 密钥）", "en": "secrets.json (API keys)"},
     "migrate.ni.secrets.why": {"match": "no", "zh": "从不读取：密钥请在梨园的设置里重新填写",
                                "en": "never read: enter your keys again in Liyuan's settings"},
