@@ -284,7 +284,7 @@ def _preview(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False))
     else:
-        print(text("cli.out.card.preview", frames=info["frames"], heights=str(info["height_px"]),
+        print(text("cli.out.card.preview", frames=info["frames"], heights=[str(h) for h in info["height_px"]] or "-",
                    errors=len(info["errors"]), blocked=len(info["blocked"])))
         for e in info["errors"]:
             print(text("cli.out.card.preview_error", error=str(e)))

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from .common import card_home_name, language, out, readline, resolve_card, say, text
+from .common import card_home_name, language, msg, out, readline, resolve_card, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -100,7 +100,8 @@ def _note_from_args(chat: Chat, args: argparse.Namespace) -> Optional[Any]:
     try:
         return AuthorsNote.model_validate({**chat.authors_note().model_dump(), **fields})
     except ValidationError as e:
-        raise ValueError("作者注的设置不对：" + "；".join(f"{'.'.join(map(str, x['loc']))} {x['msg']}" for x in e.errors())) from None
+        raise ValueError(msg("cli.out.chat.bad_note", errors="; ".join(
+            f"{'.'.join(map(str, x['loc']))} {x['msg']}" for x in e.errors()))) from None
 
 
 def unique_chat_name(card_name: str, base: str) -> str:
@@ -207,7 +208,7 @@ def ctrl_c_stops(chat: Chat) -> Iterator[None]:
     def on_int() -> None:
         if chat.beat_running() and not presses:
             presses.append(1)
-            print("\nliyuan: 已停止本拍（已流出的正文存为未收笔的稿子）；再按一次 Ctrl-C 退出", file=sys.stderr)
+            print("\n" + text("cli.out.chat.stopped"), file=sys.stderr)
             chat.stop()
             return
         loop.remove_signal_handler(signal.SIGINT)
@@ -357,9 +358,9 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         return card, card.name, model, scribe, chat_name, says, recorded
     if args.group:  # a group chat (cli/group.py): the card is the first member's until a member speaks
         model, scribe = _build_model(args, app_settings)
-        return None, "", model, scribe, args.chat or "群聊", says, recorded
+        return None, "", model, scribe, args.chat or text("cli.out.chat.group_name"), says, recorded
     if not args.card:
-        raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
+        raise ValueError(msg("cli.out.chat.need_card"))
     card = resolve_card(args.card)
     folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
     model, scribe = _build_model(args, app_settings)
@@ -367,7 +368,7 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         beats = getattr(model, "beats", [])
         says = says or [b.user for b in beats]
         recorded = [a for b in beats for a in b.ask_answers]
-    return card, folder, model, scribe, args.chat or "默认", says, recorded
+    return card, folder, model, scribe, args.chat or text("cli.out.chat.default_name"), says, recorded
 
 
 def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
@@ -413,7 +414,7 @@ def _apply_chat_flags(chat: "Chat", args: argparse.Namespace, wi_overrides: dict
         chat.set_prose_only(True)
     if chat.prompter is not None and not json_mode:
         for w in chat.prompter.warnings:
-            print(f"liyuan: 预设：{w}", file=sys.stderr)
+            print(text("cli.out.chat.preset_warning", text=w), file=sys.stderr)
     return note
 
 
@@ -441,11 +442,11 @@ def _open_run(args: argparse.Namespace, json_mode: bool, view: Any) -> "_Run | i
         chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=new)
         note = _apply_chat_flags(chat, args, wi_overrides, json_mode)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
-        msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
-        print(f"liyuan: {msg}", file=sys.stderr)
+        shown = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
+        print(f"liyuan: {shown}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
+        print(text("cli.out.chat.home_not_writable", error=str(e)), file=sys.stderr)
         return 2
     return _Run(args=args, json_mode=json_mode, view=view, card=card, model=model, chat=chat, chat_name=chat_name,
                 folder=d, says=says, recorded=recorded, note=note)
@@ -458,21 +459,20 @@ async def _report_opened(r: _Run) -> Optional[int]:
 
     chat, args = r.chat, r.args
     for w in chat.load_warnings + r.card.warnings:
-        print(f"liyuan: {'note: ' if language() == 'en' else '注意：'}{say(w)}", file=sys.stderr)
+        print(text("cli.out.chat.note", text=w), file=sys.stderr)
     gaps = chat.ledger_gaps()  # replies a crash left without their ledger snapshot
     if gaps and args.continue_beat:
         try:
             r.repaired = len(await chat.repair_ledger(on_event=None if r.json_mode else r.view))
         except OSError as e:
-            print(f"liyuan: 补记账没存上：{e}", file=sys.stderr)
+            print(text("cli.out.chat.repair_not_saved", error=str(e)), file=sys.stderr)
             return 1
-        print(f"liyuan: 已为上次中断时没记上账的 {r.repaired} 拍补记账", file=sys.stderr)
+        print(text("cli.out.chat.repaired", n=r.repaired), file=sys.stderr)
     elif gaps:
-        print(f"liyuan: 注意：有 {len(gaps)} 拍回复还没记账（上次中断），用 --continue 补上", file=sys.stderr)
+        print(text("cli.out.chat.gaps", n=len(gaps)), file=sys.stderr)
     left = chat.unanswered()
     if left is not None:  # never sent along silently: the user resends, edits or drops them
-        print(f"liyuan: 注意：上次这句话没有得到回应：「{left.text[:60]}」。--regenerate 原样重发；"
-              "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
+        print(text("cli.out.chat.unanswered", text=left.text[:60]), file=sys.stderr)
     if not r.json_mode:
         view = r.view
         out(view.style("1", say(message("cli.header", version=__version__, card=r.card.name, chat=r.chat_name)))
@@ -510,7 +510,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
         if not (r.says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
             return 0
     if getattr(r.model, "is_replay", False) and not r.says and not _commanded(args):
-        print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
+        print(text("cli.out.chat.no_beats"), file=sys.stderr)
         return 2
     return None
 
@@ -613,7 +613,7 @@ def _disk_refused(e: OSError) -> int:
     if kept is not None and e.stage != "ledger":
         text_kept = kept.final or (kept.output.draft.text if kept.output else "")
         if text_kept:
-            print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
+            print(text("cli.out.chat.kept") + "\n" + text_kept, file=sys.stderr)
     return 1
 
 

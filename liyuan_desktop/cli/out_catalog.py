@@ -21,7 +21,7 @@ OUT: dict[str, dict[str, str]] = {
     "cli.out.card.need_sub": {"zh": "需要子命令：inspect、import、export、preview、rename、new、set 或 fields",
                               "en": "A subcommand is needed: inspect, import, export, preview, rename, new, set or fields"},
     "cli.out.card.preview": {"zh": "状态栏框：{frames} 个，高度 {heights} px；错误 {errors} 条；被拦下 {blocked} 条",
-                             "en": "Status-bar frames: {frames}, heights {heights} px; {errors} errors; {blocked} blocked"},
+                             "en": "Status-bar frames: {frames} (heights: {heights} px); errors: {errors}; blocked: {blocked}"},
     "cli.out.card.preview_error": {"zh": "  错误：{error}", "en": "  Error: {error}"},
     # preset (cli/preset.py)
     "cli.out.preset.imported": {"zh": "已导入预设「{name}」", "en": "Imported the preset “{name}”"},
@@ -100,11 +100,39 @@ OUT: dict[str, dict[str, str]] = {
     # story export --list (cli/story_export.py)
     "cli.out.export.row": {"zh": "{mark} {n:>3}  {title}  〔{source}｜{words} 字｜{file}〕",
                            "en": "{mark} {n:>3}  {title}  [{source} | {words} words | {file}]"},
+    # chat (cli/chat.py)
+    "cli.out.chat.bad_note": {"zh": "作者注的设置不对：{errors}", "en": "The Author's Note settings are wrong: {errors}"},
+    "cli.out.chat.stopped": {"zh": "liyuan: 已停止本拍（已流出的正文存为未收笔的稿子）；再按一次 Ctrl-C 退出",
+                             "en": "liyuan: the beat is stopped (the text so far is kept as an unsealed draft); press "
+                                   "Ctrl-C again to quit"},
+    "cli.out.chat.group_name": {"zh": "群聊", "en": "group chat"},
+    "cli.out.chat.default_name": {"zh": "默认", "en": "default"},
+    "cli.out.chat.need_card": {"zh": "需要角色卡：liyuan chat CARD …（或 --demo）", "en": "A card is needed: liyuan chat CARD … (or --demo)"},
+    "cli.out.chat.preset_warning": {"zh": "liyuan: 预设：{text}", "en": "liyuan: preset: {text}"},
+    "cli.out.chat.home_not_writable": {"zh": "liyuan: 数据文件夹写不进去：{error}（可以用 LIYUAN_HOME 换一个位置）",
+                                       "en": "liyuan: the data folder cannot be written: {error} (LIYUAN_HOME chooses "
+                                             "another place)"},
+    "cli.out.chat.note": {"zh": "liyuan: 注意：{text}", "en": "liyuan: note: {text}"},
+    "cli.out.chat.repair_not_saved": {"zh": "liyuan: 补记账没存上：{error}", "en": "liyuan: the ledger repair was not saved: {error}"},
+    "cli.out.chat.repaired": {"zh": "liyuan: 已为上次中断时没记上账的 {n} 拍补记账",
+                              "en": "liyuan: the ledger is updated for {n} beats an interruption had left out"},
+    "cli.out.chat.gaps": {"zh": "liyuan: 注意：有 {n} 拍回复还没记账（上次中断），用 --continue 补上",
+                          "en": "liyuan: note: {n} replies are not in the ledger yet (interrupted last time); "
+                                "--continue adds them"},
+    "cli.out.chat.unanswered": {"zh": "liyuan: 注意：上次这句话没有得到回应：「{text}」。--regenerate 原样重发；--say 说的新话会替换它（旧话留在旁支）",
+                                "en": "liyuan: note: this was not answered last time: “{text}”. --regenerate sends it "
+                                      "again; new words with --say replace it (the old ones stay on a side branch)"},
+    "cli.out.chat.no_beats": {"zh": "liyuan: 回放脚本里没有可演的拍（beats 为空）",
+                              "en": "liyuan: the replay script has no beats to play (beats is empty)"},
+    "cli.out.chat.kept": {"zh": "liyuan: 本拍的正文（没存上，先抄在这里）：", "en": "liyuan: this beat's text (not saved; copied here):"},
     # story outline|threads|codex|progress|checkpoints|restore (cli/story.py)
     "cli.out.story.usage": {"zh": "liyuan: 用法：liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …",
                             "en": "liyuan: usage: liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …"},
     "cli.out.story.no_outline": {"zh": "（这一局还没有大纲：在对话文件夹里写 {file}）",
                                  "en": "(no outline yet: write the outline file {file} in the chat folder)"},
+    "cli.out.story.link_needs_file": {"zh": "要给出章节文件：liyuan story link CHAT OUTLINE_ID FILE（或 --unlink 取消链接）",
+                                      "en": "Name the chapter file: liyuan story link CHAT OUTLINE_ID FILE (or --unlink to "
+                                            "take a link off)"},
     "cli.out.ledger.set": {"zh": "{path}：{old} → {new}", "en": "{path}: {old} → {new}"},
     "cli.out.story.no_chapters": {"zh": "（大纲还没有章节）", "en": "(the outline has no chapters yet)"},
     "cli.out.story.status.planned": {"zh": "计划", "en": "planned"},

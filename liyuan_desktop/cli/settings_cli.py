@@ -1,7 +1,8 @@
 """``liyuan settings``: the app's settings from the terminal (issue 14 §1: SillyTavern's world-info settings).
 
     liyuan settings show [--json]            the app's world-info settings (SillyTavern's names and values)
-    liyuan settings import-st PATH [--json]  take over the world-info settings of a SillyTavern settings.json
+    liyuan settings import-st PATH [--json]  take over the world-info settings of a SillyTavern settings.json (or of
+                                             the data/<user>/ folder holding it)
                                              (its world_info_settings block, or world_info_* keys at the top level)
                                              into <home>/settings.json; prints what was read and what was not
 
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         print(text("cli.out.settings.usage"), file=sys.stderr)
         return 2
     path = Path(args.path)
+    if path.is_dir() and (path / "settings.json").is_file():  # SillyTavern's data/<user>/ folder: its settings.json
+        path = path / "settings.json"
     try:
         data = json.loads(path.read_text("utf-8-sig"))
     except OSError as e:

@@ -328,7 +328,7 @@ def run_link(chat: Any, args: argparse.Namespace) -> int:
         out(say(message("story.unlinked", file=(c.file if c is not None and c.file else ref))))
         return 0
     if not args.file:
-        raise ValueError(message("codex.bad_args", why="FILE"))
+        raise ValueError(msg("cli.out.story.link_needs_file"))
     o = chat.link_chapter(ref, args.file)
     c = o.find(ref)
     out(say(message("story.linked", n=c.index + 1, title=c.title, id=c.id, file=c.file)))
