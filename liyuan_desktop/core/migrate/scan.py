@@ -130,6 +130,17 @@ def _files(d: Path, pattern: str, plan: Optional[MigrationPlan] = None, root: Op
     return sorted(out, key=lambda f: f.name)
 
 
+def authors_note_line(note: Any) -> str:
+    """A chat's Author's Note (an ``AuthorsNote``) in one line for the report, as a catalog message (``migrate.an.*``:
+    the same Chinese as ``AuthorsNote.summary``, and English), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」."""
+    if not note.text.strip():
+        return message("migrate.an.none")
+    where = message("migrate.an.chat", depth=note.depth, role=note.role) if note.position == "chat" else \
+        message("migrate.an." + note.position)
+    every = message("migrate.an.off") if note.interval == 0 else message("migrate.an.every", n=note.interval)
+    return message("migrate.an.summary", where=where, every=every)
+
+
 def too_big(item: PlanItem, what: str) -> bool:
     """True (``item`` made an ``error`` naming its size and the limit) when its file is over ``MAX_BYTES`` of its
     kind; nothing is read."""
@@ -461,7 +472,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             if note is not None:  # carried into the imported chat (st_chat.write_session)
                 from ..prompt.authors_note import AuthorsNote
 
-                item.detail["authors_note"] = AuthorsNote.model_validate(note).summary()
+                item.detail["authors_note"] = authors_note_line(AuthorsNote.model_validate(note))
             meta = object_at(header, "chat_metadata")
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]
