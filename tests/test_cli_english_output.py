@@ -357,3 +357,17 @@ def test_every_command_still_runs_in_chinese(capsys, world):
     assert "世界书：2 条，其中常驻 1 条" in said["card inspect {card}"]
     assert "没有配置模型" in said["chat Alice --chat third --say Hello."]
     assert "已导入预设「House」" in said["preset import {preset}"]
+
+
+def test_a_command_group_without_its_subcommand_says_so_in_english(capsys, world):
+    """``liyuan --lang en story`` (and every other group of subcommands, read from the parser): the usage it prints
+    is English."""
+    groups = sorted({c[:-1] for c in _leaf_commands() if len(c) > 1})
+    assert ("story",) in groups and ("preset",) in groups
+    bad = {}
+    for g in groups:
+        code, text = _run(capsys, "en", list(g))
+        assert code == 2 and "Traceback" not in text, (g, text)
+        if CJK.search(text):
+            bad[" ".join(g)] = text
+    assert not bad, bad

@@ -255,7 +255,7 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-agent-demo-")
         d = chat_dir(card.name, plan["chat"])
         if not json_mode:
-            out(f"（「局C」已存在，这次演示放在临时数据文件夹 {home()}）")
+            out(text("cli.out.chat.demo_elsewhere", name=plan["chat"], home=str(home())))
     rp_model = ReplayModel.from_file(demo_replay_path())
     beats = rp_model.beats[:2]
     rp = Chat.create(chat_dir(card.name, "局C-扮演"), card, _replay_for(beats))
@@ -328,10 +328,10 @@ async def _run_demo_agent(json_mode: bool, view: Any) -> int:
     if json_mode:
         out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
     else:
-        out(view.style("1", "\n检查点："))
+        out(view.style("1", "\n" + text("cli.out.chat.checkpoints")))
         for c in demo["checkpoints"]:
-            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
-        out(f"\n正文在 {demo['chat']}/正文")
+            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  " + text("cli.out.chat.changed", what=str(c["changed"])))
+        out("\n" + text("cli.out.chat.prose_in", dir=f"{demo['chat']}/正文"))
     return 0
 
 
@@ -390,7 +390,7 @@ def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
         try:
             Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
         except (OSError, ValueError) as e:
-            raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
+            raise ValueError(msg("cli.out.chat.bad_world", name=wpath.name, error=say(e))) from None
         (d / "世界书").mkdir(parents=True, exist_ok=True)
         (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
     return preset

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        print(text("cli.out.os_error", error=e.strerror or str(e), file=getattr(e, 'filename', '') or ''), file=sys.stderr)
         return 2
     return 0
 

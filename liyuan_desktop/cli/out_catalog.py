@@ -125,6 +125,12 @@ OUT: dict[str, dict[str, str]] = {
     "cli.out.chat.no_beats": {"zh": "liyuan: 回放脚本里没有可演的拍（beats 为空）",
                               "en": "liyuan: the replay script has no beats to play (beats is empty)"},
     "cli.out.chat.kept": {"zh": "liyuan: 本拍的正文（没存上，先抄在这里）：", "en": "liyuan: this beat's text (not saved; copied here):"},
+    "cli.out.chat.demo_elsewhere": {"zh": "（「{name}」已存在，这次演示放在临时数据文件夹 {home}）",
+                                    "en": "(“{name}” exists already; this demo runs in a temporary data folder, {home})"},
+    "cli.out.chat.checkpoints": {"zh": "检查点：", "en": "Checkpoints:"},
+    "cli.out.chat.changed": {"zh": "改动：{what}", "en": "changed: {what}"},
+    "cli.out.chat.prose_in": {"zh": "正文在 {dir}", "en": "The chapters are in {dir}"},
+    "cli.out.chat.bad_world": {"zh": "{name}：不是可用的世界书（{error}）", "en": "{name}: not a usable world book ({error})"},
     # story outline|threads|codex|progress|checkpoints|restore (cli/story.py)
     "cli.out.story.usage": {"zh": "liyuan: 用法：liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …",
                             "en": "liyuan: usage: liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …"},
