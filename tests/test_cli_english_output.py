@@ -24,6 +24,11 @@ import pytest
 from liyuan_desktop import cli
 from liyuan_desktop.cli import common
 
+try:
+    from helpers import need_shared
+except ImportError:  # tests/ collected as a package
+    from tests.helpers import need_shared
+
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 
 
@@ -371,3 +376,20 @@ def test_a_command_group_without_its_subcommand_says_so_in_english(capsys, world
         if CJK.search(text):
             bad[" ".join(g)] = text
     assert not bad, bad
+
+
+def test_real_cards_inspect_in_english(capsys, world):
+    """The real cards in ../shared/fixtures/cards (Chinese cards with books, regex scripts, EJS and TavernHelper
+    scripts): ``card inspect`` in English says everything in English but the card's own names (its name, and the
+    entry and script names it quotes in “…”)."""
+    folder = need_shared("fixtures", "cards")
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".png", ".json", ".charx"))
+    assert files
+    for f in files:
+        code, text = _run(capsys, "en", ["card", "inspect", str(f)])
+        assert code in (0, 2) and "Traceback" not in text, (f.name, text)
+        lines = text.splitlines()
+        if code == 0:
+            lines[0] = lines[0].rsplit(" (", 1)[-1]  # "<card name> (V3 · PNG)"
+        left = [ln for ln in lines if CJK.search(re.sub(r"“[^”]*”", "", ln))]
+        assert not left, (f.name, left)
