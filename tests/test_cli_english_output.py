@@ -239,7 +239,7 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("import-sillytavern",): [["import-sillytavern", "{st}", "--dry-run"], ["import-sillytavern", "{st}"]],
     ("search",): [["search", "ferry"], ["search", "zzzq"]],
     ("models", "probe"): [["models", "probe", "ollama"]],  # nothing listens there: "cannot connect"
-    ("models", "local"): [],
+    ("models", "local"): [["models", "local"]],  # the servers found on this machine's ports (usually none)
     ("models", "list"): [["models", "list"]],
     ("novel", "new"): [["novel", "new", "Second Book"]],
     ("group", "create"): [["group", "create", "Party", "--member", "Alice", "--member", "Robert"]],
@@ -249,7 +249,6 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("group", "import-st"): [["group", "import-st", "{st}/groups/g1.json"]],
     ("group", "export-st"): [["group", "export-st", "Party", "{out}/st-export"]],
 }
-# ("models", "local") scans local model servers on this machine's ports: not run (its output is the port list).
 
 
 def test_every_command_has_an_english_run():
