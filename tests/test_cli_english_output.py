@@ -351,6 +351,8 @@ def test_every_command_prints_english(capsys, world):
     assert "Cannot connect to the model server" in said["chat Alice --chat fifth --provider ollama --say Hello."]
     assert "Cannot connect to the model server" in said["models probe ollama"]
     assert "Lorebook entries: 2, 1 always on" in said["card inspect {card}"]
+    # a novel's book is exported under its own title and author (not the chat's name and the user label)
+    assert (world.out / "book.md").read_text("utf-8").startswith("# Ferry Book\n\nby Test\n")
 
 
 def test_every_command_still_runs_in_chinese(capsys, world):
