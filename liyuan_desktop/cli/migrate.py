@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         if old is not None:
             signal.signal(signal.SIGINT, old)
     if args.json:
-        out(report.to_json())
+        out(report.to_json(language()))
     else:
         out(report.markdown(language()))
         if report.report_dir:

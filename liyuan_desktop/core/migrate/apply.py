@@ -399,5 +399,5 @@ def save_report(report: MigrationReport, lang: str = "zh") -> Path:
     d.mkdir(parents=True)
     report.report_dir = str(d)
     atomic_write_text(d / ("report.md" if lang == "en" else "报告.md"), report.markdown(lang))
-    atomic_write_text(d / "report.json", report.to_json())
+    atomic_write_text(d / "report.json", report.to_json(lang))
     return d

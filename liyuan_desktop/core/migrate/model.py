@@ -209,11 +209,25 @@ SillyTavern's connection here when it is not the current one — the window offe
             out += [f"- {render(x, lang)}" for x in p.problems + p.notes]
         return p.masked("\n".join(out) + "\n")
 
-    def to_json(self) -> str:
-        """The report as indented JSON (credentials in URLs masked, :meth:`MigrationPlan.masked`)."""
+    def to_json(self, lang: str = "zh") -> str:
+        """The report as indented JSON (credentials in URLs masked, :meth:`MigrationPlan.masked`): the field names
+        and the kind/action values are stable; the human texts (reasons, notes, what was not imported and why,
+        the settings lines) are in ``lang``."""
         import json
 
-        return self.plan.masked(json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        return self.plan.masked(json.dumps(_rendered(self.model_dump(), lang), ensure_ascii=False, indent=1,
+                                           default=str))
+
+
+def _rendered(value: Any, lang: str) -> Any:
+    """``value`` (a dump) with every catalog message in it rendered in ``lang``."""
+    if isinstance(value, Msg):
+        return value.render(lang)
+    if isinstance(value, dict):
+        return {k: _rendered(v, lang) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rendered(v, lang) for v in value]
+    return value
 
 
 def error_text(e: BaseException) -> str:
