@@ -124,24 +124,19 @@ def test_links_are_edited_per_card_and_every_chat_of_the_card_follows(tmp_path):
     assert link_states(one.card) == []
 
 
-def test_a_same_named_card_and_book_are_replaced_by_sillytaverns_newer_versions(tmp_path):
-    """Issue 33 §4: a card and a book of SillyTavern's names that differ here are its newer versions — they replace
-    ours (the old card to the 回收站, the old book kept as an earlier version; no 「名字-2」 copies), and the link
-    names the book (tests/test_book_update_more.py: the chats using them are offered the changes)."""
+def test_a_clashing_card_is_renamed_by_the_same_rule_as_the_other_kinds(tmp_path):
     build_st_folder(tmp_path / "st")
     import_card(_card_file(tmp_path, "阿梨", description="早就在这里的另一张阿梨"))
     library_books_dir().mkdir(parents=True)
     (library_books_dir() / "阿梨的世界.json").write_text('{"entries": {}}', "utf-8")
     plan = scan(tmp_path / "st")
-    planned = {(i.kind, i.name): i.target for i in plan.items if i.action == "update"}
-    assert planned == {("card", "阿梨"): "阿梨", ("book", "阿梨的世界"): "阿梨的世界"}
-    assert not [i for i in plan.items if i.action == "rename" and i.kind in ("card", "book")]
+    planned = {(i.kind, i.name): i.target for i in plan.items if i.action == "rename"}
+    assert planned == {("card", "阿梨"): "阿梨-2", ("book", "阿梨的世界"): "阿梨的世界-2"}
     report = run(plan)
-    done = {(i.kind, i.name): i.target for i in report.plan.items if i.action == "update"}
-    assert done == planned and not (home() / "cards" / "阿梨-2").exists()
-    assert "早就在这里" not in (home() / "cards" / "阿梨" / "card.json").read_text("utf-8")
-    assert card_linked_books(home() / "cards" / "阿梨") == ["阿梨的世界"]
-    assert _contents(_new_chat("阿梨")).count("渡口在镇子东边。") == 1
+    done = {(i.kind, i.name): i.target for i in report.plan.items if i.action == "rename"}
+    assert done == planned and (home() / "cards" / "阿梨-2" / "card.json").is_file()
+    assert card_linked_books(home() / "cards" / "阿梨-2") == ["阿梨的世界-2"]  # the link follows the renamed book
+    assert _contents(_new_chat("阿梨-2")).count("渡口在镇子东边。") == 1
 
 
 def test_cli_card_import_says_the_linked_book_is_missing(tmp_path):

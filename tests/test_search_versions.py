@@ -36,7 +36,7 @@ async def test_versions_of_one_reply_are_one_message_with_the_shown_one_first(tm
     assert cli_main(["--lang", "en", "search", "灯"]) == 0
     out = capsys.readouterr()
     lines = out.out.strip().splitlines()
-    assert len(lines) == 2 and lines[1].count("【灯】") == 1
+    assert len(lines) == 2 and lines[1].count("[灯]") == 1  # the match marked the English way (Chinese: 【灯】)
     assert "[4 versions: version 1, version 2, version 3, version 1 (revised)]" in lines[1]
     assert "2 messages found (5 versions)" in out.err
     assert cli_main(["search", "灯", "--json"]) == 0

@@ -152,23 +152,20 @@ def test_second_run_imports_nothing_new(tmp_path):
 
 
 def test_conflicts_are_renamed_never_overwritten(tmp_path):
-    """A preset that meets a different one of its name gets the library's one rule, 「名字-2」 (as the card
-    importer names a card: cards.library.numbered_name). A world book of that name is SillyTavern's newer version
-    of it (issue 33 §4): it replaces the library's, the old one kept in the version store (tests/
-    test_book_update_more.py)."""
+    """Every kind that meets a different item of its name gets the library's one rule, 「名字-2」 — books and
+    presets as the card importer names a card (cards.library.numbered_name)."""
     build_st_folder(tmp_path / "st")
     library_books_dir().mkdir(parents=True)
     (library_books_dir() / "阿梨的世界.json").write_text('{"entries": {}}', "utf-8")
     presets_dir().joinpath("梨园预设.json").write_text('{"temperature": 0.1, "prompts": []}', "utf-8")
     report = run(scan(tmp_path / "st"))
-    assert (library_books_dir() / "阿梨的世界.json").read_text("utf-8") != '{"entries": {}}'
-    assert not (library_books_dir() / "阿梨的世界-2.json").exists()
+    assert (library_books_dir() / "阿梨的世界.json").read_text("utf-8") == '{"entries": {}}'
+    assert (library_books_dir() / "阿梨的世界-2.json").is_file()
     assert presets_dir().joinpath("梨园预设.json").read_text("utf-8") == '{"temperature": 0.1, "prompts": []}'
     assert presets_dir().joinpath("梨园预设-2.json").is_file()
     assert load_settings().default_preset == "梨园预设-2"  # the default follows the renamed preset
     renamed = {i.name: i.target for i in report.plan.items if i.action == "rename"}
-    assert renamed == {"梨园预设": "梨园预设-2"}
-    assert {i.name: i.target for i in report.plan.items if i.action == "update"} == {"阿梨的世界": "阿梨的世界"}
+    assert renamed == {"阿梨的世界": "阿梨的世界-2", "梨园预设": "梨园预设-2"}
     # the link follows the rename: the chat reads the imported book, not the one that was here
     assert "渡口在镇子东边。" in {e.content for e in _open("阿梨", "第一局").context.book.entries}
 

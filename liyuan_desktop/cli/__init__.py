@@ -111,5 +111,5 @@ def main(argv: Optional[list[str]] = None) -> int:
     try:
         return asyncio.run(chat.run(args))
     except KeyboardInterrupt:
-        print("\nliyuan: 已中断（已写入的内容都在会话文件里）", file=sys.stderr)
+        print("\n" + text("cli.out.interrupted"), file=sys.stderr)
         return 130

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import card_scripts
-from .common import say, text
+from .common import language, msg, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.cards import Card
@@ -107,9 +107,9 @@ def _resolve(name: str) -> tuple[Card, Optional[bytes]]:
                 folder = cand
                 break
     if folder is None:
-        raise CardError(f"{name}：资料库里没有这张卡，也不是卡文件的路径")
+        raise CardError(msg("cli.out.card.not_found", name=name))
     if not (folder / "card.json").is_file():
-        raise CardError(f"{folder.name}：这个文件夹里没有 card.json，不是资料库里的卡")
+        raise CardError(msg("cli.out.card.no_card_json", name=folder.name))
     card = load_card(folder / "card.json")
     image: Optional[bytes] = None
     orig_png = folder / "original.png"
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         if cmd == "inspect":
             card = load_card(args.file)
             info = inspect_loaded(card)
-            print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info))
+            print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info, language()))
             return 0
         if cmd == "preview":
             return _preview(args)
@@ -237,16 +237,17 @@ def run(args: argparse.Namespace) -> int:
         _err(say(e))
         return 2
     except UnicodeError:  # a lone UTF-16 surrogate in the card text cannot be written as UTF-8
-        _err(f"{Path(getattr(args, 'file', '') or getattr(args, 'name', '')).name}：卡里有无法保存为 UTF-8 的字符（孤立的代理字符）")
+        _err(text("cli.out.card.surrogate", name=Path(getattr(args, 'file', '') or getattr(args, 'name', '')).name))
         return 2
     except OSError as e:
         where = getattr(e, "filename", None)
-        _err(f"{Path(where).name + '：' if where else ''}读写文件失败：{e.strerror or e}")
+        _err(text("cli.out.io_failed_at", name=Path(where).name, error=e.strerror or str(e)) if where
+             else text("cli.out.io_failed", error=e.strerror or str(e)))
         return 2
     parser = getattr(args, "_card_parser", None)
     if parser is not None:
         parser.print_usage(sys.stderr)
-    _err("需要子命令：inspect、import、export、preview、rename、new、set 或 fields")
+    _err(text("cli.out.card.need_sub"))
     return 2
 
 
@@ -283,9 +284,10 @@ def _preview(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(info, ensure_ascii=False))
     else:
-        print(f"状态栏框：{info['frames']} 个，高度 {info['height_px']} px；错误 {len(info['errors'])} 条；被拦下 {len(info['blocked'])} 条")
+        print(text("cli.out.card.preview", frames=info["frames"], heights=[str(h) for h in info["height_px"]] or "-",
+                   errors=len(info["errors"]), blocked=len(info["blocked"])))
         for e in info["errors"]:
-            print(f"  错误：{e}")
+            print(text("cli.out.card.preview_error", error=str(e)))
     return 0
 
 

@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     except (CardError, PresetError) as e:
         return _err(e)
     except OSError as e:
-        return _err(f"读写文件失败：{e.strerror or e}")
+        return _err(text("cli.out.io_failed", error=e.strerror or str(e)))
     rows = script_rows(lib, perm.allowed, perm.switches)
     if args.json:
         print(json.dumps({"name": name, "source": lib.source, "shape": lib.shape, "allowed": perm.allowed,

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from .common import card_home_name, language, out, readline, resolve_card, say, text
+from .common import card_home_name, language, msg, out, readline, resolve_card, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -117,7 +117,8 @@ def _note_from_args(chat: Chat, args: argparse.Namespace) -> Optional[Any]:
     try:
         return AuthorsNote.model_validate({**chat.authors_note().model_dump(), **fields})
     except ValidationError as e:
-        raise ValueError("作者注的设置不对：" + "；".join(f"{'.'.join(map(str, x['loc']))} {x['msg']}" for x in e.errors())) from None
+        raise ValueError(msg("cli.out.chat.bad_note", errors="; ".join(
+            f"{'.'.join(map(str, x['loc']))} {x['msg']}" for x in e.errors()))) from None
 
 
 def unique_chat_name(card_name: str, base: str) -> str:
@@ -194,12 +195,11 @@ def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[Cha
     made the way the window makes them (core/chat/build.py :func:`chat_models`: the configured provider, the settings'
     scribe provider). ValueError (shown, exit 2) for a missing provider or key."""
     from ..core.llm import ReplayModel, resolve_api_key
+    from ..core.messages import message
 
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):]), None
     if not args.provider:
-        from ..core.messages import message
-
         raise ValueError(message("cli.no_model"))
     from ..core.chat.build import chat_models
 
@@ -210,7 +210,7 @@ def _build_model(args: argparse.Namespace, settings: "AppSettings") -> tuple[Cha
     prov = models.provider
     assert prov is not None and models.main is not None  # a named provider always gives a model
     if prov.api_key_env and not resolve_api_key(prov):
-        raise ValueError(f"没有 {prov.name} 的 API key：请设置环境变量 {prov.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+        raise ValueError(message("cli.no_key", name=prov.name, env=prov.api_key_env))
     return models.main, models.scribe
 
 
@@ -225,7 +225,7 @@ def ctrl_c_stops(chat: Chat) -> Iterator[None]:
     def on_int() -> None:
         if chat.beat_running() and not presses:
             presses.append(1)
-            print("\nliyuan: 已停止本拍（已流出的正文存为未收笔的稿子）；再按一次 Ctrl-C 退出", file=sys.stderr)
+            print("\n" + text("cli.out.chat.stopped"), file=sys.stderr)
             chat.stop()
             return
         loop.remove_signal_handler(signal.SIGINT)
@@ -274,7 +274,7 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-agent-demo-")
         d = chat_dir(card.name, plan["chat"])
         if not json_mode:
-            out(f"（「局C」已存在，这次演示放在临时数据文件夹 {home()}）")
+            out(text("cli.out.chat.demo_elsewhere", name=plan["chat"], home=str(home())))
     rp_model = ReplayModel.from_file(demo_replay_path())
     beats = rp_model.beats[:2]
     rp = Chat.create(chat_dir(card.name, "局C-扮演"), card, _replay_for(beats))
@@ -380,10 +380,10 @@ async def _run_demo_agent(json_mode: bool, view: Any) -> int:
     if json_mode:
         out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
     else:
-        out(view.style("1", "\n检查点："))
+        out(view.style("1", "\n" + text("cli.out.chat.checkpoints")))
         for c in demo["checkpoints"]:
-            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  改动：{c['changed']}")
-        out(f"\n正文在 {demo['chat']}/正文")
+            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  " + text("cli.out.chat.changed", what=str(c["changed"])))
+        out("\n" + text("cli.out.chat.prose_in", dir=f"{demo['chat']}/正文"))
     return 0
 
 
@@ -410,9 +410,9 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         return card, card.name, model, scribe, chat_name, says, recorded
     if args.group:  # a group chat (cli/group.py): the card is the first member's until a member speaks
         model, scribe = _build_model(args, app_settings)
-        return None, "", model, scribe, args.chat or "群聊", says, recorded
+        return None, "", model, scribe, args.chat or text("cli.out.chat.group_name"), says, recorded
     if not args.card:
-        raise ValueError("需要角色卡：liyuan chat CARD …（或 --demo）")
+        raise ValueError(msg("cli.out.chat.need_card"))
     card = resolve_card(args.card)
     folder = card_home_name(args.card, card)  # a renamed card's folder, or NAME-2
     model, scribe = _build_model(args, app_settings)
@@ -420,7 +420,7 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         beats = getattr(model, "beats", [])
         says = says or [b.user for b in beats]
         recorded = [a for b in beats for a in b.ask_answers]
-    return card, folder, model, scribe, args.chat or "默认", says, recorded
+    return card, folder, model, scribe, args.chat or text("cli.out.chat.default_name"), says, recorded
 
 
 def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
@@ -442,7 +442,7 @@ def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
         try:
             Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
         except (OSError, ValueError) as e:
-            raise ValueError(f"{wpath.name}：不是可用的世界书（{e}）") from None
+            raise ValueError(msg("cli.out.chat.bad_world", name=wpath.name, error=say(e))) from None
         (d / "世界书").mkdir(parents=True, exist_ok=True)
         (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
     return preset
@@ -466,7 +466,7 @@ def _apply_chat_flags(chat: "Chat", args: argparse.Namespace, wi_overrides: dict
         chat.set_prose_only(True)
     if chat.prompter is not None and not json_mode:
         for w in chat.prompter.warnings:
-            print(f"liyuan: 预设：{w}", file=sys.stderr)
+            print(text("cli.out.chat.preset_warning", text=w), file=sys.stderr)
     return note
 
 
@@ -494,11 +494,11 @@ def _open_run(args: argparse.Namespace, json_mode: bool, view: Any) -> "_Run | i
         chat = build_chat(d, card, app_settings, model, scribe, preset=preset, new=new)
         note = _apply_chat_flags(chat, args, wi_overrides, json_mode)
     except (CardError, SessionError, ValueError, KeyError, FileNotFoundError) as e:
-        msg = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
-        print(f"liyuan: {msg}", file=sys.stderr)
+        shown = say(e.args[0]) if isinstance(e, KeyError) and e.args else say(e)  # a broken card in the --lang language
+        print(f"liyuan: {shown}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: 数据文件夹写不进去：{e}（可以用 LIYUAN_HOME 换一个位置）", file=sys.stderr)
+        print(text("cli.out.chat.home_not_writable", error=str(e)), file=sys.stderr)
         return 2
     return _Run(args=args, json_mode=json_mode, view=view, card=card, model=model, chat=chat, chat_name=chat_name,
                 folder=d, says=says, recorded=recorded, note=note)
@@ -511,21 +511,20 @@ async def _report_opened(r: _Run) -> Optional[int]:
 
     chat, args = r.chat, r.args
     for w in chat.load_warnings + r.card.warnings:
-        print(f"liyuan: {'note: ' if language() == 'en' else '注意：'}{say(w)}", file=sys.stderr)
+        print(text("cli.out.chat.note", text=w), file=sys.stderr)
     gaps = chat.ledger_gaps()  # replies a crash left without their ledger snapshot
     if gaps and args.continue_beat:
         try:
             r.repaired = len(await chat.repair_ledger(on_event=None if r.json_mode else r.view))
         except OSError as e:
-            print(f"liyuan: 补记账没存上：{e}", file=sys.stderr)
+            print(text("cli.out.chat.repair_not_saved", error=str(e)), file=sys.stderr)
             return 1
-        print(f"liyuan: 已为上次中断时没记上账的 {r.repaired} 拍补记账", file=sys.stderr)
+        print(text("cli.out.chat.repaired", n=r.repaired), file=sys.stderr)
     elif gaps:
-        print(f"liyuan: 注意：有 {len(gaps)} 拍回复还没记账（上次中断），用 --continue 补上", file=sys.stderr)
+        print(text("cli.out.chat.gaps", n=len(gaps)), file=sys.stderr)
     left = chat.unanswered()
     if left is not None:  # never sent along silently: the user resends, edits or drops them
-        print(f"liyuan: 注意：上次这句话没有得到回应：「{left.text[:60]}」。--regenerate 原样重发；"
-              "--say 说的新话会替换它（旧话留在旁支）", file=sys.stderr)
+        print(text("cli.out.chat.unanswered", text=left.text[:60]), file=sys.stderr)
     if chat.cut_turn() is not None:  # a group chat's follow-up cut off: never shown as the user's words
         print(say(message("group.cut_turn", name=chat.cut_turn() or "?")), file=sys.stderr)
     if not r.json_mode:
@@ -565,7 +564,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
         if not (r.says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
             return 0
     if getattr(r.model, "is_replay", False) and not r.says and not _commanded(args):
-        print("liyuan: 回放脚本里没有可演的拍（beats 为空）", file=sys.stderr)
+        print(text("cli.out.chat.no_beats"), file=sys.stderr)
         return 2
     return None
 
@@ -675,7 +674,7 @@ def _disk_refused(e: OSError) -> int:
     if kept is not None and e.stage != "ledger":
         text_kept = kept.final or (kept.output.draft.text if kept.output else "")
         if text_kept:
-            print("liyuan: 本拍的正文（没存上，先抄在这里）：\n" + text_kept, file=sys.stderr)
+            print(text("cli.out.chat.kept") + "\n" + text_kept, file=sys.stderr)
     return 1
 
 

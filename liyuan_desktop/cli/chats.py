@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import card_home_name, language, resolve_card, say, text
+from .common import card_home_name, language, msg, resolve_card, say, text
 
 
 def add_parsers(sub: Any) -> None:
@@ -68,18 +68,18 @@ def run(args: argparse.Namespace) -> int:
         if args.cmd == "import-chat":
             d = chat_dir(folder, args.chat or default_chat_name(args.file))
             if (d / "session.jsonl").exists():
-                raise ValueError(f"对话「{d.name}」已存在；用 --chat 换个名字")
+                raise ValueError(msg("cli.out.chats.exists", name=d.name))
             from ..core.cards.st_chat import StChatCancelled
             from ..core.chat.st_import import import_st_folder
             from .progress import Interrupt, StderrProgress
 
-            bar = StderrProgress(f"导入 {Path(args.file).name}")
+            bar = StderrProgress(text("cli.out.chats.importing", name=Path(args.file).name))
             try:
                 with Interrupt() as stop:  # Ctrl-C cancels: nothing of the chat is left behind
                     warnings = import_st_folder(Path(args.file), card, d, progress=bar, cancelled=stop)
             except StChatCancelled:
                 bar.done()
-                print("liyuan: 已取消导入，没有留下任何文件", file=sys.stderr)
+                print(text("cli.out.chats.import_cancelled"), file=sys.stderr)
                 return 130
             bar.done()
             for w in warnings:
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        print(text("cli.out.os_error", error=e.strerror or str(e), file=getattr(e, 'filename', '') or ''), file=sys.stderr)
         return 2
     return 0
 
@@ -146,31 +146,33 @@ def _manage(args: argparse.Namespace) -> int:
                 tree = SessionTree.open(d / "session.jsonl")
                 hits = [i for i in tree.entries if i.startswith(args.upto) and tree.entries[i].type != "leaf"]
                 if len(hits) != 1:
-                    raise ValueError(f"条目「{args.upto}」{'找不到' if not hits else '不唯一'}")
+                    raise ValueError(msg("cli.out.chats.no_entry" if not hits else "cli.out.chats.entry_ambiguous",
+                                         id=args.upto))
                 upto = hits[0]
             print(manage.duplicate_chat(d, upto, args.name, language()))
         elif c == "delete":
             it = manage.delete_chat(chat_folder(args.chat))
-            print(f"已移到回收站：{it.id}")
+            print(text("cli.out.chats.trashed", id=it.id))
         elif c == "delete-card":
             cards = [x for x in library.list_cards() if x.name == args.card]
             if not cards:
-                raise ValueError(f"资料库里没有角色卡「{args.card}」")
+                raise ValueError(msg("cli.out.chats.no_card", name=args.card))
             it = manage.delete_card(cards[0])
-            print(f"已移到回收站：{it.id}")
+            print(text("cli.out.chats.trashed", id=it.id))
         elif c == "trash":
             for it in manage.list_trash():
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(it.deleted / 1000))
-                kind = "角色卡" if it.kind == "card" else "对话"
+                kind = text("cli.out.chats.kind_card" if it.kind == "card" else "cli.out.chats.kind_chat")
                 print(f"{it.id}\t{kind}\t{it.origin}\t{when}")
         elif c == "restore":
             print(manage.restore(args.item))
         elif c == "empty-trash":
-            print(f"已永久删除 {manage.empty_trash()} 项")
+            print(text("cli.out.chats.emptied", n=manage.empty_trash()))
     except (ValueError, SessionError) as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     except OSError as e:
-        print(f"liyuan: {e.strerror or e}：{getattr(e, 'filename', '') or ''}", file=sys.stderr)
+        print(text("cli.out.os_error", error=e.strerror or str(e), file=getattr(e, 'filename', '') or ''),
+              file=sys.stderr)
         return 2
     return 0

@@ -137,7 +137,7 @@ def chat_folder(spec: str) -> Path:
         d = chat_dir(card, chat)
         if (d / "session.jsonl").exists():
             return d
-    raise ValueError(f"找不到对话：{spec}（给对话文件夹，或「卡名/对话名」）")
+    raise ValueError(msg("cli.out.no_chat", spec=spec))
 
 
 def open_chat(spec: str) -> Chat:
@@ -163,7 +163,7 @@ def open_chat(spec: str) -> Chat:
         except (CardError, OSError, ValueError):
             continue
     if card is None:
-        raise ValueError(f"找不到这个对话的角色卡：{header.card or header.card_name}")
+        raise ValueError(msg("cli.out.no_chat_card", card=header.card or header.card_name))
     from ..core.chat.build import build_chat
     from ..core.settings import load_settings
 
@@ -236,9 +236,18 @@ def text(key: str, **params: Any) -> str:
     """The catalog text ``key`` (``core/messages.CATALOG``; the CLI's help texts: ``cli/help_catalog.py``) in the
     chosen language, formatted with ``params``."""
     from ..core.messages import message
-    from . import help_catalog  # noqa: F401  registers the help texts
+    from . import help_catalog, out_catalog  # noqa: F401  register the help texts, the commands' own lines
 
     return say(message(key, **params))
+
+
+def msg(key: str, **params: Any) -> Any:
+    """The catalog message ``key`` (a ``core.messages.Msg``, the CLI's own lines registered first) — for an
+    exception or a value rendered later with :func:`say`."""
+    from ..core.messages import message
+    from . import out_catalog  # noqa: F401  registers the commands' own lines
+
+    return message(key, **params)
 
 
 def find_entry(chat: Chat, prefix: str) -> str:
@@ -261,5 +270,5 @@ def run_on_chat(spec: str, body: Callable[[Chat], int]) -> int:
     except BrokenPipeError:  # the reader went away (| head): nothing to say
         return 0
     except OSError as e:
-        print(f"liyuan: 会话文件写不进去：{e}", file=sys.stderr)
+        print(text("cli.out.session_not_written", error=str(e)), file=sys.stderr)
         return 2

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, run_on_chat, text
+from .common import find_entry, msg, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -34,21 +34,21 @@ def _inspect(chat: Chat, args: argparse.Namespace) -> int:
     item = find_entry(chat, args.item) if args.item else next(
         (i["id"] for i in reversed(chat.transcript()) if i["role"] in ("assistant", "draft")), None)
     if item is None:
-        raise ValueError("这个对话还没有模型调用")
+        raise ValueError(msg("cli.out.inspect.no_calls"))
     calls = chat.inspect_beat(item)
     if args.json:
         print(json.dumps(calls, ensure_ascii=False, indent=1))
         return 0
     for c in calls:
         u = c.get("usage") or {}
-        mode = " · 纯文字演出（无工具）" if c.get("play_mode") == "prose" and c.get("purpose") != "scribe" else ""
-        cut = {"length": " · 被输出上限截断", "repetition": " · 重复，提前停下",
-               "echo": " · 照抄已有内容，未收笔"}.get(c.get("cut") or "", "")
-        print(f"══ 第 {c['round']} 次调用 · {'场记' if c['purpose'] == 'scribe' else '演员'} · {c.get('model', '')}"
-              f"{' · 输入 %s token' % u['prompt_tokens'] if u.get('prompt_tokens') else ''}{mode}{cut}")
+        mode = text("cli.out.inspect.prose") if c.get("play_mode") == "prose" and c.get("purpose") != "scribe" else ""
+        cut = text("cli.out.inspect.cut." + c["cut"]) if c.get("cut") in ("length", "repetition", "echo") else ""
+        print(text("cli.out.inspect.call", n=c["round"], model=c.get("model", ""), mode=mode, cut=cut,
+                   who=text("cli.out.inspect.scribe" if c["purpose"] == "scribe" else "cli.out.inspect.actor"),
+                   tokens=text("cli.out.inspect.tokens", n=u["prompt_tokens"]) if u.get("prompt_tokens") else ""))
         req = c.get("request")
         if req is None:
-            print("（这一拍早于检查器记录，发送内容无法还原）")
+            print(text("cli.out.inspect.too_old"))
         else:
             for m in req["messages"]:
                 print(f"── {m['role']}" + (f" (tool_call_id {m['tool_call_id']})" if m.get("tool_call_id") else ""))
@@ -56,9 +56,10 @@ def _inspect(chat: Chat, args: argparse.Namespace) -> int:
                 for t in m.get("tool_calls") or []:
                     print(f"   → {t['function']['name']}({t['function']['arguments']})")
             if req.get("tools"):
-                print(f"── 工具：{'、'.join(t['function']['name'] for t in req['tools'])}")
+                print(text("cli.out.inspect.tools", names=[t["function"]["name"] for t in req["tools"]]))
         r = c["reply"]
-        print("── 回复" + (f"（思考 {len(r['reasoning'])} 字）" if r.get("reasoning") else ""))
+        print(text("cli.out.inspect.reply_thinking", n=len(r["reasoning"])) if r.get("reasoning")
+              else text("cli.out.inspect.reply"))
         if r.get("content"):
             print(r["content"])
         for t in r.get("tool_calls") or []:

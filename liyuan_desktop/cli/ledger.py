@@ -101,11 +101,12 @@ def _revert(chat: Chat, args: argparse.Namespace) -> int:
 
 
 def _set(chat: Chat, args: argparse.Namespace) -> int:
-    from ..core.ledger.history import value_from_text, value_now
+    from ..core.ledger.history import describe_value, value_from_text, value_now
 
-    chat.set_ledger_value(args.path, value_from_text(args.value, value_now(chat.ledger_history(), args.path)))
-    entry = chat.ledger_entry()
-    print("\n".join(entry.applied) if entry is not None else "")
+    old = value_now(chat.ledger_history(), args.path)
+    chat.set_ledger_value(args.path, value_from_text(args.value, old))
+    print(text("cli.out.ledger.set", path=args.path, old=describe_value(old),
+               new=describe_value(value_now(chat.ledger_history(), args.path))))
     return 0
 
 

@@ -18,7 +18,7 @@ import sys
 import threading
 from typing import Any
 
-from .common import out, say, text
+from .common import language, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     if not args.json:
-        for line in plan.summary_lines():
+        for line in plan.summary_lines(language()):
             out(line)
         out("")
     stop = threading.Event()
@@ -52,24 +52,24 @@ def run(args: argparse.Namespace) -> int:
         pct = 100 * done // max(total, 1)
         if pct // 5 != last[0] // 5 or done == total:
             last[0] = pct
-            print(f"liyuan: 导入 {pct:3d}%  {label}", file=sys.stderr, flush=True)
+            print(text("migrate.cli.progress", pct=f"{pct:3d}", label=label), file=sys.stderr, flush=True)
 
     def on_sigint(signum: int, frame: Any) -> None:
         stop.set()
 
     old = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
     try:
-        report = run_migration(plan, progress, stop, dry_run=args.dry_run)
+        report = run_migration(plan, progress, stop, dry_run=args.dry_run, lang=language())
     finally:
         if old is not None:
             signal.signal(signal.SIGINT, old)
     if args.json:
-        out(report.to_json())
+        out(report.to_json(language()))
     else:
-        out(report.markdown())
+        out(report.markdown(language()))
         if report.report_dir:
-            out(f"报告已保存：{report.report_dir}")
+            out(text("migrate.cli.saved", dir=report.report_dir))
     if report.cancelled:
-        print("liyuan: 已取消，这次导入的东西都已删除", file=sys.stderr)
+        print(text("migrate.cli.cancelled"), file=sys.stderr)
         return 130
     return 0

@@ -18,7 +18,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import language, out, text
+from .common import language, msg, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.providers import ProviderSettings
@@ -55,7 +55,7 @@ def _chosen(name: str | None) -> ProviderSettings:
         return resolve_provider(name)
     active = load_settings().active()
     if active is None:
-        raise KeyError("没有当前使用的服务商：给出服务商名，或先在设置里配置一个")
+        raise KeyError(msg("cli.out.models.no_active"))
     return active
 
 
@@ -70,11 +70,10 @@ async def _probe(args: argparse.Namespace) -> int:
     else:
         shown = caps.served_model or caps.model  # what the server runs (a llama.cpp preset's name is only a name)
         out(f"{p.name} · {shown} @ {caps.base_url}")
-        en = language() == "en"
-        for label, value in summary(caps, "en" if en else "zh"):
-            out(f"  {label}{': ' if en else '：'}{value}")
+        for label, value in summary(caps, language()):
+            out(text("cli.out.field", label=label, value=value))
         for note in caps.notes:
-            out(f"  ※ {note}")
+            out(f"  ※ {say(note)}")
     return 0 if caps.tools != "unknown" or caps.streaming is not None else 1
 
 
@@ -86,16 +85,15 @@ async def _local(args: argparse.Namespace) -> int:
         out(json.dumps([s.model_dump(mode="json") for s in found], ensure_ascii=False, indent=2))
         return 0
     if not found:
-        out("本机没有找到正在运行的模型服务器（Ollama 11434、LM Studio 1234、llama.cpp 8080、KoboldCpp 5001、"
-            "vLLM 8000、text-generation-webui 5000、Jan 1337）。")
+        out(text("cli.out.models.none_local"))
         return 0
     for s in found:
-        key = "（需要 API key）" if s.needs_key else ""
+        key = text("cli.out.models.needs_key") if s.needs_key else ""
         out(f"{s.label} · {s.base_url}{key}")
         for name in s.models:
             out(f"  - {name}")
         if not s.models:
-            out("  （没有列出模型）")
+            out(text("cli.out.models.no_models"))
     return 0
 
 
@@ -120,10 +118,10 @@ def run(args: argparse.Namespace) -> int:
     handlers = {"probe": _probe, "local": _local, "list": _list}
     handler = handlers.get(getattr(args, "models_cmd", None) or "")
     if handler is None:
-        print("liyuan: 用法：liyuan models probe|local|list …", file=sys.stderr)
+        print(text("cli.out.models.usage"), file=sys.stderr)
         return 2
     try:
         return asyncio.run(handler(args))
     except KeyError as exc:
-        print(f"liyuan: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        print(f"liyuan: {say(exc.args[0]) if exc.args else exc}", file=sys.stderr)
         return 2

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Literal
 
-from .common import out, say, text
+from .common import language, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -20,7 +20,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     n = ns.add_parser("new", help=text("cli.help.novel.1"))
     n.add_argument("title", help=text("cli.help.novel.2"))
     n.add_argument("--author", default="", help=text("cli.help.novel.3"))
-    n.add_argument("--language", choices=("zh", "en"), default="zh", help=text("cli.help.novel.4"))
+    n.add_argument("--language", choices=("zh", "en"), default=None, help=text("cli.help.novel.4"))
     n.add_argument("--cast", action="append", default=[],
                    help=text("cli.help.novel.5"))
     return p
@@ -36,10 +36,11 @@ def run(args: argparse.Namespace) -> int:
     from ..core.settings import load_settings
 
     if getattr(args, "novel_cmd", None) != "new":
-        print("liyuan: 用法：liyuan novel new TITLE [--author A] [--language zh|en] [--cast NAME]…", file=sys.stderr)
+        print(text("cli.out.novel.usage"), file=sys.stderr)
         return 2
     try:
-        spec = NovelSpec(title=args.title, author=args.author, language=args.language, cast=args.cast)
+        lang: Literal["zh", "en"] = "en" if (args.language or language()) == "en" else "zh"
+        spec = NovelSpec(title=args.title, author=args.author, language=lang, cast=args.cast)
     except ValidationError:
         print(f"liyuan: {say(message('novel.bad_title'))}", file=sys.stderr)
         return 2

@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
         if cmd == "import":
             for f in args.files:
                 p = install_preset(f)
-                print(f"已导入预设「{p.name}」")
+                print(text("cli.out.preset.imported", name=p.name))
                 for w in p.warnings:
                     print(f"  · {say(w)}")  # what the reader repaired, in the --lang language
             return 0
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print(json.dumps({"presets": names, "default": default}, ensure_ascii=False))
             elif not names:
-                print("预设库是空的：liyuan preset import FILE")
+                print(text("cli.out.preset.empty"))
             else:
                 for n in names:
                     print(("★ " if n == default else "  ") + n)
@@ -124,12 +124,12 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if cmd == "delete":
             if not delete_preset(args.name):
-                return _fail(f"预设库里没有「{args.name}」")
+                return _fail(text("cli.out.preset.missing", name=args.name))
             s = load_settings()
             if s.default_preset == args.name:
                 s.default_preset = None
                 save_settings(s)
-            print(f"已删除预设「{args.name}」")
+            print(text("cli.out.preset.deleted", name=args.name))
             return 0
         if cmd == "prompts":
             return _prompts(args)
@@ -147,13 +147,13 @@ def run(args: argparse.Namespace) -> int:
                     load_installed_preset(args.name)  # must exist
                 s.default_preset = None if args.none else args.name
                 save_settings(s)
-            print(f"新对话的默认预设：{s.default_preset or '（无）'}")
+            print(text("cli.out.preset.default", name=s.default_preset or text("cli.out.preset.none")))
             return 0
     except PresetError as e:
         return _fail(say(e))  # the engine's message in the --lang language
     except OSError as e:
-        return _fail(f"写入失败：{e}")
-    print("用法：liyuan preset import|list|show|delete|default|prompts|export …", file=sys.stderr)
+        return _fail(text("cli.out.write_failed", error=str(e)))
+    print(text("cli.out.preset.usage"), file=sys.stderr)
     return 2
 
 
@@ -209,12 +209,14 @@ def _print_rows(m: Any, rows: list[Any], as_json: bool) -> None:
     for r in rows:
         flag = "on " if r.enabled else "off"
         kind = "◆" if r.marker else ("?" if r.missing else " ")
-        print(f"{r.index + 1:>4}  {flag}  {r.role:<9}  {r.where:<14} {r.tokens:>6}  {kind}{r.label}（{r.identifier}）")
+        print(f"{r.index + 1:>4}  {flag}  {r.role:<9}  {r.where:<14} {r.tokens:>6}  {kind}"
+              + text("cli.out.prompt_row", label=r.label, ident=r.identifier))
     extra = m.unlisted()
     if extra:
         print(say(message("prompts.cli.unlisted")))
         for r in extra:
-            print(f"         {r.role:<9}  {r.where:<14} {r.tokens:>6}   {r.label}（{r.identifier}）")
+            print(f"         {r.role:<9}  {r.where:<14} {r.tokens:>6}   "
+                  + text("cli.out.prompt_row", label=r.label, ident=r.identifier))
 
 
 def _prompts(args: argparse.Namespace) -> int:

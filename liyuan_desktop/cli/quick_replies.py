@@ -50,7 +50,7 @@ def _import(args: argparse.Namespace) -> int:
     from ..core.cards.quick_replies import import_set
 
     if args.name and len(args.files) > 1:
-        return _fail("--name 只能用于一个文件")
+        return _fail(text("cli.out.qr.name_one"))
     results = []
     for f in args.files:
         r = import_set(f, name=args.name, replace=args.replace)
@@ -110,6 +110,6 @@ def run(args: argparse.Namespace) -> int:
     except QuickReplyError as e:
         return _fail(say(e))
     except OSError as e:
-        return _fail(f"写入失败：{e}")
-    print("用法：liyuan qr import|list|show|delete …", file=sys.stderr)
+        return _fail(text("cli.out.write_failed", error=str(e)))
+    print(text("cli.out.qr.usage"), file=sys.stderr)
     return 2

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         for g in groups:
             h = g.first
             s = h.snippet
-            marked = s[:h.start] + "【" + s[h.start:h.start + h.length] + "】" + s[h.start + h.length:]
+            marked = s[:h.start] + text("cli.out.search.mark", text=s[h.start:h.start + h.length]) + s[h.start + h.length:]
             more = ""
             if len(g.versions) > 1:
                 more = f"  [{say(message('search.versions', n=len(g.versions)))}: " \

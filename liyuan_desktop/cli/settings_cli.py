@@ -1,7 +1,8 @@
 """``liyuan settings``: the app's settings from the terminal (issue 14 §1: SillyTavern's world-info settings).
 
     liyuan settings show [--json]            the app's world-info settings (SillyTavern's names and values)
-    liyuan settings import-st PATH [--json]  take over the world-info settings of a SillyTavern settings.json
+    liyuan settings import-st PATH [--json]  take over the world-info settings of a SillyTavern settings.json (or of
+                                             the data/<user>/ folder holding it)
                                              (its world_info_settings block, or world_info_* keys at the top level)
                                              into <home>/settings.json; prints what was read and what was not
 
@@ -16,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import out, text
+from .common import out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -48,38 +49,40 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             out(json.dumps({"world_info": wi}, ensure_ascii=False, indent=1))
         else:
-            out(f"世界书设置（{settings_path()}）：")
+            out(text("cli.out.settings.head", path=str(settings_path())))
             _show(wi)
         return 0
     if cmd != "import-st":
-        print("liyuan: 用法：liyuan settings show | liyuan settings import-st PATH", file=sys.stderr)
+        print(text("cli.out.settings.usage"), file=sys.stderr)
         return 2
     path = Path(args.path)
+    if path.is_dir() and (path / "settings.json").is_file():  # SillyTavern's data/<user>/ folder: its settings.json
+        path = path / "settings.json"
     try:
         data = json.loads(path.read_text("utf-8-sig"))
     except OSError as e:
-        print(f"liyuan: 读不了 {path}：{e.strerror or e}", file=sys.stderr)
+        print(text("cli.out.cannot_read", path=str(path), error=e.strerror or str(e)), file=sys.stderr)
         return 2
     except ValueError as e:
-        print(f"liyuan: {path.name} 不是 JSON：{e}", file=sys.stderr)
+        print(text("cli.out.not_json", name=path.name, error=str(e)), file=sys.stderr)
         return 2
     settings = load_settings()
     try:
         wi, notes = from_st_settings(data, settings.world_info)
     except ValueError as e:
-        print(f"liyuan: {e}", file=sys.stderr)
+        print(f"liyuan: {say(e)}", file=sys.stderr)
         return 2
     settings.world_info = wi
     try:
         save_settings(settings)
     except OSError as e:
-        print(f"liyuan: 设置写不进去：{e}", file=sys.stderr)
+        print(text("cli.out.settings.not_saved", error=str(e)), file=sys.stderr)
         return 2
     if args.json:
         out(json.dumps({"world_info": wi.model_dump(), "notes": notes}, ensure_ascii=False, indent=1))
     else:
         for n in notes:
-            out(n)
-        out(f"已存入 {settings_path()}：")
+            out(say(n))
+        out(text("cli.out.settings.saved", path=str(settings_path())))
         _show(wi.model_dump())
     return 0

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any, Optional
 
-from .common import chat_folder, open_chat, out, say, text
+from .common import chat_folder, msg, open_chat, out, say, text
 
 #: The writing-room sub-commands (issue 19).
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
@@ -19,11 +19,14 @@ WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
 
 def outline_report(chat: Any, as_json: bool) -> str:
     """``liyuan story outline``: each volume and chapter — stable id, number, title, status, target, the linked file
-    and its 字数 — then the chapter files no chapter links. JSON: ``{"volumes": [{"id", "title", "chapters": [{"id",
-    "number", "title", "status", "target", "file", "words", "beats"}]}], "unlinked": [file], "reached": n|null}``."""
+    and its 字数 — then the chapter files no chapter links (in the chosen language). JSON: ``{"volumes": [{"id",
+    "title", "chapters": [{"id", "number", "title", "status", "target", "file", "words", "beats"}]}], "unlinked":
+    [file], "reached": n|null}``."""
+    from ..core.story.outline import OUTLINE_FILE
+
     o = chat.outline()
     if o is None:
-        return "null" if as_json else "（这一局还没有大纲：在对话文件夹里写 大纲.md）"
+        return "null" if as_json else text("cli.out.story.no_outline", file=OUTLINE_FILE)
     prog = chat.writing_progress().chapters
     words = {i: p.words for i, p in enumerate(prog[:len(o.chapters())])}
     vols = [{"id": v.id, "title": v.title, "chapters": [
@@ -33,75 +36,95 @@ def outline_report(chat: Any, as_json: bool) -> str:
     if as_json:
         return json.dumps({"volumes": vols, "unlinked": unlinked, "reached": chat.chapter_reached()},
                           ensure_ascii=False, indent=1)
-    from ..core.story.outline import chapter_line
     lines = []
     for v, vd in zip(o.volumes, vols):
         if v.title:
             lines.append(f"# {v.title}" + (f"  [{v.id}]" if v.id else ""))
         for c, cd in zip(v.chapters, vd["chapters"]):
-            lines.append(chapter_line(c) + f"  {cd['words']} 字" + (f"  [{c.id}]" if c.id else ""))
+            bits = [text("cli.out.story.status." + c.status)]
+            if c.target:
+                bits.append(text("cli.out.story.target", n=c.target))
+            bits.append(c.file or text("cli.out.story.unwritten"))
+            lines.append(text("cli.out.story.chapter", n=c.index + 1, title=c.title, bits=bits, words=cd["words"])
+                         + (f"  [{c.id}]" if c.id else ""))
             lines += [f"    - {b}" for b in c.beats]
     if unlinked:
-        lines.append("（大纲外的章节）" + "、".join(unlinked))
-    return "\n".join(lines) or "（大纲还没有章节）"
+        lines.append(text("cli.out.story.unlinked", files=list(unlinked)))
+    return "\n".join(lines) or text("cli.out.story.no_chapters")
+
+
+def _threads_text(ts: list[Any]) -> str:
+    lines = []
+    for t in ts:
+        where = text("cli.out.story.in_chapter", n=t.planted.chapter, file=t.planted.file) if t.planted.chapter else (
+            text("cli.out.story.in_round", n=t.planted.beat) if t.planted.beat else "")
+        bits = [text("cli.out.story.thread." + t.state), text("cli.out.story.planted", where=where) if where else ""]
+        if t.due_chapter:
+            bits.append(text("cli.out.story.due", n=t.due_chapter))
+        if t.intentional:
+            bits.append(text("cli.out.story.intentional"))
+        q = text("cli.out.story.quote", quote=t.planted.quote, at=t.planted.offset) if t.planted.quote else ""
+        lines.append(text("cli.out.story.thread", id=t.id, title=t.title, bits=[b for b in bits if b]) + q)
+    return "\n".join(lines) or text("cli.out.story.no_threads")
+
+
+def _codex_text(es: list[Any]) -> str:
+    lines = []
+    for e in es:
+        head = f"{text('cli.out.story.kind.' + e.kind)}  {e.name}"
+        head += text("cli.out.story.aka", names=list(e.aliases)) if e.aliases else ""
+        lines.append(head + (text("cli.out.story.first_seen", where=e.first_seen) if e.first_seen else ""))
+        if e.description:
+            lines.append(f"    {e.description}" + (text("cli.out.story.since", n=e.true_from) if e.true_from else ""))
+        if e.tags:
+            lines.append(text("cli.out.story.tags", tags=list(e.tags)))
+        if e.relations:
+            lines.append(text("cli.out.story.relations", items=[
+                text("cli.out.story.relation", to=r.to, kind=r.kind) if r.kind else r.to for r in e.relations]))
+        for f in e.facts[-3:]:
+            lines.append(f"    {f.text}" + (text("cli.out.story.since", n=f.from_chapter) if f.from_chapter else ""))
+        if e.chapters:
+            lines.append(text("cli.out.story.mentions", n=e.mentions, chapters=len(e.chapters),
+                              files=list(e.chapters)[:10]) + ("…" if len(e.chapters) > 10 else ""))
+        if e.lore is not None:
+            lines.append(text("cli.out.story.lore", title=e.lore.title or e.lore.uid))
+    return "\n".join(lines) or text("cli.out.story.no_codex")
+
+
+def _progress_text(p: Any) -> str:
+    lines = [text("cli.out.story.book_words", n=p.words)
+             + (text("cli.out.story.of_target", n=p.target) if p.target else "")
+             + text("cli.out.story.today", n=p.today)]
+    for v in p.volumes:
+        lines.append(f"# {v.title or text('cli.out.story.no_volume')}  " + text("cli.out.story.words", n=v.words)
+                     + (f" / {v.target}" if v.target else ""))
+    for c in p.chapters:
+        lines.append(f"  {c.title}  " + text("cli.out.story.words", n=c.words) + (f" / {c.target}" if c.target else "")
+                     + ("" if c.file else text("cli.out.story.not_written")))
+    for d in p.days[-7:]:
+        lines.append(f"  {d.day}  " + text("cli.out.story.day", n=f"{d.words:+d}", total=d.total))
+    return "\n".join(lines)
 
 
 def writing_report(chat: Any, what: str, as_json: bool, name: Optional[str] = None) -> str:
     """The text (or JSON) of ``liyuan story outline|threads|codex|progress`` for an open ``chat`` (``name``: only
-    that codex entry)."""
+    that codex entry), in the chosen language."""
     if what == "outline":
         return outline_report(chat, as_json)
     if what == "threads":
         ts = chat.threads()
         if as_json:
             return json.dumps([t.model_dump() for t in ts], ensure_ascii=False, indent=1)
-        from ..core.ledger.threads import STATE_ZH
-        lines = []
-        for t in ts:
-            where = f"第 {t.planted.chapter} 章 {t.planted.file}" if t.planted.chapter else (
-                f"第 {t.planted.beat} 轮" if t.planted.beat else "")
-            bits = [STATE_ZH[t.state], f"埋于{where}" if where else ""]
-            if t.due_chapter:
-                bits.append(f"须在第 {t.due_chapter} 章前回收")
-            if t.intentional:
-                bits.append("有意悬置")
-            q = f"  「{t.planted.quote}」@{t.planted.offset}" if t.planted.quote else ""
-            lines.append(f"{t.id}  {t.title}（{'，'.join(b for b in bits if b)}）{q}")
-        return "\n".join(lines) or "（没有伏笔）"
+        return _threads_text(ts)
     if what == "codex":
         es = chat.codex(name)
         if as_json:
             return json.dumps([e.model_dump() for e in es], ensure_ascii=False, indent=1)
-        from ..core.story.codex import KIND_ZH
-        lines = []
-        for e in es:
-            head = f"{KIND_ZH[e.kind]}  {e.name}" + (f"（又名 {'、'.join(e.aliases)}）" if e.aliases else "")
-            lines.append(head + (f"  首见：{e.first_seen}" if e.first_seen else ""))
-            if e.description:
-                lines.append(f"    {e.description}" + (f"（自第 {e.true_from} 章）" if e.true_from else ""))
-            if e.tags:
-                lines.append("    标签：" + "、".join(e.tags))
-            if e.relations:
-                lines.append("    关系：" + "、".join(f"{r.to}（{r.kind}）" if r.kind else r.to for r in e.relations))
-            for f in e.facts[-3:]:
-                lines.append(f"    {f.text}" + (f"（自第 {f.from_chapter} 章）" if f.from_chapter else ""))
-            if e.chapters:
-                lines.append(f"    提到 {e.mentions} 次，{len(e.chapters)} 章：" + "、".join(list(e.chapters)[:10])
-                             + ("…" if len(e.chapters) > 10 else ""))
-            if e.lore is not None:
-                lines.append(f"    设定条目：{e.lore.title or e.lore.uid}")
-        return "\n".join(lines) or "（名录还是空的）"
+        return _codex_text(es)
     p = chat.writing_progress()
     if as_json:
         return json.dumps(p.model_dump(), ensure_ascii=False, indent=1)
-    lines = [f"全书 {p.words} 字" + (f" / 目标 {p.target}" if p.target else "") + f"；今天 {p.today} 字"]
-    for v in p.volumes:
-        lines.append(f"# {v.title or '（未分卷）'}  {v.words} 字" + (f" / {v.target}" if v.target else ""))
-    for c in p.chapters:
-        lines.append(f"  {c.title}  {c.words} 字" + (f" / {c.target}" if c.target else "") + ("" if c.file else "（未成文）"))
-    for d in p.days[-7:]:
-        lines.append(f"  {d.day}  {d.words:+d} 字（累计 {d.total}）")
-    return "\n".join(lines)
+    return _progress_text(p)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -159,8 +182,7 @@ def run(args: argparse.Namespace) -> int:
     from ..core.story.checkpoints import StoryHistory
 
     if not getattr(args, "story_cmd", None):
-        print("liyuan: 用法：liyuan story checkpoints|restore|export|outline|link|threads|codex|progress|review CHAT …",
-              file=sys.stderr)
+        print(text("cli.out.story.usage"), file=sys.stderr)
         return 2
     try:
         d = chat_folder(args.chat)
@@ -172,22 +194,25 @@ def run(args: argparse.Namespace) -> int:
             else:
                 for c in reversed(cps):
                     ch = c.changed
-                    what = "，".join(x for x in (f"新增 {len(ch.added)}" if ch.added else "", f"修改 {len(ch.modified)}" if ch.modified else "",
-                                                 f"改名 {len(ch.renamed)}" if ch.renamed else "", f"删除 {len(ch.removed)}" if ch.removed else "") if x)
+                    what = text("cli.out.story.changes", items=[
+                        text("cli.out.story.changed." + k, n=len(getattr(ch, k)))
+                        for k in ("added", "modified", "renamed", "removed") if getattr(ch, k)]) if ch else ""
                     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.ts / 1000))
-                    out(f"{c.id}  {when}  {'你' if c.author == 'user' else 'agent'}  {what or '无变化'}  {c.message[:40]}")
+                    who = text("cli.out.story.you") if c.author == "user" else "agent"
+                    out(f"{c.id}  {when}  {who}  {what or text('cli.out.story.no_change')}  {c.message[:40]}")
             return 0
         if args.story_cmd == "restore":
             cps = [c for c in hist.checkpoints() if c.id.startswith(args.checkpoint)]
             if len(cps) != 1:
-                raise ValueError(f"检查点「{args.checkpoint}」{'找不到' if not cps else '不唯一'}")
+                raise ValueError(msg("cli.out.story.no_checkpoint" if not cps else "cli.out.story.checkpoint_ambiguous",
+                                     id=args.checkpoint))
             target = cps[0]
             # one command for the window and the CLI (撤销本轮 with --with-conversation, seed 000)
             res = open_chat(args.chat).restore_checkpoint(target.id, with_conversation=args.with_conversation)
             if not args.with_conversation:
-                out(f"已恢复到 {target.id}（新检查点 {res.checkpoint.id}；对话没动）")
+                out(text("cli.out.story.restored", id=target.id, new=res.checkpoint.id))
             else:
-                out(f"已撤销那一轮：正文回到 {res.files_to.id}（新检查点 {res.checkpoint.id}），对话也回到了那一轮之前")
+                out(text("cli.out.story.undone", id=res.files_to.id, new=res.checkpoint.id))
             return 0
         if args.story_cmd == "review":
             from ..core.errors import ToolError
@@ -303,7 +328,7 @@ def run_link(chat: Any, args: argparse.Namespace) -> int:
         out(say(message("story.unlinked", file=(c.file if c is not None and c.file else ref))))
         return 0
     if not args.file:
-        raise ValueError(message("codex.bad_args", why="FILE"))
+        raise ValueError(msg("cli.out.story.link_needs_file"))
     o = chat.link_chapter(ref, args.file)
     c = o.find(ref)
     out(say(message("story.linked", n=c.index + 1, title=c.title, id=c.id, file=c.file)))

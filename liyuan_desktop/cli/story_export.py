@@ -45,12 +45,31 @@ def add_arguments(sp: argparse.ArgumentParser) -> None:
     sp.add_argument("--json", action="store_true", help=text("cli.help.story_export.15"))
 
 
+def _novel_info(chat_dir: Path) -> dict[str, Any]:
+    """The book facts of the novel the chat at ``chat_dir`` belongs to (``core.chat.build.novel_info``: title,
+    author, language), or {} for a chat of a character card or a card that cannot be read."""
+    from ..core.cards import CardError, load_card
+    from ..core.cards.library import card_of_chat
+    from ..core.chat.build import novel_info
+
+    ref = card_of_chat(chat_dir)
+    if ref is None:
+        return {}
+    try:
+        return novel_info(load_card(Path(ref.dir) / "card.json")) or {}
+    except (CardError, OSError, ValueError):
+        return {}
+
+
 def _options(args: argparse.Namespace, chat_dir: Path) -> BookOptions:
     """The :class:`BookOptions` of ``args`` (the word list read here)."""
     from ..core.story.export import BookOptions, book_word_list, parse_chapter_spec, read_word_list
 
     words = read_word_list(Path(args.words)) if args.words else book_word_list(chat_dir)
-    return BookOptions(title=args.title, subtitle=args.subtitle, author=args.author, language=args.language,
+    book = _novel_info(chat_dir)  # a novel's own title, author and language, as the window's export starts with
+    return BookOptions(title=args.title or str(book.get("title") or ""), subtitle=args.subtitle,
+                       author=args.author or str(book.get("author") or ""),
+                       language=args.language or str(book.get("language") or ""),
                        cover=Path(args.cover) if args.cover else None,
                        chapters=parse_chapter_spec(args.chapters) if args.chapters else None,
                        toc=not args.no_toc, number_titles=args.number_titles, indent=not args.no_indent,
@@ -79,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             out(json.dumps([r.model_dump() for r in rows], ensure_ascii=False, indent=1))
         for r in rows if not args.json else ():
-            out(f"{'*' if r.selected else ' '} {r.number:>3}  {r.title}  〔{r.source}｜{r.words} 字｜{r.file}〕")
+            out(text("cli.out.export.row", mark="*" if r.selected else " ", n=r.number, title=r.title, source=r.source,
+                     words=r.words, file=r.file))
         return 0
     if not args.output and not args.per_chapter_dir:
         raise ValueError(message("export.need_output"))

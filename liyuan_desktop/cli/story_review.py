@@ -11,7 +11,7 @@ import asyncio
 import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from .common import open_chat, out, text
+from .common import open_chat, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.types import ChatModel
@@ -36,6 +36,7 @@ def review_model(args: argparse.Namespace) -> Optional[ChatModel]:
     if args.model and args.model.startswith("replay:"):
         return ReplayModel.from_file(args.model[len("replay:"):])
     from ..core.llm import ProviderSettings, resolve_api_key
+    from ..core.messages import message
     from ..core.settings import load_settings
 
     if args.provider:
@@ -48,15 +49,13 @@ def review_model(args: argparse.Namespace) -> Optional[ChatModel]:
     else:
         found = load_settings().active()
         if found is None:
-            from ..core.messages import message
-
             raise ValueError(message("cli.no_model.review"))
         settings = found
     extra = {**({"base_url": args.base_url} if args.base_url else {}), **({"model": args.model} if args.model else {})}
     if extra:
         settings = ProviderSettings.model_validate({**settings.model_dump(), **extra})
     if settings.api_key_env and not resolve_api_key(settings):
-        raise ValueError(f"没有 {settings.name} 的 API key：请设置环境变量 {settings.api_key_env}（或在窗口的「设置」里保存到系统钥匙串）")
+        raise ValueError(message("cli.no_key", name=settings.name, env=settings.api_key_env))
     return build_model(settings)
 
 
@@ -64,18 +63,19 @@ def report(result: Any) -> str:
     """The text of a review result: a head line, then one line per finding."""
     from ..core.story.review import finding_line
 
-    head = f"审稿 {result.file}" + (f"（第 {result.chapter} 章）" if result.chapter else "") + f"：{len(result.findings)} 条"
+    head = text("cli.out.review.head", file=result.file, n=len(result.findings),
+                chapter=text("cli.out.review.chapter", n=result.chapter) if result.chapter else "")
     if result.suppressed:
-        head += f"（另有 {result.suppressed} 条已标为有意，不再报）"
+        head += text("cli.out.review.suppressed", n=result.suppressed)
     lines = [head]
     if result.model_error:
-        lines.append(f"  模型没有审完：{result.model_error}（下面只有本地检查的结果）")
+        lines.append(text("cli.out.review.model_error", error=say(result.model_error)))
     for f in result.findings:
-        lines.append(f"  {f.id}  {finding_line(f)}" + ("" if f.source == "local" else "  ·模型"))
+        lines.append(f"  {f.id}  {finding_line(f)}" + ("" if f.source == "local" else text("cli.out.review.by_model")))
     for p in result.problems:
-        lines.append(f"  注意：{p}")
+        lines.append(text("cli.out.review.note", text=say(p)))
     if not result.findings:
-        lines.append("  没有发现问题。")
+        lines.append(text("cli.out.review.clean"))
     return "\n".join(lines)
 
 

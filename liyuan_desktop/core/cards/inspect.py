@@ -9,6 +9,7 @@ from typing import Any, Iterator
 from ..ledger.mvu import load_initvars
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import check_template, has_template
+from ..messages import message, render
 from . import Card, load_card
 from .th_scripts import card_th_library
 
@@ -92,19 +93,21 @@ _TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|
 
 def template_texts(card: Card) -> Iterator[tuple[str, str]]:
     """``(where, text)`` of every text of ``card`` that may hold a prompt template: the definition fields, the
-    greetings, each enabled world-info entry (世界书「title」) and each regex script's replacement."""
-    for where, text in (("角色设定", card.description), ("性格", card.personality), ("场景", card.scenario),
-                        ("对话示例", card.mes_example), ("系统提示", card.system_prompt),
-                        ("补充要求", card.post_history_instructions), ("开场白", card.first_mes)):
-        yield where, text or ""
+    greetings, each enabled world-info entry and each regex script's replacement; ``where`` is a catalog message
+    (``inspect.where.*``: 角色设定 / description, 世界书「title」 / lorebook “title” …)."""
+    for where, text in (("description", card.description), ("personality", card.personality),
+                        ("scenario", card.scenario), ("examples", card.mes_example), ("system", card.system_prompt),
+                        ("post_history", card.post_history_instructions), ("first_mes", card.first_mes)):
+        yield message("inspect.where." + where), text or ""
     for i, g in enumerate(card.alternate_greetings):
-        yield f"备选开场白 {i + 1}", g if isinstance(g, str) else ""
+        yield message("inspect.where.alt", n=i + 1), g if isinstance(g, str) else ""
     for e in book_entries(card.character_book):
         if _enabled(e) and isinstance(e.get("content"), str):
-            yield f"世界书「{e.get('comment') or e.get('name') or e.get('id', '?')}」", e["content"]
+            yield message("inspect.where.entry", title=str(e.get('comment') or e.get('name') or e.get('id', '?'))), \
+                e["content"]
     for sc in regex_scripts(card):
         if isinstance(sc.get("replaceString"), str):
-            yield f"正则「{sc.get('scriptName') or '?'}」", sc["replaceString"]
+            yield message("inspect.where.regex", name=str(sc.get('scriptName') or '?')), sc["replaceString"]
 
 
 def templates_of(card: Card) -> dict[str, Any]:
@@ -140,7 +143,7 @@ def _initvar_warnings(card: Any) -> list[str]:
     try:
         return list(load_initvars(card)[1])
     except Exception as e:  # the inspection itself never fails on a strange book
-        return [f"[MVU] 读取初始变量失败：{e}"]
+        return [message("inspect.initvar_failed", error=str(e))]
 
 
 def inspect_card(path: str | Path) -> dict[str, Any]:
@@ -182,28 +185,33 @@ def inspect_card(path: str | Path) -> dict[str, Any]:
 _FORMAT_NAMES = {"png": "PNG", "json": "JSON", "charx": "CHARX"}
 
 
-def format_inspect(info: dict[str, Any]) -> str:
-    """The inspection summary as a few lines of Chinese for the terminal."""
+def format_inspect(info: dict[str, Any], lang: str = "zh") -> str:
+    """The inspection summary (:func:`inspect_card`'s dict) as a few lines for the terminal, in ``lang`` ("zh" or
+    "en"; every line a catalog message, ``inspect.*``)."""
     lb = info["lorebook"]
-    lines = [
-        f"{info['name']}（{info['spec'].upper()} · {_FORMAT_NAMES.get(info['source_format'], info['source_format'])}）",
-        f"  开场白：{info['greetings']} 条",
-        f"  世界书：{lb['entries']} 条" + (f"，其中常驻 {lb['constant']} 条" if lb["entries"] else ""),
-        f"  正则脚本：{info['regex_scripts']} 个",
-        f"  状态栏 HTML：{'有' if info['status_bar_html'] else '无'}",
-        f"  MVU 初始变量条目：{info['mvu']['initvar_entries']} 条",
+    msgs: list[Any] = [
+        message("inspect.head", name=info["name"], spec=info["spec"].upper(),
+                format=_FORMAT_NAMES.get(info["source_format"], info["source_format"])),
+        message("inspect.greetings", n=info["greetings"]),
+        message("inspect.book_constant", n=lb["entries"], constant=lb["constant"]) if lb["entries"]
+        else message("inspect.book", n=lb["entries"]),
+        message("inspect.regex", n=info["regex_scripts"]),
+        message("inspect.html_yes" if info["status_bar_html"] else "inspect.html_no"),
+        message("inspect.mvu", n=info["mvu"]["initvar_entries"]),
     ]
     t = info.get("templates") or {}
     if t.get("ejs") or t.get("tavernhelper_macros"):
-        lines.append(f"  提示词模板：EJS {t.get('ejs', 0)} 处，TavernHelper 变量宏 {t.get('tavernhelper_macros', 0)} 处"
-                     + (f"（EJS 在：{'、'.join(t.get('where') or [])}）" if t.get("where") else ""))
-    lines += [f"  模板无法编译：{b['where']}：{b['error']}" for b in t.get("broken") or []]
+        where = render(message("inspect.templates_where", where=list(t["where"])), lang) if t.get("where") else ""
+        msgs.append(render(message("inspect.templates", ejs=t.get("ejs", 0), th=t.get("tavernhelper_macros", 0)),
+                           lang) + where)
+    msgs += [message("inspect.broken", where=b["where"], error=b["error"]) for b in t.get("broken") or []]
     th = info.get("th_scripts") or {}
     if th.get("count"):
-        lines.append(f"  酒馆助手脚本：{th['count']} 个（卡里启用 {th.get('enabled', 0)} 个，按钮 {th.get('buttons', 0)} 个"
-                     + (f"，MVU 加载器 {th['mvu_loaders']} 个（不运行）" if th.get("mvu_loaders") else "")
-                     + ("，ERA 变量框架" if th.get("era") else "")
-                     + (f"，远程加载 {th['remote_imports']} 处" if th.get("remote_imports") else "")
-                     + "；运行前会问；liyuan card scripts 查看）")
-    lines += [f"  注意：{w}" for w in info["warnings"]]
-    return "\n".join(lines)
+        more = ((render(message("inspect.th_mvu", n=th["mvu_loaders"]), lang) if th.get("mvu_loaders") else "")
+                + (render(message("inspect.th_era"), lang) if th.get("era") else "")
+                + (render(message("inspect.th_remote", n=th["remote_imports"]), lang) if th.get("remote_imports")
+                   else ""))
+        msgs.append(message("inspect.th", n=th["count"], enabled=th.get("enabled", 0), buttons=th.get("buttons", 0),
+                            more=more))
+    msgs += [message("inspect.note", text=w) for w in info["warnings"]]
+    return "\n".join(render(m, lang) for m in msgs)

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..messages import Msg, MsgText, message
 from .types import ChatMessage, ChatRequest, ChatResponse, ModelError
 
 if TYPE_CHECKING:  # httpx is imported by the functions that ask a server (issue 15: not at start-up)
@@ -99,7 +100,7 @@ class Capabilities(BaseModel):
     streaming: Optional[bool] = None
     probed_at: Optional[str] = None
     overridden: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[MsgText] = Field(default_factory=list)
 
     def merged_into(self, old: Optional["Capabilities"]) -> "Capabilities":
         """These (newly probed) facts, with the fields ``old`` marks as overridden kept from ``old``."""
@@ -378,6 +379,11 @@ async def _ask(client: Any, request: ChatRequest) -> tuple[Optional[ChatResponse
     return response, None, dict(getattr(client, "last_wire", {}) or {})
 
 
+def _short(error: ModelError) -> str:
+    """An error's message for a probe note: a catalog message kept whole (its key carried), plain text cut at 200."""
+    return error.message if isinstance(error.message, Msg) else str(error.message)[:200]
+
+
 async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout: float = 5.0) -> Capabilities:
     """Find what ``client`` (an :class:`~.openai_client.OpenAIChatModel`; build it with ``max_retries=0`` and short
     timeouts) can do: a plain request ("reply OK", small ``max_tokens``), a request offering :data:`PROBE_TOOL`,
@@ -390,7 +396,7 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
     leave the fields unknown. Never raises a :class:`ModelError`; cancellation propagates. The client's ``stream``
     setting is restored afterwards."""
     caps = Capabilities(base_url=_norm_url(client.base_url), model=client.model, probed_at=now_iso())
-    notes: list[str] = []
+    notes: list[str] = []  # catalog messages (Msg), rendered by the reader
     original_stream = getattr(client, "stream", True)
     window_task = asyncio.ensure_future(fetch_context_window(client.base_url, client.model, api_key,
                                                              timeout=metadata_timeout))
@@ -404,10 +410,10 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
             if error2 is None:
                 response, error, wire = response2, None, wire2
                 caps.streaming = False
-                notes.append("流式输出失败，非流式可用 / streaming failed, non-streaming works")
+                notes.append(message("caps.stream_fallback"))
             client.stream = original_stream
         if error is not None:
-            notes.append(f"普通请求失败 / plain request failed: {error.message[:200]}")
+            notes.append(message("caps.plain_failed", error=_short(error)))
         else:
             if response is not None and response.model:
                 caps.served_model = response.model
@@ -433,14 +439,14 @@ async def probe(client: Any, *, api_key: Optional[str] = None, metadata_timeout:
                 if terr2 is None:
                     response, terr, twire = response2, None, twire2
                     caps.streaming = False
-                    notes.append("流式工具调用失败，非流式可用 / streamed tool calls failed, non-streaming works")
+                    notes.append(message("caps.tools_stream_fallback"))
             client.stream = original_stream
             if terr is not None:
                 if terr.kind == "config" and terr.config in ("jinja", "tools", "argument"):
                     caps.tools = "rejected"
                 elif terr.kind == "bad_request":
                     caps.tools = "rejected"
-                notes.append(f"带工具的请求失败 / request with tools failed: {terr.message[:200]}")
+                notes.append(message("caps.tools_failed", error=_short(terr)))
             elif response is not None and response.tool_calls:  # not None: terr is None
                 caps.tools = "works"
                 if twire.get("streamed"):

@@ -57,7 +57,7 @@ from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
 from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
 from .merge import imported_provider, merge_settings
-from .model import KIND_LABELS, MigrationPlan, MigrationReport, PlanItem
+from .model import MigrationPlan, MigrationReport, PlanItem, error_text, kind_label
 from .scan import AVATARS_FOLDER, inside, numbered, persona_key
 
 Progress = Callable[[int, int, str], None]
@@ -224,7 +224,7 @@ class _Run:
         for name in dict.fromkeys(item.links):
             f = self.book_file.get(name)
             if f is None:
-                self.plan.notes.append(f"角色卡「{item.name}」链接的世界书「{name}」在 worlds/ 里没有找到")
+                self.plan.notes.append(message("migrate.book_missing.card", card=item.name, book=name))
                 continue
             names.append(f.stem)
         set_card_linked_books(ref.dir, names)
@@ -232,7 +232,7 @@ class _Run:
     def chat(self, item: PlanItem) -> None:
         ref = self.cards.get(item.owner)
         if ref is None:
-            raise StChatError(f"它的角色卡没有导入（characters/{item.owner}.*）")
+            raise StChatError(message("migrate.card_missing", owner=item.owner))
         base = Path(ref.dir) / "对话"
         if (base / item.target).exists():
             item.target = numbered(item.target, lambda n: (base / n).exists())
@@ -268,7 +268,7 @@ class _Run:
             f = self.book_file.get(name)
             if f is None:
                 if name not in self.book_global:
-                    self.plan.notes.append(f"对话「{item.name}」链接的世界书「{name}」在 worlds/ 里没有找到")
+                    self.plan.notes.append(message("migrate.book_missing.chat", chat=item.name, book=name))
                 continue
             if f.parent == global_books_dir() or name in linked:
                 continue  # global already, or the card's: every chat of the card reads it
@@ -330,9 +330,9 @@ class _Run:
         if st_default in ids:
             if store.default is None or store.get(store.default) is None:
                 store.default = ids[st_default]
-                self.report.settings_changed.append(f"默认人设：{store.get(ids[st_default]).name}")  # type: ignore[union-attr]
+                self.report.settings_changed.append(message("migrate.set.persona", name=store.get(ids[st_default]).name))  # type: ignore[union-attr]
             elif store.default != ids[st_default]:
-                self.report.settings_kept.append(f"默认人设「{store.default_persona.name}」")  # type: ignore[union-attr]
+                self.report.settings_kept.append(message("migrate.kept.persona", name=store.default_persona.name))  # type: ignore[union-attr]
         for chat_dir, st_id in self.chat_personas:
             if st_id in ids:
                 store.select_for_chat(chat_dir, ids[st_id])
@@ -357,14 +357,15 @@ class _Run:
 
 
 def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel = None, *,
-        dry_run: bool = False) -> MigrationReport:
+        dry_run: bool = False, lang: str = "zh") -> MigrationReport:
     """Import ``plan`` into the data folder (module doc). ``progress(done, total, label)`` is called before each
     item (label: 「种类「名字」」, e.g. 聊天记录「第一局」) and once at the end (``done == total``); ``cancel`` is a callable returning True or a
     :class:`threading.Event` — when it turns true, everything created so far is removed and the report says
     ``cancelled`` (nothing is left half-written; personas, settings and the index are untouched). ``dry_run``:
     write nothing, report what would be imported. The report is saved in ``<home>/导入记录/<time>/`` as
     ``报告.md`` and ``report.json`` (not for a dry run or a cancel). The extracted zip (``plan.temp_dir``) is
-    removed at the end. Raises only what cannot be reported per item (OSError when the data folder itself is not
+    removed at the end; the Markdown report is written in ``lang`` (``zh``: ``报告.md``, ``en``: ``report.md``).
+    Raises only what cannot be reported per item (OSError when the data folder itself is not
     writable at the commit step — what was created is removed first — and KeyboardInterrupt, after the same
     clean-up)."""
     report = MigrationReport(plan=plan, started=int(time.time() * 1000), dry_run=dry_run)
@@ -402,16 +403,16 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         for n, item in enumerate(work):
             if _is_cancelled(cancel):
                 raise _Cancelled
-            say(n, total, f"{KIND_LABELS[item.kind]}「{item.name}」")
+            say(n, total, message("migrate.progress.item", kind=kind_label(item.kind), name=item.name))
             try:
                 (updates if item.action == "update" else handlers)[item.kind](item)
             except StChatCancelled:
                 raise _Cancelled from None
             except (OSError, ValueError, CardError, StChatError, SessionError, PresetError) as e:
-                item.action, item.reason = "error", getattr(e, "strerror", None) or str(e)
+                item.action, item.reason = "error", error_text(e)
         if _is_cancelled(cancel):
             raise _Cancelled
-        say(total - 1, total, "人设与设置")
+        say(total - 1, total, message("migrate.progress.settings"))
         r.link_known_cards()
         r.personas()
         r.settings()
@@ -424,7 +425,7 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
         report.created = []
         report.finished = int(time.time() * 1000)
         plan.discard()
-        say(total, total, "已取消")
+        say(total, total, message("migrate.progress.cancelled"))
         return report
     except BaseException:
         for p in reversed(r.created):
@@ -442,21 +443,22 @@ def run(plan: MigrationPlan, progress: Optional[Progress] = None, cancel: Cancel
     report.finished = int(time.time() * 1000)
     plan.discard()
     try:
-        save_report(report)
+        save_report(report, lang)
     except OSError as e:
-        plan.problems.append(f"报告没有保存：{e.strerror or e}")
-    say(total, total, "完成")
+        plan.problems.append(message("migrate.report_not_saved", error=e.strerror or str(e)))
+    say(total, total, message("migrate.progress.done"))
     return report
 
 
-def save_report(report: MigrationReport) -> Path:
-    """Write ``报告.md`` and ``report.json`` into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and
-    returns ``report.report_dir``. Raises OSError."""
+def save_report(report: MigrationReport, lang: str = "zh") -> Path:
+    """Write the Markdown report in ``lang`` (``报告.md`` in Chinese, ``report.md`` in English) and ``report.json``
+    into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and returns ``report.report_dir``. Raises
+    OSError."""
     base = home() / REPORTS_FOLDER
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started / 1000))
     d = base / numbered(stamp, lambda n: (base / n).exists())
     d.mkdir(parents=True)
     report.report_dir = str(d)
-    atomic_write_text(d / "报告.md", report.markdown())
-    atomic_write_text(d / "report.json", report.to_json())
+    atomic_write_text(d / ("report.md" if lang == "en" else "报告.md"), report.markdown(lang))
+    atomic_write_text(d / "report.json", report.to_json(lang))
     return d

@@ -68,6 +68,12 @@ class MigrationIndex(BaseModel):
         e = self.items.get(digest)
         return e.target if e is not None else None
 
+    def brought(self, kind: str, target: str) -> bool:
+        """True when an earlier migration imported an item of ``kind`` under the name ``target`` here — a re-run
+        may replace such an item by SillyTavern's newer version (issue 33); a same-named item the user made here
+        is never replaced (the newcomer is imported under a new name instead)."""
+        return any(e.kind == kind and e.target == target for e in self.items.values())
+
     def record(self, entry: IndexEntry) -> None:
         """Add ``entry`` and append its line to the file at once (one write; a crash can tear only that line).
         Raises OSError."""

@@ -32,9 +32,9 @@ def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], li
     if name:
         if not app.persona_name:
             app.persona_name = name
-            changed.append(f"用户名：{name}")
+            changed.append(message("migrate.set.user_name", name=name))
         elif app.persona_name != name:
-            kept.append(f"用户名「{app.persona_name}」")
+            kept.append(message("migrate.kept.user_name", name=app.persona_name))
     wi = s.get("world_info")
     if wi:
         new = WorldInfoSettings.model_validate(wi)
@@ -43,19 +43,19 @@ def merge_settings(app: AppSettings, plan: MigrationPlan) -> tuple[list[str], li
             if app.world_info == default:
                 app.world_info = new
                 diff = [f"{k}={v}" for k, v in new.model_dump().items() if v != default.model_dump()[k]]
-                changed.append("世界书设置：" + "、".join(diff))
+                changed.append(message("migrate.set.world_info", items=list(diff)))
             else:
-                kept.append("世界书设置（梨园里已经改过）")
+                kept.append(message("migrate.kept.world_info"))
     preset = s.get("default_preset")
     if preset:
         target = next((i.target for i in plan.of("preset") if i.name == preset and i.action != "error"), None)
         if target is None:
-            notes.append(f"SillyTavern 正在用的预设「{preset}」不在 OpenAI Settings/ 里，没有设为默认")
+            notes.append(message("migrate.preset_absent", preset=preset))
         elif not app.default_preset:
             app.default_preset = target
-            changed.append(f"默认预设：{target}")
+            changed.append(message("migrate.set.preset", name=target))
         elif app.default_preset != target:
-            kept.append(f"默认预设「{app.default_preset}」")
+            kept.append(message("migrate.kept.preset", name=app.default_preset))
     api = s.get("api")
     if api:
         same = imported_provider(app, plan)

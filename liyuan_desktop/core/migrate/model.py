@@ -17,14 +17,23 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from ..llm.errors import mask_secrets, url_secrets
+from ..messages import Msg, MsgText, message, render
 
 Kind = Literal["card", "chat", "book", "preset", "persona", "avatar", "settings", "group"]
 Action = Literal["new", "rename", "update", "same", "skip", "error"]
 
-KIND_LABELS: dict[str, str] = {"card": "角色卡", "chat": "聊天记录", "book": "世界书", "preset": "预设",
-                               "persona": "人设", "avatar": "人设头像", "settings": "设置", "group": "群组"}
-ACTION_LABELS: dict[str, str] = {"new": "导入", "rename": "改名导入", "same": "已有相同的，跳过", "skip": "不导入",
-                                 "error": "损坏，跳过"}
+KINDS: tuple[str, ...] = ("card", "chat", "book", "preset", "persona", "avatar", "settings", "group")
+ACTIONS: tuple[str, ...] = ("new", "rename", "same", "skip", "error")
+
+
+def kind_label(kind: str, plural: bool = False) -> Msg:
+    """The user-facing name of an item kind (``migrate.kind.*``; ``plural``: ``migrate.kinds.*`` for totals)."""
+    return message(("migrate.kinds." if plural else "migrate.kind.") + kind)
+
+
+def action_label(action: str) -> Msg:
+    """The user-facing name of an action (``migrate.action.*``: imported, imported under a new name …)."""
+    return message("migrate.action." + action)
 
 
 class PlanItem(BaseModel):
@@ -39,23 +48,20 @@ class PlanItem(BaseModel):
     name: str
     target: str = ""
     action: Action = "new"
-    reason: str = ""
+    reason: MsgText = ""
     size: int = 0
     owner: str = ""
     links: list[str] = Field(default_factory=list)
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
-ACTION_LABELS["update"] = "替换为新版"  # a re-run of the migration brings a newer book or card (issue 33 §4)
-
-
 class NotImported(BaseModel):
     """What is found but never imported (group chats, Quick Replies, extensions, themes, secrets.json …):
     ``what`` (Chinese label), ``count`` (files or folders), ``why``."""
 
-    what: str
+    what: MsgText
     count: int
-    why: str
+    why: MsgText
 
 
 class MigrationPlan(BaseModel):
@@ -73,8 +79,8 @@ class MigrationPlan(BaseModel):
     home: str = ""
     items: list[PlanItem] = Field(default_factory=list)
     not_imported: list[NotImported] = Field(default_factory=list)
-    problems: list[str] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    problems: list[MsgText] = Field(default_factory=list)
+    notes: list[MsgText] = Field(default_factory=list)
     settings: dict[str, Any] = Field(default_factory=dict)
     temp_dir: Optional[str] = None
 
@@ -112,30 +118,35 @@ class MigrationPlan(BaseModel):
         url = str((self.settings.get("api") or {}).get("base_url") or "")
         return mask_secrets(text, url_secrets(url) if url else ())
 
-    def summary_lines(self) -> list[str]:
-        """The plan in Chinese, one line each: per kind counts and size, conflicts, what is not imported."""
-        out = [f"SillyTavern 数据：{self.source}（{self.layout}）"]
+    def summary_lines(self, lang: str = "zh") -> list[str]:
+        """The plan in ``lang`` ("zh" or "en"), one line each: per kind counts and size, conflicts, what is not
+        imported. Every line is a catalog message (``migrate.sum.*``) rendered in ``lang``."""
+        out = [message("migrate.sum.head", source=self.source, layout=self.layout)]
         counts = self.counts()
-        for kind, label in KIND_LABELS.items():
+        sep = render(message("migrate.sum.sep"), lang)
+        for kind in KINDS:
             c = counts.get(kind)
             if not c:
                 continue
-            parts = "，".join(f"{ACTION_LABELS[a]} {n}" for a, n in c.items())
-            out.append(f"  {label}：{sum(c.values())} 个（{parts}），{human_size(self.size(kind))}")
+            parts = sep.join(render(message("migrate.sum.part", action=action_label(a), n=n), lang)
+                             for a, n in c.items())
+            out.append(message("migrate.sum.kind", label=kind_label(kind, plural=True), n=sum(c.values()),
+                               parts=parts, size=human_size(self.size(kind))))
         for i in self.items:
             if i.action == "rename":
-                out.append(f"  同名冲突：{KIND_LABELS[i.kind]}「{i.name}」→「{i.target}」")
+                out.append(message("migrate.sum.conflict", kind=kind_label(i.kind), name=i.name, target=i.target))
         for i in self.of("chat"):
             if i.detail.get("authors_note") and i.action in ("new", "rename"):
-                out.append(f"  {KIND_LABELS['chat']}「{i.name}」带上{i.detail['authors_note']}")
+                out.append(message("migrate.sum.authors_note", kind=kind_label("chat"), name=i.name,
+                                   note=i.detail["authors_note"]))
         for i in self.of("settings"):
-            out.extend(f"  设置将改为：{c}" for c in i.detail.get("changes", []))
-            out.extend(f"  设置保留梨园现有的：{c}" for c in i.detail.get("kept", []))
+            out.extend(message("migrate.sum.change", change=c) for c in i.detail.get("changes", []))
+            out.extend(message("migrate.sum.keep", kept=c) for c in i.detail.get("kept", []))
         for n in self.not_imported:
-            out.append(f"  不导入：{n.what} {n.count} 个——{n.why}")
-        out.extend(f"  问题：{p}" for p in self.problems)
-        out.extend(f"  注意：{n}" for n in self.notes)
-        return [self.masked(line) for line in out]
+            out.append(message("migrate.sum.not_imported", what=n.what, n=n.count, why=n.why))
+        out.extend(message("migrate.sum.problem", text=p) for p in self.problems)
+        out.extend(message("migrate.sum.note", text=n) for n in self.notes)
+        return [self.masked(render(line, lang)) for line in out]
 
 
 class MigrationReport(BaseModel):
@@ -151,8 +162,8 @@ SillyTavern's connection here when it is not the current one — the window offe
     imported: dict[str, int] = Field(default_factory=dict)
     skipped: dict[str, int] = Field(default_factory=dict)
     failed: dict[str, int] = Field(default_factory=dict)
-    settings_changed: list[str] = Field(default_factory=list)
-    settings_kept: list[str] = Field(default_factory=list)
+    settings_changed: list[MsgText] = Field(default_factory=list)
+    settings_kept: list[MsgText] = Field(default_factory=list)
     provider: str = ""
     cancelled: bool = False
     dry_run: bool = False
@@ -161,42 +172,72 @@ SillyTavern's connection here when it is not the current one — the window offe
     finished: int = 0
     created: list[str] = Field(default_factory=list)
 
-    def markdown(self) -> str:
-        """The report as Markdown (Chinese): totals per kind, each item with what happened, settings taken over,
-        what was not imported and why (``secrets.json`` is never read), problems."""
+    def markdown(self, lang: str = "zh") -> str:
+        """The report as Markdown in ``lang`` ("zh" or "en"): totals per kind, each item with what happened,
+        settings taken over, what was not imported and why (``secrets.json`` is never read), problems."""
         p = self.plan
-        head = "（试运行，什么都没写）" if self.dry_run else "（已取消，什么都没写）" if self.cancelled else ""
-        out = [f"# 从 SillyTavern 导入{head}", "", f"- 来源：`{p.source}`（{p.layout}）", f"- 梨园数据文件夹：`{p.home}`", ""]
-        out += ["## 合计", "", "| 种类 | 导入 | 已有相同 | 失败/跳过 |", "|---|---|---|---|"]
-        for kind, label in KIND_LABELS.items():
+
+        def t(key: str, **params: Any) -> str:
+            return render(message(key, **params), lang)
+
+        head = t("migrate.md.dry_run") if self.dry_run else t("migrate.md.cancelled") if self.cancelled else ""
+        out = [t("migrate.md.title", head=head), "", t("migrate.md.source", source=p.source, layout=p.layout),
+               t("migrate.md.home", home=p.home), ""]
+        out += [t("migrate.md.totals"), "", t("migrate.md.table"), "|---|---|---|---|"]
+        for kind in KINDS:
             items = p.of(kind)
             if not items:
                 continue
             bad = sum(1 for i in items if i.action in ("error", "skip"))
+            label = t("migrate.kinds." + kind)
             out.append(f"| {label} | {self.imported.get(kind, 0)} | {self.skipped.get(kind, 0)} | {bad} |")
-        out += ["", "## 明细", ""]
+        out += ["", t("migrate.md.details"), ""]
         for i in p.items:
-            extra = f"（{i.reason}）" if i.reason else ""
-            to = f" →「{i.target}」" if i.target and i.target != i.name else ""
-            links = f"；世界书：{'、'.join(i.links)}" if i.links else ""
-            note = f"；{i.detail['authors_note']}" if i.detail.get("authors_note") else ""
-            out.append(f"- {KIND_LABELS[i.kind]}「{i.name}」{to}：{ACTION_LABELS[i.action]}{extra}{links}{note}")
+            out.append(t("migrate.md.item", kind=kind_label(i.kind), name=i.name,
+                         to=t("migrate.md.to", target=i.target) if i.target and i.target != i.name else "",
+                         action=action_label(i.action),
+                         reason=t("migrate.md.reason", reason=i.reason) if i.reason else "",
+                         links=t("migrate.md.links", books=list(i.links)) if i.links else "",
+                         note=t("migrate.md.note", note=i.detail["authors_note"]) if i.detail.get("authors_note")
+                         else ""))
         if self.settings_changed or self.settings_kept:
-            out += ["", "## 设置", ""]
-            out += [f"- {s}" for s in self.settings_changed]
-            out += [f"- 保留梨园现有的：{s}" for s in self.settings_kept]
-        out += ["", "## 没有导入的", ""]
-        out += [f"- {n.what}：{n.count} 个——{n.why}" for n in p.not_imported]
+            out += ["", t("migrate.md.settings"), ""]
+            out += [f"- {render(s, lang)}" for s in self.settings_changed]
+            out += [t("migrate.md.kept", kept=s) for s in self.settings_kept]
+        out += ["", t("migrate.md.not_imported_head"), ""]
+        out += [t("migrate.md.not_imported", what=n.what, n=n.count, why=n.why) for n in p.not_imported]
         if p.problems or p.notes:
-            out += ["", "## 问题与说明", ""]
-            out += [f"- {x}" for x in p.problems + p.notes]
+            out += ["", t("migrate.md.problems"), ""]
+            out += [f"- {render(x, lang)}" for x in p.problems + p.notes]
         return p.masked("\n".join(out) + "\n")
 
-    def to_json(self) -> str:
-        """The report as indented JSON (credentials in URLs masked, :meth:`MigrationPlan.masked`)."""
+    def to_json(self, lang: str = "zh") -> str:
+        """The report as indented JSON (credentials in URLs masked, :meth:`MigrationPlan.masked`): the field names
+        and the kind/action values are stable; the human texts (reasons, notes, what was not imported and why,
+        the settings lines) are in ``lang``."""
         import json
 
-        return self.plan.masked(json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        return self.plan.masked(json.dumps(_rendered(self.model_dump(), lang), ensure_ascii=False, indent=1,
+                                           default=str))
+
+
+def _rendered(value: Any, lang: str) -> Any:
+    """``value`` (a dump) with every catalog message in it rendered in ``lang``."""
+    if isinstance(value, Msg):
+        return value.render(lang)
+    if isinstance(value, dict):
+        return {k: _rendered(v, lang) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rendered(v, lang) for v in value]
+    return value
+
+
+def error_text(e: BaseException) -> str:
+    """What an exception says, for an item's ``reason``: the :class:`~core.messages.Msg` it carries (its key kept,
+    so the report renders in the reader's language), else an OSError's ``strerror``, else its text."""
+    if e.args and isinstance(e.args[0], Msg):
+        return e.args[0]
+    return getattr(e, "strerror", None) or str(e)
 
 
 def human_size(n: int) -> str:

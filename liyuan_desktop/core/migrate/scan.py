@@ -41,7 +41,7 @@ from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
 from ..prompt.presets.store import load_preset, presets_dir
 from ..settings import load_settings
 from .index import MigrationIndex
-from .model import Action, MigrationPlan, NotImported, PlanItem
+from .model import Action, MigrationPlan, NotImported, PlanItem, error_text
 from .source import MigrationError, extract_zip, find_user_dir
 
 CARD_SUFFIXES = (".png", ".json", ".charx", ".apng")
@@ -53,17 +53,17 @@ MAX_BYTES = {"card": MAX_CARD_BYTES, "chat": MAX_CHAT_BYTES, "book": 256 * 1024 
 #: the folder persona avatars are copied to
 AVATARS_FOLDER = "人设头像"
 
-#: what is found but never imported: (folder or file, glob, label, why)
+#: what is found but never imported: (folder or file, glob, label key, why key) — catalog keys (core/messages.py)
 NOT_IMPORTED = (
-    ("group chats", "*.jsonl", "群聊记录", "不属于任何群组（groups/ 里没有群组列出它）"),
-    ("QuickReplies", "*.json", "快速回复（Quick Replies）", "梨园没有快速回复"),
-    ("extensions", "*", "扩展", "SillyTavern 的扩展是网页脚本，梨园不运行它们（卡里的状态栏照常显示）"),
-    ("themes", "*.json", "主题", "自定义 CSS 和主题不导入"),
-    ("TextGen Settings", "*.json", "文本补全预设", "梨园只用对话补全（Chat Completion）预设"),
-    ("KoboldAI Settings", "*.json", "KoboldAI 预设", "梨园只用对话补全（Chat Completion）预设"),
-    ("NovelAI Settings", "*.json", "NovelAI 预设", "梨园只用对话补全（Chat Completion）预设"),
-    ("instruct", "*.json", "指令模板", "只用于文本补全"),
-    ("context", "*.json", "上下文模板", "只用于文本补全"),
+    ("group chats", "*.jsonl", "migrate.ni.group_chats", "migrate.ni.group_chats.why"),
+    ("QuickReplies", "*.json", "migrate.ni.quick_replies", "migrate.ni.quick_replies.why"),
+    ("extensions", "*", "migrate.ni.extensions", "migrate.ni.extensions.why"),
+    ("themes", "*.json", "migrate.ni.themes", "migrate.ni.themes.why"),
+    ("TextGen Settings", "*.json", "migrate.ni.textgen", "migrate.ni.chat_only.why"),
+    ("KoboldAI Settings", "*.json", "migrate.ni.kobold", "migrate.ni.chat_only.why"),
+    ("NovelAI Settings", "*.json", "migrate.ni.novelai", "migrate.ni.chat_only.why"),
+    ("instruct", "*.json", "migrate.ni.instruct", "migrate.ni.textgen_only.why"),
+    ("context", "*.json", "migrate.ni.context", "migrate.ni.textgen_only.why"),
 )
 
 
@@ -130,6 +130,17 @@ def _files(d: Path, pattern: str, plan: Optional[MigrationPlan] = None, root: Op
     return sorted(out, key=lambda f: f.name)
 
 
+def authors_note_line(note: Any) -> str:
+    """A chat's Author's Note (an ``AuthorsNote``) in one line for the report, as a catalog message (``migrate.an.*``:
+    the same Chinese as ``AuthorsNote.summary``, and English), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」."""
+    if not note.text.strip():
+        return message("migrate.an.none")
+    where = message("migrate.an.chat", depth=note.depth, role=note.role) if note.position == "chat" else \
+        message("migrate.an." + note.position)
+    every = message("migrate.an.off") if note.interval == 0 else message("migrate.an.every", n=note.interval)
+    return message("migrate.an.summary", where=where, every=every)
+
+
 def too_big(item: PlanItem, what: str) -> bool:
     """True (``item`` made an ``error`` naming its size and the limit) when its file is over ``MAX_BYTES`` of its
     kind; nothing is read."""
@@ -182,10 +193,10 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
             url = str(oai.get("reverse_proxy") or "") or known[source]
             model = str(oai.get(f"{source}_model") or "")
         else:
-            return None, [f"SillyTavern 用的接口是 {source}，梨园目前只接 OpenAI 兼容的接口，没有导入连接设置"]
+            return None, [message("migrate.api_unsupported", source=source)]
         if url.lower().startswith(("http://", "https://")) and model:
             return {"source": source, "base_url": url.rstrip("/"), "model": model}, []
-        return None, [f"SillyTavern 的接口 {source} 没有可用的地址或模型名，没有导入连接设置"]
+        return None, [message("migrate.api_incomplete", source=source)]
     if main == "textgenerationwebui":
         tg = object_at(st, "textgen_settings")
         kind = str(tg.get("type") or "ooba")
@@ -196,10 +207,10 @@ def api_of(st: dict[str, Any]) -> tuple[Optional[dict[str, str]], list[str]]:
             base = base if base.endswith("/v1") else base + "/v1"
             model = str(tg.get(f"{kind}_model") or tg.get("custom_model") or "local-model")
             return {"source": kind, "base_url": base, "model": model}, [
-                f"SillyTavern 用的是文本补全（{kind}），梨园用它的 OpenAI 兼容地址 {base}"]
-        return None, [f"SillyTavern 的文本补全（{kind}）没有服务器地址，没有导入连接设置"]
+                message("migrate.api_textgen", kind=kind, base=base)]
+        return None, [message("migrate.api_textgen_no_url", kind=kind)]
     if main:
-        return None, [f"SillyTavern 用的接口是 {main}，梨园接不了，没有导入连接设置"]
+        return None, [message("migrate.api_other", main=main)]
     return None, []
 
 
@@ -209,13 +220,13 @@ def scan(path: str | Path) -> MigrationPlan:
     or is a refused zip; damaged files inside are items with action ``error``."""
     src = Path(path).expanduser()
     if not src.exists():
-        raise MigrationError(f"找不到 {src}")
+        raise MigrationError(message("migrate.not_found", path=str(src)))
     temp: Optional[Path] = None
     problems: list[str] = []
     base = src
     if src.is_file():
         if not src.suffix.lower() == ".zip":
-            raise MigrationError(f"{src.name}：请选择 SillyTavern 的数据文件夹（data/<用户名>/）或它的备份 .zip")
+            raise MigrationError(message("migrate.pick_folder", name=src.name))
         temp, problems = extract_zip(src)
         base = temp
     root, layout, notes = find_user_dir(base)
@@ -224,8 +235,7 @@ def scan(path: str | Path) -> MigrationPlan:
             import shutil
 
             shutil.rmtree(temp, ignore_errors=True)
-        raise MigrationError(f"{src}：这里没有 SillyTavern 的数据（要有 characters、chats、worlds 或 settings.json；"
-                             "可以选 SillyTavern 文件夹、它的 data/<用户名>/、旧版的 public/ 或备份 zip）")
+        raise MigrationError(message("migrate.no_data", path=str(src)))
     plan = MigrationPlan(source=str(src), root=str(root), layout=layout, home=str(home()), problems=problems,
                          notes=notes, temp_dir=str(temp) if temp else None)
     try:
@@ -257,13 +267,13 @@ def _preview_settings(plan: MigrationPlan) -> None:
         if kept:
             item.detail["kept"] = kept
         if not changed:
-            item.action, item.reason = "same", "梨园的设置已经是这样，或已经由你设置过"
+            item.action, item.reason = "same", message("migrate.settings_same")
 
 
 def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     f = root / "settings.json"
     if not f.exists() or refused_link(plan, f, root):
-        plan.notes.append("没有 settings.json：世界书设置、人设、默认预设和连接设置都没有导入")
+        plan.notes.append(message("migrate.no_settings"))
         return {}
     item = PlanItem(kind="settings", source="settings.json", name="settings.json", target="settings.json",
                     size=f.stat().st_size)
@@ -273,9 +283,9 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     try:
         st = read_json(f)
         if not isinstance(st, dict):
-            raise ValueError("顶层不是对象")
+            raise ValueError(message("migrate.top_not_object"))
     except (OSError, ValueError) as e:
-        item.action, item.reason = "error", f"读不了 settings.json：{getattr(e, 'strerror', None) or e}"
+        item.action, item.reason = "error", message("migrate.settings_unreadable", error=error_text(e))
         return {}
     s: dict[str, Any] = {}
     if isinstance(st.get("username"), str) and st["username"].strip():
@@ -283,7 +293,7 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     try:
         wi, wi_notes = from_st_settings(st)
         s["world_info"] = wi.model_dump()
-        plan.notes.extend(n for n in wi_notes if "全局启用的世界书" not in n)  # we do import the global books
+        plan.notes.extend(n for n in wi_notes if getattr(n, "key", "") != "wiset.st_global_books")  # we do import the global books
     except ValueError:
         pass
     api, api_notes = api_of(st)
@@ -302,8 +312,8 @@ def _scan_settings(plan: MigrationPlan, root: Path) -> dict[str, Any]:
     if isinstance(allowed, list):
         s["regex_allowed"] = [str(a) for a in allowed if isinstance(a, str)]
     if isinstance(ext.get("regex"), list) and ext["regex"]:
-        plan.not_imported.append(NotImported(what="全局正则脚本", count=len(ext["regex"]),
-                                             why="梨园只运行角色卡自带的正则脚本"))
+        plan.not_imported.append(NotImported(what=message("migrate.ni.regex"), count=len(ext["regex"]),
+                                             why=message("migrate.ni.regex.why")))
     plan.settings = s
     item.detail = {k: v for k, v in s.items() if k not in ("world_info", "regex_allowed")}
     return st
@@ -327,19 +337,19 @@ def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: Migr
     for f in _files(root / "worlds", "*.json", plan, root):
         item = PlanItem(kind="book", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
         plan.items.append(item)
-        if too_big(item, "世界书"):
+        if too_big(item, message("migrate.limit.book")):
             continue
         try:
             data = read_json(f, MAX_BYTES["book"])
             if not isinstance(data, dict) or not isinstance(data.get("entries"), (dict, list)):
-                raise ValueError("没有 entries，不是世界书")
+                raise ValueError(message("migrate.no_entries"))
             book = Lorebook.from_any(data, f.stem)
             item.detail["entries"] = len(book.entries)
         except json.JSONDecodeError as e:
-            item.action, item.reason = "error", f"不是有效的 JSON（第 {e.lineno} 行第 {e.colno} 列），不是可用的世界书"
+            item.action, item.reason = "error", message("migrate.book_not_json", line=e.lineno, col=e.colno)
             continue
         except (OSError, ValueError) as e:
-            item.action, item.reason = "error", f"不是可用的世界书：{e}"
+            item.action, item.reason = "error", message("migrate.book_bad", error=error_text(e))
             continue
         folder = global_books_dir() if f.stem in glob else library_books_dir()
         item.detail["global"] = f.stem in glob
@@ -350,20 +360,20 @@ def _scan_books(plan: MigrationPlan, root: Path, st: dict[str, Any], index: Migr
         if index.exists(item.detail["sha256"]):
             item.action, item.target = "same", index.target(item.detail["sha256"]) or name
             continue
-        here = _library_book(name) if name not in taken else None
+        here = _library_book(name) if name not in taken and index.brought("book", name) else None
         if here is not None:  # the book is here (on or off): the same, or SillyTavern's is a newer version
             taken.add(name)
             item.target, item.detail["replaces"] = name, str(here)
             if here.read_bytes() == data_bytes:
                 item.action = "same"
             else:
-                item.action, item.reason = "update", "梨园里已有同名的世界书，用这个新版替换它（旧版留在历史版本里）"
+                item.action, item.reason = "update", message("migrate.update.book")
             continue
         target = numbered(name, lambda n: n in taken or (folder / f"{n}.json").exists())
         taken.add(target)
         item.target = target
         if target != name:
-            item.action, item.reason = "rename", "梨园里已有同名但内容不同的世界书"
+            item.action, item.reason = "rename", message("migrate.rename.book")
 
 
 def _library_book(name: str) -> Optional[Path]:
@@ -379,12 +389,12 @@ def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> Non
     for f in _files(root / "OpenAI Settings", "*.json", plan, root):
         item = PlanItem(kind="preset", source=_rel(f, root), name=f.stem, size=f.stat().st_size)
         plan.items.append(item)
-        if too_big(item, "预设"):
+        if too_big(item, message("migrate.limit.preset")):
             continue
         try:
             preset = load_preset(f)
         except PresetError as e:
-            item.action, item.reason = "error", str(e)
+            item.action, item.reason = "error", error_text(e)
             continue
         text = preset_text(preset.raw)
         item.detail["sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -397,12 +407,14 @@ def _scan_presets(plan: MigrationPlan, root: Path, index: MigrationIndex) -> Non
         taken.add(target)
         item.target = target
         if target != name:
-            item.action, item.reason = "rename", "预设库里已有同名但内容不同的预设"
+            item.action, item.reason = "rename", message("migrate.rename.preset")
 
 
-def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) -> tuple[str, Action]:
+def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str],
+                 index: MigrationIndex) -> tuple[str, Action]:
     """Where the card goes and how: ``same`` (an identical card — same original file — is already there, under its
-    name or a number an earlier import gave it), ``update`` (the library's card of its name differs: the newer one
+    name or a number an earlier import gave it), ``update`` (an earlier migration brought the library's card of its name
+    and it differs: the newer one
     replaces it, ``chat.manage.replace_card``), else ``new`` at the first free name (名字, then 名字-2 … when this
     run already claimed 名字)."""
     root = cards_root()
@@ -414,7 +426,7 @@ def _card_target(card_name: str, original: bytes, suffix: str, taken: set[str]) 
             return dest, "same"
         dest = f"{name}-{n}"
         n += 1
-    if name not in taken and (root / name / "card.json").exists():
+    if name not in taken and (root / name / "card.json").exists() and index.brought("card", name):
         return name, "update"
     return dest, "new"
 
@@ -430,12 +442,12 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             continue
         item = PlanItem(kind="card", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=f.stem)
         plan.items.append(item)
-        if too_big(item, "角色卡"):
+        if too_big(item, message("migrate.limit.card")):
             continue
         try:
             card = load_card(f)
         except CardError as e:
-            item.action, item.reason = "error", str(e)
+            item.action, item.reason = "error", error_text(e)
             continue
         item.name = card.name or f.stem
         world = card.extensions.get("world")
@@ -445,16 +457,16 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
         item.detail["embedded_book"] = bool(card.lorebook.entries)
         if f.name in (plan.settings.get("regex_allowed") or ()):  # SillyTavern asked once and the user allowed
             item.detail["regex_allowed"] = True
-        target, how = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken)
+        target, how = _card_target(card.name, f.read_bytes(), f.suffix.lower(), taken, index)
         item.target = target
         if how == "same":
             item.action = "same"
         else:
             taken.add(target)
             if how == "update":
-                item.action, item.reason = "update", "梨园里已有同名的角色卡，用这个新版替换它（旧版放进回收站）"
+                item.action, item.reason = "update", message("migrate.update.card")
             elif target != safe_name(card.name):
-                item.action, item.reason = "rename", "梨园里已有同名但内容不同的角色卡"
+                item.action, item.reason = "rename", message("migrate.rename.card")
         cards[f.stem] = item
     chats_root = root / "chats"
     if not chats_root.is_dir() or refused_link(plan, chats_root, root):
@@ -468,22 +480,22 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             item = PlanItem(kind="chat", source=_rel(f, root), name=f.stem, size=f.stat().st_size, owner=d.name)
             plan.items.append(item)
             if owner is None or owner.action == "error":
-                item.action, item.reason = "skip", f"找不到它的角色卡 characters/{d.name}.*"
+                item.action, item.reason = "skip", message("migrate.no_card", name=d.name)
                 continue
-            if too_big(item, "聊天记录"):
+            if too_big(item, message("migrate.limit.chat")):
                 continue
             try:  # what the import will refuse, known now (the first line, the size; st_chat.read_header)
                 header, _headerless, torn = read_header(f)
             except StChatError as e:
-                item.action, item.reason = "error", str(e)
+                item.action, item.reason = "error", error_text(e)
                 continue
             if torn:
-                item.reason = "最后一行不完整（多半是写入时中断），导入时跳过这一行"
+                item.reason = message("migrate.torn")
             note = st_authors_note(header)
             if note is not None:  # carried into the imported chat (st_chat.write_session)
                 from ..prompt.authors_note import AuthorsNote
 
-                item.detail["authors_note"] = AuthorsNote.model_validate(note).summary()
+                item.detail["authors_note"] = authors_note_line(AuthorsNote.model_validate(note))
             meta = object_at(header, "chat_metadata")
             if isinstance(meta.get("world_info"), str) and meta["world_info"]:
                 item.links = [meta["world_info"]]
@@ -492,7 +504,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             try:
                 digest = sha256(f)
             except OSError as e:
-                item.action, item.reason = "error", f"读不了：{e.strerror or e}"
+                item.action, item.reason = "error", message("migrate.unreadable", error=e.strerror or str(e))
                 continue
             item.detail["sha256"] = digest
             if index.exists(digest):
@@ -504,7 +516,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             claimed.add(target)
             item.target = target
             if target != name:
-                item.action, item.reason = "rename", "这张卡下已有同名的对话"
+                item.action, item.reason = "rename", message("migrate.rename.chat")
 
 
 def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
@@ -532,12 +544,12 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
             item.target = p.name
             item.detail["id"] = new_id
             if new_id != p.id:
-                item.action, item.reason = "rename", f"已有同一头像文件的另一个人设，这个存为 {new_id}"
+                item.action, item.reason = "rename", message("migrate.rename.persona", id=new_id)
         a = avatars / p.avatar if p.avatar else None
         if a is not None and a.is_file() and not refused_link(plan, a, root):
             av = PlanItem(kind="avatar", source=_rel(a, root), name=a.name, owner=p.id, size=a.stat().st_size)
             plan.items.append(av)
-            if too_big(av, "头像"):
+            if too_big(av, message("migrate.limit.avatar")):
                 continue
             old = dest / a.name
             if old.is_file() and old.read_bytes() == a.read_bytes():
@@ -545,7 +557,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
             else:
                 av.target = numbered(a.stem, lambda n: (dest / f"{n}{a.suffix}").exists()) + a.suffix
                 if av.target != a.name:
-                    av.action, av.reason = "rename", "已有同名但内容不同的头像"
+                    av.action, av.reason = "rename", message("migrate.rename.avatar")
     if default_id:
         plan.settings["default_persona"] = default_id
 
@@ -561,7 +573,7 @@ def _scan_groups(plan: MigrationPlan, root: Path) -> None:
         try:
             data = read_st_group(f)
         except (OSError, ValueError) as e:
-            item.action, item.reason = "error", str(e)
+            item.action, item.reason = "error", error_text(e)
             continue
         item.name = str(data.get("name") or f.stem)
         item.detail["chats"] = [c for c in dict.fromkeys([*(data.get("chats") or []), data.get("chat_id")])
@@ -572,7 +584,7 @@ def _scan_groups(plan: MigrationPlan, root: Path) -> None:
         item.target = numbered_name(item.name, lambda n: n in taken or (group_dir(n) / "group.json").is_file())
         taken.add(item.target)
         if item.target != item.name:
-            item.action, item.reason = "rename", "已有同名的群组"
+            item.action, item.reason = "rename", message("migrate.rename.group")
 
 
 def _same_group(name: str, data: dict[str, Any]) -> bool:
@@ -592,11 +604,11 @@ def _scan_not_imported(plan: MigrationPlan, root: Path) -> None:
             continue
         n = len([p for p in d.glob(pattern) if not p.name.startswith(".") and p.name not in grouped])
         if n:
-            plan.not_imported.append(NotImported(what=label, count=n, why=why))
+            plan.not_imported.append(NotImported(what=message(label), count=n, why=message(why)))
     try:
         names = set(os.listdir(root))
     except OSError:
         names = set()
     if "secrets.json" in names:  # listed, never opened
-        plan.not_imported.append(NotImported(what="secrets.json（API 密钥）", count=1,
-                                             why="从不读取：密钥请在梨园的设置里重新填写"))
+        plan.not_imported.append(NotImported(what=message("migrate.ni.secrets"), count=1,
+                                             why=message("migrate.ni.secrets.why")))

@@ -30,6 +30,8 @@ import zlib
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
+from ..messages import message
+
 #: folder names that mark a SillyTavern user data folder
 MARKERS = ("characters", "chats", "worlds", "OpenAI Settings", "User Avatars", "settings.json", "group chats",
            "QuickReplies")
@@ -87,8 +89,7 @@ def find_user_dir(root: Path) -> tuple[Optional[Path], str, list[str]]:
                        key=lambda d: (d.name != "default-user", d.name))
         if users:
             if len(users) > 1:
-                notes.append("还有其他 SillyTavern 用户的数据没有导入：" + "、".join(d.name for d in users[1:])
-                             + "（每次导入一个用户文件夹，可以再选 data/<用户名>/ 导入）")
+                notes.append(message("migrate.other_users", users=[d.name for d in users[1:]]))
             return users[0], f"data/{users[0].name}", notes
     try:
         subs = [d for d in root.iterdir() if d.is_dir() and not d.name.startswith(".")]
@@ -103,19 +104,17 @@ def find_user_dir(root: Path) -> tuple[Optional[Path], str, list[str]]:
 def _unsafe(name: str) -> Optional[str]:
     n = name.replace("\\", "/")
     if n.startswith("/") or (len(n) > 1 and n[1] == ":"):
-        return "绝对路径"
+        return message("migrate.zip.absolute")
     if ".." in PurePosixPath(n).parts:
-        return "路径里有 ..（会写到解压文件夹外面）"
+        return message("migrate.zip.dotdot")
     if "\x00" in n:
-        return "名字里有空字符"
+        return message("migrate.zip.nul")
     return None
 
 
 def _ratio_refused(path: Path, allowance: int) -> str:
-    from ..messages import message
-
     if allowance >= MAX_TOTAL_BYTES:
-        return f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）"
+        return message("migrate.bomb", name=path.name)
     return message("migrate.zip_ratio", name=path.name, ratio=MAX_RATIO)
 
 
@@ -126,16 +125,16 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as e:
-        raise MigrationError(f"{path.name}：不是可读的 zip 文件（{e}）") from None
+        raise MigrationError(message("migrate.bad_zip", name=path.name, error=str(e))) from None
     problems: list[str] = []
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_MEMBERS:
-            raise MigrationError(f"{path.name}：条目太多（{len(infos)} 个，上限 {MAX_MEMBERS}），拒绝解压")
+            raise MigrationError(message("migrate.too_many", name=path.name, n=len(infos), max=MAX_MEMBERS))
         try:
             allowance = unpack_allowance(path.stat().st_size)
         except OSError as e:
-            raise MigrationError(f"{path.name}：读不了（{e.strerror or e}）") from None
+            raise MigrationError(message("migrate.zip.unreadable", name=path.name, error=e.strerror or str(e))) from None
         if sum(i.file_size for i in infos) > allowance:
             raise MigrationError(_ratio_refused(path, allowance))
         dest = Path(tempfile.mkdtemp(prefix="liyuan-st-", dir=str(into) if into else None))
@@ -146,19 +145,19 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
                 why = _unsafe(name)
                 mode = info.external_attr >> 16
                 if why is None and mode and _member_kind_refused(mode):
-                    why = "符号链接或特殊文件"
+                    why = message("migrate.zip.link")
                 if why:
-                    problems.append(f"压缩包里的「{name}」没有解压：{why}")
+                    problems.append(message("migrate.zip.skipped", name=name, why=why))
                     continue
                 target = dest.joinpath(*[p for p in PurePosixPath(name.replace("\\", "/")).parts if p not in ("", ".")])
                 if not str(target.resolve()).startswith(str(dest.resolve())):
-                    problems.append(f"压缩包里的「{name}」没有解压：会写到解压文件夹外面")
+                    problems.append(message("migrate.zip.skipped", name=name, why=message("migrate.zip.outside")))
                     continue
                 if info.is_dir():
                     target.mkdir(parents=True, exist_ok=True)
                     continue
                 if info.file_size > MAX_ENTRY_BYTES:
-                    raise MigrationError(f"{path.name}：「{name}」解压后太大（{info.file_size} 字节），拒绝解压")
+                    raise MigrationError(message("migrate.member_big", name=path.name, member=name, size=info.file_size))
                 target.parent.mkdir(parents=True, exist_ok=True)
                 written = 0
                 try:
@@ -167,21 +166,19 @@ def extract_zip(path: Path, into: Optional[Path] = None) -> tuple[Path, list[str
                             written += len(chunk)
                             total += len(chunk)
                             if written > MAX_ENTRY_BYTES:
-                                raise MigrationError(f"{path.name}：解压后超过大小上限，拒绝解压（可能是压缩炸弹）")
+                                raise MigrationError(message("migrate.bomb", name=path.name))
                             if total > allowance:
                                 raise MigrationError(_ratio_refused(path, allowance))
                             out.write(chunk)
                 except (zlib.error, zipfile.BadZipFile, EOFError, NotImplementedError) as e:
                     target.unlink(missing_ok=True)  # this member only: the rest is extracted
-                    from ..messages import message
-
                     problems.append(message("migrate.zip_damaged", name=name, why=str(e) or type(e).__name__))
         except MigrationError:
             shutil.rmtree(dest, ignore_errors=True)
             raise
         except (zipfile.BadZipFile, OSError, EOFError, RuntimeError, zlib.error, NotImplementedError) as e:
             shutil.rmtree(dest, ignore_errors=True)
-            raise MigrationError(f"{path.name}：解压失败（{e}）") from None
+            raise MigrationError(message("migrate.unzip_failed", name=path.name, error=str(e))) from None
         except BaseException:  # Ctrl-C, a bug: the temp folder is not left behind either
             shutil.rmtree(dest, ignore_errors=True)
             raise

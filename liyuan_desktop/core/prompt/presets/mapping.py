@@ -6,6 +6,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field
 
+from ...messages import MsgText, message
 from .model import (
     DEFAULT_PROMPTS,
     GLOBAL_ORDER_ID,
@@ -47,7 +48,7 @@ class DroppedPrompt(BaseModel):
 
     identifier: str
     name: str = ""
-    reason: str
+    reason: MsgText
 
 
 class PresetPlan(BaseModel):
@@ -66,20 +67,24 @@ class PresetPlan(BaseModel):
     after: list[PlannedPrompt] = Field(default_factory=list)
     depth: list[PlannedPrompt] = Field(default_factory=list)
     dropped: list[DroppedPrompt] = Field(default_factory=list)
-    notes: list[str] = Field(default_factory=list)
+    notes: list[MsgText] = Field(default_factory=list)
     has_chat_history: bool = True
     sampling: dict[str, Any] = Field(default_factory=dict)
     context_size: Optional[int] = None
     generation: str = "normal"
 
     def describe(self) -> list[str]:
-        """A readable summary, one line each (for the CLI and a settings dialog)."""
-        lines = [f"预设「{self.preset_name}」（顺序表 {self.order_source}）"]
-        lines.append("系统提示层：" + ("、".join(p.name or p.identifier for p in self.system) or "（无）"))
-        lines.append("用户原话之后：" + ("、".join(f"{p.name or p.identifier}（{p.role}）" for p in self.after) or "（无）"))
-        lines.append("按深度插入：" + ("、".join(f"{p.name or p.identifier}（深度 {p.depth}，{p.role}）" for p in self.depth) or "（无）"))
+        """A readable summary, one line each (for the CLI and a settings dialog): catalog messages (``plan.*``,
+        :class:`~liyuan_desktop.core.messages.Msg`), rendered by the reader in its language."""
+        none = message("plan.none")
+        lines: list[str] = [message("plan.head", name=self.preset_name, order=self.order_source)]
+        lines.append(message("plan.system", items=[p.name or p.identifier for p in self.system] or none))
+        lines.append(message("plan.after", items=[message("plan.after_item", name=p.name or p.identifier, role=p.role)
+                                                  for p in self.after] or none))
+        lines.append(message("plan.depth", items=[message("plan.depth_item", name=p.name or p.identifier,
+                                                          depth=p.depth, role=p.role) for p in self.depth] or none))
         for d in self.dropped:
-            lines.append(f"不用：{d.name or d.identifier}——{d.reason}")
+            lines.append(message("plan.dropped", name=d.name or d.identifier, reason=d.reason))
         lines.extend(self.notes)
         return lines
 
@@ -94,8 +99,7 @@ def plan(preset: Preset, generation: str = "normal") -> PresetPlan:
                      context_size=preset.openai_max_context, generation=generation)
     if source == "default":
         has_legacy = preset.order_list(LEGACY_ORDER_ID) is not None
-        out.notes.append("预设里没有 character_id 100001 的顺序表" + ("（只有 100000 的旧表，SillyTavern 不读它）" if has_legacy else "")
-                         + "，按 SillyTavern 的做法用默认顺序")
+        out.notes.append(message("plan.no_order_legacy" if has_legacy else "plan.no_order"))
     by_id: dict[str, PresetPrompt] = {p.identifier: p for p in reversed(preset.prompts)}
     enabled: list[PresetPrompt] = []
     seen: set[str] = set()
@@ -106,28 +110,28 @@ def plan(preset: Preset, generation: str = "normal") -> PresetPlan:
             p = PresetPrompt(identifier=ident, **DEFAULT_PROMPTS[ident])
         name = p.name if p is not None else ""
         if ident in seen:
-            out.dropped.append(DroppedPrompt(identifier=ident, name=name, reason="顺序表里重复出现，只用第一次"))
+            out.dropped.append(DroppedPrompt(identifier=ident, name=name, reason=message("plan.dup")))
             continue
         seen.add(ident)
         if p is None:
-            out.dropped.append(DroppedPrompt(identifier=ident, reason="prompts 里没有这个提示词（SillyTavern 也会丢掉这条引用）"))
+            out.dropped.append(DroppedPrompt(identifier=ident, reason=message("plan.missing")))
             continue
         if not item.enabled:
-            out.dropped.append(DroppedPrompt(identifier=ident, name=name, reason="预设里是关闭的"))
+            out.dropped.append(DroppedPrompt(identifier=ident, name=name, reason=message("plan.disabled")))
             continue
         if p.injection_trigger and generation not in p.injection_trigger:
             out.dropped.append(DroppedPrompt(identifier=ident, name=name,
-                                             reason=f"只在 {', '.join(p.injection_trigger)} 生成时发送"))
+                                             reason=message("plan.trigger", kinds=", ".join(p.injection_trigger))))
             continue
         enabled.append(p)
     not_in_order = [p for p in preset.prompts if p.identifier not in seen and p.identifier not in RUNTIME_IDS]
     for p in not_in_order:
-        out.dropped.append(DroppedPrompt(identifier=p.identifier, name=p.name, reason="不在当前使用的顺序表里"))
+        out.dropped.append(DroppedPrompt(identifier=p.identifier, name=p.name, reason=message("plan.not_in_order")))
     ids = [p.identifier for p in enabled]
     history_at = ids.index("chatHistory") if "chatHistory" in ids else None
     out.has_chat_history = history_at is not None
     if history_at is None:
-        out.notes.append("顺序表里没有启用的 chatHistory：梨园照常发送对话历史，所有相对位置的提示词都放进系统提示")
+        out.notes.append(message("plan.no_history"))
     for idx, p in enumerate(enabled):
         ident = p.identifier
         if ident == "chatHistory":
@@ -136,21 +140,21 @@ def plan(preset: Preset, generation: str = "normal") -> PresetPlan:
         after_history = history_at is not None and idx > history_at
         if ident in RUNTIME_IDS:
             out.dropped.append(DroppedPrompt(identifier=ident, name=p.name,
-                                             reason="由 SillyTavern 运行时填写（梨园用自己的前情提要与账本）"))
+                                             reason=message("plan.runtime")))
             continue
         if p.marker or ident in MARKERS:
             if ident not in MARKERS:
-                out.dropped.append(DroppedPrompt(identifier=ident, name=p.name, reason="扩展的占位符，梨园没有这个扩展"))
+                out.dropped.append(DroppedPrompt(identifier=ident, name=p.name, reason=message("plan.extension")))
                 continue
             if p.injection_position == IN_CHAT:
-                out.notes.append(f"「{label}」在预设里是按深度插入，梨园把角色卡数据固定放在系统提示里")
+                out.notes.append(message("plan.marker_depth", label=label))
             elif after_history:
-                out.notes.append(f"「{label}」在预设里排在对话历史之后，梨园把角色卡数据固定放在系统提示里")
+                out.notes.append(message("plan.marker_after", label=label))
             out.system.append(PlannedPrompt(identifier=ident, name=p.name, role=p.role, marker=True, placement="system"))
             continue
         overridable = ident in ("main", "jailbreak") and not p.forbid_overrides
         if not p.content.strip() and not overridable:
-            out.dropped.append(DroppedPrompt(identifier=ident, name=p.name, reason="内容为空"))
+            out.dropped.append(DroppedPrompt(identifier=ident, name=p.name, reason=message("plan.empty")))
             continue
         planned = PlannedPrompt(identifier=ident, name=p.name, role=p.role, content=p.content,
                                 forbid_overrides=p.forbid_overrides, depth=p.injection_depth, order=p.injection_order)
@@ -162,6 +166,6 @@ def plan(preset: Preset, generation: str = "normal") -> PresetPlan:
             out.after.append(planned)
         else:
             if p.role != "system":
-                out.notes.append(f"「{label}」在预设里是 {p.role} 消息，梨园把它并进系统提示（系统提示要逐字节稳定）")
+                out.notes.append(message("plan.role_merged", label=label, role=p.role))
             out.system.append(planned)
     return out

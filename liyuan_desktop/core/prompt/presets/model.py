@@ -305,10 +305,9 @@ class Preset(BaseModel):
                 continue
             kept[key] = value
         if self.openai_max_tokens:
-            notes.append(f"回复上限 openai_max_tokens = {self.openai_max_tokens}：没有使用（梨园的工具调用要带整段正文，"
-                         "预设给普通回复定的上限会把它截断；需要时在本对话或连接配置里设回复上限）")
+            notes.append(message("plan.max_tokens", n=self.openai_max_tokens))
         if self.n and self.n > 1:
-            notes.append(f"n = {self.n}：没有使用（梨园每次只取一个回答）")
+            notes.append(message("plan.n", n=self.n))
         return Sampling.model_validate(kept), notes
 
     def to_json(self) -> dict[str, Any]:

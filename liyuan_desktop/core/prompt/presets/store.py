@@ -160,7 +160,7 @@ class PresetReport(BaseModel):
     provider does not take)."""
 
     name: str
-    lines: list[str] = Field(default_factory=list)
+    lines: list[Any] = Field(default_factory=list)  # catalog messages (Msg, PresetPlan.describe), kept as such
     repairs: list[str] = Field(default_factory=list)
     sampling: dict[str, Any] = Field(default_factory=dict)
     sampling_notes: list[Any] = Field(default_factory=list)  # catalog messages (Msg), kept as such
