@@ -248,6 +248,13 @@ RUNS: dict[tuple[str, ...], list[list[str]]] = {
     ("group", "show"): [["group", "show", "Party"]],
     ("group", "delete"): [["group", "delete", "Party"]],
     ("group", "import-st"): [["group", "import-st", "{st}/groups/g1.json"]],
+    # after import-sillytavern put SillyTavern's world books in the library (Global is a global book here)
+    ("book", "update"): [["book", "update", "Global", "{st}/worlds/Alice world.json"],
+                         ["book", "update", "Global", "{st}/worlds/Alice world.json", "--yes"],
+                         ["book", "update", "Nope", "{st}/worlds/Global.json"],
+                         ["book", "update", "Global", "{st}/worlds/Bad.json", "--yes"]],
+    ("book", "updates"): [["book", "updates", "Alice/first"], ["book", "updates", "Alice/first", "--use-new", "Nope"],
+                          ["book", "updates", "Alice/first", "--use-new", "Global"]],
     ("group", "export-st"): [["group", "export-st", "Party", "{out}/st-export"]],
 }
 

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, msg, run_on_chat, text
+from .common import find_entry, msg, run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -43,7 +43,7 @@ def _inspect(chat: Chat, args: argparse.Namespace) -> int:
         u = c.get("usage") or {}
         mode = text("cli.out.inspect.prose") if c.get("play_mode") == "prose" and c.get("purpose") != "scribe" else ""
         cut = text("cli.out.inspect.cut." + c["cut"]) if c.get("cut") in ("length", "repetition", "echo") else ""
-        print(text("cli.out.inspect.call", n=c["round"], model=c.get("model", ""), mode=mode, cut=cut,
+        print(text("cli.out.inspect.call", n=c["round"], model=say(c.get("model", "")), mode=mode, cut=cut,
                    who=text("cli.out.inspect.scribe" if c["purpose"] == "scribe" else "cli.out.inspect.actor"),
                    tokens=text("cli.out.inspect.tokens", n=u["prompt_tokens"]) if u.get("prompt_tokens") else ""))
         req = c.get("request")

@@ -472,6 +472,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "stchat.torn_last": {"zh": "{name}：最后一行不完整（多半是写入时中断），已跳过",
                          "en": "{name}: the last line is incomplete (probably cut while writing); skipped"},
     "stchat.bad_line": {"zh": "{name}：第 {n} 行不是有效的 JSON，已跳过（{error}）", "en": "{name}: line {n} is not valid JSON; skipped ({error})"},
+    "stchat.line_too_deep": {"zh": "{name}：第 {n} 行 JSON 嵌套太深，已跳过", "en": "{name}: line {n} is nested too deeply; skipped"},
     "stchat.line_not_object": {"zh": "{name}：第 {n} 行不是 JSON 对象，已跳过", "en": "{name}: line {n} is not a JSON object; skipped"},
     "stchat.line_no_mes": {"zh": "{name}：第 {n} 行没有 mes，不像一条消息，已跳过", "en": "{name}: line {n} has no mes, not a message; skipped"},
     "stchat.session_exists": {"zh": "会话文件已存在：{path}", "en": "The session file already exists: {path}"},
@@ -1403,6 +1404,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.action.same": {"match": "no", "zh": "已有相同的，跳过", "en": "already here, skipped"},
     "migrate.action.skip": {"match": "no", "zh": "不导入", "en": "not imported"},
     "migrate.action.error": {"match": "no", "zh": "损坏，跳过", "en": "damaged, skipped"},
+    "migrate.chat_warnings": {"match": "no", "zh": "{items}{more}", "en": "{items}{more}"},  # a chat's first warnings
     "migrate.action.update": {"match": "no", "zh": "替换为新版", "en": "replaced by the newer version"},
     "migrate.update.card": {"match": "no", "zh": "梨园里已有同名的角色卡（上次迁移导入的），用这个新版替换它（旧版放进回收站）",
                             "en": "an earlier migration brought a card of this name; this newer version replaces it "

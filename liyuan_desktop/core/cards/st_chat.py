@@ -62,6 +62,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..jsonfile import JsonFileError, check_size, loads, object_at
+from ..messages import MsgText, message
 from ..session import HeaderEntry, SessionTree, new_id
 from ..text import prompt_language
 
@@ -145,7 +146,7 @@ class StChat(DeferredModel):  # built on first use (core.deferred)
     name: str = ""
     header: dict[str, Any] = Field(default_factory=dict)
     messages: list[dict[str, Any]] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
     headerless: bool = False
 
 
@@ -227,17 +228,17 @@ def iso_now(ms: Optional[int] = None) -> str:
 
 
 def _what_is(obj: Any) -> Optional[str]:
-    """The kind of a JSON object that is not a chat, or None."""
+    """The kind of a JSON object that is not a chat (its message key: ``stchat.is_card`` …), or None."""
     if not isinstance(obj, dict):
         return None
     data = object_at(obj, "data")
     if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in data or "char_persona" in obj or (
             "first_mes" in obj and "mes" not in obj):
-        return "角色卡"
+        return "stchat.is_card"
     if "prompts" in obj or "prompt_order" in obj:
-        return "对话补全预设"
+        return "stchat.is_preset"
     if "entries" in obj and "mes" not in obj:
-        return "世界书（World Info）"
+        return "stchat.is_book"
     return None
 
 
@@ -248,7 +249,7 @@ def first_line(first_raw: bytes, name: str, whole: Optional[bytes] = None) -> tu
     when the first line is not JSON (a pretty-printed card); the one rule :func:`parse_st_chat` and a plan
     (:func:`read_header`) both use."""
     if first_raw[:8] == b"\x89PNG\r\n\x1a\n":
-        raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
+        raise StChatError(message("stchat.png", name=name))
     try:
         first = loads(first_raw, name)
     except JsonFileError as e:
@@ -262,17 +263,17 @@ def first_line(first_raw: bytes, name: str, whole: Optional[bytes] = None) -> tu
                 obj = None
         kind = _what_is(obj)
         if kind:
-            raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录") from None
-        raise StChatError(f"{name}：第一行不是 JSON，不是 SillyTavern 聊天记录（.jsonl）") from None
+            raise StChatError(message(kind, name=name)) from None
+        raise StChatError(message("stchat.first_not_json", name=name)) from None
     kind = _what_is(first)
     if kind:
-        raise StChatError(f"{name}：这是{kind}，不是 SillyTavern 聊天记录")
+        raise StChatError(message(kind, name=name))
     if isinstance(first, dict) and "mes" not in first and ("user_name" in first or "name" in first
                                                           or "character_name" in first or "chat_metadata" in first):
         return first, False
     if isinstance(first, dict) and "mes" in first:
         return {}, True
-    raise StChatError(f"{name}：第一行既不是聊天记录的头（user_name）也不是消息（mes），不是 SillyTavern 聊天记录")
+    raise StChatError(message("stchat.first_neither", name=name))
 
 
 def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
@@ -288,7 +289,7 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
             while head and not head.strip():
                 head = f.readline(MAX_HEADER_LINE)
             if not head.strip():
-                raise StChatError(f"{p.name}：文件是空的，不是聊天记录")
+                raise StChatError(message("stchat.empty", name=p.name))
             if head.startswith(b"\xef\xbb\xbf"):
                 head = head[3:]
             if len(head) >= MAX_HEADER_LINE and not head.endswith(b"\n"):
@@ -300,7 +301,7 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
     except JsonFileError as e:
         raise StChatError(str(e)) from None
     except OSError as e:
-        raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
+        raise StChatError(message("stchat.cannot_read", path=str(p), error=e.strerror or str(e))) from e
     torn = False
     if tail and not tail.endswith(b"\n"):
         last = tail.rsplit(b"\n", 1)[-1]
@@ -322,7 +323,7 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
     line that is neither a header nor a message, :func:`first_line`). ``progress``/``cancelled``: see
     :data:`Progress` (counted in lines; :class:`StChatCancelled` when cancelled)."""
     if data[:8] == b"\x89PNG\r\n\x1a\n":
-        raise StChatError(f"{name}：这是 PNG 图片（多半是角色卡），不是聊天记录")
+        raise StChatError(message("stchat.png", name=name))
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     lines = data.split(b"\n")
@@ -335,7 +336,7 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
     rest = numbered[1:]
     if headerless:
         out.headerless = True
-        out.warnings.append(f"{name}：没有头一行（user_name/character_name），已按消息读取并补上")
+        out.warnings.append(message("stchat.headerless", name=name))
         rest = numbered
     else:
         out.header = header
@@ -347,19 +348,19 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
         try:
             obj = loads(raw, name)
         except JsonFileError:
-            out.warnings.append(f"{name}：第 {n} 行 JSON 嵌套太深，已跳过")
+            out.warnings.append(message("stchat.line_too_deep", name=name, n=n))
             continue
         except ValueError as e:
             if n == last_no and torn_possible:
-                out.warnings.append(f"{name}：最后一行不完整（多半是写入时中断），已跳过")
+                out.warnings.append(message("stchat.torn_last", name=name))
             else:
-                out.warnings.append(f"{name}：第 {n} 行不是有效的 JSON，已跳过（{type(e).__name__}）")
+                out.warnings.append(message("stchat.bad_line", name=name, n=n, error=type(e).__name__))
             continue
         if not isinstance(obj, dict):
-            out.warnings.append(f"{name}：第 {n} 行不是 JSON 对象，已跳过")
+            out.warnings.append(message("stchat.line_not_object", name=name, n=n))
             continue
         if "mes" not in obj and not isinstance(obj.get("swipes"), list):
-            out.warnings.append(f"{name}：第 {n} 行没有 mes，不像一条消息，已跳过")
+            out.warnings.append(message("stchat.line_no_mes", name=name, n=n))
             continue
         out.messages.append(obj)
     if progress is not None:
@@ -377,7 +378,7 @@ def read_st_chat(path: str | Path, progress: Progress = None, cancelled: Cancell
     except JsonFileError as e:
         raise StChatError(str(e)) from None
     except OSError as e:
-        raise StChatError(f"无法读取聊天记录 {p}：{e.strerror or e}") from e
+        raise StChatError(message("stchat.cannot_read", path=str(p), error=e.strerror or str(e))) from e
     return parse_st_chat(data, p.name, progress, cancelled)
 
 
@@ -404,7 +405,7 @@ def _swipes_of(msg: dict[str, Any], label: str, warnings: list[str]) -> tuple[li
     st = {k: v for k, v in msg.items() if k not in ("mes", "swipes")}
     mes = msg.get("mes")
     if "mes" in msg and not isinstance(mes, str):
-        warnings.append(f"{label}：mes 不是文本（{type(mes).__name__}），已按文本读取")
+        warnings.append(message("stchat.mes_not_text", label=label, type=type(mes).__name__))
     swipes = msg.get("swipes")
     if not isinstance(swipes, list) or not swipes:
         if "swipes" in msg:
@@ -412,12 +413,12 @@ def _swipes_of(msg: dict[str, Any], label: str, warnings: list[str]) -> tuple[li
         return [_text(mes)], 0, st
     texts = [_text(s) for s in swipes]
     if any(not isinstance(s, str) for s in swipes):
-        warnings.append(f"{label}：swipes 里有非文本项（Chub 格式？），已取其文本")
+        warnings.append(message("stchat.swipes_not_text", label=label))
     sid = msg.get("swipe_id")
     text = _text(mes) if "mes" in msg else None
     if not (isinstance(sid, int) and not isinstance(sid, bool) and 0 <= sid < len(texts)):
         sid_new = texts.index(text) if text is not None and text in texts else 0
-        warnings.append(f"{label}：swipe_id {sid!r} 不在 swipes 范围内，按第 {sid_new + 1} 个处理")
+        warnings.append(message("stchat.swipe_id", label=label, sid=repr(sid), n=sid_new + 1))
         sid = sid_new
         st["swipe_id"] = sid
     if text is None:

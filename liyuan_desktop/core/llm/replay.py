@@ -26,6 +26,7 @@ from typing import Any, Literal, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..messages import message
 from .types import ChatRequest, ChatResponse, DeltaKind, ModelError, OnDelta, StreamDelta, ToolCall, Usage
 from .usage import parse_usage
 
@@ -146,7 +147,7 @@ class ReplayModel:
         beats: Optional[list[ReplayBeat]] = None,
     ):
         self.label = label
-        self.name = f"回放模型（离线演示，不连网）: {label}" if label else "回放模型（离线演示，不连网）"
+        self.name: str = message("llm.replay_named", label=label) if label else message("llm.replay_name")
         self.delay_ms = max(int(delay_ms), 0)
         self.beats: list[ReplayBeat] = list(beats or [])
         self._next_id = 0

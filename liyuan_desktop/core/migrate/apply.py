@@ -32,6 +32,7 @@ world-info settings still at SillyTavern's defaults, an API connection not yet c
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import threading
@@ -181,6 +182,7 @@ class _Run:
         self._link_books(item, ref)
         item.target = ref.name
         self.cards[item.owner] = ref
+        self._record_card(item, ref)
 
     def put_back(self) -> None:
         """Cancel: the files ``update`` items replaced, as they were (newest change first)."""
@@ -215,6 +217,13 @@ class _Run:
             item.action = "same"
         item.target = ref.name
         self.cards[item.owner] = ref
+        self._record_card(item, ref)
+
+    def _record_card(self, item: PlanItem, ref: CardRef) -> None:
+        """The card in the import record under the name it has here: a later run may replace it by SillyTavern's
+        newer version (``MigrationIndex.brought``; a same-named card made here is never replaced)."""
+        digest = hashlib.sha256(self._source(item).read_bytes()).hexdigest()
+        self._record(item, Path(ref.dir) / "card.json", digest)
 
     def _link_books(self, item: PlanItem, ref: CardRef) -> None:
         """Record the card's SillyTavern links (``extensions.world``, then its ``charLore`` books) under the names
@@ -245,7 +254,7 @@ class _Run:
         warnings = list(dict.fromkeys(warnings))
         if warnings:
             item.detail["warnings"] = warnings
-            item.reason = "；".join(warnings[:3]) + ("……" if len(warnings) > 3 else "")
+            item.reason = message("migrate.chat_warnings", items=warnings[:3], more="……" if len(warnings) > 3 else "")
         try:
             attached = self._attach_books(item, card, dest)
         except BaseException:
