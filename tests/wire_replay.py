@@ -92,3 +92,24 @@ def streamed_text(body: bytes, key: str = "content") -> str:
     """The concatenated ``delta[key]`` of every choice in a recorded SSE body."""
     payloads, _, _ = sse_payloads(body)
     return "".join((c.get("delta") or {}).get(key) or "" for p in payloads for c in p.get("choices") or [])
+
+
+def exchanges(case: str) -> list[Transcript]:
+    """Every exchange of an engine case recorded by ``bench/record_wire.py`` (``ENGINE_CASES``: one ``Chat.send``
+    against the real server), in the order the engine made them: ``case``, ``case-2``, ``case-3`` …"""
+    first = load(case)
+    return [first, *(load(f"{case}-{i}") for i in range(2, int(first.meta.get("of", 1)) + 1))]
+
+
+def beat_of(case: str) -> dict[str, Any]:
+    """How the recorded beat of engine case ``case`` ended on the engine that recorded it (``meta["beat"]`` of its
+    last exchange: ``sealed``, ``final``, ``notices``, ``files``, ``seconds`` or ``error``)."""
+    return exchanges(case)[-1].meta["beat"]
+
+
+def replay_at(t: Transcript, gap: float) -> Reply:
+    """:func:`replay` with ``gap`` seconds between the recorded pieces (a keep-alive phase of N pieces lasts about
+    N × ``gap``: the recording's one-a-second pace, faster)."""
+    r = replay(t)
+    r.gap = gap
+    return r

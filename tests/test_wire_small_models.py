@@ -1,0 +1,167 @@
+"""Issue 30: what small local models really did, replayed through the real engine.
+
+Every transcript here was recorded by ``bench/record_wire.py`` (its ``ENGINE_CASES``): the real engine (``Chat.send``)
+played one beat against llama.cpp's server (the pinned ``xllamacpp`` wheel) running Qwen2.5-Coder 0.5B or 1.5B on
+one CPU thread, and every exchange — the beat's call(s), the echo guard's retry, the scribe — was kept byte for byte
+with the arrival time of each piece (``tests/data/wire/NAME*.meta.json`` says which model, which flags and how the
+beat ended on the engine that recorded it). The tests play the same beat again through the real engine against
+the loopback replay server (``tests/sse_server.py`` writing the recorded pieces) and assert today's behaviour; each
+docstring says what the main branch before issue 30's fixes (commit 33bbe38's parent) did with the same bytes.
+
+Nothing here is hand-written model output: where a test needs a reply the server did not give in that recording,
+it says which recorded reply it serves again.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import DEMO_CARD
+from sse_server import ScriptedServer
+from wire_replay import beat_of, exchanges, replay, replay_at, streamed_text
+
+from liyuan_desktop.core.beat.events import Activity
+from liyuan_desktop.core.beat.loop import ECHO_GAVE_UP_NOTICES, ECHO_RETRY_NOTICES, TEXT_CALLS_NOTICE
+from liyuan_desktop.core.cards import load_card
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.llm import OpenAIChatModel
+from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest, ModelError
+from liyuan_desktop.core.messages import message
+from liyuan_desktop.core.prompt.assemble import opening_body
+
+#: seconds between replayed pieces where the timing matters (the recordings' keep-alives came once a second)
+GAP = 0.01
+
+
+@pytest.fixture
+def server():
+    with ScriptedServer() as srv:
+        yield srv
+
+
+def client(server, case: str, **kw) -> OpenAIChatModel:
+    """A client like the recording's (same model name; a loopback URL, so ``is_local`` unless ``local=False``)."""
+    first = exchanges(case)[0]
+    return OpenAIChatModel(server.base_url, first.request["body"]["model"], None, retry_base_wait=0.0,
+                           read_timeout=5.0, **kw)
+
+
+async def play(tmp_path, server, case: str, model: OpenAIChatModel, *, prose: bool = False, **send):
+    """The recorded beat of ``case`` played again by the real engine; (result, events, chat)."""
+    say = exchanges(case)[0].meta["engine"]["say"]
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model,
+                       mode="agent" if exchanges(case)[0].meta["engine"]["mode"] == "agent" else "roleplay")
+    if prose:
+        chat.set_prose_only(True)
+    events: list = []
+    try:
+        res = await chat.send(say, on_event=events.append, **send)
+    finally:
+        await model.aclose()
+    return res, events, chat
+
+
+def notices(events: list) -> list[str]:
+    return [e.text for e in events if isinstance(e, Activity)]
+
+
+# -- §1: echoes of the opening are never sealed -----------------------------------------------------------------
+def test_the_05b_copied_the_labelled_opening_and_not_the_bare_one():
+    """The recordings themselves (issue 30 §1's claim, measured): with the opening sent as an assistant message
+    behind 【开场 · 青梧】 (how main sent it to every model before issue 30) the 0.5B answered with the label and the
+    opening word for word; with the same beat sent without the label it wrote something else."""
+    card = load_card(DEMO_CARD)
+    labelled, bare = exchanges("echo_opening_labelled")[0], exchanges("echo_opening_bare")[0]
+    sent = labelled.request["body"]["messages"][1]["content"]
+    assert sent.startswith("【开场") and opening_body(sent).strip() == card.first_mes.strip()
+    assert bare.request["body"]["messages"][1]["content"].strip() == card.first_mes.strip()  # no label today
+    copied = streamed_text(labelled.body)
+    assert copied.lstrip().startswith("【开场") and card.first_mes.strip() in copied
+    assert card.first_mes.strip()[:40] not in streamed_text(bare.body)
+    # the recording engine played the labelled case as a remote model (no echo guard): it sealed the copy
+    assert beat_of("echo_opening_labelled")["sealed"] and beat_of("echo_opening_labelled")["final"].strip() == \
+        card.first_mes.strip()
+
+
+async def test_a_copy_of_the_opening_is_retried_then_left_unsealed(tmp_path, server):
+    """The 0.5B's recorded copy of the opening, from a local server: caught as an echo of the opening, retried once
+    with the nudge and a higher temperature, and — the retry gets the same recorded copy again — the beat ends
+    unsealed with the notice and nothing drafted. Old main sealed the copy (nothing compared a reply with the
+    opening; its echo filter only took the label off), and every later beat copied it again."""
+    copy = exchanges("echo_opening_labelled")[0]
+    server.script(replay(copy), replay(copy))
+    res, events, chat = await play(tmp_path, server, "echo_opening_labelled", client(server, "echo_opening_labelled"),
+                                   prose=True)
+    assert not res.sealed
+    said = notices(events)
+    assert ECHO_RETRY_NOTICES["opening"] in said and ECHO_GAVE_UP_NOTICES["opening"] in said
+    assert len(server.requests) == 2  # no scribe for an unsealed beat
+    first, retry = server.requests[0].json, server.requests[1].json
+    assert retry["messages"][-1]["content"].startswith(first["messages"][-1]["content"])  # the nudge appended
+    assert retry["messages"][-1]["content"] != first["messages"][-1]["content"]
+    assert (retry.get("temperature") or 0) > (first.get("temperature") or 0)
+    assert not any("【开场" in (m.get("content") or "") for m in first["messages"][1:2])  # local: no label sent
+
+
+# -- §3: keep-alives while a CPU server reads a long prompt -------------------------------------------------------
+def keepalives_before_content(t) -> tuple[int, float]:
+    """(keep-alive pieces before the first ``data:`` piece, seconds from the request to that piece) of a recording."""
+    n = 0
+    for piece, at in zip(t.pieces, t.meta["arrived"]):
+        if piece.lstrip().startswith(b"data:"):
+            return n, at
+        n += piece.lstrip().startswith(b":")
+    return n, t.meta["arrived"][-1]
+
+
+async def test_keepalives_while_a_cpu_server_reads_the_prompt_count_as_progress(server):
+    """The 0.5B on one CPU thread took minutes over the agent prompt (~3,000 tokens), sending a ``:`` keep-alive
+    every second before the first token (recorded with their arrival times). Replayed 100 times faster (a gap of
+    10 ms between pieces) against an idle limit shorter than that wait but longer than one gap: a local client goes
+    on and gets the whole reply; a remote one (``local=False``) gives up at the idle limit — what old main did for
+    every server (its idle clock ignored keep-alives), which is how the 180 s limit killed the first beat of a
+    2,868-token prompt at 11.8 tokens/s."""
+    t = exchanges("agent_turn")[0]
+    waited, first_at = keepalives_before_content(t)
+    assert waited >= 60 and first_at >= 60  # a minute and more of keep-alives, one a second, before any content
+    body = t.request["body"]
+    request = ChatRequest(messages=[ChatMessage(**m) for m in body["messages"]], tools=body.get("tools") or [],
+                          max_tokens=body.get("max_tokens"))
+    idle = 0.25  # < the keep-alive phase (waited × gap), > one gap
+    assert waited * GAP > 2 * idle
+    server.script(replay_at(t, GAP))
+    local = OpenAIChatModel(server.base_url, body["model"], None, retry_base_wait=0.0, idle_timeout=idle)
+    try:
+        res = await local.complete(request)
+    finally:
+        await local.aclose()
+    assert res.content == streamed_text(t.body) and res.finish_reason == "stop"
+    server.script(replay_at(t, GAP))
+    remote = OpenAIChatModel(server.base_url, body["model"], None, retry_base_wait=0.0, idle_timeout=idle,
+                             local=False, max_retries=0)
+    try:
+        with pytest.raises(ModelError) as err:
+            await remote.complete(request)
+    finally:
+        await remote.aclose()
+    assert err.value.kind == "network" and message("llm.deadline.idle", s=f"{idle:g}", got=0) in str(err.value)
+
+
+# -- §5: an agent turn of the 0.5B --------------------------------------------------------------------------------
+async def test_the_05b_agent_turn_writes_its_chapter_through_text_calls(tmp_path, server):
+    """The 0.5B's agent turn as recorded: it wrote its ``write`` call as a ```json block in the content (no
+    ``tool_calls``), then repeated the call as bare JSON twice and answered the third time with nothing. The engine
+    runs the text calls — the chapter file is written — says so, and the empty answer ends the turn with a notice
+    instead of an exception; the scribe and the chapter summary then run on the written chapter."""
+    ex = exchanges("agent_turn")
+    server.script(*(replay(t) for t in ex))
+    res, events, chat = await play(tmp_path, server, "agent_turn", client(server, "agent_turn"))
+    chapter = Path(chat.story.story_dir) / "001-雨夜客栈.md"
+    assert chapter.is_file()
+    written = chapter.read_text("utf-8")
+    assert written.strip() and written.strip() in streamed_text(ex[0].body)
+    said = notices(events)
+    assert sum(TEXT_CALLS_NOTICE.format(names="write") == n for n in said) == 3
+    assert len(server.requests) == len(ex)
+    assert beat_of("agent_turn")["files"] and "正文/001-雨夜客栈.md" in beat_of("agent_turn")["files"]
