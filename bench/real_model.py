@@ -1,6 +1,7 @@
 """A real model, end to end, on demand (issue 18 §5): llama.cpp's server on loopback, the real engine against it.
 
-    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--model 1.5b|0.5b] [--skip-agent] [--keep]
+    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--model 1.5b|0.5b] [--full-prompt]
+                               [--skip-agent] [--keep]
 
 What it does:
 
@@ -327,11 +328,14 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> d
     if scribe is not None:
         applied = bool(scribe.result and scribe.result.applied) and not scribe.error
     final = getattr(res, "final", "") or ""
+    output = getattr(res, "output", None)
+    draft = "" if getattr(res, "sealed", False) else (getattr(getattr(output, "draft", None), "text", "") or "")
     return {
         "beat": label, "calls": len(calls), "tools": tools,
         "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
         "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "first_token_s": None,
         "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
+        "lore_draft": lore_reached(draft, user), "draft_chars": len(draft),
         "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
         "finish": [e.finish_reason for e in calls], "prompt_tokens": sum(e.prompt_tokens for e in calls),
         "cached_tokens": sum(e.cached_tokens for e in calls), "completion_tokens": sum(e.completion_tokens for e in calls),
@@ -349,7 +353,8 @@ def print_row(row: dict[str, Any]) -> None:
     first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
     log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}{caught}"
-        f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}, {scribe}, "
+        f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}"
+        f"{' (in the unsealed draft: ' + str(row['lore_draft']) + ')' if row.get('lore_draft') else ''}, {scribe}, "
         f"{row['seconds']} s{first}  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
         f" / out {row['completion_tokens']} tokens]")
     if row["scribe_lines"]:
@@ -372,7 +377,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
     save_settings(AppSettings(providers=[ProviderSettings(
         name="llamacpp-bench", base_url=base_url, model=model_id, context_window=args.ctx // 2,
         max_tokens=args.max_tokens, scribe_max_tokens=args.max_tokens, read_timeout=900.0, idle_timeout=900.0,
-        total_timeout=3600.0)], active_provider="llamacpp-bench"))
+        total_timeout=3600.0, compact_prompt=not args.full_prompt)], active_provider="llamacpp-bench"))
     provider = load_settings().provider("llamacpp-bench")
     model = build_model(provider, api_key="")
     card = load_card(ROOT / "cards" / "青梧" / "default_Qingwu.json")
@@ -448,6 +453,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--ctx", type=int, default=16384, help="server context, split over 2 slots (actor, scribe)")
     ap.add_argument("--max-tokens", type=int, default=384, help="output cap of every call")
     ap.add_argument("--model", choices=sorted(MODELS), default="1.5b", help="which pinned GGUF (default 1.5b)")
+    ap.add_argument("--full-prompt", action="store_true",
+                    help="the full tool prompt (default: the compact one, 精简提示词, as a user of a small model sets it)")
     ap.add_argument("--skip-agent", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the throwaway data folder (its path is printed)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
@@ -470,6 +477,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         echoes = sum(bool(r["sealed"] and r.get("echo")) for r in rows)
         sealed = sum(r["sealed"] for r in rows) - echoes
         lore = sum(bool(r["lore"]) for r in rows)
+        play_rows = [r for r in rows if not r["beat"].startswith("agent")]  # every role-play turn asks about lore
+        agent_files = sorted({f for r in rows for f in r.get("files", []) if f.startswith("正文/") and f.endswith(".md")})
+        per_beat = [r["seconds"] for r in rows]
+        log(f"· lore: a fact only the lorebook holds in {sum(bool(r['lore']) for r in play_rows)} of {len(play_rows)} "
+            f"role-play beats that ask about one (sealed replies); in {sum(bool(r['lore'] or r['lore_draft']) for r in play_rows)}"
+            f" counting unsealed drafts")
+        log(f"· agent mode: {len(agent_files)} chapter file(s) written {agent_files or ''}")
+        log(f"· seconds per beat: {' / '.join(f'{x:.0f}' for x in per_beat)} (mean {sum(per_beat) / max(1, len(per_beat)):.0f})")
         log(f"· {len(rows)} beat(s): {sealed} sealed (new prose), {echoes} sealed echoes, "
             f"{sum(r.get('echo_retried', 0) for r in rows)} echoes caught and retried, "
             f"{sum(r.get('echo_unsealed', 0) for r in rows)} left unsealed after a second echo, "

@@ -205,6 +205,13 @@ ENGINE_CASES: dict[str, EngineCase] = {
         "1.5b", "prose", "夜深了，外面传来梆子声。「这打更的是什么人？」",
         "issue 30 §3: a first beat on a CPU server: ':' keep-alives every second while the prompt is evaluated "
         "(a minute and more on one thread), then the reply; the arrival time of every piece in 'arrived'"),
+    "lore_copy": EngineCase(
+        "0.5b", "prose", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+        "issue 30 §2: the lore entry of the umbrella in 【相关设定】; does the 0.5B copy its sentences into prose?"),
+    "agent_turn_b": EngineCase(
+        "0.5b", "agent", "在正文/ 里新建第一章《雨夜客栈》，写青梧擦伞，两百字。写完后再用 edit 把标题改成《雨夜》。",
+        "issue 30 §5: a second agent turn of the 0.5B (a write then an edit asked for): paths and call shapes",
+        seed=3),
     "agent_turn": EngineCase(
         "0.5b", "agent", real_model.AGENT_TURN,
         "issue 30 §5: an agent turn of a small model asked to write a chapter file (text tool calls, paths)"),

@@ -108,8 +108,11 @@ def beat_of(case: str) -> dict[str, Any]:
 
 
 def replay_at(t: Transcript, gap: float) -> Reply:
-    """:func:`replay` with ``gap`` seconds between the recorded pieces (a keep-alive phase of N pieces lasts about
-    N × ``gap``: the recording's one-a-second pace, faster)."""
+    """:func:`replay` paced like the wait before the answer: ``gap`` seconds between the recorded pieces up to the
+    first ``data:`` piece (a keep-alive phase of N pieces lasts about N × ``gap``, the recording's pace made
+    faster), then the rest of the body — the same bytes — as one piece."""
     r = replay(t)
+    first = next((i for i, p in enumerate(t.pieces) if p.lstrip().startswith(b"data:")), len(t.pieces))
+    r.body = [*t.pieces[:first], b"".join(t.pieces[first:])] if first < len(t.pieces) else list(t.pieces)
     r.gap = gap
     return r
