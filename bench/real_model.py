@@ -293,6 +293,20 @@ def echo_kind(final: str, opening: str, earlier: list[str]) -> str:
     return EchoSources([("opening", opening)] + [("previous", t) for t in earlier]).echo_of(final)
 
 
+class Asked:
+    """The bench's answer to the model's ``ask`` (the user picks the first option, or lets the model decide): a beat
+    whose model asks must not end as "stopped" because nobody was there to answer. Counts the questions."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    async def __call__(self, req: Any) -> Any:
+        from liyuan_desktop.core.beat.events import AskAnswer
+        self.n += 1
+        options = [o for o in (getattr(req, "options", None) or []) if str(o).strip()]
+        return AskAnswer(answer=str(options[0]) if options else "你来决定，接着演。", by="user")
+
+
 class Timed:
     """An event sink that keeps the events and when the first streamed piece of the reply came (seconds to first
     token: on a CPU server mostly the prompt's evaluation)."""
@@ -352,7 +366,8 @@ def print_row(row: dict[str, Any]) -> None:
               if row["echo_retried"] or row["echo_unsealed"] else "")
     first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
-    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}{caught}"
+    asked = f", asked the user {row['asked']}× (answered)" if row.get("asked") else ""
+    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}{asked}, {sealed}{caught}"
         f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}"
         f"{' (in the unsealed draft: ' + str(row['lore_draft']) + ')' if row.get('lore_draft') else ''}, {scribe}, "
         f"{row['seconds']} s{first}  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
@@ -394,12 +409,14 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             finals: list[str] = []
             for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
                 sink = Timed()
+                asked = Asked()
                 try:
-                    res = await chat.send(user, on_event=sink)
+                    res = await chat.send(user, ask=asked, on_event=sink)
                 except Exception as exc:  # a failed beat is a result too
                     res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
                 row = beat_row(f"{mode} beat {i}", user, res, sink.events, time.perf_counter() - sink.t0)
                 row["first_token_s"] = sink.first
+                row["asked"] = asked.n
                 if row["sealed"]:  # an echo the engine let through is a failure, never a success
                     row["echo"] = echo_kind(row["final"], opening, finals)
                     finals.append(row["final"])
@@ -413,7 +430,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             events = []
             t0 = time.perf_counter()
             try:
-                res = await chat.send(AGENT_TURN, on_event=events.append)
+                res = await chat.send(AGENT_TURN, ask=Asked(), on_event=events.append)
             except Exception as exc:
                 res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
             row = beat_row("agent turn", AGENT_TURN, res, events, time.perf_counter() - t0)

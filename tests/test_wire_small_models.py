@@ -25,6 +25,7 @@ from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.beat.loop import ECHO_GAVE_UP_NOTICES, ECHO_RETRY_NOTICES, TEXT_CALLS_NOTICE
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.ledger.state import WorldState, apply_patch
 from liyuan_desktop.core.llm import OpenAIChatModel
 from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest, ModelError
 from liyuan_desktop.core.messages import message
@@ -166,6 +167,21 @@ async def test_the_05b_agent_turn_writes_its_chapter_through_text_calls(tmp_path
     assert beat_of("agent_turn")["files"] and "正文/001-雨夜客栈.md" in beat_of("agent_turn")["files"]
 
 
+async def test_the_05b_scribe_setting_time_and_place_to_one_phrase_is_refused(tmp_path, server):
+    """The 0.5B's scribe (recorded in the same agent turn) set ``time`` and ``location`` both to 「听雨轩柜台后擦那把
+    旧油纸伞」, a phrase of the chapter. Today both are refused with a warning the scribe sees next time and the
+    ledger keeps no time; old main applied them (the ledger's time was a sentence of the chapter)."""
+    ex = exchanges("agent_turn")
+    scribe = next(t for t in ex if '"patch"' in streamed_text(t.body))
+    assert '"time": "听雨轩柜台后擦那把旧油纸伞"' in streamed_text(scribe.body)
+    server.script(*(replay(t) for t in ex))
+    _res, _events, chat = await play(tmp_path, server, "agent_turn", client(server, "agent_turn"))
+    state = chat.ledger.state()
+    assert state.time == "" and state.location == ""
+    result = apply_patch(WorldState(), {"time": "听雨轩柜台后擦那把旧油纸伞", "location": "听雨轩柜台后擦那把旧油纸伞"})
+    assert not result.applied and len(result.warnings) == 2
+
+
 async def test_a_partial_copy_of_the_opening_without_the_label_is_caught_and_retried(tmp_path, server):
     """Even without the label the 0.5B answered the umbrella question with the opening's second paragraph and the
     user's question; today's engine caught it as an echo of the opening and retried once, nudged and hotter; the
@@ -198,3 +214,7 @@ async def test_lore_names_used_in_prose_stay_in_the_draft(tmp_path, server):
     assert not res.sealed
     draft = chat.latest_beat().draft or ""
     assert "老周" in draft and draft.strip() in streamed_text(ex[0].body)
+    ok = apply_patch(WorldState(), {"time": "傍晚（雨中）", "location": "青梧的客栈（檐外下雨）",
+                                    "characters": {"青梧": {"at": "她放下伞，转身对你说：「客官请坐。」"}}})
+    assert ok.state.time == "傍晚（雨中）" and ok.state.location == "青梧的客栈（檐外下雨）"
+    assert ok.state.characters["青梧"].at is None and any("characters.青梧.at" in w for w in ok.warnings)
