@@ -15,6 +15,11 @@ sends. For each case NAME three files are written:
 - ``NAME.meta.json`` — status, response headers (``Date`` dropped), the sizes of the pieces as they arrived (the
   replay server writes the same pieces), the server and model it came from, and the case's purpose.
 
+Engine cases (``ENGINE_CASES``, issue 30; ``--only NAME`` re-records one): the real engine plays one beat
+(``Chat.send``) against the server running the 0.5B or 1.5B GGUF, and an httpx transport keeps every exchange it
+made (``NAME``, ``NAME-2`` …: the beat's calls, the echo guard's retry, the scribe), with the arrival time of each
+piece (``arrived``) and how the beat ended (``beat`` in the last one's meta).
+
 Scrubbing: the loopback port in any header or body is replaced by ``PORT`` and the cache folder is cut from any
 model path (the server is started with an alias, so it reports the file name); the piece sizes are measured after
 scrubbing. Requests carry no key. Nothing else is touched.

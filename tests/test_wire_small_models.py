@@ -218,3 +218,21 @@ async def test_lore_names_used_in_prose_stay_in_the_draft(tmp_path, server):
                                     "characters": {"青梧": {"at": "她放下伞，转身对你说：「客官请坐。」"}}})
     assert ok.state.time == "傍晚（雨中）" and ok.state.location == "青梧的客栈（檐外下雨）"
     assert ok.state.characters["青梧"].at is None and any("characters.青梧.at" in w for w in ok.warnings)
+
+
+def test_scribe_quality_reads_the_recorded_scribe_replies():
+    """bench/scribe_quality.py replays every scribe reply recorded from the real small models as well: one beat
+    each, the 0.5B's time-and-place phrase refused by the guards (old main applied both)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, str(root / "bench" / "scribe_quality.py"), "--json"], cwd=str(root),
+                       capture_output=True, text=True, encoding="utf-8", timeout=300,
+                       env=dict(os.environ, PYTHONIOENCODING="utf-8"))
+    assert r.returncode == 0, r.stderr
+    wire = json.loads(r.stdout)["wire"]
+    assert "agent_turn-5" in wire["cases"] and wire["beats"] == len(wire["cases"]) >= 4
+    assert wire["rejected"] >= 2 and wire["applied"] >= 1
