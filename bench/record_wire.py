@@ -182,7 +182,7 @@ class EngineCase:
     "roleplay" / "prose" (prose-only switch on) / "agent"; ``local``: the client's ``is_local`` (False sends the
     opening with its 【开场 · 名字】 label and does not count keep-alives, as main did before issue 30); ``seed``:
     llama.cpp's sampling seed (re-recordable); ``say``: the user's words; ``ping``: seconds between the server's
-    keep-alive comments; ``chapter``: ``Chat.send(chapter=)``."""
+    keep-alive comments; ``chapter``: ``Chat.send(chapter=)``; ``compact``: the compact prompt (精简提示词)."""
 
     model: str
     mode: str
@@ -192,7 +192,7 @@ class EngineCase:
     seed: int = 7
     ping: int = 1
     chapter: Optional[str] = None
-    threads_note: str = ""
+    compact: bool = False
 
 
 ENGINE_CASES: dict[str, EngineCase] = {
@@ -213,6 +213,10 @@ ENGINE_CASES: dict[str, EngineCase] = {
     "lore_copy": EngineCase(
         "0.5b", "prose", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
         "issue 30 §2: the lore entry of the umbrella in 【相关设定】; does the 0.5B copy its sentences into prose?"),
+    "lore_sentence_tools": EngineCase(
+        "1.5b", "roleplay", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+        "issue 30 §2: tool play with the compact prompt, the umbrella's entry inlined (a model that has not called "
+        "tools natively): does the 1.5B carry a sentence of the entry into its prose?", compact=True),
     "agent_turn_b": EngineCase(
         "0.5b", "agent", "在正文/ 里新建第一章《雨夜客栈》，写青梧擦伞，两百字。写完后再用 edit 把标题改成《雨夜》。",
         "issue 30 §5: a second agent turn of the 0.5B (a write then an edit asked for): paths and call shapes",
@@ -241,6 +245,7 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
     client = OpenAIChatModel(base_url, model_name, None, transport=tee, local=case.local,
                              extra_body={"seed": case.seed}, read_timeout=900.0, idle_timeout=900.0,
                              total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384)
+    client.compact_prompt = case.compact
     chat = Chat.create(work / "chat", load_card(DEMO_CARD), client, mode="agent" if case.mode == "agent" else "roleplay")
     if case.mode == "prose":
         chat.set_prose_only(True)
@@ -280,7 +285,8 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
         meta: dict[str, Any] = {
             "status": ex["status"], "headers": kept, "pieces": [len(p) for p in pieces], "arrived": ex["arrived"],
             "purpose": case.purpose, "case": name, "exchange": i, "of": len(tee.exchanges),
-            "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter},
+            "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter,
+                       "compact": case.compact},
             "recorded": time.strftime("%Y-%m-%d", time.gmtime()), **server_note,
             "model": model_name}
         if i == len(tee.exchanges):

@@ -236,3 +236,27 @@ def test_scribe_quality_reads_the_recorded_scribe_replies():
     wire = json.loads(r.stdout)["wire"]
     assert "agent_turn-5" in wire["cases"] and wire["beats"] == len(wire["cases"]) >= 4
     assert wire["rejected"] >= 2 and wire["applied"] >= 1
+
+
+def test_a_retry_that_copies_the_lore_the_question_and_the_nudge_is_an_echo():
+    """Not a wire recording: the text below is the retry reply the 1.5B wrote in a ``bench/real_model.py`` run
+    (tool mode, beat 3, copied from that run's session log), after its first reply had copied an earlier one. It is
+    the lore entries sentence by sentence, the user's question and our own nudge copied back. Counted without the
+    nudge it stayed under the echo share and was sealed (nudge and all); with the nudge as a source of its own it
+    is an echo (the beat ends unsealed), and captured text never keeps the nudge."""
+    from liyuan_desktop.core.beat.echo import EchoSources
+    from liyuan_desktop.core.beat.loop import echo_nudge
+
+    nudge = echo_nudge("previous")
+    lore = ("【相关设定】本拍命中的世界书条目原文：\n\n【听雨轩】听雨轩是栖水镇上开了近百年的老客栈，前后两进，后院有一株老梨树。"
+            "店里的规矩是祖上传下来的：不问来处，不问去处，账清即可。镇上人都说，在听雨轩说过的话，不会传到第二个人耳朵里。\n\n"
+            "【镇北渡口】镇北渡口每日只有清晨一班船出镇。船夫老周摆渡三十年，认得每一个离镇的人。")
+    user = "「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」"
+    reply = ("*你指的是听雨轩？听雨轩是栖水镇上开了近百年的老客栈，前后两进，后院有一株老梨树。店里的规矩是祖上传下来的：不问来处，"
+             "不问去处，账清即可。镇上人都说，在听雨轩说过的话，不会传到第二个人耳朵里。*\n\n*你指的是镇北渡口？镇北渡口每日只有清晨"
+             "一班船出镇。船夫老周摆渡三十年，认得每一个离镇的人。*\n\n*你指的是更夫？更夫在镇北渡口每天出港，负责看守船只。他每天都要"
+             "看护船上的货物，以确保船只的安全。*\n\n*我明早要出镇，镇北渡口几时有船？摆渡的是谁？*\n\n" + nudge)
+    sources = EchoSources([("data", lore), ("user", user)])
+    assert sources.echo_of(reply) == ""  # what sealed it
+    sources.add("data", nudge)
+    assert sources.echo_of(reply) == "data"

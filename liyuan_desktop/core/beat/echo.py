@@ -192,6 +192,12 @@ class EchoSources:
             for s in sentences(strip_opening_label(text) if kind == "opening" else text):
                 self._sents.setdefault(s, (kind, _bigrams(s)))
 
+    def add(self, kind: str, text: str) -> None:
+        """One more source: ``text``'s sentences of ``kind`` (the beat loop adds its retry nudge: a 1.5B copied it
+        back, with the user's words and the lore entries, into a reply that was sealed)."""
+        for s in sentences(text):
+            self._sents.setdefault(s, (kind, _bigrams(s)))
+
     def __bool__(self) -> bool:
         return bool(self._sents)
 

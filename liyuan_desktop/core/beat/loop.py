@@ -225,6 +225,7 @@ class Beat:
         # the echo guard (issue 30 §1): live models in write mode; echoes seen so far; the retry's hotter sampling
         self._echo_sources: Optional[EchoSources] = None
         self._echoes = 0
+        self._nudge = ""  # the retry's nudge once sent (a reply that copies it back is an echo, and loses it)
         self._hot = False
 
     # -- the draft on disk ----------------------------------------------------------------------------------
@@ -353,13 +354,16 @@ class Beat:
     # -- stray text -----------------------------------------------------------------------------------------
     def _clean(self, text: str) -> str:
         """Captured text without our injection echoed back or an imitated opening label (:mod:`.echo`)."""
-        clean = strip_echo(text, self.inp.echo, self._user)
+        clean = self._clean_quiet(text)
         if clean != text:
             self._activity(ECHO_NOTICE, "warning")
         return clean
 
     def _clean_quiet(self, text: str) -> str:
-        """:meth:`_clean` without its activity line (what the echo guard compares)."""
+        """:meth:`_clean` without its activity line (what the echo guard compares); the retry's nudge copied back
+        is taken out too."""
+        if self._nudge and self._nudge in text:
+            text = text.replace(self._nudge, "").strip()
         return strip_echo(text, self.inp.echo, self._user)
 
     def _keep_unsealed(self, text: str) -> bool:
@@ -446,7 +450,8 @@ class Beat:
         if self._echoes == 1:
             self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
-            nudge = echo_nudge(kind)
+            nudge = self._nudge = echo_nudge(kind)
+            self._sources().add("data", nudge)
             if i is not None and isinstance(messages[i].content, str):
                 messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
             else:
