@@ -180,6 +180,10 @@ async def test_the_05b_scribe_setting_time_and_place_to_one_phrase_is_refused(tm
     assert state.time == "" and state.location == ""
     result = apply_patch(WorldState(), {"time": "听雨轩柜台后擦那把旧油纸伞", "location": "听雨轩柜台后擦那把旧油纸伞"})
     assert not result.applied and len(result.warnings) == 2
+    ok = apply_patch(WorldState(), {"time": "傍晚（雨中）", "location": "青梧的客栈（檐外下雨）",
+                                    "characters": {"青梧": {"at": "她放下伞，转身对你说：「客官请坐。」"}}})
+    assert ok.state.time == "傍晚（雨中）" and ok.state.location == "青梧的客栈（檐外下雨）"
+    assert ok.state.characters["青梧"].at is None and any("characters.青梧.at" in w for w in ok.warnings)
 
 
 async def test_a_partial_copy_of_the_opening_without_the_label_is_caught_and_retried(tmp_path, server):
@@ -214,10 +218,6 @@ async def test_lore_names_used_in_prose_stay_in_the_draft(tmp_path, server):
     assert not res.sealed
     draft = chat.latest_beat().draft or ""
     assert "老周" in draft and draft.strip() in streamed_text(ex[0].body)
-    ok = apply_patch(WorldState(), {"time": "傍晚（雨中）", "location": "青梧的客栈（檐外下雨）",
-                                    "characters": {"青梧": {"at": "她放下伞，转身对你说：「客官请坐。」"}}})
-    assert ok.state.time == "傍晚（雨中）" and ok.state.location == "青梧的客栈（檐外下雨）"
-    assert ok.state.characters["青梧"].at is None and any("characters.青梧.at" in w for w in ok.warnings)
 
 
 def test_scribe_quality_reads_the_recorded_scribe_replies():
