@@ -260,3 +260,21 @@ def test_a_retry_that_copies_the_lore_the_question_and_the_nudge_is_an_echo():
     assert sources.echo_of(reply) == ""  # what sealed it
     sources.add("data", nudge)
     assert sources.echo_of(reply) == "data"
+
+
+async def test_a_lore_phrase_the_15b_carried_into_dialogue_is_kept(tmp_path, server):
+    """Tool play with the compact prompt, the 1.5B not yet seen calling a tool natively: the umbrella's entry went
+    with the beat as text (issue 30 §4), and the 1.5B answered with the entry's 焦痕 and a clause of the 听雨轩 entry
+    (「不问来处，不问去处，账清即可」) in 青梧's line. Today the engine sends the entries' text again and seals the
+    reply with the lore phrase in it (§2: a fact used in prose is not an echo of the data blocks). Old main kept this
+    one too — the clause is part of a longer sentence, not a copied block — so this guards it rather than catching
+    an old failure."""
+    ex = exchanges("lore_sentence_tools")
+    assert "伞骨断了一根" in ex[0].request["body"]["messages"][-1]["content"]
+    server.script(*(replay(t) for t in ex))
+    model = client(server, "lore_sentence_tools")
+    model.compact_prompt = True
+    res, _events, _chat = await play(tmp_path, server, "lore_sentence_tools", model)
+    assert res.sealed and "不问来处，不问去处，账清即可" in res.final and "焦痕" in res.final
+    assert res.final == beat_of("lore_sentence_tools")["final"]
+    assert "伞骨断了一根" in server.requests[0].json["messages"][-1]["content"]  # the entry's text went along
