@@ -290,13 +290,17 @@ def lore_reached(final: str, user: str) -> list[str]:
             if any(f in final and f not in user for f in facts)]
 
 
-def echo_kind(final: str, opening: str, earlier: list[str]) -> str:
-    """What a sealed final mostly copies — "opening" / "previous" (an earlier final of this chat) — measured with
-    the engine's own sentence measure (core.beat.echo, issue 30); "" for new prose."""
+def echo_kind(final: str, opening: str, earlier: list[str], injection: str = "", user: str = "") -> str:
+    """What a sealed final mostly copies — "opening" / "previous" (an earlier final of this chat) / "data" (the
+    beat's injection: lore entries, world state) / "user" (the user's words) — measured with the engine's own
+    sentence measure (core.beat.echo, issue 30); "" for new prose."""
     from liyuan_desktop.core.beat.echo import EchoSources
     if not final:
         return ""
-    return EchoSources([("opening", opening)] + [("previous", t) for t in earlier]).echo_of(final)
+    sources = [("opening", opening)] + [("previous", t) for t in earlier]
+    sources += [("data", injection)] if injection else []
+    sources += [("user", user)] if user else []
+    return EchoSources(sources).echo_of(final)
 
 
 class Asked:
@@ -424,7 +428,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
                 row["first_token_s"] = sink.first
                 row["asked"] = asked.n
                 if row["sealed"]:  # an echo the engine let through is a failure, never a success
-                    row["echo"] = echo_kind(row["final"], opening, finals)
+                    row["echo"] = echo_kind(row["final"], opening, finals, getattr(res, "injection", "") or "", user)
                     finals.append(row["final"])
                 rows.append(row)
                 print_row(row)
