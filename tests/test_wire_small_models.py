@@ -278,3 +278,31 @@ async def test_a_lore_phrase_the_15b_carried_into_dialogue_is_kept(tmp_path, ser
     assert res.sealed and "不问来处，不问去处，账清即可" in res.final and "焦痕" in res.final
     assert res.final == beat_of("lore_sentence_tools")["final"]
     assert "伞骨断了一根" in server.requests[0].json["messages"][-1]["content"]  # the entry's text went along
+
+
+async def test_calls_written_as_text_do_not_end_the_inlined_lore(tmp_path, server):
+    """Scripted (not recorded), in the shape the recorded 1.5B and 0.5B use: a model whose only tool calls are
+    ```json blocks in its content has not shown it looks lore up, so the next beat still carries the activated
+    entries' text (main before this change sent titles only once any call, text or native, was in the branch)."""
+    import json as _json
+
+    from sse_server import chunk, sse_reply
+
+    write = [{"name": "draft_write", "arguments": {"version": 0, "content": "她把茶推过柜台，没有抬头。"}},
+             {"name": "draft_seal", "arguments": {"version": 1}}]
+    fenced = "```json\n" + _json.dumps(write, ensure_ascii=False) + "\n```"
+    scribe = sse_reply(chunk('{"patch": {}}'), chunk(finish="stop"))
+    server.script(sse_reply(chunk(fenced), chunk(finish="stop")), scribe,
+                  sse_reply(chunk("她笑了笑，说后院的梨树还在。"), chunk(finish="stop")), scribe)
+    model = OpenAIChatModel(server.base_url, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", None, retry_base_wait=0.0,
+                            read_timeout=5.0)
+    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
+    try:
+        first = await chat.send("我走到柜台前：「掌柜的，这听雨轩开了多少年了？」")
+        second = await chat.send("「听雨轩后院那棵梨树还在吗？」")
+    finally:
+        await model.aclose()
+    assert first.sealed and second.sealed
+    actor = [r.json for r in server.requests if r.json.get("tools")]
+    assert len(actor) == 2
+    assert "后院有一株老梨树" in actor[1]["messages"][-1]["content"]  # the entry's text, not just its title
