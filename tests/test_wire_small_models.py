@@ -8,8 +8,10 @@ beat ended on the engine that recorded it). The tests play the same beat again t
 the loopback replay server (``tests/sse_server.py`` writing the recorded pieces) and assert today's behaviour; each
 docstring says what the main branch before issue 30's fixes (commit 33bbe38's parent) did with the same bytes.
 
-Nothing here is hand-written model output: where a test needs a reply the server did not give in that recording,
-it says which recorded reply it serves again.
+No model output here is made up: where a test needs a reply the server did not give in that recording, it says
+which recorded reply it serves again. Three tests at the end are marked as not wire recordings: two take a reply a
+model wrote in a ``bench/real_model.py`` run (copied from that run's log, said so in the docstring), one is a
+scripted server in the recorded models' shape.
 """
 
 from __future__ import annotations
@@ -306,3 +308,17 @@ async def test_calls_written_as_text_do_not_end_the_inlined_lore(tmp_path, serve
     actor = [r.json for r in server.requests if r.json.get("tools")]
     assert len(actor) == 2
     assert "后院有一株老梨树" in actor[1]["messages"][-1]["content"]  # the entry's text, not just its title
+
+
+def test_a_call_wrapped_in_tools_tags_runs():
+    """Not a wire recording: the reply the 1.5B gave to the agent turn of a ``bench/real_model.py`` run (copied from
+    its printed final): its ``write`` call wrapped in ``<tools>…</tools>``, the tag Qwen's chat template puts
+    around the tool list. It was left as the reply (no file written, the turn "discussed"); it is a call now."""
+    from liyuan_desktop.core.beat.text_calls import find_text_calls
+    from liyuan_desktop.core.beat.tools.registry import get_tool
+    from liyuan_desktop.core.beat.tools.sets import AGENT_TOOLS
+
+    reply = ('<tools> {"name": "write", "arguments": {"path": "正文/001-雨夜客栈.md", "content": '
+             '"青梧在听雨轩柜台后擦那把旧油纸伞。"}} </tools>')
+    calls, rest = find_text_calls(reply, {n: get_tool(n) for n in AGENT_TOOLS}, tag="1")
+    assert [c.name for c in calls] == ["write"] and rest.strip() == ""
