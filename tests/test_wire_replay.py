@@ -58,8 +58,8 @@ async def complete_recorded(server, name: str, **kw):
 
 
 def test_every_recorded_case_is_present_and_scrubbed():
-    assert names() == RECORDED
-    for name in RECORDED:
+    assert set(RECORDED) <= set(names())  # plus the engine cases of tests/test_wire_small_models.py
+    for name in names():
         t = load(name)
         text = t.body.decode("utf-8") + repr(t.request) + repr(t.meta)
         assert "/root" not in text and "/home/" not in text and ".cache" not in text  # no local paths

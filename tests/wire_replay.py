@@ -92,3 +92,27 @@ def streamed_text(body: bytes, key: str = "content") -> str:
     """The concatenated ``delta[key]`` of every choice in a recorded SSE body."""
     payloads, _, _ = sse_payloads(body)
     return "".join((c.get("delta") or {}).get(key) or "" for p in payloads for c in p.get("choices") or [])
+
+
+def exchanges(case: str) -> list[Transcript]:
+    """Every exchange of an engine case recorded by ``bench/record_wire.py`` (``ENGINE_CASES``: one ``Chat.send``
+    against the real server), in the order the engine made them: ``case``, ``case-2``, ``case-3`` …"""
+    first = load(case)
+    return [first, *(load(f"{case}-{i}") for i in range(2, int(first.meta.get("of", 1)) + 1))]
+
+
+def beat_of(case: str) -> dict[str, Any]:
+    """How the recorded beat of engine case ``case`` ended on the engine that recorded it (``meta["beat"]`` of its
+    last exchange: ``sealed``, ``final``, ``notices``, ``files``, ``seconds`` or ``error``)."""
+    return exchanges(case)[-1].meta["beat"]
+
+
+def replay_at(t: Transcript, gap: float) -> Reply:
+    """:func:`replay` paced like the wait before the answer: ``gap`` seconds between the recorded pieces up to the
+    first ``data:`` piece (a keep-alive phase of N pieces lasts about N × ``gap``, the recording's pace made
+    faster), then the rest of the body — the same bytes — as one piece."""
+    r = replay(t)
+    first = next((i for i, p in enumerate(t.pieces) if p.lstrip().startswith(b"data:")), len(t.pieces))
+    r.body = [*t.pieces[:first], b"".join(t.pieces[first:])] if first < len(t.pieces) else list(t.pieces)
+    r.gap = gap
+    return r

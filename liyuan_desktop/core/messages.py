@@ -1237,6 +1237,10 @@ CATALOG: dict[str, dict[str, str]] = {
                                   "en": "{key} is not an object and was ignored — write it as {{\"key\": \"value\"}}.", "match": "no"},
     "led.warn.flag_value": {"zh": "flags.{k} 的值不是字符串已丢弃（{value}）——flags 的值请写成一句话的字符串。",
                             "en": "The value of flags.{k} is not a string and was dropped ({value}) — write flags' values as one-line strings.", "match": "no"},
+    "led.warn.short_field": {"zh": "{key} 像是一句正文已拒收（{value}）——{key} 请写成不超过 {n} 字的短语，例如「傍晚」「听雨轩大堂」。",
+                             "en": "{key} looks like a sentence of prose and was refused ({value}) — write {key} as a "
+                                   "phrase of at most {n} characters, such as \"dusk\" or \"the inn's front hall\".",
+                             "match": "no"},
     "led.warn.unknown_key": {"zh": "未知字段 {key}，允许的顶层字段：{allowed}",
                              "en": "Unknown field {key}; the top-level fields allowed: {allowed}", "match": "no"},
     # the scribe's own problems with its answer (core/ledger/scribe.py), fed back to it in Chinese as before

@@ -140,7 +140,8 @@ def strip_echo(text: str, injection: str = "", user: str = "") -> str:
 # A small model may answer a beat with the card's opening, an earlier reply or our data blocks copied out, sentence
 # by sentence. Sealed, such a copy stays in the history and every later beat copies it again. The measure: the
 # reply and each source are cut into sentences (:func:`sentences`); a reply sentence is *copied* when its character
-# bigrams match one source sentence with a Dice coefficient of at least :data:`ECHO_SENTENCE_SIMILARITY`; the reply
+# bigrams match one source sentence with a Dice coefficient of at least :data:`ECHO_SENTENCE_SIMILARITY`, or when it
+# stands word for word inside one (「掌柜的，这客栈开了多少年了？」 out of the user's longer line); the reply
 # is an echo when copied sentences hold at least :data:`ECHO_SHARE` of its characters (sentences shorter than
 # :data:`ECHO_MIN_SENTENCE` are not counted either way: 「是。」 is everyone's). All thresholds live here.
 
@@ -182,13 +183,20 @@ def similarity(a: str, b: str) -> float:
 
 class EchoSources:
     """What a reply must not copy: ``(kind, text)`` pairs — kind "opening", "previous" (an earlier reply on the
-    branch) or "data" (the blocks sent before the user's words). Sentences and bigrams are computed once."""
+    branch), "data" (the blocks sent before the user's words) or "user" (the user's words of this beat: copies of
+    them count toward the share, :meth:`echo_of`). Sentences and bigrams are computed once."""
 
     def __init__(self, sources: list[tuple[str, str]]):
         self._sents: dict[str, tuple[str, frozenset[str]]] = {}
         for kind, text in sources:
             for s in sentences(strip_opening_label(text) if kind == "opening" else text):
                 self._sents.setdefault(s, (kind, _bigrams(s)))
+
+    def add(self, kind: str, text: str) -> None:
+        """One more source: ``text``'s sentences of ``kind`` (the beat loop adds its retry nudge: a 1.5B copied it
+        back, with the user's words and the lore entries, into a reply that was sealed)."""
+        for s in sentences(text):
+            self._sents.setdefault(s, (kind, _bigrams(s)))
 
     def __bool__(self) -> bool:
         return bool(self._sents)
@@ -203,6 +211,9 @@ class EchoSources:
             return ""
         for kind, other in self._sents.values():
             if other and 2 * len(grams & other) / (len(grams) + len(other)) >= ECHO_SENTENCE_SIMILARITY:
+                return kind
+        for source, (kind, _other) in self._sents.items():  # a part of a source sentence copied out on its own
+            if sent in source:
                 return kind
         return ""
 
@@ -221,4 +232,7 @@ class EchoSources:
                 by_kind[kind] = by_kind.get(kind, 0) + len(s)
         if sum(by_kind.values()) < ECHO_SHARE * total:
             return ""
-        return max(by_kind.items(), key=lambda kv: kv[1])[0]
+        # the user's own words repeated count toward the share, but the kind named is the other source when there
+        # is one (a 0.5B answered with two lore sentences and the user's question three times, issue 30)
+        others = {k: n for k, n in by_kind.items() if k != "user"} or by_kind
+        return max(others.items(), key=lambda kv: kv[1])[0]

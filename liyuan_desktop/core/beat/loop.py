@@ -72,7 +72,7 @@ STOP_KEPT_NOTICE = message("beat.stop_kept")  # 已流出的正文收进了稿�
 CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔",
                 "echo": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型"}
 #: Activity lines of the echo guard (issue 30 §1): the first echo (retried), the second (the beat left unsealed).
-_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据"}
+_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据", "user": "你这一拍的话"}
 ECHO_RETRY_NOTICES = {k: f"回复照抄了{w}，没有收笔：已提示模型重写，并调高温度重试一次" for k, w in _ECHO_WHAT.items()}
 ECHO_GAVE_UP_NOTICES = {k: f"回复又一次照抄了{w}：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。"
                         for k, w in _ECHO_WHAT.items()}
@@ -256,6 +256,7 @@ class Beat:
         # the echo guard (issue 30 §1): live models in write mode; echoes seen so far; the retry's hotter sampling
         self._echo_sources: Optional[EchoSources] = None
         self._echoes = 0
+        self._nudge = ""  # the retry's nudge once sent (a reply that copies it back is an echo, and loses it)
         self._hot = False
 
     # -- the draft on disk ----------------------------------------------------------------------------------
@@ -385,13 +386,16 @@ class Beat:
     # -- stray text -----------------------------------------------------------------------------------------
     def _clean(self, text: str) -> str:
         """Captured text without our injection echoed back or an imitated opening label (:mod:`.echo`)."""
-        clean = strip_echo(text, self.inp.echo, self._user)
+        clean = self._clean_quiet(text)
         if clean != text:
             self._activity(ECHO_NOTICE, "warning")
         return clean
 
     def _clean_quiet(self, text: str) -> str:
-        """:meth:`_clean` without its activity line (what the echo guard compares)."""
+        """:meth:`_clean` without its activity line (what the echo guard compares); the retry's nudge copied back
+        is taken out too."""
+        if self._nudge and self._nudge in text:
+            text = text.replace(self._nudge, "").strip()
         return strip_echo(text, self.inp.echo, self._user)
 
     def _keep_unsealed(self, text: str) -> bool:
@@ -439,7 +443,7 @@ class Beat:
     # -- echoes of earlier text (issue 30 §1) ----------------------------------------------------------------
     def _sources(self) -> EchoSources:
         """What this beat's reply must not copy: the opening (an assistant message before any user message), the
-        newest :data:`ECHO_PREVIOUS_REPLIES` earlier replies of ``messages``, and the injection blocks."""
+        newest :data:`ECHO_PREVIOUS_REPLIES` earlier replies of ``messages``, the injection blocks and the user's words."""
         if self._echo_sources is None:
             opening: list[tuple[str, str]] = []
             replies: list[tuple[str, str]] = []
@@ -450,7 +454,8 @@ class Beat:
                 elif m.role == "assistant" and isinstance(m.content, str) and m.content:
                     (replies if seen_user else opening).append(("previous" if seen_user else "opening", m.content))
             data = [("data", self.inp.echo)] if self.inp.echo else []
-            self._echo_sources = EchoSources(opening + replies[-ECHO_PREVIOUS_REPLIES:] + data)
+            user = [("user", self._user)] if self._user else []  # the user's question repeated back counts too
+            self._echo_sources = EchoSources(opening + replies[-ECHO_PREVIOUS_REPLIES:] + data + user)
         return self._echo_sources
 
     def _echo_of(self, text: str) -> str:
@@ -477,7 +482,8 @@ class Beat:
         if self._echoes == 1:
             self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
-            nudge = echo_nudge(kind, self.inp.language)
+            nudge = self._nudge = echo_nudge(kind, self.inp.language)
+            self._sources().add("data", nudge)
             if i is not None and isinstance(messages[i].content, str):
                 messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
             else:

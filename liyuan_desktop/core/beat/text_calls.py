@@ -34,7 +34,9 @@ __all__ = ["TEXT_CALL_PREFIX", "Candidate", "find_text_calls", "is_text_call", "
 TEXT_CALL_PREFIX = "text_call_"
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|tool_call|tool_code|javascript|js)?[ \t]*\n?(.*?)```", re.DOTALL)
-_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+#: ``<tool_call>…</tool_call>``, or ``<tools>…</tools>`` — the tag Qwen's template puts around the tool list, which a
+#: 1.5B used around its call in an agent turn of ``bench/real_model.py`` (issue 30)
+_TAGGED = re.compile(r"<(?:tool_call|tools)>\s*(.*?)\s*(?:</(?:tool_call|tools)>|$)", re.DOTALL)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
 from .. import provider_caps
+from ..beat.text_calls import is_text_call
 from ..messages import message
 from ..settings import load_settings
 
@@ -162,14 +163,16 @@ class ProseMode:
 
 def tools_unproven(chat: "Chat") -> bool:
     """True while a live model has not shown that it calls tools (issue 30 §4): its stored tool support is not
-    "works" and no recent beat of the branch (:data:`_LOOK_BACK` entries) made a tool call. Tool play then sends the activated entries' text
+    "works" and no recent beat of the branch (:data:`_LOOK_BACK` entries) made a native tool call (a call written as
+    text, ``beat.text_calls``, does not count: such a model does not look lore up either). Tool play then sends the activated entries' text
     too (bounded, :data:`..prompt.prose_only.INLINE_LORE_MAX_CHARS`), so the first beats do not invent the world.
     False for a replay (recorded runs play as recorded) and in agent mode."""
     if chat.mode == "agent" or getattr(chat.model, "is_replay", False):
         return False
     path = chat.tree.path_to()
-    if any(e.type == "beat" and any(c.tool_calls for c in e.calls) for e in path[-_LOOK_BACK:]):
-        return False
+    if any(e.type == "beat" and any(not is_text_call(t.id) for c in e.calls for t in c.tool_calls)
+           for e in path[-_LOOK_BACK:]):
+        return False  # a native call; calls written as text (a 1.5B's ```json draft_write) prove nothing of lookups
     return _caps_tools(chat.model) != "works"
 
 

@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
-from ..messages import MsgText, message
+from ..messages import Msg, MsgText, message
 from ..text import prompt_language, utf16_slice
 
 #: Allowed top-level patch keys, in the order the unknown-key warning lists them (seed 002).
@@ -114,10 +114,29 @@ def _string_array(key: str, value: Any, warnings: list[str]) -> Optional[list[st
     return kept
 
 
+#: The longest value (characters) a short world-state field takes (``time``, ``location``, a character's ``at``):
+#: 「傍晚（雨中）」, 「青梧的客栈（檐外下雨）」 fit; a sentence of the reply copied into the field does not (issue 30).
+SHORT_FIELD_MAX = 24
+_SENTENCE_MARKS = ("。", "！", "？", "!", "?", "「", "」", "“", "”", "\n")
+
+
+def prose_in_short_field(value: str) -> bool:
+    """True when ``value`` is prose rather than a short field's value: longer than :data:`SHORT_FIELD_MAX`
+    characters, or holding a sentence end, a line break or dialogue quotes (a 0.5B's scribe set ``time`` to a
+    sentence of the chapter)."""
+    v = value.strip()
+    return len(v) > SHORT_FIELD_MAX or any(m in v for m in _SENTENCE_MARKS)
+
+
+def _short_field_warning(key: str, value: str) -> Msg:
+    return message("led.warn.short_field", key=key, value=js_json(value)[:60], n=SHORT_FIELD_MAX)
+
+
 def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchResult:
     """Merge a scribe patch into ``state`` (which is not modified) with the fixed rules of seed 002.
 
-    - ``time``/``location``: strings, replaced whole.
+    - ``time``/``location``: strings, replaced whole; prose (:func:`prose_in_short_field`) is refused, and so are
+      both when a patch gives them the same value (a small model filling both with one phrase of the reply).
     - ``characters``: ``{name: {affinity?, status?, notes?, at?}}`` merged field by field; a new name starts at
       affinity 0; affinity is rounded (JavaScript ``Math.round``) and clamped to ±100; wrongly typed fields skipped.
     - ``inventory``/``plot_threads``: string arrays replaced whole; non-strings dropped with a warning.
@@ -136,9 +155,16 @@ def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchRes
         warnings.append(message("led.warn.patch_not_object", value=js_json(patch)[:80]))
         register_roster(nxt)
         return PatchResult(state=nxt, applied=applied, warnings=warnings)
+    same = (isinstance(patch.get("time"), str) and patch.get("time") == patch.get("location")
+            and bool(str(patch.get("time")).strip()))
     for key, value in patch.items():
         if key in ("time", "location"):
-            if isinstance(value, str):
+            if same:
+                warnings.append(f"{key} 与 {'location' if key == 'time' else 'time'} 写成了同一句话已拒收"
+                                f"（{js_json(value)[:60]}）——time 写时间，location 写地点。")
+            elif isinstance(value, str) and prose_in_short_field(value):
+                warnings.append(_short_field_warning(key, value))
+            elif isinstance(value, str):
                 setattr(nxt, key, value)
                 applied.append(message(f"led.patch.{key}", v=value))
             else:
@@ -157,7 +183,9 @@ def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchRes
                 elif "affinity" in cs:
                     warnings.append(message("led.warn.affinity", name=name, value=js_json(cs["affinity"])))
                 for fld in ("status", "notes", "at"):
-                    if isinstance(cs.get(fld), str):
+                    if fld == "at" and isinstance(cs.get(fld), str) and prose_in_short_field(cs[fld]):
+                        warnings.append(_short_field_warning(f"characters.{name}.at", cs[fld]))
+                    elif isinstance(cs.get(fld), str):
                         setattr(cur, fld, cs[fld])
                     elif fld in cs:
                         warnings.append(message("led.warn.field", name=name, field=fld, value=js_json(cs[fld])))
