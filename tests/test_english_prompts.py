@@ -441,3 +441,19 @@ def test_an_older_english_chat_sends_its_stored_chinese_opening_header_in_englis
     path = [SimpleNamespace(id="h", type="header"), SimpleNamespace(id="o", type="opening", text="【开场 · Mira】\nStorm.")]
     assert HistoryCache("en").update(path).messages[0].content == "[Opening · Mira]\nStorm."
     assert HistoryCache("zh").update(path).messages[0].content == "【开场 · Mira】\nStorm."  # Chinese: as stored
+
+
+def test_an_english_chats_copied_data_blocks_are_caught_by_the_echo_filter():
+    """The echo filter (core/beat/echo.py) knows an English chat's block headers as it knows the Chinese ones: the
+    two lists stay in step with core/prompt/wording.BLOCKS, and a reply that copies the [World state] block back
+    keeps only its prose."""
+    import re as _re
+
+    from liyuan_desktop.core.beat.echo import INJECTION_HEADERS_EN, strip_echo
+    from liyuan_desktop.core.prompt.wording import BLOCKS
+
+    heads = {m for v in BLOCKS["en"].values() for m in _re.findall(r"^\[[A-Za-z' ]+\]", v)}
+    assert heads and heads <= set(INJECTION_HEADERS_EN), heads - set(INJECTION_HEADERS_EN)
+    injection = "[World state]\nTime: dusk\nPlace: the ferry inn"
+    reply = injection + "\n\n*Mira wipes the counter.* \"Rain again.\""
+    assert strip_echo(reply, injection) == "*Mira wipes the counter.* \"Rain again.\""

@@ -35,6 +35,11 @@ __all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_SENTENCE_SIMILARI
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
 INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
                      "【语言】", "【正文目录】", "【作者注】")
+#: The same headers of an English chat's blocks (core/prompt/wording.BLOCKS["en"]: ASCII, "[World state]"); beat/
+#: does not import prompt/, so they are listed here too (tests/test_english_prompts.py holds the two in step).
+INJECTION_HEADERS_EN = ("[Story so far]", "[World state]", "[Roster]", "[Lore this beat]", "[Relevant lore]",
+                        "[Lore index]", "[Language]", "[Chapters]", "[Author's note]")
+INJECTION_HEADERS = INJECTION_HEADERS + INJECTION_HEADERS_EN
 
 _LEADING_LABEL = re.compile(r"^\s*【\s*开场\s*[·・•.．]\s*[^】\n]{0,40}】[ \t]*(?:\n|$)")
 _PARA_SPLIT = re.compile(r"(\n[ \t]*\n)")
@@ -74,7 +79,7 @@ def strip_opening_label(text: str) -> str:
 def _is_layout(block: str) -> bool:
     """True when a block of the injection is data by its layout — several lines, or headed by 【…】 — rather than
     a single fact that prose may use (issue 30 §2)."""
-    return "\n" in block or block.startswith("【")
+    return "\n" in block or block.startswith(("【",) + INJECTION_HEADERS_EN)
 
 
 def _drop_block(text: str, block: str) -> str:
@@ -104,7 +109,7 @@ def strip_echo(text: str, injection: str = "", user: str = "") -> str:
         out = strip_echo(out, injection) if out else ""
         out = strip_user_echo(out, user)
         return text if out == text else out
-    if "【" not in text:
+    if "【" not in text and not ("[" in text and any(h in text for h in INJECTION_HEADERS_EN)):
         return text
     out = strip_opening_label(text)
     paras: set[str] = set()
