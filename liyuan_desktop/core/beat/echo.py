@@ -33,7 +33,7 @@ __all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_SENTENCE_SIMILARI
            "sentences", "similarity", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
-INJECTION_HEADERS = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
+INJECTION_HEADERS: tuple[str, ...] = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
                      "【语言】", "【正文目录】", "【作者注】")
 #: The same headers of an English chat's blocks (core/prompt/wording.BLOCKS["en"]: ASCII, "[World state]"); beat/
 #: does not import prompt/, so they are listed here too (tests/test_english_prompts.py holds the two in step).
