@@ -181,7 +181,11 @@ def chat_avatars(chat: Chat) -> dict[str, str]:
         persona = store.get(info.get("id")) or store.find(info.get("name") or "")
     except Exception:
         persona = None
-    return {"char": data_url(card_avatar(chat.card)), "user": data_url(persona_avatar(persona, info.get("name") or ""))}
+    from ..infra.i18n import tr
+
+    # no persona of its own (the language's default user name): the letter of the window's "You" / 「你」 (issue 32)
+    name = chat.user_label or tr("conv.you")
+    return {"char": data_url(card_avatar(chat.card)), "user": data_url(persona_avatar(persona, name))}
 
 
 def install_avatars(win: Any) -> None:
