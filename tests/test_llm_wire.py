@@ -16,6 +16,7 @@ from liyuan_desktop.core.llm import ChatMessage, ChatRequest, ModelError, OpenAI
 from liyuan_desktop.core.llm.errors import classify_error, server_window
 from liyuan_desktop.core.llm.types import StreamDelta, Usage
 from liyuan_desktop.core.llm.usage import parse_usage
+from liyuan_desktop.core.messages import render
 
 TOOL = {"type": "function", "function": {"name": "draft_write", "description": "write",
                                          "parameters": {"type": "object", "properties": {}}}}
@@ -94,7 +95,7 @@ async def test_a_stream_with_nothing_in_it_is_an_empty_reply_not_network(server)
     with pytest.raises(ModelError) as info:
         await m.complete(req(tools=[TOOL]))
     assert info.value.kind == "empty"
-    assert "空回复" in info.value.message and "empty reply" in info.value.message
+    assert "空回复" in info.value.message and "empty reply" in render(info.value, "en")
     assert "网络" not in info.value.message
     assert len(server.requests) == 1  # not retried
 

@@ -1643,6 +1643,85 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.ni.secrets": {"match": "no", "zh": "secrets.json（API 密钥）", "en": "secrets.json (API keys)"},
     "migrate.ni.secrets.why": {"match": "no", "zh": "从不读取：密钥请在梨园的设置里重新填写",
                                "en": "never read: enter your keys again in Liyuan's settings"},
+    # --- z32llm --- (issue 32 §1: the model client's errors carried by key; server text and URLs redacted first)
+    "llm.err.said": {"match": "no", "zh": " 服务器说：{message}", "en": " The server said: {message}"},
+    "llm.err.no_key": {"match": "no", "zh": "没有设置 API key (401)：{host} 需要密钥，请在设置里填写。{said}",
+                       "en": "No API key set (401): {host} needs a key; enter it in Settings.{said}"},
+    "llm.err.bad_key": {"match": "no", "zh": "API key 无效或无权限 ({status})：请在设置里检查 {host} 的密钥是否正确、未过期、"
+                                             "有权使用模型 “{model}”。{said}",
+                        "en": "The API key is invalid or not allowed ({status}): check in Settings that the key for "
+                              "{host} is correct, not expired and allowed to use the model “{model}”.{said}"},
+    "llm.err.payment": {"match": "no", "zh": "账户余额不足或需要付费 (402)：请检查 {host} 的账户。{said}",
+                        "en": "Insufficient balance or payment required (402): check your account at {host}.{said}"},
+    "llm.err.not_found": {"match": "no", "zh": "找不到接口或模型 (404)：请检查 base URL 和模型名。请求地址 {where}，模型 “{model}”。{said}",
+                          "en": "Endpoint or model not found (404): check the base URL and the model name. "
+                                "Requested {where}, model “{model}”.{said}"},
+    "llm.err.quota": {"match": "no", "zh": "额度已用完 (429)：{host} 的账户没有可用额度，请充值或换一个密钥。{said}",
+                      "en": "Quota used up (429): the account at {host} has no quota left; top it up or use another "
+                            "key.{said}"},
+    "llm.err.rate_limit": {"match": "no", "zh": "请求太频繁，被限流 (429)：已重试 {retries} 次仍不行，请稍后再试，或检查账户额度。{said}",
+                           "en": "Too many requests, rate limited (429): still failing after {retries} retries; try "
+                                 "again later or check your account's quota.{said}"},
+    "llm.err.again": {"match": "no", "zh": "已重试 {n} 次仍失败，", "en": "still failing after {n} retries; "},
+    "llm.err.server": {"match": "no", "zh": "模型服务器出错 ({status})：{again}请稍后再试。{said}",
+                       "en": "The model server failed ({status}): {again}try again later.{said}"},
+    "llm.err.no_reason": {"match": "no", "zh": "服务器没有说明原因", "en": "the server gave no reason"},
+    "llm.err.bad_request": {"match": "no", "zh": "请求被服务器拒绝 ({status})：{message}",
+                            "en": "The server rejected the request ({status}): {message}"},
+    "llm.err.unexpected": {"match": "no", "zh": "服务器返回了意外的状态 ({status})：请检查 base URL {where}。{said}",
+                           "en": "The server answered with an unexpected status ({status}): check the base URL "
+                                 "{where}.{said}"},
+    "llm.err.redirect": {"match": "no", "zh": "服务器要求重定向 ({status}) 到 {location}：请把 base URL 改成新的地址。",
+                         "en": "The server redirects ({status}) to {location}: change the base URL to the new "
+                               "address."},
+    "llm.err.cut.timeout": {"match": "no", "zh": "读取超时（{s} 秒没有新数据）",
+                            "en": "Read timed out (no new data for {s} s)"},
+    "llm.err.cut.network": {"match": "no", "zh": "网络中断", "en": "Connection lost"},
+    "llm.err.cut": {"match": "no", "zh": "{lead}：模型输出中途断开，已收到 {got} 个字符，本次回复不完整，可以重试。(stream cut: {detail})",
+                    "en": "{lead}: the model's output stopped midway after {got} characters; this reply is "
+                          "incomplete, you can retry. (stream cut: {detail})"},
+    "llm.err.not_chat.json": {"match": "no", "zh": "是 JSON 但不是聊天补全", "en": "JSON, but not a chat completion"},
+    "llm.err.not_chat.text": {"match": "no", "zh": "不是 SSE 也不是 JSON", "en": "neither SSE nor JSON"},
+    "llm.err.not_chat.empty": {"match": "no", "zh": "（空）", "en": "(empty)"},
+    "llm.err.not_chat": {"match": "no", "zh": "服务器的回答不是聊天补全格式（{what}）：{where} 可能不是 OpenAI 兼容接口"
+                                              "（是否少了 /v1？是否被代理或登录页拦截？）。开头是：{snippet}",
+                         "en": "The server's answer is not a chat completion ({what}): {where} may not be an "
+                               "OpenAI-compatible endpoint (is /v1 missing? is a proxy or a login page in the way?). "
+                               "It starts with: {snippet}"},
+    "llm.err.chunk_not_json": {"match": "no", "zh": "流式数据里有一段不是 JSON：{snippet}",
+                               "en": "A piece of the streamed data is not JSON: {snippet}"},
+    "llm.err.mid_stream": {"match": "no", "zh": "模型服务器在输出途中报错：{message}",
+                           "en": "The model server reported an error while answering: {message}"},
+    "llm.err.server_said": {"match": "no", "zh": "模型服务器报错：{message}",
+                            "en": "The model server reported an error: {message}"},
+    "llm.err.empty.why": {"match": "no", "zh": "（finish_reason: {reason}）", "en": " (finish_reason: {reason})"},
+    "llm.err.empty": {"match": "no", "zh": "服务器返回了空回复{why}：没有文字，也没有工具调用。可能是模型不支持工具调用或模板出错、"
+                                           "输出上限太小，可以换用纯文字演出或检查服务器日志",
+                      "en": "The server returned an empty reply{why}: no text and no tool call. The model may not "
+                            "support tool calls, its template may be broken or the output limit too small; switch to "
+                            "prose-only play or check the server's log"},
+    "llm.err.config": {"match": "no", "zh": "服务器不接受这个请求{code}：{hint}。服务器说：{said}",
+                       "en": "The server does not accept this request{code}: {hint}. The server said: {said}"},
+    "llm.err.hint.jinja": {"match": "no", "zh": "请用 --jinja 参数启动 llama.cpp 服务器（llama-server --jinja …），或在服务商设置里关闭工具调用",
+                           "en": "start the llama.cpp server with --jinja (llama-server --jinja …), or turn tools off "
+                                 "for this provider"},
+    "llm.err.hint.tools": {"match": "no", "zh": "这个服务器或模型不接受工具调用：请在服务商设置里关闭工具（改用纯文字演出）",
+                           "en": "this server or model rejects tool calls: turn tools off for this provider (prose-only "
+                                 "play)"},
+    "llm.err.hint.argument": {"match": "no", "zh": "服务器不认识请求里的某个参数：请在服务商设置里去掉它（额外请求体或采样参数）",
+                              "en": "the server rejects a field of the request: remove it from this provider's "
+                                    "settings (extra body or sampling)"},
+    "llm.err.context": {"match": "no", "zh": "提示词超出了模型的上下文{code}：{window}。{hint}。服务器说：{said}",
+                        "en": "The prompt is longer than the model's context{code}: {window}. {hint}. The server said: "
+                              "{said}"},
+    "llm.err.ctx.theirs": {"match": "no", "zh": "服务器的上下文窗口是 {n} tokens", "en": "the server's window is {n} tokens"},
+    "llm.err.ctx.ours": {"match": "no", "zh": "梨园按 {n} tokens 计算", "en": "Liyuan counts with {n} tokens"},
+    "llm.err.ctx.both": {"match": "no", "zh": "{theirs}；{ours}", "en": "{theirs}; {ours}"},
+    "llm.err.ctx.unknown": {"match": "no", "zh": "服务器没有说明窗口大小", "en": "the server did not say its window"},
+    "llm.err.ctx.set": {"match": "no", "zh": "把服务商设置里的上下文窗口改成 {n}，或用更大的上下文启动服务器",
+                        "en": "set this provider's context window to {n}, or start the server with a larger context"},
+    "llm.err.ctx.shorten": {"match": "no", "zh": "缩短对话或调大服务器的上下文",
+                            "en": "shorten the chat or start the server with a larger context"},
 }
 
 

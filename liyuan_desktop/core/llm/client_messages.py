@@ -1,8 +1,13 @@
 """The error messages of the OpenAI-compatible client (:class:`~.openai_client.OpenAIChatModel`), as a mixin: what
-each failure is called and what the user is told (Chinese first) — an HTTP status with the server's message, a
+each failure is called and what the user is told — an HTTP status with the server's message, a
 configuration or context-size error no retry can fix (:func:`.errors.classify_error`), a transport failure, a stream
 cut short, a body that is not a chat completion, a call past its idle or total time. Every message goes through
 the model's ``_redact`` (API key and URL credentials masked). Split from the client so each file stays readable.
+
+Each message is a catalog message (``llm.err.*`` and friends in core/messages.py, issue 32): a :class:`~..messages.Msg`
+as :attr:`ModelError.message` and first argument, so the window and the CLI render it in the user's language
+(``render(error, lang)``). Redaction is applied to the *parameters* (the server's text, a redirect's location,
+transport details) before they go into the message, so no language can show the key.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from .errors import (
     classify_error,
     collapse_text,
     config_hint,
+    context_hint,
+    context_windows,
     describe_exc,
     error_code_from_json,
     error_message_from_json,
@@ -45,77 +52,63 @@ class ClientMessages:
     def _redact(self, text: str) -> str:  # provided by the client
         raise NotImplementedError
 
-    def _unfixable(self, status: Optional[int], message: str, data: Any = None) -> Optional[ModelError]:
+    def _unfixable(self, status: Optional[int], text: str, data: Any = None) -> Optional[ModelError]:
         """A "config" or "context" :class:`ModelError` when the server's error is one no retry can fix
         (:func:`.errors.classify_error`), else None. The message says what the server said and the fix: for
         a configuration error the hint of :func:`.errors.config_hint`; for a context error the server's window
         (when it states one) and ours (:attr:`context_window`)."""
-        found = classify_error(status if status != 429 else None, message, data) if status != 429 else None
+        found = classify_error(status if status != 429 else None, text, data) if status != 429 else None
         if found is None:
             return None
         kind, what = found
-        said = self._redact(collapse_text(message))
+        said = self._redact(collapse_text(text))
         code = f" ({status})" if status else ""
         if kind == "config":
             hint = config_hint(what, self.provider)
-            return ModelError("config", f"服务器不接受这个请求{code}：{hint}。服务器说：{said}", status=status,
+            return ModelError("config", message("llm.err.config", code=code, hint=hint, said=said), status=status,
                               hint=hint, config=what)
-        theirs = server_window(message, data)
+        theirs = server_window(text, data)
         ours = getattr(self, "context_window", None)
-        parts = []
-        if theirs:
-            parts.append(f"服务器的上下文窗口是 {theirs} tokens / the server's window is {theirs} tokens")
-        if ours:
-            parts.append(f"梨园按 {ours} tokens 计算 / Liyuan counts with {ours}")
-        window = "；".join(parts) or "服务器没有说明窗口大小 / the server did not say its window"
-        if theirs and ours and theirs < ours:
-            hint = (f"把服务商设置里的上下文窗口改成 {theirs}，或用更大的上下文启动服务器"
-                    f" / set this provider's context window to {theirs}, or start the server with a larger context")
-        else:
-            hint = "缩短对话或调大服务器的上下文 / shorten the chat or start the server with a larger context"
-        return ModelError("context", f"提示词超出了模型的上下文{code}：{window}。{hint}。服务器说：{said}",
+        hint = context_hint(theirs, ours)
+        return ModelError("context", message("llm.err.context", code=code, window=context_windows(theirs, ours),
+                                             hint=hint, said=said),
                           status=status, hint=hint, server_window=theirs)
 
-    def _status_error(self, status: int, message: str, code: str = "", retries: int = 0,
+    def _status_error(self, status: int, text: str, code: str = "", retries: int = 0,
                       data: Any = None) -> ModelError:
-        unfixable = self._unfixable(status, message, data)
+        """The :class:`ModelError` for an HTTP error ``status`` whose server said ``text`` (its error message or the
+        start of its body) with machine ``code`` after ``retries`` retries: a catalog message (``llm.err.*``) built
+        from parameters already redacted (the server's text through :meth:`_redact`; the host is credential-free),
+        so neither language can show the key."""
+        unfixable = self._unfixable(status, text, data)
         if unfixable is not None:
             return unfixable
-        message = self._redact(collapse_text(message))
-        said = f" 服务器说：{message}" if message else ""
+        text = self._redact(collapse_text(text))
+        said = message("llm.err.said", message=text) if text else ""
         where = f"{self.host}{self._url_path}"
+        host = self.host
         if status == 401 and not self._api_key:
-            return ModelError("auth", f"没有设置 API key (401)：{self.host} 需要密钥，请在设置里填写。{said}",
-                              status=status)
+            return ModelError("auth", message("llm.err.no_key", host=host, said=said), status=status)
         if status in (401, 403):
-            return ModelError(
-                "auth",
-                f"API key 无效或无权限 ({status})：请在设置里检查 {self.host} 的密钥是否正确、未过期、"
-                f"有权使用模型 “{self.model}”。{said}",
-                status=status,
-            )
+            return ModelError("auth", message("llm.err.bad_key", status=status, host=host, model=self.model,
+                                              said=said), status=status)
         if status == 402:
-            return ModelError("auth", f"账户余额不足或需要付费 (402)：请检查 {self.host} 的账户。{said}", status=status)
+            return ModelError("auth", message("llm.err.payment", host=host, said=said), status=status)
         if status == 404:
-            return ModelError(
-                "not_found",
-                f"找不到接口或模型 (404)：请检查 base URL 和模型名。请求地址 {where}，模型 “{self.model}”。{said}",
-                status=status,
-            )
-        if status == 429:
-            if "insufficient_quota" in code or "insufficient_quota" in message:
-                text = f"额度已用完 (429)：{self.host} 的账户没有可用额度，请充值或换一个密钥。{said}"
-            else:
-                text = (f"请求太频繁，被限流 (429)：已重试 {retries} 次仍不行，请稍后再试，"
-                        f"或检查账户额度。{said}")
-            return ModelError("rate_limit", text, status=status)
-        if status >= 500:
-            again = f"已重试 {retries} 次仍失败，" if retries else ""
-            return ModelError("server", f"模型服务器出错 ({status})：{again}请稍后再试。{said}", status=status)
-        if 400 <= status < 500:
-            return ModelError("bad_request", f"请求被服务器拒绝 ({status})：{message or '服务器没有说明原因'}",
+            return ModelError("not_found", message("llm.err.not_found", where=where, model=self.model, said=said),
                               status=status)
-        return ModelError("bad_response", f"服务器返回了意外的状态 ({status})：请检查 base URL {where}。{said}",
+        if status == 429:
+            if "insufficient_quota" in code or "insufficient_quota" in text:
+                return ModelError("rate_limit", message("llm.err.quota", host=host, said=said), status=status)
+            return ModelError("rate_limit", message("llm.err.rate_limit", retries=retries, said=said), status=status)
+        if status >= 500:
+            again = message("llm.err.again", n=retries) if retries else ""
+            return ModelError("server", message("llm.err.server", status=status, again=again, said=said),
+                              status=status)
+        if 400 <= status < 500:
+            return ModelError("bad_request", message("llm.err.bad_request", status=status,
+                                                     message=text or message("llm.err.no_reason")), status=status)
+        return ModelError("bad_response", message("llm.err.unexpected", status=status, where=where, said=said),
                           status=status)
 
     def _error_from_body(self, status: int, raw: bytes, retries: int = 0) -> ModelError:
@@ -124,14 +117,12 @@ class ClientMessages:
             data = json.loads(text)
         except ValueError:
             data = None
-        message = error_message_from_json(data) if data is not None else collapse_text(text, 200)
-        return self._status_error(status, message, error_code_from_json(data), retries, data)
+        said = error_message_from_json(data) if data is not None else collapse_text(text, 200)
+        return self._status_error(status, said, error_code_from_json(data), retries, data)
 
     def _transport_error(self, exc: BaseException, retries: int = 0) -> ModelError:
         """A failed connection as a ModelError ("network") whose message carries its catalog key (issue 32: said
         in the user's language, never matched back from Chinese text)."""
-        from ..messages import message
-
         detail = self._redact(describe_exc(exc))
         tried = message("llm.tried", n=retries) if retries else ""
         if isinstance(exc, httpx.ReadTimeout):
@@ -144,25 +135,19 @@ class ClientMessages:
     def _cut_error(self, asm: StreamAssembler, exc: Optional[BaseException]) -> ModelError:
         got = asm.received_chars()
         if isinstance(exc, httpx.TimeoutException):
-            lead = f"读取超时（{self.read_timeout:g} 秒没有新数据）"
+            lead = message("llm.err.cut.timeout", s=f"{self.read_timeout:g}")
         else:
-            lead = "网络中断"
+            lead = message("llm.err.cut.network")
         detail = self._redact(describe_exc(exc)) if exc else "stream ended without [DONE]"
-        return ModelError(
-            "network",
-            f"{lead}：模型输出中途断开，已收到 {got} 个字符，本次回复不完整，可以重试。(stream cut: {detail})",
-            partial=asm.response(finish_reason="cut"),
-        )
+        return ModelError("network", message("llm.err.cut", lead=lead, got=got, detail=detail),
+                          partial=asm.response(finish_reason="cut"))
 
     def _bad_response(self, text: str, status: int = 200, *, is_json: bool = False) -> ModelError:
         snippet = self._redact(collapse_text(text, 200))
-        what = "是 JSON 但不是聊天补全" if is_json else "不是 SSE 也不是 JSON"
-        return ModelError(
-            "bad_response",
-            f"服务器的回答不是聊天补全格式（{what}）：{self.host}{self._url_path} 可能不是 OpenAI 兼容接口"
-            f"（是否少了 /v1？是否被代理或登录页拦截？）。开头是：{snippet or '（空）'}",
-            status=status,
-        )
+        what = message("llm.err.not_chat.json" if is_json else "llm.err.not_chat.text")
+        return ModelError("bad_response", message("llm.err.not_chat", what=what, where=f"{self.host}{self._url_path}",
+                                                  snippet=snippet or message("llm.err.not_chat.empty")),
+                          status=status)
 
     def _deadline_error(self, asm: Optional[StreamAssembler], which: str, in_window: int = 0) -> ModelError:
         """The error for a call cut by :attr:`idle_timeout` (``which == "idle"``), by the minimum rate (``"rate"``:

@@ -15,6 +15,8 @@ from urllib.parse import unquote, urlsplit
 if TYPE_CHECKING:  # httpx and tenacity load with the HTTP client, not with the app (issue 15: start-up)
     import httpx
 
+    from ..messages import Msg  # the catalog is imported where a message is built (mask_secrets loads early)
+
 #: Statuses retried before any byte of the answer was consumed.
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 #: Longest single wait between attempts, in seconds (also caps a server's Retry-After).
@@ -237,15 +239,40 @@ def server_window(message: str, data: Any = None) -> Optional[int]:
     return None
 
 
-def config_hint(what: str, provider: str = "") -> str:
-    """The fix for a configuration error, Chinese first with English (for :class:`~.types.ModelError` messages):
+def config_hint(what: str, provider: str = "") -> Msg:
+    """The fix for a configuration error as a catalog message (``llm.err.hint.*``, rendered in the user's language):
     "jinja" → start llama.cpp with ``--jinja`` (or turn tools off for this provider); "tools" → turn tools off
-    for this provider; "argument" → remove the named field from the provider's extra body / sampling."""
-    if what == "jinja":
-        return ("请用 --jinja 参数启动 llama.cpp 服务器（llama-server --jinja …），或在服务商设置里关闭工具调用"
-                " / start llama.cpp with --jinja, or turn tools off for this provider")
-    if what == "tools":
-        return ("这个服务器或模型不接受工具调用：请在服务商设置里关闭工具（改用纯文字演出）"
-                " / this server or model rejects tools: turn tools off for this provider")
-    return ("服务器不认识请求里的某个参数：请在服务商设置里去掉它（额外请求体或采样参数）"
-            " / the server rejects a request field: remove it from this provider's extra body or sampling")
+    for this provider; "argument" (or anything else) → remove the named field from the provider's extra body /
+    sampling. ``provider`` is accepted for callers that name it; the wording does not depend on it."""
+    from ..messages import message
+
+    if what in ("jinja", "tools"):
+        return message(f"llm.err.hint.{what}")
+    return message("llm.err.hint.argument")
+
+
+def context_windows(theirs: Optional[int], ours: Optional[int]) -> Msg:
+    """What a context-size error says about the windows, as a catalog message: the server's window (``theirs``,
+    tokens, as its error stated it) and Liyuan's (``ours``, the provider's context window), either or both, or
+    that the server did not say."""
+    from ..messages import message
+
+    if theirs and ours:
+        return message("llm.err.ctx.both", theirs=message("llm.err.ctx.theirs", n=theirs),
+                       ours=message("llm.err.ctx.ours", n=ours))
+    if theirs:
+        return message("llm.err.ctx.theirs", n=theirs)
+    if ours:
+        return message("llm.err.ctx.ours", n=ours)
+    return message("llm.err.ctx.unknown")
+
+
+def context_hint(theirs: Optional[int], ours: Optional[int]) -> Msg:
+    """The fix for a context-size error as a catalog message: when the server's window (``theirs``) is smaller than
+    the one Liyuan counts with (``ours``), set the provider's window to it; otherwise shorten the chat or give the
+    server a larger context."""
+    from ..messages import message
+
+    if theirs and ours and theirs < ours:
+        return message("llm.err.ctx.set", n=theirs)
+    return message("llm.err.ctx.shorten")

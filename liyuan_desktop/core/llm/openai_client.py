@@ -355,11 +355,9 @@ class OpenAIChatModel(ClientMessages):
                     pass
                 if 300 <= status < 400:
                     location = response.headers.get("location", "")
-                    raise ModelError(
-                        "bad_response",
-                        f"服务器要求重定向 ({status}) 到 {collapse_text(location, 200)}：请把 base URL 改成新的地址。",
-                        status=status,
-                    )
+                    where = self._redact(collapse_text(location, 200))
+                    raise ModelError("bad_response", catalog_message("llm.err.redirect", status=status, location=where),
+                                     status=status)
                 if status in RETRY_STATUSES:
                     text = raw.decode("utf-8", errors="replace")
                     try:
@@ -399,20 +397,20 @@ class OpenAIChatModel(ClientMessages):
         except ValueError:
             raise ModelError(
                 "bad_response",
-                f"流式数据里有一段不是 JSON：{self._redact(collapse_text(payload, 200))}",
+                catalog_message("llm.err.chunk_not_json", snippet=self._redact(collapse_text(payload, 200))),
                 partial=asm.response(finish_reason="cut") if asm.got_data else None,
             ) from None
         if not isinstance(obj, Mapping):
             return
         err = obj.get("error")
         if err:
-            message = error_message_from_json(obj) or str(err)
+            said = error_message_from_json(obj) or str(err)
             code = err.get("code") if isinstance(err, Mapping) else None
             status = code if isinstance(code, int) else 500
-            error = self._status_error(status, message, error_code_from_json(obj), data=obj)
+            error = self._status_error(status, said, error_code_from_json(obj), data=obj)
             if error.kind == "bad_response":
-                error = ModelError("server", f"模型服务器在输出途中报错：{self._redact(collapse_text(message))}",
-                                   status=status)
+                said = self._redact(collapse_text(said))
+                error = ModelError("server", catalog_message("llm.err.mid_stream", message=said), status=status)
             error.partial = asm.response(finish_reason="cut")
             raise error
         await asm.feed_chunk(obj)
@@ -522,8 +520,8 @@ class OpenAIChatModel(ClientMessages):
             status = code if isinstance(code, int) else 500
             error = self._status_error(status, error_message_from_json(data), error_code_from_json(data), data=data)
             if error.kind == "bad_response":
-                error = ModelError("server", f"模型服务器报错：{self._redact(collapse_text(error_message_from_json(data)))}",
-                                   status=status)
+                said = self._redact(collapse_text(error_message_from_json(data)))
+                error = ModelError("server", catalog_message("llm.err.server_said", message=said), status=status)
             raise error
         if not isinstance(data, Mapping) or not isinstance(data.get("choices"), list) or not data["choices"]:
             raise self._bad_response(text, is_json=True)
@@ -594,13 +592,8 @@ class OpenAIChatModel(ClientMessages):
         call) raises ModelError("empty") — the server ended the reply at once, which retrying the connection will
         not fix; a server that reported no usage gets an estimate (``Usage.estimated``)."""
         if not result.content and not result.reasoning and not result.tool_calls:
-            why = f"（finish_reason: {result.finish_reason}）" if result.finish_reason else ""
-            raise ModelError(
-                "empty",
-                f"服务器返回了空回复{why}：没有文字，也没有工具调用。可能是模型不支持工具调用或模板出错、输出上限太小，"
-                f"可以换用纯文字演出或检查服务器日志 / the server returned an empty reply (no text, no tool call)",
-                partial=result,
-            )
+            why = catalog_message("llm.err.empty.why", reason=result.finish_reason) if result.finish_reason else ""
+            raise ModelError("empty", catalog_message("llm.err.empty", why=why), partial=result)
         if not result.usage.total_tokens and not result.usage.raw:
             produced = result.content + result.reasoning + "".join(c.name + c.arguments for c in result.tool_calls)
             body_messages = [m.to_openai() for m in request.messages]

@@ -124,8 +124,10 @@ class ModelError(Exception):
     names the fix), "context" (the prompt does not fit the server's window: never retried, ``server_window`` is the
     window the server stated, or None), "empty" (the server answered with no text and no tool call at all),
     "cancelled", "replay_exhausted".
-    ``message`` is Chinese-first text fit for the UI and CLI; it never contains the API key. ``hint``: the fix in
-    one line (also inside ``message``), "" when there is none. ``config``: for kind "config", what was rejected —
+    ``message`` (also the first argument) is the text fit for the UI and CLI: for the HTTP client's errors a catalog
+    :class:`~..messages.Msg` (``llm.err.*``; its ``str`` is the Chinese text, ``messages.render(error, lang)`` gives
+    the user's language — issue 32); it never contains the API key in any language. ``hint``: the fix in
+    one line (also inside ``message``; a Msg too), "" when there is none. ``config``: for kind "config", what was rejected —
     "jinja", "tools" or "argument" (the beat side switches to prose-only play on "jinja"/"tools")."""
 
     def __init__(self, kind: str, message: str, *, status: Optional[int] = None, partial: Optional[ChatResponse] = None,
