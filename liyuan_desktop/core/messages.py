@@ -1660,9 +1660,9 @@ CATALOG: dict[str, dict[str, str]] = {
                       "en": "Quota used up (429): the account at {host} has no quota left; top it up or use another "
                             "key.{said}"},
     "llm.err.rate_limit": {"match": "no", "zh": "请求太频繁，被限流 (429)：已重试 {retries} 次仍不行，请稍后再试，或检查账户额度。{said}",
-                           "en": "Too many requests, rate limited (429): still failing after {retries} retries; try "
+                           "en": "Too many requests, rate limited (429): still failing after retrying ({retries}×); try "
                                  "again later or check your account's quota.{said}"},
-    "llm.err.again": {"match": "no", "zh": "已重试 {n} 次仍失败，", "en": "still failing after {n} retries; "},
+    "llm.err.again": {"match": "no", "zh": "已重试 {n} 次仍失败，", "en": "still failing after retrying ({n}×); "},
     "llm.err.server": {"match": "no", "zh": "模型服务器出错 ({status})：{again}请稍后再试。{said}",
                        "en": "The model server failed ({status}): {again}try again later.{said}"},
     "llm.err.no_reason": {"match": "no", "zh": "服务器没有说明原因", "en": "the server gave no reason"},
@@ -1719,9 +1719,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "llm.err.ctx.both": {"match": "no", "zh": "{theirs}；{ours}", "en": "{theirs}; {ours}"},
     "llm.err.ctx.unknown": {"match": "no", "zh": "服务器没有说明窗口大小", "en": "the server did not say its window"},
     "llm.err.ctx.set": {"match": "no", "zh": "把服务商设置里的上下文窗口改成 {n}，或用更大的上下文启动服务器",
-                        "en": "set this provider's context window to {n}, or start the server with a larger context"},
+                        "en": "Set this provider's context window to {n}, or start the server with a larger context"},
     "llm.err.ctx.shorten": {"match": "no", "zh": "缩短对话或调大服务器的上下文",
-                            "en": "shorten the chat or start the server with a larger context"},
+                            "en": "Shorten the chat or start the server with a larger context"},
 }
 
 
