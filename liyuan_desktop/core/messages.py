@@ -1722,6 +1722,9 @@ CATALOG: dict[str, dict[str, str]] = {
                         "en": "Set this provider's context window to {n}, or start the server with a larger context"},
     "llm.err.ctx.shorten": {"match": "no", "zh": "缩短对话或调大服务器的上下文",
                             "en": "Shorten the chat or start the server with a larger context"},
+    # the provider's connection test in Settings (core/settings.test_connection)
+    "llm.test.ok": {"match": "no", "zh": "连接成功 · {ms} ms · {model}", "en": "Connected · {ms} ms · {model}"},
+    "llm.test.failed": {"match": "no", "zh": "连接测试失败：{error}", "en": "Connection test failed: {error}"},
 }
 
 

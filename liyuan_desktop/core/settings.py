@@ -499,14 +499,15 @@ class ConnectionReport(DeferredModel):  # built on first use (core.deferred)
 
     ok: the server answered a chat completion. latency_ms: wall time of the whole request in milliseconds
     (None when it failed before an answer). model: the model the server reported (or the configured one).
-    message: Chinese text for the UI: "连接成功 · 812 ms · model" or the exact ``ModelError`` message.
+    message: a catalog message for the UI (``llm.test.ok`` "连接成功 · 812 ms · model" / "Connected · 812 ms · model")
+    or the exact ``ModelError`` message, its key kept (issue 32: the window renders it in the user's language).
     kind: the ``ModelError`` kind on failure ("auth", "not_found", "network", …), else None.
     """
 
     ok: bool
     latency_ms: Optional[int] = None
     model: str = ""
-    message: str = ""
+    message: MsgText = ""
     kind: Optional[str] = None
 
 
@@ -530,14 +531,15 @@ async def test_connection(provider: ProviderSettings, api_key: Optional[str] = N
         return ConnectionReport(ok=False, model=provider.model, message=exc.message, kind=exc.kind)
     except Exception as exc:  # a bug or an odd URL: still a report, with the key blanked out
         text = mask_secrets(f"{type(exc).__name__}: {exc}", ([key] if key else []) + url_secrets(provider.base_url))
-        return ConnectionReport(ok=False, model=provider.model, message=f"连接测试失败：{text}", kind="error")
+        return ConnectionReport(ok=False, model=provider.model, message=message("llm.test.failed", error=text),
+                                kind="error")
     finally:
         try:
             await model.aclose()
         except Exception:
             pass
     name = response.model or provider.model
-    return ConnectionReport(ok=True, latency_ms=latency, model=name, message=f"连接成功 · {latency} ms · {name}")
+    return ConnectionReport(ok=True, latency_ms=latency, model=name, message=message("llm.test.ok", ms=latency, model=name))
 
 
 # pytest must not collect the function above when a test module imports it by name.

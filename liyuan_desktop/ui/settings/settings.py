@@ -53,7 +53,7 @@ from ...core.settings import (
     store_key,
 )
 from ...core.settings import test_connection as run_connection_test
-from ..infra.i18n import available_languages, language, set_language, tr
+from ..infra.i18n import available_languages, language, set_language, show, tr
 from ..infra.theme import set_role
 from .local_models import LocalModelsPage, ModelPickerButton, ProviderExtrasBox
 
@@ -856,7 +856,7 @@ class SettingsDialog(QDialog):
             self.test_result.setText("")
         else:
             set_role(self.test_result, "ok" if report.ok else "error")
-            self.test_result.setText(report.message)
+            self.test_result.setText(show(report.message))
 
     def _on_test(self) -> None:
         row = self._current
