@@ -9,9 +9,12 @@ masked in both languages.
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from typing import Callable
 
 import pytest
+from helpers import DEMO_CARD, ROOT
 from sse_server import DONE, Reply, ScriptedServer, chunk, json_reply, sse, sse_reply
 
 from liyuan_desktop.core.llm import ChatMessage, ChatRequest, ModelError, OpenAIChatModel
@@ -157,3 +160,42 @@ async def test_a_stream_chunk_that_is_not_json_is_said_in_english(server):
     assert zh.startswith("流式数据里有一段不是 JSON：") and en.startswith("A piece of the streamed data is not JSON: ")
     assert not CJK.search(en), en
     assert KEY not in zh and KEY not in en and "***" in en
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_cli_says_a_failed_call_in_its_language(tmp_path, lang):
+    """``liyuan --lang en chat … --impersonate`` against a server refusing the key: the error on stderr is English
+    (no CJK) with the key masked; in Chinese it is today's text."""
+    with ScriptedServer() as server:
+        server.script(json_reply({"error": {"message": f"Incorrect API key provided: {KEY}"}}, status=401))
+        env = {"LIYUAN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "utf-8", "OPENAI_API_KEY": KEY}
+        r = subprocess.run([sys.executable, "-m", "liyuan_desktop.cli", "--lang", lang, "chat", str(DEMO_CARD),
+                            "--provider", "openai", "--base-url", server.base_url, "--model", "m", "--impersonate"],
+                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    host = server.base_url.split("://", 1)[1].split("/", 1)[0]
+    if lang == "en":
+        assert line == (f"liyuan: The API key is invalid or not allowed (401): check in Settings that the key for {host} "
+                        "is correct, not expired and allowed to use the model “m”. The server said: Incorrect API key "
+                        "provided: ***")
+        assert not CJK.search(line)
+    else:
+        assert line == (f"liyuan: API key 无效或无权限 (401)：请在设置里检查 {host} 的密钥是否正确、未过期、有权使用模型 “m”。"
+                        " 服务器说：Incorrect API key provided: ***")
+    assert KEY not in r.stderr
+
+
+async def test_a_review_whose_model_call_failed_keeps_the_error_by_key(server):
+    """A chapter review's ``model_error`` (shown by the writing pane and ``liyuan story review``) keeps the catalog
+    message through the pydantic result, so it renders in English."""
+    from liyuan_desktop.core.messages import message
+    from liyuan_desktop.core.story.review import ChapterReviewResult
+
+    server.script(error(500))
+    with pytest.raises(ModelError) as info:
+        await make_model(server).complete(req())
+    result = ChapterReviewResult(file="ch1.md", model_error=message("llm.review.failed", error=info.value.message))
+    en = render(result.model_error, "en")
+    assert en == f"The review call failed: The model server failed (500): try again later. The server said: {MASKED}"
+    assert render(result.model_error, "zh") == f"审稿调用失败：模型服务器出错 (500)：请稍后再试。{SAID_ZH}"

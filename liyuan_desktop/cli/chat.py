@@ -558,7 +558,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
         try:
             line = await chat.impersonate()
         except ModelError as e:
-            print(f"liyuan: {e.message}", file=sys.stderr)
+            print(f"liyuan: {say(e)}", file=sys.stderr)
             return 1
         out(json.dumps({"impersonation": line}, ensure_ascii=False) if r.json_mode else line)
         if not (r.says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):

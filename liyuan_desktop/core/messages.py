@@ -1725,6 +1725,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # the provider's connection test in Settings (core/settings.test_connection)
     "llm.test.ok": {"match": "no", "zh": "连接成功 · {ms} ms · {model}", "en": "Connected · {ms} ms · {model}"},
     "llm.test.failed": {"match": "no", "zh": "连接测试失败：{error}", "en": "Connection test failed: {error}"},
+    "llm.review.failed": {"match": "no", "zh": "审稿调用失败：{error}", "en": "The review call failed: {error}"},
 }
 
 

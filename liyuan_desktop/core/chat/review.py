@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from ..ledger.state import WorldState
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..messages import message
 from ..prompt.assemble import prompt_resource
 from ..story.review import (
     KINDS,
@@ -237,7 +238,7 @@ class ChapterReview:
         try:
             resp = await model.complete(req)
         except ModelError as e:
-            result.model_error = f"审稿调用失败：{e.message}"
+            result.model_error = message("llm.review.failed", error=e.message)
             return []
         result.model = resp.model or getattr(model, "name", "")
         items, problems = parse_review_output(resp.content)

@@ -37,6 +37,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
+from ..messages import MsgText
 from ..paths import home
 from ..text import canon_punct, count_words, prompt_language, utf16_len
 
@@ -113,7 +114,7 @@ class ChapterReviewResult(DeferredModel):
     findings: list[ReviewFinding] = Field(default_factory=list)
     suppressed: int = 0
     model: str = ""
-    model_error: Optional[str] = None
+    model_error: Optional[MsgText] = None  # a catalog message, its key kept (issue 32)
     problems: list[str] = Field(default_factory=list)
     ts: int = 0
 
