@@ -199,3 +199,18 @@ async def test_a_review_whose_model_call_failed_keeps_the_error_by_key(server):
     en = render(result.model_error, "en")
     assert en == f"The review call failed: The model server failed (500): try again later. The server said: {MASKED}"
     assert render(result.model_error, "zh") == f"审稿调用失败：模型服务器出错 (500)：请稍后再试。{SAID_ZH}"
+
+
+async def test_the_replay_model_running_out_is_said_in_english():
+    """The offline demo's replay model out of recorded answers: English without CJK, Chinese as it always was."""
+    from liyuan_desktop.core.llm.replay import ReplayModel
+
+    model = ReplayModel([{"content": "一句"}])
+    await model.complete(req())
+    with pytest.raises(ModelError) as info:
+        await model.complete(req())
+    zh, en = render(info.value, "zh"), render(info.value, "en")
+    assert zh == ("回放脚本已播完：演员（actor）的 1 条录制回复都已用完，第 2 次调用没有可回放的内容。"
+                  "回放模型只能重演录好的对话。")
+    assert en == ("The replay script is used up: all 1 recorded actor replies have been played, call 2 has nothing "
+                  "to replay. The replay model can only replay a recorded chat.")

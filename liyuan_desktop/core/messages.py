@@ -1726,6 +1726,14 @@ CATALOG: dict[str, dict[str, str]] = {
     "llm.test.ok": {"match": "no", "zh": "连接成功 · {ms} ms · {model}", "en": "Connected · {ms} ms · {model}"},
     "llm.test.failed": {"match": "no", "zh": "连接测试失败：{error}", "en": "Connection test failed: {error}"},
     "llm.review.failed": {"match": "no", "zh": "审稿调用失败：{error}", "en": "The review call failed: {error}"},
+    # the replay model (offline demo) ran out of recorded answers (core/llm/replay.py)
+    "llm.err.replay.actor": {"match": "no", "zh": "演员（actor）", "en": "actor"},
+    "llm.err.replay.scribe": {"match": "no", "zh": "记录员（scribe/summary）", "en": "scribe/summary"},
+    "llm.err.replay_exhausted": {"match": "no", "zh": "回放脚本已播完：{what}的 {total} 条录制回复都已用完，第 {n} 次调用没有可回放的内容。"
+                                                      "回放模型只能重演录好的对话。",
+                                 "en": "The replay script is used up: all {total} recorded {what} replies have been "
+                                       "played, call {n} has nothing to replay. The replay model can only replay a "
+                                       "recorded chat."},
 }
 
 

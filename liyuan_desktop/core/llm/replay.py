@@ -226,12 +226,10 @@ class ReplayModel:
         queue_name = self._queue_name(request.purpose)
         queue = self._queues[queue_name]
         if not queue:
-            what = "演员（actor）" if queue_name == "actor" else "记录员（scribe/summary）"
-            raise ModelError(
-                "replay_exhausted",
-                f"回放脚本已播完：{what}的 {self._total[queue_name]} 条录制回复都已用完，"
-                f"第 {self._played[queue_name] + 1} 次调用没有可回放的内容。回放模型只能重演录好的对话。",
-            )
+            what = message("llm.err.replay.actor" if queue_name == "actor" else "llm.err.replay.scribe")
+            raise ModelError("replay_exhausted", message("llm.err.replay_exhausted", what=what,
+                                                         total=self._total[queue_name],
+                                                         n=self._played[queue_name] + 1))
         response = queue.popleft()
         self._played[queue_name] += 1
         for piece in _pieces(response.reasoning):
