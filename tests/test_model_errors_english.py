@@ -214,3 +214,16 @@ async def test_the_replay_model_running_out_is_said_in_english():
                   "回放模型只能重演录好的对话。")
     assert en == ("The replay script is used up: all 1 recorded actor replies have been played, call 2 has nothing "
                   "to replay. The replay model can only replay a recorded chat.")
+
+
+async def test_a_read_timeout_mid_stream_is_said_in_english(server):
+    """The server stops sending mid-answer: the error that ends the wait (a read timeout or the idle clock) says so
+    in English without CJK, and keeps what came as the partial answer."""
+    server.script(Reply(body=[sse(chunk("开头"))], stall=True))
+    with pytest.raises(ModelError) as info:
+        await make_model(server, read_timeout=0.5, idle_timeout=0.5).complete(req())
+    err = info.value
+    assert err.kind == "network" and err.partial is not None and err.partial.content == "开头"
+    zh, en = render(err, "zh"), render(err, "en")
+    assert "本次回复不完整" in zh and "incomplete" in en, (zh, en)
+    assert not CJK.search(en), en
