@@ -18,7 +18,7 @@ from helpers import DEMO_CARD, ROOT
 from sse_server import DONE, Reply, ScriptedServer, chunk, json_reply, sse, sse_reply
 
 from liyuan_desktop.core.llm import ChatMessage, ChatRequest, ModelError, OpenAIChatModel
-from liyuan_desktop.core.messages import Msg, render
+from liyuan_desktop.core.messages import Msg, message, render
 
 KEY = "sk-test-SECRET-0123456789abcdef"
 SAID = f"bad request from you, key {KEY} refused"
@@ -123,6 +123,8 @@ async def test_each_failure_is_said_in_english_and_in_todays_chinese(server, rep
     assert KEY not in zh and KEY not in en
     if "***" in zh:
         assert "***" in en
+    # the beat's activity line for a failed call (what the window's activity list shows) nests it by key
+    assert not CJK.search(render(message("beat.call_failed", error=err.message), "en"))
     if err.hint:  # the fix alone (the window's prose-mode switch and the probe show it) follows the language too
         assert isinstance(err.hint, Msg) and err.hint in zh and render(err.hint, "en") in en
 
@@ -189,7 +191,6 @@ def test_the_cli_says_a_failed_call_in_its_language(tmp_path, lang):
 async def test_a_review_whose_model_call_failed_keeps_the_error_by_key(server):
     """A chapter review's ``model_error`` (shown by the writing pane and ``liyuan story review``) keeps the catalog
     message through the pydantic result, so it renders in English."""
-    from liyuan_desktop.core.messages import message
     from liyuan_desktop.core.story.review import ChapterReviewResult
 
     server.script(error(500))
