@@ -1409,6 +1409,16 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.action.skip": {"match": "no", "zh": "不导入", "en": "not imported"},
     "migrate.action.error": {"match": "no", "zh": "损坏，跳过", "en": "damaged, skipped"},
     "migrate.chat_warnings": {"match": "no", "zh": "{items}{more}", "en": "{items}{more}"},  # a chat's first warnings
+    # SillyTavern group import (core/group/st.py)
+    "group.st.member_missing": {"match": "no", "zh": "群组「{group}」的成员 {member} 不在卡库里，未加入",
+                                "en": "The member {member} of the group “{group}” is not in the card library; left out"},
+    "group.st.no_members": {"match": "no", "zh": "群组「{group}」的成员都不在卡库里",
+                            "en": "None of the members of the group “{group}” is in the card library"},
+    "group.st.not_group": {"match": "no", "zh": "{name}：不是 SillyTavern 的群组文件", "en": "{name}: not a SillyTavern group file"},
+    "group.st.chat_missing": {"match": "no", "zh": "群组「{group}」的聊天记录 {file} 没有找到",
+                              "en": "The group “{group}”'s chat {file} was not found"},
+    "group.st.chat_failed": {"match": "no", "zh": "群组「{group}」的聊天记录 {file} 未导入：{error}",
+                             "en": "The group “{group}”'s chat {file} was not imported: {error}"},
     "migrate.action.update": {"match": "no", "zh": "替换为新版", "en": "replaced by the newer version"},
     "migrate.update.card": {"match": "no", "zh": "梨园里已有同名的角色卡（上次迁移导入的），用这个新版替换它（旧版放进回收站）",
                             "en": "an earlier migration brought a card of this name; this newer version replaces it "

@@ -49,6 +49,7 @@ from ..cards.st_chat import read_st_chat, write_session
 from ..cards.st_chat_export import st_messages
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from ..messages import Msg, message
 from ..session import SessionTree
 from .model import Group, GroupError, group_chats, group_dir, load_group, member_card, save_group
 
@@ -70,7 +71,7 @@ def group_from_st(data: dict[str, Any], member_of: Callable[[str], Optional[str]
             continue
         m = member_of(av)
         if m is None:
-            notes.append(f"群组「{data.get('name', '')}」的成员 {av} 不在卡库里，未加入")
+            notes.append(message("group.st.member_missing", group=str(data.get("name", "")), member=av))
             continue
         members.append(m)
         avatars[m] = av
@@ -156,7 +157,7 @@ def import_st_group_chat(path: Path, group: Group, cards: dict[str, Card], dest:
     SessionError / OSError as ``write_session``; GroupError when no member has a card."""
     first = next((m for m in group.members if m in cards), None)
     if first is None:
-        raise GroupError(f"群组「{group.name}」的成员都不在卡库里")
+        raise GroupError(message("group.st.no_members", group=group.name))
     dest.mkdir(parents=True, exist_ok=True)
     st = read_st_chat(path)
     return write_session(st, dest / "session.jsonl", card_name=cards[first].name, card_path=cards[first].path,
@@ -197,7 +198,7 @@ def read_st_group(path: Path) -> dict[str, Any]:
     file that is not a group object."""
     data = read_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("members"), list):
-        raise ValueError(f"{path.name}：不是 SillyTavern 的群组文件")
+        raise ValueError(message("group.st.not_group", name=path.name))
     return data
 
 
@@ -223,12 +224,12 @@ def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *, ch
             continue
         f = src / f"{chat_id}.jsonl"
         if not f.is_file():
-            notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 没有找到")
+            notes.append(message("group.st.chat_missing", group=group.name, file=f"{chat_id}.jsonl"))
             continue
         try:
             import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id)
         except Exception as e:  # one damaged chat does not stop the others
-            notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 未导入：{e}")
+            notes.append(message("group.st.chat_failed", group=group.name, file=f"{chat_id}.jsonl", error=e.args[0] if e.args and isinstance(e.args[0], Msg) else str(e)))
     return load_group(group.name), notes
 
 
