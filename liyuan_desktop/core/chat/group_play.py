@@ -137,8 +137,10 @@ def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None, user_inp
     chosen = None
     if speaker:
         chosen = find_member(group, speaker, cards)
-        if chosen is None or chosen not in cards:
+        if chosen is None:
             raise ValueError(message("group.unknown_member", name=speaker, group=group.name))
+        if chosen not in cards:
+            raise ValueError(message("group.member_missing", name=chosen))
     extra = chat.tree.header.model_extra or {}
     seed = f"{extra.get('group_seed') or chat.tree.header.id}:{chat.history().user_count + 1}"
     path = chat.tree.path_to()

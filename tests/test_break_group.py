@@ -1,0 +1,52 @@
+"""Breaking group chats as a user would (z99break): a member whose card file is broken or gone, out-of-range
+``--auto N``, hostile group names, broken SillyTavern group files. Real files, the real CLI, the replay model."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from liyuan_desktop.cli import main as cli_main
+from liyuan_desktop.core.cards.library import card_folder
+from liyuan_desktop.core.chat.facade import Chat
+from liyuan_desktop.core.group import Group, save_group
+from liyuan_desktop.core.group.model import group_dir
+from liyuan_desktop.core.messages import message
+from tests.test_group_chat import make_members, replay, speakers
+
+
+def _party(tmp_path, **kw) -> Group:
+    g = Group(name="Party", members=make_members(tmp_path), **kw)
+    save_group(g)
+    return g
+
+
+async def test_a_member_whose_card_is_broken_is_passed_over_not_picked_then_failed(tmp_path):
+    g = _party(tmp_path, strategy="list")
+    (card_folder("Aster") / "card.json").write_text("{garbage", "utf-8")  # broken on disk after the group was made
+    chat = Chat.create_group(group_dir(g.name) / "对话" / "b", g, replay(4), group_seed="s")
+    for u in ["a", "b", "c", "d"]:
+        await chat.send(u)
+    assert speakers(chat) == ["Birch", "青梧", "Birch", "青梧"]
+
+
+async def test_natural_and_pooled_pass_over_a_member_whose_card_is_gone(tmp_path):
+    for strategy in ("natural", "pooled"):
+        g = _party(tmp_path, strategy=strategy)
+        shutil.rmtree(card_folder("Aster"))
+        chat = Chat.create_group(group_dir(g.name) / "对话" / strategy, g, replay(6), group_seed="s")
+        for u in ["Aster, hello.", "x", "y", "z", "w", "v"]:
+            await chat.send(u)
+        assert "Aster" not in speakers(chat) and len(speakers(chat)) >= 6
+
+
+def test_cli_speaker_whose_card_is_gone_is_told_so_not_called_a_stranger(tmp_path, capsys):
+    _party(tmp_path)
+    shutil.rmtree(card_folder("Birch"))
+    f = tmp_path / "replay.json"
+    beats = [{"user": "Hi.", "actor": [{"tool_calls": []}], "scribe": ["{}"]}]
+    f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
+    assert cli_main(["--lang", "en", "chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.",
+                     "--speaker", "Birch"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"liyuan: {message('group.member_missing', name='Birch').render('en')}"]
