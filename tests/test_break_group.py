@@ -50,3 +50,27 @@ def test_cli_speaker_whose_card_is_gone_is_told_so_not_called_a_stranger(tmp_pat
                      "--speaker", "Birch"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"liyuan: {message('group.member_missing', name='Birch').render('en')}"]
+
+
+def _replay_file(tmp_path, n: int = 1):
+    f = tmp_path / "replay.json"
+    beats = [{"user": "Hi.", "actor": [{"tool_calls": [{"name": "draft_write", "arguments": {"version": 0,
+                                                                                             "content": "hey"}}]},
+                                       {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}],
+              "scribe": ["{}"]}] * n
+    f.write_text(json.dumps({"format": "liyuan-replay", "version": 1, "beats": beats}), "utf-8")
+    return f
+
+
+def test_cli_auto_turns_out_of_range_are_refused_in_one_line_before_anything_is_written(tmp_path, capsys):
+    _party(tmp_path, strategy="list")
+    f = _replay_file(tmp_path)
+    for lang in ("en", "zh"):
+        for bad in ("0", "-1", "100000"):
+            assert cli_main(["--lang", lang, "chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.",
+                             "--chat", "c", "--auto", bad]) == 2, bad
+            err = capsys.readouterr().err.strip().splitlines()
+            assert err == [f"liyuan: {message('group.auto.bad_turns', n=bad, max=100).render(lang)}"], err
+    assert not (group_dir("Party") / "对话" / "c").exists()  # nothing played, nothing written
+    assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.", "--chat", "c",
+                     "--auto", "100"]) in (0, 1)  # the ceiling itself is allowed (the replay runs out early)

@@ -1164,6 +1164,9 @@ CATALOG: dict[str, dict[str, str]] = {
     # --- z31bars ---
     "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
     "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
+    # --- z99break ---
+    "group.auto.bad_turns": {"zh": "--auto 的轮数要在 1 到 {max} 之间（给的是 {n}）",
+                             "en": "--auto wants a number of turns from 1 to {max} (got {n})"},
 }
 
 
