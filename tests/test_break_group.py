@@ -9,7 +9,7 @@ import shutil
 from liyuan_desktop.cli import main as cli_main
 from liyuan_desktop.core.cards.library import card_folder
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.group import Group, save_group
+from liyuan_desktop.core.group import Group, list_groups, save_group
 from liyuan_desktop.core.group.model import group_dir
 from liyuan_desktop.core.messages import message
 from tests.test_group_chat import make_members, replay, speakers
@@ -74,3 +74,26 @@ def test_cli_auto_turns_out_of_range_are_refused_in_one_line_before_anything_is_
     assert not (group_dir("Party") / "对话" / "c").exists()  # nothing played, nothing written
     assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.", "--chat", "c",
                      "--auto", "100"]) in (0, 1)  # the ceiling itself is allowed (the replay runs out early)
+
+
+def test_cli_group_names_that_are_blank_or_clash_with_a_saved_group_are_refused(tmp_path, capsys):
+    make_members(tmp_path)
+    assert cli_main(["group", "create", "Party", "--member", "Aster", "--member", "Birch"]) == 0
+    before = (group_dir("Party") / "group.json").read_bytes()
+    capsys.readouterr()
+    for lang in ("en", "zh"):
+        for name in ("", "   ", "...", " . "):  # nothing usable for a folder name
+            assert cli_main(["--lang", lang, "group", "create", name, "--member", "Aster"]) == 2, name
+            assert capsys.readouterr().err.strip().splitlines() == [
+                f"liyuan: {message('group.cli.bad_name', name=name).render(lang)}"]
+        for name in ("party", "PARTY", "Party.", " Party "):  # the same folder on Windows/macOS, or after trimming
+            assert cli_main(["--lang", lang, "group", "create", name, "--member", "Aster"]) == 2, name
+            assert capsys.readouterr().err.strip().splitlines() == [
+                f"liyuan: {message('group.cli.exists', name=name).render(lang)}"]
+    assert [g.name for g in list_groups()] == ["Party"]
+    assert (group_dir("Party") / "group.json").read_bytes() == before  # the saved group untouched
+    for name in ("../x", "CON", "😀茶馆", "a" * 300):  # odd but usable: saved, shown, deleted by the same name
+        assert cli_main(["group", "create", name, "--member", "Aster"]) == 0, name
+        assert cli_main(["group", "show", name]) == 0
+        assert cli_main(["group", "delete", name, "--yes"]) == 0
+    assert [g.name for g in list_groups()] == ["Party"]

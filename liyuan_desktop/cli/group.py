@@ -68,10 +68,11 @@ def _fail(value: Any) -> int:
 
 def _create(args: argparse.Namespace) -> int:
     from ..core.group import Group, save_group
-    from ..core.group.model import group_dir, member_card
+    from ..core.group.model import member_card, new_group_name_error
 
-    if (group_dir(args.name) / "group.json").is_file():
-        return _fail(message("group.cli.exists", name=args.name))
+    bad_name = new_group_name_error(args.name)
+    if bad_name is not None:
+        return _fail(bad_name)
     for m in [*args.member, *args.mute]:
         member_card(m)  # GroupError: not in the library
     unknown = [m for m in args.mute if m not in args.member]

@@ -1165,6 +1165,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
     "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
     # --- z99break ---
+    "group.cli.bad_name": {"zh": "「{name}」当不了群组名：请至少写一个字（首尾的空格和点不算）",
+                           "en": "“{name}” cannot name a group: write at least one character (spaces and dots at either end do not count)"},
     "group.auto.bad_turns": {"zh": "--auto 的轮数要在 1 到 {max} 之间（给的是 {n}）",
                              "en": "--auto wants a number of turns from 1 to {max} (got {n})"},
 }

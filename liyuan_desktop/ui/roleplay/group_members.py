@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 from ...core.cards import library
 from ...core.chat import group_play
 from ...core.group import Group, list_groups, save_group
-from ...core.group.model import group_chats, group_dir, set_muted
+from ...core.group.model import group_chats, new_group_name_error, set_muted
 from ..infra.i18n import register, show, tr
 from .group_auto import GroupAutoPlayer, GroupAutoRow
 from .group_vars_box import shared_variables_box
@@ -67,7 +67,6 @@ register({
     "groupui.join.join": {"zh": "合并所有未静音成员的", "en": "Join every unmuted member's"},
     "groupui.join.join_muted": {"zh": "合并所有成员的（含静音）", "en": "Join every member's (muted too)"},
     "groupui.need": {"zh": "请填名字并至少勾选两位成员。", "en": "Give a name and tick at least two members."},
-    "groupui.exists": {"zh": "已有同名的群组。", "en": "A group of that name exists already."},
     "groupui.tab": {"zh": "成员", "en": "Members"},
     "groupui.mute": {"zh": "静音/取消静音", "en": "Mute / unmute"},
     "groupui.speak": {"zh": "让TA发言", "en": "Make speak"},
@@ -144,8 +143,9 @@ class NewGroupDialog(QDialog):
         if not g.name or len(g.members) < 2:
             QMessageBox.information(self, tr("groupui.new.title"), tr("groupui.need"))
             return
-        if (group_dir(g.name) / "groupui.json").is_file():
-            QMessageBox.information(self, tr("groupui.new.title"), tr("groupui.exists"))
+        bad_name = new_group_name_error(g.name)  # a saved group of that name would be replaced
+        if bad_name is not None:
+            QMessageBox.information(self, tr("groupui.new.title"), show(bad_name))
             return
         self.accept()
 
