@@ -97,3 +97,24 @@ def test_cli_group_names_that_are_blank_or_clash_with_a_saved_group_are_refused(
         assert cli_main(["group", "show", name]) == 0
         assert cli_main(["group", "delete", name, "--yes"]) == 0
     assert [g.name for g in list_groups()] == ["Party"]
+
+
+def test_cli_import_st_with_a_bad_file_says_what_is_wrong_in_the_chosen_language(tmp_path, capsys):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{broken", "utf-8")
+    arr = tmp_path / "list.json"
+    arr.write_text("[1, 2]", "utf-8")
+    png = tmp_path / "pic.json"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe")
+    cases = [(bad, message("group.st.bad_json", name="broken.json", line=1, col=2,
+                           why="Expecting property name enclosed in double quotes")),
+             (arr, message("group.st.not_group", name="list.json")),
+             (png, message("group.st.not_group", name="pic.json")),
+             (tmp_path / "gone.json", message("group.st.unreadable", name="gone.json",
+                                              error="No such file or directory")),
+             (tmp_path, message("group.st.unreadable", name=tmp_path.name, error="Is a directory"))]
+    for lang in ("en", "zh"):
+        for f, want in cases:
+            assert cli_main(["--lang", lang, "group", "import-st", str(f)]) == 2, f
+            assert capsys.readouterr().err.strip().splitlines() == [f"liyuan: {want.render(lang)}"]
+    assert list_groups() == []

@@ -1165,6 +1165,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
     "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
     # --- z99break ---
+    "group.st.bad_json": {"zh": "{name}：不是有效的 JSON（第 {line} 行第 {col} 列：{why}），不是 SillyTavern 的群组文件",
+                          "en": "{name}: not valid JSON (line {line}, column {col}: {why}); not a SillyTavern group file"},
+    "group.st.not_group": {"zh": "{name}：不是 SillyTavern 的群组文件（要有 members 列表的 JSON 对象）",
+                           "en": "{name}: not a SillyTavern group file (a JSON object with a members list)"},
+    "group.st.unreadable": {"zh": "{name}：读不了这个文件（{error}）", "en": "{name}: the file cannot be read ({error})"},
     "group.cli.bad_name": {"zh": "「{name}」当不了群组名：请至少写一个字（首尾的空格和点不算）",
                            "en": "“{name}” cannot name a group: write at least one character (spaces and dots at either end do not count)"},
     "group.auto.bad_turns": {"zh": "--auto 的轮数要在 1 到 {max} 之间（给的是 {n}）",

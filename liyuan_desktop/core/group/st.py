@@ -29,6 +29,7 @@ from ..cards.st_chat import read_st_chat, write_session
 from ..cards.st_chat_export import st_messages
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from ..messages import message
 from ..session import SessionTree
 from .model import Group, GroupError, group_chats, group_dir, load_group, member_card, save_group
 
@@ -145,11 +146,18 @@ def export_st_group(group: Group, cards: dict[str, Card], root: Path) -> list[Pa
 
 
 def read_st_group(path: Path) -> dict[str, Any]:
-    """A SillyTavern group file's JSON object (the one JSON reader: size and nesting checked). ValueError for a
-    file that is not a group object."""
-    data = read_json_file(path)
+    """A SillyTavern group file's JSON object (the one JSON reader: size and nesting checked). ValueError (a
+    catalog message naming the file) for a file that cannot be read, is not JSON or is not a group object."""
+    try:
+        data = read_json_file(path)
+    except json.JSONDecodeError as e:
+        raise ValueError(message("group.st.bad_json", name=path.name, line=e.lineno, col=e.colno, why=e.msg)) from None
+    except UnicodeDecodeError:
+        data = None
+    except OSError as e:
+        raise ValueError(message("group.st.unreadable", name=path.name, error=e.strerror or str(e))) from None
     if not isinstance(data, dict) or not isinstance(data.get("members"), list):
-        raise ValueError(f"{path.name}：不是 SillyTavern 的群组文件")
+        raise ValueError(message("group.st.not_group", name=path.name))
     return data
 
 
