@@ -36,6 +36,10 @@ async def test_broken_gone_and_all_muted_members_keep_the_users_words(qtbot, tmp
         win.send_clicked()
         await settled(win)
         assert "Cedar" not in (await names(win))[2:]
+        rows = [pane.list.item(i).text() for i in range(pane.list.count())]
+        assert ["card missing or damaged" in r for r in rows] == [False, True, True], rows  # Birch broken, Cedar gone
+        win.tabs.setCurrentWidget(pane)
+        qtbot.wait(100)
         shot(win, "break-gone-member")
         before = await names(win)
         for i in range(pane.list.count()):

@@ -276,7 +276,7 @@ def system_for_beat(chat: "Chat", beat: Any) -> Optional[str]:
 @dataclass
 class MemberRow:
     """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
-    the branch, the card's avatar file (or None)."""
+    the branch, the card's avatar file (or None), whether its card is in the library (readable)."""
 
     member: str
     name: str
@@ -284,6 +284,7 @@ class MemberRow:
     present: bool
     replies: int
     avatar: Optional[str]
+    has_card: bool = True
 
 
 def member_rows(chat: "Chat") -> list[MemberRow]:
@@ -303,7 +304,7 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
             png = Path(card.path).parent / "original.png"
             avatar = str(png) if png.is_file() else None
         rows.append(MemberRow(m, card.name if card else m, m in group.muted, m in known.present,
-                              said.count(m), avatar))
+                              said.count(m), avatar, card is not None))
     return rows
 
 

@@ -73,6 +73,7 @@ register({
     "groupui.row.present": {"zh": "在场", "en": "present"},
     "groupui.row.muted": {"zh": "静音", "en": "muted"},
     "groupui.row.replies": {"zh": "{n} 次发言", "en": "{n} replies"},
+    "groupui.row.no_card": {"zh": "角色卡不在卡库里或已损坏", "en": "card missing or damaged"},
     "groupui.header": {"zh": "群组「{name}」· {strategy}", "en": "Group “{name}” · {strategy}"},
 })
 
@@ -240,6 +241,7 @@ class GroupMembersPane(QWidget):
         for r in group_play.member_rows(chat):
             marks = [tr("groupui.row.present")] if r.present else []
             marks += [tr("groupui.row.muted")] if r.muted else []
+            marks += [] if r.has_card else [tr("groupui.row.no_card")]  # broken or gone: passed over
             marks.append(tr("groupui.row.replies", n=r.replies))
             it = QListWidgetItem(f"{r.name}  ·  {' · '.join(marks)}")
             it.setData(Qt.ItemDataRole.UserRole, r.member)
