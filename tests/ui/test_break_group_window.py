@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QDialog
+from PySide6.QtWidgets import QApplication, QDialog, QMenu
 
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.core.cards.library import import_card
@@ -56,5 +56,31 @@ def test_new_group_with_a_saved_groups_name_is_refused_and_the_group_kept(qtbot,
             dlg.close()
         g = load_group("Party")
         assert (g.members, g.muted, g.strategy) == (["Aster", "Birch"], ["Birch"], "pooled")
+    finally:
+        i18n.set_language("zh")
+
+
+async def test_a_group_without_chats_can_be_started_from_the_menu(qtbot, tmp_path):
+    from uihelpers import wait_for
+
+    from liyuan_desktop.core.chat import group_play
+
+    cards(tmp_path)
+    save_group(Group(name="Teahouse", members=["Aster", "Birch"]))  # as `liyuan group create` leaves it: no chat yet
+    i18n.set_language("en")
+    try:
+        win = MainWindow(S.AppSettings())
+        qtbot.addWidget(win)
+        win.show()
+        menu = win.findChild(QMenu, "groupMenu")
+        menu.aboutToShow.emit()
+        acts = {a.text(): a for a in menu.actions()}
+        assert "Teahouse: new chat" in acts, list(acts)
+        acts["Teahouse: new chat"].trigger()
+        await wait_for(lambda: win.chat is not None)
+        assert group_play.chat_group(win.chat).name == "Teahouse"
+        menu.aboutToShow.emit()
+        texts = [a.text() for a in menu.actions()]
+        assert "Teahouse / 群聊" in texts and "Teahouse: new chat" in texts  # the chat listed; another can be made
     finally:
         i18n.set_language("zh")

@@ -55,6 +55,7 @@ register({
     "groupui.menu": {"zh": "群聊", "en": "Group chats"},
     "groupui.new": {"zh": "新建群组…", "en": "New group…"},
     "groupui.new.title": {"zh": "新建群组", "en": "New group"},
+    "groupui.menu.new_chat": {"zh": "{name}：新对话", "en": "{name}: new chat"},
     "groupui.name": {"zh": "名字", "en": "Name"},
     "groupui.members": {"zh": "成员（按勾选顺序）", "en": "Members (in the order ticked)"},
     "groupui.strategy": {"zh": "谁来发言", "en": "Who speaks next"},
@@ -164,6 +165,15 @@ def create_group(win: Any, group: Group) -> bool:
     """Save ``group``, make its first chat and open it; a warning box when the disk or the library refuses."""
     try:
         save_group(group)
+    except (OSError, ValueError) as e:
+        QMessageBox.warning(win, tr("app.title"), show(e))
+        return False
+    return start_group_chat(win, group)
+
+
+def start_group_chat(win: Any, group: Group) -> bool:
+    """Make a new chat of a saved ``group`` and open it; a warning box when the disk or the library refuses."""
+    try:
         d = group_play.new_group_chat(group)
     except (OSError, ValueError) as e:
         QMessageBox.warning(win, tr("app.title"), show(e))
@@ -192,6 +202,8 @@ def _fill_menu(win: Any, menu: QMenu) -> None:
         for d in group_chats(g):
             a = menu.addAction(f"{g.name} / {d.name}")
             a.triggered.connect(lambda _c=False, g=g, d=d: open_group_chat(win, g, d))
+        a = menu.addAction(tr("groupui.menu.new_chat", name=g.name))  # also a group made by `liyuan group create`
+        a.triggered.connect(lambda _c=False, g=g: start_group_chat(win, g))
 
 
 class GroupMembersPane(QWidget):
