@@ -118,3 +118,16 @@ def test_cli_import_st_with_a_bad_file_says_what_is_wrong_in_the_chosen_language
             assert cli_main(["--lang", lang, "group", "import-st", str(f)]) == 2, f
             assert capsys.readouterr().err.strip().splitlines() == [f"liyuan: {want.render(lang)}"]
     assert list_groups() == []
+
+
+def test_cli_group_chat_by_group_and_chat_name_and_a_clear_line_for_none(tmp_path, capsys):
+    _party(tmp_path, strategy="list")
+    f = _replay_file(tmp_path, 3)
+    assert cli_main(["chat", "--group", "Party", "--model", f"replay:{f}", "--say", "Hi.", "--chat", "tea"]) in (0, 1)
+    capsys.readouterr()
+    assert cli_main(["--lang", "en", "book", "updates", "Party/tea"]) == 0  # a group chat as group/chat
+    assert capsys.readouterr().out.strip() == message("book_update.none").render("en")
+    for lang in ("en", "zh"):
+        assert cli_main(["--lang", lang, "book", "updates", "Party/nope"]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"liyuan: {message('cli.chat_not_found', spec='Party/nope').render(lang)}"]

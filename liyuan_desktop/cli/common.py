@@ -125,19 +125,21 @@ def card_home_name(spec: str, card: "Card") -> str:
 
 
 def chat_folder(spec: str) -> Path:
-    """The folder of an existing chat from a folder path or ``card name/chat name``; ValueError when there is no
-    ``session.jsonl`` there."""
-    from ..core.paths import chat_dir
+    """The folder of an existing chat from a folder path, ``card name/chat name`` or ``group name/chat name`` (a
+    group chat, ``core/group``); ValueError (a catalog message) when there is no ``session.jsonl`` there."""
+    from ..core.group.model import group_dir
+    from ..core.messages import message
+    from ..core.paths import chat_dir, safe_name
 
     p = Path(spec)
     if (p / "session.jsonl").exists():
         return p
     if "/" in spec:
         card, chat = spec.split("/", 1)
-        d = chat_dir(card, chat)
-        if (d / "session.jsonl").exists():
-            return d
-    raise ValueError(f"找不到对话：{spec}（给对话文件夹，或「卡名/对话名」）")
+        for d in (chat_dir(card, chat), group_dir(card) / "对话" / safe_name(chat)):
+            if (d / "session.jsonl").exists():
+                return d
+    raise ValueError(message("cli.chat_not_found", spec=spec))
 
 
 def open_chat(spec: str) -> Chat:

@@ -1165,6 +1165,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.cli.vars.shared": {"zh": "  变量：全组共用一份", "en": "  Variables: one set shared by the group"},
     "group.cli.vars.per_card": {"zh": "  变量：每张卡各有各的", "en": "  Variables: each card keeps its own"},
     # --- z99break ---
+    "cli.chat_not_found": {"zh": "找不到对话：{spec}（给对话文件夹，或「卡名/对话名」「群组名/对话名」）",
+                           "en": "No chat {spec} (give a chat folder, or card/chat, or group/chat)"},
     "group.st.bad_json": {"zh": "{name}：不是有效的 JSON（第 {line} 行第 {col} 列：{why}），不是 SillyTavern 的群组文件",
                           "en": "{name}: not valid JSON (line {line}, column {col}: {why}); not a SillyTavern group file"},
     "group.st.not_group": {"zh": "{name}：不是 SillyTavern 的群组文件（要有 members 列表的 JSON 对象）",
