@@ -131,3 +131,19 @@ def test_cli_group_chat_by_group_and_chat_name_and_a_clear_line_for_none(tmp_pat
         assert cli_main(["--lang", lang, "book", "updates", "Party/nope"]) == 2
         assert capsys.readouterr().err.strip().splitlines() == [
             f"liyuan: {message('cli.chat_not_found', spec='Party/nope').render(lang)}"]
+
+
+def test_cli_import_st_tells_the_lines_of_a_group_chat_it_skipped(tmp_path, capsys):
+    make_members(tmp_path)
+    root = tmp_path / "st"
+    (root / "groups").mkdir(parents=True)
+    (root / "group chats").mkdir()
+    (root / "groups" / "1.json").write_text(json.dumps({"id": "1", "name": "Junk", "members": ["Aster.png",
+                                                        "Birch.png"], "chats": ["c1"], "chat_id": "c1"}), "utf-8")
+    lines = ['{"user_name":"You","character_name":"Aster"}', "garbage line", '{"name":"You","is_user":true,"mes":"hi"}',
+             '{"name":"Aster","is_user":false,"mes":"Hello","original_avatar":"Aster.png"}', "[1,2"]
+    (root / "group chats" / "c1.jsonl").write_text("\n".join(lines), "utf-8")
+    assert cli_main(["--lang", "en", "group", "import-st", str(root / "groups" / "1.json")]) == 0
+    err = capsys.readouterr().err
+    assert "line 2 is not valid JSON; skipped" in err and "c1.jsonl" in err, err
+    assert (group_dir("Junk") / "对话" / "c1" / "session.jsonl").is_file()

@@ -103,15 +103,19 @@ def group_to_st(group: Group, chat_ids: list[str]) -> dict[str, Any]:
     return out
 
 
-def import_st_group_chat(path: Path, group: Group, cards: dict[str, Card], dest: Path) -> SessionTree:
+def import_st_group_chat(path: Path, group: Group, cards: dict[str, Card], dest: Path,
+                         notes: Optional[list[str]] = None) -> SessionTree:
     """Import a SillyTavern group chat file into ``dest`` (a new chat folder): the one chat importer, the header
     naming the group (and the file's chat id), the first member's card as the chat's card. StChatError /
-    SessionError / OSError as ``write_session``; GroupError when no member has a card."""
+    SessionError / OSError as ``write_session``; GroupError when no member has a card. ``notes``: gets the file's
+    lines skipped or repaired (the reader's warnings)."""
     first = next((m for m in group.members if m in cards), None)
     if first is None:
         raise GroupError(f"群组「{group.name}」的成员都不在卡库里")
     dest.mkdir(parents=True, exist_ok=True)
     st = read_st_chat(path)
+    if notes is not None:
+        notes.extend(st.warnings)
     return write_session(st, dest / "session.jsonl", card_name=cards[first].name, card_path=cards[first].path,
                          title=path.stem, header_extra={"group": group.model_dump(), "st_chat_id": path.stem})
 
@@ -186,7 +190,7 @@ def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *, ch
             notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 没有找到")
             continue
         try:
-            import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id)
+            import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id, notes)
         except Exception as e:  # one damaged chat does not stop the others
             notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 未导入：{e}")
     return load_group(group.name), notes
