@@ -42,6 +42,13 @@ async def test_broken_gone_and_all_muted_members_keep_the_users_words(qtbot, tmp
         qtbot.wait(100)
         shot(win, "break-gone-member")
         before = await names(win)
+        pane.list.setCurrentRow(1)  # Birch, whose card is broken, made to speak by hand with words typed
+        win.input.setPlainText("Birch, say something.")
+        pane.make_speak()
+        await settled(win)
+        assert win.statusBar().currentMessage() == message("group.member_missing", name="Birch").render("en")
+        assert win.input.toPlainText() == "Birch, say something." and await names(win) == before
+        win.input.clear()
         for i in range(pane.list.count()):
             pane.list.setCurrentRow(i)
             pane.toggle_mute()
