@@ -147,3 +147,20 @@ def test_cli_import_st_tells_the_lines_of_a_group_chat_it_skipped(tmp_path, caps
     err = capsys.readouterr().err
     assert "line 2 is not valid JSON; skipped" in err and "c1.jsonl" in err, err
     assert (group_dir("Junk") / "对话" / "c1" / "session.jsonl").is_file()
+
+
+def test_cli_group_and_book_commands_say_a_file_error_in_one_line_in_the_chosen_language(tmp_path, capsys):
+    _party(tmp_path)
+    a_file = tmp_path / "plain.txt"
+    a_file.write_text("x", "utf-8")
+    (tmp_path / "home" / "世界书").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "home" / "世界书" / "lore.json").write_text('{"entries": {}}', "utf-8")
+    for lang in ("en", "zh"):
+        assert cli_main(["--lang", lang, "group", "export-st", "Party", str(a_file)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        want = message("cardfile.io", name=str(a_file / "groups"), error="Not a directory").render(lang)
+        assert err == [f"liyuan: {want}"], err
+        assert cli_main(["--lang", lang, "book", "update", "lore", str(tmp_path / "gone.json"), "--yes"]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        want = message("cardfile.io", name=str(tmp_path / "gone.json"), error="No such file or directory").render(lang)
+        assert err == [f"liyuan: {want}"], err

@@ -234,6 +234,14 @@ def say(value: Any) -> str:
     return render(value, language())
 
 
+def file_error(e: OSError) -> Any:
+    """An OSError as one catalog message (``cardfile.io``: the file's path, the system's reason) instead of
+    Python's ``[Errno 2] …`` text."""
+    from ..core.messages import message
+
+    return message("cardfile.io", name=str(e.filename or ""), error=e.strerror or str(e))
+
+
 def text(key: str, **params: Any) -> str:
     """The catalog text ``key`` (``core/messages.CATALOG``; the CLI's help texts: ``cli/help_catalog.py``) in the
     chosen language, formatted with ``params``."""

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import out, say, text
+from .common import file_error, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -176,8 +176,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(message("group.cli.usage"))
     try:
         return h(args)
-    except (ValueError, OSError) as e:
+    except ValueError as e:
         return _fail(e)
+    except OSError as e:
+        return _fail(file_error(e))
 
 
 def chat_target(name: str, chat_name: str) -> tuple[Any, Path, dict[str, Any]]:
