@@ -113,7 +113,8 @@ def _update(args: argparse.Namespace) -> int:
     try:
         dest = update_library_book(args.name, Path(args.file))
     except (OSError, ValueError) as e:  # BookFileError is a ValueError carrying a catalog message
-        print(f"liyuan: {say(e.args[0] if isinstance(e, ValueError) and e.args else file_error(e))}", file=sys.stderr)
+        shown = file_error(e) if isinstance(e, OSError) else e.args[0] if e.args else e
+        print(f"liyuan: {say(shown)}", file=sys.stderr)
         return 2
     print(say(message("book_update.replaced", name=args.name, path=str(dest))))
     return 0
