@@ -76,16 +76,20 @@ def test_cli_auto_turns_out_of_range_are_refused_in_one_line_before_anything_is_
                      "--auto", "100"]) in (0, 1)  # the ceiling itself is allowed (the replay runs out early)
 
 
+def escaped(name: str) -> str:
+    return "".join(c if c.isprintable() else "\\u%04x" % ord(c) for c in name)
+
+
 def test_cli_group_names_that_are_blank_or_clash_with_a_saved_group_are_refused(tmp_path, capsys):
     make_members(tmp_path)
     assert cli_main(["group", "create", "Party", "--member", "Aster", "--member", "Birch"]) == 0
     before = (group_dir("Party") / "group.json").read_bytes()
     capsys.readouterr()
     for lang in ("en", "zh"):
-        for name in ("", "   ", "...", " . "):  # nothing usable for a folder name
+        for name in ("", "   ", "...", " . ", "abc\u202edef", "tab\there", "\u200fx", "茶\u202e"):  # empty, controls, bidi
             assert cli_main(["--lang", lang, "group", "create", name, "--member", "Aster"]) == 2, name
             assert capsys.readouterr().err.strip().splitlines() == [
-                f"liyuan: {message('group.cli.bad_name', name=name).render(lang)}"]
+                f"liyuan: {message('group.cli.bad_name', name=escaped(name)).render(lang)}"]
         for name in ("party", "PARTY", "Party.", " Party "):  # the same folder on Windows/macOS, or after trimming
             assert cli_main(["--lang", lang, "group", "create", name, "--member", "Aster"]) == 2, name
             assert capsys.readouterr().err.strip().splitlines() == [

@@ -1172,8 +1172,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "group.st.not_group": {"zh": "{name}：不是 SillyTavern 的群组文件（要有 members 列表的 JSON 对象）",
                            "en": "{name}: not a SillyTavern group file (a JSON object with a members list)"},
     "group.st.unreadable": {"zh": "{name}：读不了这个文件（{error}）", "en": "{name}: the file cannot be read ({error})"},
-    "group.cli.bad_name": {"zh": "「{name}」当不了群组名：请至少写一个字（首尾的空格和点不算）",
-                           "en": "“{name}” cannot name a group: write at least one character (spaces and dots at either end do not count)"},
+    "group.cli.bad_name": {"zh": "「{name}」当不了群组名：请至少写一个字（首尾的空格和点不算），不用控制字符和文字方向符",
+                           "en": "“{name}” cannot name a group: write at least one character (spaces and dots at either end do not count), with no control or text-direction characters"},
     "group.auto.bad_turns": {"zh": "--auto 的轮数要在 1 到 {max} 之间（给的是 {n}）",
                              "en": "--auto wants a number of turns from 1 to {max} (got {n})"},
 }
