@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
+from ..messages import message
 from .mvu import MvuResult, MvuState, apply_mvu_patch
 from .mvu.era import is_era_tree
 from .mvu.paths import has_odd_keys
@@ -192,7 +193,7 @@ def _scribe_object(raw: str) -> tuple[Any, list[str]]:
         except Exception:  # json_repair raises on some inputs, repair_loads on texts too big to mend: unusable
             obj = None
         if isinstance(obj, dict) and obj:
-            problems.append("场记输出不是严格的 JSON，已自动修复后使用")
+            problems.append(message("scribe.repaired"))
     return obj, problems
 
 
@@ -205,16 +206,16 @@ def parse_scribe_output(raw: str) -> tuple[Any, list[str]]:
 
 def _patch_of(obj: Any, problems: list[str], mvu: bool = False, panels: bool = False) -> tuple[Any, list[str]]:
     if not isinstance(obj, dict):
-        problems.append("场记没有输出 JSON 对象，本拍账本未更新")
+        problems.append(message("scribe.not_object"))
         return {}, problems
     if "patch" in obj:
         return obj["patch"], problems
     if any(k in obj for k in ("time", "location", "characters", "inventory", "flags", "plot_threads")):
-        problems.append("场记输出缺少 patch 外层，已按 patch 使用")
+        problems.append(message("scribe.no_wrapper"))
         return obj, problems
     if (mvu and "mvu_patch" in obj) or (panels and "panel_patch" in obj):
         return {}, problems  # only the tree / the panels changed: an absent ledger patch is no problem
-    problems.append("场记输出里没有 patch 字段，本拍账本未更新")
+    problems.append(message("scribe.no_patch"))
     return {}, problems
 
 
