@@ -10,7 +10,7 @@ from liyuan_desktop.core.messages import render
 
 
 def test_scribe_output_problems_render_in_english_and_keep_their_chinese_text():
-    cases = {'{"mood": 1}': "no patch", "[1, 2]": "not a JSON object", '{"time": "night"}': "without the patch",
+    cases = {'{"mood": 1}': "no patch", "[1, 2]": "no JSON object", '{"time": "night"}': "no patch wrapper",
              "{'patch': {}}": "repaired"}
     for raw, words in cases.items():
         _, problems = parse_scribe_output(raw)
