@@ -81,6 +81,6 @@ async def test_a_group_without_chats_can_be_started_from_the_menu(qtbot, tmp_pat
         assert group_play.chat_group(win.chat).name == "Teahouse"
         menu.aboutToShow.emit()
         texts = [a.text() for a in menu.actions()]
-        assert "Teahouse / 群聊" in texts and "Teahouse: new chat" in texts  # the chat listed; another can be made
+        assert "Teahouse / Group chat" in texts and "Teahouse: new chat" in texts  # listed (named in English); another can be made
     finally:
         i18n.set_language("zh")

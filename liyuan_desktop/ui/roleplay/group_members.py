@@ -53,6 +53,7 @@ log = logging.getLogger(__name__)
 
 register({
     "groupui.menu": {"zh": "群聊", "en": "Group chats"},
+    "groupui.default_chat": {"zh": "群聊", "en": "Group chat"},
     "groupui.new": {"zh": "新建群组…", "en": "New group…"},
     "groupui.new.title": {"zh": "新建群组", "en": "New group"},
     "groupui.menu.new_chat": {"zh": "{name}：新对话", "en": "{name}: new chat"},
@@ -174,7 +175,7 @@ def create_group(win: Any, group: Group) -> bool:
 def start_group_chat(win: Any, group: Group) -> bool:
     """Make a new chat of a saved ``group`` and open it; a warning box when the disk or the library refuses."""
     try:
-        d = group_play.new_group_chat(group)
+        d = group_play.new_group_chat(group, tr("groupui.default_chat"))  # a folder name in the user's language
     except (OSError, ValueError) as e:
         QMessageBox.warning(win, tr("app.title"), show(e))
         return False
