@@ -39,7 +39,13 @@ from babel.messages.catalog import Catalog, Message  # noqa: E402
 from babel.messages.mofile import write_mo  # noqa: E402
 from babel.messages.pofile import read_po, write_po  # noqa: E402
 
-from liyuan_desktop.core.catalog_files import BUILTIN, DOMAIN, msgid_for, package_locale_dir  # noqa: E402
+from liyuan_desktop.core.catalog_files import (  # noqa: E402
+    BUILTIN,
+    DOMAIN,
+    is_language_code,
+    msgid_for,
+    package_locale_dir,
+)
 
 PROJECT = "Liyuan Desktop"
 PACKAGES = ("liyuan_desktop.core", "liyuan_desktop.cli", "liyuan_desktop.ui")
@@ -195,9 +201,13 @@ def extract(folder: Path) -> list[Entry]:
 def init(folder: Path, lang: str) -> Path:
     """Start a translator's catalog for ``lang`` from ``folder/liyuan.pot`` (run extract first). Refuses to
     overwrite one that exists."""
+    if not is_language_code(lang):
+        raise SystemExit(f"“{lang}” is not a language code (ja, fr, pt_BR…)")
     path = _po_path(folder, lang)
     if path.exists():
         raise SystemExit(f"{path} exists; run extract to update it")
+    if not (folder / f"{DOMAIN}.pot").is_file():
+        raise SystemExit(f"{folder / f'{DOMAIN}.pot'} is missing: run 'scripts/catalog.py extract' first")
     with (folder / f"{DOMAIN}.pot").open("rb") as fp:
         pot = read_po(fp)
     try:

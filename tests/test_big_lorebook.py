@@ -81,11 +81,11 @@ def test_lorebook_list_of_a_huge_book_is_capped_with_a_note():
 
     small = Lorebook.from_card_book({"entries": [{"id": i, "keys": [f"k{i}"], "content": "c", "enabled": True,
                                                   "comment": f"t{i}"} for i in range(3)]})
-    assert roleplay._lorebook_list(SimpleNamespace(book=small), None) == ["t0", "t1", "t2"]
+    assert roleplay._lorebook_list(SimpleNamespace(book=small, language="zh"), None) == ["t0", "t1", "t2"]
     n = roleplay.LIST_MAX_TITLES + 500
     big = Lorebook.from_card_book({"entries": [{"id": i, "keys": [f"k{i}"], "content": "c", "enabled": True,
                                                 "comment": f"t{i}"} for i in range(n)]})
-    out = roleplay._lorebook_list(SimpleNamespace(book=big), None)
+    out = roleplay._lorebook_list(SimpleNamespace(book=big, language="zh"), None)
     assert out["total"] == n and len(out["titles"]) == roleplay.LIST_MAX_TITLES and "lorebook_search" in out["note"]
 
 

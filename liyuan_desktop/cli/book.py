@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import run_on_chat, say, text
+from .common import file_error, run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -113,7 +113,8 @@ def _update(args: argparse.Namespace) -> int:
     try:
         dest = update_library_book(args.name, Path(args.file))
     except (OSError, ValueError) as e:  # BookFileError is a ValueError carrying a catalog message
-        print(f"liyuan: {say(e.args[0]) if isinstance(e, ValueError) and e.args else e}", file=sys.stderr)
+        shown = file_error(e) if isinstance(e, OSError) else e.args[0] if e.args else e
+        print(f"liyuan: {say(shown)}", file=sys.stderr)
         return 2
     print(say(message("book_update.replaced", name=args.name, path=str(dest))))
     return 0

@@ -89,7 +89,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
 def _auto_value(raw: str) -> "int | str":
     """``--auto N``: N group auto-mode turns (issue 31); a word that is not a number is the card a bare ``--auto``
     stood before (``liyuan chat --auto 青梧``), put back by :func:`_auto_turns_wanted`."""
-    return int(raw) if raw.isdigit() else raw
+    return int(raw) if raw.lstrip("-").isdigit() else raw
 
 
 def _auto_turns_wanted(args: argparse.Namespace) -> int:
@@ -325,6 +325,8 @@ async def run(args: argparse.Namespace) -> int:
     json_mode = bool(args.json)
     view = HumanView(color=sys.stdout.isatty() and not json_mode)
     auto_turns = _auto_turns_wanted(args)
+    if _bad_auto_turns(args.auto):
+        return 2
     if args.demo_agent:
         return await _run_demo_agent(json_mode, view)
     opened = _open_run(args, json_mode, view)
@@ -342,6 +344,17 @@ async def run(args: argparse.Namespace) -> int:
         status = await _auto_turns(r, auto_turns)
     _say_goodbye(r, status)
     return status
+
+
+def _bad_auto_turns(auto: Any) -> bool:
+    """``--auto N`` with N outside 1–``MAX_TURNS``: says so in one line (True); nothing is played."""
+    from ..core.group.auto import MAX_TURNS
+    from ..core.messages import message
+
+    if type(auto) is not int or 1 <= auto <= MAX_TURNS:
+        return False
+    print(f"liyuan: {say(message('group.auto.bad_turns', n=auto, max=MAX_TURNS))}", file=sys.stderr)
+    return True
 
 
 async def _auto_turns(r: "_Run", n: int) -> int:

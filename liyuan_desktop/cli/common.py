@@ -125,19 +125,21 @@ def card_home_name(spec: str, card: "Card") -> str:
 
 
 def chat_folder(spec: str) -> Path:
-    """The folder of an existing chat from a folder path or ``card name/chat name``; ValueError when there is no
-    ``session.jsonl`` there."""
-    from ..core.paths import chat_dir
+    """The folder of an existing chat from a folder path, ``card name/chat name`` or ``group name/chat name`` (a
+    group chat, ``core/group``); ValueError (a catalog message) when there is no ``session.jsonl`` there."""
+    from ..core.group.model import group_dir
+    from ..core.messages import message
+    from ..core.paths import chat_dir, safe_name
 
     p = Path(spec)
     if (p / "session.jsonl").exists():
         return p
     if "/" in spec:
         card, chat = spec.split("/", 1)
-        d = chat_dir(card, chat)
-        if (d / "session.jsonl").exists():
-            return d
-    raise ValueError(msg("cli.out.no_chat", spec=spec))
+        for d in (chat_dir(card, chat), group_dir(card) / "对话" / safe_name(chat)):
+            if (d / "session.jsonl").exists():
+                return d
+    raise ValueError(message("cli.chat_not_found", spec=spec))
 
 
 def open_chat(spec: str) -> Chat:
@@ -230,6 +232,14 @@ def say(value: Any) -> str:
     from ..core.messages import render
 
     return render(value, language())
+
+
+def file_error(e: OSError) -> Any:
+    """An OSError as one catalog message (``cardfile.io``: the file's path, the system's reason) instead of
+    Python's ``[Errno 2] …`` text."""
+    from ..core.messages import message
+
+    return message("cardfile.io", name=str(e.filename or ""), error=e.strerror or str(e))
 
 
 def text(key: str, **params: Any) -> str:

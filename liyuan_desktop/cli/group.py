@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import out, say, text
+from .common import file_error, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -68,10 +68,11 @@ def _fail(value: Any) -> int:
 
 def _create(args: argparse.Namespace) -> int:
     from ..core.group import Group, save_group
-    from ..core.group.model import group_dir, member_card
+    from ..core.group.model import member_card, new_group_name_error
 
-    if (group_dir(args.name) / "group.json").is_file():
-        return _fail(message("group.cli.exists", name=args.name))
+    bad_name = new_group_name_error(args.name)
+    if bad_name is not None:
+        return _fail(bad_name)
     for m in [*args.member, *args.mute]:
         member_card(m)  # GroupError: not in the library
     unknown = [m for m in args.mute if m not in args.member]
@@ -175,8 +176,10 @@ def run(args: argparse.Namespace) -> int:
         return _fail(message("group.cli.usage"))
     try:
         return h(args)
-    except (ValueError, OSError) as e:
+    except ValueError as e:
         return _fail(e)
+    except OSError as e:
+        return _fail(file_error(e))
 
 
 def chat_target(name: str, chat_name: str) -> tuple[Any, Path, dict[str, Any]]:

@@ -147,6 +147,7 @@ OUT: dict[str, dict[str, str]] = {
     "cli.out.story.status.done": {"zh": "定稿", "en": "done"},
     "cli.out.story.target": {"zh": "目标 {n} 字", "en": "target {n} words"},
     "cli.out.story.unwritten": {"zh": "未成文", "en": "not written"},
+    "cli.out.story.bits_sep": {"zh": "｜", "en": ", "},  # between a chapter's status, target and file
     "cli.out.story.chapter": {"zh": "{n}. {title}〔{bits}〕  {words} 字", "en": "{n}. {title} [{bits}]  {words} words"},
     "cli.out.story.unlinked": {"zh": "（大纲外的章节）{files}", "en": "(chapters outside the outline) {files}"},
     "cli.out.story.in_chapter": {"zh": "第 {n} 章 {file}", "en": "chapter {n} {file}"},

@@ -45,7 +45,8 @@ def outline_report(chat: Any, as_json: bool) -> str:
             if c.target:
                 bits.append(text("cli.out.story.target", n=c.target))
             bits.append(c.file or text("cli.out.story.unwritten"))
-            lines.append(text("cli.out.story.chapter", n=c.index + 1, title=c.title, bits=bits, words=cd["words"])
+            lines.append(text("cli.out.story.chapter", n=c.index + 1, title=c.title,
+                              bits=text("cli.out.story.bits_sep").join(bits), words=cd["words"])
                          + (f"  [{c.id}]" if c.id else ""))
             lines += [f"    - {b}" for b in c.beats]
     if unlinked:

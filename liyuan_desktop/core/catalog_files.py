@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gettext
 import re
+import struct
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -85,6 +86,12 @@ def language_name(lang: str) -> str:
     return LANGUAGE_NAMES.get(lang) or LANGUAGE_NAMES.get(lang.split("_")[0]) or lang
 
 
+def is_language_code(lang: str) -> bool:
+    """True when ``lang`` can name a translator's language (``ja``, ``fr``, ``pt_BR``: a folder name, never a
+    path)."""
+    return bool(_CODE.match(lang))
+
+
 def translation(lang: str) -> Optional[gettext.NullTranslations]:
     """The compiled catalog of ``lang`` (read once, from the first folder that has it), or None when there is none
     or it cannot be read (a damaged .mo is treated as missing)."""
@@ -98,7 +105,7 @@ def translation(lang: str) -> Optional[gettext.NullTranslations]:
                 try:
                     with path.open("rb") as fp:
                         found = gettext.GNUTranslations(fp)
-                except (OSError, ValueError, UnicodeDecodeError):
+                except (OSError, ValueError, UnicodeDecodeError, struct.error):  # struct.error: a truncated .mo
                     found = None
                 break
         _loaded[lang] = found

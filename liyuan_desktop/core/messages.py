@@ -1409,6 +1409,17 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.action.skip": {"match": "no", "zh": "不导入", "en": "not imported"},
     "migrate.action.error": {"match": "no", "zh": "损坏，跳过", "en": "damaged, skipped"},
     "migrate.chat_warnings": {"match": "no", "zh": "{items}{more}", "en": "{items}{more}"},  # a chat's first warnings
+    # SillyTavern group import (core/group/st.py)
+    "group.st.member_missing": {"match": "no", "zh": "群组「{group}」的成员 {member} 不在卡库里，未加入",
+                                "en": "The member {member} of the group “{group}” is not in the card library; left out"},
+    "group.st.no_members": {"match": "no", "zh": "群组「{group}」的成员都不在卡库里",
+                            "en": "None of the members of the group “{group}” is in the card library"},
+    "group.st.not_group": {"zh": "{name}：不是 SillyTavern 的群组文件（要有 members 列表的 JSON 对象）",
+                           "en": "{name}: not a SillyTavern group file (a JSON object with a members list)"},
+    "group.st.chat_missing": {"match": "no", "zh": "群组「{group}」的聊天记录 {file} 没有找到",
+                              "en": "The group “{group}”'s chat {file} was not found"},
+    "group.st.chat_failed": {"match": "no", "zh": "群组「{group}」的聊天记录 {file} 未导入：{error}",
+                             "en": "The group “{group}”'s chat {file} was not imported: {error}"},
     "migrate.action.update": {"match": "no", "zh": "替换为新版", "en": "replaced by the newer version"},
     "migrate.update.card": {"match": "no", "zh": "梨园里已有同名的角色卡（上次迁移导入的），用这个新版替换它（旧版放进回收站）",
                             "en": "an earlier migration brought a card of this name; this newer version replaces it "
@@ -1643,6 +1654,16 @@ CATALOG: dict[str, dict[str, str]] = {
     "migrate.ni.secrets": {"match": "no", "zh": "secrets.json（API 密钥）", "en": "secrets.json (API keys)"},
     "migrate.ni.secrets.why": {"match": "no", "zh": "从不读取：密钥请在梨园的设置里重新填写",
                                "en": "never read: enter your keys again in Liyuan's settings"},
+    # --- z99break ---
+    "cli.chat_not_found": {"zh": "找不到对话：{spec}（给对话文件夹，或「卡名/对话名」「群组名/对话名」）",
+                           "en": "No chat {spec} (give a chat folder, or card/chat, or group/chat)"},
+    "group.st.bad_json": {"zh": "{name}：不是有效的 JSON（第 {line} 行第 {col} 列：{why}），不是 SillyTavern 的群组文件",
+                          "en": "{name}: not valid JSON (line {line}, column {col}: {why}); not a SillyTavern group file"},
+    "group.st.unreadable": {"zh": "{name}：读不了这个文件（{error}）", "en": "{name}: the file cannot be read ({error})"},
+    "group.cli.bad_name": {"zh": "「{name}」当不了群组名：请至少写一个字（首尾的空格和点不算），不用控制字符和文字方向符",
+                           "en": "“{name}” cannot name a group: write at least one character (spaces and dots at either end do not count), with no control or text-direction characters"},
+    "group.auto.bad_turns": {"zh": "--auto 的轮数要在 1 到 {max} 之间（给的是 {n}）",
+                             "en": "--auto wants a number of turns from 1 to {max} (got {n})"},
     # --- z32llm --- (issue 32 §1: the model client's errors carried by key; server text and URLs redacted first)
     "llm.err.said": {"match": "no", "zh": " 服务器说：{message}", "en": " The server said: {message}"},
     "llm.err.no_key": {"match": "no", "zh": "没有设置 API key (401)：{host} 需要密钥，请在设置里填写。{said}",

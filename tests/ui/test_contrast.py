@@ -499,8 +499,8 @@ def test_every_window_and_dialog_is_readable(qtbot, no_file_pickers, idle_loop, 
 
         # the activity list's coloured lines (a warning, a failed and a finished step)
         win.draft_pane.notice("开场时跳过了 1 行损坏的记录")
-        win.draft_pane._line("✗ 出错了", "red")
-        win.draft_pane._line("✓ 完成", "green")
+        win.draft_pane._line(lambda: "✗ 出错了", "red")
+        win.draft_pane._line(lambda: "✓ 完成", "green")
         check_window(win, f)  # role-play chat: the conversation's panes
         win.ask_dialog._show(AskRequest(question="往哪里走？ Which way?", options=["渡口", "回城", "再等等"]))
         win.ask_dialog.set_note("演示会按录好的选择继续。")

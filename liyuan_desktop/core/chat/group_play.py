@@ -146,8 +146,10 @@ def choose(chat: "Chat", user_text: str, speaker: Optional[str] = None, user_inp
     chosen = None
     if speaker:
         chosen = find_member(group, speaker, cards)
-        if chosen is None or chosen not in cards:
+        if chosen is None:
             raise ValueError(message("group.unknown_member", name=speaker, group=group.name))
+        if chosen not in cards:
+            raise ValueError(message("group.member_missing", name=chosen))
     extra = chat.tree.header.model_extra or {}
     seed = f"{extra.get('group_seed') or chat.tree.header.id}:{chat.history().user_count + 1}"
     path = chat.tree.path_to()
@@ -344,7 +346,7 @@ def system_for_beat(chat: "Chat", beat: Any) -> Optional[str]:
 @dataclass
 class MemberRow:
     """One member as the member list shows it: folder name, card name, muted, present in the scene, replies on
-    the branch, the card's avatar file (or None)."""
+    the branch, the card's avatar file (or None), whether its card is in the library (readable)."""
 
     member: str
     name: str
@@ -352,6 +354,7 @@ class MemberRow:
     present: bool
     replies: int
     avatar: Optional[str]
+    has_card: bool = True
 
 
 def member_rows(chat: "Chat") -> list[MemberRow]:
@@ -371,7 +374,7 @@ def member_rows(chat: "Chat") -> list[MemberRow]:
             png = Path(card.path).parent / "original.png"
             avatar = str(png) if png.is_file() else None
         rows.append(MemberRow(m, card.name if card else m, m in group.muted, m in known.present,
-                              said.count(m), avatar))
+                              said.count(m), avatar, card is not None))
     return rows
 
 

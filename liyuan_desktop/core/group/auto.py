@@ -20,6 +20,8 @@ from ..messages import Msg, message
 
 #: Outcomes of a beat after which a run goes on (anything else — an error, a stop — ends it).
 GOOD_OUTCOMES = ("sealed", "revised_previous")
+#: The most turns one run may ask for (the ceiling of ``Group.auto_limit``; ``liyuan chat --auto N`` is held to it).
+MAX_TURNS = 100
 
 
 class AutoRun:
@@ -86,4 +88,4 @@ class AutoRun:
         return results
 
 
-__all__ = ["AutoRun", "GOOD_OUTCOMES"]
+__all__ = ["AutoRun", "GOOD_OUTCOMES", "MAX_TURNS"]

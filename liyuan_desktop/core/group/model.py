@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from ..cards import Card, CardError
 from ..cards.library import CardRef, card_folder
 from ..fsutil import atomic_write_text
-from ..messages import message
-from ..paths import home, name_taken, safe_name
+from ..messages import Msg, message
+from ..paths import FORBIDDEN_NAME_CHARS, home, name_taken, safe_name
 
 #: SillyTavern's activation strategies (``group_activation_strategy``): natural order, list order, pooled, manual.
 Strategy = Literal["natural", "list", "pooled", "manual"]
@@ -84,6 +84,20 @@ def groups_root() -> Path:
 def group_dir(name: str) -> Path:
     """The folder of the group named ``name`` (it need not exist)."""
     return groups_root() / safe_name(name)
+
+
+def new_group_name_error(name: str) -> Optional[Msg]:
+    """Why a new group cannot be called ``name`` (a catalog message), None when it can: nothing usable is left for
+    a folder name (blank, only dots: :func:`~..paths.safe_name` falls back), a control or text-direction character
+    (a name that would display as another; the message shows it escaped), or a saved group's folder
+    has that name — after :func:`~..paths.safe_name` (``Party.`` is ``Party``) or on a case-insensitive disk
+    (:func:`~..paths.name_taken`: ``party`` is ``Party`` on Windows and macOS). Saving would replace that group."""
+    folder = safe_name(name, fallback="")
+    if not folder or any(c in FORBIDDEN_NAME_CHARS and not c.isprintable() for c in name):
+        return message("group.cli.bad_name", name="".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in name))
+    if name_taken(groups_root(), folder):
+        return message("group.cli.exists", name=name)
+    return None
 
 
 def save_group(group: Group) -> Path:

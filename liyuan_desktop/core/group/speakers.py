@@ -132,10 +132,12 @@ def select_speaker(group: Group, cards: dict[str, Card], spoken: Sequence[str], 
     """Pick who answers (module doc). ``cards``: member → Card; ``spoken``: the members who replied on this
     branch, oldest first; ``last_text``: the last message (the user's new words, or the last reply's text for a
     turn without them); ``chosen``: a member the user picked (always speaks, alone); ``user_input``: False for a
-    turn without user words (auto-mode: one member). Never raises; an empty or all-muted group gives
-    ``speaker=None``."""
+    turn without user words (auto-mode: one member); members without a card in ``cards`` are passed over as
+    muted ones. Never raises; an empty or all-muted group gives ``speaker=None``."""
     if chosen is not None:
         return SpeakerChoice(chosen, message("group.why.chosen", name=_shown(chosen, cards)), [chosen])
+    # a member whose card is gone or broken cannot speak: passed over like a muted one
+    group = group.model_copy(update={"muted": [*group.muted, *(m for m in group.members if m not in cards)]})
     active = group.active()
     if not active:
         return SpeakerChoice(None, message("group.why.nobody"))

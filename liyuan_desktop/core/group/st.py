@@ -49,6 +49,7 @@ from ..cards.st_chat import read_st_chat, write_session
 from ..cards.st_chat_export import st_messages
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from ..messages import Msg, message
 from ..session import SessionTree
 from .model import Group, GroupError, group_chats, group_dir, load_group, member_card, save_group
 
@@ -70,7 +71,7 @@ def group_from_st(data: dict[str, Any], member_of: Callable[[str], Optional[str]
             continue
         m = member_of(av)
         if m is None:
-            notes.append(f"群组「{data.get('name', '')}」的成员 {av} 不在卡库里，未加入")
+            notes.append(message("group.st.member_missing", group=str(data.get("name", "")), member=av))
             continue
         members.append(m)
         avatars[m] = av
@@ -150,15 +151,19 @@ def group_to_st(group: Group, chat_ids: list[str]) -> dict[str, Any]:
     return out
 
 
-def import_st_group_chat(path: Path, group: Group, cards: dict[str, Card], dest: Path) -> SessionTree:
+def import_st_group_chat(path: Path, group: Group, cards: dict[str, Card], dest: Path,
+                         notes: Optional[list[str]] = None) -> SessionTree:
     """Import a SillyTavern group chat file into ``dest`` (a new chat folder): the one chat importer, the header
     naming the group (and the file's chat id), the first member's card as the chat's card. StChatError /
-    SessionError / OSError as ``write_session``; GroupError when no member has a card."""
+    SessionError / OSError as ``write_session``; GroupError when no member has a card. ``notes``: gets the file's
+    lines skipped or repaired (the reader's warnings)."""
     first = next((m for m in group.members if m in cards), None)
     if first is None:
-        raise GroupError(f"群组「{group.name}」的成员都不在卡库里")
+        raise GroupError(message("group.st.no_members", group=group.name))
     dest.mkdir(parents=True, exist_ok=True)
     st = read_st_chat(path)
+    if notes is not None:
+        notes.extend(st.warnings)
     return write_session(st, dest / "session.jsonl", card_name=cards[first].name, card_path=cards[first].path,
                          title=path.stem, header_extra={"group": group.model_dump(), "st_chat_id": path.stem})
 
@@ -193,11 +198,18 @@ def export_st_group(group: Group, cards: dict[str, Card], root: Path) -> list[Pa
 
 
 def read_st_group(path: Path) -> dict[str, Any]:
-    """A SillyTavern group file's JSON object (the one JSON reader: size and nesting checked). ValueError for a
-    file that is not a group object."""
-    data = read_json_file(path)
+    """A SillyTavern group file's JSON object (the one JSON reader: size and nesting checked). ValueError (a
+    catalog message naming the file) for a file that cannot be read, is not JSON or is not a group object."""
+    try:
+        data = read_json_file(path)
+    except json.JSONDecodeError as e:
+        raise ValueError(message("group.st.bad_json", name=path.name, line=e.lineno, col=e.colno, why=e.msg)) from None
+    except UnicodeDecodeError:
+        data = None
+    except OSError as e:
+        raise ValueError(message("group.st.unreadable", name=path.name, error=e.strerror or str(e))) from None
     if not isinstance(data, dict) or not isinstance(data.get("members"), list):
-        raise ValueError(f"{path.name}：不是 SillyTavern 的群组文件")
+        raise ValueError(message("group.st.not_group", name=path.name))
     return data
 
 
@@ -223,12 +235,12 @@ def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *, ch
             continue
         f = src / f"{chat_id}.jsonl"
         if not f.is_file():
-            notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 没有找到")
+            notes.append(message("group.st.chat_missing", group=group.name, file=f"{chat_id}.jsonl"))
             continue
         try:
-            import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id)
+            import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id, notes)
         except Exception as e:  # one damaged chat does not stop the others
-            notes.append(f"群组「{group.name}」的聊天记录 {chat_id}.jsonl 未导入：{e}")
+            notes.append(message("group.st.chat_failed", group=group.name, file=f"{chat_id}.jsonl", error=e.args[0] if e.args and isinstance(e.args[0], Msg) else str(e)))
     return load_group(group.name), notes
 
 

@@ -203,45 +203,35 @@ def format_threads_block(threads: list[Thread], chapter: Optional[int], limit: i
     if not open_:
         return ""
     open_.sort(key=lambda t: (not t.past_due(chapter), t.due_chapter or 10**9))
-    if prompt_language(language) == "en":
-        return _threads_block_en(open_, chapter, limit)
+    w = THREAD_WORDS[prompt_language(language)]
     lines = []
     for t in open_[:limit]:
-        bits = [STATE_ZH[t.state]]
+        bits = [w["states"][t.state]]
         p = t.planted
         if p.chapter:
-            bits.append(f"埋于第 {p.chapter} 章")
+            bits.append(w["in_chapter"].format(n=p.chapter))
         elif p.beat:
-            bits.append(f"埋于第 {p.beat} 轮")
+            bits.append(w["in_turn"].format(n=p.beat))
         if t.due_chapter:
-            bits.append(f"须在第 {t.due_chapter} 章前回收")
+            bits.append(w["due"].format(n=t.due_chapter))
         if t.intentional:
-            bits.append("有意悬置")
-        flag = "⚠已过期 " if t.past_due(chapter) else ""
-        lines.append(f"- {flag}{t.title}（{'，'.join(bits)}）")
+            bits.append(w["intentional"])
+        flag = w["overdue"] if t.past_due(chapter) else ""
+        lines.append(w["line"].format(flag=flag, title=t.title, bits=w["sep"].join(bits)))
     if len(open_) > limit:
-        lines.append(f"…另有 {len(open_) - limit} 条未回收")
+        lines.append(w["more"].format(n=len(open_) - limit))
     return "\n".join(lines)
 
 
-def _threads_block_en(open_: list[Thread], chapter: Optional[int], limit: int) -> str:
-    lines = []
-    for t in open_[:limit]:
-        bits = [STATE_EN[t.state]]
-        p = t.planted
-        if p.chapter:
-            bits.append(f"planted in chapter {p.chapter}")
-        elif p.beat:
-            bits.append(f"planted in turn {p.beat}")
-        if t.due_chapter:
-            bits.append(f"to be paid off before chapter {t.due_chapter}")
-        if t.intentional:
-            bits.append("left open on purpose")
-        flag = "(!) overdue " if t.past_due(chapter) else ""
-        lines.append(f"- {flag}{t.title} ({', '.join(bits)})")
-    if len(open_) > limit:
-        lines.append(f"…{len(open_) - limit} more open")
-    return "\n".join(lines)
+#: The open-threads block's words per language (Chinese: the seed's; English for an English chat, issue 32).
+THREAD_WORDS: dict[str, dict[str, Any]] = {
+    "zh": {"states": STATE_ZH, "in_chapter": "埋于第 {n} 章", "in_turn": "埋于第 {n} 轮", "due": "须在第 {n} 章前回收",
+           "intentional": "有意悬置", "overdue": "⚠已过期 ", "line": "- {flag}{title}（{bits}）", "sep": "，",
+           "more": "…另有 {n} 条未回收"},
+    "en": {"states": STATE_EN, "in_chapter": "planted in chapter {n}", "in_turn": "planted in turn {n}",
+           "due": "to be paid off before chapter {n}", "intentional": "left open on purpose", "overdue": "(!) overdue ",
+           "line": "- {flag}{title} ({bits})", "sep": ", ", "more": "…{n} more open"},
+}
 
 
 def quote_at(text: str, title: str) -> Optional[tuple[str, int]]:

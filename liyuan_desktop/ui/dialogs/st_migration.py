@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 )
 
 from ..infra import tasks
-from ..infra.i18n import register, show, tr
+from ..infra.i18n import language, register, show, tr
 from .dialogs import confirm
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -341,7 +341,7 @@ class StMigrationDialog(QDialog):
             self.status.setText(tr("stmig.cancelled"))
             self._set_state("cancelled")
             return
-        self.view.setMarkdown(result.markdown())
+        self.view.setMarkdown(result.markdown(language()))
         status = tr("stmig.done", path=result.report_dir)
         if result.provider:
             status += "\n" + tr("stmig.provider.kept", name=result.provider)

@@ -41,7 +41,7 @@ from PySide6.QtWidgets import (
 from ...core.cards import library
 from ...core.chat import group_play
 from ...core.group import Group, list_groups, save_group
-from ...core.group.model import group_chats, group_dir, set_muted
+from ...core.group.model import group_chats, new_group_name_error, set_muted
 from ..infra.i18n import register, show, tr
 from .group_auto import GroupAutoPlayer, GroupAutoRow
 from .group_vars_box import shared_variables_box
@@ -53,8 +53,10 @@ log = logging.getLogger(__name__)
 
 register({
     "groupui.menu": {"zh": "群聊", "en": "Group chats"},
+    "groupui.default_chat": {"zh": "群聊", "en": "Group chat"},
     "groupui.new": {"zh": "新建群组…", "en": "New group…"},
     "groupui.new.title": {"zh": "新建群组", "en": "New group"},
+    "groupui.menu.new_chat": {"zh": "{name}：新对话", "en": "{name}: new chat"},
     "groupui.name": {"zh": "名字", "en": "Name"},
     "groupui.members": {"zh": "成员（按勾选顺序）", "en": "Members (in the order ticked)"},
     "groupui.strategy": {"zh": "谁来发言", "en": "Who speaks next"},
@@ -67,13 +69,13 @@ register({
     "groupui.join.join": {"zh": "合并所有未静音成员的", "en": "Join every unmuted member's"},
     "groupui.join.join_muted": {"zh": "合并所有成员的（含静音）", "en": "Join every member's (muted too)"},
     "groupui.need": {"zh": "请填名字并至少勾选两位成员。", "en": "Give a name and tick at least two members."},
-    "groupui.exists": {"zh": "已有同名的群组。", "en": "A group of that name exists already."},
     "groupui.tab": {"zh": "成员", "en": "Members"},
     "groupui.mute": {"zh": "静音/取消静音", "en": "Mute / unmute"},
     "groupui.speak": {"zh": "让TA发言", "en": "Make speak"},
     "groupui.row.present": {"zh": "在场", "en": "present"},
     "groupui.row.muted": {"zh": "静音", "en": "muted"},
     "groupui.row.replies": {"zh": "{n} 次发言", "en": "{n} replies"},
+    "groupui.row.no_card": {"zh": "角色卡不在卡库里或已损坏", "en": "card missing or damaged"},
     "groupui.header": {"zh": "群组「{name}」· {strategy}", "en": "Group “{name}” · {strategy}"},
 })
 
@@ -144,8 +146,9 @@ class NewGroupDialog(QDialog):
         if not g.name or len(g.members) < 2:
             QMessageBox.information(self, tr("groupui.new.title"), tr("groupui.need"))
             return
-        if (group_dir(g.name) / "groupui.json").is_file():
-            QMessageBox.information(self, tr("groupui.new.title"), tr("groupui.exists"))
+        bad_name = new_group_name_error(g.name)  # a saved group of that name would be replaced
+        if bad_name is not None:
+            QMessageBox.information(self, tr("groupui.new.title"), show(bad_name))
             return
         self.accept()
 
@@ -163,7 +166,16 @@ def create_group(win: Any, group: Group) -> bool:
     """Save ``group``, make its first chat and open it; a warning box when the disk or the library refuses."""
     try:
         save_group(group)
-        d = group_play.new_group_chat(group)
+    except (OSError, ValueError) as e:
+        QMessageBox.warning(win, tr("app.title"), show(e))
+        return False
+    return start_group_chat(win, group)
+
+
+def start_group_chat(win: Any, group: Group) -> bool:
+    """Make a new chat of a saved ``group`` and open it; a warning box when the disk or the library refuses."""
+    try:
+        d = group_play.new_group_chat(group, tr("groupui.default_chat"))  # a folder name in the user's language
     except (OSError, ValueError) as e:
         QMessageBox.warning(win, tr("app.title"), show(e))
         return False
@@ -191,6 +203,8 @@ def _fill_menu(win: Any, menu: QMenu) -> None:
         for d in group_chats(g):
             a = menu.addAction(f"{g.name} / {d.name}")
             a.triggered.connect(lambda _c=False, g=g, d=d: open_group_chat(win, g, d))
+        a = menu.addAction(tr("groupui.menu.new_chat", name=g.name))  # also a group made by `liyuan group create`
+        a.triggered.connect(lambda _c=False, g=g: start_group_chat(win, g))
 
 
 class GroupMembersPane(QWidget):
@@ -240,6 +254,7 @@ class GroupMembersPane(QWidget):
         for r in group_play.member_rows(chat):
             marks = [tr("groupui.row.present")] if r.present else []
             marks += [tr("groupui.row.muted")] if r.muted else []
+            marks += [] if r.has_card else [tr("groupui.row.no_card")]  # broken or gone: passed over
             marks.append(tr("groupui.row.replies", n=r.replies))
             it = QListWidgetItem(f"{r.name}  ·  {' · '.join(marks)}")
             it.setData(Qt.ItemDataRole.UserRole, r.member)

@@ -61,7 +61,7 @@ class ChatCommandsMixin(_Window):
 
     def run_command(self, make: Callable[[], Awaitable[BeatResult]], restore: str = "") -> Optional[asyncio.Task[Any]]:
         """Run one beat command as a task (one at a time). ``restore``: the words the input box gave up for it,
-        put back when the disk refused them before anything was played."""
+        put back when the disk or the chat refused them before anything was played."""
         if self.chat is None or self.busy or self.refuse_read_only():
             return None
 
@@ -76,8 +76,10 @@ class ChatCommandsMixin(_Window):
                 self.results.append(res)
                 if res.outcome == "error" and res.error:
                     self.statusBar().showMessage(tr("err.beat", error=res.error), 15000)
-            except ValueError as e:
+            except ValueError as e:  # refused before it was played (e.g. a group chat nobody can answer)
                 self.statusBar().showMessage(show(e), 8000)
+                if restore and not self.input.toPlainText().strip():
+                    self.input.setPlainText(restore)  # the words go back to the box
             except OSError as e:
                 if isinstance(e, SessionWriteError):
                     if restore and not self.input.toPlainText().strip():
