@@ -1161,6 +1161,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.help.book.11": {"zh": "新版本的世界书文件（SillyTavern World Info JSON）",
                          "en": "the new version's file (SillyTavern World Info JSON)"},
     "cli.help.book.12": {"zh": "真的替换（不加只说会做什么）", "en": "really replace it (without: only say what it would do)"},
+    # --- z32tour ---
+    "name.group_chat": {"zh": "群聊", "en": "Group chat", "match": "no"},
 }
 
 

@@ -40,11 +40,10 @@ from liyuan_desktop.ui.infra import i18n
 from liyuan_desktop.ui.infra.qt_language import apply_qt_language
 from liyuan_desktop.ui.window.main_window import MainWindow
 
-#: Buttons never pressed in the sub-dialog sweep: they change or delete data, or leave the dialog (the dialog's own
-#: OK/Cancel/Close are read, not pressed). Matched by the English label's start, lower case.
-DESTRUCTIVE = ("delete", "remove", "clear", "reset", "restore", "revert", "ok", "cancel", "close", "save", "apply",
-               "import", "export", "send", "install", "download", "uninstall", "use ", "keep", "discard", "replace",
-               "start", "stop", "run", "test", "connect", "fetch", "write", "seal", "regenerate", "rename", "move")
+#: The buttons pressed in the sub-dialog sweep: by the desktop convention a label ending in "…" opens another window
+#: (a dialog, a question, a file picker — which answers "cancelled" here); nothing else is pressed, so nothing is
+#: deleted, saved or sent. "Open folder" hands the folder to the desktop (not a window of ours) and is not pressed.
+OPENS_A_WINDOW = ("…", "...")
 
 
 #: Views that show what the model was sent (the prompt, in the chat's language: the demo card is Chinese), not chrome.
@@ -106,7 +105,7 @@ class Tour:
             return m is not None and any(piece[m.start():].strip() in c for c in content)
 
         def uncut(text: str) -> str:
-            return "".join(" " if story(p) else p for p in re.split(r"(…|\n|→|「|：)", text))
+            return "".join(" " if story(p) else p for p in re.split(r"(…|\s+|→|「|：)", text))
 
         bad = {where: chrome_cjk([uncut(t) for t in texts], allowed) for where, texts in self.seen.items()}
         bad = {k: sorted(set(v)) for k, v in bad.items() if v}
@@ -125,16 +124,42 @@ def close(w: QWidget) -> None:
 
 
 def opener_buttons(dlg: QWidget) -> list[QAbstractButton]:
-    """The buttons of ``dlg`` worth pressing in the sweep: enabled, visible, not in :data:`DESTRUCTIVE`."""
+    """The buttons of ``dlg`` the sweep presses: enabled, visible, labelled as :data:`OPENS_A_WINDOW`."""
     out = []
     for b in dlg.findChildren(QAbstractButton):
         if not isinstance(b, (QPushButton, QToolButton)) or not b.isVisibleTo(dlg) or not b.isEnabled():
             continue
         label = b.text().replace("&", "").strip().lower()
-        if not label or b.isCheckable() or label.startswith(DESTRUCTIVE):
+        if b.isCheckable() or not label.endswith(OPENS_A_WINDOW):
             continue
         out.append(b)
     return out
+
+
+def pages(dlg: QWidget):
+    """Show each page of ``dlg``'s tab widgets in turn (yields the page index; once for a dialog without tabs)."""
+    from PySide6.QtWidgets import QTabWidget
+
+    tabs = [t for t in dlg.findChildren(QTabWidget) if t.isVisibleTo(dlg)]
+    if not tabs:
+        yield 0
+        return
+    for i in range(tabs[0].count()):
+        tabs[0].setCurrentIndex(i)
+        yield i
+
+
+def select_first_rows(dlg: QWidget) -> None:
+    """Select the first row of every visible list, tree and table (the buttons that act on a row come on)."""
+    for w in dlg.findChildren(QWidget):
+        if not w.isVisibleTo(dlg):
+            continue
+        if isinstance(w, QListWidget) and w.count():
+            w.setCurrentRow(0)
+        elif isinstance(w, QTreeWidget) and w.topLevelItemCount():
+            w.setCurrentItem(w.topLevelItem(0))
+        elif isinstance(w, QTableWidget) and w.rowCount():
+            w.selectRow(0)
 
 
 def sweep_sub_dialogs(qtbot, tour: Tour, where: str, dlg: QWidget) -> int:
@@ -155,18 +180,20 @@ def sweep_sub_dialogs(qtbot, tour: Tour, where: str, dlg: QWidget) -> int:
     closer.timeout.connect(read_modal)
     closer.start()
     try:
-        for b in opener_buttons(dlg):
-            if not dlg.isVisible():
-                break
-            before = {w for w in QApplication.topLevelWidgets() if w.isVisible()}
-            label = b.text()
-            b.click()
-            qtbot.wait(150)
-            for w in new_windows(before):
-                if w is not dlg:
-                    tour.add(f"{where} → [{label}] {type(w).__name__} {w.windowTitle()}", deep_texts(w))
-                    n += 1
-                    close(w)
+        for _page in pages(dlg):
+            select_first_rows(dlg)
+            for b in opener_buttons(dlg):
+                if not dlg.isVisible():
+                    break
+                before = {w for w in QApplication.topLevelWidgets() if w.isVisible()}
+                label = b.text()
+                b.click()
+                qtbot.wait(150)
+                for w in new_windows(before):
+                    if w is not dlg:
+                        tour.add(f"{where} → [{label}] {type(w).__name__} {w.windowTitle()}", deep_texts(w))
+                        n += 1
+                        close(w)
     finally:
         closer.stop()
     return n
@@ -233,9 +260,9 @@ def tree_row(win: MainWindow, kind: str):
     return None
 
 
-def read_context_menus(win: MainWindow, tour: Tour) -> None:
-    """The card list's menus (a card row, a chat row) and a message's in the conversation."""
-    for kind in ("card", "chat"):
+def read_context_menus(win: MainWindow, tour: Tour, kinds: tuple[str, ...] = ("card", "chat")) -> None:
+    """The card list's menus (a card row, a chat row: ``kinds``) and a message's in the conversation."""
+    for kind in kinds:
         it = tree_row(win, kind)
         assert it is not None, kind
         win.tree.scrollToItem(it)
@@ -274,5 +301,177 @@ async def test_panes_context_menus_and_status_after_a_beat(qtbot):
         tour.add("status bar", [win.statusBar().currentMessage(), win.status_label.text()])
         assert len(tour.seen) > 8, list(tour.seen)
         tour.assert_english()
+    finally:
+        i18n.set_language("zh")
+
+
+def test_sub_dialogs_of_every_menu_dialog(qtbot, qloop, no_file_pickers):  # noqa: F811
+    """Every dialog a menu opens (with the demo chat open), and in it every button that opens another window."""
+    from test_english_tour import SKIP
+
+    from liyuan_desktop.ui.infra.i18n import tr
+
+    tour = Tour()
+    try:
+        win = english_window(qtbot)
+        win.start_demo()
+        qtbot.waitUntil(lambda: win.chat is not None, timeout=30000)
+        skip = {tr(k) for k in SKIP}
+        where = [""]
+        busy: set[int] = set()
+        opened = [0]
+
+        def tour_dialog(w: QWidget) -> None:
+            busy.add(id(w))
+            tour.add(f"{where[0]} → {type(w).__name__} {w.windowTitle()}", deep_texts(w))
+            opened[0] += sweep_sub_dialogs(qtbot, tour, where[0], w)
+            close(w)
+
+        def on_modal() -> None:
+            m = QApplication.activeModalWidget()
+            if m is not None and id(m) not in busy:
+                closer.stop()
+                try:
+                    tour_dialog(m)
+                finally:
+                    closer.start()
+
+        closer = QTimer()
+        closer.setInterval(100)
+        closer.timeout.connect(on_modal)
+        closer.start()
+        try:
+            for label, act in _menu_actions(win):
+                if act.text() in skip or not act.isEnabled():
+                    continue
+                where[0] = label
+                before = {w for w in QApplication.topLevelWidgets() if w.isVisible()}
+                act.trigger()
+                qtbot.wait(150)
+                for w in new_windows(before):
+                    if w is not win and id(w) not in busy:
+                        tour_dialog(w)
+        finally:
+            closer.stop()
+        assert opened[0] > 5, list(tour.seen)
+        tour.assert_english()
+    finally:
+        i18n.set_language("zh")
+
+
+def _import_cards(tmp_path) -> None:
+    import json
+
+    from liyuan_desktop.core.cards.library import import_card
+
+    for name, desc in (("Aster", "An archer."), ("Birch", "A herbalist.")):
+        raw = {"spec": "chara_card_v2", "spec_version": "2.0",
+               "data": {"name": name, "description": desc, "first_mes": f"{name} arrives."}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(raw), "utf-8")
+        import_card(tmp_path / f"{name}.json")
+
+
+async def test_group_chat_in_english(qtbot, tmp_path):
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.ui.roleplay.group_members import new_group_clicked
+
+    seal = {"tool_calls": [{"name": "draft_seal", "arguments": {"version": 1}}]}
+    tour = Tour()
+    _import_cards(tmp_path)
+    try:
+        win = english_window(qtbot)
+        await wait_for(win.view.is_ready)
+        dlg = new_group_clicked(win)
+        tour.add("new group dialog", deep_texts(dlg))
+        dlg.name.setText("Party")
+        dlg.tick(["Aster", "Birch"])
+        dlg._accept()
+        await wait_for(lambda: win.chat is not None)
+        win.chat.model = ReplayModel(actor=[x for i in range(2) for x in (
+            {"tool_calls": [{"name": "draft_write", "arguments": {"version": 0, "content": f"Words {i}."}}]}, seal)],
+            scribe=['{"patch": {}}'] * 2)
+        win.input.setPlainText("Hello all.")
+        win.send_clicked()
+        await wait_for(lambda: win.session.task is not None and win.session.task.done() and not win.busy
+                       and not win.group_pane.auto.running(), timeout=30)
+        tour.add("group window", [win.windowTitle(), win.statusBar().currentMessage(), win.status_label.text()])
+        await read_tabs(win, tour, "group")
+        read_context_menus(win, tour, ("card",))
+        tour.assert_english()
+    finally:
+        i18n.set_language("zh")
+
+
+async def test_novel_room_in_english(qtbot):
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    tour = Tour()
+    try:
+        win = english_window(qtbot)
+        await wait_for(win.view.is_ready)
+        win.novel_action.trigger()
+        dlg = win.novel_dialog
+        tour.add("new novel dialog", deep_texts(dlg))
+        dlg.title_edit.setText("River Lamps")
+        dlg.author_edit.setText("Ari")
+        dlg.buttons.button(QDialogButtonBox.StandardButton.Ok).click()
+        await wait_for(lambda: win.chat is not None and win.novel_room.active and win.writing_panes.data is not None)
+        await asyncio.sleep(0.5)
+        tour.add("novel window", [win.windowTitle(), win.statusBar().currentMessage(), win.status_label.text()]
+                 + [m.title() for m in win.menuBar().findChildren(QMenu)])
+        for a in win.menuBar().actions():
+            if a.menu() is not None:
+                tour.add(f"novel menu {a.text()}", menu_texts(a.menu()))
+        for name, dock in win.novel_room.docks.items():
+            dock.show()
+            dock.raise_()
+            await asyncio.sleep(0.2)
+            tour.add(f"novel dock {name}", [dock.windowTitle()] + deep_texts(dock))
+        await read_tabs(win, tour, "novel")
+        b = win.novel_room.binder
+        read_menu(tour, "binder menu: empty area", b.context_menu(None))
+        if b.tree.topLevelItemCount():
+            read_menu(tour, "binder menu: a row", b.context_menu(b.tree.topLevelItem(0)))
+        tour.assert_english(("River Lamps", "Ari"))
+    finally:
+        i18n.set_language("zh")
+
+
+async def test_card_update_bar_in_english(qtbot):
+    import json
+
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    from liyuan_desktop.core.chat.changes import Changes
+
+    tour = Tour()
+    try:
+        win = english_window(qtbot)
+        await wait_for(win.view.is_ready)
+        win.start_demo()
+        await wait_for(lambda: win.chat is not None)
+        path = win.chat.card.path
+        doc = json.loads(open(path, encoding="utf-8").read())
+        doc["data"]["description"] = "A new description."
+        open(path, "w", encoding="utf-8").write(json.dumps(doc, ensure_ascii=False))
+        win.session.broadcast(Changes.of("library"))
+        bar = win.card_update_bar
+        await wait_for(bar.isVisible)
+        tour.add("card update bar", deep_texts(bar))
+
+        def read_box() -> None:
+            box = QApplication.activeModalWidget()
+            if box is None:
+                QTimer.singleShot(50, read_box)
+                return
+            tour.add("card update: changes", deep_texts(box))
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+
+        QTimer.singleShot(100, read_box)
+        bar.show_btn.click()
+        bar.keep_btn.click()
+        tour.add("card update: kept", [win.statusBar().currentMessage()])
+        tour.assert_english(("A new description.",))
     finally:
         i18n.set_language("zh")

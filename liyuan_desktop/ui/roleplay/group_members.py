@@ -161,7 +161,7 @@ def create_group(win: Any, group: Group) -> bool:
     """Save ``group``, make its first chat and open it; a warning box when the disk or the library refuses."""
     try:
         save_group(group)
-        d = group_play.new_group_chat(group)
+        d = group_play.new_group_chat(group, tr("name.group_chat"))
     except (OSError, ValueError) as e:
         QMessageBox.warning(win, tr("app.title"), show(e))
         return False
