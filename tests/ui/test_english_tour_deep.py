@@ -475,3 +475,42 @@ async def test_card_update_bar_in_english(qtbot):
         tour.assert_english(("A new description.",))
     finally:
         i18n.set_language("zh")
+
+
+async def test_book_update_bar_in_english(qtbot, tmp_path):
+    """A library world book the chat reads is replaced: the bar, its list of changes and its answer, in English."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+    from test_book_update_bar import book, entry, replace, settle, window_on_a_chat
+
+    tour = Tour()
+    i18n.set_language("en")
+    apply_qt_language("en")
+    try:
+        win = await window_on_a_chat(qtbot, tmp_path)
+        bar = win.card_update_bar
+        settle(qtbot, bar)
+        new = book(entry(1, "茶馆", "茶馆在镇南。"), entry(3, "城门", "城门寅时开。"), scan_depth=4)
+        assert replace(win, tmp_path, new)
+        settle(qtbot, bar)
+        await wait_for(bar.isVisible)
+        tour.add("book update bar", deep_texts(bar))
+
+        def read_box() -> None:
+            box = QApplication.activeModalWidget()
+            if box is None:
+                QTimer.singleShot(50, read_box)
+                return
+            tour.add("book update: changes", deep_texts(box))
+            QTest.keyClick(box, Qt.Key.Key_Escape)
+
+        QTimer.singleShot(100, read_box)
+        bar.show_btn.click()
+        bar.keep_btn.click()
+        tour.add("book update: kept", [win.statusBar().currentMessage()])
+        assert "book update: changes" in tour.seen
+        # the test's own data: the card 阿棠, the book 镇子 and its entries (old and new)
+        tour.assert_english(("阿棠", "镇子", "茶馆在镇北。", "渡口有船。", "茶馆在镇南。", "城门寅时开。", "茶馆", "渡口",
+                             "城门", "雨夜，茶馆。", "茶馆掌柜。", "去茶馆", "一。"))
+    finally:
+        i18n.set_language("zh")
