@@ -29,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.cards import library
-from ..infra.i18n import register, show, tr
+from ..infra.i18n import language, register, show, tr
 from ..infra.tasks import WorkCancelled, run_in_worker
 from ..infra.theme import set_role
 
@@ -75,6 +75,7 @@ class NovelDialog(QDialog):
         self.language = QComboBox()
         for code in ("zh", "en"):
             self.language.addItem(tr(f"novel.dlg.lang.{code}"), code)
+        self.language.setCurrentIndex(self.language.findData(language()))  # the window's language first
         self.cast_edit = QPlainTextEdit()
         self.cast_edit.setFixedHeight(90)
         form.addRow(tr("novel.dlg.book"), self.title_edit)
