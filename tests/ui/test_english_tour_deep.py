@@ -322,10 +322,13 @@ def test_sub_dialogs_of_every_menu_dialog(qtbot, qloop, no_file_pickers):  # noq
         opened = [0]
 
         def tour_dialog(w: QWidget) -> None:
-            busy.add(id(w))
-            tour.add(f"{where[0]} → {type(w).__name__} {w.windowTitle()}", deep_texts(w))
-            opened[0] += sweep_sub_dialogs(qtbot, tour, where[0], w)
-            close(w)
+            busy.add(id(w))  # while it is read: the modal closer leaves it alone
+            try:
+                tour.add(f"{where[0]} → {type(w).__name__} {w.windowTitle()}", deep_texts(w))
+                opened[0] += sweep_sub_dialogs(qtbot, tour, where[0], w)
+                close(w)
+            finally:
+                busy.discard(id(w))  # ids are reused: a later modal with this id must still be read and closed
 
         def on_modal() -> None:
             m = QApplication.activeModalWidget()
