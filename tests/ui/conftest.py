@@ -5,6 +5,8 @@ one loop, as in the app). In async tests never use qtbot.wait*; poll with ``awai
 from __future__ import annotations
 
 import asyncio
+import os
+import time
 
 import pytest
 from PySide6 import QtWebEngineWidgets  # noqa: F401  must be imported before the QApplication exists
@@ -54,7 +56,52 @@ def pytest_asyncio_loop_factories(config, item):
     return {"qasync": _qasync_loop}
 
 
+def _modal_limit_s() -> float:
+    """Seconds a test may run before a modal dialog or popup menu still open is closed by the watchdog (below
+    pytest-timeout's 120 s; ``LIYUAN_TEST_MODAL_LIMIT_S`` changes it, read at every tick)."""
+    try:
+        return float(os.environ.get("LIYUAN_TEST_MODAL_LIMIT_S", "100"))
+    except ValueError:
+        return 100.0
 
+
+@pytest.fixture(autouse=True)
+def _no_modal_holds_the_run(qapp, request):
+    """A watchdog: a test stuck in a modal loop (a ``QDialog.exec``, a message box, a context menu's ``exec``)
+    is ended, not left to hold the whole run. pytest-timeout's signal cannot do it: its alarm raises inside a Qt
+    slot, where the exception is printed and swallowed, and the modal loop goes on (the deep English tour's
+    reused-``id()`` About box held a CI run at 85 %). Every 2 s after the limit, the active modal widget is
+    rejected (a dialog's No/Cancel, so nothing destructive runs) and the popup closed; the test then fails
+    naming what was left open. What was closed is kept in ``request.node.modal_closed``."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QDialog
+
+    start = time.monotonic()
+    closed: list[str] = []
+    request.node.modal_closed = closed
+
+    def check() -> None:
+        if time.monotonic() - start < _modal_limit_s():
+            return
+        for w in (QApplication.activePopupWidget(), QApplication.activeModalWidget()):
+            if w is None:
+                continue
+            closed.append(f"{type(w).__name__} {w.windowTitle()!r}")
+            if isinstance(w, QDialog):
+                w.reject()
+            else:
+                w.close()
+
+    timer = QTimer()
+    timer.setInterval(2000)
+    timer.timeout.connect(check)
+    timer.start()
+    yield
+    timer.stop()
+    timer.deleteLater()
+    if request.node.modal_closed:
+        pytest.fail(f"a modal window was still open after {_modal_limit_s():.0f} s and was closed: "
+                    f"{'; '.join(request.node.modal_closed)}")
 
 
 @pytest.fixture
