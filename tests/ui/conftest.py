@@ -57,12 +57,12 @@ def pytest_asyncio_loop_factories(config, item):
 
 
 def _modal_limit_s() -> float:
-    """Seconds a test may run before a modal dialog or popup menu still open is closed by the watchdog (below
-    pytest-timeout's 120 s; ``LIYUAN_TEST_MODAL_LIMIT_S`` changes it, read at every tick)."""
+    """Seconds one modal dialog or popup menu may stay open before the watchdog closes it (below pytest-timeout's
+    120 s; ``LIYUAN_TEST_MODAL_LIMIT_S`` changes it, read at every tick)."""
     try:
-        return float(os.environ.get("LIYUAN_TEST_MODAL_LIMIT_S", "100"))
+        return float(os.environ.get("LIYUAN_TEST_MODAL_LIMIT_S", "90"))
     except ValueError:
-        return 100.0
+        return 90.0
 
 
 @pytest.fixture(autouse=True)
@@ -70,22 +70,28 @@ def _no_modal_holds_the_run(qapp, request):
     """A watchdog: a test stuck in a modal loop (a ``QDialog.exec``, a message box, a context menu's ``exec``)
     is ended, not left to hold the whole run. pytest-timeout's signal cannot do it: its alarm raises inside a Qt
     slot, where the exception is printed and swallowed, and the modal loop goes on (the deep English tour's
-    reused-``id()`` About box held a CI run at 85 %). Every 2 s after the limit, the active modal widget is
-    rejected (a dialog's No/Cancel, so nothing destructive runs) and the popup closed; the test then fails
-    naming what was left open. What was closed is kept in ``request.node.modal_closed``."""
+    reused-``id()`` About box held a CI run at 85 %). Every 2 s the active modal widget and popup are looked at;
+    one that has been the same widget for the limit is rejected (a dialog's No/Cancel, so nothing destructive
+    runs) or closed, and the test then fails naming it. What was closed is kept in ``request.node.modal_closed``.
+    Long tests are not affected: the clock is per open widget, not per test."""
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QDialog
 
-    start = time.monotonic()
     closed: list[str] = []
     request.node.modal_closed = closed
+    seen: dict[str, tuple[object, float]] = {}
 
     def check() -> None:
-        if time.monotonic() - start < _modal_limit_s():
-            return
-        for w in (QApplication.activePopupWidget(), QApplication.activeModalWidget()):
+        now = time.monotonic()
+        for slot, w in (("popup", QApplication.activePopupWidget()), ("modal", QApplication.activeModalWidget())):
             if w is None:
+                seen.pop(slot, None)
                 continue
+            if slot not in seen or seen[slot][0] is not w:
+                seen[slot] = (w, now)
+            if now - seen[slot][1] < _modal_limit_s():
+                continue
+            seen.pop(slot, None)
             closed.append(f"{type(w).__name__} {w.windowTitle()!r}")
             if isinstance(w, QDialog):
                 w.reject()
@@ -100,7 +106,7 @@ def _no_modal_holds_the_run(qapp, request):
     timer.stop()
     timer.deleteLater()
     if request.node.modal_closed:
-        pytest.fail(f"a modal window was still open after {_modal_limit_s():.0f} s and was closed: "
+        pytest.fail(f"a modal window stayed open {_modal_limit_s():.0f} s and was closed: "
                     f"{'; '.join(request.node.modal_closed)}")
 
 
