@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QMessageBox
 
 
 def test_a_forgotten_message_box_is_rejected_and_named(qtbot, monkeypatch, request):
-    monkeypatch.setenv("LIYUAN_TEST_MODAL_LIMIT_S", "0")
+    monkeypatch.setenv("LIYUAN_TEST_MODAL_LIMIT_S", "3")  # over more than one tick: the same dialog is recognised
     box = QMessageBox(QMessageBox.Icon.Question, "Delete it?", "Really?",
                       QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
     box.setDefaultButton(QMessageBox.StandardButton.No)
