@@ -73,11 +73,12 @@ def test_entry_point_help_in_english():
 def test_branches_and_memory_print_english(capsys, fresh_lang):
     assert cli.main(["--lang", "en", "chat", "--demo", "--delay-ms", "0", "--auto", "--chat", "tour"]) == 0
     capsys.readouterr()
-    chat = "青梧/tour"
+    chat = "Qingwu/tour"  # in English, the English demo card (core/paths.py demo_set)
     assert cli.main(["--lang", "en", "branches", chat]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [ln for ln in lines if ln.startswith("* ") and not ln.startswith("* = ")]
     assert rows and all(re.match(r"\* \w+  beat +\d+  ", ln) for ln in rows), rows  # the rest is the story
-    assert lines[-1].startswith("* = the branch shown") and not CJK.search(lines[-1])
-    assert cli.main(["--lang", "en", "memory", chat, "zzzq-nothing"]) == 0
+    assert lines[-1].startswith("* = the branch shown")
+    assert not [ln for ln in lines if CJK.search(ln)], lines  # the English demo's story is English too
+    assert cli.main(["--lang", "en", "memory", chat, "zzzqxv"]) == 0
     assert capsys.readouterr().out.strip() == "Nothing found."

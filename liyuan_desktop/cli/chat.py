@@ -255,9 +255,10 @@ def _commanded(args: argparse.Namespace, note_counts: bool = True) -> bool:
 
 
 async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
-    """The agent-mode demo (seed 000, 写长篇): play the role-play demo's first two beats (for the ledger), make an
-    agent chat 「局C」 whose chapters are the opening and the two finals (a user checkpoint 「导入三章」), then replay the
-    seed's agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
+    """The agent-mode demo (seed 000, 写长篇) in the ``--lang`` language's demo (``core.paths.demo_set``): play the
+    role-play demo's first two beats (for the ledger), make an agent chat (the plan's ``chat``: 「局C」, "Chat-C")
+    whose chapters are the opening and the two finals (a user checkpoint, the plan's ``message``), then replay the
+    recorded agent turn (read three chapters, edit two) — every result, the state block and both checkpoints computed
     live. Returns ``{"system", "state_block", "checkpoints", "chapters", "chat"}``."""
     import tempfile
 
@@ -265,19 +266,20 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     from ..core.cards import load_card
     from ..core.chat.facade import Chat
     from ..core.llm import ReplayModel
-    from ..core.paths import chat_dir, demo_card_path, demo_replay_path, home, sample_cards_dir
+    from ..core.paths import chat_dir, demo_set, home
 
-    card = load_card(demo_card_path())
-    plan = json.loads((sample_cards_dir() / "青梧" / "agent-demo.json").read_text("utf-8"))
+    demo = demo_set(language())
+    card = load_card(demo.card)
+    plan = json.loads(demo.agent_plan.read_text("utf-8"))
     d = chat_dir(card.name, plan["chat"])
-    if (d / "session.jsonl").exists():  # the seed's paths name 局C: a second run goes to a fresh data folder
+    if (d / "session.jsonl").exists():  # the recorded paths name the plan's chat: a second run goes to a fresh folder
         os.environ["LIYUAN_HOME"] = tempfile.mkdtemp(prefix="liyuan-agent-demo-")
         d = chat_dir(card.name, plan["chat"])
         if not json_mode:
             out(text("cli.out.chat.demo_elsewhere", name=plan["chat"], home=str(home())))
-    rp_model = ReplayModel.from_file(demo_replay_path())
+    rp_model = ReplayModel.from_file(demo.replay)
     beats = rp_model.beats[:2]
-    rp = Chat.create(chat_dir(card.name, "局C-扮演"), card, _replay_for(beats))
+    rp = Chat.create(chat_dir(card.name, plan.get("roleplay_chat") or "局C-扮演"), card, _replay_for(beats))
     answers = [a for b in beats for a in b.ask_answers]
 
     async def ask(req: AskRequest) -> AskAnswer:
@@ -287,7 +289,7 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     for b in beats:
         r = await rp.send(b.user, ask=ask)
         finals.append(r.final)
-    agent_replay = ReplayModel.from_file(sample_cards_dir() / "青梧" / "agent-replay.json")
+    agent_replay = ReplayModel.from_file(demo.agent_replay)
     chat = Chat.create(d, card, agent_replay, mode="agent")
     chat.seed_ledger(rp.current_state())
     texts = [card.first_mes, *finals]
@@ -404,7 +406,7 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
     """(card, card folder, model, scribe, chat name, words to say, recorded ask answers) for ``--demo`` or a card
     with ``--provider`` / ``--model``. Raises CardError / ValueError / KeyError (exit 2)."""
     from ..core.cards import load_card
-    from ..core.paths import demo_card_path, demo_replay_path
+    from ..core.paths import demo_set
 
     says: list[str] = list(args.say or [])
     recorded: list[str] = []
@@ -412,9 +414,10 @@ def _models_and_words(args: argparse.Namespace, json_mode: bool, app_settings: A
         from ..core.cards import library
         from ..core.llm import ReplayModel
 
-        library.ensure_demo_card()  # the card in the library, so `chats list`, `search` and the window see this chat
-        card = load_card(demo_card_path())
-        model: ChatModel = ReplayModel.from_file(demo_replay_path(), delay_ms=0 if json_mode else args.delay_ms)
+        demo = demo_set(language())  # the --lang language's demo (青梧, or Qingwu in English)
+        library.ensure_demo_card(demo.language)  # in the library, so `chats list`, `search` and the window see this chat
+        card = load_card(demo.card)
+        model: ChatModel = ReplayModel.from_file(demo.replay, delay_ms=0 if json_mode else args.delay_ms)
         scribe: Optional[ChatModel] = None
         beats = getattr(model, "beats", [])
         says = says or [b.user for b in beats]
@@ -550,8 +553,18 @@ async def _report_opened(r: _Run) -> Optional[int]:
         if chat.last_user_text() is None:
             opening = chat.opening()
             if opening is not None:
-                out("\n" + opening)
+                out("\n" + _opening_shown(opening))
     return None
+
+
+def _opening_shown(opening: str) -> str:
+    """The opening as ``liyuan chat`` prints it: its stored header line (「【开场 · 青梧】」 / "[Opening · Qingwu]",
+    whatever the chat's language) shown as the ``--lang`` language's title line (「【开场 · 青梧】」, "— Opening ·
+    Qingwu —"), then the text; an opening without a header as it is."""
+    from ..core.cards.st_chat import opening_title
+
+    title, body = opening_title(opening)
+    return opening if title is None else text("cli.out.chat.opening", title=say(title)) + "\n" + body
 
 
 async def _before_beats(r: _Run) -> Optional[int]:

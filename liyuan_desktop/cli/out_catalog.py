@@ -208,6 +208,10 @@ OUT: dict[str, dict[str, str]] = {
     "cli.out.review.clean": {"zh": "  没有发现问题。", "en": "  No problems found."},
     # search (cli/search.py): the match marked in a snippet
     "cli.out.search.mark": {"zh": "【{text}】", "en": "[{text}]"},
+    # -- a32demo: `liyuan chat` shows the opening under its title (core messages "opening.title") and marks the
+    #    model's question (cli/view.py)
+    "cli.out.chat.opening": {"zh": "【{title}】", "en": "— {title} —"},
+    "cli.out.chat.ask": {"zh": "  ？ {question}", "en": "  ? {question}"},
 }
 
 for _entry in OUT.values():  # printed by key only: never a pattern for texts that lost theirs (core/messages.py)

@@ -8,7 +8,7 @@ from typing import Any
 from ..core.chat.facade import BeatResult
 from ..core.ledger.wording import applied_in_words, ledger_in_words, roster_in_words, state_in_words
 from ..core.messages import Msg, message
-from .common import language, out, say
+from .common import language, out, say, text
 
 
 def _t(key: str, **params: Any) -> str:
@@ -91,7 +91,7 @@ class HumanView:
             color = {"info": "36", "warning": "33", "error": "31"}.get(ev.level, "36")
             out(self.style(color, f"  ※ {_say(ev.text)}"))
         elif k == "ask":
-            out(self.style("1;33", f"  ？ {ev.question}"))
+            out(self.style("1;33", text("cli.out.chat.ask", question=ev.question)))
             for i, o in enumerate(ev.options, 1):
                 out(f"     {i}. {o}")
         elif k == "revised":

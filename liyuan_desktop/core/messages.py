@@ -1755,6 +1755,9 @@ CATALOG: dict[str, dict[str, str]] = {
                                  "en": "The replay script is used up: all {total} recorded {what} replies have been "
                                        "played, call {n} has nothing to replay. The replay model can only replay a "
                                        "recorded chat."},
+    # -- a32demo: the opening's title as a reader sees it (core/cards/st_chat.py opening_title; the window's
+    #    conversation and `liyuan chat` show it in the reader's language, the model is sent the stored header)
+    "opening.title": {"match": "no", "zh": "开场 · {name}", "en": "Opening · {name}"},
 }
 
 

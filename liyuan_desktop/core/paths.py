@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 
 APP_NAME = "liyuan"
@@ -46,14 +47,53 @@ def sample_cards_dir() -> Path:
     raise FileNotFoundError("找不到随附的示例角色卡（cards/）")
 
 
-def demo_card_path() -> Path:
-    """The offline demo card (青梧)."""
-    return sample_cards_dir() / "青梧" / "default_Qingwu.json"
+@dataclass(frozen=True)
+class DemoSet:
+    """The offline demo shipped for one language (issue 32): the innkeeper Qingwu on a rainy night, played by the
+    replay model. ``folder``: its sample-card folder; ``card``: the card file; ``replay``: the replay script of its
+    three role-play beats; ``agent_plan`` / ``agent_replay``: the long-form (agent) demo's plan (``chat``, ``chapters``,
+    ``message``) and its recorded agent turn; ``library_name``: the card's folder name in the user's library."""
+
+    language: str
+    folder: Path
+    card: Path
+    replay: Path
+    agent_plan: Path
+    agent_replay: Path
+    library_name: str
 
 
-def demo_replay_path() -> Path:
-    """The demo card's recorded game, in our replay format."""
-    return sample_cards_dir() / "青梧" / "replay.json"
+#: The demo card's folder (under the sample cards) and library name per demo language: 青梧 (Chinese, the seed's
+#: recorded run) and Qingwu (English, written for English readers, issue 32). Every other language gets English.
+DEMO_FOLDERS = {"zh": "青梧", "en": "Qingwu"}
+
+
+def demo_language(language: str) -> str:
+    """The demo language for a UI or chat ``language`` code: ``"zh"`` for Chinese (``zh``, ``zh_CN``, ``zh-Hant`` …),
+    else ``"en"`` (English is the fallback for every other language, as in the message catalogs)."""
+    return "zh" if str(language or "").lower().replace("-", "_").split("_")[0] == "zh" else "en"
+
+
+def demo_set(language: str = "zh") -> DemoSet:
+    """The offline demo for ``language`` (any language code, :func:`demo_language`): the one place the demo is
+    chosen — the welcome page's demo, ``liyuan --self-test``, ``liyuan chat --demo`` / ``--demo-agent`` and the
+    library's copy of the demo card all come through here."""
+    lang = demo_language(language)
+    name = DEMO_FOLDERS[lang]
+    folder = sample_cards_dir() / name
+    return DemoSet(language=lang, folder=folder, card=folder / "default_Qingwu.json", replay=folder / "replay.json",
+                   agent_plan=folder / "agent-demo.json", agent_replay=folder / "agent-replay.json",
+                   library_name=name)
+
+
+def demo_card_path(language: str = "zh") -> Path:
+    """The offline demo card for ``language`` (:func:`demo_set`; 青梧 for Chinese, Qingwu otherwise)."""
+    return demo_set(language).card
+
+
+def demo_replay_path(language: str = "zh") -> Path:
+    """The demo card's recorded game for ``language``, in our replay format (:func:`demo_set`)."""
+    return demo_set(language).replay
 
 
 # --- portable file names (issue 32 §2): one rule set on every OS, so a data folder copied between machines works ---

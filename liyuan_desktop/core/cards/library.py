@@ -6,7 +6,8 @@ Layout (../shared/design/ARCHITECTURE.md, data on disk)::
     <home>/cards/<card>/original<ext>             the file the user imported, kept byte for byte
     <home>/cards/<card>/对话/<chat>/session.jsonl  a chat (source of truth) + meta.json (cache)
 
-The demo card (青梧) is copied in from the shipped sample cards on first use, with its replay script.
+The demo card (青梧, or Qingwu in English: ``paths.demo_set``) is copied in from the shipped sample cards on first use,
+with its replay script.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
 from ..messages import message, render
-from ..paths import demo_card_path, demo_replay_path, home, legacy_safe_name, name_key, name_taken, safe_name
+from ..paths import demo_set, home, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
 from .book_links import link_on_import
@@ -170,12 +171,14 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     return CardRef(name=dest.name, dir=str(dest), notes=[str(n) for n in link_on_import(dest, card)])
 
 
-def ensure_demo_card() -> CardRef:
-    """The demo card in the library (copied from the shipped sample on first use, with its replay script)."""
-    src = demo_card_path()
-    dest = cards_root() / "青梧"
+def ensure_demo_card(language: str = "zh") -> CardRef:
+    """The demo card for ``language`` in the library (``paths.demo_set``: 青梧 for Chinese, Qingwu for English and
+    every other language), copied from the shipped sample on first use, with its replay script."""
+    demo = demo_set(language)
+    src = demo.card
+    dest = cards_root() / demo.library_name
     dest.mkdir(parents=True, exist_ok=True)
-    for name, source in (("card.json", src), ("original.json", src), ("replay.json", demo_replay_path())):
+    for name, source in (("card.json", src), ("original.json", src), ("replay.json", demo.replay)):
         target = dest / name
         data = source.read_bytes()
         try:  # written atomically, and repaired when a full disk left it empty or cut (never a half card)

@@ -62,7 +62,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..jsonfile import JsonFileError, check_size, loads, object_at
-from ..messages import MsgText, message
+from ..messages import Msg, MsgText, message
 from ..session import HeaderEntry, SessionTree, new_id
 from ..text import prompt_language
 
@@ -95,6 +95,17 @@ def opening_in(text: str, language: str) -> str:
         return text
     head = opening_header(m.group(1) if m.group(1) is not None else m.group(2), language)
     return text if text.startswith(head + "\n") else f"{head}\n{text[m.end():]}"
+
+
+def opening_title(text: str) -> tuple[Optional[Msg], str]:
+    """An opening as a reader sees it: ``(title, body)`` — the header line (either language,
+    :data:`OPENING_HEADER`) as the ``opening.title`` message (「开场 · 名字」 / "Opening · Name", rendered in the
+    reader's language by the front end, whatever the chat's language) and the text after it; ``(None, text)`` when
+    ``text`` has no header. Display only: what the model is sent keeps the stored header (:func:`opening_in`)."""
+    m = _HEADER_NAME.match(text)
+    if m is None:
+        return None, text
+    return message("opening.title", name=m.group(1) if m.group(1) is not None else m.group(2)), text[m.end():]
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
            "november", "december")
 _MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -575,5 +586,5 @@ def default_chat_name(path: str | Path) -> str:
 
 
 __all__ = [
-    "MAX_CHAT_BYTES", "StChat", "StChatCancelled", "StChatError", "default_chat_name", "first_line", "read_header", "st_authors_note", "format_create_date", "format_send_date", "iso_now", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
+    "MAX_CHAT_BYTES", "StChat", "StChatCancelled", "StChatError", "default_chat_name", "first_line", "read_header", "st_authors_note", "format_create_date", "format_send_date", "iso_now", "opening_title", "parse_st_chat", "parse_st_time", "read_st_chat", "write_session",
 ]

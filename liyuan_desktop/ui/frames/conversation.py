@@ -68,6 +68,7 @@ from PySide6.QtWebEngineWidgets import QWebEngineView
 from PySide6.QtWidgets import QMainWindow, QMenu, QWidget
 
 from ...core.cards.meta import card_allowed_sites, card_frames_trusted
+from ...core.cards.st_chat import opening_title
 from ...core.cards.storage import MAX_BYTES, StorageQuotaError, load_card_storage, save_card_storage
 from ...runtime import split_flags
 from ..infra.i18n import register, show, tr
@@ -280,6 +281,20 @@ def _js_arg(value: Any) -> str:
     """``value`` as a JavaScript literal (JSON; U+2028/2029 escaped for older parsers)."""
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def page_item(item: dict) -> dict:
+    """A copy of a transcript ``item`` as the page gets it: an opening's stored header line (「【开场 · 青梧】」 or
+    "[Opening · Qingwu]", in the chat's language) becomes the title in the window's language (core messages
+    ``opening.title``), written 「【…】」 — the line ``conversation.js`` shows as the opening's small title, never as
+    text. ``raw`` (what Copy and Edit use) keeps the stored text."""
+    item = dict(item)
+    if item.get("role") == "opening" and isinstance(item.get("text"), str):
+        title, body = opening_title(item["text"])
+        if title is not None:
+            item.setdefault("raw", item["text"])
+            item["text"] = f"【{show(title)}】\n{body}"
+    return item
 
 
 def page_strings() -> dict[str, str]:
@@ -707,7 +722,7 @@ class ConversationView(QWebEngineView):
     def set_transcript(self, items: list[dict], has_older: bool) -> None:
         """Replace everything shown with ``items`` (oldest first) and scroll to the newest. ``has_older``: more
         items exist before the first one (the page will ask for them with :attr:`olderRequested`)."""
-        items = [dict(i) for i in items]
+        items = [page_item(i) for i in items]
         self._items = {str(i["id"]): i for i in items}
         self._has_older = bool(has_older)
         self._call("setTranscript", items, self._has_older)
@@ -715,7 +730,7 @@ class ConversationView(QWebEngineView):
     def prepend(self, items: list[dict], has_older: bool) -> None:
         """Add older ``items`` (oldest first) above the first one shown, keeping what the reader looks at in
         place. Answer to :attr:`olderRequested`; pass ``[]`` and ``False`` when nothing older exists."""
-        items = [dict(i) for i in items]
+        items = [page_item(i) for i in items]
         new = {str(i["id"]): i for i in items}
         self._items = {**new, **{k: v for k, v in self._items.items() if k not in new}}
         self._has_older = bool(has_older)
@@ -723,14 +738,14 @@ class ConversationView(QWebEngineView):
 
     def append_item(self, item: dict) -> None:
         """Add ``item`` at the end (an item with an id already shown is moved to the end)."""
-        item = dict(item)
+        item = page_item(item)
         self._items.pop(str(item["id"]), None)
         self._items[str(item["id"])] = item
         self._call("appendItem", item)
 
     def update_item(self, item: dict) -> None:
         """Re-render the item with the same id in place (e.g. a revised reply). Ids not shown are ignored."""
-        item = dict(item)
+        item = page_item(item)
         key = str(item["id"])
         if key in self._items:
             self._items[key] = item

@@ -262,11 +262,13 @@ class ChatFlowMixin(_Window):
                 self.statusBar().showMessage(tr("demo.done"), 15000)
 
     def start_demo(self) -> None:
-        """Create a new demo chat on the 青梧 card (replay model) and open it, input pre-filled."""
+        """Create a new demo chat on the demo card of the window's language (core/paths.py ``demo_set``: 青梧 in
+        Chinese, Qingwu in English; the chat's language is the card's) and open it on the replay model, input
+        pre-filled."""
         if self.refuse_read_only():
             return
         try:
-            card = library.ensure_demo_card()
+            card = library.ensure_demo_card(language())
             d = library.new_chat_dir(card, library.dated_chat_name("demo", language()))
             c = card.load()
             self.card_ref = card

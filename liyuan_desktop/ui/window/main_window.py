@@ -49,7 +49,7 @@ from ...core.cards import library
 from ...core.settings import AppSettings, load_settings, save_settings
 from ..frames.conversation import ConversationView
 from ..frames.regex_worker import DisplayWorker
-from ..infra.i18n import tr
+from ..infra.i18n import language, tr
 from ..infra.session import Session, TranscriptPage
 from ..roleplay import card_update, ledger_timeline, script_buttons
 from ..roleplay.ask_dialog import AskDialog
@@ -116,7 +116,7 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self._build_chat_menu(menu)
         self.set_busy(False)
         try:
-            library.ensure_demo_card()  # the bundled card is always there to start from
+            library.ensure_demo_card(language())  # the window's language's demo card is always there to start from
         except OSError as e:
             log.warning("could not install the demo card: %s", e)
         self.refresh_tree()

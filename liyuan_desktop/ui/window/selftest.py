@@ -3,8 +3,9 @@
 Plays the demo's three beats through the UI (input box, Send, the ask dialog answered with the recorded option),
 then checks: status-bar frames get the persona's and the card's names; beats 1 and 2 sealed; beat 3 revised beat 2 in place, leaving exactly the seed's ``previous_after``;
 the ledger pane holds the seed's state after beat 2; the window has its icon and the About text shows the build
-(so a packaged app is checked for its icons and build info too). The expected texts below are the seed run's
-(golden) values, kept here as the check — the engine never reads them.
+(so a packaged app is checked for its icons and build info too). The demo is the window's language's
+(``core.paths.demo_set``: 青梧 in Chinese, Qingwu in English). The expected texts below are each demo's values (the
+Chinese ones the seed run's golden values), kept here as the check — the engine never reads them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Optional
 
 from ...core.ledger.state import format_state
 from ...core.llm.replay import ReplayModel
-from ...core.paths import demo_replay_path
+from ...core.paths import demo_set
+from ..infra.i18n import language
 
 EXPECTED_STATE_AFTER_BEAT2 = (
     "时间：傍晚（雨中）\n地点：青梧的客栈（檐外下雨）\n"
@@ -32,6 +34,34 @@ EXPECTED_PREVIOUS_AFTER = (
     "*她把擦干的杯子放进托盘，这才抬起眼，正正地看着你。*\n\n"
     "「客官要寻的若是他，怕是寻不到什么了。」*她顿了顿，语气依旧和缓，却比方才多了几分认真。*「这些年，他过得好吗？」\n"
 )
+#: The English demo (cards/Qingwu): the same checks on its script's values.
+EXPECTED_STATE_AFTER_BEAT2_EN = (
+    "Time: Dusk (raining)\nPlace: Rainsong Inn (raining)\n"
+    "Qingwu: affinity 8; status: innkeeper; at: Rainsong Inn; notes: knows about Master Huaijin but is guarded and "
+    "evasive, seems to have old feelings for him; took down the old umbrella with the broken rib, wiped it and hung "
+    "it back; answered calmly that Huaijin has been gone ten years, fate unknown, then asked the Traveller where they "
+    "come from and why they are looking\nTraveller: affinity 2; at: Rainsong Inn\n"
+    "Traveller's nights booked: three\nTraveller is asking about: Master Huaijin (left from the North Ferry ten years "
+    "ago)\nQingwu on Huaijin: knows, but won't say much\n"
+    "Plot threads: \"The Traveller is looking for Master Huaijin, who left from the North Ferry ten years ago\" "
+    "\"The old umbrella on the wall, broken rib and scorch mark, seems tied to Huaijin; Qingwu has feelings for him she "
+    "won't speak of\" \"Qingwu asked the Traveller where they come from and why they are looking for Huaijin; the "
+    "Traveller has not answered yet\""
+)
+EXPECTED_PREVIOUS_AFTER_EN = (
+    "*You set down your cup and ask it straight: \"Shen Huaijin — is he still alive? In ten years, has he ever come "
+    "back?\"*\n\n"
+    "*Qingwu is drying a teacup. Her thumb goes once around the rim; her hands don't stop, only slow. The rain outside "
+    "suddenly sounds closer, drop by drop on the flagstones, as if pressing your question down for her.*\n\n"
+    "\"No.\" *Her voice is level; nothing rises or falls in it.* \"Ten years, and not a message, not half a page. "
+    "Alive or dead, I couldn't tell you. The town stopped counting him long ago.\"\n\n"
+    "*She sets the dry cup on the tray, and only then looks up and meets your eyes.*\n\n"
+    "\"If it's him you've come for, I'm afraid there's little left to find.\" *She pauses; her tone is as mild as "
+    "before, but more serious now.* \"All these years — has he been well?\"\n"
+)
+#: What each demo must leave (``paths.demo_set(...).language`` → (ledger after beat 2, beat 2 after beat 3)).
+EXPECTED = {"zh": (EXPECTED_STATE_AFTER_BEAT2, EXPECTED_PREVIOUS_AFTER),
+            "en": (EXPECTED_STATE_AFTER_BEAT2_EN, EXPECTED_PREVIOUS_AFTER_EN)}
 
 
 async def _wait(pred, timeout: float) -> bool:
@@ -58,7 +88,10 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
     report["frame_names"] = names
     if names != {"user": win.chat.persona, "char": win.chat.card.name}:
         report["errors"].append(f"status-bar frames got the names {names!r}, not the persona's and the card's")
-    answers = [a for b in ReplayModel.from_file(demo_replay_path()).beats for a in b.ask_answers]  # as recorded
+    demo = demo_set(language())  # the demo start_demo played: the window's language's
+    want_state, want_previous = EXPECTED[demo.language]
+    report["demo"] = demo.library_name
+    answers = [a for b in ReplayModel.from_file(demo.replay).beats for a in b.ask_answers]  # as recorded
     for i in range(3):
         text = win.input.toPlainText().strip()
         if not text:
@@ -85,11 +118,11 @@ async def run_self_test(win, screenshot: Optional[str] = None, timeout: float = 
         report["beats"].append({"outcome": r.outcome, "sealed": r.sealed, "revised_previous": r.revised_previous})
     res = win.results
     ok = len(res) == 3 and res[0].sealed and res[1].sealed and res[2].revised_previous
-    if len(res) == 3 and res[2].revised_text != EXPECTED_PREVIOUS_AFTER:
+    if len(res) == 3 and res[2].revised_text != want_previous:
         ok = False
         report["errors"].append("beat 3 did not leave the seed's previous_after")
-    shown = format_state(win.state_pane.state)
-    report["ledger_matches_seed"] = shown == EXPECTED_STATE_AFTER_BEAT2
+    shown = format_state(win.state_pane.state, demo.language)  # the ledger in the demo chat's language
+    report["ledger_matches_seed"] = shown == want_state
     ok = ok and report["ledger_matches_seed"]
     # packaging: the icon and the About facts come from files a build must carry (resources/icons, _build_info)
     from ..dialogs.about import about_html, build_label
