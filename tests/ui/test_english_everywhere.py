@@ -7,7 +7,8 @@ and button, the draft pane's activity list and status, the ledger pane, the tabs
 line of output) after removing the allowed content: every string of the demo card (names, lore titles and keys,
 the opening) and of its recording (the user's lines, the model's drafts and tool arguments, the scribe's patches —
 i.e. the story and the ledger values) and the data folder path (folder names are data). CJK punctuation
-(「」（）：；、) is not an ideograph and is allowed as a separator."""
+(「」（）：；、) is not an ideograph and is allowed as a separator. In English the demo is the English one
+(cards/Qingwu, ``core.paths.demo_set``): its content holds no CJK, so only the data folder's names are allowed."""
 
 from __future__ import annotations
 
@@ -55,11 +56,12 @@ def _strings(value, out: set[str]) -> None:
 _STORY_FIELDS = ("text", "draft", "state", "question", "options", "answer", "title", "card_name", "persona")
 
 
-def allowed_content(data: Path) -> list[str]:
-    """The story and card data of the demo (module doc) and of the chats the run saved under ``data`` (their story
-    fields and folder names), longest first."""
+def allowed_content(data: Path, demo: str = "en") -> list[str]:
+    """The story and card data of the ``demo`` language's demo (module doc; in English the English demo, which holds
+    no CJK at all, so only the folder names below are left) and of the chats the run saved under ``data`` (their
+    story fields and folder names), longest first."""
     out: set[str] = {str(data)}
-    for f in (demo_card_path(), demo_replay_path()):
+    for f in (demo_card_path(demo), demo_replay_path(demo)):
         _strings(json.loads(Path(f).read_text("utf-8")), out)
     for session in Path(data).glob("cards/*/对话/*/session.jsonl"):
         for line in session.read_text("utf-8").splitlines():
@@ -100,7 +102,10 @@ def test_cli_demo_in_english(tmp_path):
     lines = (p.stdout + p.stderr).splitlines()
     assert any(line.startswith("━━ Beat 3 ━━") for line in lines) and "The demo is over." in p.stdout
     assert any("looked up “" in line for line in lines) and any(line.startswith("[World state]") for line in lines)
-    bad = chrome_cjk(lines, allowed_content(data))
+    assert "— Opening · Qingwu —" in lines  # the English demo's opening, under its title in English
+    allowed = allowed_content(data)
+    assert all(a.startswith(str(data)) for a in allowed), allowed  # the English demo allows no CJK but folder names
+    bad = chrome_cjk(lines, allowed)
     assert bad == [], "\n".join(bad)
 
 
@@ -157,7 +162,10 @@ async def test_window_demo_in_english(qtbot, english):
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         win.grab().save(str(Path(shots) / "demo-english.png"))
-    bad = chrome_cjk([t for t in texts if t], allowed_content(home()))
+    assert await js(win, "document.querySelector('.opening-title').textContent") == "Opening · Qingwu"
+    allowed = allowed_content(home())
+    assert all(a.startswith(str(home())) for a in allowed), allowed  # no CJK but the data folder's names
+    bad = chrome_cjk([t for t in texts if t], allowed)
     assert bad == [], "\n".join(bad)
 
 
@@ -188,7 +196,7 @@ async def test_live_switch_rerenders_texts_built_with_values(qtbot):
         assert any("looked up “" in t for t in english) and any(t.startswith("Scribe's ledger: ") for t in english)
         assert any("is in your words this beat" in t for t in english)
         assert "Model: replay model" in english[0] and english[1].startswith("Sealed · version ")
-        bad = chrome_cjk([t for t in english if t], allowed_content(home()))
+        bad = chrome_cjk([t for t in english if t], allowed_content(home(), "zh"))  # a Chinese chat, in English
         assert bad == [], "\n".join(bad)
         set_language("zh")
         win._language_changed("zh")

@@ -46,8 +46,9 @@ from liyuan_desktop.ui.window.main_window import MainWindow
 OPENS_A_WINDOW = ("…", "...")
 
 
-#: Views that show what the model was sent (the prompt, in the chat's language: the demo card is Chinese), not chrome.
-PROMPT_VIEWS = {"inspectText"}
+#: Views left out of the reading: none. The prompt view (what the model was sent, in the chat's language) was left out
+#: while the demo was Chinese; in English the demo is the English one (cards/Qingwu), so its prompt is read too.
+PROMPT_VIEWS: set[str] = set()
 
 
 def deep_texts(top: QWidget) -> list[str]:
