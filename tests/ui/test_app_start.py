@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from liyuan_desktop.core import settings as S
 from liyuan_desktop.ui.window.main_window import MainWindow
 
@@ -47,13 +49,16 @@ async def test_window_state_and_last_chat_restored(qtbot):
     assert all(abs(a / sum(after) - b / sum(before)) < 0.02 for a, b in zip(after, before)), (after, before)
 
 
-def test_self_test_passes_as_a_user_runs_it(tmp_path):
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home")}
+@pytest.mark.parametrize("lang, demo", [("zh", "青梧"), ("en", "Qingwu")])
+def test_self_test_passes_as_a_user_runs_it(tmp_path, lang, demo):
+    """In each language the self-test plays that language's demo (core/paths.py demo_set) and checks its values."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "LIYUAN_HOME": str(tmp_path / "home"), "LIYUAN_LANG": lang}
     shot = tmp_path / "shot.png"
     p = subprocess.run([sys.executable, "-m", "liyuan_desktop", "--self-test", "--screenshot", str(shot)],
                        capture_output=True, text=True, env=env, timeout=240)
     report = json.loads(p.stdout.strip().splitlines()[-1])
     assert p.returncode == 0, (report, p.stderr[-2000:])
-    assert report["passed"] and report["ledger_matches_seed"]
+    assert report["passed"] and report["ledger_matches_seed"] and report["demo"] == demo
+    assert report["frame_names"]["char"] == demo
     assert [b["outcome"] for b in report["beats"]] == ["sealed", "sealed", "revised_previous"]
     assert shot.exists() and shot.stat().st_size > 10_000
