@@ -81,7 +81,7 @@ def test_cli_demo_agent_json(tmp_path):
 
     g = load_golden("agent.json")
     env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-    p = subprocess.run([sys.executable, "-m", "liyuan_desktop", "chat", "--demo-agent", "--json"], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "liyuan_desktop", "--lang", "zh", "chat", "--demo-agent", "--json"], capture_output=True,
                        text=True, env=env, timeout=120)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)

@@ -135,7 +135,7 @@ async def test_round3_previous_edit(tmp_path):
 def test_cli_demo_json_reproduces_rounds(tmp_path):
     gs = [load_golden(f"round{i}.json") for i in (1, 2, 3)]
     env = {"LIYUAN_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"}
-    proc = subprocess.run([sys.executable, "-m", "liyuan_desktop", "chat", "--demo", "--json"], cwd=tmp_path,
+    proc = subprocess.run([sys.executable, "-m", "liyuan_desktop", "--lang", "zh", "chat", "--demo", "--json"], cwd=tmp_path,
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     beats = json.loads(proc.stdout)["beats"]
