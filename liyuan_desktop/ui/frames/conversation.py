@@ -283,7 +283,7 @@ def _js_arg(value: Any) -> str:
     return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def page_item(item: dict) -> dict:
+def page_item(item: dict[str, Any]) -> dict[str, Any]:
     """A copy of a transcript ``item`` as the page gets it: an opening's stored header line (「【开场 · 青梧】」 or
     "[Opening · Qingwu]", in the chat's language) becomes the title in the window's language (core messages
     ``opening.title``), written 「【…】」 — the line ``conversation.js`` shows as the opening's small title, never as
