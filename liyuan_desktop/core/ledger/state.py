@@ -195,7 +195,7 @@ def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchRes
             kept = _string_array(key, value, warnings)
             if kept is not None:
                 setattr(nxt, key, kept)
-                applied.append(message(f"led.patch.{key}", v="、".join(kept)))
+                applied.append(message(f"led.patch.{key}", v=list(kept)))
         elif key == "flags":
             if not isinstance(value, dict):
                 warnings.append(message("led.warn.flags_not_object", key=key))
