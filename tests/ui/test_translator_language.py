@@ -45,7 +45,7 @@ def test_settings_offers_a_translators_language_and_switches_to_it(qtbot, xx_cat
     start = (win.send_btn.text(), win.stop_btn.text(), win.tabs.tabText(1))
     assert start == ("发送", "停止", "账本")
     win.open_settings()
-    dlg = win._settings_dialog
+    dlg = win.settings_dialog
     combo = dlg.language_combo
     assert [combo.itemData(i) for i in range(combo.count())] == ["zh", "en", "xx"]
     assert [combo.itemText(i) for i in range(2)] == ["中文", "English"]
