@@ -55,7 +55,8 @@ async def shown_texts(win) -> list[str]:
     texts += [win.tabs.tabText(i) for i in range(win.tabs.count()) if win.tabs.isTabVisible(i)]
     pane = win.draft_pane
     texts += [pane.activity.item(i).text() for i in range(pane.activity.count())]
-    texts += [pane.status.text(), pane.meta.text(), pane.calls_label.text(), pane.context_label.text()]
+    texts += [pane.status.text(), pane.meta.text(), pane.calls_label.text(), pane.context_label.text(),
+              pane.reasoning_toggle.text(), *pane.stream.toPlainText().splitlines()]  # the call heads among them
     await wait_for(win.view.is_ready, 30)
     await wait_for(lambda: win.view.mode() != "", 10)
     page = await js(win, "document.body.innerText")
@@ -111,6 +112,7 @@ async def test_zh_to_en_and_back_keeps_the_chat_and_the_unsent_words(qtbot, zh):
     activity_zh = [win.draft_pane.activity.item(i).text() for i in range(win.draft_pane.activity.count())]
     assert activity_zh
     win.input.setPlainText(UNSENT)
+    geometry, sizes = win.geometry(), win.split.sizes()
     en = await _switch(win, "en")
     qtbot.addWidget(en)
     assert en is not win and en.isVisible() and not win.isVisible()
@@ -122,6 +124,10 @@ async def test_zh_to_en_and_back_keeps_the_chat_and_the_unsent_words(qtbot, zh):
     assert en.draft_pane.activity.count() == len(activity_zh)  # the beat's lines, made again in English
     texts = await shown_texts(en)
     assert any(t.startswith("Scribe's ledger: ") for t in texts), texts
+    assert "── call 2 ──" in texts, texts  # the stream's call heads, made again in English
+    assert en.geometry() == geometry  # where and as large as it was
+    # the columns as they were, as far as the English texts fit (a tab bar may need a wider right column)
+    assert sum(en.split.sizes()) == sum(sizes) and en.split.sizes()[0] <= sizes[0] + 1
     bad = chrome_cjk(texts, [UNSENT, *allowed_content(home())])
     assert bad == [], "\n".join(bad)
 

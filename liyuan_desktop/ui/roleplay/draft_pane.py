@@ -506,6 +506,8 @@ class DraftPane(QWidget):
         for seg in self._segs:
             if seg[0] == "text":
                 out.append(seg[1])
+            elif seg[0] == "head":
+                out.append(tr("draft.call.head", n=seg[1]))
             else:
                 out.append(f"\n→ {seg[1]} " + (seg[2].raw if raw else readable_args(seg[2].raw)))
         self.stream.setPlainText("".join(out))
@@ -599,7 +601,8 @@ class DraftPane(QWidget):
         self._say("calls_label", lambda: tr("draft.calls", n=n, max=most))
         self._args = {}
         if self.stream.toPlainText() or self._pending["stream"]:
-            self._stream_text(tr("draft.call.head", n=ev.round))
+            self._segs.append(["head", ev.round])  # a window text: made again in the current language (adopt)
+            self._pending["stream"] += tr("draft.call.head", n=ev.round)
 
 
     def _ev_delta(self, ev: Any) -> None:

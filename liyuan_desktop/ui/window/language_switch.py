@@ -157,6 +157,8 @@ def rebuild(win: Any) -> Any:
     win.save_window_state()
     new = type(win)(win.settings)
     new.restoreGeometry(state["geometry"])
+    if not (win.isMaximized() or win.isFullScreen()):
+        new.setGeometry(win.geometry())  # restoreGeometry fits a window to the screen: the same size, exactly
     new.show()  # before the chat is installed, as at start-up (the docks' arrangement is restored on a shown window);
     _restore(new, state, win)  # nothing is painted before this returns
     _move_settings_dialog(win, new)
@@ -217,6 +219,7 @@ def _restore(new: Any, state: dict[str, Any], old: Any) -> None:
     new.chapter_pane.editor.adopt(old.chapter_pane.editor)
     new.ledger_timeline.adopt(old.ledger_timeline)
     new.writing_panes.review.adopt(old.writing_panes.review)
+    new.layout().activate()  # the splitter has its final width now: the sizes are kept as they are, not rescaled
     new.split.setSizes(state["split"])
     index = state["tab_index"]
     if 0 <= index < new.tabs.count() and new.tabs.isTabVisible(index):
