@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .runtime import (  # noqa: F401 - NO_GPU_FLAG, NO_UNSANDBOXED_ZYGOTE_FLAG: the window's switches, named here too
     NO_GPU_FLAG,
@@ -138,7 +138,7 @@ def open_window(problem: Optional[str] = None):
     return win
 
 
-def _keep(win) -> None:
+def _keep(win: Any) -> None:
     """``win`` is the window on screen (:data:`_windows`), and so is each window a language switch builds in its
     place (``MainWindow.windowReplaced``, ui/window/language_switch.py)."""
     _windows[:] = [win]

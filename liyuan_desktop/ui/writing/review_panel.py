@@ -258,9 +258,11 @@ class ReviewPanel(RoomPane):
         if old.result is not None:
             self.result = old.result
             self.show_result(old.result)
-        row = old.tree.indexOfTopLevelItem(old.tree.currentItem()) if old.tree.currentItem() is not None else -1
-        if 0 <= row < self.tree.topLevelItemCount():
-            self.tree.setCurrentItem(self.tree.topLevelItem(row))
+        was = old.tree.currentItem()
+        row = old.tree.indexOfTopLevelItem(was) if was is not None else -1
+        item = self.tree.topLevelItem(row) if row >= 0 else None
+        if item is not None:
+            self.tree.setCurrentItem(item)
         self.refresh_pending()
 
     # -- commands -------------------------------------------------------------------------------------------
