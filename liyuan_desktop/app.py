@@ -17,7 +17,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from .runtime import (  # noqa: F401 - NO_GPU_FLAG, NO_UNSANDBOXED_ZYGOTE_FLAG: the window's switches, named here too
     NO_GPU_FLAG,
@@ -127,7 +127,7 @@ def open_window(problem: Optional[str] = None):
         win.read_only_reason = problem
         win.statusBar().showMessage(_tr("home.readonly.status"))
     win.show()
-    _windows[:] = [win]
+    _keep(win)
     from .ui.infra.cjk_font import cjk_hint
 
     font_hint = cjk_hint()  # no system Chinese font: which package brings one (issue 16)
@@ -136,6 +136,13 @@ def open_window(problem: Optional[str] = None):
     if problem:
         show_data_folder_problem(win, problem)
     return win
+
+
+def _keep(win: Any) -> None:
+    """``win`` is the window on screen (:data:`_windows`), and so is each window a language switch builds in its
+    place (``MainWindow.windowReplaced``, ui/window/language_switch.py)."""
+    _windows[:] = [win]
+    win.windowReplaced.connect(_keep)
 
 
 def _start_text(key: str) -> str:

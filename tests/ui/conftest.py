@@ -170,3 +170,22 @@ def _web_pages_go_before_the_profile(qapp):
         w.deleteLater()
     QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     QApplication.processEvents()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_teardown(item):
+    """A window the live language switch replaced (ui/window/language_switch.py: ``replaced_by``) is closed and
+    deleted by the switch itself: it is taken out of the widgets pytest-qt closes after the test, which would touch
+    the deleted C++ object (its Python wrapper lives on in the test's variables)."""
+    import shiboken6
+
+    widgets = getattr(item, "qt_widgets", None)
+    if widgets:
+        kept = []
+        for ref, before_close in widgets:
+            w = ref()
+            if w is not None and (not shiboken6.isValid(w) or getattr(w, "replaced_by", None) is not None):
+                continue
+            kept.append((ref, before_close))
+        item.qt_widgets = kept
+    return (yield)

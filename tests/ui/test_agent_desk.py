@@ -302,17 +302,20 @@ async def test_after_a_restore_the_pane_says_what_was_restored_and_how_to_undo(q
 
 
 def test_the_desk_follows_the_language_switch(pane, qtbot):
+    """The live switch builds the window's panes again in the new language (ui/window/language_switch.py): the
+    chapter list and the prose diff made in English say their counts and lines in English."""
     from liyuan_desktop.ui.infra import i18n
-    from liyuan_desktop.ui.window.retranslate import retranslate_tree
 
-    chat, p = pane
-    v = ProseDiffView()
-    qtbot.addWidget(v)
-    v.show_files([FileDiff(name="001.md", status="modified", old_text=_long(10), new_text=_long(10).replace("雨", "雪", 1))])
+    chat, _p = pane
     try:
         i18n.set_language("en")
-        retranslate_tree(p)
-        retranslate_tree(v)
+        p = ChapterTreePane()
+        qtbot.addWidget(p)
+        p.set_chat(chat)
+        v = ProseDiffView()
+        qtbot.addWidget(v)
+        v.show_files([FileDiff(name="001.md", status="modified", old_text=_long(10),
+                               new_text=_long(10).replace("雨", "雪", 1))])
         assert p.list.topLevelItem(0).text(1) == "15 words"
         assert v.plain_text().startswith("Changed 001.md") and "unchanged sentences" in v.plain_text()
     finally:

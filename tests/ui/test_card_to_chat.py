@@ -209,15 +209,22 @@ async def test_card_list_search_favourites_sort_tags_and_chat_lines(qtbot, tmp_p
     bar.sort.setCurrentIndex(bar.sort.findData("created"))
     assert shown_cards(win)[0] == "白鹭"
     assert b.name in shown_cards(win)
-    # the language switched: the sort's items and the rows' second lines follow
+    # the language switched (the window built again: ui/window/language_switch.py): the sort's items and the rows'
+    # second lines follow, the sort chosen stays
     set_language("en")
     try:
-        bar.retranslate()
+        win = win.language_changed("en")
+        qtbot.addWidget(win)
+        bar = win.card_bar
         assert [bar.sort.itemText(i) for i in range(3)] == ["Recent", "Name", "Created"]
+        assert bar.sort.currentData() == "created"
+        await wait_for(lambda: "白鹭" in top_rows(win) and top_rows(win)["白鹭"].childCount() > 0
+                       and "messages" in (top_rows(win)["白鹭"].child(0).data(0, DETAIL_ROLE) or ""))
         assert "3 messages" in top_rows(win)["白鹭"].child(0).data(0, DETAIL_ROLE)
     finally:
         set_language("zh")
-        bar.retranslate()
+        win = win.language_changed("zh")
+        qtbot.addWidget(win)
 
 
 async def test_a_card_with_200_chats_lists_them_from_the_worker(qtbot, tmp_path):

@@ -1,7 +1,8 @@
 """The live language switch re-renders the draft pane from message keys (issue 32 §1): after a beat played in
 Chinese — world info, a refused tool call, a notice, the scribe's applied lines and a warning — choosing English in
 the settings dialog turns every activity line and notice English (no CJK: the story text and names here are
-English), with the engine's reverse matcher made to fail; back to Chinese gives the Chinese lines again."""
+English), with the engine's reverse matcher made to fail; back to Chinese gives the Chinese lines again. The window
+is built again in the new language and its draft pane takes over the old one's lines (``DraftPane.adopt``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from liyuan_desktop.core.ledger import wording
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.messages import message
 from liyuan_desktop.ui.infra import i18n
+from liyuan_desktop.ui.window.language_switch import current
 from liyuan_desktop.ui.window.main_window import MainWindow
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
@@ -71,8 +73,10 @@ async def test_activity_lines_follow_a_live_language_switch(qtbot, tmp_path, mon
     monkeypatch.setattr(wording, "_APPLIED", ())
     try:
         win.open_settings()
-        dlg = win._settings_dialog
+        dlg = win.settings_dialog
         dlg.language_combo.setCurrentIndex(dlg.language_combo.findData("en"))
+        win = current(win)
+        qtbot.addWidget(win)
         en = _lines(win)
         assert len(en) == len(zh)
         assert not [t for t in en if CJK.search(t)], [t for t in en if CJK.search(t)]
@@ -82,6 +86,8 @@ async def test_activity_lines_follow_a_live_language_switch(qtbot, tmp_path, mon
         assert any("River: the key “river” is in your words this beat" in t for t in en)
         assert any(t.startswith("⚠ The card “Birch”") or t.startswith("⚠ ") and "Birch" in t for t in en)
         dlg.language_combo.setCurrentIndex(dlg.language_combo.findData("zh"))
+        win = current(win)
+        qtbot.addWidget(win)
         assert _lines(win) == zh  # back to Chinese: the very lines the beat showed
     finally:
         i18n.set_language("zh")
@@ -100,7 +106,8 @@ def test_a_damaged_settings_file_is_said_in_the_window_and_follows_the_language(
         lines = _lines(win)
         assert any(t.startswith("⚠ 设置文件 settings.json 已损坏") for t in lines), lines
         i18n.set_language("en")
-        win.draft_pane.retranslate()
+        win = win.language_changed("en")  # the window built again in English keeps the notice
+        qtbot.addWidget(win)
         en = [t for t in _lines(win) if t.startswith("⚠")]
         assert en and en[0].startswith("⚠ The settings file settings.json is damaged") and not CJK.search(en[0])
     finally:

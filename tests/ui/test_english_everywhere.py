@@ -191,7 +191,9 @@ async def test_live_switch_rerenders_texts_built_with_values(qtbot):
         chinese = shown()
         assert any("查「" in t for t in chinese) and any(t.startswith("场记记账：") for t in chinese)
         set_language("en")
-        win._language_changed("en")
+        win = win.language_changed("en")  # the window is built again in English (ui/window/language_switch.py)
+        qtbot.addWidget(win)
+        pane = win.draft_pane
         english = shown()
         assert any("looked up “" in t for t in english) and any(t.startswith("Scribe's ledger: ") for t in english)
         assert any("is in your words this beat" in t for t in english)
@@ -199,7 +201,9 @@ async def test_live_switch_rerenders_texts_built_with_values(qtbot):
         bad = chrome_cjk([t for t in english if t], allowed_content(home(), "zh"))  # a Chinese chat, in English
         assert bad == [], "\n".join(bad)
         set_language("zh")
-        win._language_changed("zh")
+        win = win.language_changed("zh")
+        qtbot.addWidget(win)
+        pane = win.draft_pane
         assert shown() == chinese  # and back, as it was
     finally:
         set_language("zh")

@@ -106,18 +106,18 @@ def test_json_toggle_carries_edits_both_ways(qtbot):
     assert pane.editing() == "" and not got
 
 
-def test_language_switch_retranslates_the_form(qtbot):
+def test_the_form_in_english(qtbot):
+    """The live switch builds the window's panes again in the new language (ui/window/language_switch.py)."""
     from liyuan_desktop.ui.infra.i18n import set_language
 
-    pane, _ = _pane(qtbot)
-    pane.start_edit()
     try:
         set_language("en")
-        pane.retranslate()
+        pane, _ = _pane(qtbot)
+        pane.start_edit()
         heads = [pane.form.chars.horizontalHeaderItem(i).text() for i in range(5)]
         assert heads == ["Name", "Affinity", "Status", "Where", "Notes"]
         assert pane.json_btn.text() == "Advanced (JSON)" and pane.save_btn.text() == "Save"
     finally:
         set_language("zh")
-        pane.retranslate()
+    pane, _ = _pane(qtbot)
     assert pane.form.chars.horizontalHeaderItem(0).text() == "名字"

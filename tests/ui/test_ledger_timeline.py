@@ -151,21 +151,26 @@ async def test_timeline_lists_reverts_and_charts(qtbot, tmp_path):
     QTest.mouseClick(chart.view.viewport(), Qt.MouseButton.LeftButton, pos=chart.position_of(4))
     await wait_for(lambda: pane.selected() == (4, None))
     assert chart.under.text() == "第 4 拍：-1"
-    # English, live: the heads and the rows follow
+    # English, live (the window is built again: ui/window/language_switch.py): the heads and the rows follow
     from liyuan_desktop.ui.infra.i18n import set_language
-    from liyuan_desktop.ui.window.retranslate import retranslate_tree
 
     set_language("en")
     try:
-        retranslate_tree(win)
+        win = win.language_changed("en")
+        qtbot.addWidget(win)
+        pane = win.ledger_timeline
+        assert win.tabs.currentWidget() is pane  # the tab shown stays shown
         assert win.tabs.tabText(win.tabs.indexOf(pane)) == "Ledger history"
         assert pane.tree.headerItem().text(2) == "Who" and rows(pane)[3][0] == "Beat 4 第4句"
         assert "characters.阿棠.affinity | 15 → -100 | scribe | 她生气了" in rows(pane)[3][1]
         assert pane.revert_beat_btn.text() == "Revert this beat"
-        assert pane.selected() == (4, None)  # the repaint keeps the selection
+        assert pane.selected() == (4, None)  # the new pane keeps the selection
     finally:
         set_language("zh")
-        retranslate_tree(win)
+        win = win.language_changed("zh")
+        qtbot.addWidget(win)
+        pane = win.ledger_timeline
+    assert pane.selected() == (4, None) and rows(pane)[3][0] == "第 4 拍 第4句"
     shot = Path(os.environ.get("LIYUAN_SHOT_DIR") or tmp_path) / "ledger_timeline.png"
     assert pane.grab().save(str(shot))
     assert shot.stat().st_size > 5000

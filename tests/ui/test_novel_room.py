@@ -294,15 +294,25 @@ async def test_a_novel_from_new_to_epub_in_the_manuscript_layout(qtbot, tmp_path
     assert room2.active and room2.docks["binder"].isVisible() and not room2.docks["review"].isVisible()
     assert room2.docks["agent"].isVisible()
 
-    # a language switch retitles the docks and the binder
+    # a language switch (the window built again: ui/window/language_switch.py) retitles the docks and the binder;
+    # the manuscript layout stays as it was arranged
     from liyuan_desktop.ui.infra import i18n
-    from liyuan_desktop.ui.window.retranslate import retranslate_app
+    from liyuan_desktop.ui.window.language_switch import current
 
     try:
         i18n.set_language("en")
-        retranslate_app(win2)
+        win2.language_changed("en")  # once the writing room's gathering is over
+        await wait_for(lambda: current(win2) is not win2)
+        win2 = current(win2)
+        qtbot.addWidget(win2)
+        room2 = win2.novel_room
+        assert room2.active and room2.docks["binder"].isVisible() and not room2.docks["review"].isVisible()
         assert room2.docks["binder"].windowTitle() == "Binder" and room2.docks["agent"].windowTitle() == "Agent"
         assert room2.binder.tree.headerItem().text(0) == "Volume / chapter"
     finally:
         i18n.set_language("zh")
-        retranslate_app(win2)
+        win2.language_changed("zh")
+        await wait_for(lambda: current(win2) is not win2)
+        win2 = current(win2)
+        qtbot.addWidget(win2)
+    assert win2.novel_room.docks["binder"].windowTitle() != "Binder"

@@ -54,7 +54,7 @@ def test_settings_language_switch_moves_qt_buttons_live(qtbot):
         apply_qt_language("zh")  # as open_window does for a Chinese window
         assert CJK.search(_button_texts()[0])
         win.open_settings()
-        dlg = win._settings_dialog
+        dlg = win.settings_dialog
         dlg.language_combo.setCurrentIndex(dlg.language_combo.findData("en"))
         assert not any(CJK.search(t) for t in _button_texts())
         dlg.language_combo.setCurrentIndex(dlg.language_combo.findData("zh"))

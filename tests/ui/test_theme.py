@@ -124,7 +124,7 @@ def test_settings_dialog_offers_system_first_and_saving_applies_it(qtbot):
     qtbot.addWidget(win)
     try:
         win.open_settings()
-        dlg = win._settings_dialog
+        dlg = win.settings_dialog
         combo = dlg.theme_combo
         assert [combo.itemData(i) for i in range(combo.count())] == ["system", "light", "dark"]
         assert combo.itemText(0) == "跟随系统"

@@ -15,6 +15,7 @@ from babel.messages.mofile import write_mo  # noqa: E402
 from liyuan_desktop.core import catalog_files  # noqa: E402
 from liyuan_desktop.core.settings import AppSettings, language_for_run  # noqa: E402
 from liyuan_desktop.ui.infra import i18n  # noqa: E402
+from liyuan_desktop.ui.window.language_switch import current  # noqa: E402
 from liyuan_desktop.ui.window.main_window import MainWindow  # noqa: E402
 
 
@@ -45,13 +46,15 @@ def test_settings_offers_a_translators_language_and_switches_to_it(qtbot, xx_cat
     start = (win.send_btn.text(), win.stop_btn.text(), win.tabs.tabText(1))
     assert start == ("发送", "停止", "账本")
     win.open_settings()
-    dlg = win._settings_dialog
+    dlg = win.settings_dialog
     combo = dlg.language_combo
     assert [combo.itemData(i) for i in range(combo.count())] == ["zh", "en", "xx"]
     assert [combo.itemText(i) for i in range(2)] == ["中文", "English"]
     assert combo.itemText(2) == "xx"  # a code with no known name is shown as the code
     combo.setCurrentIndex(combo.findData("xx"))
     assert i18n.language() == "xx"
+    win = current(win)  # built again in the new language (ui/window/language_switch.py)
+    qtbot.addWidget(win)
     assert (win.send_btn.text(), win.stop_btn.text(), win.tabs.tabText(1)) == ("Ekspedi", "Stop", "Libro")
     assert "English" in win.statusBar().currentMessage()  # a key the catalog lacks: English
     saved = dlg.collect()
@@ -61,4 +64,6 @@ def test_settings_offers_a_translators_language_and_switches_to_it(qtbot, xx_cat
     assert language_for_run(saved, env={}) == "en"  # the catalog removed later: English, not an error
     catalog_files.set_locale_dirs([xx_catalog])
     combo.setCurrentIndex(combo.findData("zh"))
+    win = current(win)
+    qtbot.addWidget(win)
     assert (win.send_btn.text(), win.stop_btn.text(), win.tabs.tabText(1)) == start

@@ -232,20 +232,26 @@ async def test_writing_room_panes_on_a_ten_chapter_project(qtbot):
     assert ed.name == "006-章6.md" and ed.text.textCursor().selectedText() == "「我回来了。」老周笑道。"
 
 
-    # the language switch re-renders the panes (ui/window/retranslate.py calls their retranslate())
+    # the language switch builds the window again (ui/window/language_switch.py): the panes in English, the review
+    # panel keeps its chapter and findings
     from liyuan_desktop.ui.infra import i18n
-    from liyuan_desktop.ui.window.retranslate import retranslate_tree
 
+    found = [f.kind for f in wp.review.findings()]
     i18n.set_language("en")
     try:
-        retranslate_tree(win)
-        assert wp.outline.tree.headerItem().text(1) == "Status" and wp.outline.chapter_items()[0].text(1) == "drafted"
+        win = win.language_changed("en")
+        qtbot.addWidget(win)
+        wp, tabs = win.writing_panes, win.tabs
+        await wait_for(lambda: wp.outline.chapter_items() and wp.outline.chapter_items()[0].text(1) == "drafted")
+        assert wp.outline.tree.headerItem().text(1) == "Status"
         assert tabs.tabText(tabs.indexOf(wp.threads)) == "Threads" and wp.threads.tree.headerItem().text(3) == "Due by"
-        assert wp.review.tree.headerItem().text(0) == "Kind" and wp.review.findings()
+        assert wp.review.tree.headerItem().text(0) == "Kind" and [f.kind for f in wp.review.findings()] == found
     finally:
         i18n.set_language("zh")
-        retranslate_tree(win)
-    assert wp.outline.chapter_items()[0].text(1) == "初稿"
+        win = win.language_changed("zh")
+        qtbot.addWidget(win)
+        wp, tabs = win.writing_panes, win.tabs
+    await wait_for(lambda: wp.outline.chapter_items() and wp.outline.chapter_items()[0].text(1) == "初稿")
 
     # a role-play chat hides the tabs
     wp.set_chat(None)

@@ -972,10 +972,6 @@ class ConversationView(QWebEngineView):
         log.warning("conversation view: render process ended (%s, %s); reloading", status, exit_code)
         self._reload_page()
 
-    def refresh_strings(self) -> None:
-        """The language switched: the page's own texts (its buttons and notices) again (ui/window/retranslate.py)."""
-        self._call("setStrings", page_strings())
-
     def _reload_page(self) -> None:
         """Load the host page (``self._url``) afresh and replay the mirror: after a render-process crash, after the
         Python watchdog ended a stuck renderer, or when the page variant changes (a trusted card)."""

@@ -330,24 +330,6 @@ def set_language(lang: str) -> None:
     (``core/catalog_files.available``); anything else means Chinese."""
     global _LANG
     _LANG = lang if lang in ("zh", "en") or lang in available_languages() else "zh"
-    if _LANG not in _SHOWN:
-        _SHOWN.append(_LANG)
-
-
-_SHOWN = ["zh", "en"]  # the languages the window may hold texts in (the live switch looks texts up in each)
-
-
-def shown_languages() -> tuple[str, ...]:
-    """The languages a widget's text may be in when the language changes (``ui/window/retranslate.py``): "zh",
-    "en", then every translator's language the window was switched to in this process, in that order."""
-    return tuple(_SHOWN)
-
-
-def text_in(key: str, entry: dict[str, str], lang: str) -> str:
-    """``entry``'s text in ``lang`` as :func:`tr` would show it, unformatted ("" when it has none)."""
-    if lang not in ("zh", "en") and lang not in entry:
-        return other_language_text(key, entry, lang)
-    return entry.get(lang) or ""
 
 
 def available_languages() -> list[str]:

@@ -4,7 +4,7 @@ ships in the PySide6 wheel (``QLibraryInfo.path(TranslationsPath)``).
 
 :func:`apply_qt_language` installs that catalog on the application when the language is Chinese and removes it for
 English, so Qt's texts follow the window: at start (``app.open_window``) and on the live switch in Settings
-(``MainWindow._language_changed``). A dialog created after the switch shows the new language; one already open keeps
+(``MainWindow.language_changed``). A dialog created after the switch shows the new language; one already open keeps
 the text it was built with (as in Qt itself).
 """
 

@@ -228,8 +228,10 @@ class DraftPane(QWidget):
         self.activity = QListWidget()
         self.activity.setObjectName("draftActivity")
         self.activity.setWordWrap(True)
-        #: how each activity line is made, one per item: called again on a language switch (:meth:`retranslate`)
-        self._lines: list[Callable[[], str]] = []
+        #: how each activity line is made and its colour, one per item: made again by :meth:`adopt` in a new window
+        self._lines: list[tuple[Callable[[], str], str]] = []
+        #: how the status, call count, token lines and unsealed banner were made (attribute name → maker; :meth:`adopt`)
+        self._says: dict[str, Callable[[], str]] = {}
         split.addWidget(self.activity)
         split.setSizes([320, 160, 160])
         lay.addWidget(split, 1)
@@ -253,7 +255,7 @@ class DraftPane(QWidget):
         self.turn: Optional[str] = None
         self._max_rounds = 20
         self._round = 0
-        self._tokens: list[str] = []
+        self._tokens: list[Callable[[], str]] = []  # each model call's token line, made in the current language
         self.reasoning_chars = 0
         self._beat_prompt = 0
         self._beat_cached = 0
@@ -435,21 +437,47 @@ class DraftPane(QWidget):
 
     def _line(self, make: Callable[[], str], color: str = "") -> None:
         """Add an activity line: ``make()`` gives its text in the current language (engine messages kept as
-        messages in the closure, never as text), called again by :meth:`retranslate`."""
-        self._lines.append(make)
+        messages in the closure, never as text), called again by :meth:`adopt`."""
+        self._lines.append((make, color))
         it = QListWidgetItem(make())
         if color:
             it.setForeground(QColor(colors()["error" if color == "red" else "warn" if color == "yellow" else "ok"]))
         self.activity.addItem(it)
         self.activity.scrollToBottom()
 
-    def retranslate(self) -> None:
-        """The language switch (``ui/window/retranslate.py``): every activity line made again from what it was
-        made of — engine messages by their keys, window texts by theirs; story text (questions, names) as it was."""
-        for i, make in enumerate(self._lines):
-            it = self.activity.item(i)
-            if it is not None:
-                it.setText(make())
+    def _say(self, name: str, make: Callable[[], str]) -> None:
+        """Set label ``name`` (an attribute: ``status``, ``calls_label``, ``meta``, ``banner_label``) to ``make()``,
+        kept so :meth:`adopt` makes it again in another language."""
+        self._says[name] = make
+        getattr(self, name).setText(make())
+
+    def adopt(self, old: "DraftPane") -> None:
+        """Show what ``old`` shows — the beat's draft, activity lines, streamed output and reasoning, status, call
+        count, token lines, banner, cache share and the beat it belongs to — made again in the current language from
+        what each text was made of (engine messages by their keys, window texts by theirs; story text as it was).
+        The language switch builds a new window and its pane takes over the old one's (ui/window/language_switch.py).
+        The context meter and the crash-recovery banners are not taken: the window sets them from the chat."""
+        old._flush_text()
+        self.reset()
+        for make, color in old._lines:
+            self._line(make, color)
+        self._tokens = list(old._tokens)
+        for name, make in old._says.items():
+            self._say(name, make)
+        self.draft.setPlainText(old.draft.toPlainText())
+        self._segs = [list(seg) for seg in old._segs]
+        self._args = dict(old._args)
+        self.raw_toggle.setChecked(old.raw_toggle.isChecked())
+        self._rerender_stream()
+        self.reasoning.setPlainText(old.reasoning.toPlainText())
+        self.reasoning_chars = old.reasoning_chars
+        self.reasoning_toggle.setChecked(old.reasoning_toggle.isChecked())
+        self._toggle_reasoning(self.reasoning_toggle.isChecked())
+        self.banner.setVisible(not old.banner.isHidden())
+        self._round, self._max_rounds = old._round, old._max_rounds
+        self._beat_prompt, self._beat_cached = old._beat_prompt, old._beat_cached
+        self._show_cache()
+        self.beat_id, self.turn = old.beat_id, old.turn
 
     def _flush_text(self) -> None:
         for key, box in (("stream", self.stream), ("reasoning", self.reasoning)):
@@ -478,6 +506,8 @@ class DraftPane(QWidget):
         for seg in self._segs:
             if seg[0] == "text":
                 out.append(seg[1])
+            elif seg[0] == "head":
+                out.append(tr("draft.call.head", n=seg[1]))
             else:
                 out.append(f"\n→ {seg[1]} " + (seg[2].raw if raw else readable_args(seg[2].raw)))
         self.stream.setPlainText("".join(out))
@@ -497,6 +527,7 @@ class DraftPane(QWidget):
         self._round = 0
         self._tokens = []
         self.banner.setVisible(False)
+        self._says = {}
         self.status.setText("—")
         self.meta.setText("")
         self.calls_label.setText("")
@@ -510,9 +541,10 @@ class DraftPane(QWidget):
         self.draft.setPlainText(draft)
         sealed = outcome in ("sealed", "discussed")
         if outcome == "revised_previous":  # a revision is not an unsealed beat: it ended by editing the reply before
-            self.status.setText(tr("dp.revised.beat"))
+            self._say("status", lambda: tr("dp.revised.beat"))
         else:
-            self.status.setText(tr("draft.status.version", state=tr("sealed") if sealed else tr("unsealed"), version=version))
+            self._say("status", lambda: tr("draft.status.version", state=tr("sealed") if sealed else tr("unsealed"),
+                                           version=version))
         if tokens:
             self._beat_prompt = int(tokens.get("prompt") or 0)
             self._beat_cached = int(tokens.get("cached") or 0)
@@ -522,7 +554,7 @@ class DraftPane(QWidget):
         """Show an unfinished beat found on the branch (e.g. after reopening a chat)."""
         self.reset()
         self.draft.setPlainText(draft)
-        self.status.setText(tr("draft.status.version", state=tr("unsealed"), version=version))
+        self._say("status", lambda: tr("draft.status.version", state=tr("unsealed"), version=version))
         self.banner.setVisible(True)
 
     def show_recovery(self, gaps: int, unanswered: Optional[str], cut_turn: Optional[str] = None) -> None:
@@ -550,7 +582,8 @@ class DraftPane(QWidget):
     def _ev_beat_started(self, ev: Any) -> None:
         """A beat began: reset, say which world info it activated and why."""
         self.reset()
-        self.status.setText(tr("draft.running", n=ev.beat))
+        beat = ev.beat
+        self._say("status", lambda: tr("draft.running", n=beat))
         if ev.activated:
             names = list(ev.activated)
             self._line(lambda: tr("draft.lore", names=tr("sep.list").join(names)))
@@ -564,10 +597,12 @@ class DraftPane(QWidget):
         """A model call began: the call count, a heading in the stream after the first."""
         self._round = ev.round
         self._max_rounds = ev.max_rounds
-        self.calls_label.setText(tr("draft.calls", n=ev.round, max=ev.max_rounds))
+        n, most = ev.round, ev.max_rounds
+        self._say("calls_label", lambda: tr("draft.calls", n=n, max=most))
         self._args = {}
         if self.stream.toPlainText() or self._pending["stream"]:
-            self._stream_text(tr("draft.call.head", n=ev.round))
+            self._segs.append(["head", ev.round])  # a window text: made again in the current language (adopt)
+            self._pending["stream"] += tr("draft.call.head", n=ev.round)
 
 
     def _ev_delta(self, ev: Any) -> None:
@@ -603,11 +638,13 @@ class DraftPane(QWidget):
         self._beat_cached += int(getattr(ev, "cached_tokens", 0) or 0)
         self._show_cache()
         if ev.prompt_tokens:
-            share = 100 * ev.cached_tokens / ev.prompt_tokens
-            approx = tr("draft.tokens.approx") if (ev.usage or {}).get("estimated") else ""  # server sent none
-            self._tokens.append(approx + tr("draft.tokens", n=ev.round, p=ev.prompt_tokens, c=ev.cached_tokens,
-                                            share=f"{share:.0f}", o=ev.completion_tokens))
-            self.meta.setText("\n".join(self._tokens[-2:]))
+            share = f"{100 * ev.cached_tokens / ev.prompt_tokens:.0f}"
+            estimated = bool((ev.usage or {}).get("estimated"))  # the server sent none
+            n, p, c, o = ev.round, ev.prompt_tokens, ev.cached_tokens, ev.completion_tokens
+            self._tokens.append(lambda: (tr("draft.tokens.approx") if estimated else "")
+                                + tr("draft.tokens", n=n, p=p, c=c, share=share, o=o))
+            last = self._tokens[-2:]
+            self._say("meta", lambda: "\n".join(make() for make in last))
 
 
     def _ev_tool_finished(self, ev: Any) -> None:
@@ -623,8 +660,9 @@ class DraftPane(QWidget):
             self.banner.setVisible(False)
         self.draft.setPlainText(ev.text)
         self.draft.moveCursor(QTextCursor.MoveOperation.End)
-        state = tr("sealed") if ev.sealed else tr("draft")
-        self.status.setText(tr("draft.status.chars", state=state, version=ev.version, chars=ev.chars))
+        sealed, version, chars = ev.sealed, ev.version, ev.chars
+        self._say("status", lambda: tr("draft.status.chars", state=tr("sealed") if sealed else tr("draft"),
+                                       version=version, chars=chars))
 
 
     def _ev_activity(self, ev: Any) -> None:
@@ -644,7 +682,7 @@ class DraftPane(QWidget):
         version = ev.version
         self._line(lambda: tr("draft.revised", version=version))
         self.draft.setPlainText(ev.text)
-        self.status.setText(tr("draft.revising", version=ev.version))
+        self._say("status", lambda: tr("draft.revising", version=version))
 
 
     def _ev_scribe_finished(self, ev: Any) -> None:
@@ -674,16 +712,22 @@ class DraftPane(QWidget):
         """The beat ended: sealed, revised the previous beat, or unsealed (the banner)."""
         self._flush_text()
         if ev.sealed:
-            self.status.setText(f"{tr('sealed')} · " + self.status.text().split(" · ", 1)[-1])
+            before = self._says.get("status", lambda: self.status.text())  # the status so far, made in any language
+            self._say("status", lambda: f"{tr('sealed')} · " + before().split(" · ", 1)[-1])
             self.banner.setVisible(False)
         elif ev.outcome == "revised_previous":
             self.banner.setVisible(False)
         else:
-            said = say(ev.message) if ev.message else ""
-            self.banner_label.setText(f"{tr('unsealed')}" + (f"{tr('sep.colon')}{said}" if said and said != tr("unsealed") else ""))
+            message = ev.message
+
+            def said() -> str:
+                return say(message) if message else ""
+
+            self._say("banner_label", lambda: tr("unsealed") + (f"{tr('sep.colon')}{said()}"
+                                                                if said() and said() != tr("unsealed") else ""))
             self.banner.setVisible(bool(self.draft.toPlainText().strip()))
             if not self.banner.isVisible():
-                self.status.setText(said or tr("unsealed"))
+                self._say("status", lambda: said() or tr("unsealed"))
 
     #: event kind -> handler (:meth:`on_event`)
     _HANDLERS: dict[str, Callable[["DraftPane", Any], None]] = {

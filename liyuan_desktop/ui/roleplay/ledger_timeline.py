@@ -245,10 +245,23 @@ class LedgerTimelinePane(QWidget):
         lay = QVBoxLayout(self)
         lay.addWidget(split)
 
-    def retranslate(self) -> None:
-        """The language changed (ui/window/retranslate.py): the column heads and the rows again."""
-        self.tree.setHeaderLabels([tr(k) for k in ("lt.col.path", "lt.col.change", "lt.col.who", "lt.col.reason")])
+    def adopt(self, old: "LedgerTimelinePane") -> None:
+        """Show what ``old`` shows — its gathered timeline (when it is of the same chat), filter, series and
+        selected row — painted in the current language. The language switch builds a new window and this pane
+        takes over the old one's (ui/window/language_switch.py)."""
+        if old.chat is None or old.chat is not self.chat:
+            return
+        was, series = old.selected(), old.series_box.currentText()
+        self.filter.blockSignals(True)
+        self.filter.setText(old.filter.text())
+        self.filter.blockSignals(False)
+        if old.history is not None:
+            self.history, self.stale = old.history, old.stale
         self.fill()
+        if series:
+            self.series_box.setCurrentText(series)
+        self.reselect(*was)
+        self.update_buttons()
 
     # -- following the chat --------------------------------------------------------------------------------
     def set_chat(self, chat: Optional[Chat]) -> None:

@@ -135,15 +135,6 @@ class StatePane(QWidget):
     def _rerender(self) -> None:
         self.view.setHtml(ledger_html(self.state, *self._last))
 
-    def retranslate(self) -> None:
-        """Every text again in the current language (the read view re-rendered)."""
-        self.edit_btn.setText(tr("edit"))
-        self.save_btn.setText(tr("save"))
-        self.cancel_btn.setText(tr("cancel"))
-        self.json_btn.setText(tr("lform.form") if self.editing() == "json" else tr("lform.advanced"))
-        self.form.retranslate()
-        self._rerender()
-
     def show_state(self, state: WorldState, applied: Optional[list[str]] = None, warnings: Optional[list[str]] = None,
                    source: str = "") -> None:
         """Show ``state`` (and the last snapshot's applied list and warnings)."""

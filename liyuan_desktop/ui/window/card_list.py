@@ -266,14 +266,6 @@ class CardListBar(QWidget):
         self.fav_only.toggled.connect(lambda on: win.card_fav_only_changed(bool(on)))
         row.addWidget(self.fav_only)
 
-    def retranslate(self) -> None:
-        """The language switched (ui/window/retranslate.py): the sort's items and the rows' second lines again."""
-        for i, key in enumerate(SORTS):
-            self.sort.setItemText(i, tr(f"cards.sort.{key}"))
-        source = getattr(self.win, "tree_source", None)
-        if source is not None:
-            self.win.render_tree(*source)
-
     def sync_star(self, starred: Optional[bool]) -> None:
         """The star button for the selected card: ★ when starred, ☆ when not, off without a card."""
         self.star.setEnabled(starred is not None)

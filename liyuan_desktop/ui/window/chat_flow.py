@@ -123,12 +123,12 @@ class ChatFlowMixin(_Window):
             chat_work.release_chat(chat_obj)
             return False
         if self.chat_ref is not None:
-            self._inputs[self.chat_ref.dir] = self.input.toPlainText()
+            self.unsent_inputs[self.chat_ref.dir] = self.input.toPlainText()
         typed_before = self.input.toPlainText() if self.chat_ref is None else ""
         old = self.session.set_chat(card, chat, chat_obj, is_demo)
         self.display_worker.reset_issues()
         # each chat keeps its own unsent words; words typed before any chat was open go to the first one opened
-        self.input.setPlainText(self._inputs.get(chat.dir, "") or typed_before)
+        self.input.setPlainText(self.unsent_inputs.get(chat.dir, "") or typed_before)
         self._after_open()
         for w in chat_obj.load_warnings:  # kept in the activity list too: a status message is gone in 8 s
             self.statusBar().showMessage(show(w), 8000)  # an engine message (core/messages.py) in the window's language
@@ -173,7 +173,7 @@ class ChatFlowMixin(_Window):
         (:attr:`chatShown` with None). Safe to call when nothing is open."""
         old = self.chat
         if old is not None and self.chat_ref is not None:
-            self._inputs.pop(self.chat_ref.dir, None)
+            self.unsent_inputs.pop(self.chat_ref.dir, None)
         self.session.drop()
         self.display_worker.restart()
         self.view.set_transcript([], False)

@@ -77,6 +77,8 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
     """The app window. ``beatFinished(BeatResult)`` fires after every command (tests and the self-test use it)."""
 
     beatFinished = Signal(object)
+    windowReplaced = Signal(object)
+    """The language switch built a new window (the argument) in place of this one (ui/window/language_switch.py)."""
 
     def __init__(self, settings: Optional[AppSettings] = None):
         super().__init__()
@@ -88,9 +90,12 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self.demo_lines: list[str] = []
         self.last_result: Optional[BeatResult] = None
         self.results: list[BeatResult] = []
-        self._inputs: dict[str, str] = {}  # unsent text per chat folder
+        self.unsent_inputs: dict[str, str] = {}  # unsent text per chat folder
+        self.settings_dialog: Any = None  # the Settings dialog opened last (open_settings)
         self._closing = False
         self._panes_chat: Optional[Chat] = None  # the chat the panes were last set up for (see the module doc)
+        self.built_language = language()  # every text below comes from tr() in it (ui/window/language_switch.py)
+        self.replaced_by: Optional[MainWindow] = None  # the window a language switch built in place of this one
 
         left = self._build_left()
         centre = self._build_centre()
@@ -316,13 +321,13 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
 
             async def reopen() -> None:
                 if not await chat_work.open_chat_async(self, card, chat, quiet=True):
-                    self._show_home()
+                    self.show_home()
 
             return chat_work.spawn(self, reopen())
-        self._show_home()
+        self.show_home()
         return None
 
-    def _show_home(self) -> None:
+    def show_home(self) -> None:
         """The page shown when no chat is open: the card list (a model is configured) or the welcome page (which
         gives way to the card list as soon as a model is set up: :meth:`apply_settings`)."""
         if self.settings.active_provider:
@@ -352,24 +357,16 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
 
         dlg = SettingsDialog(self.settings, self)
         dlg.settingsSaved.connect(self.apply_settings)
-        dlg.languageChanged.connect(self._language_changed)
+        dlg.languageChanged.connect(self.language_changed)
         dlg.open()
-        self._settings_dialog = dlg
+        self.settings_dialog = dlg
 
-    def _language_changed(self, lang: str) -> None:
-        """The language switched (settings dialog): every window's texts again, now (issue 17, ui/retranslate)."""
-        from ..infra.qt_language import apply_qt_language
-        from .retranslate import retranslate_app
+    def language_changed(self, lang: str) -> Any:
+        """The language switched (settings dialog): the window is built again in ``lang`` — now, or when the running
+        beat or command ends (ui/window/language_switch.py). Returns the window on screen after the call."""
+        from . import language_switch
 
-        apply_qt_language(lang)  # Qt's standard buttons and file dialog follow (issue 32)
-        retranslate_app(self)
-        if self.chat is not None and not self.busy:  # texts built from the chat's state (panes, banner); the draft
-            self.reload_transcript()                 # pane keeps the beat's activity, switched by retranslate_app
-            self.refresh_state()
-            self._branches_changed(None)
-            self._show_recovery()
-            self.set_busy(self.busy)
-        self.statusBar().showMessage(tr("lang.switched"), 6000)
+        return language_switch.request(self, lang)
 
     def open_world_info_settings(self) -> None:
         """世界书设置: SillyTavern's world-info settings for all chats or for the open one (ui/world_info_settings)."""
@@ -391,7 +388,7 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         apply_theme(s.theme)  # the conversation follows through theme.notifier
         self.send_keys.sync()  # Enter sends or not (issue 26 §3): the input's placeholder says which
         if self.chat is None and self.view.mode() == "welcome" and s.active_provider:
-            self._show_home()  # a model is set up now: the welcome page stops offering to set one up
+            self.show_home()  # a model is set up now: the welcome page stops offering to set one up
         if self.chat is not None and not self.is_demo:
             self.chat.world_info_defaults = s.world_info  # the chat's own overrides stay on top
             model, scribe, _why = self.provider_models()

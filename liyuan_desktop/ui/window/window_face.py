@@ -49,7 +49,7 @@ class WindowFace(QMainWindow):
     ask_dialog: AskDialog
     demo_lines: list[str]
     _panes_chat: Optional[Chat]
-    _inputs: dict[str, str]
+    unsent_inputs: dict[str, str]
     _closing: bool
     last_result: Optional[BeatResult]
     results: list[BeatResult]

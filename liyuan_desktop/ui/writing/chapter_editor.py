@@ -277,6 +277,30 @@ class ChapterEditor(QWidget):
         self._update_title()
         return True
 
+    def adopt(self, old: "ChapterEditor") -> None:
+        """Show the chapter ``old`` shows, with its unsaved edits, cursor and focus mode (nothing when it shows
+        none). The language switch builds a new window and its editor takes over the old one's
+        (ui/window/language_switch.py): nothing typed is lost and nothing is saved on the way."""
+        if old.name is None:
+            return
+        self.story, self.history, self.name = old.story, old.history, old.name
+        self._disk_text, self._crlf = old._disk_text, old._crlf
+        self._autosave_timer.stop()
+        self.text.setPlainText(old.text.toPlainText())
+        self.text.document().setModified(old.text.document().isModified())
+        self.text.setReadOnly(old.text.isReadOnly())
+        cursor = self.text.textCursor()
+        cursor.setPosition(min(old.text.textCursor().position(), len(self.text.toPlainText())))
+        self.text.setTextCursor(cursor)
+        if old.autosave_pending and self.autosave_ms > 0:
+            self._autosave_timer.start(self.autosave_ms)
+        self._update_title()
+        self.update_words()
+        if not old.banner.isHidden():
+            self.check_disk()  # the conflict or the file gone is said again, in this language
+        if old.focus_mode:
+            self.set_focus_mode(True)
+
     def close_chapter(self) -> None:
         """Show nothing (the chapter was deleted, or the chat closed)."""
         self._autosave_timer.stop()

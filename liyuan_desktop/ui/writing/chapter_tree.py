@@ -219,11 +219,6 @@ class ChapterTreePane(StoryPane):
         typed = item.text(0)
         QTimer.singleShot(0, lambda: self.rename_to(name, typed) or self.refresh())  # not inside the item's own signal
 
-    def retranslate(self) -> None:
-        """The language switched: the rows' 字数 and tooltips again (ui/window/retranslate.py calls this)."""
-        self.refresh()
-        self.editor.update_words()
-
     def _words(self, c: Any) -> int:
         """字数 of chapter ``c`` (a ChapterInfo), cached by (name, size, mtime) so a refresh reads only changed files."""
         key = (c.name, c.size, c.mtime)

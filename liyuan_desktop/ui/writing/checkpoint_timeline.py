@@ -341,10 +341,6 @@ class CheckpointTimelinePane(StoryPane):
         self.card_text.setText("\n".join(body))
         self.card.show()
 
-    def retranslate(self) -> None:
-        """The language switched: the rows (who, what changed) again (ui/window/retranslate.py calls this)."""
-        self.refresh()
-
     def restore_summary(self) -> str:
         """One line for the window's centre pane after a restore (what, which files, the conversation, how to undo);
         "" when there is no restore to undo."""

@@ -58,16 +58,12 @@ STATE_VERSION = 1
 
 
 class RoomDock(QDockWidget):
-    """A dock of the manuscript layout, titled by catalog key ``key`` (again on a language switch: ui/window
-    /retranslate.py calls :meth:`retranslate` on every widget that has one)."""
+    """A dock of the manuscript layout, titled by catalog key ``key`` (a language switch builds the window again:
+    ui/window/language_switch.py)."""
 
     def __init__(self, key: str, parent: QWidget):
         super().__init__(tr(key), parent)
         self.key = key
-
-    def retranslate(self) -> None:
-        """The title in the current language."""
-        self.setWindowTitle(tr(self.key))
 
 
 class NovelRoom(QObject):

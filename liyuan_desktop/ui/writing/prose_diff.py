@@ -404,10 +404,6 @@ class ProseDiffView(QWidget):
                     self._lines([self._piece(c, p.op, p.text, budget) for p in b.pieces if p.op != "delete"]))
         return rows
 
-    def retranslate(self) -> None:
-        """The language switched: headers, fold lines and stats again (the live switch, ui/window/retranslate.py)."""
-        self.render()
-
     def plain_text(self) -> str:
         """What the view shows, as plain text."""
         return self.browser.toPlainText()

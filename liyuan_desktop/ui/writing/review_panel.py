@@ -247,12 +247,22 @@ class ReviewPanel(RoomPane):
         self.error.setVisible(bool(r.model_error))
         self._update_buttons()
 
-    def retranslate(self) -> None:
-        """The language changed (ui/window/retranslate.py): headers, the head line and the findings again."""
-        self.tree.setHeaderLabels(self.headers())
-        self.head.setText(tr("wr.review.chapter", file=self.file) if self.file else tr("wr.review.nochapter"))
-        if self.result is not None:
-            self.show_result(self.result)
+    def adopt(self, old: "ReviewPanel") -> None:
+        """Show what ``old`` shows — its chapter, review result (findings, summary), selected finding and the
+        local-only choice — made in the current language. The language switch builds a new window and this panel
+        takes over the old one's (ui/window/language_switch.py)."""
+        if old.chat is None or old.chat is not self.chat:
+            return
+        self.local.setChecked(old.local.isChecked())
+        self.set_chapter(old.file)
+        if old.result is not None:
+            self.result = old.result
+            self.show_result(old.result)
+        was = old.tree.currentItem()
+        row = old.tree.indexOfTopLevelItem(was) if was is not None else -1
+        item = self.tree.topLevelItem(row) if row >= 0 else None
+        if item is not None:
+            self.tree.setCurrentItem(item)
         self.refresh_pending()
 
     # -- commands -------------------------------------------------------------------------------------------

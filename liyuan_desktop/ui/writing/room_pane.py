@@ -70,7 +70,7 @@ def entry_tree(headers: list[str], *, flat: bool = False, stretch: int = 0) -> Q
 
 class RoomPane(QWidget):
     """A writing-room pane: ``set_chat(chat | None)``, ``show_data(data)`` (a ``writing_panes.RoomData``),
-    ``set_busy(bool)``, ``retranslate()``. Signals: ``openChapter(file, utf16 offset, length)``, ``changed()`` (what
+    ``set_busy(bool)``. Signals: ``openChapter(file, utf16 offset, length)``, ``changed()`` (what
     the pane shows changed: gather again). Subclasses set ``TITLE_KEY`` and ``HEADERS``, keep their tree in
     ``self.tree`` and override ``show_data`` and ``_update_buttons``."""
 
@@ -79,7 +79,7 @@ class RoomPane(QWidget):
 
     #: The catalog key of the pane's tab: the title of its message boxes.
     TITLE_KEY = ""
-    #: The catalog keys of the tree's columns (``retranslate`` sets them again).
+    #: The catalog keys of the tree's columns.
     HEADERS: tuple[str, ...] = ()
     #: The pane's tree of entries (every pane builds one, with :func:`entry_tree` or its own).
     tree: QTreeWidget
@@ -125,13 +125,6 @@ class RoomPane(QWidget):
     def show_data(self, data: Any) -> None:
         """Render ``data`` (a ``writing_panes.RoomData``; None empties). Subclasses draw their rows."""
         self.data = data
-
-    def retranslate(self) -> None:
-        """The language changed (ui/window/retranslate.py): headers and rows again."""
-        if self.HEADERS:
-            self.tree.setHeaderLabels(self.headers())
-        if self.data is not None:
-            self.show_data(self.data)
 
     def _update_buttons(self) -> None:
         """Enable what the selection and the busy state allow (subclasses)."""
