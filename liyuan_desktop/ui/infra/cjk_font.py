@@ -29,6 +29,7 @@ from typing import Optional
 
 from ... import runtime
 from ...platform_check import package_manager
+from . import i18n
 from .i18n import register, tr
 
 FONT_PACKAGES = {"apt": "fonts-noto-cjk", "dnf": "google-noto-sans-cjk-fonts", "pacman": "noto-fonts-cjk",
@@ -60,14 +61,17 @@ def cjk_hint(families: Optional[list[str]] = None, manager: Optional[str] = None
              bundled_in_use: Optional[bool] = None) -> Optional[str]:
     """The status-bar hint, or None when a system Chinese font exists. ``families``: the Simplified-Chinese families
     (default: Qt's font database, so call it after the QApplication exists); ``bundled_in_use`` (default: whether
-    :func:`prepare_fontconfig` added the bundled font) — then only other families count as the system's."""
+    :func:`prepare_fontconfig` added the bundled font) — then only other families count as the system's. With only
+    the bundled font, the hint is given in a Chinese window only (issue 32: an English desktop starts quiet)."""
     bundled_in_use = runtime.bundled_cjk_in_use() if bundled_in_use is None else bundled_in_use
     if families is None:
         from PySide6.QtGui import QFontDatabase
 
         families = QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese)
     own = [f for f in families if not (bundled_in_use and f in BUNDLED_FAMILIES)]
-    if own:
+    if own or (families and i18n.language() != "zh"):
+        # the bundled font shows Chinese well enough: only a Chinese window suggests a better one (an English user
+        # who never reads Chinese is not told to install fonts); text shown as boxes is said in every language
         return None
     pkg, cmd = install_hint_parts(manager)
     return tr("cjkfont.bundled" if families else "cjkfont.missing", pkg=pkg, cmd=cmd)

@@ -353,7 +353,8 @@ def show(value: object) -> str:
 def tr(key: str, **fmt: object) -> str:
     """The string for ``key`` in the current language, formatted with ``fmt``. A key the window does not know is
     looked up in the engine's catalog (``core/messages.py``); engine messages and exceptions among ``fmt`` are
-    rendered in the current language."""
+    rendered in the current language. An entry may hold a singular as ``"<lang>_one"`` (e.g. ``"en_one"``), used
+    when ``n`` is 1 (gettext's ngettext for the languages that inflect; Chinese does not)."""
     entry = STRINGS.get(key)
     if entry is None:
         entry = _CORE_CATALOG.get(key)
@@ -365,6 +366,8 @@ def tr(key: str, **fmt: object) -> str:
         text = other_language_text(key, entry, _LANG)  # a translator's catalog, English for a key it lacks
     else:
         text = (entry[_LANG] if entry.get(_LANG) is not None else entry.get("zh") or key) if entry else key
+        if entry and fmt.get("n") == 1 and entry.get(_LANG + "_one"):
+            text = entry[_LANG + "_one"]  # English "1 message", not "1 messages" (an entry's singular, "en_one")
     return text.format(**fmt) if fmt else text
 
 
@@ -627,7 +630,8 @@ STRINGS.update({
     "cards.fav.on": {"zh": "已收藏「{name}」", "en": "Starred “{name}”"},
     "cards.fav.off": {"zh": "已取消收藏「{name}」", "en": "Unstarred “{name}”"},
     "cards.fav.failed": {"zh": "收藏没有存下：{error}", "en": "Could not save the star: {error}"},
-    "cards.chat.line": {"zh": "{date} · {n} 条 · {text}", "en": "{date} · {n} messages · {text}"},
+    "cards.chat.line": {"zh": "{date} · {n} 条 · {text}", "en": "{date} · {n} messages · {text}",
+                        "en_one": "{date} · {n} message · {text}"},
     "cards.chat.empty": {"zh": "{date} · 还没有消息", "en": "{date} · no messages yet"},
     "cards.none": {"zh": "没有名字或标签含「{query}」的角色卡", "en": "No card has “{query}” in its name or tags"},
     "cards.opening": {"zh": "正在打开「{name}」最近的对话…", "en": "Opening the latest chat of “{name}”…"},
