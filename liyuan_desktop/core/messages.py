@@ -1755,6 +1755,10 @@ CATALOG: dict[str, dict[str, str]] = {
                                  "en": "The replay script is used up: all {total} recorded {what} replies have been "
                                        "played, call {n} has nothing to replay. The replay model can only replay a "
                                        "recorded chat."},
+    # a30loop (issue 30): a small local model's looping reply sealed with the prose before the loop (core/beat/loop.py)
+    "beat.cut_repeat_sealed": {"zh": "回复开始重复自己（{what}），已提前停下：重复的尾巴已剪掉，前面的正文已收笔。",
+                               "en": "The reply started repeating itself ({what}) and was stopped: the repeated tail "
+                                     "was cut and the prose before it sealed.", "nest": "what"},
 }
 
 
