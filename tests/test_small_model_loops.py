@@ -174,3 +174,21 @@ async def test_compact_prompt_lore_is_next_to_the_question_and_the_full_prompt_i
         assert "听雨轩是栖水镇上开了近百年的老客栈" in last
         orders[compact] = last.index("【相关设定】") > last.index("【语言】")
     assert orders == {True: True, False: False}
+
+
+def test_the_block_next_to_the_question_follows_the_chats_language():
+    """An English chat gets the English header (issue 32), last, and the echo filter still knows it as a block."""
+    from liyuan_desktop.core.beat.echo import INJECTION_HEADERS, strip_echo
+    from liyuan_desktop.core.ledger.state import WorldState
+    from liyuan_desktop.core.prompt.assemble import build_injection
+
+    lore = "[The Inn] The inn has stood for nearly a hundred years."
+    en = build_injection(WorldState(), ["The Inn"], [], "en", lore=lore, lore_last=True)
+    blocks = en.split("\n\n")
+    assert blocks[-2].startswith("[Relevant lore]") and blocks[-1] == lore
+    assert any(b.startswith("[Language]") for b in blocks[:-2]) and "【" not in en
+    zh = build_injection(WorldState(), ["听雨轩"], [], "zh", lore="【听雨轩】开了近百年。", lore_last=True)
+    assert zh.split("\n\n")[-2].startswith("【相关设定】") and zh.split("\n\n")[-2].startswith(INJECTION_HEADERS)
+    assert strip_echo(f"{en}\n\nShe smiled.", en) == "She smiled."
+    assert build_injection(WorldState(), ["听雨轩"], [], "zh", lore="【听雨轩】开了近百年。").index("【相关设定】") < \
+        build_injection(WorldState(), ["听雨轩"], [], "zh", lore="【听雨轩】开了近百年。").index("【语言】")

@@ -158,8 +158,8 @@ def build_injection(
     look details up there (issue 7). ``lore``: prose-only play (issue 18 §2, :mod:`.prose_only`) — the turn's
     activated entries as text (:func:`.lore_layers.render_lore`), sent in 【相关设定】 instead of their titles.
     ``lore_last``: the 【相关设定】 block of ``lore`` goes last, after 【语言】, right before the user's words (issue
-    30 §2: a 1.5B model used the entries' facts far more often when they stood next to the question; prose-only
-    play and the compact prompt). Headers and lines in the chat's ``language`` (:data:`.wording.BLOCKS`; the
+    30 §2: prose-only play and the compact prompt, what small models get), under a header that says to use the
+    facts in the model's own words (``lore_near``). Headers and lines in the chat's ``language`` (:data:`.wording.BLOCKS`; the
     ledger's labels too)."""
     w = BLOCKS[lang_of(language)]
     blocks: list[str] = []
@@ -185,8 +185,8 @@ def build_injection(
         else:  # a big book: the relevant titles first, and where the rest are (issue 15 item 10)
             blocks.append(w["index_big"].format(n=len(idx), shown=len(shown), titles=w["list"].join(shown), more=more))
     blocks.append(f"{w['language']}{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh' if lang_of(language) == 'zh' else 'en'])}")
-    if lore and lore_last:
-        blocks.append(w["lore"].format(text=lore))
+    if lore and lore_last:  # next to the question, with what to do with it (a small model reads it last)
+        blocks.append(w["lore_near"].format(text=lore))
     return "\n\n".join(blocks)
 
 
