@@ -9,7 +9,7 @@ the loopback replay server (``tests/sse_server.py`` writing the recorded pieces)
 docstring says what the main branch before issue 30's fixes (commit 33bbe38's parent) did with the same bytes.
 
 No model output here is made up: where a test needs a reply the server did not give in that recording, it says
-which recorded reply it serves again. Three tests at the end are marked as not wire recordings: two take a reply a
+which recorded reply it serves again. Three tests near the end are marked as not wire recordings: two take a reply a
 model wrote in a ``bench/real_model.py`` run (copied from that run's log, said so in the docstring), one is a
 scripted server in the recorded models' shape.
 """
@@ -328,3 +328,22 @@ def test_a_call_wrapped_in_tools_tags_runs():
              '"青梧在听雨轩柜台后擦那把旧油纸伞。"}} </tools>')
     calls, rest = find_text_calls(reply, {n: get_tool(n) for n in AGENT_TOOLS}, tag="1")
     assert [c.name for c in calls] == ["write"] and rest.strip() == ""
+
+
+async def test_the_15b_looping_on_the_users_question_with_lore_next_to_it_stays_unsealed(tmp_path, server):
+    """Recorded with the lore block last, right before the user's words (a30loop): the 1.5B answered the umbrella
+    question with one sentence and the user's question copied back, then looped on them; the repetition stop cut
+    it. The prose before the loop is too short and mostly the user's words, so the beat stays unsealed as before
+    (a looping beat is sealed only with enough new prose) — the recording engine said the same."""
+    ex = exchanges("lore_near")
+    sent = ex[0].request["body"]["messages"][-1]["content"]
+    assert sent.index("【语言】") < sent.index("【相关设定】") < sent.index("伞骨断了一根") < sent.index("我指了指")
+    server.script(*(replay(t) for t in ex))
+    res, events, chat = await play(tmp_path, server, "lore_near", client(server, "lore_near"), prose=True)
+    assert not res.sealed and res.output.cut == "repetition"
+    said = notices(events)
+    assert said == beat_of("lore_near")["notices"]
+    assert message("beat.cut_repeat", what=message("beat.repeat.sentence")) in said
+    assert len(server.requests) == 1  # no scribe for an unsealed beat
+    draft = chat.latest_beat().draft or ""
+    assert draft.count("心中暗自叹了口气") == 1
