@@ -217,6 +217,10 @@ ENGINE_CASES: dict[str, EngineCase] = {
         "1.5b", "roleplay", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
         "issue 30 §2: tool play with the compact prompt, the umbrella's entry inlined (a model that has not called "
         "tools natively): does the 1.5B carry a sentence of the entry into its prose?", compact=True),
+    "lore_near": EngineCase(
+        "1.5b", "prose", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
+        "issue 30 §2: prose-only play with the lore block last, right before the user's words (a30loop): does the "
+        "1.5B carry the umbrella entry's facts into its prose, and does the sealed reply keep them?"),
     "agent_turn_b": EngineCase(
         "0.5b", "agent", "在正文/ 里新建第一章《雨夜客栈》，写青梧擦伞，两百字。写完后再用 edit 把标题改成《雨夜》。",
         "issue 30 §5: a second agent turn of the 0.5B (a write then an edit asked for): paths and call shapes",

@@ -9,7 +9,7 @@ the loopback replay server (``tests/sse_server.py`` writing the recorded pieces)
 docstring says what the main branch before issue 30's fixes (commit 33bbe38's parent) did with the same bytes.
 
 No model output here is made up: where a test needs a reply the server did not give in that recording, it says
-which recorded reply it serves again. Three tests at the end are marked as not wire recordings: two take a reply a
+which recorded reply it serves again. Three tests near the end are marked as not wire recordings: two take a reply a
 model wrote in a ``bench/real_model.py`` run (copied from that run's log, said so in the docstring), one is a
 scripted server in the recorded models' shape.
 """
@@ -191,20 +191,26 @@ async def test_the_05b_scribe_setting_time_and_place_to_one_phrase_is_refused(tm
 async def test_a_partial_copy_of_the_opening_without_the_label_is_caught_and_retried(tmp_path, server):
     """Even without the label the 0.5B answered the umbrella question with the opening's second paragraph and the
     user's question; today's engine caught it as an echo of the opening and retried once, nudged and hotter; the
-    retry (recorded too) looped and the repetition stop ended the beat unsealed — nothing of either reply sealed.
+    retry (recorded too) looped and the repetition stop cut it. The recording engine left the beat unsealed; since
+    a small local model's looping beat is sealed with its prose before the loop (issue 30, a30loop), the retry's
+    first sentences are sealed — cut before their first near repeat, no loop in them — and nothing of the copied
+    opening. The scribe's reply is not in this recording: the one recorded in ``keepalive_prompt`` is served.
     Old main sealed the copy of the opening at once and booked it for the scribe."""
     ex = exchanges("lore_copy")
     card = load_card(DEMO_CARD)
     first = streamed_text(ex[0].body)
     assert "目光在你被雨水浸透的肩头停了一瞬" in first and "目光在你被雨水浸透的肩头停了一瞬" in card.first_mes
-    server.script(*(replay(t) for t in ex))
+    server.script(*(replay(t) for t in ex), replay(exchanges("keepalive_prompt")[1]))
     res, events, chat = await play(tmp_path, server, "lore_copy", client(server, "lore_copy"), prose=True)
-    assert not res.sealed and res.final == ""
+    retry = streamed_text(ex[1].body)
+    assert res.sealed and res.final and retry.startswith(res.final.rstrip("*"))
+    assert "目光在你被雨水浸透的肩头停了一瞬" not in res.final and "各种物品" not in res.final  # its first near repeat
     said = notices(events)
     assert ECHO_RETRY_NOTICES["opening"] in said
-    assert len(server.requests) == len(ex) == 2  # the beat's call and the retry; no scribe
-    assert "目光在你被雨水浸透的肩头停了一瞬" not in (chat.latest_beat().draft or "")
-    assert said == beat_of("lore_copy")["notices"]  # what the recording engine said
+    assert len(server.requests) == len(ex) + 1 == 3  # the beat's call, the retry, the scribe
+    recorded = beat_of("lore_copy")["notices"]  # what the recording engine said: the same up to the loop
+    assert said[:2] == recorded[:2] and recorded[2].startswith("回复开始重复自己")
+    assert said[2] == message("beat.cut_repeat_sealed", what=message("beat.repeat.sentence"))
 
 
 async def test_lore_names_used_in_prose_stay_in_the_draft(tmp_path, server):
@@ -322,3 +328,22 @@ def test_a_call_wrapped_in_tools_tags_runs():
              '"青梧在听雨轩柜台后擦那把旧油纸伞。"}} </tools>')
     calls, rest = find_text_calls(reply, {n: get_tool(n) for n in AGENT_TOOLS}, tag="1")
     assert [c.name for c in calls] == ["write"] and rest.strip() == ""
+
+
+async def test_the_15b_looping_on_the_users_question_with_lore_next_to_it_stays_unsealed(tmp_path, server):
+    """Recorded with the lore block last, right before the user's words (a30loop): the 1.5B answered the umbrella
+    question with one sentence and the user's question copied back, then looped on them; the repetition stop cut
+    it. The prose before the loop is too short and mostly the user's words, so the beat stays unsealed as before
+    (a looping beat is sealed only with enough new prose) — the recording engine said the same."""
+    ex = exchanges("lore_near")
+    sent = ex[0].request["body"]["messages"][-1]["content"]
+    assert sent.index("【语言】") < sent.index("【相关设定】") < sent.index("伞骨断了一根") < sent.index("我指了指")
+    server.script(*(replay(t) for t in ex))
+    res, events, chat = await play(tmp_path, server, "lore_near", client(server, "lore_near"), prose=True)
+    assert not res.sealed and res.output.cut == "repetition"
+    said = notices(events)
+    assert said == beat_of("lore_near")["notices"]
+    assert message("beat.cut_repeat", what=message("beat.repeat.sentence")) in said
+    assert len(server.requests) == 1  # no scribe for an unsealed beat
+    draft = chat.latest_beat().draft or ""
+    assert draft.count("心中暗自叹了口气") == 1

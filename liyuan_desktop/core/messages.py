@@ -1758,6 +1758,10 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- a32demo: the opening's title as a reader sees it (core/cards/st_chat.py opening_title; the window's
     #    conversation and `liyuan chat` show it in the reader's language, the model is sent the stored header)
     "opening.title": {"match": "no", "zh": "开场 · {name}", "en": "Opening · {name}"},
+    # a30loop (issue 30): a small local model's looping reply sealed with the prose before the loop (core/beat/loop.py)
+    "beat.cut_repeat_sealed": {"zh": "回复开始重复自己（{what}），已提前停下：重复的尾巴已剪掉，前面的正文已收笔。",
+                               "en": "The reply started repeating itself ({what}) and was stopped: the repeated tail "
+                                     "was cut and the prose before it sealed.", "nest": "what"},
 }
 
 

@@ -30,7 +30,7 @@ import re
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
 __all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE", "EchoSources", "INJECTION_HEADERS",
-           "sentences", "similarity", "strip_echo", "strip_opening_label", "strip_user_echo"]
+           "repeat_start", "sentences", "similarity", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
 INJECTION_HEADERS: tuple[str, ...] = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
@@ -172,6 +172,27 @@ def sentences(text: str) -> list[str]:
         if len(s) >= ECHO_MIN_SENTENCE:
             out.append(s)
     return out
+
+
+def repeat_start(text: str) -> int:
+    """Offset in ``text`` where its first sentence starts that copies an earlier sentence of the same text (the
+    measure of :class:`EchoSources`: equal after normalising, or a Dice coefficient of at least
+    :data:`ECHO_SENTENCE_SIMILARITY`; sentences shorter than :data:`ECHO_MIN_SENTENCE` are not compared);
+    ``len(text)`` when none does. A looping reply's prose before the loop is cut here too (issue 30): the
+    repetition stop only sees exact copies, a small model's loop often varies a word."""
+    seen: list[tuple[str, frozenset[str]]] = []
+    start = 0
+    bounds = [(m.start(), m.end()) for m in _SENTENCE_END.finditer(text)] + [(len(text), len(text))]
+    for end, nxt in bounds:
+        s = _MARKUP.sub("", _norm(text[start:end]))
+        if len(s) >= ECHO_MIN_SENTENCE:
+            grams = _bigrams(s)
+            if any(s == o or (g and grams and 2 * len(grams & g) / (len(grams) + len(g)) >= ECHO_SENTENCE_SIMILARITY)
+                   for o, g in seen):
+                return start
+            seen.append((s, grams))
+        start = nxt
+    return len(text)
 
 
 def _bigrams(s: str) -> frozenset[str]:

@@ -9,7 +9,10 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
   without tool calls had streamed when Stop came becomes the draft, unsealed (issue 18).
 - A reply cut off by the output cap (``finish_reason: "length"``) or caught looping (:mod:`.repetition`, the
   call is cancelled as soon as the loop shows; live models only — a replay plays its recorded calls as recorded) is taken into the draft but never sealed (``BeatOutput.cut``), so
-  the user gets 继续 / 按现稿收笔 and the scribe books nothing.
+  the user gets 继续 / 按现稿收笔 and the scribe books nothing. Except (issue 30, small local models loop often):
+  a looping reply of a model on this machine or its network, in write mode, whose prose before the loop — cut
+  before a sentence that nearly repeats an earlier one and trimmed to its last sentence end — holds at least :data:`LOOP_SEAL_MIN_CHARS` characters and is no echo (:mod:`.echo`)
+  is sealed with that prose, and a notice says the repeated tail was cut (``beat.cut_repeat_sealed``).
 - Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
 - A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`; models
@@ -46,10 +49,10 @@ from ..messages import CATALOG, Msg, message
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
-from .echo import ECHO_PREVIOUS_REPLIES, EchoSources, strip_echo
+from .echo import ECHO_PREVIOUS_REPLIES, EchoSources, repeat_start, strip_echo
 from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
 from .merge import final_text, merge_final_text
-from .repetition import RepetitionGuard, partial_content
+from .repetition import RepetitionGuard, partial_content, sentence_prefix
 from .text_calls import find_text_calls, is_text_call
 from .think import ThinkSplitter, split_think
 from .tools.context import AskHandler, MemorySearch, ToolContext
@@ -100,6 +103,9 @@ ECHO_ERROR_PREFIX = "echo: "
 ECHO_BASE_TEMPERATURE = 0.8
 ECHO_MAX_TEMPERATURE = 1.5
 _REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
+#: The shortest prose (characters, whitespace aside) kept before a loop that a small local model's looping reply is
+#: sealed with (issue 30): about two sentences of a reply — shorter, the beat stays unsealed as before.
+LOOP_SEAL_MIN_CHARS = 80
 #: How long streamed draft text may wait before it is on disk (seconds; issue 15: no draft older than 1 s lost).
 STREAM_PERSIST_S = 0.5
 _STREAMED_DRAFT_TOOLS = ("draft_write", "draft_append")
@@ -601,10 +607,11 @@ class Beat:
         self.out.calls.append(CallLog(round=self._round, content=streamed, finish_reason="repetition",
                                       model=self.inp.model.name, ms=round((time.perf_counter() - t0) * 1000, 1),
                                       error=f"repetition: {reason}"))
+        kept = ""
         if self.inp.mode != "write" or g is None:
             pass
         elif not self._tool_streamed:
-            self._keep_unsealed(g.text[:g.keep])
+            kept = g.text[:g.keep]
         else:  # a draft_write/append looping: its prose up to the loop, from the arguments streamed so far
             names, args = self._stream_calls
             idx = next((i for i in sorted(args, reverse=True) if names.get(i) in _STREAMED_DRAFT_TOOLS), None)
@@ -612,10 +619,45 @@ class Beat:
             if text:
                 again = RepetitionGuard()
                 again.feed(text)
-                self._keep_unsealed(text[:again.keep] if again.reason else text)
-        self.out.cut = "repetition"
+                kept = text[:again.keep] if again.reason else text
         what = message(f"beat.repeat.{reason}") if reason in _REPEAT_WHAT else reason
+        if kept and self._seal_before_loop(kept):
+            self._activity(message("beat.cut_repeat_sealed", what=what), "warning")
+            return
+        if kept:
+            self._keep_unsealed(kept)
+        self.out.cut = "repetition"
         self._activity(message("beat.cut_repeat", what=what), "warning")
+
+    def _seal_before_loop(self, kept: str) -> bool:
+        """Seal the draft with ``kept``, the prose a looping reply wrote before its loop (issue 30), when that is
+        sound: a model on this machine or its network (``is_local``; not a replay), write mode, not 「继续」; the
+        prose cleaned of echoed blocks, cut before its first sentence that nearly repeats an earlier one
+        (:func:`.echo.repeat_start`) and trimmed to its last sentence end (:func:`.repetition.sentence_prefix`),
+        at least :data:`LOOP_SEAL_MIN_CHARS` characters with the draft's earlier text, and no echo of the opening,
+        earlier replies, the data blocks or the user's words (:meth:`_echo_of`). False (nothing changed) otherwise."""
+        d = self.draft
+        if (d.sealed or self.inp.mode != "write" or not self.inp.echo_guard
+                or not getattr(self.inp.model, "is_local", False) or getattr(self.inp.model, "is_replay", False)):
+            return False
+        text = self._clean_quiet(kept)
+        text = sentence_prefix(text[:repeat_start(text)])
+        if not text:
+            return False
+        last = text.rsplit("\n", 1)[-1]
+        if last.count("*") % 2:  # the cut fell inside a *narration* run: close it
+            text += "*"
+        whole = f"{d.text.rstrip()}\n\n{text}" if d.text.strip() else text
+        if len("".join(whole.split())) < LOOP_SEAL_MIN_CHARS or self._echo_of(whole):
+            return False
+        if d.text.strip():
+            d.append(d.version, text)
+        else:
+            d.write(d.version, text)
+        d.seal(d.version)
+        self._persist_draft()
+        self._draft_event(by="capture")
+        return True
 
     async def run(self) -> BeatOutput:
         """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures

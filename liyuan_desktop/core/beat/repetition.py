@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..lenient_json import RepairRefused, repair_loads
 
-__all__ = ["RepetitionGuard", "partial_content", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
+__all__ = ["RepetitionGuard", "partial_content", "sentence_prefix", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
 
 #: How many times the same unit may appear before the reply counts as looping.
 REPEATS = 3
@@ -41,6 +41,19 @@ TAIL_STEP = 48
 _SENTENCE_END = "。！？!?…."
 _CLOSERS = "」』”’\"')）】"
 _WS = re.compile(r"\s+")
+#: A sentence end: CJK / exclamation / question marks or an ellipsis, or a period followed by space, a closer or the
+#: end (not the dot of 「3.5」), each with the closing quotes and brackets after it.
+_ENDS = re.compile(r"(?:[。！？!?…]+|\.(?=[\s」』”’\"')）】*_]|$))[」』”’\"')）】*_]*")
+
+
+def sentence_prefix(text: str) -> str:
+    """``text`` up to the end of its last complete sentence (module's sentence ends, with the closing quotes,
+    brackets and Markdown emphasis marks after them), trailing whitespace removed; "" when no sentence ends in it.
+    Used to trim the prose kept before a loop (issue 30: a looping beat's de-duplicated part may be sealed)."""
+    end = 0
+    for m in _ENDS.finditer(text):
+        end = m.end()
+    return text[:end].rstrip()
 
 
 class RepetitionGuard:

@@ -33,7 +33,7 @@ from ..prompt.authors_note import character_note_block, note_depth_block, note_i
 from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..prompt.prose_only import bounded_lore, compact_system, prose_lore, prose_system
+from ..prompt.prose_only import bounded_lore, compact_system, near_first, prose_lore, prose_system
 from ..prompt.wording import lang_of
 from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
@@ -163,16 +163,20 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     activated = [e.display_title for e in sorted(keyed, key=lambda e: order.get(id(e), 0))]
     hist = bare_opening(chat, h, chat.window.fit(h, c.beat_system, user_text))
     consts = render_lore(beat_constants(lore, c.fixed_lore) + requested_entries(chat, lore), ctx)
+    compact = compact_prompt(chat)
     system = prose_system(c.beat_system, c.language) if prose else (
-        compact_system(c.beat_system, c.language) if compact_prompt(chat) else c.beat_system)
+        compact_system(c.beat_system, c.language) if compact else c.beat_system)
+    # small-model play (prose-only, compact prompt): this beat's own matches first, the block next to the question
+    inlined = (near_first(keyed, order, chat.last_activation) if prose or compact
+               else sorted(keyed, key=lambda e: order.get(id(e), 0)))
     if prose:
-        lore_text = prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)
-        injection = build_injection(shown, activated, [], c.language, constants=consts, lore=lore_text)
+        injection = build_injection(shown, activated, [], c.language, constants=consts, lore=prose_lore(inlined, ctx),
+                                    lore_last=True)
     else:  # a model that has not shown it calls tools gets the entries' text too (bounded, issue 30 §4)
-        inline = bounded_lore(prose_lore(sorted(keyed, key=lambda e: order.get(id(e), 0)), ctx)) if keyed and tools_unproven(chat) else ""
+        inline = bounded_lore(prose_lore(inlined, ctx)) if keyed and tools_unproven(chat) else ""
         injection = build_injection(shown, activated, c.book.index_titles(), c.language,
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
-                                    lore=inline)
+                                    lore=inline, lore_last=compact)
     if chat.speaker:  # a group chat: who writes this reply, after all the members share (prefix cache, group.prompt)
         injection = f"{injection}\n\n{group_nudge(c.card.name)}"
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)

@@ -147,6 +147,7 @@ def build_injection(
     memory_hint: bool = False,
     constants: str = "",
     lore: str = "",
+    lore_last: bool = False,
 ) -> str:
     """The data blocks placed before the user's words, joined by blank lines. 【登场名录】 only when the roster has
     names; 【本拍常驻设定】 only with ``constants`` (the turn's constant lore that cannot sit in the byte-stable
@@ -156,7 +157,10 @@ def build_injection(
     and which tools reach them (:func:`..lore.search.bounded_index`). ``memory_hint``: the chat has been compacted and offers ``memory_search`` — the roster says to
     look details up there (issue 7). ``lore``: prose-only play (issue 18 §2, :mod:`.prose_only`) — the turn's
     activated entries as text (:func:`.lore_layers.render_lore`), sent in 【相关设定】 instead of their titles.
-    Headers and lines in the chat's ``language`` (:data:`.wording.BLOCKS`; the ledger's labels too)."""
+    ``lore_last``: the 【相关设定】 block of ``lore`` goes last, after 【语言】, right before the user's words (issue
+    30 §2: prose-only play and the compact prompt, what small models get), under a header that says to use the
+    facts in the model's own words (``lore_near``). Headers and lines in the chat's ``language`` (:data:`.wording.BLOCKS`; the
+    ledger's labels too)."""
     w = BLOCKS[lang_of(language)]
     blocks: list[str] = []
     if summaries:
@@ -169,7 +173,8 @@ def build_injection(
         blocks.append(w["constants"].format(text=constants))
     hits = list(activated)
     if lore:
-        blocks.append(w["lore"].format(text=lore))
+        if not lore_last:
+            blocks.append(w["lore"].format(text=lore))
     elif hits:
         blocks.append(w["hits"].format(n=len(hits), titles=w["list"].join(hits)))
     idx = list(index)
@@ -180,6 +185,8 @@ def build_injection(
         else:  # a big book: the relevant titles first, and where the rest are (issue 15 item 10)
             blocks.append(w["index_big"].format(n=len(idx), shown=len(shown), titles=w["list"].join(shown), more=more))
     blocks.append(f"{w['language']}{LANGUAGE_LINES.get(language, LANGUAGE_LINES['zh' if lang_of(language) == 'zh' else 'en'])}")
+    if lore and lore_last:  # next to the question, with what to do with it (a small model reads it last)
+        blocks.append(w["lore_near"].format(text=lore))
     return "\n\n".join(blocks)
 
 

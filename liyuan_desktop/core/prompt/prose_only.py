@@ -19,14 +19,14 @@ and some servers reject a ``tools`` field. In prose-only play the beat is one st
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable, Optional
 
 from ..lore import LoreEntry
 from ..macros import MacroContext
 from .assemble import rules_text
 from .lore_layers import render_lore
 
-__all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "bounded_lore", "prose_system", "prose_lore"]
+__all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "bounded_lore", "near_first", "prose_system", "prose_lore"]
 
 #: At most this many characters of activated entries' text go with a tool-play beat whose model has not shown it
 #: calls tools yet (issue 30 §4); whole entries, in book order, the rest left to lorebook_search.
@@ -85,3 +85,18 @@ def prose_lore(entries: Iterable[LoreEntry], ctx: MacroContext) -> str:
     """The activated keyed entries' text for 【相关设定】 (``【title】body`` each, macros applied with the beat's
     context ``ctx``, empty wrappers dropped), in the order given (book order)."""
     return render_lore(entries, ctx)
+
+
+def near_first(keyed: list[LoreEntry], order: dict[int, int], activation: Optional[tuple[Any, int]]) -> list[LoreEntry]:
+    """``keyed`` (entries of ``activation``: an ``ActivationResult`` and the number of messages it scanned, the
+    last being this beat's words — ``Chat.last_activation``) with the ones a key matched in this beat's own words
+    first, then the rest, each part in book order (``order``: id of an entry → its index in the book). Issue 30 §2:
+    what the user just asked about stands first in the 【相关设定】 block a small model reads, and survives the
+    inline bound (:func:`bounded_lore`). Book order when ``activation`` is None."""
+    by_book = sorted(keyed, key=lambda e: order.get(id(e), 0))
+    if activation is None:
+        return by_book
+    lore, n = activation
+    now = {id(e) for e, r in zip(lore.entries, lore.reasons)
+           if r.kind == "key" and r.matched_in != "recursion" and r.message_index == n - 1}
+    return [e for e in by_book if id(e) in now] + [e for e in by_book if id(e) not in now]
