@@ -1755,6 +1755,10 @@ CATALOG: dict[str, dict[str, str]] = {
                                  "en": "The replay script is used up: all {total} recorded {what} replies have been "
                                        "played, call {n} has nothing to replay. The replay model can only replay a "
                                        "recorded chat."},
+    # -- a32plain: engine texts that used to be raised as plain Chinese and found again by their wording (issue 32)
+    "cardfile.label.image": {"zh": "图片", "en": "Image"},
+    "cardfile.label.export_image": {"zh": "导出用的图片", "en": "The image for the export"},
+    # -- end a32plain
 }
 
 
