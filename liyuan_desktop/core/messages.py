@@ -1758,6 +1758,31 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- a32plain: engine texts that used to be raised as plain Chinese and found again by their wording (issue 32)
     "cardfile.label.image": {"zh": "图片", "en": "Image"},
     "cardfile.label.export_image": {"zh": "导出用的图片", "en": "The image for the export"},
+    "persona.need_name": {"zh": "人设需要名字", "en": "A persona needs a name"},
+    "persona.file_damaged": {"zh": "人设文件 {file} 损坏（{kind}），已按空的人设列表打开{where}",
+                             "en": "The persona file {file} is damaged ({kind}); it opened as an empty persona list{where}"},
+    "persona.damaged.fields": {"zh": "字段不对", "en": "wrong fields"},
+    "persona.damaged.json": {"zh": "不是有效的 JSON", "en": "not valid JSON"},
+    "persona.moved_aside": {"zh": "，原文件已改名为 {name}", "en": "; the file was renamed to {name}"},
+    "stchat.default_name": {"zh": "聊天记录", "en": "Chat log"},
+    "stchat.message_label": {"zh": "{name} 第 {n} 条消息", "en": "{name}, message {n}"},
+    # a session file that cannot be opened or was repaired (core/session/tree.py)
+    "session.cannot_read": {"zh": "无法读取会话文件 {path}：{error}", "en": "Cannot read the session file {path}: {error}"},
+    "session.no_header_line": {"zh": "{path} 不是梨园会话文件（缺少 header）",
+                               "en": "{path} is not a Liyuan session file (no header)"},
+    "session.header_unfixable": {"zh": "会话文件缺少开头记录，也无法修复：{error}",
+                                 "en": "The session file has no header record and cannot be repaired: {error}"},
+    "session.was_empty": {"zh": "是空的", "en": " was empty"},
+    "session.no_header": {"zh": "缺少开头记录（原文件另存为 .damaged 副本）",
+                          "en": " had no header record (the old file is kept as a .damaged copy)"},
+    "session.header_rebuilt": {"zh": "{file}{what}：已按对话文件夹和角色卡重建开头记录",
+                               "en": "{file}{what}: its header was rebuilt from the chat folder and the card"},
+    "session.torn_last": {"zh": "最后一行不完整（上次写入时中断）", "en": "the last line is incomplete (the last write was cut)"},
+    "session.bad_line": {"zh": "第 {n} 行损坏", "en": "line {n} is damaged"},
+    "session.line_skipped": {"zh": "{file}：{where}，已跳过（{error}）", "en": "{file}: {where}; skipped ({error})"},
+    "session.parent_after": {"zh": "{file}：{n} 条记录的上级记录写在它之后（上级链成环或被改乱），已断开并接到它前一条记录之后",
+                             "en": "{file}: {n} records had their parent written after them (a cycle or a hand-edited "
+                                   "file); each was attached after the record before it"},
     # -- end a32plain
 }
 
