@@ -1781,6 +1781,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "session.parent_after": {"zh": "{file}：{n} 条记录的上级记录写在它之后（上级链成环或被改乱），已断开并接到它前一条记录之后",
                              "en": "{file}: {n} records had their parent written after them (a cycle or a hand-edited "
                                    "file); each was attached after the record before it"},
+    # the echo guard's lines when the model copied the user's own words (core/beat/loop.py, like the entries above)
+    "beat.echo_retry.user": {"zh": "回复照抄了你这一拍的话，没有收笔：已提示模型重写，并调高温度重试一次",
+                             "en": "The reply copied your words of this beat and was not sealed: the model was told to "
+                                   "rewrite it and is tried once more at a higher temperature"},
+    "beat.echo_gave_up.user": {"zh": "回复又一次照抄了你这一拍的话：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
+                               "en": "The reply copied your words of this beat again: this beat is not sealed and the "
+                                     "copied text was not kept. Click Regenerate, or use a larger model."},
     # -- end a32plain
 }
 
