@@ -1633,13 +1633,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_key": {"match": "no", "zh": "没有 {name} 的 API key：请设置环境变量 {env}（或在窗口的「设置」里保存到系统钥匙串）",
                    "en": "No API key for {name}: set the environment variable {env} (or save it to the system keyring "
                          "in the window's Settings)"},
-    # `liyuan models probe` / the local-models dialog (core/llm/capabilities.py probe notes; Chinese keeps both)
-    "caps.stream_fallback": {"match": "no", "zh": "流式输出失败，非流式可用 / streaming failed, non-streaming works",
+    # `liyuan models probe` / the local-models dialog (core/llm/capabilities.py probe notes; each language its own)
+    "caps.stream_fallback": {"match": "no", "zh": "流式输出失败，非流式可用",
                              "en": "streaming failed, non-streaming works"},
-    "caps.plain_failed": {"match": "no", "zh": "普通请求失败 / plain request failed: {error}", "en": "plain request failed: {error}"},
-    "caps.tools_stream_fallback": {"match": "no", "zh": "流式工具调用失败，非流式可用 / streamed tool calls failed, non-streaming works",
+    "caps.plain_failed": {"match": "no", "zh": "普通请求失败：{error}", "en": "plain request failed: {error}"},
+    "caps.tools_stream_fallback": {"match": "no", "zh": "流式工具调用失败，非流式可用",
                                    "en": "streamed tool calls failed, non-streaming works"},
-    "caps.tools_failed": {"match": "no", "zh": "带工具的请求失败 / request with tools failed: {error}",
+    "caps.tools_failed": {"match": "no", "zh": "带工具的请求失败：{error}",
                           "en": "request with tools failed: {error}"},
     # a chat's Author's Note as the SillyTavern import reports it (core/migrate/scan.py; the wording of AuthorsNote.summary)
     "migrate.an.summary": {"match": "no", "zh": "作者注：{where}，{every}", "en": "Author's Note: {where}, {every}"},
@@ -1788,6 +1788,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "beat.echo_gave_up.user": {"zh": "回复又一次照抄了你这一拍的话：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
                                "en": "The reply copied your words of this beat again: this beat is not sealed and the "
                                      "copied text was not kept. Click Regenerate, or use a larger model."},
+    # the provider's tools switched off after beats without a tool call (core/provider_caps.py mark_tools_ignored)
+    "caps.prose_only": {"match": "no", "zh": "连续 3 拍没有调用工具：改为纯文字演出", "en": "no tool call in 3 beats: prose only"},
     # -- end a32plain
 }
 
