@@ -263,7 +263,7 @@ def _int(v: Any, default: int) -> int:
         return default
 
 
-def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Persona], Optional[str], list[str]]:
+def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Persona], Optional[str], list[Msg]]:
     """Personas from a SillyTavern export: the settings file (``settings.json``, maps under ``power_user``) or the
     persona backup (maps at the top level). ``source`` is a path or the parsed JSON.
 

@@ -181,11 +181,12 @@ def _chunk_msg(key: str, what: Msg, **params: Any) -> Msg:
     return message(key, kw=what.params["kw"], type=what.params["type"], **params)
 
 
-def _unlabelled(err: CardError) -> Msg | str:
+def _unlabelled(err: Exception) -> Msg | str:
     """The sentence of a card error without its file label (the ``msg`` of a ``labelled`` message)."""
     first = err.args[0] if err.args else ""
     if isinstance(first, Msg) and first.key == "labelled":
-        return first.params["msg"]
+        inner = first.params["msg"]
+        return inner if isinstance(inner, str) else str(inner)
     return first if isinstance(first, Msg) else str(err)
 
 
