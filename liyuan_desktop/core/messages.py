@@ -1790,6 +1790,16 @@ CATALOG: dict[str, dict[str, str]] = {
                                      "copied text was not kept. Click Regenerate, or use a larger model."},
     # the provider's tools switched off after beats without a tool call (core/provider_caps.py mark_tools_ignored)
     "caps.prose_only": {"match": "no", "zh": "连续 3 拍没有调用工具：改为纯文字演出", "en": "no tool call in 3 beats: prose only"},
+    # finding a transcript entry, searching the library (core/chat/view.py find_entry, core/chat/search.py)
+    "entry.empty_id": {"zh": "条目 id 是空的", "en": "The entry id is empty"},
+    "entry.not_found": {"zh": "条目「{id}」找不到", "en": "No entry “{id}”"},
+    "entry.ambiguous": {"zh": "条目「{id}」不唯一", "en": "More than one entry starts with “{id}”"},
+    "search.empty_query": {"zh": "搜索内容是空的", "en": "The search text is empty"},
+    "search.no_card": {"zh": "找不到角色卡「{card}」", "en": "No card “{card}”"},
+    # a provider named on the command line that does not exist (core/chat/build.py)
+    "provider.configured": {"zh": "已配置的：{names}；", "en": "configured: {names}; "},
+    "provider.unknown": {"zh": "没有名为 {name} 的服务商（{mine}内置预设：{presets}）",
+                         "en": "There is no provider named {name} ({mine}built-in presets: {presets})"},
     # -- end a32plain
 }
 
