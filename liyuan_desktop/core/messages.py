@@ -1800,6 +1800,18 @@ CATALOG: dict[str, dict[str, str]] = {
     "provider.configured": {"zh": "已配置的：{names}；", "en": "configured: {names}; "},
     "provider.unknown": {"zh": "没有名为 {name} 的服务商（{mine}内置预设：{presets}）",
                          "en": "There is no provider named {name} ({mine}built-in presets: {presets})"},
+    # restoring an agent-mode checkpoint with its turn (core/chat/agent.py)
+    "checkpoint.not_turn_end": {"zh": "检查点 {id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文",
+                                "en": "Checkpoint {id} does not end a turn (no chat turn belongs to it); only the text "
+                                      "can be restored"},
+    "checkpoint.first": {"zh": "检查点 {id} 之前没有检查点，正文无处可回",
+                         "en": "There is no checkpoint before {id}, so the text has nothing to go back to"},
+    # a status bar writing variables (core/chat/ledger.py)
+    "frame.bad_scope": {"zh": "未知的变量作用域：{scope}", "en": "Unknown variable scope: {scope}"},
+    "frame.vars_not_object": {"zh": "变量表必须是对象", "en": "The variables must be an object"},
+    "frame.vars_not_on_branch": {"zh": "状态栏写入的变量不属于当前分支上的开场或回复（消息 {id}）",
+                                 "en": "The status bar wrote variables for a message that is not an opening or reply on "
+                                       "this branch (message {id})"},
     # -- end a32plain
 }
 
