@@ -1812,6 +1812,18 @@ CATALOG: dict[str, dict[str, str]] = {
     "frame.vars_not_on_branch": {"zh": "状态栏写入的变量不属于当前分支上的开场或回复（消息 {id}）",
                                  "en": "The status bar wrote variables for a message that is not an opening or reply on "
                                        "this branch (message {id})"},
+    # the session file refused a write (core/chat/results.py BeatSaveError, SessionWriteError)
+    "save.ledger_unwritten": {"zh": "会话文件写不进去：{error}。本拍的正文已经保存，场记记的账还在内存里，腾出空间或恢复写权限后可以重试保存。",
+                              "en": "The session file cannot be written: {error}. This beat's text is saved; the "
+                                    "scribe's ledger is still in memory. Free some space or restore write access, "
+                                    "then retry saving."},
+    "save.beat_unwritten": {"zh": "会话文件写不进去：{error}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。",
+                            "en": "The session file cannot be written: {error}. This beat is still in memory; free "
+                                  "some space or restore write access, then retry saving."},
+    "save.where": {"zh": "（{file}）", "en": " ({file})"},
+    "save.nothing_played": {"zh": "会话文件写不进去：{error}{where}。这一拍没有开始；已经保存的内容都还在。",
+                            "en": "The session file cannot be written: {error}{where}. This beat did not start; "
+                                  "everything saved before is still there."},
     # -- end a32plain
 }
 
