@@ -114,9 +114,12 @@ def open_window(problem: Optional[str] = None):
         settings = AppSettings()
     from PySide6.QtCore import QLocale
 
-    from .core.settings import language_for_run
+    from .core.settings import is_known_language, language_for_run, unknown_language_warning
     from .ui.infra.qt_language import apply_qt_language
 
+    forced = os.environ.get("LIYUAN_LANG", "")
+    if forced and not is_known_language(forced):  # LIYUAN_LANG=fr: one English line, then the system locale's rule
+        print(unknown_language_warning(forced), file=sys.stderr)
     lang = language_for_run(settings, system_locale=QLocale.system().name())  # first start: the system locale
     set_language(lang)
     apply_qt_language(lang)  # Qt's own buttons and file dialog in the same language (issue 32)

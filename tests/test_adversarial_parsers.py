@@ -319,10 +319,10 @@ def _llm_errors(text: str) -> Any:
     return classify_error(400, text)
 
 
-def _messages_translate(text: str) -> Any:
-    from liyuan_desktop.core.messages import translate
+def _messages_render(text: str) -> Any:
+    from liyuan_desktop.core.messages import render
 
-    return translate(text, "en")
+    return render(text, "en")
 
 
 def _export_markdown(text: str) -> Any:
@@ -396,7 +396,7 @@ CASES: list[tuple[str, Callable[[str], Any], Callable[[], Iterable[str]]]] = [
     ("lore wrappers and examples", _lore_layers, lambda: shapes("<a", "<a ", "</a", "<START>")),
     ("SillyTavern chat files", _st_chat, lambda: lines_of("May 1, 2024 @", "2024-1-1 @", "a")),
     ("model-server error bodies", _llm_errors, lambda: shapes("http://", "tools", "context length of ", "n_ctx")),
-    ("catalog texts that lost their key", _messages_translate, lambda: shapes("：", "{", "世界书「")),
+    ("plain texts rendered as they are", _messages_render, lambda: shapes("：", "{", "世界书「")),
     ("model stream lines (SSE)", _sse_lines, lambda: shapes("data: ", "\r")),
     ("library search", _search_matcher, lambda: shapes("雨", "a")),
     ("card fields", _card_text, lambda: shapes("<div", "{{get_message_variable::")),

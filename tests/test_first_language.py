@@ -93,3 +93,46 @@ def test_no_display_message_in_the_locale_language(monkeypatch, capsys):
     assert "no graphical display" in err and not CJK.search(err)
     assert app.main(["--lang", "zh"]) == 2
     assert "没有图形界面" in capsys.readouterr().err
+
+
+def test_an_unknown_language_warns_once_in_english_and_follows_the_locale(monkeypatch, capsys):
+    """``liyuan --lang fr`` / ``LIYUAN_LANG=fr`` (issue 32): one English line naming the languages there are, then
+    the system locale's rule (English unless the locale is Chinese) — never a silent Chinese."""
+    for var in S.LANGUAGE_ENV:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.delenv("LIYUAN_LANG", raising=False)
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    try:
+        assert common.take_lang(["--lang", "fr", "chats", "list"]) == ["chats", "list"]
+        assert common.language() == "en"
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and "'fr'" in err[0] and "zh, en" in err[0] and not CJK.search(err[0])
+        monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+        common.take_lang(["--lang=fr"])
+        assert common.language() == "zh" and len(capsys.readouterr().err.splitlines()) == 1
+        monkeypatch.setenv("LANG", "en_GB.UTF-8")
+        monkeypatch.setenv("LIYUAN_LANG", "fr")
+        common.take_lang(["chats", "list"])
+        assert common.language() == "en"
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and "'fr'" in err[0]
+    finally:
+        common._LANG.clear()
+    # the window's rule: LIYUAN_LANG=fr is the locale's language, not the settings' and not Chinese
+    chosen = S.AppSettings(ui_language="zh")
+    assert S.language_for_run(chosen, {"LIYUAN_LANG": "fr", "LANG": "en_US.UTF-8"}) == "en"
+    assert S.language_for_run(chosen, {"LIYUAN_LANG": "fr", "LANG": "zh_TW.UTF-8"}) == "zh"
+
+
+def test_the_window_warns_about_an_unknown_liyuan_lang():
+    """The window's start-up (``app.py``) prints the same one line before it picks the language."""
+    source = (ROOT / "liyuan_desktop" / "app.py").read_text("utf-8")
+    assert "unknown_language_warning(forced)" in source and "is_known_language(forced)" in source
+    from liyuan_desktop.ui.infra import i18n
+
+    before = i18n.language()
+    try:
+        i18n.set_language("fr")
+        assert i18n.language() == S.fallback_language()
+    finally:
+        i18n.set_language(before)

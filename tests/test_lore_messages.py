@@ -59,8 +59,8 @@ def test_refused_regex_key_reasons_render_with_their_cause():
                                  + " (the JavaScript engine is not available)")
     plain = message("lorekey.unusable", key="/x/u", why="Unicode property escapes (\\p{…}) are not supported")
     assert _english(plain).startswith("The regex key /x/u cannot be used: Unicode property escapes")
-    # a reason that lost its key (stored as plain text) is found again, its cause too
-    assert render(str(why), "en") == render(why, "en")
+    # a plain text is never matched back to a key (issue 32): it is shown as it is
+    assert render(str(why), "en") == str(why)
     assert "lorekey.unsafe" in CATALOG and "lorekey.unusable" in CATALOG
 
 
@@ -69,7 +69,8 @@ def test_the_safety_notice_is_a_catalog_message(monkeypatch):
     book = Lorebook.from_any({"entries": {str(i): {"uid": i, "key": ["剑"], "content": f"第{i}条。"}
                                           for i in range(8)}}, "b")
     res = book.activate_detailed([ScanMessage(name="甲", text="拔剑")])
-    notes = [w for w in res.warnings if "停止扫描" in w]  # ActivationResult.warnings holds plain str
+    notes = [w for w in res.warnings if "停止扫描" in w]  # ActivationResult.warnings keeps the Msg (issue 32)
+    assert notes and isinstance(notes[0], Msg)
     assert notes and notes[0] == "世界书激活条目过多：已激活 3 条（约 12 字）后停止扫描，其余条目这一拍不发送（可在世界书设置里设预算或递归步数上限）"
     assert render(notes[0], "en") == message("beat.lore_safety", n=3, chars="12").render("en")
     _english(notes[0])

@@ -21,7 +21,7 @@ from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.llm import OpenAIChatModel
 from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest, ModelError
-from liyuan_desktop.core.messages import translate
+from liyuan_desktop.core.messages import Msg, render
 
 SCRIBE = sse_reply(chunk('{"patch": {}}'), chunk(finish="stop"))
 CARD = load_card(DEMO_CARD)
@@ -85,7 +85,7 @@ async def test_a_second_echo_leaves_the_beat_unsealed_with_the_notice(tmp_path, 
     assert not res.sealed and res.outcome == "unsealed"
     notice = ECHO_GAVE_UP_NOTICES["opening"]
     assert notice in res.warnings and any(isinstance(e, Activity) and e.text == notice for e in events)
-    assert translate(notice, "en").startswith("The reply copied the opening again")
+    assert isinstance(notice, Msg) and render(notice, "en").startswith("The reply copied the opening again")
     assert len(server.requests) == 2  # no scribe: nothing was sealed
     assert chat.latest_beat().outcome == "unsealed" and OPENING not in (chat.latest_beat().draft or "")
     # the copy never entered the history: the next beat's prompt has the opening once

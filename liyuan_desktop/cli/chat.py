@@ -693,7 +693,7 @@ def _disk_refused(e: OSError) -> int:
     1 after a beat (its prose printed on stderr when it was not saved)."""
     from ..core.chat.results import BeatSaveError
 
-    print(f"liyuan: {e.strerror or e}", file=sys.stderr)
+    print(f"liyuan: {say(e.strerror) if e.strerror else e}", file=sys.stderr)
     if not isinstance(e, BeatSaveError):
         return 2
     kept = e.result

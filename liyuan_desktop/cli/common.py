@@ -201,16 +201,25 @@ def take_lang(argv: list[str]) -> list[str]:
 
 def set_language(lang: str) -> None:
     """Choose the language of the CLI's engine messages ("zh", "en" or a language with a translator's compiled
-    catalog; anything else = zh)."""
-    from ..core.catalog_files import available  # a translator's language (scripts/catalog.py) when compiled
+    catalog). Any other code prints one English warning line on stderr naming the languages there are and falls
+    back to the system locale's language (``core.settings.fallback_language``: English unless the locale is
+    Chinese)."""
+    from ..core.settings import fallback_language, is_known_language, unknown_language_warning
 
-    _LANG[:] = [lang if lang in ("zh", "en") or lang in available() else "zh"]
+    if not is_known_language(lang):
+        print(unknown_language_warning(lang), file=sys.stderr)
+        lang = fallback_language()
+    _LANG[:] = [lang]
 
 
 def language() -> str:
     """The chosen language (see :func:`take_lang`; without ``--lang`` the same rule as the window's,
     ``core.settings.language_for_run``: ``LIYUAN_LANG``, the settings' language, the system locale)."""
     if not _LANG:
+        forced = os.environ.get("LIYUAN_LANG", "")
+        if forced:  # an unknown code: set_language warns and falls back (language_for_run would fall back silently)
+            set_language(forced)
+            return _LANG[0]
         try:
             from ..core.settings import language_for_run, load_settings
 

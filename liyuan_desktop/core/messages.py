@@ -17,24 +17,22 @@ a Msg as their first argument; :func:`render` accepts the exception itself.
 that stays a Msg); a session file keeps activity lines and the scribe's lines as ``{key, params}``
 (``core/session/entries.MessageRef``). The beat's events, tool summaries and refusals, lore reasons, the scribe's
 applied lines and warnings, notices, the summary error and the settings warning all reach the window and the CLI
-this way, and the front ends render them from the key (``tests/test_engine_lines_by_key.py`` plays a beat with the
-matcher below made to fail). A message's plain-text parameters are values (names, files, story text, the reason a
-tool call was refused in the card's language) and are shown as they are — only a parameter an entry names in
-``"nest"`` is looked up (:func:`_shown`).
+this way, and the front ends render them from the key (``tests/test_engine_lines_by_key.py`` plays a beat and
+renders it in both languages). A message's plain-text parameters are values (names, files, story text, the reason a
+tool call was refused in the card's language) and are shown as they are (:func:`_shown`); a Msg parameter is
+rendered in the same language.
 
-**Texts that lost their key (what is left of matching).** Producers not yet carrying a key — card file errors
-(``labelled``), some import warnings, lines read from files written before — still reach :func:`render` as plain
-text; :func:`translate` finds such a text's key again: every catalog
-entry's Chinese template is also a pattern (its literal text fixed, each ``{param}`` any text), and a text that
-matches one whole is rendered in English with the captured values (those named in the entry's ``"nest"`` — a
-space-separated list — translated in turn, e.g. 「无命中」 inside a lorebook search summary; those named in
-``"strict"`` must be empty or such a catalog text for the entry to match at all, e.g. the ``{where}`` prefix of a card
-error, which would otherwise swallow a file name before it; an entry marked ``"match": "no"`` is never a pattern —
-it is only ever carried by key, e.g. a default chat name, which is data once given). :func:`render` does this
-for plain strings, so a front end renders every engine line the same way whatever carried it. Templates with fewer
-than two literal characters never match (they would match anything), so story text is left alone unless it is
-exactly a catalog sentence. A text ``<label>：<catalog sentence>`` (a file name, then a sentence the catalog knows —
-how a card error reads once it has lost its key) is rendered as ``<label>: <sentence in English>``.
+**No reverse matching (issue 32).** Every producer of user-facing engine text builds a Msg — card-file errors
+(``labelled``: the file name as a parameter, the sentence a nested Msg), import warnings and notes, session and
+preset repairs — so :func:`render` never has to guess a key from Chinese text: a plain ``str`` is returned as it is
+(story text, names, a line written by an earlier version that stored text instead of ``{key, params}``). The old
+matcher (``translate``/``find_message``, which turned a Chinese sentence back into its key) is gone rather than kept
+for such old lines: they are few (session files store keys since issue 32, the index cache was bumped so its
+warnings are rebuilt by key), showing them as they were written is truthful, and a matcher kept "only for old files"
+would stay one call away from every live path. ``tests/test_no_reverse_matching.py`` holds this: no module calls a
+matcher, and broken cards, books, presets, chats and a SillyTavern folder all render in English by key. The entry
+fields ``"nest"`` and ``"strict"`` were hints for that matcher and are no longer read; ``"match": "no"`` is still
+read by the window's own live language switch (``ui/window/retranslate.py``).
 """
 
 from __future__ import annotations
@@ -119,7 +117,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "card.import_cancelled": {"zh": "已取消导入", "en": "Import cancelled"},
     "card.renamed": {"zh": "角色卡已改名为「{name}」：{dir}", "en": "The card is renamed to “{name}”: {dir}"},
     # -- what a beat shows the user (issue 17 "English throughout"). The engine builds these texts as before (the same
-    # Chinese); the front ends find them here (translate) — the model never sees them. ---------------------------
+    # Chinese); the front ends render them by key — the model never sees them. -----------------------------------
     # tool summaries of successful calls (core/beat/tools/*.py, the ``summary`` of each tool)
     "tool.version_chars": {"zh": "版本 {version}，{chars} 字", "en": "version {version}, {chars} chars"},
     "tool.matches": {"zh": "匹配：{m}", "en": "matched: {m}"},
@@ -283,8 +281,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.sep.semi": {"zh": "；", "en": "; "},
     "cli.note": {"zh": "注意：{w}", "en": "note: {w}"},
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
-    # the Chinese text as before; these entries let render()/translate() find it again (module doc). ----------
-    # "<file>：<sentence>" (core/cards/_common.py fail(); translate() finds it again in plain text: module doc)
+    # the Chinese text as before, carried by these keys (module doc). -------------------------------------------
+    # "<file>：<sentence>" (core/cards/_common.py fail(): the file name and the sentence as a nested Msg)
     "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}", "nest": "label msg"},
     # cards (core/cards/__init__.py, png.py, charx.py, _common.py)
     "cardfile.label": {"zh": "角色卡", "en": "Card"},
@@ -1635,13 +1633,13 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.no_key": {"match": "no", "zh": "没有 {name} 的 API key：请设置环境变量 {env}（或在窗口的「设置」里保存到系统钥匙串）",
                    "en": "No API key for {name}: set the environment variable {env} (or save it to the system keyring "
                          "in the window's Settings)"},
-    # `liyuan models probe` / the local-models dialog (core/llm/capabilities.py probe notes; Chinese keeps both)
-    "caps.stream_fallback": {"match": "no", "zh": "流式输出失败，非流式可用 / streaming failed, non-streaming works",
+    # `liyuan models probe` / the local-models dialog (core/llm/capabilities.py probe notes; each language its own)
+    "caps.stream_fallback": {"match": "no", "zh": "流式输出失败，非流式可用",
                              "en": "streaming failed, non-streaming works"},
-    "caps.plain_failed": {"match": "no", "zh": "普通请求失败 / plain request failed: {error}", "en": "plain request failed: {error}"},
-    "caps.tools_stream_fallback": {"match": "no", "zh": "流式工具调用失败，非流式可用 / streamed tool calls failed, non-streaming works",
+    "caps.plain_failed": {"match": "no", "zh": "普通请求失败：{error}", "en": "plain request failed: {error}"},
+    "caps.tools_stream_fallback": {"match": "no", "zh": "流式工具调用失败，非流式可用",
                                    "en": "streamed tool calls failed, non-streaming works"},
-    "caps.tools_failed": {"match": "no", "zh": "带工具的请求失败 / request with tools failed: {error}",
+    "caps.tools_failed": {"match": "no", "zh": "带工具的请求失败：{error}",
                           "en": "request with tools failed: {error}"},
     # a chat's Author's Note as the SillyTavern import reports it (core/migrate/scan.py; the wording of AuthorsNote.summary)
     "migrate.an.summary": {"match": "no", "zh": "作者注：{where}，{every}", "en": "Author's Note: {where}, {every}"},
@@ -1762,6 +1760,78 @@ CATALOG: dict[str, dict[str, str]] = {
     "beat.cut_repeat_sealed": {"zh": "回复开始重复自己（{what}），已提前停下：重复的尾巴已剪掉，前面的正文已收笔。",
                                "en": "The reply started repeating itself ({what}) and was stopped: the repeated tail "
                                      "was cut and the prose before it sealed.", "nest": "what"},
+    # -- a32plain: engine texts that used to be raised as plain Chinese and found again by their wording (issue 32)
+    "cardfile.label.image": {"zh": "图片", "en": "Image"},
+    "cardfile.label.export_image": {"zh": "导出用的图片", "en": "The image for the export"},
+    "persona.need_name": {"zh": "人设需要名字", "en": "A persona needs a name"},
+    "persona.file_damaged": {"zh": "人设文件 {file} 损坏（{kind}），已按空的人设列表打开{where}",
+                             "en": "The persona file {file} is damaged ({kind}); it opened as an empty persona list{where}"},
+    "persona.damaged.fields": {"zh": "字段不对", "en": "wrong fields"},
+    "persona.damaged.json": {"zh": "不是有效的 JSON", "en": "not valid JSON"},
+    "persona.moved_aside": {"zh": "，原文件已改名为 {name}", "en": "; the file was renamed to {name}"},
+    "stchat.default_name": {"zh": "聊天记录", "en": "Chat log"},
+    "stchat.message_label": {"zh": "{name} 第 {n} 条消息", "en": "{name}, message {n}"},
+    # a session file that cannot be opened or was repaired (core/session/tree.py)
+    "session.cannot_read": {"zh": "无法读取会话文件 {path}：{error}", "en": "Cannot read the session file {path}: {error}"},
+    "session.no_header_line": {"zh": "{path} 不是梨园会话文件（缺少 header）",
+                               "en": "{path} is not a Liyuan session file (no header)"},
+    "session.header_unfixable": {"zh": "会话文件缺少开头记录，也无法修复：{error}",
+                                 "en": "The session file has no header record and cannot be repaired: {error}"},
+    "session.was_empty": {"zh": "是空的", "en": " was empty"},
+    "session.no_header": {"zh": "缺少开头记录（原文件另存为 .damaged 副本）",
+                          "en": " had no header record (the old file is kept as a .damaged copy)"},
+    "session.header_rebuilt": {"zh": "{file}{what}：已按对话文件夹和角色卡重建开头记录",
+                               "en": "{file}{what}: its header was rebuilt from the chat folder and the card"},
+    "session.torn_last": {"zh": "最后一行不完整（上次写入时中断）", "en": "the last line is incomplete (the last write was cut)"},
+    "session.bad_line": {"zh": "第 {n} 行损坏", "en": "line {n} is damaged"},
+    "session.line_skipped": {"zh": "{file}：{where}，已跳过（{error}）", "en": "{file}: {where}; skipped ({error})"},
+    "session.parent_after": {"zh": "{file}：{n} 条记录的上级记录写在它之后（上级链成环或被改乱），已断开并接到它前一条记录之后",
+                             "en": "{file}: {n} records had their parent written after them (a cycle or a hand-edited "
+                                   "file); each was attached after the record before it"},
+    # the echo guard's lines when the model copied the user's own words (core/beat/loop.py, like the entries above)
+    "beat.echo_retry.user": {"zh": "回复照抄了你这一拍的话，没有收笔：已提示模型重写，并调高温度重试一次",
+                             "en": "The reply copied your words of this beat and was not sealed: the model was told to "
+                                   "rewrite it and is tried once more at a higher temperature"},
+    "beat.echo_gave_up.user": {"zh": "回复又一次照抄了你这一拍的话：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。",
+                               "en": "The reply copied your words of this beat again: this beat is not sealed and the "
+                                     "copied text was not kept. Click Regenerate, or use a larger model."},
+    # the provider's tools switched off after beats without a tool call (core/provider_caps.py mark_tools_ignored)
+    "caps.prose_only": {"match": "no", "zh": "连续 3 拍没有调用工具：改为纯文字演出", "en": "no tool call in 3 beats: prose only"},
+    # finding a transcript entry, searching the library (core/chat/view.py find_entry, core/chat/search.py)
+    "entry.empty_id": {"zh": "条目 id 是空的", "en": "The entry id is empty"},
+    "entry.not_found": {"zh": "条目「{id}」找不到", "en": "No entry “{id}”"},
+    "entry.ambiguous": {"zh": "条目「{id}」不唯一", "en": "More than one entry starts with “{id}”"},
+    "search.empty_query": {"zh": "搜索内容是空的", "en": "The search text is empty"},
+    "search.no_card": {"zh": "找不到角色卡「{card}」", "en": "No card “{card}”"},
+    # a provider named on the command line that does not exist (core/chat/build.py)
+    "provider.configured": {"zh": "已配置的：{names}；", "en": "configured: {names}; "},
+    "provider.unknown": {"zh": "没有名为 {name} 的服务商（{mine}内置预设：{presets}）",
+                         "en": "There is no provider named {name} ({mine}built-in presets: {presets})"},
+    # restoring an agent-mode checkpoint with its turn (core/chat/agent.py)
+    "checkpoint.not_turn_end": {"zh": "检查点 {id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文",
+                                "en": "Checkpoint {id} does not end a turn (no chat turn belongs to it); only the text "
+                                      "can be restored"},
+    "checkpoint.first": {"zh": "检查点 {id} 之前没有检查点，正文无处可回",
+                         "en": "There is no checkpoint before {id}, so the text has nothing to go back to"},
+    # a status bar writing variables (core/chat/ledger.py)
+    "frame.bad_scope": {"zh": "未知的变量作用域：{scope}", "en": "Unknown variable scope: {scope}"},
+    "frame.vars_not_object": {"zh": "变量表必须是对象", "en": "The variables must be an object"},
+    "frame.vars_not_on_branch": {"zh": "状态栏写入的变量不属于当前分支上的开场或回复（消息 {id}）",
+                                 "en": "The status bar wrote variables for a message that is not an opening or reply on "
+                                       "this branch (message {id})"},
+    # the session file refused a write (core/chat/results.py BeatSaveError, SessionWriteError)
+    "save.ledger_unwritten": {"zh": "会话文件写不进去：{error}。本拍的正文已经保存，场记记的账还在内存里，腾出空间或恢复写权限后可以重试保存。",
+                              "en": "The session file cannot be written: {error}. This beat's text is saved; the "
+                                    "scribe's ledger is still in memory. Free some space or restore write access, "
+                                    "then retry saving."},
+    "save.beat_unwritten": {"zh": "会话文件写不进去：{error}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。",
+                            "en": "The session file cannot be written: {error}. This beat is still in memory; free "
+                                  "some space or restore write access, then retry saving."},
+    "save.where": {"zh": "（{file}）", "en": " ({file})"},
+    "save.nothing_played": {"zh": "会话文件写不进去：{error}{where}。这一拍没有开始；已经保存的内容都还在。",
+                            "en": "The session file cannot be written: {error}{where}. This beat did not start; "
+                                  "everything saved before is still there."},
+    # -- end a32plain
 }
 
 
@@ -1801,8 +1871,7 @@ def _format(key: str, lang: str, params: dict[str, Any]) -> str:
         template = entry.get(lang) or entry["zh"]
     if not params:
         return template
-    nest = set((entry or {}).get("nest", "").split())
-    shown = {k: _shown(v, lang, k in nest) for k, v in params.items()}
+    shown = {k: _shown(v, lang) for k, v in params.items()}
     try:
         return template.format(**shown)
     except (KeyError, IndexError, ValueError):
@@ -1822,16 +1891,13 @@ def other_language_text(key: str, entry: dict[str, str], lang: str) -> str:
     return english if english is not None else entry.get("zh") or key  # "" stays empty (left out on purpose)
 
 
-def _shown(value: Any, lang: str, nested: bool = False) -> str:
+def _shown(value: Any, lang: str) -> str:
     """A parameter as text in ``lang``: a list or tuple joined with the language's list separator (「、」 / ", "),
     each item shown; a Msg (or an exception carrying one) rendered; a plain ``str`` as it is — a parameter is a
-    value (a name, a file, story text, a reason the model was told), not matched back to a key (issue 32) —
-    unless the entry names it in ``"nest"`` (a text that may have lost its key on the way: :func:`translate`)."""
+    value (a name, a file, story text, a reason the model was told), never matched back to a key (issue 32)."""
     if isinstance(value, (list, tuple)):
         sep = _format("cli.sep.list", lang, {})  # a translator's language too (other_language_text)
         return sep.join(_shown(v, lang) for v in value)  # list items are values (titles, names, files)
-    if isinstance(value, str) and not isinstance(value, Msg) and not nested:
-        return value
     return render(value, lang)
 
 
@@ -1847,22 +1913,15 @@ def action(verb: str) -> Msg | str:
 
 def render(value: Any, lang: str) -> str:
     """``value`` as text in ``lang``: a Msg rendered; an exception whose first argument is a Msg rendered (other
-    exceptions as their text, through :func:`translate`); a plain ``str`` through :func:`translate`; anything else
-    ``str(value)``."""
+    exceptions as their text); a plain ``str`` as it is — never matched back to a catalog key (module doc);
+    anything else ``str(value)``."""
     if isinstance(value, Msg):
         return value.render(lang)
     if isinstance(value, BaseException):
         if value.args and isinstance(value.args[0], Msg):
             return value.args[0].render(lang)
-        return translate(str(value), lang)
-    if isinstance(value, str):
-        return translate(value, lang)
-    return str(value)
-
-
-# -- texts that lost their key (module doc) -------------------------------------------------------------------------
-_PATTERNS: list[tuple[str, "re.Pattern[str]", str]] = []  # (the longest literal chunk, pattern, key), specific first
-_PATTERNS_FOR: list[int] = [-1]  # the catalog size the patterns were built for (entries may be added at import)
+        return str(value)
+    return value if isinstance(value, str) else str(value)
 
 
 def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str, "re.Pattern[str]"]]:
@@ -1870,7 +1929,8 @@ def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str,
     how many literal characters it has (whitespace not counted when ``strip``), its longest literal chunk (a cheap
     ``in`` test before matching), the compiled pattern (each ``{name}`` a lazy group, a repeated name a
     backreference). None when the template has fewer than 2 literal characters or a field that is no identifier.
-    Used by :func:`find_message` and by the window's live language switch (``ui/window/retranslate.py``)."""
+    Used only by the window's live language switch for the window's own widget texts (``ui/window/retranslate.py``);
+    engine messages are never matched back (module doc)."""
     regex, names, chunks = "", [], []
     try:
         for lit, field, _spec, _conv in string.Formatter().parse(text):
@@ -1888,80 +1948,6 @@ def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str,
     if literal < 2:
         return None
     return literal, max(chunks, key=len), re.compile(regex, re.S)
-
-
-def _patterns() -> list[tuple[str, "re.Pattern[str]", str]]:
-    if _PATTERNS_FOR[0] == len(CATALOG):
-        return _PATTERNS
-    built: list[tuple[int, str, "re.Pattern[str]", str]] = []
-    for key, entry in CATALOG.items():
-        zh, en = entry.get("zh") or "", entry.get("en")
-        if not en or en == zh or entry.get("match") == "no":
-            continue
-        pat = template_pattern(zh)
-        if pat is not None:
-            built.append((*pat, key))
-    built.sort(key=lambda b: -b[0])
-    _PATTERNS[:] = [(chunk, pat, key) for _n, chunk, pat, key in built]
-    _PATTERNS_FOR[0] = len(CATALOG)
-    return _PATTERNS
-
-
-def find_message(text: str) -> Optional[Msg]:
-    """The catalog message whose Chinese text ``text`` is, whole (module doc), or None. The most specific template
-    (most literal text) wins."""
-    if not text:
-        return None
-    for chunk, pat, key in _patterns():
-        if chunk not in text:
-            continue
-        m = pat.fullmatch(text)
-        if m is None:
-            continue
-        params: dict[str, Any] = dict(m.groupdict())
-        for name in (CATALOG[key].get("nest") or "").split():
-            inner = find_message(params.get(name) or "")
-            if inner is not None:
-                params[name] = inner
-        if any(params.get(name) and not isinstance(params[name], Msg)
-               for name in (CATALOG[key].get("strict") or "").split()):
-            continue  # a "strict" param is empty or a catalog text (e.g. a {where} prefix), never a file name
-        return Msg(key, **params)
-    return None
-
-
-def translate(text: str, lang: str) -> str:
-    """``text`` in ``lang``: a Msg rendered; a plain Chinese engine sentence found in the catalog (:func:`find_message`)
-    rendered; anything else unchanged (story text, card data, a sentence the catalog does not know). Chinese is
-    returned as is."""
-    if isinstance(text, Msg):
-        return text.render(lang)
-    if lang == "zh" or not text:
-        return text
-    found = find_message(text)
-    if found is None or CATALOG[found.key]["zh"].startswith("{"):
-        # "<file>：<sentence>" read whole may have taken the file name as a template's leading value ("{name}：
-        # 不是有效的 JSON（{error}）" swallowing a card's JSON error): a catalog sentence after the label wins
-        found = _labelled(text) or found
-    return found.render(lang) if found is not None else text
-
-
-def _labelled(text: str) -> Optional[Msg]:
-    """``<label>：<catalog sentence>`` (a file name before a sentence the catalog knows — a card error passed on as
-    plain text) as the ``labelled`` message, or None. Only short one-line texts; the first three ``：`` are tried,
-    so a label may hold one itself."""
-    if len(text) > 600 or "\n" in text:
-        return None
-    start = 0
-    for _ in range(3):
-        i = text.find("：", start)
-        if i <= 0:
-            return None
-        inner = find_message(text[i + 1:])
-        if inner is not None:
-            return Msg("labelled", label=text[:i], msg=inner)
-        start = i + 1
-    return None
 
 
 # -- a message inside a pydantic model (issue 32) --------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Optional, Union
 
 from .llm.capabilities import Capabilities, capabilities_for, now_iso, probe, set_capabilities
 from .llm.providers import ProviderSettings, build_model
+from .messages import message
 from .settings import load_settings, resolve_key, save_settings
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def mark_tools_ignored(model_or_provider: Union[Any, str], model: Optional[str] 
         caps = caps.model_copy(update={"base_url": base_url.rstrip("/")})
     if "tools" in caps.overridden:
         return False
-    note = "连续 3 拍没有调用工具：改为纯文字演出 / no tool call in 3 beats: prose only"
+    note = message("caps.prose_only")
     set_capabilities(p, caps.model_copy(update={"tools": "ignored", "probed_at": now_iso(),
                                                 "notes": [note] + [n for n in caps.notes if n != note][:3]}))
     try:

@@ -364,13 +364,38 @@ def language_for_run(settings: AppSettings, env: Optional[Mapping[str, str]] = N
         return "en"
     if forced and _has_catalog(forced):
         return forced
+    if forced:  # an unknown code (LIYUAN_LANG=fr): the system locale's rule, as on a first start (issue 32)
+        return fallback_language(where, system_locale)
     if "ui_language" in settings.model_fields_set:
         chosen = settings.ui_language
         return chosen if chosen in ("zh", "en") or _has_catalog(chosen) else "en"  # its catalog gone: English
+    return fallback_language(where, system_locale)
+
+
+def fallback_language(env: Optional[Mapping[str, str]] = None, system_locale: str = "") -> str:
+    """The system locale's language (:func:`system_language`: Chinese for a Chinese locale, else English — or a
+    translator's language whose compiled catalog matches the locale): what a first start uses, and what an unknown
+    ``--lang``/``LIYUAN_LANG`` code falls back to."""
+    where: Mapping[str, str] = os.environ if env is None else env
     lang = system_language(where, system_locale)
     if lang == "en":
         return _locale_catalog(where, system_locale) or "en"
     return lang
+
+
+def is_known_language(code: str) -> bool:
+    """True for "zh", "en" and a language with a translator's compiled catalog (``core/catalog_files.py``)."""
+    return code in ("zh", "en") or _has_catalog(code)
+
+
+def unknown_language_warning(code: str) -> str:
+    """The one line printed (to stderr) for an unknown ``--lang``/``LIYUAN_LANG`` code, naming the languages there
+    are. Always English: the code says the reader does not want Chinese and names no language the app has, so no
+    catalog language can be chosen for it (the run then uses :func:`fallback_language`)."""
+    from .catalog_files import available
+
+    names = ", ".join(["zh", "en", *available()])
+    return f"liyuan: unknown language {code!r} (available: {names}); using the system locale's language"
 
 
 def _locale_catalog(where: Mapping[str, str], system_locale: str) -> Optional[str]:

@@ -72,13 +72,11 @@ ECHO_ONLY_NOTICE = message("beat.echo_only")  # 回复只复述了提示里的�
 TEXT_CALLS_NOTICE = "回复把工具调用写成了文字（{names}），已按工具调用执行"  # the catalog's beat.text_calls
 STOP_KEPT_NOTICE = message("beat.stop_kept")  # 已流出的正文收进了稿子（未收笔）
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
-CUT_MESSAGES = {"length": "回复被截断（到了输出上限），本拍尚未收笔", "repetition": "回复开始重复，已提前停下，本拍尚未收笔",
-                "echo": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型"}
+CUT_MESSAGES = {k: message("beat.cut." + k) for k in ("length", "repetition", "echo")}
 #: Activity lines of the echo guard (issue 30 §1): the first echo (retried), the second (the beat left unsealed).
 _ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据", "user": "你这一拍的话"}
-ECHO_RETRY_NOTICES = {k: f"回复照抄了{w}，没有收笔：已提示模型重写，并调高温度重试一次" for k, w in _ECHO_WHAT.items()}
-ECHO_GAVE_UP_NOTICES = {k: f"回复又一次照抄了{w}：本拍没有收笔，照抄的文字没有收进稿子。请点「重新生成」，或换一个更大的模型。"
-                        for k, w in _ECHO_WHAT.items()}
+ECHO_RETRY_NOTICES = {k: message("beat.echo_retry." + k) for k in _ECHO_WHAT}  # catalog messages (issue 32)
+ECHO_GAVE_UP_NOTICES = {k: message("beat.echo_gave_up." + k) for k in _ECHO_WHAT}
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
 ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
               "不要重复开场、之前的回复或设定原文里的句子。）")

@@ -33,6 +33,7 @@ from pydantic import BaseModel, Field
 
 from ..lazy_exports import lazy_exports
 from ..lore import Lorebook
+from ..messages import Msg, MsgText, message
 from ._common import (
     MAX_CARD_BYTES,
     PNG_SIGNATURE,
@@ -74,7 +75,7 @@ class Card(BaseModel):
     malformed book → None). ``spec`` is "v1" | "v2" | "v3"; ``source_format`` "json" | "png" | "charx";
     ``assets`` the embedded assets by the URI used in ``data.assets`` (``embeded://…`` for CHARX,
     ``__asset:…`` for PNG ``chara-ext-asset_`` chunks) → bytes; ``raw`` the card JSON exactly as read;
-    ``warnings`` one-line Chinese notes about what was repaired or ignored; ``path`` the file it came from."""
+    ``warnings`` one-line notes about what was repaired or ignored (catalog messages, their keys kept); ``path`` the file it came from."""
 
     name: str = ""
     description: str = ""
@@ -96,7 +97,7 @@ class Card(BaseModel):
     path: str = ""
     raw: dict[str, Any] = Field(default_factory=dict)
     assets: dict[str, bytes] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
 
     @property
     def lorebook(self) -> Lorebook:
@@ -175,7 +176,8 @@ def _intlike(v: Any) -> bool:
 
 
 def _label(path: str) -> str:
-    return Path(path).name if path else "角色卡"
+    """How an error names the file: its name, else the word "card" (``cardfile.label``, in the user's language)."""
+    return Path(path).name if path and path != "角色卡" else message("cardfile.label")
 
 
 def _fallback_name(path: str) -> str:
@@ -187,15 +189,16 @@ def _fallback_name(path: str) -> str:
     return p.stem or "未命名"
 
 
-def not_a_card(obj: dict[str, Any]) -> Optional[str]:
-    """What a JSON object is when it is clearly not a character card ("这是 …，不是角色卡"), else None.
+def not_a_card(obj: dict[str, Any]) -> Optional[Msg]:
+    """What a JSON object is when it is clearly not a character card (a ``cardfile.is.*`` catalog message, "这是 …，
+    不是角色卡" / "This is …, not a card"), else None.
 
     Recognised: SillyTavern chat-completion presets (``prompts``/``prompt_order``, or sampler keys with no card
     fields), text-completion/instruct presets, World Info files (``entries`` and no card fields), ``lorebook_v3``
     exports, chat-log headers; anything with none of the card keys."""
     spec = obj.get("spec")
     if spec == "lorebook_v3":
-        return "这是世界书（lorebook_v3）文件，不是角色卡"
+        return message("cardfile.is.lorebook_v3")
     data = obj.get("data")
     if isinstance(spec, str) and spec.startswith("chara_card") and isinstance(data, dict):
         return None
@@ -203,18 +206,18 @@ def not_a_card(obj: dict[str, Any]) -> Optional[str]:
     if strong:
         return None
     if "prompts" in obj or "prompt_order" in obj or "chat_completion_source" in obj:
-        return "这是 SillyTavern 的对话补全预设（preset），不是角色卡"
+        return message("cardfile.is.cc_preset")
     if any(k in obj for k in ("input_sequence", "output_sequence", "story_string", "system_sequence")):
-        return "这是 SillyTavern 的文本补全 / 指令模板预设（preset），不是角色卡"
+        return message("cardfile.is.instruct")
     if isinstance(obj.get("entries"), (dict, list)):
-        return "这是世界书（World Info）文件，不是角色卡"
+        return message("cardfile.is.world_info")
     if "user_name" in obj or "character_name" in obj:
-        return "这是聊天记录，不是角色卡"
+        return message("cardfile.is.chat")
     if "name" in obj and not any(k in obj for k in ("temperature", "top_p", "rep_pen", "genamt", "max_length")):
         return None  # a bare V1 card with only a name
     if any(k in obj for k in ("temperature", "top_p", "rep_pen", "genamt", "max_length")):
-        return "这是 SillyTavern 的采样参数预设（preset），不是角色卡"
-    return "这个 JSON 里没有角色卡的字段（name、description、first_mes…），不像角色卡"
+        return message("cardfile.is.sampler")
+    return message("cardfile.no_fields")
 
 
 def card_data(obj: dict[str, Any]) -> Optional[dict[str, Any]]:
@@ -254,19 +257,20 @@ def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> 
     (preset, World Info, chat — see :func:`not_a_card`)."""
     label = _label(path)
     if not isinstance(obj, dict):
-        kind = {list: "数组", str: "字符串", int: "数字", float: "数字", bool: "布尔值"}.get(type(obj), "空值" if obj is None else type(obj).__name__)
-        raise fail(label, f"JSON 的最外层是{kind}，不是对象，不是角色卡")
+        kind = {list: "array", str: "string", int: "number", float: "number", bool: "bool"}.get(
+            type(obj), "null" if obj is None else "")
+        raise fail(label, message("cardfile.top." + kind) if kind else message("cardfile.top", kind=type(obj).__name__))
     what = not_a_card(obj)
     if what:
         raise fail(label, what)
-    warnings: list[str] = []
+    warnings: list[Msg] = []
     spec_raw = obj.get("spec")
     spec = spec_raw if isinstance(spec_raw, str) else ""
     data = card_data(obj)
     if spec.startswith("chara_card") and data is None:
-        warnings.append(f"卡声明为 {shown(spec)}，但没有 data 对象，已按 V1 平铺格式读取")
+        warnings.append(message("cardwarn.v1_flat", spec=shown(spec)))
     elif data is not None and not spec:
-        warnings.append("卡里没有 spec，但字段都在 data 里，已按 V2 读取")
+        warnings.append(message("cardwarn.v2_no_spec"))
     fields: dict[str, Any] = {}
     for key in _TEXT_FIELDS:
         v = _pick(obj, data, key)
@@ -278,20 +282,20 @@ def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> 
             fields[key] = str(v)
         else:
             fields[key] = ""
-            warnings.append(f"{key} 不是文本（{type(v).__name__}），已忽略")
+            warnings.append(message("cardwarn.not_text", key=key, type=type(v).__name__))
     if not fields["name"].strip():
         fields["name"] = _fallback_name(path)
-        warnings.append(f"卡里没有名字，已用文件名「{fields['name']}」")
+        warnings.append(message("cardwarn.no_name", name=fields["name"]))
     greetings = _pick(obj, data, "alternate_greetings")
     alt: list[str] = []
     if isinstance(greetings, list):
         alt = [x for x in greetings if isinstance(x, str)]
         if len(alt) != len(greetings):
-            warnings.append(f"alternate_greetings 里有 {len(greetings) - len(alt)} 项不是文本，已忽略")
+            warnings.append(message("cardwarn.greetings_items", n=len(greetings) - len(alt)))
     elif isinstance(greetings, str):
         alt = [greetings] if greetings.strip() else []
     elif greetings is not None:
-        warnings.append("alternate_greetings 不是数组，已忽略")
+        warnings.append(message("cardwarn.greetings"))
     tags_raw = _pick(obj, data, "tags")
     tags: list[str] = []
     if isinstance(tags_raw, list):
@@ -300,17 +304,17 @@ def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> 
         tags = [t.strip() for t in tags_raw.split(",") if t.strip()]
     ext = _pick(obj, data, "extensions")
     if ext is not None and not isinstance(ext, dict):
-        warnings.append(f"extensions 不是对象（{type(ext).__name__}），已忽略")
+        warnings.append(message("cardwarn.extensions", type=type(ext).__name__))
     book = _pick(obj, data, "character_book")
     if book is not None and not isinstance(book, dict):
-        warnings.append(f"character_book 不是对象（{type(book).__name__}），世界书已忽略")
+        warnings.append(message("cardwarn.book", type=type(book).__name__))
         book = None
     elif isinstance(book, dict):
         entries = book.get("entries")
         if entries is None:
             book = None
         elif not isinstance(entries, (list, dict)):
-            warnings.append("character_book.entries 不是数组，世界书已忽略")
+            warnings.append(message("cardwarn.book_entries"))
             book = None
     if spec == "chara_card_v3":
         try:
@@ -318,7 +322,7 @@ def card_from_json(obj: Any, path: str = "", *, source_format: str = "json") -> 
         except ValueError:
             ver = 3.0
         if ver >= 4.0:
-            warnings.append(f"卡的版本是 {shown(str(obj.get('spec_version')))}，比梨园认识的 V3 新，可能有字段没读到")
+            warnings.append(message("cardwarn.newer", v=shown(str(obj.get("spec_version")))))
     return Card(
         **fields,
         alternate_greetings=alt,
@@ -338,7 +342,7 @@ def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
     from .png import read_png_card
 
     if size == 0:
-        raise fail(label, "文件是空的（0 字节），不是角色卡")
+        raise fail(label, message("cardfile.empty"))
     f.seek(0)
     head = f.read(16)
     if head.startswith(PNG_SIGNATURE):
@@ -352,16 +356,16 @@ def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
         cx = read_charx(f, size, label)
         card = card_from_json(cx.card, path, source_format="charx")
         if isinstance(cx.card, dict) and not isinstance(cx.card.get("spec"), str):
-            card.warnings.insert(0, "CHARX 的 card.json 没有 spec（规范要求 V3），已尽量读取")
+            card.warnings.insert(0, message("cardwarn.charx_no_spec"))
         card.assets = cx.assets
         card.warnings = cx.warnings + card.warnings
         return card
     if foreign:
         if foreign in _IMAGE_TYPES:
-            raise fail(label, f"这是 {foreign} 图片，不是 PNG 角色卡（角色卡只能是 PNG、JSON 或 CHARX）")
-        raise fail(label, f"这是 {foreign}，不是角色卡（角色卡只能是 PNG、JSON 或 CHARX）")
+            raise fail(label, message("cardfile.foreign_image", kind=foreign))
+        raise fail(label, message("cardfile.foreign", kind=foreign))
     if size > MAX_CARD_BYTES:
-        raise fail(label, f"文件有 {size // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB，不像角色卡")
+        raise fail(label, message("cardfile.too_big", mib=size // MiB, max=MAX_CARD_BYTES // MiB))
     f.seek(0)
     data = f.read()
     start = data[3:].lstrip() if data.startswith(b"\xef\xbb\xbf") else data.lstrip()
@@ -372,7 +376,7 @@ def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
         except UnicodeDecodeError as e:
             unknown = unknown or e.start < 4092  # (a multi-byte character cut at 4096 is not an error)
         if unknown:
-            raise fail(label, "无法识别的文件格式（不是 PNG、JSON 或 CHARX 角色卡）")
+            raise fail(label, message("cardfile.unknown_format"))
     obj = parse_json_bytes(data, label)
     return card_from_json(obj, path)
 
@@ -396,26 +400,26 @@ def load_card(path: str | Path) -> Card:
     try:
         st = p.stat()
         if stat.S_ISDIR(st.st_mode):
-            raise fail(label, "这是一个文件夹，不是角色卡文件")
+            raise fail(label, message("cardfile.folder"))
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device would block or never end
-            raise fail(label, "这不是普通文件，不是角色卡")
+            raise fail(label, message("cardfile.not_regular"))
         f = open(p, "rb")
     except CardError:
         raise
     except FileNotFoundError:
-        raise fail(label, "找不到这个文件") from None
+        raise fail(label, message("cardfile.not_found")) from None
     except PermissionError:
-        raise fail(label, "没有权限读取这个文件") from None
+        raise fail(label, message("cardfile.no_permission")) from None
     except OSError as e:
-        raise fail(label, f"无法读取：{shown(e.strerror or str(e))}") from None
+        raise fail(label, message("cardfile.cannot_read", error=shown(e.strerror or str(e)))) from None
     with f:
         try:
             size = os.fstat(f.fileno()).st_size
             return _read_stream(f, size, str(p), label)
         except OSError as e:
-            raise fail(label, f"读取时出错：{shown(e.strerror or str(e))}") from None
+            raise fail(label, message("cardfile.read_error", error=shown(e.strerror or str(e)))) from None
         except MemoryError:
-            raise fail(label, "内存不足，无法读取这个文件") from None
+            raise fail(label, message("cardfile.no_memory")) from None
 
 
 def load_card_bytes(data: bytes, filename: str = "角色卡") -> Card:
@@ -424,7 +428,7 @@ def load_card_bytes(data: bytes, filename: str = "角色卡") -> Card:
     try:
         return _read_stream(io.BytesIO(data), len(data), filename, _label(filename))
     except MemoryError:
-        raise fail(_label(filename), "内存不足，无法读取") from None
+        raise fail(_label(filename), message("cardfile.no_memory_short")) from None
 
 
 # Export and inspection are imported when first used (issue 15: start-up needs neither, and inspection brings the

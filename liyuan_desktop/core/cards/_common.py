@@ -1,5 +1,5 @@
-"""Shared pieces of the card readers: the error type, size limits, strict JSON decoding with Chinese messages and
-file-type sniffing. Internal module; the public names are re-exported by :mod:`liyuan_desktop.core.cards`."""
+"""Shared pieces of the card readers: the error type, size limits, strict JSON decoding with catalog messages
+(``core/messages.py``: every error carries its key) and file-type sniffing. Internal module; the public names are re-exported by :mod:`liyuan_desktop.core.cards`."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ MAX_CARD_BYTES = 64 * MiB
 
 class CardError(Exception):
     """A card file cannot be read (or written). ``str(err)`` is ONE line in Chinese that names the file and the
-    problem, fit for the UI and for ``liyuan: …`` on stderr."""
+    problem; ``args[0]`` is a :class:`~liyuan_desktop.core.messages.Msg` (``messages.render(err, lang)`` gives the
+    line in the user's language), fit for the UI and for ``liyuan: …`` on stderr."""
 
     def __init__(self, message: str):
         msg = str(message)
@@ -34,63 +35,67 @@ def shown(text: str, limit: int = 60) -> str:
     return out + ("…" if len(text) > limit else "")
 
 
-def fail(label: str, msg: str) -> CardError:
-    """``CardError("<label>：<msg>")`` with newlines flattened (callers ``raise fail(...)``). The error carries a
-    :class:`~liyuan_desktop.core.messages.Msg` (key ``labelled``): its text is that Chinese line, and
-    ``messages.render(err, "en")`` gives ``"<label>: <msg in English>"`` — ``msg`` is found again in the catalog by
-    its Chinese wording (``messages.translate``), so every sentence raised here needs a ``cardfile.*``/``png.*``/
-    ``charx.*`` catalog entry whose Chinese template matches it exactly."""
+def fail(label: str, msg: Msg) -> CardError:
+    """``CardError`` for ``<label>：<msg>`` (callers ``raise fail(...)``): ``msg`` is a catalog message
+    (``cardfile.*``/``png.*``/``charx.*``), ``label`` the file's name (a value, or the ``cardfile.label`` Msg). The
+    error carries the ``labelled`` :class:`~liyuan_desktop.core.messages.Msg` — its text is the Chinese line, and
+    ``messages.render(err, "en")`` gives ``"<label>: <msg in English>"`` by key (issue 32: nothing is matched back
+    from the Chinese). Without a label the error carries ``msg`` itself."""
     if not label:
         return CardError(msg)
     return CardError(message("labelled", label=label, msg=msg))
 
 
-_JSON_MSGS = {
-    "Expecting value": "这里缺少值",
-    "Unterminated string starting at": "字符串没有结束",
-    "Expecting property name enclosed in double quotes": "属性名要用双引号",
-    "Expecting ',' delimiter": "缺少逗号",
-    "Expecting ':' delimiter": "缺少冒号",
-    "Extra data": "JSON 结束后还有多余内容",
-    "Invalid control character at": "字符串里有非法的控制字符",
-    "Invalid \\escape": "非法的转义符",
-    "Invalid \\uXXXX escape": "非法的 \\u 转义",
+_JSON_MSGS = {  # Python's JSON error → its catalog key (the words in every language)
+    "Expecting value": "json.expecting_value",
+    "Unterminated string starting at": "json.unterminated",
+    "Expecting property name enclosed in double quotes": "json.property_quotes",
+    "Expecting ',' delimiter": "json.comma",
+    "Expecting ':' delimiter": "json.colon",
+    "Extra data": "json.extra",
+    "Invalid control character at": "json.control",
+    "Invalid \\escape": "json.escape",
+    "Invalid \\uXXXX escape": "json.u_escape",
 }
 
 
-def _json_msg_zh(msg: str) -> str:
-    for en, zh in _JSON_MSGS.items():
+def json_error_words(msg: str) -> Msg | str:
+    """Python's ``json`` error text (``e.msg``) in words: the catalog message for the known ones (Chinese
+    「这里缺少值」, English "a value is missing here"…), else the text as it is."""
+    for en, key in _JSON_MSGS.items():
         if msg.startswith(en):
-            return zh
+            return message(key)
     return msg
 
 
-def parse_json_bytes(data: bytes, label: str, where: str = "") -> Any:
-    """Decode UTF-8 (a BOM is allowed) and parse JSON. ``where`` prefixes the message (e.g. "ccv3 块里的").
+def parse_json_bytes(data: bytes, label: str, where: Msg | str = "") -> Any:
+    """Decode UTF-8 (a BOM is allowed) and parse JSON. ``where`` prefixes the message: "" or a catalog message
+    naming the part of the file (``cardfile.where.png``/``cardfile.where.charx``).
 
     Raises :class:`CardError` for invalid UTF-8, empty text, invalid JSON (line/column given), nesting too deep
     or numbers too long. A JSON-lines chat file is recognised and named as such."""
     if len(data) > MAX_CARD_BYTES:
-        raise fail(label, f"{where}内容有 {len(data) // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB，不像角色卡")
+        raise fail(label, message("cardfile.too_big_in", where=where, mib=len(data) // MiB, max=MAX_CARD_BYTES // MiB))
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise fail(label, f"{where}不是有效的 UTF-8 文本（第 {e.start} 字节处），不是可读的 JSON 角色卡") from None
+        raise fail(label, message("cardfile.not_utf8", where=where, pos=e.start)) from None
     if not text.strip():
-        raise fail(label, f"{where}内容是空的，没有角色卡数据")
+        raise fail(label, message("cardfile.empty_in", where=where))
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
         if e.msg == "Extra data" and _looks_like_chat_jsonl(text):
-            raise fail(label, "这是聊天记录（.jsonl），不是角色卡") from None
-        raise fail(label, f"{where}不是有效的 JSON（第 {e.lineno} 行第 {e.colno} 列：{_json_msg_zh(e.msg)}）") from None
+            raise fail(label, message("cardfile.chat_jsonl")) from None
+        raise fail(label, message("cardfile.bad_json", where=where, line=e.lineno, col=e.colno,
+                                  why=json_error_words(e.msg))) from None
     except RecursionError:
-        raise fail(label, f"{where}JSON 嵌套太深，无法读取") from None
+        raise fail(label, message("cardfile.too_deep", where=where)) from None
     except ValueError as e:  # e.g. an integer with more digits than Python's conversion limit
-        why = "数字的位数太多" if "digits" in str(e) else shown(str(e))
-        raise fail(label, f"{where}JSON 里有无法读取的值（{why}）") from None
+        why = message("cardfile.digits") if "digits" in str(e) else shown(str(e))
+        raise fail(label, message("cardfile.bad_value", where=where, why=why)) from None
 
 
 def _looks_like_chat_jsonl(text: str) -> bool:
@@ -103,8 +108,9 @@ def _looks_like_chat_jsonl(text: str) -> bool:
 
 
 def sniff_foreign(head: bytes) -> Optional[str]:
-    """Name of a well-known non-card file type from its first bytes ("JPEG", "WEBP", "GIF", …), else None.
-    PNG, zip and text are *not* reported here."""
+    """Name of a well-known non-card file type from its first bytes ("JPEG", "WEBP", "GIF", … — a format's own
+    name, or a ``filekind.*`` catalog message such as "PDF 文件"/"a PDF file"), else None. PNG, zip and text are
+    *not* reported here."""
     if head.startswith(b"\xff\xd8\xff"):
         return "JPEG"
     if head.startswith((b"GIF87a", b"GIF89a")):
@@ -121,17 +127,17 @@ def sniff_foreign(head: bytes) -> Optional[str]:
             return "AVIF"
         if brand in (b"heic", b"heix", b"mif1", b"msf1"):
             return "HEIC"
-        return "MP4/MOV 视频文件"
+        return message("filekind.video")
     if head.startswith(b"%PDF"):
-        return "PDF 文件"
+        return message("filekind.pdf")
     if head.startswith(b"\x1f\x8b"):
-        return "gzip 压缩包"
+        return message("filekind.gzip")
     if head.startswith(b"7z\xbc\xaf\x27\x1c"):
-        return "7z 压缩包"
+        return message("filekind.7z")
     if head.startswith((b"Rar!\x1a\x07",)):
-        return "RAR 压缩包"
+        return message("filekind.rar")
     if head.startswith(b"\x00\x00\x01\x00"):
-        return "ICO 图标"
+        return message("filekind.ico")
     return None
 
 

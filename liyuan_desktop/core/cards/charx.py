@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import IO, Any, Optional
 
+from ..messages import Msg, message
 from ._common import MAX_CARD_BYTES, CardError, MiB, fail, parse_json_bytes, shown
 
 MAX_ENTRIES = 10_000
@@ -46,22 +47,22 @@ class CharxCard:
     card: Any
     assets: dict[str, bytes] = field(default_factory=dict)
     names: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Msg] = field(default_factory=list)
 
 
-def _why(e: BaseException) -> str:
-    """A short Chinese reason for a zip/zlib failure."""
+def _why(e: BaseException) -> Msg | str:
+    """A short reason for a zip/zlib failure: a ``zip.why.*`` catalog message, else the error's own text."""
     text = str(e)
     if isinstance(e, zlib.error):
-        return "压缩数据损坏"
+        return message("zip.why.zlib")
     if "CRC" in text:
-        return "校验和（CRC）不对"
+        return message("zip.why.crc")
     if isinstance(e, NotImplementedError) or "compression method" in text:
-        return "用了不支持的压缩方式"
+        return message("zip.why.method")
     if "password" in text or "encrypted" in text:
-        return "被加密了"
+        return message("zip.why.encrypted")
     if isinstance(e, (EOFError, struct.error)) or "Truncated" in text or "truncated" in text:
-        return "文件被截断"
+        return message("zip.why.truncated")
     return shown(text or type(e).__name__)
 
 
@@ -80,12 +81,12 @@ def _precheck_directory(f: IO[bytes], size: int, label: str) -> None:
     tail = f.read(tail_len)
     i = tail.rfind(b"PK\x05\x06")
     if i < 0 or len(tail) - i < 22:
-        raise fail(label, "不是有效的 CHARX（zip）文件：找不到 zip 目录，文件可能被截断")
+        raise fail(label, message("charx.no_directory"))
     _, _, _, _, total, cd_size, _, _ = struct.unpack("<4sHHHHIIH", tail[i:i + 22])
     if total != 0xFFFF and total > MAX_ENTRIES:
-        raise fail(label, f"CHARX 里有 {total} 个文件，超过上限 {MAX_ENTRIES}，已拒绝")
+        raise fail(label, message("charx.too_many", n=total, max=MAX_ENTRIES))
     if cd_size != 0xFFFFFFFF and cd_size > MAX_DIRECTORY_BYTES:
-        raise fail(label, f"CHARX 的 zip 目录有 {cd_size // MiB} MiB，文件数异常，已拒绝")
+        raise fail(label, message("charx.big_directory", mib=cd_size // MiB))
 
 
 def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, label: str) -> bytes:
@@ -99,7 +100,7 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int, label: 
                 break
             total += len(b)
             if total > limit:
-                raise fail(label, f"CHARX 里的 {shown(info.filename)} 解压后超过 {limit // MiB} MiB，已拒绝")
+                raise fail(label, message("charx.member_big", name=shown(info.filename), mib=limit // MiB))
             pieces.append(b)
     return b"".join(pieces)
 
@@ -116,33 +117,33 @@ def read_charx(f: IO[bytes], size: int, label: str) -> CharxCard:
     try:
         zf = zipfile.ZipFile(f)
     except _ZIP_ERRORS as e:
-        raise fail(label, f"不是有效的 CHARX（zip）文件：{_why(e)}") from None
+        raise fail(label, message("charx.invalid", why=_why(e))) from None
     with zf:
         infos = zf.infolist()
         if len(infos) > MAX_ENTRIES:
-            raise fail(label, f"CHARX 里有 {len(infos)} 个文件，超过上限 {MAX_ENTRIES}，已拒绝")
+            raise fail(label, message("charx.too_many", n=len(infos), max=MAX_ENTRIES))
         total = 0
         for info in infos:
             if unsafe_member(info.filename):
-                raise fail(label, f"CHARX 里有不安全的路径「{shown(info.filename)}」（绝对路径或 ..），已拒绝")
+                raise fail(label, message("charx.unsafe", name=shown(info.filename)))
             total += info.file_size
             if info.file_size > RATIO_MIN_SIZE and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-                raise fail(label, f"CHARX 里的 {shown(info.filename)} 压缩比异常（{info.compress_size} → {info.file_size} 字节），疑似压缩炸弹，已拒绝")
+                raise fail(label, message("charx.ratio", name=shown(info.filename), a=info.compress_size, b=info.file_size))
         if total > MAX_TOTAL_UNCOMPRESSED:
-            raise fail(label, f"CHARX 解压后共 {total // MiB} MiB，超过上限 {MAX_TOTAL_UNCOMPRESSED // MiB} MiB，已拒绝")
+            raise fail(label, message("charx.total", mib=total // MiB, max=MAX_TOTAL_UNCOMPRESSED // MiB))
         by_name = {i.filename: i for i in infos if not i.is_dir()}
         card_info = by_name.get("card.json") or next((i for n, i in by_name.items() if n.lower() == "card.json"), None)
         if card_info is None:
-            raise fail(label, "这个 zip 里没有 card.json，不是 CHARX 角色卡")
+            raise fail(label, message("charx.no_card"))
         if card_info.flag_bits & 0x1:
-            raise fail(label, "CHARX 里的 card.json 被加密了，无法读取")
+            raise fail(label, message("charx.encrypted"))
         if card_info.file_size > MAX_CARD_BYTES:
-            raise fail(label, f"CHARX 里的 card.json 有 {card_info.file_size // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB")
+            raise fail(label, message("charx.card_big", mib=card_info.file_size // MiB, max=MAX_CARD_BYTES // MiB))
         try:
             raw = _read_member(zf, card_info, MAX_CARD_BYTES, label)
         except _ZIP_ERRORS as e:
-            raise fail(label, f"CHARX 里的 card.json 已损坏（{_why(e)}）") from None
-        obj = parse_json_bytes(raw, label, "CHARX 里的 card.json ")
+            raise fail(label, message("charx.card_damaged", why=_why(e))) from None
+        obj = parse_json_bytes(raw, label, message("cardfile.where.charx"))
         out = CharxCard(card=obj, names=[i.filename for i in infos])
         _load_assets(zf, obj, by_name, out, label)
     return out
@@ -172,19 +173,20 @@ def _load_assets(zf: zipfile.ZipFile, obj: Any, by_name: dict[str, zipfile.ZipIn
         if path is None:
             continue
         if unsafe_member(path):
-            out.warnings.append(f"资源地址不安全，已忽略：{shown(uri)}")
+            out.warnings.append(message("cardwarn.asset_unsafe", uri=shown(uri)))
             continue
         info = by_name.get(path)
         if info is None:
-            out.warnings.append(f"资源 {shown(uri)} 在 CHARX 里找不到")
+            out.warnings.append(message("cardwarn.asset_not_in_charx", uri=shown(uri)))
             continue
         if info.flag_bits & 0x1 or info.file_size > budget:
-            out.warnings.append(f"资源 {shown(uri)} {'被加密' if info.flag_bits & 0x1 else '太大'}，没有载入")
+            out.warnings.append(message("cardwarn.asset_encrypted" if info.flag_bits & 0x1 else "cardwarn.asset_big", uri=shown(uri)))
             continue
         try:
             blob = _read_member(zf, info, budget, label)
         except (CardError, *_ZIP_ERRORS) as e:
-            out.warnings.append(f"资源 {shown(uri)} 读不出来（{_why(e) if not isinstance(e, CardError) else '太大'}），没有载入")
+            out.warnings.append(message("cardwarn.asset_unreadable_big", uri=shown(uri)) if isinstance(e, CardError)
+                                else message("cardwarn.asset_unreadable", uri=shown(uri), why=_why(e)))
             continue
         budget -= len(blob)
         out.assets[uri] = blob

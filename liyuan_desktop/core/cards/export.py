@@ -13,6 +13,7 @@ import copy
 import json
 from typing import Any, Optional
 
+from ..messages import message
 from . import CARD_FIELDS, FIELD_ALIASES, Card, CardError, card_data, card_from_json
 from .png import default_png, replace_card_chunks
 
@@ -101,7 +102,7 @@ def export_png(card: Card, image: Optional[bytes] = None) -> bytes:
     base_card = None if card_data(obj) is not None else card_from_json(obj, card.path)
     texts = [(kw, base64.b64encode(card_json_bytes(as_spec(obj, ver, base_card))).decode("ascii"))
              for kw, ver in (("chara", "v2"), ("ccv3", "v3"))]
-    return replace_card_chunks(default_png() if image is None else image, texts, label="导出用的图片")
+    return replace_card_chunks(default_png() if image is None else image, texts, label=message("cardfile.label.export_image"))
 
 
 def icon_bytes(card: Card) -> Optional[bytes]:

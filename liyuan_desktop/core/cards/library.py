@@ -21,7 +21,7 @@ from typing import Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
-from ..messages import message, render
+from ..messages import MsgText, message, render
 from ..paths import demo_set, home, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
@@ -34,7 +34,7 @@ class CardRef(BaseModel):
 
     name: str
     dir: str
-    notes: list[str] = Field(default_factory=list)
+    notes: list[MsgText] = Field(default_factory=list)
 
     @property
     def card_file(self) -> Path:
@@ -168,7 +168,7 @@ def import_card(path: str | Path, replace: bool = False) -> CardRef:
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(src, dest / ("original" + src.suffix.lower()))
     (dest / "card.json").write_bytes(card_json_bytes(card.raw))
-    return CardRef(name=dest.name, dir=str(dest), notes=[str(n) for n in link_on_import(dest, card)])
+    return CardRef(name=dest.name, dir=str(dest), notes=list(link_on_import(dest, card)))
 
 
 def ensure_demo_card(language: str = "zh") -> CardRef:

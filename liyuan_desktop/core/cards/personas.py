@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..fsutil import atomic_write_text
 from ..jsonfile import object_at
 from ..macros import MacroContext, apply_macros
+from ..messages import Msg, MsgText, message
 from ..paths import home
 
 PersonaPosition = Literal["in_prompt", "top_an", "bottom_an", "at_depth", "none"]
@@ -114,7 +115,7 @@ class PersonaStore(BaseModel):
     personas: list[Persona] = Field(default_factory=list)
     default: Optional[str] = None
     chats: dict[str, str] = Field(default_factory=dict)
-    load_warning: Optional[str] = Field(default=None, exclude=True)
+    load_warning: Optional[MsgText] = Field(default=None, exclude=True)
 
     # -- lookup ---------------------------------------------------------------------------------------------
     def get(self, persona_id: Optional[str]) -> Optional[Persona]:
@@ -146,7 +147,7 @@ class PersonaStore(BaseModel):
         """Add a persona and return it. Raises ValueError for an empty name, pydantic ValidationError for bad
         fields (e.g. an unknown position)."""
         if not name.strip():
-            raise ValueError("人设需要名字")
+            raise ValueError(message("persona.need_name"))
         p = Persona(name=name.strip(), description=description, **fields)
         while self.get(p.id) is not None:
             p.id = secrets.token_hex(6)
@@ -157,7 +158,7 @@ class PersonaStore(BaseModel):
         """Change fields of a persona (validated). Raises KeyError for an unknown id."""
         p = self.get(persona_id)
         if p is None:
-            raise KeyError(f"没有这个人设：{persona_id}")
+            raise KeyError(message("persona.no_such", id=persona_id))
         data = {**p.model_dump(), **fields, "id": p.id}
         new = Persona.model_validate(data)
         self.personas[self.personas.index(p)] = new
@@ -173,7 +174,7 @@ class PersonaStore(BaseModel):
     def set_default(self, persona_id: Optional[str]) -> None:
         """Make a persona the default (None clears it). Raises KeyError for an unknown id."""
         if persona_id is not None and self.get(persona_id) is None:
-            raise KeyError(f"没有这个人设：{persona_id}")
+            raise KeyError(message("persona.no_such", id=persona_id))
         self.default = persona_id
 
     def select_for_chat(self, chat_dir: str | Path, persona_id: Optional[str]) -> None:
@@ -183,7 +184,7 @@ class PersonaStore(BaseModel):
             self.chats.pop(key, None)
             return
         if self.get(persona_id) is None:
-            raise KeyError(f"没有这个人设：{persona_id}")
+            raise KeyError(message("persona.no_such", id=persona_id))
         self.chats[key] = persona_id
 
     def merge(self, personas: list[Persona]) -> list[Persona]:
@@ -219,11 +220,11 @@ def load_personas(path: Optional[Path] = None) -> PersonaStore:
         aside = p.with_name(p.name + ".bad")
         try:
             os.replace(p, aside)
-            where = f"，原文件已改名为 {aside.name}"
+            where: Msg | str = message("persona.moved_aside", name=aside.name)
         except OSError:
             where = ""
-        kind = "字段不对" if isinstance(e, ValidationError) else "不是有效的 JSON"
-        return PersonaStore(load_warning=f"人设文件 {p.name} 损坏（{kind}），已按空的人设列表打开{where}")
+        kind = message("persona.damaged.fields" if isinstance(e, ValidationError) else "persona.damaged.json")
+        return PersonaStore(load_warning=message("persona.file_damaged", file=p.name, kind=kind, where=where))
     seen: set[str] = set()
     unique = []
     for persona in store.personas:
@@ -262,7 +263,7 @@ def _int(v: Any, default: int) -> int:
         return default
 
 
-def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Persona], Optional[str], list[str]]:
+def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Persona], Optional[str], list[Msg]]:
     """Personas from a SillyTavern export: the settings file (``settings.json``, maps under ``power_user``) or the
     persona backup (maps at the top level). ``source`` is a path or the parsed JSON.
 
@@ -270,7 +271,7 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
     default is ST's ``default_persona`` when it is among them. Raises :class:`PersonaError` when the file cannot
     be read or holds no persona maps.
     """
-    name = "人设文件"
+    name: str = message("persona.file")
     if isinstance(source, dict):
         obj: Any = source
     else:
@@ -279,26 +280,26 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
         try:
             obj = json.loads(p.read_bytes().decode("utf-8-sig"))
         except OSError as e:
-            raise PersonaError(f"无法读取 {p}：{e.strerror or e}") from e
+            raise PersonaError(message("persona.cannot_read", path=str(p), error=e.strerror or str(e))) from e
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise PersonaError(f"{name}：不是有效的 JSON（{e}）") from e
+            raise PersonaError(message("persona.bad_json", name=name, error=str(e))) from e
     if not isinstance(obj, dict):
-        raise PersonaError(f"{name}：不是 JSON 对象，不是 SillyTavern 的人设导出")
+        raise PersonaError(message("persona.not_object", name=name))
     pu = obj.get("power_user")
     src: dict[str, Any] = pu if isinstance(pu, dict) else obj
     names = src.get("personas")
     descs = src.get("persona_descriptions")
     if not isinstance(names, dict):
-        raise PersonaError(f"{name}：里面没有 personas（SillyTavern 的设置导出或人设备份才有），无法导入人设")
+        raise PersonaError(message("persona.none_inside", name=name))
     descs = descs if isinstance(descs, dict) else {}
-    warnings: list[str] = []
+    warnings: list[Msg] = []
     out: list[Persona] = []
     for avatar, pname in names.items():
         d = object_at(descs, avatar)
         pos_raw = _int(d.get("position", 0), 0)
         position = ST_POSITIONS.get(pos_raw)
         if position is None:
-            warnings.append(f"人设「{pname}」的位置 {d.get('position')!r} 不认识，按「写进提示词」处理")
+            warnings.append(message("persona.position", name=pname, pos=repr(d.get("position"))))
             position = "in_prompt"
         extra = {k: v for k, v in d.items() if k not in ("description", "position", "depth", "role", "lorebook")}
         try:
@@ -307,11 +308,11 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
                               role=ST_ROLES.get(_int(d.get("role", 0), 0), "system"),
                               lorebook=str(d.get("lorebook") or ""), avatar=str(avatar), **extra)
         except ValidationError as e:
-            warnings.append(f"人设「{pname}」字段不对，已跳过（{e.errors()[0].get('msg', '')}）")
+            warnings.append(message("persona.fields", name=pname, msg=e.errors()[0].get("msg", "")))
             continue
         out.append(persona)
     default = src.get("default_persona")
     default_id = str(default) if default is not None and any(p.id == str(default) for p in out) else None
     if not out:
-        warnings.append(f"{name}：personas 是空的，没有导入任何人设")
+        warnings.append(message("persona.empty", name=name))
     return out, default_id, warnings

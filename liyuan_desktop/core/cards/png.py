@@ -26,6 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import IO, Any, Iterator, Optional
 
+from ..messages import Msg, message
 from ._common import MAX_CARD_BYTES, PNG_SIGNATURE, CardError, MiB, fail, parse_json_bytes, shown, sniff_foreign
 
 #: Keywords of card chunks, in order of precedence.
@@ -91,7 +92,7 @@ class PngCard:
     width: int = 0
     height: int = 0
     assets: dict[str, bytes] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Msg] = field(default_factory=list)
 
 
 def iter_chunks(f: IO[bytes], size: int, label: str) -> Iterator[Chunk]:
@@ -104,26 +105,26 @@ def iter_chunks(f: IO[bytes], size: int, label: str) -> Iterator[Chunk]:
     iteration (the caller decides)."""
     f.seek(0)
     if f.read(8) != PNG_SIGNATURE:
-        raise fail(label, "不是 PNG 文件（文件头不对）")
+        raise fail(label, message("png.not_png"))
     pos, index = 8, 0
     while pos < size:
         if index >= MAX_CHUNKS:
-            raise fail(label, f"PNG 结构异常：超过 {MAX_CHUNKS} 个块，不像正常的图片")
+            raise fail(label, message("png.too_many_chunks", n=MAX_CHUNKS))
         f.seek(pos)
         head = f.read(8)
         if len(head) < 8:
-            raise fail(label, f"PNG 文件不完整：在第 {pos} 字节处被截断")
+            raise fail(label, message("png.truncated_at", pos=pos))
         length, ctype = struct.unpack(">I4s", head)
         if not all(65 <= c <= 90 or 97 <= c <= 122 for c in ctype):
-            raise fail(label, f"PNG 结构损坏：第 {pos} 字节处不是合法的块（文件被截断或改写过）")
+            raise fail(label, message("png.bad_chunk_at", pos=pos))
         name = ctype.decode("latin-1")
         if length > 0x7FFFFFFF:
-            raise fail(label, f"PNG 结构损坏：{name} 块声称长度 {length} 字节，超过 PNG 的上限")
+            raise fail(label, message("png.chunk_too_long", name=name, length=length))
         chunk = Chunk(index, ctype, pos, length)
         if chunk.end > size:
-            raise fail(label, f"PNG 文件不完整：{name} 块声称 {length} 字节，但文件只剩 {max(0, size - pos - 12)} 字节")
+            raise fail(label, message("png.chunk_cut", name=name, length=length, left=max(0, size - pos - 12)))
         if index == 0 and ctype != b"IHDR":
-            raise fail(label, f"PNG 结构损坏：第一个块是 {name}，不是 IHDR")
+            raise fail(label, message("png.first_not_ihdr", name=name))
         yield chunk
         if ctype == b"IEND":
             return
@@ -148,9 +149,10 @@ def _read_checked(f: IO[bytes], chunk: Chunk, prefix: bytes) -> tuple[bytes, boo
     return data, len(crc) == 4 and zlib.crc32(data, zlib.crc32(chunk.type)) == int.from_bytes(crc, "big")
 
 
-def inflate_bounded(comp: bytes, label: str, what: str, limit: int = MAX_CARD_BYTES) -> bytes:
+def inflate_bounded(comp: bytes, label: str, what: Msg, limit: int = MAX_CARD_BYTES) -> bytes:
     """zlib-inflate ``comp`` in 1 MiB steps, stopping with :class:`CardError` as soon as the output passes
-    ``limit`` bytes (so a zlib bomb costs at most ``limit`` of memory) or when the stream is corrupt/truncated."""
+    ``limit`` bytes (so a zlib bomb costs at most ``limit`` of memory) or when the stream is corrupt/truncated.
+    ``what`` names the chunk (the ``cardfile.where.png`` message: its ``kw`` and ``type`` go into the error)."""
     d = zlib.decompressobj()
     pieces: list[bytes] = []
     total = 0
@@ -162,48 +164,62 @@ def inflate_bounded(comp: bytes, label: str, what: str, limit: int = MAX_CARD_BY
             if out:
                 total += len(out)
                 if total > limit:
-                    raise fail(label, f"{what}解压后超过 {limit // MiB} MiB，疑似压缩炸弹，已拒绝")
+                    raise fail(label, _chunk_msg("png.bomb", what, mib=limit // MiB))
                 pieces.append(out)
             elif len(tail) >= len(buf):
                 break  # no input consumed and no output: the stream ends here
             buf = tail
     except zlib.error:
-        raise fail(label, f"{what}的压缩数据损坏（zlib 解压失败）") from None
+        raise fail(label, _chunk_msg("png.zlib_damaged", what)) from None
     if not d.eof:
-        raise fail(label, f"{what}的压缩数据不完整（zlib 流被截断）")
+        raise fail(label, _chunk_msg("png.zlib_cut", what))
     return b"".join(pieces)
+
+
+def _chunk_msg(key: str, what: Msg, **params: Any) -> Msg:
+    """The ``png.*`` message ``key`` about the chunk ``what`` names (its ``kw`` and ``type``)."""
+    return message(key, kw=what.params["kw"], type=what.params["type"], **params)
+
+
+def _unlabelled(err: Exception) -> Msg | str:
+    """The sentence of a card error without its file label (the ``msg`` of a ``labelled`` message)."""
+    first = err.args[0] if err.args else ""
+    if isinstance(first, Msg) and first.key == "labelled":
+        inner = first.params["msg"]
+        return inner if isinstance(inner, str) else str(inner)
+    return first if isinstance(first, Msg) else str(err)
 
 
 def text_of(chunk: TextChunk, label: str) -> bytes:
     """The text bytes of a tEXt/zTXt/iTXt chunk (after the keyword; inflated when compressed, bounded by
     :data:`MAX_CARD_BYTES`). Raises :class:`CardError` for a malformed chunk."""
-    what = f"PNG 里的 {shown(chunk.keyword)} 块（{chunk.chunk_type}）"
+    what = message("cardfile.where.png", kw=shown(chunk.keyword), type=chunk.chunk_type)
     rest = chunk.data[len(chunk.keyword.encode("latin-1")) + 1:]
     if chunk.chunk_type == "tEXt":
         return rest
     if chunk.chunk_type == "zTXt":
         if not rest:
-            raise fail(label, f"{what}是空的")
+            raise fail(label, _chunk_msg("png.chunk_empty", what))
         if rest[0] != 0:
-            raise fail(label, f"{what}用了未知的压缩方式 {rest[0]}")
+            raise fail(label, _chunk_msg("png.method_n", what, method=rest[0]))
         return inflate_bounded(rest[1:], label, what)
     # iTXt: flag(1) method(1) language\0 translated-keyword\0 text
     if len(rest) < 2:
-        raise fail(label, f"{what}格式不对（太短）")
+        raise fail(label, _chunk_msg("png.short", what))
     flag, method, body = rest[0], rest[1], rest[2:]
     i1 = body.find(b"\x00")
     i2 = body.find(b"\x00", i1 + 1) if i1 >= 0 else -1
     if i2 < 0:
-        raise fail(label, f"{what}格式不对（缺少语言标记）")
+        raise fail(label, _chunk_msg("png.no_lang", what))
     text = body[i2 + 1:]
     if flag == 0:
         return text
     if flag != 1 or method != 0:
-        raise fail(label, f"{what}用了未知的压缩方式")
+        raise fail(label, _chunk_msg("png.method", what))
     return inflate_bounded(text, label, what)
 
 
-def decode_card_text(text: bytes, label: str, where: str) -> Any:
+def decode_card_text(text: bytes, label: str, where: Msg | str) -> Any:
     """base64 → UTF-8 → JSON, as SillyTavern does (``Buffer.from(b64, 'base64').toString('utf8')``), with
     whitespace ignored and missing ``=`` padding tolerated. Text that is already a JSON object (starts with
     ``{``) is accepted too. Raises :class:`CardError` for invalid base64, invalid UTF-8 or invalid JSON."""
@@ -213,10 +229,10 @@ def decode_card_text(text: bytes, label: str, where: str) -> Any:
     try:
         ascii_text = s.decode("ascii")
     except UnicodeDecodeError:
-        raise fail(label, f"{where}不是有效的 base64（含非 ASCII 字符）") from None
+        raise fail(label, message("png.base64_ascii", where=where)) from None
     compact = "".join(ascii_text.split())
     if not compact:
-        raise fail(label, f"{where}内容是空的，没有角色卡数据")
+        raise fail(label, message("cardfile.empty_in", where=where))
     if len(compact) % 4:
         compact += "=" * (-len(compact) % 4)
     try:
@@ -225,7 +241,7 @@ def decode_card_text(text: bytes, label: str, where: str) -> Any:
         else:
             raw = base64.b64decode(compact, validate=True)
     except (binascii.Error, ValueError):
-        raise fail(label, f"{where}不是有效的 base64") from None
+        raise fail(label, message("png.base64", where=where)) from None
     return parse_json_bytes(raw, label, where)
 
 
@@ -242,13 +258,13 @@ def read_png_card(f: IO[bytes], size: int, label: str) -> PngCard:
     数据"), an oversize or corrupt card chunk."""
     found: dict[str, TextChunk] = {}
     asset_chunks: dict[str, Chunk] = {}
-    warnings: list[str] = []
+    warnings: list[Msg] = []
     width = height = 0
     seen_idat = has_iend = False
     for chunk in iter_chunks(f, size, label):
         if chunk.type == b"IHDR":
             if chunk.length != 13:
-                raise fail(label, "PNG 结构损坏：IHDR 块长度不对")
+                raise fail(label, message("png.ihdr_length"))
             f.seek(chunk.data_start)
             width, height = struct.unpack(">II", f.read(8))
         elif chunk.type in (b"IDAT", b"fdAT"):
@@ -267,17 +283,18 @@ def read_png_card(f: IO[bytes], size: int, label: str) -> PngCard:
                 continue
             ctype = chunk.name
             if chunk.length > MAX_CARD_BYTES:
-                raise fail(label, f"PNG 里的 {kw} 块（{ctype}）有 {chunk.length // MiB} MiB，超过角色卡的上限 {MAX_CARD_BYTES // MiB} MiB")
+                raise fail(label, message("png.card_chunk_big", kw=kw, type=ctype, mib=chunk.length // MiB,
+                                              max=MAX_CARD_BYTES // MiB))
             data, ok = _read_checked(f, chunk, prefix)
             if not ok:
-                raise fail(label, f"PNG 里的 {kw} 块（{ctype}）校验和（CRC）不对，文件已损坏")
+                raise fail(label, message("png.crc", kw=kw, type=ctype))
             found[low] = TextChunk(kw, ctype, data, seen_idat, chunk.index)
     if not found:
         if not has_iend:
-            raise fail(label, "PNG 文件不完整（没有 IEND 结束块），也没找到角色卡数据")
-        raise fail(label, "这张 PNG 里没有角色卡数据（没有 chara / ccv3 文本块），只是普通图片")
+            raise fail(label, message("png.no_iend"))
+        raise fail(label, message("png.no_card"))
     if not has_iend:
-        warnings.append("PNG 缺少 IEND 结束块，文件可能不完整（角色卡数据已读出）")
+        warnings.append(message("cardwarn.no_iend"))
     obj: Any = None
     used: Optional[TextChunk] = None
     first_error: Optional[Exception] = None
@@ -285,7 +302,7 @@ def read_png_card(f: IO[bytes], size: int, label: str) -> PngCard:
         tc = found.get(kw)
         if tc is None:
             continue
-        where = f"PNG 里的 {tc.keyword} 块（{tc.chunk_type}）"
+        where = message("cardfile.where.png", kw=tc.keyword, type=tc.chunk_type)
         try:
             obj = decode_card_text(text_of(tc, label), label, where)
         except CardError as e:  # decoding failed; fall back to chara once
@@ -298,7 +315,7 @@ def read_png_card(f: IO[bytes], size: int, label: str) -> PngCard:
         assert first_error is not None
         raise first_error
     if first_error is not None:
-        warnings.append(f"ccv3 块读不出来（{str(first_error).split('：', 1)[-1]}），已改用 chara 块")
+        warnings.append(message("cardwarn.ccv3_fallback", why=_unlabelled(first_error)))
     out = PngCard(card=obj, keyword=used.keyword, chunk_type=used.chunk_type, after_idat=used.after_idat,
                   width=width, height=height, warnings=warnings)
     if asset_chunks:
@@ -316,21 +333,21 @@ def _load_png_assets(f: IO[bytes], obj: Any, chunks: dict[str, Chunk], out: PngC
             continue
         chunk = chunks.get(uri[len("__asset:"):])
         if chunk is None:
-            out.warnings.append(f"资源 {shown(uri)} 在 PNG 里找不到")
+            out.warnings.append(message("cardwarn.asset_not_in_png", uri=shown(uri)))
             continue
         if chunk.length > budget:
-            out.warnings.append(f"资源 {shown(uri)} 太大，没有载入")
+            out.warnings.append(message("cardwarn.asset_big", uri=shown(uri)))
             continue
         kw, prefix = _keyword_of(f, chunk)
         blob, ok = _read_checked(f, chunk, prefix)
         if not ok or kw is None:
-            out.warnings.append(f"资源 {shown(uri)} 的块已损坏（CRC 不对），没有载入")
+            out.warnings.append(message("cardwarn.asset_crc", uri=shown(uri)))
             continue
         tc = TextChunk(kw, chunk.name, blob, True, chunk.index)
         try:
             raw = base64.b64decode(b"".join(text_of(tc, label).split()), validate=True)
         except (CardError, binascii.Error, ValueError):
-            out.warnings.append(f"资源 {shown(uri)} 的 base64 无效，没有载入")
+            out.warnings.append(message("cardwarn.asset_base64", uri=shown(uri)))
             continue
         budget -= len(raw)
         out.assets[uri] = raw
@@ -359,15 +376,16 @@ def default_png() -> bytes:
     return PNG_SIGNATURE + make_chunk(b"IHDR", ihdr) + make_chunk(b"IDAT", zlib.compress(row * h, 9)) + make_chunk(b"IEND", b"")
 
 
-def replace_card_chunks(image: bytes, texts: list[tuple[str, str]], label: str = "图片") -> bytes:
+def replace_card_chunks(image: bytes, texts: list[tuple[str, str]], label: str = "") -> bytes:
     """``image`` (PNG/APNG bytes) with every existing ``chara``/``ccv3`` text chunk (tEXt/zTXt/iTXt, any case)
     removed and ``texts`` (keyword, base64 text) inserted as tEXt chunks just before ``IEND`` — what
     SillyTavern's ``write()`` does. All other chunks are copied byte for byte; anything after IEND is dropped; a
     missing IEND is added. Raises :class:`CardError` if ``image`` is not a readable PNG (a JPEG/WEBP/GIF is
     named)."""
+    label = label or message("cardfile.label.image")
     foreign = sniff_foreign(image[:16])
     if foreign:
-        raise fail(label, f"这是 {foreign} 图片，不是 PNG；导出 PNG 角色卡需要 PNG 图片")
+        raise fail(label, message("png.export_needs_png", kind=foreign))
     f = io.BytesIO(image)
     parts = [PNG_SIGNATURE]
     for chunk in iter_chunks(f, len(image), label):

@@ -55,7 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..fsutil import atomic_write_text
 from ..jsonfile import JsonFileError, check_size, loads
 from ..macros import MacroContext, apply_macros
-from ..messages import Msg, message
+from ..messages import Msg, MsgText, message
 from ..paths import home, safe_name
 from .personas import chat_key
 
@@ -496,7 +496,7 @@ class QuickReplyChoice(BaseModel):
     version: int = 1
     global_sets: list[str] = Field(default_factory=list)
     chats: dict[str, list[str]] = Field(default_factory=dict)
-    load_warning: Optional[str] = Field(default=None, exclude=True)
+    load_warning: Optional[MsgText] = Field(default=None, exclude=True)
 
 
 def load_choices() -> QuickReplyChoice:
@@ -513,7 +513,7 @@ def load_choices() -> QuickReplyChoice:
             os.replace(p, p.with_name(p.name + ".bad"))
         except OSError:
             pass
-        return QuickReplyChoice(load_warning=str(message("qr.choices_damaged", file=p.name)))
+        return QuickReplyChoice(load_warning=message("qr.choices_damaged", file=p.name))
 
 
 def save_choices(choices: QuickReplyChoice) -> Path:

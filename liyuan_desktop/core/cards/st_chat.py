@@ -145,7 +145,7 @@ def _tick(i: int, total: int, progress: Progress, cancelled: Cancelled) -> None:
     if i % STEP:
         return
     if cancelled is not None and cancelled():
-        raise StChatCancelled("已取消导入")
+        raise StChatCancelled(message("card.import_cancelled"))
     if progress is not None:
         progress(i, total)
 
@@ -264,7 +264,7 @@ def first_line(first_raw: bytes, name: str, whole: Optional[bytes] = None) -> tu
     try:
         first = loads(first_raw, name)
     except JsonFileError as e:
-        raise StChatError(str(e)) from None
+        raise StChatError(e.args[0] if e.args else str(e)) from None
     except ValueError:
         obj = None
         if whole is not None:
@@ -310,7 +310,7 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
             f.seek(tail_at)
             tail = f.read()
     except JsonFileError as e:
-        raise StChatError(str(e)) from None
+        raise StChatError(e.args[0] if e.args else str(e)) from None
     except OSError as e:
         raise StChatError(message("stchat.cannot_read", path=str(p), error=e.strerror or str(e))) from e
     torn = False
@@ -326,13 +326,15 @@ def read_header(path: str | Path) -> tuple[dict[str, Any], bool, bool]:
     return header, headerless, torn
 
 
-def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = None,
+def parse_st_chat(data: bytes, name: str = "", progress: Progress = None,
                   cancelled: Cancelled = None) -> StChat:
     """Parse the bytes of an ST ``.jsonl`` chat (UTF-8, BOM tolerated). Never raises for damaged lines (they are
     skipped with a warning; a line nested deeper than ``jsonfile.MAX_DEPTH`` is one of them); raises
     :class:`StChatError` when the file is not a chat at all (empty, PNG, a card, a preset, world info, a first
     line that is neither a header nor a message, :func:`first_line`). ``progress``/``cancelled``: see
-    :data:`Progress` (counted in lines; :class:`StChatCancelled` when cancelled)."""
+    :data:`Progress` (counted in lines; :class:`StChatCancelled` when cancelled). ``name`` names the file in the
+    messages (default: the words "chat log", ``stchat.default_name``)."""
+    name = name or message("stchat.default_name")
     if data[:8] == b"\x89PNG\r\n\x1a\n":
         raise StChatError(message("stchat.png", name=name))
     if data.startswith(b"\xef\xbb\xbf"):
@@ -340,7 +342,7 @@ def parse_st_chat(data: bytes, name: str = "聊天记录", progress: Progress = 
     lines = data.split(b"\n")
     numbered = [(n, raw) for n, raw in enumerate(lines, 1) if raw.strip()]
     if not numbered:
-        raise StChatError(f"{name}：文件是空的，不是聊天记录")
+        raise StChatError(message("stchat.empty", name=name))
     out = StChat(name=name)
     first_raw = numbered[0][1]
     header, headerless = first_line(first_raw, name, data)
@@ -387,7 +389,7 @@ def read_st_chat(path: str | Path, progress: Progress = None, cancelled: Cancell
         check_size(p, MAX_CHAT_BYTES)  # before reading: a 2 GB file is refused by its size
         data = p.read_bytes()
     except JsonFileError as e:
-        raise StChatError(str(e)) from None
+        raise StChatError(e.args[0] if e.args else str(e)) from None
     except OSError as e:
         raise StChatError(message("stchat.cannot_read", path=str(p), error=e.strerror or str(e))) from e
     return parse_st_chat(data, p.name, progress, cancelled)
@@ -514,7 +516,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
     user_name = _text(header.get("user_name") or "") or "你"
     st_char = _text(header.get("character_name") or "")
     if card_name and st_char and st_char != card_name:
-        warnings.append(f"{st.name}：这份聊天记录属于「{st_char}」，导入到角色卡「{card_name}」下")
+        warnings.append(message("stchat.other_card", name=st.name, char=st_char, card=card_name))
     char_name = card_name or st_char
     base_ts = parse_st_time(header.get("create_date")) or int(time.time() * 1000)
     existed = path.exists()  # SessionTree.create accepts an existing *empty* file
@@ -529,7 +531,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
         total = len(st.messages)
         for i, msg in enumerate(st.messages):
             _tick(i, total, progress, cancelled)
-            label = f"{st.name} 第 {i + 1} 条消息"
+            label = message("stchat.message_label", name=st.name, n=i + 1)
             etype, note_kind = _kind(msg, i)
             texts, selected, st_fields = _swipes_of(msg, label, warnings)
             ts = parse_st_time(msg.get("send_date")) or parse_st_time(msg.get("gen_started")) or last_ts
@@ -561,7 +563,7 @@ def write_session(st: StChat, session_path: str | Path, *, card_name: str = "", 
                         authors_note_at=None)
             tree.leaf_id = parent
         if cancelled is not None and cancelled():
-            raise StChatCancelled("已取消导入")
+            raise StChatCancelled(message("card.import_cancelled"))
         tree.commit()
         if progress is not None:
             progress(total, total)

@@ -41,7 +41,7 @@ from typing import Any, Iterator, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from ..messages import Msg, message
+from ..messages import Msg, MsgText, message
 
 __all__ = ["ScriptButton", "ThScript", "ThLibrary", "read_th_library", "card_th_library", "preset_th_library",
            "script_imports", "script_kind", "uses_era", "iter_runnable", "script_rows", "card_th_variables", "preset_th_variables", "ScriptScope", "chat_script_scopes", "script_buttons", "MAX_SCRIPTS", "MAX_DEPTH", "MAX_CONTENT"]
@@ -106,7 +106,7 @@ class ThLibrary(BaseModel):
     shape: Literal["current", "legacy", "none"] = "none"
     scripts: list[ThScript] = Field(default_factory=list)
     variables: dict[str, Any] = Field(default_factory=dict)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)
 
     def by_id(self, script_id: str) -> Optional[ThScript]:
         """The script with id ``script_id``, or None."""
@@ -310,7 +310,7 @@ class _Reader:
 def read_th_library(extensions: Any, source: Literal["card", "preset"] = "card", where: str = "") -> ThLibrary:
     """The script library in an ``extensions`` object (a card's ``data.extensions`` or a preset's ``extensions``):
     shapes and rules in the module doc. ``where`` names the card or preset in warnings. Never raises."""
-    where = where or ("角色卡" if source == "card" else "预设")
+    where = where or message("migrate.kind.card" if source == "card" else "migrate.kind.preset")
     ext = extensions if isinstance(extensions, dict) else {}
     r = _Reader(where)
     lib = ThLibrary(source=source)

@@ -15,7 +15,7 @@ from ..beat.tools.sets import AGENT_TOOLS, WRITING_TOOLS
 from ..cards import Card
 from ..ledger.state import WorldState
 from ..macros import MacroContext
-from ..messages import message
+from ..messages import Msg, message
 from ..paths import home
 from ..prompt.assemble import agent_state_block, agent_system_prompt
 from ..session.tree import SessionTree
@@ -191,9 +191,9 @@ class AgentDesk:
             return RestoreResult(done, cp, None)
         user = self.turn_user(cp)
         if user is None:
-            raise ValueError(f"检查点 {cp.id} 不是某一轮的结尾（没有对应的对话轮次），只能恢复正文")
+            raise ValueError(Msg("checkpoint.not_turn_end", id=cp.id))  # (``message`` is a parameter here)
         if idx == 0:
-            raise ValueError(f"检查点 {cp.id} 之前没有检查点，正文无处可回")
+            raise ValueError(Msg("checkpoint.first", id=cp.id))
         before = cps[idx - 1]
         old_leaf = self.tree.leaf_id
         done = self.history_log.restore(before.id, author="user", message=message or f"撤销本轮「{cp.message}」")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 from pydantic import Field, field_validator
 
 from ..deferred import DeferredModel
+from ..messages import message
 
 if TYPE_CHECKING:
     from ..cards import Card
@@ -45,8 +46,8 @@ def provider_settings(settings: "AppSettings", name: str) -> "ProviderSettings":
     if name in PRESETS:
         return preset(name)
     names = [p.name for p in settings.providers]
-    mine = f"已配置的：{', '.join(names)}；" if names else ""
-    raise KeyError(f"没有名为 {name!r} 的服务商（{mine}内置预设：{', '.join(PRESETS)}）")
+    mine = message("provider.configured", names=", ".join(names)) if names else ""
+    raise KeyError(message("provider.unknown", name=repr(name), mine=mine, presets=", ".join(PRESETS)))
 
 
 @dataclass

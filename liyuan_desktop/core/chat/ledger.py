@@ -42,6 +42,7 @@ from ..ledger.mvu import MvuState, greeting_variables
 from ..ledger.panels import Panel, panels_from_card, panels_with_data
 from ..ledger.state import WorldState
 from ..macros.variables_scopes import with_initial_scopes
+from ..messages import message
 from ..session.tree import SessionTree
 
 FRAME_SCOPES = ("message", "chat", "character", "preset", "global")
@@ -253,15 +254,15 @@ class BranchLedger:
         nothing, when the table is already the one in force. Raises ValueError for a bad scope / table / message,
         OSError when the disk refuses."""
         if scope not in FRAME_SCOPES:
-            raise ValueError(f"未知的变量作用域：{scope}")
+            raise ValueError(message("frame.bad_scope", scope=scope))
         if not isinstance(variables, dict):
-            raise ValueError("变量表必须是对象")
+            raise ValueError(message("frame.vars_not_object"))
         variables = copy.deepcopy(variables)
         extra: SnapshotExtras = {}
         if scope == "message":
             item = _item_of(items, message_id)
             if item is None or item.get("role") not in ("opening", "assistant"):
-                raise ValueError(f"状态栏写入的变量不属于当前分支上的开场或回复（消息 {message_id}）")
+                raise ValueError(message("frame.vars_not_on_branch", id=message_id))
             raw = not isinstance(variables.get("stat_data"), dict)
             if item.get("variables") == (variables if raw else MvuState.from_any(variables).to_dict()):
                 return False

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field, SkipValidation
 from ..ledger.scribe import ScribeOutcome
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
-from ..messages import MsgText
+from ..messages import MsgText, message
 
 
 class BeatResult(BaseModel):
@@ -58,12 +58,9 @@ class BeatSaveError(OSError):
     its lines stay pending in the tree, so ``Chat.retry_save`` can write them once the disk is fixed."""
 
     def __init__(self, result: BeatResult, cause: OSError, stage: str = "beat"):
-        if stage == "ledger":
-            text = (f"会话文件写不进去：{cause.strerror or cause}。本拍的正文已经保存，场记记的账还在内存里，"
-                    "腾出空间或恢复写权限后可以重试保存。")
-        else:
-            text = f"会话文件写不进去：{cause.strerror or cause}。本拍的内容还在内存里，腾出空间或恢复写权限后可以重试保存。"
-        super().__init__(cause.errno, text)
+        why = cause.strerror or str(cause)
+        text = message("save.ledger_unwritten" if stage == "ledger" else "save.beat_unwritten", error=why)
+        super().__init__(cause.errno, text)  # ``strerror`` is the catalog message (its key kept)
         self.result = result
         self.cause = cause
         #: "beat" (the reply itself is not on disk) or "ledger" (the reply is; the scribe's snapshot is not)
@@ -75,8 +72,8 @@ class SessionWriteError(OSError):
     nothing was played, memory was rolled back to what is on disk. The message is fit for the UI/CLI."""
 
     def __init__(self, cause: OSError):
-        where = f"（{cause.filename}）" if cause.filename else ""
-        super().__init__(cause.errno, f"会话文件写不进去：{cause.strerror or cause}{where}。这一拍没有开始；已经保存的内容都还在。")
+        where = message("save.where", file=str(cause.filename)) if cause.filename else ""
+        super().__init__(cause.errno, message("save.nothing_played", error=cause.strerror or str(cause), where=where))
         self.cause = cause
 
 

@@ -94,7 +94,7 @@ class Matcher:
     def __init__(self, query: str, regex: bool = False):
         q = query.strip() if not regex else query
         if not q:
-            raise ValueError("搜索内容是空的")
+            raise ValueError(message("search.empty_query"))
         self.query, self.regex = q, regex
         self._rx = compile_python_pattern(q, ignore_case=True) if regex else None
         self._folded = q.casefold()
@@ -314,7 +314,7 @@ def search_library(query: str, *, regex: bool = False, card: Optional[str] = Non
     if card is not None:
         cards = [c for c in cards if c.name == card or Path(c.dir) == Path(card)]
         if not cards:
-            raise ValueError(f"找不到角色卡「{card}」")
+            raise ValueError(message("search.no_card", card=card))
     chats = [(c, ch) for c in cards for ch in list_chats(c)]
     total, found = len(chats), 0
     for done, (c, ch) in enumerate(chats, 1):

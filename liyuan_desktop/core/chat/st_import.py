@@ -24,6 +24,7 @@ from ..cards import Card
 from ..cards.st_chat import Cancelled, Progress, read_st_chat, write_session
 from ..fsutil import atomic_write_text
 from ..llm.types import ChatModel
+from ..messages import message
 from ..session.tree import SessionError
 from .facade import Chat
 
@@ -62,7 +63,7 @@ def import_st_folder(path: str | Path, card: Card, dest_dir: str | Path, title: 
     already holds a session, OSError when the disk refuses; nothing is left behind after any of them."""
     d = Path(dest_dir)
     if (d / "session.jsonl").exists():
-        raise SessionError(f"会话文件已存在：{d / 'session.jsonl'}")
+        raise SessionError(message("stchat.session_exists", path=str(d / "session.jsonl")))
     st = read_st_chat(path, _scaled(progress, 0, _READ_SHARE), cancelled)
     d.parent.mkdir(parents=True, exist_ok=True)
     _sweep(d.parent)

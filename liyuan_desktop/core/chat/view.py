@@ -30,6 +30,7 @@ from ..lore.settings import BudgetBasis, WorldInfoSettings
 from ..macros.tavernhelper import apply_th_macros
 from ..memory.chapters import ChapterMemory, merge_results
 from ..memory.compaction import BranchMemory, Compactor
+from ..messages import message
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
@@ -447,10 +448,10 @@ class ChatView:
     def find_entry(self, prefix: str) -> str:
         """The one entry id that starts with ``prefix``; ValueError when none or several match (or it is empty)."""
         if not prefix.strip():
-            raise ValueError("条目 id 是空的")
+            raise ValueError(message("entry.empty_id"))
         hits = [i for i in self.tree.entries if i.startswith(prefix) and self.tree.entries[i].type != "leaf"]
         if len(hits) != 1:
-            raise ValueError(f"条目「{prefix}」{'找不到' if not hits else '不唯一'}")
+            raise ValueError(message("entry.not_found" if not hits else "entry.ambiguous", id=prefix))
         return hits[0]
 
     def opening(self) -> Optional[str]:

@@ -345,7 +345,7 @@ class ScribeOutcome(BaseModel):
     error: Optional[MsgText] = None
     usage: dict[str, Any] = Field(default_factory=dict)
     #: the model that answered (the server's name for it, else the client's), "" before the call
-    model: str = ""
+    model: MsgText = ""  # the model's name (the replay model's a catalog message, its key kept)
     # MVU (card variable tree): set only when run_scribe got a tree
     mvu_patch: Any = None
     mvu_result: Optional[MvuResult] = None

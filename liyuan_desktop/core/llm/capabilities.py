@@ -27,7 +27,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Iterable, Literal, Mapping, Optional
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
 
 from ..messages import Msg, MsgText, message
 from .types import ChatMessage, ChatRequest, ChatResponse, ModelError
@@ -81,7 +81,8 @@ class Capabilities(BaseModel):
         probed_at: ISO-8601 UTC time these facts were last learned (a probe, or the beat side's "tools ignored"
             mark), None = never.
         overridden: the fields the user set by hand; a new probe leaves them as they are.
-        notes: short lines about what the probe saw (errors, Chinese first), for the settings summary.
+        notes: short lines about what the probe saw (errors), catalog messages (kept as ``{key, params}`` in the
+            settings file), for the settings summary.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -101,6 +102,21 @@ class Capabilities(BaseModel):
     probed_at: Optional[str] = None
     overridden: list[str] = Field(default_factory=list)
     notes: list[MsgText] = Field(default_factory=list)
+
+    @field_validator("notes", mode="before")
+    @classmethod
+    def _notes_in(cls, value: Any) -> Any:
+        """Notes as the settings file keeps them: ``{key, params}`` becomes a message again (plain text stays)."""
+        if not isinstance(value, list):
+            return value
+        return [Msg(v["key"], **(v.get("params") or {})) if isinstance(v, dict) and isinstance(v.get("key"), str)
+                else v for v in value]
+
+    @field_serializer("notes", when_used="json")
+    def _notes_out(self, value: list[str]) -> list[Any]:
+        """A note that is a message is saved as ``{key, params}`` (issue 32: it renders in the reader's language)."""
+        return [{"key": v.key, "params": {k: str(p) for k, p in v.params.items()}} if isinstance(v, Msg) else v
+                for v in value]
 
     def merged_into(self, old: Optional["Capabilities"]) -> "Capabilities":
         """These (newly probed) facts, with the fields ``old`` marks as overridden kept from ``old``."""

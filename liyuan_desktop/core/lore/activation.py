@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, Sequence, Un
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..messages import message
+from ..messages import MsgText, message
 from .budget import approx_tokens, token_weight
 from .compile import CompiledBook, EntryRec, KeyIndex
 from .groups import filter_groups
@@ -93,7 +93,7 @@ class ActivationResult(BaseModel):
     budget_overflowed: bool = False
     safety_stopped: bool = False
     steps: int = 0
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)  # catalog messages, their keys kept
 
     def reason_for(self, entry: LoreEntry) -> Optional[ActivationReason]:
         """Why ``entry`` (this very object, not an equal one) was activated, or None when it was not."""

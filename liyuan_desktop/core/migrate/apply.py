@@ -127,7 +127,7 @@ class _Run:
         scan): OSError when it leads out of the folder."""
         p = self.root / item.source
         if not inside(p, self.root):
-            raise OSError(str(message("migrate.link_out", name=item.source, target=str(p.resolve()))))
+            raise OSError(message("migrate.link_out", name=item.source, target=str(p.resolve())))
         return p
 
     def _record(self, item: PlanItem, dest: Path, digest: Optional[str]) -> None:

@@ -125,9 +125,20 @@ class CallLog(DeferredModel):
     tool_calls: list[ToolCallLog] = Field(default_factory=list)
     usage: dict[str, Any] = Field(default_factory=dict)
     finish_reason: Optional[str] = None
-    model: str = ""
+    #: the model's name; the replay model's is a catalog message (``llm.replay_named``), kept on disk as
+    #: ``{"$msg": {key, params}}`` so the inspector shows it in the reader's language (issue 32)
+    model: MsgText = ""
     ms: float = 0.0
     error: Optional[str] = None
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model_in(cls, value: Any) -> Any:
+        return MessageRef._in(value)
+
+    @field_serializer("model", when_used="json")
+    def _model_out(self, value: str) -> Any:
+        return MessageRef._out(value)
 
 
 class MessageRef(BaseModel):
@@ -191,19 +202,19 @@ class BeatEntry(_Base):
     #: the beat's activity lines: catalog messages (kept on disk as ``{key, params}``, :class:`MessageRef`) or, in
     #: sessions written before, plain text read as it is
     activity: list[MsgText] = Field(default_factory=list)
-    warnings: list[str] = Field(default_factory=list)
+    warnings: list[MsgText] = Field(default_factory=list)  # like ``activity``
     error: Optional[str] = None
     #: The first call's messages as sent, encoded against the branch history (core.prompt.inspect.encode_sent): runs
     #: of history messages are stored as index ranges, everything else in full; with ``tools`` (names) and the system
     #: prompt's sha256, the prompt inspector rebuilds every call of the beat exactly.
     sent: Optional[dict[str, Any]] = None
 
-    @field_validator("activity", mode="before")
+    @field_validator("activity", "warnings", mode="before")
     @classmethod
     def _activity_in(cls, value: Any) -> Any:
         return _messages_in(value)
 
-    @field_serializer("activity")
+    @field_serializer("activity", "warnings")
     def _activity_out(self, value: list[str]) -> list[Any]:
         return _messages_out(value)
 
@@ -229,6 +240,17 @@ class StateEntry(_Base):
     applied: list[MsgText] = Field(default_factory=list)
     warnings: list[MsgText] = Field(default_factory=list)
     raw: Optional[str] = None
+    #: the scribe call's model name (like :attr:`CallLog.model`: the replay model's is a catalog message)
+    scribe_model: Optional[MsgText] = None
+
+    @field_validator("scribe_model", mode="before")
+    @classmethod
+    def _scribe_model_in(cls, value: Any) -> Any:
+        return MessageRef._in(value)
+
+    @field_serializer("scribe_model", when_used="json")
+    def _scribe_model_out(self, value: Optional[str]) -> Any:
+        return MessageRef._out(value)
 
     @field_validator("applied", "warnings", mode="before")
     @classmethod

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..fsutil import atomic_write_bytes
+from ..messages import Msg
+from .entries import MessageRef
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +38,9 @@ CACHE_NAME = ".session-index.json"
 MIN_BYTES = 4_000_000
 #: Re-write the cache when this many lines were parsed beyond it at an open.
 REWRITE_LINES = 2_000
-#: Bumped whenever the row layout or the entry models' cheap fields change (an old cache is then ignored).
-VERSION = 2
+#: Bumped whenever the row layout or the entry models' cheap fields change (an old cache is then ignored). 3: the
+#: warnings are kept as ``{key, params}`` (issue 32), so a reopened file's warnings render in the reader's language.
+VERSION = 3
 #: Rows per line of the cache file.
 CHUNK = 2000
 _TAIL = 65536
@@ -94,7 +97,9 @@ def load(session: Path, data: bytes) -> Optional[IndexCache]:
             start = end + 1
         if len(rows) != obj.get("count"):
             return None
-        return IndexCache(size, int(obj["lines"]), rows, [str(w) for w in obj.get("warnings", [])])
+        warnings = [MessageRef.model_validate(w).to_msg() if isinstance(w, dict) else str(w)
+                    for w in obj.get("warnings", [])]
+        return IndexCache(size, int(obj["lines"]), rows, warnings)
     except (ValueError, KeyError, TypeError) as e:
         log.info("session index cache %s ignored: %s", p, e)
         return None
@@ -107,7 +112,8 @@ def save(session: Path, data: bytes, size: int, lines: int, rows: list[list[Any]
     crc, tail = _stamp(data, size)
     dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
     parts = [dumps({"v": VERSION, "name": Path(session).name, "size": size, "lines": lines, "crc": crc, "tail": tail,
-                    "count": len(rows), "warnings": warnings})]
+                    "count": len(rows),
+                    "warnings": [MessageRef.of(w).model_dump() if isinstance(w, Msg) else w for w in warnings]})]
     parts += [dumps(rows[k:k + CHUNK]) for k in range(0, len(rows), CHUNK)]
     blob = ("\n".join(parts) + "\n").encode("utf-8", "surrogatepass")
     try:

@@ -86,7 +86,7 @@ class SessionTree:
         """Create a new file with a header entry (fails if the file exists and is not empty)."""
         path = Path(path)
         if path.exists() and path.stat().st_size > 0:
-            raise SessionError(f"会话文件已存在：{path}")
+            raise SessionError(message("stchat.session_exists", path=str(path)))
         path.parent.mkdir(parents=True, exist_ok=True)
         tree = cls(path)
         h = header or HeaderEntry(id=new_id(), **header_fields)
@@ -131,7 +131,7 @@ class SessionTree:
         try:
             data = path.read_bytes() if path.exists() else b""
         except OSError as e:
-            raise SessionError(f"无法读取会话文件 {path}：{e}") from e
+            raise SessionError(message("session.cannot_read", path=str(path), error=str(e))) from e
         if data.startswith(_BOM):
             data = data[len(_BOM):]
         ids, parents = set(), []
@@ -152,9 +152,9 @@ class SessionTree:
                 (path.parent / f"{path.name}.damaged-{now_ms()}").write_bytes(path.read_bytes())
             atomic_write_bytes(path, blob)
         except OSError as e:
-            raise SessionError(f"会话文件缺少开头记录，也无法修复：{e}") from e
-        what = "是空的" if not data.strip() else "缺少开头记录（原文件另存为 .damaged 副本）"
-        return f"{path.name}{what}：已按对话文件夹和角色卡重建开头记录"
+            raise SessionError(message("session.header_unfixable", error=str(e))) from e
+        what = message("session.was_empty" if not data.strip() else "session.no_header")
+        return message("session.header_rebuilt", file=path.name, what=what)
 
     @classmethod
     def _open(cls, path: Path, lazy: bool) -> "SessionTree":
@@ -162,7 +162,7 @@ class SessionTree:
         try:
             data = tree.path.read_bytes()
         except OSError as e:
-            raise SessionError(f"无法读取会话文件 {path}：{e}") from e
+            raise SessionError(message("session.cannot_read", path=str(path), error=str(e))) from e
         if data.startswith(_BOM):  # Notepad's BOM: spaces keep every offset (and the lazy lines) where they were
             data = b"   " + data[len(_BOM):]
             tree.load_warnings.append(message("load.bom", file=tree.path.name))
@@ -222,8 +222,9 @@ class SessionTree:
                             entry = OtherEntry.model_validate(obj)
                     except (ValueError, ValidationError, AttributeError) as e:
                         torn = start > size or data.find(b"\n", start) < 0  # the last line or the one before
-                        where = "最后一行不完整（上次写入时中断）" if torn else f"第 {n} 行损坏"
-                        tree.load_warnings.append(f"{name}：{where}，已跳过（{type(e).__name__}）")
+                        where = message("session.torn_last") if torn else message("session.bad_line", n=n)
+                        tree.load_warnings.append(message("session.line_skipped", file=name, where=where,
+                                                          error=type(e).__name__))
                         continue
                 if entry.id in tree.entries:
                     tree.load_warnings.append(message("load.dup_id", file=name, line=n, id=entry.id))
@@ -245,7 +246,7 @@ class SessionTree:
             index_cache.save(tree.path, data, size, n - 1, rows,
                              (cache.warnings if cache else []) + tree.load_warnings[warn_from:])
         if not tree.order or not isinstance(tree.entries[tree.order[0]], HeaderEntry):
-            raise SessionError(f"{path} 不是梨园会话文件（缺少 header）")
+            raise SessionError(message("session.no_header_line", path=str(path)))
         if tree.leaf_id is None or tree.leaf_id not in tree.entries or tree._leaf_pos < len(tree.order):
             # Every commit ends with a leaf line, so tree entries after the last intact one mean that line was torn
             # (a crash mid-write): the commit's last entry was the leaf. No leaf line at all: the last entry too.
@@ -278,8 +279,7 @@ class SessionTree:
         if len(orphans) > cycles:
             tree.load_warnings.append(message("load.orphans", file=tree.path.name, n=len(orphans) - cycles))
         if cycles:
-            tree.load_warnings.append(f"{tree.path.name}：{cycles} 条记录的上级记录写在它之后（上级链成环或被改乱），"
-                                      "已断开并接到它前一条记录之后")
+            tree.load_warnings.append(message("session.parent_after", file=tree.path.name, n=cycles))
         tree._persisted_leaf = tree.leaf_id
         return tree
 
@@ -337,8 +337,8 @@ class SessionTree:
                         return entry
                     break
         except OSError as e:
-            raise SessionError(f"无法读取会话文件 {path}：{e}") from e
-        raise SessionError(f"{path} 不是梨园会话文件（缺少 header）")
+            raise SessionError(message("session.cannot_read", path=str(path), error=str(e))) from e
+        raise SessionError(message("session.no_header_line", path=str(path)))
 
     # -- internals ------------------------------------------------------------------------------------------
     def _index_cached(self, cache: "index_cache.IndexCache", data: bytes) -> None:

@@ -327,9 +327,16 @@ def register(strings: dict[str, dict[str, str]]) -> None:
 
 def set_language(lang: str) -> None:
     """Switch the UI language: "zh", "en", or a language with a translator's compiled catalog
-    (``core/catalog_files.available``); anything else means Chinese."""
+    (``core/catalog_files.available``); anything else means the system locale's language
+    (``core.settings.fallback_language``: English unless the locale is Chinese; the start-up in ``app.py`` has
+    already warned about an unknown ``LIYUAN_LANG``)."""
     global _LANG
-    _LANG = lang if lang in ("zh", "en") or lang in available_languages() else "zh"
+    if lang in ("zh", "en") or lang in available_languages():
+        _LANG = lang
+    else:
+        from ...core.settings import fallback_language
+
+        _LANG = fallback_language()
 
 
 def available_languages() -> list[str]:

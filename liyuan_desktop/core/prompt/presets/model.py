@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from ...jsonfile import object_at
 from ...llm.sampling import Sampling, field_label
-from ...messages import message
+from ...messages import Msg, MsgText, message
 
 Role = Literal["system", "user", "assistant"]
 ROLES = ("system", "user", "assistant")
@@ -157,7 +157,7 @@ class Preset(BaseModel):
     assistant_prefill: Optional[str] = None
     squash_system_messages: Optional[bool] = None
     raw: dict[str, Any] = Field(default_factory=dict, exclude=True)
-    warnings: list[str] = Field(default_factory=list, exclude=True)
+    warnings: list[MsgText] = Field(default_factory=list, exclude=True)
     _loaded: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     # -- reading --------------------------------------------------------------------------------------------
@@ -174,10 +174,10 @@ class Preset(BaseModel):
         Raises :class:`PresetError` when ``obj`` is not a chat-completion preset — a character card, world info,
         a chat, an instruct/context template, a text-completion preset or ST settings are refused by name.
         """
-        label = name or "预设"
+        label: str = name or message("migrate.kind.preset")
         _refuse_other_kinds(obj, label)
         assert isinstance(obj, dict)
-        warnings: list[str] = []
+        warnings: list[Msg] = []
         data: dict[str, Any] = dict(obj)
         prompts_raw = data.get("prompts")
         if prompts_raw is None:
@@ -187,18 +187,18 @@ class Preset(BaseModel):
                 if isinstance(legacy.get(p["identifier"]), str):
                     p["content"] = legacy[p["identifier"]]
             if any(isinstance(v, str) for v in legacy.values()):
-                warnings.append("旧式预设（main_prompt/nsfw_prompt/jailbreak_prompt 在顶层）：已按 SillyTavern 的方式转成 prompts")
+                warnings.append(message("presetwarn.legacy"))
             else:
-                warnings.append("预设里没有 prompts：用 SillyTavern 的默认提示词")
+                warnings.append(message("presetwarn.no_prompts"))
         if not isinstance(prompts_raw, list):
-            raise PresetError(f"{label}：prompts 不是数组（是 {type(prompts_raw).__name__}），无法导入")
+            raise PresetError(message("presetfile.prompts_type", label=label, type=type(prompts_raw).__name__))
         data["prompts"] = _clean_prompts(prompts_raw, warnings)
         data["prompt_order"] = _clean_orders(data.get("prompt_order"), warnings)
         for key in _FLOAT_KEYS + _INT_KEYS:
             if key in data and data[key] is not None:
                 v = to_number(data[key], integer=key in _INT_KEYS)
                 if v is None:
-                    warnings.append(f"采样参数 {key} 的值 {data[key]!r} 不是数字，已忽略")
+                    warnings.append(message("presetwarn.sampler", key=key, value=repr(data[key])))
                 data[key] = v
         for key in ("wi_format", "scenario_format", "personality_format", "new_chat_prompt",
                     "new_example_chat_prompt", "impersonation_prompt", "continue_nudge_prompt",
@@ -217,7 +217,7 @@ class Preset(BaseModel):
         except ValidationError as e:  # pragma: no cover - the cleaning above covers the typed fields
             err = e.errors(include_input=False, include_url=False)[0]
             loc = ".".join(str(x) for x in err.get("loc", ()))
-            raise PresetError(f"{label}：字段 {loc} 不对（{err.get('msg', '')}）") from e
+            raise PresetError(message("presetfile.field", label=label, loc=loc, msg=err.get("msg", ""))) from e
         preset.raw = obj
         preset.warnings = warnings
         preset._loaded = preset.model_dump(mode="json", exclude={"name"})
@@ -338,26 +338,27 @@ def to_number(v: Any, integer: bool) -> Optional[float | int]:
     return int(f) if integer else f
 
 
-def _clean_prompts(raw: list[Any], warnings: list[str]) -> list[dict[str, Any]]:
+def _clean_prompts(raw: list[Any], warnings: list[Msg]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, p in enumerate(raw):
         if not isinstance(p, dict):
-            warnings.append(f"prompts 第 {i + 1} 项不是对象，已跳过")
+            warnings.append(message("presetwarn.prompt_not_object", i=i + 1))
             continue
         p = dict(p)
         ident = p.get("identifier")
         if not isinstance(ident, str) or not ident:
             ident = f"prompt-{i + 1}"
-            warnings.append(f"prompts 第 {i + 1} 项（{p.get('name') or '无名'}）没有 identifier，记作 {ident}")
+            warnings.append(message("presetwarn.no_identifier", i=i + 1, name=p.get("name") or message("presetwarn.unnamed"),
+                                    ident=ident))
         p["identifier"] = ident
         if ident in seen:
-            warnings.append(f"identifier 重复：{ident}（第 {i + 1} 项），按 SillyTavern 只用第一个")
+            warnings.append(message("presetwarn.dup_identifier", ident=ident, i=i + 1))
             continue
         seen.add(ident)
         if p.get("role") not in ROLES:
             if p.get("role") not in (None, ""):
-                warnings.append(f"提示词「{p.get('name') or ident}」的 role {p.get('role')!r} 不认识，按 system 处理")
+                warnings.append(message("presetwarn.role", name=p.get("name") or ident, role=repr(p.get("role"))))
             p["role"] = "system"
         content = p.get("content")
         p["content"] = "" if content is None else content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
@@ -365,11 +366,12 @@ def _clean_prompts(raw: list[Any], warnings: list[str]) -> list[dict[str, Any]]:
         for key, default in (("injection_position", RELATIVE), ("injection_depth", 4), ("injection_order", 100)):
             v = to_number(p.get(key, default), integer=True) if p.get(key) is not None else default
             if v is None:
-                warnings.append(f"提示词「{p['name'] or ident}」的 {key} {p.get(key)!r} 不是数字，用默认值 {default}")
+                warnings.append(message("presetwarn.number", name=p["name"] or ident, key=key, value=repr(p.get(key)),
+                                        default=default))
                 v = default
             p[key] = v
         if p["injection_position"] not in (RELATIVE, IN_CHAT):
-            warnings.append(f"提示词「{p['name'] or ident}」的 injection_position {p['injection_position']} 不认识，按相对位置处理")
+            warnings.append(message("presetwarn.injection", name=p["name"] or ident, pos=p["injection_position"]))
             p["injection_position"] = RELATIVE
         p["injection_depth"] = max(0, p["injection_depth"])
         trig = p.get("injection_trigger")
@@ -380,26 +382,26 @@ def _clean_prompts(raw: list[Any], warnings: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _clean_orders(raw: Any, warnings: list[str]) -> list[dict[str, Any]]:
+def _clean_orders(raw: Any, warnings: list[Msg]) -> list[dict[str, Any]]:
     if raw is None:
         return []
     if not isinstance(raw, list):
-        warnings.append(f"prompt_order 不是数组（是 {type(raw).__name__}），已忽略")
+        warnings.append(message("presetwarn.order_type", type=type(raw).__name__))
         return []
     out = []
     for i, po in enumerate(raw):
         if not isinstance(po, dict) or not isinstance(po.get("order"), list):
-            warnings.append(f"prompt_order 第 {i + 1} 项不是 {{character_id, order[]}}，已跳过")
+            warnings.append(message("presetwarn.order_item", i=i + 1))
             continue
         cid = po.get("character_id")
         if not isinstance(cid, (int, str)) or isinstance(cid, bool):
-            warnings.append(f"prompt_order 第 {i + 1} 项的 character_id {cid!r} 不对，已跳过")
+            warnings.append(message("presetwarn.order_cid", i=i + 1, cid=repr(cid)))
             continue
         items = []
         missing_flag = 0
         for item in po["order"]:
             if not isinstance(item, dict) or not isinstance(item.get("identifier"), str):
-                warnings.append(f"prompt_order（character_id {cid}）里有一项不是 {{identifier, enabled}}，已跳过")
+                warnings.append(message("presetwarn.order_entry", cid=cid))
                 continue
             item = dict(item)
             if "enabled" not in item:
@@ -407,7 +409,7 @@ def _clean_orders(raw: Any, warnings: list[str]) -> list[dict[str, Any]]:
             item["enabled"] = item.get("enabled") is True
             items.append(item)
         if missing_flag:
-            warnings.append(f"prompt_order（character_id {cid}）有 {missing_flag} 项没写 enabled，按 SillyTavern 视为关闭")
+            warnings.append(message("presetwarn.order_enabled", cid=cid, n=missing_flag))
         out.append({**po, "character_id": cid, "order": items})
     return out
 
@@ -415,28 +417,28 @@ def _clean_orders(raw: Any, warnings: list[str]) -> list[dict[str, Any]]:
 def _refuse_other_kinds(obj: Any, label: str) -> None:
     """Raise PresetError naming what ``obj`` is when it is something other than a chat-completion preset."""
     if not isinstance(obj, dict):
-        raise PresetError(f"{label}：不是 JSON 对象（是 {type(obj).__name__}），不是 SillyTavern 预设")
+        raise PresetError(message("presetfile.not_object", label=label, type=type(obj).__name__))
     keys = set(obj)
     data = object_at(obj, "data")
     if str(obj.get("spec") or "").startswith("chara_card") or "first_mes" in data or (
             "first_mes" in keys and ("name" in keys or "char_name" in keys)) or "char_persona" in keys:
-        raise PresetError(f"{label}：这是角色卡，不是预设（请用「导入角色卡」）")
+        raise PresetError(message("presetfile.is_card", label=label))
     if "prompts" not in keys and "entries" in keys:
-        raise PresetError(f"{label}：这是世界书（World Info），不是预设（请作为世界书导入）")
+        raise PresetError(message("presetfile.is_book", label=label))
     if "user_name" in keys and "character_name" in keys:
-        raise PresetError(f"{label}：这是 SillyTavern 聊天记录的开头，不是预设（请用「导入聊天记录」）")
+        raise PresetError(message("presetfile.is_chat", label=label))
     if "prompts" in keys or "prompt_order" in keys:
         return
     if "input_sequence" in keys or "output_sequence" in keys:
-        raise PresetError(f"{label}：这是 instruct 模板（文本补全用），不是对话补全（chat completion）预设")
+        raise PresetError(message("presetfile.is_instruct", label=label))
     if "story_string" in keys:
-        raise PresetError(f"{label}：这是 context 模板（文本补全用），不是对话补全（chat completion）预设")
+        raise PresetError(message("presetfile.is_context", label=label))
     if "power_user" in keys or "oai_settings" in keys or "textgenerationwebui_settings" in keys:
-        raise PresetError(f"{label}：这是 SillyTavern 的设置文件，不是单个预设（请在 SillyTavern 里导出预设）")
+        raise PresetError(message("presetfile.is_settings", label=label))
     if "main_prompt" in keys or "nsfw_prompt" in keys or "jailbreak_prompt" in keys:
         return
     if keys & {"temp", "rep_pen", "genamt", "max_length", "rep_pen_range", "typical_p", "tfs"}:
-        raise PresetError(f"{label}：这是文本补全（Text Completion）的采样预设，不是对话补全（chat completion）预设")
-    raise PresetError(f"{label}：没有 prompts / prompt_order，不像 SillyTavern 的对话补全（chat completion）预设")
+        raise PresetError(message("presetfile.is_textgen", label=label))
+    raise PresetError(message("presetfile.no_prompts", label=label))
 
 

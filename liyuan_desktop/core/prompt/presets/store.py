@@ -45,20 +45,20 @@ def load_preset(path: str | Path) -> Preset:
         check_size(p, MAX_PRESET_BYTES)
         raw = p.read_bytes()
     except JsonFileError as e:
-        raise PresetError(str(e)) from None
+        raise PresetError(e.args[0] if e.args else str(e)) from None
     except OSError as e:
-        raise PresetError(f"无法读取预设 {p}：{e.strerror or e}") from e
+        raise PresetError(message("presetfile.cannot_read", path=str(p), error=e.strerror or str(e))) from e
     if raw[:8] == b"\x89PNG\r\n\x1a\n":
-        raise PresetError(f"{p.name}：这是 PNG 图片（多半是角色卡），不是预设")
+        raise PresetError(message("presetfile.png", name=p.name))
     try:
         obj = loads(raw, p.name)
     except JsonFileError as e:
-        raise PresetError(str(e)) from None
+        raise PresetError(e.args[0] if e.args else str(e)) from None
     except UnicodeDecodeError as e:
-        raise PresetError(f"{p.name}：不是 UTF-8 文本，不是预设") from e
+        raise PresetError(message("presetfile.not_utf8", name=p.name)) from e
     except json.JSONDecodeError as e:
-        hint = "（看起来是 .jsonl 聊天记录）" if p.suffix.lower() == ".jsonl" else ""
-        raise PresetError(f"{p.name}：不是有效的 JSON{hint}（第 {e.lineno} 行：{e.msg}）") from e
+        hint = message("presetfile.jsonl_hint") if p.suffix.lower() == ".jsonl" else ""
+        raise PresetError(message("presetfile.bad_json", name=p.name, hint=hint, line=e.lineno, error=e.msg)) from e
     return Preset.from_json(obj, name=p.stem)
 
 
@@ -138,7 +138,7 @@ def load_installed_preset(name: str) -> Preset:
     """An installed preset by name (PresetError when missing or broken)."""
     p = preset_path(name)
     if p is None:
-        raise PresetError(f"预设库里没有「{name}」")
+        raise PresetError(message("presetfile.missing", name=name))
     return load_preset(p)
 
 
