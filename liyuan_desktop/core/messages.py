@@ -1758,6 +1758,14 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- a32demo: the opening's title as a reader sees it (core/cards/st_chat.py opening_title; the window's
     #    conversation and `liyuan chat` show it in the reader's language, the model is sent the stored header)
     "opening.title": {"match": "no", "zh": "开场 · {name}", "en": "Opening · {name}"},
+    # -- t32: a damaged personas.json, said in the reader's language (core/cards/personas.py load_personas)
+    "persona.store.damaged": {"match": "no", "zh": "人设文件 {file} 损坏（{kind}），已按空的人设列表打开{where}",
+                              "en": "The persona file {file} is damaged ({kind}); it was opened as an empty persona "
+                                    "list{where}", "nest": "kind where"},
+    "persona.store.moved_aside": {"match": "no", "zh": "，原文件已改名为 {aside}",
+                                  "en": "; the original file was renamed to {aside}"},
+    "persona.store.bad_json": {"match": "no", "zh": "不是有效的 JSON", "en": "not valid JSON"},
+    "persona.store.bad_fields": {"match": "no", "zh": "字段不对", "en": "wrong fields"},
 }
 
 

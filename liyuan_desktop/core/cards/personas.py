@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ..fsutil import atomic_write_text
 from ..jsonfile import object_at
 from ..macros import MacroContext, apply_macros
+from ..messages import Msg, MsgText, message
 from ..paths import home
 
 PersonaPosition = Literal["in_prompt", "top_an", "bottom_an", "at_depth", "none"]
@@ -114,7 +115,7 @@ class PersonaStore(BaseModel):
     personas: list[Persona] = Field(default_factory=list)
     default: Optional[str] = None
     chats: dict[str, str] = Field(default_factory=dict)
-    load_warning: Optional[str] = Field(default=None, exclude=True)
+    load_warning: Optional[MsgText] = Field(default=None, exclude=True)
 
     # -- lookup ---------------------------------------------------------------------------------------------
     def get(self, persona_id: Optional[str]) -> Optional[Persona]:
@@ -219,11 +220,12 @@ def load_personas(path: Optional[Path] = None) -> PersonaStore:
         aside = p.with_name(p.name + ".bad")
         try:
             os.replace(p, aside)
-            where = f"，原文件已改名为 {aside.name}"
+            where: Msg | str = message("persona.store.moved_aside", aside=aside.name)
         except OSError:
             where = ""
-        kind = "字段不对" if isinstance(e, ValidationError) else "不是有效的 JSON"
-        return PersonaStore(load_warning=f"人设文件 {p.name} 损坏（{kind}），已按空的人设列表打开{where}")
+        bad_json = not isinstance(e, ValidationError) or any(err.get("type") == "json_invalid" for err in e.errors())
+        kind = message("persona.store.bad_json" if bad_json else "persona.store.bad_fields")
+        return PersonaStore(load_warning=message("persona.store.damaged", file=p.name, kind=kind, where=where))
     seen: set[str] = set()
     unique = []
     for persona in store.personas:
@@ -279,17 +281,17 @@ def import_st_personas(source: str | Path | dict[str, Any]) -> tuple[list[Person
         try:
             obj = json.loads(p.read_bytes().decode("utf-8-sig"))
         except OSError as e:
-            raise PersonaError(f"无法读取 {p}：{e.strerror or e}") from e
+            raise PersonaError(message("persona.cannot_read", path=str(p), error=e.strerror or str(e))) from e
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise PersonaError(f"{name}：不是有效的 JSON（{e}）") from e
+            raise PersonaError(message("persona.bad_json", name=name, error=str(e))) from e
     if not isinstance(obj, dict):
-        raise PersonaError(f"{name}：不是 JSON 对象，不是 SillyTavern 的人设导出")
+        raise PersonaError(message("persona.not_object", name=name))
     pu = obj.get("power_user")
     src: dict[str, Any] = pu if isinstance(pu, dict) else obj
     names = src.get("personas")
     descs = src.get("persona_descriptions")
     if not isinstance(names, dict):
-        raise PersonaError(f"{name}：里面没有 personas（SillyTavern 的设置导出或人设备份才有），无法导入人设")
+        raise PersonaError(message("persona.none_inside", name=name))
     descs = descs if isinstance(descs, dict) else {}
     warnings: list[str] = []
     out: list[Persona] = []
