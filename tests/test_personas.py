@@ -133,3 +133,32 @@ def test_import_errors(tmp_path, content, needle):
         import_st_personas(f)
     with pytest.raises(PersonaError, match="无法读取"):
         import_st_personas(tmp_path / "missing.json")
+
+
+def test_damaged_file_and_import_errors_in_english(tmp_path):
+    """Issue 32: the warning for a damaged personas.json and the import errors carry their key, so an English
+    reader sees English (no CJK; the Chinese text is unchanged), and bad JSON is called bad JSON."""
+    import re
+
+    from liyuan_desktop.core.messages import Msg, render
+
+    cjk = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+    path = personas_path()
+    path.write_text('{"personas": [ {"name": "x', "utf-8")
+    warning = load_personas().load_warning
+    assert isinstance(warning, Msg) and warning.key == "persona.file_damaged"
+    assert warning == "人设文件 personas.json 损坏（不是有效的 JSON），已按空的人设列表打开，原文件已改名为 personas.json.bad"
+    english = render(warning, "en")
+    assert english == ("The persona file personas.json is damaged (not valid JSON); it opened as an empty persona "
+                       "list; the file was renamed to personas.json.bad")
+    path.write_text(json.dumps({"personas": [{"name": "x", "position": "sideways"}]}), "utf-8")
+    assert "wrong fields" in render(load_personas().load_warning, "en")
+    for content in ("not json", "[1]", '{"power_user": {}}'):
+        f = tmp_path / "x.json"
+        f.write_text(content, "utf-8")
+        with pytest.raises(PersonaError) as got:
+            import_st_personas(f)
+        assert isinstance(got.value.args[0], Msg) and not cjk.search(render(got.value, "en")), render(got.value, "en")
+    with pytest.raises(PersonaError) as got:
+        import_st_personas(tmp_path / "missing.json")
+    assert render(got.value, "en").startswith("Cannot read ") and not cjk.search(render(got.value, "en"))

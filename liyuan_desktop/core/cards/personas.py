@@ -223,7 +223,8 @@ def load_personas(path: Optional[Path] = None) -> PersonaStore:
             where: Msg | str = message("persona.moved_aside", name=aside.name)
         except OSError:
             where = ""
-        kind = message("persona.damaged.fields" if isinstance(e, ValidationError) else "persona.damaged.json")
+        bad_json = not isinstance(e, ValidationError) or any(err.get("type") == "json_invalid" for err in e.errors())
+        kind = message("persona.damaged.json" if bad_json else "persona.damaged.fields")  # half-written = bad JSON
         return PersonaStore(load_warning=message("persona.file_damaged", file=p.name, kind=kind, where=where))
     seen: set[str] = set()
     unique = []
