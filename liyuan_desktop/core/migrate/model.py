@@ -204,8 +204,9 @@ SillyTavern's connection here when it is not the current one — the window offe
             out += ["", t("migrate.md.settings"), ""]
             out += [f"- {render(s, lang)}" for s in self.settings_changed]
             out += [t("migrate.md.kept", kept=s) for s in self.settings_kept]
-        out += ["", t("migrate.md.not_imported_head"), ""]
-        out += [t("migrate.md.not_imported", what=n.what, n=n.count, why=n.why) for n in p.not_imported]
+        if p.not_imported:  # the heading only when something was left out
+            out += ["", t("migrate.md.not_imported_head"), ""]
+            out += [t("migrate.md.not_imported", what=n.what, n=n.count, why=n.why) for n in p.not_imported]
         if p.problems or p.notes:
             out += ["", t("migrate.md.problems"), ""]
             out += [f"- {render(x, lang)}" for x in p.problems + p.notes]
