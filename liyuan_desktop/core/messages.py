@@ -1832,6 +1832,31 @@ CATALOG: dict[str, dict[str, str]] = {
                             "en": "The session file cannot be written: {error}{where}. This beat did not start; "
                                   "everything saved before is still there."},
     # -- end a32plain
+    # -- lead: the chat's command refusals and the replay file's errors carry their key (issue 32)
+    "chat.refuse.nothing_to_regenerate": {"zh": "还没有可以重来的一拍", "en": "There is no beat to regenerate yet"},
+    "chat.refuse.edit_user_only": {"zh": "只能修改用户的话", "en": "Only your own words can be edited here"},
+    "chat.refuse.reply_only": {"zh": "只能修改或续写角色的回复", "en": "Only a character's reply can be edited or continued"},
+    "chat.refuse.reply_off_branch": {"zh": "这条回复不在当前显示的分支上", "en": "This reply is not on the branch on screen"},
+    "chat.refuse.empty_reply": {"zh": "回复不能是空的", "en": "A reply cannot be empty"},
+    "chat.refuse.nothing_to_continue": {"zh": "没有可以续写的回复（最后一条不是已收笔的回复）", "en": "There is no reply to continue (the last message is not a sealed reply)"},
+    "chat.refuse.continue_opening": {"zh": "开场白不能续写", "en": "The opening cannot be continued"},
+    "chat.refuse.delete_kind": {"zh": "只能删除你的话或角色的回复", "en": "Only your words or a character's reply can be deleted"},
+    "chat.refuse.message_off_branch": {"zh": "这条消息不在当前显示的分支上", "en": "This message is not on the branch on screen"},
+    "chat.refuse.no_stop_before": {"zh": "这条消息之前没有可以停下的地方", "en": "There is no earlier point to go back to before this message"},
+    "chat.refuse.hide_kind": {"zh": "只能隐藏开场白、你的话或角色的回复", "en": "Only the opening, your words or a character's reply can be hidden"},
+    "chat.refuse.no_unsealed": {"zh": "没有未收笔的稿件", "en": "There is no unsealed draft"},
+    "chat.refuse.no_unanswered": {"zh": "没有未得到回应的话", "en": "There are no words waiting for a reply"},
+    "chat.refuse.no_ledger_pending": {"zh": "没有等着记账的一拍", "en": "No beat is waiting for the scribe"},
+    "chat.refuse.no_folder.regex": {"zh": "这张卡没有文件夹，无法记住正则脚本的设置", "en": "This card has no folder, so its regex script settings cannot be remembered"},
+    "chat.refuse.no_folder.books": {"zh": "这张卡没有文件夹，无法记住链接的世界书", "en": "This card has no folder, so its linked world books cannot be remembered"},
+    "chat.refuse.no_folder.trust": {"zh": "这张卡没有文件夹，无法记住信任设置", "en": "This card has no folder, so its trust setting cannot be remembered"},
+    "replay.file.cannot_read": {"zh": "无法读取回放文件 {path}：{error}", "en": "Cannot read the replay file {path}: {error}"},
+    "replay.file.bad_json": {"zh": "回放文件 {path} 不是有效的 JSON：{error}", "en": "The replay file {path} is not valid JSON: {error}"},
+    "replay.file.not_replay": {"zh": "回放文件 {path} 格式不对：缺少 \"format\": \"liyuan-replay\"，这不是梨园的回放文件。",
+                               "en": "The replay file {path} has the wrong format: no \"format\": \"liyuan-replay\"; it is not a Liyuan replay file."},
+    "replay.file.root": {"zh": "(根): {msg}", "en": "(root): {msg}"},
+    "replay.file.more": {"zh": "……还有 {n} 处", "en": "… {n} more"},
+    "replay.file.bad_shape": {"zh": "回放文件 {path} 格式不对：{error}", "en": "The replay file {path} has the wrong format: {error}"},
 }
 
 

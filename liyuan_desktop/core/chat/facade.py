@@ -223,7 +223,7 @@ class Chat(ChatView):
         ValueError with no user message."""
         user = self.tree.latest("user")
         if user is None:
-            raise ValueError("还没有可以重来的一拍")
+            raise ValueError(message("chat.refuse.nothing_to_regenerate"))
         group_play.prepare_again(self, user.id, user.text)  # a group chat: the same member answers again
         self.tree.leaf_id = user.id
         return await turn.play(self, user.text, ask, on_event, None, how="regenerate")
@@ -235,7 +235,7 @@ class Chat(ChatView):
         id, ValueError when it is not a user message."""
         old = self.tree.get(user_id)
         if old.type != "user":
-            raise ValueError("只能修改用户的话")
+            raise ValueError(message("chat.refuse.edit_user_only"))
         self._user(text, old.parent_id)
         return await turn.play(self, text, ask, on_event, max_rounds, how="edit")
 
@@ -247,11 +247,11 @@ class Chat(ChatView):
         ValueError when ``reply_id`` is not a reply on the shown branch; KeyError for an unknown id."""
         e = self.tree.get(reply_id)
         if e.type != "assistant":
-            raise ValueError("只能修改或续写角色的回复")
+            raise ValueError(message("chat.refuse.reply_only"))
         path = self.tree.path_to()
         at = next((i for i in range(len(path) - 1, -1, -1) if path[i].id == reply_id), None)
         if at is None:
-            raise ValueError("这条回复不在当前显示的分支上")
+            raise ValueError(message("chat.refuse.reply_off_branch"))
         owner = e
         while owner.parent_id is not None and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
             owner = self.tree.entries[owner.parent_id]
@@ -284,7 +284,7 @@ class Chat(ChatView):
         SessionWriteError when the disk refuses (nothing changed)."""
         self._idle("修改回复")
         if not text.strip():
-            raise ValueError("回复不能是空的")
+            raise ValueError(message("chat.refuse.empty_reply"))
         owner, snap = self._reply_slot(reply_id)
         mark = self.tree.pending_mark()
         reply: AssistantEntry = self.tree.append("assistant", parent_id=owner.id, text=text, sealed=True, by="user",
@@ -310,10 +310,10 @@ class Chat(ChatView):
         self._idle("续写")
         reply_id = self.last_reply_id()
         if reply_id is None:
-            raise ValueError("没有可以续写的回复（最后一条不是已收笔的回复）")
+            raise ValueError(message("chat.refuse.nothing_to_continue"))
         owner, snap = self._reply_slot(reply_id)
         if owner.type != "user":
-            raise ValueError("开场白不能续写")
+            raise ValueError(message("chat.refuse.continue_opening"))
         group_play.prepare_continue(self, reply_id)  # a group chat: the reply's own member writes on
         text = self.history().revisions.get(reply_id, (self.tree.get(reply_id).text, 0))[0]
         self.tree.set_leaf(owner.id)
@@ -403,16 +403,16 @@ class Chat(ChatView):
         self._idle("删除消息")
         e = self.tree.get(entry_id)
         if e.type not in ("user", "assistant"):
-            raise ValueError("只能删除你的话或角色的回复")
+            raise ValueError(message("chat.refuse.delete_kind"))
         if all(x.id != entry_id for x in self.tree.path_to()):
-            raise ValueError("这条消息不在当前显示的分支上")
+            raise ValueError(message("chat.refuse.message_off_branch"))
         owner = e
         while e.type == "assistant" and owner.parent_id is not None \
                 and self.tree.entries[owner.parent_id].type not in ("user", "opening", "header"):
             owner = self.tree.entries[owner.parent_id]
         target: Optional[str] = owner.parent_id
         if target is None:
-            raise ValueError("这条消息之前没有可以停下的地方")
+            raise ValueError(message("chat.refuse.no_stop_before"))
         self.tree.set_leaf(target)
         self.tree.persist_leaf()
         self.write_meta()
@@ -447,7 +447,7 @@ class Chat(ChatView):
         runs; OSError when the disk refuses."""
         self._idle("隐藏消息")
         if self.tree.get(entry_id).type not in ("opening", "user", "assistant"):
-            raise ValueError("只能隐藏开场白、你的话或角色的回复")
+            raise ValueError(message("chat.refuse.hide_kind"))
         now = set(self.hidden_messages)
         if (entry_id in now) == bool(hidden):
             return False
@@ -463,7 +463,7 @@ class Chat(ChatView):
         """「按现稿收笔」: seal the unfinished draft as it stands, then the scribe. ValueError without a draft."""
         pending, user = self.pending_draft(), self.tree.latest("user")
         if pending is None or user is None:
-            raise ValueError("没有未收笔的稿件")
+            raise ValueError(message("chat.refuse.no_unsealed"))
         state = self.current_state()
         self.tree.append("assistant", text=pending.draft, sealed=True, beat=pending.id, by="user")
         self.tree.commit()
@@ -480,7 +480,7 @@ class Chat(ChatView):
         """「继续」: run the loop again on the unfinished draft (same version). ValueError without a draft."""
         pending, user = self.pending_draft(), self.tree.latest("user")
         if pending is None or user is None:
-            raise ValueError("没有未收笔的稿件")
+            raise ValueError(message("chat.refuse.no_unsealed"))
         group_play.prepare_draft(self, user.id)  # a group chat's follow-up: its member writes on
         note = (f"（接着上一次没写完的稿子：稿件当前版本 {pending.draft_version}，尚未收笔。"
                 "先用 draft_read 看一遍，需要时补写或修改，写完用 draft_seal 收笔。）")
@@ -496,7 +496,7 @@ class Chat(ChatView):
         left = recovery.unanswered(self.tree)  # the user's words, or a group chat's turn a crash cut
         back: Optional[str] = left.parent_id if left is not None else None
         if back is None:
-            raise ValueError("没有未得到回应的话")
+            raise ValueError(message("chat.refuse.no_unanswered"))
         self.tree.set_leaf(back)
         self.tree.persist_leaf()
         self.write_meta()
@@ -535,7 +535,7 @@ class Chat(ChatView):
         nothing is pending, OSError when the disk refuses again."""
         pending = self.pending_finish
         if pending is None:
-            raise ValueError("没有等着记账的一拍")
+            raise ValueError(message("chat.refuse.no_ledger_pending"))
         self.retry_save()
         self.pending_finish = None
         return await pending()
@@ -616,7 +616,7 @@ class Chat(ChatView):
         ValueError when asked to remember for a card without a folder."""
         if remember:
             if not self.card.path:
-                raise ValueError("这张卡没有文件夹，无法记住正则脚本的设置")
+                raise ValueError(message("chat.refuse.no_folder.regex"))
             set_card_scripts_allowed(Path(self.card.path).parent, allowed)
         self.context.set_scripts(allowed)
 
@@ -833,7 +833,7 @@ class Chat(ChatView):
         again. RuntimeError while a beat runs; ValueError for a card without a folder; OSError."""
         self._idle("改世界书")
         if not self.card.path:
-            raise ValueError("这张卡没有文件夹，无法记住链接的世界书")
+            raise ValueError(message("chat.refuse.no_folder.books"))
         set_card_linked_books(Path(self.card.path).parent, names)
         self._reload_context()
 
@@ -842,7 +842,7 @@ class Chat(ChatView):
         """Trust the card's status bars or not (stored beside the card; the view reloads its frames). Raises
         OSError; ValueError for a card without a folder."""
         if not self.card.path:
-            raise ValueError("这张卡没有文件夹，无法记住信任设置")
+            raise ValueError(message("chat.refuse.no_folder.trust"))
         set_card_frames_trusted(Path(self.card.path).parent, trusted)
 
     @property

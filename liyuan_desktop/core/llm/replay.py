@@ -109,15 +109,17 @@ def _pieces(text: str, count: int = 4, min_size: int = 8) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)]
 
 
-def _describe_validation(exc: ValidationError) -> str:
-    parts = []
+def _describe_validation(exc: ValidationError) -> list[Any]:
+    """The first five of pydantic's complaints as ``"<where>: <pydantic's message>"`` items (a list, shown joined with
+    the reader's list separator; the root is the catalog's ``mvu.root``), then "… n more" when there are more."""
+    parts: list[Any] = []
     for err in exc.errors()[:5]:
-        where = ".".join(str(p) for p in err.get("loc", ())) or "(根)"
-        parts.append(f"{where}: {err.get('msg', '')}")
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        parts.append(f"{loc}: {err.get('msg', '')}" if loc else message("replay.file.root", msg=err.get("msg", "")))
     more = len(exc.errors()) - 5
     if more > 0:
-        parts.append(f"……还有 {more} 处")
-    return "；".join(parts)
+        parts.append(message("replay.file.more", n=more))
+    return parts
 
 
 class ReplayModel:
@@ -191,17 +193,17 @@ class ReplayModel:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"无法读取回放文件 {path}：{exc}") from exc
+            raise ValueError(message("replay.file.cannot_read", path=str(path), error=str(exc))) from exc
         try:
             data = json.loads(text)
         except ValueError as exc:
-            raise ValueError(f"回放文件 {path} 不是有效的 JSON：{exc}") from exc
+            raise ValueError(message("replay.file.bad_json", path=str(path), error=str(exc))) from exc
         if not isinstance(data, dict) or data.get("format") != "liyuan-replay":
-            raise ValueError(f"回放文件 {path} 格式不对：缺少 \"format\": \"liyuan-replay\"，这不是梨园的回放文件。")
+            raise ValueError(message("replay.file.not_replay", path=str(path)))
         try:
             parsed = ReplayFile.model_validate(data)
         except ValidationError as exc:
-            raise ValueError(f"回放文件 {path} 格式不对：{_describe_validation(exc)}") from exc
+            raise ValueError(message("replay.file.bad_shape", path=str(path), error=_describe_validation(exc))) from exc
         actor: list[RecordedItem] = [call for beat in parsed.beats for call in beat.actor]
         scribe: list[RecordedItem] = [raw for beat in parsed.beats for raw in beat.scribe]
         return cls(actor, scribe, parsed.label, delay_ms=delay_ms, beats=parsed.beats)
