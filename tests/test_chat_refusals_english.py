@@ -48,3 +48,23 @@ def test_replay_file_errors_in_english(tmp_path, content, start):
     with pytest.raises(ValueError) as got:
         ReplayModel.from_file(f)
     assert _english(got.value).startswith(start)
+
+
+def test_more_plain_errors_are_keyed():
+    from liyuan_desktop.core.chat.prose_import import ProseImportError, decode_text
+    from liyuan_desktop.core.llm.providers import preset
+    from liyuan_desktop.core.llm.sampling import Sampling
+
+    with pytest.raises(ValueError) as got:
+        Sampling.from_pairs(["nonsense"])
+    assert _english(got.value).startswith("Write sampling settings as KEY=VALUE")
+    with pytest.raises(ValueError) as got:
+        Sampling.from_pairs(["temperature=hot"])
+    assert _english(got.value).startswith("Bad sampling settings: ")
+    with pytest.raises(KeyError) as got:
+        preset("no-such-provider")
+    assert _english(got.value).startswith("There is no built-in provider 'no-such-provider'")
+    with pytest.raises(ProseImportError) as got:
+        decode_text(b"\x00\xff\x00\xfe" * 50, "a.txt")
+    assert _english(got.value).startswith("“a.txt” is not readable text")
+    assert str(got.value).startswith("「a.txt」不是可读的文本")  # the Chinese text as before

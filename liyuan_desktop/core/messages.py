@@ -1857,6 +1857,28 @@ CATALOG: dict[str, dict[str, str]] = {
     "replay.file.root": {"zh": "(根): {msg}", "en": "(root): {msg}"},
     "replay.file.more": {"zh": "……还有 {n} 处", "en": "… {n} more"},
     "replay.file.bad_shape": {"zh": "回放文件 {path} 格式不对：{error}", "en": "The replay file {path} has the wrong format: {error}"},
+    # -- lead: more errors that were raised as plain Chinese (issue 32)
+    "secret.empty_key": {"zh": "API key 为空，没有保存。", "en": "The API key is empty; nothing was saved."},
+    "provider.no_preset": {"zh": "没有名为 '{name}' 的预设服务商，可选：{presets}", "en": "There is no built-in provider '{name}'; choose one of: {presets}"},
+    "settings.provider_twice": {"zh": "服务商名称重复：{name}", "en": "Two providers are named {name}"},
+    "settings.profile_twice": {"zh": "连接配置名称重复", "en": "Two connection profiles have the same name"},
+    "settings.no_profile": {"zh": "没有名为「{name}」的连接配置", "en": "There is no connection profile “{name}”"},
+    "settings.profile_provider_missing": {"zh": "连接配置「{name}」用的服务商「{provider}」没有配置",
+                                         "en": "The connection profile “{name}” uses the provider “{provider}”, which is not configured"},
+    "sampling.bad_pair": {"zh": "采样参数写成 KEY=VALUE，KEY 是 {fields} 之一：{pair}",
+                          "en": "Write sampling settings as KEY=VALUE, KEY one of {fields}: {pair}"},
+    "sampling.invalid": {"zh": "采样参数不对：{where}", "en": "Bad sampling settings: {where}"},
+    "checkpoint.object_missing": {"zh": "对象 {hash} 不在 {folder}", "en": "Object {hash} is not in {folder}"},
+    "checkpoint.object_damaged": {"zh": "对象 {hash} 已损坏（内容与哈希不符）", "en": "Object {hash} is damaged (its content does not match its hash)"},
+    "prose_import.named": {"zh": "「{name}」", "en": "“{name}”"},
+    "prose_import.the_file": {"zh": "文件", "en": "The file"},
+    "prose_import.not_text": {"zh": "{label}不是可读的文本（试过 UTF-8 和 GB18030），没有导入任何内容。请另存为 UTF-8 文本再导入。",
+                              "en": "{label} is not readable text (tried UTF-8 and GB18030); nothing was imported. Save it as UTF-8 text and import it again."},
+    "prose_import.cannot_read": {"zh": "读不了「{name}」：{error}", "en": "Cannot read “{name}”: {error}"},
+    "prose_import.not_folder": {"zh": "「{path}」不是文件夹。", "en": "“{path}” is not a folder."},
+    "paths.no_sample_cards": {"zh": "找不到随附的示例角色卡（cards/）", "en": "The bundled sample cards (cards/) are missing"},
+    "caps.no_provider": {"zh": "没有名为「{name}」的服务商", "en": "There is no provider “{name}”"},
+    "caps.not_settable": {"zh": "不能手动设置的能力：{field}", "en": "This capability cannot be set by hand: {field}"},
 }
 
 

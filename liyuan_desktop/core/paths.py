@@ -44,7 +44,9 @@ def sample_cards_dir() -> Path:
     for cand in (pkg.parent / "cards", pkg / "sample_cards"):
         if cand.is_dir():
             return cand
-    raise FileNotFoundError("找不到随附的示例角色卡（cards/）")
+    from .messages import message  # here, not at the top: paths is imported before pydantic is (messages needs it)
+
+    raise FileNotFoundError(message("paths.no_sample_cards"))
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ async def probe_provider(provider: Union[str, ProviderSettings], *, api_key: Opt
     provider name. Never raises for a failed probe (its ``notes`` say what failed)."""
     p = _provider(provider)
     if p is None:
-        raise KeyError(f"没有名为「{provider}」的服务商")
+        raise KeyError(message("caps.no_provider", name=provider))
     key = resolve_key(p) if api_key is None else (api_key or None)
     # a hosted API answers "reply OK" in seconds: 30 s of silence means something is wrong. A local server on a
     # CPU may still be reading another request or loading the model (issue 30 item 7: a busy llama.cpp server was

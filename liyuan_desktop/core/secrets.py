@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Literal, Optional
 
 from .fsutil import atomic_write_bytes
+from .messages import message
 from .paths import home
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ def keyring_set(service: str, name: str, key: str) -> None:
     message, no key in it) when the keyring refuses."""
     key = (key or "").strip()
     if not key:
-        raise ValueError("API key 为空，没有保存。")
+        raise ValueError(message("secret.empty_key"))
     try:
         import keyring
 
@@ -189,7 +190,7 @@ def file_set(service: str, name: str, key: str) -> None:
     cannot be written."""
     key = (key or "").strip()
     if not key:
-        raise ValueError("API key 为空，没有保存。")
+        raise ValueError(message("secret.empty_key"))
     keys = _read_file()
     keys.setdefault(service, {})[name] = key
     _write_file(keys)
@@ -292,7 +293,7 @@ def store(name: str, key: str, service: str = DEFAULT_KEYRING_SERVICE) -> Litera
     session memory. Returns where it went. Raises ``ValueError`` for an empty key. The key is never logged."""
     key = (key or "").strip()
     if not key:
-        raise ValueError("API key 为空，没有保存。")
+        raise ValueError(message("secret.empty_key"))
     if keyring_usable():
         try:
             keyring_set(service, name, key)

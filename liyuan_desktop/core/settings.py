@@ -135,14 +135,14 @@ class AppSettings(BaseModel):
         seen: set[str] = set()
         for p in self.providers:
             if p.name in seen:
-                raise ValueError(f"服务商名称重复：{p.name}")
+                raise ValueError(message("settings.provider_twice", name=p.name))
             seen.add(p.name)
         if self.active_provider is not None and self.active_provider not in seen:
             self.active_provider = None
         if self.scribe_provider is not None and self.scribe_provider not in seen:
             self.scribe_provider = None
         if len({p.name for p in self.profiles}) != len(self.profiles):
-            raise ValueError("连接配置名称重复")
+            raise ValueError(message("settings.profile_twice"))
         if self.active_profile is not None and self.profile(self.active_profile) is None:
             self.active_profile = None
         return self
@@ -158,10 +158,10 @@ class AppSettings(BaseModel):
         profile, ValueError when its provider is not configured."""
         prof = self.profile(name)
         if prof is None:
-            raise KeyError(f"没有名为「{name}」的连接配置")
+            raise KeyError(message("settings.no_profile", name=name))
         prov = self.provider(prof.provider)
         if prov is None:
-            raise ValueError(f"连接配置「{name}」用的服务商「{prof.provider}」没有配置")
+            raise ValueError(message("settings.profile_provider_missing", name=name, provider=prof.provider))
         if prof.model.strip():
             prov.model = prof.model.strip()
         self.active_provider = prov.name

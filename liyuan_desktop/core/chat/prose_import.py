@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from ..messages import message
 from ..prompt.assemble import opening_body
 from ..story.chapters import chapter_filename, split_text_into_chapters
 from ..story.checkpoint_model import Checkpoint
@@ -74,8 +75,8 @@ def decode_text(data: bytes, name: str = "") -> str:
         if "\x00" in text:
             break
         return text
-    label = f"「{name}」" if name else "文件"
-    raise ProseImportError(f"{label}不是可读的文本（试过 UTF-8 和 GB18030），没有导入任何内容。请另存为 UTF-8 文本再导入。")
+    raise ProseImportError(message("prose_import.not_text", label=message("prose_import.named", name=name) if name
+                                   else message("prose_import.the_file")))
 
 
 def read_text_file(path: Union[str, Path]) -> str:
@@ -84,7 +85,7 @@ def read_text_file(path: Union[str, Path]) -> str:
     try:
         data = p.read_bytes()
     except OSError as e:
-        raise ProseImportError(f"读不了「{p.name}」：{e.strerror or e}") from e
+        raise ProseImportError(message("prose_import.cannot_read", name=p.name, error=e.strerror or str(e))) from e
     return decode_text(data, p.name)
 
 
@@ -170,7 +171,7 @@ def prose_files(folder: Union[str, Path]) -> list[Path]:
     """The ``.md``/``.txt`` files directly in ``folder`` (hidden files and sub-folders skipped), in natural order."""
     d = Path(folder)
     if not d.is_dir():
-        raise ProseImportError(f"「{d}」不是文件夹。")
+        raise ProseImportError(message("prose_import.not_folder", path=str(d)))
     files = [p for p in d.iterdir()
              if p.suffix.lower() in PROSE_SUFFIXES and not p.name.startswith(".") and p.is_file()]
     return sorted(files, key=lambda p: natural_key(p.name))

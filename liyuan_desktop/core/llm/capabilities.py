@@ -181,7 +181,7 @@ def apply_override(caps: Capabilities, field: str, value: Any) -> Capabilities:
     "auto", with the override removed (the probed value comes back at the next probe; until then the field is
     unknown). ValueError for a field that cannot be overridden or a bad value."""
     if field not in CAPABILITY_FIELDS:
-        raise ValueError(f"不能手动设置的能力：{field}")
+        raise ValueError(message("caps.not_settable", field=field))
     overridden = [f for f in caps.overridden if f != field]
     if value == "auto":
         default = Capabilities.model_fields[field].default

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import secrets
+from ..messages import message
 from .capabilities import Capabilities, capabilities_for
 from .sampling import provider_kind
 
@@ -148,7 +149,7 @@ def preset(name: str) -> ProviderSettings:
     try:
         return PRESETS[name].model_copy(deep=True)
     except KeyError:
-        raise KeyError(f"没有名为 {name!r} 的预设服务商，可选：{', '.join(PRESETS)}") from None
+        raise KeyError(message("provider.no_preset", name=name, presets=", ".join(PRESETS))) from None
 
 
 def resolve_api_key(settings: ProviderSettings) -> Optional[str]:

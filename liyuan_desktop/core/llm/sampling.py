@@ -129,7 +129,7 @@ class Sampling(BaseModel):
             key, sep, value = pair.partition("=")
             key = key.strip().replace("-", "_")
             if not sep or key not in SAMPLING_FIELDS:
-                raise ValueError(f"采样参数写成 KEY=VALUE，KEY 是 {', '.join(SAMPLING_FIELDS)} 之一：{pair!r}")
+                raise ValueError(message("sampling.bad_pair", fields=", ".join(SAMPLING_FIELDS), pair=repr(pair)))
             if key == "stop":
                 if value:
                     stops.append(value)
@@ -146,7 +146,7 @@ class Sampling(BaseModel):
         except ValueError as e:
             errs: list[dict[str, Any]] = getattr(e, "errors", lambda **_: [])(include_input=False, include_url=False)
             where = "；".join(f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg', '')}" for er in errs)
-            raise ValueError(f"采样参数不对：{where or e}") from None
+            raise ValueError(message("sampling.invalid", where=where or str(e))) from None
 
 
 def provider_kind(name: str = "", base_url: str = "") -> ProviderKind:

@@ -40,6 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
+from ..messages import message
 from .checkpoint_model import (
     HASHCACHE_FILENAME,
     LOG_FILENAME,
@@ -291,9 +292,9 @@ class StoryHistory:
         try:
             data = p.read_bytes()
         except FileNotFoundError:
-            raise MissingObjectError(f"对象 {h} 不在 {self.objects_dir}") from None
+            raise MissingObjectError(message("checkpoint.object_missing", hash=h, folder=str(self.objects_dir))) from None
         if sha256_hex(data) != h:
-            raise MissingObjectError(f"对象 {h} 已损坏（内容与哈希不符）")
+            raise MissingObjectError(message("checkpoint.object_damaged", hash=h))
         return data
 
     def object_text(self, h: str) -> str:
