@@ -297,8 +297,8 @@ async def demo_agent(json_mode: bool, on_event: Any = None) -> dict[str, Any]:
     res = await chat.send(agent_replay.beats[0].user, on_event=on_event)
     return {"system": chat.agent_system(), "state_block": res.injection,
             "checkpoints": [c.model_dump(exclude_none=True) for c in chat.history_log.checkpoints()],
-            "chapters": {p.name: p.read_text("utf-8") for p in sorted((d / "正文").glob("*.md"))},
-            "chat": str(d), "reply": res.final}
+            "chapters": {p.name: p.read_text("utf-8") for p in sorted((d / chat.novel_layout().story).glob("*.md"))},
+            "chat": str(d), "story": chat.novel_layout().story, "reply": res.final}
 
 
 @dataclass
@@ -398,7 +398,7 @@ async def _run_demo_agent(json_mode: bool, view: Any) -> int:
         out(view.style("1", "\n" + text("cli.out.chat.checkpoints")))
         for c in demo["checkpoints"]:
             out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  " + text("cli.out.chat.changed", what=str(c["changed"])))
-        out("\n" + text("cli.out.chat.prose_in", dir=f"{demo['chat']}/正文"))
+        out("\n" + text("cli.out.chat.prose_in", dir=f"{demo['chat']}/{demo['story']}"))
     return 0
 
 

@@ -22,11 +22,9 @@ def outline_report(chat: Any, as_json: bool) -> str:
     and its 字数 — then the chapter files no chapter links (in the chosen language). JSON: ``{"volumes": [{"id",
     "title", "chapters": [{"id", "number", "title", "status", "target", "file", "words", "beats"}]}], "unlinked":
     [file], "reached": n|null}``."""
-    from ..core.story.outline import OUTLINE_FILE
-
     o = chat.outline()
     if o is None:
-        return "null" if as_json else text("cli.out.story.no_outline", file=OUTLINE_FILE)
+        return "null" if as_json else text("cli.out.story.no_outline", file=chat.novel_layout().outline)
     prog = chat.writing_progress().chapters
     words = {i: p.words for i, p in enumerate(prog[:len(o.chapters())])}
     vols = [{"id": v.id, "title": v.title, "chapters": [
@@ -181,13 +179,14 @@ def run(args: argparse.Namespace) -> int:
     from ..core.errors import ToolError
     from ..core.session.tree import SessionError
     from ..core.story.checkpoints import StoryHistory
+    from ..core.story.layout import history_dir, story_dir
 
     if not getattr(args, "story_cmd", None):
         print(text("cli.out.story.usage"), file=sys.stderr)
         return 2
     try:
         d = chat_folder(args.chat)
-        hist = StoryHistory(d / "正文", d / "历史")
+        hist = StoryHistory(story_dir(d), history_dir(d))
         if args.story_cmd == "checkpoints":
             cps = hist.checkpoints()
             if args.json:

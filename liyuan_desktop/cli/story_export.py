@@ -89,9 +89,10 @@ def run(args: argparse.Namespace) -> int:
     one-line report (a bad chat, chapter range, cover or word list; a file that cannot be written)."""
     from ..core.messages import message
     from ..core.story.export import FlaggedWordsError, export_book, export_chapter_files, preview_chapters
+    from ..core.story.layout import story_dir
 
     d = chat_folder(args.chat)
-    story = d / "正文"
+    story = story_dir(d)  # 正文/ or chapters/ (core.story.layout)
     opts = _options(args, d)
     if args.list:
         rows = preview_chapters(story, opts)

@@ -1,5 +1,5 @@
 """Agent mode (seed 000, 写长篇 / 检查点): the chat's chapter folder ``正文/`` with the file tools, its
-checkpoints (``历史/``), the agent system prompt and state block, importing chapters, and restoring a checkpoint
+checkpoints (``历史/``; a new novel in English has ``chapters/`` and ``history/``, :mod:`core.story.layout`), the agent system prompt and state block, importing chapters, and restoring a checkpoint
 with or without the conversation (「只恢复正文」 / 「正文和对话一起回到这一轮之前」, the front ends' 撤销本轮).
 """
 
@@ -21,7 +21,7 @@ from ..prompt.assemble import agent_state_block, agent_system_prompt
 from ..session.tree import SessionTree
 from ..story.checkpoint_model import Checkpoint
 from ..story.checkpoints import StoryHistory
-from ..story.outline import OUTLINE_FILE
+from ..story.layout import history_dir, outline_file, story_dir
 from ..story.workspace import StoryFolder, format_story_index
 
 #: Said under an agent reply that claims edits when no write tool changed a file this turn (issue 18 §0: a small
@@ -117,18 +117,20 @@ class AgentDesk:
 
     @property
     def story(self) -> StoryFolder:
-        """The chapter folder (``正文/``, created on first use) with the agent file tools."""
+        """The chapter folder (``正文/`` — ``chapters/`` for a new novel in English, :mod:`core.story.layout` —
+        created on first use) with the agent file tools."""
         if self._story is None:
-            (self.dir / "正文").mkdir(parents=True, exist_ok=True)
-            self._story = StoryFolder(self.workspace, self.dir / "正文")
+            folder = story_dir(self.dir, self.language)
+            folder.mkdir(parents=True, exist_ok=True)
+            self._story = StoryFolder(self.workspace, folder)
             self._story.language = self.language
         return self._story
 
     @property
     def history_log(self) -> StoryHistory:
-        """The checkpoints of ``正文/`` (kept in ``历史/``)."""
+        """The checkpoints of ``正文/`` (kept in ``历史/``; ``chapters/`` and ``history/`` in the English layout)."""
         if self._hist is None:
-            self._hist = StoryHistory(self.dir / "正文", self.dir / "历史")
+            self._hist = StoryHistory(story_dir(self.dir, self.language), history_dir(self.dir, self.language))
         return self._hist
 
     def system(self) -> str:
@@ -143,25 +145,27 @@ class AgentDesk:
 
         agents = str((self.card.extensions.get("liyuan") or {}).get("agents") or "")
         card_path = self._rel(Path(self.card.path)) if self.card.path else self.card.name
-        return agent_system_prompt(cwd=shown_path(self.workspace), card_path=card_path, story_dir=self._rel(self.dir / "正文"),
+        return agent_system_prompt(cwd=shown_path(self.workspace), card_path=card_path, story_dir=self._rel(story_dir(self.dir, self.language)),
                                    user_rules=rule("agent.md"), card_rules=rule("card.md"), card_agents=agents, ctx=self.ctx,
                                    language=self.language)
 
     def state_block(self, state: WorldState) -> str:
         """【世界状态】【登场名录】【正文目录】 for the next turn (prose itself never enters the context)."""
-        block = agent_state_block(state, format_story_index(self.story, language=self.language), language=self.language)
+        label = self.story.story_dir.name + "/"  # 正文/ (the seed's line) or chapters/
+        block = agent_state_block(state, format_story_index(self.story, label, language=self.language),
+                                  language=self.language)
         extra = self.extra_blocks(state) if self.extra_blocks is not None else ""
         return f"{block}\n\n{extra}" if extra else block
 
     def tool_names(self) -> tuple[str, ...]:
         """The tools an agent turn offers: :data:`AGENT_TOOLS`, plus the outline tools when the chat has an outline
-        (``大纲.md``) — a chat without one sends the same tool block as before (golden agent runs)."""
-        if (self.dir / OUTLINE_FILE).is_file():
+        (``大纲.md`` / ``outline.md``) — a chat without one sends the same tool block as before (golden agent runs)."""
+        if outline_file(self.dir, self.language).is_file():
             return (*AGENT_TOOLS, *WRITING_TOOLS)
         return AGENT_TOOLS
 
     def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Optional[Checkpoint]:
-        """Write chapters (file name, text) into 正文/ and make a user checkpoint (seed: 导入三章)."""
+        """Write chapters (file name, text) into the chapter folder and make a user checkpoint (seed: 导入三章)."""
         for name, text in chapters:
             self.story.write(name, text)
         return self.history_log.commit(author="user", message=message)

@@ -282,7 +282,7 @@ def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "Cha
 
         shutil.rmtree(folder, ignore_errors=True)  # the folder was made just now, empty of anything the user had
         raise
-    atomic_write_text(outline_path(directory), ensure_ids(STARTER_OUTLINE[spec.language]))
+    atomic_write_text(outline_path(directory, spec.language), ensure_ids(STARTER_OUTLINE[spec.language]))
     records = _cast_records(spec.cast)
     if records:
         save_codex(directory, CodexBook(entries=records))

@@ -46,7 +46,7 @@ async def summarize(chat: "Chat", files: Optional[list[str]] = None, model: Opti
                     limit: Optional[int] = None) -> tuple[list[str], list[str]]:
     """Summarise ``files`` (default: every chapter whose summary is missing or stale), at most ``limit``; returns
     (files summarised, problems as catalog messages — rendered in the reader's language by the front end). Never raises for a failed call."""
-    story_dir = chat.dir / "正文"
+    story_dir = chat.writing.story_dir  # 正文/ or chapters/ (story.layout)
     wanted = [r.file for r in rows(chat.dir, story_dir) if (files is None and r.stale) or (files and r.file in files)]
     if limit is not None:
         wanted = wanted[:limit]

@@ -908,7 +908,7 @@ class Chat(ChatView):
         cur = load_webnovel(self.dir)
         from ..story.links import chapter_files
 
-        names = set(chapter_files(self.dir / "正文"))  # (names only: no chapter is read)
+        names = set(chapter_files(self.writing.story_dir))  # (names only: no chapter is read)
         bad = [f for f in (*publish, *unpublish) if f not in names]
         if bad:
             raise ValueError(message("webnovel.not_chapter", file=bad[0]))
@@ -1012,7 +1012,7 @@ class Chat(ChatView):
         """Every chapter with its summary and whether it is stale (``story.summaries.SummaryRow``, book order)."""
         from ..story.summaries import rows
 
-        return rows(self.dir, self.dir / "正文")
+        return rows(self.dir, self.writing.story_dir)
 
     @notices(Changes.of("files"))
     def set_chapter_summary(self, file: str, text: str) -> Any:
@@ -1021,7 +1021,7 @@ class Chat(ChatView):
         from ..story.summaries import set_summary
 
         self._idle("改章节摘要")
-        return set_summary(self.dir, self.dir / "正文", file, text, "user")
+        return set_summary(self.dir, self.writing.story_dir, file, text, "user")
 
     @notices(Changes.of("files"))
     async def summarize_chapters(self, files: Optional[list[str]] = None,

@@ -67,8 +67,9 @@ def export_story(folder: Path, fmt: str, output: Path) -> Path:
         title = folder.name
     writer = STORY_FORMATS[fmt]
     from ..story import export as book_export
+    from ..story.layout import story_dir
 
-    getattr(book_export, writer)(folder / "正文", Path(output), title)
+    getattr(book_export, writer)(story_dir(folder), Path(output), title)  # 正文/ or chapters/ (story.layout)
     return Path(output)
 
 

@@ -130,7 +130,7 @@ class ChapterReview:
         users = {e.id: i for i, e in enumerate(path) if e.type == "user"}
         cut: Optional[int] = None
         cut_ts: Optional[int] = None
-        if (self.dir / "历史").is_dir():
+        if (self.dir / self.chat.novel_layout().history).is_dir():
             for cp in self.chat.history_log.checkpoints():
                 if file in cp.files:
                     if cp.turnId and cp.turnId in users:

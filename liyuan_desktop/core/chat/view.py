@@ -41,6 +41,7 @@ from ..prompt.window import ContextWindow
 from ..session.branches import Branches
 from ..session.transcript import Transcript, TranscriptItems, hidden_turn
 from ..session.tree import SessionTree
+from ..story.layout import NovelLayout, history_dir, novel_layout, story_dir
 from . import group_play, group_vars, recovery, turn
 from .agent import AgentDesk
 from .context import ChatContext, default_user_name
@@ -85,7 +86,7 @@ class ChatView:
         self.window.language = c.language
         self.compactor = Compactor(tree, self.window, self.history, self.context_usage)
         self.memory = BranchMemory(tree)
-        self.chapter_memory = ChapterMemory(self.dir / "正文")  # agent mode: the book's own text (issue 28)
+        self.chapter_memory = ChapterMemory(story_dir(self.dir, c.language))  # agent mode: the book's own text (issue 28)
         self.agent = AgentDesk(self.dir, tree, card, c.ctx)
         self.agent.language = c.language
         #: the writing room (issue 19): outline, threads, codex, progress; its blocks join the agent state block
@@ -527,14 +528,14 @@ class ChatView:
         state block with the summaries, codex entries and outline it carried, every call as sent — is one click from
         the chapter, through :meth:`inspect_beat`): that turn's user entry id, or None when no turn of this branch
         wrote it (imported, or written by hand). Renames are followed back to the name the turn wrote."""
-        if not (self.dir / "历史").is_dir():
+        if not history_dir(self.dir, self.context.language).is_dir():
             return None
         users = {e.id for e in self.tree.path_to() if e.type == "user"}
         cps = self.agent.history_log.checkpoints()
         name = file
         if cps and file not in cps[-1].files:  # renamed since the last checkpoint: the same bytes under another name
             try:
-                sha = hashlib.sha256((self.dir / "正文" / file).read_bytes()).hexdigest()
+                sha = hashlib.sha256((story_dir(self.dir, self.context.language) / file).read_bytes()).hexdigest()
             except OSError:
                 sha = ""
             name = next((n for n, h in cps[-1].files.items() if h == sha), file)
@@ -565,6 +566,12 @@ class ChatView:
         return card_frames_trusted(self.card)
 
     # -- the writing room (issue 19; chat.writing) ------------------------------------------------------------
+    def novel_layout(self) -> NovelLayout:
+        """The names this chat's novel has on disk (issue 32, ``story.layout.NovelLayout``: ``story`` the chapter
+        folder, ``outline`` the outline file, ``history`` the checkpoint folder): ``正文``/``大纲.md``/``历史``, or
+        ``chapters``/``outline.md``/``history`` for a new novel in English; what is on disk wins."""
+        return novel_layout(self.dir, self.context.language)
+
     def outline(self) -> Optional[Any]:
         """The chat's outline (``大纲.md``) parsed (``story.outline.Outline``: volumes → chapters with status,
         target, linked file, beats), or None when there is none."""

@@ -33,6 +33,8 @@ from ..story import outline_tree as tree_ops
 from ..story.checkpoint_model import Checkpoint, is_chapter_name
 from ..story.checkpoints import StoryHistory
 from ..story.codex import KIND_ZH, CodexBook, CodexError, CodexKind, CodexRecord, Relation, load_codex, save_codex
+from ..story.layout import history_dir
+from ..story.layout import story_dir as layout_story_dir
 from ..story.links import (
     chapter_files,
     link_chapter,
@@ -138,7 +140,8 @@ def _first_error(e: ValueError) -> str:
 
 class WritingRoom:
     """The writing room of one chat folder ``directory``. ``tree``: the session; ``history``: () → the chapter
-    checkpoints; ``story_dir``: the ``正文/`` folder; ``book``: () → the chat's merged world book."""
+    checkpoints; ``story_dir``: the chapter folder (``正文/`` or ``chapters/``); ``book``: () → the chat's merged
+    world book."""
 
     def __init__(self, directory: Path, tree: SessionTree, history: Callable[[], StoryHistory],
                  book: Callable[[], Lorebook]):
@@ -154,8 +157,12 @@ class WritingRoom:
 
     @property
     def story_dir(self) -> Path:
-        """The chapter folder ``正文/``."""
-        return self.dir / "正文"
+        """The chapter folder ``正文/`` (``chapters/`` in the English layout, :mod:`core.story.layout`)."""
+        return layout_story_dir(self.dir, self.language)
+
+    def _has_history(self) -> bool:
+        """Whether the chat has checkpoints yet (its ``历史/`` / ``history/`` folder exists)."""
+        return history_dir(self.dir, self.language).is_dir()
 
     # ------------------------------------------------------------------ outline
 
@@ -182,7 +189,7 @@ class WritingRoom:
 
     def has_outline(self) -> bool:
         """Whether ``大纲.md`` exists (the outline tools and blocks are offered only then)."""
-        p = outline_path(self.dir)
+        p = outline_path(self.dir, self.language)
         return p.is_file() and not p.is_symlink()
 
     def outline_text(self) -> str:
@@ -198,7 +205,7 @@ class WritingRoom:
         before = read_outline(self.dir)
         if before is not None:
             text = tree_ops.carry_ids(before.text, text)
-        atomic_write_text(outline_path(self.dir), tree_ops.ensure_ids(text))
+        atomic_write_text(outline_path(self.dir, self.language), tree_ops.ensure_ids(text))
         o = self.outline()
         assert o is not None
         return o
@@ -309,7 +316,7 @@ class WritingRoom:
             elif e.type == "rp-state":
                 snaps.append((e, beat))
         cps: dict[int, Checkpoint] = {}
-        if users and (self.dir / "历史").is_dir():
+        if users and self._has_history():
             for c in self._history().checkpoints():
                 if c.turnId in users:
                     cps[users[c.turnId]] = c
@@ -426,7 +433,7 @@ class WritingRoom:
         with self._lock:
             users = {e.id for e in self.tree.path_to() if e.type == "user"}
             latest = None
-            if (self.dir / "历史").is_dir():
+            if self._has_history():
                 cps = self._history().checkpoints()
                 for c in cps:
                     if not c.turnId or c.turnId in users or c.turnId not in self.tree.entries:
@@ -702,7 +709,7 @@ class WritingRoom:
         outline = self.outline()
         self._remember_hashes(shas)
         p = book_progress(files, outline)
-        if (self.dir / "历史").is_dir():
+        if self._has_history():
             hist = self._history()
             p.days, p.today = daily_counts(hist.checkpoints(),
                                            lambda h: self._words.count(h, lambda: hist.object_text(h)))
@@ -743,7 +750,7 @@ class WritingRoom:
         blocks: list[str] = []
         focus = None
         if outline is not None and outline.chapters():
-            latest = self._history().latest() if (self.dir / "历史").is_dir() else None
+            latest = self._history().latest() if self._has_history() else None
             f = self._chapter_no(latest, outline)[1] if latest is not None else ""
             focus = outline.focus(f or None)
             head = ("[Outline] The outline is law: write by it unless the user changed it; ask the user before changing "
@@ -780,7 +787,7 @@ class WritingRoom:
         changed, else the last chapter file ("" when none)."""
         if focus is not None and focus.file:
             return focus.file
-        if (self.dir / "历史").is_dir():
+        if self._has_history():
             latest = self._history().latest()
             if latest is not None:
                 f = self._chapter_no(latest, outline)[1]

@@ -20,9 +20,10 @@ from typing import Any, Literal, Optional
 from pydantic import Field
 
 from ..deferred import DeferredModel
+from .layout import ZH_LAYOUT
 
-OBJECTS_DIRNAME = "对象"
-LOG_FILENAME = "检查点.jsonl"
+OBJECTS_DIRNAME = ZH_LAYOUT.objects  # "对象" (the Chinese layout's; history/objects in the English one, .layout)
+LOG_FILENAME = ZH_LAYOUT.log  # "检查点.jsonl" (history/checkpoints.jsonl in the English layout)
 HASHCACHE_FILENAME = ".hashcache.json"
 CHAPTER_SUFFIX = ".md"
 

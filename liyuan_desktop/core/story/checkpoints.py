@@ -43,8 +43,6 @@ from typing import Any, Callable, Literal, Optional
 from ..messages import message
 from .checkpoint_model import (
     HASHCACHE_FILENAME,
-    LOG_FILENAME,
-    OBJECTS_DIRNAME,
     Checkpoint,
     CheckpointNotFound,
     FileDiff,
@@ -56,7 +54,7 @@ from .checkpoint_model import (
     sha256_hex,
     warn_ignored_once,
 )
-from .outline import OUTLINE_FILE, OUTLINE_KEY
+from .layout import layout_of_history_dir, layout_of_story_dir
 from .summaries import SUMMARIES_FILE, SUMMARIES_KEY
 
 log = logging.getLogger(__name__)
@@ -136,15 +134,16 @@ def read_nofollow(path: "os.PathLike[str] | str") -> bytes:
 class StoryHistory:
     """Checkpoints of one story's chapter folder.
 
-    ``story_dir``: the chapter folder (``正文/``; may not exist yet — then it has no chapters). ``history_dir``: the
-    story's ``历史/`` (created on the first commit). ``last_read_count`` is the number of chapter files actually read
+    ``story_dir``: the chapter folder (``正文/`` or ``chapters/``, :mod:`.layout`; may not exist yet — then it has no
+    chapters). ``history_dir``: the story's ``历史/`` or ``history/`` (created on the first commit). ``last_read_count`` is the number of chapter files actually read
     by the last :meth:`snapshot` (files whose (size, mtime_ns) matched the hash cache are not read)."""
 
     def __init__(self, story_dir: Path, history_dir: Path):
         self.story_dir = Path(story_dir)
         self.history_dir = Path(history_dir)
-        self.objects_dir = self.history_dir / OBJECTS_DIRNAME
-        self.log_file = self.history_dir / LOG_FILENAME
+        names = layout_of_history_dir(self.history_dir)  # 对象/ + 检查点.jsonl, or objects/ + checkpoints.jsonl
+        self.objects_dir = self.history_dir / names.objects
+        self.log_file = self.history_dir / names.log
         self.cache_file = self.history_dir / HASHCACHE_FILENAME
         self._lock = threading.RLock()
         self._hashcache: Optional[dict[str, list[Any]]] = None  # name -> [size, mtime_ns, hash, hashed_at_ns]
@@ -251,9 +250,11 @@ class StoryHistory:
     def _extras(self) -> dict[str, Path]:
         """Files beside the chapter folder that checkpoints keep too (issue 19): the outline ``大纲.md`` of the
         chat folder, under the manifest key :data:`.outline.OUTLINE_KEY` (``../大纲.md``; a chapter name never
-        has a ``/``, and it is no chapter name, so export, the index and the scribe never see it), and the chapter
+        has a ``/``, and it is no chapter name, so export, the index and the scribe never see it) — ``outline.md``
+        as ``../outline.md`` beside an English-layout ``chapters/`` (:mod:`.layout`) — and the chapter
         summaries ``章节摘要.json`` (``../章节摘要.json``, issue 28) — so a restore brings back both as they were."""
-        return {OUTLINE_KEY: self.story_dir.parent / OUTLINE_FILE,
+        outline = layout_of_story_dir(self.story_dir).outline
+        return {"../" + outline: self.story_dir.parent / outline,
                 SUMMARIES_KEY: self.story_dir.parent / SUMMARIES_FILE}  # the chapter summaries (summaries.py)
 
     def _file(self, name: str) -> Path:

@@ -251,13 +251,14 @@ def outline_titles(chat_dir: Path) -> dict[str, str]:
     sidecar ``大纲链接.json`` (so a renamed file keeps its outline title), else a hand-written ``file=`` attribute of
     ``大纲.md`` (:func:`.links.resolve`); {} without an outline. The one place the export maps files to outline
     entries. Reads only (a link healed by hash is not written back here)."""
+    from .layout import story_dir
     from .links import load_links, resolve
 
     try:
         o = read_outline(Path(chat_dir))
         if o is None:
             return {}
-        files, _links, _healed = resolve(o, load_links(Path(chat_dir)), Path(chat_dir) / "正文")
+        files, _links, _healed = resolve(o, load_links(Path(chat_dir)), story_dir(chat_dir))
     except OSError:
         return {}
     out: dict[str, str] = {}

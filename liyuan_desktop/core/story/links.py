@@ -32,6 +32,7 @@ from ..errors import ToolError
 from ..fsutil import atomic_write_text
 from .chapters import chapter_heading
 from .checkpoint_model import scan_chapters
+from .layout import story_dir
 from .outline import Outline, outline_path, parse_outline, set_chapter
 from .outline_tree import ensure_ids
 
@@ -196,7 +197,7 @@ def link_chapter(chat_dir: Path, ref: str | int, file: str, *, must_exist: bool 
     text = ensure_ids(_outline_text(chat_dir))
     c = parse_outline(text).find(ref)
     name = _norm(file)
-    story = Path(chat_dir) / "正文"
+    story = story_dir(chat_dir)
     if name and must_exist and name not in chapter_files(story):
         raise ToolError("not_found", f"正文里没有「{name}」。", en=f"The chapter folder has no \"{name}\".")
     links = load_links(chat_dir)
@@ -244,7 +245,7 @@ def link_written(chat_dir: Path, name: str, created: bool) -> Optional[str]:
     p = outline_path(chat_dir)
     if not p.is_file() or p.is_symlink():
         return None
-    story = Path(chat_dir) / "正文"
+    story = story_dir(chat_dir)
     text = p.read_text("utf-8", errors="replace")
     outline = parse_outline(text)
     if not outline.chapters():

@@ -31,10 +31,13 @@ from pydantic import Field
 from ..deferred import DeferredModel
 from ..errors import ToolError
 from ..text import count_words, prompt_language
+from .layout import ZH_LAYOUT, layout_of_story_dir, outline_file, strip_story_prefix
 
-#: The outline's file name in the chat folder.
-OUTLINE_FILE = "大纲.md"
-#: How checkpoints name the outline in their manifest (relative to ``正文/``; a chapter name never has a ``/``).
+#: The outline's file name in a chat folder of the Chinese layout (``大纲.md``; an English-layout folder has
+#: ``outline.md``: :func:`outline_path` and :mod:`.layout` say which a folder uses).
+OUTLINE_FILE = ZH_LAYOUT.outline
+#: How checkpoints of the Chinese layout name the outline in their manifest (relative to ``正文/``; a chapter name
+#: never has a ``/``); an English-layout history keys it ``../outline.md`` (:func:`outline_key`).
 OUTLINE_KEY = "../" + OUTLINE_FILE
 
 ChapterStatus = Literal["planned", "drafted", "revised", "done"]
@@ -273,8 +276,7 @@ def chapter_line(c: OutlineChapter, language: str = "zh") -> str:
 
 def _norm_file(name: str) -> str:
     name = (name or "").strip().replace("\\", "/")
-    if name.startswith("正文/"):
-        name = name[len("正文/"):]
+    name = strip_story_prefix(name)  # 正文/ or chapters/ in front (layout.STORY_FOLDER_NAMES)
     return name.rsplit("/", 1)[-1] if "/" in name else name
 
 
@@ -412,9 +414,16 @@ def replace_text(text: str, old: str, new: str) -> str:
     return text.replace(old, new, 1)
 
 
-def outline_path(chat_dir: Path) -> Path:
-    """Where a chat's outline lives: ``<chat folder>/大纲.md``."""
-    return Path(chat_dir) / OUTLINE_FILE
+def outline_path(chat_dir: Path, language: Optional[str] = None) -> Path:
+    """Where a chat's outline lives: ``<chat folder>/大纲.md``, or ``outline.md`` in a folder of the English layout
+    (:func:`core.story.layout.outline_file`: what is on disk wins, else the layout of ``language``)."""
+    return outline_file(chat_dir, language)
+
+
+def outline_key(story_dir: Path) -> str:
+    """The manifest key the checkpoints of chapter folder ``story_dir`` give the outline beside it: ``../大纲.md``
+    (:data:`OUTLINE_KEY`) beside ``正文/``, ``../outline.md`` beside ``chapters/``."""
+    return "../" + layout_of_story_dir(story_dir).outline
 
 
 def read_outline(chat_dir: Path) -> Optional[Outline]:

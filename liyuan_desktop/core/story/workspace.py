@@ -10,7 +10,8 @@ Units: sizes and 「字」 counts are UTF-16 code units (JavaScript ``length``, 
 before it stays part of the line); a final line without ``"\\n"`` counts as a line.
 
 Paths: the model gives paths relative to the work directory (``cards/青梧/对话/局C/正文/001-雨夜问名.md``, as in the
-golden run), or ``正文/001-雨夜问名.md``, or the bare name. Only plain files directly inside the story folder are
+golden run), or ``正文/001-雨夜问名.md``, or the bare name; the folder's name may be either layout's (``正文`` or
+``chapters``, :mod:`.layout`) whatever the folder is called on disk. Only plain files directly inside the story folder are
 reachable (no sub-folders); see :meth:`StoryFolder.resolve` for what is refused.
 
 Text is kept byte for byte: UTF-8, no newline translation, and ``edit`` splices ``newText`` into the original —
@@ -42,6 +43,7 @@ from ..paths import WINDOWS_RESERVED
 from ..text import canon_punct, prompt_language, utf16_len
 from .chapters import BAD_NAME_CHARS, split_lines
 from .checkpoint_model import clean_leftover_tmp, scan_chapters, warn_ignored_once
+from .layout import STORY_FOLDER_NAMES
 
 # ---------------------------------------------------------------------------------------------------------------
 # limits
@@ -175,32 +177,44 @@ class StoryFolder:
                                     f"files in {self._where_en()} can be read and written.")
         return parts
 
+    def _strip_folder(self, parts: list[str]) -> Optional[list[str]]:
+        """``parts`` after the story folder's own name, or None when they do not start with it: the
+        workspace-relative folder (``cards/…/局C/正文``) or the bare folder name, where the folder's last name may be
+        that of any layout (``正文`` or ``chapters``, :data:`.layout.STORY_FOLDER_NAMES`): a model told one name
+        reaches the same files by the other (issue 32)."""
+        n = len(self._prefix)
+        names = {self.story_dir.name, *STORY_FOLDER_NAMES}
+        if n and tuple(parts[:n - 1]) == self._prefix[:-1] and len(parts) >= n and parts[n - 1] in names:
+            return parts[n:]
+        if len(parts) == 2 and parts[0] in names:
+            return parts[1:]
+        return None
+
     def _is_dir_ref(self, path: str) -> bool:
-        """Does ``path`` name the story folder itself (``正文``, ``正文/``, ``.``, the workspace-relative folder)?"""
+        """Does ``path`` name the story folder itself (``正文``, ``正文/``, ``chapters``, ``.``, the workspace-relative
+        folder under either name)?"""
         try:
             parts = self._parts(path) if path.strip() not in (".", "./") else []
         except StoryPathError:
             return False
-        return parts == [] or tuple(parts) == self._prefix or parts == [self.story_dir.name]
+        names = {self.story_dir.name, *STORY_FOLDER_NAMES}
+        return parts == [] or (len(parts) == 1 and parts[0] in names) or self._strip_folder(parts) == []
 
     def resolve(self, path: str, *, write: bool = False) -> Path:
         """The file in ``story_dir`` that ``path`` names (it need not exist).
 
         Accepted: a workspace-relative path inside the story folder (``cards/青梧/对话/局C/正文/001-雨夜问名.md``),
-        ``正文/<name>`` and a bare ``<name>``. Refused with :class:`StoryPathError`: absolute paths, ``..`` anywhere,
+        ``正文/<name>`` and a bare ``<name>`` — the folder named by either layout's name (``正文`` or ``chapters``,
+        :mod:`.layout`), whichever it has on disk. Refused with :class:`StoryPathError`: absolute paths, ``..`` anywhere,
         NUL bytes, names over 200 characters (or 255 UTF-8 bytes), reserved device names (CON, NUL, AUX, COM1…),
         characters that are not portable in file names, sub-folders, paths into another folder of the workspace,
         anything whose real path (symlinks followed) is outside ``story_dir``, and — when ``write`` — any name not
         ending in ``.md``."""
         parts = self._parts(path)
-        n = len(self._prefix)
-        if n and tuple(parts[:n]) == self._prefix:
-            rest = parts[n:]
-        elif len(parts) == 2 and parts[0] == self.story_dir.name:
-            rest = parts[1:]
-        elif len(parts) == 1:
+        rest = self._strip_folder(parts)
+        if rest is None and len(parts) == 1:
             rest = parts
-        else:
+        if rest is None:
             raise StoryPathError(f"「{path}」不在{self._where()}里。只能读写本局正文目录下的章节文件，"
                                  f"请写成 \"{self.label}/<文件名>.md\" 或直接写文件名。",
                                  en=f"{quoted(path)} is not in {self._where_en()}. Only its chapter files can be read "

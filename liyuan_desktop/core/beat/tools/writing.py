@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field, model_validator
 from ...errors import ToolError
 from ...fsutil import atomic_write_text
 from ...messages import message
+from ...story.layout import layout_of_story_dir
 from ...story.links import link_chapter
-from ...story.outline import OUTLINE_FILE, OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
+from ...story.outline import OUTLINE_LINE_MAX, parse_outline, replace_text, set_chapter
 from ...story.outline_tree import carry_ids, ensure_ids
 from .context import ToolContext
 from .registry import ArgError, NoArgs, NonNegInt, en, tool
@@ -61,7 +62,7 @@ def _path(ctx: ToolContext) -> Path:
     if ctx.story is None:
         raise ToolError("unavailable", "这一局没有正文目录，大纲工具用不了。",
                         en="This story has no chapter folder; the outline tools cannot be used.")
-    return Path(ctx.story.story_dir).parent / OUTLINE_FILE
+    return Path(ctx.story.story_dir).parent / layout_of_story_dir(ctx.story.story_dir).outline  # 大纲.md / outline.md
 
 
 def _text(ctx: ToolContext) -> str:
