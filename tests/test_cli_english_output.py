@@ -3,7 +3,8 @@ on a real data folder holding real data built here from small JSON — a card wi
 set, a chat imported from a SillyTavern file, a novel with a chapter, a SillyTavern-shaped data folder — and nothing
 it prints (stdout and stderr, the ``import-sillytavern`` report file too) may hold a CJK character. All the data
 here is English, so any CJK text is the program's own. Paths are left out of the check: the data folder's layout
-has Chinese folder names (``对话``, ``正文``), which are file names, not sentences.
+has Chinese folder names (``对话``, ``导入记录``…), which are file names, not sentences. The English novel's own
+folders are English (``chapters/``, ``outline.md``, ``history/``: core/story/layout.py), so they need no carve-out.
 
 The commands come from the parser, so a subcommand added later fails :func:`test_every_command_has_an_english_run`
 until it is given a run here. The same commands in Chinese still run (a smoke pass), and say Chinese things."""
@@ -285,7 +286,7 @@ def _run(capsys, lang: str, argv: list[str]) -> tuple[int, str]:
 
 
 #: the data folder's own folder names (core/paths.py, core/migrate): file names, not sentences (module doc)
-LAYOUT = ("对话", "正文", "导入记录", "回收站", "预设", "快速回复", "人设头像", "世界书")
+LAYOUT = ("对话", "导入记录", "回收站", "预设", "快速回复", "人设头像", "世界书")
 
 
 def _prose(text: str, world: World, argv: list[str]) -> str:
@@ -327,7 +328,7 @@ def _play(capsys, lang: str, world: World) -> tuple[dict[str, list[str]], dict[s
         text = one(argv)
         if argv[0] == "novel":
             world.novel = Path(text.splitlines()[0].strip())  # type: ignore[attr-defined]
-            prose = world.novel / "正文"  # type: ignore[attr-defined]
+            prose = world.novel / "chapters"  # type: ignore[attr-defined]  (an English novel: core/story/layout.py)
             prose.mkdir(exist_ok=True)
             (prose / "001-dawn.md").write_text("# Dawn\n\nThe ferry left at dawn. Nobody spoke.\n", "utf-8")
     for cmd in _leaf_commands():

@@ -34,9 +34,9 @@ from liyuan_desktop.ui.infra import i18n
 from liyuan_desktop.ui.infra.qt_language import apply_qt_language
 
 SKIP = ("menu.quit", "menu.demo")
-#: Not chrome: the language picker names each language in itself (中文, as every language menu does), and the
-#: chapter folder's file names on disk (大纲.md, 正文/ — the storage format, the same in every language).
-NOT_CHROME = ["中文", "大纲.md", "正文/", "正文"]
+#: Not chrome: the language picker names each language in itself (中文, as every language menu does). A novel's own
+#: file names are not carved out: an English novel's are English (chapters/, outline.md; core/story/layout.py).
+NOT_CHROME = ["中文"]
 
 
 def widget_texts(top: QWidget) -> list[str]:

@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ...core.story.layout import layout_for_language
 from ..dialogs.dialogs import tool_button
-from ..infra.i18n import register, tr
+from ..infra.i18n import language, register, tr
 from .room_pane import KEY, RoomPane, entry_tree, role_label
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,12 +36,12 @@ if TYPE_CHECKING:  # pragma: no cover
 
 register({
     "wr.outline.tab": {"zh": "大纲", "en": "Outline"},
-    "wr.outline.none": {"zh": "这一局还没有大纲。大纲写在对话文件夹的 大纲.md 里：# 卷、## 章（状态、目标字数、文件）、- 情节点。",
-                        "en": "No outline yet. It lives in 大纲.md in the chat folder: # volumes, ## chapters (status, target, file), - beats."},
+    "wr.outline.none": {"zh": "这一局还没有大纲。大纲写在对话文件夹的 {file} 里：# 卷、## 章（状态、目标字数、文件）、- 情节点。",
+                        "en": "No outline yet. It lives in {file} in the chat folder: # volumes, ## chapters (status, target, file), - beats."},
     "wr.outline.new": {"zh": "新建大纲", "en": "New outline"},
     "wr.outline.edit": {"zh": "编辑大纲…", "en": "Edit outline…"},
-    "wr.outline.edit.tip": {"zh": "直接编辑 大纲.md 全文（保存后下一个检查点会记下它）",
-                            "en": "Edit the whole 大纲.md (the next checkpoint records it)"},
+    "wr.outline.edit.tip": {"zh": "直接编辑 {file} 全文（保存后下一个检查点会记下它）",
+                            "en": "Edit the whole {file} (the next checkpoint records it)"},
     "wr.outline.status": {"zh": "状态…", "en": "Status…"},
     "wr.outline.target": {"zh": "目标…", "en": "Target…"},
     "wr.outline.open": {"zh": "打开", "en": "Open"},
@@ -137,9 +138,8 @@ class OutlinePane(RoomPane):
         self.open_btn = tool_button(bar, tr("wr.outline.open"), self.open_selected)
         bar.addStretch(1)
         self.edit_btn = tool_button(bar, tr("wr.outline.edit"), self.edit_outline)
-        self.edit_btn.setToolTip(tr("wr.outline.edit.tip"))
         lay.addLayout(bar)
-        self.empty = role_label(lay, "muted", tr("wr.outline.none"))
+        self.empty = role_label(lay, "muted")
         self.new_btn = QToolButton()
         self.new_btn.setText(tr("wr.outline.new"))
         self.new_btn.clicked.connect(lambda _=False: self.new_outline())
@@ -169,6 +169,11 @@ class OutlinePane(RoomPane):
     def set_chat(self, chat: Optional[Chat]) -> None:
         """Show ``chat`` (an agent chat; None empties the pane)."""
         self.chat = chat
+        # the outline's file name on disk (issue 32): the chat's (大纲.md / outline.md), else a new novel's in the
+        # window's language
+        file = chat.novel_layout().outline if chat is not None else layout_for_language(language()).outline
+        self.edit_btn.setToolTip(tr("wr.outline.edit.tip", file=file))
+        self.empty.setText(tr("wr.outline.none", file=file))
         self.data = None
         self.tree.clear()
         self.progress.setText("")
