@@ -388,3 +388,30 @@ def test_confirmation_names_added_back_files_and_can_refuse(timeline):
     text = pane.confirmed[-1]
     assert "加回：000-开场.md" in text and "改写：001-雨夜问名.md、002-坦言.md" in text
     assert "恢复前会先把现在的正文记成检查点" in text
+
+
+# ------------------------------------------------------------------------------- an English-layout novel (issue 32)
+
+
+def test_the_panes_work_on_an_english_layout_novel(qtbot, tmp_path):
+    """A new novel in an English chat keeps its chapters in ``chapters/`` and its checkpoints in ``history/``
+    (core/story/layout.py): the chapter pane lists and creates them there, the timeline restores them."""
+    en_card = Path(__file__).resolve().parents[2] / "cards" / "Qingwu" / "default_Qingwu.json"
+    chat = Chat.create(tmp_path / "Book", load_card(en_card), StubModel(), mode="agent")
+    chat.import_chapters([("000-Opening.md", "Rain.\n"), ("001-Ferry.md", "Lamps.\n")], message="Import")
+    d = chat.dir
+    assert chat.story.story_dir == d / "chapters" and (d / "history" / "checkpoints.jsonl").is_file()
+    pane = ChapterTreePane()
+    qtbot.addWidget(pane)
+    pane.set_chat(chat)
+    assert _names(pane) == ["000-Opening.md", "001-Ferry.md"]
+    pane.ask_text = lambda title, label, text="": "Dusk"
+    assert pane.new_chapter() == "002-Dusk.md" and (d / "chapters" / "002-Dusk.md").is_file()
+    tl = CheckpointTimelinePane()
+    qtbot.addWidget(tl)
+    tl.set_chat(chat)
+    tl.confirm = lambda title, text: True
+    tl.select(chat.history_log.checkpoints()[0].id)
+    assert tl.restore_files() is not None
+    assert sorted(p.name for p in (d / "chapters").glob("*.md")) == ["000-Opening.md", "001-Ferry.md"]
+    assert not (d / "正文").exists() and not (d / "历史").exists()
