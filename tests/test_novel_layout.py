@@ -7,6 +7,7 @@ exports (Markdown, EPUB, DOCX, the command line's book export) work on an Englis
 from __future__ import annotations
 
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from liyuan_desktop.core.chat.facade import Chat
 from liyuan_desktop.core.errors import ToolError
 from liyuan_desktop.core.llm.replay import ReplayModel
 from liyuan_desktop.core.story.checkpoints import StoryHistory
+from liyuan_desktop.core.story.codex import CodexRecord
 from liyuan_desktop.core.story.layout import (
     EN_LAYOUT,
     ZH_LAYOUT,
@@ -34,11 +36,12 @@ from liyuan_desktop.core.story.workspace import StoryFolder, format_story_index
 
 EN_CARD = ROOT / "cards" / "Qingwu" / "default_Qingwu.json"
 ZH_CARD = ROOT / "cards" / "青梧" / "default_Qingwu.json"
-CJK_NAMES = ("正文", "大纲.md", "历史", "对象", "检查点.jsonl")
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]")
 
 
-def _names_under(d: Path) -> set[str]:
-    return {p.name for p in d.rglob("*")}
+def _cjk_names_under(d: Path) -> list[str]:
+    """Every name under ``d`` (folders and files) holding a CJK character."""
+    return sorted(str(p.relative_to(d)) for p in d.rglob("*") if CJK.search(p.name))
 
 
 def _write(path: str, text: str) -> dict:
@@ -74,7 +77,7 @@ async def test_a_new_english_novel_uses_chapters_outline_and_history():
     model = ReplayModel(actor=[_write("chapters/001-Dawn.md", "The ferry left at dawn."), {"content": "Done."},
                                _write("正文/002-Rain.md", "It rained all night."), {"content": "Done."}],
                         scribe=['{"patch": {}}'] * 2)
-    chat = create_novel(NovelSpec(title="Ferry", author="T", language="en"), None, model)
+    chat = create_novel(NovelSpec(title="Ferry", author="T", language="en", cast=["Ferryman"]), None, model)
     d = chat.dir
     assert chat.novel_layout() is EN_LAYOUT
     assert (d / "outline.md").is_file() and not (d / "大纲.md").exists()
@@ -83,8 +86,9 @@ async def test_a_new_english_novel_uses_chapters_outline_and_history():
     await chat.send("Write chapter two.")
     assert sorted(p.name for p in (d / "chapters").iterdir()) == ["001-Dawn.md", "002-Rain.md"]
     assert (d / "history" / "checkpoints.jsonl").is_file() and any((d / "history" / "objects").iterdir())
-    assert not _names_under(d) & set(CJK_NAMES)
     assert [c.file for c in chat.outline().chapters()] == ["001-Dawn.md", "002-Rain.md"]
+    assert (d / "outline-links.json").is_file() and (d / "codex.json").is_file()  # the cast, the links
+    assert _cjk_names_under(d) == []
     latest = chat.history_log.latest()
     assert "../outline.md" in latest.files and "../大纲.md" not in latest.files
     assert chat.agent.tool_names()[-3:] == ("outline_read", "outline_edit", "chapter_review")
@@ -107,7 +111,7 @@ def test_restore_brings_back_chapters_and_outline_in_the_english_layout(tmp_path
     assert sorted(p.name for p in (d / "chapters").glob("*.md")) == ["001-Dawn.md"]
     assert (d / "chapters" / "001-Dawn.md").read_text("utf-8") == "Dawn.\n"
     assert [c.title for c in chat.outline().chapters()] == ["Dawn"]
-    assert not _names_under(d) & set(CJK_NAMES)
+    assert _cjk_names_under(d) == []
     # the command line reads the same history
     hist = StoryHistory(story_dir(d), history_dir(d))
     assert [c.message for c in hist.checkpoints()][:2] == ["one", "two"]
@@ -209,3 +213,29 @@ def test_the_command_lines_outline_names_the_english_file(english_book, tmp_path
     said = capsys.readouterr()
     assert "outline.md" in said.out + said.err and "大纲" not in said.out + said.err
     bare.close()
+
+
+def test_the_novels_other_files_follow_the_layout_and_an_existing_one_is_kept(tmp_path):
+    """Summaries, review notes, web-novel settings, the word list: English names in an English-layout novel (the
+    summaries kept by its checkpoints as ``../chapter-summaries.json``); a codex written under its Chinese name
+    before the first chapter is still the one read and written."""
+    d = tmp_path / "Book"
+    d.mkdir()
+    (d / "名录.json").write_text('{"entries": [{"name": "Ferryman", "kind": "character"}]}', "utf-8")
+    chat = Chat.create(d, load_card(EN_CARD), ReplayModel(actor=[]), mode="agent")
+    chat.import_chapters([("001-a.md", "The ferry left at dawn.\n")])
+    assert chat.novel_layout() is EN_LAYOUT
+    chat.set_chapter_summary("001-a.md", "They cross.")
+    chat.set_webnovel(publish=["001-a.md"])
+    (d / "flagged-words.txt").write_text("ferry\n", "utf-8")
+    from liyuan_desktop.core.story.export import book_word_list
+
+    assert book_word_list(d) == ["ferry"]
+    assert (d / "chapter-summaries.json").is_file() and (d / "webnovel.json").is_file()
+    cp = chat.history_log.commit(author="user", message="summary")
+    assert cp is not None and "../chapter-summaries.json" in cp.files
+    assert [e.name for e in chat.codex()] == ["Ferryman"]  # the old file is read
+    chat.codex_add(CodexRecord(name="Lantern", kind="item"))
+    assert json.loads((d / "名录.json").read_text("utf-8"))["entries"][-1]["name"] == "Lantern"
+    assert _cjk_names_under(d) == ["名录.json"] and not (d / "codex.json").exists()
+    chat.close()

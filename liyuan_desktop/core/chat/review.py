@@ -53,6 +53,7 @@ from ..story.review import (
     locate,
     lost_items,
     outline_chapter,
+    review_path,
     save_store,
     stock_phrases,
 )
@@ -375,7 +376,7 @@ class ChapterReview:
 
         def blocks(state: WorldState) -> str:
             a = inner(state) if inner is not None else ""
-            b = self.block() if (self.dir / "审稿.json").is_file() else ""
+            b = self.block() if review_path(self.dir).is_file() else ""
             return f"{a}\n\n{b}" if a and b else (a or b)
 
         return blocks

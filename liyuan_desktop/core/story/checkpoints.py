@@ -54,8 +54,8 @@ from .checkpoint_model import (
     sha256_hex,
     warn_ignored_once,
 )
-from .layout import layout_of_history_dir, layout_of_story_dir
-from .summaries import SUMMARIES_FILE, SUMMARIES_KEY
+from .layout import layout_of_history_dir, layout_of_story_dir, side_file
+from .summaries import SUMMARIES_FILE
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +254,8 @@ class StoryHistory:
         as ``../outline.md`` beside an English-layout ``chapters/`` (:mod:`.layout`) — and the chapter
         summaries ``章节摘要.json`` (``../章节摘要.json``, issue 28) — so a restore brings back both as they were."""
         outline = layout_of_story_dir(self.story_dir).outline
-        return {"../" + outline: self.story_dir.parent / outline,
-                SUMMARIES_KEY: self.story_dir.parent / SUMMARIES_FILE}  # the chapter summaries (summaries.py)
+        summaries = side_file(self.story_dir.parent, SUMMARIES_FILE)  # 章节摘要.json / chapter-summaries.json
+        return {"../" + outline: self.story_dir.parent / outline, "../" + summaries.name: summaries}  # the chapter summaries (summaries.py)
 
     def _file(self, name: str) -> Path:
         """The path of manifest entry ``name``: a chapter in the folder, or one of :meth:`_extras`."""

@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
+from .layout import side_file
 
 #: The codex file in the chat folder.
 CODEX_FILE = "名录.json"
@@ -130,8 +131,8 @@ class CodexBook(DeferredModel):
 
 
 def codex_path(chat_dir: Path) -> Path:
-    """``<chat folder>/名录.json``."""
-    return Path(chat_dir) / CODEX_FILE
+    """``<chat folder>/名录.json`` (``codex.json`` in the English layout, :func:`.layout.side_file`)."""
+    return side_file(chat_dir, CODEX_FILE)
 
 
 def load_codex(chat_dir: Path) -> tuple[CodexBook, bool]:
@@ -152,7 +153,7 @@ def save_codex(chat_dir: Path, book: CodexBook) -> None:
     """Write ``名录.json`` atomically. Raises CodexError ``damaged`` when the file there did not load (the user's
     text is not replaced by an empty book; fix or move it first), OSError."""
     if not load_codex(chat_dir)[1]:
-        raise CodexError("damaged", file=CODEX_FILE)
+        raise CodexError("damaged", file=codex_path(chat_dir).name)
     atomic_write_text(codex_path(chat_dir), json.dumps(book.model_dump(exclude_defaults=False), ensure_ascii=False,
                                                        indent=1))
 

@@ -54,6 +54,7 @@ from ..text import count_words
 from .chapters import chapter_filename, split_text_into_chapters
 from .checkpoint_model import scan_chapters, warn_ignored_once
 from .checkpoints import read_nofollow
+from .layout import side_file
 from .outline import read_outline
 
 log = logging.getLogger(__name__)
@@ -509,8 +510,9 @@ def plain_paragraphs(text: str) -> list[str]:
 def word_list_path(chat_dir: Path) -> Path:
     """Where a book keeps its flagged-word list: ``<chat folder>/屏蔽词.txt``, beside ``大纲.md`` — per book, because
     each book is published on its own platform, whose rules differ (one platform flags what another allows), and
-    the list travels with the book's folder; it is no chapter (not in ``正文/``)."""
-    return Path(chat_dir) / WORD_LIST_FILE
+    the list travels with the book's folder; it is no chapter (not in ``正文/``). ``flagged-words.txt`` in the
+    English layout (:func:`.layout.side_file`)."""
+    return side_file(chat_dir, WORD_LIST_FILE)
 
 
 def book_word_list(chat_dir: Path) -> list[str]:

@@ -14,6 +14,10 @@ else a folder holding any name of the English layout keeps that one; only a fold
 the layout of the chat's language: English when the engine's texts for that language are English
 (:func:`core.text.prompt_language` — every language but Chinese), Chinese for Chinese or no language given.
 
+The novel's other files beside them (:data:`SIDE_FILES`: the outline links, chapter summaries, codex, review notes,
+web-novel settings, flagged words) follow the folder's layout too (:func:`side_file`), except that a file already
+there under either name is the one used (a codex written before the novel's first chapter stays where it is).
+
 The model may name the chapter folder either way (:data:`STORY_FOLDER_NAMES`): the story tools take
 ``chapters/001-x.md`` and ``正文/001-x.md`` as the same file (:class:`core.story.workspace.StoryFolder`), so a model
 told one name never fails on the other.
@@ -107,6 +111,33 @@ def layout_of_history_dir(history: PathLike) -> NovelLayout:
     """The layout a checkpoint folder belongs to, by its own name (``history`` → English; any other → Chinese):
     the names of its blob folder and log."""
     return EN_LAYOUT if Path(history).name == EN_LAYOUT.history else ZH_LAYOUT
+
+
+#: The novel's other files in the chat folder: the Chinese layout's name → the English layout's (:func:`side_file`).
+SIDE_FILES = {
+    "大纲链接.json": "outline-links.json",    # core.story.links: outline chapter id → chapter file
+    "章节摘要.json": "chapter-summaries.json",  # core.story.summaries (kept by the checkpoints too)
+    "名录.json": "codex.json",                # core.story.codex
+    "审稿.json": "review.json",               # core.story.review
+    "网文.json": "webnovel.json",             # core.story.webnovel
+    "屏蔽词.txt": "flagged-words.txt",        # core.story.export: the book's flagged-word list
+}
+
+
+def side_file(chat_dir: PathLike, zh_name: str) -> Path:
+    """The path of the novel file ``zh_name`` (a key of :data:`SIDE_FILES`) in the chat folder ``chat_dir``: the
+    file already there under its Chinese or its English name (in that order), else the name of the folder's layout
+    (:func:`novel_layout`; a folder with no novel yet: the Chinese name, as before). Never raises for a missing
+    folder; KeyError for a name that is not in :data:`SIDE_FILES`."""
+    d = Path(chat_dir)
+    en_name = SIDE_FILES[zh_name]
+    for name in (zh_name, en_name):
+        try:
+            if (d / name).exists():
+                return d / name
+        except OSError:
+            continue
+    return d / (en_name if novel_layout(d) is EN_LAYOUT else zh_name)
 
 
 def strip_story_prefix(name: str) -> str:

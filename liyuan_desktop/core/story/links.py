@@ -32,7 +32,7 @@ from ..errors import ToolError
 from ..fsutil import atomic_write_text
 from .chapters import chapter_heading
 from .checkpoint_model import scan_chapters
-from .layout import story_dir
+from .layout import side_file, story_dir
 from .outline import Outline, outline_path, parse_outline, set_chapter
 from .outline_tree import ensure_ids
 
@@ -61,8 +61,8 @@ class Links(DeferredModel):
 
 
 def links_path(chat_dir: Path) -> Path:
-    """``<chat folder>/大纲链接.json``."""
-    return Path(chat_dir) / LINKS_FILE
+    """``<chat folder>/大纲链接.json`` (``outline-links.json`` in the English layout, :func:`.layout.side_file`)."""
+    return side_file(chat_dir, LINKS_FILE)
 
 
 def load_links(chat_dir: Path) -> Links:

@@ -40,6 +40,7 @@ from ..fsutil import atomic_write_text
 from ..messages import MsgText
 from ..paths import home
 from ..text import canon_punct, count_words, prompt_language, utf16_len
+from .layout import side_file
 
 FindingKind = Literal["dead_speaks", "lost_item", "contradiction", "timeline", "ooc", "thread", "outline",
                       "repetition", "stock_phrase"]
@@ -239,10 +240,15 @@ def save_stock_phrases(text: str) -> Path:
 # ------------------------------------------------------------------ the review file
 
 
+def review_path(chat_dir: Path) -> Path:
+    """``<chat folder>/审稿.json`` (``review.json`` in the English layout, :func:`.layout.side_file`)."""
+    return side_file(chat_dir, REVIEW_FILE)
+
+
 def load_store(chat_dir: Path) -> ReviewStore:
     """The chat's ``审稿.json`` (an empty store when missing or unreadable)."""
     try:
-        return ReviewStore.model_validate(json.loads((Path(chat_dir) / REVIEW_FILE).read_text("utf-8")))
+        return ReviewStore.model_validate(json.loads(review_path(chat_dir).read_text("utf-8")))
     except (OSError, ValueError):
         return ReviewStore()
 
@@ -252,7 +258,7 @@ def save_store(chat_dir: Path, store: ReviewStore) -> None:
     store.accepted = store.accepted[-MAX_ACCEPTED:]
     if len(store.recent) > MAX_RECENT:
         store.recent = dict(list(store.recent.items())[-MAX_RECENT:])
-    atomic_write_text(Path(chat_dir) / REVIEW_FILE, store.model_dump_json(indent=1))
+    atomic_write_text(review_path(chat_dir), store.model_dump_json(indent=1))
 
 
 # ------------------------------------------------------------------ ledger facts the checks need

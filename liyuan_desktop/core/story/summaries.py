@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, ValidationError
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
 from ..text import prompt_language
+from .layout import side_file
 from .links import chapter_files
 
 SUMMARIES_FILE = "章节摘要.json"
@@ -73,10 +74,15 @@ def file_sha(path: Path) -> str:
         return ""
 
 
+def summaries_path(chat_dir: Path) -> Path:
+    """``<chat folder>/章节摘要.json`` (``chapter-summaries.json`` in the English layout, :func:`.layout.side_file`)."""
+    return side_file(chat_dir, SUMMARIES_FILE)
+
+
 def load_summaries(chat_dir: Path) -> SummaryStore:
     """The store; empty when the file is missing or unreadable (a damaged file never stops the room)."""
     try:
-        return SummaryStore.model_validate(read_json_file(Path(chat_dir) / SUMMARIES_FILE))
+        return SummaryStore.model_validate(read_json_file(summaries_path(chat_dir)))
     except (OSError, ValueError, ValidationError):
         return SummaryStore()
 
@@ -84,7 +90,7 @@ def load_summaries(chat_dir: Path) -> SummaryStore:
 def save_summaries(chat_dir: Path, store: SummaryStore) -> None:
     """Write the store atomically (chapters sorted by name). OSError when the disk refuses."""
     data = {"chapters": {k: store.chapters[k].model_dump() for k in sorted(store.chapters)}}
-    atomic_write_text(Path(chat_dir) / SUMMARIES_FILE, json.dumps(data, ensure_ascii=False, indent=1))
+    atomic_write_text(summaries_path(chat_dir), json.dumps(data, ensure_ascii=False, indent=1))
 
 
 def rows(chat_dir: Path, story_dir: Path) -> list[SummaryRow]:

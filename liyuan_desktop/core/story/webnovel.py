@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
+from .layout import side_file
 
 SETTINGS_FILE = "网文.json"
 """The book's web-novel settings, in the chat folder."""
@@ -69,8 +70,8 @@ class WebNovelStatus(BaseModel):
 
 
 def settings_path(chat_dir: Path) -> Path:
-    """``<chat_dir>/网文.json``."""
-    return Path(chat_dir) / SETTINGS_FILE
+    """``<chat_dir>/网文.json`` (``webnovel.json`` in the English layout, :func:`.layout.side_file`)."""
+    return side_file(chat_dir, SETTINGS_FILE)
 
 
 def load_webnovel(chat_dir: Path) -> WebNovelSettings:
