@@ -1074,7 +1074,7 @@ class Chat(ChatView):
 
     @notices(NOTHING)
     def export(self, fmt: str, output: Path) -> Path:
-        """Export the chapters (正文/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
+        """Export the chapters (正文/ or chapters/) as ``fmt`` md | epub | docx to ``output``, titled by the chat. Returns it."""
         return export_story(self.dir, fmt, output)
 
 

@@ -443,7 +443,8 @@ class WritingRoom:
             if latest is not None:
                 files = {n for n, h in latest.files.items() if is_chapter_name(n) and h != EMPTY_SHA}
             else:
-                files = {f for f in chapter_files(self.story_dir) if (self.story_dir / f).stat().st_size > 0}
+                sd = self.story_dir  # (resolved once: the layout looks at the disk)
+                files = {f for f in chapter_files(sd) if (sd / f).stat().st_size > 0}
             return self._reached(files, self.outline())
 
     def threads_used(self) -> bool:
