@@ -13,6 +13,11 @@ Settings (``MainWindow.language_changed``) :func:`request` makes Qt's own texts 
    same settings object and the chat is installed in it (``install_chat``); the draft pane takes over the old pane's
    beat — activity lines, streamed output, status — rendered again from the message keys it kept
    (``DraftPane.adopt``), the chapter editor its open chapter with unsaved edits (``ChapterEditor.adopt``);
+   The new window does not copy its language's demo card into the library (``MainWindow(install_demo=False)``):
+   an English user who looks at the Chinese window once keeps a library without 青梧, and a Chinese user one
+   without Qingwu. The demo stays one click away (the welcome page's demo copies its card in when it is played,
+   and the next start in that language puts it there as every start does); nothing the switch made has to be
+   removed again (no deleting of cards on the user's behalf);
 3. the new window is shown where the old one was, the Settings dialog (which re-sets its own texts by key,
    ``SettingsDialog._tx``) moves over to it and stays open, and the old window closes and is deleted. The old window
    says which window replaced it (``replaced_by``, :func:`current`) and emits ``windowReplaced(new)`` (``app.py``
@@ -155,7 +160,7 @@ def rebuild(win: Any) -> Any:
     if room is not None and room.active:
         room.leave(True)  # its arrangement is saved as on close; the new window enters it again for the chat
     win.save_window_state()
-    new = type(win)(win.settings)
+    new = type(win)(win.settings, install_demo=False)  # a switch adds no card: not the other language's demo
     new.restoreGeometry(state["geometry"])
     if not (win.isMaximized() or win.isFullScreen()):
         new.setGeometry(win.geometry())  # restoreGeometry fits a window to the screen: the same size, exactly
