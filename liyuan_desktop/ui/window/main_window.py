@@ -165,8 +165,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self.view.frameVariablesChanged.connect(self._frame_variables_written)
         from ..infra import theme  # issue 17: one palette + style sheet for every pane, dialog and the web view
 
+        # the view takes the theme now (apply emits nothing when the theme is already applied: a rebuilt window),
+        # and follows its changes from then on
+        self.view.set_theme(theme.apply(self.settings.theme))
         theme.notifier.changed.connect(self.view.set_theme)
-        theme.apply(self.settings.theme)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)
