@@ -1879,6 +1879,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "paths.no_sample_cards": {"zh": "找不到随附的示例角色卡（cards/）", "en": "The bundled sample cards (cards/) are missing"},
     "caps.no_provider": {"zh": "没有名为「{name}」的服务商", "en": "There is no provider “{name}”"},
     "caps.not_settable": {"zh": "不能手动设置的能力：{field}", "en": "This capability cannot be set by hand: {field}"},
+    # a32misc: the roster said for a reader in another language than Chinese (core/ledger/wording.py
+    # roster_in_words; Chinese readers see format_roster's text, these zh texts are its shapes)
+    "led.places": {"zh": "地点：{v}", "en": "Places: {v}"},
+    "led.first_seen": {"zh": "{names}（{t}）", "en": "{names} — first seen {t}"},
 }
 
 
