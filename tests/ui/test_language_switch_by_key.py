@@ -246,3 +246,30 @@ async def test_a_switch_adds_no_demo_card_of_the_other_language(qtbot):
         back.settings_dialog.reject()
     finally:
         i18n.set_language("zh")
+
+
+_TOP_ITEM = ("(function () { var s = document.scrollingElement; for (var el = document.getElementById('log')"
+             ".firstElementChild; el; el = el.nextElementSibling) { var b = el.getBoundingClientRect();"
+             " if (b.bottom > 0) return [el.dataset.id, Math.round(b.top), s.scrollHeight - s.scrollTop - s.clientHeight]; }"
+             " return null; })()")
+
+
+async def test_a_switch_keeps_where_the_reader_scrolled_to(qtbot, demo_window):
+    """Scrolled up from the end, the reader sees the same message at the same height after the switch (the page
+    of the new window is new: ConversationView.reading_position carries the place over)."""
+    win = demo_window
+    await _beat(win)
+    win.resize(1000, 520)
+    await wait_for(lambda: win.view.covered() is False, 10)
+    await js(win, "document.scrollingElement.scrollTop = 60")
+    await wait_for(lambda: win.view.reading_position() is not None, 10)
+    item, offset = win.view.reading_position()
+    top_id, top, below = await js(win, _TOP_ITEM)
+    assert (top_id, top) == (item, offset) and below > 100  # far from the end
+    en = await _switch(win, "en")
+    qtbot.addWidget(en)
+    await wait_for(en.view.is_ready, 30)
+    await wait_for(lambda: not en.view.covered(), 10)
+    top_id, top, below = await js(en, _TOP_ITEM)
+    assert top_id == item and abs(top - offset) <= 2 and below > 100, (top_id, top, below, item, offset)
+    assert en.view.reading_position() == (item, offset)
