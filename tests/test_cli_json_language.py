@@ -58,3 +58,21 @@ def test_json_says_the_apps_messages_in_the_readers_language():
 def test_a_beats_error_keeps_its_catalog_key():
     r = BeatResult(user="u", injection="", error=message("led.empty"))
     assert isinstance(r.error, Msg) and r.error.key == "led.empty"
+
+
+def test_preset_show_json_says_its_lines_in_english(capsys, tmp_path):
+    """``preset show --json``: the report's lines are catalog messages, said in the reader's language (they were
+    Chinese in English); the field names are the same in both languages."""
+    from test_cli_english_output import _preset
+
+    f = tmp_path / "House.json"
+    f.write_text(json.dumps(_preset("Write well.", 0.8)), "utf-8")
+    assert cli.main(["--lang", "en", "preset", "import", str(f)]) == 0
+    capsys.readouterr()
+    assert cli.main(["--lang", "en", "preset", "show", "House", "--json"]) == 0
+    en = json.loads(capsys.readouterr().out)
+    assert en["lines"] and not [x for x in en["lines"] if CJK.search(x)], en["lines"]
+    common._LANG.clear()
+    assert cli.main(["--lang", "zh", "preset", "show", "House", "--json"]) == 0
+    zh = json.loads(capsys.readouterr().out)
+    assert set(zh) == set(en) and any(CJK.search(x) for x in zh["lines"])
