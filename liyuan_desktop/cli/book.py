@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import file_error, run_on_chat, say, text
+from .common import dumps, file_error, run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -81,7 +81,7 @@ def _updates(chat: Chat, args: argparse.Namespace) -> int:
         return 0
     ups = chat.book_updates()
     if args.json:
-        print(json.dumps([u.model_dump(mode="json") for u in ups], ensure_ascii=False, indent=1))
+        print(dumps([u.model_dump(mode="json") for u in ups], indent=1))
         return 0
     if not ups:
         print(say(message("book_update.none")))

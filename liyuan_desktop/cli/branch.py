@@ -8,11 +8,10 @@ CHAT is a chat folder or ``card name/chat name``. Errors print one line and exit
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, run_on_chat, text
+from .common import dumps, find_entry, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -52,7 +51,7 @@ def _branches(chat: Chat, args: argparse.Namespace) -> int:
         print(text("cli.branch.swiped", k=((k - 1 + step) % n) + 1, n=n), file=sys.stderr)
     nodes = chat.branch_tree()
     if args.json:
-        print(json.dumps(nodes, ensure_ascii=False, indent=1))
+        print(dumps(nodes, indent=1))
     else:
         for node in nodes:
             mark = "*" if node["active"] else " "

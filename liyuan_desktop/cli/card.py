@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from . import card_scripts
-from .common import language, msg, say, text
+from .common import dumps, language, msg, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.cards import Card
@@ -196,7 +196,7 @@ def run(args: argparse.Namespace) -> int:
         if cmd == "inspect":
             card = load_card(args.file)
             info = inspect_loaded(card)
-            print(json.dumps(info, ensure_ascii=False, indent=1) if args.json else format_inspect(info, language()))
+            print(dumps(info, indent=1) if args.json else format_inspect(info, language()))
             return 0
         if cmd == "preview":
             return _preview(args)
@@ -282,7 +282,7 @@ def _preview(args: argparse.Namespace) -> int:
 
     info = run_preview(file, args.screenshot, greeting=args.greeting)
     if args.json:
-        print(json.dumps(info, ensure_ascii=False))
+        print(dumps(info))
     else:
         print(text("cli.out.card.preview", frames=info["frames"], heights=[str(h) for h in info["height_px"]] or "-",
                    errors=len(info["errors"]), blocked=len(info["blocked"])))
@@ -316,7 +316,7 @@ def _fields(args: argparse.Namespace) -> int:
     ed = CardEditor.open(_library_card(args.name))
     values, tokens = ed.values(), ed.tokens()
     if args.json:
-        print(json.dumps({"fields": values, "tokens": tokens.model_dump()}, ensure_ascii=False, indent=1))
+        print(dumps({"fields": values, "tokens": tokens.model_dump()}, indent=1))
         return 0
     for f in FIELDS:
         v = values[f.key]

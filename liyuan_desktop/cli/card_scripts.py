@@ -15,12 +15,11 @@ preset or script id — one ``liyuan: …`` line on stderr. Wiring: ``add_parser
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
-from .common import resolve_card, say, text
+from .common import dumps, resolve_card, say, text
 
 
 def add_parser(card_subparsers: Any) -> argparse.ArgumentParser:
@@ -130,9 +129,9 @@ def run(args: argparse.Namespace) -> int:
         return _err(text("cli.out.io_failed", error=e.strerror or str(e)))
     rows = script_rows(lib, perm.allowed, perm.switches)
     if args.json:
-        print(json.dumps({"name": name, "source": lib.source, "shape": lib.shape, "allowed": perm.allowed,
-                          "scripts": rows, "variables": lib.variables, "warnings": [str(w) for w in lib.warnings]},
-                         ensure_ascii=False, indent=1))
+        print(dumps({"name": name, "source": lib.source, "shape": lib.shape, "allowed": perm.allowed,
+                          "scripts": rows, "variables": lib.variables, "warnings": list(lib.warnings)},
+                         indent=1))
     else:
         print(_text(name, lib, perm, rows))
     return 0

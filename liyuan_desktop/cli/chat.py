@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
-from .common import card_home_name, language, msg, out, readline, resolve_card, say, text
+from .common import card_home_name, dumps, language, msg, out, readline, resolve_card, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -133,9 +133,22 @@ def unique_chat_name(card_name: str, base: str) -> str:
     return name
 
 
+def _ledger_json(r: BeatResult) -> tuple[str, str]:
+    """The beat's ``state`` and ``roster`` for ``--json`` in the reader's language (issue 32): in Chinese the
+    formatted 【世界状态】/【登场名录】 texts as the engine made them (byte for byte); otherwise said from the ledger
+    itself (``core.ledger.wording``: the app's labels in the reader's language, the story's values as written)."""
+    lang = language()
+    if lang == "zh" or r.ledger is None:
+        return r.state, r.roster
+    from ..core.ledger.wording import roster_in_words, state_in_words
+
+    return state_in_words(r.ledger, lang), roster_in_words(r.ledger, lang)
+
+
 def _beat_json(r: BeatResult) -> dict[str, Any]:
+    state, roster = _ledger_json(r)
     return {"user": r.user, "injection": r.injection, "calls": r.calls, "final": r.final, "sealed": r.sealed,
-            "revised_previous": r.revised_previous, "state": r.state, "roster": r.roster, "warnings": r.warnings,
+            "revised_previous": r.revised_previous, "state": state, "roster": roster, "warnings": r.warnings,
             "outcome": r.outcome, "activated": r.activated, "activity": r.activity, **({"error": r.error} if r.error else {}),
             "asks": [{"question": q.question, "options": q.options, "answer": a.answer, "by": a.by} for q, a in (r.output.asks if r.output else [])],
             **({"draft": r.output.draft.text, "draft_version": r.output.draft.version} if r.output and not r.sealed and r.output.draft.text else {}),
@@ -393,7 +406,7 @@ async def _run_demo_agent(json_mode: bool, view: Any) -> int:
     """``--demo-agent``: the seed's agent turn on three chapters (:func:`demo_agent`), printed."""
     demo = await demo_agent(json_mode, None if json_mode else view)
     if json_mode:
-        out(json.dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, ensure_ascii=False, indent=1))
+        out(dumps({k: demo[k] for k in ("system", "state_block", "checkpoints", "chapters")}, indent=1))
     else:
         out(view.style("1", "\n" + text("cli.out.chat.checkpoints")))
         for c in demo["checkpoints"]:
@@ -574,7 +587,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
     if r.note is not None and not r.says and not _commanded(args, note_counts=False):  # only the note was asked for
         if r.json_mode:
             n = chat.authors_note()
-            out(json.dumps({"authors_note": n.model_dump() if n.text.strip() else None}, ensure_ascii=False))
+            out(dumps({"authors_note": n.model_dump() if n.text.strip() else None}))
         else:
             out(chat.authors_note().summary())
         return 0
@@ -586,7 +599,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
         except ModelError as e:
             print(f"liyuan: {say(e)}", file=sys.stderr)
             return 1
-        out(json.dumps({"impersonation": line}, ensure_ascii=False) if r.json_mode else line)
+        out(dumps({"impersonation": line}) if r.json_mode else line)
         if not (r.says or args.seal_as_is or args.continue_beat or args.regenerate or args.continue_reply):
             return 0
     if getattr(r.model, "is_replay", False) and not r.says and not _commanded(args):
@@ -709,7 +722,7 @@ def _say_goodbye(r: _Run, status: int) -> None:
     from ..core.messages import message
 
     if r.json_mode:
-        out(json.dumps({"beats": [_beat_json(x) for x in r.results]}, ensure_ascii=False, indent=1))
+        out(dumps({"beats": [_beat_json(x) for x in r.results]}, indent=1))
     elif r.args.demo and status == 0:
         out(r.view.style("1;36", say(message("cli.demo.done"))) + say(message("cli.demo.saved", dir=r.folder)))
         out(say(message("cli.demo.next", card=r.card.name, chat=r.chat_name)))

@@ -251,6 +251,32 @@ def file_error(e: OSError) -> Any:
     return message("cardfile.io", name=str(e.filename or ""), error=e.strerror or str(e))
 
 
+def said(value: Any) -> Any:
+    """``value`` (a JSON-ready tree: dicts, lists, tuples, scalars) with every engine message in it
+    (``core/messages.Msg``) said in the chosen language, for ``--json`` output (issue 32: a program reading the
+    JSON gets the same field names in every language; only the human-readable texts the app chose follow the
+    reader). Plain strings — names, story text, paths — stay as they are; dict keys are never changed. In Chinese a
+    Msg is its own text, so the output is unchanged."""
+    from ..core.messages import Msg
+
+    if isinstance(value, Msg):
+        return say(value)
+    if isinstance(value, dict):
+        return {k: said(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [said(v) for v in value]
+    return value
+
+
+def dumps(value: Any, **kw: Any) -> str:
+    """``json.dumps(said(value), ensure_ascii=False, **kw)``: a command's ``--json`` output with the app's own
+    messages in the reader's language (:func:`said`)."""
+    import json
+
+    kw.setdefault("ensure_ascii", False)
+    return json.dumps(said(value), **kw)
+
+
 def text(key: str, **params: Any) -> str:
     """The catalog text ``key`` (``core/messages.CATALOG``; the CLI's help texts: ``cli/help_catalog.py``) in the
     chosen language, formatted with ``params``."""

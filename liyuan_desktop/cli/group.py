@@ -19,13 +19,12 @@ Errors print one ``liyuan: …`` line and exit 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..core.messages import message
-from .common import file_error, out, say, text
+from .common import dumps, file_error, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -100,10 +99,10 @@ def _show(args: argparse.Namespace) -> int:
         rows.append({"member": m, "muted": m in g.muted, "talkativeness": t})
     chats = [d.name for d in group_chats(g)]
     if args.json:
-        out(json.dumps({"name": g.name, "strategy": g.strategy, "join_cards": g.join_cards,
+        out(dumps({"name": g.name, "strategy": g.strategy, "join_cards": g.join_cards,
                         "allow_self_responses": g.allow_self_responses, "greeting": g.greeting,
                         "shared_variables": g.shared_variables, "members": rows, "chats": chats},
-                       ensure_ascii=False, indent=1))
+                       indent=1))
         return 0
     out(say(message("group.cli.header", name=g.name, strategy=say(message(f"group.strategy.{g.strategy}")),
                     join=g.join_cards)))
@@ -121,8 +120,8 @@ def _list(args: argparse.Namespace) -> int:
 
     groups = list_groups()
     if args.json:
-        out(json.dumps([{"name": g.name, "members": g.members, "strategy": g.strategy} for g in groups],
-                       ensure_ascii=False, indent=1))
+        out(dumps([{"name": g.name, "members": g.members, "strategy": g.strategy} for g in groups],
+                       indent=1))
         return 0
     if not groups:
         out(say(message("group.cli.none")))

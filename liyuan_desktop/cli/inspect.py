@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from .common import find_entry, msg, run_on_chat, say, text
+from .common import dumps, find_entry, msg, run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -37,7 +37,7 @@ def _inspect(chat: Chat, args: argparse.Namespace) -> int:
         raise ValueError(msg("cli.out.inspect.no_calls"))
     calls = chat.inspect_beat(item)
     if args.json:
-        print(json.dumps(calls, ensure_ascii=False, indent=1))
+        print(dumps(calls, indent=1))
         return 0
     for c in calls:
         u = c.get("usage") or {}

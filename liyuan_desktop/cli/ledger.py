@@ -13,10 +13,9 @@ CHAT is a chat folder or ``card name/chat name``. Errors print one line and exit
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
-from .common import run_on_chat, say, text
+from .common import dumps, run_on_chat, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -66,7 +65,7 @@ def _history(chat: Chat, args: argparse.Namespace) -> int:
 
     h = chat.ledger_history(args.path)
     if args.json:
-        print(json.dumps(h.model_dump(mode="json"), ensure_ascii=False, indent=1))
+        print(dumps(h.model_dump(mode="json"), indent=1))
         return 0
     if not h.beats:
         print(say(message("ledger.history.empty")))

@@ -7,10 +7,9 @@ CHAT is a chat folder or ``card name/chat name``. Errors print one line and exit
 from __future__ import annotations
 
 import argparse
-import json
 from typing import TYPE_CHECKING, Any
 
-from .common import run_on_chat, text
+from .common import dumps, run_on_chat, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.chat.facade import Chat
@@ -34,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
 def _memory(chat: Chat, args: argparse.Namespace) -> int:
     hits = chat.memory_search(args.query, args.limit)
     if args.json:
-        print(json.dumps(hits, ensure_ascii=False, indent=1))
+        print(dumps(hits, indent=1))
     elif not hits:
         print(text("cli.memory.none"))
     else:

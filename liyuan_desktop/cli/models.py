@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any
 
-from .common import language, msg, out, say, text
+from .common import dumps, language, msg, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.providers import ProviderSettings
@@ -66,7 +65,7 @@ async def _probe(args: argparse.Namespace) -> int:
     p = _chosen(args.provider)
     caps = await probe_provider(p)
     if args.json:
-        out(json.dumps({"provider": p.name, **caps.model_dump(mode="json")}, ensure_ascii=False, indent=2))
+        out(dumps({"provider": p.name, **caps.model_dump(mode="json")}, indent=2))
     else:
         shown = caps.served_model or caps.model  # what the server runs (a llama.cpp preset's name is only a name)
         out(f"{p.name} · {shown} @ {caps.base_url}")
@@ -82,7 +81,7 @@ async def _local(args: argparse.Namespace) -> int:
 
     found = await discover()
     if args.json:
-        out(json.dumps([s.model_dump(mode="json") for s in found], ensure_ascii=False, indent=2))
+        out(dumps([s.model_dump(mode="json") for s in found], indent=2))
         return 0
     if not found:
         out(text("cli.out.models.none_local"))
@@ -104,7 +103,7 @@ async def _list(args: argparse.Namespace) -> int:
     p = _chosen(args.provider)
     names = await list_models(p.base_url, resolve_key(p))
     if args.json:
-        out(json.dumps({"provider": p.name, "models": names}, ensure_ascii=False))
+        out(dumps({"provider": p.name, "models": names}))
     else:
         for name in names:
             out(name)

@@ -24,12 +24,11 @@ Errors print one ``liyuan: …`` line and exit 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from ..core.messages import message
-from .common import language, run_on_chat, say, text
+from .common import dumps, language, run_on_chat, say, text
 
 KINDS = ("openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other")
 
@@ -108,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
             default = load_settings().default_preset
             names = list_presets()
             if args.json:
-                print(json.dumps({"presets": names, "default": default}, ensure_ascii=False))
+                print(dumps({"presets": names, "default": default}))
             elif not names:
                 print(text("cli.out.preset.empty"))
             else:
@@ -118,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
         if cmd == "show":
             report = describe_preset(load_installed_preset(args.name), args.provider)
             if args.json:
-                print(json.dumps(report.model_dump(), ensure_ascii=False, indent=1))
+                print(dumps(report.model_dump(), indent=1))
             else:
                 print(report.text(language()))
             return 0
@@ -199,9 +198,9 @@ def _apply_edits(m: Any, args: argparse.Namespace) -> None:
 
 def _print_rows(m: Any, rows: list[Any], as_json: bool) -> None:
     if as_json:
-        print(json.dumps({"preset": m.name, "order_source": m.order_source,
+        print(dumps({"preset": m.name, "order_source": m.order_source,
                           "prompts": [r.model_dump() for r in rows],
-                          "unlisted": [r.model_dump() for r in m.unlisted()]}, ensure_ascii=False, indent=1))
+                          "unlisted": [r.model_dump() for r in m.unlisted()]}, indent=1))
         return
     if m.order_source == "default":
         print(say(message("prompts.cli.default_order")))

@@ -14,12 +14,11 @@ Errors print one ``liyuan: …`` line and exit 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from ..core.messages import message
-from .common import say, text
+from .common import dumps, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -60,9 +59,9 @@ def _import(args: argparse.Namespace) -> int:
             for line in r.lines():
                 print(f"  · {say(line)}")
     if args.json:
-        print(json.dumps([{"name": r.set.name, "notes": [say(n) for n in r.notes],
+        print(dumps([{"name": r.set.name, "notes": [say(n) for n in r.notes],
                            "entries": [{**e.model_dump(), "notes": [say(n) for n in e.notes]} for e in r.entries]}
-                          for r in results], ensure_ascii=False, indent=1))
+                          for r in results], indent=1))
     return 0
 
 
@@ -71,7 +70,7 @@ def _show(args: argparse.Namespace) -> int:
 
     qrs = load_set(args.name)
     if args.json:
-        print(json.dumps(qrs.to_json(), ensure_ascii=False, indent=1))
+        print(dumps(qrs.to_json(), indent=1))
         return 0
     mode = message("qr.cli.mode_insert" if qrs.disableSend else "qr.cli.mode_send")
     print(say(message("qr.cli.set_line", name=qrs.name, n=len(qrs.qrList), mode=mode)))
@@ -93,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         if cmd == "list":
             names, active = list_sets(), load_choices().global_sets
             if args.json:
-                print(json.dumps({"sets": names, "global_active": active}, ensure_ascii=False))
+                print(dumps({"sets": names, "global_active": active}))
             elif not names:
                 print(say(message("qr.cli.empty")))
             else:

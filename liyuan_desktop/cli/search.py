@@ -9,13 +9,12 @@ or an unknown card."""
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
 from typing import Any
 
-from .common import text
+from .common import dumps, text
 
 
 def add_parser(sub: Any) -> None:
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     groups = group_hits(hits)
     if args.json:
-        print(json.dumps(messages_json(groups), ensure_ascii=False, indent=1))
+        print(dumps(messages_json(groups), indent=1))
     else:
         for g in groups:
             h = g.first

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .common import out, say, text
+from .common import dumps, out, say, text
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if cmd == "show":
         wi = load_settings().world_info.model_dump()
         if args.json:
-            out(json.dumps({"world_info": wi}, ensure_ascii=False, indent=1))
+            out(dumps({"world_info": wi}, indent=1))
         else:
             out(text("cli.out.settings.head", path=str(settings_path())))
             _show(wi)
@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         print(text("cli.out.settings.not_saved", error=str(e)), file=sys.stderr)
         return 2
     if args.json:
-        out(json.dumps({"world_info": wi.model_dump(), "notes": notes}, ensure_ascii=False, indent=1))
+        out(dumps({"world_info": wi.model_dump(), "notes": notes}, indent=1))
     else:
         for n in notes:
             out(say(n))

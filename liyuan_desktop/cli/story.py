@@ -6,12 +6,11 @@ folder (optionally the conversation too) and exporting the chapters as a book; `
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any, Optional
 
-from .common import chat_folder, msg, open_chat, out, say, text
+from .common import chat_folder, dumps, msg, open_chat, out, say, text
 
 #: The writing-room sub-commands (issue 19).
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
@@ -32,8 +31,8 @@ def outline_report(chat: Any, as_json: bool) -> str:
          "file": c.file, "words": words.get(c.index, 0), "beats": c.beats} for c in v.chapters]} for v in o.volumes]
     unlinked = chat.unlinked_chapter_files()
     if as_json:
-        return json.dumps({"volumes": vols, "unlinked": unlinked, "reached": chat.chapter_reached()},
-                          ensure_ascii=False, indent=1)
+        return dumps({"volumes": vols, "unlinked": unlinked, "reached": chat.chapter_reached()},
+                          indent=1)
     lines = []
     for v, vd in zip(o.volumes, vols):
         if v.title:
@@ -113,16 +112,16 @@ def writing_report(chat: Any, what: str, as_json: bool, name: Optional[str] = No
     if what == "threads":
         ts = chat.threads()
         if as_json:
-            return json.dumps([t.model_dump() for t in ts], ensure_ascii=False, indent=1)
+            return dumps([t.model_dump() for t in ts], indent=1)
         return _threads_text(ts)
     if what == "codex":
         es = chat.codex(name)
         if as_json:
-            return json.dumps([e.model_dump() for e in es], ensure_ascii=False, indent=1)
+            return dumps([e.model_dump() for e in es], indent=1)
         return _codex_text(es)
     p = chat.writing_progress()
     if as_json:
-        return json.dumps(p.model_dump(), ensure_ascii=False, indent=1)
+        return dumps(p.model_dump(), indent=1)
     return _progress_text(p)
 
 
@@ -190,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         if args.story_cmd == "checkpoints":
             cps = hist.checkpoints()
             if args.json:
-                out(json.dumps([c.model_dump(exclude_none=True) for c in cps], ensure_ascii=False, indent=1))
+                out(dumps([c.model_dump(exclude_none=True) for c in cps], indent=1))
             else:
                 for c in reversed(cps):
                     ch = c.changed

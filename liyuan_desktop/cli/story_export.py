@@ -13,12 +13,11 @@ nothing. Registered by ``cli/story.py``; errors: one ``liyuan: …`` line, exit 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import chat_folder, out, say, text
+from .common import chat_folder, dumps, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.story.export import BookOptions
@@ -97,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     if args.list:
         rows = preview_chapters(story, opts)
         if args.json:
-            out(json.dumps([r.model_dump() for r in rows], ensure_ascii=False, indent=1))
+            out(dumps([r.model_dump() for r in rows], indent=1))
         for r in rows if not args.json else ():
             out(text("cli.out.export.row", mark="*" if r.selected else " ", n=r.number, title=r.title, source=r.source,
                      words=r.words, file=r.file))

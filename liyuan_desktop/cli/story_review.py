@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from typing import TYPE_CHECKING, Any, Optional
 
-from .common import open_chat, out, say, text
+from .common import dumps, open_chat, out, say, text
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.llm.types import ChatModel
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     model = review_model(args)
     result = asyncio.run(chat.review_chapter(args.chapter, use_model=model is not None, model=model))
     if args.json:
-        out(json.dumps(result.model_dump(), ensure_ascii=False, indent=1))
+        out(dumps(result.model_dump(), indent=1))
     else:
         out(report(result))
     return 0

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 
-from .common import open_chat, out, say, text
+from .common import dumps, open_chat, out, say, text
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
@@ -48,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         chat.close()
     if args.json:
-        out(json.dumps([r.model_dump() for r in rows], ensure_ascii=False, indent=1))
+        out(dumps([r.model_dump() for r in rows], indent=1))
         return rc
     for r in rows:
         mark = say(message("chsum.stale")) if r.stale and r.text else ""

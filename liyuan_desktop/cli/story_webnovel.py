@@ -7,9 +7,8 @@ through ``Chat.set_webnovel`` (the window's 网文设置 does the same). Registe
 from __future__ import annotations
 
 import argparse
-import json
 
-from .common import open_chat, out, say, text
+from .common import dumps, open_chat, out, say, text
 
 
 def add_arguments(sp: argparse.ArgumentParser) -> None:
@@ -40,10 +39,10 @@ def run(args: argparse.Namespace) -> int:
         chat.close()
     w = p.webnovel
     if args.json:
-        out(json.dumps({"webnovel": w.model_dump() if w else None,
+        out(dumps({"webnovel": w.model_dump() if w else None,
                         "chapters": [{"file": c.file, "title": c.title, "words": c.words, "norm": c.norm,
                                       "published": c.published} for c in p.chapters if c.file]},
-                       ensure_ascii=False, indent=1))
+                       indent=1))
         return 0
     if w is None:
         return 0

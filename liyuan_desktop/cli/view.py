@@ -123,7 +123,13 @@ def print_ledger(res: BeatResult, view: HumanView) -> None:
     lang = language()
     st = res.ledger
     out(state_in_words(st, lang) if st is not None else ledger_in_words(res.state, lang))
-    out(view.style("1;34", _t("cli.roster")) + (roster_in_words(st, lang) if st is not None else ledger_in_words(res.roster, lang)))
+    roster = roster_in_words(st, lang) if st is not None else ledger_in_words(res.roster, lang)
+    head = _t("cli.roster")
+    if "\n" in roster:  # one line per section (English): the heading on its own line, as the world state's
+        out(view.style("1;34", head.rstrip()))
+        out(roster)
+    else:
+        out(view.style("1;34", head) + roster)
     ctx = (res.tokens or {}).get("context")
     if ctx:
         hit = res.tokens.get("cache_hit_share")

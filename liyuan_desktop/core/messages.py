@@ -333,7 +333,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # load_card (core/cards/__init__.py)
     "cardfile.empty": {"zh": "文件是空的（0 字节），不是角色卡", "en": "The file is empty (0 bytes); not a card"},
     "cardfile.foreign_image": {"zh": "这是 {kind} 图片，不是 PNG 角色卡（角色卡只能是 PNG、JSON 或 CHARX）",
-                               "en": "This is a {kind} image, not a PNG card (cards are PNG, JSON or CHARX files)"},
+                               "en": "This is an image ({kind}), not a PNG card (cards are PNG, JSON or CHARX files)"},
     "cardfile.foreign": {"zh": "这是 {kind}，不是角色卡（角色卡只能是 PNG、JSON 或 CHARX）",
                          "en": "This is {kind}, not a card (cards are PNG, JSON or CHARX files)", "nest": "kind"},
     "filekind.video": {"zh": "MP4/MOV 视频文件", "en": "an MP4/MOV video"},
@@ -420,7 +420,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "png.no_card": {"zh": "这张 PNG 里没有角色卡数据（没有 chara / ccv3 文本块），只是普通图片",
                     "en": "This PNG holds no card data (no chara / ccv3 text chunk); it is just an image"},
     "png.export_needs_png": {"zh": "这是 {kind} 图片，不是 PNG；导出 PNG 角色卡需要 PNG 图片",
-                             "en": "This is a {kind} image, not a PNG; exporting a PNG card needs a PNG image"},
+                             "en": "This image is not a PNG ({kind}); exporting a PNG card needs a PNG image"},
     # presets (core/prompt/presets/model.py, store.py)
     "presetfile.prompts_type": {"zh": "{label}：prompts 不是数组（是 {type}），无法导入",
                                 "en": "{label}: prompts is not an array (it is {type}); cannot import"},
@@ -1879,6 +1879,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "paths.no_sample_cards": {"zh": "找不到随附的示例角色卡（cards/）", "en": "The bundled sample cards (cards/) are missing"},
     "caps.no_provider": {"zh": "没有名为「{name}」的服务商", "en": "There is no provider “{name}”"},
     "caps.not_settable": {"zh": "不能手动设置的能力：{field}", "en": "This capability cannot be set by hand: {field}"},
+    # a32misc: the roster said for a reader in another language than Chinese (core/ledger/wording.py
+    # roster_in_words; Chinese readers see format_roster's text, these zh texts are its shapes)
+    "led.places": {"zh": "地点：{v}", "en": "Places: {v}"},
+    "led.first_seen": {"zh": "{names}（{t}）", "en": "{names} — first seen {t}"},
 }
 
 

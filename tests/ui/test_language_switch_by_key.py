@@ -99,13 +99,20 @@ def zh():
         i18n.set_language("zh")
 
 
-async def test_zh_to_en_and_back_keeps_the_chat_and_the_unsent_words(qtbot, zh):
+@pytest.fixture
+async def demo_window(qtbot, zh):
+    """A Chinese window, shown at 1400×900 with its conversation page loaded, playing the demo (no beat yet)."""
     win = MainWindow(S.AppSettings())
     qtbot.addWidget(win)
     win.resize(1400, 900)
     win.show()
     await wait_for(win.view.is_ready)
     win.start_demo()
+    return win
+
+
+async def test_zh_to_en_and_back_keeps_the_chat_and_the_unsent_words(qtbot, demo_window):
+    win = demo_window
     chat, chat_dir, card_dir = win.chat, win.chat_ref.dir, win.card_ref.dir
     await _beat(win)
     last_id = win.transcript.items[-1]["id"]
@@ -144,13 +151,8 @@ async def test_zh_to_en_and_back_keeps_the_chat_and_the_unsent_words(qtbot, zh):
     assert back.results and back.results[-1].outcome != "error"
 
 
-async def test_a_switch_during_a_beat_waits_for_it(qtbot, zh):
-    win = MainWindow(S.AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    win.show()
-    await wait_for(win.view.is_ready)
-    win.start_demo()
+async def test_a_switch_during_a_beat_waits_for_it(qtbot, demo_window):
+    win = demo_window
     chat = win.chat
     n = len(win.results)
     win.send_clicked()
@@ -209,3 +211,65 @@ def test_a_switch_makes_no_text_to_key_lookup(qtbot, monkeypatch, zh):
     qtbot.addWidget(back)
     assert back.send_btn.text() == "发送"
     dlg.reject()
+
+
+def _library() -> list[str]:
+    from liyuan_desktop.core.cards.library import cards_root
+
+    return sorted(p.name for p in cards_root().iterdir() if p.is_dir())
+
+
+async def test_a_switch_adds_no_demo_card_of_the_other_language(qtbot):
+    """An English window keeps its library as it is over a look at the Chinese window and back: the switch does not
+    copy 青梧 in (ui/window/language_switch.py). Playing the Chinese demo (the user's choice) still puts it there."""
+    i18n.set_language("en")
+    try:
+        win = MainWindow(S.AppSettings())
+        qtbot.addWidget(win)
+        win.show()
+        assert _library() == ["Qingwu"]
+        zh_win = await _switch(win, "zh")
+        qtbot.addWidget(zh_win)
+        assert zh_win.send_btn.text() == "发送"
+        assert _library() == ["Qingwu"]
+        en = await _switch(zh_win, "en")
+        qtbot.addWidget(en)
+        assert _library() == ["Qingwu"]
+        zh_again = await _switch(en, "zh")
+        qtbot.addWidget(zh_again)
+        zh_again.settings_dialog.hide()
+        zh_again.start_demo()  # chosen: the Chinese demo's card comes in and stays
+        assert _library() == ["Qingwu", "青梧"]
+        back = await _switch(zh_again, "en")
+        qtbot.addWidget(back)
+        assert _library() == ["Qingwu", "青梧"]
+        back.settings_dialog.reject()
+    finally:
+        i18n.set_language("zh")
+
+
+_TOP_ITEM = ("(function () { var s = document.scrollingElement; for (var el = document.getElementById('log')"
+             ".firstElementChild; el; el = el.nextElementSibling) { var b = el.getBoundingClientRect();"
+             " if (b.bottom > 0) return [el.dataset.id, Math.round(b.top), s.scrollHeight - s.scrollTop - s.clientHeight]; }"
+             " return null; })()")
+
+
+async def test_a_switch_keeps_where_the_reader_scrolled_to(qtbot, demo_window):
+    """Scrolled up from the end, the reader sees the same message at the same height after the switch (the page
+    of the new window is new: ConversationView.reading_position carries the place over)."""
+    win = demo_window
+    await _beat(win)
+    win.resize(1000, 520)
+    await wait_for(lambda: win.view.covered() is False, 10)
+    await js(win, "document.scrollingElement.scrollTop = 60")
+    await wait_for(lambda: win.view.reading_position() is not None, 10)
+    item, offset = win.view.reading_position()
+    top_id, top, below = await js(win, _TOP_ITEM)
+    assert (top_id, top) == (item, offset) and below > 100  # far from the end
+    en = await _switch(win, "en")
+    qtbot.addWidget(en)
+    await wait_for(en.view.is_ready, 30)
+    await wait_for(lambda: not en.view.covered(), 10)
+    top_id, top, below = await js(en, _TOP_ITEM)
+    assert top_id == item and abs(top - offset) <= 2 and below > 100, (top_id, top, below, item, offset)
+    assert en.view.reading_position() == (item, offset)

@@ -177,3 +177,35 @@ def test_panels_follow_a_switch_without_being_rendered_again(qtbot):
         assert view.last_html.endswith("<td>渡口</td></tr></table>")
     finally:
         theme.apply("light")
+
+
+def test_applying_the_theme_already_applied_does_nothing(qtbot, monkeypatch):
+    """The live language switch builds a window again with the same theme: ``theme.apply`` then neither sets the
+    palette nor re-polishes the application's widgets nor notifies (it cost ~28 ms a switch); the new window's
+    conversation view still takes the theme. A real change, or a palette someone else set, applies as before."""
+    from PySide6.QtWidgets import QLabel
+
+    from liyuan_desktop.ui.window.main_window import MainWindow
+
+    theme.apply("dark")
+    label = QLabel("x")
+    label.setStyleSheet("font-size: 15px;")
+    qtbot.addWidget(label)
+    repolished: list[str] = []
+    monkeypatch.setattr(QLabel, "setStyleSheet", lambda self, css: repolished.append(css))
+    seen: list[str] = []
+    theme.notifier.changed.connect(seen.append)
+    try:
+        assert theme.apply("dark") == "dark"
+        assert seen == [] and repolished == []
+        win = MainWindow(AppSettings(theme="dark"))
+        qtbot.addWidget(win)
+        assert win.view._theme == "dark" and seen == []  # the full path always notifies
+        repolished.clear()  # the window's own style sheets
+        assert theme.apply("light") == "light" and seen == ["light"] and repolished
+        QApplication.instance().setPalette(theme.palette("dark"))  # not ours any more: applied again
+        assert theme.apply("light") == "light" and seen == ["light", "light"]
+        assert QApplication.instance().palette() == theme.palette("light")
+    finally:
+        theme.notifier.changed.disconnect(seen.append)
+        theme.apply("light")

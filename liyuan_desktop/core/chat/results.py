@@ -35,7 +35,7 @@ class BeatResult(BaseModel):
     ledger: Optional[WorldState] = Field(default=None, exclude=True)
     warnings: list[MsgText] = Field(default_factory=list)
     activity: list[MsgText] = Field(default_factory=list)  # catalog messages kept with their keys
-    error: Optional[str] = None
+    error: Optional[MsgText] = None  # a catalog message keeps its key (the CLI's --json says it in the reader's language)
     #: the first call's messages (the engine's own objects: not validated again — O(chat length) per beat)
     sent: SkipValidation[list[ChatMessage]] = Field(default_factory=list, exclude=True)
     scribe: Optional[ScribeOutcome] = Field(default=None, exclude=True)

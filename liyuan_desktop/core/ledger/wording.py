@@ -17,7 +17,7 @@ from typing import Callable
 from ..messages import Msg, message, render
 from .state import WorldState, format_roster, format_state
 
-__all__ = ["applied_in_words", "ledger_in_words", "roster_in_words", "state_in_words"]
+__all__ = ["applied_in_words", "first_seen_runs", "ledger_in_words", "roster_in_words", "state_in_words"]
 
 #: The scribe's applied lines (``state.apply_patch``) and the catalog message each becomes.
 _APPLIED: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], Msg]], ...] = (
@@ -118,17 +118,40 @@ def state_in_words(state: WorldState, lang: str) -> str:
     return "\n".join(lines) if lines else say("led.empty")
 
 
+def first_seen_runs(table: dict[str, str]) -> list[tuple[list[str], str]]:
+    """A roster table (name → in-story time first seen, "" when unknown) as runs of consecutive names first seen at
+    the same time, in the table's order: ``[(names, time), …]``. The roster registers names in the order they
+    appear, so one scene's names make one run — said once ("Qingwu, Traveller — first seen Dusk") instead of a
+    time in brackets after every name."""
+    runs: list[tuple[list[str], str]] = []
+    for name, seen in table.items():
+        if runs and runs[-1][1] == seen:
+            runs[-1][0].append(name)
+        else:
+            runs.append(([name], seen))
+    return runs
+
+
 def roster_in_words(state: WorldState, lang: str) -> str:
-    """The 【登场名录】 of ``state`` for the user in ``lang``, made from the roster itself (characters; places; items;
-    plot threads, each ``name (first seen)``). In Chinese it is ``format_roster``'s text exactly."""
+    """The 【登场名录】 of ``state`` for the user in ``lang``, made from the roster itself. In Chinese it is
+    ``format_roster``'s text exactly (``人物：青梧（傍晚）、…；地点：…``). In another language one line per section
+    (Characters, Places, Items, Plot threads — plot threads in quotes, they are sentences), each run of names first
+    seen at the same time followed once by that time (:func:`first_seen_runs`): "Places: Rainsong Inn (raining),
+    Rainsong Inn — first seen Dusk (raining)" rather than "Rainsong Inn (raining) (Dusk (raining))"."""
     if lang == "zh":
         return format_roster(state)
     r = state.roster
+    semi = message("cli.sep.semi").render(lang)
     sections = []
     if r is not None:
-        for key, table in (("led.people", r.characters), ("led.location", r.places), ("led.items", r.items),
+        for key, table in (("led.people", r.characters), ("led.places", r.places), ("led.items", r.items),
                            ("led.threads", r.events)):
-            if table:
-                names = [f"{n} ({t})" if t else n for n, t in table.items()]
-                sections.append(message(key, v=names).render(lang))
-    return message("cli.sep.semi").render(lang).join(sections) if sections else message("led.roster_empty").render(lang)
+            if not table:
+                continue
+            runs = []
+            for names, seen in first_seen_runs(table):
+                shown = [f"“{n}”" for n in names] if key == "led.threads" else names
+                runs.append(message("led.first_seen", names=shown, t=seen).render(lang) if seen
+                            else message("cli.sep.list").render(lang).join(shown))
+            sections.append(message(key, v=semi.join(runs)).render(lang))
+    return "\n".join(sections) if sections else message("led.roster_empty").render(lang)

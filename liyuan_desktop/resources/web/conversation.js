@@ -1,7 +1,7 @@
 /* Conversation view host page (liyuan_desktop/ui/conversation.py drives it).
  *
  * Python -> JS: window.liyuan.<method>(json) through QWebEnginePage.runJavaScript.
- * JS -> Python: QWebChannel object "bridge" (pageReady, requestOlder, welcomeAction, linkClicked).
+ * JS -> Python: QWebChannel object "bridge" (pageReady, requestOlder, welcomeAction, linkClicked, scrolled).
  *
  * Security: the model's text is never parsed as HTML. renderText() escapes the whole text first and only then
  * adds our own tags (em, strong, code, p, br, lists, quotes, headings, links with http(s)/mailto hrefs) to the
@@ -77,12 +77,27 @@
   // Chinese font arriving, avatars decoding, the banner appearing, a status bar taking its height — not only when an
   // item is added (the window reopened its last chat with the newest message cut off). Only scrolling up unpins:
   // the scroll event of our own toBottom() arrives a frame later, when the page may already have grown again.
-  var pinned = true, lastTop = 0;
+  var pinned = true, lastTop = 0, readingTimer = 0;
   window.addEventListener("scroll", function () {
     var top = scroller().scrollTop;
     if (atBottom()) pinned = true; else if (top < lastTop) pinned = false;
     lastTop = top;
+    if (!readingTimer) readingTimer = setTimeout(reportReading, 150);
   }, { passive: true });
+
+  // Where the reader is (bridge.scrolled(id, offset): the first item reaching into the view and its top's offset
+  // from the view's top in CSS px; "" when pinned to the end), so a window built again (the live language switch)
+  // shows the same place: restoreScroll.
+  function reportReading() {
+    readingTimer = 0;
+    if (!bridge || !bridge.scrolled) return;
+    if (pinned) { bridge.scrolled("", 0); return; }
+    for (var el = log.firstElementChild; el; el = el.nextElementSibling) {
+      var box = el.getBoundingClientRect();
+      if (box.bottom > 0) { bridge.scrolled(el.dataset.id || "", Math.round(box.top)); return; }
+    }
+    bridge.scrolled("", 0);
+  }
   if (window.ResizeObserver) new ResizeObserver(function () { if (pinned) toBottom(); }).observe(document.body);
 
   // ---- rendering text -----------------------------------------------------------------------------------------
@@ -1840,6 +1855,18 @@
     },
 
     scrollToBottom: toBottom,
+
+    /** Show the item ``id`` with its top ``offset`` px below the view's top (reportReading's place); an item not
+     *  shown leaves the view where it is. */
+    restoreScroll: function (id, offset) {
+      var el = byId.get(String(id));
+      if (!el) return false;
+      var s = scroller();
+      s.scrollTop += el.getBoundingClientRect().top - offset;
+      pinned = atBottom();
+      lastTop = s.scrollTop;
+      return true;
+    },
 
     /** Tell the host (bridge.painted(token)) once everything handed over before this call is on screen: two
      *  animation frames later, the first runs before the next paint, the second after it. The window covers the

@@ -348,6 +348,12 @@ class Bridge(QObject):
         """The reader scrolled near the top and older items exist: ``before_id`` is the oldest item shown."""
         self._view.olderRequested.emit(str(before_id))
 
+    @Slot(str, int)
+    def scrolled(self, item_id: str, offset: int) -> None:  # noqa: N802
+        """Where the reader is: the first item reaching into the view and its top's offset (CSS px); "" = at the
+        end (:meth:`ConversationView.reading_position`)."""
+        self._view._reading = (str(item_id), int(offset)) if item_id else None
+
     @Slot(str)
     def welcomeAction(self, name: str) -> None:  # noqa: N802
         """A welcome page button: ``demo`` or ``settings``."""
@@ -650,6 +656,7 @@ class ConversationView(QWebEngineView):
 
         # a mirror of what the page shows, to restore it after a render-process crash
         self._items: dict[str, dict] = {}
+        self._reading: Optional[tuple[str, int]] = None  # where the reader is, scrolled up (reading_position)
         self._has_older = False
         self._banner: str | None = None
         self._theme = "light"
@@ -725,6 +732,7 @@ class ConversationView(QWebEngineView):
         items = [page_item(i) for i in items]
         self._items = {str(i["id"]): i for i in items}
         self._has_older = bool(has_older)
+        self._reading = None  # at the end
         self._call("setTranscript", items, self._has_older)
 
     def prepend(self, items: list[dict], has_older: bool) -> None:
@@ -828,6 +836,18 @@ class ConversationView(QWebEngineView):
         self._theme = "dark" if theme == "dark" else "light"
         self._page.setBackgroundColor(QColor(THEME_BACKGROUND[self._theme]))
         self._call("setTheme", self._theme)
+
+    def reading_position(self) -> Optional[tuple[str, int]]:
+        """Where the reader is when scrolled up from the end: (the first item reaching into the view, its top's
+        offset from the view's top in CSS px), as the page last said (a scroll reports after 150 ms); None at the
+        end or before any scroll. The live language switch carries it to the new window's view."""
+        return self._reading
+
+    def restore_reading(self, position: tuple[str, int]) -> None:
+        """Scroll to ``position`` (:meth:`reading_position`) once the page has what it was handed before; an item
+        not shown leaves the view at the end."""
+        self._reading = position
+        self._call("restoreScroll", position[0], position[1])
 
     def scroll_to_bottom(self) -> None:
         """Scroll to the newest item."""

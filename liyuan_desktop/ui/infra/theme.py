@@ -216,7 +216,12 @@ def apply(setting: Optional[str] = None, app: Optional[QApplication] = None) -> 
     """Apply the theme ``setting`` ("system", "light" or "dark"; None = the last one) to the application: Fusion
     style (:class:`_Style`), palette (and every role widget's colours; every widget with its own style sheet is
     re-polished so it takes the new palette); emits ``notifier.changed`` (web views follow). "system" also re-applies whenever
-    the desktop's scheme changes. Returns the resolved mode."""
+    the desktop's scheme changes. Returns the resolved mode.
+
+    When the resolved mode is the one already applied to ``app`` (and its palette is still ours) nothing is done
+    and nothing emitted: a window built again (the live language switch, ui/window/language_switch.py; Settings
+    saved with the same theme) does not re-polish every widget of the application (~28 ms) for the same colours.
+    A widget made since then took the application's palette and its role colours (:func:`set_role`) already."""
     app = app or QApplication.instance()  # type: ignore[assignment]
     if setting is not None:
         _state["setting"] = setting if setting in THEMES else "system"
@@ -228,6 +233,9 @@ def apply(setting: Optional[str] = None, app: Optional[QApplication] = None) -> 
         _state["style"] = _Style("Fusion")
         app.setStyle(_state["style"])
     pal = palette(which)
+    if _state.get("applied") == (which, id(app)) and app.palette() == pal:
+        return which
+    _state["applied"] = (which, id(app))
     app.setPalette(pal)
     QToolTip.setPalette(pal)
     c = _COLORS[which]

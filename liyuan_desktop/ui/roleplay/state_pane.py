@@ -26,10 +26,15 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.ledger.state import WorldState, register_roster
-from ...core.ledger.wording import applied_in_words
-from ..infra import theme
+from ...core.ledger.wording import applied_in_words, first_seen_runs
+from ..infra import i18n, theme
 from ..infra.i18n import show, tr
 from .ledger_form import LedgerForm, LedgerFormError
+
+i18n.register({
+    # a32misc: a run of roster names first seen at one time, said once after them (not in Chinese: _roster_html)
+    "ledger.first_seen": {"zh": "（{t}）", "en": " — first seen {t}"},
+})
 
 
 def ledger_html(state: WorldState, applied: list[str], warnings: list[str], source: str = "") -> str:
@@ -55,20 +60,39 @@ def ledger_html(state: WorldState, applied: list[str], warnings: list[str], sour
         out.append(f"<h4>{tr('ledger.flags')}</h4><table>" + "".join(f"<tr><td>{e(k)}</td><td>{e(v)}</td></tr>" for k, v in state.flags.items()) + "</table>")
     if state.plot_threads:
         out.append(f"<h4>{tr('ledger.threads')}</h4>" + "<br>".join(tr("quote", text=e(t)) for t in state.plot_threads))
-    r = state.roster
-    if r is not None:
-        out.append(f"<h4>{tr('ledger.roster')}</h4>")
-        for label, table in ((tr("ledger.characters"), r.characters), (tr("ledger.places"), r.places),
-                             (tr("ledger.items"), r.items), (tr("ledger.threads"), r.events)):
-            if table:
-                out.append(f"<b>{label}</b>{colon}" + tr("sep.list").join(
-                    f"{e(k)}<span class=dim>{tr('paren', text=e(v))}</span>" if v else e(k) for k, v in table.items()) + "<br>")
+    if state.roster is not None:
+        out += _roster_html(state, colon)
     if applied:
         who = tr("ledger.applied.user") if source == "user" else tr("ledger.applied.scribe")
         out.append(f"<h4>{who}</h4>" + "<br>".join(e(show(applied_in_words(a))) for a in applied))
     if warnings:
         out.append(f"<h4 class=w>{tr('ledger.warnings')}</h4>" + "<br>".join(f"<span class=w>{e(show(w))}</span>" for w in warnings))
     return "".join(out)
+
+
+def _roster_html(state: WorldState, colon: str) -> list[str]:
+    """The roster's heading and one line per section (escaped). Chinese: each name with its first-seen time in
+    brackets (「青梧（傍晚）、旅人（傍晚）」, as ever). Other languages: each run of names first seen at one time
+    followed once by that time (``core.ledger.wording.first_seen_runs``; plot threads quoted, they are sentences) —
+    "Rainsong Inn (raining), Rainsong Inn — first seen Dusk (raining)", not "Rainsong Inn (raining) (Dusk (raining))"."""
+    e = html.escape
+    r = state.roster
+    assert r is not None
+    out = [f"<h4>{tr('ledger.roster')}</h4>"]
+    for label, table in ((tr("ledger.characters"), r.characters), (tr("ledger.places"), r.places),
+                         (tr("ledger.items"), r.items), (tr("ledger.threads"), r.events)):
+        if not table:
+            continue
+        if i18n.language() == "zh":
+            out.append(f"<b>{label}</b>{colon}" + tr("sep.list").join(
+                f"{e(k)}<span class=dim>{tr('paren', text=e(v))}</span>" if v else e(k) for k, v in table.items()) + "<br>")
+            continue
+        runs = []
+        for names, seen in first_seen_runs(table):
+            shown = tr("sep.list").join(tr("quote", text=e(n)) if table is r.events else e(n) for n in names)
+            runs.append(shown + (f"<span class=dim>{tr('ledger.first_seen', t=e(seen))}</span>" if seen else ""))
+        out.append(f"<b>{label}</b>{colon}" + tr("sep.semi").join(runs) + "<br>")
+    return out
 
 
 class StatePane(QWidget):

@@ -10,9 +10,16 @@ Settings (``MainWindow.language_changed``) :func:`request` makes Qt's own texts 
    object, so the branch shown and everything in memory stay), the unsent text of the input box (its cursor too) and
    of every other chat, the card list's search, sort and favourites filter, the status line's results;
 2. the novel room's arrangement and the window's state are saved as on close, a new ``MainWindow`` is made with the
-   same settings object and the chat is installed in it (``install_chat``); the draft pane takes over the old pane's
-   beat — activity lines, streamed output, status — rendered again from the message keys it kept
+   same settings object and the chat is installed in it (``install_chat``), scrolled to where the reader was if
+   they had scrolled up from the end (``ConversationView.reading_position``: the message at the top of the view
+   and its offset; a message older than what the new window loads leaves it at the end); the draft pane takes
+   over the old pane's beat — activity lines, streamed output, status — rendered again from the message keys it kept
    (``DraftPane.adopt``), the chapter editor its open chapter with unsaved edits (``ChapterEditor.adopt``);
+   The new window does not copy its language's demo card into the library (``MainWindow(install_demo=False)``):
+   an English user who looks at the Chinese window once keeps a library without 青梧, and a Chinese user one
+   without Qingwu. The demo stays one click away (the welcome page's demo copies its card in when it is played,
+   and the next start in that language puts it there as every start does); nothing the switch made has to be
+   removed again (no deleting of cards on the user's behalf);
 3. the new window is shown where the old one was, the Settings dialog (which re-sets its own texts by key,
    ``SettingsDialog._tx``) moves over to it and stays open, and the old window closes and is deleted. The old window
    says which window replaced it (``replaced_by``, :func:`current`) and emits ``windowReplaced(new)`` (``app.py``
@@ -155,7 +162,7 @@ def rebuild(win: Any) -> Any:
     if room is not None and room.active:
         room.leave(True)  # its arrangement is saved as on close; the new window enters it again for the chat
     win.save_window_state()
-    new = type(win)(win.settings)
+    new = type(win)(win.settings, install_demo=False)  # a switch adds no card: not the other language's demo
     new.restoreGeometry(state["geometry"])
     if not (win.isMaximized() or win.isFullScreen()):
         new.setGeometry(win.geometry())  # restoreGeometry fits a window to the screen: the same size, exactly
@@ -179,6 +186,7 @@ def _capture(win: Any) -> dict[str, Any]:
         "split": win.split.sizes(),
         "tab_index": win.tabs.currentIndex(),
         "chat": (win.card_ref, win.chat_ref, win.chat, win.is_demo) if win.chat is not None else None,
+        "reading": win.view.reading_position() if win.chat is not None else None,
         "card": win.card_ref,
         "welcome": win.view.mode() == "welcome",
         "input": win.input.toPlainText(),
@@ -203,6 +211,8 @@ def _restore(new: Any, state: dict[str, Any], old: Any) -> None:
     if state["chat"] is not None:
         card, ref, chat, demo = state["chat"]
         new.install_chat(card, ref, chat, demo)
+        if state["reading"] is not None:  # scrolled up: the same message at the same height (the end otherwise)
+            new.view.restore_reading(state["reading"])
     else:
         new.card_ref = state["card"]
         new.view.show_welcome() if state["welcome"] else new.show_home()

@@ -80,7 +80,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
     windowReplaced = Signal(object)
     """The language switch built a new window (the argument) in place of this one (ui/window/language_switch.py)."""
 
-    def __init__(self, settings: Optional[AppSettings] = None):
+    def __init__(self, settings: Optional[AppSettings] = None, install_demo: bool = True):
+        """``install_demo``: put the window's language's demo card in the library (a start); the live language
+        switch builds its window with False — switching languages changes the texts, never the library
+        (ui/window/language_switch.py)."""
         super().__init__()
         self.settings = settings or load_settings()
         self.setWindowTitle("Liyuan")
@@ -120,10 +123,11 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         menu = self._build_file_menu()
         self._build_chat_menu(menu)
         self.set_busy(False)
-        try:
-            library.ensure_demo_card(language())  # the window's language's demo card is always there to start from
-        except OSError as e:
-            log.warning("could not install the demo card: %s", e)
+        if install_demo:
+            try:
+                library.ensure_demo_card(language())  # the window's language's demo card is there to start from
+            except OSError as e:
+                log.warning("could not install the demo card: %s", e)
         self.refresh_tree()
         self._restore_window()
 
@@ -161,8 +165,10 @@ class MainWindow(MenusMixin, LibraryTreeMixin, ChatFlowMixin, ChatCommandsMixin,
         self.view.frameVariablesChanged.connect(self._frame_variables_written)
         from ..infra import theme  # issue 17: one palette + style sheet for every pane, dialog and the web view
 
+        # the view takes the theme now (apply emits nothing when the theme is already applied: a rebuilt window),
+        # and follows its changes from then on
+        self.view.set_theme(theme.apply(self.settings.theme))
         theme.notifier.changed.connect(self.view.set_theme)
-        theme.apply(self.settings.theme)
         cl.addWidget(self.view, 1)
         row = QHBoxLayout()
         row.setContentsMargins(8, 4, 8, 8)
