@@ -124,9 +124,7 @@ def keyring_set(service: str, name: str, key: str) -> None:
 
         keyring.set_password(service, name, key)
     except Exception as exc:  # noqa: BLE001
-        raise RuntimeError(
-            f"无法把 {name} 的 API key 存进系统钥匙串（{type(exc).__name__}）：可以改用环境变量提供密钥。"
-        ) from None
+        raise RuntimeError(message("secret.keyring_refused", name=name, error=type(exc).__name__)) from None
 
 
 def keyring_delete(service: str, name: str) -> bool:
