@@ -39,7 +39,7 @@ passes its English (``en=``).
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Sequence
 
 LANGUAGES = ("zh", "en")
 
@@ -1911,7 +1911,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # a codex entry's name (core/story/codex.py)
     "codex.bad_name": {"zh": "名字要是一行非空文字", "en": "The name must be one line of text, not empty"},
     # the outline binder's refusals (core/story/outline_tree.py, core/chat/writing_room.py)
-    "outline.none": {"zh": "这一局还没有大纲（大纲.md）。", "en": "This story has no outline yet (大纲.md): write one first."},
+    "outline.none": {"zh": "这一局还没有大纲（大纲.md）。", "en": "This story has no outline yet: write one in the Outline tab first."},
     "outline.no_volume": {"zh": "大纲里没有卷「{ref}」。", "en": "The outline has no volume “{ref}”."},
     "outline.no_volume_n": {"zh": "大纲里没有第 {n} 卷（共 {total} 卷）。",
                             "en": "The outline has no volume {n} (it has {total})."},
@@ -1932,8 +1932,9 @@ CATALOG: dict[str, dict[str, str]] = {
     # the scribe could not read the chapter a turn changed (core/chat/turn.py _chapter_for_scribe)
     "scribe.chapter_unread": {"zh": "场记没有读到章节 {file}：{error}",
                               "en": "The scribe could not read the chapter {file} and skipped it: {error}"},
-    # a text the engine has in both languages already (a model-facing refusal's ``message`` and ``en``)
-    "text.both": {"zh": "{zh}", "en": "{en}"},
+    # a text the engine has in both languages already (a model-facing refusal's ``message`` and ``en``; ``:.0``
+    # prints nothing, so each language shows its own text)
+    "text.both": {"zh": "{zh}{en:.0}", "en": "{en}{zh:.0}"},
     # a macro that changes between chats or beats, met in the system prompt (core/prompt/presets/prompter.py)
     "preset.macro.random": {"zh": "{where}：{{{{{name}}}}} 在系统提示里每个对话只抽一次（固定）",
                             "en": "{where}: {{{{{name}}}}} in the system prompt is drawn once per chat (fixed)"},

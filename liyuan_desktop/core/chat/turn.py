@@ -522,7 +522,8 @@ def _chapter_for_scribe(story: Any, name: str, result: BeatResult, on_event: Opt
     try:
         return str(story.read(name))
     except ToolError as e:
-        note = f"场记没有读到章节 {quoted(name)}：{e.message}"
+        why = e.message if isinstance(e.message, Msg) else message("text.both", zh=e.message, en=e.en or e.message)
+        note = message("scribe.chapter_unread", file=quoted(name), error=why)
         result.warnings.append(note)
         emit(on_event, Activity(level="warning", text=note))
         return ""
