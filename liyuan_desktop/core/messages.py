@@ -1953,6 +1953,28 @@ CATALOG: dict[str, dict[str, str]] = {
     # a list of problems joined with the reader's semicolon (joined_semi below)
     "join.one": {"zh": "{a}", "en": "{a}"},
     "join.semi": {"zh": "{a}；{b}", "en": "{a}; {b}"},
+    # a list cut after its first items (core/migrate/apply.py: a group's import notes)
+    "join.more": {"zh": "{a}……", "en": "{a}…"},
+    # beat lines without a key before (core/beat/loop.py, core/chat/facade.py seal_as_is)
+    "beat.no_prose": {"zh": "模型没有写任何正文就结束了", "en": "The model ended without writing any prose: regenerate, or "
+                                                     "continue the beat"},
+    "beat.sealed_as_is": {"zh": "按现稿收笔", "en": "Sealed as is"},
+    # the review model's answer needed repair or had unusable items (core/chat/review.py; liyuan story review)
+    "review.repaired": {"zh": "审稿输出不是严格的 JSON，已自动修复后使用",
+                        "en": "The review was not strict JSON; it was repaired and used"},
+    "review.no_findings": {"zh": "审稿输出里没有 findings 列表", "en": "The review has no findings list; run it again"},
+    "review.item_incomplete": {"zh": "审稿输出里有一条缺 kind 或 note，已略过",
+                               "en": "A finding without kind or note was skipped"},
+    "review.quote_missing": {"zh": "审稿引文在本章里没找到：「{quote}」",
+                             "en": "A quoted passage was not found in this chapter: “{quote}”"},
+    # what a damaged settings.json lost (core/settings.py _salvage, _describe_errors), inside settings.invalid
+    "settings.loc.top": {"zh": "（顶层）", "en": "(top level)"},
+    "settings.field_error": {"zh": "{loc}: {msg}", "en": "{loc}: {msg}"},
+    "settings.value_error": {"zh": "Value error, {error}", "en": "{error}"},
+    "settings.more": {"zh": "……另有 {n} 处", "en": "… {n} more"},
+    "settings.providers_not_list": {"zh": "providers: 不是列表", "en": "providers: not a list"},
+    "settings.provider_dropped": {"zh": "providers.{i}（{what}）", "en": "providers.{i} ({what})"},
+    "settings.provider_dup": {"zh": "providers.{i}: 名称重复 {name}", "en": "providers.{i}: the name {name} is used twice"},
     # -- end a32keys
 }
 
