@@ -233,3 +233,29 @@ def test_preset_macro_warnings_and_notes_are_keyed():
     ]
     assert _both(message("prompts.note.duplicate")) == ("顺序表里重复出现，只用第一次",
                                                         "Listed more than once in the order: only the first is used")
+
+
+def test_every_refused_action_has_its_words():
+    """``Chat._idle("<verb>")`` refuses with chat.busy naming the action: every verb has an ``act.<verb>`` key, or
+    an English reader would read the Chinese verb."""
+    from liyuan_desktop.core.messages import CATALOG
+
+    tree = ast.parse((PKG / "core" / "chat" / "facade.py").read_text(encoding="utf-8"))
+    verbs = {n.args[0].value for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "_idle"
+             and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)}
+    assert len(verbs) > 20
+    assert sorted(v for v in verbs if "act." + v not in CATALOG) == []
+
+
+def test_key_storage_status_and_recovered_draft_are_keyed():
+    from liyuan_desktop.core import secrets
+
+    ok, note = secrets.storage_status()
+    _both(note)
+    from liyuan_desktop.core.messages import message
+
+    assert _both(message("beat.recovered", n=12)) == (
+        "程序上次在写稿时意外退出：稿件已从草稿记录恢复（本拍尚未收笔）：12 字，可以继续写或按现稿收笔",
+        "The app quit unexpectedly while drafting last time: the draft was recovered from the draft log (not sealed): "
+        "12 chars; continue writing or seal it as is")

@@ -1975,6 +1975,21 @@ CATALOG: dict[str, dict[str, str]] = {
     "settings.providers_not_list": {"zh": "providers: 不是列表", "en": "providers: not a list"},
     "settings.provider_dropped": {"zh": "providers.{i}（{what}）", "en": "providers.{i} ({what})"},
     "settings.provider_dup": {"zh": "providers.{i}: 名称重复 {name}", "en": "providers.{i}: the name {name} is used twice"},
+    # the actions a running beat refuses that had no key (core/chat/facade.py Chat._idle; chat.busy's {what})
+    "act.删除消息": {"zh": "删除消息", "en": "delete a message"},
+    "act.隐藏消息": {"zh": "隐藏消息", "en": "hide a message"},
+    "act.切换演出方式": {"zh": "切换演出方式", "en": "switch between tool play and prose-only play"},
+    "act.修改伏笔": {"zh": "修改伏笔", "en": "change a plot thread"},
+    # a beat whose save failed finishes once the ledger is caught up (core/chat/pipeline.py after_turn late_message)
+    "beat.ledger_late": {"zh": "补记账", "en": "Ledger updated"},
+    # where API keys are kept (core/secrets.py storage_status; the settings dialog's key status tooltip)
+    "secret.keyring_unusable": {"zh": "无法使用系统钥匙串（{error}）", "en": "The system keyring cannot be used ({error})"},
+    "secret.keyring_none": {"zh": "本机没有可用的系统钥匙串", "en": "This computer has no usable system keyring"},
+    "secret.in_file": {"zh": "{why}：密钥保存在本机文件 {where} 里（只有你的账户能读，不在系统钥匙串中）；环境变量仍然优先。",
+                       "en": "{why}: keys are kept in the local file {where} (readable by your account only, not in "
+                             "the system keyring); environment variables still come first."},
+    "secret.in_keyring": {"zh": "密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。",
+                          "en": "Keys are kept in the system keyring ({name}), never in the settings file."},
     # -- end a32keys
 }
 

@@ -407,7 +407,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                             message="" if out.sealed or out.revision else (out.error or CUT_MESSAGES.get(out.cut or "", message("beat.unsealed"))))
     return await after_turn(chat, result, on_event, scribe=scribe if out.sealed else None, compact=out.sealed,
                             finished=finished, messages=messages, tool_names=list(inp.tool_names),
-                            late_message="补记账", saved=draft_log.clear if draft_log is not None else None)
+                            late_message=message("beat.ledger_late"), saved=draft_log.clear if draft_log is not None else None)
 
 
 REPLY_IS_CHAPTER = {
