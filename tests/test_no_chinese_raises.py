@@ -259,3 +259,34 @@ def test_key_storage_status_and_recovered_draft_are_keyed():
         "程序上次在写稿时意外退出：稿件已从草稿记录恢复（本拍尚未收笔）：12 字，可以继续写或按现稿收笔",
         "The app quit unexpectedly while drafting last time: the draft was recovered from the draft log (not sealed): "
         "12 chars; continue writing or seal it as is")
+
+
+def test_a_validators_message_in_pydantics_complaint():
+    """pydantic's own "Value error, …" stays in Chinese (the profile form and a damaged settings.json said so
+    before); the English reader gets the reason alone."""
+    from liyuan_desktop.core.llm.profiles import ConnectionProfile
+    from liyuan_desktop.core.messages import validation_reason
+
+    with pytest.raises(ValidationError) as got:
+        ConnectionProfile(name="", provider="deepseek")
+    err = got.value.errors()[0]
+    assert _both(validation_reason(err)) == (err["msg"], "Required")
+    assert err["msg"] == "Value error, 不能为空"
+    assert validation_reason({"type": "missing", "msg": "Field required"}) == "Field required"
+
+
+def test_a_damaged_settings_file_says_what_it_lost_in_both_languages(tmp_path, monkeypatch):
+    import json
+
+    from liyuan_desktop.core import settings as S
+
+    monkeypatch.setattr(S, "settings_path", lambda: tmp_path / "settings.json")
+    (tmp_path / "settings.json").write_text(json.dumps({"providers": [
+        {"name": "a", "base_url": "ftp://x", "model": "m"},
+        {"name": "b", "base_url": "https://x", "model": "m"}, {"name": "b", "base_url": "https://y", "model": "m"}]}),
+        encoding="utf-8")
+    zh, en = _both(S.load_settings().load_warning)
+    assert zh.startswith("设置文件 settings.json 有无效内容，已忽略：providers.0（base_url: Value error, base_url 必须以 "
+                         "http:// 或 https:// 开头）；providers.2: 名称重复 b。")
+    assert en.startswith("The settings file settings.json has invalid content, ignored: providers.0 (base_url: The base "
+                         "URL must start with http:// or https://); providers.2: the name b is used twice.")

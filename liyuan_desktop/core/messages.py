@@ -1970,7 +1970,9 @@ CATALOG: dict[str, dict[str, str]] = {
     # what a damaged settings.json lost (core/settings.py _salvage, _describe_errors), inside settings.invalid
     "settings.loc.top": {"zh": "（顶层）", "en": "(top level)"},
     "settings.field_error": {"zh": "{loc}: {msg}", "en": "{loc}: {msg}"},
-    "settings.value_error": {"zh": "Value error, {error}", "en": "{error}"},
+    # a validator's catalog message inside pydantic's complaint (validation_reason below): pydantic's prefix kept in
+    # Chinese as it always read, the reason alone in English
+    "pydantic.value_error": {"zh": "Value error, {error}", "en": "{error}"},
     "settings.more": {"zh": "……另有 {n} 处", "en": "… {n} more"},
     "settings.providers_not_list": {"zh": "providers: 不是列表", "en": "providers: not a list"},
     "settings.provider_dropped": {"zh": "providers.{i}（{what}）", "en": "providers.{i} ({what})"},
@@ -2080,6 +2082,18 @@ def joined_semi(parts: Sequence[Any]) -> Msg:
     for part in parts[1:]:
         out = Msg("join.semi", a=out, b=part)
     return out
+
+
+def validation_reason(err: Any) -> Any:
+    """One complaint of a pydantic ``ValidationError.errors()`` as a shown value: when a validator raised a catalog
+    message (``ValueError(message(…))``), a message whose Chinese is pydantic's own ``"Value error, <text>"`` (as
+    such complaints always read) and whose English is the reason alone; otherwise pydantic's own ``msg`` (English,
+    a plain value)."""
+    raised = (err.get("ctx") or {}).get("error")
+    if err.get("type") == "value_error" and isinstance(raised, BaseException) and raised.args \
+            and isinstance(raised.args[0], Msg):
+        return Msg("pydantic.value_error", error=raised.args[0])
+    return err.get("msg", "")
 
 
 def render(value: Any, lang: str) -> str:

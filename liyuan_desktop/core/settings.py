@@ -40,7 +40,7 @@ from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_mode
 from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .lore.settings import WorldInfoSettings
-from .messages import Msg, MsgText, joined_semi, message
+from .messages import Msg, MsgText, joined_semi, message, validation_reason
 from .paths import home
 
 log = logging.getLogger(__name__)
@@ -200,23 +200,13 @@ def settings_path() -> Path:
     return home() / SETTINGS_FILE
 
 
-def _error_reason(err: Any) -> Any:
-    """One pydantic complaint's reason: a validator's catalog message (pydantic's ``"Value error, …"`` kept in
-    Chinese, the reason alone in English), else pydantic's own (English) message."""
-    raised = (err.get("ctx") or {}).get("error")
-    if err.get("type") == "value_error" and isinstance(raised, BaseException) and raised.args \
-            and isinstance(raised.args[0], Msg):
-        return message("settings.value_error", error=raised.args[0])
-    return err.get("msg", "")
-
-
 def _describe_errors(exc: ValidationError) -> Msg:
     """Field locations and messages only: never the input values (a hand-edited file might hold a key). A catalog
     message: the complaints joined with the reader's semicolon (the Chinese text as before)."""
     parts: list[Any] = []
     for err in exc.errors(include_input=False, include_url=False)[:5]:
         loc = ".".join(str(x) for x in err.get("loc", ())) or message("settings.loc.top")
-        parts.append(message("settings.field_error", loc=loc, msg=_error_reason(err)))
+        parts.append(message("settings.field_error", loc=loc, msg=validation_reason(err)))
     more = len(exc.errors()) - len(parts)
     if more > 0:
         parts.append(message("settings.more", n=more))
