@@ -290,3 +290,24 @@ def test_a_damaged_settings_file_says_what_it_lost_in_both_languages(tmp_path, m
                          "http:// 或 https:// 开头）；providers.2: 名称重复 b。")
     assert en.startswith("The settings file settings.json has invalid content, ignored: providers.0 (base_url: The base "
                          "URL must start with http:// or https://); providers.2: the name b is used twice.")
+
+
+def test_liyuan_story_codex_add_says_which_field_is_wrong(capsys):
+    """``liyuan story codex add`` with a bad entry names the field and the reason (it used to print pydantic's
+    "For further information visit …" line), in the reader's language."""
+    from helpers import DEMO_CARD
+
+    from liyuan_desktop import cli
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm.replay import ReplayModel
+    from liyuan_desktop.core.paths import chat_dir
+
+    card = load_card(DEMO_CARD)
+    Chat.create(chat_dir(card.name, "book"), card, ReplayModel(actor=[]), mode="agent").close()
+    spec = f"{card.name}/book"
+    assert cli.main(["--lang", "en", "story", "codex", spec, "add", "  "]) == 2
+    assert capsys.readouterr().err.strip() == \
+        "liyuan: Bad codex entry: name: The name must be one line of text, not empty"
+    assert cli.main(["--lang", "zh", "story", "codex", spec, "add", "  "]) == 2
+    assert capsys.readouterr().err.strip() == "liyuan: 名录条目不对：name: Value error, 名字要是一行非空文字"

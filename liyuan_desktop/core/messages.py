@@ -1969,7 +1969,7 @@ CATALOG: dict[str, dict[str, str]] = {
                              "en": "A quoted passage was not found in this chapter: “{quote}”"},
     # what a damaged settings.json lost (core/settings.py _salvage, _describe_errors), inside settings.invalid
     "settings.loc.top": {"zh": "（顶层）", "en": "(top level)"},
-    "settings.field_error": {"zh": "{loc}: {msg}", "en": "{loc}: {msg}"},
+    "field.error": {"zh": "{loc}: {msg}", "en": "{loc}: {msg}"},
     # a validator's catalog message inside pydantic's complaint (validation_reason below): pydantic's prefix kept in
     # Chinese as it always read, the reason alone in English
     "pydantic.value_error": {"zh": "Value error, {error}", "en": "{error}"},

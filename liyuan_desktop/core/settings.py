@@ -206,7 +206,7 @@ def _describe_errors(exc: ValidationError) -> Msg:
     parts: list[Any] = []
     for err in exc.errors(include_input=False, include_url=False)[:5]:
         loc = ".".join(str(x) for x in err.get("loc", ())) or message("settings.loc.top")
-        parts.append(message("settings.field_error", loc=loc, msg=validation_reason(err)))
+        parts.append(message("field.error", loc=loc, msg=validation_reason(err)))
     more = len(exc.errors()) - len(parts)
     if more > 0:
         parts.append(message("settings.more", n=more))
