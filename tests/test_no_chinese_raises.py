@@ -311,3 +311,11 @@ def test_liyuan_story_codex_add_says_which_field_is_wrong(capsys):
         "liyuan: Bad codex entry: name: The name must be one line of text, not empty"
     assert cli.main(["--lang", "zh", "story", "codex", spec, "add", "  "]) == 2
     assert capsys.readouterr().err.strip() == "liyuan: 名录条目不对：name: Value error, 名字要是一行非空文字"
+
+
+def test_an_era_block_not_run_says_why_in_both_languages():
+    from liyuan_desktop.core.ledger.mvu.era import parse_era_blocks
+
+    [op] = parse_era_blocks("<VariableEdit>" + "x" * 300_000 + "</VariableEdit>")
+    assert op.op == "era_invalid"
+    assert _both(op.reason) == ("<VariableEdit> JSON 无法解析，没有执行", "<VariableEdit> its JSON cannot be parsed; not run")

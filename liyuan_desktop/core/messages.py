@@ -1992,6 +1992,10 @@ CATALOG: dict[str, dict[str, str]] = {
                              "the system keyring); environment variables still come first."},
     "secret.in_keyring": {"zh": "密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。",
                           "en": "Keys are kept in the system keyring ({name}), never in the settings file."},
+    # an ERA block that was not run (core/ledger/mvu/era.py parse_era_blocks; the scribe's warnings)
+    "mvu.era.too_big": {"zh": "<{tag}> 超过 {kb} KB，没有执行", "en": "<{tag}> is over {kb} KB; not run"},
+    "mvu.era.not_run": {"zh": "<{tag}> {problem}，没有执行", "en": "<{tag}> {problem}; not run"},
+    "mvu.era.bad_json": {"zh": "JSON 无法解析", "en": "its JSON cannot be parsed"},
     # -- end a32keys
 }
 
