@@ -1996,6 +1996,10 @@ CATALOG: dict[str, dict[str, str]] = {
     "mvu.era.too_big": {"zh": "<{tag}> 超过 {kb} KB，没有执行", "en": "<{tag}> is over {kb} KB; not run"},
     "mvu.era.not_run": {"zh": "<{tag}> {problem}，没有执行", "en": "<{tag}> {problem}; not run"},
     "mvu.era.bad_json": {"zh": "JSON 无法解析", "en": "its JSON cannot be parsed"},
+    # the scribe wrote one sentence for both time and location (core/ledger/state.py apply_patch), like led.warn.*
+    "led.warn.same_line": {"zh": "{key} 与 {other} 写成了同一句话已拒收（{value}）——time 写时间，location 写地点。",
+                           "en": "{key} and {other} were the same sentence and were refused ({value}): time holds the "
+                                 "time, location the place."},
     # -- end a32keys
 }
 
