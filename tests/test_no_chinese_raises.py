@@ -319,3 +319,17 @@ def test_an_era_block_not_run_says_why_in_both_languages():
     [op] = parse_era_blocks("<VariableEdit>" + "x" * 300_000 + "</VariableEdit>")
     assert op.op == "era_invalid"
     assert _both(op.reason) == ("<VariableEdit> JSON 无法解析，没有执行", "<VariableEdit> its JSON cannot be parsed; not run")
+
+
+def test_a_template_that_times_out_is_said_in_both_languages():
+    from liyuan_desktop.core.macros.ejs import TemplateEnv
+
+    env = TemplateEnv()
+    env.update()
+    assert env.render("<% while (true) {} %>") == ""
+    [note] = env.take_notices()
+    zh, en = _both(note)
+    assert zh == "模板「<% while (true) {} %>」：模板出错（超时（超过 1.0 秒）），这段没有发给模型"
+    assert en.startswith("Template “<% while (true) {} %>”: ") and "timed out after 1.0 s" in en
+    [r] = env.take_renders()
+    assert r.error == "超时（超过 1.0 秒）" and _both(r.error)[1] == "timed out after 1.0 s"

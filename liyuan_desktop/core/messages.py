@@ -2000,6 +2000,19 @@ CATALOG: dict[str, dict[str, str]] = {
     "led.warn.same_line": {"zh": "{key} 与 {other} 写成了同一句话已拒收（{value}）——time 写时间，location 写地点。",
                            "en": "{key} and {other} were the same sentence and were refused ({value}): time holds the "
                                  "time, location the place."},
+    # where a template is and why it failed (core/macros/ejs.py, core/chat/templates.py; ejs.failed, the inspector)
+    "tpl.where.card_system": {"zh": "卡作者的系统提示", "en": "the card's system prompt"},
+    "tpl.where.card_post_history": {"zh": "卡作者的补充要求", "en": "the card's post-history instructions"},
+    "tpl.where.preset": {"zh": "预设「{name}」", "en": "preset prompt “{name}”"},
+    "tpl.where.message": {"zh": "第 {n} 条消息", "en": "message {n}"},
+    "ejs.label": {"zh": "模板「{words}」", "en": "Template “{words}”"},
+    "ejs.no_engine": {"zh": "模板引擎无法启动（{error}）", "en": "the template engine cannot start ({error})"},
+    "ejs.unavailable": {"zh": "模板引擎不可用", "en": "the template engine is not available"},
+    "ejs.timeout": {"zh": "超时（超过 {seconds} 秒）", "en": "timed out after {seconds} s"},
+    "ejs.unfinished": {"zh": "模板没有执行完（等待的操作没有完成）",
+                       "en": "the template did not finish (something it waited for never completed)"},
+    "ejs.budget_spent": {"zh": "本拍模板用时已满（{seconds} 秒），没有执行",
+                         "en": "this beat's time for templates ({seconds} s) was used up; not run"},
     # -- end a32keys
 }
 
