@@ -333,3 +333,12 @@ def test_a_template_that_times_out_is_said_in_both_languages():
     assert en.startswith("Template “<% while (true) {} %>”: ") and "timed out after 1.0 s" in en
     [r] = env.take_renders()
     assert r.error == "超时（超过 1.0 秒）" and _both(r.error)[1] == "timed out after 1.0 s"
+
+
+def test_the_authors_note_summary_is_keyed():
+    from liyuan_desktop.core.prompt.authors_note import AuthorsNote
+
+    assert _both(AuthorsNote(text="雨", depth=4, role="system", position="chat", interval=1).summary()) == (
+        "作者注：对话中深度 4（system），每 1 条用户消息插入一次",
+        "Author's Note: in the chat at depth 4 (system), inserted every 1 user messages")
+    assert _both(AuthorsNote(text="").summary())[0] == "作者注：无"
