@@ -2013,6 +2013,10 @@ CATALOG: dict[str, dict[str, str]] = {
                        "en": "the template did not finish (something it waited for never completed)"},
     "ejs.budget_spent": {"zh": "本拍模板用时已满（{seconds} 秒），没有执行",
                          "en": "this beat's time for templates ({seconds} s) was used up; not run"},
+    # a card's panel declarations that were skipped (core/ledger/panels.py panels_from_card; not shown yet)
+    "panels.not_list": {"zh": "extensions.liyuan.panels 不是列表，已忽略", "en": "extensions.liyuan.panels is not a list; ignored"},
+    "panels.bad": {"zh": "第 {n} 个面板格式不对，已跳过：{error}", "en": "Panel {n} is malformed and was skipped: {error}"},
+    "panels.bad_id": {"zh": "第 {n} 个面板的 id 为空或重复（{id}），已跳过", "en": "Panel {n} has an empty or repeated id ({id}); skipped"},
     # -- end a32keys
 }
 
