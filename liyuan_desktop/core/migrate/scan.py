@@ -133,7 +133,8 @@ def _files(d: Path, pattern: str, plan: Optional[MigrationPlan] = None, root: Op
 def authors_note_line(note: Any) -> str:
     """A chat's Author's Note (an ``AuthorsNote``) in one line for the report: ``AuthorsNote.summary`` (a catalog
     message, ``migrate.an.*``), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」."""
-    return note.summary()
+    line: str = note.summary()
+    return line
 
 
 def too_big(item: PlanItem, what: str) -> bool:
