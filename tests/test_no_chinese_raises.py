@@ -342,3 +342,9 @@ def test_the_authors_note_summary_is_keyed():
         "作者注：对话中深度 4（system），每 1 条用户消息插入一次",
         "Author's Note: in the chat at depth 4 (system), inserted every 1 user messages")
     assert _both(AuthorsNote(text="").summary())[0] == "作者注：无"
+
+
+def test_a_long_list_joins_without_deep_nesting():
+    parts = [f"providers.{i}: x" for i in range(5000)]
+    m = joined_semi(parts)
+    assert m == "；".join(parts) and m.render("en") == "; ".join(parts)

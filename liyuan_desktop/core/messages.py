@@ -2101,12 +2101,10 @@ def joined_semi(parts: Sequence[Any]) -> Msg:
     """``parts`` joined with the reader's semicolon (「；」 in Chinese, "; " in English) as one message: its Chinese
     text is ``"；".join(str(p) for p in parts)`` byte for byte. Each part is shown like any parameter (a Msg, or an
     exception carrying one, rendered in the reader's language; other text as it is). ``""`` for no parts."""
-    if not parts:
-        return Msg("join.one", a="")
-    out = Msg("join.one", a=parts[0])
-    for part in parts[1:]:
-        out = Msg("join.semi", a=out, b=part)
-    return out
+    if len(parts) <= 1:
+        return Msg("join.one", a=parts[0] if parts else "")
+    half = len(parts) // 2  # a balanced tree: a long list nests log2(n) deep, never near the recursion limit
+    return Msg("join.semi", a=joined_semi(parts[:half]), b=joined_semi(parts[half:]))
 
 
 def validation_reason(err: Any) -> Any:
