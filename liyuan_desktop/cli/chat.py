@@ -589,7 +589,7 @@ async def _before_beats(r: _Run) -> Optional[int]:
             n = chat.authors_note()
             out(dumps({"authors_note": n.model_dump() if n.text.strip() else None}))
         else:
-            out(chat.authors_note().summary())
+            out(say(chat.authors_note().summary()))
         return 0
     if args.impersonate:
         from ..core.llm.types import ModelError

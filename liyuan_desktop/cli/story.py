@@ -268,7 +268,9 @@ def add_codex_arguments(sp: argparse.ArgumentParser) -> None:
 def run_codex(chat: Any, args: argparse.Namespace) -> int:
     """``liyuan story codex CHAT add|set|show|remove NAME …`` through the Chat facade. Exit 0, or 2 with one
     ``liyuan: …`` line (an unknown name, a name taken, a bad kind, a damaged 名录.json)."""
-    from ..core.messages import message
+    from pydantic import ValidationError
+
+    from ..core.messages import joined_semi, message, validation_reason
     from ..core.story.codex import CodexRecord, parse_kind, parse_relations
 
     if not args.name:
@@ -298,8 +300,10 @@ def run_codex(chat: Any, args: argparse.Namespace) -> int:
     if args.action == "add":
         try:
             rec = CodexRecord.model_validate({"name": args.name, **fields})
-        except ValueError as e:
-            raise ValueError(message("codex.bad_args", why=str(e).splitlines()[-1].strip())) from None
+        except ValidationError as e:  # each complaint "<field>: <reason>" (the reason in the reader's language)
+            raise ValueError(message("codex.bad_args", why=joined_semi([
+                message("field.error", loc=".".join(map(str, err["loc"])), msg=validation_reason(err))
+                for err in e.errors()]))) from None
         chat.codex_add(rec)
     else:
         if args.rename:

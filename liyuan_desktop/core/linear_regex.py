@@ -39,19 +39,21 @@ _DIGIT = r"\p{Nd}"
 _SPACE = r"\t\n\x0b\x0c\r\x1c-\x1f \x{85}\p{Z}"
 _UNICODE_SETS = {"w": _WORD, "d": _DIGIT, "s": _SPACE}
 
-#: Python constructs RE2 cannot run, with the words the model is told (checked before compiling).
+#: Python constructs RE2 cannot run, with the catalog key of the words the reader is told (checked before compiling;
+#: ``regex.what.*`` in core/messages.py).
 _PYTHON_ONLY = [
-    (re.compile(r"\(\?[=!]"), "前向查找 (?=…) / (?!…)"),
-    (re.compile(r"\(\?<[=!]"), "后向查找 (?<=…) / (?<!…)"),
-    (re.compile(r"\(\?P=|\\[1-9]|\\g<"), "反向引用 \\1 / (?P=name)"),
-    (re.compile(r"\(\?\("), "条件分组 (?(1)…)"),
-    (re.compile(r"\(\?>|[*+?}]\+"), "原子分组 (?>…) / 占有量词 *+"),
+    (re.compile(r"\(\?[=!]"), "regex.what.lookahead"),
+    (re.compile(r"\(\?<[=!]"), "regex.what.lookbehind"),
+    (re.compile(r"\(\?P=|\\[1-9]|\\g<"), "regex.what.backref"),
+    (re.compile(r"\(\?\("), "regex.what.conditional"),
+    (re.compile(r"\(\?>|[*+?}]\+"), "regex.what.atomic"),
 ]
 
 
 class LinearRegexRefused(ValueError):
     """A pattern the linear-time engine cannot run (backreference, lookaround, a repeat over 1000, too big).
-    ``str(exc)`` says which construct, in Chinese with the RE2 message."""
+    Its first argument is a catalog message (``regex.*``): ``str(exc)`` says which construct in Chinese with the RE2
+    message, :func:`~.messages.render` in the reader's language."""
 
 
 def _options() -> Any:
@@ -68,7 +70,7 @@ def compile_re2(pattern: str) -> Any:
         return re2.compile(pattern, _options())
     except re2.error as exc:
         detail = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise LinearRegexRefused(f"线性时间正则引擎（RE2）不支持：{detail}") from None
+        raise LinearRegexRefused(message("regex.re2_refused", detail=detail)) from None
 
 
 def _to_re2(pattern: str) -> str:
@@ -129,9 +131,9 @@ def compile_python_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
         return compile_re2("(?i)" + body if ignore_case else body)
     except LinearRegexRefused as exc:
         bare = pattern.replace("\\\\", "")
-        for probe, what in _PYTHON_ONLY:  # name the construct in words the model knows
+        for probe, what in _PYTHON_ONLY:  # name the construct in words the reader knows
             if probe.search(bare):
-                raise LinearRegexRefused(f"正则里用了{what}，这类写法可能让搜索卡死，不支持（{exc}）") from None
+                raise LinearRegexRefused(message("regex.python_only", what=message(what), error=exc)) from None
         raise
 
 

@@ -30,16 +30,16 @@ matcher (``translate``/``find_message``, which turned a Chinese sentence back in
 for such old lines: they are few (session files store keys since issue 32, the index cache was bumped so its
 warnings are rebuilt by key), showing them as they were written is truthful, and a matcher kept "only for old files"
 would stay one call away from every live path. ``tests/test_no_reverse_matching.py`` holds this: no module calls a
-matcher, and broken cards, books, presets, chats and a SillyTavern folder all render in English by key. The entry
-fields ``"nest"`` and ``"strict"`` were hints for that matcher and are no longer read; ``"match": "no"`` is still
-read by the window's own live language switch (``ui/window/retranslate.py``).
+matcher, and broken cards, books, presets, chats and a SillyTavern folder all render in English by key (the
+matcher's hints ``"nest"``/``"strict"`` and its pattern builder ``template_pattern`` are gone with it; ``"match":
+"no"`` on an entry is a remark for readers, no code reads it). ``tests/test_no_chinese_raises.py`` holds the raising
+side: no ``raise`` in core or the CLI passes a Chinese literal unless it is a model-facing refusal that also
+passes its English (``en=``).
 """
 
 from __future__ import annotations
 
-import re
-import string
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Sequence
 
 LANGUAGES = ("zh", "en")
 
@@ -123,7 +123,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "tool.matches": {"zh": "匹配：{m}", "en": "matched: {m}"},
     "tool.stopped": {"zh": "用户停止了这一拍", "en": "the user stopped this beat"},
     "tool.answer": {"zh": "答：{answer}", "en": "answer: {answer}"},
-    "tool.lore": {"zh": "查「{query}」→ {hits}", "en": "looked up “{query}” → {hits}", "nest": "hits"},
+    "tool.lore": {"zh": "查「{query}」→ {hits}", "en": "looked up “{query}” → {hits}"},
     "tool.lore.none": {"zh": "无命中", "en": "no hits"},
     "tool.review": {"zh": "审稿 {path}：{n} 条", "en": "review of {path}: {n} findings"},
     "tool.outline": {"zh": "大纲 {chapter}", "en": "outline {chapter}"},
@@ -145,7 +145,7 @@ CATALOG: dict[str, dict[str, str]] = {
                         "en": "The reply hit the output limit and was cut; this beat is not sealed: Continue, or Seal as is."},
     "beat.cut_repeat": {"zh": "回复开始重复自己（{what}），已提前停下；重复的部分没有收进稿子，本拍尚未收笔：可以「继续」，或「按现稿收笔」。",
                         "en": "The reply started repeating itself ({what}) and was stopped early; the repeats were not "
-                              "kept and this beat is not sealed: Continue, or Seal as is.", "nest": "what"},
+                              "kept and this beat is not sealed: Continue, or Seal as is."},
     "beat.repeat.paragraph": {"zh": "同一段出现了 3 次", "en": "the same paragraph 3 times"},
     "beat.repeat.sentence": {"zh": "同一句出现了 3 次", "en": "the same sentence 3 times"},
     "beat.repeat.periodic": {"zh": "末尾在循环", "en": "the end loops"},
@@ -236,7 +236,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "cli.context_hit": {"zh": "，本拍缓存命中 {hit}", "en": ", cache hit this beat {hit}"},
     "cli.header": {"zh": "梨园 {version} · {card} · 对话「{chat}」", "en": "Liyuan {version} · {card} · chat “{chat}”"},
     "cli.saved_in": {"zh": "  （存于 {dir}）", "en": "  (saved in {dir})"},
-    "cli.model": {"zh": "模型：{name}", "en": "Model: {name}", "nest": "name"},
+    "cli.model": {"zh": "模型：{name}", "en": "Model: {name}"},
     "llm.replay_name": {"zh": "回放模型（离线演示，不连网）", "en": "replay model (offline demo, no network)"},
     "llm.replay_named": {"zh": "回放模型（离线演示，不连网）: {label}", "en": "replay model (offline demo, no network): {label}"},
     # which version of a message a search hit is, and the count (core/chat/search.py; 搜索所有对话, liyuan search)
@@ -283,24 +283,22 @@ CATALOG: dict[str, dict[str, str]] = {
     # -- errors about the user's files (card, world book, preset, SillyTavern chat, migration). The engine raises
     # the Chinese text as before, carried by these keys (module doc). -------------------------------------------
     # "<file>：<sentence>" (core/cards/_common.py fail(): the file name and the sentence as a nested Msg)
-    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}", "nest": "label msg"},
+    "labelled": {"zh": "{label}：{msg}", "en": "{label}: {msg}"},
     # cards (core/cards/__init__.py, png.py, charx.py, _common.py)
     "cardfile.label": {"zh": "角色卡", "en": "Card"},
     "cardfile.where.png": {"zh": "PNG 里的 {kw} 块（{type}）", "en": "the PNG's {kw} chunk ({type}): "},
     "cardfile.where.charx": {"zh": "CHARX 里的 card.json ", "en": "card.json in the CHARX: "},
     "cardfile.too_big_in": {"zh": "{where}内容有 {mib} MiB，超过角色卡的上限 {max} MiB，不像角色卡",
-                            "en": "{where}the content is {mib} MiB, over the card limit of {max} MiB; not a card",
-                            "strict": "where", "nest": "where"},
+                            "en": "{where}the content is {mib} MiB, over the card limit of {max} MiB; not a card"},
     "cardfile.not_utf8": {"zh": "{where}不是有效的 UTF-8 文本（第 {pos} 字节处），不是可读的 JSON 角色卡",
-                          "en": "{where}not valid UTF-8 text (at byte {pos}); not a readable JSON card", "strict": "where", "nest": "where"},
-    "cardfile.empty_in": {"zh": "{where}内容是空的，没有角色卡数据", "en": "{where}empty; there is no card data", "strict": "where", "nest": "where"},
+                          "en": "{where}not valid UTF-8 text (at byte {pos}); not a readable JSON card"},
+    "cardfile.empty_in": {"zh": "{where}内容是空的，没有角色卡数据", "en": "{where}empty; there is no card data"},
     "cardfile.chat_jsonl": {"zh": "这是聊天记录（.jsonl），不是角色卡", "en": "This is a chat log (.jsonl), not a card"},
     "cardfile.bad_json": {"zh": "{where}不是有效的 JSON（第 {line} 行第 {col} 列：{why}）",
-                          "en": "{where}not valid JSON (line {line}, column {col}: {why})", "strict": "where", "nest": "where why"},
-    "cardfile.too_deep": {"zh": "{where}JSON 嵌套太深，无法读取", "en": "{where}the JSON is nested too deeply to read",
-                          "strict": "where", "nest": "where"},
+                          "en": "{where}not valid JSON (line {line}, column {col}: {why})"},
+    "cardfile.too_deep": {"zh": "{where}JSON 嵌套太深，无法读取", "en": "{where}the JSON is nested too deeply to read"},
     "cardfile.bad_value": {"zh": "{where}JSON 里有无法读取的值（{why}）",
-                           "en": "{where}the JSON has a value that cannot be read ({why})", "strict": "where", "nest": "where why"},
+                           "en": "{where}the JSON has a value that cannot be read ({why})"},
     "cardfile.digits": {"zh": "数字的位数太多", "en": "a number with too many digits"},
     # Python's JSON error messages in words (core/cards/_common.py _JSON_MSGS)
     "json.expecting_value": {"zh": "这里缺少值", "en": "a value is missing here"},
@@ -335,7 +333,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "cardfile.foreign_image": {"zh": "这是 {kind} 图片，不是 PNG 角色卡（角色卡只能是 PNG、JSON 或 CHARX）",
                                "en": "This is an image ({kind}), not a PNG card (cards are PNG, JSON or CHARX files)"},
     "cardfile.foreign": {"zh": "这是 {kind}，不是角色卡（角色卡只能是 PNG、JSON 或 CHARX）",
-                         "en": "This is {kind}, not a card (cards are PNG, JSON or CHARX files)", "nest": "kind"},
+                         "en": "This is {kind}, not a card (cards are PNG, JSON or CHARX files)"},
     "filekind.video": {"zh": "MP4/MOV 视频文件", "en": "an MP4/MOV video"},
     "filekind.pdf": {"zh": "PDF 文件", "en": "a PDF file"},
     "filekind.gzip": {"zh": "gzip 压缩包", "en": "a gzip archive"},
@@ -365,7 +363,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "charx.big_directory": {"zh": "CHARX 的 zip 目录有 {mib} MiB，文件数异常，已拒绝",
                             "en": "The CHARX's zip directory is {mib} MiB (an abnormal number of files); refused"},
     "charx.member_big": {"zh": "CHARX 里的 {name} 解压后超过 {mib} MiB，已拒绝", "en": "{name} in the CHARX is over {mib} MiB unpacked; refused"},
-    "charx.invalid": {"zh": "不是有效的 CHARX（zip）文件：{why}", "en": "Not a valid CHARX (zip) file: {why}", "nest": "why"},
+    "charx.invalid": {"zh": "不是有效的 CHARX（zip）文件：{why}", "en": "Not a valid CHARX (zip) file: {why}"},
     "charx.unsafe": {"zh": "CHARX 里有不安全的路径「{name}」（绝对路径或 ..），已拒绝",
                      "en": "The CHARX has an unsafe path “{name}” (absolute or ..); refused"},
     "charx.ratio": {"zh": "CHARX 里的 {name} 压缩比异常（{a} → {b} 字节），疑似压缩炸弹，已拒绝",
@@ -376,7 +374,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "charx.encrypted": {"zh": "CHARX 里的 card.json 被加密了，无法读取", "en": "card.json in the CHARX is encrypted and cannot be read"},
     "charx.card_big": {"zh": "CHARX 里的 card.json 有 {mib} MiB，超过角色卡的上限 {max} MiB",
                        "en": "card.json in the CHARX is {mib} MiB, over the card limit of {max} MiB"},
-    "charx.card_damaged": {"zh": "CHARX 里的 card.json 已损坏（{why}）", "en": "card.json in the CHARX is damaged ({why})", "nest": "why"},
+    "charx.card_damaged": {"zh": "CHARX 里的 card.json 已损坏（{why}）", "en": "card.json in the CHARX is damaged ({why})"},
     "zip.why.zlib": {"zh": "压缩数据损坏", "en": "damaged compressed data"},
     "zip.why.crc": {"zh": "校验和（CRC）不对", "en": "wrong checksum (CRC)"},
     "zip.why.method": {"zh": "用了不支持的压缩方式", "en": "an unsupported compression method"},
@@ -408,9 +406,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "png.short": {"zh": "PNG 里的 {kw} 块（{type}）格式不对（太短）", "en": "The PNG's {kw} chunk ({type}) is malformed (too short)"},
     "png.no_lang": {"zh": "PNG 里的 {kw} 块（{type}）格式不对（缺少语言标记）",
                     "en": "The PNG's {kw} chunk ({type}) is malformed (no language tag)"},
-    "png.base64_ascii": {"zh": "{where}不是有效的 base64（含非 ASCII 字符）", "en": "{where}not valid base64 (non-ASCII characters)",
-                         "strict": "where", "nest": "where"},
-    "png.base64": {"zh": "{where}不是有效的 base64", "en": "{where}not valid base64", "strict": "where", "nest": "where"},
+    "png.base64_ascii": {"zh": "{where}不是有效的 base64（含非 ASCII 字符）", "en": "{where}not valid base64 (non-ASCII characters)"},
+    "png.base64": {"zh": "{where}不是有效的 base64", "en": "{where}not valid base64"},
     "png.card_chunk_big": {"zh": "PNG 里的 {kw} 块（{type}）有 {mib} MiB，超过角色卡的上限 {max} MiB",
                            "en": "The PNG's {kw} chunk ({type}) is {mib} MiB, over the card limit of {max} MiB"},
     "png.crc": {"zh": "PNG 里的 {kw} 块（{type}）校验和（CRC）不对，文件已损坏",
@@ -448,7 +445,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "presetfile.png": {"zh": "{name}：这是 PNG 图片（多半是角色卡），不是预设", "en": "{name}: this is a PNG image (probably a card), not a preset"},
     "presetfile.not_utf8": {"zh": "{name}：不是 UTF-8 文本，不是预设", "en": "{name}: not UTF-8 text; not a preset"},
     "presetfile.bad_json": {"zh": "{name}：不是有效的 JSON{hint}（第 {line} 行：{error}）",
-                            "en": "{name}: not valid JSON{hint} (line {line}: {error})", "nest": "hint"},
+                            "en": "{name}: not valid JSON{hint} (line {line}: {error})"},
     "presetfile.jsonl_hint": {"zh": "（看起来是 .jsonl 聊天记录）", "en": " (it looks like a .jsonl chat log)"},
     "presetfile.missing": {"zh": "预设库里没有「{name}」", "en": "The preset library has no “{name}”"},
     # SillyTavern chat files (core/cards/st_chat.py, core/chat/st_import.py)
@@ -527,12 +524,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "cardwarn.asset_encrypted": {"zh": "资源 {uri} 被加密，没有载入", "en": "Asset {uri} is encrypted; not loaded"},
     "cardwarn.asset_big": {"zh": "资源 {uri} 太大，没有载入", "en": "Asset {uri} is too big; not loaded"},
     "cardwarn.asset_unreadable_big": {"zh": "资源 {uri} 读不出来（太大），没有载入", "en": "Asset {uri} cannot be read (too big); not loaded"},
-    "cardwarn.asset_unreadable": {"zh": "资源 {uri} 读不出来（{why}），没有载入", "en": "Asset {uri} cannot be read ({why}); not loaded",
-                                  "nest": "why"},
+    "cardwarn.asset_unreadable": {"zh": "资源 {uri} 读不出来（{why}），没有载入", "en": "Asset {uri} cannot be read ({why}); not loaded"},
     "cardwarn.no_iend": {"zh": "PNG 缺少 IEND 结束块，文件可能不完整（角色卡数据已读出）",
                          "en": "The PNG has no IEND chunk and may be incomplete (the card data was read)"},
     "cardwarn.ccv3_fallback": {"zh": "ccv3 块读不出来（{why}），已改用 chara 块",
-                               "en": "The ccv3 chunk cannot be read ({why}); the chara chunk is used instead", "nest": "why"},
+                               "en": "The ccv3 chunk cannot be read ({why}); the chara chunk is used instead"},
     "cardwarn.asset_not_in_png": {"zh": "资源 {uri} 在 PNG 里找不到", "en": "Asset {uri} is not in the PNG"},
     "cardwarn.asset_crc": {"zh": "资源 {uri} 的块已损坏（CRC 不对），没有载入", "en": "The chunk of asset {uri} is damaged (wrong CRC); not loaded"},
     "cardwarn.asset_base64": {"zh": "资源 {uri} 的 base64 无效，没有载入", "en": "Asset {uri} has invalid base64; not loaded"},
@@ -552,7 +548,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "presetwarn.sampler": {"zh": "采样参数 {key} 的值 {value} 不是数字，已忽略", "en": "The sampler setting {key} = {value} is not a number; ignored"},
     "presetwarn.prompt_not_object": {"zh": "prompts 第 {i} 项不是对象，已跳过", "en": "Item {i} of prompts is not an object; skipped"},
     "presetwarn.no_identifier": {"zh": "prompts 第 {i} 项（{name}）没有 identifier，记作 {ident}",
-                                 "en": "Item {i} of prompts ({name}) has no identifier; recorded as {ident}", "nest": "name"},
+                                 "en": "Item {i} of prompts ({name}) has no identifier; recorded as {ident}"},
     "presetwarn.unnamed": {"zh": "无名", "en": "unnamed"},
     "presetwarn.dup_identifier": {"zh": "identifier 重复：{ident}（第 {i} 项），按 SillyTavern 只用第一个",
                                   "en": "Repeated identifier: {ident} (item {i}); only the first is used, as in SillyTavern"},
@@ -577,16 +573,16 @@ CATALOG: dict[str, dict[str, str]] = {
     "bookwarn.key_not_object": {"zh": "世界书条目 {k} 不是对象，已跳过", "en": "World-book entry {k} is not an object; skipped"},
     # personas (core/cards/personas.py)
     "persona.cannot_read": {"zh": "无法读取 {path}：{error}", "en": "Cannot read {path}: {error}"},
-    "persona.bad_json": {"zh": "{name}：不是有效的 JSON（{error}）", "en": "{name}: not valid JSON ({error})", "nest": "name"},
-    "persona.not_object": {"zh": "{name}：不是 JSON 对象，不是 SillyTavern 的人设导出", "en": "{name}: not a JSON object; not a SillyTavern persona export", "nest": "name"},
+    "persona.bad_json": {"zh": "{name}：不是有效的 JSON（{error}）", "en": "{name}: not valid JSON ({error})"},
+    "persona.not_object": {"zh": "{name}：不是 JSON 对象，不是 SillyTavern 的人设导出", "en": "{name}: not a JSON object; not a SillyTavern persona export"},
     "persona.none_inside": {"zh": "{name}：里面没有 personas（SillyTavern 的设置导出或人设备份才有），无法导入人设",
                             "en": "{name}: no personas inside (only SillyTavern's settings export or persona backup has them); "
-                                  "nothing to import", "nest": "name"},
+                                  "nothing to import"},
     "persona.no_such": {"zh": "没有这个人设：{id}", "en": "No such persona: {id}"},
     "persona.position": {"zh": "人设「{name}」的位置 {pos} 不认识，按「写进提示词」处理",
                          "en": "Persona “{name}”: unknown position {pos}; treated as “in the prompt”"},
     "persona.fields": {"zh": "人设「{name}」字段不对，已跳过（{msg}）", "en": "Persona “{name}” has wrong fields; skipped ({msg})"},
-    "persona.empty": {"zh": "{name}：personas 是空的，没有导入任何人设", "en": "{name}: personas is empty; no persona imported", "nest": "name"},
+    "persona.empty": {"zh": "{name}：personas 是空的，没有导入任何人设", "en": "{name}: personas is empty; no persona imported"},
     "persona.file": {"zh": "人设文件", "en": "Persona file"},
     # world-info settings given by name (core/lore/settings.py: --wi, a SillyTavern settings.json)
     "wiset.unknown": {"zh": "没有叫「{key}」的世界书设置；可用的名字：{names}",
@@ -658,7 +654,7 @@ CATALOG: dict[str, dict[str, str]] = {
                                 "en": "The avatar must be a PNG image (this is {kind}); choose a JPEG or WebP in the "
                                       "window, which converts it to PNG"},
     "cardedit.avatar_broken": {"zh": "头像图片是损坏的 PNG", "en": "The avatar image is a damaged PNG"},
-    "cardedit.cannot_save": {"zh": "没有保存：「{key}」{msg}", "en": "Not saved: “{key}”: {msg}", "nest": "msg"},
+    "cardedit.cannot_save": {"zh": "没有保存：「{key}」{msg}", "en": "Not saved: “{key}”: {msg}"},
     "cardedit.card_big": {"zh": "角色卡会有 {mib} MiB，超过上限 {max} MiB，没有保存",
                           "en": "The card would be {mib} MiB, over the limit of {max} MiB; not saved"},
     "cardedit.no_version": {"zh": "这张卡没有版本「{id}」", "en": "The card has no version “{id}”"},
@@ -780,11 +776,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "qr.cli.script": {"zh": "（STscript，不运行）", "en": " (STscript, not run)"},
     # regex keys of a world book that are never matched (core/lore/keys.py Refused; Lorebook.warnings)
     "lorekey.unsafe": {"zh": "正则关键词 {key} 无法安全运行：{why}（JavaScript 引擎不可用）",
-                       "en": "The regex key {key} cannot be run safely: {why} (the JavaScript engine is not available)",
-                       "nest": "why"},
+                       "en": "The regex key {key} cannot be run safely: {why} (the JavaScript engine is not available)"},
     "lorekey.unusable": {"zh": "正则关键词 {key} 无法使用：{why}（JavaScript 引擎不可用）",
-                         "en": "The regex key {key} cannot be used: {why} (the JavaScript engine is not available)",
-                         "nest": "why"},
+                         "en": "The regex key {key} cannot be used: {why} (the JavaScript engine is not available)"},
     # what reading a SillyTavern settings.json took over (core/lore/settings.py from_st_settings)
     "wiset.st_not_int": {"zh": "{name} = {raw} 不是整数，保留 {kept}", "en": "{name} = {raw} is not an integer; kept {kept}"},
     "wiset.st_old_budget": {"zh": "{name} = {value} 大于 100（旧版的写法），按 SillyTavern 改为 25",
@@ -1759,7 +1753,7 @@ CATALOG: dict[str, dict[str, str]] = {
     # a30loop (issue 30): a small local model's looping reply sealed with the prose before the loop (core/beat/loop.py)
     "beat.cut_repeat_sealed": {"zh": "回复开始重复自己（{what}），已提前停下：重复的尾巴已剪掉，前面的正文已收笔。",
                                "en": "The reply started repeating itself ({what}) and was stopped: the repeated tail "
-                                     "was cut and the prose before it sealed.", "nest": "what"},
+                                     "was cut and the prose before it sealed."},
     # -- a32plain: engine texts that used to be raised as plain Chinese and found again by their wording (issue 32)
     "cardfile.label.image": {"zh": "图片", "en": "Image"},
     "cardfile.label.export_image": {"zh": "导出用的图片", "en": "The image for the export"},
@@ -1883,6 +1877,151 @@ CATALOG: dict[str, dict[str, str]] = {
     # roster_in_words; Chinese readers see format_roster's text, these zh texts are its shapes)
     "led.places": {"zh": "地点：{v}", "en": "Places: {v}"},
     "led.first_seen": {"zh": "{names}（{t}）", "en": "{names} — first seen {t}"},
+    # a32keys (issue 32): the last errors raised as plain Chinese, and notes that reached the reader as plain Chinese
+    # a field that must not be blank (core/llm/providers.py, profiles.py validators: the provider form, the CLI)
+    "field.required": {"zh": "不能为空", "en": "Required"},
+    "provider.bad_base_url": {"zh": "base_url 必须以 http:// 或 https:// 开头",
+                              "en": "The base URL must start with http:// or https://"},
+    # the keyring refused a key (core/secrets.py keyring_set)
+    "secret.keyring_refused": {"zh": "无法把 {name} 的 API key 存进系统钥匙串（{error}）：可以改用环境变量提供密钥。",
+                               "en": "Could not store the API key of {name} in the system keyring ({error}): provide "
+                                     "the key in an environment variable instead."},
+    # an InitVar / JSONPatch body that does not parse (core/ledger/mvu/initvar.py parse_data)
+    "mvu.parse.empty": {"zh": "空内容", "en": "the body is empty"},
+    "mvu.parse.failed": {"zh": "无法解析", "en": "it cannot be parsed"},
+    # the MVU variable tree could not be read when the chat opened (core/chat/context.py)
+    "mvu.initvar_failed": {"zh": "[MVU] 读取初始变量失败：{error}",
+                           "en": "[MVU] Reading the initial variables failed: {error}. The scribe keeps no variables "
+                                 "in this chat until the card's [InitVar] entry is fixed."},
+    # a pattern the linear-time engine refuses (core/linear_regex.py; search, the find bar, the model's grep)
+    "regex.re2_refused": {"zh": "线性时间正则引擎（RE2）不支持：{detail}",
+                          "en": "The linear-time regex engine (RE2) cannot run this: {detail}"},
+    "regex.python_only": {"zh": "正则里用了{what}，这类写法可能让搜索卡死，不支持（{error}）",
+                          "en": "The pattern uses {what}, which can make a search hang; rewrite it without it "
+                                "({error})"},
+    "regex.what.lookahead": {"zh": "前向查找 (?=…) / (?!…)", "en": "lookahead (?=…) / (?!…)"},
+    "regex.what.lookbehind": {"zh": "后向查找 (?<=…) / (?<!…)", "en": "lookbehind (?<=…) / (?<!…)"},
+    "regex.what.backref": {"zh": "反向引用 \\1 / (?P=name)", "en": "a backreference \\1 / (?P=name)"},
+    "regex.what.conditional": {"zh": "条件分组 (?(1)…)", "en": "a conditional group (?(1)…)"},
+    "regex.what.atomic": {"zh": "原子分组 (?>…) / 占有量词 *+", "en": "an atomic group (?>…) / a possessive quantifier *+"},
+    # Chat.edit_summary with an empty text (core/memory/compaction.py)
+    "summary.empty": {"zh": "摘要不能为空", "en": "The summary is empty: write the summary text"},
+    # the calls behind a reply asked for where there were none (core/prompt/inspect.py; the inspector, liyuan inspect)
+    "calls.reply_none": {"zh": "这条回复没有模型调用记录（导入的或开场）",
+                         "en": "This reply has no record of model calls (it was imported, or it is the greeting)"},
+    "calls.none": {"zh": "这一项没有模型调用记录", "en": "This item has no record of model calls"},
+    # undo with nothing to undo (core/session/branches.py undo_target)
+    "undo.nothing": {"zh": "没有可以撤销的一拍", "en": "There is no beat to undo"},
+    # a codex entry's name (core/story/codex.py)
+    "codex.bad_name": {"zh": "名字要是一行非空文字", "en": "The name must be one line of text, not empty"},
+    # the outline binder's refusals (core/story/outline_tree.py, core/chat/writing_room.py)
+    "outline.none": {"zh": "这一局还没有大纲（大纲.md）。", "en": "This story has no outline yet: write one in the Outline tab first."},
+    "outline.no_volume": {"zh": "大纲里没有卷「{ref}」。", "en": "The outline has no volume “{ref}”."},
+    "outline.no_volume_n": {"zh": "大纲里没有第 {n} 卷（共 {total} 卷）。",
+                            "en": "The outline has no volume {n} (it has {total})."},
+    "outline.what.title": {"zh": "标题", "en": "The title"},
+    "outline.what.beat": {"zh": "情节点", "en": "The plot point"},
+    "outline.blank": {"zh": "{what}不能是空的。", "en": "{what} cannot be empty."},
+    "outline.one_line": {"zh": "{what}只能是一行。", "en": "{what} must be a single line."},
+    "outline.too_long": {"zh": "{what}最多 {max} 个字符。", "en": "{what} can have at most {max} characters."},
+    "outline.negative_position": {"zh": "位置不能是负数。", "en": "The position cannot be negative."},
+    "outline.bad_status": {"zh": "状态只能是 {statuses}，不是「{status}」。",
+                           "en": "The status must be one of {statuses}, not “{status}”."},
+    "outline.negative_target": {"zh": "目标字数不能是负数。", "en": "The target length cannot be negative."},
+    "outline.no_beat": {"zh": "「{chapter}」没有第 {n} 个情节点（共 {total} 个）。",
+                        "en": "“{chapter}” has no plot point {n} (it has {total})."},
+    "outline.unnamed_volume": {"zh": "未分卷的章节没有卷标题，不能整卷移动；先给它起个卷名。",
+                               "en": "The chapters outside any volume have no volume heading, so they cannot move as "
+                                     "a volume; give them a volume name first."},
+    # the scribe could not read the chapter a turn changed (core/chat/turn.py _chapter_for_scribe)
+    "scribe.chapter_unread": {"zh": "场记没有读到章节 {file}：{error}",
+                              "en": "The scribe could not read the chapter {file} and skipped it: {error}"},
+    # a text the engine has in both languages already (a model-facing refusal's ``message`` and ``en``; ``:.0``
+    # prints nothing, so each language shows its own text)
+    "text.both": {"zh": "{zh}{en:.0}", "en": "{en}{zh:.0}"},
+    # a macro that changes between chats or beats, met in the system prompt (core/prompt/presets/prompter.py)
+    "preset.macro.random": {"zh": "{where}：{{{{{name}}}}} 在系统提示里每个对话只抽一次（固定）",
+                            "en": "{where}: {{{{{name}}}}} in the system prompt is drawn once per chat (fixed)"},
+    "preset.macro.chat_ref": {"zh": "{where}：{{{{{name}}}}} 随对话变化，系统提示里展开为空（要逐字节稳定）",
+                              "en": "{where}: {{{{{name}}}}} changes with the chat, so it is empty in the system prompt "
+                                    "(which must stay byte-stable); move it to a prompt sent in the chat"},
+    "preset.macro.time": {"zh": "{where}：{{{{{name}}}}} 是时间宏，系统提示里按对话开始的时间展开一次（固定）",
+                          "en": "{where}: {{{{{name}}}}} is a time macro; in the system prompt it shows the time the "
+                                "chat began (fixed)"},
+    "preset.where.prompt": {"zh": "提示词", "en": "a prompt"},
+    "preset.where.persona": {"zh": "用户的角色", "en": "the user's persona"},
+    # the prompt manager's note on a prompt that is not sent (core/prompt/presets/manager.py)
+    "prompts.note.unlisted": {"zh": "不在当前使用的顺序表里", "en": "Not in the prompt order in use"},
+    "prompts.note.duplicate": {"zh": "顺序表里重复出现，只用第一次",
+                               "en": "Listed more than once in the order: only the first is used"},
+    # a list of problems joined with the reader's semicolon (joined_semi below)
+    "join.one": {"zh": "{a}", "en": "{a}"},
+    "join.semi": {"zh": "{a}；{b}", "en": "{a}; {b}"},
+    # a list cut after its first items (core/migrate/apply.py: a group's import notes)
+    "join.more": {"zh": "{a}……", "en": "{a}…"},
+    # beat lines without a key before (core/beat/loop.py, core/chat/facade.py seal_as_is)
+    "beat.no_prose": {"zh": "模型没有写任何正文就结束了", "en": "The model ended without writing any prose: regenerate, or "
+                                                     "continue the beat"},
+    "beat.sealed_as_is": {"zh": "按现稿收笔", "en": "Sealed as is"},
+    # the review model's answer needed repair or had unusable items (core/chat/review.py; liyuan story review)
+    "review.repaired": {"zh": "审稿输出不是严格的 JSON，已自动修复后使用",
+                        "en": "The review was not strict JSON; it was repaired and used"},
+    "review.no_findings": {"zh": "审稿输出里没有 findings 列表", "en": "The review has no findings list; run it again"},
+    "review.item_incomplete": {"zh": "审稿输出里有一条缺 kind 或 note，已略过",
+                               "en": "A finding without kind or note was skipped"},
+    "review.quote_missing": {"zh": "审稿引文在本章里没找到：「{quote}」",
+                             "en": "A quoted passage was not found in this chapter: “{quote}”"},
+    # what a damaged settings.json lost (core/settings.py _salvage, _describe_errors), inside settings.invalid
+    "settings.loc.top": {"zh": "（顶层）", "en": "(top level)"},
+    "field.error": {"zh": "{loc}: {msg}", "en": "{loc}: {msg}"},
+    # a validator's catalog message inside pydantic's complaint (validation_reason below): pydantic's prefix kept in
+    # Chinese as it always read, the reason alone in English
+    "pydantic.value_error": {"zh": "Value error, {error}", "en": "{error}"},
+    "settings.more": {"zh": "……另有 {n} 处", "en": "… {n} more"},
+    "settings.providers_not_list": {"zh": "providers: 不是列表", "en": "providers: not a list"},
+    "settings.provider_dropped": {"zh": "providers.{i}（{what}）", "en": "providers.{i} ({what})"},
+    "settings.provider_dup": {"zh": "providers.{i}: 名称重复 {name}", "en": "providers.{i}: the name {name} is used twice"},
+    # the actions a running beat refuses that had no key (core/chat/facade.py Chat._idle; chat.busy's {what})
+    "act.删除消息": {"zh": "删除消息", "en": "delete a message"},
+    "act.隐藏消息": {"zh": "隐藏消息", "en": "hide a message"},
+    "act.切换演出方式": {"zh": "切换演出方式", "en": "switch between tool play and prose-only play"},
+    "act.修改伏笔": {"zh": "修改伏笔", "en": "change a plot thread"},
+    # a beat whose save failed finishes once the ledger is caught up (core/chat/pipeline.py after_turn late_message)
+    "beat.ledger_late": {"zh": "补记账", "en": "Ledger updated"},
+    # where API keys are kept (core/secrets.py storage_status; the settings dialog's key status tooltip)
+    "secret.keyring_unusable": {"zh": "无法使用系统钥匙串（{error}）", "en": "The system keyring cannot be used ({error})"},
+    "secret.keyring_none": {"zh": "本机没有可用的系统钥匙串", "en": "This computer has no usable system keyring"},
+    "secret.in_file": {"zh": "{why}：密钥保存在本机文件 {where} 里（只有你的账户能读，不在系统钥匙串中）；环境变量仍然优先。",
+                       "en": "{why}: keys are kept in the local file {where} (readable by your account only, not in "
+                             "the system keyring); environment variables still come first."},
+    "secret.in_keyring": {"zh": "密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。",
+                          "en": "Keys are kept in the system keyring ({name}), never in the settings file."},
+    # an ERA block that was not run (core/ledger/mvu/era.py parse_era_blocks; the scribe's warnings)
+    "mvu.era.too_big": {"zh": "<{tag}> 超过 {kb} KB，没有执行", "en": "<{tag}> is over {kb} KB; not run"},
+    "mvu.era.not_run": {"zh": "<{tag}> {problem}，没有执行", "en": "<{tag}> {problem}; not run"},
+    "mvu.era.bad_json": {"zh": "JSON 无法解析", "en": "its JSON cannot be parsed"},
+    # the scribe wrote one sentence for both time and location (core/ledger/state.py apply_patch), like led.warn.*
+    "led.warn.same_line": {"zh": "{key} 与 {other} 写成了同一句话已拒收（{value}）——time 写时间，location 写地点。",
+                           "en": "{key} and {other} were the same sentence and were refused ({value}): time holds the "
+                                 "time, location the place."},
+    # where a template is and why it failed (core/macros/ejs.py, core/chat/templates.py; ejs.failed, the inspector)
+    "tpl.where.card_system": {"zh": "卡作者的系统提示", "en": "the card's system prompt"},
+    "tpl.where.card_post_history": {"zh": "卡作者的补充要求", "en": "the card's post-history instructions"},
+    "tpl.where.preset": {"zh": "预设「{name}」", "en": "preset prompt “{name}”"},
+    "tpl.where.message": {"zh": "第 {n} 条消息", "en": "message {n}"},
+    "ejs.label": {"zh": "模板「{words}」", "en": "Template “{words}”"},
+    "ejs.no_engine": {"zh": "模板引擎无法启动（{error}）", "en": "the template engine cannot start ({error})"},
+    "ejs.unavailable": {"zh": "模板引擎不可用", "en": "the template engine is not available"},
+    "ejs.timeout": {"zh": "超时（超过 {seconds} 秒）", "en": "timed out after {seconds} s"},
+    "ejs.unfinished": {"zh": "模板没有执行完（等待的操作没有完成）",
+                       "en": "the template did not finish (something it waited for never completed)"},
+    "ejs.budget_spent": {"zh": "本拍模板用时已满（{seconds} 秒），没有执行",
+                         "en": "this beat's time for templates ({seconds} s) was used up; not run"},
+    # a card's panel declarations that were skipped (core/ledger/panels.py panels_from_card; not shown yet)
+    "panels.not_list": {"zh": "extensions.liyuan.panels 不是列表，已忽略", "en": "extensions.liyuan.panels is not a list; ignored"},
+    "panels.bad": {"zh": "第 {n} 个面板格式不对，已跳过：{error}", "en": "Panel {n} is malformed and was skipped: {error}"},
+    "panels.bad_id": {"zh": "第 {n} 个面板的 id 为空或重复（{id}），已跳过", "en": "Panel {n} has an empty or repeated id ({id}); skipped"},
+    # -- end a32keys
 }
 
 
@@ -1962,6 +2101,28 @@ def action(verb: str) -> Msg | str:
     return Msg("act." + verb) if "act." + verb in CATALOG else verb
 
 
+def joined_semi(parts: Sequence[Any]) -> Msg:
+    """``parts`` joined with the reader's semicolon (「；」 in Chinese, "; " in English) as one message: its Chinese
+    text is ``"；".join(str(p) for p in parts)`` byte for byte. Each part is shown like any parameter (a Msg, or an
+    exception carrying one, rendered in the reader's language; other text as it is). ``""`` for no parts."""
+    if len(parts) <= 1:
+        return Msg("join.one", a=parts[0] if parts else "")
+    half = len(parts) // 2  # a balanced tree: a long list nests log2(n) deep, never near the recursion limit
+    return Msg("join.semi", a=joined_semi(parts[:half]), b=joined_semi(parts[half:]))
+
+
+def validation_reason(err: Any) -> Any:
+    """One complaint of a pydantic ``ValidationError.errors()`` as a shown value: when a validator raised a catalog
+    message (``ValueError(message(…))``), a message whose Chinese is pydantic's own ``"Value error, <text>"`` (as
+    such complaints always read) and whose English is the reason alone; otherwise pydantic's own ``msg`` (English,
+    a plain value)."""
+    raised = (err.get("ctx") or {}).get("error")
+    if err.get("type") == "value_error" and isinstance(raised, BaseException) and raised.args \
+            and isinstance(raised.args[0], Msg):
+        return Msg("pydantic.value_error", error=raised.args[0])
+    return err.get("msg", "")
+
+
 def render(value: Any, lang: str) -> str:
     """``value`` as text in ``lang``: a Msg rendered; an exception whose first argument is a Msg rendered (other
     exceptions as their text); a plain ``str`` as it is — never matched back to a catalog key (module doc);
@@ -1973,32 +2134,6 @@ def render(value: Any, lang: str) -> str:
             return value.args[0].render(lang)
         return str(value)
     return value if isinstance(value, str) else str(value)
-
-
-def template_pattern(text: str, strip: bool = False) -> Optional[tuple[int, str, "re.Pattern[str]"]]:
-    """A ``str.format`` template as a pattern that matches the texts it makes: ``(literal, chunk, pattern)`` —
-    how many literal characters it has (whitespace not counted when ``strip``), its longest literal chunk (a cheap
-    ``in`` test before matching), the compiled pattern (each ``{name}`` a lazy group, a repeated name a
-    backreference). None when the template has fewer than 2 literal characters or a field that is no identifier.
-    Used only by the window's live language switch for the window's own widget texts (``ui/window/retranslate.py``);
-    engine messages are never matched back (module doc)."""
-    regex, names, chunks = "", [], []
-    try:
-        for lit, field, _spec, _conv in string.Formatter().parse(text):
-            regex += re.escape(lit)
-            chunks.append(lit)
-            if field is None:
-                continue
-            if not field.isidentifier():
-                return None
-            regex += f"(?P={field})" if field in names else f"(?P<{field}>.*?)"
-            names.append(field)
-    except ValueError:
-        return None
-    literal = sum(len(c.strip() if strip else c) for c in chunks)
-    if literal < 2:
-        return None
-    return literal, max(chunks, key=len), re.compile(regex, re.S)
 
 
 # -- a message inside a pydantic model (issue 32) --------------------------------------------------------------------

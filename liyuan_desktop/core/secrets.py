@@ -124,9 +124,7 @@ def keyring_set(service: str, name: str, key: str) -> None:
 
         keyring.set_password(service, name, key)
     except Exception as exc:  # noqa: BLE001
-        raise RuntimeError(
-            f"无法把 {name} 的 API key 存进系统钥匙串（{type(exc).__name__}）：可以改用环境变量提供密钥。"
-        ) from None
+        raise RuntimeError(message("secret.keyring_refused", name=name, error=type(exc).__name__)) from None
 
 
 def keyring_delete(service: str, name: str) -> bool:
@@ -240,18 +238,18 @@ def session_clear() -> None:
 # --- the lookup order ---------------------------------------------------------------------------------------------
 
 def storage_status() -> tuple[bool, str]:
-    """Whether a usable OS keyring exists, and a Chinese explanation for the settings dialog (no key read)."""
+    """Whether a usable OS keyring exists, and an explanation for the settings dialog (a catalog message; no key
+    read)."""
     backend, error = _probe_keyring()
     try:
         where = str(keys_file_path())
     except OSError:
         where = KEYS_FILE
     if backend is None:
-        why = f"无法使用系统钥匙串（{error}）" if error else "本机没有可用的系统钥匙串"
-        return False, (f"{why}：密钥保存在本机文件 {where} 里（只有你的账户能读，"
-                       "不在系统钥匙串中）；环境变量仍然优先。")
+        why = message("secret.keyring_unusable", error=error) if error else message("secret.keyring_none")
+        return False, message("secret.in_file", why=why, where=where)
     name = getattr(backend, "name", None) or type(backend).__name__
-    return True, f"密钥会保存在系统钥匙串（{name}）里，不会写进设置文件。"
+    return True, message("secret.in_keyring", name=name)
 
 
 def _env_key(provider: Any) -> Optional[str]:

@@ -40,7 +40,7 @@ from .llm.providers import DEFAULT_KEYRING_SERVICE, ProviderSettings, build_mode
 from .llm.sampling import Sampling
 from .llm.types import ChatMessage, ChatRequest, ModelError
 from .lore.settings import WorldInfoSettings
-from .messages import Msg, MsgText, message
+from .messages import Msg, MsgText, joined_semi, message, validation_reason
 from .paths import home
 
 log = logging.getLogger(__name__)
@@ -200,36 +200,37 @@ def settings_path() -> Path:
     return home() / SETTINGS_FILE
 
 
-def _describe_errors(exc: ValidationError) -> str:
-    """Field locations and messages only: never the input values (a hand-edited file might hold a key)."""
-    parts = []
+def _describe_errors(exc: ValidationError) -> Msg:
+    """Field locations and messages only: never the input values (a hand-edited file might hold a key). A catalog
+    message: the complaints joined with the reader's semicolon (the Chinese text as before)."""
+    parts: list[Any] = []
     for err in exc.errors(include_input=False, include_url=False)[:5]:
-        loc = ".".join(str(x) for x in err.get("loc", ())) or "（顶层）"
-        parts.append(f"{loc}: {err.get('msg', '')}")
+        loc = ".".join(str(x) for x in err.get("loc", ())) or message("settings.loc.top")
+        parts.append(message("field.error", loc=loc, msg=validation_reason(err)))
     more = len(exc.errors()) - len(parts)
     if more > 0:
-        parts.append(f"……另有 {more} 处")
-    return "；".join(parts)
+        parts.append(message("settings.more", n=more))
+    return joined_semi(parts)
 
 
-def _salvage(data: dict[str, Any]) -> tuple[AppSettings, list[str]]:
+def _salvage(data: dict[str, Any]) -> tuple[AppSettings, list[Msg]]:
     """Keep every valid part of a settings object that failed validation; returns the settings and what was
-    dropped (locations and messages, no values)."""
-    dropped: list[str] = []
+    dropped (locations and messages, no values; catalog messages)."""
+    dropped: list[Msg] = []
     providers: list[ProviderSettings] = []
     raw_providers = data.get("providers", [])
     if not isinstance(raw_providers, list):
-        dropped.append("providers: 不是列表")
+        dropped.append(message("settings.providers_not_list"))
         raw_providers = []
     names: set[str] = set()
     for i, item in enumerate(raw_providers):
         try:
             p = ProviderSettings.model_validate(item)
         except ValidationError as exc:
-            dropped.append(f"providers.{i}（{_describe_errors(exc)}）")
+            dropped.append(message("settings.provider_dropped", i=i, what=_describe_errors(exc)))
             continue
         if p.name in names:
-            dropped.append(f"providers.{i}: 名称重复 {p.name}")
+            dropped.append(message("settings.provider_dup", i=i, name=p.name))
             continue
         names.add(p.name)
         providers.append(p)
@@ -311,7 +312,7 @@ def load_settings() -> AppSettings:
     except ValidationError as exc:
         s, dropped = _salvage(data)
         note = _move_aside(path)
-        what = "；".join(dropped) or _describe_errors(exc)
+        what = joined_semi(dropped) or _describe_errors(exc)
         s.load_warning = message("settings.invalid", what=what, note=note)
         log.warning("%s", s.load_warning)
         return s

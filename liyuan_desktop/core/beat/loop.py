@@ -751,7 +751,7 @@ class Beat:
             tail = "".join(self._loop_tail)
             out.final = final_text(d.text, merge_final_text(d.text, tail))
         elif out.outcome == "unsealed" and self._round and not d.text:
-            out.warnings.append("模型没有写任何正文就结束了")
+            out.warnings.append(message("beat.no_prose"))
         if out.outcome in ("unsealed",) and d.text:
             self._activity(UNSEALED_NOTICE, "warning")
         return out

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 from pydantic import Field, field_validator
 
 from ..deferred import DeferredModel
-from ..messages import message
+from ..messages import joined_semi, message
 
 if TYPE_CHECKING:
     from ..cards import Card
@@ -85,7 +85,7 @@ def chat_models(settings: "AppSettings", provider: Optional[str] = None, *, base
             prov = ProviderSettings.model_validate({**prov.model_dump(), **({"base_url": base_url} if base_url else {}),
                                                     **({"model": model} if model else {})})
         except ValidationError as e:
-            raise ValueError("；".join(str(x.get("ctx", {}).get("error", x["msg"])) for x in e.errors())) from None
+            raise ValueError(joined_semi([x.get("ctx", {}).get("error", x["msg"]) for x in e.errors()])) from None
     main = build_model(prov)
     scribe = None
     sp = settings.provider(settings.scribe_provider) if settings.scribe_provider else None

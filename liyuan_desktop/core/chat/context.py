@@ -163,7 +163,7 @@ class ChatContext:
             self.mvu_initial, trees, mvu_warnings = load_initvars_books(books, substitute=lambda t: apply_macros(t, self.ctx))
             self.mvu_other_books = trees[1:] if initvar_entries(books[0]) else trees  # the book read above: no rebuild
         except Exception as e:  # a broken InitVar never stops a chat; the scribe just gets no tree
-            self.mvu_initial, mvu_warnings = None, [f"[MVU] 读取初始变量失败：{e}"]
+            self.mvu_initial, mvu_warnings = None, [message("mvu.initvar_failed", error=e)]
         #: the card's [mvu_update] world-info rules: with a variable tree they go to the scribe, never to the actor
         self.mvu_rules = ""
         if self.mvu_initial is not None:

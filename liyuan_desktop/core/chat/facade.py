@@ -472,7 +472,7 @@ class Chat(ChatView):
         emit(on_event, DraftChanged(text=pending.draft, version=pending.draft_version,
                                     chars=utf16_len(pending.draft), sealed=True, by="user"))
         await run_scribe_step(self, result, state, user.text, pending.draft, on_event)
-        emit(on_event, BeatFinished(outcome="sealed", final=pending.draft, sealed=True, message="按现稿收笔"))
+        emit(on_event, BeatFinished(outcome="sealed", final=pending.draft, sealed=True, message=message("beat.sealed_as_is")))
         return result
 
     @notices(BEAT)

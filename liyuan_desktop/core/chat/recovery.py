@@ -27,11 +27,9 @@ from typing import Any, Optional
 
 from ..beat.draft import DRAFT_LOG_NAME, DraftLog
 from ..cards import Card
+from ..messages import Msg, message
 from ..session.entries import UserEntry
 from ..session.tree import SessionTree
-
-#: The warning a beat entry rebuilt from the draft log carries.
-RECOVERED_NOTICE = "程序上次在写稿时意外退出：稿件已从草稿记录恢复（本拍尚未收笔）"
 
 
 def header_fields(directory: Path, card: Card) -> dict[str, Any]:
@@ -50,9 +48,9 @@ def header_fields(directory: Path, card: Card) -> dict[str, Any]:
             "title": title}
 
 
-def recover_draft(tree: SessionTree, directory: Path) -> Optional[str]:
+def recover_draft(tree: SessionTree, directory: Path) -> Optional[Msg]:
     """Turn the draft log a crash left in ``directory`` into an ``unsealed`` beat entry (committed), then remove
-    the log. Returns the warning to show, or None when there was nothing to recover (no log, an empty draft, a
+    the log. Returns the warning to show (a catalog message), or None when there was nothing to recover (no log, an empty draft, a
     stale log, the user entry gone). Raises OSError when the beat entry cannot be written (the log is kept)."""
     path = Path(directory) / DRAFT_LOG_NAME
     if not path.exists():
@@ -71,10 +69,10 @@ def recover_draft(tree: SessionTree, directory: Path) -> Optional[str]:
     on_branch = any(e.id == user.id for e in tree.path_to())
     parent = tree.leaf_id if on_branch else user.id
     tree.append("beat", parent_id=parent, move_leaf=on_branch, outcome="unsealed", draft=rec.text,
-                draft_version=rec.version, warnings=[RECOVERED_NOTICE])
+                draft_version=rec.version, warnings=[message("beat.recovered_short")])
     tree.commit()
     path.unlink(missing_ok=True)
-    return f"{RECOVERED_NOTICE}：{len(rec.text)} 字，可以继续写或按现稿收笔"
+    return message("beat.recovered", n=len(rec.text))
 
 
 def ledger_gaps(tree: SessionTree) -> list[Any]:

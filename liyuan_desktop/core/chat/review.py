@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from ..ledger.state import WorldState
 from ..lenient_json import fenced_body, repair_loads
 from ..llm.types import ChatMessage, ChatModel, ChatRequest, ModelError
-from ..messages import message
+from ..messages import Msg, message
 from ..prompt.assemble import prompt_resource
 from ..story.review import (
     KINDS,
@@ -252,7 +252,7 @@ class ChapterReview:
             note = str(it.get("note") or "").strip()
             quote = str(it.get("quote") or "").strip()
             if not kind or not note:
-                result.problems.append("审稿输出里有一条缺 kind 或 note，已略过")
+                result.problems.append(message("review.item_incomplete"))
                 continue
             at = locate(inp.text, quote) if quote else None
             if at is not None:
@@ -262,7 +262,7 @@ class ChapterReview:
             else:
                 f = ReviewFinding(kind=kind, quote=quote, file=inp.file, note=note, source="model")  # type: ignore[arg-type]
                 if quote:
-                    result.problems.append(f"审稿引文在本章里没找到：「{quote[:30]}」")
+                    result.problems.append(message("review.quote_missing", quote=quote[:30]))
             f.id = fingerprint(f.kind, f.file, f.quote, f.note)
             out.append(f)
         return out
@@ -382,10 +382,11 @@ class ChapterReview:
         return blocks
 
 
-def parse_review_output(raw: str) -> tuple[list[dict[str, Any]], list[str]]:
+def parse_review_output(raw: str) -> tuple[list[dict[str, Any]], list[Msg]]:
     """The ``findings`` list in a review reply: code fences and prose around the JSON tolerated, broken JSON repaired
-    (json-repair, as the scribe does); a bare list is taken as the findings. Returns (finding dicts, problems)."""
-    problems: list[str] = []
+    (json-repair, as the scribe does); a bare list is taken as the findings. Returns (finding dicts, problems as
+    catalog messages)."""
+    problems: list[Msg] = []
     text = (raw or "").strip()
     fence = fenced_body(text)
     if fence is not None:
@@ -399,10 +400,10 @@ def parse_review_output(raw: str) -> tuple[list[dict[str, Any]], list[str]]:
         except Exception:  # json_repair raises on some inputs, repair_loads on texts too big to mend: unusable
             obj = None
         if obj:
-            problems.append("审稿输出不是严格的 JSON，已自动修复后使用")
+            problems.append(message("review.repaired"))
     if isinstance(obj, dict):
         obj = obj.get("findings")
     if not isinstance(obj, list):
-        problems.append("审稿输出里没有 findings 列表")
+        problems.append(message("review.no_findings"))
         return [], problems
     return [x for x in obj if isinstance(x, dict)], problems

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import TemplateEnv, TemplateRender, has_template
+from ..messages import message
 from ..prompt.assemble import opening_body
 from .ledger import BranchLedger
 
@@ -39,17 +40,21 @@ TH_MACRO = re.compile(r"\{\{\s*(?:get|format)_(?:message|chat|character|preset|g
 
 
 def template_sources(c: "ChatContext") -> list[tuple[str, str]]:
-    """``(label, raw text)`` of every text of the chat that is sent to the model and may hold templates: the card's
+    """``(label, raw text)`` of every text of the chat that is sent to the model and may hold templates (the label a
+    catalog message, shown in the reader's language): the card's
     fields, every world-info entry (label 世界书「title」), the preset's prompts (预设「name」) and the replacements
     of the card's regex scripts when they run (正则「name」; the prompt-side scripts evaluate them with the beat's
     values, the display keeps the plain context)."""
     card = c.card
-    out = [("角色设定", card.description), ("性格", card.personality), ("场景", card.scenario),
-           ("对话示例", card.mes_example), ("卡作者的系统提示", card.system_prompt),
-           ("卡作者的补充要求", card.post_history_instructions)]
-    out += [(f"世界书「{e.display_title}」", e.content) for e in c.book.entries]
-    out += [(f"预设「{name or '?'}」", text) for name, text in _preset_prompts(c).items()]
-    out += [(f"正则「{sc.scriptName or '?'}」", sc.replaceString) for sc in getattr(c, "scripts", None) or []]
+    out: list[tuple[str, str]] = [
+        (message("inspect.where.description"), card.description), (message("inspect.where.personality"), card.personality),
+        (message("inspect.where.scenario"), card.scenario), (message("inspect.where.examples"), card.mes_example),
+        (message("tpl.where.card_system"), card.system_prompt),
+        (message("tpl.where.card_post_history"), card.post_history_instructions)]
+    out += [(message("inspect.where.entry", title=e.display_title), e.content) for e in c.book.entries]
+    out += [(message("tpl.where.preset", name=name or "?"), text) for name, text in _preset_prompts(c).items()]
+    out += [(message("inspect.where.regex", name=sc.scriptName or "?"), sc.replaceString)
+            for sc in getattr(c, "scripts", None) or []]
     return [(label, text) for label, text in out if text]
 
 
@@ -87,7 +92,7 @@ def attach(c: "ChatContext", values: Optional[dict[str, Any]] = None) -> MacroCo
     env.labels = {text: label for label, text in reversed(sources)}
     for e in c.book.entries:  # the body without @@decorator lines is what the lore renderers evaluate
         if e.body and e.body != e.content:
-            env.labels.setdefault(e.body, f"世界书「{e.display_title}」")
+            env.labels.setdefault(e.body, message("inspect.where.entry", title=e.display_title))
     plain = c.ctx
     card = c.card
     env.set_book([(e.uid, e.display_title, apply_macros(e.body, plain), "", bool(e.constant)) for e in c.book.entries],
@@ -201,7 +206,7 @@ def render_messages(chat: "Chat", messages: list[Any]) -> list[Any]:
     for i, m in enumerate(out):
         if i == 0 or not isinstance(m.content, str) or not has_template(m.content):
             continue
-        env.labels.setdefault(m.content, f"第 {i} 条消息")
+        env.labels.setdefault(m.content, message("tpl.where.message", n=i))
         out[i] = m.model_copy(update={"content": env.render(m.content, m.content)})
     return out
 

@@ -407,7 +407,7 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
                             message="" if out.sealed or out.revision else (out.error or CUT_MESSAGES.get(out.cut or "", message("beat.unsealed"))))
     return await after_turn(chat, result, on_event, scribe=scribe if out.sealed else None, compact=out.sealed,
                             finished=finished, messages=messages, tool_names=list(inp.tool_names),
-                            late_message="补记账", saved=draft_log.clear if draft_log is not None else None)
+                            late_message=message("beat.ledger_late"), saved=draft_log.clear if draft_log is not None else None)
 
 
 REPLY_IS_CHAPTER = {
@@ -522,7 +522,8 @@ def _chapter_for_scribe(story: Any, name: str, result: BeatResult, on_event: Opt
     try:
         return str(story.read(name))
     except ToolError as e:
-        note = f"场记没有读到章节 {quoted(name)}：{e.message}"
+        why = e.message if isinstance(e.message, Msg) else message("text.both", zh=e.message, en=e.en or e.message)
+        note = message("scribe.chapter_unread", file=quoted(name), error=why)
         result.warnings.append(note)
         emit(on_event, Activity(level="warning", text=note))
         return ""

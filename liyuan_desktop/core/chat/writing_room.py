@@ -28,6 +28,7 @@ from ..fsutil import atomic_write_text
 from ..ledger.state import WorldState
 from ..ledger.threads import Thread, ThreadEvent, ThreadMark, build_threads, format_threads_block, quote_at
 from ..lore import Lorebook
+from ..messages import message
 from ..session.tree import SessionTree
 from ..story import outline_tree as tree_ops
 from ..story.checkpoint_model import Checkpoint, is_chapter_name
@@ -299,7 +300,7 @@ class WritingRoom:
         o = self.outline()
         if o is None:
             from ..errors import ToolError
-            raise ToolError("not_found", "这一局还没有大纲（大纲.md）。")
+            raise ToolError("not_found", message("outline.none"))
         return o
 
     # ------------------------------------------------------------------ the branch, by turn

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Optional
 from pydantic import BaseModel, Field, ValidationError
 
 from ..jsonfile import object_at
-from ..messages import Msg, message
+from ..messages import Msg, message, validation_reason
 
 _BRACE = re.compile(r"[{}]")
 
@@ -67,7 +67,7 @@ class Panel(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
-def panels_from_card(card: Any) -> tuple[list[Panel], list[str]]:
+def panels_from_card(card: Any) -> tuple[list[Panel], list[Msg]]:
     """The panels declared by a card (``extensions.liyuan.panels``). ``card``: a :class:`cards.Card`, the raw card
     dict (V1/V2/V3) or the extensions dict. Returns (panels, warnings); malformed entries and repeated ids are
     skipped with a warning, never raised."""
@@ -84,18 +84,18 @@ def panels_from_card(card: Any) -> tuple[list[Panel], list[str]]:
     if raw is None:
         return [], []
     if not isinstance(raw, list):
-        return [], ["extensions.liyuan.panels 不是列表，已忽略"]
+        return [], [message("panels.not_list")]
     out: list[Panel] = []
-    warnings: list[str] = []
+    warnings: list[Msg] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw):
         try:
             p = Panel.model_validate(entry)
         except ValidationError as e:
-            warnings.append(f"第 {i + 1} 个面板格式不对，已跳过：{e.errors()[0].get('msg', '')}")
+            warnings.append(message("panels.bad", n=i + 1, error=validation_reason(e.errors()[0])))
             continue
         if not p.id.strip() or p.id in seen:
-            warnings.append(f"第 {i + 1} 个面板的 id 为空或重复（{p.id!r}），已跳过")
+            warnings.append(message("panels.bad_id", n=i + 1, id=repr(p.id)))
             continue
         seen.add(p.id)
         out.append(p)

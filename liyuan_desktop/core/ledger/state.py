@@ -160,8 +160,8 @@ def apply_patch(state: WorldState, patch: Any, language: str = "zh") -> PatchRes
     for key, value in patch.items():
         if key in ("time", "location"):
             if same:
-                warnings.append(f"{key} 与 {'location' if key == 'time' else 'time'} 写成了同一句话已拒收"
-                                f"（{js_json(value)[:60]}）——time 写时间，location 写地点。")
+                warnings.append(message("led.warn.same_line", key=key, other="location" if key == "time" else "time",
+                                        value=js_json(value)[:60]))
             elif isinstance(value, str) and prose_in_short_field(value):
                 warnings.append(_short_field_warning(key, value))
             elif isinstance(value, str):

@@ -9,6 +9,7 @@ from typing import Optional
 from pydantic import ConfigDict, Field, field_validator
 
 from ..deferred import DeferredModel
+from ..messages import message
 from .sampling import Sampling
 
 __all__ = ["ConnectionProfile"]
@@ -41,7 +42,7 @@ class ConnectionProfile(DeferredModel):  # built on first use (core.deferred)
     def _not_blank(cls, v: str) -> str:
         v = v.strip()
         if not v:
-            raise ValueError("不能为空")
+            raise ValueError(message("field.required"))
         return v
 
     @field_validator("preset")

@@ -102,7 +102,7 @@ class ProviderSettings(BaseModel):
     def _check_url(cls, value: str) -> str:
         value = value.strip()
         if not value.lower().startswith(("http://", "https://")):
-            raise ValueError("base_url 必须以 http:// 或 https:// 开头")
+            raise ValueError(message("provider.bad_base_url"))
         return value.rstrip("/")
 
     @field_validator("name", "model")
@@ -110,7 +110,7 @@ class ProviderSettings(BaseModel):
     def _not_blank(cls, value: str) -> str:
         value = value.strip()
         if not value:
-            raise ValueError("不能为空")
+            raise ValueError(message("field.required"))
         return value
 
 

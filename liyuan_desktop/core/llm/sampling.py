@@ -38,7 +38,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..jsonfile import object_at
-from ..messages import Msg, message
+from ..messages import Msg, joined_semi, message
 
 __all__ = ["Sampling", "ProviderKind", "provider_kind", "apply_sampling", "SAMPLING_FIELDS", "field_label",
            "with_sampling", "SampledModel"]
@@ -145,7 +145,7 @@ class Sampling(BaseModel):
             return cls.model_validate(data)
         except ValueError as e:
             errs: list[dict[str, Any]] = getattr(e, "errors", lambda **_: [])(include_input=False, include_url=False)
-            where = "；".join(f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg', '')}" for er in errs)
+            where = joined_semi([f"{'.'.join(str(x) for x in er.get('loc', ()))}: {er.get('msg', '')}" for er in errs])
             raise ValueError(message("sampling.invalid", where=where or str(e))) from None
 
 

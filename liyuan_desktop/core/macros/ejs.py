@@ -61,6 +61,7 @@ from importlib import resources
 from typing import Any, Optional
 
 from ..jsruntime import PerThread, new_context, time_limit
+from ..messages import message as catalog_message
 
 log = logging.getLogger(__name__)
 
@@ -113,7 +114,7 @@ def _engine() -> Optional[_Engine]:
     eng = _engines.get()
     if eng is None and _engine_error is None and _engines.failure is not None:
         # no engine: templates render as '' with a notice, the app keeps working
-        _engine_error = f"模板引擎无法启动（{_engines.failure}）"
+        _engine_error = catalog_message("ejs.no_engine", error=str(_engines.failure))
         log.error(_engine_error)
     return eng
 
@@ -277,7 +278,7 @@ class TemplateEnv:
         if found:
             return found
         first = re.sub(r"\s+", " ", source[:200]).strip()  # the first words are enough (a source may be huge)
-        return f"模板「{first[:24]}{'…' if len(first) > 24 else ''}」"
+        return catalog_message("ejs.label", words=f"{first[:24]}{'…' if len(first) > 24 else ''}")
 
     def render(self, text: str, source: Optional[str] = None) -> str:
         """``text`` (macros already applied) with its templates evaluated; '' and a notice when it fails (module
@@ -312,7 +313,7 @@ class TemplateEnv:
         limit = min(TIME_LIMIT, remaining)
         eng = _engine()
         if eng is None:
-            return self._fail(label, _engine_error or "模板引擎不可用")
+            return self._fail(label, _engine_error or catalog_message("ejs.unavailable"))
         try:
             book_key = (id(self), self._book_json)
             if eng.book_key != book_key:
@@ -335,12 +336,13 @@ class TemplateEnv:
             msg = str(exc).splitlines()[0] if str(exc) else "out of memory"
             if "interrupted" in msg and limit < TIME_LIMIT:  # cut by what was left of the beat's budget
                 return self._stop(label)
-            return self._fail(label, "超时（超过 %.1f 秒）" % TIME_LIMIT if "interrupted" in msg else msg, text)
+            return self._fail(label, catalog_message("ejs.timeout", seconds="%.1f" % TIME_LIMIT) if "interrupted" in msg
+                              else msg, text)
         for i in acts:
             if 0 <= i < len(self._titles) and self._titles[i] not in self.activated:
                 self.activated.append(self._titles[i])
         if not raw:
-            return self._fail(label, "模板没有执行完（等待的操作没有完成）", text)
+            return self._fail(label, catalog_message("ejs.unfinished"), text)
         result = json.loads(raw)
         if "e" in result:
             return self._fail(label, str(result["e"]), text)
@@ -354,7 +356,7 @@ class TemplateEnv:
         if label not in self._stopped_beat:
             self._stopped_beat.add(label)
             self._stopped.append(label)
-        self.renders.append(TemplateRender(label=label, output="", error="本拍模板用时已满（%g 秒），没有执行" % self.budget))
+        self.renders.append(TemplateRender(label=label, output="", error=catalog_message("ejs.budget_spent", seconds="%g" % self.budget)))
         return ""
 
     def _fail(self, label: str, message: str, text: Optional[str] = None, notify: bool = True) -> str:
@@ -364,8 +366,6 @@ class TemplateEnv:
         self.renders.append(TemplateRender(label=label, output="", error=message))
         if not notify:  # a repeat within the beat: its notice was given the first time
             return ""
-        from ..messages import message as catalog_message
-
         line = catalog_message("ejs.failed", label=label, error=message)  # the window says it in the reader's language
         if line not in self.notices:
             self.notices.append(line)

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional
 
 from ..beat.events import Compacted
 from ..llm.types import ChatModel
+from ..messages import message
 from ..prompt.assemble import HistoryCache, rules_text
 from ..prompt.window import ContextWindow
 from ..session.transcript import hidden_turn
@@ -81,7 +82,7 @@ class Compactor:
         leaf persisted; the next beat sends the new text. Returns the new id. KeyError for an id that is not an
         active summary of this branch, ValueError for an empty text, OSError when the disk refuses."""
         if not text.strip():
-            raise ValueError("摘要不能为空")
+            raise ValueError(message("summary.empty"))
         old = self.history().summaries.get(summary_id)
         if old is None:
             raise KeyError(summary_id)

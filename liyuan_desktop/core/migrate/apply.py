@@ -50,7 +50,7 @@ from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..group.model import group_dir
 from ..group.st import import_st_group
 from ..lore.books import global_books_dir, library_books_dir
-from ..messages import message
+from ..messages import joined_semi, message
 from ..paths import home, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
@@ -295,7 +295,8 @@ class _Run:
         group, notes = import_st_group(self._source(item), member_of, name=item.target)
         self.created.append(group_dir(group.name))
         if notes:
-            item.reason = "；".join(notes[:3]) + ("……" if len(notes) > 3 else "")
+            listed = joined_semi(notes[:3])
+            item.reason = message("join.more", a=listed) if len(notes) > 3 else listed
 
     def avatar(self, item: PlanItem) -> None:
         folder = home() / AVATARS_FOLDER

@@ -131,14 +131,10 @@ def _files(d: Path, pattern: str, plan: Optional[MigrationPlan] = None, root: Op
 
 
 def authors_note_line(note: Any) -> str:
-    """A chat's Author's Note (an ``AuthorsNote``) in one line for the report, as a catalog message (``migrate.an.*``:
-    the same Chinese as ``AuthorsNote.summary``, and English), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」."""
-    if not note.text.strip():
-        return message("migrate.an.none")
-    where = message("migrate.an.chat", depth=note.depth, role=note.role) if note.position == "chat" else \
-        message("migrate.an." + note.position)
-    every = message("migrate.an.off") if note.interval == 0 else message("migrate.an.every", n=note.interval)
-    return message("migrate.an.summary", where=where, every=every)
+    """A chat's Author's Note (an ``AuthorsNote``) in one line for the report: ``AuthorsNote.summary`` (a catalog
+    message, ``migrate.an.*``), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」."""
+    line: str = note.summary()
+    return line
 
 
 def too_big(item: PlanItem, what: str) -> bool:

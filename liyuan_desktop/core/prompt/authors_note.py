@@ -36,6 +36,7 @@ from typing import Any, Literal, Optional
 from pydantic import BaseModel, Field
 
 from ..macros import MacroContext, apply_macros
+from ..messages import Msg, message
 from ..text import prompt_language
 from .presets.model import Role
 from .presets.prompter import DepthBlock
@@ -102,14 +103,16 @@ class AuthorsNote(BaseModel):
         """Whether the note can ever be inserted (text and a non-zero interval)."""
         return bool(self.text.strip()) and self.interval > 0
 
-    def summary(self) -> str:
-        """One Chinese line for the inspector and the CLI, e.g. 「作者注：对话中深度 4（system），每 1 条用户消息」."""
+    def summary(self) -> Msg:
+        """One line for the inspector, the CLI and the SillyTavern import's report, as a catalog message
+        (``migrate.an.*``), e.g. 「作者注：对话中深度 4（system），每 1 条用户消息插入一次」 / "Author's Note: in the
+        chat at depth 4 (system), inserted every 1 user messages"."""
         if not self.text.strip():
-            return "作者注：无"
-        where = {"chat": f"对话中深度 {self.depth}（{self.role}）", "before": "场景之前（本拍数据块）",
-                 "after": "场景之后（本拍数据块）"}[self.position]
-        every = "已关闭（间隔 0）" if self.interval == 0 else f"每 {self.interval} 条用户消息插入一次"
-        return f"作者注：{where}，{every}"
+            return message("migrate.an.none")
+        where = message("migrate.an.chat", depth=self.depth, role=self.role) if self.position == "chat" else \
+            message("migrate.an." + self.position)
+        every = message("migrate.an.off") if self.interval == 0 else message("migrate.an.every", n=self.interval)
+        return message("migrate.an.summary", where=where, every=every)
 
 #: The roles a Character's Note may have (SillyTavern's ``depth_prompt.role``); anything else is "system".
 _NOTE_ROLES: dict[str, Role] = {"system": "system", "user": "user", "assistant": "assistant"}

@@ -25,6 +25,7 @@ from ..ledger.panels import panels_with_data
 from ..ledger.scribe import scribe_system_prompt, scribe_user_text
 from ..ledger.state import WorldState
 from ..llm.types import ChatMessage
+from ..messages import message
 from .assemble import HistoryCache
 
 
@@ -157,7 +158,7 @@ def beat_of_item(tree: Any, entry_id: str) -> Any:
             cur = tree.get(cur.parent_id)
             if cur.type == "beat":
                 return cur
-        raise ValueError("这条回复没有模型调用记录（导入的或开场）")
+        raise ValueError(message("inspect.reply_no_calls"))
     if e.type == "user":
         path = tree.path_to()
         ids = [x.id for x in path]
@@ -171,7 +172,7 @@ def beat_of_item(tree: Any, entry_id: str) -> Any:
         kids = [k for k in tree.children(e.id) if k.type == "beat"]
         if kids:
             return kids[-1]
-    raise ValueError("这一项没有模型调用记录")
+    raise ValueError(message("inspect.no_calls"))
 
 
 def inspect_calls(tree: Any, beat: Any, system: str) -> list[dict[str, Any]]:

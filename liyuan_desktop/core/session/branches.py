@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..messages import message
 from .tree import SessionTree
 
 
@@ -108,7 +109,7 @@ class Branches:
             return str(leaf.parent_id)
         user = self.tree.latest("user")
         if user is None or user.parent_id is None:
-            raise ValueError("没有可以撤销的一拍")
+            raise ValueError(message("undo.nothing"))
         return str(user.parent_id)
 
     def pending_draft(self) -> Optional[Any]:

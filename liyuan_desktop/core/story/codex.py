@@ -28,6 +28,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_text
+from ..messages import message
 from .layout import side_file
 
 #: The codex file in the chat folder.
@@ -104,7 +105,7 @@ class CodexRecord(DeferredModel):
     def _name(cls, v: str) -> str:
         v = v.strip()
         if not v or "\n" in v:
-            raise ValueError("名字要是一行非空文字")
+            raise ValueError(message("codex.bad_name"))
         return v
 
     @field_validator("aliases", "tags")

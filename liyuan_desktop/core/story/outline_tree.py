@@ -26,6 +26,7 @@ from pydantic import Field
 
 from ..deferred import DeferredModel
 from ..errors import ToolError
+from ..messages import message
 from .outline import (
     OUTLINE_LINE_MAX,
     STATUSES,
@@ -159,22 +160,24 @@ def find_volume(o: Outline, ref: str | int) -> OutlineVolume:
     if isinstance(ref, str) and not ref.strip().isdigit():
         hit = next((v for v in o.volumes if v.id and v.id == ref.strip()), None)
         if hit is None:
-            raise ToolError("not_found", f"大纲里没有卷「{ref}」。")
+            raise ToolError("not_found", message("outline.no_volume", ref=ref))
         return hit
     i = int(ref)
     if not 0 <= i < len(o.volumes):
-        raise ToolError("not_found", f"大纲里没有第 {i + 1} 卷（共 {len(o.volumes)} 卷）。")
+        raise ToolError("not_found", message("outline.no_volume_n", n=i + 1, total=len(o.volumes)))
     return o.volumes[i]
 
 
-def _clean_title(title: str, what: str = "标题") -> str:
+def _clean_title(title: str, what: str = "outline.what.title") -> str:
+    """``title`` stripped; ToolError ``bad_args`` when blank, not one line or too long (``what``: the catalog key
+    naming the field)."""
     t = (title or "").strip()
     if not t:
-        raise ToolError("bad_args", f"{what}不能是空的。")
+        raise ToolError("bad_args", message("outline.blank", what=message(what)))
     if "\n" in t or "\r" in t:
-        raise ToolError("bad_args", f"{what}只能是一行。")
+        raise ToolError("bad_args", message("outline.one_line", what=message(what)))
     if len(t) > OUTLINE_LINE_MAX:
-        raise ToolError("bad_args", f"{what}最多 {OUTLINE_LINE_MAX} 个字符。")
+        raise ToolError("bad_args", message("outline.too_long", what=message(what), max=OUTLINE_LINE_MAX))
     return t
 
 
@@ -222,7 +225,7 @@ def add_volume(text: str, title: str, position: Optional[int] = None) -> tuple[s
     if position is None or position >= len(o.volumes):
         at = len(lines)
     elif position < 0:
-        raise ToolError("bad_args", "位置不能是负数。")
+        raise ToolError("bad_args", message("outline.negative_position"))
     else:
         v = o.volumes[position]
         at = v.line if v.line >= 0 else (v.chapters[0].line if v.chapters else len(lines))
@@ -241,11 +244,11 @@ def add_chapter(text: str, title: str, volume: Optional[str | int] = None, posit
     if status is not None:
         s = parse_status(status)
         if s is None:
-            raise ToolError("bad_args", f"状态只能是 {'/'.join(STATUSES)}，不是「{status}」。")
+            raise ToolError("bad_args", message("outline.bad_status", statuses="/".join(STATUSES), status=status))
         attrs["status"] = s
     if target:
         if target < 0:
-            raise ToolError("bad_args", "目标字数不能是负数。")
+            raise ToolError("bad_args", message("outline.negative_target"))
         attrs["target"] = str(target)
     block = [_format_heading(2, title, attrs, False), ""]
     if not o.volumes:
@@ -256,7 +259,7 @@ def add_chapter(text: str, title: str, volume: Optional[str | int] = None, posit
 
 def _chapter_slot(v: OutlineVolume, position: Optional[int]) -> int:
     if position is not None and position < 0:
-        raise ToolError("bad_args", "位置不能是负数。")
+        raise ToolError("bad_args", message("outline.negative_position"))
     if position is not None and position < len(v.chapters):
         return v.chapters[position].line
     return v.end
@@ -265,7 +268,7 @@ def _chapter_slot(v: OutlineVolume, position: Optional[int]) -> int:
 def add_beat(text: str, chapter: str | int, beat: str, position: Optional[int] = None) -> str:
     """Add a beat ``- beat`` to ``chapter`` before its beat at 0-based ``position`` (None: after its last beat, or
     right under the heading). ToolError ``not_found`` / ``bad_args``."""
-    beat = _clean_title(beat, "情节点")
+    beat = _clean_title(beat, "outline.what.beat")
     o, lines = _prepared(text)
     c = o.find(chapter)
     if position is not None and 0 <= position < len(c.beat_lines):
@@ -305,7 +308,7 @@ def rename_chapter(text: str, chapter: str | int, title: str) -> str:
 
 def rename_beat(text: str, chapter: str | int, index: int, beat: str) -> str:
     """Rewrite beat ``index`` (0-based) of ``chapter``, keeping its list marker and indentation."""
-    beat = _clean_title(beat, "情节点")
+    beat = _clean_title(beat, "outline.what.beat")
     o, lines = _prepared(text)
     c = o.find(chapter)
     ln = _beat_line(c, index)
@@ -320,7 +323,7 @@ def rename_beat(text: str, chapter: str | int, index: int, beat: str) -> str:
 
 def _beat_line(c: OutlineChapter, index: int) -> int:
     if not 0 <= index < len(c.beat_lines):
-        raise ToolError("not_found", f"「{c.title}」没有第 {index + 1} 个情节点（共 {len(c.beats)} 个）。")
+        raise ToolError("not_found", message("outline.no_beat", chapter=c.title, n=index + 1, total=len(c.beats)))
     return c.beat_lines[index]
 
 
@@ -360,7 +363,7 @@ def move_volume(text: str, volume: str | int, position: int) -> str:
     o, lines = _prepared(text)
     v = find_volume(o, volume)
     if v.line < 0:
-        raise ToolError("bad_args", "未分卷的章节没有卷标题，不能整卷移动；先给它起个卷名。")
+        raise ToolError("bad_args", message("outline.unnamed_volume"))
     block = _block(lines, v.line, v.end)
     rest = "\n".join([*lines[:v.line], *lines[v.end:]])
     o2 = parse_outline(rest)
@@ -368,7 +371,7 @@ def move_volume(text: str, volume: str | int, position: int) -> str:
     explicit = [w for w in o2.volumes if w.line >= 0]
     at = explicit[position].line if 0 <= position < len(explicit) else len(lines2)
     if position < 0:
-        raise ToolError("bad_args", "位置不能是负数。")
+        raise ToolError("bad_args", message("outline.negative_position"))
     return _join(_insert(lines2, at, block))
 
 

@@ -116,7 +116,7 @@ class ChapterReviewResult(DeferredModel):
     suppressed: int = 0
     model: str = ""
     model_error: Optional[MsgText] = None  # a catalog message, its key kept (issue 32)
-    problems: list[str] = Field(default_factory=list)
+    problems: list[MsgText] = Field(default_factory=list)  # catalog messages, their keys kept
     ts: int = 0
 
 

@@ -633,14 +633,17 @@ class StoryFolder:
         news = {a: self.resolve(b, write=True) for a, b in mapping.items()}
         for a, p in olds.items():
             if not p.is_file():
-                raise ToolError("not_found", f"{quoted(a)} 不存在，不能改名。")
+                raise ToolError("not_found", f"{quoted(a)} 不存在，不能改名。",
+                                en=f"{quoted(a)} does not exist; it cannot be renamed.")
         for a, p in news.items():
             if p.name != mapping[a]:
-                raise StoryPathError(f"「{mapping[a]}」不是一个正文文件名。")
+                raise StoryPathError(f"「{mapping[a]}」不是一个正文文件名。",
+                                     en=f"{quoted(mapping[a])} is not a chapter file name.")
             if p.exists() and p.name not in mapping:
-                raise StoryPathError(f"已经有「{p.name}」了，换一个名字。")
+                raise StoryPathError(f"已经有「{p.name}」了，换一个名字。",
+                                     en=f"{quoted(p.name)} already exists; choose another name.")
         if len(set(p.name for p in news.values())) != len(news):
-            raise StoryPathError("改名后有两个文件同名。")
+            raise StoryPathError("改名后有两个文件同名。", en="Two chapters would have the same name after renaming.")
         token = os.urandom(3).hex()
         moved: list[tuple[Path, Path]] = []
         try:

@@ -327,7 +327,7 @@ class PromptManagerWidget(QWidget):
                 flags |= Qt.ItemFlag.ItemIsUserCheckable
             it.setFlags(flags)
             it.setCheckState(0, Qt.CheckState.Checked if r.enabled else Qt.CheckState.Unchecked)
-            tip = r.note or (tr("pm.marker") if r.marker else r.content[:300])
+            tip = show(r.note) or (tr("pm.marker") if r.marker else r.content[:300])
             for c in range(5):
                 it.setToolTip(c, tip)
                 if r.marker or r.missing:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from ...core.llm.profiles import ConnectionProfile
+from ...core.messages import validation_reason
 from ...core.prompt.presets.model import PresetError
 from ...core.prompt.presets.store import list_presets
 from ...core.settings import AppSettings, resolve_key, save_settings
@@ -232,7 +233,7 @@ class ProfilesDialog(QDialog):
                                      model=self.model.text().strip(), preset=self.preset.currentData() or None,
                                      sampling=self.sampling.value())
         except ValidationError as e:
-            QMessageBox.warning(self, tr("profiles.title"), tr("profiles.err", error=e.errors()[0].get("msg", e)))
+            QMessageBox.warning(self, tr("profiles.title"), tr("profiles.err", error=validation_reason(e.errors()[0])))
             return None
         old = self.list.currentItem().text() if self.list.currentItem() is not None else None
         profiles = [p for p in self.settings.profiles if p.name not in (prof.name, old)]

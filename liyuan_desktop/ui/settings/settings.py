@@ -349,7 +349,7 @@ class SettingsDialog(QDialog):
         key_lay.addLayout(key_row)
         self.key_status_label = QLabel()
         set_role(self.key_status_label, "muted")
-        self.key_status_label.setToolTip(self.keyring_message)
+        self.key_status_label.setToolTip(show(self.keyring_message))
         key_lay.addWidget(self.key_status_label)
         self.keyring_notice = QLabel()
         self.keyring_notice.setWordWrap(True)

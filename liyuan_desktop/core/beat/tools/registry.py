@@ -51,9 +51,10 @@ MODES = ("read", "write", "ask")
 
 class ArgError(ValueError):
     """A validator's refusal of an argument, in Chinese (``str()``) and English (``en``): the model of a chat in
-    English reads the English (:func:`parse_args`)."""
+    English reads the English (:func:`parse_args`). Model-facing, like a :class:`~core.errors.ToolError` with ``en=``:
+    the English is a keyword so ``tests/test_no_chinese_raises.py`` sees both languages at the raise."""
 
-    def __init__(self, zh: str, en: str):
+    def __init__(self, zh: str, *, en: str):
         super().__init__(zh)
         self.en = en
 
@@ -61,7 +62,7 @@ class ArgError(ValueError):
 def no_bool(v: Any) -> Any:
     """A ``BeforeValidator`` for integer arguments: refuse JSON ``true``/``false`` (pydantic would take them as 1/0)."""
     if isinstance(v, bool):
-        raise ArgError("必须是整数，不能是 true/false", "must be an integer, not true/false")
+        raise ArgError("必须是整数，不能是 true/false", en="must be an integer, not true/false")
     return v
 
 

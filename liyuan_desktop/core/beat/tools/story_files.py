@@ -68,11 +68,11 @@ class StoryEditArgs(BaseModel):
     def _one_form(self) -> "StoryEditArgs":
         single = self.oldText is not None or self.newText is not None
         if single and self.edits:
-            raise ArgError("oldText/newText 和 edits 只能二选一", "give either oldText/newText or edits, not both")
+            raise ArgError("oldText/newText 和 edits 只能二选一", en="give either oldText/newText or edits, not both")
         if single and (self.oldText is None or self.newText is None):
-            raise ArgError("改一处时 oldText 和 newText 都要给", "one change needs both oldText and newText")
+            raise ArgError("改一处时 oldText 和 newText 都要给", en="one change needs both oldText and newText")
         if not single and not self.edits:
-            raise ArgError("要给 oldText 和 newText，或给 edits 数组", "give oldText and newText, or an edits array")
+            raise ArgError("要给 oldText 和 newText，或给 edits 数组", en="give oldText and newText, or an edits array")
         return self
 
 

@@ -46,15 +46,15 @@ class _OutlineEditArgs(BaseModel):
         attrs = self.chapter is not None
         if text and attrs:
             raise ArgError("改文字（oldText/newText）和改章节属性（chapter）只能二选一",
-                           "change either text (oldText/newText) or a chapter's attributes (chapter), not both")
+                           en="change either text (oldText/newText) or a chapter's attributes (chapter), not both")
         if text and (self.oldText is None or self.newText is None):
-            raise ArgError("改文字时 oldText 和 newText 都要给", "changing text needs both oldText and newText")
+            raise ArgError("改文字时 oldText 和 newText 都要给", en="changing text needs both oldText and newText")
         if attrs and self.status is None and self.target is None and self.file is None:
             raise ArgError("给了 chapter，还要给 status、target 或 file 之一",
-                           "with chapter, also give one of status, target or file")
+                           en="with chapter, also give one of status, target or file")
         if not text and not attrs:
             raise ArgError("要给 oldText 和 newText，或给 chapter 加上要改的属性",
-                           "give oldText and newText, or chapter with the attributes to change")
+                           en="give oldText and newText, or chapter with the attributes to change")
         return self
 
 

@@ -12,6 +12,7 @@ from typing import Any, Optional
 from pydantic import BaseModel, Field
 
 from ...lenient_json import repair_loads
+from ...messages import MsgText
 from .era import has_era_blocks, parse_era_blocks, strip_era_blocks
 from .initvar import parse_data
 from .paths import Segment, eval_math, js_str, num_from_str, parse_path, split_path
@@ -27,7 +28,7 @@ class MvuOp(BaseModel):
     has_value: bool = False
     key: Optional[Segment] = None
     from_path: Optional[list[Segment]] = None
-    reason: str = ""
+    reason: MsgText = ""  # the model's comment (a value), or why an ERA block was not run (a catalog message)
     source: str = ""
 
 

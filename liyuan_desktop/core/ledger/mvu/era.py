@@ -92,7 +92,7 @@ def strip_era_blocks(text: str) -> str:
     return ("".join(pieces) + text[last:]).rstrip()
 
 
-def _values(body: str) -> tuple[list[Any], Optional[str]]:
+def _values(body: str) -> tuple[list[Any], Optional[Msg]]:
     """The JSON values in a block body (one after the other, JSONL or not), and a problem when part was unreadable."""
     dec = json.JSONDecoder()
     out: list[Any] = []
@@ -108,9 +108,9 @@ def _values(body: str) -> tuple[list[Any], Optional[str]]:
             try:
                 v = repair_loads(body[i:])
             except Exception:  # noqa: BLE001 - json-repair raises on some inputs; the block is reported
-                return out, "JSON 无法解析"
+                return out, message("mvu.era.bad_json")
             if v in ("", None):
-                return out, "JSON 无法解析"
+                return out, message("mvu.era.bad_json")
             out.append(v)
             return out, None
         out.append(v)
@@ -131,12 +131,12 @@ def parse_era_blocks(text: str) -> list[Any]:
         tag = {"variableinsert": "VariableInsert", "variableedit": "VariableEdit"}.get(name, "VariableDelete")
         src = f"<{tag}>{body[:200]}"
         if len(body) > MAX_BODY:
-            ops.append((_ORDER[name], k, MvuOp(op="era_invalid", reason=f"<{tag}> 超过 {MAX_BODY // 1024} KB，没有执行",
+            ops.append((_ORDER[name], k, MvuOp(op="era_invalid", reason=message("mvu.era.too_big", tag=tag, kb=MAX_BODY // 1024),
                                                 source=src)))
             continue
         values, problem = _values(body)
         if problem:
-            ops.append((_ORDER[name], k, MvuOp(op="era_invalid", reason=f"<{tag}> {problem}，没有执行", source=src)))
+            ops.append((_ORDER[name], k, MvuOp(op="era_invalid", reason=message("mvu.era.not_run", tag=tag, problem=problem), source=src)))
         for v in values:
             ops.append((_ORDER[name], k, MvuOp(op=_OPS[name], value=v, has_value=True, source=src)))
     return [op for _o, _k, op in sorted(ops, key=lambda t: (t[0], t[1]))]

@@ -93,7 +93,7 @@ def parse_data(text: str) -> Any:
     again (card-runtime.md §3.3). Raises ValueError when nothing parses."""
     t = _unwrap_body(text)
     if not t:
-        raise ValueError("空内容")
+        raise ValueError(message("mvu.parse.empty"))
     tries: list[Callable[[str], Any]] = []
     if t[0] not in "{[":
         tries.append(_yaml)
@@ -111,7 +111,7 @@ def parse_data(text: str) -> Any:
             return jsonable(f(t))
         except Exception as e:  # noqa: BLE001 - any parser failure moves to the next parser
             last = e
-    raise ValueError(str(last) if last else "无法解析")
+    raise ValueError(str(last) if last else message("mvu.parse.failed"))
 
 
 def clean_meta(v: Any) -> Any:

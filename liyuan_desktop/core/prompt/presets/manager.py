@@ -77,7 +77,7 @@ from ...fsutil import atomic_write_text
 from ...llm.types import ChatMessage
 from ...lore import Lorebook
 from ...macros import MacroContext
-from ...messages import message
+from ...messages import MsgText, message
 from ..tokens import TokenCounter
 from .mapping import PlannedPrompt, PresetPlan, plan
 from .model import (
@@ -156,7 +156,7 @@ class PromptRow(BaseModel):
     use the first); ``can_toggle``/``can_edit``/``can_edit_text``/``can_delete`` (what SillyTavern allows, module
     doc); ``tokens`` (module doc, *Token counts*); ``placement`` where Liyuan puts it when on — "system" (a system
     layer), "after" (a message after the user's words), "depth" (in the chat at its depth), "history" (the
-    ``chatHistory`` marker: where the chat's messages go) — or None when it is not sent, ``note`` then saying why (Chinese, from :func:`.mapping.plan`)."""
+    ``chatHistory`` marker: where the chat's messages go) — or None when it is not sent, ``note`` then saying why (a catalog message, from :func:`.mapping.plan`)."""
 
     index: int
     identifier: str
@@ -179,7 +179,7 @@ class PromptRow(BaseModel):
     can_delete: bool = False
     tokens: int = 0
     placement: Optional[str] = None
-    note: str = ""
+    note: MsgText = ""
 
     @property
     def label(self) -> str:
@@ -315,7 +315,7 @@ class PromptManager:
         tc = counter or TokenCounter()
         for r in rows:
             r.tokens = tc.text(r.content) if r.content else 0
-            r.note = "不在当前使用的顺序表里"
+            r.note = message("prompts.note.unlisted")
         return rows
 
     def row(self, identifier: str, counter: Optional[TokenCounter] = None, chat: Optional[PromptChat] = None,
@@ -346,7 +346,7 @@ class PromptManager:
                 continue
             r.placement = None if r.duplicate else where.get(r.identifier)
             if r.placement is None:
-                r.note = "顺序表里重复出现，只用第一次" if r.duplicate else reasons.get(r.identifier, "")
+                r.note = message("prompts.note.duplicate") if r.duplicate else reasons.get(r.identifier, "")
 
     def _count(self, rows: list[PromptRow], counter: TokenCounter, chat: Optional[PromptChat],
                history: Optional[list[ChatMessage]]) -> None:

@@ -14,6 +14,7 @@ from ...cards.personas import Persona
 from ...llm.types import ChatMessage
 from ...lore import Lorebook
 from ...macros import MacroContext, apply_macros, volatile_macros
+from ...messages import message
 from ..lore_layers import CHAT_REFS, example_lore, lore_slot, render_lore, system_constants
 from ..wording import CARD_TITLES, lang_of
 from .mapping import PlannedPrompt, PresetPlan
@@ -179,14 +180,14 @@ class PresetPrompter:
         return apply_macros(text, ctx).strip()
 
     def _warn_volatile(self, text: str, key: str) -> None:
-        where = key or "提示词"
+        where = key or message("preset.where.prompt")
         for name in sorted(volatile_macros(text) - _QUIET_IN_SYSTEM):
             if name in ("random", "roll"):
-                self.warnings.append(f"{where}：{{{{{name}}}}} 在系统提示里每个对话只抽一次（固定）")
+                self.warnings.append(message("preset.macro.random", where=where, name=name))
             elif name in CHAT_REFS:
-                self.warnings.append(f"{where}：{{{{{name}}}}} 随对话变化，系统提示里展开为空（要逐字节稳定）")
+                self.warnings.append(message("preset.macro.chat_ref", where=where, name=name))
             else:
-                self.warnings.append(f"{where}：{{{{{name}}}}} 是时间宏，系统提示里按对话开始的时间展开一次（固定）")
+                self.warnings.append(message("preset.macro.time", where=where, name=name))
 
     def _override(self, p: PlannedPrompt, card_text: str, key: str,
                   ctx: Optional[MacroContext] = None) -> tuple[bool, str]:
@@ -203,7 +204,7 @@ class PresetPrompter:
         slot = "after" if after else "before"
         entries = [e for e in self._fixed if lore_slot(e) == slot]
         for e in entries:
-            self._warn_volatile(e.content, f"世界书「{e.display_title}」")
+            self._warn_volatile(e.content, message("inspect.where.entry", title=e.display_title))
         return render_lore(entries, self.ctx)
 
     def _section(self, p: PlannedPrompt, lore_titles: list[str]) -> Optional[tuple[str, str]]:
@@ -212,14 +213,14 @@ class PresetPrompter:
         w = self.titles
         if p.marker:
             if ident == "charDescription":
-                return w["description"], self._x(card.description, "角色设定")
+                return w["description"], self._x(card.description, message("inspect.where.description"))
             if ident == "charPersonality":
-                return w["personality"], self._x(card.personality, "性格")
+                return w["personality"], self._x(card.personality, message("inspect.where.personality"))
             if ident == "scenario":
-                return w["scenario"], self._x(card.scenario, "场景")
+                return w["scenario"], self._x(card.scenario, message("inspect.where.scenario"))
             if ident == "dialogueExamples":  # with the example-message lore ST keeps (em top / bottom)
                 top, bottom = example_lore(self._fixed, self.ctx)
-                return w["examples"], "\n".join(x for x in (top, self._x(card.mes_example, "对话示例"), bottom) if x)
+                return w["examples"], "\n".join(x for x in (top, self._x(card.mes_example, message("inspect.where.examples")), bottom) if x)
             if ident in ("worldInfoBefore", "worldInfoAfter"):
                 title = w["before"] if not lore_titles else w["after_more"]
                 body = self._lore(after=ident == "worldInfoAfter")
@@ -231,7 +232,7 @@ class PresetPrompter:
                     return None
                 lines = [w["user_line"].format(user=self.ctx.user)]
                 if self.persona is not None and self.persona.in_prompt:
-                    desc = self._x(self.persona.description, "用户的角色")
+                    desc = self._x(self.persona.description, message("preset.where.persona"))
                     if desc:
                         lines.append(desc)
                 return w["user_title"], "\n".join(lines)
