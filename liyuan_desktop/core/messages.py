@@ -2022,6 +2022,16 @@ CATALOG: dict[str, dict[str, str]] = {
     "panels.bad": {"zh": "第 {n} 个面板格式不对，已跳过：{error}", "en": "Panel {n} is malformed and was skipped: {error}"},
     "panels.bad_id": {"zh": "第 {n} 个面板的 id 为空或重复（{id}），已跳过", "en": "Panel {n} has an empty or repeated id ({id}); skipped"},
     # -- end a32keys
+    # lead (issue 32): the labels the app writes for its own checkpoints, in the story's language (StoryHistory.label)
+    "cp.label.autosave": {"zh": "恢复前自动保存", "en": "Saved before restoring"},
+    "cp.label.restored_to_id": {"zh": "恢复到检查点 {id}", "en": "Restored to checkpoint {id}"},
+    "cp.label.restored_to": {"zh": "恢复到「{message}」", "en": "Restored to “{message}”"},
+    "cp.label.undo_turn": {"zh": "撤销本轮「{message}」", "en": "Undid the turn “{message}”"},
+    "cp.label.undo_restore": {"zh": "撤销恢复", "en": "Undid the restore"},
+    "cp.label.imported": {"zh": "导入章节", "en": "Imported chapters"},
+    "cp.label.imported_n": {"zh": "导入 {n} 章", "en": "Chapters imported: {n}"},
+    "cp.label.rewrote": {"zh": "改写 {file}", "en": "Rewrote {file}"},
+    "cp.label.from_roleplay": {"zh": "从扮演对话导入 {n} 章", "en": "Chapters imported from the role-play chat: {n}"},
 }
 
 

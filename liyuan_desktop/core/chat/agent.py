@@ -164,11 +164,11 @@ class AgentDesk:
             return (*AGENT_TOOLS, *WRITING_TOOLS)
         return AGENT_TOOLS
 
-    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Optional[Checkpoint]:
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "") -> Optional[Checkpoint]:
         """Write chapters (file name, text) into the chapter folder and make a user checkpoint (seed: 导入三章)."""
         for name, text in chapters:
             self.story.write(name, text)
-        return self.history_log.commit(author="user", message=message)
+        return self.history_log.commit(author="user", message=message or self.history_log.label("cp.label.imported"))
 
     def turn_user(self, cp: Checkpoint) -> Optional[Any]:
         """The user entry of the agent turn that ended in checkpoint ``cp`` (None for a user checkpoint or when
@@ -191,7 +191,7 @@ class AgentDesk:
             raise KeyError(checkpoint_id)
         cp = cps[idx]
         if not with_conversation:
-            done = self.history_log.restore(cp.id, author="user", message=message or f"恢复到「{cp.message}」")
+            done = self.history_log.restore(cp.id, author="user", message=message or self.history_log.label("cp.label.restored_to", message=cp.message))
             return RestoreResult(done, cp, None)
         user = self.turn_user(cp)
         if user is None:
@@ -200,7 +200,7 @@ class AgentDesk:
             raise ValueError(Msg("checkpoint.first", id=cp.id))
         before = cps[idx - 1]
         old_leaf = self.tree.leaf_id
-        done = self.history_log.restore(before.id, author="user", message=message or f"撤销本轮「{cp.message}」")
+        done = self.history_log.restore(before.id, author="user", message=message or self.history_log.label("cp.label.undo_turn", message=cp.message))
         if user.parent_id is not None:
             self.tree.set_leaf(user.parent_id)
             self.tree.commit()
@@ -210,7 +210,7 @@ class AgentDesk:
         """Undo a restore: the folder back to ``checkpoint_id`` (the one recorded just before the restore) and, when
         the conversation had moved, the active leaf back to ``old_leaf`` (ignored when no longer in the tree).
         Returns the new checkpoint. Raises CheckpointNotFound / OSError."""
-        done = self.history_log.restore(checkpoint_id, author="user", message="撤销恢复")
+        done = self.history_log.restore(checkpoint_id, author="user", message=self.history_log.label("cp.label.undo_restore"))
         if old_leaf and old_leaf in self.tree.entries:
             self.tree.set_leaf(old_leaf)
             self.tree.commit()

@@ -869,8 +869,9 @@ class Chat(ChatView):
         return self.agent.system()
 
     @notices(Changes.of("files", "checkpoints", "outline", "threads"))
-    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "导入章节") -> Optional[Checkpoint]:
-        """Write chapters (file name, text) into 正文/ and make a user checkpoint (None when nothing changed)."""
+    def import_chapters(self, chapters: list[tuple[str, str]], message: str = "") -> Optional[Checkpoint]:
+        """Write chapters (file name, text) into 正文/ and make a user checkpoint labelled ``message`` (default 「导入章节」 in the story's language; None when nothing
+        changed)."""
         return self.agent.import_chapters(chapters, message)
 
     def checkpoint_turn_text(self, checkpoint: Any) -> Optional[str]:

@@ -184,7 +184,7 @@ def import_folder(chat: Any, folder: Union[str, Path]) -> Optional[Checkpoint]:
     unreadable one (:class:`ProseImportError`) leaves the story untouched."""
     titled = [(title_from_filename(p.name), read_text_file(p)) for p in prose_files(folder)]
     chapters = _named(chat, titled)
-    return _commit(chat, chapters, f"导入 {len(chapters)} 章")
+    return _commit(chat, chapters, chat.history_log.label("cp.label.imported_n", n=len(chapters)))
 
 
 def import_long_text(chat: Any, path: Union[str, Path]) -> Optional[Checkpoint]:
@@ -196,7 +196,7 @@ def import_long_text(chat: Any, path: Union[str, Path]) -> Optional[Checkpoint]:
     parts = split_text_into_chapters(read_text_file(p))
     titled = [(title or title_from_filename(p.name), body) for title, body in parts]
     chapters = _named(chat, titled)
-    return _commit(chat, chapters, f"导入 {len(chapters)} 章")
+    return _commit(chat, chapters, chat.history_log.label("cp.label.imported_n", n=len(chapters)))
 
 
 def chapters_from_roleplay(rp_chat: Any) -> list[tuple[str, str]]:
@@ -240,5 +240,5 @@ def roleplay_to_agent(rp_chat: Any, dest_dir: Union[str, Path], model: Any, *, t
                        scribe_model=scribe_model)
     chat.seed_ledger(rp_chat.current_state())
     if chapters:
-        chat.import_chapters(chapters, message=f"从扮演对话导入 {len(chapters)} 章")
+        chat.import_chapters(chapters, message=chat.history_log.label("cp.label.from_roleplay", n=len(chapters)))
     return chat

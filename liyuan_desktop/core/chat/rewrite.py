@@ -158,5 +158,5 @@ def apply(chat: "Chat", p: RewriteProposal) -> str:
     if a < 0 or text[a:b] != p.old:
         raise ToolError("conflict", message("rewrite.conflict", file=p.file))
     chat.agent.story.write(p.file, text[:a] + p.new + text[b:])
-    cp = chat.history_log.commit(author="user", message=f"改写 {p.file}")
+    cp = chat.history_log.commit(author="user", message=chat.history_log.label("cp.label.rewrote", file=p.file))
     return str(cp.id) if cp is not None else ""

@@ -40,7 +40,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional
 
-from ..messages import message
+from ..messages import message, render
 from .checkpoint_model import (
     HASHCACHE_FILENAME,
     Checkpoint,
@@ -144,6 +144,8 @@ class StoryHistory:
         names = layout_of_history_dir(self.history_dir)  # 对象/ + 检查点.jsonl, or objects/ + checkpoints.jsonl
         self.objects_dir = self.history_dir / names.objects
         self.log_file = self.history_dir / names.log
+        #: the language of the labels this history writes for its own checkpoints ("zh" / "en", the layout's)
+        self.language = names.language
         self.cache_file = self.history_dir / HASHCACHE_FILENAME
         self._lock = threading.RLock()
         self._hashcache: Optional[dict[str, list[Any]]] = None  # name -> [size, mtime_ns, hash, hashed_at_ns]
@@ -156,6 +158,12 @@ class StoryHistory:
         self.ignored: list[tuple[str, str]] = []
         #: temp files removed when this history was opened (paths)
         self.cleaned: list[str] = clean_leftover_tmp(self.story_dir, self.history_dir, self.objects_dir)
+
+    def label(self, key: str, **params: Any) -> str:
+        """A checkpoint label the app writes (``cp.label.*``: 恢复前自动保存, 恢复到「…」, 导入 N 章…) in this story's
+        language — the layout's (issue 32: an English novel's timeline reads English; a Chinese one keeps the seed's
+        labels byte for byte). Stored as plain text in the log, like the user's own labels."""
+        return render(message(key, **params), self.language)
 
     # ------------------------------------------------------------------ snapshot
 
@@ -465,7 +473,7 @@ class StoryHistory:
             target = self.get(checkpoint_id)
             contents = {h: self.object_bytes(h) for h in set(target.files.values())}  # verify all blobs first
             if save_current:
-                self.commit(author, "恢复前自动保存")
+                self.commit(author, self.label("cp.label.autosave"))
             current = self._store_manifest(self.snapshot())  # even without save_current every byte is kept
             self.story_dir.mkdir(parents=True, exist_ok=True)
             cache = self._load_hashcache()
@@ -488,7 +496,7 @@ class StoryHistory:
                     cache.pop(name, None)
                     self._cache_dirty = True
             _fsync_dir(self.story_dir)
-            c = self.commit(author, message or f"恢复到检查点 {checkpoint_id}", restored_from=checkpoint_id,
+            c = self.commit(author, message or self.label("cp.label.restored_to_id", id=checkpoint_id), restored_from=checkpoint_id,
                             force=True)
             assert c is not None
             return c
