@@ -64,7 +64,8 @@ FIELD_ALIASES: dict[str, tuple[str, ...]] = {
 }
 _CARD_HINTS = ("description", "first_mes", "personality", "scenario", "mes_example", "char_name", "char_persona",
                "char_greeting")
-_IMAGE_TYPES = {"JPEG", "GIF", "WEBP", "BMP", "TIFF", "AVIF", "HEIC", "ICO 图标"}
+#: The foreign file kinds that are images (a plain name, or a catalog message by its key: ``filekind.ico``).
+_IMAGE_TYPES = {"JPEG", "GIF", "WEBP", "BMP", "TIFF", "AVIF", "HEIC", "filekind.ico"}
 
 
 class Card(BaseModel):
@@ -361,7 +362,7 @@ def _read_stream(f: Any, size: int, path: str, label: str) -> Card:
         card.warnings = cx.warnings + card.warnings
         return card
     if foreign:
-        if foreign in _IMAGE_TYPES:
+        if (foreign.key if isinstance(foreign, Msg) else foreign) in _IMAGE_TYPES:
             raise fail(label, message("cardfile.foreign_image", kind=foreign))
         raise fail(label, message("cardfile.foreign", kind=foreign))
     if size > MAX_CARD_BYTES:

@@ -128,8 +128,9 @@ def _scratch_copy(card_file: str) -> tuple[Path, Path]:
     src = Path(card_file)
     if not src.is_file():
         from ...core.cards import CardError
+        from ...core.messages import message
 
-        raise CardError(f"找不到角色卡文件：{card_file}")
+        raise CardError(message("preview.no_card_file", path=card_file))
     copy = scratch / "card" / src.name
     copy.parent.mkdir(parents=True)
     shutil.copyfile(src, copy)
