@@ -204,5 +204,8 @@ def name_taken(folder: str | Path, name: str) -> bool:
 
 
 def chat_dir(card_name: str, chat_name: str) -> Path:
-    """``<home>/cards/<card>/对话/<chat>`` (ARCHITECTURE.md, data on disk)."""
-    return home() / "cards" / safe_name(card_name) / "对话" / safe_name(chat_name)
+    """``<home>/cards/<card>/对话/<chat>`` (ARCHITECTURE.md, data on disk; ``chats/`` in an English-layout data
+    folder, :mod:`core.home_layout`)."""
+    from .home_layout import chats_dir  # here: home_layout uses this module
+
+    return chats_dir(home() / "cards" / safe_name(card_name)) / safe_name(chat_name)

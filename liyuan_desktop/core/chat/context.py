@@ -23,6 +23,7 @@ from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
 from ..fsutil import atomic_write_text
+from ..home_layout import chat_books_dir
 from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
@@ -138,7 +139,7 @@ class ChatContext:
         self.book_links = loaded.links
         self.warnings += loaded.warnings
         # books this chat keeps an old (or merged) version of are read in that version (chat.book_update)
-        books = [card_book, *swap_kept(Path(directory), [*load_books(Path(directory) / "世界书", "chat"), *loaded.books,
+        books = [card_book, *swap_kept(Path(directory), [*load_books(chat_books_dir(directory), "chat"), *loaded.books,
                                                          *load_books(global_books_dir(), "global")])]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)

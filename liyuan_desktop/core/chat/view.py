@@ -18,6 +18,7 @@ from ..cards.book_links import BookLink, library_book_names
 from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
+from ..home_layout import chat_books_dir
 from ..ledger.history import LedgerHistory, PatchQuality, RevertPlan
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
@@ -387,8 +388,9 @@ class ChatView:
         return call_tokens(beat.calls) if beat is not None else None
 
     def books_folder(self) -> Path:
-        """The folder of the world books attached to this chat (``<chat>/世界书``; it need not exist)."""
-        return self.dir / "世界书"
+        """The folder of the world books attached to this chat (``<chat>/世界书``, or ``world-books`` in an
+        English-layout data folder, :func:`core.home_layout.chat_books_dir`; it need not exist)."""
+        return chat_books_dir(self.dir)
 
     def card_book(self) -> Lorebook:
         """The card's own world book (not the merged one: :attr:`book`), for the editor: this chat's copy of it when

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from ..cards import Card, CardError
 from ..cards.library import CardRef, card_folder
 from ..fsutil import atomic_write_text
+from ..home_layout import chats_dir
 from ..messages import Msg, message
 from ..paths import FORBIDDEN_NAME_CHARS, home, name_taken, safe_name
 
@@ -150,7 +151,7 @@ def member_card(member: str) -> Card:
 
 def new_group_chat_dir(group: Group, title: str = "") -> Path:
     """A fresh chat folder under the group (``title`` or 「群聊」, numbered when taken)."""
-    base = group_dir(group.name) / "对话"
+    base = chats_dir(group_dir(group.name))  # 对话/ or chats/ (core.home_layout)
     base.mkdir(parents=True, exist_ok=True)
     name = safe_name(title or "群聊")
     n, cand = 1, name
@@ -162,7 +163,7 @@ def new_group_chat_dir(group: Group, title: str = "") -> Path:
 
 def group_chats(group: Group) -> list[Path]:
     """The group's chat folders (those with a session file), by name."""
-    base = group_dir(group.name) / "对话"
+    base = chats_dir(group_dir(group.name))  # 对话/ or chats/ (core.home_layout)
     if not base.is_dir():
         return []
     return sorted(d for d in base.iterdir() if (d / "session.jsonl").is_file())

@@ -49,6 +49,7 @@ from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..group.model import group_dir
 from ..group.st import import_st_group
+from ..home_layout import chat_books_dir, chats_dir, home_folder
 from ..lore.books import global_books_dir, library_books_dir
 from ..messages import message
 from ..paths import home, safe_name
@@ -56,10 +57,10 @@ from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
 from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
-from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
+from .index import IndexEntry, MigrationIndex
 from .merge import imported_provider, merge_settings
 from .model import MigrationPlan, MigrationReport, PlanItem, error_text, kind_label
-from .scan import AVATARS_FOLDER, inside, numbered, persona_key
+from .scan import inside, numbered, persona_key
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
@@ -242,7 +243,7 @@ class _Run:
         ref = self.cards.get(item.owner)
         if ref is None:
             raise StChatError(message("migrate.card_missing", owner=item.owner))
-        base = Path(ref.dir) / "对话"
+        base = chats_dir(ref.dir)
         if (base / item.target).exists():
             item.target = numbered(item.target, lambda n: (base / n).exists())
             item.action = "rename"
@@ -281,7 +282,7 @@ class _Run:
                 continue
             if f.parent == global_books_dir() or name in linked:
                 continue  # global already, or the card's: every chat of the card reads it
-            atomic_write_bytes(dest / "世界书" / f.name, f.read_bytes())
+            atomic_write_bytes(chat_books_dir(dest) / f.name, f.read_bytes())
             out.append(f.stem)
         return out
 
@@ -298,7 +299,7 @@ class _Run:
             item.reason = "；".join(notes[:3]) + ("……" if len(notes) > 3 else "")
 
     def avatar(self, item: PlanItem) -> None:
-        folder = home() / AVATARS_FOLDER
+        folder = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.home_layout)
         dest = folder / item.target
         if dest.exists():
             stem, suffix = Path(item.target).stem, Path(item.target).suffix
@@ -463,7 +464,7 @@ def save_report(report: MigrationReport, lang: str = "zh") -> Path:
     """Write the Markdown report in ``lang`` (``报告.md`` in Chinese, ``report.md`` in English) and ``report.json``
     into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and returns ``report.report_dir``. Raises
     OSError."""
-    base = home() / REPORTS_FOLDER
+    base = home_folder("import_reports")  # 导入记录/ or import-reports/ (core.home_layout)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started / 1000))
     d = base / numbered(stamp, lambda n: (base / n).exists())
     d.mkdir(parents=True)

@@ -15,9 +15,10 @@ from typing import Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..home_layout import home_folder
 from ..paths import home
 
-REPORTS_FOLDER = "导入记录"
+REPORTS_FOLDER = "导入记录"  # the Chinese layout's name; the reports are in home_folder("import_reports")
 INDEX_FILE = "sillytavern-index.jsonl"
 
 
@@ -38,8 +39,9 @@ class MigrationIndex(BaseModel):
 
     @staticmethod
     def path() -> Path:
-        """``<home>/导入记录/sillytavern-index.jsonl``."""
-        return home() / REPORTS_FOLDER / INDEX_FILE
+        """``<home>/导入记录/sillytavern-index.jsonl`` (``import-reports/`` in an English-layout data folder,
+        :mod:`core.home_layout`)."""
+        return home_folder("import_reports") / INDEX_FILE
 
     @classmethod
     def load(cls) -> "MigrationIndex":

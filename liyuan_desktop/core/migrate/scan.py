@@ -31,6 +31,7 @@ from ..cards.personas import Persona, PersonaError, import_st_personas, load_per
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
 from ..group.model import GroupError, group_dir, load_group
 from ..group.st import read_st_group
+from ..home_layout import chats_dir, home_folder
 from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
@@ -51,7 +52,7 @@ MAX_BYTES = {"card": MAX_CARD_BYTES, "chat": MAX_CHAT_BYTES, "book": 256 * 1024 
              "settings": 64 * 1024 ** 2, "avatar": 32 * 1024 ** 2}
 
 #: the folder persona avatars are copied to
-AVATARS_FOLDER = "人设头像"
+AVATARS_FOLDER = "人设头像"  # the Chinese layout's name; the avatars go to home_folder("persona_avatars")
 
 #: what is found but never imported: (folder or file, glob, label key, why key) — catalog keys (core/messages.py)
 NOT_IMPORTED = (
@@ -510,7 +511,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             if index.exists(digest):
                 item.action, item.target = "same", index.target(digest) or f.stem
                 continue
-            base = cards_root() / owner.target / "对话"
+            base = chats_dir(cards_root() / owner.target)
             name = safe_name(f.stem)
             target = numbered(name, lambda n: n in claimed or (owner.action in ("same", "update") and (base / n).exists()))
             claimed.add(target)
@@ -531,7 +532,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
     have = {persona_key(p) for p in store.personas}
     ids = {p.id for p in store.personas}
     avatars = root / "User Avatars"
-    dest = home() / AVATARS_FOLDER
+    dest = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.home_layout)
     for p in personas:
         item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
         item.detail["persona"] = p.model_dump(mode="json")

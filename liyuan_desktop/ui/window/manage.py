@@ -38,6 +38,7 @@ from PySide6.QtWidgets import (
 from ...core.cards import CardError, library
 from ...core.chat import manage
 from ...core.chat.changes import LIBRARY
+from ...core.home_layout import chats_dir
 from ...core.session.tree import SessionError
 from ..dialogs.dialogs import confirm
 from ..infra.i18n import language, register, show, tr
@@ -246,7 +247,7 @@ class Manager:
             self._failed(e)
             return None
         if was_open:
-            moved = Path(new.dir) / "对话" / Path(open_ref.dir).name
+            moved = chats_dir(new.dir) / Path(open_ref.dir).name
             self.win.open_chat(new, library.ChatRef(name=moved.name, dir=str(moved), mode=open_ref.mode), quiet=True)
         elif self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
             self.win.card_ref = new
@@ -493,7 +494,7 @@ class LibraryWatcher:
         out = [str(root)]
         for c in library.list_cards():
             out.append(c.dir)
-            chats = Path(c.dir) / "对话"
+            chats = chats_dir(c.dir)
             if chats.is_dir():
                 out.append(str(chats))
         return out
