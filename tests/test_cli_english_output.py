@@ -4,7 +4,7 @@ set, a chat imported from a SillyTavern file, a novel with a chapter, a SillyTav
 it prints (stdout and stderr, the ``import-sillytavern`` report file too) may hold a CJK character. All the data
 here is English, so any CJK text is the program's own. Paths under the test's folder are left out of the check (they
 hold the test's names), but not the folder names the app chose: a data folder first written in English has English
-ones (``chats/``, ``import-reports/``, ``trash/``…: core/home_layout.py), as has an English novel (``chapters/``,
+ones (``chats/``, ``import-reports/``, ``trash/``…: core/paths.py), as has an English novel (``chapters/``,
 ``outline.md``, ``history/``: core/story/layout.py), so relative paths the commands print are checked too.
 
 The commands come from the parser, so a subcommand added later fails :func:`test_every_command_has_an_english_run`
@@ -346,7 +346,7 @@ def test_every_command_prints_english(capsys, world):
     _others(bad)
     assert not bad, "\n".join(f"liyuan --lang en {k}:\n    " + "\n    ".join(v) for k, v in bad.items())
     # the import's report file is English too (report.md), as are the errors a user meets first
-    home = Path(os.environ["LIYUAN_HOME"])  # first written in English: English folder names (core/home_layout.py)
+    home = Path(os.environ["LIYUAN_HOME"])  # first written in English: English folder names (core/paths.py)
     reports = list((home / "import-reports").glob("*/report.md"))
     assert len(reports) == 1 and "# Import from SillyTavern" in reports[0].read_text("utf-8")
     assert not CJK.search(_prose(reports[0].read_text("utf-8"), world, ["x"]))

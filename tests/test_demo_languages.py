@@ -109,7 +109,7 @@ IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 def test_the_english_agent_demo_prints_no_cjk(capsys):
     """``liyuan --lang en chat --demo-agent``: the English demo's agent turn, every line English, the paths too (a
-    data folder first written in English has English folder names: core/home_layout.py)."""
+    data folder first written in English has English folder names: core/paths.py)."""
     from liyuan_desktop import cli
 
     assert cli.main(["--lang", "en", "chat", "--demo-agent"]) == 0

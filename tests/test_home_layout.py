@@ -1,4 +1,4 @@
-"""The data folder's own folder names (issue 32, core/home_layout.py): a data folder first written in English gets
+"""The data folder's own folder names (issue 32, core/paths.py): a data folder first written in English gets
 English names (card chats, import reports, trash, presets, quick replies, persona avatars, world books), one first
 written in Chinese Chinese names, and an existing Chinese data folder keeps working, untouched, in an English window
 or CLI — no English twin folder appears beside its Chinese ones. The commands are the real ones (``liyuan …`` in
@@ -15,12 +15,11 @@ import pytest
 from st_folder import build_st_folder
 
 from liyuan_desktop import cli
-from liyuan_desktop.core import home_layout
+from liyuan_desktop.core import paths
 from liyuan_desktop.core.cards import library
 from liyuan_desktop.core.chat import manage
-from liyuan_desktop.core.home_layout import EN_HOME, ZH_HOME, layout_of_home, set_reader_language
 from liyuan_desktop.core.lore.books import global_books_dir, library_books_dir
-from liyuan_desktop.core.paths import chat_dir
+from liyuan_desktop.core.paths import EN_HOME, ZH_HOME, chat_dir, layout_of_home, set_reader_language
 from liyuan_desktop.core.prompt.presets.store import list_presets, presets_dir
 
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
@@ -131,20 +130,20 @@ def test_the_decision_is_stable(capsys, tmp_path):
     home.mkdir(parents=True)
     (home / "settings.json").write_text("{}", "utf-8")  # something, but nothing of either layout
     set_reader_language("zh")
-    assert home_layout.home_layout() is ZH_HOME
+    assert paths.home_layout() is ZH_HOME
     set_reader_language("en")
-    assert home_layout.home_layout() is EN_HOME
+    assert paths.home_layout() is EN_HOME
     manage.trash_root()  # the first folder: English from now on
     for lang in ("zh", "en", None):
         set_reader_language(lang)
-        assert home_layout.home_layout() is EN_HOME
+        assert paths.home_layout() is EN_HOME
         assert manage.trash_root() == home / "trash"
     _liyuan(capsys, "zh", "chat", "--demo", "--delay-ms", "0")  # a Chinese reader, an English data folder
     assert (home / "cards" / "青梧" / "chats").is_dir() and not (home / "cards" / "青梧" / "对话").exists()
 
 
 def test_what_on_disk_decides(tmp_path):
-    """The rules of core/home_layout.py, on bare folders: a Chinese top-level folder wins; an English one decides
+    """The rules of core/paths.py, on bare folders: a Chinese top-level folder wins; an English one decides
     English even when a card folder copied in holds 对话/ (that card keeps its own); ``presets/`` alone (the
     pre-issue-14 preset folder) decides nothing; a card's 对话/ alone decides Chinese."""
     def home(*dirs: str) -> Path:
@@ -189,4 +188,4 @@ def test_a_card_keeps_its_own_chat_folder(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("lang, layout", [("en", EN_HOME), ("ja", EN_HOME), ("zh", ZH_HOME), ("zh_CN", ZH_HOME)])
 def test_the_layout_of_a_readers_language(lang, layout):
-    assert home_layout.layout_for_language(lang) is layout
+    assert paths.layout_for_language(lang) is layout

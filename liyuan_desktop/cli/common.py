@@ -128,9 +128,8 @@ def chat_folder(spec: str) -> Path:
     """The folder of an existing chat from a folder path, ``card name/chat name`` or ``group name/chat name`` (a
     group chat, ``core/group``); ValueError (a catalog message) when there is no ``session.jsonl`` there."""
     from ..core.group.model import group_dir
-    from ..core.home_layout import chats_dir
     from ..core.messages import message
-    from ..core.paths import chat_dir, safe_name
+    from ..core.paths import chat_dir, chats_dir, safe_name
 
     p = Path(spec)
     if (p / "session.jsonl").exists():
@@ -184,10 +183,10 @@ def take_lang(argv: list[str]) -> list[str]:
     (English unless it is Chinese) — chosen
     afresh for each command line (a ``--lang`` of an earlier :func:`~liyuan_desktop.cli.main` call in the same
     process does not stick)."""
-    from ..core.home_layout import set_reader_language
+    from ..core.paths import set_reader_language
 
     _LANG.clear()
-    set_reader_language(language)  # a new data folder's layout (core.home_layout): this command line's language
+    set_reader_language(language)  # a new data folder's layout (core.paths): this command line's language
     out, i = [], 0
     while i < len(argv):
         a = argv[i]
@@ -208,14 +207,14 @@ def set_language(lang: str) -> None:
     catalog). Any other code prints one English warning line on stderr naming the languages there are and falls
     back to the system locale's language (``core.settings.fallback_language``: English unless the locale is
     Chinese)."""
-    from ..core.home_layout import set_reader_language
+    from ..core.paths import set_reader_language
     from ..core.settings import fallback_language, is_known_language, unknown_language_warning
 
     if not is_known_language(lang):
         print(unknown_language_warning(lang), file=sys.stderr)
         lang = fallback_language()
     _LANG[:] = [lang]
-    set_reader_language(lang)  # a new data folder's folder names (core.home_layout)
+    set_reader_language(lang)  # a new data folder's folder names (core.paths)
 
 
 def language() -> str:

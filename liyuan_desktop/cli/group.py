@@ -188,8 +188,7 @@ def chat_target(name: str, chat_name: str) -> tuple[Any, Path, dict[str, Any]]:
     from ..core.chat.group_play import member_cards, opening_card
     from ..core.group import load_group
     from ..core.group.model import group_dir
-    from ..core.home_layout import chats_dir
-    from ..core.paths import safe_name
+    from ..core.paths import chats_dir, safe_name
 
     g = load_group(name)
     cards = member_cards(g)

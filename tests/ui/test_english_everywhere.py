@@ -60,9 +60,9 @@ def allowed_content(data: Path, demo: str = "en") -> list[str]:
     """The story and card data of the ``demo`` language's demo (module doc; in English the English demo, which holds
     no CJK at all, so only the folder names below are left) and of the chats the run saved under ``data`` (their
     story fields, card and chat names), longest first. The folder names the app chose are allowed only in a data
-    folder of the Chinese layout (first written in Chinese: core/home_layout.py), which keeps them in English too;
+    folder of the Chinese layout (first written in Chinese: core/paths.py), which keeps them in English too;
     a data folder first written in English has English ones, so they are checked."""
-    from liyuan_desktop.core.home_layout import ZH_HOME, layout_of_home
+    from liyuan_desktop.core.paths import ZH_HOME, layout_of_home
 
     out: set[str] = {str(data)}
     for f in (demo_card_path(demo), demo_replay_path(demo)):

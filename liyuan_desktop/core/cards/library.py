@@ -21,9 +21,8 @@ from typing import Callable, Optional
 from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
-from ..home_layout import chats_dir, is_chats_folder
 from ..messages import MsgText, message, render
-from ..paths import demo_set, home, legacy_safe_name, name_key, name_taken, safe_name
+from ..paths import chats_dir, demo_set, home, is_chats_folder, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
 from .book_links import link_on_import
@@ -76,7 +75,7 @@ def list_cards() -> list[CardRef]:
 
 def list_chats(card: CardRef) -> list[ChatRef]:
     """The card's chats, newest first (meta.json is read when present, else the session header)."""
-    base = chats_dir(card.dir)  # 对话/ or chats/ (core.home_layout)
+    base = chats_dir(card.dir)  # 对话/ or chats/ (core.paths)
     out: list[ChatRef] = []
     if not base.is_dir():
         return out
@@ -218,7 +217,7 @@ def dated_chat_name(kind: str = "chat", language: str = "zh") -> str:
 def new_chat_dir(card: CardRef, title: Optional[str] = None, language: str = "zh") -> Path:
     """A fresh chat folder name under the card (``title`` or a dated name in ``language``,
     :func:`dated_chat_name`; numbered when taken)."""
-    base = chats_dir(card.dir)  # 对话/ or chats/ (core.home_layout)
+    base = chats_dir(card.dir)  # 对话/ or chats/ (core.paths)
     return base / numbered_name(safe_name(title or dated_chat_name("chat", language)), lambda n: name_taken(base, n))
 
 

@@ -42,18 +42,18 @@ from pydantic import BaseModel
 from ..cards.book_links import BookLink, find_library_book
 from ..cards.update_diff import BookDiff, book_update_diff, merge_book_picked
 from ..fsutil import atomic_write_bytes, atomic_write_text
-from ..home_layout import book_versions_name, books_off_name, chat_books_dir
 from ..lore import Lorebook
 from ..lore.bookcache import file_digest
 from ..lore.books import global_books_dir
 from ..messages import Msg, message
+from ..paths import book_versions_name, books_off_name, chat_books_dir
 
 log = logging.getLogger(__name__)
 
 KEPT_BOOKS = "kept-books.json"
 #: The version store's folder under the global books folder (not read as books: only ``*.json`` directly inside a
 #: books folder are).
-VERSIONS_FOLDER = "历史版本"  # in 世界书/; versions_dir() names it in either layout (core.home_layout)
+VERSIONS_FOLDER = "历史版本"  # in 世界书/; versions_dir() names it in either layout (core.paths)
 RECORD_KEY = "library_books"
 #: The key prefix of a book attached to the chat (``<chat>/世界书/<name>.json``).
 CHAT_PREFIX = "chat/"
@@ -81,7 +81,7 @@ def file_hash(path: Path) -> Optional[str]:
 
 def versions_dir(name: str) -> Path:
     """Where the versions of the library book ``name`` that chats used are kept (``历史版本/<name>`` in the global
-    books folder; ``versions/<name>`` in ``world-books/``, :mod:`core.home_layout`)."""
+    books folder; ``versions/<name>`` in ``world-books/``, :mod:`core.paths`)."""
     books = global_books_dir()
     return books / book_versions_name(books) / name
 

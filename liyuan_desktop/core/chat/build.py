@@ -258,8 +258,7 @@ def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "Cha
     from ..cards import load_card
     from ..cards.library import cards_root, numbered_name
     from ..fsutil import atomic_write_text
-    from ..home_layout import chats_dir
-    from ..paths import safe_name
+    from ..paths import chats_dir, safe_name
     from ..story.codex import CodexBook, save_codex
     from ..story.outline import outline_path
     from ..story.outline_tree import ensure_ids

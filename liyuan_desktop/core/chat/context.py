@@ -23,7 +23,6 @@ from ..cards.meta import card_scripts_allowed
 from ..cards.personas import Persona, chosen_for_chat
 from ..cards.regex_scripts import RegexScript, apply_scripts, scripts_from_card
 from ..fsutil import atomic_write_text
-from ..home_layout import chat_books_dir
 from ..ledger.mvu import initvar_entries, load_initvars_books
 from ..llm.sampling import Sampling
 from ..llm.types import ChatMessage
@@ -33,7 +32,7 @@ from ..lore.settings import WorldInfoSettings
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import TemplateEnv, has_template
 from ..messages import message
-from ..paths import safe_name
+from ..paths import chat_books_dir, safe_name
 from ..prompt.assemble import system_prompt
 from ..prompt.lore_layers import system_constants
 from ..prompt.presets.mapping import plan

@@ -34,12 +34,11 @@ from pydantic import BaseModel
 
 from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
-from ..home_layout import home_folder
 from ..messages import message, render
-from ..paths import home, name_taken, safe_name
+from ..paths import home, home_folder, name_taken, safe_name
 from ..session.tree import SessionTree, new_id
 
-TRASH = "回收站"  # the Chinese layout's name; the trash is wherever trash_root() says (core.home_layout)
+TRASH = "回收站"  # the Chinese layout's name; the trash is wherever trash_root() says (core.paths)
 _RECORD = "trash.json"
 _ID_AT_START = re.compile(rb'^\s*\{"id":"([^"\\]+)"')
 
@@ -67,7 +66,7 @@ class TrashItem(BaseModel):
 
 
 def trash_root() -> Path:
-    """``<home>/回收站`` — ``<home>/trash`` in an English-layout data folder, :mod:`core.home_layout` — (created when
+    """``<home>/回收站`` — ``<home>/trash`` in an English-layout data folder, :mod:`core.paths` — (created when
     missing)."""
     p = home_folder("trash")
     p.mkdir(parents=True, exist_ok=True)

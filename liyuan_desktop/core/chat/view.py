@@ -18,7 +18,6 @@ from ..cards.book_links import BookLink, library_book_names
 from ..cards.meta import card_frames_trusted
 from ..cards.personas import Persona, chosen_for_chat
 from ..fsutil import atomic_write_text
-from ..home_layout import chat_books_dir
 from ..ledger.history import LedgerHistory, PatchQuality, RevertPlan
 from ..ledger.mvu import MvuState
 from ..ledger.panels import panels_from_card
@@ -32,6 +31,7 @@ from ..macros.tavernhelper import apply_th_macros
 from ..memory.chapters import ChapterMemory, merge_results
 from ..memory.compaction import BranchMemory, Compactor
 from ..messages import message
+from ..paths import chat_books_dir
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
@@ -389,7 +389,7 @@ class ChatView:
 
     def books_folder(self) -> Path:
         """The folder of the world books attached to this chat (``<chat>/世界书``, or ``world-books`` in an
-        English-layout data folder, :func:`core.home_layout.chat_books_dir`; it need not exist)."""
+        English-layout data folder, :func:`core.paths.chat_books_dir`; it need not exist)."""
         return chat_books_dir(self.dir)
 
     def card_book(self) -> Lorebook:

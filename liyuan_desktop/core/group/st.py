@@ -48,9 +48,9 @@ from ..cards.library import numbered_name
 from ..cards.st_chat import read_st_chat, write_session
 from ..cards.st_chat_export import st_messages
 from ..fsutil import atomic_write_text
-from ..home_layout import chats_dir as chats_folder
 from ..jsonfile import read_json_file
 from ..messages import Msg, message
+from ..paths import chats_dir as chats_folder
 from ..session import SessionTree
 from .model import Group, GroupError, group_chats, group_dir, load_group, member_card, save_group
 

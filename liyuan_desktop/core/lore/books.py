@@ -11,7 +11,7 @@ from typing import Optional
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_bytes
-from ..home_layout import books_off_name, home_folder
+from ..paths import books_off_name, home_folder
 from .lorebook import Lorebook
 
 log = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 def global_books_dir() -> Path:
     """World-info files that apply to every chat: ``<home>/世界书/*.json`` (SillyTavern's global world info;
-    ``<home>/world-books/`` in an English-layout data folder, :mod:`core.home_layout`)."""
+    ``<home>/world-books/`` in an English-layout data folder, :mod:`core.paths`)."""
     return home_folder("world_books")
 
 
@@ -53,7 +53,7 @@ def book_names(folder: Path) -> list[str]:
 
 
 # -- the window's book list (issue 17): on/off, import --------------------------------------------------------
-OFF_FOLDER = "未启用"  # in a 世界书/ folder; books_off_name() names it in either layout (core.home_layout)
+OFF_FOLDER = "未启用"  # in a 世界书/ folder; books_off_name() names it in either layout (core.paths)
 
 
 class BookFile(DeferredModel):  # built on first use (core.deferred)
@@ -82,7 +82,7 @@ def set_book_enabled(folder: Path, name: str, enabled: bool) -> Path:
     Returns its new path. FileNotFoundError when there is no such book, FileExistsError when the other place
     already has a book of that name, OSError when the disk refuses."""
     folder = Path(folder)
-    off = folder / books_off_name(folder)  # 未启用/ (disabled/ in world-books/, core.home_layout)
+    off = folder / books_off_name(folder)  # 未启用/ (disabled/ in world-books/, core.paths)
     src = (off if enabled else folder) / f"{name}.json"
     dst = (folder if enabled else off) / f"{name}.json"
     if dst.exists() and not src.exists():

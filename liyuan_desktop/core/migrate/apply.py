@@ -49,10 +49,9 @@ from ..chat.st_import import import_st_folder
 from ..fsutil import atomic_write_bytes, atomic_write_text
 from ..group.model import group_dir
 from ..group.st import import_st_group
-from ..home_layout import chat_books_dir, chats_dir, home_folder
 from ..lore.books import global_books_dir, library_books_dir
 from ..messages import message
-from ..paths import home, safe_name
+from ..paths import chat_books_dir, chats_dir, home, home_folder, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
 from ..session.tree import SessionError
@@ -299,7 +298,7 @@ class _Run:
             item.reason = "；".join(notes[:3]) + ("……" if len(notes) > 3 else "")
 
     def avatar(self, item: PlanItem) -> None:
-        folder = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.home_layout)
+        folder = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.paths)
         dest = folder / item.target
         if dest.exists():
             stem, suffix = Path(item.target).stem, Path(item.target).suffix
@@ -464,7 +463,7 @@ def save_report(report: MigrationReport, lang: str = "zh") -> Path:
     """Write the Markdown report in ``lang`` (``报告.md`` in Chinese, ``report.md`` in English) and ``report.json``
     into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and returns ``report.report_dir``. Raises
     OSError."""
-    base = home_folder("import_reports")  # 导入记录/ or import-reports/ (core.home_layout)
+    base = home_folder("import_reports")  # 导入记录/ or import-reports/ (core.paths)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started / 1000))
     d = base / numbered(stamp, lambda n: (base / n).exists())
     d.mkdir(parents=True)

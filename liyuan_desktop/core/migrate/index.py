@@ -15,8 +15,7 @@ from typing import Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..home_layout import home_folder
-from ..paths import home
+from ..paths import home, home_folder
 
 REPORTS_FOLDER = "导入记录"  # the Chinese layout's name; the reports are in home_folder("import_reports")
 INDEX_FILE = "sillytavern-index.jsonl"
@@ -40,7 +39,7 @@ class MigrationIndex(BaseModel):
     @staticmethod
     def path() -> Path:
         """``<home>/导入记录/sillytavern-index.jsonl`` (``import-reports/`` in an English-layout data folder,
-        :mod:`core.home_layout`)."""
+        :mod:`core.paths`)."""
         return home_folder("import_reports") / INDEX_FILE
 
     @classmethod

@@ -31,13 +31,12 @@ from ..cards.personas import Persona, PersonaError, import_st_personas, load_per
 from ..cards.st_chat import MAX_CHAT_BYTES, StChatError, read_header, st_authors_note
 from ..group.model import GroupError, group_dir, load_group
 from ..group.st import read_st_group
-from ..home_layout import chats_dir, home_folder
 from ..jsonfile import object_at, read_json_file
 from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings
 from ..messages import message
-from ..paths import home, safe_name
+from ..paths import chats_dir, home, home_folder, safe_name
 from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
 from ..prompt.presets.store import load_preset, presets_dir
 from ..settings import load_settings
@@ -532,7 +531,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
     have = {persona_key(p) for p in store.personas}
     ids = {p.id for p in store.personas}
     avatars = root / "User Avatars"
-    dest = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.home_layout)
+    dest = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.paths)
     for p in personas:
         item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
         item.detail["persona"] = p.model_dump(mode="json")

@@ -450,7 +450,7 @@ def reimport(books: Any, session: Any, path: str) -> Optional[Any]:
     usual."""
     from pathlib import Path
 
-    from ...core.home_layout import books_off_name
+    from ...core.paths import books_off_name
 
     name = Path(path).stem
     folder = books.folder

@@ -38,7 +38,6 @@ from PySide6.QtWidgets import (
 from ...core.cards import CardError, library
 from ...core.chat import manage
 from ...core.chat.changes import LIBRARY
-from ...core.home_layout import chats_dir
 from ...core.session.tree import SessionError
 from ..dialogs.dialogs import confirm
 from ..infra.i18n import language, register, show, tr
@@ -247,6 +246,8 @@ class Manager:
             self._failed(e)
             return None
         if was_open:
+            from ...core.paths import chats_dir
+
             moved = chats_dir(new.dir) / Path(open_ref.dir).name
             self.win.open_chat(new, library.ChatRef(name=moved.name, dir=str(moved), mode=open_ref.mode), quiet=True)
         elif self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
@@ -487,6 +488,8 @@ class LibraryWatcher:
 
     def folders(self) -> list[str]:
         """The folders to watch now."""
+        from ...core.paths import chats_dir
+
         try:
             root = library.cards_root()
         except OSError:
