@@ -40,5 +40,9 @@ _bundled_fonts()
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own data folder; nothing touches the user's real one."""
+    """Every test gets its own data folder; nothing touches the user's real one. A language an earlier test chose
+    for a new data folder's folder names (core.paths) is forgotten: the folder follows this test's choice."""
+    from liyuan_desktop.core.paths import set_reader_language
+
+    set_reader_language(None)
     monkeypatch.setenv("LIYUAN_HOME", str(tmp_path / "home"))

@@ -2,9 +2,10 @@
 on a real data folder holding real data built here from small JSON — a card with a lorebook, a preset, a quick-reply
 set, a chat imported from a SillyTavern file, a novel with a chapter, a SillyTavern-shaped data folder — and nothing
 it prints (stdout and stderr, the ``import-sillytavern`` report file too) may hold a CJK character. All the data
-here is English, so any CJK text is the program's own. Paths are left out of the check: the data folder's layout
-has Chinese folder names (``对话``, ``导入记录``…), which are file names, not sentences. The English novel's own
-folders are English (``chapters/``, ``outline.md``, ``history/``: core/story/layout.py), so they need no carve-out.
+here is English, so any CJK text is the program's own. Paths under the test's folder are left out of the check (they
+hold the test's names), but not the folder names the app chose: a data folder first written in English has English
+ones (``chats/``, ``import-reports/``, ``trash/``…: core/paths.py), as has an English novel (``chapters/``,
+``outline.md``, ``history/``: core/story/layout.py), so relative paths the commands print are checked too.
 
 The commands come from the parser, so a subcommand added later fails :func:`test_every_command_has_an_english_run`
 until it is given a run here. The same commands in Chinese still run (a smoke pass), and say Chinese things."""
@@ -285,16 +286,9 @@ def _run(capsys, lang: str, argv: list[str]) -> tuple[int, str]:
     return code, got.out + got.err
 
 
-#: the data folder's own folder names (core/paths.py, core/migrate): file names, not sentences (module doc)
-LAYOUT = ("对话", "导入记录", "回收站", "预设", "快速回复", "人设头像", "世界书")
-
-
 def _prose(text: str, world: World, argv: list[str]) -> str:
-    """What of ``text`` must be English: paths under the test's folder and the data folder's own folder names
-    taken out (module doc); for ``inspect``, only its frame (the ══/── lines: what was sent to the model is in the
-    chat's language, not the command's)."""
-    for name in LAYOUT:
-        text = re.sub(rf"(?<=[/\\]){name}(?=[/\\])", "<dir>", text)
+    """What of ``text`` must be English: paths under the test's folder taken out (module doc); for ``inspect``, only
+    its frame (the ══/── lines: what was sent to the model is in the chat's language, not the command's)."""
     text = re.sub(re.escape(str(world.tmp)) + r"[^\s'\"]*", "<path>", text)
     if argv[0] == "inspect":
         text = "\n".join(ln for ln in text.splitlines() if ln.startswith(("══", "── ", "liyuan:")))
@@ -352,9 +346,11 @@ def test_every_command_prints_english(capsys, world):
     _others(bad)
     assert not bad, "\n".join(f"liyuan --lang en {k}:\n    " + "\n    ".join(v) for k, v in bad.items())
     # the import's report file is English too (report.md), as are the errors a user meets first
-    reports = list((Path(os.environ["LIYUAN_HOME"]) / "导入记录").glob("*/report.md"))
+    home = Path(os.environ["LIYUAN_HOME"])  # first written in English: English folder names (core/paths.py)
+    reports = list((home / "import-reports").glob("*/report.md"))
     assert len(reports) == 1 and "# Import from SillyTavern" in reports[0].read_text("utf-8")
     assert not CJK.search(_prose(reports[0].read_text("utf-8"), world, ["x"]))
+    assert not [p for p in home.rglob("*") if CJK.search(p.relative_to(home).as_posix())], "a Chinese name in the data folder"
     assert "No model is configured" in said["chat Alice --chat third --say Hello."]
     assert "Cannot connect to the model server" in said["chat Alice --chat fifth --provider ollama --say Hello."]
     assert "Cannot connect to the model server" in said["models probe ollama"]

@@ -210,7 +210,7 @@ def test_cli_auto_turns_without_say_and_a_bare_auto_before_the_card(tmp_path, ca
     assert cli_main(["--lang", "en", "chat", "--group", "Party", "--chat", "a", "--model", f"replay:{f}",
                      "--auto", "3"]) == 0
     assert "Auto-mode ended: 3 turns played (limit 3)" in capsys.readouterr().err
-    chat = Chat.open(group_dir("Party") / "对话" / "a", member_card("Aster"), replay(0))
+    chat = Chat.open(group_dir("Party") / "chats" / "a", member_card("Aster"), replay(0))  # English data folder
     assert sorted(speakers(chat)) == sorted(MEMBERS)  # pooled: each once
     assert not [it for it in chat.transcript() if it["role"] == "user"]  # no user words shown
     import argparse

@@ -466,14 +466,16 @@ def _preset_and_worlds(args: argparse.Namespace, d: Path) -> Optional[Any]:
             raise ValueError(str(e)) from None
     for w in args.world or []:  # chat-level world info: a copy in the chat folder
         from ..core.lore import Lorebook
+        from ..core.paths import chat_books_dir
 
         wpath = Path(w)
         try:
             Lorebook.from_any(json.loads(wpath.read_text("utf-8")), wpath.stem, source="chat")
         except (OSError, ValueError) as e:
             raise ValueError(msg("cli.out.chat.bad_world", name=wpath.name, error=say(e))) from None
-        (d / "世界书").mkdir(parents=True, exist_ok=True)
-        (d / "世界书" / wpath.name).write_bytes(wpath.read_bytes())
+        books = chat_books_dir(d)  # 世界书/ or world-books/ (core.paths)
+        books.mkdir(parents=True, exist_ok=True)
+        (books / wpath.name).write_bytes(wpath.read_bytes())
     return preset
 
 

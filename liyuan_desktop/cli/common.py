@@ -129,14 +129,14 @@ def chat_folder(spec: str) -> Path:
     group chat, ``core/group``); ValueError (a catalog message) when there is no ``session.jsonl`` there."""
     from ..core.group.model import group_dir
     from ..core.messages import message
-    from ..core.paths import chat_dir, safe_name
+    from ..core.paths import chat_dir, chats_dir, safe_name
 
     p = Path(spec)
     if (p / "session.jsonl").exists():
         return p
     if "/" in spec:
         card, chat = spec.split("/", 1)
-        for d in (chat_dir(card, chat), group_dir(card) / "对话" / safe_name(chat)):
+        for d in (chat_dir(card, chat), chats_dir(group_dir(card)) / safe_name(chat)):
             if (d / "session.jsonl").exists():
                 return d
     raise ValueError(message("cli.chat_not_found", spec=spec))
@@ -183,7 +183,10 @@ def take_lang(argv: list[str]) -> list[str]:
     (English unless it is Chinese) — chosen
     afresh for each command line (a ``--lang`` of an earlier :func:`~liyuan_desktop.cli.main` call in the same
     process does not stick)."""
+    from ..core.paths import set_reader_language
+
     _LANG.clear()
+    set_reader_language(language)  # a new data folder's layout (core.paths): this command line's language
     out, i = [], 0
     while i < len(argv):
         a = argv[i]
@@ -204,12 +207,14 @@ def set_language(lang: str) -> None:
     catalog). Any other code prints one English warning line on stderr naming the languages there are and falls
     back to the system locale's language (``core.settings.fallback_language``: English unless the locale is
     Chinese)."""
+    from ..core.paths import set_reader_language
     from ..core.settings import fallback_language, is_known_language, unknown_language_warning
 
     if not is_known_language(lang):
         print(unknown_language_warning(lang), file=sys.stderr)
         lang = fallback_language()
     _LANG[:] = [lang]
+    set_reader_language(lang)  # a new data folder's folder names (core.paths)
 
 
 def language() -> str:

@@ -187,10 +187,10 @@ def chat_target(name: str, chat_name: str) -> tuple[Any, Path, dict[str, Any]]:
     from ..core.chat.group_play import member_cards, opening_card
     from ..core.group import load_group
     from ..core.group.model import group_dir
-    from ..core.paths import safe_name
+    from ..core.paths import chats_dir, safe_name
 
     g = load_group(name)
     cards = member_cards(g)
     if not cards:
         raise ValueError(message("group.no_cards", name=g.name))
-    return opening_card(g, cards), group_dir(g.name) / "对话" / safe_name(chat_name), {"group": g.model_dump()}
+    return opening_card(g, cards), chats_dir(group_dir(g.name)) / safe_name(chat_name), {"group": g.model_dump()}

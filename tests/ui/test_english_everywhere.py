@@ -59,15 +59,22 @@ _STORY_FIELDS = ("text", "draft", "state", "question", "options", "answer", "tit
 def allowed_content(data: Path, demo: str = "en") -> list[str]:
     """The story and card data of the ``demo`` language's demo (module doc; in English the English demo, which holds
     no CJK at all, so only the folder names below are left) and of the chats the run saved under ``data`` (their
-    story fields and folder names), longest first."""
+    story fields, card and chat names), longest first. The folder names the app chose are allowed only in a data
+    folder of the Chinese layout (first written in Chinese: core/paths.py), which keeps them in English too;
+    a data folder first written in English has English ones, so they are checked."""
+    from liyuan_desktop.core.paths import ZH_HOME, layout_of_home
+
     out: set[str] = {str(data)}
     for f in (demo_card_path(demo), demo_replay_path(demo)):
         _strings(json.loads(Path(f).read_text("utf-8")), out)
-    for session in Path(data).glob("cards/*/对话/*/session.jsonl"):
+    chinese_layout = layout_of_home(data) is ZH_HOME
+    for session in Path(data).glob("cards/*/*/*/session.jsonl"):
         for line in session.read_text("utf-8").splitlines():
             entry = json.loads(line)
             _strings([entry.get(k) for k in _STORY_FIELDS if entry.get(k)], out)
-        out.add(str(session.parent))
+        out |= {session.parent.name, session.parent.parent.parent.name}
+        if chinese_layout:
+            out.add(str(session.parent))
     return sorted((s for s in out if s and CJK.search(s)), key=len, reverse=True)
 
 

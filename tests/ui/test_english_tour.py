@@ -2,7 +2,9 @@
 action of every menu triggered in turn (with the chat open, then with the card selected), and every dialog or
 window it opens read before it is closed — titles, labels, buttons (with Qt's own standard buttons), tool tips,
 group boxes, tabs, placeholders, combo items, table headers — failing on any CJK ideograph outside user content
-(the demo card's and the chat's own strings, the data folder's path; ``test_english_everywhere.allowed_content``).
+(the demo card's and the chat's own strings, the data folder's path; ``test_english_everywhere.allowed_content``) —
+the folder names the app chose in it are English (``chats/`` …: a data folder first written in English,
+``core/paths.py``), so they are not allowed content.
 File pickers answer "cancelled"; destructive questions are closed, which is No."""
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ def test_english_tour_of_every_menu_and_dialog(qtbot, no_file_pickers):  # noqa:
         win.show()
         win.start_demo()
         qtbot.waitUntil(lambda: win.chat is not None, timeout=30000)
+        assert win.chat.dir.parent == home() / "cards" / "Qingwu" / "chats"  # English folder names (core/paths)
         seen["main window"] = widget_texts(win) + _menu_texts(win)
         skip = {tr(k) for k in SKIP}
         where = [""]

@@ -26,8 +26,9 @@ from typing import Literal, NamedTuple, Optional
 from pydantic import BaseModel
 
 from ..lore import Lorebook
-from ..lore.books import OFF_FOLDER, global_books_dir, library_books_dir
+from ..lore.books import global_books_dir, library_books_dir
 from ..messages import Msg, message
+from ..paths import books_off_name, chat_books_dir
 from . import Card
 from .meta import card_linked_books, set_card_linked_books
 
@@ -89,8 +90,8 @@ def library_book_names() -> list[str]:
 def _chat_book_names(chat_dir: Optional[Path]) -> set[str]:
     if chat_dir is None:
         return set()
-    books = Path(chat_dir) / "世界书"
-    return {p.stem for folder in (books, books / OFF_FOLDER) if folder.is_dir() for p in folder.glob("*.json")}
+    books = chat_books_dir(chat_dir)  # 世界书/ or world-books/ (core.paths)
+    return {p.stem for folder in (books, books / books_off_name(books)) if folder.is_dir() for p in folder.glob("*.json")}
 
 
 def _resolve(card: Card, chat_dir: Optional[Path], card_book: Optional[Lorebook] = None

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..fsutil import atomic_write_bytes
 from ..messages import MsgText, message, render
-from ..paths import demo_set, home, legacy_safe_name, name_key, name_taken, safe_name
+from ..paths import chats_dir, demo_set, home, is_chats_folder, legacy_safe_name, name_key, name_taken, safe_name
 from ..session.tree import SessionError, SessionTree
 from . import Card, CardError, load_card
 from .book_links import link_on_import
@@ -75,7 +75,7 @@ def list_cards() -> list[CardRef]:
 
 def list_chats(card: CardRef) -> list[ChatRef]:
     """The card's chats, newest first (meta.json is read when present, else the session header)."""
-    base = Path(card.dir) / "对话"
+    base = chats_dir(card.dir)  # 对话/ or chats/ (core.paths)
     out: list[ChatRef] = []
     if not base.is_dir():
         return out
@@ -132,7 +132,7 @@ def card_of_chat(chat_dir: str | Path) -> Optional[CardRef]:
     its chats working although their (append-only) session headers still name the old path."""
     d = Path(chat_dir)
     card = d.parent.parent
-    if d.parent.name == "对话" and (card / "card.json").is_file():
+    if is_chats_folder(d.parent.name) and (card / "card.json").is_file():  # 对话/ or chats/
         return CardRef(name=card.name, dir=str(card))
     return None
 
@@ -217,7 +217,7 @@ def dated_chat_name(kind: str = "chat", language: str = "zh") -> str:
 def new_chat_dir(card: CardRef, title: Optional[str] = None, language: str = "zh") -> Path:
     """A fresh chat folder name under the card (``title`` or a dated name in ``language``,
     :func:`dated_chat_name`; numbered when taken)."""
-    base = Path(card.dir) / "对话"
+    base = chats_dir(card.dir)  # 对话/ or chats/ (core.paths)
     return base / numbered_name(safe_name(title or dated_chat_name("chat", language)), lambda n: name_taken(base, n))
 
 

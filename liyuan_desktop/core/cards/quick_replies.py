@@ -56,7 +56,7 @@ from ..fsutil import atomic_write_text
 from ..jsonfile import JsonFileError, check_size, loads
 from ..macros import MacroContext, apply_macros
 from ..messages import Msg, MsgText, message
-from ..paths import home, safe_name
+from ..paths import home, home_folder, safe_name
 from .personas import chat_key
 
 __all__ = ["Mode", "QuickReply", "QuickReplySet", "Composed", "EntryReport", "ImportResult", "QuickReplyChoice",
@@ -68,7 +68,7 @@ __all__ = ["Mode", "QuickReply", "QuickReplySet", "Composed", "EntryReport", "Im
 Mode = Literal["send", "insert"]
 
 #: the library folder under the data folder, and the file of the active-set choices
-QR_FOLDER = "快速回复"
+QR_FOLDER = "快速回复"  # the Chinese layout's name; the library is wherever sets_dir() says (core.paths)
 CHOICES_FILE = "quick_replies.json"
 #: the largest set file read (bytes, checked before reading); real sets are a few KB
 MAX_FILE_BYTES = 16 * 1024 ** 2
@@ -423,8 +423,9 @@ def read_set(path: str | Path, name: Optional[str] = None) -> ImportResult:
 
 # -- the library ----------------------------------------------------------------------------------------------------
 def sets_dir() -> Path:
-    """``<home>/快速回复`` (created on demand)."""
-    d = home() / QR_FOLDER
+    """``<home>/快速回复`` (``<home>/quick-replies`` in an English-layout data folder, :mod:`core.paths`;
+    created on demand)."""
+    d = home_folder("quick_replies")
     d.mkdir(parents=True, exist_ok=True)
     return d
 

@@ -46,13 +46,14 @@ from ..lore import Lorebook
 from ..lore.bookcache import file_digest
 from ..lore.books import global_books_dir
 from ..messages import Msg, message
+from ..paths import book_versions_name, books_off_name, chat_books_dir
 
 log = logging.getLogger(__name__)
 
 KEPT_BOOKS = "kept-books.json"
 #: The version store's folder under the global books folder (not read as books: only ``*.json`` directly inside a
 #: books folder are).
-VERSIONS_FOLDER = "历史版本"
+VERSIONS_FOLDER = "历史版本"  # in 世界书/; versions_dir() names it in either layout (core.paths)
 RECORD_KEY = "library_books"
 #: The key prefix of a book attached to the chat (``<chat>/世界书/<name>.json``).
 CHAT_PREFIX = "chat/"
@@ -79,8 +80,10 @@ def file_hash(path: Path) -> Optional[str]:
 
 
 def versions_dir(name: str) -> Path:
-    """Where the versions of the library book ``name`` that chats used are kept."""
-    return global_books_dir() / VERSIONS_FOLDER / name
+    """Where the versions of the library book ``name`` that chats used are kept (``历史版本/<name>`` in the global
+    books folder; ``versions/<name>`` in ``world-books/``, :mod:`core.paths`)."""
+    books = global_books_dir()
+    return books / book_versions_name(books) / name
 
 
 def store_version(name: str, raw: bytes) -> str:
@@ -116,7 +119,7 @@ def key_name(key: str) -> str:
 def book_path(key: str, chat_dir: Path) -> Optional[Path]:
     """The file the chat at ``chat_dir`` reads for ``key``; None when there is none."""
     if key.startswith(CHAT_PREFIX):
-        p = Path(chat_dir) / "世界书" / f"{key_name(key)}.json"
+        p = chat_books_dir(chat_dir) / f"{key_name(key)}.json"
         return p if p.is_file() else None
     return find_library_book(key)
 
@@ -125,7 +128,7 @@ def books_used(links: list[BookLink], chat_dir: Path) -> dict[str, Path]:
     """``{key: file}`` of the books beside the card's own that the chat at ``chat_dir`` reads: its attached books,
     the global books, then its card's linked library books (``links``: the chat context's ``book_links``,
     ``cards.book_links``; those of state ``read``)."""
-    folder, own = global_books_dir(), Path(chat_dir) / "世界书"
+    folder, own = global_books_dir(), chat_books_dir(chat_dir)
     out = {CHAT_PREFIX + p.stem: p for p in sorted(own.glob("*.json"))} if own.is_dir() else {}
     out.update({p.stem: p for p in sorted(folder.glob("*.json"))} if folder.is_dir() else {})
     for link in links:
@@ -148,7 +151,7 @@ def chat_links(chat: Any) -> list[BookLink]:
     if group is None:
         return links
     have = {link.name for link in links}
-    own = Path(chat.dir) / "世界书"
+    own = chat_books_dir(chat.dir)
     for card in member_cards(group).values():
         for name in card_links(card):
             path = find_library_book(name) if name not in have and not (own / f"{name}.json").is_file() else None
@@ -440,11 +443,11 @@ def save_book(folder: Path, name: str, book: Lorebook) -> Path:
 
 
 def _replace(folder: Path, name: str, raw: bytes, label: str) -> Path:
-    from ..lore.books import OFF_FOLDER, read_book_json
+    from ..lore.books import read_book_json
 
     folder = Path(folder)
     plain = bool(name) and "/" not in name and "\\" not in name and name not in (".", "..")
-    places = (folder / f"{name}.json", folder / OFF_FOLDER / f"{name}.json") if plain else ()
+    places = (folder / f"{name}.json", folder / books_off_name(folder) / f"{name}.json") if plain else ()
     dest = next((p for p in places if p.is_file()), None)
     if dest is None:
         raise FileNotFoundError(str(folder / f"{name}.json"))

@@ -258,7 +258,7 @@ def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "Cha
     from ..cards import load_card
     from ..cards.library import cards_root, numbered_name
     from ..fsutil import atomic_write_text
-    from ..paths import safe_name
+    from ..paths import chats_dir, safe_name
     from ..story.codex import CodexBook, save_codex
     from ..story.outline import outline_path
     from ..story.outline_tree import ensure_ids
@@ -275,7 +275,7 @@ def create_novel(spec: NovelSpec, settings: Optional["AppSettings"], model: "Cha
     try:
         atomic_write_text(folder / "card.json", json.dumps(card_json, ensure_ascii=False, indent=1))
         card = load_card(folder / "card.json")
-        directory = folder / "对话" / MANUSCRIPT[spec.language]
+        directory = chats_dir(folder) / MANUSCRIPT[spec.language]
         chat = build_chat(directory, card, settings, model, scribe, new=NewChat(mode="agent"))
     except BaseException:
         import shutil

@@ -32,7 +32,7 @@ from ..lore.settings import WorldInfoSettings
 from ..macros import MacroContext, apply_macros
 from ..macros.ejs import TemplateEnv, has_template
 from ..messages import message
-from ..paths import safe_name
+from ..paths import chat_books_dir, safe_name
 from ..prompt.assemble import system_prompt
 from ..prompt.lore_layers import system_constants
 from ..prompt.presets.mapping import plan
@@ -138,7 +138,7 @@ class ChatContext:
         self.book_links = loaded.links
         self.warnings += loaded.warnings
         # books this chat keeps an old (or merged) version of are read in that version (chat.book_update)
-        books = [card_book, *swap_kept(Path(directory), [*load_books(Path(directory) / "世界书", "chat"), *loaded.books,
+        books = [card_book, *swap_kept(Path(directory), [*load_books(chat_books_dir(directory), "chat"), *loaded.books,
                                                          *load_books(global_books_dir(), "global")])]
         book = merge_books(books)
         card_book = books[0]  # the card's book, read once (a big book costs to build: lore.bookcache)

@@ -35,10 +35,10 @@ from pydantic import BaseModel
 from ..cards.library import CardRef, cards_root
 from ..fsutil import atomic_write_text
 from ..messages import message, render
-from ..paths import home, name_taken, safe_name
+from ..paths import home, home_folder, name_taken, safe_name
 from ..session.tree import SessionTree, new_id
 
-TRASH = "回收站"
+TRASH = "回收站"  # the Chinese layout's name; the trash is wherever trash_root() says (core.paths)
 _RECORD = "trash.json"
 _ID_AT_START = re.compile(rb'^\s*\{"id":"([^"\\]+)"')
 
@@ -66,8 +66,9 @@ class TrashItem(BaseModel):
 
 
 def trash_root() -> Path:
-    """``<home>/回收站`` (created when missing)."""
-    p = home() / TRASH
+    """``<home>/回收站`` — ``<home>/trash`` in an English-layout data folder, :mod:`core.paths` — (created when
+    missing)."""
+    p = home_folder("trash")
     p.mkdir(parents=True, exist_ok=True)
     return p
 

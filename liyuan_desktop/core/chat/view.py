@@ -31,6 +31,7 @@ from ..macros.tavernhelper import apply_th_macros
 from ..memory.chapters import ChapterMemory, merge_results
 from ..memory.compaction import BranchMemory, Compactor
 from ..messages import message
+from ..paths import chat_books_dir
 from ..prompt.assemble import HistoryCache, build_injection
 from ..prompt.authors_note import AuthorsNote, CharacterNote, character_note, note_on_path, stored_notes
 from ..prompt.inspect import beat_of_item, inspect_calls, inspect_scribe
@@ -387,8 +388,9 @@ class ChatView:
         return call_tokens(beat.calls) if beat is not None else None
 
     def books_folder(self) -> Path:
-        """The folder of the world books attached to this chat (``<chat>/世界书``; it need not exist)."""
-        return self.dir / "世界书"
+        """The folder of the world books attached to this chat (``<chat>/世界书``, or ``world-books`` in an
+        English-layout data folder, :func:`core.paths.chat_books_dir`; it need not exist)."""
+        return chat_books_dir(self.dir)
 
     def card_book(self) -> Lorebook:
         """The card's own world book (not the merged one: :attr:`book`), for the editor: this chat's copy of it when

@@ -25,7 +25,7 @@ from ..cards import Card, CardError
 from ..cards.library import CardRef, card_folder
 from ..fsutil import atomic_write_text
 from ..messages import Msg, message
-from ..paths import FORBIDDEN_NAME_CHARS, home, name_taken, safe_name
+from ..paths import FORBIDDEN_NAME_CHARS, chats_dir, home, name_taken, safe_name
 
 #: SillyTavern's activation strategies (``group_activation_strategy``): natural order, list order, pooled, manual.
 Strategy = Literal["natural", "list", "pooled", "manual"]
@@ -150,7 +150,7 @@ def member_card(member: str) -> Card:
 
 def new_group_chat_dir(group: Group, title: str = "") -> Path:
     """A fresh chat folder under the group (``title`` or 「群聊」, numbered when taken)."""
-    base = group_dir(group.name) / "对话"
+    base = chats_dir(group_dir(group.name))  # 对话/ or chats/ (core.paths)
     base.mkdir(parents=True, exist_ok=True)
     name = safe_name(title or "群聊")
     n, cand = 1, name
@@ -162,7 +162,7 @@ def new_group_chat_dir(group: Group, title: str = "") -> Path:
 
 def group_chats(group: Group) -> list[Path]:
     """The group's chat folders (those with a session file), by name."""
-    base = group_dir(group.name) / "对话"
+    base = chats_dir(group_dir(group.name))  # 对话/ or chats/ (core.paths)
     if not base.is_dir():
         return []
     return sorted(d for d in base.iterdir() if (d / "session.jsonl").is_file())

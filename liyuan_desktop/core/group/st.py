@@ -50,6 +50,7 @@ from ..cards.st_chat_export import st_messages
 from ..fsutil import atomic_write_text
 from ..jsonfile import read_json_file
 from ..messages import Msg, message
+from ..paths import chats_dir as chats_folder
 from ..session import SessionTree
 from .model import Group, GroupError, group_chats, group_dir, load_group, member_card, save_group
 
@@ -238,7 +239,7 @@ def import_st_group(path: Path, member_of: Callable[[str], Optional[str]], *, ch
             notes.append(message("group.st.chat_missing", group=group.name, file=f"{chat_id}.jsonl"))
             continue
         try:
-            import_st_group_chat(f, group, cards, group_dir(group.name) / "对话" / chat_id, notes)
+            import_st_group_chat(f, group, cards, chats_folder(group_dir(group.name)) / chat_id, notes)
         except Exception as e:  # one damaged chat does not stop the others
             notes.append(message("group.st.chat_failed", group=group.name, file=f"{chat_id}.jsonl", error=e.args[0] if e.args and isinstance(e.args[0], Msg) else str(e)))
     return load_group(group.name), notes

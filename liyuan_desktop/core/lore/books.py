@@ -11,15 +11,16 @@ from typing import Optional
 
 from ..deferred import DeferredModel
 from ..fsutil import atomic_write_bytes
-from ..paths import home
+from ..paths import books_off_name, home_folder
 from .lorebook import Lorebook
 
 log = logging.getLogger(__name__)
 
 
 def global_books_dir() -> Path:
-    """World-info files that apply to every chat: ``<home>/世界书/*.json`` (SillyTavern's global world info)."""
-    return home() / "世界书"
+    """World-info files that apply to every chat: ``<home>/世界书/*.json`` (SillyTavern's global world info;
+    ``<home>/world-books/`` in an English-layout data folder, :mod:`core.paths`)."""
+    return home_folder("world_books")
 
 
 def library_books_dir() -> Path:
@@ -28,7 +29,7 @@ def library_books_dir() -> Path:
     ``worlds/`` and activates only the globally selected ones (``world_info.globalSelect``), the card-linked ones
     and the chat's; the SillyTavern migration (``core.migrate``) puts the books that were not global here. Moving a
     file up into :func:`global_books_dir` makes it global."""
-    return global_books_dir() / "未启用"
+    return global_books_dir() / books_off_name(global_books_dir())  # 未启用/ (disabled/ in world-books/)
 
 
 def load_books(folder: Path, source: str) -> list[Lorebook]:
@@ -52,7 +53,7 @@ def book_names(folder: Path) -> list[str]:
 
 
 # -- the window's book list (issue 17): on/off, import --------------------------------------------------------
-OFF_FOLDER = "未启用"
+OFF_FOLDER = "未启用"  # in a 世界书/ folder; books_off_name() names it in either layout (core.paths)
 
 
 class BookFile(DeferredModel):  # built on first use (core.deferred)
@@ -70,7 +71,7 @@ def list_book_files(folder: Path) -> list[BookFile]:
     name; [] without the folder."""
     folder = Path(folder)
     out = [BookFile(name=f.stem, path=str(f), enabled=True) for f in sorted(folder.glob("*.json"))] if folder.is_dir() else []
-    off = folder / OFF_FOLDER
+    off = folder / books_off_name(folder)
     if off.is_dir():
         out += [BookFile(name=f.stem, path=str(f), enabled=False) for f in sorted(off.glob("*.json"))]
     return out
@@ -81,8 +82,9 @@ def set_book_enabled(folder: Path, name: str, enabled: bool) -> Path:
     Returns its new path. FileNotFoundError when there is no such book, FileExistsError when the other place
     already has a book of that name, OSError when the disk refuses."""
     folder = Path(folder)
-    src = (folder / OFF_FOLDER if enabled else folder) / f"{name}.json"
-    dst = (folder if enabled else folder / OFF_FOLDER) / f"{name}.json"
+    off = folder / books_off_name(folder)  # 未启用/ (disabled/ in world-books/, core.paths)
+    src = (off if enabled else folder) / f"{name}.json"
+    dst = (folder if enabled else off) / f"{name}.json"
     if dst.exists() and not src.exists():
         return dst
     if not src.is_file():
@@ -143,7 +145,7 @@ def import_book_file(source: Path, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     stem, n = source.stem, 1
     dst = folder / f"{stem}.json"
-    while dst.exists() or (folder / OFF_FOLDER / dst.name).exists():
+    while dst.exists() or (folder / books_off_name(folder) / dst.name).exists():
         n += 1
         dst = folder / f"{stem}-{n}.json"
     atomic_write_bytes(dst, raw)

@@ -51,15 +51,15 @@ from ..group.model import group_dir
 from ..group.st import import_st_group
 from ..lore.books import global_books_dir, library_books_dir
 from ..messages import joined_semi, message
-from ..paths import home, safe_name
+from ..paths import chat_books_dir, chats_dir, home, home_folder, safe_name
 from ..prompt.presets.model import PresetError
 from ..prompt.presets.store import install_preset, presets_dir
 from ..session.tree import SessionError
 from ..settings import load_settings, save_settings
-from .index import REPORTS_FOLDER, IndexEntry, MigrationIndex
+from .index import IndexEntry, MigrationIndex
 from .merge import imported_provider, merge_settings
 from .model import MigrationPlan, MigrationReport, PlanItem, error_text, kind_label
-from .scan import AVATARS_FOLDER, inside, numbered, persona_key
+from .scan import inside, numbered, persona_key
 
 Progress = Callable[[int, int, str], None]
 Cancel = Union[Callable[[], bool], threading.Event, None]
@@ -242,7 +242,7 @@ class _Run:
         ref = self.cards.get(item.owner)
         if ref is None:
             raise StChatError(message("migrate.card_missing", owner=item.owner))
-        base = Path(ref.dir) / "对话"
+        base = chats_dir(ref.dir)
         if (base / item.target).exists():
             item.target = numbered(item.target, lambda n: (base / n).exists())
             item.action = "rename"
@@ -281,7 +281,7 @@ class _Run:
                 continue
             if f.parent == global_books_dir() or name in linked:
                 continue  # global already, or the card's: every chat of the card reads it
-            atomic_write_bytes(dest / "世界书" / f.name, f.read_bytes())
+            atomic_write_bytes(chat_books_dir(dest) / f.name, f.read_bytes())
             out.append(f.stem)
         return out
 
@@ -299,7 +299,7 @@ class _Run:
             item.reason = message("join.more", a=listed) if len(notes) > 3 else listed
 
     def avatar(self, item: PlanItem) -> None:
-        folder = home() / AVATARS_FOLDER
+        folder = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.paths)
         dest = folder / item.target
         if dest.exists():
             stem, suffix = Path(item.target).stem, Path(item.target).suffix
@@ -464,7 +464,7 @@ def save_report(report: MigrationReport, lang: str = "zh") -> Path:
     """Write the Markdown report in ``lang`` (``报告.md`` in Chinese, ``report.md`` in English) and ``report.json``
     into a new ``<home>/导入记录/<YYYYmmdd-HHMMSS>/`` folder; sets and returns ``report.report_dir``. Raises
     OSError."""
-    base = home() / REPORTS_FOLDER
+    base = home_folder("import_reports")  # 导入记录/ or import-reports/ (core.paths)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(report.started / 1000))
     d = base / numbered(stamp, lambda n: (base / n).exists())
     d.mkdir(parents=True)

@@ -15,9 +15,9 @@ from typing import Optional
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ..paths import home
+from ..paths import home, home_folder
 
-REPORTS_FOLDER = "导入记录"
+REPORTS_FOLDER = "导入记录"  # the Chinese layout's name; the reports are in home_folder("import_reports")
 INDEX_FILE = "sillytavern-index.jsonl"
 
 
@@ -38,8 +38,9 @@ class MigrationIndex(BaseModel):
 
     @staticmethod
     def path() -> Path:
-        """``<home>/导入记录/sillytavern-index.jsonl``."""
-        return home() / REPORTS_FOLDER / INDEX_FILE
+        """``<home>/导入记录/sillytavern-index.jsonl`` (``import-reports/`` in an English-layout data folder,
+        :mod:`core.paths`)."""
+        return home_folder("import_reports") / INDEX_FILE
 
     @classmethod
     def load(cls) -> "MigrationIndex":

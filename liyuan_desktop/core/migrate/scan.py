@@ -36,7 +36,7 @@ from ..lore.books import global_books_dir, library_books_dir
 from ..lore.lorebook import Lorebook
 from ..lore.settings import from_st_settings
 from ..messages import message
-from ..paths import home, safe_name
+from ..paths import chats_dir, home, home_folder, safe_name
 from ..prompt.presets.model import SENSITIVE_KEYS, PresetError
 from ..prompt.presets.store import load_preset, presets_dir
 from ..settings import load_settings
@@ -51,7 +51,7 @@ MAX_BYTES = {"card": MAX_CARD_BYTES, "chat": MAX_CHAT_BYTES, "book": 256 * 1024 
              "settings": 64 * 1024 ** 2, "avatar": 32 * 1024 ** 2}
 
 #: the folder persona avatars are copied to
-AVATARS_FOLDER = "人设头像"
+AVATARS_FOLDER = "人设头像"  # the Chinese layout's name; the avatars go to home_folder("persona_avatars")
 
 #: what is found but never imported: (folder or file, glob, label key, why key) — catalog keys (core/messages.py)
 NOT_IMPORTED = (
@@ -506,7 +506,7 @@ def _scan_cards_and_chats(plan: MigrationPlan, root: Path, st: dict[str, Any], i
             if index.exists(digest):
                 item.action, item.target = "same", index.target(digest) or f.stem
                 continue
-            base = cards_root() / owner.target / "对话"
+            base = chats_dir(cards_root() / owner.target)
             name = safe_name(f.stem)
             target = numbered(name, lambda n: n in claimed or (owner.action in ("same", "update") and (base / n).exists()))
             claimed.add(target)
@@ -527,7 +527,7 @@ def _scan_personas(plan: MigrationPlan, root: Path, st: dict[str, Any]) -> None:
     have = {persona_key(p) for p in store.personas}
     ids = {p.id for p in store.personas}
     avatars = root / "User Avatars"
-    dest = home() / AVATARS_FOLDER
+    dest = home_folder("persona_avatars")  # 人设头像/ or persona-avatars/ (core.paths)
     for p in personas:
         item = PlanItem(kind="persona", source=f"settings.json#{p.id}", name=p.name, owner=p.id)
         item.detail["persona"] = p.model_dump(mode="json")

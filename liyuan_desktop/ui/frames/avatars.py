@@ -4,8 +4,9 @@ a picture gets a drawn default — its first letter on a colour derived from its
 same colour, as SillyTavern's default avatars are stable per character).
 
 Pictures: the card's own PNG (``core.cards.export.card_image``: the imported PNG, or a CHARX/asset icon); a persona's
-``avatar`` file when it names an image that exists (absolute, or under ``<home>/头像/`` / ``<home>/avatars/`` — the
-SillyTavern import keeps the file name). Each is cut to a centred square (card art is usually 2:3, the face near
+``avatar`` file when it names an image that exists (absolute, or in the persona-avatar folder the SillyTavern import
+fills — ``<home>/人设头像/`` or ``<home>/persona-avatars/``, ``core.paths.home_folder`` — or under ``<home>/头像/`` /
+``<home>/avatars/``; the import keeps the file name). Each is cut to a centred square (card art is usually 2:3, the face near
 the top: the square is taken from the top third) and scaled to :data:`SIZE` px.
 
 The conversation page gets them as ``data:`` URLs (its CSP allows ``img-src data:`` only; card frames are
@@ -122,11 +123,11 @@ def card_avatar(card: Any, name: str = "") -> QImage:
 
 def persona_avatar(persona: Any, name: str) -> QImage:
     """The avatar of a persona (``core.cards.personas.Persona`` or None) called ``name`` (module doc)."""
-    from ...core.paths import home
+    from ...core.paths import home, home_folder
 
     file = str(getattr(persona, "avatar", "") or "")
-    if file:
-        for cand in (Path(file), home() / "头像" / file, home() / "avatars" / file):
+    if file:  # the persona-avatar folder the SillyTavern import fills: 人设头像/ or persona-avatars/ (core.paths)
+        for cand in (Path(file), home_folder("persona_avatars") / file, home() / "头像" / file, home() / "avatars" / file):
             try:
                 if cand.is_file():
                     st = cand.stat()

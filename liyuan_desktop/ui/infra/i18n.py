@@ -337,6 +337,9 @@ def set_language(lang: str) -> None:
         from ...core.settings import fallback_language
 
         _LANG = fallback_language()
+    from ...core.paths import set_reader_language
+
+    set_reader_language(_LANG)  # a new data folder's folder names follow the window's language (core.paths)
 
 
 def available_languages() -> list[str]:

@@ -450,11 +450,11 @@ def reimport(books: Any, session: Any, path: str) -> Optional[Any]:
     usual."""
     from pathlib import Path
 
-    from ...core.lore.books import OFF_FOLDER
+    from ...core.paths import books_off_name
 
     name = Path(path).stem
     folder = books.folder
-    places = [folder / f"{name}.json", folder / OFF_FOLDER / f"{name}.json"] if folder is not None else []
+    places = [folder / f"{name}.json", folder / books_off_name(folder) / f"{name}.json"] if folder is not None else []
     if not any(p.is_file() for p in places):
         return None
     if not confirm(books, tr("cu.book.title"), tr("cu.book.reimport_ask", name=name)):

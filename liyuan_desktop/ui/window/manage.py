@@ -246,7 +246,9 @@ class Manager:
             self._failed(e)
             return None
         if was_open:
-            moved = Path(new.dir) / "对话" / Path(open_ref.dir).name
+            from ...core.paths import chats_dir
+
+            moved = chats_dir(new.dir) / Path(open_ref.dir).name
             self.win.open_chat(new, library.ChatRef(name=moved.name, dir=str(moved), mode=open_ref.mode), quiet=True)
         elif self.win.card_ref is not None and Path(self.win.card_ref.dir) == Path(card.dir):
             self.win.card_ref = new
@@ -486,6 +488,8 @@ class LibraryWatcher:
 
     def folders(self) -> list[str]:
         """The folders to watch now."""
+        from ...core.paths import chats_dir
+
         try:
             root = library.cards_root()
         except OSError:
@@ -493,7 +497,7 @@ class LibraryWatcher:
         out = [str(root)]
         for c in library.list_cards():
             out.append(c.dir)
-            chats = Path(c.dir) / "对话"
+            chats = chats_dir(c.dir)
             if chats.is_dir():
                 out.append(str(chats))
         return out

@@ -1,9 +1,11 @@
 """The preset library (预设): reading one preset file (:func:`load_preset`) and the installed presets under
 ``<home>/预设/`` — import, list, load, delete, and a report of what a preset does in Liyuan (:func:`describe_preset`).
 
-The data folder names its folders in Chinese (对话, 世界书, 预设). Earlier versions kept presets in
-``<home>/presets/``: on first use of the library its files are moved into ``预设/`` (a name already there wins and
-the old file stays), and for one release both folders are still read (``预设/`` first).
+A Chinese-layout data folder names its folders in Chinese (对话, 世界书, 预设); an English-layout one calls the
+library ``presets/`` (:mod:`core.paths`). Earlier versions kept presets in ``<home>/presets/``: in a
+Chinese-layout data folder, on first use of the library its files are moved into ``预设/`` (a name already there wins
+and the old file stays), and for one release both folders are still read (``预设/`` first); in an English-layout one
+``presets/`` is the library itself.
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ from ...fsutil import atomic_write_text
 from ...jsonfile import JsonFileError, check_size, loads
 from ...llm.sampling import apply_sampling, field_label
 from ...messages import message, render
-from ...paths import home, safe_name
+from ...paths import home, home_folder, safe_name
 from .mapping import plan
 from .model import SENSITIVE_KEYS, Preset, PresetError
 
 __all__ = ["load_preset", "presets_dir", "install_preset", "list_presets", "load_installed_preset",
            "delete_preset", "preset_path", "write_preset", "without_secrets", "describe_preset", "PresetReport", "PRESETS_FOLDER", "LEGACY_FOLDER"]
 
-#: the library folder under the data folder, and the one earlier versions used
+#: the library folder of a Chinese-layout data folder (core.paths), and the one earlier versions used
 PRESETS_FOLDER = "预设"
 LEGACY_FOLDER = "presets"
 
@@ -67,12 +69,13 @@ def _legacy_dir() -> Path:
 
 
 def presets_dir() -> Path:
-    """``<home>/预设`` (created on demand). Every call first moves any file left in the old
-    ``<home>/presets`` folder in (module doc); a file that cannot be moved stays where it is and is still read."""
-    d = home() / PRESETS_FOLDER
+    """``<home>/预设`` (``<home>/presets`` in an English-layout data folder, :mod:`core.paths`; created on
+    demand). Every call first moves any file left in the old ``<home>/presets`` folder in (module doc); a file that
+    cannot be moved stays where it is and is still read."""
+    d = home_folder("presets")
     d.mkdir(parents=True, exist_ok=True)
     old = _legacy_dir()
-    if old.is_dir():
+    if old.is_dir() and old != d:  # an English-layout folder: presets/ is the library itself
         for f in old.glob("*.json"):
             target = d / f.name
             if target.exists():
