@@ -24,8 +24,8 @@ from pydantic import BaseModel, Field
 from ..cards import Card, CardError
 from ..cards.library import CardRef, card_folder
 from ..fsutil import atomic_write_text
-from ..messages import Msg, message
-from ..paths import FORBIDDEN_NAME_CHARS, chats_dir, home, name_taken, safe_name
+from ..messages import Msg, message, render
+from ..paths import FORBIDDEN_NAME_CHARS, chats_dir, home, name_taken, reader_language, safe_name
 
 #: SillyTavern's activation strategies (``group_activation_strategy``): natural order, list order, pooled, manual.
 Strategy = Literal["natural", "list", "pooled", "manual"]
@@ -149,10 +149,11 @@ def member_card(member: str) -> Card:
 
 
 def new_group_chat_dir(group: Group, title: str = "") -> Path:
-    """A fresh chat folder under the group (``title`` or 「群聊」, numbered when taken)."""
+    """A fresh chat folder under the group (``title`` or 「群聊」/"Group chat" in the reader's language, numbered when
+    taken)."""
     base = chats_dir(group_dir(group.name))  # 对话/ or chats/ (core.paths)
     base.mkdir(parents=True, exist_ok=True)
-    name = safe_name(title or "群聊")
+    name = safe_name(title or render(message("name.group_chat"), reader_language()))
     n, cand = 1, name
     while name_taken(base, cand):
         n += 1
