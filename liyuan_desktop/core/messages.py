@@ -2031,6 +2031,7 @@ CATALOG: dict[str, dict[str, str]] = {
     "cp.label.imported": {"zh": "导入章节", "en": "Imported chapters"},
     "cp.label.imported_n": {"zh": "导入 {n} 章", "en": "Chapters imported: {n}"},
     "cp.label.rewrote": {"zh": "改写 {file}", "en": "Rewrote {file}"},
+    "name.untitled": {"zh": "未命名", "en": "Untitled"},
     "name.group_chat": {"zh": "群聊", "en": "Group chat"},
     "preview.no_card_file": {"zh": "找不到角色卡文件：{path}", "en": "Card file not found: {path}"},
     "cp.label.from_roleplay": {"zh": "从扮演对话导入 {n} 章", "en": "Chapters imported from the role-play chat: {n}"},

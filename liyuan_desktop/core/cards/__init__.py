@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field
 
 from ..lazy_exports import lazy_exports
 from ..lore import Lorebook
-from ..messages import Msg, MsgText, message
+from ..messages import Msg, MsgText, message, render
 from ._common import (
     MAX_CARD_BYTES,
     PNG_SIGNATURE,
@@ -182,12 +182,16 @@ def _label(path: str) -> str:
 
 
 def _fallback_name(path: str) -> str:
-    if not path:
-        return "未命名"
-    p = Path(path)
-    if p.name.lower() == "card.json" and p.parent.name:  # a library folder: <card>/card.json
+    """A card's name when the card names nobody: its library folder's name, else its file's stem, else 「未命名」 /
+    "Untitled" in the reader's language (core.paths.reader_language; what the card list and a new folder show)."""
+    p = Path(path) if path else None
+    if p is not None and p.name.lower() == "card.json" and p.parent.name:  # a library folder: <card>/card.json
         return p.parent.name
-    return p.stem or "未命名"
+    if p is not None and p.stem:
+        return p.stem
+    from ..paths import reader_language  # (paths imports the card models' package lazily too)
+
+    return render(message("name.untitled"), reader_language())
 
 
 def not_a_card(obj: dict[str, Any]) -> Optional[Msg]:
