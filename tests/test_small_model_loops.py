@@ -47,7 +47,7 @@ def looping(prose: str, loop: str = LOOP, times: int = 8):
 
 def said_repeat(said: list[str], key: str) -> bool:
     """Whether one of ``said`` is the catalog's ``key`` ("beat.cut_repeat" / "beat.cut_repeat_sealed") for any loop."""
-    return any(message(key, what=message(f"beat.repeat.{r}")) in said for r in ("paragraph", "sentence", "periodic"))
+    return any(message(key, what=message(f"beat.repeat.{r}")) in said for r in ("paragraph", "sentence", "clause", "periodic"))
 
 
 SCRIBE = sse_reply(chunk('{"patch": {}}', model=MODEL), chunk(finish="stop", model=MODEL))

@@ -1879,6 +1879,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "paths.no_sample_cards": {"zh": "找不到随附的示例角色卡（cards/）", "en": "The bundled sample cards (cards/) are missing"},
     "caps.no_provider": {"zh": "没有名为「{name}」的服务商", "en": "There is no provider “{name}”"},
     "caps.not_settable": {"zh": "不能手动设置的能力：{field}", "en": "This capability cannot be set by hand: {field}"},
+    # a30 (issue 30): a small local model's repeated clause and its reply cut by the output cap (core/beat/loop.py)
+    "beat.repeat.clause": {"zh": "同一个短句出现了 3 次", "en": "the same clause 3 times"},
+    "beat.cut_length_sealed": {"zh": "回复到了输出上限被截断：没写完的半句已剪掉，前面完整的正文已收笔。",
+                               "en": "The reply reached the output limit and was cut: the unfinished sentence was "
+                                     "dropped and the complete prose before it sealed."},
 }
 
 
