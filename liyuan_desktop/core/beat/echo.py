@@ -272,11 +272,11 @@ class EchoSources:
 
 
 # -- the user's question in the character's mouth; the user's words or deeds written by the model (issue 30) -----
-_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|\"[^\"\n]*\"")
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|‘[^’\n]*’|\"[^\"\n]*\"")
 
 
 def spoken(text: str) -> str:
-    """The words ``text`` puts in quotation marks (「…」『…』“…” and ASCII "…"), one quotation per line: what the
+    """The words ``text`` puts in quotation marks (「…」『…』“…”‘…’ and ASCII "…"), one quotation per line: what the
     characters say aloud. "" when nothing is quoted."""
     return "\n".join(m.group(0)[1:-1] for m in _QUOTED.finditer(text))
 
