@@ -629,6 +629,8 @@ class Beat:
                 again = RepetitionGuard(clauses=self._local_write())
                 again.feed(text)
                 kept = text[:again.keep] if again.reason else text
+        if reason == "clause":
+            kept = kept[:repeat_start(kept)]  # a whole repeated sentence before the clause's third copy goes too
         what = message(f"beat.repeat.{reason}") if reason in _REPEAT_WHAT else reason
         if kept and self._seal_before_loop(kept):
             self._activity(message("beat.cut_repeat_sealed", what=what), "warning")
