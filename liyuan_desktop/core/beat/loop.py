@@ -77,7 +77,8 @@ STOP_KEPT_NOTICE = message("beat.stop_kept")  # 已流出的正文收进了稿�
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
 CUT_MESSAGES = {k: message("beat.cut." + k) for k in ("length", "repetition", "echo")}
 #: Activity lines of the echo guard (issue 30 §1): the first echo (retried), the second (the beat left unsealed).
-_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据", "user": "你这一拍的话"}
+_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据",
+              "user": "用户这一拍的话（让角色把用户的问题又说了一遍，没有回答）"}  # model-facing (the nudge)
 ECHO_RETRY_NOTICES = {k: message("beat.echo_retry." + k) for k in _ECHO_WHAT}  # catalog messages (issue 32)
 ECHO_GAVE_UP_NOTICES = {k: message("beat.echo_gave_up." + k) for k in _ECHO_WHAT}
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
@@ -87,7 +88,8 @@ ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用�
 ECHO_NUDGE_EN = ("(System note: the last reply copied {what}. Write new plot and dialogue from the user's words "
                  "of this beat; do not repeat sentences of the opening, earlier replies or the setting.)")
 _ECHO_WHAT_EN = {"opening": "the opening", "previous": "an earlier reply", "data": "the setting and data of the prompt",
-                 "user": "the user's own words of this beat"}
+                 "user": "the user's own words of this beat (the character asked the user's question back instead of "
+                         "answering it)"}
 #: What the loop itself tells the model in a tool result, per language ("zh" / "en"; issue 32).
 LOOP_TEXTS: dict[str, dict[str, str]] = {
     "zh": {"unknown_tool": "没有名为 {name!r} 的工具。可用的工具：{names}。", "list": "、",
