@@ -26,7 +26,11 @@ What it does:
    whether the scribe's patch applied, seconds and seconds to the first streamed piece. Echoes (issue 30) are
    counted apart from successes: a sealed final that mostly copies the opening or an earlier final (the engine's
    own measure, ``core.beat.echo``) is a "sealed echo", never a success; echoes the engine caught are counted as
-   retried or left unsealed (its notices). At the end: in how many role-play beats (each asks about something only
+   retried or left unsealed (its notices). Two more columns per beat (issue 30 §8, a30): whether the reply
+   *speaks for the user* (writes the user's words or deeds in its narration — 你道, 旅人问, "You nod";
+   ``core.beat.echo.speaks_for_user``, a documented heuristic) and how much of its spoken words *restate the user's
+   question* (``core.beat.echo.restated_share``); the call count includes the call the repetition stop cancelled
+   (from the beat's call log, finish "repetition"). At the end: in how many role-play beats (each asks about something only
    the lorebook says) a lore fact reached the sealed reply — and the unsealed draft —, the chapter files the agent
    turn wrote, and the seconds per beat.
 
