@@ -83,10 +83,13 @@ ECHO_RETRY_NOTICES = {k: message("beat.echo_retry." + k) for k in _ECHO_WHAT}  #
 ECHO_GAVE_UP_NOTICES = {k: message("beat.echo_gave_up." + k) for k in _ECHO_WHAT}
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
 ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
-              "不要重复开场、之前的回复或设定原文里的句子。）")
+              "不要重复开场、之前的回复或设定原文里的句子；设定里的事实照样用，换成角色自己的话说出来。"
+              "只写角色和旁白，不替用户说话或行动。）")
 #: The same in English (a chat in English, issue 32), with what was copied.
 ECHO_NUDGE_EN = ("(System note: the last reply copied {what}. Write new plot and dialogue from the user's words "
-                 "of this beat; do not repeat sentences of the opening, earlier replies or the setting.)")
+                 "of this beat; do not repeat sentences of the opening, earlier replies or the setting; the "
+                 "setting's facts still hold: say them in the characters' own words. Write only the characters and "
+                 "the narration, never the user's words or actions.)")
 _ECHO_WHAT_EN = {"opening": "the opening", "previous": "an earlier reply", "data": "the setting and data of the prompt",
                  "user": "the user's own words of this beat (the character asked the user's question back instead of "
                          "answering it)"}
