@@ -447,7 +447,10 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
                 log("  (the chat plays prose-only on its own: " + chat.prose_only()["why"] + ")")
             log(f"· {mode} mode, {args.beats} beat(s)")
             opening = chat.history().opening or ""
-            names = (str(chat.persona_info().get("name") or ""),)
+            # the persona's name, and 我: the bench's user writes in the first person (「我收起湿透的伞…」) and the
+            # demo card narrates in the third (*青梧…*), so 我 acting in the narration is the user's self — the 1.5B
+            # wrote 「*我微笑着问道：“掌柜的…”*」 (not in the engine's default list: a card may narrate as 我)
+            names = (str(chat.persona_info().get("name") or ""), "我")
             finals: list[str] = []
             for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
                 sink = Timed()

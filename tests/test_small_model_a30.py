@@ -94,6 +94,7 @@ async def play(tmp_path, server, *replies, local: bool = True, prose: bool = Tru
     ("阿遥点了点头。", "阿遥点了点头"),
     ("**旅人：**「我明早走。」", "**旅人：**"),
     ("‘今天要出镇。’\n\n*你回答道：‘我已经问过了。’*", "你回答"),
+    ("*你指着柜台后墙上那把旧油纸伞，语气中带着一丝不悦。*", "你指"),  # the 1.5B, bench run a30-2, prose beat 3
     ("You nod and sit down.", "You nod"),
     ('She pours the tea. You reply, "Thanks."', "You reply"),
 ])
@@ -111,6 +112,14 @@ def test_speaking_for_the_user_is_found_in_the_narration(text, hit):
 ])
 def test_the_character_speaking_to_the_user_is_not_speaking_for_them(text):
     assert speaks_for_user(text, NAMES) == ""
+
+
+def test_the_bench_counts_the_first_person_of_its_user_as_the_user():
+    """The bench's user writes as 我 and the demo card narrates in the third person: the 1.5B's 「*听雨轩内，我微笑着
+    问道：…*」 (bench run a30-2, tool beat 1) speaks for the user there; the engine's default names leave 我 out (a card
+    may narrate as 我)."""
+    text = "*听雨轩内，我微笑着问道：“掌柜的，这客栈开了多少年了？”*"
+    assert speaks_for_user(text) == "" and speaks_for_user(text, ("我", *NAMES)) == "我微笑"
 
 
 def test_restating_the_users_question_is_measured_on_the_spoken_words():

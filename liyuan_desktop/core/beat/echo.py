@@ -301,7 +301,7 @@ def restated_share(reply: str, user: str) -> float:
 #: innkeeper calls the player 客官 and the narration says 旅人): the default of :func:`speaks_for_user`'s ``names``.
 USER_REFERENCES: tuple[str, ...] = ("你", "旅人", "客官", "客人", "you")
 _ZH_DEEDS = ("道", "说", "问", "答", "应", "喊", "叫", "笑", "叹", "心想", "想", "点头", "摇头", "接过", "坐", "站",
-             "走", "推门", "伸手", "转身", "拿起", "放下", "看向", "望向")
+             "走", "推门", "伸手", "转身", "拿", "放下", "看", "望", "指", "握", "抬", "低头", "递", "掏", "靠")
 _EN_DEEDS = ("say", "said", "ask", "asked", "reply", "replied", "answer", "answered", "whisper", "whispered",
              "shout", "shouted", "nod", "nodded", "smile", "smiled", "laugh", "laughed", "sigh", "sighed", "take",
              "took", "walk", "walked", "sit", "sat", "stand", "stood", "reach", "reached", "turn", "turned")
