@@ -26,7 +26,11 @@ What it does:
    whether the scribe's patch applied, seconds and seconds to the first streamed piece. Echoes (issue 30) are
    counted apart from successes: a sealed final that mostly copies the opening or an earlier final (the engine's
    own measure, ``core.beat.echo``) is a "sealed echo", never a success; echoes the engine caught are counted as
-   retried or left unsealed (its notices). At the end: in how many role-play beats (each asks about something only
+   retried or left unsealed (its notices). Two more columns per beat (issue 30 §8, a30): whether the reply
+   *speaks for the user* (writes the user's words or deeds in its narration — 你道, 旅人问, "You nod";
+   ``core.beat.echo.speaks_for_user``, a documented heuristic) and how much of its spoken words *restate the user's
+   question* (``core.beat.echo.restated_share``); the call count includes the call the repetition stop cancelled
+   (from the beat's call log, finish "repetition"). At the end: in how many role-play beats (each asks about something only
    the lorebook says) a lore fact reached the sealed reply — and the unsealed draft —, the chapter files the agent
    turn wrote, and the seconds per beat.
 
@@ -333,7 +337,27 @@ class Timed:
         self.events.append(ev)
 
 
-def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> dict[str, Any]:
+def user_voice(final: str, names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Two per-beat columns of issue 30 §8 for a reply ``final``: ``speaks_for_user`` — the first place where it
+    writes the user's words or deeds (``core.beat.echo.speaks_for_user``: 你道, 旅人问, "You nod", a line headed
+    你： …; ``names`` — the persona's name — are looked for besides 你 / 旅人 / 客官 / 客人 / you), "" when none — and
+    ``restates`` — the share (0–1) of its spoken words that copy the user's words of the beat (filled in by the
+    caller with ``restated_share``; the engine's echo threshold is ``ECHO_RESTATE_SHARE``)."""
+    from liyuan_desktop.core.beat.echo import USER_REFERENCES, speaks_for_user
+    return {"speaks_for_user": speaks_for_user(final, tuple(n for n in names if n) + USER_REFERENCES) if final else ""}
+
+
+def restates(final: str, user: str) -> float:
+    """The share of ``final``'s spoken words that restate ``user`` (``core.beat.echo.restated_share``), rounded."""
+    from liyuan_desktop.core.beat.echo import restated_share
+    return round(restated_share(final, user), 2) if final else 0.0
+
+
+def beat_row(label: str, user: str, res: Any, events: list, seconds: float, names: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One beat's row. ``calls`` and ``finish`` count every model call of the beat from its call log
+    (``res.output.calls``) — the call the repetition stop cancelled emits no ``CallFinished`` but is logged with
+    ``finish_reason`` "repetition" —, falling back to the ``CallFinished`` events; tokens come from the events.
+    ``speaks_for_user`` / ``restates`` judge the sealed final, or the unsealed draft when nothing was sealed."""
     from liyuan_desktop.core.beat.events import Activity, CallFinished
     from liyuan_desktop.core.beat.loop import (
         CAPTURED_APPEND_NOTICE,
@@ -354,14 +378,19 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float) -> d
     final = getattr(res, "final", "") or ""
     output = getattr(res, "output", None)
     draft = "" if getattr(res, "sealed", False) else (getattr(getattr(output, "draft", None), "text", "") or "")
+    logged = list(getattr(output, "calls", None) or [])
+    finish = [c.finish_reason or (c.error or "").split(":")[0] or "?" for c in logged] if logged else \
+        [e.finish_reason for e in calls]
+    shown = final or draft
     return {
-        "beat": label, "calls": len(calls), "tools": tools,
+        "beat": label, "calls": max(len(calls), len(logged)), "tools": tools,
+        **user_voice(shown, names), "restates": restates(shown, user),
         "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
         "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "first_token_s": None,
         "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
         "lore_draft": lore_reached(draft, user), "draft_chars": len(draft),
         "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
-        "finish": [e.finish_reason for e in calls], "prompt_tokens": sum(e.prompt_tokens for e in calls),
+        "finish": finish, "prompt_tokens": sum(e.prompt_tokens for e in calls),
         "cached_tokens": sum(e.cached_tokens for e in calls), "completion_tokens": sum(e.completion_tokens for e in calls),
         "seconds": round(seconds, 1), "final": final, "notices": notices,
         "error": getattr(res, "error", None),
@@ -377,7 +406,9 @@ def print_row(row: dict[str, Any]) -> None:
     first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
     asked = f", asked the user {row['asked']}× (answered)" if row.get("asked") else ""
-    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}{asked}, {sealed}{caught}"
+    voice = (f", SPEAKS FOR THE USER ({row['speaks_for_user']})" if row.get("speaks_for_user") else "") + \
+        (f", restates the user's words ({row['restates']:.0%} of its speech)" if row.get("restates") else "")
+    log(f"  {row['beat']}: {row['calls']} call(s), tools {row['tools'] or '—'}{asked}, {sealed}{caught}{voice}"
         f"{', captured' if row['captured'] else ''}, lore reached {row['lore'] or '—'}"
         f"{' (in the unsealed draft: ' + str(row['lore_draft']) + ')' if row.get('lore_draft') else ''}, {scribe}, "
         f"{row['seconds']} s{first}  [finish {row['finish']}, prompt {row['prompt_tokens']} / cached {row['cached_tokens']}"
@@ -416,6 +447,10 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
                 log("  (the chat plays prose-only on its own: " + chat.prose_only()["why"] + ")")
             log(f"· {mode} mode, {args.beats} beat(s)")
             opening = chat.history().opening or ""
+            # the persona's name, and 我: the bench's user writes in the first person (「我收起湿透的伞…」) and the
+            # demo card narrates in the third (*青梧…*), so 我 acting in the narration is the user's self — the 1.5B
+            # wrote 「*我微笑着问道：“掌柜的…”*」 (not in the engine's default list: a card may narrate as 我)
+            names = (str(chat.persona_info().get("name") or ""), "我")
             finals: list[str] = []
             for i, user in enumerate(ROLEPLAY_TURNS[:args.beats], 1):
                 sink = Timed()
@@ -424,7 +459,7 @@ async def play(base_url: str, work: Path, args: argparse.Namespace) -> list[dict
                     res = await chat.send(user, ask=asked, on_event=sink)
                 except Exception as exc:  # a failed beat is a result too
                     res = type("Failed", (), {"error": f"{type(exc).__name__}: {exc}", "final": ""})()
-                row = beat_row(f"{mode} beat {i}", user, res, sink.events, time.perf_counter() - sink.t0)
+                row = beat_row(f"{mode} beat {i}", user, res, sink.events, time.perf_counter() - sink.t0, names)
                 row["first_token_s"] = sink.first
                 row["asked"] = asked.n
                 if row["sealed"]:  # an echo the engine let through is a failure, never a success
@@ -510,6 +545,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         log(f"· lore: a fact only the lorebook holds in {sum(bool(r['lore']) for r in play_rows)} of {len(play_rows)} "
             f"role-play beats that ask about one (sealed replies); in {sum(bool(r['lore'] or r['lore_draft']) for r in play_rows)}"
             f" counting unsealed drafts")
+        voiced = [r["beat"] for r in play_rows if r.get("speaks_for_user")]
+        restated = [f"{r['beat']} {r['restates']:.0%}" for r in play_rows if r.get("restates")]
+        log(f"· speaks for the user in {len(voiced)} of {len(play_rows)} role-play beats"
+            + (f" ({', '.join(voiced)})" if voiced else "")
+            + f"; restates the user's words in {len(restated)}" + (f" ({', '.join(restated)})" if restated else ""))
         log(f"· agent mode: {len(agent_files)} chapter file(s) written {agent_files or ''}")
         log(f"· seconds per beat: {' / '.join(f'{x:.0f}' for x in per_beat)} (mean {sum(per_beat) / max(1, len(per_beat)):.0f})")
         log(f"· {len(rows)} beat(s): {sealed} sealed (new prose), {echoes} sealed echoes, "

@@ -47,7 +47,7 @@ def looping(prose: str, loop: str = LOOP, times: int = 8):
 
 def said_repeat(said: list[str], key: str) -> bool:
     """Whether one of ``said`` is the catalog's ``key`` ("beat.cut_repeat" / "beat.cut_repeat_sealed") for any loop."""
-    return any(message(key, what=message(f"beat.repeat.{r}")) in said for r in ("paragraph", "sentence", "periodic"))
+    return any(message(key, what=message(f"beat.repeat.{r}")) in said for r in ("paragraph", "sentence", "clause", "periodic"))
 
 
 SCRIBE = sse_reply(chunk('{"patch": {}}', model=MODEL), chunk(finish="stop", model=MODEL))
@@ -154,26 +154,30 @@ async def test_prose_only_lore_stands_next_to_the_question_with_this_beats_match
     assert last.count("【相关设定】") == 1 and "镇上的更夫姓钱" not in second[0]["content"]
 
 
-async def test_compact_prompt_lore_is_next_to_the_question_and_the_full_prompt_is_as_before(tmp_path, server):
-    """Tool play with the compact prompt (a small model that has not shown it calls tools, issue 30 §4) gets the
-    inlined entries last too; the full prompt (what the golden runs hold) keeps 【相关设定】 before 【语言】."""
+async def test_a_local_models_lore_is_next_to_the_question_and_a_hosted_full_prompt_is_as_before(tmp_path, server):
+    """Tool play of a model that has not looked lore up (issue 30 §4) gets the inlined entries last, under the
+    use-in-your-own-words header, when the model is local — compact prompt or full (a30: the same place and form
+    as prose-only play); a hosted model's full prompt (what the golden runs hold) keeps 【相关设定】 before 【语言】,
+    and a hosted model with the compact prompt gets it last as before."""
     reply = sse_reply(chunk("*青梧抬眼看你。*「快一百年了。后院那株老梨树还在。」", model=MODEL),
                       chunk(finish="stop", model=MODEL))
     orders = {}
-    for compact in (True, False):
+    for compact, local in ((True, True), (False, True), (True, False), (False, False)):
         server.requests.clear()
         server.script(reply, SCRIBE)
         model = build_model(ProviderSettings(name="local", base_url=server.base_url, model=MODEL,
                                              compact_prompt=compact), api_key="")
-        chat = Chat.create(tmp_path / f"c{compact}", load_card(DEMO_CARD), model)
+        model.is_local = local
+        chat = Chat.create(tmp_path / f"c{compact}{local}", load_card(DEMO_CARD), model)
         try:
             await chat.send(ASK)
         finally:
             await model.aclose()
         last = server.requests[0].json["messages"][-1]["content"]
         assert "听雨轩是栖水镇上开了近百年的老客栈" in last
-        orders[compact] = last.index("【相关设定】") > last.index("【语言】")
-    assert orders == {True: True, False: False}
+        orders[compact, local] = last.index("【相关设定】") > last.index("【语言】")
+        assert ("用你自己的话" in last) == orders[compact, local]
+    assert orders == {(True, True): True, (False, True): True, (True, False): True, (False, False): False}
 
 
 def test_the_block_next_to_the_question_follows_the_chats_language():

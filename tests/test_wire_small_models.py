@@ -194,7 +194,8 @@ async def test_a_partial_copy_of_the_opening_without_the_label_is_caught_and_ret
     retry (recorded too) looped and the repetition stop cut it. The recording engine left the beat unsealed; since
     a small local model's looping beat is sealed with its prose before the loop (issue 30, a30loop), the retry's
     first sentences are sealed — cut before their first near repeat, no loop in them — and nothing of the copied
-    opening. The scribe's reply is not in this recording: the one recorded in ``keepalive_prompt`` is served.
+    opening. Since a30 a local model's loop guard counts clauses too: the loop varies a word per sentence
+    (餐具／物品) but repeats the clause 「都是刚从上层传来」, so the stop fires on the clause, earlier. The scribe's reply is not in this recording: the one recorded in ``keepalive_prompt`` is served.
     Old main sealed the copy of the opening at once and booked it for the scribe."""
     ex = exchanges("lore_copy")
     card = load_card(DEMO_CARD)
@@ -210,22 +211,27 @@ async def test_a_partial_copy_of_the_opening_without_the_label_is_caught_and_ret
     assert len(server.requests) == len(ex) + 1 == 3  # the beat's call, the retry, the scribe
     recorded = beat_of("lore_copy")["notices"]  # what the recording engine said: the same up to the loop
     assert said[:2] == recorded[:2] and recorded[2].startswith("回复开始重复自己")
-    assert said[2] == message("beat.cut_repeat_sealed", what=message("beat.repeat.sentence"))
+    assert said[2] == message("beat.cut_repeat_sealed", what=message("beat.repeat.clause"))
 
 
 async def test_lore_names_used_in_prose_stay_in_the_draft(tmp_path, server):
     """The 1.5B, asked about the ferry with the 镇北渡口 entry in 【相关设定】, wrote prose around 老周 (the ferryman
-    only the lorebook names) and ran on to the output cap. The beat stays unsealed (cut at the cap) and the draft
-    keeps the prose with the lore name: nothing of it is taken for an echo of the data blocks. Old main did the
-    same with these bytes: it catches no old failure — §2's (a lore sentence copied into prose and deleted by the
-    echo filter) did not come out of the 1.5B here; it guards the common case of lore used in prose."""
+    only the lorebook names) and ran on to the output cap. Nothing of the prose is taken for an echo of the data
+    blocks. The recording engine (and main before a30) left the beat unsealed at the cap; since a30 a local model's
+    reply cut by the output cap is sealed with its complete sentences before its first near repeat (the same rule
+    as a looping reply's): the sealed final keeps the lore name, ends at a sentence end, holds the reply's
+    repeated exchange once, and the notice says the unfinished tail was cut. The scribe's reply is not in this
+    recording: the one recorded in ``keepalive_prompt`` is served."""
     ex = exchanges("lore_in_prose")
     assert "老周" in ex[0].request["body"]["messages"][-1]["content"]  # the entry's text was in the prompt
-    server.script(*(replay(t) for t in ex))
+    server.script(*(replay(t) for t in ex), replay(exchanges("keepalive_prompt")[1]))
     res, events, chat = await play(tmp_path, server, "lore_in_prose", client(server, "lore_in_prose"), prose=True)
-    assert not res.sealed
-    draft = chat.latest_beat().draft or ""
-    assert "老周" in draft and draft.strip() in streamed_text(ex[0].body)
+    streamed = streamed_text(ex[0].body)
+    assert res.sealed and res.output.cut is None
+    assert "老周" in res.final and streamed.startswith(res.final.rstrip("*").rstrip())
+    assert res.final.count("你这个朋友的船已经到了镇北渡口") == 1 and not res.final.endswith("老周")
+    assert message("beat.cut_length_sealed") in notices(events)
+    assert beat_of("lore_in_prose")["notices"][1] == message("beat.cut_length")  # what the recording engine did
 
 
 def test_scribe_quality_reads_the_recorded_scribe_replies():

@@ -2035,6 +2035,11 @@ CATALOG: dict[str, dict[str, str]] = {
     "name.group_chat": {"zh": "群聊", "en": "Group chat"},
     "preview.no_card_file": {"zh": "找不到角色卡文件：{path}", "en": "Card file not found: {path}"},
     "cp.label.from_roleplay": {"zh": "从扮演对话导入 {n} 章", "en": "Chapters imported from the role-play chat: {n}"},
+    # a30 (issue 30): a small local model's repeated clause and its reply cut by the output cap (core/beat/loop.py)
+    "beat.repeat.clause": {"zh": "同一个短句出现了 3 次", "en": "the same clause 3 times"},
+    "beat.cut_length_sealed": {"zh": "回复到了输出上限被截断：没写完的半句已剪掉，前面完整的正文已收笔。",
+                               "en": "The reply reached the output limit and was cut: the unfinished sentence was "
+                                     "dropped and the complete prose before it sealed."},
 }
 
 

@@ -29,8 +29,9 @@ import re
 
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE", "EchoSources", "INJECTION_HEADERS",
-           "repeat_start", "sentences", "similarity", "strip_echo", "strip_opening_label", "strip_user_echo"]
+__all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
+           "EchoSources", "INJECTION_HEADERS", "USER_REFERENCES", "repeat_start", "restated_share", "sentences",
+           "similarity", "speaks_for_user", "spoken", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
 #: Headers of the blocks sent before the user's words (role-play injection, agent state block, prose-only lore).
 INJECTION_HEADERS: tuple[str, ...] = ("【前情提要】", "【世界状态】", "【登场名录】", "【本拍常驻设定】", "【相关设定】", "【设定集索引】",
@@ -158,6 +159,12 @@ ECHO_SHARE = 0.6
 ECHO_MIN_SENTENCE = 6
 #: How many of the newest earlier replies are compared (plus the opening): older ones are summarised or far back.
 ECHO_PREVIOUS_REPLIES = 6
+#: Share (0–1) of the character's spoken words (:func:`spoken`; the whole reply when it quotes nothing) in sentences
+#: that copy the user's words of this beat from which the reply *restates the user's question* (issue 30: the 1.5B
+#: put the user's question back in the character's mouth — 「掌柜的，这客栈开了多少年了？」青梧重复道 — with enough
+#: narration around it to stay under :data:`ECHO_SHARE` of the whole reply, answering nothing). Such a reply is
+#: treated as an echo of the user's words (kind "user"): retried once with the nudge, never sealed.
+ECHO_RESTATE_SHARE = 0.5
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?…；;])|\n+")
 _MARKUP = re.compile(r"[*_#>`~\-—…·・]+")
@@ -262,3 +269,65 @@ class EchoSources:
         # is one (a 0.5B answered with two lore sentences and the user's question three times, issue 30)
         others = {k: n for k, n in by_kind.items() if k != "user"} or by_kind
         return max(others.items(), key=lambda kv: kv[1])[0]
+
+
+# -- the user's question in the character's mouth; the user's words or deeds written by the model (issue 30) -----
+_QUOTED = re.compile(r"「[^」]*」|『[^』]*』|“[^”]*”|‘[^’\n]*’|\"[^\"\n]*\"")
+
+
+def spoken(text: str) -> str:
+    """The words ``text`` puts in quotation marks (「…」『…』“…”‘…’ and ASCII "…"), one quotation per line: what the
+    characters say aloud. "" when nothing is quoted."""
+    return "\n".join(m.group(0)[1:-1] for m in _QUOTED.finditer(text))
+
+
+def restated_share(reply: str, user: str) -> float:
+    """Share (0–1) of ``reply``'s spoken words (:func:`spoken`; the whole reply when it quotes nothing) in
+    sentences that copy a sentence of the user's words ``user`` — the :class:`EchoSources` measure (Dice of
+    character bigrams ≥ :data:`ECHO_SENTENCE_SIMILARITY`, or standing word for word inside one) over sentences
+    of at least :data:`ECHO_MIN_SENTENCE` characters. 0.0 when either has no counted sentence."""
+    said = spoken(reply) or reply
+    sents = sentences(said)
+    total = sum(len(s) for s in sents)
+    if not total or not user.strip():
+        return 0.0
+    src = EchoSources([("user", user)])
+    if not src:
+        return 0.0
+    return sum(len(s) for s in sents if src._copied_from(s)) / total
+
+
+#: How a reply refers to the user when it speaks or acts for them, besides the persona's own name (the demo card's
+#: innkeeper calls the player 客官 and the narration says 旅人): the default of :func:`speaks_for_user`'s ``names``.
+USER_REFERENCES: tuple[str, ...] = ("你", "旅人", "客官", "客人", "you")
+_ZH_DEEDS = ("道", "说", "问", "答", "应", "喊", "叫", "笑", "叹", "心想", "想", "点头", "摇头", "接过", "坐", "站",
+             "走", "推门", "伸手", "转身", "拿", "放下", "看", "望", "指", "握", "抬", "低头", "递", "掏", "靠")
+_EN_DEEDS = ("say", "said", "ask", "asked", "reply", "replied", "answer", "answered", "whisper", "whispered",
+             "shout", "shouted", "nod", "nodded", "smile", "smiled", "laugh", "laughed", "sigh", "sighed", "take",
+             "took", "walk", "walked", "sit", "sat", "stand", "stood", "reach", "reached", "turn", "turned")
+
+
+def speaks_for_user(reply: str, names: tuple[str, ...] = USER_REFERENCES) -> str:
+    """The first place where ``reply`` writes the user's words or deeds, "" when none — a heuristic for the bench
+    (issue 30 §8; the engine does not act on it). Quoted speech is taken out first (a character may say 「你说吧」),
+    then the narration is searched for one of ``names`` (the persona's name, 你, 旅人, you …) *starting a clause*
+    (at the start, or after a sentence or clause mark, a line break, ``*`` or a closing quote) and followed within
+    six characters by a speech or action verb (Chinese: 你道, 旅人问, 你笑着说, 你点头; English, whole words, any
+    case: "you say", "You nod", "Alex asked"), or heading a dialogue line (「你：」, "You:"). Misses indirect forms
+    (「你的声音响起」) and counts a second-person narration of the user's deed (「你推门进来」) as speaking for them."""
+    narration = _QUOTED.sub("\u3000", reply)
+    for name in (n for n in names if n.strip()):
+        if name.isascii():
+            deeds = "|".join(_EN_DEEDS)
+            pat = (rf"(?:^|(?<=[.!?;:,*\n\u3000]))\s*{re.escape(name)}(?:\s+\w+)?\s+(?:{deeds})\b"
+                   rf"|^\W*{re.escape(name)}\W*:\W*$")
+            flags = re.I | re.M
+        else:
+            deeds = "|".join(_ZH_DEEDS)
+            pat = (rf"(?:^|(?<=[。！？!?…；;，,、：:*\n\u3000\s]))\s*{re.escape(name)}[^。！？!?…\n，,、\u3000]{{0,6}}?(?:{deeds})"
+                   rf"|^\W*{re.escape(name)}\W*[：:]\W*$")
+            flags = re.M
+        m = re.search(pat, narration, flags)
+        if m:
+            return m.group(0).strip()
+    return ""

@@ -12,10 +12,13 @@ Seed 000: 一轮对话里模型能反复调工具, 收笔就结束这一轮, 上
   the user gets 继续 / 按现稿收笔 and the scribe books nothing. Except (issue 30, small local models loop often):
   a looping reply of a model on this machine or its network, in write mode, whose prose before the loop — cut
   before a sentence that nearly repeats an earlier one and trimmed to its last sentence end — holds at least :data:`LOOP_SEAL_MIN_CHARS` characters and is no echo (:mod:`.echo`)
-  is sealed with that prose, and a notice says the repeated tail was cut (``beat.cut_repeat_sealed``).
+  is sealed with that prose, and a notice says the repeated tail was cut (``beat.cut_repeat_sealed``); such a
+  model's loop guard also counts repeated clauses (a clause 3 times: cut before its third copy). A local model's
+  reply the output cap cut off is sealed the same way with its complete sentences (``beat.cut_length_sealed``).
 - Captured text never carries our own injection echoed back or an imitated 【开场 · 名字】 label (:mod:`.echo`);
   a leading ``<think>`` block goes to reasoning (:mod:`.think`).
-- A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`; models
+- A reply that mostly copies the opening, an earlier reply or the data blocks (:class:`.echo.EchoSources`), or whose
+  spoken words mostly restate the user's question (:func:`.echo.restated_share`; models
   on this machine or its network, in write mode) is never sealed (issue 30 §1): the first time the model is nudged and called once more at
   a higher temperature (captured prose: a note after the user's words; ``draft_seal``: a tool error), the second
   time the beat ends unsealed with ``cut="echo"`` and the copied prose is not kept.
@@ -49,10 +52,10 @@ from ..messages import CATALOG, Msg, message
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
-from .echo import ECHO_PREVIOUS_REPLIES, EchoSources, repeat_start, strip_echo
+from .echo import ECHO_PREVIOUS_REPLIES, ECHO_RESTATE_SHARE, EchoSources, repeat_start, restated_share, strip_echo
 from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
 from .merge import final_text, merge_final_text
-from .repetition import RepetitionGuard, partial_content, sentence_prefix
+from .repetition import RepetitionGuard, content_string, partial_content, sentence_prefix
 from .text_calls import find_text_calls, is_text_call
 from .think import ThinkSplitter, split_think
 from .tools.context import AskHandler, MemorySearch, ToolContext
@@ -74,16 +77,22 @@ STOP_KEPT_NOTICE = message("beat.stop_kept")  # 已流出的正文收进了稿�
 #: The one line a front end shows for an unsealed beat that was cut (``BeatOutput.cut``).
 CUT_MESSAGES = {k: message("beat.cut." + k) for k in ("length", "repetition", "echo")}
 #: Activity lines of the echo guard (issue 30 §1): the first echo (retried), the second (the beat left unsealed).
-_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据", "user": "你这一拍的话"}
+_ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提示里的设定和数据",
+              "user": "用户这一拍的话（让角色把用户的问题又说了一遍，没有回答）"}  # model-facing (the nudge)
 ECHO_RETRY_NOTICES = {k: message("beat.echo_retry." + k) for k in _ECHO_WHAT}  # catalog messages (issue 32)
 ECHO_GAVE_UP_NOTICES = {k: message("beat.echo_gave_up." + k) for k in _ECHO_WHAT}
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
 ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
-              "不要重复开场、之前的回复或设定原文里的句子。）")
+              "不要重复开场、之前的回复或设定原文里的句子；设定里的事实照样用，换成角色自己的话说出来。"
+              "只写角色和旁白，不替用户说话或行动。）")
 #: The same in English (a chat in English, issue 32), with what was copied.
 ECHO_NUDGE_EN = ("(System note: the last reply copied {what}. Write new plot and dialogue from the user's words "
-                 "of this beat; do not repeat sentences of the opening, earlier replies or the setting.)")
-_ECHO_WHAT_EN = {"opening": "the opening", "previous": "an earlier reply", "data": "the setting and data of the prompt"}
+                 "of this beat; do not repeat sentences of the opening, earlier replies or the setting; the "
+                 "setting's facts still hold: say them in the characters' own words. Write only the characters and "
+                 "the narration, never the user's words or actions.)")
+_ECHO_WHAT_EN = {"opening": "the opening", "previous": "an earlier reply", "data": "the setting and data of the prompt",
+                 "user": "the user's own words of this beat (the character asked the user's question back instead of "
+                         "answering it)"}
 #: What the loop itself tells the model in a tool result, per language ("zh" / "en"; issue 32).
 LOOP_TEXTS: dict[str, dict[str, str]] = {
     "zh": {"unknown_tool": "没有名为 {name!r} 的工具。可用的工具：{names}。", "list": "、",
@@ -100,7 +109,8 @@ ECHO_TEMPERATURE_STEP = 0.3
 ECHO_ERROR_PREFIX = "echo: "
 ECHO_BASE_TEMPERATURE = 0.8
 ECHO_MAX_TEMPERATURE = 1.5
-_REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环"}
+_REPEAT_WHAT = {"paragraph": "同一段出现了 3 次", "sentence": "同一句出现了 3 次", "periodic": "末尾在循环",
+                "clause": "同一个短句出现了 3 次"}
 #: The shortest prose (characters, whitespace aside) kept before a loop that a small local model's looping reply is
 #: sealed with (issue 30): about two sentences of a reply — shorter, the beat stays unsealed as before.
 LOOP_SEAL_MIN_CHARS = 80
@@ -465,11 +475,16 @@ class Beat:
     def _echo_of(self, text: str) -> str:
         """The kind of earlier text ``text`` mostly copies; "" when none, in agent mode, for 「继续」, for replays and
         for models that are not on this machine or its network (``is_local`` of the HTTP client: the small models
-        that copy, issue 30; hosted models and the benches' synthetic model play as before)."""
+        that copy, issue 30; hosted models and the benches' synthetic model play as before). A reply whose spoken
+        words mostly restate the user's words (:func:`.echo.restated_share` ≥ :data:`.echo.ECHO_RESTATE_SHARE`) is
+        an echo of kind "user"."""
         if (self.inp.mode != "write" or not self.inp.echo_guard or not getattr(self.inp.model, "is_local", False)
                 or getattr(self.inp.model, "is_replay", False) or not text.strip()):
             return ""
-        return self._sources().echo_of(text)
+        kind = self._sources().echo_of(text)
+        if not kind and self._user and restated_share(text, self._user) >= ECHO_RESTATE_SHARE:
+            kind = "user"  # the user's question put back in the character's mouth (issue 30)
+        return kind
 
     def _echoed(self, kind: str, messages: list[ChatMessage]) -> bool:
         """A captured reply (the newest call, without tool calls) was caught as an echo of ``kind``: its call log is
@@ -534,7 +549,8 @@ class Beat:
         self._streamed, self._tool_streamed, self._looped = [], False, None
         self._stream_calls = (names, args)
         # a replay plays recorded calls as recorded (golden runs, benches): the loop guard watches live models only
-        guard = self._guard = RepetitionGuard() if not getattr(self.inp.model, "is_replay", False) else None
+        guard = self._guard = RepetitionGuard(clauses=self._local_write()) \
+            if not getattr(self.inp.model, "is_replay", False) else None
         think = ThinkSplitter()
         task_box: list[asyncio.Future[Any]] = []
 
@@ -615,9 +631,11 @@ class Beat:
             idx = next((i for i in sorted(args, reverse=True) if names.get(i) in _STREAMED_DRAFT_TOOLS), None)
             text = partial_content("".join(args[idx])) if idx is not None else ""
             if text:
-                again = RepetitionGuard()
+                again = RepetitionGuard(clauses=self._local_write())
                 again.feed(text)
                 kept = text[:again.keep] if again.reason else text
+        if reason == "clause":
+            kept = kept[:repeat_start(kept)]  # a whole repeated sentence before the clause's third copy goes too
         what = message(f"beat.repeat.{reason}") if reason in _REPEAT_WHAT else reason
         if kept and self._seal_before_loop(kept):
             self._activity(message("beat.cut_repeat_sealed", what=what), "warning")
@@ -627,19 +645,64 @@ class Beat:
         self.out.cut = "repetition"
         self._activity(message("beat.cut_repeat", what=what), "warning")
 
+    def _local_write(self) -> bool:
+        """A live model on this machine or its network (``is_local``, not a replay) playing a write-mode beat that is
+        not 「继续」: the small models whose loops, echoes and cut-off replies issue 30 handles (hosted unchanged)."""
+        return (self.inp.mode == "write" and self.inp.echo_guard and bool(getattr(self.inp.model, "is_local", False))
+                and not getattr(self.inp.model, "is_replay", False))
+
+    def _cut_by_length(self, resp: ChatResponse) -> None:
+        """A reply without tool calls that the output cap cut off (``finish_reason: "length"``). A local model's
+        (issue 30: the 1.5B's tool beats hit the 384-token cap): its prose — the ``content`` of a draft call it was
+        writing as text, else the reply itself — is sealed like a looping reply's (:meth:`_seal_before_loop`: cut
+        before a near repeat, trimmed to the last sentence end, long enough, no echo; notice
+        ``beat.cut_length_sealed``): the user gets the complete sentences, not half a sentence to 「继续」 at a CPU
+        model's speed. Otherwise (too short, an echo, a hosted model) kept unsealed, ``cut="length"``, as before."""
+        text = resp.content
+        if self._local_write() and text.lstrip().startswith(("```", "{", "[", "<")) and '"content"' in text:
+            text = content_string(text) or text  # a draft call written as text, cut mid-argument: its prose
+        if self._local_write() and self._seal_before_loop(text):
+            self._activity(message("beat.cut_length_sealed"), "warning")
+            return
+        self._keep_unsealed(text)
+        self.out.cut = "length"
+        self._activity(CUT_LENGTH_NOTICE, "warning")
+
+    def _cut_call(self, resp: ChatResponse) -> ChatResponse:
+        """A local model's native ``draft_write``/``draft_append`` that the output cap cut mid-argument (JSON that
+        does not parse): the response as a reply without tool calls whose content is the call's prose
+        (:func:`.repetition.partial_content`), so :meth:`_cut_by_length` handles it; other responses unchanged."""
+        if resp.finish_reason != "length" or not resp.tool_calls or not self._local_write():
+            return resp
+        for c in resp.tool_calls:
+            if c.name in _STREAMED_DRAFT_TOOLS:
+                try:
+                    json.loads(c.arguments or "")
+                except ValueError:
+                    return resp.model_copy(update={"tool_calls": [], "content": partial_content(c.arguments or "")})
+        return resp
+
     def _seal_before_loop(self, kept: str) -> bool:
         """Seal the draft with ``kept``, the prose a looping reply wrote before its loop (issue 30), when that is
         sound: a model on this machine or its network (``is_local``; not a replay), write mode, not 「继续」; the
         prose cleaned of echoed blocks, cut before its first sentence that nearly repeats an earlier one
         (:func:`.echo.repeat_start`) and trimmed to its last sentence end (:func:`.repetition.sentence_prefix`),
         at least :data:`LOOP_SEAL_MIN_CHARS` characters with the draft's earlier text, and no echo of the opening,
-        earlier replies, the data blocks or the user's words (:meth:`_echo_of`). False (nothing changed) otherwise."""
+        earlier replies, the data blocks or the user's words (:meth:`_echo_of`). ``kept`` empty (a cut-off call
+        with no prose after a draft already written): the draft as it is, under the same rules. False (nothing
+        changed) otherwise."""
         d = self.draft
-        if (d.sealed or self.inp.mode != "write" or not self.inp.echo_guard
-                or not getattr(self.inp.model, "is_local", False) or getattr(self.inp.model, "is_replay", False)):
+        if d.sealed or not self._local_write():
             return False
         text = self._clean_quiet(kept)
         text = sentence_prefix(text[:repeat_start(text)])
+        if not text and d.text.strip() and not kept.strip():
+            if len("".join(d.text.split())) < LOOP_SEAL_MIN_CHARS or self._echo_of(d.text):
+                return False
+            d.seal(d.version)
+            self._persist_draft()
+            self._draft_event(by="capture")
+            return True
         if not text:
             return False
         last = text.rsplit("\n", 1)[-1]
@@ -701,7 +764,7 @@ class Beat:
                     break
                 ms = (time.perf_counter() - t0) * 1000
                 raw_content = resp.content
-                resp = self._text_calls(resp)
+                resp = self._cut_call(self._text_calls(resp))
                 clog = CallLog(round=self._round, reasoning=resp.reasoning, content=raw_content, finish_reason=resp.finish_reason,
                                usage=resp.usage.raw or resp.usage.model_dump(exclude={"raw"}), model=resp.model or self.inp.model.name, ms=round(ms, 1))
                 out.calls.append(clog)
@@ -714,12 +777,10 @@ class Beat:
                     if self.inp.mode == "discuss":  # agent mode: the answer without tools is the discussion reply
                         out.outcome = "discussed"
                         out.final = resp.content
-                    elif resp.finish_reason == "length":  # cut off by the output cap: kept, never sealed
+                    elif resp.finish_reason == "length":  # cut off by the output cap: kept, never sealed (local: below)
                         if self._loop_tail and self._loop_tail[-1] == resp.content:
                             self._loop_tail.pop()
-                        self._keep_unsealed(resp.content)
-                        out.cut = "length"
-                        self._activity(CUT_LENGTH_NOTICE, "warning")
+                        self._cut_by_length(resp)
                     else:
                         kind = self._echo_of(self._clean_quiet(resp.content))
                         if kind and self._loop_tail and self._loop_tail[-1] == resp.content:

@@ -7,6 +7,11 @@ loop. Two signs, both checked incrementally (each piece costs O(its length), plu
 * **a repeated unit**: the same paragraph (a line of at least :data:`MIN_PARAGRAPH` characters) or the same
   sentence (ending in 。！？!?… or a period, at least :data:`MIN_SENTENCE` characters) seen :data:`REPEATS` times.
   Units are compared with whitespace removed. Short lines (「是。」, a dialogue tag) never count.
+* **a repeated clause** (local models only, ``RepetitionGuard(clauses=True)``; issue 30: the 1.5B sealed one lore
+  clause three times in three different sentences, under the sentence count): the same clause — text between
+  clause or sentence marks (，、；：,;: 。！？…, line breaks), quotes and emphasis aside — of at least
+  :data:`MIN_CLAUSE` characters seen :data:`REPEATS` times. :attr:`keep` is then the start of its third copy (the
+  reply is cut before the second repeat; the loop code trims that to a sentence end).
 * **a periodic tail**: the last :data:`TAIL_SPAN` characters (or three periods, whichever is longer) repeat with
   a period of 1..:data:`MAX_PERIOD` characters — a loop with no sentence ends (「哈哈哈…」, a list growing forever).
 
@@ -22,7 +27,8 @@ from typing import Optional
 
 from ..lenient_json import RepairRefused, repair_loads
 
-__all__ = ["RepetitionGuard", "partial_content", "sentence_prefix", "REPEATS", "MIN_PARAGRAPH", "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
+__all__ = ["RepetitionGuard", "content_string", "partial_content", "sentence_prefix", "REPEATS", "MIN_CLAUSE", "MIN_PARAGRAPH",
+           "MIN_SENTENCE", "TAIL_SPAN", "MAX_PERIOD", "TAIL_STEP"]
 
 #: How many times the same unit may appear before the reply counts as looping.
 REPEATS = 3
@@ -30,6 +36,8 @@ REPEATS = 3
 MIN_PARAGRAPH = 16
 #: The shortest sentence (characters, whitespace aside) that counts as a unit.
 MIN_SENTENCE = 12
+#: The shortest clause (characters, whitespace, quotes and emphasis marks aside) that counts as a unit (local models).
+MIN_CLAUSE = 8
 #: The periodic-tail check looks at this many trailing characters (at least three periods): long enough that
 #: deliberate patterns in a reply (a chant, a ruler of characters) pass, short against a 2048-token output cap.
 TAIL_SPAN = 1000
@@ -41,6 +49,8 @@ TAIL_STEP = 48
 _SENTENCE_END = "。！？!?…."
 _CLOSERS = "」』”’\"')）】"
 _WS = re.compile(r"\s+")
+_CLAUSE_MARKS = "，、；：,;:"
+_CLAUSE_NOISE = re.compile(r"[\s「」『』“”‘’\"'《》*_#>`~]+")
 #: A sentence end: CJK / exclamation / question marks or an ellipsis, or a period followed by space, a closer or the
 #: end (not the dot of 「3.5」), each with the closing quotes and brackets after it.
 _ENDS = re.compile(r"(?:[。！？!?…]+|\.(?=[\s」』”’\"')）】*_]|$))[」』”’\"')）】*_]*")
@@ -59,9 +69,14 @@ def sentence_prefix(text: str) -> str:
 class RepetitionGuard:
     """Feed streamed text with :meth:`feed`; it returns a reason ("paragraph", "sentence" or "periodic") the first
     time the text loops, then keeps returning it. ``keep``: characters of the text fed so far worth keeping
-    (module doc); ``text``: all text fed."""
+    (module doc); ``text``: all text fed. ``clauses``: also count repeated clauses (reason "clause"; the engine
+    turns it on for a model on this machine or its network only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, clauses: bool = False) -> None:
+        self._clauses = clauses
+        self._clause: dict[str, int] = {}  # clause → times seen
+        self._cur_clause: list[str] = []
+        self._clause_start = 0
         self._parts: list[str] = []
         self._n = 0
         self._para_start = 0
@@ -103,6 +118,8 @@ class RepetitionGuard:
                 self._unit(self._para, "".join(self._cur_para), MIN_PARAGRAPH, pos - 1, "paragraph")
                 self._unit(self._sent, "".join(self._cur_sent), MIN_SENTENCE, pos - 1, "sentence")
                 self._cur_para, self._cur_sent = [], []
+                if self._clauses:  # after the paragraph and sentence counts: a whole unit's loop keeps its name
+                    self._clause_char(ch, pos)
                 continue
             self._cur_para.append(ch)
             if ch in _SENTENCE_END or (ch in _CLOSERS and self._cur_sent and self._cur_sent[-1] in _SENTENCE_END):
@@ -115,6 +132,8 @@ class RepetitionGuard:
                 self._cur_sent = []
             else:
                 self._cur_sent.append(ch)
+            if self._clauses:
+                self._clause_char(ch, pos)
             if self.reason is not None:
                 return self.reason
         if self.reason is not None:
@@ -125,6 +144,21 @@ class RepetitionGuard:
             self._since_tail = 0
             self._check_tail()
         return self.reason
+
+    def _clause_char(self, ch: str, pos: int) -> None:
+        """One character for the clause count: a clause or sentence mark (or a line break) ends the current clause."""
+        if ch not in _CLAUSE_MARKS and ch not in _SENTENCE_END and ch != "\n":
+            self._cur_clause.append(ch)
+            return
+        key = _CLAUSE_NOISE.sub("", "".join(self._cur_clause))
+        start = self._clause_start
+        self._cur_clause, self._clause_start = [], pos
+        if len(key) < MIN_CLAUSE:
+            return
+        count = self._clause.get(key, 0) + 1
+        self._clause[key] = count
+        if count >= REPEATS and self.reason is None:
+            self.reason, self.keep = "clause", start
 
     def _check_tail(self) -> None:
         t = self._tail
@@ -158,6 +192,14 @@ def partial_content(args: str) -> str:
 
 
 _CONTENT_KEY = re.compile(r'"content"[ \t\r\n]*:[ \t\r\n]*"')
+
+
+def content_string(text: str) -> str:
+    """The ``content`` string of a tool call cut mid-way, wherever it stands in ``text`` (native arguments, or a
+    call written as text in a reply the output cap cut off: ```json {"name": "draft_write", "arguments": {…,
+    "content": "…): from the first ``"content": "`` to its closing quote or the end, escapes decoded; "" when
+    there is none."""
+    return _cut_content_string(text)
 
 
 def _cut_content_string(args: str) -> str:

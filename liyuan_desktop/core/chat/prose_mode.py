@@ -72,6 +72,9 @@ def _caps_tools(model: Any) -> str:
         return "unknown"
 
 
+#: The tools whose native use shows that a local model looks the world book up itself (:func:`tools_unproven`).
+LORE_LOOKUPS: tuple[str, ...] = ("lorebook_search", "lorebook_list")
+
 #: How many entries back from the leaf :func:`tool_less_beats` looks (a beat writes about 3-5 entries).
 _LOOK_BACK = 12 * IGNORED_AFTER
 
@@ -166,10 +169,19 @@ def tools_unproven(chat: "Chat") -> bool:
     "works" and no recent beat of the branch (:data:`_LOOK_BACK` entries) made a native tool call (a call written as
     text, ``beat.text_calls``, does not count: such a model does not look lore up either). Tool play then sends the activated entries' text
     too (bounded, :data:`..prompt.prose_only.INLINE_LORE_MAX_CHARS`), so the first beats do not invent the world.
-    False for a replay (recorded runs play as recorded) and in agent mode."""
+    False for a replay (recorded runs play as recorded) and in agent mode.
+
+    A model on this machine or its network (``is_local``; issue 30 §4, a30): only a native *lore lookup*
+    (:data:`LORE_LOOKUPS`) in a recent beat counts, and the stored capability does not — the 1.5B on llama.cpp
+    wrote its draft with native calls from the first beat on yet never looked a fact up, and every later beat got
+    the entries' titles only and invented the world."""
     if chat.mode == "agent" or getattr(chat.model, "is_replay", False):
         return False
     path = chat.tree.path_to()
+    if getattr(chat.model, "is_local", False):
+        return not any(e.type == "beat" and any(not is_text_call(t.id) and t.name in LORE_LOOKUPS
+                                                for c in e.calls for t in c.tool_calls)
+                       for e in path[-_LOOK_BACK:])
     if any(e.type == "beat" and any(not is_text_call(t.id) for c in e.calls for t in c.tool_calls)
            for e in path[-_LOOK_BACK:]):
         return False  # a native call; calls written as text (a 1.5B's ```json draft_write) prove nothing of lookups

@@ -167,7 +167,8 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
     system = prose_system(c.beat_system, c.language) if prose else (
         compact_system(c.beat_system, c.language) if compact else c.beat_system)
     # small-model play (prose-only, compact prompt): this beat's own matches first, the block next to the question
-    inlined = (near_first(keyed, order, chat.last_activation) if prose or compact
+    small = prose or compact or bool(getattr(chat.model, "is_local", False))  # a30: a local model as a small one
+    inlined = (near_first(keyed, order, chat.last_activation) if small
                else sorted(keyed, key=lambda e: order.get(id(e), 0)))
     if prose:
         injection = build_injection(shown, activated, [], c.language, constants=consts, lore=prose_lore(inlined, ctx),
@@ -176,7 +177,7 @@ def prepare(chat: "Chat", user_text: str, attempt: int = 0, prose: bool = False)
         inline = bounded_lore(prose_lore(inlined, ctx)) if keyed and tools_unproven(chat) else ""
         injection = build_injection(shown, activated, c.book.index_titles(), c.language,
                                     memory_hint=bool(h.summaries) or chat.window.dropped > 0, constants=consts,
-                                    lore=inline, lore_last=compact)
+                                    lore=inline, lore_last=small)
     if chat.speaker:  # a group chat: who writes this reply, after all the members share (prefix cache, group.prompt)
         injection = f"{injection}\n\n{group_nudge(c.card.name)}"
     note = chat.authors_note()  # the Author's Note: never in the system prompt (prompt.authors_note)

@@ -57,7 +57,8 @@ BLOCKS: dict[Lang, dict[str, str]] = {
            "memory_hint": "\n名录里的人和事，细节可用 memory_search 查原文。",
            "constants": "【本拍常驻设定】以下设定本拍生效：\n\n{text}",
            "lore": "【相关设定】本拍命中的世界书条目原文：\n\n{text}",
-           "lore_near": "【相关设定】本拍命中的世界书条目原文（这一拍用到的事实以此为准，用你自己的话写进正文，不要照抄）：\n\n{text}",
+           "lore_near": ("【相关设定】本拍命中的世界书条目原文（这一拍用到的事实以此为准，用你自己的话写进正文，不要照抄；"
+                         "只写角色和旁白，不替用户说话或行动）：\n\n{text}"),
            "hits": "【相关设定】本拍命中 {n} 条：{titles}",
            "index": "【设定集索引】共 {n} 条：{titles}",
            "index_big": ("【设定集索引】共 {n} 条，条目太多，这里只列 {shown} 条（本拍命中的在前）：{titles}\n另有 {more} 条"
@@ -72,7 +73,8 @@ BLOCKS: dict[Lang, dict[str, str]] = {
            "lore": "[Relevant lore] The text of the world-book entries this beat matched:\n\n{text}",
            "lore_near": ("[Relevant lore] The text of the world-book entries this beat matched (the facts this beat "
                          "uses are as given here; work them into the prose in your own words, do not copy them "
-                         "out):\n\n{text}"),
+                         "out; write only the characters and the narration, never the user's words or actions):"
+                         "\n\n{text}"),
            "hits": "[Relevant lore] This beat matched {n}: {titles}",
            "index": "[Lore index] {n} entries: {titles}",
            "index_big": ("[Lore index] {n} entries, too many to list: {shown} shown here (this beat's matches "
