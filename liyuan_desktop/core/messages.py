@@ -2031,6 +2031,8 @@ CATALOG: dict[str, dict[str, str]] = {
     "cp.label.imported": {"zh": "导入章节", "en": "Imported chapters"},
     "cp.label.imported_n": {"zh": "导入 {n} 章", "en": "Chapters imported: {n}"},
     "cp.label.rewrote": {"zh": "改写 {file}", "en": "Rewrote {file}"},
+    "beat.quiet_after_tools": {"zh": "模型调用工具之后没有再说话：这一轮的改动已保存，只是没有回复。",
+                               "en": "The model said nothing after its tool calls: this turn's changes are saved; there is just no reply."},
     "name.untitled": {"zh": "未命名", "en": "Untitled"},
     "name.group_chat": {"zh": "群聊", "en": "Group chat"},
     "preview.no_card_file": {"zh": "找不到角色卡文件：{path}", "en": "Card file not found: {path}"},

@@ -720,6 +720,22 @@ class Beat:
         self._draft_event(by="capture")
         return True
 
+    def _quiet_after_tools(self, e: ModelError, messages: list[ChatMessage]) -> bool:
+        """An agent turn (mode ``discuss``) whose model answered with nothing at all (ModelError ``empty``) after
+        this turn's tool calls already ran: the work is done (the files are written and checkpointed), so the turn
+        ends as discussed with no reply and a notice, not as a failed call (issue 30 §5: a small local model wrote
+        the chapter, then sent an empty answer, and the turn was shown as an error). True when so handled."""
+        ran = len(messages) > len(self.inp.messages) and any(m.role == "tool" for m in messages[len(self.inp.messages):])
+        if e.kind != "empty" or self.inp.mode != "discuss" or not ran:
+            return False
+        part = e.partial
+        self.out.calls.append(CallLog(round=self._round, content="", finish_reason=part.finish_reason if part else None,
+                                      model=self.inp.model.name, error=f"{e.kind}: {e.message}"))
+        self.out.outcome = "discussed"
+        self.out.final = ""
+        self._activity(message("beat.quiet_after_tools"), "warning")
+        return True
+
     async def run(self) -> BeatOutput:
         """Run the loop to its end and return the :class:`BeatOutput`. Raises nothing for model or tool failures
         (they become ``outcome``/``error``); a CancelledError of the caller's own task propagates."""
@@ -753,6 +769,8 @@ class Beat:
                         raise _Stop()
                     raise
                 except ModelError as e:
+                    if self._quiet_after_tools(e, messages):
+                        break
                     part = e.partial
                     out.calls.append(CallLog(round=self._round, reasoning=part.reasoning if part else "", content=part.content if part else "",
                                              finish_reason=part.finish_reason if part else None, model=self.inp.model.name,
