@@ -10,7 +10,8 @@ temperature sent, the server's own; 1.1 = the echo guard's retry), streamed, one
 the outcome is known. What counts as a hit:
 
 - ``lore`` (issue 30 §2): a lore fact of the card's book (``real_model.LORE_FACTS``) in the reply that the
-  pre-issue-30 data-block echo filter (``strip_echo`` of commit 1752d0e, read with ``git show``) deletes;
+  pre-issue-30 data-block echo filter (``strip_echo`` of commit 1752d0e, read with ``git show``) deletes and
+  today's keeps;
 - ``agent`` (issue 30 §5): a text tool call keyed ``"function": "…"`` instead of ``"name"``, or a path with a
   leading space (``正文/ 001…``).
 
@@ -108,7 +109,9 @@ def lore_hit(text: str, body: dict[str, Any], say: str, strip: Callable[..., str
     if not facts:
         return None
     kept = strip(text, injection, say)
-    lost = [f for f in facts if f not in kept]
+    from liyuan_desktop.core.beat.echo import strip_echo  # today's filter must keep what the old one deleted
+    now = strip_echo(text, injection, say)
+    lost = [f for f in facts if f not in kept and f in now]
     return ",".join(lost) if lost else None
 
 
@@ -156,7 +159,44 @@ def parse_seeds(spec: str) -> list[int]:
     return list(range(int(a), int(b or a) + 1))
 
 
+def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Optional[float]], out: Path,
+                deadline: float) -> int:
+    """Whole beats of ``record_wire.ENGINE_CASES[case_name]`` (every tool round, the scribe) through the real engine,
+    one per seed/temperature, each recorded into ``out/SEED-T/``; stops at the first whose responses show an
+    :func:`agent_hit` (a later tool round can differ from the first call). Returns the number of beats played."""
+    import dataclasses
+    model_file = real_model.ensure_model(which)
+    note = {"server": f"llama.cpp server (xllamacpp {real_model.SERVER_WHEEL[1]})",
+            "flags": "--jinja, reasoning format deepseek, SSE ping every 1 s, 1 thread(s)"}
+    t_start, played = time.monotonic(), 0
+    with real_model.llama_server(model_file, threads=1, ctx=8192, parallel=1, jinja=True, ping=1,
+                                 reasoning=3) as base_url:
+        port = int(base_url.rsplit(":", 1)[1].split("/")[0])
+        for temp in temps:
+            for seed in seeds:
+                if deadline and time.monotonic() - t_start > deadline:
+                    return played
+                case = dataclasses.replace(record_wire.ENGINE_CASES[case_name], model=which, seed=seed,
+                                           temperature=temp)
+                where = out / f"{seed}-{temp}"
+                where.mkdir(parents=True, exist_ok=True)
+                asyncio.run(record_wire.record_engine_case(base_url, port, case_name, case, where, note))
+                played += 1
+                for f in sorted(where.glob("*.response")):
+                    hit = agent_hit(f.read_text("utf-8", "replace").replace('\\"', '"'))
+                    if hit:
+                        print(f"HIT {f} seed={seed} temperature={temp}: {hit}", flush=True)
+                        return played
+    return played
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    if argv is None and sys.argv[1:2] == ["beats"]:  # sweep_wire.py beats CASE MODEL SEEDS TEMPS OUT DEADLINE
+        _b, case, which, seeds, temps, out, dl = sys.argv[1:8]
+        n = sweep_beats(case, which, parse_seeds(seeds), [None if t == "none" else float(t) for t in temps.split(",")],
+                        Path(out), float(dl))
+        print(f"{n} beat(s) played", flush=True)
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("kind", choices=sorted(SETTINGS))
     ap.add_argument("--model", choices=sorted(real_model.MODELS), default="0.5b")
