@@ -159,6 +159,32 @@ def parse_seeds(spec: str) -> list[int]:
     return list(range(int(a), int(b or a) + 1))
 
 
+def sse_text(raw: bytes) -> str:
+    """The content a recorded SSE body streamed (``data:`` lines' ``delta.content`` joined)."""
+    text = ""
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if line.startswith("data: {"):
+            for ch in json.loads(line[6:]).get("choices") or []:
+                text += (ch.get("delta") or {}).get("content") or ""
+    return text
+
+
+_OLD_STRIP: list[Callable[..., str]] = []
+
+
+def response_hit(case: Any, response: Path) -> Optional[str]:
+    """:func:`agent_hit` for an agent case, else :func:`lore_hit` of one recorded exchange (its request beside it)."""
+    text = sse_text(response.read_bytes())
+    if case.mode == "agent":
+        return agent_hit(text)
+    if not _OLD_STRIP:
+        _OLD_STRIP.append(old_strip_echo())
+    body = json.loads(response.with_suffix(".request.json").read_text("utf-8"))["body"]
+    if "tools" in body and not case.say in str(body["messages"][-1].get("content")):
+        return None
+    return lore_hit(text, body, case.say, _OLD_STRIP[0])
+
+
 def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Optional[float]], out: Path,
                 deadline: float) -> int:
     """Whole beats of ``record_wire.ENGINE_CASES[case_name]`` (every tool round, the scribe) through the real engine,
@@ -183,7 +209,7 @@ def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Option
                 asyncio.run(record_wire.record_engine_case(base_url, port, case_name, case, where, note))
                 played += 1
                 for f in sorted(where.glob("*.response")):
-                    hit = agent_hit(f.read_text("utf-8", "replace").replace('\\"', '"'))
+                    hit = response_hit(case, f)
                     if hit:
                         print(f"HIT {f} seed={seed} temperature={temp}: {hit}", flush=True)
                         return played
