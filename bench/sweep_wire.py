@@ -180,7 +180,7 @@ def response_hit(case: Any, response: Path) -> Optional[str]:
     if not _OLD_STRIP:
         _OLD_STRIP.append(old_strip_echo())
     body = json.loads(response.with_suffix(".request.json").read_text("utf-8"))["body"]
-    if "tools" in body and not case.say in str(body["messages"][-1].get("content")):
+    if "tools" in body and case.say not in str(body["messages"][-1].get("content")):
         return None
     return lore_hit(text, body, case.say, _OLD_STRIP[0])
 
