@@ -193,6 +193,8 @@ class EngineCase:
     ping: int = 1
     chapter: Optional[str] = None
     compact: bool = False
+    #: the chat's own temperature (``Chat.set_sampling``; None: none sent, the server's default) — a30rec
+    temperature: Optional[float] = None
 
 
 ENGINE_CASES: dict[str, EngineCase] = {
@@ -253,6 +255,9 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
     chat = Chat.create(work / "chat", load_card(DEMO_CARD), client, mode="agent" if case.mode == "agent" else "roleplay")
     if case.mode == "prose":
         chat.set_prose_only(True)
+    if case.temperature is not None:  # the chat's own setting, so the echo guard's retry steps above it
+        from liyuan_desktop.core.llm.sampling import Sampling
+        chat.set_sampling(Sampling(temperature=case.temperature))
     notices: list[str] = []
     t0 = time.perf_counter()
 
@@ -290,7 +295,7 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
             "status": ex["status"], "headers": kept, "pieces": [len(p) for p in pieces], "arrived": ex["arrived"],
             "purpose": case.purpose, "case": name, "exchange": i, "of": len(tee.exchanges),
             "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter,
-                       "compact": case.compact},
+                       "compact": case.compact, "seed": case.seed, "temperature": case.temperature},
             "recorded": time.strftime("%Y-%m-%d", time.gmtime()), **server_note,
             "model": model_name}
         if i == len(tee.exchanges):
@@ -307,7 +312,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=real_model.ROOT / "tests" / "data" / "wire")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--only", nargs="*", help="record only these cases")
+    ap.add_argument("--seed", type=int, help="llama.cpp seed for the engine cases recorded (default: each case's)")
+    ap.add_argument("--temperature", type=float, help="the chat's own temperature for the engine cases recorded "
+                                                         "(default: each case's; bench/sweep_wire.py finds them)")
     args = ap.parse_args(argv)
+    import dataclasses
+    for n, c in ENGINE_CASES.items():  # a30rec: --seed / --temperature override the recorded cases
+        if args.seed is not None:
+            c = dataclasses.replace(c, seed=args.seed)
+        if args.temperature is not None:
+            c = dataclasses.replace(c, temperature=args.temperature)
+        ENGINE_CASES[n] = c
     args.out.mkdir(parents=True, exist_ok=True)
     real_model.ensure_server_env()
     wanted = [n for n in CASES if not args.only or n in args.only]
