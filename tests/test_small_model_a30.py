@@ -279,3 +279,12 @@ async def test_local_tool_play_inlines_the_entries_last_until_the_model_looks_lo
     assert second.endswith("「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」")
     third = firsts[2]["messages"][-1]["content"]
     assert "镇上的更夫姓钱" not in third and "【相关设定】本拍命中" in third  # it looks lore up: titles only
+
+
+def test_a_header_copied_inside_emphasis_is_still_an_echo():
+    """Seen on the real server (a30rec sweep, 0.5B, lore_copy seed 11): the reply began with our state block's header
+    wrapped in narration stars, and it was sealed. The header's paragraph is ours whatever emphasis wraps it."""
+    from liyuan_desktop.core.beat.echo import strip_echo
+
+    text = "*【世界状态】（尚无记录）*\n\n*她把伞挂回墙上。*"
+    assert strip_echo(text) == "*她把伞挂回墙上。*"

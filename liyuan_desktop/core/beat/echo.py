@@ -130,7 +130,8 @@ def strip_echo(text: str, injection: str = "", user: str = "") -> str:
         listing = False  # after a header that introduces entries (「…：」): its 【title】body paragraphs
         for i in range(0, len(parts), 2):
             para = parts[i].strip()
-            if para.startswith(INJECTION_HEADERS) or para in paras or (listing and (para.startswith("【") or para in listed)):
+            bare = para.strip("*_ ")  # a header copied inside *…* / _…_ emphasis is still our header (a30rec, seed 11)
+            if para.startswith(INJECTION_HEADERS) or bare.startswith(INJECTION_HEADERS) or para in paras or (listing and (para.startswith("【") or para in listed)):
                 listing = listing or (para.startswith(INJECTION_HEADERS) and para.endswith(("：", ":")))
                 continue  # a header's paragraph, a whole (short) paragraph of the injection, or an entry under it
             listing = False
