@@ -204,3 +204,23 @@ async def test_agent_edit_call_in_text_that_could_not_run_is_flagged(tmp_path, s
     res = await chat.send("把开头改一下。")
     assert (d / "正文" / "001-开.md").read_text("utf-8") == "开头。\n"
     assert NO_EDITS_NOTICE in res.activity
+
+
+@pytest.mark.parametrize("args", [
+    '[{"path": "正文/001-雨夜客栈.md", "content": "雨下了一夜。"}]',  # one object in a list
+    '["正文/001-雨夜客栈.md", "雨下了一夜。"]',  # values only, in the tool's field order
+])
+def test_arguments_written_as_a_list_are_read_as_the_object_meant(args):
+    """Seen from the 0.5B on llama.cpp (a30rec sweep): ``"arguments": [ … ]``. A list of one object is that object;
+    values only fill the tool's fields in their declared order; either way the call validates like any other."""
+    offered = {n: get_tool(n) for n in AGENT_TOOLS}
+    text = '```json\n{"name": "write", "arguments": ' + args + '}\n```'
+    calls, rest = find_text_calls(text, offered)
+    assert [c.name for c in calls] == ["write"] and rest.strip() == ""
+    assert json.loads(calls[0].arguments) == {"path": "正文/001-雨夜客栈.md", "content": "雨下了一夜。"}
+
+
+def test_a_list_that_does_not_fit_the_tool_stays_prose():
+    offered = {n: get_tool(n) for n in AGENT_TOOLS}
+    text = '```json\n{"name": "write", "arguments": ["a.md", "b", "c", "d", "e"]}\n```'
+    assert find_text_calls(text, offered)[0] == []

@@ -119,8 +119,24 @@ def text_call_candidates(text: str) -> list[Candidate]:
     return sorted(found, key=lambda c: c.start)
 
 
+def _as_object(spec: ToolSpec, args: Any) -> Any:
+    """Arguments a small model wrote as a list, read as the object it meant (seen from a 0.5B on llama.cpp, a30rec
+    sweep): ``[{…}]`` → that object; ``["001-x.md", "text"]`` (values only) → the tool's fields in their declared
+    order, when there are no more values than fields. Anything else is returned as it is (and will not validate)."""
+    if not isinstance(args, list):
+        return args
+    if len(args) == 1 and isinstance(args[0], dict):
+        return args[0]
+    fields = list(spec.args.model_fields)
+    if args and len(args) <= len(fields) and all(isinstance(v, (str, int, float, bool)) for v in args):
+        return dict(zip(fields, args))
+    return args
+
+
 def _valid(spec: ToolSpec, args: Any) -> Optional[str]:
-    """The arguments as JSON text when they validate against the tool's argument model, else None."""
+    """The arguments as JSON text when they validate against the tool's argument model (a list read as the object
+    it meant first, :func:`_as_object`), else None."""
+    args = _as_object(spec, args)
     if not isinstance(args, dict):
         return None
     try:
