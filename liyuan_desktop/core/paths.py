@@ -378,23 +378,25 @@ def home_folder(field: str) -> Path:
     return root / str(getattr(layout_of_home(root), field))
 
 
-def _kept(folder: Path, names: tuple[str, ...], new: str) -> Path:
+def _kept(folder: Path, names: tuple[str, ...], field: str) -> Path:
+    """The first of ``names`` that exists in ``folder``, else the data folder's layout's name for ``field`` (asked
+    only then: a folder that has its own name costs no look at the data folder)."""
     for name in names:
         if _exists(folder / name):
             return folder / name
-    return folder / new
+    return folder / str(getattr(home_layout(), field))
 
 
 def chats_dir(owner: PathLike) -> Path:
     """The folder of the chats of the card or group folder ``owner``: the one it already has (``对话/`` or
     ``chats/``, in that order), else the data folder's layout's name. Not created."""
-    return _kept(Path(owner), CHATS_NAMES, home_layout().chats)
+    return _kept(Path(owner), CHATS_NAMES, "chats")
 
 
 def chat_books_dir(chat_dir: PathLike) -> Path:
     """The folder of the world books attached to the chat folder ``chat_dir``: the one it already has (``世界书/`` or
     ``world-books/``, in that order), else the data folder's layout's name. Not created."""
-    return _kept(Path(chat_dir), BOOKS_NAMES, home_layout().world_books)
+    return _kept(Path(chat_dir), BOOKS_NAMES, "world_books")
 
 
 def books_off_name(books: PathLike) -> str:
