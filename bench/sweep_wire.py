@@ -76,8 +76,9 @@ class Capture(httpx.AsyncBaseTransport):
         return httpx.Response(400, json={"error": {"message": "captured", "code": 400}})
 
 
-async def first_body(model_name: str, mode: str, compact: bool, say: str) -> dict[str, Any]:
-    """The JSON body the real engine sends first for this beat (demo card, fresh chat)."""
+async def first_body(model_name: str, mode: str, compact: bool, say: str, provider: str = "") -> dict[str, Any]:
+    """The JSON body the real engine sends first for this beat (demo card, fresh chat); ``provider`` the client's
+    provider kind ("llamacpp": what a llama.cpp server gets, e.g. the DRY sampler; "" = from the URL)."""
     import os
     import tempfile
     work = Path(tempfile.mkdtemp(prefix="liyuan-sweep-"))
@@ -86,7 +87,7 @@ async def first_body(model_name: str, mode: str, compact: bool, say: str) -> dic
     from liyuan_desktop.core.chat.facade import Chat
     cap = Capture()
     client = OpenAIChatModel("http://127.0.0.1:9/v1", model_name, None, transport=cap, local=True,
-                             retry_base_wait=0.0, max_tokens=384, scribe_max_tokens=384)
+                             retry_base_wait=0.0, max_tokens=384, scribe_max_tokens=384, provider=provider or None)
     client.compact_prompt = compact
     chat = Chat.create(work / "chat", load_card(record_wire.DEMO_CARD), client,
                        mode="agent" if mode == "agent" else "roleplay")

@@ -584,7 +584,8 @@ class Beat:
             self.emit(ModelDelta(round=rnd, channel=dl.kind, text=dl.text, index=dl.index))
 
         # the engine's own ChatMessage objects, not validated again: that is O(chat length) per call (beat_overhead)
-        req = ChatRequest.model_construct(messages=list(messages), tools=self._tool_specs(), purpose="actor")
+        req = ChatRequest.model_construct(messages=list(messages), tools=self._tool_specs(), purpose="actor",
+                                          fresh=self._local_write() and not self.draft.text)
         if self._hot:
             req = self._hotter(req)
         self._current = asyncio.ensure_future(self.inp.model.complete(req, on_delta))

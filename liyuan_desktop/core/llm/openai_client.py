@@ -50,7 +50,7 @@ from .errors import (
     url_secrets,
 )
 from .rate import MinRate
-from .sampling import apply_sampling, provider_kind
+from .sampling import DRY_FIELDS, apply_sampling, local_dry, provider_kind
 from .sse import MAX_PLAIN_BODY, SSE_FIELDS, StreamAssembler, stream_lines
 from .types import ChatRequest, ChatResponse, ModelError, OnDelta, StreamDelta
 from .usage import estimate_usage
@@ -290,7 +290,8 @@ class OpenAIChatModel(ClientMessages):
         """The JSON body for ``request`` (exposed for tests and call logging; holds no key): ``stream`` as the
         provider is set (with ``stream_options.include_usage`` when streaming), ``tools`` with
         ``tool_choice: "auto"`` when tools are offered, the output cap (:meth:`output_cap`), then sampling, the
-        extra body and the thinking-off body."""
+        DRY sampler for a ``fresh`` call to a local llama.cpp server whose sampling sets none
+        (:func:`.sampling.local_dry`), the extra body and the thinking-off body."""
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.to_openai() for m in request.messages],
@@ -308,6 +309,9 @@ class OpenAIChatModel(ClientMessages):
             body["temperature"] = request.temperature
         if request.sampling is not None:
             self.sampling_dropped = apply_sampling(body, request.sampling, self.provider)  # type: ignore[arg-type]
+        if (getattr(request, "fresh", False) and self.is_local and self.provider == "llamacpp"
+                and not any(f in body for f in DRY_FIELDS)):  # issue 30 §1: a small model copies the opening
+            body.update(local_dry(getattr(self, "context_window", None)))
         _deep_merge(body, self.extra_body)
         if not request.thinking and self.thinking_off_body:
             _deep_merge(body, self.thinking_off_body)

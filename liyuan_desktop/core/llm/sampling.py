@@ -18,8 +18,11 @@ Which provider accepts which body field (checked against the providers' public A
 * **Ollama** (``/v1`` OpenAI compatibility): ``temperature``, ``top_p``, ``frequency_penalty``,
   ``presence_penalty``, ``seed``, ``stop``, ``max_tokens``, ``reasoning_effort``; its OpenAI layer has no
   ``top_k``/``min_p``/``repeat_penalty`` (those are only in Ollama's native API).
-* **llama.cpp server**: the OpenAI fields plus its native samplers ``top_k``, ``min_p`` and ``repeat_penalty``
-  (llama.cpp's name for the repetition penalty, sent under that name). **LM Studio**: the OpenAI fields plus
+* **llama.cpp server**: the OpenAI fields plus its native samplers ``top_k``, ``min_p``, ``repeat_penalty``
+  (llama.cpp's name for the repetition penalty, sent under that name) and the DRY ("don't repeat yourself")
+  sampler: ``dry_multiplier``, ``dry_base``, ``dry_allowed_length``, ``dry_penalty_last_n`` (the names SillyTavern
+  sends to llama.cpp and KoboldCpp; llama.cpp's server answers 400 for ``dry_penalty_last_n`` −1, so the range is a
+  token count ≥ 1). **LM Studio**: the OpenAI fields plus
   ``top_k`` and ``repeat_penalty`` (no ``min_p`` in its documented list). No reasoning effort for either.
 * **other** OpenAI-compatible servers (vLLM, proxies): every field is sent under its OpenAI/OpenRouter name (vLLM
   accepts ``top_k``/``min_p``/``repetition_penalty`` as extra sampling parameters); a server that refuses one
@@ -41,13 +44,29 @@ from ..jsonfile import object_at
 from ..messages import Msg, joined_semi, message
 
 __all__ = ["Sampling", "ProviderKind", "provider_kind", "apply_sampling", "SAMPLING_FIELDS", "field_label",
-           "with_sampling", "SampledModel"]
+           "with_sampling", "SampledModel", "DRY_FIELDS", "LOCAL_DRY", "local_dry"]
 
 ProviderKind = Literal["openai", "deepseek", "openrouter", "ollama", "llamacpp", "lmstudio", "other"]
 
 #: The fields of :class:`Sampling`, in the order the UI shows them.
 SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "top_a", "frequency_penalty", "presence_penalty",
-                   "repetition_penalty", "max_tokens", "seed", "stop", "reasoning_effort", "stream")
+                   "repetition_penalty", "dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n",
+                   "max_tokens", "seed", "stop", "reasoning_effort", "stream")
+
+#: The DRY sampler's fields (llama.cpp, KoboldCpp; SillyTavern's names).
+DRY_FIELDS = ("dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n")
+
+#: The DRY settings a small model on a local llama.cpp server writes a fresh beat with when the user set none
+#: (issue 30 §1: the 1.5B copied the opening's paragraphs into 3 of 3 tool-play replies and 2–3 of 4 prose-only
+#: first replies; ``bench/lore_uptake.py`` measures it). The values are the DRY author's published recommendation
+#: that SillyTavern's DRY panel also suggests (multiplier 0.8, base 1.75, allowed length 2): a copied run of n
+#: tokens past the allowed 2 costs 0.8·1.75^(n−2) logits — a name or a two-token fact is free, a copied sentence
+#: is not. ``dry_penalty_last_n`` (the tokens looked back at) is the model's context window (:func:`local_dry`).
+LOCAL_DRY = {"dry_multiplier": 0.8, "dry_base": 1.75, "dry_allowed_length": 2}
+
+#: ``dry_penalty_last_n`` when the window is unknown; the most sent (a ring buffer of this many tokens on the server)
+DRY_WINDOW_DEFAULT = 8192
+DRY_WINDOW_MAX = 131072
 
 
 _OPENAI_BASE = {"temperature", "top_p", "frequency_penalty", "presence_penalty", "max_tokens", "stop", "stream"}
@@ -57,7 +76,7 @@ _SUPPORTED: dict[str, set[str]] = {
     "deepseek": set(_OPENAI_BASE),
     "openrouter": _OPENAI_BASE | {"seed", "top_k", "min_p", "top_a", "repetition_penalty", "reasoning_effort"},
     "ollama": _OPENAI_BASE | {"seed", "reasoning_effort"},
-    "llamacpp": _OPENAI_BASE | {"seed", "top_k", "min_p", "repetition_penalty"},
+    "llamacpp": _OPENAI_BASE | {"seed", "top_k", "min_p", "repetition_penalty", *DRY_FIELDS},
     "lmstudio": _OPENAI_BASE | {"seed", "top_k", "repetition_penalty"},
 }
 _STOP_LIMIT = {"openai": 4, "deepseek": 16}
@@ -75,7 +94,9 @@ class Sampling(BaseModel):
     """Sampling settings of the actor's model calls; None = not set (the server's default).
 
     Units and ranges: ``temperature`` 0–2; ``top_p``/``min_p``/``top_a`` 0–1; ``top_k`` ≥ 0 (0 = off);
-    ``frequency_penalty``/``presence_penalty`` −2…2; ``repetition_penalty`` > 0 (1 = off); ``max_tokens`` the reply
+    ``frequency_penalty``/``presence_penalty`` −2…2; ``repetition_penalty`` > 0 (1 = off); ``dry_multiplier``
+    0–5 (0 = off), ``dry_base`` 1–4, ``dry_allowed_length`` 1–20 tokens, ``dry_penalty_last_n`` ≥ 1 tokens (the DRY
+    sampler, :data:`DRY_FIELDS`); ``max_tokens`` the reply
     budget in tokens (≥ 1); ``seed`` ≥ 0; ``stop`` strings (empty ones dropped); ``reasoning_effort`` one of
     SillyTavern's values (auto, min, low, medium, high, max); ``stream`` True/False. Persisted (settings, session
     entries) as JSON with None fields left out."""
@@ -90,6 +111,10 @@ class Sampling(BaseModel):
     frequency_penalty: Optional[float] = Field(default=None, ge=-2, le=2)
     presence_penalty: Optional[float] = Field(default=None, ge=-2, le=2)
     repetition_penalty: Optional[float] = Field(default=None, gt=0)
+    dry_multiplier: Optional[float] = Field(default=None, ge=0, le=5)
+    dry_base: Optional[float] = Field(default=None, ge=1, le=4)
+    dry_allowed_length: Optional[int] = Field(default=None, ge=1, le=20)
+    dry_penalty_last_n: Optional[int] = Field(default=None, ge=1)
     max_tokens: Optional[int] = Field(default=None, ge=1)
     seed: Optional[int] = Field(default=None, ge=0)
     stop: Optional[list[str]] = None
@@ -216,6 +241,14 @@ def apply_sampling(body: dict[str, Any], sampling: Optional[Sampling], kind: Pro
             continue
         body[name] = value
     return dropped
+
+
+def local_dry(context_window: Optional[int] = None) -> dict[str, Any]:
+    """The body fields of :data:`LOCAL_DRY` with ``dry_penalty_last_n`` the model's ``context_window`` in tokens
+    (:data:`DRY_WINDOW_DEFAULT` when unknown, at most :data:`DRY_WINDOW_MAX`): the opening and the earlier beats
+    are all looked back at."""
+    window = int(context_window) if context_window and context_window > 0 else DRY_WINDOW_DEFAULT
+    return {**LOCAL_DRY, "dry_penalty_last_n": min(window, DRY_WINDOW_MAX)}
 
 
 class SampledModel:

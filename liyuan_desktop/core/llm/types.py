@@ -74,7 +74,11 @@ class ChatRequest(BaseModel):
     """One model call. ``tools`` are OpenAI function specs (``{"type":"function","function":{...}}``).
     ``purpose`` is "actor" for beat calls and "scribe" for the ledger call (the replay model keeps them apart).
     ``sampling``: the chat's sampling settings (:mod:`.sampling`; they win over ``max_tokens``/``temperature``),
-    applied by the HTTP client as the provider accepts them; None = only the fields above."""
+    applied by the HTTP client as the provider accepts them; None = only the fields above. ``fresh``: the call
+    writes new prose and has nothing of its own to quote yet (a role-play beat's call while its draft is empty,
+    ``beat.loop``): a local llama.cpp server then gets the DRY sampler unless the sampling sets it
+    (:func:`.sampling.local_dry`, issue 30 §1); calls that may quote text verbatim (draft or chapter edits, the
+    scribe's patch) never do."""
 
     messages: list[ChatMessage]
     tools: list[dict[str, Any]] = Field(default_factory=list)
@@ -83,6 +87,7 @@ class ChatRequest(BaseModel):
     thinking: bool = True
     purpose: Literal["actor", "scribe", "summary"] = "actor"
     sampling: Optional[Sampling] = None
+    fresh: bool = False
 
 
 class ChatResponse(BaseModel):

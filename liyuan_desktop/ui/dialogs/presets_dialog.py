@@ -104,6 +104,10 @@ _FIELDS: tuple[tuple[str, str, float, float, float, int], ...] = (
     ("frequency_penalty", "f", -2, 2, 0.05, 2),
     ("presence_penalty", "f", -2, 2, 0.05, 2),
     ("repetition_penalty", "f", 0.01, 3, 0.01, 2),
+    ("dry_multiplier", "f", 0, 5, 0.05, 2),
+    ("dry_base", "f", 1, 4, 0.05, 2),
+    ("dry_allowed_length", "i", 1, 20, 1, 0),
+    ("dry_penalty_last_n", "i", 1, 1_000_000, 256, 0),
     ("max_tokens", "i", 1, 1_000_000, 256, 0),
     ("seed", "i", 0, 2_147_483_647, 1, 0),
 )
