@@ -1,8 +1,9 @@
 """Issue 30 §1: a small model on a local llama.cpp server writes a fresh beat with the DRY sampler on.
 
-``bench/lore_uptake.py`` on the real 1.5B (llama.cpp, one thread): the first prose-only replies copied the opening's
-second paragraph in 5 of 8 tries without DRY and in none of 8 with it, and used a lorebook-only fact in 1 of 8
-without and 7 of 8 with it. So a role-play call with nothing of its own to quote yet (``ChatRequest.fresh``: the
+The real 1.5B (llama.cpp, one thread; the first prose-only reply to each of the bench's three lore questions,
+llama.cpp seeds 1–4, the server's temperature): without DRY 4 of 12 replies copied the opening's second paragraph
+and 6 of 12 used a lorebook-only fact; with DRY none copied it and 10 of 12 used one (``bench/lore_uptake.py``
+measures the engine's own first requests). So a role-play call with nothing of its own to quote yet (``ChatRequest.fresh``: the
 draft is empty) gets ``sampling.LOCAL_DRY`` from a local llama.cpp client unless the user's sampling sets DRY; a call
 that may quote verbatim (the draft has text: draft_edit; agent mode; the scribe) never does, nor a hosted server.
 The loopback server is a real HTTP server; the replies are scripted, not recordings.

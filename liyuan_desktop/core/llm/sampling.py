@@ -57,8 +57,9 @@ SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "top_a", "frequency
 DRY_FIELDS = ("dry_multiplier", "dry_base", "dry_allowed_length", "dry_penalty_last_n")
 
 #: The DRY settings a small model on a local llama.cpp server writes a fresh beat with when the user set none
-#: (issue 30 §1: the 1.5B copied the opening's paragraphs into 3 of 3 tool-play replies and 2–3 of 4 prose-only
-#: first replies; ``bench/lore_uptake.py`` measures it). The values are the DRY author's published recommendation
+#: (issue 30 §1: the 1.5B copied the opening's paragraphs into 3 of 3 tool-play replies of a bench run, and into 4 of
+#: 12 prose-only first replies — none with DRY, which also raised the replies using a lore fact from 6 to 10 of 12;
+#: ``bench/lore_uptake.py`` measures it). The values are the DRY author's published recommendation
 #: that SillyTavern's DRY panel also suggests (multiplier 0.8, base 1.75, allowed length 2): a copied run of n
 #: tokens past the allowed 2 costs 0.8·1.75^(n−2) logits — a name or a two-token fact is free, a copied sentence
 #: is not. ``dry_penalty_last_n`` (the tokens looked back at) is the model's context window (:func:`local_dry`).
