@@ -224,3 +224,19 @@ def test_a_list_that_does_not_fit_the_tool_stays_prose():
     offered = {n: get_tool(n) for n in AGENT_TOOLS}
     text = '```json\n{"name": "write", "arguments": ["a.md", "b", "c", "d", "e"]}\n```'
     assert find_text_calls(text, offered)[0] == []
+
+
+def test_an_agent_reply_that_only_pastes_a_tool_result_back_is_flagged():
+    """The real 1.5B (``bench/real_model.py``, issue 30 §5) called ``read`` on a chapter that did not exist and
+    answered with the ``not_found`` result, fenced, word for word: no file changed, and nothing said so."""
+    from liyuan_desktop.core.chat.agent import pasted_result, unbacked_claim
+    from liyuan_desktop.core.session.entries import CallLog, ToolCallLog
+    result = {"ok": False, "error": "not_found", "message": "\"001-雨夜客栈.md\" 不存在。正文目录还是空的。新建章节请用 write。"}
+    calls = [CallLog(round=1, tool_calls=[ToolCallLog(name="read", result=result, ok=False, mode="read")])]
+    pasted = "```json\n" + json.dumps(result, ensure_ascii=False, indent=2) + "\n```\n"
+    assert pasted_result(pasted, calls) and unbacked_claim(pasted, calls)
+    assert pasted_result(json.dumps(result, ensure_ascii=False), calls)
+    assert not pasted_result("第一章还没有写，要我现在写吗？", calls)  # an answer in words is not flagged
+    assert not pasted_result('```json\n{"ok": true}\n```', calls)  # a JSON that is no result of this turn
+    wrote = calls + [CallLog(round=2, tool_calls=[ToolCallLog(name="write", result={"ok": True}, ok=True, mode="write")])]
+    assert not unbacked_claim(pasted, wrote)  # a file was written: no notice

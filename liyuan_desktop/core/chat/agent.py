@@ -5,6 +5,7 @@ with or without the conversation (「只恢复正文」 / 「正文和对话一�
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -69,11 +70,31 @@ def edit_call_in_text(text: str) -> bool:
     return any(_EDIT_NAME.search(c.name) for c in text_call_candidates(text))
 
 
+def pasted_result(final: str, calls: list[Any]) -> bool:
+    """Whether an agent reply ``final`` is nothing but one of this turn's tool results pasted back (a JSON object,
+    fenced or bare, equal to the ``result`` of a call in ``calls``). Seen on the real 1.5B (``bench/real_model.py``,
+    issue 30 §5): asked for a chapter, it called ``read`` on a file that did not exist and answered with the
+    ``not_found`` result word for word — the reply looked like an answer and nothing said no file changed."""
+    body = final.strip()
+    if body.startswith("```"):
+        body = body.strip("`").strip()
+        body = body[4:].lstrip() if body[:4].lower() == "json" else body
+    if not body.startswith("{"):
+        return False
+    try:
+        pasted = json.loads(body)
+    except ValueError:
+        return False
+    return any(t.result == pasted for c in calls for t in c.tool_calls)
+
+
 def unbacked_claim(final: str, calls: list[Any]) -> bool:
-    """True when an agent turn's reply ``final`` claims edits (:func:`claims_edits`), or carries a write/edit call
-    written as text that could not run (:func:`edit_call_in_text`), and no tool made one (:func:`wrote_files` over
-    its ``calls``): the front ends show :data:`NO_EDITS_NOTICE` under it."""
-    return (claims_edits(final) or edit_call_in_text(final)) and not wrote_files(calls)
+    """True when an agent turn's reply ``final`` claims edits (:func:`claims_edits`), carries a write/edit call
+    written as text that could not run (:func:`edit_call_in_text`) or only pastes a tool result back
+    (:func:`pasted_result`), and no tool made one (:func:`wrote_files` over its ``calls``): the front ends show
+    :data:`NO_EDITS_NOTICE` under it."""
+    return ((claims_edits(final) or edit_call_in_text(final) or pasted_result(final, calls))
+            and not wrote_files(calls))
 
 
 @dataclass(frozen=True)
