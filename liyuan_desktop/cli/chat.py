@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 from .. import __version__
 from .common import card_home_name, dumps, language, msg, out, readline, resolve_card, say, text
+from .story import changes_line
 
 if TYPE_CHECKING:  # the engine is imported by the functions that use it: building the parser needs none of it
     from ..core.beat.events import AskRequest
@@ -410,7 +411,8 @@ async def _run_demo_agent(json_mode: bool, view: Any) -> int:
     else:
         out(view.style("1", "\n" + text("cli.out.chat.checkpoints")))
         for c in demo["checkpoints"]:
-            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  " + text("cli.out.chat.changed", what=str(c["changed"])))
+            what = changes_line(c["changed"] or {}) or text("cli.out.story.no_change")
+            out(f"  {c['id']}  {c['author']}  {c['message'][:30]}  " + text("cli.out.chat.changed", what=what))
         out("\n" + text("cli.out.chat.prose_in", dir=f"{demo['chat']}/{demo['story']}"))
     return 0
 

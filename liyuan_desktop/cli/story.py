@@ -16,6 +16,14 @@ from .common import chat_folder, dumps, msg, open_chat, out, say, text
 WRITING_COMMANDS = ("outline", "threads", "codex", "progress")
 
 
+
+def changes_line(changed: dict[str, Any]) -> str:
+    """A checkpoint's ``changed`` (``CheckpointChanges.to_dict()``: lists under added / modified / renamed /
+    removed) as one line of counts in the reader's language (「新增 3 个」 / "3 added"); "" when nothing changed."""
+    return text("cli.out.story.changes", items=[
+        text("cli.out.story.changed." + k, n=len(changed.get(k) or []))
+        for k in ("added", "modified", "renamed", "removed") if changed.get(k)]) if any(changed.values()) else ""
+
 def outline_report(chat: Any, as_json: bool) -> str:
     """``liyuan story outline``: each volume and chapter — stable id, number, title, status, target, the linked file
     and its 字数 — then the chapter files no chapter links (in the chosen language). JSON: ``{"volumes": [{"id",
@@ -192,10 +200,7 @@ def run(args: argparse.Namespace) -> int:
                 out(dumps([c.model_dump(exclude_none=True) for c in cps], indent=1))
             else:
                 for c in reversed(cps):
-                    ch = c.changed
-                    what = text("cli.out.story.changes", items=[
-                        text("cli.out.story.changed." + k, n=len(getattr(ch, k)))
-                        for k in ("added", "modified", "renamed", "removed") if getattr(ch, k)]) if ch else ""
+                    what = changes_line(c.changed.to_dict() if c.changed else {})
                     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(c.ts / 1000))
                     who = text("cli.out.story.you") if c.author == "user" else "agent"
                     out(f"{c.id}  {when}  {who}  {what or text('cli.out.story.no_change')}  {c.message[:40]}")
