@@ -37,3 +37,16 @@ def test_chinese_roster_is_the_models_text():
     assert roster_in_words(st, "zh") == format_roster(st) == \
         "人物：青梧（傍晚（雨中））、旅人（傍晚（雨中））；地点：青梧的客栈（檐外下雨）（傍晚（雨中））；剧情线：寻人"
     assert roster_in_words(_state(), "zh") == format_roster(_state())
+
+
+def test_story_threads_that_hold_commas_are_told_apart_in_english_and_unchanged_in_chinese():
+    """Issue 32's note: the scribe's 「Story threads:」 line joined threads with ", ", so a thread holding a comma
+    ran into the next. English joins them with "; "; the Chinese line keeps 「、」 byte for byte."""
+    from liyuan_desktop.core.ledger.state import WorldState, apply_patch
+    from liyuan_desktop.core.ledger.wording import applied_in_words
+    from liyuan_desktop.core.messages import render
+    threads = ["She hides the umbrella, which burned", "the ferry, at dawn", "渡口"]
+    line = apply_patch(WorldState(), {"plot_threads": threads}).applied[0]
+    assert render(applied_in_words(line), "en") == "Story threads: " + "; ".join(threads)
+    assert render(applied_in_words(line), "zh") == "情节线：" + "、".join(threads)
+    assert render(line, "zh") == "plot_threads → [" + "、".join(threads) + "]"  # what the session keeps

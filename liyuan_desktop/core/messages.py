@@ -1961,6 +1961,8 @@ CATALOG: dict[str, dict[str, str]] = {
     # a list of problems joined with the reader's semicolon (joined_semi below)
     "join.one": {"zh": "{a}", "en": "{a}"},
     "join.semi": {"zh": "{a}；{b}", "en": "{a}; {b}"},
+    # story threads (whole clauses that may hold commas): 「、」 as in any Chinese list, "; " in English (joined_clauses)
+    "join.clauses": {"zh": "{a}、{b}", "en": "{a}; {b}"},
     # a list cut after its first items (core/migrate/apply.py: a group's import notes)
     "join.more": {"zh": "{a}……", "en": "{a}…"},
     # beat lines without a key before (core/beat/loop.py, core/chat/facade.py seal_as_is)
@@ -2125,14 +2127,21 @@ def action(verb: str) -> Msg | str:
     return Msg("act." + verb) if "act." + verb in CATALOG else verb
 
 
-def joined_semi(parts: Sequence[Any]) -> Msg:
+def joined_semi(parts: Sequence[Any], key: str = "join.semi") -> Msg:
     """``parts`` joined with the reader's semicolon (「；」 in Chinese, "; " in English) as one message: its Chinese
     text is ``"；".join(str(p) for p in parts)`` byte for byte. Each part is shown like any parameter (a Msg, or an
-    exception carrying one, rendered in the reader's language; other text as it is). ``""`` for no parts."""
+    exception carrying one, rendered in the reader's language; other text as it is). ``""`` for no parts. ``key``:
+    the catalog's joining entry (``{a}`` and ``{b}``)."""
     if len(parts) <= 1:
         return Msg("join.one", a=parts[0] if parts else "")
     half = len(parts) // 2  # a balanced tree: a long list nests log2(n) deep, never near the recursion limit
-    return Msg("join.semi", a=joined_semi(parts[:half]), b=joined_semi(parts[half:]))
+    return Msg(key, a=joined_semi(parts[:half], key), b=joined_semi(parts[half:], key))
+
+
+def joined_clauses(parts: Sequence[Any]) -> Msg:
+    """Items that are whole clauses and may hold commas (story threads) joined for the reader: 「、」 in Chinese
+    (byte-identical with a plain Chinese list), "; " in English, where ", " would not show where one ends."""
+    return joined_semi(parts, "join.clauses")
 
 
 def validation_reason(err: Any) -> Any:

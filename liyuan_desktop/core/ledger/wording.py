@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..messages import Msg, message, render
+from ..messages import Msg, joined_clauses, message, render
 from .state import WorldState, format_roster, format_state
 
 __all__ = ["applied_in_words", "first_seen_runs", "ledger_in_words", "roster_in_words", "state_in_words"]
@@ -43,6 +43,8 @@ def applied_in_words(line: str) -> Msg | str:
         params = dict(line.params)
         if kind in ("inventory", "plot_threads") and not params.get("v"):
             params["v"] = "—"
+        elif kind == "plot_threads" and isinstance(params.get("v"), (list, tuple)):
+            params["v"] = joined_clauses(list(params["v"]))  # threads may hold commas: "; " in English
         return message(f"led.applied.{kind}", **params)
     for pat, say in _APPLIED:
         m = pat.match(line)
