@@ -195,6 +195,9 @@ class EngineCase:
     compact: bool = False
     #: the chat's own temperature (``Chat.set_sampling``; None: none sent, the server's default) — a30rec
     temperature: Optional[float] = None
+    #: the client's provider kind ("llamacpp": told it is a llama.cpp server, as a discovered or preset llama.cpp
+    #: provider is — a fresh beat then carries the DRY sampler, ``sampling.local_dry``; "": from the URL, "other")
+    provider: str = ""
 
 
 ENGINE_CASES: dict[str, EngineCase] = {
@@ -223,6 +226,15 @@ ENGINE_CASES: dict[str, EngineCase] = {
         "1.5b", "prose", "我指了指柜台后墙上那把旧油纸伞：「这把伞怎么不撑开？伞上是什么痕迹？」",
         "issue 30 §2: prose-only play with the lore block last, right before the user's words (a30loop): does the "
         "1.5B carry the umbrella entry's facts into its prose, and does the sealed reply keep them?"),
+    "opening_no_dry": EngineCase(
+        "1.5b", "prose", real_model.ROLEPLAY_TURNS[0],
+        "issue 30 §1: the inn question, prose-only, compact prompt, the client not told it is llama.cpp (no DRY "
+        "sampler, as every local server got before): does the 1.5B copy the opening's paragraphs?",
+        seed=2, compact=True),
+    "opening_dry": EngineCase(
+        "1.5b", "prose", real_model.ROLEPLAY_TURNS[0],
+        "issue 30 §1: the same beat to a client that knows it is llama.cpp: the fresh beat carries the DRY sampler "
+        "(sampling.LOCAL_DRY); new prose, and a fact of the lorebook?", seed=2, compact=True, provider="llamacpp"),
     "agent_turn_b": EngineCase(
         "0.5b", "agent", "在正文/ 里新建第一章《雨夜客栈》，写青梧擦伞，两百字。写完后再用 edit 把标题改成《雨夜》。",
         "issue 30 §5: a second agent turn of the 0.5B (a write then an edit asked for): paths and call shapes",
@@ -250,7 +262,8 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
     model_name = real_model.MODELS[case.model].name
     client = OpenAIChatModel(base_url, model_name, None, transport=tee, local=case.local,
                              extra_body={"seed": case.seed}, read_timeout=900.0, idle_timeout=900.0,
-                             total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384)
+                             total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384,
+                             provider=case.provider or None)
     client.compact_prompt = case.compact
     chat = Chat.create(work / "chat", load_card(DEMO_CARD), client, mode="agent" if case.mode == "agent" else "roleplay")
     if case.mode == "prose":
@@ -295,7 +308,8 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
             "status": ex["status"], "headers": kept, "pieces": [len(p) for p in pieces], "arrived": ex["arrived"],
             "purpose": case.purpose, "case": name, "exchange": i, "of": len(tee.exchanges),
             "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter,
-                       "compact": case.compact, "seed": case.seed, "temperature": case.temperature},
+                       "compact": case.compact, "seed": case.seed, "temperature": case.temperature,
+                       "provider": case.provider},
             "recorded": time.strftime("%Y-%m-%d", time.gmtime()), **server_note,
             "model": model_name}
         if i == len(tee.exchanges):
