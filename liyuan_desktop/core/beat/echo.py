@@ -29,7 +29,7 @@ import re
 
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
+__all__ = ["copied_run_share", "ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
            "EchoSources", "INJECTION_HEADERS", "USER_REFERENCES", "repeat_start", "restated_share", "sentences",
            "similarity", "speaks_for_user", "spoken", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
@@ -283,19 +283,49 @@ def spoken(text: str) -> str:
 
 
 def restated_share(reply: str, user: str) -> float:
-    """Share (0–1) of ``reply``'s spoken words (:func:`spoken`; the whole reply when it quotes nothing) in
-    sentences that copy a sentence of the user's words ``user`` — the :class:`EchoSources` measure (Dice of
-    character bigrams ≥ :data:`ECHO_SENTENCE_SIMILARITY`, or standing word for word inside one) over sentences
-    of at least :data:`ECHO_MIN_SENTENCE` characters. 0.0 when either has no counted sentence."""
+    """Share (0–1) of ``reply``'s spoken words (:func:`spoken`; the whole reply when it quotes nothing) that copy
+    the user's words ``user`` — the larger of two measures:
+
+    * by sentence: the characters of its sentences that copy a sentence of ``user`` (the :class:`EchoSources`
+      measure: Dice of character bigrams ≥ :data:`ECHO_SENTENCE_SIMILARITY`, or standing word for word inside one,
+      sentences of at least :data:`ECHO_MIN_SENTENCE` characters);
+    * by run (:func:`copied_run_share`): punctuation and spacing ignored, the share covered by runs it shares with
+      ``user`` of at least :data:`RESTATE_MIN_RUN_CHARS` CJK characters or :data:`RESTATE_MIN_RUN_WORDS` words — the
+      real 1.5B re-cut the user's 「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」 into 「我明早要出镇。镇北渡口几时有
+      船只？摆渡的是谁？」 (sentence measure 26 %, runs 95 %) and 「这把伞怎么不撑開？」 (one traditional character).
+
+    0.0 when either has nothing to compare."""
     said = spoken(reply) or reply
     sents = sentences(said)
     total = sum(len(s) for s in sents)
     if not total or not user.strip():
         return 0.0
     src = EchoSources([("user", user)])
-    if not src:
+    by_sentence = sum(len(s) for s in sents if src._copied_from(s)) / total if src else 0.0
+    return max(by_sentence, copied_run_share(said, user))
+
+
+#: The shortest shared run :func:`copied_run_share` counts: CJK characters (a name like 镇北渡口 is four; a reply
+#: naming what was asked about is not a restatement) or words for other scripts.
+RESTATE_MIN_RUN_CHARS = 5
+RESTATE_MIN_RUN_WORDS = 4
+_RUN_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\W_]+")
+
+
+def copied_run_share(text: str, source: str) -> float:
+    """Share (0–1) of ``text``'s tokens — CJK characters one by one, other words whole and lower-cased; punctuation,
+    spacing and markup ignored — that lie in runs also found in ``source`` of at least
+    :data:`RESTATE_MIN_RUN_CHARS` CJK characters / :data:`RESTATE_MIN_RUN_WORDS` words (the matching blocks of
+    ``difflib.SequenceMatcher``, no junk heuristic). 0.0 when ``text`` has no token."""
+    from difflib import SequenceMatcher
+    a = [t.lower() for t in _RUN_TOKEN.findall(source)]
+    b = [t.lower() for t in _RUN_TOKEN.findall(text)]
+    if not a or not b:
         return 0.0
-    return sum(len(s) for s in sents if src._copied_from(s)) / total
+    cjk = sum(len(t) == 1 and not t.isascii() for t in b) * 2 >= len(b)
+    least = RESTATE_MIN_RUN_CHARS if cjk else RESTATE_MIN_RUN_WORDS
+    blocks = SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    return sum(m.size for m in blocks if m.size >= least) / len(b)
 
 
 #: How a reply refers to the user when it speaks or acts for them, besides the persona's own name (the demo card's
