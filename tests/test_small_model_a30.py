@@ -143,8 +143,8 @@ def test_a_question_recut_or_respelled_in_the_characters_mouth_still_counts_as_r
     """Two tool-play replies of the real 1.5B (``bench/real_model.py`` with the DRY sampler, tool beats 2 and 3,
     copied from that run's log): the user's question put back in the character's mouth, re-cut at another comma
     (「我明早要出镇。」), one word changed (船只) or one character in its traditional form (撑開). The sentence
-    measure saw 26 % and 47 % — both sealed as answers; the run measure (``copied_run_share``) sees 95 % and 93 %.
-    A reply naming what was asked about (镇北渡口, four characters) is no restatement."""
+    measure saw 26 % and 47 % — both sealed as answers; the run measure (``copied_run_share``) sees the whole speech.
+    An answer that reuses some of the question's words (镇北渡口; 这客栈开了 → 百年了) is no restatement."""
     from liyuan_desktop.core.beat.echo import copied_run_share
     ferry_q = "「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」"
     ferry = "*柜外的人指了指柜台前墙上的旧油纸伞。*  「我明早要出镇。镇北渡口几时有船只？摆渡的是谁？」"
@@ -154,6 +154,7 @@ def test_a_question_recut_or_respelled_in_the_characters_mouth_still_counts_as_r
     assert restated_share(ferry, ferry_q) >= 0.9 and restated_share(umbrella, umbrella_q) >= 0.9
     assert restated_share("*她擦着杯子。*「镇北渡口的船，清晨一班，是老周撑的。」", ferry_q) < ECHO_RESTATE_SHARE
     assert copied_run_share("这客栈开了近百年了，后院那株老梨树比客栈还老。", ASK) < ECHO_RESTATE_SHARE
+    assert restated_share("*她抬起头。*「这客栈开了百年了。」", ASK) == 0.0  # the real 1.5B's answer (opening_dry)
     assert copied_run_share("", ASK) == 0.0 and copied_run_share("abc", "") == 0.0
 
 def _bench():

@@ -353,3 +353,39 @@ async def test_the_15b_looping_on_the_users_question_with_lore_next_to_it_stays_
     assert len(server.requests) == 1  # no scribe for an unsealed beat
     draft = chat.latest_beat().draft or ""
     assert draft.count("心中暗自叹了口气") == 1
+
+
+# -- §1 since a30dry: a fresh beat to a local llama.cpp server carries the DRY sampler ------------------------------
+async def test_without_dry_the_15b_copied_the_opening_and_with_it_wrote_new_prose_with_a_lore_fact(tmp_path, server):
+    """The same prose-only beat (the inn question, compact prompt, llama.cpp seed 2) recorded twice from the real
+    1.5B: ``opening_no_dry`` by a client not told it is llama.cpp — no DRY, as every local server got before — and
+    ``opening_dry`` by one that knows (``provider="llamacpp"``, as a discovered or preset llama.cpp provider is).
+    Without DRY the first reply began with the opening's second paragraph word for word (the echo guard caught it
+    and retried); with DRY the first reply was new prose holding a fact only the lorebook has (不问来处), sealed
+    at once. Today's engine sends the recorded DRY fields itself; old main sent no DRY to any server."""
+    from liyuan_desktop.core.beat.echo import EchoSources
+    from liyuan_desktop.core.llm.sampling import DRY_FIELDS, LOCAL_DRY
+    card = load_card(DEMO_CARD)
+    copied = "目光在你被雨水浸透的肩头停了一瞬，随即移开，像是什么都没看见。她取过一只干净的粗瓷杯"
+    assert copied in card.first_mes
+    plain, dry = exchanges("opening_no_dry"), exchanges("opening_dry")
+    assert not any(f in plain[0].request["body"] for f in DRY_FIELDS)
+    assert {k: dry[0].request["body"][k] for k in LOCAL_DRY} == LOCAL_DRY
+    assert copied in streamed_text(plain[0].body) and copied not in streamed_text(dry[0].body)
+    # played again: a client that knows it is llama.cpp sends the recorded DRY fields, seals the first reply
+    server.script(*(replay(t) for t in dry))
+    res, events, chat = await play(tmp_path / "dry", server, "opening_dry",
+                                   client(server, "opening_dry", provider="llamacpp"), prose=True)
+    sent = server.requests[0].json
+    assert {k: sent[k] for k in (*LOCAL_DRY, "dry_penalty_last_n")} == \
+        {k: dry[0].request["body"][k] for k in (*LOCAL_DRY, "dry_penalty_last_n")}
+    assert not any(f in server.requests[1].json for f in DRY_FIELDS)  # the scribe: none
+    assert res.sealed and "不问来处" in res.final and copied not in res.final
+    assert EchoSources([("opening", card.first_mes)]).echo_of(res.final) == ""
+    assert not any(n in notices(events) for n in ECHO_RETRY_NOTICES.values())
+    # without DRY the copy is caught and retried, never sealed
+    server.requests.clear()
+    server.script(*(replay(t) for t in plain))
+    res, events, chat = await play(tmp_path / "plain", server, "opening_no_dry", client(server, "opening_no_dry"),
+                                   prose=True)
+    assert ECHO_RETRY_NOTICES["opening"] in notices(events) and copied not in (res.final or "")

@@ -289,10 +289,10 @@ def restated_share(reply: str, user: str) -> float:
     * by sentence: the characters of its sentences that copy a sentence of ``user`` (the :class:`EchoSources`
       measure: Dice of character bigrams ≥ :data:`ECHO_SENTENCE_SIMILARITY`, or standing word for word inside one,
       sentences of at least :data:`ECHO_MIN_SENTENCE` characters);
-    * by run (:func:`copied_run_share`): punctuation and spacing ignored, the share covered by runs it shares with
-      ``user`` of at least :data:`RESTATE_MIN_RUN_CHARS` CJK characters or :data:`RESTATE_MIN_RUN_WORDS` words — the
-      real 1.5B re-cut the user's 「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」 into 「我明早要出镇。镇北渡口几时有
-      船只？摆渡的是谁？」 (sentence measure 26 %, runs 95 %) and 「这把伞怎么不撑開？」 (one traditional character).
+    * by run (:func:`copied_run_share`): punctuation and spacing ignored, the sentences that runs shared with
+      ``user`` cover nearly whole — the real 1.5B re-cut the user's 「我明早要出镇，镇北渡口几时有船？摆渡的是谁？」
+      into 「我明早要出镇。镇北渡口几时有船只？摆渡的是谁？」 (sentence measure 26 %, runs 100 %) and wrote
+      「这把伞怎么不撑開？」 (one traditional character).
 
     0.0 when either has nothing to compare."""
     said = spoken(reply) or reply
@@ -305,27 +305,38 @@ def restated_share(reply: str, user: str) -> float:
     return max(by_sentence, copied_run_share(said, user))
 
 
-#: The shortest shared run :func:`copied_run_share` counts: CJK characters (a name like 镇北渡口 is four; a reply
-#: naming what was asked about is not a restatement) or words for other scripts.
-RESTATE_MIN_RUN_CHARS = 5
-RESTATE_MIN_RUN_WORDS = 4
+#: :func:`copied_run_share`: the shortest run shared with the source that counts — CJK characters, or words for other
+#: scripts — and the share of a sentence's tokens such runs must cover for the sentence to count as copied. An answer
+#: reuses the question's words in part (「这客栈开了多少年了？」 → 「这客栈开了百年了。」: 5 of 8 characters); a
+#: restated sentence is the question again, give or take a word (「镇北渡口几时有船只？」: 8 of 9).
+RESTATE_MIN_RUN_CHARS = 3
+RESTATE_MIN_RUN_WORDS = 3
+RESTATE_SENTENCE_COVER = 0.8
 _RUN_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\W_]+")
 
 
 def copied_run_share(text: str, source: str) -> float:
     """Share (0–1) of ``text``'s tokens — CJK characters one by one, other words whole and lower-cased; punctuation,
-    spacing and markup ignored — that lie in runs also found in ``source`` of at least
-    :data:`RESTATE_MIN_RUN_CHARS` CJK characters / :data:`RESTATE_MIN_RUN_WORDS` words (the matching blocks of
-    ``difflib.SequenceMatcher``, no junk heuristic). 0.0 when ``text`` has no token."""
+    spacing and markup ignored — in sentences (:func:`sentences`) that copy ``source``: runs also found in
+    ``source`` (``difflib.SequenceMatcher`` matching blocks, no junk heuristic) of at least
+    :data:`RESTATE_MIN_RUN_CHARS` CJK characters / :data:`RESTATE_MIN_RUN_WORDS` words cover at least
+    :data:`RESTATE_SENTENCE_COVER` of the sentence's tokens. 0.0 when ``text`` or ``source`` has no token."""
     from difflib import SequenceMatcher
-    a = [t.lower() for t in _RUN_TOKEN.findall(source)]
-    b = [t.lower() for t in _RUN_TOKEN.findall(text)]
-    if not a or not b:
+    src = [t.lower() for t in _RUN_TOKEN.findall(source)]
+    parts = [[t.lower() for t in _RUN_TOKEN.findall(s)] for s in sentences(text)]
+    total = sum(len(p) for p in parts)
+    if not src or not total:
         return 0.0
-    cjk = sum(len(t) == 1 and not t.isascii() for t in b) * 2 >= len(b)
-    least = RESTATE_MIN_RUN_CHARS if cjk else RESTATE_MIN_RUN_WORDS
-    blocks = SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
-    return sum(m.size for m in blocks if m.size >= least) / len(b)
+    copied = 0
+    for toks in parts:
+        if not toks:
+            continue
+        cjk = sum(len(t) == 1 and not t.isascii() for t in toks) * 2 >= len(toks)
+        least = RESTATE_MIN_RUN_CHARS if cjk else RESTATE_MIN_RUN_WORDS
+        blocks = SequenceMatcher(None, src, toks, autojunk=False).get_matching_blocks()
+        if sum(m.size for m in blocks if m.size >= least) >= RESTATE_SENTENCE_COVER * len(toks):
+            copied += len(toks)
+    return copied / total
 
 
 #: How a reply refers to the user when it speaks or acts for them, besides the persona's own name (the demo card's
