@@ -85,6 +85,11 @@ STRINGS.update({
     "presets.err": {"zh": "预设出错：{error}", "en": "Preset error: {error}"},
     "unset": {"zh": "未设", "en": "unset"},
     "sampling.stop.placeholder": {"zh": "停止词，每行一个", "en": "Stop strings, one per line"},
+    "sampling.dry.tip": {"zh": "DRY 采样（llama.cpp）：压住逐字照抄上文。未设时，本机或局域网里的 llama.cpp 服务在写新一拍时"
+                               "自动用 强度 0.8、底数 1.75、允许长度 2；设成 0 即关闭。",
+                         "en": "The DRY sampler (llama.cpp) holds back word-for-word copies of the text before. Unset: a "
+                               "llama.cpp server on this machine or your network writes each new beat with multiplier "
+                               "0.8, base 1.75, allowed length 2; set 0 to turn it off."},
     "close": {"zh": "关闭", "en": "Close"},
     "on": {"zh": "开", "en": "on"},
     "off": {"zh": "关", "en": "off"},
@@ -145,6 +150,8 @@ class SamplingEditor(QWidget):
             box.setSingleStep(step)
             box.setSpecialValueText(tr("unset"))
             box.setObjectName(f"sampling_{name}")
+            if name.startswith("dry_"):
+                box.setToolTip(tr("sampling.dry.tip"))
             box.setValue(box.minimum())
             self.boxes[name] = box
             add_row(show(field_label(name)), box)
