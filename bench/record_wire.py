@@ -48,6 +48,9 @@ sys.path.insert(0, os.environ.get("LIYUAN_ENGINE_TREE") or str(Path(__file__).re
 
 import real_model  # noqa: E402  (bench/real_model.py: the venv, the model, the server)
 
+if os.environ.get("LIYUAN_ENGINE_TREE"):  # real_model put today's root first: the older engine goes before it
+    sys.path.insert(0, os.environ["LIYUAN_ENGINE_TREE"])
+
 from liyuan_desktop.core.llm import OpenAIChatModel  # noqa: E402
 from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest  # noqa: E402
 
@@ -269,12 +272,18 @@ ENGINE_CASES: dict[str, EngineCase] = {
     "agent_turn": EngineCase(
         "0.5b", "agent", real_model.AGENT_TURN,
         "issue 30 §5: an agent turn of a small model asked to write a chapter file (text tool calls, paths)"),
-    "agent_old_lines": EngineCase(
+    "agent_old": EngineCase(
         "0.5b", "agent", real_model.AGENT_TURN,
-        "issue 30 §5 played by the engine issue 30 was filed against (1752d0e; bench/sweep_wire.py --engine-at, "
-        "whole beats, seed 30): after one text call the 0.5B answered with call objects one per line, a write of "
-        "正文/雨夜客栈.md among them, that nothing ran: no file changed and no notice said so",
-        seed=30, engine_at="1752d0e"),
+        "issue 30 §5 played by the engine issue 30 was filed against (1752d0e; found by bench/sweep_wire.py beats "
+        "agent_old 0.5b 1-40 none … 1752d0e, seed 14): the 0.5B answered with one bare-JSON write whose arguments were "
+        "a list holding the object; that engine left the JSON as the reply and wrote nothing", seed=14,
+        engine_at="1752d0e"),
+    "lore_old_entry": EngineCase(
+        "0.5b", "prose", real_model.ROLEPLAY_TURNS[3],
+        "issue 30 §2 played by the engine issue 30 was filed against (1752d0e; bench/sweep_wire.py lore --engine-at, "
+        "seed 10 at 1.1): the 0.5B answered the watchman question with lore entries copied under their 【title】 — "
+        "the 更夫 entry is the answer — and that engine's echo filter cut them out of the sealed reply",
+        seed=10, temperature=1.1, engine_at="1752d0e"),
 }
 
 
@@ -369,6 +378,9 @@ def engine_commit(commit: str) -> str:
 def main(argv: Optional[list[str]] = None) -> int:
     if argv is None and sys.argv[1:2] == ["--play-engine-case"]:  # a30old: the subprocess of an older engine
         job = json.loads(sys.argv[2])
+        import liyuan_desktop
+        assert Path(liyuan_desktop.__file__).resolve().is_relative_to(Path(os.environ["LIYUAN_ENGINE_TREE"])), \
+            f"the engine imported is {liyuan_desktop.__file__}, not the one at {job['case']['engine_at']}"
         asyncio.run(record_engine_case(job["base_url"], job["port"], job["name"], EngineCase(**job["case"]),
                                        Path(job["out"]), job["note"]))
         return 0

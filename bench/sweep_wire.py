@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -251,6 +252,8 @@ def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Option
 def main(argv: Optional[list[str]] = None) -> int:
     if argv is None and sys.argv[1:2] == ["first-body"]:  # the subprocess of an older engine (a30old)
         _f, model_name, mode, compact, say = sys.argv[1:6]
+        import liyuan_desktop
+        assert Path(liyuan_desktop.__file__).resolve().is_relative_to(Path(os.environ["LIYUAN_ENGINE_TREE"]))
         print(json.dumps(asyncio.run(first_body(model_name, mode, compact == "1", say)), ensure_ascii=False))
         return 0
     if argv is None and sys.argv[1:2] == ["beats"]:  # beats CASE MODEL SEEDS TEMPS OUT DEADLINE [AT [LOG]]
@@ -269,6 +272,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=200)
     ap.add_argument("--deadline", type=float, default=0, help="stop after this many seconds")
     ap.add_argument("--log", type=Path, default=Path("/tmp/sweep_wire.jsonl"))
+    ap.add_argument("--all", action="store_true", help="go on after a hit (every hit is in the log)")
     ap.add_argument("--engine-at", default=None, help="build the requests with the engine at this commit "
                                                       f"(e.g. {OLD_MAIN}, the engine issue 30 was filed against)")
     args = ap.parse_args(argv)
@@ -305,8 +309,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     if hit:
                         hits.append((si, seed, temp, hit))
                         print(f"HIT setting={si} seed={seed} temperature={temp}: {hit}", flush=True)
-                        return 0
-    print(f"no hit in {tries} tries", flush=True)
+                        if not args.all:
+                            return 0
+    print(f"{len(hits)} hit(s) in {tries} tries: {hits}", flush=True)
     return 0
 
 
