@@ -367,7 +367,8 @@ async def test_lore_entries_copied_into_the_reply_are_not_sealed_as_debris(tmp_p
     "beat left as *门帘一掀…* **老板娘：（继续叙述）**". Today the same bytes are taken for a copy of the prompt's data
     (it is mostly the opening and the entries word for word): retried once, nudged and hotter (the recorded reply is
     served again), then left unsealed with the notice that asks for a regenerate — nothing half-deleted is sealed.
-    The scribe's recorded reply is never asked for."""
+    The scribe's recorded reply is never asked for. Replayed through 1752d0e's own ``Chat.send`` (a30old, by hand)
+    the same bytes are sealed again as the opening's copy and a stray ``*``: ``not res.sealed`` fails there."""
     ex = exchanges("lore_old_entry")
     assert ex[0].meta["engine"]["at"].startswith("1752d0e")
     reply = streamed_text(ex[0].body)
@@ -393,7 +394,8 @@ async def test_a_write_whose_arguments_came_as_a_list_runs_and_its_error_reaches
     (``beat`` in the meta: one exchange, no chapter file) — this test's first assertions fail on that ending. Today
     the list is read as the object it holds and the call runs; the path is refused as absolute and that refusal goes
     back to the model as the call's tool result (never an exception out of ``Chat.send``). The model's next reply is
-    not in this recording: the rest of the recorded ``agent_turn`` (its empty reply, scribe and summary) is served."""
+    not in this recording: the rest of the recorded ``agent_turn`` (its empty reply, scribe and summary) is served.
+    Replayed through 1752d0e's own ``Chat.send`` (a30old, by hand): one request, no call, the JSON as the reply."""
     ex = exchanges("agent_old")
     assert ex[0].meta["engine"]["at"].startswith("1752d0e")
     old = beat_of("agent_old")
