@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
+import os
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -39,9 +42,14 @@ from typing import Any, Optional
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+#: a30old: ``LIYUAN_ENGINE_TREE`` (set by :func:`engine_tree`'s callers) puts an older engine's source first, so a
+#: beat is played by the engine as it was at that commit (the bench itself stays today's)
+sys.path.insert(0, os.environ.get("LIYUAN_ENGINE_TREE") or str(Path(__file__).resolve().parent.parent))
 
 import real_model  # noqa: E402  (bench/real_model.py: the venv, the model, the server)
+
+if os.environ.get("LIYUAN_ENGINE_TREE"):  # real_model put today's root first: the older engine goes before it
+    sys.path.insert(0, os.environ["LIYUAN_ENGINE_TREE"])
 
 from liyuan_desktop.core.llm import OpenAIChatModel  # noqa: E402
 from liyuan_desktop.core.llm.types import ChatMessage, ChatRequest  # noqa: E402
@@ -198,6 +206,40 @@ class EngineCase:
     #: the client's provider kind ("llamacpp": told it is a llama.cpp server, as a discovered or preset llama.cpp
     #: provider is — a fresh beat then carries the DRY sampler, ``sampling.local_dry``; "": from the URL, "other")
     provider: str = ""
+    #: a30old: the commit whose engine plays the beat (None: today's). The beat runs in a subprocess over that
+    #: commit's source (:func:`engine_tree`); ``local`` and ``compact`` are ignored by an engine that lacks them
+    engine_at: Optional[str] = None
+
+
+def engine_tree(commit: str) -> Path:
+    """The source of the engine at ``commit`` (``git archive`` of this repository, unpacked once into the temp
+    folder and reused; read-only by convention). Raises ``subprocess.CalledProcessError`` for an unknown commit."""
+    import tempfile
+    full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=real_model.ROOT,
+                          capture_output=True, text=True, check=True).stdout.strip()
+    tree = Path(tempfile.gettempdir()) / f"liyuan-engine-{full[:12]}"
+    if not (tree / "liyuan_desktop").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        arc = subprocess.run(["git", "archive", full, "liyuan_desktop"], cwd=real_model.ROOT, capture_output=True,
+                             check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=arc, check=True)
+    return tree
+
+
+def engine_env(commit: str) -> dict[str, str]:
+    """The environment a subprocess needs to import the engine at ``commit`` instead of today's."""
+    return {**os.environ, "LIYUAN_ENGINE_TREE": str(engine_tree(commit))}
+
+
+def engine_client(base_url: str, model_name: str, **kw: Any) -> Any:
+    """``OpenAIChatModel`` of whichever engine is imported, with the keyword arguments it knows (an older engine
+    has no ``local``); ``compact`` sets ``compact_prompt`` where the engine has one."""
+    compact = kw.pop("compact", False)
+    known = inspect.signature(OpenAIChatModel.__init__).parameters
+    client = OpenAIChatModel(base_url, model_name, None, **{k: v for k, v in kw.items() if k in known})
+    if hasattr(client, "compact_prompt"):
+        client.compact_prompt = compact
+    return client
 
 
 ENGINE_CASES: dict[str, EngineCase] = {
@@ -242,6 +284,18 @@ ENGINE_CASES: dict[str, EngineCase] = {
     "agent_turn": EngineCase(
         "0.5b", "agent", real_model.AGENT_TURN,
         "issue 30 §5: an agent turn of a small model asked to write a chapter file (text tool calls, paths)"),
+    "agent_old": EngineCase(
+        "0.5b", "agent", real_model.AGENT_TURN,
+        "issue 30 §5 played by the engine issue 30 was filed against (1752d0e; found by bench/sweep_wire.py beats "
+        "agent_old 0.5b 1-40 none … 1752d0e, seed 14): the 0.5B answered with one bare-JSON write whose arguments were "
+        "a list holding the object; that engine left the JSON as the reply and wrote nothing", seed=14,
+        engine_at="1752d0e"),
+    "lore_old_entry": EngineCase(
+        "0.5b", "prose", real_model.ROLEPLAY_TURNS[3],
+        "issue 30 §2 played by the engine issue 30 was filed against (1752d0e; bench/sweep_wire.py lore --engine-at, "
+        "seed 10 at 1.1): the 0.5B answered the watchman question with lore entries copied under their 【title】 — "
+        "the 更夫 entry is the answer — and that engine's echo filter cut them out of the sealed reply",
+        seed=10, temperature=1.1, engine_at="1752d0e"),
 }
 
 
@@ -249,9 +303,17 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
                              server_note: dict[str, Any]) -> None:
     """Play ``case`` through ``Chat.send`` in a throwaway data folder and write one transcript per exchange:
     ``NAME`` for the first, ``NAME-2``, ``NAME-3`` … for the next ones (a retry, the scribe), each meta saying its
-    ``exchange`` number, the ``case`` and, for the last, how the beat ended."""
-    import os
+    ``exchange`` number, the ``case`` and, for the last, how the beat ended. With ``case.engine_at`` the beat is
+    played in a subprocess by the engine at that commit (same files; ``engine.at`` in each meta says so)."""
+    import dataclasses
     import tempfile
+
+    if case.engine_at and not os.environ.get("LIYUAN_ENGINE_TREE"):
+        job = {"base_url": base_url, "port": port, "name": name, "case": dataclasses.asdict(case), "out": str(out),
+               "note": server_note}
+        subprocess.run([sys.executable, __file__, "--play-engine-case", json.dumps(job, ensure_ascii=False)],
+                       env=engine_env(case.engine_at), check=True)
+        return
 
     work = Path(tempfile.mkdtemp(prefix="liyuan-wire-"))
     os.environ["LIYUAN_HOME"] = str(work / "home")
@@ -260,11 +322,10 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
 
     tee = TeeTransport()
     model_name = real_model.MODELS[case.model].name
-    client = OpenAIChatModel(base_url, model_name, None, transport=tee, local=case.local,
-                             extra_body={"seed": case.seed}, read_timeout=900.0, idle_timeout=900.0,
-                             total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384,
-                             provider=case.provider or None)
-    client.compact_prompt = case.compact
+    client = engine_client(base_url, model_name, transport=tee, local=case.local, compact=case.compact,
+                           extra_body={"seed": case.seed}, read_timeout=900.0, idle_timeout=900.0,
+                           total_timeout=3600.0, max_tokens=384, scribe_max_tokens=384,
+                           provider=case.provider or None)
     chat = Chat.create(work / "chat", load_card(DEMO_CARD), client, mode="agent" if case.mode == "agent" else "roleplay")
     if case.mode == "prose":
         chat.set_prose_only(True)
@@ -309,7 +370,8 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
             "purpose": case.purpose, "case": name, "exchange": i, "of": len(tee.exchanges),
             "engine": {"mode": case.mode, "local": case.local, "say": case.say, "chapter": case.chapter,
                        "compact": case.compact, "seed": case.seed, "temperature": case.temperature,
-                       "provider": case.provider},
+                       "provider": case.provider,
+                       **({"at": engine_commit(case.engine_at)} if case.engine_at else {})},
             "recorded": time.strftime("%Y-%m-%d", time.gmtime()), **server_note,
             "model": model_name}
         if i == len(tee.exchanges):
@@ -321,7 +383,21 @@ async def record_engine_case(base_url: str, port: int, name: str, case: EngineCa
           f"{time.perf_counter() - t0:.1f} s", flush=True)
 
 
+def engine_commit(commit: str) -> str:
+    """``commit`` as its full hash (what a meta's ``engine.at`` records)."""
+    return subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=real_model.ROOT,
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
 def main(argv: Optional[list[str]] = None) -> int:
+    if argv is None and sys.argv[1:2] == ["--play-engine-case"]:  # a30old: the subprocess of an older engine
+        job = json.loads(sys.argv[2])
+        import liyuan_desktop
+        assert Path(liyuan_desktop.__file__).resolve().is_relative_to(Path(os.environ["LIYUAN_ENGINE_TREE"])), \
+            f"the engine imported is {liyuan_desktop.__file__}, not the one at {job['case']['engine_at']}"
+        asyncio.run(record_engine_case(job["base_url"], job["port"], job["name"], EngineCase(**job["case"]),
+                                       Path(job["out"]), job["note"]))
+        return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=real_model.ROOT / "tests" / "data" / "wire")
     ap.add_argument("--threads", type=int, default=1)

@@ -15,6 +15,10 @@ the outcome is known. What counts as a hit:
 - ``agent`` (issue 30 §5): a text tool call keyed ``"function": "…"`` instead of ``"name"``, or a path with a
   leading space (``正文/ 001…``).
 
+``--engine-at COMMIT`` (a30old) builds the request with the engine as it was at that commit (e.g. ``1752d0e``,
+the engine issue 30 was filed against: the opening behind its 【开场 · 名字】 label, its own tool instructions), in a
+subprocess over that commit's source (``record_wire.engine_tree``); ``beats`` mode plays whole beats with it.
+
 A hit prints the setting, seed and temperature (re-record it with ``record_wire.py --only NAME --seed S
 --temperature T``); every try is one line of ``--log`` (JSON lines). Nothing is written under tests/.
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import subprocess
 import sys
@@ -35,12 +40,9 @@ from typing import Any, Callable, Optional
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import real_model  # noqa: E402
-import record_wire  # noqa: E402
-
-from liyuan_desktop.core.llm import OpenAIChatModel  # noqa: E402
+import record_wire  # noqa: E402  (puts the engine's source on the path: today's, or LIYUAN_ENGINE_TREE's)
 
 OLD_MAIN = "1752d0e"  # main just before issue 30's first commit (33bbe38)
 
@@ -76,19 +78,26 @@ class Capture(httpx.AsyncBaseTransport):
         return httpx.Response(400, json={"error": {"message": "captured", "code": 400}})
 
 
-async def first_body(model_name: str, mode: str, compact: bool, say: str, provider: str = "") -> dict[str, Any]:
-    """The JSON body the real engine sends first for this beat (demo card, fresh chat); ``provider`` the client's
-    provider kind ("llamacpp": what a llama.cpp server gets, e.g. the DRY sampler; "" = from the URL)."""
+async def first_body(model_name: str, mode: str, compact: bool, say: str,
+                     engine_at: Optional[str] = None, provider: str = "") -> dict[str, Any]:
+    """The JSON body the real engine sends first for this beat (demo card, fresh chat); with ``engine_at`` the engine
+    at that commit builds it (a subprocess: ``sweep_wire.py first-body …`` over ``record_wire.engine_tree``);
+    ``provider`` the client's provider kind ("llamacpp": what a llama.cpp server gets, e.g. the DRY sampler; "" =
+    from the URL; an engine that does not know it ignores it)."""
     import os
     import tempfile
+    if engine_at and not os.environ.get("LIYUAN_ENGINE_TREE"):
+        out = subprocess.run([sys.executable, __file__, "first-body", model_name, mode, str(int(compact)), say],
+                             env=record_wire.engine_env(engine_at), capture_output=True, text=True, check=True)
+        return json.loads(out.stdout.strip().splitlines()[-1])
     work = Path(tempfile.mkdtemp(prefix="liyuan-sweep-"))
     os.environ["LIYUAN_HOME"] = str(work / "home")
     from liyuan_desktop.core.cards import load_card
     from liyuan_desktop.core.chat.facade import Chat
     cap = Capture()
-    client = OpenAIChatModel("http://127.0.0.1:9/v1", model_name, None, transport=cap, local=True,
-                             retry_base_wait=0.0, max_tokens=384, scribe_max_tokens=384, provider=provider or None)
-    client.compact_prompt = compact
+    client = record_wire.engine_client("http://127.0.0.1:9/v1", model_name, transport=cap, local=True,
+                                       compact=compact, retry_base_wait=0.0, max_tokens=384, scribe_max_tokens=384,
+                                       provider=provider or None)
     chat = Chat.create(work / "chat", load_card(record_wire.DEMO_CARD), client,
                        mode="agent" if mode == "agent" else "roleplay")
     if mode == "prose":
@@ -125,6 +134,18 @@ def agent_hit(text: str) -> Optional[str]:
         return "function-key"
     if _SPACE_PATH.search(text):
         return "space-path"
+    return None
+
+
+def beat_hit(beat: Optional[dict[str, Any]]) -> Optional[str]:
+    """A whole agent beat's ending that shows §5 (a30old): an exception out of ``Chat.send`` (``ToolError``) or a
+    file whose name starts with a space."""
+    if not beat:
+        return None
+    if "ToolError" in (beat.get("error") or ""):
+        return "tool-error-escaped"
+    if any(part != part.lstrip() for f in beat.get("files") or [] for part in f.split("/")):
+        return "space-file"
     return None
 
 
@@ -187,9 +208,10 @@ def response_hit(case: Any, response: Path) -> Optional[str]:
 
 
 def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Optional[float]], out: Path,
-                deadline: float) -> int:
+                deadline: float, engine_at: Optional[str] = None, log: Optional[Path] = None) -> int:
     """Whole beats of ``record_wire.ENGINE_CASES[case_name]`` (every tool round, the scribe) through the real engine,
-    one per seed/temperature, each recorded into ``out/SEED-T/``; stops at the first whose responses show an
+    one per seed/temperature (played by the engine at ``engine_at`` when given), each recorded into
+    ``out/SEED-T/`` and, with ``log``, one JSON line per beat (every exchange's text and hit); stops at the first whose responses show an
     :func:`agent_hit` (a later tool round can differ from the first call). Returns the number of beats played."""
     import dataclasses
     model_file = real_model.ensure_model(which)
@@ -204,13 +226,26 @@ def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Option
                 if deadline and time.monotonic() - t_start > deadline:
                     return played
                 case = dataclasses.replace(record_wire.ENGINE_CASES[case_name], model=which, seed=seed,
-                                           temperature=temp)
+                                           temperature=temp, engine_at=engine_at)
                 where = out / f"{seed}-{temp}"
                 where.mkdir(parents=True, exist_ok=True)
                 asyncio.run(record_wire.record_engine_case(base_url, port, case_name, case, where, note))
                 played += 1
-                for f in sorted(where.glob("*.response")):
-                    hit = response_hit(case, f)
+                found = [(f, response_hit(case, f)) for f in sorted(where.glob("*.response"))]
+                if log is not None:
+                    last = sorted(where.glob("*.meta.json"),
+                                  key=lambda m: json.loads(m.read_text("utf-8"))["exchange"])
+                    beat = json.loads(last[-1].read_text("utf-8")).get("beat") if last else None
+                    with open(log, "a", encoding="utf-8") as fh:
+                        fh.write(json.dumps({"kind": "beat", "case": case_name, "model": which, "engine_at": engine_at,
+                                             "seed": seed, "temperature": temp, "dir": str(where), "beat": beat,
+                                             "exchanges": [{"file": f.name, "hit": h,
+                                                            "text": sse_text(f.read_bytes())} for f, h in found]},
+                                            ensure_ascii=False) + "\n")
+                if log is None or case.mode != "agent":
+                    beat = None
+                found.append((where, beat_hit(beat)))
+                for f, hit in found:
                     if hit:
                         print(f"HIT {f} seed={seed} temperature={temp}: {hit}", flush=True)
                         return played
@@ -218,10 +253,17 @@ def sweep_beats(case_name: str, which: str, seeds: list[int], temps: list[Option
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    if argv is None and sys.argv[1:2] == ["beats"]:  # sweep_wire.py beats CASE MODEL SEEDS TEMPS OUT DEADLINE
+    if argv is None and sys.argv[1:2] == ["first-body"]:  # the subprocess of an older engine (a30old)
+        _f, model_name, mode, compact, say = sys.argv[1:6]
+        import liyuan_desktop
+        assert Path(liyuan_desktop.__file__).resolve().is_relative_to(Path(os.environ["LIYUAN_ENGINE_TREE"]))
+        print(json.dumps(asyncio.run(first_body(model_name, mode, compact == "1", say)), ensure_ascii=False))
+        return 0
+    if argv is None and sys.argv[1:2] == ["beats"]:  # beats CASE MODEL SEEDS TEMPS OUT DEADLINE [AT [LOG]]
         _b, case, which, seeds, temps, out, dl = sys.argv[1:8]
+        at, log = (sys.argv[8:9] or [""])[0] or None, (sys.argv[9:10] or [""])[0]
         n = sweep_beats(case, which, parse_seeds(seeds), [None if t == "none" else float(t) for t in temps.split(",")],
-                        Path(out), float(dl))
+                        Path(out), float(dl), at, Path(log) if log else None)
         print(f"{n} beat(s) played", flush=True)
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -233,6 +275,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--max-tokens", type=int, default=200)
     ap.add_argument("--deadline", type=float, default=0, help="stop after this many seconds")
     ap.add_argument("--log", type=Path, default=Path("/tmp/sweep_wire.jsonl"))
+    ap.add_argument("--all", action="store_true", help="go on after a hit (every hit is in the log)")
+    ap.add_argument("--engine-at", default=None, help="build the requests with the engine at this commit "
+                                                      f"(e.g. {OLD_MAIN}, the engine issue 30 was filed against)")
     args = ap.parse_args(argv)
     temps = [None if t == "none" else float(t) for t in args.temps.split(",")]
     settings = SETTINGS[args.kind]
@@ -245,7 +290,7 @@ def main(argv: Optional[list[str]] = None) -> int:
                                  reasoning=3) as base_url, open(args.log, "a", encoding="utf-8") as log:
         for si in picked:
             mode, compact, say = settings[si]
-            body = asyncio.run(first_body(name, mode, compact, say))
+            body = asyncio.run(first_body(name, mode, compact, say, args.engine_at))
             for temp in temps:
                 for seed in parse_seeds(args.seeds):
                     if args.deadline and time.monotonic() - t_start > args.deadline:
@@ -256,7 +301,8 @@ def main(argv: Optional[list[str]] = None) -> int:
                     text, finish = asyncio.run(try_once(base_url, body, seed, temp, args.max_tokens, done))
                     tries += 1
                     hit = agent_hit(text) if args.kind == "agent" else lore_hit(text, body, say, strip)
-                    rec = {"kind": args.kind, "model": args.model, "setting": si, "mode": mode, "compact": compact,
+                    rec = {"kind": args.kind, "model": args.model, "engine_at": args.engine_at, "setting": si,
+                           "mode": mode, "compact": compact,
                            "say": say, "seed": seed, "temperature": temp, "finish": finish, "hit": hit,
                            "seconds": round(time.monotonic() - t0, 1), "text": text}
                     log.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -266,8 +312,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                     if hit:
                         hits.append((si, seed, temp, hit))
                         print(f"HIT setting={si} seed={seed} temperature={temp}: {hit}", flush=True)
-                        return 0
-    print(f"no hit in {tries} tries", flush=True)
+                        if not args.all:
+                            return 0
+    print(f"{len(hits)} hit(s) in {tries} tries: {hits}", flush=True)
     return 0
 
 

@@ -389,3 +389,56 @@ async def test_without_dry_the_15b_copied_the_opening_and_with_it_wrote_new_pros
     res, events, chat = await play(tmp_path / "plain", server, "opening_no_dry", client(server, "opening_no_dry"),
                                    prose=True)
     assert ECHO_RETRY_NOTICES["opening"] in notices(events) and copied not in (res.final or "")
+
+
+# -- recorded with the engine issue 30 was filed against (a30old) -------------------------------------------------
+async def test_lore_entries_copied_into_the_reply_are_not_sealed_as_debris(tmp_path, server):
+    """§2 as the engine issue 30 was filed against played it (commit 1752d0e built the requests and ran the beat;
+    ``engine.at`` in the meta; seed 10, temperature 1.1, found by ``bench/sweep_wire.py lore --engine-at 1752d0e``).
+    Asked who the watchman is, the 0.5B answered behind an invented 【开场 · …】 label with the opening's first two
+    paragraphs and then the 听雨轩 and 更夫 entries under their 【title】 inside ``**…**`` — the 更夫 entry is the
+    answer. The old engine's echo filter cut the entries and sealed the opening's copy with two empty ``****`` left
+    where the lore had been (``beat`` in the meta: sealed, none of 姓钱 / 跛 / 三更 in the final) — issue 30 §2's
+    "beat left as *门帘一掀…* **老板娘：（继续叙述）**". Today the same bytes are taken for a copy of the prompt's data
+    (it is mostly the opening and the entries word for word): retried once, nudged and hotter (the recorded reply is
+    served again), then left unsealed with the notice that asks for a regenerate — nothing half-deleted is sealed.
+    The scribe's recorded reply is never asked for. Replayed through 1752d0e's own ``Chat.send`` (a30old, by hand)
+    the same bytes are sealed again as the opening's copy and a stray ``*``: ``not res.sealed`` fails there."""
+    ex = exchanges("lore_old_entry")
+    assert ex[0].meta["engine"]["at"].startswith("1752d0e")
+    reply = streamed_text(ex[0].body)
+    assert "【更夫】镇上的更夫姓钱" in reply and "【开场" in reply
+    old = beat_of("lore_old_entry")
+    assert old["sealed"] and "****" in old["final"]
+    assert not any(f in old["final"] for f in ("姓钱", "跛", "三更", "老梨树"))  # the lore was cut, the debris sealed
+    server.script(replay(ex[0]), replay(ex[0]), *(replay(t) for t in ex[1:]))
+    res, events, chat = await play(tmp_path, server, "lore_old_entry", client(server, "lore_old_entry"), prose=True)
+    assert not res.sealed and not res.final
+    said = notices(events)
+    assert ECHO_RETRY_NOTICES["data"] in said and ECHO_GAVE_UP_NOTICES["data"] in said
+    assert len(server.requests) == 2  # the beat's call and the retry; no scribe for an unsealed beat
+    assert "****" not in (chat.latest_beat().draft or "")
+
+
+
+async def test_a_write_whose_arguments_came_as_a_list_runs_and_its_error_reaches_the_model(tmp_path, server):
+    """§5 as the engine issue 30 was filed against played it (commit 1752d0e ran the beat; ``engine.at`` in the meta;
+    llama.cpp seed 14, found by ``bench/sweep_wire.py beats agent_old 0.5b 1-40 none … 1752d0e``): the 0.5B answered
+    the chapter request with one bare-JSON ``write`` whose ``arguments`` were a list holding the object, path
+    ``/正文/001-雨夜客栈.md``. The old engine did not take it for a call: the raw JSON was the reply and the turn ended
+    (``beat`` in the meta: one exchange, no chapter file) — this test's first assertions fail on that ending. Today
+    the list is read as the object it holds and the call runs; the path is refused as absolute and that refusal goes
+    back to the model as the call's tool result (never an exception out of ``Chat.send``). The model's next reply is
+    not in this recording: the rest of the recorded ``agent_turn`` (its empty reply, scribe and summary) is served.
+    Replayed through 1752d0e's own ``Chat.send`` (a30old, by hand): one request, no call, the JSON as the reply."""
+    ex = exchanges("agent_old")
+    assert ex[0].meta["engine"]["at"].startswith("1752d0e")
+    old = beat_of("agent_old")
+    assert ex[-1].meta["of"] == 1 and old["final"].lstrip().startswith("{") and '"arguments": [' in old["final"]
+    assert not [f for f in old["files"] if f.startswith("正文/")]
+    server.script(*(replay(t) for t in ex), *(replay(t) for t in exchanges("agent_turn")[3:]))
+    res, events, _chat = await play(tmp_path, server, "agent_old", client(server, "agent_old"))
+    assert TEXT_CALLS_NOTICE.format(names="write") in notices(events) and res.calls[0] == ["write"]
+    assert len(server.requests) >= 2 and res.outcome != "error" and not res.final.lstrip().startswith("{")
+    results = [m for m in server.requests[1].json["messages"] if m["role"] == "tool"]
+    assert len(results) == 1 and '"bad_path"' in results[0]["content"] and "/正文/001-雨夜客栈.md" in results[0]["content"]
