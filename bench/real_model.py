@@ -30,7 +30,8 @@ What it does:
    *speaks for the user* (writes the user's words or deeds in its narration — 你道, 旅人问, "You nod";
    ``core.beat.echo.speaks_for_user``, a documented heuristic) and how much of its spoken words *restate the user's
    question* (``core.beat.echo.restated_share``); the call count includes the call the repetition stop cancelled
-   (from the beat's call log, finish "repetition"). At the end: in how many role-play beats (each asks about something only
+   (from the beat's call log, finish "repetition"); whether the engine asked for one rewrite because the reply
+   used none of the lore the user asked about (``beat.loop.LORE_RETRY_NOTICE``). At the end: in how many role-play beats (each asks about something only
    the lorebook says) a lore fact reached the sealed reply — and the unsealed draft —, the chapter files the agent
    turn wrote, and the seconds per beat.
 
@@ -364,6 +365,7 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float, name
         CAPTURED_NOTICE,
         ECHO_GAVE_UP_NOTICES,
         ECHO_RETRY_NOTICES,
+        LORE_RETRY_NOTICE,
     )
     calls = [e for e in events if isinstance(e, CallFinished)]
     tools = [t for e in calls for t in e.tools]
@@ -371,6 +373,7 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float, name
     captured = any(n in (CAPTURED_NOTICE, CAPTURED_APPEND_NOTICE) for n in notices)
     retried = sum(n in ECHO_RETRY_NOTICES.values() for n in notices)
     gave_up = sum(n in ECHO_GAVE_UP_NOTICES.values() for n in notices)
+    lore_retried = sum(n == LORE_RETRY_NOTICE for n in notices)
     scribe = getattr(res, "scribe", None)
     applied = None
     if scribe is not None:
@@ -386,7 +389,8 @@ def beat_row(label: str, user: str, res: Any, events: list, seconds: float, name
         "beat": label, "calls": max(len(calls), len(logged)), "tools": tools,
         **user_voice(shown, names), "restates": restates(shown, user),
         "sealed": bool(getattr(res, "sealed", False)), "captured": captured,
-        "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "first_token_s": None,
+        "echo": "", "echo_retried": retried, "echo_unsealed": gave_up, "lore_retried": lore_retried,
+        "first_token_s": None,
         "outcome": getattr(res, "outcome", ""), "lore": lore_reached(final, user),
         "lore_draft": lore_reached(draft, user), "draft_chars": len(draft),
         "scribe_applied": applied, "scribe_lines": (scribe.result.applied if scribe and scribe.result else []),
@@ -403,6 +407,7 @@ def print_row(row: dict[str, Any]) -> None:
         sealed = f"sealed ECHO of the {row['echo']}"
     caught = (f", echo caught: {row['echo_retried']} retried / {row['echo_unsealed']} left unsealed"
               if row["echo_retried"] or row["echo_unsealed"] else "")
+    caught += ", lore unused: retried once" if row.get("lore_retried") else ""
     first = f", first token {row['first_token_s']:.1f} s" if row["first_token_s"] is not None else ""
     scribe = {None: "no scribe run", True: "patch applied", False: "patch not applied"}[row["scribe_applied"]]
     asked = f", asked the user {row['asked']}× (answered)" if row.get("asked") else ""
@@ -555,6 +560,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         log(f"· {len(rows)} beat(s): {sealed} sealed (new prose), {echoes} sealed echoes, "
             f"{sum(r.get('echo_retried', 0) for r in rows)} echoes caught and retried, "
             f"{sum(r.get('echo_unsealed', 0) for r in rows)} left unsealed after a second echo, "
+            f"{sum(r.get('lore_retried', 0) for r in rows)} retried for unused lore, "
             f"{sum(r['captured'] for r in rows)} captured, "
             f"{lore} reached lore, {sum(bool(r['scribe_applied']) for r in rows)} scribe patches applied; "
             f"total {time.perf_counter() - t0:.0f} s")

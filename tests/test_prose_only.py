@@ -121,7 +121,9 @@ async def test_a_model_that_calls_tools_is_never_marked(tmp_path, server, provid
 async def test_think_goes_to_reasoning_lore_is_inlined_and_prefix_is_byte_stable(tmp_path, server, provider_model):
     chat = Chat.create(chat_dir("青梧", "纯文字"), load_card(DEMO_CARD), provider_model)
     chat.set_prose_only(True)
-    finals = ["她从柜台后抬起头。", "她把伞挂回墙上。", "雨停了。"]
+    # (beats 2 and 3 ask about the counter, a key of the inn's entry: a local model's reply that uses none of the
+    # entries asked about is retried once, so the scripted replies here use one)
+    finals = ["她从柜台后抬起头。", "她把伞挂回墙上，这柜台是祖上传下来的。", "雨停了，她说后院的老梨树该浇水了。"]
     # beat 1: a reasoning model's <think> block, split across pieces and across the tags
     server.script(sse_reply(chunk("<thi"), chunk("nk>先想想听雨轩的规矩"), chunk("。</th"), chunk("ink>\n" + finals[0][:4]),
                             chunk(finals[0][4:]), chunk(finish="stop")), SCRIBE)

@@ -127,7 +127,7 @@ async def test_prose_only_lore_stands_next_to_the_question_with_this_beats_match
     """Beat 2 asks about the watchman; 旧油纸伞 fires on the last reply (its key 擦) and comes first in the book. The
     【相关设定】 block is the last one before the user's words and starts with 更夫, matched by this beat's words;
     no block of titles besides it; the system prompt is the same bytes in both beats."""
-    reply = sse_reply(chunk("*青梧擦着那把伞，没有抬头。*「快一百年了，客官。」", model=MODEL),
+    reply = sse_reply(chunk("*青梧擦着那把伞，没有抬头。*「快一百年了，客官。后院那株老梨树还是开张那年种的。」", model=MODEL),
                       chunk(finish="stop", model=MODEL))
     again = sse_reply(chunk("*她侧耳听了听。*「是老钱，腿脚不好，记性倒好。」", model=MODEL),
                       chunk(finish="stop", model=MODEL))

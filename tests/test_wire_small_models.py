@@ -302,12 +302,12 @@ async def test_calls_written_as_text_do_not_end_the_inlined_lore(tmp_path, serve
 
     from sse_server import chunk, sse_reply
 
-    write = [{"name": "draft_write", "arguments": {"version": 0, "content": "她把茶推过柜台，没有抬头。"}},
+    write = [{"name": "draft_write", "arguments": {"version": 0, "content": "她把茶推过柜台，没有抬头。「近百年了。」"}},
              {"name": "draft_seal", "arguments": {"version": 1}}]
     fenced = "```json\n" + _json.dumps(write, ensure_ascii=False) + "\n```"
     scribe = sse_reply(chunk('{"patch": {}}'), chunk(finish="stop"))
     server.script(sse_reply(chunk(fenced), chunk(finish="stop")), scribe,
-                  sse_reply(chunk("她笑了笑，说后院的梨树还在。"), chunk(finish="stop")), scribe)
+                  sse_reply(chunk("她笑了笑，说后院那株老梨树还在。"), chunk(finish="stop")), scribe)
     model = OpenAIChatModel(server.base_url, "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", None, retry_base_wait=0.0,
                             read_timeout=5.0)
     chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)

@@ -952,6 +952,9 @@ CATALOG: dict[str, dict[str, str]] = {
     "beat.cut.echo": {"zh": "回复两次都照抄了已有的内容（开场、之前的回复或设定），没有收笔：请点「重新生成」，或换一个更大的模型",
                       "en": "The reply copied existing text twice (the opening, an earlier reply or the lore), so it was not "
                             "sealed: press Regenerate, or use a larger model"},
+    "beat.lore_retry": {"zh": "回复没有用上世界书里你问到的设定（另编了）：已提示模型照设定重写一次",
+                        "en": "The reply did not use what the world book says about what you asked (it made something "
+                              "up): the model was asked once to rewrite it from the book"},
     "beat.echo_retry.opening": {"zh": "回复照抄了开场，没有收笔：已提示模型重写，并调高温度重试一次",
                                 "en": "The reply copied the opening and was not sealed: the model was asked to rewrite "
                                       "and tried once more at a higher temperature"},

@@ -29,7 +29,7 @@ import re
 
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["copied_run_share", "ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
+__all__ = ["copied_run_share", "uses_entry", "LORE_RUN_CHARS", "ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
            "EchoSources", "INJECTION_HEADERS", "USER_REFERENCES", "repeat_start", "restated_share", "sentences",
            "similarity", "speaks_for_user", "spoken", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
@@ -337,6 +337,34 @@ def copied_run_share(text: str, source: str) -> float:
         if sum(m.size for m in blocks if m.size >= least) >= RESTATE_SENTENCE_COVER * len(toks):
             copied += len(toks)
     return copied / total
+
+
+#: :func:`uses_entry`: a reply uses a world-book entry when they share a run of this many CJK characters (or of
+#: :data:`LORE_RUN_WORDS` words in other scripts) that the known text (the user's words, the system prompt, the
+#: opening, earlier replies) does not already hold — 老梨, 近百, 老周, "nearly a hundred"; 客栈 (in the card) or 开了
+#: (in the question) are not enough. Two characters: a Chinese name or fact is often two (老周, 姓钱).
+LORE_RUN_CHARS = 2
+LORE_RUN_WORDS = 3
+
+
+def _shingles(tokens: list[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+
+
+def uses_entry(reply: str, entry: str, known: str = "") -> bool:
+    """Whether ``reply`` carries something of the world-book entry text ``entry`` that ``known`` does not already
+    say: a run of :data:`LORE_RUN_CHARS` CJK characters (:data:`LORE_RUN_WORDS` words when the entry is mostly in
+    other scripts; punctuation and spacing ignored, words lower-cased) found in both ``reply`` and ``entry`` and not
+    in ``known``. A rough test by design (issue 30: a small model asked about the inn's age answered 「一百多年」
+    beside an entry saying 近百年; one that wrote 老梨树 used it): a paraphrase (姓钱 → 老钱) reads as unused, and a
+    reply that only confirms with the question's own words (「后院的梨树还在」) too. False for an empty entry."""
+    ent = [t.lower() for t in _RUN_TOKEN.findall(entry)]
+    if not ent:
+        return False
+    cjk = sum(len(t) == 1 and not t.isascii() for t in ent) * 2 >= len(ent)
+    n = LORE_RUN_CHARS if cjk else LORE_RUN_WORDS
+    own = _shingles(ent, n) - _shingles([t.lower() for t in _RUN_TOKEN.findall(known)], n)
+    return bool(own & _shingles([t.lower() for t in _RUN_TOKEN.findall(reply)], n))
 
 
 #: How a reply refers to the user when it speaks or acts for them, besides the persona's own name (the demo card's

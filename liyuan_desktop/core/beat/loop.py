@@ -52,7 +52,15 @@ from ..messages import CATALOG, Msg, message
 from ..session import CallLog, ToolCallLog
 from ..story.workspace import StoryFolder
 from .draft import Draft, DraftLog
-from .echo import ECHO_PREVIOUS_REPLIES, ECHO_RESTATE_SHARE, EchoSources, repeat_start, restated_share, strip_echo
+from .echo import (
+    ECHO_PREVIOUS_REPLIES,
+    ECHO_RESTATE_SHARE,
+    EchoSources,
+    repeat_start,
+    restated_share,
+    strip_echo,
+    uses_entry,
+)
 from .events import Activity, AskAnswer, AskRequest, CallFinished, CallStarted, ModelDelta, ToolFinished, ToolStarted
 from .merge import final_text, merge_final_text
 from .repetition import RepetitionGuard, content_string, partial_content, sentence_prefix
@@ -81,6 +89,15 @@ _ECHO_WHAT = {"opening": "开场", "previous": "之前的回复", "data": "提�
               "user": "用户这一拍的话（让角色把用户的问题又说了一遍，没有回答）"}  # model-facing (the nudge)
 ECHO_RETRY_NOTICES = {k: message("beat.echo_retry." + k) for k in _ECHO_WHAT}  # catalog messages (issue 32)
 ECHO_GAVE_UP_NOTICES = {k: message("beat.echo_gave_up." + k) for k in _ECHO_WHAT}
+#: A reply that used none of the world-book entries the user just asked about (:meth:`Beat._lore_unused`): shown once,
+#: then the one retry — nudged (:data:`LORE_NUDGE`), not hotter (issue 30: "lore that reaches the reply").
+LORE_RETRY_NOTICE = message("beat.lore_retry")
+LORE_NUDGE = ("（系统提示：用户这一拍问到的事，【相关设定】里有原文，上一版回复没有用上，另编了。请重写这一拍：照设定里的事实"
+              "回答，换成角色自己的话说；只写角色和旁白，不替用户说话或行动。）")
+LORE_NUDGE_EN = ("(System note: what the user asked about this beat is in [Relevant lore], and the last reply did not "
+                 "use it but made something up. Rewrite this beat: answer from the facts of the lore, in the "
+                 "characters' own words; write only the characters and the narration, never the user's words or "
+                 "actions.)")
 #: What the model is told before its one retry (model-facing, never shown through the catalog).
 ECHO_NUDGE = ("（系统提示：上一版回复照抄了{what}。请根据用户这一拍的话写出新的情节和对白，"
               "不要重复开场、之前的回复或设定原文里的句子；设定里的事实照样用，换成角色自己的话说出来。"
@@ -177,6 +194,10 @@ class BeatInput:
     #: Whether a reply that mostly copies earlier text is refused (issue 30 §1; :mod:`.echo`). False for 「继续」,
     #: whose reply may restate the draft or reply it continues.
     echo_guard: bool = True
+    #: The text of the world-book entries the user's words of this beat asked about (keys matched in a question;
+    #: ``prompt.prose_only.asked_entries``): a local model's reply that uses none of them is retried once
+    #: (:meth:`Beat._lore_unused`, issue 30). Empty: no check.
+    asked_lore: tuple[str, ...] = ()
     #: The chat's language (issue 32): the tools' texts, tool results and the loop's own notes to the model are in
     #: it (Chinese for "zh", English otherwise; :func:`.tools.registry.spec_language`).
     language: str = "zh"
@@ -217,9 +238,11 @@ class BeatOutput:
 
 
 def echo_nudge(kind: str, language: str = "zh") -> str:
-    """What the model is told before its one retry after an echo of ``kind`` ("opening" / "previous" / "data"):
-    :data:`ECHO_NUDGE` (:data:`ECHO_NUDGE_EN` for a chat not in Chinese), appended to the last user message
+    """What the model is told before its one retry after an echo of ``kind`` ("opening" / "previous" / "data" /
+    "user"; "lore": :data:`LORE_NUDGE`): :data:`ECHO_NUDGE` (:data:`ECHO_NUDGE_EN` for a chat not in Chinese), appended to the last user message
     (captured prose) or as a ``draft_seal`` tool error."""
+    if kind == "lore":
+        return LORE_NUDGE_EN if spec_language(language) == "en" else LORE_NUDGE
     if spec_language(language) == "en":
         return ECHO_NUDGE_EN.format(what=_ECHO_WHAT_EN.get(kind, kind))
     return ECHO_NUDGE.format(what=_ECHO_WHAT.get(kind, kind))
@@ -477,14 +500,27 @@ class Beat:
         for models that are not on this machine or its network (``is_local`` of the HTTP client: the small models
         that copy, issue 30; hosted models and the benches' synthetic model play as before). A reply whose spoken
         words mostly restate the user's words (:func:`.echo.restated_share` ≥ :data:`.echo.ECHO_RESTATE_SHARE`) is
-        an echo of kind "user"."""
+        an echo of kind "user"; a first reply that uses none of the entries the user asked about
+        (:meth:`_lore_unused`) is of kind "lore"."""
         if (self.inp.mode != "write" or not self.inp.echo_guard or not getattr(self.inp.model, "is_local", False)
                 or getattr(self.inp.model, "is_replay", False) or not text.strip()):
             return ""
         kind = self._sources().echo_of(text)
         if not kind and self._user and restated_share(text, self._user) >= ECHO_RESTATE_SHARE:
             kind = "user"  # the user's question put back in the character's mouth (issue 30)
+        if not kind and not self._echoes and self._lore_unused(text):
+            kind = "lore"  # asked about what the book says, answered with something else (first reply only)
         return kind
+
+    def _lore_unused(self, text: str) -> bool:
+        """The user asked about entries of the world book (``inp.asked_lore``) and ``text`` uses none of them
+        (:func:`.echo.uses_entry`, against what the prompt already said outside the data blocks: the system prompt,
+        the opening, earlier replies, the user's words)."""
+        if not self.inp.asked_lore:
+            return False
+        known = "\n".join([self._user or "", *(m.content for m in self.inp.messages
+                                                 if m.role in ("system", "assistant") and isinstance(m.content, str))])
+        return not any(uses_entry(text, entry, known) for entry in self.inp.asked_lore)
 
     def _echoed(self, kind: str, messages: list[ChatMessage]) -> bool:
         """A captured reply (the newest call, without tool calls) was caught as an echo of ``kind``: its call log is
@@ -499,7 +535,8 @@ class Beat:
         unsealed (``cut="echo"``) and False is returned."""
         self._echoes += 1
         if self._echoes == 1:
-            self._activity(ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
+            self._activity(LORE_RETRY_NOTICE if kind == "lore" else
+                           ECHO_RETRY_NOTICES.get(kind, ECHO_RETRY_NOTICES["previous"]), "warning")
             i = next((k for k in range(len(messages) - 1, -1, -1) if messages[k].role == "user"), None)
             nudge = self._nudge = echo_nudge(kind, self.inp.language)
             self._sources().add("data", nudge)
@@ -507,7 +544,7 @@ class Beat:
                 messages[i] = ChatMessage(role="user", content=f"{messages[i].content}\n\n{nudge}")
             else:
                 messages.append(ChatMessage(role="user", content=nudge))
-            self._hot = True
+            self._hot = kind != "lore"  # an echo is retried hotter; ignored lore is not (heat invents more)
             return True
         self.out.cut = "echo"
         notice = ECHO_GAVE_UP_NOTICES.get(kind, ECHO_GAVE_UP_NOTICES["previous"])

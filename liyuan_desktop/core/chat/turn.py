@@ -33,7 +33,7 @@ from ..prompt.authors_note import character_note_block, note_depth_block, note_i
 from ..prompt.inspect import encode_sent
 from ..prompt.lore_layers import beat_constants, render_lore
 from ..prompt.presets.prompter import DepthBlock, insert_depth_injections
-from ..prompt.prose_only import bounded_lore, compact_system, near_first, prose_lore, prose_system
+from ..prompt.prose_only import asked_entries, bounded_lore, compact_system, near_first, prose_lore, prose_system
 from ..prompt.wording import lang_of
 from ..story.workspace import quoted
 from .agent import NO_EDITS_NOTICE, unbacked_claim
@@ -339,12 +339,16 @@ async def play(chat: "Chat", user_text: str, ask: Optional[AskHandler], on_event
     # {{lastMessage}} / {{lastCharMessage}} of this beat (beat_macros), not the chat's bare context
     tool_ctx = beat_macros(chat, chat.history(), user_text)
 
+    # the entries the user asked about (a local model's reply that uses none of them is retried once, issue 30)
+    asked = tuple(apply_macros(e.content, tool_ctx) for e in asked_entries(chat.last_activation, user_text)) \
+        if getattr(chat.model, "is_local", False) else ()
+
     def beat_input(prose: bool) -> BeatInput:
         return BeatInput(messages=messages, model=with_sampling(chat.model, chat.sampling()), book=c.book, state=state,
                          previous=previous, ask=ask, on_event=on_event, initial_draft=draft,
                          macros=lambda t: apply_macros(t, tool_ctx), draft_log=draft_log, echo=injection,
                          prose_only=prose, echo_guard=how != "continue" and draft is None, language=c.language,
-                         **({"tool_names": ()} if prose else memory_tools(chat)))
+                         asked_lore=asked, **({"tool_names": ()} if prose else memory_tools(chat)))
 
     inp = beat_input(prose)
     out = await run_loop(chat, inp, max_rounds)

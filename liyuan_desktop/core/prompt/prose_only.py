@@ -26,7 +26,8 @@ from ..macros import MacroContext
 from .assemble import rules_text
 from .lore_layers import render_lore
 
-__all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "bounded_lore", "near_first", "prose_system", "prose_lore"]
+__all__ = ["INLINE_LORE_MAX_CHARS", "TOOL_RULES", "PROSE_RULES", "asked_entries", "bounded_lore", "matched_now",
+           "near_first", "prose_system", "prose_lore"]
 
 #: At most this many characters of activated entries' text go with a tool-play beat whose model has not shown it
 #: calls tools yet (issue 30 §4); whole entries, in book order, the rest left to lorebook_search.
@@ -96,7 +97,23 @@ def near_first(keyed: list[LoreEntry], order: dict[int, int], activation: Option
     by_book = sorted(keyed, key=lambda e: order.get(id(e), 0))
     if activation is None:
         return by_book
-    lore, n = activation
-    now = {id(e) for e, r in zip(lore.entries, lore.reasons)
-           if r.kind == "key" and r.matched_in != "recursion" and r.message_index == n - 1}
+    now = {id(e) for e in matched_now(activation)}
     return [e for e in by_book if id(e) in now] + [e for e in by_book if id(e) not in now]
+
+
+def matched_now(activation: tuple[Any, int]) -> list[LoreEntry]:
+    """The entries of ``activation`` (an ``ActivationResult`` and the number of messages it scanned, the last being
+    this beat's words) whose key matched in this beat's own words (not through recursion), in activation order."""
+    lore, n = activation
+    return [e for e, r in zip(lore.entries, lore.reasons)
+            if r.kind == "key" and r.matched_in != "recursion" and r.message_index == n - 1]
+
+
+def asked_entries(activation: Optional[tuple[Any, int]], user_text: str) -> list[LoreEntry]:
+    """The world-book entries the user *asked about* this beat (issue 30: "lore that reaches the reply"): when the
+    user's words hold a question mark (？ or ?), the non-constant entries their keys matched in those words
+    (:func:`matched_now`); [] otherwise. The beat loop retries a local model's reply once when it uses none of
+    them (``beat.loop.Beat._lore_unused``)."""
+    if activation is None or not any(q in user_text for q in ("？", "?")):
+        return []
+    return [e for e in matched_now(activation) if not e.constant and e.content.strip()]
