@@ -93,3 +93,24 @@ async def test_no_question_or_a_hosted_model_is_not_checked(tmp_path, server):
     server.requests.clear()
     res, said, actor = await beat(tmp_path / "hosted", server, prose(INVENTED), SCRIBE, local=False)
     assert res.sealed and len(actor) == 1 and LORE_RETRY_NOTICE not in said
+
+
+async def test_an_entry_asked_about_is_found_by_its_key_in_the_question_even_when_the_opening_names_it(tmp_path, server):
+    """Seen on screen (English window, a loopback server in the 1.5B's shape): 「I walk to the counter: "How long has
+    this inn been open?"」 activated the inn's entry, but the activation reported its other key, "Rainsong", in the
+    opening, so the entry did not count as asked about and the invented answer was sealed. The question's own key
+    ("counter") now decides."""
+    from pathlib import Path
+    card = load_card(Path(DEMO_CARD).parent.parent / "Qingwu" / "default_Qingwu.json")
+    invented = '*Qingwu sets down her cloth.* "Two hundred years, give or take." *She pushes the cup across.*'
+    used = '*Qingwu sets down her cloth.* "Nearly a hundred years. The old pear tree out back is older." *She smiles.*'
+    server.script(prose(invented), prose(used), SCRIBE)
+    model = OpenAIChatModel(server.base_url, MODEL, None, retry_base_wait=0.0, read_timeout=5.0)
+    chat = Chat.create(tmp_path / "c", card, model)
+    events: list = []
+    try:
+        res = await chat.send('I walk to the counter: "How long has this inn been open?"', on_event=events.append)
+    finally:
+        await model.aclose()
+    assert res.sealed and res.final == used
+    assert LORE_RETRY_NOTICE in [e.text for e in events if isinstance(e, Activity)]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from ..lore import LoreEntry
+from ..lore import LoreEntry, key_matches
 from ..macros import MacroContext
 from .assemble import rules_text
 from .lore_layers import render_lore
@@ -111,9 +111,14 @@ def matched_now(activation: tuple[Any, int]) -> list[LoreEntry]:
 
 def asked_entries(activation: Optional[tuple[Any, int]], user_text: str) -> list[LoreEntry]:
     """The world-book entries the user *asked about* this beat (issue 30: "lore that reaches the reply"): when the
-    user's words hold a question mark (？ or ?), the non-constant entries their keys matched in those words
-    (:func:`matched_now`); [] otherwise. The beat loop retries a local model's reply once when it uses none of
-    them (``beat.loop.Beat._lore_unused``)."""
+    user's words hold a question mark (？ or ?), the activated non-constant entries one of whose primary keys
+    matches in those words (``lore.key_matches``, the entry's own case and whole-word settings, SillyTavern's
+    default of neither) — whatever message the activation reports for it: the demo's 听雨轩 / "Rainsong" is named
+    in the opening too, and the activation names the first match it found. [] otherwise. The beat loop retries a
+    local model's reply once when it uses none of them (``beat.loop.Beat._lore_unused``)."""
     if activation is None or not any(q in user_text for q in ("？", "?")):
         return []
-    return [e for e in matched_now(activation) if not e.constant and e.content.strip()]
+    lore, _n = activation
+    return [e for e in lore.entries if not e.constant and e.content.strip()
+            and any(k.strip() and key_matches(user_text, k, case_sensitive=bool(e.case_sensitive),
+                                              match_whole_words=bool(e.match_whole_words)) for k in e.keys)]
