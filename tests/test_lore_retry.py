@@ -114,3 +114,16 @@ async def test_an_entry_asked_about_is_found_by_its_key_in_the_question_even_whe
         await model.aclose()
     assert res.sealed and res.final == used
     assert LORE_RETRY_NOTICE in [e.text for e in events if isinstance(e, Activity)]
+
+
+def test_our_note_written_back_into_a_reply_is_never_prose():
+    """After a nudge the real 1.5B (bench run ak1, tool beat 1) sealed a reply ending in
+    「（系统提示：用户这句话本身就在要方向……）」 — our note's opening words, in its own paragraph. Such a paragraph
+    is taken out like any other echo of the prompt (``echo.NOTE_MARKS``, both languages); the words inside prose
+    are left alone."""
+    from liyuan_desktop.core.beat.echo import strip_echo
+    reply = ("*老板说：「客栈已经有好几百年的历史了。」*\n\n"
+             "（系统提示：用户这句话本身就在要方向、又要选项，任何一拍都可以直接 ask。）")
+    assert strip_echo(reply) == "*老板说：「客栈已经有好几百年的历史了。」*"
+    assert strip_echo("She smiles.\n\n*(System note: the last reply copied the opening.)*") == "She smiles."
+    assert strip_echo("她笑了。（系统提示是什么？）她问。") == "她笑了。（系统提示是什么？）她问。"

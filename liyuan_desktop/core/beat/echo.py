@@ -101,18 +101,34 @@ def _drop_block(text: str, block: str) -> str:
     return "".join(parts)
 
 
+#: How the engine's own notes to the model open (the echo / lore nudges of ``beat.loop``, both languages): a
+#: paragraph of a reply that opens so is the model writing our note back, never prose (the real 1.5B sealed
+#: 「（系统提示：用户这句话本身就在要方向……）」 after a nudge, bench run ak1).
+NOTE_MARKS = ("（系统提示", "(系统提示", "(System note", "（System note")
+
+
+def _drop_notes(text: str) -> str:
+    """``text`` without the paragraphs that open (past ``*``/``_`` emphasis and spaces) with one of
+    :data:`NOTE_MARKS`; ``text`` itself when none does."""
+    if not any(m in text for m in NOTE_MARKS):
+        return text
+    parts = [p for p in re.split(r"\n\s*\n", text) if not p.strip().strip("*_ ").startswith(NOTE_MARKS)]
+    return "\n\n".join(parts).strip()
+
+
 def strip_echo(text: str, injection: str = "", user: str = "") -> str:
-    """``text`` without echoes of our injection (module doc), surrounding blank lines tidied; "" when nothing else
-    was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only); ``user``: the
+    """``text`` without echoes of our injection (module doc) or of our notes to the model (:data:`NOTE_MARKS`),
+    surrounding blank lines tidied; "" when nothing else was there. ``injection``: the blocks this beat sent before the user's words ("" = headers only); ``user``: the
     user's words of this beat ("" = not checked; :func:`strip_user_echo`)."""
     if user:  # the user's words, before and after our blocks (a reply may repeat both)
         out = strip_user_echo(text, user)
         out = strip_echo(out, injection) if out else ""
         out = strip_user_echo(out, user)
         return text if out == text else out
-    if "【" not in text and not ("[" in text and any(h in text for h in INJECTION_HEADERS_EN)):
-        return text
-    out = strip_opening_label(text)
+    noted = _drop_notes(text)
+    if "【" not in noted and not ("[" in noted and any(h in noted for h in INJECTION_HEADERS_EN)):
+        return noted
+    out = strip_opening_label(noted)
     paras: set[str] = set()
     listed: set[str] = set()
     if injection:
