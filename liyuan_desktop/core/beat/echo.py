@@ -26,10 +26,11 @@ Text without 【 (and no user words given) is returned as is (the common case co
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from ..cards.st_chat import OPENING_HEADER  # the opening label's one pattern (assemble and the ST import use it)
 
-__all__ = ["copied_run_share", "uses_entry", "LORE_RUN_CHARS", "ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
+__all__ = ["copied_run_share", "run_text", "uses_entry", "LORE_RUN_CHARS", "ECHO_MIN_SENTENCE", "ECHO_PREVIOUS_REPLIES", "ECHO_RESTATE_SHARE", "ECHO_SENTENCE_SIMILARITY", "ECHO_SHARE",
            "EchoSources", "INJECTION_HEADERS", "USER_REFERENCES", "repeat_start", "restated_share", "sentences",
            "similarity", "speaks_for_user", "spoken", "strip_echo", "strip_opening_label", "strip_user_echo"]
 
@@ -367,20 +368,32 @@ def _shingles(tokens: list[str], n: int) -> set[tuple[str, ...]]:
     return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
 
 
-def uses_entry(reply: str, entry: str, known: str = "") -> bool:
+def run_text(text: str) -> str:
+    """``text`` as :func:`uses_entry` compares it: its tokens (CJK characters one by one, other words whole,
+    lower-cased; punctuation and spacing dropped) each between NUL separators — made once for a long text and
+    searched with ``in`` (linear, in C) instead of turned into a set of runs."""
+    return "\x00" + "\x00".join(t.lower() for t in _RUN_TOKEN.findall(text)) + "\x00"
+
+
+def uses_entry(reply: str, entry: str, known: str = "", *, known_runs: Optional[str] = None) -> bool:
     """Whether ``reply`` carries something of the world-book entry text ``entry`` that ``known`` does not already
     say: a run of :data:`LORE_RUN_CHARS` CJK characters (:data:`LORE_RUN_WORDS` words when the entry is mostly in
     other scripts; punctuation and spacing ignored, words lower-cased) found in both ``reply`` and ``entry`` and not
-    in ``known``. A rough test by design (issue 30: a small model asked about the inn's age answered 「一百多年」
-    beside an entry saying 近百年; one that wrote 老梨树 used it): a paraphrase (姓钱 → 老钱) reads as unused, and a
-    reply that only confirms with the question's own words (「后院的梨树还在」) too. False for an empty entry."""
+    in ``known`` (``known_runs``: :func:`run_text` of it, made once by a caller that asks about several entries). A
+    rough test by design (issue 30: a small model asked about the inn's age answered 「一百多年」 beside an entry
+    saying 近百年; one that wrote 老梨树 used it): a paraphrase (姓钱 → 老钱) reads as unused, and a reply that only
+    confirms with the question's own words (「后院的梨树还在」) too. False for an empty entry. Cost: linear in the
+    three texts (a 200,000-character history is searched, not split into runs)."""
     ent = [t.lower() for t in _RUN_TOKEN.findall(entry)]
     if not ent:
         return False
     cjk = sum(len(t) == 1 and not t.isascii() for t in ent) * 2 >= len(ent)
     n = LORE_RUN_CHARS if cjk else LORE_RUN_WORDS
-    own = _shingles(ent, n) - _shingles([t.lower() for t in _RUN_TOKEN.findall(known)], n)
-    return bool(own & _shingles([t.lower() for t in _RUN_TOKEN.findall(reply)], n))
+    shared = _shingles(ent, n) & _shingles([t.lower() for t in _RUN_TOKEN.findall(reply)], n)
+    if not shared:
+        return False
+    runs = run_text(known) if known_runs is None else known_runs
+    return any("\x00" + "\x00".join(sh) + "\x00" not in runs for sh in shared)
 
 
 #: How a reply refers to the user when it speaks or acts for them, besides the persona's own name (the demo card's

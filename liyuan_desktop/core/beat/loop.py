@@ -58,6 +58,7 @@ from .echo import (
     EchoSources,
     repeat_start,
     restated_share,
+    run_text,
     strip_echo,
     uses_entry,
 )
@@ -518,9 +519,10 @@ class Beat:
         the opening, earlier replies, the user's words)."""
         if not self.inp.asked_lore:
             return False
-        known = "\n".join([self._user or "", *(m.content for m in self.inp.messages
-                                                 if m.role in ("system", "assistant") and isinstance(m.content, str))])
-        return not any(uses_entry(text, entry, known) for entry in self.inp.asked_lore)
+        known = run_text("\n".join([self._user or "", *(m.content for m in self.inp.messages
+                                                          if m.role in ("system", "assistant")
+                                                          and isinstance(m.content, str))]))
+        return not any(uses_entry(text, entry, known_runs=known) for entry in self.inp.asked_lore)
 
     def _echoed(self, kind: str, messages: list[ChatMessage]) -> bool:
         """A captured reply (the newest call, without tool calls) was caught as an echo of ``kind``: its call log is
