@@ -127,3 +127,17 @@ def test_our_note_written_back_into_a_reply_is_never_prose():
     assert strip_echo(reply) == "*老板说：「客栈已经有好几百年的历史了。」*"
     assert strip_echo("She smiles.\n\n*(System note: the last reply copied the opening.)*") == "She smiles."
     assert strip_echo("她笑了。（系统提示是什么？）她问。") == "她笑了。（系统提示是什么？）她问。"
+
+
+async def test_a_looping_reply_is_sealed_by_the_loop_rule_not_held_back_for_unused_lore(tmp_path, server):
+    """The lore rewrite is a reason to retry a reply about to be sealed as it is, not an echo: a local model's
+    looping reply is sealed with its prose before the loop (issue 30, a30loop) whether or not that prose used the
+    entry asked about (the first build returned "lore" from the echo test itself and left such a beat unsealed)."""
+    prose_part = ("*青梧放下手里的干布，抬眼看了看你肩头的雨水，没有急着答话。*\n\n「这客栈开了一百多年了，客官。」她把茶盏往你面前"
+                  "推了推，「今晚雨大，先喝口热茶暖暖身子再说。」\n\n*檐下的铜铃又响了一声，雨势没有要停的意思。*\n\n")
+    loop_line = "「客官，今晚就在这里歇下吧，雨太大了。」\n\n"
+    pieces = [prose_part[i:i + 12] for i in range(0, len(prose_part), 12)] + [loop_line] * 8
+    looping = sse_reply(*(chunk(p, model=MODEL) for p in pieces), chunk(finish="stop", model=MODEL))
+    res, said, actor = await beat(tmp_path, server, looping, SCRIBE)
+    assert res.sealed and "一百多年" in res.final and len(actor) == 1
+    assert LORE_RETRY_NOTICE not in said

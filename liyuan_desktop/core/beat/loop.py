@@ -348,7 +348,7 @@ class Beat:
             if n:
                 raw = json.dumps(fixed, ensure_ascii=False)
                 self._activity(message("beat.tool_surrogate", name=call.name), "warning")
-        if call.name == "draft_seal" and not self.draft.sealed and (kind := self._echo_of(self.draft.text)):
+        if call.name == "draft_seal" and not self.draft.sealed and (kind := self._refused(self.draft.text)):
             self._echo_step(kind, [])  # the nudge travels in the tool result; a second echo ends the beat unsealed
             return {"ok": False, "error": "echo", "message": echo_nudge(kind, self.inp.language)}, False
         try:
@@ -501,17 +501,28 @@ class Beat:
         for models that are not on this machine or its network (``is_local`` of the HTTP client: the small models
         that copy, issue 30; hosted models and the benches' synthetic model play as before). A reply whose spoken
         words mostly restate the user's words (:func:`.echo.restated_share` ≥ :data:`.echo.ECHO_RESTATE_SHARE`) is
-        an echo of kind "user"; a first reply that uses none of the entries the user asked about
-        (:meth:`_lore_unused`) is of kind "lore"."""
-        if (self.inp.mode != "write" or not self.inp.echo_guard or not getattr(self.inp.model, "is_local", False)
-                or getattr(self.inp.model, "is_replay", False) or not text.strip()):
+        an echo of kind "user"."""
+        if not self._echo_of_applies(text):
             return ""
         kind = self._sources().echo_of(text)
         if not kind and self._user and restated_share(text, self._user) >= ECHO_RESTATE_SHARE:
             kind = "user"  # the user's question put back in the character's mouth (issue 30)
-        if not kind and not self._echoes and self._lore_unused(text):
+        return kind
+
+    def _refused(self, text: str) -> str:
+        """Why a reply about to be sealed as it is (``draft_seal``, captured prose) gets its one retry instead: an
+        echo (:meth:`_echo_of`), or "lore" — the first reply uses none of the entries the user asked about
+        (:meth:`_lore_unused`); "" when it is sealed. A reply cut by a loop or the output cap is sealed by echoes
+        alone (its prose is kept, not retried)."""
+        kind = self._echo_of(text)
+        if not kind and not self._echoes and self._echo_of_applies(text) and self._lore_unused(text):
             kind = "lore"  # asked about what the book says, answered with something else (first reply only)
         return kind
+
+    def _echo_of_applies(self, text: str) -> bool:
+        """The echo guard's conditions (:meth:`_echo_of`): a write-mode beat not 「继续」, a live local model, text."""
+        return (self.inp.mode == "write" and self.inp.echo_guard and bool(getattr(self.inp.model, "is_local", False))
+                and not getattr(self.inp.model, "is_replay", False) and bool(text.strip()))
 
     def _lore_unused(self, text: str) -> bool:
         """The user asked about entries of the world book (``inp.asked_lore``) and ``text`` uses none of them
@@ -840,7 +851,7 @@ class Beat:
                             self._loop_tail.pop()
                         self._cut_by_length(resp)
                     else:
-                        kind = self._echo_of(self._clean_quiet(resp.content))
+                        kind = self._refused(self._clean_quiet(resp.content))
                         if kind and self._loop_tail and self._loop_tail[-1] == resp.content:
                             self._loop_tail.pop()  # the copy's format blocks never reach the final text
                         if kind and self._echoed(kind, messages):
