@@ -40,3 +40,26 @@ def need_shared(*parts: str) -> Path:
 def load_golden(name: str) -> dict:
     """A golden run as JSON, or skip the test when ../shared/golden is not there."""
     return json.loads(need_shared("golden", name).read_text("utf-8"))
+
+
+async def play_scripted(tmp_path, server, *replies, says, model: str, local: bool = True, prose: bool = True,
+                        card=None):
+    """Play ``says`` (the user's words, one beat each) on a fresh chat of ``card`` (default the demo card) against
+    ``server`` (``sse_server.ScriptedServer``) scripted with ``replies``, through a real ``OpenAIChatModel`` named
+    ``model`` (``local``: its ``is_local``); prose-only play unless ``prose`` is False. Returns (the last beat's
+    result, the activity lines' texts, the chat)."""
+    from liyuan_desktop.core.beat.events import Activity
+    from liyuan_desktop.core.cards import load_card
+    from liyuan_desktop.core.chat.facade import Chat
+    from liyuan_desktop.core.llm import OpenAIChatModel
+    server.script(*replies)
+    client = OpenAIChatModel(server.base_url, model, None, retry_base_wait=0.0, read_timeout=5.0, local=local)
+    chat = Chat.create(tmp_path / "c", card if card is not None else load_card(DEMO_CARD), client)
+    if prose:
+        chat.set_prose_only(True)
+    events: list = []
+    try:
+        results = [await chat.send(s, on_event=events.append) for s in says]
+    finally:
+        await client.aclose()
+    return results[-1], [e.text for e in events if isinstance(e, Activity)], chat

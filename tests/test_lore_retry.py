@@ -13,7 +13,7 @@ beat without a question, and 「继续」 are not checked. Scripted replies on t
 from __future__ import annotations
 
 import pytest
-from helpers import DEMO_CARD
+from helpers import DEMO_CARD, play_scripted
 from sse_server import ScriptedServer, chunk, sse_reply
 
 from liyuan_desktop.core.beat.echo import uses_entry
@@ -44,17 +44,9 @@ def server():
 
 
 async def beat(tmp_path, server, *replies, say: str = ASK, local: bool = True):
-    server.script(*replies)
-    model = OpenAIChatModel(server.base_url, MODEL, None, retry_base_wait=0.0, read_timeout=5.0, local=local)
-    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    chat.set_prose_only(True)
-    events: list = []
-    try:
-        res = await chat.send(say, on_event=events.append)
-    finally:
-        await model.aclose()
+    res, said, _chat = await play_scripted(tmp_path, server, *replies, says=(say,), model=MODEL, local=local)
     actor = [r.json for r in server.requests if "patch" not in r.json["messages"][0]["content"][:200]]
-    return res, [e.text for e in events if isinstance(e, Activity)], actor
+    return res, said, actor
 
 
 def test_a_reply_uses_an_entry_when_it_shares_words_the_prompt_did_not_already_hold():

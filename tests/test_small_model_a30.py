@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DEMO_CARD
+from helpers import DEMO_CARD, play_scripted
 from sse_server import ScriptedServer, chunk, sse_reply
 
 from liyuan_desktop.core.beat.echo import (
@@ -33,12 +33,11 @@ from liyuan_desktop.core.beat.echo import (
     speaks_for_user,
     spoken,
 )
-from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.beat.loop import ECHO_RETRY_NOTICES
 from liyuan_desktop.core.beat.repetition import RepetitionGuard
 from liyuan_desktop.core.cards import load_card
 from liyuan_desktop.core.chat.facade import Chat
-from liyuan_desktop.core.llm import OpenAIChatModel, ProviderSettings, build_model
+from liyuan_desktop.core.llm import ProviderSettings, build_model
 from liyuan_desktop.core.messages import message
 from liyuan_desktop.core.session import CallLog
 
@@ -72,17 +71,7 @@ def native(*calls: tuple[str, dict], finish: str = "tool_calls", raw: str = ""):
 
 
 async def play(tmp_path, server, *replies, local: bool = True, prose: bool = True, says=(ASK,)):
-    server.script(*replies)
-    model = OpenAIChatModel(server.base_url, MODEL, None, retry_base_wait=0.0, read_timeout=5.0, local=local)
-    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    if prose:
-        chat.set_prose_only(True)
-    events: list = []
-    try:
-        results = [await chat.send(s, on_event=events.append) for s in says]
-    finally:
-        await model.aclose()
-    return results[-1], [e.text for e in events if isinstance(e, Activity)], chat
+    return await play_scripted(tmp_path, server, *replies, says=says, model=MODEL, local=local, prose=prose)
 
 
 # -- the detectors (bench columns, issue 30 §8) --------------------------------------------------------------------

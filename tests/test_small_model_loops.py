@@ -12,11 +12,10 @@
 from __future__ import annotations
 
 import pytest
-from helpers import DEMO_CARD
+from helpers import DEMO_CARD, play_scripted
 from sse_server import ScriptedServer, chunk, sse_reply
 
 from liyuan_desktop.core.beat.echo import repeat_start
-from liyuan_desktop.core.beat.events import Activity
 from liyuan_desktop.core.beat.loop import LOOP_SEAL_MIN_CHARS
 from liyuan_desktop.core.beat.repetition import sentence_prefix
 from liyuan_desktop.core.cards import load_card
@@ -54,17 +53,7 @@ SCRIBE = sse_reply(chunk('{"patch": {}}', model=MODEL), chunk(finish="stop", mod
 
 
 async def beat(tmp_path, server, *replies, local: bool = True, prose_only: bool = True):
-    server.script(*replies)
-    model = OpenAIChatModel(server.base_url, MODEL, None, retry_base_wait=0.0, read_timeout=5.0, local=local)
-    chat = Chat.create(tmp_path / "c", load_card(DEMO_CARD), model)
-    if prose_only:
-        chat.set_prose_only(True)
-    events: list = []
-    try:
-        res = await chat.send(ASK, on_event=events.append)
-    finally:
-        await model.aclose()
-    return res, [e.text for e in events if isinstance(e, Activity)], chat
+    return await play_scripted(tmp_path, server, *replies, says=(ASK,), model=MODEL, local=local, prose=prose_only)
 
 
 def test_the_prose_before_a_loop_is_cut_at_its_first_near_repeat_and_a_sentence_end():
