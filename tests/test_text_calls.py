@@ -240,3 +240,13 @@ def test_an_agent_reply_that_only_pastes_a_tool_result_back_is_flagged():
     assert not pasted_result('```json\n{"ok": true}\n```', calls)  # a JSON that is no result of this turn
     wrote = calls + [CallLog(round=2, tool_calls=[ToolCallLog(name="write", result={"ok": True}, ok=True, mode="write")])]
     assert not unbacked_claim(pasted, wrote)  # a file was written: no notice
+
+
+def test_a_junk_agent_reply_never_breaks_the_pasted_result_check():
+    """1 MB of brackets or spaces, or JSON nested past the parser's depth, is simply not a pasted result (a
+    RecursionError used to escape ``Chat.send`` after the turn was saved)."""
+    from liyuan_desktop.core.chat.agent import pasted_result
+    from liyuan_desktop.core.session.entries import CallLog, ToolCallLog
+    calls = [CallLog(round=1, tool_calls=[ToolCallLog(name="read", result={"ok": False}, ok=False, mode="read")])]
+    for junk in ('{"a":' + "[" * 100_000, "{" * 1_000_000, " " * 1_000_000, "```json\n" + "}" * 1000):
+        assert not pasted_result(junk, calls)

@@ -75,7 +75,10 @@ def pasted_result(final: str, calls: list[Any]) -> bool:
     fenced or bare, equal to the ``result`` of a call in ``calls``). Seen on the real 1.5B (``bench/real_model.py``,
     issue 30 §5): asked for a chapter, it called ``read`` on a file that did not exist and answered with the
     ``not_found`` result word for word — the reply looked like an answer and nothing said no file changed."""
+    results = [t.result for c in calls for t in c.tool_calls if isinstance(t.result, dict)]
     body = final.strip()
+    if not results:
+        return False
     if body.startswith("```"):
         body = body.strip("`").strip()
         body = body[4:].lstrip() if body[:4].lower() == "json" else body
@@ -83,9 +86,9 @@ def pasted_result(final: str, calls: list[Any]) -> bool:
         return False
     try:
         pasted = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser's depth (a junk reply)
         return False
-    return any(t.result == pasted for c in calls for t in c.tool_calls)
+    return pasted in results
 
 
 def unbacked_claim(final: str, calls: list[Any]) -> bool:
